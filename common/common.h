@@ -1,0 +1,119 @@
+/*
+ * common.h: the shared library every runtimed executable links
+ * (libcommon.a): logging, allocation, the framed peer layer on libevent,
+ * socket and state directories, child spawning, JSON<->msgpack and small
+ * file utilities.
+ */
+
+#ifndef COMMON_H
+#define COMMON_H
+
+#include <sys/types.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <json-c/json.h>
+#include <msgpack.h>
+
+#include "proto/proto.h"
+
+#ifndef __dead
+#define __dead __attribute__((__noreturn__))
+#endif
+#define printflike(a, b) __attribute__((format(printf, a, b)))
+
+/* log.c: silent by default except warnings; stderr or a file. */
+enum log_level { LOG_LEVEL_WARN = 0, LOG_LEVEL_INFO = 1, LOG_LEVEL_DEBUG = 2 };
+void	log_open(const char *, int, const char *);
+void	log_set_level(int);
+void	log_close(void);
+void	log_warnx(const char *, ...) printflike(1, 2);
+void	log_warn(const char *, ...) printflike(1, 2);
+void	log_info(const char *, ...) printflike(1, 2);
+void	log_debug(const char *, ...) printflike(1, 2);
+void	fatal_set_cleanup(void (*)(void));
+__dead void fatal(const char *, ...) printflike(1, 2);
+__dead void fatalx(const char *, ...) printflike(1, 2);
+
+/* xmalloc.c: never return NULL; a 0-byte request is a bug. */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+char	*xstrndup(const char *, size_t);
+int	 xasprintf(char **, const char *, ...) printflike(2, 3);
+int	 xvasprintf(char **, const char *, va_list);
+
+/* util.c */
+int64_t	 util_now_us(void);
+int64_t	 util_mono_ms(void);
+void	 util_uuid(char [37]);
+int	 util_write_atomic(const char *, const void *, size_t, char **);
+int	 util_read_file(const char *, char **, size_t *, char **);
+int	 util_mkdir_private(const char *, char **);
+char	*util_realpath_new(const char *);
+int	 util_set_cloexec(int);
+int	 util_set_nonblock(int);
+
+/* sockdir.c: CONTRACT section 3. */
+char	*sockdir_socket_path(void);
+char	*sockdir_state_path(void);
+int	 sockdir_check_dir(const char *, int, char **);
+int	 sockdir_listen(const char *, char **);
+int	 sockdir_connect(const char *);
+int	 sockdir_peer_uid(int, uid_t *);
+
+/* spawn.c: start a child with one end of a socketpair as fd 3. */
+char	*spawn_find(const char *, const char *);
+pid_t	 spawn_child(const char *, char *const [], int, int, char **);
+
+/* frameio.c: blocking frame I/O for short-lived clients and tests. */
+int	 frameio_write(int, uint16_t, uint32_t, const void *, size_t);
+int	 frameio_read(int, int, struct proto_header *, msgpack_unpacked *,
+	     char **);
+int	 frameio_hello(int, const char *, const char *,
+	     struct proto_incarnation *, char **);
+
+/* peer.c: one framed, non-blocking connection on an event_base. */
+struct peer;
+/*
+ * Called once per complete frame; with hdr == NULL and body == NULL when
+ * the peer is lost (EOF, error, protocol violation or peer_kill).  After
+ * the lost callback the peer is freed by the layer; do not touch it.
+ */
+typedef void (*peer_dispatch_cb)(struct peer *, const struct proto_header *,
+    const msgpack_object *, void *);
+
+struct peer	*peer_create(struct event_base *, int, const char *,
+		    peer_dispatch_cb, void *);
+void		 peer_set_arg(struct peer *, void *);
+void		*peer_get_arg(struct peer *);
+const char	*peer_name(struct peer *);
+int		 peer_fd(struct peer *);
+uint32_t	 peer_next_id(struct peer *);
+int		 peer_send(struct peer *, uint16_t, uint32_t,
+		    const msgpack_sbuffer *);
+int		 peer_send_raw(struct peer *, uint16_t, uint32_t,
+		    const void *, size_t);
+int		 peer_send_error(struct peer *, uint32_t, const char *,
+		    const char *, ...) printflike(4, 5);
+int		 peer_send_ok(struct peer *, uint32_t);
+void		 peer_kill(struct peer *, const char *);
+size_t		 peer_pending_output(struct peer *);
+
+/* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
+void			 mpjson_pack(msgpack_packer *, struct json_object *);
+struct json_object	*mpjson_unpack(const msgpack_object *);
+
+/* Shorthand for building one msgpack body. */
+struct mpbuf {
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+};
+void	mpbuf_init(struct mpbuf *);
+void	mpbuf_free(struct mpbuf *);
+
+#endif

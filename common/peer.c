@@ -1,0 +1,295 @@
+/*
+ * peer.c: one framed connection on a libevent base.  Reads whole frames,
+ * checks each header against its cap before the body is buffered, and
+ * hands the decoded body to the owner's dispatch callback.  A bad frame
+ * kills only this peer.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "common.h"
+
+struct peer {
+	struct event_base	*base;
+	struct bufferevent	*bev;
+	int			 fd;
+	char			*name;
+	peer_dispatch_cb	 cb;
+	void			*arg;
+	uint32_t		 next_id;
+	int			 dying;		/* killed: reading stopped */
+	int			 gone;		/* lost callback scheduled */
+	int			 in_read;
+	struct event		*kill_timer;	/* bounds a killed peer's drain */
+};
+
+static void	peer_lost(struct peer *);
+
+static void
+peer_lost_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct peer	*peer = arg;
+
+	peer->cb(peer, NULL, NULL, peer->arg);
+	if (peer->kill_timer != NULL)
+		event_free(peer->kill_timer);
+	bufferevent_free(peer->bev);
+	free(peer->name);
+	free(peer);
+}
+
+/* Tell the owner the peer is gone, then free it, from a fresh callback so
+ * no caller up the stack still holds it. */
+static void
+peer_lost(struct peer *peer)
+{
+	if (peer->gone)
+		return;
+	peer->gone = 1;
+	peer->dying = 1;
+	bufferevent_disable(peer->bev, EV_READ | EV_WRITE);
+	event_base_once(peer->base, -1, EV_TIMEOUT, peer_lost_cb, peer, NULL);
+}
+
+static void
+peer_kill_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	peer_lost(arg);
+}
+
+static void
+peer_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct peer		*peer = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	uint8_t			 h[PROTO_HEADER_SIZE], *data;
+	char			 err[256];
+	size_t			 used;
+	int			 r;
+
+	while (!peer->dying) {
+		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE)
+			break;
+		evbuffer_copyout(in, h, sizeof h);
+		proto_header_unpack(h, &hdr);
+		if (proto_frame_check(&hdr, err, sizeof err) != 0) {
+			peer_kill(peer, err);
+			break;
+		}
+		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE + hdr.length)
+			break;
+		data = evbuffer_pullup(in, PROTO_HEADER_SIZE + hdr.length);
+		r = proto_frame_decode(data, PROTO_HEADER_SIZE + hdr.length,
+		    &hdr, &u, &used, err, sizeof err);
+		if (r != 1) {
+			peer_kill(peer, r == 0 ? "short frame" : err);
+			break;
+		}
+		peer->in_read = 1;
+		peer->cb(peer, &hdr, &u.data, peer->arg);
+		peer->in_read = 0;
+		msgpack_unpacked_destroy(&u);
+		evbuffer_drain(in, used);
+	}
+}
+
+static void
+peer_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct peer	*peer = arg;
+
+	/* Output drained: a killed peer can now be closed. */
+	if (peer->dying)
+		peer_lost(peer);
+}
+
+static void
+peer_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct peer	*peer = arg;
+
+	if (what & BEV_EVENT_ERROR)
+		log_debug("peer %s: %s", peer->name, strerror(errno));
+	else if (what & BEV_EVENT_EOF)
+		log_debug("peer %s: closed", peer->name);
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		peer_lost(peer);
+}
+
+/* Wrap a connected stream fd; the peer owns it from now on. */
+struct peer *
+peer_create(struct event_base *base, int fd, const char *name,
+    peer_dispatch_cb cb, void *arg)
+{
+	struct peer	*peer;
+
+	util_set_nonblock(fd);
+	util_set_cloexec(fd);
+	peer = xcalloc(1, sizeof *peer);
+	peer->base = base;
+	peer->fd = fd;
+	peer->name = xstrdup(name);
+	peer->cb = cb;
+	peer->arg = arg;
+	peer->next_id = 1;
+	peer->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (peer->bev == NULL)
+		fatalx("bufferevent_socket_new failed");
+	bufferevent_set_max_single_read(peer->bev, 1024 * 1024);
+	bufferevent_setcb(peer->bev, peer_read_cb, peer_write_cb,
+	    peer_event_cb, peer);
+	bufferevent_enable(peer->bev, EV_READ | EV_WRITE);
+	return (peer);
+}
+
+void
+peer_set_arg(struct peer *peer, void *arg)
+{
+	peer->arg = arg;
+}
+
+void *
+peer_get_arg(struct peer *peer)
+{
+	return (peer->arg);
+}
+
+const char *
+peer_name(struct peer *peer)
+{
+	return (peer->name);
+}
+
+int
+peer_fd(struct peer *peer)
+{
+	return (peer->fd);
+}
+
+/* A fresh request id; never 0, which marks events. */
+uint32_t
+peer_next_id(struct peer *peer)
+{
+	if (peer->next_id == 0)
+		peer->next_id = 1;
+	return (peer->next_id++);
+}
+
+/* Queue one frame.  Fails only when the peer is already dying. */
+int
+peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
+    const void *body, size_t len)
+{
+	struct proto_header	 hdr;
+	uint8_t			 h[PROTO_HEADER_SIZE];
+	struct evbuffer		*out;
+
+	if (peer->dying)
+		return (-1);
+	if (len > proto_msg_cap(type)) {
+		log_warnx("peer %s: not sending %s of %zu bytes (cap %u)",
+		    peer->name, proto_msg_name(type), len,
+		    proto_msg_cap(type));
+		return (-1);
+	}
+	hdr.length = (uint32_t)len;
+	hdr.type = type;
+	hdr.version = PROTO_VERSION;
+	hdr.flags = 0;
+	hdr.id = id;
+	proto_header_pack(&hdr, h);
+	out = bufferevent_get_output(peer->bev);
+	evbuffer_add(out, h, sizeof h);
+	evbuffer_add(out, body, len);
+	return (0);
+}
+
+int
+peer_send(struct peer *peer, uint16_t type, uint32_t id,
+    const msgpack_sbuffer *sb)
+{
+	return (peer_send_raw(peer, type, id, sb->data, sb->size));
+}
+
+/* ERROR {code, message} in reply to request id. */
+int
+peer_send_error(struct peer *peer, uint32_t id, const char *code,
+    const char *fmt, ...)
+{
+	struct mpbuf	 b;
+	va_list		 ap;
+	char		*msg;
+	int		 r;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "code", code);
+	proto_pack_str(&b.pk, "message", msg);
+	r = peer_send(peer, PROTO_MSG_ERROR, id, &b.sb);
+	mpbuf_free(&b);
+	free(msg);
+	return (r);
+}
+
+int
+peer_send_ok(struct peer *peer, uint32_t id)
+{
+	uint8_t	empty = 0x80;	/* msgpack fixmap of size 0 */
+
+	return (peer_send_raw(peer, PROTO_MSG_OK, id, &empty, 1));
+}
+
+/*
+ * Stop reading from a peer, let what we queued for it drain, then close
+ * it; the owner hears of it through the lost callback.
+ */
+void
+peer_kill(struct peer *peer, const char *why)
+{
+	struct timeval	tv = { 5, 0 };
+
+	if (peer->dying)
+		return;
+	if (why != NULL)
+		log_warnx("peer %s: closing: %s", peer->name, why);
+	peer->dying = 1;
+	bufferevent_disable(peer->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(peer->bev)) == 0) {
+		peer_lost(peer);
+		return;
+	}
+	/* A peer that never reads must not keep us waiting for ever. */
+	peer->kill_timer = evtimer_new(peer->base, peer_kill_timer_cb, peer);
+	evtimer_add(peer->kill_timer, &tv);
+}
+
+size_t
+peer_pending_output(struct peer *peer)
+{
+	return (evbuffer_get_length(bufferevent_get_output(peer->bev)));
+}
+
+void
+mpbuf_init(struct mpbuf *b)
+{
+	msgpack_sbuffer_init(&b->sb);
+	msgpack_packer_init(&b->pk, &b->sb, msgpack_sbuffer_write);
+}
+
+void
+mpbuf_free(struct mpbuf *b)
+{
+	msgpack_sbuffer_destroy(&b->sb);
+}

@@ -1,0 +1,178 @@
+/*
+ * sockdir.c: where the daemon's socket and state live, and the checks that
+ * keep other users out (CONTRACT section 3).
+ */
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static const char *
+sockdir_home(void)
+{
+	const char	*home = getenv("HOME");
+	struct passwd	*pw;
+
+	if (home != NULL && *home == '/')
+		return (home);
+	if ((pw = getpwuid(getuid())) != NULL)
+		return (pw->pw_dir);
+	return ("/");
+}
+
+/* The socket path; caller frees. */
+char *
+sockdir_socket_path(void)
+{
+	const char	*env;
+	char		*path;
+
+	if ((env = getenv("RUNTIMED_SOCKET")) != NULL && *env != '\0')
+		return (xstrdup(env));
+	if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && *env == '/')
+		xasprintf(&path, "%s/runtimed/runtimed.sock", env);
+	else
+		xasprintf(&path, "/tmp/runtimed-%ld/runtimed.sock",
+		    (long)getuid());
+	return (path);
+}
+
+/* The state directory; caller frees. */
+char *
+sockdir_state_path(void)
+{
+	const char	*env;
+	char		*path;
+
+	if ((env = getenv("RUNTIMED_STATE_DIR")) != NULL && *env != '\0')
+		return (xstrdup(env));
+	if ((env = getenv("XDG_STATE_HOME")) != NULL && *env == '/')
+		xasprintf(&path, "%s/runtimed", env);
+	else
+		xasprintf(&path, "%s/.local/state/runtimed", sockdir_home());
+	return (path);
+}
+
+/*
+ * Check (and with create, make) a private directory: it must be a real
+ * directory, not a symlink, owned by us, with no group or other access.
+ */
+int
+sockdir_check_dir(const char *dir, int create, char **cause)
+{
+	struct stat	sb;
+
+	if (create && util_mkdir_private(dir, cause) != 0)
+		return (-1);
+	if (lstat(dir, &sb) != 0) {
+		xasprintf(cause, "%s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		xasprintf(cause, "%s is not a directory", dir);
+		return (-1);
+	}
+	if (sb.st_uid != getuid()) {
+		xasprintf(cause, "%s is owned by uid %ld, not %ld", dir,
+		    (long)sb.st_uid, (long)getuid());
+		return (-1);
+	}
+	if ((sb.st_mode & 077) != 0) {
+		xasprintf(cause, "%s has unsafe permissions %03o (need 0700)",
+		    dir, (unsigned)(sb.st_mode & 0777));
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+sockdir_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sa->sun_path) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	strcpy(sa->sun_path, path);
+	return (0);
+}
+
+/* Bind and listen on path under umask 0177; the caller has removed any
+ * stale socket first. */
+int
+sockdir_listen(const char *path, char **cause)
+{
+	struct sockaddr_un	sa;
+	mode_t			old;
+	int			fd;
+
+	if (sockdir_addr(path, &sa) != 0) {
+		xasprintf(cause, "socket path too long: %s", path);
+		return (-1);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1) {
+		xasprintf(cause, "socket: %s", strerror(errno));
+		return (-1);
+	}
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		umask(old);
+		xasprintf(cause, "bind %s: %s", path, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	umask(old);
+	if (listen(fd, 128) != 0) {
+		xasprintf(cause, "listen %s: %s", path, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Connect to path; a blocking, close-on-exec fd or -1 with errno. */
+int
+sockdir_connect(const char *path)
+{
+	struct sockaddr_un	sa;
+	int			fd, saved;
+
+	if (sockdir_addr(path, &sa) != 0)
+		return (-1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return (-1);
+	}
+	return (fd);
+}
+
+/* The uid of the process at the other end; -1 if it cannot be known, in
+ * which case the caller must refuse the peer. */
+int
+sockdir_peer_uid(int fd, uid_t *uid)
+{
+	struct ucred	cred;
+	socklen_t	len = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return (-1);
+	if (len != sizeof cred)
+		return (-1);
+	*uid = cred.uid;
+	return (0);
+}

@@ -1,0 +1,226 @@
+/*
+ * util.c: clocks, ids and the atomic file write every save goes through.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uuid/uuid.h>
+
+#include "common.h"
+
+/* Wall clock in microseconds since the epoch. */
+int64_t
+util_now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
+/* Monotonic milliseconds, for timeouts and measurements. */
+int64_t
+util_mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* A random (version 4) UUID in lowercase text. */
+void
+util_uuid(char out[37])
+{
+	uuid_t	u;
+
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, out);
+}
+
+static int
+util_fsync_dir(const char *path)
+{
+	char	*copy, *dir;
+	int	 fd, r;
+
+	copy = xstrdup(path);
+	dir = dirname(copy);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(copy);
+	if (fd == -1)
+		return (-1);
+	r = fsync(fd);
+	close(fd);
+	return (r);
+}
+
+/*
+ * Write a file so that a crash at any moment leaves either the old or the
+ * new content: a temporary file in the same directory, fsync, rename over
+ * the target, fsync the directory.  A new file gets mode 0644 less umask;
+ * an existing file keeps its mode.
+ */
+int
+util_write_atomic(const char *path, const void *data, size_t len,
+    char **cause)
+{
+	char		*tmp;
+	const char	*p = data;
+	struct stat	 sb;
+	mode_t		 mode = 0644;
+	ssize_t		 n;
+	int		 fd;
+
+	if (stat(path, &sb) == 0)
+		mode = sb.st_mode & 07777;
+	xasprintf(&tmp, "%s.runtimed-tmp-%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		xasprintf(cause, "cannot create %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return (-1);
+	}
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fchmod(fd, mode) != 0 || fsync(fd) != 0)
+		goto fail;
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0)
+		goto fail;
+	util_fsync_dir(path);
+	free(tmp);
+	return (0);
+
+fail:
+	xasprintf(cause, "cannot write %s: %s", path, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return (-1);
+}
+
+/* Read a whole file; *data is NUL-terminated and the caller frees it. */
+int
+util_read_file(const char *path, char **data, size_t *len, char **cause)
+{
+	struct stat	 sb;
+	char		*buf;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "cannot open %s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		xasprintf(cause, "%s is not a regular file", path);
+		close(fd);
+		return (-1);
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	for (;;) {
+		if (off == (size_t)sb.st_size) {
+			/* The file may have grown; read until EOF. */
+			buf = xreallocarray(buf, 1, off * 2 + 4097);
+			sb.st_size = (off_t)(off * 2 + 4096);
+		}
+		n = read(fd, buf + off, (size_t)sb.st_size - off);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			xasprintf(cause, "cannot read %s: %s", path,
+			    strerror(errno));
+			free(buf);
+			close(fd);
+			return (-1);
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	*data = buf;
+	*len = off;
+	return (0);
+}
+
+/* Create a directory 0700 (and its missing parents 0700). */
+int
+util_mkdir_private(const char *path, char **cause)
+{
+	char	*copy, *p;
+
+	copy = xstrdup(path);
+	for (p = copy + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0700) != 0 && errno != EEXIST) {
+			xasprintf(cause, "cannot create %s: %s", copy,
+			    strerror(errno));
+			free(copy);
+			return (-1);
+		}
+		*p = '/';
+	}
+	free(copy);
+	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		xasprintf(cause, "cannot create %s: %s", path,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* realpath into a new string; NULL with errno set on failure. */
+char *
+util_realpath_new(const char *path)
+{
+	return (realpath(path, NULL));
+}
+
+int
+util_set_cloexec(int fd)
+{
+	int	flags;
+
+	if ((flags = fcntl(fd, F_GETFD)) == -1)
+		return (-1);
+	return (fcntl(fd, F_SETFD, flags | FD_CLOEXEC));
+}
+
+int
+util_set_nonblock(int fd)
+{
+	int	flags;
+
+	if ((flags = fcntl(fd, F_GETFL)) == -1)
+		return (-1);
+	return (fcntl(fd, F_SETFL, flags | O_NONBLOCK));
+}

@@ -1,0 +1,204 @@
+/*
+ * proto-frame.c: the fixed frame header, per-type size caps, and decoding
+ * one frame from a byte buffer.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+
+#define KIB	1024U
+#define MIB	(1024U * 1024U)
+
+struct proto_msg_info {
+	uint16_t	 type;
+	const char	*name;
+	uint32_t	 cap;
+};
+
+/*
+ * Caps are checked before a body is read or allocated.  Control messages
+ * are small; messages that carry cells or outputs may be large; whole
+ * notebooks are largest.
+ */
+static const struct proto_msg_info proto_frame_table[] = {
+	{ PROTO_MSG_HELLO, "HELLO", 4 * KIB },
+	{ PROTO_MSG_HELLO_OK, "HELLO_OK", 4 * KIB },
+	{ PROTO_MSG_VERSION_MISMATCH, "VERSION_MISMATCH", 4 * KIB },
+	{ PROTO_MSG_OK, "OK", 64 * KIB },
+	{ PROTO_MSG_ERROR, "ERROR", 64 * KIB },
+	{ PROTO_MSG_PING, "PING", 4 * KIB },
+	{ PROTO_MSG_PONG, "PONG", 4 * KIB },
+
+	{ PROTO_MSG_DAEMON_STATUS, "DAEMON_STATUS", 4 * KIB },
+	{ PROTO_MSG_DAEMON_STATUS_REPLY, "DAEMON_STATUS_REPLY", 64 * KIB },
+	{ PROTO_MSG_DAEMON_STOP, "DAEMON_STOP", 4 * KIB },
+	{ PROTO_MSG_ROOM_LIST, "ROOM_LIST", 4 * KIB },
+	{ PROTO_MSG_ROOM_LIST_REPLY, "ROOM_LIST_REPLY", 16 * MIB },
+	{ PROTO_MSG_ROOM_CREATE, "ROOM_CREATE", 64 * KIB },
+	{ PROTO_MSG_ROOM_JOINED, "ROOM_JOINED", 64 * MIB },
+	{ PROTO_MSG_ROOM_OPEN, "ROOM_OPEN", 64 * KIB },
+	{ PROTO_MSG_ROOM_LEAVE, "ROOM_LEAVE", 4 * KIB },
+	{ PROTO_MSG_ROOM_GET, "ROOM_GET", 64 * KIB },
+	{ PROTO_MSG_ROOM_CONTENT, "ROOM_CONTENT", 64 * MIB },
+	{ PROTO_MSG_ROOM_EDIT, "ROOM_EDIT", 16 * MIB },
+	{ PROTO_MSG_ROOM_EDIT_REPLY, "ROOM_EDIT_REPLY", 1 * MIB },
+	{ PROTO_MSG_ROOM_SAVE, "ROOM_SAVE", 64 * KIB },
+	{ PROTO_MSG_ROOM_SAVE_REPLY, "ROOM_SAVE_REPLY", 64 * KIB },
+	{ PROTO_MSG_ROOM_CHANGED, "ROOM_CHANGED", 64 * KIB },
+	{ PROTO_MSG_EXEC_RUN, "EXEC_RUN", 1 * MIB },
+	{ PROTO_MSG_EXEC_STATE, "EXEC_STATE", 64 * MIB },
+	{ PROTO_MSG_EXEC_GET, "EXEC_GET", 64 * KIB },
+	{ PROTO_MSG_KERNEL_INTERRUPT, "KERNEL_INTERRUPT", 4 * KIB },
+	{ PROTO_MSG_KERNEL_RESTART, "KERNEL_RESTART", 4 * KIB },
+	{ PROTO_MSG_KERNEL_INFO, "KERNEL_INFO", 4 * KIB },
+	{ PROTO_MSG_KERNEL_INFO_REPLY, "KERNEL_INFO_REPLY", 1 * MIB },
+
+	{ PROTO_MSG_AGENT_START, "AGENT_START", 64 * KIB },
+	{ PROTO_MSG_AGENT_READY, "AGENT_READY", 1 * MIB },
+	{ PROTO_MSG_AGENT_EXECUTE, "AGENT_EXECUTE", 16 * MIB },
+	{ PROTO_MSG_AGENT_OUTPUT, "AGENT_OUTPUT", 64 * MIB },
+	{ PROTO_MSG_AGENT_EXEC_DONE, "AGENT_EXEC_DONE", 64 * KIB },
+	{ PROTO_MSG_AGENT_EXEC_STARTED, "AGENT_EXEC_STARTED", 64 * KIB },
+	{ PROTO_MSG_AGENT_INTERRUPT, "AGENT_INTERRUPT", 4 * KIB },
+	{ PROTO_MSG_AGENT_SHUTDOWN, "AGENT_SHUTDOWN", 4 * KIB },
+	{ PROTO_MSG_AGENT_STATUS, "AGENT_STATUS", 64 * KIB },
+	{ PROTO_MSG_AGENT_CLEAR_OUTPUT, "AGENT_CLEAR_OUTPUT", 4 * KIB },
+
+	{ PROTO_MSG_MCP, "MCP", 64 * MIB },
+	{ PROTO_MSG_WORKER_READY, "WORKER_READY", 16 * MIB },
+	{ PROTO_MSG_WORKER_UPGRADE, "WORKER_UPGRADE", 4 * KIB },
+	{ PROTO_MSG_WORKER_SHUTDOWN, "WORKER_SHUTDOWN", 4 * KIB },
+};
+
+static const struct proto_msg_info *
+proto_frame_lookup(uint16_t type)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof proto_frame_table / sizeof *proto_frame_table;
+	    i++) {
+		if (proto_frame_table[i].type == type)
+			return (&proto_frame_table[i]);
+	}
+	return (NULL);
+}
+
+/* Name of a message type for logs; "unknown" if not in the table. */
+const char *
+proto_msg_name(uint16_t type)
+{
+	const struct proto_msg_info	*info = proto_frame_lookup(type);
+
+	return (info != NULL ? info->name : "unknown");
+}
+
+/* Largest body allowed for a type; 0 for an unknown type. */
+uint32_t
+proto_msg_cap(uint16_t type)
+{
+	const struct proto_msg_info	*info = proto_frame_lookup(type);
+
+	return (info != NULL ? info->cap : 0);
+}
+
+void
+proto_header_pack(const struct proto_header *hdr, uint8_t *p)
+{
+	p[0] = hdr->length >> 24;
+	p[1] = hdr->length >> 16;
+	p[2] = hdr->length >> 8;
+	p[3] = hdr->length;
+	p[4] = hdr->type >> 8;
+	p[5] = hdr->type;
+	p[6] = hdr->version;
+	p[7] = hdr->flags;
+	p[8] = hdr->id >> 24;
+	p[9] = hdr->id >> 16;
+	p[10] = hdr->id >> 8;
+	p[11] = hdr->id;
+}
+
+void
+proto_header_unpack(const uint8_t *p, struct proto_header *hdr)
+{
+	hdr->length = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+	hdr->type = (uint16_t)(p[4] << 8 | p[5]);
+	hdr->version = p[6];
+	hdr->flags = p[7];
+	hdr->id = (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 |
+	    (uint32_t)p[10] << 8 | p[11];
+}
+
+/*
+ * Check a header before its body is read.  A version other than ours is
+ * allowed only on the handshake messages, so the handshake can answer it.
+ * Returns 0 if acceptable, else -1 with the reason in err.
+ */
+int
+proto_frame_check(const struct proto_header *hdr, char *err, size_t errlen)
+{
+	uint32_t	cap;
+
+	cap = proto_msg_cap(hdr->type);
+	if (cap == 0) {
+		snprintf(err, errlen, "unknown message type %u", hdr->type);
+		return (-1);
+	}
+	if (hdr->length > cap) {
+		snprintf(err, errlen, "%s frame of %u bytes exceeds cap %u",
+		    proto_msg_name(hdr->type), hdr->length, cap);
+		return (-1);
+	}
+	if (hdr->version != PROTO_VERSION &&
+	    hdr->type != PROTO_MSG_HELLO &&
+	    hdr->type != PROTO_MSG_VERSION_MISMATCH) {
+		snprintf(err, errlen, "%s frame has protocol version %u, "
+		    "expected %u", proto_msg_name(hdr->type), hdr->version,
+		    PROTO_VERSION);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Decode one frame from the front of buf.  Returns 1 with *used set when a
+ * whole frame was decoded; out then points into buf (msgpack does not copy
+ * strings), so buf must outlive it, and the caller destroys out.  0
+ * when more bytes are needed, -1 on a protocol violation with err set.
+ */
+int
+proto_frame_decode(const uint8_t *buf, size_t len, struct proto_header *hdr,
+    msgpack_unpacked *out, size_t *used, char *err, size_t errlen)
+{
+	size_t			off = 0;
+	msgpack_unpack_return	ret;
+
+	if (len < PROTO_HEADER_SIZE)
+		return (0);
+	proto_header_unpack(buf, hdr);
+	if (proto_frame_check(hdr, err, errlen) != 0)
+		return (-1);
+	if (len - PROTO_HEADER_SIZE < hdr->length)
+		return (0);
+
+	msgpack_unpacked_init(out);
+	ret = msgpack_unpack_next(out, (const char *)buf + PROTO_HEADER_SIZE,
+	    hdr->length, &off);
+	if (ret != MSGPACK_UNPACK_SUCCESS || off != hdr->length) {
+		msgpack_unpacked_destroy(out);
+		snprintf(err, errlen, "%s frame body is not one msgpack object",
+		    proto_msg_name(hdr->type));
+		return (-1);
+	}
+	if (out->data.type != MSGPACK_OBJECT_MAP) {
+		msgpack_unpacked_destroy(out);
+		snprintf(err, errlen, "%s frame body is not a map",
+		    proto_msg_name(hdr->type));
+		return (-1);
+	}
+	*used = PROTO_HEADER_SIZE + hdr->length;
+	return (1);
+}

@@ -1,0 +1,160 @@
+/*
+ * proto.h: the wire contract between every pair of runtimed processes.
+ *
+ * A frame is a fixed 12-byte header followed by a msgpack body:
+ *
+ *	u32 length	body length in bytes (big endian)
+ *	u16 type	enum proto_msg (big endian)
+ *	u8  version	PROTO_VERSION of the sender
+ *	u8  flags	reserved, 0
+ *	u32 id		request id; a reply carries its request's id, events 0
+ *
+ * The body is always one msgpack map with string keys.  PROTOCOL.md
+ * describes every message in prose.
+ *
+ * Rules: every value below is explicit and never renumbered; a retired
+ * value stays, marked unused.  Changing a payload in a way an older peer
+ * cannot read means bumping PROTO_VERSION.
+ *
+ * This header and the proto sources depend on nothing else in the tree.
+ */
+
+#ifndef PROTO_H
+#define PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#define PROTO_VERSION		1
+#define PROTO_HEADER_SIZE	12
+
+/* Hard ceiling for any frame; per-type caps below are tighter. */
+#define PROTO_MAX_FRAME		(64U * 1024 * 1024)
+
+enum proto_msg {
+	/* 1-99: every connection. */
+	PROTO_MSG_HELLO = 1,		/* first frame on every connection */
+	PROTO_MSG_HELLO_OK = 2,		/* answer: incarnation and version */
+	PROTO_MSG_VERSION_MISMATCH = 3,	/* answer, then the peer is closed */
+	PROTO_MSG_OK = 4,		/* generic success reply */
+	PROTO_MSG_ERROR = 5,		/* generic failure reply {code,message} */
+	PROTO_MSG_PING = 6,
+	PROTO_MSG_PONG = 7,
+
+	/* 100-199: clients (workers, runtimed status/stop) <-> daemon. */
+	PROTO_MSG_DAEMON_STATUS = 100,
+	PROTO_MSG_DAEMON_STATUS_REPLY = 101,
+	PROTO_MSG_DAEMON_STOP = 102,
+	PROTO_MSG_ROOM_LIST = 110,
+	PROTO_MSG_ROOM_LIST_REPLY = 111,
+	PROTO_MSG_ROOM_CREATE = 112,
+	PROTO_MSG_ROOM_JOINED = 113,
+	PROTO_MSG_ROOM_OPEN = 114,
+	PROTO_MSG_ROOM_LEAVE = 116,
+	PROTO_MSG_ROOM_GET = 120,
+	PROTO_MSG_ROOM_CONTENT = 121,
+	PROTO_MSG_ROOM_EDIT = 122,
+	PROTO_MSG_ROOM_EDIT_REPLY = 123,
+	PROTO_MSG_ROOM_SAVE = 124,
+	PROTO_MSG_ROOM_SAVE_REPLY = 125,
+	PROTO_MSG_ROOM_CHANGED = 126,	/* event to the room's other peers */
+	PROTO_MSG_EXEC_RUN = 130,
+	PROTO_MSG_EXEC_STATE = 131,
+	PROTO_MSG_EXEC_GET = 132,
+	PROTO_MSG_KERNEL_INTERRUPT = 134,
+	PROTO_MSG_KERNEL_RESTART = 135,
+	PROTO_MSG_KERNEL_INFO = 136,
+	PROTO_MSG_KERNEL_INFO_REPLY = 137,
+
+	/* 200-299: daemon <-> runtime agent. */
+	PROTO_MSG_AGENT_START = 200,
+	PROTO_MSG_AGENT_READY = 201,
+	PROTO_MSG_AGENT_EXECUTE = 202,
+	PROTO_MSG_AGENT_OUTPUT = 203,
+	PROTO_MSG_AGENT_EXEC_DONE = 204,
+	PROTO_MSG_AGENT_EXEC_STARTED = 205,
+	PROTO_MSG_AGENT_INTERRUPT = 206,
+	PROTO_MSG_AGENT_SHUTDOWN = 207,
+	PROTO_MSG_AGENT_STATUS = 208,
+	PROTO_MSG_AGENT_CLEAR_OUTPUT = 209,
+
+	/* 300-399: proxy <-> worker. */
+	PROTO_MSG_MCP = 300,		/* one JSON-RPC message, unchanged */
+	PROTO_MSG_WORKER_READY = 301,
+	PROTO_MSG_WORKER_UPGRADE = 302,
+	PROTO_MSG_WORKER_SHUTDOWN = 303,
+};
+
+/* Peer kinds named in HELLO. */
+#define PROTO_PEER_WORKER	"worker"
+#define PROTO_PEER_AGENT	"agent"
+#define PROTO_PEER_CTL		"ctl"
+#define PROTO_PEER_PROXY	"proxy"
+
+struct proto_header {
+	uint32_t	length;
+	uint16_t	type;
+	uint8_t		version;
+	uint8_t		flags;
+	uint32_t	id;
+};
+
+/* proto-frame.c */
+const char	*proto_msg_name(uint16_t);
+uint32_t	 proto_msg_cap(uint16_t);
+void		 proto_header_pack(const struct proto_header *, uint8_t *);
+void		 proto_header_unpack(const uint8_t *, struct proto_header *);
+int		 proto_frame_check(const struct proto_header *, char *, size_t);
+int		 proto_frame_decode(const uint8_t *, size_t, struct proto_header *,
+		     msgpack_unpacked *, size_t *, char *, size_t);
+
+/* proto-pack.c: building bodies. */
+void	proto_pack_key(msgpack_packer *, const char *);
+void	proto_pack_str(msgpack_packer *, const char *, const char *);
+void	proto_pack_strn(msgpack_packer *, const char *, const char *, size_t);
+void	proto_pack_int(msgpack_packer *, const char *, int64_t);
+void	proto_pack_uint(msgpack_packer *, const char *, uint64_t);
+void	proto_pack_bool(msgpack_packer *, const char *, int);
+void	proto_pack_nil(msgpack_packer *, const char *);
+void	proto_pack_cstr(msgpack_packer *, const char *);
+
+/* proto-pack.c: reading bodies.  Getters return NULL/-1 when absent or
+ * of the wrong type, so callers can reject a bad peer in one place. */
+const msgpack_object	*proto_get(const msgpack_object *, const char *);
+const char		*proto_get_str(const msgpack_object *, const char *,
+			     size_t *);
+char			*proto_dup_str(const msgpack_object *, const char *);
+int			 proto_get_int(const msgpack_object *, const char *,
+			     int64_t *);
+int			 proto_get_bool(const msgpack_object *, const char *,
+			     int *);
+const msgpack_object	*proto_get_map(const msgpack_object *, const char *);
+const msgpack_object	*proto_get_array(const msgpack_object *,
+			     const char *);
+int			 proto_obj_streq(const msgpack_object *, const char *);
+
+/* proto-hello.c: the handshake every connection opens with. */
+struct proto_hello {
+	int		 version;
+	char		 kind[16];
+	char		 label[128];
+	int64_t		 pid;
+};
+struct proto_incarnation {
+	int64_t		 pid;
+	int64_t		 started_at;	/* microseconds since the epoch */
+	char		 version[32];	/* package version string */
+};
+void	proto_hello_pack(msgpack_packer *, const struct proto_hello *);
+int	proto_hello_unpack(const msgpack_object *, struct proto_hello *,
+	    char *, size_t);
+void	proto_hello_ok_pack(msgpack_packer *,
+	    const struct proto_incarnation *);
+int	proto_hello_ok_unpack(const msgpack_object *,
+	    struct proto_incarnation *, char *, size_t);
+void	proto_mismatch_pack(msgpack_packer *, int);
+int	proto_hello_check(const struct proto_hello *, char *, size_t);
+
+#endif

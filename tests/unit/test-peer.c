@@ -1,0 +1,263 @@
+/*
+ * test-peer.c: the framed peer layer on a real event_base and socketpair,
+ * and the blocking handshake client against it.
+ */
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "common.h"
+
+struct seen {
+	int	frames;
+	int	lost;
+	int	last_type;
+	char	last_str[64];
+};
+
+static void
+record_cb(struct peer *peer, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct seen	*s = arg;
+	const char	*v;
+	size_t		 len;
+
+	if (hdr == NULL) {
+		s->lost++;
+		return;
+	}
+	s->frames++;
+	s->last_type = hdr->type;
+	if ((v = proto_get_str(body, "k", &len)) != NULL)
+		snprintf(s->last_str, sizeof s->last_str, "%.*s", (int)len, v);
+}
+
+static size_t
+frame(uint8_t *buf, uint16_t type, uint8_t version, const char *value)
+{
+	struct mpbuf		b;
+	struct proto_header	hdr;
+	size_t			n;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "k", value);
+	hdr.length = (uint32_t)b.sb.size;
+	hdr.type = type;
+	hdr.version = version;
+	hdr.flags = 0;
+	hdr.id = 9;
+	proto_header_pack(&hdr, buf);
+	memcpy(buf + PROTO_HEADER_SIZE, b.sb.data, b.sb.size);
+	n = PROTO_HEADER_SIZE + b.sb.size;
+	mpbuf_free(&b);
+	return (n);
+}
+
+static void
+run_for(struct event_base *base, int ms)
+{
+	struct timeval	tv = { 0, ms * 1000 };
+
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+}
+
+Test(peer, frame_split_byte_by_byte)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 };
+	uint8_t			 buf[128];
+	size_t			 n, i;
+	int			 sv[2];
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", record_cb, &s);
+	n = frame(buf, PROTO_MSG_PING, PROTO_VERSION, "hello");
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(write(sv[1], buf + i, 1), 1);
+		run_for(base, 1);
+	}
+	run_for(base, 10);
+	cr_assert_eq(s.frames, 1);
+	cr_assert_eq(s.last_type, PROTO_MSG_PING);
+	cr_assert_str_eq(s.last_str, "hello");
+	cr_assert_eq(s.lost, 0);
+	close(sv[1]);
+	run_for(base, 10);
+	cr_assert_eq(s.lost, 1);
+	event_base_free(base);
+}
+
+Test(peer, oversized_header_kills_peer)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 };
+	struct proto_header	 hdr = { 0, PROTO_MSG_PING, PROTO_VERSION, 0,
+	    1 };
+	uint8_t			 h[PROTO_HEADER_SIZE];
+	int			 sv[2];
+	char			 c;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", record_cb, &s);
+	hdr.length = 1U << 30;
+	proto_header_pack(&hdr, h);
+	cr_assert_eq(write(sv[1], h, sizeof h), (ssize_t)sizeof h);
+	run_for(base, 20);
+	cr_assert_eq(s.frames, 0);
+	cr_assert_eq(s.lost, 1);
+	/* Our end is closed: the writer sees EOF. */
+	cr_assert_eq(read(sv[1], &c, 1), 0);
+	event_base_free(base);
+}
+
+Test(peer, wrong_version_only_for_hello)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 };
+	uint8_t			 buf[128];
+	size_t			 n;
+	int			 sv[2];
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", record_cb, &s);
+	n = frame(buf, PROTO_MSG_HELLO, PROTO_VERSION + 1, "a");
+	cr_assert_eq(write(sv[1], buf, n), (ssize_t)n);
+	run_for(base, 10);
+	cr_assert_eq(s.frames, 1, "a HELLO of another version is delivered");
+	n = frame(buf, PROTO_MSG_ROOM_GET, PROTO_VERSION + 1, "b");
+	cr_assert_eq(write(sv[1], buf, n), (ssize_t)n);
+	run_for(base, 10);
+	cr_assert_eq(s.frames, 1);
+	cr_assert_eq(s.lost, 1);
+	close(sv[1]);
+	event_base_free(base);
+}
+
+static struct proto_incarnation	server_inc = { 777, 1234567, "9.9.9" };
+
+/* A one-peer handshake server like the daemon's. */
+static void
+server_cb(struct peer *peer, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct proto_hello	hello;
+	struct mpbuf		b;
+	char			err[128];
+
+	if (hdr == NULL) {
+		event_base_loopbreak(arg);
+		return;
+	}
+	mpbuf_init(&b);
+	if (proto_hello_unpack(body, &hello, err, sizeof err) != 0 ||
+	    proto_hello_check(&hello, err, sizeof err) != 0) {
+		proto_mismatch_pack(&b.pk, hello.version);
+		peer_send(peer, PROTO_MSG_VERSION_MISMATCH, hdr->id, &b.sb);
+		peer_kill(peer, NULL);
+	} else {
+		proto_hello_ok_pack(&b.pk, &server_inc);
+		peer_send(peer, PROTO_MSG_HELLO_OK, hdr->id, &b.sb);
+	}
+	mpbuf_free(&b);
+}
+
+static pid_t
+start_server(int fd)
+{
+	struct event_base	*base;
+	pid_t			 pid;
+
+	if ((pid = fork()) == 0) {
+		base = event_base_new();
+		peer_create(base, fd, "server", server_cb, base);
+		alarm(10);
+		event_base_dispatch(base);
+		_exit(0);
+	}
+	close(fd);
+	return (pid);
+}
+
+Test(peer, handshake_answers_incarnation)
+{
+	struct proto_incarnation	 inc;
+	char				*cause = NULL;
+	int				 sv[2];
+	pid_t				 pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = start_server(sv[0]);
+	cr_assert_eq(frameio_hello(sv[1], "worker", "t", &inc, &cause), 0,
+	    "cause: %s", cause);
+	cr_assert_eq(inc.pid, 777);
+	cr_assert_eq(inc.started_at, 1234567);
+	cr_assert_str_eq(inc.version, "9.9.9");
+	close(sv[1]);
+	waitpid(pid, NULL, 0);
+}
+
+Test(peer, handshake_version_mismatch_closes_only_peer)
+{
+	struct proto_hello	 hello = { PROTO_VERSION + 1, "worker", "t",
+	    1 };
+	struct proto_header	 hdr;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	char			*cause = NULL;
+	int			 sv[2], status;
+	pid_t			 pid;
+	char			 c;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = start_server(sv[0]);
+	mpbuf_init(&b);
+	proto_hello_pack(&b.pk, &hello);
+	cr_assert_eq(frameio_write(sv[1], PROTO_MSG_HELLO, 1, b.sb.data,
+	    b.sb.size), 0);
+	mpbuf_free(&b);
+	cr_assert_eq(frameio_read(sv[1], 5000, &hdr, &u, &cause), 0,
+	    "cause: %s", cause);
+	cr_assert_eq(hdr.type, PROTO_MSG_VERSION_MISMATCH);
+	msgpack_unpacked_destroy(&u);
+	/* The server closed this peer, and itself lives on to exit 0. */
+	cr_assert_eq(read(sv[1], &c, 1), 0);
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(sv[1]);
+}
+
+Test(mpjson, round_trip)
+{
+	const char		*text = "{\"a\":[1,-2,3.5,true,null,\"x\\u0000y\"],"
+	    "\"b\":{\"c\":\"\\u00e9\"}}";
+	struct json_object	*j, *back;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	size_t			 off = 0;
+
+	j = json_tokener_parse(text);
+	cr_assert_not_null(j);
+	mpbuf_init(&b);
+	mpjson_pack(&b.pk, j);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, b.sb.data, b.sb.size, &off),
+	    MSGPACK_UNPACK_SUCCESS);
+	back = mpjson_unpack(&u.data);
+	cr_assert(json_object_equal(j, back));
+	/* The NUL inside the string survives. */
+	cr_assert_eq(json_object_get_string_len(json_object_array_get_idx(
+	    json_object_object_get(back, "a"), 5)), 3);
+	json_object_put(j);
+	json_object_put(back);
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&b);
+}
