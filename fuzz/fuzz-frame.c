@@ -1,0 +1,46 @@
+/*
+ * fuzz-frame.c: libFuzzer target for the frame decoder and the body
+ * readers every peer runs on untrusted input.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct proto_header		 hdr;
+	struct proto_hello		 hello;
+	struct proto_incarnation	 inc;
+	struct json_object		*j;
+	msgpack_unpacked		 u;
+	char				 err[256], *s;
+	size_t				 used, len;
+	int64_t				 v;
+	int				 b;
+
+	/* Decode frames back to back, as a peer reads a stream. */
+	while (proto_frame_decode(data, size, &hdr, &u, &used, err,
+	    sizeof err) == 1) {
+		proto_hello_unpack(&u.data, &hello, err, sizeof err);
+		proto_hello_check(&hello, err, sizeof err);
+		proto_hello_ok_unpack(&u.data, &inc, err, sizeof err);
+		proto_get_str(&u.data, "code", &len);
+		proto_get_int(&u.data, "id", &v);
+		proto_get_bool(&u.data, "force", &b);
+		proto_get_array(&u.data, "cells");
+		if ((s = proto_dup_str(&u.data, "path")) != NULL)
+			free(s);
+		j = mpjson_unpack(&u.data);
+		json_object_put(j);
+		msgpack_unpacked_destroy(&u);
+		data += used;
+		size -= used;
+	}
+	return (0);
+}
