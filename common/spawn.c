@@ -27,23 +27,31 @@ spawn_is_exec(const char *path)
 }
 
 /*
- * Find executable name: $RUNTIMED_LIBEXEC_DIR, then beside our own
- * executable (the build tree, or an install where both share a directory),
- * then the configured directory.  Resolved on every call so an upgraded
- * install is picked up.  Caller frees; NULL if not found.
+ * Find executable name: in each directory of $RUNTIMED_LIBEXEC_DIR (a
+ * colon-separated list; tests point it into the build tree), then beside
+ * our own executable, then in the configured directory.  Resolved on
+ * every call so an upgraded install is picked up.  Caller frees; NULL if
+ * not found.
  */
 char *
 spawn_find(const char *name, const char *configured)
 {
 	const char	*env;
-	char		 self[PATH_MAX], *slash, *path;
+	char		 self[PATH_MAX], *slash, *path, *list, *dir, *last;
 	ssize_t		 n;
 
 	if ((env = getenv("RUNTIMED_LIBEXEC_DIR")) != NULL && *env != '\0') {
-		xasprintf(&path, "%s/%s", env, name);
-		if (spawn_is_exec(path))
-			return (path);
-		free(path);
+		list = xstrdup(env);
+		for (dir = strtok_r(list, ":", &last); dir != NULL;
+		    dir = strtok_r(NULL, ":", &last)) {
+			xasprintf(&path, "%s/%s", dir, name);
+			if (spawn_is_exec(path)) {
+				free(list);
+				return (path);
+			}
+			free(path);
+		}
+		free(list);
 	}
 	n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0) {

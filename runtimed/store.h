@@ -1,0 +1,47 @@
+/*
+ * store.h: the daemon's durable state in SQLite (store.c).  Rooms are a
+ * snapshot plus a journal of mutations after it; execution records are
+ * blobs.  What the blobs hold is the callers' business (msgpack).
+ */
+
+#ifndef STORE_H
+#define STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+struct store_room {
+	const char	*notebook_id;
+	const char	*path;		/* NULL when untitled */
+	const char	*kernel;
+	int		 dirty;
+	uint64_t	 seq;		/* seq the snapshot stands for */
+	const void	*snapshot;
+	size_t		 snapshot_len;
+};
+
+typedef int (*store_room_cb)(const struct store_room *, void *);
+typedef int (*store_journal_cb)(uint64_t, const void *, size_t, void *);
+
+struct store	*store_open(const char *, char **);
+void		 store_close(struct store *);
+int		 store_room_snapshot(struct store *, const struct store_room *,
+		     char **);
+int		 store_journal_append(struct store *, const char *, uint64_t,
+		     const void *, size_t, char **);
+int		 store_room_forget(struct store *, const char *, char **);
+int		 store_room_each(struct store *, store_room_cb, void *);
+int		 store_room_get(struct store *, const char *, const char *,
+		     store_room_cb, void *);
+int		 store_journal_each(struct store *, const char *, uint64_t,
+		     store_journal_cb, void *);
+int64_t		 store_journal_bytes(struct store *, const char *);
+int		 store_exec_put(struct store *, const char *, const char *,
+		     int64_t, const void *, size_t, char **);
+int		 store_exec_get(struct store *, const char *, char **,
+		     void **, size_t *);
+int		 store_exec_prune(struct store *, const char *, int, int64_t);
+
+#endif

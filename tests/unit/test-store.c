@@ -1,0 +1,231 @@
+/*
+ * test-store.c: the SQLite state store, including entries acknowledged
+ * just before a SIGKILL.
+ */
+
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "common.h"
+#include "runtimed/store.h"
+
+static char	tmpdir[] = "/tmp/test-store-XXXXXX";
+
+static void
+setup(void)
+{
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void
+teardown(void)
+{
+	char	*cmd;
+
+	xasprintf(&cmd, "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		cr_log_warn("cleanup failed");
+	free(cmd);
+}
+
+TestSuite(store, .init = setup, .fini = teardown);
+
+static struct store *
+open_store(void)
+{
+	char		*cause = NULL;
+	struct store	*st = store_open(tmpdir, &cause);
+
+	cr_assert_not_null(st, "store_open: %s", cause);
+	return (st);
+}
+
+struct seen_room {
+	int	n;
+	char	id[64];
+	char	path[64];
+	int	path_null;
+	uint64_t seq;
+	char	snap[64];
+};
+
+static int
+room_cb(const struct store_room *r, void *arg)
+{
+	struct seen_room	*s = arg;
+
+	s->n++;
+	snprintf(s->id, sizeof s->id, "%s", r->notebook_id);
+	s->path_null = r->path == NULL;
+	snprintf(s->path, sizeof s->path, "%s", r->path ? r->path : "");
+	s->seq = r->seq;
+	snprintf(s->snap, sizeof s->snap, "%.*s", (int)r->snapshot_len,
+	    (const char *)r->snapshot);
+	return (0);
+}
+
+struct seen_journal {
+	int		n;
+	uint64_t	seqs[2000];
+};
+
+static int
+journal_cb(uint64_t seq, const void *op, size_t len, void *arg)
+{
+	struct seen_journal	*s = arg;
+
+	s->seqs[s->n++] = seq;
+	return (0);
+}
+
+Test(store, snapshot_then_journal_survive_reopen)
+{
+	struct store		*st = open_store();
+	struct store_room	 r = { "nb-1", NULL, "python3", 1, 5, "SNAP",
+	    4 };
+	struct seen_room	 sr = { 0 };
+	struct seen_journal	 sj = { 0 };
+	char			*cause = NULL;
+
+	cr_assert_eq(store_room_snapshot(st, &r, &cause), 0);
+	cr_assert_eq(store_journal_append(st, "nb-1", 6, "a", 1, &cause), 0);
+	cr_assert_eq(store_journal_append(st, "nb-1", 7, "bb", 2, &cause), 0);
+	store_close(st);
+
+	st = open_store();
+	cr_assert_eq(store_room_each(st, room_cb, &sr), 1);
+	cr_assert_str_eq(sr.id, "nb-1");
+	cr_assert(sr.path_null);
+	cr_assert_eq(sr.seq, 5);
+	cr_assert_str_eq(sr.snap, "SNAP");
+	cr_assert_eq(store_journal_each(st, "nb-1", 5, journal_cb, &sj), 2);
+	cr_assert_eq(sj.seqs[0], 6);
+	cr_assert_eq(sj.seqs[1], 7);
+	cr_assert_eq(store_journal_bytes(st, "nb-1"), 3);
+
+	/* A newer snapshot drops the journal it covers. */
+	r.seq = 7;
+	cr_assert_eq(store_room_snapshot(st, &r, &cause), 0);
+	sj.n = 0;
+	cr_assert_eq(store_journal_each(st, "nb-1", 0, journal_cb, &sj), 0);
+	store_close(st);
+}
+
+Test(store, find_by_path_and_forget)
+{
+	struct store		*st = open_store();
+	struct store_room	 r = { "nb-2", "/x/y.ipynb", "python3", 0, 1,
+	    "S", 1 };
+	struct seen_room	 sr = { 0 };
+	char			*cause = NULL;
+
+	cr_assert_eq(store_room_snapshot(st, &r, &cause), 0);
+	cr_assert_eq(store_room_get(st, NULL, "/x/y.ipynb", room_cb, &sr), 1);
+	cr_assert_str_eq(sr.id, "nb-2");
+	cr_assert_eq(store_room_get(st, "nb-2", NULL, room_cb, &sr), 1);
+	cr_assert_eq(store_room_get(st, NULL, "/nope", room_cb, &sr), 0);
+	cr_assert_eq(store_room_forget(st, "nb-2", &cause), 0);
+	cr_assert_eq(store_room_get(st, "nb-2", NULL, room_cb, &sr), 0);
+	store_close(st);
+}
+
+Test(store, exec_records_pruned_to_eight_or_one_hour)
+{
+	struct store	*st = open_store();
+	char		 id[16], *nb, *cause = NULL;
+	void		*rec;
+	size_t		 len;
+	int64_t		 now = util_now_us(), hour = 3600LL * 1000000;
+	int		 i;
+
+	/* 12 old records and 3 recent ones. */
+	for (i = 0; i < 12; i++) {
+		snprintf(id, sizeof id, "old-%02d", i);
+		cr_assert_eq(store_exec_put(st, id, "nb", now - 2 * hour + i,
+		    "r", 1, &cause), 0);
+	}
+	for (i = 0; i < 3; i++) {
+		snprintf(id, sizeof id, "new-%d", i);
+		cr_assert_eq(store_exec_put(st, id, "nb", now - i, "r", 1,
+		    &cause), 0);
+	}
+	cr_assert_eq(store_exec_put(st, "other", "nb2", now - 3 * hour, "r",
+	    1, &cause), 0);
+	/* Keep 8 newest (3 new + 5 newest old) plus all within the hour. */
+	cr_assert_eq(store_exec_prune(st, "nb", 8, now - hour), 7);
+	cr_assert_eq(store_exec_get(st, "old-06", &nb, &rec, &len), 0);
+	cr_assert_eq(store_exec_get(st, "old-07", &nb, &rec, &len), 1);
+	cr_assert_str_eq(nb, "nb");
+	free(nb);
+	free(rec);
+	cr_assert_eq(store_exec_get(st, "new-2", &nb, &rec, &len), 1);
+	free(nb);
+	free(rec);
+	/* Another notebook's records are untouched. */
+	cr_assert_eq(store_exec_get(st, "other", &nb, &rec, &len), 1);
+	free(nb);
+	free(rec);
+	store_close(st);
+}
+
+/*
+ * A child appends entries and reports each one after store_journal_append
+ * returned; the parent SIGKILLs it mid-stream.  Every reported entry must
+ * be there after reopening.
+ */
+Test(store, acknowledged_entries_survive_sigkill)
+{
+	struct seen_journal	*sj = calloc(1, sizeof *sj);
+	int			 round, p[2];
+	uint64_t		 acked, last = 0, seq;
+	pid_t			 pid;
+	struct store		*st;
+	char			*cause = NULL;
+
+	for (round = 0; round < 5; round++) {
+		cr_assert_eq(pipe(p), 0);
+		if ((pid = fork()) == 0) {
+			close(p[0]);
+			st = store_open(tmpdir, &cause);
+			if (st == NULL)
+				_exit(1);
+			for (seq = last + 1; seq < last + 100000; seq++) {
+				if (store_journal_append(st, "nb-k", seq,
+				    "edit", 4, &cause) != 0)
+					_exit(1);
+				if (write(p[1], &seq, sizeof seq) !=
+				    (ssize_t)sizeof seq)
+					_exit(1);
+			}
+			_exit(0);
+		}
+		close(p[1]);
+		usleep(20000 + (useconds_t)(random() % 80000));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		acked = last;
+		while (read(p[0], &seq, sizeof seq) == (ssize_t)sizeof seq)
+			acked = seq;
+		close(p[0]);
+		cr_assert_gt(acked, last, "round %d acknowledged nothing",
+		    round);
+
+		st = open_store();
+		sj->n = 0;
+		store_journal_each(st, "nb-k", last, journal_cb, sj);
+		cr_assert_geq((uint64_t)sj->n, acked - last,
+		    "round %d: %d entries after %llu, %llu acknowledged",
+		    round, sj->n, (unsigned long long)last,
+		    (unsigned long long)(acked - last));
+		last = sj->seqs[sj->n - 1];
+		/* Start the next round past whatever landed unacknowledged. */
+		store_close(st);
+	}
+	free(sj);
+}
