@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Reference timings for bench/kernel.sh: the same workloads through
+Debian's jupyter_client (BlockingKernelClient) and a raw pyzmq client that
+does only what the wire protocol requires.  Prints one JSON object.
+
+usage: ref_kernel.py [--iterations N]
+"""
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+
+import zmq
+from jupyter_client.manager import KernelManager
+
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+PNG_CODE = ("import base64; from IPython.display import display; "
+            "s = base64.b64encode(b'\\x89PNG' + bytes(786430)).decode(); "
+            "display({'image/png': s}, raw=True)")
+LINES_CODE = "for i in range(100000): print(f'line {i}')"
+
+
+def median_ms(samples):
+    return round(statistics.median(samples) * 1000, 3)
+
+
+def run_blocking(kc, code):
+    """execute through BlockingKernelClient until reply and idle."""
+    t0 = time.perf_counter()
+    msg_id = kc.execute(code)
+    idle = reply = False
+    while not (idle and reply):
+        if not idle:
+            m = kc.get_iopub_msg(timeout=60)
+            if (m["parent_header"].get("msg_id") == msg_id and
+                    m["msg_type"] == "status" and
+                    m["content"]["execution_state"] == "idle"):
+                idle = True
+        if not reply:
+            r = kc.get_shell_msg(timeout=60)
+            if r["parent_header"].get("msg_id") == msg_id:
+                reply = True
+    return time.perf_counter() - t0
+
+
+class Raw:
+    """The least a client can do: sign, send, read to reply + idle."""
+
+    def __init__(self, info):
+        key = info["key"]
+        self.key = key if isinstance(key, bytes) else key.encode()
+        self.session = uuid.uuid4().hex
+        ctx = zmq.Context.instance()
+        url = lambda port: (f"ipc://{info['ip']}-{port}"
+                            if info["transport"] == "ipc"
+                            else f"tcp://{info['ip']}:{port}")
+        self.shell = ctx.socket(zmq.DEALER)
+        self.shell.connect(url(info["shell_port"]))
+        self.iopub = ctx.socket(zmq.SUB)
+        self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.iopub.connect(url(info["iopub_port"]))
+        time.sleep(0.3)
+
+    def sign(self, parts):
+        h = hmac.new(self.key, digestmod=hashlib.sha256)
+        for p in parts:
+            h.update(p)
+        return h.hexdigest().encode()
+
+    def execute(self, code):
+        msg_id = uuid.uuid4().hex
+        header = json.dumps({
+            "msg_id": msg_id, "msg_type": "execute_request",
+            "username": "bench", "session": self.session,
+            "date": datetime.now(timezone.utc).isoformat(),
+            "version": "5.3"}).encode()
+        content = json.dumps({
+            "code": code, "silent": False, "store_history": True,
+            "user_expressions": {}, "allow_stdin": False,
+            "stop_on_error": True}).encode()
+        parts = [header, b"{}", b"{}", content]
+        t0 = time.perf_counter()
+        self.shell.send_multipart([b"<IDS|MSG>", self.sign(parts)] + parts)
+        idle = reply = False
+        poller = zmq.Poller()
+        poller.register(self.shell, zmq.POLLIN)
+        poller.register(self.iopub, zmq.POLLIN)
+        while not (idle and reply):
+            for sock, _ in poller.poll(60000):
+                frames = sock.recv_multipart()
+                i = frames.index(b"<IDS|MSG>")
+                hdr = json.loads(frames[i + 2])
+                parent = json.loads(frames[i + 3])
+                if parent.get("msg_id") != msg_id:
+                    continue
+                if sock is self.shell:
+                    reply = True
+                elif hdr["msg_type"] == "status":
+                    st = json.loads(frames[i + 5])["execution_state"]
+                    idle = idle or st == "idle"
+        return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iterations", type=int, default=200)
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    cold_start = time.perf_counter() - t0
+
+    out = {"cold_start_ms": round(cold_start * 1000, 1)}
+    for _ in range(20):
+        run_blocking(kc, "1+1")
+    out["jc_1p1_ms"] = median_ms(
+        [run_blocking(kc, "1+1") for _ in range(args.iterations)])
+    out["jc_lines_ms"] = median_ms([run_blocking(kc, LINES_CODE)
+                                    for _ in range(5)])
+    out["jc_png_ms"] = median_ms([run_blocking(kc, PNG_CODE)
+                                  for _ in range(10)])
+
+    raw = Raw(km.get_connection_info(session=False))
+    for _ in range(20):
+        raw.execute("1+1")
+    out["raw_1p1_ms"] = median_ms(
+        [raw.execute("1+1") for _ in range(args.iterations)])
+    out["raw_lines_ms"] = median_ms([raw.execute(LINES_CODE)
+                                     for _ in range(5)])
+    out["raw_png_ms"] = median_ms([raw.execute(PNG_CODE)
+                                   for _ in range(10)])
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+    json.dump(out, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()
