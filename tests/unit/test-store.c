@@ -206,10 +206,13 @@ Test(store, acknowledged_entries_survive_sigkill)
 			_exit(0);
 		}
 		close(p[1]);
-		usleep(20000 + (useconds_t)(random() % 80000));
+		/* Wait for the first acknowledgement, then kill at random. */
+		cr_assert_eq(read(p[0], &seq, sizeof seq), (ssize_t)sizeof seq,
+		    "round %d: writer acknowledged nothing", round);
+		acked = seq;
+		usleep((useconds_t)(random() % 50000));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		acked = last;
 		while (read(p[0], &seq, sizeof seq) == (ssize_t)sizeof seq)
 			acked = seq;
 		close(p[0]);

@@ -1,0 +1,280 @@
+/*
+ * proxy-stdio.c: the client side.  Reads newline-delimited JSON-RPC
+ * from stdin (a trailing \r is dropped, blank lines are skipped, a line
+ * may be as long as an MCP frame allows) and writes one message per line
+ * to stdout.  Nothing but protocol is ever written to stdout.
+ *
+ * Pipes and sockets are watched with libevent; a regular file or
+ * /dev/null cannot be polled, so those are read by a zero timer.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "common.h"
+#include "proxy.h"
+
+#define PROXY_STDIO_READ	(1024 * 1024)
+/* Room for the frame's map and key around the line. */
+#define PROXY_STDIO_FRAME_SLACK	64
+
+static struct evbuffer	*proxy_stdio_in;
+static struct evbuffer	*proxy_stdio_out;
+static struct event	*proxy_stdio_rev;
+static struct event	*proxy_stdio_wev;
+static int		 proxy_stdio_polled_in;	/* pipe or socket */
+static int		 proxy_stdio_polled_out;
+static int		 proxy_stdio_eof;
+static int		 proxy_stdio_broken;	/* stdout write failed */
+static size_t		 proxy_stdio_scanned;	/* bytes known to hold no \n */
+static size_t		 proxy_stdio_discarding; /* skipping an overlong line */
+
+/* The longest line that still fits one PROTO_MSG_MCP frame. */
+size_t
+proxy_stdio_max_line(void)
+{
+	return proto_msg_cap(PROTO_MSG_MCP) - PROXY_STDIO_FRAME_SLACK;
+}
+
+static int
+proxy_stdio_pollable(int fd)
+{
+	struct stat	sb;
+
+	if (fstat(fd, &sb) == -1)
+		return 0;
+	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
+		return 1;
+	return S_ISCHR(sb.st_mode) && isatty(fd);
+}
+
+static void
+proxy_stdio_line(char *line, size_t len)
+{
+	size_t	i;
+
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	for (i = 0; i < len; i++) {
+		if (strchr(" \t\r", line[i]) == NULL)
+			break;
+	}
+	if (i == len)
+		return;
+	proxy_relay_client_line(line, len);
+}
+
+/* Hand every complete line in the input buffer to the relay. */
+static void
+proxy_stdio_lines(void)
+{
+	struct evbuffer_ptr	 p;
+	size_t			 len, max = proxy_stdio_max_line();
+	char			*line;
+
+	for (;;) {
+		len = evbuffer_get_length(proxy_stdio_in);
+		if (proxy_stdio_scanned >= len)
+			break;
+		evbuffer_ptr_set(proxy_stdio_in, &p, proxy_stdio_scanned,
+		    EVBUFFER_PTR_SET);
+		p = evbuffer_search(proxy_stdio_in, "\n", 1, &p);
+		if (p.pos == -1) {
+			proxy_stdio_scanned = len;
+			if (len > max) {
+				/* Too long for a frame: drop it as it comes. */
+				proxy_stdio_discarding += len;
+				evbuffer_drain(proxy_stdio_in, len);
+				proxy_stdio_scanned = 0;
+			}
+			break;
+		}
+		len = p.pos;
+		proxy_stdio_scanned = 0;
+		if (proxy_stdio_discarding > 0 || len > max) {
+			proxy_relay_client_overlong(proxy_stdio_discarding +
+			    len);
+			proxy_stdio_discarding = 0;
+			evbuffer_drain(proxy_stdio_in, len + 1);
+			continue;
+		}
+		line = (char *)evbuffer_pullup(proxy_stdio_in, len + 1);
+		proxy_stdio_line(line, len);
+		evbuffer_drain(proxy_stdio_in, len + 1);
+	}
+}
+
+static void
+proxy_stdio_at_eof(void)
+{
+	size_t	 len;
+	char	*line;
+
+	proxy_stdio_eof = 1;
+	if (proxy_stdio_rev != NULL)
+		event_del(proxy_stdio_rev);
+	/* A last line without its newline still counts. */
+	len = evbuffer_get_length(proxy_stdio_in);
+	if (proxy_stdio_discarding > 0)
+		proxy_relay_client_overlong(proxy_stdio_discarding + len);
+	else if (len > 0) {
+		line = (char *)evbuffer_pullup(proxy_stdio_in, len);
+		proxy_stdio_line(line, len);
+	}
+	evbuffer_drain(proxy_stdio_in, len);
+	proxy_shutdown(1, "end of input");
+}
+
+static void
+proxy_stdio_read(evutil_socket_t fd, short events, void *arg)
+{
+	struct timeval	tv = { 0, 0 };
+	int		n;
+
+	if (proxy_stdio_eof)
+		return;
+	n = evbuffer_read(proxy_stdio_in, 0, PROXY_STDIO_READ);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1)
+		log_warn("read stdin");
+	if (n <= 0) {
+		proxy_stdio_at_eof();
+		return;
+	}
+	proxy_stdio_lines();
+	if (!proxy_stdio_polled_in && !proxy_stdio_eof)
+		evtimer_add(proxy_stdio_rev, &tv);
+}
+
+/* Write what we can; the rest waits for EV_WRITE on a pipe. */
+static void
+proxy_stdio_drain_out(void)
+{
+	int	n;
+
+	while (evbuffer_get_length(proxy_stdio_out) > 0) {
+		n = evbuffer_write(proxy_stdio_out, 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			event_add(proxy_stdio_wev, NULL);
+			return;
+		}
+		if (n <= 0) {
+			/* The client is gone; nobody will read answers. */
+			proxy_stdio_broken = 1;
+			evbuffer_drain(proxy_stdio_out,
+			    evbuffer_get_length(proxy_stdio_out));
+			proxy_shutdown(0, "stdout closed");
+			return;
+		}
+	}
+}
+
+static void
+proxy_stdio_writable(evutil_socket_t fd, short events, void *arg)
+{
+	proxy_stdio_drain_out();
+}
+
+/*
+ * Queue one message and its newline.  A raw newline inside JSON text can
+ * only be insignificant whitespace, so replacing it keeps the message
+ * and the framing intact.
+ */
+void
+proxy_stdio_write_line(const char *data, size_t len)
+{
+	char	*copy = NULL;
+	size_t	 i;
+
+	if (proxy_stdio_broken)
+		return;
+	if (memchr(data, '\n', len) != NULL ||
+	    memchr(data, '\r', len) != NULL) {
+		copy = xmalloc(len);
+		memcpy(copy, data, len);
+		for (i = 0; i < len; i++) {
+			if (copy[i] == '\n' || copy[i] == '\r')
+				copy[i] = ' ';
+		}
+		data = copy;
+	}
+	evbuffer_add(proxy_stdio_out, data, len);
+	evbuffer_add(proxy_stdio_out, "\n", 1);
+	free(copy);
+	if (!event_pending(proxy_stdio_wev, EV_WRITE, NULL))
+		proxy_stdio_drain_out();
+}
+
+void
+proxy_stdio_close_input(void)
+{
+	if (proxy_stdio_rev != NULL)
+		event_del(proxy_stdio_rev);
+	proxy_stdio_eof = 1;
+}
+
+/* Last words before exit: block up to timeout_ms writing what is left. */
+void
+proxy_stdio_flush(int timeout_ms)
+{
+	struct pollfd	pfd = { .fd = 1, .events = POLLOUT };
+	int64_t		deadline = util_mono_ms() + timeout_ms, left;
+	int		n;
+
+	event_del(proxy_stdio_wev);
+	while (!proxy_stdio_broken &&
+	    evbuffer_get_length(proxy_stdio_out) > 0) {
+		left = deadline - util_mono_ms();
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			break;
+		n = evbuffer_write(proxy_stdio_out, 1);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break;
+	}
+}
+
+void
+proxy_stdio_init(struct event_base *base)
+{
+	proxy_stdio_in = evbuffer_new();
+	proxy_stdio_out = evbuffer_new();
+	if (proxy_stdio_in == NULL || proxy_stdio_out == NULL)
+		fatalx("evbuffer_new failed");
+
+	proxy_stdio_polled_in = proxy_stdio_pollable(0);
+	if (proxy_stdio_polled_in) {
+		proxy_stdio_rev = event_new(base, 0, EV_READ|EV_PERSIST,
+		    proxy_stdio_read, NULL);
+		event_add(proxy_stdio_rev, NULL);
+	} else {
+		struct timeval	tv = { 0, 0 };
+
+		proxy_stdio_rev = evtimer_new(base, proxy_stdio_read, NULL);
+		evtimer_add(proxy_stdio_rev, &tv);
+	}
+
+	/*
+	 * Non-blocking stdout only on a pipe or socket, whose open file
+	 * description nobody else shares; a terminal or file is written
+	 * blocking.
+	 */
+	proxy_stdio_polled_out = proxy_stdio_pollable(1) && !isatty(1);
+	if (proxy_stdio_polled_out)
+		util_set_nonblock(1);
+	proxy_stdio_wev = event_new(base, 1, EV_WRITE, proxy_stdio_writable,
+	    NULL);
+}

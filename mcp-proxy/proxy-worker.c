@@ -1,0 +1,596 @@
+/*
+ * proxy-worker.c: the runtimed-mcp-worker child.  Spawns it with one end
+ * of a socketpair as fd 3 (the binary is looked up again on every spawn,
+ * so an upgraded install is picked up), answers its HELLO, carries MCP
+ * frames both ways, and notices its death by EOF on the link or by
+ * SIGCHLD, whichever comes first.  A dead worker is replaced at once;
+ * a simple limiter stops a crash loop (PROXY_CRASH_LIMIT crashes in
+ * PROXY_CRASH_WINDOW_MS refuse requests for PROXY_TRIP_MS).
+ *
+ * The worker's stderr (and so its stdout, which spawn_child sends to
+ * stderr) goes to <state dir>/logs/mcp-worker-<proxy pid>.log: the log
+ * file is dup2'ed onto our own fd 2 around spawn_child and put back
+ * after, which is safe because the proxy is single-threaded.
+ */
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "common.h"
+#include "proxy.h"
+
+#define PROXY_WORKER_NAME	"runtimed-mcp-worker"
+#define PROXY_WORKER_ORPHANS	16
+/* A worker that has not said HELLO by then is stuck: kill it. */
+#define PROXY_WORKER_HELLO_MS	15000
+
+struct proxy_worker {
+	pid_t		 pid;		/* 0 once reaped */
+	struct peer	*peer;		/* NULL once the link is gone */
+	int		 hello;		/* handshake done */
+	int		 upgrading;	/* exit is an upgrade, not a crash */
+	int64_t		 started;	/* monotonic ms */
+	struct event	*hello_timer;	/* bounds the wait for HELLO */
+};
+
+static struct event_base	*proxy_worker_base;
+static struct proxy_worker	*proxy_worker_cur;
+static struct event		*proxy_worker_sigchld;
+static struct event		*proxy_worker_respawn;
+static struct event		*proxy_worker_stop_timer;
+static char			*proxy_worker_log;
+static int			 proxy_worker_logfd = -1;
+static int64_t			 proxy_worker_crashes[PROXY_CRASH_LIMIT];
+static u_int			 proxy_worker_ncrashes;
+static int			 proxy_worker_tripped;
+static int			 proxy_worker_stopping;
+static void			(*proxy_worker_stop_done)(void);
+/* Old workers signalled to exit and not reaped yet. */
+static pid_t			 proxy_worker_orphans[PROXY_WORKER_ORPHANS];
+
+static void	proxy_worker_spawn(void);
+
+const char *
+proxy_worker_log_path(void)
+{
+	return proxy_worker_log != NULL ? proxy_worker_log : "stderr";
+}
+
+int
+proxy_worker_unavailable(void)
+{
+	return proxy_worker_tripped;
+}
+
+/* mkdir -p with mode 0700 for what is missing; the last must be ours. */
+static int
+proxy_worker_mkdirs(const char *path, char **cause)
+{
+	char	*copy, *p;
+
+	copy = xstrdup(path);
+	for (p = copy + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0700) == -1 && errno != EEXIST) {
+			xasprintf(cause, "mkdir %s: %s", copy, strerror(errno));
+			free(copy);
+			return -1;
+		}
+		*p = '/';
+	}
+	free(copy);
+	if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+		xasprintf(cause, "mkdir %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return sockdir_check_dir(path, 0, cause);
+}
+
+/* Open the worker's log file; without one its stderr is ours. */
+static void
+proxy_worker_open_log(void)
+{
+	char	*state, *dir, *cause = NULL;
+
+	state = sockdir_state_path();
+	xasprintf(&dir, "%s/logs", state);
+	if (proxy_worker_mkdirs(state, &cause) == 0 &&
+	    proxy_worker_mkdirs(dir, &cause) == 0) {
+		xasprintf(&proxy_worker_log, "%s/mcp-worker-%ld.log", dir,
+		    (long)getpid());
+		proxy_worker_logfd = open(proxy_worker_log,
+		    O_WRONLY|O_CREAT|O_APPEND|O_CLOEXEC, 0600);
+		if (proxy_worker_logfd == -1) {
+			log_warn("open %s", proxy_worker_log);
+			free(proxy_worker_log);
+			proxy_worker_log = NULL;
+		}
+	} else {
+		log_warnx("worker log: %s", cause);
+		free(cause);
+	}
+	free(dir);
+	free(state);
+}
+
+static void
+proxy_worker_orphan_add(pid_t pid)
+{
+	u_int	i;
+
+	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
+		if (proxy_worker_orphans[i] == 0) {
+			proxy_worker_orphans[i] = pid;
+			return;
+		}
+	}
+	/* No room to track it: make sure it cannot linger. */
+	kill(pid, SIGKILL);
+}
+
+static int
+proxy_worker_orphan_remove(pid_t pid)
+{
+	u_int	i;
+
+	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
+		if (proxy_worker_orphans[i] == pid) {
+			proxy_worker_orphans[i] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* An orphan that ignored SIGTERM: its pid is still ours (unreaped). */
+static void
+proxy_worker_orphan_timeout(evutil_socket_t fd, short events, void *arg)
+{
+	pid_t	pid = (pid_t)(intptr_t)arg;
+	u_int	i;
+
+	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
+		if (proxy_worker_orphans[i] == pid) {
+			log_warnx("worker %ld did not exit; killing it",
+			    (long)pid);
+			kill(pid, SIGKILL);
+		}
+	}
+}
+
+static int
+proxy_worker_no_children(void)
+{
+	u_int	i;
+
+	if (proxy_worker_cur != NULL)
+		return 0;
+	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
+		if (proxy_worker_orphans[i] != 0)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+proxy_worker_stop_finish(void)
+{
+	void	(*done)(void) = proxy_worker_stop_done;
+
+	if (done == NULL)
+		return;
+	proxy_worker_stop_done = NULL;
+	if (proxy_worker_stop_timer != NULL)
+		event_del(proxy_worker_stop_timer);
+	done();
+}
+
+/* Count a crash; returns how many fell inside the window. */
+static u_int
+proxy_worker_count_crash(void)
+{
+	int64_t	now = util_mono_ms();
+	u_int	i, n = 0;
+
+	proxy_worker_crashes[proxy_worker_ncrashes++ % PROXY_CRASH_LIMIT] =
+	    now;
+	for (i = 0; i < PROXY_CRASH_LIMIT && i < proxy_worker_ncrashes; i++) {
+		if (now - proxy_worker_crashes[i] < PROXY_CRASH_WINDOW_MS)
+			n++;
+	}
+	return n;
+}
+
+static void
+proxy_worker_respawn_cb(evutil_socket_t fd, short events, void *arg)
+{
+	if (proxy_worker_stopping || proxy_worker_cur != NULL)
+		return;
+	if (proxy_worker_tripped) {
+		log_warnx("restart limiter reset; starting the worker again");
+		proxy_worker_tripped = 0;
+		proxy_worker_ncrashes = 0;
+		proxy_relay_worker_unavailable(NULL);
+	}
+	proxy_worker_spawn();
+}
+
+/* Start a new worker soon; crash loops back off, then trip. */
+static void
+proxy_worker_schedule(int crashed)
+{
+	struct timeval	tv = { 0, 0 };
+	char		*why;
+	u_int		 recent = crashed ? proxy_worker_count_crash() : 0;
+
+	if (proxy_worker_stopping)
+		return;
+	if (recent >= PROXY_CRASH_LIMIT) {
+		xasprintf(&why, "it crashed %d times in %d s; next try in "
+		    "%d s", PROXY_CRASH_LIMIT, PROXY_CRASH_WINDOW_MS / 1000,
+		    PROXY_TRIP_MS / 1000);
+		log_warnx("worker restart limiter tripped: %s", why);
+		proxy_worker_tripped = 1;
+		proxy_relay_worker_unavailable(why);
+		free(why);
+		tv.tv_sec = PROXY_TRIP_MS / 1000;
+	} else if (recent > 1) {
+		/* 100, 200, 400 ms between quick successive crashes. */
+		tv.tv_usec = 100000 << (recent - 2);
+		if (tv.tv_usec >= 1000000) {
+			tv.tv_sec = tv.tv_usec / 1000000;
+			tv.tv_usec %= 1000000;
+		}
+	}
+	evtimer_add(proxy_worker_respawn, &tv);
+}
+
+/*
+ * The current worker is gone (link closed or process exited): detach the
+ * link, make sure the process goes too, let the relay answer what the
+ * worker owed, and start the next one.
+ */
+static void
+proxy_worker_lost(struct proxy_worker *w, const char *why)
+{
+	struct timeval	tv = { PROXY_SHUTDOWN_MS / 1000,
+			    (PROXY_SHUTDOWN_MS % 1000) * 1000 };
+	int		crashed = !w->upgrading && !proxy_worker_stopping;
+
+	if (w != proxy_worker_cur)
+		return;
+	proxy_worker_cur = NULL;
+	if (!proxy_worker_stopping)
+		log_warnx("worker %ld lost: %s", (long)w->pid, why);
+	if (w->peer != NULL) {
+		peer_set_arg(w->peer, NULL);
+		peer_kill(w->peer, NULL);
+	}
+	if (w->pid > 0) {
+		proxy_worker_orphan_add(w->pid);
+		kill(w->pid, SIGTERM);
+		event_base_once(proxy_worker_base, -1, EV_TIMEOUT,
+		    proxy_worker_orphan_timeout, (void *)(intptr_t)w->pid, &tv);
+	}
+	if (w->hello_timer != NULL)
+		event_free(w->hello_timer);
+	free(w);
+	if (proxy_worker_stopping) {
+		if (proxy_worker_no_children())
+			proxy_worker_stop_finish();
+		return;
+	}
+	proxy_relay_worker_down();
+	proxy_worker_schedule(crashed);
+}
+
+static void
+proxy_worker_sigchld_cb(evutil_socket_t sig, short events, void *arg)
+{
+	struct proxy_worker	*w;
+	char			*why;
+	pid_t			 pid;
+	int			 status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (WIFEXITED(status))
+			xasprintf(&why, "exited with status %d",
+			    WEXITSTATUS(status));
+		else if (WIFSIGNALED(status))
+			xasprintf(&why, "killed by signal %d (%s)",
+			    WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else {
+			continue;
+		}
+		log_info("worker %ld %s", (long)pid, why);
+		w = proxy_worker_cur;
+		if (w != NULL && w->pid == pid) {
+			w->pid = 0;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 75)
+				w->upgrading = 1;
+			proxy_worker_lost(w, why);
+		} else
+			proxy_worker_orphan_remove(pid);
+		free(why);
+	}
+	if (proxy_worker_stopping && proxy_worker_no_children())
+		proxy_worker_stop_finish();
+}
+
+static void
+proxy_worker_hello(struct proxy_worker *w, const struct proto_header *hdr,
+    const msgpack_object *body)
+{
+	struct proto_hello		h;
+	struct proto_incarnation	inc;
+	struct mpbuf			b;
+	char				err[256];
+
+	if (hdr->type != PROTO_MSG_HELLO) {
+		peer_kill(w->peer, "frame before HELLO");
+		return;
+	}
+	if (proto_hello_unpack(body, &h, err, sizeof err) != 0) {
+		peer_kill(w->peer, err);
+		return;
+	}
+	mpbuf_init(&b);
+	if (proto_hello_check(&h, err, sizeof err) != 0) {
+		proto_mismatch_pack(&b.pk, h.version);
+		peer_send(w->peer, PROTO_MSG_VERSION_MISMATCH, hdr->id, &b.sb);
+		mpbuf_free(&b);
+		peer_kill(w->peer, err);
+		return;
+	}
+	if (strcmp(h.kind, PROTO_PEER_WORKER) != 0) {
+		mpbuf_free(&b);
+		peer_kill(w->peer, "HELLO from something not a worker");
+		return;
+	}
+	memset(&inc, 0, sizeof inc);
+	inc.pid = getpid();
+	inc.started_at = proxy_started_at;
+	snprintf(inc.version, sizeof inc.version, "%s", RUNTIMED_VERSION);
+	proto_hello_ok_pack(&b.pk, &inc);
+	peer_send(w->peer, PROTO_MSG_HELLO_OK, hdr->id, &b.sb);
+	mpbuf_free(&b);
+	w->hello = 1;
+	evtimer_del(w->hello_timer);
+	log_info("worker %ld (%s) up after %lld ms", (long)w->pid, h.label,
+	    (long long)(util_mono_ms() - w->started));
+	proxy_relay_worker_up();
+}
+
+static void
+proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct proxy_worker	*w = arg;
+	const char		*s;
+	size_t			 len;
+
+	if (w == NULL)
+		return;		/* a link we already let go of */
+	if (hdr == NULL) {
+		w->peer = NULL;
+		proxy_worker_lost(w, "link closed");
+		return;
+	}
+	if (!w->hello) {
+		proxy_worker_hello(w, hdr, body);
+		return;
+	}
+	switch (hdr->type) {
+	case PROTO_MSG_MCP:
+		if ((s = proto_get_str(body, "json", &len)) == NULL) {
+			peer_kill(peer, "MCP frame without json");
+			return;
+		}
+		proxy_relay_worker_message(s, len);
+		break;
+	case PROTO_MSG_WORKER_READY:
+		if ((s = proto_get_str(body, "catalog", &len)) == NULL)
+			s = "", len = 0;
+		proxy_relay_worker_catalog(s, len);
+		break;
+	case PROTO_MSG_WORKER_UPGRADE:
+		log_info("worker %ld will exit for an upgrade", (long)w->pid);
+		w->upgrading = 1;
+		break;
+	case PROTO_MSG_PING:
+		peer_send_raw(peer, PROTO_MSG_PONG, hdr->id, "\x80", 1);
+		break;
+	case PROTO_MSG_PONG:
+	case PROTO_MSG_OK:
+		break;
+	default:
+		log_warnx("worker sent unexpected %s",
+		    proto_msg_name(hdr->type));
+		peer_kill(peer, "unexpected frame");
+		break;
+	}
+}
+
+static void
+proxy_worker_hello_timeout(evutil_socket_t fd, short events, void *arg)
+{
+	struct proxy_worker	*w = arg;
+
+	log_warnx("worker %ld sent no HELLO in %d s; killing it",
+	    (long)w->pid, PROXY_WORKER_HELLO_MS / 1000);
+	proxy_worker_lost(w, "no HELLO");
+	/* lost() sent SIGTERM; a stuck worker may ignore it. */
+}
+
+/* Run the worker with its stderr on the log file (see the top). */
+static pid_t
+proxy_worker_exec(const char *path, int fd3, char **cause)
+{
+	char	*argv[] = { (char *)path, "--proxy-fd", "3", NULL };
+	pid_t	 pid;
+	int	 saved = -1;
+
+	if (proxy_worker_logfd != -1) {
+		saved = fcntl(2, F_DUPFD_CLOEXEC, 10);
+		if (saved == -1 || dup2(proxy_worker_logfd, 2) == -1) {
+			if (saved != -1)
+				close(saved);
+			saved = -1;
+		}
+	}
+	pid = spawn_child(path, argv, fd3, 0, cause);
+	if (saved != -1) {
+		dup2(saved, 2);
+		close(saved);
+	}
+	return pid;
+}
+
+static void
+proxy_worker_spawn(void)
+{
+	struct proxy_worker	*w;
+	struct timeval		 tv;
+	char			*path, *cause = NULL;
+	int			 sv[2];
+	pid_t			 pid;
+
+	path = spawn_find(PROXY_WORKER_NAME, RUNTIMED_LIBEXECDIR);
+	if (path == NULL) {
+		log_warnx("cannot find %s (set RUNTIMED_LIBEXEC_DIR?)",
+		    PROXY_WORKER_NAME);
+		proxy_worker_schedule(1);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair");
+		free(path);
+		proxy_worker_schedule(1);
+		return;
+	}
+	pid = proxy_worker_exec(path, sv[1], &cause);
+	close(sv[1]);
+	if (pid == -1) {
+		log_warnx("%s", cause);
+		free(cause);
+		free(path);
+		close(sv[0]);
+		proxy_worker_schedule(1);
+		return;
+	}
+	log_info("started %s, pid %ld, log %s", path, (long)pid,
+	    proxy_worker_log_path());
+	free(path);
+
+	w = xcalloc(1, sizeof *w);
+	w->pid = pid;
+	w->started = util_mono_ms();
+	w->peer = peer_create(proxy_worker_base, sv[0], "worker",
+	    proxy_worker_dispatch, w);
+	w->hello_timer = evtimer_new(proxy_worker_base,
+	    proxy_worker_hello_timeout, w);
+	tv.tv_sec = PROXY_WORKER_HELLO_MS / 1000;
+	tv.tv_usec = 0;
+	evtimer_add(w->hello_timer, &tv);
+	proxy_worker_cur = w;
+}
+
+/* One MCP message to the current worker; -1 when there is no link. */
+int
+proxy_worker_send(const char *json, size_t len)
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+	struct mpbuf		 b;
+	int			 r;
+
+	if (w == NULL || w->peer == NULL || !w->hello)
+		return -1;
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_strn(&b.pk, "json", json, len);
+	r = peer_send(w->peer, PROTO_MSG_MCP, 0, &b.sb);
+	mpbuf_free(&b);
+	return r;
+}
+
+static void
+proxy_worker_stop_timeout(evutil_socket_t fd, short events, void *arg)
+{
+	u_int	i;
+	pid_t	pid;
+
+	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
+		if ((pid = proxy_worker_orphans[i]) == 0)
+			continue;
+		log_warnx("worker %ld did not exit in time; killing it",
+		    (long)pid);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		proxy_worker_orphans[i] = 0;
+	}
+	proxy_worker_stop_finish();
+}
+
+/*
+ * Ask the worker to exit (WORKER_SHUTDOWN, then close the link), give it
+ * PROXY_SHUTDOWN_MS, then SIGKILL; call done when no child is left.
+ */
+void
+proxy_worker_shutdown(void (*done)(void))
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+	struct timeval		 tv = { PROXY_SHUTDOWN_MS / 1000,
+				    (PROXY_SHUTDOWN_MS % 1000) * 1000 };
+
+	proxy_worker_stopping = 1;
+	proxy_worker_stop_done = done;
+	evtimer_del(proxy_worker_respawn);
+	if (w != NULL) {
+		if (w->peer != NULL) {
+			peer_send_raw(w->peer, PROTO_MSG_WORKER_SHUTDOWN, 0,
+			    "\x80", 1);
+			peer_set_arg(w->peer, NULL);
+			peer_kill(w->peer, NULL);
+			w->peer = NULL;
+		}
+		/* Keep it as an orphan so the timer can still kill it. */
+		proxy_worker_cur = NULL;
+		if (w->pid > 0)
+			proxy_worker_orphan_add(w->pid);
+		if (w->hello_timer != NULL)
+			event_free(w->hello_timer);
+		free(w);
+	}
+	if (proxy_worker_no_children()) {
+		proxy_worker_stop_finish();
+		return;
+	}
+	proxy_worker_stop_timer = evtimer_new(proxy_worker_base,
+	    proxy_worker_stop_timeout, NULL);
+	evtimer_add(proxy_worker_stop_timer, &tv);
+}
+
+void
+proxy_worker_init(struct event_base *base)
+{
+	proxy_worker_base = base;
+	proxy_worker_open_log();
+	proxy_worker_sigchld = evsignal_new(base, SIGCHLD,
+	    proxy_worker_sigchld_cb, NULL);
+	evsignal_add(proxy_worker_sigchld, NULL);
+	proxy_worker_respawn = evtimer_new(base, proxy_worker_respawn_cb,
+	    NULL);
+	proxy_worker_spawn();
+}

@@ -1,0 +1,118 @@
+/*
+ * tool-connect-notebook.c: open an .ipynb (or join an open room by id)
+ * and mint a new handle on it; never idempotent by design.
+ */
+
+#include <stdlib.h>
+#include <strings.h>
+
+#include "worker.h"
+
+struct tool_connect_notebook {
+	struct worker_call	*call;
+	struct worker_handle	*h;
+};
+
+static void
+tool_connect_notebook_joined(void *arg, struct worker_room *room,
+    struct json_object *joined, const char *code, const char *msg)
+{
+	struct tool_connect_notebook	*st = arg;
+
+	if (code != NULL) {
+		worker_attach_cancel(st->h);
+		worker_call_error(st->call, code, "%s", msg);
+	} else {
+		worker_attach_commit(st->h, room,
+		    worker_room_notebook_id(room));
+		worker_output_attached(st->call, st->h, joined);
+	}
+	free(st);
+}
+
+static void
+tool_connect_notebook(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"path", "notebook_id", "domain", NULL
+	};
+	struct json_object		*args = worker_call_args(call), *body;
+	struct tool_connect_notebook	*st;
+	const char			*path, *id, *domain;
+	char				*msg = NULL, *abs;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
+	    worker_args_string(args, "notebook_id", 0, &id, &msg) != 0 ||
+	    worker_args_string(args, "domain", 0, &domain, &msg) != 0) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return;
+	}
+	if ((path == NULL) == (id == NULL) ||
+	    (path != NULL && *path == '\0') || (id != NULL && *id == '\0')) {
+		worker_call_error(call, "invalid_argument", "give exactly one "
+		    "of path (an .ipynb file) or notebook_id (from "
+		    "list_notebooks)");
+		return;
+	}
+	if (domain != NULL && (id == NULL || strcasecmp(domain, "local"))) {
+		worker_call_error(call, "invalid_argument", "domain goes only "
+		    "with notebook_id and must be 'local'");
+		return;
+	}
+	st = xcalloc(1, sizeof *st);
+	st->call = call;
+	if ((st->h = worker_attach_reserve()) == NULL) {
+		free(st);
+		worker_call_error(call, "attachment_limit", "%d notebook "
+		    "handles are in use; release some with "
+		    "disconnect_notebook", WORKER_MAX_ATTACH);
+		return;
+	}
+	body = json_object_new_object();
+	if (path != NULL) {
+		abs = worker_args_path(path);
+		json_object_object_add(body, "path",
+		    json_object_new_string(abs));
+		free(abs);
+	} else
+		json_object_object_add(body, "notebook_id",
+		    json_object_new_string(id));
+	worker_room_join(PROTO_MSG_ROOM_OPEN, body,
+	    tool_connect_notebook_joined, st);
+	json_object_put(body);
+}
+
+const struct tool_entry tool_connect_notebook_entry = {
+	.name = "connect_notebook",
+	.description = "Open an existing Jupyter notebook (.ipynb path) or "
+	    "join a notebook the daemon already has open (notebook_id from "
+	    "list_notebooks). Starts its kernel if needed. Every call returns "
+	    "a NEW notebook_handle; pass it to the other tools and release it "
+	    "with disconnect_notebook when done. Also returns a cell summary.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"path\":{\"type\":\"string\",\"description\":\"Path of an "
+	    "existing .ipynb file.\"},"
+	    "\"notebook_id\":{\"type\":\"string\",\"description\":\"ID of a "
+	    "notebook the daemon has open (instead of path).\"},"
+	    "\"domain\":{\"type\":\"string\",\"description\":\"Only with "
+	    "notebook_id: omit or 'local'.\"}},"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"notebook_handle\":{\"type\":\"string\"},"
+	    "\"notebook_id\":{\"type\":\"string\"},"
+	    "\"path\":{\"type\":[\"string\",\"null\"]},"
+	    "\"kernel\":{\"type\":\"object\"},"
+	    "\"cells\":{\"type\":\"array\"},"
+	    "\"total_cells\":{\"type\":\"integer\"},"
+	    "\"cursor\":{\"type\":\"string\"},"
+	    "\"resources\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"string\"}},"
+	    WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 0,
+	.idempotent = 0,
+	.handler = tool_connect_notebook,
+};

@@ -1,0 +1,106 @@
+/*
+ * tool-create-notebook.c: a new notebook (untitled, or at a new path) in
+ * a new room, and a new handle on it.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+struct tool_create_notebook {
+	struct worker_call	*call;
+	struct worker_handle	*h;
+};
+
+static void
+tool_create_notebook_joined(void *arg, struct worker_room *room,
+    struct json_object *joined, const char *code, const char *msg)
+{
+	struct tool_create_notebook	*st = arg;
+
+	if (code != NULL) {
+		worker_attach_cancel(st->h);
+		worker_call_error(st->call, code, "%s", msg);
+	} else {
+		worker_attach_commit(st->h, room,
+		    worker_room_notebook_id(room));
+		worker_output_attached(st->call, st->h, joined);
+	}
+	free(st);
+}
+
+static void
+tool_create_notebook(struct worker_call *call)
+{
+	static const char *const	 allowed[] = { "path", "kernel", NULL };
+	struct json_object		*args = worker_call_args(call), *body;
+	struct tool_create_notebook	*st;
+	const char			*path, *kernel;
+	char				*msg = NULL, *abs;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
+	    worker_args_string(args, "kernel", 0, &kernel, &msg) != 0) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return;
+	}
+	if ((path != NULL && *path == '\0') ||
+	    (kernel != NULL && *kernel == '\0')) {
+		worker_call_error(call, "invalid_argument",
+		    "path and kernel must not be empty when given");
+		return;
+	}
+	st = xcalloc(1, sizeof *st);
+	st->call = call;
+	if ((st->h = worker_attach_reserve()) == NULL) {
+		free(st);
+		worker_call_error(call, "attachment_limit", "%d notebook "
+		    "handles are in use; release some with "
+		    "disconnect_notebook", WORKER_MAX_ATTACH);
+		return;
+	}
+	body = json_object_new_object();
+	if (path != NULL) {
+		abs = worker_args_path(path);
+		json_object_object_add(body, "path",
+		    json_object_new_string(abs));
+		free(abs);
+	}
+	if (kernel != NULL)
+		json_object_object_add(body, "kernel",
+		    json_object_new_string(kernel));
+	worker_room_join(PROTO_MSG_ROOM_CREATE, body,
+	    tool_create_notebook_joined, st);
+	json_object_put(body);
+}
+
+const struct tool_entry tool_create_notebook_entry = {
+	.name = "create_notebook",
+	.description = "Create a new Jupyter notebook and start its kernel. "
+	    "Give path to create a new .ipynb file there (it must not exist "
+	    "yet), or omit it for an untitled notebook (save it later with "
+	    "save_notebook and a path). kernel is a kernelspec name (default "
+	    "python3). Returns a new notebook_handle for every other tool.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"path\":{\"type\":\"string\",\"description\":\"Where the new "
+	    ".ipynb goes (must not exist). Omit for an untitled notebook.\"},"
+	    "\"kernel\":{\"type\":\"string\",\"description\":\"Kernelspec "
+	    "name, default python3.\"}},\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"notebook_handle\":{\"type\":\"string\"},"
+	    "\"notebook_id\":{\"type\":\"string\"},"
+	    "\"path\":{\"type\":[\"string\",\"null\"]},"
+	    "\"kernel\":{\"type\":\"object\"},"
+	    "\"cells\":{\"type\":\"array\"},"
+	    "\"total_cells\":{\"type\":\"integer\"},"
+	    "\"cursor\":{\"type\":\"string\"},"
+	    "\"resources\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"string\"}},"
+	    WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 0,
+	.idempotent = 0,
+	.handler = tool_create_notebook,
+};

@@ -1,0 +1,573 @@
+/*
+ * tool-edit-cells.c: one atomic batch of insert / edit / delete / replace.
+ * replace is done here: read the cell, require exactly one match of
+ * old_text, and send the result as an edit.  Integer cell references are
+ * indexes into the notebook as read at the time of the call.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+#define TOOL_EDIT_CELLS_MAX	1000
+
+struct tool_edit_cells {
+	struct worker_call	*call;
+	struct worker_room	*room;
+	struct json_object	*edits;		/* borrowed */
+	int			 run;
+	struct json_object	*cells;		/* ROOM_CONTENT */
+	struct json_object	*sources;	/* cell_id -> source */
+	struct json_object	*sent;		/* to the daemon */
+	struct json_object	*done;		/* result cells */
+	struct json_object	*run_ids;
+	struct evbuffer		*text;
+	int64_t			 seq;
+	struct worker_budget	 budget;
+};
+
+static void
+tool_edit_cells_free(struct tool_edit_cells *st)
+{
+	worker_room_unref(st->room);
+	json_object_put(st->cells);
+	json_object_put(st->sources);
+	json_object_put(st->sent);
+	json_object_put(st->done);
+	json_object_put(st->run_ids);
+	if (st->text != NULL)
+		evbuffer_free(st->text);
+	free(st);
+}
+
+static void
+tool_edit_cells_fail(struct tool_edit_cells *st, const char *code,
+    const char *msg)
+{
+	worker_call_error(st->call, code, "%s", msg);
+	tool_edit_cells_free(st);
+}
+
+static int
+tool_edit_cells_type_ok(const char *t)
+{
+	return strcmp(t, "code") == 0 || strcmp(t, "markdown") == 0 ||
+	    strcmp(t, "raw") == 0;
+}
+
+/* Check one edit's shape (no notebook needed).  Sets *need_content. */
+static int
+tool_edit_cells_check_one(struct json_object *e, size_t i, int *need_content,
+    char **msg)
+{
+	static const char *const	 ins[] = {
+		"op", "after", "cell_type", "source", "metadata", NULL
+	};
+	static const char *const	 edit[] = {
+		"op", "cell_id", "source", "cell_type", "metadata", NULL
+	};
+	static const char *const	 del[] = { "op", "cell_id", NULL };
+	static const char *const	 rep[] = {
+		"op", "cell_id", "old_text", "new_text", NULL
+	};
+	const char			*op, *s;
+	struct json_object		*v;
+	char				*m = NULL;
+	const char *const		*allowed;
+
+	if (!json_object_is_type(e, json_type_object)) {
+		xasprintf(msg, "edits[%zu] must be an object", i);
+		return -1;
+	}
+	if (worker_args_string(e, "op", 1, &op, &m) != 0)
+		goto bad;
+	if (strcmp(op, "insert") == 0)
+		allowed = ins;
+	else if (strcmp(op, "edit") == 0)
+		allowed = edit;
+	else if (strcmp(op, "delete") == 0)
+		allowed = del;
+	else if (strcmp(op, "replace") == 0)
+		allowed = rep;
+	else {
+		xasprintf(msg, "edits[%zu]: op must be insert, edit, delete or "
+		    "replace", i);
+		return -1;
+	}
+	if (worker_args_check(e, allowed, &m) != 0)
+		goto bad;
+	if (worker_args_string(e, "cell_type", 0, &s, &m) != 0)
+		goto bad;
+	if (s != NULL && !tool_edit_cells_type_ok(s)) {
+		xasprintf(msg, "edits[%zu]: cell_type must be code, markdown "
+		    "or raw", i);
+		return -1;
+	}
+	if (json_object_object_get_ex(e, "metadata", &v) && v != NULL &&
+	    !json_object_is_type(v, json_type_object)) {
+		xasprintf(msg, "edits[%zu]: metadata must be an object", i);
+		return -1;
+	}
+	if (worker_args_string(e, "source", strcmp(op, "insert") == 0, &s,
+	    &m) != 0)
+		goto bad;
+	v = json_object_object_get(e, strcmp(op, "insert") == 0 ? "after" :
+	    "cell_id");
+	if (v == NULL || (!json_object_is_type(v, json_type_string) &&
+	    !json_object_is_type(v, json_type_int))) {
+		xasprintf(msg, "edits[%zu]: %s must be a cell_id string or a "
+		    "zero-based index%s", i, strcmp(op, "insert") == 0 ?
+		    "after" : "cell_id", strcmp(op, "insert") == 0 ?
+		    " (or \"TOP\" / \"BOTTOM\")" : "");
+		return -1;
+	}
+	if (json_object_is_type(v, json_type_int))
+		*need_content = 1;
+	if (strcmp(op, "edit") == 0 &&
+	    json_object_object_get(e, "source") == NULL &&
+	    json_object_object_get(e, "cell_type") == NULL &&
+	    json_object_object_get(e, "metadata") == NULL) {
+		xasprintf(msg, "edits[%zu]: edit needs source, cell_type or "
+		    "metadata", i);
+		return -1;
+	}
+	if (strcmp(op, "replace") == 0) {
+		*need_content = 1;
+		if (worker_args_string(e, "old_text", 1, &s, &m) != 0 ||
+		    worker_args_string(e, "new_text", 1, &s, &m) != 0)
+			goto bad;
+		if (json_object_get_string_len(json_object_object_get(e,
+		    "old_text")) == 0) {
+			xasprintf(msg, "edits[%zu]: old_text must not be "
+			    "empty", i);
+			return -1;
+		}
+	}
+	return 0;
+bad:
+	xasprintf(msg, "edits[%zu]: %s", i, m);
+	free(m);
+	return -1;
+}
+
+/* The working source of a cell (edits earlier in the batch applied). */
+static struct json_object *
+tool_edit_cells_source(struct tool_edit_cells *st, const char *id)
+{
+	struct json_object	*v, *cell;
+	const char		*src;
+	size_t			 i, len;
+
+	if (json_object_object_get_ex(st->sources, id, &v))
+		return v;
+	for (i = 0; st->cells != NULL &&
+	    i < json_object_array_length(st->cells); i++) {
+		cell = json_object_array_get_idx(st->cells, i);
+		if (strcmp(json_object_get_string(json_object_object_get(cell,
+		    "cell_id")), id) != 0)
+			continue;
+		src = worker_output_source(cell, &len);
+		json_object_object_add(st->sources, id,
+		    json_object_new_string_len(src, (int)len));
+		return json_object_object_get(st->sources, id);
+	}
+	return NULL;
+}
+
+static const char *
+tool_edit_cells_type_of(struct tool_edit_cells *st, const char *id)
+{
+	struct json_object	*cell;
+	size_t			 i;
+
+	for (i = 0; st->cells != NULL &&
+	    i < json_object_array_length(st->cells); i++) {
+		cell = json_object_array_get_idx(st->cells, i);
+		if (strcmp(json_object_get_string(json_object_object_get(cell,
+		    "cell_id")), id) == 0)
+			return json_object_get_string(json_object_object_get(
+			    cell, "cell_type"));
+	}
+	return NULL;
+}
+
+/* Count (overlapping) occurrences of needle; stop at 2. */
+static int
+tool_edit_cells_count(const char *hay, size_t hlen, const char *needle,
+    size_t nlen, size_t *first)
+{
+	const char	*p = hay, *q;
+	int		 n = 0;
+
+	while (n < 2 && (size_t)(hay + hlen - p) >= nlen &&
+	    (q = memmem(p, (size_t)(hay + hlen - p), needle, nlen)) != NULL) {
+		if (n == 0)
+			*first = (size_t)(q - hay);
+		n++;
+		p = q + 1;
+	}
+	return n;
+}
+
+/* Turn the caller's edits into the daemon's; -1 after answering. */
+static int
+tool_edit_cells_translate(struct tool_edit_cells *st)
+{
+	struct json_object	*e, *d, *v, *src;
+	const char		*op, *id, *old, *new;
+	char			*msg = NULL, *buf;
+	size_t			 i, olen, nlen, slen, at;
+	int			 r, n;
+
+	for (i = 0; i < json_object_array_length(st->edits); i++) {
+		e = json_object_array_get_idx(st->edits, i);
+		op = json_object_get_string(json_object_object_get(e, "op"));
+		d = json_object_new_object();
+		json_object_array_add(st->sent, d);
+		v = json_object_object_get(e, strcmp(op, "insert") == 0 ?
+		    "after" : "cell_id");
+		r = worker_args_cellref(v, st->cells, &id, &msg);
+		if (r != 0) {
+			worker_call_error(st->call, r == -2 ? "cell_not_found" :
+			    "invalid_argument", "edits[%zu]: %s", i, msg);
+			free(msg);
+			return -1;
+		}
+		if (strcmp(op, "replace") == 0) {
+			if ((src = tool_edit_cells_source(st, id)) == NULL) {
+				worker_call_error(st->call, "cell_not_found",
+				    "edits[%zu]: no cell %s", i, id);
+				return -1;
+			}
+			old = json_object_get_string(json_object_object_get(e,
+			    "old_text"));
+			olen = (size_t)json_object_get_string_len(
+			    json_object_object_get(e, "old_text"));
+			new = json_object_get_string(json_object_object_get(e,
+			    "new_text"));
+			nlen = (size_t)json_object_get_string_len(
+			    json_object_object_get(e, "new_text"));
+			slen = (size_t)json_object_get_string_len(src);
+			n = tool_edit_cells_count(json_object_get_string(src),
+			    slen, old, olen, &at);
+			if (n != 1) {
+				worker_call_error(st->call, n == 0 ?
+				    "no_match" : "ambiguous_match",
+				    "edits[%zu]: old_text occurs %s in cell "
+				    "%s; %s", i, n == 0 ? "nowhere" :
+				    "more than once", id, n == 0 ?
+				    "read the cell with inspect_notebook and "
+				    "copy the text exactly" : "include more "
+				    "surrounding text to make it unique");
+				return -1;
+			}
+			buf = xmalloc(slen - olen + nlen + 1);
+			memcpy(buf, json_object_get_string(src), at);
+			memcpy(buf + at, new, nlen);
+			memcpy(buf + at + nlen, json_object_get_string(src) +
+			    at + olen, slen - at - olen);
+			json_object_object_add(st->sources, id,
+			    json_object_new_string_len(buf,
+			    (int)(slen - olen + nlen)));
+			free(buf);
+			json_object_object_add(d, "op",
+			    json_object_new_string("edit"));
+			json_object_object_add(d, "cell_id",
+			    json_object_new_string(id));
+			json_object_object_add(d, "source", json_object_get(
+			    json_object_object_get(st->sources, id)));
+			continue;
+		}
+		json_object_object_add(d, "op", json_object_new_string(op));
+		json_object_object_add(d, strcmp(op, "insert") == 0 ?
+		    "after" : "cell_id", json_object_new_string(id));
+		if (strcmp(op, "delete") == 0)
+			continue;
+		if ((v = json_object_object_get(e, "source")) != NULL) {
+			json_object_object_add(d, "source",
+			    json_object_get(v));
+			if (strcmp(op, "edit") == 0)
+				json_object_object_add(st->sources, id,
+				    json_object_get(v));
+		}
+		if ((v = json_object_object_get(e, "cell_type")) != NULL)
+			json_object_object_add(d, "cell_type",
+			    json_object_get(v));
+		if ((v = json_object_object_get(e, "metadata")) != NULL)
+			json_object_object_add(d, "metadata",
+			    json_object_get(v));
+	}
+	return 0;
+}
+
+static void
+tool_edit_cells_finish(struct tool_edit_cells *st, struct json_object *run)
+{
+	struct json_object	*sc;
+	char			*s;
+
+	sc = json_object_new_object();
+	json_object_object_add(sc, "cells", json_object_get(st->done));
+	json_object_object_add(sc, "seq", json_object_new_int64(st->seq));
+	json_object_object_add(sc, "cursor",
+	    worker_output_cursor(st->room, st->seq));
+	if (run != NULL)
+		json_object_object_add(sc, "run", run);
+	s = worker_output_take(st->text);
+	st->text = NULL;
+	worker_call_result(st->call, s, sc);
+	free(s);
+	tool_edit_cells_free(st);
+}
+
+static void
+tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
+    const char *code, const char *msg)
+{
+	struct tool_edit_cells	*st = arg;
+	struct json_object	*run, *body, *err;
+
+	if (code != NULL) {
+		/* The edits stand; say the run failed. */
+		evbuffer_add_printf(st->text, "run failed: %s: %s\n", code,
+		    msg);
+		err = json_object_new_object();
+		json_object_object_add(err, "code",
+		    json_object_new_string(code));
+		json_object_object_add(err, "message",
+		    json_object_new_string(msg));
+		run = json_object_new_object();
+		json_object_object_add(run, "error", err);
+		tool_edit_cells_finish(st, run);
+		return;
+	}
+	if (type == PROTO_MSG_EXEC_STATE &&
+	    !worker_output_terminal(json_object_get_string(
+	    json_object_object_get(state, "status"))) &&
+	    json_object_object_get(state, "cells") != NULL &&
+	    st->run == 1) {
+		/* Give it the default short wait, like run_cells. */
+		st->run = 2;
+		body = json_object_new_object();
+		json_object_object_add(body, "execution_id", json_object_get(
+		    json_object_object_get(state, "execution_id")));
+		json_object_object_add(body, "timeout_ms",
+		    json_object_new_int(WORKER_RUN_DEFAULT_SECS * 1000));
+		worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+		    tool_edit_cells_ran, st);
+		json_object_put(body);
+		return;
+	}
+	run = worker_output_exec(state, &st->budget, st->text, st->call);
+	tool_edit_cells_finish(st, run);
+}
+
+static void
+tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct tool_edit_cells	*st = arg;
+	struct json_object	*cells, *e, *c, *body, *idx;
+	const char		*op, *id, *ct;
+	size_t			 i, n;
+
+	if (code != NULL) {
+		idx = json_object_object_get(reply, "index");
+		if (idx != NULL && json_object_is_type(idx, json_type_int)) {
+			worker_call_error(st->call, code, "edits[%lld]: %s "
+			    "(no edit of the batch was applied)",
+			    (long long)json_object_get_int64(idx), msg);
+			tool_edit_cells_free(st);
+		} else
+			tool_edit_cells_fail(st, code, msg);
+		return;
+	}
+	if (type != PROTO_MSG_ROOM_EDIT_REPLY) {
+		tool_edit_cells_fail(st, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		return;
+	}
+	st->seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	cells = json_object_object_get(reply, "cells");
+	n = json_object_array_length(st->edits);
+	evbuffer_add_printf(st->text, "applied %zu edit%s:\n", n,
+	    n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		e = json_object_array_get_idx(st->edits, i);
+		op = json_object_get_string(json_object_object_get(e, "op"));
+		c = cells != NULL && json_object_is_type(cells,
+		    json_type_array) ? json_object_array_get_idx(cells, i) :
+		    NULL;
+		id = json_object_get_string(json_object_object_get(c,
+		    "cell_id"));
+		if (id == NULL)
+			id = json_object_get_string(json_object_object_get(
+			    json_object_array_get_idx(st->sent, i),
+			    "cell_id"));
+		if (id == NULL)
+			id = "";
+		c = json_object_new_object();
+		json_object_object_add(c, "cell_id",
+		    json_object_new_string(id));
+		json_object_object_add(c, "op", json_object_new_string(op));
+		json_object_array_add(st->done, c);
+		evbuffer_add_printf(st->text, "%s %s\n", op, id);
+
+		/* What run reruns: code cells that were inserted or changed. */
+		if (strcmp(op, "delete") == 0 || *id == '\0')
+			continue;
+		ct = json_object_get_string(json_object_object_get(e,
+		    "cell_type"));
+		if (ct == NULL && strcmp(op, "insert") != 0)
+			ct = tool_edit_cells_type_of(st, id);
+		if (ct == NULL || strcmp(ct, "code") == 0)
+			json_object_array_add(st->run_ids,
+			    json_object_new_string(id));
+	}
+	if (!st->run || json_object_array_length(st->run_ids) == 0) {
+		tool_edit_cells_finish(st, NULL);
+		return;
+	}
+	body = json_object_new_object();
+	json_object_object_add(body, "cell_ids", json_object_get(st->run_ids));
+	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
+	    tool_edit_cells_ran, st);
+	json_object_put(body);
+}
+
+static void
+tool_edit_cells_send(struct tool_edit_cells *st)
+{
+	struct json_object	*body;
+
+	if (tool_edit_cells_translate(st) != 0) {
+		st->call = NULL;
+		tool_edit_cells_free(st);
+		return;
+	}
+	body = json_object_new_object();
+	json_object_object_add(body, "edits", json_object_get(st->sent));
+	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, body,
+	    tool_edit_cells_edited, st);
+	json_object_put(body);
+}
+
+static void
+tool_edit_cells_content(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct tool_edit_cells	*st = arg;
+
+	if (code != NULL) {
+		tool_edit_cells_fail(st, code, msg);
+		return;
+	}
+	st->cells = json_object_get(json_object_object_get(reply, "cells"));
+	if (st->cells == NULL ||
+	    !json_object_is_type(st->cells, json_type_array)) {
+		tool_edit_cells_fail(st, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		return;
+	}
+	tool_edit_cells_send(st);
+}
+
+static void
+tool_edit_cells(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "edits", "run",
+		NULL
+	};
+	struct json_object		*args, *edits;
+	struct tool_edit_cells		*st;
+	struct worker_handle		*h;
+	char				*msg = NULL;
+	size_t				 i, n;
+	int				 run, need_content = 0;
+
+	args = worker_call_args(call);
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_bool(args, "run", 0, &run, &msg) != 0)
+		goto bad;
+	if (!json_object_object_get_ex(args, "edits", &edits) ||
+	    !json_object_is_type(edits, json_type_array) ||
+	    (n = json_object_array_length(edits)) == 0 ||
+	    n > TOOL_EDIT_CELLS_MAX) {
+		xasprintf(&msg, "edits must be a list of 1 to %d edits",
+		    TOOL_EDIT_CELLS_MAX);
+		goto bad;
+	}
+	for (i = 0; i < n; i++) {
+		if (tool_edit_cells_check_one(json_object_array_get_idx(edits,
+		    i), i, &need_content, &msg) != 0)
+			goto bad;
+	}
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+
+	st = xcalloc(1, sizeof *st);
+	st->call = call;
+	st->room = worker_attach_room(h);
+	worker_room_ref(st->room);
+	st->edits = edits;
+	st->run = run;
+	st->sources = json_object_new_object();
+	st->sent = json_object_new_array();
+	st->done = json_object_new_array();
+	st->run_ids = json_object_new_array();
+	st->text = evbuffer_new();
+	worker_budget_init(&st->budget, 0);
+	if (need_content)
+		worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+		    tool_edit_cells_content, st);
+	else
+		tool_edit_cells_send(st);
+	return;
+bad:
+	worker_call_error(call, "invalid_argument", "%s", msg);
+	free(msg);
+}
+
+const struct tool_entry tool_edit_cells_entry = {
+	.name = "edit_cells",
+	.description = "Change notebook cells in one atomic batch: insert "
+	    "(after a cell_id, \"TOP\" or \"BOTTOM\"), edit (source, "
+	    "cell_type, metadata), delete, or replace (old_text -> new_text, "
+	    "old_text must occur exactly once in the cell). Cells are named "
+	    "by cell_id or zero-based index. run:true then runs the inserted "
+	    "and edited code cells. Returns the cell_id of each edit.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"edits\":{\"type\":\"array\",\"minItems\":1,\"items\":{"
+	    "\"type\":\"object\",\"properties\":{"
+	    "\"op\":{\"type\":\"string\",\"enum\":[\"insert\",\"edit\","
+	    "\"delete\",\"replace\"]},"
+	    "\"after\":{\"type\":[\"string\",\"integer\"],\"description\":"
+	    "\"insert: cell_id, index, \\\"TOP\\\" or \\\"BOTTOM\\\".\"},"
+	    "\"cell_id\":{\"type\":[\"string\",\"integer\"],\"description\":"
+	    "\"edit/delete/replace: cell_id or zero-based index.\"},"
+	    "\"cell_type\":{\"type\":\"string\",\"enum\":[\"code\","
+	    "\"markdown\",\"raw\"]},"
+	    "\"source\":{\"type\":\"string\"},"
+	    "\"metadata\":{\"type\":\"object\",\"description\":\"Merged "
+	    "shallowly into the cell's metadata.\"},"
+	    "\"old_text\":{\"type\":\"string\"},"
+	    "\"new_text\":{\"type\":\"string\"}},\"required\":[\"op\"]}},"
+	    "\"run\":{\"type\":\"boolean\",\"description\":\"Run the inserted "
+	    "and edited code cells afterwards (waits up to 1 s).\"}},"
+	    "\"required\":[\"edits\"],\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"cells\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"
+	    "\"op\":{\"type\":\"string\"}}}},"
+	    "\"seq\":{\"type\":\"integer\"},\"cursor\":{\"type\":\"string\"},"
+	    "\"run\":{\"type\":\"object\"},\"target\":{\"type\":\"object\"},"
+	    WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 1,
+	.idempotent = 0,
+	.handler = tool_edit_cells,
+};

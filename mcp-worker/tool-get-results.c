@@ -1,0 +1,118 @@
+/*
+ * tool-get-results.c: the state and outputs of one run by execution_id,
+ * waiting up to timeout_secs for it to finish.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+struct tool_get_results {
+	struct worker_call	*call;
+	struct worker_room	*room;
+	int			 full;
+};
+
+static void
+tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
+    const char *code, const char *msg)
+{
+	struct tool_get_results	*st = arg;
+	struct worker_budget	 budget;
+	struct json_object	*sc;
+	struct evbuffer		*text;
+	char			*s;
+
+	if (code != NULL)
+		worker_call_error(st->call, code, "%s", msg);
+	else if (type != PROTO_MSG_EXEC_STATE)
+		worker_call_error(st->call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+	else {
+		text = evbuffer_new();
+		worker_budget_init(&budget, st->full);
+		sc = worker_output_exec(state, &budget, text, st->call);
+		s = worker_output_take(text);
+		worker_call_result(st->call, s, sc);
+		free(s);
+	}
+	worker_room_unref(st->room);
+	free(st);
+}
+
+static void
+tool_get_results(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "execution_id",
+		"timeout_secs", "full_output", NULL
+	};
+	struct json_object		*args = worker_call_args(call), *body;
+	struct tool_get_results		*st;
+	struct worker_handle		*h;
+	const char			*id;
+	char				*msg = NULL;
+	int				 timeout_ms, full;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(args, "execution_id", 1, &id, &msg) != 0 ||
+	    worker_args_secs(args, "timeout_secs", 0, &timeout_ms,
+	    &msg) != 0 ||
+	    worker_args_bool(args, "full_output", 0, &full, &msg) != 0) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return;
+	}
+	if (*id == '\0') {
+		worker_call_error(call, "invalid_argument",
+		    "execution_id must not be empty");
+		return;
+	}
+	if (timeout_ms > 0 && worker_call_wait_acquire(call) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	st = xcalloc(1, sizeof *st);
+	st->call = call;
+	st->room = worker_attach_room(h);
+	worker_room_ref(st->room);
+	st->full = full;
+	body = json_object_new_object();
+	json_object_object_add(body, "execution_id",
+	    json_object_new_string(id));
+	json_object_object_add(body, "timeout_ms",
+	    json_object_new_int(timeout_ms));
+	worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+	    tool_get_results_state, st);
+	json_object_put(body);
+}
+
+const struct tool_entry tool_get_results_entry = {
+	.name = "get_results",
+	.description = "Get the status and outputs of a run started by "
+	    "run_cells (or edit_cells with run), by its execution_id. Waits up "
+	    "to timeout_secs (0-50, default 0) for the run to finish. Shows "
+	    "the source as it ran, even after later edits. full_output:true "
+	    "returns outputs without the inline caps.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"execution_id\":{\"type\":\"string\",\"description\":\"From "
+	    "run_cells.\"},"
+	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
+	    "\"maximum\":50,\"description\":\"Wait this long for the run to "
+	    "finish (default 0).\"},"
+	    "\"full_output\":{\"type\":\"boolean\",\"description\":\"Return "
+	    "outputs uncapped.\"}},\"required\":[\"execution_id\"],"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"execution_id\":{\"type\":\"string\"},"
+	    "\"status\":{\"type\":\"string\"},"
+	    "\"cells\":{\"type\":\"array\"},"
+	    "\"truncated\":{\"type\":\"boolean\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 1,
+	.destructive = 0,
+	.idempotent = 1,
+	.handler = tool_get_results,
+};

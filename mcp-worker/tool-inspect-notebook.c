@@ -1,0 +1,519 @@
+/*
+ * tool-inspect-notebook.c: a bounded read of a notebook: an outline, the
+ * sources, the outputs or all, for chosen cells or a window of them, with
+ * per-cell caps.  Returns a cursor for later change observation.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+#define TOOL_INSPECT_COUNT_DEFAULT	25
+#define TOOL_INSPECT_COUNT_MAX		100
+#define TOOL_INSPECT_SOURCE_DEFAULT	4000
+#define TOOL_INSPECT_OUTPUT_DEFAULT	2000
+#define TOOL_INSPECT_CHARS_MAX		WORKER_CELL_CAP
+
+struct tool_inspect_notebook {
+	struct worker_call	*call;
+	struct worker_room	*room;
+	struct json_object	*cell_ids;	/* borrowed, or NULL */
+	int			 source;	/* the view shows sources */
+	int			 outputs;	/* the view shows outputs */
+	const char		*output_mode;
+	int			 start, count;
+	int			 start_line, end_line;
+	int			 max_source, max_output;
+	const char		*after;
+};
+
+/* Lines start_line..end_line (1-based, inclusive; 0 = open end). */
+static void
+tool_inspect_notebook_lines(const char *s, size_t len, int first, int last,
+    size_t *off, size_t *n)
+{
+	size_t	i, begin = 0, end = len;
+	int	line = 1;
+
+	if (first > 1) {
+		begin = len;
+		for (i = 0; i < len; i++) {
+			if (s[i] == '\n' && ++line == first) {
+				begin = i + 1;
+				break;
+			}
+		}
+		line = first;
+	}
+	if (last > 0) {
+		for (i = begin; i < len; i++) {
+			if (s[i] == '\n' && line++ == last) {
+				end = i;
+				break;
+			}
+		}
+	}
+	*off = begin;
+	*n = end > begin ? end - begin : 0;
+}
+
+static struct json_object *
+tool_inspect_notebook_summary(struct json_object *outputs,
+    struct evbuffer *text)
+{
+	struct json_object	*arr, *o, *s, *d, *v;
+	struct json_object_iterator it, end;
+	const char		*type;
+	struct evbuffer		*line;
+	size_t			 i, len;
+	char			*p;
+
+	arr = json_object_new_array();
+	for (i = 0; outputs != NULL &&
+	    json_object_is_type(outputs, json_type_array) &&
+	    i < json_object_array_length(outputs); i++) {
+		o = json_object_array_get_idx(outputs, i);
+		type = json_object_get_string(json_object_object_get(o,
+		    "output_type"));
+		if (type == NULL)
+			type = "?";
+		line = evbuffer_new();
+		if (strcmp(type, "stream") == 0) {
+			v = json_object_object_get(o, "text");
+			evbuffer_add_printf(line, "%s: ",
+			    json_object_get_string(json_object_object_get(o,
+			    "name")));
+			if (json_object_is_type(v, json_type_string)) {
+				p = worker_output_strip_ansi(
+				    json_object_get_string(v),
+				    (size_t)json_object_get_string_len(v),
+				    &len);
+				worker_output_preview(line, p, len, 120);
+				free(p);
+			}
+		} else if (strcmp(type, "error") == 0) {
+			evbuffer_add_printf(line, "error: %s: ",
+			    json_object_get_string(json_object_object_get(o,
+			    "ename")));
+			v = json_object_object_get(o, "evalue");
+			p = worker_output_strip_ansi(json_object_get_string(v) ?
+			    json_object_get_string(v) : "", v != NULL ?
+			    (size_t)json_object_get_string_len(v) : 0, &len);
+			worker_output_preview(line, p, len, 120);
+			free(p);
+		} else {
+			evbuffer_add_printf(line, "%s:", type);
+			d = json_object_object_get(o, "data");
+			if (d != NULL && json_object_is_type(d,
+			    json_type_object)) {
+				it = json_object_iter_begin(d);
+				end = json_object_iter_end(d);
+				for (; !json_object_iter_equal(&it, &end);
+				    json_object_iter_next(&it))
+					evbuffer_add_printf(line, " %s",
+					    json_object_iter_peek_name(&it));
+				v = json_object_object_get(d, "text/plain");
+				if (json_object_is_type(v, json_type_string)) {
+					evbuffer_add(line, ": ", 2);
+					worker_output_preview(line,
+					    json_object_get_string(v),
+					    (size_t)json_object_get_string_len(
+					    v), 120);
+				}
+			}
+		}
+		len = evbuffer_get_length(line);
+		p = xmalloc(len + 1);
+		evbuffer_remove(line, p, len);
+		p[len] = '\0';
+		evbuffer_free(line);
+		evbuffer_add_printf(text, "  %s\n", p);
+		s = json_object_new_object();
+		json_object_object_add(s, "output_type",
+		    json_object_new_string(type));
+		json_object_object_add(s, "summary", json_object_new_string(p));
+		json_object_array_add(arr, s);
+		free(p);
+	}
+	return arr;
+}
+
+/* Which cells: the ids asked for, or the start/count window. */
+static int
+tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
+    struct json_object *cells, struct json_object *picked)
+{
+	struct json_object	*cell, *ref;
+	const char		*id;
+	char			*msg = NULL;
+	size_t			 i, k, n;
+	int			 r;
+
+	n = json_object_array_length(cells);
+	if (st->cell_ids == NULL) {
+		for (i = (size_t)st->start; i < n &&
+		    i < (size_t)st->start + (size_t)st->count; i++)
+			json_object_array_add(picked, json_object_new_int64(
+			    (int64_t)i));
+		return 0;
+	}
+	for (k = 0; k < json_object_array_length(st->cell_ids); k++) {
+		ref = json_object_array_get_idx(st->cell_ids, k);
+		r = worker_args_cellref(ref, cells, &id, &msg);
+		if (r != 0) {
+			worker_call_error(st->call, r == -2 ? "cell_not_found" :
+			    "invalid_argument", "cell_ids[%zu]: %s", k, msg);
+			free(msg);
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			cell = json_object_array_get_idx(cells, i);
+			if (strcmp(json_object_get_string(
+			    json_object_object_get(cell, "cell_id")), id) == 0)
+				break;
+		}
+		if (i == n) {
+			worker_call_error(st->call, "cell_not_found",
+			    "cell_ids[%zu]: no cell %s in this notebook", k,
+			    id);
+			return -1;
+		}
+		json_object_array_add(picked, json_object_new_int64(
+		    (int64_t)i));
+	}
+	return 0;
+}
+
+/* The outcome against an earlier cursor ("<started_at>:<seq>"). */
+static const char *
+tool_inspect_notebook_outcome(struct tool_inspect_notebook *st, int64_t seq,
+    char **msg)
+{
+	long long	 inc, old;
+	char		 tail;
+
+	if (st->after == NULL)
+		return "baseline";
+	if (sscanf(st->after, "%lld:%lld%c", &inc, &old, &tail) != 2 ||
+	    old < 0) {
+		xasprintf(msg, "after is not a cursor this server issued");
+		return NULL;
+	}
+	if (inc != worker_room_started_at(st->room))
+		return "resync_required";
+	if (old > seq) {
+		xasprintf(msg, "after is not a cursor this server issued");
+		return NULL;
+	}
+	return old == seq ? "unchanged" : "changed";
+}
+
+static void
+tool_inspect_notebook_content(void *arg, uint16_t type,
+    struct json_object *reply, const char *code, const char *msg)
+{
+	struct tool_inspect_notebook	*st = arg;
+	struct json_object		*cells, *picked, *out, *cell, *c, *ec;
+	struct json_object		*outs;
+	struct worker_budget		 budget;
+	struct evbuffer			*text;
+	const char			*src, *path, *ctype, *outcome;
+	char				*s, *err = NULL;
+	size_t				 i, n, len, off, slen;
+	int64_t				 seq;
+	int				 trunc;
+
+	if (code != NULL) {
+		worker_call_error(st->call, code, "%s", msg);
+		goto out;
+	}
+	cells = json_object_object_get(reply, "cells");
+	if (type != PROTO_MSG_ROOM_CONTENT || cells == NULL ||
+	    !json_object_is_type(cells, json_type_array)) {
+		worker_call_error(st->call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		goto out;
+	}
+	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	if ((outcome = tool_inspect_notebook_outcome(st, seq, &err)) == NULL) {
+		worker_call_error(st->call, "invalid_argument", "%s", err);
+		free(err);
+		goto out;
+	}
+	picked = json_object_new_array();
+	if (tool_inspect_notebook_pick(st, cells, picked) != 0) {
+		json_object_put(picked);
+		goto out;
+	}
+	n = json_object_array_length(cells);
+	path = json_object_get_string(json_object_object_get(reply, "path"));
+	text = evbuffer_new();
+	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
+	    json_object_get_string(json_object_object_get(reply,
+	    "notebook_id")), path != NULL ? path : "untitled", n,
+	    json_object_get_boolean(json_object_object_get(reply, "dirty")) ?
+	    ", unsaved changes" : "");
+	worker_budget_init(&budget, strcmp(st->output_mode, "full") == 0);
+
+	out = json_object_new_array();
+	for (i = 0; i < json_object_array_length(picked); i++) {
+		size_t idx = (size_t)json_object_get_int64(
+		    json_object_array_get_idx(picked, i));
+
+		cell = json_object_array_get_idx(cells, idx);
+		ctype = json_object_get_string(json_object_object_get(cell,
+		    "cell_type"));
+		ec = json_object_object_get(cell, "execution_count");
+		outs = json_object_object_get(cell, "outputs");
+		c = json_object_new_object();
+		json_object_object_add(c, "index",
+		    json_object_new_int64((int64_t)idx));
+		json_object_object_add(c, "cell_id", json_object_get(
+		    json_object_object_get(cell, "cell_id")));
+		json_object_object_add(c, "cell_type", json_object_new_string(
+		    ctype != NULL ? ctype : "code"));
+		json_object_object_add(c, "execution_count",
+		    json_object_get(ec));
+		evbuffer_add_printf(text, "[%zu] %s %s", idx,
+		    json_object_get_string(json_object_object_get(cell,
+		    "cell_id")), ctype != NULL ? ctype : "code");
+		if (json_object_is_type(ec, json_type_int))
+			evbuffer_add_printf(text, " [%lld]",
+			    (long long)json_object_get_int64(ec));
+		src = worker_output_source(cell, &slen);
+		if (!st->source) {
+			evbuffer_add(text, ": ", 2);
+			worker_output_preview(text, src, slen, 80);
+			if (outs != NULL && json_object_is_type(outs,
+			    json_type_array) &&
+			    json_object_array_length(outs) > 0)
+				evbuffer_add_printf(text, " (%zu outputs)",
+				    json_object_array_length(outs));
+			evbuffer_add(text, "\n", 1);
+			json_object_object_add(c, "outputs_count",
+			    json_object_new_int(outs != NULL &&
+			    json_object_is_type(outs, json_type_array) ?
+			    (int)json_object_array_length(outs) : 0));
+		} else {
+			evbuffer_add(text, "\n", 1);
+			tool_inspect_notebook_lines(src, slen, st->start_line,
+			    st->end_line, &off, &len);
+			trunc = len > (size_t)st->max_source;
+			if (trunc) {
+				len = (size_t)st->max_source;
+				while (len > 0 && ((unsigned char)
+				    src[off + len] & 0xc0) == 0x80)
+					len--;
+			}
+			json_object_object_add(c, "source",
+			    json_object_new_string_len(src + off, (int)len));
+			json_object_object_add(c, "source_truncated",
+			    json_object_new_boolean(trunc));
+			evbuffer_add(text, src + off, len);
+			if (len > 0 && src[off + len - 1] != '\n')
+				evbuffer_add(text, "\n", 1);
+			if (trunc)
+				evbuffer_add_printf(text, "[... source "
+				    "truncated at %d chars]\n",
+				    st->max_source);
+		}
+		if (st->outputs) {
+			if (strcmp(st->output_mode, "summary") == 0)
+				json_object_object_add(c, "outputs",
+				    tool_inspect_notebook_summary(outs, text));
+			else {
+				budget.cell_cap = (size_t)st->max_output;
+				json_object_object_add(c, "outputs",
+				    worker_output_cap(outs, &budget, text,
+				    &trunc, NULL));
+				json_object_object_add(c, "truncated",
+				    json_object_new_boolean(trunc));
+			}
+		}
+		json_object_array_add(out, c);
+	}
+	if (json_object_array_length(picked) < n && st->cell_ids == NULL)
+		evbuffer_add_printf(text, "(cells %d-%zu of %zu; pass start "
+		    "and count for more)\n", st->start, (size_t)st->start +
+		    json_object_array_length(picked), n);
+	json_object_put(picked);
+
+	c = json_object_new_object();
+	json_object_object_add(c, "notebook_id", json_object_get(
+	    json_object_object_get(reply, "notebook_id")));
+	json_object_object_add(c, "path", json_object_get(
+	    json_object_object_get(reply, "path")));
+	json_object_object_add(c, "dirty", json_object_new_boolean(
+	    json_object_get_boolean(json_object_object_get(reply, "dirty"))));
+	json_object_object_add(c, "cells", out);
+	json_object_object_add(c, "total_cells",
+	    json_object_new_int64((int64_t)n));
+	json_object_object_add(c, "cursor",
+	    worker_output_cursor(st->room, seq));
+	json_object_object_add(c, "outcome", json_object_new_string(outcome));
+	json_object_object_add(c, "readiness", json_object_new_string(
+	    worker_room_alive(st->room) ? "ready" : "unavailable"));
+	s = worker_output_take(text);
+	worker_call_result(st->call, s, c);
+	free(s);
+out:
+	worker_room_unref(st->room);
+	free(st);
+}
+
+static void
+tool_inspect_notebook(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "view", "cell_ids",
+		"start", "count", "start_line", "end_line", "max_source_chars",
+		"output_mode", "max_output_chars", "after", "timeout_secs",
+		NULL
+	};
+	struct json_object		*args = worker_call_args(call), *ids;
+	struct tool_inspect_notebook	*st;
+	struct worker_handle		*h;
+	const char			*view, *mode, *after;
+	char				*msg = NULL;
+	int				 start, count, sl, el, ms, mo, tmo;
+	size_t				 i;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(args, "view", 0, &view, &msg) != 0 ||
+	    worker_args_string(args, "output_mode", 0, &mode, &msg) != 0 ||
+	    worker_args_string(args, "after", 0, &after, &msg) != 0 ||
+	    worker_args_uint(args, "start", 0, 0, INT32_MAX, &start,
+	    &msg) != 0 ||
+	    worker_args_uint(args, "count", TOOL_INSPECT_COUNT_DEFAULT, 1,
+	    TOOL_INSPECT_COUNT_MAX, &count, &msg) != 0 ||
+	    worker_args_uint(args, "start_line", 1, 1, INT32_MAX, &sl,
+	    &msg) != 0 ||
+	    worker_args_uint(args, "end_line", 0, 1, INT32_MAX, &el,
+	    &msg) != 0 ||
+	    worker_args_uint(args, "max_source_chars",
+	    TOOL_INSPECT_SOURCE_DEFAULT, 1, TOOL_INSPECT_CHARS_MAX, &ms,
+	    &msg) != 0 ||
+	    worker_args_uint(args, "max_output_chars",
+	    TOOL_INSPECT_OUTPUT_DEFAULT, 1, TOOL_INSPECT_CHARS_MAX, &mo,
+	    &msg) != 0 ||
+	    worker_args_secs(args, "timeout_secs", 0, &tmo, &msg) != 0)
+		goto bad;
+	if (view == NULL)
+		view = "outline";
+	if (strcmp(view, "outline") != 0 && strcmp(view, "source") != 0 &&
+	    strcmp(view, "outputs") != 0 && strcmp(view, "all") != 0) {
+		xasprintf(&msg, "view must be outline, source, outputs or all");
+		goto bad;
+	}
+	if (mode == NULL)
+		mode = strcmp(view, "outline") == 0 ? "summary" : "text";
+	if (strcmp(mode, "summary") != 0 && strcmp(mode, "text") != 0 &&
+	    strcmp(mode, "full") != 0) {
+		xasprintf(&msg, "output_mode must be summary, text or full");
+		goto bad;
+	}
+	if (el != 0 && el < sl) {
+		xasprintf(&msg, "end_line must not be before start_line");
+		goto bad;
+	}
+	if (!json_object_object_get_ex(args, "cell_ids", &ids) ||
+	    json_object_is_type(ids, json_type_null))
+		ids = NULL;
+	if (ids != NULL) {
+		if (!json_object_is_type(ids, json_type_array) ||
+		    json_object_array_length(ids) == 0 ||
+		    json_object_array_length(ids) > TOOL_INSPECT_COUNT_MAX) {
+			xasprintf(&msg, "cell_ids must be a list of 1 to %d "
+			    "cell references", TOOL_INSPECT_COUNT_MAX);
+			goto bad;
+		}
+		if (json_object_object_get(args, "start") != NULL ||
+		    json_object_object_get(args, "count") != NULL) {
+			xasprintf(&msg, "give cell_ids or start/count, not "
+			    "both");
+			goto bad;
+		}
+		for (i = 0; i < json_object_array_length(ids); i++) {
+			if (!json_object_is_type(json_object_array_get_idx(ids,
+			    i), json_type_string) &&
+			    !json_object_is_type(json_object_array_get_idx(ids,
+			    i), json_type_int)) {
+				xasprintf(&msg, "cell_ids[%zu] must be a "
+				    "cell_id string or a zero-based index", i);
+				goto bad;
+			}
+		}
+	}
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+
+	st = xcalloc(1, sizeof *st);
+	st->call = call;
+	st->room = worker_attach_room(h);
+	worker_room_ref(st->room);
+	st->cell_ids = ids;
+	st->source = strcmp(view, "source") == 0 || strcmp(view, "all") == 0;
+	st->outputs = strcmp(view, "outputs") == 0 ||
+	    strcmp(view, "all") == 0;
+	st->output_mode = mode;
+	st->start = start;
+	st->count = count;
+	st->start_line = sl;
+	st->end_line = el;
+	st->max_source = ms;
+	st->max_output = mo;
+	st->after = after;
+	worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+	    tool_inspect_notebook_content, st);
+	return;
+bad:
+	worker_call_error(call, "invalid_argument", "%s", msg);
+	free(msg);
+}
+
+const struct tool_entry tool_inspect_notebook_entry = {
+	.name = "inspect_notebook",
+	.description = "Read a notebook compactly: view outline (default: one "
+	    "line per cell), source, outputs or all; for cell_ids or a "
+	    "start/count window (default 25 cells). Sources can be sliced by "
+	    "start_line/end_line and are capped by max_source_chars; outputs "
+	    "by output_mode summary|text|full and max_output_chars. Returns "
+	    "total_cells and a cursor.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"view\":{\"type\":\"string\",\"enum\":[\"outline\",\"source\","
+	    "\"outputs\",\"all\"]},"
+	    "\"cell_ids\":{\"type\":\"array\",\"items\":{\"type\":[\"string\","
+	    "\"integer\"]},\"description\":\"cell_id strings or zero-based "
+	    "indexes.\"},"
+	    "\"start\":{\"type\":\"integer\",\"minimum\":0},"
+	    "\"count\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},"
+	    "\"start_line\":{\"type\":\"integer\",\"minimum\":1},"
+	    "\"end_line\":{\"type\":\"integer\",\"minimum\":1},"
+	    "\"max_source_chars\":{\"type\":\"integer\",\"minimum\":1,"
+	    "\"maximum\":12000},"
+	    "\"output_mode\":{\"type\":\"string\",\"enum\":[\"summary\","
+	    "\"text\",\"full\"]},"
+	    "\"max_output_chars\":{\"type\":\"integer\",\"minimum\":1,"
+	    "\"maximum\":12000},"
+	    "\"after\":{\"type\":\"string\",\"description\":\"A cursor from "
+	    "an earlier call: the outcome says whether the notebook changed "
+	    "since.\"},"
+	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
+	    "\"maximum\":50}},\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"notebook_id\":{\"type\":\"string\"},"
+	    "\"cells\":{\"type\":\"array\"},"
+	    "\"total_cells\":{\"type\":\"integer\"},"
+	    "\"cursor\":{\"type\":\"string\"},"
+	    "\"outcome\":{\"type\":\"string\"},"
+	    "\"readiness\":{\"type\":\"string\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 1,
+	.destructive = 0,
+	.idempotent = 1,
+	.handler = tool_inspect_notebook,
+};

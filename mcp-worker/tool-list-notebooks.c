@@ -1,0 +1,97 @@
+/*
+ * tool-list-notebooks.c: the daemon's rooms and this worker's handles.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+static void
+tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct worker_call	*call = arg;
+	struct json_object	*sc, *rooms, *r, *nb, *k, *att;
+	struct evbuffer		*text;
+	const char		*path;
+	size_t			 i, n;
+	char			*s;
+
+	if (code != NULL) {
+		worker_call_error(call, code, "%s", msg);
+		return;
+	}
+	if (type != PROTO_MSG_ROOM_LIST_REPLY) {
+		worker_call_error(call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		return;
+	}
+	sc = json_object_new_object();
+	text = evbuffer_new();
+	rooms = json_object_new_array();
+	r = json_object_object_get(reply, "rooms");
+	n = r != NULL && json_object_is_type(r, json_type_array) ?
+	    json_object_array_length(r) : 0;
+	evbuffer_add_printf(text, "%zu open notebook%s\n", n, n == 1 ?
+	    "" : "s");
+	for (i = 0; i < n; i++) {
+		nb = json_object_array_get_idx(r, i);
+		k = worker_output_kernel(nb);
+		path = json_object_get_string(json_object_object_get(nb,
+		    "path"));
+		evbuffer_add_printf(text, "%s %s kernel %s (%s) peers %d%s\n",
+		    json_object_get_string(json_object_object_get(nb,
+		    "notebook_id")), path != NULL ? path : "(untitled)",
+		    json_object_get_string(json_object_object_get(k, "name")),
+		    json_object_get_string(json_object_object_get(k, "state")),
+		    json_object_get_int(json_object_object_get(nb, "peers")),
+		    json_object_get_boolean(json_object_object_get(nb,
+		    "dirty")) ? " dirty" : "");
+		json_object_object_add(nb, "kernel", k);
+		json_object_array_add(rooms, json_object_get(nb));
+	}
+	att = worker_attach_list();
+	n = json_object_array_length(att);
+	evbuffer_add_printf(text, "%zu handle%s in this session\n", n,
+	    n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		r = json_object_array_get_idx(att, i);
+		evbuffer_add_printf(text, "%s -> %s\n",
+		    json_object_get_string(json_object_object_get(r,
+		    "notebook_handle")), json_object_get_string(
+		    json_object_object_get(r, "notebook_id")));
+	}
+	json_object_object_add(sc, "notebooks", rooms);
+	json_object_object_add(sc, "attachments", att);
+	s = worker_output_take(text);
+	worker_call_result(call, s, sc);
+	free(s);
+}
+
+static void
+tool_list_notebooks(struct worker_call *call)
+{
+	static const char *const	allowed[] = { NULL };
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	worker_daemon_request(worker_daemon_control(), PROTO_MSG_ROOM_LIST,
+	    NULL, tool_list_notebooks_reply, call);
+}
+
+const struct tool_entry tool_list_notebooks_entry = {
+	.name = "list_notebooks",
+	.description = "List the notebooks the runtimed daemon has open (id, "
+	    "path or untitled, kernel state, peers, unsaved changes) and the "
+	    "notebook handles held in this session. Use it to find a "
+	    "notebook_id to connect to.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{},"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"notebooks\":{\"type\":\"array\"},"
+	    "\"attachments\":{\"type\":\"array\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 1,
+	.destructive = 0,
+	.idempotent = 1,
+	.handler = tool_list_notebooks,
+};

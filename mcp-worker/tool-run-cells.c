@@ -1,0 +1,267 @@
+/*
+ * tool-run-cells.c: queue an ordered run of cells and wait up to
+ * wait_secs for it; the run goes on after the wait, get_results follows
+ * it by execution_id.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+struct tool_run_cells {
+	struct worker_call	*call;
+	struct worker_room	*room;
+	struct json_object	*refs;	/* caller's cell_ids or NULL */
+	int			 stop_on_error;
+	int			 wait_ms;
+	int64_t			 start_ms;
+	int			 waited;
+};
+
+static void
+tool_run_cells_free(struct tool_run_cells *st)
+{
+	worker_room_unref(st->room);
+	free(st);
+}
+
+static void
+tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
+    const char *code, const char *msg)
+{
+	struct tool_run_cells	*st = arg;
+	struct worker_budget	 budget;
+	struct json_object	*sc, *body;
+	struct evbuffer		*text;
+	int64_t			 left;
+	char			*s;
+
+	if (code != NULL) {
+		worker_call_error(st->call, code, "%s", msg);
+		tool_run_cells_free(st);
+		return;
+	}
+	if (type != PROTO_MSG_EXEC_STATE) {
+		worker_call_error(st->call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		tool_run_cells_free(st);
+		return;
+	}
+	left = st->wait_ms - (util_mono_ms() - st->start_ms);
+	if (!st->waited && left > 0 && !worker_output_terminal(
+	    json_object_get_string(json_object_object_get(state, "status")))) {
+		st->waited = 1;
+		body = json_object_new_object();
+		json_object_object_add(body, "execution_id", json_object_get(
+		    json_object_object_get(state, "execution_id")));
+		json_object_object_add(body, "timeout_ms",
+		    json_object_new_int64(left));
+		worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+		    tool_run_cells_state, st);
+		json_object_put(body);
+		return;
+	}
+	text = evbuffer_new();
+	worker_budget_init(&budget, 0);
+	sc = worker_output_exec(state, &budget, text, st->call);
+	s = worker_output_take(text);
+	worker_call_result(st->call, s, sc);
+	free(s);
+	tool_run_cells_free(st);
+}
+
+/* Submit, with the ids resolved against cells (NULL when not needed). */
+static void
+tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
+{
+	struct json_object	*ids, *body, *cell;
+	const char		*id, *type;
+	char			*msg = NULL;
+	size_t			 i;
+	int			 r;
+
+	ids = json_object_new_array();
+	if (st->refs == NULL) {
+		for (i = 0; i < json_object_array_length(cells); i++) {
+			cell = json_object_array_get_idx(cells, i);
+			type = json_object_get_string(json_object_object_get(
+			    cell, "cell_type"));
+			if (type != NULL && strcmp(type, "code") != 0)
+				continue;
+			json_object_array_add(ids, json_object_get(
+			    json_object_object_get(cell, "cell_id")));
+		}
+		if (json_object_array_length(ids) == 0) {
+			worker_call_error(st->call, "invalid_argument",
+			    "the notebook has no code cells to run");
+			goto fail;
+		}
+		if (json_object_array_length(ids) > WORKER_MAX_RUN_CELLS) {
+			worker_call_error(st->call, "invalid_argument",
+			    "the notebook has more than %d code cells; run "
+			    "them in parts with cell_ids",
+			    WORKER_MAX_RUN_CELLS);
+			goto fail;
+		}
+	} else {
+		for (i = 0; i < json_object_array_length(st->refs); i++) {
+			r = worker_args_cellref(json_object_array_get_idx(
+			    st->refs, i), cells, &id, &msg);
+			if (r != 0) {
+				worker_call_error(st->call, r == -2 ?
+				    "cell_not_found" : "invalid_argument",
+				    "cell_ids[%zu]: %s", i, msg);
+				free(msg);
+				goto fail;
+			}
+			json_object_array_add(ids, json_object_new_string(id));
+		}
+	}
+	body = json_object_new_object();
+	json_object_object_add(body, "cell_ids", ids);
+	json_object_object_add(body, "stop_on_error",
+	    json_object_new_boolean(st->stop_on_error));
+	st->start_ms = util_mono_ms();
+	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
+	    tool_run_cells_state, st);
+	json_object_put(body);
+	return;
+fail:
+	json_object_put(ids);
+	tool_run_cells_free(st);
+}
+
+static void
+tool_run_cells_content(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct tool_run_cells	*st = arg;
+	struct json_object	*cells;
+
+	if (code != NULL) {
+		worker_call_error(st->call, code, "%s", msg);
+		tool_run_cells_free(st);
+		return;
+	}
+	cells = json_object_object_get(reply, "cells");
+	if (cells == NULL || !json_object_is_type(cells, json_type_array)) {
+		worker_call_error(st->call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		tool_run_cells_free(st);
+		return;
+	}
+	tool_run_cells_submit(st, cells);
+}
+
+static void
+tool_run_cells(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "cell_ids", "all",
+		"wait_secs", "stop_on_error", NULL
+	};
+	struct json_object		*args = worker_call_args(call), *refs;
+	struct tool_run_cells		*st;
+	struct worker_handle		*h;
+	char				*msg = NULL;
+	size_t				 i, n;
+	int				 all, stop, wait_ms;
+	int				 need_content = 0;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_bool(args, "all", 0, &all, &msg) != 0 ||
+	    worker_args_bool(args, "stop_on_error", 1, &stop, &msg) != 0 ||
+	    worker_args_secs(args, "wait_secs", WORKER_RUN_DEFAULT_SECS,
+	    &wait_ms, &msg) != 0)
+		goto bad;
+	if (!json_object_object_get_ex(args, "cell_ids", &refs) ||
+	    json_object_is_type(refs, json_type_null))
+		refs = NULL;
+	if ((refs == NULL) == (all == 0)) {
+		xasprintf(&msg, "give cell_ids (a list of cell_ids or "
+		    "indexes) or all:true, not both");
+		goto bad;
+	}
+	if (refs != NULL) {
+		if (!json_object_is_type(refs, json_type_array) ||
+		    (n = json_object_array_length(refs)) == 0 ||
+		    n > WORKER_MAX_RUN_CELLS) {
+			xasprintf(&msg, "cell_ids must be a list of 1 to %d "
+			    "cell references", WORKER_MAX_RUN_CELLS);
+			goto bad;
+		}
+		for (i = 0; i < n; i++) {
+			if (json_object_is_type(json_object_array_get_idx(refs,
+			    i), json_type_int))
+				need_content = 1;
+			else if (!json_object_is_type(
+			    json_object_array_get_idx(refs, i),
+			    json_type_string)) {
+				xasprintf(&msg, "cell_ids[%zu] must be a "
+				    "cell_id string or a zero-based index", i);
+				goto bad;
+			}
+		}
+	} else
+		need_content = 1;
+	if (wait_ms > 0 && worker_call_wait_acquire(call) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+
+	st = xcalloc(1, sizeof *st);
+	st->call = call;
+	st->room = worker_attach_room(h);
+	worker_room_ref(st->room);
+	st->refs = refs;
+	st->stop_on_error = stop;
+	st->wait_ms = wait_ms;
+	if (need_content)
+		worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+		    tool_run_cells_content, st);
+	else
+		tool_run_cells_submit(st, NULL);
+	return;
+bad:
+	worker_call_error(call, "invalid_argument", "%s", msg);
+	free(msg);
+}
+
+const struct tool_entry tool_run_cells_entry = {
+	.name = "run_cells",
+	.description = "Run notebook cells on the kernel, in order: cell_ids "
+	    "(cell_id strings or zero-based indexes) or all:true. Waits up to "
+	    "wait_secs (default 1, max 50) and returns what is done so far "
+	    "with an execution_id; for longer runs call get_results with it. "
+	    "Stops after the first error unless stop_on_error is false.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"
+	    "\"items\":{\"type\":[\"string\",\"integer\"]},\"description\":"
+	    "\"Cells to run in this order: cell_id or zero-based index.\"},"
+	    "\"all\":{\"type\":\"boolean\",\"description\":\"Run every code "
+	    "cell instead of cell_ids.\"},"
+	    "\"wait_secs\":{\"type\":\"number\",\"minimum\":0,\"maximum\":50,"
+	    "\"description\":\"How long to wait for the run (default 1).\"},"
+	    "\"stop_on_error\":{\"type\":\"boolean\",\"description\":\"Stop "
+	    "at the first failing cell (default true).\"}},"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"execution_id\":{\"type\":\"string\"},"
+	    "\"status\":{\"type\":\"string\"},"
+	    "\"cells\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"
+	    "\"status\":{\"type\":\"string\"},"
+	    "\"execution_count\":{\"type\":[\"integer\",\"null\"]},"
+	    "\"source\":{\"type\":\"string\"},"
+	    "\"outputs\":{\"type\":\"array\"},"
+	    "\"truncated\":{\"type\":\"boolean\"}}}},"
+	    "\"truncated\":{\"type\":\"boolean\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 0,
+	.idempotent = 0,
+	.handler = tool_run_cells,
+};

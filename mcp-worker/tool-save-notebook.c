@@ -1,0 +1,101 @@
+/*
+ * tool-save-notebook.c: write the notebook as nbformat 4.5 (atomically,
+ * in the daemon); with path, save-as.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+static void
+tool_save_notebook_saved(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct worker_call	*call = arg;
+	struct json_object	*sc;
+	const char		*path;
+	char			*text;
+
+	if (code != NULL) {
+		worker_call_error(call, code, "%s", msg);
+		return;
+	}
+	path = json_object_get_string(json_object_object_get(reply, "path"));
+	if (type != PROTO_MSG_ROOM_SAVE_REPLY || path == NULL) {
+		worker_call_error(call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		return;
+	}
+	sc = json_object_new_object();
+	json_object_object_add(sc, "path", json_object_new_string(path));
+	xasprintf(&text, "saved %s", path);
+	worker_call_result(call, text, sc);
+	free(text);
+}
+
+static void
+tool_save_notebook(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "path", "force",
+		NULL
+	};
+	struct json_object		*args = worker_call_args(call), *body;
+	struct worker_handle		*h;
+	const char			*path;
+	char				*msg = NULL, *abs;
+	int				 force;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
+	    worker_args_bool(args, "force", 0, &force, &msg) != 0) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return;
+	}
+	if (path != NULL && *path == '\0') {
+		worker_call_error(call, "invalid_argument",
+		    "path must not be empty when given");
+		return;
+	}
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	body = json_object_new_object();
+	if (path != NULL) {
+		abs = worker_args_path(path);
+		json_object_object_add(body, "path",
+		    json_object_new_string(abs));
+		free(abs);
+	}
+	if (force)
+		json_object_object_add(body, "force",
+		    json_object_new_boolean(1));
+	/* The call outlives nothing here: the reply needs only the call. */
+	worker_room_request(worker_attach_room(h), PROTO_MSG_ROOM_SAVE, body,
+	    tool_save_notebook_saved, call);
+	json_object_put(body);
+}
+
+const struct tool_entry tool_save_notebook_entry = {
+	.name = "save_notebook",
+	.description = "Save the notebook to disk as .ipynb (nbformat 4.5, "
+	    "written atomically). path saves to a new location and the "
+	    "notebook stands for that file afterwards (required for untitled "
+	    "notebooks). force:true overwrites a file changed on disk since "
+	    "it was loaded, or an existing different file at path.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"path\":{\"type\":\"string\",\"description\":\"Save as this "
+	    "file.\"},"
+	    "\"force\":{\"type\":\"boolean\",\"description\":\"Overwrite even "
+	    "if the file changed on disk.\"}},"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"path\":{\"type\":\"string\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 0,
+	.idempotent = 1,
+	.handler = tool_save_notebook,
+};

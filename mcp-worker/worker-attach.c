@@ -1,0 +1,322 @@
+/*
+ * worker-attach.c: the notebook handles this worker issued.  A handle is
+ * opaque and unguessable ("nbh_" + session tag + 128 random bits); it
+ * names one attachment of one notebook through one room connection.  At
+ * most WORKER_MAX_ATTACH exist, acquisitions still in progress included.
+ */
+
+#include <sys/queue.h>
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+#define WORKER_ATTACH_RELEASED_MAX	4096
+
+struct worker_handle {
+	char			 id[WORKER_HANDLE_LEN + 1];
+	char			*notebook_id;
+	struct worker_room	*room;
+	int			 pending;	/* not yet joined */
+	int			 owner;		/* ID address owner */
+	TAILQ_ENTRY(worker_handle) entry;
+};
+TAILQ_HEAD(worker_attach_head, worker_handle);
+
+static struct worker_attach_head worker_attach_all =
+    TAILQ_HEAD_INITIALIZER(worker_attach_all);
+static u_int	 worker_attach_n;
+static uint32_t	 worker_attach_tag;
+static int	 worker_attach_tag_set;
+
+/* Released handle ids, oldest first, so they answer attachment_expired. */
+static char	**worker_attach_released;
+static u_int	  worker_attach_nreleased;
+
+static void
+worker_attach_random(void *buf, size_t len)
+{
+	uint8_t	*p = buf;
+	ssize_t	 n;
+
+	while (len > 0) {
+		n = getrandom(p, len, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fatal("getrandom");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The tag shared by every worker of one proxy (or this one on stdio). */
+void
+worker_attach_set_tag(uint32_t tag)
+{
+	worker_attach_tag = tag;
+	worker_attach_tag_set = 1;
+}
+
+static uint32_t
+worker_attach_get_tag(void)
+{
+	if (!worker_attach_tag_set) {
+		worker_attach_random(&worker_attach_tag,
+		    sizeof worker_attach_tag);
+		worker_attach_tag_set = 1;
+	}
+	return worker_attach_tag;
+}
+
+static void
+worker_attach_mint(char *out)
+{
+	uint8_t	rnd[16];
+	char	*p;
+	u_int	 i;
+
+	worker_attach_random(rnd, sizeof rnd);
+	p = out + snprintf(out, WORKER_HANDLE_LEN + 1, "%s%08x",
+	    WORKER_HANDLE_PREFIX, worker_attach_get_tag());
+	for (i = 0; i < sizeof rnd; i++)
+		p += sprintf(p, "%02x", rnd[i]);
+}
+
+/* Take a slot before any effect; NULL when all are in use. */
+struct worker_handle *
+worker_attach_reserve(void)
+{
+	struct worker_handle	*h;
+
+	if (worker_attach_n >= WORKER_MAX_ATTACH)
+		return NULL;
+	h = xcalloc(1, sizeof *h);
+	worker_attach_mint(h->id);
+	h->pending = 1;
+	TAILQ_INSERT_TAIL(&worker_attach_all, h, entry);
+	worker_attach_n++;
+	return h;
+}
+
+void
+worker_attach_commit(struct worker_handle *h, struct worker_room *room,
+    const char *notebook_id)
+{
+	h->pending = 0;
+	h->room = room;
+	h->notebook_id = xstrdup(notebook_id);
+	worker_room_ref(room);
+	log_debug("%s: %s -> %s", __func__, h->id, notebook_id);
+}
+
+static void
+worker_attach_remove(struct worker_handle *h)
+{
+	TAILQ_REMOVE(&worker_attach_all, h, entry);
+	worker_attach_n--;
+	if (h->room != NULL)
+		worker_room_unref(h->room);
+	free(h->notebook_id);
+	free(h);
+}
+
+/* An acquisition failed: give the slot back, the id was never seen. */
+void
+worker_attach_cancel(struct worker_handle *h)
+{
+	worker_attach_remove(h);
+}
+
+static void
+worker_attach_remember(const char *id)
+{
+	if (worker_attach_nreleased == WORKER_ATTACH_RELEASED_MAX) {
+		free(worker_attach_released[0]);
+		memmove(worker_attach_released, worker_attach_released + 1,
+		    (worker_attach_nreleased - 1) * sizeof (char *));
+		worker_attach_nreleased--;
+	}
+	worker_attach_released = xreallocarray(worker_attach_released,
+	    worker_attach_nreleased + 1, sizeof (char *));
+	worker_attach_released[worker_attach_nreleased++] = xstrdup(id);
+}
+
+/* Release one owner; the room connection goes with its last handle. */
+void
+worker_attach_release(struct worker_handle *h)
+{
+	log_debug("%s: %s", __func__, h->id);
+	worker_attach_remember(h->id);
+	worker_attach_remove(h);
+}
+
+u_int
+worker_attach_count(void)
+{
+	return worker_attach_n;
+}
+
+const char *
+worker_attach_id(struct worker_handle *h)
+{
+	return h->id;
+}
+
+const char *
+worker_attach_notebook_id(struct worker_handle *h)
+{
+	return h->notebook_id;
+}
+
+struct worker_room *
+worker_attach_room(struct worker_handle *h)
+{
+	return h->room;
+}
+
+static int
+worker_attach_was_released(const char *id)
+{
+	u_int	i;
+
+	for (i = 0; i < worker_attach_nreleased; i++) {
+		if (strcmp(worker_attach_released[i], id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static struct worker_handle *
+worker_attach_by_handle(const char *value, const char **code, char **msg)
+{
+	struct worker_handle	*h;
+	char			 prefix[16];
+
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (h->pending || strcmp(h->id, value) != 0)
+			continue;
+		if (h->room != NULL && !worker_room_alive(h->room)) {
+			/* The daemon went away under it: expire it now. */
+			worker_attach_release(h);
+			*code = "attachment_expired";
+			xasprintf(msg, "the daemon behind this handle went "
+			    "away (restarted?); call connect_notebook again");
+			return NULL;
+		}
+		return h;
+	}
+	snprintf(prefix, sizeof prefix, "%s%08x", WORKER_HANDLE_PREFIX,
+	    worker_attach_get_tag());
+	if (worker_attach_was_released(value)) {
+		*code = "attachment_expired";
+		xasprintf(msg, "this notebook handle was released; call "
+		    "connect_notebook for a new one");
+	} else if (strncmp(value, prefix, strlen(prefix)) == 0 &&
+	    strlen(value) == WORKER_HANDLE_LEN) {
+		*code = "attachment_expired";
+		xasprintf(msg, "this notebook handle is from an earlier "
+		    "worker of this session; call connect_notebook again");
+	} else {
+		*code = "invalid_notebook_target";
+		xasprintf(msg, "unknown notebook handle; use the "
+		    "notebook_handle returned by connect_notebook or "
+		    "create_notebook");
+	}
+	return NULL;
+}
+
+/*
+ * An ID resolves only among notebooks attached here and never opens
+ * anything.  The first ID call mints an address owner (one slot) that
+ * later ID calls reuse until it is released.
+ */
+static struct worker_handle *
+worker_attach_by_id(const char *value, int *minted, const char **code,
+    char **msg)
+{
+	struct worker_handle	*h, *any = NULL;
+
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (h->pending || strcmp(h->notebook_id, value) != 0)
+			continue;
+		if (h->room != NULL && !worker_room_alive(h->room))
+			continue;
+		if (h->owner)
+			return h;
+		if (any == NULL)
+			any = h;
+	}
+	if (any == NULL) {
+		*code = "not_attached";
+		xasprintf(msg, "notebook %s is not attached in this session; "
+		    "call connect_notebook with its notebook_id or path first",
+		    value);
+		return NULL;
+	}
+	if ((h = worker_attach_reserve()) == NULL) {
+		*code = "attachment_limit";
+		xasprintf(msg, "%d notebook handles are in use; release some "
+		    "with disconnect_notebook", WORKER_MAX_ATTACH);
+		return NULL;
+	}
+	h->owner = 1;
+	worker_attach_commit(h, any->room, value);
+	*minted = 1;
+	return h;
+}
+
+/* Resolve a parsed target to a live handle, or a code and message. */
+struct worker_handle *
+worker_attach_resolve(const struct worker_target *t, int *minted,
+    const char **code, char **msg)
+{
+	*minted = 0;
+	if (t->kind == WORKER_TARGET_HANDLE)
+		return worker_attach_by_handle(t->value, code, msg);
+	return worker_attach_by_id(t->value, minted, code, msg);
+}
+
+/* The attachments part of list_notebooks. */
+struct json_object *
+worker_attach_list(void)
+{
+	struct json_object	*a, *o;
+	struct worker_handle	*h;
+
+	a = json_object_new_array();
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (h->pending)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "notebook_handle",
+		    json_object_new_string(h->id));
+		json_object_object_add(o, "notebook_id",
+		    json_object_new_string(h->notebook_id));
+		json_object_object_add(o, "live", json_object_new_boolean(
+		    h->room == NULL || worker_room_alive(h->room)));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* Forget everything (tests). */
+void
+worker_attach_reset(void)
+{
+	struct worker_handle	*h;
+	u_int			 i;
+
+	while ((h = TAILQ_FIRST(&worker_attach_all)) != NULL)
+		worker_attach_remove(h);
+	for (i = 0; i < worker_attach_nreleased; i++)
+		free(worker_attach_released[i]);
+	free(worker_attach_released);
+	worker_attach_released = NULL;
+	worker_attach_nreleased = 0;
+}

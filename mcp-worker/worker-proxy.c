@@ -1,0 +1,154 @@
+/*
+ * worker-proxy.c: the link to runtimed-mcp over the inherited socketpair.
+ * JSON-RPC messages travel unchanged as MCP {json} frames both ways.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+static struct peer	*worker_proxy_peer;
+static int		 worker_proxy_ready;	/* HELLO_OK seen */
+
+static void
+worker_proxy_send(const char *json, size_t len, void *arg)
+{
+	struct mpbuf	b;
+
+	if (worker_proxy_peer == NULL)
+		return;
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_strn(&b.pk, "json", json, len);
+	peer_send(worker_proxy_peer, PROTO_MSG_MCP, 0, &b.sb);
+	mpbuf_free(&b);
+}
+
+/* After the first initialize: tell the proxy our catalog. */
+static void
+worker_proxy_initialized(void)
+{
+	struct json_object	*list;
+	struct mpbuf		 b;
+
+	if (worker_proxy_peer == NULL)
+		return;
+	list = worker_tool_list();
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "catalog", json_object_to_json_string_ext(list,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	peer_send(worker_proxy_peer, PROTO_MSG_WORKER_READY, 0, &b.sb);
+	mpbuf_free(&b);
+	json_object_put(list);
+}
+
+/* A stable tag for the handles of every worker of this proxy. */
+static uint32_t
+worker_proxy_tag(const struct proto_incarnation *inc)
+{
+	uint64_t	 h = 1469598103934665603ULL;
+	uint64_t	 v[2];
+	const uint8_t	*p;
+	size_t		 i;
+	const char	*env;
+	char		*end;
+	unsigned long	 ul;
+
+	if ((env = getenv("RUNTIMED_MCP_SESSION")) != NULL) {
+		ul = strtoul(env, &end, 16);
+		if (*env != '\0' && *end == '\0')
+			return (uint32_t)ul;
+	}
+	v[0] = (uint64_t)inc->pid;
+	v[1] = (uint64_t)inc->started_at;
+	p = (const uint8_t *)v;
+	for (i = 0; i < sizeof v; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static void
+worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct proto_incarnation	 inc;
+	const char			*json;
+	size_t				 len;
+	int64_t				 version;
+	char				 cause[256];
+
+	if (hdr == NULL) {
+		log_debug("proxy link closed");
+		worker_proxy_peer = NULL;
+		worker_exit(0);
+	}
+	switch (hdr->type) {
+	case PROTO_MSG_HELLO_OK:
+		if (proto_hello_ok_unpack(body, &inc, cause,
+		    sizeof cause) != 0) {
+			log_warnx("bad HELLO_OK from proxy: %s", cause);
+			worker_exit(1);
+		}
+		worker_attach_set_tag(worker_proxy_tag(&inc));
+		worker_proxy_ready = 1;
+		break;
+	case PROTO_MSG_VERSION_MISMATCH:
+		if (proto_get_int(body, "version", &version) != 0)
+			version = -1;
+		log_warnx("protocol version mismatch: worker %d, proxy %lld",
+		    PROTO_VERSION, (long long)version);
+		worker_exit(1);
+	case PROTO_MSG_MCP:
+		if (!worker_proxy_ready)
+			log_debug("MCP frame before HELLO_OK");
+		if ((json = proto_get_str(body, "json", &len)) == NULL) {
+			log_warnx("MCP frame without json");
+			break;
+		}
+		worker_rpc_input(json, len);
+		break;
+	case PROTO_MSG_WORKER_SHUTDOWN:
+		log_debug("proxy asked us to exit");
+		worker_exit(0);
+	case PROTO_MSG_PING:
+		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
+		break;
+	default:
+		log_warnx("unexpected %s from proxy",
+		    proto_msg_name(hdr->type));
+		break;
+	}
+}
+
+int
+worker_proxy_start(struct event_base *base, int fd)
+{
+	struct proto_hello	 hello;
+	struct mpbuf		 b;
+
+	worker_rpc_init(base, worker_proxy_send, NULL,
+	    worker_proxy_initialized);
+	worker_proxy_peer = peer_create(base, fd, "proxy",
+	    worker_proxy_dispatch, NULL);
+	if (worker_proxy_peer == NULL) {
+		log_warnx("cannot use fd %d", fd);
+		return -1;
+	}
+	memset(&hello, 0, sizeof hello);
+	hello.version = PROTO_VERSION;
+	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_WORKER);
+	snprintf(hello.label, sizeof hello.label, "runtimed-mcp-worker");
+	hello.pid = getpid();
+	mpbuf_init(&b);
+	proto_hello_pack(&b.pk, &hello);
+	peer_send(worker_proxy_peer, PROTO_MSG_HELLO,
+	    peer_next_id(worker_proxy_peer), &b.sb);
+	mpbuf_free(&b);
+	return 0;
+}

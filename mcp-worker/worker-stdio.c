@@ -1,0 +1,173 @@
+/*
+ * worker-stdio.c: newline-delimited JSON-RPC on stdin/stdout.  Nothing
+ * but MCP messages ever goes to stdout; logs go to stderr.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+#define WORKER_STDIO_MAX_LINE	(32U * 1024 * 1024)
+
+static struct evbuffer	*worker_stdio_in;
+static struct evbuffer	*worker_stdio_out;
+static struct event	*worker_stdio_rev;
+static struct event	*worker_stdio_wev;
+static int		 worker_stdio_discard;
+static int		 worker_stdio_regular;
+
+/* Write what is queued; block only when exiting. */
+static void
+worker_stdio_flush(int blocking)
+{
+	ssize_t	n;
+	int	flags;
+
+	if (blocking) {
+		flags = fcntl(STDOUT_FILENO, F_GETFL);
+		if (flags != -1 && (flags & O_NONBLOCK))
+			fcntl(STDOUT_FILENO, F_SETFL, flags & ~O_NONBLOCK);
+	}
+	while (evbuffer_get_length(worker_stdio_out) > 0) {
+		n = evbuffer_write(worker_stdio_out, STDOUT_FILENO);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		    !blocking) {
+			event_add(worker_stdio_wev, NULL);
+			return;
+		}
+		if (n <= 0) {
+			if (n == -1)
+				log_warn("stdout");
+			evbuffer_drain(worker_stdio_out,
+			    evbuffer_get_length(worker_stdio_out));
+			if (!blocking)
+				worker_exit(0);
+			return;
+		}
+	}
+}
+
+static void
+worker_stdio_write_cb(evutil_socket_t fd, short events, void *arg)
+{
+	worker_stdio_flush(0);
+}
+
+static void
+worker_stdio_send(const char *json, size_t len, void *arg)
+{
+	evbuffer_add(worker_stdio_out, json, len);
+	evbuffer_add(worker_stdio_out, "\n", 1);
+	worker_stdio_flush(0);
+}
+
+/* Stdin is gone: answer nothing more, release the daemon, exit 0. */
+static __dead void
+worker_stdio_eof(void)
+{
+	log_debug("stdin closed");
+	worker_stdio_flush(1);
+	worker_exit(0);
+}
+
+/* Hand every complete line to the dispatcher. */
+static void
+worker_stdio_lines(void)
+{
+	struct evbuffer_ptr	 p;
+	size_t			 len;
+	char			*line;
+
+	for (;;) {
+		p = evbuffer_search_eol(worker_stdio_in, NULL, NULL,
+		    EVBUFFER_EOL_LF);
+		if (p.pos == -1)
+			break;
+		len = (size_t)p.pos;
+		if (worker_stdio_discard) {
+			evbuffer_drain(worker_stdio_in, len + 1);
+			worker_stdio_discard = 0;
+			continue;
+		}
+		line = xmalloc(len + 1);
+		evbuffer_remove(worker_stdio_in, line, len);
+		line[len] = '\0';
+		evbuffer_drain(worker_stdio_in, 1);
+		worker_rpc_input(line, len);
+		free(line);
+	}
+	if (evbuffer_get_length(worker_stdio_in) > WORKER_STDIO_MAX_LINE) {
+		/* Too long to be a message: answer once, skip to its end. */
+		evbuffer_drain(worker_stdio_in,
+		    evbuffer_get_length(worker_stdio_in));
+		if (!worker_stdio_discard)
+			worker_rpc_input("\x01too long", 9);
+		worker_stdio_discard = 1;
+	}
+}
+
+static void
+worker_stdio_read_cb(evutil_socket_t fd, short events, void *arg)
+{
+	int	n;
+
+	n = evbuffer_read(worker_stdio_in, STDIN_FILENO, 65536);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR ||
+	    errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		if (n == -1)
+			log_warn("stdin");
+		/* A last line without its newline still counts. */
+		if (!worker_stdio_discard &&
+		    evbuffer_get_length(worker_stdio_in) > 0) {
+			evbuffer_add(worker_stdio_in, "\n", 1);
+			worker_stdio_lines();
+		}
+		worker_stdio_eof();
+	}
+	worker_stdio_lines();
+	if (worker_stdio_regular)
+		event_active(worker_stdio_rev, EV_TIMEOUT, 0);
+}
+
+int
+worker_stdio_start(struct event_base *base)
+{
+	struct stat	 sb;
+
+	worker_stdio_in = evbuffer_new();
+	worker_stdio_out = evbuffer_new();
+	worker_rpc_init(base, worker_stdio_send, NULL, NULL);
+
+	if (fstat(STDOUT_FILENO, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
+		util_set_nonblock(STDOUT_FILENO);
+	worker_stdio_wev = event_new(base, STDOUT_FILENO, EV_WRITE,
+	    worker_stdio_write_cb, NULL);
+
+	/* epoll refuses regular files: read those from a timer instead. */
+	if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		worker_stdio_regular = 1;
+		worker_stdio_rev = event_new(base, -1, 0,
+		    worker_stdio_read_cb, NULL);
+		event_active(worker_stdio_rev, EV_TIMEOUT, 0);
+		return 0;
+	}
+	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
+		util_set_nonblock(STDIN_FILENO);
+	worker_stdio_rev = event_new(base, STDIN_FILENO, EV_READ | EV_PERSIST,
+	    worker_stdio_read_cb, NULL);
+	if (event_add(worker_stdio_rev, NULL) != 0) {
+		log_warnx("cannot watch stdin");
+		return -1;
+	}
+	return 0;
+}

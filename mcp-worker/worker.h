@@ -1,0 +1,231 @@
+/*
+ * worker.h: runtimed-mcp-worker, the MCP server behind runtimed-mcp.
+ *
+ * One JSON-RPC dispatcher (worker-rpc.c) serves either stdio
+ * (worker-stdio.c) or the proxy's socketpair (worker-proxy.c).  Tools
+ * (tool-*.c, tabled in worker-tool.c) resolve their notebook target
+ * through the attachment registry (worker-attach.c) and talk to the
+ * daemon through rooms (worker-room.c) over daemon connections
+ * (worker-daemon.c).  Everything runs on one libevent loop.
+ */
+
+#ifndef WORKER_H
+#define WORKER_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "common.h"
+
+/* Limits of CONTRACT sections 4 and 5. */
+#define WORKER_MAX_ATTACH	128	/* handles, pending ones included */
+#define WORKER_WAIT_PERMITS	8	/* concurrent waits */
+#define WORKER_WAIT_MAX_SECS	50
+#define WORKER_RUN_DEFAULT_SECS	1
+#define WORKER_MAX_RUN_CELLS	256
+#define WORKER_CELL_CAP		12000	/* inline chars a cell */
+#define WORKER_RESULT_CAP	48000	/* inline chars a result */
+#define WORKER_MAX_IMAGES	4	/* image content blocks per result */
+#define WORKER_MAX_IMAGE_B64	(1024 * 1024)
+#define WORKER_START_TIMEOUT_MS	5000	/* daemon autostart */
+#define WORKER_HANDLE_PREFIX	"nbh_"
+#define WORKER_HANDLE_LEN	(4 + 8 + 32)	/* prefix, tag, random */
+
+#define WORKER_PROTOCOL_LATEST	"2025-11-25"
+
+struct worker_call;
+struct worker_dconn;
+struct worker_room;
+struct worker_handle;
+
+/* Notebook target arguments shared by every notebook tool's schema. */
+#define WORKER_TARGET_PROPS \
+	"\"notebook_handle\":{\"type\":\"string\",\"description\":" \
+	"\"Handle returned by connect_notebook or create_notebook. Give " \
+	"exactly one of notebook_handle or notebook_id.\"}," \
+	"\"notebook_id\":{\"type\":\"string\",\"description\":" \
+	"\"ID of a notebook already attached in this session (instead of " \
+	"notebook_handle).\"}," \
+	"\"domain\":{\"type\":\"string\",\"description\":" \
+	"\"Only with notebook_id: omit or 'local'.\"}"
+
+/* The error shape every output schema admits. */
+#define WORKER_ERROR_PROP \
+	"\"error\":{\"type\":\"object\",\"properties\":{" \
+	"\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}}}"
+
+/* worker-tool.c: one entry per tool-*.c. */
+struct tool_entry {
+	const char	*name;
+	const char	*description;
+	const char	*input_schema;	/* JSON text */
+	const char	*output_schema;	/* JSON text */
+	int		 read_only;
+	int		 destructive;
+	int		 idempotent;
+	void		(*handler)(struct worker_call *);
+};
+const struct tool_entry	*worker_tool_find(const char *);
+struct json_object	*worker_tool_list(void);
+extern const struct tool_entry tool_create_notebook_entry;
+extern const struct tool_entry tool_connect_notebook_entry;
+extern const struct tool_entry tool_disconnect_notebook_entry;
+extern const struct tool_entry tool_list_notebooks_entry;
+extern const struct tool_entry tool_edit_cells_entry;
+extern const struct tool_entry tool_run_cells_entry;
+extern const struct tool_entry tool_get_results_entry;
+extern const struct tool_entry tool_inspect_notebook_entry;
+extern const struct tool_entry tool_save_notebook_entry;
+
+/* worker-rpc.c: the JSON-RPC dispatcher behind both transports. */
+typedef void (*worker_rpc_send_cb)(const char *, size_t, void *);
+void		 worker_rpc_init(struct event_base *, worker_rpc_send_cb,
+		     void *, void (*)(void));
+void		 worker_rpc_input(const char *, size_t);
+void		 worker_rpc_answer(struct json_object *,
+		     struct json_object *);
+struct event_base *worker_rpc_base(void);
+int		 worker_rpc_scan_surrogates(const char *, size_t);
+int		 worker_rpc_protocol_supported(const char *);
+
+/* worker-call.c: one tools/call in flight. */
+struct worker_call *worker_call_create(struct json_object *,
+		     const struct tool_entry *, struct json_object *);
+struct json_object *worker_call_args(struct worker_call *);
+const char	*worker_call_tool(struct worker_call *);
+void		 worker_call_set_target(struct worker_call *, const char *);
+void		 worker_call_add_content(struct worker_call *,
+		     struct json_object *);
+void		 worker_call_result(struct worker_call *, const char *,
+		     struct json_object *);
+void		 worker_call_error(struct worker_call *, const char *,
+		     const char *, ...) printflike(3, 4);
+struct worker_handle *worker_call_target(struct worker_call *);
+int		 worker_call_check(struct worker_call *,
+		     const char *const []);
+int		 worker_call_wait_acquire(struct worker_call *);
+void		 worker_call_wait_release(struct worker_call *);
+struct json_object *worker_call_error_result(const char *, const char *);
+
+/* worker-args.c: argument validation (pure). */
+int	 worker_args_check(struct json_object *, const char *const [],
+	    char **);
+int	 worker_args_string(struct json_object *, const char *, int,
+	    const char **, char **);
+int	 worker_args_secs(struct json_object *, const char *, int, int *,
+	    char **);
+int	 worker_args_bool(struct json_object *, const char *, int, int *,
+	    char **);
+int	 worker_args_uint(struct json_object *, const char *, int, int,
+	    int, int *, char **);
+int	 worker_args_utf8_ok(struct json_object *);
+char	*worker_args_path(const char *);
+int	 worker_args_cellref(struct json_object *, struct json_object *,
+	    const char **, char **);
+
+/* worker-target.c: the target arguments of CONTRACT section 4 (pure). */
+enum worker_target_kind {
+	WORKER_TARGET_HANDLE,
+	WORKER_TARGET_ID,
+};
+struct worker_target {
+	enum worker_target_kind	 kind;
+	const char		*value;	/* borrowed from args */
+};
+int	 worker_target_parse(struct json_object *, int,
+	    struct worker_target *, char **);
+
+/* worker-attach.c: the registry of notebook handles. */
+void		 worker_attach_set_tag(uint32_t);
+struct worker_handle *worker_attach_reserve(void);
+void		 worker_attach_commit(struct worker_handle *,
+		     struct worker_room *, const char *);
+void		 worker_attach_cancel(struct worker_handle *);
+void		 worker_attach_release(struct worker_handle *);
+u_int		 worker_attach_count(void);
+const char	*worker_attach_id(struct worker_handle *);
+const char	*worker_attach_notebook_id(struct worker_handle *);
+struct worker_room *worker_attach_room(struct worker_handle *);
+struct worker_handle *worker_attach_resolve(const struct worker_target *,
+		     int *, const char **, char **);
+struct json_object *worker_attach_list(void);
+void		 worker_attach_reset(void);
+
+/* worker-daemon.c: connections to runtimed. */
+typedef void (*worker_daemon_cb)(void *, uint16_t, struct json_object *,
+    const char *, const char *);
+typedef void (*worker_daemon_lost_cb)(struct worker_dconn *, void *);
+typedef void (*worker_daemon_event_cb)(struct worker_dconn *, uint16_t,
+    struct json_object *, void *);
+void		 worker_daemon_init(struct event_base *);
+struct worker_dconn *worker_daemon_open(const char *);
+void		 worker_daemon_set_cbs(struct worker_dconn *,
+		     worker_daemon_lost_cb, worker_daemon_event_cb, void *);
+void		 worker_daemon_request(struct worker_dconn *, uint16_t,
+		     struct json_object *, worker_daemon_cb, void *);
+void		 worker_daemon_free(struct worker_dconn *, const char *,
+		     const char *);
+int		 worker_daemon_alive(struct worker_dconn *);
+const struct proto_incarnation *worker_daemon_incarnation(
+		     struct worker_dconn *);
+struct worker_dconn *worker_daemon_control(void);
+void		 worker_daemon_fail_later(worker_daemon_cb, void *,
+		     const char *, const char *);
+void		 worker_daemon_shutdown(void);
+
+/* worker-room.c: one joined daemon connection per attached notebook. */
+typedef void (*worker_room_join_cb)(void *, struct worker_room *,
+    struct json_object *, const char *, const char *);
+void		 worker_room_join(uint16_t, struct json_object *,
+		     worker_room_join_cb, void *);
+void		 worker_room_ref(struct worker_room *);
+void		 worker_room_unref(struct worker_room *);
+int		 worker_room_alive(struct worker_room *);
+const char	*worker_room_notebook_id(struct worker_room *);
+int64_t		 worker_room_started_at(struct worker_room *);
+int64_t		 worker_room_seq(struct worker_room *);
+void		 worker_room_request(struct worker_room *, uint16_t,
+		     struct json_object *, worker_daemon_cb, void *);
+
+/* worker-output.c: the compact shapes of cells and outputs. */
+struct worker_budget {
+	size_t	 cell_cap;
+	size_t	 result_left;
+	int	 full;
+	int	 images;
+};
+void		 worker_budget_init(struct worker_budget *, int);
+char		*worker_output_strip_ansi(const char *, size_t, size_t *);
+struct json_object *worker_output_cap(struct json_object *,
+		     struct worker_budget *, struct evbuffer *, int *,
+		     struct worker_call *);
+const char	*worker_output_source(struct json_object *, size_t *);
+void		 worker_output_preview(struct evbuffer *, const char *,
+		     size_t, size_t);
+struct json_object *worker_output_exec(struct json_object *,
+		     struct worker_budget *, struct evbuffer *,
+		     struct worker_call *);
+struct json_object *worker_output_summaries(struct json_object *,
+		     struct evbuffer *);
+int		 worker_output_terminal(const char *);
+struct json_object *worker_output_resources(const char *);
+char		*worker_output_take(struct evbuffer *);
+struct json_object *worker_output_kernel(struct json_object *);
+struct json_object *worker_output_cursor(struct worker_room *, int64_t);
+void		 worker_output_attached(struct worker_call *,
+		     struct worker_handle *, struct json_object *);
+
+/* worker-stdio.c and worker-proxy.c: the transports. */
+int	 worker_stdio_start(struct event_base *);
+int	 worker_proxy_start(struct event_base *, int);
+
+/* worker.c */
+__dead void worker_exit(int);
+
+#endif

@@ -1,0 +1,464 @@
+/*
+ * agent-exec.c: execute requests and what the kernel says about them.
+ *
+ * Each AGENT_EXECUTE becomes one execute_request on shell.  Messages on
+ * iopub and shell are matched to it by the parent msg_id and turned into
+ * AGENT_EXEC_STARTED, AGENT_OUTPUT (one nbformat output each),
+ * AGENT_CLEAR_OUTPUT and finally AGENT_EXEC_DONE, which is sent only
+ * once both the execute_reply (shell) and the idle status (iopub) have
+ * arrived: either can come first.
+ *
+ * Consecutive stream messages of the same name for the same run are
+ * merged into one output for up to AGENT_EXEC_MERGE_MS: a loop of
+ * flushed print() calls (one iopub message per line) then costs the
+ * daemon a frame per window instead of a frame per line.  Any other
+ * message for the run sends the pending text first, so order holds and
+ * EXEC_DONE is never delayed by the window.
+ */
+
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+/* Largest merged stream text, and longest wait, before it is sent. */
+#define AGENT_EXEC_MERGE_MAX	(1024 * 1024)
+#define AGENT_EXEC_MERGE_MS	10
+
+struct agent_exec {
+	char			*exec_id;
+	char			*cell_id;
+	char			 msg_id[37];
+	int			 got_reply;
+	int			 got_idle;
+	char			*status;
+	int64_t			 execution_count; /* -1: none */
+	TAILQ_ENTRY(agent_exec)	 entry;
+};
+static TAILQ_HEAD(, agent_exec) agent_exec_list =
+    TAILQ_HEAD_INITIALIZER(agent_exec_list);
+
+/* A stream output being merged, not yet sent. */
+static struct agent_exec	*agent_exec_stream_exec;
+static char			*agent_exec_stream_name;
+static char			*agent_exec_stream_text;
+static size_t			 agent_exec_stream_len;
+static struct event		*agent_exec_stream_ev;
+
+/* Whether AGENT_STATUS busy was sent and idle not yet. */
+static int			 agent_exec_busy;
+
+/* Send AGENT_STATUS {state} when it changes. */
+static void
+agent_exec_status(int busy)
+{
+	struct mpbuf	b;
+
+	if (busy == agent_exec_busy)
+		return;
+	agent_exec_busy = busy;
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "state", busy ? "busy" : "idle");
+	agent_send(PROTO_MSG_AGENT_STATUS, 0, &b);
+	mpbuf_free(&b);
+}
+
+/*
+ * Send AGENT_OUTPUT with one output object.  One too big for a frame is
+ * replaced by a note on stderr rather than lost without a word.
+ */
+static void
+agent_exec_send_output(struct agent_exec *e, struct json_object *output)
+{
+	struct json_object	*note;
+	struct mpbuf		 b;
+	char			*text;
+	size_t			 size;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "exec_id", e->exec_id);
+	proto_pack_str(&b.pk, "cell_id", e->cell_id);
+	proto_pack_key(&b.pk, "output");
+	mpjson_pack(&b.pk, output);
+	size = b.sb.size;
+	if (size <= proto_msg_cap(PROTO_MSG_AGENT_OUTPUT))
+		agent_send(PROTO_MSG_AGENT_OUTPUT, 0, &b);
+	mpbuf_free(&b);
+	if (size <= proto_msg_cap(PROTO_MSG_AGENT_OUTPUT))
+		return;
+
+	log_warnx("exec %s: dropped an output of %zu bytes", e->exec_id,
+	    size);
+	xasprintf(&text, "[runtimed: an output of %zu bytes was dropped: "
+	    "larger than the %u byte limit]\n", size,
+	    proto_msg_cap(PROTO_MSG_AGENT_OUTPUT));
+	note = json_object_new_object();
+	json_object_object_add(note, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(note, "name", json_object_new_string("stderr"));
+	json_object_object_add(note, "text", json_object_new_string(text));
+	free(text);
+	agent_exec_send_output(e, note);
+	json_object_put(note);
+}
+
+static void
+agent_exec_stream_cb(evutil_socket_t fd, short events, void *arg)
+{
+	agent_exec_flush();
+}
+
+/* Set up the merge timer. */
+void
+agent_exec_init(struct event_base *base)
+{
+	agent_exec_stream_ev = evtimer_new(base, agent_exec_stream_cb, NULL);
+}
+
+/* Send the merged stream output, if any. */
+void
+agent_exec_flush(void)
+{
+	struct json_object	*output;
+
+	if (agent_exec_stream_exec == NULL)
+		return;
+	output = json_object_new_object();
+	json_object_object_add(output, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(output, "name",
+	    json_object_new_string(agent_exec_stream_name));
+	json_object_object_add(output, "text",
+	    json_object_new_string_len(agent_exec_stream_text,
+	    (int)agent_exec_stream_len));
+	agent_exec_send_output(agent_exec_stream_exec, output);
+	json_object_put(output);
+
+	free(agent_exec_stream_name);
+	free(agent_exec_stream_text);
+	evtimer_del(agent_exec_stream_ev);
+	agent_exec_stream_exec = NULL;
+	agent_exec_stream_name = NULL;
+	agent_exec_stream_text = NULL;
+	agent_exec_stream_len = 0;
+}
+
+/* Add stream text, merging with the pending one when it continues it. */
+static void
+agent_exec_stream(struct agent_exec *e, const char *name, const char *text,
+    size_t len)
+{
+	struct timeval	tv = { 0, AGENT_EXEC_MERGE_MS * 1000 };
+
+	if (agent_exec_stream_exec != NULL &&
+	    (agent_exec_stream_exec != e ||
+	    strcmp(agent_exec_stream_name, name) != 0))
+		agent_exec_flush();
+	/* Stay far below the frame cap for AGENT_OUTPUT. */
+	if (agent_exec_stream_len + len > AGENT_EXEC_MERGE_MAX)
+		agent_exec_flush();
+	if (agent_exec_stream_exec == NULL) {
+		agent_exec_stream_exec = e;
+		agent_exec_stream_name = xstrdup(name);
+		evtimer_add(agent_exec_stream_ev, &tv);
+	}
+	agent_exec_stream_text = xreallocarray(agent_exec_stream_text, 1,
+	    agent_exec_stream_len + len + 1);
+	memcpy(agent_exec_stream_text + agent_exec_stream_len, text, len);
+	agent_exec_stream_len += len;
+	agent_exec_stream_text[agent_exec_stream_len] = '\0';
+}
+
+/* Free one run. */
+static void
+agent_exec_free(struct agent_exec *e)
+{
+	if (agent_exec_stream_exec == e)
+		agent_exec_flush();
+	TAILQ_REMOVE(&agent_exec_list, e, entry);
+	free(e->exec_id);
+	free(e->cell_id);
+	free(e->status);
+	free(e);
+}
+
+/*
+ * Send execute_request for one cell.  Returns -1 with cause when the
+ * kernel cannot take it.
+ *
+ * stop_on_error is off unless the daemon asks: it sends one cell at a
+ * time and stops a run itself, while ipykernel's flag leaves the kernel
+ * "aborting" for a moment after an error, so the next cell sent right
+ * after an error came back "aborted" in our tests.
+ */
+int
+agent_exec_start(struct agent_kernel *k, const char *exec_id,
+    const char *cell_id, const char *code, int stop_on_error, char **cause)
+{
+	struct agent_exec	*e;
+	struct json_object	*content;
+	int			 rc;
+
+	if (!agent_kernel_is_ready(k)) {
+		*cause = xstrdup("kernel is not ready");
+		return (-1);
+	}
+	e = xcalloc(1, sizeof *e);
+	e->exec_id = xstrdup(exec_id);
+	e->cell_id = xstrdup(cell_id);
+	e->execution_count = -1;
+
+	content = json_object_new_object();
+	json_object_object_add(content, "code", json_object_new_string(code));
+	json_object_object_add(content, "silent",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "store_history",
+	    json_object_new_boolean(1));
+	json_object_object_add(content, "user_expressions",
+	    json_object_new_object());
+	/* input() then raises at once instead of waiting for a reply. */
+	json_object_object_add(content, "allow_stdin",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "stop_on_error",
+	    json_object_new_boolean(stop_on_error));
+	/* Listed first: the reply may be read during the send's drain. */
+	TAILQ_INSERT_TAIL(&agent_exec_list, e, entry);
+	rc = agent_kernel_send(k, AGENT_CHANNEL_SHELL, "execute_request",
+	    content, e->msg_id);
+	json_object_put(content);
+	if (rc != 0) {
+		agent_exec_free(e);
+		*cause = xstrdup("cannot send execute_request to the kernel");
+		return (-1);
+	}
+	log_debug("%s: exec %s cell %s msg %s", __func__, exec_id, cell_id,
+	    e->msg_id);
+	return (0);
+}
+
+/* Send AGENT_EXEC_DONE once both the reply and idle are in. */
+static void
+agent_exec_maybe_done(struct agent_exec *e)
+{
+	struct mpbuf	b;
+
+	if (!e->got_reply || !e->got_idle)
+		return;
+	if (agent_exec_stream_exec == e)
+		agent_exec_flush();
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	proto_pack_str(&b.pk, "exec_id", e->exec_id);
+	proto_pack_str(&b.pk, "cell_id", e->cell_id);
+	proto_pack_str(&b.pk, "status", e->status);
+	if (e->execution_count >= 0)
+		proto_pack_int(&b.pk, "execution_count", e->execution_count);
+	else
+		proto_pack_nil(&b.pk, "execution_count");
+	agent_send(PROTO_MSG_AGENT_EXEC_DONE, 0, &b);
+	mpbuf_free(&b);
+
+	agent_exec_free(e);
+	if (TAILQ_EMPTY(&agent_exec_list))
+		agent_exec_status(0);
+}
+
+/* Member of obj by name or NULL. */
+static struct json_object *
+agent_exec_get(struct json_object *obj, const char *name)
+{
+	struct json_object	*v;
+
+	if (!json_object_object_get_ex(obj, name, &v))
+		return (NULL);
+	return (v);
+}
+
+/* A string member or NULL. */
+static const char *
+agent_exec_string(struct json_object *obj, const char *name)
+{
+	struct json_object	*v = agent_exec_get(obj, name);
+
+	if (v == NULL || !json_object_is_type(v, json_type_string))
+		return (NULL);
+	return (json_object_get_string(v));
+}
+
+/* Copy member name of from into to, as {} when missing. */
+static void
+agent_exec_copy(struct json_object *to, struct json_object *from,
+    const char *name, int object)
+{
+	struct json_object	*v = agent_exec_get(from, name);
+
+	if (v != NULL)
+		json_object_object_add(to, name, json_object_get(v));
+	else if (object)
+		json_object_object_add(to, name, json_object_new_object());
+	else
+		json_object_object_add(to, name, NULL);
+}
+
+/* Turn an iopub output message into one nbformat output and send it. */
+static void
+agent_exec_output(struct agent_exec *e, const char *type,
+    struct json_object *content)
+{
+	struct json_object	*output, *v;
+
+	output = json_object_new_object();
+	json_object_object_add(output, "output_type",
+	    json_object_new_string(type));
+	if (strcmp(type, "error") == 0) {
+		agent_exec_copy(output, content, "ename", 0);
+		agent_exec_copy(output, content, "evalue", 0);
+		if ((v = agent_exec_get(content, "traceback")) != NULL)
+			json_object_object_add(output, "traceback",
+			    json_object_get(v));
+		else
+			json_object_object_add(output, "traceback",
+			    json_object_new_array());
+	} else {
+		/* display_data and execute_result; transient is dropped. */
+		agent_exec_copy(output, content, "data", 1);
+		agent_exec_copy(output, content, "metadata", 1);
+		if (strcmp(type, "execute_result") == 0)
+			agent_exec_copy(output, content, "execution_count", 0);
+	}
+	agent_exec_send_output(e, output);
+	json_object_put(output);
+}
+
+/* Handle an iopub message for run e. */
+static void
+agent_exec_iopub(struct agent_exec *e, const char *type,
+    struct json_object *content)
+{
+	struct mpbuf		 b;
+	struct json_object	*v;
+	const char		*s, *name;
+
+	if (strcmp(type, "stream") != 0)
+		agent_exec_flush();
+
+	if (strcmp(type, "status") == 0) {
+		s = agent_exec_string(content, "execution_state");
+		if (s != NULL && strcmp(s, "busy") == 0)
+			agent_exec_status(1);
+		else if (s != NULL && strcmp(s, "idle") == 0) {
+			e->got_idle = 1;
+			agent_exec_maybe_done(e);
+		}
+	} else if (strcmp(type, "execute_input") == 0) {
+		v = agent_exec_get(content, "execution_count");
+		if (v != NULL && json_object_is_type(v, json_type_int))
+			e->execution_count = json_object_get_int64(v);
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "exec_id", e->exec_id);
+		proto_pack_str(&b.pk, "cell_id", e->cell_id);
+		if (e->execution_count >= 0)
+			proto_pack_int(&b.pk, "execution_count",
+			    e->execution_count);
+		else
+			proto_pack_nil(&b.pk, "execution_count");
+		agent_send(PROTO_MSG_AGENT_EXEC_STARTED, 0, &b);
+		mpbuf_free(&b);
+	} else if (strcmp(type, "stream") == 0) {
+		name = agent_exec_string(content, "name");
+		v = agent_exec_get(content, "text");
+		if (name == NULL || v == NULL ||
+		    !json_object_is_type(v, json_type_string))
+			return;
+		agent_exec_stream(e, name, json_object_get_string(v),
+		    json_object_get_string_len(v));
+	} else if (strcmp(type, "display_data") == 0 ||
+	    strcmp(type, "execute_result") == 0 ||
+	    strcmp(type, "error") == 0)
+		agent_exec_output(e, type, content);
+	else if (strcmp(type, "clear_output") == 0) {
+		v = agent_exec_get(content, "wait");
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "exec_id", e->exec_id);
+		proto_pack_str(&b.pk, "cell_id", e->cell_id);
+		proto_pack_bool(&b.pk, "wait",
+		    v != NULL && json_object_get_boolean(v));
+		agent_send(PROTO_MSG_AGENT_CLEAR_OUTPUT, 0, &b);
+		mpbuf_free(&b);
+	} else
+		log_debug("%s: ignored %s for exec %s", __func__, type,
+		    e->exec_id);
+}
+
+/* Handle the execute_reply for run e. */
+static void
+agent_exec_reply(struct agent_exec *e, struct json_object *content)
+{
+	struct json_object	*v;
+	const char		*s;
+
+	s = agent_exec_string(content, "status");
+	if (s == NULL || (strcmp(s, "ok") != 0 && strcmp(s, "error") != 0 &&
+	    strcmp(s, "aborted") != 0))
+		s = "error";
+	free(e->status);
+	e->status = xstrdup(s);
+	v = agent_exec_get(content, "execution_count");
+	if (v != NULL && json_object_is_type(v, json_type_int))
+		e->execution_count = json_object_get_int64(v);
+	e->got_reply = 1;
+	agent_exec_maybe_done(e);
+}
+
+/* A message from the kernel on shell or iopub once it is ready. */
+void
+agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
+    struct agent_wire_msg *m)
+{
+	struct agent_exec	*e;
+	const char		*parent = agent_wire_msg_parent_id(m);
+	const char		*type = agent_wire_msg_type(m);
+
+	if (channel == AGENT_CHANNEL_STDIN) {
+		/* allow_stdin is false, so this should never come. */
+		log_warnx("unexpected %s on stdin", type);
+		return;
+	}
+	if (parent == NULL)
+		return;
+	TAILQ_FOREACH(e, &agent_exec_list, entry) {
+		if (strcmp(e->msg_id, parent) == 0)
+			break;
+	}
+	if (e == NULL) {
+		log_debug("%s: %s for unknown parent %s", __func__, type,
+		    parent);
+		return;
+	}
+	if (channel == AGENT_CHANNEL_IOPUB)
+		agent_exec_iopub(e, type, agent_wire_msg_content(m));
+	else if (channel == AGENT_CHANNEL_SHELL &&
+	    strcmp(type, "execute_reply") == 0)
+		agent_exec_reply(e, agent_wire_msg_content(m));
+}
+
+/*
+ * Forget every run without a reply: the kernel is gone, the daemon ends
+ * them from AGENT_STATUS dead.
+ */
+void
+agent_exec_clear(void)
+{
+	struct agent_exec	*e;
+
+	agent_exec_flush();
+	while ((e = TAILQ_FIRST(&agent_exec_list)) != NULL)
+		agent_exec_free(e);
+	agent_exec_busy = 0;
+}

@@ -1,0 +1,1042 @@
+/*
+ * agent-kernel.c: one Jupyter kernel process and its ZeroMQ sockets.
+ *
+ * This is the only file that includes zmq.h.  It writes the connection
+ * file, launches the kernel in its own session, connects the shell,
+ * control, stdin and iopub sockets and feeds them into libevent, waits
+ * for the kernel to answer kernel_info, reaps it, and shuts it down with
+ * the same escalation as jupyter_client (request, SIGTERM, SIGKILL).
+ *
+ * ZMQ_FD is edge-triggered: it only says "the state of this socket
+ * changed".  So every wakeup, and every send (which can consume that
+ * edge), is followed by reading ZMQ_EVENTS and receiving until no
+ * ZMQ_POLLIN is left.
+ */
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+#include <zmq.h>
+
+#include "agent.h"
+
+extern char **environ;
+
+/* Slow joiner: probe every 100 ms, give up after 30 s. */
+#define AGENT_KERNEL_PROBE_MS		100
+#define AGENT_KERNEL_START_MS		30000
+/* Shutdown escalation: request, SIGTERM, SIGKILL, each given 2 s. */
+#define AGENT_KERNEL_STOP_MS		2000
+/* How much of the kernel's stderr to keep for error messages. */
+#define AGENT_KERNEL_TAIL		4096
+/* sun_path is 108 bytes on Linux; leave room for "-N". */
+#define AGENT_KERNEL_IPC_MAX		100
+
+enum agent_kernel_state {
+	AGENT_KERNEL_NONE,		/* never started */
+	AGENT_KERNEL_STARTING,		/* waiting for kernel_info */
+	AGENT_KERNEL_READY,
+	AGENT_KERNEL_STOPPING,		/* shutdown escalation running */
+	AGENT_KERNEL_DEAD,		/* exited; may be started again */
+};
+
+/* Port numbers double as ipc path suffixes. */
+enum agent_kernel_port {
+	AGENT_PORT_SHELL = 1,
+	AGENT_PORT_IOPUB,
+	AGENT_PORT_STDIN,
+	AGENT_PORT_CONTROL,
+	AGENT_PORT_HB,
+};
+
+struct agent_kernel_sock {
+	struct agent_kernel	*k;
+	enum agent_channel	 channel;
+	void			*zs;
+	struct event		*ev;
+	int			 draining;
+};
+
+struct agent_kernel {
+	struct event_base	*base;
+	struct agent_kernelspec	*spec;
+	char			*kernel_id;
+	char			*cwd;
+	char			*runtime_dir;
+	char			*conn_file;
+	char			*ipc_prefix;
+	char			 key[65];
+	char			 session[37];
+
+	void			*zctx;
+	struct agent_kernel_sock socks[4];
+
+	enum agent_kernel_state	 state;
+	pid_t			 pid;
+
+	int			 err_fd;
+	struct event		*err_ev;
+	char			 err_line[1024];
+	size_t			 err_linelen;
+	char			 err_tail[AGENT_KERNEL_TAIL];
+	size_t			 err_taillen;
+
+	struct event		*probe_ev;
+	int64_t			 start_ms;
+	int			 got_iopub;
+	struct json_object	*info;
+
+	struct event		*stop_ev;
+	int			 stop_stage;
+	void			(*stop_cb)(struct agent_kernel *, void *);
+	void			*stop_arg;
+};
+
+static void	agent_kernel_drain(struct agent_kernel_sock *);
+static void	agent_kernel_close(struct agent_kernel *);
+
+/* Create a kernel object; nothing runs until agent_kernel_start. */
+struct agent_kernel *
+agent_kernel_create(struct event_base *base, struct agent_kernelspec *spec,
+    const char *kernel_id, const char *cwd, const char *runtime_dir)
+{
+	struct agent_kernel	*k;
+	int			 i;
+
+	k = xcalloc(1, sizeof *k);
+	k->base = base;
+	k->spec = spec;
+	k->kernel_id = xstrdup(kernel_id);
+	k->cwd = xstrdup(cwd);
+	k->runtime_dir = xstrdup(runtime_dir);
+	k->pid = -1;
+	k->err_fd = -1;
+	k->state = AGENT_KERNEL_NONE;
+	for (i = 0; i < 4; i++) {
+		k->socks[i].k = k;
+		k->socks[i].channel = i;
+	}
+	if ((k->zctx = zmq_ctx_new()) == NULL)
+		fatal("zmq_ctx_new");
+	return (k);
+}
+
+/* Free a kernel; kills the process group if it is still there. */
+void
+agent_kernel_free(struct agent_kernel *k)
+{
+	if (k == NULL)
+		return;
+	if (k->pid > 0) {
+		killpg(k->pid, SIGKILL);
+		waitpid(k->pid, NULL, 0);
+		k->pid = -1;
+	}
+	agent_kernel_close(k);
+	if (k->stop_ev != NULL)
+		event_free(k->stop_ev);
+	zmq_ctx_term(k->zctx);
+	agent_kernelspec_free(k->spec);
+	free(k->kernel_id);
+	free(k->cwd);
+	free(k->runtime_dir);
+	free(k->conn_file);
+	free(k->ipc_prefix);
+	free(k);
+}
+
+int
+agent_kernel_is_ready(struct agent_kernel *k)
+{
+	return (k->state == AGENT_KERNEL_READY);
+}
+
+/* Is a kernel process starting, running or stopping? */
+int
+agent_kernel_is_running(struct agent_kernel *k)
+{
+	return (k->state == AGENT_KERNEL_STARTING ||
+	    k->state == AGENT_KERNEL_READY ||
+	    k->state == AGENT_KERNEL_STOPPING);
+}
+
+pid_t
+agent_kernel_pid(struct agent_kernel *k)
+{
+	return (k->pid);
+}
+
+struct agent_kernelspec *
+agent_kernel_spec(struct agent_kernel *k)
+{
+	return (k->spec);
+}
+
+/* The last lines of the kernel's stderr as one line; caller frees. */
+static char *
+agent_kernel_tail(struct agent_kernel *k)
+{
+	char	*copy, *line, *next, *out = NULL, *prev;
+	char	*lines[3] = { NULL, NULL, NULL };
+	int	 i;
+
+	if (k->err_taillen == 0 && k->err_linelen == 0)
+		return (xstrdup("no output on stderr"));
+	xasprintf(&copy, "%.*s%.*s", (int)k->err_taillen, k->err_tail,
+	    (int)k->err_linelen, k->err_line);
+	next = copy;
+	while ((line = strsep(&next, "\n")) != NULL) {
+		line += strspn(line, " \t\r");
+		if (*line == '\0')
+			continue;
+		lines[0] = lines[1];
+		lines[1] = lines[2];
+		lines[2] = line;
+	}
+	for (i = 0; i < 3; i++) {
+		if (lines[i] == NULL)
+			continue;
+		prev = out;
+		xasprintf(&out, "%s%s%s", prev != NULL ? prev : "",
+		    prev != NULL ? " | " : "", lines[i]);
+		free(prev);
+	}
+	free(copy);
+	return (out != NULL ? out : xstrdup("no output on stderr"));
+}
+
+/* Keep a finished stderr line in the tail buffer and log it. */
+static void
+agent_kernel_err_line(struct agent_kernel *k, const char *line, size_t len)
+{
+	size_t	need = len + 1;
+
+	log_info("kernel %ld: %.*s", (long)k->pid, (int)len, line);
+	if (need > sizeof k->err_tail) {
+		line += need - sizeof k->err_tail;
+		len = sizeof k->err_tail - 1;
+		need = sizeof k->err_tail;
+	}
+	if (k->err_taillen + need > sizeof k->err_tail) {
+		memmove(k->err_tail, k->err_tail + (k->err_taillen + need -
+		    sizeof k->err_tail), sizeof k->err_tail - need);
+		k->err_taillen = sizeof k->err_tail - need;
+	}
+	memcpy(k->err_tail + k->err_taillen, line, len);
+	k->err_tail[k->err_taillen + len] = '\n';
+	k->err_taillen += need;
+}
+
+/* Read what the kernel wrote to stderr; never to our stdout. */
+static void
+agent_kernel_err_read(struct agent_kernel *k)
+{
+	char	 buf[4096], *nl, *cp;
+	ssize_t	 n;
+	size_t	 len;
+
+	while (k->err_fd != -1) {
+		n = read(k->err_fd, buf, sizeof buf);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			if (k->err_linelen != 0) {
+				agent_kernel_err_line(k, k->err_line,
+				    k->err_linelen);
+				k->err_linelen = 0;
+			}
+			event_free(k->err_ev);
+			k->err_ev = NULL;
+			close(k->err_fd);
+			k->err_fd = -1;
+			return;
+		}
+		cp = buf;
+		len = n;
+		while (len > 0) {
+			nl = memchr(cp, '\n', len);
+			n = nl != NULL ? nl - cp : (ssize_t)len;
+			if (k->err_linelen + n >= sizeof k->err_line) {
+				/* Overlong line: flush what fits. */
+				agent_kernel_err_line(k, k->err_line,
+				    k->err_linelen);
+				k->err_linelen = 0;
+				if ((size_t)n >= sizeof k->err_line)
+					n = sizeof k->err_line - 1;
+				nl = NULL;
+			}
+			memcpy(k->err_line + k->err_linelen, cp, n);
+			k->err_linelen += n;
+			cp += n;
+			len -= n;
+			if (nl != NULL) {
+				agent_kernel_err_line(k, k->err_line,
+				    k->err_linelen);
+				k->err_linelen = 0;
+				cp++;
+				len--;
+			}
+		}
+	}
+}
+
+static void
+agent_kernel_err_cb(evutil_socket_t fd, short events, void *arg)
+{
+	agent_kernel_err_read(arg);
+}
+
+/* Write the connection file, 0600, via a temporary name. */
+static int
+agent_kernel_write_conn(struct agent_kernel *k, char **cause)
+{
+	struct json_object	*obj;
+	const char		*text;
+	char			*tmp;
+	size_t			 len;
+	int			 fd;
+
+	obj = json_object_new_object();
+	json_object_object_add(obj, "shell_port",
+	    json_object_new_int(AGENT_PORT_SHELL));
+	json_object_object_add(obj, "iopub_port",
+	    json_object_new_int(AGENT_PORT_IOPUB));
+	json_object_object_add(obj, "stdin_port",
+	    json_object_new_int(AGENT_PORT_STDIN));
+	json_object_object_add(obj, "control_port",
+	    json_object_new_int(AGENT_PORT_CONTROL));
+	json_object_object_add(obj, "hb_port",
+	    json_object_new_int(AGENT_PORT_HB));
+	json_object_object_add(obj, "ip",
+	    json_object_new_string(k->ipc_prefix));
+	json_object_object_add(obj, "key", json_object_new_string(k->key));
+	json_object_object_add(obj, "transport",
+	    json_object_new_string("ipc"));
+	json_object_object_add(obj, "signature_scheme",
+	    json_object_new_string("hmac-sha256"));
+	json_object_object_add(obj, "kernel_name",
+	    json_object_new_string(agent_kernelspec_name(k->spec)));
+	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = strlen(text);
+
+	xasprintf(&tmp, "%s.tmp", k->conn_file);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600);
+	if (fd == -1 || fchmod(fd, 0600) == -1 ||
+	    write(fd, text, len) != (ssize_t)len || close(fd) == -1 ||
+	    rename(tmp, k->conn_file) == -1) {
+		xasprintf(cause, "cannot write %s: %s", k->conn_file,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		unlink(tmp);
+		free(tmp);
+		json_object_put(obj);
+		return (-1);
+	}
+	free(tmp);
+	json_object_put(obj);
+	return (0);
+}
+
+/* Endpoint for one port; caller frees. */
+static char *
+agent_kernel_endpoint(struct agent_kernel *k, int port)
+{
+	char	*ep;
+
+	xasprintf(&ep, "ipc://%s-%d", k->ipc_prefix, port);
+	return (ep);
+}
+
+static void
+agent_kernel_sock_cb(evutil_socket_t fd, short events, void *arg)
+{
+	agent_kernel_drain(arg);
+}
+
+/* Create and connect one socket and hook its ZMQ_FD into libevent. */
+static int
+agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
+    int type, int port, char **cause)
+{
+	struct agent_kernel_sock	*s = &k->socks[channel];
+	char				*ep;
+	int				 linger = 0, hwm = 0, fd;
+	size_t				 fdlen = sizeof fd;
+
+	if ((s->zs = zmq_socket(k->zctx, type)) == NULL)
+		goto fail;
+	if (zmq_setsockopt(s->zs, ZMQ_LINGER, &linger, sizeof linger) != 0)
+		goto fail;
+	if (type == ZMQ_DEALER && zmq_setsockopt(s->zs, ZMQ_ROUTING_ID,
+	    k->session, strlen(k->session)) != 0)
+		goto fail;
+	if (type == ZMQ_SUB && zmq_setsockopt(s->zs, ZMQ_SUBSCRIBE, "", 0) != 0)
+		goto fail;
+	/*
+	 * PUB/SUB drops messages silently at the high-water mark (1000 by
+	 * default), and a burst of flushed prints is thousands.  No limit
+	 * here lets libzmq's I/O thread keep draining the kernel's queue
+	 * even while we are busy.
+	 */
+	if (type == ZMQ_SUB && zmq_setsockopt(s->zs, ZMQ_RCVHWM, &hwm,
+	    sizeof hwm) != 0)
+		goto fail;
+	ep = agent_kernel_endpoint(k, port);
+	if (zmq_connect(s->zs, ep) != 0) {
+		free(ep);
+		goto fail;
+	}
+	free(ep);
+	if (zmq_getsockopt(s->zs, ZMQ_FD, &fd, &fdlen) != 0)
+		goto fail;
+	s->ev = event_new(k->base, fd, EV_READ|EV_PERSIST,
+	    agent_kernel_sock_cb, s);
+	event_add(s->ev, NULL);
+	return (0);
+
+fail:
+	xasprintf(cause, "zmq socket for port %d: %s", port,
+	    zmq_strerror(zmq_errno()));
+	return (-1);
+}
+
+/*
+ * Build the kernel's environment in the parent: after fork only
+ * async-signal-safe calls are allowed, and libzmq has threads.
+ */
+static char **
+agent_kernel_envp(struct agent_kernel *k)
+{
+	struct agent_kernelspec	*ks = k->spec;
+	char			**envp, **ep, *entry, *value;
+	const char		*name;
+	size_t			 n = 0, i, j, nlen;
+
+	for (ep = environ; *ep != NULL; ep++)
+		n++;
+	envp = xcalloc(n + agent_kernelspec_nenv(ks) + 3, sizeof *envp);
+	n = 0;
+	for (ep = environ; *ep != NULL; ep++)
+		envp[n++] = xstrdup(*ep);
+
+	for (i = 0; i < agent_kernelspec_nenv(ks) + 2; i++) {
+		if (i < agent_kernelspec_nenv(ks)) {
+			name = agent_kernelspec_env_name(ks, i);
+			value = agent_kernelspec_env_value(ks, i);
+			xasprintf(&entry, "%s=%s", name, value);
+			free(value);
+		} else if (i == agent_kernelspec_nenv(ks)) {
+			name = "PYDEVD_DISABLE_FILE_VALIDATION";
+			entry = xstrdup("PYDEVD_DISABLE_FILE_VALIDATION=1");
+		} else {
+			name = "JPY_PARENT_PID";
+			xasprintf(&entry, "JPY_PARENT_PID=%ld",
+			    (long)getpid());
+		}
+		nlen = strlen(name);
+		for (j = 0; j < n; j++) {
+			if (strncmp(envp[j], name, nlen) == 0 &&
+			    envp[j][nlen] == '=')
+				break;
+		}
+		if (j < n)
+			free(envp[j]);
+		else
+			n++;
+		envp[j] = entry;
+	}
+	envp[n] = NULL;
+	return (envp);
+}
+
+/* Free a NULL-terminated string vector. */
+static void
+agent_kernel_strv_free(char **v)
+{
+	char	**vp;
+
+	for (vp = v; *vp != NULL; vp++)
+		free(*vp);
+	free(v);
+}
+
+/* Child side of fork: only async-signal-safe calls from here on. */
+static __dead void
+agent_kernel_child(struct agent_kernel *k, pid_t parent, int err_fd,
+    char **argv, char **envp)
+{
+	struct sigaction	 sa;
+	sigset_t		 set;
+	int			 fd, sig;
+	const char		*msg;
+
+	setsid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+
+	/* We ignore SIGINT and SIGPIPE; the kernel must not inherit that. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+
+	if ((fd = open("/dev/null", O_RDONLY)) != -1 && fd != 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	dup2(err_fd, 1);
+	dup2(err_fd, 2);
+	close_range(3, ~0U, 0);
+
+	if (chdir(k->cwd) == -1) {
+		msg = "runtimed-agent: cannot change to the notebook "
+		    "directory: ";
+		write(2, msg, strlen(msg));
+		msg = strerror(errno);
+		write(2, msg, strlen(msg));
+		write(2, "\n", 1);
+		_exit(126);
+	}
+	execvpe(argv[0], argv, envp);
+	msg = "runtimed-agent: cannot execute ";
+	write(2, msg, strlen(msg));
+	write(2, argv[0], strlen(argv[0]));
+	write(2, ": ", 2);
+	msg = strerror(errno);
+	write(2, msg, strlen(msg));
+	write(2, "\n", 1);
+	_exit(127);
+}
+
+/* Send one kernel_info_request on shell: the slow-joiner probe. */
+static void
+agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct timeval		 tv = { 0, AGENT_KERNEL_PROBE_MS * 1000 };
+	char			 msg_id[37], *tail, *why;
+
+	if (k->state != AGENT_KERNEL_STARTING)
+		return;
+	if (util_mono_ms() - k->start_ms > AGENT_KERNEL_START_MS) {
+		tail = agent_kernel_tail(k);
+		xasprintf(&why, "kernel %s did not answer kernel_info within "
+		    "%d s (stderr: %s)", agent_kernelspec_name(k->spec),
+		    AGENT_KERNEL_START_MS / 1000, tail);
+		free(tail);
+		/* Kill it now; the reap finishes the cleanup. */
+		k->state = AGENT_KERNEL_STOPPING;
+		k->stop_stage = 2;
+		killpg(k->pid, SIGKILL);
+		agent_failed(k, why);
+		free(why);
+		return;
+	}
+	/*
+	 * Keep asking until iopub has delivered something too: the
+	 * subscription may still be in flight when the first replies come,
+	 * and only another request makes the kernel publish again.
+	 */
+	agent_kernel_send(k, AGENT_CHANNEL_SHELL, "kernel_info_request",
+	    NULL, msg_id);
+	evtimer_add(k->probe_ev, &tv);
+}
+
+/*
+ * Launch the kernel and start probing it.  The result arrives later
+ * through agent_ready or agent_failed.  Returns -1 with
+ * cause if it could not even be launched.
+ */
+int
+agent_kernel_start(struct agent_kernel *k, char **cause)
+{
+	unsigned char	 raw[32];
+	char		 shortid[9], **argv, **envp;
+	int		 errpipe[2];
+	size_t		 i;
+	pid_t		 pid, parent = getpid();
+
+	if (agent_kernel_is_running(k)) {
+		*cause = xstrdup("kernel is already running");
+		return (-1);
+	}
+
+	util_uuid(k->session);
+	if (RAND_bytes(raw, sizeof raw) != 1) {
+		*cause = xstrdup("RAND_bytes failed");
+		return (-1);
+	}
+	agent_wire_hex(raw, sizeof raw, k->key);
+
+	/* The kernel id is the daemon's; keep only safe characters. */
+	for (i = 0; i < 8 && k->kernel_id[i] != '\0'; i++) {
+		shortid[i] = k->kernel_id[i];
+		if (!(shortid[i] >= '0' && shortid[i] <= '9') &&
+		    !(shortid[i] >= 'a' && shortid[i] <= 'z') &&
+		    !(shortid[i] >= 'A' && shortid[i] <= 'Z'))
+			shortid[i] = '_';
+	}
+	shortid[i] = '\0';
+	free(k->ipc_prefix);
+	free(k->conn_file);
+	xasprintf(&k->ipc_prefix, "%s/k-%s", k->runtime_dir, shortid);
+	xasprintf(&k->conn_file, "%s/kernel-%s.json", k->runtime_dir,
+	    shortid);
+	k->err_taillen = k->err_linelen = 0;
+	if (strlen(k->ipc_prefix) > AGENT_KERNEL_IPC_MAX) {
+		xasprintf(cause, "runtime directory path too long for ipc "
+		    "sockets: %s", k->runtime_dir);
+		return (-1);
+	}
+	if (agent_kernel_write_conn(k, cause) != 0)
+		return (-1);
+
+	if (pipe2(errpipe, O_CLOEXEC) == -1) {
+		xasprintf(cause, "pipe: %s", strerror(errno));
+		unlink(k->conn_file);
+		return (-1);
+	}
+	argv = agent_kernelspec_argv(k->spec, k->conn_file);
+	envp = agent_kernel_envp(k);
+	log_info("starting kernel %s: %s ...", agent_kernelspec_name(k->spec),
+	    argv[0]);
+
+	pid = fork();
+	if (pid == 0)
+		agent_kernel_child(k, parent, errpipe[1], argv, envp);
+	close(errpipe[1]);
+	agent_kernelspec_argv_free(argv);
+	agent_kernel_strv_free(envp);
+	if (pid == -1) {
+		xasprintf(cause, "fork: %s", strerror(errno));
+		close(errpipe[0]);
+		unlink(k->conn_file);
+		return (-1);
+	}
+	k->pid = pid;
+	k->state = AGENT_KERNEL_STARTING;
+	k->start_ms = util_mono_ms();
+	k->got_iopub = 0;
+
+	k->err_fd = errpipe[0];
+	util_set_nonblock(k->err_fd);
+	k->err_ev = event_new(k->base, k->err_fd, EV_READ|EV_PERSIST,
+	    agent_kernel_err_cb, k);
+	event_add(k->err_ev, NULL);
+
+	if (agent_kernel_connect(k, AGENT_CHANNEL_SHELL, ZMQ_DEALER,
+	    AGENT_PORT_SHELL, cause) != 0 ||
+	    agent_kernel_connect(k, AGENT_CHANNEL_CONTROL, ZMQ_DEALER,
+	    AGENT_PORT_CONTROL, cause) != 0 ||
+	    agent_kernel_connect(k, AGENT_CHANNEL_STDIN, ZMQ_DEALER,
+	    AGENT_PORT_STDIN, cause) != 0 ||
+	    agent_kernel_connect(k, AGENT_CHANNEL_IOPUB, ZMQ_SUB,
+	    AGENT_PORT_IOPUB, cause) != 0) {
+		/* The reap will clean up once it is gone. */
+		k->state = AGENT_KERNEL_STOPPING;
+		k->stop_stage = 2;
+		killpg(k->pid, SIGKILL);
+		return (-1);
+	}
+
+	k->probe_ev = evtimer_new(k->base, agent_kernel_probe_cb, k);
+	agent_kernel_probe_cb(-1, 0, k);
+	log_info("kernel %s pid %ld launched", agent_kernelspec_name(k->spec),
+	    (long)pid);
+	return (0);
+}
+
+/* Close sockets, timers and files of the current run. */
+static void
+agent_kernel_close(struct agent_kernel *k)
+{
+	struct agent_kernel_sock	*s;
+	char				*path;
+	int				 i;
+
+	for (i = 0; i < 4; i++) {
+		s = &k->socks[i];
+		if (s->ev != NULL) {
+			event_free(s->ev);
+			s->ev = NULL;
+		}
+		if (s->zs != NULL) {
+			zmq_close(s->zs);
+			s->zs = NULL;
+		}
+	}
+	if (k->probe_ev != NULL) {
+		event_free(k->probe_ev);
+		k->probe_ev = NULL;
+	}
+	if (k->err_ev != NULL) {
+		event_free(k->err_ev);
+		k->err_ev = NULL;
+	}
+	if (k->err_fd != -1) {
+		close(k->err_fd);
+		k->err_fd = -1;
+	}
+	json_object_put(k->info);
+	k->info = NULL;
+	if (k->conn_file != NULL)
+		unlink(k->conn_file);
+	if (k->ipc_prefix != NULL) {
+		for (i = AGENT_PORT_SHELL; i <= AGENT_PORT_HB; i++) {
+			xasprintf(&path, "%s-%d", k->ipc_prefix, i);
+			unlink(path);
+			free(path);
+		}
+	}
+}
+
+/*
+ * Send one message on a channel; msg_id (37 bytes) receives its id.
+ * content may be NULL for {}.  Returns 0 or -1.
+ */
+int
+agent_kernel_send(struct agent_kernel *k, enum agent_channel channel,
+    const char *msg_type, struct json_object *content, char *msg_id)
+{
+	struct agent_kernel_sock	*s = &k->socks[channel];
+	char				*parts[AGENT_WIRE_NPARTS];
+	int				 i, rc = 0;
+
+	if (s->zs == NULL)
+		return (-1);
+	if (agent_wire_encode(k->key, k->session, msg_type, content, NULL,
+	    msg_id, parts) != 0) {
+		log_warnx("cannot sign %s", msg_type);
+		return (-1);
+	}
+	if (zmq_send(s->zs, AGENT_WIRE_DELIM, strlen(AGENT_WIRE_DELIM),
+	    ZMQ_SNDMORE|ZMQ_DONTWAIT) == -1)
+		rc = -1;
+	for (i = 0; rc == 0 && i < AGENT_WIRE_NPARTS; i++) {
+		if (zmq_send(s->zs, parts[i], strlen(parts[i]),
+		    (i < AGENT_WIRE_NPARTS - 1 ? ZMQ_SNDMORE : 0) |
+		    ZMQ_DONTWAIT) == -1)
+			rc = -1;
+	}
+	if (rc != 0)
+		log_warnx("send %s: %s", msg_type, zmq_strerror(zmq_errno()));
+	else
+		log_debug("%s: sent %s %s", __func__, msg_type, msg_id);
+	agent_wire_parts_free(parts);
+
+	/* A send can swallow the ZMQ_FD edge for pending input. */
+	agent_kernel_drain(s);
+	return (rc);
+}
+
+/* Handle one received message while starting. */
+static void
+agent_kernel_starting(struct agent_kernel *k, enum agent_channel channel,
+    struct agent_wire_msg *m)
+{
+	if (channel == AGENT_CHANNEL_IOPUB)
+		k->got_iopub = 1;
+	else if (channel == AGENT_CHANNEL_SHELL && k->info == NULL &&
+	    strcmp(agent_wire_msg_type(m), "kernel_info_reply") == 0)
+		k->info = json_object_get(agent_wire_msg_content(m));
+
+	if (k->got_iopub && k->info != NULL) {
+		k->state = AGENT_KERNEL_READY;
+		event_del(k->probe_ev);
+		log_info("kernel %s ready in %lld ms",
+		    agent_kernelspec_name(k->spec),
+		    (long long)(util_mono_ms() - k->start_ms));
+		agent_ready(k, k->info);
+	}
+}
+
+/* Receive one multipart message; 0 when none was waiting. */
+static int
+agent_kernel_recv(struct agent_kernel_sock *s)
+{
+	struct agent_kernel	*k = s->k;
+	struct agent_wire_msg	*m;
+	zmq_msg_t		*msgs = NULL;
+	struct agent_wire_frame	*frames = NULL;
+	size_t			 n = 0, i;
+	char			*cause;
+	int			 more;
+
+	do {
+		msgs = xreallocarray(msgs, n + 1, sizeof *msgs);
+		zmq_msg_init(&msgs[n]);
+		if (zmq_msg_recv(&msgs[n], s->zs, ZMQ_DONTWAIT) == -1) {
+			zmq_msg_close(&msgs[n]);
+			if (n == 0) {
+				free(msgs);
+				return (0);
+			}
+			/* Parts of one message arrive together. */
+			log_warnx("recv: %s", zmq_strerror(zmq_errno()));
+			break;
+		}
+		more = zmq_msg_more(&msgs[n]);
+		n++;
+	} while (more);
+
+	frames = xcalloc(n, sizeof *frames);
+	for (i = 0; i < n; i++) {
+		frames[i].data = zmq_msg_data(&msgs[i]);
+		frames[i].len = zmq_msg_size(&msgs[i]);
+	}
+	m = agent_wire_parse(k->key, frames, n, &cause);
+	if (m == NULL) {
+		log_warnx("dropped a message from the kernel on channel %d: "
+		    "%s", s->channel, cause);
+		free(cause);
+	} else {
+		log_debug("%s: channel %d %s parent %s", __func__, s->channel,
+		    agent_wire_msg_type(m),
+		    agent_wire_msg_parent_id(m) != NULL ?
+		    agent_wire_msg_parent_id(m) : "-");
+		switch (k->state) {
+		case AGENT_KERNEL_STARTING:
+			agent_kernel_starting(k, s->channel, m);
+			break;
+		case AGENT_KERNEL_READY:
+		case AGENT_KERNEL_STOPPING:
+			agent_exec_message(k, s->channel, m);
+			break;
+		default:
+			break;
+		}
+		agent_wire_msg_free(m);
+	}
+	for (i = 0; i < n; i++)
+		zmq_msg_close(&msgs[i]);
+	free(msgs);
+	free(frames);
+	return (1);
+}
+
+/* Receive until ZMQ_EVENTS has no POLLIN; see the top of the file. */
+static void
+agent_kernel_drain(struct agent_kernel_sock *s)
+{
+	int	events;
+	size_t	len;
+
+	if (s->draining || s->zs == NULL)
+		return;
+	s->draining = 1;
+	for (;;) {
+		len = sizeof events;
+		if (s->zs == NULL ||
+		    zmq_getsockopt(s->zs, ZMQ_EVENTS, &events, &len) != 0 ||
+		    (events & ZMQ_POLLIN) == 0)
+			break;
+		if (!agent_kernel_recv(s))
+			break;
+	}
+	s->draining = 0;
+}
+
+/* Interrupt the kernel the way its kernelspec asks. */
+int
+agent_kernel_interrupt(struct agent_kernel *k, char **cause)
+{
+	char	msg_id[37];
+
+	/* SIGINT during startup would kill it in the middle of imports. */
+	if (k->state != AGENT_KERNEL_READY) {
+		*cause = xstrdup("kernel is not ready");
+		return (-1);
+	}
+	if (agent_kernelspec_interrupt_mode(k->spec) ==
+	    AGENT_INTERRUPT_MESSAGE) {
+		if (agent_kernel_send(k, AGENT_CHANNEL_CONTROL,
+		    "interrupt_request", NULL, msg_id) != 0) {
+			*cause = xstrdup("cannot send interrupt_request");
+			return (-1);
+		}
+		return (0);
+	}
+	if (killpg(k->pid, SIGINT) == -1) {
+		xasprintf(cause, "killpg: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Finish a shutdown: run the callback once. */
+static void
+agent_kernel_stopped(struct agent_kernel *k)
+{
+	void	(*cb)(struct agent_kernel *, void *) = k->stop_cb;
+	void	*arg = k->stop_arg;
+
+	if (k->stop_ev != NULL)
+		event_del(k->stop_ev);
+	k->stop_cb = NULL;
+	k->stop_arg = NULL;
+	if (cb != NULL)
+		cb(k, arg);
+}
+
+/* One step of the escalation: SIGTERM, then SIGKILL, then give up. */
+static void
+agent_kernel_stop_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct timeval		 tv = { AGENT_KERNEL_STOP_MS / 1000, 0 };
+
+	if (k->pid <= 0)
+		return;
+	switch (k->stop_stage++) {
+	case 0:
+		log_info("kernel %ld did not exit; SIGTERM", (long)k->pid);
+		killpg(k->pid, SIGTERM);
+		break;
+	case 1:
+		log_warnx("kernel %ld ignored SIGTERM; SIGKILL", (long)k->pid);
+		killpg(k->pid, SIGKILL);
+		break;
+	default:
+		log_warnx("kernel %ld not reaped after SIGKILL", (long)k->pid);
+		return;
+	}
+	evtimer_add(k->stop_ev, &tv);
+}
+
+/*
+ * Shut the kernel down: shutdown_request on control, then 2 s, SIGTERM
+ * to the process group, 2 s, SIGKILL.  cb runs once the process is
+ * reaped (at once if there is none).  A second call while stopping only
+ * replaces the callback.
+ */
+void
+agent_kernel_shutdown(struct agent_kernel *k, int restart,
+    void (*cb)(struct agent_kernel *, void *), void *arg)
+{
+	struct json_object	*content;
+	struct timeval		 tv = { AGENT_KERNEL_STOP_MS / 1000, 0 };
+	char			 msg_id[37];
+
+	k->stop_cb = cb;
+	k->stop_arg = arg;
+	if (k->stop_ev == NULL)
+		k->stop_ev = evtimer_new(k->base, agent_kernel_stop_cb, k);
+
+	switch (k->state) {
+	case AGENT_KERNEL_NONE:
+	case AGENT_KERNEL_DEAD:
+		agent_kernel_close(k);
+		agent_kernel_stopped(k);
+		return;
+	case AGENT_KERNEL_STOPPING:
+		return;
+	case AGENT_KERNEL_STARTING:
+	case AGENT_KERNEL_READY:
+		break;
+	}
+	if (k->probe_ev != NULL)
+		event_del(k->probe_ev);
+	k->state = AGENT_KERNEL_STOPPING;
+	k->stop_stage = 0;
+	content = json_object_new_object();
+	json_object_object_add(content, "restart",
+	    json_object_new_boolean(restart));
+	agent_kernel_send(k, AGENT_CHANNEL_CONTROL, "shutdown_request",
+	    content, msg_id);
+	json_object_put(content);
+	evtimer_add(k->stop_ev, &tv);
+}
+
+/*
+ * SIGCHLD: reap the kernel if it exited.  Leftovers in its process group
+ * are killed before the reap, while the zombie still pins the group id.
+ */
+void
+agent_kernel_sigchld(struct agent_kernel *k)
+{
+	siginfo_t		 si;
+	enum agent_kernel_state	 was = k->state;
+	char			*reason, *tail, *why;
+	int			 status, i;
+
+	if (k->pid <= 0)
+		return;
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, k->pid, &si, WEXITED|WNOHANG|WNOWAIT) != 0 ||
+	    si.si_pid == 0)
+		return;
+	killpg(k->pid, SIGKILL);
+	if (waitpid(k->pid, &status, 0) == -1)
+		return;
+
+	if (WIFEXITED(status))
+		xasprintf(&reason, "exited with status %d",
+		    WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		xasprintf(&reason, "killed by signal %d", WTERMSIG(status));
+	else
+		reason = xstrdup("exited");
+	log_info("kernel %ld %s", (long)k->pid, reason);
+	k->pid = -1;
+
+	/* Deliver what it said before dying. */
+	agent_kernel_err_read(k);
+	for (i = 0; i < 4; i++)
+		agent_kernel_drain(&k->socks[i]);
+
+	k->state = AGENT_KERNEL_DEAD;
+	switch (was) {
+	case AGENT_KERNEL_STARTING:
+		tail = agent_kernel_tail(k);
+		xasprintf(&why, "kernel %s %s during startup (stderr: %s)",
+		    agent_kernelspec_name(k->spec), reason, tail);
+		free(tail);
+		agent_kernel_close(k);
+		agent_failed(k, why);
+		free(why);
+		break;
+	case AGENT_KERNEL_READY:
+		agent_kernel_close(k);
+		agent_died(k, reason);
+		break;
+	case AGENT_KERNEL_STOPPING:
+		agent_kernel_close(k);
+		agent_kernel_stopped(k);
+		break;
+	default:
+		agent_kernel_close(k);
+		break;
+	}
+	free(reason);
+}
+
+/* From fatal(): kill the group and remove our files, nothing else. */
+void
+agent_kernel_emergency(struct agent_kernel *k)
+{
+	if (k == NULL)
+		return;
+	if (k->pid > 0)
+		killpg(k->pid, SIGKILL);
+	if (k->conn_file != NULL)
+		unlink(k->conn_file);
+}

@@ -1,0 +1,341 @@
+/*
+ * agent-wire.c: the Jupyter message codec, without ZeroMQ.
+ *
+ * A message on the wire is [ids...] "<IDS|MSG>" signature header parent
+ * metadata content [buffers...].  The signature is the lowercase hex
+ * HMAC-SHA256 of the four JSON parts keyed with the connection file's
+ * key; buffers are not signed.  Frames are passed in as plain
+ * (pointer, length) pairs so this file can be tested on its own.
+ */
+
+#include <sys/time.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include "agent.h"
+
+/* Deep enough for widget state and nested metadata. */
+#define AGENT_WIRE_JSON_DEPTH	512
+
+struct agent_wire_msg {
+	struct json_object	*header;
+	struct json_object	*parent;
+	struct json_object	*metadata;
+	struct json_object	*content;
+	const char		*msg_type;
+	const char		*msg_id;
+	const char		*parent_id;
+	size_t			 nbuffers;
+};
+
+static EVP_MAC	*agent_wire_mac;
+
+/* Write len bytes as lowercase hex into out (2 * len + 1 bytes). */
+void
+agent_wire_hex(const unsigned char *in, size_t len, char *out)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	size_t			 i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
+
+/*
+ * Sign n parts with key into out (65 bytes).  An empty key means an empty
+ * signature, as jupyter_client does.  Returns 0, or -1 if OpenSSL fails.
+ */
+int
+agent_wire_sign(const char *key, const struct agent_wire_frame *parts,
+    size_t n, char *out)
+{
+	EVP_MAC_CTX	*ctx;
+	OSSL_PARAM	 params[2];
+	unsigned char	 md[EVP_MAX_MD_SIZE];
+	size_t		 mdlen, i;
+	char		 digest[] = "SHA256";
+
+	out[0] = '\0';
+	if (key == NULL || *key == '\0')
+		return (0);
+	if (agent_wire_mac == NULL &&
+	    (agent_wire_mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
+		return (-1);
+	if ((ctx = EVP_MAC_CTX_new(agent_wire_mac)) == NULL)
+		return (-1);
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    digest, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (!EVP_MAC_init(ctx, (const unsigned char *)key, strlen(key),
+	    params))
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if (!EVP_MAC_update(ctx, parts[i].data, parts[i].len))
+			goto fail;
+	}
+	if (!EVP_MAC_final(ctx, md, &mdlen, sizeof md) || mdlen != 32)
+		goto fail;
+	EVP_MAC_CTX_free(ctx);
+	agent_wire_hex(md, mdlen, out);
+	return (0);
+
+fail:
+	EVP_MAC_CTX_free(ctx);
+	return (-1);
+}
+
+/* ISO 8601 UTC with microseconds and Z, as Jupyter writes dates. */
+void
+agent_wire_date(char *buf, size_t len)
+{
+	struct timeval	 tv;
+	struct tm	 tm;
+	char		 tmp[32];
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(tmp, sizeof tmp, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06ldZ", tmp, (long)tv.tv_usec);
+}
+
+/* Serialize compactly; caller frees. */
+static char *
+agent_wire_dump(struct json_object *obj)
+{
+	return (xstrdup(json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+}
+
+/*
+ * Build the five parts after the delimiter for one outgoing message:
+ * parts[0] signature, then header, parent, metadata and content as JSON.
+ * The new msg_id is written to msg_id (37 bytes).  parent may be NULL.
+ * Caller frees parts with agent_wire_parts_free.
+ */
+int
+agent_wire_encode(const char *key, const char *session, const char *msg_type,
+    struct json_object *content, struct json_object *parent, char *msg_id,
+    char **parts)
+{
+	struct json_object	*header, *empty;
+	struct agent_wire_frame	 frames[4];
+	const char		*user;
+	char			 date[64];
+	int			 i;
+
+	util_uuid(msg_id);
+	agent_wire_date(date, sizeof date);
+	if ((user = getenv("USER")) == NULL || *user == '\0')
+		user = "runtimed";
+
+	header = json_object_new_object();
+	json_object_object_add(header, "msg_id",
+	    json_object_new_string(msg_id));
+	json_object_object_add(header, "msg_type",
+	    json_object_new_string(msg_type));
+	json_object_object_add(header, "username",
+	    json_object_new_string(user));
+	json_object_object_add(header, "session",
+	    json_object_new_string(session));
+	json_object_object_add(header, "date", json_object_new_string(date));
+	json_object_object_add(header, "version",
+	    json_object_new_string(AGENT_WIRE_VERSION));
+
+	empty = json_object_new_object();
+	parts[1] = agent_wire_dump(header);
+	parts[2] = agent_wire_dump(parent != NULL ? parent : empty);
+	parts[3] = agent_wire_dump(empty);
+	parts[4] = agent_wire_dump(content != NULL ? content : empty);
+	json_object_put(header);
+	json_object_put(empty);
+
+	for (i = 0; i < 4; i++) {
+		frames[i].data = parts[i + 1];
+		frames[i].len = strlen(parts[i + 1]);
+	}
+	parts[0] = xmalloc(65);
+	if (agent_wire_sign(key, frames, 4, parts[0]) != 0) {
+		agent_wire_parts_free(parts);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Free the parts built by agent_wire_encode. */
+void
+agent_wire_parts_free(char **parts)
+{
+	int	i;
+
+	for (i = 0; i < AGENT_WIRE_NPARTS; i++) {
+		free(parts[i]);
+		parts[i] = NULL;
+	}
+}
+
+/* Index of the "<IDS|MSG>" frame, or -1. */
+int
+agent_wire_find_delim(const struct agent_wire_frame *frames, size_t n)
+{
+	size_t	i, dlen = strlen(AGENT_WIRE_DELIM);
+
+	for (i = 0; i < n; i++) {
+		if (frames[i].len == dlen &&
+		    memcmp(frames[i].data, AGENT_WIRE_DELIM, dlen) == 0)
+			return ((int)i);
+	}
+	return (-1);
+}
+
+/* Parse one JSON part which must be an object; NULL if not. */
+static struct json_object *
+agent_wire_json(const struct agent_wire_frame *f)
+{
+	struct json_tokener	*tok;
+	struct json_object	*obj;
+
+	if (f->len > INT32_MAX)
+		return (NULL);
+	tok = json_tokener_new_ex(AGENT_WIRE_JSON_DEPTH);
+	if (tok == NULL)
+		return (NULL);
+	obj = json_tokener_parse_ex(tok, f->data, (int)f->len);
+	if (obj == NULL ||
+	    json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != f->len ||
+	    !json_object_is_type(obj, json_type_object)) {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return (obj);
+}
+
+/* A string member of obj, or NULL. */
+static const char *
+agent_wire_string(struct json_object *obj, const char *name)
+{
+	struct json_object	*v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, name, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return (NULL);
+	return (json_object_get_string(v));
+}
+
+/*
+ * Parse a received multipart message: find the delimiter after any
+ * identity or topic frames, check the signature against key and decode
+ * the four JSON parts.  Returns NULL with cause set on any failure.
+ */
+struct agent_wire_msg *
+agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
+    size_t n, char **cause)
+{
+	struct agent_wire_msg		*m;
+	const struct agent_wire_frame	*sig, *json;
+	char				 expect[65];
+	int				 d;
+
+	if ((d = agent_wire_find_delim(frames, n)) == -1) {
+		xasprintf(cause, "no delimiter in %zu frames", n);
+		return (NULL);
+	}
+	if (n - (size_t)d < 1 + AGENT_WIRE_NPARTS) {
+		xasprintf(cause, "truncated message: %zu frames after "
+		    "delimiter", n - (size_t)d - 1);
+		return (NULL);
+	}
+	sig = &frames[d + 1];
+	json = &frames[d + 2];
+
+	if (agent_wire_sign(key, json, 4, expect) != 0) {
+		*cause = xstrdup("HMAC computation failed");
+		return (NULL);
+	}
+	if (sig->len != strlen(expect) ||
+	    CRYPTO_memcmp(sig->data, expect, sig->len) != 0) {
+		*cause = xstrdup("bad signature");
+		return (NULL);
+	}
+
+	m = xcalloc(1, sizeof *m);
+	if ((m->header = agent_wire_json(&json[0])) == NULL ||
+	    (m->parent = agent_wire_json(&json[1])) == NULL ||
+	    (m->metadata = agent_wire_json(&json[2])) == NULL ||
+	    (m->content = agent_wire_json(&json[3])) == NULL) {
+		*cause = xstrdup("a JSON part is not an object");
+		agent_wire_msg_free(m);
+		return (NULL);
+	}
+	if ((m->msg_type = agent_wire_string(m->header, "msg_type")) == NULL) {
+		*cause = xstrdup("header has no msg_type");
+		agent_wire_msg_free(m);
+		return (NULL);
+	}
+	m->msg_id = agent_wire_string(m->header, "msg_id");
+	m->parent_id = agent_wire_string(m->parent, "msg_id");
+	m->nbuffers = n - (size_t)d - 1 - AGENT_WIRE_NPARTS;
+	return (m);
+}
+
+/* Free a parsed message. */
+void
+agent_wire_msg_free(struct agent_wire_msg *m)
+{
+	if (m == NULL)
+		return;
+	json_object_put(m->header);
+	json_object_put(m->parent);
+	json_object_put(m->metadata);
+	json_object_put(m->content);
+	free(m);
+}
+
+const char *
+agent_wire_msg_type(struct agent_wire_msg *m)
+{
+	return (m->msg_type);
+}
+
+const char *
+agent_wire_msg_id(struct agent_wire_msg *m)
+{
+	return (m->msg_id);
+}
+
+/* The msg_id of the request this message answers, or NULL. */
+const char *
+agent_wire_msg_parent_id(struct agent_wire_msg *m)
+{
+	return (m->parent_id);
+}
+
+struct json_object *
+agent_wire_msg_header(struct agent_wire_msg *m)
+{
+	return (m->header);
+}
+
+struct json_object *
+agent_wire_msg_content(struct agent_wire_msg *m)
+{
+	return (m->content);
+}
+
+size_t
+agent_wire_msg_nbuffers(struct agent_wire_msg *m)
+{
+	return (m->nbuffers);
+}

@@ -1,0 +1,450 @@
+/*
+ * runtimed.c: the room daemon's main and command line.
+ *
+ *	runtimed [-Dv] [-S socket] [-s statedir]	start the daemon
+ *	runtimed [-S socket] status | stop
+ */
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtimed.h"
+
+struct event_base	*runtimed_base;
+struct proto_incarnation runtimed_incarnation;
+char			*runtimed_state_dir;
+int			 runtimed_log_level;
+
+static int		 runtimed_stopping;
+static int64_t		 runtimed_stop_deadline;
+static int		 runtimed_killed;
+static struct event	*runtimed_stop_timer;
+
+static __dead void
+runtimed_usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: runtimed [-DhVv] [-S socket] [-s statedir] "
+	    "[status | stop]\n"
+	    "  -D            stay in the foreground, log to stderr\n"
+	    "  -v            more logging (repeat for debug)\n"
+	    "  -S socket     socket path (default $RUNTIMED_SOCKET, else\n"
+	    "                $XDG_RUNTIME_DIR/runtimed/runtimed.sock)\n"
+	    "  -s statedir   state directory (default "
+	    "$RUNTIMED_STATE_DIR)\n"
+	    "  status        show the running daemon\n"
+	    "  stop          stop the running daemon\n");
+	exit(status);
+}
+
+/* Last-resort cleanup on fatal(): leave no agents or socket behind. */
+static void
+runtimed_cleanup(void)
+{
+	room_kernel_kill_all();
+	server_unlink_socket();
+}
+
+static void
+runtimed_stop_check(evutil_socket_t fd, short events, void *arg)
+{
+	struct timeval	tv = { 0, 100000 };
+
+	room_kernel_reap();
+	if (room_kernel_count() == 0) {
+		event_base_loopbreak(runtimed_base);
+		return;
+	}
+	if (util_mono_ms() >= runtimed_stop_deadline) {
+		if (runtimed_killed) {
+			event_base_loopbreak(runtimed_base);
+			return;
+		}
+		room_kernel_kill_all();
+		runtimed_killed = 1;
+		runtimed_stop_deadline = util_mono_ms() + 1000;
+	}
+	evtimer_add(runtimed_stop_timer, &tv);
+}
+
+/*
+ * Graceful stop: no new clients, every kernel shut down through its
+ * agent, bounded wait for the agents, then SIGKILL for stragglers.
+ */
+void
+runtimed_stop(void)
+{
+	struct timeval	tv = { 0, 50000 };
+
+	if (runtimed_stopping)
+		return;
+	runtimed_stopping = 1;
+	log_info("stopping");
+	server_stop_accepting();
+	server_client_free_all();
+	room_kernel_shutdown_all();
+	runtimed_stop_deadline = util_mono_ms() + RUNTIMED_STOP_GRACE_MS;
+	runtimed_stop_timer = evtimer_new(runtimed_base, runtimed_stop_check,
+	    NULL);
+	evtimer_add(runtimed_stop_timer, &tv);
+}
+
+static void
+runtimed_signal(evutil_socket_t sig, short events, void *arg)
+{
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		runtimed_stop();
+		break;
+	case SIGCHLD:
+		room_kernel_reap();
+		break;
+	}
+}
+
+/* Tell the starting process how it went ("R", "A<pid>", "E<message>"). */
+static void
+runtimed_report(int fd, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+	ssize_t	 n;
+
+	if (fd == -1)
+		return;
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	n = write(fd, msg, strlen(msg));
+	(void)n;
+	free(msg);
+	close(fd);
+}
+
+static int
+runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
+{
+	struct event	*ev_term, *ev_int, *ev_chld;
+	char		*cause = NULL, *logpath;
+	pid_t		 other;
+	int		 fd, rc;
+
+	setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 0);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+
+	if (sockdir_check_dir(runtimed_state_dir, 1, &cause) != 0) {
+		if (foreground)
+			fprintf(stderr, "runtimed: %s\n", cause);
+		runtimed_report(ready_fd, "Eruntimed: %s", cause);
+		return (1);
+	}
+	runtimed_log_level = level;
+	xasprintf(&logpath, "%s/runtimed.log", runtimed_state_dir);
+	log_open("runtimed", level, foreground ? NULL : logpath);
+
+	runtimed_base = event_base_new();
+	if (runtimed_base == NULL)
+		fatalx("event_base_new failed");
+	runtimed_incarnation.pid = getpid();
+	runtimed_incarnation.started_at = util_now_us();
+	snprintf(runtimed_incarnation.version,
+	    sizeof runtimed_incarnation.version, "%s", RUNTIMED_VERSION);
+
+	rc = server_start(sock, &cause, &other);
+	if (rc == 1) {
+		if (foreground)
+			printf("runtimed: already running (pid %ld)\n",
+			    (long)other);
+		runtimed_report(ready_fd, "A%ld", (long)other);
+		free(logpath);
+		return (0);
+	}
+	if (rc != 0) {
+		if (foreground)
+			fprintf(stderr, "runtimed: %s\n", cause);
+		runtimed_report(ready_fd, "Eruntimed: %s", cause);
+		free(cause);
+		free(logpath);
+		return (1);
+	}
+	fatal_set_cleanup(runtimed_cleanup);
+
+	ev_term = evsignal_new(runtimed_base, SIGTERM, runtimed_signal, NULL);
+	ev_int = evsignal_new(runtimed_base, SIGINT, runtimed_signal, NULL);
+	ev_chld = evsignal_new(runtimed_base, SIGCHLD, runtimed_signal, NULL);
+	evsignal_add(ev_term, NULL);
+	evsignal_add(ev_int, NULL);
+	evsignal_add(ev_chld, NULL);
+
+	log_info("started, pid %ld, version %s, state %s", (long)getpid(),
+	    RUNTIMED_VERSION, runtimed_state_dir);
+	if (!foreground) {
+		/* Children's stderr goes to the log from now on. */
+		if ((fd = open("/dev/null", O_RDONLY)) != -1) {
+			dup2(fd, 0);
+			close(fd);
+		}
+		if ((fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT |
+		    O_CLOEXEC, 0600)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+	}
+	free(logpath);
+	runtimed_report(ready_fd, "R");
+
+	event_base_dispatch(runtimed_base);
+
+	room_kernel_reap();
+	server_shutdown_listener();
+	server_unlink_socket();
+	room_free_all();
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_chld);
+	if (runtimed_stop_timer != NULL)
+		event_free(runtimed_stop_timer);
+	log_info("stopped");
+	return (0);
+}
+
+/* Fork; the parent exits when the child listens (or says why not). */
+static int
+runtimed_daemonize(const char *sock, int level)
+{
+	char	buf[512];
+	ssize_t	n, len = 0;
+	pid_t	pid;
+	int	pfd[2], fd;
+
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		fprintf(stderr, "runtimed: pipe: %s\n", strerror(errno));
+		return (1);
+	}
+	switch (pid = fork()) {
+	case -1:
+		fprintf(stderr, "runtimed: fork: %s\n", strerror(errno));
+		return (1);
+	case 0:
+		close(pfd[0]);
+		setsid();
+		if ((fd = open("/dev/null", O_RDWR)) != -1) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			close(fd);
+		}
+		exit(runtimed_serve(sock, 0, level, pfd[1]));
+	}
+	close(pfd[1]);
+	while (len < (ssize_t)sizeof buf - 1) {
+		n = read(pfd[0], buf + len, sizeof buf - 1 - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	close(pfd[0]);
+	switch (buf[0]) {
+	case 'R':
+		return (0);
+	case 'A':
+		printf("runtimed: already running (pid %s)\n", buf + 1);
+		return (0);
+	case 'E':
+		fprintf(stderr, "%s\n", buf + 1);
+		return (1);
+	}
+	fprintf(stderr, "runtimed: the daemon failed to start\n");
+	return (1);
+}
+
+/* A ctl connection to the daemon, past HELLO; -1 when none answers. */
+static int
+runtimed_connect(const char *sock, int quiet)
+{
+	struct proto_incarnation	 inc;
+	char				*cause = NULL;
+	int				 fd;
+
+	if ((fd = sockdir_connect(sock)) == -1) {
+		if (!quiet)
+			fprintf(stderr, "runtimed: not running\n");
+		return (-1);
+	}
+	if (frameio_hello(fd, PROTO_PEER_CTL, "runtimed", &inc, &cause) != 0) {
+		if (!quiet)
+			fprintf(stderr, "runtimed: %s\n", cause);
+		free(cause);
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+static int
+runtimed_request(int fd, uint16_t type, struct proto_header *hdr,
+    msgpack_unpacked *u)
+{
+	char	*cause = NULL;
+
+	if (frameio_write(fd, type, 1, "\x80", 1) != 0) {
+		fprintf(stderr, "runtimed: write failed\n");
+		return (-1);
+	}
+	if (frameio_read(fd, 10000, hdr, u, &cause) != 0) {
+		fprintf(stderr, "runtimed: %s\n", cause);
+		free(cause);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+runtimed_status(const char *sock)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	int64_t			 v, started = 0;
+	const char		*version;
+	size_t			 vlen;
+	time_t			 t;
+	struct tm		 tm;
+	char			 when[64];
+	int			 fd;
+	const char		*keys[] = { "rooms", "peers", "kernels" };
+	u_int			 i;
+
+	if ((fd = runtimed_connect(sock, 0)) == -1)
+		return (1);
+	if (runtimed_request(fd, PROTO_MSG_DAEMON_STATUS, &hdr, &u) != 0) {
+		close(fd);
+		return (1);
+	}
+	close(fd);
+	if (hdr.type != PROTO_MSG_DAEMON_STATUS_REPLY) {
+		fprintf(stderr, "runtimed: unexpected reply %s\n",
+		    proto_msg_name(hdr.type));
+		msgpack_unpacked_destroy(&u);
+		return (1);
+	}
+	if (proto_get_int(&u.data, "pid", &v) == 0)
+		printf("pid %lld\n", (long long)v);
+	if (proto_get_int(&u.data, "started_at", &started) == 0) {
+		t = (time_t)(started / 1000000);
+		localtime_r(&t, &tm);
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", &tm);
+		printf("started %s\n", when);
+	}
+	if ((version = proto_get_str(&u.data, "version", &vlen)) != NULL)
+		printf("version %.*s\n", (int)vlen, version);
+	for (i = 0; i < 3; i++) {
+		if (proto_get_int(&u.data, keys[i], &v) == 0)
+			printf("%s %lld\n", keys[i], (long long)v);
+	}
+	msgpack_unpacked_destroy(&u);
+	return (0);
+}
+
+static int
+runtimed_stop_cmd(const char *sock)
+{
+	struct proto_header	hdr;
+	msgpack_unpacked	u;
+	int64_t			deadline;
+	int			fd;
+
+	if ((fd = runtimed_connect(sock, 0)) == -1)
+		return (1);
+	if (runtimed_request(fd, PROTO_MSG_DAEMON_STOP, &hdr, &u) != 0) {
+		close(fd);
+		return (1);
+	}
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	deadline = util_mono_ms() + 10000;
+	while (util_mono_ms() < deadline) {
+		if ((fd = sockdir_connect(sock)) == -1)
+			return (0);
+		close(fd);
+		usleep(100000);
+	}
+	fprintf(stderr, "runtimed: the daemon did not stop within 10 s\n");
+	return (1);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char	*sock = NULL;
+	int	 ch, rc, foreground = 0, level = LOG_LEVEL_WARN;
+
+	while ((ch = getopt_long(argc, argv, "DhS:s:Vv", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'D':
+			foreground = 1;
+			break;
+		case 'h':
+			runtimed_usage(0);
+		case 'S':
+			free(sock);
+			sock = xstrdup(optarg);
+			break;
+		case 's':
+			free(runtimed_state_dir);
+			runtimed_state_dir = xstrdup(optarg);
+			break;
+		case 'V':
+			printf("runtimed %s\n", RUNTIMED_VERSION);
+			return (0);
+		case 'v':
+			if (level < LOG_LEVEL_DEBUG)
+				level++;
+			break;
+		default:
+			runtimed_usage(2);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (sock == NULL)
+		sock = sockdir_socket_path();
+	if (runtimed_state_dir == NULL)
+		runtimed_state_dir = sockdir_state_path();
+
+	if (argc > 1)
+		runtimed_usage(2);
+	if (argc == 1 && strcmp(argv[0], "status") == 0)
+		rc = runtimed_status(sock);
+	else if (argc == 1 && strcmp(argv[0], "stop") == 0)
+		rc = runtimed_stop_cmd(sock);
+	else if (argc == 1 && strcmp(argv[0], "start") != 0)
+		runtimed_usage(2);
+	else if (foreground)
+		rc = runtimed_serve(sock, 1, level, -1);
+	else
+		rc = runtimed_daemonize(sock, level);
+	free(sock);
+	free(runtimed_state_dir);
+	return (rc);
+}

@@ -1,0 +1,194 @@
+/*
+ * runtimed.h: the room daemon's private header.  Structs first (each
+ * owned by the file named in its comment), then prototypes per file.
+ */
+
+#ifndef RUNTIMED_H
+#define RUNTIMED_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#include <sys/queue.h>
+
+#include "common.h"
+
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST(head);					\
+	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
+	    (var) = (tvar))
+#endif
+
+/* Cells per EXEC_RUN (CONTRACT section 5). */
+#define RUNTIMED_RUN_MAX_CELLS	256
+/* Finished runs kept per room, besides the active and queued ones. */
+#define RUNTIMED_RUNS_KEPT	8
+/* EXEC_GET wait cap. */
+#define RUNTIMED_WAIT_MAX_MS	50000
+/* How long a graceful stop waits for agents before SIGKILL. */
+#define RUNTIMED_STOP_GRACE_MS	5000
+
+enum room_cell_type {
+	ROOM_CELL_CODE,
+	ROOM_CELL_MARKDOWN,
+	ROOM_CELL_RAW,
+};
+
+/*
+ * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
+ * source carries its length.  outputs is a json array for code cells
+ * and NULL otherwise; attachments is NULL when the cell has none.
+ */
+struct room_cell {
+	char			*id;
+	enum room_cell_type	 type;
+	char			*source;
+	size_t			 source_len;
+	struct json_object	*metadata;
+	int64_t			 execution_count;	/* -1 = null */
+	struct json_object	*outputs;
+	struct json_object	*attachments;
+	int			 mark;	/* scratch flag for edits */
+};
+
+/* A notebook's content (owned by room-nb.c). */
+struct room_nb {
+	struct json_object	*metadata;
+	int			 nbformat;
+	int			 nbformat_minor;
+	struct room_cell	**cells;
+	size_t			 ncells;
+};
+
+struct room_kernel;
+struct room_execs;
+
+/*
+ * A room: one open notebook, shared by every peer that joined it (owned
+ * by room.c).  Everything that would be journaled lives here.
+ */
+struct room {
+	char			 id[37];
+	char			*path;	/* real path; NULL untitled */
+	char			*kernel_name;
+	struct room_nb		*nb;
+	uint64_t		 seq;
+	int			 dirty;
+	int			 fresh;	/* created, never loaded */
+
+	/* What was on disk at load or last save, to notice changes. */
+	int			 disk_known;
+	dev_t			 disk_dev;
+	ino_t			 disk_ino;
+	off_t			 disk_size;
+	int64_t			 disk_mtime_ns;
+
+	struct peer		**members;
+	size_t			 nmembers;
+
+	struct room_kernel	*kernel;
+	struct room_execs	*execs;
+};
+
+/* runtimed.c */
+extern struct event_base	*runtimed_base;
+extern struct proto_incarnation	 runtimed_incarnation;
+extern char			*runtimed_state_dir;
+extern int			 runtimed_log_level;
+void	runtimed_stop(void);
+
+/* server.c */
+int	server_start(const char *, char **, pid_t *);
+void	server_stop_accepting(void);
+void	server_shutdown_listener(void);
+void	server_unlink_socket(void);
+
+/* server-client.c */
+void	server_client_accept(int);
+u_int	server_client_count(void);
+void	server_client_free_all(void);
+
+/* room.c */
+struct room	*room_create(const char *, const char *, char **,
+		     const char **);
+struct room	*room_open(const char *, const char *, char **,
+		     const char **);
+void		 room_join(struct room *, struct peer *);
+void		 room_leave(struct room *, struct peer *);
+void		 room_changed(struct room *, struct peer *, const char *);
+void		 room_pack_summary(struct room *, msgpack_packer *);
+void		 room_pack_joined(struct room *, msgpack_packer *, int);
+void		 room_pack_cell(msgpack_packer *, const struct room_cell *);
+int		 room_save(struct room *, const char *, int, char **,
+		     const char **);
+void		 room_list_pack(msgpack_packer *);
+u_int		 room_count(void);
+void		 room_free_all(void);
+struct room	*room_first(void);
+struct room	*room_next(struct room *);
+
+/* room-nb.c */
+struct room_nb		*room_nb_create(void);
+void			 room_nb_free(struct room_nb *);
+struct room_cell	*room_nb_cell_create(struct room_nb *,
+			     enum room_cell_type, const char *, size_t);
+void			 room_nb_cell_free(struct room_cell *);
+struct room_cell	*room_nb_find(struct room_nb *, const char *, size_t *);
+void			 room_nb_mint_id(struct room_nb *, char [9]);
+int			 room_nb_valid_id(const char *, size_t);
+const char		*room_nb_type_name(enum room_cell_type);
+int			 room_nb_type_parse(const char *, size_t,
+			     enum room_cell_type *);
+void			 room_nb_cell_set_type(struct room_cell *,
+			     enum room_cell_type);
+int			 room_nb_edit(struct room_nb *,
+			     const msgpack_object *,
+			     char ***, size_t *, int *, char **, const char **);
+void			 room_nb_clear_outputs(struct room_cell *);
+
+/* room-ipynb.c */
+struct room_nb	*room_ipynb_parse(const char *, size_t, char **);
+struct room_nb	*room_ipynb_read(const char *, char **);
+char		*room_ipynb_dump(struct room_nb *, size_t *);
+int		 room_ipynb_write(struct room_nb *, const char *, char **);
+void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
+		     const char *, const char *);
+char		*room_ipynb_json_dump(struct json_object *, size_t *);
+
+/* room-kernel.c */
+void		 room_kernel_start(struct room *);
+void		 room_kernel_free(struct room *);
+const char	*room_kernel_state(struct room *);
+int		 room_kernel_ready(struct room *);
+int		 room_kernel_dead(struct room *, const char **);
+int		 room_kernel_execute(struct room *, const char *,
+		     const char *, const char *, size_t);
+int		 room_kernel_interrupt(struct room *);
+int		 room_kernel_restart(struct room *, struct peer *, uint32_t);
+void		 room_kernel_pack_info(struct room *, msgpack_packer *);
+void		 room_kernel_reap(void);
+u_int		 room_kernel_count(void);
+void		 room_kernel_shutdown_all(void);
+void		 room_kernel_kill_all(void);
+void		 room_kernel_peer_gone(struct peer *);
+
+/* room-exec.c */
+void	room_exec_create(struct room *);
+void	room_exec_free(struct room *);
+void	room_exec_run(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
+void	room_exec_get(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
+void	room_exec_kick(struct room *);
+void	room_exec_started(struct room *, const msgpack_object *);
+void	room_exec_output(struct room *, const msgpack_object *);
+void	room_exec_clear(struct room *, const msgpack_object *);
+void	room_exec_done(struct room *, const msgpack_object *);
+void	room_exec_kernel_died(struct room *, const char *);
+void	room_exec_interrupt(struct room *, const char *);
+u_int	room_exec_queue_length(struct room *);
+void	room_exec_peer_gone(struct peer *);
+
+#endif

@@ -1,0 +1,399 @@
+/*
+ * server-client.c: one client connection (worker, runtimed status/stop,
+ * proxy).  HELLO first; then room-less requests, or requests on the one
+ * room the connection joined.  A bad client is closed, never the daemon.
+ */
+
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtimed.h"
+
+struct server_client {
+	struct peer		*peer;
+	int			 hello;
+	char			 kind[16];
+	struct room		*room;
+	TAILQ_ENTRY(server_client) entry;
+};
+static TAILQ_HEAD(, server_client) server_clients =
+    TAILQ_HEAD_INITIALIZER(server_clients);
+
+static void	server_client_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+
+/* A new connection: only our own uid may talk to us. */
+void
+server_client_accept(int fd)
+{
+	struct server_client	*c;
+	uid_t			 uid;
+
+	if (sockdir_peer_uid(fd, &uid) != 0 || uid != getuid()) {
+		log_warnx("refusing a connection from uid %ld",
+		    sockdir_peer_uid(fd, &uid) != 0 ? -1L : (long)uid);
+		close(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->peer = peer_create(runtimed_base, fd, "client",
+	    server_client_dispatch, c);
+	TAILQ_INSERT_TAIL(&server_clients, c, entry);
+}
+
+/* Clients past HELLO. */
+u_int
+server_client_count(void)
+{
+	struct server_client	*c;
+	u_int			 n = 0;
+
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->hello)
+			n++;
+	}
+	return (n);
+}
+
+/* At exit: close every client. */
+void
+server_client_free_all(void)
+{
+	struct server_client	*c;
+
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->room != NULL) {
+			room_leave(c->room, c->peer);
+			c->room = NULL;
+		}
+		peer_kill(c->peer, NULL);
+	}
+}
+
+static void
+server_client_hello(struct server_client *c, const struct proto_header *hdr,
+    const msgpack_object *body)
+{
+	struct proto_hello	 hello;
+	struct mpbuf		 b;
+	char			 err[256];
+	int			 version;
+
+	if (hdr->type != PROTO_MSG_HELLO) {
+		peer_kill(c->peer, "first frame is not HELLO");
+		return;
+	}
+	if (proto_hello_unpack(body, &hello, err, sizeof err) != 0) {
+		peer_kill(c->peer, err);
+		return;
+	}
+	if (hdr->version != PROTO_VERSION || hello.version != PROTO_VERSION) {
+		version = hdr->version != PROTO_VERSION ? hdr->version :
+		    hello.version;
+		mpbuf_init(&b);
+		proto_mismatch_pack(&b.pk, version);
+		peer_send(c->peer, PROTO_MSG_VERSION_MISMATCH, hdr->id, &b.sb);
+		mpbuf_free(&b);
+		log_warnx("client pid %lld: protocol version %d, ours %d",
+		    (long long)hello.pid, version, PROTO_VERSION);
+		peer_kill(c->peer, NULL);
+		return;
+	}
+	if (proto_hello_check(&hello, err, sizeof err) != 0 ||
+	    strcmp(hello.kind, PROTO_PEER_AGENT) == 0) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		    "peer kind \"%s\" cannot connect here", hello.kind);
+		peer_kill(c->peer, "bad peer kind");
+		return;
+	}
+	c->hello = 1;
+	snprintf(c->kind, sizeof c->kind, "%s", hello.kind);
+	mpbuf_init(&b);
+	proto_hello_ok_pack(&b.pk, &runtimed_incarnation);
+	peer_send(c->peer, PROTO_MSG_HELLO_OK, hdr->id, &b.sb);
+	mpbuf_free(&b);
+	log_debug("client %s pid %lld (%s) connected", hello.kind,
+	    (long long)hello.pid, hello.label);
+}
+
+static void
+server_client_status(struct server_client *c, uint32_t id)
+{
+	struct mpbuf	b;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 6);
+	proto_pack_int(&b.pk, "pid", runtimed_incarnation.pid);
+	proto_pack_int(&b.pk, "started_at", runtimed_incarnation.started_at);
+	proto_pack_str(&b.pk, "version", runtimed_incarnation.version);
+	proto_pack_uint(&b.pk, "rooms", room_count());
+	proto_pack_uint(&b.pk, "peers", server_client_count());
+	proto_pack_uint(&b.pk, "kernels", room_kernel_count());
+	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
+	mpbuf_free(&b);
+}
+
+/* An optional string argument: NULL when absent or nil, -1 if mistyped. */
+static int
+server_client_opt_str(const msgpack_object *body, const char *key,
+    char **out)
+{
+	const msgpack_object	*o;
+
+	*out = NULL;
+	if ((o = proto_get(body, key)) == NULL ||
+	    o->type == MSGPACK_OBJECT_NIL)
+		return (0);
+	if (o->type != MSGPACK_OBJECT_STR ||
+	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL)
+		return (-1);
+	*out = xstrndup(o->via.str.ptr, o->via.str.size);
+	return (0);
+}
+
+/* ROOM_CREATE and ROOM_OPEN. */
+static void
+server_client_join(struct server_client *c, const struct proto_header *hdr,
+    const msgpack_object *body)
+{
+	struct room	*r;
+	struct mpbuf	 b;
+	char		*path = NULL, *kernel = NULL, *id = NULL;
+	char		*cause = NULL;
+	const char	*code;
+
+	if (c->room != NULL) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		    "this connection already joined a notebook; leave it "
+		    "first");
+		return;
+	}
+	if (server_client_opt_str(body, "path", &path) != 0 ||
+	    server_client_opt_str(body, "kernel", &kernel) != 0 ||
+	    server_client_opt_str(body, "notebook_id", &id) != 0) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		    "path, kernel and notebook_id must be strings");
+		goto out;
+	}
+	if (hdr->type == PROTO_MSG_ROOM_CREATE)
+		r = room_create(path, kernel, &cause, &code);
+	else if ((path == NULL) == (id == NULL)) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		    "give exactly one of path and notebook_id");
+		goto out;
+	} else
+		r = room_open(path, id, &cause, &code);
+	if (r == NULL) {
+		peer_send_error(c->peer, hdr->id, code, "%s", cause);
+		goto out;
+	}
+	c->room = r;
+	room_join(r, c->peer);
+	mpbuf_init(&b);
+	room_pack_joined(r, &b.pk, 0);
+	peer_send(c->peer, PROTO_MSG_ROOM_JOINED, hdr->id, &b.sb);
+	mpbuf_free(&b);
+out:
+	free(cause);
+	free(path);
+	free(kernel);
+	free(id);
+}
+
+static void
+server_client_edit(struct server_client *c, uint32_t id,
+    const msgpack_object *body)
+{
+	struct mpbuf	 b;
+	char		**ids = NULL, *cause = NULL;
+	const char	*code;
+	size_t		 nids = 0, i;
+	int		 index;
+
+	if (room_nb_edit(c->room->nb, proto_get(body, "edits"), &ids, &nids,
+	    &index, &cause, &code) != 0) {
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "code", code);
+		proto_pack_str(&b.pk, "message", cause);
+		proto_pack_int(&b.pk, "index", index);
+		peer_send(c->peer, PROTO_MSG_ERROR, id, &b.sb);
+		mpbuf_free(&b);
+		free(cause);
+		return;
+	}
+	room_changed(c->room, c->peer, "cells");
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_uint(&b.pk, "seq", c->room->seq);
+	proto_pack_key(&b.pk, "cells");
+	msgpack_pack_array(&b.pk, nids);
+	for (i = 0; i < nids; i++) {
+		msgpack_pack_map(&b.pk, 1);
+		proto_pack_str(&b.pk, "cell_id", ids[i]);
+		free(ids[i]);
+	}
+	free(ids);
+	peer_send(c->peer, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb);
+	mpbuf_free(&b);
+}
+
+static void
+server_client_save(struct server_client *c, uint32_t id,
+    const msgpack_object *body)
+{
+	struct mpbuf	 b;
+	char		*path, *cause = NULL;
+	const char	*code;
+	int		 force = 0;
+
+	if (server_client_opt_str(body, "path", &path) != 0 ||
+	    (proto_get(body, "force") != NULL &&
+	    proto_get_bool(body, "force", &force) != 0)) {
+		peer_send_error(c->peer, id, "invalid_argument",
+		    "path must be a string and force a boolean");
+		return;
+	}
+	if (room_save(c->room, path, force, &cause, &code) != 0) {
+		peer_send_error(c->peer, id, code, "%s", cause);
+		free(cause);
+		free(path);
+		return;
+	}
+	free(path);
+	room_changed(c->room, c->peer, "saved");
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "path", c->room->path);
+	proto_pack_uint(&b.pk, "seq", c->room->seq);
+	peer_send(c->peer, PROTO_MSG_ROOM_SAVE_REPLY, id, &b.sb);
+	mpbuf_free(&b);
+}
+
+/* Requests that need a joined room. */
+static void
+server_client_room(struct server_client *c, const struct proto_header *hdr,
+    const msgpack_object *body)
+{
+	struct mpbuf	b;
+
+	if (c->room == NULL) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		    "%s needs a notebook: send ROOM_CREATE or ROOM_OPEN first",
+		    proto_msg_name(hdr->type));
+		return;
+	}
+	switch (hdr->type) {
+	case PROTO_MSG_ROOM_LEAVE:
+		room_leave(c->room, c->peer);
+		c->room = NULL;
+		peer_send_ok(c->peer, hdr->id);
+		break;
+	case PROTO_MSG_ROOM_GET:
+		mpbuf_init(&b);
+		room_pack_joined(c->room, &b.pk, 1);
+		peer_send(c->peer, PROTO_MSG_ROOM_CONTENT, hdr->id, &b.sb);
+		mpbuf_free(&b);
+		break;
+	case PROTO_MSG_ROOM_EDIT:
+		server_client_edit(c, hdr->id, body);
+		break;
+	case PROTO_MSG_ROOM_SAVE:
+		server_client_save(c, hdr->id, body);
+		break;
+	case PROTO_MSG_EXEC_RUN:
+		room_exec_run(c->room, c->peer, hdr->id, body);
+		break;
+	case PROTO_MSG_EXEC_GET:
+		room_exec_get(c->room, c->peer, hdr->id, body);
+		break;
+	case PROTO_MSG_KERNEL_INTERRUPT:
+		if (room_kernel_interrupt(c->room) != 0) {
+			peer_send_error(c->peer, hdr->id, "kernel_unavailable",
+			    "the kernel is not running");
+			break;
+		}
+		room_exec_interrupt(c->room, NULL);
+		peer_send_ok(c->peer, hdr->id);
+		break;
+	case PROTO_MSG_KERNEL_RESTART:
+		if (room_kernel_restart(c->room, c->peer, hdr->id) != 0)
+			peer_send_error(c->peer, hdr->id, "busy",
+			    "a restart is already under way");
+		break;
+	case PROTO_MSG_KERNEL_INFO:
+		mpbuf_init(&b);
+		room_kernel_pack_info(c->room, &b.pk);
+		peer_send(c->peer, PROTO_MSG_KERNEL_INFO_REPLY, hdr->id,
+		    &b.sb);
+		mpbuf_free(&b);
+		break;
+	}
+}
+
+static void
+server_client_dispatch(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct server_client	*c = arg;
+	struct mpbuf		 b;
+
+	if (hdr == NULL) {
+		if (c->room != NULL)
+			room_leave(c->room, p);
+		room_exec_peer_gone(p);
+		room_kernel_peer_gone(p);
+		TAILQ_REMOVE(&server_clients, c, entry);
+		free(c);
+		return;
+	}
+	if (!c->hello) {
+		server_client_hello(c, hdr, body);
+		return;
+	}
+	switch (hdr->type) {
+	case PROTO_MSG_PING:
+		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
+		break;
+	case PROTO_MSG_DAEMON_STATUS:
+		server_client_status(c, hdr->id);
+		break;
+	case PROTO_MSG_DAEMON_STOP:
+		log_info("stop requested by a %s client", c->kind);
+		peer_send_ok(p, hdr->id);
+		runtimed_stop();
+		break;
+	case PROTO_MSG_ROOM_LIST:
+		mpbuf_init(&b);
+		room_list_pack(&b.pk);
+		peer_send(p, PROTO_MSG_ROOM_LIST_REPLY, hdr->id, &b.sb);
+		mpbuf_free(&b);
+		break;
+	case PROTO_MSG_ROOM_CREATE:
+	case PROTO_MSG_ROOM_OPEN:
+		server_client_join(c, hdr, body);
+		break;
+	case PROTO_MSG_ROOM_LEAVE:
+	case PROTO_MSG_ROOM_GET:
+	case PROTO_MSG_ROOM_EDIT:
+	case PROTO_MSG_ROOM_SAVE:
+	case PROTO_MSG_EXEC_RUN:
+	case PROTO_MSG_EXEC_GET:
+	case PROTO_MSG_KERNEL_INTERRUPT:
+	case PROTO_MSG_KERNEL_RESTART:
+	case PROTO_MSG_KERNEL_INFO:
+		server_client_room(c, hdr, body);
+		break;
+	case PROTO_MSG_OK:
+	case PROTO_MSG_PONG:
+		break;
+	default:
+		peer_kill(p, "unexpected message from a client");
+		break;
+	}
+}

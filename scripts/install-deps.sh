@@ -1,0 +1,47 @@
+#!/bin/sh
+# Install what a fresh Debian 12 needs to build, test and run runtimed.
+# Idempotent: when everything is already installed it changes nothing and
+# does not even refresh the package lists.  Runs apt-get as root, or
+# through sudo for anyone else.
+set -eu
+
+PKGS="build-essential autoconf automake libtool pkg-config
+libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libcriterion-dev
+libssl-dev libjson-c-dev libsqlite3-dev
+python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
+python3-zmq ca-certificates"
+
+# Node for the end-to-end tests and the demo (the official MCP SDK).  A
+# node already on PATH wins: NodeSource's nodejs ships its own npm and
+# conflicts with Debian's npm package.
+if ! command -v node >/dev/null 2>&1; then
+	PKGS="$PKGS nodejs npm"
+fi
+
+missing=
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+	    grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all build and test dependencies are installed"
+	exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO=sudo
+else
+	echo "install-deps: need root or sudo to install:$missing" >&2
+	exit 1
+fi
+
+echo "install-deps: installing:$missing"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends $missing >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,95 @@
+#!/bin/sh
+# Everything CI runs, in one command: install the dependencies (Debian
+# 12); build and run "make check" (unit and integration tests); install
+# under build/check/_inst and run the end-to-end suite (the official MCP
+# SDK client driving the installed runtimed-mcp on a real kernel); then
+# build again with AddressSanitizer and UndefinedBehaviorSanitizer and run
+# "make check" there, e2e included.
+#
+# RUNTIMED_DISTCHECK=0 skips "make distcheck" (about 1.5 minutes);
+# RUNTIMED_NO_SANITIZERS=1 skips the second pass.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+T0=$(date +%s)
+phase() {
+	echo "== test.sh: $* (at $(( $(date +%s) - T0 )) s)"
+}
+# A failing phase is reported and the later phases still run, so one CI
+# run shows every failure; the exit status is 1 if any phase failed.
+failed=
+fail_log() {
+	# $1: a pattern of logs worth showing.
+	for f in $1; do
+		if [ -f "$f" ]; then
+			echo "== $f (last 200 lines):"
+			tail -n 200 "$f"
+		fi
+	done
+	echo "== test.sh: FAILED: $2 (at $(( $(date +%s) - T0 )) s)" >&2
+	failed="$failed, $2"
+}
+
+phase "dependencies"
+sh scripts/install-deps.sh
+
+phase "autogen"
+./autogen.sh >/dev/null 2>&1 || ./autogen.sh
+
+B=$ROOT/build/check
+P=$B/_inst
+phase "build ($B)"
+rm -rf "$B"
+mkdir -p "$B"
+cd "$B"
+"$ROOT/configure" -q --prefix="$P"
+make -j2 >/dev/null
+phase "make check"
+# The e2e suite runs below against the installed tree.
+RUNTIMED_SKIP_E2E=1 make -j2 check || fail_log "$B/test-suite.log" "make check"
+make install >/dev/null
+
+phase "e2e against $P"
+cd "$ROOT/tests/e2e"
+npm ci --no-audit --no-fund --loglevel=error
+RUNTIMED_MCP=$P/bin/runtimed-mcp RUNTIMED_BIN=$P/bin/runtimed \
+    timeout 600 npm test || fail_log "" "e2e"
+
+if [ "${RUNTIMED_DISTCHECK:-1}" = 1 ]; then
+	phase "make distcheck"
+	cd "$B"
+	RUNTIMED_SKIP_E2E=1 make -j2 distcheck >"$B/distcheck.log" 2>&1 ||
+	    fail_log "$B/distcheck.log $B/runtimed-*/_build/sub/test-suite.log" \
+	    "make distcheck"
+fi
+
+if [ "${RUNTIMED_NO_SANITIZERS:-0}" != 1 ]; then
+	B=$ROOT/build/asan
+	phase "build with ASan and UBSan ($B)"
+	rm -rf "$B"
+	mkdir -p "$B"
+	cd "$B"
+	"$ROOT/configure" -q --enable-asan --enable-ubsan
+	make -j2 >/dev/null
+	# LeakSanitizer needs ptrace-like access that some containers deny;
+	# probe it on a tiny program and keep leak checks only where it works.
+	printf 'int main(void){return 0;}\n' >lsan-probe.c
+	leaks=0
+	if cc -fsanitize=address -o lsan-probe lsan-probe.c 2>/dev/null &&
+	    ASAN_OPTIONS=detect_leaks=1 ./lsan-probe >/dev/null 2>&1; then
+		leaks=1
+	fi
+	# allocator_may_return_null: an absurd allocation fails as plain
+	# malloc would, instead of ASan aborting.
+	ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=1:allocator_may_return_null=1:fast_unwind_on_malloc=0
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	export ASAN_OPTIONS UBSAN_OPTIONS
+	phase "make check with sanitizers (ASAN_OPTIONS=$ASAN_OPTIONS)"
+	make -j2 check || fail_log "$B/test-suite.log" "make check (sanitizers)"
+fi
+
+if [ -n "$failed" ]; then
+	echo "== test.sh: FAILED:${failed#,} (total $(( $(date +%s) - T0 )) s)" >&2
+	exit 1
+fi
+phase "all passed"

@@ -1,0 +1,739 @@
+/*
+ * agent-live.c: drive the real runtimed-agent on a real python3 kernel
+ * the way the daemon does, over a socketpair on its fd 3, with blocking
+ * frameio calls.  Prints the start time and the median round trip of
+ * `1+1` over 50 runs.  Run through agent-live.sh (timeout watchdog).
+ */
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define WAIT_MS		60000
+
+static int	 dfd = -1;		/* our end of the socketpair */
+static pid_t	 agent_pid = -1;
+static pid_t	 kernel_pids[8];
+static int	 nkernel_pids;
+static char	 rdir[] = "/tmp/agent-live-XXXXXX";
+static char	 datadir[] = "/tmp/agent-live-data-XXXXXX";
+static uint32_t	 next_id = 1;
+static int	 nexec;
+
+/* Kill what we started; runs at exit, also on failure. */
+static void
+cleanup(void)
+{
+	char	cmd[128];
+	int	i;
+
+	for (i = 0; i < nkernel_pids; i++) {
+		if (kernel_pids[i] > 0)
+			killpg(kernel_pids[i], SIGKILL);
+	}
+	if (agent_pid > 0) {
+		kill(agent_pid, SIGKILL);
+		waitpid(agent_pid, NULL, 0);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", rdir, datadir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+}
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__,	\
+		    #cond);						\
+		fprintf(stderr, __VA_ARGS__);				\
+		fprintf(stderr, "\n");					\
+		exit(1);						\
+	}								\
+} while (0)
+
+/* Send one frame. */
+static void
+sendf(uint16_t type, uint32_t id, struct mpbuf *b)
+{
+	CHECK(frameio_write(dfd, type, id, b->sb.data, b->sb.size) == 0,
+	    "write %s: %s", proto_msg_name(type), strerror(errno));
+}
+
+/* Read one frame; fails the test on timeout. */
+static void
+recvf(struct proto_header *hdr, msgpack_unpacked *u, int timeout)
+{
+	char	*cause = NULL;
+
+	msgpack_unpacked_init(u);
+	CHECK(frameio_read(dfd, timeout, hdr, u, &cause) == 0, "read: %s",
+	    cause);
+}
+
+/* Copy of a string field, "" when absent; caller frees. */
+static char *
+str(const msgpack_object *o, const char *key)
+{
+	char	*s = proto_dup_str(o, key);
+
+	return (s != NULL ? s : xstrdup(""));
+}
+
+/* Wait for a reply to id (events in between are reported and dropped). */
+static void
+reply(uint32_t id, struct proto_header *hdr, msgpack_unpacked *u)
+{
+	for (;;) {
+		recvf(hdr, u, WAIT_MS);
+		if (hdr->id == id)
+			return;
+		fprintf(stderr, "  (event %s while waiting for reply %u)\n",
+		    proto_msg_name(hdr->type), id);
+		msgpack_unpacked_destroy(u);
+	}
+}
+
+/* What one cell run produced. */
+struct run {
+	int			 started;
+	int64_t			 started_count;
+	char			*status;	/* NULL if no EXEC_DONE */
+	int64_t			 execution_count;
+	struct json_object	*outputs;	/* array */
+	char			*dead;		/* dead reason */
+	int			 nstream;	/* stream frames */
+	int			 clear;
+};
+
+static void
+run_free(struct run *r)
+{
+	free(r->status);
+	free(r->dead);
+	json_object_put(r->outputs);
+	memset(r, 0, sizeof *r);
+}
+
+/* Send AGENT_EXECUTE; returns the request id. */
+static uint32_t
+execute_send(const char *code, char *exec_id, size_t len, int stop_on_error)
+{
+	struct mpbuf	b;
+	uint32_t	id = next_id++;
+
+	snprintf(exec_id, len, "exec-%d", ++nexec);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	proto_pack_str(&b.pk, "exec_id", exec_id);
+	proto_pack_str(&b.pk, "cell_id", "cell-1");
+	proto_pack_str(&b.pk, "code", code);
+	proto_pack_bool(&b.pk, "stop_on_error", stop_on_error);
+	sendf(PROTO_MSG_AGENT_EXECUTE, id, &b);
+	mpbuf_free(&b);
+	return (id);
+}
+
+/* Collect events for exec_id until EXEC_DONE or the kernel dies. */
+static void
+execute_wait(const char *exec_id, struct run *r, int quiet)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*o, *out;
+	struct json_object	*j, *t;
+	char			*s;
+
+	memset(r, 0, sizeof *r);
+	r->outputs = json_object_new_array();
+	r->execution_count = -1;
+	for (;;) {
+		recvf(&hdr, &u, WAIT_MS);
+		o = &u.data;
+		CHECK(hdr.type != PROTO_MSG_ERROR, "ERROR: %s",
+		    proto_get_str(o, "message", NULL));
+		s = proto_dup_str(o, "exec_id");
+		CHECK(hdr.type == PROTO_MSG_AGENT_STATUS || (s != NULL &&
+		    strcmp(s, exec_id) == 0), "%s for exec %s, want %s",
+		    proto_msg_name(hdr.type), s ? s : "-", exec_id);
+		free(s);
+		switch (hdr.type) {
+		case PROTO_MSG_AGENT_EXEC_STARTED:
+			r->started = 1;
+			proto_get_int(o, "execution_count", &r->started_count);
+			break;
+		case PROTO_MSG_AGENT_OUTPUT:
+			out = proto_get_map(o, "output");
+			CHECK(out != NULL, "output is not a map");
+			j = mpjson_unpack(out);
+			if (json_object_object_get_ex(j, "output_type", &t) &&
+			    strcmp(json_object_get_string(t), "stream") == 0)
+				r->nstream++;
+			if (!quiet)
+				printf("  output %s\n",
+				    json_object_to_json_string(j));
+			json_object_array_add(r->outputs, j);
+			break;
+		case PROTO_MSG_AGENT_CLEAR_OUTPUT:
+			r->clear++;
+			break;
+		case PROTO_MSG_AGENT_EXEC_DONE:
+			r->status = str(o, "status");
+			if (proto_get_int(o, "execution_count",
+			    &r->execution_count) != 0)
+				r->execution_count = -1;
+			msgpack_unpacked_destroy(&u);
+			return;
+		case PROTO_MSG_AGENT_STATUS:
+			s = str(o, "state");
+			if (strcmp(s, "dead") == 0) {
+				r->dead = str(o, "reason");
+				free(s);
+				msgpack_unpacked_destroy(&u);
+				return;
+			}
+			free(s);
+			break;
+		default:
+			CHECK(0, "unexpected %s", proto_msg_name(hdr.type));
+		}
+		msgpack_unpacked_destroy(&u);
+	}
+}
+
+static void
+execute(const char *code, struct run *r, int quiet)
+{
+	char	exec_id[32];
+
+	if (!quiet)
+		printf("run: %s\n", code);
+	execute_send(code, exec_id, sizeof exec_id, 0);
+	execute_wait(exec_id, r, quiet);
+}
+
+/* Field of output i as a string, or "". */
+static const char *
+outfield(struct run *r, size_t i, const char *key)
+{
+	struct json_object	*o, *v;
+
+	if (i >= json_object_array_length(r->outputs))
+		return ("");
+	o = json_object_array_get_idx(r->outputs, i);
+	if (!json_object_object_get_ex(o, key, &v))
+		return ("");
+	return (json_object_get_string(v));
+}
+
+/* data["text/plain"] of output i, or "". */
+static const char *
+outplain(struct run *r, size_t i)
+{
+	struct json_object	*o, *d, *v;
+
+	if (i >= json_object_array_length(r->outputs))
+		return ("");
+	o = json_object_array_get_idx(r->outputs, i);
+	if (!json_object_object_get_ex(o, "data", &d) ||
+	    !json_object_object_get_ex(d, "text/plain", &v))
+		return ("");
+	return (json_object_get_string(v));
+}
+
+/* Send AGENT_START and wait for READY; returns the kernel pid. */
+static pid_t
+start(const char *name, int64_t *ms, char **err)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	const msgpack_object	*li;
+	char			 cwd[1024], *s;
+	uint32_t		 id = next_id++;
+	int64_t			 t0, pid = -1;
+
+	CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	proto_pack_str(&b.pk, "kernel_id", "0123abcd-live-test");
+	proto_pack_str(&b.pk, "kernel_name", name);
+	proto_pack_str(&b.pk, "cwd", cwd);
+	proto_pack_str(&b.pk, "runtime_dir", rdir);
+	t0 = util_mono_ms();
+	sendf(PROTO_MSG_AGENT_START, id, &b);
+	mpbuf_free(&b);
+	reply(id, &hdr, &u);
+	*ms = util_mono_ms() - t0;
+	if (hdr.type == PROTO_MSG_ERROR) {
+		s = str(&u.data, "code");
+		CHECK(strcmp(s, "kernel_unavailable") == 0, "code %s", s);
+		free(s);
+		*err = str(&u.data, "message");
+		msgpack_unpacked_destroy(&u);
+		return (-1);
+	}
+	CHECK(hdr.type == PROTO_MSG_AGENT_READY, "got %s",
+	    proto_msg_name(hdr.type));
+	CHECK(proto_get_int(&u.data, "pid", &pid) == 0 && pid > 0, "pid");
+	s = str(&u.data, "kernel_name");
+	CHECK(strcmp(s, "python3") == 0, "kernel_name %s", s);
+	free(s);
+	s = str(&u.data, "language");
+	CHECK(strcmp(s, "python") == 0, "language %s", s);
+	free(s);
+	s = str(&u.data, "protocol_version");
+	CHECK(strncmp(s, "5.", 2) == 0, "protocol_version %s", s);
+	free(s);
+	li = proto_get_map(&u.data, "language_info");
+	CHECK(li != NULL, "no language_info");
+	s = str(li, "name");
+	CHECK(strcmp(s, "python") == 0, "language_info.name %s", s);
+	free(s);
+	msgpack_unpacked_destroy(&u);
+	kernel_pids[nkernel_pids++] = pid;
+	*err = NULL;
+	return (pid);
+}
+
+/* Install a kernelspec in our private Jupyter data dir. */
+static void
+write_spec(const char *name, const char *argv)
+{
+	char	path[1024];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/kernels", datadir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/kernels/%s", datadir, name);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/kernels/%s/kernel.json", datadir,
+	    name);
+	CHECK((f = fopen(path, "w")) != NULL, "fopen %s", path);
+	fprintf(f, "{\"argv\": %s, \"display_name\": \"%s\", "
+	    "\"language\": \"sh\"}\n", argv, name);
+	fclose(f);
+}
+
+/* Is there a connection file in rdir, and is it 0600? */
+static int
+conn_file_mode(void)
+{
+	DIR		*dp;
+	struct dirent	*de;
+	struct stat	 sb;
+	char		 path[1024];
+	int		 mode = -1;
+
+	CHECK((dp = opendir(rdir)) != NULL, "opendir");
+	while ((de = readdir(dp)) != NULL) {
+		if (strncmp(de->d_name, "kernel-", 7) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", rdir, de->d_name);
+		CHECK(stat(path, &sb) == 0, "stat");
+		mode = sb.st_mode & 07777;
+	}
+	closedir(dp);
+	return (mode);
+}
+
+/* Wait up to ms for pid to be gone (kill(pid, 0) fails). */
+static int
+gone(pid_t pid, int ms)
+{
+	int64_t	end = util_mono_ms() + ms;
+
+	while (util_mono_ms() < end) {
+		if (kill(pid, 0) == -1 && errno == ESRCH)
+			return (1);
+		usleep(10000);
+	}
+	return (0);
+}
+
+static int
+cmp64(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/* runtimed-agent --list-kernelspecs prints every kernelspec as JSON. */
+static void
+listing(const char *path)
+{
+	struct json_object	*list, *item, *v;
+	char			 cmd[1100], buf[65536];
+	FILE			*f;
+	size_t			 n, i;
+	int			 seen = 0;
+
+	snprintf(cmd, sizeof cmd, "%s --list-kernelspecs", path);
+	CHECK((f = popen(cmd, "r")) != NULL, "popen");
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	CHECK(pclose(f) == 0, "--list-kernelspecs failed");
+	CHECK((list = json_tokener_parse(buf)) != NULL &&
+	    json_object_is_type(list, json_type_array), "not JSON: %s", buf);
+	for (i = 0; i < json_object_array_length(list); i++) {
+		item = json_object_array_get_idx(list, i);
+		CHECK(json_object_object_get_ex(item, "name", &v), "name");
+		if (strcmp(json_object_get_string(v), "python3") == 0)
+			seen |= 1;
+		if (strcmp(json_object_get_string(v), "failing") == 0)
+			seen |= 2;
+	}
+	CHECK(seen == 3, "listing %s", buf);
+	json_object_put(list);
+	printf("--list-kernelspecs: %s", buf);
+}
+
+/* Wait up to 10 s for the agent to exit; returns its status. */
+static int
+wait_agent(void)
+{
+	int	status, i;
+
+	for (i = 0; i < 1000; i++) {
+		if (waitpid(agent_pid, &status, WNOHANG) == agent_pid) {
+			agent_pid = -1;
+			return (status);
+		}
+		usleep(10000);
+	}
+	CHECK(0, "agent %ld did not exit", (long)agent_pid);
+	return (-1);
+}
+
+/* Start runtimed-agent on a socketpair and answer its HELLO. */
+static void
+spawn_agent(char *path)
+{
+	struct proto_header		 hdr;
+	msgpack_unpacked		 u;
+	struct proto_hello		 hello;
+	struct proto_incarnation	 inc;
+	struct mpbuf			 b;
+	char				*argv[3], *cause = NULL, err1[256];
+	int				 sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0, sv) == 0,
+	    "socketpair");
+	argv[0] = path;
+	argv[1] = getenv("AGENT_LIVE_VERBOSE") != NULL ? "-vv" : NULL;
+	argv[2] = NULL;
+	agent_pid = spawn_child(path, argv, sv[1], 0, &cause);
+	CHECK(agent_pid > 0, "spawn: %s", cause);
+	close(sv[1]);
+	dfd = sv[0];
+
+	/* Handshake, daemon side. */
+	recvf(&hdr, &u, 10000);
+	CHECK(hdr.type == PROTO_MSG_HELLO, "first frame %s",
+	    proto_msg_name(hdr.type));
+	CHECK(proto_hello_unpack(&u.data, &hello, err1, sizeof err1) == 0,
+	    "%s", err1);
+	CHECK(strcmp(hello.kind, PROTO_PEER_AGENT) == 0, "kind %s",
+	    hello.kind);
+	CHECK(hello.pid == agent_pid, "hello pid");
+	msgpack_unpacked_destroy(&u);
+	memset(&inc, 0, sizeof inc);
+	inc.pid = getpid();
+	inc.started_at = util_now_us();
+	snprintf(inc.version, sizeof inc.version, "test");
+	mpbuf_init(&b);
+	proto_hello_ok_pack(&b.pk, &inc);
+	sendf(PROTO_MSG_HELLO_OK, hdr.id, &b);
+	mpbuf_free(&b);
+
+}
+
+int
+main(void)
+{
+	struct proto_header		 hdr;
+	msgpack_unpacked		 u;
+	struct mpbuf			 b;
+	struct run			 r;
+	char				*path, *err;
+	char				 exec_id[32], exec2[32], want[64];
+	const char			*text;
+	int				 status, i, n;
+	int64_t				 ms, us[50], t0, t1;
+	pid_t				 kpid, kpid2;
+	uint32_t			 id;
+	size_t				 len;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	log_open("agent-live", LOG_LEVEL_WARN, NULL);
+	atexit(cleanup);
+	CHECK(mkdtemp(rdir) != NULL && chmod(rdir, 0700) == 0, "mkdtemp");
+	CHECK(mkdtemp(datadir) != NULL, "mkdtemp");
+	/* Only the system python3 kernelspec: no user or pyenv ones. */
+	unsetenv("JUPYTER_PATH");
+	setenv("JUPYTER_DATA_DIR", datadir, 1);
+
+	path = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR);
+	CHECK(path != NULL, "runtimed-agent not found");
+	printf("agent: %s\n", path);
+	spawn_agent(path);
+
+	/* Nothing to execute on yet. */
+	id = execute_send("1", exec_id, sizeof exec_id, 0);
+	reply(id, &hdr, &u);
+	CHECK(hdr.type == PROTO_MSG_ERROR, "execute before start");
+	msgpack_unpacked_destroy(&u);
+
+	/* An unknown kernel is a typed error naming what exists. */
+	kpid = start("nosuchkernel", &ms, &err);
+	CHECK(kpid == -1 && strstr(err, "python3") != NULL, "err %s", err);
+	printf("unknown kernel: %s\n", err);
+	free(err);
+
+	/* A kernel that dies at once: its stderr says why. */
+	write_spec("failing", "[\"/bin/sh\", \"-c\", "
+	    "\"echo starting >&2; echo boom: no module >&2; exit 3\", "
+	    "\"{connection_file}\"]");
+	kpid = start("failing", &ms, &err);
+	CHECK(kpid == -1 && strstr(err, "boom: no module") != NULL &&
+	    strstr(err, "exited with status 3") != NULL, "err %s", err);
+	printf("failing kernel (%lld ms): %s\n", (long long)ms, err);
+	free(err);
+	write_spec("missing", "[\"/nonexistent/python\", \"-f\", "
+	    "\"{connection_file}\"]");
+	kpid = start("missing", &ms, &err);
+	CHECK(kpid == -1 && strstr(err, "cannot execute") != NULL, "err %s",
+	    err);
+	printf("missing executable: %s\n", err);
+	free(err);
+
+	/* The listing for list_kernels sees the same search path. */
+	listing(path);
+
+	kpid = start("python3", &ms, &err);
+	CHECK(kpid > 0, "start: %s", err);
+	printf("AGENT_START -> AGENT_READY: %lld ms (kernel pid %ld)\n",
+	    (long long)ms, (long)kpid);
+	CHECK(conn_file_mode() == 0600, "connection file mode %o",
+	    conn_file_mode());
+
+	execute("x = 6*7; print(x)", &r, 0);
+	CHECK(r.started && r.started_count == 1, "started");
+	CHECK(r.status != NULL && strcmp(r.status, "ok") == 0, "status");
+	CHECK(r.execution_count == 1, "count %lld",
+	    (long long)r.execution_count);
+	CHECK(json_object_array_length(r.outputs) == 1, "outputs");
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "stream") == 0 &&
+	    strcmp(outfield(&r, 0, "name"), "stdout") == 0 &&
+	    strcmp(outfield(&r, 0, "text"), "42\n") == 0, "stream");
+	run_free(&r);
+
+	execute("x + 1", &r, 0);
+	CHECK(strcmp(r.status, "ok") == 0, "status %s", r.status);
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "execute_result") == 0,
+	    "type");
+	CHECK(strcmp(outplain(&r, 0), "43") == 0, "43");
+	CHECK(strcmp(outfield(&r, 0, "execution_count"), "2") == 0, "count");
+	run_free(&r);
+
+	execute("1/0", &r, 0);
+	CHECK(r.status != NULL && strcmp(r.status, "error") == 0, "status");
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "error") == 0 &&
+	    strcmp(outfield(&r, 0, "ename"), "ZeroDivisionError") == 0,
+	    "error output");
+	run_free(&r);
+
+	/* input() must fail fast, not wait for a reply nobody sends. */
+	t0 = util_mono_ms();
+	execute("input('name? ')", &r, 0);
+	CHECK(strcmp(r.status, "error") == 0, "input status %s", r.status);
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "error") == 0,
+	    "input gives an error output");
+	printf("input() failed in %lld ms with %s\n",
+	    (long long)(util_mono_ms() - t0), outfield(&r, 0, "ename"));
+	run_free(&r);
+
+	/* display_data and clear_output. */
+	execute("from IPython.display import display, clear_output\n"
+	    "display({'text/plain': 'shown'}, raw=True)\n"
+	    "clear_output(wait=True)\nprint('after')", &r, 0);
+	CHECK(strcmp(r.status, "ok") == 0, "status");
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "display_data") == 0 &&
+	    strcmp(outplain(&r, 0), "shown") == 0, "display_data");
+	CHECK(r.clear == 1, "clear_output");
+	run_free(&r);
+
+	/*
+	 * Many flushed lines: all text arrives, merged into few frames.
+	 * 900 stays under the kernel's PUB high-water mark (1000), past
+	 * which ZeroMQ drops iopub messages when any reader lags.
+	 */
+	execute("import sys\nfor i in range(900): print(i, flush=True)\n"
+	    "print('err', file=sys.stderr)", &r, 1);
+	CHECK(strcmp(r.status, "ok") == 0, "status");
+	len = 0;
+	n = 0;
+	for (i = 0; i < (int)json_object_array_length(r.outputs); i++) {
+		if (strcmp(outfield(&r, i, "name"), "stdout") == 0) {
+			text = outfield(&r, i, "text");
+			for (; *text != '\0'; text++) {
+				if (*text == '\n')
+					n++;
+			}
+			len += strlen(outfield(&r, i, "text"));
+		}
+	}
+	CHECK(n == 900, "lines %d", n);
+	CHECK(strcmp(outfield(&r, json_object_array_length(r.outputs) - 1,
+	    "name"), "stderr") == 0, "stderr last");
+	printf("900 flushed prints: %zu bytes in %d stream frames\n", len,
+	    r.nstream);
+	run_free(&r);
+
+	/* Round trip of 1+1, 50 times. */
+	for (i = 0; i < 50; i++) {
+		t0 = util_now_us();
+		execute("1+1", &r, 1);
+		t1 = util_now_us();
+		CHECK(strcmp(r.status, "ok") == 0 &&
+		    strcmp(outplain(&r, 0), "2") == 0, "1+1");
+		run_free(&r);
+		us[i] = t1 - t0;
+	}
+	qsort(us, 50, sizeof us[0], cmp64);
+	printf("1+1 round trip over 50 runs: min %.2f ms, median %.2f ms, "
+	    "max %.2f ms\n", us[0] / 1000.0, (us[24] + us[25]) / 2000.0,
+	    us[49] / 1000.0);
+
+	/* Interrupt a sleeping cell. */
+	execute_send("import time; time.sleep(30)", exec_id, sizeof exec_id,
+	    0);
+	recvf(&hdr, &u, WAIT_MS);
+	while (hdr.type != PROTO_MSG_AGENT_EXEC_STARTED) {
+		msgpack_unpacked_destroy(&u);
+		recvf(&hdr, &u, WAIT_MS);
+	}
+	msgpack_unpacked_destroy(&u);
+	usleep(200000);
+	t0 = util_mono_ms();
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	id = next_id++;
+	sendf(PROTO_MSG_AGENT_INTERRUPT, id, &b);
+	mpbuf_free(&b);
+	recvf(&hdr, &u, WAIT_MS);
+	CHECK(hdr.type == PROTO_MSG_OK && hdr.id == id, "interrupt reply %s",
+	    proto_msg_name(hdr.type));
+	msgpack_unpacked_destroy(&u);
+	execute_wait(exec_id, &r, 0);
+	CHECK(strcmp(r.status, "error") == 0, "interrupted status %s",
+	    r.status);
+	CHECK(strcmp(outfield(&r, 0, "ename"), "KeyboardInterrupt") == 0,
+	    "KeyboardInterrupt");
+	printf("interrupt: cell ended %lld ms after AGENT_INTERRUPT\n",
+	    (long long)(util_mono_ms() - t0));
+	run_free(&r);
+
+	/*
+	 * stop_on_error: a cell queued behind a failure is aborted.  The
+	 * kernel stays "aborting" for a moment, so the restart comes next.
+	 */
+	execute_send("1/0", exec_id, sizeof exec_id, 1);
+	execute_send("print('never')", exec2, sizeof exec2, 1);
+	execute_wait(exec_id, &r, 1);
+	CHECK(strcmp(r.status, "error") == 0, "first %s", r.status);
+	run_free(&r);
+	execute_wait(exec2, &r, 1);
+	CHECK(strcmp(r.status, "aborted") == 0, "second %s", r.status);
+	CHECK(json_object_array_length(r.outputs) == 0, "aborted output");
+	printf("queued behind an error: %s\n", "aborted");
+	run_free(&r);
+
+	/* Restart: OK once the old kernel is gone, then READY id 0. */
+	t0 = util_mono_ms();
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_bool(&b.pk, "restart", 1);
+	id = next_id++;
+	sendf(PROTO_MSG_AGENT_SHUTDOWN, id, &b);
+	mpbuf_free(&b);
+	reply(id, &hdr, &u);
+	CHECK(hdr.type == PROTO_MSG_OK, "shutdown reply %s",
+	    proto_msg_name(hdr.type));
+	msgpack_unpacked_destroy(&u);
+	CHECK(gone(kpid, 100), "old kernel %ld still there", (long)kpid);
+	printf("restart: old kernel gone after %lld ms\n",
+	    (long long)(util_mono_ms() - t0));
+	recvf(&hdr, &u, WAIT_MS);
+	CHECK(hdr.type == PROTO_MSG_AGENT_READY && hdr.id == 0,
+	    "after restart %s id %u", proto_msg_name(hdr.type), hdr.id);
+	CHECK(proto_get_int(&u.data, "pid", &ms) == 0 && ms > 0 &&
+	    ms != kpid, "new pid");
+	kpid = ms;
+	kernel_pids[nkernel_pids++] = kpid;
+	msgpack_unpacked_destroy(&u);
+	printf("restart: ready again after %lld ms (pid %ld)\n",
+	    (long long)(util_mono_ms() - t0), (long)kpid);
+	execute("x = 1\nx", &r, 1);
+	CHECK(strcmp(outplain(&r, 0), "1") == 0 && r.execution_count == 1,
+	    "fresh kernel after restart");
+	run_free(&r);
+
+	/* The kernel dies: AGENT_STATUS dead, no reply awaited forever. */
+	execute("import os; os._exit(1)", &r, 0);
+	CHECK(r.dead != NULL, "no AGENT_STATUS dead");
+	snprintf(want, sizeof want, "exited with status 1");
+	CHECK(strcmp(r.dead, want) == 0, "reason %s", r.dead);
+	printf("kernel death: %s\n", r.dead);
+	run_free(&r);
+	CHECK(gone(kpid, 1000), "dead kernel %ld still there", (long)kpid);
+	CHECK(conn_file_mode() == -1, "connection file left behind");
+
+	/* It can be started again, then losing fd 3 takes it down. */
+	kpid2 = start("python3", &ms, &err);
+	CHECK(kpid2 > 0, "second start: %s", err);
+	printf("second AGENT_START -> AGENT_READY: %lld ms\n", (long long)ms);
+	execute("print('again')", &r, 1);
+	CHECK(strcmp(outfield(&r, 0, "text"), "again\n") == 0, "again");
+	run_free(&r);
+
+	t0 = util_mono_ms();
+	close(dfd);
+	dfd = -1;
+	status = wait_agent();
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "agent exit status %d", status);
+	CHECK(kill(kpid2, 0) == -1 && errno == ESRCH,
+	    "kernel %ld survived its agent", (long)kpid2);
+	CHECK(conn_file_mode() == -1, "connection file left behind");
+	printf("fd 3 closed: agent exited 0 and kernel gone in %lld ms\n",
+	    (long long)(util_mono_ms() - t0));
+
+	/* SIGTERM: the same, from a fresh agent. */
+	spawn_agent(path);
+	kpid2 = start("python3", &ms, &err);
+	CHECK(kpid2 > 0, "third start: %s", err);
+	t0 = util_mono_ms();
+	CHECK(kill(agent_pid, SIGTERM) == 0, "kill");
+	status = wait_agent();
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "agent exit status %d", status);
+	CHECK(kill(kpid2, 0) == -1 && errno == ESRCH,
+	    "kernel %ld survived its agent", (long)kpid2);
+	close(dfd);
+	dfd = -1;
+	printf("SIGTERM: agent exited 0 and kernel gone in %lld ms\n",
+	    (long long)(util_mono_ms() - t0));
+	free(path);
+	printf("PASS\n");
+	return (0);
+}

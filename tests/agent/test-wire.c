@@ -1,0 +1,237 @@
+/*
+ * test-wire.c: the Jupyter message codec (agent-wire.c): HMAC-SHA256
+ * signatures, the delimiter scan past identity frames, rejection of bad
+ * signatures and malformed messages.
+ */
+
+#include <regex.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "agent.h"
+
+#define F(s)	{ (s), sizeof (s) - 1 }
+
+/* Expected value computed with Python's hmac module. */
+Test(wire, sign_known_vector)
+{
+	struct agent_wire_frame	parts[] = {
+		F("{\"msg_type\":\"x\"}"), F("{}"), F("{}"), F("{\"a\":1}")
+	};
+	char			sig[65];
+
+	cr_assert_eq(agent_wire_sign("secret", parts, 4, sig), 0);
+	cr_assert_str_eq(sig, "32972b1815408d08f4296c6fe7ec76ca"
+	    "2b7e7a96abe4a2babcb557017d696574");
+}
+
+Test(wire, sign_empty_key_is_empty)
+{
+	struct agent_wire_frame	parts[] = { F("{}"), F("{}"), F("{}"),
+	    F("{}") };
+	char			sig[65] = "junk";
+
+	cr_assert_eq(agent_wire_sign("", parts, 4, sig), 0);
+	cr_assert_str_eq(sig, "");
+}
+
+Test(wire, date_format)
+{
+	regex_t	re;
+	char	date[64];
+
+	agent_wire_date(date, sizeof date);
+	cr_assert_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:"
+	    "[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$", REG_EXTENDED), 0);
+	cr_assert_eq(regexec(&re, date, 0, NULL, 0), 0, "bad date %s", date);
+	regfree(&re);
+}
+
+/* Frames as a kernel would send them, with n identity frames first. */
+static size_t
+build(struct agent_wire_frame *frames, char **parts, size_t nids)
+{
+	static const char	*ids[] = { "kernel.abc.status", "second-id" };
+	size_t			 i, n = 0;
+
+	for (i = 0; i < nids; i++) {
+		frames[n].data = ids[i];
+		frames[n++].len = strlen(ids[i]);
+	}
+	frames[n].data = AGENT_WIRE_DELIM;
+	frames[n++].len = strlen(AGENT_WIRE_DELIM);
+	for (i = 0; i < AGENT_WIRE_NPARTS; i++) {
+		frames[n].data = parts[i];
+		frames[n++].len = strlen(parts[i]);
+	}
+	return (n);
+}
+
+Test(wire, encode_parse_roundtrip_with_identities)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	struct json_object	*content, *parent, *v;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			*cause = NULL;
+	size_t			 n, nids;
+
+	for (nids = 0; nids <= 2; nids++) {
+		content = json_object_new_object();
+		json_object_object_add(content, "code",
+		    json_object_new_string("print(\"é\")\n"));
+		parent = json_object_new_object();
+		json_object_object_add(parent, "msg_id",
+		    json_object_new_string("parent-1"));
+		cr_assert_eq(agent_wire_encode("k3y", "sess", "execute_request",
+		    content, parent, msg_id, parts), 0);
+		cr_assert_eq(strlen(parts[0]), 64);
+		n = build(frames, parts, nids);
+		cr_assert_eq(agent_wire_find_delim(frames, n), (int)nids);
+
+		m = agent_wire_parse("k3y", frames, n, &cause);
+		cr_assert_not_null(m, "parse failed: %s", cause);
+		cr_assert_str_eq(agent_wire_msg_type(m), "execute_request");
+		cr_assert_str_eq(agent_wire_msg_id(m), msg_id);
+		cr_assert_str_eq(agent_wire_msg_parent_id(m), "parent-1");
+		cr_assert_eq(agent_wire_msg_nbuffers(m), 0);
+		cr_assert(json_object_object_get_ex(
+		    agent_wire_msg_content(m), "code", &v));
+		cr_assert_str_eq(json_object_get_string(v), "print(\"é\")\n");
+		cr_assert(json_object_object_get_ex(agent_wire_msg_header(m),
+		    "version", &v));
+		cr_assert_str_eq(json_object_get_string(v), "5.3");
+		cr_assert(json_object_object_get_ex(agent_wire_msg_header(m),
+		    "session", &v));
+		cr_assert_str_eq(json_object_get_string(v), "sess");
+		agent_wire_msg_free(m);
+		agent_wire_parts_free(parts);
+		json_object_put(content);
+		json_object_put(parent);
+	}
+}
+
+Test(wire, buffers_are_counted_not_signed)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			*cause = NULL;
+	size_t			 n;
+
+	cr_assert_eq(agent_wire_encode("k", "s", "comm_msg", NULL, NULL,
+	    msg_id, parts), 0);
+	n = build(frames, parts, 1);
+	frames[n].data = "\x00\x01\x02";
+	frames[n++].len = 3;
+	frames[n].data = "buf2";
+	frames[n++].len = 4;
+	m = agent_wire_parse("k", frames, n, &cause);
+	cr_assert_not_null(m, "%s", cause);
+	cr_assert_eq(agent_wire_msg_nbuffers(m), 2);
+	cr_assert_null(agent_wire_msg_parent_id(m));
+	agent_wire_msg_free(m);
+	agent_wire_parts_free(parts);
+}
+
+Test(wire, bad_signature_rejected)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			*cause = NULL;
+	size_t			 n;
+
+	cr_assert_eq(agent_wire_encode("right", "s", "status", NULL, NULL,
+	    msg_id, parts), 0);
+	n = build(frames, parts, 1);
+
+	/* Wrong key. */
+	m = agent_wire_parse("wrong", frames, n, &cause);
+	cr_assert_null(m);
+	cr_assert_str_eq(cause, "bad signature");
+	free(cause);
+
+	/* Tampered content, right key. */
+	frames[n - 1].data = "{\"evil\":1}";
+	frames[n - 1].len = strlen("{\"evil\":1}");
+	cause = NULL;
+	m = agent_wire_parse("right", frames, n, &cause);
+	cr_assert_null(m);
+	cr_assert_str_eq(cause, "bad signature");
+	free(cause);
+
+	/* Truncated signature. */
+	frames[n - 1].data = parts[4];
+	frames[n - 1].len = strlen(parts[4]);
+	frames[2].len = 10;
+	cause = NULL;
+	m = agent_wire_parse("right", frames, n, &cause);
+	cr_assert_null(m);
+	free(cause);
+
+	/* Signed message received by a client with no key. */
+	frames[2].len = 64;
+	cause = NULL;
+	m = agent_wire_parse("", frames, n, &cause);
+	cr_assert_null(m);
+	free(cause);
+	agent_wire_parts_free(parts);
+}
+
+Test(wire, malformed_rejected)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	struct agent_wire_frame	 sigparts[4];
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			 sig[65], *cause = NULL;
+	size_t			 n, i;
+
+	cr_assert_eq(agent_wire_encode("k", "s", "status", NULL, NULL,
+	    msg_id, parts), 0);
+	n = build(frames, parts, 0);
+
+	/* No delimiter. */
+	m = agent_wire_parse("k", frames + 1, n - 1, &cause);
+	cr_assert_null(m);
+	cr_assert(strstr(cause, "delimiter") != NULL);
+	free(cause);
+
+	/* Too few parts after the delimiter. */
+	cause = NULL;
+	m = agent_wire_parse("k", frames, n - 1, &cause);
+	cr_assert_null(m);
+	cr_assert(strstr(cause, "truncated") != NULL);
+	free(cause);
+
+	/* Correctly signed but not JSON objects. */
+	frames[5].data = "[1,2]";
+	frames[5].len = 5;
+	for (i = 0; i < 4; i++)
+		sigparts[i] = frames[2 + i];
+	agent_wire_sign("k", sigparts, 4, sig);
+	frames[1].data = sig;
+	frames[1].len = 64;
+	cause = NULL;
+	m = agent_wire_parse("k", frames, n, &cause);
+	cr_assert_null(m);
+	cr_assert(strstr(cause, "JSON") != NULL);
+	free(cause);
+
+	/* Header without msg_type. */
+	frames[2].data = "{\"msg_id\":\"x\"}";
+	frames[2].len = strlen("{\"msg_id\":\"x\"}");
+	frames[5].data = "{}";
+	frames[5].len = 2;
+	for (i = 0; i < 4; i++)
+		sigparts[i] = frames[2 + i];
+	agent_wire_sign("k", sigparts, 4, sig);
+	cause = NULL;
+	m = agent_wire_parse("k", frames, n, &cause);
+	cr_assert_null(m);
+	cr_assert(strstr(cause, "msg_type") != NULL);
+	free(cause);
+	agent_wire_parts_free(parts);
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# make check hook for the e2e suite (tests/e2e/e2e.test.mjs) against the
+# binaries of this build.  Skips (77) without node or without the SDK
+# (run "npm ci" in tests/e2e), or when RUNTIMED_SKIP_E2E=1 (scripts/test.sh
+# runs the suite itself against the installed tree).
+srcdir=${srcdir:-.}
+if [ "${RUNTIMED_SKIP_E2E:-0}" = 1 ]; then
+	echo "e2e: skipped (RUNTIMED_SKIP_E2E=1)"
+	exit 77
+fi
+if ! command -v node >/dev/null 2>&1; then
+	echo "e2e: skipped: no node on PATH"
+	exit 77
+fi
+if [ ! -d "$srcdir/tests/e2e/node_modules/@modelcontextprotocol/sdk" ]; then
+	echo "e2e: skipped: run 'npm ci' in $srcdir/tests/e2e first"
+	exit 77
+fi
+RUNTIMED_MCP=${RUNTIMED_MCP:-$PWD/runtimed-mcp}
+# The daemon is built as runtimed/runtimed (a directory runtimed/ holds
+# its objects), installed as bin/runtimed.
+if [ -z "${RUNTIMED_BIN:-}" ]; then
+	RUNTIMED_BIN=$PWD/runtimed
+	[ -f "$RUNTIMED_BIN" ] || RUNTIMED_BIN=$PWD/runtimed/runtimed
+fi
+export RUNTIMED_MCP RUNTIMED_BIN
+timeout 600 node --test --test-concurrency=1 \
+    "$srcdir/tests/e2e/e2e.test.mjs"

@@ -1,0 +1,724 @@
+/*
+ * rtd-client.c: a small blocking client of runtimed for the integration
+ * tests.  Each mode drives real requests and exits non-zero (with a
+ * message) on the first answer that is not what PROTOCOL.md promises.
+ *
+ *	rtd-client exec SOCKET PATH	create, edit, run, wait, save
+ *	rtd-client errors SOCKET DIR	typed errors for bad requests
+ *	rtd-client mismatch SOCKET	version 99 gets VERSION_MISMATCH
+ *	rtd-client room SOCKET		untitled room, wait for kernel
+ *	rtd-client kernel SOCKET	interrupt, restart, kernel death
+ */
+
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static uint32_t	rtd_next_id = 1;
+
+static __dead void
+rtd_fail(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "rtd-client: FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static int
+rtd_connect(const char *sock)
+{
+	struct proto_incarnation	 inc;
+	char				*cause = NULL;
+	int				 fd;
+
+	if ((fd = sockdir_connect(sock)) == -1)
+		rtd_fail("connect %s: %s", sock, strerror(errno));
+	if (frameio_hello(fd, PROTO_PEER_CTL, "rtd-client", &inc, &cause) != 0)
+		rtd_fail("hello: %s", cause);
+	if (inc.pid <= 0 || inc.started_at <= 0 || *inc.version == '\0')
+		rtd_fail("HELLO_OK without an incarnation");
+	return (fd);
+}
+
+/* Read frames until the reply to id (events are skipped). */
+static void
+rtd_reply(int fd, uint32_t id, int timeout, struct proto_header *hdr,
+    msgpack_unpacked *u)
+{
+	char	*cause = NULL;
+
+	for (;;) {
+		if (frameio_read(fd, timeout, hdr, u, &cause) != 0)
+			rtd_fail("read: %s", cause);
+		if (hdr->id == id)
+			return;
+		msgpack_unpacked_destroy(u);
+	}
+}
+
+/* Send a request, wait for its reply; expect type (0: any). */
+static void
+rtd_request(int fd, uint16_t type, struct mpbuf *b, uint16_t expect,
+    int timeout, msgpack_unpacked *u)
+{
+	struct proto_header	hdr;
+	uint32_t		id = rtd_next_id++;
+	const char		*msg;
+	size_t			len;
+
+	if (frameio_write(fd, type, id, b->sb.data, b->sb.size) != 0)
+		rtd_fail("write %s", proto_msg_name(type));
+	mpbuf_free(b);
+	rtd_reply(fd, id, timeout, &hdr, u);
+	if (expect != 0 && hdr.type != expect) {
+		msg = proto_get_str(&u->data, "message", &len);
+		rtd_fail("%s: got %s (%.*s), wanted %s", proto_msg_name(type),
+		    proto_msg_name(hdr.type), msg != NULL ? (int)len : 0,
+		    msg != NULL ? msg : "", proto_msg_name(expect));
+	}
+}
+
+static struct mpbuf *
+rtd_body(struct mpbuf *b, size_t n)
+{
+	mpbuf_init(b);
+	msgpack_pack_map(&b->pk, n);
+	return (b);
+}
+
+/* Expect ERROR {code}. */
+static void
+rtd_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
+{
+	msgpack_unpacked	 u;
+	const char		*got;
+	size_t			 len;
+
+	rtd_request(fd, type, b, PROTO_MSG_ERROR, 5000, &u);
+	got = proto_get_str(&u.data, "code", &len);
+	if (got == NULL || strlen(code) != len || memcmp(got, code, len) != 0)
+		rtd_fail("%s: error code %.*s, wanted %s",
+		    proto_msg_name(type), got != NULL ? (int)len : 6,
+		    got != NULL ? got : "(none)", code);
+	printf("ok: %s -> ERROR %s\n", proto_msg_name(type), code);
+	msgpack_unpacked_destroy(&u);
+}
+
+static char *
+rtd_str(msgpack_unpacked *u, const char *key)
+{
+	char	*s;
+
+	if ((s = proto_dup_str(&u->data, key)) == NULL)
+		rtd_fail("reply without %s", key);
+	return (s);
+}
+
+static void
+rtd_free_ids(char **ids, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+}
+
+/* Insert cells at the bottom; returns their ids (caller frees). */
+static void
+rtd_insert(int fd, const char **sources, size_t n, char **ids)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*cells;
+	size_t			 i;
+
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, n);
+	for (i = 0; i < n; i++) {
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "op", "insert");
+		proto_pack_str(&b.pk, "after", "BOTTOM");
+		proto_pack_str(&b.pk, "source", sources[i]);
+	}
+	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY,
+	    5000, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != n)
+		rtd_fail("ROOM_EDIT_REPLY without one cell per edit");
+	for (i = 0; i < n; i++)
+		ids[i] = proto_dup_str(&cells->via.array.ptr[i], "cell_id");
+	msgpack_unpacked_destroy(&u);
+}
+
+/* EXEC_RUN then EXEC_GET (30 s); returns the final EXEC_STATE. */
+static void
+rtd_run(int fd, char **ids, size_t n, int stop, msgpack_unpacked *u)
+{
+	struct mpbuf	 b;
+	char		*eid, *status;
+	size_t		 i;
+
+	rtd_body(&b, 2);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, n);
+	for (i = 0; i < n; i++)
+		proto_pack_cstr(&b.pk, ids[i]);
+	proto_pack_bool(&b.pk, "stop_on_error", stop);
+	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000, u);
+	eid = rtd_str(u, "execution_id");
+	status = rtd_str(u, "status");
+	if (strcmp(status, "queued") != 0 && strcmp(status, "running") != 0)
+		rtd_fail("EXEC_RUN answered status %s", status);
+	printf("ok: EXEC_RUN -> %s %s\n", eid, status);
+	free(status);
+	msgpack_unpacked_destroy(u);
+
+	rtd_body(&b, 2);
+	proto_pack_str(&b.pk, "execution_id", eid);
+	proto_pack_int(&b.pk, "timeout_ms", 30000);
+	rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 40000,
+	    u);
+	free(eid);
+}
+
+static const msgpack_object *
+rtd_cell(msgpack_unpacked *u, size_t i)
+{
+	const msgpack_object	*cells;
+
+	cells = proto_get_array(&u->data, "cells");
+	if (cells == NULL || i >= cells->via.array.size)
+		rtd_fail("EXEC_STATE has no cell %zu", i);
+	return (&cells->via.array.ptr[i]);
+}
+
+static void
+rtd_expect_str(const msgpack_object *o, const char *key, const char *want)
+{
+	const char	*s;
+	size_t		 len;
+
+	struct json_object	*j;
+
+	s = proto_get_str(o, key, &len);
+	if (s == NULL || strlen(want) != len || memcmp(s, want, len) != 0) {
+		j = mpjson_unpack(o);
+		rtd_fail("%s is %.*s, wanted %s, in %s", key,
+		    s != NULL ? (int)len : 6, s != NULL ? s : "(none)", want,
+		    json_object_to_json_string(j));
+	}
+}
+
+static int
+rtd_exec(const char *sock, const char *path)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	const msgpack_object	*c, *outs;
+	struct json_object	*j;
+	char			*nbid, *ids[3], *cause = NULL, *eid, *saved;
+	const char		*src42[] = { "x = 6*7; print(x)" };
+	const char		*srcerr[] = { "1/0", "print('after')" };
+	int			 a, bfd;
+	int64_t			 ec;
+
+	a = rtd_connect(sock);
+	bfd = rtd_connect(sock);
+
+	/* A creates the notebook; B joins the same room by id. */
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_request(a, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	nbid = rtd_str(&u, "notebook_id");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_CREATE -> %s\n", nbid);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "notebook_id", nbid);
+	rtd_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+
+	/* A's edit reaches B as ROOM_CHANGED {kinds: ["cells"]}. */
+	rtd_insert(a, src42, 1, ids);
+	for (;;) {
+		if (frameio_read(bfd, 5000, &hdr, &u, &cause) != 0)
+			rtd_fail("no ROOM_CHANGED for B: %s", cause);
+		if (hdr.type == PROTO_MSG_ROOM_CHANGED) {
+			const msgpack_object *k = proto_get_array(&u.data,
+			    "kinds");
+			if (k != NULL && k->via.array.size == 1 &&
+			    proto_obj_streq(&k->via.array.ptr[0], "cells"))
+				break;
+		}
+		msgpack_unpacked_destroy(&u);
+	}
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_EDIT -> cell %s, ROOM_CHANGED cells to the other "
+	    "peer\n", ids[0]);
+
+	/* Run it: outputs hold 42. */
+	rtd_run(a, ids, 1, 1, &u);
+	rtd_expect_str(&u.data, "status", "done");
+	c = rtd_cell(&u, 0);
+	rtd_expect_str(c, "status", "ok");
+	rtd_expect_str(c, "source", src42[0]);
+	if (proto_get_int(c, "execution_count", &ec) != 0 || ec < 1)
+		rtd_fail("no execution_count");
+	outs = proto_get(c, "outputs");
+	j = mpjson_unpack(outs);
+	if (j == NULL || strstr(json_object_to_json_string(j), "42") == NULL)
+		rtd_fail("outputs lack 42: %s", j != NULL ?
+		    json_object_to_json_string(j) : "null");
+	printf("ok: EXEC_GET -> done, outputs %s\n",
+	    json_object_to_json_string(j));
+	json_object_put(j);
+	eid = rtd_str(&u, "execution_id");
+	msgpack_unpacked_destroy(&u);
+
+	/* The run belongs to this room only; B sees it, bad ids do not. */
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "execution_id", eid);
+	rtd_request(bfd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "execution_id", "no-such-run");
+	rtd_expect_error(a, PROTO_MSG_EXEC_GET, &b, "execution_not_found");
+	rtd_body(&b, 2);
+	proto_pack_str(&b.pk, "execution_id", eid);
+	proto_pack_int(&b.pk, "timeout_ms", 50001);
+	rtd_expect_error(a, PROTO_MSG_EXEC_GET, &b, "invalid_argument");
+	free(eid);
+
+	/* stop_on_error: the error stops the run, the rest is not_run. */
+	rtd_insert(a, srcerr, 2, ids + 1);
+	rtd_run(a, ids + 1, 2, 1, &u);
+	rtd_expect_str(&u.data, "status", "error");
+	rtd_expect_str(rtd_cell(&u, 0), "status", "error");
+	rtd_expect_str(rtd_cell(&u, 1), "status", "not_run");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: error run -> error, next cell not_run\n");
+
+	/* A failing batch changes nothing and names the failing edit. */
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 2);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "delete");
+	proto_pack_str(&b.pk, "cell_id", ids[0]);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "delete");
+	proto_pack_str(&b.pk, "cell_id", "nosuchcell");
+	rtd_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ERROR, 5000, &u);
+	rtd_expect_str(&u.data, "code", "cell_not_found");
+	if (proto_get_int(&u.data, "index", &ec) != 0 || ec != 1)
+		rtd_fail("failing edit index is not 1");
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 0);
+	rtd_request(a, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 5000,
+	    &u);
+	if (proto_get_array(&u.data, "cells")->via.array.size != 3)
+		rtd_fail("failed batch changed the room");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: failed batch -> ERROR cell_not_found index 1, room "
+	    "unchanged\n");
+
+	rtd_body(&b, 0);
+	rtd_request(a, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
+	    10000, &u);
+	saved = rtd_str(&u, "path");
+	printf("ok: ROOM_SAVE -> %s\n", saved);
+	free(saved);
+	msgpack_unpacked_destroy(&u);
+
+	/* Opening the saved path joins the same room. */
+	close(bfd);
+	bfd = rtd_connect(sock);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	rtd_expect_str(&u.data, "notebook_id", nbid);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_OPEN of the path -> same room\n");
+
+	rtd_body(&b, 0);
+	rtd_request(a, PROTO_MSG_KERNEL_INFO, &b, PROTO_MSG_KERNEL_INFO_REPLY,
+	    5000, &u);
+	rtd_expect_str(&u.data, "state", "idle");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: KERNEL_INFO -> idle\n");
+	close(a);
+	close(bfd);
+	free(nbid);
+	rtd_free_ids(ids, 3);
+	return (0);
+}
+
+static int
+rtd_errors(const char *sock, const char *dir)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	char			*path, *cause = NULL;
+	FILE			*f;
+	int			 fd;
+
+	fd = rtd_connect(sock);
+	xasprintf(&path, "%s/missing.ipynb", dir);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_OPEN, &b, "notebook_unavailable");
+	free(path);
+	xasprintf(&path, "%s/exists.ipynb", dir);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument");
+	free(path);
+	xasprintf(&path, "%s/no/such/dir/x.ipynb", dir);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument");
+	free(path);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "notebook_id", "00000000-0000-0000-0000-0");
+	rtd_expect_error(fd, PROTO_MSG_ROOM_OPEN, &b, "notebook_unavailable");
+	rtd_body(&b, 0);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_GET, &b, "invalid_argument");
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 0);
+	rtd_expect_error(fd, PROTO_MSG_EXEC_RUN, &b, "invalid_argument");
+
+	/* Untitled room: save needs a path; run of unknown cell. */
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	if (proto_get(&u.data, "path")->type != MSGPACK_OBJECT_NIL)
+		rtd_fail("untitled room has a path");
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 0);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_SAVE, &b, "invalid_argument");
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 1);
+	proto_pack_cstr(&b.pk, "nosuchcell");
+	rtd_expect_error(fd, PROTO_MSG_EXEC_RUN, &b, "cell_not_found");
+	rtd_body(&b, 0);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument");
+
+	/* Save-as gives the untitled room a file; outside edits are kept. */
+	xasprintf(&path, "%s/saveas.ipynb", dir);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
+	    5000, &u);
+	msgpack_unpacked_destroy(&u);
+	sleep(1);	/* a visibly different mtime */
+	if ((f = fopen(path, "a")) == NULL || fputs(" ", f) == EOF ||
+	    fclose(f) != 0)
+		rtd_fail("cannot change %s", path);
+	rtd_body(&b, 0);
+	rtd_expect_error(fd, PROTO_MSG_ROOM_SAVE, &b, "file_changed_on_disk");
+	rtd_body(&b, 1);
+	proto_pack_bool(&b.pk, "force", 1);
+	rtd_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
+	    5000, &u);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: save-as, then file_changed_on_disk unless force\n");
+	free(path);
+	close(fd);
+
+	/* A first frame that is not HELLO closes that connection only. */
+	if ((fd = sockdir_connect(sock)) == -1)
+		rtd_fail("connect");
+	frameio_write(fd, PROTO_MSG_DAEMON_STATUS, 1, "\x80", 1);
+	if (frameio_read(fd, 5000, &hdr, &u, &cause) == 0)
+		rtd_fail("daemon answered %s before HELLO",
+		    proto_msg_name(hdr.type));
+	free(cause);
+	cause = NULL;
+	close(fd);
+	printf("ok: request before HELLO -> connection closed\n");
+	fd = rtd_connect(sock);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
+	    PROTO_MSG_DAEMON_STATUS_REPLY, 5000, &u);
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	printf("ok: daemon still serving\n");
+	return (0);
+}
+
+static int
+rtd_mismatch(const char *sock)
+{
+	struct proto_header	 hdr;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	uint8_t			 h[PROTO_HEADER_SIZE];
+	char			*cause = NULL, *msg;
+	int64_t			 v;
+	int			 fd, other;
+	ssize_t			 n;
+
+	/* Another client is connected throughout and keeps working. */
+	other = rtd_connect(sock);
+	if ((fd = sockdir_connect(sock)) == -1)
+		rtd_fail("connect");
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 4);
+	proto_pack_int(&b.pk, "version", 99);
+	proto_pack_str(&b.pk, "kind", "ctl");
+	proto_pack_str(&b.pk, "label", "from the future");
+	proto_pack_int(&b.pk, "pid", getpid());
+	memset(&hdr, 0, sizeof hdr);
+	hdr.length = (uint32_t)b.sb.size;
+	hdr.type = PROTO_MSG_HELLO;
+	hdr.version = 99;
+	hdr.id = 7;
+	proto_header_pack(&hdr, h);
+	if (write(fd, h, sizeof h) != (ssize_t)sizeof h ||
+	    write(fd, b.sb.data, b.sb.size) != (ssize_t)b.sb.size)
+		rtd_fail("write");
+	mpbuf_free(&b);
+	if (frameio_read(fd, 5000, &hdr, &u, &cause) != 0)
+		rtd_fail("no answer to a version 99 HELLO: %s", cause);
+	if (hdr.type != PROTO_MSG_VERSION_MISMATCH)
+		rtd_fail("answer is %s", proto_msg_name(hdr.type));
+	if (proto_get_int(&u.data, "version", &v) != 0 || v != PROTO_VERSION)
+		rtd_fail("VERSION_MISMATCH without our version");
+	msg = rtd_str(&u, "message");
+	printf("ok: version 99 HELLO -> VERSION_MISMATCH {version %lld, "
+	    "message \"%s\"}\n", (long long)v, msg);
+	free(msg);
+	msgpack_unpacked_destroy(&u);
+	n = read(fd, h, 1);
+	if (n != 0)
+		rtd_fail("connection not closed after VERSION_MISMATCH");
+	close(fd);
+	printf("ok: mismatched connection closed\n");
+
+	rtd_body(&b, 0);
+	rtd_request(other, PROTO_MSG_DAEMON_STATUS, &b,
+	    PROTO_MSG_DAEMON_STATUS_REPLY, 5000, &u);
+	msgpack_unpacked_destroy(&u);
+	close(other);
+	fd = rtd_connect(sock);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_LIST, &b, PROTO_MSG_ROOM_LIST_REPLY,
+	    5000, &u);
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	printf("ok: daemon keeps serving other clients\n");
+	return (0);
+}
+
+/* Wait for a run; returns its final EXEC_STATE. */
+static void
+rtd_wait(int fd, const char *eid, msgpack_unpacked *u)
+{
+	struct mpbuf	b;
+
+	rtd_body(&b, 2);
+	proto_pack_str(&b.pk, "execution_id", eid);
+	proto_pack_int(&b.pk, "timeout_ms", 30000);
+	rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 40000,
+	    u);
+}
+
+/* Start a run without waiting; returns its id (caller frees). */
+static char *
+rtd_submit(int fd, char **ids, size_t n)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	char			*eid;
+	size_t			 i;
+
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, n);
+	for (i = 0; i < n; i++)
+		proto_pack_cstr(&b.pk, ids[i]);
+	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000,
+	    &u);
+	eid = rtd_str(&u, "execution_id");
+	msgpack_unpacked_destroy(&u);
+	return (eid);
+}
+
+/* Interrupt, restart and kernel death on an untitled room. */
+static int
+rtd_kernel(const char *sock)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const char		*sleep_src[] = {
+				    "import time; time.sleep(60)",
+				    "print('never')" };
+	const char		*more[] = { "y = 5", "print(y)",
+				    "import os; os._exit(3)", "print('no')" };
+	char			*ids[6], *e1, *e2;
+	int			 fd;
+
+	fd = rtd_connect(sock);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_insert(fd, sleep_src, 2, ids);
+	rtd_insert(fd, more, 4, ids + 2);
+
+	/* A long run and a queued one; interrupt ends both interrupted. */
+	e1 = rtd_submit(fd, ids, 2);
+	e2 = rtd_submit(fd, ids + 2, 2);
+	for (;;) {	/* until the sleep is running in the kernel */
+		rtd_body(&b, 1);
+		proto_pack_str(&b.pk, "execution_id", e1);
+		rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE,
+		    5000, &u);
+		if (proto_obj_streq(proto_get(rtd_cell(&u, 0), "status"),
+		    "running")) {
+			msgpack_unpacked_destroy(&u);
+			break;
+		}
+		msgpack_unpacked_destroy(&u);
+		usleep(100000);
+	}
+	usleep(300000);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_KERNEL_INTERRUPT, &b, PROTO_MSG_OK, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_wait(fd, e1, &u);
+	rtd_expect_str(&u.data, "status", "interrupted");
+	rtd_expect_str(rtd_cell(&u, 0), "status", "interrupted");
+	rtd_expect_str(rtd_cell(&u, 1), "status", "not_run");
+	msgpack_unpacked_destroy(&u);
+	rtd_wait(fd, e2, &u);
+	rtd_expect_str(&u.data, "status", "interrupted");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: KERNEL_INTERRUPT -> running and queued runs "
+	    "interrupted\n");
+	free(e1);
+	free(e2);
+
+	/* The kernel still works and keeps its state ... */
+	rtd_run(fd, ids + 2, 2, 1, &u);
+	rtd_expect_str(&u.data, "status", "done");
+	msgpack_unpacked_destroy(&u);
+
+	/* ... until a restart, which answers once the kernel is ready. */
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_KERNEL_RESTART, &b, PROTO_MSG_OK, 60000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_run(fd, ids + 3, 1, 1, &u);
+	rtd_expect_str(&u.data, "status", "error");
+	rtd_expect_str(rtd_cell(&u, 0), "status", "error");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: KERNEL_RESTART -> OK, state gone (NameError)\n");
+
+	/* Kernel death: kernel_died, later cells not_run, room usable. */
+	rtd_run(fd, ids + 4, 2, 1, &u);
+	rtd_expect_str(&u.data, "status", "kernel_died");
+	rtd_expect_str(rtd_cell(&u, 0), "status", "kernel_died");
+	rtd_expect_str(rtd_cell(&u, 1), "status", "not_run");
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 1);
+	proto_pack_cstr(&b.pk, ids[2]);
+	rtd_expect_error(fd, PROTO_MSG_EXEC_RUN, &b, "kernel_unavailable");
+	printf("ok: kernel death -> kernel_died, not_run, room usable\n");
+
+	/* A restart brings it back. */
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_KERNEL_RESTART, &b, PROTO_MSG_OK, 60000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_run(fd, ids + 2, 2, 1, &u);
+	rtd_expect_str(&u.data, "status", "done");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: KERNEL_RESTART after death -> runs again\n");
+	close(fd);
+	rtd_free_ids(ids, 6);
+	return (0);
+}
+
+/* An untitled room whose kernel is up; prints the agent and kernel pids. */
+static int
+rtd_room(const char *sock)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	int64_t			 agent, kpid, deadline;
+	int			 fd;
+
+	fd = rtd_connect(sock);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	deadline = util_mono_ms() + 60000;
+	for (;;) {
+		rtd_body(&b, 0);
+		rtd_request(fd, PROTO_MSG_KERNEL_INFO, &b,
+		    PROTO_MSG_KERNEL_INFO_REPLY, 5000, &u);
+		if (proto_obj_streq(proto_get(&u.data, "state"), "idle"))
+			break;
+		if (proto_obj_streq(proto_get(&u.data, "state"), "dead"))
+			rtd_fail("kernel dead: %s",
+			    proto_dup_str(&u.data, "message"));
+		msgpack_unpacked_destroy(&u);
+		if (util_mono_ms() > deadline)
+			rtd_fail("kernel not idle within 60 s");
+		usleep(100000);
+	}
+	if (proto_get_int(&u.data, "agent_pid", &agent) != 0 ||
+	    proto_get_int(&u.data, "pid", &kpid) != 0)
+		rtd_fail("KERNEL_INFO_REPLY without pids");
+	printf("%lld %lld\n", (long long)agent, (long long)kpid);
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 4 && strcmp(argv[1], "exec") == 0)
+		return (rtd_exec(argv[2], argv[3]));
+	if (argc == 4 && strcmp(argv[1], "errors") == 0)
+		return (rtd_errors(argv[2], argv[3]));
+	if (argc == 3 && strcmp(argv[1], "mismatch") == 0)
+		return (rtd_mismatch(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "room") == 0)
+		return (rtd_room(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "kernel") == 0)
+		return (rtd_kernel(argv[2]));
+	fprintf(stderr, "usage: rtd-client "
+	    "exec|errors|mismatch|room|kernel SOCKET [PATH]\n");
+	return (2);
+}

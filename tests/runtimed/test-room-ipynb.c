@@ -1,0 +1,203 @@
+/*
+ * test-room-ipynb.c: .ipynb load and save against Jupyter's nbformat.
+ * Fixtures are written at test time by /usr/bin/python3 with nbformat
+ * (tests/runtimed/nbfixtures.py); our load+save must give the same bytes.
+ */
+
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "runtimed/runtimed.h"
+
+static char	fx_dir[] = "/tmp/test-room-ipynb.XXXXXX";
+
+static void
+fx_setup(void)
+{
+	const char	*srcdir = getenv("srcdir");
+	char		*cmd;
+
+	cr_assert_not_null(mkdtemp(fx_dir));
+	xasprintf(&cmd, "/usr/bin/python3 %s/tests/runtimed/nbfixtures.py %s",
+	    srcdir != NULL ? srcdir : ".", fx_dir);
+	cr_assert_eq(system(cmd), 0, "fixture generation failed: %s", cmd);
+	free(cmd);
+}
+
+static void
+fx_teardown(void)
+{
+	char	*cmd;
+
+	xasprintf(&cmd, "rm -rf %s", fx_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+	free(cmd);
+}
+
+static char *
+fx_path(const char *name)
+{
+	char	*p;
+
+	xasprintf(&p, "%s/%s", fx_dir, name);
+	return (p);
+}
+
+/* Load a fixture, save it, compare with the file's bytes. */
+static void
+fx_roundtrip(const char *name)
+{
+	struct room_nb	*nb;
+	char		*path, *data, *out, *cause = NULL;
+	size_t		 len, outlen, i;
+
+	path = fx_path(name);
+	cr_assert_eq(util_read_file(path, &data, &len, &cause), 0, "%s",
+	    cause);
+	nb = room_ipynb_parse(data, len, &cause);
+	cr_assert_not_null(nb, "%s: %s", name, cause);
+	out = room_ipynb_dump(nb, &outlen);
+	for (i = 0; i < len && i < outlen && data[i] == out[i]; i++)
+		;
+	cr_assert(i == len && len == outlen,
+	    "%s differs at byte %zu (lengths %zu, %zu):\n"
+	    "nbformat: ...%.60s\nours:     ...%.60s", name, i, len, outlen,
+	    data + (i > 20 ? i - 20 : 0), out + (i > 20 ? i - 20 : 0));
+	free(out);
+	room_nb_free(nb);
+	free(data);
+	free(path);
+}
+
+TestSuite(ipynb, .init = fx_setup, .fini = fx_teardown);
+
+Test(ipynb, roundtrip_full)
+{
+	fx_roundtrip("fixture-full.ipynb");
+}
+
+Test(ipynb, roundtrip_reread)
+{
+	fx_roundtrip("fixture-reread.ipynb");
+}
+
+Test(ipynb, roundtrip_empty)
+{
+	fx_roundtrip("fixture-empty.ipynb");
+}
+
+Test(ipynb, loaded_content)
+{
+	struct room_nb		*nb;
+	struct room_cell	*c;
+	char			*path, *cause = NULL;
+
+	path = fx_path("fixture-full.ipynb");
+	nb = room_ipynb_read(path, &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert_eq(nb->ncells, 9);
+	c = nb->cells[1];
+	cr_assert_eq(c->type, ROOM_CELL_CODE);
+	cr_assert_str_eq(c->source, "import sys\nfor i in range(3):\n"
+	    "    print(i)\r\nx = '\xc3\xa9\xf0\x9f\x98\x80'\n");
+	cr_assert_eq(c->execution_count, 1);
+	cr_assert_eq(json_object_array_length(c->outputs), 2);
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(c->outputs, 0), "text")), "0\n1\n2\n");
+	cr_assert_eq(nb->cells[5]->type, ROOM_CELL_MARKDOWN);
+	cr_assert_not_null(nb->cells[5]->attachments);
+	cr_assert_eq(nb->cells[6]->type, ROOM_CELL_RAW);
+	cr_assert_null(nb->cells[6]->outputs);
+	cr_assert_eq(nb->cells[7]->execution_count, -1);
+	cr_assert_eq(nb->nbformat_minor, 5);
+	room_nb_free(nb);
+	free(path);
+}
+
+/* A 4.4 file without ids: ids minted, saved as 4.5, nbformat accepts it. */
+Test(ipynb, upgrade_44)
+{
+	struct room_nb	*nb;
+	char		*path, *cause = NULL, *cmd;
+	size_t		 i, j;
+
+	path = fx_path("old-44.ipynb");
+	nb = room_ipynb_read(path, &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert_eq(nb->ncells, 3);
+	cr_assert_str_eq(nb->cells[0]->source, "print('hi')\nx = 1");
+	for (i = 0; i < nb->ncells; i++) {
+		cr_assert_eq(strlen(nb->cells[i]->id), 8);
+		cr_assert_eq(strspn(nb->cells[i]->id, "0123456789abcdef"), 8);
+		for (j = 0; j < i; j++)
+			cr_assert_str_neq(nb->cells[i]->id, nb->cells[j]->id);
+	}
+	free(path);
+	path = fx_path("upgraded.ipynb");
+	cr_assert_eq(room_ipynb_write(nb, path, &cause), 0, "%s", cause);
+	xasprintf(&cmd, "/usr/bin/python3 -c 'import nbformat,sys; "
+	    "nb = nbformat.read(sys.argv[1], as_version=4); "
+	    "nbformat.validate(nb); "
+	    "assert nb.nbformat_minor == 5, nb.nbformat_minor; "
+	    "assert all(len(c.id) == 8 for c in nb.cells); "
+	    "assert nb.cells[0].outputs[0].text == \"hi\\n\"' %s", path);
+	cr_assert_eq(system(cmd), 0, "nbformat rejects our 4.5 file");
+	free(cmd);
+
+	/* Our saved file is itself a fixed point. */
+	room_nb_free(nb);
+	fx_roundtrip("upgraded.ipynb");
+	free(path);
+}
+
+Test(ipynb, bad_input)
+{
+	char		*cause = NULL;
+	const char	*bad[] = {
+		"", "{", "[]", "{\"nbformat\": 3, \"cells\": []}",
+		"{\"nbformat\": 4, \"nbformat_minor\": 5}",
+		"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"weird\"}]}",
+		"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", "
+		    "\"source\": [1, 2]}]}",
+		"{\"nbformat\": 4, \"cells\": []} trailing",
+	};
+	size_t		 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_null(room_ipynb_parse(bad[i], strlen(bad[i]),
+		    &cause), "accepted: %s", bad[i]);
+		cr_assert_not_null(cause);
+		free(cause);
+		cause = NULL;
+	}
+}
+
+/* Duplicate and invalid ids are replaced; valid unique ones kept. */
+Test(ipynb, ids)
+{
+	const char	*s = "{\"nbformat\": 4, \"nbformat_minor\": 5, "
+	    "\"metadata\": {}, \"cells\": ["
+	    "{\"cell_type\": \"code\", \"id\": \"keep-me\", \"source\": \"\", "
+	    "\"metadata\": {}, \"outputs\": [], \"execution_count\": null},"
+	    "{\"cell_type\": \"code\", \"id\": \"keep-me\", \"source\": \"\", "
+	    "\"metadata\": {}, \"outputs\": [], \"execution_count\": null},"
+	    "{\"cell_type\": \"markdown\", \"id\": \"bad id!\", "
+	    "\"source\": \"\", \"metadata\": {}}]}";
+	struct room_nb	*nb;
+	char		*cause = NULL;
+
+	nb = room_ipynb_parse(s, strlen(s), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert_str_eq(nb->cells[0]->id, "keep-me");
+	cr_assert_str_neq(nb->cells[1]->id, "keep-me");
+	cr_assert_eq(strlen(nb->cells[1]->id), 8);
+	cr_assert_eq(strlen(nb->cells[2]->id), 8);
+	room_nb_free(nb);
+}

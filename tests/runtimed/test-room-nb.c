@@ -1,0 +1,291 @@
+/*
+ * test-room-nb.c: the atomic edit batch.  Edits are built as msgpack,
+ * exactly as they arrive in ROOM_EDIT.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "runtimed/runtimed.h"
+
+struct edit_batch {
+	struct mpbuf		b;
+	msgpack_unpacked	u;
+	int			unpacked;
+};
+
+static void
+batch_begin(struct edit_batch *e, size_t n)
+{
+	memset(e, 0, sizeof *e);
+	mpbuf_init(&e->b);
+	msgpack_pack_array(&e->b.pk, n);
+}
+
+static const msgpack_object *
+batch_end(struct edit_batch *e)
+{
+	msgpack_unpacked_init(&e->u);
+	cr_assert_eq(msgpack_unpack_next(&e->u, e->b.sb.data, e->b.sb.size,
+	    NULL), MSGPACK_UNPACK_SUCCESS);
+	e->unpacked = 1;
+	return (&e->u.data);
+}
+
+static void
+batch_free(struct edit_batch *e)
+{
+	if (e->unpacked)
+		msgpack_unpacked_destroy(&e->u);
+	mpbuf_free(&e->b);
+}
+
+static struct room_nb *
+nb_three(void)
+{
+	struct room_nb		*nb;
+	struct room_cell	*c;
+
+	nb = room_nb_create();
+	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "a = 1", 5);
+	free(c->id);
+	c->id = xstrdup("aaaa");
+	json_object_array_add(c->outputs, json_object_new_string("out"));
+	c->execution_count = 4;
+	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "# b", 3);
+	free(c->id);
+	c->id = xstrdup("bbbb");
+	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "c = 3", 5);
+	free(c->id);
+	c->id = xstrdup("cccc");
+	json_object_object_add(c->metadata, "keep",
+	    json_object_new_int(1));
+	return (nb);
+}
+
+static char *
+nb_dump(struct room_nb *nb)
+{
+	size_t	len;
+
+	return (room_ipynb_dump(nb, &len));
+}
+
+static int
+apply(struct room_nb *nb, const msgpack_object *edits, char ***ids,
+    size_t *n, int *index, const char **code)
+{
+	char	*cause = NULL;
+	int	 rc;
+
+	rc = room_nb_edit(nb, edits, ids, n, index, &cause, code);
+	free(cause);
+	return (rc);
+}
+
+static void
+ids_free(char **ids, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+Test(edit, batch_applies_in_order)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids;
+	size_t			 n;
+	int			 index;
+	const char		*code;
+
+	batch_begin(&e, 5);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "TOP");
+	proto_pack_str(&e.b.pk, "source", "first");
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "bbbb");
+	proto_pack_str(&e.b.pk, "cell_type", "markdown");
+	proto_pack_str(&e.b.pk, "source", "after b");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "source", "a = 10");
+	proto_pack_key(&e.b.pk, "metadata");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "tag", "x");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "BOTTOM");
+	proto_pack_str(&e.b.pk, "source", "last");
+
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	cr_assert_eq(n, 5);
+	cr_assert_eq(nb->ncells, 5);
+	cr_assert_str_eq(nb->cells[0]->source, "first");
+	cr_assert_str_eq(nb->cells[0]->id, ids[0]);
+	cr_assert_eq(strlen(ids[0]), 8);
+	cr_assert_str_eq(nb->cells[1]->id, "aaaa");
+	cr_assert_str_eq(nb->cells[1]->source, "a = 10");
+	/* Editing source keeps outputs and execution_count. */
+	cr_assert_eq(json_object_array_length(nb->cells[1]->outputs), 1);
+	cr_assert_eq(nb->cells[1]->execution_count, 4);
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(
+	    nb->cells[1]->metadata, "tag")), "x");
+	cr_assert_str_eq(nb->cells[2]->id, "bbbb");
+	cr_assert_str_eq(nb->cells[3]->source, "after b");
+	cr_assert_eq(nb->cells[3]->type, ROOM_CELL_MARKDOWN);
+	cr_assert_null(nb->cells[3]->outputs);
+	cr_assert_str_eq(nb->cells[4]->source, "last");
+	cr_assert_str_eq(ids[2], "cccc");
+	cr_assert_null(room_nb_find(nb, "cccc", NULL));
+	cr_assert_str_neq(ids[0], ids[1]);
+	ids_free(ids, n);
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* A failing edit anywhere in the batch leaves every cell as it was. */
+Test(edit, failed_batch_changes_nothing)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids = NULL, *before, *after;
+	size_t			 n = 0;
+	int			 index;
+	const char		*code;
+
+	before = nb_dump(nb);
+	batch_begin(&e, 4);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "cell_type", "markdown");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "bbbb");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "cccc");
+	proto_pack_str(&e.b.pk, "source", "new");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "bbbb");	/* deleted above */
+	proto_pack_str(&e.b.pk, "source", "x");
+
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), -1);
+	cr_assert_eq(index, 3);
+	cr_assert_str_eq(code, "cell_not_found");
+	after = nb_dump(nb);
+	cr_assert_str_eq(before, after);
+	cr_assert_eq(nb->ncells, 3);
+	cr_assert_eq(nb->cells[0]->type, ROOM_CELL_CODE);
+	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 1);
+	free(before);
+	free(after);
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+Test(edit, invalid_arguments)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids = NULL, *before, *after;
+	size_t			 n = 0;
+	int			 index;
+	const char		*code;
+
+	before = nb_dump(nb);
+
+	/* Empty list. */
+	batch_begin(&e, 0);
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), -1);
+	cr_assert_str_eq(code, "invalid_argument");
+	batch_free(&e);
+
+	/* Unknown op second. */
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "source", "ok");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "op", "explode");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), -1);
+	cr_assert_eq(index, 1);
+	cr_assert_str_eq(code, "invalid_argument");
+	batch_free(&e);
+
+	/* Bad cell_type, bad UTF-8, metadata not a map. */
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "cell_type", "python");
+	proto_pack_str(&e.b.pk, "source", "x");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), -1);
+	cr_assert_eq(index, 0);
+	batch_free(&e);
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_strn(&e.b.pk, "source", "\xed\xa0\x80", 3);
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), -1);
+	cr_assert_str_eq(code, "invalid_argument");
+	batch_free(&e);
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "metadata", "nope");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), -1);
+	cr_assert_str_eq(code, "invalid_argument");
+	batch_free(&e);
+
+	after = nb_dump(nb);
+	cr_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	room_nb_free(nb);
+}
+
+/* NUL in source survives; an index reference works; type change. */
+Test(edit, nul_index_and_type)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids;
+	size_t			 n;
+	int			 index;
+	const char		*code;
+
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_key(&e.b.pk, "cell_id");
+	msgpack_pack_uint32(&e.b.pk, 0);
+	proto_pack_strn(&e.b.pk, "source", "a\0b", 3);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "bbbb");
+	proto_pack_str(&e.b.pk, "cell_type", "code");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	cr_assert_eq(nb->cells[0]->source_len, 3);
+	cr_assert_eq(memcmp(nb->cells[0]->source, "a\0b", 3), 0);
+	cr_assert_eq(nb->cells[1]->type, ROOM_CELL_CODE);
+	cr_assert_not_null(nb->cells[1]->outputs);
+	cr_assert_eq(nb->cells[1]->execution_count, -1);
+	ids_free(ids, n);
+	batch_free(&e);
+	room_nb_free(nb);
+}

@@ -1,0 +1,511 @@
+/*
+ * test-worker.c: the pure parts of runtimed-mcp-worker: target parsing,
+ * the handle registry and its limit, JSON-RPC framing, argument checks,
+ * output caps and the tool catalog.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "worker.h"
+
+static struct json_object *
+parse(const char *text)
+{
+	struct json_object	*o;
+
+	o = json_tokener_parse(text);
+	cr_assert_not_null(o, "bad test JSON: %s", text);
+	return o;
+}
+
+/* Target parsing (CONTRACT section 4). */
+
+static int
+target(const char *args, int allow_id, struct worker_target *t)
+{
+	struct json_object	*o = parse(args);
+	char			*msg = NULL;
+	int			 r;
+
+	r = worker_target_parse(o, allow_id, t, &msg);
+	if (r != 0) {
+		cr_assert_not_null(msg);
+		free(msg);
+	}
+	json_object_put(o);
+	return r;
+}
+
+Test(target, handle_only)
+{
+	struct worker_target	t;
+
+	cr_assert_eq(target("{\"notebook_handle\":\"nbh_1\"}", 1, &t), 0);
+	cr_assert_eq(t.kind, WORKER_TARGET_HANDLE);
+}
+
+Test(target, id_with_local_domain)
+{
+	struct worker_target	t;
+
+	cr_assert_eq(target("{\"notebook_id\":\"abc\"}", 1, &t), 0);
+	cr_assert_eq(t.kind, WORKER_TARGET_ID);
+	cr_assert_eq(target("{\"notebook_id\":\"abc\",\"domain\":\"LOCAL\"}",
+	    1, &t), 0);
+	cr_assert_eq(target("{\"notebook_id\":\"abc\",\"domain\":null}", 1,
+	    &t), 0);
+}
+
+Test(target, rejected_forms)
+{
+	struct worker_target	t;
+
+	cr_assert_eq(target("{}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_handle\":null}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_handle\":\"h\",\"notebook_id\":"
+	    "\"i\"}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_handle\":\"\"}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_handle\":7}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_handle\":\"h\",\"domain\":"
+	    "\"local\"}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
+	    "\"example.com\"}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_id\":\"i\"}", 0, &t), -1);
+}
+
+/* The handle registry. */
+
+Test(attach, limit_127_128_129, .fini = worker_attach_reset)
+{
+	struct worker_handle	*h[WORKER_MAX_ATTACH + 1];
+	int			 i;
+
+	for (i = 0; i < 127; i++)
+		cr_assert_not_null(h[i] = worker_attach_reserve());
+	cr_assert_eq(worker_attach_count(), 127);
+	cr_assert_not_null(h[127] = worker_attach_reserve(), "128th");
+	cr_assert_eq(worker_attach_count(), 128);
+	cr_assert_null(worker_attach_reserve(), "129th must fail");
+	/* Pending acquisitions count; a cancelled one frees its slot. */
+	worker_attach_cancel(h[5]);
+	cr_assert_not_null(worker_attach_reserve());
+	cr_assert_null(worker_attach_reserve());
+}
+
+Test(attach, handles_are_distinct_and_opaque, .fini = worker_attach_reset)
+{
+	struct worker_handle	*a, *b;
+
+	worker_attach_set_tag(0x12345678);
+	a = worker_attach_reserve();
+	b = worker_attach_reserve();
+	cr_assert_eq(strlen(worker_attach_id(a)), WORKER_HANDLE_LEN);
+	cr_assert_eq(strncmp(worker_attach_id(a), "nbh_12345678", 12), 0);
+	cr_assert_str_neq(worker_attach_id(a), worker_attach_id(b));
+}
+
+static struct worker_handle *
+resolve(enum worker_target_kind kind, const char *value, int *minted,
+    const char **code)
+{
+	struct worker_target	 t = { kind, value };
+	struct worker_handle	*h;
+	char			*msg = NULL;
+
+	*code = NULL;
+	h = worker_attach_resolve(&t, minted, code, &msg);
+	if (h == NULL) {
+		cr_assert_not_null(msg);
+		free(msg);
+	}
+	return h;
+}
+
+Test(attach, resolve_handles, .fini = worker_attach_reset)
+{
+	struct worker_handle	*h, *r;
+	const char		*code;
+	char			 id[WORKER_HANDLE_LEN + 1], fake[64];
+	int			 minted;
+
+	worker_attach_set_tag(0xabcdef01);
+	h = worker_attach_reserve();
+	/* A pending handle does not resolve yet. */
+	cr_assert_null(resolve(WORKER_TARGET_HANDLE, worker_attach_id(h),
+	    &minted, &code));
+	worker_attach_commit(h, NULL, "nb-1");
+	r = resolve(WORKER_TARGET_HANDLE, worker_attach_id(h), &minted,
+	    &code);
+	cr_assert_eq(r, h);
+	cr_assert_eq(minted, 0);
+
+	snprintf(id, sizeof id, "%s", worker_attach_id(h));
+	worker_attach_release(h);
+	cr_assert_null(resolve(WORKER_TARGET_HANDLE, id, &minted, &code));
+	cr_assert_str_eq(code, "attachment_expired");
+
+	/* Our session's shape but never issued here: an earlier worker. */
+	snprintf(fake, sizeof fake, "nbh_abcdef01%032d", 0);
+	cr_assert_null(resolve(WORKER_TARGET_HANDLE, fake, &minted, &code));
+	cr_assert_str_eq(code, "attachment_expired");
+
+	/* Not ours at all. */
+	cr_assert_null(resolve(WORKER_TARGET_HANDLE, "nbh_0000000000", &minted,
+	    &code));
+	cr_assert_str_eq(code, "invalid_notebook_target");
+	cr_assert_null(resolve(WORKER_TARGET_HANDLE, "whatever", &minted,
+	    &code));
+	cr_assert_str_eq(code, "invalid_notebook_target");
+}
+
+Test(attach, resolve_ids, .fini = worker_attach_reset)
+{
+	struct worker_handle	*h, *owner, *again;
+	const char		*code;
+	int			 minted, i;
+
+	cr_assert_null(resolve(WORKER_TARGET_ID, "nb-1", &minted, &code));
+	cr_assert_str_eq(code, "not_attached");
+
+	h = worker_attach_reserve();
+	worker_attach_commit(h, NULL, "nb-1");
+	owner = resolve(WORKER_TARGET_ID, "nb-1", &minted, &code);
+	cr_assert_not_null(owner);
+	cr_assert_eq(minted, 1, "the first ID call mints an address owner");
+	cr_assert_neq(owner, h);
+	cr_assert_eq(worker_attach_count(), 2);
+	again = resolve(WORKER_TARGET_ID, "nb-1", &minted, &code);
+	cr_assert_eq(again, owner);
+	cr_assert_eq(minted, 0);
+	cr_assert_null(resolve(WORKER_TARGET_ID, "nb-2", &minted, &code));
+	cr_assert_str_eq(code, "not_attached");
+
+	/* The owner counts in the limit: with all slots taken, none. */
+	worker_attach_release(owner);
+	for (i = worker_attach_count(); i < WORKER_MAX_ATTACH; i++)
+		worker_attach_reserve();
+	cr_assert_null(resolve(WORKER_TARGET_ID, "nb-1", &minted, &code));
+	cr_assert_str_eq(code, "attachment_limit");
+}
+
+/* JSON-RPC framing through the real dispatcher. */
+
+static struct json_object	*sent[16];
+static int			 nsent;
+
+static void
+capture(const char *json, size_t len, void *arg)
+{
+	cr_assert_lt(nsent, 16);
+	sent[nsent] = json_tokener_parse(json);
+	cr_assert_not_null(sent[nsent], "reply is not JSON: %.*s", (int)len,
+	    json);
+	cr_assert_null(memchr(json, '\n', len), "newline inside a message");
+	nsent++;
+}
+
+static void
+rpc_setup(void)
+{
+	nsent = 0;
+	worker_rpc_init(NULL, capture, NULL, NULL);
+}
+
+static void
+rpc_teardown(void)
+{
+	while (nsent > 0)
+		json_object_put(sent[--nsent]);
+	worker_attach_reset();
+}
+
+static void
+input(const char *line)
+{
+	worker_rpc_input(line, strlen(line));
+}
+
+static int64_t
+error_code(struct json_object *msg)
+{
+	struct json_object	*e;
+
+	cr_assert(json_object_object_get_ex(msg, "error", &e));
+	return json_object_get_int64(json_object_object_get(e, "code"));
+}
+
+static const char *
+tool_error(struct json_object *msg)
+{
+	struct json_object	*r, *sc;
+
+	cr_assert(json_object_object_get_ex(msg, "result", &r));
+	cr_assert(json_object_get_boolean(json_object_object_get(r,
+	    "isError")));
+	sc = json_object_object_get(r, "structuredContent");
+	return json_object_get_string(json_object_object_get(
+	    json_object_object_get(sc, "error"), "code"));
+}
+
+Test(rpc, garbage_line_then_next_served, .init = rpc_setup,
+    .fini = rpc_teardown)
+{
+	input("this is not json {");
+	cr_assert_eq(nsent, 1);
+	cr_assert_eq(error_code(sent[0]), -32700);
+	cr_assert(json_object_is_type(json_object_object_get(sent[0], "id"),
+	    json_type_null));
+	cr_assert(json_object_object_get_ex(sent[0], "id", NULL));
+
+	input("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	cr_assert_eq(nsent, 2);
+	cr_assert_eq(json_object_get_int(json_object_object_get(sent[1],
+	    "id")), 7);
+	cr_assert(json_object_object_get_ex(sent[1], "result", NULL));
+
+	input("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"} trailing");
+	cr_assert_eq(error_code(sent[2]), -32700);
+	input("   ");
+	cr_assert_eq(nsent, 3, "a blank line gets no answer");
+}
+
+Test(rpc, methods, .init = rpc_setup, .fini = rpc_teardown)
+{
+	struct json_object	*r;
+
+	input("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2024-11-05\"}}");
+	r = json_object_object_get(sent[0], "result");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
+	    "protocolVersion")), "2024-11-05");
+	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"1999-01-01\"}}");
+	r = json_object_object_get(sent[1], "result");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
+	    "protocolVersion")), WORKER_PROTOCOL_LATEST);
+	input("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	input("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	    "\"params\":{\"requestId\":2}}");
+	cr_assert_eq(nsent, 2, "notifications get no answer");
+	input("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/such\"}");
+	cr_assert_eq(error_code(sent[2]), -32601);
+	input("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"no_such_tool\"}}");
+	cr_assert_eq(error_code(sent[3]), -32602);
+	input("[1,2]");
+	cr_assert_eq(error_code(sent[4]), -32600);
+}
+
+Test(rpc, argument_errors_are_tool_results, .init = rpc_setup,
+    .fini = rpc_teardown)
+{
+	input("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"get_results\",\"arguments\":{"
+	    "\"notebook_handle\":\"nbh_x\",\"execution_id\":\"e\","
+	    "\"timeout_secs\":-1}}}");
+	cr_assert_str_eq(tool_error(sent[0]), "invalid_argument");
+	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"get_results\",\"arguments\":{"
+	    "\"notebook_handle\":\"nbh_x\",\"execution_id\":\"e\","
+	    "\"timeout_secs\":51}}}");
+	cr_assert_str_eq(tool_error(sent[1]), "invalid_argument");
+	/* 50 is allowed: the next failure is the unknown handle. */
+	input("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"get_results\",\"arguments\":{"
+	    "\"notebook_handle\":\"nbh_x\",\"execution_id\":\"e\","
+	    "\"timeout_secs\":50}}}");
+	cr_assert_str_eq(tool_error(sent[2]), "invalid_notebook_target");
+	input("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"run_cells\",\"arguments\":{"
+	    "\"notebook_handle\":\"h\",\"notebook_id\":\"i\",\"all\":true}}}");
+	cr_assert_str_eq(tool_error(sent[3]), "invalid_notebook_target");
+	input("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"edit_cells\",\"arguments\":{"
+	    "\"notebook_handle\":\"h\",\"edits\":[]}}}");
+	cr_assert_str_eq(tool_error(sent[4]), "invalid_argument");
+	input("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"edit_cells\",\"arguments\":{"
+	    "\"notebook_handle\":\"h\",\"edits\":[{\"op\":\"insert\","
+	    "\"after\":\"TOP\",\"source\":\"\\ud800\"}]}}}");
+	cr_assert_str_eq(tool_error(sent[5]), "invalid_argument");
+	input("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"list_notebooks\",\"arguments\":{"
+	    "\"bogus\":1}}}");
+	cr_assert_str_eq(tool_error(sent[6]), "invalid_argument");
+	cr_assert_eq(json_object_get_int(json_object_object_get(sent[6],
+	    "id")), 7);
+}
+
+Test(args, secs_edges)
+{
+	struct json_object	*o;
+	char			*msg = NULL;
+	int			 ms;
+
+	o = parse("{\"a\":-1,\"b\":51,\"c\":0,\"d\":50,\"e\":0.5,\"f\":\"x\","
+	    "\"g\":true}");
+	cr_assert_eq(worker_args_secs(o, "a", 1, &ms, &msg), -1);
+	free(msg);
+	cr_assert_eq(worker_args_secs(o, "b", 1, &ms, &msg), -1);
+	free(msg);
+	cr_assert_eq(worker_args_secs(o, "f", 1, &ms, &msg), -1);
+	free(msg);
+	cr_assert_eq(worker_args_secs(o, "g", 1, &ms, &msg), -1);
+	free(msg);
+	cr_assert_eq(worker_args_secs(o, "c", 1, &ms, &msg), 0);
+	cr_assert_eq(ms, 0);
+	cr_assert_eq(worker_args_secs(o, "d", 1, &ms, &msg), 0);
+	cr_assert_eq(ms, 50000);
+	cr_assert_eq(worker_args_secs(o, "e", 1, &ms, &msg), 0);
+	cr_assert_eq(ms, 500);
+	cr_assert_eq(worker_args_secs(o, "missing", 1, &ms, &msg), 0);
+	cr_assert_eq(ms, 1000);
+	json_object_put(o);
+}
+
+Test(args, surrogates_and_utf8)
+{
+	struct json_object	*o;
+
+	cr_assert(worker_rpc_scan_surrogates("\"\\ud800\"", 8));
+	cr_assert(worker_rpc_scan_surrogates("\"\\udc00x\"", 9));
+	cr_assert(worker_rpc_scan_surrogates("\"\\ud800\\u0041\"", 14));
+	cr_assert_not(worker_rpc_scan_surrogates("\"\\ud83d\\ude00\"", 14));
+	cr_assert_not(worker_rpc_scan_surrogates("\"\\\\ud800\"", 9),
+	    "an escaped backslash is not an escape");
+	cr_assert_not(worker_rpc_scan_surrogates("{\"a\":\"\\u0000\"}", 13));
+
+	o = json_object_new_string_len("a\0b", 3);
+	cr_assert(worker_args_utf8_ok(o), "NUL is allowed in cell source");
+	json_object_put(o);
+	o = json_object_new_string("\xff");
+	cr_assert_not(worker_args_utf8_ok(o));
+	json_object_put(o);
+	o = json_object_new_string("\xed\xa0\x80");	/* encoded U+D800 */
+	cr_assert_not(worker_args_utf8_ok(o));
+	json_object_put(o);
+	o = json_object_new_string("h\xc3\xa9 \xf0\x9f\x98\x80");
+	cr_assert(worker_args_utf8_ok(o));
+	json_object_put(o);
+}
+
+Test(args, cell_references)
+{
+	struct json_object	*cells, *ref;
+	const char		*id;
+	char			*msg = NULL;
+
+	cells = parse("[{\"cell_id\":\"a\"},{\"cell_id\":\"b\"}]");
+	ref = parse("1");
+	cr_assert_eq(worker_args_cellref(ref, cells, &id, &msg), 0);
+	cr_assert_str_eq(id, "b");
+	json_object_put(ref);
+	ref = parse("2");
+	cr_assert_eq(worker_args_cellref(ref, cells, &id, &msg), -2);
+	free(msg);
+	json_object_put(ref);
+	ref = parse("\"1\"");
+	cr_assert_eq(worker_args_cellref(ref, cells, &id, &msg), 0);
+	cr_assert_str_eq(id, "1", "a string is always an id");
+	json_object_put(ref);
+	ref = parse("1.5");
+	cr_assert_eq(worker_args_cellref(ref, cells, &id, &msg), -1);
+	free(msg);
+	json_object_put(ref);
+	json_object_put(cells);
+}
+
+/* Output caps and ANSI stripping. */
+
+Test(output, strip_ansi)
+{
+	const char	*in =
+	    "\033[0;31mred\033[0m and \033]0;title\007plain";
+	char		*out;
+	size_t		 len;
+
+	out = worker_output_strip_ansi(in, strlen(in), &len);
+	cr_assert_str_eq(out, "red and plain");
+	cr_assert_eq(len, strlen("red and plain"));
+	free(out);
+}
+
+Test(output, caps_per_cell_and_result)
+{
+	struct worker_budget	 b;
+	struct json_object	*outs, *o, *capped;
+	struct evbuffer		*text;
+	char			*big;
+	int			 trunc, i;
+
+	big = xmalloc(20001);
+	memset(big, 'x', 20000);
+	big[20000] = '\0';
+	outs = json_object_new_array();
+	o = json_object_new_object();
+	json_object_object_add(o, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(o, "name", json_object_new_string("stdout"));
+	json_object_object_add(o, "text", json_object_new_string(big));
+	json_object_array_add(outs, o);
+
+	worker_budget_init(&b, 0);
+	text = evbuffer_new();
+	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+	cr_assert(trunc);
+	cr_assert_eq(json_object_get_string_len(json_object_object_get(
+	    json_object_array_get_idx(capped, 0), "text")), WORKER_CELL_CAP);
+	json_object_put(capped);
+	/* Three more cells exhaust the 48,000-char result budget. */
+	for (i = 0; i < 3; i++)
+		json_object_put(worker_output_cap(outs, &b, text, &trunc,
+		    NULL));
+	cr_assert_eq(b.result_left, 0);
+	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+	cr_assert(trunc);
+	cr_assert_eq(json_object_array_length(capped), 0);
+	json_object_put(capped);
+	evbuffer_free(text);
+
+	worker_budget_init(&b, 1);
+	text = evbuffer_new();
+	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+	cr_assert_not(trunc, "full_output is uncapped");
+	json_object_put(capped);
+	evbuffer_free(text);
+	json_object_put(outs);
+	free(big);
+}
+
+/* The catalog: names, descriptions, schemas that admit the error shape. */
+
+Test(tools, catalog)
+{
+	struct json_object	*list, *tools, *t, *os, *props, *err;
+	size_t			 i;
+
+	list = worker_tool_list();
+	tools = json_object_object_get(list, "tools");
+	cr_assert_geq(json_object_array_length(tools), 9);
+	for (i = 0; i < json_object_array_length(tools); i++) {
+		t = json_object_array_get_idx(tools, i);
+		cr_assert_geq(strlen(json_object_get_string(
+		    json_object_object_get(t, "description"))), 20);
+		cr_assert_str_eq(json_object_get_string(json_object_object_get(
+		    json_object_object_get(t, "inputSchema"), "type")),
+		    "object");
+		os = json_object_object_get(t, "outputSchema");
+		cr_assert_null(json_object_object_get(os, "required"),
+		    "%s: a required list would reject the error shape",
+		    json_object_get_string(json_object_object_get(t, "name")));
+		props = json_object_object_get(os, "properties");
+		cr_assert(json_object_object_get_ex(props, "error", &err));
+		cr_assert_not_null(worker_tool_find(json_object_get_string(
+		    json_object_object_get(t, "name"))));
+	}
+	cr_assert_null(worker_tool_find("nope"));
+	json_object_put(list);
+}
