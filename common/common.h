@@ -58,6 +58,14 @@ char	*util_realpath_new(const char *);
 int	 util_set_cloexec(int);
 int	 util_set_nonblock(int);
 
+/* blob.c: content-addressed large outputs under <state>/blobs. */
+#define BLOB_THRESHOLD	(1024 * 1024)	/* outputs this large go to blobs */
+void	 blob_hash(const void *, size_t, char [65]);
+int	 blob_valid_name(const char *, size_t);
+char	*blob_path(const char *, const char *);
+int	 blob_put(const char *, const void *, size_t, char [65], char **);
+int	 blob_get(const char *, const char *, char **, size_t *, char **);
+
 /* sockdir.c: CONTRACT section 3. */
 char	*sockdir_socket_path(void);
 char	*sockdir_state_path(void);

@@ -23,6 +23,7 @@
 struct event_base	*runtimed_base;
 struct proto_incarnation runtimed_incarnation;
 char			*runtimed_state_dir;
+struct store		*runtimed_store;
 int			 runtimed_log_level;
 
 static int		 runtimed_stopping;
@@ -181,6 +182,10 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	}
 	fatal_set_cleanup(runtimed_cleanup);
 
+	/* Durable state: opened once the lock is ours, so one writer. */
+	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) == NULL)
+		fatalx("%s", cause);
+
 	ev_term = evsignal_new(runtimed_base, SIGTERM, runtimed_signal, NULL);
 	ev_int = evsignal_new(runtimed_base, SIGINT, runtimed_signal, NULL);
 	ev_chld = evsignal_new(runtimed_base, SIGCHLD, runtimed_signal, NULL);
@@ -212,6 +217,8 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	server_shutdown_listener();
 	server_unlink_socket();
 	room_free_all();
+	store_close(runtimed_store);
+	runtimed_store = NULL;
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_chld);

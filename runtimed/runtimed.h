@@ -13,6 +13,7 @@
 #include <sys/queue.h>
 
 #include "common.h"
+#include "store.h"
 
 #ifndef TAILQ_FOREACH_SAFE
 #define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
@@ -96,6 +97,7 @@ struct room {
 extern struct event_base	*runtimed_base;
 extern struct proto_incarnation	 runtimed_incarnation;
 extern char			*runtimed_state_dir;
+extern struct store		*runtimed_store;
 extern int			 runtimed_log_level;
 void	runtimed_stop(void);
 
