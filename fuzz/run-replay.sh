@@ -4,7 +4,7 @@
 set -e
 srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
-for t in fuzz-frame; do
+for t in fuzz-frame fuzz-ipynb fuzz-jupyter; do
 	corpus=$srcdir/fuzz/corpus/${t#fuzz-}
 	./$t -n "$n" "$corpus"/*
 done
