@@ -170,6 +170,122 @@ proto_frame_check(const struct proto_header *hdr, char *err, size_t errlen)
 	return (0);
 }
 
+/* Big-endian unsigned of n bytes. */
+static uint64_t
+proto_frame_be(const uint8_t *p, size_t n)
+{
+	uint64_t	v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | *p++;
+	return (v);
+}
+
+/*
+ * Walk a msgpack body without building it, and refuse one whose containers
+ * declare more elements than bytes remain.  msgpack-c allocates room for a
+ * container's declared size before reading its elements, so a 20-byte body
+ * claiming a map of four billion entries would make it ask for 128 GiB.
+ * Every element takes at least one byte, so a sane body never declares
+ * more pending elements than it has bytes left.
+ */
+static int
+proto_frame_sane(const uint8_t *p, size_t len)
+{
+	size_t		off = 0, skip, hdr;
+	uint64_t	pending = 1, n;
+	uint8_t		b;
+
+	while (pending > 0) {
+		if (off >= len)
+			return (0);
+		b = p[off];
+		pending--;
+		hdr = 1;
+		skip = 0;
+		n = 0;
+		if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 ||
+		    b == 0xc3)
+			;
+		else if (b >= 0x80 && b <= 0x8f)
+			n = 2 * (uint64_t)(b & 0x0f);
+		else if (b >= 0x90 && b <= 0x9f)
+			n = b & 0x0f;
+		else if (b >= 0xa0 && b <= 0xbf)
+			skip = b & 0x1f;
+		else {
+			switch (b) {
+			case 0xc4: case 0xd9:	/* bin8, str8 */
+				hdr = 2;
+				break;
+			case 0xc5: case 0xda:	/* bin16, str16 */
+				hdr = 3;
+				break;
+			case 0xc6: case 0xdb:	/* bin32, str32 */
+				hdr = 5;
+				break;
+			case 0xc7:		/* ext8 */
+				hdr = 3;
+				break;
+			case 0xc8:		/* ext16 */
+				hdr = 4;
+				break;
+			case 0xc9:		/* ext32 */
+				hdr = 6;
+				break;
+			case 0xca: case 0xce: case 0xd2:
+				skip = 4;
+				break;
+			case 0xcb: case 0xcf: case 0xd3:
+				skip = 8;
+				break;
+			case 0xcc: case 0xd0:
+				skip = 1;
+				break;
+			case 0xcd: case 0xd1:
+				skip = 2;
+				break;
+			case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
+				skip = 1 + ((size_t)1 << (b - 0xd4));
+				break;
+			case 0xdc: case 0xde:	/* array16, map16 */
+				hdr = 3;
+				break;
+			case 0xdd: case 0xdf:	/* array32, map32 */
+				hdr = 5;
+				break;
+			default:		/* 0xc1: never used */
+				return (0);
+			}
+		}
+		if (len - off < hdr)
+			return (0);
+		switch (b) {
+		case 0xc4: case 0xc5: case 0xc6:
+		case 0xd9: case 0xda: case 0xdb:
+			skip = proto_frame_be(p + off + 1, hdr - 1);
+			break;
+		case 0xc7: case 0xc8: case 0xc9:
+			skip = proto_frame_be(p + off + 1, hdr - 2);
+			break;
+		case 0xdc: case 0xdd:
+			n = proto_frame_be(p + off + 1, hdr - 1);
+			break;
+		case 0xde: case 0xdf:
+			n = 2 * proto_frame_be(p + off + 1, hdr - 1);
+			break;
+		}
+		off += hdr;
+		if (len - off < skip)
+			return (0);
+		off += skip;
+		pending += n;
+		if (pending > len - off)
+			return (0);
+	}
+	return (1);
+}
+
 /*
  * Decode one frame from the front of buf.  Returns 1 with *used set when a
  * whole frame was decoded; out then points into buf (msgpack does not copy
@@ -191,6 +307,11 @@ proto_frame_decode(const uint8_t *buf, size_t len, struct proto_header *hdr,
 	if (len - PROTO_HEADER_SIZE < hdr->length)
 		return (0);
 
+	if (!proto_frame_sane(buf + PROTO_HEADER_SIZE, hdr->length)) {
+		snprintf(err, errlen, "%s frame body is not one well-formed "
+		    "msgpack object", proto_msg_name(hdr->type));
+		return (-1);
+	}
 	msgpack_unpacked_init(out);
 	ret = msgpack_unpack_next(out, (const char *)buf + PROTO_HEADER_SIZE,
 	    hdr->length, &off);

@@ -205,3 +205,30 @@ Test(proto_frame, every_type_has_name_and_cap)
 		cr_assert_leq(proto_msg_cap(types[i]), PROTO_MAX_FRAME);
 	}
 }
+
+/* Found by fuzz-frame: msgpack-c sizes a container from its declared
+ * count before reading it, so such a body must be refused up front. */
+Test(proto_frame, container_larger_than_body_rejected)
+{
+	uint8_t			buf[64];
+	struct proto_header	hdr = { 0, PROTO_MSG_ROOM_EDIT, PROTO_VERSION,
+	    0, 1 };
+	msgpack_unpacked	u;
+	size_t			used, n = PROTO_HEADER_SIZE;
+	char			err[128];
+
+	buf[n++] = 0x81;			/* map of one pair */
+	buf[n++] = 0xa1;			/* key "e" */
+	buf[n++] = 'e';
+	buf[n++] = 0xdd;			/* array32 of 2^31 items */
+	buf[n++] = 0x80;
+	buf[n++] = 0;
+	buf[n++] = 0;
+	buf[n++] = 0;
+	buf[n++] = 0xc0;
+	hdr.length = (uint32_t)(n - PROTO_HEADER_SIZE);
+	proto_header_pack(&hdr, buf);
+	cr_assert_eq(proto_frame_decode(buf, n, &hdr, &u, &used, err,
+	    sizeof err), -1);
+	cr_assert(strstr(err, "well-formed") != NULL, "err: %s", err);
+}
