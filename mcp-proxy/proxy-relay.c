@@ -5,11 +5,20 @@
  *
  * - the client's initialize (params and line) is kept, so a new worker
  *   can be initialized privately and the client never sees it;
- * - requests sent to a worker stay "in flight" until it answers; when the
- *   worker dies first, the relay answers them itself (tools/call with an
- *   outcome_unknown tool error, anything else with -32603), because the
- *   effect may or may not have happened and must not be replayed;
- * - while no worker is up, messages wait in a queue.
+ * - tools/list is answered from the cached catalog (proxy-catalog.c),
+ *   which a private tools/list refreshes from each new worker;
+ * - requests sent to a worker stay "in flight" until it answers.  When
+ *   the worker dies first, a request without effects (a read-only tool,
+ *   by the catalog's readOnlyHint, or any request but tools/call) is
+ *   sent once more to the next worker; a mutation is answered
+ *   outcome_unknown and never sent again, because it may or may not have
+ *   happened (CONTRACT 6 and 7);
+ * - resources/subscribe and subscriptions/listen take leases
+ *   (proxy-subs.c), so the worker sees one subscription per URI;
+ * - the reconnect tool replaces the worker and is answered once the new
+ *   one is initialized;
+ * - while no worker is up, messages wait in a queue; while the crash
+ *   budget is tripped, requests are refused with a reason.
  */
 
 #include <sys/queue.h>
@@ -25,15 +34,22 @@
 /* json-c's default depth (32) is too shallow for notebook metadata. */
 #define PROXY_RELAY_DEPTH	1024
 
+/* Ids of the proxy's own requests to a worker start with this. */
+#define PROXY_RELAY_PRIVATE	"\"runtimed-mcp-proxy-"
+
 #define PROXY_RELAY_LOST_TEXT \
 	"outcome_unknown: the worker restarted before answering; " \
 	"inspect the notebook before retrying"
 
 struct proxy_relay_msg {
-	char			*line;
+	char			*line;	/* kept while it may be sent again */
 	size_t			 len;
 	char			*id;	/* JSON text; NULL unless a request */
 	char			*method;
+	int			 again;	/* may be sent to the next worker */
+	int			 retried;
+	char			*sub_uri; /* subscribe that took a first lease */
+	int			 tools_list; /* before any catalog: learn it */
 	TAILQ_ENTRY(proxy_relay_msg) entry;
 };
 TAILQ_HEAD(proxy_relay_msgs, proxy_relay_msg);
@@ -42,8 +58,21 @@ enum proxy_relay_state {
 	PROXY_RELAY_DOWN,	/* no worker link: queue */
 	PROXY_RELAY_REPLAYING,	/* private initialize in flight: queue */
 	PROXY_RELAY_UP,		/* relay */
-	PROXY_RELAY_UNAVAILABLE, /* restart limiter tripped: refuse */
+	PROXY_RELAY_UNAVAILABLE, /* crash budget tripped: refuse */
 };
+
+enum proxy_relay_private {
+	PROXY_RELAY_REPLAY,	/* initialize for a new worker */
+	PROXY_RELAY_DISCOVER,	/* tools/list for the catalog */
+	PROXY_RELAY_SUBSCRIBE,	/* a lease's worker subscription */
+};
+
+struct proxy_relay_priv {
+	char			*id;
+	enum proxy_relay_private kind;
+	TAILQ_ENTRY(proxy_relay_priv) entry;
+};
+TAILQ_HEAD(proxy_relay_privs, proxy_relay_priv);
 
 static enum proxy_relay_state	 proxy_relay_state = PROXY_RELAY_DOWN;
 static struct proxy_relay_msgs	 proxy_relay_queue =
@@ -51,6 +80,12 @@ static struct proxy_relay_msgs	 proxy_relay_queue =
 static u_int			 proxy_relay_queued;
 static struct proxy_relay_msgs	 proxy_relay_flight =
     TAILQ_HEAD_INITIALIZER(proxy_relay_flight);
+/* reconnect calls waiting for the next worker. */
+static struct proxy_relay_msgs	 proxy_relay_reconnects =
+    TAILQ_HEAD_INITIALIZER(proxy_relay_reconnects);
+static struct proxy_relay_privs	 proxy_relay_privs =
+    TAILQ_HEAD_INITIALIZER(proxy_relay_privs);
+static u_int			 proxy_relay_nprivate;
 static char			*proxy_relay_why;	/* when unavailable */
 
 /* The client's initialize, for replay to later workers. */
@@ -60,9 +95,10 @@ static char			*proxy_relay_init_params;
 static char			*proxy_relay_init_id;
 static int			 proxy_relay_init_answered;
 static int			 proxy_relay_initialized; /* sent by client */
-static char			*proxy_relay_replay_id;
-static u_int			 proxy_relay_replays;
-static char			*proxy_relay_catalog;
+static u_int			 proxy_relay_generation;  /* workers ready */
+static int			 proxy_relay_tell_tools;  /* after initialized */
+static int			 proxy_relay_tell_resources;
+static long			 proxy_relay_prev_pid;	/* for reconnect */
 
 static struct json_object *
 proxy_relay_parse(const char *data, size_t len)
@@ -99,6 +135,21 @@ proxy_relay_classify(struct json_object *obj, char **id, const char **method)
 	if (json_object_object_get_ex(obj, "id", &v) && v != NULL)
 		*id = xstrdup(json_object_to_json_string_ext(v,
 		    JSON_C_TO_STRING_PLAIN));
+}
+
+/* params.<key> as a string, or NULL. */
+static const char *
+proxy_relay_param(struct json_object *obj, const char *key)
+{
+	struct json_object	*params, *v;
+
+	if (obj == NULL ||
+	    !json_object_object_get_ex(obj, "params", &params) ||
+	    !json_object_is_type(params, json_type_object) ||
+	    !json_object_object_get_ex(params, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
 }
 
 static void
@@ -139,44 +190,103 @@ proxy_relay_answer_error(const char *id, int code, const char *message)
 	proxy_relay_emit(obj);
 }
 
-/* A tools/call whose worker died: its effect is unknown (CONTRACT 6). */
 static void
-proxy_relay_answer_lost_call(const char *id)
+proxy_relay_answer_result(const char *id, struct json_object *res)
 {
-	struct json_object	*obj, *res, *content, *text, *sc, *err;
+	struct json_object	*obj;
 
 	obj = proxy_relay_reply(id);
-	res = json_object_new_object();
-	content = json_object_new_array();
-	text = json_object_new_object();
-	json_object_object_add(text, "type", json_object_new_string("text"));
-	json_object_object_add(text, "text",
-	    json_object_new_string(PROXY_RELAY_LOST_TEXT));
-	json_object_array_add(content, text);
-	json_object_object_add(res, "content", content);
-	json_object_object_add(res, "isError", json_object_new_boolean(1));
-	err = json_object_new_object();
-	json_object_object_add(err, "code",
-	    json_object_new_string("outcome_unknown"));
-	json_object_object_add(err, "message", json_object_new_string(
-	    "the worker restarted before answering; inspect the notebook "
-	    "before retrying"));
-	sc = json_object_new_object();
-	json_object_object_add(sc, "error", err);
-	json_object_object_add(res, "structuredContent", sc);
 	json_object_object_add(obj, "result", res);
 	proxy_relay_emit(obj);
 }
 
+/* A tool result: text for the model, structuredContent for programs. */
 static void
-proxy_relay_refuse(const char *id)
+proxy_relay_answer_tool(const char *id, const char *text,
+    struct json_object *sc, int is_error)
+{
+	struct json_object	*res, *content, *t;
+
+	res = json_object_new_object();
+	content = json_object_new_array();
+	t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(text));
+	json_object_array_add(content, t);
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "structuredContent", sc);
+	if (is_error)
+		json_object_object_add(res, "isError",
+		    json_object_new_boolean(1));
+	proxy_relay_answer_result(id, res);
+}
+
+static struct json_object *
+proxy_relay_tool_error(const char *code, const char *message)
+{
+	struct json_object	*sc, *err;
+
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_string(code));
+	json_object_object_add(err, "message",
+	    json_object_new_string(message));
+	sc = json_object_new_object();
+	json_object_object_add(sc, "error", err);
+	return sc;
+}
+
+/* A tools/call whose worker died: its effect is unknown (CONTRACT 6). */
+static void
+proxy_relay_answer_lost_call(const char *id)
+{
+	struct json_object	*sc, *err;
+
+	sc = proxy_relay_tool_error("outcome_unknown", "the worker "
+	    "restarted before answering; inspect the notebook before "
+	    "retrying");
+	err = json_object_object_get(sc, "error");
+	json_object_object_add(err, "retry_safe",
+	    json_object_new_boolean(0));
+	proxy_relay_answer_tool(id, PROXY_RELAY_LOST_TEXT, sc, 1);
+}
+
+/* Why no worker serves requests now, and when one will be tried. */
+static char *
+proxy_relay_unavailable_text(void)
 {
 	char	*msg;
+	int64_t	 secs = (proxy_budget_retry_in() + 999) / 1000;
 
-	xasprintf(&msg, "runtimed-mcp-worker is not available (%s); see %s",
-	    proxy_relay_why != NULL ? proxy_relay_why : "restarting",
-	    proxy_worker_log_path());
-	proxy_relay_answer_error(id, -32603, msg);
+	xasprintf(&msg, "runtimed-mcp-worker is not available: %s; the next "
+	    "try is in %lld s (or call the reconnect tool to try now); its "
+	    "log is %s", proxy_relay_why != NULL ? proxy_relay_why :
+	    "it is restarting", (long long)secs, proxy_worker_log_path());
+	return msg;
+}
+
+/* Refuse a request while the crash budget is tripped. */
+static void
+proxy_relay_refuse(const char *id, const char *method)
+{
+	struct json_object	*sc, *err;
+	char			*msg;
+
+	msg = proxy_relay_unavailable_text();
+	if (method == NULL || strcmp(method, "tools/call") != 0) {
+		proxy_relay_answer_error(id, -32603, msg);
+		free(msg);
+		return;
+	}
+	sc = proxy_relay_tool_error("notebook_unavailable", msg);
+	err = json_object_object_get(sc, "error");
+	json_object_object_add(err, "reason",
+	    json_object_new_string("worker_unavailable"));
+	json_object_object_add(err, "retry_after_secs", json_object_new_int64(
+	    (proxy_budget_retry_in() + 999) / 1000));
+	json_object_object_add(err, "log",
+	    json_object_new_string(proxy_worker_log_path()));
+	json_object_object_add(err, "retry_safe", json_object_new_boolean(1));
+	proxy_relay_answer_tool(id, msg, sc, 1);
 	free(msg);
 }
 
@@ -206,56 +316,59 @@ proxy_relay_msg_free(struct proxy_relay_msg *m)
 	free(m->line);
 	free(m->id);
 	free(m->method);
+	free(m->sub_uri);
 	free(m);
 }
 
-static void
-proxy_relay_flight_drop(const char *id)
+static struct proxy_relay_msg *
+proxy_relay_flight_take(const char *id)
 {
 	struct proxy_relay_msg	*m;
 
 	TAILQ_FOREACH(m, &proxy_relay_flight, entry) {
 		if (strcmp(m->id, id) == 0) {
 			TAILQ_REMOVE(&proxy_relay_flight, m, entry);
-			proxy_relay_msg_free(m);
-			return;
+			return m;
 		}
 	}
+	return NULL;
 }
 
 static void
-proxy_relay_enqueue(const char *line, size_t len, const char *id,
-    const char *method)
+proxy_relay_enqueue(struct proxy_relay_msg *m)
 {
-	struct proxy_relay_msg	*m;
-
 	if (proxy_relay_queued >= PROXY_QUEUE_MAX) {
-		if (id != NULL && method != NULL)
-			proxy_relay_answer_error(id, -32603, "too many "
+		if (m->id != NULL)
+			proxy_relay_answer_error(m->id, -32603, "too many "
 			    "requests queued while the worker restarts; "
 			    "retry later");
+		if (m->sub_uri != NULL)
+			proxy_subs_remove("session", m->sub_uri);
+		proxy_relay_msg_free(m);
 		return;
 	}
-	m = proxy_relay_msg_create(line, len, id, method);
 	TAILQ_INSERT_TAIL(&proxy_relay_queue, m, entry);
 	proxy_relay_queued++;
 }
 
 /* Send one message to the worker, or queue it if the link is gone. */
 static void
-proxy_relay_send(const char *line, size_t len, const char *id,
-    const char *method)
+proxy_relay_send(struct proxy_relay_msg *m)
 {
-	struct proxy_relay_msg	*m;
-
-	if (proxy_worker_send(line, len) != 0) {
-		proxy_relay_enqueue(line, len, id, method);
+	if (proxy_relay_state != PROXY_RELAY_UP ||
+	    proxy_worker_send(m->line, m->len) != 0) {
+		proxy_relay_enqueue(m);
 		return;
 	}
-	if (id != NULL && method != NULL) {
-		m = proxy_relay_msg_create(NULL, 0, id, method);
-		TAILQ_INSERT_TAIL(&proxy_relay_flight, m, entry);
+	if (m->id == NULL) {
+		proxy_relay_msg_free(m);
+		return;
 	}
+	if (!m->again) {
+		free(m->line);
+		m->line = NULL;
+	}
+	TAILQ_INSERT_TAIL(&proxy_relay_flight, m, entry);
 }
 
 static void
@@ -273,12 +386,175 @@ proxy_relay_flush_queue(void)
 			return;
 		}
 		if (m->id != NULL) {
-			free(m->line);
-			m->line = NULL;
+			if (!m->again) {
+				free(m->line);
+				m->line = NULL;
+			}
 			TAILQ_INSERT_TAIL(&proxy_relay_flight, m, entry);
 		} else
 			proxy_relay_msg_free(m);
 	}
+}
+
+/* One request of the proxy's own to the current worker. */
+static void
+proxy_relay_private(enum proxy_relay_private kind, const char *method,
+    const char *params)
+{
+	static const char	*names[] = { "replay", "discover", "subscribe" };
+	struct proxy_relay_priv	*p;
+	char			*line;
+
+	p = xcalloc(1, sizeof *p);
+	p->kind = kind;
+	xasprintf(&p->id, "%s%s-%u\"", PROXY_RELAY_PRIVATE, names[kind],
+	    ++proxy_relay_nprivate);
+	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\","
+	    "\"params\":%s}", p->id, method, params);
+	if (proxy_worker_send(line, strlen(line)) != 0) {
+		free(line);
+		free(p->id);
+		free(p);
+		return;
+	}
+	free(line);
+	TAILQ_INSERT_TAIL(&proxy_relay_privs, p, entry);
+}
+
+static void
+proxy_relay_privs_clear(void)
+{
+	struct proxy_relay_priv	*p;
+
+	while ((p = TAILQ_FIRST(&proxy_relay_privs)) != NULL) {
+		TAILQ_REMOVE(&proxy_relay_privs, p, entry);
+		free(p->id);
+		free(p);
+	}
+}
+
+static void
+proxy_relay_notify(const char *method)
+{
+	char	*line;
+
+	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", method);
+	proxy_stdio_write_line(line, strlen(line));
+	free(line);
+}
+
+/* Tell an initialized client what changed (now, or once initialized). */
+static void
+proxy_relay_tell(void)
+{
+	if (!proxy_relay_initialized)
+		return;
+	if (proxy_relay_tell_tools)
+		proxy_relay_notify("notifications/tools/list_changed");
+	if (proxy_relay_tell_resources)
+		proxy_relay_notify("notifications/resources/list_changed");
+	proxy_relay_tell_tools = proxy_relay_tell_resources = 0;
+}
+
+/* Subscribe the worker to a URI someone holds a lease on. */
+static void
+proxy_relay_subscribe_worker(const char *uri, const char *method)
+{
+	struct json_object	*params;
+
+	params = json_object_new_object();
+	json_object_object_add(params, "uri", json_object_new_string(uri));
+	proxy_relay_private(PROXY_RELAY_SUBSCRIBE, method,
+	    json_object_to_json_string_ext(params,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(params);
+}
+
+static void
+proxy_relay_resubscribe(const char *uri)
+{
+	proxy_relay_subscribe_worker(uri, "resources/subscribe");
+}
+
+static void
+proxy_relay_unsubscribe(const char *uri)
+{
+	if (proxy_relay_state == PROXY_RELAY_UP)
+		proxy_relay_subscribe_worker(uri, "resources/unsubscribe");
+}
+
+/* A lease on a handle of a worker that is gone: its last update. */
+static void
+proxy_relay_subscription_ended(const char *uri)
+{
+	struct json_object	*obj, *params, *meta;
+
+	obj = json_object_new_object();
+	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(obj, "method", json_object_new_string(
+	    "notifications/resources/updated"));
+	params = json_object_new_object();
+	json_object_object_add(params, "uri", json_object_new_string(uri));
+	meta = json_object_new_object();
+	json_object_object_add(meta, "io.runtimed/attachmentExpired",
+	    json_object_new_boolean(1));
+	json_object_object_add(params, "_meta", meta);
+	json_object_object_add(obj, "params", params);
+	proxy_relay_emit(obj);
+}
+
+/* The reconnect calls waiting for a worker: answer them. */
+static void
+proxy_relay_reconnected(int ok)
+{
+	struct proxy_relay_msg	*m;
+	struct json_object	*sc;
+	char			*text;
+	long			 pid = proxy_worker_pid();
+
+	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
+		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
+		if (!ok) {
+			proxy_relay_refuse(m->id, "tools/call");
+			proxy_relay_msg_free(m);
+			continue;
+		}
+		sc = json_object_new_object();
+		json_object_object_add(sc, "worker_pid",
+		    json_object_new_int64(pid));
+		json_object_object_add(sc, "previous_worker_pid",
+		    proxy_relay_prev_pid > 0 ?
+		    json_object_new_int64(proxy_relay_prev_pid) : NULL);
+		json_object_object_add(sc, "handles_expired",
+		    json_object_new_boolean(1));
+		xasprintf(&text, "Reconnected: worker %ld replaced worker %ld "
+		    "and is initialized. Notebook handles from before are "
+		    "expired; call connect_notebook again.", pid,
+		    proxy_relay_prev_pid);
+		proxy_relay_answer_tool(m->id, text, sc, 0);
+		free(text);
+		proxy_relay_msg_free(m);
+	}
+	proxy_shutdown_check();
+}
+
+/*
+ * The current worker is initialized (by the client's own initialize or a
+ * replayed one): learn its catalog, subscribe it to the leases that
+ * carry over, and answer reconnect calls.
+ */
+static void
+proxy_relay_worker_ready(void)
+{
+	proxy_relay_generation++;
+	if (proxy_relay_generation > 1) {
+		/* The old worker's handles, and their resources, are gone. */
+		proxy_relay_tell_resources = 1;
+		proxy_relay_tell();
+	}
+	proxy_relay_private(PROXY_RELAY_DISCOVER, "tools/list", "{}");
+	proxy_subs_foreach(proxy_relay_resubscribe);
+	proxy_relay_reconnected(1);
 }
 
 static void
@@ -304,45 +580,258 @@ proxy_relay_remember_init(struct json_object *obj, const char *line,
 	proxy_relay_init_answered = 0;
 }
 
+/* A request carrying the stateless revision's per-request version. */
+static int
+proxy_relay_modern(struct json_object *obj)
+{
+	struct json_object	*params, *meta;
+
+	return json_object_object_get_ex(obj, "params", &params) &&
+	    json_object_is_type(params, json_type_object) &&
+	    json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_is_type(meta, json_type_object) &&
+	    json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/protocolVersion", NULL);
+}
+
+/* tools/list from the catalog; 0 when it must go to the worker. */
+static int
+proxy_relay_tools_list(struct json_object *obj, const char *id)
+{
+	const char	*catalog;
+	char		*line;
+
+	if (!proxy_catalog_ready() || proxy_relay_modern(obj))
+		return 0;
+	if (proxy_relay_param(obj, "cursor") != NULL) {
+		proxy_relay_answer_error(id, -32602, "invalid cursor");
+		return 1;
+	}
+	catalog = proxy_catalog_result();
+	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
+	    catalog);
+	proxy_stdio_write_line(line, strlen(line));
+	free(line);
+	return 1;
+}
+
+/* The reconnect tool: replace the worker, answer when the next is up. */
+static void
+proxy_relay_reconnect(struct json_object *obj, const char *id)
+{
+	struct json_object	*params, *args;
+	struct proxy_relay_msg	*m;
+	int			 busy = !TAILQ_EMPTY(&proxy_relay_reconnects);
+
+	if (json_object_object_get_ex(obj, "params", &params) &&
+	    json_object_object_get_ex(params, "arguments", &args) &&
+	    args != NULL && (!json_object_is_type(args, json_type_object) ||
+	    json_object_object_length(args) != 0)) {
+		proxy_relay_answer_tool(id, "invalid_argument: reconnect "
+		    "takes no arguments", proxy_relay_tool_error(
+		    "invalid_argument", "reconnect takes no arguments"), 1);
+		return;
+	}
+	m = proxy_relay_msg_create(NULL, 0, id, "tools/call");
+	TAILQ_INSERT_TAIL(&proxy_relay_reconnects, m, entry);
+	if (busy)
+		return;		/* one replacement answers them all */
+	proxy_relay_prev_pid = proxy_worker_pid();
+	proxy_worker_replace();
+}
+
+/* Whether a request may be sent to the next worker if this one dies. */
+static int
+proxy_relay_may_repeat(struct json_object *obj, const char *method)
+{
+	struct json_object	*params, *args;
+	const char		*tool;
+
+	if (strcmp(method, "resources/subscribe") == 0 ||
+	    strcmp(method, "resources/unsubscribe") == 0)
+		return 0;
+	if (strcmp(method, "tools/call") != 0)
+		return 1;	/* the other requests have no effects */
+	if ((tool = proxy_relay_param(obj, "name")) == NULL ||
+	    !proxy_catalog_read_only(tool))
+		return 0;
+	/* An export to a file writes one: not read-only whatever it says. */
+	if (json_object_object_get_ex(obj, "params", &params) &&
+	    json_object_object_get_ex(params, "arguments", &args) &&
+	    json_object_is_type(args, json_type_object) &&
+	    json_object_object_get_ex(args, "path", NULL) &&
+	    strcmp(tool, "export_notebook") == 0)
+		return 0;
+	return 1;
+}
+
+/* subscriptions/listen: a holder of leases until it is cancelled. */
+static void
+proxy_relay_listen(struct json_object *obj, const char *id)
+{
+	struct json_object	*params, *filter, *uris, *v;
+	char			*holder;
+	size_t			 i;
+
+	if (!json_object_object_get_ex(obj, "params", &params) ||
+	    !json_object_object_get_ex(params, "notifications", &filter) ||
+	    !json_object_is_type(filter, json_type_object)) {
+		proxy_relay_answer_error(id, -32602, "subscriptions/listen "
+		    "needs params.notifications");
+		return;
+	}
+	if (!json_object_object_get_ex(filter, "resourceSubscriptions", &uris))
+		return;
+	if (!json_object_is_type(uris, json_type_array)) {
+		proxy_relay_answer_error(id, -32602,
+		    "resourceSubscriptions must be an array of URIs");
+		return;
+	}
+	xasprintf(&holder, "listen:%s", id);
+	for (i = 0; i < json_object_array_length(uris); i++) {
+		v = json_object_array_get_idx(uris, i);
+		if (!json_object_is_type(v, json_type_string))
+			continue;
+		switch (proxy_subs_add(holder, json_object_get_string(v))) {
+		case PROXY_SUBS_FIRST:
+			if (proxy_relay_state == PROXY_RELAY_UP)
+				proxy_relay_resubscribe(
+				    json_object_get_string(v));
+			break;
+		case PROXY_SUBS_FULL:
+			proxy_subs_remove_holder(holder,
+			    proxy_relay_unsubscribe);
+			proxy_relay_answer_error(id, -32603, "too many "
+			    "resource watches (128)");
+			free(holder);
+			return;
+		default:
+			break;
+		}
+	}
+	free(holder);
+}
+
+/* resources/subscribe and unsubscribe: 1 when answered here. */
+static int
+proxy_relay_subscription(struct json_object *obj, const char *id,
+    const char *method, struct proxy_relay_msg *m)
+{
+	const char	*uri;
+
+	if ((uri = proxy_relay_param(obj, "uri")) == NULL)
+		return 0;	/* the worker says what is wrong */
+	if (strcmp(method, "resources/subscribe") == 0) {
+		switch (proxy_subs_add("session", uri)) {
+		case PROXY_SUBS_FIRST:
+			m->sub_uri = xstrdup(uri);
+			return 0;
+		case PROXY_SUBS_FULL:
+			proxy_relay_answer_error(id, -32603, "too many "
+			    "resource watches (128)");
+			return 1;
+		default:
+			proxy_relay_answer_result(id, json_object_new_object());
+			return 1;
+		}
+	}
+	switch (proxy_subs_remove("session", uri)) {
+	case PROXY_SUBS_NONE:
+		/* Another listener still holds it: the worker keeps it. */
+		proxy_relay_answer_result(id, json_object_new_object());
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* notifications/cancelled: no answer is due for that request now. */
+static void
+proxy_relay_cancelled(struct json_object *obj)
+{
+	struct json_object	*params, *rid;
+	struct proxy_relay_msg	*m;
+	char			*cid, *holder;
+
+	if (!json_object_object_get_ex(obj, "params", &params) ||
+	    !json_object_object_get_ex(params, "requestId", &rid))
+		return;
+	cid = xstrdup(json_object_to_json_string_ext(rid,
+	    JSON_C_TO_STRING_PLAIN));
+	if ((m = proxy_relay_flight_take(cid)) != NULL)
+		proxy_relay_msg_free(m);
+	TAILQ_FOREACH(m, &proxy_relay_reconnects, entry) {
+		if (strcmp(m->id, cid) == 0) {
+			TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
+			proxy_relay_msg_free(m);
+			break;
+		}
+	}
+	/* Ending one listen stream leaves the other listeners' leases. */
+	xasprintf(&holder, "listen:%s", cid);
+	proxy_subs_remove_holder(holder, proxy_relay_unsubscribe);
+	free(holder);
+	free(cid);
+}
+
 /* One line from the client. */
 void
 proxy_relay_client_line(const char *line, size_t len)
 {
-	struct json_object	*obj, *params, *rid;
-	const char		*method;
-	char			*id, *cid;
+	struct json_object	*obj;
+	struct proxy_relay_msg	*m;
+	const char		*method, *tool;
+	char			*id;
+	int			 request;
 
 	obj = proxy_relay_parse(line, len);
 	proxy_relay_classify(obj, &id, &method);
-	if (method != NULL && id != NULL &&
-	    strcmp(method, "initialize") == 0)
+	request = id != NULL && method != NULL;
+
+	if (request && strcmp(method, "initialize") == 0)
 		proxy_relay_remember_init(obj, line, len, id);
 	else if (method != NULL && id == NULL &&
-	    strcmp(method, "notifications/initialized") == 0)
+	    strcmp(method, "notifications/initialized") == 0) {
 		proxy_relay_initialized = 1;
-	else if (method != NULL && id == NULL &&
-	    strcmp(method, "notifications/cancelled") == 0 &&
-	    json_object_object_get_ex(obj, "params", &params) &&
-	    json_object_object_get_ex(params, "requestId", &rid)) {
-		/* No answer is due for a cancelled request. */
-		cid = xstrdup(json_object_to_json_string_ext(rid,
-		    JSON_C_TO_STRING_PLAIN));
-		proxy_relay_flight_drop(cid);
-		free(cid);
+		proxy_relay_tell();
+	} else if (method != NULL && id == NULL &&
+	    strcmp(method, "notifications/cancelled") == 0)
+		proxy_relay_cancelled(obj);
+
+	/* What the proxy answers itself, in any state. */
+	if (request && strcmp(method, "tools/list") == 0 &&
+	    proxy_relay_tools_list(obj, id))
+		goto out;
+	if (request && strcmp(method, "tools/call") == 0 &&
+	    (tool = proxy_relay_param(obj, "name")) != NULL &&
+	    strcmp(tool, "reconnect") == 0) {
+		proxy_relay_reconnect(obj, id);
+		goto out;
+	}
+	if (proxy_relay_state == PROXY_RELAY_UNAVAILABLE) {
+		if (request)
+			proxy_relay_refuse(id, method);
+		goto out;
+	}
+	if (request && strcmp(method, "subscriptions/listen") == 0) {
+		proxy_relay_listen(obj, id);
+		goto out;
 	}
 
-	switch (proxy_relay_state) {
-	case PROXY_RELAY_UNAVAILABLE:
-		if (id != NULL && method != NULL)
-			proxy_relay_refuse(id);
-		break;
-	case PROXY_RELAY_UP:
-		proxy_relay_send(line, len, id, method);
-		break;
-	default:
-		proxy_relay_enqueue(line, len, id, method);
-		break;
+	m = proxy_relay_msg_create(line, len, id, method);
+	if (request) {
+		if ((strcmp(method, "resources/subscribe") == 0 ||
+		    strcmp(method, "resources/unsubscribe") == 0) &&
+		    proxy_relay_subscription(obj, id, method, m)) {
+			proxy_relay_msg_free(m);
+			goto out;
+		}
+		m->again = proxy_relay_may_repeat(obj, method);
+		m->tools_list = strcmp(method, "tools/list") == 0 &&
+		    !proxy_relay_modern(obj);
 	}
+	proxy_relay_send(m);
+out:
 	free(id);
 	json_object_put(obj);
 }
@@ -360,52 +849,96 @@ proxy_relay_client_overlong(size_t len)
 	free(msg);
 }
 
+/* The answer to one of the proxy's own requests. */
 static void
-proxy_relay_replay_done(struct json_object *obj)
+proxy_relay_private_answer(struct json_object *obj, const char *id)
 {
 	static const char	 note[] =
 	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-	struct json_object	*err;
+	struct proxy_relay_priv	*p;
+	struct json_object	*err, *res;
 
-	if (json_object_object_get_ex(obj, "error", &err))
-		log_warnx("worker refused the replayed initialize: %s",
-		    json_object_to_json_string(err));
-	free(proxy_relay_replay_id);
-	proxy_relay_replay_id = NULL;
-	proxy_relay_state = PROXY_RELAY_UP;
-	if (proxy_relay_initialized)
-		proxy_worker_send(note, sizeof note - 1);
-	log_info("worker initialized from the remembered initialize");
-	proxy_relay_flush_queue();
+	TAILQ_FOREACH(p, &proxy_relay_privs, entry) {
+		if (strcmp(p->id, id) == 0)
+			break;
+	}
+	if (p == NULL)
+		return;		/* for an earlier worker */
+	TAILQ_REMOVE(&proxy_relay_privs, p, entry);
+	err = json_object_object_get(obj, "error");
+	switch (p->kind) {
+	case PROXY_RELAY_REPLAY:
+		if (err != NULL)
+			log_warnx("worker refused the replayed initialize: %s",
+			    json_object_to_json_string(err));
+		proxy_relay_state = PROXY_RELAY_UP;
+		if (proxy_relay_initialized)
+			proxy_worker_send(note, sizeof note - 1);
+		log_info("worker initialized from the remembered initialize");
+		proxy_relay_flush_queue();
+		proxy_relay_worker_ready();
+		break;
+	case PROXY_RELAY_DISCOVER:
+		if (err == NULL &&
+		    json_object_object_get_ex(obj, "result", &res) &&
+		    proxy_catalog_discovered(res)) {
+			proxy_relay_tell_tools = 1;
+			proxy_relay_tell_resources = 1;
+			proxy_relay_tell();
+		}
+		break;
+	case PROXY_RELAY_SUBSCRIBE:
+		if (err != NULL)
+			log_info("worker refused a subscription: %s",
+			    json_object_to_json_string(err));
+		break;
+	}
+	free(p->id);
+	free(p);
 }
 
 /* The worker link completed its handshake. */
 void
 proxy_relay_worker_up(void)
 {
-	char	*line;
-
 	if (proxy_relay_init_params == NULL || !proxy_relay_init_answered) {
 		/* The client's own initialize (if any) is still to come. */
 		proxy_relay_state = PROXY_RELAY_UP;
 		proxy_relay_flush_queue();
 		return;
 	}
-	free(proxy_relay_replay_id);
-	xasprintf(&proxy_relay_replay_id, "\"runtimed-mcp-proxy-replay-%u\"",
-	    ++proxy_relay_replays);
-	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":"
-	    "\"initialize\",\"params\":%s}", proxy_relay_replay_id,
-	    proxy_relay_init_params);
 	proxy_relay_state = PROXY_RELAY_REPLAYING;
-	proxy_worker_send(line, strlen(line));
+	proxy_relay_private(PROXY_RELAY_REPLAY, "initialize",
+	    proxy_relay_init_params);
+}
+
+/*
+ * The worker answered a tools/list sent while the proxy had no catalog:
+ * learn it, and answer from it so reconnect is listed too.
+ */
+static int
+proxy_relay_list_answer(struct json_object *obj, const char *id)
+{
+	struct json_object	*res;
+	char			*line;
+
+	if (!json_object_object_get_ex(obj, "result", &res))
+		return 0;
+	proxy_catalog_discovered(res);
+	if (!proxy_catalog_ready())
+		return 0;
+	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
+	    proxy_catalog_result());
+	proxy_stdio_write_line(line, strlen(line));
 	free(line);
+	return 1;
 }
 
 /* One MCP message from the worker. */
 void
 proxy_relay_worker_message(const char *json, size_t len)
 {
+	struct proxy_relay_msg	*m;
 	struct json_object	*obj;
 	const char		*method;
 	char			*id;
@@ -413,16 +946,35 @@ proxy_relay_worker_message(const char *json, size_t len)
 	obj = proxy_relay_parse(json, len);
 	proxy_relay_classify(obj, &id, &method);
 	if (id != NULL && method == NULL) {
-		if (proxy_relay_replay_id != NULL &&
-		    strcmp(id, proxy_relay_replay_id) == 0) {
-			/* The answer to our private initialize: keep it. */
-			proxy_relay_replay_done(obj);
+		if (strncmp(id, PROXY_RELAY_PRIVATE,
+		    strlen(PROXY_RELAY_PRIVATE)) == 0) {
+			proxy_relay_private_answer(obj, id);
 			goto out;
 		}
-		proxy_relay_flight_drop(id);
-		if (proxy_relay_init_id != NULL &&
-		    strcmp(id, proxy_relay_init_id) == 0)
+		if ((m = proxy_relay_flight_take(id)) != NULL) {
+			/* A refused first subscription holds no lease. */
+			if (m->sub_uri != NULL &&
+			    json_object_object_get_ex(obj, "error", NULL))
+				proxy_subs_remove("session", m->sub_uri);
+			if (m->tools_list && proxy_relay_list_answer(obj, id)) {
+				proxy_relay_msg_free(m);
+				proxy_shutdown_check();
+				goto out;
+			}
+			proxy_relay_msg_free(m);
+		}
+		if (proxy_relay_init_id != NULL && !proxy_relay_init_answered &&
+		    strcmp(id, proxy_relay_init_id) == 0) {
 			proxy_relay_init_answered = 1;
+			proxy_stdio_write_line(json, len);
+			proxy_relay_worker_ready();
+			goto out;
+		}
+	} else if (id == NULL && method != NULL &&
+	    strcmp(method, "notifications/tools/list_changed") == 0) {
+		/* Learn the new list first; tell the client if it differs. */
+		proxy_relay_private(PROXY_RELAY_DISCOVER, "tools/list", "{}");
+		goto out;
 	}
 	proxy_stdio_write_line(json, len);
 	proxy_shutdown_check();
@@ -431,28 +983,16 @@ out:
 	json_object_put(obj);
 }
 
-/* WORKER_READY: tell an initialized client when the tools changed. */
-void
-proxy_relay_worker_catalog(const char *catalog, size_t len)
-{
-	static const char	note[] = "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/tools/list_changed\"}";
-	int			changed;
-
-	changed = proxy_relay_catalog != NULL &&
-	    (strlen(proxy_relay_catalog) != len ||
-	    memcmp(proxy_relay_catalog, catalog, len) != 0);
-	free(proxy_relay_catalog);
-	proxy_relay_catalog = xstrndup(catalog, len);
-	if (changed && proxy_relay_initialized)
-		proxy_stdio_write_line(note, sizeof note - 1);
-}
-
-/* The worker is gone: answer what it owed, keep the queue for the next. */
+/*
+ * The worker is gone: requests without effects go to the next worker
+ * (once), the others are answered now; leases on its handles end.
+ */
 void
 proxy_relay_worker_down(void)
 {
+	struct proxy_relay_msgs	 again = TAILQ_HEAD_INITIALIZER(again);
 	struct proxy_relay_msg	*m;
+	char			*msg;
 
 	while ((m = TAILQ_FIRST(&proxy_relay_flight)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
@@ -463,15 +1003,24 @@ proxy_relay_worker_down(void)
 			m = proxy_relay_msg_create(proxy_relay_init_line,
 			    proxy_relay_init_len, proxy_relay_init_id,
 			    "initialize");
-			TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
-			proxy_relay_queued++;
+			TAILQ_INSERT_TAIL(&again, m, entry);
+			continue;
+		}
+		if (m->again && !m->retried && m->line != NULL) {
+			log_info("sending %s %s to the next worker",
+			    m->method, m->id);
+			m->retried = 1;
+			TAILQ_INSERT_TAIL(&again, m, entry);
 			continue;
 		}
 		if (strcmp(m->method, "tools/call") == 0)
 			proxy_relay_answer_lost_call(m->id);
+		else if (m->sub_uri != NULL &&
+		    strncmp(m->sub_uri, "runtimed://sessions/", 20) != 0)
+			/* The lease carries over to the next worker. */
+			proxy_relay_answer_result(m->id,
+			    json_object_new_object());
 		else {
-			char	*msg;
-
 			xasprintf(&msg, "the worker restarted before "
 			    "answering %s; retry the request", m->method);
 			proxy_relay_answer_error(m->id, -32603, msg);
@@ -479,16 +1028,22 @@ proxy_relay_worker_down(void)
 		}
 		proxy_relay_msg_free(m);
 	}
-	free(proxy_relay_replay_id);
-	proxy_relay_replay_id = NULL;
+	/* Sent first, in their order, ahead of what was queued since. */
+	while ((m = TAILQ_LAST(&again, proxy_relay_msgs)) != NULL) {
+		TAILQ_REMOVE(&again, m, entry);
+		TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
+		proxy_relay_queued++;
+	}
+	proxy_relay_privs_clear();
+	proxy_subs_replaced(proxy_relay_subscription_ended);
 	if (proxy_relay_state != PROXY_RELAY_UNAVAILABLE)
 		proxy_relay_state = PROXY_RELAY_DOWN;
 	proxy_shutdown_check();
 }
 
 /*
- * The restart limiter tripped (why != NULL): refuse everything queued
- * and everything that comes until it resets (why == NULL).
+ * The crash budget tripped (why != NULL): refuse everything queued and
+ * everything that comes until it resets (why == NULL).
  */
 void
 proxy_relay_worker_unavailable(const char *why)
@@ -498,18 +1053,23 @@ proxy_relay_worker_unavailable(const char *why)
 	free(proxy_relay_why);
 	proxy_relay_why = NULL;
 	if (why == NULL) {
-		proxy_relay_state = PROXY_RELAY_DOWN;
+		if (proxy_relay_state == PROXY_RELAY_UNAVAILABLE)
+			proxy_relay_state = PROXY_RELAY_DOWN;
 		return;
 	}
 	proxy_relay_why = xstrdup(why);
 	proxy_relay_state = PROXY_RELAY_UNAVAILABLE;
 	while ((m = TAILQ_FIRST(&proxy_relay_queue)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_queue, m, entry);
-		if (m->id != NULL)
-			proxy_relay_refuse(m->id);
+		if (m->id != NULL && m->method != NULL &&
+		    strcmp(m->method, "initialize") != 0)
+			proxy_relay_refuse(m->id, m->method);
+		else if (m->id != NULL)
+			proxy_relay_refuse(m->id, NULL);
 		proxy_relay_msg_free(m);
 	}
 	proxy_relay_queued = 0;
+	proxy_relay_reconnected(0);
 	proxy_shutdown_check();
 }
 
@@ -536,6 +1096,13 @@ proxy_relay_abandon(void)
 			    "runtimed-mcp is shutting down");
 		proxy_relay_msg_free(m);
 	}
+	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
+		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
+		proxy_relay_answer_tool(m->id, "runtimed-mcp is shutting down",
+		    proxy_relay_tool_error("notebook_unavailable",
+		    "runtimed-mcp is shutting down"), 1);
+		proxy_relay_msg_free(m);
+	}
 }
 
 /* Requests the client still expects an answer to. */
@@ -546,7 +1113,8 @@ proxy_relay_pending(void)
 
 	if (proxy_relay_state == PROXY_RELAY_UNAVAILABLE)
 		return 0;
-	if (!TAILQ_EMPTY(&proxy_relay_flight))
+	if (!TAILQ_EMPTY(&proxy_relay_flight) ||
+	    !TAILQ_EMPTY(&proxy_relay_reconnects))
 		return 1;
 	TAILQ_FOREACH(m, &proxy_relay_queue, entry) {
 		if (m->id != NULL)
@@ -568,10 +1136,13 @@ proxy_relay_free(void)
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
 		proxy_relay_msg_free(m);
 	}
+	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
+		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
+		proxy_relay_msg_free(m);
+	}
+	proxy_relay_privs_clear();
 	free(proxy_relay_why);
 	free(proxy_relay_init_line);
 	free(proxy_relay_init_params);
 	free(proxy_relay_init_id);
-	free(proxy_relay_replay_id);
-	free(proxy_relay_catalog);
 }

@@ -3,9 +3,12 @@
  * of a socketpair as fd 3 (the binary is looked up again on every spawn,
  * so an upgraded install is picked up), answers its HELLO, carries MCP
  * frames both ways, and notices its death by EOF on the link or by
- * SIGCHLD, whichever comes first.  A dead worker is replaced at once;
- * a simple limiter stops a crash loop (PROXY_CRASH_LIMIT crashes in
- * PROXY_CRASH_WINDOW_MS refuse requests for PROXY_TRIP_MS).
+ * SIGCHLD, whichever comes first.  The relay hears of it at once (so it
+ * can answer what the worker owed); the next worker is started as soon
+ * as the exit status says whether it was a crash or an upgrade handoff
+ * (exit 75 or WORKER_UPGRADE), which proxy-budget.c counts separately.
+ * A worker that closes its link but keeps running gets PROXY_STATUS_MS
+ * to exit before it is stopped and counted as a crash.
  *
  * The worker's stderr (and so its stdout, which spawn_child sends to
  * stderr) goes to <state dir>/logs/mcp-worker-<proxy pid>.log: the log
@@ -41,17 +44,19 @@ struct proxy_worker {
 	int		 upgrading;	/* exit is an upgrade, not a crash */
 	int64_t		 started;	/* monotonic ms */
 	struct event	*hello_timer;	/* bounds the wait for HELLO */
+	struct event	*status_timer;	/* bounds the wait for the status */
 };
 
 static struct event_base	*proxy_worker_base;
 static struct proxy_worker	*proxy_worker_cur;
+/* The last worker: link gone, exit status not yet known. */
+static struct proxy_worker	*proxy_worker_dying;
+static pid_t			 proxy_worker_last_pid;
 static struct event		*proxy_worker_sigchld;
 static struct event		*proxy_worker_respawn;
 static struct event		*proxy_worker_stop_timer;
 static char			*proxy_worker_log;
 static int			 proxy_worker_logfd = -1;
-static int64_t			 proxy_worker_crashes[PROXY_CRASH_LIMIT];
-static u_int			 proxy_worker_ncrashes;
 static int			 proxy_worker_tripped;
 static int			 proxy_worker_stopping;
 static void			(*proxy_worker_stop_done)(void);
@@ -70,6 +75,15 @@ int
 proxy_worker_unavailable(void)
 {
 	return proxy_worker_tripped;
+}
+
+/* The pid of the current worker, else of the last one, else 0. */
+long
+proxy_worker_pid(void)
+{
+	if (proxy_worker_cur != NULL && proxy_worker_cur->pid > 0)
+		return (long)proxy_worker_cur->pid;
+	return (long)proxy_worker_last_pid;
 }
 
 /* mkdir -p with mode 0700 for what is missing; the last must be ours. */
@@ -175,7 +189,7 @@ proxy_worker_no_children(void)
 {
 	u_int	i;
 
-	if (proxy_worker_cur != NULL)
+	if (proxy_worker_cur != NULL || proxy_worker_dying != NULL)
 		return 0;
 	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
 		if (proxy_worker_orphans[i] != 0)
@@ -197,103 +211,135 @@ proxy_worker_stop_finish(void)
 	done();
 }
 
-/* Count a crash; returns how many fell inside the window. */
-static u_int
-proxy_worker_count_crash(void)
-{
-	int64_t	now = util_mono_ms();
-	u_int	i, n = 0;
-
-	proxy_worker_crashes[proxy_worker_ncrashes++ % PROXY_CRASH_LIMIT] =
-	    now;
-	for (i = 0; i < PROXY_CRASH_LIMIT && i < proxy_worker_ncrashes; i++) {
-		if (now - proxy_worker_crashes[i] < PROXY_CRASH_WINDOW_MS)
-			n++;
-	}
-	return n;
-}
-
 static void
 proxy_worker_respawn_cb(evutil_socket_t fd, short events, void *arg)
 {
 	if (proxy_worker_stopping || proxy_worker_cur != NULL)
 		return;
 	if (proxy_worker_tripped) {
-		log_warnx("restart limiter reset; starting the worker again");
+		log_warnx("cooldown over; starting the worker again");
 		proxy_worker_tripped = 0;
-		proxy_worker_ncrashes = 0;
+		proxy_budget_reset();
 		proxy_relay_worker_unavailable(NULL);
 	}
 	proxy_worker_spawn();
 }
 
-/* Start a new worker soon; crash loops back off, then trip. */
+/* Start a new worker after delay_ms (tripped: the budget refuses). */
 static void
-proxy_worker_schedule(int crashed)
+proxy_worker_schedule(int64_t delay_ms)
 {
-	struct timeval	tv = { 0, 0 };
-	char		*why;
-	u_int		 recent = crashed ? proxy_worker_count_crash() : 0;
+	struct timeval	tv;
 
 	if (proxy_worker_stopping)
 		return;
-	if (recent >= PROXY_CRASH_LIMIT) {
-		xasprintf(&why, "it crashed %d times in %d s; next try in "
-		    "%d s", PROXY_CRASH_LIMIT, PROXY_CRASH_WINDOW_MS / 1000,
-		    PROXY_TRIP_MS / 1000);
-		log_warnx("worker restart limiter tripped: %s", why);
+	if (proxy_budget_tripped() && !proxy_worker_tripped) {
 		proxy_worker_tripped = 1;
-		proxy_relay_worker_unavailable(why);
-		free(why);
-		tv.tv_sec = PROXY_TRIP_MS / 1000;
-	} else if (recent > 1) {
-		/* 100, 200, 400 ms between quick successive crashes. */
-		tv.tv_usec = 100000 << (recent - 2);
-		if (tv.tv_usec >= 1000000) {
-			tv.tv_sec = tv.tv_usec / 1000000;
-			tv.tv_usec %= 1000000;
-		}
+		proxy_relay_worker_unavailable(proxy_budget_why());
 	}
+	tv.tv_sec = delay_ms / 1000;
+	tv.tv_usec = (delay_ms % 1000) * 1000;
 	evtimer_add(proxy_worker_respawn, &tv);
 }
 
-/*
- * The current worker is gone (link closed or process exited): detach the
- * link, make sure the process goes too, let the relay answer what the
- * worker owed, and start the next one.
- */
 static void
-proxy_worker_lost(struct proxy_worker *w, const char *why)
+proxy_worker_free(struct proxy_worker *w)
+{
+	if (w->hello_timer != NULL)
+		event_free(w->hello_timer);
+	if (w->status_timer != NULL)
+		event_free(w->status_timer);
+	free(w);
+}
+
+/* Its exit status is known (or given up on): count it, start the next. */
+static void
+proxy_worker_finish(struct proxy_worker *w)
+{
+	int64_t	lived = util_mono_ms() - w->started, delay;
+
+	if (w == proxy_worker_dying)
+		proxy_worker_dying = NULL;
+	delay = proxy_budget_note(w->upgrading ? PROXY_BUDGET_UPGRADE :
+	    PROXY_BUDGET_CRASH, lived);
+	if (delay > 0)
+		log_info("next worker in %lld ms", (long long)delay);
+	proxy_worker_free(w);
+	proxy_worker_schedule(delay);
+}
+
+/* Stop a process we no longer talk to: SIGTERM now, SIGKILL later. */
+static void
+proxy_worker_orphan(pid_t pid, int sig)
 {
 	struct timeval	tv = { PROXY_SHUTDOWN_MS / 1000,
 			    (PROXY_SHUTDOWN_MS % 1000) * 1000 };
-	int		crashed = !w->upgrading && !proxy_worker_stopping;
+
+	proxy_worker_orphan_add(pid);
+	if (sig != 0)
+		kill(pid, sig);
+	event_base_once(proxy_worker_base, -1, EV_TIMEOUT,
+	    proxy_worker_orphan_timeout, (void *)(intptr_t)pid, &tv);
+}
+
+/* A closed link and still no exit status: stop it, call it a crash. */
+static void
+proxy_worker_status_timeout(evutil_socket_t fd, short events, void *arg)
+{
+	struct proxy_worker	*w = arg;
+
+	log_warnx("worker %ld closed its link but did not exit; stopping it",
+	    (long)w->pid);
+	proxy_worker_orphan(w->pid, SIGTERM);
+	w->pid = 0;
+	w->upgrading = 0;
+	proxy_worker_finish(w);
+}
+
+/*
+ * The current worker is gone (link closed, process exited, or no HELLO):
+ * detach the link and let the relay answer what the worker owed at once;
+ * the next worker starts once the exit status is known.
+ */
+static void
+proxy_worker_lost(struct proxy_worker *w, const char *why, int term)
+{
+	struct timeval	tv = { PROXY_STATUS_MS / 1000,
+			    (PROXY_STATUS_MS % 1000) * 1000 };
 
 	if (w != proxy_worker_cur)
 		return;
 	proxy_worker_cur = NULL;
 	if (!proxy_worker_stopping)
 		log_warnx("worker %ld lost: %s", (long)w->pid, why);
+	if (w->pid > 0)
+		proxy_worker_last_pid = w->pid;
 	if (w->peer != NULL) {
 		peer_set_arg(w->peer, NULL);
 		peer_kill(w->peer, NULL);
-	}
-	if (w->pid > 0) {
-		proxy_worker_orphan_add(w->pid);
-		kill(w->pid, SIGTERM);
-		event_base_once(proxy_worker_base, -1, EV_TIMEOUT,
-		    proxy_worker_orphan_timeout, (void *)(intptr_t)w->pid, &tv);
+		w->peer = NULL;
 	}
 	if (w->hello_timer != NULL)
-		event_free(w->hello_timer);
-	free(w);
+		evtimer_del(w->hello_timer);
 	if (proxy_worker_stopping) {
+		if (w->pid > 0)
+			proxy_worker_orphan(w->pid, SIGTERM);
+		proxy_worker_free(w);
 		if (proxy_worker_no_children())
 			proxy_worker_stop_finish();
 		return;
 	}
 	proxy_relay_worker_down();
-	proxy_worker_schedule(crashed);
+	if (w->pid <= 0) {
+		proxy_worker_finish(w);
+		return;
+	}
+	if (term)
+		kill(w->pid, SIGTERM);
+	proxy_worker_dying = w;
+	w->status_timer = evtimer_new(proxy_worker_base,
+	    proxy_worker_status_timeout, w);
+	evtimer_add(w->status_timer, &tv);
 }
 
 static void
@@ -315,12 +361,17 @@ proxy_worker_sigchld_cb(evutil_socket_t sig, short events, void *arg)
 			continue;
 		}
 		log_info("worker %ld %s", (long)pid, why);
-		w = proxy_worker_cur;
+		if ((w = proxy_worker_cur) == NULL || w->pid != pid)
+			w = proxy_worker_dying;
 		if (w != NULL && w->pid == pid) {
 			w->pid = 0;
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 75)
+			if (WIFEXITED(status) &&
+			    WEXITSTATUS(status) == PROXY_EXIT_UPGRADE)
 				w->upgrading = 1;
-			proxy_worker_lost(w, why);
+			if (w == proxy_worker_cur)
+				proxy_worker_lost(w, why, 0);
+			else
+				proxy_worker_finish(w);
 		} else
 			proxy_worker_orphan_remove(pid);
 		free(why);
@@ -385,7 +436,7 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 		return;		/* a link we already let go of */
 	if (hdr == NULL) {
 		w->peer = NULL;
-		proxy_worker_lost(w, "link closed");
+		proxy_worker_lost(w, "link closed", 0);
 		return;
 	}
 	if (!w->hello) {
@@ -401,9 +452,8 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 		proxy_relay_worker_message(s, len);
 		break;
 	case PROTO_MSG_WORKER_READY:
-		if ((s = proto_get_str(body, "catalog", &len)) == NULL)
-			s = "", len = 0;
-		proxy_relay_worker_catalog(s, len);
+		/* The catalog is learnt by tools/list, like any client's. */
+		log_debug("worker %ld ready", (long)w->pid);
 		break;
 	case PROTO_MSG_WORKER_UPGRADE:
 		log_info("worker %ld will exit for an upgrade", (long)w->pid);
@@ -430,8 +480,7 @@ proxy_worker_hello_timeout(evutil_socket_t fd, short events, void *arg)
 
 	log_warnx("worker %ld sent no HELLO in %d s; killing it",
 	    (long)w->pid, PROXY_WORKER_HELLO_MS / 1000);
-	proxy_worker_lost(w, "no HELLO");
-	/* lost() sent SIGTERM; a stuck worker may ignore it. */
+	proxy_worker_lost(w, "no HELLO", 1);
 }
 
 /* Run the worker with its stderr on the log file (see the top). */
@@ -471,13 +520,13 @@ proxy_worker_spawn(void)
 	if (path == NULL) {
 		log_warnx("cannot find %s (set RUNTIMED_LIBEXEC_DIR?)",
 		    PROXY_WORKER_NAME);
-		proxy_worker_schedule(1);
+		proxy_worker_schedule(proxy_budget_note(PROXY_BUDGET_CRASH, 0));
 		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair");
 		free(path);
-		proxy_worker_schedule(1);
+		proxy_worker_schedule(proxy_budget_note(PROXY_BUDGET_CRASH, 0));
 		return;
 	}
 	pid = proxy_worker_exec(path, sv[1], &cause);
@@ -487,7 +536,7 @@ proxy_worker_spawn(void)
 		free(cause);
 		free(path);
 		close(sv[0]);
-		proxy_worker_schedule(1);
+		proxy_worker_schedule(proxy_budget_note(PROXY_BUDGET_CRASH, 0));
 		return;
 	}
 	log_info("started %s, pid %ld, log %s", path, (long)pid,
@@ -523,6 +572,44 @@ proxy_worker_send(const char *json, size_t len)
 	r = peer_send(w->peer, PROTO_MSG_MCP, 0, &b.sb);
 	mpbuf_free(&b);
 	return r;
+}
+
+/*
+ * The reconnect tool: replace the worker (not the daemon) now.  The old
+ * one is asked to exit, which does not count as a crash; a tripped
+ * budget is reset, since a person or agent asked to try again.
+ */
+void
+proxy_worker_replace(void)
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+
+	if (proxy_worker_stopping)
+		return;
+	if (proxy_worker_tripped) {
+		proxy_worker_tripped = 0;
+		proxy_budget_reset();
+		proxy_relay_worker_unavailable(NULL);
+	}
+	if (w != NULL) {
+		log_info("replacing worker %ld on request", (long)w->pid);
+		proxy_worker_cur = NULL;
+		if (w->pid > 0)
+			proxy_worker_last_pid = w->pid;
+		if (w->peer != NULL) {
+			peer_send_raw(w->peer, PROTO_MSG_WORKER_SHUTDOWN, 0,
+			    "\x80", 1);
+			peer_set_arg(w->peer, NULL);
+			peer_kill(w->peer, NULL);
+		}
+		if (w->pid > 0)
+			proxy_worker_orphan(w->pid, 0);
+		proxy_worker_free(w);
+		proxy_relay_worker_down();
+	} else if (proxy_worker_dying != NULL)
+		return;		/* its status will start the next one */
+	evtimer_del(proxy_worker_respawn);
+	proxy_worker_spawn();
 }
 
 static void
@@ -569,9 +656,13 @@ proxy_worker_shutdown(void (*done)(void))
 		proxy_worker_cur = NULL;
 		if (w->pid > 0)
 			proxy_worker_orphan_add(w->pid);
-		if (w->hello_timer != NULL)
-			event_free(w->hello_timer);
-		free(w);
+		proxy_worker_free(w);
+	}
+	if ((w = proxy_worker_dying) != NULL) {
+		proxy_worker_dying = NULL;
+		if (w->pid > 0)
+			proxy_worker_orphan_add(w->pid);
+		proxy_worker_free(w);
 	}
 	if (proxy_worker_no_children()) {
 		proxy_worker_stop_finish();

@@ -188,10 +188,14 @@ main(int argc, char **argv)
 	}
 
 	proxy_stdio_init(proxy_base);
+	proxy_catalog_init();
 	proxy_worker_init(proxy_base);
 	event_base_dispatch(proxy_base);
 
 	proxy_relay_free();
+	proxy_subs_free();
+	proxy_catalog_free();
+	proxy_budget_reset();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		event_free(proxy_signals[i]);
 	if (proxy_drain_timer != NULL)

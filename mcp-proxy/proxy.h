@@ -9,30 +9,46 @@
  *	proxy.c		main, options, signals, shutdown
  *	proxy-stdio.c	the client side: lines in, lines out
  *	proxy-relay.c	JSON-RPC bookkeeping: initialize, in-flight requests,
- *			the queue while no worker is up
- *	proxy-worker.c	the worker child: spawn, handshake, frames,
- *			restarts and the restart limiter
+ *			read-only retries, the queue while no worker is up,
+ *			the reconnect tool
+ *	proxy-catalog.c	the tools/list catalog: disk cache, built-in copy,
+ *			discovery from the current worker
+ *	proxy-subs.c	resource subscriptions: reference-counted leases
+ *	proxy-budget.c	the crash budget and the upgrade limiter
+ *	proxy-worker.c	the worker child: spawn, handshake, frames, death
+ *	proxy-builtin.c	(generated) the catalog of the worker built with us
  */
 
 #ifndef PROXY_H
 #define PROXY_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
 struct event_base;
+struct json_object;
 
-/* Restart limiter: this many crashes inside the window trips it. */
+/* Crash budget: this many crashes inside the window trip it. */
 #define PROXY_CRASH_LIMIT	5
 #define PROXY_CRASH_WINDOW_MS	30000
 /* Once tripped, requests are refused for this long. */
 #define PROXY_TRIP_MS		60000
+/* A worker that lived less than this died "quickly": back off. */
+#define PROXY_QUICK_MS		1000
 /* How long a worker gets to exit after WORKER_SHUTDOWN. */
 #define PROXY_SHUTDOWN_MS	2000
+/* How long a closed link waits for the exit status (crash or upgrade). */
+#define PROXY_STATUS_MS		1000
 /* How long stdin EOF waits for answers to requests already sent. */
 #define PROXY_DRAIN_MS		2000
 /* Requests queued while no worker is up. */
 #define PROXY_QUEUE_MAX		1024
+/* Resource watches per connection (CONTRACT 5). */
+#define PROXY_SUBS_MAX		128
+/* The worker's "daemon upgraded, start me again" exit status. */
+#define PROXY_EXIT_UPGRADE	75
 
 /* proxy.c */
 extern struct event_base *proxy_base;
@@ -52,18 +68,58 @@ void		 proxy_relay_client_line(const char *, size_t);
 void		 proxy_relay_client_overlong(size_t);
 void		 proxy_relay_worker_up(void);
 void		 proxy_relay_worker_message(const char *, size_t);
-void		 proxy_relay_worker_catalog(const char *, size_t);
 void		 proxy_relay_worker_down(void);
 void		 proxy_relay_worker_unavailable(const char *);
 int		 proxy_relay_pending(void);
 void		 proxy_relay_abandon(void);
 void		 proxy_relay_free(void);
 
+/* proxy-catalog.c */
+void		 proxy_catalog_init(void);
+int		 proxy_catalog_ready(void);
+const char	*proxy_catalog_result(void);
+int		 proxy_catalog_read_only(const char *);
+int		 proxy_catalog_discovered(struct json_object *);
+void		 proxy_catalog_free(void);
+
+/* proxy-subs.c */
+enum proxy_subs_change {
+	PROXY_SUBS_NONE,	/* nothing for the worker to do */
+	PROXY_SUBS_FIRST,	/* first lease: subscribe the worker */
+	PROXY_SUBS_LAST,	/* last lease gone: unsubscribe the worker */
+	PROXY_SUBS_FULL,	/* too many watches */
+	PROXY_SUBS_UNKNOWN,	/* this holder had no lease on it */
+};
+enum proxy_subs_change proxy_subs_add(const char *, const char *);
+enum proxy_subs_change proxy_subs_remove(const char *, const char *);
+void		 proxy_subs_remove_holder(const char *,
+		     void (*)(const char *));
+void		 proxy_subs_replaced(void (*)(const char *));
+void		 proxy_subs_foreach(void (*)(const char *));
+u_int		 proxy_subs_count(void);
+void		 proxy_subs_free(void);
+
+/* proxy-budget.c */
+enum proxy_budget_kind {
+	PROXY_BUDGET_CRASH,
+	PROXY_BUDGET_UPGRADE,
+};
+int64_t		 proxy_budget_note(enum proxy_budget_kind, int64_t);
+int		 proxy_budget_tripped(void);
+int64_t		 proxy_budget_retry_in(void);
+const char	*proxy_budget_why(void);
+void		 proxy_budget_reset(void);
+
 /* proxy-worker.c */
 void		 proxy_worker_init(struct event_base *);
 int		 proxy_worker_send(const char *, size_t);
+void		 proxy_worker_replace(void);
 void		 proxy_worker_shutdown(void (*)(void));
 const char	*proxy_worker_log_path(void);
 int		 proxy_worker_unavailable(void);
+long		 proxy_worker_pid(void);
+
+/* proxy-builtin.c (generated; empty when the worker could not print it) */
+extern const char proxy_builtin_catalog[];
 
 #endif

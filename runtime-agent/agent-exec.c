@@ -14,6 +14,13 @@
  * daemon a frame per window instead of a frame per line.  Any other
  * message for the run sends the pending text first, so order holds and
  * EXEC_DONE is never delayed by the window.
+ *
+ * display_data keeps its transient.display_id in the output (the daemon
+ * drops "transient" when it writes .ipynb); update_display_data becomes
+ * AGENT_OUTPUT {update: true, display_id} whatever run it belongs to, so
+ * the daemon can replace that display in every cell.  Output values of
+ * BLOB_THRESHOLD bytes or more are written to the blob store and cross
+ * as {"runtimed_blob": sha256, "size": n}.
  */
 
 #include <sys/queue.h>
@@ -34,6 +41,7 @@ struct agent_exec {
 	int			 got_reply;
 	int			 got_idle;
 	char			*status;
+	int			 silent;	/* nothing forwarded */
 	int64_t			 execution_count; /* -1: none */
 	TAILQ_ENTRY(agent_exec)	 entry;
 };
@@ -71,17 +79,24 @@ agent_exec_status(int busy)
  * replaced by a note on stderr rather than lost without a word.
  */
 static void
-agent_exec_send_output(struct agent_exec *e, struct json_object *output)
+agent_exec_send_output(struct agent_exec *e, struct json_object *output,
+    const char *update_id)
 {
 	struct json_object	*note;
 	struct mpbuf		 b;
 	char			*text;
 	size_t			 size;
 
+	if (e != NULL && e->silent)
+		return;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 3);
-	proto_pack_str(&b.pk, "exec_id", e->exec_id);
-	proto_pack_str(&b.pk, "cell_id", e->cell_id);
+	msgpack_pack_map(&b.pk, update_id != NULL ? 5 : 3);
+	proto_pack_str(&b.pk, "exec_id", e != NULL ? e->exec_id : "");
+	proto_pack_str(&b.pk, "cell_id", e != NULL ? e->cell_id : "");
+	if (update_id != NULL) {
+		proto_pack_bool(&b.pk, "update", 1);
+		proto_pack_str(&b.pk, "display_id", update_id);
+	}
 	proto_pack_key(&b.pk, "output");
 	mpjson_pack(&b.pk, output);
 	size = b.sb.size;
@@ -91,8 +106,10 @@ agent_exec_send_output(struct agent_exec *e, struct json_object *output)
 	if (size <= proto_msg_cap(PROTO_MSG_AGENT_OUTPUT))
 		return;
 
-	log_warnx("exec %s: dropped an output of %zu bytes", e->exec_id,
-	    size);
+	log_warnx("exec %s: dropped an output of %zu bytes",
+	    e != NULL ? e->exec_id : "-", size);
+	if (update_id != NULL)
+		return;
 	xasprintf(&text, "[runtimed: an output of %zu bytes was dropped: "
 	    "larger than the %u byte limit]\n", size,
 	    proto_msg_cap(PROTO_MSG_AGENT_OUTPUT));
@@ -102,7 +119,7 @@ agent_exec_send_output(struct agent_exec *e, struct json_object *output)
 	json_object_object_add(note, "name", json_object_new_string("stderr"));
 	json_object_object_add(note, "text", json_object_new_string(text));
 	free(text);
-	agent_exec_send_output(e, note);
+	agent_exec_send_output(e, note, NULL);
 	json_object_put(note);
 }
 
@@ -135,7 +152,7 @@ agent_exec_flush(void)
 	json_object_object_add(output, "text",
 	    json_object_new_string_len(agent_exec_stream_text,
 	    (int)agent_exec_stream_len));
-	agent_exec_send_output(agent_exec_stream_exec, output);
+	agent_exec_send_output(agent_exec_stream_exec, output, NULL);
 	json_object_put(output);
 
 	free(agent_exec_stream_name);
@@ -197,7 +214,8 @@ agent_exec_free(struct agent_exec *e)
  */
 int
 agent_exec_start(struct agent_kernel *k, const char *exec_id,
-    const char *cell_id, const char *code, int stop_on_error, char **cause)
+    const char *cell_id, const char *code, int stop_on_error, int silent,
+    char **cause)
 {
 	struct agent_exec	*e;
 	struct json_object	*content;
@@ -211,13 +229,14 @@ agent_exec_start(struct agent_kernel *k, const char *exec_id,
 	e->exec_id = xstrdup(exec_id);
 	e->cell_id = xstrdup(cell_id);
 	e->execution_count = -1;
+	e->silent = silent;
 
 	content = json_object_new_object();
 	json_object_object_add(content, "code", json_object_new_string(code));
 	json_object_object_add(content, "silent",
-	    json_object_new_boolean(0));
+	    json_object_new_boolean(silent));
 	json_object_object_add(content, "store_history",
-	    json_object_new_boolean(1));
+	    json_object_new_boolean(!silent));
 	json_object_object_add(content, "user_expressions",
 	    json_object_new_object());
 	/* input() then raises at once instead of waiting for a reply. */
@@ -250,6 +269,8 @@ agent_exec_maybe_done(struct agent_exec *e)
 		return;
 	if (agent_exec_stream_exec == e)
 		agent_exec_flush();
+	if (e->silent)
+		goto out;
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 4);
 	proto_pack_str(&b.pk, "exec_id", e->exec_id);
@@ -261,7 +282,7 @@ agent_exec_maybe_done(struct agent_exec *e)
 		proto_pack_nil(&b.pk, "execution_count");
 	agent_send(PROTO_MSG_AGENT_EXEC_DONE, 0, &b);
 	mpbuf_free(&b);
-
+out:
 	agent_exec_free(e);
 	if (TAILQ_EMPTY(&agent_exec_list))
 		agent_exec_status(0);
@@ -304,16 +325,62 @@ agent_exec_copy(struct json_object *to, struct json_object *from,
 		json_object_object_add(to, name, NULL);
 }
 
-/* Turn an iopub output message into one nbformat output and send it. */
+/*
+ * Move large values of a mime bundle to the blob store: the frame then
+ * carries {"runtimed_blob": sha256, "size": n}.  A value that cannot be
+ * stored stays inline.
+ */
+static struct json_object *
+agent_exec_blobs(struct json_object *data)
+{
+	struct json_object	*out, *ref;
+	const char		*dir = agent_state_dir();
+	char			 hex[65], *cause;
+	size_t			 len;
+
+	if (dir == NULL || !json_object_is_type(data, json_type_object))
+		return (json_object_get(data));
+	out = json_object_new_object();
+	json_object_object_foreach(data, mime, v) {
+		len = json_object_is_type(v, json_type_string) ?
+		    (size_t)json_object_get_string_len(v) : 0;
+		if (len < BLOB_THRESHOLD) {
+			json_object_object_add(out, mime, json_object_get(v));
+			continue;
+		}
+		if (blob_put(dir, json_object_get_string(v), len, hex,
+		    &cause) != 0) {
+			log_warnx("blob store: %s", cause);
+			free(cause);
+			json_object_object_add(out, mime, json_object_get(v));
+			continue;
+		}
+		ref = json_object_new_object();
+		json_object_object_add(ref, "runtimed_blob",
+		    json_object_new_string(hex));
+		json_object_object_add(ref, "size",
+		    json_object_new_int64((int64_t)len));
+		json_object_object_add(out, mime, ref);
+	}
+	return (out);
+}
+
+/*
+ * Turn an iopub output message into one nbformat output and send it;
+ * update_display_data is sent as an update of its display_id.
+ */
 static void
 agent_exec_output(struct agent_exec *e, const char *type,
     struct json_object *content)
 {
-	struct json_object	*output, *v;
+	struct json_object	*output, *v, *t, *id;
+	const char		*display_id = NULL;
+	int			 update;
 
+	update = strcmp(type, "update_display_data") == 0;
 	output = json_object_new_object();
 	json_object_object_add(output, "output_type",
-	    json_object_new_string(type));
+	    json_object_new_string(update ? "display_data" : type));
 	if (strcmp(type, "error") == 0) {
 		agent_exec_copy(output, content, "ename", 0);
 		agent_exec_copy(output, content, "evalue", 0);
@@ -324,13 +391,33 @@ agent_exec_output(struct agent_exec *e, const char *type,
 			json_object_object_add(output, "traceback",
 			    json_object_new_array());
 	} else {
-		/* display_data and execute_result; transient is dropped. */
-		agent_exec_copy(output, content, "data", 1);
+		if ((v = agent_exec_get(content, "data")) != NULL)
+			json_object_object_add(output, "data",
+			    agent_exec_blobs(v));
+		else
+			json_object_object_add(output, "data",
+			    json_object_new_object());
 		agent_exec_copy(output, content, "metadata", 1);
 		if (strcmp(type, "execute_result") == 0)
 			agent_exec_copy(output, content, "execution_count", 0);
+		/* Kept for later updates; never saved to .ipynb. */
+		if ((t = agent_exec_get(content, "transient")) != NULL &&
+		    (id = agent_exec_get(t, "display_id")) != NULL &&
+		    json_object_is_type(id, json_type_string)) {
+			display_id = json_object_get_string(id);
+			v = json_object_new_object();
+			json_object_object_add(v, "display_id",
+			    json_object_get(id));
+			json_object_object_add(output, "transient", v);
+		}
 	}
-	agent_exec_send_output(e, output);
+	if (update && display_id == NULL) {
+		log_debug("%s: update_display_data without display_id",
+		    __func__);
+		json_object_put(output);
+		return;
+	}
+	agent_exec_send_output(e, output, update ? display_id : NULL);
 	json_object_put(output);
 }
 
@@ -355,6 +442,8 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 			agent_exec_maybe_done(e);
 		}
 	} else if (strcmp(type, "execute_input") == 0) {
+		if (e->silent)
+			return;
 		v = agent_exec_get(content, "execution_count");
 		if (v != NULL && json_object_is_type(v, json_type_int))
 			e->execution_count = json_object_get_int64(v);
@@ -378,10 +467,13 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 		agent_exec_stream(e, name, json_object_get_string(v),
 		    json_object_get_string_len(v));
 	} else if (strcmp(type, "display_data") == 0 ||
+	    strcmp(type, "update_display_data") == 0 ||
 	    strcmp(type, "execute_result") == 0 ||
 	    strcmp(type, "error") == 0)
 		agent_exec_output(e, type, content);
 	else if (strcmp(type, "clear_output") == 0) {
+		if (e->silent)
+			return;
 		v = agent_exec_get(content, "wait");
 		mpbuf_init(&b);
 		msgpack_pack_map(&b.pk, 3);
@@ -437,8 +529,14 @@ agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
 			break;
 	}
 	if (e == NULL) {
-		log_debug("%s: %s for unknown parent %s", __func__, type,
-		    parent);
+		/* A display updated after its run ended (a thread, say). */
+		if (channel == AGENT_CHANNEL_IOPUB &&
+		    strcmp(type, "update_display_data") == 0)
+			agent_exec_output(NULL, type,
+			    agent_wire_msg_content(m));
+		else
+			log_debug("%s: %s for unknown parent %s", __func__,
+			    type, parent);
 		return;
 	}
 	if (channel == AGENT_CHANNEL_IOPUB)
@@ -446,6 +544,20 @@ agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
 	else if (channel == AGENT_CHANNEL_SHELL &&
 	    strcmp(type, "execute_reply") == 0)
 		agent_exec_reply(e, agent_wire_msg_content(m));
+}
+
+/* Is a cell in the kernel now? */
+int
+agent_exec_running(void)
+{
+	return (!TAILQ_EMPTY(&agent_exec_list));
+}
+
+/* Did we report the kernel busy? */
+int
+agent_exec_is_busy(void)
+{
+	return (agent_exec_busy);
 }
 
 /*

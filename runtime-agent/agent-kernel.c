@@ -36,6 +36,16 @@ extern char **environ;
 /* Slow joiner: probe every 100 ms, give up after 30 s. */
 #define AGENT_KERNEL_PROBE_MS		100
 #define AGENT_KERNEL_START_MS		30000
+/*
+ * Liveness: a heartbeat echo every second and, while a cell runs, a
+ * kernel_info on control (answered by its own thread even while Python
+ * is busy).  A missed echo or a probe unanswered for 2 s makes the
+ * kernel "unresponsive"; unresponsive for AGENT_KERNEL_HUNG_MS (env
+ * RUNTIMED_KERNEL_HUNG_SECS) it is killed and reported dead.
+ */
+#define AGENT_KERNEL_HB_MS		1000
+#define AGENT_KERNEL_CONTROL_MS		2000
+#define AGENT_KERNEL_HUNG_MS		30000
 /* Shutdown escalation: request, SIGTERM, SIGKILL, each given 2 s. */
 #define AGENT_KERNEL_STOP_MS		2000
 /* How much of the kernel's stderr to keep for error messages. */
@@ -70,7 +80,7 @@ struct agent_kernel_sock {
 
 struct agent_kernel {
 	struct event_base	*base;
-	struct agent_kernelspec	*spec;
+	struct kernelspec	*spec;
 	char			*kernel_id;
 	char			*cwd;
 	char			*runtime_dir;
@@ -80,7 +90,7 @@ struct agent_kernel {
 	char			 session[37];
 
 	void			*zctx;
-	struct agent_kernel_sock socks[4];
+	struct agent_kernel_sock socks[AGENT_NCHANNELS];
 
 	enum agent_kernel_state	 state;
 	pid_t			 pid;
@@ -97,6 +107,16 @@ struct agent_kernel {
 	int			 got_iopub;
 	struct json_object	*info;
 
+	struct event		*hb_ev;
+	int			 hb_pending;
+	int64_t			 hb_ok_ms;	/* last echo */
+	char			 probe_id[37];	/* control kernel_info */
+	int64_t			 probe_ms;	/* sent; 0 none pending */
+	int			 unresponsive;
+	int64_t			 unresponsive_ms;
+	int64_t			 hung_ms;
+	char			*kill_reason;
+
 	struct event		*stop_ev;
 	int			 stop_stage;
 	void			(*stop_cb)(struct agent_kernel *, void *);
@@ -105,16 +125,24 @@ struct agent_kernel {
 
 static void	agent_kernel_drain(struct agent_kernel_sock *);
 static void	agent_kernel_close(struct agent_kernel *);
+static void	agent_kernel_hb_cb(evutil_socket_t, short, void *);
+static void	agent_kernel_hb_echo(struct agent_kernel *);
+static void	agent_kernel_check(struct agent_kernel *);
 
 /* Create a kernel object; nothing runs until agent_kernel_start. */
 struct agent_kernel *
-agent_kernel_create(struct event_base *base, struct agent_kernelspec *spec,
+agent_kernel_create(struct event_base *base, struct kernelspec *spec,
     const char *kernel_id, const char *cwd, const char *runtime_dir)
 {
 	struct agent_kernel	*k;
+	const char		*env;
 	int			 i;
 
 	k = xcalloc(1, sizeof *k);
+	k->hung_ms = AGENT_KERNEL_HUNG_MS;
+	if ((env = getenv("RUNTIMED_KERNEL_HUNG_SECS")) != NULL &&
+	    atoi(env) > 0)
+		k->hung_ms = (int64_t)atoi(env) * 1000;
 	k->base = base;
 	k->spec = spec;
 	k->kernel_id = xstrdup(kernel_id);
@@ -123,7 +151,7 @@ agent_kernel_create(struct event_base *base, struct agent_kernelspec *spec,
 	k->pid = -1;
 	k->err_fd = -1;
 	k->state = AGENT_KERNEL_NONE;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < AGENT_NCHANNELS; i++) {
 		k->socks[i].k = k;
 		k->socks[i].channel = i;
 	}
@@ -146,8 +174,9 @@ agent_kernel_free(struct agent_kernel *k)
 	agent_kernel_close(k);
 	if (k->stop_ev != NULL)
 		event_free(k->stop_ev);
+	free(k->kill_reason);
 	zmq_ctx_term(k->zctx);
-	agent_kernelspec_free(k->spec);
+	kernelspec_free(k->spec);
 	free(k->kernel_id);
 	free(k->cwd);
 	free(k->runtime_dir);
@@ -177,7 +206,7 @@ agent_kernel_pid(struct agent_kernel *k)
 	return (k->pid);
 }
 
-struct agent_kernelspec *
+struct kernelspec *
 agent_kernel_spec(struct agent_kernel *k)
 {
 	return (k->spec);
@@ -328,7 +357,7 @@ agent_kernel_write_conn(struct agent_kernel *k, char **cause)
 	json_object_object_add(obj, "signature_scheme",
 	    json_object_new_string("hmac-sha256"));
 	json_object_object_add(obj, "kernel_name",
-	    json_object_new_string(agent_kernelspec_name(k->spec)));
+	    json_object_new_string(kernelspec_name(k->spec)));
 	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	len = strlen(text);
@@ -423,25 +452,25 @@ fail:
 static char **
 agent_kernel_envp(struct agent_kernel *k)
 {
-	struct agent_kernelspec	*ks = k->spec;
+	struct kernelspec	*ks = k->spec;
 	char			**envp, **ep, *entry, *value;
 	const char		*name;
 	size_t			 n = 0, i, j, nlen;
 
 	for (ep = environ; *ep != NULL; ep++)
 		n++;
-	envp = xcalloc(n + agent_kernelspec_nenv(ks) + 3, sizeof *envp);
+	envp = xcalloc(n + kernelspec_nenv(ks) + 3, sizeof *envp);
 	n = 0;
 	for (ep = environ; *ep != NULL; ep++)
 		envp[n++] = xstrdup(*ep);
 
-	for (i = 0; i < agent_kernelspec_nenv(ks) + 2; i++) {
-		if (i < agent_kernelspec_nenv(ks)) {
-			name = agent_kernelspec_env_name(ks, i);
-			value = agent_kernelspec_env_value(ks, i);
+	for (i = 0; i < kernelspec_nenv(ks) + 2; i++) {
+		if (i < kernelspec_nenv(ks)) {
+			name = kernelspec_env_name(ks, i);
+			value = kernelspec_env_value(ks, i);
 			xasprintf(&entry, "%s=%s", name, value);
 			free(value);
-		} else if (i == agent_kernelspec_nenv(ks)) {
+		} else if (i == kernelspec_nenv(ks)) {
 			name = "PYDEVD_DISABLE_FILE_VALIDATION";
 			entry = xstrdup("PYDEVD_DISABLE_FILE_VALIDATION=1");
 		} else {
@@ -540,7 +569,7 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 	if (util_mono_ms() - k->start_ms > AGENT_KERNEL_START_MS) {
 		tail = agent_kernel_tail(k);
 		xasprintf(&why, "kernel %s did not answer kernel_info within "
-		    "%d s (stderr: %s)", agent_kernelspec_name(k->spec),
+		    "%d s (stderr: %s)", kernelspec_name(k->spec),
 		    AGENT_KERNEL_START_MS / 1000, tail);
 		free(tail);
 		/* Kill it now; the reap finishes the cleanup. */
@@ -559,6 +588,99 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 	agent_kernel_send(k, AGENT_CHANNEL_SHELL, "kernel_info_request",
 	    NULL, msg_id);
 	evtimer_add(k->probe_ev, &tv);
+}
+
+/* An echo came back on the heartbeat socket. */
+static void
+agent_kernel_hb_echo(struct agent_kernel *k)
+{
+	k->hb_pending = 0;
+	k->hb_ok_ms = util_mono_ms();
+	agent_kernel_check(k);
+}
+
+/*
+ * Decide whether the kernel is responsive and say so when that changes;
+ * kill it when it has not been for too long.
+ */
+static void
+agent_kernel_check(struct agent_kernel *k)
+{
+	int64_t	 now = util_mono_ms();
+	char	*why = NULL;
+
+	if (k->state != AGENT_KERNEL_READY)
+		return;
+	if (now - k->hb_ok_ms > AGENT_KERNEL_HB_MS + AGENT_KERNEL_HB_MS / 2)
+		xasprintf(&why, "no heartbeat for %lld ms",
+		    (long long)(now - k->hb_ok_ms));
+	else if (k->probe_ms != 0 &&
+	    now - k->probe_ms > AGENT_KERNEL_CONTROL_MS)
+		xasprintf(&why, "no kernel_info reply on control for %lld ms",
+		    (long long)(now - k->probe_ms));
+	if (why != NULL && !k->unresponsive) {
+		k->unresponsive = 1;
+		k->unresponsive_ms = now;
+		log_warnx("kernel %ld unresponsive: %s", (long)k->pid, why);
+		agent_responsive(k, 0, why);
+	} else if (why == NULL && k->unresponsive) {
+		k->unresponsive = 0;
+		log_warnx("kernel %ld responsive again", (long)k->pid);
+		agent_responsive(k, 1, NULL);
+	}
+	if (k->unresponsive && now - k->unresponsive_ms >= k->hung_ms &&
+	    k->kill_reason == NULL) {
+		xasprintf(&k->kill_reason, "unresponsive for %lld s (%s); "
+		    "killed", (long long)(now - k->unresponsive_ms) / 1000,
+		    why);
+		log_warnx("kernel %ld %s", (long)k->pid, k->kill_reason);
+		killpg(k->pid, SIGKILL);
+	}
+	free(why);
+}
+
+/*
+ * Once a second: ping the heartbeat (a REQ socket whose echo never came
+ * is stuck waiting, so it is replaced), and while a cell runs ask
+ * control for kernel_info.
+ */
+static void
+agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_kernel		*k = arg;
+	struct agent_kernel_sock	*s = &k->socks[AGENT_CHANNEL_HB];
+	struct timeval			 tv = { AGENT_KERNEL_HB_MS / 1000,
+	    (AGENT_KERNEL_HB_MS % 1000) * 1000 };
+	char				*cause;
+
+	if (k->state != AGENT_KERNEL_READY)
+		return;
+	if (k->hb_pending) {
+		if (s->ev != NULL)
+			event_free(s->ev);
+		s->ev = NULL;
+		if (s->zs != NULL)
+			zmq_close(s->zs);
+		s->zs = NULL;
+		if (agent_kernel_connect(k, AGENT_CHANNEL_HB, ZMQ_REQ,
+		    AGENT_PORT_HB, &cause) != 0) {
+			log_warnx("heartbeat: %s", cause);
+			free(cause);
+		}
+		k->hb_pending = 0;
+	}
+	if (s->zs != NULL && zmq_send(s->zs, "ping", 4, ZMQ_DONTWAIT) == 4)
+		k->hb_pending = 1;
+	agent_kernel_drain(s);
+	if (agent_exec_running() && k->probe_ms == 0) {
+		k->probe_ms = util_mono_ms();
+		if (agent_kernel_send(k, AGENT_CHANNEL_CONTROL,
+		    "kernel_info_request", NULL, k->probe_id) != 0)
+			k->probe_ms = 0;
+	}
+	agent_kernel_check(k);
+	if (k->state == AGENT_KERNEL_READY)
+		evtimer_add(k->hb_ev, &tv);
 }
 
 /*
@@ -615,16 +737,16 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 		unlink(k->conn_file);
 		return (-1);
 	}
-	argv = agent_kernelspec_argv(k->spec, k->conn_file);
+	argv = kernelspec_argv(k->spec, k->conn_file);
 	envp = agent_kernel_envp(k);
-	log_info("starting kernel %s: %s ...", agent_kernelspec_name(k->spec),
+	log_info("starting kernel %s: %s ...", kernelspec_name(k->spec),
 	    argv[0]);
 
 	pid = fork();
 	if (pid == 0)
 		agent_kernel_child(k, parent, errpipe[1], argv, envp);
 	close(errpipe[1]);
-	agent_kernelspec_argv_free(argv);
+	kernelspec_argv_free(argv);
 	agent_kernel_strv_free(envp);
 	if (pid == -1) {
 		xasprintf(cause, "fork: %s", strerror(errno));
@@ -650,7 +772,9 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	    agent_kernel_connect(k, AGENT_CHANNEL_STDIN, ZMQ_DEALER,
 	    AGENT_PORT_STDIN, cause) != 0 ||
 	    agent_kernel_connect(k, AGENT_CHANNEL_IOPUB, ZMQ_SUB,
-	    AGENT_PORT_IOPUB, cause) != 0) {
+	    AGENT_PORT_IOPUB, cause) != 0 ||
+	    agent_kernel_connect(k, AGENT_CHANNEL_HB, ZMQ_REQ,
+	    AGENT_PORT_HB, cause) != 0) {
 		/* The reap will clean up once it is gone. */
 		k->state = AGENT_KERNEL_STOPPING;
 		k->stop_stage = 2;
@@ -659,8 +783,9 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	}
 
 	k->probe_ev = evtimer_new(k->base, agent_kernel_probe_cb, k);
+	k->hb_ev = evtimer_new(k->base, agent_kernel_hb_cb, k);
 	agent_kernel_probe_cb(-1, 0, k);
-	log_info("kernel %s pid %ld launched", agent_kernelspec_name(k->spec),
+	log_info("kernel %s pid %ld launched", kernelspec_name(k->spec),
 	    (long)pid);
 	return (0);
 }
@@ -673,7 +798,7 @@ agent_kernel_close(struct agent_kernel *k)
 	char				*path;
 	int				 i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < AGENT_NCHANNELS; i++) {
 		s = &k->socks[i];
 		if (s->ev != NULL) {
 			event_free(s->ev);
@@ -688,6 +813,13 @@ agent_kernel_close(struct agent_kernel *k)
 		event_free(k->probe_ev);
 		k->probe_ev = NULL;
 	}
+	if (k->hb_ev != NULL) {
+		event_free(k->hb_ev);
+		k->hb_ev = NULL;
+	}
+	k->hb_pending = 0;
+	k->probe_ms = 0;
+	k->unresponsive = 0;
 	if (k->err_ev != NULL) {
 		event_free(k->err_ev);
 		k->err_ev = NULL;
@@ -762,8 +894,10 @@ agent_kernel_starting(struct agent_kernel *k, enum agent_channel channel,
 	if (k->got_iopub && k->info != NULL) {
 		k->state = AGENT_KERNEL_READY;
 		event_del(k->probe_ev);
+		k->hb_ok_ms = util_mono_ms();
+		agent_kernel_hb_cb(-1, 0, k);
 		log_info("kernel %s ready in %lld ms",
-		    agent_kernelspec_name(k->spec),
+		    kernelspec_name(k->spec),
 		    (long long)(util_mono_ms() - k->start_ms));
 		agent_ready(k, k->info);
 	}
@@ -776,6 +910,7 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 	struct agent_kernel	*k = s->k;
 	struct agent_wire_msg	*m;
 	zmq_msg_t		*msgs = NULL;
+	int			 rc;
 	struct agent_wire_frame	*frames = NULL;
 	size_t			 n = 0, i;
 	char			*cause;
@@ -798,6 +933,10 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 		n++;
 	} while (more);
 
+	if (s->channel == AGENT_CHANNEL_HB) {
+		agent_kernel_hb_echo(k);
+		goto out;
+	}
 	frames = xcalloc(n, sizeof *frames);
 	for (i = 0; i < n; i++) {
 		frames[i].data = zmq_msg_data(&msgs[i]);
@@ -813,7 +952,15 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 		    agent_wire_msg_type(m),
 		    agent_wire_msg_parent_id(m) != NULL ?
 		    agent_wire_msg_parent_id(m) : "-");
-		switch (k->state) {
+		rc = 0;
+		if (s->channel == AGENT_CHANNEL_CONTROL &&
+		    k->probe_ms != 0 && agent_wire_msg_parent_id(m) != NULL &&
+		    strcmp(agent_wire_msg_parent_id(m), k->probe_id) == 0) {
+			k->probe_ms = 0;
+			rc = 1;
+			agent_kernel_check(k);
+		}
+		switch (rc ? AGENT_KERNEL_NONE : k->state) {
 		case AGENT_KERNEL_STARTING:
 			agent_kernel_starting(k, s->channel, m);
 			break;
@@ -826,6 +973,7 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 		}
 		agent_wire_msg_free(m);
 	}
+out:
 	for (i = 0; i < n; i++)
 		zmq_msg_close(&msgs[i]);
 	free(msgs);
@@ -866,8 +1014,8 @@ agent_kernel_interrupt(struct agent_kernel *k, char **cause)
 		*cause = xstrdup("kernel is not ready");
 		return (-1);
 	}
-	if (agent_kernelspec_interrupt_mode(k->spec) ==
-	    AGENT_INTERRUPT_MESSAGE) {
+	if (kernelspec_interrupt_mode(k->spec) ==
+	    KERNELSPEC_INTERRUPT_MESSAGE) {
 		if (agent_kernel_send(k, AGENT_CHANNEL_CONTROL,
 		    "interrupt_request", NULL, msg_id) != 0) {
 			*cause = xstrdup("cannot send interrupt_request");
@@ -988,7 +1136,10 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	if (waitpid(k->pid, &status, 0) == -1)
 		return;
 
-	if (WIFEXITED(status))
+	if (k->kill_reason != NULL) {
+		reason = k->kill_reason;
+		k->kill_reason = NULL;
+	} else if (WIFEXITED(status))
 		xasprintf(&reason, "exited with status %d",
 		    WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
@@ -1000,7 +1151,7 @@ agent_kernel_sigchld(struct agent_kernel *k)
 
 	/* Deliver what it said before dying. */
 	agent_kernel_err_read(k);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < AGENT_NCHANNELS; i++)
 		agent_kernel_drain(&k->socks[i]);
 
 	k->state = AGENT_KERNEL_DEAD;
@@ -1008,7 +1159,7 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	case AGENT_KERNEL_STARTING:
 		tail = agent_kernel_tail(k);
 		xasprintf(&why, "kernel %s %s during startup (stderr: %s)",
-		    agent_kernelspec_name(k->spec), reason, tail);
+		    kernelspec_name(k->spec), reason, tail);
 		free(tail);
 		agent_kernel_close(k);
 		agent_failed(k, why);

@@ -11,7 +11,8 @@
  *			   kernel_unavailable
  *	AGENT_EXECUTE	-> no reply on success, events carry exec_id;
  *			   ERROR (same id) if the kernel cannot take it;
- *			   optional stop_on_error (default false)
+ *			   optional stop_on_error (default false) and
+ *			   silent (no history, outputs not forwarded)
  *	AGENT_INTERRUPT	-> OK or ERROR
  *	AGENT_SHUTDOWN	-> OK once the old process is reaped; with
  *			   restart a new kernel is then launched and
@@ -44,6 +45,8 @@ static int			 agent_exiting;
 static int			 agent_start_pending;
 static uint32_t			 agent_start_id;
 static int64_t			 agent_start_ms;
+
+static char			*agent_state;	/* blob store root */
 
 static int			 agent_shutdown_pending;
 static uint32_t			 agent_shutdown_id;
@@ -80,11 +83,28 @@ agent_status(const char *state, const char *reason)
 	mpbuf_free(&b);
 }
 
+/* Where large outputs go; NULL when the daemon gave no state dir. */
+const char *
+agent_state_dir(void)
+{
+	return (agent_state);
+}
+
+/* The heartbeat stopped or came back: AGENT_STATUS says which. */
+void
+agent_responsive(struct agent_kernel *k, int ok, const char *why)
+{
+	if (ok)
+		agent_status(agent_exec_is_busy() ? "busy" : "idle", NULL);
+	else
+		agent_status("unresponsive", why);
+}
+
 /* The kernel answered kernel_info: send AGENT_READY. */
 void
 agent_ready(struct agent_kernel *k, struct json_object *info)
 {
-	struct agent_kernelspec	*ks = agent_kernel_spec(k);
+	struct kernelspec	*ks = agent_kernel_spec(k);
 	struct json_object	*v;
 	struct mpbuf		 b;
 	uint32_t		 id = 0;
@@ -99,10 +119,10 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 6);
 	proto_pack_int(&b.pk, "pid", agent_kernel_pid(k));
-	proto_pack_str(&b.pk, "kernel_name", agent_kernelspec_name(ks));
+	proto_pack_str(&b.pk, "kernel_name", kernelspec_name(ks));
 	proto_pack_str(&b.pk, "display_name",
-	    agent_kernelspec_display_name(ks));
-	proto_pack_str(&b.pk, "language", agent_kernelspec_language(ks));
+	    kernelspec_display_name(ks));
+	proto_pack_str(&b.pk, "language", kernelspec_language(ks));
 	proto_pack_key(&b.pk, "language_info");
 	if (json_object_object_get_ex(info, "language_info", &v) &&
 	    json_object_is_type(v, json_type_object))
@@ -190,11 +210,11 @@ agent_exit(const char *why)
 		event_base_loopexit(agent_base, NULL);
 }
 
-/* AGENT_START {kernel_id, kernel_name, cwd, runtime_dir}. */
+/* AGENT_START {kernel_id, kernel_name, cwd, runtime_dir, state_dir?}. */
 static void
 agent_start(struct peer *p, uint32_t id, const msgpack_object *body)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	struct stat		 sb;
 	char			*kernel_id, *name, *cwd, *rdir, *cause, *real;
 
@@ -207,6 +227,8 @@ agent_start(struct peer *p, uint32_t id, const msgpack_object *body)
 	name = proto_dup_str(body, "kernel_name");
 	cwd = proto_dup_str(body, "cwd");
 	rdir = proto_dup_str(body, "runtime_dir");
+	free(agent_state);
+	agent_state = proto_dup_str(body, "state_dir");
 	if (kernel_id == NULL || name == NULL || cwd == NULL ||
 	    rdir == NULL) {
 		peer_send_error(p, id, "invalid_argument", "AGENT_START needs "
@@ -236,7 +258,7 @@ agent_start(struct peer *p, uint32_t id, const msgpack_object *body)
 		free(cwd);
 		cwd = real;
 	}
-	if ((ks = agent_kernelspec_find(name, &cause)) == NULL) {
+	if ((ks = kernelspec_find(name, &cause)) == NULL) {
 		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
 		free(cause);
 		goto out;
@@ -265,12 +287,13 @@ static void
 agent_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 {
 	char	*exec_id, *cell_id, *code, *cause;
-	int	 stop_on_error = 0;
+	int	 stop_on_error = 0, silent = 0;
 
 	exec_id = proto_dup_str(body, "exec_id");
 	cell_id = proto_dup_str(body, "cell_id");
 	code = proto_dup_str(body, "code");
 	proto_get_bool(body, "stop_on_error", &stop_on_error);
+	proto_get_bool(body, "silent", &silent);
 	if (exec_id == NULL || cell_id == NULL || code == NULL)
 		peer_send_error(p, id, "invalid_argument",
 		    "AGENT_EXECUTE needs exec_id, cell_id and code");
@@ -278,7 +301,7 @@ agent_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 		peer_send_error(p, id, "kernel_unavailable",
 		    "no kernel was started");
 	else if (agent_exec_start(agent_k, exec_id, cell_id, code,
-	    stop_on_error, &cause) != 0) {
+	    stop_on_error, silent, &cause) != 0) {
 		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
 		free(cause);
 	}
@@ -471,7 +494,7 @@ main(int argc, char **argv)
 
 	/* For list_kernels: the installed kernelspecs as JSON on stdout. */
 	if (list) {
-		specs = agent_kernelspec_list();
+		specs = kernelspec_list();
 		printf("%s\n", json_object_to_json_string_ext(specs,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(specs);
@@ -516,6 +539,7 @@ main(int argc, char **argv)
 	agent_k = NULL;
 	event_free(ev_chld);
 	event_free(ev_term);
+	free(agent_state);
 	log_info("exit");
 	log_close();
 	return (0);

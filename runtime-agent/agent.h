@@ -4,7 +4,6 @@
  * Jupyter wire protocol over ZeroMQ to the kernel.
  *
  * agent.c		main, the daemon link on fd 3, request dispatch
- * agent-kernelspec.c	kernelspec search and parsing
  * agent-wire.c		Jupyter message codec: HMAC, header, parse
  * agent-kernel.c	connection file, launch, ZeroMQ sockets, lifecycle
  * agent-exec.c		execute requests and the iopub -> output mapping
@@ -19,8 +18,8 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "kernelspec.h"
 
-struct agent_kernelspec;
 struct agent_wire_msg;
 struct agent_kernel;
 
@@ -30,7 +29,9 @@ enum agent_channel {
 	AGENT_CHANNEL_CONTROL,
 	AGENT_CHANNEL_STDIN,
 	AGENT_CHANNEL_IOPUB,
+	AGENT_CHANNEL_HB,		/* raw REQ echo, not Jupyter frames */
 };
+#define AGENT_NCHANNELS		5
 
 /* One frame of a multipart message, not owned. */
 struct agent_wire_frame {
@@ -43,42 +44,13 @@ struct agent_wire_frame {
 /* Parts after the delimiter: signature, header, parent, metadata, content. */
 #define AGENT_WIRE_NPARTS	5
 
-/* How a kernel wants to be interrupted. */
-enum agent_interrupt_mode {
-	AGENT_INTERRUPT_SIGNAL,
-	AGENT_INTERRUPT_MESSAGE,
-};
-
 /* agent.c */
 void	 agent_send(uint16_t, uint32_t, struct mpbuf *);
 void	 agent_ready(struct agent_kernel *, struct json_object *);
 void	 agent_failed(struct agent_kernel *, const char *);
 void	 agent_died(struct agent_kernel *, const char *);
-
-/* agent-kernelspec.c */
-struct agent_kernelspec	*agent_kernelspec_find(const char *, char **);
-struct agent_kernelspec	*agent_kernelspec_load(const char *,
-			     const char *, char **);
-void			 agent_kernelspec_free(struct agent_kernelspec *);
-const char		*agent_kernelspec_name(struct agent_kernelspec *);
-const char		*agent_kernelspec_display_name(
-			     struct agent_kernelspec *);
-const char		*agent_kernelspec_language(struct agent_kernelspec *);
-const char		*agent_kernelspec_resource_dir(
-			     struct agent_kernelspec *);
-enum agent_interrupt_mode agent_kernelspec_interrupt_mode(
-			     struct agent_kernelspec *);
-char			**agent_kernelspec_argv(struct agent_kernelspec *,
-			     const char *);
-void			 agent_kernelspec_argv_free(char **);
-size_t			 agent_kernelspec_nenv(struct agent_kernelspec *);
-const char		*agent_kernelspec_env_name(struct agent_kernelspec *,
-			     size_t);
-char			*agent_kernelspec_env_value(
-			     struct agent_kernelspec *, size_t);
-char			**agent_kernelspec_dirs(size_t *);
-void			 agent_kernelspec_dirs_free(char **, size_t);
-struct json_object	*agent_kernelspec_list(void);
+void	 agent_responsive(struct agent_kernel *, int, const char *);
+const char *agent_state_dir(void);
 
 /* agent-wire.c */
 void	 agent_wire_hex(const unsigned char *, size_t, char *);
@@ -101,14 +73,14 @@ size_t	 agent_wire_msg_nbuffers(struct agent_wire_msg *);
 
 /* agent-kernel.c */
 struct agent_kernel *agent_kernel_create(struct event_base *,
-	     struct agent_kernelspec *, const char *, const char *,
+	     struct kernelspec *, const char *, const char *,
 	     const char *);
 void	 agent_kernel_free(struct agent_kernel *);
 int	 agent_kernel_start(struct agent_kernel *, char **);
 int	 agent_kernel_is_ready(struct agent_kernel *);
 int	 agent_kernel_is_running(struct agent_kernel *);
 pid_t	 agent_kernel_pid(struct agent_kernel *);
-struct agent_kernelspec *agent_kernel_spec(struct agent_kernel *);
+struct kernelspec *agent_kernel_spec(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);
 int	 agent_kernel_interrupt(struct agent_kernel *, char **);
@@ -120,7 +92,9 @@ void	 agent_kernel_emergency(struct agent_kernel *);
 /* agent-exec.c */
 void	 agent_exec_init(struct event_base *);
 int	 agent_exec_start(struct agent_kernel *, const char *, const char *,
-	     const char *, int, char **);
+	     const char *, int, int, char **);
+int	 agent_exec_running(void);
+int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
 void	 agent_exec_flush(void);

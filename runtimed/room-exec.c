@@ -2,10 +2,20 @@
  * room-exec.c: tracked runs.  A run snapshots its cells' sources, waits
  * in the room's FIFO, and is fed to the kernel one cell at a time.
  * Outputs go both to the run's record and to the room's cell.
+ *
+ * Records are durable (runtimed_store): a run is written shortly after
+ * it is submitted if it has not finished by then, and again when it
+ * finishes; the store keeps the last RUNTIMED_RUNS_KEPT per notebook and
+ * everything finished within the last hour.  Writes are deferred by
+ * ROOM_EXEC_PERSIST_MS and written by a thread (kernel-record.c), so
+ * neither a reply nor the next run waits for an fsync.  A record
+ * written while its run was in flight, under an earlier daemon
+ * incarnation, is answered as kernel_died ("the daemon restarted").
  */
 
 #include <sys/queue.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +61,13 @@ struct room_exec_cell {
 	int				 clear_wait;
 };
 
+/* Delay before a record is queued for writing. */
+#define ROOM_EXEC_PERSIST_MS	20
+
 struct room_exec {
 	char			 id[37];
+	int			 persist;	/* on room_exec_persists */
+	TAILQ_ENTRY(room_exec)	 pentry;
 	struct room		*room;
 	enum room_exec_status	 status;
 	int			 stop_on_error;
@@ -84,6 +99,14 @@ struct room_exec_wait {
 static TAILQ_HEAD(, room_exec_wait) room_exec_waits =
     TAILQ_HEAD_INITIALIZER(room_exec_waits);
 
+/* Records waiting to be written. */
+static TAILQ_HEAD(, room_exec) room_exec_persists =
+    TAILQ_HEAD_INITIALIZER(room_exec_persists);
+static struct event	*room_exec_persist_ev;
+
+static void	room_exec_pack(struct room_exec *, msgpack_packer *);
+static void	room_exec_write(struct room_exec *);
+
 void
 room_exec_create(struct room *r)
 {
@@ -106,6 +129,8 @@ room_exec_destroy(struct room_exec *e)
 	struct room_exec_wait	*w, *w1;
 	size_t			 i;
 
+	if (e->persist)
+		room_exec_write(e);
 	TAILQ_FOREACH_SAFE(w, &room_exec_waits, entry, w1) {
 		if (w->exec == e)
 			room_exec_wait_free(w);
@@ -124,11 +149,29 @@ void
 room_exec_free(struct room *r)
 {
 	struct room_exec	*e, *e1;
+	size_t			 i;
 
 	if (r->execs == NULL)
 		return;
-	TAILQ_FOREACH_SAFE(e, &r->execs->active, entry, e1)
+	TAILQ_FOREACH_SAFE(e, &r->execs->active, entry, e1) {
+		/* The daemon is stopping: the record says so. */
+		for (i = 0; i < e->ncells; i++) {
+			if (e->cells[i].status == ROOM_EXEC_CELL_RUNNING)
+				e->cells[i].status =
+				    ROOM_EXEC_CELL_KERNEL_DIED;
+			else if (e->cells[i].status == ROOM_EXEC_CELL_QUEUED)
+				e->cells[i].status = ROOM_EXEC_CELL_NOT_RUN;
+		}
+		if (e->status == ROOM_EXEC_RUNNING || e->sent)
+			e->status = ROOM_EXEC_KERNEL_DIED;
+		else
+			e->status = ROOM_EXEC_CANCELLED;
+		free(e->message);
+		e->message = xstrdup("the daemon stopped before the run "
+		    "finished");
+		room_exec_write(e);
 		room_exec_destroy(e);
+	}
 	TAILQ_FOREACH_SAFE(e, &r->execs->finished, entry, e1)
 		room_exec_destroy(e);
 	free(r->execs);
@@ -160,8 +203,11 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 	struct room_exec_cell	*c;
 	size_t			 i;
 
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 6);
 	proto_pack_str(pk, "execution_id", e->id);
+	/* Which daemon wrote it: an unfinished record of another is dead. */
+	proto_pack_int(pk, "daemon_started_at",
+	    runtimed_incarnation.started_at);
 	proto_pack_str(pk, "notebook_id", e->room->id);
 	proto_pack_str(pk, "status", room_exec_status_names[e->status]);
 	if (e->message != NULL)
@@ -198,6 +244,64 @@ room_exec_reply(struct room_exec *e, struct peer *p, uint32_t id)
 	mpbuf_free(&b);
 }
 
+/* Hand one record to the writer thread (kernel-record.c). */
+static void
+room_exec_write(struct room_exec *e)
+{
+	struct mpbuf	 b;
+
+	if (e->persist) {
+		TAILQ_REMOVE(&room_exec_persists, e, pentry);
+		e->persist = 0;
+	}
+	if (runtimed_store == NULL)
+		return;
+	mpbuf_init(&b);
+	room_exec_pack(e, &b.pk);
+	/* The writer frees the buffer. */
+	kernel_record_put(e->id, e->room->id, b.sb.data, b.sb.size);
+	b.sb.data = NULL;
+	b.sb.size = b.sb.alloc = 0;
+	mpbuf_free(&b);
+}
+
+/*
+ * Write every pending record and wait until they are in the store
+ * (before a store read, and before the store closes).
+ */
+void
+room_exec_flush(void)
+{
+	struct room_exec	*e;
+
+	while ((e = TAILQ_FIRST(&room_exec_persists)) != NULL)
+		room_exec_write(e);
+	kernel_record_stop();
+}
+
+static void
+room_exec_persist_cb(evutil_socket_t fd, short events, void *arg)
+{
+	room_exec_flush();
+}
+
+/* Write the record soon, in its state then. */
+static void
+room_exec_persist(struct room_exec *e)
+{
+	struct timeval	tv = { 0, ROOM_EXEC_PERSIST_MS * 1000 };
+
+	if (!e->persist) {
+		TAILQ_INSERT_TAIL(&room_exec_persists, e, pentry);
+		e->persist = 1;
+	}
+	if (room_exec_persist_ev == NULL)
+		room_exec_persist_ev = evtimer_new(runtimed_base,
+		    room_exec_persist_cb, NULL);
+	if (!evtimer_pending(room_exec_persist_ev, NULL))
+		evtimer_add(room_exec_persist_ev, &tv);
+}
+
 /* The run reached a terminal state: record it, answer its waiters. */
 static void
 room_exec_finish(struct room_exec *e, enum room_exec_status status)
@@ -229,6 +333,7 @@ room_exec_finish(struct room_exec *e, enum room_exec_status status)
 		room_exec_reply(e, w->peer, w->id);
 		room_exec_wait_free(w);
 	}
+	room_exec_persist(e);
 }
 
 /* Feed the kernel the next cell of the head run, if it can take one. */
@@ -315,9 +420,9 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 			return;
 		}
 	}
-	if (room_kernel_dead(r, &why)) {
+	if (r->kernel != NULL && room_kernel_dead(r, &why)) {
 		peer_send_error(p, id, "kernel_unavailable", "kernel %s is not "
-		    "running: %s", r->kernel_name, why);
+		    "running: %s (restart it)", r->kernel_name, why);
 		return;
 	}
 
@@ -347,8 +452,15 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	}
 	TAILQ_INSERT_TAIL(&r->execs->active, e, entry);
 	log_info("run %s: %zu cells queued in room %s", e->id, n, r->id);
+	/* Torn down for idleness: the next run brings a kernel back. */
+	if (r->kernel == NULL) {
+		room_kernel_start(r);
+		room_changed(r, NULL, "kernel");
+	}
 	room_exec_kick(r);
 	room_exec_reply(e, p, id);
+	if (!room_exec_terminal(e))
+		room_exec_persist(e);
 }
 
 static struct room_exec *
@@ -374,6 +486,108 @@ room_exec_wait_timeout(evutil_socket_t fd, short events, void *arg)
 
 	room_exec_reply(w->exec, w->peer, w->id);
 	room_exec_wait_free(w);
+}
+
+/*
+ * A record that was in flight when an earlier daemon died: it ended
+ * then, as far as anyone can tell.  Rewrites it; returns a new body.
+ */
+static struct json_object *
+room_exec_orphan(struct json_object *rec)
+{
+	struct json_object	*cells, *c, *st;
+	const char		*s;
+	size_t			 i;
+	int			 ran = 0;
+
+	if (json_object_object_get_ex(rec, "cells", &cells) &&
+	    json_object_is_type(cells, json_type_array)) {
+		for (i = 0; i < json_object_array_length(cells); i++) {
+			c = json_object_array_get_idx(cells, i);
+			if (!json_object_object_get_ex(c, "status", &st))
+				continue;
+			s = json_object_get_string(st);
+			if (strcmp(s, "running") == 0) {
+				ran = 1;
+				json_object_object_add(c, "status",
+				    json_object_new_string("kernel_died"));
+			} else if (strcmp(s, "queued") == 0)
+				json_object_object_add(c, "status",
+				    json_object_new_string("not_run"));
+		}
+	}
+	json_object_object_add(rec, "status", json_object_new_string(ran ?
+	    "kernel_died" : "cancelled"));
+	json_object_object_add(rec, "message", json_object_new_string(
+	    "the daemon restarted while this run was in flight"));
+	json_object_object_add(rec, "daemon_started_at",
+	    json_object_new_int64(runtimed_incarnation.started_at));
+	return (rec);
+}
+
+/* EXEC_GET of a run no longer in memory: the store; -1 if not there. */
+static int
+room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
+    const char *eid, size_t len)
+{
+	struct json_object	*rec;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	char			*key, *nb = NULL, *cause = NULL;
+	void			*data = NULL;
+	size_t			 dlen, off = 0;
+	const char		*st;
+	int64_t			 inc;
+
+	if (runtimed_store == NULL)
+		return (-1);
+	room_exec_flush();
+	key = xstrndup(eid, len);
+	if (store_exec_get(runtimed_store, key, &nb, &data, &dlen) != 1) {
+		free(key);
+		return (-1);
+	}
+	if (strcmp(nb, r->id) != 0) {
+		/* Another notebook's run does not exist here. */
+		free(key);
+		free(nb);
+		free(data);
+		return (-1);
+	}
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, data, dlen, &off) !=
+	    MSGPACK_UNPACK_SUCCESS || u.data.type != MSGPACK_OBJECT_MAP) {
+		log_warnx("run %s: unreadable record", key);
+		msgpack_unpacked_destroy(&u);
+		free(key);
+		free(nb);
+		free(data);
+		return (-1);
+	}
+	st = proto_get_str(&u.data, "status", &dlen);
+	if (proto_get_int(&u.data, "daemon_started_at", &inc) != 0)
+		inc = 0;
+	if (st != NULL && ((dlen == 6 && memcmp(st, "queued", 6) == 0) ||
+	    (dlen == 7 && memcmp(st, "running", 7) == 0)) &&
+	    inc != runtimed_incarnation.started_at) {
+		rec = room_exec_orphan(mpjson_unpack(&u.data));
+		mpbuf_init(&b);
+		mpjson_pack(&b.pk, rec);
+		if (store_exec_put(runtimed_store, key, nb, util_now_us(),
+		    b.sb.data, b.sb.size, &cause) != 0) {
+			log_warnx("run %s: %s", key, cause);
+			free(cause);
+		}
+		peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
+		mpbuf_free(&b);
+		json_object_put(rec);
+	} else
+		peer_send_raw(p, PROTO_MSG_EXEC_STATE, id, data, off);
+	msgpack_unpacked_destroy(&u);
+	free(key);
+	free(nb);
+	free(data);
+	return (0);
 }
 
 /* EXEC_GET {execution_id, timeout_ms?} */
@@ -403,8 +617,9 @@ room_exec_get(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	if ((e = room_exec_find(r, eid, len)) == NULL) {
-		peer_send_error(p, id, "execution_not_found",
-		    "no run %.*s in this notebook", (int)len, eid);
+		if (room_exec_get_stored(r, p, id, eid, len) != 0)
+			peer_send_error(p, id, "execution_not_found",
+			    "no run %.*s in this notebook", (int)len, eid);
 		return;
 	}
 	if (room_exec_terminal(e) || timeout == 0) {
@@ -475,7 +690,9 @@ room_exec_started(struct room *r, const msgpack_object *body)
 		room_nb_clear_outputs(cell);
 		cell->execution_count = c->execution_count;
 	}
-	room_changed(r, NULL, "outputs");
+	room_cell_changed(r, "outputs", c->cell_id, e->id);
+	/* A record written now says which cell a daemon death hit. */
+	room_exec_persist(e);
 }
 
 /*
@@ -524,6 +741,70 @@ room_exec_append(struct json_object *outs, struct json_object *out)
 	json_object_array_add(outs, json_object_get(out));
 }
 
+/* Replace the displays with display_id did in outs; how many. */
+static int
+room_exec_update_outputs(struct json_object *outs, const char *did,
+    struct json_object *out)
+{
+	struct json_object	*o, *t, *id, *v;
+	size_t			 i;
+	int			 n = 0;
+
+	if (outs == NULL || !json_object_is_type(outs, json_type_array))
+		return (0);
+	for (i = 0; i < json_object_array_length(outs); i++) {
+		o = json_object_array_get_idx(outs, i);
+		if (!json_object_object_get_ex(o, "transient", &t) ||
+		    !json_object_object_get_ex(t, "display_id", &id) ||
+		    !json_object_is_type(id, json_type_string) ||
+		    strcmp(json_object_get_string(id), did) != 0)
+			continue;
+		if (json_object_object_get_ex(out, "data", &v))
+			json_object_object_add(o, "data", json_object_get(v));
+		if (json_object_object_get_ex(out, "metadata", &v))
+			json_object_object_add(o, "metadata",
+			    json_object_get(v));
+		n++;
+	}
+	return (n);
+}
+
+/*
+ * update_display_data: every output with that display_id, in every cell
+ * of the room and every run record in memory, takes the new content.
+ */
+static void
+room_exec_update_display(struct room *r, const char *did,
+    struct json_object *out)
+{
+	struct room_exec	*e;
+	struct room_exec_list	*lists[2];
+	size_t			 i;
+	int			 n = 0, m, l;
+
+	if (r->nb != NULL) {
+		for (i = 0; i < r->nb->ncells; i++)
+			n += room_exec_update_outputs(r->nb->cells[i]->outputs,
+			    did, out);
+	}
+	lists[0] = &r->execs->active;
+	lists[1] = &r->execs->finished;
+	for (l = 0; l < 2; l++) {
+		TAILQ_FOREACH(e, lists[l], entry) {
+			m = 0;
+			for (i = 0; i < e->ncells; i++)
+				m += room_exec_update_outputs(
+				    e->cells[i].outputs, did, out);
+			if (m > 0 && l == 1)
+				room_exec_persist(e);
+			n += m;
+		}
+	}
+	log_debug("display %s updated in %d outputs", did, n);
+	if (n > 0)
+		room_changed(r, NULL, "outputs");
+}
+
 void
 room_exec_output(struct room *r, const msgpack_object *body)
 {
@@ -532,7 +813,21 @@ room_exec_output(struct room *r, const msgpack_object *body)
 	struct room_cell	*cell;
 	struct json_object	*out;
 	const msgpack_object	*o;
+	char			*did;
+	int			 update = 0;
 
+	if (proto_get_bool(body, "update", &update) == 0 && update) {
+		if ((did = proto_dup_str(body, "display_id")) == NULL ||
+		    (o = proto_get_map(body, "output")) == NULL ||
+		    (out = mpjson_unpack(o)) == NULL) {
+			free(did);
+			return;
+		}
+		room_exec_update_display(r, did, out);
+		json_object_put(out);
+		free(did);
+		return;
+	}
 	if ((c = room_exec_event(r, body, &e)) == NULL)
 		return;
 	if ((o = proto_get_map(body, "output")) == NULL ||
@@ -550,7 +845,7 @@ room_exec_output(struct room *r, const msgpack_object *body)
 	if (cell != NULL)
 		room_exec_append(cell->outputs, out);
 	json_object_put(out);
-	room_changed(r, NULL, "outputs");
+	room_cell_changed(r, "outputs", c->cell_id, e->id);
 }
 
 void
@@ -572,7 +867,7 @@ room_exec_clear(struct room *r, const msgpack_object *body)
 	c->outputs = json_object_new_array();
 	if ((cell = room_exec_room_cell(r, c)) != NULL)
 		room_nb_clear_outputs(cell);
-	room_changed(r, NULL, "outputs");
+	room_cell_changed(r, "outputs", c->cell_id, e->id);
 }
 
 void
@@ -598,7 +893,7 @@ room_exec_done(struct room *r, const msgpack_object *body)
 		c->status = ROOM_EXEC_CELL_OK;
 	else if (e->interrupted) {
 		c->status = ROOM_EXEC_CELL_INTERRUPTED;
-		room_changed(r, NULL, "outputs");
+		room_cell_changed(r, "outputs", c->cell_id, e->id);
 		room_exec_finish(e, ROOM_EXEC_INTERRUPTED);
 		room_exec_kick(r);
 		return;
@@ -609,12 +904,12 @@ room_exec_done(struct room *r, const msgpack_object *body)
 		/* aborted: the kernel refused it; nothing after can run */
 		c->status = ROOM_EXEC_CELL_NOT_RUN;
 		e->had_error = 1;
-		room_changed(r, NULL, "outputs");
+		room_cell_changed(r, "outputs", c->cell_id, e->id);
 		room_exec_finish(e, ROOM_EXEC_ERROR);
 		room_exec_kick(r);
 		return;
 	}
-	room_changed(r, NULL, "outputs");
+	room_cell_changed(r, "outputs", c->cell_id, e->id);
 	if (c->status == ROOM_EXEC_CELL_ERROR && e->stop_on_error)
 		room_exec_finish(e, ROOM_EXEC_ERROR);
 	else if (e->current >= e->ncells)

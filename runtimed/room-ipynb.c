@@ -9,17 +9,34 @@
  * printer neither sorts keys nor escapes like Python, hence our own.
  */
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtimed.h"
 
 /* Deep enough for any sane application/json output. */
 #define ROOM_IPYNB_MAX_DEPTH	2000
+
+/* Where output values kept as blobs live (the state dir), and the first
+ * blob that could not be inlined during a dump. */
+static char	*room_ipynb_blob_dir;
+static char	*room_ipynb_blob_error;
+
+void
+room_ipynb_set_blob_dir(const char *dir)
+{
+	free(room_ipynb_blob_dir);
+	room_ipynb_blob_dir = dir != NULL ? xstrdup(dir) : NULL;
+}
 
 /* Is this a JSON mimetype, kept as is by nbformat? */
 static int
@@ -285,219 +302,202 @@ room_ipynb_read(const char *path, char **cause)
 }
 
 /*
- * Python's str.splitlines(keepends=True) on UTF-8: breaks at \n, \r,
- * \r\n, \v, \f, \x1c-\x1e, U+0085, U+2028 and U+2029.
+ * The writer: json.dumps(indent=1, sort_keys=True, ensure_ascii=False)
+ * streamed straight from the room_nb, with nbformat.write's changes on
+ * the way (multi-line strings split into lines, transient, trusted and
+ * orig_nbformat dropped, blob references inlined), into a buffer that
+ * is flushed to a file descriptor when there is one.  No copy of the
+ * notebook is made, so a save needs little more memory than the
+ * notebook itself.
  */
-static struct json_object *
-room_ipynb_splitlines(const char *s, size_t len)
-{
-	struct json_object	*list;
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 start = 0, i = 0, brk;
+struct room_ipynb_out {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+	int	 fd;		/* -1: keep everything in buf */
+	int	 error;		/* errno of a failed write */
+};
 
-	list = json_object_new_array();
-	while (i < len) {
-		brk = 0;
-		if (p[i] == '\r')
-			brk = (i + 1 < len && p[i + 1] == '\n') ? 2 : 1;
-		else if (p[i] == '\n' || p[i] == 0x0b || p[i] == 0x0c ||
-		    (p[i] >= 0x1c && p[i] <= 0x1e))
-			brk = 1;
-		else if (p[i] == 0xc2 && i + 1 < len && p[i + 1] == 0x85)
-			brk = 2;
-		else if (p[i] == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
-		    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
-			brk = 3;
-		if (brk == 0) {
-			i++;
+#define ROOM_IPYNB_OUT_CHUNK	(256 * 1024)
+
+static void
+room_ipynb_out_flush(struct room_ipynb_out *o)
+{
+	size_t	off = 0;
+	ssize_t	n;
+
+	while (o->fd != -1 && off < o->len && o->error == 0) {
+		n = write(o->fd, o->buf + off, o->len - off);
+		if (n == -1 && errno == EINTR)
 			continue;
+		if (n <= 0) {
+			o->error = n == -1 ? errno : EIO;
+			break;
 		}
-		i += brk;
-		json_object_array_add(list,
-		    json_object_new_string_len(s + start, (int)(i - start)));
-		start = i;
+		off += (size_t)n;
 	}
-	if (start < len)
-		json_object_array_add(list,
-		    json_object_new_string_len(s + start, (int)(len - start)));
-	return (list);
+	o->len = 0;
 }
 
-static struct json_object *
-room_ipynb_split_string(struct json_object *str)
+static inline void
+room_ipynb_out_reserve(struct room_ipynb_out *o, size_t n)
 {
-	return (room_ipynb_splitlines(json_object_get_string(str),
-	    (size_t)json_object_get_string_len(str)));
+	if (o->len + n <= o->cap)
+		return;
+	if (o->fd != -1) {
+		room_ipynb_out_flush(o);
+		if (n <= o->cap)
+			return;
+	}
+	while (o->len + n > o->cap)
+		o->cap = o->cap == 0 ? ROOM_IPYNB_OUT_CHUNK : o->cap * 2;
+	o->buf = xreallocarray(o->buf, 1, o->cap);
 }
 
-static struct json_object *
-room_ipynb_copy(struct json_object *o)
+static inline void
+room_ipynb_out(struct room_ipynb_out *o, const void *p, size_t n)
 {
-	struct json_object	*c = NULL;
+	if (o->fd != -1 && n > o->cap) {
+		room_ipynb_out_flush(o);
+		o->len = n;	/* write straight from p */
+		{
+			char	*save = o->buf;
 
-	if (o == NULL)
-		return (NULL);
-	if (json_object_deep_copy(o, &c, NULL) != 0)
-		return (NULL);
-	return (c);
+			o->buf = (char *)p;
+			room_ipynb_out_flush(o);
+			o->buf = save;
+		}
+		return;
+	}
+	room_ipynb_out_reserve(o, n);
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+static inline void
+room_ipynb_outc(struct room_ipynb_out *o, char c)
+{
+	room_ipynb_out_reserve(o, 1);
+	o->buf[o->len++] = c;
 }
 
 static void
-room_ipynb_split_bundle(struct json_object *data)
+room_ipynb_outs(struct room_ipynb_out *o, const char *s)
 {
-	if (!json_object_is_type(data, json_type_object))
-		return;
-	json_object_object_foreach(data, key, val) {
-		if (json_object_is_type(val, json_type_string) &&
-		    room_ipynb_split_mime(key))
-			json_object_object_add(data, key,
-			    room_ipynb_split_string(val));
-	}
+	room_ipynb_out(o, s, strlen(s));
 }
 
-/* An output as saved: lines split, transient dropped. */
-static struct json_object *
-room_ipynb_save_output(struct json_object *out)
+static void
+room_ipynb_indent(struct room_ipynb_out *o, int level)
 {
-	struct json_object	*o, *type, *v;
-	const char		*t;
-
-	o = room_ipynb_copy(out);
-	if (!json_object_is_type(o, json_type_object))
-		return (o);
-	json_object_object_del(o, "transient");
-	if (!json_object_object_get_ex(o, "output_type", &type) ||
-	    !json_object_is_type(type, json_type_string))
-		return (o);
-	t = json_object_get_string(type);
-	if (strcmp(t, "execute_result") == 0 ||
-	    strcmp(t, "display_data") == 0) {
-		if (json_object_object_get_ex(o, "data", &v))
-			room_ipynb_split_bundle(v);
-	} else if (strcmp(t, "stream") == 0 &&
-	    json_object_object_get_ex(o, "text", &v) &&
-	    json_object_is_type(v, json_type_string))
-		json_object_object_add(o, "text", room_ipynb_split_string(v));
-	return (o);
+	room_ipynb_out_reserve(o, (size_t)level + 1);
+	o->buf[o->len++] = '\n';
+	memset(o->buf + o->len, ' ', (size_t)level);
+	o->len += (size_t)level;
 }
 
-/* The whole notebook as the json tree nbformat would dump. */
-static struct json_object *
-room_ipynb_tree(struct room_nb *nb)
-{
-	struct json_object	*root, *cells, *cell, *md, *outs, *att;
-	struct room_cell	*c;
-	size_t			 i, j;
+/*
+ * Word-at-a-time scanning (SWAR): does any byte of w fall below n, or
+ * equal c?  False positives only send a word to the byte loop.
+ */
+#define ROOM_IPYNB_ONES		0x0101010101010101ULL
+#define ROOM_IPYNB_HIGHS	0x8080808080808080ULL
 
-	root = json_object_new_object();
-	cells = json_object_new_array();
-	for (i = 0; i < nb->ncells; i++) {
-		c = nb->cells[i];
-		cell = json_object_new_object();
-		json_object_object_add(cell, "cell_type",
-		    json_object_new_string(room_nb_type_name(c->type)));
-		json_object_object_add(cell, "id",
-		    json_object_new_string(c->id));
-		md = room_ipynb_copy(c->metadata);
-		json_object_object_del(md, "trusted");
-		json_object_object_add(cell, "metadata", md);
-		json_object_object_add(cell, "source",
-		    room_ipynb_splitlines(c->source, c->source_len));
-		if (c->attachments != NULL && c->type != ROOM_CELL_CODE) {
-			att = room_ipynb_copy(c->attachments);
-			json_object_object_foreach(att, akey, aval) {
-				(void)akey;
-				room_ipynb_split_bundle(aval);
-			}
-			json_object_object_add(cell, "attachments", att);
-		}
-		if (c->type == ROOM_CELL_CODE) {
-			json_object_object_add(cell, "execution_count",
-			    c->execution_count < 0 ? NULL :
-			    json_object_new_int64(c->execution_count));
-			outs = json_object_new_array();
-			for (j = 0; c->outputs != NULL &&
-			    j < json_object_array_length(c->outputs); j++)
-				json_object_array_add(outs,
-				    room_ipynb_save_output(
-				    json_object_array_get_idx(c->outputs, j)));
-			json_object_object_add(cell, "outputs", outs);
-		}
-		json_object_array_add(cells, cell);
-	}
-	json_object_object_add(root, "cells", cells);
-	md = room_ipynb_copy(nb->metadata);
-	json_object_object_del(md, "orig_nbformat");
-	json_object_object_del(md, "orig_nbformat_minor");
-	json_object_object_del(md, "signature");
-	json_object_object_add(root, "metadata", md);
-	json_object_object_add(root, "nbformat", json_object_new_int(4));
-	json_object_object_add(root, "nbformat_minor",
-	    json_object_new_int(nb->nbformat_minor < 5 ? 5 :
-	    nb->nbformat_minor));
-	return (root);
+static inline int
+room_ipynb_has_less(uint64_t w, unsigned n)
+{
+	return (((w - ROOM_IPYNB_ONES * n) & ~w & ROOM_IPYNB_HIGHS) != 0);
+}
+
+static inline int
+room_ipynb_has_byte(uint64_t w, unsigned c)
+{
+	uint64_t	x = w ^ (ROOM_IPYNB_ONES * c);
+
+	return (((x - ROOM_IPYNB_ONES) & ~x & ROOM_IPYNB_HIGHS) != 0);
 }
 
 /* Python json string escaping with ensure_ascii=False. */
 static void
-room_ipynb_put_string(FILE *f, const char *s, size_t len)
+room_ipynb_put_string(struct room_ipynb_out *o, const char *s, size_t len)
 {
 	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i;
+	size_t			 i, run;
+	char			 esc[8];
 
-	fputc('"', f);
-	for (i = 0; i < len; i++) {
+	room_ipynb_outc(o, '"');
+	i = 0;
+	while (i < len) {
+		run = i;
+		while (run + 8 <= len) {
+			uint64_t	w;
+
+			memcpy(&w, p + run, 8);
+			if (room_ipynb_has_less(w, 0x20) ||
+			    room_ipynb_has_byte(w, '"') ||
+			    room_ipynb_has_byte(w, '\\'))
+				break;
+			run += 8;
+		}
+		for (; run < len && p[run] >= 0x20 && p[run] != '"' &&
+		    p[run] != '\\'; run++)
+			;
+		if (run > i) {
+			room_ipynb_out(o, s + i, run - i);
+			i = run;
+			if (i == len)
+				break;
+		}
 		switch (p[i]) {
 		case '"':
-			fputs("\\\"", f);
+			room_ipynb_out(o, "\\\"", 2);
 			break;
 		case '\\':
-			fputs("\\\\", f);
+			room_ipynb_out(o, "\\\\", 2);
 			break;
 		case '\n':
-			fputs("\\n", f);
+			room_ipynb_out(o, "\\n", 2);
 			break;
 		case '\r':
-			fputs("\\r", f);
+			room_ipynb_out(o, "\\r", 2);
 			break;
 		case '\t':
-			fputs("\\t", f);
+			room_ipynb_out(o, "\\t", 2);
 			break;
 		case '\b':
-			fputs("\\b", f);
+			room_ipynb_out(o, "\\b", 2);
 			break;
 		case '\f':
-			fputs("\\f", f);
+			room_ipynb_out(o, "\\f", 2);
 			break;
 		default:
-			if (p[i] < 0x20)
-				fprintf(f, "\\u%04x", p[i]);
-			else
-				fputc(p[i], f);
+			snprintf(esc, sizeof esc, "\\u%04x", p[i]);
+			room_ipynb_out(o, esc, 6);
 			break;
 		}
+		i++;
 	}
-	fputc('"', f);
+	room_ipynb_outc(o, '"');
 }
 
 /* Python's float repr: shortest round-trip digits, repr's layout. */
 static void
-room_ipynb_put_double(FILE *f, double d)
+room_ipynb_put_double(struct room_ipynb_out *o, double d)
 {
 	char	buf[64], digits[32];
 	int	prec, exp10, decpt, nd, i;
 	char	*e, *p;
 
 	if (isnan(d)) {
-		fputs("NaN", f);
+		room_ipynb_outs(o, "NaN");
 		return;
 	}
 	if (isinf(d)) {
-		fputs(d < 0 ? "-Infinity" : "Infinity", f);
+		room_ipynb_outs(o, d < 0 ? "-Infinity" : "Infinity");
 		return;
 	}
 	if (d == 0) {
-		fputs(signbit(d) ? "-0.0" : "0.0", f);
+		room_ipynb_outs(o, signbit(d) ? "-0.0" : "0.0");
 		return;
 	}
 	for (prec = 1; prec <= 17; prec++) {
@@ -507,7 +507,7 @@ room_ipynb_put_double(FILE *f, double d)
 	}
 	p = buf;
 	if (*p == '-') {
-		fputc('-', f);
+		room_ipynb_outc(o, '-');
 		p++;
 	}
 	e = strchr(p, 'e');
@@ -523,28 +523,30 @@ room_ipynb_put_double(FILE *f, double d)
 	decpt = exp10 + 1;
 	if (decpt > -4 && decpt <= 16) {
 		if (decpt <= 0) {
-			fputs("0.", f);
+			room_ipynb_outs(o, "0.");
 			for (i = 0; i < -decpt; i++)
-				fputc('0', f);
-			fputs(digits, f);
+				room_ipynb_outc(o, '0');
+			room_ipynb_outs(o, digits);
 		} else if (decpt < nd) {
-			fwrite(digits, 1, (size_t)decpt, f);
-			fputc('.', f);
-			fputs(digits + decpt, f);
+			room_ipynb_out(o, digits, (size_t)decpt);
+			room_ipynb_outc(o, '.');
+			room_ipynb_outs(o, digits + decpt);
 		} else {
-			fputs(digits, f);
+			room_ipynb_outs(o, digits);
 			for (i = nd; i < decpt; i++)
-				fputc('0', f);
-			fputs(".0", f);
+				room_ipynb_outc(o, '0');
+			room_ipynb_outs(o, ".0");
 		}
 		return;
 	}
-	fputc(digits[0], f);
+	room_ipynb_outc(o, digits[0]);
 	if (nd > 1) {
-		fputc('.', f);
-		fputs(digits + 1, f);
+		room_ipynb_outc(o, '.');
+		room_ipynb_outs(o, digits + 1);
 	}
-	fprintf(f, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
+	snprintf(buf, sizeof buf, "e%c%02d", exp10 < 0 ? '-' : '+',
+	    abs(exp10));
+	room_ipynb_outs(o, buf);
 }
 
 static int
@@ -553,137 +555,553 @@ room_ipynb_key_cmp(const void *a, const void *b)
 	return (strcmp(*(const char *const *)a, *(const char *const *)b));
 }
 
-static void
-room_ipynb_indent(FILE *f, int level)
+/* An object's keys, sorted, minus the skipped ones.  Caller frees. */
+static const char **
+room_ipynb_keys(struct json_object *obj, const char *const *skip,
+    size_t *np)
 {
-	fputc('\n', f);
-	while (level-- > 0)
-		fputc(' ', f);
+	const char	**keys;
+	size_t		  n, i = 0, k;
+
+	n = (size_t)json_object_object_length(obj);
+	keys = xreallocarray(NULL, n + 1, sizeof *keys);
+	json_object_object_foreach(obj, key, val) {
+		(void)val;
+		for (k = 0; skip != NULL && skip[k] != NULL; k++) {
+			if (strcmp(key, skip[k]) == 0)
+				break;
+		}
+		if (skip == NULL || skip[k] == NULL)
+			keys[i++] = key;
+	}
+	qsort(keys, i, sizeof *keys, room_ipynb_key_cmp);
+	*np = i;
+	return (keys);
+}
+
+/* Open "key": at level+1 after an optional comma. */
+static void
+room_ipynb_put_key(struct room_ipynb_out *o, const char *key, int level,
+    int first)
+{
+	if (!first)
+		room_ipynb_outc(o, ',');
+	room_ipynb_indent(o, level + 1);
+	room_ipynb_put_string(o, key, strlen(key));
+	room_ipynb_out(o, ": ", 2);
 }
 
 /* json.dumps(indent=1, sort_keys=True, separators=(",", ": ")). */
 static void
-room_ipynb_put(FILE *f, struct json_object *o, int level)
+room_ipynb_put(struct room_ipynb_out *o, struct json_object *v, int level)
 {
 	const char	**keys;
 	size_t		  n, i;
-	int64_t		  v;
+	int64_t		  iv;
+	char		  num[32];
 
-	switch (json_object_get_type(o)) {
+	switch (json_object_get_type(v)) {
 	case json_type_null:
-		fputs("null", f);
+		room_ipynb_out(o, "null", 4);
 		break;
 	case json_type_boolean:
-		fputs(json_object_get_boolean(o) ? "true" : "false", f);
+		room_ipynb_outs(o, json_object_get_boolean(v) ? "true" :
+		    "false");
 		break;
 	case json_type_int:
-		v = json_object_get_int64(o);
-		if (v == INT64_MAX)
-			fprintf(f, "%llu",
-			    (unsigned long long)json_object_get_uint64(o));
+		iv = json_object_get_int64(v);
+		if (iv == INT64_MAX)
+			snprintf(num, sizeof num, "%llu",
+			    (unsigned long long)json_object_get_uint64(v));
 		else
-			fprintf(f, "%lld", (long long)v);
+			snprintf(num, sizeof num, "%lld", (long long)iv);
+		room_ipynb_outs(o, num);
 		break;
 	case json_type_double:
-		room_ipynb_put_double(f, json_object_get_double(o));
+		room_ipynb_put_double(o, json_object_get_double(v));
 		break;
 	case json_type_string:
-		room_ipynb_put_string(f, json_object_get_string(o),
-		    (size_t)json_object_get_string_len(o));
+		room_ipynb_put_string(o, json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v));
 		break;
 	case json_type_array:
-		n = json_object_array_length(o);
+		n = json_object_array_length(v);
 		if (n == 0) {
-			fputs("[]", f);
+			room_ipynb_out(o, "[]", 2);
 			break;
 		}
-		fputc('[', f);
+		room_ipynb_outc(o, '[');
 		for (i = 0; i < n; i++) {
 			if (i != 0)
-				fputc(',', f);
-			room_ipynb_indent(f, level + 1);
-			room_ipynb_put(f, json_object_array_get_idx(o, i),
+				room_ipynb_outc(o, ',');
+			room_ipynb_indent(o, level + 1);
+			room_ipynb_put(o, json_object_array_get_idx(v, i),
 			    level + 1);
 		}
-		room_ipynb_indent(f, level);
-		fputc(']', f);
+		room_ipynb_indent(o, level);
+		room_ipynb_outc(o, ']');
 		break;
 	case json_type_object:
-		n = (size_t)json_object_object_length(o);
+		keys = room_ipynb_keys(v, NULL, &n);
 		if (n == 0) {
-			fputs("{}", f);
+			room_ipynb_out(o, "{}", 2);
+			free(keys);
 			break;
 		}
-		keys = xreallocarray(NULL, n, sizeof *keys);
-		i = 0;
-		json_object_object_foreach(o, key, val) {
-			(void)val;
-			keys[i++] = key;
-		}
-		qsort(keys, n, sizeof *keys, room_ipynb_key_cmp);
-		fputc('{', f);
+		room_ipynb_outc(o, '{');
 		for (i = 0; i < n; i++) {
-			if (i != 0)
-				fputc(',', f);
-			room_ipynb_indent(f, level + 1);
-			room_ipynb_put_string(f, keys[i], strlen(keys[i]));
-			fputs(": ", f);
-			room_ipynb_put(f, json_object_object_get(o, keys[i]),
+			room_ipynb_put_key(o, keys[i], level, i == 0);
+			room_ipynb_put(o, json_object_object_get(v, keys[i]),
 			    level + 1);
 		}
 		free(keys);
-		room_ipynb_indent(f, level);
-		fputc('}', f);
+		room_ipynb_indent(o, level);
+		room_ipynb_outc(o, '}');
 		break;
 	}
 }
 
+/*
+ * A string as nbformat writes multi-line strings: the list of
+ * str.splitlines(keepends=True) (UTF-8: breaks at \n, \r, \r\n, \v, \f,
+ * \x1c-\x1e, U+0085, U+2028, U+2029).
+ */
+static void
+room_ipynb_put_lines(struct room_ipynb_out *o, const char *s, size_t len,
+    int level)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 start = 0, i = 0, brk;
+	int			 first = 1;
+
+	if (len == 0) {
+		room_ipynb_out(o, "[]", 2);
+		return;
+	}
+	room_ipynb_outc(o, '[');
+	while (i < len) {
+		brk = 0;
+		while (i + 8 <= len) {
+			uint64_t	w;
+
+			memcpy(&w, p + i, 8);
+			if (room_ipynb_has_less(w, 0x20) ||
+			    room_ipynb_has_byte(w, 0xc2) ||
+			    room_ipynb_has_byte(w, 0xe2))
+				break;
+			i += 8;
+		}
+		if (i >= len)
+			break;
+		if (p[i] >= 0x20 && p[i] != 0xc2 && p[i] != 0xe2) {
+			i++;
+			continue;
+		}
+		if (p[i] == '\r')
+			brk = (i + 1 < len && p[i + 1] == '\n') ? 2 : 1;
+		else if (p[i] == '\n' || p[i] == 0x0b || p[i] == 0x0c ||
+		    (p[i] >= 0x1c && p[i] <= 0x1e))
+			brk = 1;
+		else if (p[i] == 0xc2 && i + 1 < len && p[i + 1] == 0x85)
+			brk = 2;
+		else if (p[i] == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
+		    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+			brk = 3;
+		if (brk == 0) {
+			i++;
+			continue;
+		}
+		i += brk;
+		if (!first)
+			room_ipynb_outc(o, ',');
+		first = 0;
+		room_ipynb_indent(o, level + 1);
+		room_ipynb_put_string(o, s + start, i - start);
+		start = i;
+	}
+	if (start < len) {
+		if (!first)
+			room_ipynb_outc(o, ',');
+		room_ipynb_indent(o, level + 1);
+		room_ipynb_put_string(o, s + start, len - start);
+	}
+	room_ipynb_indent(o, level);
+	room_ipynb_outc(o, ']');
+}
+
+/*
+ * A value kept in the blob store ({"runtimed_blob": sha256, "size": n})
+ * as the real value: a string, or parsed JSON for a JSON mimetype.
+ * NULL (and room_ipynb_blob_error set) when it cannot be read.
+ */
+static struct json_object *
+room_ipynb_blob_value(struct json_object *ref, int json)
+{
+	struct json_object	*h, *v;
+	char			*data = NULL, *cause = NULL;
+	size_t			 len;
+
+	if (!json_object_object_get_ex(ref, "runtimed_blob", &h) ||
+	    !json_object_is_type(h, json_type_string))
+		return (NULL);
+	if (room_ipynb_blob_dir == NULL) {
+		if (room_ipynb_blob_error == NULL)
+			xasprintf(&room_ipynb_blob_error, "output blob %s: no "
+			    "blob store", json_object_get_string(h));
+		return (NULL);
+	}
+	if (blob_get(room_ipynb_blob_dir, json_object_get_string(h), &data,
+	    &len, &cause) != 0) {
+		if (room_ipynb_blob_error == NULL)
+			xasprintf(&room_ipynb_blob_error, "output blob: %s",
+			    cause);
+		free(cause);
+		return (NULL);
+	}
+	v = NULL;
+	if (json)
+		v = json_tokener_parse(data);
+	if (v == NULL)
+		v = json_object_new_string_len(data, (int)len);
+	free(data);
+	return (v);
+}
+
+static int
+room_ipynb_is_blob(struct json_object *v)
+{
+	return (json_object_is_type(v, json_type_object) &&
+	    json_object_object_get_ex(v, "runtimed_blob", NULL));
+}
+
+/* A value that nbformat may split into lines, blob references inlined. */
+static void
+room_ipynb_put_text(struct room_ipynb_out *o, struct json_object *v,
+    int split, int json, int level)
+{
+	struct json_object	*real = NULL;
+
+	if (room_ipynb_is_blob(v) &&
+	    (real = room_ipynb_blob_value(v, json)) != NULL)
+		v = real;
+	if (split && json_object_is_type(v, json_type_string))
+		room_ipynb_put_lines(o, json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v), level);
+	else
+		room_ipynb_put(o, v, level);
+	json_object_put(real);
+}
+
+/* A mime bundle (output data, attachment). */
+static void
+room_ipynb_put_bundle(struct room_ipynb_out *o, struct json_object *data,
+    int level)
+{
+	const char	**keys;
+	size_t		  n, i;
+
+	if (!json_object_is_type(data, json_type_object)) {
+		room_ipynb_put(o, data, level);
+		return;
+	}
+	keys = room_ipynb_keys(data, NULL, &n);
+	if (n == 0)
+		room_ipynb_out(o, "{}", 2);
+	else {
+		room_ipynb_outc(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_put_key(o, keys[i], level, i == 0);
+			room_ipynb_put_text(o,
+			    json_object_object_get(data, keys[i]),
+			    room_ipynb_split_mime(keys[i]),
+			    room_ipynb_json_mime(keys[i]), level + 1);
+		}
+		room_ipynb_indent(o, level);
+		room_ipynb_outc(o, '}');
+	}
+	free(keys);
+}
+
+/* An output as saved: lines split, transient dropped, blobs inlined. */
+static void
+room_ipynb_put_output(struct room_ipynb_out *o, struct json_object *out,
+    int level)
+{
+	static const char *const skip[] = { "transient", NULL };
+	struct json_object	*type, *v;
+	const char		**keys, *t = "";
+	size_t			  n, i;
+
+	if (!json_object_is_type(out, json_type_object)) {
+		room_ipynb_put(o, out, level);
+		return;
+	}
+	if (json_object_object_get_ex(out, "output_type", &type) &&
+	    json_object_is_type(type, json_type_string))
+		t = json_object_get_string(type);
+	keys = room_ipynb_keys(out, skip, &n);
+	if (n == 0)
+		room_ipynb_out(o, "{}", 2);
+	else {
+		room_ipynb_outc(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_put_key(o, keys[i], level, i == 0);
+			v = json_object_object_get(out, keys[i]);
+			if (strcmp(keys[i], "data") == 0 &&
+			    (strcmp(t, "execute_result") == 0 ||
+			    strcmp(t, "display_data") == 0))
+				room_ipynb_put_bundle(o, v, level + 1);
+			else if (strcmp(keys[i], "text") == 0)
+				room_ipynb_put_text(o, v,
+				    strcmp(t, "stream") == 0, 0, level + 1);
+			else
+				room_ipynb_put(o, v, level + 1);
+		}
+		room_ipynb_indent(o, level);
+		room_ipynb_outc(o, '}');
+	}
+	free(keys);
+}
+
+/* An object minus some keys. */
+static void
+room_ipynb_put_skipping(struct room_ipynb_out *o, struct json_object *obj,
+    const char *const *skip, int level)
+{
+	const char	**keys;
+	size_t		  n, i;
+
+	keys = room_ipynb_keys(obj, skip, &n);
+	if (n == 0)
+		room_ipynb_out(o, "{}", 2);
+	else {
+		room_ipynb_outc(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_put_key(o, keys[i], level, i == 0);
+			room_ipynb_put(o, json_object_object_get(obj, keys[i]),
+			    level + 1);
+		}
+		room_ipynb_indent(o, level);
+		room_ipynb_outc(o, '}');
+	}
+	free(keys);
+}
+
+/* One cell; keys in sorted order. */
+static void
+room_ipynb_put_cell(struct room_ipynb_out *o, struct room_cell *c)
+{
+	static const char *const skip[] = { "trusted", NULL };
+	const char	**keys;
+	char		  num[32];
+	size_t		  n, i, nout;
+	int		  first = 1;
+
+	room_ipynb_outc(o, '{');
+	if (c->attachments != NULL && c->type != ROOM_CELL_CODE &&
+	    json_object_is_type(c->attachments, json_type_object)) {
+		room_ipynb_put_key(o, "attachments", 2, first);
+		first = 0;
+		keys = room_ipynb_keys(c->attachments, NULL, &n);
+		if (n == 0)
+			room_ipynb_out(o, "{}", 2);
+		else {
+			room_ipynb_outc(o, '{');
+			for (i = 0; i < n; i++) {
+				room_ipynb_put_key(o, keys[i], 3, i == 0);
+				room_ipynb_put_bundle(o, json_object_object_get(
+				    c->attachments, keys[i]), 4);
+			}
+			room_ipynb_indent(o, 3);
+			room_ipynb_outc(o, '}');
+		}
+		free(keys);
+	}
+	room_ipynb_put_key(o, "cell_type", 2, first);
+	room_ipynb_put_string(o, room_nb_type_name(c->type),
+	    strlen(room_nb_type_name(c->type)));
+	if (c->type == ROOM_CELL_CODE) {
+		room_ipynb_put_key(o, "execution_count", 2, 0);
+		if (c->execution_count < 0)
+			room_ipynb_out(o, "null", 4);
+		else {
+			snprintf(num, sizeof num, "%lld",
+			    (long long)c->execution_count);
+			room_ipynb_outs(o, num);
+		}
+	}
+	room_ipynb_put_key(o, "id", 2, 0);
+	room_ipynb_put_string(o, c->id, strlen(c->id));
+	room_ipynb_put_key(o, "metadata", 2, 0);
+	room_ipynb_put_skipping(o, c->metadata, skip, 3);
+	if (c->type == ROOM_CELL_CODE) {
+		room_ipynb_put_key(o, "outputs", 2, 0);
+		nout = c->outputs != NULL ?
+		    json_object_array_length(c->outputs) : 0;
+		if (nout == 0)
+			room_ipynb_out(o, "[]", 2);
+		else {
+			room_ipynb_outc(o, '[');
+			for (i = 0; i < nout; i++) {
+				if (i != 0)
+					room_ipynb_outc(o, ',');
+				room_ipynb_indent(o, 4);
+				room_ipynb_put_output(o,
+				    json_object_array_get_idx(c->outputs, i),
+				    4);
+			}
+			room_ipynb_indent(o, 3);
+			room_ipynb_outc(o, ']');
+		}
+	}
+	room_ipynb_put_key(o, "source", 2, 0);
+	room_ipynb_put_lines(o, c->source, c->source_len, 3);
+	room_ipynb_indent(o, 2);
+	room_ipynb_outc(o, '}');
+}
+
+/* The notebook as nbformat.write writes it, trailing newline included. */
+static void
+room_ipynb_put_nb(struct room_ipynb_out *o, struct room_nb *nb)
+{
+	static const char *const skip[] = { "orig_nbformat",
+	    "orig_nbformat_minor", "signature", NULL };
+	char	num[32];
+	size_t	i;
+
+	room_ipynb_outc(o, '{');
+	room_ipynb_put_key(o, "cells", 0, 1);
+	if (nb->ncells == 0)
+		room_ipynb_out(o, "[]", 2);
+	else {
+		room_ipynb_outc(o, '[');
+		for (i = 0; i < nb->ncells; i++) {
+			if (i != 0)
+				room_ipynb_outc(o, ',');
+			room_ipynb_indent(o, 2);
+			room_ipynb_put_cell(o, nb->cells[i]);
+		}
+		room_ipynb_indent(o, 1);
+		room_ipynb_outc(o, ']');
+	}
+	room_ipynb_put_key(o, "metadata", 0, 0);
+	room_ipynb_put_skipping(o, nb->metadata, skip, 1);
+	room_ipynb_put_key(o, "nbformat", 0, 0);
+	room_ipynb_outc(o, '4');
+	room_ipynb_put_key(o, "nbformat_minor", 0, 0);
+	snprintf(num, sizeof num, "%d", nb->nbformat_minor < 5 ? 5 :
+	    nb->nbformat_minor);
+	room_ipynb_outs(o, num);
+	room_ipynb_out(o, "\n}\n", 3);
+}
+
 /* Any json value in Python's layout, no trailing newline.  Caller frees. */
 char *
-room_ipynb_json_dump(struct json_object *o, size_t *len)
+room_ipynb_json_dump(struct json_object *v, size_t *len)
 {
-	FILE	*f;
-	char	*buf = NULL;
+	struct room_ipynb_out	o;
 
-	if ((f = open_memstream(&buf, len)) == NULL)
-		fatal("open_memstream");
-	room_ipynb_put(f, o, 0);
-	if (fclose(f) != 0)
-		fatal("open_memstream");
-	return (buf);
+	memset(&o, 0, sizeof o);
+	o.fd = -1;
+	room_ipynb_put(&o, v, 0);
+	room_ipynb_outc(&o, '\0');
+	*len = o.len - 1;
+	return (o.buf);
 }
 
 /* The notebook as nbformat.write would write it.  Caller frees. */
 char *
 room_ipynb_dump(struct room_nb *nb, size_t *len)
 {
-	struct json_object	*tree;
-	FILE			*f;
-	char			*buf = NULL;
+	struct room_ipynb_out	o;
 
-	tree = room_ipynb_tree(nb);
-	if ((f = open_memstream(&buf, len)) == NULL)
-		fatal("open_memstream");
-	room_ipynb_put(f, tree, 0);
-	fputc('\n', f);
-	if (fclose(f) != 0)
-		fatal("open_memstream");
-	json_object_put(tree);
-	return (buf);
+	memset(&o, 0, sizeof o);
+	o.fd = -1;
+	room_ipynb_put_nb(&o, nb);
+	room_ipynb_outc(&o, '\0');
+	*len = o.len - 1;
+	return (o.buf);
 }
 
-/* Save atomically (temporary file, fsync, rename, fsync directory). */
+static void
+room_ipynb_fsync_dir(const char *path)
+{
+	char	*copy;
+	int	 fd;
+
+	copy = xstrdup(path);
+	if ((fd = open(dirname(copy), O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) != -1) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+/*
+ * Save atomically: stream into a temporary file in the same directory,
+ * fsync, rename over path, fsync the directory.  A crash leaves the old
+ * or the new file, never a torn one.
+ */
 int
 room_ipynb_write(struct room_nb *nb, const char *path, char **cause)
 {
-	char	*buf;
-	size_t	 len;
-	int	 rc;
+	struct room_ipynb_out	 o;
+	struct stat		 sb;
+	mode_t			 mode = 0644;
+	char			*tmp;
+	int			 fd;
 
-	buf = room_ipynb_dump(nb, &len);
-	rc = util_write_atomic(path, buf, len, cause);
-	free(buf);
-	return (rc);
+	free(room_ipynb_blob_error);
+	room_ipynb_blob_error = NULL;
+	if (stat(path, &sb) == 0)
+		mode = sb.st_mode & 07777;
+	xasprintf(&tmp, "%s.runtimed-tmp-%ld", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1) {
+		xasprintf(cause, "cannot create %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return (-1);
+	}
+	memset(&o, 0, sizeof o);
+	o.fd = fd;
+	o.cap = ROOM_IPYNB_OUT_CHUNK;
+	o.buf = xmalloc(o.cap);
+	room_ipynb_put_nb(&o, nb);
+	room_ipynb_out_flush(&o);
+	free(o.buf);
+	if (room_ipynb_blob_error != NULL) {
+		xasprintf(cause, "%s: not saved: %s", path,
+		    room_ipynb_blob_error);
+		free(room_ipynb_blob_error);
+		room_ipynb_blob_error = NULL;
+		goto fail;
+	}
+	if (o.error != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0) {
+		xasprintf(cause, "cannot write %s: %s", tmp,
+		    strerror(o.error != 0 ? o.error : errno));
+		goto fail;
+	}
+	if (close(fd) != 0) {
+		fd = -1;
+		xasprintf(cause, "cannot write %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		xasprintf(cause, "cannot rename %s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	room_ipynb_fsync_dir(path);
+	free(tmp);
+	return (0);
+
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return (-1);
 }
 
 /* Fill kernelspec and language_info for a new notebook, if absent. */

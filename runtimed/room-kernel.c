@@ -5,6 +5,12 @@
  * a session of its own, so a stop can signal its whole process group.
  * A kernel struct outlives its room's interest in it (restart, stop)
  * until both its link is lost and its process is reaped.
+ *
+ * A kernel may also be pooled (kernel-pool.c): started for no room yet,
+ * then adopted by the first room of its kernelspec, which moves it to
+ * the notebook's directory with a silent os.chdir.  When a room's last
+ * client peer leaves, its kernel is shut down after the keepalive unless
+ * a peer comes back first; the next run starts one again.
  */
 
 #include <sys/queue.h>
@@ -16,16 +22,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "runtimed.h"
+#include "kernelspec.h"
 
 enum room_kernel_state {
 	ROOM_KERNEL_STARTING,
 	ROOM_KERNEL_IDLE,
 	ROOM_KERNEL_BUSY,
+	ROOM_KERNEL_UNRESPONSIVE,
 	ROOM_KERNEL_DEAD,
 };
+
+/* Seconds a room keeps its kernel after its last client peer left. */
+int	room_kernel_keepalive = RUNTIMED_KERNEL_KEEPALIVE;
 
 struct room_kernel {
 	struct room		*room;	/* NULL once detached */
@@ -35,8 +47,12 @@ struct room_kernel {
 	struct peer		*peer;	/* NULL once link lost */
 	int			 hello;
 	enum room_kernel_state	 state;
-	char			*message;	/* why it is dead */
+	char			*message;	/* why it is dead, or hung */
 	uint32_t		 start_id;
+	int			 pooled;	/* kernel-pool.c owns it */
+	char			*cwd;		/* where it was started */
+	int			 set_spec;	/* write kernelspec metadata */
+	struct event		*idle_ev;	/* idle teardown */
 
 	int64_t			 kernel_pid;
 	char			*display_name;
@@ -60,6 +76,9 @@ static void
 room_kernel_destroy(struct room_kernel *k)
 {
 	TAILQ_REMOVE(&room_kernels, k, entry);
+	if (k->idle_ev != NULL)
+		event_free(k->idle_ev);
+	free(k->cwd);
 	free(k->name);
 	free(k->message);
 	free(k->display_name);
@@ -72,8 +91,27 @@ room_kernel_destroy(struct room_kernel *k)
 static void
 room_kernel_maybe_destroy(struct room_kernel *k)
 {
-	if (k->room == NULL && k->peer == NULL && k->pid == -1)
+	if (k->room == NULL && !k->pooled && k->peer == NULL && k->pid == -1)
 		room_kernel_destroy(k);
+}
+
+/* The directory a room's kernel runs in; caller frees. */
+static char *
+room_kernel_cwd(struct room *r)
+{
+	char		*copy, *cwd;
+	const char	*home;
+
+	if (r != NULL && r->path != NULL) {
+		copy = xstrdup(r->path);
+		*strrchr(copy, '/') = '\0';
+		cwd = xstrdup(*copy == '\0' ? "/" : copy);
+		free(copy);
+		return (cwd);
+	}
+	if ((home = getenv("HOME")) == NULL || *home == '\0')
+		home = "/";
+	return (xstrdup(home));
 }
 
 static void
@@ -101,15 +139,22 @@ room_kernel_set_dead(struct room_kernel *k, const char *why)
 	k->message = xstrdup(why);
 	log_warnx("kernel %s (%s): dead: %s", k->id, k->name, why);
 	room_kernel_reply_restart(k);
+	if (k->pooled) {
+		kernel_pool_lost(k);
+		return;
+	}
 	if (k->room != NULL) {
 		room_exec_kernel_died(k->room, why);
 		room_changed(k->room, NULL, "kernel");
 	}
 }
 
-/* Start the room's kernel without waiting for it. */
-void
-room_kernel_start(struct room *r)
+/*
+ * Spawn an agent for kernelspec name, for room r or (r NULL) for the
+ * pool; the kernel comes up later (AGENT_READY) or is marked dead.
+ */
+struct room_kernel *
+room_kernel_spawn(struct room *r, const char *name)
 {
 	struct room_kernel	*k;
 	char			*agent, *rundir, *cause = NULL;
@@ -124,30 +169,33 @@ room_kernel_start(struct room *r)
 
 	k = xcalloc(1, sizeof *k);
 	k->room = r;
+	k->pooled = r == NULL;
 	k->pid = -1;
-	k->name = xstrdup(r->kernel_name);
+	k->name = xstrdup(name);
+	k->cwd = room_kernel_cwd(r);
 	k->execution_count = 0;
 	util_uuid(k->id);
 	TAILQ_INSERT_TAIL(&room_kernels, k, entry);
-	r->kernel = k;
+	if (r != NULL)
+		r->kernel = k;
 
 	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
 	if (util_mkdir_private(rundir, &cause) != 0) {
 		free(rundir);
 		room_kernel_set_dead(k, cause);
 		free(cause);
-		return;
+		return (k);
 	}
 	free(rundir);
 	if ((agent = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR)) ==
 	    NULL) {
 		room_kernel_set_dead(k, "runtimed-agent not found");
-		return;
+		return (k);
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		free(agent);
 		room_kernel_set_dead(k, "socketpair failed");
-		return;
+		return (k);
 	}
 	k->pid = spawn_child(agent, argv, sv[1], 1, &cause);
 	close(sv[1]);
@@ -156,22 +204,116 @@ room_kernel_start(struct room *r)
 		close(sv[0]);
 		room_kernel_set_dead(k, cause != NULL ? cause : "spawn failed");
 		free(cause);
-		return;
+		return (k);
 	}
 	k->peer = peer_create(runtimed_base, sv[0], "agent",
 	    room_kernel_dispatch, k);
-	log_info("kernel %s (%s): agent pid %ld", k->id, k->name,
-	    (long)k->pid);
+	log_info("kernel %s (%s): agent pid %ld%s", k->id, k->name,
+	    (long)k->pid, k->pooled ? " (pool)" : "");
+	return (k);
+}
+
+/* Record the kernel's kernelspec in the notebook's metadata. */
+static void
+room_kernel_set_spec(struct room_kernel *k)
+{
+	struct room	*r = k->room;
+
+	if (r == NULL || r->nb == NULL)
+		return;
+	/* KERNEL_SELECT replaces what the notebook had. */
+	if (k->set_spec)
+		json_object_object_del(r->nb->metadata, "kernelspec");
+	k->set_spec = 0;
+	room_ipynb_set_kernelspec(r->nb, k->name, k->display_name,
+	    k->language);
+	room_changed(r, NULL, "metadata");
+}
+
+/*
+ * A ready kernel now serves room r: move it to the notebook's directory
+ * (a pooled one started elsewhere), answer a waiting restart, record the
+ * kernelspec in a new notebook, and feed it the queue.
+ */
+static void
+room_kernel_attached(struct room_kernel *k)
+{
+	struct room		*r = k->room;
+	struct json_object	*js;
+	struct mpbuf		 b;
+	char			*cwd, *code;
+
+	cwd = room_kernel_cwd(r);
+	if (strcmp(cwd, k->cwd) != 0 && k->language != NULL &&
+	    strcasecmp(k->language, "python") == 0 && k->peer != NULL) {
+		/* A JSON string is a Python string literal. */
+		js = json_object_new_string(cwd);
+		xasprintf(&code, "__import__('os').chdir(%s)",
+		    json_object_to_json_string_ext(js,
+		    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(js);
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 4);
+		proto_pack_str(&b.pk, "exec_id", "");
+		proto_pack_str(&b.pk, "cell_id", "");
+		proto_pack_str(&b.pk, "code", code);
+		proto_pack_bool(&b.pk, "silent", 1);
+		peer_send(k->peer, PROTO_MSG_AGENT_EXECUTE,
+		    peer_next_id(k->peer), &b.sb);
+		mpbuf_free(&b);
+		free(code);
+		free(k->cwd);
+		k->cwd = cwd;
+		log_info("kernel %s: adopted by room %s, cwd %s", k->id, r->id,
+		    k->cwd);
+	} else
+		free(cwd);
+	room_kernel_reply_restart(k);
+
+	/* A notebook we created gets its kernelspec once it is known. */
+	if (k->set_spec || (r->fresh && r->nb != NULL &&
+	    !json_object_object_get_ex(r->nb->metadata, "kernelspec", NULL)))
+		room_kernel_set_spec(k);
+	room_changed(r, NULL, "kernel");
+	room_exec_kick(r);
+}
+
+/* Start the room's kernel without waiting for it; a pooled one if any. */
+void
+room_kernel_start(struct room *r)
+{
+	struct room_kernel	*k;
+
+	if ((k = kernel_pool_take(r->kernel_name)) == NULL) {
+		room_kernel_spawn(r, r->kernel_name);
+		room_kernel_peers_changed(r);
+		return;
+	}
+	k->pooled = 0;
+	k->room = r;
+	r->kernel = k;
+	if (strcmp(r->kernel_name, k->name) != 0) {
+		free(r->kernel_name);
+		r->kernel_name = xstrdup(k->name);
+	}
+	log_info("kernel %s (%s): taken from the pool by room %s", k->id,
+	    k->name, r->id);
+	if (k->state != ROOM_KERNEL_STARTING)
+		room_kernel_attached(k);
+	room_kernel_peers_changed(r);
 }
 
 /* Detach the room's kernel: close its link so the agent exits. */
-static void
+void
 room_kernel_detach(struct room_kernel *k, int tell)
 {
 	struct mpbuf	b;
 
 	k->room = NULL;
+	k->pooled = 0;
 	k->restart_peer = NULL;
+	if (k->idle_ev != NULL)
+		evtimer_del(k->idle_ev);
 	if (k->peer != NULL) {
 		if (tell) {
 			mpbuf_init(&b);
@@ -207,6 +349,8 @@ room_kernel_state(struct room *r)
 		return ("idle");
 	case ROOM_KERNEL_BUSY:
 		return ("busy");
+	case ROOM_KERNEL_UNRESPONSIVE:
+		return ("unresponsive");
 	case ROOM_KERNEL_DEAD:
 		return ("dead");
 	}
@@ -220,7 +364,8 @@ room_kernel_ready(struct room *r)
 	struct room_kernel	*k = r->kernel;
 
 	return (k != NULL && k->peer != NULL &&
-	    (k->state == ROOM_KERNEL_IDLE || k->state == ROOM_KERNEL_BUSY));
+	    (k->state == ROOM_KERNEL_IDLE || k->state == ROOM_KERNEL_BUSY ||
+	    k->state == ROOM_KERNEL_UNRESPONSIVE));
 }
 
 int
@@ -281,20 +426,43 @@ room_kernel_interrupt(struct room *r)
 int
 room_kernel_restart(struct room *r, struct peer *p, uint32_t id)
 {
+	return (room_kernel_replace(r, p, id, "kernel_restarted"));
+}
+
+/*
+ * Replace the room's kernel by a fresh one of r->kernel_name (restart,
+ * KERNEL_SELECT): every run ends interrupted with reason.  With p, the
+ * requester is answered once the new kernel is ready.
+ */
+int
+room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
+    const char *reason)
+{
+	struct room_kernel	*k;
+
 	if (r->kernel != NULL && r->kernel->restart_peer != NULL)
 		return (-1);
-	room_exec_interrupt(r, "kernel_restarted");
+	room_exec_interrupt(r, reason);
 	if (r->kernel != NULL)
 		room_kernel_detach(r->kernel, 1);
 	r->kernel = NULL;
 	room_kernel_start(r);
-	if (r->kernel->state == ROOM_KERNEL_DEAD) {
-		peer_send_error(p, id, "kernel_unavailable",
-		    "kernel restart failed: %s", r->kernel->message);
-	} else {
-		r->kernel->restart_peer = p;
-		r->kernel->restart_id = id;
+	k = r->kernel;
+	if (strcmp(reason, "kernel_changed") == 0) {
+		k->set_spec = 1;
+		if (k->state != ROOM_KERNEL_STARTING &&
+		    k->state != ROOM_KERNEL_DEAD)
+			room_kernel_set_spec(k);
 	}
+	if (k->state == ROOM_KERNEL_DEAD) {
+		if (p != NULL)
+			peer_send_error(p, id, "kernel_unavailable",
+			    "kernel start failed: %s", k->message);
+	} else if (p != NULL && k->state == ROOM_KERNEL_STARTING) {
+		k->restart_peer = p;
+		k->restart_id = id;
+	} else if (p != NULL)
+		peer_send_ok(p, id);
 	room_changed(r, NULL, "kernel");
 	return (0);
 }
@@ -333,6 +501,37 @@ room_kernel_pack_info(struct room *r, msgpack_packer *pk)
 		proto_pack_nil(pk, "agent_pid");
 }
 
+/* AGENT_STATUS busy, idle or unresponsive (with reason). */
+static void
+room_kernel_status(struct room_kernel *k, const char *s, size_t len,
+    const msgpack_object *body)
+{
+	enum room_kernel_state	 was = k->state;
+	const char		*why;
+	size_t			 wlen;
+
+	if (len == 12 && memcmp(s, "unresponsive", 12) == 0) {
+		k->state = ROOM_KERNEL_UNRESPONSIVE;
+		why = proto_get_str(body, "reason", &wlen);
+		free(k->message);
+		xasprintf(&k->message, "kernel unresponsive: %.*s",
+		    why != NULL ? (int)wlen : 7, why != NULL ? why : "unknown");
+		log_warnx("kernel %s (%s): %s", k->id, k->name, k->message);
+	} else {
+		if (was == ROOM_KERNEL_UNRESPONSIVE) {
+			free(k->message);
+			k->message = NULL;
+			log_warnx("kernel %s (%s): responsive again", k->id,
+			    k->name);
+		}
+		k->state = (len == 4 && memcmp(s, "busy", 4) == 0) ?
+		    ROOM_KERNEL_BUSY : ROOM_KERNEL_IDLE;
+	}
+	if (k->room != NULL && (was == ROOM_KERNEL_UNRESPONSIVE) !=
+	    (k->state == ROOM_KERNEL_UNRESPONSIVE))
+		room_changed(k->room, NULL, "kernel");
+}
+
 /* The agent's HELLO: answer, then ask it to start the kernel. */
 static void
 room_kernel_hello(struct room_kernel *k, struct peer *p,
@@ -340,8 +539,7 @@ room_kernel_hello(struct room_kernel *k, struct peer *p,
 {
 	struct proto_hello	 hello;
 	struct mpbuf		 b;
-	char			 err[256], *cwd, *rundir, *copy;
-	const char		*home;
+	char			 err[256], *rundir;
 
 	if (hdr->type != PROTO_MSG_HELLO) {
 		peer_kill(p, "agent spoke before HELLO");
@@ -369,31 +567,21 @@ room_kernel_hello(struct room_kernel *k, struct peer *p,
 	peer_send(p, PROTO_MSG_HELLO_OK, hdr->id, &b.sb);
 	mpbuf_free(&b);
 
-	if (k->room == NULL) {
+	if (k->room == NULL && !k->pooled) {
 		peer_kill(p, NULL);
 		return;
-	}
-	if (k->room->path != NULL) {
-		copy = xstrdup(k->room->path);
-		*strrchr(copy, '/') = '\0';
-		cwd = xstrdup(*copy == '\0' ? "/" : copy);
-		free(copy);
-	} else {
-		if ((home = getenv("HOME")) == NULL || *home == '\0')
-			home = "/";
-		cwd = xstrdup(home);
 	}
 	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
 	k->start_id = peer_next_id(p);
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 4);
+	msgpack_pack_map(&b.pk, 5);
 	proto_pack_str(&b.pk, "kernel_id", k->id);
 	proto_pack_str(&b.pk, "kernel_name", k->name);
-	proto_pack_str(&b.pk, "cwd", cwd);
+	proto_pack_str(&b.pk, "cwd", k->cwd);
 	proto_pack_str(&b.pk, "runtime_dir", rundir);
+	proto_pack_str(&b.pk, "state_dir", runtimed_state_dir);
 	peer_send(p, PROTO_MSG_AGENT_START, k->start_id, &b.sb);
 	mpbuf_free(&b);
-	free(cwd);
 	free(rundir);
 }
 
@@ -401,11 +589,24 @@ static void
 room_kernel_ready_msg(struct room_kernel *k, const msgpack_object *body)
 {
 	const msgpack_object	*li;
-	struct room		*r = k->room;
+	char			*name;
 	int64_t			 pid;
 
 	if (proto_get_int(body, "pid", &pid) == 0)
 		k->kernel_pid = pid;
+	/* The kernelspec's own spelling of a case-insensitive name. */
+	if ((name = proto_dup_str(body, "kernel_name")) != NULL &&
+	    strcasecmp(name, k->name) == 0) {
+		free(k->name);
+		k->name = name;
+		if (k->room != NULL &&
+		    strcasecmp(k->room->kernel_name, name) == 0 &&
+		    strcmp(k->room->kernel_name, name) != 0) {
+			free(k->room->kernel_name);
+			k->room->kernel_name = xstrdup(name);
+		}
+	} else
+		free(name);
 	free(k->display_name);
 	k->display_name = proto_dup_str(body, "display_name");
 	free(k->language);
@@ -415,19 +616,10 @@ room_kernel_ready_msg(struct room_kernel *k, const msgpack_object *body)
 	if ((li = proto_get_map(body, "language_info")) != NULL)
 		k->language_info = mpjson_unpack(li);
 	k->state = ROOM_KERNEL_IDLE;
-	log_info("kernel %s (%s): ready, pid %lld", k->id, k->name,
-	    (long long)k->kernel_pid);
-	room_kernel_reply_restart(k);
-
-	/* A notebook we created gets its kernelspec once it is known. */
-	if (r->fresh && !json_object_object_get_ex(r->nb->metadata,
-	    "kernelspec", NULL)) {
-		room_ipynb_set_kernelspec(r->nb, k->name, k->display_name,
-		    k->language);
-		room_changed(r, NULL, "cells");
-	}
-	room_changed(r, NULL, "kernel");
-	room_exec_kick(r);
+	log_info("kernel %s (%s): ready, pid %lld%s", k->id, k->name,
+	    (long long)k->kernel_pid, k->pooled ? " (pool)" : "");
+	if (k->room != NULL)
+		room_kernel_attached(k);
 }
 
 static void
@@ -442,7 +634,7 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 
 	if (hdr == NULL) {
 		k->peer = NULL;
-		if (k->room != NULL)
+		if (k->room != NULL || k->pooled)
 			room_kernel_set_dead(k, "runtime agent exited");
 		room_kernel_maybe_destroy(k);
 		return;
@@ -451,8 +643,11 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_kernel_hello(k, p, hdr, body);
 		return;
 	}
-	if (k->room == NULL)
+	if (k->room == NULL && !k->pooled)
 		return;		/* detached: only waiting for it to go */
+	if (k->room == NULL && hdr->type != PROTO_MSG_AGENT_READY &&
+	    hdr->type != PROTO_MSG_ERROR && hdr->type != PROTO_MSG_AGENT_STATUS)
+		return;		/* pooled: nothing runs there */
 
 	switch (hdr->type) {
 	case PROTO_MSG_AGENT_READY:
@@ -488,10 +683,8 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 			room_kernel_set_dead(k, msg);
 			free(msg);
 		} else if (k->state != ROOM_KERNEL_DEAD &&
-		    k->state != ROOM_KERNEL_STARTING) {
-			k->state = (len == 4 && memcmp(s, "busy", 4) == 0) ?
-			    ROOM_KERNEL_BUSY : ROOM_KERNEL_IDLE;
-		}
+		    k->state != ROOM_KERNEL_STARTING)
+			room_kernel_status(k, s, len, body);
 		break;
 	case PROTO_MSG_AGENT_EXEC_STARTED:
 		room_exec_started(k->room, body);
@@ -538,9 +731,23 @@ room_kernel_reap(void)
 	}
 }
 
-/* Agents still running. */
+/* Agents still running, but those of the warm pool. */
 u_int
 room_kernel_count(void)
+{
+	struct room_kernel	*k;
+	u_int			 n = 0;
+
+	TAILQ_FOREACH(k, &room_kernels, entry) {
+		if (k->pid > 0 && !k->pooled)
+			n++;
+	}
+	return (n);
+}
+
+/* Agent processes of any kind still running (for a stop). */
+u_int
+room_kernel_processes(void)
 {
 	struct room_kernel	*k;
 	u_int			 n = 0;
@@ -550,6 +757,24 @@ room_kernel_count(void)
 			n++;
 	}
 	return (n);
+}
+
+int
+room_kernel_is_dead(struct room_kernel *k)
+{
+	return (k->state == ROOM_KERNEL_DEAD);
+}
+
+int
+room_kernel_is_starting(struct room_kernel *k)
+{
+	return (k->state == ROOM_KERNEL_STARTING);
+}
+
+const char *
+room_kernel_name(struct room_kernel *k)
+{
+	return (k->name);
 }
 
 /* Graceful stop: every agent shuts its kernel down and exits. */
@@ -562,7 +787,8 @@ room_kernel_shutdown_all(void)
 		if (k->room != NULL) {
 			k->room->kernel = NULL;
 			room_kernel_detach(k, 1);
-		}
+		} else if (k->pooled)
+			room_kernel_detach(k, 1);
 	}
 }
 
@@ -591,5 +817,58 @@ room_kernel_peer_gone(struct peer *p)
 	TAILQ_FOREACH(k, &room_kernels, entry) {
 		if (k->restart_peer == p)
 			k->restart_peer = NULL;
+	}
+}
+
+/* The keepalive ran out: shut the kernel down if the room is idle. */
+static void
+room_kernel_idle_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct room_kernel	*k = arg;
+	struct room		*r = k->room;
+	struct timeval		 tv = { room_kernel_keepalive, 0 };
+
+	if (r == NULL || r->kernel != k || r->nmembers > 0)
+		return;
+	if (room_exec_queue_length(r) > 0) {
+		/* Idle means idle: a run nobody watches still finishes. */
+		evtimer_add(k->idle_ev, &tv);
+		return;
+	}
+	log_info("kernel %s (%s): no client in room %s for %d s; shutting "
+	    "it down", k->id, k->name, r->id, room_kernel_keepalive);
+	r->kernel = NULL;
+	room_kernel_detach(k, 1);
+	room_changed(r, NULL, "kernel");
+}
+
+/*
+ * The number of client peers in the room changed (room.c tells us): with
+ * none left, arm the keepalive; a peer arriving disarms it.
+ */
+void
+room_kernel_peers_changed(struct room *r)
+{
+	struct room_kernel	*k = r->kernel;
+	struct timeval		 tv = { room_kernel_keepalive, 0 };
+
+	if (k == NULL)
+		return;
+	if (r->nmembers > 0) {
+		if (k->idle_ev != NULL && evtimer_pending(k->idle_ev, NULL)) {
+			log_info("kernel %s: a client came back; teardown "
+			    "cancelled", k->id);
+			evtimer_del(k->idle_ev);
+		}
+		return;
+	}
+	if (k->state == ROOM_KERNEL_DEAD)
+		return;
+	if (k->idle_ev == NULL)
+		k->idle_ev = evtimer_new(runtimed_base, room_kernel_idle_cb, k);
+	if (!evtimer_pending(k->idle_ev, NULL)) {
+		log_info("kernel %s: room %s has no client; shutdown in %d s",
+		    k->id, r->id, room_kernel_keepalive);
+		evtimer_add(k->idle_ev, &tv);
 	}
 }

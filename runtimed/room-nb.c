@@ -261,21 +261,27 @@ room_nb_utf8_valid(const char *s, size_t len)
 }
 
 /*
- * Resolve a cell reference (id string, or integer index) within the
- * scratch array.  Returns the index or -1.
+ * Resolve a cell reference within the scratch array: an id string, or
+ * an integer taken as the index at the start of the batch (so it names
+ * the cell that was there then, wherever it is now).  Returns the
+ * scratch index or -1.
  */
 static ssize_t
-room_nb_resolve(struct room_cell **cells, size_t ncells,
+room_nb_resolve(struct room_nb *nb, struct room_cell **cells, size_t ncells,
     const msgpack_object *ref)
 {
+	const char	*id;
+
 	if (ref == NULL)
 		return (-1);
 	if (ref->type == MSGPACK_OBJECT_STR)
 		return (room_nb_index(cells, ncells, ref->via.str.ptr,
 		    ref->via.str.size));
 	if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	    ref->via.u64 < ncells)
-		return ((ssize_t)ref->via.u64);
+	    ref->via.u64 < nb->ncells) {
+		id = nb->cells[ref->via.u64]->id;
+		return (room_nb_index(cells, ncells, id, strlen(id)));
+	}
 	return (-1);
 }
 
@@ -300,6 +306,62 @@ room_nb_merge(struct json_object *dst, const msgpack_object *src)
 	return (0);
 }
 
+/* The scratch cell at, cloned first if it is still the original. */
+static struct room_cell *
+room_nb_own(struct room_cell **scratch, ssize_t at)
+{
+	struct room_cell	*c = scratch[at];
+
+	if (c->mark == 1) {
+		c = room_nb_cell_clone(c);
+		c->mark = 0;
+		scratch[at] = c;
+	}
+	return (c);
+}
+
+static void
+room_nb_touch(struct room_nb_result *res, const char *id)
+{
+	size_t	i;
+
+	for (i = 0; i < res->ntouched; i++) {
+		if (strcmp(res->touched[i], id) == 0)
+			return;
+	}
+	res->touched = xreallocarray(res->touched, res->ntouched + 1,
+	    sizeof *res->touched);
+	res->touched[res->ntouched++] = xstrdup(id);
+}
+
+/* Pack "after" as resolved: the id of the cell before at, or TOP. */
+static void
+room_nb_pack_after(msgpack_packer *rp, struct room_cell **scratch,
+    ssize_t at)
+{
+	if (rp == NULL)
+		return;
+	if (at == 0)
+		proto_pack_str(rp, "after", "TOP");
+	else
+		proto_pack_str(rp, "after", scratch[at - 1]->id);
+}
+
+void
+room_nb_result_free(struct room_nb_result *res)
+{
+	size_t	i;
+
+	for (i = 0; i < res->nids; i++)
+		free(res->ids[i]);
+	free(res->ids);
+	for (i = 0; i < res->ntouched; i++)
+		free(res->touched[i]);
+	free(res->touched);
+	memset(res, 0, sizeof *res);
+	res->index = -1;
+}
+
 #define ROOM_NB_FAIL(c, ...) do {				\
 	*code = (c);						\
 	xasprintf(cause, __VA_ARGS__);				\
@@ -310,23 +372,30 @@ room_nb_merge(struct json_object *dst, const msgpack_object *src)
  * Apply a batch of edits atomically.  Edits work on a scratch array of
  * cell pointers; an edited original is cloned first, so on failure the
  * notebook is untouched and only the scratch clones are freed.  On
- * success *ids gets one cell id per edit (caller frees each and the
- * array).  On failure *index is the failing edit, *code the error code.
+ * success res gets one cell id per edit (NULL for notebook_metadata),
+ * the change kinds and the cells touched (caller frees with
+ * room_nb_result_free); rp, when given, gets the batch resolved (ids for
+ * every reference, minted ids on inserts) for the journal.  With replay,
+ * an insert's cell_id is used as is.  On failure res->index is the
+ * failing edit and *code the error code.
  */
 int
-room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
-    size_t *nids, int *index, char **cause, const char **code)
+room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
+    msgpack_packer *rp, struct room_nb_result *res, char **cause,
+    const char **code)
 {
-	struct room_cell	**scratch, *c;
-	size_t			  n, cap, i, j, len;
+	struct room_cell	**scratch, *c, **moved = NULL;
+	struct json_object	 *newmd = NULL;
+	size_t			  n, cap, i, j, k, len, nmoved;
 	ssize_t			  at;
-	const msgpack_object	 *e, *ref, *md;
+	const msgpack_object	 *e, *ref, *md, *list;
 	const char		 *op, *s;
 	size_t			  oplen;
 	enum room_cell_type	  type;
 	char			  id[9], **out = NULL;
 
-	*index = -1;
+	memset(res, 0, sizeof *res);
+	res->index = -1;
 	*cause = NULL;
 	*code = "invalid_argument";
 	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY ||
@@ -342,9 +411,11 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
 	}
 	n = nb->ncells;
 	out = xcalloc(edits->via.array.size, sizeof *out);
+	if (rp != NULL)
+		msgpack_pack_array(rp, edits->via.array.size);
 
 	for (i = 0; i < edits->via.array.size; i++) {
-		*index = (int)i;
+		res->index = (int)i;
 		e = &edits->via.array.ptr[i];
 		if (e->type != MSGPACK_OBJECT_MAP)
 			ROOM_NB_FAIL("invalid_argument",
@@ -383,10 +454,11 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
 			ref = proto_get(e, "after");
 			if (proto_obj_streq(ref, "TOP"))
 				at = 0;
-			else if (proto_obj_streq(ref, "BOTTOM") || ref == NULL)
+			else if (proto_obj_streq(ref, "BOTTOM") ||
+			    ref == NULL || ref->type == MSGPACK_OBJECT_NIL)
 				at = (ssize_t)n;
 			else {
-				at = room_nb_resolve(scratch, n, ref);
+				at = room_nb_resolve(nb, scratch, n, ref);
 				if (at < 0)
 					ROOM_NB_FAIL("cell_not_found",
 					    "edit %zu: no cell to insert after",
@@ -396,19 +468,42 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
 			room_nb_mint(scratch, n, id);
 			c = room_nb_cell_new(type, id, s != NULL ? s : "",
 			    s != NULL ? len : 0);
+			if (replay && (ref = proto_get(e, "cell_id")) != NULL &&
+			    ref->type == MSGPACK_OBJECT_STR &&
+			    room_nb_valid_id(ref->via.str.ptr,
+			    ref->via.str.size)) {
+				free(c->id);
+				c->id = xstrndup(ref->via.str.ptr,
+				    ref->via.str.size);
+			}
 			c->mark = 0;
 			if (md != NULL && room_nb_merge(c->metadata, md) != 0) {
 				room_nb_cell_free(c);
 				ROOM_NB_FAIL("invalid_argument",
 				    "edit %zu: bad metadata", i);
 			}
+			if (rp != NULL) {
+				msgpack_pack_map(rp, md != NULL ? 6 : 5);
+				proto_pack_str(rp, "op", "insert");
+				room_nb_pack_after(rp, scratch, at);
+				proto_pack_str(rp, "cell_id", c->id);
+				proto_pack_str(rp, "cell_type",
+				    room_nb_type_name(type));
+				proto_pack_strn(rp, "source", c->source,
+				    c->source_len);
+				if (md != NULL) {
+					proto_pack_key(rp, "metadata");
+					msgpack_pack_object(rp, *md);
+				}
+			}
 			memmove(&scratch[at + 1], &scratch[at],
 			    (n - (size_t)at) * sizeof *scratch);
 			scratch[at] = c;
 			n++;
 			out[i] = xstrdup(c->id);
+			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 4 && memcmp(op, "edit", 4) == 0) {
-			if ((at = room_nb_resolve(scratch, n,
+			if ((at = room_nb_resolve(nb, scratch, n,
 			    proto_get(e, "cell_id"))) < 0)
 				ROOM_NB_FAIL("cell_not_found",
 				    "edit %zu: cell not found", i);
@@ -417,12 +512,7 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
 				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
 				    "nothing to change (source, cell_type or "
 				    "metadata)", i);
-			c = scratch[at];
-			if (c->mark == 1) {
-				c = room_nb_cell_clone(c);
-				c->mark = 0;
-				scratch[at] = c;
-			}
+			c = room_nb_own(scratch, at);
 			if (md != NULL && room_nb_merge(c->metadata, md) != 0)
 				ROOM_NB_FAIL("invalid_argument",
 				    "edit %zu: bad metadata", i);
@@ -435,22 +525,186 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
 			}
 			if (proto_get_str(e, "cell_type", NULL) != NULL)
 				room_nb_cell_set_type(c, type);
+			if (rp != NULL) {
+				msgpack_pack_map(rp, 2 + (s != NULL) +
+				    (md != NULL) + (proto_get_str(e,
+				    "cell_type", NULL) != NULL));
+				proto_pack_str(rp, "op", "edit");
+				proto_pack_str(rp, "cell_id", c->id);
+				if (s != NULL)
+					proto_pack_strn(rp, "source", s, len);
+				if (md != NULL) {
+					proto_pack_key(rp, "metadata");
+					msgpack_pack_object(rp, *md);
+				}
+				if (proto_get_str(e, "cell_type", NULL) != NULL)
+					proto_pack_str(rp, "cell_type",
+					    room_nb_type_name(type));
+			}
 			out[i] = xstrdup(c->id);
+			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 6 && memcmp(op, "delete", 6) == 0) {
-			if ((at = room_nb_resolve(scratch, n,
+			if ((at = room_nb_resolve(nb, scratch, n,
 			    proto_get(e, "cell_id"))) < 0)
 				ROOM_NB_FAIL("cell_not_found",
 				    "edit %zu: cell not found", i);
 			c = scratch[at];
 			out[i] = xstrdup(c->id);
+			if (rp != NULL) {
+				msgpack_pack_map(rp, 2);
+				proto_pack_str(rp, "op", "delete");
+				proto_pack_str(rp, "cell_id", c->id);
+			}
 			if (c->mark == 0)
 				room_nb_cell_free(c);
 			memmove(&scratch[at], &scratch[at + 1],
 			    (n - (size_t)at - 1) * sizeof *scratch);
 			n--;
+			res->kinds |= ROOM_CHANGE_CELLS;
+		} else if (oplen == 4 && memcmp(op, "move", 4) == 0) {
+			list = proto_get_array(e, "cell_ids");
+			if (list == NULL || list->via.array.size == 0)
+				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
+				    "cell_ids must be a non-empty list", i);
+			nmoved = list->via.array.size;
+			moved = xreallocarray(NULL, nmoved, sizeof *moved);
+			for (j = 0; j < nmoved; j++) {
+				at = room_nb_resolve(nb, scratch, n,
+				    &list->via.array.ptr[j]);
+				if (at < 0)
+					ROOM_NB_FAIL("cell_not_found",
+					    "edit %zu: cell %zu to move not "
+					    "found", i, j);
+				moved[j] = scratch[at];
+				for (k = 0; k < j; k++) {
+					if (moved[k] == moved[j])
+						ROOM_NB_FAIL("invalid_argument",
+						    "edit %zu: cell %s named "
+						    "twice", i, moved[j]->id);
+				}
+			}
+			ref = proto_get(e, "after");
+			c = NULL;
+			if (!proto_obj_streq(ref, "TOP") &&
+			    !proto_obj_streq(ref, "BOTTOM") && ref != NULL &&
+			    ref->type != MSGPACK_OBJECT_NIL) {
+				if ((at = room_nb_resolve(nb, scratch, n,
+				    ref)) < 0)
+					ROOM_NB_FAIL("cell_not_found",
+					    "edit %zu: no cell to move after",
+					    i);
+				c = scratch[at];
+				for (k = 0; k < nmoved; k++) {
+					if (moved[k] == c)
+						ROOM_NB_FAIL("invalid_argument",
+						    "edit %zu: cannot move a "
+						    "cell after itself", i);
+				}
+			}
+			/* Take the moved cells out, then put them back. */
+			for (j = 0, k = 0; j < n; j++) {
+				size_t	m;
+
+				for (m = 0; m < nmoved; m++) {
+					if (moved[m] == scratch[j])
+						break;
+				}
+				if (m == nmoved)
+					scratch[k++] = scratch[j];
+			}
+			n = k;
+			if (c != NULL)
+				at = room_nb_index(scratch, n, c->id,
+				    strlen(c->id)) + 1;
+			else if (proto_obj_streq(ref, "TOP"))
+				at = 0;
+			else
+				at = (ssize_t)n;
+			if (rp != NULL) {
+				msgpack_pack_map(rp, 3);
+				proto_pack_str(rp, "op", "move");
+				room_nb_pack_after(rp, scratch, at);
+				proto_pack_key(rp, "cell_ids");
+				msgpack_pack_array(rp, nmoved);
+				for (j = 0; j < nmoved; j++)
+					proto_pack_cstr(rp, moved[j]->id);
+			}
+			memmove(&scratch[at + nmoved], &scratch[at],
+			    (n - (size_t)at) * sizeof *scratch);
+			memcpy(&scratch[at], moved, nmoved * sizeof *moved);
+			n += nmoved;
+			out[i] = xstrdup(moved[0]->id);
+			for (j = 0; j < nmoved; j++)
+				room_nb_touch(res, moved[j]->id);
+			free(moved);
+			moved = NULL;
+			res->kinds |= ROOM_CHANGE_CELLS;
+		} else if (oplen == 13 && memcmp(op, "clear_outputs", 13) == 0) {
+			list = proto_get(e, "cell_ids");
+			if (list != NULL && list->type == MSGPACK_OBJECT_NIL)
+				list = NULL;
+			if (list != NULL && list->type != MSGPACK_OBJECT_ARRAY)
+				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
+				    "cell_ids must be a list", i);
+			nmoved = list != NULL ? list->via.array.size : n;
+			moved = xcalloc(nmoved + 1, sizeof *moved);
+			for (j = 0, k = 0; j < nmoved; j++) {
+				if (list == NULL)
+					at = (ssize_t)j;
+				else if ((at = room_nb_resolve(nb, scratch, n,
+				    &list->via.array.ptr[j])) < 0)
+					ROOM_NB_FAIL("cell_not_found",
+					    "edit %zu: cell %zu to clear not "
+					    "found", i, j);
+				if (scratch[at]->type != ROOM_CELL_CODE)
+					continue;
+				c = room_nb_own(scratch, at);
+				room_nb_clear_outputs(c);
+				c->execution_count = -1;
+				moved[k++] = c;
+				room_nb_touch(res, c->id);
+			}
+			if (rp != NULL) {
+				msgpack_pack_map(rp, 2);
+				proto_pack_str(rp, "op", "clear_outputs");
+				proto_pack_key(rp, "cell_ids");
+				msgpack_pack_array(rp, k);
+				for (j = 0; j < k; j++)
+					proto_pack_cstr(rp, moved[j]->id);
+			}
+			if (k > 0)
+				out[i] = xstrdup(moved[0]->id);
+			else if (list != NULL && list->via.array.size > 0 &&
+			    (at = room_nb_resolve(nb, scratch, n,
+			    &list->via.array.ptr[0])) >= 0)
+				out[i] = xstrdup(scratch[at]->id);
+			free(moved);
+			moved = NULL;
+			res->kinds |= ROOM_CHANGE_OUTPUTS;
+		} else if (oplen == 17 &&
+		    memcmp(op, "notebook_metadata", 17) == 0) {
+			if (md == NULL)
+				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
+				    "notebook_metadata needs a metadata map",
+				    i);
+			if (newmd == NULL && json_object_deep_copy(nb->metadata,
+			    &newmd, NULL) != 0)
+				fatalx("json_object_deep_copy failed");
+			if (room_nb_merge(newmd, md) != 0)
+				ROOM_NB_FAIL("invalid_argument",
+				    "edit %zu: bad metadata", i);
+			if (rp != NULL) {
+				msgpack_pack_map(rp, 2);
+				proto_pack_str(rp, "op", "notebook_metadata");
+				proto_pack_key(rp, "metadata");
+				msgpack_pack_object(rp, *md);
+			}
+			res->kinds |= ROOM_CHANGE_METADATA;
 		} else
 			ROOM_NB_FAIL("invalid_argument", "edit %zu: unknown op "
 			    "\"%.*s\"", i, (int)oplen, op);
+		if (out[i] != NULL)
+			room_nb_touch(res, out[i]);
 	}
 
 	/* Commit: free the originals that did not survive. */
@@ -465,12 +719,17 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, char ***ids,
 	free(nb->cells);
 	nb->cells = scratch;
 	nb->ncells = n;
-	*ids = out;
-	*nids = edits->via.array.size;
-	*index = -1;
+	if (newmd != NULL) {
+		json_object_put(nb->metadata);
+		nb->metadata = newmd;
+	}
+	res->ids = out;
+	res->nids = edits->via.array.size;
+	res->index = -1;
 	return (0);
 
 fail:
+	free(moved);
 	for (j = 0; j < n; j++) {
 		if (scratch[j]->mark == 0)
 			room_nb_cell_free(scratch[j]);
@@ -478,8 +737,14 @@ fail:
 	for (j = 0; j < nb->ncells; j++)
 		nb->cells[j]->mark = 0;
 	free(scratch);
+	json_object_put(newmd);
 	for (j = 0; j < edits->via.array.size; j++)
 		free(out[j]);
 	free(out);
+	for (j = 0; j < res->ntouched; j++)
+		free(res->touched[j]);
+	free(res->touched);
+	res->touched = NULL;
+	res->ntouched = 0;
 	return (-1);
 }

@@ -1,7 +1,15 @@
 /*
- * room.c: rooms, one per open notebook, keyed by real path and by id.
- * A room outlives its peers in this version: untitled rooms stay in
- * memory for the daemon's life.
+ * room.c: rooms, one per notebook, keyed by real path and by id.
+ *
+ * A room is loaded (content in memory) or dormant (content only in the
+ * state store, see room-journal.c).  Every stored room is known from
+ * start-up on (dormant until someone opens it), so ROOM_LIST shows
+ * untitled and unsaved notebooks after a crash.  A loaded room with no
+ * peers and no kernel goes dormant after a grace period; a clean
+ * file-backed one is then forgotten, its file being the whole truth.
+ *
+ * Every change bumps seq, is kept in a log of the last ROOM_LOG_SIZE
+ * changes (ROOM_CHANGES) and is announced to every peer of the room.
  */
 
 #include <sys/stat.h>
@@ -15,13 +23,61 @@
 
 #include "runtimed.h"
 
+#ifndef nitems
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+#endif
+
+/* One entry of a room's change log. */
+struct room_change {
+	uint64_t	  seq;
+	int		  kinds;
+	char		**cells;
+	size_t		  ncells;
+	char		 *exec_id;
+};
+
+/* The last ROOM_LOG_SIZE changes, a ring; base = seq before the oldest. */
+struct room_log {
+	struct room_change	ring[ROOM_LOG_SIZE];
+	size_t			head;
+	size_t			n;
+	uint64_t		base;
+};
+
 static struct room	**room_all;
 static size_t		  room_nall;
+
+static int64_t		  room_grace_ms = 60000;
+static int		  room_grace_set;	/* by --room-grace */
+static int		  room_autosave_on = 1;
+static int64_t		  room_autosave_ms = 2000;
+/* A busy room saves at least this often while changes keep coming. */
+#define ROOM_AUTOSAVE_MAX_MS	30000
+static struct event	 *room_sweep_ev;
+
+static void	room_sweep_arm(void);
+static void	room_autosave_arm(struct room *);
+
+static const char *room_kind_names[] = {
+	"cells", "outputs", "kernel", "saved", "metadata", "reloaded"
+};
+
+/* Rooms with content in memory. */
+u_int
+room_loaded_count(void)
+{
+	size_t	i;
+	u_int	n = 0;
+
+	for (i = 0; i < room_nall; i++)
+		n += room_all[i]->loaded;
+	return (n);
+}
 
 u_int
 room_count(void)
 {
-	return ((u_int)room_nall);
+	return (room_loaded_count());
 }
 
 struct room *
@@ -40,6 +96,21 @@ room_next(struct room *r)
 			return (room_all[i + 1]);
 	}
 	return (NULL);
+}
+
+void
+room_set_grace(int64_t ms)
+{
+	room_grace_ms = ms;
+	room_grace_set = 1;
+}
+
+void
+room_set_autosave(int on, int64_t ms)
+{
+	room_autosave_on = on;
+	if (ms >= 0)
+		room_autosave_ms = ms;
 }
 
 static struct room *
@@ -152,22 +223,57 @@ room_disk_changed(struct room *r)
 	    r->disk_mtime_ns);
 }
 
+/* A room in room_all; id NULL mints one.  Content comes later. */
 static struct room *
-room_new(char *path, const char *kernel, struct room_nb *nb)
+room_new(const char *id, char *path, const char *kernel)
 {
 	struct room	*r;
 
 	r = xcalloc(1, sizeof *r);
-	util_uuid(r->id);
+	if (id != NULL)
+		snprintf(r->id, sizeof r->id, "%s", id);
+	else
+		util_uuid(r->id);
 	r->path = path;
 	r->kernel_name = xstrdup(kernel);
-	r->nb = nb;
+	r->log = xcalloc(1, sizeof *r->log);
 	room_all = xreallocarray(room_all, room_nall + 1, sizeof *room_all);
 	room_all[room_nall++] = r;
 	room_exec_create(r);
-	log_info("room %s created for %s (kernel %s)", r->id,
-	    path != NULL ? path : "untitled", kernel);
 	return (r);
+}
+
+static void
+room_log_clear(struct room_log *log)
+{
+	struct room_change	*ch;
+	size_t			 i, j;
+
+	for (i = 0; i < ROOM_LOG_SIZE; i++) {
+		ch = &log->ring[i];
+		for (j = 0; j < ch->ncells; j++)
+			free(ch->cells[j]);
+		free(ch->cells);
+		free(ch->exec_id);
+		memset(ch, 0, sizeof *ch);
+	}
+	log->head = log->n = 0;
+}
+
+/* Drop the content, keep the room known (dormant). */
+static void
+room_unload_content(struct room *r)
+{
+	room_journal_stop(r);
+	room_watch_remove(r);
+	if (r->autosave_ev != NULL) {
+		event_free(r->autosave_ev);
+		r->autosave_ev = NULL;
+	}
+	room_nb_free(r->nb);
+	r->nb = NULL;
+	r->loaded = 0;
+	room_log_clear(r->log);
 }
 
 static void
@@ -175,11 +281,29 @@ room_free(struct room *r)
 {
 	room_exec_free(r);
 	room_kernel_free(r);
-	room_nb_free(r->nb);
+	room_unload_content(r);
+	free(r->log);
 	free(r->members);
 	free(r->path);
 	free(r->kernel_name);
 	free(r);
+}
+
+/* Take a room out of room_all and free it. */
+static void
+room_remove(struct room *r)
+{
+	size_t	i;
+
+	for (i = 0; i < room_nall; i++) {
+		if (room_all[i] == r) {
+			memmove(&room_all[i], &room_all[i + 1],
+			    (room_nall - i - 1) * sizeof *room_all);
+			room_nall--;
+			break;
+		}
+	}
+	room_free(r);
 }
 
 void
@@ -187,11 +311,73 @@ room_free_all(void)
 {
 	size_t	i;
 
-	for (i = 0; i < room_nall; i++)
+	for (i = 0; i < room_nall; i++) {
+		if (room_all[i]->loaded)
+			room_journal_flush(room_all[i]);
 		room_free(room_all[i]);
+	}
 	free(room_all);
 	room_all = NULL;
 	room_nall = 0;
+	if (room_sweep_ev != NULL) {
+		event_free(room_sweep_ev);
+		room_sweep_ev = NULL;
+	}
+	room_watch_free_all();
+}
+
+/* A stored room becomes a dormant room at start-up. */
+static int
+room_start_one(const struct store_room *sr, void *arg)
+{
+	struct room	*r;
+
+	(void)arg;
+	if (room_find_id(sr->notebook_id, strlen(sr->notebook_id)) != NULL)
+		return (0);
+	if (strlen(sr->notebook_id) >= sizeof r->id)
+		return (0);
+	r = room_new(sr->notebook_id, sr->path != NULL ?
+	    xstrdup(sr->path) : NULL, sr->kernel);
+	/* Journal after the snapshot: content the file does not have. */
+	r->dirty = sr->dirty ||
+	    store_journal_bytes(runtimed_store, sr->notebook_id) > 0;
+	log_info("room %s stored (%s%s)", r->id, r->path != NULL ?
+	    r->path : "untitled", r->dirty ? ", unsaved changes" : "");
+	return (0);
+}
+
+/* At start: know every stored room; start the idle sweep. */
+void
+room_start(void)
+{
+	const char	*env;
+	char		*end;
+	long long	 v;
+
+	if (!room_grace_set &&
+	    (env = getenv("RUNTIMED_ROOM_GRACE_MS")) != NULL) {
+		v = strtoll(env, &end, 10);
+		if (*env != '\0' && *end == '\0' && v >= 0)
+			room_grace_ms = v;
+	}
+	if ((env = getenv("RUNTIMED_AUTOSAVE")) != NULL &&
+	    strcmp(env, "0") == 0)
+		room_autosave_on = 0;
+	room_ipynb_set_blob_dir(runtimed_state_dir);
+	if (runtimed_store != NULL)
+		store_room_each(runtimed_store, room_start_one, NULL);
+	room_sweep_arm();
+}
+
+/* A fresh room is loaded, stored and watched. */
+static void
+room_loaded(struct room *r)
+{
+	r->loaded = 1;
+	r->log->base = r->seq;
+	r->idle_since = 0;
+	room_watch_add(r);
 }
 
 /* ROOM_CREATE: an untitled room, or a room for a file not yet written. */
@@ -210,6 +396,10 @@ room_create(const char *path, const char *kernel, char **cause,
 		xasprintf(cause, "invalid kernel name \"%s\"", kernel);
 		return (NULL);
 	}
+	if (kernel_spec_check(kernel, cause) != 0) {
+		*code = "kernel_unavailable";
+		return (NULL);
+	}
 	if (path != NULL) {
 		if ((canon = room_canon_path(path, &exists, cause)) == NULL)
 			return (NULL);
@@ -226,30 +416,122 @@ room_create(const char *path, const char *kernel, char **cause,
 			return (NULL);
 		}
 	}
-	r = room_new(canon, kernel, room_nb_create());
+	r = room_new(NULL, canon, kernel);
+	r->nb = room_nb_create();
 	r->fresh = 1;
 	r->dirty = canon != NULL;
+	log_info("room %s created for %s (kernel %s)", r->id,
+	    canon != NULL ? canon : "untitled", kernel);
+	room_loaded(r);
+	room_journal_snapshot(r);
+	if (r->dirty)
+		room_autosave_arm(r);
 	room_kernel_start(r);
 	return (r);
 }
 
-/* ROOM_OPEN: join the room for a path or id, loading the file if new. */
+/* The kernelspec a notebook names, when it is a valid name. */
+static const char *
+room_nb_kernel(struct room_nb *nb)
+{
+	struct json_object	*ks, *name;
+
+	if (json_object_object_get_ex(nb->metadata, "kernelspec", &ks) &&
+	    json_object_object_get_ex(ks, "name", &name) &&
+	    json_object_is_type(name, json_type_string) &&
+	    room_valid_kernel_name(json_object_get_string(name)))
+		return (json_object_get_string(name));
+	return (NULL);
+}
+
+/* Load r's content from its file (r->path); keeps the id. */
+static int
+room_load_file(struct room *r, char **cause)
+{
+	struct room_nb	*nb;
+	struct stat	 sb;
+	const char	*kernel;
+
+	if (stat(r->path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		xasprintf(cause, "%s: not a regular file", r->path);
+		return (-1);
+	}
+	if ((nb = room_ipynb_read(r->path, cause)) == NULL)
+		return (-1);
+	room_nb_free(r->nb);
+	r->nb = nb;
+	if ((kernel = room_nb_kernel(nb)) != NULL) {
+		free(r->kernel_name);
+		r->kernel_name = xstrdup(kernel);
+	}
+	r->dirty = 0;
+	r->fresh = 0;
+	room_note_disk(r);
+	return (0);
+}
+
+/* Bring a dormant room back: from its file when clean, else the store. */
+static int
+room_wake(struct room *r, int by_id, char **cause)
+{
+	char	*why = NULL;
+
+	if (r->path != NULL && !r->dirty) {
+		if (access(r->path, F_OK) != 0) {
+			xasprintf(cause, "%s: no such file", r->path);
+			return (-1);
+		}
+		if (room_load_file(r, cause) != 0)
+			return (-1);
+		room_loaded(r);
+		room_journal_snapshot(r);
+		return (0);
+	}
+	if (room_journal_recover(r, &why) != 0) {
+		xasprintf(cause, "notebook %s cannot be recovered: %s", r->id,
+		    why);
+		free(why);
+		return (-1);
+	}
+	/*
+	 * A file-backed room whose file vanished since it was saved: its
+	 * unsaved copy comes back only when asked for by id, so a path
+	 * never silently stands for a stale copy.
+	 */
+	if (r->path != NULL && !by_id && !r->fresh &&
+	    access(r->path, F_OK) != 0) {
+		xasprintf(cause, "%s: no such file; its unsaved changes are "
+		    "kept: open notebook_id %s to get them back, then save",
+		    r->path, r->id);
+		room_nb_free(r->nb);
+		r->nb = NULL;
+		return (-1);
+	}
+	log_info("room %s recovered (%s, seq %llu)", r->id, r->path != NULL ?
+	    r->path : "untitled", (unsigned long long)r->seq);
+	room_loaded(r);
+	if (r->dirty)
+		room_autosave_arm(r);
+	return (0);
+}
+
+/* ROOM_OPEN: the room for a path or id, loading or recovering it. */
 struct room *
 room_open(const char *path, const char *id, char **cause, const char **code)
 {
-	struct room		*r;
-	struct room_nb		*nb;
-	struct json_object	*ks, *name;
-	struct stat		 sb;
-	char			*canon, *why = NULL;
-	const char		*kernel = "python3";
-	int			 exists;
+	struct room	*r;
+	char		*canon, *why = NULL;
+	int		 exists;
 
 	*code = "notebook_unavailable";
 	if (id != NULL) {
-		if ((r = room_find_id(id, strlen(id))) == NULL)
-			xasprintf(cause, "no open notebook has id %s", id);
-		return (r);
+		if ((r = room_find_id(id, strlen(id))) == NULL) {
+			xasprintf(cause, "no notebook has id %s", id);
+			return (NULL);
+		}
+		if (!r->loaded && room_wake(r, 1, cause) != 0)
+			return (NULL);
+		goto found;
 	}
 	if ((canon = room_canon_path(path, &exists, &why)) == NULL) {
 		xasprintf(cause, "%s: %s", path, why);
@@ -258,31 +540,41 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 	}
 	if ((r = room_find_path(canon)) != NULL) {
 		free(canon);
-		return (r);
+		if (!r->loaded && room_wake(r, 0, cause) != 0)
+			return (NULL);
+		goto found;
 	}
 	if (!exists) {
 		xasprintf(cause, "%s: no such file", path);
 		free(canon);
 		return (NULL);
 	}
-	if (stat(canon, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		xasprintf(cause, "%s: not a regular file", path);
-		free(canon);
+	r = room_new(NULL, canon, "python3");
+	if (room_load_file(r, cause) != 0) {
+		room_remove(r);
 		return (NULL);
 	}
-	if ((nb = room_ipynb_read(canon, cause)) == NULL) {
-		free(canon);
-		return (NULL);
-	}
-	if (json_object_object_get_ex(nb->metadata, "kernelspec", &ks) &&
-	    json_object_object_get_ex(ks, "name", &name) &&
-	    json_object_is_type(name, json_type_string) &&
-	    room_valid_kernel_name(json_object_get_string(name)))
-		kernel = json_object_get_string(name);
-	r = room_new(canon, kernel, nb);
-	room_note_disk(r);
-	room_kernel_start(r);
+	log_info("room %s opened %s (kernel %s)", r->id, r->path,
+	    r->kernel_name);
+	room_loaded(r);
+	room_journal_snapshot(r);
+found:
+	if (r->kernel == NULL)
+		room_kernel_start(r);
 	return (r);
+}
+
+/* Is p one of r's client peers? */
+int
+room_is_client_peer(struct room *r, struct peer *p)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nmembers; i++) {
+		if (r->members[i] == p)
+			return (1);
+	}
+	return (0);
 }
 
 void
@@ -291,6 +583,8 @@ room_join(struct room *r, struct peer *p)
 	r->members = xreallocarray(r->members, r->nmembers + 1,
 	    sizeof *r->members);
 	r->members[r->nmembers++] = p;
+	r->idle_since = 0;
+	room_kernel_peers_changed(r);
 }
 
 void
@@ -303,39 +597,247 @@ room_leave(struct room *r, struct peer *p)
 			memmove(&r->members[i], &r->members[i + 1],
 			    (r->nmembers - i - 1) * sizeof *r->members);
 			r->nmembers--;
+			room_kernel_peers_changed(r);
 			return;
 		}
 	}
 }
 
 /*
- * Something in the room changed: bump seq, mark content changes dirty
- * and tell every member but the one that asked.
+ * Record a change: bump seq, keep it in the log, mark content changes
+ * dirty (and due for autosave).  Takes cells (an array of ids, copied).
+ * Announcing is separate, so a request's reply can go first.
+ */
+uint64_t
+room_record(struct room *r, int kinds, char **cells, size_t ncells,
+    const char *exec_id)
+{
+	struct room_log		*log = r->log;
+	struct room_change	*ch;
+	size_t			 i;
+
+	r->seq++;
+	ch = &log->ring[log->head];
+	if (log->n == ROOM_LOG_SIZE)
+		log->base = ch->seq;
+	for (i = 0; i < ch->ncells; i++)
+		free(ch->cells[i]);
+	free(ch->cells);
+	free(ch->exec_id);
+	ch->seq = r->seq;
+	ch->kinds = kinds;
+	ch->ncells = ncells;
+	ch->cells = ncells > 0 ? xreallocarray(NULL, ncells,
+	    sizeof *ch->cells) : NULL;
+	for (i = 0; i < ncells; i++)
+		ch->cells[i] = xstrdup(cells[i]);
+	ch->exec_id = exec_id != NULL ? xstrdup(exec_id) : NULL;
+	log->head = (log->head + 1) % ROOM_LOG_SIZE;
+	if (log->n < ROOM_LOG_SIZE)
+		log->n++;
+	if (kinds & ROOM_CHANGE_CONTENT) {
+		if (!r->dirty || r->unsaved_since == 0)
+			r->unsaved_since = util_mono_ms();
+		r->dirty = 1;
+		room_autosave_arm(r);
+	}
+	return (r->seq);
+}
+
+static void
+room_pack_kinds(msgpack_packer *pk, int kinds)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < nitems(room_kind_names); i++)
+		n += (kinds & (1 << i)) != 0;
+	proto_pack_key(pk, "kinds");
+	msgpack_pack_array(pk, n);
+	for (i = 0; i < nitems(room_kind_names); i++) {
+		if (kinds & (1 << i))
+			proto_pack_cstr(pk, room_kind_names[i]);
+	}
+}
+
+/* {seq, kinds, cell_ids, execution_ids} of one change, plus extra. */
+static void
+room_pack_change(msgpack_packer *pk, struct room_change *ch, int extra)
+{
+	size_t	i;
+
+	msgpack_pack_map(pk, 4 + extra);
+	proto_pack_uint(pk, "seq", ch->seq);
+	room_pack_kinds(pk, ch->kinds);
+	proto_pack_key(pk, "cell_ids");
+	msgpack_pack_array(pk, ch->ncells);
+	for (i = 0; i < ch->ncells; i++)
+		proto_pack_cstr(pk, ch->cells[i]);
+	proto_pack_key(pk, "execution_ids");
+	msgpack_pack_array(pk, ch->exec_id != NULL ? 1 : 0);
+	if (ch->exec_id != NULL)
+		proto_pack_cstr(pk, ch->exec_id);
+}
+
+/* Send the newest change as ROOM_CHANGED to every peer of the room. */
+void
+room_announce(struct room *r)
+{
+	struct room_log		*log = r->log;
+	struct room_change	*ch;
+	struct mpbuf		 b;
+	size_t			 i;
+
+	if (r->nmembers == 0 || log->n == 0)
+		return;
+	ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1) % ROOM_LOG_SIZE];
+	mpbuf_init(&b);
+	room_pack_change(&b.pk, ch, 1);
+	proto_pack_str(&b.pk, "notebook_id", r->id);
+	for (i = 0; i < r->nmembers; i++)
+		peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0, &b.sb);
+	mpbuf_free(&b);
+}
+
+/* ROOM_CHANGES_REPLY {seq, resync, changes} for changes after `after`. */
+int
+room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
+{
+	struct room_log	*log = r->log;
+	size_t		 i, first, n = 0;
+	int		 resync;
+
+	resync = after > r->seq || after < log->base;
+	if (!resync)
+		n = (size_t)(r->seq - after);
+	msgpack_pack_map(pk, 3);
+	proto_pack_uint(pk, "seq", r->seq);
+	proto_pack_bool(pk, "resync", resync);
+	proto_pack_key(pk, "changes");
+	msgpack_pack_array(pk, n);
+	first = (log->head + ROOM_LOG_SIZE - n) % ROOM_LOG_SIZE;
+	for (i = 0; i < n; i++)
+		room_pack_change(pk, &log->ring[(first + i) % ROOM_LOG_SIZE],
+		    0);
+	return (0);
+}
+
+static int
+room_kind_parse(const char *kind)
+{
+	size_t	i;
+
+	for (i = 0; i < nitems(room_kind_names); i++) {
+		if (strcmp(kind, room_kind_names[i]) == 0)
+			return (1 << i);
+	}
+	return (0);
+}
+
+/*
+ * Something in the room changed that room.c did not do itself (kernel
+ * state, outputs, kernelspec metadata): record, persist, announce.
+ * Content changed this way is persisted by a (debounced) snapshot.
  */
 void
 room_changed(struct room *r, struct peer *except, const char *kind)
 {
-	struct mpbuf	b;
-	size_t		i;
+	int	kinds = room_kind_parse(kind);
 
-	r->seq++;
-	if (strcmp(kind, "cells") == 0 || strcmp(kind, "outputs") == 0)
-		r->dirty = 1;
-	if (r->nmembers == 0)
-		return;
+	(void)except;
+	room_record(r, kinds, NULL, 0, NULL);
+	if (kinds & ROOM_CHANGE_CONTENT) {
+		r->persist_full = 1;
+		room_journal_later(r);
+	}
+	room_announce(r);
+}
+
+/*
+ * A change to one cell from an execution (kind "outputs" usually):
+ * record with the cell and run, journal the cell's outputs (debounced),
+ * announce.
+ */
+void
+room_cell_changed(struct room *r, const char *kind, const char *cell_id,
+    const char *execution_id)
+{
+	char	*cells[1];
+	int	 kinds = room_kind_parse(kind);
+	size_t	 i;
+
+	cells[0] = (char *)cell_id;
+	room_record(r, kinds, cells, cell_id != NULL ? 1 : 0, execution_id);
+	if (kinds & ROOM_CHANGE_CONTENT) {
+		if (cell_id == NULL || (kinds & ~ROOM_CHANGE_OUTPUTS &
+		    ROOM_CHANGE_CONTENT))
+			r->persist_full = 1;
+		else {
+			for (i = 0; i < r->npend_outputs; i++) {
+				if (strcmp(r->pend_outputs[i], cell_id) == 0)
+					break;
+			}
+			if (i == r->npend_outputs) {
+				r->pend_outputs = xreallocarray(
+				    r->pend_outputs, r->npend_outputs + 1,
+				    sizeof *r->pend_outputs);
+				r->pend_outputs[r->npend_outputs++] =
+				    xstrdup(cell_id);
+			}
+		}
+		room_journal_later(r);
+	}
+	room_announce(r);
+}
+
+/*
+ * ROOM_EDIT: apply a batch (only at if_seq, when given), journal it
+ * durably, record the change.  The caller replies, then announces.
+ */
+int
+room_edit(struct room *r, const msgpack_object *edits,
+    const msgpack_object *if_seq, struct room_nb_result *res, char **cause,
+    const char **code)
+{
+	struct mpbuf	 b;
+	char		*why = NULL;
+
+	memset(res, 0, sizeof *res);
+	res->index = -1;
+	if (if_seq != NULL && if_seq->type != MSGPACK_OBJECT_NIL) {
+		if (if_seq->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
+			*code = "invalid_argument";
+			xasprintf(cause, "if_seq must be a non-negative "
+			    "integer");
+			return (-1);
+		}
+		if (if_seq->via.u64 != r->seq) {
+			*code = "conflict";
+			xasprintf(cause, "the notebook changed (seq %llu, not "
+			    "%llu); read it again and retry",
+			    (unsigned long long)r->seq,
+			    (unsigned long long)if_seq->via.u64);
+			return (-1);
+		}
+	}
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 3);
-	proto_pack_uint(&b.pk, "seq", r->seq);
-	proto_pack_str(&b.pk, "notebook_id", r->id);
-	proto_pack_key(&b.pk, "kinds");
-	msgpack_pack_array(&b.pk, 1);
-	proto_pack_cstr(&b.pk, kind);
-	for (i = 0; i < r->nmembers; i++) {
-		if (r->members[i] != except)
-			peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0,
-			    &b.sb);
+	if (room_nb_edit(r->nb, edits, 0, &b.pk, res, cause, code) != 0) {
+		mpbuf_free(&b);
+		return (-1);
+	}
+	room_record(r, res->kinds, res->touched, res->ntouched, NULL);
+	if (room_journal_edit(r, b.sb.data, b.sb.size, &why) != 0) {
+		/* Applied but not durable: say so, never acknowledge it. */
+		*code = "notebook_unavailable";
+		xasprintf(cause, "the edit could not be made durable (%s); "
+		    "it is applied in memory only", why);
+		free(why);
+		mpbuf_free(&b);
+		room_announce(r);
+		room_nb_result_free(res);
+		return (-1);
 	}
 	mpbuf_free(&b);
+	return (0);
 }
 
 static void
@@ -360,12 +862,15 @@ room_pack_kernel(struct room *r, msgpack_packer *pk)
 void
 room_pack_summary(struct room *r, msgpack_packer *pk)
 {
-	msgpack_pack_map(pk, 7);
+	const char	*ks = room_kernel_state(r);
+
+	msgpack_pack_map(pk, 8);
 	proto_pack_str(pk, "notebook_id", r->id);
 	room_pack_path(r, pk);
 	proto_pack_uint(pk, "peers", r->nmembers);
-	proto_pack_uint(pk, "agents", r->kernel != NULL &&
-	    strcmp(room_kernel_state(r), "dead") != 0 ? 1 : 0);
+	proto_pack_uint(pk, "agents", strcmp(ks, "none") != 0 &&
+	    strcmp(ks, "dead") != 0 ? 1 : 0);
+	proto_pack_bool(pk, "loaded", r->loaded);
 	proto_pack_bool(pk, "dirty", r->dirty);
 	proto_pack_uint(pk, "seq", r->seq);
 	room_pack_kernel(r, pk);
@@ -433,12 +938,12 @@ room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 }
 
 /*
- * ROOM_SAVE: write the notebook, to path when given (save-as: the room
- * stands for that file from then on).  Refuses to overwrite a file that
- * changed on disk since load, or another file, unless force.
+ * Write the notebook to path when given (save-as: the room stands for
+ * that file from then on).  Refuses to overwrite a file that changed on
+ * disk since load, or another file, unless force.  Does not announce.
  */
-int
-room_save(struct room *r, const char *path, int force, char **cause,
+static int
+room_save_file(struct room *r, const char *path, int force, char **cause,
     const char **code)
 {
 	char	*target, *why = NULL;
@@ -474,6 +979,7 @@ room_save(struct room *r, const char *path, int force, char **cause,
 			return (-1);
 		}
 		if (!same) {
+			*code = "file_changed_on_disk";
 			xasprintf(cause, "%s exists; save with force to "
 			    "overwrite", target);
 			free(target);
@@ -487,11 +993,205 @@ room_save(struct room *r, const char *path, int force, char **cause,
 		free(target);
 		return (-1);
 	}
-	free(r->path);
-	r->path = target;
+	if (!same) {
+		room_watch_remove(r);
+		free(r->path);
+		r->path = target;
+		room_watch_add(r);
+	} else
+		free(target);
 	r->fresh = 0;
 	room_note_disk(r);
 	log_info("room %s saved to %s", r->id, r->path);
 	r->dirty = 0;
+	r->unsaved_since = 0;
+	if (r->autosave_ev != NULL)
+		evtimer_del(r->autosave_ev);
+	room_journal_flush(r);
+	room_journal_snapshot(r);
 	return (0);
+}
+
+/* ROOM_SAVE: save and record it; the caller replies, then announces. */
+int
+room_save(struct room *r, const char *path, int force, char **cause,
+    const char **code)
+{
+	if (room_save_file(r, path, force, cause, code) != 0)
+		return (-1);
+	room_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
+	return (0);
+}
+
+static void
+room_autosave_fire(evutil_socket_t fd, short events, void *arg)
+{
+	struct room	*r = arg;
+	struct timeval	 tv;
+	char		*cause = NULL;
+	const char	*code;
+
+	(void)fd;
+	(void)events;
+	if (!r->loaded || !r->dirty || r->path == NULL)
+		return;
+	/* Mid-run, wait for the run to end, but not for ever. */
+	if (room_exec_queue_length(r) > 0 && r->unsaved_since != 0 &&
+	    util_mono_ms() - r->unsaved_since < ROOM_AUTOSAVE_MAX_MS) {
+		tv.tv_sec = room_autosave_ms / 1000;
+		tv.tv_usec = (room_autosave_ms % 1000) * 1000;
+		evtimer_add(r->autosave_ev, &tv);
+		return;
+	}
+	if (room_save(r, NULL, 0, &cause, &code) != 0) {
+		log_info("room %s: autosave skipped: %s", r->id, cause);
+		free(cause);
+		return;
+	}
+	room_announce(r);
+}
+
+/* (Re)arm autosave after a change to a file-backed room. */
+static void
+room_autosave_arm(struct room *r)
+{
+	struct timeval	tv;
+	int64_t		ms = room_autosave_ms;
+
+	if (!room_autosave_on || r->path == NULL || !r->loaded)
+		return;
+	if (r->autosave_ev == NULL)
+		r->autosave_ev = evtimer_new(runtimed_base, room_autosave_fire,
+		    r);
+	/* Changes that keep coming do not postpone it for ever. */
+	if (r->unsaved_since != 0 && util_mono_ms() - r->unsaved_since >=
+	    ROOM_AUTOSAVE_MAX_MS && evtimer_pending(r->autosave_ev, NULL))
+		return;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(r->autosave_ev, &tv);
+}
+
+/* Has the room nothing holding it in memory? */
+static int
+room_idle(struct room *r)
+{
+	const char	*ks;
+
+	if (!r->loaded || r->nmembers > 0 || room_exec_queue_length(r) > 0)
+		return (0);
+	ks = room_kernel_state(r);
+	return (strcmp(ks, "none") == 0 || strcmp(ks, "dead") == 0);
+}
+
+/* Put an idle room to sleep: its state stays in the store. */
+static void
+room_unload(struct room *r)
+{
+	char	*cause = NULL;
+	const char *code;
+
+	if (r->dirty && r->path != NULL && room_autosave_on &&
+	    room_save(r, NULL, 0, &cause, &code) != 0) {
+		log_info("room %s: save before unloading skipped: %s", r->id,
+		    cause);
+		free(cause);
+	}
+	room_journal_flush(r);
+	room_kernel_free(r);
+	log_info("room %s unloaded (%s)", r->id, r->path != NULL ? r->path :
+	    "untitled");
+	if (r->path != NULL && !r->dirty) {
+		/* Clean and file-backed: the file is the whole truth. */
+		room_journal_forget(r);
+		room_remove(r);
+		return;
+	}
+	room_unload_content(r);
+}
+
+static void
+room_sweep(evutil_socket_t fd, short events, void *arg)
+{
+	int64_t	now = util_mono_ms();
+	size_t	i;
+
+	(void)fd;
+	(void)events;
+	(void)arg;
+	for (i = 0; i < room_nall; i++) {
+		if (!room_idle(room_all[i])) {
+			room_all[i]->idle_since = 0;
+			continue;
+		}
+		if (room_all[i]->idle_since == 0)
+			room_all[i]->idle_since = now;
+		if (now - room_all[i]->idle_since >= room_grace_ms) {
+			room_unload(room_all[i]);
+			i = (size_t)-1;	/* room_all may have shrunk */
+			now = util_mono_ms();
+		}
+	}
+	room_sweep_arm();
+}
+
+static void
+room_sweep_arm(void)
+{
+	struct timeval	tv;
+	int64_t		ms = room_grace_ms / 4;
+
+	if (runtimed_base == NULL)
+		return;
+	if (ms > 1000)
+		ms = 1000;
+	if (ms < 50)
+		ms = 50;
+	if (room_sweep_ev == NULL)
+		room_sweep_ev = evtimer_new(runtimed_base, room_sweep, NULL);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(room_sweep_ev, &tv);
+}
+
+/*
+ * The file may have changed on disk (room-watch.c saw its name).  Our
+ * own saves match what room_note_disk remembered and are ignored.  A
+ * clean room reloads and says "reloaded"; a dirty one keeps its content
+ * and ROOM_SAVE refuses with file_changed_on_disk unless force.
+ */
+void
+room_disk_check(struct room *r)
+{
+	struct room_nb	*nb;
+	char		*cause = NULL;
+	const char	*kernel;
+
+	if (!r->loaded || r->path == NULL || !room_disk_changed(r))
+		return;
+	if (r->dirty) {
+		log_info("room %s: %s changed on disk; keeping unsaved "
+		    "changes", r->id, r->path);
+		return;
+	}
+	if ((nb = room_ipynb_read(r->path, &cause)) == NULL) {
+		/* Likely half written by an editor; the next event retries. */
+		log_info("room %s: not reloading: %s", r->id, cause);
+		free(cause);
+		return;
+	}
+	room_journal_flush(r);
+	room_nb_free(r->nb);
+	r->nb = nb;
+	if ((kernel = room_nb_kernel(nb)) != NULL &&
+	    strcmp(kernel, r->kernel_name) != 0) {
+		free(r->kernel_name);
+		r->kernel_name = xstrdup(kernel);
+	}
+	room_note_disk(r);
+	log_info("room %s: reloaded %s", r->id, r->path);
+	room_record(r, ROOM_CHANGE_RELOADED, NULL, 0, NULL);
+	r->dirty = 0;
+	room_journal_snapshot(r);
+	room_announce(r);
 }

@@ -43,6 +43,17 @@ runtimed_usage(int status)
 	    "                $XDG_RUNTIME_DIR/runtimed/runtimed.sock)\n"
 	    "  -s statedir   state directory (default "
 	    "$RUNTIMED_STATE_DIR)\n"
+	    "  --kernel-keepalive SECS  keep a kernel SECS after its last "
+	    "client left\n"
+	    "                (default 30, $RUNTIMED_KERNEL_KEEPALIVE)\n"
+	    "  --warm-pool N kernels kept started for new notebooks "
+	    "(default 1,\n"
+	    "                $RUNTIMED_WARM_POOL; 0 disables)\n"
+	    "  --no-autosave           do not save file-backed notebooks "
+	    "by themselves\n"
+	    "  --autosave-delay SECS   autosave this long after the last "
+	    "change (2)\n"
+	    "  --room-grace SECS       unload rooms idle this long (60)\n"
 	    "  status        show the running daemon\n"
 	    "  stop          stop the running daemon\n");
 	exit(status);
@@ -62,7 +73,7 @@ runtimed_stop_check(evutil_socket_t fd, short events, void *arg)
 	struct timeval	tv = { 0, 100000 };
 
 	room_kernel_reap();
-	if (room_kernel_count() == 0) {
+	if (room_kernel_processes() == 0) {
 		event_base_loopbreak(runtimed_base);
 		return;
 	}
@@ -93,6 +104,7 @@ runtimed_stop(void)
 	log_info("stopping");
 	server_stop_accepting();
 	server_client_free_all();
+	kernel_pool_stop();
 	room_kernel_shutdown_all();
 	runtimed_stop_deadline = util_mono_ms() + RUNTIMED_STOP_GRACE_MS;
 	runtimed_stop_timer = evtimer_new(runtimed_base, runtimed_stop_check,
@@ -185,6 +197,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	/* Durable state: opened once the lock is ours, so one writer. */
 	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) == NULL)
 		fatalx("%s", cause);
+	room_start();
 
 	ev_term = evsignal_new(runtimed_base, SIGTERM, runtimed_signal, NULL);
 	ev_int = evsignal_new(runtimed_base, SIGINT, runtimed_signal, NULL);
@@ -195,6 +208,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 
 	log_info("started, pid %ld, version %s, state %s", (long)getpid(),
 	    RUNTIMED_VERSION, runtimed_state_dir);
+	kernel_pool_fill();
 	if (!foreground) {
 		/* Children's stderr goes to the log from now on. */
 		if ((fd = open("/dev/null", O_RDONLY)) != -1) {
@@ -217,6 +231,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	server_shutdown_listener();
 	server_unlink_socket();
 	room_free_all();
+	room_exec_flush();
 	store_close(runtimed_store);
 	runtimed_store = NULL;
 	event_free(ev_term);
@@ -394,17 +409,45 @@ runtimed_stop_cmd(const char *sock)
 	return (1);
 }
 
+/* A decimal number from min to max, or -1. */
+static int
+runtimed_number(const char *s, int min, int max)
+{
+	char	*end;
+	long	 n;
+
+	if (*s == '\0')
+		return (-1);
+	n = strtol(s, &end, 10);
+	if (*end != '\0' || n < min || n > max)
+		return (-1);
+	return ((int)n);
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "no-autosave", no_argument, NULL, 'N' },
+		{ "autosave-delay", required_argument, NULL, 'A' },
+		{ "room-grace", required_argument, NULL, 'G' },
+		{ "kernel-keepalive", required_argument, NULL, 'K' },
+		{ "warm-pool", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char	*sock = NULL;
+	const char	*env;
+	char	*sock = NULL, *end;
+	double	 secs;
 	int	 ch, rc, foreground = 0, level = LOG_LEVEL_WARN;
 
+	if ((env = getenv("RUNTIMED_KERNEL_KEEPALIVE")) != NULL &&
+	    runtimed_number(env, 0, 86400) >= 0)
+		room_kernel_keepalive = runtimed_number(env, 0, 86400);
+	if ((env = getenv("RUNTIMED_WARM_POOL")) != NULL &&
+	    runtimed_number(env, 0, 16) >= 0)
+		kernel_pool_set_size(runtimed_number(env, 0, 16));
 	while ((ch = getopt_long(argc, argv, "DhS:s:Vv", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -421,9 +464,43 @@ main(int argc, char **argv)
 			free(runtimed_state_dir);
 			runtimed_state_dir = xstrdup(optarg);
 			break;
+		case 'N':
+			room_set_autosave(0, -1);
+			break;
+		case 'A':
+		case 'G':
+			secs = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || secs < 0 ||
+			    secs > 86400) {
+				fprintf(stderr, "runtimed: --%s: not a number "
+				    "of seconds: %s\n", ch == 'A' ?
+				    "autosave-delay" : "room-grace", optarg);
+				return (2);
+			}
+			if (ch == 'A')
+				room_set_autosave(1, (int64_t)(secs * 1000));
+			else
+				room_set_grace((int64_t)(secs * 1000));
+			break;
 		case 'V':
 			printf("runtimed %s\n", RUNTIMED_VERSION);
 			return (0);
+		case 'K':
+			if ((rc = runtimed_number(optarg, 0, 86400)) < 0) {
+				fprintf(stderr, "runtimed: --kernel-keepalive: "
+				    "0 to 86400 seconds\n");
+				return (2);
+			}
+			room_kernel_keepalive = rc;
+			break;
+		case 'P':
+			if ((rc = runtimed_number(optarg, 0, 16)) < 0) {
+				fprintf(stderr, "runtimed: --warm-pool: 0 to "
+				    "16 kernels\n");
+				return (2);
+			}
+			kernel_pool_set_size(rc);
+			break;
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
 				level++;

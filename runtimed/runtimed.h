@@ -28,6 +28,10 @@
 #define RUNTIMED_RUNS_KEPT	8
 /* EXEC_GET wait cap. */
 #define RUNTIMED_WAIT_MAX_MS	50000
+/* Seconds a kernel outlives its room's last client peer (room-kernel.c). */
+#define RUNTIMED_KERNEL_KEEPALIVE	30
+/* Kernels of the default kernelspec kept started (kernel-pool.c). */
+#define RUNTIMED_WARM_POOL	1
 /* How long a graceful stop waits for agents before SIGKILL. */
 #define RUNTIMED_STOP_GRACE_MS	5000
 
@@ -63,8 +67,34 @@ struct room_nb {
 	size_t			 ncells;
 };
 
+/* What changed in a room (ROOM_CHANGED kinds), as bits. */
+#define ROOM_CHANGE_CELLS	0x01
+#define ROOM_CHANGE_OUTPUTS	0x02
+#define ROOM_CHANGE_KERNEL	0x04
+#define ROOM_CHANGE_SAVED	0x08
+#define ROOM_CHANGE_METADATA	0x10
+#define ROOM_CHANGE_RELOADED	0x20
+/* Kinds that change notebook content (and so the dirty flag). */
+#define ROOM_CHANGE_CONTENT	(ROOM_CHANGE_CELLS|ROOM_CHANGE_OUTPUTS|\
+				 ROOM_CHANGE_METADATA)
+
+/* Changes a room keeps for ROOM_CHANGES. */
+#define ROOM_LOG_SIZE		1024
+
+/* What an edit batch did (room-nb.c fills it). */
+struct room_nb_result {
+	char		**ids;		/* one per edit; NULL entries = nil */
+	size_t		  nids;
+	int		  kinds;	/* ROOM_CHANGE_* */
+	char		**touched;	/* cell ids the batch touched */
+	size_t		  ntouched;
+	int		  index;	/* the failing edit, or -1 */
+};
+
 struct room_kernel;
 struct room_execs;
+struct room_log;
+struct room_watch;
 
 /*
  * A room: one open notebook, shared by every peer that joined it (owned
@@ -91,6 +121,27 @@ struct room {
 
 	struct room_kernel	*kernel;
 	struct room_execs	*execs;
+
+	/*
+	 * Durability (room-journal.c).  A room is loaded (nb in memory) or
+	 * dormant (only in the store, nb NULL).  jseq numbers journal
+	 * entries, independent of seq, which also counts kernel changes.
+	 */
+	int			 loaded;
+	uint64_t		 jseq;
+	size_t			 journal_bytes;	/* since the snapshot */
+	size_t			 snapshot_bytes;
+	int			 persist_full;	/* changed outside the journal */
+	char			**pend_outputs;	/* cells with unjournaled outputs */
+	size_t			 npend_outputs;
+	struct event		*persist_ev;
+
+	struct room_log		*log;		/* room.c: recent changes */
+	int64_t			 idle_since;	/* no peers, no kernel (ms) */
+	struct event		*autosave_ev;	/* room.c: autosave timer */
+	int64_t			 unsaved_since;	/* first unsaved change (ms) */
+	struct room_watch	*watch;		/* room-watch.c */
+	int			 reload_pending;
 };
 
 /* runtimed.c */
@@ -120,6 +171,21 @@ struct room	*room_open(const char *, const char *, char **,
 void		 room_join(struct room *, struct peer *);
 void		 room_leave(struct room *, struct peer *);
 void		 room_changed(struct room *, struct peer *, const char *);
+void		 room_cell_changed(struct room *, const char *, const char *,
+		     const char *);
+uint64_t	 room_record(struct room *, int, char **, size_t,
+		     const char *);
+void		 room_announce(struct room *);
+int		 room_edit(struct room *, const msgpack_object *,
+		     const msgpack_object *, struct room_nb_result *,
+		     char **, const char **);
+int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
+void		 room_start(void);
+void		 room_set_grace(int64_t);
+void		 room_set_autosave(int, int64_t);
+void		 room_disk_check(struct room *);
+int		 room_is_client_peer(struct room *, struct peer *);
+u_int		 room_loaded_count(void);
 void		 room_pack_summary(struct room *, msgpack_packer *);
 void		 room_pack_joined(struct room *, msgpack_packer *, int);
 void		 room_pack_cell(msgpack_packer *, const struct room_cell *);
@@ -146,11 +212,30 @@ int			 room_nb_type_parse(const char *, size_t,
 void			 room_nb_cell_set_type(struct room_cell *,
 			     enum room_cell_type);
 int			 room_nb_edit(struct room_nb *,
-			     const msgpack_object *,
-			     char ***, size_t *, int *, char **, const char **);
+			     const msgpack_object *, int, msgpack_packer *,
+			     struct room_nb_result *, char **, const char **);
+void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_clear_outputs(struct room_cell *);
 
+/* room-journal.c */
+void		 room_journal_snapshot(struct room *);
+int		 room_journal_edit(struct room *, const char *, size_t,
+		     char **);
+void		 room_journal_flush(struct room *);
+void		 room_journal_later(struct room *);
+int		 room_journal_recover(struct room *, char **);
+void		 room_journal_forget(struct room *);
+void		 room_journal_stop(struct room *);
+void		 room_journal_pack_nb(msgpack_packer *, struct room_nb *);
+struct room_nb	*room_journal_unpack_nb(const msgpack_object *, char **);
+
+/* room-watch.c */
+void		 room_watch_add(struct room *);
+void		 room_watch_remove(struct room *);
+void		 room_watch_free_all(void);
+
 /* room-ipynb.c */
+void		 room_ipynb_set_blob_dir(const char *);
 struct room_nb	*room_ipynb_parse(const char *, size_t, char **);
 struct room_nb	*room_ipynb_read(const char *, char **);
 char		*room_ipynb_dump(struct room_nb *, size_t *);
@@ -160,6 +245,16 @@ void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 char		*room_ipynb_json_dump(struct json_object *, size_t *);
 
 /* room-kernel.c */
+extern int	 room_kernel_keepalive;
+struct room_kernel *room_kernel_spawn(struct room *, const char *);
+void		 room_kernel_detach(struct room_kernel *, int);
+int		 room_kernel_replace(struct room *, struct peer *, uint32_t,
+		     const char *);
+void		 room_kernel_peers_changed(struct room *);
+u_int		 room_kernel_processes(void);
+int		 room_kernel_is_dead(struct room_kernel *);
+int		 room_kernel_is_starting(struct room_kernel *);
+const char	*room_kernel_name(struct room_kernel *);
 void		 room_kernel_start(struct room *);
 void		 room_kernel_free(struct room *);
 const char	*room_kernel_state(struct room *);
@@ -192,5 +287,27 @@ void	room_exec_kernel_died(struct room *, const char *);
 void	room_exec_interrupt(struct room *, const char *);
 u_int	room_exec_queue_length(struct room *);
 void	room_exec_peer_gone(struct peer *);
+void	room_exec_flush(void);
+
+/* kernel-pool.c */
+void		 kernel_pool_set_size(int);
+void		 kernel_pool_fill(void);
+struct room_kernel *kernel_pool_take(const char *);
+void		 kernel_pool_lost(struct room_kernel *);
+void		 kernel_pool_stop(void);
+
+/* kernel-spec.c */
+int	kernel_spec_check(const char *, char **);
+void	kernel_spec_list(struct peer *, uint32_t);
+void	kernel_spec_select(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
+
+/* kernel-record.c */
+void	kernel_record_put(const char *, const char *, void *, size_t);
+void	kernel_record_flush(void);
+void	kernel_record_stop(void);
+
+/* kernel-blob.c */
+void	kernel_blob_get(struct peer *, uint32_t, const msgpack_object *);
 
 #endif

@@ -205,42 +205,46 @@ out:
 	free(id);
 }
 
+/* ROOM_EDIT: reply {seq, cells}, then ROOM_CHANGED to every peer. */
 static void
 server_client_edit(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
-	struct mpbuf	 b;
-	char		**ids = NULL, *cause = NULL;
-	const char	*code;
-	size_t		 nids = 0, i;
-	int		 index;
+	struct room_nb_result	 res;
+	struct mpbuf		 b;
+	char			*cause = NULL;
+	const char		*code;
+	size_t			 i;
 
-	if (room_nb_edit(c->room->nb, proto_get(body, "edits"), &ids, &nids,
-	    &index, &cause, &code) != 0) {
+	if (room_edit(c->room, proto_get(body, "edits"),
+	    proto_get(body, "if_seq"), &res, &cause, &code) != 0) {
 		mpbuf_init(&b);
-		msgpack_pack_map(&b.pk, 3);
+		msgpack_pack_map(&b.pk, res.index >= 0 ? 3 : 2);
 		proto_pack_str(&b.pk, "code", code);
 		proto_pack_str(&b.pk, "message", cause);
-		proto_pack_int(&b.pk, "index", index);
+		if (res.index >= 0)
+			proto_pack_int(&b.pk, "index", res.index);
 		peer_send(c->peer, PROTO_MSG_ERROR, id, &b.sb);
 		mpbuf_free(&b);
 		free(cause);
 		return;
 	}
-	room_changed(c->room, c->peer, "cells");
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 2);
 	proto_pack_uint(&b.pk, "seq", c->room->seq);
 	proto_pack_key(&b.pk, "cells");
-	msgpack_pack_array(&b.pk, nids);
-	for (i = 0; i < nids; i++) {
+	msgpack_pack_array(&b.pk, res.nids);
+	for (i = 0; i < res.nids; i++) {
 		msgpack_pack_map(&b.pk, 1);
-		proto_pack_str(&b.pk, "cell_id", ids[i]);
-		free(ids[i]);
+		if (res.ids[i] != NULL)
+			proto_pack_str(&b.pk, "cell_id", res.ids[i]);
+		else
+			proto_pack_nil(&b.pk, "cell_id");
 	}
-	free(ids);
+	room_nb_result_free(&res);
 	peer_send(c->peer, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb);
 	mpbuf_free(&b);
+	room_announce(c->room);
 }
 
 static void
@@ -254,9 +258,11 @@ server_client_save(struct server_client *c, uint32_t id,
 
 	if (server_client_opt_str(body, "path", &path) != 0 ||
 	    (proto_get(body, "force") != NULL &&
+	    proto_get(body, "force")->type != MSGPACK_OBJECT_NIL &&
 	    proto_get_bool(body, "force", &force) != 0)) {
 		peer_send_error(c->peer, id, "invalid_argument",
 		    "path must be a string and force a boolean");
+		free(path);
 		return;
 	}
 	if (room_save(c->room, path, force, &cause, &code) != 0) {
@@ -266,12 +272,31 @@ server_client_save(struct server_client *c, uint32_t id,
 		return;
 	}
 	free(path);
-	room_changed(c->room, c->peer, "saved");
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 2);
 	proto_pack_str(&b.pk, "path", c->room->path);
 	proto_pack_uint(&b.pk, "seq", c->room->seq);
 	peer_send(c->peer, PROTO_MSG_ROOM_SAVE_REPLY, id, &b.sb);
+	mpbuf_free(&b);
+	room_announce(c->room);
+}
+
+/* ROOM_CHANGES {after} -> ROOM_CHANGES_REPLY {seq, resync, changes}. */
+static void
+server_client_changes(struct server_client *c, uint32_t id,
+    const msgpack_object *body)
+{
+	struct mpbuf	b;
+	int64_t		after;
+
+	if (proto_get_int(body, "after", &after) != 0 || after < 0) {
+		peer_send_error(c->peer, id, "invalid_argument",
+		    "after must be a non-negative integer (a seq)");
+		return;
+	}
+	mpbuf_init(&b);
+	room_changes_pack(c->room, (uint64_t)after, &b.pk);
+	peer_send(c->peer, PROTO_MSG_ROOM_CHANGES_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
 
@@ -305,6 +330,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 		break;
 	case PROTO_MSG_ROOM_SAVE:
 		server_client_save(c, hdr->id, body);
+		break;
+	case PROTO_MSG_ROOM_CHANGES:
+		server_client_changes(c, hdr->id, body);
 		break;
 	case PROTO_MSG_EXEC_RUN:
 		room_exec_run(c->room, c->peer, hdr->id, body);
@@ -382,12 +410,22 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 	case PROTO_MSG_ROOM_GET:
 	case PROTO_MSG_ROOM_EDIT:
 	case PROTO_MSG_ROOM_SAVE:
+	case PROTO_MSG_ROOM_CHANGES:
 	case PROTO_MSG_EXEC_RUN:
 	case PROTO_MSG_EXEC_GET:
 	case PROTO_MSG_KERNEL_INTERRUPT:
 	case PROTO_MSG_KERNEL_RESTART:
 	case PROTO_MSG_KERNEL_INFO:
 		server_client_room(c, hdr, body);
+		break;
+	case PROTO_MSG_KERNEL_LIST:
+		kernel_spec_list(p, hdr->id);
+		break;
+	case PROTO_MSG_KERNEL_SELECT:
+		kernel_spec_select(c->room, p, hdr->id, body);
+		break;
+	case PROTO_MSG_BLOB_GET:
+		kernel_blob_get(p, hdr->id, body);
 		break;
 	case PROTO_MSG_OK:
 	case PROTO_MSG_PONG:

@@ -112,6 +112,7 @@ struct run {
 	char			*dead;		/* dead reason */
 	int			 nstream;	/* stream frames */
 	int			 clear;
+	int			 nupdate;	/* update_display_data */
 };
 
 static void
@@ -151,6 +152,7 @@ execute_wait(const char *exec_id, struct run *r, int quiet)
 	const msgpack_object	*o, *out;
 	struct json_object	*j, *t;
 	char			*s;
+	int			 upd;
 
 	memset(r, 0, sizeof *r);
 	r->outputs = json_object_new_array();
@@ -174,6 +176,8 @@ execute_wait(const char *exec_id, struct run *r, int quiet)
 			out = proto_get_map(o, "output");
 			CHECK(out != NULL, "output is not a map");
 			j = mpjson_unpack(out);
+			if (proto_get_bool(o, "update", &upd) == 0 && upd)
+				r->nupdate++;
 			if (json_object_object_get_ex(j, "output_type", &t) &&
 			    strcmp(json_object_get_string(t), "stream") == 0)
 				r->nstream++;
@@ -263,8 +267,9 @@ start(const char *name, int64_t *ms, char **err)
 
 	CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 4);
+	msgpack_pack_map(&b.pk, 5);
 	proto_pack_str(&b.pk, "kernel_id", "0123abcd-live-test");
+	proto_pack_str(&b.pk, "state_dir", rdir);
 	proto_pack_str(&b.pk, "kernel_name", name);
 	proto_pack_str(&b.pk, "cwd", cwd);
 	proto_pack_str(&b.pk, "runtime_dir", rdir);
@@ -544,6 +549,51 @@ main(void)
 	CHECK(strcmp(outplain(&r, 0), "43") == 0, "43");
 	CHECK(strcmp(outfield(&r, 0, "execution_count"), "2") == 0, "count");
 	run_free(&r);
+
+	/* Displays keep their display_id; an update names it. */
+	execute("h = display('a', display_id='d1')", &r, 0);
+	CHECK(strstr(outfield(&r, 0, "transient"), "d1") != NULL,
+	    "no transient.display_id");
+	run_free(&r);
+	execute("h.update('b')", &r, 0);
+	CHECK(r.nupdate == 1 && strcmp(outplain(&r, 0), "'b'") == 0,
+	    "update_display_data not sent as an update");
+	run_free(&r);
+	printf("update_display_data -> AGENT_OUTPUT {update, display_id}\n");
+
+	/* A value of 1 MiB or more goes to the blob store. */
+	execute("display({'text/plain': 'y' * (1 << 20)}, raw=True)", &r, 1);
+	text = outfield(&r, 0, "data");
+	CHECK(strstr(text, "runtimed_blob") != NULL &&
+	    strstr(text, "1048576") != NULL, "no blob reference: %.200s",
+	    text);
+	printf("1 MiB output -> %s\n", text);
+	run_free(&r);
+
+	/* Heartbeat: a stopped kernel is unresponsive, then back. */
+	kill(kpid, SIGSTOP);
+	t0 = util_mono_ms();
+	for (;;) {
+		recvf(&hdr, &u, 5000);
+		if (hdr.type == PROTO_MSG_AGENT_STATUS &&
+		    proto_obj_streq(proto_get(&u.data, "state"),
+		    "unresponsive"))
+			break;
+		msgpack_unpacked_destroy(&u);
+	}
+	msgpack_unpacked_destroy(&u);
+	printf("SIGSTOP -> AGENT_STATUS unresponsive in %lld ms\n",
+	    (long long)(util_mono_ms() - t0));
+	kill(kpid, SIGCONT);
+	for (;;) {
+		recvf(&hdr, &u, 5000);
+		if (hdr.type == PROTO_MSG_AGENT_STATUS &&
+		    proto_obj_streq(proto_get(&u.data, "state"), "idle"))
+			break;
+		msgpack_unpacked_destroy(&u);
+	}
+	msgpack_unpacked_destroy(&u);
+	printf("SIGCONT -> AGENT_STATUS idle\n");
 
 	execute("1/0", &r, 0);
 	CHECK(r.status != NULL && strcmp(r.status, "error") == 0, "status");

@@ -83,7 +83,7 @@ Test(kernelspec, search_order)
 	char	**dirs, want[512];
 	size_t	  n;
 
-	dirs = agent_kernelspec_dirs(&n);
+	dirs = kernelspec_dirs(&n);
 	cr_assert_eq(n, 5);
 	snprintf(want, sizeof want, "%s/a", root);
 	cr_assert_str_eq(dirs[0], want);
@@ -93,26 +93,26 @@ Test(kernelspec, search_order)
 	cr_assert_str_eq(dirs[2], want);
 	cr_assert_str_eq(dirs[3], "/usr/local/share/jupyter");
 	cr_assert_str_eq(dirs[4], "/usr/share/jupyter");
-	agent_kernelspec_dirs_free(dirs, n);
+	kernelspec_dirs_free(dirs, n);
 
 	/* Without JUPYTER_DATA_DIR: XDG_DATA_HOME, then HOME. */
 	unsetenv("JUPYTER_PATH");
 	unsetenv("JUPYTER_DATA_DIR");
 	setenv("XDG_DATA_HOME", "/xdg", 1);
-	dirs = agent_kernelspec_dirs(&n);
+	dirs = kernelspec_dirs(&n);
 	cr_assert_eq(n, 3);
 	cr_assert_str_eq(dirs[0], "/xdg/jupyter");
-	agent_kernelspec_dirs_free(dirs, n);
+	kernelspec_dirs_free(dirs, n);
 	unsetenv("XDG_DATA_HOME");
 	setenv("HOME", "/home/someone", 1);
-	dirs = agent_kernelspec_dirs(&n);
+	dirs = kernelspec_dirs(&n);
 	cr_assert_str_eq(dirs[0], "/home/someone/.local/share/jupyter");
-	agent_kernelspec_dirs_free(dirs, n);
+	kernelspec_dirs_free(dirs, n);
 }
 
 Test(kernelspec, case_insensitive)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	const char		*names[] = {
 		"mykernel", "MYKERNEL", "MyKernel"
 	};
@@ -121,47 +121,47 @@ Test(kernelspec, case_insensitive)
 
 	snprintf(want, sizeof want, "%s/a/kernels/MyKernel", root);
 	for (i = 0; i < 3; i++) {
-		ks = agent_kernelspec_find(names[i], &cause);
+		ks = kernelspec_find(names[i], &cause);
 		cr_assert_not_null(ks, "%s: %s", names[i], cause);
-		cr_assert_str_eq(agent_kernelspec_name(ks), "mykernel");
-		cr_assert_str_eq(agent_kernelspec_display_name(ks),
+		cr_assert_str_eq(kernelspec_name(ks), "mykernel");
+		cr_assert_str_eq(kernelspec_display_name(ks),
 		    "My Kernel");
-		cr_assert_str_eq(agent_kernelspec_language(ks), "mylang");
-		cr_assert_str_eq(agent_kernelspec_resource_dir(ks), want);
-		cr_assert_eq(agent_kernelspec_interrupt_mode(ks),
-		    AGENT_INTERRUPT_MESSAGE);
-		agent_kernelspec_free(ks);
+		cr_assert_str_eq(kernelspec_language(ks), "mylang");
+		cr_assert_str_eq(kernelspec_resource_dir(ks), want);
+		cr_assert_eq(kernelspec_interrupt_mode(ks),
+		    KERNELSPEC_INTERRUPT_MESSAGE);
+		kernelspec_free(ks);
 	}
 }
 
 Test(kernelspec, first_match_wins)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	char			*cause = NULL;
 
-	ks = agent_kernelspec_find("Dup", &cause);
+	ks = kernelspec_find("Dup", &cause);
 	cr_assert_not_null(ks, "%s", cause);
-	cr_assert_str_eq(agent_kernelspec_display_name(ks), "from a");
-	agent_kernelspec_free(ks);
+	cr_assert_str_eq(kernelspec_display_name(ks), "from a");
+	kernelspec_free(ks);
 
-	ks = agent_kernelspec_find("onlyb", &cause);
+	ks = kernelspec_find("onlyb", &cause);
 	cr_assert_not_null(ks, "%s", cause);
-	cr_assert_str_eq(agent_kernelspec_display_name(ks), "B");
+	cr_assert_str_eq(kernelspec_display_name(ks), "B");
 	/* Defaults. */
-	cr_assert_str_eq(agent_kernelspec_language(ks), "");
-	cr_assert_eq(agent_kernelspec_interrupt_mode(ks),
-	    AGENT_INTERRUPT_SIGNAL);
-	agent_kernelspec_free(ks);
+	cr_assert_str_eq(kernelspec_language(ks), "");
+	cr_assert_eq(kernelspec_interrupt_mode(ks),
+	    KERNELSPEC_INTERRUPT_SIGNAL);
+	kernelspec_free(ks);
 }
 
 Test(kernelspec, argv_substitution)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	char			**argv, *cause = NULL, want[512];
 
-	ks = agent_kernelspec_find("mykernel", &cause);
+	ks = kernelspec_find("mykernel", &cause);
 	cr_assert_not_null(ks, "%s", cause);
-	argv = agent_kernelspec_argv(ks, "/run/x/kernel-1.json");
+	argv = kernelspec_argv(ks, "/run/x/kernel-1.json");
 	/* Not under share/jupyter/kernels: prefix falls back to /usr. */
 	cr_assert_str_eq(argv[0], "/usr/bin/mk");
 	cr_assert_str_eq(argv[1], "-f");
@@ -170,13 +170,13 @@ Test(kernelspec, argv_substitution)
 	cr_assert_str_eq(argv[3], want);
 	cr_assert_str_eq(argv[4], "{other}");
 	cr_assert_null(argv[5]);
-	agent_kernelspec_argv_free(argv);
-	agent_kernelspec_free(ks);
+	kernelspec_argv_free(argv);
+	kernelspec_free(ks);
 }
 
 Test(kernelspec, prefix_from_share_jupyter)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	char			**argv, *cause = NULL;
 	char			 dir[600], path[700];
 	FILE			*f;
@@ -188,29 +188,29 @@ Test(kernelspec, prefix_from_share_jupyter)
 	cr_assert_not_null(f = fopen(path, "w"));
 	fputs("{\"argv\": [\"{prefix}/bin/python\"]}", f);
 	fclose(f);
-	ks = agent_kernelspec_load("k", dir, &cause);
+	ks = kernelspec_load("k", dir, &cause);
 	cr_assert_not_null(ks, "%s", cause);
-	argv = agent_kernelspec_argv(ks, "c");
+	argv = kernelspec_argv(ks, "c");
 	snprintf(path, sizeof path, "%s/pfx/bin/python", root);
 	cr_assert_str_eq(argv[0], path);
-	agent_kernelspec_argv_free(argv);
-	agent_kernelspec_free(ks);
+	kernelspec_argv_free(argv);
+	kernelspec_free(ks);
 }
 
 Test(kernelspec, env_substitution)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	char			*cause = NULL, *v;
 	size_t			 i;
 	int			 seen = 0;
 
 	setenv("HOME", "/h", 1);
-	ks = agent_kernelspec_find("mykernel", &cause);
+	ks = kernelspec_find("mykernel", &cause);
 	cr_assert_not_null(ks, "%s", cause);
-	cr_assert_eq(agent_kernelspec_nenv(ks), 2);
-	for (i = 0; i < agent_kernelspec_nenv(ks); i++) {
-		v = agent_kernelspec_env_value(ks, i);
-		if (strcmp(agent_kernelspec_env_name(ks, i), "A") == 0) {
+	cr_assert_eq(kernelspec_nenv(ks), 2);
+	for (i = 0; i < kernelspec_nenv(ks); i++) {
+		v = kernelspec_env_value(ks, i);
+		if (strcmp(kernelspec_env_name(ks, i), "A") == 0) {
 			cr_assert_str_eq(v, "x/hy");
 			seen |= 1;
 		} else {
@@ -220,15 +220,15 @@ Test(kernelspec, env_substitution)
 		free(v);
 	}
 	cr_assert_eq(seen, 3);
-	agent_kernelspec_free(ks);
+	kernelspec_free(ks);
 }
 
 Test(kernelspec, unknown_name_lists_available)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	char			*cause = NULL;
 
-	ks = agent_kernelspec_find("nosuch", &cause);
+	ks = kernelspec_find("nosuch", &cause);
 	cr_assert_null(ks);
 	cr_assert_not_null(cause);
 	cr_assert(strstr(cause, "no kernelspec named 'nosuch'") != NULL,
@@ -241,23 +241,23 @@ Test(kernelspec, unknown_name_lists_available)
 
 Test(kernelspec, invalid_and_broken)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	char			*cause = NULL;
 
-	ks = agent_kernelspec_find("../a", &cause);
+	ks = kernelspec_find("../a", &cause);
 	cr_assert_null(ks);
 	cr_assert(strstr(cause, "invalid kernel name") != NULL, "%s", cause);
 	free(cause);
 
 	cause = NULL;
-	ks = agent_kernelspec_find("broken", &cause);
+	ks = kernelspec_find("broken", &cause);
 	cr_assert_null(ks);
 	cr_assert(strstr(cause, "argv is missing or empty") != NULL, "%s",
 	    cause);
 	free(cause);
 
 	cause = NULL;
-	ks = agent_kernelspec_find("empty", &cause);
+	ks = kernelspec_find("empty", &cause);
 	cr_assert_null(ks);
 	free(cause);
 }
@@ -268,7 +268,7 @@ Test(kernelspec, list_sorted_first_wins)
 	const char		*want[] = { "dup", "mykernel", "onlyb" };
 	size_t			 i, j = 0;
 
-	list = agent_kernelspec_list();
+	list = kernelspec_list();
 	for (i = 0; i < json_object_array_length(list); i++) {
 		item = json_object_array_get_idx(list, i);
 		cr_assert(json_object_object_get_ex(item, "name", &v));

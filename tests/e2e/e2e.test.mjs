@@ -130,3 +130,40 @@ test('a killed worker is replaced; the connection and the next call survive', { 
     killWorld(world);
   }
 });
+
+test('the proxy lists and answers its own reconnect tool through the SDK', { timeout: TEST_TIMEOUT }, async () => {
+  const world = privateWorld('e2e-reconnect');
+  let mcp;
+  try {
+    mcp = await connect(world);
+    const { client, transport } = mcp;
+    const tools = (await client.listTools(undefined, { timeout: 60000 })).tools;
+    const rc = tools.find((t) => t.name === 'reconnect');
+    assert.ok(rc, `tools/list lacks reconnect: ${tools.map((t) => t.name)}`);
+    assert.equal(rc.inputSchema.type, 'object');
+    assert.ok(rc.description.length >= 20);
+
+    const created = await call(client, 'create_notebook', {});
+    const target = { notebook_handle: created.structuredContent.notebook_handle };
+    const [w1] = childrenOf(transport.pid, 'runtimed-mcp-worker');
+    // The SDK validates structuredContent against the listed outputSchema.
+    const r = await call(client, 'reconnect', {});
+    assert.equal(r.structuredContent.previous_worker_pid, w1);
+    assert.notEqual(r.structuredContent.worker_pid, w1);
+    assert.deepEqual(childrenOf(transport.pid, 'runtimed-mcp-worker')
+      .filter((p) => p === r.structuredContent.worker_pid), [r.structuredContent.worker_pid]);
+    const stale = await callRaw(client, 'inspect_notebook', target);
+    assert.equal(stale.structuredContent?.error?.code, 'attachment_expired');
+    // The notebook itself lives on in the daemon.
+    const listed = await call(client, 'list_notebooks', {});
+    assert.ok(listed.structuredContent.notebooks.some(
+      (n) => n.notebook_id === created.structuredContent.notebook_id));
+
+    await mcp.client.close();
+    mcp = null;
+    await teardown(world);
+  } finally {
+    if (mcp) await mcp.client.close().catch(() => {});
+    killWorld(world);
+  }
+});

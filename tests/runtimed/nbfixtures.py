@@ -103,3 +103,69 @@ old = {
 }
 with open(os.path.join(out, "old-44.ipynb"), "w") as f:
     json.dump(old, f)
+
+# Large outputs, unicode of every plane, ANSI tracebacks (nbformat.write).
+big = new_notebook(metadata=dict(meta))
+png = (PNG * 40000)[:2 * 1024 * 1024]
+lines = "".join("line %d \u00e9\u4e2d\u0627\U0001F600 x\u0301\n" % i
+                for i in range(20000))
+tb = ["\x1b[0;31m" + "-" * 75 + "\x1b[0m",
+      "\x1b[0;31mValueError\x1b[0m                                Traceback "
+      "(most recent call last)"]
+tb += ["\x1b[0;32mFile \x1b[0;32m~/x.py:%d\x1b[0m, in \x1b[0;36mf%d\x1b[0;34m"
+       "(\x1b[0m\x1b[0;34m)\x1b[0m\n\x1b[1;32m----> %d\x1b[0m raise "
+       "\x1b[38;5;167mValueError\x1b[39m(\x1b[38;5;124m\"\u00fcn\u00efc\u00f8d\u00e9"
+       " \u2603\"\x1b[39m)\n" % (i, i, i) for i in range(200)]
+big.cells.append(new_code_cell(
+    "s = '\u4e2d\u6587 \u0639\u0631\u0628\u064a \U0001F468\u200D\U0001F469"
+    "\u200D\U0001F467 \U00010348 \ufeff'\nprint(s * 3)",
+    execution_count=7,
+    outputs=[new_output("stream", name="stdout", text=lines),
+             new_output("display_data", data={"image/png": png,
+                                               "text/plain": "<big>"},
+                        metadata={"image/png": {"width": 800}}),
+             new_output("execute_result", execution_count=7,
+                        data={"text/html": "<table>\n" + "<tr><td>\u00e9</td>"
+                              "</tr>\n" * 5000 + "</table>",
+                              "text/plain": "x" * 100000}),
+             new_output("error", ename="ValueError",
+                        evalue="\u00fcn\u00efc\u00f8d\u00e9 \u2603",
+                        traceback=tb)]))
+nbformat.validate(big)
+nbformat.write(big, os.path.join(out, "fixture-large.ipynb"))
+
+# nbformat 4.0-4.4 files without cell ids, in Jupyter's own layout.
+def old_nb(minor):
+    nbo = {
+        "nbformat": 4, "nbformat_minor": minor,
+        "metadata": {"kernelspec": {"display_name": "Python 3",
+                                    "language": "python", "name": "python3"},
+                     "x_custom": {"k": [1, 2.5, None]}},
+        "cells": [
+            {"cell_type": "code", "execution_count": 3,
+             "metadata": {"collapsed": False, "tags": ["t"]},
+             "source": ["print('h\u00e9')\n", "1/0"],
+             "outputs": [{"output_type": "stream", "name": "stdout",
+                          "text": ["h\u00e9\n"]},
+                         {"output_type": "error", "ename": "ZeroDivisionError",
+                          "evalue": "division by zero",
+                          "traceback": ["\x1b[0;31mZeroDivisionError\x1b[0m"]},
+                         {"output_type": "execute_result", "execution_count": 3,
+                          "metadata": {"m": 1},
+                          "data": {"text/plain": ["1\n", "2"]}}]},
+            {"cell_type": "markdown", "metadata": {},
+             "source": ["# h\u00e9ad\n", "![a](attachment:a.png)"],
+             "attachments": {"a.png": {"image/png": PNG}}},
+            {"cell_type": "raw", "metadata": {"format": "text/plain"},
+             "source": []},
+        ],
+    }
+    if minor < 1:  # attachments came with 4.1
+        del nbo["cells"][1]["attachments"]
+    return nbo
+
+for minor in range(5):
+    with open(os.path.join(out, "older-4%d.ipynb" % minor), "w",
+              encoding="utf-8") as f:
+        f.write(json.dumps(old_nb(minor), indent=1, sort_keys=True,
+                           ensure_ascii=False) + "\n")

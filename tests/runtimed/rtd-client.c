@@ -429,6 +429,14 @@ rtd_errors(const char *sock, const char *dir)
 	rtd_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
 	    5000, &u);
 	msgpack_unpacked_destroy(&u);
+	/* Unsaved changes: an outside write must not reload over them. */
+	{
+		const char	*src[] = { "unsaved = 1" };
+		char		*nid[1];
+
+		rtd_insert(fd, src, 1, nid);
+		free(nid[0]);
+	}
 	sleep(1);	/* a visibly different mtime */
 	if ((f = fopen(path, "a")) == NULL || fputs(" ", f) == EOF ||
 	    fclose(f) != 0)

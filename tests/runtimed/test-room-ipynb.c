@@ -201,3 +201,125 @@ Test(ipynb, ids)
 	cr_assert_eq(strlen(nb->cells[2]->id), 8);
 	room_nb_free(nb);
 }
+
+/* Large outputs, unicode of every plane, ANSI tracebacks. */
+Test(ipynb, roundtrip_large)
+{
+	fx_roundtrip("fixture-large.ipynb");
+}
+
+/* Save path, then nbcheck.py: valid 4.5, ids, content kept. */
+static void
+fx_check_saved(struct room_nb *nb, const char *name, const char *orig)
+{
+	const char	*srcdir = getenv("srcdir");
+	char		*path, *cmd, *cause = NULL;
+
+	path = fx_path(name);
+	cr_assert_eq(room_ipynb_write(nb, path, &cause), 0, "%s", cause);
+	xasprintf(&cmd, "/usr/bin/python3 %s/tests/runtimed/nbcheck.py %s %s",
+	    srcdir != NULL ? srcdir : ".", path, orig);
+	cr_assert_eq(system(cmd), 0, "nbcheck failed: %s", cmd);
+	free(cmd);
+	free(path);
+}
+
+/* nbformat 4.0-4.4: ids minted, saved as 4.5, every field kept. */
+Test(ipynb, upgrade_40_to_44)
+{
+	struct room_nb	*nb;
+	char		*path, *name, *cause = NULL;
+	int		 minor;
+
+	for (minor = 0; minor <= 4; minor++) {
+		xasprintf(&name, "older-4%d.ipynb", minor);
+		path = fx_path(name);
+		nb = room_ipynb_read(path, &cause);
+		cr_assert_not_null(nb, "%s: %s", name, cause);
+		cr_assert_eq(nb->ncells, 3);
+		cr_assert_eq(strlen(nb->cells[0]->id), 8);
+		cr_assert_eq(nb->cells[0]->execution_count, 3);
+		cr_assert_eq(nb->nbformat_minor, 5);
+		free(name);
+		xasprintf(&name, "saved-4%d.ipynb", minor);
+		fx_check_saved(nb, name, path);
+		room_nb_free(nb);
+		free(name);
+		free(path);
+	}
+}
+
+/* Every save of the corpus validates and keeps the content. */
+Test(ipynb, corpus_saves_validate)
+{
+	const char	*names[] = { "fixture-full.ipynb",
+			    "fixture-large.ipynb", "fixture-empty.ipynb" };
+	struct room_nb	*nb;
+	char		*path, *out, *cause = NULL;
+	size_t		 i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		path = fx_path(names[i]);
+		nb = room_ipynb_read(path, &cause);
+		cr_assert_not_null(nb, "%s", cause);
+		xasprintf(&out, "saved-%s", names[i]);
+		fx_check_saved(nb, out, path);
+		free(out);
+		room_nb_free(nb);
+		free(path);
+	}
+}
+
+/* transient is never saved; blob references are saved as real values. */
+Test(ipynb, transient_and_blobs)
+{
+	struct room_nb		*nb;
+	struct room_cell	*c;
+	struct json_object	*out, *data, *ref;
+	char			*value, hex[65], *cause = NULL, *file;
+	char			*path, *bdir;
+	size_t			 len = BLOB_THRESHOLD + 17, flen;
+
+	bdir = fx_path("state");
+	cr_assert_eq(mkdir(bdir, 0700), 0);
+	value = xmalloc(len + 1);
+	memset(value, 'A', len);
+	value[len] = '\0';
+	cr_assert_eq(blob_put(bdir, value, len, hex, &cause), 0, "%s", cause);
+	room_ipynb_set_blob_dir(bdir);
+
+	nb = room_nb_create();
+	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "big()", 5);
+	out = json_object_new_object();
+	json_object_object_add(out, "output_type",
+	    json_object_new_string("display_data"));
+	json_object_object_add(out, "metadata", json_object_new_object());
+	data = json_object_new_object();
+	ref = json_object_new_object();
+	json_object_object_add(ref, "runtimed_blob", json_object_new_string(hex));
+	json_object_object_add(ref, "size", json_object_new_int64((int64_t)len));
+	json_object_object_add(data, "image/png", ref);
+	json_object_object_add(out, "data", data);
+	json_object_object_add(out, "transient", json_object_new_object());
+	json_object_array_add(c->outputs, out);
+
+	path = fx_path("blob.ipynb");
+	cr_assert_eq(room_ipynb_write(nb, path, &cause), 0, "%s", cause);
+	cr_assert_eq(util_read_file(path, &file, &flen, &cause), 0);
+	cr_assert_null(strstr(file, "transient"));
+	cr_assert_null(strstr(file, "runtimed_blob"));
+	cr_assert_not_null(strstr(file, value));
+	free(file);
+
+	/* A missing blob fails the save instead of writing the reference. */
+	json_object_object_add(ref, "runtimed_blob", json_object_new_string(
+	    "0000000000000000000000000000000000000000000000000000000000000000"));
+	cr_assert_neq(room_ipynb_write(nb, path, &cause), 0);
+	cr_assert_not_null(cause);
+	free(cause);
+	room_ipynb_set_blob_dir(NULL);
+	room_nb_free(nb);
+	free(path);
+	free(value);
+	free(bdir);
+}

@@ -78,11 +78,18 @@ static int
 apply(struct room_nb *nb, const msgpack_object *edits, char ***ids,
     size_t *n, int *index, const char **code)
 {
-	char	*cause = NULL;
-	int	 rc;
+	struct room_nb_result	 res;
+	char			*cause = NULL;
+	int			 rc;
 
-	rc = room_nb_edit(nb, edits, ids, n, index, &cause, code);
+	rc = room_nb_edit(nb, edits, 0, NULL, &res, &cause, code);
 	free(cause);
+	*index = res.index;
+	*ids = res.ids;
+	*n = res.nids;
+	res.ids = NULL;
+	res.nids = 0;
+	room_nb_result_free(&res);
 	return (rc);
 }
 

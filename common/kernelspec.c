@@ -1,15 +1,17 @@
 /*
- * agent-kernelspec.c: find and read kernelspecs the way jupyter_client
- * does.
+ * kernelspec.c: find and read kernelspecs the way jupyter_client does;
+ * the agent launches from them, the daemon lists and checks them.
  *
  * A kernelspec is <data dir>/kernels/<name>/kernel.json.  Data dirs are
  * searched in Jupyter's order: each entry of $JUPYTER_PATH, then the user
  * data dir ($JUPYTER_DATA_DIR, else $XDG_DATA_HOME/jupyter, else
- * ~/.local/share/jupyter), then /usr/local/share/jupyter and
- * /usr/share/jupyter.  Names are case-insensitive and the first dir that
- * has a match wins.  There is no Python here, so {prefix} (sys.prefix
- * for jupyter_client) is the directory above share/jupyter when the spec
- * lives in such a tree, else /usr.
+ * ~/.local/share/jupyter), then the Python prefix's share/jupyter
+ * ($CONDA_PREFIX or $VIRTUAL_ENV when set), /usr/local/share/jupyter and
+ * /usr/share/jupyter (the prefix of Debian's python3).  Names are
+ * case-insensitive and the first dir that has a match wins.  There is
+ * no Python here, so {prefix} (sys.prefix for jupyter_client) is the
+ * directory above share/jupyter when the spec lives in such a tree, else
+ * /usr.
  */
 
 #include <sys/stat.h>
@@ -24,9 +26,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "common.h"
+#include "kernelspec.h"
 
-struct agent_kernelspec {
+struct kernelspec {
 	char			*name;		/* lowercase */
 	char			*resource_dir;
 	char			*prefix;
@@ -37,12 +40,12 @@ struct agent_kernelspec {
 	char			**env_names;
 	char			**env_values;
 	size_t			 nenv;
-	enum agent_interrupt_mode interrupt_mode;
+	enum kernelspec_interrupt_mode interrupt_mode;
 };
 
 /* Add dir to the list unless it is empty or already there. */
 static void
-agent_kernelspec_dirs_add(char ***dirs, size_t *n, const char *dir)
+kernelspec_dirs_add(char ***dirs, size_t *n, const char *dir)
 {
 	size_t	i;
 
@@ -58,7 +61,7 @@ agent_kernelspec_dirs_add(char ***dirs, size_t *n, const char *dir)
 
 /* The data dirs in search order; caller frees with _dirs_free. */
 char **
-agent_kernelspec_dirs(size_t *n)
+kernelspec_dirs(size_t *n)
 {
 	char		**dirs = NULL, *copy, *next, *tok, *path;
 	const char	 *env, *home;
@@ -68,15 +71,15 @@ agent_kernelspec_dirs(size_t *n)
 	if ((env = getenv("JUPYTER_PATH")) != NULL) {
 		copy = next = xstrdup(env);
 		while ((tok = strsep(&next, ":")) != NULL)
-			agent_kernelspec_dirs_add(&dirs, n, tok);
+			kernelspec_dirs_add(&dirs, n, tok);
 		free(copy);
 	}
 
 	if ((env = getenv("JUPYTER_DATA_DIR")) != NULL && *env != '\0')
-		agent_kernelspec_dirs_add(&dirs, n, env);
+		kernelspec_dirs_add(&dirs, n, env);
 	else if ((env = getenv("XDG_DATA_HOME")) != NULL && *env != '\0') {
 		xasprintf(&path, "%s/jupyter", env);
-		agent_kernelspec_dirs_add(&dirs, n, path);
+		kernelspec_dirs_add(&dirs, n, path);
 		free(path);
 	} else {
 		if ((home = getenv("HOME")) == NULL || *home == '\0') {
@@ -85,19 +88,33 @@ agent_kernelspec_dirs(size_t *n)
 		}
 		if (home != NULL) {
 			xasprintf(&path, "%s/.local/share/jupyter", home);
-			agent_kernelspec_dirs_add(&dirs, n, path);
+			kernelspec_dirs_add(&dirs, n, path);
 			free(path);
 		}
 	}
 
-	agent_kernelspec_dirs_add(&dirs, n, "/usr/local/share/jupyter");
-	agent_kernelspec_dirs_add(&dirs, n, "/usr/share/jupyter");
+	/* sys.prefix of the Python an activated environment points at. */
+	if (((env = getenv("CONDA_PREFIX")) != NULL && *env != '\0') ||
+	    ((env = getenv("VIRTUAL_ENV")) != NULL && *env != '\0')) {
+		xasprintf(&path, "%s/share/jupyter", env);
+		kernelspec_dirs_add(&dirs, n, path);
+		free(path);
+	}
+	/* sys.prefix of the Python an activated environment points at. */
+	if (((env = getenv("CONDA_PREFIX")) != NULL && *env != '\0') ||
+	    ((env = getenv("VIRTUAL_ENV")) != NULL && *env != '\0')) {
+		xasprintf(&path, "%s/share/jupyter", env);
+		kernelspec_dirs_add(&dirs, n, path);
+		free(path);
+	}
+	kernelspec_dirs_add(&dirs, n, "/usr/local/share/jupyter");
+	kernelspec_dirs_add(&dirs, n, "/usr/share/jupyter");
 	return (dirs);
 }
 
-/* Free a list from agent_kernelspec_dirs. */
+/* Free a list from kernelspec_dirs. */
 void
-agent_kernelspec_dirs_free(char **dirs, size_t n)
+kernelspec_dirs_free(char **dirs, size_t n)
 {
 	size_t	i;
 
@@ -108,7 +125,7 @@ agent_kernelspec_dirs_free(char **dirs, size_t n)
 
 /* Jupyter accepts only these characters in kernel names. */
 static int
-agent_kernelspec_valid_name(const char *name)
+kernelspec_valid_name(const char *name)
 {
 	const char	*cp;
 
@@ -123,7 +140,7 @@ agent_kernelspec_valid_name(const char *name)
 
 /* Does <kernels>/<entry>/kernel.json exist as a regular file? */
 static int
-agent_kernelspec_is_spec(const char *kernels, const char *entry)
+kernelspec_is_spec(const char *kernels, const char *entry)
 {
 	struct stat	 sb;
 	char		*path;
@@ -141,7 +158,7 @@ agent_kernelspec_is_spec(const char *kernels, const char *entry)
  * depend on readdir order.  Returns the entry name or NULL; caller frees.
  */
 static char *
-agent_kernelspec_scan(const char *kernels, const char *name)
+kernelspec_scan(const char *kernels, const char *name)
 {
 	DIR		*dp;
 	struct dirent	*de;
@@ -151,7 +168,7 @@ agent_kernelspec_scan(const char *kernels, const char *name)
 		return (NULL);
 	while ((de = readdir(dp)) != NULL) {
 		if (strcasecmp(de->d_name, name) != 0 ||
-		    !agent_kernelspec_is_spec(kernels, de->d_name))
+		    !kernelspec_is_spec(kernels, de->d_name))
 			continue;
 		if (strcmp(de->d_name, name) == 0) {
 			free(best);
@@ -169,7 +186,7 @@ agent_kernelspec_scan(const char *kernels, const char *name)
 
 /* Lowercase copy; caller frees. */
 static char *
-agent_kernelspec_lower(const char *s)
+kernelspec_lower(const char *s)
 {
 	char	*copy, *cp;
 
@@ -183,39 +200,39 @@ agent_kernelspec_lower(const char *s)
  * Find a kernelspec by name.  Returns NULL with cause set when it does
  * not exist (the cause lists the names that do) or cannot be read.
  */
-struct agent_kernelspec *
-agent_kernelspec_find(const char *name, char **cause)
+struct kernelspec *
+kernelspec_find(const char *name, char **cause)
 {
-	struct agent_kernelspec	*ks = NULL;
+	struct kernelspec	*ks = NULL;
 	struct json_object	*list, *item, *v;
 	char			**dirs, *kernels, *entry, *dir;
 	char			*names, *prev;
 	size_t			 ndirs, i;
 
-	if (!agent_kernelspec_valid_name(name)) {
+	if (!kernelspec_valid_name(name)) {
 		xasprintf(cause, "invalid kernel name '%s' (letters, digits, "
 		    "'.', '_' and '-' only)", name);
 		return (NULL);
 	}
 
-	dirs = agent_kernelspec_dirs(&ndirs);
+	dirs = kernelspec_dirs(&ndirs);
 	for (i = 0; i < ndirs; i++) {
 		xasprintf(&kernels, "%s/kernels", dirs[i]);
-		entry = agent_kernelspec_scan(kernels, name);
+		entry = kernelspec_scan(kernels, name);
 		if (entry != NULL) {
 			xasprintf(&dir, "%s/%s", kernels, entry);
-			ks = agent_kernelspec_load(entry, dir, cause);
+			ks = kernelspec_load(entry, dir, cause);
 			free(dir);
 			free(entry);
 			free(kernels);
-			agent_kernelspec_dirs_free(dirs, ndirs);
+			kernelspec_dirs_free(dirs, ndirs);
 			return (ks);
 		}
 		free(kernels);
 	}
-	agent_kernelspec_dirs_free(dirs, ndirs);
+	kernelspec_dirs_free(dirs, ndirs);
 
-	list = agent_kernelspec_list();
+	list = kernelspec_list();
 	names = xstrdup("");
 	for (i = 0; i < json_object_array_length(list); i++) {
 		item = json_object_array_get_idx(list, i);
@@ -238,7 +255,7 @@ agent_kernelspec_find(const char *name, char **cause)
 
 /* A string member, or NULL when absent or not a string. */
 static const char *
-agent_kernelspec_string(struct json_object *obj, const char *key)
+kernelspec_string(struct json_object *obj, const char *key)
 {
 	struct json_object	*v;
 
@@ -250,7 +267,7 @@ agent_kernelspec_string(struct json_object *obj, const char *key)
 
 /* {prefix}: the dir above share/jupyter/kernels/<name>, else /usr. */
 static char *
-agent_kernelspec_prefix(const char *resource_dir)
+kernelspec_prefix(const char *resource_dir)
 {
 	const char	*suffix = "/share/jupyter/kernels/";
 	const char	*cp;
@@ -266,11 +283,11 @@ agent_kernelspec_prefix(const char *resource_dir)
 }
 
 /* Read <resource_dir>/kernel.json; name is the directory's name. */
-struct agent_kernelspec *
-agent_kernelspec_load(const char *name, const char *resource_dir,
+struct kernelspec *
+kernelspec_load(const char *name, const char *resource_dir,
     char **cause)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	struct json_object	*obj, *argv, *env, *v;
 	struct json_object_iterator it, end;
 	const char		*s;
@@ -306,12 +323,12 @@ agent_kernelspec_load(const char *name, const char *resource_dir,
 	}
 
 	ks = xcalloc(1, sizeof *ks);
-	ks->name = agent_kernelspec_lower(name);
+	ks->name = kernelspec_lower(name);
 	ks->resource_dir = xstrdup(resource_dir);
-	ks->prefix = agent_kernelspec_prefix(resource_dir);
-	s = agent_kernelspec_string(obj, "display_name");
+	ks->prefix = kernelspec_prefix(resource_dir);
+	s = kernelspec_string(obj, "display_name");
 	ks->display_name = xstrdup(s != NULL ? s : ks->name);
-	s = agent_kernelspec_string(obj, "language");
+	s = kernelspec_string(obj, "language");
 	ks->language = xstrdup(s != NULL ? s : "");
 
 	ks->argc = json_object_array_length(argv);
@@ -342,14 +359,14 @@ agent_kernelspec_load(const char *name, const char *resource_dir,
 		}
 	}
 
-	s = agent_kernelspec_string(obj, "interrupt_mode");
+	s = kernelspec_string(obj, "interrupt_mode");
 	if (s == NULL || strcmp(s, "signal") == 0)
-		ks->interrupt_mode = AGENT_INTERRUPT_SIGNAL;
+		ks->interrupt_mode = KERNELSPEC_INTERRUPT_SIGNAL;
 	else if (strcmp(s, "message") == 0)
-		ks->interrupt_mode = AGENT_INTERRUPT_MESSAGE;
+		ks->interrupt_mode = KERNELSPEC_INTERRUPT_MESSAGE;
 	else {
 		xasprintf(cause, "%s: unknown interrupt_mode '%s'", path, s);
-		agent_kernelspec_free(ks);
+		kernelspec_free(ks);
 		goto fail;
 	}
 
@@ -365,7 +382,7 @@ fail:
 
 /* Free a kernelspec. */
 void
-agent_kernelspec_free(struct agent_kernelspec *ks)
+kernelspec_free(struct kernelspec *ks)
 {
 	size_t	i;
 
@@ -389,38 +406,38 @@ agent_kernelspec_free(struct agent_kernelspec *ks)
 }
 
 const char *
-agent_kernelspec_name(struct agent_kernelspec *ks)
+kernelspec_name(struct kernelspec *ks)
 {
 	return (ks->name);
 }
 
 const char *
-agent_kernelspec_display_name(struct agent_kernelspec *ks)
+kernelspec_display_name(struct kernelspec *ks)
 {
 	return (ks->display_name);
 }
 
 const char *
-agent_kernelspec_language(struct agent_kernelspec *ks)
+kernelspec_language(struct kernelspec *ks)
 {
 	return (ks->language);
 }
 
 const char *
-agent_kernelspec_resource_dir(struct agent_kernelspec *ks)
+kernelspec_resource_dir(struct kernelspec *ks)
 {
 	return (ks->resource_dir);
 }
 
-enum agent_interrupt_mode
-agent_kernelspec_interrupt_mode(struct agent_kernelspec *ks)
+enum kernelspec_interrupt_mode
+kernelspec_interrupt_mode(struct kernelspec *ks)
 {
 	return (ks->interrupt_mode);
 }
 
 /* Replace every {name} in s for which a value is given; caller frees. */
 static char *
-agent_kernelspec_subst(const char *s, const char *const *keys,
+kernelspec_subst(const char *s, const char *const *keys,
     const char *const *values, size_t n)
 {
 	char		*out;
@@ -451,10 +468,10 @@ agent_kernelspec_subst(const char *s, const char *const *keys,
 
 /*
  * The argv with {connection_file}, {resource_dir} and {prefix} replaced;
- * NULL-terminated, caller frees with agent_kernelspec_argv_free.
+ * NULL-terminated, caller frees with kernelspec_argv_free.
  */
 char **
-agent_kernelspec_argv(struct agent_kernelspec *ks, const char *conn_file)
+kernelspec_argv(struct kernelspec *ks, const char *conn_file)
 {
 	const char	*keys[] = {
 		"{connection_file}", "{resource_dir}", "{prefix}"
@@ -468,13 +485,13 @@ agent_kernelspec_argv(struct agent_kernelspec *ks, const char *conn_file)
 	values[2] = ks->prefix;
 	argv = xcalloc(ks->argc + 1, sizeof *argv);
 	for (i = 0; i < ks->argc; i++)
-		argv[i] = agent_kernelspec_subst(ks->argv[i], keys, values, 3);
+		argv[i] = kernelspec_subst(ks->argv[i], keys, values, 3);
 	return (argv);
 }
 
-/* Free an argv from agent_kernelspec_argv. */
+/* Free an argv from kernelspec_argv. */
 void
-agent_kernelspec_argv_free(char **argv)
+kernelspec_argv_free(char **argv)
 {
 	char	**ap;
 
@@ -486,13 +503,13 @@ agent_kernelspec_argv_free(char **argv)
 }
 
 size_t
-agent_kernelspec_nenv(struct agent_kernelspec *ks)
+kernelspec_nenv(struct kernelspec *ks)
 {
 	return (ks->nenv);
 }
 
 const char *
-agent_kernelspec_env_name(struct agent_kernelspec *ks, size_t i)
+kernelspec_env_name(struct kernelspec *ks, size_t i)
 {
 	return (ks->env_names[i]);
 }
@@ -503,7 +520,7 @@ agent_kernelspec_env_name(struct agent_kernelspec *ks, size_t i)
  * stay as written, $$ is a dollar.  Caller frees.
  */
 char *
-agent_kernelspec_env_value(struct agent_kernelspec *ks, size_t i)
+kernelspec_env_value(struct kernelspec *ks, size_t i)
 {
 	const char	*s = ks->env_values[i], *end, *value;
 	char		*out, *name;
@@ -555,13 +572,13 @@ agent_kernelspec_env_value(struct agent_kernelspec *ks, size_t i)
 
 /* Order list entries by name. */
 static int
-agent_kernelspec_cmp(const void *a, const void *b)
+kernelspec_cmp(const void *a, const void *b)
 {
 	struct json_object	*ja = *(struct json_object *const *)a;
 	struct json_object	*jb = *(struct json_object *const *)b;
 
-	return (strcmp(agent_kernelspec_string(ja, "name"),
-	    agent_kernelspec_string(jb, "name")));
+	return (strcmp(kernelspec_string(ja, "name"),
+	    kernelspec_string(jb, "name")));
 }
 
 /*
@@ -570,9 +587,9 @@ agent_kernelspec_cmp(const void *a, const void *b)
  * name.  Broken specs are logged and left out.  Caller puts.
  */
 struct json_object *
-agent_kernelspec_list(void)
+kernelspec_list(void)
 {
-	struct agent_kernelspec	*ks;
+	struct kernelspec	*ks;
 	struct json_object	*list, *item;
 	DIR			*dp;
 	struct dirent		*de;
@@ -581,7 +598,7 @@ agent_kernelspec_list(void)
 	size_t			 ndirs, nseen = 0, i, j;
 
 	list = json_object_new_array();
-	dirs = agent_kernelspec_dirs(&ndirs);
+	dirs = kernelspec_dirs(&ndirs);
 	for (i = 0; i < ndirs; i++) {
 		xasprintf(&kernels, "%s/kernels", dirs[i]);
 		if ((dp = opendir(kernels)) == NULL) {
@@ -589,10 +606,10 @@ agent_kernelspec_list(void)
 			continue;
 		}
 		while ((de = readdir(dp)) != NULL) {
-			if (!agent_kernelspec_valid_name(de->d_name) ||
-			    !agent_kernelspec_is_spec(kernels, de->d_name))
+			if (!kernelspec_valid_name(de->d_name) ||
+			    !kernelspec_is_spec(kernels, de->d_name))
 				continue;
-			lower = agent_kernelspec_lower(de->d_name);
+			lower = kernelspec_lower(de->d_name);
 			for (j = 0; j < nseen; j++) {
 				if (strcmp(seen[j], lower) == 0)
 					break;
@@ -603,7 +620,7 @@ agent_kernelspec_list(void)
 			}
 			free(lower);
 			xasprintf(&dir, "%s/%s", kernels, de->d_name);
-			ks = agent_kernelspec_load(de->d_name, dir, &cause);
+			ks = kernelspec_load(de->d_name, dir, &cause);
 			free(dir);
 			if (ks == NULL) {
 				log_warnx("kernelspec: %s", cause);
@@ -622,15 +639,15 @@ agent_kernelspec_list(void)
 			json_object_object_add(item, "resource_dir",
 			    json_object_new_string(ks->resource_dir));
 			json_object_array_add(list, item);
-			agent_kernelspec_free(ks);
+			kernelspec_free(ks);
 		}
 		closedir(dp);
 		free(kernels);
 	}
-	agent_kernelspec_dirs_free(dirs, ndirs);
+	kernelspec_dirs_free(dirs, ndirs);
 	for (j = 0; j < nseen; j++)
 		free(seen[j]);
 	free(seen);
-	json_object_array_sort(list, agent_kernelspec_cmp);
+	json_object_array_sort(list, kernelspec_cmp);
 	return (list);
 }

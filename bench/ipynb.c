@@ -1,0 +1,93 @@
+/*
+ * ipynb.c: time runtimed's .ipynb load and save of one file.
+ *
+ *	bench-ipynb FILE OUT ROUNDS
+ *
+ * Load = read the file + parse into a room_nb; save = dump as
+ * nbformat.write does + write the file (no fsync, as Python's write; the
+ * atomic save with fsync is timed apart).  Prints best-of-ROUNDS times
+ * and peak RSS (getrusage) after loading and after saving.
+ */
+
+#include <sys/resource.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "runtimed/runtimed.h"
+
+static double
+bench_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((double)ts.tv_sec + ts.tv_nsec / 1e9);
+}
+
+static long
+bench_maxrss(void)
+{
+	struct rusage	ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_maxrss);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct room_nb	*nb = NULL;
+	char		*buf, *cause = NULL;
+	size_t		 len;
+	double		 t, load = 1e9, save = 1e9, atomic = 1e9;
+	long		 rss_load;
+	int		 i, rounds;
+	FILE		*f;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: bench-ipynb FILE OUT ROUNDS\n");
+		return (2);
+	}
+	rounds = atoi(argv[3]);
+	for (i = 0; i < rounds; i++) {
+		room_nb_free(nb);
+		t = bench_now();
+		if ((nb = room_ipynb_read(argv[1], &cause)) == NULL) {
+			fprintf(stderr, "%s\n", cause);
+			return (1);
+		}
+		t = bench_now() - t;
+		if (t < load)
+			load = t;
+	}
+	rss_load = bench_maxrss();
+	for (i = 0; i < rounds; i++) {
+		t = bench_now();
+		buf = room_ipynb_dump(nb, &len);
+		if ((f = fopen(argv[2], "w")) == NULL ||
+		    fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+			fprintf(stderr, "cannot write %s\n", argv[2]);
+			return (1);
+		}
+		free(buf);
+		t = bench_now() - t;
+		if (t < save)
+			save = t;
+	}
+	for (i = 0; i < rounds; i++) {
+		t = bench_now();
+		if (room_ipynb_write(nb, argv[2], &cause) != 0) {
+			fprintf(stderr, "%s\n", cause);
+			return (1);
+		}
+		t = bench_now() - t;
+		if (t < atomic)
+			atomic = t;
+	}
+	printf("%f %f %f %ld %ld\n", load, save, atomic, rss_load,
+	    bench_maxrss());
+	room_nb_free(nb);
+	return (0);
+}

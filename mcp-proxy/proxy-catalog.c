@@ -1,0 +1,268 @@
+/*
+ * proxy-catalog.c: the tools/list result the proxy answers by itself, at
+ * once, even before a worker is up.  It comes from, in order:
+ *
+ * - the last successful discovery from a worker of this proxy;
+ * - the disk cache <state dir>/proxy/tool-cache.json, written atomically
+ *   after each discovery that changed it;
+ * - the catalog of the worker built with this proxy (proxy-builtin.c,
+ *   generated at build time by runtimed-mcp-worker --print-catalog).
+ *
+ * Without any of them tools/list is forwarded to the worker.  A catalog
+ * is only replaced by a successful, non-empty tools/list from the current
+ * worker; the relay tells the client when that changed it.  The proxy's
+ * own reconnect tool is added to every answer.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "proxy.h"
+
+static struct json_object	*proxy_catalog_cur;	/* {tools: [...]} */
+static char			*proxy_catalog_text;	/* with reconnect */
+static const char		*proxy_catalog_source = "none";
+static int			 proxy_catalog_on_disk;	/* cache is current */
+
+static const char proxy_catalog_reconnect[] =
+    "{\"name\":\"reconnect\","
+    "\"description\":\"Replace this session's MCP worker process with a "
+    "fresh one (the notebook daemon, its rooms and kernels are not "
+    "touched). Use it when tools keep failing with internal errors or "
+    "the worker is reported unavailable. Notebook handles issued before "
+    "are expired afterwards: connect to the notebook again.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{},"
+    "\"additionalProperties\":false},"
+    "\"outputSchema\":{\"type\":\"object\",\"properties\":{"
+    "\"worker_pid\":{\"type\":\"integer\"},"
+    "\"previous_worker_pid\":{\"type\":[\"integer\",\"null\"]},"
+    "\"handles_expired\":{\"type\":\"boolean\"},"
+    "\"error\":{\"type\":\"object\",\"properties\":{"
+    "\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}},"
+    "\"required\":[\"code\",\"message\"]}}},"
+    "\"annotations\":{\"title\":\"Reconnect the MCP worker\","
+    "\"readOnlyHint\":false,\"destructiveHint\":false,"
+    "\"idempotentHint\":true,\"openWorldHint\":false}}";
+
+/* A usable catalog: an object with a non-empty array of named tools. */
+static int
+proxy_catalog_valid(struct json_object *obj)
+{
+	struct json_object	*tools, *t, *name;
+	size_t			 i, n;
+
+	if (obj == NULL || !json_object_is_type(obj, json_type_object) ||
+	    !json_object_object_get_ex(obj, "tools", &tools) ||
+	    !json_object_is_type(tools, json_type_array))
+		return 0;
+	if ((n = json_object_array_length(tools)) == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		t = json_object_array_get_idx(tools, i);
+		if (!json_object_is_type(t, json_type_object) ||
+		    !json_object_object_get_ex(t, "name", &name) ||
+		    !json_object_is_type(name, json_type_string))
+			return 0;
+	}
+	return 1;
+}
+
+static struct json_object *
+proxy_catalog_parse(const char *text, size_t len)
+{
+	struct json_tokener	*tok;
+	struct json_object	*obj;
+
+	if (len == 0 || len > INT32_MAX)
+		return NULL;
+	if ((tok = json_tokener_new_ex(1024)) == NULL)
+		return NULL;
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	json_tokener_free(tok);
+	if (!proxy_catalog_valid(obj)) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* Take obj as the catalog and render the answer with reconnect added. */
+static void
+proxy_catalog_set(struct json_object *obj, const char *source)
+{
+	struct json_object	*copy = NULL, *tools, *t, *rc;
+	size_t			 i;
+
+	json_object_put(proxy_catalog_cur);
+	proxy_catalog_cur = obj;
+	proxy_catalog_source = source;
+
+	/* The worker's tools without any reconnect of its own, then ours. */
+	json_object_deep_copy(obj, &copy, NULL);
+	json_object_object_get_ex(copy, "tools", &tools);
+	for (i = json_object_array_length(tools); i > 0; i--) {
+		t = json_object_array_get_idx(tools, i - 1);
+		if (strcmp(json_object_get_string(json_object_object_get(t,
+		    "name")), "reconnect") == 0)
+			json_object_array_del_idx(tools, i - 1, 1);
+	}
+	rc = json_tokener_parse(proxy_catalog_reconnect);
+	if (rc == NULL)
+		fatalx("the reconnect tool is not JSON");
+	json_object_array_add(tools, rc);
+	free(proxy_catalog_text);
+	proxy_catalog_text = xstrdup(json_object_to_json_string_ext(copy,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(copy);
+	log_debug("tool catalog from %s", source);
+}
+
+static char *
+proxy_catalog_path(void)
+{
+	char	*state, *path;
+
+	state = sockdir_state_path();
+	xasprintf(&path, "%s/proxy/tool-cache.json", state);
+	free(state);
+	return path;
+}
+
+static void
+proxy_catalog_save(void)
+{
+	char		*path, *dir, *slash, *cause = NULL;
+	const char	*text;
+
+	path = proxy_catalog_path();
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	text = json_object_to_json_string_ext(proxy_catalog_cur,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (util_mkdir_private(dir, &cause) != 0 ||
+	    util_write_atomic(path, text, strlen(text), &cause) != 0) {
+		log_warnx("tool cache: %s", cause);
+		free(cause);
+	} else
+		proxy_catalog_on_disk = 1;
+	free(dir);
+	free(path);
+}
+
+/* At start: the disk cache, else the built-in catalog, else nothing. */
+void
+proxy_catalog_init(void)
+{
+	struct json_object	*obj;
+	char			*path, *text = NULL, *cause = NULL;
+	size_t			 len;
+
+	path = proxy_catalog_path();
+	if (util_read_file(path, &text, &len, &cause) == 0) {
+		if ((obj = proxy_catalog_parse(text, len)) != NULL) {
+			proxy_catalog_set(obj, "the disk cache");
+			proxy_catalog_on_disk = 1;
+		} else
+			log_warnx("%s is not a tool catalog; ignored", path);
+		free(text);
+	} else
+		free(cause);
+	free(path);
+	if (proxy_catalog_cur != NULL)
+		return;
+	obj = proxy_catalog_parse(proxy_builtin_catalog,
+	    strlen(proxy_builtin_catalog));
+	if (obj != NULL)
+		proxy_catalog_set(obj, "the built-in catalog");
+	else
+		log_info("no tool catalog yet: tools/list waits for a worker");
+}
+
+int
+proxy_catalog_ready(void)
+{
+	return proxy_catalog_text != NULL;
+}
+
+/* The tools/list result, reconnect included, as JSON text. */
+const char *
+proxy_catalog_result(void)
+{
+	return proxy_catalog_text;
+}
+
+/*
+ * Whether a tools/call of this tool may be sent again after the worker
+ * died before answering: only when the catalog says it is read-only.
+ */
+int
+proxy_catalog_read_only(const char *name)
+{
+	struct json_object	*tools, *t, *v, *ann;
+	size_t			 i, n;
+
+	if (proxy_catalog_cur == NULL ||
+	    !json_object_object_get_ex(proxy_catalog_cur, "tools", &tools))
+		return 0;
+	n = json_object_array_length(tools);
+	for (i = 0; i < n; i++) {
+		t = json_object_array_get_idx(tools, i);
+		if (!json_object_object_get_ex(t, "name", &v) ||
+		    strcmp(json_object_get_string(v), name) != 0)
+			continue;
+		if (!json_object_object_get_ex(t, "annotations", &ann) ||
+		    !json_object_object_get_ex(ann, "readOnlyHint", &v))
+			return 0;
+		return json_object_is_type(v, json_type_boolean) &&
+		    json_object_get_boolean(v);
+	}
+	return 0;
+}
+
+/*
+ * A tools/list result from the current worker.  Returns 1 when it
+ * replaced a different catalog the client may have been given (it should
+ * be told), 0 otherwise.  The disk cache is brought up to date either way.
+ */
+int
+proxy_catalog_discovered(struct json_object *result)
+{
+	struct json_object	*obj = NULL;
+	int			 had = proxy_catalog_cur != NULL, changed;
+
+	if (!proxy_catalog_valid(result)) {
+		log_warnx("worker answered tools/list without tools; "
+		    "keeping the catalog from %s", proxy_catalog_source);
+		return 0;
+	}
+	/* Keep only what a catalog holds, not a nextCursor or _meta. */
+	obj = json_object_new_object();
+	json_object_object_add(obj, "tools", json_object_get(
+	    json_object_object_get(result, "tools")));
+	changed = proxy_catalog_cur == NULL ||
+	    !json_object_equal(proxy_catalog_cur, obj);
+	if (!changed) {
+		json_object_put(obj);
+		proxy_catalog_source = "the current worker";
+		if (!proxy_catalog_on_disk)
+			proxy_catalog_save();
+		return 0;
+	}
+	proxy_catalog_on_disk = 0;
+	proxy_catalog_set(obj, "the current worker");
+	proxy_catalog_save();
+	log_info("tool catalog changed; cache saved");
+	return had;
+}
+
+void
+proxy_catalog_free(void)
+{
+	json_object_put(proxy_catalog_cur);
+	proxy_catalog_cur = NULL;
+	free(proxy_catalog_text);
+	proxy_catalog_text = NULL;
+}

@@ -1,0 +1,117 @@
+/*
+ * kernel-spec.c: kernelspecs as the daemon sees them: KERNEL_LIST,
+ * KERNEL_SELECT and the check of a kernel name a client asks for, all
+ * without starting anything (common/kernelspec.c reads the disk).
+ */
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtimed.h"
+#include "kernelspec.h"
+
+/*
+ * Does kernelspec name exist?  0 if so; else -1 with a cause listing
+ * what does (for kernel_unavailable).
+ */
+int
+kernel_spec_check(const char *name, char **cause)
+{
+	struct kernelspec	*ks;
+
+	if ((ks = kernelspec_find(name, cause)) == NULL)
+		return (-1);
+	kernelspec_free(ks);
+	return (0);
+}
+
+/* KERNEL_LIST {} -> KERNEL_LIST_REPLY {default, kernels: [...]} */
+void
+kernel_spec_list(struct peer *p, uint32_t id)
+{
+	struct json_object	*list, *item, *v;
+	struct mpbuf		 b;
+	size_t			 i, n;
+	const char		*keys[] = { "name", "display_name",
+				    "language" };
+	u_int			 j;
+
+	list = kernelspec_list();
+	n = json_object_array_length(list);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "default", KERNELSPEC_DEFAULT);
+	proto_pack_key(&b.pk, "kernels");
+	msgpack_pack_array(&b.pk, n);
+	for (i = 0; i < n; i++) {
+		item = json_object_array_get_idx(list, i);
+		msgpack_pack_map(&b.pk, 3);
+		for (j = 0; j < 3; j++) {
+			if (json_object_object_get_ex(item, keys[j], &v) &&
+			    json_object_is_type(v, json_type_string))
+				proto_pack_str(&b.pk, keys[j],
+				    json_object_get_string(v));
+			else
+				proto_pack_nil(&b.pk, keys[j]);
+		}
+	}
+	json_object_put(list);
+	peer_send(p, PROTO_MSG_KERNEL_LIST_REPLY, id, &b.sb);
+	mpbuf_free(&b);
+}
+
+/*
+ * KERNEL_SELECT {kernel} -> OK: the room's kernel is replaced by one of
+ * that kernelspec (runs end interrupted, reason kernel_changed); the
+ * notebook's kernelspec metadata follows once it is ready.  The same
+ * kernelspec, alive, is left alone.
+ */
+void
+kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
+    const msgpack_object *body)
+{
+	struct kernelspec	*ks;
+	const msgpack_object	*o;
+	const char		*why;
+	char			*name, *cause;
+
+	if (r == NULL) {
+		peer_send_error(p, id, "invalid_argument", "KERNEL_SELECT "
+		    "needs a notebook: send ROOM_CREATE or ROOM_OPEN first");
+		return;
+	}
+	o = proto_get(body, "kernel");
+	if (o == NULL || o->type != MSGPACK_OBJECT_STR ||
+	    o->via.str.size == 0 || o->via.str.size > 255 ||
+	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL) {
+		peer_send_error(p, id, "invalid_argument",
+		    "kernel must be a kernelspec name");
+		return;
+	}
+	name = xstrndup(o->via.str.ptr, o->via.str.size);
+	if ((ks = kernelspec_find(name, &cause)) == NULL) {
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		free(cause);
+		free(name);
+		return;
+	}
+	free(name);
+	if (strcasecmp(r->kernel_name, kernelspec_name(ks)) == 0 &&
+	    r->kernel != NULL && !room_kernel_dead(r, &why)) {
+		kernelspec_free(ks);
+		peer_send_ok(p, id);
+		return;
+	}
+	log_info("room %s: kernel %s -> %s", r->id, r->kernel_name,
+	    kernelspec_name(ks));
+	free(r->kernel_name);
+	r->kernel_name = xstrdup(kernelspec_name(ks));
+	kernelspec_free(ks);
+	if (room_kernel_replace(r, NULL, 0, "kernel_changed") != 0) {
+		peer_send_error(p, id, "busy",
+		    "a restart is under way; select the kernel after it");
+		return;
+	}
+	peer_send_ok(p, id);
+}

@@ -1,0 +1,484 @@
+/*
+ * room-journal.c: a room's durability in the state store (store.c).
+ *
+ * A room is a snapshot (msgpack: the whole notebook plus the room's
+ * flags) and a journal of what happened after it.  Each entry has its
+ * own number (room->jseq), separate from the room's seq, and holds:
+ *
+ *	{t: "edit", seq, edits}		a ROOM_EDIT batch as applied:
+ *					every reference an id, inserts
+ *					with their minted cell_id
+ *	{t: "outputs", seq, cells: [{cell_id, execution_count, outputs}]}
+ *					cells' outputs as they now are
+ *
+ * An edit is journaled (committed, fsync'd by SQLite) before its reply
+ * is sent.  Outputs are journaled after a short debounce; other content
+ * changes (kernelspec metadata) by a debounced snapshot.  A snapshot is
+ * taken on create, load, save, reload, and when the journal grows past
+ * the snapshot's size; it drops the journal it covers.
+ *
+ * Recovery is snapshot + replay: an edit entry goes through the same
+ * room_nb_edit as the request did, with the recorded ids, so it lands
+ * the same way; an outputs entry sets the cells' outputs.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtimed.h"
+
+/* Debounce for outputs and out-of-band content changes. */
+#define ROOM_JOURNAL_DELAY_MS	200
+/* Snapshot once the journal is past max(snapshot size, this). */
+#define ROOM_JOURNAL_MIN_BYTES	(64 * 1024)
+
+/* The notebook: {nbformat, nbformat_minor, metadata, cells}. */
+void
+room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
+{
+	size_t	i;
+
+	msgpack_pack_map(pk, 4);
+	proto_pack_int(pk, "nbformat", nb->nbformat);
+	proto_pack_int(pk, "nbformat_minor", nb->nbformat_minor);
+	proto_pack_key(pk, "metadata");
+	mpjson_pack(pk, nb->metadata);
+	proto_pack_key(pk, "cells");
+	msgpack_pack_array(pk, nb->ncells);
+	for (i = 0; i < nb->ncells; i++)
+		room_pack_cell(pk, nb->cells[i]);
+}
+
+/* Set a cell's outputs from a msgpack array. */
+static void
+room_journal_set_outputs(struct room_cell *c, const msgpack_object *o)
+{
+	struct json_object	*j;
+
+	if (o == NULL || o->type != MSGPACK_OBJECT_ARRAY ||
+	    (j = mpjson_unpack(o)) == NULL)
+		return;
+	json_object_put(c->outputs);
+	c->outputs = j;
+}
+
+struct room_nb *
+room_journal_unpack_nb(const msgpack_object *o, char **cause)
+{
+	struct room_nb		*nb;
+	struct room_cell	*c;
+	const msgpack_object	*cells, *co, *v;
+	enum room_cell_type	 type;
+	const char		*s;
+	size_t			 len, i;
+	int64_t			 n;
+
+	if (o == NULL || o->type != MSGPACK_OBJECT_MAP ||
+	    (cells = proto_get_array(o, "cells")) == NULL) {
+		xasprintf(cause, "snapshot has no cells");
+		return (NULL);
+	}
+	nb = room_nb_create();
+	if (proto_get_int(o, "nbformat", &n) == 0)
+		nb->nbformat = (int)n;
+	if (proto_get_int(o, "nbformat_minor", &n) == 0)
+		nb->nbformat_minor = (int)n;
+	if ((v = proto_get_map(o, "metadata")) != NULL) {
+		json_object_put(nb->metadata);
+		nb->metadata = mpjson_unpack(v);
+	}
+	for (i = 0; i < cells->via.array.size; i++) {
+		co = &cells->via.array.ptr[i];
+		s = proto_get_str(co, "cell_type", &len);
+		if (s == NULL || room_nb_type_parse(s, len, &type) != 0) {
+			xasprintf(cause, "snapshot cell %zu has no type", i);
+			room_nb_free(nb);
+			return (NULL);
+		}
+		s = proto_get_str(co, "source", &len);
+		c = room_nb_cell_create(nb, type, s != NULL ? s : "",
+		    s != NULL ? len : 0);
+		if ((s = proto_get_str(co, "cell_id", &len)) != NULL &&
+		    room_nb_valid_id(s, len)) {
+			free(c->id);
+			c->id = xstrndup(s, len);
+		}
+		if ((v = proto_get_map(co, "metadata")) != NULL) {
+			json_object_put(c->metadata);
+			c->metadata = mpjson_unpack(v);
+		}
+		if (proto_get_int(co, "execution_count", &n) == 0)
+			c->execution_count = n;
+		if (type == ROOM_CELL_CODE)
+			room_journal_set_outputs(c, proto_get(co, "outputs"));
+		if ((v = proto_get_map(co, "attachments")) != NULL)
+			c->attachments = mpjson_unpack(v);
+	}
+	return (nb);
+}
+
+static void
+room_journal_clear_pending(struct room *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->npend_outputs; i++)
+		free(r->pend_outputs[i]);
+	free(r->pend_outputs);
+	r->pend_outputs = NULL;
+	r->npend_outputs = 0;
+	r->persist_full = 0;
+	if (r->persist_ev != NULL)
+		evtimer_del(r->persist_ev);
+}
+
+/* Write the whole room as its new snapshot. */
+void
+room_journal_snapshot(struct room *r)
+{
+	struct store_room	 sr;
+	struct mpbuf		 b;
+	char			*cause = NULL;
+
+	if (runtimed_store == NULL || !r->loaded)
+		return;
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 5);
+	proto_pack_int(&b.pk, "v", 1);
+	proto_pack_uint(&b.pk, "seq", r->seq);
+	proto_pack_bool(&b.pk, "fresh", r->fresh);
+	proto_pack_key(&b.pk, "disk");
+	msgpack_pack_map(&b.pk, 5);
+	proto_pack_bool(&b.pk, "known", r->disk_known);
+	proto_pack_uint(&b.pk, "dev", (uint64_t)r->disk_dev);
+	proto_pack_uint(&b.pk, "ino", (uint64_t)r->disk_ino);
+	proto_pack_int(&b.pk, "size", (int64_t)r->disk_size);
+	proto_pack_int(&b.pk, "mtime_ns", r->disk_mtime_ns);
+	proto_pack_key(&b.pk, "nb");
+	room_journal_pack_nb(&b.pk, r->nb);
+
+	memset(&sr, 0, sizeof sr);
+	sr.notebook_id = r->id;
+	sr.path = r->path;
+	sr.kernel = r->kernel_name;
+	sr.dirty = r->dirty;
+	sr.seq = r->jseq;
+	sr.snapshot = b.sb.data;
+	sr.snapshot_len = b.sb.size;
+	if (store_room_snapshot(runtimed_store, &sr, &cause) != 0) {
+		log_warnx("room %s: snapshot failed: %s", r->id, cause);
+		free(cause);
+		mpbuf_free(&b);
+		return;
+	}
+	r->snapshot_bytes = b.sb.size;
+	r->journal_bytes = 0;
+	room_journal_clear_pending(r);
+	mpbuf_free(&b);
+}
+
+/* Append one entry; snapshot when the journal has grown enough. */
+static int
+room_journal_append(struct room *r, const void *buf, size_t len,
+    char **cause)
+{
+	size_t	limit;
+
+	if (runtimed_store == NULL)
+		return (0);
+	if (store_journal_append(runtimed_store, r->id, r->jseq + 1, buf, len,
+	    cause) != 0)
+		return (-1);
+	r->jseq++;
+	r->journal_bytes += len;
+	limit = r->snapshot_bytes > ROOM_JOURNAL_MIN_BYTES ?
+	    r->snapshot_bytes : ROOM_JOURNAL_MIN_BYTES;
+	if (r->journal_bytes > limit)
+		room_journal_snapshot(r);
+	return (0);
+}
+
+/* Journal an applied edit batch (resolved, packed array); durable at 0. */
+int
+room_journal_edit(struct room *r, const char *edits, size_t len,
+    char **cause)
+{
+	struct mpbuf	b;
+	int		rc;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "t", "edit");
+	proto_pack_uint(&b.pk, "seq", r->seq);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_sbuffer_write(&b.sb, edits, len);
+	rc = room_journal_append(r, b.sb.data, b.sb.size, cause);
+	mpbuf_free(&b);
+	return (rc);
+}
+
+/* Journal the outputs of the cells that changed since the last flush. */
+static void
+room_journal_outputs(struct room *r)
+{
+	struct room_cell	*c;
+	struct mpbuf		 b;
+	char			*cause = NULL;
+	size_t			 i, n = 0;
+
+	for (i = 0; i < r->npend_outputs; i++) {
+		c = room_nb_find(r->nb, r->pend_outputs[i], NULL);
+		if (c != NULL && c->type == ROOM_CELL_CODE)
+			n++;
+	}
+	if (n > 0) {
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "t", "outputs");
+		proto_pack_uint(&b.pk, "seq", r->seq);
+		proto_pack_key(&b.pk, "cells");
+		msgpack_pack_array(&b.pk, n);
+		for (i = 0; i < r->npend_outputs; i++) {
+			c = room_nb_find(r->nb, r->pend_outputs[i], NULL);
+			if (c == NULL || c->type != ROOM_CELL_CODE)
+				continue;
+			msgpack_pack_map(&b.pk, 3);
+			proto_pack_str(&b.pk, "cell_id", c->id);
+			if (c->execution_count >= 0)
+				proto_pack_int(&b.pk, "execution_count",
+				    c->execution_count);
+			else
+				proto_pack_nil(&b.pk, "execution_count");
+			proto_pack_key(&b.pk, "outputs");
+			mpjson_pack(&b.pk, c->outputs);
+		}
+		room_journal_clear_pending(r);
+		if (room_journal_append(r, b.sb.data, b.sb.size, &cause) != 0) {
+			log_warnx("room %s: journal failed: %s", r->id, cause);
+			free(cause);
+			r->persist_full = 1;	/* try a snapshot later */
+		}
+		mpbuf_free(&b);
+		return;
+	}
+	room_journal_clear_pending(r);
+}
+
+/* Persist what is pending now. */
+void
+room_journal_flush(struct room *r)
+{
+	if (!r->loaded)
+		return;
+	if (r->persist_full)
+		room_journal_snapshot(r);
+	else if (r->npend_outputs > 0)
+		room_journal_outputs(r);
+}
+
+static void
+room_journal_fire(evutil_socket_t fd, short events, void *arg)
+{
+	(void)fd;
+	(void)events;
+	room_journal_flush(arg);
+}
+
+/* Persist pending changes soon. */
+void
+room_journal_later(struct room *r)
+{
+	struct timeval	tv = { 0, ROOM_JOURNAL_DELAY_MS * 1000 };
+
+	if (runtimed_base == NULL)
+		return;
+	if (r->persist_ev == NULL)
+		r->persist_ev = evtimer_new(runtimed_base, room_journal_fire,
+		    r);
+	if (!evtimer_pending(r->persist_ev, NULL))
+		evtimer_add(r->persist_ev, &tv);
+}
+
+/* Drop pending work and the timer (content is going away). */
+void
+room_journal_stop(struct room *r)
+{
+	room_journal_clear_pending(r);
+	if (r->persist_ev != NULL) {
+		event_free(r->persist_ev);
+		r->persist_ev = NULL;
+	}
+}
+
+/* The room leaves the store (clean, file-backed, unloaded). */
+void
+room_journal_forget(struct room *r)
+{
+	char	*cause = NULL;
+
+	if (runtimed_store == NULL)
+		return;
+	if (store_room_forget(runtimed_store, r->id, &cause) != 0) {
+		log_warnx("room %s: %s", r->id, cause);
+		free(cause);
+	}
+}
+
+struct room_journal_load {
+	struct room	*r;
+	char		*cause;
+	int		 found;
+	uint64_t	 jseq;
+	size_t		 bytes;
+	size_t		 entries;
+	size_t		 failed;
+};
+
+static int
+room_journal_load_snapshot(const struct store_room *sr, void *arg)
+{
+	struct room_journal_load	*ld = arg;
+	struct room			*r = ld->r;
+	msgpack_unpacked		 u;
+	const msgpack_object		*d;
+	int64_t				 v;
+	int				 b;
+
+	ld->found = 1;
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, sr->snapshot, sr->snapshot_len, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS) {
+		xasprintf(&ld->cause, "snapshot is not msgpack");
+		msgpack_unpacked_destroy(&u);
+		return (1);
+	}
+	if ((r->nb = room_journal_unpack_nb(proto_get(&u.data, "nb"),
+	    &ld->cause)) == NULL) {
+		msgpack_unpacked_destroy(&u);
+		return (1);
+	}
+	if (proto_get_int(&u.data, "seq", &v) == 0)
+		r->seq = (uint64_t)v;
+	if (proto_get_bool(&u.data, "fresh", &b) == 0)
+		r->fresh = b;
+	if ((d = proto_get_map(&u.data, "disk")) != NULL) {
+		if (proto_get_bool(d, "known", &b) == 0)
+			r->disk_known = b;
+		if (proto_get_int(d, "dev", &v) == 0)
+			r->disk_dev = (dev_t)v;
+		if (proto_get_int(d, "ino", &v) == 0)
+			r->disk_ino = (ino_t)v;
+		if (proto_get_int(d, "size", &v) == 0)
+			r->disk_size = (off_t)v;
+		if (proto_get_int(d, "mtime_ns", &v) == 0)
+			r->disk_mtime_ns = v;
+	}
+	free(r->path);
+	r->path = sr->path != NULL ? xstrdup(sr->path) : NULL;
+	free(r->kernel_name);
+	r->kernel_name = xstrdup(sr->kernel);
+	r->dirty = sr->dirty;
+	r->jseq = sr->seq;
+	r->snapshot_bytes = sr->snapshot_len;
+	msgpack_unpacked_destroy(&u);
+	return (1);
+}
+
+/* Replay one journal entry onto the recovered notebook. */
+static int
+room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
+{
+	struct room_journal_load	*ld = arg;
+	struct room			*r = ld->r;
+	struct room_nb_result		 res;
+	struct room_cell		*c;
+	msgpack_unpacked		 u;
+	const msgpack_object		*cells, *co;
+	const char			*cid;
+	char				*cause = NULL;
+	const char			*code;
+	int64_t				 v;
+	size_t				 i, clen;
+
+	ld->jseq = jseq;
+	ld->bytes += len;
+	ld->entries++;
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, buf, len, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS) {
+		ld->failed++;
+		msgpack_unpacked_destroy(&u);
+		return (0);
+	}
+	if (proto_get_int(&u.data, "seq", &v) == 0 && (uint64_t)v > r->seq)
+		r->seq = (uint64_t)v;
+	r->dirty = 1;
+	if (proto_obj_streq(proto_get(&u.data, "t"), "edit")) {
+		if (room_nb_edit(r->nb, proto_get(&u.data, "edits"), 1, NULL,
+		    &res, &cause, &code) != 0) {
+			log_warnx("room %s: journal entry %llu does not "
+			    "apply: %s", r->id, (unsigned long long)jseq,
+			    cause);
+			free(cause);
+			ld->failed++;
+		} else
+			room_nb_result_free(&res);
+	} else if (proto_obj_streq(proto_get(&u.data, "t"), "outputs") &&
+	    (cells = proto_get_array(&u.data, "cells")) != NULL) {
+		for (i = 0; i < cells->via.array.size; i++) {
+			co = &cells->via.array.ptr[i];
+			if ((cid = proto_get_str(co, "cell_id", &clen)) ==
+			    NULL)
+				continue;
+			cause = xstrndup(cid, clen);
+			c = room_nb_find(r->nb, cause, NULL);
+			free(cause);
+			cause = NULL;
+			if (c == NULL || c->type != ROOM_CELL_CODE)
+				continue;
+			room_journal_set_outputs(c, proto_get(co, "outputs"));
+			if (proto_get_int(co, "execution_count", &v) == 0)
+				c->execution_count = v;
+			else
+				c->execution_count = -1;
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+	return (0);
+}
+
+/* Rebuild a dormant room's content from its snapshot and journal. */
+int
+room_journal_recover(struct room *r, char **cause)
+{
+	struct room_journal_load	ld;
+
+	if (runtimed_store == NULL) {
+		xasprintf(cause, "no state store");
+		return (-1);
+	}
+	memset(&ld, 0, sizeof ld);
+	ld.r = r;
+	room_nb_free(r->nb);
+	r->nb = NULL;
+	if (store_room_get(runtimed_store, r->id, NULL,
+	    room_journal_load_snapshot, &ld) <= 0 || r->nb == NULL) {
+		if (ld.cause != NULL)
+			*cause = ld.cause;
+		else
+			xasprintf(cause, "not in the state store");
+		return (-1);
+	}
+	ld.jseq = r->jseq;
+	store_journal_each(runtimed_store, r->id, r->jseq, room_journal_replay,
+	    &ld);
+	r->jseq = ld.jseq;
+	r->journal_bytes = ld.bytes;
+	if (ld.failed > 0)
+		log_warnx("room %s: %zu of %zu journal entries did not apply",
+		    r->id, ld.failed, ld.entries);
+	log_debug("room %s: snapshot + %zu journal entries", r->id,
+	    ld.entries);
+	return (0);
+}

@@ -1,0 +1,1271 @@
+/*
+ * rooms-client.c: a blocking client of runtimed for the rooms tests
+ * (the tests/rooms scripts).  Each mode drives real requests and exits non-zero
+ * with a message on the first answer that breaks PROTOCOL.md.
+ *
+ *	rooms-client durable1 SOCK DIR		make unsaved state; prints ids
+ *	rooms-client durable2 SOCK DIR UID FID	after kill -9: all back
+ *	rooms-client durable3 SOCK DIR FID	file gone: unavailable by
+ *						path, back by id
+ *	rooms-client changes SOCK		change log, ops, if_seq
+ *	rooms-client watch SOCK DIR		outside changes
+ *	rooms-client grace SOCK DIR		idle rooms unload
+ *	rooms-client chaos SOCK DIR RUNTIMED EDITS KILLS
+ *						edits under SIGKILL
+ */
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* Changes made to overflow the daemon's log (ROOM_LOG_SIZE, 1024). */
+#define ROOM_LOG_SIZE_TEST	1030
+
+static uint32_t	rc_next_id = 1;
+
+static __dead void
+rc_fail(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "rooms-client: FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static int
+rc_try_connect(const char *sock, int64_t *pid)
+{
+	struct proto_incarnation	 inc;
+	char				*cause = NULL;
+	int				 fd;
+
+	if ((fd = sockdir_connect(sock)) == -1)
+		return (-1);
+	if (frameio_hello(fd, PROTO_PEER_CTL, "rooms-client", &inc,
+	    &cause) != 0) {
+		free(cause);
+		close(fd);
+		return (-1);
+	}
+	if (pid != NULL)
+		*pid = inc.pid;
+	return (fd);
+}
+
+static int
+rc_connect(const char *sock)
+{
+	int	fd;
+
+	if ((fd = rc_try_connect(sock, NULL)) == -1)
+		rc_fail("connect %s: %s", sock, strerror(errno));
+	return (fd);
+}
+
+static struct mpbuf *
+rc_body(struct mpbuf *b, size_t n)
+{
+	mpbuf_init(b);
+	msgpack_pack_map(&b->pk, n);
+	return (b);
+}
+
+/* Send; -1 if the write failed. */
+static int
+rc_send(int fd, uint16_t type, struct mpbuf *b, uint32_t *id)
+{
+	int	rc;
+
+	*id = rc_next_id++;
+	rc = frameio_write(fd, type, *id, b->sb.data, b->sb.size);
+	mpbuf_free(b);
+	return (rc);
+}
+
+/* Read until the reply to id; events go to the callback-less void. */
+static int
+rc_wait_reply(int fd, uint32_t id, int timeout, struct proto_header *hdr,
+    msgpack_unpacked *u)
+{
+	char	*cause = NULL;
+
+	for (;;) {
+		if (frameio_read(fd, timeout, hdr, u, &cause) != 0) {
+			free(cause);
+			return (-1);
+		}
+		if (hdr->id == id)
+			return (0);
+		msgpack_unpacked_destroy(u);
+	}
+}
+
+static void
+rc_request(int fd, uint16_t type, struct mpbuf *b, uint16_t expect,
+    msgpack_unpacked *u)
+{
+	struct proto_header	 hdr;
+	uint32_t		 id;
+	const char		*msg;
+	size_t			 len;
+
+	if (rc_send(fd, type, b, &id) != 0)
+		rc_fail("write %s", proto_msg_name(type));
+	if (rc_wait_reply(fd, id, 20000, &hdr, u) != 0)
+		rc_fail("no reply to %s", proto_msg_name(type));
+	if (expect != 0 && hdr.type != expect) {
+		msg = proto_get_str(&u->data, "message", &len);
+		rc_fail("%s: got %s (%.*s), wanted %s", proto_msg_name(type),
+		    proto_msg_name(hdr.type), msg != NULL ? (int)len : 0,
+		    msg != NULL ? msg : "", proto_msg_name(expect));
+	}
+}
+
+/* Expect ERROR {code}; returns the message (caller frees). */
+static char *
+rc_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
+{
+	msgpack_unpacked	 u;
+	char			*msg;
+
+	rc_request(fd, type, b, PROTO_MSG_ERROR, &u);
+	if (!proto_obj_streq(proto_get(&u.data, "code"), code))
+		rc_fail("%s: error code is not %s: %s", proto_msg_name(type),
+		    code, proto_dup_str(&u.data, "message"));
+	msg = proto_dup_str(&u.data, "message");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: %s -> ERROR %s (%s)\n", proto_msg_name(type), code, msg);
+	return (msg);
+}
+
+static char *
+rc_str(const msgpack_object *o, const char *key)
+{
+	char	*s;
+
+	if ((s = proto_dup_str(o, key)) == NULL)
+		rc_fail("no %s", key);
+	return (s);
+}
+
+static char *
+rc_open(int fd, const char *key, const char *value)
+{
+	struct mpbuf		b;
+	msgpack_unpacked	u;
+	char			*id;
+
+	rc_body(&b, 1);
+	proto_pack_str(&b.pk, key, value);
+	rc_request(fd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, &u);
+	id = rc_str(&u.data, "notebook_id");
+	msgpack_unpacked_destroy(&u);
+	return (id);
+}
+
+static char *
+rc_create(int fd, const char *path)
+{
+	struct mpbuf		b;
+	msgpack_unpacked	u;
+	char			*id;
+
+	rc_body(&b, path != NULL ? 1 : 0);
+	if (path != NULL)
+		proto_pack_str(&b.pk, "path", path);
+	rc_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, &u);
+	id = rc_str(&u.data, "notebook_id");
+	msgpack_unpacked_destroy(&u);
+	return (id);
+}
+
+/* One insert at BOTTOM; returns the new id (caller frees). */
+static char *
+rc_insert(int fd, const char *src, uint64_t *seq)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*cells;
+	char			*id;
+	int64_t			 v;
+
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "insert");
+	proto_pack_str(&b.pk, "after", "BOTTOM");
+	proto_pack_str(&b.pk, "source", src);
+	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != 1)
+		rc_fail("ROOM_EDIT_REPLY without one cell");
+	id = rc_str(&cells->via.array.ptr[0], "cell_id");
+	if (seq != NULL && proto_get_int(&u.data, "seq", &v) == 0)
+		*seq = (uint64_t)v;
+	msgpack_unpacked_destroy(&u);
+	return (id);
+}
+
+/* ROOM_CONTENT; caller destroys u. */
+static void
+rc_get(int fd, msgpack_unpacked *u)
+{
+	struct mpbuf	b;
+
+	rc_body(&b, 0);
+	rc_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, u);
+}
+
+/* "src1|src2|..." of a ROOM_CONTENT (caller frees). */
+static char *
+rc_sources(const msgpack_object *content)
+{
+	const msgpack_object	*cells;
+	const char		*s;
+	char			*out = xstrdup(""), *n;
+	size_t			 i, len;
+
+	cells = proto_get_array(content, "cells");
+	for (i = 0; cells != NULL && i < cells->via.array.size; i++) {
+		s = proto_get_str(&cells->via.array.ptr[i], "source", &len);
+		xasprintf(&n, "%s%s%.*s", out, i > 0 ? "|" : "",
+		    (int)len, s != NULL ? s : "");
+		free(out);
+		out = n;
+	}
+	return (out);
+}
+
+static void
+rc_expect_sources(int fd, const char *want)
+{
+	msgpack_unpacked	 u;
+	char			*got;
+
+	rc_get(fd, &u);
+	got = rc_sources(&u.data);
+	if (strcmp(got, want) != 0)
+		rc_fail("sources are \"%s\", wanted \"%s\"", got, want);
+	free(got);
+	msgpack_unpacked_destroy(&u);
+}
+
+/* Find a room summary in ROOM_LIST; caller destroys u. */
+static const msgpack_object *
+rc_list_find(int fd, const char *id, msgpack_unpacked *u)
+{
+	struct mpbuf		 b;
+	const msgpack_object	*rooms;
+	size_t			 i;
+
+	rc_body(&b, 0);
+	rc_request(fd, PROTO_MSG_ROOM_LIST, &b, PROTO_MSG_ROOM_LIST_REPLY, u);
+	rooms = proto_get_array(&u->data, "rooms");
+	for (i = 0; rooms != NULL && i < rooms->via.array.size; i++) {
+		if (proto_obj_streq(proto_get(&rooms->via.array.ptr[i],
+		    "notebook_id"), id))
+			return (&rooms->via.array.ptr[i]);
+	}
+	return (NULL);
+}
+
+static int
+rc_file_has(const char *path, const char *needle)
+{
+	char	*data, *cause = NULL;
+	size_t	 len;
+	int	 found;
+
+	if (util_read_file(path, &data, &len, &cause) != 0) {
+		free(cause);
+		return (-1);
+	}
+	found = strstr(data, needle) != NULL;
+	free(data);
+	return (found);
+}
+
+static void
+rc_save(int fd, const char *path, int force)
+{
+	struct mpbuf		b;
+	msgpack_unpacked	u;
+
+	rc_body(&b, (path != NULL) + (force != 0));
+	if (path != NULL)
+		proto_pack_str(&b.pk, "path", path);
+	if (force)
+		proto_pack_bool(&b.pk, "force", 1);
+	rc_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+}
+
+/* Wait for a ROOM_CHANGED with kind (ms); returns 0 when seen. */
+static int
+rc_wait_changed(int fd, const char *kind, int ms)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*k;
+	char			*cause = NULL;
+	int64_t			 deadline = util_mono_ms() + ms;
+	size_t			 i;
+	int			 left;
+
+	while ((left = (int)(deadline - util_mono_ms())) > 0) {
+		if (frameio_read(fd, left, &hdr, &u, &cause) != 0) {
+			free(cause);
+			return (-1);
+		}
+		if (hdr.type == PROTO_MSG_ROOM_CHANGED &&
+		    (k = proto_get_array(&u.data, "kinds")) != NULL) {
+			for (i = 0; i < k->via.array.size; i++) {
+				if (proto_obj_streq(&k->via.array.ptr[i],
+				    kind)) {
+					msgpack_unpacked_destroy(&u);
+					return (0);
+				}
+			}
+		}
+		msgpack_unpacked_destroy(&u);
+	}
+	return (-1);
+}
+
+static void
+rc_write_file(const char *path, const char *text, int by_rename)
+{
+	char	*tmp;
+	FILE	*f;
+
+	xasprintf(&tmp, "%s.editor-tmp", path);
+	if ((f = fopen(by_rename ? tmp : path, "w")) == NULL ||
+	    fputs(text, f) == EOF || fclose(f) != 0)
+		rc_fail("cannot write %s", path);
+	if (by_rename && rename(tmp, path) != 0)
+		rc_fail("rename %s", tmp);
+	free(tmp);
+}
+
+static const char *rc_nb_head =
+    "{\n \"cells\": [\n  {\n   \"cell_type\": \"code\",\n"
+    "   \"execution_count\": null,\n   \"id\": \"c1\",\n"
+    "   \"metadata\": {},\n   \"outputs\": [],\n"
+    "   \"source\": [\n    \"";
+static const char *rc_nb_tail =
+    "\"\n   ]\n  }\n ],\n"
+    " \"metadata\": {},\n \"nbformat\": 4,\n \"nbformat_minor\": 5\n}\n";
+
+static void
+rc_write_nb(const char *path, const char *src, int by_rename)
+{
+	char	*text;
+
+	xasprintf(&text, "%s%s%s", rc_nb_head, src, rc_nb_tail);
+	rc_write_file(path, text, by_rename);
+	free(text);
+}
+
+/* Run cells and wait for the run; returns 0 when done. */
+static void
+rc_run(int fd, const char *cell)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	char			*eid;
+
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 1);
+	proto_pack_cstr(&b.pk, cell);
+	rc_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, &u);
+	eid = rc_str(&u.data, "execution_id");
+	msgpack_unpacked_destroy(&u);
+	rc_body(&b, 2);
+	proto_pack_str(&b.pk, "execution_id", eid);
+	proto_pack_int(&b.pk, "timeout_ms", 50000);
+	rc_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, &u);
+	if (!proto_obj_streq(proto_get(&u.data, "status"), "done"))
+		rc_fail("run %s did not finish done", eid);
+	msgpack_unpacked_destroy(&u);
+	free(eid);
+}
+
+/* Untitled + unsaved file-backed state; prints "UID FID". */
+static int
+rc_durable1(const char *sock, const char *dir)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	char			*uid, *fid, *c1, *c2, *c3, *path, *run;
+	int			 a, f;
+
+	a = rc_connect(sock);
+	uid = rc_create(a, NULL);
+	c1 = rc_insert(a, "u1", NULL);
+	c2 = rc_insert(a, "u2", NULL);
+	c3 = rc_insert(a, "u3", NULL);
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 3);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "edit");
+	proto_pack_str(&b.pk, "cell_id", c3);
+	proto_pack_str(&b.pk, "source", "u3 \xc3\xa9" "dited");
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "delete");
+	proto_pack_str(&b.pk, "cell_id", c2);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "move");
+	proto_pack_str(&b.pk, "after", "TOP");
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 1);
+	proto_pack_cstr(&b.pk, c3);
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	run = rc_insert(a, "print(6*7)", NULL);
+	rc_run(a, run);
+	usleep(600000);	/* outputs are journaled after a short debounce */
+	rc_expect_sources(a, "u3 \xc3\xa9" "dited|u1|print(6*7)");
+
+	f = rc_connect(sock);
+	xasprintf(&path, "%s/f.ipynb", dir);
+	fid = rc_create(f, path);
+	free(rc_insert(f, "saved cell", NULL));
+	rc_save(f, NULL, 0);
+	free(rc_insert(f, "unsaved cell", NULL));
+	if (rc_file_has(path, "unsaved cell") != 0)
+		rc_fail("unsaved cell is in the file already");
+	printf("%s %s\n", uid, fid);
+	fflush(stdout);
+	free(c1);
+	free(c2);
+	free(c3);
+	free(run);
+	free(path);
+	free(uid);
+	free(fid);
+	pause();	/* the test kills the daemon under us */
+	return (0);
+}
+
+/* After kill -9 and a new daemon: everything acknowledged is back. */
+static int
+rc_durable2(const char *sock, const char *dir, const char *uid,
+    const char *fid)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*r, *cells, *outs;
+	struct json_object	*j;
+	char			*path, *id;
+	int			 a, f, g, dirty;
+
+	a = rc_connect(sock);
+	if ((r = rc_list_find(a, uid, &u)) == NULL)
+		rc_fail("untitled room %s not in ROOM_LIST", uid);
+	if (proto_get(r, "path")->type != MSGPACK_OBJECT_NIL)
+		rc_fail("untitled room has a path");
+	msgpack_unpacked_destroy(&u);
+	if ((r = rc_list_find(a, fid, &u)) == NULL)
+		rc_fail("file room %s not in ROOM_LIST", fid);
+	if (proto_get_bool(r, "dirty", &dirty) != 0 || !dirty)
+		rc_fail("file room not dirty in ROOM_LIST");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_LIST after kill -9 shows both rooms, file room "
+	    "dirty\n");
+
+	free(rc_open(a, "notebook_id", uid));
+	rc_expect_sources(a, "u3 \xc3\xa9" "dited|u1|print(6*7)");
+	rc_get(a, &u);
+	cells = proto_get_array(&u.data, "cells");
+	outs = proto_get(&cells->via.array.ptr[2], "outputs");
+	j = mpjson_unpack(outs);
+	if (j == NULL || strstr(json_object_to_json_string(j), "42") == NULL)
+		rc_fail("outputs of the run are lost: %s",
+		    j != NULL ? json_object_to_json_string(j) : "null");
+	json_object_put(j);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: untitled notebook back by id, edits and outputs kept\n");
+
+	f = rc_connect(sock);
+	xasprintf(&path, "%s/f.ipynb", dir);
+	id = rc_open(f, "path", path);
+	if (strcmp(id, fid) != 0)
+		rc_fail("path opens room %s, not %s", id, fid);
+	free(id);
+	rc_expect_sources(f, "saved cell|unsaved cell");
+	if (rc_file_has(path, "unsaved cell") != 0)
+		rc_fail("unsaved cell reached the file");
+	g = rc_connect(sock);
+	free(rc_open(g, "notebook_id", fid));
+	rc_expect_sources(g, "saved cell|unsaved cell");
+	printf("ok: file-backed notebook back by path and by id with its "
+	    "unsaved edit\n");
+	free(path);
+	return (0);
+}
+
+/* The file is gone: by path is notebook_unavailable, by id still works. */
+static int
+rc_durable3(const char *sock, const char *dir, const char *fid)
+{
+	struct mpbuf	 b;
+	char		*path, *msg;
+	int		 a;
+
+	a = rc_connect(sock);
+	xasprintf(&path, "%s/f.ipynb", dir);
+	rc_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	msg = rc_expect_error(a, PROTO_MSG_ROOM_OPEN, &b,
+	    "notebook_unavailable");
+	if (strstr(msg, fid) == NULL)
+		rc_fail("message does not say how to get the copy back");
+	free(msg);
+	free(rc_open(a, "notebook_id", fid));
+	rc_expect_sources(a, "saved cell|unsaved cell");
+	rc_save(a, NULL, 0);
+	if (rc_file_has(path, "unsaved cell") != 1)
+		rc_fail("saving did not restore the file");
+	printf("ok: missing file -> notebook_unavailable by path; by id the "
+	    "unsaved copy is back and saves\n");
+	free(path);
+	return (0);
+}
+
+static void
+rc_edit1(int fd, uint16_t expect, msgpack_unpacked *u, const char *op,
+    const char *k1, const char *v1, int64_t if_seq)
+{
+	struct mpbuf	b;
+
+	rc_body(&b, if_seq >= 0 ? 2 : 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, k1 != NULL ? 2 : 1);
+	proto_pack_str(&b.pk, "op", op);
+	if (k1 != NULL)
+		proto_pack_str(&b.pk, k1, v1);
+	if (if_seq >= 0)
+		proto_pack_int(&b.pk, "if_seq", if_seq);
+	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, expect, u);
+}
+
+/* Change log, ROOM_CHANGED to all, ROOM_CHANGES, if_seq, the new ops. */
+static int
+rc_changes(const char *sock)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	const msgpack_object	*ch, *md;
+	char			*id, *ids[3], *cause = NULL, *s;
+	uint64_t		 seq0, seq;
+	int64_t			 v;
+	int			 a, c, i, resync;
+	uint32_t		 rid;
+
+	a = rc_connect(sock);
+	id = rc_create(a, NULL);
+	c = rc_connect(sock);
+	free(rc_open(c, "notebook_id", id));
+	ids[0] = rc_insert(a, "zero", &seq0);
+
+	/* The originator gets its reply, then ROOM_CHANGED, like others. */
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "insert");
+	proto_pack_str(&b.pk, "source", "print(1)");
+	if (rc_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0)
+		rc_fail("write");
+	for (;;) {
+		if (frameio_read(a, 5000, &hdr, &u, &cause) != 0)
+			rc_fail("read: %s", cause);
+		if (hdr.id == rid)
+			break;
+		msgpack_unpacked_destroy(&u);	/* earlier events */
+	}
+	if (hdr.type != PROTO_MSG_ROOM_EDIT_REPLY ||
+	    proto_get_int(&u.data, "seq", &v) != 0)
+		rc_fail("no ROOM_EDIT_REPLY");
+	seq = (uint64_t)v;
+	ids[1] = proto_dup_str(&proto_get_array(&u.data,
+	    "cells")->via.array.ptr[0], "cell_id");
+	msgpack_unpacked_destroy(&u);
+	if (frameio_read(a, 5000, &hdr, &u, &cause) != 0 ||
+	    hdr.type != PROTO_MSG_ROOM_CHANGED)
+		rc_fail("originator got no ROOM_CHANGED after its reply");
+	if (proto_get_int(&u.data, "seq", &v) != 0 || (uint64_t)v != seq ||
+	    !proto_obj_streq(&proto_get_array(&u.data,
+	    "cell_ids")->via.array.ptr[0], ids[1]) ||
+	    !proto_obj_streq(&proto_get_array(&u.data,
+	    "kinds")->via.array.ptr[0], "cells"))
+		rc_fail("ROOM_CHANGED does not match the edit");
+	msgpack_unpacked_destroy(&u);
+	if (rc_wait_changed(c, "cells", 5000) != 0)
+		rc_fail("the other peer got no ROOM_CHANGED");
+	printf("ok: ROOM_EDIT -> reply seq %llu, then ROOM_CHANGED {cells, "
+	    "cell_ids} to the originator and the other peer\n",
+	    (unsigned long long)seq);
+
+	/* ROOM_CHANGES after seq0: exactly the one change. */
+	rc_body(&b, 1);
+	proto_pack_uint(&b.pk, "after", seq0);
+	rc_request(a, PROTO_MSG_ROOM_CHANGES, &b, PROTO_MSG_ROOM_CHANGES_REPLY,
+	    &u);
+	ch = proto_get_array(&u.data, "changes");
+	if (proto_get_bool(&u.data, "resync", &resync) != 0 || resync ||
+	    ch == NULL || ch->via.array.size != seq - seq0 ||
+	    !proto_obj_streq(&proto_get_array(&ch->via.array.ptr[
+	    ch->via.array.size - 1], "cell_ids")->via.array.ptr[0], ids[1]))
+		rc_fail("ROOM_CHANGES after %llu is wrong",
+		    (unsigned long long)seq0);
+	msgpack_unpacked_destroy(&u);
+	rc_body(&b, 1);
+	proto_pack_uint(&b.pk, "after", seq + 100);
+	rc_request(a, PROTO_MSG_ROOM_CHANGES, &b, PROTO_MSG_ROOM_CHANGES_REPLY,
+	    &u);
+	if (proto_get_bool(&u.data, "resync", &resync) != 0 || !resync)
+		rc_fail("ROOM_CHANGES from the future does not resync");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_CHANGES lists changes after a seq; a future seq "
+	    "resyncs\n");
+
+	/* if_seq: stale is a conflict and changes nothing; current works. */
+	rc_edit1(a, PROTO_MSG_ERROR, &u, "insert", "source", "stale",
+	    (int64_t)seq0);
+	if (!proto_obj_streq(proto_get(&u.data, "code"), "conflict"))
+		rc_fail("stale if_seq is not conflict");
+	msgpack_unpacked_destroy(&u);
+	rc_edit1(a, PROTO_MSG_ROOM_EDIT_REPLY, &u, "insert", "source", "two",
+	    (int64_t)seq);
+	ids[2] = proto_dup_str(&proto_get_array(&u.data,
+	    "cells")->via.array.ptr[0], "cell_id");
+	msgpack_unpacked_destroy(&u);
+	rc_expect_sources(a, "zero|print(1)|two");
+	printf("ok: if_seq stale -> conflict, current -> applied\n");
+
+	/* move: by id and by index (index at the start of the batch). */
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 2);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "move");
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 1);
+	proto_pack_cstr(&b.pk, ids[2]);
+	proto_pack_str(&b.pk, "after", "TOP");
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "edit");
+	proto_pack_key(&b.pk, "cell_id");
+	msgpack_pack_uint32(&b.pk, 0);	/* "zero", now second */
+	proto_pack_str(&b.pk, "source", "ZERO");
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	ch = proto_get_array(&u.data, "cells");
+	if (!proto_obj_streq(proto_get(&ch->via.array.ptr[0], "cell_id"),
+	    ids[2]) || !proto_obj_streq(proto_get(&ch->via.array.ptr[1],
+	    "cell_id"), ids[0]))
+		rc_fail("move/edit reply names the wrong cells");
+	msgpack_unpacked_destroy(&u);
+	rc_expect_sources(a, "two|ZERO|print(1)");
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "move");
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 2);
+	proto_pack_cstr(&b.pk, ids[2]);
+	proto_pack_cstr(&b.pk, ids[0]);
+	proto_pack_str(&b.pk, "after", ids[1]);
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_expect_sources(a, "print(1)|two|ZERO");
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "move");
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 1);
+	proto_pack_cstr(&b.pk, ids[2]);
+	proto_pack_str(&b.pk, "after", ids[2]);
+	free(rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b, "invalid_argument"));
+	printf("ok: move by id, several cells, integer index at batch start; "
+	    "move after itself refused\n");
+
+	/* clear_outputs on a cell that ran. */
+	rc_run(a, ids[1]);
+	rc_edit1(a, PROTO_MSG_ROOM_EDIT_REPLY, &u, "clear_outputs", NULL,
+	    NULL, -1);
+	msgpack_unpacked_destroy(&u);
+	rc_get(a, &u);
+	ch = &proto_get_array(&u.data, "cells")->via.array.ptr[0];
+	if (proto_get_array(ch, "outputs")->via.array.size != 0 ||
+	    proto_get(ch, "execution_count")->type != MSGPACK_OBJECT_NIL)
+		rc_fail("clear_outputs left outputs or execution_count");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: clear_outputs (all) empties outputs and "
+	    "execution_count\n");
+
+	/* notebook_metadata: shallow merge, nil deletes; reply cell nil. */
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "notebook_metadata");
+	proto_pack_key(&b.pk, "metadata");
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "x_comments", "thread");
+	proto_pack_int(&b.pk, "x_gone", 1);
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	ch = proto_get_array(&u.data, "cells");
+	if (proto_get(&ch->via.array.ptr[0], "cell_id")->type !=
+	    MSGPACK_OBJECT_NIL)
+		rc_fail("notebook_metadata reply cell is not nil");
+	msgpack_unpacked_destroy(&u);
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "notebook_metadata");
+	proto_pack_key(&b.pk, "metadata");
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_nil(&b.pk, "x_gone");
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_get(a, &u);
+	md = proto_get_map(&u.data, "metadata");
+	if (!proto_obj_streq(proto_get(md, "x_comments"), "thread") ||
+	    proto_get(md, "x_gone") != NULL)
+		rc_fail("notebook metadata merge is wrong");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: notebook_metadata merges, nil deletes\n");
+
+	/* Past the kept log: an old seq resyncs. */
+	for (i = 0; i < ROOM_LOG_SIZE_TEST; i++) {
+		xasprintf(&s, "n%d", i);
+		rc_edit1(a, PROTO_MSG_ROOM_EDIT_REPLY, &u, "insert", "source",
+		    s, -1);
+		msgpack_unpacked_destroy(&u);
+		free(s);
+	}
+	rc_body(&b, 1);
+	proto_pack_uint(&b.pk, "after", seq0);
+	rc_request(a, PROTO_MSG_ROOM_CHANGES, &b, PROTO_MSG_ROOM_CHANGES_REPLY,
+	    &u);
+	if (proto_get_bool(&u.data, "resync", &resync) != 0 || !resync)
+		rc_fail("ROOM_CHANGES older than the log does not resync");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_CHANGES older than the last 1024 changes resyncs\n");
+	for (i = 0; i < 3; i++)
+		free(ids[i]);
+	free(id);
+	return (0);
+}
+
+/* Outside changes: clean reload, dirty conflict, force, own saves. */
+static int
+rc_watch(const char *sock, const char *dir)
+{
+	struct mpbuf	 b;
+	char		*path, *id;
+	int		 a;
+
+	xasprintf(&path, "%s/w.ipynb", dir);
+	rc_write_nb(path, "first", 0);
+	a = rc_connect(sock);
+	id = rc_open(a, "path", path);
+	rc_expect_sources(a, "first");
+
+	/* An editor writing a new file and renaming it over ours. */
+	rc_write_nb(path, "second (renamed)", 1);
+	if (rc_wait_changed(a, "reloaded", 5000) != 0)
+		rc_fail("no ROOM_CHANGED reloaded after a rename over the file");
+	rc_expect_sources(a, "second (renamed)");
+	/* And one writing in place. */
+	rc_write_nb(path, "third (in place)", 0);
+	if (rc_wait_changed(a, "reloaded", 5000) != 0)
+		rc_fail("no ROOM_CHANGED reloaded after an in-place write");
+	rc_expect_sources(a, "third (in place)");
+	printf("ok: clean room reloads on outside change (rename and in "
+	    "place) and says reloaded\n");
+
+	/* Our own save is not an outside change. */
+	rc_save(a, NULL, 0);
+	if (rc_wait_changed(a, "reloaded", 700) == 0)
+		rc_fail("our own save was taken for an outside change");
+	printf("ok: our own atomic save does not reload\n");
+
+	/* Dirty: kept, save refuses, force wins. */
+	free(rc_insert(a, "mine", NULL));
+	rc_write_nb(path, "theirs", 1);
+	if (rc_wait_changed(a, "reloaded", 700) == 0)
+		rc_fail("a dirty room reloaded over unsaved changes");
+	rc_expect_sources(a, "third (in place)|mine");
+	rc_body(&b, 0);
+	free(rc_expect_error(a, PROTO_MSG_ROOM_SAVE, &b,
+	    "file_changed_on_disk"));
+	if (rc_file_has(path, "theirs") != 1)
+		rc_fail("the outside version was overwritten");
+	rc_save(a, NULL, 1);
+	if (rc_file_has(path, "mine") != 1)
+		rc_fail("force did not write our version");
+	printf("ok: dirty room keeps its content, ROOM_SAVE refuses "
+	    "file_changed_on_disk, force writes\n");
+	free(id);
+	free(path);
+	return (0);
+}
+
+/* Rooms without peers and kernel unload; their state stays. */
+static int
+rc_grace(const char *sock, const char *dir)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*r;
+	char			*uid, *fid, *path;
+	int			 a, f, loaded, i;
+
+	a = rc_connect(sock);
+	uid = rc_create(a, NULL);
+	free(rc_insert(a, "kept while asleep", NULL));
+	xasprintf(&path, "%s/g.ipynb", dir);
+	f = rc_connect(sock);
+	fid = rc_create(f, path);
+	free(rc_insert(f, "saved", NULL));
+	rc_save(f, NULL, 0);
+	close(a);
+	close(f);
+	a = rc_connect(sock);
+	for (i = 0; i < 150; i++) {
+		r = rc_list_find(a, uid, &u);
+		if (r == NULL)
+			rc_fail("untitled room left ROOM_LIST");
+		if (proto_get_bool(r, "loaded", &loaded) == 0 && !loaded) {
+			msgpack_unpacked_destroy(&u);
+			break;
+		}
+		msgpack_unpacked_destroy(&u);
+		usleep(100000);
+	}
+	if (i == 150)
+		rc_fail("idle untitled room not unloaded within 15 s");
+	if (rc_list_find(a, fid, &u) != NULL)
+		rc_fail("clean file-backed room still listed after unload");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: idle rooms unloaded; untitled stays listed, clean "
+	    "file-backed forgotten\n");
+	free(rc_open(a, "notebook_id", uid));
+	rc_expect_sources(a, "kept while asleep");
+	f = rc_connect(sock);
+	free(rc_open(f, "path", path));
+	rc_expect_sources(f, "saved");
+	printf("ok: unloaded rooms come back by id and by path\n");
+	free(uid);
+	free(fid);
+	free(path);
+	return (0);
+}
+
+/* chaos: the client's model of the notebook, updated on each ack. */
+struct rc_cell {
+	char	*id;
+	char	*src;
+};
+struct rc_model {
+	struct rc_cell	*c;
+	size_t		 n;
+};
+
+static void
+rc_model_insert(struct rc_model *m, size_t at, const char *id,
+    const char *src)
+{
+	m->c = xreallocarray(m->c, m->n + 1, sizeof *m->c);
+	memmove(&m->c[at + 1], &m->c[at], (m->n - at) * sizeof *m->c);
+	m->c[at].id = xstrdup(id);
+	m->c[at].src = xstrdup(src);
+	m->n++;
+}
+
+static void
+rc_model_delete(struct rc_model *m, size_t at)
+{
+	free(m->c[at].id);
+	free(m->c[at].src);
+	memmove(&m->c[at], &m->c[at + 1], (m->n - at - 1) * sizeof *m->c);
+	m->n--;
+}
+
+static void
+rc_model_free(struct rc_model *m)
+{
+	while (m->n > 0)
+		rc_model_delete(m, m->n - 1);
+	free(m->c);
+	m->c = NULL;
+}
+
+static void
+rc_model_copy(struct rc_model *dst, const struct rc_model *src)
+{
+	size_t	i;
+
+	memset(dst, 0, sizeof *dst);
+	for (i = 0; i < src->n; i++)
+		rc_model_insert(dst, i, src->c[i].id, src->c[i].src);
+}
+
+/* One scripted edit: what was asked, to apply it once acknowledged. */
+struct rc_edit {
+	int	 op;		/* 0 insert, 1 edit, 2 delete, 3 move */
+	size_t	 at;		/* model index of the cell */
+	ssize_t	 after;		/* model index to go after, -1 TOP */
+	char	 src[32];
+};
+
+static void
+rc_edit_pack(struct mpbuf *b, const struct rc_model *m,
+    const struct rc_edit *e)
+{
+	rc_body(b, 1);
+	proto_pack_key(&b->pk, "edits");
+	msgpack_pack_array(&b->pk, 1);
+	switch (e->op) {
+	case 0:
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "insert");
+		proto_pack_str(&b->pk, "source", e->src);
+		if (e->after < 0)
+			proto_pack_str(&b->pk, "after", "TOP");
+		else
+			proto_pack_str(&b->pk, "after", m->c[e->after].id);
+		break;
+	case 1:
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "edit");
+		proto_pack_str(&b->pk, "cell_id", m->c[e->at].id);
+		proto_pack_str(&b->pk, "source", e->src);
+		break;
+	case 2:
+		msgpack_pack_map(&b->pk, 2);
+		proto_pack_str(&b->pk, "op", "delete");
+		proto_pack_str(&b->pk, "cell_id", m->c[e->at].id);
+		break;
+	case 3:
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "move");
+		proto_pack_key(&b->pk, "cell_ids");
+		msgpack_pack_array(&b->pk, 1);
+		proto_pack_cstr(&b->pk, m->c[e->at].id);
+		if (e->after < 0)
+			proto_pack_str(&b->pk, "after", "TOP");
+		else
+			proto_pack_str(&b->pk, "after", m->c[e->after].id);
+		break;
+	}
+}
+
+/* Apply an acknowledged edit to the model (new_id for inserts). */
+static void
+rc_edit_apply(struct rc_model *m, const struct rc_edit *e,
+    const char *new_id)
+{
+	struct rc_cell	c;
+	size_t		to;
+
+	switch (e->op) {
+	case 0:
+		rc_model_insert(m, (size_t)(e->after + 1), new_id, e->src);
+		break;
+	case 1:
+		free(m->c[e->at].src);
+		m->c[e->at].src = xstrdup(e->src);
+		break;
+	case 2:
+		rc_model_delete(m, e->at);
+		break;
+	case 3:
+		c = m->c[e->at];
+		to = (size_t)(e->after + 1);
+		memmove(&m->c[e->at], &m->c[e->at + 1],
+		    (m->n - e->at - 1) * sizeof *m->c);
+		m->n--;
+		if (to > e->at)
+			to--;
+		memmove(&m->c[to + 1], &m->c[to], (m->n - to) * sizeof *m->c);
+		m->c[to] = c;
+		m->n++;
+		break;
+	}
+}
+
+static void
+rc_edit_pick(struct rc_edit *e, const struct rc_model *m, int k)
+{
+	int	r = rand() % 100;
+
+	memset(e, 0, sizeof *e);
+	snprintf(e->src, sizeof e->src, "e%d", k);
+	/* Cell 0 is the big one; leave it alone. */
+	if (m->n < 4 || r < 40) {
+		e->op = 0;
+		e->after = (ssize_t)(rand() % (int)m->n);
+	} else if (r < 70) {
+		e->op = 1;
+		e->at = 1 + (size_t)rand() % (m->n - 1);
+	} else if (r < 85 || m->n > 60) {
+		e->op = 2;
+		e->at = 1 + (size_t)rand() % (m->n - 1);
+	} else {
+		e->op = 3;
+		e->at = 1 + (size_t)rand() % (m->n - 1);
+		do
+			e->after = (ssize_t)(rand() % (int)m->n);
+		while ((size_t)e->after == e->at);
+	}
+}
+
+/* Does the room hold exactly the model?  (ids and sources) */
+static int
+rc_model_matches(const struct rc_model *m, const msgpack_object *content,
+    ssize_t free_id)
+{
+	const msgpack_object	*cells, *c;
+	const char		*s;
+	size_t			 i, len;
+
+	cells = proto_get_array(content, "cells");
+	if (cells == NULL || cells->via.array.size != m->n)
+		return (0);
+	for (i = 0; i < m->n; i++) {
+		c = &cells->via.array.ptr[i];
+		if ((ssize_t)i != free_id &&
+		    !proto_obj_streq(proto_get(c, "cell_id"), m->c[i].id))
+			return (0);
+		s = proto_get_str(c, "source", &len);
+		if (s == NULL || len != strlen(m->c[i].src) ||
+		    memcmp(s, m->c[i].src, len) != 0)
+			return (0);
+	}
+	return (1);
+}
+
+static pid_t
+rc_daemon_start(const char *runtimed, const char *dir, const char *sock,
+    int64_t *pid)
+{
+	char	*log;
+	pid_t	 child;
+	int	 fd, i;
+
+	xasprintf(&log, "%s/daemon.log", dir);
+	if ((child = fork()) == -1)
+		rc_fail("fork: %s", strerror(errno));
+	if (child == 0) {
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(runtimed, "runtimed", "-D", "--autosave-delay", "0.02",
+		    (char *)NULL);
+		_exit(127);
+	}
+	free(log);
+	for (i = 0; i < 200; i++) {
+		if ((fd = rc_try_connect(sock, pid)) != -1) {
+			close(fd);
+			if (*pid == child)
+				return (child);
+		}
+		usleep(50000);
+	}
+	rc_fail("daemon did not start");
+}
+
+/* The saved file is the old or the new one, never torn. */
+static void
+rc_check_file(const char *path)
+{
+	char	*cmd;
+
+	if (access(path, F_OK) != 0)
+		return;
+	xasprintf(&cmd, "/usr/bin/python3 -c 'import nbformat,sys; "
+	    "nbformat.validate(nbformat.read(sys.argv[1], as_version=4))' %s",
+	    path);
+	if (system(cmd) != 0)
+		rc_fail("%s is not a valid notebook after SIGKILL", path);
+	free(cmd);
+}
+
+/*
+ * Two clients make scripted edits; the daemon is SIGKILLed at random
+ * moments (sometimes mid-request, sometimes in the autosave window) and
+ * restarted; every acknowledged edit must be there afterwards.
+ */
+static int
+rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
+    int kills)
+{
+	struct rc_model		 m, alt;
+	struct rc_edit		 e;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	char			*path, *id, *big, *newid;
+	int64_t			 dpid;
+	pid_t			 child;
+	unsigned		 seed;
+	int			 fd[2], k, w, killed = 0, acked = 0, applied = 0;
+	int			*kill_at, mid = 0;
+	uint32_t		 rid;
+	const char		*env;
+
+	seed = (env = getenv("RC_SEED")) != NULL ? (unsigned)atoi(env) :
+	    (unsigned)getpid();
+	srand(seed);
+	printf("chaos: seed %u, %d edits, %d kills\n", seed, edits, kills);
+	kill_at = xcalloc((size_t)kills, sizeof *kill_at);
+	for (k = 0; k < kills; k++)
+		kill_at[k] = (k + 1) * edits / (kills + 1) +
+		    rand() % (edits / (kills + 1) / 2 + 1);
+
+	child = rc_daemon_start(runtimed, dir, sock, &dpid);
+	xasprintf(&path, "%s/chaos.ipynb", dir);
+	fd[0] = rc_connect(sock);
+	id = rc_create(fd[0], path);
+	big = xmalloc(1024 * 1024 + 1);
+	memset(big, 'x', 1024 * 1024);
+	big[1024 * 1024] = '\0';
+	memset(&m, 0, sizeof m);
+	newid = rc_insert(fd[0], big, NULL);
+	rc_model_insert(&m, 0, newid, big);
+	free(newid);
+	free(big);
+	rc_save(fd[0], NULL, 0);
+	fd[1] = rc_connect(sock);
+	free(rc_open(fd[1], "notebook_id", id));
+
+	for (k = 0; k < edits; k++) {
+		w = k % 2;
+		rc_edit_pick(&e, &m, k);
+		rc_edit_pack(&b, &m, &e);
+		if (killed < kills && k == kill_at[killed]) {
+			/* Kill mid-request, or in the autosave window. */
+			if (killed % 2 == 1) {
+				usleep(20000 + (useconds_t)(rand() % 30000));
+				mid = 0;
+			} else
+				mid = 1;
+			if (rc_send(fd[w], PROTO_MSG_ROOM_EDIT, &b, &rid) != 0)
+				rc_fail("write");
+			if (mid)
+				usleep((useconds_t)(rand() % 3000));
+			kill((pid_t)dpid, SIGKILL);
+			waitpid(child, NULL, 0);
+			killed++;
+			rc_check_file(path);
+			close(fd[0]);
+			close(fd[1]);
+			child = rc_daemon_start(runtimed, dir, sock, &dpid);
+			fd[0] = rc_connect(sock);
+			fd[1] = rc_connect(sock);
+			free(rc_open(fd[0], "notebook_id", id));
+			free(rc_open(fd[1], "notebook_id", id));
+			rc_get(fd[0], &u);
+			if (!rc_model_matches(&m, &u.data, -1)) {
+				/* The unacknowledged edit may have landed. */
+				rc_model_copy(&alt, &m);
+				rc_edit_apply(&alt, &e, "?");
+				if (!rc_model_matches(&alt, &u.data,
+				    e.op == 0 ? e.after + 1 : -1))
+					rc_fail("after kill %d (edit %d): the "
+					    "room lost acknowledged edits",
+					    killed, k);
+				if (e.op == 0) {
+					free(alt.c[e.after + 1].id);
+					alt.c[e.after + 1].id = proto_dup_str(
+					    &proto_get_array(&u.data, "cells")->
+					    via.array.ptr[e.after + 1],
+					    "cell_id");
+				}
+				rc_model_free(&m);
+				m = alt;
+				applied++;
+			}
+			msgpack_unpacked_destroy(&u);
+			continue;
+		}
+		if (rc_send(fd[w], PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
+		    rc_wait_reply(fd[w], rid, 20000, &hdr, &u) != 0)
+			rc_fail("edit %d: no reply", k);
+		if (hdr.type != PROTO_MSG_ROOM_EDIT_REPLY)
+			rc_fail("edit %d: %s: %s", k, proto_msg_name(hdr.type),
+			    proto_dup_str(&u.data, "message"));
+		newid = proto_dup_str(&proto_get_array(&u.data,
+		    "cells")->via.array.ptr[0], "cell_id");
+		rc_edit_apply(&m, &e, newid);
+		free(newid);
+		msgpack_unpacked_destroy(&u);
+		acked++;
+	}
+	rc_get(fd[0], &u);
+	if (!rc_model_matches(&m, &u.data, -1))
+		rc_fail("final room differs from the acknowledged edits");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: chaos: %d acknowledged edits from 2 clients, %d SIGKILLs "
+	    "(%d with the in-flight edit applied), none lost; %zu cells; "
+	    "file valid after every kill\n", acked, killed, applied, m.n);
+	close(fd[0]);
+	close(fd[1]);
+	kill(child, SIGTERM);
+	waitpid(child, NULL, 0);
+	rc_model_free(&m);
+	free(kill_at);
+	free(path);
+	free(id);
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if (argc == 4 && strcmp(argv[1], "durable1") == 0)
+		return (rc_durable1(argv[2], argv[3]));
+	if (argc == 6 && strcmp(argv[1], "durable2") == 0)
+		return (rc_durable2(argv[2], argv[3], argv[4], argv[5]));
+	if (argc == 5 && strcmp(argv[1], "durable3") == 0)
+		return (rc_durable3(argv[2], argv[3], argv[4]));
+	if (argc == 3 && strcmp(argv[1], "changes") == 0)
+		return (rc_changes(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "watch") == 0)
+		return (rc_watch(argv[2], argv[3]));
+	if (argc == 4 && strcmp(argv[1], "grace") == 0)
+		return (rc_grace(argv[2], argv[3]));
+	if (argc == 7 && strcmp(argv[1], "chaos") == 0)
+		return (rc_chaos(argv[2], argv[3], argv[4], atoi(argv[5]),
+		    atoi(argv[6])));
+	fprintf(stderr, "usage: rooms-client durable1|durable2|durable3|"
+	    "changes|watch|grace|chaos SOCK ...\n");
+	return (2);
+}

@@ -1,0 +1,11 @@
+#!/bin/sh
+# watch.sh: outside changes to a notebook file: clean reload, dirty
+# conflict, force, and our own saves ignored.
+[ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 120 "$0" "$@"
+. "${srcdir:-.}/tests/rooms/lib.sh"
+export RUNTIMED_AUTOSAVE=0
+mkdir -p "$T/nb"
+start_daemon
+"$ROOMS_CLIENT" watch "$RUNTIMED_SOCKET" "$T/nb" || fail "watch"
+"$RUNTIMED" stop >/dev/null || fail "stop"
