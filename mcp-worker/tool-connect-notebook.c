@@ -3,6 +3,7 @@
  * and mint a new handle on it; never idempotent by design.
  */
 
+#include <limits.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -11,7 +12,29 @@
 struct tool_connect_notebook {
 	struct worker_call	*call;
 	struct worker_handle	*h;
+	struct worker_room	*room;	/* already joined here */
 };
+
+/* The file is already open in a room of ours: a new owner, no join. */
+static void
+tool_connect_notebook_content(void *arg, uint16_t type,
+    struct json_object *reply, const char *code, const char *msg)
+{
+	struct tool_connect_notebook	*st = arg;
+
+	if (code != NULL || type != PROTO_MSG_ROOM_CONTENT) {
+		worker_attach_cancel(st->h);
+		worker_call_error(st->call, code != NULL ? code :
+		    "notebook_unavailable", "%s", msg != NULL ? msg :
+		    "unexpected reply from runtimed");
+	} else {
+		worker_attach_commit(st->h, st->room,
+		    worker_room_notebook_id(st->room));
+		worker_output_attached(st->call, st->h, reply);
+	}
+	worker_room_unref(st->room);
+	free(st);
+}
 
 static void
 tool_connect_notebook_joined(void *arg, struct worker_room *room,
@@ -39,7 +62,7 @@ tool_connect_notebook(struct worker_call *call)
 	struct json_object		*args = worker_call_args(call), *body;
 	struct tool_connect_notebook	*st;
 	const char			*path, *id, *domain;
-	char				*msg = NULL, *abs;
+	char				*msg = NULL, *abs, *real;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
@@ -70,6 +93,20 @@ tool_connect_notebook(struct worker_call *call)
 		    "handles are in use; release some with "
 		    "disconnect_notebook", WORKER_MAX_ATTACH);
 		return;
+	}
+	if (path != NULL) {
+		abs = worker_args_path(path);
+		if ((real = realpath(abs, NULL)) != NULL &&
+		    (st->room = worker_room_find_path(real)) != NULL) {
+			free(real);
+			free(abs);
+			worker_room_ref(st->room);
+			worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+			    tool_connect_notebook_content, st);
+			return;
+		}
+		free(real);
+		free(abs);
 	}
 	body = json_object_new_object();
 	if (path != NULL) {

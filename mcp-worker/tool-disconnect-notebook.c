@@ -19,7 +19,10 @@ tool_disconnect_notebook(struct worker_call *call)
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
-	if ((h = worker_call_target(call)) == NULL)
+	/* An unavailable handle can still give its slot back. */
+	h = worker_attach_find(json_object_get_string(json_object_object_get(
+	    worker_call_args(call), "notebook_handle")));
+	if (h == NULL && (h = worker_call_target(call)) == NULL)
 		return;
 	id = xstrdup(worker_attach_id(h));
 	nb = xstrdup(worker_attach_notebook_id(h));

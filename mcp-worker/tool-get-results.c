@@ -11,11 +11,11 @@ struct tool_get_results {
 	struct worker_call	*call;
 	struct worker_room	*room;
 	int			 full;
+	struct json_object	*state;
 };
 
 static void
-tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
-    const char *code, const char *msg)
+tool_get_results_shape(void *arg)
 {
 	struct tool_get_results	*st = arg;
 	struct worker_budget	 budget;
@@ -23,21 +23,46 @@ tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
 	struct evbuffer		*text;
 	char			*s;
 
-	if (code != NULL)
-		worker_call_error(st->call, code, "%s", msg);
-	else if (type != PROTO_MSG_EXEC_STATE)
-		worker_call_error(st->call, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-	else {
-		text = evbuffer_new();
-		worker_budget_init(&budget, st->full);
-		sc = worker_output_exec(state, &budget, text, st->call);
-		s = worker_output_take(text);
-		worker_call_result(st->call, s, sc);
-		free(s);
-	}
+	text = evbuffer_new();
+	worker_budget_init(&budget, st->full);
+	sc = worker_output_exec(st->state, &budget, text, st->call);
+	s = worker_output_take(text);
+	worker_call_result(st->call, s, sc);
+	free(s);
+	json_object_put(st->state);
 	worker_room_unref(st->room);
 	free(st);
+}
+
+static void
+tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
+    const char *code, const char *msg)
+{
+	struct tool_get_results	*st = arg;
+
+	if (code != NULL || type != PROTO_MSG_EXEC_STATE) {
+		if (code != NULL)
+			worker_call_error(st->call, code, "%s", msg);
+		else
+			worker_call_error(st->call, "notebook_unavailable",
+			    "unexpected reply from runtimed");
+		worker_room_unref(st->room);
+		free(st);
+		return;
+	}
+	/* A cancelled wait answers nothing; the run goes on. */
+	if (worker_call_cancelled(st->call)) {
+		worker_call_error(st->call, "busy", "cancelled");
+		worker_room_unref(st->room);
+		free(st);
+		return;
+	}
+	st->state = json_object_get(state);
+	if (st->full)
+		worker_blob_resolve(st->room, st->state,
+		    tool_get_results_shape, st);
+	else
+		tool_get_results_shape(st);
 }
 
 static void

@@ -27,7 +27,16 @@ struct tool_inspect_notebook {
 	int			 start_line, end_line;
 	int			 max_source, max_output;
 	const char		*after;
+	int64_t			 after_seq;
+	int			 resync;	/* cursor of another daemon */
+	int			 wait_ms;
+	int			 waited;
+	struct worker_room_watch *watch;
+	struct event		*timer;
+	struct json_object	*content;	/* last ROOM_CONTENT */
 };
+
+static void	tool_inspect_notebook_get(struct tool_inspect_notebook *);
 
 /* Lines start_line..end_line (1-based, inclusive; 0 = open end). */
 static void
@@ -186,70 +195,53 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 	return 0;
 }
 
-/* The outcome against an earlier cursor ("<started_at>:<seq>"). */
-static const char *
-tool_inspect_notebook_outcome(struct tool_inspect_notebook *st, int64_t seq,
-    char **msg)
+static void
+tool_inspect_notebook_free(struct tool_inspect_notebook *st)
 {
-	long long	 inc, old;
-	char		 tail;
-
-	if (st->after == NULL)
-		return "baseline";
-	if (sscanf(st->after, "%lld:%lld%c", &inc, &old, &tail) != 2 ||
-	    old < 0) {
-		xasprintf(msg, "after is not a cursor this server issued");
-		return NULL;
-	}
-	if (inc != worker_room_started_at(st->room))
-		return "resync_required";
-	if (old > seq) {
-		xasprintf(msg, "after is not a cursor this server issued");
-		return NULL;
-	}
-	return old == seq ? "unchanged" : "changed";
+	worker_room_unwatch(st->watch);
+	if (st->timer != NULL)
+		event_free(st->timer);
+	json_object_put(st->content);
+	worker_room_unref(st->room);
+	free(st);
 }
 
+/* Answer from reply (ROOM_CONTENT) with outcome; frees st. */
 static void
-tool_inspect_notebook_content(void *arg, uint16_t type,
-    struct json_object *reply, const char *code, const char *msg)
+tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
+    struct json_object *reply, const char *outcome,
+    struct json_object *changes)
 {
-	struct tool_inspect_notebook	*st = arg;
 	struct json_object		*cells, *picked, *out, *cell, *c, *ec;
-	struct json_object		*outs;
+	struct json_object		*outs, *sc;
 	struct worker_budget		 budget;
 	struct evbuffer			*text;
-	const char			*src, *path, *ctype, *outcome;
-	char				*s, *err = NULL;
+	const char			*src, *path, *ctype;
+	char				*s;
 	size_t				 i, n, len, off, slen;
 	int64_t				 seq;
 	int				 trunc;
 
-	if (code != NULL) {
-		worker_call_error(st->call, code, "%s", msg);
-		goto out;
-	}
 	cells = json_object_object_get(reply, "cells");
-	if (type != PROTO_MSG_ROOM_CONTENT || cells == NULL ||
-	    !json_object_is_type(cells, json_type_array)) {
-		worker_call_error(st->call, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-		goto out;
-	}
 	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
-	if ((outcome = tool_inspect_notebook_outcome(st, seq, &err)) == NULL) {
-		worker_call_error(st->call, "invalid_argument", "%s", err);
-		free(err);
-		goto out;
-	}
 	picked = json_object_new_array();
 	if (tool_inspect_notebook_pick(st, cells, picked) != 0) {
 		json_object_put(picked);
 		goto out;
 	}
+	if (strcmp(outcome, "unchanged") == 0 ||
+	    strcmp(outcome, "timed_out") == 0) {
+		/* Nothing new: the cursor and outcome are the whole answer. */
+		json_object_put(picked);
+		picked = json_object_new_array();
+	}
 	n = json_object_array_length(cells);
 	path = json_object_get_string(json_object_object_get(reply, "path"));
 	text = evbuffer_new();
+	evbuffer_add_printf(text, "%s: ", outcome);
+	sc = json_object_new_object();
+	if (changes != NULL)
+		worker_output_changes(sc, changes, text);
 	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
 	    json_object_get_string(json_object_object_get(reply,
 	    "notebook_id")), path != NULL ? path : "untitled", n,
@@ -334,13 +326,14 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
 		}
 		json_object_array_add(out, c);
 	}
-	if (json_object_array_length(picked) < n && st->cell_ids == NULL)
+	if (json_object_array_length(picked) > 0 &&
+	    json_object_array_length(picked) < n && st->cell_ids == NULL)
 		evbuffer_add_printf(text, "(cells %d-%zu of %zu; pass start "
 		    "and count for more)\n", st->start, (size_t)st->start +
 		    json_object_array_length(picked), n);
 	json_object_put(picked);
 
-	c = json_object_new_object();
+	c = sc;
 	json_object_object_add(c, "notebook_id", json_object_get(
 	    json_object_object_get(reply, "notebook_id")));
 	json_object_object_add(c, "path", json_object_get(
@@ -355,12 +348,153 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
 	json_object_object_add(c, "outcome", json_object_new_string(outcome));
 	json_object_object_add(c, "readiness", json_object_new_string(
 	    worker_room_alive(st->room) ? "ready" : "unavailable"));
+	json_object_object_add(c, "kernel", worker_output_kernel(reply));
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, c);
 	free(s);
 out:
-	worker_room_unref(st->room);
-	free(st);
+	tool_inspect_notebook_free(st);
+}
+
+static void
+tool_inspect_notebook_changes(void *arg, uint16_t type,
+    struct json_object *reply, const char *code, const char *msg)
+{
+	struct tool_inspect_notebook	*st = arg;
+
+	if (code != NULL) {
+		worker_call_error(st->call, code, "%s", msg);
+		tool_inspect_notebook_free(st);
+		return;
+	}
+	if (type != PROTO_MSG_ROOM_CHANGES_REPLY ||
+	    json_object_get_boolean(json_object_object_get(reply,
+	    "resync"))) {
+		tool_inspect_notebook_answer(st, st->content,
+		    "resync_required", NULL);
+		return;
+	}
+	tool_inspect_notebook_answer(st, st->content, "changed",
+	    json_object_object_get(reply, "changes"));
+}
+
+static void
+tool_inspect_notebook_stop(struct tool_inspect_notebook *st)
+{
+	worker_room_unwatch(st->watch);
+	st->watch = NULL;
+	if (st->timer != NULL) {
+		event_free(st->timer);
+		st->timer = NULL;
+	}
+	worker_call_on_cancel(st->call, NULL, NULL);
+	worker_call_wait_release(st->call);
+}
+
+static void
+tool_inspect_notebook_changed(struct worker_room *room,
+    struct json_object *ev, void *arg)
+{
+	struct tool_inspect_notebook	*st = arg;
+
+	if (ev == NULL) {
+		tool_inspect_notebook_stop(st);
+		tool_inspect_notebook_answer(st, st->content, "unavailable",
+		    NULL);
+		return;
+	}
+	if (json_object_get_int64(json_object_object_get(ev, "seq")) <=
+	    st->after_seq)
+		return;
+	tool_inspect_notebook_stop(st);
+	tool_inspect_notebook_get(st);
+}
+
+static void
+tool_inspect_notebook_timeout(evutil_socket_t fd, short events, void *arg)
+{
+	struct tool_inspect_notebook	*st = arg;
+
+	tool_inspect_notebook_stop(st);
+	tool_inspect_notebook_answer(st, st->content, "timed_out", NULL);
+}
+
+/* notifications/cancelled: end the wait, answer nothing. */
+static void
+tool_inspect_notebook_cancel(struct worker_call *call, void *arg)
+{
+	struct tool_inspect_notebook	*st = arg;
+
+	tool_inspect_notebook_stop(st);
+	worker_call_error(st->call, "busy", "cancelled");
+	tool_inspect_notebook_free(st);
+}
+
+static void
+tool_inspect_notebook_content(void *arg, uint16_t type,
+    struct json_object *reply, const char *code, const char *msg)
+{
+	struct tool_inspect_notebook	*st = arg;
+	struct json_object		*cells, *body;
+	struct timeval			 tv;
+	int64_t				 seq;
+
+	if (code != NULL) {
+		worker_call_error(st->call, code, "%s", msg);
+		tool_inspect_notebook_free(st);
+		return;
+	}
+	cells = json_object_object_get(reply, "cells");
+	if (type != PROTO_MSG_ROOM_CONTENT || cells == NULL ||
+	    !json_object_is_type(cells, json_type_array)) {
+		worker_call_error(st->call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		tool_inspect_notebook_free(st);
+		return;
+	}
+	json_object_put(st->content);
+	st->content = json_object_get(reply);
+	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	if (st->after == NULL) {
+		tool_inspect_notebook_answer(st, reply, "baseline", NULL);
+		return;
+	}
+	if (st->resync || seq < st->after_seq) {
+		tool_inspect_notebook_answer(st, reply, "resync_required",
+		    NULL);
+		return;
+	}
+	if (seq > st->after_seq) {
+		body = json_object_new_object();
+		json_object_object_add(body, "after",
+		    json_object_new_int64(st->after_seq));
+		worker_room_request(st->room, PROTO_MSG_ROOM_CHANGES, body,
+		    tool_inspect_notebook_changes, st);
+		json_object_put(body);
+		return;
+	}
+	if (st->wait_ms == 0 || st->waited) {
+		tool_inspect_notebook_answer(st, reply, st->waited ?
+		    "timed_out" : "unchanged", NULL);
+		return;
+	}
+	/* Nothing yet: wait for a ROOM_CHANGED past the cursor. */
+	st->waited = 1;
+	st->watch = worker_room_watch(st->room, tool_inspect_notebook_changed,
+	    st);
+	st->timer = evtimer_new(worker_rpc_base(),
+	    tool_inspect_notebook_timeout, st);
+	tv.tv_sec = st->wait_ms / 1000;
+	tv.tv_usec = (st->wait_ms % 1000) * 1000;
+	evtimer_add(st->timer, &tv);
+	worker_call_on_cancel(st->call, tool_inspect_notebook_cancel, st);
+}
+
+static void
+tool_inspect_notebook_get(struct tool_inspect_notebook *st)
+{
+	worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+	    tool_inspect_notebook_content, st);
 }
 
 static void
@@ -377,7 +511,7 @@ tool_inspect_notebook(struct worker_call *call)
 	struct worker_handle		*h;
 	const char			*view, *mode, *after;
 	char				*msg = NULL;
-	int				 start, count, sl, el, ms, mo, tmo;
+	int				 start, count, sl, el, ms, mo, tmo, r;
 	size_t				 i;
 
 	if (worker_call_check(call, allowed) != 0)
@@ -466,8 +600,28 @@ tool_inspect_notebook(struct worker_call *call)
 	st->max_source = ms;
 	st->max_output = mo;
 	st->after = after;
-	worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
-	    tool_inspect_notebook_content, st);
+	st->wait_ms = tmo;
+	if (after != NULL) {
+		r = worker_cursor_parse(worker_attach_tag(),
+		    worker_room_notebook_id(st->room),
+		    worker_room_started_at(st->room), after, &st->after_seq);
+		if (r == -1) {
+			worker_call_error(call, "invalid_argument", "after is "
+			    "not a cursor this server issued for this "
+			    "notebook; pass the cursor of an earlier "
+			    "inspect_notebook, or omit after");
+			tool_inspect_notebook_free(st);
+			return;
+		}
+		st->resync = (r == 1);
+		if (tmo > 0 && !st->resync &&
+		    worker_call_wait_acquire(call) != 0) {
+			tool_inspect_notebook_free(st);
+			return;
+		}
+	} else
+		st->wait_ms = 0;
+	tool_inspect_notebook_get(st);
 	return;
 bad:
 	worker_call_error(call, "invalid_argument", "%s", msg);
@@ -481,7 +635,11 @@ const struct tool_entry tool_inspect_notebook_entry = {
 	    "start/count window (default 25 cells). Sources can be sliced by "
 	    "start_line/end_line and are capped by max_source_chars; outputs "
 	    "by output_mode summary|text|full and max_output_chars. Returns "
-	    "total_cells and a cursor.",
+	    "total_cells and a cursor. To see what others changed, pass "
+	    "after=<cursor> (and timeout_secs up to 50 to wait for a "
+	    "change): outcome is changed (with kinds, cell_ids, "
+	    "execution_ids), unchanged, timed_out, resync_required (read "
+	    "again without after) or unavailable.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"view\":{\"type\":\"string\",\"enum\":[\"outline\",\"source\","
@@ -509,7 +667,17 @@ const struct tool_entry tool_inspect_notebook_entry = {
 	    "\"cells\":{\"type\":\"array\"},"
 	    "\"total_cells\":{\"type\":\"integer\"},"
 	    "\"cursor\":{\"type\":\"string\"},"
-	    "\"outcome\":{\"type\":\"string\"},"
+	    "\"outcome\":{\"type\":\"string\",\"enum\":[\"baseline\","
+	    "\"changed\",\"unchanged\",\"timed_out\",\"resync_required\","
+	    "\"unavailable\"]},"
+	    "\"changes\":{\"type\":\"object\",\"properties\":{"
+	    "\"count\":{\"type\":\"integer\"},"
+	    "\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	    "\"cell_ids\":{\"type\":\"array\",\"items\":{\"type\":"
+	    "\"string\"}},"
+	    "\"execution_ids\":{\"type\":\"array\",\"items\":{\"type\":"
+	    "\"string\"}},\"truncated\":{\"type\":\"boolean\"}}},"
+	    "\"kernel\":{\"type\":\"object\"},"
 	    "\"readiness\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 1,

@@ -24,6 +24,9 @@ struct worker_handle {
 	struct worker_room	*room;
 	int			 pending;	/* not yet joined */
 	int			 owner;		/* ID address owner */
+	int			 lost;		/* room connection gone */
+	int			 announced;	/* final update sent */
+	struct proto_incarnation inc;		/* issued under */
 	TAILQ_ENTRY(worker_handle) entry;
 };
 TAILQ_HEAD(worker_attach_head, worker_handle);
@@ -31,7 +34,8 @@ TAILQ_HEAD(worker_attach_head, worker_handle);
 static struct worker_attach_head worker_attach_all =
     TAILQ_HEAD_INITIALIZER(worker_attach_all);
 static u_int	 worker_attach_n;
-static uint32_t	 worker_attach_tag;
+static uint32_t	 worker_attach_tagv;
+static uint32_t	 worker_attach_get_tag(void);
 static int	 worker_attach_tag_set;
 
 /* Released handle ids, oldest first, so they answer attachment_expired. */
@@ -59,19 +63,25 @@ worker_attach_random(void *buf, size_t len)
 void
 worker_attach_set_tag(uint32_t tag)
 {
-	worker_attach_tag = tag;
+	worker_attach_tagv = tag;
 	worker_attach_tag_set = 1;
+}
+
+uint32_t
+worker_attach_tag(void)
+{
+	return worker_attach_get_tag();
 }
 
 static uint32_t
 worker_attach_get_tag(void)
 {
 	if (!worker_attach_tag_set) {
-		worker_attach_random(&worker_attach_tag,
-		    sizeof worker_attach_tag);
+		worker_attach_random(&worker_attach_tagv,
+		    sizeof worker_attach_tagv);
 		worker_attach_tag_set = 1;
 	}
-	return worker_attach_tag;
+	return worker_attach_tagv;
 }
 
 static void
@@ -111,8 +121,11 @@ worker_attach_commit(struct worker_handle *h, struct worker_room *room,
 	h->pending = 0;
 	h->room = room;
 	h->notebook_id = xstrdup(notebook_id);
+	if (room != NULL)
+		h->inc = *worker_room_incarnation(room);
 	worker_room_ref(room);
 	log_debug("%s: %s -> %s", __func__, h->id, notebook_id);
+	worker_resource_list_changed();
 }
 
 static void
@@ -153,7 +166,96 @@ worker_attach_release(struct worker_handle *h)
 {
 	log_debug("%s: %s", __func__, h->id);
 	worker_attach_remember(h->id);
+	if (!h->announced)
+		worker_resource_handle_ended(h->id, "attachmentExpired");
 	worker_attach_remove(h);
+}
+
+/* A committed handle by its id, or NULL. */
+struct worker_handle *
+worker_attach_find(const char *id)
+{
+	struct worker_handle	*h;
+
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (!h->pending && strcmp(h->id, id) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+void
+worker_attach_foreach(void (*fn)(struct worker_handle *, void *), void *arg)
+{
+	struct worker_handle	*h, *next;
+
+	for (h = TAILQ_FIRST(&worker_attach_all); h != NULL; h = next) {
+		next = TAILQ_NEXT(h, entry);
+		if (!h->pending)
+			fn(h, arg);
+	}
+}
+
+/*
+ * The daemon was replaced (cur is the new one) or is gone (cur NULL):
+ * every handle issued under another incarnation expires.
+ */
+void
+worker_attach_expire(const struct proto_incarnation *cur, const char *why)
+{
+	struct worker_handle	*h, *next;
+	u_int			 n = 0;
+
+	for (h = TAILQ_FIRST(&worker_attach_all); h != NULL; h = next) {
+		next = TAILQ_NEXT(h, entry);
+		if (h->pending || h->room == NULL)
+			continue;
+		if (cur != NULL && h->inc.pid == cur->pid &&
+		    h->inc.started_at == cur->started_at)
+			continue;
+		worker_attach_release(h);
+		n++;
+	}
+	if (n > 0) {
+		log_info("%u notebook handle%s expired: %s", n,
+		    n == 1 ? "" : "s", why);
+		worker_rpc_log(4, "runtimed", "%u notebook handle%s expired: "
+		    "%s", n, n == 1 ? "" : "s", why);
+	}
+}
+
+/* A room's connection is gone; the watch decides what that means. */
+void
+worker_attach_room_lost(struct worker_room *room)
+{
+	struct worker_handle	*h;
+
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (h->room == room)
+			h->lost = 1;
+	}
+}
+
+/*
+ * The daemon is the same one: handles of lost rooms are unavailable for
+ * good but keep their slots until released.  Returns how many.
+ */
+int
+worker_attach_unavailable(struct worker_handle *only)
+{
+	struct worker_handle	*h;
+	int			 n = 0;
+
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (only != NULL && h != only)
+			continue;
+		if (!h->lost || h->announced)
+			continue;
+		h->announced = 1;
+		worker_resource_handle_ended(h->id, "attachmentUnavailable");
+		n++;
+	}
+	return n;
 }
 
 u_int
@@ -201,12 +303,15 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (h->pending || strcmp(h->id, value) != 0)
 			continue;
-		if (h->room != NULL && !worker_room_alive(h->room)) {
-			/* The daemon went away under it: expire it now. */
-			worker_attach_release(h);
-			*code = "attachment_expired";
-			xasprintf(msg, "the daemon behind this handle went "
-			    "away (restarted?); call connect_notebook again");
+		if (h->lost || (h->room != NULL &&
+		    !worker_room_alive(h->room))) {
+			h->lost = 1;
+			worker_watch_poke();
+			*code = "attachment_unavailable";
+			xasprintf(msg, "the notebook behind this handle is no "
+			    "longer reachable; release it with "
+			    "disconnect_notebook and call connect_notebook "
+			    "again");
 			return NULL;
 		}
 		return h;
@@ -245,7 +350,8 @@ worker_attach_by_id(const char *value, int *minted, const char **code,
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (h->pending || strcmp(h->notebook_id, value) != 0)
 			continue;
-		if (h->room != NULL && !worker_room_alive(h->room))
+		if (h->lost || (h->room != NULL &&
+		    !worker_room_alive(h->room)))
 			continue;
 		if (h->owner)
 			return h;
@@ -299,7 +405,8 @@ worker_attach_list(void)
 		json_object_object_add(o, "notebook_id",
 		    json_object_new_string(h->notebook_id));
 		json_object_object_add(o, "live", json_object_new_boolean(
-		    h->room == NULL || worker_room_alive(h->room)));
+		    !h->lost && (h->room == NULL ||
+		    worker_room_alive(h->room))));
 		json_object_array_add(a, o);
 	}
 	return a;

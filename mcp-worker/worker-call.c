@@ -3,6 +3,8 @@
  * (or the typed failure) the client sees.
  */
 
+#include <sys/queue.h>
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,34 +20,117 @@ struct worker_call {
 	int				 has_target;
 	char				*owner;	/* ID owner */
 	int				 waiting;
+	int				 cancelled;
+	int				 stateless;	/* 2026-07-28 */
+	struct json_object		*progress;	/* token */
+	struct event			*progress_ev;
+	int64_t				 wait_start;
+	int64_t				 progress_last;
+	worker_call_cancel_cb		 on_cancel;
+	void				*cancel_arg;
+	TAILQ_ENTRY(worker_call)	 entry;
 };
+TAILQ_HEAD(worker_call_head, worker_call);
 
-static u_int	worker_call_waits;
+static u_int			worker_call_waits;
+static u_int			worker_call_n;
+static struct worker_call_head	worker_call_all =
+    TAILQ_HEAD_INITIALIZER(worker_call_all);
 
+/* A call in flight; meta is the request's _meta (borrowed, may be NULL). */
 struct worker_call *
 worker_call_create(struct json_object *id, const struct tool_entry *tool,
-    struct json_object *args)
+    struct json_object *args, struct json_object *meta)
 {
 	struct worker_call	*call;
+	struct json_object	*v;
 
 	call = xcalloc(1, sizeof *call);
 	call->id = json_object_get(id);
 	call->tool = tool;
 	call->args = json_object_get(args);
 	call->extra = json_object_new_array();
+	if (meta != NULL &&
+	    json_object_object_get_ex(meta, "progressToken", &v) &&
+	    (json_object_is_type(v, json_type_string) ||
+	    json_object_is_type(v, json_type_int)))
+		call->progress = json_object_get(v);
+	if (meta != NULL && json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/protocolVersion", NULL))
+		call->stateless = 1;
+	TAILQ_INSERT_TAIL(&worker_call_all, call, entry);
+	worker_call_n++;
 	return call;
+}
+
+u_int
+worker_call_inflight(void)
+{
+	return worker_call_n;
 }
 
 static void
 worker_call_free(struct worker_call *call)
 {
+	TAILQ_REMOVE(&worker_call_all, call, entry);
+	worker_call_n--;
 	if (call->waiting)
 		worker_call_wait_release(call);
+	json_object_put(call->progress);
 	json_object_put(call->id);
 	json_object_put(call->args);
 	json_object_put(call->extra);
 	free(call->owner);
 	free(call);
+	if (worker_call_n == 0)
+		worker_eof();	/* exits if stdin is gone */
+}
+
+static int
+worker_call_same_id(struct json_object *a, struct json_object *b)
+{
+	if (json_object_get_type(a) != json_object_get_type(b))
+		return 0;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	return strcmp(json_object_get_string(a),
+	    json_object_get_string(b)) == 0;
+}
+
+/*
+ * notifications/cancelled: the client will ignore the answer, so send
+ * none.  A wait ends now; a run or an edit already sent goes on.
+ */
+void
+worker_call_cancel_id(struct json_object *id)
+{
+	struct worker_call	*call;
+
+	TAILQ_FOREACH(call, &worker_call_all, entry) {
+		if (!call->cancelled && worker_call_same_id(call->id, id))
+			break;
+	}
+	if (call == NULL)
+		return;
+	log_debug("%s: cancelled", call->tool->name);
+	call->cancelled = 1;
+	worker_call_wait_release(call);
+	if (call->on_cancel != NULL)
+		call->on_cancel(call, call->cancel_arg);
+}
+
+void
+worker_call_on_cancel(struct worker_call *call, worker_call_cancel_cb cb,
+    void *arg)
+{
+	call->on_cancel = cb;
+	call->cancel_arg = arg;
+}
+
+int
+worker_call_cancelled(struct worker_call *call)
+{
+	return call->cancelled;
 }
 
 struct json_object *
@@ -134,7 +219,13 @@ worker_call_result(struct worker_call *call, const char *text,
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "structuredContent", sc);
 	json_object_object_add(res, "isError", json_object_new_boolean(0));
-	worker_rpc_answer(call->id, res);
+	if (call->cancelled)
+		json_object_put(res);
+	else {
+		if (call->stateless)
+			worker_rpc_stateless_result(res);
+		worker_rpc_answer(call->id, res);
+	}
 	worker_call_free(call);
 }
 
@@ -143,14 +234,20 @@ void
 worker_call_error(struct worker_call *call, const char *code,
     const char *fmt, ...)
 {
-	va_list	 ap;
-	char	*msg;
+	struct json_object	*res;
+	va_list			 ap;
+	char			*msg;
 
 	va_start(ap, fmt);
 	xvasprintf(&msg, fmt, ap);
 	va_end(ap);
 	log_debug("%s: %s: %s", call->tool->name, code, msg);
-	worker_rpc_answer(call->id, worker_call_error_result(code, msg));
+	if (!call->cancelled) {
+		res = worker_call_error_result(code, msg);
+		if (call->stateless)
+			worker_rpc_stateless_result(res);
+		worker_rpc_answer(call->id, res);
+	}
 	free(msg);
 	worker_call_free(call);
 }
@@ -216,6 +313,29 @@ worker_call_target(struct worker_call *call)
 	return h;
 }
 
+static const struct timeval worker_call_second = { 1, 0 };
+
+/* Once a second while waiting: elapsed seconds, always increasing. */
+static void
+worker_call_progress_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct worker_call	*call = arg;
+	struct json_object	*p;
+	int64_t			 secs;
+
+	secs = (util_mono_ms() - call->wait_start) / 1000;
+	if (secs <= call->progress_last)
+		secs = call->progress_last + 1;
+	call->progress_last = secs;
+	p = json_object_new_object();
+	json_object_object_add(p, "progressToken",
+	    json_object_get(call->progress));
+	json_object_object_add(p, "progress", json_object_new_int64(secs));
+	json_object_object_add(p, "message", json_object_new_string(
+	    "waiting"));
+	worker_rpc_notify("notifications/progress", p);
+}
+
 /* Waits share WORKER_WAIT_PERMITS; past them fail fast with busy. */
 int
 worker_call_wait_acquire(struct worker_call *call)
@@ -230,6 +350,13 @@ worker_call_wait_acquire(struct worker_call *call)
 	}
 	worker_call_waits++;
 	call->waiting = 1;
+	call->wait_start = util_mono_ms();
+	call->progress_last = 0;
+	if (call->progress != NULL) {
+		call->progress_ev = event_new(worker_rpc_base(), -1,
+		    EV_PERSIST, worker_call_progress_cb, call);
+		event_add(call->progress_ev, &worker_call_second);
+	}
 	return 0;
 }
 
@@ -240,4 +367,60 @@ worker_call_wait_release(struct worker_call *call)
 		return;
 	call->waiting = 0;
 	worker_call_waits--;
+	if (call->progress_ev != NULL) {
+		event_free(call->progress_ev);
+		call->progress_ev = NULL;
+	}
+}
+
+/* One daemon request on behalf of a call; reply or failure finishes. */
+struct worker_call_req {
+	struct worker_call	*call;
+	struct worker_room	*room;
+	uint16_t		 expect;
+	worker_call_reply_cb	 cb;
+};
+
+static void
+worker_call_room_done(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct worker_call_req	*r = arg;
+
+	if (code != NULL)
+		worker_call_error(r->call, code, "%s", msg);
+	else if (r->expect != 0 && type != r->expect)
+		worker_call_error(r->call, "notebook_unavailable",
+		    "unexpected reply %s from runtimed",
+		    proto_msg_name(type));
+	else
+		r->cb(r->call, r->room, reply);
+	worker_room_unref(r->room);
+	free(r);
+}
+
+/*
+ * Send type with body (borrowed, may be NULL) on room; cb gets the
+ * reply if its type is expect (0: any), else the call fails typed.
+ * With room NULL the request goes on the room-less control connection.
+ */
+void
+worker_call_room(struct worker_call *call, struct worker_room *room,
+    uint16_t type, struct json_object *body, uint16_t expect,
+    worker_call_reply_cb cb)
+{
+	struct worker_call_req	*r;
+
+	r = xcalloc(1, sizeof *r);
+	r->call = call;
+	r->room = room;
+	r->expect = expect;
+	r->cb = cb;
+	if (room == NULL) {
+		worker_daemon_request(worker_daemon_control(), type, body,
+		    worker_call_room_done, r);
+		return;
+	}
+	worker_room_ref(room);
+	worker_room_request(room, type, body, worker_call_room_done, r);
 }

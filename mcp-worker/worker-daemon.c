@@ -52,6 +52,7 @@ struct worker_dconn {
 	void				*cb_arg;
 	LIST_ENTRY(worker_dconn)	 start_entry;
 	int				 starting;
+	int				 probe;	/* never autostart */
 };
 LIST_HEAD(worker_dconn_list, worker_dconn);
 
@@ -200,6 +201,7 @@ worker_daemon_hello_reply(struct worker_dconn *dc,
 	log_debug("%s: daemon pid %lld started_at %lld", dc->name,
 	    (long long)dc->inc.pid, (long long)dc->inc.started_at);
 	dc->state = WORKER_DCONN_READY;
+	worker_watch_seen(&dc->inc);
 	while ((r = TAILQ_FIRST(&dc->queued)) != NULL) {
 		TAILQ_REMOVE(&dc->queued, r, entry);
 		worker_daemon_send(dc, r);
@@ -457,9 +459,8 @@ worker_daemon_autostart(struct worker_dconn *dc)
 	evtimer_add(worker_daemon_start.timer, &tv);
 }
 
-/* A new connection; requests may be made at once. */
-struct worker_dconn *
-worker_daemon_open(const char *name)
+static struct worker_dconn *
+worker_daemon_new(const char *name, int probe)
 {
 	struct worker_dconn	*dc;
 	char			*cause = NULL;
@@ -467,17 +468,35 @@ worker_daemon_open(const char *name)
 
 	dc = xcalloc(1, sizeof *dc);
 	dc->name = xstrdup(name);
+	dc->probe = probe;
 	TAILQ_INIT(&dc->queued);
 	TAILQ_INIT(&dc->pending);
 	dc->state = WORKER_DCONN_STARTING;
 	r = worker_daemon_try(dc, &cause);
-	if (r == 1)
+	if (r == 1 && probe)
+		worker_daemon_die(dc, "daemon_absent", "runtimed is not "
+		    "running");
+	else if (r == 1)
 		worker_daemon_autostart(dc);
 	else if (r == -1) {
 		worker_daemon_die(dc, "notebook_unavailable", cause);
 		free(cause);
 	}
 	return dc;
+}
+
+/* A new connection; requests may be made at once. */
+struct worker_dconn *
+worker_daemon_open(const char *name)
+{
+	return worker_daemon_new(name, 0);
+}
+
+/* A connection that never starts the daemon (the incarnation watch). */
+struct worker_dconn *
+worker_daemon_probe(const char *name)
+{
+	return worker_daemon_new(name, 1);
 }
 
 void

@@ -134,7 +134,18 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 	char	*s, *clean;
 	size_t	 len, n, clen;
 	struct json_object *out;
+	const char *sha;
+	int64_t	 size;
 
+	if (worker_blob_is_ref(v, &sha, &size)) {
+		/* Kept in the daemon's blob store: say so, keep the ref. */
+		*truncated = 1;
+		if (text != NULL)
+			evbuffer_add_printf(text, "[%lld bytes omitted (blob "
+			    "%.12s); full_output=true fetches them]\n",
+			    (long long)size, sha);
+		return json_object_get(v);
+	}
 	s = worker_output_join(v, &len);
 	n = b->full ? len : worker_output_fit(s, len, *cell_left);
 	if (n < len)
@@ -204,7 +215,8 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 {
 	struct json_object_iterator	 it, end;
 	struct json_object		*out, *v, *plain = NULL;
-	const char			*mime, *fallback = NULL;
+	const char			*mime, *fallback = NULL, *fallback_sha;
+	int64_t				 blob_size;
 	char				*note;
 	size_t				 len;
 
@@ -224,6 +236,20 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 		v = json_object_iter_peek_value(&it);
 		if (strcmp(mime, "text/plain") == 0)
 			continue;
+		if (worker_blob_is_ref(v, &fallback_sha, &blob_size)) {
+			json_object_object_add(out, mime, json_object_get(v));
+			evbuffer_add_printf(text, "[%s: %lld bytes omitted "
+			    "(blob %.12s); full_output=true fetches them]\n",
+			    mime, (long long)blob_size, fallback_sha);
+			*truncated = 1;
+			continue;
+		}
+		if (strcmp(mime, "image/svg+xml") == 0) {
+			/* SVG is text: the model gets it as text. */
+			json_object_object_add(out, mime, worker_output_text(v,
+			    b, cell_left, text, truncated));
+			continue;
+		}
 		if (worker_output_is_image(mime)) {
 			worker_output_image(call, b, mime, v, text);
 			if (b->full)
@@ -497,6 +523,8 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 	arr = json_object_new_array();
 	n = cells != NULL && json_object_is_type(cells, json_type_array) ?
 	    json_object_array_length(cells) : 0;
+	if (n > WORKER_SUMMARY_CELLS)
+		n = WORKER_SUMMARY_CELLS;
 	for (i = 0; i < n; i++) {
 		cell = json_object_array_get_idx(cells, i);
 		type = worker_output_str(cell, "cell_type", "code");
@@ -544,13 +572,17 @@ worker_output_resources(const char *handle)
 	struct json_object	*arr;
 	char			*uri;
 
+	char	*enc;
+
+	enc = worker_resource_encode(handle);
 	arr = json_object_new_array();
-	xasprintf(&uri, "runtimed://sessions/%s/cells", handle);
+	xasprintf(&uri, "runtimed://sessions/%s/cells", enc);
 	json_object_array_add(arr, json_object_new_string(uri));
 	free(uri);
-	xasprintf(&uri, "runtimed://sessions/%s/comments", handle);
+	xasprintf(&uri, "runtimed://sessions/%s/comments", enc);
 	json_object_array_add(arr, json_object_new_string(uri));
 	free(uri);
+	free(enc);
 	return arr;
 }
 
@@ -594,11 +626,99 @@ worker_output_cursor(struct worker_room *room, int64_t seq)
 	char	*s;
 	struct json_object *o;
 
-	xasprintf(&s, "%lld:%lld", (long long)worker_room_started_at(room),
-	    (long long)seq);
+	s = worker_cursor_make(worker_attach_tag(),
+	    worker_room_notebook_id(room), worker_room_started_at(room), seq);
 	o = json_object_new_string(s);
 	free(s);
 	return o;
+}
+
+static void
+worker_output_union(struct json_object *set, struct json_object *from,
+    int *truncated)
+{
+	struct json_object	*v;
+	const char		*s;
+	size_t			 i, k;
+
+	if (from == NULL || !json_object_is_type(from, json_type_array))
+		return;
+	for (i = 0; i < json_object_array_length(from); i++) {
+		v = json_object_array_get_idx(from, i);
+		if (!json_object_is_type(v, json_type_string))
+			continue;
+		s = json_object_get_string(v);
+		for (k = 0; k < json_object_array_length(set); k++) {
+			if (strcmp(json_object_get_string(
+			    json_object_array_get_idx(set, k)), s) == 0)
+				break;
+		}
+		if (k < json_object_array_length(set))
+			continue;
+		if (json_object_array_length(set) >= WORKER_CHANGES_MAX) {
+			*truncated = 1;
+			continue;
+		}
+		json_object_array_add(set, json_object_new_string(s));
+	}
+}
+
+/*
+ * What changed, from ROOM_CHANGES_REPLY.changes (or one ROOM_CHANGED):
+ * kinds, cell_ids, execution_ids, each at most WORKER_CHANGES_MAX.
+ */
+void
+worker_output_changes(struct json_object *sc, struct json_object *changes,
+    struct evbuffer *text)
+{
+	struct json_object	*out, *kinds, *cells, *execs, *c;
+	size_t			 i, n;
+	int			 trunc = 0;
+
+	out = json_object_new_object();
+	kinds = json_object_new_array();
+	cells = json_object_new_array();
+	execs = json_object_new_array();
+	n = changes != NULL && json_object_is_type(changes, json_type_array) ?
+	    json_object_array_length(changes) : 0;
+	for (i = 0; i < n; i++) {
+		c = json_object_array_get_idx(changes, i);
+		worker_output_union(kinds, json_object_object_get(c, "kinds"),
+		    &trunc);
+		worker_output_union(cells, json_object_object_get(c,
+		    "cell_ids"), &trunc);
+		worker_output_union(execs, json_object_object_get(c,
+		    "execution_ids"), &trunc);
+	}
+	if (text != NULL) {
+		evbuffer_add_printf(text, "%zu change%s:", n,
+		    n == 1 ? "" : "s");
+		for (i = 0; i < json_object_array_length(kinds); i++)
+			evbuffer_add_printf(text, " %s", json_object_get_string(
+			    json_object_array_get_idx(kinds, i)));
+		if (json_object_array_length(cells) > 0) {
+			evbuffer_add(text, "; cells", 7);
+			for (i = 0; i < json_object_array_length(cells); i++)
+				evbuffer_add_printf(text, " %s",
+				    json_object_get_string(
+				    json_object_array_get_idx(cells, i)));
+		}
+		if (json_object_array_length(execs) > 0) {
+			evbuffer_add(text, "; runs", 6);
+			for (i = 0; i < json_object_array_length(execs); i++)
+				evbuffer_add_printf(text, " %s",
+				    json_object_get_string(
+				    json_object_array_get_idx(execs, i)));
+		}
+		evbuffer_add(text, "\n", 1);
+	}
+	json_object_object_add(out, "count", json_object_new_int64(
+	    (int64_t)n));
+	json_object_object_add(out, "kinds", kinds);
+	json_object_object_add(out, "cell_ids", cells);
+	json_object_object_add(out, "execution_ids", execs);
+	json_object_object_add(out, "truncated", json_object_new_boolean(trunc));
+	json_object_object_add(sc, "changes", out);
 }
 
 /* Finish connect_notebook / create_notebook from ROOM_JOINED. */
@@ -637,6 +757,12 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	evbuffer_add_printf(text, "%zu cells%s\n", n, n > 0 ? ":" : "");
 	cells = worker_output_summaries(v, text);
 	json_object_object_add(sc, "cells", cells);
+	json_object_object_add(sc, "cells_truncated",
+	    json_object_new_boolean(n > WORKER_SUMMARY_CELLS));
+	if (n > WORKER_SUMMARY_CELLS)
+		evbuffer_add_printf(text, "(first %d of %zu cells; "
+		    "inspect_notebook with start/count shows the rest)\n",
+		    WORKER_SUMMARY_CELLS, n);
 	json_object_object_add(sc, "total_cells",
 	    json_object_new_int64((int64_t)n));
 	json_object_object_add(sc, "cursor", worker_output_cursor(

@@ -27,6 +27,31 @@ worker_proxy_send(const char *json, size_t len, void *arg)
 	mpbuf_free(&b);
 }
 
+int
+worker_proxy_active(void)
+{
+	return worker_proxy_peer != NULL;
+}
+
+/* The daemon was upgraded: say so before exiting 75. */
+void
+worker_proxy_upgrade(void)
+{
+	int64_t	deadline;
+
+	if (worker_proxy_peer == NULL)
+		return;
+	peer_send_raw(worker_proxy_peer, PROTO_MSG_WORKER_UPGRADE, 0, "\x80",
+	    1);
+	/* Let the frame (and any answer before it) reach the proxy. */
+	deadline = util_mono_ms() + 1000;
+	while (worker_proxy_peer != NULL &&
+	    peer_pending_output(worker_proxy_peer) > 0 &&
+	    util_mono_ms() < deadline)
+		event_base_loop(worker_rpc_base(), EVLOOP_ONCE |
+		    EVLOOP_NONBLOCK);
+}
+
 /* After the first initialize: tell the proxy our catalog. */
 static void
 worker_proxy_initialized(void)

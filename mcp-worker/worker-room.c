@@ -11,12 +11,26 @@
 
 #include "worker.h"
 
+struct worker_room_watch {
+	struct worker_room		*room;
+	worker_room_change_cb		 cb;
+	void				*arg;
+	int				 dead;
+	TAILQ_ENTRY(worker_room_watch)	 entry;
+};
+TAILQ_HEAD(worker_room_watches, worker_room_watch);
+
 struct worker_room {
 	char			*notebook_id;
+	struct worker_room_watches watches;
+	int			 notifying;
 	struct worker_dconn	*dc;
 	int			 refs;
 	int			 lost;
 	int64_t			 seq;
+	char			*path;		/* as the daemon named it */
+	struct json_object	*content;	/* last ROOM_CONTENT */
+	u_int			 gen;		/* bumped by every change */
 	LIST_ENTRY(worker_room)	 entry;
 };
 LIST_HEAD(worker_room_list, worker_room);
@@ -42,10 +56,104 @@ worker_room_find(const char *notebook_id)
 	return NULL;
 }
 
+/* Tell every watcher; ev NULL means the room connection is gone. */
+static void
+worker_room_notify(struct worker_room *room, struct json_object *ev)
+{
+	struct worker_room_watch	*w, *next;
+
+	room->refs++;
+	room->notifying++;
+	TAILQ_FOREACH(w, &room->watches, entry) {
+		if (!w->dead)
+			w->cb(room, ev, w->arg);
+	}
+	if (--room->notifying == 0) {
+		for (w = TAILQ_FIRST(&room->watches); w != NULL; w = next) {
+			next = TAILQ_NEXT(w, entry);
+			if (w->dead) {
+				TAILQ_REMOVE(&room->watches, w, entry);
+				free(w);
+			}
+		}
+	}
+	worker_room_unref(room);
+}
+
+/* Call cb on every change (and once with NULL if the room is lost). */
+struct worker_room_watch *
+worker_room_watch(struct worker_room *room, worker_room_change_cb cb,
+    void *arg)
+{
+	struct worker_room_watch	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->room = room;
+	w->cb = cb;
+	w->arg = arg;
+	TAILQ_INSERT_TAIL(&room->watches, w, entry);
+	return w;
+}
+
+void
+worker_room_unwatch(struct worker_room_watch *w)
+{
+	if (w == NULL)
+		return;
+	if (w->room->notifying) {
+		w->dead = 1;
+		return;
+	}
+	TAILQ_REMOVE(&w->room->watches, w, entry);
+	free(w);
+}
+
+void
+worker_room_foreach(void (*fn)(struct worker_room *, void *), void *arg)
+{
+	struct worker_room	*room, *next;
+
+	for (room = LIST_FIRST(&worker_rooms); room != NULL; room = next) {
+		next = LIST_NEXT(room, entry);
+		fn(room, arg);
+	}
+}
+
+const struct proto_incarnation *
+worker_room_incarnation(struct worker_room *room)
+{
+	return worker_daemon_incarnation(room->dc);
+}
+
+static void	worker_room_set_path(struct worker_room *,
+		    struct json_object *);
+
+/* A live room of this worker standing for the file path, or NULL. */
+struct worker_room *
+worker_room_find_path(const char *path)
+{
+	struct worker_room	*room;
+
+	LIST_FOREACH(room, &worker_rooms, entry) {
+		if (!room->lost && room->path != NULL &&
+		    worker_room_alive(room) && strcmp(room->path, path) == 0)
+			return room;
+	}
+	return NULL;
+}
+
 static void
 worker_room_free(struct worker_room *room)
 {
+	struct worker_room_watch	*w;
+
+	while ((w = TAILQ_FIRST(&room->watches)) != NULL) {
+		TAILQ_REMOVE(&room->watches, w, entry);
+		free(w);
+	}
 	LIST_REMOVE(room, entry);
+	json_object_put(room->content);
+	free(room->path);
 	if (room->dc != NULL)
 		worker_daemon_free(room->dc, "attachment_expired",
 		    "the notebook handle was released during the call");
@@ -61,6 +169,11 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
 	log_warnx("lost the daemon connection of notebook %s",
 	    room->notebook_id);
 	room->lost = 1;
+	worker_rpc_log(4, "runtimed", "lost the daemon connection of "
+	    "notebook %s", room->notebook_id);
+	worker_room_notify(room, NULL);
+	worker_attach_room_lost(room);
+	worker_watch_poke();
 }
 
 static void
@@ -70,9 +183,14 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 	struct worker_room	*room = arg;
 	struct json_object	*v;
 
-	if (type == PROTO_MSG_ROOM_CHANGED &&
-	    json_object_object_get_ex(body, "seq", &v))
+	if (type != PROTO_MSG_ROOM_CHANGED)
+		return;
+	worker_room_invalidate(room);
+	if (json_object_object_get_ex(body, "seq", &v) &&
+	    json_object_get_int64(v) > room->seq)
 		room->seq = json_object_get_int64(v);
+	worker_room_notify(room, body);
+	worker_resource_room_changed(room, body);
 }
 
 static void
@@ -103,13 +221,16 @@ worker_room_joined(void *arg, uint16_t type, struct json_object *reply,
 	} else {
 		room = xcalloc(1, sizeof *room);
 		room->notebook_id = xstrdup(id);
+		TAILQ_INIT(&room->watches);
 		room->dc = j->dc;
+		worker_watch_seen(worker_daemon_incarnation(room->dc));
 		worker_daemon_set_cbs(room->dc, worker_room_lost,
 		    worker_room_event, room);
 		LIST_INSERT_HEAD(&worker_rooms, room, entry);
 	}
 	if (json_object_object_get_ex(reply, "seq", &v))
 		room->seq = json_object_get_int64(v);
+	worker_room_set_path(room, reply);
 	room->refs++;		/* hold it across the callback */
 	j->cb(j->arg, room, reply, NULL, NULL);
 	worker_room_unref(room);
@@ -171,15 +292,118 @@ worker_room_seq(struct worker_room *room)
 	return room->seq;
 }
 
+/*
+ * The last ROOM_CONTENT is kept until anything changes: a ROOM_CHANGED
+ * or any request that may change the room.  Events and replies share
+ * the connection in order, so a kept copy is never older than what a
+ * new ROOM_GET sent now could have missed.
+ */
+void
+worker_room_invalidate(struct worker_room *room)
+{
+	room->gen++;
+	json_object_put(room->content);
+	room->content = NULL;
+}
+
+static void
+worker_room_set_path(struct worker_room *room, struct json_object *reply)
+{
+	const char	*p;
+
+	p = json_object_get_string(json_object_object_get(reply, "path"));
+	free(room->path);
+	room->path = p != NULL ? xstrdup(p) : NULL;
+}
+
+/* The room's file as the daemon last named it, or NULL. */
+const char *
+worker_room_path(struct worker_room *room)
+{
+	return room->path;
+}
+
+struct worker_room_get {
+	struct worker_room	*room;
+	u_int			 gen;
+	worker_daemon_cb	 cb;
+	void			*arg;
+	struct json_object	*cached;
+};
+
+static void
+worker_room_got(void *arg, uint16_t type, struct json_object *reply,
+    const char *code, const char *msg)
+{
+	struct worker_room_get	*g = arg;
+
+	if (code == NULL && type == PROTO_MSG_ROOM_CONTENT &&
+	    g->gen == g->room->gen && !g->room->lost) {
+		json_object_put(g->room->content);
+		g->room->content = json_object_get(reply);
+		worker_room_set_path(g->room, reply);
+	}
+	g->cb(g->arg, type, reply, code, msg);
+	worker_room_unref(g->room);
+	free(g);
+}
+
+static void
+worker_room_cached_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct worker_room_get	*g = arg;
+
+	g->cb(g->arg, PROTO_MSG_ROOM_CONTENT, g->cached, NULL, NULL);
+	json_object_put(g->cached);
+	worker_room_unref(g->room);
+	free(g);
+}
+
+static int
+worker_room_reads(uint16_t type)
+{
+	switch (type) {
+	case PROTO_MSG_ROOM_GET:
+	case PROTO_MSG_ROOM_CHANGES:
+	case PROTO_MSG_EXEC_GET:
+	case PROTO_MSG_KERNEL_INFO:
+	case PROTO_MSG_KERNEL_LIST:
+	case PROTO_MSG_BLOB_GET:
+		return 1;
+	}
+	return 0;
+}
+
 void
 worker_room_request(struct worker_room *room, uint16_t type,
     struct json_object *body, worker_daemon_cb cb, void *arg)
 {
+	struct worker_room_get	*g;
+
 	if (!worker_room_alive(room)) {
 		worker_daemon_fail_later(cb, arg, "attachment_expired",
 		    "the daemon behind this handle went away; call "
 		    "connect_notebook again");
 		return;
 	}
-	worker_daemon_request(room->dc, type, body, cb, arg);
+	if (!worker_room_reads(type))
+		worker_room_invalidate(room);
+	if (type != PROTO_MSG_ROOM_GET) {
+		worker_daemon_request(room->dc, type, body, cb, arg);
+		return;
+	}
+	g = xcalloc(1, sizeof *g);
+	g->room = room;
+	room->refs++;
+	g->gen = room->gen;
+	g->cb = cb;
+	g->arg = arg;
+	if (room->content != NULL) {
+		/* Answer from the kept copy, from a fresh callback. */
+		g->cached = json_object_get(room->content);
+		event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
+		    worker_room_cached_cb, g, NULL);
+		return;
+	}
+	worker_daemon_request(room->dc, type, body, worker_room_got, g);
 }

@@ -15,6 +15,8 @@ static worker_rpc_send_cb	 worker_rpc_out;
 static void			*worker_rpc_out_arg;
 static void			(*worker_rpc_on_init)(void);
 static int			 worker_rpc_init_sent;
+static int			 worker_rpc_log_level = 3;	/* warning */
+static int			 worker_rpc_initialized;
 
 static const char *const worker_rpc_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
@@ -67,12 +69,122 @@ worker_rpc_emit(struct json_object *msg)
 	json_object_put(msg);
 }
 
+/* A notification; takes the params reference (may be NULL). */
+void
+worker_rpc_notify(const char *method, struct json_object *params)
+{
+	struct json_object	*msg;
+
+	msg = json_object_new_object();
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "method", json_object_new_string(method));
+	if (params != NULL)
+		json_object_object_add(msg, "params", params);
+	worker_rpc_emit(msg);
+}
+
+/* Has the client said notifications/initialized? */
+int
+worker_rpc_ready(void)
+{
+	return worker_rpc_initialized;
+}
+
+/* notifications/message at or above the level the client set. */
+void
+worker_rpc_log(int level, const char *logger, const char *fmt, ...)
+{
+	struct json_object	*p;
+	va_list			 ap;
+	char			*text;
+
+	if (level < worker_rpc_log_level || !worker_rpc_initialized)
+		return;
+	if (level < 0 || level > 7)
+		level = 7;
+	va_start(ap, fmt);
+	xvasprintf(&text, fmt, ap);
+	va_end(ap);
+	p = json_object_new_object();
+	json_object_object_add(p, "level", json_object_new_string(
+	    worker_rpc_levels[level]));
+	json_object_object_add(p, "logger", json_object_new_string(logger));
+	json_object_object_add(p, "data", json_object_new_string(text));
+	free(text);
+	worker_rpc_notify("notifications/message", p);
+}
+
+/* Results of the 2026-07-28 revision say what they are. */
+void
+worker_rpc_stateless_result(struct json_object *res)
+{
+	json_object_object_add(res, "resultType",
+	    json_object_new_string("complete"));
+}
+
+/* Page size of tools/list and resources/list (tests may lower it). */
+u_int
+worker_rpc_page_size(void)
+{
+	static u_int	 size;
+	const char	*env;
+	long		 n;
+
+	if (size == 0) {
+		size = WORKER_PAGE_SIZE;
+		if ((env = getenv("RUNTIMED_MCP_PAGE_SIZE")) != NULL &&
+		    (n = strtol(env, NULL, 10)) > 0 && n <= 1000)
+			size = (u_int)n;
+	}
+	return size;
+}
+
+/* The offset a list cursor names: 0 without one, -1 if not ours. */
+int
+worker_rpc_page_cursor(struct json_object *params, u_int *offset)
+{
+	struct json_object	*v;
+	const char		*s;
+	char			*end;
+	unsigned long		 n;
+
+	*offset = 0;
+	if (params == NULL || !json_object_object_get_ex(params, "cursor",
+	    &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -1;
+	s = json_object_get_string(v);
+	if (strncmp(s, "pg1.", 4) != 0 || s[4] < '1' || s[4] > '9')
+		return -1;
+	n = strtoul(s + 4, &end, 10);
+	if (*end != '\0' || n > 1000000 || n % worker_rpc_page_size() != 0)
+		return -1;
+	*offset = (u_int)n;
+	return 0;
+}
+
+/* Caller frees. */
+char *
+worker_rpc_page_next(u_int offset)
+{
+	char	*s;
+
+	xasprintf(&s, "pg1.%u", offset);
+	return s;
+}
+
 /* Reply to a request id (borrowed); takes the result reference. */
+static int	worker_rpc_cur_stateless;	/* request being served */
+
 static void
 worker_rpc_reply(struct json_object *id, struct json_object *result)
 {
 	struct json_object	*msg;
 
+	if (worker_rpc_cur_stateless &&
+	    !json_object_object_get_ex(result, "resultType", NULL))
+		worker_rpc_stateless_result(result);
 	msg = json_object_new_object();
 	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(msg, "id", json_object_get(id));
@@ -194,10 +306,56 @@ worker_rpc_capabilities(void)
 	return caps;
 }
 
+static struct json_object *
+worker_rpc_server_info(void)
+{
+	struct json_object	*info;
+
+	info = json_object_new_object();
+	json_object_object_add(info, "name", json_object_new_string(
+	    "runtimed"));
+	json_object_object_add(info, "version", json_object_new_string(
+	    RUNTIMED_VERSION));
+	return info;
+}
+
+static const char worker_rpc_instructions[] =
+    "Jupyter notebooks on real kernels. Start with connect_notebook "
+    "(an existing .ipynb) or create_notebook; pass the returned "
+    "notebook_handle to every other tool. Edit with edit_cells, run "
+    "with run_cells (long runs: get_results with the execution_id), "
+    "read compactly with inspect_notebook; wait for changes by others "
+    "with inspect_notebook after=<cursor> timeout_secs=N.";
+
+/* server/discover (2026-07-28): versions, capabilities, instructions. */
+static void
+worker_rpc_discover(struct json_object *id)
+{
+	struct json_object	*res, *a;
+	u_int			 i;
+
+	res = json_object_new_object();
+	a = json_object_new_array();
+	json_object_array_add(a, json_object_new_string(
+	    WORKER_PROTOCOL_STATELESS));
+	for (i = 0; worker_rpc_versions[i] != NULL; i++)
+		json_object_array_add(a, json_object_new_string(
+		    worker_rpc_versions[i]));
+	json_object_object_add(res, "supportedVersions", a);
+	json_object_object_add(res, "capabilities",
+	    worker_rpc_capabilities());
+	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
+	json_object_object_add(res, "instructions",
+	    json_object_new_string(worker_rpc_instructions));
+	json_object_object_add(res, "ttlMs", json_object_new_int(0));
+	worker_rpc_stateless_result(res);
+	worker_rpc_reply(id, res);
+}
+
 static void
 worker_rpc_initialize(struct json_object *id, struct json_object *params)
 {
-	struct json_object	*res, *info, *v;
+	struct json_object	*res, *v;
 	const char		*version = WORKER_PROTOCOL_LATEST;
 
 	if (params != NULL &&
@@ -211,18 +369,9 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	    json_object_new_string(version));
 	json_object_object_add(res, "capabilities",
 	    worker_rpc_capabilities());
-	info = json_object_new_object();
-	json_object_object_add(info, "name", json_object_new_string(
-	    "runtimed"));
-	json_object_object_add(info, "version", json_object_new_string(
-	    RUNTIMED_VERSION));
-	json_object_object_add(res, "serverInfo", info);
+	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
 	json_object_object_add(res, "instructions", json_object_new_string(
-	    "Jupyter notebooks on real kernels. Start with connect_notebook "
-	    "(an existing .ipynb) or create_notebook; pass the returned "
-	    "notebook_handle to every other tool. Edit with edit_cells, run "
-	    "with run_cells (long runs: get_results with the execution_id), "
-	    "read compactly with inspect_notebook."));
+	    worker_rpc_instructions));
 	worker_rpc_reply(id, res);
 
 	if (!worker_rpc_init_sent && worker_rpc_on_init != NULL) {
@@ -236,7 +385,7 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
     int bad_unicode)
 {
 	const struct tool_entry	*te;
-	struct json_object	*name, *args = NULL;
+	struct json_object	*name, *args = NULL, *meta = NULL;
 	struct worker_call	*call;
 
 	if (params == NULL ||
@@ -268,78 +417,202 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 		args = json_object_new_object();
 	else
 		json_object_get(args);
-	call = worker_call_create(id, te, args);
+	if (params != NULL)
+		json_object_object_get_ex(params, "_meta", &meta);
+	call = worker_call_create(id, te, args, meta);
 	json_object_put(args);
 	log_debug("tools/call %s", te->name);
 	te->handler(call);
 }
 
+/* The index of a level name in v, or -1. */
 static int
-worker_rpc_level_ok(struct json_object *params)
+worker_rpc_level(struct json_object *v)
 {
-	struct json_object	*v;
-	u_int			 i;
+	u_int	i;
 
-	if (params == NULL ||
-	    !json_object_object_get_ex(params, "level", &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return 0;
+	if (v == NULL || !json_object_is_type(v, json_type_string))
+		return -1;
 	for (i = 0; worker_rpc_levels[i] != NULL; i++) {
 		if (strcmp(json_object_get_string(v),
 		    worker_rpc_levels[i]) == 0)
-			return 1;
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * The per-request metadata of 2026-07-28, checked before anything else
+ * happens: 0 (modern request, valid), 1 (legacy request), -1 (answered).
+ */
+static int
+worker_rpc_meta(struct json_object *id, struct json_object *params)
+{
+	struct json_object	*meta, *v, *err, *data, *a, *n;
+	const char		*ver;
+
+	if (params == NULL || !json_object_object_get_ex(params, "_meta",
+	    &meta) || !json_object_is_type(meta, json_type_object) ||
+	    !json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/protocolVersion", &v))
+		return 1;
+	if (!json_object_is_type(v, json_type_string)) {
+		worker_rpc_error(id, -32602, "invalid _meta: "
+		    "io.modelcontextprotocol/protocolVersion must be a string");
+		return -1;
+	}
+	ver = json_object_get_string(v);
+	if (strcmp(ver, WORKER_PROTOCOL_STATELESS) != 0) {
+		err = json_object_new_object();
+		json_object_object_add(err, "code",
+		    json_object_new_int(-32022));
+		json_object_object_add(err, "message", json_object_new_string(
+		    "Unsupported protocol version"));
+		data = json_object_new_object();
+		a = json_object_new_array();
+		json_object_array_add(a, json_object_new_string(
+		    WORKER_PROTOCOL_STATELESS));
+		json_object_object_add(data, "supported", a);
+		json_object_object_add(data, "requested",
+		    json_object_new_string(ver));
+		json_object_object_add(err, "data", data);
+		n = json_object_new_object();
+		json_object_object_add(n, "jsonrpc",
+		    json_object_new_string("2.0"));
+		json_object_object_add(n, "id", json_object_get(id));
+		json_object_object_add(n, "error", err);
+		worker_rpc_emit(n);
+		return -1;
+	}
+	if (!json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/clientCapabilities", &v) ||
+	    !json_object_is_type(v, json_type_object)) {
+		worker_rpc_error(id, -32602, "invalid _meta: "
+		    "io.modelcontextprotocol/clientCapabilities must be an "
+		    "object");
+		return -1;
+	}
+	if (json_object_object_get_ex(meta, "io.modelcontextprotocol/clientInfo",
+	    &v) && (!json_object_is_type(v, json_type_object) ||
+	    !json_object_is_type(json_object_object_get(v, "name"),
+	    json_type_string) ||
+	    !json_object_is_type(json_object_object_get(v, "version"),
+	    json_type_string))) {
+		worker_rpc_error(id, -32602, "invalid _meta: "
+		    "io.modelcontextprotocol/clientInfo needs name and "
+		    "version strings");
+		return -1;
+	}
+	if (json_object_object_get_ex(meta, "io.modelcontextprotocol/logLevel",
+	    &v) && worker_rpc_level(v) < 0) {
+		worker_rpc_error(id, -32602, "invalid _meta: "
+		    "io.modelcontextprotocol/logLevel is not a log level");
+		return -1;
+	}
+	if (json_object_object_get_ex(meta, "progressToken", &v) &&
+	    !json_object_is_type(v, json_type_string) &&
+	    !json_object_is_type(v, json_type_int)) {
+		worker_rpc_error(id, -32602, "invalid _meta: progressToken "
+		    "must be a string or an integer");
+		return -1;
 	}
 	return 0;
+}
+
+static void
+worker_rpc_list_tools(struct json_object *id, struct json_object *params)
+{
+	struct json_object	*res;
+	u_int			 off, next;
+	char			*c;
+
+	if (worker_rpc_page_cursor(params, &off) != 0) {
+		worker_rpc_error(id, -32602, "invalid cursor");
+		return;
+	}
+	if ((res = worker_tool_page(off, worker_rpc_page_size(), &next)) == NULL) {
+		worker_rpc_error(id, -32602, "invalid cursor");
+		return;
+	}
+	if (next != 0) {
+		c = worker_rpc_page_next(next);
+		json_object_object_add(res, "nextCursor",
+		    json_object_new_string(c));
+		free(c);
+	}
+	if (worker_rpc_cur_stateless)
+		json_object_object_add(res, "ttlMs", json_object_new_int(0));
+	worker_rpc_reply(id, res);
 }
 
 static void
 worker_rpc_request(const char *method, struct json_object *id,
     struct json_object *params, int bad_unicode)
 {
-	struct json_object	*res;
+	struct json_object	*v;
+	int			 modern, level;
 
+	if ((modern = worker_rpc_meta(id, params)) == -1)
+		return;
+	modern = !modern;
+	worker_rpc_cur_stateless = modern;
 	if (strcmp(method, "tools/call") == 0) {
 		worker_rpc_tools_call(id, params, bad_unicode);
-		return;
+		goto out;
 	}
 	if (bad_unicode) {
 		worker_rpc_error(id, -32602, "params hold a lone surrogate");
-		return;
+		goto out;
 	}
-	if (strcmp(method, "initialize") == 0)
+	if (strcmp(method, "initialize") == 0) {
+		if (modern) {
+			worker_rpc_error(id, -32600, "initialize is not part "
+			    "of protocol %s", WORKER_PROTOCOL_STATELESS);
+			goto out;
+		}
 		worker_rpc_initialize(id, params);
+	} else if (strcmp(method, "server/discover") == 0)
+		worker_rpc_discover(id);
 	else if (strcmp(method, "ping") == 0)
 		worker_rpc_reply(id, json_object_new_object());
-	else if (strcmp(method, "tools/list") == 0) {
-		if (params != NULL &&
-		    json_object_object_get_ex(params, "cursor", NULL)) {
-			worker_rpc_error(id, -32602, "invalid cursor");
-			return;
-		}
-		worker_rpc_reply(id, worker_tool_list());
-	} else if (strcmp(method, "logging/setLevel") == 0) {
-		if (!worker_rpc_level_ok(params)) {
+	else if (strcmp(method, "tools/list") == 0)
+		worker_rpc_list_tools(id, params);
+	else if (strcmp(method, "logging/setLevel") == 0) {
+		v = NULL;
+		if (params != NULL)
+			json_object_object_get_ex(params, "level", &v);
+		if ((level = worker_rpc_level(v)) < 0) {
 			worker_rpc_error(id, -32602, "invalid logging level");
-			return;
+			goto out;
 		}
+		worker_rpc_log_level = level;
 		worker_rpc_reply(id, json_object_new_object());
-	} else if (strcmp(method, "resources/list") == 0) {
-		res = json_object_new_object();
-		json_object_object_add(res, "resources",
-		    json_object_new_array());
-		worker_rpc_reply(id, res);
-	} else if (strcmp(method, "resources/templates/list") == 0) {
-		res = json_object_new_object();
-		json_object_object_add(res, "resourceTemplates",
-		    json_object_new_array());
-		worker_rpc_reply(id, res);
-	} else if (strcmp(method, "resources/subscribe") == 0 ||
-	    strcmp(method, "resources/unsubscribe") == 0)
-		worker_rpc_reply(id, json_object_new_object());
-	else if (strcmp(method, "resources/read") == 0)
-		worker_rpc_error(id, -32002, "Resource not found");
-	else
+	} else if (strcmp(method, "subscriptions/listen") == 0)
+		worker_resource_listen(id, params);
+	else if (strncmp(method, "resources/", 10) == 0)
+		worker_resource_request(method, id, params, modern);
+	else if (strcmp(method, "prompts/list") == 0) {
+		v = json_object_new_object();
+		json_object_object_add(v, "prompts", json_object_new_array());
+		worker_rpc_reply(id, v);
+	} else
 		worker_rpc_error(id, -32601, "Method not found: %s", method);
+out:
+	worker_rpc_cur_stateless = 0;
+}
+
+/* A JSON-RPC error for a request (resources use it). */
+void
+worker_rpc_fail(struct json_object *id, int code, const char *msg)
+{
+	worker_rpc_error(id, code, "%s", msg);
+}
+
+/* A plain result for a request (resources use it); takes res. */
+void
+worker_rpc_result(struct json_object *id, struct json_object *res)
+{
+	worker_rpc_reply(id, res);
 }
 
 /* One JSON-RPC message (a line without its newline, or a frame body). */
@@ -421,8 +694,16 @@ worker_rpc_input(const char *buf, size_t len)
 		}
 	}
 	if (id == NULL) {
-		/* Notifications, cancellation included, need no answer. */
+		/* Notifications need no answer. */
 		log_debug("notification %s", method);
+		if (strcmp(method, "notifications/initialized") == 0)
+			worker_rpc_initialized = 1;
+		else if (strcmp(method, "notifications/cancelled") == 0 &&
+		    params != NULL &&
+		    json_object_object_get_ex(params, "requestId", &v)) {
+			worker_call_cancel_id(v);
+			worker_resource_cancel(v);
+		}
 		goto out;
 	}
 	worker_rpc_request(method, id, params, bad_unicode);

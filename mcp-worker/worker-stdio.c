@@ -20,6 +20,8 @@ static struct event	*worker_stdio_rev;
 static struct event	*worker_stdio_wev;
 static int		 worker_stdio_discard;
 static int		 worker_stdio_regular;
+static int		 worker_stdio_closed;	/* stdin EOF seen */
+static struct event	*worker_stdio_grace;
 
 /* Write what is queued; block only when exiting. */
 static void
@@ -68,13 +70,48 @@ worker_stdio_send(const char *json, size_t len, void *arg)
 	worker_stdio_flush(0);
 }
 
-/* Stdin is gone: answer nothing more, release the daemon, exit 0. */
 static __dead void
-worker_stdio_eof(void)
+worker_stdio_leave(void)
 {
-	log_debug("stdin closed");
 	worker_stdio_flush(1);
 	worker_exit(0);
+}
+
+static void
+worker_stdio_grace_cb(evutil_socket_t fd, short events, void *arg)
+{
+	log_debug("calls still in flight after %d ms; exiting",
+	    WORKER_EOF_GRACE_MS);
+	worker_stdio_leave();
+}
+
+/*
+ * Stdin is gone: read nothing more, let the calls in flight answer for
+ * up to WORKER_EOF_GRACE_MS, then exit (the daemon keeps rooms and runs).
+ */
+static void
+worker_stdio_eof(void)
+{
+	struct timeval	tv = { WORKER_EOF_GRACE_MS / 1000,
+			    (WORKER_EOF_GRACE_MS % 1000) * 1000 };
+
+	log_debug("stdin closed, %u calls in flight", worker_call_inflight());
+	worker_stdio_closed = 1;
+	if (worker_stdio_rev != NULL)
+		event_del(worker_stdio_rev);
+	if (worker_call_inflight() == 0)
+		worker_stdio_leave();
+	worker_stdio_grace = evtimer_new(worker_rpc_base(),
+	    worker_stdio_grace_cb, NULL);
+	evtimer_add(worker_stdio_grace, &tv);
+}
+
+/* The last call in flight finished: exit if stdin is gone. */
+void
+worker_eof(void)
+{
+	if (worker_stdio_closed)
+		worker_stdio_leave();
 }
 
 /* Hand every complete line to the dispatcher. */
@@ -132,6 +169,7 @@ worker_stdio_read_cb(evutil_socket_t fd, short events, void *arg)
 			worker_stdio_lines();
 		}
 		worker_stdio_eof();
+		return;
 	}
 	worker_stdio_lines();
 	if (worker_stdio_regular)

@@ -14,6 +14,18 @@ static const struct tool_entry *const worker_tool_table[] = {
 	&tool_edit_cells_entry,
 	&tool_run_cells_entry,
 	&tool_get_results_entry,
+	&tool_search_cells_entry,
+	&tool_move_cells_entry,
+	&tool_clear_outputs_entry,
+	&tool_interrupt_kernel_entry,
+	&tool_restart_kernel_entry,
+	&tool_get_kernel_info_entry,
+	&tool_list_kernels_entry,
+	&tool_select_kernel_entry,
+	&tool_export_notebook_entry,
+	&tool_add_comment_entry,
+	&tool_reply_comment_entry,
+	&tool_resolve_comment_entry,
 	&tool_save_notebook_entry,
 	&tool_disconnect_notebook_entry,
 	NULL
@@ -41,16 +53,34 @@ worker_tool_schema(const struct tool_entry *te, const char *text)
 	return o;
 }
 
-/* The tools/list result; caller puts it. */
+/* The whole tools/list result; caller puts it. */
 struct json_object *
 worker_tool_list(void)
 {
+	u_int	next;
+
+	return worker_tool_page(0, 1000, &next);
+}
+
+/*
+ * One page of tools/list from offset; *next is the next offset, 0 at the
+ * end.  NULL if offset is past the end.  Caller puts the result.
+ */
+struct json_object *
+worker_tool_page(u_int offset, u_int size, u_int *next)
+{
 	const struct tool_entry	*te;
 	struct json_object	*res, *tools, *t, *ann;
-	u_int			 i;
+	u_int			 i, n;
 
+	for (n = 0; worker_tool_table[n] != NULL; n++)
+		;
+	if (offset > 0 && offset >= n)
+		return NULL;
+	*next = offset + size < n ? offset + size : 0;
 	tools = json_object_new_array();
-	for (i = 0; (te = worker_tool_table[i]) != NULL; i++) {
+	for (i = offset; i < n && i < offset + size; i++) {
+		te = worker_tool_table[i];
 		t = json_object_new_object();
 		json_object_object_add(t, "name",
 		    json_object_new_string(te->name));

@@ -17,7 +17,8 @@ static struct event_base	*worker_base;
 static __dead void
 worker_usage(void)
 {
-	fprintf(stderr, "usage: runtimed-mcp-worker [-v] [--proxy-fd N]\n");
+	fprintf(stderr, "usage: runtimed-mcp-worker [-v] [--proxy-fd N | "
+	    "--print-catalog]\n");
 	exit(2);
 }
 
@@ -58,6 +59,15 @@ main(int argc, char **argv)
 			    n > INT_MAX)
 				worker_usage();
 			proxy_fd = (int)n;
+		} else if (strcmp(argv[i], "--print-catalog") == 0) {
+			/* The proxy's built-in catalog: tools/list as JSON. */
+			struct json_object *list = worker_tool_list();
+
+			printf("%s\n", json_object_to_json_string_ext(list,
+			    JSON_C_TO_STRING_PLAIN |
+			    JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(list);
+			exit(0);
 		} else
 			worker_usage();
 	}
@@ -76,6 +86,7 @@ main(int argc, char **argv)
 	event_add(ev_int, NULL);
 
 	worker_daemon_init(worker_base);
+	worker_watch_start(worker_base);
 	if (proxy_fd >= 0) {
 		if (worker_proxy_start(worker_base, proxy_fd) != 0)
 			exit(1);

@@ -38,6 +38,15 @@
 #define WORKER_HANDLE_LEN	(4 + 8 + 32)	/* prefix, tag, random */
 
 #define WORKER_PROTOCOL_LATEST	"2025-11-25"
+#define WORKER_PROTOCOL_STATELESS "2026-07-28"
+#define WORKER_MAX_WATCHES	128	/* resource watches a connection */
+#define WORKER_PAGE_SIZE	64	/* tools/list, resources/list */
+#define WORKER_WATCH_PERIOD_MS	2000	/* daemon incarnation probe */
+#define WORKER_WATCH_RETRY_MS	200	/* confirm a failed probe */
+#define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
+#define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
+#define WORKER_CHANGES_MAX	100	/* ids listed per change report */
+#define WORKER_SUMMARY_CELLS	25	/* cells summarised by connect */
 
 struct worker_call;
 struct worker_dconn;
@@ -82,6 +91,21 @@ extern const struct tool_entry tool_run_cells_entry;
 extern const struct tool_entry tool_get_results_entry;
 extern const struct tool_entry tool_inspect_notebook_entry;
 extern const struct tool_entry tool_save_notebook_entry;
+extern const struct tool_entry tool_search_cells_entry;
+extern const struct tool_entry tool_move_cells_entry;
+extern const struct tool_entry tool_clear_outputs_entry;
+extern const struct tool_entry tool_interrupt_kernel_entry;
+extern const struct tool_entry tool_restart_kernel_entry;
+extern const struct tool_entry tool_get_kernel_info_entry;
+extern const struct tool_entry tool_list_kernels_entry;
+extern const struct tool_entry tool_select_kernel_entry;
+extern const struct tool_entry tool_export_notebook_entry;
+extern const struct tool_entry tool_add_comment_entry;
+extern const struct tool_entry tool_reply_comment_entry;
+extern const struct tool_entry tool_resolve_comment_entry;
+char	*tool_export_notebook_render(struct json_object *, const char *,
+	    size_t *);
+struct json_object	*worker_tool_page(u_int, u_int, u_int *);
 
 /* worker-rpc.c: the JSON-RPC dispatcher behind both transports. */
 typedef void (*worker_rpc_send_cb)(const char *, size_t, void *);
@@ -90,13 +114,30 @@ void		 worker_rpc_init(struct event_base *, worker_rpc_send_cb,
 void		 worker_rpc_input(const char *, size_t);
 void		 worker_rpc_answer(struct json_object *,
 		     struct json_object *);
+void		 worker_rpc_notify(const char *, struct json_object *);
+int		 worker_rpc_ready(void);
+void		 worker_rpc_log(int, const char *, const char *, ...)
+		     printflike(3, 4);
+void		 worker_rpc_stateless_result(struct json_object *);
+void		 worker_rpc_fail(struct json_object *, int, const char *);
+void		 worker_rpc_result(struct json_object *, struct json_object *);
+int		 worker_rpc_page_cursor(struct json_object *, u_int *);
+u_int		 worker_rpc_page_size(void);
+char		*worker_rpc_page_next(u_int);
 struct event_base *worker_rpc_base(void);
 int		 worker_rpc_scan_surrogates(const char *, size_t);
 int		 worker_rpc_protocol_supported(const char *);
 
 /* worker-call.c: one tools/call in flight. */
+typedef void (*worker_call_cancel_cb)(struct worker_call *, void *);
 struct worker_call *worker_call_create(struct json_object *,
-		     const struct tool_entry *, struct json_object *);
+		     const struct tool_entry *, struct json_object *,
+		     struct json_object *);
+void		 worker_call_cancel_id(struct json_object *);
+void		 worker_call_on_cancel(struct worker_call *,
+		     worker_call_cancel_cb, void *);
+int		 worker_call_cancelled(struct worker_call *);
+u_int		 worker_call_inflight(void);
 struct json_object *worker_call_args(struct worker_call *);
 const char	*worker_call_tool(struct worker_call *);
 void		 worker_call_set_target(struct worker_call *, const char *);
@@ -112,6 +153,11 @@ int		 worker_call_check(struct worker_call *,
 int		 worker_call_wait_acquire(struct worker_call *);
 void		 worker_call_wait_release(struct worker_call *);
 struct json_object *worker_call_error_result(const char *, const char *);
+typedef void (*worker_call_reply_cb)(struct worker_call *,
+    struct worker_room *, struct json_object *);
+void		 worker_call_room(struct worker_call *, struct worker_room *,
+		     uint16_t, struct json_object *, uint16_t,
+		     worker_call_reply_cb);
 
 /* worker-args.c: argument validation (pure). */
 int	 worker_args_check(struct json_object *, const char *const [],
@@ -143,7 +189,15 @@ int	 worker_target_parse(struct json_object *, int,
 
 /* worker-attach.c: the registry of notebook handles. */
 void		 worker_attach_set_tag(uint32_t);
+uint32_t	 worker_attach_tag(void);
 struct worker_handle *worker_attach_reserve(void);
+struct worker_handle *worker_attach_find(const char *);
+void		 worker_attach_expire(const struct proto_incarnation *,
+		     const char *);
+void		 worker_attach_room_lost(struct worker_room *);
+int		 worker_attach_unavailable(struct worker_handle *);
+void		 worker_attach_foreach(void (*)(struct worker_handle *,
+		     void *), void *);
 void		 worker_attach_commit(struct worker_handle *,
 		     struct worker_room *, const char *);
 void		 worker_attach_cancel(struct worker_handle *);
@@ -165,6 +219,7 @@ typedef void (*worker_daemon_event_cb)(struct worker_dconn *, uint16_t,
     struct json_object *, void *);
 void		 worker_daemon_init(struct event_base *);
 struct worker_dconn *worker_daemon_open(const char *);
+struct worker_dconn *worker_daemon_probe(const char *);
 void		 worker_daemon_set_cbs(struct worker_dconn *,
 		     worker_daemon_lost_cb, worker_daemon_event_cb, void *);
 void		 worker_daemon_request(struct worker_dconn *, uint16_t,
@@ -192,6 +247,70 @@ int64_t		 worker_room_started_at(struct worker_room *);
 int64_t		 worker_room_seq(struct worker_room *);
 void		 worker_room_request(struct worker_room *, uint16_t,
 		     struct json_object *, worker_daemon_cb, void *);
+typedef void (*worker_room_change_cb)(struct worker_room *,
+    struct json_object *, void *);
+struct worker_room_watch;
+struct worker_room_watch *worker_room_watch(struct worker_room *,
+		     worker_room_change_cb, void *);
+void		 worker_room_unwatch(struct worker_room_watch *);
+void		 worker_room_invalidate(struct worker_room *);
+const char	*worker_room_path(struct worker_room *);
+struct worker_room *worker_room_find_path(const char *);
+const struct proto_incarnation *worker_room_incarnation(
+		     struct worker_room *);
+void		 worker_room_foreach(void (*)(struct worker_room *, void *),
+		     void *);
+
+/* worker-cursor.c: observation cursors (pure). */
+char		*worker_cursor_make(uint32_t, const char *, int64_t,
+		     int64_t);
+int		 worker_cursor_parse(uint32_t, const char *, int64_t,
+		     const char *, int64_t *);
+
+/* worker-resource.c: resources, templates, subscriptions. */
+void		 worker_resource_request(const char *, struct json_object *,
+		     struct json_object *, int);
+void		 worker_resource_listen(struct json_object *,
+		     struct json_object *);
+void		 worker_resource_cancel(struct json_object *);
+void		 worker_resource_room_changed(struct worker_room *,
+		     struct json_object *);
+void		 worker_resource_list_changed(void);
+void		 worker_resource_handle_ended(const char *, const char *);
+char		*worker_resource_encode(const char *);
+
+/* worker-watch.c: the daemon incarnation, watched live. */
+void		 worker_watch_start(struct event_base *);
+void		 worker_watch_poke(void);
+void		 worker_watch_seen(const struct proto_incarnation *);
+void		 worker_watch_set_upgrade_cb(void (*)(void));
+
+/* worker-blob.c: blob references in outputs. */
+typedef void (*worker_blob_cb)(void *);
+int		 worker_blob_is_ref(struct json_object *, const char **,
+		     int64_t *);
+void		 worker_blob_resolve(struct worker_room *,
+		     struct json_object *, worker_blob_cb, void *);
+
+/* worker-comment.c: comment threads kept in notebook metadata. */
+typedef void (*worker_comment_cb)(void *, struct json_object *,
+    const char *, const char *);
+typedef int (*worker_comment_fn)(struct json_object *, struct json_object *,
+    void *, char **, const char **);
+void		 worker_comment_update(struct worker_room *,
+		     worker_comment_fn, void *, worker_comment_cb, void *);
+struct json_object *worker_comment_threads(struct json_object *);
+char		*worker_comment_id(const char *);
+struct json_object *worker_comment_find(struct json_object *, const char *);
+struct json_object *worker_comment_new(const char *, const char *);
+void		 worker_comment_print(struct evbuffer *, struct json_object *);
+
+/* The output schema of the comment tools. */
+#define WORKER_COMMENT_SCHEMA "{\"type\":\"object\",\"properties\":{" \
+	"\"thread_id\":{\"type\":\"string\"}," \
+	"\"thread\":{\"type\":\"object\"}," \
+	"\"threads\":{\"type\":\"integer\"}," \
+	"\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}"
 
 /* worker-output.c: the compact shapes of cells and outputs. */
 struct worker_budget {
@@ -214,6 +333,8 @@ struct json_object *worker_output_exec(struct json_object *,
 struct json_object *worker_output_summaries(struct json_object *,
 		     struct evbuffer *);
 int		 worker_output_terminal(const char *);
+void		 worker_output_changes(struct json_object *,
+		     struct json_object *, struct evbuffer *);
 struct json_object *worker_output_resources(const char *);
 char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
@@ -223,7 +344,10 @@ void		 worker_output_attached(struct worker_call *,
 
 /* worker-stdio.c and worker-proxy.c: the transports. */
 int	 worker_stdio_start(struct event_base *);
+void	 worker_eof(void);
 int	 worker_proxy_start(struct event_base *, int);
+int	 worker_proxy_active(void);
+void	 worker_proxy_upgrade(void);
 
 /* worker.c */
 __dead void worker_exit(int);

@@ -55,6 +55,26 @@ npm ci --no-audit --no-fund --loglevel=error
 RUNTIMED_MCP=$P/bin/runtimed-mcp RUNTIMED_BIN=$P/bin/runtimed \
     timeout 600 npm test || fail_log "" "e2e"
 
+# The official conformance suite and the Inspector CLI, from the MCP check
+# tools shipped beside this repository (../shared/tools/mcp) when present.
+MCP_SRC=$ROOT/../shared/tools/mcp
+if [ -d "$MCP_SRC" ]; then
+	phase "MCP conformance suite and Inspector CLI"
+	D=$ROOT/build/mcp-tools
+	rm -rf "$D"
+	cp -r "$MCP_SRC" "$D"
+	chmod -R u+w "$D"
+	if (cd "$D" && npm install --no-audit --no-fund --loglevel=error); then
+		cd "$B"
+		MCP_TOOLS_DIR=$D make check \
+		    TESTS=tests/worker/worker-conformance.sh ||
+		    fail_log "$B/tests/worker/worker-conformance.sh.log" \
+		    "conformance"
+	else
+		fail_log "" "npm install of the MCP check tools"
+	fi
+fi
+
 if [ "${RUNTIMED_DISTCHECK:-1}" = 1 ]; then
 	phase "make distcheck"
 	cd "$B"

@@ -11,6 +11,13 @@
 
 #include "worker.h"
 
+/* The library's exits go through main's worker_exit. */
+void
+worker_exit(int status)
+{
+	exit(status);
+}
+
 static struct json_object *
 parse(const char *text)
 {
@@ -508,4 +515,169 @@ Test(tools, catalog)
 	}
 	cr_assert_null(worker_tool_find("nope"));
 	json_object_put(list);
+}
+
+/* Cursors: issued here, another incarnation, or never issued. */
+Test(cursor, issued_stale_foreign)
+{
+	char	*c;
+	int64_t	 seq = -1;
+
+	c = worker_cursor_make(0x1234, "nb-1", 1000, 42);
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000, c, &seq), 0);
+	cr_assert_eq(seq, 42);
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 2000, c, &seq), 1,
+	    "another daemon incarnation: resync");
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-2", 1000, c, &seq), -1,
+	    "another notebook's cursor was never issued for this one");
+	cr_assert_eq(worker_cursor_parse(0x9999, "nb-1", 1000, c, &seq), -1,
+	    "another session's cursor");
+	c[strlen(c) - 1] = c[strlen(c) - 1] == '0' ? '1' : '0';
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000, c, &seq), -1);
+	free(c);
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000, "1000:42",
+	    &seq), -1);
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000, "", &seq), -1);
+	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000,
+	    "c1.1000.42.zz", &seq), -1);
+}
+
+Test(rpc, tools_list_pages, .init = rpc_setup, .fini = rpc_teardown)
+{
+	struct json_object	*r;
+
+	input("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	r = json_object_object_get(sent[0], "result");
+	cr_assert_eq(json_object_array_length(json_object_object_get(r,
+	    "tools")), 21);
+	cr_assert_null(json_object_object_get(r, "nextCursor"));
+	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+	    "\"params\":{\"cursor\":\"bogus\"}}");
+	cr_assert_eq(error_code(sent[1]), -32602);
+	input("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\","
+	    "\"params\":{\"cursor\":\"pg1.64\"}}");
+	cr_assert_eq(error_code(sent[2]), -32602, "past the end");
+	input("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"resources/list\",\"params\":{\"cursor\":7}}");
+	cr_assert_eq(error_code(sent[3]), -32602);
+	input("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"resources/templates/list\"}");
+	r = json_object_object_get(sent[4], "result");
+	cr_assert_eq(json_object_array_length(json_object_object_get(r,
+	    "resourceTemplates")), 3);
+}
+
+Test(rpc, logging_levels, .init = rpc_setup, .fini = rpc_teardown)
+{
+	input("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"logging/setLevel\",\"params\":{\"level\":\"info\"}}");
+	cr_assert(json_object_object_get_ex(sent[0], "result", NULL));
+	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}");
+	cr_assert_eq(error_code(sent[1]), -32602);
+}
+
+/* The stateless revision: per-request metadata, checked first. */
+Test(rpc, stateless_2026, .init = rpc_setup, .fini = rpc_teardown)
+{
+	struct json_object	*r, *d;
+
+	input("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"server/discover\",\"params\":{\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+	r = json_object_object_get(sent[0], "result");
+	cr_assert_not_null(r);
+	cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(
+	    json_object_object_get(r, "supportedVersions"), 0)),
+	    "2026-07-28");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
+	    "resultType")), "complete");
+	/* An unknown version: -32022 with the supported list. */
+	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+	    "protocolVersion\":\"2099-01-01\",\"io.modelcontextprotocol/"
+	    "clientCapabilities\":{}}}}");
+	cr_assert_eq(error_code(sent[1]), -32022);
+	d = json_object_object_get(json_object_object_get(sent[1], "error"),
+	    "data");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(d,
+	    "requested")), "2099-01-01");
+	cr_assert_gt(json_object_array_length(json_object_object_get(d,
+	    "supported")), 0);
+	/* Missing capabilities fail before the tool runs (no effect). */
+	input("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"create_notebook\",\"arguments\":{},"
+	    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	    "\"2026-07-28\"}}}");
+	cr_assert_eq(error_code(sent[2]), -32602);
+	cr_assert_eq(worker_attach_count(), 0, "no handle was reserved");
+	input("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+	    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+	    "clientCapabilities\":{}}}}");
+	r = json_object_object_get(sent[3], "result");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
+	    "resultType")), "complete");
+	cr_assert_eq(json_object_array_length(json_object_object_get(r,
+	    "tools")), 21);
+	input("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+	    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+	    "clientCapabilities\":{},\"io.modelcontextprotocol/logLevel\":"
+	    "\"chatty\"}}}");
+	cr_assert_eq(error_code(sent[4]), -32602);
+}
+
+/* Export: the three formats of a small notebook (pure rendering). */
+Test(export, formats)
+{
+	struct json_object	*nb;
+	char			*s;
+	size_t			 len;
+
+	nb = parse("{\"path\":\"/tmp/x.ipynb\",\"metadata\":{"
+	    "\"language_info\":{\"name\":\"python\"}},\"cells\":["
+	    "{\"cell_id\":\"m\",\"cell_type\":\"markdown\",\"source\":"
+	    "\"# Title\\nsome *text* <b>\"},"
+	    "{\"cell_id\":\"c\",\"cell_type\":\"code\",\"execution_count\":"
+	    "3,\"source\":\"print(1 < 2)\",\"outputs\":[{\"output_type\":"
+	    "\"stream\",\"name\":\"stdout\",\"text\":\"True\\n\"},"
+	    "{\"output_type\":\"display_data\",\"data\":{\"image/png\":"
+	    "\"iVBORw0K\\nGgo=\",\"text/plain\":\"<Figure>\"},"
+	    "\"metadata\":{}}]}]}");
+	s = tool_export_notebook_render(nb, "markdown", &len);
+	cr_assert_not_null(strstr(s, "# Title"));
+	cr_assert_not_null(strstr(s, "```python\nprint(1 < 2)\n```"));
+	cr_assert_not_null(strstr(s, "    True"));
+	cr_assert_not_null(strstr(s, "data:image/png;base64,iVBORw0KGgo="));
+	free(s);
+	s = tool_export_notebook_render(nb, "python", &len);
+	cr_assert_not_null(strstr(s, "# In[3]:"));
+	cr_assert_not_null(strstr(s, "# # Title"));
+	cr_assert_not_null(strstr(s, "print(1 < 2)"));
+	free(s);
+	s = tool_export_notebook_render(nb, "html", &len);
+	cr_assert_not_null(strstr(s, "<h1>Title</h1>"));
+	cr_assert_not_null(strstr(s, "print(1 &lt; 2)"));
+	cr_assert_not_null(strstr(s, "&lt;b&gt;"), "markdown HTML escaped");
+	cr_assert_not_null(strstr(s, "<img src=\"data:image/png;base64,"
+	    "iVBORw0KGgo=\">"));
+	cr_assert_not_null(strstr(s, "</html>"));
+	cr_assert_not_null(strstr(s, "<head>\n<meta charset=\"utf-8\">\n"
+	    "<title>x.ipynb</title>"));
+	free(s);
+	json_object_put(nb);
+}
+
+Test(resource, encode)
+{
+	char	*s;
+
+	s = worker_resource_encode("nbh_ab12");
+	cr_assert_str_eq(s, "nbh_ab12");
+	free(s);
+	s = worker_resource_encode("a b/c%");
+	cr_assert_str_eq(s, "a%20b%2Fc%25");
+	free(s);
 }

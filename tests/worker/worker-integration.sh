@@ -53,8 +53,14 @@ WPID=$W_PID
 rpc() {
 	printf '%s\n' "$1" >&"${W[1]}"
 	REPLY=
-	IFS= read -r -t "${2:-30}" REPLY <&"${W[0]}" ||
-	    fail "no reply to: $1"
+	# Skip notifications (no id) to the reply.
+	while IFS= read -r -t "${2:-30}" REPLY <&"${W[0]}"; do
+		case $REPLY in
+		'{"jsonrpc":"2.0","method":'*) continue ;;
+		esac
+		break
+	done
+	[ -n "$REPLY" ] || fail "no reply to: $1"
 	echo "<<< ${REPLY:0:600}" >&2
 }
 
@@ -71,7 +77,7 @@ printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${W[1]
 
 rpc '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 [ "$(field '" ".join(sorted(t["name"] for t in r["result"]["tools"]))')" = \
-    "connect_notebook create_notebook disconnect_notebook edit_cells get_results inspect_notebook list_notebooks run_cells save_notebook" ] ||
+    "add_comment clear_outputs connect_notebook create_notebook disconnect_notebook edit_cells export_notebook get_kernel_info get_results inspect_notebook interrupt_kernel list_kernels list_notebooks move_cells reply_comment resolve_comment restart_kernel run_cells save_notebook search_cells select_kernel" ] ||
     fail "tools/list"
 
 NB=$T/work/test.ipynb

@@ -1,0 +1,54 @@
+/*
+ * tool-interrupt-kernel.c: interrupt the notebook's kernel; the running
+ * run and every queued one end as interrupted.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+static void
+tool_interrupt_kernel_done(struct worker_call *call, struct worker_room *room,
+    struct json_object *reply)
+{
+	struct json_object	*sc;
+
+	sc = json_object_new_object();
+	json_object_object_add(sc, "interrupted", json_object_new_boolean(1));
+	worker_call_result(call, "kernel interrupted; the running and queued "
+	    "runs ended as interrupted", sc);
+}
+
+static void
+tool_interrupt_kernel(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", NULL
+	};
+	struct worker_handle		*h;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	worker_call_room(call, worker_attach_room(h),
+	    PROTO_MSG_KERNEL_INTERRUPT, NULL, PROTO_MSG_OK,
+	    tool_interrupt_kernel_done);
+}
+
+const struct tool_entry tool_interrupt_kernel_entry = {
+	.name = "interrupt_kernel",
+	.description = "Interrupt the notebook's kernel (like Ctrl-C): stops "
+	    "the cell that is running; it and every queued run end as "
+	    "'interrupted'. Kernel state and variables are kept. Use when a "
+	    "run hangs or takes too long.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"interrupted\":{\"type\":\"boolean\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 1,
+	.idempotent = 1,
+	.handler = tool_interrupt_kernel,
+};

@@ -1,0 +1,82 @@
+/*
+ * tool-list-kernels.c: the installed kernelspecs (no notebook needed).
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+static void
+tool_list_kernels_done(struct worker_call *call, struct worker_room *room,
+    struct json_object *reply)
+{
+	struct json_object	*sc, *ks, *k;
+	struct evbuffer		*text;
+	const char		*def, *dn, *lang;
+	char			*s;
+	size_t			 i, n;
+
+	sc = json_object_new_object();
+	def = json_object_get_string(json_object_object_get(reply,
+	    "default"));
+	ks = json_object_object_get(reply, "kernels");
+	if (ks == NULL || !json_object_is_type(ks, json_type_array))
+		ks = json_object_new_array();
+	else
+		json_object_get(ks);
+	json_object_object_add(sc, "default", def != NULL ?
+	    json_object_new_string(def) : NULL);
+	json_object_object_add(sc, "kernels", ks);
+	text = evbuffer_new();
+	n = json_object_array_length(ks);
+	evbuffer_add_printf(text, "%zu kernelspec%s installed:\n", n,
+	    n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		k = json_object_array_get_idx(ks, i);
+		s = (char *)json_object_get_string(json_object_object_get(k,
+		    "name"));
+		dn = json_object_get_string(json_object_object_get(k,
+		    "display_name"));
+		lang = json_object_get_string(json_object_object_get(k,
+		    "language"));
+		evbuffer_add_printf(text, "%s: %s (%s)%s\n", s != NULL ? s : "?",
+		    dn != NULL ? dn : "", lang != NULL ? lang : "?",
+		    s != NULL && def != NULL && strcmp(s, def) == 0 ?
+		    " [default]" : "");
+	}
+	s = worker_output_take(text);
+	worker_call_result(call, s, sc);
+	free(s);
+}
+
+static void
+tool_list_kernels(struct worker_call *call)
+{
+	static const char *const	 allowed[] = { NULL };
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	worker_call_room(call, NULL, PROTO_MSG_KERNEL_LIST, NULL,
+	    PROTO_MSG_KERNEL_LIST_REPLY, tool_list_kernels_done);
+}
+
+const struct tool_entry tool_list_kernels_entry = {
+	.name = "list_kernels",
+	.description = "List the Jupyter kernelspecs installed on this "
+	    "machine (name, display name, language) and the default. Pass a "
+	    "name to create_notebook's kernel or to select_kernel.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{},"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"default\":{\"type\":[\"string\",\"null\"]},"
+	    "\"kernels\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	    "\"properties\":{\"name\":{\"type\":\"string\"},"
+	    "\"display_name\":{\"type\":[\"string\",\"null\"]},"
+	    "\"language\":{\"type\":[\"string\",\"null\"]}}}},"
+	    WORKER_ERROR_PROP "}}",
+	.read_only = 1,
+	.destructive = 0,
+	.idempotent = 1,
+	.handler = tool_list_kernels,
+};

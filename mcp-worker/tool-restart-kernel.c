@@ -1,0 +1,56 @@
+/*
+ * tool-restart-kernel.c: restart the notebook's kernel and wait until it
+ * is ready again (the daemon bounds the wait); runs end as interrupted.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+static void
+tool_restart_kernel_done(struct worker_call *call, struct worker_room *room,
+    struct json_object *reply)
+{
+	struct json_object	*sc;
+
+	sc = json_object_new_object();
+	json_object_object_add(sc, "restarted", json_object_new_boolean(1));
+	json_object_object_add(sc, "state", json_object_new_string("idle"));
+	worker_call_result(call, "kernel restarted and ready; variables are "
+	    "gone, rerun the cells you need", sc);
+}
+
+static void
+tool_restart_kernel(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", NULL
+	};
+	struct worker_handle		*h;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	worker_call_room(call, worker_attach_room(h),
+	    PROTO_MSG_KERNEL_RESTART, NULL, PROTO_MSG_OK,
+	    tool_restart_kernel_done);
+}
+
+const struct tool_entry tool_restart_kernel_entry = {
+	.name = "restart_kernel",
+	.description = "Restart the notebook's kernel and wait until it is "
+	    "ready. All variables and imports are lost; running and queued "
+	    "runs end as 'interrupted' (reason kernel_restarted). Also revives "
+	    "a dead kernel. Cell contents and outputs stay.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"restarted\":{\"type\":\"boolean\"},"
+	    "\"state\":{\"type\":\"string\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 1,
+	.idempotent = 0,
+	.handler = tool_restart_kernel,
+};

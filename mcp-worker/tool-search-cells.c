@@ -1,0 +1,374 @@
+/*
+ * tool-search-cells.c: find text in a notebook, literal or POSIX extended
+ * regex, in sources and/or text outputs (ANSI stripped).  Every match is
+ * named by cell_id, 1-based line and 1-based column (in characters).
+ */
+
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+#define TOOL_SEARCH_DEFAULT	100
+#define TOOL_SEARCH_MAX		1000
+#define TOOL_SEARCH_LINE	160	/* context chars shown */
+
+struct tool_search_cells {
+	const char	*query;
+	size_t		 qlen;
+	int		 regex, icase;
+	regex_t		 re;
+	int		 max;
+	struct json_object *matches;
+	struct evbuffer	*text;
+	int		 total;
+};
+
+/* Characters (not bytes) before offset off. */
+static int
+tool_search_cells_column(const char *s, size_t off)
+{
+	size_t	i;
+	int	col = 1;
+
+	for (i = 0; i < off; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			col++;
+	}
+	return col;
+}
+
+static const char *
+tool_search_cells_find(struct tool_search_cells *st, const char *line,
+    size_t len, size_t from, size_t *mlen)
+{
+	const char	*p;
+	size_t		 i, k;
+
+	if (st->qlen > len || from > len - st->qlen)
+		return NULL;
+	if (!st->icase) {
+		p = memmem(line + from, len - from, st->query, st->qlen);
+		*mlen = st->qlen;
+		return p;
+	}
+	for (i = from; i + st->qlen <= len; i++) {
+		for (k = 0; k < st->qlen; k++) {
+			if (tolower((unsigned char)line[i + k]) !=
+			    tolower((unsigned char)st->query[k]))
+				break;
+		}
+		if (k == st->qlen) {
+			*mlen = st->qlen;
+			return line + i;
+		}
+	}
+	return NULL;
+}
+
+static void
+tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
+    int index, const char *where, int output, int lineno, const char *line,
+    size_t len, size_t at, size_t mlen)
+{
+	struct json_object	*m;
+	size_t			 show;
+
+	st->total++;
+	if ((int)json_object_array_length(st->matches) >= st->max)
+		return;
+	show = len > TOOL_SEARCH_LINE ? TOOL_SEARCH_LINE : len;
+	while (show < len && show > 0 &&
+	    ((unsigned char)line[show] & 0xc0) == 0x80)
+		show--;
+	m = json_object_new_object();
+	json_object_object_add(m, "cell_id", json_object_new_string(cell_id));
+	json_object_object_add(m, "index", json_object_new_int(index));
+	json_object_object_add(m, "in", json_object_new_string(where));
+	if (output >= 0)
+		json_object_object_add(m, "output_index",
+		    json_object_new_int(output));
+	json_object_object_add(m, "line", json_object_new_int(lineno));
+	json_object_object_add(m, "column", json_object_new_int(
+	    tool_search_cells_column(line, at)));
+	json_object_object_add(m, "match", json_object_new_string_len(
+	    line + at, (int)mlen));
+	json_object_object_add(m, "text", json_object_new_string_len(line,
+	    (int)show));
+	json_object_array_add(st->matches, m);
+	evbuffer_add_printf(st->text, "%s %s:%d:%d: ", cell_id, where, lineno,
+	    tool_search_cells_column(line, at));
+	evbuffer_add(st->text, line, show);
+	evbuffer_add_printf(st->text, "%s\n", show < len ? " ..." : "");
+}
+
+/* Search one text (source or output), line by line. */
+static void
+tool_search_cells_text(struct tool_search_cells *st, const char *cell_id,
+    int index, const char *where, int output, const char *s, size_t len)
+{
+	const char	*line, *nl, *p;
+	char		*copy;
+	size_t		 llen, from, mlen;
+	regmatch_t	 rm;
+	int		 lineno = 0, flags;
+
+	for (line = s; line <= s + len; line = nl + 1) {
+		lineno++;
+		nl = memchr(line, '\n', (size_t)(s + len - line));
+		if (nl == NULL)
+			nl = s + len;
+		llen = (size_t)(nl - line);
+		if (!st->regex) {
+			for (from = 0; (p = tool_search_cells_find(st, line,
+			    llen, from, &mlen)) != NULL;
+			    from = (size_t)(p - line) + mlen)
+				tool_search_cells_match(st, cell_id, index,
+				    where, output, lineno, line, llen,
+				    (size_t)(p - line), mlen);
+		} else {
+			copy = xmalloc(llen + 1);
+			memcpy(copy, line, llen);
+			copy[llen] = '\0';
+			from = 0;
+			flags = 0;
+			while (from <= llen && regexec(&st->re, copy + from, 1,
+			    &rm, flags) == 0) {
+				tool_search_cells_match(st, cell_id, index,
+				    where, output, lineno, line, llen,
+				    from + (size_t)rm.rm_so,
+				    (size_t)(rm.rm_eo - rm.rm_so));
+				from += rm.rm_eo > rm.rm_so ?
+				    (size_t)rm.rm_eo : (size_t)rm.rm_so + 1;
+				flags = REG_NOTBOL;
+			}
+			free(copy);
+		}
+		if (nl == s + len)
+			break;
+	}
+}
+
+/* The text outputs of a cell, ANSI stripped. */
+static void
+tool_search_cells_outputs(struct tool_search_cells *st, const char *cell_id,
+    int index, struct json_object *outs)
+{
+	struct json_object	*o, *v, *parts;
+	struct evbuffer		*b;
+	const char		*type;
+	char			*joined, *clean;
+	size_t			 i, k, len, clen;
+
+	for (i = 0; outs != NULL && json_object_is_type(outs,
+	    json_type_array) && i < json_object_array_length(outs); i++) {
+		o = json_object_array_get_idx(outs, i);
+		type = json_object_get_string(json_object_object_get(o,
+		    "output_type"));
+		if (type == NULL)
+			continue;
+		if (strcmp(type, "stream") == 0)
+			v = json_object_object_get(o, "text");
+		else if (strcmp(type, "error") == 0)
+			v = json_object_object_get(o, "traceback");
+		else
+			v = json_object_object_get(json_object_object_get(o,
+			    "data"), "text/plain");
+		if (v == NULL)
+			continue;
+		b = evbuffer_new();
+		if (json_object_is_type(v, json_type_string))
+			evbuffer_add(b, json_object_get_string(v),
+			    (size_t)json_object_get_string_len(v));
+		else if (json_object_is_type(v, json_type_array)) {
+			parts = v;
+			for (k = 0; k < json_object_array_length(parts); k++) {
+				v = json_object_array_get_idx(parts, k);
+				if (!json_object_is_type(v, json_type_string))
+					continue;
+				evbuffer_add(b, json_object_get_string(v),
+				    (size_t)json_object_get_string_len(v));
+				if (strcmp(type, "error") == 0)
+					evbuffer_add(b, "\n", 1);
+			}
+		}
+		len = evbuffer_get_length(b);
+		joined = xmalloc(len + 1);
+		evbuffer_remove(b, joined, len);
+		joined[len] = '\0';
+		evbuffer_free(b);
+		clean = worker_output_strip_ansi(joined, len, &clen);
+		tool_search_cells_text(st, cell_id, index, "output", (int)i,
+		    clean, clen);
+		free(clean);
+		free(joined);
+	}
+}
+
+static void
+tool_search_cells_done(struct worker_call *call, struct worker_room *room,
+    struct json_object *reply)
+{
+	struct tool_search_cells	 st;
+	struct json_object		*args = worker_call_args(call);
+	struct json_object		*cells, *cell, *sc;
+	const char			*in, *src, *id;
+	size_t				 i, slen;
+	char				*s, errbuf[256];
+	int				 r, srcs, outs, max;
+
+	memset(&st, 0, sizeof st);
+	st.query = json_object_get_string(json_object_object_get(args,
+	    "query"));
+	st.qlen = (size_t)json_object_get_string_len(json_object_object_get(
+	    args, "query"));
+	worker_args_bool(args, "regex", 0, &st.regex, &s);
+	worker_args_bool(args, "ignore_case", 0, &st.icase, &s);
+	worker_args_uint(args, "max_matches", TOOL_SEARCH_DEFAULT, 1,
+	    TOOL_SEARCH_MAX, &max, &s);
+	st.max = max;
+	worker_args_string(args, "in", 0, &in, &s);
+	if (in == NULL)
+		in = "all";
+	srcs = strcmp(in, "outputs") != 0;
+	outs = strcmp(in, "source") != 0;
+	if (st.regex && (r = regcomp(&st.re, st.query, REG_EXTENDED |
+	    (st.icase ? REG_ICASE : 0))) != 0) {
+		regerror(r, &st.re, errbuf, sizeof errbuf);
+		worker_call_error(call, "invalid_argument", "query is not a "
+		    "valid POSIX extended regex: %s", errbuf);
+		return;
+	}
+	st.matches = json_object_new_array();
+	st.text = evbuffer_new();
+	cells = json_object_object_get(reply, "cells");
+	for (i = 0; cells != NULL && json_object_is_type(cells,
+	    json_type_array) && i < json_object_array_length(cells); i++) {
+		cell = json_object_array_get_idx(cells, i);
+		id = json_object_get_string(json_object_object_get(cell,
+		    "cell_id"));
+		if (id == NULL)
+			continue;
+		if (srcs) {
+			src = worker_output_source(cell, &slen);
+			tool_search_cells_text(&st, id, (int)i, "source", -1,
+			    src, slen);
+		}
+		if (outs)
+			tool_search_cells_outputs(&st, id, (int)i,
+			    json_object_object_get(cell, "outputs"));
+	}
+	if (st.regex)
+		regfree(&st.re);
+	sc = json_object_new_object();
+	json_object_object_add(sc, "matches", st.matches);
+	json_object_object_add(sc, "total", json_object_new_int(st.total));
+	json_object_object_add(sc, "truncated", json_object_new_boolean(
+	    st.total > st.max));
+	if (st.total == 0)
+		evbuffer_add_printf(st.text, "no match for %s%s%s in %s",
+		    st.regex ? "/" : "\"", st.query, st.regex ? "/" : "\"",
+		    in);
+	else if (st.total > st.max)
+		evbuffer_add_printf(st.text, "[%d of %d matches shown; raise "
+		    "max_matches or narrow the query]", st.max, st.total);
+	s = worker_output_take(st.text);
+	worker_call_result(call, s, sc);
+	free(s);
+}
+
+static void
+tool_search_cells(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "query", "regex",
+		"in", "ignore_case", "max_matches", NULL
+	};
+	struct json_object		*args = worker_call_args(call);
+	struct worker_handle		*h;
+	const char			*q, *in;
+	char				*msg = NULL;
+	int				 b, n;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(args, "query", 1, &q, &msg) != 0 ||
+	    worker_args_string(args, "in", 0, &in, &msg) != 0 ||
+	    worker_args_bool(args, "ignore_case", 0, &b, &msg) != 0 ||
+	    worker_args_bool(args, "regex", 0, &b, &msg) != 0 ||
+	    worker_args_uint(args, "max_matches", TOOL_SEARCH_DEFAULT, 1,
+	    TOOL_SEARCH_MAX, &n, &msg) != 0)
+		goto bad;
+	if (*q == '\0' || strlen(q) != (size_t)json_object_get_string_len(
+	    json_object_object_get(args, "query"))) {
+		xasprintf(&msg, "query must be a non-empty string without NUL");
+		goto bad;
+	}
+	if (in != NULL && strcmp(in, "source") != 0 &&
+	    strcmp(in, "outputs") != 0 && strcmp(in, "all") != 0) {
+		xasprintf(&msg, "in must be source, outputs or all");
+		goto bad;
+	}
+	if (b && worker_args_bool(args, "regex", 0, &b, &msg) == 0 && b) {
+		regex_t	re;
+		char	errbuf[256];
+		int	r;
+
+		if ((r = regcomp(&re, q, REG_EXTENDED)) != 0) {
+			regerror(r, &re, errbuf, sizeof errbuf);
+			xasprintf(&msg, "query is not a valid POSIX extended "
+			    "regex: %s", errbuf);
+			goto bad;
+		}
+		regfree(&re);
+	}
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_GET,
+	    NULL, PROTO_MSG_ROOM_CONTENT, tool_search_cells_done);
+	return;
+bad:
+	worker_call_error(call, "invalid_argument", "%s", msg);
+	free(msg);
+}
+
+const struct tool_entry tool_search_cells_entry = {
+	.name = "search_cells",
+	.description = "Find text in the notebook: query is literal text, or "
+	    "a POSIX extended regex with regex:true (matched per line). in: "
+	    "source, outputs or all (default). Returns each match's cell_id, "
+	    "1-based line and column and the line, to target edit_cells or "
+	    "inspect_notebook precisely.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"query\":{\"type\":\"string\",\"minLength\":1},"
+	    "\"regex\":{\"type\":\"boolean\",\"description\":\"query is a "
+	    "POSIX extended regular expression.\"},"
+	    "\"in\":{\"type\":\"string\",\"enum\":[\"source\",\"outputs\","
+	    "\"all\"]},"
+	    "\"ignore_case\":{\"type\":\"boolean\"},"
+	    "\"max_matches\":{\"type\":\"integer\",\"minimum\":1,"
+	    "\"maximum\":1000}},\"required\":[\"query\"],"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"
+	    "\"index\":{\"type\":\"integer\"},"
+	    "\"in\":{\"type\":\"string\",\"enum\":[\"source\",\"output\"]},"
+	    "\"output_index\":{\"type\":\"integer\"},"
+	    "\"line\":{\"type\":\"integer\"},"
+	    "\"column\":{\"type\":\"integer\"},"
+	    "\"match\":{\"type\":\"string\"},"
+	    "\"text\":{\"type\":\"string\"}}}},"
+	    "\"total\":{\"type\":\"integer\"},"
+	    "\"truncated\":{\"type\":\"boolean\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 1,
+	.destructive = 0,
+	.idempotent = 1,
+	.handler = tool_search_cells,
+};

@@ -1,0 +1,75 @@
+/*
+ * tool-select-kernel.c: replace the notebook's kernel by one of another
+ * kernelspec.
+ */
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+static void
+tool_select_kernel_done(struct worker_call *call, struct worker_room *room,
+    struct json_object *reply)
+{
+	struct json_object	*sc;
+	const char		*k;
+	char			*text;
+
+	k = json_object_get_string(json_object_object_get(
+	    worker_call_args(call), "kernel"));
+	sc = json_object_new_object();
+	json_object_object_add(sc, "kernel", json_object_new_string(k));
+	xasprintf(&text, "kernel switched to %s; the old kernel's state is "
+	    "gone (get_kernel_info shows when it is ready)", k);
+	worker_call_result(call, text, sc);
+	free(text);
+}
+
+static void
+tool_select_kernel(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "kernel", NULL
+	};
+	struct json_object		*body;
+	struct worker_handle		*h;
+	const char			*k;
+	char				*msg = NULL;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if (worker_args_string(worker_call_args(call), "kernel", 1, &k,
+	    &msg) != 0 || *k == '\0') {
+		worker_call_error(call, "invalid_argument", "%s", msg != NULL ?
+		    msg : "'kernel' must name a kernelspec (see "
+		    "list_kernels)");
+		free(msg);
+		return;
+	}
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	body = json_object_new_object();
+	json_object_object_add(body, "kernel", json_object_new_string(k));
+	worker_call_room(call, worker_attach_room(h), PROTO_MSG_KERNEL_SELECT,
+	    body, PROTO_MSG_OK, tool_select_kernel_done);
+	json_object_put(body);
+}
+
+const struct tool_entry tool_select_kernel_entry = {
+	.name = "select_kernel",
+	.description = "Change the notebook's kernel to another installed "
+	    "kernelspec (a name from list_kernels). The current kernel and "
+	    "its variables are discarded; cells and outputs stay.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"kernel\":{\"type\":\"string\",\"description\":\"Kernelspec "
+	    "name, e.g. python3.\"}},\"required\":[\"kernel\"],"
+	    "\"additionalProperties\":false}",
+	.output_schema = "{\"type\":\"object\",\"properties\":{"
+	    "\"kernel\":{\"type\":\"string\"},"
+	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
+	.read_only = 0,
+	.destructive = 1,
+	.idempotent = 1,
+	.handler = tool_select_kernel,
+};
