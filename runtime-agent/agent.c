@@ -53,11 +53,14 @@ static uint32_t			 agent_shutdown_id;
 static int			 agent_shutdown_restart;
 
 static __dead void
-agent_usage(void)
+agent_usage(int status)
 {
-	fprintf(stderr, "usage: runtimed-agent [-v] [--log file]\n"
-	    "       runtimed-agent --list-kernelspecs\n");
-	exit(1);
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: runtimed-agent [-v] [--log file]\n"
+	    "       runtimed-agent --list-kernelspecs\n"
+	    "Started by runtimed with its socket as fd 3; see "
+	    "runtimed-agent(8).\n");
+	exit(status);
 }
 
 /* Send a frame to the daemon if it is still there. */
@@ -459,6 +462,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct option	 longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
 		{ "list-kernelspecs", no_argument, NULL, 'k' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -471,8 +475,10 @@ main(int argc, char **argv)
 	struct json_object	*specs;
 	int			 ch, level = LOG_LEVEL_WARN, list = 0;
 
-	while ((ch = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			agent_usage(0);
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
 				level++;
@@ -484,11 +490,11 @@ main(int argc, char **argv)
 			list = 1;
 			break;
 		default:
-			agent_usage();
+			agent_usage(1);
 		}
 	}
 	if (optind != argc)
-		agent_usage();
+		agent_usage(1);
 	log_open("runtimed-agent", level, logfile);
 	fatal_set_cleanup(agent_cleanup);
 
