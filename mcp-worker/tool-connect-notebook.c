@@ -22,16 +22,11 @@ tool_connect_notebook_content(void *arg, uint16_t type,
 {
 	struct tool_connect_notebook	*st = arg;
 
-	if (code != NULL || type != PROTO_MSG_ROOM_CONTENT) {
-		worker_attach_cancel(st->h);
-		worker_call_error(st->call, code != NULL ? code :
-		    "notebook_unavailable", "%s", msg != NULL ? msg :
-		    "unexpected reply from runtimed");
-	} else {
-		worker_attach_commit(st->h, st->room,
-		    worker_room_notebook_id(st->room));
-		worker_output_attached(st->call, st->h, reply);
+	if (code == NULL && type != PROTO_MSG_ROOM_CONTENT) {
+		code = "notebook_unavailable";
+		msg = "unexpected reply from runtimed";
 	}
+	worker_attach_finish(st->call, st->h, st->room, reply, code, msg);
 	worker_room_unref(st->room);
 	free(st);
 }
@@ -42,14 +37,7 @@ tool_connect_notebook_joined(void *arg, struct worker_room *room,
 {
 	struct tool_connect_notebook	*st = arg;
 
-	if (code != NULL) {
-		worker_attach_cancel(st->h);
-		worker_call_error(st->call, code, "%s", msg);
-	} else {
-		worker_attach_commit(st->h, room,
-		    worker_room_notebook_id(room));
-		worker_output_attached(st->call, st->h, joined);
-	}
+	worker_attach_finish(st->call, st->h, room, joined, code, msg);
 	free(st);
 }
 

@@ -18,14 +18,7 @@ tool_create_notebook_joined(void *arg, struct worker_room *room,
 {
 	struct tool_create_notebook	*st = arg;
 
-	if (code != NULL) {
-		worker_attach_cancel(st->h);
-		worker_call_error(st->call, code, "%s", msg);
-	} else {
-		worker_attach_commit(st->h, room,
-		    worker_room_notebook_id(room));
-		worker_output_attached(st->call, st->h, joined);
-	}
+	worker_attach_finish(st->call, st->h, room, joined, code, msg);
 	free(st);
 }
 

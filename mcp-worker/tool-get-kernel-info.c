@@ -52,17 +52,8 @@ tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_get_kernel_info(struct worker_call *call)
 {
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", NULL
-	};
-	struct worker_handle		*h;
-
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
-		return;
-	worker_call_room(call, worker_attach_room(h), PROTO_MSG_KERNEL_INFO,
-	    NULL, PROTO_MSG_KERNEL_INFO_REPLY, tool_get_kernel_info_done);
+	worker_call_target_request(call, PROTO_MSG_KERNEL_INFO, PROTO_MSG_KERNEL_INFO_REPLY,
+	    tool_get_kernel_info_done);
 }
 
 const struct tool_entry tool_get_kernel_info_entry = {

@@ -23,17 +23,7 @@ tool_restart_kernel_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_restart_kernel(struct worker_call *call)
 {
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", NULL
-	};
-	struct worker_handle		*h;
-
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
-		return;
-	worker_call_room(call, worker_attach_room(h),
-	    PROTO_MSG_KERNEL_RESTART, NULL, PROTO_MSG_OK,
+	worker_call_target_request(call, PROTO_MSG_KERNEL_RESTART, PROTO_MSG_OK,
 	    tool_restart_kernel_done);
 }
 

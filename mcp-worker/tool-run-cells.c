@@ -122,6 +122,9 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	json_object_object_add(body, "cell_ids", ids);
 	json_object_object_add(body, "stop_on_error",
 	    json_object_new_boolean(st->stop_on_error));
+	/* The daemon holds the reply until the run ends or wait_secs pass. */
+	json_object_object_add(body, "timeout_ms",
+	    json_object_new_int64(st->wait_ms));
 	st->start_ms = util_mono_ms();
 	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
 	    tool_run_cells_state, st);

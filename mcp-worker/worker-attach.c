@@ -427,3 +427,22 @@ worker_attach_reset(void)
 	worker_attach_released = NULL;
 	worker_attach_nreleased = 0;
 }
+
+/*
+ * End a pending acquisition: on success bind the reserved handle to the
+ * room and answer with the attached notebook; else give the reservation
+ * back and answer the error.
+ */
+void
+worker_attach_finish(struct worker_call *call, struct worker_handle *h,
+    struct worker_room *room, struct json_object *joined, const char *code,
+    const char *msg)
+{
+	if (code != NULL) {
+		worker_attach_cancel(h);
+		worker_call_error(call, code, "%s", msg);
+		return;
+	}
+	worker_attach_commit(h, room, worker_room_notebook_id(room));
+	worker_output_attached(call, h, joined);
+}

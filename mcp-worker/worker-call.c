@@ -424,3 +424,24 @@ worker_call_room(struct worker_call *call, struct worker_room *room,
 	worker_room_ref(room);
 	worker_room_request(room, type, body, worker_call_room_done, r);
 }
+
+/*
+ * A tool whose only arguments are the target: check them, resolve the
+ * notebook, and send one request to its room.
+ */
+void
+worker_call_target_request(struct worker_call *call, uint16_t type,
+    uint16_t expect, worker_call_reply_cb done)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", NULL
+	};
+	struct worker_handle		*h;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	worker_call_room(call, worker_attach_room(h), type, NULL, expect,
+	    done);
+}

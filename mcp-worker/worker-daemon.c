@@ -123,6 +123,23 @@ worker_daemon_req_free(struct worker_dreq *r)
 	free(r);
 }
 
+/* Does a request of this type change a notebook or a kernel? */
+static int
+worker_daemon_mutates(uint16_t type)
+{
+	switch (type) {
+	case PROTO_MSG_ROOM_CREATE:
+	case PROTO_MSG_ROOM_EDIT:
+	case PROTO_MSG_ROOM_SAVE:
+	case PROTO_MSG_EXEC_RUN:
+	case PROTO_MSG_KERNEL_INTERRUPT:
+	case PROTO_MSG_KERNEL_RESTART:
+	case PROTO_MSG_KERNEL_SELECT:
+		return (1);
+	}
+	return (0);
+}
+
 /* Fail every request; the connection is unusable from now on. */
 static void
 worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
@@ -137,7 +154,19 @@ worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
 	}
 	while ((r = TAILQ_FIRST(&dc->pending)) != NULL) {
 		TAILQ_REMOVE(&dc->pending, r, entry);
-		worker_daemon_fail_later(r->cb, r->arg, code, msg);
+		/*
+		 * A change the daemon received may have been applied and made
+		 * durable before the connection went: never report it as
+		 * refused.
+		 */
+		if (worker_daemon_mutates(r->type))
+			worker_daemon_fail_later(r->cb, r->arg,
+			    "outcome_unknown", "the daemon connection was lost "
+			    "before it answered; the change may or may not "
+			    "have been made: inspect the notebook before "
+			    "retrying");
+		else
+			worker_daemon_fail_later(r->cb, r->arg, code, msg);
 		worker_daemon_req_free(r);
 	}
 }

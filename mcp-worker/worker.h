@@ -158,6 +158,8 @@ typedef void (*worker_call_reply_cb)(struct worker_call *,
 void		 worker_call_room(struct worker_call *, struct worker_room *,
 		     uint16_t, struct json_object *, uint16_t,
 		     worker_call_reply_cb);
+void		 worker_call_target_request(struct worker_call *, uint16_t,
+		     uint16_t, worker_call_reply_cb);
 
 /* worker-args.c: argument validation (pure). */
 int	 worker_args_check(struct json_object *, const char *const [],
@@ -201,6 +203,9 @@ void		 worker_attach_foreach(void (*)(struct worker_handle *,
 void		 worker_attach_commit(struct worker_handle *,
 		     struct worker_room *, const char *);
 void		 worker_attach_cancel(struct worker_handle *);
+void		 worker_attach_finish(struct worker_call *,
+		    struct worker_handle *, struct worker_room *,
+		    struct json_object *, const char *, const char *);
 void		 worker_attach_release(struct worker_handle *);
 u_int		 worker_attach_count(void);
 const char	*worker_attach_id(struct worker_handle *);

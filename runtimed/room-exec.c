@@ -106,6 +106,11 @@ static struct event	*room_exec_persist_ev;
 
 static void	room_exec_pack(struct room_exec *, msgpack_packer *);
 static void	room_exec_write(struct room_exec *);
+static void	room_exec_mint_id(struct room *, char [37]);
+static int64_t	room_exec_timeout(struct peer *, uint32_t,
+		    const msgpack_object *);
+static void	room_exec_answer(struct room_exec *, struct peer *, uint32_t,
+		    int64_t);
 
 void
 room_exec_create(struct room *r)
@@ -377,8 +382,12 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	struct room_cell	*cell;
 	const char		*why;
 	size_t			 i, n;
+	int64_t			 timeout;
 	int			 stop = 1;
 
+	/* With timeout_ms the reply waits like EXEC_GET: one round trip. */
+	if ((timeout = room_exec_timeout(p, id, body)) < 0)
+		return;
 	ids = proto_get_array(body, "cell_ids");
 	if (ids == NULL || ids->via.array.size == 0) {
 		peer_send_error(p, id, "invalid_argument",
@@ -427,7 +436,7 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	}
 
 	e = xcalloc(1, sizeof *e);
-	util_uuid(e->id);
+	room_exec_mint_id(r, e->id);
 	e->room = r;
 	e->stop_on_error = stop;
 	e->status = ROOM_EXEC_QUEUED;
@@ -458,9 +467,9 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		room_changed(r, NULL, "kernel");
 	}
 	room_exec_kick(r);
-	room_exec_reply(e, p, id);
 	if (!room_exec_terminal(e))
 		room_exec_persist(e);
+	room_exec_answer(e, p, id, timeout);
 }
 
 static struct room_exec *
@@ -523,6 +532,68 @@ room_exec_orphan(struct json_object *rec)
 	json_object_object_add(rec, "daemon_started_at",
 	    json_object_new_int64(runtimed_incarnation.started_at));
 	return (rec);
+}
+
+/*
+ * Execution ids say which notebook and which daemon incarnation issued
+ * them: <8 hex of SHA-256(notebook id)>-<12 hex start time in ms>-<14
+ * random hex>.  A run is acknowledged before its record reaches the disk
+ * (an fsync per run would double the time of a short one), so a daemon
+ * killed in between forgets it; the id still tells the next daemon that
+ * the run was this notebook's and belonged to an earlier incarnation, and
+ * get_results can answer it as ended instead of unknown.
+ */
+static void
+room_exec_mint_id(struct room *r, char id[37])
+{
+	char		hash[65], rnd[37];
+	uint64_t	ms = (uint64_t)runtimed_incarnation.started_at / 1000;
+
+	blob_hash(r->id, strlen(r->id), hash);
+	util_uuid(rnd);
+	snprintf(id, 37, "%.8s-%012llx-%.4s%.4s%.4s%.2s", hash,
+	    (unsigned long long)(ms & 0xffffffffffffULL), rnd + 9, rnd + 14,
+	    rnd + 19, rnd + 24);
+}
+
+/*
+ * An id this notebook was given by an earlier daemon, whose run never
+ * reached the store: answer it as ended.  -1 if the id is not such.
+ */
+static int
+room_exec_get_lost(struct room *r, struct peer *p, uint32_t id,
+    const char *eid, size_t len)
+{
+	char			 hash[65], *end, inc[13];
+	uint64_t		 ms, now = (uint64_t)
+				    runtimed_incarnation.started_at / 1000;
+	struct mpbuf		 b;
+
+	if (len != 36 || eid[8] != '-' || eid[21] != '-')
+		return (-1);
+	blob_hash(r->id, strlen(r->id), hash);
+	if (memcmp(eid, hash, 8) != 0)
+		return (-1);
+	memcpy(inc, eid + 9, 12);
+	inc[12] = '\0';
+	ms = strtoull(inc, &end, 16);
+	if (*end != '\0' || ms >= (now & 0xffffffffffffULL))
+		return (-1);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 6);
+	proto_pack_strn(&b.pk, "execution_id", eid, len);
+	proto_pack_str(&b.pk, "notebook_id", r->id);
+	proto_pack_int(&b.pk, "daemon_started_at",
+	    runtimed_incarnation.started_at);
+	proto_pack_str(&b.pk, "status", "kernel_died");
+	proto_pack_str(&b.pk, "message", "the daemon stopped before this "
+	    "run was recorded; its cells may or may not have run: inspect "
+	    "the notebook");
+	proto_pack_key(&b.pk, "cells");
+	msgpack_pack_array(&b.pk, 0);
+	peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
+	mpbuf_free(&b);
+	return (0);
 }
 
 /* EXEC_GET of a run no longer in memory: the store; -1 if not there. */
@@ -590,38 +661,33 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 	return (0);
 }
 
-/* EXEC_GET {execution_id, timeout_ms?} */
-void
-room_exec_get(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+/* timeout_ms of an EXEC_RUN or EXEC_GET: 0 when absent, -1 if invalid. */
+static int64_t
+room_exec_timeout(struct peer *p, uint32_t id, const msgpack_object *body)
 {
-	struct room_exec	*e;
-	struct room_exec_wait	*w;
-	struct timeval		 tv;
-	const char		*eid;
-	size_t			 len;
+	const msgpack_object	*v = proto_get(body, "timeout_ms");
 	int64_t			 timeout = 0;
 
-	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
-		peer_send_error(p, id, "invalid_argument",
-		    "execution_id is required");
-		return;
-	}
-	if (proto_get(body, "timeout_ms") != NULL &&
-	    proto_get(body, "timeout_ms")->type != MSGPACK_OBJECT_NIL &&
-	    (proto_get_int(body, "timeout_ms", &timeout) != 0 ||
-	    timeout < 0 || timeout > RUNTIMED_WAIT_MAX_MS)) {
+	if (v == NULL || v->type == MSGPACK_OBJECT_NIL)
+		return (0);
+	if (proto_get_int(body, "timeout_ms", &timeout) != 0 ||
+	    timeout < 0 || timeout > RUNTIMED_WAIT_MAX_MS) {
 		peer_send_error(p, id, "invalid_argument",
 		    "timeout_ms must be an integer from 0 to %d",
 		    RUNTIMED_WAIT_MAX_MS);
-		return;
+		return (-1);
 	}
-	if ((e = room_exec_find(r, eid, len)) == NULL) {
-		if (room_exec_get_stored(r, p, id, eid, len) != 0)
-			peer_send_error(p, id, "execution_not_found",
-			    "no run %.*s in this notebook", (int)len, eid);
-		return;
-	}
+	return (timeout);
+}
+
+/* Answer at once if the run is over or nobody waits, else park. */
+static void
+room_exec_answer(struct room_exec *e, struct peer *p, uint32_t id,
+    int64_t timeout)
+{
+	struct room_exec_wait	*w;
+	struct timeval		 tv;
+
 	if (room_exec_terminal(e) || timeout == 0) {
 		room_exec_reply(e, p, id);
 		return;
@@ -635,6 +701,33 @@ room_exec_get(struct room *r, struct peer *p, uint32_t id,
 	tv.tv_usec = (timeout % 1000) * 1000;
 	evtimer_add(w->timer, &tv);
 	TAILQ_INSERT_TAIL(&room_exec_waits, w, entry);
+}
+
+/* EXEC_GET {execution_id, timeout_ms?} */
+void
+room_exec_get(struct room *r, struct peer *p, uint32_t id,
+    const msgpack_object *body)
+{
+	struct room_exec	*e;
+	const char		*eid;
+	size_t			 len;
+	int64_t			 timeout;
+
+	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
+		peer_send_error(p, id, "invalid_argument",
+		    "execution_id is required");
+		return;
+	}
+	if ((timeout = room_exec_timeout(p, id, body)) < 0)
+		return;
+	if ((e = room_exec_find(r, eid, len)) == NULL) {
+		if (room_exec_get_stored(r, p, id, eid, len) != 0 &&
+		    room_exec_get_lost(r, p, id, eid, len) != 0)
+			peer_send_error(p, id, "execution_not_found",
+			    "no run %.*s in this notebook", (int)len, eid);
+		return;
+	}
+	room_exec_answer(e, p, id, timeout);
 }
 
 /* The run and cell an agent event is about: the head run's current. */

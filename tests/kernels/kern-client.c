@@ -984,7 +984,7 @@ static int
 kc_durable2(const char *sock, const char *file)
 {
 	struct json_object	*j;
-	char			 nbid[64], done[64], flight[64];
+	char			 nbid[64], done[64], flight[64], lost[64];
 	long long		 kpid, apid;
 	FILE			*f;
 	int			 fd, fd2;
@@ -1023,11 +1023,25 @@ kc_durable2(const char *sock, const char *file)
 	    "\"00000000-0000-0000-0000-000000000000\"}"),
 	    "execution_not_found"));
 
-	/* Another notebook does not see the run. */
+	/*
+	 * A run the earlier daemon acknowledged but never recorded (killed
+	 * in between): same notebook and incarnation part as `done`, a
+	 * random part never issued.  It answers ended, not unknown.
+	 */
+	snprintf(lost, sizeof lost, "%.22sffffffffffffff", done);
+	j = kc_get_run(fd, lost, 0);
+	kc_expect(j, "status", "kernel_died");
+	kc_expect_sub(j, "message", "before this run was recorded");
+	json_object_put(j);
+	printf("ok: a run acknowledged but never recorded -> kernel_died\n");
+
+	/* Another notebook sees neither. */
 	fd2 = kc_connect(sock);
 	json_object_put(kc_create(fd2, NULL, NULL));
 	free(kc_error(fd2, PROTO_MSG_EXEC_GET, kc_json("{\"execution_id\":"
 	    "\"%s\"}", done), "execution_not_found"));
+	free(kc_error(fd2, PROTO_MSG_EXEC_GET, kc_json("{\"execution_id\":"
+	    "\"%s\"}", lost), "execution_not_found"));
 	close(fd2);
 	close(fd);
 	return (0);
