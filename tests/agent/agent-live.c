@@ -695,9 +695,12 @@ main(void)
 
 	/*
 	 * stop_on_error: a cell queued behind a failure is aborted.  The
-	 * kernel stays "aborting" for a moment, so the restart comes next.
+	 * failing cell sleeps first so the second request is surely queued
+	 * while it runs, even on a loaded machine.  The kernel stays
+	 * "aborting" for a moment, so the restart comes next.
 	 */
-	execute_send("1/0", exec_id, sizeof exec_id, 1);
+	execute_send("import time; time.sleep(0.5); 1/0", exec_id,
+	    sizeof exec_id, 1);
 	execute_send("print('never')", exec2, sizeof exec2, 1);
 	execute_wait(exec_id, &r, 1);
 	CHECK(strcmp(r.status, "error") == 0, "first %s", r.status);
