@@ -44,6 +44,11 @@ mkdir -p "$B"
 cd "$B"
 "$ROOT/configure" -q --prefix="$P"
 make -j2 >/dev/null
+# The official MCP SDK client, for the tests that drive the real chain
+# with it (worker tools, chaos, e2e); before make check so they run there.
+phase "npm ci (tests/e2e)"
+(cd "$ROOT/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error) ||
+    fail_log "" "npm ci"
 phase "make check"
 # The e2e suite runs below against the installed tree.
 RUNTIMED_SKIP_E2E=1 make -j2 check || fail_log "$B/test-suite.log" "make check"
@@ -51,7 +56,6 @@ make install >/dev/null
 
 phase "e2e against $P"
 cd "$ROOT/tests/e2e"
-npm ci --no-audit --no-fund --loglevel=error
 RUNTIMED_MCP=$P/bin/runtimed-mcp RUNTIMED_BIN=$P/bin/runtimed \
     timeout 600 npm test || fail_log "" "e2e"
 
