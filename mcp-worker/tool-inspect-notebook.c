@@ -347,7 +347,8 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	    worker_output_cursor(st->room, seq));
 	json_object_object_add(c, "outcome", json_object_new_string(outcome));
 	json_object_object_add(c, "readiness", json_object_new_string(
-	    worker_room_alive(st->room) ? "ready" : "unavailable"));
+	    worker_room_alive(st->room) ? worker_output_readiness(reply) :
+	    "unavailable"));
 	json_object_object_add(c, "kernel", worker_output_kernel(reply));
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, c);

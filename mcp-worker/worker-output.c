@@ -619,6 +619,27 @@ worker_output_kernel(struct json_object *reply)
 	return out;
 }
 
+/*
+ * Readiness of a notebook for runs, from its kernel's state in a daemon
+ * reply: "ready" (idle or busy), "starting" (runs wait for the kernel),
+ * "unresponsive", or "kernel_unavailable" (dead: restart_kernel).
+ */
+const char *
+worker_output_readiness(struct json_object *reply)
+{
+	const char	*st;
+
+	st = worker_output_str(json_object_object_get(reply, "kernel"),
+	    "state", "none");
+	if (strcmp(st, "idle") == 0 || strcmp(st, "busy") == 0)
+		return ("ready");
+	if (strcmp(st, "dead") == 0)
+		return ("kernel_unavailable");
+	if (strcmp(st, "unresponsive") == 0)
+		return ("unresponsive");
+	return ("starting");
+}
+
 /* An observation cursor: daemon incarnation and room sequence. */
 struct json_object *
 worker_output_cursor(struct worker_room *room, int64_t seq)
@@ -769,7 +790,7 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	    worker_attach_room(h), json_object_get_int64(
 	    json_object_object_get(joined, "seq"))));
 	json_object_object_add(sc, "readiness", json_object_new_string(
-	    "ready"));
+	    worker_output_readiness(joined)));
 	json_object_object_add(sc, "resources",
 	    worker_output_resources(worker_attach_id(h)));
 	s = worker_output_take(text);

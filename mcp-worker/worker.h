@@ -343,6 +343,7 @@ void		 worker_output_changes(struct json_object *,
 struct json_object *worker_output_resources(const char *);
 char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
+const char	*worker_output_readiness(struct json_object *);
 struct json_object *worker_output_cursor(struct worker_room *, int64_t);
 void		 worker_output_attached(struct worker_call *,
 		     struct worker_handle *, struct json_object *);

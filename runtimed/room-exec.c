@@ -431,7 +431,8 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	}
 	if (r->kernel != NULL && room_kernel_dead(r, &why)) {
 		peer_send_error(p, id, "kernel_unavailable", "kernel %s is not "
-		    "running: %s (restart it)", r->kernel_name, why);
+		    "running: %s; call restart_kernel to start a fresh one "
+		    "(its variables are gone)", r->kernel_name, why);
 		return;
 	}
 

@@ -66,6 +66,15 @@ test('notebook round trip: create, edit, run twice on one kernel, save', { timeo
     assert.equal(run2.status, 'done', JSON.stringify(run2));
     assert.equal(outputText(run2.cells[0]).trim(), '43');
 
+    // Readiness follows the kernel: it ran, so a new handle says ready.
+    assert.ok(['ready', 'starting'].includes(created.structuredContent.readiness),
+      created.structuredContent.readiness);
+    const again = await call(client, 'connect_notebook', { path: file });
+    assert.equal(again.structuredContent.readiness, 'ready');
+    assert.equal(again.structuredContent.kernel.state, 'idle');
+    await call(client, 'disconnect_notebook',
+      { notebook_handle: again.structuredContent.notebook_handle });
+
     const saved = await call(client, 'save_notebook', target);
     assert.equal(fs.realpathSync(saved.structuredContent.path), fs.realpathSync(file));
     validateNotebook(file);
