@@ -125,17 +125,7 @@ const struct tool_entry tool_connect_notebook_entry = {
 	    "\"domain\":{\"type\":\"string\",\"description\":\"Only with "
 	    "notebook_id: omit or 'local'.\"}},"
 	    "\"additionalProperties\":false}",
-	.output_schema = "{\"type\":\"object\",\"properties\":{"
-	    "\"notebook_handle\":{\"type\":\"string\"},"
-	    "\"notebook_id\":{\"type\":\"string\"},"
-	    "\"path\":{\"type\":[\"string\",\"null\"]},"
-	    "\"kernel\":{\"type\":\"object\"},"
-	    "\"cells\":{\"type\":\"array\"},"
-	    "\"total_cells\":{\"type\":\"integer\"},"
-	    "\"cursor\":{\"type\":\"string\"},"
-	    "\"resources\":{\"type\":\"array\","
-	    "\"items\":{\"type\":\"string\"}},"
-	    WORKER_ERROR_PROP "}}",
+	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,
 	.idempotent = 0,

@@ -81,17 +81,7 @@ const struct tool_entry tool_create_notebook_entry = {
 	    ".ipynb goes (must not exist). Omit for an untitled notebook.\"},"
 	    "\"kernel\":{\"type\":\"string\",\"description\":\"Kernelspec "
 	    "name, default python3.\"}},\"additionalProperties\":false}",
-	.output_schema = "{\"type\":\"object\",\"properties\":{"
-	    "\"notebook_handle\":{\"type\":\"string\"},"
-	    "\"notebook_id\":{\"type\":\"string\"},"
-	    "\"path\":{\"type\":[\"string\",\"null\"]},"
-	    "\"kernel\":{\"type\":\"object\"},"
-	    "\"cells\":{\"type\":\"array\"},"
-	    "\"total_cells\":{\"type\":\"integer\"},"
-	    "\"cursor\":{\"type\":\"string\"},"
-	    "\"resources\":{\"type\":\"array\","
-	    "\"items\":{\"type\":\"string\"}},"
-	    WORKER_ERROR_PROP "}}",
+	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,
 	.idempotent = 0,

@@ -69,6 +69,21 @@ struct worker_handle;
 	"\"error\":{\"type\":\"object\",\"properties\":{" \
 	"\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}}}"
 
+/* The result of connect_notebook and create_notebook (worker-output.c's
+ * worker_output_attached builds both). */
+#define WORKER_ATTACHED_SCHEMA \
+	"{\"type\":\"object\",\"properties\":{" \
+	"\"notebook_handle\":{\"type\":\"string\"}," \
+	"\"notebook_id\":{\"type\":\"string\"}," \
+	"\"path\":{\"type\":[\"string\",\"null\"]}," \
+	"\"kernel\":{\"type\":\"object\"}," \
+	"\"cells\":{\"type\":\"array\"}," \
+	"\"total_cells\":{\"type\":\"integer\"}," \
+	"\"cursor\":{\"type\":\"string\"}," \
+	"\"resources\":{\"type\":\"array\"," \
+	"\"items\":{\"type\":\"string\"}}," \
+	WORKER_ERROR_PROP "}}"
+
 /* worker-tool.c: one entry per tool-*.c. */
 struct tool_entry {
 	const char	*name;
