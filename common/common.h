@@ -52,6 +52,8 @@ int64_t	 util_now_us(void);
 int64_t	 util_mono_ms(void);
 void	 util_uuid(char [37]);
 int	 util_write_atomic(const char *, const void *, size_t, char **);
+void	 util_umask_private(void);
+mode_t	 util_user_umask(void);
 int	 util_read_file(const char *, char **, size_t *, char **);
 int	 util_mkdir_private(const char *, char **);
 char	*util_realpath_new(const char *);
@@ -69,6 +71,7 @@ int	 blob_get(const char *, const char *, char **, size_t *, char **);
 /* sockdir.c: CONTRACT section 3. */
 char	*sockdir_socket_path(void);
 char	*sockdir_state_path(void);
+int	 sockdir_check_named(const char *, const char *, int, char **);
 int	 sockdir_check_dir(const char *, int, char **);
 int	 sockdir_listen(const char *, char **);
 int	 sockdir_connect(const char *);

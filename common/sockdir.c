@@ -65,33 +65,57 @@ sockdir_state_path(void)
 /*
  * Check (and with create, make) a private directory: it must be a real
  * directory, not a symlink, owned by us, with no group or other access.
+ * what names it in the message ("state directory"), which says the fix.
  */
 int
-sockdir_check_dir(const char *dir, int create, char **cause)
+sockdir_check_named(const char *what, const char *dir, int create,
+    char **cause)
 {
-	struct stat	sb;
+	struct stat	 sb;
+	const char	*how;
 
 	if (create && util_mkdir_private(dir, cause) != 0)
 		return (-1);
 	if (lstat(dir, &sb) != 0) {
-		xasprintf(cause, "%s: %s", dir, strerror(errno));
+		xasprintf(cause, "%s %s: %s", what, dir, strerror(errno));
+		return (-1);
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		xasprintf(cause, "%s %s is a symbolic link: use the real "
+		    "directory's path instead", what, dir);
 		return (-1);
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		xasprintf(cause, "%s is not a directory", dir);
+		xasprintf(cause, "%s %s is not a directory: choose another "
+		    "path", what, dir);
 		return (-1);
 	}
 	if (sb.st_uid != getuid()) {
-		xasprintf(cause, "%s is owned by uid %ld, not %ld", dir,
-		    (long)sb.st_uid, (long)getuid());
+		xasprintf(cause, "%s %s is owned by uid %ld, not by you "
+		    "(uid %ld): remove it, or use a directory of your own",
+		    what, dir, (long)sb.st_uid, (long)getuid());
 		return (-1);
 	}
 	if ((sb.st_mode & 077) != 0) {
-		xasprintf(cause, "%s has unsafe permissions %03o (need 0700)",
-		    dir, (unsigned)(sb.st_mode & 0777));
+		if (sb.st_mode & 044)
+			how = "readable";
+		else if (sb.st_mode & 022)
+			how = "writable";
+		else
+			how = "accessible";
+		xasprintf(cause, "%s %s is %s by others (mode %04o): "
+		    "chmod 700 %s", what, dir, how,
+		    (unsigned)(sb.st_mode & 07777), dir);
 		return (-1);
 	}
 	return (0);
+}
+
+/* sockdir_check_named for a directory of no particular role. */
+int
+sockdir_check_dir(const char *dir, int create, char **cause)
+{
+	return (sockdir_check_named("directory", dir, create, cause));
 }
 
 static int

@@ -18,6 +18,8 @@
 
 #include "common.h"
 
+static mode_t	util_umask_user = (mode_t)-1;
+
 /* Wall clock in microseconds since the epoch. */
 int64_t
 util_now_us(void)
@@ -121,6 +123,30 @@ fail:
 	unlink(tmp);
 	free(tmp);
 	return (-1);
+}
+
+/*
+ * Keep the files we create private (umask 077: state, logs, blobs) and
+ * remember the user's umask for the files that are theirs (notebooks,
+ * exports) and for our children.  Call once, before any thread starts.
+ */
+void
+util_umask_private(void)
+{
+	util_umask_user = umask(077);
+}
+
+/* The user's umask; before util_umask_private, the process's. */
+mode_t
+util_user_umask(void)
+{
+	mode_t	m;
+
+	if (util_umask_user != (mode_t)-1)
+		return (util_umask_user);
+	m = umask(077);
+	umask(m);
+	return (m);
 }
 
 /* Read a whole file; *data is NUL-terminated and the caller frees it. */

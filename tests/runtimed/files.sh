@@ -1,0 +1,100 @@
+#!/bin/sh
+# files.sh: the files the daemon keeps.  State files are 0600; state or
+# socket directories others can enter are refused with the fix; a peer of
+# another uid is refused and logged; kernels keep the user's umask.
+[ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
+. "${srcdir:-.}/tests/runtimed/lib.sh"
+umask 022
+
+# Directories others may enter: refused, and the message says the fix.
+mkdir -m 755 "$T/open"
+out=$(RUNTIMED_STATE_DIR=$T/open "$RUNTIMED" -D --warm-pool 0 2>&1) &&
+    fail "a 0755 state directory was accepted"
+want="state directory $T/open is readable by others (mode 0755): chmod 700 $T/open"
+[ "$out" = "runtimed: $want" ] || fail "0755 state dir: $out"
+out=$(RUNTIMED_STATE_DIR=$T/open "$RUNTIMED" --warm-pool 0 2>&1) &&
+    fail "a 0755 state directory was accepted (daemonized)"
+[ "$out" = "runtimed: $want" ] || fail "0755 state dir, daemonized: $out"
+[ -z "$(ls -A "$T/open")" ] || fail "files created in a refused state dir"
+ok "0755 state directory refused: $out"
+
+mkdir -p "$T/sd" && chmod 700 "$T/sd"
+mkdir -m 750 "$T/sock1"
+out=$(RUNTIMED_STATE_DIR=$T/sd RUNTIMED_SOCKET=$T/sock1/s.sock \
+    "$RUNTIMED" -D --warm-pool 0 2>&1) && fail "a 0750 socket dir was accepted"
+echo "$out" | grep -qF "socket directory $T/sock1 is readable by others (mode 0750): chmod 700 $T/sock1" ||
+    fail "0750 socket dir: $out"
+ok "0750 socket directory refused: $out"
+
+if [ "$(id -u)" = 0 ]; then
+	mkdir -m 700 "$T/sock2"
+	chown 65534 "$T/sock2"
+	out=$(RUNTIMED_STATE_DIR=$T/sd RUNTIMED_SOCKET=$T/sock2/s.sock \
+	    "$RUNTIMED" -D --warm-pool 0 2>&1) &&
+	    fail "a socket dir of uid 65534 was accepted"
+	echo "$out" | grep -qF "socket directory $T/sock2 is owned by uid 65534, not by you (uid 0): remove it" ||
+	    fail "foreign socket dir: $out"
+	ok "socket directory of another uid refused: $out"
+fi
+
+"$RUNTIMED" -D -v --warm-pool 0 --kernel-keepalive 0 >"$T/daemon.log" 2>&1 &
+D=$!
+track $D
+wait_status
+mkdir "$T/nb" "$T/other"
+nb=$T/nb
+
+# The daemon's files are private, but a kernel makes the user's files
+# with the user's umask.
+pids=$("$RTD_CLIENT" room "$RUNTIMED_SOCKET") || fail "no kernel came up"
+m=$(sed -n 's/^Umask:[[:space:]]*//p' "/proc/${pids#* }/status")
+[ "$m" = 0022 ] || fail "the kernel runs with umask $m"
+ok "the kernel runs with the user's umask $m"
+
+# Every state file is private.
+for f in runtimed.db runtimed.db-wal runtimed.db-shm; do
+	[ -f "$RUNTIMED_STATE_DIR/$f" ] || fail "no $f"
+	m=$(stat -c %a "$RUNTIMED_STATE_DIR/$f")
+	[ "$m" = 600 ] || fail "$f has mode $m"
+done
+ok "runtimed.db, -wal and -shm are 0600"
+
+# Another uid reaching the socket (its directory opened up for the test)
+# is refused and logged.
+if [ "$(id -u)" = 0 ]; then
+	chmod 711 "$T" "$T/run"
+	chmod 666 "$RUNTIMED_SOCKET"
+	/usr/bin/python3 - "$RUNTIMED_SOCKET" <<'EOF' || fail "foreign uid not refused"
+import os, socket, sys
+os.setgid(65534); os.setuid(65534)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+try:
+    s.sendall(b"\0" * 16)
+    got = s.recv(1)
+except (BrokenPipeError, ConnectionResetError):
+    got = b""
+sys.exit(0 if got == b"" else 1)
+EOF
+	chmod 700 "$T" "$T/run"
+	chmod 600 "$RUNTIMED_SOCKET"
+	grep -q "refusing a connection from uid 65534" "$T/daemon.log" ||
+	    fail "the refusal is not logged"
+	ok "a peer of uid 65534 is refused and logged"
+fi
+
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait $D
+
+# A detached daemon: its log is 0600 too.
+"$RUNTIMED" --warm-pool 0 --kernel-keepalive 0 || fail "daemonized start"
+track "$("$RUNTIMED" status | sed -n 's/^pid //p')"
+"$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/c.ipynb" >/dev/null || fail "save c"
+for f in runtimed.db runtimed.db-wal runtimed.db-shm runtimed.log; do
+	m=$(stat -c %a "$RUNTIMED_STATE_DIR/$f")
+	[ "$m" = 600 ] || fail "$f has mode $m (detached daemon)"
+done
+"$RUNTIMED" stop >/dev/null || fail "stop"
+ok "state files of a detached daemon are 0600"
