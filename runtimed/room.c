@@ -458,6 +458,8 @@ room_load_file(struct room *r, char **cause)
 	}
 	if ((nb = room_ipynb_read(r->path, cause)) == NULL)
 		return (-1);
+	/* What a save interrupted by a crash left beside the file. */
+	atomic_sweep(r->path);
 	room_nb_free(r->nb);
 	r->nb = nb;
 	if ((kernel = room_nb_kernel(nb)) != NULL) {

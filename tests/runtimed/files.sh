@@ -1,5 +1,8 @@
 #!/bin/sh
-# files.sh: the files the daemon keeps.  State files are 0600; state or
+# files.sh: what the daemon does to files that are not its own.  A save
+# never writes through a symlink planted where its temporary file could
+# go; a 255-byte file name saves; a crash's leftover temporary files are
+# removed on the next load (only ours).  State files are 0600; state or
 # socket directories others can enter are refused with the fix; a peer of
 # another uid is refused and logged; kernels keep the user's umask.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
@@ -44,6 +47,61 @@ track $D
 wait_status
 mkdir "$T/nb" "$T/other"
 nb=$T/nb
+
+# The old predictable temporary name, planted as a symlink to a victim.
+echo "precious" >"$T/victim"
+ln -s "$T/victim" "$nb/a.ipynb.runtimed-tmp-$D"
+ln -s "$T/victim" "$nb/a.ipynb.tmp.$D"
+out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/a.ipynb") ||
+    fail "save next to a planted symlink: $out"
+[ "$(cat "$T/victim")" = precious ] || fail "the save wrote through the planted link"
+[ -L "$nb/a.ipynb.runtimed-tmp-$D" ] || fail "the planted link was replaced"
+[ -f "$nb/a.ipynb" ] && [ ! -L "$nb/a.ipynb" ] || fail "a.ipynb not saved"
+grep -q "saved by rtd-client" "$nb/a.ipynb" || fail "a.ipynb lacks the cell"
+m=$(stat -c %a "$nb/a.ipynb")
+[ "$m" = 644 ] || fail "a new notebook has mode $m, not 0644 under umask 022"
+[ "$(ls -A "$nb" | grep -c '^\.rtd-')" = 0 ] || fail "temporary file left: $(ls -A "$nb")"
+ok "a symlink at the old temporary name is not written through"
+
+# The longest legal name.
+long=$(printf 'n%.0s' $(seq 1 249)).ipynb
+[ ${#long} = 255 ] || fail "test bug: name of ${#long} bytes"
+out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/$long") ||
+    fail "255-byte name: $out"
+/usr/bin/python3 -c 'import nbformat,sys; nbformat.read(sys.argv[1], as_version=4)' \
+    "$nb/$long" || fail "the 255-byte notebook does not read"
+ok "a 255-byte file name saves"
+
+# Leftovers of a crash: ours are removed when the notebook loads; a
+# symlink, a file of another owner, another notebook's and a name not
+# ours are kept.
+h=$(printf %s b.ipynb | sha256sum | cut -c1-16)
+hx=$(printf %s x.ipynb | sha256sum | cut -c1-16)
+cp "$nb/a.ipynb" "$nb/b.ipynb"
+echo partial >"$nb/.rtd-$h-0123456789abcdef.tmp"
+echo partial >"$nb/.rtd-$h-00000000000000ff.tmp"
+ln -s "$T/victim" "$nb/.rtd-$h-1111111111111111.tmp"
+echo other >"$nb/.rtd-$hx-2222222222222222.tmp"
+echo notours >"$nb/.rtd-$h-333333333333333.tmp"
+echo notours >"$nb/.rtd-$h-4444444444444444.tmp~"
+if [ "$(id -u)" = 0 ]; then
+	echo foreign >"$nb/.rtd-$h-5555555555555555.tmp"
+	chown 65534 "$nb/.rtd-$h-5555555555555555.tmp"
+fi
+"$RTD_CLIENT" open "$RUNTIMED_SOCKET" "$nb/b.ipynb" >/dev/null ||
+    fail "open b.ipynb"
+[ -e "$nb/.rtd-$h-0123456789abcdef.tmp" ] && fail "leftover not removed"
+[ -e "$nb/.rtd-$h-00000000000000ff.tmp" ] && fail "leftover 2 not removed"
+[ -L "$nb/.rtd-$h-1111111111111111.tmp" ] || fail "a symlink was removed"
+[ -f "$nb/.rtd-$hx-2222222222222222.tmp" ] || fail "another notebook's removed"
+[ -f "$nb/.rtd-$h-333333333333333.tmp" ] || fail "a short name was removed"
+[ -f "$nb/.rtd-$h-4444444444444444.tmp~" ] || fail "a longer name was removed"
+if [ "$(id -u)" = 0 ]; then
+	[ -f "$nb/.rtd-$h-5555555555555555.tmp" ] ||
+	    fail "another owner's file was removed"
+fi
+[ "$(cat "$T/victim")" = precious ] || fail "victim changed"
+ok "leftovers of b.ipynb removed on load; foreign ones kept"
 
 # The daemon's files are private, but a kernel makes the user's files
 # with the user's umask.
