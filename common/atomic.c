@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #define ATOMIC_SUFFIX	".tmp"
 #define ATOMIC_HEX	16	/* hex digits of the hash and of the random part */
 #define ATOMIC_TRIES	16	/* names tried before giving up */
+#define ATOMIC_LINKS	40	/* symbolic links followed, as Linux's MAXSYMLINKS */
 
 struct atomic {
 	char	*path;		/* the target, as given */
@@ -322,4 +324,49 @@ atomic_sweep(const char *path)
 	close(dfd);
 	free(dir);
 	return (n);
+}
+
+/*
+ * The file a save of path replaces: path itself, or when path is a
+ * symbolic link, the end of its chain of links, whether that exists yet
+ * or not (a dangling link is written through, as Jupyter does).  A
+ * relative link is relative to its own directory.  Caller frees; NULL
+ * with *cause set for a loop.
+ */
+char *
+atomic_resolve(const char *path, char **cause)
+{
+	struct stat	 sb;
+	char		*cur, *next, *buf, *slash;
+	ssize_t		 n;
+	int		 i;
+
+	cur = xstrdup(path);
+	for (i = 0; lstat(cur, &sb) == 0 && S_ISLNK(sb.st_mode); i++) {
+		if (i == ATOMIC_LINKS) {
+			xasprintf(cause, "%s: too many levels of symbolic "
+			    "links", path);
+			free(cur);
+			return (NULL);
+		}
+		buf = xmalloc(PATH_MAX + 1);
+		if ((n = readlink(cur, buf, PATH_MAX + 1)) == -1 ||
+		    n > PATH_MAX || n == 0) {
+			xasprintf(cause, "cannot read the link %s: %s", cur,
+			    n == -1 ? strerror(errno) : "too long or empty");
+			free(buf);
+			free(cur);
+			return (NULL);
+		}
+		buf[n] = '\0';
+		if (*buf == '/' || (slash = strrchr(cur, '/')) == NULL)
+			next = xstrdup(buf);
+		else
+			xasprintf(&next, "%.*s/%s", (int)(slash - cur), cur,
+			    buf);
+		free(buf);
+		free(cur);
+		cur = next;
+	}
+	return (cur);
 }

@@ -69,6 +69,7 @@ void		 atomic_free(struct atomic *);
 int		 atomic_write(const char *, const void *, size_t, mode_t,
 		    char **);
 int		 atomic_sweep(const char *);
+char		*atomic_resolve(const char *, char **);
 void		 atomic_temp_name(const char *, const unsigned char [8],
 		    char [ATOMIC_NAME_SIZE]);
 

@@ -427,12 +427,22 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 	return s;
 }
 
-/* Write atomically (atomic.c). */
+/*
+ * Write atomically (atomic.c); a symlink at path, even a dangling one, is
+ * written through to its target as Jupyter does.
+ */
 static int
 tool_export_notebook_write(const char *path, const char *s, size_t len,
     char **msg)
 {
-	return atomic_write(path, s, len, 0644, msg);
+	char	*target;
+	int	 r;
+
+	if ((target = atomic_resolve(path, msg)) == NULL)
+		return -1;
+	r = atomic_write(target, s, len, 0644, msg);
+	free(target);
+	return r;
 }
 
 struct tool_export_notebook {

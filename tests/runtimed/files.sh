@@ -2,9 +2,10 @@
 # files.sh: what the daemon does to files that are not its own.  A save
 # never writes through a symlink planted where its temporary file could
 # go; a 255-byte file name saves; a crash's leftover temporary files are
-# removed on the next load (only ours).  State files are 0600; state or
-# socket directories others can enter are refused with the fix; a peer of
-# another uid is refused and logged; kernels keep the user's umask.
+# removed on the next load (only ours); a symlinked notebook, dangling or
+# not, is written through to its target; state files are 0600, and state
+# or socket directories others can enter are refused with the fix; a
+# peer of another uid is refused and logged.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
 . "${srcdir:-.}/tests/runtimed/lib.sh"
@@ -71,6 +72,45 @@ out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/$long") ||
 /usr/bin/python3 -c 'import nbformat,sys; nbformat.read(sys.argv[1], as_version=4)' \
     "$nb/$long" || fail "the 255-byte notebook does not read"
 ok "a 255-byte file name saves"
+
+# A dangling symlink (relative, into another directory): the save creates
+# the target and keeps the link; the temporary file went to the target's
+# directory.
+ln -s ../other/t.ipynb "$nb/link.ipynb"
+out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/link.ipynb") ||
+    fail "save through a dangling link: $out"
+[ -L "$nb/link.ipynb" ] || fail "the dangling link became a file"
+[ "$(readlink "$nb/link.ipynb")" = ../other/t.ipynb ] || fail "link changed"
+grep -q "saved by rtd-client" "$T/other/t.ipynb" || fail "target not written"
+[ "$out" = "$T/other/t.ipynb" ] || fail "saved to $out"
+ok "a dangling link keeps its link; target $out created"
+
+# A chain of two links, the last dangling and relative to its own dir.
+ln -s "$T/other/hop.ipynb" "$nb/chain.ipynb"
+ln -s end.ipynb "$T/other/hop.ipynb"
+out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/chain.ipynb") ||
+    fail "save through a chain: $out"
+[ -L "$nb/chain.ipynb" ] && [ -L "$T/other/hop.ipynb" ] ||
+    fail "a link of the chain was replaced"
+[ -f "$T/other/end.ipynb" ] || fail "chain's target not created"
+ok "a chain of links, the last dangling: saved to $out"
+
+# An existing target keeps the link and its mode.
+chmod 640 "$T/other/t.ipynb"
+out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/link.ipynb") ||
+    fail "second save through the link: $out"
+[ -L "$nb/link.ipynb" ] || fail "link lost on the second save"
+[ "$(stat -c %a "$T/other/t.ipynb")" = 640 ] || fail "target mode changed"
+ok "an existing target keeps the link and mode 640"
+
+# A loop: refused, nothing created.
+ln -s loop2.ipynb "$nb/loop1.ipynb"
+ln -s loop1.ipynb "$nb/loop2.ipynb"
+out=$("$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/loop1.ipynb") &&
+    fail "a link loop saved: $out"
+echo "$out" | grep -q "symbolic links" || fail "loop: $out"
+[ -L "$nb/loop1.ipynb" ] && [ -L "$nb/loop2.ipynb" ] || fail "loop links changed"
+ok "a link loop is refused: $out"
 
 # Leftovers of a crash: ours are removed when the notebook loads; a
 # symlink, a file of another owner, another notebook's and a name not

@@ -343,6 +343,43 @@ Test(atomic, sweep)
 	test_rmdir(dir);
 }
 
+Test(atomic, resolve)
+{
+	char	*dir = test_dir(), *p, *q, *r, *cause = NULL;
+
+	xasprintf(&p, "%s/plain", dir);
+	test_put(p, "x");
+	cr_assert_str_eq(r = atomic_resolve(p, &cause), p);
+	free(r);
+	free(p);
+
+	/* Dangling, relative to the link's own directory, then a chain. */
+	xasprintf(&p, "%s/sub", dir);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	free(p);
+	xasprintf(&p, "%s/link", dir);
+	cr_assert_eq(symlink("sub/hop", p), 0);
+	xasprintf(&q, "%s/sub/hop", dir);
+	cr_assert_eq(symlink("../end", q), 0);
+	free(q);
+	xasprintf(&q, "%s/sub/../end", dir);
+	cr_assert_str_eq(r = atomic_resolve(p, &cause), q);
+	free(r);
+	free(q);
+	free(p);
+
+	xasprintf(&p, "%s/a", dir);
+	xasprintf(&q, "%s/b", dir);
+	cr_assert_eq(symlink("b", p), 0);
+	cr_assert_eq(symlink(p, q), 0);
+	cr_assert_null(atomic_resolve(p, &cause));
+	cr_assert(strstr(cause, "too many levels of symbolic links") != NULL);
+	free(cause);
+	free(p);
+	free(q);
+	test_rmdir(dir);
+}
+
 /* Logs and blobs are ours only, whatever the umask. */
 Test(files, state_modes)
 {

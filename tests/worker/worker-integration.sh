@@ -164,14 +164,20 @@ rpc "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\
     fail "saved file"
 
 # Exports: a symlink planted at the old temporary name is not written
-# through.
+# through; a dangling symlink is written through to its target.
 echo precious >"$T/victim"
 ln -s "$T/victim" "$T/work/out.html.tmp.$WPID"
 rpc "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/call\",\"params\":{\"name\":\"export_notebook\",\"arguments\":{\"notebook_handle\":\"$H\",\"format\":\"html\",\"path\":\"$T/work/out.html\"}}}"
 [ "$(field 'r["result"]["isError"]')" = False ] || fail "export to html"
 [ "$(cat "$T/victim")" = precious ] || fail "the export wrote through a planted link"
 [ -f "$T/work/out.html" ] && [ ! -L "$T/work/out.html" ] || fail "no out.html"
-ls -A "$T/work" | grep -q '^\.rtd-' && fail "temporary file left"
+mkdir "$T/exp"
+ln -s ../exp/target.md "$T/work/link.md"
+rpc "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"export_notebook\",\"arguments\":{\"notebook_handle\":\"$H\",\"format\":\"markdown\",\"path\":\"$T/work/link.md\"}}}"
+[ "$(field 'r["result"]["isError"]')" = False ] || fail "export through a link"
+[ -L "$T/work/link.md" ] || fail "the export replaced the link"
+grep -q "7\*6" "$T/exp/target.md" || fail "the link's target was not written"
+ls -A "$T/work" "$T/exp" | grep -q '^\.rtd-' && fail "temporary file left"
 
 rpc "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"disconnect_notebook\",\"arguments\":{\"notebook_handle\":\"$H\"}}}"
 [ "$(field 'r["result"]["isError"]')" = False ] || fail "disconnect"
