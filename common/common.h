@@ -86,6 +86,7 @@ char	*sockdir_socket_path(void);
 char	*sockdir_state_path(void);
 int	 sockdir_check_named(const char *, const char *, int, char **);
 int	 sockdir_check_dir(const char *, int, char **);
+int	 sockdir_private_files(const char *);
 int	 sockdir_listen(const char *, char **);
 int	 sockdir_connect(const char *);
 int	 sockdir_peer_uid(int, uid_t *);

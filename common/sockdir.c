@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,42 @@ int
 sockdir_check_dir(const char *dir, int create, char **cause)
 {
 	return (sockdir_check_named("directory", dir, create, cause));
+}
+
+/*
+ * Take group and other access off our regular files directly in dir
+ * (earlier versions left the database and logs 0644).  Links and other
+ * users' files are left alone.  Returns how many were changed.
+ */
+int
+sockdir_private_files(const char *dir)
+{
+	struct dirent	*de;
+	struct stat	 sb;
+	DIR		*d;
+	int		 fd, n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return (0);
+	while ((de = readdir(d)) != NULL) {
+		if (fstatat(dirfd(d), de->d_name, &sb,
+		    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode) ||
+		    sb.st_uid != getuid() || (sb.st_mode & 077) == 0)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		if (fchmod(fd, sb.st_mode & 0700) == 0) {
+			log_info("%s/%s: mode %04o made %04o", dir, de->d_name,
+			    (unsigned)(sb.st_mode & 07777),
+			    (unsigned)(sb.st_mode & 0700));
+			n++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return (n);
 }
 
 static int

@@ -169,6 +169,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	runtimed_log_level = level;
 	xasprintf(&logpath, "%s/runtimed.log", runtimed_state_dir);
 	log_open("runtimed", level, foreground ? NULL : logpath);
+	sockdir_private_files(runtimed_state_dir);
 
 	runtimed_base = event_base_new();
 	if (runtimed_base == NULL)

@@ -42,6 +42,11 @@ if [ "$(id -u)" = 0 ]; then
 	ok "socket directory of another uid refused: $out"
 fi
 
+# A database and log an earlier version left 0644 are made 0600.
+mkdir -m 700 "$RUNTIMED_STATE_DIR"
+: >"$RUNTIMED_STATE_DIR/runtimed.db"
+: >"$RUNTIMED_STATE_DIR/runtimed.log"
+chmod 644 "$RUNTIMED_STATE_DIR/runtimed.db" "$RUNTIMED_STATE_DIR/runtimed.log"
 "$RUNTIMED" -D -v --warm-pool 0 --kernel-keepalive 0 >"$T/daemon.log" 2>&1 &
 D=$!
 track $D
