@@ -164,6 +164,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 		if (foreground)
 			fprintf(stderr, "runtimed: %s\n", cause);
 		runtimed_report(ready_fd, "Eruntimed: %s", cause);
+		free(cause);
 		return (1);
 	}
 	runtimed_log_level = level;
