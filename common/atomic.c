@@ -30,9 +30,9 @@
 
 #define ATOMIC_PREFIX	".rtd-"
 #define ATOMIC_SUFFIX	".tmp"
-#define ATOMIC_HEX	16	/* hex digits of the hash and of the random part */
+#define ATOMIC_HEX	16	/* hex digits of hash and random part */
 #define ATOMIC_TRIES	16	/* names tried before giving up */
-#define ATOMIC_LINKS	40	/* symbolic links followed, as Linux's MAXSYMLINKS */
+#define ATOMIC_LINKS	40	/* links followed, as Linux's MAXSYMLINKS */
 
 struct atomic {
 	char	*path;		/* the target, as given */

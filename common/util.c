@@ -60,7 +60,11 @@ util_umask_private(void)
 	util_umask_user = umask(077);
 }
 
-/* The user's umask; before util_umask_private, the process's. */
+/*
+ * The user's umask; before util_umask_private, the process's (read by
+ * setting 077 for a moment: a thread creating a file meanwhile gets a
+ * stricter mode, never a looser one).
+ */
 mode_t
 util_user_umask(void)
 {
