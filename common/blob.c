@@ -76,7 +76,7 @@ blob_put(const char *state_dir, const void *data, size_t len,
 	if (util_mkdir_private(dir, cause) != 0)
 		r = -1;
 	else
-		r = util_write_atomic(path, data, len, cause);
+		r = atomic_write(path, data, len, 0600, cause);
 	free(dir);
 	free(path);
 	return (r);

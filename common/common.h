@@ -51,12 +51,27 @@ int	 xvasprintf(char **, const char *, va_list);
 int64_t	 util_now_us(void);
 int64_t	 util_mono_ms(void);
 void	 util_uuid(char [37]);
-int	 util_write_atomic(const char *, const void *, size_t, char **);
+void	 util_umask_private(void);
+mode_t	 util_user_umask(void);
 int	 util_read_file(const char *, char **, size_t *, char **);
 int	 util_mkdir_private(const char *, char **);
 char	*util_realpath_new(const char *);
 int	 util_set_cloexec(int);
 int	 util_set_nonblock(int);
+
+/* atomic.c: replace a file whole, through an unpredictable temporary. */
+#define ATOMIC_NAME_SIZE	43	/* ".rtd-" 16 hex "-" 16 hex ".tmp" NUL */
+struct atomic;
+struct atomic	*atomic_create(const char *, mode_t, char **);
+int		 atomic_fd(struct atomic *);
+int		 atomic_commit(struct atomic *, char **);
+void		 atomic_free(struct atomic *);
+int		 atomic_write(const char *, const void *, size_t, mode_t,
+		    char **);
+int		 atomic_sweep(const char *);
+char		*atomic_resolve(const char *, char **);
+void		 atomic_temp_name(const char *, const unsigned char [8],
+		    char [ATOMIC_NAME_SIZE]);
 
 /* blob.c: content-addressed large outputs under <state>/blobs. */
 #define BLOB_THRESHOLD	(1024 * 1024)	/* outputs this large go to blobs */
@@ -69,7 +84,9 @@ int	 blob_get(const char *, const char *, char **, size_t *, char **);
 /* sockdir.c: CONTRACT section 3. */
 char	*sockdir_socket_path(void);
 char	*sockdir_state_path(void);
+int	 sockdir_check_named(const char *, const char *, int, char **);
 int	 sockdir_check_dir(const char *, int, char **);
+int	 sockdir_private_files(const char *);
 int	 sockdir_listen(const char *, char **);
 int	 sockdir_connect(const char *);
 int	 sockdir_peer_uid(int, uid_t *);

@@ -4,6 +4,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,16 @@ static void		(*log_cleanup)(void);
 void
 log_open(const char *name, int level, const char *path)
 {
-	FILE	*f;
+	FILE	*f = NULL;
+	int	 fd;
 
 	snprintf(log_name, sizeof log_name, "%s", name);
 	log_level = level;
-	if (path != NULL && (f = fopen(path, "a")) != NULL) {
+	/* Logs hold notebook paths and errors: ours only (0600). */
+	if (path != NULL && (fd = open(path, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0600)) != -1 && (f = fdopen(fd, "a")) == NULL)
+		close(fd);
+	if (f != NULL) {
 		setvbuf(f, NULL, _IOLBF, 0);
 		if (log_file != NULL && log_file != stderr)
 			fclose(log_file);

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,33 +67,93 @@ sockdir_state_path(void)
 /*
  * Check (and with create, make) a private directory: it must be a real
  * directory, not a symlink, owned by us, with no group or other access.
+ * what names it in the message ("state directory"), which says the fix.
  */
 int
-sockdir_check_dir(const char *dir, int create, char **cause)
+sockdir_check_named(const char *what, const char *dir, int create,
+    char **cause)
 {
-	struct stat	sb;
+	struct stat	 sb;
+	const char	*how;
 
 	if (create && util_mkdir_private(dir, cause) != 0)
 		return (-1);
 	if (lstat(dir, &sb) != 0) {
-		xasprintf(cause, "%s: %s", dir, strerror(errno));
+		xasprintf(cause, "%s %s: %s", what, dir, strerror(errno));
+		return (-1);
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		xasprintf(cause, "%s %s is a symbolic link: use the real "
+		    "directory's path instead", what, dir);
 		return (-1);
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		xasprintf(cause, "%s is not a directory", dir);
+		xasprintf(cause, "%s %s is not a directory: choose another "
+		    "path", what, dir);
 		return (-1);
 	}
 	if (sb.st_uid != getuid()) {
-		xasprintf(cause, "%s is owned by uid %ld, not %ld", dir,
-		    (long)sb.st_uid, (long)getuid());
+		xasprintf(cause, "%s %s is owned by uid %ld, not by you "
+		    "(uid %ld): remove it, or use a directory of your own",
+		    what, dir, (long)sb.st_uid, (long)getuid());
 		return (-1);
 	}
 	if ((sb.st_mode & 077) != 0) {
-		xasprintf(cause, "%s has unsafe permissions %03o (need 0700)",
-		    dir, (unsigned)(sb.st_mode & 0777));
+		if (sb.st_mode & 044)
+			how = "readable";
+		else if (sb.st_mode & 022)
+			how = "writable";
+		else
+			how = "accessible";
+		xasprintf(cause, "%s %s is %s by others (mode %04o): "
+		    "chmod 700 %s", what, dir, how,
+		    (unsigned)(sb.st_mode & 07777), dir);
 		return (-1);
 	}
 	return (0);
+}
+
+/* sockdir_check_named for a directory of no particular role. */
+int
+sockdir_check_dir(const char *dir, int create, char **cause)
+{
+	return (sockdir_check_named("directory", dir, create, cause));
+}
+
+/*
+ * Take group and other access off our regular files directly in dir
+ * (earlier versions left the database and logs 0644).  Links and other
+ * users' files are left alone.  Returns how many were changed.
+ */
+int
+sockdir_private_files(const char *dir)
+{
+	struct dirent	*de;
+	struct stat	 sb;
+	DIR		*d;
+	int		 fd, n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return (0);
+	while ((de = readdir(d)) != NULL) {
+		if (fstatat(dirfd(d), de->d_name, &sb,
+		    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode) ||
+		    sb.st_uid != getuid() || (sb.st_mode & 077) == 0)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		if (fchmod(fd, sb.st_mode & 0700) == 0) {
+			log_info("%s/%s: mode %04o made %04o", dir, de->d_name,
+			    (unsigned)(sb.st_mode & 07777),
+			    (unsigned)(sb.st_mode & 0700));
+			n++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return (n);
 }
 
 static int

@@ -88,6 +88,8 @@ spawn_exec(const char *path, char *const argv[], int fd3, int new_session,
 		signal(sig, SIG_DFL);
 	if (new_session)
 		setsid();
+	/* Our umask keeps state private; kernels make the user's files. */
+	umask(util_user_umask());
 
 	if (fd3 != -1) {
 		/* Move it out of the way first in case it is 0-2. */

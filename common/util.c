@@ -1,12 +1,11 @@
 /*
- * util.c: clocks, ids and the atomic file write every save goes through.
+ * util.c: clocks, ids, the umask and small file utilities.
  */
 
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,8 @@
 #include <uuid/uuid.h>
 
 #include "common.h"
+
+static mode_t	util_umask_user = (mode_t)-1;
 
 /* Wall clock in microseconds since the epoch. */
 int64_t
@@ -48,79 +49,32 @@ util_uuid(char out[37])
 	uuid_unparse_lower(u, out);
 }
 
-static int
-util_fsync_dir(const char *path)
+/*
+ * Keep the files we create private (umask 077: state, logs, blobs) and
+ * remember the user's umask for the files that are theirs (notebooks,
+ * exports) and for our children.  Call once, before any thread starts.
+ */
+void
+util_umask_private(void)
 {
-	char	*copy, *dir;
-	int	 fd, r;
-
-	copy = xstrdup(path);
-	dir = dirname(copy);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(copy);
-	if (fd == -1)
-		return (-1);
-	r = fsync(fd);
-	close(fd);
-	return (r);
+	util_umask_user = umask(077);
 }
 
 /*
- * Write a file so that a crash at any moment leaves either the old or the
- * new content: a temporary file in the same directory, fsync, rename over
- * the target, fsync the directory.  A new file gets mode 0644 less umask;
- * an existing file keeps its mode.
+ * The user's umask; before util_umask_private, the process's (read by
+ * setting 077 for a moment: a thread creating a file meanwhile gets a
+ * stricter mode, never a looser one).
  */
-int
-util_write_atomic(const char *path, const void *data, size_t len,
-    char **cause)
+mode_t
+util_user_umask(void)
 {
-	char		*tmp;
-	const char	*p = data;
-	struct stat	 sb;
-	mode_t		 mode = 0644;
-	ssize_t		 n;
-	int		 fd;
+	mode_t	m;
 
-	if (stat(path, &sb) == 0)
-		mode = sb.st_mode & 07777;
-	xasprintf(&tmp, "%s.runtimed-tmp-%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1) {
-		xasprintf(cause, "cannot create %s: %s", tmp, strerror(errno));
-		free(tmp);
-		return (-1);
-	}
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fchmod(fd, mode) != 0 || fsync(fd) != 0)
-		goto fail;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto fail;
-	util_fsync_dir(path);
-	free(tmp);
-	return (0);
-
-fail:
-	xasprintf(cause, "cannot write %s: %s", path, strerror(errno));
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return (-1);
+	if (util_umask_user != (mode_t)-1)
+		return (util_umask_user);
+	m = umask(077);
+	umask(m);
+	return (m);
 }
 
 /* Read a whole file; *data is NUL-terminated and the caller frees it. */

@@ -143,7 +143,7 @@ proxy_catalog_save(void)
 	text = json_object_to_json_string_ext(proxy_catalog_cur,
 	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (util_mkdir_private(dir, &cause) != 0 ||
-	    util_write_atomic(path, text, strlen(text), &cause) != 0) {
+	    atomic_write(path, text, strlen(text), 0600, &cause) != 0) {
 		log_warnx("tool cache: %s", cause);
 		free(cause);
 	} else

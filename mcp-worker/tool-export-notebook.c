@@ -427,42 +427,22 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 	return s;
 }
 
-/* Write atomically: a temporary file beside path, fsync, rename. */
+/*
+ * Write atomically (atomic.c); a symlink at path, even a dangling one, is
+ * written through to its target as Jupyter does.
+ */
 static int
 tool_export_notebook_write(const char *path, const char *s, size_t len,
     char **msg)
 {
-	char	*tmp;
-	size_t	 off = 0;
-	ssize_t	 n;
-	int	 fd;
+	char	*target;
+	int	 r;
 
-	xasprintf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0644)) == -1) {
-		xasprintf(msg, "cannot write %s: %s", path, strerror(errno));
-		free(tmp);
+	if ((target = atomic_resolve(path, msg)) == NULL)
 		return -1;
-	}
-	while (off < len) {
-		n = write(fd, s + off, len - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	if (off < len || fsync(fd) != 0 || close(fd) != 0 ||
-	    rename(tmp, path) != 0) {
-		xasprintf(msg, "cannot write %s: %s", path, strerror(errno));
-		if (off < len)
-			close(fd);
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	free(tmp);
-	return 0;
+	r = atomic_write(target, s, len, 0644, msg);
+	free(target);
+	return r;
 }
 
 struct tool_export_notebook {

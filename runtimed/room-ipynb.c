@@ -1023,48 +1023,24 @@ room_ipynb_dump(struct room_nb *nb, size_t *len)
 	return (o.buf);
 }
 
-static void
-room_ipynb_fsync_dir(const char *path)
-{
-	char	*copy;
-	int	 fd;
-
-	copy = xstrdup(path);
-	if ((fd = open(dirname(copy), O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) != -1) {
-		fsync(fd);
-		close(fd);
-	}
-	free(copy);
-}
-
 /*
- * Save atomically: stream into a temporary file in the same directory,
- * fsync, rename over path, fsync the directory.  A crash leaves the old
- * or the new file, never a torn one.
+ * Save atomically (atomic.c): stream into an unpredictable temporary file
+ * beside path, fsync, rename over path, fsync the directory.  A crash
+ * leaves the old or the new file, never a torn one; a new file is 0644
+ * less the user's umask, an existing one keeps its mode.
  */
 int
 room_ipynb_write(struct room_nb *nb, const char *path, char **cause)
 {
 	struct room_ipynb_out	 o;
-	struct stat		 sb;
-	mode_t			 mode = 0644;
-	char			*tmp;
-	int			 fd;
+	struct atomic		*a;
 
 	free(room_ipynb_blob_error);
 	room_ipynb_blob_error = NULL;
-	if (stat(path, &sb) == 0)
-		mode = sb.st_mode & 07777;
-	xasprintf(&tmp, "%s.runtimed-tmp-%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1) {
-		xasprintf(cause, "cannot create %s: %s", tmp, strerror(errno));
-		free(tmp);
+	if ((a = atomic_create(path, 0644, cause)) == NULL)
 		return (-1);
-	}
 	memset(&o, 0, sizeof o);
-	o.fd = fd;
+	o.fd = atomic_fd(a);
 	o.cap = ROOM_IPYNB_OUT_CHUNK;
 	o.buf = xmalloc(o.cap);
 	room_ipynb_put_nb(&o, nb);
@@ -1075,33 +1051,16 @@ room_ipynb_write(struct room_nb *nb, const char *path, char **cause)
 		    room_ipynb_blob_error);
 		free(room_ipynb_blob_error);
 		room_ipynb_blob_error = NULL;
-		goto fail;
+		atomic_free(a);
+		return (-1);
 	}
-	if (o.error != 0 || fchmod(fd, mode) != 0 || fsync(fd) != 0) {
-		xasprintf(cause, "cannot write %s: %s", tmp,
-		    strerror(o.error != 0 ? o.error : errno));
-		goto fail;
+	if (o.error != 0) {
+		xasprintf(cause, "cannot write %s: %s", path,
+		    strerror(o.error));
+		atomic_free(a);
+		return (-1);
 	}
-	if (close(fd) != 0) {
-		fd = -1;
-		xasprintf(cause, "cannot write %s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		xasprintf(cause, "cannot rename %s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	room_ipynb_fsync_dir(path);
-	free(tmp);
-	return (0);
-
-fail:
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return (-1);
+	return (atomic_commit(a, cause));
 }
 
 /* Fill kernelspec and language_info for a new notebook, if absent. */

@@ -141,12 +141,13 @@ room_find_id(const char *id, size_t len)
 
 /*
  * The canonical name of a notebook path: realpath when the file exists,
- * else the real path of its directory plus the file name.  Caller frees.
+ * else the real path of its directory plus the file name; a dangling
+ * symlink stands for its target (atomic_resolve).  Caller frees.
  */
 static char *
 room_canon_path(const char *path, int *exists, char **cause)
 {
-	char	*copy, *dir, *base, *rdir, *out;
+	char	*copy, *dir, *base, *rdir, *out, *target;
 
 	if (*path == '\0') {
 		xasprintf(cause, "empty path");
@@ -157,26 +158,31 @@ room_canon_path(const char *path, int *exists, char **cause)
 		return (out);
 	}
 	*exists = 0;
-	copy = xstrdup(path);
+	if ((target = atomic_resolve(path, cause)) == NULL)
+		return (NULL);
+	copy = xstrdup(target);
 	dir = dirname(copy);
 	if ((rdir = util_realpath_new(dir)) == NULL) {
 		xasprintf(cause, "directory %s does not exist", dir);
 		free(copy);
+		free(target);
 		return (NULL);
 	}
 	free(copy);
-	copy = xstrdup(path);
+	copy = xstrdup(target);
 	base = basename(copy);
 	if (strcmp(base, "/") == 0 || strcmp(base, ".") == 0 ||
 	    strcmp(base, "..") == 0) {
 		xasprintf(cause, "%s is not a file name", path);
 		free(copy);
 		free(rdir);
+		free(target);
 		return (NULL);
 	}
 	xasprintf(&out, "%s/%s", strcmp(rdir, "/") == 0 ? "" : rdir, base);
 	free(copy);
 	free(rdir);
+	free(target);
 	return (out);
 }
 
@@ -458,6 +464,8 @@ room_load_file(struct room *r, char **cause)
 	}
 	if ((nb = room_ipynb_read(r->path, cause)) == NULL)
 		return (-1);
+	/* What a save interrupted by a crash left beside the file. */
+	atomic_sweep(r->path);
 	room_nb_free(r->nb);
 	r->nb = nb;
 	if ((kernel = room_nb_kernel(nb)) != NULL) {

@@ -157,15 +157,20 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 
-	if (sockdir_check_dir(runtimed_state_dir, 1, &cause) != 0) {
+	/* Everything we create is private; the user's umask is kept. */
+	util_umask_private();
+	if (sockdir_check_named("state directory", runtimed_state_dir, 1,
+	    &cause) != 0) {
 		if (foreground)
 			fprintf(stderr, "runtimed: %s\n", cause);
 		runtimed_report(ready_fd, "Eruntimed: %s", cause);
+		free(cause);
 		return (1);
 	}
 	runtimed_log_level = level;
 	xasprintf(&logpath, "%s/runtimed.log", runtimed_state_dir);
 	log_open("runtimed", level, foreground ? NULL : logpath);
+	sockdir_private_files(runtimed_state_dir);
 
 	runtimed_base = event_base_new();
 	if (runtimed_base == NULL)

@@ -68,7 +68,8 @@ server_start(const char *path, char **cause, pid_t *other)
 
 	*other = 0;
 	copy = xstrdup(path);
-	if (sockdir_check_dir(dirname(copy), 1, cause) != 0) {
+	if (sockdir_check_named("socket directory", dirname(copy), 1,
+	    cause) != 0) {
 		free(copy);
 		return (-1);
 	}

@@ -8,6 +8,8 @@
  *	rtd-client mismatch SOCKET	version 99 gets VERSION_MISMATCH
  *	rtd-client room SOCKET		untitled room, wait for kernel
  *	rtd-client kernel SOCKET	interrupt, restart, kernel death
+ *	rtd-client open SOCKET PATH	open a notebook file (loads it)
+ *	rtd-client save SOCKET PATH	open or create PATH, add a cell, save
  */
 
 #include <sys/socket.h>
@@ -712,6 +714,72 @@ rtd_room(const char *sock)
 	return (0);
 }
 
+/*
+ * Open PATH (create it when it does not exist), insert a markdown cell
+ * and save; prints the path the daemon saved to.  With save 0, only open
+ * (which loads the file) and print the notebook id.
+ */
+static int
+rtd_save(const char *sock, const char *path, int save)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	const char		*src[] = { "saved by rtd-client" };
+	char			*id, *msg, *cell;
+	int			 fd;
+
+	fd = rtd_connect(sock);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "path", path);
+	rtd_request(fd, PROTO_MSG_ROOM_OPEN, &b, 0, 5000, &u);
+	if (proto_get(&u.data, "notebook_id") == NULL) {
+		msgpack_unpacked_destroy(&u);
+		if (!save)
+			rtd_fail("ROOM_OPEN %s failed", path);
+		rtd_body(&b, 1);
+		proto_pack_str(&b.pk, "path", path);
+		if (frameio_write(fd, PROTO_MSG_ROOM_CREATE, rtd_next_id,
+		    b.sb.data, b.sb.size) != 0)
+			rtd_fail("write ROOM_CREATE");
+		mpbuf_free(&b);
+		rtd_reply(fd, rtd_next_id++, 5000, &hdr, &u);
+		if (hdr.type != PROTO_MSG_ROOM_JOINED) {
+			msg = proto_dup_str(&u.data, "message");
+			printf("error: %s\n", msg != NULL ? msg : "?");
+			return (1);
+		}
+	}
+	id = rtd_str(&u, "notebook_id");
+	msgpack_unpacked_destroy(&u);
+	if (!save) {
+		printf("%s\n", id);
+		free(id);
+		close(fd);
+		return (0);
+	}
+	rtd_insert(fd, src, 1, &cell);
+	free(cell);
+	rtd_body(&b, 0);
+	if (frameio_write(fd, PROTO_MSG_ROOM_SAVE, rtd_next_id, b.sb.data,
+	    b.sb.size) != 0)
+		rtd_fail("write ROOM_SAVE");
+	mpbuf_free(&b);
+	rtd_reply(fd, rtd_next_id++, 10000, &hdr, &u);
+	if (hdr.type != PROTO_MSG_ROOM_SAVE_REPLY) {
+		msg = proto_dup_str(&u.data, "message");
+		printf("error: %s\n", msg != NULL ? msg : "?");
+		return (1);
+	}
+	msg = rtd_str(&u, "path");
+	printf("%s\n", msg);
+	free(msg);
+	free(id);
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -726,7 +794,11 @@ main(int argc, char **argv)
 		return (rtd_room(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "kernel") == 0)
 		return (rtd_kernel(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "open") == 0)
+		return (rtd_save(argv[2], argv[3], 0));
+	if (argc == 4 && strcmp(argv[1], "save") == 0)
+		return (rtd_save(argv[2], argv[3], 1));
 	fprintf(stderr, "usage: rtd-client "
-	    "exec|errors|mismatch|room|kernel SOCKET [PATH]\n");
+	    "exec|errors|mismatch|room|kernel|open|save SOCKET [PATH]\n");
 	return (2);
 }

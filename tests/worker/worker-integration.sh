@@ -163,6 +163,22 @@ rpc "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\
 /usr/bin/python3 -c "import nbformat,sys; nb=nbformat.read('$NB',4); sys.exit(len(nb.cells)!=1 or nb.cells[0].source!='x = 7*6; print(x)')" ||
     fail "saved file"
 
+# Exports: a symlink planted at the old temporary name is not written
+# through; a dangling symlink is written through to its target.
+echo precious >"$T/victim"
+ln -s "$T/victim" "$T/work/out.html.tmp.$WPID"
+rpc "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/call\",\"params\":{\"name\":\"export_notebook\",\"arguments\":{\"notebook_handle\":\"$H\",\"format\":\"html\",\"path\":\"$T/work/out.html\"}}}"
+[ "$(field 'r["result"]["isError"]')" = False ] || fail "export to html"
+[ "$(cat "$T/victim")" = precious ] || fail "the export wrote through a planted link"
+[ -f "$T/work/out.html" ] && [ ! -L "$T/work/out.html" ] || fail "no out.html"
+mkdir "$T/exp"
+ln -s ../exp/target.md "$T/work/link.md"
+rpc "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"export_notebook\",\"arguments\":{\"notebook_handle\":\"$H\",\"format\":\"markdown\",\"path\":\"$T/work/link.md\"}}}"
+[ "$(field 'r["result"]["isError"]')" = False ] || fail "export through a link"
+[ -L "$T/work/link.md" ] || fail "the export replaced the link"
+grep -q "7\*6" "$T/exp/target.md" || fail "the link's target was not written"
+ls -A "$T/work" "$T/exp" | grep -q '^\.rtd-' && fail "temporary file left"
+
 rpc "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"disconnect_notebook\",\"arguments\":{\"notebook_handle\":\"$H\"}}}"
 [ "$(field 'r["result"]["isError"]')" = False ] || fail "disconnect"
 rpc "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"inspect_notebook\",\"arguments\":{\"notebook_handle\":\"$H\"}}}"
