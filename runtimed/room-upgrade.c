@@ -448,18 +448,20 @@ room_upgrade_json_value(struct json_object *data, const char *where,
 	len = (size_t)json_object_get_string_len(s);
 	tok = json_tokener_new_ex(ROOM_UPGRADE_MAX_DEPTH);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	v = json_tokener_parse_ex(tok, p, (int)len);
+	/* With its NUL: a bare 3 or null is complete only at the end. */
+	v = json_tokener_parse_ex(tok, p, (int)len + 1);
 	jerr = json_tokener_get_error(tok);
 	used = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
-	for (; v != NULL && jerr == json_tokener_success && used < len;
-	    used++) {
-		if (strchr(" \t\r\n", p[used]) == NULL)
+	/* JSON null parses as NULL, with success. */
+	for (; jerr == json_tokener_success && used < len; used++) {
+		if (p[used] == '\0' || strchr(" \t\r\n", p[used]) == NULL)
 			jerr = json_tokener_error_parse_unexpected;
 	}
-	if (v == NULL || jerr != json_tokener_success) {
+	if (jerr != json_tokener_success) {
 		xasprintf(cause, "nbformat %d notebook: %s output %zu: "
 		    "\"json\" is not valid JSON (%s)", major, where, j + 1,
+		    jerr == json_tokener_continue ? "it ends early" :
 		    json_tokener_error_desc(jerr));
 		json_object_put(v);
 		return (-1);

@@ -168,14 +168,20 @@ Test(room_upgrade, display_data_keys_to_mimetypes)
 	    "\"svg\": [\"<svg>\\n\", \"</svg>\"], \"javascript\": \"f()\", "
 	    "\"json\": [\"{\\\"a\\\": [1,\", \" 2.5]}\"], "
 	    "\"text/markdown\": \"*m*\", \"metadata\": {\"png\": "
-	    "{\"width\": 5}, \"other\": 1}}")),
+	    "{\"width\": 5}, \"other\": 1}},"
+	    "{\"output_type\": \"display_data\", \"json\": \" null\"},"
+	    "{\"output_type\": \"display_data\", \"json\": \"3\"}")),
 	    V4(CODE4("{\"output_type\": \"display_data\", \"metadata\": "
 	    "{\"image/png\": {\"width\": 5}, \"other\": 1}, \"data\": {"
 	    "\"image/png\": \"iVBO\\n\", \"image/jpeg\": \"/9j/\", "
 	    "\"image/svg+xml\": \"<svg>\\n</svg>\", "
 	    "\"application/javascript\": \"f()\", "
 	    "\"application/json\": {\"a\": [1, 2.5]}, "
-	    "\"text/markdown\": \"*m*\"}}")));
+	    "\"text/markdown\": \"*m*\"}},"
+	    "{\"output_type\": \"display_data\", \"metadata\": {}, "
+	    "\"data\": {\"application/json\": null}},"
+	    "{\"output_type\": \"display_data\", \"metadata\": {}, "
+	    "\"data\": {\"application/json\": 3}}")));
 }
 
 Test(room_upgrade, pyerr_and_streams)
