@@ -1,13 +1,16 @@
 /*
  * test-room-upgrade.c: nbformat 1-3 to 4 upgrade, one conversion at a
  * time, against the results nbformat's own upgrade gives (worked out
- * from nbformat/v4/convert.py and checked with nbformat 5.5; the
- * byte-for-byte comparison with nbformat is tests/runtimed/upgrade.sh).
+ * from nbformat/v4/convert.py and checked with nbformat 5.5), then
+ * generated notebooks against nbformat itself (upgrade-gen.py).  The
+ * daemon end to end is tests/runtimed/upgrade.sh.
  */
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -379,4 +382,108 @@ Test(room_upgrade, parse_refuses_newer_naming_version)
 	cr_assert(strstr(cause, "nbformat 3 notebook: worksheet 1 cell 1 has "
 	    "no \"cell_type\"") != NULL, "%s", cause);
 	free(cause);
+}
+
+/*
+ * Generated notebooks (tests/runtimed/upgrade-gen.py) against nbformat:
+ * our load and save gives nbformat's bytes, cell ids aside, and what
+ * nbformat refuses we refuse.
+ */
+static char	gen_dir[] = "/tmp/test-room-upgrade.XXXXXX";
+
+static void
+gen_setup(void)
+{
+	const char	*srcdir = getenv("srcdir");
+	char		*cmd;
+
+	cr_assert_not_null(mkdtemp(gen_dir));
+	xasprintf(&cmd, "/usr/bin/python3 %s/tests/runtimed/upgrade-gen.py "
+	    "%s 300 1", srcdir != NULL ? srcdir : ".", gen_dir);
+	cr_assert_eq(system(cmd), 0, "generation failed: %s", cmd);
+	free(cmd);
+}
+
+static void
+gen_teardown(void)
+{
+	char	*cmd;
+
+	xasprintf(&cmd, "rm -rf %s", gen_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+	free(cmd);
+}
+
+/* Text with every cell id's value taken out. */
+static char *
+gen_no_ids(const char *s)
+{
+	static const char	 key[] = "\n   \"id\": \"";
+	char			*out, *o;
+	const char		*p;
+
+	o = out = xmalloc(strlen(s) + 1);
+	while ((p = strstr(s, key)) != NULL) {
+		memcpy(o, s, (size_t)(p - s) + sizeof key - 1);
+		o += (p - s) + sizeof key - 1;
+		s = p + sizeof key - 1;
+		while (*s != '\0' && *s != '"')
+			s++;
+	}
+	strcpy(o, s);
+	return (out);
+}
+
+TestSuite(generated, .init = gen_setup, .fini = gen_teardown);
+
+Test(generated, same_as_nbformat)
+{
+	struct room_nb	*nb;
+	DIR		*d;
+	struct dirent	*e;
+	char		*path, *base, *want, *got, *a, *b, *cause;
+	size_t		 len, n = 0, refused = 0;
+
+	cr_assert_not_null(d = opendir(gen_dir));
+	while ((e = readdir(d)) != NULL) {
+		len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 6, ".ipynb") != 0)
+			continue;
+		xasprintf(&path, "%s/%s", gen_dir, e->d_name);
+		xasprintf(&base, "%.*s", (int)(strlen(path) - 6), path);
+		cause = NULL;
+		nb = room_ipynb_read(path, &cause);
+		free(path);
+		xasprintf(&path, "%s.refused", base);
+		if (access(path, F_OK) == 0) {
+			cr_assert_null(nb, "%s: nbformat refuses it, we do not",
+			    base);
+			free(cause);
+			refused++;
+		} else {
+			cr_assert_not_null(nb, "%s: %s", base, cause);
+			free(path);
+			xasprintf(&path, "%s.want", base);
+			cr_assert_eq(util_read_file(path, &want, &len, &cause),
+			    0, "%s", cause);
+			got = room_ipynb_dump(nb, &len);
+			a = gen_no_ids(want);
+			b = gen_no_ids(got);
+			cr_assert_str_eq(b, a, "%s.ipynb: not nbformat's "
+			    "upgrade", base);
+			free(a);
+			free(b);
+			free(got);
+			free(want);
+			room_nb_free(nb);
+			n++;
+		}
+		free(path);
+		free(base);
+	}
+	closedir(d);
+	cr_assert_eq(n + refused, 300);
+	cr_assert_gt(n, 250);
+	cr_assert_gt(refused, 0);
 }
