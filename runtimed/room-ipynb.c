@@ -135,7 +135,8 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 	enum json_tokener_error	 jerr;
 	size_t			 i, ncells, j, used;
 	const char		*str;
-	char			 id[9];
+	char			 id[9], *note = NULL;
+	int			 major;
 
 	if (len > INT32_MAX) {
 		xasprintf(cause, "notebook too large");
@@ -162,14 +163,31 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 		xasprintf(cause, "not a notebook (top level is not an object)");
 		goto fail;
 	}
-	if (!json_object_object_get_ex(root, "nbformat", &v) ||
-	    !json_object_is_type(v, json_type_int) ||
-	    json_object_get_int(v) != 4) {
-		xasprintf(cause, "unsupported notebook format (nbformat 4 "
-		    "only)");
+	major = 0;
+	if (json_object_object_get_ex(root, "nbformat", &v) &&
+	    json_object_is_type(v, json_type_int))
+		major = json_object_get_int(v);
+	if (major >= 1 && major <= 3) {
+		/* Upgraded as nbformat does; read as nbformat 4 below. */
+		if ((v = room_upgrade_v4(root, &note, cause)) == NULL)
+			goto fail;
+		json_object_put(root);
+		root = v;
+		major = 4;
+	}
+	if (major > 4) {
+		xasprintf(cause, "nbformat %d is newer than runtimed reads "
+		    "(nbformat 1 to 4): update runtimed", major);
+		goto fail;
+	}
+	if (major != 4) {
+		xasprintf(cause, "unsupported notebook format (nbformat 1 "
+		    "to 4 only)");
 		goto fail;
 	}
 	nb = room_nb_create();
+	nb->upgrade_note = note;
+	note = NULL;
 	if (json_object_object_get_ex(root, "nbformat_minor", &v) &&
 	    json_object_is_type(v, json_type_int))
 		nb->nbformat_minor = json_object_get_int(v);
@@ -274,6 +292,7 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 	return (nb);
 
 fail:
+	free(note);
 	room_nb_free(nb);
 	json_object_put(root);
 	return (NULL);
@@ -297,7 +316,8 @@ room_ipynb_read(const char *path, char **cause)
 	if (nb == NULL) {
 		xasprintf(cause, "%s: %s", path, why);
 		free(why);
-	}
+	} else if (nb->upgrade_note != NULL)
+		log_info("%s: %s", path, nb->upgrade_note);
 	return (nb);
 }
 

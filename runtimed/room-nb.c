@@ -34,6 +34,7 @@ room_nb_free(struct room_nb *nb)
 		room_nb_cell_free(nb->cells[i]);
 	free(nb->cells);
 	json_object_put(nb->metadata);
+	free(nb->upgrade_note);
 	free(nb);
 }
 

@@ -65,6 +65,7 @@ struct room_nb {
 	int			 nbformat_minor;
 	struct room_cell	**cells;
 	size_t			 ncells;
+	char			*upgrade_note;	/* upgraded from v1-3, or NULL */
 };
 
 /* What changed in a room (ROOM_CHANGED kinds), as bits. */
@@ -233,6 +234,9 @@ struct room_nb	*room_journal_unpack_nb(const msgpack_object *, char **);
 void		 room_watch_add(struct room *);
 void		 room_watch_remove(struct room *);
 void		 room_watch_free_all(void);
+
+/* room-upgrade.c */
+struct json_object *room_upgrade_v4(struct json_object *, char **, char **);
 
 /* room-ipynb.c */
 void		 room_ipynb_set_blob_dir(const char *);
