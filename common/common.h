@@ -85,7 +85,14 @@ int	 frameio_read(int, int, struct proto_header *, msgpack_unpacked *,
 int	 frameio_hello(int, const char *, const char *,
 	     struct proto_incarnation *, char **);
 
-/* peer.c: one framed, non-blocking connection on an event_base. */
+/*
+ * peer.c: one framed, non-blocking connection on an event_base.  Every
+ * connection opens with the handshake: until HELLO_OK has been sent or
+ * received, only handshake frames of at most PROTO_HELLO_MAX bytes are
+ * read, and a peer that has not finished it within PEER_HELLO_TIMEOUT
+ * seconds is closed.
+ */
+#define PEER_HELLO_TIMEOUT	5
 struct peer;
 /*
  * Called once per complete frame; with hdr == NULL and body == NULL when
