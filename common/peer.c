@@ -38,7 +38,7 @@ struct peer {
 	int			 in_read;
 	struct event		*kill_timer;	/* bounds a killed peer's drain */
 	int			 hello_done;	/* HELLO_OK sent or received */
-	int			 hello_sent;	/* we connected: we wait for OK */
+	int			 hello_sent;	/* we said HELLO: await OK */
 	struct event		*hello_timer;
 	char			*label;		/* name and pid, for logs */
 };
