@@ -230,6 +230,13 @@ wire_crowd(const char *sock, int n, int hold)
 	}
 	printf("answered %d of %d, closed unanswered %d, slowest %lld ms\n",
 	    answered, n, lost, (long long)worst);
+	for (i = 0; i < n; i++) {
+		if (cs[i].state != 2)
+			close(cs[i].fd);
+		free(cs[i].buf);
+	}
+	free(cs);
+	free(pfds);
 	return (answered == n ? 0 : 1);
 }
 

@@ -191,7 +191,7 @@ Test(peer, after_handshake_full_caps)
 {
 	struct event_base	*base = event_base_new();
 	struct seen		 s = { 0 };
-	static uint8_t		 big[PROTO_HEADER_SIZE + 200 * 1024];
+	static uint8_t		 big[128 + PROTO_HEADER_SIZE + 200 * 1024];
 	struct proto_header	 hdr = { 200 * 1024 - PROTO_HEADER_SIZE,
 	    PROTO_MSG_ROOM_CONTENT, PROTO_VERSION, 0, 2 };
 	uint8_t			 buf[128];
@@ -229,6 +229,8 @@ Test(peer, after_handshake_full_caps)
 	cr_assert_eq(s.last_type, PROTO_MSG_ROOM_CONTENT);
 	cr_assert_eq(s.lost, 0);
 	close(sv[1]);
+	run_for(base, 20);
+	cr_assert_eq(s.lost, 1);
 	event_base_free(base);
 }
 
@@ -266,6 +268,8 @@ Test(peer, no_hello_closed_after_timeout, .timeout = 15)
 	run_for(base, PEER_HELLO_TIMEOUT * 1000 + 500);
 	cr_assert_eq(s.lost, 0);
 	close(sv[1]);
+	run_for(base, 20);
+	cr_assert_eq(s.lost, 1);
 	event_base_free(base);
 }
 
