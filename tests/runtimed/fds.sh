@@ -3,7 +3,8 @@
 # clients connect at once: the daemon stops accepting while it has no
 # room (clients wait in the listen backlog), logs that a bounded number
 # of times, keeps serving the clients it has, uses little CPU, answers
-# every client once others leave, and says in status how many fit.
+# every client once others leave, and says in status how many fit.  The
+# soft limit is raised to the hard one.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 150 "$0" "$@"
 . "${srcdir:-.}/tests/runtimed/lib.sh"
@@ -51,3 +52,14 @@ out=$("$RUNTIMED" status) || fail "the daemon stopped serving"
 echo "$out" | grep -q "^peers 1$" || fail "peers left behind: $out"
 out=$("$WIRE" crowd "$RUNTIMED_SOCKET" 10 0) || fail "after: $out"
 ok "serving again after the crowd left: $out"
+
+# The soft limit is raised to the hard one at start.
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait $D 2>/dev/null
+prlimit --nofile=48:1024 "$RUNTIMED" -D >>"$T/daemon.log" 2>&1 &
+D=$!
+track $D
+wait_status
+out=$("$RUNTIMED" status | grep "^descriptors") || fail "status"
+echo "$out" | grep -q " of 1024:" || fail "soft limit 48 not raised: $out"
+ok "soft 48, hard 1024: $out"
