@@ -102,7 +102,14 @@ int	 frameio_read(int, int, struct proto_header *, msgpack_unpacked *,
 int	 frameio_hello(int, const char *, const char *,
 	     struct proto_incarnation *, char **);
 
-/* peer.c: one framed, non-blocking connection on an event_base. */
+/*
+ * peer.c: one framed, non-blocking connection on an event_base.  Every
+ * connection opens with the handshake: until HELLO_OK has been sent or
+ * received, only handshake frames of at most PROTO_HELLO_MAX bytes are
+ * read, and a peer that has not finished it within PEER_HELLO_TIMEOUT
+ * seconds is closed.
+ */
+#define PEER_HELLO_TIMEOUT	5
 struct peer;
 /*
  * Called once per complete frame; with hdr == NULL and body == NULL when
@@ -128,6 +135,38 @@ int		 peer_send_error(struct peer *, uint32_t, const char *,
 int		 peer_send_ok(struct peer *, uint32_t);
 void		 peer_kill(struct peer *, const char *);
 size_t		 peer_pending_output(struct peer *);
+
+/*
+ * streamcap.c: a stream output longer than STREAMCAP_HEAD + STREAMCAP_TAIL
+ * characters keeps its head and its tail with a marker between.
+ */
+#define STREAMCAP_HEAD	250000
+#define STREAMCAP_TAIL	250000
+struct streamcap {
+	char		*head;
+	size_t		 head_len;	/* bytes */
+	size_t		 head_chars;
+	int		 is_cut;
+	uint64_t	 cut;		/* characters cut after the head */
+	char		*tail;
+	size_t		 tail_len;
+	size_t		 tail_chars;
+};
+void			 streamcap_init(struct streamcap *);
+void			 streamcap_free(struct streamcap *);
+void			 streamcap_add(struct streamcap *, const char *,
+			     size_t);
+void			 streamcap_gap(struct streamcap *, uint64_t);
+char			*streamcap_text(const struct streamcap *, size_t *);
+void			 streamcap_load(struct streamcap *,
+			     struct json_object *);
+struct json_object	*streamcap_output(const struct streamcap *,
+			     const char *);
+uint64_t		 streamcap_cut(struct json_object *);
+int			 streamcap_truncated(struct json_object *);
+struct json_object	*streamcap_merge(struct json_object *,
+			     struct json_object *);
+struct json_object	*streamcap_fit(struct json_object *);
 
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);

@@ -3,7 +3,16 @@
  * checks each header against its cap before the body is buffered, and
  * hands the decoded body to the owner's dispatch callback.  A bad frame
  * kills only this peer.
+ *
+ * The handshake is enforced here, for every process alike: until a
+ * HELLO_OK crosses the connection (the side that accepts sends it, the
+ * side that connects receives it) only handshake frames of at most
+ * PROTO_HELLO_MAX bytes are taken, reads are no larger than one such
+ * frame, and the peer is closed if the handshake is not done within
+ * PEER_HELLO_TIMEOUT seconds.
  */
+
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +37,14 @@ struct peer {
 	int			 gone;		/* lost callback scheduled */
 	int			 in_read;
 	struct event		*kill_timer;	/* bounds a killed peer's drain */
+	int			 hello_done;	/* HELLO_OK sent or received */
+	int			 hello_sent;	/* we said HELLO: await OK */
+	struct event		*hello_timer;
+	char			*label;		/* name and pid, for logs */
 };
+
+/* Largest read once the handshake is done. */
+#define PEER_READ_MAX	(1024 * 1024)
 
 static void	peer_lost(struct peer *);
 
@@ -40,8 +56,11 @@ peer_lost_cb(evutil_socket_t fd, short events, void *arg)
 	peer->cb(peer, NULL, NULL, peer->arg);
 	if (peer->kill_timer != NULL)
 		event_free(peer->kill_timer);
+	if (peer->hello_timer != NULL)
+		event_free(peer->hello_timer);
 	bufferevent_free(peer->bev);
 	free(peer->name);
+	free(peer->label);
 	free(peer);
 }
 
@@ -64,6 +83,32 @@ peer_kill_timer_cb(evutil_socket_t fd, short events, void *arg)
 	peer_lost(arg);
 }
 
+/* The handshake is done: full reads and per-type caps from now on. */
+static void
+peer_hello_done(struct peer *peer)
+{
+	if (peer->hello_done)
+		return;
+	peer->hello_done = 1;
+	if (peer->hello_timer != NULL) {
+		event_free(peer->hello_timer);
+		peer->hello_timer = NULL;
+	}
+	bufferevent_set_max_single_read(peer->bev, PEER_READ_MAX);
+}
+
+static void
+peer_hello_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct peer	*peer = arg;
+
+	if (peer->dying)
+		return;
+	log_warnx("peer %s: no %s within %d s; closing", peer->label,
+	    peer->hello_sent ? "HELLO_OK" : "HELLO", PEER_HELLO_TIMEOUT);
+	peer_kill(peer, NULL);
+}
+
 static void
 peer_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -81,7 +126,9 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 			break;
 		evbuffer_copyout(in, h, sizeof h);
 		proto_header_unpack(h, &hdr);
-		if (proto_frame_check(&hdr, err, sizeof err) != 0) {
+		if ((peer->hello_done ? proto_frame_check(&hdr, err,
+		    sizeof err) : proto_frame_check_hello(&hdr, err,
+		    sizeof err)) != 0) {
 			peer_kill(peer, err);
 			break;
 		}
@@ -94,6 +141,8 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 			peer_kill(peer, r == 0 ? "short frame" : err);
 			break;
 		}
+		if (hdr.type == PROTO_MSG_HELLO_OK)
+			peer_hello_done(peer);
 		peer->in_read = 1;
 		peer->cb(peer, &hdr, &u.data, peer->arg);
 		peer->in_read = 0;
@@ -118,9 +167,9 @@ peer_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct peer	*peer = arg;
 
 	if (what & BEV_EVENT_ERROR)
-		log_debug("peer %s: %s", peer->name, strerror(errno));
+		log_debug("peer %s: %s", peer->label, strerror(errno));
 	else if (what & BEV_EVENT_EOF)
-		log_debug("peer %s: closed", peer->name);
+		log_debug("peer %s: closed", peer->label);
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		peer_lost(peer);
 }
@@ -131,6 +180,9 @@ peer_create(struct event_base *base, int fd, const char *name,
     peer_dispatch_cb cb, void *arg)
 {
 	struct peer	*peer;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof cred;
+	struct timeval	 tv = { PEER_HELLO_TIMEOUT, 0 };
 
 	util_set_nonblock(fd);
 	util_set_cloexec(fd);
@@ -138,16 +190,26 @@ peer_create(struct event_base *base, int fd, const char *name,
 	peer->base = base;
 	peer->fd = fd;
 	peer->name = xstrdup(name);
+	/* A socketpair's credentials are its creator's: ours, no news. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	    cred.pid > 0 && cred.pid != getpid())
+		xasprintf(&peer->label, "%s (pid %ld)", name, (long)cred.pid);
+	else
+		peer->label = xstrdup(name);
 	peer->cb = cb;
 	peer->arg = arg;
 	peer->next_id = 1;
 	peer->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (peer->bev == NULL)
 		fatalx("bufferevent_socket_new failed");
-	bufferevent_set_max_single_read(peer->bev, 1024 * 1024);
+	/* One handshake frame at most until the handshake is done. */
+	bufferevent_set_max_single_read(peer->bev, PROTO_HEADER_SIZE +
+	    PROTO_HELLO_MAX);
 	bufferevent_setcb(peer->bev, peer_read_cb, peer_write_cb,
 	    peer_event_cb, peer);
 	bufferevent_enable(peer->bev, EV_READ | EV_WRITE);
+	peer->hello_timer = evtimer_new(base, peer_hello_timer_cb, peer);
+	evtimer_add(peer->hello_timer, &tv);
 	return (peer);
 }
 
@@ -197,7 +259,7 @@ peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
 		return (-1);
 	if (len > proto_msg_cap(type)) {
 		log_warnx("peer %s: not sending %s of %zu bytes (cap %u)",
-		    peer->name, proto_msg_name(type), len,
+		    peer->label, proto_msg_name(type), len,
 		    proto_msg_cap(type));
 		return (-1);
 	}
@@ -210,6 +272,10 @@ peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
 	out = bufferevent_get_output(peer->bev);
 	evbuffer_add(out, h, sizeof h);
 	evbuffer_add(out, body, len);
+	if (type == PROTO_MSG_HELLO)
+		peer->hello_sent = 1;
+	else if (type == PROTO_MSG_HELLO_OK)
+		peer_hello_done(peer);
 	return (0);
 }
 
@@ -263,7 +329,7 @@ peer_kill(struct peer *peer, const char *why)
 	if (peer->dying)
 		return;
 	if (why != NULL)
-		log_warnx("peer %s: closing: %s", peer->name, why);
+		log_warnx("peer %s: closing: %s", peer->label, why);
 	peer->dying = 1;
 	bufferevent_disable(peer->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(peer->bev)) == 0) {

@@ -327,6 +327,9 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 		    "output_type"));
 		if (type == NULL)
 			type = "";
+		/* Cut or dropped on its way here (common/streamcap.c). */
+		if (streamcap_truncated(o))
+			*truncated = 1;
 		copy = json_object_new_object();
 		it = json_object_iter_begin(o);
 		end = json_object_iter_end(o);

@@ -23,9 +23,9 @@ struct proto_msg_info {
  * notebooks are largest.
  */
 static const struct proto_msg_info proto_frame_table[] = {
-	{ PROTO_MSG_HELLO, "HELLO", 4 * KIB },
-	{ PROTO_MSG_HELLO_OK, "HELLO_OK", 4 * KIB },
-	{ PROTO_MSG_VERSION_MISMATCH, "VERSION_MISMATCH", 4 * KIB },
+	{ PROTO_MSG_HELLO, "HELLO", PROTO_HELLO_MAX },
+	{ PROTO_MSG_HELLO_OK, "HELLO_OK", PROTO_HELLO_MAX },
+	{ PROTO_MSG_VERSION_MISMATCH, "VERSION_MISMATCH", PROTO_HELLO_MAX },
 	{ PROTO_MSG_OK, "OK", 64 * KIB },
 	{ PROTO_MSG_ERROR, "ERROR", 64 * KIB },
 	{ PROTO_MSG_PING, "PING", 4 * KIB },
@@ -168,6 +168,37 @@ proto_frame_check(const struct proto_header *hdr, char *err, size_t errlen)
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * Check a header that arrives before the handshake is done: only a
+ * handshake frame of at most PROTO_HELLO_MAX bytes, whatever its type's
+ * cap, so nothing larger is ever buffered for a peer we do not know yet.
+ * Returns 0 if acceptable, else -1 with the reason in err.
+ */
+int
+proto_frame_check_hello(const struct proto_header *hdr, char *err,
+    size_t errlen)
+{
+	switch (hdr->type) {
+	case PROTO_MSG_HELLO:
+	case PROTO_MSG_HELLO_OK:
+	case PROTO_MSG_VERSION_MISMATCH:
+	case PROTO_MSG_ERROR:
+		break;
+	default:
+		snprintf(err, errlen, "%s frame of %u bytes before HELLO "
+		    "(only a handshake frame may come first)",
+		    proto_msg_name(hdr->type), hdr->length);
+		return (-1);
+	}
+	if (hdr->length > PROTO_HELLO_MAX) {
+		snprintf(err, errlen, "%s frame of %u bytes before HELLO "
+		    "(at most %u until the handshake is done)",
+		    proto_msg_name(hdr->type), hdr->length, PROTO_HELLO_MAX);
+		return (-1);
+	}
+	return (proto_frame_check(hdr, err, errlen));
 }
 
 /* Big-endian unsigned of n bytes. */

@@ -33,6 +33,13 @@
 /* Hard ceiling for any frame; per-type caps below are tighter. */
 #define PROTO_MAX_FRAME		(64U * 1024 * 1024)
 
+/*
+ * Until the handshake is done (HELLO_OK sent or received) a peer may send
+ * only handshake frames (HELLO, HELLO_OK, VERSION_MISMATCH, ERROR) of at
+ * most this many bytes: a stranger cannot make us buffer more.
+ */
+#define PROTO_HELLO_MAX		(4U * 1024)
+
 enum proto_msg {
 	/* 1-99: every connection. */
 	PROTO_MSG_HELLO = 1,		/* first frame on every connection */
@@ -114,6 +121,8 @@ uint32_t	 proto_msg_cap(uint16_t);
 void		 proto_header_pack(const struct proto_header *, uint8_t *);
 void		 proto_header_unpack(const uint8_t *, struct proto_header *);
 int		 proto_frame_check(const struct proto_header *, char *, size_t);
+int		 proto_frame_check_hello(const struct proto_header *, char *,
+		     size_t);
 int		 proto_frame_decode(const uint8_t *, size_t, struct proto_header *,
 		     msgpack_unpacked *, size_t *, char *, size_t);
 

@@ -75,14 +75,15 @@ agent_exec_status(int busy)
 }
 
 /*
- * Send AGENT_OUTPUT with one output object.  One too big for a frame is
- * replaced by a note on stderr rather than lost without a word.
+ * Send AGENT_OUTPUT with one output object.  One too big for a frame (not
+ * a stream: those are cut to fit) is replaced by a note on stderr, marked
+ * transient.runtimed_dropped, rather than lost without a word.
  */
 static void
 agent_exec_send_output(struct agent_exec *e, struct json_object *output,
     const char *update_id)
 {
-	struct json_object	*note;
+	struct json_object	*note, *t;
 	struct mpbuf		 b;
 	char			*text;
 	size_t			 size;
@@ -119,6 +120,11 @@ agent_exec_send_output(struct agent_exec *e, struct json_object *output,
 	json_object_object_add(note, "name", json_object_new_string("stderr"));
 	json_object_object_add(note, "text", json_object_new_string(text));
 	free(text);
+	/* So the worker reports the output truncated. */
+	t = json_object_new_object();
+	json_object_object_add(t, "runtimed_dropped",
+	    json_object_new_int64((int64_t)size));
+	json_object_object_add(note, "transient", t);
 	agent_exec_send_output(e, note, NULL);
 	json_object_put(note);
 }
@@ -164,12 +170,44 @@ agent_exec_flush(void)
 	agent_exec_stream_len = 0;
 }
 
+/*
+ * One stream message longer than a stream output keeps (a 200 MB print):
+ * send its head and tail alone, cut (common/streamcap.c), rather than
+ * merge or drop it.  Returns 0 when it fits after all.
+ */
+static int
+agent_exec_stream_cut(struct agent_exec *e, const char *name,
+    const char *text, size_t len)
+{
+	struct streamcap	 sc;
+	struct json_object	*out;
+
+	streamcap_init(&sc);
+	streamcap_add(&sc, text, len);
+	if (!sc.is_cut) {
+		streamcap_free(&sc);
+		return (0);
+	}
+	agent_exec_flush();
+	log_info("exec %s: %s output of %zu bytes: %llu characters cut",
+	    e->exec_id, name, len, (unsigned long long)sc.cut);
+	out = streamcap_output(&sc, name);
+	agent_exec_send_output(e, out, NULL);
+	json_object_put(out);
+	streamcap_free(&sc);
+	return (1);
+}
+
 /* Add stream text, merging with the pending one when it continues it. */
 static void
 agent_exec_stream(struct agent_exec *e, const char *name, const char *text,
     size_t len)
 {
 	struct timeval	tv = { 0, AGENT_EXEC_MERGE_MS * 1000 };
+
+	if (len > STREAMCAP_HEAD + STREAMCAP_TAIL &&
+	    agent_exec_stream_cut(e, name, text, len))
+		return;
 
 	if (agent_exec_stream_exec != NULL &&
 	    (agent_exec_stream_exec != e ||

@@ -789,24 +789,38 @@ room_exec_started(struct room *r, const msgpack_object *body)
 	room_exec_persist(e);
 }
 
+/* The agent's note for an output too large to send: kept as it is. */
+static int
+room_exec_dropped(struct json_object *out)
+{
+	struct json_object	*t;
+
+	return (json_object_object_get_ex(out, "transient", &t) &&
+	    json_object_object_get_ex(t, "runtimed_dropped", NULL));
+}
+
 /*
  * Append an output, merging a stream into a previous one of the same
- * name as Jupyter front ends do.
+ * name as Jupyter front ends do.  A stream keeps its head and its tail
+ * within the cap (common/streamcap.c), so a cell that prints without end
+ * costs the daemon a bounded amount of memory.
  */
 static void
 room_exec_append(struct json_object *outs, struct json_object *out)
 {
-	struct json_object	*last, *t1, *t2, *n1, *n2, *m;
+	struct json_object	*last, *t1, *t2, *n1, *n2;
 	size_t			 n;
-	char			*text;
 
 	n = json_object_array_length(outs);
 	last = n > 0 ? json_object_array_get_idx(outs, n - 1) : NULL;
+	if (!json_object_object_get_ex(out, "output_type", &t2) ||
+	    strcmp(json_object_get_string(t2), "stream") != 0) {
+		json_object_array_add(outs, json_object_get(out));
+		return;
+	}
 	if (last != NULL &&
 	    json_object_object_get_ex(last, "output_type", &t1) &&
-	    json_object_object_get_ex(out, "output_type", &t2) &&
 	    strcmp(json_object_get_string(t1), "stream") == 0 &&
-	    strcmp(json_object_get_string(t2), "stream") == 0 &&
 	    json_object_object_get_ex(last, "name", &n1) &&
 	    json_object_object_get_ex(out, "name", &n2) &&
 	    strcmp(json_object_get_string(n1),
@@ -814,25 +828,13 @@ room_exec_append(struct json_object *outs, struct json_object *out)
 	    json_object_object_get_ex(last, "text", &t1) &&
 	    json_object_object_get_ex(out, "text", &t2) &&
 	    json_object_is_type(t1, json_type_string) &&
-	    json_object_is_type(t2, json_type_string)) {
-		size_t	l1 = (size_t)json_object_get_string_len(t1);
-		size_t	l2 = (size_t)json_object_get_string_len(t2);
-
-		text = xmalloc(l1 + l2 + 1);
-		memcpy(text, json_object_get_string(t1), l1);
-		memcpy(text + l1, json_object_get_string(t2), l2);
-		m = json_object_new_object();
-		json_object_object_add(m, "output_type",
-		    json_object_new_string("stream"));
-		json_object_object_add(m, "name",
-		    json_object_new_string(json_object_get_string(n1)));
-		json_object_object_add(m, "text",
-		    json_object_new_string_len(text, (int)(l1 + l2)));
-		free(text);
-		json_object_array_put_idx(outs, n - 1, m);
+	    json_object_is_type(t2, json_type_string) &&
+	    !room_exec_dropped(last)) {
+		json_object_array_put_idx(outs, n - 1,
+		    streamcap_merge(last, out));
 		return;
 	}
-	json_object_array_add(outs, json_object_get(out));
+	json_object_array_add(outs, streamcap_fit(out));
 }
 
 /* Replace the displays with display_id did in outs; how many. */

@@ -346,7 +346,7 @@ runtimed_status(const char *sock)
 {
 	struct proto_header	 hdr;
 	msgpack_unpacked	 u;
-	int64_t			 v, started = 0;
+	int64_t			 v, started = 0, fds, limit, room;
 	const char		*version;
 	size_t			 vlen;
 	time_t			 t;
@@ -383,6 +383,11 @@ runtimed_status(const char *sock)
 		if (proto_get_int(&u.data, keys[i], &v) == 0)
 			printf("%s %lld\n", keys[i], (long long)v);
 	}
+	if (proto_get_int(&u.data, "fds_open", &fds) == 0 &&
+	    proto_get_int(&u.data, "fds_limit", &limit) == 0 &&
+	    proto_get_int(&u.data, "peers_room", &room) == 0)
+		printf("descriptors %lld open of %lld: %lld more peers fit\n",
+		    (long long)fds, (long long)limit, (long long)room);
 	msgpack_unpacked_destroy(&u);
 	return (0);
 }

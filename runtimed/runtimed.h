@@ -158,6 +158,10 @@ int	server_start(const char *, char **, pid_t *);
 void	server_stop_accepting(void);
 void	server_shutdown_listener(void);
 void	server_unlink_socket(void);
+void	server_resume_accepting(void);
+u_int	server_fds_open(void);
+u_int	server_fds_limit(void);
+u_int	server_peers_room(void);
 
 /* server-client.c */
 void	server_client_accept(int);

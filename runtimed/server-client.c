@@ -127,13 +127,16 @@ server_client_status(struct server_client *c, uint32_t id)
 	struct mpbuf	b;
 
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 6);
+	msgpack_pack_map(&b.pk, 9);
 	proto_pack_int(&b.pk, "pid", runtimed_incarnation.pid);
 	proto_pack_int(&b.pk, "started_at", runtimed_incarnation.started_at);
 	proto_pack_str(&b.pk, "version", runtimed_incarnation.version);
 	proto_pack_uint(&b.pk, "rooms", room_count());
 	proto_pack_uint(&b.pk, "peers", server_client_count());
 	proto_pack_uint(&b.pk, "kernels", room_kernel_count());
+	proto_pack_uint(&b.pk, "fds_open", server_fds_open());
+	proto_pack_uint(&b.pk, "fds_limit", server_fds_limit());
+	proto_pack_uint(&b.pk, "peers_room", server_peers_room());
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
@@ -378,6 +381,7 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_kernel_peer_gone(p);
 		TAILQ_REMOVE(&server_clients, c, entry);
 		free(c);
+		server_resume_accepting();
 		return;
 	}
 	if (!c->hello) {

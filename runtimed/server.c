@@ -2,15 +2,26 @@
  * server.c: the listening socket (CONTRACT section 3).  One daemon per
  * socket: flock on "<socket>.lock" held for life, then a stale socket
  * left by a dead daemon is replaced.
+ *
+ * Descriptors: the soft limit is raised to the hard one at start.  The
+ * last SERVER_FD_RESERVE descriptors are kept for what the daemon does
+ * for its clients (saving, the store, starting kernels), so it accepts
+ * only while it has more free than that; otherwise, and on EMFILE or
+ * ENFILE, it stops accepting for SERVER_ACCEPT_PAUSE_MS or until a
+ * client leaves.  New clients wait in the listen backlog meanwhile, and
+ * the ones connected are served as before (docs/decisions/012).
  */
 
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +29,20 @@
 
 #include "runtimed.h"
 
+/* Descriptors kept free of clients; pause and log interval. */
+#define SERVER_FD_RESERVE	16
+#define SERVER_ACCEPT_PAUSE_MS	1000
+#define SERVER_FD_LOG_MS	10000
+
 static int		 server_fd = -1;
 static int		 server_lock_fd = -1;
 static struct event	*server_ev;
+static struct event	*server_pause_ev;	/* resumes accepting */
+static int		 server_paused;
+static int64_t		 server_logged_at;	/* last "no room" line */
+static u_int		 server_waits;		/* pauses since */
 static char		*server_path;
+static rlim_t		 server_fd_limit;
 
 /* The pid the lock holder wrote, or 0. */
 static pid_t
@@ -37,21 +58,170 @@ server_lock_pid(int fd)
 	return ((pid_t)strtol(buf, NULL, 10));
 }
 
+/* Raise the soft descriptor limit to the hard one; remember it. */
+static void
+server_raise_fd_limit(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		log_warn("getrlimit");
+		return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			log_warn("setrlimit");
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	server_fd_limit = rl.rlim_cur;
+}
+
+/* The reserve: a quarter of a tiny limit, so some client still fits. */
+static u_int
+server_fd_reserve(void)
+{
+	if (server_fd_limit != RLIM_INFINITY &&
+	    server_fd_limit / 4 < SERVER_FD_RESERVE)
+		return ((u_int)(server_fd_limit / 4));
+	return (SERVER_FD_RESERVE);
+}
+
+/*
+ * Is there room for one more client beyond the reserve?  The kernel
+ * hands out the lowest free descriptor, so a probe that lands inside
+ * the reserve means (holes aside) that fewer than that are free.
+ */
+static int
+server_have_room(void)
+{
+	int	fd;
+
+	if ((fd = fcntl(server_fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return (0);
+	close(fd);
+	return (server_fd_limit == RLIM_INFINITY ||
+	    (rlim_t)fd + server_fd_reserve() < server_fd_limit);
+}
+
+/* Stop accepting for a while; say so once per SERVER_FD_LOG_MS. */
+static void
+server_pause(const char *why)
+{
+	struct timeval	tv = { SERVER_ACCEPT_PAUSE_MS / 1000,
+			    (SERVER_ACCEPT_PAUSE_MS % 1000) * 1000 };
+	int64_t		now = util_mono_ms();
+
+	if (server_ev == NULL)
+		return;
+	if (!server_paused) {
+		event_del(server_ev);
+		server_paused = 1;
+	}
+	evtimer_add(server_pause_ev, &tv);
+	server_waits++;
+	if (server_logged_at != 0 &&
+	    now - server_logged_at < SERVER_FD_LOG_MS)
+		return;
+	if (server_logged_at == 0)
+		log_warnx("accept: not accepting clients for now: %s (%u of "
+		    "%llu descriptors open, %u kept for saving and kernels); "
+		    "new clients wait until one leaves", why,
+		    server_fds_open(), (unsigned long long)server_fd_limit,
+		    server_fd_reserve());
+	else
+		log_warnx("accept: still short of descriptors: %s (%u of "
+		    "%llu open); paused %u times in the last %d s", why,
+		    server_fds_open(), (unsigned long long)server_fd_limit,
+		    server_waits, (int)((now - server_logged_at) / 1000));
+	server_logged_at = now;
+	server_waits = 0;
+}
+
 static void
 server_accept_cb(evutil_socket_t fd, short events, void *arg)
 {
 	int	cfd;
 
 	for (;;) {
+		if (!server_have_room()) {
+			server_pause("too few descriptors left");
+			return;
+		}
 		cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (cfd == -1) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			if (errno == EMFILE || errno == ENFILE)
+				server_pause(strerror(errno));
+			else if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR && errno != ECONNABORTED)
 				log_warn("accept");
 			return;
 		}
 		server_client_accept(cfd);
 	}
+}
+
+/* Accept again (the timer, or a client left); pause again if no room. */
+static void
+server_resume_cb(evutil_socket_t fd, short events, void *arg)
+{
+	if (!server_paused || server_ev == NULL)
+		return;
+	server_paused = 0;
+	event_add(server_ev, NULL);
+	log_debug("accepting clients again");
+}
+
+/*
+ * A client left: try again soon, from a fresh callback, once its
+ * descriptor is closed.
+ */
+void
+server_resume_accepting(void)
+{
+	struct timeval	tv = { 0, 0 };
+
+	if (server_paused && server_pause_ev != NULL)
+		evtimer_add(server_pause_ev, &tv);
+}
+
+/* Descriptors open now (the limit when even that cannot be counted). */
+u_int
+server_fds_open(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	u_int		 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return ((u_int)server_fd_limit);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return (n > 0 ? n - 1 : 0);	/* not the one reading the dir */
+}
+
+/* The soft descriptor limit we run under. */
+u_int
+server_fds_limit(void)
+{
+	if (server_fd_limit == RLIM_INFINITY || server_fd_limit > UINT_MAX)
+		return (UINT_MAX);
+	return ((u_int)server_fd_limit);
+}
+
+/* How many more clients fit beside those connected. */
+u_int
+server_peers_room(void)
+{
+	u_int	open = server_fds_open(), limit = server_fds_limit();
+	u_int	reserve = server_fd_reserve();
+
+	if (open + reserve >= limit)
+		return (0);
+	return (limit - open - reserve);
 }
 
 /*
@@ -67,6 +237,7 @@ server_start(const char *path, char **cause, pid_t *other)
 	int		 fd, len, i;
 
 	*other = 0;
+	server_raise_fd_limit();
 	copy = xstrdup(path);
 	if (sockdir_check_named("socket directory", dirname(copy), 1,
 	    cause) != 0) {
@@ -135,6 +306,7 @@ server_start(const char *path, char **cause, pid_t *other)
 	server_ev = event_new(runtimed_base, server_fd, EV_READ | EV_PERSIST,
 	    server_accept_cb, NULL);
 	event_add(server_ev, NULL);
+	server_pause_ev = evtimer_new(runtimed_base, server_resume_cb, NULL);
 	log_info("listening on %s", path);
 	return (0);
 }
@@ -150,6 +322,11 @@ server_stop_accepting(void)
 		event_free(server_ev);
 		server_ev = NULL;
 	}
+	if (server_pause_ev != NULL) {
+		event_free(server_pause_ev);
+		server_pause_ev = NULL;
+	}
+	server_paused = 0;
 }
 
 void

@@ -780,6 +780,74 @@ rtd_save(const char *sock, const char *path, int save)
 	return (0);
 }
 
+/*
+ * An untitled room; run each CODE as one cell of one run and write the
+ * final EXEC_STATE, as JSON, to out.  Prints the agent's pid.
+ */
+static int
+rtd_runcells(const char *sock, const char *out, char **codes, int n)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct json_object	*j;
+	char			**ids, *eid, *status;
+	int64_t			 agent = -1, deadline;
+	FILE			*f;
+	int			 fd, i;
+
+	fd = rtd_connect(sock);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	ids = xcalloc((size_t)n, sizeof *ids);
+	rtd_insert(fd, (const char **)codes, (size_t)n, ids);
+	/* Every cell runs, even after an error. */
+	rtd_body(&b, 2);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, (size_t)n);
+	for (i = 0; i < n; i++)
+		proto_pack_cstr(&b.pk, ids[i]);
+	proto_pack_bool(&b.pk, "stop_on_error", 0);
+	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000,
+	    &u);
+	eid = rtd_str(&u, "execution_id");
+	msgpack_unpacked_destroy(&u);
+	deadline = util_mono_ms() + 300000;
+	for (;;) {
+		rtd_wait(fd, eid, &u);
+		status = rtd_str(&u, "status");
+		if (strcmp(status, "queued") != 0 &&
+		    strcmp(status, "running") != 0)
+			break;
+		free(status);
+		msgpack_unpacked_destroy(&u);
+		if (util_mono_ms() > deadline)
+			rtd_fail("run %s not done within 300 s", eid);
+	}
+	free(status);
+	if ((f = fopen(out, "w")) == NULL)
+		rtd_fail("%s: %s", out, strerror(errno));
+	j = mpjson_unpack(&u.data);
+	fputs(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN), f);
+	fclose(f);
+	json_object_put(j);
+	msgpack_unpacked_destroy(&u);
+
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_KERNEL_INFO, &b, PROTO_MSG_KERNEL_INFO_REPLY,
+	    5000, &u);
+	proto_get_int(&u.data, "agent_pid", &agent);
+	printf("%lld\n", (long long)agent);
+	msgpack_unpacked_destroy(&u);
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(eid);
+	close(fd);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -798,7 +866,10 @@ main(int argc, char **argv)
 		return (rtd_save(argv[2], argv[3], 0));
 	if (argc == 4 && strcmp(argv[1], "save") == 0)
 		return (rtd_save(argv[2], argv[3], 1));
+	if (argc >= 5 && strcmp(argv[1], "run") == 0)
+		return (rtd_runcells(argv[2], argv[3], argv + 4, argc - 4));
 	fprintf(stderr, "usage: rtd-client "
-	    "exec|errors|mismatch|room|kernel|open|save SOCKET [PATH]\n");
+	    "exec|errors|mismatch|room|kernel|open|save SOCKET [PATH]\n"
+	    "       rtd-client run SOCKET OUT.json CODE...\n");
 	return (2);
 }

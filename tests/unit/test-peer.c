@@ -64,7 +64,7 @@ frame(uint8_t *buf, uint16_t type, uint8_t version, const char *value)
 static void
 run_for(struct event_base *base, int ms)
 {
-	struct timeval	tv = { 0, ms * 1000 };
+	struct timeval	tv = { ms / 1000, (ms % 1000) * 1000 };
 
 	event_base_loopexit(base, &tv);
 	event_base_dispatch(base);
@@ -80,14 +80,14 @@ Test(peer, frame_split_byte_by_byte)
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	peer_create(base, sv[0], "test", record_cb, &s);
-	n = frame(buf, PROTO_MSG_PING, PROTO_VERSION, "hello");
+	n = frame(buf, PROTO_MSG_HELLO, PROTO_VERSION, "hello");
 	for (i = 0; i < n; i++) {
 		cr_assert_eq(write(sv[1], buf + i, 1), 1);
 		run_for(base, 1);
 	}
 	run_for(base, 10);
 	cr_assert_eq(s.frames, 1);
-	cr_assert_eq(s.last_type, PROTO_MSG_PING);
+	cr_assert_eq(s.last_type, PROTO_MSG_HELLO);
 	cr_assert_str_eq(s.last_str, "hello");
 	cr_assert_eq(s.lost, 0);
 	close(sv[1]);
@@ -139,6 +139,137 @@ Test(peer, wrong_version_only_for_hello)
 	cr_assert_eq(s.frames, 1);
 	cr_assert_eq(s.lost, 1);
 	close(sv[1]);
+	event_base_free(base);
+}
+
+/* Answers HELLO with HELLO_OK, as every accepting side does. */
+static void
+accept_cb(struct peer *peer, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	record_cb(peer, hdr, body, arg);
+	if (hdr != NULL && hdr->type == PROTO_MSG_HELLO)
+		peer_send_raw(peer, PROTO_MSG_HELLO_OK, hdr->id, "\x80", 1);
+}
+
+Test(peer, before_hello_only_a_hello_sized_frame)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 };
+	struct proto_header	 hdr = { 64U * 1024 * 1024,
+	    PROTO_MSG_ROOM_CONTENT, PROTO_VERSION, 0, 1 };
+	uint8_t			 h[PROTO_HEADER_SIZE];
+	int			 sv[2];
+	char			 c;
+
+	/* Within ROOM_CONTENT's own cap, but nobody has said HELLO yet. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", record_cb, &s);
+	proto_header_pack(&hdr, h);
+	cr_assert_eq(write(sv[1], h, sizeof h), (ssize_t)sizeof h);
+	run_for(base, 20);
+	cr_assert_eq(s.frames, 0);
+	cr_assert_eq(s.lost, 1);
+	cr_assert_eq(read(sv[1], &c, 1), 0);
+	close(sv[1]);
+
+	/* A HELLO larger than a HELLO may be. */
+	memset(&s, 0, sizeof s);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", record_cb, &s);
+	hdr.type = PROTO_MSG_HELLO;
+	hdr.length = PROTO_HELLO_MAX + 1;
+	proto_header_pack(&hdr, h);
+	cr_assert_eq(write(sv[1], h, sizeof h), (ssize_t)sizeof h);
+	run_for(base, 20);
+	cr_assert_eq(s.lost, 1);
+	close(sv[1]);
+	event_base_free(base);
+}
+
+Test(peer, after_handshake_full_caps)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 };
+	static uint8_t		 big[128 + PROTO_HEADER_SIZE + 200 * 1024];
+	struct proto_header	 hdr = { 200 * 1024 - PROTO_HEADER_SIZE,
+	    PROTO_MSG_ROOM_CONTENT, PROTO_VERSION, 0, 2 };
+	uint8_t			 buf[128];
+	size_t			 n, len;
+	int			 sv[2];
+
+	/* HELLO and a 200 KiB frame in one write: the first is taken under
+	 * the handshake rules, the second under ROOM_CONTENT's cap. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", accept_cb, &s);
+	n = frame(buf, PROTO_MSG_HELLO, PROTO_VERSION, "a");
+	memcpy(big, buf, n);
+	len = hdr.length;
+	proto_header_pack(&hdr, big + n);
+	big[n + PROTO_HEADER_SIZE] = 0x81;		/* map of 1 */
+	big[n + PROTO_HEADER_SIZE + 1] = 0xa1;		/* "k" */
+	big[n + PROTO_HEADER_SIZE + 2] = 'k';
+	big[n + PROTO_HEADER_SIZE + 3] = 0xdb;		/* str32 */
+	big[n + PROTO_HEADER_SIZE + 4] = (len - 8) >> 24;
+	big[n + PROTO_HEADER_SIZE + 5] = (len - 8) >> 16;
+	big[n + PROTO_HEADER_SIZE + 6] = (len - 8) >> 8;
+	big[n + PROTO_HEADER_SIZE + 7] = (len - 8);
+	memset(big + n + PROTO_HEADER_SIZE + 8, 'x', len - 8);
+	util_set_nonblock(sv[1]);
+	len = n + PROTO_HEADER_SIZE + len;
+	for (n = 0; n < len;) {
+		ssize_t	w = write(sv[1], big + n, len - n);
+
+		if (w > 0)
+			n += (size_t)w;
+		run_for(base, 5);
+	}
+	run_for(base, 50);
+	cr_assert_eq(s.frames, 2);
+	cr_assert_eq(s.last_type, PROTO_MSG_ROOM_CONTENT);
+	cr_assert_eq(s.lost, 0);
+	close(sv[1]);
+	run_for(base, 20);
+	cr_assert_eq(s.lost, 1);
+	event_base_free(base);
+}
+
+Test(peer, no_hello_closed_after_timeout, .timeout = 15)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 }, t = { 0 };
+	uint8_t			 buf[128];
+	size_t			 n;
+	int			 sv[2], sw[2];
+	char			 c;
+
+	/* One peer never speaks; one connects (sends HELLO) and is never
+	 * answered.  Both are closed after PEER_HELLO_TIMEOUT. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sw), 0);
+	peer_create(base, sv[0], "silent", record_cb, &s);
+	peer_send_raw(peer_create(base, sw[0], "caller", record_cb, &t),
+	    PROTO_MSG_HELLO, 1, "\x80", 1);
+	run_for(base, PEER_HELLO_TIMEOUT * 1000 - 500);
+	cr_assert_eq(s.lost + t.lost, 0, "closed too early");
+	run_for(base, 1000);
+	cr_assert_eq(s.lost, 1, "a silent peer stays open");
+	cr_assert_eq(t.lost, 1, "an unanswered HELLO stays open");
+	cr_assert_eq(read(sv[1], &c, 1), 0);
+	close(sv[1]);
+	close(sw[1]);
+
+	/* A HELLO answered in time keeps the peer. */
+	memset(&s, 0, sizeof s);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", accept_cb, &s);
+	n = frame(buf, PROTO_MSG_HELLO, PROTO_VERSION, "a");
+	cr_assert_eq(write(sv[1], buf, n), (ssize_t)n);
+	run_for(base, PEER_HELLO_TIMEOUT * 1000 + 500);
+	cr_assert_eq(s.lost, 0);
+	close(sv[1]);
+	run_for(base, 20);
+	cr_assert_eq(s.lost, 1);
 	event_base_free(base);
 }
 
