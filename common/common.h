@@ -112,6 +112,10 @@ int		 peer_send_ok(struct peer *, uint32_t);
 void		 peer_kill(struct peer *, const char *);
 size_t		 peer_pending_output(struct peer *);
 
+/* utf8.c */
+int	 utf8_valid(const char *, size_t, size_t *);
+char	*utf8_repair(const char *, size_t, size_t *);
+
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
 struct json_object	*mpjson_unpack(const msgpack_object *);
