@@ -164,7 +164,11 @@ room_ipynb_where(const char *data, size_t len, size_t off)
 static const char *
 room_ipynb_eof_what(struct json_tokener *tok)
 {
-	switch (tok->stack[tok->depth].state) {
+	enum json_tokener_state	st = tok->stack[tok->depth].state;
+
+	if (st == json_tokener_state_eatws)
+		st = tok->stack[tok->depth].saved_state;
+	switch (st) {
 	case json_tokener_state_string:
 	case json_tokener_state_string_escape:
 	case json_tokener_state_escape_unicode:
@@ -201,6 +205,30 @@ room_ipynb_eof_what(struct json_tokener *tok)
 	}
 }
 
+/* Does the text end inside the UTF-8 character that starts at bad? */
+static int
+room_ipynb_cut_char(const char *data, size_t len, size_t bad)
+{
+	const unsigned char	*p = (const unsigned char *)data + bad;
+	size_t			 need, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		need = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		need = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		need = 4;
+	else
+		return (0);
+	if (len - bad >= need)
+		return (0);
+	for (i = 1; i < len - bad; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return (0);
+	}
+	return (1);
+}
+
 /*
  * JSON text to a value, or NULL with a cause a person can act on: what
  * is wrong and at which byte.  nbformat refuses the same files (it
@@ -225,6 +253,22 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 	if (i == len) {
 		xasprintf(cause, "the file holds only white space (%s bytes)",
 		    room_ipynb_num(len, nbuf));
+		return (NULL);
+	}
+	if (!utf8_valid(data, len, &bad) && room_ipynb_cut_char(data, len,
+	    bad)) {
+		/* Cut inside a character: say what the text was in. */
+		if ((root = room_ipynb_json(data, bad, cause)) != NULL) {
+			json_object_put(root);
+			xasprintf(cause, "the file ends at byte %s in the "
+			    "middle of a character (truncated?)",
+			    room_ipynb_num(len, nbuf));
+		} else if (strncmp(*cause, "the file ends at byte ", 22) == 0) {
+			where = *cause;
+			xasprintf(cause, "the file ends at byte %s%s",
+			    room_ipynb_num(len, nbuf), strchr(where + 22, ' '));
+			free(where);
+		}
 		return (NULL);
 	}
 	if (!utf8_valid(data, len, &bad)) {
@@ -283,9 +327,8 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 	for (i = used; i < len; i++) {
 		if (strchr(" \t\r\n", data[i]) == NULL) {
 			where = room_ipynb_where(data, len, i);
-			xasprintf(cause, "not JSON: the notebook ends at byte "
-			    "%s and something else follows at %s",
-			    room_ipynb_num(used, nbuf), where);
+			xasprintf(cause, "not JSON: something follows the "
+			    "notebook at %s", where);
 			free(where);
 			json_object_put(root);
 			return (NULL);
