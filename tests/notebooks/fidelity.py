@@ -246,6 +246,21 @@ def unknown_cells():
     W.call("disconnect_notebook", notebook_handle=h)
 
 
+def hostile_export():
+    """A file's ids and cell types reach an HTML export escaped."""
+    path = os.path.join(WORK, "hostile.ipynb")
+    shutil.copyfile(os.path.join(CORPUS, "hostile-names.ipynb"), path)
+    sc, _, _ = connect(path)
+    h = sc["notebook_handle"]
+    r, text, err = W.call("export_notebook", notebook_handle=h,
+                          format="html")
+    html = json.dumps(r) + text
+    check(not err and "<script>" not in html and
+          'onmouseover="' not in html and "&lt;script&gt;" in html,
+          "HTML export escapes a file's cell ids and types")
+    W.call("disconnect_notebook", notebook_handle=h)
+
+
 def restart():
     """Dirty room, kill -9: unknown keys and cells come back."""
     global W
@@ -323,6 +338,7 @@ try:
     corpus()
     one_edit()
     unknown_cells()
+    hostile_export()
     restart()
     kernel_bytes()
     check(all(line.decode("utf-8", "strict") is not None for line in W.raw),

@@ -142,6 +142,11 @@ def main():
         "same", warnings=['id "has space" is not a valid',
                           'is not a valid nbformat cell id'])
 
+    put("hostile-names.ipynb",
+        nb([md('x"><script>alert(1)</script>', "a"),
+            {"cell_type": 'w" onmouseover="alert(1)', "id": "w",
+             "metadata": {}, "source": "<b>"}]),
+        "same", warnings=['cell 0: id "x"><script>', 'cell 1 is of type'])
     put("empty-cells.ipynb", nb([]), "same")
     put("crlf-and-empty-source.ipynb",
         nb([code("a", "x\r\ny\r\n"), md("b", ""), code("c", "\n\n")]),
