@@ -611,8 +611,9 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 	nb->nbformat_minor = minor < 5 ? 5 : minor;
 	strict = nb->nbformat_minor == 5;
 	if (minor < 0)
-		room_nb_warn(nb, -1, NULL, "writes nbformat_minor 5",
-		    "the notebook has no valid nbformat_minor");
+		room_nb_warn(nb, -1, NULL, "writes nbformat 4.5 with an id "
+		    "for every cell", "the notebook has no valid "
+		    "nbformat_minor");
 	else if (minor < 5)
 		room_nb_warn(nb, -1, NULL, "writes nbformat 4.5 with an id "
 		    "for every cell", "the notebook is nbformat 4.%d", minor);
