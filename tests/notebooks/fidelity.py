@@ -262,15 +262,20 @@ def hostile_export():
 
 
 def restart():
-    """Dirty room, kill -9: unknown keys and cells come back."""
+    """Dirty rooms, kill -9: unknown keys, cells and warnings come back."""
     global W
-    path = os.path.join(WORK, "restart.ipynb")
-    shutil.copyfile(os.path.join(CORPUS, "future-46.ipynb"), path)
-    sc, _, _ = connect(path)
-    h = sc["notebook_handle"]
-    _, _, err = W.call("edit_cells", notebook_handle=h, edits=[
-        {"op": "edit", "cell_id": "tail", "source": "edited"}])
-    check(not err, "restart: an unsaved edit")
+    files = {"restart-46.ipynb": ("future-46.ipynb", "tail", -2),
+             "restart-45.ipynb": ("unknown-keys-45.ipynb", "m1", 1)}
+    warned = {}
+    for name, (orig, cid, _) in files.items():
+        path = os.path.join(WORK, name)
+        shutil.copyfile(os.path.join(CORPUS, orig), path)
+        sc, _, _ = connect(path)
+        warned[name] = sc.get("warnings", [])
+        _, _, err = W.call("edit_cells", notebook_handle=sc[
+            "notebook_handle"], edits=[
+            {"op": "edit", "cell_id": cid, "source": "edited"}])
+        check(not err, "restart: an unsaved edit of %s" % name)
     pid = daemon_pid()
     os.kill(pid, signal.SIGKILL)
     W.close()
@@ -281,17 +286,23 @@ def restart():
             break
         time.sleep(0.1)
     W = mcp.Worker(BUILD, ENV, os.path.join(TMP, "worker.err"))
-    sc, _, err = connect(path)
-    check(not err and sc.get("dirty") is True,
-          "restart: the dirty room is recovered after kill -9")
-    W.call("save_notebook", notebook_handle=sc["notebook_handle"])
-    node = nbformat.read(os.path.join(CORPUS, "future-46.ipynb"), 4)
-    node.cells[-2].source = "edited"
-    with open(path, "rb") as f:
-        saved = f.read()
-    check(saved == nbformat_bytes(node),
-          "restart: unknown keys and cells survive in the journal")
-    W.call("disconnect_notebook", notebook_handle=sc["notebook_handle"])
+    for name, (orig, cid, index) in files.items():
+        path = os.path.join(WORK, name)
+        sc, _, err = connect(path)
+        check(not err and sc.get("dirty") is True,
+              "restart: %s is recovered dirty after kill -9" % name)
+        check(sc.get("warnings", []) == warned[name],
+              "restart: %s keeps its %d warnings" % (name,
+                                                     len(warned[name])))
+        W.call("save_notebook", notebook_handle=sc["notebook_handle"])
+        node = nbformat.read(os.path.join(CORPUS, orig), 4)
+        node.cells[index].source = "edited"
+        with open(path, "rb") as f:
+            saved = f.read()
+        check(saved == nbformat_bytes(node),
+              "restart: %s: unknown keys and cells survive the journal" %
+              name)
+        W.call("disconnect_notebook", notebook_handle=sc["notebook_handle"])
 
 
 def kernel_bytes():
