@@ -542,7 +542,7 @@ worker_output_warnings(struct json_object *joined, struct json_object *sc,
 		v = json_object_array_get_idx(w, i);
 		evbuffer_add_printf(text, "- %s; a save %s\n",
 		    worker_output_str(v, "message", "?"),
-		    worker_output_str(v, "on_save", "keeps it"));
+		    worker_output_str(v, "on_save", "keeps it as it is"));
 	}
 	if (n > WORKER_SUMMARY_WARNINGS)
 		evbuffer_add_printf(text, "- (%zu more)\n",

@@ -47,7 +47,7 @@
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
 #define WORKER_SUMMARY_CELLS	25	/* cells summarised by connect */
-#define WORKER_SUMMARY_WARNINGS	5	/* file warnings in connect's text */
+#define WORKER_SUMMARY_WARNINGS	3	/* file warnings in connect's text */
 
 struct worker_call;
 struct worker_dconn;
