@@ -125,7 +125,7 @@ def corpus():
         manifest = json.load(f)
     for name in sorted(manifest):
         info = manifest[name]
-        path = os.path.join(WORK, name)
+        path = os.path.join(WORK, name.replace("/", "_"))
         shutil.copyfile(os.path.join(CORPUS, name), path)
         before = sha(path)
         sc, text, err = connect(path)

@@ -16,6 +16,7 @@ must do with it:
 import copy
 import json
 import os
+import shutil
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
@@ -24,6 +25,40 @@ KS = {"kernelspec": {"display_name": "Python 3", "language": "python",
                      "name": "python3"},
       "language_info": {"name": "python", "version": "3.11.2"}}
 manifest = {}
+NBCLIENT_LICENSE = """\
+The files in this directory are nbclient's test notebooks
+(https://github.com/jupyter/nbclient, nbclient/tests/files), copied from
+Debian's python3-nbclient package; spaces in names became dashes.
+
+Copyright: 2020, Jupyter Development Team
+License: BSD-3-clause
+ All rights reserved.
+ .
+ Redistribution and use in source and binary forms, with or without
+ modification, are permitted provided that the following conditions are met:
+ .
+ Redistributions of source code must retain the above copyright notice, this
+ list of conditions and the following disclaimer.
+ .
+ Redistributions in binary form must reproduce the above copyright notice, this
+ list of conditions and the following disclaimer in the documentation and/or
+ other materials provided with the distribution.
+ .
+ Neither the name of the IPython Development Team nor the names of its
+ contributors may be used to endorse or promote products derived from this
+ software without specific prior written permission.
+ .
+ THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS" AND
+ ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED
+ WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+ DISCLAIMED.  IN NO EVENT SHALL THE COPYRIGHT OWNER OR CONTRIBUTORS BE LIABLE
+ FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+ DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+ SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+ CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+ OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+ OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+"""
 
 
 def dump(nb):
@@ -104,8 +139,8 @@ def rich():
 
 def main():
     os.makedirs(HERE, exist_ok=True)
-    for f in os.listdir(HERE):
-        os.unlink(os.path.join(HERE, f))
+    shutil.rmtree(HERE, ignore_errors=True)
+    os.makedirs(HERE)
 
     # --- same: byte-identical to nbformat, no or only "kept" warnings.
     put("valid-45.ipynb", rich(), "same")
@@ -271,6 +306,27 @@ def main():
     oo["cells"][0]["outputs"] = {"not": "a list"}
     put("outputs-object.ipynb", oo, "refused",
         error="code cell 0: outputs is an object", nbformat=True)
+
+    # --- real notebooks: nbclient's test files as Debian ships them
+    # (BSD-3-clause, Jupyter Development Team; see nbclient/LICENSE).
+    src = "/usr/lib/python3/dist-packages/nbclient/tests/files"
+    os.makedirs(os.path.join(HERE, "nbclient"), exist_ok=True)
+    for f in sorted(os.listdir(src)):
+        if not f.endswith(".ipynb"):
+            continue
+        with open(os.path.join(src, f), "rb") as fp:
+            data = fp.read()
+        d = json.loads(data)
+        name = "nbclient/" + f.replace(" ", "-")
+        minor = d["nbformat_minor"]
+        noid = [i for i, c in enumerate(d["cells"]) if "id" not in c]
+        if minor < 5:
+            put(name, data, "fixed", warnings=["nbformat 4.%d" % minor],
+                repairs=[["nbformat_minor", 5]], minted=noid)
+        else:
+            put(name, data, "same")
+    with open(os.path.join(HERE, "nbclient", "LICENSE"), "w") as f:
+        f.write(NBCLIENT_LICENSE)
 
     with open(os.path.join(HERE, "MANIFEST.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
