@@ -205,6 +205,33 @@ room_ipynb_eof_what(struct json_tokener *tok)
 	}
 }
 
+/*
+ * The first control character inside a string (JSON and Python's json
+ * refuse them raw; json-c does not), or len.
+ */
+static size_t
+room_ipynb_raw_control(const char *data, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)data;
+	size_t			 i;
+	int			 in = 0, esc = 0;
+
+	for (i = 0; i < len; i++) {
+		if (!in) {
+			if (p[i] == '"')
+				in = 1;
+		} else if (esc)
+			esc = 0;
+		else if (p[i] == '\\')
+			esc = 1;
+		else if (p[i] == '"')
+			in = 0;
+		if (in && p[i] < 0x20)
+			return (i);
+	}
+	return (len);
+}
+
 /* Does the text end inside the UTF-8 character that starts at bad? */
 static int
 room_ipynb_cut_char(const char *data, size_t len, size_t bad)
@@ -296,7 +323,19 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 		return (NULL);
 	}
 
+	if ((i = room_ipynb_raw_control(data, len)) < len) {
+		where = room_ipynb_where(data, len, i);
+		xasprintf(cause, "not JSON: a raw control character (0x%02x) in "
+		    "a string at %s; JSON needs it escaped",
+		    (unsigned char)data[i], where);
+		free(where);
+		return (NULL);
+	}
+
+	/* Strict, as Python's json: no comments, quotes ' or commas ,] */
 	tok = json_tokener_new_ex(ROOM_IPYNB_MAX_DEPTH);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	root = json_tokener_parse_ex(tok, data, (int)len);
 	jerr = json_tokener_get_error(tok);
 	used = json_tokener_get_parse_end(tok);
@@ -315,8 +354,12 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 			xasprintf(cause, "not JSON: nested deeper than %d at %s",
 			    ROOM_IPYNB_MAX_DEPTH, where);
 		else if (used < len && isprint((unsigned char)data[used]))
-			xasprintf(cause, "not JSON: %s: unexpected '%c' at %s",
-			    json_tokener_error_desc(jerr), data[used], where);
+			xasprintf(cause, "not JSON: %s%sunexpected %s%c%s at %s",
+			    jerr == json_tokener_error_parse_unexpected ? "" :
+			    json_tokener_error_desc(jerr),
+			    jerr == json_tokener_error_parse_unexpected ? "" :
+			    ": ", data[used] == '\'' ? "\"" : "'", data[used],
+			    data[used] == '\'' ? "\"" : "'", where);
 		else
 			xasprintf(cause, "not JSON: %s at %s",
 			    json_tokener_error_desc(jerr), where);

@@ -284,6 +284,16 @@ def main():
         error="object value separator ',' expected: unexpected '\"' at "
         "byte %d (line %d," % (at, syn[:at].count("\n") + 1),
         nbformat=True)
+    at = good.index('"x"')
+    put("control-char.ipynb", good.replace('"x"', '"x\ty"'), "refused",
+        error="a raw control character (0x09) in a string at byte %d" % (
+            at + 2), nbformat=True)
+    com = good.replace('"nbformat": 4,', '"nbformat": 4, /* four */', 1)
+    put("comment.ipynb", com, "refused",
+        error="unexpected '/' at byte %d" % com.index("/*"),
+        nbformat=True)
+    put("trailing-comma.ipynb", good.replace('"x"\n', '"x",\n', 1),
+        "refused", error="not JSON: unexpected ']' at byte", nbformat=True)
     put("top-list.ipynb", "[]\n", "refused",
         error="the top level is a list", nbformat=True)
     put("no-cells.ipynb", '{"metadata": {}, "nbformat": 4, '

@@ -503,6 +503,11 @@ Test(ipynb, refusal_messages)
 		    "(line 2, column 1)" },
 		{ "{\"a\" 1}", 7, "at byte 5 (line 1, column 6)" },
 		{ "[1]", 3, "the top level is a list" },
+		{ "{\"a\": 1 /* c */}", 0, "unexpected '/' at byte 8" },
+		{ "{\"a\": 'x'}", 0, "not JSON: unexpected \"'\" at byte 6" },
+		{ "{\"a\": [1,]}", 0, "not JSON: unexpected ']' at byte 9" },
+		{ "{\"a\": \"x\ty\"}", 0, "a raw control character (0x09) "
+		    "in a string at byte 8" },
 		{ "{\"nbformat\": 4, \"cells\": [[]]}", 30,
 		    "cell 0 is a list, not an object" },
 		{ "{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", "
