@@ -61,6 +61,15 @@ utf8_valid(const char *s, size_t len, size_t *bad)
 	while (i < len) {
 		if (p[i] < 0x80) {
 			i++;
+			/* ASCII runs a word at a time. */
+			while (i + 8 <= len) {
+				uint64_t	w;
+
+				memcpy(&w, p + i, 8);
+				if (w & 0x8080808080808080ULL)
+					break;
+				i += 8;
+			}
 			continue;
 		}
 		if ((n = utf8_seq(p + i, len - i, &sub)) == 0) {

@@ -39,6 +39,27 @@ room_ipynb_set_blob_dir(const char *dir)
 	room_ipynb_blob_dir = dir != NULL ? xstrdup(dir) : NULL;
 }
 
+/*
+ * Word-at-a-time scanning (SWAR): does any byte of w fall below n, or
+ * equal c?  False positives only send a word to the byte loop.
+ */
+#define ROOM_IPYNB_ONES		0x0101010101010101ULL
+#define ROOM_IPYNB_HIGHS	0x8080808080808080ULL
+
+static inline int
+room_ipynb_has_less(uint64_t w, unsigned n)
+{
+	return (((w - ROOM_IPYNB_ONES * n) & ~w & ROOM_IPYNB_HIGHS) != 0);
+}
+
+static inline int
+room_ipynb_has_byte(uint64_t w, unsigned c)
+{
+	uint64_t	x = w ^ (ROOM_IPYNB_ONES * c);
+
+	return (((x - ROOM_IPYNB_ONES) & ~x & ROOM_IPYNB_HIGHS) != 0);
+}
+
 /* Is this a JSON mimetype, kept as is by nbformat? */
 static int
 room_ipynb_json_mime(const char *mime)
@@ -217,6 +238,19 @@ room_ipynb_raw_control(const char *data, size_t len)
 	int			 in = 0, esc = 0;
 
 	for (i = 0; i < len; i++) {
+		/* Skip words that cannot change anything. */
+		while (!esc && i + 8 <= len) {
+			uint64_t	w;
+
+			memcpy(&w, p + i, 8);
+			if (room_ipynb_has_byte(w, '"') || (in &&
+			    (room_ipynb_has_less(w, 0x20) ||
+			    room_ipynb_has_byte(w, '\\'))))
+				break;
+			i += 8;
+		}
+		if (i >= len)
+			break;
 		if (!in) {
 			if (p[i] == '"')
 				in = 1;
@@ -864,27 +898,6 @@ room_ipynb_indent(struct room_ipynb_out *o, int level)
 	o->buf[o->len++] = '\n';
 	memset(o->buf + o->len, ' ', (size_t)level);
 	o->len += (size_t)level;
-}
-
-/*
- * Word-at-a-time scanning (SWAR): does any byte of w fall below n, or
- * equal c?  False positives only send a word to the byte loop.
- */
-#define ROOM_IPYNB_ONES		0x0101010101010101ULL
-#define ROOM_IPYNB_HIGHS	0x8080808080808080ULL
-
-static inline int
-room_ipynb_has_less(uint64_t w, unsigned n)
-{
-	return (((w - ROOM_IPYNB_ONES * n) & ~w & ROOM_IPYNB_HIGHS) != 0);
-}
-
-static inline int
-room_ipynb_has_byte(uint64_t w, unsigned c)
-{
-	uint64_t	x = w ^ (ROOM_IPYNB_ONES * c);
-
-	return (((x - ROOM_IPYNB_ONES) & ~x & ROOM_IPYNB_HIGHS) != 0);
 }
 
 /* Python json string escaping with ensure_ascii=False. */
