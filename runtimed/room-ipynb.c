@@ -359,8 +359,8 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 
 	if ((i = room_ipynb_raw_control(data, len)) < len) {
 		where = room_ipynb_where(data, len, i);
-		xasprintf(cause, "not JSON: a raw control character (0x%02x) in "
-		    "a string at %s; JSON needs it escaped",
+		xasprintf(cause, "not JSON: a raw control character "
+		    "(0x%02x) in a string at %s; JSON needs it escaped",
 		    (unsigned char)data[i], where);
 		free(where);
 		return (NULL);
@@ -385,10 +385,11 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 	if (root == NULL || jerr != json_tokener_success) {
 		where = room_ipynb_where(data, len, used);
 		if (jerr == json_tokener_error_depth)
-			xasprintf(cause, "not JSON: nested deeper than %d at %s",
-			    ROOM_IPYNB_MAX_DEPTH, where);
+			xasprintf(cause, "not JSON: nested deeper than %d "
+			    "at %s", ROOM_IPYNB_MAX_DEPTH, where);
 		else if (used < len && isprint((unsigned char)data[used]))
-			xasprintf(cause, "not JSON: %s%sunexpected %s%c%s at %s",
+			xasprintf(cause, "not JSON: %s%sunexpected %s%c%s "
+			    "at %s",
 			    jerr == json_tokener_error_parse_unexpected ? "" :
 			    json_tokener_error_desc(jerr),
 			    jerr == json_tokener_error_parse_unexpected ? "" :

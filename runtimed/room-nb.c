@@ -61,7 +61,8 @@ room_nb_warn(struct room_nb *nb, ssize_t index, const char *id,
 		json_object_object_add(w, "cell_index",
 		    json_object_new_int64(index));
 	if (id != NULL && *id != '\0')
-		json_object_object_add(w, "cell_id", json_object_new_string(id));
+		json_object_object_add(w, "cell_id",
+		    json_object_new_string(id));
 	json_object_object_add(w, "message", json_object_new_string(msg));
 	json_object_object_add(w, "on_save", json_object_new_string(
 	    on_save != NULL ? on_save : "keeps it as it is"));

@@ -232,7 +232,7 @@ int			 room_nb_cell_known_key(const struct room_cell *,
 			     const char *);
 void			 room_nb_warn(struct room_nb *, ssize_t,
 			     const char *, const char *, const char *, ...)
-			     __attribute__((format(printf, 5, 6)));
+			     printflike(5, 6);
 void			 room_nb_cell_clear(struct room_cell *);
 void			 room_nb_cell_set_type(struct room_cell *,
 			     enum room_cell_type);
