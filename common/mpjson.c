@@ -62,6 +62,24 @@ mpjson_pack(msgpack_packer *pk, struct json_object *j)
 	}
 }
 
+/*
+ * A json-c string; bytes that are not UTF-8 (a kernel's raw output, a
+ * path) become U+FFFD here, so no JSON text we write carries them.
+ */
+static struct json_object *
+mpjson_string(const char *s, size_t len)
+{
+	struct json_object	*j;
+	char			*fixed;
+	size_t			 n;
+
+	if ((fixed = utf8_repair(s, len, &n)) == NULL)
+		return (json_object_new_string_len(s, (int)len));
+	j = json_object_new_string_len(fixed, (int)n);
+	free(fixed);
+	return (j);
+}
+
 /* A new json-c value for a msgpack object; caller puts it.  Binary data
  * becomes a string; map keys that are not strings are skipped. */
 struct json_object *
@@ -70,6 +88,7 @@ mpjson_unpack(const msgpack_object *o)
 	struct json_object	*j;
 	const msgpack_object_kv	*kv;
 	char			*key;
+	size_t			 len;
 	uint32_t		 i;
 
 	switch (o->type) {
@@ -89,11 +108,9 @@ mpjson_unpack(const msgpack_object *o)
 			return (NULL);
 		return (json_object_new_double(o->via.f64));
 	case MSGPACK_OBJECT_STR:
-		return (json_object_new_string_len(o->via.str.ptr,
-		    (int)o->via.str.size));
+		return (mpjson_string(o->via.str.ptr, o->via.str.size));
 	case MSGPACK_OBJECT_BIN:
-		return (json_object_new_string_len(o->via.bin.ptr,
-		    (int)o->via.bin.size));
+		return (mpjson_string(o->via.bin.ptr, o->via.bin.size));
 	case MSGPACK_OBJECT_ARRAY:
 		j = json_object_new_array_ext((int)o->via.array.size);
 		for (i = 0; i < o->via.array.size; i++) {
@@ -107,8 +124,10 @@ mpjson_unpack(const msgpack_object *o)
 			kv = &o->via.map.ptr[i];
 			if (kv->key.type != MSGPACK_OBJECT_STR)
 				continue;
-			key = xstrndup(kv->key.via.str.ptr,
-			    kv->key.via.str.size);
+			if ((key = utf8_repair(kv->key.via.str.ptr,
+			    kv->key.via.str.size, &len)) == NULL)
+				key = xstrndup(kv->key.via.str.ptr,
+				    kv->key.via.str.size);
 			json_object_object_add(j, key,
 			    mpjson_unpack(&kv->val));
 			free(key);

@@ -116,7 +116,9 @@ const struct tool_entry tool_connect_notebook_entry = {
 	    "join a notebook the daemon already has open (notebook_id from "
 	    "list_notebooks). Starts its kernel if needed. Every call returns "
 	    "a NEW notebook_handle; pass it to the other tools and release it "
-	    "with disconnect_notebook when done. Also returns a cell summary.",
+	    "with disconnect_notebook when done. Also returns a cell summary, "
+	    "and warnings when the file is not valid nbformat (what is wrong, "
+	    "where, and what a save changes).",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\",\"description\":\"Path of an "
 	    "existing .ipynb file.\"},"

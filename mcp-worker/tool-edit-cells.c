@@ -538,7 +538,11 @@ const struct tool_entry tool_edit_cells_entry = {
 	    "cell_type, metadata), delete, or replace (old_text -> new_text, "
 	    "old_text must occur exactly once in the cell). Cells are named "
 	    "by cell_id or zero-based index. run:true then runs the inserted "
-	    "and edited code cells. Returns the cell_id of each edit.",
+	    "and edited code cells. Returns the cell_id of each edit. A cell "
+	    "of a type runtimed does not know (from a newer nbformat) can be "
+	    "moved or deleted, or replaced whole by an edit that gives both "
+	    "cell_type and source (its other fields are dropped); a partial "
+	    "edit or replace of it is refused.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"edits\":{\"type\":\"array\",\"minItems\":1,\"items\":{"

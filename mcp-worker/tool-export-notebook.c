@@ -313,7 +313,7 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 	struct json_object	*cells, *cell, *outs, *ec, *li;
 	struct evbuffer		*b;
 	enum tool_export_format	 fmt;
-	const char		*type, *lang = "python", *path, *title;
+	const char		*type, *lang = "python", *path, *title, *id;
 	char			*src, *s;
 	size_t			 i, k, len;
 
@@ -385,10 +385,15 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 				evbuffer_add(b, "\n\n", 2);
 			}
 		} else {
-			evbuffer_add_printf(b, "<div class=\"cell %s\" "
-			    "id=\"%s\">\n", type, tool_export_notebook_str(cell,
-			    "cell_id") != NULL ? tool_export_notebook_str(cell,
-			    "cell_id") : "");
+			/* A file's cell_type and id may hold anything. */
+			id = tool_export_notebook_str(cell, "cell_id");
+			if (id == NULL)
+				id = "";
+			evbuffer_add(b, "<div class=\"cell ", 17);
+			tool_export_notebook_escape(b, type, strlen(type));
+			evbuffer_add(b, "\" id=\"", 6);
+			tool_export_notebook_escape(b, id, strlen(id));
+			evbuffer_add(b, "\">\n", 3);
 			if (strcmp(type, "markdown") == 0)
 				tool_export_notebook_md_html(b, src, len);
 			else if (strcmp(type, "code") == 0) {

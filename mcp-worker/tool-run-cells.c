@@ -238,7 +238,9 @@ const struct tool_entry tool_run_cells_entry = {
 	    "(cell_id strings or zero-based indexes) or all:true. Waits up to "
 	    "wait_secs (default 1, max 50) and returns what is done so far "
 	    "with an execution_id; for longer runs call get_results with it. "
-	    "Stops after the first error unless stop_on_error is false.",
+	    "Stops after the first error unless stop_on_error is false. "
+	    "all:true runs the code cells; naming a cell of a type runtimed "
+	    "does not know is refused (invalid_argument).",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"

@@ -513,6 +513,45 @@ worker_output_exec(struct json_object *state, struct worker_budget *b,
 	return sc;
 }
 
+/* Is this a cell_type runtimed runs and edits (not a newer format's)? */
+int
+worker_output_known_type(const char *type)
+{
+	return (strcmp(type, "code") == 0 || strcmp(type, "markdown") == 0 ||
+	    strcmp(type, "raw") == 0);
+}
+
+/*
+ * What the loader found wrong with the file (nbformat's validation
+ * warnings) and what a save changes: into sc, and a line per warning
+ * (the first few) into text.
+ */
+static void
+worker_output_warnings(struct json_object *joined, struct json_object *sc,
+    struct evbuffer *text)
+{
+	struct json_object	*w, *v;
+	size_t			 i, n;
+
+	w = json_object_object_get(joined, "warnings");
+	if (w == NULL || !json_object_is_type(w, json_type_array) ||
+	    (n = json_object_array_length(w)) == 0)
+		return;
+	json_object_object_add(sc, "warnings", json_object_get(w));
+	evbuffer_add_printf(text, "%zu warning%s (the file is not valid "
+	    "nbformat; structuredContent.warnings has all):\n", n,
+	    n == 1 ? "" : "s");
+	for (i = 0; i < n && i < WORKER_SUMMARY_WARNINGS; i++) {
+		v = json_object_array_get_idx(w, i);
+		evbuffer_add_printf(text, "- %s; a save %s\n",
+		    worker_output_str(v, "message", "?"),
+		    worker_output_str(v, "on_save", "keeps it as it is"));
+	}
+	if (n > WORKER_SUMMARY_WARNINGS)
+		evbuffer_add_printf(text, "- (%zu more)\n",
+		    n - WORKER_SUMMARY_WARNINGS);
+}
+
 /* Cell summaries for connect/create: cell_id, type, count, preview. */
 struct json_object *
 worker_output_summaries(struct json_object *cells, struct evbuffer *text)
@@ -554,9 +593,15 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 		evbuffer_free(pv);
 		json_object_object_add(c, "preview",
 		    json_object_new_string_len(p, (int)len));
+		if (!worker_output_known_type(type))
+			json_object_object_add(c, "known_type",
+			    json_object_new_boolean(0));
 		if (text != NULL) {
-			evbuffer_add_printf(text, "[%zu] %s %s",
-			    i, worker_output_str(cell, "cell_id", "?"), type);
+			evbuffer_add_printf(text, "[%zu] %s %s%s",
+			    i, worker_output_str(cell, "cell_id", "?"), type,
+			    worker_output_known_type(type) ? "" :
+			    " (unknown type: not runnable; replace whole, move "
+			    "or delete)");
 			if (json_object_is_type(ec, json_type_int))
 				evbuffer_add_printf(text, " [%lld]",
 				    (long long)json_object_get_int64(ec));
@@ -789,6 +834,7 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 		    WORKER_SUMMARY_CELLS, n);
 	json_object_object_add(sc, "total_cells",
 	    json_object_new_int64((int64_t)n));
+	worker_output_warnings(joined, sc, text);
 	json_object_object_add(sc, "cursor", worker_output_cursor(
 	    worker_attach_room(h), json_object_get_int64(
 	    json_object_object_get(joined, "seq"))));

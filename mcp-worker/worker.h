@@ -47,6 +47,7 @@
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
 #define WORKER_SUMMARY_CELLS	25	/* cells summarised by connect */
+#define WORKER_SUMMARY_WARNINGS	3	/* file warnings in connect's text */
 
 struct worker_call;
 struct worker_dconn;
@@ -79,6 +80,11 @@ struct worker_handle;
 	"\"kernel\":{\"type\":\"object\"}," \
 	"\"cells\":{\"type\":\"array\"}," \
 	"\"total_cells\":{\"type\":\"integer\"}," \
+	"\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"object\"," \
+	"\"properties\":{\"cell_index\":{\"type\":\"integer\"}," \
+	"\"cell_id\":{\"type\":\"string\"}," \
+	"\"message\":{\"type\":\"string\"}," \
+	"\"on_save\":{\"type\":\"string\"}}}}," \
 	"\"cursor\":{\"type\":\"string\"}," \
 	"\"resources\":{\"type\":\"array\"," \
 	"\"items\":{\"type\":\"string\"}}," \
@@ -350,6 +356,7 @@ void		 worker_output_preview(struct evbuffer *, const char *,
 struct json_object *worker_output_exec(struct json_object *,
 		     struct worker_budget *, struct evbuffer *,
 		     struct worker_call *);
+int		 worker_output_known_type(const char *);
 struct json_object *worker_output_summaries(struct json_object *,
 		     struct evbuffer *);
 int		 worker_output_terminal(const char *);

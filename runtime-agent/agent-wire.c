@@ -204,21 +204,34 @@ agent_wire_json(const struct agent_wire_frame *f)
 {
 	struct json_tokener	*tok;
 	struct json_object	*obj;
+	const char		*data = f->data;
+	char			*fixed;
+	size_t			 len = f->len;
 
 	if (f->len > INT32_MAX)
 		return (NULL);
-	tok = json_tokener_new_ex(AGENT_WIRE_JSON_DEPTH);
-	if (tok == NULL)
+	/*
+	 * Kernels may send bytes that are not UTF-8 (jupyter_client encodes
+	 * a lone surrogate with surrogateescape): U+FFFD from here on.
+	 */
+	if ((fixed = utf8_repair(f->data, f->len, &len)) != NULL)
+		data = fixed;
+	tok = len > INT32_MAX ? NULL :
+	    json_tokener_new_ex(AGENT_WIRE_JSON_DEPTH);
+	if (tok == NULL) {
+		free(fixed);
 		return (NULL);
-	obj = json_tokener_parse_ex(tok, f->data, (int)f->len);
+	}
+	obj = json_tokener_parse_ex(tok, data, (int)len);
 	if (obj == NULL ||
 	    json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != f->len ||
+	    json_tokener_get_parse_end(tok) != len ||
 	    !json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
 		obj = NULL;
 	}
 	json_tokener_free(tok);
+	free(fixed);
 	return (obj);
 }
 

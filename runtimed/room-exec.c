@@ -428,6 +428,12 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 				    "cell reference %zu is not a cell", i);
 			return;
 		}
+		if (cell->type == ROOM_CELL_UNKNOWN) {
+			peer_send_error(p, id, "invalid_argument", "cell %s is "
+			    "of type \"%s\", which runtimed cannot run",
+			    cell->id, room_nb_cell_type_name(cell));
+			return;
+		}
 	}
 	if (r->kernel != NULL && room_kernel_dead(r, &why)) {
 		peer_send_error(p, id, "kernel_unavailable", "kernel %s is not "

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -36,6 +37,27 @@ room_ipynb_set_blob_dir(const char *dir)
 {
 	free(room_ipynb_blob_dir);
 	room_ipynb_blob_dir = dir != NULL ? xstrdup(dir) : NULL;
+}
+
+/*
+ * Word-at-a-time scanning (SWAR): does any byte of w fall below n, or
+ * equal c?  False positives only send a word to the byte loop.
+ */
+#define ROOM_IPYNB_ONES		0x0101010101010101ULL
+#define ROOM_IPYNB_HIGHS	0x8080808080808080ULL
+
+static inline int
+room_ipynb_has_less(uint64_t w, unsigned n)
+{
+	return (((w - ROOM_IPYNB_ONES * n) & ~w & ROOM_IPYNB_HIGHS) != 0);
+}
+
+static inline int
+room_ipynb_has_byte(uint64_t w, unsigned c)
+{
+	uint64_t	x = w ^ (ROOM_IPYNB_ONES * c);
+
+	return (((x - ROOM_IPYNB_ONES) & ~x & ROOM_IPYNB_HIGHS) != 0);
 }
 
 /* Is this a JSON mimetype, kept as is by nbformat? */
@@ -123,44 +145,532 @@ room_ipynb_rejoin_output(struct json_object *out)
 		json_object_object_add(out, "text", s);
 }
 
-/* Parse notebook text.  Returns NULL with *cause set (caller frees). */
+/* n with thousands separators, as people read byte offsets. */
+static const char *
+room_ipynb_num(size_t n, char buf[32])
+{
+	char	tmp[32];
+	size_t	len, i, o = 0;
+
+	len = (size_t)snprintf(tmp, sizeof tmp, "%zu", n);
+	for (i = 0; i < len; i++) {
+		if (i != 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return (buf);
+}
+
+/* "byte N (line L, column C)" for an offset; caller frees. */
+static char *
+room_ipynb_where(const char *data, size_t len, size_t off)
+{
+	size_t	i, line = 1, col = 1;
+	char	nbuf[32], *s;
+
+	for (i = 0; i < off && i < len; i++) {
+		if (data[i] == '\n') {
+			line++;
+			col = 1;
+		} else if (((unsigned char)data[i] & 0xc0) != 0x80)
+			col++;
+	}
+	xasprintf(&s, "byte %s (line %zu, column %zu)",
+	    room_ipynb_num(off, nbuf), line, col);
+	return (s);
+}
+
+/* What the tokener was in the middle of when the text ran out. */
+static const char *
+room_ipynb_eof_what(struct json_tokener *tok)
+{
+	enum json_tokener_state	st = tok->stack[tok->depth].state;
+
+	if (st == json_tokener_state_eatws)
+		st = tok->stack[tok->depth].saved_state;
+	switch (st) {
+	case json_tokener_state_string:
+	case json_tokener_state_string_escape:
+	case json_tokener_state_escape_unicode:
+	case json_tokener_state_escape_unicode_need_escape:
+	case json_tokener_state_escape_unicode_need_u:
+		return ("a string");
+	case json_tokener_state_object_field_start:
+	case json_tokener_state_object_field:
+	case json_tokener_state_object_field_end:
+	case json_tokener_state_object_field_start_after_sep:
+		return ("an object key");
+	case json_tokener_state_object_value:
+	case json_tokener_state_object_value_add:
+	case json_tokener_state_object_sep:
+		return ("an object");
+	case json_tokener_state_array:
+	case json_tokener_state_array_add:
+	case json_tokener_state_array_sep:
+	case json_tokener_state_array_after_sep:
+		return ("a list");
+	case json_tokener_state_number:
+		return ("a number");
+	case json_tokener_state_comment_start:
+	case json_tokener_state_comment:
+	case json_tokener_state_comment_eol:
+	case json_tokener_state_comment_end:
+		return ("a comment");
+	case json_tokener_state_null:
+	case json_tokener_state_boolean:
+	case json_tokener_state_inf:
+		return ("a literal");
+	default:
+		return ("a value");
+	}
+}
+
+/*
+ * The first control character inside a string (JSON and Python's json
+ * refuse them raw; json-c does not), or len.
+ */
+static size_t
+room_ipynb_raw_control(const char *data, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)data;
+	size_t			 i;
+	int			 in = 0, esc = 0;
+
+	for (i = 0; i < len; i++) {
+		/* Skip words that cannot change anything. */
+		while (!esc && i + 8 <= len) {
+			uint64_t	w;
+
+			memcpy(&w, p + i, 8);
+			if (room_ipynb_has_byte(w, '"') || (in &&
+			    (room_ipynb_has_less(w, 0x20) ||
+			    room_ipynb_has_byte(w, '\\'))))
+				break;
+			i += 8;
+		}
+		if (i >= len)
+			break;
+		if (!in) {
+			if (p[i] == '"')
+				in = 1;
+		} else if (esc)
+			esc = 0;
+		else if (p[i] == '\\')
+			esc = 1;
+		else if (p[i] == '"')
+			in = 0;
+		if (in && p[i] < 0x20)
+			return (i);
+	}
+	return (len);
+}
+
+/* Does the text end inside the UTF-8 character that starts at bad? */
+static int
+room_ipynb_cut_char(const char *data, size_t len, size_t bad)
+{
+	const unsigned char	*p = (const unsigned char *)data + bad;
+	size_t			 need, i;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		need = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		need = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		need = 4;
+	else
+		return (0);
+	if (len - bad >= need)
+		return (0);
+	for (i = 1; i < len - bad; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * JSON text to a value, or NULL with a cause a person can act on: what
+ * is wrong and at which byte.  nbformat refuses the same files (it
+ * decodes UTF-8 strictly, then json.loads).
+ */
+static struct json_object *
+room_ipynb_json(const char *data, size_t len, char **cause)
+{
+	struct json_tokener	*tok;
+	struct json_object	*root;
+	enum json_tokener_error	 jerr;
+	size_t			 used, i, bad;
+	char			*where, nbuf[32];
+	unsigned char		 ch;
+
+	if (len == 0) {
+		xasprintf(cause, "the file is empty");
+		return (NULL);
+	}
+	for (i = 0; i < len && strchr(" \t\r\n", data[i]) != NULL; i++)
+		;
+	if (i == len) {
+		xasprintf(cause, "the file holds only white space (%s bytes)",
+		    room_ipynb_num(len, nbuf));
+		return (NULL);
+	}
+	if (!utf8_valid(data, len, &bad) && room_ipynb_cut_char(data, len,
+	    bad)) {
+		/* Cut inside a character: say what the text was in. */
+		if ((root = room_ipynb_json(data, bad, cause)) != NULL) {
+			json_object_put(root);
+			xasprintf(cause, "the file ends at byte %s in the "
+			    "middle of a character (truncated?)",
+			    room_ipynb_num(len, nbuf));
+		} else if (strncmp(*cause, "the file ends at byte ", 22) == 0) {
+			where = *cause;
+			xasprintf(cause, "the file ends at byte %s%s",
+			    room_ipynb_num(len, nbuf), strchr(where + 22, ' '));
+			free(where);
+		}
+		return (NULL);
+	}
+	if (!utf8_valid(data, len, &bad)) {
+		where = room_ipynb_where(data, len, bad);
+		xasprintf(cause, "not UTF-8: %s is 0x%02x, not valid UTF-8 "
+		    "(a Latin-1 file? save it as UTF-8)", where,
+		    (unsigned char)data[bad]);
+		free(where);
+		return (NULL);
+	}
+	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) {
+		xasprintf(cause, "the file starts with a byte order mark "
+		    "(EF BB BF), which JSON does not allow; remove it");
+		return (NULL);
+	}
+	ch = (unsigned char)data[i];
+	if (ch != '{' && ch != '[' && ch != '"' && ch != '-' &&
+	    (ch < '0' || ch > '9') && ch != 't' && ch != 'f' && ch != 'n' &&
+	    ch != 'N' && ch != 'I' && ch != '/') {
+		where = room_ipynb_where(data, len, i);
+		xasprintf(cause, "not JSON text: it starts with %s%c%s at %s, "
+		    "where a notebook starts with {", isprint(ch) ? "'" : "",
+		    isprint(ch) ? ch : '?', isprint(ch) ? "'" : "", where);
+		free(where);
+		return (NULL);
+	}
+
+	if ((i = room_ipynb_raw_control(data, len)) < len) {
+		where = room_ipynb_where(data, len, i);
+		xasprintf(cause, "not JSON: a raw control character "
+		    "(0x%02x) in a string at %s; JSON needs it escaped",
+		    (unsigned char)data[i], where);
+		free(where);
+		return (NULL);
+	}
+
+	/* Strict, as Python's json: no comments, quotes ' or commas ,] */
+	tok = json_tokener_new_ex(ROOM_IPYNB_MAX_DEPTH);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	root = json_tokener_parse_ex(tok, data, (int)len);
+	jerr = json_tokener_get_error(tok);
+	used = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue) {
+		xasprintf(cause, "the file ends at byte %s in the middle of %s "
+		    "(truncated?)", room_ipynb_num(len, nbuf),
+		    room_ipynb_eof_what(tok));
+		json_tokener_free(tok);
+		json_object_put(root);
+		return (NULL);
+	}
+	json_tokener_free(tok);
+	if (root == NULL || jerr != json_tokener_success) {
+		where = room_ipynb_where(data, len, used);
+		if (jerr == json_tokener_error_depth)
+			xasprintf(cause, "not JSON: nested deeper than %d "
+			    "at %s", ROOM_IPYNB_MAX_DEPTH, where);
+		else if (used < len && isprint((unsigned char)data[used]))
+			xasprintf(cause, "not JSON: %s%sunexpected %s%c%s "
+			    "at %s",
+			    jerr == json_tokener_error_parse_unexpected ? "" :
+			    json_tokener_error_desc(jerr),
+			    jerr == json_tokener_error_parse_unexpected ? "" :
+			    ": ", data[used] == '\'' ? "\"" : "'", data[used],
+			    data[used] == '\'' ? "\"" : "'", where);
+		else
+			xasprintf(cause, "not JSON: %s at %s",
+			    json_tokener_error_desc(jerr), where);
+		free(where);
+		json_object_put(root);
+		return (NULL);
+	}
+	for (i = used; i < len; i++) {
+		if (strchr(" \t\r\n", data[i]) == NULL) {
+			where = room_ipynb_where(data, len, i);
+			xasprintf(cause, "not JSON: something follows the "
+			    "notebook at %s", where);
+			free(where);
+			json_object_put(root);
+			return (NULL);
+		}
+	}
+	return (root);
+}
+
+/* A json value's kind, for messages. */
+static const char *
+room_ipynb_kind(struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return ("null");
+	case json_type_boolean:
+		return ("a boolean");
+	case json_type_double:
+	case json_type_int:
+		return ("a number");
+	case json_type_string:
+		return ("a string");
+	case json_type_array:
+		return ("a list");
+	case json_type_object:
+		return ("an object");
+	}
+	return ("a value");
+}
+
+/* Keep key: val in *extra (created on demand). */
+static void
+room_ipynb_keep(struct json_object **extra, const char *key,
+    struct json_object *val)
+{
+	if (*extra == NULL)
+		*extra = json_object_new_object();
+	json_object_object_add(*extra, key, json_object_get(val));
+}
+
+/* Why a cell's id cannot be kept (the loader mints one). */
+enum room_ipynb_idfix {
+	ROOM_IPYNB_ID_OK,
+	ROOM_IPYNB_ID_MISSING,		/* nbformat mints one too */
+	ROOM_IPYNB_ID_NOT_STRING,
+	ROOM_IPYNB_ID_EMPTY,
+	ROOM_IPYNB_ID_DUPLICATE,	/* nbformat mints one too */
+};
+
+/* One code cell's execution_count and outputs. */
+static int
+room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
+    struct json_object *cell, size_t i, char **cause)
+{
+	struct json_object	*v, *o;
+	size_t			 j;
+
+	if (!json_object_object_get_ex(cell, "execution_count", &v))
+		room_nb_warn(nb, (ssize_t)i, c->id, "writes execution_count "
+		    "null", "code cell %zu has no execution_count", i);
+	else if (json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) >= 0)
+		c->execution_count = json_object_get_int64(v);
+	else if (v != NULL)
+		room_nb_warn(nb, (ssize_t)i, c->id, "writes execution_count "
+		    "null", "code cell %zu: execution_count is %s, not a "
+		    "count", i, room_ipynb_kind(v));
+	if (!json_object_object_get_ex(cell, "outputs", &v)) {
+		room_nb_warn(nb, (ssize_t)i, c->id, "writes an empty outputs "
+		    "list", "code cell %zu has no outputs", i);
+		return (0);
+	}
+	if (!json_object_is_type(v, json_type_array)) {
+		xasprintf(cause, "code cell %zu: outputs is %s, not a list", i,
+		    room_ipynb_kind(v));
+		return (-1);
+	}
+	for (j = 0; j < json_object_array_length(v); j++) {
+		o = json_object_array_get_idx(v, j);
+		room_ipynb_rejoin_output(o);
+		if (json_object_is_type(o, json_type_object) &&
+		    json_object_object_get_ex(o, "transient", NULL))
+			room_nb_warn(nb, (ssize_t)i, c->id, "drops transient",
+			    "code cell %zu, output %zu: \"transient\" is "
+			    "runtime data that is not saved", i, j);
+	}
+	json_object_put(c->outputs);
+	c->outputs = json_object_get(v);
+	return (0);
+}
+
+/* One cell; its id is settled afterwards (fix[i]). */
+static int
+room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
+    size_t i, int strict, enum room_ipynb_idfix *fix, char **cause)
+{
+	struct json_object	*v, *src = NULL;
+	struct room_cell	*c;
+	const char		*str;
+	size_t			 len, j;
+
+	if (!json_object_is_type(cell, json_type_object)) {
+		xasprintf(cause, "cell %zu is %s, not an object", i,
+		    room_ipynb_kind(cell));
+		return (-1);
+	}
+	if (!json_object_object_get_ex(cell, "cell_type", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) == 0) {
+		xasprintf(cause, "cell %zu has no cell_type", i);
+		return (-1);
+	}
+	c = room_nb_cell_create(nb, ROOM_CELL_RAW, "", 0);
+	room_nb_cell_set_type_name(c, json_object_get_string(v),
+	    (size_t)json_object_get_string_len(v));
+	if (c->type == ROOM_CELL_UNKNOWN && strict)
+		room_nb_warn(nb, (ssize_t)i, NULL, NULL, "cell %zu is of type "
+		    "\"%s\", which nbformat %d.%d does not define: it cannot "
+		    "run or be edited in part", i, c->type_name, nb->nbformat,
+		    nb->nbformat_minor);
+
+	if (json_object_object_get_ex(cell, "source", &v)) {
+		if (json_object_is_type(v, json_type_string))
+			src = json_object_get(v);
+		else if ((src = room_ipynb_join(v)) == NULL &&
+		    c->type != ROOM_CELL_UNKNOWN) {
+			xasprintf(cause, "cell %zu: source is %s, not a string "
+			    "or a list of strings", i, room_ipynb_kind(v));
+			return (-1);
+		}
+		if (src == NULL) {
+			room_ipynb_keep(&c->extra, "source", v);
+			c->flags |= ROOM_CELL_NO_SOURCE;
+		}
+	} else if (c->type == ROOM_CELL_UNKNOWN)
+		c->flags |= ROOM_CELL_NO_SOURCE;
+	else
+		room_nb_warn(nb, (ssize_t)i, c->id, "writes an empty source",
+		    "cell %zu has no source", i);
+	if (src != NULL) {
+		free(c->source);
+		len = (size_t)json_object_get_string_len(src);
+		c->source = xmalloc(len + 1);
+		memcpy(c->source, json_object_get_string(src), len + 1);
+		c->source_len = len;
+		json_object_put(src);
+	}
+
+	/* Keep a usable, unique id; others are minted once all are known. */
+	free(c->id);
+	c->id = xstrdup("");
+	fix[i] = ROOM_IPYNB_ID_OK;
+	if (!json_object_object_get_ex(cell, "id", &v))
+		fix[i] = ROOM_IPYNB_ID_MISSING;
+	else if (!json_object_is_type(v, json_type_string))
+		fix[i] = ROOM_IPYNB_ID_NOT_STRING;
+	else {
+		str = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+		if (len == 0 || strlen(str) != len)
+			fix[i] = ROOM_IPYNB_ID_EMPTY;
+		else if (room_nb_find(nb, str, &j) != NULL)
+			fix[i] = ROOM_IPYNB_ID_DUPLICATE;
+		else {
+			free(c->id);
+			c->id = xstrdup(str);
+			if (!room_nb_valid_id(str, len))
+				room_nb_warn(nb, (ssize_t)i, str, NULL,
+				    "cell %zu: id \"%s\" is not a valid "
+				    "nbformat cell id (1-64 of a-z A-Z 0-9 - "
+				    "_)", i, str);
+		}
+	}
+
+	if (!json_object_object_get_ex(cell, "metadata", &v))
+		room_nb_warn(nb, (ssize_t)i, c->id, "writes empty metadata",
+		    "cell %zu has no metadata", i);
+	else if (!json_object_is_type(v, json_type_object)) {
+		xasprintf(cause, "cell %zu: metadata is %s, not an object", i,
+		    room_ipynb_kind(v));
+		return (-1);
+	} else {
+		json_object_put(c->metadata);
+		c->metadata = json_object_get(v);
+		json_object_object_del(v, "trusted");
+	}
+	if (json_object_object_get_ex(cell, "attachments", &v)) {
+		if (json_object_is_type(v, json_type_object)) {
+			json_object_object_foreach(v, akey, aval) {
+				(void)akey;
+				room_ipynb_rejoin_bundle(aval);
+			}
+			c->attachments = json_object_get(v);
+		} else {
+			room_ipynb_keep(&c->extra, "attachments", v);
+			room_nb_warn(nb, (ssize_t)i, c->id, NULL, "cell %zu: "
+			    "attachments is %s, not an object", i,
+			    room_ipynb_kind(v));
+		}
+	}
+	if (c->type == ROOM_CELL_CODE &&
+	    room_ipynb_parse_code(nb, c, cell, i, cause) != 0)
+		return (-1);
+
+	json_object_object_foreach(cell, key, val) {
+		if (room_nb_cell_known_key(c, key))
+			continue;
+		room_ipynb_keep(&c->extra, key, val);
+		if (strict && c->type != ROOM_CELL_UNKNOWN)
+			room_nb_warn(nb, (ssize_t)i, c->id, NULL, "cell %zu: "
+			    "\"%s\" is not a key of a %s cell in nbformat "
+			    "%d.%d", i, key, c->type_name != NULL ?
+			    c->type_name : room_nb_type_name(c->type),
+			    nb->nbformat, nb->nbformat_minor);
+	}
+	return (0);
+}
+
+/* Name cell i by its (new) id in the warnings given before it had one. */
+static void
+room_ipynb_name_warnings(struct room_nb *nb, size_t i)
+{
+	struct json_object	*w, *v;
+	size_t			 k;
+
+	for (k = 0; nb->warnings != NULL &&
+	    k < json_object_array_length(nb->warnings); k++) {
+		w = json_object_array_get_idx(nb->warnings, k);
+		if (json_object_object_get_ex(w, "cell_index", &v) &&
+		    json_object_get_int64(v) == (int64_t)i &&
+		    !json_object_object_get_ex(w, "cell_id", NULL))
+			json_object_object_add(w, "cell_id",
+			    json_object_new_string(nb->cells[i]->id));
+	}
+}
+
+/*
+ * Parse notebook text.  Returns NULL with *cause set (caller frees).
+ * As nbformat does, what it reads with a validation error is opened:
+ * nb->warnings says what and what a save changes.  Keys runtimed does
+ * not model are kept verbatim at every level.
+ */
 struct room_nb *
 room_ipynb_parse(const char *data, size_t len, char **cause)
 {
-	struct json_tokener	*tok;
-	struct json_object	*root, *v, *cells, *cell, *src, *o, *outs;
+	static const char *const top[] = { "cells", "metadata", "nbformat",
+	    "nbformat_minor", NULL };
+	struct json_object	*root, *v, *cells;
 	struct room_nb		*nb = NULL;
-	struct room_cell	*c;
-	enum room_cell_type	 type;
-	enum json_tokener_error	 jerr;
-	size_t			 i, ncells, j, used;
-	const char		*str;
-	char			 id[9], *note = NULL;
-	int			 major;
+	enum room_ipynb_idfix	*fix = NULL;
+	size_t			 i, ncells, k;
+	int			 strict, major, minor = -1;
+	char			 id[9], *save, *note = NULL;
+	const char		*old;
 
 	if (len > INT32_MAX) {
 		xasprintf(cause, "notebook too large");
 		return (NULL);
 	}
-	tok = json_tokener_new_ex(ROOM_IPYNB_MAX_DEPTH);
-	root = json_tokener_parse_ex(tok, data, (int)len);
-	jerr = json_tokener_get_error(tok);
-	used = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (root == NULL || jerr != json_tokener_success) {
-		xasprintf(cause, "not JSON: %s", json_tokener_error_desc(jerr));
-		json_object_put(root);
+	if ((root = room_ipynb_json(data, len, cause)) == NULL)
 		return (NULL);
-	}
-	for (; used < len; used++) {
-		if (strchr(" \t\r\n", data[used]) == NULL) {
-			xasprintf(cause, "not JSON: trailing data");
-			json_object_put(root);
-			return (NULL);
-		}
-	}
 	if (!json_object_is_type(root, json_type_object)) {
-		xasprintf(cause, "not a notebook (top level is not an object)");
+		xasprintf(cause, "not a notebook: the top level is %s, not an "
+		    "object", room_ipynb_kind(root));
 		goto fail;
 	}
 	major = 0;
@@ -186,18 +696,31 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 		goto fail;
 	}
 	nb = room_nb_create();
-	nb->upgrade_note = note;
-	note = NULL;
 	if (json_object_object_get_ex(root, "nbformat_minor", &v) &&
-	    json_object_is_type(v, json_type_int))
-		nb->nbformat_minor = json_object_get_int(v);
-	if (nb->nbformat_minor < 5)
-		nb->nbformat_minor = 5;
-	if (json_object_object_get_ex(root, "metadata", &v)) {
-		if (!json_object_is_type(v, json_type_object)) {
-			xasprintf(cause, "notebook metadata is not an object");
-			goto fail;
-		}
+	    json_object_is_type(v, json_type_int) &&
+	    json_object_get_int(v) >= 0)
+		minor = json_object_get_int(v);
+	/* A newer minor's schema admits unknown keys and cell types. */
+	nb->nbformat_minor = minor < 5 ? 5 : minor;
+	strict = nb->nbformat_minor == 5;
+	if (note != NULL)
+		room_nb_warn(nb, -1, NULL, "writes nbformat 4.5 with an id "
+		    "for every cell", "%s", note);
+	else if (minor < 0)
+		room_nb_warn(nb, -1, NULL, "writes nbformat 4.5 with an id "
+		    "for every cell", "the notebook has no valid "
+		    "nbformat_minor");
+	else if (minor < 5)
+		room_nb_warn(nb, -1, NULL, "writes nbformat 4.5 with an id "
+		    "for every cell", "the notebook is nbformat 4.%d", minor);
+	if (!json_object_object_get_ex(root, "metadata", &v))
+		room_nb_warn(nb, -1, NULL, "writes empty metadata",
+		    "the notebook has no metadata");
+	else if (!json_object_is_type(v, json_type_object)) {
+		xasprintf(cause, "the notebook's metadata is %s, not an object",
+		    room_ipynb_kind(v));
+		goto fail;
+	} else {
 		json_object_put(nb->metadata);
 		nb->metadata = json_object_get(v);
 		json_object_object_del(v, "orig_nbformat");
@@ -206,93 +729,76 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 	}
 	if (!json_object_object_get_ex(root, "cells", &cells) ||
 	    !json_object_is_type(cells, json_type_array)) {
-		xasprintf(cause, "notebook has no cells list");
+		xasprintf(cause, "not a notebook: it has no cells list");
 		goto fail;
 	}
-	ncells = json_object_array_length(cells);
-	for (i = 0; i < ncells; i++) {
-		cell = json_object_array_get_idx(cells, i);
-		if (!json_object_is_type(cell, json_type_object) ||
-		    !json_object_object_get_ex(cell, "cell_type", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    room_nb_type_parse(json_object_get_string(v),
-		    (size_t)json_object_get_string_len(v), &type) != 0) {
-			xasprintf(cause, "cell %zu has no known cell_type", i);
-			goto fail;
+	json_object_object_foreach(root, key, val) {
+		for (k = 0; top[k] != NULL; k++) {
+			if (strcmp(key, top[k]) == 0)
+				break;
 		}
-		src = NULL;
-		if (json_object_object_get_ex(cell, "source", &v)) {
-			if (json_object_is_type(v, json_type_string))
-				src = json_object_get(v);
-			else if ((src = room_ipynb_join(v)) == NULL) {
-				xasprintf(cause, "cell %zu: source is neither "
-				    "a string nor a list of strings", i);
-				goto fail;
-			}
-		}
-		c = room_nb_cell_create(nb, type,
-		    src != NULL ? json_object_get_string(src) : "",
-		    src != NULL ? (size_t)json_object_get_string_len(src) : 0);
-		json_object_put(src);
-
-		/*
-		 * Keep a valid, unique id.  Others get an empty id now and
-		 * a minted one once every kept id is known.
-		 */
-		free(c->id);
-		c->id = xstrdup("");
-		if (json_object_object_get_ex(cell, "id", &v) &&
-		    json_object_is_type(v, json_type_string)) {
-			str = json_object_get_string(v);
-			if (room_nb_valid_id(str,
-			    (size_t)json_object_get_string_len(v)) &&
-			    room_nb_find(nb, str, &j) == NULL) {
-				free(c->id);
-				c->id = xstrdup(str);
-			}
-		}
-
-		if (json_object_object_get_ex(cell, "metadata", &v) &&
-		    json_object_is_type(v, json_type_object)) {
-			json_object_put(c->metadata);
-			c->metadata = json_object_get(v);
-			json_object_object_del(v, "trusted");
-		}
-		if (json_object_object_get_ex(cell, "attachments", &v) &&
-		    json_object_is_type(v, json_type_object)) {
-			json_object_object_foreach(v, akey, aval) {
-				(void)akey;
-				room_ipynb_rejoin_bundle(aval);
-			}
-			c->attachments = json_object_get(v);
-		}
-		if (type != ROOM_CELL_CODE)
+		if (top[k] != NULL)
 			continue;
-		if (json_object_object_get_ex(cell, "execution_count", &v) &&
-		    json_object_is_type(v, json_type_int))
-			c->execution_count = json_object_get_int64(v);
-		if (json_object_object_get_ex(cell, "outputs", &outs) &&
-		    json_object_is_type(outs, json_type_array)) {
-			for (j = 0; j < json_object_array_length(outs); j++) {
-				o = json_object_array_get_idx(outs, j);
-				room_ipynb_rejoin_output(o);
-			}
-			json_object_put(c->outputs);
-			c->outputs = json_object_get(outs);
-		}
+		room_ipynb_keep(&nb->extra, key, val);
+		if (strict)
+			room_nb_warn(nb, -1, NULL, NULL, "\"%s\" is not a "
+			    "top-level key in nbformat 4.%d", key,
+			    nb->nbformat_minor);
+	}
+
+	ncells = json_object_array_length(cells);
+	fix = xcalloc(ncells + 1, sizeof *fix);
+	for (i = 0; i < ncells; i++) {
+		if (room_ipynb_parse_cell(nb, json_object_array_get_idx(cells,
+		    i), i, strict, fix, cause) != 0)
+			goto fail;
 	}
 	for (i = 0; i < nb->ncells; i++) {
-		if (*nb->cells[i]->id != '\0')
+		if (fix[i] == ROOM_IPYNB_ID_OK) {
+			room_ipynb_name_warnings(nb, i);
 			continue;
+		}
 		room_nb_mint_id(nb, id);
 		free(nb->cells[i]->id);
 		nb->cells[i]->id = xstrdup(id);
+		v = json_object_object_get(json_object_array_get_idx(cells, i),
+		    "id");
+		old = json_object_get_string(v);
+		xasprintf(&save, "writes id \"%s\"", id);
+		switch (fix[i]) {
+		case ROOM_IPYNB_ID_MISSING:
+			if (minor >= 5)
+				room_nb_warn(nb, (ssize_t)i, id, save,
+				    "cell %zu has no id", i);
+			break;
+		case ROOM_IPYNB_ID_NOT_STRING:
+			room_nb_warn(nb, (ssize_t)i, id, save,
+			    "cell %zu: id is %s, not a string", i,
+			    room_ipynb_kind(v));
+			break;
+		case ROOM_IPYNB_ID_EMPTY:
+			room_nb_warn(nb, (ssize_t)i, id, save,
+			    "cell %zu: id is empty or holds NUL", i);
+			break;
+		case ROOM_IPYNB_ID_DUPLICATE:
+			room_nb_warn(nb, (ssize_t)i, id, save,
+			    "cell %zu: id \"%s\" is also an earlier cell's",
+			    i, old);
+			break;
+		case ROOM_IPYNB_ID_OK:
+			break;
+		}
+		free(save);
+		room_ipynb_name_warnings(nb, i);
 	}
+	free(fix);
+	free(note);
 	json_object_put(root);
 	return (nb);
 
 fail:
 	free(note);
+	free(fix);
 	room_nb_free(nb);
 	json_object_put(root);
 	return (NULL);
@@ -316,8 +822,7 @@ room_ipynb_read(const char *path, char **cause)
 	if (nb == NULL) {
 		xasprintf(cause, "%s: %s", path, why);
 		free(why);
-	} else if (nb->upgrade_note != NULL)
-		log_info("%s: %s", path, nb->upgrade_note);
+	}
 	return (nb);
 }
 
@@ -414,27 +919,6 @@ room_ipynb_indent(struct room_ipynb_out *o, int level)
 	o->buf[o->len++] = '\n';
 	memset(o->buf + o->len, ' ', (size_t)level);
 	o->len += (size_t)level;
-}
-
-/*
- * Word-at-a-time scanning (SWAR): does any byte of w fall below n, or
- * equal c?  False positives only send a word to the byte loop.
- */
-#define ROOM_IPYNB_ONES		0x0101010101010101ULL
-#define ROOM_IPYNB_HIGHS	0x8080808080808080ULL
-
-static inline int
-room_ipynb_has_less(uint64_t w, unsigned n)
-{
-	return (((w - ROOM_IPYNB_ONES * n) & ~w & ROOM_IPYNB_HIGHS) != 0);
-}
-
-static inline int
-room_ipynb_has_byte(uint64_t w, unsigned c)
-{
-	uint64_t	x = w ^ (ROOM_IPYNB_ONES * c);
-
-	return (((x - ROOM_IPYNB_ONES) & ~x & ROOM_IPYNB_HIGHS) != 0);
 }
 
 /* Python json string escaping with ensure_ascii=False. */
@@ -758,7 +1242,7 @@ static struct json_object *
 room_ipynb_blob_value(struct json_object *ref, int json)
 {
 	struct json_object	*h, *v;
-	char			*data = NULL, *cause = NULL;
+	char			*data = NULL, *cause = NULL, *fixed;
 	size_t			 len;
 
 	if (!json_object_object_get_ex(ref, "runtimed_blob", &h) ||
@@ -777,6 +1261,11 @@ room_ipynb_blob_value(struct json_object *ref, int json)
 			    cause);
 		free(cause);
 		return (NULL);
+	}
+	/* A blob holds bytes a kernel sent; the file gets only UTF-8. */
+	if ((fixed = utf8_repair(data, len, &len)) != NULL) {
+		free(data);
+		data = fixed;
 	}
 	v = NULL;
 	if (json)
@@ -907,75 +1396,151 @@ room_ipynb_put_skipping(struct room_ipynb_out *o, struct json_object *obj,
 	free(keys);
 }
 
-/* One cell; keys in sorted order. */
+/*
+ * The keys of an object we write from a model: the modelled keys present
+ * (NULL-terminated) and the kept extra ones, sorted as json.dumps sorts
+ * them.  An entry's extra flag says where its value is.  Caller frees.
+ */
+struct room_ipynb_key {
+	const char	*key;
+	int		 extra;
+};
+
+static int
+room_ipynb_mkey_cmp(const void *a, const void *b)
+{
+	return (strcmp(((const struct room_ipynb_key *)a)->key,
+	    ((const struct room_ipynb_key *)b)->key));
+}
+
+static struct room_ipynb_key *
+room_ipynb_merge_keys(const char *const *known, struct json_object *extra,
+    size_t *np)
+{
+	struct room_ipynb_key	*keys;
+	size_t			 n = 0, cap;
+
+	for (cap = 0; known[cap] != NULL; cap++)
+		;
+	if (extra != NULL)
+		cap += (size_t)json_object_object_length(extra);
+	keys = xreallocarray(NULL, cap + 1, sizeof *keys);
+	for (; known[n] != NULL; n++) {
+		keys[n].key = known[n];
+		keys[n].extra = 0;
+	}
+	if (extra != NULL) {
+		json_object_object_foreach(extra, key, val) {
+			(void)val;
+			keys[n].key = key;
+			keys[n++].extra = 1;
+		}
+	}
+	qsort(keys, n, sizeof *keys, room_ipynb_mkey_cmp);
+	*np = n;
+	return (keys);
+}
+
+/* A cell's attachments: each a mime bundle. */
+static void
+room_ipynb_put_attachments(struct room_ipynb_out *o, struct json_object *a)
+{
+	const char	**keys;
+	size_t		  n, i;
+
+	keys = room_ipynb_keys(a, NULL, &n);
+	if (n == 0)
+		room_ipynb_out(o, "{}", 2);
+	else {
+		room_ipynb_outc(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_put_key(o, keys[i], 3, i == 0);
+			room_ipynb_put_bundle(o, json_object_object_get(a,
+			    keys[i]), 4);
+		}
+		room_ipynb_indent(o, 3);
+		room_ipynb_outc(o, '}');
+	}
+	free(keys);
+}
+
+/* A code cell's outputs. */
+static void
+room_ipynb_put_outputs(struct room_ipynb_out *o, struct json_object *outs)
+{
+	size_t	i, nout;
+
+	nout = outs != NULL ? json_object_array_length(outs) : 0;
+	if (nout == 0) {
+		room_ipynb_out(o, "[]", 2);
+		return;
+	}
+	room_ipynb_outc(o, '[');
+	for (i = 0; i < nout; i++) {
+		if (i != 0)
+			room_ipynb_outc(o, ',');
+		room_ipynb_indent(o, 4);
+		room_ipynb_put_output(o, json_object_array_get_idx(outs, i), 4);
+	}
+	room_ipynb_indent(o, 3);
+	room_ipynb_outc(o, ']');
+}
+
+/* One cell: its modelled keys and its kept ones, in sorted order. */
 static void
 room_ipynb_put_cell(struct room_ipynb_out *o, struct room_cell *c)
 {
 	static const char *const skip[] = { "trusted", NULL };
-	const char	**keys;
-	char		  num[32];
-	size_t		  n, i, nout;
-	int		  first = 1;
+	struct room_ipynb_key	*keys;
+	const char		*known[8], *k;
+	char			 num[32];
+	size_t			 n = 0, i;
+
+	if (c->attachments != NULL &&
+	    json_object_is_type(c->attachments, json_type_object))
+		known[n++] = "attachments";
+	known[n++] = "cell_type";
+	if (c->type == ROOM_CELL_CODE)
+		known[n++] = "execution_count";
+	known[n++] = "id";
+	known[n++] = "metadata";
+	if (c->type == ROOM_CELL_CODE)
+		known[n++] = "outputs";
+	if (!(c->flags & ROOM_CELL_NO_SOURCE))
+		known[n++] = "source";
+	known[n] = NULL;
+	keys = room_ipynb_merge_keys(known, c->extra, &n);
 
 	room_ipynb_outc(o, '{');
-	if (c->attachments != NULL && c->type != ROOM_CELL_CODE &&
-	    json_object_is_type(c->attachments, json_type_object)) {
-		room_ipynb_put_key(o, "attachments", 2, first);
-		first = 0;
-		keys = room_ipynb_keys(c->attachments, NULL, &n);
-		if (n == 0)
-			room_ipynb_out(o, "{}", 2);
-		else {
-			room_ipynb_outc(o, '{');
-			for (i = 0; i < n; i++) {
-				room_ipynb_put_key(o, keys[i], 3, i == 0);
-				room_ipynb_put_bundle(o, json_object_object_get(
-				    c->attachments, keys[i]), 4);
+	for (i = 0; i < n; i++) {
+		k = keys[i].key;
+		room_ipynb_put_key(o, k, 2, i == 0);
+		if (keys[i].extra)
+			room_ipynb_put(o, json_object_object_get(c->extra, k),
+			    3);
+		else if (strcmp(k, "attachments") == 0)
+			room_ipynb_put_attachments(o, c->attachments);
+		else if (strcmp(k, "cell_type") == 0)
+			room_ipynb_put_string(o, room_nb_cell_type_name(c),
+			    strlen(room_nb_cell_type_name(c)));
+		else if (strcmp(k, "execution_count") == 0) {
+			if (c->execution_count < 0)
+				room_ipynb_out(o, "null", 4);
+			else {
+				snprintf(num, sizeof num, "%lld",
+				    (long long)c->execution_count);
+				room_ipynb_outs(o, num);
 			}
-			room_ipynb_indent(o, 3);
-			room_ipynb_outc(o, '}');
-		}
-		free(keys);
+		} else if (strcmp(k, "id") == 0)
+			room_ipynb_put_string(o, c->id, strlen(c->id));
+		else if (strcmp(k, "metadata") == 0)
+			room_ipynb_put_skipping(o, c->metadata, skip, 3);
+		else if (strcmp(k, "outputs") == 0)
+			room_ipynb_put_outputs(o, c->outputs);
+		else if (strcmp(k, "source") == 0)
+			room_ipynb_put_lines(o, c->source, c->source_len, 3);
 	}
-	room_ipynb_put_key(o, "cell_type", 2, first);
-	room_ipynb_put_string(o, room_nb_type_name(c->type),
-	    strlen(room_nb_type_name(c->type)));
-	if (c->type == ROOM_CELL_CODE) {
-		room_ipynb_put_key(o, "execution_count", 2, 0);
-		if (c->execution_count < 0)
-			room_ipynb_out(o, "null", 4);
-		else {
-			snprintf(num, sizeof num, "%lld",
-			    (long long)c->execution_count);
-			room_ipynb_outs(o, num);
-		}
-	}
-	room_ipynb_put_key(o, "id", 2, 0);
-	room_ipynb_put_string(o, c->id, strlen(c->id));
-	room_ipynb_put_key(o, "metadata", 2, 0);
-	room_ipynb_put_skipping(o, c->metadata, skip, 3);
-	if (c->type == ROOM_CELL_CODE) {
-		room_ipynb_put_key(o, "outputs", 2, 0);
-		nout = c->outputs != NULL ?
-		    json_object_array_length(c->outputs) : 0;
-		if (nout == 0)
-			room_ipynb_out(o, "[]", 2);
-		else {
-			room_ipynb_outc(o, '[');
-			for (i = 0; i < nout; i++) {
-				if (i != 0)
-					room_ipynb_outc(o, ',');
-				room_ipynb_indent(o, 4);
-				room_ipynb_put_output(o,
-				    json_object_array_get_idx(c->outputs, i),
-				    4);
-			}
-			room_ipynb_indent(o, 3);
-			room_ipynb_outc(o, ']');
-		}
-	}
-	room_ipynb_put_key(o, "source", 2, 0);
-	room_ipynb_put_lines(o, c->source, c->source_len, 3);
+	free(keys);
 	room_ipynb_indent(o, 2);
 	room_ipynb_outc(o, '}');
 }
@@ -986,32 +1551,46 @@ room_ipynb_put_nb(struct room_ipynb_out *o, struct room_nb *nb)
 {
 	static const char *const skip[] = { "orig_nbformat",
 	    "orig_nbformat_minor", "signature", NULL };
-	char	num[32];
-	size_t	i;
+	static const char *const known[] = { "cells", "metadata", "nbformat",
+	    "nbformat_minor", NULL };
+	struct room_ipynb_key	*keys;
+	const char		*k;
+	char			 num[32];
+	size_t			 n, i, j;
 
+	keys = room_ipynb_merge_keys(known, nb->extra, &n);
 	room_ipynb_outc(o, '{');
-	room_ipynb_put_key(o, "cells", 0, 1);
-	if (nb->ncells == 0)
-		room_ipynb_out(o, "[]", 2);
-	else {
-		room_ipynb_outc(o, '[');
-		for (i = 0; i < nb->ncells; i++) {
-			if (i != 0)
-				room_ipynb_outc(o, ',');
-			room_ipynb_indent(o, 2);
-			room_ipynb_put_cell(o, nb->cells[i]);
+	for (i = 0; i < n; i++) {
+		k = keys[i].key;
+		room_ipynb_put_key(o, k, 0, i == 0);
+		if (keys[i].extra)
+			room_ipynb_put(o, json_object_object_get(nb->extra, k),
+			    1);
+		else if (strcmp(k, "cells") == 0) {
+			if (nb->ncells == 0) {
+				room_ipynb_out(o, "[]", 2);
+				continue;
+			}
+			room_ipynb_outc(o, '[');
+			for (j = 0; j < nb->ncells; j++) {
+				if (j != 0)
+					room_ipynb_outc(o, ',');
+				room_ipynb_indent(o, 2);
+				room_ipynb_put_cell(o, nb->cells[j]);
+			}
+			room_ipynb_indent(o, 1);
+			room_ipynb_outc(o, ']');
+		} else if (strcmp(k, "metadata") == 0)
+			room_ipynb_put_skipping(o, nb->metadata, skip, 1);
+		else if (strcmp(k, "nbformat") == 0)
+			room_ipynb_outc(o, '4');
+		else if (strcmp(k, "nbformat_minor") == 0) {
+			snprintf(num, sizeof num, "%d",
+			    nb->nbformat_minor < 5 ? 5 : nb->nbformat_minor);
+			room_ipynb_outs(o, num);
 		}
-		room_ipynb_indent(o, 1);
-		room_ipynb_outc(o, ']');
 	}
-	room_ipynb_put_key(o, "metadata", 0, 0);
-	room_ipynb_put_skipping(o, nb->metadata, skip, 1);
-	room_ipynb_put_key(o, "nbformat", 0, 0);
-	room_ipynb_outc(o, '4');
-	room_ipynb_put_key(o, "nbformat_minor", 0, 0);
-	snprintf(num, sizeof num, "%d", nb->nbformat_minor < 5 ? 5 :
-	    nb->nbformat_minor);
-	room_ipynb_outs(o, num);
+	free(keys);
 	room_ipynb_out(o, "\n}\n", 3);
 }
 

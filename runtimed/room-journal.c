@@ -33,13 +33,25 @@
 /* Snapshot once the journal is past max(snapshot size, this). */
 #define ROOM_JOURNAL_MIN_BYTES	(64 * 1024)
 
-/* The notebook: {nbformat, nbformat_minor, metadata, cells}. */
+/*
+ * The notebook: {nbformat, nbformat_minor, metadata, cells, extra?,
+ * warnings?}.
+ */
 void
 room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 {
 	size_t	i;
 
-	msgpack_pack_map(pk, 4);
+	msgpack_pack_map(pk, 4 + (nb->extra != NULL) +
+	    (nb->warnings != NULL));
+	if (nb->extra != NULL) {
+		proto_pack_key(pk, "extra");
+		mpjson_pack(pk, nb->extra);
+	}
+	if (nb->warnings != NULL) {
+		proto_pack_key(pk, "warnings");
+		mpjson_pack(pk, nb->warnings);
+	}
 	proto_pack_int(pk, "nbformat", nb->nbformat);
 	proto_pack_int(pk, "nbformat_minor", nb->nbformat_minor);
 	proto_pack_key(pk, "metadata");
@@ -69,10 +81,10 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 	struct room_nb		*nb;
 	struct room_cell	*c;
 	const msgpack_object	*cells, *co, *v;
-	enum room_cell_type	 type;
 	const char		*s;
 	size_t			 len, i;
 	int64_t			 n;
+	int			 flag;
 
 	if (o == NULL || o->type != MSGPACK_OBJECT_MAP ||
 	    (cells = proto_get_array(o, "cells")) == NULL) {
@@ -88,17 +100,27 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 		json_object_put(nb->metadata);
 		nb->metadata = mpjson_unpack(v);
 	}
+	if ((v = proto_get_map(o, "extra")) != NULL)
+		nb->extra = mpjson_unpack(v);
+	if ((v = proto_get_array(o, "warnings")) != NULL)
+		nb->warnings = mpjson_unpack(v);
 	for (i = 0; i < cells->via.array.size; i++) {
 		co = &cells->via.array.ptr[i];
-		s = proto_get_str(co, "cell_type", &len);
-		if (s == NULL || room_nb_type_parse(s, len, &type) != 0) {
+		if ((s = proto_get_str(co, "cell_type", &len)) == NULL ||
+		    len == 0) {
 			xasprintf(cause, "snapshot cell %zu has no type", i);
 			room_nb_free(nb);
 			return (NULL);
 		}
-		s = proto_get_str(co, "source", &len);
-		c = room_nb_cell_create(nb, type, s != NULL ? s : "",
-		    s != NULL ? len : 0);
+		c = room_nb_cell_create(nb, ROOM_CELL_RAW, "", 0);
+		room_nb_cell_set_type_name(c, s, len);
+		if ((s = proto_get_str(co, "source", &len)) != NULL) {
+			free(c->source);
+			c->source = xmalloc(len + 1);
+			memcpy(c->source, s, len);
+			c->source[len] = '\0';
+			c->source_len = len;
+		}
 		if ((s = proto_get_str(co, "cell_id", &len)) != NULL &&
 		    room_nb_valid_id(s, len)) {
 			free(c->id);
@@ -110,10 +132,14 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 		}
 		if (proto_get_int(co, "execution_count", &n) == 0)
 			c->execution_count = n;
-		if (type == ROOM_CELL_CODE)
+		if (c->type == ROOM_CELL_CODE)
 			room_journal_set_outputs(c, proto_get(co, "outputs"));
 		if ((v = proto_get_map(co, "attachments")) != NULL)
 			c->attachments = mpjson_unpack(v);
+		if ((v = proto_get_map(co, "extra")) != NULL)
+			c->extra = mpjson_unpack(v);
+		if (proto_get_bool(co, "no_source", &flag) == 0 && flag)
+			c->flags |= ROOM_CELL_NO_SOURCE;
 	}
 	return (nb);
 }

@@ -4,6 +4,7 @@
 
 #include <sys/random.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,41 @@ room_nb_free(struct room_nb *nb)
 		room_nb_cell_free(nb->cells[i]);
 	free(nb->cells);
 	json_object_put(nb->metadata);
-	free(nb->upgrade_note);
+	json_object_put(nb->extra);
+	json_object_put(nb->warnings);
 	free(nb);
+}
+
+/*
+ * Note what the loader found wrong: where (cell index, or -1 for the
+ * notebook; the cell's id when it has one), what, and what a save will
+ * change (NULL: nothing, the file's content is kept as it is).
+ */
+void
+room_nb_warn(struct room_nb *nb, ssize_t index, const char *id,
+    const char *on_save, const char *fmt, ...)
+{
+	struct json_object	*w;
+	va_list			 ap;
+	char			*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	w = json_object_new_object();
+	if (index >= 0)
+		json_object_object_add(w, "cell_index",
+		    json_object_new_int64(index));
+	if (id != NULL && *id != '\0')
+		json_object_object_add(w, "cell_id",
+		    json_object_new_string(id));
+	json_object_object_add(w, "message", json_object_new_string(msg));
+	json_object_object_add(w, "on_save", json_object_new_string(
+	    on_save != NULL ? on_save : "keeps it as it is"));
+	free(msg);
+	if (nb->warnings == NULL)
+		nb->warnings = json_object_new_array();
+	json_object_array_add(nb->warnings, w);
 }
 
 /* A fresh cell (not yet in any notebook). */
@@ -81,10 +115,12 @@ room_nb_cell_free(struct room_cell *c)
 	if (c == NULL)
 		return;
 	free(c->id);
+	free(c->type_name);
 	free(c->source);
 	json_object_put(c->metadata);
 	json_object_put(c->outputs);
 	json_object_put(c->attachments);
+	json_object_put(c->extra);
 	free(c);
 }
 
@@ -103,6 +139,12 @@ room_nb_cell_clone(const struct room_cell *c)
 	json_object_put(n->outputs);
 	n->outputs = json_object_get(c->outputs);
 	n->attachments = json_object_get(c->attachments);
+	if (c->type_name != NULL)
+		n->type_name = xstrdup(c->type_name);
+	if (c->extra != NULL &&
+	    json_object_deep_copy(c->extra, &n->extra, NULL) != 0)
+		fatalx("json_object_deep_copy failed");
+	n->flags = c->flags;
 	return (n);
 }
 
@@ -125,8 +167,77 @@ room_nb_type_name(enum room_cell_type type)
 		return ("markdown");
 	case ROOM_CELL_RAW:
 		return ("raw");
+	case ROOM_CELL_UNKNOWN:
+		return ("unknown");
 	}
 	return ("code");
+}
+
+/* The cell_type a cell is saved with: its own for an unknown type. */
+const char *
+room_nb_cell_type_name(const struct room_cell *c)
+{
+	if (c->type == ROOM_CELL_UNKNOWN && c->type_name != NULL)
+		return (c->type_name);
+	return (room_nb_type_name(c->type));
+}
+
+/* Set a loaded cell's type from its cell_type, known or not. */
+void
+room_nb_cell_set_type_name(struct room_cell *c, const char *s, size_t len)
+{
+	enum room_cell_type	type;
+
+	free(c->type_name);
+	c->type_name = NULL;
+	if (room_nb_type_parse(s, len, &type) != 0) {
+		type = ROOM_CELL_UNKNOWN;
+		c->type_name = xstrndup(s, len);
+	}
+	c->type = type;
+	if (type == ROOM_CELL_CODE && c->outputs == NULL)
+		c->outputs = json_object_new_array();
+	if (type != ROOM_CELL_CODE) {
+		json_object_put(c->outputs);
+		c->outputs = NULL;
+	}
+}
+
+/*
+ * Is key one runtimed models for this cell?  Every other key is kept
+ * verbatim in extra.  As nbformat's reader does, attachments and source
+ * are read (lines joined) whatever the type; outputs and
+ * execution_count only for code cells.
+ */
+int
+room_nb_cell_known_key(const struct room_cell *c, const char *key)
+{
+	static const char *const all[] = { "cell_type", "id", "metadata",
+	    "source", "attachments", NULL };
+	size_t	i;
+
+	for (i = 0; all[i] != NULL; i++) {
+		if (strcmp(key, all[i]) == 0)
+			return (1);
+	}
+	return (c->type == ROOM_CELL_CODE && (strcmp(key, "outputs") == 0 ||
+	    strcmp(key, "execution_count") == 0));
+}
+
+/* Empty a cell of an unknown type before it is replaced whole. */
+void
+room_nb_cell_clear(struct room_cell *c)
+{
+	json_object_put(c->metadata);
+	c->metadata = json_object_new_object();
+	json_object_put(c->attachments);
+	c->attachments = NULL;
+	json_object_put(c->extra);
+	c->extra = NULL;
+	c->flags = 0;
+	free(c->source);
+	c->source = xstrdup("");
+	c->source_len = 0;
 }
 
 int
@@ -143,12 +254,21 @@ room_nb_type_parse(const char *s, size_t len, enum room_cell_type *type)
 	return (0);
 }
 
-/* Change a cell's type, dropping what the new type cannot hold. */
+/*
+ * Change a cell's type, dropping what the new type cannot hold, and the
+ * kept keys the new type defines (a markdown cell's stray outputs).
+ */
 void
 room_nb_cell_set_type(struct room_cell *c, enum room_cell_type type)
 {
 	if (c->type == type)
 		return;
+	free(c->type_name);
+	c->type_name = NULL;
+	if (c->extra != NULL && type == ROOM_CELL_CODE) {
+		json_object_object_del(c->extra, "outputs");
+		json_object_object_del(c->extra, "execution_count");
+	}
 	if (type == ROOM_CELL_CODE) {
 		json_object_put(c->attachments);
 		c->attachments = NULL;
@@ -221,44 +341,6 @@ void
 room_nb_mint_id(struct room_nb *nb, char id[9])
 {
 	room_nb_mint(nb->cells, nb->ncells, id);
-}
-
-/* Strict UTF-8 (no surrogates, no overlongs); NUL is allowed. */
-static int
-room_nb_utf8_valid(const char *s, size_t len)
-{
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i = 0, n, k;
-	uint32_t		 cp;
-
-	while (i < len) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if ((p[i] & 0xe0) == 0xc0) {
-			n = 1;
-			cp = p[i] & 0x1f;
-		} else if ((p[i] & 0xf0) == 0xe0) {
-			n = 2;
-			cp = p[i] & 0x0f;
-		} else if ((p[i] & 0xf8) == 0xf0) {
-			n = 3;
-			cp = p[i] & 0x07;
-		} else
-			return (0);
-		for (k = 1; k <= n; k++) {
-			if (i + k >= len || (p[i + k] & 0xc0) != 0x80)
-				return (0);
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return (0);
-		i += n + 1;
-	}
-	return (1);
 }
 
 /*
@@ -441,7 +523,7 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 		    proto_get(e, "source")->type != MSGPACK_OBJECT_NIL)
 			ROOM_NB_FAIL("invalid_argument",
 			    "edit %zu: source is not a string", i);
-		if (s != NULL && !room_nb_utf8_valid(s, len))
+		if (s != NULL && !utf8_valid(s, len, NULL))
 			ROOM_NB_FAIL("invalid_argument",
 			    "edit %zu: source is not valid UTF-8", i);
 		md = proto_get(e, "metadata");
@@ -513,7 +595,18 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
 				    "nothing to change (source, cell_type or "
 				    "metadata)", i);
+			c = scratch[at];
+			if (c->type == ROOM_CELL_UNKNOWN && (s == NULL ||
+			    proto_get_str(e, "cell_type", NULL) == NULL))
+				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
+				    "cell %s is of type \"%s\", which runtimed "
+				    "does not know: replace it whole (give "
+				    "cell_type and source), move or delete it",
+				    i, c->id, c->type_name);
 			c = room_nb_own(scratch, at);
+			/* Replaced whole: nothing of the unknown cell stays. */
+			if (c->type == ROOM_CELL_UNKNOWN)
+				room_nb_cell_clear(c);
 			if (md != NULL && room_nb_merge(c->metadata, md) != 0)
 				ROOM_NB_FAIL("invalid_argument",
 				    "edit %zu: bad metadata", i);

@@ -896,13 +896,17 @@ room_list_pack(msgpack_packer *pk)
 		room_pack_summary(room_all[i], pk);
 }
 
-/* {cell_id, cell_type, source, metadata, execution_count, outputs} */
+/*
+ * {cell_id, cell_type, source, metadata, execution_count, outputs,
+ * attachments?, extra?, no_source?}: extra holds the keys kept verbatim.
+ */
 void
 room_pack_cell(msgpack_packer *pk, const struct room_cell *c)
 {
-	msgpack_pack_map(pk, c->attachments != NULL ? 7 : 6);
+	msgpack_pack_map(pk, 6 + (c->attachments != NULL) +
+	    (c->extra != NULL) + ((c->flags & ROOM_CELL_NO_SOURCE) != 0));
 	proto_pack_str(pk, "cell_id", c->id);
-	proto_pack_str(pk, "cell_type", room_nb_type_name(c->type));
+	proto_pack_str(pk, "cell_type", room_nb_cell_type_name(c));
 	proto_pack_strn(pk, "source", c->source, c->source_len);
 	proto_pack_key(pk, "metadata");
 	mpjson_pack(pk, c->metadata);
@@ -919,6 +923,12 @@ room_pack_cell(msgpack_packer *pk, const struct room_cell *c)
 		proto_pack_key(pk, "attachments");
 		mpjson_pack(pk, c->attachments);
 	}
+	if (c->extra != NULL) {
+		proto_pack_key(pk, "extra");
+		mpjson_pack(pk, c->extra);
+	}
+	if (c->flags & ROOM_CELL_NO_SOURCE)
+		proto_pack_bool(pk, "no_source", 1);
 }
 
 /* ROOM_JOINED, or ROOM_CONTENT when with_metadata. */
@@ -927,7 +937,8 @@ room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 {
 	size_t	i;
 
-	msgpack_pack_map(pk, with_metadata ? 9 : 8);
+	msgpack_pack_map(pk, (with_metadata ? 9 : 8) +
+	    (r->nb->warnings != NULL));
 	proto_pack_str(pk, "notebook_id", r->id);
 	room_pack_path(r, pk);
 	proto_pack_bool(pk, "dirty", r->dirty);
@@ -938,6 +949,10 @@ room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 	if (with_metadata) {
 		proto_pack_key(pk, "metadata");
 		mpjson_pack(pk, r->nb->metadata);
+	}
+	if (r->nb->warnings != NULL) {
+		proto_pack_key(pk, "warnings");
+		mpjson_pack(pk, r->nb->warnings);
 	}
 	proto_pack_key(pk, "cells");
 	msgpack_pack_array(pk, r->nb->ncells);
@@ -1010,6 +1025,9 @@ room_save_file(struct room *r, const char *path, int force, char **cause,
 		free(target);
 	r->fresh = 0;
 	room_note_disk(r);
+	/* What the loader warned about is now what the file holds. */
+	json_object_put(r->nb->warnings);
+	r->nb->warnings = NULL;
 	log_info("room %s saved to %s", r->id, r->path);
 	r->dirty = 0;
 	r->unsaved_since = 0;

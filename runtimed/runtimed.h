@@ -39,33 +39,48 @@ enum room_cell_type {
 	ROOM_CELL_CODE,
 	ROOM_CELL_MARKDOWN,
 	ROOM_CELL_RAW,
+	ROOM_CELL_UNKNOWN,	/* a newer nbformat's type: kept, not run */
 };
+
+/* room_cell flags. */
+#define ROOM_CELL_NO_SOURCE	0x01	/* unknown type saved without source */
 
 /*
  * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
  * source carries its length.  outputs is a json array for code cells
  * and NULL otherwise; attachments is NULL when the cell has none.
+ * extra holds, verbatim, every key of the cell that its type does not
+ * define (NULL when none), so a newer minor version's fields survive.
  */
 struct room_cell {
 	char			*id;
 	enum room_cell_type	 type;
+	char			*type_name;	/* ROOM_CELL_UNKNOWN only */
 	char			*source;
 	size_t			 source_len;
 	struct json_object	*metadata;
 	int64_t			 execution_count;	/* -1 = null */
 	struct json_object	*outputs;
 	struct json_object	*attachments;
+	struct json_object	*extra;
+	int			 flags;		/* ROOM_CELL_* */
 	int			 mark;	/* scratch flag for edits */
 };
 
-/* A notebook's content (owned by room-nb.c). */
+/*
+ * A notebook's content (owned by room-nb.c).  extra: the top-level keys
+ * nbformat 4.5 does not define, verbatim (NULL when none).  warnings:
+ * what the loader found wrong and how a save changes it, a json array
+ * of {cell_index?, cell_id?, message, on_save} (NULL when none).
+ */
 struct room_nb {
 	struct json_object	*metadata;
 	int			 nbformat;
 	int			 nbformat_minor;
 	struct room_cell	**cells;
 	size_t			 ncells;
-	char			*upgrade_note;	/* upgraded from v1-3, or NULL */
+	struct json_object	*extra;
+	struct json_object	*warnings;
 };
 
 /* What changed in a room (ROOM_CHANGED kinds), as bits. */
@@ -212,8 +227,17 @@ struct room_cell	*room_nb_find(struct room_nb *, const char *, size_t *);
 void			 room_nb_mint_id(struct room_nb *, char [9]);
 int			 room_nb_valid_id(const char *, size_t);
 const char		*room_nb_type_name(enum room_cell_type);
+const char		*room_nb_cell_type_name(const struct room_cell *);
 int			 room_nb_type_parse(const char *, size_t,
 			     enum room_cell_type *);
+void			 room_nb_cell_set_type_name(struct room_cell *,
+			     const char *, size_t);
+int			 room_nb_cell_known_key(const struct room_cell *,
+			     const char *);
+void			 room_nb_warn(struct room_nb *, ssize_t,
+			     const char *, const char *, const char *, ...)
+			     printflike(5, 6);
+void			 room_nb_cell_clear(struct room_cell *);
 void			 room_nb_cell_set_type(struct room_cell *,
 			     enum room_cell_type);
 int			 room_nb_edit(struct room_nb *,

@@ -163,7 +163,6 @@ Test(ipynb, bad_input)
 	const char	*bad[] = {
 		"", "{", "[]", "{\"nbformat\": 3, \"cells\": []}",
 		"{\"nbformat\": 4, \"nbformat_minor\": 5}",
-		"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"weird\"}]}",
 		"{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", "
 		    "\"source\": [1, 2]}]}",
 		"{\"nbformat\": 4, \"cells\": []} trailing",
@@ -179,7 +178,10 @@ Test(ipynb, bad_input)
 	}
 }
 
-/* Duplicate and invalid ids are replaced; valid unique ones kept. */
+/*
+ * As nbformat: a duplicate id is replaced, an id that breaks the pattern
+ * is kept; both are warned about.
+ */
 Test(ipynb, ids)
 {
 	const char	*s = "{\"nbformat\": 4, \"nbformat_minor\": 5, "
@@ -198,7 +200,9 @@ Test(ipynb, ids)
 	cr_assert_str_eq(nb->cells[0]->id, "keep-me");
 	cr_assert_str_neq(nb->cells[1]->id, "keep-me");
 	cr_assert_eq(strlen(nb->cells[1]->id), 8);
-	cr_assert_eq(strlen(nb->cells[2]->id), 8);
+	cr_assert_str_eq(nb->cells[2]->id, "bad id!");
+	cr_assert_not_null(nb->warnings);
+	cr_assert_eq(json_object_array_length(nb->warnings), 2);
 	room_nb_free(nb);
 }
 
@@ -322,4 +326,250 @@ Test(ipynb, transient_and_blobs)
 	free(path);
 	free(value);
 	free(bdir);
+}
+
+/* Parse s (must succeed), dump it, compare with want (s when NULL). */
+static struct room_nb *
+fx_parse_dump(const char *s, const char *want)
+{
+	struct room_nb	*nb;
+	char		*out, *cause = NULL;
+	size_t		 len;
+
+	nb = room_ipynb_parse(s, strlen(s), &cause);
+	cr_assert_not_null(nb, "refused: %s", cause);
+	out = room_ipynb_dump(nb, &len);
+	cr_assert_str_eq(out, want != NULL ? want : s);
+	free(out);
+	return (nb);
+}
+
+/* Does some warning's message hold sub? */
+static int
+fx_warned(struct room_nb *nb, const char *sub)
+{
+	struct json_object	*w;
+	size_t			 i;
+
+	for (i = 0; nb->warnings != NULL &&
+	    i < json_object_array_length(nb->warnings); i++) {
+		w = json_object_array_get_idx(nb->warnings, i);
+		if (strstr(json_object_get_string(json_object_object_get(w,
+		    "message")), sub) != NULL)
+			return (1);
+	}
+	return (0);
+}
+
+/* A 4.6 file: unknown keys at every level and unknown cells, kept. */
+Test(ipynb, unknown_keys_kept_in_sorted_place)
+{
+	const char	*s = "{\n"
+	    " \"aa\": 1,\n"
+	    " \"cells\": [\n"
+	    "  {\n"
+	    "   \"a_first\": [],\n"
+	    "   \"cell_type\": \"code\",\n"
+	    "   \"execution_count\": null,\n"
+	    "   \"id\": \"c\",\n"
+	    "   \"metadata\": {},\n"
+	    "   \"new\": {\n"
+	    "    \"x\": 1.5\n"
+	    "   },\n"
+	    "   \"outputs\": [\n"
+	    "    {\n"
+	    "     \"name\": \"stdout\",\n"
+	    "     \"output_type\": \"stream\",\n"
+	    "     \"text\": [\n"
+	    "      \"a\\n\",\n"
+	    "      \"b\"\n"
+	    "     ],\n"
+	    "     \"zz\": true\n"
+	    "    }\n"
+	    "   ],\n"
+	    "   \"source\": [\n"
+	    "    \"x\"\n"
+	    "   ]\n"
+	    "  },\n"
+	    "  {\n"
+	    "   \"cell_type\": \"widget\",\n"
+	    "   \"id\": \"w\",\n"
+	    "   \"metadata\": {},\n"
+	    "   \"state\": null\n"
+	    "  },\n"
+	    "  {\n"
+	    "   \"cell_type\": \"markdown\",\n"
+	    "   \"execution_count\": 3,\n"
+	    "   \"id\": \"m\",\n"
+	    "   \"metadata\": {},\n"
+	    "   \"outputs\": [],\n"
+	    "   \"source\": []\n"
+	    "  }\n"
+	    " ],\n"
+	    " \"metadata\": {},\n"
+	    " \"nbformat\": 4,\n"
+	    " \"nbformat_minor\": 6,\n"
+	    " \"zz\": \"last\"\n"
+	    "}\n";
+	struct room_nb	*nb;
+
+	nb = fx_parse_dump(s, NULL);
+	cr_assert_null(nb->warnings, "a 4.6 file may hold all of it");
+	cr_assert_eq(nb->cells[1]->type, ROOM_CELL_UNKNOWN);
+	cr_assert_str_eq(room_nb_cell_type_name(nb->cells[1]), "widget");
+	cr_assert(nb->cells[1]->flags & ROOM_CELL_NO_SOURCE);
+	cr_assert_not_null(json_object_object_get(nb->cells[2]->extra,
+	    "outputs"));
+	room_nb_free(nb);
+}
+
+/* The same keys in a 4.5 file are kept too, with warnings. */
+Test(ipynb, unknown_keys_warned_in_45)
+{
+	const char	*s = "{\"cells\": [{\"cell_type\": \"code\", "
+	    "\"execution_count\": null, \"id\": \"c\", \"metadata\": {}, "
+	    "\"new\": 1, \"outputs\": [], \"source\": \"\"}, "
+	    "{\"cell_type\": \"widget\", \"id\": \"w\", \"metadata\": {}, "
+	    "\"source\": \"s\"}], \"metadata\": {}, \"nbformat\": 4, "
+	    "\"nbformat_minor\": 5, \"zz\": 2}";
+	struct room_nb	*nb;
+	char		*cause = NULL;
+
+	nb = room_ipynb_parse(s, strlen(s), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert(fx_warned(nb, "\"zz\" is not a top-level key"));
+	cr_assert(fx_warned(nb, "cell 0: \"new\" is not a key of a code"));
+	cr_assert(fx_warned(nb, "cell 1 is of type \"widget\""));
+	cr_assert_eq(json_object_array_length(nb->warnings), 3);
+	room_nb_free(nb);
+}
+
+/* Missing structure: opened, warned, and what a save writes. */
+Test(ipynb, missing_structure_warned)
+{
+	const char	*s = "{\"cells\": [{\"cell_type\": \"code\", "
+	    "\"source\": \"x\"}, {\"cell_type\": \"markdown\", \"id\": 7, "
+	    "\"metadata\": {}}], \"nbformat\": 4}";
+	const char	*keys[] = { "no valid nbformat_minor",
+	    "the notebook has no metadata", "code cell 0 has no "
+	    "execution_count", "code cell 0 has no outputs",
+	    "cell 0 has no metadata", "cell 1 has no source",
+	    "cell 1: id is a number" };
+	struct room_nb	*nb;
+	struct json_object *w;
+	char		*cause = NULL;
+	size_t		 i;
+
+	nb = room_ipynb_parse(s, strlen(s), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		cr_assert(fx_warned(nb, keys[i]), "no warning: %s", keys[i]);
+	cr_assert_eq(json_object_array_length(nb->warnings),
+	    sizeof keys / sizeof keys[0]);
+	for (i = 0; i < json_object_array_length(nb->warnings); i++) {
+		w = json_object_array_get_idx(nb->warnings, i);
+		cr_assert_not_null(json_object_object_get(w, "on_save"));
+		if (json_object_object_get(w, "cell_index") != NULL)
+			cr_assert_not_null(json_object_object_get(w,
+			    "cell_id"), "a cell warning names the cell");
+	}
+	cr_assert_eq(nb->nbformat_minor, 5);
+	cr_assert_eq(strlen(nb->cells[1]->id), 8);
+	room_nb_free(nb);
+}
+
+/* Refusals say what is wrong and where. */
+Test(ipynb, refusal_messages)
+{
+	struct {
+		const char	*text;
+		size_t		 len;
+		const char	*want;
+	} cases[] = {
+		{ "", 0, "the file is empty" },
+		{ "  \n", 3, "the file holds only white space (3 bytes)" },
+		{ "{\"cells\": [\"abc", 15, "the file ends at byte 15 in the "
+		    "middle of a string (truncated?)" },
+		{ "{\"cells\": [1, ", 14, "the file ends at byte 14 in the "
+		    "middle of a list (truncated?)" },
+		{ "{\"a\": \"\xc3", 8, "the file ends at byte 8 in the middle "
+		    "of a string (truncated?)" },
+		{ "{\"a\": \"caf\xe9\"}", 13, "not UTF-8: byte 10 (line 1, "
+		    "column 11) is 0xe9" },
+		{ "{\"a\": \"\xed\xa0\x80\"}", 13, "not UTF-8: byte 7" },
+		{ "\xef\xbb\xbf{}", 5, "byte order mark" },
+		{ "<html>", 6, "not JSON text: it starts with '<' at byte 0" },
+		{ "{}\n{}", 5, "something follows the notebook at byte 3 "
+		    "(line 2, column 1)" },
+		{ "{\"a\" 1}", 7, "at byte 5 (line 1, column 6)" },
+		{ "[1]", 3, "the top level is a list" },
+		{ "{\"a\": 1 /* c */}", 0, "unexpected '/' at byte 8" },
+		{ "{\"a\": 'x'}", 0, "not JSON: unexpected \"'\" at byte 6" },
+		{ "{\"a\": [1,]}", 0, "not JSON: unexpected ']' at byte 9" },
+		{ "{\"a\": \"x\ty\"}", 0, "a raw control character (0x09) "
+		    "in a string at byte 8" },
+		{ "{\"nbformat\": 4, \"cells\": [[]]}", 30,
+		    "cell 0 is a list, not an object" },
+		{ "{\"nbformat\": 4, \"cells\": [{\"cell_type\": \"code\", "
+		    "\"outputs\": {}}]}", 0,
+		    "code cell 0: outputs is an object, not a list" },
+	};
+	char		*cause;
+	size_t		 i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cause = NULL;
+		if (cases[i].len == 0 && *cases[i].text != '\0')
+			cases[i].len = strlen(cases[i].text);
+		cr_assert_null(room_ipynb_parse(cases[i].text, cases[i].len,
+		    &cause), "accepted case %zu", i);
+		cr_assert_not_null(strstr(cause, cases[i].want),
+		    "case %zu: \"%s\" lacks \"%s\"", i, cause, cases[i].want);
+		free(cause);
+	}
+}
+
+/* Thousands separators in offsets. */
+Test(ipynb, refusal_offsets_grouped)
+{
+	char	*s, *cause = NULL;
+	size_t	 n = 12345;
+
+	s = xmalloc(n);
+	memset(s, ' ', n);
+	memcpy(s, "{\"a\": \"", 7);
+	cr_assert_null(room_ipynb_parse(s, n, &cause));
+	cr_assert_str_eq(cause, "the file ends at byte 12,345 in the middle "
+	    "of a string (truncated?)");
+	free(cause);
+	free(s);
+}
+
+/* Invalid UTF-8 repaired as Python's "replace" handler does. */
+Test(ipynb, utf8_repair)
+{
+	struct {
+		const char	*in;
+		const char	*out;
+	} cases[] = {
+		{ "caf\xe9", "caf\xef\xbf\xbd" },
+		{ "a\xe2\x82" "b", "a\xef\xbf\xbd" "b" },
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+		    "\xef\xbf\xbd" },
+		{ "\xf0\x9f\x90", "\xef\xbf\xbd" },
+	};
+	char	*out;
+	size_t	 i, len, bad;
+
+	cr_assert_null(utf8_repair("ok \xf0\x9f\x90\x8d", 7, &len));
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_assert(!utf8_valid(cases[i].in, strlen(cases[i].in), &bad));
+		out = utf8_repair(cases[i].in, strlen(cases[i].in), &len);
+		cr_assert_not_null(out);
+		cr_assert_str_eq(out, cases[i].out, "case %zu", i);
+		cr_assert_eq(len, strlen(cases[i].out));
+		free(out);
+	}
 }

@@ -296,3 +296,128 @@ Test(edit, nul_index_and_type)
 	batch_free(&e);
 	room_nb_free(nb);
 }
+
+/* A notebook with a cell of an unknown type carrying its own keys. */
+static struct room_nb *
+nb_unknown(void)
+{
+	const char	*s = "{\"cells\": [{\"cell_type\": \"widget\", "
+	    "\"id\": \"wwww\", \"metadata\": {\"w\": 1}, \"source\": \"s\", "
+	    "\"state\": [1]}, {\"cell_type\": \"markdown\", \"id\": \"mmmm\", "
+	    "\"metadata\": {}, \"outputs\": [\"stray\"], \"source\": \"m\"}], "
+	    "\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 6}";
+	struct room_nb	*nb;
+	char		*cause = NULL;
+
+	nb = room_ipynb_parse(s, strlen(s), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	return (nb);
+}
+
+/* An unknown cell: no partial edit; replaced whole, moved, deleted. */
+Test(edit, unknown_type_whole_only)
+{
+	struct room_nb		*nb = nb_unknown();
+	struct edit_batch	 e;
+	struct room_cell	*c;
+	char			**ids = NULL, *before, *after;
+	size_t			 n = 0;
+	int			 index, i;
+	const char		*code;
+
+	before = nb_dump(nb);
+	for (i = 0; i < 3; i++) {
+		batch_begin(&e, 1);
+		msgpack_pack_map(&e.b.pk, 3);
+		proto_pack_str(&e.b.pk, "op", "edit");
+		proto_pack_str(&e.b.pk, "cell_id", "wwww");
+		if (i == 0)
+			proto_pack_str(&e.b.pk, "source", "x");
+		else if (i == 1)
+			proto_pack_str(&e.b.pk, "cell_type", "code");
+		else {
+			proto_pack_key(&e.b.pk, "metadata");
+			msgpack_pack_map(&e.b.pk, 0);
+		}
+		cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index,
+		    &code), -1, "partial edit %d applied", i);
+		cr_assert_str_eq(code, "invalid_argument");
+		batch_free(&e);
+	}
+	after = nb_dump(nb);
+	cr_assert_str_eq(before, after, "a refused edit changed the notebook");
+	free(after);
+
+	/* Whole: type and source given; nothing of the old cell stays. */
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "wwww");
+	proto_pack_str(&e.b.pk, "cell_type", "code");
+	proto_pack_str(&e.b.pk, "source", "x = 1");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "mmmm");
+	proto_pack_str(&e.b.pk, "cell_type", "code");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	ids_free(ids, n);
+	batch_free(&e);
+	c = nb->cells[0];
+	cr_assert_eq(c->type, ROOM_CELL_CODE);
+	cr_assert_null(c->type_name);
+	cr_assert_null(c->extra);
+	cr_assert_eq(json_object_object_length(c->metadata), 0);
+	cr_assert_str_eq(c->source, "x = 1");
+	/* The markdown cell's stray outputs do not become real ones. */
+	c = nb->cells[1];
+	cr_assert_eq(json_object_array_length(c->outputs), 0);
+	cr_assert_null(json_object_object_get(c->extra, "outputs"));
+	free(before);
+	room_nb_free(nb);
+
+	/* Move and delete need nothing of the type. */
+	nb = nb_unknown();
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	msgpack_pack_str_with_body(&e.b.pk, "wwww", 4);
+	proto_pack_str(&e.b.pk, "after", "BOTTOM");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "wwww");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	ids_free(ids, n);
+	batch_free(&e);
+	cr_assert_eq(nb->ncells, 1);
+	room_nb_free(nb);
+}
+
+/* A clone (a batch's scratch copy) keeps the type and the kept keys. */
+Test(edit, unknown_type_survives_other_edits)
+{
+	struct room_nb		*nb = nb_unknown();
+	struct edit_batch	 e;
+	char			**ids = NULL, *before, *after;
+	size_t			 n = 0;
+	int			 index;
+	const char		*code;
+
+	before = nb_dump(nb);
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "clear_outputs");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	msgpack_pack_str_with_body(&e.b.pk, "wwww", 4);
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	ids_free(ids, n);
+	batch_free(&e);
+	after = nb_dump(nb);
+	cr_assert_str_eq(before, after);
+	cr_assert_not_null(strstr(after, "\"state\": [\n    1\n   ]"));
+	free(before);
+	free(after);
+	room_nb_free(nb);
+}

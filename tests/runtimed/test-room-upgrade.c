@@ -344,8 +344,10 @@ Test(room_upgrade, parse_upgrades_and_keeps_note)
 
 	nb = room_ipynb_parse(v3, strlen(v3), &cause);
 	cr_assert_not_null(nb, "refused: %s", cause);
-	cr_assert_str_eq(nb->upgrade_note, "upgraded from nbformat 3.0; a "
-	    "save writes nbformat 4.5");
+	cr_assert_not_null(nb->warnings);
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(nb->warnings, 0), "message")),
+	    "upgraded from nbformat 3.0; a save writes nbformat 4.5");
 	cr_assert_eq(nb->ncells, 2);
 	cr_assert_eq(nb->cells[0]->type, ROOM_CELL_MARKDOWN);
 	cr_assert_str_eq(nb->cells[0]->source, "## T");
@@ -363,7 +365,7 @@ Test(room_upgrade, parse_upgrades_and_keeps_note)
 	    "\"nbformat_minor\": 5}";
 	nb = room_ipynb_parse(v4, strlen(v4), &cause);
 	cr_assert_not_null(nb, "refused: %s", cause);
-	cr_assert_null(nb->upgrade_note);
+	cr_assert_null(nb->warnings);
 	room_nb_free(nb);
 }
 
