@@ -116,6 +116,13 @@ size_t		 peer_pending_output(struct peer *);
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
 struct json_object	*mpjson_unpack(const msgpack_object *);
 
+/* jsonrpc.c: one JSON-RPC message, its id kept as sent. */
+struct json_object	*jsonrpc_parse(const char *, size_t, size_t *, size_t *,
+			     int *, char **);
+struct json_object	*jsonrpc_id_from_text(const char *);
+int			 jsonrpc_id_equal(struct json_object *,
+			     struct json_object *);
+
 /* Shorthand for building one msgpack body. */
 struct mpbuf {
 	msgpack_sbuffer	sb;

@@ -31,9 +31,6 @@
 #include "common.h"
 #include "proxy.h"
 
-/* json-c's default depth (32) is too shallow for notebook metadata. */
-#define PROXY_RELAY_DEPTH	1024
-
 /* Ids of the proxy's own requests to a worker start with this. */
 #define PROXY_RELAY_PRIVATE	"\"runtimed-mcp-proxy-"
 
@@ -100,26 +97,23 @@ static int			 proxy_relay_tell_tools;  /* after initialized */
 static int			 proxy_relay_tell_resources;
 static long			 proxy_relay_prev_pid;	/* for reconnect */
 
+/* An object message, or NULL (the worker answers what is not one). */
 static struct json_object *
 proxy_relay_parse(const char *data, size_t len)
 {
-	struct json_tokener	*tok;
 	struct json_object	*obj;
+	char			*cause = NULL;
 
-	if (len > INT32_MAX)
-		return NULL;
-	if ((tok = json_tokener_new_ex(PROXY_RELAY_DEPTH)) == NULL)
-		return NULL;
-	obj = json_tokener_parse_ex(tok, data, (int)len);
+	obj = jsonrpc_parse(data, len, NULL, NULL, NULL, &cause);
+	free(cause);
 	if (obj != NULL && !json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
 		obj = NULL;
 	}
-	json_tokener_free(tok);
 	return obj;
 }
 
-/* Id (as canonical JSON text, caller frees) and method of a message. */
+/* Id (as the JSON text it was sent with; caller frees) and method. */
 static void
 proxy_relay_classify(struct json_object *obj, char **id, const char **method)
 {
@@ -171,7 +165,7 @@ proxy_relay_reply(const char *id)
 	obj = json_object_new_object();
 	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
 	if (id != NULL)
-		idobj = json_tokener_parse(id);
+		idobj = jsonrpc_id_from_text(id);
 	json_object_object_add(obj, "id", idobj);
 	return obj;
 }

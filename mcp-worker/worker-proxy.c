@@ -23,7 +23,10 @@ worker_proxy_send(const char *json, size_t len, void *arg)
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 1);
 	proto_pack_strn(&b.pk, "json", json, len);
-	peer_send(worker_proxy_peer, PROTO_MSG_MCP, 0, &b.sb);
+	/* worker-rpc.c keeps messages within the cap: only a dying link
+	 * refuses one, and then the proxy answers what is in flight. */
+	if (peer_send(worker_proxy_peer, PROTO_MSG_MCP, 0, &b.sb) != 0)
+		log_warnx("proxy link refused a message of %zu bytes", len);
 	mpbuf_free(&b);
 }
 

@@ -33,6 +33,29 @@
 /* Hard ceiling for any frame; per-type caps below are tighter. */
 #define PROTO_MAX_FRAME		(64U * 1024 * 1024)
 
+/*
+ * The deepest nesting of a JSON-RPC message the proxy and the worker
+ * parse (common/jsonrpc.c).  nbformat reads what Python's json module
+ * reads, about 990 levels, so notebook metadata fits under it.
+ */
+#define PROTO_MAX_DEPTH		1024
+
+/*
+ * The largest MCP message the worker sends the proxy: a reply that would
+ * be longer is answered with an error saying how to ask for less.  It
+ * keeps the proxy's memory bounded whatever a client asks for.
+ */
+#define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
+
+/*
+ * Most edits in one ROOM_EDIT.  Its reply names one cell per edit (at
+ * most 75 bytes each: ids are 1-64 characters), so a batch within this
+ * always has a reply within the ROOM_EDIT_REPLY cap, and the daemon can
+ * refuse a larger batch before applying any of it.
+ */
+#define PROTO_EDIT_MAX_EDITS	200000
+#define PROTO_EDIT_REPLY_ENTRY	75
+
 enum proto_msg {
 	/* 1-99: every connection. */
 	PROTO_MSG_HELLO = 1,		/* first frame on every connection */

@@ -707,4 +707,5 @@ def main():
     print("all proxy checks passed")
 
 
-main()
+if __name__ == "__main__":
+    main()

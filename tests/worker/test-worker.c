@@ -399,6 +399,62 @@ Test(args, surrogates_and_utf8)
 	json_object_put(o);
 }
 
+/* The id of a message prints as the text it was sent with. */
+static void
+id_echo(const char *msg, const char *want)
+{
+	struct json_object	*o, *id;
+	char			*cause = NULL;
+	size_t			 off, len;
+
+	o = jsonrpc_parse(msg, strlen(msg), &off, &len, NULL, &cause);
+	cr_assert_not_null(o, "%s: %s", msg, cause);
+	cr_assert(json_object_object_get_ex(o, "id", &id));
+	cr_assert_str_eq(json_object_to_json_string_ext(id,
+	    JSON_C_TO_STRING_PLAIN), want);
+	cr_assert_eq(len, strlen(want));
+	cr_assert_eq(memcmp(msg + off, want, len), 0);
+	json_object_put(o);
+}
+
+Test(jsonrpc, ids_kept_as_sent)
+{
+	struct json_object	*a, *b;
+	char			*cause = NULL;
+	int			 nested;
+
+	id_echo("{\"id\":123456789012345678901234567890}",
+	    "123456789012345678901234567890");
+	id_echo("{\"jsonrpc\":\"2.0\", \"id\" : -0 , \"method\":\"x\"}", "-0");
+	id_echo("{\"id\":\"\\ud800x\"}", "\"\\ud800x\"");
+	id_echo("{\"params\":{\"id\":1},\"id\":1e2}", "1e2");
+	id_echo("{\"id\":1,\"id\":2}", "2");
+
+	cr_assert_null(jsonrpc_parse("{\"id\":\"\xff\"}", 10, NULL, NULL,
+	    NULL, &cause));
+	cr_assert_not_null(strstr(cause, "UTF-8"), "%s", cause);
+	free(cause);
+	cr_assert_null(jsonrpc_parse("{} x", 4, NULL, NULL, NULL, &cause));
+	free(cause);
+	a = jsonrpc_parse("42", 2, NULL, NULL, &nested, &cause);
+	cr_assert(a != NULL && json_object_get_int(a) == 42 && !nested);
+	json_object_put(a);
+
+	a = jsonrpc_id_from_text("123456789012345678901234567890");
+	b = jsonrpc_id_from_text("123456789012345678901234567891");
+	cr_assert_not(jsonrpc_id_equal(a, b), "ids past 64 bits differ");
+	json_object_put(b);
+	b = jsonrpc_id_from_text("123456789012345678901234567890");
+	cr_assert(jsonrpc_id_equal(a, b));
+	json_object_put(a);
+	json_object_put(b);
+	a = jsonrpc_id_from_text("\"7\"");
+	b = jsonrpc_id_from_text("7");
+	cr_assert_not(jsonrpc_id_equal(a, b), "\"7\" is not 7");
+	json_object_put(a);
+	json_object_put(b);
+}
+
 Test(args, cell_references)
 {
 	struct json_object	*cells, *ref;
