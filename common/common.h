@@ -111,6 +111,13 @@ int		 peer_send_error(struct peer *, uint32_t, const char *,
 int		 peer_send_ok(struct peer *, uint32_t);
 void		 peer_kill(struct peer *, const char *);
 size_t		 peer_pending_output(struct peer *);
+/* Backpressure: stop reading above this much queued output, resume once
+ * it drains below the low mark. */
+#define PEER_QUEUE_HIGH	(4U * 1024 * 1024)
+#define PEER_QUEUE_LOW	(1U * 1024 * 1024)
+typedef void (*peer_drain_cb)(struct peer *, void *);
+void		 peer_set_reading(struct peer *, int);
+void		 peer_set_drain_cb(struct peer *, size_t, peer_drain_cb);
 
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);

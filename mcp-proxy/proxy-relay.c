@@ -75,6 +75,7 @@ static enum proxy_relay_state	 proxy_relay_state = PROXY_RELAY_DOWN;
 static struct proxy_relay_msgs	 proxy_relay_queue =
     TAILQ_HEAD_INITIALIZER(proxy_relay_queue);
 static u_int			 proxy_relay_queued;
+static size_t			 proxy_relay_queued_len;	/* bytes */
 static struct proxy_relay_msgs	 proxy_relay_flight =
     TAILQ_HEAD_INITIALIZER(proxy_relay_flight);
 /* reconnect calls waiting for the next worker. */
@@ -343,6 +344,7 @@ proxy_relay_enqueue(struct proxy_relay_msg *m)
 	}
 	TAILQ_INSERT_TAIL(&proxy_relay_queue, m, entry);
 	proxy_relay_queued++;
+	proxy_relay_queued_len += m->len;
 }
 
 /* Send one message to the worker, or queue it if the link is gone. */
@@ -374,9 +376,11 @@ proxy_relay_flush_queue(void)
 	    (m = TAILQ_FIRST(&proxy_relay_queue)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_queue, m, entry);
 		proxy_relay_queued--;
+		proxy_relay_queued_len -= m->len;
 		if (proxy_worker_send(m->line, m->len) != 0) {
 			TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
 			proxy_relay_queued++;
+			proxy_relay_queued_len += m->len;
 			return;
 		}
 		if (m->id != NULL) {
@@ -1027,6 +1031,7 @@ proxy_relay_worker_down(void)
 		TAILQ_REMOVE(&again, m, entry);
 		TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
 		proxy_relay_queued++;
+		proxy_relay_queued_len += m->len;
 	}
 	proxy_relay_privs_clear();
 	proxy_subs_replaced(proxy_relay_subscription_ended);
@@ -1063,6 +1068,7 @@ proxy_relay_worker_unavailable(const char *why)
 		proxy_relay_msg_free(m);
 	}
 	proxy_relay_queued = 0;
+	proxy_relay_queued_len = 0;
 	proxy_relay_reconnected(0);
 	proxy_shutdown_check();
 }
@@ -1081,6 +1087,7 @@ proxy_relay_abandon(void)
 		proxy_relay_msg_free(m);
 	}
 	proxy_relay_queued = 0;
+	proxy_relay_queued_len = 0;
 	while ((m = TAILQ_FIRST(&proxy_relay_flight)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
 		if (strcmp(m->method, "tools/call") == 0)
@@ -1097,6 +1104,13 @@ proxy_relay_abandon(void)
 		    "runtimed-mcp is shutting down"), 1);
 		proxy_relay_msg_free(m);
 	}
+}
+
+/* Bytes of client messages waiting for a worker (backpressure). */
+size_t
+proxy_relay_queued_bytes(void)
+{
+	return proxy_relay_queued_len;
 }
 
 /* Requests the client still expects an answer to. */

@@ -64,6 +64,7 @@ static void			(*proxy_worker_stop_done)(void);
 static pid_t			 proxy_worker_orphans[PROXY_WORKER_ORPHANS];
 
 static void	proxy_worker_spawn(void);
+static void	proxy_worker_drained(struct peer *, void *);
 
 const char *
 proxy_worker_log_path(void)
@@ -548,12 +549,41 @@ proxy_worker_spawn(void)
 	w->started = util_mono_ms();
 	w->peer = peer_create(proxy_worker_base, sv[0], "worker",
 	    proxy_worker_dispatch, w);
+	peer_set_drain_cb(w->peer, PEER_QUEUE_LOW, proxy_worker_drained);
 	w->hello_timer = evtimer_new(proxy_worker_base,
 	    proxy_worker_hello_timeout, w);
 	tv.tv_sec = PROXY_WORKER_HELLO_MS / 1000;
 	tv.tv_usec = 0;
 	evtimer_add(w->hello_timer, &tv);
 	proxy_worker_cur = w;
+}
+
+/* What we queued for the worker drained below the low mark. */
+static void
+proxy_worker_drained(struct peer *peer, void *arg)
+{
+	proxy_stdio_flow();
+}
+
+/* Bytes queued for the current worker and not yet taken by it. */
+size_t
+proxy_worker_pending(void)
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+
+	if (w == NULL || w->peer == NULL)
+		return 0;
+	return peer_pending_output(w->peer);
+}
+
+/* Read the worker's messages (1) or leave them queued in it (0). */
+void
+proxy_worker_set_reading(int on)
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+
+	if (w != NULL && w->peer != NULL)
+		peer_set_reading(w->peer, on);
 }
 
 /* One MCP message to the current worker; -1 when there is no link. */
@@ -571,6 +601,7 @@ proxy_worker_send(const char *json, size_t len)
 	proto_pack_strn(&b.pk, "json", json, len);
 	r = peer_send(w->peer, PROTO_MSG_MCP, 0, &b.sb);
 	mpbuf_free(&b);
+	proxy_stdio_flow();
 	return r;
 }
 

@@ -1,6 +1,8 @@
 /*
  * worker-proxy.c: the link to runtimed-mcp over the inherited socketpair.
  * JSON-RPC messages travel unchanged as MCP {json} frames both ways.
+ * Above PEER_QUEUE_HIGH of answers the proxy has not taken, no more
+ * requests are read from it until they drain below PEER_QUEUE_LOW.
  */
 
 #include <stdio.h>
@@ -28,6 +30,16 @@ worker_proxy_send(const char *json, size_t len, void *arg)
 	if (peer_send(worker_proxy_peer, PROTO_MSG_MCP, 0, &b.sb) != 0)
 		log_warnx("proxy link refused a message of %zu bytes", len);
 	mpbuf_free(&b);
+	/* A proxy that does not read: read no more requests from it. */
+	if (peer_pending_output(worker_proxy_peer) > PEER_QUEUE_HIGH)
+		peer_set_reading(worker_proxy_peer, 0);
+}
+
+/* Our answers drained below the low mark: read requests again. */
+static void
+worker_proxy_drained(struct peer *p, void *arg)
+{
+	peer_set_reading(p, 1);
 }
 
 int
@@ -168,6 +180,8 @@ worker_proxy_start(struct event_base *base, int fd)
 		log_warnx("cannot use fd %d", fd);
 		return -1;
 	}
+	peer_set_drain_cb(worker_proxy_peer, PEER_QUEUE_LOW,
+	    worker_proxy_drained);
 	memset(&hello, 0, sizeof hello);
 	hello.version = PROTO_VERSION;
 	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_WORKER);

@@ -361,7 +361,7 @@ def test_depth():
 
 
 def main():
-    tests = [test_ids, test_large]
+    tests = [test_ids, test_backpressure, test_large]
     only = sys.argv[2:]
     for t in tests:
         if only and t.__name__ not in only:
