@@ -775,16 +775,38 @@ rtd_replies(const char *sock)
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;
 	const msgpack_object	*cells;
-	char			*big, *id;
+	const char		*code = "from IPython.display import display\n"
+				    "for i in range(80):\n"
+				    "    display({'text/plain': 'x' * 900000}, "
+				    "raw=True)\n";
+	char			*big, *id, *cid, *msg;
 	int64_t			 n;
 	size_t			 i;
-	int			 fd, fd2;
+	int			 fd, fd2, omitted;
 
 	fd = rtd_connect(sock);
 	rtd_body(&b, 0);
 	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
 	    &u);
 	id = rtd_str(&u, "notebook_id");
+	msgpack_unpacked_destroy(&u);
+
+	/* A run whose outputs (80 of 900 KB, each inline) pass 64 MiB. */
+	rtd_insert(fd, &code, 1, &cid);
+	rtd_run(fd, &cid, 1, 1, &u);
+	rtd_expect_str(&u.data, "status", "done");
+	if (proto_get_bool(&u.data, "outputs_omitted", &omitted) != 0 ||
+	    !omitted)
+		rtd_fail("EXEC_STATE over its cap without outputs_omitted");
+	msg = proto_dup_str(&u.data, "message");
+	if (msg == NULL || strstr(msg, "left out") == NULL)
+		rtd_fail("EXEC_STATE over its cap does not say why");
+	printf("ok: EXEC_STATE of 72 MB of outputs answered: %s\n", msg);
+	free(msg);
+	msgpack_unpacked_destroy(&u);
+	free(cid);
+	rtd_edit_many(fd, 1, "delete", "", PROTO_MSG_ROOM_EDIT_REPLY, 30000,
+	    &u);
 	msgpack_unpacked_destroy(&u);
 
 	/* 100,000 edits: a reply of 1.8 MB of cell ids, past the old cap. */
