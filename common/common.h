@@ -122,6 +122,7 @@ void		 peer_set_drain_cb(struct peer *, size_t, peer_drain_cb);
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
 struct json_object	*mpjson_unpack(const msgpack_object *);
+struct json_object	*mpjson_parse(const char *, size_t, char **);
 
 /* jsonrpc.c: one JSON-RPC message, its id kept as sent. */
 struct json_object	*jsonrpc_parse(const char *, size_t, size_t *, size_t *,

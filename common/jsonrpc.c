@@ -58,8 +58,38 @@ jsonrpc_value_at(const char *buf, size_t len, size_t off, size_t *end)
 }
 
 /*
+ * The end of the container at buf[off], found without building it: for
+ * a value nested too deep for the tokener, so the id after it can still
+ * be found.  len if it does not end.
+ */
+static size_t
+jsonrpc_skip_container(const char *buf, size_t len, size_t off)
+{
+	size_t	depth = 0;
+	int	instr = 0;
+
+	for (; off < len; off++) {
+		if (instr) {
+			if (buf[off] == '\\')
+				off++;
+			else if (buf[off] == '"')
+				instr = 0;
+			continue;
+		}
+		if (buf[off] == '"')
+			instr = 1;
+		else if (buf[off] == '[' || buf[off] == '{')
+			depth++;
+		else if ((buf[off] == ']' || buf[off] == '}') && --depth == 0)
+			return (off + 1);
+	}
+	return (len);
+}
+
+/*
  * Where the text of the top-level "id" of an object is: the member json-c
- * kept (with duplicate keys, the last).  -1 if it has none.
+ * kept (with duplicate keys, the last).  With id NULL (the message was
+ * too deep to parse), the last "id" member.  -1 if it has none.
  */
 static int
 jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
@@ -70,7 +100,8 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 	size_t			 off, vstart, vend, kend;
 	int			 found = 0, same;
 
-	want = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
+	want = id != NULL ? json_object_to_json_string_ext(id,
+	    JSON_C_TO_STRING_PLAIN) : NULL;
 	off = jsonrpc_skip_ws(buf, len, 0);
 	if (off >= len || buf[off] != '{')
 		return -1;
@@ -84,19 +115,24 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 			return -1;
 		}
 		vstart = jsonrpc_skip_ws(buf, len, off + 1);
+		v = NULL;
 		if (vstart >= len ||
-		    (v = jsonrpc_value_at(buf, len, vstart, &vend)) == NULL) {
+		    ((v = jsonrpc_value_at(buf, len, vstart, &vend)) == NULL &&
+		    (want != NULL || strchr("[{", buf[vstart]) == NULL))) {
 			json_object_put(k);
 			return -1;
 		}
-		if (json_object_is_type(k, json_type_string) &&
+		if (v == NULL)
+			vend = jsonrpc_skip_container(buf, len, vstart);
+		if (v != NULL && json_object_is_type(k, json_type_string) &&
 		    strcmp(json_object_get_string(k), "id") == 0) {
-			same = strcmp(json_object_to_json_string_ext(v,
+			same = want != NULL && strcmp(
+			    json_object_to_json_string_ext(v,
 			    JSON_C_TO_STRING_PLAIN), want) == 0;
 			*start = vstart;
 			*end = vend;
 			found = 1;
-			if (same && strcmp(want, "null") != 0) {
+			if (same) {
 				/* The one json-c kept, unless a later twin
 				 * differs; twins are rare, so stop here. */
 				json_object_put(k);
@@ -127,7 +163,8 @@ jsonrpc_keep_text(struct json_object *v, const char *text, size_t len)
  * is not one well-formed JSON value in UTF-8.  *nested is set when it
  * failed only by nesting deeper than PROTO_MAX_DEPTH.  An object's
  * top-level id prints as the text it was sent with; id_off and id_len
- * (may be NULL) say where that text is, 0 and 0 when there is none.
+ * (may be NULL) say where that text is, 0 and 0 when there is none (also
+ * set for a message too deep, whose id the caller may still answer).
  */
 struct json_object *
 jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
@@ -171,7 +208,14 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 			if (nested != NULL)
 				*nested = 1;
 			xasprintf(cause, "the message nests deeper than %d "
-			    "levels", PROTO_MAX_DEPTH);
+			    "levels (the limit of every JSON value here); send "
+			    "values nested less deeply", PROTO_MAX_DEPTH);
+			/* Valid JSON past our limit: still answer its id. */
+			if (id_off != NULL &&
+			    jsonrpc_id_span(buf, len, NULL, &s, &e) == 0) {
+				*id_off = s;
+				*id_len = e - s;
+			}
 		} else if (jerr == json_tokener_error_parse_utf8_string)
 			xasprintf(cause, "the message is not valid UTF-8");
 		else

@@ -690,7 +690,7 @@ worker_rpc_input(const char *buf, size_t len)
 {
 	struct json_object	*msg, *v, *id = NULL, *params = NULL;
 	const char		*method;
-	char			*cause = NULL;
+	char			*cause = NULL, *text;
 	size_t			 id_off, id_len;
 	int			 bad_unicode, nested;
 
@@ -704,6 +704,22 @@ worker_rpc_input(const char *buf, size_t len)
 		return;
 
 	msg = jsonrpc_parse(buf, len, &id_off, &id_len, &nested, &cause);
+	if (msg == NULL && nested && id_len > 0) {
+		/* Well-formed but too deep: answer its id. */
+		text = xstrndup(buf + id_off, id_len);
+		id = jsonrpc_id_from_text(text);
+		free(text);
+		if (id != NULL && !json_object_is_type(id, json_type_string) &&
+		    !json_object_is_type(id, json_type_int) &&
+		    !json_object_is_type(id, json_type_double)) {
+			json_object_put(id);
+			id = NULL;
+		}
+		worker_rpc_error(id, -32600, "Invalid Request: %s", cause);
+		json_object_put(id);
+		free(cause);
+		return;
+	}
 	if (msg == NULL) {
 		worker_rpc_error(NULL, -32700, "Parse error: %s", cause);
 		free(cause);

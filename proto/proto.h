@@ -34,9 +34,12 @@
 #define PROTO_MAX_FRAME		(64U * 1024 * 1024)
 
 /*
- * The deepest nesting of a JSON-RPC message the proxy and the worker
- * parse (common/jsonrpc.c).  nbformat reads what Python's json module
- * reads, about 990 levels, so notebook metadata fits under it.
+ * The deepest nesting of any JSON the suite parses or packs: MCP
+ * messages (common/jsonrpc.c), notebooks (room-ipynb.c), Jupyter
+ * messages (agent-wire.c), values crossing frames (common/mpjson.c).
+ * nbformat reads what Python's json module reads, about 990 levels, so
+ * every notebook it reads fits under this.  Past it the answer is a
+ * typed error naming the limit (an MCP request's carries its id).
  */
 #define PROTO_MAX_DEPTH		1024
 

@@ -23,8 +23,8 @@
 
 #include "runtimed.h"
 
-/* Deep enough for any sane application/json output. */
-#define ROOM_IPYNB_MAX_DEPTH	2000
+/* Every notebook nbformat reads nests less (proto.h). */
+#define ROOM_IPYNB_MAX_DEPTH	PROTO_MAX_DEPTH
 
 /* Where output values kept as blobs live (the state dir), and the first
  * blob that could not be inlined during a dump. */
@@ -146,6 +146,11 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 	jerr = json_tokener_get_error(tok);
 	used = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
+	if (root == NULL && jerr == json_tokener_error_depth) {
+		xasprintf(cause, "the notebook nests deeper than %d levels, "
+		    "which nbformat cannot read either", ROOM_IPYNB_MAX_DEPTH);
+		return (NULL);
+	}
 	if (root == NULL || jerr != json_tokener_success) {
 		xasprintf(cause, "not JSON: %s", json_tokener_error_desc(jerr));
 		json_object_put(root);
@@ -759,8 +764,8 @@ room_ipynb_blob_value(struct json_object *ref, int json)
 		return (NULL);
 	}
 	v = NULL;
-	if (json)
-		v = json_tokener_parse(data);
+	if (json && (v = mpjson_parse(data, len, &cause)) == NULL)
+		free(cause);
 	if (v == NULL)
 		v = json_object_new_string_len(data, (int)len);
 	free(data);

@@ -355,13 +355,54 @@ def test_depth():
         check(m is not None and not m["result"].get("isError") and
               pt.sc_of(m).get("total_cells") == 1,
               "... and read back: %r" % (pt.sc_of(m).get("error"),))
+
+        # A file nbformat wrote with metadata 200 levels deep: loads,
+        # and saves back the same; a kernel output 200 levels deep.
+        import nbformat
+        path = os.path.join(w.dir, "deep.ipynb")
+        deep = json.loads('{"a":' * 199 + "1" + "}" * 199)
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["deep"] = deep
+        code = ("from IPython.display import display\n"
+                "d = x = {}\n"
+                "for i in range(200):\n"
+                "    x['a'] = {}; x = x['a']\n"
+                "display({'application/json': d}, raw=True)\n")
+        nb.cells.append(nbformat.v4.new_code_cell(code))
+        nb.cells[0].metadata["deep"] = deep
+        nbformat.write(nb, path)
+        m = tool(s, "connect_notebook", {"path": path}, 60)
+        h2 = pt.sc_of(m).get("notebook_handle")
+        check(h2 is not None, "a notebook with metadata 200 levels deep "
+              "connects: %r" % (pt.sc_of(m).get("error"),))
+        cid = (pt.sc_of(m).get("cells") or [{}])[0].get("cell_id")
+        m = tool(s, "inspect_notebook", {"notebook_handle": h2,
+                                         "view": "all"}, 60)
+        check(m is not None and not m["result"].get("isError"),
+              "... and reads: %r" % (pt.sc_of(m).get("error"),))
+        m = tool(s, "run_cells", {"notebook_handle": h2, "cell_ids": [cid],
+                                  "wait_secs": 50}, 120)
+        outs = ((pt.sc_of(m).get("cells") or [{}])[0].get("outputs") or
+                [{}])
+        d, n = outs[0].get("data", {}).get("application/json"), 0
+        while isinstance(d, dict) and "a" in d:
+            d, n = d["a"], n + 1
+        check(pt.sc_of(m).get("status") == "done" and n == 200,
+              "a kernel output 200 levels deep comes back whole (%d)" % n)
+        m = tool(s, "save_notebook", {"notebook_handle": h2}, 60)
+        check(m is not None and not m["result"].get("isError"),
+              "it saves: %r" % (pt.sc_of(m).get("error"),))
+        back = nbformat.read(path, as_version=4)
+        check(back.metadata.get("deep") == deep and
+              back.cells[0].metadata.get("deep") == deep,
+              "the saved file keeps the deep metadata")
         s.close()
     finally:
         w.cleanup()
 
 
 def main():
-    tests = [test_ids, test_backpressure, test_large]
+    tests = [test_ids, test_backpressure, test_large, test_depth]
     only = sys.argv[2:]
     for t in tests:
         if only and t.__name__ not in only:

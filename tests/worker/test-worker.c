@@ -417,6 +417,58 @@ id_echo(const char *msg, const char *want)
 	json_object_put(o);
 }
 
+/* {"a":{"a":...1...}} nested n levels; caller frees. */
+static char *
+nested_text(size_t n)
+{
+	char	*text;
+	size_t	 i;
+
+	text = xmalloc(n * 6 + 2);
+	for (i = 0; i < n; i++)
+		memcpy(text + i * 5, "{\"a\":", 5);
+	text[n * 5] = '1';
+	memset(text + n * 5 + 1, '}', n);
+	text[n * 6 + 1] = '\0';
+	return text;
+}
+
+/* Values deeper than msgpack-c's 32 levels still cross a frame. */
+Test(mpjson, deep_values_cross)
+{
+	struct json_object	*j, *back;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	char			*text, *cause = NULL;
+	size_t			 off = 0;
+
+	text = nested_text(PROTO_MAX_DEPTH - 1);
+	j = mpjson_parse(text, strlen(text), &cause);
+	cr_assert_not_null(j, "%s", cause);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_key(&b.pk, "v");
+	mpjson_pack(&b.pk, j);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, b.sb.data, b.sb.size, &off),
+	    MSGPACK_UNPACK_SUCCESS, "msgpack-c refused the frame body");
+	back = mpjson_unpack(proto_get(&u.data, "v"));
+	cr_assert_str_eq(json_object_to_json_string_ext(back,
+	    JSON_C_TO_STRING_PLAIN), text);
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&b);
+	json_object_put(back);
+	json_object_put(j);
+	free(text);
+
+	/* Past the limit: refused, with the limit named. */
+	text = nested_text(PROTO_MAX_DEPTH + 1);
+	cr_assert_null(mpjson_parse(text, strlen(text), &cause));
+	cr_assert_not_null(strstr(cause, "1024"), "%s", cause);
+	free(cause);
+	free(text);
+}
+
 Test(jsonrpc, ids_kept_as_sent)
 {
 	struct json_object	*a, *b;
