@@ -106,6 +106,8 @@ int		 peer_send(struct peer *, uint16_t, uint32_t,
 		    const msgpack_sbuffer *);
 int		 peer_send_raw(struct peer *, uint16_t, uint32_t,
 		    const void *, size_t);
+int		 peer_send_parts(struct peer *, uint16_t, uint32_t,
+		    const void *, size_t, const void *, size_t);
 int		 peer_send_error(struct peer *, uint32_t, const char *,
 		    const char *, ...) printflike(4, 5);
 int		 peer_send_ok(struct peer *, uint32_t);

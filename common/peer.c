@@ -191,14 +191,26 @@ peer_next_id(struct peer *peer)
 	return (peer->next_id++);
 }
 
-/* Queue one frame.  Fails only when the peer is already dying. */
+/* Queue one frame.  Fails when the peer is dying or it is over its cap. */
 int
 peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
     const void *body, size_t len)
 {
+	return (peer_send_parts(peer, type, id, body, len, NULL, 0));
+}
+
+/*
+ * Queue one frame whose body is head then data, so a large value need
+ * not be copied into one buffer first.
+ */
+int
+peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
+    const void *head, size_t hlen, const void *data, size_t dlen)
+{
 	struct proto_header	 hdr;
 	uint8_t			 h[PROTO_HEADER_SIZE];
 	struct evbuffer		*out;
+	size_t			 len = hlen + dlen;
 
 	if (peer->dying)
 		return (-1);
@@ -216,7 +228,9 @@ peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
 	proto_header_pack(&hdr, h);
 	out = bufferevent_get_output(peer->bev);
 	evbuffer_add(out, h, sizeof h);
-	evbuffer_add(out, body, len);
+	evbuffer_add(out, head, hlen);
+	if (dlen > 0)
+		evbuffer_add(out, data, dlen);
 	return (0);
 }
 

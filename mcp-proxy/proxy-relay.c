@@ -31,6 +31,9 @@
 #include "common.h"
 #include "proxy.h"
 
+/* Requests larger than this are not kept to send to a next worker. */
+#define PROXY_RELAY_RETRY_MAX	(1024 * 1024)
+
 /* Ids of the proxy's own requests to a worker start with this. */
 #define PROXY_RELAY_PRIVATE	"\"runtimed-mcp-proxy-"
 
@@ -347,12 +350,21 @@ proxy_relay_enqueue(struct proxy_relay_msg *m)
 	proxy_relay_queued_len += m->len;
 }
 
-/* Send one message to the worker, or queue it if the link is gone. */
+/*
+ * Send one client line (borrowed) to the worker, or queue a copy of it if
+ * the link is gone.  A copy is kept in flight only to send it again to
+ * the next worker, and only up to PROXY_RELAY_RETRY_MAX bytes: a larger
+ * request is answered "retry" instead, so it is held once, not twice.
+ */
 static void
-proxy_relay_send(struct proxy_relay_msg *m)
+proxy_relay_send(struct proxy_relay_msg *m, const char *line, size_t len)
 {
+	m->len = len;
 	if (proxy_relay_state != PROXY_RELAY_UP ||
-	    proxy_worker_send(m->line, m->len) != 0) {
+	    proxy_worker_send(line, len) != 0) {
+		m->line = xmalloc(len + 1);
+		memcpy(m->line, line, len);
+		m->line[len] = '\0';
 		proxy_relay_enqueue(m);
 		return;
 	}
@@ -360,10 +372,12 @@ proxy_relay_send(struct proxy_relay_msg *m)
 		proxy_relay_msg_free(m);
 		return;
 	}
-	if (!m->again) {
-		free(m->line);
-		m->line = NULL;
-	}
+	if (m->again && len <= PROXY_RELAY_RETRY_MAX) {
+		m->line = xmalloc(len + 1);
+		memcpy(m->line, line, len);
+		m->line[len] = '\0';
+	} else
+		m->again = 0;
 	TAILQ_INSERT_TAIL(&proxy_relay_flight, m, entry);
 }
 
@@ -816,7 +830,7 @@ proxy_relay_client_line(const char *line, size_t len)
 		goto out;
 	}
 
-	m = proxy_relay_msg_create(line, len, id, method);
+	m = proxy_relay_msg_create(NULL, 0, id, method);
 	if (request) {
 		if ((strcmp(method, "resources/subscribe") == 0 ||
 		    strcmp(method, "resources/unsubscribe") == 0) &&
@@ -828,7 +842,7 @@ proxy_relay_client_line(const char *line, size_t len)
 		m->tools_list = strcmp(method, "tools/list") == 0 &&
 		    !proxy_relay_modern(obj);
 	}
-	proxy_relay_send(m);
+	proxy_relay_send(m, line, len);
 out:
 	free(id);
 	json_object_put(obj);
@@ -932,28 +946,46 @@ proxy_relay_list_answer(struct json_object *obj, const char *id)
 	return 1;
 }
 
-/* One MCP message from the worker. */
+/*
+ * One MCP message from the worker.  With head (the id, method and error
+ * flag the worker carries beside it) the message is parsed only when the
+ * proxy must read it (its own requests' answers, a first tools/list), so
+ * a large result passes as the bytes it is; without (an older worker) it
+ * is parsed to learn them.
+ */
 void
-proxy_relay_worker_message(const char *json, size_t len)
+proxy_relay_worker_message(const char *json, size_t len,
+    const struct proxy_relay_head *head)
 {
 	struct proxy_relay_msg	*m;
-	struct json_object	*obj;
+	struct json_object	*obj = NULL;
 	const char		*method;
 	char			*id;
+	int			 error;
 
-	obj = proxy_relay_parse(json, len);
-	proxy_relay_classify(obj, &id, &method);
+	if (head != NULL) {
+		id = head->id != NULL ? xstrdup(head->id) : NULL;
+		method = head->method;
+		error = head->error;
+	} else {
+		obj = proxy_relay_parse(json, len);
+		proxy_relay_classify(obj, &id, &method);
+		error = json_object_object_get_ex(obj, "error", NULL);
+	}
 	if (id != NULL && method == NULL) {
 		if (strncmp(id, PROXY_RELAY_PRIVATE,
 		    strlen(PROXY_RELAY_PRIVATE)) == 0) {
+			if (obj == NULL)
+				obj = proxy_relay_parse(json, len);
 			proxy_relay_private_answer(obj, id);
 			goto out;
 		}
 		if ((m = proxy_relay_flight_take(id)) != NULL) {
 			/* A refused first subscription holds no lease. */
-			if (m->sub_uri != NULL &&
-			    json_object_object_get_ex(obj, "error", NULL))
+			if (m->sub_uri != NULL && error)
 				proxy_subs_remove("session", m->sub_uri);
+			if (m->tools_list && obj == NULL)
+				obj = proxy_relay_parse(json, len);
 			if (m->tools_list && proxy_relay_list_answer(obj, id)) {
 				proxy_relay_msg_free(m);
 				proxy_shutdown_check();

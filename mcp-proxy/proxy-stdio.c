@@ -1,7 +1,7 @@
 /*
  * proxy-stdio.c: the client side.  Reads newline-delimited JSON-RPC
  * from stdin (a trailing \r is dropped, blank lines are skipped, a line
- * may be as long as an MCP frame allows) and writes one message per line
+ * may be up to PROTO_MCP_REPLY_CAP, 16 MiB) and writes one message per line
  * to stdout.  Nothing but protocol is ever written to stdout.
  *
  * Pipes and sockets are watched with libevent; a regular file or
@@ -31,8 +31,6 @@
 #include "proxy.h"
 
 #define PROXY_STDIO_READ	(1024 * 1024)
-/* Room for the frame's map and key around the line. */
-#define PROXY_STDIO_FRAME_SLACK	64
 
 static struct evbuffer	*proxy_stdio_in;
 static struct evbuffer	*proxy_stdio_out;
@@ -50,11 +48,11 @@ static int		 proxy_stdio_worker_paused;
 static void	proxy_stdio_lines(void);
 static void	proxy_stdio_want_input(void);
 
-/* The longest line that still fits one PROTO_MSG_MCP frame. */
+/* The longest line taken: an MCP message's limit (proto.h). */
 size_t
 proxy_stdio_max_line(void)
 {
-	return proto_msg_cap(PROTO_MSG_MCP) - PROXY_STDIO_FRAME_SLACK;
+	return PROTO_MCP_REPLY_CAP;
 }
 
 static int

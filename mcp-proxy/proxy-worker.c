@@ -425,6 +425,35 @@ proxy_worker_hello(struct proxy_worker *w, const struct proto_header *hdr,
 	proxy_relay_worker_up();
 }
 
+/*
+ * An MCP frame: hand the message on with the id and method the worker
+ * carries beside it ({json, id?, method?, error?}), if it does.
+ */
+static void
+proxy_worker_message(const msgpack_object *body, const char *json,
+    size_t len)
+{
+	struct proxy_relay_head	 head;
+	char			*id, *method;
+	int			 error = 0;
+
+	id = proto_dup_str(body, "id");
+	method = proto_dup_str(body, "method");
+	if (id == NULL && method == NULL) {
+		proxy_relay_worker_message(json, len, NULL);
+		return;
+	}
+	if (proto_get(body, "error") != NULL &&
+	    proto_get_bool(body, "error", &error) != 0)
+		error = 0;
+	head.id = id;
+	head.method = method;
+	head.error = error;
+	proxy_relay_worker_message(json, len, &head);
+	free(id);
+	free(method);
+}
+
 static void
 proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
@@ -450,7 +479,7 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 			peer_kill(peer, "MCP frame without json");
 			return;
 		}
-		proxy_relay_worker_message(s, len);
+		proxy_worker_message(body, s, len);
 		break;
 	case PROTO_MSG_WORKER_READY:
 		/* The catalog is learnt by tools/list, like any client's. */
@@ -596,10 +625,13 @@ proxy_worker_send(const char *json, size_t len)
 
 	if (w == NULL || w->peer == NULL || !w->hello)
 		return -1;
+	/* {json}: the map around the text, then the text itself. */
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 1);
-	proto_pack_strn(&b.pk, "json", json, len);
-	r = peer_send(w->peer, PROTO_MSG_MCP, 0, &b.sb);
+	proto_pack_key(&b.pk, "json");
+	msgpack_pack_str(&b.pk, len);
+	r = peer_send_parts(w->peer, PROTO_MSG_MCP, 0, b.sb.data, b.sb.size,
+	    json, len);
 	mpbuf_free(&b);
 	proxy_stdio_flow();
 	return r;

@@ -68,7 +68,13 @@ void		 proxy_stdio_flow(void);
 void		 proxy_relay_client_line(const char *, size_t);
 void		 proxy_relay_client_overlong(size_t);
 void		 proxy_relay_worker_up(void);
-void		 proxy_relay_worker_message(const char *, size_t);
+struct proxy_relay_head {
+	const char	*id;		/* JSON text; NULL if none */
+	const char	*method;
+	int		 error;
+};
+void		 proxy_relay_worker_message(const char *, size_t,
+		     const struct proxy_relay_head *);
 void		 proxy_relay_worker_down(void);
 void		 proxy_relay_worker_unavailable(const char *);
 int		 proxy_relay_pending(void);

@@ -12,22 +12,40 @@
 
 #include "worker.h"
 
+/* An id longer than this is not carried beside the message. */
+#define WORKER_PROXY_ID_MAX	4096
+
 static struct peer	*worker_proxy_peer;
 static int		 worker_proxy_ready;	/* HELLO_OK seen */
 
 static void
 worker_proxy_send(const char *json, size_t len, void *arg)
 {
-	struct mpbuf	b;
+	const struct worker_rpc_head	*h = worker_rpc_head();
+	struct mpbuf			 b;
+	const char			*id;
 
 	if (worker_proxy_peer == NULL)
 		return;
+	/* What the proxy needs to know, so it need not parse json (an id
+	 * too long to carry twice it parses); then json, not copied. */
+	id = h->id != NULL && strlen(h->id) <= WORKER_PROXY_ID_MAX ? h->id :
+	    NULL;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1);
-	proto_pack_strn(&b.pk, "json", json, len);
+	msgpack_pack_map(&b.pk, 1 + (id != NULL) + (h->method != NULL) +
+	    h->error);
+	if (id != NULL)
+		proto_pack_str(&b.pk, "id", id);
+	if (h->method != NULL)
+		proto_pack_str(&b.pk, "method", h->method);
+	if (h->error)
+		proto_pack_bool(&b.pk, "error", 1);
+	proto_pack_key(&b.pk, "json");
+	msgpack_pack_str(&b.pk, len);
 	/* worker-rpc.c keeps messages within the cap: only a dying link
 	 * refuses one, and then the proxy answers what is in flight. */
-	if (peer_send(worker_proxy_peer, PROTO_MSG_MCP, 0, &b.sb) != 0)
+	if (peer_send_parts(worker_proxy_peer, PROTO_MSG_MCP, 0, b.sb.data,
+	    b.sb.size, json, len) != 0)
 		log_warnx("proxy link refused a message of %zu bytes", len);
 	mpbuf_free(&b);
 	/* A proxy that does not read: read no more requests from it. */

@@ -17,13 +17,15 @@ static void			(*worker_rpc_on_init)(void);
 static int			 worker_rpc_init_sent;
 static int			 worker_rpc_log_level = 3;	/* warning */
 static int			 worker_rpc_initialized;
+static struct worker_rpc_head	 worker_rpc_out_head;
 
 static const char *const worker_rpc_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
 };
 
-/* Room in an MCP frame for the map and key around the message. */
-#define WORKER_RPC_FRAME_SLACK	64
+/* A result may be PROTO_MCP_REPLY_CAP; room for the rest of its reply
+ * within the MCP frame cap (proto-frame.c). */
+#define WORKER_RPC_ID_SLACK	(8 * 1024)
 
 static const char *const worker_rpc_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert",
@@ -58,6 +60,22 @@ worker_rpc_protocol_supported(const char *v)
 	return 0;
 }
 
+static void
+worker_rpc_set_head(struct json_object *msg)
+{
+	struct json_object	*v;
+
+	memset(&worker_rpc_out_head, 0, sizeof worker_rpc_out_head);
+	if (json_object_object_get_ex(msg, "method", &v) &&
+	    json_object_is_type(v, json_type_string))
+		worker_rpc_out_head.method = json_object_get_string(v);
+	if (json_object_object_get_ex(msg, "id", &v) && v != NULL)
+		worker_rpc_out_head.id = json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN);
+	worker_rpc_out_head.error = json_object_object_get_ex(msg, "error",
+	    NULL);
+}
+
 /* {code, message} of a JSON-RPC error. */
 static struct json_object *
 worker_rpc_error_object(int code, const char *text)
@@ -81,7 +99,7 @@ worker_rpc_emit(struct json_object *msg)
 	const char	*s;
 	size_t		 len, max;
 
-	max = proto_msg_cap(PROTO_MSG_MCP) - WORKER_RPC_FRAME_SLACK;
+	max = PROTO_MCP_REPLY_CAP + WORKER_RPC_ID_SLACK;
 	s = json_object_to_json_string_length(msg,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	if (len > max) {
@@ -101,9 +119,23 @@ worker_rpc_emit(struct json_object *msg)
 		s = json_object_to_json_string_length(msg,
 		    JSON_C_TO_STRING_PLAIN, &len);
 	}
+	worker_rpc_set_head(msg);
 	if (worker_rpc_out != NULL)
 		worker_rpc_out(s, len, worker_rpc_out_arg);
+	memset(&worker_rpc_out_head, 0, sizeof worker_rpc_out_head);
 	json_object_put(msg);
+}
+
+/*
+ * The id (JSON text), method and error flag of the message a transport
+ * is being given, so the proxy link can carry them beside it and the
+ * proxy need not parse the message (PROTOCOL.md, MCP).  Valid only
+ * during the send callback.
+ */
+const struct worker_rpc_head *
+worker_rpc_head(void)
+{
+	return &worker_rpc_out_head;
 }
 
 /* A notification; takes the params reference (may be NULL). */

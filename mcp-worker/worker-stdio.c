@@ -12,7 +12,7 @@
 
 #include "worker.h"
 
-#define WORKER_STDIO_MAX_LINE	(32U * 1024 * 1024)
+#define WORKER_STDIO_MAX_LINE	PROTO_MCP_REPLY_CAP
 
 static struct evbuffer	*worker_stdio_in;
 static struct evbuffer	*worker_stdio_out;

@@ -44,9 +44,10 @@
 #define PROTO_MAX_DEPTH		1024
 
 /*
- * The largest MCP message the worker sends the proxy: a reply that would
- * be longer is answered with an error saying how to ask for less.  It
- * keeps the proxy's memory bounded whatever a client asks for.
+ * The largest MCP message either way: a longer client line is refused,
+ * a reply that would be longer is answered with an error saying how to
+ * ask for less.  It keeps the proxy's memory bounded whatever a client
+ * sends or asks for.  The MCP frame cap adds room for the envelope.
  */
 #define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
 

@@ -16,7 +16,8 @@ Checks (issue 10 items 4, 5, 7 and issue 11's nesting limit):
   (tests/runtimed/replies.sh covers the daemon's replies);
 - a client that writes 30,000 tools/list (and 5,000 worker-answered
   ones) without reading keeps runtimed-mcp and the worker under 64 MB
-  (VmHWM), and every request gets exactly one reply once it reads;
+  (VmHWM), and every request gets exactly one reply once it reads; a
+  15 MiB request is relayed, a 40 MiB one refused, still under 64 MB;
 - a valid request nesting 300 levels is answered with its id; past the
   limit the answer is a typed error carrying the id.
 """
@@ -241,6 +242,22 @@ def test_backpressure():
         m = s.request({"jsonrpc": "2.0", "id": "after", "method": "ping"},
                       30)
         check(m is not None and "result" in m, "the session goes on")
+
+        # One message as large as allowed, and one past it.
+        line = s.raw_reply(b'{"jsonrpc":"2.0","id":"big","method":"ping",'
+                           b'"params":{"pad":"' + b"y" * (15 * MB) + b'"}}',
+                           60)
+        check(line is not None and b'"result"' in line,
+              "a 15 MiB request is answered")
+        line = s.raw_reply(b'{"jsonrpc":"2.0","id":"huge","method":"ping",'
+                           b'"params":{"pad":"' + b"y" * (40 * MB) + b'"}}',
+                           60)
+        check(line is not None and b'-32600' in line,
+              "a 40 MiB request is refused with -32600")
+        peak_p = vmhwm(s.p.pid)
+        print("      peak VmHWM after them: runtimed-mcp %.1f MB" %
+              (peak_p / MB), flush=True)
+        check(peak_p < RSS_LIMIT, "runtimed-mcp still under 64 MB")
         s.close()
     finally:
         w.cleanup()
