@@ -174,6 +174,20 @@ def vmhwm(pid):
     return None
 
 
+def sanitized(pid):
+    """Built with AddressSanitizer: its shadow memory and quarantine make
+    VmHWM meaningless, so the figures are printed but not checked."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            return "libasan" in f.read()
+    except OSError:
+        return False
+
+
+def under_limit(pid, peak):
+    return peak is not None and (peak < RSS_LIMIT or sanitized(pid))
+
+
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
 
@@ -233,10 +247,10 @@ def test_backpressure():
         check(set(seen) == want and all(v == 1 for v in seen.values()),
               "every request got exactly one reply (%d of %d)" %
               (len(set(seen) & want), total))
-        check(peak_p is not None and peak_p < RSS_LIMIT,
+        check(under_limit(s.p.pid, peak_p),
               "runtimed-mcp stays under 64 MB (VmHWM %.1f MB)" %
               ((peak_p or 0) / MB))
-        check(peak_w is not None and peak_w < RSS_LIMIT,
+        check(wk and under_limit(wk[0], peak_w),
               "the worker stays under 64 MB (VmHWM %.1f MB)" %
               ((peak_w or 0) / MB))
         m = s.request({"jsonrpc": "2.0", "id": "after", "method": "ping"},
@@ -257,7 +271,8 @@ def test_backpressure():
         peak_p = vmhwm(s.p.pid)
         print("      peak VmHWM after them: runtimed-mcp %.1f MB" %
               (peak_p / MB), flush=True)
-        check(peak_p < RSS_LIMIT, "runtimed-mcp still under 64 MB")
+        check(under_limit(s.p.pid, peak_p),
+              "runtimed-mcp still under 64 MB")
         s.close()
     finally:
         w.cleanup()
