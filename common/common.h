@@ -127,8 +127,8 @@ struct json_object	*mpjson_unpack(const msgpack_object *);
 struct json_object	*mpjson_parse(const char *, size_t, char **);
 
 /* jsonrpc.c: one JSON-RPC message, its id kept as sent. */
-struct json_object	*jsonrpc_parse(const char *, size_t, size_t *, size_t *,
-			     int *, char **);
+struct json_object	*jsonrpc_parse(const char *, size_t, size_t *,
+			     size_t *, int *, char **);
 struct json_object	*jsonrpc_id_from_text(const char *);
 int			 jsonrpc_id_equal(struct json_object *,
 			     struct json_object *);

@@ -28,7 +28,7 @@ struct peer {
 	int			 gone;		/* lost callback scheduled */
 	int			 in_read;
 	int			 paused;	/* owner stopped reading */
-	peer_drain_cb		 drain_cb;	/* output fell to drain_low */
+	peer_drain_cb		 drain_cb;	/* output drained low */
 	struct event		*kill_timer;	/* bounds a killed peer's drain */
 };
 

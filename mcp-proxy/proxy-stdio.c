@@ -42,7 +42,7 @@ static int		 proxy_stdio_eof;
 static int		 proxy_stdio_broken;	/* stdout write failed */
 static size_t		 proxy_stdio_scanned;	/* bytes known to hold no \n */
 static size_t		 proxy_stdio_discarding; /* skipping an overlong line */
-static int		 proxy_stdio_paused;	/* backpressure: not reading */
+static int		 proxy_stdio_paused;	/* backpressure */
 static int		 proxy_stdio_worker_paused;
 
 static void	proxy_stdio_lines(void);

@@ -125,7 +125,7 @@ struct json_object	*worker_tool_page(u_int, u_int, u_int *);
 /* worker-rpc.c: the JSON-RPC dispatcher behind both transports. */
 typedef void (*worker_rpc_send_cb)(const char *, size_t, void *);
 struct worker_rpc_head {
-	const char	*id;		/* JSON text; NULL if none or null */
+	const char	*id;		/* JSON text; NULL if none */
 	const char	*method;	/* NULL for a response */
 	int		 error;		/* a response with "error" */
 };

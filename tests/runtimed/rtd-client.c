@@ -775,7 +775,8 @@ rtd_replies(const char *sock)
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;
 	const msgpack_object	*cells;
-	const char		*code = "from IPython.display import display\n"
+	const char		*code =
+				    "from IPython.display import display\n"
 				    "for i in range(80):\n"
 				    "    display({'text/plain': 'x' * 900000}, "
 				    "raw=True)\n";
@@ -834,8 +835,8 @@ rtd_replies(const char *sock)
 	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 30000,
 	    &u);
 	cells = proto_get_array(&u.data, "cells");
-	if (cells == NULL || !proto_obj_streq(proto_get(&cells->via.array.ptr[0],
-	    "source"), ""))
+	if (cells == NULL ||
+	    !proto_obj_streq(proto_get(&cells->via.array.ptr[0], "source"), ""))
 		rtd_fail("an oversized batch was applied");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_EDIT of %d edits refused, nothing applied\n",
