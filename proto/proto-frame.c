@@ -50,7 +50,8 @@ static const struct proto_msg_info proto_frame_table[] = {
 	{ PROTO_MSG_ROOM_EDIT_REPLY, "ROOM_EDIT_REPLY", 16 * MIB },
 	{ PROTO_MSG_ROOM_SAVE, "ROOM_SAVE", 64 * KIB },
 	{ PROTO_MSG_ROOM_SAVE_REPLY, "ROOM_SAVE_REPLY", 64 * KIB },
-	{ PROTO_MSG_ROOM_CHANGED, "ROOM_CHANGED", 64 * KIB },
+	/* Names every cell a change touched: as many as a batch's edits. */
+	{ PROTO_MSG_ROOM_CHANGED, "ROOM_CHANGED", 16 * MIB },
 	{ PROTO_MSG_ROOM_CHANGES, "ROOM_CHANGES", 4 * KIB },
 	{ PROTO_MSG_ROOM_CHANGES_REPLY, "ROOM_CHANGES_REPLY", 16 * MIB },
 	{ PROTO_MSG_EXEC_RUN, "EXEC_RUN", 1 * MIB },

@@ -780,10 +780,11 @@ rtd_replies(const char *sock)
 				    "for i in range(80):\n"
 				    "    display({'text/plain': 'x' * 900000}, "
 				    "raw=True)\n";
+	struct proto_header	 hdr;
 	char			*big, *id, *cid, *msg;
 	int64_t			 n;
 	size_t			 i;
-	int			 fd, fd2, omitted;
+	int			 fd, fd2, fd3, omitted;
 
 	fd = rtd_connect(sock);
 	rtd_body(&b, 0);
@@ -884,6 +885,30 @@ rtd_replies(const char *sock)
 		rtd_fail("%lld cells, wanted 3", (long long)n);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: after deleting two big cells it reads again\n");
+
+	/* Another peer hears of 10,000 inserts: an event past 64 KiB. */
+	fd3 = rtd_connect(sock);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "notebook_id", id);
+	rtd_request(fd3, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_edit_many(fd, 10000, "insert", "", PROTO_MSG_ROOM_EDIT_REPLY,
+	    60000, &u);
+	msgpack_unpacked_destroy(&u);
+	for (;;) {
+		if (frameio_read(fd3, 10000, &hdr, &u, &msg) != 0)
+			rtd_fail("no ROOM_CHANGED for 10000 inserts: %s", msg);
+		if (hdr.type == PROTO_MSG_ROOM_CHANGED)
+			break;
+		msgpack_unpacked_destroy(&u);
+	}
+	cells = proto_get_array(&u.data, "cell_ids");
+	if (cells == NULL || cells->via.array.size != 10000)
+		rtd_fail("ROOM_CHANGED of 10000 inserts lacks cell_ids");
+	msgpack_unpacked_destroy(&u);
+	close(fd3);
+	printf("ok: ROOM_CHANGED of 10000 inserts reaches another peer\n");
 	free(id);
 	close(fd);
 	return (0);
