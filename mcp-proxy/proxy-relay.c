@@ -79,6 +79,7 @@ static struct proxy_relay_msgs	 proxy_relay_queue =
     TAILQ_HEAD_INITIALIZER(proxy_relay_queue);
 static u_int			 proxy_relay_queued;
 static size_t			 proxy_relay_queued_len;	/* bytes */
+static int			 proxy_relay_flushing;
 static struct proxy_relay_msgs	 proxy_relay_flight =
     TAILQ_HEAD_INITIALIZER(proxy_relay_flight);
 /* reconnect calls waiting for the next worker. */
@@ -386,6 +387,8 @@ proxy_relay_flush_queue(void)
 {
 	struct proxy_relay_msg	*m;
 
+	/* No new line from stdin may overtake what waited (flow). */
+	proxy_relay_flushing = 1;
 	while (proxy_relay_state == PROXY_RELAY_UP &&
 	    (m = TAILQ_FIRST(&proxy_relay_queue)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_queue, m, entry);
@@ -395,10 +398,11 @@ proxy_relay_flush_queue(void)
 			TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
 			proxy_relay_queued++;
 			proxy_relay_queued_len += m->len;
-			return;
+			break;
 		}
 		if (m->id != NULL) {
-			if (!m->again) {
+			if (!m->again || m->len > PROXY_RELAY_RETRY_MAX) {
+				m->again = 0;
 				free(m->line);
 				m->line = NULL;
 			}
@@ -406,6 +410,8 @@ proxy_relay_flush_queue(void)
 		} else
 			proxy_relay_msg_free(m);
 	}
+	proxy_relay_flushing = 0;
+	proxy_stdio_flow();
 }
 
 /* One request of the proxy's own to the current worker. */
@@ -1138,11 +1144,14 @@ proxy_relay_abandon(void)
 	}
 }
 
-/* Bytes of client messages waiting for a worker (backpressure). */
+/*
+ * Bytes of client messages waiting for a worker (backpressure); while
+ * they are being sent, as if over any mark, so stdin waits its turn.
+ */
 size_t
 proxy_relay_queued_bytes(void)
 {
-	return proxy_relay_queued_len;
+	return proxy_relay_flushing ? SIZE_MAX : proxy_relay_queued_len;
 }
 
 /* Requests the client still expects an answer to. */
