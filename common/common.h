@@ -130,11 +130,20 @@ int		 peer_send(struct peer *, uint16_t, uint32_t,
 		    const msgpack_sbuffer *);
 int		 peer_send_raw(struct peer *, uint16_t, uint32_t,
 		    const void *, size_t);
+int		 peer_send_parts(struct peer *, uint16_t, uint32_t,
+		    const void *, size_t, const void *, size_t);
 int		 peer_send_error(struct peer *, uint32_t, const char *,
 		    const char *, ...) printflike(4, 5);
 int		 peer_send_ok(struct peer *, uint32_t);
 void		 peer_kill(struct peer *, const char *);
 size_t		 peer_pending_output(struct peer *);
+/* Backpressure: stop reading above this much queued output, resume once
+ * it drains below the low mark. */
+#define PEER_QUEUE_HIGH	(4U * 1024 * 1024)
+#define PEER_QUEUE_LOW	(1U * 1024 * 1024)
+typedef void (*peer_drain_cb)(struct peer *, void *);
+void		 peer_set_reading(struct peer *, int);
+void		 peer_set_drain_cb(struct peer *, size_t, peer_drain_cb);
 
 /*
  * streamcap.c: a stream output longer than STREAMCAP_HEAD + STREAMCAP_TAIL
@@ -175,6 +184,14 @@ char	*utf8_repair(const char *, size_t, size_t *);
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
 struct json_object	*mpjson_unpack(const msgpack_object *);
+struct json_object	*mpjson_parse(const char *, size_t, char **);
+
+/* jsonrpc.c: one JSON-RPC message, its id kept as sent. */
+struct json_object	*jsonrpc_parse(const char *, size_t, size_t *,
+			     size_t *, int *, char **);
+struct json_object	*jsonrpc_id_from_text(const char *);
+int			 jsonrpc_id_equal(struct json_object *,
+			     struct json_object *);
 
 /* Shorthand for building one msgpack body. */
 struct mpbuf {

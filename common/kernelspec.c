@@ -301,7 +301,8 @@ kernelspec_load(const char *name, const char *resource_dir,
 		free(path);
 		return (NULL);
 	}
-	obj = json_tokener_parse(data);
+	if ((obj = mpjson_parse(data, len, &why)) == NULL)
+		free(why);
 	free(data);
 	if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
 		xasprintf(cause, "%s: not a JSON object", path);

@@ -1,6 +1,13 @@
 /*
  * mpjson.c: JSON (json-c) <-> msgpack, one to one, so nbformat objects and
  * MCP values cross frames as structured maps.
+ *
+ * msgpack-c's unpacker refuses more than 32 nested containers, while a
+ * notebook may nest up to PROTO_MAX_DEPTH levels.  So a container that
+ * starts MPJSON_INLINE_DEPTH levels into a value crosses as one msgpack
+ * ext object of type MPJSON_EXT_JSON holding its JSON text; every frame
+ * (whose bodies put values at most 4 levels deep) then stays within
+ * msgpack-c's limit, and mpjson_unpack restores the value whole.
  */
 
 #include <math.h>
@@ -9,14 +16,91 @@
 
 #include "common.h"
 
+#define MPJSON_INLINE_DEPTH	24
+#define MPJSON_EXT_JSON		1
+
+/*
+ * Parse len bytes of JSON text, nested at most PROTO_MAX_DEPTH levels,
+ * with nothing after it.  NULL with *cause set (caller frees) if not.
+ */
+struct json_object *
+mpjson_parse(const char *text, size_t len, char **cause)
+{
+	struct json_tokener	*tok;
+	struct json_object	*v;
+	enum json_tokener_error	 jerr;
+	size_t			 end;
+
+	if (len > INT32_MAX) {
+		xasprintf(cause, "JSON text of %zu bytes is too long", len);
+		return (NULL);
+	}
+	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
+		fatalx("json_tokener_new_ex failed");
+	v = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (v == NULL && jerr == json_tokener_continue) {
+		v = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
+	json_tokener_free(tok);
+	while (v != NULL && end < len && strchr(" \t\r\n", text[end]) != NULL &&
+	    text[end] != '\0')
+		end++;
+	if (v == NULL || jerr != json_tokener_success || end != len) {
+		json_object_put(v);
+		if (jerr == json_tokener_error_depth)
+			xasprintf(cause, "JSON nested deeper than %d levels",
+			    PROTO_MAX_DEPTH);
+		else if (jerr != json_tokener_success)
+			xasprintf(cause, "not JSON: %s",
+			    json_tokener_error_desc(jerr));
+		else
+			xasprintf(cause, "not JSON: trailing data");
+		return (NULL);
+	}
+	return (v);
+}
+
+static void	mpjson_pack_at(msgpack_packer *, struct json_object *,
+		    unsigned int);
+
+/* A deep container as ext MPJSON_EXT_JSON holding its JSON text. */
+static void
+mpjson_pack_text(msgpack_packer *pk, struct json_object *j)
+{
+	const char	*s;
+	size_t		 n;
+
+	s = json_object_to_json_string_length(j, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	msgpack_pack_ext(pk, n, MPJSON_EXT_JSON);
+	msgpack_pack_ext_body(pk, s, n);
+}
+
 /* Pack a json-c value; NULL packs nil. */
 void
 mpjson_pack(msgpack_packer *pk, struct json_object *j)
+{
+	mpjson_pack_at(pk, j, 0);
+}
+
+static void
+mpjson_pack_at(msgpack_packer *pk, struct json_object *j,
+    unsigned int depth)
 {
 	struct json_object_iterator	 it, end;
 	const char			*s;
 	size_t				 i, n;
 
+	if (depth >= MPJSON_INLINE_DEPTH &&
+	    (json_object_is_type(j, json_type_array) ||
+	    json_object_is_type(j, json_type_object))) {
+		mpjson_pack_text(pk, j);
+		return;
+	}
 	switch (json_object_get_type(j)) {
 	case json_type_null:
 		msgpack_pack_nil(pk);
@@ -47,7 +131,8 @@ mpjson_pack(msgpack_packer *pk, struct json_object *j)
 		n = json_object_array_length(j);
 		msgpack_pack_array(pk, n);
 		for (i = 0; i < n; i++)
-			mpjson_pack(pk, json_object_array_get_idx(j, i));
+			mpjson_pack_at(pk, json_object_array_get_idx(j, i),
+			    depth + 1);
 		break;
 	case json_type_object:
 		msgpack_pack_map(pk, (size_t)json_object_object_length(j));
@@ -55,7 +140,8 @@ mpjson_pack(msgpack_packer *pk, struct json_object *j)
 		end = json_object_iter_end(j);
 		while (!json_object_iter_equal(&it, &end)) {
 			proto_pack_cstr(pk, json_object_iter_peek_name(&it));
-			mpjson_pack(pk, json_object_iter_peek_value(&it));
+			mpjson_pack_at(pk, json_object_iter_peek_value(&it),
+			    depth + 1);
 			json_object_iter_next(&it);
 		}
 		break;
@@ -134,6 +220,15 @@ mpjson_unpack(const msgpack_object *o)
 		}
 		return (j);
 	case MSGPACK_OBJECT_EXT:
+		if (o->via.ext.type != MPJSON_EXT_JSON)
+			return (NULL);
+		/* A deep container (see the top); its text was ours. */
+		j = mpjson_parse(o->via.ext.ptr, o->via.ext.size, &key);
+		if (j == NULL) {
+			log_warnx("%s: %s", __func__, key);
+			free(key);
+		}
+		return (j);
 	default:
 		return (NULL);
 	}

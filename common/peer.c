@@ -36,6 +36,8 @@ struct peer {
 	int			 dying;		/* killed: reading stopped */
 	int			 gone;		/* lost callback scheduled */
 	int			 in_read;
+	int			 paused;	/* owner stopped reading */
+	peer_drain_cb		 drain_cb;	/* output drained low */
 	struct event		*kill_timer;	/* bounds a killed peer's drain */
 	int			 hello_done;	/* HELLO_OK sent or received */
 	int			 hello_sent;	/* we said HELLO: await OK */
@@ -121,7 +123,7 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 	size_t			 used;
 	int			 r;
 
-	while (!peer->dying) {
+	while (!peer->dying && !peer->paused) {
 		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE)
 			break;
 		evbuffer_copyout(in, h, sizeof h);
@@ -157,8 +159,13 @@ peer_write_cb(struct bufferevent *bev, void *arg)
 	struct peer	*peer = arg;
 
 	/* Output drained: a killed peer can now be closed. */
-	if (peer->dying)
-		peer_lost(peer);
+	if (peer->dying) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			peer_lost(peer);
+		return;
+	}
+	if (peer->drain_cb != NULL)
+		peer->drain_cb(peer, peer->arg);
 }
 
 static void
@@ -246,14 +253,26 @@ peer_next_id(struct peer *peer)
 	return (peer->next_id++);
 }
 
-/* Queue one frame.  Fails only when the peer is already dying. */
+/* Queue one frame.  Fails when the peer is dying or it is over its cap. */
 int
 peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
     const void *body, size_t len)
 {
+	return (peer_send_parts(peer, type, id, body, len, NULL, 0));
+}
+
+/*
+ * Queue one frame whose body is head then data, so a large value need
+ * not be copied into one buffer first.
+ */
+int
+peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
+    const void *head, size_t hlen, const void *data, size_t dlen)
+{
 	struct proto_header	 hdr;
 	uint8_t			 h[PROTO_HEADER_SIZE];
 	struct evbuffer		*out;
+	size_t			 len = hlen + dlen;
 
 	if (peer->dying)
 		return (-1);
@@ -271,7 +290,9 @@ peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
 	proto_header_pack(&hdr, h);
 	out = bufferevent_get_output(peer->bev);
 	evbuffer_add(out, h, sizeof h);
-	evbuffer_add(out, body, len);
+	evbuffer_add(out, head, hlen);
+	if (dlen > 0)
+		evbuffer_add(out, data, dlen);
 	if (type == PROTO_MSG_HELLO)
 		peer->hello_sent = 1;
 	else if (type == PROTO_MSG_HELLO_OK)
@@ -332,6 +353,7 @@ peer_kill(struct peer *peer, const char *why)
 		log_warnx("peer %s: closing: %s", peer->label, why);
 	peer->dying = 1;
 	bufferevent_disable(peer->bev, EV_READ);
+	bufferevent_setwatermark(peer->bev, EV_WRITE, 0, 0);
 	if (evbuffer_get_length(bufferevent_get_output(peer->bev)) == 0) {
 		peer_lost(peer);
 		return;
@@ -339,6 +361,35 @@ peer_kill(struct peer *peer, const char *why)
 	/* A peer that never reads must not keep us waiting for ever. */
 	peer->kill_timer = evtimer_new(peer->base, peer_kill_timer_cb, peer);
 	evtimer_add(peer->kill_timer, &tv);
+}
+
+/*
+ * Stop (0) or resume (1) reading frames, for backpressure: a peer that
+ * does not read what we send must not make us queue without bound.
+ * Frames already buffered wait, and are dispatched on resuming.
+ */
+void
+peer_set_reading(struct peer *peer, int on)
+{
+	if (peer->dying || peer->paused == !on)
+		return;
+	peer->paused = !on;
+	if (!on) {
+		bufferevent_disable(peer->bev, EV_READ);
+		return;
+	}
+	bufferevent_enable(peer->bev, EV_READ);
+	bufferevent_trigger(peer->bev, EV_READ,
+	    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/* Call cb whenever the output queue drains to low bytes or below. */
+void
+peer_set_drain_cb(struct peer *peer, size_t low, peer_drain_cb cb)
+{
+	peer->drain_cb = cb;
+	bufferevent_setwatermark(peer->bev, EV_WRITE, cb != NULL ? low : 0,
+	    0);
 }
 
 size_t

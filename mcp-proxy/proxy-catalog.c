@@ -77,7 +77,7 @@ proxy_catalog_parse(const char *text, size_t len)
 
 	if (len == 0 || len > INT32_MAX)
 		return NULL;
-	if ((tok = json_tokener_new_ex(1024)) == NULL)
+	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
 		return NULL;
 	obj = json_tokener_parse_ex(tok, text, (int)len);
 	json_tokener_free(tok);

@@ -31,8 +31,8 @@
 #include "common.h"
 #include "proxy.h"
 
-/* json-c's default depth (32) is too shallow for notebook metadata. */
-#define PROXY_RELAY_DEPTH	1024
+/* Requests larger than this are not kept to send to a next worker. */
+#define PROXY_RELAY_RETRY_MAX	(1024 * 1024)
 
 /* Ids of the proxy's own requests to a worker start with this. */
 #define PROXY_RELAY_PRIVATE	"\"runtimed-mcp-proxy-"
@@ -78,6 +78,8 @@ static enum proxy_relay_state	 proxy_relay_state = PROXY_RELAY_DOWN;
 static struct proxy_relay_msgs	 proxy_relay_queue =
     TAILQ_HEAD_INITIALIZER(proxy_relay_queue);
 static u_int			 proxy_relay_queued;
+static size_t			 proxy_relay_queued_len;	/* bytes */
+static int			 proxy_relay_flushing;
 static struct proxy_relay_msgs	 proxy_relay_flight =
     TAILQ_HEAD_INITIALIZER(proxy_relay_flight);
 /* reconnect calls waiting for the next worker. */
@@ -100,26 +102,23 @@ static int			 proxy_relay_tell_tools;  /* after initialized */
 static int			 proxy_relay_tell_resources;
 static long			 proxy_relay_prev_pid;	/* for reconnect */
 
+/* An object message, or NULL (the worker answers what is not one). */
 static struct json_object *
 proxy_relay_parse(const char *data, size_t len)
 {
-	struct json_tokener	*tok;
 	struct json_object	*obj;
+	char			*cause = NULL;
 
-	if (len > INT32_MAX)
-		return NULL;
-	if ((tok = json_tokener_new_ex(PROXY_RELAY_DEPTH)) == NULL)
-		return NULL;
-	obj = json_tokener_parse_ex(tok, data, (int)len);
+	obj = jsonrpc_parse(data, len, NULL, NULL, NULL, &cause);
+	free(cause);
 	if (obj != NULL && !json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
 		obj = NULL;
 	}
-	json_tokener_free(tok);
 	return obj;
 }
 
-/* Id (as canonical JSON text, caller frees) and method of a message. */
+/* Id (as the JSON text it was sent with; caller frees) and method. */
 static void
 proxy_relay_classify(struct json_object *obj, char **id, const char **method)
 {
@@ -171,7 +170,7 @@ proxy_relay_reply(const char *id)
 	obj = json_object_new_object();
 	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
 	if (id != NULL)
-		idobj = json_tokener_parse(id);
+		idobj = jsonrpc_id_from_text(id);
 	json_object_object_add(obj, "id", idobj);
 	return obj;
 }
@@ -349,14 +348,24 @@ proxy_relay_enqueue(struct proxy_relay_msg *m)
 	}
 	TAILQ_INSERT_TAIL(&proxy_relay_queue, m, entry);
 	proxy_relay_queued++;
+	proxy_relay_queued_len += m->len;
 }
 
-/* Send one message to the worker, or queue it if the link is gone. */
+/*
+ * Send one client line (borrowed) to the worker, or queue a copy of it if
+ * the link is gone.  A copy is kept in flight only to send it again to
+ * the next worker, and only up to PROXY_RELAY_RETRY_MAX bytes: a larger
+ * request is answered "retry" instead, so it is held once, not twice.
+ */
 static void
-proxy_relay_send(struct proxy_relay_msg *m)
+proxy_relay_send(struct proxy_relay_msg *m, const char *line, size_t len)
 {
+	m->len = len;
 	if (proxy_relay_state != PROXY_RELAY_UP ||
-	    proxy_worker_send(m->line, m->len) != 0) {
+	    proxy_worker_send(line, len) != 0) {
+		m->line = xmalloc(len + 1);
+		memcpy(m->line, line, len);
+		m->line[len] = '\0';
 		proxy_relay_enqueue(m);
 		return;
 	}
@@ -364,10 +373,12 @@ proxy_relay_send(struct proxy_relay_msg *m)
 		proxy_relay_msg_free(m);
 		return;
 	}
-	if (!m->again) {
-		free(m->line);
-		m->line = NULL;
-	}
+	if (m->again && len <= PROXY_RELAY_RETRY_MAX) {
+		m->line = xmalloc(len + 1);
+		memcpy(m->line, line, len);
+		m->line[len] = '\0';
+	} else
+		m->again = 0;
 	TAILQ_INSERT_TAIL(&proxy_relay_flight, m, entry);
 }
 
@@ -376,17 +387,22 @@ proxy_relay_flush_queue(void)
 {
 	struct proxy_relay_msg	*m;
 
+	/* No new line from stdin may overtake what waited (flow). */
+	proxy_relay_flushing = 1;
 	while (proxy_relay_state == PROXY_RELAY_UP &&
 	    (m = TAILQ_FIRST(&proxy_relay_queue)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_queue, m, entry);
 		proxy_relay_queued--;
+		proxy_relay_queued_len -= m->len;
 		if (proxy_worker_send(m->line, m->len) != 0) {
 			TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
 			proxy_relay_queued++;
-			return;
+			proxy_relay_queued_len += m->len;
+			break;
 		}
 		if (m->id != NULL) {
-			if (!m->again) {
+			if (!m->again || m->len > PROXY_RELAY_RETRY_MAX) {
+				m->again = 0;
 				free(m->line);
 				m->line = NULL;
 			}
@@ -394,6 +410,8 @@ proxy_relay_flush_queue(void)
 		} else
 			proxy_relay_msg_free(m);
 	}
+	proxy_relay_flushing = 0;
+	proxy_stdio_flow();
 }
 
 /* One request of the proxy's own to the current worker. */
@@ -818,7 +836,7 @@ proxy_relay_client_line(const char *line, size_t len)
 		goto out;
 	}
 
-	m = proxy_relay_msg_create(line, len, id, method);
+	m = proxy_relay_msg_create(NULL, 0, id, method);
 	if (request) {
 		if ((strcmp(method, "resources/subscribe") == 0 ||
 		    strcmp(method, "resources/unsubscribe") == 0) &&
@@ -830,7 +848,7 @@ proxy_relay_client_line(const char *line, size_t len)
 		m->tools_list = strcmp(method, "tools/list") == 0 &&
 		    !proxy_relay_modern(obj);
 	}
-	proxy_relay_send(m);
+	proxy_relay_send(m, line, len);
 out:
 	free(id);
 	json_object_put(obj);
@@ -934,28 +952,46 @@ proxy_relay_list_answer(struct json_object *obj, const char *id)
 	return 1;
 }
 
-/* One MCP message from the worker. */
+/*
+ * One MCP message from the worker.  With head (the id, method and error
+ * flag the worker carries beside it) the message is parsed only when the
+ * proxy must read it (its own requests' answers, a first tools/list), so
+ * a large result passes as the bytes it is; without (an older worker) it
+ * is parsed to learn them.
+ */
 void
-proxy_relay_worker_message(const char *json, size_t len)
+proxy_relay_worker_message(const char *json, size_t len,
+    const struct proxy_relay_head *head)
 {
 	struct proxy_relay_msg	*m;
-	struct json_object	*obj;
+	struct json_object	*obj = NULL;
 	const char		*method;
 	char			*id;
+	int			 error;
 
-	obj = proxy_relay_parse(json, len);
-	proxy_relay_classify(obj, &id, &method);
+	if (head != NULL) {
+		id = head->id != NULL ? xstrdup(head->id) : NULL;
+		method = head->method;
+		error = head->error;
+	} else {
+		obj = proxy_relay_parse(json, len);
+		proxy_relay_classify(obj, &id, &method);
+		error = json_object_object_get_ex(obj, "error", NULL);
+	}
 	if (id != NULL && method == NULL) {
 		if (strncmp(id, PROXY_RELAY_PRIVATE,
 		    strlen(PROXY_RELAY_PRIVATE)) == 0) {
+			if (obj == NULL)
+				obj = proxy_relay_parse(json, len);
 			proxy_relay_private_answer(obj, id);
 			goto out;
 		}
 		if ((m = proxy_relay_flight_take(id)) != NULL) {
 			/* A refused first subscription holds no lease. */
-			if (m->sub_uri != NULL &&
-			    json_object_object_get_ex(obj, "error", NULL))
+			if (m->sub_uri != NULL && error)
 				proxy_subs_remove("session", m->sub_uri);
+			if (m->tools_list && obj == NULL)
+				obj = proxy_relay_parse(json, len);
 			if (m->tools_list && proxy_relay_list_answer(obj, id)) {
 				proxy_relay_msg_free(m);
 				proxy_shutdown_check();
@@ -1033,6 +1069,7 @@ proxy_relay_worker_down(void)
 		TAILQ_REMOVE(&again, m, entry);
 		TAILQ_INSERT_HEAD(&proxy_relay_queue, m, entry);
 		proxy_relay_queued++;
+		proxy_relay_queued_len += m->len;
 	}
 	proxy_relay_privs_clear();
 	proxy_subs_replaced(proxy_relay_subscription_ended);
@@ -1069,6 +1106,7 @@ proxy_relay_worker_unavailable(const char *why)
 		proxy_relay_msg_free(m);
 	}
 	proxy_relay_queued = 0;
+	proxy_relay_queued_len = 0;
 	proxy_relay_reconnected(0);
 	proxy_shutdown_check();
 }
@@ -1087,6 +1125,7 @@ proxy_relay_abandon(void)
 		proxy_relay_msg_free(m);
 	}
 	proxy_relay_queued = 0;
+	proxy_relay_queued_len = 0;
 	while ((m = TAILQ_FIRST(&proxy_relay_flight)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
 		if (strcmp(m->method, "tools/call") == 0)
@@ -1103,6 +1142,16 @@ proxy_relay_abandon(void)
 		    "runtimed-mcp is shutting down"), 1);
 		proxy_relay_msg_free(m);
 	}
+}
+
+/*
+ * Bytes of client messages waiting for a worker (backpressure); while
+ * they are being sent, as if over any mark, so stdin waits its turn.
+ */
+size_t
+proxy_relay_queued_bytes(void)
+{
+	return proxy_relay_flushing ? SIZE_MAX : proxy_relay_queued_len;
 }
 
 /* Requests the client still expects an answer to. */

@@ -1,11 +1,18 @@
 /*
  * proxy-stdio.c: the client side.  Reads newline-delimited JSON-RPC
  * from stdin (a trailing \r is dropped, blank lines are skipped, a line
- * may be as long as an MCP frame allows) and writes one message per line
+ * may be up to PROTO_MCP_REPLY_CAP, 16 MiB) and writes one message per line
  * to stdout.  Nothing but protocol is ever written to stdout.
  *
  * Pipes and sockets are watched with libevent; a regular file or
  * /dev/null cannot be polled, so those are read by a zero timer.
+ *
+ * Backpressure: a client that does not read its answers must not make us
+ * queue them without bound.  Above PEER_QUEUE_HIGH bytes of output for
+ * the client (or of requests for the worker, or queued for the next
+ * worker), no more lines are taken from stdin, and above it for the
+ * client the worker's messages are left in the worker; both resume once
+ * the queues drain below PEER_QUEUE_LOW.
  */
 
 #include <sys/stat.h>
@@ -24,8 +31,6 @@
 #include "proxy.h"
 
 #define PROXY_STDIO_READ	(1024 * 1024)
-/* Room for the frame's map and key around the line. */
-#define PROXY_STDIO_FRAME_SLACK	64
 
 static struct evbuffer	*proxy_stdio_in;
 static struct evbuffer	*proxy_stdio_out;
@@ -37,12 +42,17 @@ static int		 proxy_stdio_eof;
 static int		 proxy_stdio_broken;	/* stdout write failed */
 static size_t		 proxy_stdio_scanned;	/* bytes known to hold no \n */
 static size_t		 proxy_stdio_discarding; /* skipping an overlong line */
+static int		 proxy_stdio_paused;	/* backpressure */
+static int		 proxy_stdio_worker_paused;
 
-/* The longest line that still fits one PROTO_MSG_MCP frame. */
+static void	proxy_stdio_lines(void);
+static void	proxy_stdio_want_input(void);
+
+/* The longest line taken: an MCP message's limit (proto.h). */
 size_t
 proxy_stdio_max_line(void)
 {
-	return proto_msg_cap(PROTO_MSG_MCP) - PROXY_STDIO_FRAME_SLACK;
+	return PROTO_MCP_REPLY_CAP;
 }
 
 static int
@@ -81,7 +91,7 @@ proxy_stdio_lines(void)
 	size_t			 len, max = proxy_stdio_max_line();
 	char			*line;
 
-	for (;;) {
+	while (!proxy_stdio_paused) {
 		len = evbuffer_get_length(proxy_stdio_in);
 		if (proxy_stdio_scanned >= len)
 			break;
@@ -152,8 +162,55 @@ proxy_stdio_read(evutil_socket_t fd, short events, void *arg)
 		return;
 	}
 	proxy_stdio_lines();
-	if (!proxy_stdio_polled_in && !proxy_stdio_eof)
+	if (!proxy_stdio_polled_in && !proxy_stdio_eof && !proxy_stdio_paused)
 		evtimer_add(proxy_stdio_rev, &tv);
+}
+
+/* Watch stdin again (after backpressure). */
+static void
+proxy_stdio_want_input(void)
+{
+	struct timeval	tv = { 0, 0 };
+
+	if (proxy_stdio_eof || proxy_stdio_rev == NULL)
+		return;
+	if (proxy_stdio_polled_in)
+		event_add(proxy_stdio_rev, NULL);
+	else
+		evtimer_add(proxy_stdio_rev, &tv);
+}
+
+/* Apply backpressure; called whenever a queue grows or drains. */
+void
+proxy_stdio_flow(void)
+{
+	size_t	out, wq, rq;
+
+	out = evbuffer_get_length(proxy_stdio_out);
+	wq = proxy_worker_pending();
+	rq = proxy_relay_queued_bytes();
+	if (!proxy_stdio_worker_paused && out > PEER_QUEUE_HIGH) {
+		proxy_stdio_worker_paused = 1;
+		proxy_worker_set_reading(0);
+	} else if (proxy_stdio_worker_paused && out <= PEER_QUEUE_LOW) {
+		proxy_stdio_worker_paused = 0;
+		proxy_worker_set_reading(1);
+	}
+	if (!proxy_stdio_paused && (out > PEER_QUEUE_HIGH ||
+	    wq > PEER_QUEUE_HIGH || rq > PEER_QUEUE_HIGH)) {
+		log_debug("backpressure: output %zu, to the worker %zu, "
+		    "queued %zu: not reading stdin", out, wq, rq);
+		proxy_stdio_paused = 1;
+		if (proxy_stdio_rev != NULL)
+			event_del(proxy_stdio_rev);
+	} else if (proxy_stdio_paused && out <= PEER_QUEUE_LOW &&
+	    wq <= PEER_QUEUE_LOW && rq <= PEER_QUEUE_LOW) {
+		proxy_stdio_paused = 0;
+		/* What is already buffered first; it may pause us again. */
+		proxy_stdio_lines();
+		if (!proxy_stdio_paused)
+			proxy_stdio_want_input();
+	}
 }
 
 /* Write what we can; the rest waits for EV_WRITE on a pipe. */
@@ -168,6 +225,7 @@ proxy_stdio_drain_out(void)
 			continue;
 		if (n == -1 && errno == EAGAIN) {
 			event_add(proxy_stdio_wev, NULL);
+			proxy_stdio_flow();
 			return;
 		}
 		if (n <= 0) {
@@ -179,6 +237,7 @@ proxy_stdio_drain_out(void)
 			return;
 		}
 	}
+	proxy_stdio_flow();
 }
 
 static void
@@ -215,6 +274,8 @@ proxy_stdio_write_line(const char *data, size_t len)
 	free(copy);
 	if (!event_pending(proxy_stdio_wev, EV_WRITE, NULL))
 		proxy_stdio_drain_out();
+	else
+		proxy_stdio_flow();
 }
 
 void

@@ -64,6 +64,7 @@ static void			(*proxy_worker_stop_done)(void);
 static pid_t			 proxy_worker_orphans[PROXY_WORKER_ORPHANS];
 
 static void	proxy_worker_spawn(void);
+static void	proxy_worker_drained(struct peer *, void *);
 
 const char *
 proxy_worker_log_path(void)
@@ -424,6 +425,35 @@ proxy_worker_hello(struct proxy_worker *w, const struct proto_header *hdr,
 	proxy_relay_worker_up();
 }
 
+/*
+ * An MCP frame: hand the message on with the id and method the worker
+ * carries beside it ({json, id?, method?, error?}), if it does.
+ */
+static void
+proxy_worker_message(const msgpack_object *body, const char *json,
+    size_t len)
+{
+	struct proxy_relay_head	 head;
+	char			*id, *method;
+	int			 error = 0;
+
+	id = proto_dup_str(body, "id");
+	method = proto_dup_str(body, "method");
+	if (id == NULL && method == NULL) {
+		proxy_relay_worker_message(json, len, NULL);
+		return;
+	}
+	if (proto_get(body, "error") != NULL &&
+	    proto_get_bool(body, "error", &error) != 0)
+		error = 0;
+	head.id = id;
+	head.method = method;
+	head.error = error;
+	proxy_relay_worker_message(json, len, &head);
+	free(id);
+	free(method);
+}
+
 static void
 proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
@@ -449,7 +479,7 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 			peer_kill(peer, "MCP frame without json");
 			return;
 		}
-		proxy_relay_worker_message(s, len);
+		proxy_worker_message(body, s, len);
 		break;
 	case PROTO_MSG_WORKER_READY:
 		/* The catalog is learnt by tools/list, like any client's. */
@@ -548,12 +578,41 @@ proxy_worker_spawn(void)
 	w->started = util_mono_ms();
 	w->peer = peer_create(proxy_worker_base, sv[0], "worker",
 	    proxy_worker_dispatch, w);
+	peer_set_drain_cb(w->peer, PEER_QUEUE_LOW, proxy_worker_drained);
 	w->hello_timer = evtimer_new(proxy_worker_base,
 	    proxy_worker_hello_timeout, w);
 	tv.tv_sec = PROXY_WORKER_HELLO_MS / 1000;
 	tv.tv_usec = 0;
 	evtimer_add(w->hello_timer, &tv);
 	proxy_worker_cur = w;
+}
+
+/* What we queued for the worker drained below the low mark. */
+static void
+proxy_worker_drained(struct peer *peer, void *arg)
+{
+	proxy_stdio_flow();
+}
+
+/* Bytes queued for the current worker and not yet taken by it. */
+size_t
+proxy_worker_pending(void)
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+
+	if (w == NULL || w->peer == NULL)
+		return 0;
+	return peer_pending_output(w->peer);
+}
+
+/* Read the worker's messages (1) or leave them queued in it (0). */
+void
+proxy_worker_set_reading(int on)
+{
+	struct proxy_worker	*w = proxy_worker_cur;
+
+	if (w != NULL && w->peer != NULL)
+		peer_set_reading(w->peer, on);
 }
 
 /* One MCP message to the current worker; -1 when there is no link. */
@@ -566,11 +625,15 @@ proxy_worker_send(const char *json, size_t len)
 
 	if (w == NULL || w->peer == NULL || !w->hello)
 		return -1;
+	/* {json}: the map around the text, then the text itself. */
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 1);
-	proto_pack_strn(&b.pk, "json", json, len);
-	r = peer_send(w->peer, PROTO_MSG_MCP, 0, &b.sb);
+	proto_pack_key(&b.pk, "json");
+	msgpack_pack_str(&b.pk, len);
+	r = peer_send_parts(w->peer, PROTO_MSG_MCP, 0, b.sb.data, b.sb.size,
+	    json, len);
 	mpbuf_free(&b);
+	proxy_stdio_flow();
 	return r;
 }
 

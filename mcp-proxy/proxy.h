@@ -62,15 +62,23 @@ void		 proxy_stdio_write_line(const char *, size_t);
 void		 proxy_stdio_close_input(void);
 void		 proxy_stdio_flush(int);
 size_t		 proxy_stdio_max_line(void);
+void		 proxy_stdio_flow(void);
 
 /* proxy-relay.c: called by proxy-stdio.c and proxy-worker.c. */
 void		 proxy_relay_client_line(const char *, size_t);
 void		 proxy_relay_client_overlong(size_t);
 void		 proxy_relay_worker_up(void);
-void		 proxy_relay_worker_message(const char *, size_t);
+struct proxy_relay_head {
+	const char	*id;		/* JSON text; NULL if none */
+	const char	*method;
+	int		 error;
+};
+void		 proxy_relay_worker_message(const char *, size_t,
+		     const struct proxy_relay_head *);
 void		 proxy_relay_worker_down(void);
 void		 proxy_relay_worker_unavailable(const char *);
 int		 proxy_relay_pending(void);
+size_t		 proxy_relay_queued_bytes(void);
 void		 proxy_relay_abandon(void);
 void		 proxy_relay_free(void);
 
@@ -118,6 +126,8 @@ void		 proxy_worker_shutdown(void (*)(void));
 const char	*proxy_worker_log_path(void);
 int		 proxy_worker_unavailable(void);
 long		 proxy_worker_pid(void);
+size_t		 proxy_worker_pending(void);
+void		 proxy_worker_set_reading(int);
 
 /* proxy-builtin.c (generated; empty when the worker could not print it) */
 extern const char proxy_builtin_catalog[];

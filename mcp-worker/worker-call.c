@@ -86,17 +86,6 @@ worker_call_free(struct worker_call *call)
 		worker_eof();	/* exits if stdin is gone */
 }
 
-static int
-worker_call_same_id(struct json_object *a, struct json_object *b)
-{
-	if (json_object_get_type(a) != json_object_get_type(b))
-		return 0;
-	if (json_object_is_type(a, json_type_int))
-		return json_object_get_int64(a) == json_object_get_int64(b);
-	return strcmp(json_object_get_string(a),
-	    json_object_get_string(b)) == 0;
-}
-
 /*
  * notifications/cancelled: the client will ignore the answer, so send
  * none.  A wait ends now; a run or an edit already sent goes on.
@@ -107,7 +96,7 @@ worker_call_cancel_id(struct json_object *id)
 	struct worker_call	*call;
 
 	TAILQ_FOREACH(call, &worker_call_all, entry) {
-		if (!call->cancelled && worker_call_same_id(call->id, id))
+		if (!call->cancelled && jsonrpc_id_equal(call->id, id))
 			break;
 	}
 	if (call == NULL)
@@ -195,6 +184,115 @@ worker_call_error_result(const char *code, const char *message)
 	return res;
 }
 
+/* How to ask each tool for less when its result is over the cap. */
+static const struct {
+	const char	*tool;
+	const char	*hint;
+} worker_call_hints[] = {
+	{ "inspect_notebook", "ask for fewer cells (cell_ids, or start and "
+	    "count) or output_mode \"text\", whose outputs are capped" },
+	{ "get_results", "leave out full_output (outputs are then capped), "
+	    "or read the cells one at a time with inspect_notebook" },
+	{ "search_cells", "narrow the query, or search only in \"source\"" },
+	{ "export_notebook", "export to a file instead (give path)" },
+};
+
+static const char *
+worker_call_hint(const char *tool)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof worker_call_hints /
+	    sizeof worker_call_hints[0]; i++) {
+		if (strcmp(worker_call_hints[i].tool, tool) == 0)
+			return worker_call_hints[i].hint;
+	}
+	return "ask for fewer cells or less output";
+}
+
+/*
+ * A result over PROTO_MCP_REPLY_CAP cannot be sent: answer with one that
+ * fits.  A read becomes a typed error saying how to ask for less; a call
+ * with effects did take effect, so it succeeds with what of its result is
+ * small (ids, status, cursor) and says what was left out.  Takes res.
+ */
+static struct json_object *
+worker_call_too_large(struct worker_call *call, struct json_object *res,
+    size_t len)
+{
+	struct json_object_iterator	 it, end;
+	struct json_object		*sc, *small, *v, *err, *out, *content;
+	const char			*name = call->tool->name;
+	char				*msg, *text;
+
+	xasprintf(&msg, "the result would be %.1f MB, over the %u MiB reply "
+	    "cap: %s", len / 1e6, PROTO_MCP_REPLY_CAP / (1024 * 1024),
+	    worker_call_hint(name));
+	log_warnx("%s: %s", name, msg);
+	if (call->tool->read_only) {
+		out = worker_call_error_result("invalid_argument", msg);
+		err = json_object_object_get(json_object_object_get(out,
+		    "structuredContent"), "error");
+		json_object_object_add(err, "reason",
+		    json_object_new_string("too_large"));
+		json_object_object_add(err, "bytes", json_object_new_int64(
+		    (int64_t)len));
+		json_object_object_add(err, "cap",
+		    json_object_new_int64(PROTO_MCP_REPLY_CAP));
+		free(msg);
+		json_object_put(res);
+		return out;
+	}
+	small = json_object_new_object();
+	if ((sc = json_object_object_get(res, "structuredContent")) != NULL &&
+	    json_object_is_type(sc, json_type_object)) {
+		it = json_object_iter_begin(sc);
+		end = json_object_iter_end(sc);
+		for (; !json_object_iter_equal(&it, &end);
+		    json_object_iter_next(&it)) {
+			v = json_object_iter_peek_value(&it);
+			if (json_object_is_type(v, json_type_object) ||
+			    json_object_is_type(v, json_type_array) ||
+			    (json_object_is_type(v, json_type_string) &&
+			    json_object_get_string_len(v) > 256))
+				continue;
+			json_object_object_add(small,
+			    json_object_iter_peek_name(&it),
+			    json_object_get(v));
+		}
+	}
+	json_object_object_add(small, "result_truncated",
+	    json_object_new_boolean(1));
+	xasprintf(&text, "%s took effect; %s, so only its summary is here",
+	    name, msg);
+	json_object_object_add(small, "message", json_object_new_string(text));
+	out = json_object_new_object();
+	content = json_object_new_array();
+	json_object_array_add(content, worker_call_text_block(text));
+	json_object_object_add(out, "content", content);
+	json_object_object_add(out, "structuredContent", small);
+	json_object_object_add(out, "isError", json_object_new_boolean(0));
+	free(text);
+	free(msg);
+	json_object_put(res);
+	return out;
+}
+
+/* Answer the call with res (or, if too large, one that fits); takes res. */
+static void
+worker_call_send(struct worker_call *call, struct json_object *res)
+{
+	size_t	len;
+
+	json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (len > PROTO_MCP_REPLY_CAP)
+		res = worker_call_too_large(call, res, len);
+	if (call->stateless)
+		worker_rpc_stateless_result(res);
+	worker_rpc_answer(call->id, res);
+}
+
 /* Finish with success; takes the structured reference.  Frees call. */
 void
 worker_call_result(struct worker_call *call, const char *text,
@@ -221,11 +319,8 @@ worker_call_result(struct worker_call *call, const char *text,
 	json_object_object_add(res, "isError", json_object_new_boolean(0));
 	if (call->cancelled)
 		json_object_put(res);
-	else {
-		if (call->stateless)
-			worker_rpc_stateless_result(res);
-		worker_rpc_answer(call->id, res);
-	}
+	else
+		worker_call_send(call, res);
 	worker_call_free(call);
 }
 
@@ -244,9 +339,7 @@ worker_call_error(struct worker_call *call, const char *code,
 	log_debug("%s: %s: %s", call->tool->name, code, msg);
 	if (!call->cancelled) {
 		res = worker_call_error_result(code, msg);
-		if (call->stateless)
-			worker_rpc_stateless_result(res);
-		worker_rpc_answer(call->id, res);
+		worker_call_send(call, res);
 	}
 	free(msg);
 	worker_call_free(call);

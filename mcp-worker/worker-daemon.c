@@ -174,7 +174,9 @@ worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
 static void
 worker_daemon_send(struct worker_dconn *dc, struct worker_dreq *r)
 {
-	struct mpbuf	b;
+	struct mpbuf	 b;
+	const char	*code;
+	char		*msg;
 
 	r->id = peer_next_id(dc->peer);
 	mpbuf_init(&b);
@@ -183,9 +185,21 @@ worker_daemon_send(struct worker_dconn *dc, struct worker_dreq *r)
 	else
 		msgpack_pack_map(&b.pk, 0);
 	if (peer_send(dc->peer, r->type, r->id, &b.sb) != 0) {
+		code = "invalid_argument";
+		if (b.sb.size > proto_msg_cap(r->type))
+			xasprintf(&msg, "the %s request would be %.1f MB, "
+			    "over its %u MiB cap: send fewer or smaller edits "
+			    "or cells", proto_msg_name(r->type),
+			    b.sb.size / 1e6,
+			    proto_msg_cap(r->type) / (1024 * 1024));
+		else {
+			code = "notebook_unavailable";
+			xasprintf(&msg, "the connection to runtimed is "
+			    "closing; retry");
+		}
 		mpbuf_free(&b);
-		worker_daemon_fail_later(r->cb, r->arg, "invalid_argument",
-		    "request too large for the daemon link");
+		worker_daemon_fail_later(r->cb, r->arg, code, msg);
+		free(msg);
 		worker_daemon_req_free(r);
 		return;
 	}

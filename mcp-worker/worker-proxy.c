@@ -1,6 +1,8 @@
 /*
  * worker-proxy.c: the link to runtimed-mcp over the inherited socketpair.
  * JSON-RPC messages travel unchanged as MCP {json} frames both ways.
+ * Above PEER_QUEUE_HIGH of answers the proxy has not taken, no more
+ * requests are read from it until they drain below PEER_QUEUE_LOW.
  */
 
 #include <stdio.h>
@@ -10,21 +12,52 @@
 
 #include "worker.h"
 
+/* An id longer than this is not carried beside the message. */
+#define WORKER_PROXY_ID_MAX	4096
+
 static struct peer	*worker_proxy_peer;
 static int		 worker_proxy_ready;	/* HELLO_OK seen */
 
 static void
 worker_proxy_send(const char *json, size_t len, void *arg)
 {
-	struct mpbuf	b;
+	const struct worker_rpc_head	*h = worker_rpc_head();
+	struct mpbuf			 b;
+	const char			*id;
 
 	if (worker_proxy_peer == NULL)
 		return;
+	/* What the proxy needs to know, so it need not parse json (an id
+	 * too long to carry twice it parses); then json, not copied. */
+	id = h->id != NULL && strlen(h->id) <= WORKER_PROXY_ID_MAX ? h->id :
+	    NULL;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1);
-	proto_pack_strn(&b.pk, "json", json, len);
-	peer_send(worker_proxy_peer, PROTO_MSG_MCP, 0, &b.sb);
+	msgpack_pack_map(&b.pk, 1 + (id != NULL) + (h->method != NULL) +
+	    h->error);
+	if (id != NULL)
+		proto_pack_str(&b.pk, "id", id);
+	if (h->method != NULL)
+		proto_pack_str(&b.pk, "method", h->method);
+	if (h->error)
+		proto_pack_bool(&b.pk, "error", 1);
+	proto_pack_key(&b.pk, "json");
+	msgpack_pack_str(&b.pk, len);
+	/* worker-rpc.c keeps messages within the cap: only a dying link
+	 * refuses one, and then the proxy answers what is in flight. */
+	if (peer_send_parts(worker_proxy_peer, PROTO_MSG_MCP, 0, b.sb.data,
+	    b.sb.size, json, len) != 0)
+		log_warnx("proxy link refused a message of %zu bytes", len);
 	mpbuf_free(&b);
+	/* A proxy that does not read: read no more requests from it. */
+	if (peer_pending_output(worker_proxy_peer) > PEER_QUEUE_HIGH)
+		peer_set_reading(worker_proxy_peer, 0);
+}
+
+/* Our answers drained below the low mark: read requests again. */
+static void
+worker_proxy_drained(struct peer *p, void *arg)
+{
+	peer_set_reading(p, 1);
 }
 
 int
@@ -165,6 +198,8 @@ worker_proxy_start(struct event_base *base, int fd)
 		log_warnx("cannot use fd %d", fd);
 		return -1;
 	}
+	peer_set_drain_cb(worker_proxy_peer, PEER_QUEUE_LOW,
+	    worker_proxy_drained);
 	memset(&hello, 0, sizeof hello);
 	hello.version = PROTO_VERSION;
 	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_WORKER);

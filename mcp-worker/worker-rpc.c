@@ -17,10 +17,15 @@ static void			(*worker_rpc_on_init)(void);
 static int			 worker_rpc_init_sent;
 static int			 worker_rpc_log_level = 3;	/* warning */
 static int			 worker_rpc_initialized;
+static struct worker_rpc_head	 worker_rpc_out_head;
 
 static const char *const worker_rpc_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
 };
+
+/* A result may be PROTO_MCP_REPLY_CAP; room for the rest of its reply
+ * within the MCP frame cap (proto-frame.c). */
+#define WORKER_RPC_ID_SLACK	(8 * 1024)
 
 static const char *const worker_rpc_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert",
@@ -55,18 +60,82 @@ worker_rpc_protocol_supported(const char *v)
 	return 0;
 }
 
-/* Send one message; takes the reference. */
+static void
+worker_rpc_set_head(struct json_object *msg)
+{
+	struct json_object	*v;
+
+	memset(&worker_rpc_out_head, 0, sizeof worker_rpc_out_head);
+	if (json_object_object_get_ex(msg, "method", &v) &&
+	    json_object_is_type(v, json_type_string))
+		worker_rpc_out_head.method = json_object_get_string(v);
+	if (json_object_object_get_ex(msg, "id", &v) && v != NULL)
+		worker_rpc_out_head.id = json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN);
+	worker_rpc_out_head.error = json_object_object_get_ex(msg, "error",
+	    NULL);
+}
+
+/* {code, message} of a JSON-RPC error. */
+static struct json_object *
+worker_rpc_error_object(int code, const char *text)
+{
+	struct json_object	*err;
+
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(code));
+	json_object_object_add(err, "message", json_object_new_string(text));
+	return err;
+}
+
+/*
+ * Send one message; takes the reference.  One longer than an MCP frame
+ * can carry (an id that long) is dropped: a reply is then an error with
+ * id null, since the id cannot be echoed.
+ */
 static void
 worker_rpc_emit(struct json_object *msg)
 {
 	const char	*s;
-	size_t		 len;
+	size_t		 len, max;
 
+	max = PROTO_MCP_REPLY_CAP + WORKER_RPC_ID_SLACK;
 	s = json_object_to_json_string_length(msg,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (len > max) {
+		log_warnx("dropping a message of %zu bytes (over %zu)", len,
+		    max);
+		if (!json_object_object_get_ex(msg, "id", NULL)) {
+			json_object_put(msg);
+			return;
+		}
+		json_object_put(msg);
+		msg = json_object_new_object();
+		json_object_object_add(msg, "jsonrpc",
+		    json_object_new_string("2.0"));
+		json_object_object_add(msg, "id", NULL);
+		json_object_object_add(msg, "error", worker_rpc_error_object(
+		    -32600, "the request's id is too long to echo"));
+		s = json_object_to_json_string_length(msg,
+		    JSON_C_TO_STRING_PLAIN, &len);
+	}
+	worker_rpc_set_head(msg);
 	if (worker_rpc_out != NULL)
 		worker_rpc_out(s, len, worker_rpc_out_arg);
+	memset(&worker_rpc_out_head, 0, sizeof worker_rpc_out_head);
 	json_object_put(msg);
+}
+
+/*
+ * The id (JSON text), method and error flag of the message a transport
+ * is being given, so the proxy link can carry them beside it and the
+ * proxy need not parse the message (PROTOCOL.md, MCP).  Valid only
+ * during the send callback.
+ */
+const struct worker_rpc_head *
+worker_rpc_head(void)
+{
+	return &worker_rpc_out_head;
 }
 
 /* A notification; takes the params reference (may be NULL). */
@@ -180,7 +249,9 @@ static int	worker_rpc_cur_stateless;	/* request being served */
 static void
 worker_rpc_reply(struct json_object *id, struct json_object *result)
 {
-	struct json_object	*msg;
+	struct json_object	*msg, *err, *data;
+	size_t			 len;
+	char			*text;
 
 	if (worker_rpc_cur_stateless &&
 	    !json_object_object_get_ex(result, "resultType", NULL))
@@ -188,15 +259,45 @@ worker_rpc_reply(struct json_object *id, struct json_object *result)
 	msg = json_object_new_object();
 	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(msg, "id", json_object_get(id));
-	json_object_object_add(msg, "result", result);
+	json_object_to_json_string_length(result, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (len <= PROTO_MCP_REPLY_CAP) {
+		json_object_object_add(msg, "result", result);
+		worker_rpc_emit(msg);
+		return;
+	}
+	/* Too large to send: say so, and how to ask for less. */
+	json_object_put(result);
+	xasprintf(&text, "the result would be %.1f MB, over the %u MiB "
+	    "reply cap: read it with inspect_notebook instead, whose "
+	    "output_mode \"text\" caps outputs",
+	    len / 1e6, PROTO_MCP_REPLY_CAP / (1024 * 1024));
+	log_warnx("%s", text);
+	err = worker_rpc_error_object(-32603, text);
+	free(text);
+	data = json_object_new_object();
+	json_object_object_add(data, "reason",
+	    json_object_new_string("too_large"));
+	json_object_object_add(data, "bytes", json_object_new_int64(
+	    (int64_t)len));
+	json_object_object_add(data, "cap",
+	    json_object_new_int64(PROTO_MCP_REPLY_CAP));
+	json_object_object_add(err, "data", data);
+	json_object_object_add(msg, "error", err);
 	worker_rpc_emit(msg);
 }
 
-/* Answer a tools/call (worker-call.c); takes the result reference. */
+/* Answer a tools/call (worker-call.c checked its size); takes result. */
 void
 worker_rpc_answer(struct json_object *id, struct json_object *result)
 {
-	worker_rpc_reply(id, result);
+	struct json_object	*msg;
+
+	msg = json_object_new_object();
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "id", json_object_get(id));
+	json_object_object_add(msg, "result", result);
+	worker_rpc_emit(msg);
 }
 
 static void printflike(3, 4)
@@ -619,12 +720,11 @@ worker_rpc_result(struct json_object *id, struct json_object *res)
 void
 worker_rpc_input(const char *buf, size_t len)
 {
-	struct json_tokener	*tok;
 	struct json_object	*msg, *v, *id = NULL, *params = NULL;
-	enum json_tokener_error	 jerr;
 	const char		*method;
-	size_t			 end;
-	int			 bad_unicode;
+	char			*cause = NULL, *text;
+	size_t			 id_off, id_len;
+	int			 bad_unicode, nested;
 
 	while (len > 0 && isspace((unsigned char)buf[len - 1]))
 		len--;
@@ -634,24 +734,33 @@ worker_rpc_input(const char *buf, size_t len)
 	}
 	if (len == 0)
 		return;
-	if (len > INT32_MAX) {
-		worker_rpc_error(NULL, -32700, "Parse error: too long");
-		return;
-	}
 
-	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-	msg = json_tokener_parse_ex(tok, buf, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (msg == NULL || jerr != json_tokener_success || end != len) {
-		json_object_put(msg);
-		worker_rpc_error(NULL, -32700, "Parse error: %s",
-		    jerr != json_tokener_success ?
-		    json_tokener_error_desc(jerr) : "trailing data");
+	msg = jsonrpc_parse(buf, len, &id_off, &id_len, &nested, &cause);
+	if (msg == NULL && nested && id_len > 0) {
+		/* Well-formed but too deep: answer its id. */
+		text = xstrndup(buf + id_off, id_len);
+		id = jsonrpc_id_from_text(text);
+		free(text);
+		if (id != NULL && !json_object_is_type(id, json_type_string) &&
+		    !json_object_is_type(id, json_type_int) &&
+		    !json_object_is_type(id, json_type_double)) {
+			json_object_put(id);
+			id = NULL;
+		}
+		worker_rpc_error(id, -32600, "Invalid Request: %s", cause);
+		json_object_put(id);
+		free(cause);
 		return;
 	}
-	bad_unicode = worker_rpc_scan_surrogates(buf, len);
+	if (msg == NULL) {
+		worker_rpc_error(NULL, -32700, "Parse error: %s", cause);
+		free(cause);
+		return;
+	}
+	/* A lone surrogate in the id is the client's to choose. */
+	bad_unicode = worker_rpc_scan_surrogates(buf, id_off) ||
+	    worker_rpc_scan_surrogates(buf + id_off + id_len,
+	    len - id_off - id_len);
 
 	if (!json_object_is_type(msg, json_type_object)) {
 		worker_rpc_error(NULL, -32600, "Invalid Request: %s",
@@ -661,7 +770,8 @@ worker_rpc_input(const char *buf, size_t len)
 	}
 	if (json_object_object_get_ex(msg, "id", &v)) {
 		if (json_object_is_type(v, json_type_string) ||
-		    json_object_is_type(v, json_type_int))
+		    json_object_is_type(v, json_type_int) ||
+		    json_object_is_type(v, json_type_double))
 			id = v;
 		else {
 			worker_rpc_error(NULL, -32600,

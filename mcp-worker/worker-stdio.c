@@ -12,7 +12,7 @@
 
 #include "worker.h"
 
-#define WORKER_STDIO_MAX_LINE	(32U * 1024 * 1024)
+#define WORKER_STDIO_MAX_LINE	PROTO_MCP_REPLY_CAP
 
 static struct evbuffer	*worker_stdio_in;
 static struct evbuffer	*worker_stdio_out;
@@ -22,6 +22,36 @@ static int		 worker_stdio_discard;
 static int		 worker_stdio_regular;
 static int		 worker_stdio_closed;	/* stdin EOF seen */
 static struct event	*worker_stdio_grace;
+static int		 worker_stdio_paused;	/* backpressure */
+
+static void	worker_stdio_lines(void);
+static void	worker_stdio_flow(void);
+
+/*
+ * Backpressure: above PEER_QUEUE_HIGH of answers the client has not read,
+ * read no more requests; resume below PEER_QUEUE_LOW.
+ */
+static void
+worker_stdio_flow(void)
+{
+	size_t	out = evbuffer_get_length(worker_stdio_out);
+
+	if (!worker_stdio_paused && out > PEER_QUEUE_HIGH) {
+		worker_stdio_paused = 1;
+		if (!worker_stdio_regular && worker_stdio_rev != NULL)
+			event_del(worker_stdio_rev);
+	} else if (worker_stdio_paused && out <= PEER_QUEUE_LOW) {
+		worker_stdio_paused = 0;
+		worker_stdio_lines();
+		if (worker_stdio_paused || worker_stdio_closed ||
+		    worker_stdio_rev == NULL)
+			return;
+		if (worker_stdio_regular)
+			event_active(worker_stdio_rev, EV_TIMEOUT, 0);
+		else
+			event_add(worker_stdio_rev, NULL);
+	}
+}
 
 /* Write what is queued; block only when exiting. */
 static void
@@ -42,6 +72,7 @@ worker_stdio_flush(int blocking)
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
 		    !blocking) {
 			event_add(worker_stdio_wev, NULL);
+			worker_stdio_flow();
 			return;
 		}
 		if (n <= 0) {
@@ -54,6 +85,7 @@ worker_stdio_flush(int blocking)
 			return;
 		}
 	}
+	worker_stdio_flow();
 }
 
 static void
@@ -122,7 +154,7 @@ worker_stdio_lines(void)
 	size_t			 len;
 	char			*line;
 
-	for (;;) {
+	while (!worker_stdio_paused) {
 		p = evbuffer_search_eol(worker_stdio_in, NULL, NULL,
 		    EVBUFFER_EOL_LF);
 		if (p.pos == -1)
@@ -172,7 +204,7 @@ worker_stdio_read_cb(evutil_socket_t fd, short events, void *arg)
 		return;
 	}
 	worker_stdio_lines();
-	if (worker_stdio_regular)
+	if (worker_stdio_regular && !worker_stdio_paused)
 		event_active(worker_stdio_rev, EV_TIMEOUT, 0);
 }
 

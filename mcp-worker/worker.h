@@ -130,6 +130,12 @@ struct json_object	*worker_tool_page(u_int, u_int, u_int *);
 
 /* worker-rpc.c: the JSON-RPC dispatcher behind both transports. */
 typedef void (*worker_rpc_send_cb)(const char *, size_t, void *);
+struct worker_rpc_head {
+	const char	*id;		/* JSON text; NULL if none */
+	const char	*method;	/* NULL for a response */
+	int		 error;		/* a response with "error" */
+};
+const struct worker_rpc_head *worker_rpc_head(void);
 void		 worker_rpc_init(struct event_base *, worker_rpc_send_cb,
 		     void *, void (*)(void));
 void		 worker_rpc_input(const char *, size_t);

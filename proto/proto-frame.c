@@ -22,6 +22,10 @@ struct proto_msg_info {
  * are small; messages that carry cells or outputs may be large; whole
  * notebooks are largest.
  */
+/* A batch within PROTO_EDIT_MAX_EDITS always has a reply that fits. */
+_Static_assert((uint64_t)PROTO_EDIT_MAX_EDITS * PROTO_EDIT_REPLY_ENTRY + 64 <=
+    16 * MIB, "ROOM_EDIT_REPLY's cap must hold a full batch's reply");
+
 static const struct proto_msg_info proto_frame_table[] = {
 	{ PROTO_MSG_HELLO, "HELLO", PROTO_HELLO_MAX },
 	{ PROTO_MSG_HELLO_OK, "HELLO_OK", PROTO_HELLO_MAX },
@@ -43,10 +47,11 @@ static const struct proto_msg_info proto_frame_table[] = {
 	{ PROTO_MSG_ROOM_GET, "ROOM_GET", 64 * KIB },
 	{ PROTO_MSG_ROOM_CONTENT, "ROOM_CONTENT", 64 * MIB },
 	{ PROTO_MSG_ROOM_EDIT, "ROOM_EDIT", 16 * MIB },
-	{ PROTO_MSG_ROOM_EDIT_REPLY, "ROOM_EDIT_REPLY", 1 * MIB },
+	{ PROTO_MSG_ROOM_EDIT_REPLY, "ROOM_EDIT_REPLY", 16 * MIB },
 	{ PROTO_MSG_ROOM_SAVE, "ROOM_SAVE", 64 * KIB },
 	{ PROTO_MSG_ROOM_SAVE_REPLY, "ROOM_SAVE_REPLY", 64 * KIB },
-	{ PROTO_MSG_ROOM_CHANGED, "ROOM_CHANGED", 64 * KIB },
+	/* Names every cell a change touched: as many as a batch's edits. */
+	{ PROTO_MSG_ROOM_CHANGED, "ROOM_CHANGED", 16 * MIB },
 	{ PROTO_MSG_ROOM_CHANGES, "ROOM_CHANGES", 4 * KIB },
 	{ PROTO_MSG_ROOM_CHANGES_REPLY, "ROOM_CHANGES_REPLY", 16 * MIB },
 	{ PROTO_MSG_EXEC_RUN, "EXEC_RUN", 1 * MIB },
@@ -73,7 +78,7 @@ static const struct proto_msg_info proto_frame_table[] = {
 	{ PROTO_MSG_AGENT_STATUS, "AGENT_STATUS", 64 * KIB },
 	{ PROTO_MSG_AGENT_CLEAR_OUTPUT, "AGENT_CLEAR_OUTPUT", 4 * KIB },
 
-	{ PROTO_MSG_MCP, "MCP", 64 * MIB },
+	{ PROTO_MSG_MCP, "MCP", 16 * MIB + 16 * KIB },
 	{ PROTO_MSG_WORKER_READY, "WORKER_READY", 16 * MIB },
 	{ PROTO_MSG_WORKER_UPGRADE, "WORKER_UPGRADE", 4 * KIB },
 	{ PROTO_MSG_WORKER_SHUTDOWN, "WORKER_SHUTDOWN", 4 * KIB },

@@ -40,6 +40,33 @@
  */
 #define PROTO_HELLO_MAX		(4U * 1024)
 
+/*
+ * The deepest nesting of any JSON the suite parses or packs: MCP
+ * messages (common/jsonrpc.c), notebooks (room-ipynb.c), Jupyter
+ * messages (agent-wire.c), values crossing frames (common/mpjson.c).
+ * nbformat reads what Python's json module reads, about 990 levels, so
+ * every notebook it reads fits under this.  Past it the answer is a
+ * typed error naming the limit (an MCP request's carries its id).
+ */
+#define PROTO_MAX_DEPTH		1024
+
+/*
+ * The largest MCP message either way: a longer client line is refused,
+ * a reply that would be longer is answered with an error saying how to
+ * ask for less.  It keeps the proxy's memory bounded whatever a client
+ * sends or asks for.  The MCP frame cap adds room for the envelope.
+ */
+#define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
+
+/*
+ * Most edits in one ROOM_EDIT.  Its reply names one cell per edit (at
+ * most 75 bytes each: ids are 1-64 characters), so a batch within this
+ * always has a reply within the ROOM_EDIT_REPLY cap, and the daemon can
+ * refuse a larger batch before applying any of it.
+ */
+#define PROTO_EDIT_MAX_EDITS	200000
+#define PROTO_EDIT_REPLY_ENTRY	75
+
 enum proto_msg {
 	/* 1-99: every connection. */
 	PROTO_MSG_HELLO = 1,		/* first frame on every connection */

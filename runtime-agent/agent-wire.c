@@ -22,8 +22,8 @@
 
 #include "agent.h"
 
-/* Deep enough for widget state and nested metadata. */
-#define AGENT_WIRE_JSON_DEPTH	512
+/* As deep as notebooks may nest (proto.h). */
+#define AGENT_WIRE_JSON_DEPTH	PROTO_MAX_DEPTH
 
 struct agent_wire_msg {
 	struct json_object	*header;

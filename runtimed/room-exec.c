@@ -238,6 +238,56 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 	}
 }
 
+/*
+ * Send a packed EXEC_STATE.  One over its cap goes without its outputs,
+ * and its message says why, so the request is still answered.
+ */
+static void
+room_exec_send(struct peer *p, uint32_t id, const char *data, size_t len)
+{
+	struct json_object	*rec, *cells, *cell;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	size_t			 off = 0, i;
+	char			*msg;
+
+	if (len <= proto_msg_cap(PROTO_MSG_EXEC_STATE)) {
+		peer_send_raw(p, PROTO_MSG_EXEC_STATE, id, data, len);
+		return;
+	}
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, data, len, &off) !=
+	    MSGPACK_UNPACK_SUCCESS) {
+		msgpack_unpacked_destroy(&u);
+		peer_send_error(p, id, "notebook_unavailable", "the run's "
+		    "state could not be read back");
+		return;
+	}
+	rec = mpjson_unpack(&u.data);
+	msgpack_unpacked_destroy(&u);
+	xasprintf(&msg, "the outputs of this run are %.1f MB, over the %u MiB "
+	    "cap of EXEC_STATE, and are left out: read them a cell at a time "
+	    "with inspect_notebook", len / 1e6,
+	    proto_msg_cap(PROTO_MSG_EXEC_STATE) / (1024 * 1024));
+	log_warnx("%s", msg);
+	json_object_object_add(rec, "message", json_object_new_string(msg));
+	json_object_object_add(rec, "outputs_omitted",
+	    json_object_new_boolean(1));
+	cells = json_object_object_get(rec, "cells");
+	for (i = 0; i < json_object_array_length(cells); i++) {
+		cell = json_object_array_get_idx(cells, i);
+		if (json_object_is_type(cell, json_type_object))
+			json_object_object_add(cell, "outputs",
+			    json_object_new_array());
+	}
+	mpbuf_init(&b);
+	mpjson_pack(&b.pk, rec);
+	peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
+	mpbuf_free(&b);
+	json_object_put(rec);
+	free(msg);
+}
+
 static void
 room_exec_reply(struct room_exec *e, struct peer *p, uint32_t id)
 {
@@ -245,7 +295,7 @@ room_exec_reply(struct room_exec *e, struct peer *p, uint32_t id)
 
 	mpbuf_init(&b);
 	room_exec_pack(e, &b.pk);
-	peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
+	room_exec_send(p, id, b.sb.data, b.sb.size);
 	mpbuf_free(&b);
 }
 
@@ -656,11 +706,11 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 			log_warnx("run %s: %s", key, cause);
 			free(cause);
 		}
-		peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
+		room_exec_send(p, id, b.sb.data, b.sb.size);
 		mpbuf_free(&b);
 		json_object_put(rec);
 	} else
-		peer_send_raw(p, PROTO_MSG_EXEC_STATE, id, data, off);
+		room_exec_send(p, id, data, off);
 	msgpack_unpacked_destroy(&u);
 	free(key);
 	free(nb);

@@ -24,8 +24,8 @@
 
 #include "runtimed.h"
 
-/* Deep enough for any sane application/json output. */
-#define ROOM_IPYNB_MAX_DEPTH	2000
+/* Every notebook nbformat reads nests less (proto.h). */
+#define ROOM_IPYNB_MAX_DEPTH	PROTO_MAX_DEPTH
 
 /* Where output values kept as blobs live (the state dir), and the first
  * blob that could not be inlined during a dump. */
@@ -1268,8 +1268,8 @@ room_ipynb_blob_value(struct json_object *ref, int json)
 		data = fixed;
 	}
 	v = NULL;
-	if (json)
-		v = json_tokener_parse(data);
+	if (json && (v = mpjson_parse(data, len, &cause)) == NULL)
+		free(cause);
 	if (v == NULL)
 		v = json_object_new_string_len(data, (int)len);
 	free(data);

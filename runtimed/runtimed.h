@@ -182,6 +182,8 @@ u_int	server_peers_room(void);
 void	server_client_accept(int);
 u_int	server_client_count(void);
 void	server_client_free_all(void);
+int	server_client_reply(struct peer *, uint16_t, uint32_t,
+	    const msgpack_sbuffer *, const char *, const char *);
 
 /* room.c */
 struct room	*room_create(const char *, const char *, char **,

@@ -27,6 +27,41 @@ static void	server_client_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
 
+/*
+ * Send a reply, or, when it is over its type's frame cap, ERROR {code,
+ * message, reason: "too_large", bytes, cap} saying how to ask for less:
+ * every request is answered.  Returns 0 when the reply itself was sent.
+ */
+int
+server_client_reply(struct peer *p, uint16_t type, uint32_t id,
+    const msgpack_sbuffer *sb, const char *code, const char *hint)
+{
+	struct mpbuf	b;
+	uint32_t	cap = proto_msg_cap(type);
+	char		*msg;
+
+	if (sb->size <= cap)
+		return (peer_send(p, type, id, sb));
+	xasprintf(&msg, "the %s reply would be %.1f MB, over its %u MiB "
+	    "frame cap: %s", proto_msg_name(type), sb->size / 1e6,
+	    cap / (1024 * 1024), hint);
+	log_warnx("peer %s: %s", peer_name(p), msg);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 5);
+	proto_pack_str(&b.pk, "code", code);
+	proto_pack_str(&b.pk, "message", msg);
+	proto_pack_str(&b.pk, "reason", "too_large");
+	proto_pack_uint(&b.pk, "bytes", sb->size);
+	proto_pack_uint(&b.pk, "cap", cap);
+	peer_send(p, PROTO_MSG_ERROR, id, &b.sb);
+	mpbuf_free(&b);
+	free(msg);
+	return (-1);
+}
+
+#define SERVER_CLIENT_NB_HINT "clear large outputs (clear_outputs) or " \
+	"delete cells to make it smaller; it cannot be sent whole"
+
 /* A new connection: only our own uid may talk to us. */
 void
 server_client_accept(int fd)
@@ -199,7 +234,12 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 	room_join(r, c->peer);
 	mpbuf_init(&b);
 	room_pack_joined(r, &b.pk, 0);
-	peer_send(c->peer, PROTO_MSG_ROOM_JOINED, hdr->id, &b.sb);
+	if (server_client_reply(c->peer, PROTO_MSG_ROOM_JOINED, hdr->id, &b.sb,
+	    "notebook_unavailable", SERVER_CLIENT_NB_HINT) != 0) {
+		/* Refused: the connection did not join. */
+		room_leave(r, c->peer);
+		c->room = NULL;
+	}
 	mpbuf_free(&b);
 out:
 	free(cause);
@@ -217,9 +257,20 @@ server_client_edit(struct server_client *c, uint32_t id,
 	struct mpbuf		 b;
 	char			*cause = NULL;
 	const char		*code;
+	const msgpack_object	*edits;
 	size_t			 i;
 
-	if (room_edit(c->room, proto_get(body, "edits"),
+	/* Refuse, before applying any, a batch whose reply may not fit. */
+	edits = proto_get(body, "edits");
+	if (edits != NULL && edits->type == MSGPACK_OBJECT_ARRAY &&
+	    edits->via.array.size > PROTO_EDIT_MAX_EDITS) {
+		peer_send_error(c->peer, id, "invalid_argument", "a batch of "
+		    "%u edits is over the limit of %u a batch; nothing was "
+		    "applied: send it as several batches",
+		    edits->via.array.size, PROTO_EDIT_MAX_EDITS);
+		return;
+	}
+	if (room_edit(c->room, edits,
 	    proto_get(body, "if_seq"), &res, &cause, &code) != 0) {
 		mpbuf_init(&b);
 		msgpack_pack_map(&b.pk, res.index >= 0 ? 3 : 2);
@@ -245,7 +296,11 @@ server_client_edit(struct server_client *c, uint32_t id,
 			proto_pack_nil(&b.pk, "cell_id");
 	}
 	room_nb_result_free(&res);
-	peer_send(c->peer, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb);
+	/* Within the cap by PROTO_EDIT_MAX_EDITS; if not, the edit is
+	 * applied and the ERROR says so. */
+	server_client_reply(c->peer, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb,
+	    "outcome_unknown", "the edit was applied; read the notebook "
+	    "for its cells");
 	mpbuf_free(&b);
 	room_announce(c->room);
 }
@@ -299,6 +354,16 @@ server_client_changes(struct server_client *c, uint32_t id,
 	}
 	mpbuf_init(&b);
 	room_changes_pack(c->room, (uint64_t)after, &b.pk);
+	if (b.sb.size > proto_msg_cap(PROTO_MSG_ROOM_CHANGES_REPLY)) {
+		/* Too many changes to list: the caller re-reads the room. */
+		mpbuf_free(&b);
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_uint(&b.pk, "seq", c->room->seq);
+		proto_pack_bool(&b.pk, "resync", 1);
+		proto_pack_key(&b.pk, "changes");
+		msgpack_pack_array(&b.pk, 0);
+	}
 	peer_send(c->peer, PROTO_MSG_ROOM_CHANGES_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
@@ -325,7 +390,8 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 	case PROTO_MSG_ROOM_GET:
 		mpbuf_init(&b);
 		room_pack_joined(c->room, &b.pk, 1);
-		peer_send(c->peer, PROTO_MSG_ROOM_CONTENT, hdr->id, &b.sb);
+		server_client_reply(c->peer, PROTO_MSG_ROOM_CONTENT, hdr->id,
+		    &b.sb, "notebook_unavailable", SERVER_CLIENT_NB_HINT);
 		mpbuf_free(&b);
 		break;
 	case PROTO_MSG_ROOM_EDIT:
@@ -360,8 +426,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 	case PROTO_MSG_KERNEL_INFO:
 		mpbuf_init(&b);
 		room_kernel_pack_info(c->room, &b.pk);
-		peer_send(c->peer, PROTO_MSG_KERNEL_INFO_REPLY, hdr->id,
-		    &b.sb);
+		server_client_reply(c->peer, PROTO_MSG_KERNEL_INFO_REPLY,
+		    hdr->id, &b.sb, "kernel_unavailable", "the kernel's "
+		    "language_info is too large to report");
 		mpbuf_free(&b);
 		break;
 	}
@@ -403,7 +470,9 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 	case PROTO_MSG_ROOM_LIST:
 		mpbuf_init(&b);
 		room_list_pack(&b.pk);
-		peer_send(p, PROTO_MSG_ROOM_LIST_REPLY, hdr->id, &b.sb);
+		server_client_reply(p, PROTO_MSG_ROOM_LIST_REPLY, hdr->id,
+		    &b.sb, "notebook_unavailable", "too many notebooks to "
+		    "list at once");
 		mpbuf_free(&b);
 		break;
 	case PROTO_MSG_ROOM_CREATE:

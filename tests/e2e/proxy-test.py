@@ -3,8 +3,8 @@
 with the real runtimed-mcp-worker.  Usage: proxy-test.py PATH-TO-runtimed-mcp
 
 Checks: -V/--help/usage errors; every stdout line is one JSON-RPC message;
-CR LF input; a parse error does not end the session; a line over the 64 MiB
-frame limit is refused with -32600 and the session goes on; stdin EOF ends
+CR LF input; a parse error does not end the session; a line over the 16 MiB
+message limit is refused with -32600 and the session goes on; stdin EOF ends
 proxy and worker with status 0; the worker log file; the crash budget trips
 after 5 worker deaths in 30 s (tools/call: isError with a code, when and
 where the log is; other requests -32603) and reconnect ends it; upgrade
@@ -368,18 +368,18 @@ def test_overlong():
         check(s.request(INIT) is not None, "initialize")
         s.send(INITIALIZED)
         mid = b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":"' + \
-            b"y" * (20 * 1024 * 1024) + b'"}}'
+            b"y" * (15 * 1024 * 1024) + b'"}}'
         s.send(mid)
         m = s.recv()
         check(m is not None and m.get("id") == 6 and "result" in m,
-              "a 20 MiB message is relayed and answered")
+              "a 15 MiB message is relayed and answered")
         big = b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"' + \
-            b"x" * (64 * 1024 * 1024) + b'"}}'
+            b"x" * (16 * 1024 * 1024) + b'"}}'
         s.send(big)
         m = s.recv()
         check(m is not None and m.get("id") is None and
               m.get("error", {}).get("code") == -32600,
-              "a line over 64 MiB is refused with -32600")
+              "a line over 16 MiB is refused with -32600")
         m = s.request({"jsonrpc": "2.0", "id": 8, "method": "ping"})
         check(m is not None and "result" in m, "the session goes on after it")
         status, rest = s.close()
@@ -707,4 +707,5 @@ def main():
     print("all proxy checks passed")
 
 
-main()
+if __name__ == "__main__":
+    main()

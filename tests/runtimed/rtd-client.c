@@ -10,6 +10,7 @@
  *	rtd-client kernel SOCKET	interrupt, restart, kernel death
  *	rtd-client open SOCKET PATH	open a notebook file (loads it)
  *	rtd-client save SOCKET PATH	open or create PATH, add a cell, save
+ *	rtd-client replies SOCKET	replies near and past their caps
  */
 
 #include <sys/socket.h>
@@ -848,6 +849,207 @@ rtd_runcells(const char *sock, const char *out, char **codes, int n)
 	return (0);
 }
 
+/* ROOM_EDIT of n copies of one edit; the reply within timeout ms. */
+static void
+rtd_edit_many(int fd, size_t n, const char *op, const char *source,
+    uint16_t expect, int timeout, msgpack_unpacked *u)
+{
+	struct mpbuf	b;
+	size_t		i;
+
+	rtd_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, n);
+	for (i = 0; i < n; i++) {
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "op", op);
+		if (strcmp(op, "insert") == 0)
+			proto_pack_str(&b.pk, "after", "BOTTOM");
+		else
+			proto_pack_int(&b.pk, "cell_id", 0);
+		proto_pack_str(&b.pk, "source", source);
+	}
+	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, expect, timeout, u);
+}
+
+/* ROOM_GET: the number of cells, or -1 with *u the ERROR. */
+static int64_t
+rtd_count(int fd, msgpack_unpacked *u)
+{
+	struct mpbuf		 b;
+	const msgpack_object	*cells;
+
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, 0, 30000, u);
+	if ((cells = proto_get_array(&u->data, "cells")) == NULL)
+		return (-1);
+	return ((int64_t)cells->via.array.size);
+}
+
+static void
+rtd_expect_too_large(msgpack_unpacked *u, const char *code, const char *what)
+{
+	const char	*got, *msg;
+	size_t		 len, mlen;
+
+	got = proto_get_str(&u->data, "code", &len);
+	msg = proto_get_str(&u->data, "message", &mlen);
+	if (got == NULL || strlen(code) != len || memcmp(got, code, len) != 0 ||
+	    msg == NULL || !proto_obj_streq(proto_get(&u->data, "reason"),
+	    "too_large"))
+		rtd_fail("%s: wanted ERROR %s, too_large", what, code);
+	printf("ok: %s -> ERROR %s: %.*s\n", what, code, (int)mlen, msg);
+}
+
+/*
+ * Replies near and past their frame caps are answered, and a batch whose
+ * reply could not be sent is refused before any of it is applied.
+ */
+static int
+rtd_replies(const char *sock)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*cells;
+	const char		*code =
+				    "from IPython.display import display\n"
+				    "for i in range(80):\n"
+				    "    display({'text/plain': 'x' * 900000}, "
+				    "raw=True)\n";
+	struct proto_header	 hdr;
+	char			*big, *id, *cid, *msg;
+	int64_t			 n;
+	size_t			 i;
+	int			 fd, fd2, fd3, omitted;
+
+	fd = rtd_connect(sock);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	id = rtd_str(&u, "notebook_id");
+	msgpack_unpacked_destroy(&u);
+
+	/* A run whose outputs (80 of 900 KB, each inline) pass 64 MiB. */
+	rtd_insert(fd, &code, 1, &cid);
+	rtd_run(fd, &cid, 1, 1, &u);
+	rtd_expect_str(&u.data, "status", "done");
+	if (proto_get_bool(&u.data, "outputs_omitted", &omitted) != 0 ||
+	    !omitted)
+		rtd_fail("EXEC_STATE over its cap without outputs_omitted");
+	msg = proto_dup_str(&u.data, "message");
+	if (msg == NULL || strstr(msg, "left out") == NULL)
+		rtd_fail("EXEC_STATE over its cap does not say why");
+	printf("ok: EXEC_STATE of 72 MB of outputs answered: %s\n", msg);
+	free(msg);
+	msgpack_unpacked_destroy(&u);
+	free(cid);
+	rtd_edit_many(fd, 1, "delete", "", PROTO_MSG_ROOM_EDIT_REPLY, 30000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+
+	/* 100,000 edits: a reply of 1.8 MB of cell ids, past the old cap. */
+	rtd_edit_many(fd, 10, "insert", "", PROTO_MSG_ROOM_EDIT_REPLY, 30000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_edit_many(fd, 100000, "edit", "", PROTO_MSG_ROOM_EDIT_REPLY,
+	    120000, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != 100000)
+		rtd_fail("ROOM_EDIT_REPLY of 100000 edits lacks cells");
+	msgpack_unpacked_destroy(&u);
+	if ((n = rtd_count(fd, &u)) != 10)
+		rtd_fail("%lld cells, wanted 10", (long long)n);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_EDIT of 100000 edits answered\n");
+
+	/* Past the batch limit: refused, nothing applied. */
+	rtd_edit_many(fd, PROTO_EDIT_MAX_EDITS + 1, "edit", "changed",
+	    PROTO_MSG_ERROR, 60000, &u);
+	if (!proto_obj_streq(proto_get(&u.data, "code"), "invalid_argument"))
+		rtd_fail("an oversized batch: not invalid_argument");
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 0);
+	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 30000,
+	    &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL ||
+	    !proto_obj_streq(proto_get(&cells->via.array.ptr[0], "source"), ""))
+		rtd_fail("an oversized batch was applied");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_EDIT of %d edits refused, nothing applied\n",
+	    PROTO_EDIT_MAX_EDITS + 1);
+
+	/* Content past ROOM_CONTENT's 64 MiB: a typed error, not silence. */
+	for (i = 0; i < 10; i++) {
+		rtd_edit_many(fd, 1, "delete", "", PROTO_MSG_ROOM_EDIT_REPLY,
+		    30000, &u);
+		msgpack_unpacked_destroy(&u);
+	}
+	big = xmalloc(14 * 1024 * 1024 + 1);
+	memset(big, 'x', 14 * 1024 * 1024);
+	big[14 * 1024 * 1024] = '\0';
+	for (i = 0; i < 5; i++) {
+		rtd_edit_many(fd, 1, "insert", big, PROTO_MSG_ROOM_EDIT_REPLY,
+		    30000, &u);
+		msgpack_unpacked_destroy(&u);
+	}
+	free(big);
+	if (rtd_count(fd, &u) != -1)
+		rtd_fail("ROOM_GET of 70 MB answered ROOM_CONTENT");
+	rtd_expect_too_large(&u, "notebook_unavailable", "ROOM_GET of 70 MB");
+	msgpack_unpacked_destroy(&u);
+
+	fd2 = rtd_connect(sock);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "notebook_id", id);
+	rtd_request(fd2, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ERROR, 30000, &u);
+	rtd_expect_too_large(&u, "notebook_unavailable", "ROOM_OPEN of 70 MB");
+	msgpack_unpacked_destroy(&u);
+	rtd_body(&b, 0);
+	rtd_request(fd2, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ERROR, 5000, &u);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: the refused ROOM_OPEN did not join\n");
+	close(fd2);
+
+	/* The room still serves: less content, and it reads again. */
+	for (i = 0; i < 2; i++) {
+		rtd_edit_many(fd, 1, "delete", "", PROTO_MSG_ROOM_EDIT_REPLY,
+		    30000, &u);
+		msgpack_unpacked_destroy(&u);
+	}
+	if ((n = rtd_count(fd, &u)) != 3)
+		rtd_fail("%lld cells, wanted 3", (long long)n);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: after deleting two big cells it reads again\n");
+
+	/* Another peer hears of 10,000 inserts: an event past 64 KiB. */
+	fd3 = rtd_connect(sock);
+	rtd_body(&b, 1);
+	proto_pack_str(&b.pk, "notebook_id", id);
+	rtd_request(fd3, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	    &u);
+	msgpack_unpacked_destroy(&u);
+	rtd_edit_many(fd, 10000, "insert", "", PROTO_MSG_ROOM_EDIT_REPLY,
+	    60000, &u);
+	msgpack_unpacked_destroy(&u);
+	for (;;) {
+		if (frameio_read(fd3, 10000, &hdr, &u, &msg) != 0)
+			rtd_fail("no ROOM_CHANGED for 10000 inserts: %s", msg);
+		if (hdr.type == PROTO_MSG_ROOM_CHANGED)
+			break;
+		msgpack_unpacked_destroy(&u);
+	}
+	cells = proto_get_array(&u.data, "cell_ids");
+	if (cells == NULL || cells->via.array.size != 10000)
+		rtd_fail("ROOM_CHANGED of 10000 inserts lacks cell_ids");
+	msgpack_unpacked_destroy(&u);
+	close(fd3);
+	printf("ok: ROOM_CHANGED of 10000 inserts reaches another peer\n");
+	free(id);
+	close(fd);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -868,8 +1070,10 @@ main(int argc, char **argv)
 		return (rtd_save(argv[2], argv[3], 1));
 	if (argc >= 5 && strcmp(argv[1], "run") == 0)
 		return (rtd_runcells(argv[2], argv[3], argv + 4, argc - 4));
+	if (argc == 3 && strcmp(argv[1], "replies") == 0)
+		return (rtd_replies(argv[2]));
 	fprintf(stderr, "usage: rtd-client "
-	    "exec|errors|mismatch|room|kernel|open|save SOCKET [PATH]\n"
+	    "exec|errors|mismatch|room|kernel|open|save|replies SOCKET [PATH]\n"
 	    "       rtd-client run SOCKET OUT.json CODE...\n");
 	return (2);
 }

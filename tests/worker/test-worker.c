@@ -399,6 +399,114 @@ Test(args, surrogates_and_utf8)
 	json_object_put(o);
 }
 
+/* The id of a message prints as the text it was sent with. */
+static void
+id_echo(const char *msg, const char *want)
+{
+	struct json_object	*o, *id;
+	char			*cause = NULL;
+	size_t			 off, len;
+
+	o = jsonrpc_parse(msg, strlen(msg), &off, &len, NULL, &cause);
+	cr_assert_not_null(o, "%s: %s", msg, cause);
+	cr_assert(json_object_object_get_ex(o, "id", &id));
+	cr_assert_str_eq(json_object_to_json_string_ext(id,
+	    JSON_C_TO_STRING_PLAIN), want);
+	cr_assert_eq(len, strlen(want));
+	cr_assert_eq(memcmp(msg + off, want, len), 0);
+	json_object_put(o);
+}
+
+/* {"a":{"a":...1...}} nested n levels; caller frees. */
+static char *
+nested_text(size_t n)
+{
+	char	*text;
+	size_t	 i;
+
+	text = xmalloc(n * 6 + 2);
+	for (i = 0; i < n; i++)
+		memcpy(text + i * 5, "{\"a\":", 5);
+	text[n * 5] = '1';
+	memset(text + n * 5 + 1, '}', n);
+	text[n * 6 + 1] = '\0';
+	return text;
+}
+
+/* Values deeper than msgpack-c's 32 levels still cross a frame. */
+Test(mpjson, deep_values_cross)
+{
+	struct json_object	*j, *back;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	char			*text, *cause = NULL;
+	size_t			 off = 0;
+
+	text = nested_text(PROTO_MAX_DEPTH - 1);
+	j = mpjson_parse(text, strlen(text), &cause);
+	cr_assert_not_null(j, "%s", cause);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_key(&b.pk, "v");
+	mpjson_pack(&b.pk, j);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, b.sb.data, b.sb.size, &off),
+	    MSGPACK_UNPACK_SUCCESS, "msgpack-c refused the frame body");
+	back = mpjson_unpack(proto_get(&u.data, "v"));
+	cr_assert_str_eq(json_object_to_json_string_ext(back,
+	    JSON_C_TO_STRING_PLAIN), text);
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&b);
+	json_object_put(back);
+	json_object_put(j);
+	free(text);
+
+	/* Past the limit: refused, with the limit named. */
+	text = nested_text(PROTO_MAX_DEPTH + 1);
+	cr_assert_null(mpjson_parse(text, strlen(text), &cause));
+	cr_assert_not_null(strstr(cause, "1024"), "%s", cause);
+	free(cause);
+	free(text);
+}
+
+Test(jsonrpc, ids_kept_as_sent)
+{
+	struct json_object	*a, *b;
+	char			*cause = NULL;
+	int			 nested;
+
+	id_echo("{\"id\":123456789012345678901234567890}",
+	    "123456789012345678901234567890");
+	id_echo("{\"jsonrpc\":\"2.0\", \"id\" : -0 , \"method\":\"x\"}", "-0");
+	id_echo("{\"id\":\"\\ud800x\"}", "\"\\ud800x\"");
+	id_echo("{\"params\":{\"id\":1},\"id\":1e2}", "1e2");
+	id_echo("{\"id\":1,\"id\":2}", "2");
+
+	cr_assert_null(jsonrpc_parse("{\"id\":\"\xff\"}", 10, NULL, NULL,
+	    NULL, &cause));
+	cr_assert_not_null(strstr(cause, "UTF-8"), "%s", cause);
+	free(cause);
+	cr_assert_null(jsonrpc_parse("{} x", 4, NULL, NULL, NULL, &cause));
+	free(cause);
+	a = jsonrpc_parse("42", 2, NULL, NULL, &nested, &cause);
+	cr_assert(a != NULL && json_object_get_int(a) == 42 && !nested);
+	json_object_put(a);
+
+	a = jsonrpc_id_from_text("123456789012345678901234567890");
+	b = jsonrpc_id_from_text("123456789012345678901234567891");
+	cr_assert_not(jsonrpc_id_equal(a, b), "ids past 64 bits differ");
+	json_object_put(b);
+	b = jsonrpc_id_from_text("123456789012345678901234567890");
+	cr_assert(jsonrpc_id_equal(a, b));
+	json_object_put(a);
+	json_object_put(b);
+	a = jsonrpc_id_from_text("\"7\"");
+	b = jsonrpc_id_from_text("7");
+	cr_assert_not(jsonrpc_id_equal(a, b), "\"7\" is not 7");
+	json_object_put(a);
+	json_object_put(b);
+}
+
 Test(args, cell_references)
 {
 	struct json_object	*cells, *ref;
