@@ -471,13 +471,22 @@ room_journal_recover(struct room *r, char **cause)
 		return (-1);
 	}
 	ld.jseq = r->jseq;
-	store_journal_each(runtimed_store, r->id, r->jseq, room_journal_replay,
-	    &ld);
+	/* Never come back with less than was stored without saying so. */
+	if (store_journal_each(runtimed_store, r->id, r->jseq,
+	    room_journal_replay, &ld) < 0) {
+		room_nb_free(r->nb);
+		r->nb = NULL;
+		xasprintf(cause, "its journal cannot be read from the state "
+		    "database");
+		return (-1);
+	}
 	r->jseq = ld.jseq;
 	r->journal_bytes = ld.bytes;
 	if (ld.failed > 0)
-		log_warnx("room %s: %zu of %zu journal entries did not apply",
-		    r->id, ld.failed, ld.entries);
+		runtimed_warn("notebook %s (%s): %zu of its %zu journal entries "
+		    "did not apply; it came back without them", r->id,
+		    r->path != NULL ? r->path : "untitled", ld.failed,
+		    ld.entries);
 	log_debug("room %s: snapshot + %zu journal entries", r->id,
 	    ld.entries);
 	return (0);

@@ -341,7 +341,7 @@ room_start_one(const struct store_room *sr, void *arg)
 	    xstrdup(sr->path) : NULL, sr->kernel);
 	/* Journal after the snapshot: content the file does not have. */
 	r->dirty = sr->dirty ||
-	    store_journal_bytes(runtimed_store, sr->notebook_id) > 0;
+	    store_journal_bytes(runtimed_store, sr->notebook_id) != 0;
 	log_info("room %s stored (%s%s)", r->id, r->path != NULL ?
 	    r->path : "untitled", r->dirty ? ", unsaved changes" : "");
 	return (0);
@@ -365,8 +365,10 @@ room_start(void)
 	    strcmp(env, "0") == 0)
 		room_autosave_on = 0;
 	room_ipynb_set_blob_dir(runtimed_state_dir);
-	if (runtimed_store != NULL)
-		store_room_each(runtimed_store, room_start_one, NULL);
+	if (runtimed_store != NULL &&
+	    store_room_each(runtimed_store, room_start_one, NULL) < 0)
+		runtimed_warn("not every stored notebook could be read from "
+		    "the state database; %zu are known", room_nall);
 	room_sweep_arm();
 }
 
@@ -876,12 +878,14 @@ room_pack_summary(struct room *r, msgpack_packer *pk)
 	room_pack_kernel(r, pk);
 }
 
+/* ROOM_LIST_REPLY {rooms, warnings}. */
 void
 room_list_pack(msgpack_packer *pk)
 {
 	size_t	i;
 
-	msgpack_pack_map(pk, 1);
+	msgpack_pack_map(pk, 2);
+	runtimed_pack_warnings(pk);
 	proto_pack_key(pk, "rooms");
 	msgpack_pack_array(pk, room_nall);
 	for (i = 0; i < room_nall; i++)

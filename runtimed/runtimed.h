@@ -151,6 +151,8 @@ extern char			*runtimed_state_dir;
 extern struct store		*runtimed_store;
 extern int			 runtimed_log_level;
 void	runtimed_stop(void);
+void	runtimed_warn(const char *, ...) printflike(1, 2);
+void	runtimed_pack_warnings(msgpack_packer *);
 
 /* server.c */
 int	server_start(const char *, char **, pid_t *);

@@ -127,13 +127,14 @@ server_client_status(struct server_client *c, uint32_t id)
 	struct mpbuf	b;
 
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 6);
+	msgpack_pack_map(&b.pk, 7);
 	proto_pack_int(&b.pk, "pid", runtimed_incarnation.pid);
 	proto_pack_int(&b.pk, "started_at", runtimed_incarnation.started_at);
 	proto_pack_str(&b.pk, "version", runtimed_incarnation.version);
 	proto_pack_uint(&b.pk, "rooms", room_count());
 	proto_pack_uint(&b.pk, "peers", server_client_count());
 	proto_pack_uint(&b.pk, "kernels", room_kernel_count());
+	runtimed_pack_warnings(&b.pk);
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
