@@ -312,8 +312,10 @@ room_free_all(void)
 	size_t	i;
 
 	for (i = 0; i < room_nall; i++) {
-		if (room_all[i]->loaded)
-			room_journal_flush(room_all[i]);
+		if (room_all[i]->loaded && room_journal_flush(room_all[i]) != 0)
+			log_warnx("room %s: its latest outputs or metadata "
+			    "could not be stored before stopping",
+			    room_all[i]->id);
 		room_free(room_all[i]);
 	}
 	free(room_all);
@@ -422,10 +424,20 @@ room_create(const char *path, const char *kernel, char **cause,
 	r->nb = room_nb_create();
 	r->fresh = 1;
 	r->dirty = canon != NULL;
+	room_loaded(r);
+	/* An untitled notebook is nothing but its stored copy. */
+	if (room_journal_snapshot(r) != 0) {
+		*code = "notebook_unavailable";
+		xasprintf(cause, "the notebook was not created: the state "
+		    "database cannot store it (%s); free disk space for %s, "
+		    "then retry", runtimed_store != NULL ?
+		    store_write_error(runtimed_store) : "no store",
+		    runtimed_state_dir);
+		room_remove(r);
+		return (NULL);
+	}
 	log_info("room %s created for %s (kernel %s)", r->id,
 	    canon != NULL ? canon : "untitled", kernel);
-	room_loaded(r);
-	room_journal_snapshot(r);
 	if (r->dirty)
 		room_autosave_arm(r);
 	room_kernel_start(r);
@@ -800,8 +812,9 @@ room_edit(struct room *r, const msgpack_object *edits,
     const msgpack_object *if_seq, struct room_nb_result *res, char **cause,
     const char **code)
 {
-	struct mpbuf	 b;
-	char		*why = NULL;
+	struct room_nb_pending	*pend;
+	struct mpbuf		 b;
+	char			*why = NULL;
 
 	memset(res, 0, sizeof *res);
 	res->index = -1;
@@ -822,23 +835,27 @@ room_edit(struct room *r, const msgpack_object *edits,
 		}
 	}
 	mpbuf_init(&b);
-	if (room_nb_edit(r->nb, edits, 0, &b.pk, res, cause, code) != 0) {
+	if (room_nb_edit_prepare(r->nb, edits, 0, &b.pk, res, &pend, cause,
+	    code) != 0) {
 		mpbuf_free(&b);
 		return (-1);
 	}
-	room_record(r, res->kinds, res->touched, res->ntouched, NULL);
 	if (room_journal_edit(r, b.sb.data, b.sb.size, &why) != 0) {
-		/* Applied but not durable: say so, never acknowledge it. */
+		/* Not durable, so not applied: the room is as it was. */
+		room_nb_edit_abort(r->nb, pend);
+		room_nb_result_free(res);
 		*code = "notebook_unavailable";
-		xasprintf(cause, "the edit could not be made durable (%s); "
-		    "it is applied in memory only", why);
+		xasprintf(cause, "the edit was not applied: the state database "
+		    "cannot store it (%s); free disk space for %s, then retry",
+		    why, runtimed_state_dir);
 		free(why);
 		mpbuf_free(&b);
-		room_announce(r);
-		room_nb_result_free(res);
 		return (-1);
 	}
 	mpbuf_free(&b);
+	room_nb_edit_commit(r->nb, pend);
+	room_record(r, res->kinds, res->touched, res->ntouched, NULL);
+	room_journal_grown(r);
 	return (0);
 }
 
@@ -1088,8 +1105,8 @@ room_idle(struct room *r)
 	return (strcmp(ks, "none") == 0 || strcmp(ks, "dead") == 0);
 }
 
-/* Put an idle room to sleep: its state stays in the store. */
-static void
+/* Put an idle room to sleep: its state stays in the store; -1 if kept. */
+static int
 room_unload(struct room *r)
 {
 	char	*cause = NULL;
@@ -1101,7 +1118,12 @@ room_unload(struct room *r)
 		    cause);
 		free(cause);
 	}
-	room_journal_flush(r);
+	if (room_journal_flush(r) != 0) {
+		/* Its memory is the only copy of something: keep it. */
+		log_info("room %s: not unloaded, the store cannot write",
+		    r->id);
+		return (-1);
+	}
 	room_kernel_free(r);
 	log_info("room %s unloaded (%s)", r->id, r->path != NULL ? r->path :
 	    "untitled");
@@ -1109,9 +1131,10 @@ room_unload(struct room *r)
 		/* Clean and file-backed: the file is the whole truth. */
 		room_journal_forget(r);
 		room_remove(r);
-		return;
+		return (0);
 	}
 	room_unload_content(r);
+	return (0);
 }
 
 static void
@@ -1131,7 +1154,10 @@ room_sweep(evutil_socket_t fd, short events, void *arg)
 		if (room_all[i]->idle_since == 0)
 			room_all[i]->idle_since = now;
 		if (now - room_all[i]->idle_since >= room_grace_ms) {
-			room_unload(room_all[i]);
+			if (room_unload(room_all[i]) != 0) {
+				room_all[i]->idle_since = now;
+				continue;
+			}
 			i = (size_t)-1;	/* room_all may have shrunk */
 			now = util_mono_ms();
 		}
