@@ -278,6 +278,7 @@ struct room_nb_node {
 struct room_nb_batch {
 	struct room_nb		*nb;
 	struct room_nb_node	 head;		/* sentinel */
+	struct room_nb_node	*orig;		/* one node per original */
 	size_t			 n;
 	struct lh_table		*ids;		/* cell id -> node */
 	struct lh_table		*touched;	/* ids in res->touched */
@@ -290,6 +291,14 @@ struct room_nb_pending {
 	size_t			  ncells;
 	struct json_object	 *metadata;	/* NULL when unchanged */
 };
+
+/* Nodes of original cells live in b->orig; inserts' on their own. */
+static void
+room_nb_batch_free_node(struct room_nb_batch *b, struct room_nb_node *n)
+{
+	if (n < b->orig || n >= b->orig + b->nb->ncells)
+		free(n);
+}
 
 static void
 room_nb_batch_link(struct room_nb_batch *b, struct room_nb_node *after,
@@ -356,11 +365,13 @@ room_nb_batch_init(struct room_nb_batch *b, struct room_nb *nb)
 	memset(b, 0, sizeof *b);
 	b->nb = nb;
 	b->head.prev = b->head.next = &b->head;
-	b->ids = lh_kchar_table_new(nb->ncells < 8 ? 16 :
-	    (int)(nb->ncells * 2), NULL);
+	/* Sized past json-c's load factor (0.66): no resize for these. */
+	b->ids = lh_kchar_table_new((int)(nb->ncells + nb->ncells / 2 + 16),
+	    NULL);
 	b->touched = lh_kchar_table_new(16, NULL);
+	b->orig = xcalloc(nb->ncells + 1, sizeof *b->orig);
 	for (i = 0; i < nb->ncells; i++) {
-		n = xcalloc(1, sizeof *n);
+		n = &b->orig[i];
 		n->c = nb->cells[i];
 		n->c->mark = 1;
 		room_nb_batch_link(b, b->head.prev, n);
@@ -382,8 +393,9 @@ room_nb_batch_done(struct room_nb_batch *b, int drop)
 		next = n->next;
 		if (drop && n->c->mark == 0)
 			room_nb_cell_free(n->c);
-		free(n);
+		room_nb_batch_free_node(b, n);
 	}
+	free(b->orig);
 	if (drop) {
 		for (i = 0; i < b->nb->ncells; i++)
 			b->nb->cells[i]->mark = 0;
@@ -419,12 +431,18 @@ room_nb_resolve(struct room_nb_batch *b, const msgpack_object *ref)
 static void
 room_nb_batch_mint(struct room_nb_batch *b, char id[9])
 {
-	uint32_t	r;
+	static uint32_t	pool[256];
+	static size_t	left;
 
 	do {
-		if (getrandom(&r, sizeof r, 0) != sizeof r)
-			r = (uint32_t)random();
-		snprintf(id, 9, "%08x", r);
+		/* One getrandom per 256 ids, not one each. */
+		if (left == 0) {
+			if (getrandom(pool, sizeof pool, 0) != sizeof pool)
+				for (left = 0; left < 256; left++)
+					pool[left] = (uint32_t)random();
+			left = 256;
+		}
+		snprintf(id, 9, "%08x", pool[--left]);
 	} while (room_nb_batch_find(b, id, 8) != NULL);
 }
 
@@ -704,7 +722,7 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 			room_nb_batch_unlink(&b, node);
 			if (c->mark == 0)
 				room_nb_cell_free(c);
-			free(node);
+			room_nb_batch_free_node(&b, node);
 			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 4 && memcmp(op, "move", 4) == 0) {
 			list = proto_get_array(e, "cell_ids");

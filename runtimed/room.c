@@ -803,6 +803,24 @@ room_cell_changed(struct room *r, const char *kind, const char *cell_id,
 	room_announce(r);
 }
 
+/* Edits plus the cells their cell_ids lists name. */
+static size_t
+room_edit_size(const msgpack_object *edits)
+{
+	const msgpack_object	*list;
+	size_t			 i, n;
+
+	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
+		return (0);
+	n = edits->via.array.size;
+	for (i = 0; i < edits->via.array.size; i++) {
+		if ((list = proto_get_array(&edits->via.array.ptr[i],
+		    "cell_ids")) != NULL)
+			n += list->via.array.size;
+	}
+	return (n);
+}
+
 /*
  * ROOM_EDIT: apply a batch (only at if_seq, when given), journal it
  * durably, record the change.  The caller replies, then announces.
@@ -815,6 +833,7 @@ room_edit(struct room *r, const msgpack_object *edits,
 	struct room_nb_pending	*pend;
 	struct mpbuf		 b;
 	char			*why = NULL;
+	size_t			 n;
 
 	memset(res, 0, sizeof *res);
 	res->index = -1;
@@ -833,6 +852,13 @@ room_edit(struct room *r, const msgpack_object *edits,
 			    (unsigned long long)if_seq->via.u64);
 			return (-1);
 		}
+	}
+	if ((n = room_edit_size(edits)) > RUNTIMED_EDIT_MAX) {
+		*code = "invalid_argument";
+		xasprintf(cause, "this batch has %zu edits and cells named; a "
+		    "batch holds at most %d: split it into batches of at most "
+		    "%d", n, RUNTIMED_EDIT_MAX, RUNTIMED_EDIT_MAX);
+		return (-1);
 	}
 	mpbuf_init(&b);
 	if (room_nb_edit_prepare(r->nb, edits, 0, &b.pk, res, &pend, cause,

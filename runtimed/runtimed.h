@@ -22,6 +22,12 @@
 	    (var) = (tvar))
 #endif
 
+/*
+ * Edits plus cells named in cell_ids lists per ROOM_EDIT: a batch this
+ * size takes tens of milliseconds, so no other client waits 100 ms
+ * behind one (docs/decisions/010).
+ */
+#define RUNTIMED_EDIT_MAX	1000
 /* Cells per EXEC_RUN (CONTRACT section 5). */
 #define RUNTIMED_RUN_MAX_CELLS	256
 /* Finished runs kept per room, besides the active and queued ones. */

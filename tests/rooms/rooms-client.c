@@ -19,6 +19,9 @@
  *	rooms-client fault3 SOCK ID		its outputs persisted
  *	rooms-client fill SOCK ROOMS CELLS	untitled rooms of CELLS cells
  *	rooms-client census SOCK		every room's cell count
+ *	rooms-client bigbatch SOCK N PER MAXMS	N inserts in batches of PER
+ *						while another client is served
+ *	rooms-client toobig SOCK N		one batch of N is refused
  */
 
 #include <sys/resource.h>
@@ -27,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1611,6 +1615,137 @@ rc_census(const char *sock)
 	return (0);
 }
 
+/* A ROOM_EDIT body of n inserts at BOTTOM, sources "x = first..." */
+static void
+rc_inserts(struct mpbuf *b, int first, int n)
+{
+	char	src[32];
+	int	i;
+
+	rc_body(b, 1);
+	proto_pack_key(&b->pk, "edits");
+	msgpack_pack_array(&b->pk, (size_t)n);
+	for (i = first; i < first + n; i++) {
+		snprintf(src, sizeof src, "x = %d", i);
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "insert");
+		proto_pack_str(&b->pk, "after", "BOTTOM");
+		proto_pack_str(&b->pk, "source", src);
+	}
+}
+
+/* One batch of n inserts is refused, saying to split it; nothing changes. */
+static int
+rc_toobig(const char *sock, int n)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*cells;
+	char			*msg;
+	int64_t			 t0;
+	int			 a;
+
+	a = rc_connect(sock);
+	free(rc_create(a, NULL));
+	rc_inserts(&b, 0, n);
+	t0 = util_mono_ms();
+	msg = rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b, "invalid_argument");
+	if (strstr(msg, "split") == NULL)
+		rc_fail("the refusal does not say to split the batch: %s", msg);
+	rc_get(a, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != 0)
+		rc_fail("a refused batch changed the notebook");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: one batch of %d inserts refused in %lld ms\n", n,
+	    (long long)(util_mono_ms() - t0));
+	free(msg);
+	return (0);
+}
+
+/*
+ * total inserts in batches of per on one connection while another client
+ * sends ROOM_GET every 5 ms on another room: prints the time and the
+ * worst wait of the other client meanwhile.  Exits 1 if that worst wait
+ * is over max_ms (0: only report).
+ */
+static int
+rc_bigbatch(const char *sock, int total, int per, int max_ms)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	const msgpack_object	*cells;
+	int64_t			 t0, t1, worst = 0, lat;
+	uint32_t		 rid;
+	int			 a, o, i, p[2], probes = 0, status, n;
+	pid_t			 pid;
+
+	a = rc_connect(sock);
+	free(rc_create(a, NULL));
+	o = rc_connect(sock);
+	free(rc_create(o, NULL));
+	free(rc_insert(o, "the other client's cell", NULL));
+	if (pipe(p) != 0)
+		rc_fail("pipe");
+	t0 = util_mono_ms();
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		for (i = 0; i < total; i += per) {
+			n = total - i < per ? total - i : per;
+			rc_inserts(&b, i, n);
+			if (rc_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
+			    rc_wait_reply(a, rid, 60000, &hdr, &u) != 0)
+				_exit(2);
+			cells = proto_get_array(&u.data, "cells");
+			if (hdr.type != PROTO_MSG_ROOM_EDIT_REPLY ||
+			    cells == NULL ||
+			    cells->via.array.size != (uint32_t)n) {
+				fprintf(stderr, "rooms-client: batch answered "
+				    "%s\n", proto_msg_name(hdr.type));
+				_exit(3);
+			}
+			msgpack_unpacked_destroy(&u);
+		}
+		t1 = util_mono_ms();
+		if (write(p[1], &t1, sizeof t1) != sizeof t1)
+			_exit(4);
+		_exit(0);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd	pfd = { p[0], POLLIN, 0 };
+
+		if (poll(&pfd, 1, 5) == 1)
+			break;
+		lat = util_mono_ms();
+		rc_get(o, &u);
+		msgpack_unpacked_destroy(&u);
+		lat = util_mono_ms() - lat;
+		probes++;
+		if (lat > worst)
+			worst = lat;
+	}
+	if (read(p[0], &t1, sizeof t1) != sizeof t1)
+		t1 = -1;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || t1 < 0)
+		rc_fail("inserting %d cells failed (status %d)", total, status);
+	rc_get(a, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != (uint32_t)total)
+		rc_fail("the notebook does not have %d cells", total);
+	msgpack_unpacked_destroy(&u);
+	printf("%d inserts in batches of %d: %lld ms; another client's worst "
+	    "wait meanwhile: %lld ms over %d requests\n", total, per,
+	    (long long)(t1 - t0), (long long)worst, probes);
+	rc_expect_sources(o, "the other client's cell");
+	if (max_ms > 0 && worst > max_ms)
+		rc_fail("another client waited %lld ms (limit %d)",
+		    (long long)worst, max_ms);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1641,7 +1776,14 @@ main(int argc, char **argv)
 		return (rc_fill(argv[2], atoi(argv[3]), atoi(argv[4])));
 	if (argc == 3 && strcmp(argv[1], "census") == 0)
 		return (rc_census(argv[2]));
+	if (argc == 6 && strcmp(argv[1], "bigbatch") == 0)
+		return (rc_bigbatch(argv[2], atoi(argv[3]), atoi(argv[4]),
+		    atoi(argv[5])));
+	if (argc == 4 && strcmp(argv[1], "toobig") == 0)
+		return (rc_toobig(argv[2], atoi(argv[3])));
 	fprintf(stderr, "usage: rooms-client durable1|durable2|durable3|"
-	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census SOCK ...\n");
+	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census|bigbatch|"
+	    "toobig "
+	    "SOCK ...\n");
 	return (2);
 }
