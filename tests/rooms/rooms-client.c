@@ -1389,6 +1389,31 @@ rc_fault_body(struct mpbuf *b, int which, char **c)
 	}
 }
 
+/* DAEMON_STATUS warnings that contain needle: how many. */
+static int
+rc_status_warnings(int fd, const char *needle)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*w;
+	size_t			 i;
+	int			 n = 0;
+
+	rc_body(&b, 0);
+	rc_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
+	    PROTO_MSG_DAEMON_STATUS_REPLY, &u);
+	w = proto_get_array(&u.data, "warnings");
+	for (i = 0; w != NULL && i < w->via.array.size; i++) {
+		if (w->via.array.ptr[i].type == MSGPACK_OBJECT_STR &&
+		    memmem(w->via.array.ptr[i].via.str.ptr,
+		    w->via.array.ptr[i].via.str.size, needle,
+		    strlen(needle)) != NULL)
+			n++;
+	}
+	msgpack_unpacked_destroy(&u);
+	return (n);
+}
+
 static const char *rc_fault_names[] = { "edit batch", "move",
     "clear_outputs", "notebook metadata (comments)", "cell metadata" };
 
@@ -1445,6 +1470,10 @@ rc_fault1(const char *sock, const char *dir)
 		    "dirty and watchers unchanged\n", rc_fault_names[i]);
 	}
 
+	if (rc_status_warnings(a, "cannot be written") != 1)
+		rc_fail("status does not say the store cannot write");
+	printf("ok: status warns that the store cannot write\n");
+
 	/* The file is small enough to write: the old content goes there. */
 	rc_save(a, NULL, 0);
 	if (rc_file_has(path, "three") != 1 || rc_file_has(path, "TWO") != 0 ||
@@ -1460,6 +1489,8 @@ rc_fault1(const char *sock, const char *dir)
 	msgpack_unpacked_destroy(&u);
 	rc_expect_sources(a, "print('out1')|TWO|retried");
 	printf("ok: fault lifted, the same batch applies once\n");
+	if (rc_status_warnings(a, "cannot be written") != 0)
+		rc_fail("status still warns after a write succeeded");
 	rc_save(a, NULL, 0);
 	if (rc_file_has(path, "retried") != 1)
 		rc_fail("saved file lacks the retried batch");
