@@ -45,29 +45,54 @@ static const struct store_recover_table {
 	    { "executions_nb", "notebook_id" } } },
 };
 
-/* Rowids found, each with the key an index gave it (or NULL). */
+/* A rowid found, with the key an index gave it (or NULL). */
+struct store_recover_row {
+	int64_t	 id;
+	char	*key;
+	int	 lost;
+};
+
 struct store_recover_ids {
-	int64_t		*ids;
-	char		**keys;
-	size_t		 n;
+	struct store_recover_row	*rows;
+	size_t				 n;
+	size_t				 cap;
 };
 
 static void
 store_recover_add(struct store_recover_ids *s, int64_t id, const char *key)
 {
-	s->ids = xreallocarray(s->ids, s->n + 1, sizeof *s->ids);
-	s->keys = xreallocarray(s->keys, s->n + 1, sizeof *s->keys);
-	s->ids[s->n] = id;
-	s->keys[s->n] = key != NULL ? xstrdup(key) : NULL;
+	if (s->n == s->cap) {
+		s->cap = s->cap < 64 ? 64 : s->cap * 2;
+		s->rows = xreallocarray(s->rows, s->cap, sizeof *s->rows);
+	}
+	s->rows[s->n].id = id;
+	s->rows[s->n].key = key != NULL ? xstrdup(key) : NULL;
+	s->rows[s->n].lost = 0;
 	s->n++;
 }
 
+/* By rowid, a row with a key first. */
 static int
-store_recover_cmp(const void *a, const void *b)
+store_recover_cmp_id(const void *a, const void *b)
 {
-	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+	const struct store_recover_row	*x = a, *y = b;
 
-	return (x < y ? -1 : x > y);
+	if (x->id != y->id)
+		return (x->id < y->id ? -1 : 1);
+	return ((x->key == NULL) - (y->key == NULL));
+}
+
+/* Lost rows first, grouped by key. */
+static int
+store_recover_cmp_key(const void *a, const void *b)
+{
+	const struct store_recover_row	*x = a, *y = b;
+
+	if (x->lost != y->lost)
+		return (y->lost - x->lost);
+	if (x->key == NULL || y->key == NULL)
+		return ((x->key == NULL) - (y->key == NULL));
+	return (strcmp(x->key, y->key));
 }
 
 /* Rowids after `after` in order until the end (0) or an error (-1). */
@@ -180,9 +205,8 @@ static void
 store_recover_find(sqlite3 *db, const struct store_recover_table *t,
     struct store_recover_ids *s)
 {
-	int64_t		  last = 0, next, *order;
-	size_t		  i, j, k;
-	char		**keys;
+	int64_t	last = 0, next;
+	size_t	i, k;
 
 	while (store_recover_scan(db, t->name, last, 0, s, &last) != 0) {
 		/* Rows up to `next` sit where entering failed. */
@@ -196,29 +220,15 @@ store_recover_find(sqlite3 *db, const struct store_recover_table *t,
 
 	if (s->n == 0)
 		return;
-	/* Sort by rowid, keeping the first key seen for each. */
-	order = xreallocarray(NULL, s->n, sizeof *order);
-	memcpy(order, s->ids, s->n * sizeof *order);
-	qsort(order, s->n, sizeof *order, store_recover_cmp);
-	keys = xcalloc(s->n + 1, sizeof *keys);
+	/* Sort by rowid, keeping one row each, with a key if any had it. */
+	qsort(s->rows, s->n, sizeof *s->rows, store_recover_cmp_id);
 	for (i = 0, k = 0; i < s->n; i++) {
-		if (k > 0 && order[k - 1] == order[i])
+		if (k > 0 && s->rows[k - 1].id == s->rows[i].id) {
+			free(s->rows[i].key);
 			continue;
-		order[k++] = order[i];
-	}
-	for (i = 0; i < k; i++) {
-		for (j = 0; j < s->n; j++) {
-			if (s->ids[j] == order[i] && s->keys[j] != NULL)
-				break;
 		}
-		keys[i] = j < s->n ? xstrdup(s->keys[j]) : NULL;
+		s->rows[k++] = s->rows[i];
 	}
-	for (j = 0; j < s->n; j++)
-		free(s->keys[j]);
-	free(s->keys);
-	free(s->ids);
-	s->ids = order;
-	s->keys = keys;
 	s->n = k;
 }
 
@@ -228,9 +238,8 @@ store_recover_free_ids(struct store_recover_ids *s)
 	size_t	i;
 
 	for (i = 0; i < s->n; i++)
-		free(s->keys[i]);
-	free(s->keys);
-	free(s->ids);
+		free(s->rows[i].key);
+	free(s->rows);
 	memset(s, 0, sizeof *s);
 }
 
@@ -256,35 +265,33 @@ store_recover_row(sqlite3_stmt *get, sqlite3_stmt *put, int ncolumns,
 	return (rc == SQLITE_DONE ? 0 : -1);
 }
 
-/* Lost rows of a table, summed by key ("notebook 1234"). */
+/* Lost rows of a table, counted by key ("notebook 1234"). */
 static void
 store_recover_note_lost(char **lost, const struct store_recover_table *t,
-    const struct store_recover_ids *s, const char *missing)
+    struct store_recover_ids *s)
 {
-	size_t	i, j, n;
+	size_t	i, j;
 	char	*old;
 
-	for (i = 0; i < s->n; i++) {
-		if (!missing[i] || s->keys[i] == NULL)
-			continue;
-		for (j = 0; j < i; j++) {
-			if (missing[j] && s->keys[j] != NULL &&
-			    strcmp(s->keys[j], s->keys[i]) == 0)
-				break;
-		}
-		if (j < i)
-			continue;
-		for (n = 0, j = i; j < s->n; j++)
-			n += missing[j] && s->keys[j] != NULL &&
-			    strcmp(s->keys[j], s->keys[i]) == 0;
+	qsort(s->rows, s->n, sizeof *s->rows, store_recover_cmp_key);
+	for (i = 0; i < s->n && s->rows[i].lost; i = j) {
+		for (j = i + 1; j < s->n && s->rows[j].lost &&
+		    (s->rows[i].key == NULL) == (s->rows[j].key == NULL) &&
+		    (s->rows[i].key == NULL ||
+		    strcmp(s->rows[i].key, s->rows[j].key) == 0); j++)
+			;
 		old = *lost;
-		if (strcmp(t->name, "rooms") == 0)
+		if (s->rows[i].key == NULL)
+			xasprintf(lost, "%s%s%zu %s of unknown notebooks",
+			    old != NULL ? old : "", old != NULL ? "; " : "",
+			    j - i, t->what);
+		else if (strcmp(t->name, "rooms") == 0)
 			xasprintf(lost, "%s%snotebook %s", old != NULL ? old :
-			    "", old != NULL ? "; " : "", s->keys[i]);
+			    "", old != NULL ? "; " : "", s->rows[i].key);
 		else
-			xasprintf(lost, "%s%s%zu journal entr%s of notebook "
-			    "%s", old != NULL ? old : "", old != NULL ? "; " :
-			    "", n, n == 1 ? "y" : "ies", s->keys[i]);
+			xasprintf(lost, "%s%s%zu %s of notebook %s",
+			    old != NULL ? old : "", old != NULL ? "; " : "",
+			    j - i, t->what, s->rows[i].key);
 		free(old);
 	}
 }
@@ -301,7 +308,7 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report)
 	struct store_recover_ids		 s;
 	sqlite3_stmt				*get, *put;
 	char					*sql, *counts = NULL, *lost = NULL;
-	char					*old, *missing, *qs;
+	char					*old, *qs;
 	size_t					 i, j, got;
 	int					 rc = 0;
 
@@ -332,13 +339,12 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report)
 			goto out;
 		}
 		free(sql);
-		missing = xcalloc(s.n + 1, 1);
 		for (j = 0, got = 0; j < s.n; j++) {
 			if (get != NULL && store_recover_row(get, put,
-			    t->ncolumns, s.ids[j]) == 0)
+			    t->ncolumns, s.rows[j].id) == 0)
 				got++;
 			else
-				missing[j] = 1;
+				s.rows[j].lost = 1;
 		}
 		sqlite3_finalize(get);
 		sqlite3_finalize(put);
@@ -350,8 +356,7 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report)
 			free(old);
 		}
 		if (t->key != NULL)
-			store_recover_note_lost(&lost, t, &s, missing);
-		free(missing);
+			store_recover_note_lost(&lost, t, &s);
 		store_recover_free_ids(&s);
 	}
 	if (sqlite3_exec(to, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {

@@ -88,6 +88,22 @@ store_open_db(const char *path, char **cause)
 	return (db);
 }
 
+/* quick_check's first message on one line, without its banner. */
+static void
+store_check_tidy(char *msg)
+{
+	const char	*banner = "*** in database main ***\n";
+	char		*p;
+
+	if (strncmp(msg, banner, strlen(banner)) == 0)
+		memmove(msg, msg + strlen(banner), strlen(msg) -
+		    strlen(banner) + 1);
+	for (p = msg; *p != '\0'; p++) {
+		if (*p == '\n')
+			*p = ' ';
+	}
+}
+
 /*
  * Check the file: 0 sound, 1 damaged (*cause says how), -1 unusable (not
  * a database, unreadable; *cause is the error).  quick_check reads every
@@ -114,6 +130,8 @@ store_check(sqlite3 *db, const char *path, char **cause)
 		}
 		sqlite3_finalize(s);
 	}
+	if (rc == SQLITE_DONE && !sound)
+		store_check_tidy(*cause);
 	if (rc == SQLITE_DONE)
 		return (sound ? 0 : 1);
 	if (!sound)
