@@ -175,16 +175,14 @@ store_init(struct store *st, char **cause)
 	return (0);
 }
 
-/* Move path (and its -wal, -shm) to a free <path>.damaged-<time> name. */
+/* A free name <path>.damaged-<UTC time>[.N] (caller frees). */
 static char *
-store_set_aside(const char *path, char **cause)
+store_aside_name(const char *path)
 {
-	const char	*ext[] = { "-wal", "-shm" };
-	char		*to, *from, *to2, when[32];
+	char		*to, *wal, when[32];
 	struct tm	 tm;
 	time_t		 t = time(NULL);
 	int		 n;
-	size_t		 i;
 
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
@@ -193,46 +191,74 @@ store_set_aside(const char *path, char **cause)
 			xasprintf(&to, "%s.damaged-%s", path, when);
 		else
 			xasprintf(&to, "%s.damaged-%s.%d", path, when, n);
-		if (access(to, F_OK) != 0 && errno == ENOENT)
-			break;
-		free(to);
-	}
-	/* The WAL first: a db without its WAL would lose commits. */
-	for (i = 0; i < 2; i++) {
-		xasprintf(&from, "%s%s", path, ext[i]);
-		xasprintf(&to2, "%s%s", to, ext[i]);
-		if (rename(from, to2) != 0 && errno != ENOENT) {
-			xasprintf(cause, "cannot move %s aside: %s", from,
-			    strerror(errno));
-			free(from);
-			free(to2);
-			free(to);
-			return (NULL);
+		xasprintf(&wal, "%s-wal", to);
+		if (access(to, F_OK) != 0 && errno == ENOENT &&
+		    access(wal, F_OK) != 0 && errno == ENOENT) {
+			free(wal);
+			return (to);
 		}
-		free(from);
-		free(to2);
-	}
-	if (rename(path, to) != 0) {
-		xasprintf(cause, "cannot move %s aside: %s", path,
-		    strerror(errno));
+		free(wal);
 		free(to);
-		return (NULL);
 	}
-	return (to);
+}
+
+/* Remove path with a suffix, if it is there. */
+static void
+store_unlink(const char *path, const char *ext)
+{
+	char	*p;
+
+	xasprintf(&p, "%s%s", path, ext);
+	if (unlink(p) != 0 && errno != ENOENT)
+		log_warnx("state database: cannot remove %s: %s", p,
+		    strerror(errno));
+	free(p);
+}
+
+/* Give path (and its -wal) a second name, aside; -1 with *cause. */
+static int
+store_link_aside(const char *path, const char *aside, char **cause)
+{
+	char	*from, *to;
+
+	if (link(path, aside) != 0) {
+		xasprintf(cause, "cannot keep %s as %s: %s", path, aside,
+		    strerror(errno));
+		return (-1);
+	}
+	xasprintf(&from, "%s-wal", path);
+	xasprintf(&to, "%s-wal", aside);
+	if (link(from, to) != 0 && errno != ENOENT) {
+		xasprintf(cause, "cannot keep %s as %s: %s", from, to,
+		    strerror(errno));
+		free(from);
+		free(to);
+		unlink(aside);
+		return (-1);
+	}
+	free(from);
+	free(to);
+	return (0);
 }
 
 /*
- * The damaged file goes aside (never deleted) and a fresh database gets
- * every row that can still be read from it.  st->damage says what
- * happened, for the log, `runtimed status` and MCP clients.
+ * The damaged file is kept aside (never deleted) and every row that can
+ * still be read from it is copied into a new database, which then takes
+ * its place.  The order makes a crash at any point harmless: the damaged
+ * file gets its second name by link(2), the copy is built under
+ * <path>.recovering and renamed over path only when complete, so path
+ * is always the damaged file (recovered again next start) or the whole
+ * copy.  st->damage says what happened, for the log, `runtimed status`
+ * and MCP clients.
  */
 static int
 store_rebuild(struct store *st, const char *path, const char *why,
     char **cause)
 {
+	struct store	 tmp;
 	sqlite3		*from;
 	struct stat	 sb;
-	char		*aside, *report = NULL, *err = NULL, *wal;
+	char		*aside, *report = NULL, *err = NULL, *wal, *rec;
 	int		 had_wal;
 
 	xasprintf(&wal, "%s-wal", path);
@@ -240,33 +266,81 @@ store_rebuild(struct store *st, const char *path, const char *why,
 	free(wal);
 	sqlite3_close(st->db);
 	st->db = NULL;
-	if ((aside = store_set_aside(path, cause)) == NULL)
-		return (-1);
-	if ((st->db = store_open_db(path, cause)) == NULL ||
-	    store_init(st, cause) != 0) {
+	aside = store_aside_name(path);
+	if (store_link_aside(path, aside, cause) != 0) {
 		free(aside);
 		return (-1);
 	}
+	xasprintf(&rec, "%s.recovering", path);
+	store_unlink(rec, "");
+	store_unlink(rec, "-wal");
+	store_unlink(rec, "-shm");
+	memset(&tmp, 0, sizeof tmp);
+	if ((tmp.db = store_open_db(rec, cause)) == NULL ||
+	    store_init(&tmp, cause) != 0)
+		goto fail;
 	if ((from = store_open_db(aside, &err)) == NULL ||
 	    sqlite3_exec(from, "PRAGMA query_only=1", NULL, NULL, NULL) !=
 	    SQLITE_OK) {
 		xasprintf(&report, "nothing could be read from it (%s)",
 		    err != NULL ? err : sqlite3_errmsg(from));
 		free(err);
-	} else if (store_recover_copy(from, st->db, &report) != 0) {
+	} else if (store_recover_copy(from, tmp.db, &report) != 0) {
 		xasprintf(cause, "cannot write the recovered state database "
-		    "%s: %s", path, sqlite3_errmsg(st->db));
+		    "%s: %s", rec, sqlite3_errmsg(tmp.db));
 		sqlite3_close(from);
+		goto fail;
+	}
+	sqlite3_close(from);
+	sqlite3_finalize(tmp.journal_insert);
+	tmp.journal_insert = NULL;
+	if (sqlite3_close(tmp.db) != SQLITE_OK) {
+		xasprintf(cause, "cannot close %s", rec);
+		tmp.db = NULL;
+		goto fail;
+	}
+	tmp.db = NULL;
+	/* The damaged WAL must not meet the new file; it is kept aside. */
+	store_unlink(path, "-wal");
+	store_unlink(path, "-shm");
+	if (rename(rec, path) != 0) {
+		xasprintf(cause, "cannot rename %s to %s: %s", rec, path,
+		    strerror(errno));
+		xasprintf(&wal, "%s-wal", aside);
+		xasprintf(&err, "%s-wal", path);
+		if (link(wal, err) != 0 && errno != ENOENT)
+			log_warnx("state database: %s is now only %s", err,
+			    wal);
+		free(wal);
+		free(err);
+		goto fail;
+	}
+	if ((st->db = store_open_db(path, cause)) == NULL ||
+	    store_init(st, cause) != 0) {
+		free(report);
+		free(rec);
 		free(aside);
 		return (-1);
 	}
-	sqlite3_close(from);
 	xasprintf(&st->damage, "the state database was damaged (%s); it is "
 	    "kept as %s%s; %s", why, aside, had_wal ? " (with its -wal)" : "",
 	    report);
 	free(report);
+	free(rec);
 	free(aside);
 	return (0);
+
+fail:
+	/* Leave the damaged file as it was, for the next start. */
+	sqlite3_finalize(tmp.journal_insert);
+	sqlite3_close(tmp.db);
+	store_unlink(rec, "");
+	store_unlink(rec, "-wal");
+	store_unlink(rec, "-shm");
+	free(report);
+	free(rec);
+	free(aside);
+	return (-1);
 }
 
 /*

@@ -473,3 +473,72 @@ Test(store, unopenable_is_an_error)
 	free(cause);
 	free(path);
 }
+
+struct count_journal {
+	int	n;
+};
+
+static int
+count_journal_cb(uint64_t seq, const void *op, size_t len, void *arg)
+{
+	((struct count_journal *)arg)->n++;
+	return (0);
+}
+
+/*
+ * Killed with commits still in the WAL, then damaged: the WAL is kept
+ * aside with the file, byte for byte, and its commits are recovered.
+ */
+Test(store, damaged_with_wal_keeps_and_recovers_the_wal)
+{
+	struct store		*st;
+	struct count_journal	 cj = { 0 };
+	char			*path, *wal, *wbefore, *wafter, *cmd;
+	char			 line[1024], *cause = NULL;
+	size_t			 wlen, alen;
+	struct stat		 sb;
+	pid_t			 pid;
+	FILE			*p;
+	uint64_t		 seq;
+
+	fill_store();
+	if ((pid = fork()) == 0) {
+		st = store_open(tmpdir, &cause);
+		for (seq = 1; st != NULL && seq <= 30; seq++)
+			store_journal_append(st, "room-late", seq, "late", 4,
+			    &cause);
+		_exit(st != NULL ? 0 : 1);	/* no close: as if killed */
+	}
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	xasprintf(&path, "%s/runtimed.db", tmpdir);
+	xasprintf(&wal, "%s/runtimed.db-wal", tmpdir);
+	cr_assert_eq(stat(wal, &sb), 0);
+	cr_assert_gt(sb.st_size, 0, "no WAL left behind");
+	wbefore = read_all(wal, &wlen);
+	cr_assert_eq(stat(path, &sb), 0);
+	garble(path, (sb.st_size / 2) & ~(off_t)4095, 8192);
+
+	st = open_store();
+	cr_assert_not_null(store_damage(st));
+	cr_assert(strstr(store_damage(st), "with its -wal") != NULL, "%s",
+	    store_damage(st));
+	cr_assert_eq(store_journal_each(st, "room-late", 0, count_journal_cb,
+	    &cj), 30);
+	store_close(st);
+	xasprintf(&cmd, "ls %s/runtimed.db.damaged-*-wal", tmpdir);
+	p = popen(cmd, "r");
+	cr_assert_not_null(fgets(line, sizeof line, p));
+	pclose(p);
+	line[strcspn(line, "\n")] = '\0';
+	wafter = read_all(line, &alen);
+	cr_assert(alen == wlen && memcmp(wbefore, wafter, wlen) == 0,
+	    "the WAL kept aside is not the damaged file's WAL");
+	free(cmd);
+	xasprintf(&cmd, "%s/runtimed.db.recovering", tmpdir);
+	cr_assert_neq(access(cmd, F_OK), 0, "a .recovering file remains");
+	free(cmd);
+	free(wbefore);
+	free(wafter);
+	free(wal);
+	free(path);
+}
