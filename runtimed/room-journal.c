@@ -129,6 +129,19 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 
 static void	room_journal_retry(struct room *);
 
+/* Say once that the store refused; the retries are quiet. */
+static void
+room_journal_failed(struct room *r, const char *what, const char *cause)
+{
+	if (!r->persist_failing)
+		log_warnx("room %s: %s failed, retrying every %d ms until the "
+		    "store can write: %s", r->id, what, ROOM_JOURNAL_RETRY_MS,
+		    cause);
+	else
+		log_debug("room %s: %s failed again: %s", r->id, what, cause);
+	r->persist_failing = 1;
+}
+
 static void
 room_journal_clear_pending(struct room *r)
 {
@@ -181,14 +194,16 @@ room_journal_snapshot(struct room *r)
 	sr.snapshot = b.sb.data;
 	sr.snapshot_len = b.sb.size;
 	if (store_room_snapshot(runtimed_store, &sr, &cause) != 0) {
-		log_warnx("room %s: snapshot failed (retrying): %s", r->id,
-		    cause);
+		room_journal_failed(r, "snapshot", cause);
 		free(cause);
 		mpbuf_free(&b);
 		r->persist_full = 1;
 		room_journal_retry(r);
 		return (-1);
 	}
+	if (r->persist_failing)
+		log_warnx("room %s: stored again", r->id);
+	r->persist_failing = 0;
 	r->snapshot_bytes = b.sb.size;
 	r->journal_bytes = 0;
 	room_journal_clear_pending(r);
@@ -285,8 +300,7 @@ room_journal_outputs(struct room *r)
 		}
 		room_journal_clear_pending(r);
 		if (room_journal_append(r, b.sb.data, b.sb.size, &cause) != 0) {
-			log_warnx("room %s: journal failed (retrying): %s",
-			    r->id, cause);
+			room_journal_failed(r, "journal", cause);
 			free(cause);
 			r->persist_full = 1;	/* a snapshot, once it can */
 			room_journal_retry(r);

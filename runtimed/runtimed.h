@@ -139,6 +139,7 @@ struct room {
 	size_t			 journal_bytes;	/* since the snapshot */
 	size_t			 snapshot_bytes;
 	int			 persist_full;	/* changed outside the journal */
+	int			 persist_failing; /* the store refused; retrying */
 	char			**pend_outputs;	/* cells with unjournaled outputs */
 	size_t			 npend_outputs;
 	struct event		*persist_ev;
