@@ -344,7 +344,7 @@ room_nb_batch_find(struct room_nb_batch *b, const char *id, size_t len)
 	char	 buf[80], *key;
 	void	*v = NULL;
 
-	if (memchr(id, '\0', len) != NULL)
+	if (len == 0 || memchr(id, '\0', len) != NULL)
 		return (NULL);
 	key = len < sizeof buf ? buf : xmalloc(len + 1);
 	memcpy(key, id, len);

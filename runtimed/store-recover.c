@@ -273,6 +273,8 @@ store_recover_note_lost(char **lost, const struct store_recover_table *t,
 	size_t	i, j;
 	char	*old;
 
+	if (s->n == 0)
+		return;
 	qsort(s->rows, s->n, sizeof *s->rows, store_recover_cmp_key);
 	for (i = 0; i < s->n && s->rows[i].lost; i = j) {
 		for (j = i + 1; j < s->n && s->rows[j].lost &&
