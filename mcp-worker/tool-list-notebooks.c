@@ -11,7 +11,7 @@ tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_call	*call = arg;
-	struct json_object	*sc, *rooms, *r, *nb, *k, *att;
+	struct json_object	*sc, *rooms, *r, *nb, *k, *att, *w;
 	struct evbuffer		*text;
 	const char		*path;
 	size_t			 i, n;
@@ -28,6 +28,15 @@ tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
 	}
 	sc = json_object_new_object();
 	text = evbuffer_new();
+	/* What the daemon lost or cannot keep comes first. */
+	w = json_object_object_get(reply, "warnings");
+	n = w != NULL && json_object_is_type(w, json_type_array) ?
+	    json_object_array_length(w) : 0;
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(text, "WARNING: %s\n",
+		    json_object_get_string(json_object_array_get_idx(w, i)));
+	if (n > 0)
+		json_object_object_add(sc, "warnings", json_object_get(w));
 	rooms = json_object_new_array();
 	r = json_object_object_get(reply, "rooms");
 	n = r != NULL && json_object_is_type(r, json_type_array) ?
@@ -84,12 +93,16 @@ const struct tool_entry tool_list_notebooks_entry = {
 	.description = "List the notebooks the runtimed daemon has open (id, "
 	    "path or untitled, kernel state, peers, unsaved changes) and the "
 	    "notebook handles held in this session. Use it to find a "
-	    "notebook_id to connect to.",
+	    "notebook_id to connect to. warnings, when present, say what the "
+	    "daemon lost (a damaged state database) or cannot keep (a full "
+	    "disk); tell the user.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{},"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebooks\":{\"type\":\"array\"},"
-	    "\"attachments\":{\"type\":\"array\"}," WORKER_ERROR_PROP "}}",
+	    "\"attachments\":{\"type\":\"array\"},"
+	    "\"warnings\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	    WORKER_ERROR_PROP "}}",
 	.read_only = 1,
 	.destructive = 0,
 	.idempotent = 1,

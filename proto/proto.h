@@ -59,12 +59,14 @@
 #define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
 
 /*
- * Most edits in one ROOM_EDIT.  Its reply names one cell per edit (at
- * most 75 bytes each: ids are 1-64 characters), so a batch within this
- * always has a reply within the ROOM_EDIT_REPLY cap, and the daemon can
- * refuse a larger batch before applying any of it.
+ * Most edits plus cells named in cell_ids lists in one ROOM_EDIT.  A
+ * batch this size takes tens of milliseconds, so no other client waits
+ * 100 ms behind one (docs/decisions/010); and its reply, one cell per
+ * edit of at most 75 bytes (ids are 1-64 characters), always fits the
+ * ROOM_EDIT_REPLY cap, so the daemon refuses a larger batch before
+ * applying any of it and never commits an edit it cannot answer.
  */
-#define PROTO_EDIT_MAX_EDITS	200000
+#define PROTO_EDIT_MAX_EDITS	1000
 #define PROTO_EDIT_REPLY_ENTRY	75
 
 enum proto_msg {

@@ -17,6 +17,13 @@
  * taken on create, load, save, reload, and when the journal grows past
  * the snapshot's size; it drops the journal it covers.
  *
+ * An edit is applied to a copy first (room_nb_edit_prepare) and becomes
+ * the room's content only once its entry committed: a failed commit
+ * leaves the room as it was.  What is not acknowledged to anyone
+ * (outputs, kernelspec metadata, a save's bookkeeping) stays in memory
+ * when the store cannot write and is retried every second until it can;
+ * a room with such pending state is not unloaded.
+ *
  * Recovery is snapshot + replay: an edit entry goes through the same
  * room_nb_edit as the request did, with the recorded ids, so it lands
  * the same way; an outputs entry sets the cells' outputs.
@@ -30,6 +37,8 @@
 
 /* Debounce for outputs and out-of-band content changes. */
 #define ROOM_JOURNAL_DELAY_MS	200
+/* While the store cannot write, try again this often. */
+#define ROOM_JOURNAL_RETRY_MS	1000
 /* Snapshot once the journal is past max(snapshot size, this). */
 #define ROOM_JOURNAL_MIN_BYTES	(64 * 1024)
 
@@ -144,6 +153,21 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 	return (nb);
 }
 
+static void	room_journal_retry(struct room *);
+
+/* Say once that the store refused; the retries are quiet. */
+static void
+room_journal_failed(struct room *r, const char *what, const char *cause)
+{
+	if (!r->persist_failing)
+		log_warnx("room %s: %s failed, retrying every %d ms until the "
+		    "store can write: %s", r->id, what, ROOM_JOURNAL_RETRY_MS,
+		    cause);
+	else
+		log_debug("room %s: %s failed again: %s", r->id, what, cause);
+	r->persist_failing = 1;
+}
+
 static void
 room_journal_clear_pending(struct room *r)
 {
@@ -159,8 +183,11 @@ room_journal_clear_pending(struct room *r)
 		evtimer_del(r->persist_ev);
 }
 
-/* Write the whole room as its new snapshot. */
-void
+/*
+ * Write the whole room as its new snapshot; -1 when the store cannot
+ * (then it is retried until it can).
+ */
+int
 room_journal_snapshot(struct room *r)
 {
 	struct store_room	 sr;
@@ -168,7 +195,7 @@ room_journal_snapshot(struct room *r)
 	char			*cause = NULL;
 
 	if (runtimed_store == NULL || !r->loaded)
-		return;
+		return (0);
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 5);
 	proto_pack_int(&b.pk, "v", 1);
@@ -193,24 +220,28 @@ room_journal_snapshot(struct room *r)
 	sr.snapshot = b.sb.data;
 	sr.snapshot_len = b.sb.size;
 	if (store_room_snapshot(runtimed_store, &sr, &cause) != 0) {
-		log_warnx("room %s: snapshot failed: %s", r->id, cause);
+		room_journal_failed(r, "snapshot", cause);
 		free(cause);
 		mpbuf_free(&b);
-		return;
+		r->persist_full = 1;
+		room_journal_retry(r);
+		return (-1);
 	}
+	if (r->persist_failing)
+		log_warnx("room %s: stored again", r->id);
+	r->persist_failing = 0;
 	r->snapshot_bytes = b.sb.size;
 	r->journal_bytes = 0;
 	room_journal_clear_pending(r);
 	mpbuf_free(&b);
+	return (0);
 }
 
-/* Append one entry; snapshot when the journal has grown enough. */
+/* Append one entry; durable when this returns 0. */
 static int
 room_journal_append(struct room *r, const void *buf, size_t len,
     char **cause)
 {
-	size_t	limit;
-
 	if (runtimed_store == NULL)
 		return (0);
 	if (store_journal_append(runtimed_store, r->id, r->jseq + 1, buf, len,
@@ -218,14 +249,28 @@ room_journal_append(struct room *r, const void *buf, size_t len,
 		return (-1);
 	r->jseq++;
 	r->journal_bytes += len;
+	return (0);
+}
+
+/*
+ * Snapshot when the journal has grown past the snapshot; only once what
+ * was journaled is the room's content.
+ */
+void
+room_journal_grown(struct room *r)
+{
+	size_t	limit;
+
 	limit = r->snapshot_bytes > ROOM_JOURNAL_MIN_BYTES ?
 	    r->snapshot_bytes : ROOM_JOURNAL_MIN_BYTES;
 	if (r->journal_bytes > limit)
 		room_journal_snapshot(r);
-	return (0);
 }
 
-/* Journal an applied edit batch (resolved, packed array); durable at 0. */
+/*
+ * Journal an edit batch (resolved, packed array) prepared but not yet
+ * applied; it will be the room's change seq + 1.  Durable at 0.
+ */
 int
 room_journal_edit(struct room *r, const char *edits, size_t len,
     char **cause)
@@ -236,7 +281,7 @@ room_journal_edit(struct room *r, const char *edits, size_t len,
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 3);
 	proto_pack_str(&b.pk, "t", "edit");
-	proto_pack_uint(&b.pk, "seq", r->seq);
+	proto_pack_uint(&b.pk, "seq", r->seq + 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_sbuffer_write(&b.sb, edits, len);
 	rc = room_journal_append(r, b.sb.data, b.sb.size, cause);
@@ -281,26 +326,29 @@ room_journal_outputs(struct room *r)
 		}
 		room_journal_clear_pending(r);
 		if (room_journal_append(r, b.sb.data, b.sb.size, &cause) != 0) {
-			log_warnx("room %s: journal failed: %s", r->id, cause);
+			room_journal_failed(r, "journal", cause);
 			free(cause);
-			r->persist_full = 1;	/* try a snapshot later */
-		}
+			r->persist_full = 1;	/* a snapshot, once it can */
+			room_journal_retry(r);
+		} else
+			room_journal_grown(r);
 		mpbuf_free(&b);
 		return;
 	}
 	room_journal_clear_pending(r);
 }
 
-/* Persist what is pending now. */
-void
+/* Persist what is pending now; -1 if some of it could not be. */
+int
 room_journal_flush(struct room *r)
 {
 	if (!r->loaded)
-		return;
+		return (0);
 	if (r->persist_full)
 		room_journal_snapshot(r);
 	else if (r->npend_outputs > 0)
 		room_journal_outputs(r);
+	return (r->persist_full || r->npend_outputs > 0 ? -1 : 0);
 }
 
 static void
@@ -311,11 +359,10 @@ room_journal_fire(evutil_socket_t fd, short events, void *arg)
 	room_journal_flush(arg);
 }
 
-/* Persist pending changes soon. */
-void
-room_journal_later(struct room *r)
+static void
+room_journal_arm(struct room *r, int ms)
 {
-	struct timeval	tv = { 0, ROOM_JOURNAL_DELAY_MS * 1000 };
+	struct timeval	tv = { ms / 1000, (ms % 1000) * 1000 };
 
 	if (runtimed_base == NULL)
 		return;
@@ -324,6 +371,20 @@ room_journal_later(struct room *r)
 		    r);
 	if (!evtimer_pending(r->persist_ev, NULL))
 		evtimer_add(r->persist_ev, &tv);
+}
+
+/* Persist pending changes soon. */
+void
+room_journal_later(struct room *r)
+{
+	room_journal_arm(r, ROOM_JOURNAL_DELAY_MS);
+}
+
+/* The store failed: try again in a while. */
+static void
+room_journal_retry(struct room *r)
+{
+	room_journal_arm(r, ROOM_JOURNAL_RETRY_MS);
 }
 
 /* Drop pending work and the timer (content is going away). */
@@ -497,13 +558,22 @@ room_journal_recover(struct room *r, char **cause)
 		return (-1);
 	}
 	ld.jseq = r->jseq;
-	store_journal_each(runtimed_store, r->id, r->jseq, room_journal_replay,
-	    &ld);
+	/* Never come back with less than was stored without saying so. */
+	if (store_journal_each(runtimed_store, r->id, r->jseq,
+	    room_journal_replay, &ld) < 0) {
+		room_nb_free(r->nb);
+		r->nb = NULL;
+		xasprintf(cause, "its journal cannot be read from the state "
+		    "database");
+		return (-1);
+	}
 	r->jseq = ld.jseq;
 	r->journal_bytes = ld.bytes;
 	if (ld.failed > 0)
-		log_warnx("room %s: %zu of %zu journal entries did not apply",
-		    r->id, ld.failed, ld.entries);
+		runtimed_warn("notebook %s (%s): %zu of its %zu journal entries "
+		    "did not apply; it came back without them", r->id,
+		    r->path != NULL ? r->path : "untitled", ld.failed,
+		    ld.entries);
 	log_debug("room %s: snapshot + %zu journal entries", r->id,
 	    ld.entries);
 	return (0);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/linkhash.h>
+
 #include "runtimed.h"
 
 /* An empty nbformat 4.5 notebook. */
@@ -344,28 +346,187 @@ room_nb_mint_id(struct room_nb *nb, char id[9])
 }
 
 /*
- * Resolve a cell reference within the scratch array: an id string, or
- * an integer taken as the index at the start of the batch (so it names
- * the cell that was there then, wherever it is now).  Returns the
- * scratch index or -1.
+ * An edit batch works on a copy of the cell order: a doubly linked list
+ * of nodes (a sentinel closes the ring) with a hash from cell id to node,
+ * so each edit costs what it names, not the notebook's length.  The
+ * notebook itself is untouched until room_nb_edit_commit.
  */
-static ssize_t
-room_nb_resolve(struct room_nb *nb, struct room_cell **cells, size_t ncells,
-    const msgpack_object *ref)
+struct room_nb_node {
+	struct room_cell	*c;
+	struct room_nb_node	*prev;
+	struct room_nb_node	*next;
+	int			 moving;
+};
+
+struct room_nb_batch {
+	struct room_nb		*nb;
+	struct room_nb_node	 head;		/* sentinel */
+	struct room_nb_node	*orig;		/* one node per original */
+	size_t			 n;
+	struct lh_table		*ids;		/* cell id -> node */
+	struct lh_table		*touched;	/* ids in res->touched */
+	size_t			 touched_cap;
+};
+
+/* A batch applied to copies, waiting for its journal commit. */
+struct room_nb_pending {
+	struct room_cell	**cells;
+	size_t			  ncells;
+	struct json_object	 *metadata;	/* NULL when unchanged */
+};
+
+/* Nodes of original cells live in b->orig; inserts' on their own. */
+static void
+room_nb_batch_free_node(struct room_nb_batch *b, struct room_nb_node *n)
+{
+	if (n < b->orig || n >= b->orig + b->nb->ncells)
+		free(n);
+}
+
+static void
+room_nb_batch_link(struct room_nb_batch *b, struct room_nb_node *after,
+    struct room_nb_node *n)
+{
+	n->prev = after;
+	n->next = after->next;
+	after->next->prev = n;
+	after->next = n;
+	b->n++;
+}
+
+static void
+room_nb_batch_unlink(struct room_nb_batch *b, struct room_nb_node *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	b->n--;
+}
+
+/* Index a node by its cell's id (the first of equal ids wins). */
+static void
+room_nb_batch_index(struct room_nb_batch *b, struct room_nb_node *n)
+{
+	if (lh_table_lookup_entry(b->ids, n->c->id) == NULL)
+		lh_table_insert(b->ids, n->c->id, n);
+}
+
+static void
+room_nb_batch_unindex(struct room_nb_batch *b, struct room_nb_node *n)
+{
+	struct lh_entry	*e;
+
+	if ((e = lh_table_lookup_entry(b->ids, n->c->id)) != NULL &&
+	    lh_entry_v(e) == n)
+		lh_table_delete_entry(b->ids, e);
+}
+
+/* The node of a cell id given as bytes, or NULL. */
+static struct room_nb_node *
+room_nb_batch_find(struct room_nb_batch *b, const char *id, size_t len)
+{
+	char	 buf[80], *key;
+	void	*v = NULL;
+
+	if (len == 0 || memchr(id, '\0', len) != NULL)
+		return (NULL);
+	key = len < sizeof buf ? buf : xmalloc(len + 1);
+	memcpy(key, id, len);
+	key[len] = '\0';
+	if (!lh_table_lookup_ex(b->ids, key, &v))
+		v = NULL;
+	if (key != buf)
+		free(key);
+	return (v);
+}
+
+static void
+room_nb_batch_init(struct room_nb_batch *b, struct room_nb *nb)
+{
+	struct room_nb_node	*n;
+	size_t			 i;
+
+	memset(b, 0, sizeof *b);
+	b->nb = nb;
+	b->head.prev = b->head.next = &b->head;
+	/* Sized past json-c's load factor (0.66): no resize for these. */
+	b->ids = lh_kchar_table_new((int)(nb->ncells + nb->ncells / 2 + 16),
+	    NULL);
+	b->touched = lh_kchar_table_new(16, NULL);
+	b->orig = xcalloc(nb->ncells + 1, sizeof *b->orig);
+	for (i = 0; i < nb->ncells; i++) {
+		n = &b->orig[i];
+		n->c = nb->cells[i];
+		n->c->mark = 1;
+		room_nb_batch_link(b, b->head.prev, n);
+		room_nb_batch_index(b, n);
+	}
+}
+
+/*
+ * Free the nodes; with `drop`, also the cells the batch made (inserts
+ * and copies), leaving the originals as they were.
+ */
+static void
+room_nb_batch_done(struct room_nb_batch *b, int drop)
+{
+	struct room_nb_node	*n, *next;
+	size_t			 i;
+
+	for (n = b->head.next; n != &b->head; n = next) {
+		next = n->next;
+		if (drop && n->c->mark == 0)
+			room_nb_cell_free(n->c);
+		room_nb_batch_free_node(b, n);
+	}
+	free(b->orig);
+	if (drop) {
+		for (i = 0; i < b->nb->ncells; i++)
+			b->nb->cells[i]->mark = 0;
+	}
+	lh_table_free(b->ids);
+	lh_table_free(b->touched);
+}
+
+/*
+ * Resolve a cell reference: an id string, or an integer taken as the
+ * index at the start of the batch (so it names the cell that was there
+ * then, wherever it is now).
+ */
+static struct room_nb_node *
+room_nb_resolve(struct room_nb_batch *b, const msgpack_object *ref)
 {
 	const char	*id;
 
 	if (ref == NULL)
-		return (-1);
+		return (NULL);
 	if (ref->type == MSGPACK_OBJECT_STR)
-		return (room_nb_index(cells, ncells, ref->via.str.ptr,
+		return (room_nb_batch_find(b, ref->via.str.ptr,
 		    ref->via.str.size));
 	if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	    ref->via.u64 < nb->ncells) {
-		id = nb->cells[ref->via.u64]->id;
-		return (room_nb_index(cells, ncells, id, strlen(id)));
+	    ref->via.u64 < b->nb->ncells) {
+		id = b->nb->cells[ref->via.u64]->id;
+		return (room_nb_batch_find(b, id, strlen(id)));
 	}
-	return (-1);
+	return (NULL);
+}
+
+/* Jupyter-like id: 8 lowercase hex digits, unique in the batch. */
+static void
+room_nb_batch_mint(struct room_nb_batch *b, char id[9])
+{
+	static uint32_t	pool[256];
+	static size_t	left;
+
+	do {
+		/* One getrandom per 256 ids, not one each. */
+		if (left == 0) {
+			if (getrandom(pool, sizeof pool, 0) != sizeof pool)
+				for (left = 0; left < 256; left++)
+					pool[left] = (uint32_t)random();
+			left = 256;
+		}
+		snprintf(id, 9, "%08x", pool[--left]);
+	} while (room_nb_batch_find(b, id, 8) != NULL);
 }
 
 /* Shallow-merge a metadata map into a cell's metadata; null deletes. */
@@ -389,45 +550,51 @@ room_nb_merge(struct json_object *dst, const msgpack_object *src)
 	return (0);
 }
 
-/* The scratch cell at, cloned first if it is still the original. */
+/* The node's cell, copied first if it is still the notebook's. */
 static struct room_cell *
-room_nb_own(struct room_cell **scratch, ssize_t at)
+room_nb_own(struct room_nb_batch *b, struct room_nb_node *n)
 {
-	struct room_cell	*c = scratch[at];
+	struct room_cell	*c = n->c;
 
 	if (c->mark == 1) {
+		room_nb_batch_unindex(b, n);
 		c = room_nb_cell_clone(c);
 		c->mark = 0;
-		scratch[at] = c;
+		n->c = c;
+		room_nb_batch_index(b, n);
 	}
 	return (c);
 }
 
 static void
-room_nb_touch(struct room_nb_result *res, const char *id)
+room_nb_touch(struct room_nb_batch *b, struct room_nb_result *res,
+    const char *id)
 {
-	size_t	i;
+	char	*copy;
 
-	for (i = 0; i < res->ntouched; i++) {
-		if (strcmp(res->touched[i], id) == 0)
-			return;
+	if (lh_table_lookup_entry(b->touched, id) != NULL)
+		return;
+	if (res->ntouched == b->touched_cap) {
+		b->touched_cap = b->touched_cap < 16 ? 16 : b->touched_cap * 2;
+		res->touched = xreallocarray(res->touched, b->touched_cap,
+		    sizeof *res->touched);
 	}
-	res->touched = xreallocarray(res->touched, res->ntouched + 1,
-	    sizeof *res->touched);
-	res->touched[res->ntouched++] = xstrdup(id);
+	copy = xstrdup(id);
+	res->touched[res->ntouched++] = copy;
+	lh_table_insert(b->touched, copy, NULL);
 }
 
-/* Pack "after" as resolved: the id of the cell before at, or TOP. */
+/* Pack "after" as resolved: the id of the cell before n's place, or TOP. */
 static void
-room_nb_pack_after(msgpack_packer *rp, struct room_cell **scratch,
-    ssize_t at)
+room_nb_pack_after(msgpack_packer *rp, struct room_nb_batch *b,
+    struct room_nb_node *prev)
 {
 	if (rp == NULL)
 		return;
-	if (at == 0)
+	if (prev == &b->head)
 		proto_pack_str(rp, "after", "TOP");
 	else
-		proto_pack_str(rp, "after", scratch[at - 1]->id);
+		proto_pack_str(rp, "after", prev->c->id);
 }
 
 void
@@ -452,25 +619,29 @@ room_nb_result_free(struct room_nb_result *res)
 } while (0)
 
 /*
- * Apply a batch of edits atomically.  Edits work on a scratch array of
- * cell pointers; an edited original is cloned first, so on failure the
- * notebook is untouched and only the scratch clones are freed.  On
- * success res gets one cell id per edit (NULL for notebook_metadata),
- * the change kinds and the cells touched (caller frees with
- * room_nb_result_free); rp, when given, gets the batch resolved (ids for
- * every reference, minted ids on inserts) for the journal.  With replay,
- * an insert's cell_id is used as is.  On failure res->index is the
- * failing edit and *code the error code.
+ * Apply a batch of edits to copies: on success *pend holds the new cell
+ * order (originals that were edited are copied first), to be committed
+ * with room_nb_edit_commit or dropped with room_nb_edit_abort; until
+ * then the notebook is as it was.  res gets one cell id per edit (NULL
+ * for notebook_metadata), the change kinds and the cells touched (caller
+ * frees with room_nb_result_free); rp, when given, gets the batch
+ * resolved (ids for every reference, minted ids on inserts) for the
+ * journal.  With replay, an insert's cell_id is used as is (unless
+ * taken).  On failure nothing changed, res->index is the failing edit
+ * and *code the error code.  Linear in the edits and cells named, plus
+ * one pass over the notebook.
  */
 int
-room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
-    msgpack_packer *rp, struct room_nb_result *res, char **cause,
-    const char **code)
+room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
+    int replay, msgpack_packer *rp, struct room_nb_result *res,
+    struct room_nb_pending **pend, char **cause, const char **code)
 {
-	struct room_cell	**scratch, *c, **moved = NULL;
+	struct room_nb_batch	  b;
+	struct room_nb_node	 *node, *at, **moved = NULL;
+	struct room_nb_pending	 *p;
+	struct room_cell	 *c;
 	struct json_object	 *newmd = NULL;
-	size_t			  n, cap, i, j, k, len, nmoved;
-	ssize_t			  at;
+	size_t			  i, j, k, len, nmoved, nedits;
 	const msgpack_object	 *e, *ref, *md, *list;
 	const char		 *op, *s;
 	size_t			  oplen;
@@ -479,6 +650,7 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 
 	memset(res, 0, sizeof *res);
 	res->index = -1;
+	*pend = NULL;
 	*cause = NULL;
 	*code = "invalid_argument";
 	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY ||
@@ -486,18 +658,13 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 		xasprintf(cause, "edits must be a non-empty list");
 		return (-1);
 	}
-	cap = nb->ncells + edits->via.array.size + 1;
-	scratch = xreallocarray(NULL, cap, sizeof *scratch);
-	for (i = 0; i < nb->ncells; i++) {
-		scratch[i] = nb->cells[i];
-		scratch[i]->mark = 1;
-	}
-	n = nb->ncells;
-	out = xcalloc(edits->via.array.size, sizeof *out);
+	nedits = edits->via.array.size;
+	room_nb_batch_init(&b, nb);
+	out = xcalloc(nedits, sizeof *out);
 	if (rp != NULL)
-		msgpack_pack_array(rp, edits->via.array.size);
+		msgpack_pack_array(rp, nedits);
 
-	for (i = 0; i < edits->via.array.size; i++) {
+	for (i = 0; i < nedits; i++) {
 		res->index = (int)i;
 		e = &edits->via.array.ptr[i];
 		if (e->type != MSGPACK_OBJECT_MAP)
@@ -536,25 +703,21 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 		if (oplen == 6 && memcmp(op, "insert", 6) == 0) {
 			ref = proto_get(e, "after");
 			if (proto_obj_streq(ref, "TOP"))
-				at = 0;
+				at = &b.head;
 			else if (proto_obj_streq(ref, "BOTTOM") ||
 			    ref == NULL || ref->type == MSGPACK_OBJECT_NIL)
-				at = (ssize_t)n;
-			else {
-				at = room_nb_resolve(nb, scratch, n, ref);
-				if (at < 0)
-					ROOM_NB_FAIL("cell_not_found",
-					    "edit %zu: no cell to insert after",
-					    i);
-				at++;
-			}
-			room_nb_mint(scratch, n, id);
+				at = b.head.prev;
+			else if ((at = room_nb_resolve(&b, ref)) == NULL)
+				ROOM_NB_FAIL("cell_not_found",
+				    "edit %zu: no cell to insert after", i);
+			room_nb_batch_mint(&b, id);
 			c = room_nb_cell_new(type, id, s != NULL ? s : "",
 			    s != NULL ? len : 0);
 			if (replay && (ref = proto_get(e, "cell_id")) != NULL &&
 			    ref->type == MSGPACK_OBJECT_STR &&
 			    room_nb_valid_id(ref->via.str.ptr,
-			    ref->via.str.size)) {
+			    ref->via.str.size) && room_nb_batch_find(&b,
+			    ref->via.str.ptr, ref->via.str.size) == NULL) {
 				free(c->id);
 				c->id = xstrndup(ref->via.str.ptr,
 				    ref->via.str.size);
@@ -568,7 +731,7 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 			if (rp != NULL) {
 				msgpack_pack_map(rp, md != NULL ? 6 : 5);
 				proto_pack_str(rp, "op", "insert");
-				room_nb_pack_after(rp, scratch, at);
+				room_nb_pack_after(rp, &b, at);
 				proto_pack_str(rp, "cell_id", c->id);
 				proto_pack_str(rp, "cell_type",
 				    room_nb_type_name(type));
@@ -579,15 +742,15 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 					msgpack_pack_object(rp, *md);
 				}
 			}
-			memmove(&scratch[at + 1], &scratch[at],
-			    (n - (size_t)at) * sizeof *scratch);
-			scratch[at] = c;
-			n++;
+			node = xcalloc(1, sizeof *node);
+			node->c = c;
+			room_nb_batch_link(&b, at, node);
+			room_nb_batch_index(&b, node);
 			out[i] = xstrdup(c->id);
 			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 4 && memcmp(op, "edit", 4) == 0) {
-			if ((at = room_nb_resolve(nb, scratch, n,
-			    proto_get(e, "cell_id"))) < 0)
+			if ((node = room_nb_resolve(&b,
+			    proto_get(e, "cell_id"))) == NULL)
 				ROOM_NB_FAIL("cell_not_found",
 				    "edit %zu: cell not found", i);
 			if (s == NULL && md == NULL &&
@@ -595,7 +758,7 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
 				    "nothing to change (source, cell_type or "
 				    "metadata)", i);
-			c = scratch[at];
+			c = node->c;
 			if (c->type == ROOM_CELL_UNKNOWN && (s == NULL ||
 			    proto_get_str(e, "cell_type", NULL) == NULL))
 				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
@@ -603,7 +766,7 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 				    "does not know: replace it whole (give "
 				    "cell_type and source), move or delete it",
 				    i, c->id, c->type_name);
-			c = room_nb_own(scratch, at);
+			c = room_nb_own(&b, node);
 			/* Replaced whole: nothing of the unknown cell stays. */
 			if (c->type == ROOM_CELL_UNKNOWN)
 				room_nb_cell_clear(c);
@@ -638,22 +801,22 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 			out[i] = xstrdup(c->id);
 			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 6 && memcmp(op, "delete", 6) == 0) {
-			if ((at = room_nb_resolve(nb, scratch, n,
-			    proto_get(e, "cell_id"))) < 0)
+			if ((node = room_nb_resolve(&b,
+			    proto_get(e, "cell_id"))) == NULL)
 				ROOM_NB_FAIL("cell_not_found",
 				    "edit %zu: cell not found", i);
-			c = scratch[at];
+			c = node->c;
 			out[i] = xstrdup(c->id);
 			if (rp != NULL) {
 				msgpack_pack_map(rp, 2);
 				proto_pack_str(rp, "op", "delete");
 				proto_pack_str(rp, "cell_id", c->id);
 			}
+			room_nb_batch_unindex(&b, node);
+			room_nb_batch_unlink(&b, node);
 			if (c->mark == 0)
 				room_nb_cell_free(c);
-			memmove(&scratch[at], &scratch[at + 1],
-			    (n - (size_t)at - 1) * sizeof *scratch);
-			n--;
+			room_nb_batch_free_node(&b, node);
 			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 4 && memcmp(op, "move", 4) == 0) {
 			list = proto_get_array(e, "cell_ids");
@@ -663,73 +826,56 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 			nmoved = list->via.array.size;
 			moved = xreallocarray(NULL, nmoved, sizeof *moved);
 			for (j = 0; j < nmoved; j++) {
-				at = room_nb_resolve(nb, scratch, n,
+				moved[j] = room_nb_resolve(&b,
 				    &list->via.array.ptr[j]);
-				if (at < 0)
+				if (moved[j] == NULL)
 					ROOM_NB_FAIL("cell_not_found",
 					    "edit %zu: cell %zu to move not "
 					    "found", i, j);
-				moved[j] = scratch[at];
-				for (k = 0; k < j; k++) {
-					if (moved[k] == moved[j])
-						ROOM_NB_FAIL("invalid_argument",
-						    "edit %zu: cell %s named "
-						    "twice", i, moved[j]->id);
-				}
+				if (moved[j]->moving)
+					ROOM_NB_FAIL("invalid_argument",
+					    "edit %zu: cell %s named twice", i,
+					    moved[j]->c->id);
+				moved[j]->moving = 1;
 			}
 			ref = proto_get(e, "after");
-			c = NULL;
+			at = NULL;
 			if (!proto_obj_streq(ref, "TOP") &&
 			    !proto_obj_streq(ref, "BOTTOM") && ref != NULL &&
 			    ref->type != MSGPACK_OBJECT_NIL) {
-				if ((at = room_nb_resolve(nb, scratch, n,
-				    ref)) < 0)
+				if ((at = room_nb_resolve(&b, ref)) == NULL)
 					ROOM_NB_FAIL("cell_not_found",
 					    "edit %zu: no cell to move after",
 					    i);
-				c = scratch[at];
-				for (k = 0; k < nmoved; k++) {
-					if (moved[k] == c)
-						ROOM_NB_FAIL("invalid_argument",
-						    "edit %zu: cannot move a "
-						    "cell after itself", i);
-				}
+				if (at->moving)
+					ROOM_NB_FAIL("invalid_argument",
+					    "edit %zu: cannot move a cell "
+					    "after itself", i);
 			}
 			/* Take the moved cells out, then put them back. */
-			for (j = 0, k = 0; j < n; j++) {
-				size_t	m;
-
-				for (m = 0; m < nmoved; m++) {
-					if (moved[m] == scratch[j])
-						break;
-				}
-				if (m == nmoved)
-					scratch[k++] = scratch[j];
+			for (j = 0; j < nmoved; j++) {
+				room_nb_batch_unlink(&b, moved[j]);
+				moved[j]->moving = 0;
 			}
-			n = k;
-			if (c != NULL)
-				at = room_nb_index(scratch, n, c->id,
-				    strlen(c->id)) + 1;
-			else if (proto_obj_streq(ref, "TOP"))
-				at = 0;
-			else
-				at = (ssize_t)n;
+			if (at == NULL)
+				at = proto_obj_streq(ref, "TOP") ? &b.head :
+				    b.head.prev;
 			if (rp != NULL) {
 				msgpack_pack_map(rp, 3);
 				proto_pack_str(rp, "op", "move");
-				room_nb_pack_after(rp, scratch, at);
+				room_nb_pack_after(rp, &b, at);
 				proto_pack_key(rp, "cell_ids");
 				msgpack_pack_array(rp, nmoved);
 				for (j = 0; j < nmoved; j++)
-					proto_pack_cstr(rp, moved[j]->id);
+					proto_pack_cstr(rp, moved[j]->c->id);
 			}
-			memmove(&scratch[at + nmoved], &scratch[at],
-			    (n - (size_t)at) * sizeof *scratch);
-			memcpy(&scratch[at], moved, nmoved * sizeof *moved);
-			n += nmoved;
-			out[i] = xstrdup(moved[0]->id);
+			for (j = 0; j < nmoved; j++) {
+				room_nb_batch_link(&b, at, moved[j]);
+				at = moved[j];
+			}
+			out[i] = xstrdup(moved[0]->c->id);
 			for (j = 0; j < nmoved; j++)
-				room_nb_touch(res, moved[j]->id);
+				room_nb_touch(&b, res, moved[j]->c->id);
 			free(moved);
 			moved = NULL;
 			res->kinds |= ROOM_CHANGE_CELLS;
@@ -740,23 +886,25 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 			if (list != NULL && list->type != MSGPACK_OBJECT_ARRAY)
 				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
 				    "cell_ids must be a list", i);
-			nmoved = list != NULL ? list->via.array.size : n;
+			nmoved = list != NULL ? list->via.array.size : b.n;
 			moved = xcalloc(nmoved + 1, sizeof *moved);
+			node = b.head.next;
 			for (j = 0, k = 0; j < nmoved; j++) {
-				if (list == NULL)
-					at = (ssize_t)j;
-				else if ((at = room_nb_resolve(nb, scratch, n,
-				    &list->via.array.ptr[j])) < 0)
+				if (list == NULL) {
+					at = node;
+					node = node->next;
+				} else if ((at = room_nb_resolve(&b,
+				    &list->via.array.ptr[j])) == NULL)
 					ROOM_NB_FAIL("cell_not_found",
 					    "edit %zu: cell %zu to clear not "
 					    "found", i, j);
-				if (scratch[at]->type != ROOM_CELL_CODE)
+				if (at->c->type != ROOM_CELL_CODE)
 					continue;
-				c = room_nb_own(scratch, at);
+				c = room_nb_own(&b, at);
 				room_nb_clear_outputs(c);
 				c->execution_count = -1;
-				moved[k++] = c;
-				room_nb_touch(res, c->id);
+				moved[k++] = at;
+				room_nb_touch(&b, res, c->id);
 			}
 			if (rp != NULL) {
 				msgpack_pack_map(rp, 2);
@@ -764,14 +912,14 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 				proto_pack_key(rp, "cell_ids");
 				msgpack_pack_array(rp, k);
 				for (j = 0; j < k; j++)
-					proto_pack_cstr(rp, moved[j]->id);
+					proto_pack_cstr(rp, moved[j]->c->id);
 			}
 			if (k > 0)
-				out[i] = xstrdup(moved[0]->id);
+				out[i] = xstrdup(moved[0]->c->id);
 			else if (list != NULL && list->via.array.size > 0 &&
-			    (at = room_nb_resolve(nb, scratch, n,
-			    &list->via.array.ptr[0])) >= 0)
-				out[i] = xstrdup(scratch[at]->id);
+			    (at = room_nb_resolve(&b,
+			    &list->via.array.ptr[0])) != NULL)
+				out[i] = xstrdup(at->c->id);
 			free(moved);
 			moved = NULL;
 			res->kinds |= ROOM_CHANGE_OUTPUTS;
@@ -798,41 +946,28 @@ room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
 			ROOM_NB_FAIL("invalid_argument", "edit %zu: unknown op "
 			    "\"%.*s\"", i, (int)oplen, op);
 		if (out[i] != NULL)
-			room_nb_touch(res, out[i]);
+			room_nb_touch(&b, res, out[i]);
 	}
 
-	/* Commit: free the originals that did not survive. */
-	for (j = 0; j < n; j++)
-		scratch[j]->mark = 2;
-	for (j = 0; j < nb->ncells; j++) {
-		if (nb->cells[j]->mark != 2)
-			room_nb_cell_free(nb->cells[j]);
-	}
-	for (j = 0; j < n; j++)
-		scratch[j]->mark = 0;
-	free(nb->cells);
-	nb->cells = scratch;
-	nb->ncells = n;
-	if (newmd != NULL) {
-		json_object_put(nb->metadata);
-		nb->metadata = newmd;
-	}
+	/* The new order, built once. */
+	p = xcalloc(1, sizeof *p);
+	p->ncells = b.n;
+	p->cells = xreallocarray(NULL, b.n + 1, sizeof *p->cells);
+	for (node = b.head.next, j = 0; node != &b.head; node = node->next)
+		p->cells[j++] = node->c;
+	p->metadata = newmd;
+	room_nb_batch_done(&b, 0);
+	*pend = p;
 	res->ids = out;
-	res->nids = edits->via.array.size;
+	res->nids = nedits;
 	res->index = -1;
 	return (0);
 
 fail:
 	free(moved);
-	for (j = 0; j < n; j++) {
-		if (scratch[j]->mark == 0)
-			room_nb_cell_free(scratch[j]);
-	}
-	for (j = 0; j < nb->ncells; j++)
-		nb->cells[j]->mark = 0;
-	free(scratch);
+	room_nb_batch_done(&b, 1);
 	json_object_put(newmd);
-	for (j = 0; j < edits->via.array.size; j++)
+	for (j = 0; j < nedits; j++)
 		free(out[j]);
 	free(out);
 	for (j = 0; j < res->ntouched; j++)
@@ -841,4 +976,61 @@ fail:
 	res->touched = NULL;
 	res->ntouched = 0;
 	return (-1);
+}
+
+/* Make a prepared batch the notebook's content. */
+void
+room_nb_edit_commit(struct room_nb *nb, struct room_nb_pending *p)
+{
+	size_t	j;
+
+	/* Free the originals that did not survive. */
+	for (j = 0; j < p->ncells; j++)
+		p->cells[j]->mark = 2;
+	for (j = 0; j < nb->ncells; j++) {
+		if (nb->cells[j]->mark != 2)
+			room_nb_cell_free(nb->cells[j]);
+	}
+	for (j = 0; j < p->ncells; j++)
+		p->cells[j]->mark = 0;
+	free(nb->cells);
+	nb->cells = p->cells;
+	nb->ncells = p->ncells;
+	if (p->metadata != NULL) {
+		json_object_put(nb->metadata);
+		nb->metadata = p->metadata;
+	}
+	free(p);
+}
+
+/* Drop a prepared batch: the notebook stays exactly as it was. */
+void
+room_nb_edit_abort(struct room_nb *nb, struct room_nb_pending *p)
+{
+	size_t	j;
+
+	for (j = 0; j < p->ncells; j++) {
+		if (p->cells[j]->mark == 0)
+			room_nb_cell_free(p->cells[j]);
+	}
+	for (j = 0; j < nb->ncells; j++)
+		nb->cells[j]->mark = 0;
+	json_object_put(p->metadata);
+	free(p->cells);
+	free(p);
+}
+
+/* Prepare and commit at once (replay, tests). */
+int
+room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,
+    msgpack_packer *rp, struct room_nb_result *res, char **cause,
+    const char **code)
+{
+	struct room_nb_pending	*p;
+
+	if (room_nb_edit_prepare(nb, edits, replay, rp, res, &p, cause,
+	    code) != 0)
+		return (-1);
+	room_nb_edit_commit(nb, p);
+	return (0);
 }

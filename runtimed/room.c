@@ -318,8 +318,10 @@ room_free_all(void)
 	size_t	i;
 
 	for (i = 0; i < room_nall; i++) {
-		if (room_all[i]->loaded)
-			room_journal_flush(room_all[i]);
+		if (room_all[i]->loaded && room_journal_flush(room_all[i]) != 0)
+			log_warnx("room %s: its latest outputs or metadata "
+			    "could not be stored before stopping",
+			    room_all[i]->id);
 		room_free(room_all[i]);
 	}
 	free(room_all);
@@ -347,7 +349,7 @@ room_start_one(const struct store_room *sr, void *arg)
 	    xstrdup(sr->path) : NULL, sr->kernel);
 	/* Journal after the snapshot: content the file does not have. */
 	r->dirty = sr->dirty ||
-	    store_journal_bytes(runtimed_store, sr->notebook_id) > 0;
+	    store_journal_bytes(runtimed_store, sr->notebook_id) != 0;
 	log_info("room %s stored (%s%s)", r->id, r->path != NULL ?
 	    r->path : "untitled", r->dirty ? ", unsaved changes" : "");
 	return (0);
@@ -371,8 +373,10 @@ room_start(void)
 	    strcmp(env, "0") == 0)
 		room_autosave_on = 0;
 	room_ipynb_set_blob_dir(runtimed_state_dir);
-	if (runtimed_store != NULL)
-		store_room_each(runtimed_store, room_start_one, NULL);
+	if (runtimed_store != NULL &&
+	    store_room_each(runtimed_store, room_start_one, NULL) < 0)
+		runtimed_warn("not every stored notebook could be read from "
+		    "the state database; %zu are known", room_nall);
 	room_sweep_arm();
 }
 
@@ -426,10 +430,20 @@ room_create(const char *path, const char *kernel, char **cause,
 	r->nb = room_nb_create();
 	r->fresh = 1;
 	r->dirty = canon != NULL;
+	room_loaded(r);
+	/* An untitled notebook is nothing but its stored copy. */
+	if (room_journal_snapshot(r) != 0) {
+		*code = "notebook_unavailable";
+		xasprintf(cause, "the notebook was not created: the state "
+		    "database cannot store it (%s); free disk space for %s, "
+		    "then retry", runtimed_store != NULL ?
+		    store_write_error(runtimed_store) : "no store",
+		    runtimed_state_dir);
+		room_remove(r);
+		return (NULL);
+	}
 	log_info("room %s created for %s (kernel %s)", r->id,
 	    canon != NULL ? canon : "untitled", kernel);
-	room_loaded(r);
-	room_journal_snapshot(r);
 	if (r->dirty)
 		room_autosave_arm(r);
 	room_kernel_start(r);
@@ -797,6 +811,24 @@ room_cell_changed(struct room *r, const char *kind, const char *cell_id,
 	room_announce(r);
 }
 
+/* Edits plus the cells their cell_ids lists name. */
+static size_t
+room_edit_size(const msgpack_object *edits)
+{
+	const msgpack_object	*list;
+	size_t			 i, n;
+
+	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
+		return (0);
+	n = edits->via.array.size;
+	for (i = 0; i < edits->via.array.size; i++) {
+		if ((list = proto_get_array(&edits->via.array.ptr[i],
+		    "cell_ids")) != NULL)
+			n += list->via.array.size;
+	}
+	return (n);
+}
+
 /*
  * ROOM_EDIT: apply a batch (only at if_seq, when given), journal it
  * durably, record the change.  The caller replies, then announces.
@@ -806,8 +838,10 @@ room_edit(struct room *r, const msgpack_object *edits,
     const msgpack_object *if_seq, struct room_nb_result *res, char **cause,
     const char **code)
 {
-	struct mpbuf	 b;
-	char		*why = NULL;
+	struct room_nb_pending	*pend;
+	struct mpbuf		 b;
+	char			*why = NULL;
+	size_t			 n;
 
 	memset(res, 0, sizeof *res);
 	res->index = -1;
@@ -827,24 +861,36 @@ room_edit(struct room *r, const msgpack_object *edits,
 			return (-1);
 		}
 	}
+	if ((n = room_edit_size(edits)) > PROTO_EDIT_MAX_EDITS) {
+		*code = "invalid_argument";
+		xasprintf(cause, "this batch has %zu edits and cells named; a "
+		    "batch holds at most %d and nothing was applied: split it "
+		    "into batches of at most %d", n, PROTO_EDIT_MAX_EDITS,
+		    PROTO_EDIT_MAX_EDITS);
+		return (-1);
+	}
 	mpbuf_init(&b);
-	if (room_nb_edit(r->nb, edits, 0, &b.pk, res, cause, code) != 0) {
+	if (room_nb_edit_prepare(r->nb, edits, 0, &b.pk, res, &pend, cause,
+	    code) != 0) {
 		mpbuf_free(&b);
 		return (-1);
 	}
-	room_record(r, res->kinds, res->touched, res->ntouched, NULL);
 	if (room_journal_edit(r, b.sb.data, b.sb.size, &why) != 0) {
-		/* Applied but not durable: say so, never acknowledge it. */
+		/* Not durable, so not applied: the room is as it was. */
+		room_nb_edit_abort(r->nb, pend);
+		room_nb_result_free(res);
 		*code = "notebook_unavailable";
-		xasprintf(cause, "the edit could not be made durable (%s); "
-		    "it is applied in memory only", why);
+		xasprintf(cause, "the edit was not applied: the state database "
+		    "cannot store it (%s); free disk space for %s, then retry",
+		    why, runtimed_state_dir);
 		free(why);
 		mpbuf_free(&b);
-		room_announce(r);
-		room_nb_result_free(res);
 		return (-1);
 	}
 	mpbuf_free(&b);
+	room_nb_edit_commit(r->nb, pend);
+	room_record(r, res->kinds, res->touched, res->ntouched, NULL);
+	room_journal_grown(r);
 	return (0);
 }
 
@@ -884,12 +930,14 @@ room_pack_summary(struct room *r, msgpack_packer *pk)
 	room_pack_kernel(r, pk);
 }
 
+/* ROOM_LIST_REPLY {rooms, warnings}. */
 void
 room_list_pack(msgpack_packer *pk)
 {
 	size_t	i;
 
-	msgpack_pack_map(pk, 1);
+	msgpack_pack_map(pk, 2);
+	runtimed_pack_warnings(pk);
 	proto_pack_key(pk, "rooms");
 	msgpack_pack_array(pk, room_nall);
 	for (i = 0; i < room_nall; i++)
@@ -1110,8 +1158,8 @@ room_idle(struct room *r)
 	return (strcmp(ks, "none") == 0 || strcmp(ks, "dead") == 0);
 }
 
-/* Put an idle room to sleep: its state stays in the store. */
-static void
+/* Put an idle room to sleep: its state stays in the store; -1 if kept. */
+static int
 room_unload(struct room *r)
 {
 	char	*cause = NULL;
@@ -1123,7 +1171,12 @@ room_unload(struct room *r)
 		    cause);
 		free(cause);
 	}
-	room_journal_flush(r);
+	if (room_journal_flush(r) != 0) {
+		/* Its memory is the only copy of something: keep it. */
+		log_info("room %s: not unloaded, the store cannot write",
+		    r->id);
+		return (-1);
+	}
 	room_kernel_free(r);
 	log_info("room %s unloaded (%s)", r->id, r->path != NULL ? r->path :
 	    "untitled");
@@ -1131,9 +1184,10 @@ room_unload(struct room *r)
 		/* Clean and file-backed: the file is the whole truth. */
 		room_journal_forget(r);
 		room_remove(r);
-		return;
+		return (0);
 	}
 	room_unload_content(r);
+	return (0);
 }
 
 static void
@@ -1153,7 +1207,10 @@ room_sweep(evutil_socket_t fd, short events, void *arg)
 		if (room_all[i]->idle_since == 0)
 			room_all[i]->idle_since = now;
 		if (now - room_all[i]->idle_since >= room_grace_ms) {
-			room_unload(room_all[i]);
+			if (room_unload(room_all[i]) != 0) {
+				room_all[i]->idle_since = now;
+				continue;
+			}
 			i = (size_t)-1;	/* room_all may have shrunk */
 			now = util_mono_ms();
 		}

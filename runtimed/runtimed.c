@@ -26,6 +26,9 @@ char			*runtimed_state_dir;
 struct store		*runtimed_store;
 int			 runtimed_log_level;
 
+static char		**runtimed_warnings;
+static size_t		  runtimed_nwarnings;
+
 static int		 runtimed_stopping;
 static int64_t		 runtimed_stop_deadline;
 static int		 runtimed_killed;
@@ -57,6 +60,50 @@ runtimed_usage(int status)
 	    "  status        show the running daemon\n"
 	    "  stop          stop the running daemon\n");
 	exit(status);
+}
+
+/*
+ * Something the user must hear about (state lost or at risk): logged
+ * loudly and kept, for `runtimed status` and every MCP client's
+ * list_notebooks, until the daemon stops.
+ */
+void
+runtimed_warn(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	log_warnx("WARNING: %s", msg);
+	runtimed_warnings = xreallocarray(runtimed_warnings,
+	    runtimed_nwarnings + 1, sizeof *runtimed_warnings);
+	runtimed_warnings[runtimed_nwarnings++] = msg;
+}
+
+/* warnings: [string], the standing ones plus a failing store. */
+void
+runtimed_pack_warnings(msgpack_packer *pk)
+{
+	const char	*werr = NULL;
+	size_t		 i;
+
+	if (runtimed_store != NULL)
+		werr = store_write_error(runtimed_store);
+	proto_pack_key(pk, "warnings");
+	msgpack_pack_array(pk, runtimed_nwarnings + (werr != NULL));
+	for (i = 0; i < runtimed_nwarnings; i++)
+		proto_pack_cstr(pk, runtimed_warnings[i]);
+	if (werr != NULL) {
+		char	*msg;
+
+		xasprintf(&msg, "the state database cannot be written (%s): "
+		    "edits are refused until it can; free disk space in %s",
+		    werr, runtimed_state_dir);
+		proto_pack_cstr(pk, msg);
+		free(msg);
+	}
 }
 
 /* Last-resort cleanup on fatal(): leave no agents or socket behind. */
@@ -156,6 +203,8 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 0);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* Past a file size limit, writes fail (EFBIG) like a full disk. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	/* Everything we create is private; the user's umask is kept. */
 	util_umask_private();
@@ -200,8 +249,14 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	fatal_set_cleanup(runtimed_cleanup);
 
 	/* Durable state: opened once the lock is ours, so one writer. */
-	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) == NULL)
+	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) == NULL) {
+		if (foreground)
+			fprintf(stderr, "runtimed: %s\n", cause);
+		runtimed_report(ready_fd, "Eruntimed: %s", cause);
 		fatalx("%s", cause);
+	}
+	if (store_damage(runtimed_store) != NULL)
+		runtimed_warn("%s", store_damage(runtimed_store));
 	room_start();
 
 	ev_term = evsignal_new(runtimed_base, SIGTERM, runtimed_signal, NULL);
@@ -354,6 +409,7 @@ runtimed_status(const char *sock)
 	char			 when[64];
 	int			 fd;
 	const char		*keys[] = { "rooms", "peers", "kernels" };
+	const msgpack_object	*w;
 	u_int			 i;
 
 	if ((fd = runtimed_connect(sock, 0)) == -1)
@@ -388,6 +444,15 @@ runtimed_status(const char *sock)
 	    proto_get_int(&u.data, "peers_room", &room) == 0)
 		printf("descriptors %lld open of %lld: %lld more peers fit\n",
 		    (long long)fds, (long long)limit, (long long)room);
+	if ((w = proto_get_array(&u.data, "warnings")) != NULL) {
+		for (i = 0; i < w->via.array.size; i++) {
+			if (w->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
+				continue;
+			printf("warning: %.*s\n",
+			    (int)w->via.array.ptr[i].via.str.size,
+			    w->via.array.ptr[i].via.str.ptr);
+		}
+	}
 	msgpack_unpacked_destroy(&u);
 	return (0);
 }

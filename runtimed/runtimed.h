@@ -107,6 +107,7 @@ struct room_nb_result {
 	int		  index;	/* the failing edit, or -1 */
 };
 
+struct room_nb_pending;
 struct room_kernel;
 struct room_execs;
 struct room_log;
@@ -148,6 +149,7 @@ struct room {
 	size_t			 journal_bytes;	/* since the snapshot */
 	size_t			 snapshot_bytes;
 	int			 persist_full;	/* changed outside the journal */
+	int			 persist_failing; /* the store refused; retrying */
 	char			**pend_outputs;	/* cells with unjournaled outputs */
 	size_t			 npend_outputs;
 	struct event		*persist_ev;
@@ -167,6 +169,8 @@ extern char			*runtimed_state_dir;
 extern struct store		*runtimed_store;
 extern int			 runtimed_log_level;
 void	runtimed_stop(void);
+void	runtimed_warn(const char *, ...) printflike(1, 2);
+void	runtimed_pack_warnings(msgpack_packer *);
 
 /* server.c */
 int	server_start(const char *, char **, pid_t *);
@@ -245,14 +249,23 @@ void			 room_nb_cell_set_type(struct room_cell *,
 int			 room_nb_edit(struct room_nb *,
 			     const msgpack_object *, int, msgpack_packer *,
 			     struct room_nb_result *, char **, const char **);
+int			 room_nb_edit_prepare(struct room_nb *,
+			     const msgpack_object *, int, msgpack_packer *,
+			     struct room_nb_result *, struct room_nb_pending **,
+			     char **, const char **);
+void			 room_nb_edit_commit(struct room_nb *,
+			     struct room_nb_pending *);
+void			 room_nb_edit_abort(struct room_nb *,
+			     struct room_nb_pending *);
 void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_clear_outputs(struct room_cell *);
 
 /* room-journal.c */
-void		 room_journal_snapshot(struct room *);
+int		 room_journal_snapshot(struct room *);
 int		 room_journal_edit(struct room *, const char *, size_t,
 		     char **);
-void		 room_journal_flush(struct room *);
+void		 room_journal_grown(struct room *);
+int		 room_journal_flush(struct room *);
 void		 room_journal_later(struct room *);
 int		 room_journal_recover(struct room *, char **);
 void		 room_journal_forget(struct room *);

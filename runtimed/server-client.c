@@ -162,7 +162,7 @@ server_client_status(struct server_client *c, uint32_t id)
 	struct mpbuf	b;
 
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 9);
+	msgpack_pack_map(&b.pk, 10);
 	proto_pack_int(&b.pk, "pid", runtimed_incarnation.pid);
 	proto_pack_int(&b.pk, "started_at", runtimed_incarnation.started_at);
 	proto_pack_str(&b.pk, "version", runtimed_incarnation.version);
@@ -172,6 +172,7 @@ server_client_status(struct server_client *c, uint32_t id)
 	proto_pack_uint(&b.pk, "fds_open", server_fds_open());
 	proto_pack_uint(&b.pk, "fds_limit", server_fds_limit());
 	proto_pack_uint(&b.pk, "peers_room", server_peers_room());
+	runtimed_pack_warnings(&b.pk);
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
@@ -260,16 +261,8 @@ server_client_edit(struct server_client *c, uint32_t id,
 	const msgpack_object	*edits;
 	size_t			 i;
 
-	/* Refuse, before applying any, a batch whose reply may not fit. */
+	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
 	edits = proto_get(body, "edits");
-	if (edits != NULL && edits->type == MSGPACK_OBJECT_ARRAY &&
-	    edits->via.array.size > PROTO_EDIT_MAX_EDITS) {
-		peer_send_error(c->peer, id, "invalid_argument", "a batch of "
-		    "%u edits is over the limit of %u a batch; nothing was "
-		    "applied: send it as several batches",
-		    edits->via.array.size, PROTO_EDIT_MAX_EDITS);
-		return;
-	}
 	if (room_edit(c->room, edits,
 	    proto_get(body, "if_seq"), &res, &cause, &code) != 0) {
 		mpbuf_init(&b);

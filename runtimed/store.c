@@ -4,9 +4,14 @@
  * daemon acknowledges a mutation only after its journal entry committed.
  */
 
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -18,6 +23,8 @@
 struct store {
 	sqlite3		*db;
 	sqlite3_stmt	*journal_insert;
+	char		*damage;	/* what recovery found at open */
+	char		*write_error;	/* while writes fail */
 };
 
 static const char *store_schema =
@@ -61,46 +68,353 @@ store_exec_sql(struct store *st, const char *sql, char **cause)
 	return (0);
 }
 
-/* Open (creating) <dir>/runtimed.db. */
-struct store *
-store_open(const char *dir, char **cause)
+/* Open a database file, or say why not (caller frees *cause). */
+static sqlite3 *
+store_open_db(const char *path, char **cause)
 {
-	struct store	*st;
-	char		*path, sql[128];
+	sqlite3	*db;
 
-	st = xcalloc(1, sizeof *st);
-	xasprintf(&path, "%s/runtimed.db", dir);
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-		xasprintf(cause, "cannot open %s: %s", path,
-		    sqlite3_errmsg(st->db));
-		free(path);
-		sqlite3_close(st->db);
-		free(st);
+		xasprintf(cause, "cannot open the state database %s: %s", path,
+		    db != NULL ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
 		return (NULL);
 	}
-	free(path);
-	sqlite3_busy_timeout(st->db, 5000);
+	sqlite3_busy_timeout(db, 5000);
+	sqlite3_extended_result_codes(db, 0);
+	/* Closing must not fold a damaged file's WAL into it. */
+	sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	return (db);
+}
+
+/* quick_check's first message on one line, without its banner. */
+static void
+store_check_tidy(char *msg)
+{
+	const char	*banner = "*** in database main ***\n";
+	char		*p;
+
+	if (strncmp(msg, banner, strlen(banner)) == 0)
+		memmove(msg, msg + strlen(banner), strlen(msg) -
+		    strlen(banner) + 1);
+	for (p = msg; *p != '\0'; p++) {
+		if (*p == '\n')
+			*p = ' ';
+	}
+}
+
+/*
+ * Check the file: 0 sound, 1 damaged (*cause says how), -1 unusable (not
+ * a database, unreadable; *cause is the error).  quick_check reads every
+ * page but does not compare indexes with their tables, which is what a
+ * start-up can afford (bench figures in docs/decisions/010).
+ */
+static int
+store_check(sqlite3 *db, const char *path, char **cause)
+{
+	sqlite3_stmt	*s;
+	const char	*row;
+	int		 rc, sound = 1;
+
+	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(3)", -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			row = (const char *)sqlite3_column_text(s, 0);
+			if (row != NULL && strcmp(row, "ok") == 0)
+				continue;
+			if (sound)
+				xasprintf(cause, "%s", row != NULL ? row :
+				    "quick_check failed");
+			sound = 0;
+		}
+		sqlite3_finalize(s);
+	}
+	if (rc == SQLITE_DONE && !sound)
+		store_check_tidy(*cause);
+	if (rc == SQLITE_DONE)
+		return (sound ? 0 : 1);
+	if (!sound)
+		free(*cause);
+	if (rc == SQLITE_CORRUPT) {
+		xasprintf(cause, "%s", sqlite3_errmsg(db));
+		return (1);
+	}
+	if (rc == SQLITE_NOTADB)
+		xasprintf(cause, "the state database %s is not a SQLite "
+		    "database (%s); move it aside to start with an empty "
+		    "store", path, sqlite3_errmsg(db));
+	else
+		xasprintf(cause, "cannot read the state database %s: %s", path,
+		    sqlite3_errmsg(db));
+	return (-1);
+}
+
+/* Create the schema and the prepared statements. */
+static int
+store_init(struct store *st, char **cause)
+{
+	char	sql[128];
+
 	if (store_exec_sql(st, "PRAGMA journal_mode=WAL;"
 	    "PRAGMA synchronous=FULL;", cause) != 0 ||
 	    store_exec_sql(st, store_schema, cause) != 0)
-		goto fail;
+		return (-1);
 	snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES "
 	    "('schema', '%d');", STORE_SCHEMA_VERSION);
 	if (store_exec_sql(st, sql, cause) != 0)
-		goto fail;
+		return (-1);
 	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO journal "
 	    "(notebook_id, seq, op) VALUES (?, ?, ?)", -1,
 	    &st->journal_insert, NULL) != SQLITE_OK) {
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	/* From here on a clean close checkpoints as usual. */
+	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+	return (0);
+}
+
+/* A free name <path>.damaged-<UTC time>[.N] (caller frees). */
+static char *
+store_aside_name(const char *path)
+{
+	char		*to, *wal, when[32];
+	struct tm	 tm;
+	time_t		 t = time(NULL);
+	int		 n;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
+	for (n = 0;; n++) {
+		if (n == 0)
+			xasprintf(&to, "%s.damaged-%s", path, when);
+		else
+			xasprintf(&to, "%s.damaged-%s.%d", path, when, n);
+		xasprintf(&wal, "%s-wal", to);
+		if (access(to, F_OK) != 0 && errno == ENOENT &&
+		    access(wal, F_OK) != 0 && errno == ENOENT) {
+			free(wal);
+			return (to);
+		}
+		free(wal);
+		free(to);
+	}
+}
+
+/* Remove path with a suffix, if it is there. */
+static void
+store_unlink(const char *path, const char *ext)
+{
+	char	*p;
+
+	xasprintf(&p, "%s%s", path, ext);
+	if (unlink(p) != 0 && errno != ENOENT)
+		log_warnx("state database: cannot remove %s: %s", p,
+		    strerror(errno));
+	free(p);
+}
+
+/* Give path (and its -wal) a second name, aside; -1 with *cause. */
+static int
+store_link_aside(const char *path, const char *aside, char **cause)
+{
+	char	*from, *to;
+
+	if (link(path, aside) != 0) {
+		xasprintf(cause, "cannot keep %s as %s: %s", path, aside,
+		    strerror(errno));
+		return (-1);
+	}
+	xasprintf(&from, "%s-wal", path);
+	xasprintf(&to, "%s-wal", aside);
+	if (link(from, to) != 0 && errno != ENOENT) {
+		xasprintf(cause, "cannot keep %s as %s: %s", from, to,
+		    strerror(errno));
+		free(from);
+		free(to);
+		unlink(aside);
+		return (-1);
+	}
+	free(from);
+	free(to);
+	return (0);
+}
+
+/*
+ * The damaged file is kept aside (never deleted) and every row that can
+ * still be read from it is copied into a new database, which then takes
+ * its place.  The order makes a crash at any point harmless: the damaged
+ * file gets its second name by link(2), the copy is built under
+ * <path>.recovering and renamed over path only when complete, so path
+ * is always the damaged file (recovered again next start) or the whole
+ * copy.  st->damage says what happened, for the log, `runtimed status`
+ * and MCP clients.
+ */
+static int
+store_rebuild(struct store *st, const char *path, const char *why,
+    char **cause)
+{
+	struct store	 tmp;
+	sqlite3		*from;
+	struct stat	 sb;
+	char		*aside, *report = NULL, *err = NULL, *wal, *rec;
+	int		 had_wal;
+
+	xasprintf(&wal, "%s-wal", path);
+	had_wal = stat(wal, &sb) == 0 && sb.st_size > 0;
+	free(wal);
+	sqlite3_close(st->db);
+	st->db = NULL;
+	aside = store_aside_name(path);
+	if (store_link_aside(path, aside, cause) != 0) {
+		free(aside);
+		return (-1);
+	}
+	xasprintf(&rec, "%s.recovering", path);
+	store_unlink(rec, "");
+	store_unlink(rec, "-wal");
+	store_unlink(rec, "-shm");
+	memset(&tmp, 0, sizeof tmp);
+	if ((tmp.db = store_open_db(rec, cause)) == NULL ||
+	    store_init(&tmp, cause) != 0)
+		goto fail;
+	if ((from = store_open_db(aside, &err)) == NULL ||
+	    sqlite3_exec(from, "PRAGMA query_only=1", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		xasprintf(&report, "nothing could be read from it (%s)",
+		    err != NULL ? err : sqlite3_errmsg(from));
+		free(err);
+	} else if (store_recover_copy(from, tmp.db, &report) != 0) {
+		xasprintf(cause, "cannot write the recovered state database "
+		    "%s: %s", rec, sqlite3_errmsg(tmp.db));
+		sqlite3_close(from);
 		goto fail;
 	}
+	sqlite3_close(from);
+	sqlite3_finalize(tmp.journal_insert);
+	tmp.journal_insert = NULL;
+	if (sqlite3_close(tmp.db) != SQLITE_OK) {
+		xasprintf(cause, "cannot close %s", rec);
+		tmp.db = NULL;
+		goto fail;
+	}
+	tmp.db = NULL;
+	/* The damaged WAL must not meet the new file; it is kept aside. */
+	store_unlink(path, "-wal");
+	store_unlink(path, "-shm");
+	if (rename(rec, path) != 0) {
+		xasprintf(cause, "cannot rename %s to %s: %s", rec, path,
+		    strerror(errno));
+		xasprintf(&wal, "%s-wal", aside);
+		xasprintf(&err, "%s-wal", path);
+		if (link(wal, err) != 0 && errno != ENOENT)
+			log_warnx("state database: %s is now only %s", err,
+			    wal);
+		free(wal);
+		free(err);
+		goto fail;
+	}
+	if ((st->db = store_open_db(path, cause)) == NULL ||
+	    store_init(st, cause) != 0) {
+		free(report);
+		free(rec);
+		free(aside);
+		return (-1);
+	}
+	xasprintf(&st->damage, "the state database was damaged (%s); it is "
+	    "kept as %s%s; %s", why, aside, had_wal ? " (with its -wal)" : "",
+	    report);
+	free(report);
+	free(rec);
+	free(aside);
+	return (0);
+
+fail:
+	/* Leave the damaged file as it was, for the next start. */
+	sqlite3_finalize(tmp.journal_insert);
+	sqlite3_close(tmp.db);
+	store_unlink(rec, "");
+	store_unlink(rec, "-wal");
+	store_unlink(rec, "-shm");
+	free(report);
+	free(rec);
+	free(aside);
+	return (-1);
+}
+
+/*
+ * Open (creating) <dir>/runtimed.db.  A damaged file is set aside and
+ * what can be read of it recovered (see store_damage); a file that is no
+ * database or cannot be read is an error, never an empty store.
+ */
+struct store *
+store_open(const char *dir, char **cause)
+{
+	struct store	*st;
+	char		*path, *why = NULL;
+
+	st = xcalloc(1, sizeof *st);
+	xasprintf(&path, "%s/runtimed.db", dir);
+	if ((st->db = store_open_db(path, cause)) == NULL)
+		goto fail;
+	switch (store_check(st->db, path, &why)) {
+	case -1:
+		*cause = why;
+		goto fail;
+	case 1:
+		if (store_rebuild(st, path, why, cause) != 0) {
+			free(why);
+			goto fail;
+		}
+		free(why);
+		break;
+	default:
+		if (store_init(st, cause) != 0)
+			goto fail;
+		break;
+	}
+	free(path);
 	return (st);
 
 fail:
+	free(path);
+	sqlite3_finalize(st->journal_insert);
 	sqlite3_close(st->db);
 	free(st);
 	return (NULL);
+}
+
+/* What recovery found at open (a sentence), or NULL if the file was sound. */
+const char *
+store_damage(struct store *st)
+{
+	return (st->damage);
+}
+
+/* The last write that failed, while writes keep failing; else NULL. */
+const char *
+store_write_error(struct store *st)
+{
+	return (st->write_error);
+}
+
+/* End a failed transaction, if SQLite has not already. */
+static void
+store_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		store_exec_sql(st, "ROLLBACK", NULL);
+}
+
+/* Remember whether the last write failed, for `runtimed status`. */
+static void
+store_wrote(struct store *st, int ok)
+{
+	free(st->write_error);
+	st->write_error = NULL;
+	if (!ok)
+		st->write_error = xstrdup(sqlite3_errmsg(st->db));
 }
 
 void
@@ -110,6 +424,8 @@ store_close(struct store *st)
 		return;
 	sqlite3_finalize(st->journal_insert);
 	sqlite3_close(st->db);
+	free(st->damage);
+	free(st->write_error);
 	free(st);
 }
 
@@ -154,13 +470,15 @@ store_room_snapshot(struct store *st, const struct store_room *r,
 	s = NULL;
 	if (store_exec_sql(st, "COMMIT", cause) != 0)
 		goto fail;
+	store_wrote(st, 1);
 	return (0);
 
 fail:
+	store_wrote(st, 0);
 	if (cause != NULL && *cause == NULL)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
-	store_exec_sql(st, "ROLLBACK", NULL);
+	store_rollback(st);
 	return (-1);
 }
 
@@ -177,13 +495,12 @@ store_journal_append(struct store *st, const char *id, uint64_t seq,
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
 	sqlite3_bind_blob64(s, 3, op, len, SQLITE_STATIC);
 	r = sqlite3_step(s);
+	store_wrote(st, r == SQLITE_DONE);
+	if (r != SQLITE_DONE)
+		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_clear_bindings(s);
 	sqlite3_reset(s);
-	if (r != SQLITE_DONE) {
-		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
-		return (-1);
-	}
-	return (0);
+	return (r == SQLITE_DONE ? 0 : -1);
 }
 
 /* Forget a room and its journal (a saved file-backed room, unloaded). */
@@ -207,17 +524,34 @@ store_room_forget(struct store *st, const char *id, char **cause)
 		sqlite3_finalize(s);
 		s = NULL;
 	}
-	return (store_exec_sql(st, "COMMIT", cause));
+	if (store_exec_sql(st, "COMMIT", cause) != 0) {
+		store_wrote(st, 0);
+		store_rollback(st);
+		return (-1);
+	}
+	store_wrote(st, 1);
+	return (0);
 
 fail:
+	store_wrote(st, 0);
 	xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
-	store_exec_sql(st, "ROLLBACK", NULL);
+	store_rollback(st);
+	return (-1);
+}
+
+/* Log a read that ended in an error; -1. */
+static int
+store_read_failed(struct store *st, const char *what)
+{
+	log_warnx("state database: reading %s failed: %s", what,
+	    sqlite3_errmsg(st->db));
 	return (-1);
 }
 
 static int
-store_room_rows(sqlite3_stmt *s, store_room_cb cb, void *arg)
+store_room_rows(struct store *st, sqlite3_stmt *s, store_room_cb cb,
+    void *arg)
 {
 	struct store_room	r;
 	int			rc, n = 0;
@@ -232,17 +566,21 @@ store_room_rows(sqlite3_stmt *s, store_room_cb cb, void *arg)
 		r.snapshot = sqlite3_column_blob(s, 5);
 		r.snapshot_len = (size_t)sqlite3_column_bytes(s, 5);
 		n++;
-		if (cb(&r, arg) != 0)
+		if (cb(&r, arg) != 0) {
+			rc = SQLITE_DONE;
 			break;
+		}
 	}
 	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return (store_read_failed(st, "notebooks"));
 	return (n);
 }
 
 #define STORE_ROOM_COLUMNS \
     "SELECT notebook_id, path, kernel, dirty, seq, snapshot FROM rooms"
 
-/* Call cb for every stored room; returns how many were visited. */
+/* Call cb for every stored room; how many were visited, -1 on error. */
 int
 store_room_each(struct store *st, store_room_cb cb, void *arg)
 {
@@ -250,23 +588,26 @@ store_room_each(struct store *st, store_room_cb cb, void *arg)
 
 	if (sqlite3_prepare_v2(st->db, STORE_ROOM_COLUMNS, -1, &s, NULL) !=
 	    SQLITE_OK)
-		return (-1);
-	return (store_room_rows(s, cb, arg));
+		return (store_read_failed(st, "notebooks"));
+	return (store_room_rows(st, s, cb, arg));
 }
 
-/* Find one room by id, or (id NULL) by path; 1 if found, 0 if not. */
+/* Find one room by id, or (id NULL) by path; 1 found, 0 not, -1 error. */
 int
 store_room_get(struct store *st, const char *id, const char *path,
     store_room_cb cb, void *arg)
 {
 	sqlite3_stmt	*s;
+	int		 n;
 
 	if (sqlite3_prepare_v2(st->db, id != NULL ?
 	    STORE_ROOM_COLUMNS " WHERE notebook_id = ?" :
 	    STORE_ROOM_COLUMNS " WHERE path = ?", -1, &s, NULL) != SQLITE_OK)
-		return (-1);
+		return (store_read_failed(st, "a notebook"));
 	sqlite3_bind_text(s, 1, id != NULL ? id : path, -1, SQLITE_TRANSIENT);
-	return (store_room_rows(s, cb, arg) > 0);
+	if ((n = store_room_rows(st, s, cb, arg)) < 0)
+		return (-1);
+	return (n > 0);
 }
 
 /* Call cb for each journal entry of a room after seq, in order. */
@@ -275,22 +616,26 @@ store_journal_each(struct store *st, const char *id, uint64_t after,
     store_journal_cb cb, void *arg)
 {
 	sqlite3_stmt	*s;
-	int		 n = 0;
+	int		 n = 0, rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT seq, op FROM journal WHERE "
 	    "notebook_id = ? AND seq > ? ORDER BY seq", -1, &s, NULL) !=
 	    SQLITE_OK)
-		return (-1);
+		return (store_read_failed(st, "the journal"));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)after);
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		n++;
 		if (cb((uint64_t)sqlite3_column_int64(s, 0),
 		    sqlite3_column_blob(s, 1),
-		    (size_t)sqlite3_column_bytes(s, 1), arg) != 0)
+		    (size_t)sqlite3_column_bytes(s, 1), arg) != 0) {
+			rc = SQLITE_DONE;
 			break;
+		}
 	}
 	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return (store_read_failed(st, "the journal"));
 	return (n);
 }
 
@@ -307,6 +652,8 @@ store_journal_bytes(struct store *st, const char *id)
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(s) == SQLITE_ROW)
 		n = sqlite3_column_int64(s, 0);
+	else
+		n = store_read_failed(st, "the journal");
 	sqlite3_finalize(s);
 	return (n);
 }
@@ -330,33 +677,36 @@ store_exec_put(struct store *st, const char *exec_id, const char *nb_id,
 	sqlite3_bind_int64(s, 3, finished_at);
 	sqlite3_bind_blob64(s, 4, rec, len, SQLITE_STATIC);
 	r = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (r != SQLITE_DONE) {
+	store_wrote(st, r == SQLITE_DONE);
+	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
-		return (-1);
-	}
-	return (0);
+	sqlite3_finalize(s);
+	return (r == SQLITE_DONE ? 0 : -1);
 }
 
-/* Fetch a record: 1 found (caller frees *nb_id and *rec), 0 not found. */
+/*
+ * Fetch a record: 1 found (caller frees *nb_id and *rec), 0 not found,
+ * -1 unreadable.
+ */
 int
 store_exec_get(struct store *st, const char *exec_id, char **nb_id,
     void **rec, size_t *len)
 {
 	sqlite3_stmt	*s;
-	int		 found = 0;
+	int		 found = 0, rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT notebook_id, record FROM "
 	    "executions WHERE execution_id = ?", -1, &s, NULL) != SQLITE_OK)
 		return (-1);
 	sqlite3_bind_text(s, 1, exec_id, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(s) == SQLITE_ROW) {
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*nb_id = xstrdup((const char *)sqlite3_column_text(s, 0));
 		*len = (size_t)sqlite3_column_bytes(s, 1);
 		*rec = xmalloc(*len + 1);
 		memcpy(*rec, sqlite3_column_blob(s, 1), *len);
 		found = 1;
-	}
+	} else if (rc != SQLITE_DONE)
+		found = store_read_failed(st, "an execution record");
 	sqlite3_finalize(s);
 	return (found);
 }
@@ -381,6 +731,7 @@ store_exec_prune(struct store *st, const char *nb_id, int keep,
 	sqlite3_bind_int64(s, 2, since);
 	sqlite3_bind_int(s, 3, keep);
 	r = sqlite3_step(s);
+	store_wrote(st, r == SQLITE_DONE);
 	sqlite3_finalize(s);
 	return (r == SQLITE_DONE ? sqlite3_changes(st->db) : -1);
 }

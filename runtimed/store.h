@@ -25,8 +25,11 @@ struct store_room {
 typedef int (*store_room_cb)(const struct store_room *, void *);
 typedef int (*store_journal_cb)(uint64_t, const void *, size_t, void *);
 
+/* store.c */
 struct store	*store_open(const char *, char **);
 void		 store_close(struct store *);
+const char	*store_damage(struct store *);
+const char	*store_write_error(struct store *);
 int		 store_room_snapshot(struct store *, const struct store_room *,
 		     char **);
 int		 store_journal_append(struct store *, const char *, uint64_t,
@@ -43,5 +46,10 @@ int		 store_exec_put(struct store *, const char *, const char *,
 int		 store_exec_get(struct store *, const char *, char **,
 		     void **, size_t *);
 int		 store_exec_prune(struct store *, const char *, int, int64_t);
+
+/* store-recover.c */
+struct sqlite3;
+int		 store_recover_copy(struct sqlite3 *, struct sqlite3 *,
+		     char **);
 
 #endif

@@ -12,13 +12,25 @@
  *	rooms-client grace SOCK DIR		idle rooms unload
  *	rooms-client chaos SOCK DIR RUNTIMED EDITS KILLS
  *						edits under SIGKILL
+ *	rooms-client fault1 SOCK DIR		store faults: refused
+ *						mutations change nothing
+ *	rooms-client fault2 SOCK DIR ID CELL	after kill -9: bookkeeping
+ *						kept; a run under a fault
+ *	rooms-client fault3 SOCK ID		its outputs persisted
+ *	rooms-client fill SOCK ROOMS CELLS	untitled rooms of CELLS cells
+ *	rooms-client census SOCK		every room's cell count
+ *	rooms-client bigbatch SOCK N PER MAXMS	N inserts in batches of PER
+ *						while another client is served
+ *	rooms-client toobig SOCK N		one batch of N is refused
  */
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1245,6 +1257,526 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 	return (0);
 }
 
+/*
+ * Store faults (issue 10.3).  The daemon's writes past `limit` bytes of
+ * any file fail (RLIMIT_FSIZE, set on it with prlimit), so SQLite's
+ * commits fail with "database or disk is full" while a small notebook
+ * file can still be written.
+ */
+static void
+rc_fsize(int64_t pid, rlim_t limit)
+{
+	struct rlimit	rl;
+
+	rl.rlim_cur = rl.rlim_max = limit;
+	if (limit != RLIM_INFINITY && prlimit((pid_t)pid, RLIMIT_FSIZE, NULL,
+	    &rl) == 0)
+		rl.rlim_cur = limit;	/* keep the hard limit */
+	if (prlimit((pid_t)pid, RLIMIT_FSIZE, &rl, NULL) != 0)
+		rc_fail("prlimit %lld: %s", (long long)pid, strerror(errno));
+}
+
+/* {seq, dirty, metadata, cells} of ROOM_CONTENT, packed (caller frees). */
+static char *
+rc_state(int fd, size_t *len)
+{
+	msgpack_unpacked	 u;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	const char		*keys[] = { "seq", "dirty", "metadata", "cells" };
+	size_t			 i;
+
+	rc_get(fd, &u);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 0; i < 4; i++) {
+		if (proto_get(&u.data, keys[i]) == NULL)
+			rc_fail("ROOM_CONTENT has no %s", keys[i]);
+		msgpack_pack_object(&pk, *proto_get(&u.data, keys[i]));
+	}
+	msgpack_unpacked_destroy(&u);
+	*len = sb.size;
+	return (sb.data);
+}
+
+/* No ROOM_CHANGED about content reaches fd within ms. */
+static void
+rc_no_content_change(int fd, int ms, const char *what)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*k;
+	char			*cause = NULL;
+	int64_t			 deadline = util_mono_ms() + ms;
+	size_t			 i;
+	int			 left;
+
+	while ((left = (int)(deadline - util_mono_ms())) > 0) {
+		if (frameio_read(fd, left, &hdr, &u, &cause) != 0) {
+			free(cause);
+			return;
+		}
+		if (hdr.type == PROTO_MSG_ROOM_CHANGED &&
+		    (k = proto_get_array(&u.data, "kinds")) != NULL) {
+			for (i = 0; i < k->via.array.size; i++) {
+				if (!proto_obj_streq(&k->via.array.ptr[i],
+				    "kernel"))
+					rc_fail("%s: watchers were told of a "
+					    "change that was refused", what);
+			}
+		}
+		msgpack_unpacked_destroy(&u);
+	}
+}
+
+/* The fault's mutations, each a ROOM_EDIT body. */
+static void
+rc_fault_body(struct mpbuf *b, int which, char **c)
+{
+	rc_body(b, 1);
+	proto_pack_key(&b->pk, "edits");
+	switch (which) {
+	case 0:		/* a batch: insert, edit, delete */
+		msgpack_pack_array(&b->pk, 3);
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "insert");
+		proto_pack_str(&b->pk, "after", "BOTTOM");
+		proto_pack_str(&b->pk, "source", "retried");
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "edit");
+		proto_pack_str(&b->pk, "cell_id", c[1]);
+		proto_pack_str(&b->pk, "source", "TWO");
+		msgpack_pack_map(&b->pk, 2);
+		proto_pack_str(&b->pk, "op", "delete");
+		proto_pack_str(&b->pk, "cell_id", c[2]);
+		break;
+	case 1:		/* move */
+		msgpack_pack_array(&b->pk, 1);
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "move");
+		proto_pack_str(&b->pk, "after", "TOP");
+		proto_pack_key(&b->pk, "cell_ids");
+		msgpack_pack_array(&b->pk, 1);
+		proto_pack_cstr(&b->pk, c[2]);
+		break;
+	case 2:		/* clear outputs */
+		msgpack_pack_array(&b->pk, 1);
+		msgpack_pack_map(&b->pk, 2);
+		proto_pack_str(&b->pk, "op", "clear_outputs");
+		proto_pack_key(&b->pk, "cell_ids");
+		msgpack_pack_array(&b->pk, 1);
+		proto_pack_cstr(&b->pk, c[0]);
+		break;
+	case 3:		/* notebook metadata, where comments live */
+		msgpack_pack_array(&b->pk, 1);
+		msgpack_pack_map(&b->pk, 2);
+		proto_pack_str(&b->pk, "op", "notebook_metadata");
+		proto_pack_key(&b->pk, "metadata");
+		msgpack_pack_map(&b->pk, 1);
+		proto_pack_key(&b->pk, "runtimed");
+		msgpack_pack_map(&b->pk, 1);
+		proto_pack_str(&b->pk, "comments", "a comment");
+		break;
+	case 4:		/* cell metadata */
+		msgpack_pack_array(&b->pk, 1);
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "edit");
+		proto_pack_str(&b->pk, "cell_id", c[0]);
+		proto_pack_key(&b->pk, "metadata");
+		msgpack_pack_map(&b->pk, 1);
+		proto_pack_str(&b->pk, "tag", "x");
+		break;
+	}
+}
+
+/* DAEMON_STATUS warnings that contain needle: how many. */
+static int
+rc_status_warnings(int fd, const char *needle)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*w;
+	size_t			 i;
+	int			 n = 0;
+
+	rc_body(&b, 0);
+	rc_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
+	    PROTO_MSG_DAEMON_STATUS_REPLY, &u);
+	w = proto_get_array(&u.data, "warnings");
+	for (i = 0; w != NULL && i < w->via.array.size; i++) {
+		if (w->via.array.ptr[i].type == MSGPACK_OBJECT_STR &&
+		    memmem(w->via.array.ptr[i].via.str.ptr,
+		    w->via.array.ptr[i].via.str.size, needle,
+		    strlen(needle)) != NULL)
+			n++;
+	}
+	msgpack_unpacked_destroy(&u);
+	return (n);
+}
+
+static const char *rc_fault_names[] = { "edit batch", "move",
+    "clear_outputs", "notebook metadata (comments)", "cell metadata" };
+
+/*
+ * Phase 1: every mutation refused while the store cannot write leaves
+ * the room exactly as it was; a save writes the old content; once the
+ * fault is lifted the same batch applies once.  Prints the room id.
+ */
+static int
+rc_fault1(const char *sock, const char *dir)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct stat		 sb;
+	char			*id, *path, *wal, *c[3], *before, *after, *msg;
+	size_t			 blen, alen;
+	int64_t			 pid;
+	int			 a, w, i;
+
+	if ((a = rc_try_connect(sock, &pid)) == -1)
+		rc_fail("connect");
+	xasprintf(&path, "%s/f.ipynb", dir);
+	id = rc_create(a, path);
+	c[0] = rc_insert(a, "print('out1')", NULL);
+	rc_run(a, c[0]);
+	c[1] = rc_insert(a, "two", NULL);
+	rc_save(a, NULL, 0);
+	c[2] = rc_insert(a, "three", NULL);	/* journaled, not saved */
+	w = rc_connect(sock);
+	free(rc_open(w, "notebook_id", id));
+	usleep(500000);		/* let the outputs' journal entry land */
+	before = rc_state(a, &blen);
+
+	xasprintf(&wal, "%s/runtimed.db-wal", getenv("RUNTIMED_STATE_DIR"));
+	if (stat(wal, &sb) != 0)
+		rc_fail("%s: %s", wal, strerror(errno));
+	if (sb.st_size < 16384)
+		rc_fail("WAL too small (%lld) to fault past the notebook file",
+		    (long long)sb.st_size);
+	rc_fsize(pid, (rlim_t)sb.st_size);
+
+	for (i = 0; i < 5; i++) {
+		rc_fault_body(&b, i, c);
+		msg = rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b,
+		    "notebook_unavailable");
+		free(msg);
+		after = rc_state(a, &alen);
+		if (alen != blen || memcmp(before, after, blen) != 0)
+			rc_fail("%s refused but the notebook (or its seq or "
+			    "dirty flag) changed", rc_fault_names[i]);
+		free(after);
+		rc_no_content_change(w, 200, rc_fault_names[i]);
+		printf("ok: %s refused under a store fault; notebook, seq, "
+		    "dirty and watchers unchanged\n", rc_fault_names[i]);
+	}
+
+	if (rc_status_warnings(a, "cannot be written") != 1)
+		rc_fail("status does not say the store cannot write");
+	printf("ok: status warns that the store cannot write\n");
+
+	/* The file is small enough to write: the old content goes there. */
+	rc_save(a, NULL, 0);
+	if (rc_file_has(path, "three") != 1 || rc_file_has(path, "TWO") != 0 ||
+	    rc_file_has(path, "retried") != 0 ||
+	    rc_file_has(path, "a comment") != 0)
+		rc_fail("the save under the fault did not write the "
+		    "acknowledged content only");
+	printf("ok: save under the fault writes the acknowledged content\n");
+
+	rc_fsize(pid, RLIM_INFINITY);
+	rc_fault_body(&b, 0, c);
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_expect_sources(a, "print('out1')|TWO|retried");
+	printf("ok: fault lifted, the same batch applies once\n");
+	if (rc_status_warnings(a, "cannot be written") != 0)
+		rc_fail("status still warns after a write succeeded");
+	rc_save(a, NULL, 0);
+	if (rc_file_has(path, "retried") != 1)
+		rc_fail("saved file lacks the retried batch");
+	printf("%s %s %s\n", id, c[0], c[1]);
+	fflush(stdout);
+	free(before);
+	free(wal);
+	free(path);
+	pause();	/* the test kills the daemon under us */
+	return (0);
+}
+
+/*
+ * Phase 2, after kill -9: the save's bookkeeping caught up once the
+ * store could write (the room is clean); outputs that land while the
+ * store cannot write stay and are persisted when it can.
+ */
+static int
+rc_fault2(const char *sock, const char *dir, const char *id,
+    const char *cell)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*r;
+	struct stat		 sb;
+	char			*wal, *path;
+	int64_t			 pid;
+	int			 a, dirty;
+
+	if ((a = rc_try_connect(sock, &pid)) == -1)
+		rc_fail("connect");
+	if ((r = rc_list_find(a, id, &u)) == NULL)
+		rc_fail("room %s not in ROOM_LIST", id);
+	if (proto_get_bool(r, "dirty", &dirty) != 0 || dirty)
+		rc_fail("saved room is dirty after kill -9: the save's "
+		    "bookkeeping was lost");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: the save's bookkeeping reached the store\n");
+
+	xasprintf(&path, "%s/f.ipynb", dir);
+	free(rc_open(a, "path", path));
+	rc_expect_sources(a, "print('out1')|TWO|retried");
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "edit");
+	proto_pack_str(&b.pk, "cell_id", cell);
+	proto_pack_str(&b.pk, "source", "print('out2')");
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	xasprintf(&wal, "%s/runtimed.db-wal", getenv("RUNTIMED_STATE_DIR"));
+	if (stat(wal, &sb) != 0)
+		rc_fail("%s: %s", wal, strerror(errno));
+	rc_fsize(pid, (rlim_t)sb.st_size);
+	rc_run(a, cell);	/* its outputs land under the fault */
+	usleep(500000);
+	rc_fsize(pid, RLIM_INFINITY);
+	printf("ok: a run under the fault finished\n");
+	free(wal);
+	free(path);
+	printf("ready\n");
+	fflush(stdout);
+	pause();
+	return (0);
+}
+
+/* Phase 3, after kill -9: the run's outputs were persisted. */
+static int
+rc_fault3(const char *sock, const char *id)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*cells;
+	struct json_object	*j;
+	int			 a;
+
+	a = rc_connect(sock);
+	free(rc_open(a, "notebook_id", id));
+	rc_expect_sources(a, "print('out2')|TWO|retried");
+	rc_get(a, &u);
+	cells = proto_get_array(&u.data, "cells");
+	j = mpjson_unpack(proto_get(&cells->via.array.ptr[0], "outputs"));
+	if (j == NULL || strstr(json_object_to_json_string(j), "out2") ==
+	    NULL)
+		rc_fail("outputs of the run under the fault are lost: %s",
+		    j != NULL ? json_object_to_json_string(j) : "null");
+	json_object_put(j);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: outputs that landed under the fault were persisted\n");
+	return (0);
+}
+
+/* An untitled notebook of n cells, one insert per edit; prints its id. */
+static int
+rc_fill(const char *sock, int nrooms, int ncells)
+{
+	char	*id;
+	int	 a, i, j;
+
+	for (i = 0; i < nrooms; i++) {
+		a = rc_connect(sock);
+		id = rc_create(a, NULL);
+		for (j = 0; j < ncells; j++)
+			free(rc_insert(a, "print('a cell of some length')",
+			    NULL));
+		printf("%s\n", id);
+		free(id);
+		close(a);
+	}
+	return (0);
+}
+
+/*
+ * Every room the daemon knows, opened: "ID CELLS" per line (or "ID
+ * unavailable"), then "warnings N" from ROOM_LIST.
+ */
+static int
+rc_census(const char *sock)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u, c;
+	struct proto_header	 hdr;
+	const msgpack_object	*rooms, *w, *cells;
+	char			*id;
+	uint32_t		 rid;
+	size_t			 i;
+	int			 a, f;
+
+	a = rc_connect(sock);
+	rc_body(&b, 0);
+	rc_request(a, PROTO_MSG_ROOM_LIST, &b, PROTO_MSG_ROOM_LIST_REPLY, &u);
+	rooms = proto_get_array(&u.data, "rooms");
+	for (i = 0; rooms != NULL && i < rooms->via.array.size; i++) {
+		id = rc_str(&rooms->via.array.ptr[i], "notebook_id");
+		f = rc_connect(sock);
+		rc_body(&b, 1);
+		proto_pack_str(&b.pk, "notebook_id", id);
+		if (rc_send(f, PROTO_MSG_ROOM_OPEN, &b, &rid) != 0 ||
+		    rc_wait_reply(f, rid, 20000, &hdr, &c) != 0)
+			rc_fail("no reply to ROOM_OPEN");
+		cells = proto_get_array(&c.data, "cells");
+		if (hdr.type == PROTO_MSG_ROOM_JOINED && cells != NULL)
+			printf("%s %u\n", id, cells->via.array.size);
+		else
+			printf("%s unavailable\n", id);
+		msgpack_unpacked_destroy(&c);
+		close(f);
+		free(id);
+	}
+	w = proto_get_array(&u.data, "warnings");
+	printf("warnings %u\n", w != NULL ? w->via.array.size : 0);
+	msgpack_unpacked_destroy(&u);
+	return (0);
+}
+
+/* A ROOM_EDIT body of n inserts at BOTTOM, sources "x = first..." */
+static void
+rc_inserts(struct mpbuf *b, int first, int n)
+{
+	char	src[32];
+	int	i;
+
+	rc_body(b, 1);
+	proto_pack_key(&b->pk, "edits");
+	msgpack_pack_array(&b->pk, (size_t)n);
+	for (i = first; i < first + n; i++) {
+		snprintf(src, sizeof src, "x = %d", i);
+		msgpack_pack_map(&b->pk, 3);
+		proto_pack_str(&b->pk, "op", "insert");
+		proto_pack_str(&b->pk, "after", "BOTTOM");
+		proto_pack_str(&b->pk, "source", src);
+	}
+}
+
+/* One batch of n inserts is refused, saying to split it; nothing changes. */
+static int
+rc_toobig(const char *sock, int n)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*cells;
+	char			*msg;
+	int64_t			 t0;
+	int			 a;
+
+	a = rc_connect(sock);
+	free(rc_create(a, NULL));
+	rc_inserts(&b, 0, n);
+	t0 = util_mono_ms();
+	msg = rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b, "invalid_argument");
+	if (strstr(msg, "split") == NULL)
+		rc_fail("the refusal does not say to split the batch: %s", msg);
+	rc_get(a, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != 0)
+		rc_fail("a refused batch changed the notebook");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: one batch of %d inserts refused in %lld ms\n", n,
+	    (long long)(util_mono_ms() - t0));
+	free(msg);
+	return (0);
+}
+
+/*
+ * total inserts in batches of per on one connection while another client
+ * sends ROOM_GET every 5 ms on another room: prints the time and the
+ * worst wait of the other client meanwhile.  Exits 1 if that worst wait
+ * is over max_ms (0: only report).
+ */
+static int
+rc_bigbatch(const char *sock, int total, int per, int max_ms)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	const msgpack_object	*cells;
+	int64_t			 t0, t1, worst = 0, lat;
+	uint32_t		 rid;
+	int			 a, o, i, p[2], probes = 0, status, n;
+	pid_t			 pid;
+
+	a = rc_connect(sock);
+	free(rc_create(a, NULL));
+	o = rc_connect(sock);
+	free(rc_create(o, NULL));
+	free(rc_insert(o, "the other client's cell", NULL));
+	if (pipe(p) != 0)
+		rc_fail("pipe");
+	t0 = util_mono_ms();
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		for (i = 0; i < total; i += per) {
+			n = total - i < per ? total - i : per;
+			rc_inserts(&b, i, n);
+			if (rc_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
+			    rc_wait_reply(a, rid, 60000, &hdr, &u) != 0)
+				_exit(2);
+			cells = proto_get_array(&u.data, "cells");
+			if (hdr.type != PROTO_MSG_ROOM_EDIT_REPLY ||
+			    cells == NULL ||
+			    cells->via.array.size != (uint32_t)n) {
+				fprintf(stderr, "rooms-client: batch answered "
+				    "%s\n", proto_msg_name(hdr.type));
+				_exit(3);
+			}
+			msgpack_unpacked_destroy(&u);
+		}
+		t1 = util_mono_ms();
+		if (write(p[1], &t1, sizeof t1) != sizeof t1)
+			_exit(4);
+		_exit(0);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd	pfd = { p[0], POLLIN, 0 };
+
+		if (poll(&pfd, 1, 5) == 1)
+			break;
+		lat = util_mono_ms();
+		rc_get(o, &u);
+		msgpack_unpacked_destroy(&u);
+		lat = util_mono_ms() - lat;
+		probes++;
+		if (lat > worst)
+			worst = lat;
+	}
+	if (read(p[0], &t1, sizeof t1) != sizeof t1)
+		t1 = -1;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || t1 < 0)
+		rc_fail("inserting %d cells failed (status %d)", total, status);
+	rc_get(a, &u);
+	cells = proto_get_array(&u.data, "cells");
+	if (cells == NULL || cells->via.array.size != (uint32_t)total)
+		rc_fail("the notebook does not have %d cells", total);
+	msgpack_unpacked_destroy(&u);
+	printf("%d inserts in batches of %d: %lld ms; another client's worst "
+	    "wait meanwhile: %lld ms over %d requests\n", total, per,
+	    (long long)(t1 - t0), (long long)worst, probes);
+	rc_expect_sources(o, "the other client's cell");
+	if (max_ms > 0 && worst > max_ms)
+		rc_fail("another client waited %lld ms (limit %d)",
+		    (long long)worst, max_ms);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1265,7 +1797,24 @@ main(int argc, char **argv)
 	if (argc == 7 && strcmp(argv[1], "chaos") == 0)
 		return (rc_chaos(argv[2], argv[3], argv[4], atoi(argv[5]),
 		    atoi(argv[6])));
+	if (argc == 4 && strcmp(argv[1], "fault1") == 0)
+		return (rc_fault1(argv[2], argv[3]));
+	if (argc == 6 && strcmp(argv[1], "fault2") == 0)
+		return (rc_fault2(argv[2], argv[3], argv[4], argv[5]));
+	if (argc == 4 && strcmp(argv[1], "fault3") == 0)
+		return (rc_fault3(argv[2], argv[3]));
+	if (argc == 5 && strcmp(argv[1], "fill") == 0)
+		return (rc_fill(argv[2], atoi(argv[3]), atoi(argv[4])));
+	if (argc == 3 && strcmp(argv[1], "census") == 0)
+		return (rc_census(argv[2]));
+	if (argc == 6 && strcmp(argv[1], "bigbatch") == 0)
+		return (rc_bigbatch(argv[2], atoi(argv[3]), atoi(argv[4]),
+		    atoi(argv[5])));
+	if (argc == 4 && strcmp(argv[1], "toobig") == 0)
+		return (rc_toobig(argv[2], atoi(argv[3])));
 	fprintf(stderr, "usage: rooms-client durable1|durable2|durable3|"
-	    "changes|watch|grace|chaos SOCK ...\n");
+	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census|bigbatch|"
+	    "toobig "
+	    "SOCK ...\n");
 	return (2);
 }

@@ -421,3 +421,120 @@ Test(edit, unknown_type_survives_other_edits)
 	free(after);
 	room_nb_free(nb);
 }
+
+/*
+ * A batch prepared and then dropped (its journal commit failed) leaves
+ * the notebook exactly as it was: the same cells, sources, outputs and
+ * metadata; committing the same batch afterwards applies it once.
+ */
+Test(edit, prepared_then_aborted_changes_nothing)
+{
+	struct room_nb		*nb = nb_three();
+	struct room_nb_result	 res;
+	struct room_nb_pending	*p;
+	struct room_cell	*cells[3];
+	struct edit_batch	 e;
+	const msgpack_object	*edits;
+	char			*before, *after, *cause = NULL;
+	const char		*code;
+	int			 i;
+
+	for (i = 0; i < 3; i++)
+		cells[i] = nb->cells[i];
+	before = nb_dump(nb);
+	batch_begin(&e, 5);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "source", "new");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	proto_pack_key(&e.b.pk, "metadata");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "keep", "changed");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "clear_outputs");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	proto_pack_cstr(&e.b.pk, "aaaa");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "bbbb");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "notebook_metadata");
+	proto_pack_key(&e.b.pk, "metadata");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "x", "y");
+	edits = batch_end(&e);
+
+	cr_assert_eq(room_nb_edit_prepare(nb, edits, 0, NULL, &res, &p,
+	    &cause, &code), 0, "%s", cause);
+	room_nb_result_free(&res);
+	room_nb_edit_abort(nb, p);
+	after = nb_dump(nb);
+	cr_assert_str_eq(after, before);
+	cr_assert_eq(nb->ncells, 3);
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(nb->cells[i], cells[i]);
+		cr_assert_eq(nb->cells[i]->mark, 0);
+	}
+	free(after);
+
+	cr_assert_eq(room_nb_edit_prepare(nb, edits, 0, NULL, &res, &p,
+	    &cause, &code), 0, "%s", cause);
+	room_nb_result_free(&res);
+	room_nb_edit_commit(nb, p);
+	cr_assert_eq(nb->ncells, 3);
+	cr_assert_str_eq(nb->cells[2]->source, "new");
+	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 0);
+	free(before);
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* Inserts after one another, moves and deletes in one long batch. */
+Test(edit, long_batch_keeps_order)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids, *dump;
+	size_t			 n;
+	int			 index, i;
+	const char		*code;
+
+	/* 300 inserts each after the previous one, then move aaaa last. */
+	batch_begin(&e, 302);
+	for (i = 0; i < 300; i++) {
+		char	src[16];
+
+		snprintf(src, sizeof src, "s%d", i);
+		msgpack_pack_map(&e.b.pk, 3);
+		proto_pack_str(&e.b.pk, "op", "insert");
+		proto_pack_str(&e.b.pk, "after", i == 0 ? "TOP" : "BOTTOM");
+		proto_pack_str(&e.b.pk, "source", src);
+	}
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_str(&e.b.pk, "after", "BOTTOM");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	proto_pack_cstr(&e.b.pk, "aaaa");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_int(&e.b.pk, "cell_id", 1);	/* bbbb, by start index */
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	cr_assert_eq(nb->ncells, 302);
+	cr_assert_str_eq(nb->cells[0]->source, "s0");
+	cr_assert_str_eq(nb->cells[1]->source, "c = 3");
+	cr_assert_str_eq(nb->cells[2]->source, "s1");
+	cr_assert_str_eq(nb->cells[300]->source, "s299");
+	cr_assert_str_eq(nb->cells[301]->id, "aaaa");
+	for (i = 0; i < 302; i++)
+		cr_assert_eq(room_nb_find(nb, nb->cells[i]->id, NULL),
+		    nb->cells[i], "ids are not unique");
+	dump = nb_dump(nb);
+	free(dump);
+	ids_free(ids, n);
+	batch_free(&e);
+	room_nb_free(nb);
+}
