@@ -83,6 +83,9 @@ pid_t	 agent_kernel_pid(struct agent_kernel *);
 struct kernelspec *agent_kernel_spec(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);
+int	 agent_kernel_send_parent(struct agent_kernel *, enum agent_channel,
+	     const char *, struct json_object *, struct json_object *,
+	     char *);
 int	 agent_kernel_interrupt(struct agent_kernel *, char **);
 void	 agent_kernel_shutdown(struct agent_kernel *, int,
 	     void (*)(struct agent_kernel *, void *), void *);
