@@ -64,6 +64,8 @@ extern char **environ;
 #define AGENT_KERNEL_HUNG_MS		30000
 /* Shutdown escalation: request, SIGTERM, SIGKILL, each given 2 s. */
 #define AGENT_KERNEL_STOP_MS		2000
+/* Signatures remembered against replays, as jupyter_client's 2^16. */
+#define AGENT_KERNEL_SEEN		32768
 /* How much of the kernel's stderr to keep for error messages. */
 #define AGENT_KERNEL_TAIL		4096
 /* Where kernels listen, and how often a port race is retried. */
@@ -98,6 +100,7 @@ struct agent_kernel {
 	int			 start_timeout;	/* killed for not answering */
 	char			 key[65];
 	char			 session[37];
+	struct agent_wire_seen	*seen;		/* signatures of this key */
 
 	void			*zctx;
 	struct agent_kernel_sock socks[AGENT_NCHANNELS];
@@ -187,6 +190,7 @@ agent_kernel_free(struct agent_kernel *k)
 	free(k->kill_reason);
 	zmq_ctx_term(k->zctx);
 	kernelspec_free(k->spec);
+	agent_wire_seen_free(k->seen);
 	free(k->kernel_id);
 	free(k->cwd);
 	free(k->runtime_dir);
@@ -876,6 +880,8 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	}
 	agent_wire_hex(raw, sizeof raw, k->key);
 	OPENSSL_cleanse(raw, sizeof raw);
+	agent_wire_seen_free(k->seen);
+	k->seen = agent_wire_seen_create(AGENT_KERNEL_SEEN);
 
 	/* The kernel id is the daemon's; keep only safe characters. */
 	for (i = 0; i < 8 && k->kernel_id[i] != '\0'; i++) {
@@ -1102,6 +1108,12 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 		log_warnx("dropped a message from the kernel on channel %d: "
 		    "%s", s->channel, cause);
 		free(cause);
+	} else if (agent_wire_seen_check(k->seen,
+	    agent_wire_msg_signature(m)) != 0) {
+		log_warnx("dropped a replayed %s on channel %d: its "
+		    "signature was seen before", agent_wire_msg_type(m),
+		    s->channel);
+		agent_wire_msg_free(m);
 	} else {
 		log_debug("%s: channel %d %s parent %s", __func__, s->channel,
 		    agent_wire_msg_type(m),

@@ -403,6 +403,86 @@ write_racer(void)
 	write_spec("racer-always", argv, "python");
 }
 
+/*
+ * A kernel that is a real ZeroMQ peer written for the test (pyzmq and
+ * Python's hmac): it answers kernel_info, and for each execute_request
+ * publishes one stream message twice, byte for byte (a replay), one
+ * with a bad signature, and sends its execute_reply twice.
+ */
+static void
+write_replayer(void)
+{
+	char	path[1024], argv[2048];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/replayer.py", datadir);
+	CHECK((f = fopen(path, "w")) != NULL, "fopen %s", path);
+	fputs("import datetime, hashlib, hmac, json, sys, uuid, zmq\n"
+	    "c = json.load(open(sys.argv[1]))\n"
+	    "key = c['key'].encode()\n"
+	    "ctx = zmq.Context()\n"
+	    "def bind(kind, port):\n"
+	    "    s = ctx.socket(kind)\n"
+	    "    s.bind('tcp://%s:%d' % (c['ip'], c[port]))\n"
+	    "    return s\n"
+	    "shell = bind(zmq.ROUTER, 'shell_port')\n"
+	    "control = bind(zmq.ROUTER, 'control_port')\n"
+	    "stdin = bind(zmq.ROUTER, 'stdin_port')\n"
+	    "iopub = bind(zmq.PUB, 'iopub_port')\n"
+	    "hb = bind(zmq.REP, 'hb_port')\n"
+	    "def msg(t, parent, content):\n"
+	    "    h = {'msg_id': uuid.uuid4().hex, 'msg_type': t,\n"
+	    "         'session': 'replayer', 'username': 'test',\n"
+	    "         'date': datetime.datetime.utcnow().isoformat() + 'Z',\n"
+	    "         'version': '5.3'}\n"
+	    "    parts = [json.dumps(x).encode()\n"
+	    "             for x in (h, parent, {}, content)]\n"
+	    "    sig = hmac.new(key, b''.join(parts), hashlib.sha256)\n"
+	    "    return [b'<IDS|MSG>', sig.hexdigest().encode()] + parts\n"
+	    "def status(parent, state):\n"
+	    "    iopub.send_multipart(msg('status', parent,\n"
+	    "                             {'execution_state': state}))\n"
+	    "poller = zmq.Poller()\n"
+	    "for s in (shell, control, hb):\n"
+	    "    poller.register(s, zmq.POLLIN)\n"
+	    "while True:\n"
+	    "    for s, _ in poller.poll():\n"
+	    "        if s is hb:\n"
+	    "            hb.send(hb.recv())\n"
+	    "            continue\n"
+	    "        f = s.recv_multipart()\n"
+	    "        i = f.index(b'<IDS|MSG>')\n"
+	    "        ids, header = f[:i], json.loads(f[i + 2])\n"
+	    "        t = header['msg_type']\n"
+	    "        if t == 'kernel_info_request':\n"
+	    "            status(header, 'busy')\n"
+	    "            s.send_multipart(ids + msg('kernel_info_reply', header,\n"
+	    "                {'status': 'ok', 'protocol_version': '5.3',\n"
+	    "                 'language_info': {'name': 'python'}}))\n"
+	    "            status(header, 'idle')\n"
+	    "        elif t == 'execute_request':\n"
+	    "            status(header, 'busy')\n"
+	    "            m = msg('stream', header,\n"
+	    "                    {'name': 'stdout', 'text': 'once\\n'})\n"
+	    "            iopub.send_multipart(m)\n"
+	    "            iopub.send_multipart(m)\n"
+	    "            bad = msg('stream', header,\n"
+	    "                      {'name': 'stdout', 'text': 'forged\\n'})\n"
+	    "            bad[1] = b'0' * 64\n"
+	    "            iopub.send_multipart(bad)\n"
+	    "            r = msg('execute_reply', header,\n"
+	    "                    {'status': 'ok', 'execution_count': 1})\n"
+	    "            s.send_multipart(ids + r)\n"
+	    "            s.send_multipart(ids + r)\n"
+	    "            status(header, 'idle')\n"
+	    "        elif t == 'shutdown_request':\n"
+	    "            sys.exit(0)\n", f);
+	fclose(f);
+	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
+	    "\"{connection_file}\"]", path);
+	write_spec("replayer", argv, "python");
+}
+
 /* The last port a thief took, from its note; 0 if none. */
 static int
 stolen_port(int *count)
@@ -1305,6 +1385,24 @@ main(int argc, char **argv)
 	    err);
 	printf("port stolen every time (%lld ms): %s\n", (long long)ms, err);
 	free(err);
+
+	/*
+	 * A signed message replayed byte for byte is dropped, as Jupyter's
+	 * Session drops a digest it has seen; a bad signature is dropped.
+	 */
+	write_replayer();
+	want_name = "replayer";
+	kpid2 = start("replayer", &ms, &err);
+	CHECK(kpid2 > 0, "replayer: %s", err);
+	for (i = 0; i < 3; i++) {
+		execute("anything", &r, 0);
+		text = streams(&r, "stdout");
+		CHECK(strcmp(r.status, "ok") == 0 && strcmp(text, "once\n") == 0,
+		    "replayed or forged output accepted: '%s'", text);
+		free((char *)text);
+		run_free(&r);
+	}
+	printf("replayed and forged messages dropped, 3 runs\n");
 	close(dfd);
 	dfd = -1;
 	CHECK(WIFEXITED(wait_agent()), "agent exit");
