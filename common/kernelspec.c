@@ -65,7 +65,9 @@ kernelspec_dirs_add(char ***dirs, size_t *n, const char *dir)
 static int
 kernelspec_envset(const char *name)
 {
-	static const char	*off[] = { "no", "n", "false", "off", "0", "0.0" };
+	static const char	*off[] = {
+		"no", "n", "false", "off", "0", "0.0"
+	};
 	const char		*v;
 	size_t			 i;
 

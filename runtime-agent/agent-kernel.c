@@ -96,11 +96,11 @@ struct agent_kernel {
 	char			*runtime_dir;
 	char			*conn_file;
 	int			 ports[AGENT_NCHANNELS];
-	int			 tries;		/* launches of this start */
-	int			 start_timeout;	/* killed for not answering */
+	int			 tries;		/* launches so far */
+	int			 start_timeout;	/* no kernel_info */
 	char			 key[65];
 	char			 session[37];
-	struct agent_wire_seen	*seen;		/* signatures of this key */
+	struct agent_wire_seen	*seen;		/* against replays */
 
 	void			*zctx;
 	struct agent_kernel_sock socks[AGENT_NCHANNELS];
@@ -123,8 +123,8 @@ struct agent_kernel {
 	struct event		*hb_ev;
 	int			 hb_pending;
 	int64_t			 hb_ok_ms;	/* last echo */
-	int			 was_running;	/* a cell at the last check */
-	int64_t			 interrupt_ms;	/* last SIGINT, 0 none */
+	int			 was_running;	/* a cell, last check */
+	int64_t			 interrupt_ms;	/* last SIGINT */
 	int			 unresponsive;
 	int64_t			 unresponsive_ms;
 	int64_t			 hung_ms;

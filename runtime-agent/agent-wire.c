@@ -49,7 +49,7 @@ struct agent_wire_msg {
 
 struct agent_wire_seen {
 	size_t		 remember;	/* entries per generation */
-	size_t		 slots;		/* per table: a power of 2 >= 2x */
+	size_t		 slots;		/* per table: 2^n >= 2x */
 	unsigned char	*table[2];	/* all-zero slot is empty */
 	size_t		 count[2];
 	int		 cur;

@@ -135,7 +135,7 @@ struct run {
 	int			 nstream;	/* stream frames */
 	int			 clear;
 	int			 nupdate;	/* update_display_data */
-	int			 nunresponsive;	/* AGENT_STATUS unresponsive */
+	int			 nunresponsive;	/* AGENT_STATUS */
 };
 
 static void
@@ -456,7 +456,8 @@ write_replayer(void)
 	    "        t = header['msg_type']\n"
 	    "        if t == 'kernel_info_request':\n"
 	    "            status(header, 'busy')\n"
-	    "            s.send_multipart(ids + msg('kernel_info_reply', header,\n"
+	    "            s.send_multipart(ids + msg('kernel_info_reply',\n"
+	    "                header,\n"
 	    "                {'status': 'ok', 'protocol_version': '5.3',\n"
 	    "                 'language_info': {'name': 'python'}}))\n"
 	    "            status(header, 'idle')\n"
@@ -702,11 +703,11 @@ struct family {
 	const char	*result;	/* the value 42 */
 	const char	*result_type;	/* its output_type */
 	const char	*result_plain;	/* its text/plain */
-	const char	*display;	/* display_data, text/plain "shown" */
+	const char	*display;	/* display_data "shown" */
 	const char	*error;		/* fails */
 	const char	*ename;		/* part of its ename */
 	const char	*to_stderr;	/* writes "e" to stderr */
-	const char	*ask;		/* asks for input (allow_stdin false) */
+	const char	*ask;		/* asks for input */
 	const char	*busy;		/* busy for 4 s */
 	const char	*sleep;		/* busy for 30 s */
 	const char	*set;		/* x = 1 */
@@ -1397,7 +1398,8 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++) {
 		execute("anything", &r, 0);
 		text = streams(&r, "stdout");
-		CHECK(strcmp(r.status, "ok") == 0 && strcmp(text, "once\n") == 0,
+		CHECK(strcmp(r.status, "ok") == 0 &&
+		    strcmp(text, "once\n") == 0,
 		    "replayed or forged output accepted: '%s'", text);
 		free((char *)text);
 		run_free(&r);
