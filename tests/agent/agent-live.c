@@ -4,6 +4,9 @@
  * frameio calls.  Prints the start time and the median round trip of
  * `1+1` over 50 runs.  Run through agent-live.sh (timeout watchdog).
  *
+ * With AGENT_LIVE_BENCH=N it only measures: N starts of python3 and 20
+ * `1+1` after each, medians printed (docs/decisions/008).
+ *
  * `test-agent-live KERNEL` runs the family test instead on another
  * kernelspec (ir, xpython): every output type, a busy cell longer than
  * the hang bound, a stopped kernel, interrupt, restart.  It exits 77
@@ -990,6 +993,53 @@ family(char *path, const struct family *f)
 	return (0);
 }
 
+/* AGENT_LIVE_BENCH: n starts, each followed by 20 runs of 1+1. */
+static int
+bench(char *path, int n)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	struct run		 r;
+	int64_t			 st[64], rt[64 * 20], ms, t0;
+	char			*err;
+	uint32_t		 id;
+	int			 i, j;
+
+	if (n < 1 || n > 64)
+		n = 10;
+	spawn_agent(path);
+	for (i = 0; i < n; i++) {
+		CHECK(start("python3", &ms, &err) > 0, "start: %s", err);
+		st[i] = ms;
+		for (j = 0; j < 20; j++) {
+			t0 = util_now_us();
+			execute("1+1", &r, 1);
+			CHECK(strcmp(r.status, "ok") == 0, "1+1");
+			run_free(&r);
+			rt[i * 20 + j] = util_now_us() - t0;
+		}
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 0);
+		id = next_id++;
+		sendf(PROTO_MSG_AGENT_SHUTDOWN, id, &b);
+		mpbuf_free(&b);
+		reply(id, &hdr, &u);
+		msgpack_unpacked_destroy(&u);
+	}
+	qsort(st, n, sizeof st[0], cmp64);
+	qsort(rt, n * 20, sizeof rt[0], cmp64);
+	printf("bench: %d starts: median %lld ms (min %lld, max %lld); "
+	    "1+1 x %d: median %.2f ms\n", n, (long long)st[n / 2],
+	    (long long)st[0], (long long)st[n - 1], n * 20,
+	    rt[n * 10] / 1000.0);
+	close(dfd);
+	dfd = -1;
+	wait_agent();
+	free(path);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1020,6 +1070,8 @@ main(int argc, char **argv)
 	path = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR);
 	CHECK(path != NULL, "runtimed-agent not found");
 	printf("agent: %s\n", path);
+	if (getenv("AGENT_LIVE_BENCH") != NULL)
+		return (bench(path, atoi(getenv("AGENT_LIVE_BENCH"))));
 	if (argc > 1) {
 		for (i = 0; i < (int)(sizeof families / sizeof families[0]);
 		    i++) {
