@@ -46,7 +46,10 @@
 
 extern char **environ;
 
-/* Slow joiner: probe every 100 ms, give up after 30 s. */
+/*
+ * Slow joiner: probe every 100 ms, give up after 30 s (env
+ * RUNTIMED_KERNEL_START_SECS).
+ */
 #define AGENT_KERNEL_PROBE_MS		100
 #define AGENT_KERNEL_START_MS		30000
 /*
@@ -128,6 +131,7 @@ struct agent_kernel {
 	int			 unresponsive;
 	int64_t			 unresponsive_ms;
 	int64_t			 hung_ms;
+	int64_t			 start_max_ms;
 	char			*kill_reason;
 
 	struct event		*stop_ev;
@@ -153,6 +157,10 @@ agent_kernel_create(struct event_base *base, struct kernelspec *spec,
 
 	k = xcalloc(1, sizeof *k);
 	k->hung_ms = AGENT_KERNEL_HUNG_MS;
+	k->start_max_ms = AGENT_KERNEL_START_MS;
+	if ((env = getenv("RUNTIMED_KERNEL_START_SECS")) != NULL &&
+	    atoi(env) > 0)
+		k->start_max_ms = (int64_t)atoi(env) * 1000;
 	if ((env = getenv("RUNTIMED_KERNEL_HUNG_SECS")) != NULL &&
 	    atoi(env) > 0)
 		k->hung_ms = (int64_t)atoi(env) * 1000;
@@ -645,10 +653,10 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 
 	if (k->state != AGENT_KERNEL_STARTING || k->start_timeout)
 		return;
-	if (util_mono_ms() - k->start_ms > AGENT_KERNEL_START_MS) {
+	if (util_mono_ms() - k->start_ms > k->start_max_ms) {
 		/* Kill it now; the reap retries or reports (_start_failed). */
 		log_warnx("kernel %s did not answer kernel_info within %d s",
-		    kernelspec_name(k->spec), AGENT_KERNEL_START_MS / 1000);
+		    kernelspec_name(k->spec), (int)(k->start_max_ms / 1000));
 		k->start_timeout = 1;
 		killpg(k->pid, SIGKILL);
 		return;
@@ -937,7 +945,7 @@ agent_kernel_start_failed(struct agent_kernel *k, const char *reason)
 	if (k->start_timeout)
 		xasprintf(&why, "kernel %s did not answer kernel_info within "
 		    "%d s%s (stderr: %s)", kernelspec_name(k->spec),
-		    AGENT_KERNEL_START_MS / 1000, conflict != NULL ? conflict :
+		    (int)(k->start_max_ms / 1000), conflict != NULL ? conflict :
 		    "", tail);
 	else
 		xasprintf(&why, "kernel %s %s during startup%s (stderr: %s)",

@@ -361,7 +361,8 @@ write_spec(const char *name, const char *argv, const char *language)
  * and listens on the shell port from a child in its own session (out of
  * reach of the agent's killpg), as another program could between the
  * agent's choice of ports and the kernel's bind.  "once" steals on the
- * first launch only; "always" on each and then fails as a kernel would.
+ * first launch only; "always" on each and then fails as a kernel would;
+ * "hang" steals on the first launch and then never answers.
  */
 static void
 write_racer(void)
@@ -395,6 +396,8 @@ write_racer(void)
 	    "    os.read(r, 1)\n"
 	    "    if mode == 'always':\n"
 	    "        sys.exit('Address already in use: port %d' % port)\n"
+	    "    if mode == 'hang':\n"
+	    "        time.sleep(600)\n"
 	    "os.execv(sys.executable, [sys.executable, '-m', "
 	    "'ipykernel_launcher', '-f', conn])\n", f);
 	fclose(f);
@@ -404,6 +407,9 @@ write_racer(void)
 	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
 	    "\"{connection_file}\", \"always\"]", path);
 	write_spec("racer-always", argv, "python");
+	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
+	    "\"{connection_file}\", \"hang\"]", path);
+	write_spec("racer-hang", argv, "python");
 }
 
 /*
@@ -1457,6 +1463,27 @@ main(int argc, char **argv)
 		run_free(&r);
 	}
 	printf("replayed and forged messages dropped, 3 runs\n");
+	close(dfd);
+	dfd = -1;
+	CHECK(WIFEXITED(wait_agent()), "agent exit");
+
+	/*
+	 * The race again, but the kernel does not exit: it is killed at the
+	 * start bound (3 s here), and then started on new ports.
+	 */
+	setenv("RUNTIMED_KERNEL_START_SECS", "3", 1);
+	spawn_agent(path);
+	want_name = "racer-hang";
+	stolen_port(&i);
+	kpid2 = start("racer-hang", &ms, &err);
+	port = stolen_port(&n);
+	CHECK(kpid2 > 0 && n == i + 1 && ms >= 3000, "racer-hang (%d "
+	    "thieves, %lld ms): %s", n - i, (long long)ms, err);
+	conn = conn_file_check(rdir);
+	CHECK(port != conn_port(conn, "shell_port"), "same port %d", port);
+	json_object_put(conn);
+	printf("port race with a silent kernel: ready on new ports after "
+	    "%lld ms\n", (long long)ms);
 	close(dfd);
 	dfd = -1;
 	CHECK(WIFEXITED(wait_agent()), "agent exit");
