@@ -6,8 +6,10 @@
  * searched in Jupyter's order: each entry of $JUPYTER_PATH, then the user
  * data dir ($JUPYTER_DATA_DIR, else $XDG_DATA_HOME/jupyter, else
  * ~/.local/share/jupyter), then the Python prefix's share/jupyter
- * ($CONDA_PREFIX or $VIRTUAL_ENV when set), /usr/local/share/jupyter and
- * /usr/share/jupyter (the prefix of Debian's python3).  Names are
+ * ($CONDA_PREFIX or $VIRTUAL_ENV when set), then the system dirs:
+ * /usr/local/share/jupyter and /usr/share/jupyter (also the prefix of
+ * Debian's python3), or with $JUPYTER_PLATFORM_DIRS set, as jupyter_core
+ * 5 does, each $XDG_DATA_DIRS entry's jupyter.  Names are
  * case-insensitive and the first dir that has a match wins.  There is
  * no Python here, so {prefix} (sys.prefix for jupyter_client) is the
  * directory above share/jupyter when the spec lives in such a tree, else
@@ -59,6 +61,56 @@ kernelspec_dirs_add(char ***dirs, size_t *n, const char *dir)
 	(*dirs)[(*n)++] = xstrdup(dir);
 }
 
+/* Is an environment flag set, as jupyter_core's envset reads it? */
+static int
+kernelspec_envset(const char *name)
+{
+	static const char	*off[] = {
+		"no", "n", "false", "off", "0", "0.0"
+	};
+	const char		*v;
+	size_t			 i;
+
+	if ((v = getenv(name)) == NULL)
+		return (0);
+	for (i = 0; i < sizeof off / sizeof off[0]; i++) {
+		if (strcasecmp(v, off[i]) == 0)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * The system data dirs.  jupyter_core hard-codes /usr/local/share/jupyter
+ * and /usr/share/jupyter, unless JUPYTER_PLATFORM_DIRS is set: then they
+ * are platformdirs' site_data_dir, each entry of $XDG_DATA_DIRS (default
+ * /usr/local/share:/usr/share) with /jupyter appended.
+ */
+static void
+kernelspec_dirs_system(char ***dirs, size_t *n)
+{
+	const char	*env;
+	char		*copy, *next, *tok, *path;
+
+	if (!kernelspec_envset("JUPYTER_PLATFORM_DIRS")) {
+		kernelspec_dirs_add(dirs, n, "/usr/local/share/jupyter");
+		kernelspec_dirs_add(dirs, n, "/usr/share/jupyter");
+		return;
+	}
+	env = getenv("XDG_DATA_DIRS");
+	if (env == NULL || env[strspn(env, " \t\n")] == '\0')
+		env = "/usr/local/share:/usr/share";
+	copy = next = xstrdup(env);
+	while ((tok = strsep(&next, ":")) != NULL) {
+		if (*tok == '\0')
+			continue;
+		xasprintf(&path, "%s/jupyter", tok);
+		kernelspec_dirs_add(dirs, n, path);
+		free(path);
+	}
+	free(copy);
+}
+
 /* The data dirs in search order; caller frees with _dirs_free. */
 char **
 kernelspec_dirs(size_t *n)
@@ -100,15 +152,7 @@ kernelspec_dirs(size_t *n)
 		kernelspec_dirs_add(&dirs, n, path);
 		free(path);
 	}
-	/* sys.prefix of the Python an activated environment points at. */
-	if (((env = getenv("CONDA_PREFIX")) != NULL && *env != '\0') ||
-	    ((env = getenv("VIRTUAL_ENV")) != NULL && *env != '\0')) {
-		xasprintf(&path, "%s/share/jupyter", env);
-		kernelspec_dirs_add(&dirs, n, path);
-		free(path);
-	}
-	kernelspec_dirs_add(&dirs, n, "/usr/local/share/jupyter");
-	kernelspec_dirs_add(&dirs, n, "/usr/share/jupyter");
+	kernelspec_dirs_system(&dirs, n);
 	return (dirs);
 }
 

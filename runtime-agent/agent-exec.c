@@ -534,6 +534,9 @@ agent_exec_reply(struct agent_exec *e, struct json_object *content)
 	const char		*s;
 
 	s = agent_exec_string(content, "status");
+	/* "abort" is the old spelling (IRkernel's, for an interrupt). */
+	if (s != NULL && strcmp(s, "abort") == 0)
+		s = "aborted";
 	if (s == NULL || (strcmp(s, "ok") != 0 && strcmp(s, "error") != 0 &&
 	    strcmp(s, "aborted") != 0))
 		s = "error";
@@ -546,6 +549,40 @@ agent_exec_reply(struct agent_exec *e, struct json_object *content)
 	agent_exec_maybe_done(e);
 }
 
+/*
+ * An input_request although allow_stdin was false (IRkernel asks
+ * anyway, and would wait forever): answer with an empty line and say so
+ * in the cell's stderr.
+ */
+static void
+agent_exec_input(struct agent_kernel *k, struct agent_wire_msg *m)
+{
+	struct agent_exec	*e;
+	struct json_object	*content;
+	const char		*parent = agent_wire_msg_parent_id(m);
+	const char		*prompt;
+	char			*text, msg_id[37];
+
+	prompt = agent_exec_string(agent_wire_msg_content(m), "prompt");
+	TAILQ_FOREACH(e, &agent_exec_list, entry) {
+		if (parent != NULL && strcmp(e->msg_id, parent) == 0)
+			break;
+	}
+	if (e != NULL) {
+		xasprintf(&text, "[runtimed: the kernel asked for input (%s) "
+		    "and got an empty line: cells cannot be answered]\n",
+		    prompt != NULL && *prompt != '\0' ? prompt : "no prompt");
+		agent_exec_stream(e, "stderr", text, strlen(text));
+		free(text);
+	}
+	content = json_object_new_object();
+	json_object_object_add(content, "value", json_object_new_string(""));
+	if (agent_kernel_send_parent(k, AGENT_CHANNEL_STDIN, "input_reply",
+	    content, agent_wire_msg_header(m), msg_id) != 0)
+		log_warnx("cannot answer input_request");
+	json_object_put(content);
+}
+
 /* A message from the kernel on shell or iopub once it is ready. */
 void
 agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
@@ -556,8 +593,10 @@ agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
 	const char		*type = agent_wire_msg_type(m);
 
 	if (channel == AGENT_CHANNEL_STDIN) {
-		/* allow_stdin is false, so this should never come. */
-		log_warnx("unexpected %s on stdin", type);
+		if (strcmp(type, "input_request") == 0)
+			agent_exec_input(k, m);
+		else
+			log_warnx("unexpected %s on stdin", type);
 		return;
 	}
 	if (parent == NULL)

@@ -7,6 +7,14 @@
  * for the kernel to answer kernel_info, reaps it, and shuts it down with
  * the same escalation as jupyter_client (request, SIGTERM, SIGKILL).
  *
+ * Kernels listen on tcp 127.0.0.1, on ports chosen as jupyter_client
+ * chooses them (bound to port 0 together, then released), because tcp
+ * is the one transport every kernel implements; docs/decisions/008.  A
+ * port can be taken by someone else between our choice and the kernel's
+ * bind: a kernel that fails to start while one of its ports is held by
+ * another process is started again on new ports, a bounded number of
+ * times.
+ *
  * ZMQ_FD is edge-triggered: it only says "the state of this socket
  * changed".  So every wakeup, and every send (which can consume that
  * edge), is followed by reading ZMQ_EVENTS and receiving until no
@@ -14,8 +22,12 @@
  */
 
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <zmq.h>
 
@@ -33,25 +46,34 @@
 
 extern char **environ;
 
-/* Slow joiner: probe every 100 ms, give up after 30 s. */
+/*
+ * Slow joiner: probe every 100 ms, give up after 30 s (env
+ * RUNTIMED_KERNEL_START_SECS).
+ */
 #define AGENT_KERNEL_PROBE_MS		100
 #define AGENT_KERNEL_START_MS		30000
 /*
- * Liveness: a heartbeat echo every second and, while a cell runs, a
- * kernel_info on control (answered by its own thread even while Python
- * is busy).  A missed echo or a probe unanswered for 2 s makes the
- * kernel "unresponsive"; unresponsive for AGENT_KERNEL_HUNG_MS (env
- * RUNTIMED_KERNEL_HUNG_SECS) it is killed and reported dead.
+ * Liveness: a heartbeat ping every second.  Between cells every kernel
+ * echoes, so an echo missing for 1.5 s makes it "unresponsive".  While a
+ * cell runs, silence proves nothing: ipykernel and xeus echo from a
+ * thread, IRkernel only between cells, and a long computation is not a
+ * hang.  Then only a stopped process (state T or t in /proc) is
+ * unresponsive.  Unresponsive for AGENT_KERNEL_HUNG_MS (env
+ * RUNTIMED_KERNEL_HUNG_SECS) the kernel is killed and reported dead.
  */
 #define AGENT_KERNEL_HB_MS		1000
-#define AGENT_KERNEL_CONTROL_MS		2000
+/* A kernel dying this soon after SIGINT died of the interrupt. */
+#define AGENT_KERNEL_INTERRUPT_MS	5000
 #define AGENT_KERNEL_HUNG_MS		30000
 /* Shutdown escalation: request, SIGTERM, SIGKILL, each given 2 s. */
 #define AGENT_KERNEL_STOP_MS		2000
+/* Signatures remembered against replays, as jupyter_client's 2^16. */
+#define AGENT_KERNEL_SEEN		32768
 /* How much of the kernel's stderr to keep for error messages. */
 #define AGENT_KERNEL_TAIL		4096
-/* sun_path is 108 bytes on Linux; leave room for "-N". */
-#define AGENT_KERNEL_IPC_MAX		100
+/* Where kernels listen, and how often a port race is retried. */
+#define AGENT_KERNEL_IP			"127.0.0.1"
+#define AGENT_KERNEL_START_TRIES	3
 
 enum agent_kernel_state {
 	AGENT_KERNEL_NONE,		/* never started */
@@ -59,15 +81,6 @@ enum agent_kernel_state {
 	AGENT_KERNEL_READY,
 	AGENT_KERNEL_STOPPING,		/* shutdown escalation running */
 	AGENT_KERNEL_DEAD,		/* exited; may be started again */
-};
-
-/* Port numbers double as ipc path suffixes. */
-enum agent_kernel_port {
-	AGENT_PORT_SHELL = 1,
-	AGENT_PORT_IOPUB,
-	AGENT_PORT_STDIN,
-	AGENT_PORT_CONTROL,
-	AGENT_PORT_HB,
 };
 
 struct agent_kernel_sock {
@@ -85,9 +98,12 @@ struct agent_kernel {
 	char			*cwd;
 	char			*runtime_dir;
 	char			*conn_file;
-	char			*ipc_prefix;
+	int			 ports[AGENT_NCHANNELS];
+	int			 tries;		/* launches so far */
+	int			 start_timeout;	/* no kernel_info */
 	char			 key[65];
 	char			 session[37];
+	struct agent_wire_seen	*seen;		/* against replays */
 
 	void			*zctx;
 	struct agent_kernel_sock socks[AGENT_NCHANNELS];
@@ -110,11 +126,12 @@ struct agent_kernel {
 	struct event		*hb_ev;
 	int			 hb_pending;
 	int64_t			 hb_ok_ms;	/* last echo */
-	char			 probe_id[37];	/* control kernel_info */
-	int64_t			 probe_ms;	/* sent; 0 none pending */
+	int			 was_running;	/* a cell, last check */
+	int64_t			 interrupt_ms;	/* last SIGINT */
 	int			 unresponsive;
 	int64_t			 unresponsive_ms;
 	int64_t			 hung_ms;
+	int64_t			 start_max_ms;
 	char			*kill_reason;
 
 	struct event		*stop_ev;
@@ -140,6 +157,10 @@ agent_kernel_create(struct event_base *base, struct kernelspec *spec,
 
 	k = xcalloc(1, sizeof *k);
 	k->hung_ms = AGENT_KERNEL_HUNG_MS;
+	k->start_max_ms = AGENT_KERNEL_START_MS;
+	if ((env = getenv("RUNTIMED_KERNEL_START_SECS")) != NULL &&
+	    atoi(env) > 0)
+		k->start_max_ms = (int64_t)atoi(env) * 1000;
 	if ((env = getenv("RUNTIMED_KERNEL_HUNG_SECS")) != NULL &&
 	    atoi(env) > 0)
 		k->hung_ms = (int64_t)atoi(env) * 1000;
@@ -177,11 +198,11 @@ agent_kernel_free(struct agent_kernel *k)
 	free(k->kill_reason);
 	zmq_ctx_term(k->zctx);
 	kernelspec_free(k->spec);
+	agent_wire_seen_free(k->seen);
 	free(k->kernel_id);
 	free(k->cwd);
 	free(k->runtime_dir);
 	free(k->conn_file);
-	free(k->ipc_prefix);
 	free(k);
 }
 
@@ -340,20 +361,20 @@ agent_kernel_write_conn(struct agent_kernel *k, char **cause)
 
 	obj = json_object_new_object();
 	json_object_object_add(obj, "shell_port",
-	    json_object_new_int(AGENT_PORT_SHELL));
+	    json_object_new_int(k->ports[AGENT_CHANNEL_SHELL]));
 	json_object_object_add(obj, "iopub_port",
-	    json_object_new_int(AGENT_PORT_IOPUB));
+	    json_object_new_int(k->ports[AGENT_CHANNEL_IOPUB]));
 	json_object_object_add(obj, "stdin_port",
-	    json_object_new_int(AGENT_PORT_STDIN));
+	    json_object_new_int(k->ports[AGENT_CHANNEL_STDIN]));
 	json_object_object_add(obj, "control_port",
-	    json_object_new_int(AGENT_PORT_CONTROL));
+	    json_object_new_int(k->ports[AGENT_CHANNEL_CONTROL]));
 	json_object_object_add(obj, "hb_port",
-	    json_object_new_int(AGENT_PORT_HB));
+	    json_object_new_int(k->ports[AGENT_CHANNEL_HB]));
 	json_object_object_add(obj, "ip",
-	    json_object_new_string(k->ipc_prefix));
+	    json_object_new_string(AGENT_KERNEL_IP));
 	json_object_object_add(obj, "key", json_object_new_string(k->key));
 	json_object_object_add(obj, "transport",
-	    json_object_new_string("ipc"));
+	    json_object_new_string("tcp"));
 	json_object_object_add(obj, "signature_scheme",
 	    json_object_new_string("hmac-sha256"));
 	json_object_object_add(obj, "kernel_name",
@@ -382,13 +403,79 @@ agent_kernel_write_conn(struct agent_kernel *k, char **cause)
 	return (0);
 }
 
-/* Endpoint for one port; caller frees. */
+/*
+ * Choose the five ports as jupyter_client does: bind that many sockets
+ * to port 0 at once (so the ports differ), note them, close them.
+ */
+static int
+agent_kernel_pick_ports(struct agent_kernel *k, char **cause)
+{
+	struct sockaddr_in	 sin;
+	socklen_t		 len;
+	int			 fds[AGENT_NCHANNELS], i, rc = 0;
+
+	for (i = 0; i < AGENT_NCHANNELS; i++)
+		fds[i] = -1;
+	for (i = 0; i < AGENT_NCHANNELS; i++) {
+		memset(&sin, 0, sizeof sin);
+		sin.sin_family = AF_INET;
+		sin.sin_port = 0;
+		inet_pton(AF_INET, AGENT_KERNEL_IP, &sin.sin_addr);
+		len = sizeof sin;
+		if ((fds[i] = socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC,
+		    0)) == -1 ||
+		    bind(fds[i], (struct sockaddr *)&sin, sizeof sin) == -1 ||
+		    getsockname(fds[i], (struct sockaddr *)&sin, &len) == -1) {
+			xasprintf(cause, "cannot choose a port on %s: %s",
+			    AGENT_KERNEL_IP, strerror(errno));
+			rc = -1;
+			break;
+		}
+		k->ports[i] = ntohs(sin.sin_port);
+	}
+	for (i = 0; i < AGENT_NCHANNELS; i++) {
+		if (fds[i] != -1)
+			close(fds[i]);
+	}
+	return (rc);
+}
+
+/*
+ * After a failed start: the first of our ports another process holds
+ * (it cannot be bound even with SO_REUSEADDR, which only TIME_WAIT
+ * passes), or 0.
+ */
+static int
+agent_kernel_port_taken(struct agent_kernel *k)
+{
+	struct sockaddr_in	 sin;
+	int			 fd, i, one = 1, taken = 0;
+
+	for (i = 0; i < AGENT_NCHANNELS && taken == 0; i++) {
+		if (k->ports[i] == 0)
+			continue;
+		memset(&sin, 0, sizeof sin);
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons(k->ports[i]);
+		inet_pton(AF_INET, AGENT_KERNEL_IP, &sin.sin_addr);
+		if ((fd = socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC, 0)) == -1)
+			return (0);
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(fd, (struct sockaddr *)&sin, sizeof sin) == -1 &&
+		    errno == EADDRINUSE)
+			taken = k->ports[i];
+		close(fd);
+	}
+	return (taken);
+}
+
+/* Endpoint for one channel; caller frees. */
 static char *
-agent_kernel_endpoint(struct agent_kernel *k, int port)
+agent_kernel_endpoint(struct agent_kernel *k, enum agent_channel channel)
 {
 	char	*ep;
 
-	xasprintf(&ep, "ipc://%s-%d", k->ipc_prefix, port);
+	xasprintf(&ep, "tcp://%s:%d", AGENT_KERNEL_IP, k->ports[channel]);
 	return (ep);
 }
 
@@ -401,7 +488,7 @@ agent_kernel_sock_cb(evutil_socket_t fd, short events, void *arg)
 /* Create and connect one socket and hook its ZMQ_FD into libevent. */
 static int
 agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
-    int type, int port, char **cause)
+    int type, char **cause)
 {
 	struct agent_kernel_sock	*s = &k->socks[channel];
 	char				*ep;
@@ -426,7 +513,7 @@ agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
 	if (type == ZMQ_SUB && zmq_setsockopt(s->zs, ZMQ_RCVHWM, &hwm,
 	    sizeof hwm) != 0)
 		goto fail;
-	ep = agent_kernel_endpoint(k, port);
+	ep = agent_kernel_endpoint(k, channel);
 	if (zmq_connect(s->zs, ep) != 0) {
 		free(ep);
 		goto fail;
@@ -440,7 +527,7 @@ agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
 	return (0);
 
 fail:
-	xasprintf(cause, "zmq socket for port %d: %s", port,
+	xasprintf(cause, "zmq socket for port %d: %s", k->ports[channel],
 	    zmq_strerror(zmq_errno()));
 	return (-1);
 }
@@ -562,22 +649,16 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct agent_kernel	*k = arg;
 	struct timeval		 tv = { 0, AGENT_KERNEL_PROBE_MS * 1000 };
-	char			 msg_id[37], *tail, *why;
+	char			 msg_id[37];
 
-	if (k->state != AGENT_KERNEL_STARTING)
+	if (k->state != AGENT_KERNEL_STARTING || k->start_timeout)
 		return;
-	if (util_mono_ms() - k->start_ms > AGENT_KERNEL_START_MS) {
-		tail = agent_kernel_tail(k);
-		xasprintf(&why, "kernel %s did not answer kernel_info within "
-		    "%d s (stderr: %s)", kernelspec_name(k->spec),
-		    AGENT_KERNEL_START_MS / 1000, tail);
-		free(tail);
-		/* Kill it now; the reap finishes the cleanup. */
-		k->state = AGENT_KERNEL_STOPPING;
-		k->stop_stage = 2;
+	if (util_mono_ms() - k->start_ms > k->start_max_ms) {
+		/* Kill it now; the reap retries or reports (_start_failed). */
+		log_warnx("kernel %s did not answer kernel_info within %d s",
+		    kernelspec_name(k->spec), (int)(k->start_max_ms / 1000));
+		k->start_timeout = 1;
 		killpg(k->pid, SIGKILL);
-		agent_failed(k, why);
-		free(why);
 		return;
 	}
 	/*
@@ -599,6 +680,28 @@ agent_kernel_hb_echo(struct agent_kernel *k)
 	agent_kernel_check(k);
 }
 
+/* Is the kernel process stopped (SIGSTOP, a debugger)? */
+static int
+agent_kernel_is_stopped(struct agent_kernel *k)
+{
+	char	 path[64], buf[512], *cp;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
+	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
+		return (0);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (0);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, even ") ". */
+	if ((cp = strrchr(buf, ')')) == NULL || cp[1] != ' ')
+		return (0);
+	return (cp[2] == 'T' || cp[2] == 't');
+}
+
 /*
  * Decide whether the kernel is responsive and say so when that changes;
  * kill it when it has not been for too long.
@@ -609,15 +712,20 @@ agent_kernel_check(struct agent_kernel *k)
 	int64_t	 now = util_mono_ms();
 	char	*why = NULL;
 
+	int	 running = agent_exec_running();
+
 	if (k->state != AGENT_KERNEL_READY)
 		return;
-	if (now - k->hb_ok_ms > AGENT_KERNEL_HB_MS + AGENT_KERNEL_HB_MS / 2)
+	/* A kernel that was deaf during a cell gets a ping's grace after. */
+	if (k->was_running && !running)
+		k->hb_ok_ms = now;
+	k->was_running = running;
+	if (agent_kernel_is_stopped(k))
+		why = xstrdup("the kernel process is stopped");
+	else if (!running && now - k->hb_ok_ms > AGENT_KERNEL_HB_MS +
+	    AGENT_KERNEL_HB_MS / 2)
 		xasprintf(&why, "no heartbeat for %lld ms",
 		    (long long)(now - k->hb_ok_ms));
-	else if (k->probe_ms != 0 &&
-	    now - k->probe_ms > AGENT_KERNEL_CONTROL_MS)
-		xasprintf(&why, "no kernel_info reply on control for %lld ms",
-		    (long long)(now - k->probe_ms));
 	if (why != NULL && !k->unresponsive) {
 		k->unresponsive = 1;
 		k->unresponsive_ms = now;
@@ -641,8 +749,7 @@ agent_kernel_check(struct agent_kernel *k)
 
 /*
  * Once a second: ping the heartbeat (a REQ socket whose echo never came
- * is stuck waiting, so it is replaced), and while a cell runs ask
- * control for kernel_info.
+ * is stuck waiting, so it is replaced) and check.
  */
 static void
 agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
@@ -663,7 +770,7 @@ agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
 			zmq_close(s->zs);
 		s->zs = NULL;
 		if (agent_kernel_connect(k, AGENT_CHANNEL_HB, ZMQ_REQ,
-		    AGENT_PORT_HB, &cause) != 0) {
+		    &cause) != 0) {
 			log_warnx("heartbeat: %s", cause);
 			free(cause);
 		}
@@ -672,63 +779,27 @@ agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
 	if (s->zs != NULL && zmq_send(s->zs, "ping", 4, ZMQ_DONTWAIT) == 4)
 		k->hb_pending = 1;
 	agent_kernel_drain(s);
-	if (agent_exec_running() && k->probe_ms == 0) {
-		k->probe_ms = util_mono_ms();
-		if (agent_kernel_send(k, AGENT_CHANNEL_CONTROL,
-		    "kernel_info_request", NULL, k->probe_id) != 0)
-			k->probe_ms = 0;
-	}
 	agent_kernel_check(k);
 	if (k->state == AGENT_KERNEL_READY)
 		evtimer_add(k->hb_ev, &tv);
 }
 
 /*
- * Launch the kernel and start probing it.  The result arrives later
- * through agent_ready or agent_failed.  Returns -1 with
- * cause if it could not even be launched.
+ * One launch: new ports, the connection file, fork and exec, connect.
+ * Returns -1 with cause if the kernel could not even be launched.
  */
-int
-agent_kernel_start(struct agent_kernel *k, char **cause)
+static int
+agent_kernel_launch(struct agent_kernel *k, char **cause)
 {
-	unsigned char	 raw[32];
-	char		 shortid[9], **argv, **envp;
+	char		**argv, **envp;
 	int		 errpipe[2];
-	size_t		 i;
 	pid_t		 pid, parent = getpid();
 
-	if (agent_kernel_is_running(k)) {
-		*cause = xstrdup("kernel is already running");
-		return (-1);
-	}
-
-	util_uuid(k->session);
-	if (RAND_bytes(raw, sizeof raw) != 1) {
-		*cause = xstrdup("RAND_bytes failed");
-		return (-1);
-	}
-	agent_wire_hex(raw, sizeof raw, k->key);
-
-	/* The kernel id is the daemon's; keep only safe characters. */
-	for (i = 0; i < 8 && k->kernel_id[i] != '\0'; i++) {
-		shortid[i] = k->kernel_id[i];
-		if (!(shortid[i] >= '0' && shortid[i] <= '9') &&
-		    !(shortid[i] >= 'a' && shortid[i] <= 'z') &&
-		    !(shortid[i] >= 'A' && shortid[i] <= 'Z'))
-			shortid[i] = '_';
-	}
-	shortid[i] = '\0';
-	free(k->ipc_prefix);
-	free(k->conn_file);
-	xasprintf(&k->ipc_prefix, "%s/k-%s", k->runtime_dir, shortid);
-	xasprintf(&k->conn_file, "%s/kernel-%s.json", k->runtime_dir,
-	    shortid);
+	k->tries++;
+	k->start_timeout = 0;
 	k->err_taillen = k->err_linelen = 0;
-	if (strlen(k->ipc_prefix) > AGENT_KERNEL_IPC_MAX) {
-		xasprintf(cause, "runtime directory path too long for ipc "
-		    "sockets: %s", k->runtime_dir);
+	if (agent_kernel_pick_ports(k, cause) != 0)
 		return (-1);
-	}
 	if (agent_kernel_write_conn(k, cause) != 0)
 		return (-1);
 
@@ -739,8 +810,11 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	}
 	argv = kernelspec_argv(k->spec, k->conn_file);
 	envp = agent_kernel_envp(k);
-	log_info("starting kernel %s: %s ...", kernelspec_name(k->spec),
-	    argv[0]);
+	log_info("starting kernel %s: %s ... (ports %d-%d-%d-%d-%d, try %d)",
+	    kernelspec_name(k->spec), argv[0], k->ports[AGENT_CHANNEL_SHELL],
+	    k->ports[AGENT_CHANNEL_IOPUB], k->ports[AGENT_CHANNEL_STDIN],
+	    k->ports[AGENT_CHANNEL_CONTROL], k->ports[AGENT_CHANNEL_HB],
+	    k->tries);
 
 	pid = fork();
 	if (pid == 0)
@@ -766,15 +840,15 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	event_add(k->err_ev, NULL);
 
 	if (agent_kernel_connect(k, AGENT_CHANNEL_SHELL, ZMQ_DEALER,
-	    AGENT_PORT_SHELL, cause) != 0 ||
+	    cause) != 0 ||
 	    agent_kernel_connect(k, AGENT_CHANNEL_CONTROL, ZMQ_DEALER,
-	    AGENT_PORT_CONTROL, cause) != 0 ||
+	    cause) != 0 ||
 	    agent_kernel_connect(k, AGENT_CHANNEL_STDIN, ZMQ_DEALER,
-	    AGENT_PORT_STDIN, cause) != 0 ||
+	    cause) != 0 ||
 	    agent_kernel_connect(k, AGENT_CHANNEL_IOPUB, ZMQ_SUB,
-	    AGENT_PORT_IOPUB, cause) != 0 ||
+	    cause) != 0 ||
 	    agent_kernel_connect(k, AGENT_CHANNEL_HB, ZMQ_REQ,
-	    AGENT_PORT_HB, cause) != 0) {
+	    cause) != 0) {
 		/* The reap will clean up once it is gone. */
 		k->state = AGENT_KERNEL_STOPPING;
 		k->stop_stage = 2;
@@ -790,12 +864,104 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	return (0);
 }
 
+/*
+ * Launch the kernel and start probing it.  The result arrives later
+ * through agent_ready or agent_failed.  Returns -1 with
+ * cause if it could not even be launched.
+ */
+int
+agent_kernel_start(struct agent_kernel *k, char **cause)
+{
+	unsigned char	 raw[32];
+	char		 shortid[9];
+	size_t		 i;
+
+	if (agent_kernel_is_running(k)) {
+		*cause = xstrdup("kernel is already running");
+		return (-1);
+	}
+
+	util_uuid(k->session);
+	if (RAND_bytes(raw, sizeof raw) != 1) {
+		*cause = xstrdup("RAND_bytes failed");
+		return (-1);
+	}
+	agent_wire_hex(raw, sizeof raw, k->key);
+	OPENSSL_cleanse(raw, sizeof raw);
+	agent_wire_seen_free(k->seen);
+	k->seen = agent_wire_seen_create(AGENT_KERNEL_SEEN);
+
+	/* The kernel id is the daemon's; keep only safe characters. */
+	for (i = 0; i < 8 && k->kernel_id[i] != '\0'; i++) {
+		shortid[i] = k->kernel_id[i];
+		if (!(shortid[i] >= '0' && shortid[i] <= '9') &&
+		    !(shortid[i] >= 'a' && shortid[i] <= 'z') &&
+		    !(shortid[i] >= 'A' && shortid[i] <= 'Z'))
+			shortid[i] = '_';
+	}
+	shortid[i] = '\0';
+	free(k->conn_file);
+	xasprintf(&k->conn_file, "%s/kernel-%s.json", k->runtime_dir,
+	    shortid);
+	k->tries = 0;
+	return (agent_kernel_launch(k, cause));
+}
+
+/*
+ * The kernel exited, or was killed for not answering, before it was
+ * ready.  If another process holds one of its ports, that is the race
+ * between choosing ports and the kernel's bind: launch it again on new
+ * ones, up to AGENT_KERNEL_START_TRIES times.  Otherwise, or past the
+ * bound, report why.
+ */
+static void
+agent_kernel_start_failed(struct agent_kernel *k, const char *reason)
+{
+	char	*tail, *why, *cause, *conflict = NULL;
+	int	 port;
+
+	tail = agent_kernel_tail(k);
+	port = agent_kernel_port_taken(k);
+	agent_kernel_close(k);
+	if (port != 0) {
+		log_warnx("kernel %s: port %d on %s is held by another "
+		    "process (try %d of %d)", kernelspec_name(k->spec), port,
+		    AGENT_KERNEL_IP, k->tries, AGENT_KERNEL_START_TRIES);
+		if (k->tries < AGENT_KERNEL_START_TRIES) {
+			free(tail);
+			if (agent_kernel_launch(k, &cause) == 0)
+				return;
+			agent_kernel_close(k);
+			xasprintf(&why, "kernel %s: %s",
+			    kernelspec_name(k->spec), cause);
+			free(cause);
+			agent_failed(k, why);
+			free(why);
+			return;
+		}
+		xasprintf(&conflict, "; port %d on %s was taken by another "
+		    "process, %d tries", port, AGENT_KERNEL_IP, k->tries);
+	}
+	if (k->start_timeout)
+		xasprintf(&why, "kernel %s did not answer kernel_info within "
+		    "%d s%s (stderr: %s)", kernelspec_name(k->spec),
+		    (int)(k->start_max_ms / 1000), conflict != NULL ? conflict :
+		    "", tail);
+	else
+		xasprintf(&why, "kernel %s %s during startup%s (stderr: %s)",
+		    kernelspec_name(k->spec), reason, conflict != NULL ?
+		    conflict : "", tail);
+	free(conflict);
+	free(tail);
+	agent_failed(k, why);
+	free(why);
+}
+
 /* Close sockets, timers and files of the current run. */
 static void
 agent_kernel_close(struct agent_kernel *k)
 {
 	struct agent_kernel_sock	*s;
-	char				*path;
 	int				 i;
 
 	for (i = 0; i < AGENT_NCHANNELS; i++) {
@@ -818,7 +984,8 @@ agent_kernel_close(struct agent_kernel *k)
 		k->hb_ev = NULL;
 	}
 	k->hb_pending = 0;
-	k->probe_ms = 0;
+	k->was_running = 0;
+	k->interrupt_ms = 0;
 	k->unresponsive = 0;
 	if (k->err_ev != NULL) {
 		event_free(k->err_ev);
@@ -832,13 +999,6 @@ agent_kernel_close(struct agent_kernel *k)
 	k->info = NULL;
 	if (k->conn_file != NULL)
 		unlink(k->conn_file);
-	if (k->ipc_prefix != NULL) {
-		for (i = AGENT_PORT_SHELL; i <= AGENT_PORT_HB; i++) {
-			xasprintf(&path, "%s-%d", k->ipc_prefix, i);
-			unlink(path);
-			free(path);
-		}
-	}
 }
 
 /*
@@ -849,13 +1009,23 @@ int
 agent_kernel_send(struct agent_kernel *k, enum agent_channel channel,
     const char *msg_type, struct json_object *content, char *msg_id)
 {
+	return (agent_kernel_send_parent(k, channel, msg_type, content, NULL,
+	    msg_id));
+}
+
+/* Send a message answering parent (a header), as input_reply does. */
+int
+agent_kernel_send_parent(struct agent_kernel *k, enum agent_channel channel,
+    const char *msg_type, struct json_object *content,
+    struct json_object *parent, char *msg_id)
+{
 	struct agent_kernel_sock	*s = &k->socks[channel];
 	char				*parts[AGENT_WIRE_NPARTS];
 	int				 i, rc = 0;
 
 	if (s->zs == NULL)
 		return (-1);
-	if (agent_wire_encode(k->key, k->session, msg_type, content, NULL,
+	if (agent_wire_encode(k->key, k->session, msg_type, content, parent,
 	    msg_id, parts) != 0) {
 		log_warnx("cannot sign %s", msg_type);
 		return (-1);
@@ -910,7 +1080,6 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 	struct agent_kernel	*k = s->k;
 	struct agent_wire_msg	*m;
 	zmq_msg_t		*msgs = NULL;
-	int			 rc;
 	struct agent_wire_frame	*frames = NULL;
 	size_t			 n = 0, i;
 	char			*cause;
@@ -947,20 +1116,18 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 		log_warnx("dropped a message from the kernel on channel %d: "
 		    "%s", s->channel, cause);
 		free(cause);
+	} else if (agent_wire_seen_check(k->seen,
+	    agent_wire_msg_signature(m)) != 0) {
+		log_warnx("dropped a replayed %s on channel %d: its "
+		    "signature was seen before", agent_wire_msg_type(m),
+		    s->channel);
+		agent_wire_msg_free(m);
 	} else {
 		log_debug("%s: channel %d %s parent %s", __func__, s->channel,
 		    agent_wire_msg_type(m),
 		    agent_wire_msg_parent_id(m) != NULL ?
 		    agent_wire_msg_parent_id(m) : "-");
-		rc = 0;
-		if (s->channel == AGENT_CHANNEL_CONTROL &&
-		    k->probe_ms != 0 && agent_wire_msg_parent_id(m) != NULL &&
-		    strcmp(agent_wire_msg_parent_id(m), k->probe_id) == 0) {
-			k->probe_ms = 0;
-			rc = 1;
-			agent_kernel_check(k);
-		}
-		switch (rc ? AGENT_KERNEL_NONE : k->state) {
+		switch (k->state) {
 		case AGENT_KERNEL_STARTING:
 			agent_kernel_starting(k, s->channel, m);
 			break;
@@ -1027,6 +1194,7 @@ agent_kernel_interrupt(struct agent_kernel *k, char **cause)
 		xasprintf(cause, "killpg: %s", strerror(errno));
 		return (-1);
 	}
+	k->interrupt_ms = util_mono_ms();
 	return (0);
 }
 
@@ -1123,7 +1291,7 @@ agent_kernel_sigchld(struct agent_kernel *k)
 {
 	siginfo_t		 si;
 	enum agent_kernel_state	 was = k->state;
-	char			*reason, *tail, *why;
+	char			*reason, *why;
 	int			 status, i;
 
 	if (k->pid <= 0)
@@ -1146,6 +1314,15 @@ agent_kernel_sigchld(struct agent_kernel *k)
 		xasprintf(&reason, "killed by signal %d", WTERMSIG(status));
 	else
 		reason = xstrdup("exited");
+	/* xeus-python, for one, ends on SIGINT instead of interrupting. */
+	if (was == AGENT_KERNEL_READY && k->interrupt_ms != 0 &&
+	    util_mono_ms() - k->interrupt_ms < AGENT_KERNEL_INTERRUPT_MS) {
+		why = reason;
+		xasprintf(&reason, "%s on the interrupt (SIGINT): kernel %s "
+		    "cannot interrupt a cell and ends instead; restart it",
+		    why, kernelspec_name(k->spec));
+		free(why);
+	}
 	log_info("kernel %ld %s", (long)k->pid, reason);
 	k->pid = -1;
 
@@ -1157,13 +1334,7 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	k->state = AGENT_KERNEL_DEAD;
 	switch (was) {
 	case AGENT_KERNEL_STARTING:
-		tail = agent_kernel_tail(k);
-		xasprintf(&why, "kernel %s %s during startup (stderr: %s)",
-		    kernelspec_name(k->spec), reason, tail);
-		free(tail);
-		agent_kernel_close(k);
-		agent_failed(k, why);
-		free(why);
+		agent_kernel_start_failed(k, reason);
 		break;
 	case AGENT_KERNEL_READY:
 		agent_kernel_close(k);

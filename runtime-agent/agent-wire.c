@@ -6,6 +6,13 @@
  * HMAC-SHA256 of the four JSON parts keyed with the connection file's
  * key; buffers are not signed.  Frames are passed in as plain
  * (pointer, length) pairs so this file can be tested on its own.
+ *
+ * A signature is valid once: like jupyter_client's Session (its digest
+ * history), the agent remembers the signatures of the messages it
+ * accepted and drops one it has seen, so a message captured and sent
+ * again is not taken twice.  The memory is bounded: two generations of
+ * `remember` signatures each; when the current one is full the older is
+ * forgotten, so at least the last `remember` are always known.
  */
 
 #include <sys/time.h>
@@ -34,6 +41,18 @@ struct agent_wire_msg {
 	const char		*msg_id;
 	const char		*parent_id;
 	size_t			 nbuffers;
+	char			 signature[65];
+};
+
+/* Bytes of a signature kept: half of HMAC-SHA256, 2^-128 to collide. */
+#define AGENT_WIRE_SEEN_BYTES	16
+
+struct agent_wire_seen {
+	size_t		 remember;	/* entries per generation */
+	size_t		 slots;		/* per table: 2^n >= 2x */
+	unsigned char	*table[2];	/* all-zero slot is empty */
+	size_t		 count[2];
+	int		 cur;
 };
 
 static EVP_MAC	*agent_wire_mac;
@@ -300,7 +319,114 @@ agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
 	m->msg_id = agent_wire_string(m->header, "msg_id");
 	m->parent_id = agent_wire_string(m->parent, "msg_id");
 	m->nbuffers = n - (size_t)d - 1 - AGENT_WIRE_NPARTS;
+	memcpy(m->signature, expect, sizeof m->signature);
 	return (m);
+}
+
+/* The signature the message carried (hex; empty without a key). */
+const char *
+agent_wire_msg_signature(struct agent_wire_msg *m)
+{
+	return (m->signature);
+}
+
+/* A history remembering at least remember signatures. */
+struct agent_wire_seen *
+agent_wire_seen_create(size_t remember)
+{
+	struct agent_wire_seen	*h;
+
+	h = xcalloc(1, sizeof *h);
+	h->remember = remember > 0 ? remember : 1;
+	h->slots = 2;
+	while (h->slots < 2 * h->remember)
+		h->slots *= 2;
+	h->table[0] = xcalloc(h->slots, AGENT_WIRE_SEEN_BYTES);
+	h->table[1] = xcalloc(h->slots, AGENT_WIRE_SEEN_BYTES);
+	return (h);
+}
+
+void
+agent_wire_seen_free(struct agent_wire_seen *h)
+{
+	if (h == NULL)
+		return;
+	free(h->table[0]);
+	free(h->table[1]);
+	free(h);
+}
+
+/* How many signatures are remembered now (at most 2 x remember). */
+size_t
+agent_wire_seen_count(struct agent_wire_seen *h)
+{
+	return (h->count[0] + h->count[1]);
+}
+
+/*
+ * Find d in table t: its slot, or the empty slot where it would go.  The
+ * digest is uniformly random, so its first bytes are the hash.
+ */
+static unsigned char *
+agent_wire_seen_slot(struct agent_wire_seen *h, int t,
+    const unsigned char *d, int *found)
+{
+	static const unsigned char	 zero[AGENT_WIRE_SEEN_BYTES];
+	unsigned char			*slot;
+	uint64_t			 hash;
+	size_t				 i;
+
+	memcpy(&hash, d, sizeof hash);
+	for (i = hash & (h->slots - 1);; i = (i + 1) & (h->slots - 1)) {
+		slot = h->table[t] + i * AGENT_WIRE_SEEN_BYTES;
+		if (memcmp(slot, d, AGENT_WIRE_SEEN_BYTES) == 0) {
+			*found = 1;
+			return (slot);
+		}
+		if (memcmp(slot, zero, AGENT_WIRE_SEEN_BYTES) == 0) {
+			*found = 0;
+			return (slot);
+		}
+	}
+}
+
+/*
+ * Record a signature (hex, as agent_wire_msg_signature gives it).
+ * Returns 0 the first time, -1 for one already seen: a replay.  An empty
+ * signature (no key) is never tracked, as jupyter_client does.
+ */
+int
+agent_wire_seen_check(struct agent_wire_seen *h, const char *sig)
+{
+	unsigned char	 d[AGENT_WIRE_SEEN_BYTES], *slot;
+	size_t		 i;
+	int		 found, hi, lo;
+
+	if (strlen(sig) < 2 * AGENT_WIRE_SEEN_BYTES)
+		return (0);
+	for (i = 0; i < AGENT_WIRE_SEEN_BYTES; i++) {
+		hi = sig[2 * i] <= '9' ? sig[2 * i] - '0' :
+		    sig[2 * i] - 'a' + 10;
+		lo = sig[2 * i + 1] <= '9' ? sig[2 * i + 1] - '0' :
+		    sig[2 * i + 1] - 'a' + 10;
+		d[i] = (unsigned char)((hi << 4) | lo);
+	}
+	agent_wire_seen_slot(h, !h->cur, d, &found);
+	if (found)
+		return (-1);
+	slot = agent_wire_seen_slot(h, h->cur, d, &found);
+	if (found)
+		return (-1);
+	if (h->count[h->cur] == h->remember) {
+		/* Full: forget the older generation and start over there. */
+		h->cur = !h->cur;
+		memset(h->table[h->cur], 0, h->slots * AGENT_WIRE_SEEN_BYTES);
+		h->count[h->cur] = 0;
+		slot = agent_wire_seen_slot(h, h->cur, d, &found);
+	}
+	memcpy(slot, d, AGENT_WIRE_SEEN_BYTES);
+	h->count[h->cur]++;
+	return (0);
 }
 
 /* Free a parsed message. */

@@ -21,6 +21,7 @@
 #include "kernelspec.h"
 
 struct agent_wire_msg;
+struct agent_wire_seen;
 struct agent_kernel;
 
 /* Jupyter channels the agent uses. */
@@ -70,6 +71,11 @@ const char *agent_wire_msg_parent_id(struct agent_wire_msg *);
 struct json_object *agent_wire_msg_header(struct agent_wire_msg *);
 struct json_object *agent_wire_msg_content(struct agent_wire_msg *);
 size_t	 agent_wire_msg_nbuffers(struct agent_wire_msg *);
+const char *agent_wire_msg_signature(struct agent_wire_msg *);
+struct agent_wire_seen *agent_wire_seen_create(size_t);
+void	 agent_wire_seen_free(struct agent_wire_seen *);
+int	 agent_wire_seen_check(struct agent_wire_seen *, const char *);
+size_t	 agent_wire_seen_count(struct agent_wire_seen *);
 
 /* agent-kernel.c */
 struct agent_kernel *agent_kernel_create(struct event_base *,
@@ -83,6 +89,9 @@ pid_t	 agent_kernel_pid(struct agent_kernel *);
 struct kernelspec *agent_kernel_spec(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);
+int	 agent_kernel_send_parent(struct agent_kernel *, enum agent_channel,
+	     const char *, struct json_object *, struct json_object *,
+	     char *);
 int	 agent_kernel_interrupt(struct agent_kernel *, char **);
 void	 agent_kernel_shutdown(struct agent_kernel *, int,
 	     void (*)(struct agent_kernel *, void *), void *);

@@ -1,5 +1,7 @@
 #!/bin/sh
-# Install what a fresh Debian 12 needs to build, test and run runtimed.
+# Install what a fresh Debian 12 needs to build, test and run runtimed,
+# with the three kernel families the tests run on: python3 (ipykernel),
+# xpython (xeus-python) and ir (IRkernel).
 # Idempotent: when everything is already installed it changes nothing and
 # does not even refresh the package lists.  Runs apt-get as root, or
 # through sudo for anyone else.
@@ -9,7 +11,8 @@ PKGS="build-essential autoconf automake libtool pkg-config
 libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libcriterion-dev
 libssl-dev libjson-c-dev libsqlite3-dev
 python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
-python3-zmq python3-nbconvert ca-certificates curl"
+python3-zmq python3-nbconvert python3-debugpy xpython r-cran-irkernel
+ca-certificates curl"
 
 # Node for the end-to-end tests and the demo (the official MCP SDK).  A
 # node already on PATH wins: NodeSource's nodejs ships its own npm and

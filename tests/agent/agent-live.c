@@ -3,6 +3,14 @@
  * the way the daemon does, over a socketpair on its fd 3, with blocking
  * frameio calls.  Prints the start time and the median round trip of
  * `1+1` over 50 runs.  Run through agent-live.sh (timeout watchdog).
+ *
+ * With AGENT_LIVE_BENCH=N it only measures: N starts of python3 and 20
+ * `1+1` after each, medians printed (docs/decisions/008).
+ *
+ * `test-agent-live KERNEL` runs the family test instead on another
+ * kernelspec (ir, xpython): every output type, a busy cell longer than
+ * the hang bound, a stopped kernel, interrupt, restart.  It exits 77
+ * when that kernelspec is not installed.
  */
 
 #include <sys/socket.h>
@@ -15,9 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "kernelspec.h"
 
 #define WAIT_MS		60000
 
@@ -25,17 +35,32 @@ static int	 dfd = -1;		/* our end of the socketpair */
 static pid_t	 agent_pid = -1;
 static pid_t	 kernel_pids[8];
 static int	 nkernel_pids;
-static char	 rdir[] = "/tmp/agent-live-XXXXXX";
+static char	 rdir[4096] = "/tmp/agent-live-XXXXXX";
+static char	 rbase[64];		/* rdir before the deep test */
 static char	 datadir[] = "/tmp/agent-live-data-XXXXXX";
 static uint32_t	 next_id = 1;
 static int	 nexec;
+static const char *want_name = "python3";	/* AGENT_READY kernel_name */
+static const char *want_lang = "python";	/* language_info.name */
 
 /* Kill what we started; runs at exit, also on failure. */
 static void
 cleanup(void)
 {
-	char	cmd[128];
-	int	i;
+	char	cmd[128], path[1024];
+	FILE	*f;
+	long	 pid;
+	int	 i, port;
+
+	/* The port thieves of the race test live in their own sessions. */
+	snprintf(path, sizeof path, "%s/holders", datadir);
+	if ((f = fopen(path, "r")) != NULL) {
+		while (fscanf(f, "%ld %d", &pid, &port) == 2) {
+			if (pid > 0)
+				kill(pid, SIGKILL);
+		}
+		fclose(f);
+	}
 
 	for (i = 0; i < nkernel_pids; i++) {
 		if (kernel_pids[i] > 0)
@@ -45,7 +70,7 @@ cleanup(void)
 		kill(agent_pid, SIGKILL);
 		waitpid(agent_pid, NULL, 0);
 	}
-	snprintf(cmd, sizeof cmd, "rm -rf %s %s", rdir, datadir);
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", rbase, datadir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup failed\n");
 }
@@ -113,6 +138,7 @@ struct run {
 	int			 nstream;	/* stream frames */
 	int			 clear;
 	int			 nupdate;	/* update_display_data */
+	int			 nunresponsive;	/* AGENT_STATUS */
 };
 
 static void
@@ -198,6 +224,8 @@ execute_wait(const char *exec_id, struct run *r, int quiet)
 			return;
 		case PROTO_MSG_AGENT_STATUS:
 			s = str(o, "state");
+			if (strcmp(s, "unresponsive") == 0)
+				r->nunresponsive++;
 			if (strcmp(s, "dead") == 0) {
 				r->dead = str(o, "reason");
 				free(s);
@@ -290,10 +318,10 @@ start(const char *name, int64_t *ms, char **err)
 	    proto_msg_name(hdr.type));
 	CHECK(proto_get_int(&u.data, "pid", &pid) == 0 && pid > 0, "pid");
 	s = str(&u.data, "kernel_name");
-	CHECK(strcmp(s, "python3") == 0, "kernel_name %s", s);
+	CHECK(strcmp(s, want_name) == 0, "kernel_name %s", s);
 	free(s);
 	s = str(&u.data, "language");
-	CHECK(strcmp(s, "python") == 0, "language %s", s);
+	CHECK(strcasecmp(s, want_lang) == 0, "language %s", s);
 	free(s);
 	s = str(&u.data, "protocol_version");
 	CHECK(strncmp(s, "5.", 2) == 0, "protocol_version %s", s);
@@ -301,7 +329,7 @@ start(const char *name, int64_t *ms, char **err)
 	li = proto_get_map(&u.data, "language_info");
 	CHECK(li != NULL, "no language_info");
 	s = str(li, "name");
-	CHECK(strcmp(s, "python") == 0, "language_info.name %s", s);
+	CHECK(strcasecmp(s, want_lang) == 0, "language_info.name %s", s);
 	free(s);
 	msgpack_unpacked_destroy(&u);
 	kernel_pids[nkernel_pids++] = pid;
@@ -311,7 +339,7 @@ start(const char *name, int64_t *ms, char **err)
 
 /* Install a kernelspec in our private Jupyter data dir. */
 static void
-write_spec(const char *name, const char *argv)
+write_spec(const char *name, const char *argv, const char *language)
 {
 	char	path[1024];
 	FILE	*f;
@@ -324,8 +352,166 @@ write_spec(const char *name, const char *argv)
 	    name);
 	CHECK((f = fopen(path, "w")) != NULL, "fopen %s", path);
 	fprintf(f, "{\"argv\": %s, \"display_name\": \"%s\", "
-	    "\"language\": \"sh\"}\n", argv, name);
+	    "\"language\": \"%s\"}\n", argv, name, language);
 	fclose(f);
+}
+
+/*
+ * A kernel whose ports are stolen: before it starts ipykernel, it binds
+ * and listens on the shell port from a child in its own session (out of
+ * reach of the agent's killpg), as another program could between the
+ * agent's choice of ports and the kernel's bind.  "once" steals on the
+ * first launch only; "always" on each and then fails as a kernel would;
+ * "hang" steals on the first launch and then never answers.
+ */
+static void
+write_racer(void)
+{
+	char	path[1024], argv[2048];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/racer.py", datadir);
+	CHECK((f = fopen(path, "w")) != NULL, "fopen %s", path);
+	fputs("import json, os, socket, sys, time\n"
+	    "conn, mode = sys.argv[1], sys.argv[2]\n"
+	    "d = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+	    "port = json.load(open(conn))['shell_port']\n"
+	    "marker = os.path.join(d, 'stolen-' + mode)\n"
+	    "if mode == 'always' or not os.path.exists(marker):\n"
+	    "    open(marker, 'a').close()\n"
+	    "    r, w = os.pipe()\n"
+	    "    if os.fork() == 0:\n"
+	    "        os.setsid()\n"
+	    "        null = os.open(os.devnull, os.O_RDWR)\n"
+	    "        for fd in (0, 1, 2): os.dup2(null, fd)\n"
+	    "        s = socket.socket()\n"
+	    "        s.bind(('127.0.0.1', port))\n"
+	    "        s.listen(1)\n"
+	    "        with open(os.path.join(d, 'holders'), 'a') as f:\n"
+	    "            f.write('%d %d\\n' % (os.getpid(), port))\n"
+	    "        os.write(w, b'x')\n"
+	    "        time.sleep(120)\n"
+	    "        os._exit(0)\n"
+	    "    os.close(w)\n"
+	    "    os.read(r, 1)\n"
+	    "    if mode == 'always':\n"
+	    "        sys.exit('Address already in use: port %d' % port)\n"
+	    "    if mode == 'hang':\n"
+	    "        time.sleep(600)\n"
+	    "os.execv(sys.executable, [sys.executable, '-m', "
+	    "'ipykernel_launcher', '-f', conn])\n", f);
+	fclose(f);
+	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
+	    "\"{connection_file}\", \"once\"]", path);
+	write_spec("racer-once", argv, "python");
+	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
+	    "\"{connection_file}\", \"always\"]", path);
+	write_spec("racer-always", argv, "python");
+	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
+	    "\"{connection_file}\", \"hang\"]", path);
+	write_spec("racer-hang", argv, "python");
+}
+
+/*
+ * A kernel that is a real ZeroMQ peer written for the test (pyzmq and
+ * Python's hmac): it answers kernel_info, and for each execute_request
+ * publishes one stream message twice, byte for byte (a replay), one
+ * with a bad signature, and sends its execute_reply twice.
+ */
+static void
+write_replayer(void)
+{
+	char	path[1024], argv[2048];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/replayer.py", datadir);
+	CHECK((f = fopen(path, "w")) != NULL, "fopen %s", path);
+	fputs("import datetime, hashlib, hmac, json, sys, uuid, zmq\n"
+	    "c = json.load(open(sys.argv[1]))\n"
+	    "key = c['key'].encode()\n"
+	    "ctx = zmq.Context()\n"
+	    "def bind(kind, port):\n"
+	    "    s = ctx.socket(kind)\n"
+	    "    s.bind('tcp://%s:%d' % (c['ip'], c[port]))\n"
+	    "    return s\n"
+	    "shell = bind(zmq.ROUTER, 'shell_port')\n"
+	    "control = bind(zmq.ROUTER, 'control_port')\n"
+	    "stdin = bind(zmq.ROUTER, 'stdin_port')\n"
+	    "iopub = bind(zmq.PUB, 'iopub_port')\n"
+	    "hb = bind(zmq.REP, 'hb_port')\n"
+	    "def msg(t, parent, content):\n"
+	    "    h = {'msg_id': uuid.uuid4().hex, 'msg_type': t,\n"
+	    "         'session': 'replayer', 'username': 'test',\n"
+	    "         'date': datetime.datetime.utcnow().isoformat() + 'Z',\n"
+	    "         'version': '5.3'}\n"
+	    "    parts = [json.dumps(x).encode()\n"
+	    "             for x in (h, parent, {}, content)]\n"
+	    "    sig = hmac.new(key, b''.join(parts), hashlib.sha256)\n"
+	    "    return [b'<IDS|MSG>', sig.hexdigest().encode()] + parts\n"
+	    "def status(parent, state):\n"
+	    "    iopub.send_multipart(msg('status', parent,\n"
+	    "                             {'execution_state': state}))\n"
+	    "poller = zmq.Poller()\n"
+	    "for s in (shell, control, hb):\n"
+	    "    poller.register(s, zmq.POLLIN)\n"
+	    "while True:\n"
+	    "    for s, _ in poller.poll():\n"
+	    "        if s is hb:\n"
+	    "            hb.send(hb.recv())\n"
+	    "            continue\n"
+	    "        f = s.recv_multipart()\n"
+	    "        i = f.index(b'<IDS|MSG>')\n"
+	    "        ids, header = f[:i], json.loads(f[i + 2])\n"
+	    "        t = header['msg_type']\n"
+	    "        if t == 'kernel_info_request':\n"
+	    "            status(header, 'busy')\n"
+	    "            s.send_multipart(ids + msg('kernel_info_reply',\n"
+	    "                header,\n"
+	    "                {'status': 'ok', 'protocol_version': '5.3',\n"
+	    "                 'language_info': {'name': 'python'}}))\n"
+	    "            status(header, 'idle')\n"
+	    "        elif t == 'execute_request':\n"
+	    "            status(header, 'busy')\n"
+	    "            m = msg('stream', header,\n"
+	    "                    {'name': 'stdout', 'text': 'once\\n'})\n"
+	    "            iopub.send_multipart(m)\n"
+	    "            iopub.send_multipart(m)\n"
+	    "            bad = msg('stream', header,\n"
+	    "                      {'name': 'stdout', 'text': 'forged\\n'})\n"
+	    "            bad[1] = b'0' * 64\n"
+	    "            iopub.send_multipart(bad)\n"
+	    "            r = msg('execute_reply', header,\n"
+	    "                    {'status': 'ok', 'execution_count': 1})\n"
+	    "            s.send_multipart(ids + r)\n"
+	    "            s.send_multipart(ids + r)\n"
+	    "            status(header, 'idle')\n"
+	    "        elif t == 'shutdown_request':\n"
+	    "            sys.exit(0)\n", f);
+	fclose(f);
+	snprintf(argv, sizeof argv, "[\"/usr/bin/python3\", \"%s\", "
+	    "\"{connection_file}\"]", path);
+	write_spec("replayer", argv, "python");
+}
+
+/* The last port a thief took, from its note; 0 if none. */
+static int
+stolen_port(int *count)
+{
+	char	 path[1024];
+	FILE	*f;
+	long	 pid;
+	int	 port, last = 0;
+
+	*count = 0;
+	snprintf(path, sizeof path, "%s/holders", datadir);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	while (fscanf(f, "%ld %d", &pid, &port) == 2) {
+		last = port;
+		(*count)++;
+	}
+	fclose(f);
+	return (last);
 }
 
 /* Is there a connection file in rdir, and is it 0600? */
@@ -335,7 +521,7 @@ conn_file_mode(void)
 	DIR		*dp;
 	struct dirent	*de;
 	struct stat	 sb;
-	char		 path[1024];
+	char		 path[8192];
 	int		 mode = -1;
 
 	CHECK((dp = opendir(rdir)) != NULL, "opendir");
@@ -348,6 +534,62 @@ conn_file_mode(void)
 	}
 	closedir(dp);
 	return (mode);
+}
+
+/*
+ * The connection file of the running kernel: 0600 in a 0700 directory,
+ * tcp on 127.0.0.1, a 256-bit key as 64 hex digits.  Returns it parsed;
+ * caller puts.
+ */
+static struct json_object *
+conn_file_check(const char *dir)
+{
+	DIR			*dp;
+	struct dirent		*de;
+	struct stat		 sb;
+	struct json_object	*j = NULL, *v;
+	char			 path[8192];
+	const char		*key;
+	size_t			 i;
+
+	/* ipykernel rewrites the file and adds the sticky bit to the dir. */
+	CHECK(stat(dir, &sb) == 0 && (sb.st_mode & 0777) == 0700,
+	    "runtime dir mode %o", sb.st_mode & 07777);
+	CHECK((dp = opendir(dir)) != NULL, "opendir");
+	while ((de = readdir(dp)) != NULL) {
+		if (strncmp(de->d_name, "kernel-", 7) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		CHECK(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode), "stat");
+		CHECK((sb.st_mode & 07777) == 0600, "connection file mode %o",
+		    sb.st_mode & 07777);
+		CHECK((j = json_object_from_file(path)) != NULL, "%s", path);
+	}
+	closedir(dp);
+	CHECK(j != NULL, "no connection file in %s", dir);
+	CHECK(json_object_object_get_ex(j, "transport", &v) &&
+	    strcmp(json_object_get_string(v), "tcp") == 0, "transport");
+	CHECK(json_object_object_get_ex(j, "ip", &v) &&
+	    strcmp(json_object_get_string(v), "127.0.0.1") == 0, "ip");
+	CHECK(json_object_object_get_ex(j, "signature_scheme", &v) &&
+	    strcmp(json_object_get_string(v), "hmac-sha256") == 0, "scheme");
+	CHECK(json_object_object_get_ex(j, "key", &v), "key");
+	key = json_object_get_string(v);
+	CHECK(strlen(key) == 64, "key of %zu hex digits", strlen(key));
+	for (i = 0; i < 64; i++)
+		CHECK(strchr("0123456789abcdef", key[i]) != NULL, "key %s",
+		    key);
+	return (j);
+}
+
+/* A port of the connection file. */
+static int
+conn_port(struct json_object *j, const char *name)
+{
+	struct json_object	*v;
+
+	CHECK(json_object_object_get_ex(j, name, &v), "%s", name);
+	return (json_object_get_int(v));
 }
 
 /* Wait up to ms for pid to be gone (kill(pid, 0) fails). */
@@ -462,8 +704,350 @@ spawn_agent(char *path)
 
 }
 
+/* What the family test runs on one kernelspec. */
+struct family {
+	const char	*name;
+	const char	*language;	/* language_info.name */
+	const char	*print;		/* prints 42 and a newline */
+	const char	*result;	/* the value 42 */
+	const char	*result_type;	/* its output_type */
+	const char	*result_plain;	/* its text/plain */
+	const char	*display;	/* display_data "shown" */
+	const char	*error;		/* fails */
+	const char	*ename;		/* part of its ename */
+	const char	*to_stderr;	/* writes "e" to stderr */
+	const char	*ask;		/* asks for input */
+	const char	*busy;		/* busy for 4 s */
+	const char	*sleep;		/* busy for 30 s */
+	const char	*set;		/* x = 1 */
+	const char	*get;		/* does x exist? */
+	const char	*yes, *no;	/* text/plain of get */
+	int		 interrupt_ends; /* SIGINT ends the kernel */
+};
+
+static const struct family families[] = {
+	{ "ir", "R", "cat('42\\n')", "6*7", "display_data", "[1] 42",
+	  "IRdisplay::publish_mimebundle(list('text/plain' = 'shown'))",
+	  "stop('boom')", "ERROR", "message('e')", "readline('name? ')",
+	  "Sys.sleep(4)", "Sys.sleep(30)", "x <- 1", "exists('x')",
+	  "[1] TRUE", "[1] FALSE", 0 },
+	{ "xpython", "python", "print(42)", "6*7", "execute_result", "42",
+	  "from IPython.display import display\n"
+	  "display({'text/plain': 'shown'}, raw=True)",
+	  "1/0", "ZeroDivisionError", "import sys; print('e', file=sys.stderr)",
+	  "input('name? ')", "import time; time.sleep(4)",
+	  "import time; time.sleep(30)", "x = 1", "'x' in globals()",
+	  "True", "False", 1 },
+};
+
+/* All the text of one stream name, concatenated; caller frees. */
+static char *
+streams(struct run *r, const char *name)
+{
+	char	*out = xstrdup(""), *prev;
+	size_t	 i;
+
+	for (i = 0; i < json_object_array_length(r->outputs); i++) {
+		if (strcmp(outfield(r, i, "output_type"), "stream") != 0 ||
+		    strcmp(outfield(r, i, "name"), name) != 0)
+			continue;
+		prev = out;
+		xasprintf(&out, "%s%s", prev, outfield(r, i, "text"));
+		free(prev);
+	}
+	return (out);
+}
+
+/* Receive until a frame of type (and state, for AGENT_STATUS). */
+static void
+wait_for(uint16_t type, const char *state, int ms)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+
+	for (;;) {
+		recvf(&hdr, &u, ms);
+		if (hdr.type == type && (state == NULL ||
+		    proto_obj_streq(proto_get(&u.data, "state"), state))) {
+			msgpack_unpacked_destroy(&u);
+			return;
+		}
+		msgpack_unpacked_destroy(&u);
+	}
+}
+
+/* AGENT_INTERRUPT; the reply must be OK. */
+static void
+interrupt(void)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	uint32_t		 id = next_id++;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	sendf(PROTO_MSG_AGENT_INTERRUPT, id, &b);
+	mpbuf_free(&b);
+	reply(id, &hdr, &u);
+	CHECK(hdr.type == PROTO_MSG_OK, "interrupt reply %s: %s",
+	    proto_msg_name(hdr.type), proto_get_str(&u.data, "message",
+	    NULL));
+	msgpack_unpacked_destroy(&u);
+}
+
+/* AGENT_SHUTDOWN {restart}: OK, then READY id 0; returns the new pid. */
+static pid_t
+restart(pid_t old)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	uint32_t		 id = next_id++;
+	int64_t			 pid = -1;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_bool(&b.pk, "restart", 1);
+	sendf(PROTO_MSG_AGENT_SHUTDOWN, id, &b);
+	mpbuf_free(&b);
+	reply(id, &hdr, &u);
+	CHECK(hdr.type == PROTO_MSG_OK, "shutdown reply %s",
+	    proto_msg_name(hdr.type));
+	msgpack_unpacked_destroy(&u);
+	CHECK(gone(old, 1000), "old kernel %ld still there", (long)old);
+	recvf(&hdr, &u, WAIT_MS);
+	CHECK(hdr.type == PROTO_MSG_AGENT_READY && hdr.id == 0,
+	    "after restart %s id %u: %s", proto_msg_name(hdr.type), hdr.id,
+	    proto_get_str(&u.data, "reason", NULL));
+	CHECK(proto_get_int(&u.data, "pid", &pid) == 0 && pid > 0 &&
+	    pid != old, "new pid");
+	msgpack_unpacked_destroy(&u);
+	kernel_pids[nkernel_pids++] = pid;
+	return (pid);
+}
+
+/*
+ * One kernel family through the agent: every output type, stdin refused,
+ * a cell busier than the hang bound, a stopped kernel, interrupt,
+ * restart, and the agent leaving.
+ */
+static int
+family(char *path, const struct family *f)
+{
+	struct run		 r;
+	struct json_object	*conn;
+	struct kernelspec	*ks;
+	char			*err, *text, exec_id[32];
+	int64_t			 ms, t0, us[20];
+	pid_t			 kpid;
+	int			 i, status;
+
+	if ((ks = kernelspec_find(f->name, &err)) == NULL) {
+		printf("SKIP: kernelspec %s is not installed (%s)\n", f->name,
+		    err);
+		free(err);
+		return (77);
+	}
+	kernelspec_free(ks);
+	want_name = f->name;
+	want_lang = f->language;
+	/* A cell busy for 4 s must outlive a 2 s hang bound. */
+	setenv("RUNTIMED_KERNEL_HUNG_SECS", "2", 1);
+	spawn_agent(path);
+
+	kpid = start(f->name, &ms, &err);
+	CHECK(kpid > 0, "start %s: %s", f->name, err);
+	printf("%s: AGENT_START -> AGENT_READY: %lld ms (kernel pid %ld)\n",
+	    f->name, (long long)ms, (long)kpid);
+	conn = conn_file_check(rdir);
+	printf("%s: connection file 0600 in 0700, tcp 127.0.0.1, shell port "
+	    "%d\n", f->name, conn_port(conn, "shell_port"));
+	json_object_put(conn);
+
+	execute(f->print, &r, 0);
+	CHECK(strcmp(r.status, "ok") == 0, "print status %s", r.status);
+	CHECK(r.started && r.execution_count == 1, "count %lld",
+	    (long long)r.execution_count);
+	text = streams(&r, "stdout");
+	CHECK(strcmp(text, "42\n") == 0, "stdout '%s'", text);
+	free(text);
+	run_free(&r);
+
+	execute(f->result, &r, 0);
+	CHECK(strcmp(r.status, "ok") == 0, "result status %s", r.status);
+	CHECK(strcmp(outfield(&r, 0, "output_type"), f->result_type) == 0 &&
+	    strcmp(outplain(&r, 0), f->result_plain) == 0, "result");
+	run_free(&r);
+
+	execute(f->display, &r, 0);
+	CHECK(strcmp(r.status, "ok") == 0, "display status %s", r.status);
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "display_data") == 0 &&
+	    strcmp(outplain(&r, 0), "shown") == 0, "display_data");
+	run_free(&r);
+
+	execute(f->error, &r, 0);
+	CHECK(strcmp(r.status, "error") == 0, "error status %s", r.status);
+	CHECK(strcmp(outfield(&r, 0, "output_type"), "error") == 0 &&
+	    strstr(outfield(&r, 0, "ename"), f->ename) != NULL, "ename %s",
+	    outfield(&r, 0, "ename"));
+	run_free(&r);
+
+	execute(f->to_stderr, &r, 0);
+	text = streams(&r, "stderr");
+	CHECK(strcmp(r.status, "ok") == 0 && strstr(text, "e") != NULL,
+	    "stderr '%s'", text);
+	free(text);
+	run_free(&r);
+
+	/* Asking for input ends at once, whether the kernel asks or not. */
+	t0 = util_mono_ms();
+	execute(f->ask, &r, 0);
+	CHECK(r.status != NULL && util_mono_ms() - t0 < 10000,
+	    "input waited");
+	printf("%s: input with allow_stdin false: %s in %lld ms\n", f->name,
+	    r.status, (long long)(util_mono_ms() - t0));
+	run_free(&r);
+
+	for (i = 0; i < 20; i++) {
+		t0 = util_now_us();
+		execute(f->result, &r, 1);
+		CHECK(strcmp(r.status, "ok") == 0, "round trip");
+		run_free(&r);
+		us[i] = util_now_us() - t0;
+	}
+	qsort(us, 20, sizeof us[0], cmp64);
+	printf("%s: round trip of %s over 20 runs: min %.2f ms, median "
+	    "%.2f ms\n", f->name, f->result, us[0] / 1000.0,
+	    (us[9] + us[10]) / 2000.0);
+
+	/* Busy is not hung, whether or not it answers while busy. */
+	execute(f->busy, &r, 0);
+	CHECK(r.dead == NULL, "busy kernel killed: %s", r.dead);
+	CHECK(strcmp(r.status, "ok") == 0 && r.nunresponsive == 0,
+	    "busy cell: %s, %d unresponsive", r.status, r.nunresponsive);
+	run_free(&r);
+	printf("%s: a 4 s cell with a 2 s hang bound: ok\n", f->name);
+
+	/* A stopped kernel is unresponsive, even in a run; then back. */
+	execute_send(f->sleep, exec_id, sizeof exec_id, 0);
+	wait_for(PROTO_MSG_AGENT_EXEC_STARTED, NULL, WAIT_MS);
+	kill(kpid, SIGSTOP);
+	t0 = util_mono_ms();
+	wait_for(PROTO_MSG_AGENT_STATUS, "unresponsive", 5000);
+	kill(kpid, SIGCONT);
+	printf("%s: SIGSTOP during a run -> unresponsive in %lld ms\n",
+	    f->name, (long long)(util_mono_ms() - t0));
+	wait_for(PROTO_MSG_AGENT_STATUS, "busy", 5000);
+
+	/*
+	 * Interrupt the sleeping cell: the kernel lives on, or (xeus-python
+	 * 0.14 ends on SIGINT, as under jupyter_client) its death says why.
+	 */
+	usleep(300000);
+	t0 = util_mono_ms();
+	interrupt();
+	execute_wait(exec_id, &r, 0);
+	CHECK(util_mono_ms() - t0 < 10000, "interrupt took too long");
+	if (f->interrupt_ends) {
+		CHECK(r.dead != NULL && strstr(r.dead, "on the interrupt") !=
+		    NULL, "death after the interrupt: %s", r.dead);
+		printf("%s: interrupt: kernel ended %lld ms after "
+		    "AGENT_INTERRUPT: %s\n", f->name,
+		    (long long)(util_mono_ms() - t0), r.dead);
+		run_free(&r);
+		kpid = restart(kpid);
+	} else {
+		CHECK(r.dead == NULL, "interrupt killed the kernel: %s",
+		    r.dead);
+		CHECK(strcmp(r.status, "ok") != 0, "interrupted cell ended ok");
+		printf("%s: interrupt: cell ended %s %lld ms after "
+		    "AGENT_INTERRUPT\n", f->name, r.status,
+		    (long long)(util_mono_ms() - t0));
+		run_free(&r);
+	}
+	execute(f->print, &r, 1);
+	CHECK(strcmp(r.status, "ok") == 0, "after interrupt %s", r.status);
+	run_free(&r);
+
+	/* Restart: a fresh kernel without x. */
+	execute(f->set, &r, 1);
+	run_free(&r);
+	execute(f->get, &r, 1);
+	CHECK(strcmp(outplain(&r, 0), f->yes) == 0, "get %s", outplain(&r, 0));
+	run_free(&r);
+	t0 = util_mono_ms();
+	kpid = restart(kpid);
+	printf("%s: restart: ready again after %lld ms (pid %ld)\n", f->name,
+	    (long long)(util_mono_ms() - t0), (long)kpid);
+	execute(f->get, &r, 1);
+	CHECK(strcmp(outplain(&r, 0), f->no) == 0 && r.execution_count == 1,
+	    "after restart: %s, count %lld", outplain(&r, 0),
+	    (long long)r.execution_count);
+	run_free(&r);
+
+	close(dfd);
+	dfd = -1;
+	status = wait_agent();
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "agent exit status %d", status);
+	CHECK(gone(kpid, 1000), "kernel %ld survived its agent", (long)kpid);
+	CHECK(conn_file_mode() == -1, "connection file left behind");
+	printf("%s: fd 3 closed: agent exited 0, kernel gone\n", f->name);
+	free(path);
+	printf("PASS\n");
+	return (0);
+}
+
+/* AGENT_LIVE_BENCH: n starts, each followed by 20 runs of 1+1. */
+static int
+bench(char *path, int n)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	struct run		 r;
+	int64_t			 st[64], rt[64 * 20], ms, t0;
+	char			*err;
+	uint32_t		 id;
+	int			 i, j;
+
+	if (n < 1 || n > 64)
+		n = 10;
+	spawn_agent(path);
+	for (i = 0; i < n; i++) {
+		CHECK(start("python3", &ms, &err) > 0, "start: %s", err);
+		st[i] = ms;
+		for (j = 0; j < 20; j++) {
+			t0 = util_now_us();
+			execute("1+1", &r, 1);
+			CHECK(strcmp(r.status, "ok") == 0, "1+1");
+			run_free(&r);
+			rt[i * 20 + j] = util_now_us() - t0;
+		}
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 0);
+		id = next_id++;
+		sendf(PROTO_MSG_AGENT_SHUTDOWN, id, &b);
+		mpbuf_free(&b);
+		reply(id, &hdr, &u);
+		msgpack_unpacked_destroy(&u);
+	}
+	qsort(st, n, sizeof st[0], cmp64);
+	qsort(rt, n * 20, sizeof rt[0], cmp64);
+	printf("bench: %d starts: median %lld ms (min %lld, max %lld); "
+	    "1+1 x %d: median %.2f ms\n", n, (long long)st[n / 2],
+	    (long long)st[0], (long long)st[n - 1], n * 20,
+	    rt[n * 10] / 1000.0);
+	close(dfd);
+	dfd = -1;
+	wait_agent();
+	free(path);
+	return (0);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct proto_header		 hdr;
 	msgpack_unpacked		 u;
@@ -472,7 +1056,8 @@ main(void)
 	char				*path, *err;
 	char				 exec_id[32], exec2[32], want[64];
 	const char			*text;
-	int				 status, i, n;
+	struct json_object		*conn;
+	int				 status, i, n, port;
 	int64_t				 ms, us[50], t0, t1;
 	pid_t				 kpid, kpid2;
 	uint32_t			 id;
@@ -482,6 +1067,7 @@ main(void)
 	log_open("agent-live", LOG_LEVEL_WARN, NULL);
 	atexit(cleanup);
 	CHECK(mkdtemp(rdir) != NULL && chmod(rdir, 0700) == 0, "mkdtemp");
+	snprintf(rbase, sizeof rbase, "%.63s", rdir);
 	CHECK(mkdtemp(datadir) != NULL, "mkdtemp");
 	/* Only the system python3 kernelspec: no user or pyenv ones. */
 	unsetenv("JUPYTER_PATH");
@@ -490,6 +1076,16 @@ main(void)
 	path = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR);
 	CHECK(path != NULL, "runtimed-agent not found");
 	printf("agent: %s\n", path);
+	if (getenv("AGENT_LIVE_BENCH") != NULL)
+		return (bench(path, atoi(getenv("AGENT_LIVE_BENCH"))));
+	if (argc > 1) {
+		for (i = 0; i < (int)(sizeof families / sizeof families[0]);
+		    i++) {
+			if (strcmp(families[i].name, argv[1]) == 0)
+				return (family(path, &families[i]));
+		}
+		CHECK(0, "no family test for %s", argv[1]);
+	}
 	spawn_agent(path);
 
 	/* Nothing to execute on yet. */
@@ -507,14 +1103,14 @@ main(void)
 	/* A kernel that dies at once: its stderr says why. */
 	write_spec("failing", "[\"/bin/sh\", \"-c\", "
 	    "\"echo starting >&2; echo boom: no module >&2; exit 3\", "
-	    "\"{connection_file}\"]");
+	    "\"{connection_file}\"]", "sh");
 	kpid = start("failing", &ms, &err);
 	CHECK(kpid == -1 && strstr(err, "boom: no module") != NULL &&
 	    strstr(err, "exited with status 3") != NULL, "err %s", err);
 	printf("failing kernel (%lld ms): %s\n", (long long)ms, err);
 	free(err);
 	write_spec("missing", "[\"/nonexistent/python\", \"-f\", "
-	    "\"{connection_file}\"]");
+	    "\"{connection_file}\"]", "sh");
 	kpid = start("missing", &ms, &err);
 	CHECK(kpid == -1 && strstr(err, "cannot execute") != NULL, "err %s",
 	    err);
@@ -786,6 +1382,111 @@ main(void)
 	dfd = -1;
 	printf("SIGTERM: agent exited 0 and kernel gone in %lld ms\n",
 	    (long long)(util_mono_ms() - t0));
+
+	/*
+	 * A runtime directory deeper than any ipc socket path could be
+	 * (sun_path is 108 bytes): tcp endpoints do not care.
+	 */
+	len = strlen(rdir);
+	for (i = 0; i < 12; i++) {
+		snprintf(rdir + len, sizeof rdir - len, "/deep-directory-%02d",
+		    i);
+		len = strlen(rdir);
+		CHECK(mkdir(rdir, 0700) == 0, "mkdir %s", rdir);
+	}
+	spawn_agent(path);
+	kpid2 = start("python3", &ms, &err);
+	CHECK(kpid2 > 0, "start in a %zu-byte runtime dir: %s", len, err);
+	json_object_put(conn_file_check(rdir));
+	execute("print('deep')", &r, 1);
+	CHECK(strcmp(outfield(&r, 0, "text"), "deep\n") == 0, "deep");
+	run_free(&r);
+	printf("runtime dir of %zu bytes: ready in %lld ms\n", len,
+	    (long long)ms);
+
+	/* The port race: stolen once, the kernel comes up on new ports. */
+	write_racer();
+	t0 = util_mono_ms();
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	id = next_id++;
+	sendf(PROTO_MSG_AGENT_SHUTDOWN, id, &b);
+	mpbuf_free(&b);
+	reply(id, &hdr, &u);
+	msgpack_unpacked_destroy(&u);
+	want_name = "racer-once";
+	kpid2 = start("racer-once", &ms, &err);
+	CHECK(kpid2 > 0, "racer-once: %s", err);
+	port = stolen_port(&n);
+	conn = conn_file_check(rdir);
+	CHECK(n == 1 && port != 0 && port != conn_port(conn, "shell_port"),
+	    "stolen port %d (%d thieves), kernel on %d", port, n,
+	    conn_port(conn, "shell_port"));
+	printf("port race: shell port %d stolen, kernel ready on %d after "
+	    "%lld ms\n", port, conn_port(conn, "shell_port"), (long long)ms);
+	json_object_put(conn);
+	execute("print('raced')", &r, 1);
+	CHECK(strcmp(outfield(&r, 0, "text"), "raced\n") == 0, "raced");
+	run_free(&r);
+
+	/* Stolen every time: a bounded number of tries, then the reason. */
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	id = next_id++;
+	sendf(PROTO_MSG_AGENT_SHUTDOWN, id, &b);
+	mpbuf_free(&b);
+	reply(id, &hdr, &u);
+	msgpack_unpacked_destroy(&u);
+	kpid2 = start("racer-always", &ms, &err);
+	stolen_port(&n);
+	CHECK(kpid2 == -1 && strstr(err, "taken by another process, 3 "
+	    "tries") != NULL && n == 4, "racer-always (%d thieves): %s", n,
+	    err);
+	printf("port stolen every time (%lld ms): %s\n", (long long)ms, err);
+	free(err);
+
+	/*
+	 * A signed message replayed byte for byte is dropped, as Jupyter's
+	 * Session drops a digest it has seen; a bad signature is dropped.
+	 */
+	write_replayer();
+	want_name = "replayer";
+	kpid2 = start("replayer", &ms, &err);
+	CHECK(kpid2 > 0, "replayer: %s", err);
+	for (i = 0; i < 3; i++) {
+		execute("anything", &r, 0);
+		text = streams(&r, "stdout");
+		CHECK(strcmp(r.status, "ok") == 0 &&
+		    strcmp(text, "once\n") == 0,
+		    "replayed or forged output accepted: '%s'", text);
+		free((char *)text);
+		run_free(&r);
+	}
+	printf("replayed and forged messages dropped, 3 runs\n");
+	close(dfd);
+	dfd = -1;
+	CHECK(WIFEXITED(wait_agent()), "agent exit");
+
+	/*
+	 * The race again, but the kernel does not exit: it is killed at the
+	 * start bound (3 s here), and then started on new ports.
+	 */
+	setenv("RUNTIMED_KERNEL_START_SECS", "3", 1);
+	spawn_agent(path);
+	want_name = "racer-hang";
+	stolen_port(&i);
+	kpid2 = start("racer-hang", &ms, &err);
+	port = stolen_port(&n);
+	CHECK(kpid2 > 0 && n == i + 1 && ms >= 3000, "racer-hang (%d "
+	    "thieves, %lld ms): %s", n - i, (long long)ms, err);
+	conn = conn_file_check(rdir);
+	CHECK(port != conn_port(conn, "shell_port"), "same port %d", port);
+	json_object_put(conn);
+	printf("port race with a silent kernel: ready on new ports after "
+	    "%lld ms\n", (long long)ms);
+	close(dfd);
+	dfd = -1;
+	CHECK(WIFEXITED(wait_agent()), "agent exit");
 	free(path);
 	printf("PASS\n");
 	return (0);

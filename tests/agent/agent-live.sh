@@ -1,12 +1,14 @@
 #!/bin/sh
-# Run agent-live (the real runtimed-agent on a real python3 kernel) under
-# a watchdog.  agent-live kills what it starts on exit; the timeout covers
-# a hang, and the trap the rest of its process group.
+# Run agent-live (the real runtimed-agent on a real kernel) under a
+# watchdog: python3 with no argument, else the family test of the
+# kernelspec named (exit 77, a skip, when it is not installed).
+# agent-live kills what it starts on exit; the timeout covers a hang, and
+# the trap the rest of its process group.
 builddir=${builddir:-.}
 RUNTIMED_LIBEXEC_DIR=$(cd "$builddir" && pwd)
 PYDEVD_DISABLE_FILE_VALIDATION=1
 export RUNTIMED_LIBEXEC_DIR PYDEVD_DISABLE_FILE_VALIDATION
 trap 'kill $pid 2>/dev/null' INT TERM
-timeout 120 "$builddir/test-agent-live" &
+timeout 180 "$builddir/test-agent-live" "$@" &
 pid=$!
 wait $pid

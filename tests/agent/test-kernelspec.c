@@ -1,8 +1,14 @@
 /*
- * test-kernelspec.c: kernelspec search (agent-kernelspec.c) on a private
+ * test-kernelspec.c: kernelspec search (common/kernelspec.c) on a private
  * tree of data dirs: Jupyter's search order, case-insensitive names,
  * first match wins, argv and env substitution, errors that list what
  * exists.  Criterion forks each test, so setenv stays local to it.
+ *
+ * Hermetic: the host's kernelspecs (/usr/share/jupyter, a user's
+ * ~/.local/share/jupyter, an activated venv) are never read.  Jupyter's
+ * own rules allow that: JUPYTER_PATH and JUPYTER_DATA_DIR point into our
+ * tree, CONDA_PREFIX and VIRTUAL_ENV are unset, and JUPYTER_PLATFORM_DIRS
+ * takes the system dirs from XDG_DATA_DIRS, which points into our tree.
  */
 
 #include <sys/stat.h>
@@ -25,8 +31,8 @@ spec(const char *dir, const char *name, const char *json)
 	char	path[512];
 	FILE	*f;
 
-	snprintf(path, sizeof path, "%s/%s", root, dir);
-	mkdir(path, 0700);
+	snprintf(path, sizeof path, "mkdir -p %s/%s", root, dir);
+	cr_assert_eq(system(path), 0);
 	snprintf(path, sizeof path, "%s/%s/kernels", root, dir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof path, "%s/%s/kernels/%s", root, dir, name);
@@ -50,6 +56,11 @@ setup(void)
 	setenv("JUPYTER_PATH", path, 1);
 	snprintf(path, sizeof path, "%s/user", root);
 	setenv("JUPYTER_DATA_DIR", path, 1);
+	unsetenv("CONDA_PREFIX");
+	unsetenv("VIRTUAL_ENV");
+	setenv("JUPYTER_PLATFORM_DIRS", "1", 1);
+	snprintf(path, sizeof path, "%s/sys1:%s/sys2", root, root);
+	setenv("XDG_DATA_DIRS", path, 1);
 
 	spec("a", "MyKernel", "{\"argv\": [\"{prefix}/bin/mk\", \"-f\", "
 	    "\"{connection_file}\", \"--res={resource_dir}\", \"{other}\"], "
@@ -62,6 +73,11 @@ setup(void)
 	    "\"language\": \"x\"}");
 	spec("b", "onlyb", "{\"argv\": [\"b\"], \"display_name\": \"B\"}");
 	spec("user", "broken", "{\"argv\": []}");
+	/* A system dir: found last, hidden by the same name earlier. */
+	spec("sys1/jupyter", "dup", "{\"argv\": [\"s\"], \"display_name\": "
+	    "\"from sys1\"}");
+	spec("sys2/jupyter", "onlysys", "{\"argv\": [\"s\"], "
+	    "\"display_name\": \"S\"}");
 	/* A dir without kernel.json is not a kernelspec. */
 	snprintf(path, sizeof path, "%s/a/kernels/empty", root);
 	mkdir(path, 0700);
@@ -91,8 +107,10 @@ Test(kernelspec, search_order)
 	cr_assert_str_eq(dirs[1], want);
 	snprintf(want, sizeof want, "%s/user", root);
 	cr_assert_str_eq(dirs[2], want);
-	cr_assert_str_eq(dirs[3], "/usr/local/share/jupyter");
-	cr_assert_str_eq(dirs[4], "/usr/share/jupyter");
+	snprintf(want, sizeof want, "%s/sys1/jupyter", root);
+	cr_assert_str_eq(dirs[3], want);
+	snprintf(want, sizeof want, "%s/sys2/jupyter", root);
+	cr_assert_str_eq(dirs[4], want);
 	kernelspec_dirs_free(dirs, n);
 
 	/* Without JUPYTER_DATA_DIR: XDG_DATA_HOME, then HOME. */
@@ -107,6 +125,55 @@ Test(kernelspec, search_order)
 	setenv("HOME", "/home/someone", 1);
 	dirs = kernelspec_dirs(&n);
 	cr_assert_str_eq(dirs[0], "/home/someone/.local/share/jupyter");
+	kernelspec_dirs_free(dirs, n);
+
+	/* An activated environment's prefix comes before the system. */
+	setenv("VIRTUAL_ENV", "/venv", 1);
+	dirs = kernelspec_dirs(&n);
+	cr_assert_eq(n, 4);
+	cr_assert_str_eq(dirs[1], "/venv/share/jupyter");
+	kernelspec_dirs_free(dirs, n);
+	unsetenv("VIRTUAL_ENV");
+}
+
+/* jupyter_core's system dirs, and when XDG_DATA_DIRS replaces them. */
+Test(kernelspec, system_dirs)
+{
+	const char	*off[] = { "0", "no", "False", "OFF", "n", "0.0" };
+	char		**dirs;
+	size_t		  n, i;
+
+	unsetenv("JUPYTER_PATH");
+	for (i = 0; i <= sizeof off / sizeof off[0]; i++) {
+		if (i == sizeof off / sizeof off[0])
+			unsetenv("JUPYTER_PLATFORM_DIRS");
+		else
+			setenv("JUPYTER_PLATFORM_DIRS", off[i], 1);
+		dirs = kernelspec_dirs(&n);
+		cr_assert_eq(n, 3);
+		cr_assert_str_eq(dirs[1], "/usr/local/share/jupyter");
+		cr_assert_str_eq(dirs[2], "/usr/share/jupyter");
+		kernelspec_dirs_free(dirs, n);
+	}
+
+	/* Set (to anything but a "no"), with XDG_DATA_DIRS unset or blank. */
+	setenv("JUPYTER_PLATFORM_DIRS", "yes", 1);
+	unsetenv("XDG_DATA_DIRS");
+	dirs = kernelspec_dirs(&n);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(dirs[1], "/usr/local/share/jupyter");
+	cr_assert_str_eq(dirs[2], "/usr/share/jupyter");
+	kernelspec_dirs_free(dirs, n);
+	setenv("XDG_DATA_DIRS", " ", 1);
+	dirs = kernelspec_dirs(&n);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(dirs[2], "/usr/share/jupyter");
+	kernelspec_dirs_free(dirs, n);
+	setenv("XDG_DATA_DIRS", "/opt/share::/srv", 1);
+	dirs = kernelspec_dirs(&n);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(dirs[1], "/opt/share/jupyter");
+	cr_assert_str_eq(dirs[2], "/srv/jupyter");
 	kernelspec_dirs_free(dirs, n);
 }
 
@@ -233,7 +300,8 @@ Test(kernelspec, unknown_name_lists_available)
 	cr_assert_not_null(cause);
 	cr_assert(strstr(cause, "no kernelspec named 'nosuch'") != NULL,
 	    "%s", cause);
-	cr_assert(strstr(cause, "dup, mykernel, onlyb") != NULL, "%s", cause);
+	cr_assert_str_eq(cause, "no kernelspec named 'nosuch' (available: "
+	    "dup, mykernel, onlyb, onlysys)");
 	/* The broken spec is not offered. */
 	cr_assert(strstr(cause, "broken") == NULL, "%s", cause);
 	free(cause);
@@ -265,24 +333,38 @@ Test(kernelspec, invalid_and_broken)
 Test(kernelspec, list_sorted_first_wins)
 {
 	struct json_object	*list, *item, *v;
-	const char		*want[] = { "dup", "mykernel", "onlyb" };
-	size_t			 i, j = 0;
+	const char		*want[] = { "dup", "mykernel", "onlyb",
+	    "onlysys" };
+	size_t			 i;
 
+	/* Exactly ours: nothing of the host's leaks in. */
 	list = kernelspec_list();
-	for (i = 0; i < json_object_array_length(list); i++) {
+	cr_assert_eq(json_object_array_length(list), 4, "%s",
+	    json_object_to_json_string(list));
+	for (i = 0; i < 4; i++) {
 		item = json_object_array_get_idx(list, i);
 		cr_assert(json_object_object_get_ex(item, "name", &v));
-		/* System kernels (python3) may follow; ours come in order. */
-		if (j < 3 && strcmp(json_object_get_string(v), want[j]) == 0) {
-			if (j == 0) {
-				json_object_object_get_ex(item,
-				    "display_name", &v);
-				cr_assert_str_eq(json_object_get_string(v),
-				    "from a");
-			}
-			j++;
-		}
+		cr_assert_str_eq(json_object_get_string(v), want[i]);
 	}
-	cr_assert_eq(j, 3);
+	item = json_object_array_get_idx(list, 0);
+	json_object_object_get_ex(item, "display_name", &v);
+	cr_assert_str_eq(json_object_get_string(v), "from a");
 	json_object_put(list);
+}
+
+/* No kernelspec at all: the error says so. */
+Test(kernelspec, none_installed)
+{
+	struct kernelspec	*ks;
+	char			*cause = NULL, path[600];
+
+	snprintf(path, sizeof path, "%s/nothing", root);
+	setenv("JUPYTER_PATH", path, 1);
+	setenv("JUPYTER_DATA_DIR", path, 1);
+	setenv("XDG_DATA_DIRS", path, 1);
+	ks = kernelspec_find("python3", &cause);
+	cr_assert_null(ks);
+	cr_assert_str_eq(cause, "no kernelspec named 'python3' and none "
+	    "installed");
+	free(cause);
 }

@@ -1,7 +1,8 @@
 /*
  * test-wire.c: the Jupyter message codec (agent-wire.c): HMAC-SHA256
  * signatures, the delimiter scan past identity frames, rejection of bad
- * signatures and malformed messages.
+ * signatures and malformed messages, and the history that refuses a
+ * replayed signature within bounded memory.
  */
 
 #include <regex.h>
@@ -233,5 +234,84 @@ Test(wire, malformed_rejected)
 	cr_assert_null(m);
 	cr_assert(strstr(cause, "msg_type") != NULL);
 	free(cause);
+	agent_wire_parts_free(parts);
+}
+
+/* A signature in hex whose first 16 bytes encode i. */
+static void
+seen_sig(unsigned i, char *out)
+{
+	unsigned char	raw[32];
+	size_t		j;
+
+	memset(raw, 0x5a, sizeof raw);
+	for (j = 0; j < 4; j++)
+		raw[j] = (unsigned char)(i >> (8 * j));
+	raw[15] = (unsigned char)(i * 7);
+	agent_wire_hex(raw, sizeof raw, out);
+}
+
+/* A signature counts once; a replay is refused. */
+Test(wire, seen_rejects_replay)
+{
+	struct agent_wire_seen	*h;
+	char			 a[65], b[65];
+
+	h = agent_wire_seen_create(16);
+	seen_sig(1, a);
+	seen_sig(2, b);
+	cr_assert_eq(agent_wire_seen_check(h, a), 0);
+	cr_assert_eq(agent_wire_seen_check(h, a), -1);
+	cr_assert_eq(agent_wire_seen_check(h, b), 0);
+	cr_assert_eq(agent_wire_seen_check(h, a), -1);
+	cr_assert_eq(agent_wire_seen_check(h, b), -1);
+	/* No key, no signature: nothing to track. */
+	cr_assert_eq(agent_wire_seen_check(h, ""), 0);
+	cr_assert_eq(agent_wire_seen_check(h, ""), 0);
+	cr_assert_eq(agent_wire_seen_count(h), 2);
+	agent_wire_seen_free(h);
+}
+
+/*
+ * Bounded: never more than 2 x remember kept, and always at least the
+ * last remember; older ones are forgotten.
+ */
+Test(wire, seen_bounded)
+{
+	struct agent_wire_seen	*h;
+	char			 sig[65];
+	unsigned		 i;
+
+	h = agent_wire_seen_create(100);
+	for (i = 0; i < 10000; i++) {
+		seen_sig(i, sig);
+		cr_assert_eq(agent_wire_seen_check(h, sig), 0, "%u", i);
+		cr_assert_leq(agent_wire_seen_count(h), 200);
+	}
+	for (i = 10000 - 100; i < 10000; i++) {
+		seen_sig(i, sig);
+		cr_assert_eq(agent_wire_seen_check(h, sig), -1, "%u", i);
+	}
+	seen_sig(0, sig);
+	cr_assert_eq(agent_wire_seen_check(h, sig), 0);
+	agent_wire_seen_free(h);
+}
+
+/* What parse verified is what agent_wire_msg_signature gives. */
+Test(wire, parse_keeps_signature)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			*cause = NULL;
+	size_t			 n;
+
+	cr_assert_eq(agent_wire_encode("k", "s", "status", NULL, NULL,
+	    msg_id, parts), 0);
+	n = build(frames, parts, 1);
+	m = agent_wire_parse("k", frames, n, &cause);
+	cr_assert_not_null(m, "%s", cause);
+	cr_assert_str_eq(agent_wire_msg_signature(m), parts[0]);
+	agent_wire_msg_free(m);
 	agent_wire_parts_free(parts);
 }

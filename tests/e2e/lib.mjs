@@ -44,7 +44,10 @@ export function privateWorld(tag) {
     RUNTIMED_STATE_DIR: path.join(dir, 'state'),
     PYDEVD_DISABLE_FILE_VALIDATION: '1',
   };
-  for (const k of ['RUNTIMED_LIBEXEC_DIR', 'LANG', 'LC_ALL', 'LSAN_OPTIONS'])
+  // The kernelspec search path too (kernels.test.mjs skips a kernel
+  // that is not on it).
+  for (const k of ['RUNTIMED_LIBEXEC_DIR', 'LANG', 'LC_ALL', 'LSAN_OPTIONS',
+    'JUPYTER_PATH', 'JUPYTER_DATA_DIR', 'JUPYTER_PLATFORM_DIRS', 'XDG_DATA_DIRS'])
     if (process.env[k]) env[k] = process.env[k];
   // Sanitizer builds: every process of this world (proxy, worker, daemon,
   // agent) writes its reports to <dir>/sanitizer.<pid>, checked at the end.

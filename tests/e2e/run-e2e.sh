@@ -1,8 +1,9 @@
 #!/bin/sh
-# make check hook for the e2e suite (tests/e2e/e2e.test.mjs) against the
-# binaries of this build.  Skips (77) without node or without the SDK
-# (run "npm ci" in tests/e2e), or when RUNTIMED_SKIP_E2E=1 (scripts/test.sh
-# runs the suite itself against the installed tree).
+# make check hook for the e2e suite (tests/e2e/e2e.test.mjs, and
+# kernels.test.mjs: python3, ir, xpython, each skipped if absent)
+# against the binaries of this build.  Skips (77) without node or without
+# the SDK (run "npm ci" in tests/e2e), or when RUNTIMED_SKIP_E2E=1
+# (scripts/test.sh runs the suite itself against the installed tree).
 srcdir=${srcdir:-.}
 if [ "${RUNTIMED_SKIP_E2E:-0}" = 1 ]; then
 	echo "e2e: skipped (RUNTIMED_SKIP_E2E=1)"
@@ -24,5 +25,5 @@ if [ -z "${RUNTIMED_BIN:-}" ]; then
 	[ -f "$RUNTIMED_BIN" ] || RUNTIMED_BIN=$PWD/runtimed/runtimed
 fi
 export RUNTIMED_MCP RUNTIMED_BIN
-timeout 600 node --test --test-concurrency=1 \
-    "$srcdir/tests/e2e/e2e.test.mjs"
+timeout 900 node --test --test-concurrency=1 \
+    "$srcdir/tests/e2e/e2e.test.mjs" "$srcdir/tests/e2e/kernels.test.mjs"
