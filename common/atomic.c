@@ -44,19 +44,6 @@ struct atomic {
 	mode_t	 mode;		/* the mode the file ends with */
 };
 
-static void
-atomic_hex(const unsigned char *in, size_t n, char *out)
-{
-	static const char	digits[] = "0123456789abcdef";
-	size_t			i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* The hash part of the temporary names of base. */
 static void
 atomic_tag(const char *base, char out[ATOMIC_HEX + 1])
@@ -65,7 +52,7 @@ atomic_tag(const char *base, char out[ATOMIC_HEX + 1])
 	unsigned int	mdlen;
 
 	EVP_Digest(base, strlen(base), md, &mdlen, EVP_sha256(), NULL);
-	atomic_hex(md, ATOMIC_HEX / 2, out);
+	util_hex(md, ATOMIC_HEX / 2, out);
 }
 
 /* The temporary name for base with these random bytes. */
@@ -76,7 +63,7 @@ atomic_temp_name(const char *base, const unsigned char rnd[8],
 	char	tag[ATOMIC_HEX + 1], r[ATOMIC_HEX + 1];
 
 	atomic_tag(base, tag);
-	atomic_hex(rnd, ATOMIC_HEX / 2, r);
+	util_hex(rnd, ATOMIC_HEX / 2, r);
 	snprintf(out, ATOMIC_NAME_SIZE, ATOMIC_PREFIX "%s-%s" ATOMIC_SUFFIX,
 	    tag, r);
 }

@@ -51,6 +51,7 @@ int	 xvasprintf(char **, const char *, va_list);
 int64_t	 util_now_us(void);
 int64_t	 util_mono_ms(void);
 void	 util_uuid(char [37]);
+void	 util_hex(const unsigned char *, size_t, char *);
 void	 util_umask_private(void);
 mode_t	 util_user_umask(void);
 int	 util_read_file(const char *, char **, size_t *, char **);

@@ -1,5 +1,5 @@
 /*
- * util.c: clocks, ids, the umask and small file utilities.
+ * util.c: clocks, ids, hex, the umask and small file utilities.
  */
 
 #include <sys/stat.h>
@@ -18,6 +18,20 @@
 #include "common.h"
 
 static mode_t	util_umask_user = (mode_t)-1;
+
+/* Write len bytes as lowercase hex into out (2 * len + 1 bytes). */
+void
+util_hex(const unsigned char *in, size_t len, char *out)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	size_t			 i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
 
 /* Wall clock in microseconds since the epoch. */
 int64_t

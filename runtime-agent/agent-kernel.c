@@ -886,7 +886,7 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 		*cause = xstrdup("RAND_bytes failed");
 		return (-1);
 	}
-	agent_wire_hex(raw, sizeof raw, k->key);
+	util_hex(raw, sizeof raw, k->key);
 	OPENSSL_cleanse(raw, sizeof raw);
 	agent_wire_seen_free(k->seen);
 	k->seen = agent_wire_seen_create(AGENT_KERNEL_SEEN);

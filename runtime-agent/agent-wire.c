@@ -57,20 +57,6 @@ struct agent_wire_seen {
 
 static EVP_MAC	*agent_wire_mac;
 
-/* Write len bytes as lowercase hex into out (2 * len + 1 bytes). */
-void
-agent_wire_hex(const unsigned char *in, size_t len, char *out)
-{
-	static const char	 digits[] = "0123456789abcdef";
-	size_t			 i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 0xf];
-	}
-	out[2 * len] = '\0';
-}
-
 /*
  * Sign n parts with key into out (65 bytes).  An empty key means an empty
  * signature, as jupyter_client does.  Returns 0, or -1 if OpenSSL fails.
@@ -106,7 +92,7 @@ agent_wire_sign(const char *key, const struct agent_wire_frame *parts,
 	if (!EVP_MAC_final(ctx, md, &mdlen, sizeof md) || mdlen != 32)
 		goto fail;
 	EVP_MAC_CTX_free(ctx);
-	agent_wire_hex(md, mdlen, out);
+	util_hex(md, mdlen, out);
 	return (0);
 
 fail:

@@ -54,7 +54,6 @@ void	 agent_responsive(struct agent_kernel *, int, const char *);
 const char *agent_state_dir(void);
 
 /* agent-wire.c */
-void	 agent_wire_hex(const unsigned char *, size_t, char *);
 int	 agent_wire_sign(const char *, const struct agent_wire_frame *,
 	     size_t, char *);
 void	 agent_wire_date(char *, size_t);

@@ -248,7 +248,7 @@ seen_sig(unsigned i, char *out)
 	for (j = 0; j < 4; j++)
 		raw[j] = (unsigned char)(i >> (8 * j));
 	raw[15] = (unsigned char)(i * 7);
-	agent_wire_hex(raw, sizeof raw, out);
+	util_hex(raw, sizeof raw, out);
 }
 
 /* A signature counts once; a replay is refused. */
