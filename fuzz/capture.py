@@ -11,6 +11,8 @@ with strace.  From the recording it writes:
                   daemon sent the worker while that call ran
   corpus/daemon/  per daemon connection of the worker: the frames it
                   sent (HELLO, ROOM_CREATE, ROOM_EDIT, EXEC_RUN, ...)
+  corpus/agent/   per agent the daemon started: the frames the daemon
+                  sent it on fd 3 (HELLO_OK, AGENT_START, AGENT_EXECUTE)
 
 usage: capture.py BUILDDIR FUZZDIR   (FUZZDIR is the fuzz/ of the source)
 """
@@ -56,10 +58,14 @@ class Session:
         os.makedirs(os.path.join(tmp, 'sock'), mode=0o700)
         os.makedirs(os.path.join(tmp, 'state'), mode=0o700)
         self.env = env
+        self.dtrace = os.path.join(tmp, 'strace-daemon.log')
+        self.runtimed = os.path.join(build, 'runtimed', 'runtimed')
         self.daemon = subprocess.Popen(
-            [os.path.join(build, 'runtimed', 'runtimed'), '-D', '--warm-pool', '0'],
+            ['strace', '-f', '-o', self.dtrace, '-xx', '-s', '16777216',
+             '-e', 'trace=read,readv,execve',
+             self.runtimed, '-D', '--warm-pool', '0'],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
+        for _ in range(200):
             if os.path.exists(env['RUNTIMED_SOCKET']):
                 break
             time.sleep(0.05)
@@ -98,7 +104,9 @@ class Session:
     def close(self):
         self.worker.stdin.close()
         self.worker.wait(timeout=30)
-        self.daemon.terminate()
+        # strace passes no signal on: ask the daemon itself to stop.
+        subprocess.run([self.runtimed, 'stop'], env=self.env,
+                       stdout=subprocess.DEVNULL, timeout=30)
         self.daemon.wait(timeout=30)
 
 
@@ -183,6 +191,72 @@ def parse(trace):
     return done + list(conns.values())
 
 
+def pack(v):
+    """The msgpack of a few simple values (no msgpack module needed)."""
+    if v is True or v is False:
+        return b'\xc3' if v else b'\xc2'
+    if isinstance(v, int):
+        return struct.pack('>Bq', 0xd3, v)
+    if isinstance(v, str):
+        b = v.encode()
+        return (bytes([0xa0 | len(b)]) if len(b) < 32 else
+                b'\xd9' + bytes([len(b)])) + b
+    return bytes([0x80 | len(v)]) + b''.join(pack(k) + pack(x)
+                                            for k, x in v.items())
+
+
+def frame(typ, rid, body):
+    return struct.pack('>IHBBI', len(body), typ, 1, 0, rid) + body
+
+
+def agent_relative(hello_ok):
+    """What the daemon sends an agent, with paths fuzz-agent keeps."""
+    return (hello_ok +
+            frame(200, 2, pack({'kernel_id': 'k1', 'kernel_name': 'python3',
+                                'cwd': '.', 'runtime_dir': '.',
+                                'state_dir': '.'})) +
+            frame(202, 3, pack({'exec_id': 'e1', 'cell_id': 'c1',
+                                'code': '6*7', 'stop_on_error': True,
+                                'silent': False})) +
+            frame(206, 4, b'\x80') + frame(207, 5, pack({'restart': True})) +
+            frame(6, 6, b'\x80') + frame(4, 7, b'\x80') +
+            frame(999, 8, b'\x80'))
+
+
+def parse_agents(trace):
+    """Per agent process: the bytes it read on fd 3."""
+    agents, pending = {}, {}
+    whole = re.compile(r'^(\d+) +(\w+)\((.*)\) += (-?\d+)')
+    start = re.compile(r'^(\d+) +(\w+)\((.*) <unfinished \.\.\.>')
+    resumed = re.compile(r'^(\d+) +<\.\.\. (\w+) resumed>(.*)\) += (-?\d+)')
+    for line in open(trace, errors='replace'):
+        m = whole.match(line)
+        if m is not None:
+            pid, call, rest, rv = m.groups()
+        elif start.match(line) is not None:
+            pid, call, rest = start.match(line).groups()
+            pending[pid] = rest
+            if call != 'execve':
+                continue
+            rv = '0'
+        elif resumed.match(line) is not None:
+            pid, call, rest, rv = resumed.match(line).groups()
+            rest = pending.pop(pid, '') + rest
+        else:
+            continue
+        rv = int(rv)
+        if call == 'execve':
+            path = unescape(rest.split(',', 1)[0])
+            if path.endswith(b'/runtimed-agent'):
+                agents[pid] = b''
+            else:
+                agents.pop(pid, None)
+        elif call in ('read', 'readv') and pid in agents and \
+                rest.startswith('3, ') and rv > 0:
+            agents[pid] += unescape(rest)[:rv]
+    return [v for v in agents.values() if v]
+
+
 def main():
     build, fuzzdir = os.path.abspath(sys.argv[1]), sys.argv[2]
     tmp = tempfile.mkdtemp(prefix='capture-')
@@ -193,6 +267,16 @@ def main():
         finally:
             s.close()
         corpus = os.path.join(fuzzdir, 'corpus')
+        os.makedirs(os.path.join(corpus, 'agent'), exist_ok=True)
+        for n, stream in enumerate(parse_agents(s.dtrace)):
+            got = frames(stream)
+            with open(os.path.join(corpus, 'agent', 'agent-%02d' % n),
+                      'wb') as f:
+                f.write(b''.join(got))
+            if n == 0 and got:
+                with open(os.path.join(corpus, 'agent', 'start-relative'),
+                          'wb') as f:
+                    f.write(agent_relative(got[0]))
         for sub in ('rpc', 'reply', 'daemon'):
             os.makedirs(os.path.join(corpus, sub), exist_ok=True)
         # fuzz-rpc's daemon end names its notebook fuzz-nb; each seed
@@ -248,7 +332,10 @@ def main():
                       'wb') as f:
                 f.write(head.encode() + b''.join(frs))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if os.environ.get('CAPTURE_KEEP'):
+            print('capture: kept', tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == '__main__':
