@@ -13,6 +13,9 @@ with strace.  From the recording it writes:
                   sent (HELLO, ROOM_CREATE, ROOM_EDIT, EXEC_RUN, ...)
   corpus/agent/   per agent the daemon started: the frames the daemon
                   sent it on fd 3 (HELLO_OK, AGENT_START, AGENT_EXECUTE)
+  corpus/proxy/   a few client lines, NUL, and what the worker would send
+                  the proxy for them: HELLO, WORKER_READY with the real
+                  catalog, the worker's real answers as MCP {json} frames
 
 usage: capture.py BUILDDIR FUZZDIR   (FUZZDIR is the fuzz/ of the source)
 """
@@ -78,6 +81,7 @@ class Session:
             cwd=tmp)
         self.next_id = 1
         self.lines = []
+        self.out = []           # (request line index, worker output line)
 
     def send(self, method, params=None, notify=False):
         msg = {'jsonrpc': '2.0', 'method': method}
@@ -93,7 +97,9 @@ class Session:
         if notify:
             return None
         while True:
-            reply = json.loads(self.worker.stdout.readline())
+            raw = self.worker.stdout.readline()
+            self.out.append((len(self.lines) - 1, raw.rstrip(b'\n')))
+            reply = json.loads(raw)
             if reply.get('id') == msg['id']:
                 return reply
 
@@ -199,8 +205,13 @@ def pack(v):
         return struct.pack('>Bq', 0xd3, v)
     if isinstance(v, str):
         b = v.encode()
-        return (bytes([0xa0 | len(b)]) if len(b) < 32 else
-                b'\xd9' + bytes([len(b)])) + b
+        if len(b) < 32:
+            return bytes([0xa0 | len(b)]) + b
+        if len(b) < 256:
+            return b'\xd9' + bytes([len(b)]) + b
+        if len(b) < 65536:
+            return b'\xda' + struct.pack('>H', len(b)) + b
+        return b'\xdb' + struct.pack('>I', len(b)) + b
     return bytes([0x80 | len(v)]) + b''.join(pack(k) + pack(x)
                                             for k, x in v.items())
 
@@ -267,6 +278,22 @@ def main():
         finally:
             s.close()
         corpus = os.path.join(fuzzdir, 'corpus')
+        os.makedirs(os.path.join(corpus, 'proxy'), exist_ok=True)
+        catalog = subprocess.run(
+            [os.path.join(build, 'runtimed-mcp-worker'), '--print-catalog'],
+            capture_output=True, check=True).stdout.strip().decode()
+        hello = frame(1, 1, pack({'version': 1, 'kind': 'worker',
+                                  'label': 'runtimed-mcp-worker capture',
+                                  'pid': 4242}))
+        ready = frame(301, 0, pack({'catalog': catalog}))
+        for i in range(0, len(s.lines), 4):
+            answers = b''.join(frame(300, 0, pack({'json': o.decode()}))
+                               for k, o in s.out if i <= k < i + 4)
+            with open(os.path.join(corpus, 'proxy', 'session-%02d' % i),
+                      'wb') as f:
+                # The proxy ignores the catalog: one seed carries it.
+                f.write('\n'.join(s.lines[i:i + 4]).encode() + b'\n\0' +
+                        hello + (ready if i == 0 else b'') + answers)
         os.makedirs(os.path.join(corpus, 'agent'), exist_ok=True)
         for n, stream in enumerate(parse_agents(s.dtrace)):
             got = frames(stream)
