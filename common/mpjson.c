@@ -107,7 +107,9 @@ mpjson_unpack(const msgpack_object *o)
 			kv = &o->via.map.ptr[i];
 			if (kv->key.type != MSGPACK_OBJECT_STR)
 				continue;
-			key = xstrndup(kv->key.via.str.ptr,
+			/* msgpack-c gives an empty key a NULL pointer. */
+			key = kv->key.via.str.size == 0 ? xstrdup("") :
+			    xstrndup(kv->key.via.str.ptr,
 			    kv->key.via.str.size);
 			json_object_object_add(j, key,
 			    mpjson_unpack(&kv->val));
