@@ -28,7 +28,11 @@ grep -q '^CFLAGS = .*-fsanitize=fuzzer-no-link' Makefile || {
 	exit 2
 }
 # shellcheck disable=SC2086
-make -j2 $targets >/dev/null
+if ! make -j2 $targets >fuzz-build.log 2>&1; then
+	tail -n 40 fuzz-build.log >&2
+	echo "run-fuzz: building the targets failed ($B/fuzz-build.log)" >&2
+	exit 2
+fi
 
 # Leaks are checked by the sanitizer pass of make check; here a leak
 # report would only hide the input that found it among the others.
