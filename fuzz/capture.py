@@ -16,6 +16,8 @@ with strace.  From the recording it writes:
   corpus/proxy/   a few client lines, NUL, and what the worker would send
                   the proxy for them: HELLO, WORKER_READY with the real
                   catalog, the worker's real answers as MCP {json} frames
+  tools.dict      a libFuzzer dictionary of the catalog's tool names,
+                  argument names and enum values (fuzz-rpc, -args, -reply)
 
 usage: capture.py BUILDDIR FUZZDIR   (FUZZDIR is the fuzz/ of the source)
 """
@@ -282,6 +284,22 @@ def main():
         catalog = subprocess.run(
             [os.path.join(build, 'runtimed-mcp-worker'), '--print-catalog'],
             capture_output=True, check=True).stdout.strip().decode()
+        words = set()
+        for tool in json.loads(catalog)['tools']:
+            words.add(tool['name'])
+            for name, prop in tool['inputSchema'].get(
+                    'properties', {}).items():
+                words.add(name)
+                words.update(prop.get('enum', []))
+                words.update(prop.get('items', {}).get('properties', {}))
+                for v in prop.get('items', {}).get('properties',
+                                                   {}).values():
+                    words.update(v.get('enum', []))
+        with open(os.path.join(fuzzdir, 'tools.dict'), 'w') as f:
+            f.write('# tool names, argument names, enum values '
+                    '(fuzz/capture.py)\n')
+            for w in sorted(words):
+                f.write('"\\"%s\\""\n' % w)
         hello = frame(1, 1, pack({'version': 1, 'kind': 'worker',
                                   'label': 'runtimed-mcp-worker capture',
                                   'pid': 4242}))

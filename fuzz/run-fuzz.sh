@@ -47,10 +47,15 @@ for t in $targets; do
 	crashes=$B/fuzz-crashes/$name
 	mkdir -p "$work" "$crashes"
 	log=$B/fuzz-work/$name.log
+	# The tool names and arguments, for the targets that take JSON.
+	dict=
+	case $t in
+	fuzz-rpc|fuzz-args|fuzz-reply) dict=-dict=$src/fuzz/tools.dict ;;
+	esac
 	# -timeout: an input that takes this long is a hang, reported.
 	rc=0
 	./"$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
-	    -print_final_stats=1 -artifact_prefix="$crashes/" \
+	    -print_final_stats=1 -artifact_prefix="$crashes/" $dict \
 	    "$work" "$src/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
