@@ -303,13 +303,18 @@ def main():
         hello = frame(1, 1, pack({'version': 1, 'kind': 'worker',
                                   'label': 'runtimed-mcp-worker capture',
                                   'pid': 4242}))
-        ready = frame(301, 0, pack({'catalog': catalog}))
+        # The proxy ignores the catalog (tools/list teaches it): two
+        # tools of it keep the seed small.
+        cat = json.loads(catalog)
+        cat['tools'] = cat['tools'][:2]
+        ready = frame(301, 0, pack({'catalog': json.dumps(
+            cat, separators=(',', ':'))}))
         for i in range(0, len(s.lines), 4):
             answers = b''.join(frame(300, 0, pack({'json': o.decode()}))
                                for k, o in s.out if i <= k < i + 4)
             with open(os.path.join(corpus, 'proxy', 'session-%02d' % i),
                       'wb') as f:
-                # The proxy ignores the catalog: one seed carries it.
+                # One seed carries WORKER_READY.
                 f.write('\n'.join(s.lines[i:i + 4]).encode() + b'\n\0' +
                         hello + (ready if i == 0 else b'') + answers)
         os.makedirs(os.path.join(corpus, 'agent'), exist_ok=True)
