@@ -8,11 +8,12 @@
  * Left out, so the process stays: before HELLO_OK is accepted,
  * VERSION_MISMATCH and ERROR (the agent exits on them, as it should), and
  * the loss of the link (the agent exits 1: the harness ends the input
- * there instead); AGENT_START bodies holding '/' or "..".  The harness runs in a private
- * directory of mode 0755, so a runtime_dir can only name that directory
- * or nothing, which the agent refuses (it must be 0700): no kernel is
- * ever started, AGENT_START is decoded and checked up to the runtime
- * directory, and EXECUTE, INTERRUPT and SHUTDOWN meet "no kernel".
+ * there instead); AGENT_START bodies holding '/' or "..".  The harness
+ * runs in a private directory of mode 0755, so a runtime_dir can only
+ * name that directory or nothing, which the agent refuses (it must be
+ * 0700): no kernel is ever started, AGENT_START is decoded and checked
+ * up to the runtime directory, and EXECUTE, INTERRUPT and SHUTDOWN meet
+ * "no kernel".
  */
 
 #include <sys/socket.h>
@@ -101,7 +102,8 @@ fuzz_agent_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
 	if (hdr == NULL && !agent_hello_done) {
-		agent_peer = NULL;	/* "closed fd 3 during the handshake" */
+		/* "daemon closed fd 3 during the handshake": exit 1. */
+		agent_peer = NULL;
 		return;
 	}
 	agent_dispatch(p, hdr, body, arg);

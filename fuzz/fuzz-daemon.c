@@ -210,7 +210,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (blen > hdr.length)
 			blen = hdr.length;
 		if (!fuzz_daemon_escapes(data + PROTO_HEADER_SIZE, blen))
-			fuzz_daemon_write(sv[1], data, PROTO_HEADER_SIZE + blen);
+			fuzz_daemon_write(sv[1], data,
+			    PROTO_HEADER_SIZE + blen);
 		data += PROTO_HEADER_SIZE + blen;
 		size -= PROTO_HEADER_SIZE + blen;
 	}

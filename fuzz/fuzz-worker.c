@@ -33,11 +33,12 @@
 
 static struct event_base	*fuzz_worker_base;
 static fuzz_worker_answer_cb	 fuzz_worker_answer;
-static char			 fuzz_worker_dir[] = "/tmp/fuzz-worker-XXXXXX";
+static char			 fuzz_worker_dir[] =
+				     "/tmp/fuzz-worker-XXXXXX";
 static char			*fuzz_worker_sock;
 static struct peer		*fuzz_worker_conns[FUZZ_WORKER_MAX_CONNS];
 static int			 fuzz_worker_trace;
-static int			 fuzz_worker_home = -1;	/* the caller's cwd */
+static int			 fuzz_worker_home = -1; /* caller's cwd */
 
 static void	fuzz_worker_sweep(void);
 static int64_t			 fuzz_worker_id;
@@ -80,7 +81,7 @@ fuzz_worker_reply(int fd, uint16_t type, uint32_t id, const void *body,
 		p = i == 0 ? h : body;
 		left = i == 0 ? sizeof h : len;
 		while (left > 0) {
-			/* The fd is nonblocking: a full socket drops the rest. */
+			/* Nonblocking: a full socket drops the rest. */
 			if ((n = write(fd, p, left)) <= 0)
 				return;
 			p += n;
