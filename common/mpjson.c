@@ -210,7 +210,10 @@ mpjson_unpack(const msgpack_object *o)
 			kv = &o->via.map.ptr[i];
 			if (kv->key.type != MSGPACK_OBJECT_STR)
 				continue;
-			if ((key = utf8_repair(kv->key.via.str.ptr,
+			/* msgpack-c gives an empty key a NULL pointer. */
+			if (kv->key.via.str.size == 0)
+				key = xstrdup("");
+			else if ((key = utf8_repair(kv->key.via.str.ptr,
 			    kv->key.via.str.size, &len)) == NULL)
 				key = xstrndup(kv->key.via.str.ptr,
 				    kv->key.via.str.size);

@@ -105,7 +105,9 @@ main(int argc, char **argv)
 		LLVMFuzzerTestOneInput(m, mlen);
 		free(m);
 	}
-	printf("%ld inputs from %d seeds: ok\n", count + nseeds, nseeds);
+	/* stderr: fuzz-proxy makes stdout its client. */
+	fprintf(stderr, "%ld inputs from %d seeds: ok\n", count + nseeds,
+	    nseeds);
 	for (i = 0; i < (size_t)nseeds; i++)
 		free(seeds[i]);
 	free(seeds);

@@ -12,7 +12,7 @@ libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libcriterion-dev
 libssl-dev libjson-c-dev libsqlite3-dev
 python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
 python3-zmq python3-nbconvert python3-debugpy xpython r-cran-irkernel
-ca-certificates curl"
+ca-certificates curl clang libclang-rt-dev"
 
 # Node for the end-to-end tests and the demo (the official MCP SDK).  A
 # node already on PATH wins: NodeSource's nodejs ships its own npm and

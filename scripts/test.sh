@@ -4,10 +4,12 @@
 # under build/check/_inst and run the end-to-end suite (the official MCP
 # SDK client driving the installed runtimed-mcp on a real kernel); then
 # build again with AddressSanitizer and UndefinedBehaviorSanitizer and run
-# "make check" there, e2e included.
+# "make check" there, e2e included; then run each libFuzzer target for
+# RUNTIMED_FUZZ_SECS (25) seconds in an instrumented clang build.
 #
 # RUNTIMED_DISTCHECK=0 skips "make distcheck" (about 1.5 minutes);
-# RUNTIMED_NO_SANITIZERS=1 skips the second pass.
+# RUNTIMED_NO_SANITIZERS=1 skips the second pass; RUNTIMED_NO_FUZZ=1 the
+# libFuzzer phase (about 4 minutes).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -110,6 +112,18 @@ if [ "${RUNTIMED_NO_SANITIZERS:-0}" != 1 ]; then
 	export ASAN_OPTIONS UBSAN_OPTIONS
 	phase "make check with sanitizers (ASAN_OPTIONS=$ASAN_OPTIONS)"
 	make -j2 check || fail_log "$B/test-suite.log" "make check (sanitizers)"
+fi
+
+if [ "${RUNTIMED_NO_FUZZ:-0}" != 1 ]; then
+	# Every fuzz target, instrumented as a whole (configure
+	# --enable-fuzzing CC=clang), from its seeds for a short run; a
+	# crash fails the phase and its input is kept in build/fuzz/
+	# fuzz-crashes (docs/fuzzing.md).
+	B=$ROOT/build/fuzz
+	phase "libFuzzer, each target ${RUNTIMED_FUZZ_SECS:-25} s ($B)"
+	rm -rf "$B"
+	FUZZ_BUILD=$B sh "$ROOT/fuzz/run-fuzz.sh" "${RUNTIMED_FUZZ_SECS:-25}" ||
+	    fail_log "" "libFuzzer"
 fi
 
 if [ -n "$failed" ]; then
