@@ -937,7 +937,7 @@ room_list_pack(msgpack_packer *pk)
 	size_t	i;
 
 	msgpack_pack_map(pk, 2);
-	runtimed_pack_warnings(pk);
+	runtimed_warn_pack(pk);
 	proto_pack_key(pk, "rooms");
 	msgpack_pack_array(pk, room_nall);
 	for (i = 0; i < room_nall; i++)

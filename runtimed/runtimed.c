@@ -26,8 +26,6 @@ char			*runtimed_state_dir;
 struct store		*runtimed_store;
 int			 runtimed_log_level;
 
-static char		**runtimed_warnings;
-static size_t		  runtimed_nwarnings;
 
 static int		 runtimed_stopping;
 static int64_t		 runtimed_stop_deadline;
@@ -60,50 +58,6 @@ runtimed_usage(int status)
 	    "  status        show the running daemon\n"
 	    "  stop          stop the running daemon\n");
 	exit(status);
-}
-
-/*
- * Something the user must hear about (state lost or at risk): logged
- * loudly and kept, for `runtimed status` and every MCP client's
- * list_notebooks, until the daemon stops.
- */
-void
-runtimed_warn(const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*msg;
-
-	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
-	va_end(ap);
-	log_warnx("WARNING: %s", msg);
-	runtimed_warnings = xreallocarray(runtimed_warnings,
-	    runtimed_nwarnings + 1, sizeof *runtimed_warnings);
-	runtimed_warnings[runtimed_nwarnings++] = msg;
-}
-
-/* warnings: [string], the standing ones plus a failing store. */
-void
-runtimed_pack_warnings(msgpack_packer *pk)
-{
-	const char	*werr = NULL;
-	size_t		 i;
-
-	if (runtimed_store != NULL)
-		werr = store_write_error(runtimed_store);
-	proto_pack_key(pk, "warnings");
-	msgpack_pack_array(pk, runtimed_nwarnings + (werr != NULL));
-	for (i = 0; i < runtimed_nwarnings; i++)
-		proto_pack_cstr(pk, runtimed_warnings[i]);
-	if (werr != NULL) {
-		char	*msg;
-
-		xasprintf(&msg, "the state database cannot be written (%s): "
-		    "edits are refused until it can; free disk space in %s",
-		    werr, runtimed_state_dir);
-		proto_pack_cstr(pk, msg);
-		free(msg);
-	}
 }
 
 /* Last-resort cleanup on fatal(): leave no agents or socket behind. */

@@ -169,8 +169,10 @@ extern char			*runtimed_state_dir;
 extern struct store		*runtimed_store;
 extern int			 runtimed_log_level;
 void	runtimed_stop(void);
+
+/* runtimed-warn.c */
 void	runtimed_warn(const char *, ...) printflike(1, 2);
-void	runtimed_pack_warnings(msgpack_packer *);
+void	runtimed_warn_pack(msgpack_packer *);
 
 /* server.c */
 int	server_start(const char *, char **, pid_t *);

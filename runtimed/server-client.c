@@ -172,7 +172,7 @@ server_client_status(struct server_client *c, uint32_t id)
 	proto_pack_uint(&b.pk, "fds_open", server_fds_open());
 	proto_pack_uint(&b.pk, "fds_limit", server_fds_limit());
 	proto_pack_uint(&b.pk, "peers_room", server_peers_room());
-	runtimed_pack_warnings(&b.pk);
+	runtimed_warn_pack(&b.pk);
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
