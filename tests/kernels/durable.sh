@@ -34,7 +34,7 @@ start_daemon
 C=$!
 track $C
 i=0
-while ! grep -q ready "$T/rooms.out"; do
+while ! grep -q ready "$T/rooms.out" 2>/dev/null; do
 	i=$((i + 1)); [ $i -gt 600 ] && fail "rooms did not get ready"
 	kill -0 $C 2>/dev/null || fail "rooms failed"
 	sleep 0.1

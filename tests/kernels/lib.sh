@@ -14,17 +14,19 @@ start_daemon() {
 }
 
 # Every descendant of pid $1, via /proc (kernels sit in sessions of
-# their own, so process groups would miss them).
+# their own, so process groups would miss them).  Each stat file is read
+# by the shell: a process that exits between the glob and the read is
+# skipped, where awk reading the files itself would stop at it.
 descendants() {
-	awk -v root="$1" '
-	FNR == 1 {
-		line = $0; sub(/^[0-9]+ \(.*\) /, "", line)
-		split(line, f, " "); pid = FILENAME
-		sub("/proc/", "", pid); sub("/stat", "", pid)
-		parent[pid] = f[2]
+	for f in /proc/[0-9]*/stat; do
+		{ read -r l <"$f"; } 2>/dev/null && printf '%s\n' "$l"
+	done | awk -v root="$1" '
+	{
+		pid = $1; line = $0; sub(/^[0-9]+ \(.*\) /, "", line)
+		split(line, f, " "); parent[pid] = f[2]
 	}
 	END {
-		n = 1; want[root] = 1; changed = 1
+		want[root] = 1; changed = 1
 		while (changed) {
 			changed = 0
 			for (p in parent)
@@ -32,7 +34,7 @@ descendants() {
 					want[p] = 1; changed = 1; print p
 				}
 		}
-	}' /proc/[0-9]*/stat 2>/dev/null
+	}'
 }
 
 # Is any of the pids alive (zombies count as gone)?
