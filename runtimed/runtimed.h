@@ -64,7 +64,7 @@ struct room_cell {
 	struct json_object	*attachments;
 	struct json_object	*extra;
 	int			 flags;		/* ROOM_CELL_* */
-	int			 mark;	/* scratch flag for edits */
+	size_t			 pos;	/* index in cells, with nb->ids */
 };
 
 /*
@@ -72,6 +72,8 @@ struct room_cell {
  * nbformat 4.5 does not define, verbatim (NULL when none).  warnings:
  * what the loader found wrong and how a save changes it, a json array
  * of {cell_index?, cell_id?, message, on_save} (NULL when none).
+ * ids: an index of the cells by id, built by the first edit batch (once
+ * the loader has settled every id) and kept by each one after.
  */
 struct room_nb {
 	struct json_object	*metadata;
@@ -81,6 +83,8 @@ struct room_nb {
 	size_t			 ncells;
 	struct json_object	*extra;
 	struct json_object	*warnings;
+	struct lh_table		*ids;	/* cell id -> cell, from 1st edit */
+	size_t			 ids_freed;	/* deletes since built */
 };
 
 /* What changed in a room (ROOM_CHANGED kinds), as bits. */

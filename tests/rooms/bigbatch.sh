@@ -14,12 +14,12 @@ start_daemon
 "$ROOMS_CLIENT" toobig "$RUNTIMED_SOCKET" 100000 || fail "toobig"
 "$ROOMS_CLIENT" toobig "$RUNTIMED_SOCKET" 1001 || fail "toobig at cap + 1"
 try=1
-until "$ROOMS_CLIENT" bigbatch "$RUNTIMED_SOCKET" 1000 1000 100; do
+until "$ROOMS_CLIENT" bigbatch "$RUNTIMED_SOCKET" 0 1000 1000 0 100; do
 	try=$((try + 1))
 	[ $try -gt 3 ] && fail "a batch at the cap held another client" \
 	    "over 100 ms three times"
 done
 ok "a batch at the cap: another client waited under 100 ms (try $try)"
-"$ROOMS_CLIENT" bigbatch "$RUNTIMED_SOCKET" 20000 1000 0 ||
+"$ROOMS_CLIENT" bigbatch "$RUNTIMED_SOCKET" 0 20000 1000 0 0 ||
     fail "20000 inserts in batches of 1000"
 "$RUNTIMED" stop >/dev/null || fail "stop"

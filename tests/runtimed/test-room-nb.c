@@ -437,7 +437,7 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	const msgpack_object	*edits;
 	char			*before, *after, *cause = NULL;
 	const char		*code;
-	int			 i;
+	size_t			 i, j;
 
 	for (i = 0; i < 3; i++)
 		cells[i] = nb->cells[i];
@@ -476,7 +476,8 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	cr_assert_eq(nb->ncells, 3);
 	for (i = 0; i < 3; i++) {
 		cr_assert_eq(nb->cells[i], cells[i]);
-		cr_assert_eq(nb->cells[i]->mark, 0);
+		cr_assert_eq(room_nb_find(nb, cells[i]->id, &j), cells[i]);
+		cr_assert_eq(j, i);
 	}
 	free(after);
 
@@ -487,6 +488,13 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	cr_assert_eq(nb->ncells, 3);
 	cr_assert_str_eq(nb->cells[2]->source, "new");
 	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 0);
+	/* The index follows: copies and inserts found, the deleted not. */
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(room_nb_find(nb, nb->cells[i]->id, &j),
+		    nb->cells[i]);
+		cr_assert_eq(j, i);
+	}
+	cr_assert_null(room_nb_find(nb, "bbbb", NULL));
 	free(before);
 	batch_free(&e);
 	room_nb_free(nb);
