@@ -13,6 +13,8 @@
 
 #include "runtimed.h"
 
+static void	room_nb_ids_drop(struct room_nb *);
+
 /* An empty nbformat 4.5 notebook. */
 struct room_nb *
 room_nb_create(void)
@@ -33,8 +35,7 @@ room_nb_free(struct room_nb *nb)
 
 	if (nb == NULL)
 		return;
-	if (nb->ids != NULL)
-		lh_table_free(nb->ids);
+	room_nb_ids_drop(nb);
 	for (i = 0; i < nb->ncells; i++)
 		room_nb_cell_free(nb->cells[i]);
 	free(nb->cells);
@@ -78,22 +79,53 @@ room_nb_warn(struct room_nb *nb, ssize_t index, const char *id,
 
 /*
  * The id index.  Keys are the cells' own id strings, so a cell leaves
- * the index before it is freed; the first of equal ids wins.
+ * the index before it is freed; the first of equal ids wins.  json-c's
+ * linkhash would rehash every id at once when it fills (a stall of 50
+ * to 200 ms at 100,000 cells), so before that the index starts a new
+ * table four times the size and each commit moves ROOM_NB_IDS_MOVE
+ * entries into it; lookups see both.  The same happens once deletes
+ * have left a quarter of the table freed slots, which lookups probe
+ * past.
  */
+#define ROOM_NB_IDS_MOVE	4096
+
 static void
 room_nb_ids_drop(struct room_nb *nb)
 {
 	if (nb->ids != NULL)
 		lh_table_free(nb->ids);
-	nb->ids = NULL;
+	if (nb->ids_old != NULL)
+		lh_table_free(nb->ids_old);
+	nb->ids = nb->ids_old = NULL;
 	nb->ids_freed = 0;
+}
+
+static struct room_cell *
+room_nb_ids_get(struct room_nb *nb, const char *id)
+{
+	void	*v;
+
+	if (lh_table_lookup_ex(nb->ids, id, &v))
+		return (v);
+	if (nb->ids_old != NULL && lh_table_lookup_ex(nb->ids_old, id, &v))
+		return (v);
+	return (NULL);
 }
 
 static void
 room_nb_ids_add(struct room_nb *nb, struct room_cell *c)
 {
-	if (lh_table_lookup_entry(nb->ids, c->id) == NULL)
-		lh_table_insert(nb->ids, c->id, c);
+	struct lh_table	*t = nb->ids;
+
+	if (room_nb_ids_get(nb, c->id) != NULL)
+		return;
+	if (nb->ids_old == NULL && (t->count + 1 >= t->size / 2 ||
+	    nb->ids_freed >= (size_t)t->size / 4)) {
+		nb->ids_old = t;
+		nb->ids = lh_kchar_table_new(t->count * 4 + 1024, NULL);
+		nb->ids_freed = 0;
+	}
+	lh_table_insert(nb->ids, c->id, c);
 }
 
 static void
@@ -105,24 +137,41 @@ room_nb_ids_del(struct room_nb *nb, struct room_cell *c)
 	    lh_entry_v(e) == c) {
 		lh_table_delete_entry(nb->ids, e);
 		nb->ids_freed++;
+	} else if (nb->ids_old != NULL &&
+	    (e = lh_table_lookup_entry(nb->ids_old, c->id)) != NULL &&
+	    lh_entry_v(e) == c)
+		lh_table_delete_entry(nb->ids_old, e);
+}
+
+/* Move a few entries of the old table into the new one. */
+static void
+room_nb_ids_move(struct room_nb *nb)
+{
+	struct lh_entry	*e;
+	size_t		 n;
+
+	if (nb->ids_old == NULL)
+		return;
+	for (n = 0; n < ROOM_NB_IDS_MOVE &&
+	    (e = lh_table_head(nb->ids_old)) != NULL; n++) {
+		lh_table_insert(nb->ids, lh_entry_k(e), lh_entry_v(e));
+		lh_table_delete_entry(nb->ids_old, e);
+	}
+	if (lh_table_head(nb->ids_old) == NULL) {
+		lh_table_free(nb->ids_old);
+		nb->ids_old = NULL;
 	}
 }
 
-/*
- * Build the index if it is missing, or rebuild it once deletes have
- * left as many freed slots as it has cells (json-c's linkhash reuses
- * them, but a lookup probes past them): amortised, one pass per that
- * many deletes.
- */
+/* Build the index if it is missing (the first batch). */
 static void
 room_nb_ids_build(struct room_nb *nb)
 {
 	size_t	i;
 
-	if (nb->ids != NULL && nb->ids_freed <= nb->ncells + 1024)
+	if (nb->ids != NULL)
 		return;
-	room_nb_ids_drop(nb);
-	nb->ids = lh_kchar_table_new((int)(nb->ncells * 2 + 1024), NULL);
+	nb->ids = lh_kchar_table_new((int)(nb->ncells * 4 + 1024), NULL);
 	for (i = 0; i < nb->ncells; i++) {
 		nb->cells[i]->pos = i;
 		room_nb_ids_add(nb, nb->cells[i]);
@@ -375,13 +424,11 @@ struct room_cell *
 room_nb_find(struct room_nb *nb, const char *id, size_t *idx)
 {
 	struct room_cell	*c;
-	void			*v;
 	ssize_t			 i;
 
 	if (nb->ids != NULL) {
-		if (!lh_table_lookup_ex(nb->ids, id, &v))
+		if ((c = room_nb_ids_get(nb, id)) == NULL)
 			return (NULL);
-		c = v;
 		if (idx != NULL)
 			*idx = c->pos;
 		return (c);
@@ -497,9 +544,8 @@ room_nb_batch_lookup(struct room_nb_batch *b, const char *key)
 
 	if (lh_table_lookup_ex(b->ids, key, &v))
 		return (v);
-	if (!lh_table_lookup_ex(b->nb->ids, key, &v))
+	if ((c = room_nb_ids_get(b->nb, key)) == NULL)
 		return (NULL);
-	c = v;
 	return (&b->orig[c->pos]);
 }
 
@@ -1105,10 +1151,16 @@ room_nb_edit_commit(struct room_nb *nb, struct room_nb_pending *p)
 	}
 	for (j = 0; j < p->nfresh; j++)
 		room_nb_ids_add(nb, p->fresh[j]);
+	room_nb_ids_move(nb);
+	/* Positions change only from the first cell that moved. */
+	for (j = 0; j < p->ncells && j < nb->ncells; j++) {
+		if (p->cells[j] != nb->cells[j])
+			break;
+	}
 	free(nb->cells);
 	nb->cells = p->cells;
 	nb->ncells = p->ncells;
-	for (j = 0; j < nb->ncells; j++)
+	for (; j < nb->ncells; j++)
 		nb->cells[j]->pos = j;
 	if (p->metadata != NULL) {
 		json_object_put(nb->metadata);
