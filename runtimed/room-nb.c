@@ -549,6 +549,13 @@ room_nb_batch_lookup(struct room_nb_batch *b, const char *key)
 	return (&b->orig[c->pos]);
 }
 
+/* The batch's table owns its keys: a deleted cell's id outlives it. */
+static void
+room_nb_batch_free_key(struct lh_entry *e)
+{
+	free((char *)lh_entry_k(e));
+}
+
 /* Index a node by its cell's id (the first of equal ids wins). */
 static void
 room_nb_batch_index(struct room_nb_batch *b, struct room_nb_node *n)
@@ -562,7 +569,7 @@ room_nb_batch_index(struct room_nb_batch *b, struct room_nb_node *n)
 			return;
 	} else if (room_nb_batch_lookup(b, n->c->id) != NULL)
 		return;
-	lh_table_insert(b->ids, n->c->id, n);
+	lh_table_insert(b->ids, xstrdup(n->c->id), n);
 }
 
 /* Forget a node's id: NULL hides the notebook's cell of that id. */
@@ -575,7 +582,7 @@ room_nb_batch_unindex(struct room_nb_batch *b, struct room_nb_node *n)
 		return;
 	if ((e = lh_table_lookup_entry(b->ids, n->c->id)) != NULL)
 		lh_table_delete_entry(b->ids, e);
-	lh_table_insert(b->ids, n->c->id, NULL);
+	lh_table_insert(b->ids, xstrdup(n->c->id), NULL);
 }
 
 /* The node of a cell id given as bytes, or NULL. */
@@ -606,7 +613,7 @@ room_nb_batch_init(struct room_nb_batch *b, struct room_nb *nb)
 	b->nb = nb;
 	b->head.prev = b->head.next = &b->head;
 	room_nb_ids_build(nb);
-	b->ids = lh_kchar_table_new(16, NULL);
+	b->ids = lh_kchar_table_new(16, room_nb_batch_free_key);
 	b->touched = lh_kchar_table_new(16, NULL);
 	b->orig = xcalloc(nb->ncells + 1, sizeof *b->orig);
 	for (i = 0; i < nb->ncells; i++) {
