@@ -13,6 +13,8 @@
 
 #include "runtimed.h"
 
+static void	room_nb_ids_drop(struct room_nb *);
+
 /* An empty nbformat 4.5 notebook. */
 struct room_nb *
 room_nb_create(void)
@@ -33,6 +35,7 @@ room_nb_free(struct room_nb *nb)
 
 	if (nb == NULL)
 		return;
+	room_nb_ids_drop(nb);
 	for (i = 0; i < nb->ncells; i++)
 		room_nb_cell_free(nb->cells[i]);
 	free(nb->cells);
@@ -74,6 +77,107 @@ room_nb_warn(struct room_nb *nb, ssize_t index, const char *id,
 	json_object_array_add(nb->warnings, w);
 }
 
+/*
+ * The id index.  Keys are the cells' own id strings, so a cell leaves
+ * the index before it is freed; the first of equal ids wins.  json-c's
+ * linkhash would rehash every id at once when it fills (a stall of 50
+ * to 200 ms at 100,000 cells), so before that the index starts a new
+ * table four times the size and each commit moves ROOM_NB_IDS_MOVE
+ * entries into it; lookups see both.  The same happens once deletes
+ * have left a quarter of the table freed slots, which lookups probe
+ * past.
+ */
+#define ROOM_NB_IDS_MOVE	4096
+
+static void
+room_nb_ids_drop(struct room_nb *nb)
+{
+	if (nb->ids != NULL)
+		lh_table_free(nb->ids);
+	if (nb->ids_old != NULL)
+		lh_table_free(nb->ids_old);
+	nb->ids = nb->ids_old = NULL;
+	nb->ids_freed = 0;
+}
+
+static struct room_cell *
+room_nb_ids_get(struct room_nb *nb, const char *id)
+{
+	void	*v;
+
+	if (lh_table_lookup_ex(nb->ids, id, &v))
+		return (v);
+	if (nb->ids_old != NULL && lh_table_lookup_ex(nb->ids_old, id, &v))
+		return (v);
+	return (NULL);
+}
+
+static void
+room_nb_ids_add(struct room_nb *nb, struct room_cell *c)
+{
+	struct lh_table	*t = nb->ids;
+
+	if (room_nb_ids_get(nb, c->id) != NULL)
+		return;
+	if (nb->ids_old == NULL && (t->count + 1 >= t->size / 2 ||
+	    nb->ids_freed >= (size_t)t->size / 4)) {
+		nb->ids_old = t;
+		nb->ids = lh_kchar_table_new(t->count * 4 + 1024, NULL);
+		nb->ids_freed = 0;
+	}
+	lh_table_insert(nb->ids, c->id, c);
+}
+
+static void
+room_nb_ids_del(struct room_nb *nb, struct room_cell *c)
+{
+	struct lh_entry	*e;
+
+	if ((e = lh_table_lookup_entry(nb->ids, c->id)) != NULL &&
+	    lh_entry_v(e) == c) {
+		lh_table_delete_entry(nb->ids, e);
+		nb->ids_freed++;
+	} else if (nb->ids_old != NULL &&
+	    (e = lh_table_lookup_entry(nb->ids_old, c->id)) != NULL &&
+	    lh_entry_v(e) == c)
+		lh_table_delete_entry(nb->ids_old, e);
+}
+
+/* Move a few entries of the old table into the new one. */
+static void
+room_nb_ids_move(struct room_nb *nb)
+{
+	struct lh_entry	*e;
+	size_t		 n;
+
+	if (nb->ids_old == NULL)
+		return;
+	for (n = 0; n < ROOM_NB_IDS_MOVE &&
+	    (e = lh_table_head(nb->ids_old)) != NULL; n++) {
+		lh_table_insert(nb->ids, lh_entry_k(e), lh_entry_v(e));
+		lh_table_delete_entry(nb->ids_old, e);
+	}
+	if (lh_table_head(nb->ids_old) == NULL) {
+		lh_table_free(nb->ids_old);
+		nb->ids_old = NULL;
+	}
+}
+
+/* Build the index if it is missing (the first batch). */
+static void
+room_nb_ids_build(struct room_nb *nb)
+{
+	size_t	i;
+
+	if (nb->ids != NULL)
+		return;
+	nb->ids = lh_kchar_table_new((int)(nb->ncells * 4 + 1024), NULL);
+	for (i = 0; i < nb->ncells; i++) {
+		nb->cells[i]->pos = i;
+		room_nb_ids_add(nb, nb->cells[i]);
+	}
+}
+
 /* A fresh cell (not yet in any notebook). */
 static struct room_cell *
 room_nb_cell_new(enum room_cell_type type, const char *id, const char *src,
@@ -103,6 +207,7 @@ room_nb_cell_create(struct room_nb *nb, enum room_cell_type type,
 	struct room_cell	*c;
 	char			 id[9];
 
+	room_nb_ids_drop(nb);
 	room_nb_mint_id(nb, id);
 	c = room_nb_cell_new(type, id, src, srclen);
 	nb->cells = xreallocarray(nb->cells, nb->ncells + 1,
@@ -314,11 +419,20 @@ room_nb_index(struct room_cell **cells, size_t ncells, const char *id,
 	return (-1);
 }
 
+/* A cell by id: by the index once edits keep one, else a scan. */
 struct room_cell *
 room_nb_find(struct room_nb *nb, const char *id, size_t *idx)
 {
-	ssize_t	i;
+	struct room_cell	*c;
+	ssize_t			 i;
 
+	if (nb->ids != NULL) {
+		if ((c = room_nb_ids_get(nb, id)) == NULL)
+			return (NULL);
+		if (idx != NULL)
+			*idx = c->pos;
+		return (c);
+	}
 	if ((i = room_nb_index(nb->cells, nb->ncells, id, strlen(id))) < 0)
 		return (NULL);
 	if (idx != NULL)
@@ -327,8 +441,8 @@ room_nb_find(struct room_nb *nb, const char *id, size_t *idx)
 }
 
 /* Jupyter-like id: 8 lowercase hex digits, unique among cells. */
-static void
-room_nb_mint(struct room_cell **cells, size_t ncells, char id[9])
+void
+room_nb_mint_id(struct room_nb *nb, char id[9])
 {
 	uint32_t	r;
 
@@ -336,26 +450,24 @@ room_nb_mint(struct room_cell **cells, size_t ncells, char id[9])
 		if (getrandom(&r, sizeof r, 0) != sizeof r)
 			r = (uint32_t)random();
 		snprintf(id, 9, "%08x", r);
-	} while (room_nb_index(cells, ncells, id, 8) >= 0);
-}
-
-void
-room_nb_mint_id(struct room_nb *nb, char id[9])
-{
-	room_nb_mint(nb->cells, nb->ncells, id);
+	} while (room_nb_find(nb, id, NULL) != NULL);
 }
 
 /*
  * An edit batch works on a copy of the cell order: a doubly linked list
- * of nodes (a sentinel closes the ring) with a hash from cell id to node,
- * so each edit costs what it names, not the notebook's length.  The
- * notebook itself is untouched until room_nb_edit_commit.
+ * of nodes (a sentinel closes the ring).  An id names the node of the
+ * notebook's cell by the notebook's index (nb->ids, the cell's pos is
+ * its node), unless the batch's own small table (b->ids) says otherwise:
+ * a cell the batch inserted, or NULL for one it deleted.  So each edit
+ * costs what it names; the notebook's length costs only pointer moves.
+ * The notebook itself is untouched until room_nb_edit_commit.
  */
 struct room_nb_node {
 	struct room_cell	*c;
 	struct room_nb_node	*prev;
 	struct room_nb_node	*next;
 	int			 moving;
+	int			 gone;		/* an original, deleted */
 };
 
 struct room_nb_batch {
@@ -363,7 +475,7 @@ struct room_nb_batch {
 	struct room_nb_node	 head;		/* sentinel */
 	struct room_nb_node	*orig;		/* one node per original */
 	size_t			 n;
-	struct lh_table		*ids;		/* cell id -> node */
+	struct lh_table		*ids;		/* cell id -> node or NULL */
 	struct lh_table		*touched;	/* ids in res->touched */
 	size_t			 touched_cap;
 };
@@ -372,8 +484,29 @@ struct room_nb_batch {
 struct room_nb_pending {
 	struct room_cell	**cells;
 	size_t			  ncells;
+	struct room_cell	**fresh;	/* inserts and copies */
+	size_t			  nfresh;
+	struct room_cell	**old;		/* originals they replace */
+	size_t			  nold;
 	struct json_object	 *metadata;	/* NULL when unchanged */
 };
+
+/* Append to an array that doubles when n reaches a power of two. */
+static void
+room_nb_push(struct room_cell ***v, size_t *n, struct room_cell *c)
+{
+	if ((*n & (*n + 1)) == 0)
+		*v = xreallocarray(*v, (*n + 1) * 2, sizeof **v);
+	(*v)[(*n)++] = c;
+}
+
+/* Is the node's cell still the notebook's own (not a batch's copy)? */
+static int
+room_nb_batch_orig(struct room_nb_batch *b, struct room_nb_node *n)
+{
+	return (n >= b->orig && n < b->orig + b->nb->ncells &&
+	    n->c == b->nb->cells[n - b->orig]);
+}
 
 /* Nodes of original cells live in b->orig; inserts' on their own. */
 static void
@@ -402,41 +535,72 @@ room_nb_batch_unlink(struct room_nb_batch *b, struct room_nb_node *n)
 	b->n--;
 }
 
+/* The node of a cell id (NUL-terminated): the batch's say, then nb's. */
+static struct room_nb_node *
+room_nb_batch_lookup(struct room_nb_batch *b, const char *key)
+{
+	struct room_cell	*c;
+	void			*v;
+
+	if (lh_table_lookup_ex(b->ids, key, &v))
+		return (v);
+	if ((c = room_nb_ids_get(b->nb, key)) == NULL)
+		return (NULL);
+	return (&b->orig[c->pos]);
+}
+
+/* The batch's table owns its keys: a deleted cell's id outlives it. */
+static void
+room_nb_batch_free_key(struct lh_entry *e)
+{
+	free((char *)lh_entry_k(e));
+}
+
 /* Index a node by its cell's id (the first of equal ids wins). */
 static void
 room_nb_batch_index(struct room_nb_batch *b, struct room_nb_node *n)
 {
-	if (lh_table_lookup_entry(b->ids, n->c->id) == NULL)
-		lh_table_insert(b->ids, n->c->id, n);
+	struct lh_entry	*e;
+
+	if ((e = lh_table_lookup_entry(b->ids, n->c->id)) != NULL) {
+		if (lh_entry_v(e) == NULL)
+			lh_table_delete_entry(b->ids, e);
+		else
+			return;
+	} else if (room_nb_batch_lookup(b, n->c->id) != NULL)
+		return;
+	lh_table_insert(b->ids, xstrdup(n->c->id), n);
 }
 
+/* Forget a node's id: NULL hides the notebook's cell of that id. */
 static void
 room_nb_batch_unindex(struct room_nb_batch *b, struct room_nb_node *n)
 {
 	struct lh_entry	*e;
 
-	if ((e = lh_table_lookup_entry(b->ids, n->c->id)) != NULL &&
-	    lh_entry_v(e) == n)
+	if (room_nb_batch_lookup(b, n->c->id) != n)
+		return;
+	if ((e = lh_table_lookup_entry(b->ids, n->c->id)) != NULL)
 		lh_table_delete_entry(b->ids, e);
+	lh_table_insert(b->ids, xstrdup(n->c->id), NULL);
 }
 
 /* The node of a cell id given as bytes, or NULL. */
 static struct room_nb_node *
 room_nb_batch_find(struct room_nb_batch *b, const char *id, size_t len)
 {
-	char	 buf[80], *key;
-	void	*v = NULL;
+	struct room_nb_node	*n;
+	char			 buf[80], *key;
 
 	if (len == 0 || memchr(id, '\0', len) != NULL)
 		return (NULL);
 	key = len < sizeof buf ? buf : xmalloc(len + 1);
 	memcpy(key, id, len);
 	key[len] = '\0';
-	if (!lh_table_lookup_ex(b->ids, key, &v))
-		v = NULL;
+	n = room_nb_batch_lookup(b, key);
 	if (key != buf)
 		free(key);
-	return (v);
+	return (n);
 }
 
 static void
@@ -448,18 +612,21 @@ room_nb_batch_init(struct room_nb_batch *b, struct room_nb *nb)
 	memset(b, 0, sizeof *b);
 	b->nb = nb;
 	b->head.prev = b->head.next = &b->head;
-	/* Sized past json-c's load factor (0.66): no resize for these. */
-	b->ids = lh_kchar_table_new((int)(nb->ncells + nb->ncells / 2 + 16),
-	    NULL);
+	room_nb_ids_build(nb);
+	b->ids = lh_kchar_table_new(16, room_nb_batch_free_key);
 	b->touched = lh_kchar_table_new(16, NULL);
 	b->orig = xcalloc(nb->ncells + 1, sizeof *b->orig);
 	for (i = 0; i < nb->ncells; i++) {
 		n = &b->orig[i];
 		n->c = nb->cells[i];
-		n->c->mark = 1;
-		room_nb_batch_link(b, b->head.prev, n);
-		room_nb_batch_index(b, n);
+		n->prev = i == 0 ? &b->head : n - 1;
+		n->next = i + 1 == nb->ncells ? &b->head : n + 1;
 	}
+	if (nb->ncells > 0) {
+		b->head.next = &b->orig[0];
+		b->head.prev = &b->orig[nb->ncells - 1];
+	}
+	b->n = nb->ncells;
 }
 
 /*
@@ -470,19 +637,14 @@ static void
 room_nb_batch_done(struct room_nb_batch *b, int drop)
 {
 	struct room_nb_node	*n, *next;
-	size_t			 i;
 
 	for (n = b->head.next; n != &b->head; n = next) {
 		next = n->next;
-		if (drop && n->c->mark == 0)
+		if (drop && !room_nb_batch_orig(b, n))
 			room_nb_cell_free(n->c);
 		room_nb_batch_free_node(b, n);
 	}
 	free(b->orig);
-	if (drop) {
-		for (i = 0; i < b->nb->ncells; i++)
-			b->nb->cells[i]->mark = 0;
-	}
 	lh_table_free(b->ids);
 	lh_table_free(b->touched);
 }
@@ -556,12 +718,10 @@ room_nb_own(struct room_nb_batch *b, struct room_nb_node *n)
 {
 	struct room_cell	*c = n->c;
 
-	if (c->mark == 1) {
-		room_nb_batch_unindex(b, n);
+	/* Same id, same node: what names it still finds it. */
+	if (room_nb_batch_orig(b, n)) {
 		c = room_nb_cell_clone(c);
-		c->mark = 0;
 		n->c = c;
-		room_nb_batch_index(b, n);
 	}
 	return (c);
 }
@@ -722,7 +882,6 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 				c->id = xstrndup(ref->via.str.ptr,
 				    ref->via.str.size);
 			}
-			c->mark = 0;
 			if (md != NULL && room_nb_merge(c->metadata, md) != 0) {
 				room_nb_cell_free(c);
 				ROOM_NB_FAIL("invalid_argument",
@@ -814,8 +973,9 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 			}
 			room_nb_batch_unindex(&b, node);
 			room_nb_batch_unlink(&b, node);
-			if (c->mark == 0)
+			if (!room_nb_batch_orig(&b, node))
 				room_nb_cell_free(c);
+			node->gone = 1;
 			room_nb_batch_free_node(&b, node);
 			res->kinds |= ROOM_CHANGE_CELLS;
 		} else if (oplen == 4 && memcmp(op, "move", 4) == 0) {
@@ -949,12 +1109,19 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 			room_nb_touch(&b, res, out[i]);
 	}
 
-	/* The new order, built once. */
+	/* The new order, built once, and what is new in it. */
 	p = xcalloc(1, sizeof *p);
 	p->ncells = b.n;
 	p->cells = xreallocarray(NULL, b.n + 1, sizeof *p->cells);
-	for (node = b.head.next, j = 0; node != &b.head; node = node->next)
+	for (node = b.head.next, j = 0; node != &b.head; node = node->next) {
 		p->cells[j++] = node->c;
+		if (!room_nb_batch_orig(&b, node))
+			room_nb_push(&p->fresh, &p->nfresh, node->c);
+	}
+	for (j = 0; j < nb->ncells; j++) {
+		if (b.orig[j].gone || !room_nb_batch_orig(&b, &b.orig[j]))
+			room_nb_push(&p->old, &p->nold, nb->cells[j]);
+	}
 	p->metadata = newmd;
 	room_nb_batch_done(&b, 0);
 	*pend = p;
@@ -984,22 +1151,30 @@ room_nb_edit_commit(struct room_nb *nb, struct room_nb_pending *p)
 {
 	size_t	j;
 
-	/* Free the originals that did not survive. */
-	for (j = 0; j < p->ncells; j++)
-		p->cells[j]->mark = 2;
-	for (j = 0; j < nb->ncells; j++) {
-		if (nb->cells[j]->mark != 2)
-			room_nb_cell_free(nb->cells[j]);
+	/* Free the originals that did not survive, then index the new. */
+	for (j = 0; j < p->nold; j++) {
+		room_nb_ids_del(nb, p->old[j]);
+		room_nb_cell_free(p->old[j]);
 	}
-	for (j = 0; j < p->ncells; j++)
-		p->cells[j]->mark = 0;
+	for (j = 0; j < p->nfresh; j++)
+		room_nb_ids_add(nb, p->fresh[j]);
+	room_nb_ids_move(nb);
+	/* Positions change only from the first cell that moved. */
+	for (j = 0; j < p->ncells && j < nb->ncells; j++) {
+		if (p->cells[j] != nb->cells[j])
+			break;
+	}
 	free(nb->cells);
 	nb->cells = p->cells;
 	nb->ncells = p->ncells;
+	for (; j < nb->ncells; j++)
+		nb->cells[j]->pos = j;
 	if (p->metadata != NULL) {
 		json_object_put(nb->metadata);
 		nb->metadata = p->metadata;
 	}
+	free(p->fresh);
+	free(p->old);
 	free(p);
 }
 
@@ -1009,14 +1184,13 @@ room_nb_edit_abort(struct room_nb *nb, struct room_nb_pending *p)
 {
 	size_t	j;
 
-	for (j = 0; j < p->ncells; j++) {
-		if (p->cells[j]->mark == 0)
-			room_nb_cell_free(p->cells[j]);
-	}
-	for (j = 0; j < nb->ncells; j++)
-		nb->cells[j]->mark = 0;
+	(void)nb;
+	for (j = 0; j < p->nfresh; j++)
+		room_nb_cell_free(p->fresh[j]);
 	json_object_put(p->metadata);
 	free(p->cells);
+	free(p->fresh);
+	free(p->old);
 	free(p);
 }
 

@@ -64,7 +64,7 @@ struct room_cell {
 	struct json_object	*attachments;
 	struct json_object	*extra;
 	int			 flags;		/* ROOM_CELL_* */
-	int			 mark;	/* scratch flag for edits */
+	size_t			 pos;	/* index in cells, with nb->ids */
 };
 
 /*
@@ -72,6 +72,10 @@ struct room_cell {
  * nbformat 4.5 does not define, verbatim (NULL when none).  warnings:
  * what the loader found wrong and how a save changes it, a json array
  * of {cell_index?, cell_id?, message, on_save} (NULL when none).
+ * ids: an index of the cells by id, built by the first edit batch (once
+ * the loader has settled every id) and kept by each one after; it grows
+ * into a new table a few thousand entries per batch (ids_old), never
+ * rehashing all at once.
  */
 struct room_nb {
 	struct json_object	*metadata;
@@ -81,6 +85,9 @@ struct room_nb {
 	size_t			 ncells;
 	struct json_object	*extra;
 	struct json_object	*warnings;
+	struct lh_table		*ids;	/* cell id -> cell, from 1st edit */
+	struct lh_table		*ids_old;	/* being moved into ids */
+	size_t			 ids_freed;	/* deletes in ids */
 };
 
 /* What changed in a room (ROOM_CHANGED kinds), as bits. */
@@ -153,6 +160,7 @@ struct room {
 	char			**pend_outputs;	/* cells with unjournaled outputs */
 	size_t			 npend_outputs;
 	struct event		*persist_ev;
+	struct event		*compact_ev;	/* a large snapshot, when quiet */
 
 	struct room_log		*log;		/* room.c: recent changes */
 	int64_t			 idle_since;	/* no peers, no kernel (ms) */

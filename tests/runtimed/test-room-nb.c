@@ -437,7 +437,7 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	const msgpack_object	*edits;
 	char			*before, *after, *cause = NULL;
 	const char		*code;
-	int			 i;
+	size_t			 i, j;
 
 	for (i = 0; i < 3; i++)
 		cells[i] = nb->cells[i];
@@ -476,7 +476,8 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	cr_assert_eq(nb->ncells, 3);
 	for (i = 0; i < 3; i++) {
 		cr_assert_eq(nb->cells[i], cells[i]);
-		cr_assert_eq(nb->cells[i]->mark, 0);
+		cr_assert_eq(room_nb_find(nb, cells[i]->id, &j), cells[i]);
+		cr_assert_eq(j, i);
 	}
 	free(after);
 
@@ -487,6 +488,13 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	cr_assert_eq(nb->ncells, 3);
 	cr_assert_str_eq(nb->cells[2]->source, "new");
 	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 0);
+	/* The index follows: copies and inserts found, the deleted not. */
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(room_nb_find(nb, nb->cells[i]->id, &j),
+		    nb->cells[i]);
+		cr_assert_eq(j, i);
+	}
+	cr_assert_null(room_nb_find(nb, "bbbb", NULL));
 	free(before);
 	batch_free(&e);
 	room_nb_free(nb);
@@ -536,5 +544,87 @@ Test(edit, long_batch_keeps_order)
 	free(dump);
 	ids_free(ids, n);
 	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/*
+ * The notebook's id index follows every commit: after each of many
+ * batches of inserts, edits (copies), moves and deletes, each cell is
+ * found by its id at its place and no deleted id is found.  10,000
+ * cells and 1600 deletes take the index through its growth into a new
+ * table over more than one commit.
+ */
+Test(edit, id_index_follows_many_batches)
+{
+	struct room_nb		*nb = room_nb_create();
+	struct room_nb_result	 res;
+	struct edit_batch	 e;
+	const msgpack_object	*edits;
+	char			*cause = NULL, **gone, src[32];
+	const char		*code;
+	size_t			 round, i, j, n, ndel, ngone = 0;
+	int			 moving = 0;
+
+	gone = xcalloc(80 * 20, sizeof *gone);
+	for (round = 0; round < 80; round++) {
+		n = nb->ncells;
+		ndel = 0;
+		for (j = round % 5; j < n && ndel < 20; j += 5)
+			ndel++;
+		batch_begin(&e, 150 + (n > 1 ? 2 : 0) + ndel);
+		for (i = 0; i < 150; i++) {
+			snprintf(src, sizeof src, "r%zu i%zu", round, i);
+			msgpack_pack_map(&e.b.pk, 3);
+			proto_pack_str(&e.b.pk, "op", "insert");
+			proto_pack_key(&e.b.pk, "after");
+			if (n == 0)
+				msgpack_pack_str_with_body(&e.b.pk, "BOTTOM", 6);
+			else
+				msgpack_pack_uint64(&e.b.pk, (i * 7) % n);
+			proto_pack_str(&e.b.pk, "source", src);
+		}
+		if (n > 1) {
+			msgpack_pack_map(&e.b.pk, 3);
+			proto_pack_str(&e.b.pk, "op", "edit");
+			proto_pack_key(&e.b.pk, "cell_id");
+			msgpack_pack_uint64(&e.b.pk, round % 5);
+			proto_pack_str(&e.b.pk, "source", "edited");
+			msgpack_pack_map(&e.b.pk, 3);
+			proto_pack_str(&e.b.pk, "op", "move");
+			proto_pack_str(&e.b.pk, "after", "TOP");
+			proto_pack_key(&e.b.pk, "cell_ids");
+			msgpack_pack_array(&e.b.pk, 1);
+			msgpack_pack_uint64(&e.b.pk, n - 1);
+		}
+		ndel = 0;
+		for (j = round % 5; j < n && ndel < 20; j += 5) {
+			gone[ngone++] = xstrdup(nb->cells[j]->id);
+			msgpack_pack_map(&e.b.pk, 2);
+			proto_pack_str(&e.b.pk, "op", "delete");
+			proto_pack_key(&e.b.pk, "cell_id");
+			msgpack_pack_uint64(&e.b.pk, j);
+			ndel++;
+		}
+		edits = batch_end(&e);
+		cr_assert_eq(room_nb_edit(nb, edits, 0, NULL, &res, &cause,
+		    &code), 0, "round %zu: %s", round, cause);
+		room_nb_result_free(&res);
+		batch_free(&e);
+		cr_assert_eq(nb->ncells, n + 150 - ndel);
+		moving |= nb->ids_old != NULL;
+		for (i = 0; i < nb->ncells; i++) {
+			cr_assert_eq(room_nb_find(nb, nb->cells[i]->id, &j),
+			    nb->cells[i], "round %zu cell %zu", round, i);
+			cr_assert_eq(j, i, "round %zu cell %zu", round, i);
+		}
+		for (i = 0; i < ngone; i++)
+			cr_assert_null(room_nb_find(nb, gone[i], NULL),
+			    "round %zu: deleted %s found", round, gone[i]);
+	}
+	cr_assert_gt(nb->ncells, 10000);
+	cr_assert(moving, "the index never grew into a new table");
+	for (i = 0; i < ngone; i++)
+		free(gone[i]);
+	free(gone);
 	room_nb_free(nb);
 }
