@@ -7,7 +7,8 @@
 # - every argument of a tool's inputSchema is named in its section;
 # - every error code and JSON-RPC error number in the C sources is in
 #   docs/errors.md, and every code of its table is in the sources;
-# - every constant docs/limits.md names exists in the sources.
+# - every constant docs/limits.md names exists in the sources;
+# - no source or document cites the contract outside the repository.
 # Usage: docs-contract.sh [builddir]
 set -u
 
@@ -120,6 +121,25 @@ lim = open(top + "/docs/limits.md", encoding="utf-8").read()
 for c in sorted(set(re.findall(r"`([A-Z][A-Z0-9]*_[A-Z0-9_]+)`", lim))):
     if not re.search(r"\b%s\b" % c, src):
         bad.append("docs/limits.md: %s is named nowhere in the sources" % c)
+
+# The contract is docs/: nothing cites a file outside the repository.
+cite = re.compile(r"CONTRACT(?:\.md| section| [0-9])|shared/spec")
+paths = ["README.md", "PROTOCOL.md"]
+for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
+        "mcp-proxy", "tests", "fuzz", "docs"):
+    for root, dirs, files in os.walk(os.path.join(top, d)):
+        dirs[:] = [x for x in dirs if x not in ("node_modules", "corpus")]
+        paths += [os.path.relpath(os.path.join(root, x), top)
+            for x in files if x.endswith((".c", ".h", ".md", ".am",
+            ".sh", ".mjs", ".py"))]
+for p in paths:
+    if p.startswith("tests/docs/"):
+        continue
+    for n, line in enumerate(open(os.path.join(top, p),
+            encoding="utf-8", errors="replace"), 1):
+        if cite.search(line):
+            bad.append("%s:%d cites the external contract: %s" %
+                (p, n, line.strip()))
 
 for b in bad:
     print("FAIL " + b)
