@@ -39,6 +39,7 @@ export RUNTIMED_STATE_DIR=$T/state
 export RUNTIMED_LIBEXEC_DIR=$B:$B/runtimed
 
 # tools/list needs no daemon: none is started.
+touch "$T/tools.json"
 python3 - "$PROXY" "$T/tools.json" <<'EOF' || exit 1
 import json, subprocess, sys
 p = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE,
@@ -54,10 +55,16 @@ send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
 for line in p.stdout:
     m = json.loads(line)
     if m.get("id") == 2:
-        json.dump(m["result"]["tools"], open(sys.argv[2], "w"))
+        with open(sys.argv[2], "w") as f:
+            json.dump(m["result"]["tools"], f)
         break
 p.stdin.close()
-p.wait(timeout=10)
+try:
+    p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+if not open(sys.argv[2]).read():
+    sys.exit("no tools/list answer")
 EOF
 
 python3 "$S/tests/docs/error-codes.py" "$S" >"$T/codes" || exit 1
