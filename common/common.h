@@ -82,7 +82,7 @@ char	*blob_path(const char *, const char *);
 int	 blob_put(const char *, const void *, size_t, char [65], char **);
 int	 blob_get(const char *, const char *, char **, size_t *, char **);
 
-/* sockdir.c: CONTRACT section 3. */
+/* sockdir.c: docs/files.md. */
 char	*sockdir_socket_path(void);
 char	*sockdir_state_path(void);
 int	 sockdir_check_named(const char *, const char *, int, char **);

@@ -1,6 +1,6 @@
 /*
  * sockdir.c: where the daemon's socket and state live, and the checks that
- * keep other users out (CONTRACT section 3).
+ * keep other users out (docs/files.md).
  */
 
 #include <sys/socket.h>

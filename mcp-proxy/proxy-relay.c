@@ -12,7 +12,7 @@
  *   by the catalog's readOnlyHint, or any request but tools/call) is
  *   sent once more to the next worker; a mutation is answered
  *   outcome_unknown and never sent again, because it may or may not have
- *   happened (CONTRACT 6 and 7);
+ *   happened (docs/errors.md, docs/durability.md);
  * - resources/subscribe and subscriptions/listen take leases
  *   (proxy-subs.c), so the worker sees one subscription per URI;
  * - the reconnect tool replaces the worker and is answered once the new
@@ -234,7 +234,7 @@ proxy_relay_tool_error(const char *code, const char *message)
 	return sc;
 }
 
-/* A tools/call whose worker died: its effect is unknown (CONTRACT 6). */
+/* A tools/call whose worker died: its effect is unknown (docs/errors.md). */
 static void
 proxy_relay_answer_lost_call(const char *id)
 {

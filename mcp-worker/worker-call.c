@@ -160,7 +160,7 @@ worker_call_text_block(const char *text)
 	return b;
 }
 
-/* The isError result of CONTRACT section 4. */
+/* The isError result of docs/errors.md. */
 struct json_object *
 worker_call_error_result(const char *code, const char *message)
 {

@@ -451,7 +451,7 @@ worker_output_str(struct json_object *o, const char *key, const char *def)
 }
 
 /*
- * EXEC_STATE -> the run result of CONTRACT section 4: execution_id,
+ * EXEC_STATE -> the run result of docs/tools.md: execution_id,
  * status, cells with status, execution_count, source, outputs, truncated.
  */
 struct json_object *

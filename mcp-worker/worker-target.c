@@ -1,5 +1,5 @@
 /*
- * worker-target.c: the target form of CONTRACT section 4.  Exactly one
+ * worker-target.c: the target form of docs/targets.md.  Exactly one
  * of notebook_handle or notebook_id (+ domain omitted or "local"); any
  * other shape fails before the tool has any effect.  Pure.
  */

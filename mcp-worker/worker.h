@@ -23,7 +23,7 @@
 
 #include "common.h"
 
-/* Limits of CONTRACT sections 4 and 5. */
+/* Limits (docs/limits.md). */
 #define WORKER_MAX_ATTACH	128	/* handles, pending ones included */
 #define WORKER_WAIT_PERMITS	8	/* concurrent waits */
 #define WORKER_WAIT_MAX_SECS	50
@@ -204,7 +204,7 @@ char	*worker_args_path(const char *);
 int	 worker_args_cellref(struct json_object *, struct json_object *,
 	    const char **, char **);
 
-/* worker-target.c: the target arguments of CONTRACT section 4 (pure). */
+/* worker-target.c: the target arguments of docs/targets.md (pure). */
 enum worker_target_kind {
 	WORKER_TARGET_HANDLE,
 	WORKER_TARGET_ID,

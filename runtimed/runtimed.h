@@ -22,7 +22,7 @@
 	    (var) = (tvar))
 #endif
 
-/* Cells per EXEC_RUN (CONTRACT section 5). */
+/* Cells per EXEC_RUN (docs/limits.md). */
 #define RUNTIMED_RUN_MAX_CELLS	256
 /* Finished runs kept per room, besides the active and queued ones. */
 #define RUNTIMED_RUNS_KEPT	8

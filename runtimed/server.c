@@ -1,5 +1,5 @@
 /*
- * server.c: the listening socket (CONTRACT section 3).  One daemon per
+ * server.c: the listening socket (docs/files.md).  One daemon per
  * socket: flock on "<socket>.lock" held for life, then a stale socket
  * left by a dead daemon is replaced.
  *

@@ -1,4 +1,4 @@
-// chaos.mjs: CONTRACT 7 under fire.  Two official-SDK clients, each
+// chaos.mjs: docs/durability.md under fire.  Two official-SDK clients, each
 // through its own runtimed-mcp, work on one notebook (insert cells with
 // unique markers, run them, wait for runs, save) while a driver SIGKILLs
 // a worker, the daemon, an agent or a kernel at random moments.  Then:

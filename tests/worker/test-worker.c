@@ -28,7 +28,7 @@ parse(const char *text)
 	return o;
 }
 
-/* Target parsing (CONTRACT section 4). */
+/* Target parsing (docs/targets.md). */
 
 static int
 target(const char *args, int allow_id, struct worker_target *t)

@@ -1,0 +1,157 @@
+#!/bin/sh
+# docs-contract.sh: docs/ stays true to the code on the facts that drift
+# most easily.  The real runtimed-mcp (and the worker it spawns) is asked
+# for tools/list with a private socket and state directory; then
+# - every tool has a "## `name`" section in docs/tools.md, and every such
+#   section is a tool;
+# - every argument of a tool's inputSchema is named in its section;
+# - every error code and JSON-RPC error number in the C sources is in
+#   docs/errors.md, and every code of its table is in the sources;
+# - every constant docs/limits.md names exists in the sources;
+# - no source or document cites the contract outside the repository.
+# Usage: docs-contract.sh [builddir]
+set -u
+
+# Watchdog: the whole test within 60 s.
+if [ -z "${DOCS_TEST_WATCHDOG:-}" ]; then
+	export DOCS_TEST_WATCHDOG=1
+	exec timeout 60 "$0" "$@"
+fi
+
+B=${1:-${abs_top_builddir:-$(pwd)}}
+S=$(cd "$(dirname "$0")/../.." && pwd)
+PROXY=$B/runtimed-mcp
+WORKER=$B/runtimed-mcp-worker
+for f in "$PROXY" "$WORKER"; do
+	if [ ! -x "$f" ]; then
+		echo "missing $f" >&2
+		exit 77
+	fi
+done
+command -v python3 >/dev/null 2>&1 || { echo "no python3"; exit 77; }
+
+T=$(mktemp -d /tmp/rtd-docs-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM
+mkdir -m 700 "$T/run"
+export RUNTIMED_SOCKET=$T/run/runtimed.sock
+export RUNTIMED_STATE_DIR=$T/state
+export RUNTIMED_LIBEXEC_DIR=$B:$B/runtimed
+
+# tools/list needs no daemon: none is started.
+touch "$T/tools.json"
+python3 - "$PROXY" "$T/tools.json" <<'EOF' || exit 1
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE,
+    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def send(m):
+    p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "docs-contract", "version": "1"}}})
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+for line in p.stdout:
+    m = json.loads(line)
+    if m.get("id") == 2:
+        with open(sys.argv[2], "w") as f:
+            json.dump(m["result"]["tools"], f)
+        break
+p.stdin.close()
+try:
+    p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+if not open(sys.argv[2]).read():
+    sys.exit("no tools/list answer")
+EOF
+
+python3 "$S/tests/docs/error-codes.py" "$S" >"$T/codes" || exit 1
+
+python3 - "$S" "$T/tools.json" "$T/codes" <<'EOF'
+import json, re, sys
+top, tools, codes = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+bad = []
+
+# tools.md: one section per tool, naming each argument.
+md = open(top + "/docs/tools.md", encoding="utf-8").read()
+sections = {}
+for part in re.split(r"^## ", md, flags=re.M)[1:]:
+    m = re.match(r"`([a-z_]+)`\n", part)
+    if m:
+        sections[m.group(1)] = part
+names = [t["name"] for t in tools]
+if len(names) < 20:
+    bad.append("tools/list has only %d tools" % len(names))
+for t in tools:
+    sec = sections.get(t["name"])
+    if sec is None:
+        bad.append("docs/tools.md: no section for tool %s" % t["name"])
+        continue
+    for arg in t["inputSchema"].get("properties", {}):
+        if "`%s`" % arg not in sec:
+            bad.append("docs/tools.md: %s: argument %s not described"
+                % (t["name"], arg))
+for n in sections:
+    if n not in names:
+        bad.append("docs/tools.md: section %s is not a tool" % n)
+
+# errors.md: every code used, and no code that is not.
+used = open(codes).read().split("--\n")
+used_codes = used[0].split()
+used_rpc = used[1].split()
+if len(used_codes) < 12:
+    bad.append("error-codes.py found only %d codes: did a function that "
+        "sends them get another name?" % len(used_codes))
+err = open(top + "/docs/errors.md", encoding="utf-8").read()
+for c in used_codes:
+    if "`%s`" % c not in err:
+        bad.append("docs/errors.md: code %s is not described" % c)
+for c in used_rpc:
+    if "| %s |" % c not in err:
+        bad.append("docs/errors.md: JSON-RPC error %s is not described" % c)
+table = err.split("## Tool error codes", 1)[1].split("\n## ", 1)[0]
+for c in re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M):
+    if c not in used_codes:
+        bad.append("docs/errors.md: code %s is used nowhere" % c)
+
+# limits.md: every constant it names exists.
+import os
+src = ""
+for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
+        "mcp-proxy"):
+    for f in os.listdir(os.path.join(top, d)):
+        if f.endswith((".c", ".h")):
+            src += open(os.path.join(top, d, f), encoding="utf-8").read()
+lim = open(top + "/docs/limits.md", encoding="utf-8").read()
+for c in sorted(set(re.findall(r"`([A-Z][A-Z0-9]*_[A-Z0-9_]+)`", lim))):
+    if not re.search(r"\b%s\b" % c, src):
+        bad.append("docs/limits.md: %s is named nowhere in the sources" % c)
+
+# The contract is docs/: nothing cites a file outside the repository.
+cite = re.compile(r"CONTRACT(?:\.md| section| [0-9])|shared/spec")
+paths = ["README.md", "PROTOCOL.md"]
+for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
+        "mcp-proxy", "tests", "fuzz", "docs"):
+    for root, dirs, files in os.walk(os.path.join(top, d)):
+        dirs[:] = [x for x in dirs if x not in ("node_modules", "corpus")]
+        paths += [os.path.relpath(os.path.join(root, x), top)
+            for x in files if x.endswith((".c", ".h", ".md", ".am",
+            ".sh", ".mjs", ".py"))]
+for p in paths:
+    if p.startswith("tests/docs/"):
+        continue
+    for n, line in enumerate(open(os.path.join(top, p),
+            encoding="utf-8", errors="replace"), 1):
+        if cite.search(line):
+            bad.append("%s:%d cites the external contract: %s" %
+                (p, n, line.strip()))
+
+for b in bad:
+    print("FAIL " + b)
+if bad:
+    sys.exit(1)
+print("PASS docs: %d tools, %d error codes, %d JSON-RPC errors" %
+    (len(names), len(used_codes), len(used_rpc)))
+EOF

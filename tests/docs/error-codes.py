@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""error-codes.py: the error codes the C sources can put in an ERROR
+frame or a tool's structuredContent.error.code, one a line.
+
+A code is a string literal in the code position of a call that sends or
+reports one, or a literal (or a ternary of literals) assigned to a
+variable named code or ecode.  The JSON-RPC
+error numbers (-32xxx) used are printed too, after a line "--".
+Usage: error-codes.py SRCDIR"""
+
+import os
+import re
+import sys
+
+# Function -> index of its code argument.
+CALLS = {
+    "worker_call_error": 1,
+    "worker_call_error_result": 0,
+    "peer_send_error": 2,
+    "proxy_relay_tool_error": 0,
+    "tool_edit_cells_fail": 1,
+    "worker_comment_finish": 2,
+    "worker_daemon_die": 1,
+    "worker_daemon_free": 1,
+    "worker_daemon_fail_all": 1,
+    "worker_daemon_fail_later": 2,
+    "server_client_reply": 4,
+    "ROOM_NB_FAIL": 0,
+}
+DIRS = ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
+    "mcp-proxy")
+LIT = re.compile(r'"([a-z]+(?:_[a-z]+)*)"')
+
+
+def strip_comments(s):
+    return re.sub(r"/\*.*?\*/", " ", s, flags=re.S)
+
+
+def args_of(s, i):
+    """The top-level arguments of the call whose '(' is at s[i]."""
+    depth, args, cur, j = 0, [], "", i
+    while j < len(s):
+        c = s[j]
+        if c == '"':
+            k = j + 1
+            while s[k] != '"':
+                k += 2 if s[k] == "\\" else 1
+            cur += s[j:k + 1]
+            j = k + 1
+            continue
+        if c == "(":
+            depth += 1
+            if depth == 1:
+                j += 1
+                continue
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                args.append(cur)
+                return args
+        elif c == "," and depth == 1:
+            args.append(cur)
+            cur = ""
+            j += 1
+            continue
+        cur += c
+        j += 1
+    return args
+
+
+def main():
+    top = sys.argv[1]
+    codes, rpc = set(), set()
+    call = re.compile(r"\b(" + "|".join(CALLS) + r")\s*\(")
+    assign = re.compile(r"\b(?:code|ecode)\s*=\s*([^;]*);")
+    for d in DIRS:
+        for name in sorted(os.listdir(os.path.join(top, d))):
+            if not name.endswith((".c", ".h")):
+                continue
+            s = strip_comments(open(os.path.join(top, d, name),
+                encoding="utf-8").read())
+            for m in call.finditer(s):
+                a = args_of(s, m.end() - 1)
+                n = CALLS[m.group(1)]
+                if len(a) > n:
+                    codes.update(LIT.findall(a[n]))
+            for m in assign.finditer(s):
+                # Literals only (a ternary of them), not a call's result.
+                if "(" not in LIT.sub("", m.group(1)):
+                    codes.update(LIT.findall(m.group(1)))
+            rpc.update(re.findall(r"-32[0-9]{3}\b", s))
+    for c in sorted(codes):
+        print(c)
+    print("--")
+    for c in sorted(rpc):
+        print(c)
+
+
+main()
