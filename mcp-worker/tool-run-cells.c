@@ -152,7 +152,8 @@ tool_run_cells(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "cell_ids", "all",
 		"wait_secs", "stop_on_error", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *refs, *ref;
+	struct json_object		*args = worker_call_args(call);
+	struct json_object		*refs, *ref;
 	struct tool_run_cells		*st;
 	struct worker_handle		*h;
 	const char			*id;

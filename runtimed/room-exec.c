@@ -471,8 +471,9 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		}
 		if (cells[i]->type == ROOM_CELL_UNKNOWN) {
 			peer_send_error(p, id, "invalid_argument", "%scell %s "
-			    "is of type \"%s\", which runtimed cannot run", what,
-			    cells[i]->id, room_nb_cell_type_name(cells[i]));
+			    "is of type \"%s\", which runtimed cannot run",
+			    what, cells[i]->id,
+			    room_nb_cell_type_name(cells[i]));
 			free(cells);
 			return;
 		}

@@ -506,7 +506,7 @@ struct room_nb_pending {
 struct room_nb_edit {
 	struct room_nb_batch	*b;
 	struct room_nb_result	*res;
-	msgpack_packer		*rp;		/* the batch as resolved */
+	msgpack_packer		*rp;		/* the batch, resolved */
 	const msgpack_object	*e;
 	int			 replay;
 	enum room_cell_type	 type;		/* cell_type, code if none */
@@ -796,8 +796,8 @@ room_nb_resolve(struct room_nb_edit *ed, const msgpack_object *ref,
 		return (NULL);
 	}
 	if ((n = room_nb_batch_find(b, c->id, strlen(c->id))) == NULL)
-		room_nb_fail(ed, "cell_not_found", "%scell index %llu (cell %s) "
-		    "was deleted by an earlier edit of this batch", what,
+		room_nb_fail(ed, "cell_not_found", "%scell index %llu (cell "
+		    "%s) was deleted by an earlier edit of this batch", what,
 		    (unsigned long long)ref->via.u64, c->id);
 	return (n);
 }
@@ -1017,7 +1017,8 @@ room_nb_op_insert(struct room_nb_edit *ed)
 		proto_pack_str(ed->rp, "op", "insert");
 		room_nb_pack_after(ed->rp, b, at);
 		proto_pack_str(ed->rp, "cell_id", c->id);
-		proto_pack_str(ed->rp, "cell_type", room_nb_type_name(ed->type));
+		proto_pack_str(ed->rp, "cell_type",
+		    room_nb_type_name(ed->type));
 		proto_pack_strn(ed->rp, "source", c->source, c->source_len);
 		if (ed->md != NULL)
 			room_nb_pack_md(ed);

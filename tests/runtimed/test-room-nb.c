@@ -723,7 +723,7 @@ Test(ops, every_op_in_one_batch)
 	cr_assert_str_eq(res.ids[2], "bbbb");
 	cr_assert_str_eq(res.ids[3], "aaaa");
 	cr_assert_str_eq(res.ids[4], "cccc");
-	cr_assert_str_eq(res.ids[5], "cccc");	/* the first code cell now */
+	cr_assert_str_eq(res.ids[5], "cccc");	/* first code cell now */
 	cr_assert_null(res.ids[6]);
 	cr_assert_eq(res.kinds, ROOM_CHANGE_CELLS | ROOM_CHANGE_OUTPUTS |
 	    ROOM_CHANGE_METADATA);
