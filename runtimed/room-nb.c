@@ -1181,43 +1181,63 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	return (0);
 }
 
-/* move {cell_ids, after?}: the cells, in that order, after a cell. */
-static int
-room_nb_op_move(struct room_nb_edit *ed)
+/* The cells a move names, each marked moving; NULL after room_nb_fail. */
+static struct room_nb_node **
+room_nb_move_list(struct room_nb_edit *ed, size_t *np)
 {
-	struct room_nb_batch	 *b = ed->b;
-	struct room_nb_node	**moved, *at = NULL;
-	const msgpack_object	 *list, *ref;
+	struct room_nb_node	**moved;
+	const msgpack_object	 *list;
 	char			  what[40];
 	size_t			  j, n;
 
 	list = proto_get_array(ed->e, "cell_ids");
-	if (list == NULL || list->via.array.size == 0)
-		return (room_nb_fail(ed, "invalid_argument",
-		    "cell_ids must be a non-empty list"));
+	if (list == NULL || list->via.array.size == 0) {
+		room_nb_fail(ed, "invalid_argument",
+		    "cell_ids must be a non-empty list");
+		return (NULL);
+	}
 	n = list->via.array.size;
 	moved = xreallocarray(NULL, n, sizeof *moved);
 	for (j = 0; j < n; j++) {
 		snprintf(what, sizeof what, "cell_ids[%zu]: ", j);
 		if ((moved[j] = room_nb_resolve(ed, &list->via.array.ptr[j],
 		    what)) == NULL)
-			goto fail;
+			break;
 		if (moved[j]->moving) {
 			room_nb_fail(ed, "invalid_argument", "cell %s named "
 			    "twice", moved[j]->c->id);
-			goto fail;
+			break;
 		}
 		moved[j]->moving = 1;
 	}
+	/* A failed batch is dropped whole: the marks do not matter. */
+	if (j < n) {
+		free(moved);
+		return (NULL);
+	}
+	*np = n;
+	return (moved);
+}
+
+/* move {cell_ids, after?}: the cells, in that order, after a cell. */
+static int
+room_nb_op_move(struct room_nb_edit *ed)
+{
+	struct room_nb_batch	 *b = ed->b;
+	struct room_nb_node	**moved, *at = NULL;
+	const msgpack_object	 *ref;
+	size_t			  j, n;
+
+	if ((moved = room_nb_move_list(ed, &n)) == NULL)
+		return (-1);
 	ref = proto_get(ed->e, "after");
 	if (!proto_obj_streq(ref, "TOP") && !proto_obj_streq(ref, "BOTTOM") &&
 	    ref != NULL && ref->type != MSGPACK_OBJECT_NIL) {
-		if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL)
-			goto fail;
-		if (at->moving) {
-			room_nb_fail(ed, "invalid_argument",
-			    "cannot move a cell after itself");
-			goto fail;
+		if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL ||
+		    (at->moving && room_nb_fail(ed, "invalid_argument",
+		    "cannot move a cell after itself") != 0)) {
+			free(moved);
+			return (-1);
 		}
 	}
 	/* Take the moved cells out, then put them back. */
@@ -1244,10 +1264,6 @@ room_nb_op_move(struct room_nb_edit *ed)
 	ed->out = xstrdup(moved[0]->c->id);
 	free(moved);
 	return (0);
-
-fail:
-	free(moved);
-	return (-1);
 }
 
 /* clear_outputs {cell_ids?}: of those cells, or of every code cell. */

@@ -1061,3 +1061,41 @@ Test(ops, ref_outside_a_batch)
 	batch_free(&e);
 	room_nb_free(nb);
 }
+
+/* A move naming a cell twice, or after a cell it moves. */
+Test(ops, move_refusals)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 2);
+	proto_pack_cstr(&e.b.pk, "aaaa");
+	msgpack_pack_uint32(&e.b.pk, 0);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cell aaaa named twice");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	proto_pack_cstr(&e.b.pk, "bbbb");
+	proto_pack_int(&e.b.pk, "after", 1);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cannot move a cell after itself");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_str(&e.b.pk, "cell_ids", "aaaa");
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cell_ids must be a non-empty list");
+	batch_free(&e);
+	room_nb_free(nb);
+}
