@@ -1,8 +1,9 @@
 /*
  * tool-edit-cells.c: one atomic batch of insert / edit / delete / replace.
- * replace is done here: read the cell, require exactly one match of
- * old_text, and send the result as an edit.  Integer cell references are
- * indexes into the notebook as read at the time of the call.
+ * The edits are checked for shape here and sent as given: the daemon
+ * resolves cell references (ids, or integer indexes at the start of the
+ * batch) and applies replace to the source as it is then, so the whole
+ * batch is judged against one state (PROTOCOL.md, ROOM_EDIT).
  */
 
 #include <stdlib.h>
@@ -17,9 +18,6 @@ struct tool_edit_cells {
 	struct worker_room	*room;
 	struct json_object	*edits;		/* borrowed */
 	int			 run;
-	struct json_object	*cells;		/* ROOM_CONTENT */
-	struct json_object	*sources;	/* cell_id -> source */
-	struct json_object	*sent;		/* to the daemon */
 	struct json_object	*done;		/* result cells */
 	struct json_object	*run_ids;
 	struct evbuffer		*text;
@@ -31,9 +29,6 @@ static void
 tool_edit_cells_free(struct tool_edit_cells *st)
 {
 	worker_room_unref(st->room);
-	json_object_put(st->cells);
-	json_object_put(st->sources);
-	json_object_put(st->sent);
 	json_object_put(st->done);
 	json_object_put(st->run_ids);
 	if (st->text != NULL)
@@ -56,10 +51,9 @@ tool_edit_cells_type_ok(const char *t)
 	    strcmp(t, "raw") == 0;
 }
 
-/* Check one edit's shape (no notebook needed).  Sets *need_content. */
+/* Check one edit's shape; what it names is the daemon's to judge. */
 static int
-tool_edit_cells_check_one(struct json_object *e, size_t i, int *need_content,
-    char **msg)
+tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 {
 	static const char *const	 ins[] = {
 		"op", "after", "cell_type", "source", "metadata", NULL
@@ -122,8 +116,9 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, int *need_content,
 		    " (or \"TOP\" / \"BOTTOM\")" : "");
 		return -1;
 	}
-	if (json_object_is_type(v, json_type_int))
-		*need_content = 1;
+	if (json_object_is_type(v, json_type_string) &&
+	    worker_args_cellref(v, NULL, &s, &m) != 0)
+		goto bad;
 	if (strcmp(op, "edit") == 0 &&
 	    json_object_object_get(e, "source") == NULL &&
 	    json_object_object_get(e, "cell_type") == NULL &&
@@ -133,7 +128,6 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, int *need_content,
 		return -1;
 	}
 	if (strcmp(op, "replace") == 0) {
-		*need_content = 1;
 		if (worker_args_string(e, "old_text", 1, &s, &m) != 0 ||
 		    worker_args_string(e, "new_text", 1, &s, &m) != 0)
 			goto bad;
@@ -149,156 +143,6 @@ bad:
 	xasprintf(msg, "edits[%zu]: %s", i, m);
 	free(m);
 	return -1;
-}
-
-/* The working source of a cell (edits earlier in the batch applied). */
-static struct json_object *
-tool_edit_cells_source(struct tool_edit_cells *st, const char *id)
-{
-	struct json_object	*v, *cell;
-	const char		*src;
-	size_t			 i, len;
-
-	if (json_object_object_get_ex(st->sources, id, &v))
-		return v;
-	for (i = 0; st->cells != NULL &&
-	    i < json_object_array_length(st->cells); i++) {
-		cell = json_object_array_get_idx(st->cells, i);
-		if (strcmp(json_object_get_string(json_object_object_get(cell,
-		    "cell_id")), id) != 0)
-			continue;
-		src = worker_output_source(cell, &len);
-		json_object_object_add(st->sources, id,
-		    json_object_new_string_len(src, (int)len));
-		return json_object_object_get(st->sources, id);
-	}
-	return NULL;
-}
-
-static const char *
-tool_edit_cells_type_of(struct tool_edit_cells *st, const char *id)
-{
-	struct json_object	*cell;
-	size_t			 i;
-
-	for (i = 0; st->cells != NULL &&
-	    i < json_object_array_length(st->cells); i++) {
-		cell = json_object_array_get_idx(st->cells, i);
-		if (strcmp(json_object_get_string(json_object_object_get(cell,
-		    "cell_id")), id) == 0)
-			return json_object_get_string(json_object_object_get(
-			    cell, "cell_type"));
-	}
-	return NULL;
-}
-
-/* Count (overlapping) occurrences of needle; stop at 2. */
-static int
-tool_edit_cells_count(const char *hay, size_t hlen, const char *needle,
-    size_t nlen, size_t *first)
-{
-	const char	*p = hay, *q;
-	int		 n = 0;
-
-	while (n < 2 && (size_t)(hay + hlen - p) >= nlen &&
-	    (q = memmem(p, (size_t)(hay + hlen - p), needle, nlen)) != NULL) {
-		if (n == 0)
-			*first = (size_t)(q - hay);
-		n++;
-		p = q + 1;
-	}
-	return n;
-}
-
-/* Turn the caller's edits into the daemon's; -1 after answering. */
-static int
-tool_edit_cells_translate(struct tool_edit_cells *st)
-{
-	struct json_object	*e, *d, *v, *src;
-	const char		*op, *id, *old, *new;
-	char			*msg = NULL, *buf;
-	size_t			 i, olen, nlen, slen, at;
-	int			 r, n;
-
-	for (i = 0; i < json_object_array_length(st->edits); i++) {
-		e = json_object_array_get_idx(st->edits, i);
-		op = json_object_get_string(json_object_object_get(e, "op"));
-		d = json_object_new_object();
-		json_object_array_add(st->sent, d);
-		v = json_object_object_get(e, strcmp(op, "insert") == 0 ?
-		    "after" : "cell_id");
-		r = worker_args_cellref(v, st->cells, &id, &msg);
-		if (r != 0) {
-			worker_call_error(st->call, r == -2 ? "cell_not_found" :
-			    "invalid_argument", "edits[%zu]: %s", i, msg);
-			free(msg);
-			return -1;
-		}
-		if (strcmp(op, "replace") == 0) {
-			if ((src = tool_edit_cells_source(st, id)) == NULL) {
-				worker_call_error(st->call, "cell_not_found",
-				    "edits[%zu]: no cell %s", i, id);
-				return -1;
-			}
-			old = json_object_get_string(json_object_object_get(e,
-			    "old_text"));
-			olen = (size_t)json_object_get_string_len(
-			    json_object_object_get(e, "old_text"));
-			new = json_object_get_string(json_object_object_get(e,
-			    "new_text"));
-			nlen = (size_t)json_object_get_string_len(
-			    json_object_object_get(e, "new_text"));
-			slen = (size_t)json_object_get_string_len(src);
-			n = tool_edit_cells_count(json_object_get_string(src),
-			    slen, old, olen, &at);
-			if (n != 1) {
-				worker_call_error(st->call, n == 0 ?
-				    "no_match" : "ambiguous_match",
-				    "edits[%zu]: old_text occurs %s in cell "
-				    "%s; %s", i, n == 0 ? "nowhere" :
-				    "more than once", id, n == 0 ?
-				    "read the cell with inspect_notebook and "
-				    "copy the text exactly" : "include more "
-				    "surrounding text to make it unique");
-				return -1;
-			}
-			buf = xmalloc(slen - olen + nlen + 1);
-			memcpy(buf, json_object_get_string(src), at);
-			memcpy(buf + at, new, nlen);
-			memcpy(buf + at + nlen, json_object_get_string(src) +
-			    at + olen, slen - at - olen);
-			json_object_object_add(st->sources, id,
-			    json_object_new_string_len(buf,
-			    (int)(slen - olen + nlen)));
-			free(buf);
-			json_object_object_add(d, "op",
-			    json_object_new_string("edit"));
-			json_object_object_add(d, "cell_id",
-			    json_object_new_string(id));
-			json_object_object_add(d, "source", json_object_get(
-			    json_object_object_get(st->sources, id)));
-			continue;
-		}
-		json_object_object_add(d, "op", json_object_new_string(op));
-		json_object_object_add(d, strcmp(op, "insert") == 0 ?
-		    "after" : "cell_id", json_object_new_string(id));
-		if (strcmp(op, "delete") == 0)
-			continue;
-		if ((v = json_object_object_get(e, "source")) != NULL) {
-			json_object_object_add(d, "source",
-			    json_object_get(v));
-			if (strcmp(op, "edit") == 0)
-				json_object_object_add(st->sources, id,
-				    json_object_get(v));
-		}
-		if ((v = json_object_object_get(e, "cell_type")) != NULL)
-			json_object_object_add(d, "cell_type",
-			    json_object_get(v));
-		if ((v = json_object_object_get(e, "metadata")) != NULL)
-			json_object_object_add(d, "metadata",
-			    json_object_get(v));
-	}
-	return 0;
 }
 
 static void
@@ -370,14 +214,20 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 	struct tool_edit_cells	*st = arg;
 	struct json_object	*cells, *e, *c, *body, *idx;
 	const char		*op, *id, *ct;
+	char			*pfx;
 	size_t			 i, n;
 
 	if (code != NULL) {
 		idx = json_object_object_get(reply, "index");
 		if (idx != NULL && json_object_is_type(idx, json_type_int)) {
-			worker_call_error(st->call, code, "edits[%lld]: %s "
-			    "(no edit of the batch was applied)",
-			    (long long)json_object_get_int64(idx), msg);
+			/* The daemon says "edit N: "; we say edits[N]. */
+			n = (size_t)json_object_get_int64(idx);
+			xasprintf(&pfx, "edit %zu: ", n);
+			if (strncmp(msg, pfx, strlen(pfx)) == 0)
+				msg += strlen(pfx);
+			free(pfx);
+			worker_call_error(st->call, code, "edits[%zu]: %s "
+			    "(no edit of the batch was applied)", n, msg);
 			tool_edit_cells_free(st);
 		} else
 			tool_edit_cells_fail(st, code, msg);
@@ -401,10 +251,8 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 		    NULL;
 		id = json_object_get_string(json_object_object_get(c,
 		    "cell_id"));
-		if (id == NULL)
-			id = json_object_get_string(json_object_object_get(
-			    json_object_array_get_idx(st->sent, i),
-			    "cell_id"));
+		ct = json_object_get_string(json_object_object_get(c,
+		    "cell_type"));
 		if (id == NULL)
 			id = "";
 		c = json_object_new_object();
@@ -414,14 +262,13 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 		json_object_array_add(st->done, c);
 		evbuffer_add_printf(st->text, "%s %s\n", op, id);
 
-		/* What run reruns: code cells that were inserted or changed. */
-		if (strcmp(op, "delete") == 0 || *id == '\0')
-			continue;
-		ct = json_object_get_string(json_object_object_get(e,
-		    "cell_type"));
-		if (ct == NULL && strcmp(op, "insert") != 0)
-			ct = tool_edit_cells_type_of(st, id);
-		if (ct == NULL || strcmp(ct, "code") == 0)
+		/*
+		 * What run reruns: code cells that were inserted or changed,
+		 * by their type after the batch (none when a later edit of
+		 * the batch deleted them).
+		 */
+		if (strcmp(op, "delete") != 0 && *id != '\0' && ct != NULL &&
+		    strcmp(ct, "code") == 0)
 			json_object_array_add(st->run_ids,
 			    json_object_new_string(id));
 	}
@@ -436,41 +283,17 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 	json_object_put(body);
 }
 
+/* The edits go as the caller gave them, checked. */
 static void
 tool_edit_cells_send(struct tool_edit_cells *st)
 {
 	struct json_object	*body;
 
-	if (tool_edit_cells_translate(st) != 0) {
-		st->call = NULL;
-		tool_edit_cells_free(st);
-		return;
-	}
 	body = json_object_new_object();
-	json_object_object_add(body, "edits", json_object_get(st->sent));
+	json_object_object_add(body, "edits", json_object_get(st->edits));
 	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, body,
 	    tool_edit_cells_edited, st);
 	json_object_put(body);
-}
-
-static void
-tool_edit_cells_content(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
-{
-	struct tool_edit_cells	*st = arg;
-
-	if (code != NULL) {
-		tool_edit_cells_fail(st, code, msg);
-		return;
-	}
-	st->cells = json_object_get(json_object_object_get(reply, "cells"));
-	if (st->cells == NULL ||
-	    !json_object_is_type(st->cells, json_type_array)) {
-		tool_edit_cells_fail(st, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-		return;
-	}
-	tool_edit_cells_send(st);
 }
 
 static void
@@ -485,7 +308,7 @@ tool_edit_cells(struct worker_call *call)
 	struct worker_handle		*h;
 	char				*msg = NULL;
 	size_t				 i, n;
-	int				 run, need_content = 0;
+	int				 run;
 
 	args = worker_call_args(call);
 	if (worker_call_check(call, allowed) != 0)
@@ -502,7 +325,7 @@ tool_edit_cells(struct worker_call *call)
 	}
 	for (i = 0; i < n; i++) {
 		if (tool_edit_cells_check_one(json_object_array_get_idx(edits,
-		    i), i, &need_content, &msg) != 0)
+		    i), i, &msg) != 0)
 			goto bad;
 	}
 	if ((h = worker_call_target(call)) == NULL)
@@ -514,17 +337,11 @@ tool_edit_cells(struct worker_call *call)
 	worker_room_ref(st->room);
 	st->edits = edits;
 	st->run = run;
-	st->sources = json_object_new_object();
-	st->sent = json_object_new_array();
 	st->done = json_object_new_array();
 	st->run_ids = json_object_new_array();
 	st->text = evbuffer_new();
 	worker_budget_init(&st->budget, 0);
-	if (need_content)
-		worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
-		    tool_edit_cells_content, st);
-	else
-		tool_edit_cells_send(st);
+	tool_edit_cells_send(st);
 	return;
 bad:
 	worker_call_error(call, "invalid_argument", "%s", msg);
@@ -536,9 +353,14 @@ const struct tool_entry tool_edit_cells_entry = {
 	.description = "Change notebook cells in one atomic batch: insert "
 	    "(after a cell_id, \"TOP\" or \"BOTTOM\"), edit (source, "
 	    "cell_type, metadata), delete, or replace (old_text -> new_text, "
-	    "old_text must occur exactly once in the cell). Cells are named "
-	    "by cell_id or zero-based index. run:true then runs the inserted "
-	    "and edited code cells. Returns the cell_id of each edit. A cell "
+	    "old_text must occur exactly once in the cell as it is when the "
+	    "batch applies, after the batch's earlier edits; else no_match or "
+	    "ambiguous_match). Cells are named by cell_id or zero-based index "
+	    "(the index when the batch applies). The batch applies whole or "
+	    "not at all, against one state of the notebook, so another "
+	    "client's edit is never overwritten unseen. run:true then runs "
+	    "the inserted and edited code cells. Returns the cell_id of each "
+	    "edit. A cell "
 	    "of a type runtimed does not know (from a newer nbformat) can be "
 	    "moved or deleted, or replaced whole by an edit that gives both "
 	    "cell_type and source (its other fields are dropped); a partial "

@@ -71,18 +71,19 @@ tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
 	tool_run_cells_free(st);
 }
 
-/* Submit, with the ids resolved against cells (NULL when not needed). */
+/* Submit the caller's cell_ids, or the code cells of cells (all:true). */
 static void
 tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 {
 	struct json_object	*ids, *body, *cell;
-	const char		*id, *type;
-	char			*msg = NULL;
+	const char		*type;
 	size_t			 i;
-	int			 r;
 
-	ids = json_object_new_array();
-	if (st->refs == NULL) {
+	if (st->refs != NULL) {
+		/* Ids and indexes alike: the daemon resolves them, once. */
+		ids = json_object_get(st->refs);
+	} else {
+		ids = json_object_new_array();
 		for (i = 0; i < json_object_array_length(cells); i++) {
 			cell = json_object_array_get_idx(cells, i);
 			type = json_object_get_string(json_object_object_get(
@@ -103,19 +104,6 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			    "them in parts with cell_ids",
 			    WORKER_MAX_RUN_CELLS);
 			goto fail;
-		}
-	} else {
-		for (i = 0; i < json_object_array_length(st->refs); i++) {
-			r = worker_args_cellref(json_object_array_get_idx(
-			    st->refs, i), cells, &id, &msg);
-			if (r != 0) {
-				worker_call_error(st->call, r == -2 ?
-				    "cell_not_found" : "invalid_argument",
-				    "cell_ids[%zu]: %s", i, msg);
-				free(msg);
-				goto fail;
-			}
-			json_object_array_add(ids, json_object_new_string(id));
 		}
 	}
 	body = json_object_new_object();
@@ -164,13 +152,14 @@ tool_run_cells(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "cell_ids", "all",
 		"wait_secs", "stop_on_error", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *refs;
+	struct json_object		*args = worker_call_args(call);
+	struct json_object		*refs, *ref;
 	struct tool_run_cells		*st;
 	struct worker_handle		*h;
-	char				*msg = NULL;
+	const char			*id;
+	char				*msg = NULL, *m = NULL;
 	size_t				 i, n;
 	int				 all, stop, wait_ms;
-	int				 need_content = 0;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
@@ -196,19 +185,21 @@ tool_run_cells(struct worker_call *call)
 			goto bad;
 		}
 		for (i = 0; i < n; i++) {
-			if (json_object_is_type(json_object_array_get_idx(refs,
-			    i), json_type_int))
-				need_content = 1;
-			else if (!json_object_is_type(
-			    json_object_array_get_idx(refs, i),
-			    json_type_string)) {
+			ref = json_object_array_get_idx(refs, i);
+			if (json_object_is_type(ref, json_type_int))
+				continue;
+			if (!json_object_is_type(ref, json_type_string)) {
 				xasprintf(&msg, "cell_ids[%zu] must be a "
 				    "cell_id string or a zero-based index", i);
 				goto bad;
 			}
+			if (worker_args_cellref(ref, NULL, &id, &m) != 0) {
+				xasprintf(&msg, "cell_ids[%zu]: %s", i, m);
+				free(m);
+				goto bad;
+			}
 		}
-	} else
-		need_content = 1;
+	}
 	if (wait_ms > 0 && worker_call_wait_acquire(call) != 0)
 		return;
 	if ((h = worker_call_target(call)) == NULL)
@@ -221,7 +212,8 @@ tool_run_cells(struct worker_call *call)
 	st->refs = refs;
 	st->stop_on_error = stop;
 	st->wait_ms = wait_ms;
-	if (need_content)
+	/* Only all:true needs the notebook, to list its code cells. */
+	if (all)
 		worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
 		    tool_run_cells_content, st);
 	else
@@ -235,7 +227,8 @@ bad:
 const struct tool_entry tool_run_cells_entry = {
 	.name = "run_cells",
 	.description = "Run notebook cells on the kernel, in order: cell_ids "
-	    "(cell_id strings or zero-based indexes) or all:true. Waits up to "
+	    "(cell_id strings or zero-based indexes into the notebook as it "
+	    "is when the run is queued) or all:true. Waits up to "
 	    "wait_secs (default 1, max 50) and returns what is done so far "
 	    "with an execution_id; for longer runs call get_results with it. "
 	    "Stops after the first error unless stop_on_error is false. "

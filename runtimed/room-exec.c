@@ -422,15 +422,16 @@ room_exec_kick(struct room *r)
 	}
 }
 
-/* EXEC_RUN {cell_ids, stop_on_error?} */
+/* EXEC_RUN {cell_ids, stop_on_error?, timeout_ms?} */
 void
 room_exec_run(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
-	const msgpack_object	*ids, *ref;
+	const msgpack_object	*ids;
 	struct room_exec	*e;
-	struct room_cell	*cell;
-	const char		*why;
+	struct room_cell	*cell, **cells;
+	const char		*why, *code;
+	char			*cause = NULL, what[40];
 	size_t			 i, n;
 	int64_t			 timeout;
 	int			 stop = 1;
@@ -457,31 +458,23 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		    "stop_on_error must be a boolean");
 		return;
 	}
+	/* Resolved once, here: ids or indexes of the notebook as it is. */
+	cells = xreallocarray(NULL, n, sizeof *cells);
 	for (i = 0; i < n; i++) {
-		ref = &ids->via.array.ptr[i];
-		cell = NULL;
-		if (ref->type == MSGPACK_OBJECT_STR) {
-			char	*s = xstrndup(ref->via.str.ptr,
-			    ref->via.str.size);
-			cell = room_nb_find(r->nb, s, NULL);
-			free(s);
-		} else if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		    ref->via.u64 < r->nb->ncells)
-			cell = r->nb->cells[ref->via.u64];
-		if (cell == NULL) {
-			if (ref->type == MSGPACK_OBJECT_STR)
-				peer_send_error(p, id, "cell_not_found",
-				    "no cell %.*s in this notebook",
-				    (int)ref->via.str.size, ref->via.str.ptr);
-			else
-				peer_send_error(p, id, "cell_not_found",
-				    "cell reference %zu is not a cell", i);
+		snprintf(what, sizeof what, "cell_ids[%zu]: ", i);
+		if ((cells[i] = room_nb_ref(r->nb, &ids->via.array.ptr[i],
+		    what, &cause, &code)) == NULL) {
+			peer_send_error(p, id, code, "%s", cause);
+			free(cause);
+			free(cells);
 			return;
 		}
-		if (cell->type == ROOM_CELL_UNKNOWN) {
-			peer_send_error(p, id, "invalid_argument", "cell %s is "
-			    "of type \"%s\", which runtimed cannot run",
-			    cell->id, room_nb_cell_type_name(cell));
+		if (cells[i]->type == ROOM_CELL_UNKNOWN) {
+			peer_send_error(p, id, "invalid_argument", "%scell %s "
+			    "is of type \"%s\", which runtimed cannot run",
+			    what, cells[i]->id,
+			    room_nb_cell_type_name(cells[i]));
+			free(cells);
 			return;
 		}
 	}
@@ -489,6 +482,7 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		peer_send_error(p, id, "kernel_unavailable", "kernel %s is not "
 		    "running: %s; call restart_kernel to start a fresh one "
 		    "(its variables are gone)", r->kernel_name, why);
+		free(cells);
 		return;
 	}
 
@@ -500,14 +494,7 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
-		ref = &ids->via.array.ptr[i];
-		if (ref->type == MSGPACK_OBJECT_STR) {
-			char	*s = xstrndup(ref->via.str.ptr,
-			    ref->via.str.size);
-			cell = room_nb_find(r->nb, s, NULL);
-			free(s);
-		} else
-			cell = r->nb->cells[ref->via.u64];
+		cell = cells[i];
 		e->cells[i].cell_id = xstrdup(cell->id);
 		e->cells[i].source = xmalloc(cell->source_len + 1);
 		memcpy(e->cells[i].source, cell->source, cell->source_len + 1);
@@ -516,6 +503,7 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		e->cells[i].execution_count = -1;
 		e->cells[i].outputs = json_object_new_array();
 	}
+	free(cells);
 	TAILQ_INSERT_TAIL(&r->execs->active, e, entry);
 	log_info("run %s: %zu cells queued in room %s", e->id, n, r->id);
 	/* Torn down for idleness: the next run brings a kernel back. */

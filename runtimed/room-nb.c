@@ -13,7 +13,13 @@
 
 #include "runtimed.h"
 
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+
+struct room_nb_edit;
+
 static void	room_nb_ids_drop(struct room_nb *);
+static int	room_nb_fail(struct room_nb_edit *, const char *,
+		    const char *, ...) printflike(3, 4);
 
 /* An empty nbformat 4.5 notebook. */
 struct room_nb *
@@ -478,6 +484,7 @@ struct room_nb_batch {
 	struct lh_table		*ids;		/* cell id -> node or NULL */
 	struct lh_table		*touched;	/* ids in res->touched */
 	size_t			 touched_cap;
+	struct json_object	*metadata;	/* the notebook's, changed */
 };
 
 /* A batch applied to copies, waiting for its journal commit. */
@@ -489,6 +496,27 @@ struct room_nb_pending {
 	struct room_cell	**old;		/* originals they replace */
 	size_t			  nold;
 	struct json_object	 *metadata;	/* NULL when unchanged */
+};
+
+/*
+ * One edit of a batch being applied: where it is, its common fields
+ * (parsed once for every op), and what it gives back: the cell id the
+ * reply names, or the error.
+ */
+struct room_nb_edit {
+	struct room_nb_batch	*b;
+	struct room_nb_result	*res;
+	msgpack_packer		*rp;		/* the batch, resolved */
+	const msgpack_object	*e;
+	int			 replay;
+	enum room_cell_type	 type;		/* cell_type, code if none */
+	int			 has_type;
+	const char		*src;		/* source, or NULL */
+	size_t			 srclen;
+	const msgpack_object	*md;		/* metadata map, or NULL */
+	char			*out;
+	const char		*code;
+	char			*cause;
 };
 
 /* Append to an array that doubles when n reaches a power of two. */
@@ -647,29 +675,131 @@ room_nb_batch_done(struct room_nb_batch *b, int drop)
 	free(b->orig);
 	lh_table_free(b->ids);
 	lh_table_free(b->touched);
+	json_object_put(b->metadata);
+}
+
+/* Did an earlier edit of the batch delete the cell of this id? */
+static int
+room_nb_batch_gone(struct room_nb_batch *b, const char *id, size_t len)
+{
+	void	*v;
+	char	*key;
+	int	 gone;
+
+	key = xstrndup(id, len);
+	gone = lh_table_lookup_ex(b->ids, key, &v) && v == NULL;
+	free(key);
+	return (gone);
+}
+
+/* "1 cell", "2 cells". */
+static const char *
+room_nb_plural(size_t n)
+{
+	return (n == 1 ? "" : "s");
 }
 
 /*
- * Resolve a cell reference: an id string, or an integer taken as the
- * index at the start of the batch (so it names the cell that was there
- * then, wherever it is now).
+ * A cell reference against the notebook as it is: a cell_id string, or
+ * an integer taken as a zero-based index.  NULL when it names no cell,
+ * with *code and *cause (what is prefixed: "cell_ids[2]: ").  Nothing is
+ * resolved anywhere else: the worker passes references on as given.
+ */
+struct room_cell *
+room_nb_ref(struct room_nb *nb, const msgpack_object *ref, const char *what,
+    char **cause, const char **code)
+{
+	struct room_cell	*c;
+	char			*id;
+
+	*code = "invalid_argument";
+	if (ref == NULL || ref->type == MSGPACK_OBJECT_NIL) {
+		xasprintf(cause, "%sa cell reference is missing", what);
+		return (NULL);
+	}
+	if (ref->type == MSGPACK_OBJECT_STR) {
+		if (ref->via.str.size == 0) {
+			xasprintf(cause, "%sa cell_id must not be empty",
+			    what);
+			return (NULL);
+		}
+		id = xstrndup(ref->via.str.ptr, ref->via.str.size);
+		c = NULL;
+		if (strlen(id) == ref->via.str.size)
+			c = room_nb_find(nb, id, NULL);
+		free(id);
+		if (c == NULL) {
+			*code = "cell_not_found";
+			xasprintf(cause, "%sno cell %.*s in this notebook; "
+			    "inspect_notebook lists the cells", what,
+			    (int)ref->via.str.size, ref->via.str.ptr);
+		}
+		return (c);
+	}
+	if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    ref->via.u64 < nb->ncells)
+		return (nb->cells[ref->via.u64]);
+	if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    ref->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+		*code = "cell_not_found";
+		if (ref->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+			xasprintf(cause, "%scell index %lld is out of range "
+			    "(%zu cell%s)", what, (long long)ref->via.i64,
+			    nb->ncells, room_nb_plural(nb->ncells));
+		else
+			xasprintf(cause, "%scell index %llu is out of range "
+			    "(%zu cell%s)", what,
+			    (unsigned long long)ref->via.u64, nb->ncells,
+			    room_nb_plural(nb->ncells));
+		return (NULL);
+	}
+	xasprintf(cause, "%sa cell reference is a cell_id string or a "
+	    "zero-based index", what);
+	return (NULL);
+}
+
+/*
+ * A cell reference in a batch: an id string names the cell of that id
+ * now (the batch's inserts included); an integer is the index at the
+ * start of the batch, so it names the cell that was there then,
+ * wherever the batch has moved it.  NULL after room_nb_fail.
  */
 static struct room_nb_node *
-room_nb_resolve(struct room_nb_batch *b, const msgpack_object *ref)
+room_nb_resolve(struct room_nb_edit *ed, const msgpack_object *ref,
+    const char *what)
 {
-	const char	*id;
+	struct room_nb_batch	*b = ed->b;
+	struct room_nb_node	*n;
+	struct room_cell	*c;
+	const char		*code;
+	char			*cause = NULL;
 
-	if (ref == NULL)
+	if (ref != NULL && ref->type == MSGPACK_OBJECT_STR &&
+	    ref->via.str.size > 0) {
+		if ((n = room_nb_batch_find(b, ref->via.str.ptr,
+		    ref->via.str.size)) != NULL)
+			return (n);
+		if (room_nb_batch_gone(b, ref->via.str.ptr, ref->via.str.size))
+			room_nb_fail(ed, "cell_not_found", "%scell %.*s was "
+			    "deleted by an earlier edit of this batch", what,
+			    (int)ref->via.str.size, ref->via.str.ptr);
+		else
+			room_nb_fail(ed, "cell_not_found", "%sno cell %.*s "
+			    "in this notebook; inspect_notebook lists the "
+			    "cells", what, (int)ref->via.str.size,
+			    ref->via.str.ptr);
 		return (NULL);
-	if (ref->type == MSGPACK_OBJECT_STR)
-		return (room_nb_batch_find(b, ref->via.str.ptr,
-		    ref->via.str.size));
-	if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	    ref->via.u64 < b->nb->ncells) {
-		id = b->nb->cells[ref->via.u64]->id;
-		return (room_nb_batch_find(b, id, strlen(id)));
 	}
-	return (NULL);
+	if ((c = room_nb_ref(b->nb, ref, what, &cause, &code)) == NULL) {
+		room_nb_fail(ed, code, "%s", cause);
+		free(cause);
+		return (NULL);
+	}
+	if ((n = room_nb_batch_find(b, c->id, strlen(c->id))) == NULL)
+		room_nb_fail(ed, "cell_not_found", "%scell index %llu (cell "
+		    "%s) was deleted by an earlier edit of this batch", what,
+		    (unsigned long long)ref->via.u64, c->id);
+	return (n);
 }
 
 /* Jupyter-like id: 8 lowercase hex digits, unique in the batch. */
@@ -772,23 +902,526 @@ room_nb_result_free(struct room_nb_result *res)
 	res->index = -1;
 }
 
-#define ROOM_NB_FAIL(c, ...) do {				\
-	*code = (c);						\
-	xasprintf(cause, __VA_ARGS__);				\
-	goto fail;						\
-} while (0)
+/* Fail the edit with a typed error; always -1. */
+static int
+room_nb_fail(struct room_nb_edit *ed, const char *code, const char *fmt, ...)
+{
+	va_list	ap;
+
+	free(ed->cause);
+	ed->code = code;
+	va_start(ap, fmt);
+	xvasprintf(&ed->cause, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* The fields every op may carry: cell_type, source, metadata. */
+static int
+room_nb_edit_fields(struct room_nb_edit *ed)
+{
+	const msgpack_object	*v;
+	const char		*s;
+	size_t			 len;
+
+	ed->type = ROOM_CELL_CODE;
+	ed->has_type = 0;
+	if ((s = proto_get_str(ed->e, "cell_type", &len)) != NULL) {
+		if (room_nb_type_parse(s, len, &ed->type) != 0)
+			return (room_nb_fail(ed, "invalid_argument",
+			    "cell_type must be code, markdown or raw"));
+		ed->has_type = 1;
+	} else if ((v = proto_get(ed->e, "cell_type")) != NULL &&
+	    v->type != MSGPACK_OBJECT_NIL)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "cell_type is not a string"));
+	ed->src = proto_get_str(ed->e, "source", &ed->srclen);
+	if (ed->src == NULL && (v = proto_get(ed->e, "source")) != NULL &&
+	    v->type != MSGPACK_OBJECT_NIL)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "source is not a string"));
+	if (ed->src != NULL && !utf8_valid(ed->src, ed->srclen, NULL))
+		return (room_nb_fail(ed, "invalid_argument",
+		    "source is not valid UTF-8"));
+	ed->md = proto_get(ed->e, "metadata");
+	if (ed->md != NULL && ed->md->type == MSGPACK_OBJECT_NIL)
+		ed->md = NULL;
+	if (ed->md != NULL && ed->md->type != MSGPACK_OBJECT_MAP)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "metadata is not a map"));
+	return (0);
+}
+
+/* A partial change of a cell runtimed cannot model is refused. */
+static int
+room_nb_edit_unknown(struct room_nb_edit *ed, struct room_cell *c)
+{
+	return (room_nb_fail(ed, "invalid_argument", "cell %s is of type "
+	    "\"%s\", which runtimed does not know: replace it whole (give "
+	    "cell_type and source), move or delete it", c->id, c->type_name));
+}
+
+static void
+room_nb_pack_md(struct room_nb_edit *ed)
+{
+	proto_pack_key(ed->rp, "metadata");
+	msgpack_pack_object(ed->rp, *ed->md);
+}
+
+/* Set a cell's source (the batch's copy). */
+static void
+room_nb_set_source(struct room_cell *c, const char *s, size_t len)
+{
+	free(c->source);
+	c->source = xmalloc(len + 1);
+	memcpy(c->source, s, len);
+	c->source[len] = '\0';
+	c->source_len = len;
+}
+
+/* insert {after?, cell_type?, source?, metadata?}: a new cell. */
+static int
+room_nb_op_insert(struct room_nb_edit *ed)
+{
+	struct room_nb_batch	*b = ed->b;
+	struct room_nb_node	*at, *node;
+	struct room_cell	*c;
+	const msgpack_object	*ref, *id;
+	char			 mint[9];
+
+	ref = proto_get(ed->e, "after");
+	if (proto_obj_streq(ref, "TOP"))
+		at = &b->head;
+	else if (proto_obj_streq(ref, "BOTTOM") || ref == NULL ||
+	    ref->type == MSGPACK_OBJECT_NIL)
+		at = b->head.prev;
+	else if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL)
+		return (-1);
+	room_nb_batch_mint(b, mint);
+	c = room_nb_cell_new(ed->type, mint, ed->src != NULL ? ed->src : "",
+	    ed->src != NULL ? ed->srclen : 0);
+	/* Replay lands on the ids the request got. */
+	if (ed->replay && (id = proto_get(ed->e, "cell_id")) != NULL &&
+	    id->type == MSGPACK_OBJECT_STR &&
+	    room_nb_valid_id(id->via.str.ptr, id->via.str.size) &&
+	    room_nb_batch_find(b, id->via.str.ptr, id->via.str.size) == NULL) {
+		free(c->id);
+		c->id = xstrndup(id->via.str.ptr, id->via.str.size);
+	}
+	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0) {
+		room_nb_cell_free(c);
+		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+	}
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, ed->md != NULL ? 6 : 5);
+		proto_pack_str(ed->rp, "op", "insert");
+		room_nb_pack_after(ed->rp, b, at);
+		proto_pack_str(ed->rp, "cell_id", c->id);
+		proto_pack_str(ed->rp, "cell_type",
+		    room_nb_type_name(ed->type));
+		proto_pack_strn(ed->rp, "source", c->source, c->source_len);
+		if (ed->md != NULL)
+			room_nb_pack_md(ed);
+	}
+	node = xcalloc(1, sizeof *node);
+	node->c = c;
+	room_nb_batch_link(b, at, node);
+	room_nb_batch_index(b, node);
+	ed->out = xstrdup(c->id);
+	return (0);
+}
+
+/* edit {cell_id, source?, cell_type?, metadata?}: change a cell. */
+static int
+room_nb_op_edit(struct room_nb_edit *ed)
+{
+	struct room_nb_node	*node;
+	struct room_cell	*c;
+
+	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
+	    "")) == NULL)
+		return (-1);
+	if (ed->src == NULL && ed->md == NULL && !ed->has_type)
+		return (room_nb_fail(ed, "invalid_argument", "nothing to "
+		    "change (source, cell_type or metadata)"));
+	c = node->c;
+	if (c->type == ROOM_CELL_UNKNOWN && (ed->src == NULL || !ed->has_type))
+		return (room_nb_edit_unknown(ed, c));
+	c = room_nb_own(ed->b, node);
+	/* Replaced whole: nothing of the unknown cell stays. */
+	if (c->type == ROOM_CELL_UNKNOWN)
+		room_nb_cell_clear(c);
+	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0)
+		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+	if (ed->src != NULL)
+		room_nb_set_source(c, ed->src, ed->srclen);
+	if (ed->has_type)
+		room_nb_cell_set_type(c, ed->type);
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, 2 + (ed->src != NULL) +
+		    (ed->md != NULL) + ed->has_type);
+		proto_pack_str(ed->rp, "op", "edit");
+		proto_pack_str(ed->rp, "cell_id", c->id);
+		if (ed->src != NULL)
+			proto_pack_strn(ed->rp, "source", ed->src, ed->srclen);
+		if (ed->md != NULL)
+			room_nb_pack_md(ed);
+		if (ed->has_type)
+			proto_pack_str(ed->rp, "cell_type",
+			    room_nb_type_name(ed->type));
+	}
+	ed->out = xstrdup(c->id);
+	return (0);
+}
+
+/* delete {cell_id}. */
+static int
+room_nb_op_delete(struct room_nb_edit *ed)
+{
+	struct room_nb_batch	*b = ed->b;
+	struct room_nb_node	*node;
+	struct room_cell	*c;
+
+	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
+	    "")) == NULL)
+		return (-1);
+	c = node->c;
+	ed->out = xstrdup(c->id);
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, 2);
+		proto_pack_str(ed->rp, "op", "delete");
+		proto_pack_str(ed->rp, "cell_id", c->id);
+	}
+	room_nb_batch_unindex(b, node);
+	room_nb_batch_unlink(b, node);
+	if (!room_nb_batch_orig(b, node))
+		room_nb_cell_free(c);
+	node->gone = 1;
+	room_nb_batch_free_node(b, node);
+	return (0);
+}
+
+/* Count (overlapping) occurrences of needle, stopping at 2. */
+static int
+room_nb_count(const char *hay, size_t hlen, const char *needle,
+    size_t nlen, size_t *first)
+{
+	const char	*p = hay, *q;
+	int		 n = 0;
+
+	while (n < 2 && (size_t)(hay + hlen - p) >= nlen &&
+	    (q = memmem(p, (size_t)(hay + hlen - p), needle, nlen)) != NULL) {
+		if (n == 0)
+			*first = (size_t)(q - hay);
+		n++;
+		p = q + 1;
+	}
+	return (n);
+}
+
+/*
+ * replace {cell_id, old_text, new_text}: old_text must occur exactly
+ * once in the cell's source as the batch has it (earlier edits of the
+ * batch applied), so the change is judged against the same state as
+ * the rest of the batch.  Journalled as the edit it makes.
+ */
+static int
+room_nb_op_replace(struct room_nb_edit *ed)
+{
+	struct room_nb_node	*node;
+	struct room_cell	*c;
+	const char		*old, *new;
+	char			*buf;
+	size_t			 olen, nlen, at = 0, len;
+	int			 n;
+
+	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
+	    "")) == NULL)
+		return (-1);
+	if ((old = proto_get_str(ed->e, "old_text", &olen)) == NULL ||
+	    (new = proto_get_str(ed->e, "new_text", &nlen)) == NULL)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "old_text and new_text must be strings"));
+	if (olen == 0)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "old_text must not be empty"));
+	if (!utf8_valid(new, nlen, NULL))
+		return (room_nb_fail(ed, "invalid_argument",
+		    "new_text is not valid UTF-8"));
+	c = node->c;
+	if (c->type == ROOM_CELL_UNKNOWN)
+		return (room_nb_edit_unknown(ed, c));
+	n = room_nb_count(c->source, c->source_len, old, olen, &at);
+	if (n == 0)
+		return (room_nb_fail(ed, "no_match", "old_text occurs nowhere "
+		    "in cell %s; read the cell with inspect_notebook and copy "
+		    "the text exactly", c->id));
+	if (n > 1)
+		return (room_nb_fail(ed, "ambiguous_match", "old_text occurs "
+		    "more than once in cell %s; include more surrounding text "
+		    "to make it unique", c->id));
+	c = room_nb_own(ed->b, node);
+	len = c->source_len - olen + nlen;
+	buf = xmalloc(len + 1);
+	memcpy(buf, c->source, at);
+	memcpy(buf + at, new, nlen);
+	memcpy(buf + at + nlen, c->source + at + olen,
+	    c->source_len - at - olen);
+	buf[len] = '\0';
+	free(c->source);
+	c->source = buf;
+	c->source_len = len;
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, 3);
+		proto_pack_str(ed->rp, "op", "edit");
+		proto_pack_str(ed->rp, "cell_id", c->id);
+		proto_pack_strn(ed->rp, "source", c->source, c->source_len);
+	}
+	ed->out = xstrdup(c->id);
+	return (0);
+}
+
+/* The cells a move names, each marked moving; NULL after room_nb_fail. */
+static struct room_nb_node **
+room_nb_move_list(struct room_nb_edit *ed, size_t *np)
+{
+	struct room_nb_node	**moved;
+	const msgpack_object	 *list;
+	char			  what[40];
+	size_t			  j, n;
+
+	list = proto_get_array(ed->e, "cell_ids");
+	if (list == NULL || list->via.array.size == 0) {
+		room_nb_fail(ed, "invalid_argument",
+		    "cell_ids must be a non-empty list");
+		return (NULL);
+	}
+	n = list->via.array.size;
+	moved = xreallocarray(NULL, n, sizeof *moved);
+	for (j = 0; j < n; j++) {
+		snprintf(what, sizeof what, "cell_ids[%zu]: ", j);
+		if ((moved[j] = room_nb_resolve(ed, &list->via.array.ptr[j],
+		    what)) == NULL)
+			break;
+		if (moved[j]->moving) {
+			room_nb_fail(ed, "invalid_argument", "cell %s named "
+			    "twice", moved[j]->c->id);
+			break;
+		}
+		moved[j]->moving = 1;
+	}
+	/* A failed batch is dropped whole: the marks do not matter. */
+	if (j < n) {
+		free(moved);
+		return (NULL);
+	}
+	*np = n;
+	return (moved);
+}
+
+/* move {cell_ids, after?}: the cells, in that order, after a cell. */
+static int
+room_nb_op_move(struct room_nb_edit *ed)
+{
+	struct room_nb_batch	 *b = ed->b;
+	struct room_nb_node	**moved, *at = NULL;
+	const msgpack_object	 *ref;
+	size_t			  j, n;
+
+	if ((moved = room_nb_move_list(ed, &n)) == NULL)
+		return (-1);
+	ref = proto_get(ed->e, "after");
+	if (!proto_obj_streq(ref, "TOP") && !proto_obj_streq(ref, "BOTTOM") &&
+	    ref != NULL && ref->type != MSGPACK_OBJECT_NIL) {
+		if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL ||
+		    (at->moving && room_nb_fail(ed, "invalid_argument",
+		    "cannot move a cell after itself") != 0)) {
+			free(moved);
+			return (-1);
+		}
+	}
+	/* Take the moved cells out, then put them back. */
+	for (j = 0; j < n; j++) {
+		room_nb_batch_unlink(b, moved[j]);
+		moved[j]->moving = 0;
+	}
+	if (at == NULL)
+		at = proto_obj_streq(ref, "TOP") ? &b->head : b->head.prev;
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, 3);
+		proto_pack_str(ed->rp, "op", "move");
+		room_nb_pack_after(ed->rp, b, at);
+		proto_pack_key(ed->rp, "cell_ids");
+		msgpack_pack_array(ed->rp, n);
+		for (j = 0; j < n; j++)
+			proto_pack_cstr(ed->rp, moved[j]->c->id);
+	}
+	for (j = 0; j < n; j++) {
+		room_nb_batch_link(b, at, moved[j]);
+		at = moved[j];
+		room_nb_touch(b, ed->res, moved[j]->c->id);
+	}
+	ed->out = xstrdup(moved[0]->c->id);
+	free(moved);
+	return (0);
+}
+
+/* clear_outputs {cell_ids?}: of those cells, or of every code cell. */
+static int
+room_nb_op_clear_outputs(struct room_nb_edit *ed)
+{
+	struct room_nb_batch	 *b = ed->b;
+	struct room_nb_node	**cleared, *node, *at;
+	struct room_cell	 *c;
+	const msgpack_object	 *list;
+	char			  what[40];
+	size_t			  j, k, n;
+
+	list = proto_get(ed->e, "cell_ids");
+	if (list != NULL && list->type == MSGPACK_OBJECT_NIL)
+		list = NULL;
+	if (list != NULL && list->type != MSGPACK_OBJECT_ARRAY)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "cell_ids must be a list"));
+	n = list != NULL ? list->via.array.size : b->n;
+	cleared = xcalloc(n + 1, sizeof *cleared);
+	node = b->head.next;
+	for (j = 0, k = 0; j < n; j++) {
+		if (list == NULL) {
+			at = node;
+			node = node->next;
+		} else {
+			snprintf(what, sizeof what, "cell_ids[%zu]: ", j);
+			if ((at = room_nb_resolve(ed, &list->via.array.ptr[j],
+			    what)) == NULL) {
+				free(cleared);
+				return (-1);
+			}
+		}
+		if (j == 0)
+			ed->out = xstrdup(at->c->id);
+		if (at->c->type != ROOM_CELL_CODE)
+			continue;
+		c = room_nb_own(b, at);
+		room_nb_clear_outputs(c);
+		c->execution_count = -1;
+		cleared[k++] = at;
+		room_nb_touch(b, ed->res, c->id);
+	}
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, 2);
+		proto_pack_str(ed->rp, "op", "clear_outputs");
+		proto_pack_key(ed->rp, "cell_ids");
+		msgpack_pack_array(ed->rp, k);
+		for (j = 0; j < k; j++)
+			proto_pack_cstr(ed->rp, cleared[j]->c->id);
+	}
+	/* The reply names the first cell cleared, else the first named. */
+	if (k > 0) {
+		free(ed->out);
+		ed->out = xstrdup(cleared[0]->c->id);
+	} else if (list == NULL) {
+		free(ed->out);
+		ed->out = NULL;
+	}
+	free(cleared);
+	return (0);
+}
+
+/* notebook_metadata {metadata}: merged into the notebook's. */
+static int
+room_nb_op_notebook_metadata(struct room_nb_edit *ed)
+{
+	struct room_nb_batch	*b = ed->b;
+
+	/* metadata is a map here: the table needs it, fields checked it. */
+	if (b->metadata == NULL && json_object_deep_copy(b->nb->metadata,
+	    &b->metadata, NULL) != 0)
+		fatalx("json_object_deep_copy failed");
+	if (room_nb_merge(b->metadata, ed->md) != 0)
+		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+	if (ed->rp != NULL) {
+		msgpack_pack_map(ed->rp, 2);
+		proto_pack_str(ed->rp, "op", "notebook_metadata");
+		room_nb_pack_md(ed);
+	}
+	return (0);
+}
+
+/*
+ * The ops of a batch: name, handler, the fields it cannot do without
+ * (checked before the handler runs) and what it changes.
+ */
+static const struct room_nb_op {
+	const char	 *name;
+	int		(*fn)(struct room_nb_edit *);
+	const char	 *needs[3];
+	int		  kinds;
+} room_nb_ops[] = {
+	{ "insert", room_nb_op_insert, { NULL }, ROOM_CHANGE_CELLS },
+	{ "edit", room_nb_op_edit, { "cell_id" }, ROOM_CHANGE_CELLS },
+	{ "delete", room_nb_op_delete, { "cell_id" }, ROOM_CHANGE_CELLS },
+	{ "replace", room_nb_op_replace,
+	    { "cell_id", "old_text", "new_text" }, ROOM_CHANGE_CELLS },
+	{ "move", room_nb_op_move, { "cell_ids" }, ROOM_CHANGE_CELLS },
+	{ "clear_outputs", room_nb_op_clear_outputs, { NULL },
+	    ROOM_CHANGE_OUTPUTS },
+	{ "notebook_metadata", room_nb_op_notebook_metadata, { "metadata" },
+	    ROOM_CHANGE_METADATA },
+};
+
+/* The op of an edit, its needed fields there; NULL after room_nb_fail. */
+static const struct room_nb_op *
+room_nb_edit_op(struct room_nb_edit *ed)
+{
+	const struct room_nb_op	*op;
+	const msgpack_object	*v;
+	const char		*name;
+	size_t			 len, i, j;
+
+	if (ed->e->type != MSGPACK_OBJECT_MAP) {
+		room_nb_fail(ed, "invalid_argument", "an edit is a map");
+		return (NULL);
+	}
+	if ((name = proto_get_str(ed->e, "op", &len)) == NULL) {
+		room_nb_fail(ed, "invalid_argument", "op is missing");
+		return (NULL);
+	}
+	for (i = 0; i < nitems(room_nb_ops); i++) {
+		op = &room_nb_ops[i];
+		if (strlen(op->name) != len || memcmp(op->name, name, len) != 0)
+			continue;
+		for (j = 0; j < nitems(op->needs) && op->needs[j] != NULL;
+		    j++) {
+			v = proto_get(ed->e, op->needs[j]);
+			if (v == NULL || v->type == MSGPACK_OBJECT_NIL) {
+				room_nb_fail(ed, "invalid_argument", "%s "
+				    "needs %s", op->name, op->needs[j]);
+				return (NULL);
+			}
+		}
+		return (op);
+	}
+	room_nb_fail(ed, "invalid_argument", "unknown op \"%.*s\" (insert, "
+	    "edit, delete, replace, move, clear_outputs or notebook_metadata)",
+	    (int)len, name);
+	return (NULL);
+}
 
 /*
  * Apply a batch of edits to copies: on success *pend holds the new cell
  * order (originals that were edited are copied first), to be committed
  * with room_nb_edit_commit or dropped with room_nb_edit_abort; until
- * then the notebook is as it was.  res gets one cell id per edit (NULL
- * for notebook_metadata), the change kinds and the cells touched (caller
- * frees with room_nb_result_free); rp, when given, gets the batch
- * resolved (ids for every reference, minted ids on inserts) for the
- * journal.  With replay, an insert's cell_id is used as is (unless
- * taken).  On failure nothing changed, res->index is the failing edit
- * and *code the error code.  Linear in the edits and cells named, plus
+ * then the notebook is as it was.  Every edit is judged against the
+ * batch's own state (references, replace's text), so a batch that
+ * applies is one change of one state.  res gets one cell id per edit
+ * (NULL for notebook_metadata), the change kinds and the cells touched
+ * (caller frees with room_nb_result_free); rp, when given, gets the
+ * batch resolved (ids for every reference, minted ids on inserts,
+ * replace as the edit it made) for the journal.  With replay, an
+ * insert's cell_id is used as is (unless taken).  On failure nothing
+ * changed, res->index is the failing edit, *code the error code and
+ * *cause starts "edit N: ".  Linear in the edits and cells named, plus
  * one pass over the notebook.
  */
 int
@@ -796,17 +1429,13 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
     int replay, msgpack_packer *rp, struct room_nb_result *res,
     struct room_nb_pending **pend, char **cause, const char **code)
 {
-	struct room_nb_batch	  b;
-	struct room_nb_node	 *node, *at, **moved = NULL;
-	struct room_nb_pending	 *p;
-	struct room_cell	 *c;
-	struct json_object	 *newmd = NULL;
-	size_t			  i, j, k, len, nmoved, nedits;
-	const msgpack_object	 *e, *ref, *md, *list;
-	const char		 *op, *s;
-	size_t			  oplen;
-	enum room_cell_type	  type;
-	char			  id[9], **out = NULL;
+	struct room_nb_batch	 b;
+	struct room_nb_edit	 ed;
+	struct room_nb_node	*node;
+	struct room_nb_pending	*p;
+	const struct room_nb_op	*op;
+	size_t			 i, j, nedits;
+	char			**out;
 
 	memset(res, 0, sizeof *res);
 	res->index = -1;
@@ -824,289 +1453,21 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 	if (rp != NULL)
 		msgpack_pack_array(rp, nedits);
 
+	memset(&ed, 0, sizeof ed);
+	ed.b = &b;
+	ed.res = res;
+	ed.rp = rp;
+	ed.replay = replay;
 	for (i = 0; i < nedits; i++) {
 		res->index = (int)i;
-		e = &edits->via.array.ptr[i];
-		if (e->type != MSGPACK_OBJECT_MAP)
-			ROOM_NB_FAIL("invalid_argument",
-			    "edit %zu is not a map", i);
-		if ((op = proto_get_str(e, "op", &oplen)) == NULL)
-			ROOM_NB_FAIL("invalid_argument", "edit %zu has no op",
-			    i);
-
-		/* Common optional fields: type, source, metadata. */
-		type = ROOM_CELL_CODE;
-		if ((s = proto_get_str(e, "cell_type", &len)) != NULL) {
-			if (room_nb_type_parse(s, len, &type) != 0)
-				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
-				    "cell_type must be code, markdown or raw",
-				    i);
-		} else if (proto_get(e, "cell_type") != NULL &&
-		    proto_get(e, "cell_type")->type != MSGPACK_OBJECT_NIL)
-			ROOM_NB_FAIL("invalid_argument",
-			    "edit %zu: cell_type is not a string", i);
-		s = proto_get_str(e, "source", &len);
-		if (s == NULL && proto_get(e, "source") != NULL &&
-		    proto_get(e, "source")->type != MSGPACK_OBJECT_NIL)
-			ROOM_NB_FAIL("invalid_argument",
-			    "edit %zu: source is not a string", i);
-		if (s != NULL && !utf8_valid(s, len, NULL))
-			ROOM_NB_FAIL("invalid_argument",
-			    "edit %zu: source is not valid UTF-8", i);
-		md = proto_get(e, "metadata");
-		if (md != NULL && md->type == MSGPACK_OBJECT_NIL)
-			md = NULL;
-		if (md != NULL && md->type != MSGPACK_OBJECT_MAP)
-			ROOM_NB_FAIL("invalid_argument",
-			    "edit %zu: metadata is not a map", i);
-
-		if (oplen == 6 && memcmp(op, "insert", 6) == 0) {
-			ref = proto_get(e, "after");
-			if (proto_obj_streq(ref, "TOP"))
-				at = &b.head;
-			else if (proto_obj_streq(ref, "BOTTOM") ||
-			    ref == NULL || ref->type == MSGPACK_OBJECT_NIL)
-				at = b.head.prev;
-			else if ((at = room_nb_resolve(&b, ref)) == NULL)
-				ROOM_NB_FAIL("cell_not_found",
-				    "edit %zu: no cell to insert after", i);
-			room_nb_batch_mint(&b, id);
-			c = room_nb_cell_new(type, id, s != NULL ? s : "",
-			    s != NULL ? len : 0);
-			if (replay && (ref = proto_get(e, "cell_id")) != NULL &&
-			    ref->type == MSGPACK_OBJECT_STR &&
-			    room_nb_valid_id(ref->via.str.ptr,
-			    ref->via.str.size) && room_nb_batch_find(&b,
-			    ref->via.str.ptr, ref->via.str.size) == NULL) {
-				free(c->id);
-				c->id = xstrndup(ref->via.str.ptr,
-				    ref->via.str.size);
-			}
-			if (md != NULL && room_nb_merge(c->metadata, md) != 0) {
-				room_nb_cell_free(c);
-				ROOM_NB_FAIL("invalid_argument",
-				    "edit %zu: bad metadata", i);
-			}
-			if (rp != NULL) {
-				msgpack_pack_map(rp, md != NULL ? 6 : 5);
-				proto_pack_str(rp, "op", "insert");
-				room_nb_pack_after(rp, &b, at);
-				proto_pack_str(rp, "cell_id", c->id);
-				proto_pack_str(rp, "cell_type",
-				    room_nb_type_name(type));
-				proto_pack_strn(rp, "source", c->source,
-				    c->source_len);
-				if (md != NULL) {
-					proto_pack_key(rp, "metadata");
-					msgpack_pack_object(rp, *md);
-				}
-			}
-			node = xcalloc(1, sizeof *node);
-			node->c = c;
-			room_nb_batch_link(&b, at, node);
-			room_nb_batch_index(&b, node);
-			out[i] = xstrdup(c->id);
-			res->kinds |= ROOM_CHANGE_CELLS;
-		} else if (oplen == 4 && memcmp(op, "edit", 4) == 0) {
-			if ((node = room_nb_resolve(&b,
-			    proto_get(e, "cell_id"))) == NULL)
-				ROOM_NB_FAIL("cell_not_found",
-				    "edit %zu: cell not found", i);
-			if (s == NULL && md == NULL &&
-			    proto_get_str(e, "cell_type", NULL) == NULL)
-				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
-				    "nothing to change (source, cell_type or "
-				    "metadata)", i);
-			c = node->c;
-			if (c->type == ROOM_CELL_UNKNOWN && (s == NULL ||
-			    proto_get_str(e, "cell_type", NULL) == NULL))
-				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
-				    "cell %s is of type \"%s\", which runtimed "
-				    "does not know: replace it whole (give "
-				    "cell_type and source), move or delete it",
-				    i, c->id, c->type_name);
-			c = room_nb_own(&b, node);
-			/* Replaced whole: nothing of the unknown cell stays. */
-			if (c->type == ROOM_CELL_UNKNOWN)
-				room_nb_cell_clear(c);
-			if (md != NULL && room_nb_merge(c->metadata, md) != 0)
-				ROOM_NB_FAIL("invalid_argument",
-				    "edit %zu: bad metadata", i);
-			if (s != NULL) {
-				free(c->source);
-				c->source = xmalloc(len + 1);
-				memcpy(c->source, s, len);
-				c->source[len] = '\0';
-				c->source_len = len;
-			}
-			if (proto_get_str(e, "cell_type", NULL) != NULL)
-				room_nb_cell_set_type(c, type);
-			if (rp != NULL) {
-				msgpack_pack_map(rp, 2 + (s != NULL) +
-				    (md != NULL) + (proto_get_str(e,
-				    "cell_type", NULL) != NULL));
-				proto_pack_str(rp, "op", "edit");
-				proto_pack_str(rp, "cell_id", c->id);
-				if (s != NULL)
-					proto_pack_strn(rp, "source", s, len);
-				if (md != NULL) {
-					proto_pack_key(rp, "metadata");
-					msgpack_pack_object(rp, *md);
-				}
-				if (proto_get_str(e, "cell_type", NULL) != NULL)
-					proto_pack_str(rp, "cell_type",
-					    room_nb_type_name(type));
-			}
-			out[i] = xstrdup(c->id);
-			res->kinds |= ROOM_CHANGE_CELLS;
-		} else if (oplen == 6 && memcmp(op, "delete", 6) == 0) {
-			if ((node = room_nb_resolve(&b,
-			    proto_get(e, "cell_id"))) == NULL)
-				ROOM_NB_FAIL("cell_not_found",
-				    "edit %zu: cell not found", i);
-			c = node->c;
-			out[i] = xstrdup(c->id);
-			if (rp != NULL) {
-				msgpack_pack_map(rp, 2);
-				proto_pack_str(rp, "op", "delete");
-				proto_pack_str(rp, "cell_id", c->id);
-			}
-			room_nb_batch_unindex(&b, node);
-			room_nb_batch_unlink(&b, node);
-			if (!room_nb_batch_orig(&b, node))
-				room_nb_cell_free(c);
-			node->gone = 1;
-			room_nb_batch_free_node(&b, node);
-			res->kinds |= ROOM_CHANGE_CELLS;
-		} else if (oplen == 4 && memcmp(op, "move", 4) == 0) {
-			list = proto_get_array(e, "cell_ids");
-			if (list == NULL || list->via.array.size == 0)
-				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
-				    "cell_ids must be a non-empty list", i);
-			nmoved = list->via.array.size;
-			moved = xreallocarray(NULL, nmoved, sizeof *moved);
-			for (j = 0; j < nmoved; j++) {
-				moved[j] = room_nb_resolve(&b,
-				    &list->via.array.ptr[j]);
-				if (moved[j] == NULL)
-					ROOM_NB_FAIL("cell_not_found",
-					    "edit %zu: cell %zu to move not "
-					    "found", i, j);
-				if (moved[j]->moving)
-					ROOM_NB_FAIL("invalid_argument",
-					    "edit %zu: cell %s named twice", i,
-					    moved[j]->c->id);
-				moved[j]->moving = 1;
-			}
-			ref = proto_get(e, "after");
-			at = NULL;
-			if (!proto_obj_streq(ref, "TOP") &&
-			    !proto_obj_streq(ref, "BOTTOM") && ref != NULL &&
-			    ref->type != MSGPACK_OBJECT_NIL) {
-				if ((at = room_nb_resolve(&b, ref)) == NULL)
-					ROOM_NB_FAIL("cell_not_found",
-					    "edit %zu: no cell to move after",
-					    i);
-				if (at->moving)
-					ROOM_NB_FAIL("invalid_argument",
-					    "edit %zu: cannot move a cell "
-					    "after itself", i);
-			}
-			/* Take the moved cells out, then put them back. */
-			for (j = 0; j < nmoved; j++) {
-				room_nb_batch_unlink(&b, moved[j]);
-				moved[j]->moving = 0;
-			}
-			if (at == NULL)
-				at = proto_obj_streq(ref, "TOP") ? &b.head :
-				    b.head.prev;
-			if (rp != NULL) {
-				msgpack_pack_map(rp, 3);
-				proto_pack_str(rp, "op", "move");
-				room_nb_pack_after(rp, &b, at);
-				proto_pack_key(rp, "cell_ids");
-				msgpack_pack_array(rp, nmoved);
-				for (j = 0; j < nmoved; j++)
-					proto_pack_cstr(rp, moved[j]->c->id);
-			}
-			for (j = 0; j < nmoved; j++) {
-				room_nb_batch_link(&b, at, moved[j]);
-				at = moved[j];
-			}
-			out[i] = xstrdup(moved[0]->c->id);
-			for (j = 0; j < nmoved; j++)
-				room_nb_touch(&b, res, moved[j]->c->id);
-			free(moved);
-			moved = NULL;
-			res->kinds |= ROOM_CHANGE_CELLS;
-		} else if (oplen == 13 && memcmp(op, "clear_outputs", 13) == 0) {
-			list = proto_get(e, "cell_ids");
-			if (list != NULL && list->type == MSGPACK_OBJECT_NIL)
-				list = NULL;
-			if (list != NULL && list->type != MSGPACK_OBJECT_ARRAY)
-				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
-				    "cell_ids must be a list", i);
-			nmoved = list != NULL ? list->via.array.size : b.n;
-			moved = xcalloc(nmoved + 1, sizeof *moved);
-			node = b.head.next;
-			for (j = 0, k = 0; j < nmoved; j++) {
-				if (list == NULL) {
-					at = node;
-					node = node->next;
-				} else if ((at = room_nb_resolve(&b,
-				    &list->via.array.ptr[j])) == NULL)
-					ROOM_NB_FAIL("cell_not_found",
-					    "edit %zu: cell %zu to clear not "
-					    "found", i, j);
-				if (at->c->type != ROOM_CELL_CODE)
-					continue;
-				c = room_nb_own(&b, at);
-				room_nb_clear_outputs(c);
-				c->execution_count = -1;
-				moved[k++] = at;
-				room_nb_touch(&b, res, c->id);
-			}
-			if (rp != NULL) {
-				msgpack_pack_map(rp, 2);
-				proto_pack_str(rp, "op", "clear_outputs");
-				proto_pack_key(rp, "cell_ids");
-				msgpack_pack_array(rp, k);
-				for (j = 0; j < k; j++)
-					proto_pack_cstr(rp, moved[j]->c->id);
-			}
-			if (k > 0)
-				out[i] = xstrdup(moved[0]->c->id);
-			else if (list != NULL && list->via.array.size > 0 &&
-			    (at = room_nb_resolve(&b,
-			    &list->via.array.ptr[0])) != NULL)
-				out[i] = xstrdup(at->c->id);
-			free(moved);
-			moved = NULL;
-			res->kinds |= ROOM_CHANGE_OUTPUTS;
-		} else if (oplen == 17 &&
-		    memcmp(op, "notebook_metadata", 17) == 0) {
-			if (md == NULL)
-				ROOM_NB_FAIL("invalid_argument", "edit %zu: "
-				    "notebook_metadata needs a metadata map",
-				    i);
-			if (newmd == NULL && json_object_deep_copy(nb->metadata,
-			    &newmd, NULL) != 0)
-				fatalx("json_object_deep_copy failed");
-			if (room_nb_merge(newmd, md) != 0)
-				ROOM_NB_FAIL("invalid_argument",
-				    "edit %zu: bad metadata", i);
-			if (rp != NULL) {
-				msgpack_pack_map(rp, 2);
-				proto_pack_str(rp, "op", "notebook_metadata");
-				proto_pack_key(rp, "metadata");
-				msgpack_pack_object(rp, *md);
-			}
-			res->kinds |= ROOM_CHANGE_METADATA;
-		} else
-			ROOM_NB_FAIL("invalid_argument", "edit %zu: unknown op "
-			    "\"%.*s\"", i, (int)oplen, op);
-		if (out[i] != NULL)
+		ed.e = &edits->via.array.ptr[i];
+		if ((op = room_nb_edit_op(&ed)) == NULL ||
+		    room_nb_edit_fields(&ed) != 0 || op->fn(&ed) != 0)
+			goto fail;
+		res->kinds |= op->kinds;
+		if ((out[i] = ed.out) != NULL)
 			room_nb_touch(&b, res, out[i]);
+		ed.out = NULL;
 	}
 
 	/* The new order, built once, and what is new in it. */
@@ -1122,7 +1483,8 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 		if (b.orig[j].gone || !room_nb_batch_orig(&b, &b.orig[j]))
 			room_nb_push(&p->old, &p->nold, nb->cells[j]);
 	}
-	p->metadata = newmd;
+	p->metadata = b.metadata;
+	b.metadata = NULL;
 	room_nb_batch_done(&b, 0);
 	*pend = p;
 	res->ids = out;
@@ -1131,9 +1493,11 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 	return (0);
 
 fail:
-	free(moved);
+	*code = ed.code;
+	xasprintf(cause, "edit %zu: %s", i, ed.cause);
+	free(ed.cause);
+	free(ed.out);
 	room_nb_batch_done(&b, 1);
-	json_object_put(newmd);
 	for (j = 0; j < nedits; j++)
 		free(out[j]);
 	free(out);

@@ -240,6 +240,8 @@ struct room_cell	*room_nb_cell_create(struct room_nb *,
 			     enum room_cell_type, const char *, size_t);
 void			 room_nb_cell_free(struct room_cell *);
 struct room_cell	*room_nb_find(struct room_nb *, const char *, size_t *);
+struct room_cell	*room_nb_ref(struct room_nb *, const msgpack_object *,
+			     const char *, char **, const char **);
 void			 room_nb_mint_id(struct room_nb *, char [9]);
 int			 room_nb_valid_id(const char *, size_t);
 const char		*room_nb_type_name(enum room_cell_type);

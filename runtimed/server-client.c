@@ -249,12 +249,16 @@ out:
 	free(id);
 }
 
-/* ROOM_EDIT: reply {seq, cells}, then ROOM_CHANGED to every peer. */
+/*
+ * ROOM_EDIT: reply {seq, cells: [{cell_id, cell_type}]}, then
+ * ROOM_CHANGED to every peer.
+ */
 static void
 server_client_edit(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
 	struct room_nb_result	 res;
+	struct room_cell	*cell;
 	struct mpbuf		 b;
 	char			*cause = NULL;
 	const char		*code;
@@ -282,11 +286,17 @@ server_client_edit(struct server_client *c, uint32_t id,
 	proto_pack_key(&b.pk, "cells");
 	msgpack_pack_array(&b.pk, res.nids);
 	for (i = 0; i < res.nids; i++) {
-		msgpack_pack_map(&b.pk, 1);
+		/* The type after the batch: what a run of the cell means. */
+		cell = res.ids[i] != NULL ? room_nb_find(c->room->nb,
+		    res.ids[i], NULL) : NULL;
+		msgpack_pack_map(&b.pk, cell != NULL ? 2 : 1);
 		if (res.ids[i] != NULL)
 			proto_pack_str(&b.pk, "cell_id", res.ids[i]);
 		else
 			proto_pack_nil(&b.pk, "cell_id");
+		if (cell != NULL)
+			proto_pack_str(&b.pk, "cell_type",
+			    room_nb_cell_type_name(cell));
 	}
 	room_nb_result_free(&res);
 	/* Within the cap by PROTO_EDIT_MAX_EDITS; if not, the edit is

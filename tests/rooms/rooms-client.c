@@ -24,9 +24,15 @@
  *						batches of PER while another
  *						client is served
  *	rooms-client toobig SOCK N		one batch of N is refused
+ *	rooms-client relay SOCK LISTEN DIR	pass frames between clients
+ *						at LISTEN and the daemon,
+ *						logging them; DIR/next makes
+ *						the next ROOM_EDIT wait for
+ *						another client's edit
  */
 
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -1863,6 +1869,174 @@ rc_bigbatch(const char *sock, int from, int total, int per, int med_ms,
 	return (0);
 }
 
+/*
+ * The relay: frames pass unchanged between each client that connects to
+ * LISTEN and its own connection to the daemon, and each is logged to
+ * DIR/frames as "> TYPE BYTES" (to the daemon) or "< TYPE BYTES".  When
+ * a client sends ROOM_EDIT and DIR/next exists (a notebook_id, a cell_id
+ * and a source, one a line; the source is the rest of the file), the
+ * relay first sets that cell's source from a connection of its own,
+ * then removes DIR/next and passes the ROOM_EDIT on: another client's
+ * edit lands between whatever the client read before and its write.
+ */
+#define RC_RELAY_MAX	16
+
+struct rc_relay_pair {
+	int	client;
+	int	daemon;
+};
+
+static int
+rc_relay_io(int fd, void *buf, size_t len, int reading)
+{
+	char	*p = buf;
+	ssize_t	 n;
+
+	while (len > 0) {
+		n = reading ? read(fd, p, len) : write(fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (-1);
+		p += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+/* The other client's edit, from DIR/next; nothing when it is absent. */
+static void
+rc_relay_interfere(const char *sock, const char *dir)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	char			*path, *text, *cause = NULL, *nbid, *cell, *src;
+	size_t			 len;
+	int			 fd;
+
+	xasprintf(&path, "%s/next", dir);
+	if (util_read_file(path, &text, &len, &cause) != 0) {
+		free(cause);
+		free(path);
+		return;
+	}
+	nbid = text;
+	if ((cell = strchr(nbid, '\n')) == NULL ||
+	    (src = strchr(cell + 1, '\n')) == NULL)
+		rc_fail("%s: want notebook_id, cell_id, source lines", path);
+	*cell++ = '\0';
+	*src++ = '\0';
+	fd = rc_connect(sock);
+	free(rc_open(fd, "notebook_id", nbid));
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_str(&b.pk, "op", "edit");
+	proto_pack_str(&b.pk, "cell_id", cell);
+	proto_pack_strn(&b.pk, "source", src, len - (size_t)(src - text));
+	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	if (unlink(path) != 0)
+		rc_fail("unlink %s: %s", path, strerror(errno));
+	printf("relay: cell %s edited by another client\n", cell);
+	free(text);
+	free(path);
+}
+
+/* Pass one frame from `from` to `to`; -1 when either end is gone. */
+static int
+rc_relay_frame(int from, int to, int up, FILE *log, const char *sock,
+    const char *dir)
+{
+	struct proto_header	 hdr;
+	uint8_t			 h[PROTO_HEADER_SIZE];
+	char			*body;
+
+	if (rc_relay_io(from, h, sizeof h, 1) != 0)
+		return (-1);
+	proto_header_unpack(h, &hdr);
+	body = xmalloc(hdr.length + 1);
+	if (rc_relay_io(from, body, hdr.length, 1) != 0) {
+		free(body);
+		return (-1);
+	}
+	fprintf(log, "%c %s %zu\n", up ? '>' : '<', proto_msg_name(hdr.type),
+	    sizeof h + (size_t)hdr.length);
+	fflush(log);
+	if (up && hdr.type == PROTO_MSG_ROOM_EDIT)
+		rc_relay_interfere(sock, dir);
+	if (rc_relay_io(to, h, sizeof h, 0) != 0 ||
+	    rc_relay_io(to, body, hdr.length, 0) != 0) {
+		free(body);
+		return (-1);
+	}
+	free(body);
+	return (0);
+}
+
+static int
+rc_relay(const char *sock, const char *listen_path, const char *dir)
+{
+	struct rc_relay_pair	 pairs[RC_RELAY_MAX];
+	struct pollfd		 pfd[1 + 2 * RC_RELAY_MAX];
+	FILE			*log;
+	char			*path, *cause = NULL;
+	size_t			 n = 0, i;
+	int			 lfd, fd, up;
+
+	xasprintf(&path, "%s/frames", dir);
+	if ((log = fopen(path, "a")) == NULL)
+		rc_fail("%s: %s", path, strerror(errno));
+	free(path);
+	if ((lfd = sockdir_listen(listen_path, &cause)) == -1)
+		rc_fail("%s", cause);
+	for (;;) {
+		pfd[0].fd = lfd;
+		pfd[0].events = POLLIN;
+		for (i = 0; i < n; i++) {
+			pfd[1 + 2 * i].fd = pairs[i].client;
+			pfd[2 + 2 * i].fd = pairs[i].daemon;
+			pfd[1 + 2 * i].events = pfd[2 + 2 * i].events = POLLIN;
+		}
+		if (poll(pfd, 1 + 2 * n, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			rc_fail("poll: %s", strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			for (up = 1; up >= 0; up--) {
+				if (pfd[2 - up + 2 * i].revents == 0)
+					continue;
+				if (rc_relay_frame(up ? pairs[i].client :
+				    pairs[i].daemon, up ? pairs[i].daemon :
+				    pairs[i].client, up, log, sock, dir) == 0)
+					continue;
+				/* One end went: close both, once. */
+				close(pairs[i].client);
+				close(pairs[i].daemon);
+				pairs[i].client = pairs[i].daemon = -1;
+				break;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			if (pairs[i].client == -1)
+				pairs[i--] = pairs[--n];
+		}
+		if ((pfd[0].revents & POLLIN) == 0)
+			continue;
+		if ((fd = accept(lfd, NULL, NULL)) == -1)
+			continue;
+		if (n == RC_RELAY_MAX)
+			rc_fail("more than %d connections", RC_RELAY_MAX);
+		pairs[n].client = fd;
+		if ((pairs[n].daemon = sockdir_connect(sock)) == -1)
+			rc_fail("connect %s: %s", sock, strerror(errno));
+		n++;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1898,9 +2072,11 @@ main(int argc, char **argv)
 		    atoi(argv[5]), atoi(argv[6]), atoi(argv[7])));
 	if (argc == 4 && strcmp(argv[1], "toobig") == 0)
 		return (rc_toobig(argv[2], atoi(argv[3])));
+	if (argc == 5 && strcmp(argv[1], "relay") == 0)
+		return (rc_relay(argv[2], argv[3], argv[4]));
 	fprintf(stderr, "usage: rooms-client durable1|durable2|durable3|"
 	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census|bigbatch|"
-	    "toobig "
+	    "toobig|relay "
 	    "SOCK ...\n");
 	return (2);
 }

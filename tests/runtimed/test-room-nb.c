@@ -1,5 +1,6 @@
 /*
- * test-room-nb.c: the atomic edit batch.  Edits are built as msgpack,
+ * test-room-nb.c: the atomic edit batch and each op of its table (replace
+ * and index references with their refusals).  Edits are built as msgpack,
  * exactly as they arrive in ROOM_EDIT.
  */
 
@@ -626,5 +627,475 @@ Test(edit, id_index_follows_many_batches)
 	for (i = 0; i < ngone; i++)
 		free(gone[i]);
 	free(gone);
+	room_nb_free(nb);
+}
+
+/*
+ * The ops, one handler each in room-nb.c's table.  A refusal changes
+ * nothing, names the failing edit (index and "edit N: ") and says what
+ * was wrong.
+ */
+static void
+refused(struct room_nb *nb, const msgpack_object *edits, int want_index,
+    const char *want_code, const char *want_text)
+{
+	struct room_nb_result	 res;
+	char			*before, *after, *cause = NULL;
+	const char		*code;
+
+	before = nb_dump(nb);
+	cr_assert_eq(room_nb_edit(nb, edits, 0, NULL, &res, &cause, &code), -1,
+	    "applied; wanted %s", want_code);
+	cr_assert_eq(res.index, want_index, "index %d: %s", res.index, cause);
+	cr_assert_str_eq(code, want_code, "%s", cause);
+	cr_assert_not_null(strstr(cause, want_text), "\"%s\" lacks \"%s\"",
+	    cause, want_text);
+	if (want_index >= 0) {
+		char	pfx[32];
+
+		snprintf(pfx, sizeof pfx, "edit %d: ", want_index);
+		cr_assert_eq(strncmp(cause, pfx, strlen(pfx)), 0, "%s", cause);
+	}
+	after = nb_dump(nb);
+	cr_assert_str_eq(before, after, "a refused batch changed the notebook");
+	room_nb_result_free(&res);
+	free(cause);
+	free(before);
+	free(after);
+}
+
+static void
+pack_replace(struct edit_batch *e, const char *id, const char *old,
+    const char *new)
+{
+	msgpack_pack_map(&e->b.pk, 4);
+	proto_pack_str(&e->b.pk, "op", "replace");
+	proto_pack_str(&e->b.pk, "cell_id", id);
+	proto_pack_str(&e->b.pk, "old_text", old);
+	proto_pack_str(&e->b.pk, "new_text", new);
+}
+
+/* Every op of the table in one batch, and the batch as journalled. */
+Test(ops, every_op_in_one_batch)
+{
+	struct room_nb		*nb = nb_three();
+	struct room_nb_result	 res;
+	struct edit_batch	 e;
+	struct mpbuf		 j;
+	msgpack_unpacked	 u;
+	const msgpack_object	*rec;
+	char			*cause = NULL;
+	const char		*code, *src;
+	size_t			 len;
+
+	batch_begin(&e, 7);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "TOP");
+	proto_pack_str(&e.b.pk, "source", "top");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "source", "a = 1\nb = 2");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "bbbb");
+	pack_replace(&e, "aaaa", "b = 2", "b = 20");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_str(&e.b.pk, "after", "TOP");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	proto_pack_cstr(&e.b.pk, "cccc");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "op", "clear_outputs");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "notebook_metadata");
+	proto_pack_key(&e.b.pk, "metadata");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "k", "v");
+
+	mpbuf_init(&j);
+	cr_assert_eq(room_nb_edit(nb, batch_end(&e), 0, &j.pk, &res, &cause,
+	    &code), 0, "%s", cause);
+	cr_assert_eq(res.nids, 7);
+	cr_assert_str_eq(res.ids[1], "aaaa");
+	cr_assert_str_eq(res.ids[2], "bbbb");
+	cr_assert_str_eq(res.ids[3], "aaaa");
+	cr_assert_str_eq(res.ids[4], "cccc");
+	cr_assert_str_eq(res.ids[5], "cccc");	/* first code cell now */
+	cr_assert_null(res.ids[6]);
+	cr_assert_eq(res.kinds, ROOM_CHANGE_CELLS | ROOM_CHANGE_OUTPUTS |
+	    ROOM_CHANGE_METADATA);
+	cr_assert_eq(nb->ncells, 3);
+	cr_assert_str_eq(nb->cells[0]->id, "cccc");
+	cr_assert_str_eq(nb->cells[1]->source, "top");
+	cr_assert_str_eq(nb->cells[2]->source, "a = 1\nb = 20");
+	cr_assert_eq(json_object_array_length(nb->cells[2]->outputs), 0);
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(
+	    nb->metadata, "k")), "v");
+
+	/* The journal holds replace as the edit it made. */
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, j.sb.data, j.sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(u.data.via.array.size, 7);
+	rec = &u.data.via.array.ptr[3];
+	cr_assert(proto_obj_streq(proto_get(rec, "op"), "edit"));
+	cr_assert(proto_obj_streq(proto_get(rec, "cell_id"), "aaaa"));
+	src = proto_get_str(rec, "source", &len);
+	cr_assert_not_null(src);
+	cr_assert_eq(len, strlen("a = 1\nb = 20"));
+	cr_assert_eq(memcmp(src, "a = 1\nb = 20", len), 0);
+	cr_assert_null(proto_get(rec, "old_text"));
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&j);
+	room_nb_result_free(&res);
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* replace sees the batch's earlier edits; its refusals. */
+Test(ops, replace)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids;
+	size_t			 n;
+	int			 index;
+	const char		*code;
+
+	/* Two replaces of one cell, the second on the first's result. */
+	batch_begin(&e, 2);
+	pack_replace(&e, "aaaa", "= 1", "= 10");
+	pack_replace(&e, "aaaa", "a = 10", "x = 10");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	cr_assert_str_eq(nb->cells[0]->source, "x = 10");
+	/* Outputs and execution_count stay, as with an edit of source. */
+	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 1);
+	cr_assert_eq(nb->cells[0]->execution_count, 4);
+	ids_free(ids, n);
+	batch_free(&e);
+
+	/* NUL in the source and in the text: bytes, not C strings. */
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	proto_pack_strn(&e.b.pk, "source", "p\0q\0r", 5);
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "replace");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	proto_pack_strn(&e.b.pk, "old_text", "\0r", 2);
+	proto_pack_strn(&e.b.pk, "new_text", "\0s\0", 3);
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	cr_assert_eq(nb->cells[2]->source_len, 6);
+	cr_assert_eq(memcmp(nb->cells[2]->source, "p\0q\0s\0", 6), 0);
+	ids_free(ids, n);
+	batch_free(&e);
+
+	/* An edit earlier in the batch removed the text: nothing applies. */
+	batch_begin(&e, 3);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "source", "new");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "source", "y = 1");
+	pack_replace(&e, "aaaa", "x = 10", "z");
+	refused(nb, batch_end(&e), 2, "no_match",
+	    "old_text occurs nowhere in cell aaaa; read the cell");
+	batch_free(&e);
+
+	/* Overlapping occurrences count: "xx" is twice in "xxx". */
+	batch_begin(&e, 2);
+	pack_replace(&e, "bbbb", "#", "##");
+	pack_replace(&e, "bbbb", "#", "x");
+	refused(nb, batch_end(&e), 1, "ambiguous_match",
+	    "more than once in cell bbbb; include more surrounding text");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	pack_replace(&e, "aaaa", "", "z");
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "old_text must not be empty");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "replace");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "old_text", "x");
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "replace needs new_text");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "replace");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "old_text", "x");
+	proto_pack_int(&e.b.pk, "new_text", 7);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "old_text and new_text must be strings");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "replace");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "old_text", "x");
+	proto_pack_strn(&e.b.pk, "new_text", "\xed\xa0\x80", 3);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "new_text is not valid UTF-8");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	pack_replace(&e, "gone", "x", "y");
+	refused(nb, batch_end(&e), 0, "cell_not_found", "no cell gone");
+	batch_free(&e);
+	room_nb_free(nb);
+
+	/* A cell of a type runtimed does not know is replaced whole only. */
+	nb = nb_unknown();
+	batch_begin(&e, 1);
+	pack_replace(&e, "wwww", "s", "t");
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cell wwww is of type \"widget\"");
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* Index references: the cell at the start of the batch, else typed. */
+Test(ops, index_references)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	char			**ids;
+	size_t			 n;
+	int			 index;
+	const char		*code;
+
+	/* After an insert at TOP, index 0 is still aaaa, not the new cell. */
+	batch_begin(&e, 3);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "TOP");
+	proto_pack_str(&e.b.pk, "source", "new");
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "replace");
+	proto_pack_int(&e.b.pk, "cell_id", 0);
+	proto_pack_str(&e.b.pk, "old_text", "a = 1");
+	proto_pack_str(&e.b.pk, "new_text", "a = 2");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_int(&e.b.pk, "after", 2);
+	proto_pack_str(&e.b.pk, "source", "after c");
+	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
+	cr_assert_str_eq(ids[1], "aaaa");
+	cr_assert_str_eq(nb->cells[1]->source, "a = 2");
+	cr_assert_str_eq(nb->cells[4]->source, "after c");
+	ids_free(ids, n);
+	batch_free(&e);
+
+	/* Now 5 cells: index 5 is past the end. */
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_int(&e.b.pk, "cell_id", 5);
+	refused(nb, batch_end(&e), 0, "cell_not_found",
+	    "cell index 5 is out of range (5 cells)");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_int(&e.b.pk, "cell_id", -1);
+	proto_pack_str(&e.b.pk, "source", "x");
+	refused(nb, batch_end(&e), 0, "cell_not_found",
+	    "cell index -1 is out of range");
+	batch_free(&e);
+
+	/* Deleted earlier in the batch, by index and by id. */
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_int(&e.b.pk, "cell_id", 1);
+	proto_pack_str(&e.b.pk, "source", "x");
+	refused(nb, batch_end(&e), 1, "cell_not_found",
+	    "cell index 1 (cell aaaa) was deleted by an earlier edit");
+	batch_free(&e);
+
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	pack_replace(&e, "aaaa", "a", "b");
+	refused(nb, batch_end(&e), 1, "cell_not_found",
+	    "cell aaaa was deleted by an earlier edit of this batch");
+	batch_free(&e);
+
+	/* Not a reference at all. */
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "");
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "a cell_id must not be empty");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_bool(&e.b.pk, "cell_id", 1);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "a cell reference is a cell_id string or a zero-based index");
+	batch_free(&e);
+
+	/* In a list, the entry is named. */
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 2);
+	msgpack_pack_uint32(&e.b.pk, 0);
+	msgpack_pack_uint32(&e.b.pk, 9);
+	refused(nb, batch_end(&e), 0, "cell_not_found",
+	    "cell_ids[1]: cell index 9 is out of range (5 cells)");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "clear_outputs");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	proto_pack_cstr(&e.b.pk, "nope");
+	refused(nb, batch_end(&e), 0, "cell_not_found",
+	    "cell_ids[0]: no cell nope in this notebook");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "nope");
+	proto_pack_str(&e.b.pk, "source", "x");
+	refused(nb, batch_end(&e), 0, "cell_not_found",
+	    "after: no cell nope in this notebook");
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* What the table says each op needs; an unknown op lists the ops. */
+Test(ops, needed_fields)
+{
+	static const char *const	 ops[][2] = {
+		{ "edit", "edit needs cell_id" },
+		{ "delete", "delete needs cell_id" },
+		{ "replace", "replace needs cell_id" },
+		{ "move", "move needs cell_ids" },
+		{ "notebook_metadata", "notebook_metadata needs metadata" },
+		{ "explode", "unknown op \"explode\" (insert, edit, delete, "
+		    "replace, move" },
+	};
+	struct room_nb			*nb = nb_three();
+	struct edit_batch		 e;
+	size_t				 i;
+
+	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		batch_begin(&e, 2);
+		msgpack_pack_map(&e.b.pk, 2);
+		proto_pack_str(&e.b.pk, "op", "insert");
+		proto_pack_str(&e.b.pk, "source", "first");
+		msgpack_pack_map(&e.b.pk, 2);
+		proto_pack_str(&e.b.pk, "op", ops[i][0]);
+		proto_pack_nil(&e.b.pk, "cell_id");
+		refused(nb, batch_end(&e), 1, "invalid_argument", ops[i][1]);
+		batch_free(&e);
+	}
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "source", "x");
+	refused(nb, batch_end(&e), 0, "invalid_argument", "op is missing");
+	batch_free(&e);
+	batch_begin(&e, 1);
+	msgpack_pack_str_with_body(&e.b.pk, "insert", 6);
+	refused(nb, batch_end(&e), 0, "invalid_argument", "an edit is a map");
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* room_nb_ref, EXEC_RUN's resolver: ids and indexes of the notebook. */
+Test(ops, ref_outside_a_batch)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+	const msgpack_object	*refs;
+	const char		*code;
+	char			*cause = NULL;
+
+	batch_begin(&e, 4);
+	proto_pack_cstr(&e.b.pk, "cccc");
+	msgpack_pack_uint32(&e.b.pk, 1);
+	msgpack_pack_uint32(&e.b.pk, 3);
+	proto_pack_cstr(&e.b.pk, "zz");
+	refs = batch_end(&e);
+	cr_assert_eq(room_nb_ref(nb, &refs->via.array.ptr[0], "", &cause,
+	    &code), nb->cells[2]);
+	cr_assert_eq(room_nb_ref(nb, &refs->via.array.ptr[1], "", &cause,
+	    &code), nb->cells[1]);
+	cr_assert_null(room_nb_ref(nb, &refs->via.array.ptr[2],
+	    "cell_ids[2]: ", &cause, &code));
+	cr_assert_str_eq(code, "cell_not_found");
+	cr_assert_str_eq(cause, "cell_ids[2]: cell index 3 is out of range "
+	    "(3 cells)");
+	free(cause);
+	cr_assert_null(room_nb_ref(nb, &refs->via.array.ptr[3], "", &cause,
+	    &code));
+	cr_assert_str_eq(code, "cell_not_found");
+	cr_assert_not_null(strstr(cause, "no cell zz in this notebook"));
+	free(cause);
+	batch_free(&e);
+	room_nb_free(nb);
+}
+
+/* A move naming a cell twice, or after a cell it moves. */
+Test(ops, move_refusals)
+{
+	struct room_nb		*nb = nb_three();
+	struct edit_batch	 e;
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 2);
+	proto_pack_cstr(&e.b.pk, "aaaa");
+	msgpack_pack_uint32(&e.b.pk, 0);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cell aaaa named twice");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	proto_pack_cstr(&e.b.pk, "bbbb");
+	proto_pack_int(&e.b.pk, "after", 1);
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cannot move a cell after itself");
+	batch_free(&e);
+
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_str(&e.b.pk, "cell_ids", "aaaa");
+	refused(nb, batch_end(&e), 0, "invalid_argument",
+	    "cell_ids must be a non-empty list");
+	batch_free(&e);
 	room_nb_free(nb);
 }
