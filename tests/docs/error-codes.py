@@ -25,7 +25,7 @@ CALLS = {
     "worker_daemon_fail_all": 1,
     "worker_daemon_fail_later": 2,
     "server_client_reply": 4,
-    "ROOM_NB_FAIL": 0,
+    "room_nb_fail": 1,
 }
 DIRS = ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
     "mcp-proxy")
