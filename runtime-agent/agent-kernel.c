@@ -234,7 +234,7 @@ agent_kernel_spec(struct agent_kernel *k)
 }
 
 /* The last lines of the kernel's stderr as one line; caller frees. */
-static char *
+char *
 agent_kernel_tail(struct agent_kernel *k)
 {
 	char	*copy, *line, *next, *out = NULL, *prev;

@@ -52,6 +52,7 @@ void	 agent_failed(struct agent_kernel *, const char *);
 void	 agent_died(struct agent_kernel *, const char *);
 void	 agent_responsive(struct agent_kernel *, int, const char *);
 const char *agent_state_dir(void);
+struct proto_str agent_str(const char *);
 
 /* agent-wire.c */
 int	 agent_wire_sign(const char *, const struct agent_wire_frame *,
@@ -86,6 +87,7 @@ int	 agent_kernel_is_ready(struct agent_kernel *);
 int	 agent_kernel_is_running(struct agent_kernel *);
 pid_t	 agent_kernel_pid(struct agent_kernel *);
 struct kernelspec *agent_kernel_spec(struct agent_kernel *);
+char	*agent_kernel_tail(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);
 int	 agent_kernel_send_parent(struct agent_kernel *, enum agent_channel,
@@ -100,7 +102,7 @@ void	 agent_kernel_emergency(struct agent_kernel *);
 /* agent-exec.c */
 void	 agent_exec_init(struct event_base *);
 int	 agent_exec_start(struct agent_kernel *, const char *, const char *,
-	     const char *, int, int, char **);
+	     const char *, size_t, int, int, char **);
 int	 agent_exec_running(void);
 int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
