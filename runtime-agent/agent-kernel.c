@@ -7,6 +7,9 @@
  * for the kernel to answer kernel_info, reaps it, and shuts it down with
  * the same escalation as jupyter_client (request, SIGTERM, SIGKILL).
  *
+ * Whether the kernel is alive is agent-heartbeat.c's to judge; this file
+ * sends its pings and hands it the echoes.
+ *
  * Kernels listen on tcp 127.0.0.1, on ports chosen as jupyter_client
  * chooses them (bound to port 0 together, then released), because tcp
  * is the one transport every kernel implements; docs/decisions/008.  A
@@ -52,19 +55,8 @@ extern char **environ;
  */
 #define AGENT_KERNEL_PROBE_MS		100
 #define AGENT_KERNEL_START_MS		30000
-/*
- * Liveness: a heartbeat ping every second.  Between cells every kernel
- * echoes, so an echo missing for 1.5 s makes it "unresponsive".  While a
- * cell runs, silence proves nothing: ipykernel and xeus echo from a
- * thread, IRkernel only between cells, and a long computation is not a
- * hang.  Then only a stopped process (state T or t in /proc) is
- * unresponsive.  Unresponsive for AGENT_KERNEL_HUNG_MS (env
- * RUNTIMED_KERNEL_HUNG_SECS) the kernel is killed and reported dead.
- */
-#define AGENT_KERNEL_HB_MS		1000
 /* A kernel dying this soon after SIGINT died of the interrupt. */
 #define AGENT_KERNEL_INTERRUPT_MS	5000
-#define AGENT_KERNEL_HUNG_MS		30000
 /* Shutdown escalation: request, SIGTERM, SIGKILL, each given 2 s. */
 #define AGENT_KERNEL_STOP_MS		2000
 /* Signatures remembered against replays, as jupyter_client's 2^16. */
@@ -123,16 +115,9 @@ struct agent_kernel {
 	int			 got_iopub;
 	struct json_object	*info;
 
-	struct event		*hb_ev;
-	int			 hb_pending;
-	int64_t			 hb_ok_ms;	/* last echo */
-	int			 was_running;	/* a cell, last check */
+	struct agent_heartbeat	*hb;
 	int64_t			 interrupt_ms;	/* last SIGINT */
-	int			 unresponsive;
-	int64_t			 unresponsive_ms;
-	int64_t			 hung_ms;
 	int64_t			 start_max_ms;
-	char			*kill_reason;
 
 	struct event		*stop_ev;
 	int			 stop_stage;
@@ -142,9 +127,6 @@ struct agent_kernel {
 
 static void	agent_kernel_drain(struct agent_kernel_sock *);
 static void	agent_kernel_close(struct agent_kernel *);
-static void	agent_kernel_hb_cb(evutil_socket_t, short, void *);
-static void	agent_kernel_hb_echo(struct agent_kernel *);
-static void	agent_kernel_check(struct agent_kernel *);
 
 /* Create a kernel object; nothing runs until agent_kernel_start. */
 struct agent_kernel *
@@ -156,15 +138,12 @@ agent_kernel_create(struct event_base *base, struct kernelspec *spec,
 	int			 i;
 
 	k = xcalloc(1, sizeof *k);
-	k->hung_ms = AGENT_KERNEL_HUNG_MS;
 	k->start_max_ms = AGENT_KERNEL_START_MS;
 	if ((env = getenv("RUNTIMED_KERNEL_START_SECS")) != NULL &&
 	    atoi(env) > 0)
 		k->start_max_ms = (int64_t)atoi(env) * 1000;
-	if ((env = getenv("RUNTIMED_KERNEL_HUNG_SECS")) != NULL &&
-	    atoi(env) > 0)
-		k->hung_ms = (int64_t)atoi(env) * 1000;
 	k->base = base;
+	k->hb = agent_heartbeat_create(base, k);
 	k->spec = spec;
 	k->kernel_id = xstrdup(kernel_id);
 	k->cwd = xstrdup(cwd);
@@ -195,7 +174,7 @@ agent_kernel_free(struct agent_kernel *k)
 	agent_kernel_close(k);
 	if (k->stop_ev != NULL)
 		event_free(k->stop_ev);
-	free(k->kill_reason);
+	agent_heartbeat_free(k->hb);
 	zmq_ctx_term(k->zctx);
 	kernelspec_free(k->spec);
 	agent_wire_seen_free(k->seen);
@@ -671,98 +650,17 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 	evtimer_add(k->probe_ev, &tv);
 }
 
-/* An echo came back on the heartbeat socket. */
-static void
-agent_kernel_hb_echo(struct agent_kernel *k)
-{
-	k->hb_pending = 0;
-	k->hb_ok_ms = util_mono_ms();
-	agent_kernel_check(k);
-}
-
-/* Is the kernel process stopped (SIGSTOP, a debugger)? */
-static int
-agent_kernel_is_stopped(struct agent_kernel *k)
-{
-	char	 path[64], buf[512], *cp;
-	ssize_t	 n;
-	int	 fd;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
-	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
-		return (0);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (0);
-	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may hold anything, even ") ". */
-	if ((cp = strrchr(buf, ')')) == NULL || cp[1] != ' ')
-		return (0);
-	return (cp[2] == 'T' || cp[2] == 't');
-}
-
 /*
- * Decide whether the kernel is responsive and say so when that changes;
- * kill it when it has not been for too long.
+ * Ping the heartbeat; 0 when sent.  With reconnect the last ping's echo
+ * never came: a REQ socket is then stuck waiting, so it is replaced.
  */
-static void
-agent_kernel_check(struct agent_kernel *k)
+int
+agent_kernel_ping(struct agent_kernel *k, int reconnect)
 {
-	int64_t	 now = util_mono_ms();
-	char	*why = NULL;
-
-	int	 running = agent_exec_running();
-
-	if (k->state != AGENT_KERNEL_READY)
-		return;
-	/* A kernel that was deaf during a cell gets a ping's grace after. */
-	if (k->was_running && !running)
-		k->hb_ok_ms = now;
-	k->was_running = running;
-	if (agent_kernel_is_stopped(k))
-		why = xstrdup("the kernel process is stopped");
-	else if (!running && now - k->hb_ok_ms > AGENT_KERNEL_HB_MS +
-	    AGENT_KERNEL_HB_MS / 2)
-		xasprintf(&why, "no heartbeat for %lld ms",
-		    (long long)(now - k->hb_ok_ms));
-	if (why != NULL && !k->unresponsive) {
-		k->unresponsive = 1;
-		k->unresponsive_ms = now;
-		log_warnx("kernel %ld unresponsive: %s", (long)k->pid, why);
-		agent_responsive(k, 0, why);
-	} else if (why == NULL && k->unresponsive) {
-		k->unresponsive = 0;
-		log_warnx("kernel %ld responsive again", (long)k->pid);
-		agent_responsive(k, 1, NULL);
-	}
-	if (k->unresponsive && now - k->unresponsive_ms >= k->hung_ms &&
-	    k->kill_reason == NULL) {
-		xasprintf(&k->kill_reason, "unresponsive for %lld s (%s); "
-		    "killed", (long long)(now - k->unresponsive_ms) / 1000,
-		    why);
-		log_warnx("kernel %ld %s", (long)k->pid, k->kill_reason);
-		killpg(k->pid, SIGKILL);
-	}
-	free(why);
-}
-
-/*
- * Once a second: ping the heartbeat (a REQ socket whose echo never came
- * is stuck waiting, so it is replaced) and check.
- */
-static void
-agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
-{
-	struct agent_kernel		*k = arg;
 	struct agent_kernel_sock	*s = &k->socks[AGENT_CHANNEL_HB];
-	struct timeval			 tv = { AGENT_KERNEL_HB_MS / 1000,
-	    (AGENT_KERNEL_HB_MS % 1000) * 1000 };
 	char				*cause;
 
-	if (k->state != AGENT_KERNEL_READY)
-		return;
-	if (k->hb_pending) {
+	if (reconnect) {
 		if (s->ev != NULL)
 			event_free(s->ev);
 		s->ev = NULL;
@@ -774,14 +672,17 @@ agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
 			log_warnx("heartbeat: %s", cause);
 			free(cause);
 		}
-		k->hb_pending = 0;
 	}
-	if (s->zs != NULL && zmq_send(s->zs, "ping", 4, ZMQ_DONTWAIT) == 4)
-		k->hb_pending = 1;
-	agent_kernel_drain(s);
-	agent_kernel_check(k);
-	if (k->state == AGENT_KERNEL_READY)
-		evtimer_add(k->hb_ev, &tv);
+	if (s->zs == NULL || zmq_send(s->zs, "ping", 4, ZMQ_DONTWAIT) != 4)
+		return (-1);
+	return (0);
+}
+
+/* Read the heartbeat socket: a send consumes ZMQ_FD's edge. */
+void
+agent_kernel_ping_drain(struct agent_kernel *k)
+{
+	agent_kernel_drain(&k->socks[AGENT_CHANNEL_HB]);
 }
 
 /*
@@ -857,7 +758,6 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 	}
 
 	k->probe_ev = evtimer_new(k->base, agent_kernel_probe_cb, k);
-	k->hb_ev = evtimer_new(k->base, agent_kernel_hb_cb, k);
 	agent_kernel_probe_cb(-1, 0, k);
 	log_info("kernel %s pid %ld launched", kernelspec_name(k->spec),
 	    (long)pid);
@@ -979,14 +879,8 @@ agent_kernel_close(struct agent_kernel *k)
 		event_free(k->probe_ev);
 		k->probe_ev = NULL;
 	}
-	if (k->hb_ev != NULL) {
-		event_free(k->hb_ev);
-		k->hb_ev = NULL;
-	}
-	k->hb_pending = 0;
-	k->was_running = 0;
+	agent_heartbeat_stop(k->hb);
 	k->interrupt_ms = 0;
-	k->unresponsive = 0;
 	if (k->err_ev != NULL) {
 		event_free(k->err_ev);
 		k->err_ev = NULL;
@@ -1064,8 +958,7 @@ agent_kernel_starting(struct agent_kernel *k, enum agent_channel channel,
 	if (k->got_iopub && k->info != NULL) {
 		k->state = AGENT_KERNEL_READY;
 		event_del(k->probe_ev);
-		k->hb_ok_ms = util_mono_ms();
-		agent_kernel_hb_cb(-1, 0, k);
+		agent_heartbeat_start(k->hb);
 		log_info("kernel %s ready in %lld ms",
 		    kernelspec_name(k->spec),
 		    (long long)(util_mono_ms() - k->start_ms));
@@ -1103,7 +996,7 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 	} while (more);
 
 	if (s->channel == AGENT_CHANNEL_HB) {
-		agent_kernel_hb_echo(k);
+		agent_heartbeat_echo(k->hb);
 		goto out;
 	}
 	frames = xcalloc(n, sizeof *frames);
@@ -1304,15 +1197,14 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	if (waitpid(k->pid, &status, 0) == -1)
 		return;
 
-	if (k->kill_reason != NULL) {
-		reason = k->kill_reason;
-		k->kill_reason = NULL;
-	} else if (WIFEXITED(status))
+	/* The heartbeat's kill says why; else the status does. */
+	reason = agent_heartbeat_kill_reason(k->hb);
+	if (reason == NULL && WIFEXITED(status))
 		xasprintf(&reason, "exited with status %d",
 		    WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
+	else if (reason == NULL && WIFSIGNALED(status))
 		xasprintf(&reason, "killed by signal %d", WTERMSIG(status));
-	else
+	else if (reason == NULL)
 		reason = xstrdup("exited");
 	/* xeus-python, for one, ends on SIGINT instead of interrupting. */
 	if (was == AGENT_KERNEL_READY && k->interrupt_ms != 0 &&

@@ -6,6 +6,7 @@
  * agent.c		main, the daemon link on fd 3, request dispatch
  * agent-wire.c		Jupyter message codec: HMAC, header, parse
  * agent-kernel.c	connection file, launch, ZeroMQ sockets, lifecycle
+ * agent-heartbeat.c	liveness: heartbeat echoes, unresponsive, hung
  * agent-exec.c		execute requests and the iopub -> output mapping
  */
 
@@ -23,6 +24,7 @@
 struct agent_wire_msg;
 struct agent_wire_seen;
 struct agent_kernel;
+struct agent_heartbeat;
 
 /* Jupyter channels the agent uses. */
 enum agent_channel {
@@ -98,6 +100,17 @@ void	 agent_kernel_shutdown(struct agent_kernel *, int,
 	     void (*)(struct agent_kernel *, void *), void *);
 void	 agent_kernel_sigchld(struct agent_kernel *);
 void	 agent_kernel_emergency(struct agent_kernel *);
+int	 agent_kernel_ping(struct agent_kernel *, int);
+void	 agent_kernel_ping_drain(struct agent_kernel *);
+
+/* agent-heartbeat.c */
+struct agent_heartbeat *agent_heartbeat_create(struct event_base *,
+	     struct agent_kernel *);
+void	 agent_heartbeat_free(struct agent_heartbeat *);
+void	 agent_heartbeat_start(struct agent_heartbeat *);
+void	 agent_heartbeat_stop(struct agent_heartbeat *);
+void	 agent_heartbeat_echo(struct agent_heartbeat *);
+char	*agent_heartbeat_kill_reason(struct agent_heartbeat *);
 
 /* agent-exec.c */
 void	 agent_exec_init(struct event_base *);
