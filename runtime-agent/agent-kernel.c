@@ -8,7 +8,8 @@
  * the same escalation as jupyter_client (request, SIGTERM, SIGKILL).
  *
  * Whether the kernel is alive is agent-heartbeat.c's to judge; this file
- * sends its pings and hands it the echoes.
+ * sends its pings and hands it the echoes.  What the kernel prints goes
+ * to agent-stderr.c.
  *
  * Kernels listen on tcp 127.0.0.1, on ports chosen as jupyter_client
  * chooses them (bound to port 0 together, then released), because tcp
@@ -61,8 +62,6 @@ extern char **environ;
 #define AGENT_KERNEL_STOP_MS		2000
 /* Signatures remembered against replays, as jupyter_client's 2^16. */
 #define AGENT_KERNEL_SEEN		32768
-/* How much of the kernel's stderr to keep for error messages. */
-#define AGENT_KERNEL_TAIL		4096
 /* Where kernels listen, and how often a port race is retried. */
 #define AGENT_KERNEL_IP			"127.0.0.1"
 #define AGENT_KERNEL_START_TRIES	3
@@ -103,12 +102,7 @@ struct agent_kernel {
 	enum agent_kernel_state	 state;
 	pid_t			 pid;
 
-	int			 err_fd;
-	struct event		*err_ev;
-	char			 err_line[1024];
-	size_t			 err_linelen;
-	char			 err_tail[AGENT_KERNEL_TAIL];
-	size_t			 err_taillen;
+	struct agent_stderr	*err;		/* the kernel's stderr */
 
 	struct event		*probe_ev;
 	int64_t			 start_ms;
@@ -149,7 +143,7 @@ agent_kernel_create(struct event_base *base, struct kernelspec *spec,
 	k->cwd = xstrdup(cwd);
 	k->runtime_dir = xstrdup(runtime_dir);
 	k->pid = -1;
-	k->err_fd = -1;
+	k->err = agent_stderr_create(base);
 	k->state = AGENT_KERNEL_NONE;
 	for (i = 0; i < AGENT_NCHANNELS; i++) {
 		k->socks[i].k = k;
@@ -175,6 +169,7 @@ agent_kernel_free(struct agent_kernel *k)
 	if (k->stop_ev != NULL)
 		event_free(k->stop_ev);
 	agent_heartbeat_free(k->hb);
+	agent_stderr_free(k->err);
 	zmq_ctx_term(k->zctx);
 	kernelspec_free(k->spec);
 	agent_wire_seen_free(k->seen);
@@ -216,116 +211,7 @@ agent_kernel_spec(struct agent_kernel *k)
 char *
 agent_kernel_tail(struct agent_kernel *k)
 {
-	char	*copy, *line, *next, *out = NULL, *prev;
-	char	*lines[3] = { NULL, NULL, NULL };
-	int	 i;
-
-	if (k->err_taillen == 0 && k->err_linelen == 0)
-		return (xstrdup("no output on stderr"));
-	xasprintf(&copy, "%.*s%.*s", (int)k->err_taillen, k->err_tail,
-	    (int)k->err_linelen, k->err_line);
-	next = copy;
-	while ((line = strsep(&next, "\n")) != NULL) {
-		line += strspn(line, " \t\r");
-		if (*line == '\0')
-			continue;
-		lines[0] = lines[1];
-		lines[1] = lines[2];
-		lines[2] = line;
-	}
-	for (i = 0; i < 3; i++) {
-		if (lines[i] == NULL)
-			continue;
-		prev = out;
-		xasprintf(&out, "%s%s%s", prev != NULL ? prev : "",
-		    prev != NULL ? " | " : "", lines[i]);
-		free(prev);
-	}
-	free(copy);
-	return (out != NULL ? out : xstrdup("no output on stderr"));
-}
-
-/* Keep a finished stderr line in the tail buffer and log it. */
-static void
-agent_kernel_err_line(struct agent_kernel *k, const char *line, size_t len)
-{
-	size_t	need = len + 1;
-
-	log_info("kernel %ld: %.*s", (long)k->pid, (int)len, line);
-	if (need > sizeof k->err_tail) {
-		line += need - sizeof k->err_tail;
-		len = sizeof k->err_tail - 1;
-		need = sizeof k->err_tail;
-	}
-	if (k->err_taillen + need > sizeof k->err_tail) {
-		memmove(k->err_tail, k->err_tail + (k->err_taillen + need -
-		    sizeof k->err_tail), sizeof k->err_tail - need);
-		k->err_taillen = sizeof k->err_tail - need;
-	}
-	memcpy(k->err_tail + k->err_taillen, line, len);
-	k->err_tail[k->err_taillen + len] = '\n';
-	k->err_taillen += need;
-}
-
-/* Read what the kernel wrote to stderr; never to our stdout. */
-static void
-agent_kernel_err_read(struct agent_kernel *k)
-{
-	char	 buf[4096], *nl, *cp;
-	ssize_t	 n;
-	size_t	 len;
-
-	while (k->err_fd != -1) {
-		n = read(k->err_fd, buf, sizeof buf);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			if (k->err_linelen != 0) {
-				agent_kernel_err_line(k, k->err_line,
-				    k->err_linelen);
-				k->err_linelen = 0;
-			}
-			event_free(k->err_ev);
-			k->err_ev = NULL;
-			close(k->err_fd);
-			k->err_fd = -1;
-			return;
-		}
-		cp = buf;
-		len = n;
-		while (len > 0) {
-			nl = memchr(cp, '\n', len);
-			n = nl != NULL ? nl - cp : (ssize_t)len;
-			if (k->err_linelen + n >= sizeof k->err_line) {
-				/* Overlong line: flush what fits. */
-				agent_kernel_err_line(k, k->err_line,
-				    k->err_linelen);
-				k->err_linelen = 0;
-				if ((size_t)n >= sizeof k->err_line)
-					n = sizeof k->err_line - 1;
-				nl = NULL;
-			}
-			memcpy(k->err_line + k->err_linelen, cp, n);
-			k->err_linelen += n;
-			cp += n;
-			len -= n;
-			if (nl != NULL) {
-				agent_kernel_err_line(k, k->err_line,
-				    k->err_linelen);
-				k->err_linelen = 0;
-				cp++;
-				len--;
-			}
-		}
-	}
-}
-
-static void
-agent_kernel_err_cb(evutil_socket_t fd, short events, void *arg)
-{
-	agent_kernel_err_read(arg);
+	return (agent_stderr_tail(k->err));
 }
 
 /* Write the connection file, 0600, via a temporary name. */
@@ -698,7 +584,7 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 
 	k->tries++;
 	k->start_timeout = 0;
-	k->err_taillen = k->err_linelen = 0;
+	agent_stderr_reset(k->err);
 	if (agent_kernel_pick_ports(k, cause) != 0)
 		return (-1);
 	if (agent_kernel_write_conn(k, cause) != 0)
@@ -734,11 +620,7 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 	k->start_ms = util_mono_ms();
 	k->got_iopub = 0;
 
-	k->err_fd = errpipe[0];
-	util_set_nonblock(k->err_fd);
-	k->err_ev = event_new(k->base, k->err_fd, EV_READ|EV_PERSIST,
-	    agent_kernel_err_cb, k);
-	event_add(k->err_ev, NULL);
+	agent_stderr_open(k->err, errpipe[0], pid);
 
 	if (agent_kernel_connect(k, AGENT_CHANNEL_SHELL, ZMQ_DEALER,
 	    cause) != 0 ||
@@ -881,14 +763,7 @@ agent_kernel_close(struct agent_kernel *k)
 	}
 	agent_heartbeat_stop(k->hb);
 	k->interrupt_ms = 0;
-	if (k->err_ev != NULL) {
-		event_free(k->err_ev);
-		k->err_ev = NULL;
-	}
-	if (k->err_fd != -1) {
-		close(k->err_fd);
-		k->err_fd = -1;
-	}
+	agent_stderr_close(k->err);
 	json_object_put(k->info);
 	k->info = NULL;
 	if (k->conn_file != NULL)
@@ -1219,7 +1094,7 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	k->pid = -1;
 
 	/* Deliver what it said before dying. */
-	agent_kernel_err_read(k);
+	agent_stderr_read(k->err);
 	for (i = 0; i < AGENT_NCHANNELS; i++)
 		agent_kernel_drain(&k->socks[i]);
 

@@ -7,6 +7,7 @@
  * agent-wire.c		Jupyter message codec: HMAC, header, parse
  * agent-kernel.c	connection file, launch, ZeroMQ sockets, lifecycle
  * agent-heartbeat.c	liveness: heartbeat echoes, unresponsive, hung
+ * agent-stderr.c	the kernel's output pipe: logged, its tail kept
  * agent-exec.c		execute requests and the iopub -> output mapping
  */
 
@@ -25,6 +26,7 @@ struct agent_wire_msg;
 struct agent_wire_seen;
 struct agent_kernel;
 struct agent_heartbeat;
+struct agent_stderr;
 
 /* Jupyter channels the agent uses. */
 enum agent_channel {
@@ -111,6 +113,15 @@ void	 agent_heartbeat_start(struct agent_heartbeat *);
 void	 agent_heartbeat_stop(struct agent_heartbeat *);
 void	 agent_heartbeat_echo(struct agent_heartbeat *);
 char	*agent_heartbeat_kill_reason(struct agent_heartbeat *);
+
+/* agent-stderr.c */
+struct agent_stderr *agent_stderr_create(struct event_base *);
+void	 agent_stderr_free(struct agent_stderr *);
+void	 agent_stderr_reset(struct agent_stderr *);
+void	 agent_stderr_open(struct agent_stderr *, int, pid_t);
+void	 agent_stderr_close(struct agent_stderr *);
+void	 agent_stderr_read(struct agent_stderr *);
+char	*agent_stderr_tail(struct agent_stderr *);
 
 /* agent-exec.c */
 void	 agent_exec_init(struct event_base *);
