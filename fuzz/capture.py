@@ -355,6 +355,18 @@ def main():
             got = [agent_marked(fr) for fr in frames(stream)]
             with open(os.path.join(sub, 'agent-%02d' % n), 'wb') as f:
                 f.write(b''.join(got))
+            types = [struct.unpack('>H', fr[4:6])[0] for fr in got]
+            if n == 0 and 204 in types:
+                # A real agent no longer refuses a cell: the first cell
+                # as recorded, then ERROR to the second's AGENT_EXECUTE
+                # (request 3, after AGENT_START and the first), a PING.
+                with open(os.path.join(sub, 'refused-execute'),
+                          'wb') as f:
+                    f.write(b''.join(got[:types.index(204) + 1]) +
+                            frame(5, 3, pack({
+                                'code': 'kernel_unavailable',
+                                'message': 'kernel is not ready'})) +
+                            frame(6, 7, pack({})))
         for sub in ('rpc', 'reply', 'daemon'):
             os.makedirs(os.path.join(corpus, sub), exist_ok=True)
         # fuzz-rpc's daemon end names its notebook fuzz-nb; each seed
