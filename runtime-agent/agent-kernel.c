@@ -102,7 +102,7 @@ struct agent_kernel {
 	enum agent_kernel_state	 state;
 	pid_t			 pid;
 
-	struct agent_stderr	*err;		/* the kernel's stderr */
+	struct agent_stderr	*err;		/* its stdout and stderr */
 
 	struct event		*probe_ev;
 	int64_t			 start_ms;

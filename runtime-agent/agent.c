@@ -241,8 +241,8 @@ agent_start(struct peer *p, uint32_t id, const msgpack_object *body)
 	struct kernelspec		*ks;
 	struct stat			 sb;
 	char				 err[256];
-	char				*kernel_id, *name, *cwd, *rdir, *cause;
-	char				*real;
+	char				*kernel_id, *name, *cwd, *rdir;
+	char				*cause, *real;
 
 	if (agent_k != NULL && agent_kernel_is_running(agent_k)) {
 		peer_send_error(p, id, "invalid_argument",
@@ -316,7 +316,8 @@ static void
 agent_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 {
 	struct proto_agent_execute	 m;
-	char				 err[256], *exec_id, *cell_id, *cause;
+	char				 err[256], *cause;
+	char				*exec_id, *cell_id;
 
 	if (proto_agent_execute_unpack(body, &m, err, sizeof err) != 0) {
 		peer_send_error(p, id, "invalid_argument", "%s", err);

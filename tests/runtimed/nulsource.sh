@@ -40,8 +40,8 @@ ok "a cell holding NUL runs; the kernel's error ends it; the next cell runs"
 
 # The largest source a ROOM_EDIT carries is larger than an AGENT_EXECUTE
 # can: ROOM_EDIT adds 44 bytes to it, AGENT_EXECUTE about a hundred.
-/usr/bin/python3 -c 'import sys; sys.stdout.write("#" + "x" * (16 * 1024 * 1024 - 45))' \
-    >"$T/big.py"
+/usr/bin/python3 -c 'import sys
+sys.stdout.write("#" + "x" * (16 * 1024 * 1024 - 45))' >"$T/big.py"
 timeout 60 "$RTD_CLIENT" runfile "$RUNTIMED_SOCKET" "$T/big.json" \
     "$T/big.py" >"$T/client.log" 2>&1 ||
     fail "the run of a 16 MiB cell did not end within 60 s"

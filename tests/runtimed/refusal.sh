@@ -14,7 +14,8 @@ FUZZ_TRACE=1 "$top_builddir/fuzz-agentframes" \
     "${srcdir:-.}/fuzz/corpus/agentframes/refused-execute" \
     >"$T/trace.log" 2>&1 || fail "fuzz-agentframes failed"
 grep -q "the kernel's agent refused cell [0-9a-f]*: kernel is not ready" \
-    "$T/trace.log" || fail "the refusal did not reach the run: $(cat "$T/trace.log")"
+    "$T/trace.log" ||
+    fail "the refusal did not reach the run: $(cat "$T/trace.log")"
 grep -Eq "run [0-9a-f-]+: error$" "$T/trace.log" ||
     fail "the run did not end as error: $(cat "$T/trace.log")"
 ok "an agent's refusal of a cell ends its run as error"

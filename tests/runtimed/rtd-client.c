@@ -11,9 +11,11 @@
  *	rtd-client open SOCKET PATH	open a notebook file (loads it)
  *	rtd-client save SOCKET PATH	open or create PATH, add a cell, save
  *	rtd-client replies SOCKET	replies near and past their caps
- *	rtd-client run SOCKET OUT CODE...	run cells, write EXEC_STATE
- *	rtd-client runfile SOCKET OUT FILE...	the same, each source read
- *					from a file (it may hold NUL)
+ *	rtd-client run SOCKET OUT CODE...
+ *					run cells, write EXEC_STATE to OUT
+ *	rtd-client runfile SOCKET OUT FILE...
+ *					the same, each source read from a
+ *					file (it may hold NUL)
  */
 
 #include <sys/socket.h>
