@@ -13,6 +13,10 @@ with strace.  From the recording it writes:
                   sent (HELLO, ROOM_CREATE, ROOM_EDIT, EXEC_RUN, ...)
   corpus/agent/   per agent the daemon started: the frames the daemon
                   sent it on fd 3 (HELLO_OK, AGENT_START, AGENT_EXECUTE)
+  corpus/agentframes/  per agent: the frames it sent the daemon (HELLO,
+                  AGENT_READY, AGENT_STATUS, AGENT_OUTPUT, ...), each run
+                  id and cell id replaced by the markers fuzz-agentframes
+                  fills in
   corpus/proxy/   a few client lines, NUL, and what the worker would send
                   the proxy for them: HELLO, WORKER_READY with the real
                   catalog, the worker's real answers as MCP {json} frames
@@ -67,7 +71,7 @@ class Session:
         self.runtimed = os.path.join(build, 'runtimed', 'runtimed')
         self.daemon = subprocess.Popen(
             ['strace', '-f', '-o', self.dtrace, '-xx', '-s', '16777216',
-             '-e', 'trace=read,readv,execve',
+             '-e', 'trace=read,readv,write,writev,execve',
              self.runtimed, '-D', '--warm-pool', '0'],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
@@ -131,6 +135,11 @@ def session(s):
          'source': 'print("hello")\n6*7'},
         {'op': 'insert', 'after': 'BOTTOM', 'cell_type': 'markdown',
          'source': '# Notes'},
+        # update_display_data and clear_output, for corpus/agentframes.
+        {'op': 'insert', 'after': 'BOTTOM', 'cell_type': 'code',
+         'source': 'from IPython.display import display, clear_output\n'
+                   'h = display("a", display_id=True)\nh.update("b")\n'
+                   'clear_output(wait=True)\nprint("c")'},
         {'op': 'insert', 'after': 'BOTTOM', 'cell_type': 'code',
          'source': '1/0'}]))
     run = s.call('run_cells', dict(t, all=True, wait_secs=30))
@@ -236,8 +245,8 @@ def agent_relative(hello_ok):
             frame(999, 8, b'\x80'))
 
 
-def parse_agents(trace):
-    """Per agent process: the bytes it read on fd 3."""
+def parse_agents(trace, calls=('read', 'readv')):
+    """Per agent process: the bytes it read (or wrote) on fd 3."""
     agents, pending = {}, {}
     whole = re.compile(r'^(\d+) +(\w+)\((.*)\) += (-?\d+)')
     start = re.compile(r'^(\d+) +(\w+)\((.*) <unfinished \.\.\.>')
@@ -264,10 +273,22 @@ def parse_agents(trace):
                 agents[pid] = b''
             else:
                 agents.pop(pid, None)
-        elif call in ('read', 'readv') and pid in agents and \
+        elif call in calls and pid in agents and \
                 rest.startswith('3, ') and rv > 0:
             agents[pid] += unescape(rest)[:rv]
     return [v for v in agents.values() if v]
+
+
+# fuzz-agentframes puts the run and cell in flight where these are.
+EXEC_MARK = b'@@@@@@@@@@@@@@@@FUZZ_EXEC_ID@@@@@@@@'
+CELL_MARK = b'@FZCELL@'
+
+
+def agent_marked(fr):
+    """An agent's frame with its run and cell ids as the markers."""
+    fr = re.sub(rb'[0-9a-f]{8}-[0-9a-f]{12}-[0-9a-f]{14}', EXEC_MARK, fr)
+    return re.sub(rb'(\xa7cell_id\xa8)[0-9a-f]{8}',
+                  lambda m: m.group(1) + CELL_MARK, fr)
 
 
 def main():
@@ -327,6 +348,25 @@ def main():
                 with open(os.path.join(corpus, 'agent', 'start-relative'),
                           'wb') as f:
                     f.write(agent_relative(got[0]))
+        sub = os.path.join(corpus, 'agentframes')
+        os.makedirs(sub, exist_ok=True)
+        for n, stream in enumerate(parse_agents(s.dtrace,
+                                                ('write', 'writev'))):
+            got = [agent_marked(fr) for fr in frames(stream)]
+            with open(os.path.join(sub, 'agent-%02d' % n), 'wb') as f:
+                f.write(b''.join(got))
+            types = [struct.unpack('>H', fr[4:6])[0] for fr in got]
+            if n == 0 and 204 in types:
+                # A real agent no longer refuses a cell: the first cell
+                # as recorded, then ERROR to the second's AGENT_EXECUTE
+                # (request 3, after AGENT_START and the first), a PING.
+                with open(os.path.join(sub, 'refused-execute'),
+                          'wb') as f:
+                    f.write(b''.join(got[:types.index(204) + 1]) +
+                            frame(5, 3, pack({
+                                'code': 'kernel_unavailable',
+                                'message': 'kernel is not ready'})) +
+                            frame(6, 7, pack({})))
         for sub in ('rpc', 'reply', 'daemon'):
             os.makedirs(os.path.join(corpus, sub), exist_ok=True)
         # fuzz-rpc's daemon end names its notebook fuzz-nb; each seed

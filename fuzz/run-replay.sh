@@ -7,9 +7,9 @@ set -e
 srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
 for t in fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args fuzz-reply \
-    fuzz-daemon fuzz-agent fuzz-proxy; do
+    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes; do
 	case $t in
-	fuzz-daemon|fuzz-agent) count=$((n / 10)) ;;
+	fuzz-daemon|fuzz-agent|fuzz-agentframes) count=$((n / 10)) ;;
 	fuzz-rpc|fuzz-args|fuzz-reply|fuzz-proxy) count=$((n / 2)) ;;
 	*)		count=$n ;;
 	esac

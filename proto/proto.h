@@ -69,6 +69,22 @@
 #define PROTO_EDIT_MAX_EDITS	1000
 #define PROTO_EDIT_REPLY_ENTRY	75
 
+/*
+ * Typed bodies (docs/decisions/014).  Unpacking borrows from the received
+ * frame: a string is a pointer and a length (ptr NULL when absent), a
+ * document (cell, output, metadata) the msgpack object itself.  Packing
+ * a document takes that object, or a callback that packs the value.
+ */
+struct proto_str {
+	const char	*ptr;
+	size_t		 len;
+};
+struct proto_doc {
+	const msgpack_object	*obj;
+	void			(*pack)(msgpack_packer *, const void *);
+	const void		*arg;
+};
+
 enum proto_msg {
 	/* 1-99: every connection. */
 	PROTO_MSG_HELLO = 1,		/* first frame on every connection */
@@ -165,6 +181,9 @@ void	proto_pack_bool(msgpack_packer *, const char *, int);
 void	proto_pack_nil(msgpack_packer *, const char *);
 void	proto_pack_cstr(msgpack_packer *, const char *);
 
+/* proto-pack.c: a document inside a typed body. */
+void	proto_doc_pack(msgpack_packer *, const struct proto_doc *);
+
 /* proto-pack.c: reading bodies.  Getters return NULL/-1 when absent or
  * of the wrong type, so callers can reject a bad peer in one place. */
 const msgpack_object	*proto_get(const msgpack_object *, const char *);
@@ -201,5 +220,112 @@ int	proto_hello_ok_unpack(const msgpack_object *,
 	    struct proto_incarnation *, char *, size_t);
 void	proto_mismatch_pack(msgpack_packer *, int);
 int	proto_hello_check(const struct proto_hello *, char *, size_t);
+
+/* proto-agent.c: daemon <-> runtime agent (200-299), PROTOCOL.md. */
+struct proto_agent_start {
+	struct proto_str	 kernel_id;
+	struct proto_str	 kernel_name;
+	struct proto_str	 cwd;
+	struct proto_str	 runtime_dir;
+	struct proto_str	 state_dir;	/* optional */
+};
+struct proto_agent_ready {
+	int64_t			 pid;
+	struct proto_str	 kernel_name;
+	struct proto_str	 display_name;	/* optional */
+	struct proto_str	 language;	/* optional */
+	struct proto_doc	 language_info;	/* a map; optional */
+	struct proto_str	 protocol_version; /* optional */
+};
+struct proto_agent_execute {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	struct proto_str	 code;		/* may hold NUL */
+	int			 stop_on_error;
+	int			 silent;
+};
+struct proto_agent_exec_started {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	int			 has_execution_count;
+	int64_t			 execution_count;
+};
+struct proto_agent_output {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	int			 update;
+	struct proto_str	 display_id;	/* required with update */
+	struct proto_doc	 output;	/* one nbformat output, a map */
+};
+struct proto_agent_clear_output {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	int			 wait;
+};
+enum proto_agent_exec_status {
+	PROTO_AGENT_EXEC_OK,
+	PROTO_AGENT_EXEC_ERROR,
+	PROTO_AGENT_EXEC_ABORTED,
+};
+struct proto_agent_exec_done {
+	struct proto_str		 exec_id;
+	struct proto_str		 cell_id;
+	enum proto_agent_exec_status	 status;
+	int				 has_execution_count;
+	int64_t				 execution_count;
+};
+struct proto_agent_shutdown {
+	int			 restart;
+};
+enum proto_agent_state {
+	PROTO_AGENT_IDLE,
+	PROTO_AGENT_BUSY,
+	PROTO_AGENT_UNRESPONSIVE,
+	PROTO_AGENT_DEAD,
+};
+struct proto_agent_status {
+	enum proto_agent_state	 state;
+	struct proto_str	 reason;	/* optional */
+};
+void	proto_agent_start_pack(msgpack_packer *,
+	    const struct proto_agent_start *);
+int	proto_agent_start_unpack(const msgpack_object *,
+	    struct proto_agent_start *, char *, size_t);
+void	proto_agent_ready_pack(msgpack_packer *,
+	    const struct proto_agent_ready *);
+int	proto_agent_ready_unpack(const msgpack_object *,
+	    struct proto_agent_ready *, char *, size_t);
+void	proto_agent_execute_pack(msgpack_packer *,
+	    const struct proto_agent_execute *);
+int	proto_agent_execute_unpack(const msgpack_object *,
+	    struct proto_agent_execute *, char *, size_t);
+void	proto_agent_exec_started_pack(msgpack_packer *,
+	    const struct proto_agent_exec_started *);
+int	proto_agent_exec_started_unpack(const msgpack_object *,
+	    struct proto_agent_exec_started *, char *, size_t);
+void	proto_agent_output_pack(msgpack_packer *,
+	    const struct proto_agent_output *);
+int	proto_agent_output_unpack(const msgpack_object *,
+	    struct proto_agent_output *, char *, size_t);
+void	proto_agent_clear_output_pack(msgpack_packer *,
+	    const struct proto_agent_clear_output *);
+int	proto_agent_clear_output_unpack(const msgpack_object *,
+	    struct proto_agent_clear_output *, char *, size_t);
+void	proto_agent_exec_done_pack(msgpack_packer *,
+	    const struct proto_agent_exec_done *);
+int	proto_agent_exec_done_unpack(const msgpack_object *,
+	    struct proto_agent_exec_done *, char *, size_t);
+void	proto_agent_interrupt_pack(msgpack_packer *);
+int	proto_agent_interrupt_unpack(const msgpack_object *, char *, size_t);
+void	proto_agent_shutdown_pack(msgpack_packer *,
+	    const struct proto_agent_shutdown *);
+int	proto_agent_shutdown_unpack(const msgpack_object *,
+	    struct proto_agent_shutdown *, char *, size_t);
+void	proto_agent_status_pack(msgpack_packer *,
+	    const struct proto_agent_status *);
+int	proto_agent_status_unpack(const msgpack_object *,
+	    struct proto_agent_status *, char *, size_t);
+const char *proto_agent_state_name(enum proto_agent_state);
+const char *proto_agent_exec_status_name(enum proto_agent_exec_status);
 
 #endif

@@ -21,10 +21,18 @@
  * the daemon can replace that display in every cell.  Output values of
  * BLOB_THRESHOLD bytes or more are written to the blob store and cross
  * as {"runtimed_blob": sha256, "size": n}.
+ *
+ * A kernel that goes idle for a request it never answers failed to
+ * handle it (ipykernel raises on a NUL in the code, logs the traceback
+ * and sends no execute_reply): AGENT_EXEC_REPLY_MS after the idle the
+ * cell ends as error, with the kernel's last stderr lines, so every run
+ * ends.  The kernel sends the reply before the idle, on another socket;
+ * the wait only covers our reading them in either order.
  */
 
 #include <sys/queue.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,15 +42,20 @@
 #define AGENT_EXEC_MERGE_MAX	(1024 * 1024)
 #define AGENT_EXEC_MERGE_MS	10
 
+/* How long after its idle a request's missing reply is given up. */
+#define AGENT_EXEC_REPLY_MS	3000
+
 struct agent_exec {
 	char			*exec_id;
 	char			*cell_id;
 	char			 msg_id[37];
 	int			 got_reply;
 	int			 got_idle;
-	char			*status;
+	enum proto_agent_exec_status status;
 	int			 silent;	/* nothing forwarded */
 	int64_t			 execution_count; /* -1: none */
+	struct agent_kernel	*k;
+	struct event		*reply_ev;	/* idle came, no reply */
 	TAILQ_ENTRY(agent_exec)	 entry;
 };
 static TAILQ_HEAD(, agent_exec) agent_exec_list =
@@ -55,6 +68,8 @@ static char			*agent_exec_stream_text;
 static size_t			 agent_exec_stream_len;
 static struct event		*agent_exec_stream_ev;
 
+static struct event_base	*agent_exec_base;
+
 /* Whether AGENT_STATUS busy was sent and idle not yet. */
 static int			 agent_exec_busy;
 
@@ -62,16 +77,24 @@ static int			 agent_exec_busy;
 static void
 agent_exec_status(int busy)
 {
-	struct mpbuf	b;
+	struct proto_agent_status	m;
+	struct mpbuf			b;
 
 	if (busy == agent_exec_busy)
 		return;
 	agent_exec_busy = busy;
+	memset(&m, 0, sizeof m);
+	m.state = busy ? PROTO_AGENT_BUSY : PROTO_AGENT_IDLE;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1);
-	proto_pack_str(&b.pk, "state", busy ? "busy" : "idle");
+	proto_agent_status_pack(&b.pk, &m);
 	agent_send(PROTO_MSG_AGENT_STATUS, 0, &b);
 	mpbuf_free(&b);
+}
+
+static void
+agent_exec_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
 }
 
 /*
@@ -83,23 +106,23 @@ static void
 agent_exec_send_output(struct agent_exec *e, struct json_object *output,
     const char *update_id)
 {
-	struct json_object	*note, *t;
-	struct mpbuf		 b;
-	char			*text;
-	size_t			 size;
+	struct proto_agent_output	 m;
+	struct json_object		*note, *t;
+	struct mpbuf			 b;
+	char				*text;
+	size_t				 size;
 
 	if (e != NULL && e->silent)
 		return;
+	memset(&m, 0, sizeof m);
+	m.exec_id = agent_str(e != NULL ? e->exec_id : "");
+	m.cell_id = agent_str(e != NULL ? e->cell_id : "");
+	m.update = update_id != NULL;
+	m.display_id = agent_str(update_id);
+	m.output.pack = agent_exec_pack_json;
+	m.output.arg = output;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, update_id != NULL ? 5 : 3);
-	proto_pack_str(&b.pk, "exec_id", e != NULL ? e->exec_id : "");
-	proto_pack_str(&b.pk, "cell_id", e != NULL ? e->cell_id : "");
-	if (update_id != NULL) {
-		proto_pack_bool(&b.pk, "update", 1);
-		proto_pack_str(&b.pk, "display_id", update_id);
-	}
-	proto_pack_key(&b.pk, "output");
-	mpjson_pack(&b.pk, output);
+	proto_agent_output_pack(&b.pk, &m);
 	size = b.sb.size;
 	if (size <= proto_msg_cap(PROTO_MSG_AGENT_OUTPUT))
 		agent_send(PROTO_MSG_AGENT_OUTPUT, 0, &b);
@@ -139,6 +162,7 @@ agent_exec_stream_cb(evutil_socket_t fd, short events, void *arg)
 void
 agent_exec_init(struct event_base *base)
 {
+	agent_exec_base = base;
 	agent_exec_stream_ev = evtimer_new(base, agent_exec_stream_cb, NULL);
 }
 
@@ -235,9 +259,10 @@ agent_exec_free(struct agent_exec *e)
 	if (agent_exec_stream_exec == e)
 		agent_exec_flush();
 	TAILQ_REMOVE(&agent_exec_list, e, entry);
+	if (e->reply_ev != NULL)
+		event_free(e->reply_ev);
 	free(e->exec_id);
 	free(e->cell_id);
-	free(e->status);
 	free(e);
 }
 
@@ -252,8 +277,8 @@ agent_exec_free(struct agent_exec *e)
  */
 int
 agent_exec_start(struct agent_kernel *k, const char *exec_id,
-    const char *cell_id, const char *code, int stop_on_error, int silent,
-    char **cause)
+    const char *cell_id, const char *code, size_t len, int stop_on_error,
+    int silent, char **cause)
 {
 	struct agent_exec	*e;
 	struct json_object	*content;
@@ -268,9 +293,16 @@ agent_exec_start(struct agent_kernel *k, const char *exec_id,
 	e->cell_id = xstrdup(cell_id);
 	e->execution_count = -1;
 	e->silent = silent;
+	e->k = k;
 
+	if (len > INT_MAX) {
+		*cause = xstrdup("the code is too long for the kernel");
+		return (-1);
+	}
 	content = json_object_new_object();
-	json_object_object_add(content, "code", json_object_new_string(code));
+	/* json-c writes a NUL in it as \u0000, as Jupyter's JSON does. */
+	json_object_object_add(content, "code",
+	    json_object_new_string_len(code, (int)len));
 	json_object_object_add(content, "silent",
 	    json_object_new_boolean(silent));
 	json_object_object_add(content, "store_history",
@@ -301,7 +333,8 @@ agent_exec_start(struct agent_kernel *k, const char *exec_id,
 static void
 agent_exec_maybe_done(struct agent_exec *e)
 {
-	struct mpbuf	b;
+	struct proto_agent_exec_done	m;
+	struct mpbuf			b;
 
 	if (!e->got_reply || !e->got_idle)
 		return;
@@ -309,15 +342,14 @@ agent_exec_maybe_done(struct agent_exec *e)
 		agent_exec_flush();
 	if (e->silent)
 		goto out;
+	memset(&m, 0, sizeof m);
+	m.exec_id = agent_str(e->exec_id);
+	m.cell_id = agent_str(e->cell_id);
+	m.status = e->status;
+	m.has_execution_count = e->execution_count >= 0;
+	m.execution_count = e->execution_count;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 4);
-	proto_pack_str(&b.pk, "exec_id", e->exec_id);
-	proto_pack_str(&b.pk, "cell_id", e->cell_id);
-	proto_pack_str(&b.pk, "status", e->status);
-	if (e->execution_count >= 0)
-		proto_pack_int(&b.pk, "execution_count", e->execution_count);
-	else
-		proto_pack_nil(&b.pk, "execution_count");
+	proto_agent_exec_done_pack(&b.pk, &m);
 	agent_send(PROTO_MSG_AGENT_EXEC_DONE, 0, &b);
 	mpbuf_free(&b);
 out:
@@ -459,14 +491,62 @@ agent_exec_output(struct agent_exec *e, const char *type,
 	json_object_put(output);
 }
 
+/*
+ * The kernel went idle and never answered: end the cell as error, saying
+ * what the kernel wrote on stderr (its traceback, as a rule).
+ */
+static void
+agent_exec_no_reply_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_exec	*e = arg;
+	struct json_object	*out;
+	char			*tail, *msg;
+
+	if (e->got_reply)
+		return;
+	tail = agent_kernel_tail(e->k);
+	xasprintf(&msg, "the kernel went idle without answering this cell, "
+	    "so it could not run it; the kernel's stderr ends: %s", tail);
+	log_warnx("exec %s: %s", e->exec_id, msg);
+	out = json_object_new_object();
+	json_object_object_add(out, "output_type",
+	    json_object_new_string("error"));
+	json_object_object_add(out, "ename",
+	    json_object_new_string("KernelError"));
+	json_object_object_add(out, "evalue", json_object_new_string(msg));
+	json_object_object_add(out, "traceback", json_object_new_array());
+	agent_exec_send_output(e, out, NULL);
+	json_object_put(out);
+	free(msg);
+	free(tail);
+	e->status = PROTO_AGENT_EXEC_ERROR;
+	e->got_reply = 1;
+	agent_exec_maybe_done(e);
+}
+
+/* Idle came before the reply: give the reply a moment. */
+static void
+agent_exec_wait_reply(struct agent_exec *e)
+{
+	struct timeval	tv = { AGENT_EXEC_REPLY_MS / 1000,
+	    (AGENT_EXEC_REPLY_MS % 1000) * 1000 };
+
+	if (e->reply_ev == NULL)
+		e->reply_ev = evtimer_new(agent_exec_base,
+		    agent_exec_no_reply_cb, e);
+	evtimer_add(e->reply_ev, &tv);
+}
+
 /* Handle an iopub message for run e. */
 static void
 agent_exec_iopub(struct agent_exec *e, const char *type,
     struct json_object *content)
 {
-	struct mpbuf		 b;
-	struct json_object	*v;
-	const char		*s, *name;
+	struct proto_agent_exec_started	 st;
+	struct proto_agent_clear_output	 co;
+	struct mpbuf			 b;
+	struct json_object		*v;
+	const char			*s, *name;
 
 	if (strcmp(type, "stream") != 0)
 		agent_exec_flush();
@@ -477,6 +557,8 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 			agent_exec_status(1);
 		else if (s != NULL && strcmp(s, "idle") == 0) {
 			e->got_idle = 1;
+			if (!e->got_reply)
+				agent_exec_wait_reply(e);
 			agent_exec_maybe_done(e);
 		}
 	} else if (strcmp(type, "execute_input") == 0) {
@@ -485,15 +567,13 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 		v = agent_exec_get(content, "execution_count");
 		if (v != NULL && json_object_is_type(v, json_type_int))
 			e->execution_count = json_object_get_int64(v);
+		memset(&st, 0, sizeof st);
+		st.exec_id = agent_str(e->exec_id);
+		st.cell_id = agent_str(e->cell_id);
+		st.has_execution_count = e->execution_count >= 0;
+		st.execution_count = e->execution_count;
 		mpbuf_init(&b);
-		msgpack_pack_map(&b.pk, 3);
-		proto_pack_str(&b.pk, "exec_id", e->exec_id);
-		proto_pack_str(&b.pk, "cell_id", e->cell_id);
-		if (e->execution_count >= 0)
-			proto_pack_int(&b.pk, "execution_count",
-			    e->execution_count);
-		else
-			proto_pack_nil(&b.pk, "execution_count");
+		proto_agent_exec_started_pack(&b.pk, &st);
 		agent_send(PROTO_MSG_AGENT_EXEC_STARTED, 0, &b);
 		mpbuf_free(&b);
 	} else if (strcmp(type, "stream") == 0) {
@@ -513,12 +593,12 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 		if (e->silent)
 			return;
 		v = agent_exec_get(content, "wait");
+		memset(&co, 0, sizeof co);
+		co.exec_id = agent_str(e->exec_id);
+		co.cell_id = agent_str(e->cell_id);
+		co.wait = v != NULL && json_object_get_boolean(v);
 		mpbuf_init(&b);
-		msgpack_pack_map(&b.pk, 3);
-		proto_pack_str(&b.pk, "exec_id", e->exec_id);
-		proto_pack_str(&b.pk, "cell_id", e->cell_id);
-		proto_pack_bool(&b.pk, "wait",
-		    v != NULL && json_object_get_boolean(v));
+		proto_agent_clear_output_pack(&b.pk, &co);
 		agent_send(PROTO_MSG_AGENT_CLEAR_OUTPUT, 0, &b);
 		mpbuf_free(&b);
 	} else
@@ -535,13 +615,13 @@ agent_exec_reply(struct agent_exec *e, struct json_object *content)
 
 	s = agent_exec_string(content, "status");
 	/* "abort" is the old spelling (IRkernel's, for an interrupt). */
-	if (s != NULL && strcmp(s, "abort") == 0)
-		s = "aborted";
-	if (s == NULL || (strcmp(s, "ok") != 0 && strcmp(s, "error") != 0 &&
-	    strcmp(s, "aborted") != 0))
-		s = "error";
-	free(e->status);
-	e->status = xstrdup(s);
+	if (s != NULL && strcmp(s, "ok") == 0)
+		e->status = PROTO_AGENT_EXEC_OK;
+	else if (s != NULL && (strcmp(s, "aborted") == 0 ||
+	    strcmp(s, "abort") == 0))
+		e->status = PROTO_AGENT_EXEC_ABORTED;
+	else
+		e->status = PROTO_AGENT_EXEC_ERROR;
 	v = agent_exec_get(content, "execution_count");
 	if (v != NULL && json_object_is_type(v, json_type_int))
 		e->execution_count = json_object_get_int64(v);

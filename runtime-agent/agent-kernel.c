@@ -7,6 +7,10 @@
  * for the kernel to answer kernel_info, reaps it, and shuts it down with
  * the same escalation as jupyter_client (request, SIGTERM, SIGKILL).
  *
+ * Whether the kernel is alive is agent-heartbeat.c's to judge; this file
+ * sends its pings and hands it the echoes.  What the kernel prints goes
+ * to agent-stderr.c.
+ *
  * Kernels listen on tcp 127.0.0.1, on ports chosen as jupyter_client
  * chooses them (bound to port 0 together, then released), because tcp
  * is the one transport every kernel implements; docs/decisions/008.  A
@@ -52,25 +56,12 @@ extern char **environ;
  */
 #define AGENT_KERNEL_PROBE_MS		100
 #define AGENT_KERNEL_START_MS		30000
-/*
- * Liveness: a heartbeat ping every second.  Between cells every kernel
- * echoes, so an echo missing for 1.5 s makes it "unresponsive".  While a
- * cell runs, silence proves nothing: ipykernel and xeus echo from a
- * thread, IRkernel only between cells, and a long computation is not a
- * hang.  Then only a stopped process (state T or t in /proc) is
- * unresponsive.  Unresponsive for AGENT_KERNEL_HUNG_MS (env
- * RUNTIMED_KERNEL_HUNG_SECS) the kernel is killed and reported dead.
- */
-#define AGENT_KERNEL_HB_MS		1000
 /* A kernel dying this soon after SIGINT died of the interrupt. */
 #define AGENT_KERNEL_INTERRUPT_MS	5000
-#define AGENT_KERNEL_HUNG_MS		30000
 /* Shutdown escalation: request, SIGTERM, SIGKILL, each given 2 s. */
 #define AGENT_KERNEL_STOP_MS		2000
 /* Signatures remembered against replays, as jupyter_client's 2^16. */
 #define AGENT_KERNEL_SEEN		32768
-/* How much of the kernel's stderr to keep for error messages. */
-#define AGENT_KERNEL_TAIL		4096
 /* Where kernels listen, and how often a port race is retried. */
 #define AGENT_KERNEL_IP			"127.0.0.1"
 #define AGENT_KERNEL_START_TRIES	3
@@ -111,28 +102,16 @@ struct agent_kernel {
 	enum agent_kernel_state	 state;
 	pid_t			 pid;
 
-	int			 err_fd;
-	struct event		*err_ev;
-	char			 err_line[1024];
-	size_t			 err_linelen;
-	char			 err_tail[AGENT_KERNEL_TAIL];
-	size_t			 err_taillen;
+	struct agent_stderr	*err;		/* its stdout and stderr */
 
 	struct event		*probe_ev;
 	int64_t			 start_ms;
 	int			 got_iopub;
 	struct json_object	*info;
 
-	struct event		*hb_ev;
-	int			 hb_pending;
-	int64_t			 hb_ok_ms;	/* last echo */
-	int			 was_running;	/* a cell, last check */
+	struct agent_heartbeat	*hb;
 	int64_t			 interrupt_ms;	/* last SIGINT */
-	int			 unresponsive;
-	int64_t			 unresponsive_ms;
-	int64_t			 hung_ms;
 	int64_t			 start_max_ms;
-	char			*kill_reason;
 
 	struct event		*stop_ev;
 	int			 stop_stage;
@@ -142,9 +121,6 @@ struct agent_kernel {
 
 static void	agent_kernel_drain(struct agent_kernel_sock *);
 static void	agent_kernel_close(struct agent_kernel *);
-static void	agent_kernel_hb_cb(evutil_socket_t, short, void *);
-static void	agent_kernel_hb_echo(struct agent_kernel *);
-static void	agent_kernel_check(struct agent_kernel *);
 
 /* Create a kernel object; nothing runs until agent_kernel_start. */
 struct agent_kernel *
@@ -156,21 +132,18 @@ agent_kernel_create(struct event_base *base, struct kernelspec *spec,
 	int			 i;
 
 	k = xcalloc(1, sizeof *k);
-	k->hung_ms = AGENT_KERNEL_HUNG_MS;
 	k->start_max_ms = AGENT_KERNEL_START_MS;
 	if ((env = getenv("RUNTIMED_KERNEL_START_SECS")) != NULL &&
 	    atoi(env) > 0)
 		k->start_max_ms = (int64_t)atoi(env) * 1000;
-	if ((env = getenv("RUNTIMED_KERNEL_HUNG_SECS")) != NULL &&
-	    atoi(env) > 0)
-		k->hung_ms = (int64_t)atoi(env) * 1000;
 	k->base = base;
+	k->hb = agent_heartbeat_create(base, k);
 	k->spec = spec;
 	k->kernel_id = xstrdup(kernel_id);
 	k->cwd = xstrdup(cwd);
 	k->runtime_dir = xstrdup(runtime_dir);
 	k->pid = -1;
-	k->err_fd = -1;
+	k->err = agent_stderr_create(base);
 	k->state = AGENT_KERNEL_NONE;
 	for (i = 0; i < AGENT_NCHANNELS; i++) {
 		k->socks[i].k = k;
@@ -195,7 +168,8 @@ agent_kernel_free(struct agent_kernel *k)
 	agent_kernel_close(k);
 	if (k->stop_ev != NULL)
 		event_free(k->stop_ev);
-	free(k->kill_reason);
+	agent_heartbeat_free(k->hb);
+	agent_stderr_free(k->err);
 	zmq_ctx_term(k->zctx);
 	kernelspec_free(k->spec);
 	agent_wire_seen_free(k->seen);
@@ -234,119 +208,10 @@ agent_kernel_spec(struct agent_kernel *k)
 }
 
 /* The last lines of the kernel's stderr as one line; caller frees. */
-static char *
+char *
 agent_kernel_tail(struct agent_kernel *k)
 {
-	char	*copy, *line, *next, *out = NULL, *prev;
-	char	*lines[3] = { NULL, NULL, NULL };
-	int	 i;
-
-	if (k->err_taillen == 0 && k->err_linelen == 0)
-		return (xstrdup("no output on stderr"));
-	xasprintf(&copy, "%.*s%.*s", (int)k->err_taillen, k->err_tail,
-	    (int)k->err_linelen, k->err_line);
-	next = copy;
-	while ((line = strsep(&next, "\n")) != NULL) {
-		line += strspn(line, " \t\r");
-		if (*line == '\0')
-			continue;
-		lines[0] = lines[1];
-		lines[1] = lines[2];
-		lines[2] = line;
-	}
-	for (i = 0; i < 3; i++) {
-		if (lines[i] == NULL)
-			continue;
-		prev = out;
-		xasprintf(&out, "%s%s%s", prev != NULL ? prev : "",
-		    prev != NULL ? " | " : "", lines[i]);
-		free(prev);
-	}
-	free(copy);
-	return (out != NULL ? out : xstrdup("no output on stderr"));
-}
-
-/* Keep a finished stderr line in the tail buffer and log it. */
-static void
-agent_kernel_err_line(struct agent_kernel *k, const char *line, size_t len)
-{
-	size_t	need = len + 1;
-
-	log_info("kernel %ld: %.*s", (long)k->pid, (int)len, line);
-	if (need > sizeof k->err_tail) {
-		line += need - sizeof k->err_tail;
-		len = sizeof k->err_tail - 1;
-		need = sizeof k->err_tail;
-	}
-	if (k->err_taillen + need > sizeof k->err_tail) {
-		memmove(k->err_tail, k->err_tail + (k->err_taillen + need -
-		    sizeof k->err_tail), sizeof k->err_tail - need);
-		k->err_taillen = sizeof k->err_tail - need;
-	}
-	memcpy(k->err_tail + k->err_taillen, line, len);
-	k->err_tail[k->err_taillen + len] = '\n';
-	k->err_taillen += need;
-}
-
-/* Read what the kernel wrote to stderr; never to our stdout. */
-static void
-agent_kernel_err_read(struct agent_kernel *k)
-{
-	char	 buf[4096], *nl, *cp;
-	ssize_t	 n;
-	size_t	 len;
-
-	while (k->err_fd != -1) {
-		n = read(k->err_fd, buf, sizeof buf);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			if (k->err_linelen != 0) {
-				agent_kernel_err_line(k, k->err_line,
-				    k->err_linelen);
-				k->err_linelen = 0;
-			}
-			event_free(k->err_ev);
-			k->err_ev = NULL;
-			close(k->err_fd);
-			k->err_fd = -1;
-			return;
-		}
-		cp = buf;
-		len = n;
-		while (len > 0) {
-			nl = memchr(cp, '\n', len);
-			n = nl != NULL ? nl - cp : (ssize_t)len;
-			if (k->err_linelen + n >= sizeof k->err_line) {
-				/* Overlong line: flush what fits. */
-				agent_kernel_err_line(k, k->err_line,
-				    k->err_linelen);
-				k->err_linelen = 0;
-				if ((size_t)n >= sizeof k->err_line)
-					n = sizeof k->err_line - 1;
-				nl = NULL;
-			}
-			memcpy(k->err_line + k->err_linelen, cp, n);
-			k->err_linelen += n;
-			cp += n;
-			len -= n;
-			if (nl != NULL) {
-				agent_kernel_err_line(k, k->err_line,
-				    k->err_linelen);
-				k->err_linelen = 0;
-				cp++;
-				len--;
-			}
-		}
-	}
-}
-
-static void
-agent_kernel_err_cb(evutil_socket_t fd, short events, void *arg)
-{
-	agent_kernel_err_read(arg);
+	return (agent_stderr_tail(k->err));
 }
 
 /* Write the connection file, 0600, via a temporary name. */
@@ -671,98 +536,17 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 	evtimer_add(k->probe_ev, &tv);
 }
 
-/* An echo came back on the heartbeat socket. */
-static void
-agent_kernel_hb_echo(struct agent_kernel *k)
-{
-	k->hb_pending = 0;
-	k->hb_ok_ms = util_mono_ms();
-	agent_kernel_check(k);
-}
-
-/* Is the kernel process stopped (SIGSTOP, a debugger)? */
-static int
-agent_kernel_is_stopped(struct agent_kernel *k)
-{
-	char	 path[64], buf[512], *cp;
-	ssize_t	 n;
-	int	 fd;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)k->pid);
-	if ((fd = open(path, O_RDONLY|O_CLOEXEC)) == -1)
-		return (0);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return (0);
-	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may hold anything, even ") ". */
-	if ((cp = strrchr(buf, ')')) == NULL || cp[1] != ' ')
-		return (0);
-	return (cp[2] == 'T' || cp[2] == 't');
-}
-
 /*
- * Decide whether the kernel is responsive and say so when that changes;
- * kill it when it has not been for too long.
+ * Ping the heartbeat; 0 when sent.  With reconnect the last ping's echo
+ * never came: a REQ socket is then stuck waiting, so it is replaced.
  */
-static void
-agent_kernel_check(struct agent_kernel *k)
+int
+agent_kernel_ping(struct agent_kernel *k, int reconnect)
 {
-	int64_t	 now = util_mono_ms();
-	char	*why = NULL;
-
-	int	 running = agent_exec_running();
-
-	if (k->state != AGENT_KERNEL_READY)
-		return;
-	/* A kernel that was deaf during a cell gets a ping's grace after. */
-	if (k->was_running && !running)
-		k->hb_ok_ms = now;
-	k->was_running = running;
-	if (agent_kernel_is_stopped(k))
-		why = xstrdup("the kernel process is stopped");
-	else if (!running && now - k->hb_ok_ms > AGENT_KERNEL_HB_MS +
-	    AGENT_KERNEL_HB_MS / 2)
-		xasprintf(&why, "no heartbeat for %lld ms",
-		    (long long)(now - k->hb_ok_ms));
-	if (why != NULL && !k->unresponsive) {
-		k->unresponsive = 1;
-		k->unresponsive_ms = now;
-		log_warnx("kernel %ld unresponsive: %s", (long)k->pid, why);
-		agent_responsive(k, 0, why);
-	} else if (why == NULL && k->unresponsive) {
-		k->unresponsive = 0;
-		log_warnx("kernel %ld responsive again", (long)k->pid);
-		agent_responsive(k, 1, NULL);
-	}
-	if (k->unresponsive && now - k->unresponsive_ms >= k->hung_ms &&
-	    k->kill_reason == NULL) {
-		xasprintf(&k->kill_reason, "unresponsive for %lld s (%s); "
-		    "killed", (long long)(now - k->unresponsive_ms) / 1000,
-		    why);
-		log_warnx("kernel %ld %s", (long)k->pid, k->kill_reason);
-		killpg(k->pid, SIGKILL);
-	}
-	free(why);
-}
-
-/*
- * Once a second: ping the heartbeat (a REQ socket whose echo never came
- * is stuck waiting, so it is replaced) and check.
- */
-static void
-agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
-{
-	struct agent_kernel		*k = arg;
 	struct agent_kernel_sock	*s = &k->socks[AGENT_CHANNEL_HB];
-	struct timeval			 tv = { AGENT_KERNEL_HB_MS / 1000,
-	    (AGENT_KERNEL_HB_MS % 1000) * 1000 };
 	char				*cause;
 
-	if (k->state != AGENT_KERNEL_READY)
-		return;
-	if (k->hb_pending) {
+	if (reconnect) {
 		if (s->ev != NULL)
 			event_free(s->ev);
 		s->ev = NULL;
@@ -774,14 +558,17 @@ agent_kernel_hb_cb(evutil_socket_t fd, short events, void *arg)
 			log_warnx("heartbeat: %s", cause);
 			free(cause);
 		}
-		k->hb_pending = 0;
 	}
-	if (s->zs != NULL && zmq_send(s->zs, "ping", 4, ZMQ_DONTWAIT) == 4)
-		k->hb_pending = 1;
-	agent_kernel_drain(s);
-	agent_kernel_check(k);
-	if (k->state == AGENT_KERNEL_READY)
-		evtimer_add(k->hb_ev, &tv);
+	if (s->zs == NULL || zmq_send(s->zs, "ping", 4, ZMQ_DONTWAIT) != 4)
+		return (-1);
+	return (0);
+}
+
+/* Read the heartbeat socket: a send consumes ZMQ_FD's edge. */
+void
+agent_kernel_ping_drain(struct agent_kernel *k)
+{
+	agent_kernel_drain(&k->socks[AGENT_CHANNEL_HB]);
 }
 
 /*
@@ -797,7 +584,7 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 
 	k->tries++;
 	k->start_timeout = 0;
-	k->err_taillen = k->err_linelen = 0;
+	agent_stderr_reset(k->err);
 	if (agent_kernel_pick_ports(k, cause) != 0)
 		return (-1);
 	if (agent_kernel_write_conn(k, cause) != 0)
@@ -833,11 +620,7 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 	k->start_ms = util_mono_ms();
 	k->got_iopub = 0;
 
-	k->err_fd = errpipe[0];
-	util_set_nonblock(k->err_fd);
-	k->err_ev = event_new(k->base, k->err_fd, EV_READ|EV_PERSIST,
-	    agent_kernel_err_cb, k);
-	event_add(k->err_ev, NULL);
+	agent_stderr_open(k->err, errpipe[0], pid);
 
 	if (agent_kernel_connect(k, AGENT_CHANNEL_SHELL, ZMQ_DEALER,
 	    cause) != 0 ||
@@ -857,7 +640,6 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 	}
 
 	k->probe_ev = evtimer_new(k->base, agent_kernel_probe_cb, k);
-	k->hb_ev = evtimer_new(k->base, agent_kernel_hb_cb, k);
 	agent_kernel_probe_cb(-1, 0, k);
 	log_info("kernel %s pid %ld launched", kernelspec_name(k->spec),
 	    (long)pid);
@@ -979,22 +761,9 @@ agent_kernel_close(struct agent_kernel *k)
 		event_free(k->probe_ev);
 		k->probe_ev = NULL;
 	}
-	if (k->hb_ev != NULL) {
-		event_free(k->hb_ev);
-		k->hb_ev = NULL;
-	}
-	k->hb_pending = 0;
-	k->was_running = 0;
+	agent_heartbeat_stop(k->hb);
 	k->interrupt_ms = 0;
-	k->unresponsive = 0;
-	if (k->err_ev != NULL) {
-		event_free(k->err_ev);
-		k->err_ev = NULL;
-	}
-	if (k->err_fd != -1) {
-		close(k->err_fd);
-		k->err_fd = -1;
-	}
+	agent_stderr_close(k->err);
 	json_object_put(k->info);
 	k->info = NULL;
 	if (k->conn_file != NULL)
@@ -1064,8 +833,7 @@ agent_kernel_starting(struct agent_kernel *k, enum agent_channel channel,
 	if (k->got_iopub && k->info != NULL) {
 		k->state = AGENT_KERNEL_READY;
 		event_del(k->probe_ev);
-		k->hb_ok_ms = util_mono_ms();
-		agent_kernel_hb_cb(-1, 0, k);
+		agent_heartbeat_start(k->hb);
 		log_info("kernel %s ready in %lld ms",
 		    kernelspec_name(k->spec),
 		    (long long)(util_mono_ms() - k->start_ms));
@@ -1103,7 +871,7 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 	} while (more);
 
 	if (s->channel == AGENT_CHANNEL_HB) {
-		agent_kernel_hb_echo(k);
+		agent_heartbeat_echo(k->hb);
 		goto out;
 	}
 	frames = xcalloc(n, sizeof *frames);
@@ -1304,15 +1072,14 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	if (waitpid(k->pid, &status, 0) == -1)
 		return;
 
-	if (k->kill_reason != NULL) {
-		reason = k->kill_reason;
-		k->kill_reason = NULL;
-	} else if (WIFEXITED(status))
+	/* The heartbeat's kill says why; else the status does. */
+	reason = agent_heartbeat_kill_reason(k->hb);
+	if (reason == NULL && WIFEXITED(status))
 		xasprintf(&reason, "exited with status %d",
 		    WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
+	else if (reason == NULL && WIFSIGNALED(status))
 		xasprintf(&reason, "killed by signal %d", WTERMSIG(status));
-	else
+	else if (reason == NULL)
 		reason = xstrdup("exited");
 	/* xeus-python, for one, ends on SIGINT instead of interrupting. */
 	if (was == AGENT_KERNEL_READY && k->interrupt_ms != 0 &&
@@ -1327,7 +1094,7 @@ agent_kernel_sigchld(struct agent_kernel *k)
 	k->pid = -1;
 
 	/* Deliver what it said before dying. */
-	agent_kernel_err_read(k);
+	agent_stderr_read(k->err);
 	for (i = 0; i < AGENT_NCHANNELS; i++)
 		agent_kernel_drain(&k->socks[i]);
 

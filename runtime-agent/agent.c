@@ -10,7 +10,8 @@
  *	AGENT_START	-> AGENT_READY (same id) or ERROR
  *			   kernel_unavailable
  *	AGENT_EXECUTE	-> no reply on success, events carry exec_id;
- *			   ERROR (same id) if the kernel cannot take it;
+ *			   ERROR (same id) if the kernel cannot take it
+ *			   (the daemon then ends that run as error);
  *			   optional stop_on_error (default false) and
  *			   silent (no history, outputs not forwarded)
  *	AGENT_INTERRUPT	-> OK or ERROR
@@ -73,17 +74,30 @@ agent_send(uint16_t type, uint32_t id, struct mpbuf *b)
 
 /* Send AGENT_STATUS {state, reason}. */
 static void
-agent_status(const char *state, const char *reason)
+agent_status(enum proto_agent_state state, const char *reason)
 {
-	struct mpbuf	b;
+	struct proto_agent_status	m;
+	struct mpbuf			b;
 
+	memset(&m, 0, sizeof m);
+	m.state = state;
+	if (reason != NULL) {
+		m.reason.ptr = reason;
+		m.reason.len = strlen(reason);
+	}
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, reason != NULL ? 2 : 1);
-	proto_pack_str(&b.pk, "state", state);
-	if (reason != NULL)
-		proto_pack_str(&b.pk, "reason", reason);
+	proto_agent_status_pack(&b.pk, &m);
 	agent_send(PROTO_MSG_AGENT_STATUS, 0, &b);
 	mpbuf_free(&b);
+}
+
+/* A C string as a borrowed proto_str; NULL stays absent. */
+struct proto_str
+agent_str(const char *s)
+{
+	struct proto_str	p = { s, s != NULL ? strlen(s) : 0 };
+
+	return (p);
 }
 
 /* Where large outputs go; NULL when the daemon gave no state dir. */
@@ -98,19 +112,27 @@ void
 agent_responsive(struct agent_kernel *k, int ok, const char *why)
 {
 	if (ok)
-		agent_status(agent_exec_is_busy() ? "busy" : "idle", NULL);
+		agent_status(agent_exec_is_busy() ? PROTO_AGENT_BUSY :
+		    PROTO_AGENT_IDLE, NULL);
 	else
-		agent_status("unresponsive", why);
+		agent_status(PROTO_AGENT_UNRESPONSIVE, why);
+}
+
+static void
+agent_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
 }
 
 /* The kernel answered kernel_info: send AGENT_READY. */
 void
 agent_ready(struct agent_kernel *k, struct json_object *info)
 {
-	struct kernelspec	*ks = agent_kernel_spec(k);
-	struct json_object	*v;
-	struct mpbuf		 b;
-	uint32_t		 id = 0;
+	struct kernelspec		*ks = agent_kernel_spec(k);
+	struct proto_agent_ready	 m;
+	struct json_object		*v, *empty = NULL;
+	struct mpbuf			 b;
+	uint32_t			 id = 0;
 
 	if (agent_start_pending) {
 		id = agent_start_id;
@@ -119,27 +141,25 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 	log_info("kernel ready %lld ms after the start request",
 	    (long long)(util_mono_ms() - agent_start_ms));
 
-	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 6);
-	proto_pack_int(&b.pk, "pid", agent_kernel_pid(k));
-	proto_pack_str(&b.pk, "kernel_name", kernelspec_name(ks));
-	proto_pack_str(&b.pk, "display_name",
-	    kernelspec_display_name(ks));
-	proto_pack_str(&b.pk, "language", kernelspec_language(ks));
-	proto_pack_key(&b.pk, "language_info");
+	memset(&m, 0, sizeof m);
+	m.pid = agent_kernel_pid(k);
+	m.kernel_name = agent_str(kernelspec_name(ks));
+	m.display_name = agent_str(kernelspec_display_name(ks));
+	m.language = agent_str(kernelspec_language(ks));
+	m.language_info.pack = agent_pack_json;
 	if (json_object_object_get_ex(info, "language_info", &v) &&
 	    json_object_is_type(v, json_type_object))
-		mpjson_pack(&b.pk, v);
+		m.language_info.arg = v;
 	else
-		msgpack_pack_map(&b.pk, 0);
+		m.language_info.arg = empty = json_object_new_object();
 	if (json_object_object_get_ex(info, "protocol_version", &v) &&
 	    json_object_is_type(v, json_type_string))
-		proto_pack_str(&b.pk, "protocol_version",
-		    json_object_get_string(v));
-	else
-		proto_pack_nil(&b.pk, "protocol_version");
+		m.protocol_version = agent_str(json_object_get_string(v));
+	mpbuf_init(&b);
+	proto_agent_ready_pack(&b.pk, &m);
 	agent_send(PROTO_MSG_AGENT_READY, id, &b);
 	mpbuf_free(&b);
+	json_object_put(empty);
 }
 
 /* The kernel never became ready. */
@@ -154,7 +174,7 @@ agent_failed(struct agent_kernel *k, const char *why)
 			peer_send_error(agent_peer, agent_start_id,
 			    "kernel_unavailable", "%s", why);
 	} else
-		agent_status("dead", why);
+		agent_status(PROTO_AGENT_DEAD, why);
 }
 
 /* The kernel died while ready; the daemon fails the run in flight. */
@@ -163,7 +183,7 @@ agent_died(struct agent_kernel *k, const char *reason)
 {
 	log_warnx("kernel %s", reason);
 	agent_exec_clear();
-	agent_status("dead", reason);
+	agent_status(PROTO_AGENT_DEAD, reason);
 }
 
 /* Shutdown finished: answer, restart, or leave. */
@@ -193,7 +213,7 @@ agent_shutdown_done(struct agent_kernel *k, void *arg)
 		agent_start_ms = util_mono_ms();
 		if (agent_kernel_start(k, &cause) != 0) {
 			log_warnx("restart: %s", cause);
-			agent_status("dead", cause);
+			agent_status(PROTO_AGENT_DEAD, cause);
 			free(cause);
 		}
 	}
@@ -217,27 +237,29 @@ agent_exit(const char *why)
 static void
 agent_start(struct peer *p, uint32_t id, const msgpack_object *body)
 {
-	struct kernelspec	*ks;
-	struct stat		 sb;
-	char			*kernel_id, *name, *cwd, *rdir, *cause, *real;
+	struct proto_agent_start	 m;
+	struct kernelspec		*ks;
+	struct stat			 sb;
+	char				 err[256];
+	char				*kernel_id, *name, *cwd, *rdir;
+	char				*cause, *real;
 
 	if (agent_k != NULL && agent_kernel_is_running(agent_k)) {
 		peer_send_error(p, id, "invalid_argument",
 		    "kernel already started");
 		return;
 	}
-	kernel_id = proto_dup_str(body, "kernel_id");
-	name = proto_dup_str(body, "kernel_name");
-	cwd = proto_dup_str(body, "cwd");
-	rdir = proto_dup_str(body, "runtime_dir");
-	free(agent_state);
-	agent_state = proto_dup_str(body, "state_dir");
-	if (kernel_id == NULL || name == NULL || cwd == NULL ||
-	    rdir == NULL) {
-		peer_send_error(p, id, "invalid_argument", "AGENT_START needs "
-		    "kernel_id, kernel_name, cwd and runtime_dir");
-		goto out;
+	if (proto_agent_start_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
 	}
+	kernel_id = xstrndup(m.kernel_id.ptr, m.kernel_id.len);
+	name = xstrndup(m.kernel_name.ptr, m.kernel_name.len);
+	cwd = xstrndup(m.cwd.ptr, m.cwd.len);
+	rdir = xstrndup(m.runtime_dir.ptr, m.runtime_dir.len);
+	free(agent_state);
+	agent_state = m.state_dir.ptr != NULL ?
+	    xstrndup(m.state_dir.ptr, m.state_dir.len) : NULL;
 	if (stat(cwd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
 		peer_send_error(p, id, "kernel_unavailable",
 		    "working directory %s is not a directory", cwd);
@@ -285,47 +307,73 @@ out:
 	free(rdir);
 }
 
-/* AGENT_EXECUTE {exec_id, cell_id, code, stop_on_error?}. */
+/*
+ * AGENT_EXECUTE {exec_id, cell_id, code, stop_on_error?, silent?}.  The
+ * code may hold NUL: the Jupyter message carries it as \u0000 and the
+ * kernel judges it.
+ */
 static void
 agent_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 {
-	char	*exec_id, *cell_id, *code, *cause;
-	int	 stop_on_error = 0, silent = 0;
+	struct proto_agent_execute	 m;
+	char				 err[256], *cause;
+	char				*exec_id, *cell_id;
 
-	exec_id = proto_dup_str(body, "exec_id");
-	cell_id = proto_dup_str(body, "cell_id");
-	code = proto_dup_str(body, "code");
-	proto_get_bool(body, "stop_on_error", &stop_on_error);
-	proto_get_bool(body, "silent", &silent);
-	if (exec_id == NULL || cell_id == NULL || code == NULL)
-		peer_send_error(p, id, "invalid_argument",
-		    "AGENT_EXECUTE needs exec_id, cell_id and code");
-	else if (agent_k == NULL)
+	if (proto_agent_execute_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (agent_k == NULL) {
 		peer_send_error(p, id, "kernel_unavailable",
 		    "no kernel was started");
-	else if (agent_exec_start(agent_k, exec_id, cell_id, code,
-	    stop_on_error, silent, &cause) != 0) {
+		return;
+	}
+	exec_id = xstrndup(m.exec_id.ptr, m.exec_id.len);
+	cell_id = xstrndup(m.cell_id.ptr, m.cell_id.len);
+	if (agent_exec_start(agent_k, exec_id, cell_id, m.code.ptr,
+	    m.code.len, m.stop_on_error, m.silent, &cause) != 0) {
 		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
 		free(cause);
 	}
 	free(exec_id);
 	free(cell_id);
-	free(code);
+}
+
+/* AGENT_INTERRUPT {}. */
+static void
+agent_interrupt(struct peer *p, uint32_t id, const msgpack_object *body)
+{
+	char	err[256], *cause;
+
+	if (proto_agent_interrupt_unpack(body, err, sizeof err) != 0)
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+	else if (agent_k == NULL)
+		peer_send_error(p, id, "kernel_unavailable",
+		    "no kernel was started");
+	else if (agent_kernel_interrupt(agent_k, &cause) != 0) {
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		free(cause);
+	} else
+		peer_send_ok(p, id);
 }
 
 /* AGENT_SHUTDOWN {restart?}. */
 static void
 agent_shutdown(struct peer *p, uint32_t id, const msgpack_object *body)
 {
-	int	restart = 0;
+	struct proto_agent_shutdown	m;
+	char				err[256];
 
 	if (agent_shutdown_pending) {
 		peer_send_error(p, id, "busy", "a shutdown is in progress");
 		return;
 	}
-	proto_get_bool(body, "restart", &restart);
+	if (proto_agent_shutdown_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
 	if (agent_k == NULL) {
-		if (restart)
+		if (m.restart)
 			peer_send_error(p, id, "kernel_unavailable",
 			    "no kernel was started");
 		else
@@ -334,8 +382,8 @@ agent_shutdown(struct peer *p, uint32_t id, const msgpack_object *body)
 	}
 	agent_shutdown_pending = 1;
 	agent_shutdown_id = id;
-	agent_shutdown_restart = restart;
-	agent_kernel_shutdown(agent_k, restart, agent_shutdown_done, NULL);
+	agent_shutdown_restart = m.restart;
+	agent_kernel_shutdown(agent_k, m.restart, agent_shutdown_done, NULL);
 }
 
 /* Before HELLO_OK only the handshake answers are accepted. */
@@ -383,8 +431,6 @@ static void
 agent_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	char	*cause;
-
 	if (hdr == NULL) {
 		agent_peer = NULL;
 		if (!agent_hello_done) {
@@ -409,15 +455,7 @@ agent_dispatch(struct peer *p, const struct proto_header *hdr,
 		agent_execute(p, hdr->id, body);
 		break;
 	case PROTO_MSG_AGENT_INTERRUPT:
-		if (agent_k == NULL)
-			peer_send_error(p, hdr->id, "kernel_unavailable",
-			    "no kernel was started");
-		else if (agent_kernel_interrupt(agent_k, &cause) != 0) {
-			peer_send_error(p, hdr->id, "kernel_unavailable",
-			    "%s", cause);
-			free(cause);
-		} else
-			peer_send_ok(p, hdr->id);
+		agent_interrupt(p, hdr->id, body);
 		break;
 	case PROTO_MSG_AGENT_SHUTDOWN:
 		agent_shutdown(p, hdr->id, body);

@@ -6,6 +6,8 @@
  * agent.c		main, the daemon link on fd 3, request dispatch
  * agent-wire.c		Jupyter message codec: HMAC, header, parse
  * agent-kernel.c	connection file, launch, ZeroMQ sockets, lifecycle
+ * agent-heartbeat.c	liveness: heartbeat echoes, unresponsive, hung
+ * agent-stderr.c	the kernel's output pipe: logged, its tail kept
  * agent-exec.c		execute requests and the iopub -> output mapping
  */
 
@@ -23,6 +25,8 @@
 struct agent_wire_msg;
 struct agent_wire_seen;
 struct agent_kernel;
+struct agent_heartbeat;
+struct agent_stderr;
 
 /* Jupyter channels the agent uses. */
 enum agent_channel {
@@ -52,6 +56,7 @@ void	 agent_failed(struct agent_kernel *, const char *);
 void	 agent_died(struct agent_kernel *, const char *);
 void	 agent_responsive(struct agent_kernel *, int, const char *);
 const char *agent_state_dir(void);
+struct proto_str agent_str(const char *);
 
 /* agent-wire.c */
 int	 agent_wire_sign(const char *, const struct agent_wire_frame *,
@@ -86,6 +91,7 @@ int	 agent_kernel_is_ready(struct agent_kernel *);
 int	 agent_kernel_is_running(struct agent_kernel *);
 pid_t	 agent_kernel_pid(struct agent_kernel *);
 struct kernelspec *agent_kernel_spec(struct agent_kernel *);
+char	*agent_kernel_tail(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);
 int	 agent_kernel_send_parent(struct agent_kernel *, enum agent_channel,
@@ -96,11 +102,31 @@ void	 agent_kernel_shutdown(struct agent_kernel *, int,
 	     void (*)(struct agent_kernel *, void *), void *);
 void	 agent_kernel_sigchld(struct agent_kernel *);
 void	 agent_kernel_emergency(struct agent_kernel *);
+int	 agent_kernel_ping(struct agent_kernel *, int);
+void	 agent_kernel_ping_drain(struct agent_kernel *);
+
+/* agent-heartbeat.c */
+struct agent_heartbeat *agent_heartbeat_create(struct event_base *,
+	     struct agent_kernel *);
+void	 agent_heartbeat_free(struct agent_heartbeat *);
+void	 agent_heartbeat_start(struct agent_heartbeat *);
+void	 agent_heartbeat_stop(struct agent_heartbeat *);
+void	 agent_heartbeat_echo(struct agent_heartbeat *);
+char	*agent_heartbeat_kill_reason(struct agent_heartbeat *);
+
+/* agent-stderr.c */
+struct agent_stderr *agent_stderr_create(struct event_base *);
+void	 agent_stderr_free(struct agent_stderr *);
+void	 agent_stderr_reset(struct agent_stderr *);
+void	 agent_stderr_open(struct agent_stderr *, int, pid_t);
+void	 agent_stderr_close(struct agent_stderr *);
+void	 agent_stderr_read(struct agent_stderr *);
+char	*agent_stderr_tail(struct agent_stderr *);
 
 /* agent-exec.c */
 void	 agent_exec_init(struct event_base *);
 int	 agent_exec_start(struct agent_kernel *, const char *, const char *,
-	     const char *, int, int, char **);
+	     const char *, size_t, int, int, char **);
 int	 agent_exec_running(void);
 int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,

@@ -78,6 +78,7 @@ struct room_exec {
 	size_t			 ncells;
 	size_t			 current;
 	int			 sent;	/* current cell in kernel */
+	uint32_t		 req;	/* its AGENT_EXECUTE's id */
 	TAILQ_ENTRY(room_exec)	 entry;
 };
 TAILQ_HEAD(room_exec_list, room_exec);
@@ -111,6 +112,7 @@ static int64_t	room_exec_timeout(struct peer *, uint32_t,
 		    const msgpack_object *);
 static void	room_exec_answer(struct room_exec *, struct peer *, uint32_t,
 		    int64_t);
+static void	room_exec_fail(struct room_exec *, const char *);
 
 void
 room_exec_create(struct room *r)
@@ -397,6 +399,8 @@ room_exec_kick(struct room *r)
 {
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
+	int64_t			 req;
+	char			*cause;
 
 	while ((e = TAILQ_FIRST(&r->execs->active)) != NULL) {
 		if (e->sent || !room_kernel_ready(r))
@@ -414,12 +418,61 @@ room_exec_kick(struct room *r)
 			continue;
 		}
 		c = &e->cells[e->current];
-		if (room_kernel_execute(r, e->id, c->cell_id, c->source,
-		    c->source_len) != 0)
+		req = room_kernel_execute(r, e->id, c->cell_id, c->source,
+		    c->source_len, &cause);
+		if (req == 0)
 			return;
+		if (req == -1) {
+			room_exec_fail(e, cause);
+			free(cause);
+			continue;
+		}
 		e->sent = 1;
+		e->req = (uint32_t)req;
 		return;
 	}
+}
+
+/*
+ * The head run's current cell cannot run (too large to send, or refused
+ * by the agent): it and the run end as error with why, and the cells
+ * after it are not run.  A run always ends; this is how when the kernel
+ * never saw the cell.
+ */
+static void
+room_exec_fail(struct room_exec *e, const char *why)
+{
+	struct room_exec_cell	*c = &e->cells[e->current];
+
+	log_warnx("run %s: %s", e->id, why);
+	c->status = ROOM_EXEC_CELL_ERROR;
+	free(e->message);
+	e->message = xstrdup(why);
+	e->had_error = 1;
+	room_cell_changed(e->room, "outputs", c->cell_id, e->id);
+	room_exec_finish(e, ROOM_EXEC_ERROR);
+}
+
+/*
+ * An ERROR from the agent to request id: if it is the AGENT_EXECUTE of
+ * the head run's cell in flight, that run ends as error with the agent's
+ * message and the next run starts.  -1 if id was no such request.
+ */
+int
+room_exec_refused(struct room *r, uint32_t id, const char *message)
+{
+	struct room_exec	*e;
+	char			*why;
+
+	if ((e = TAILQ_FIRST(&r->execs->active)) == NULL || !e->sent ||
+	    e->req != id)
+		return (-1);
+	xasprintf(&why, "the kernel's agent refused cell %s: %s",
+	    e->cells[e->current].cell_id, message);
+	room_exec_fail(e, why);
+	free(why);
+	room_exec_kick(r);
+	return (0);
 }
 
 /* EXEC_RUN {cell_ids, stop_on_error?, timeout_ms?} */
@@ -775,26 +828,28 @@ room_exec_get(struct room *r, struct peer *p, uint32_t id,
 	room_exec_answer(e, p, id, timeout);
 }
 
+/* Is s the string str? */
+static int
+room_exec_is(const struct proto_str *s, const char *str)
+{
+	return (s->ptr != NULL && strlen(str) == s->len &&
+	    memcmp(str, s->ptr, s->len) == 0);
+}
+
 /* The run and cell an agent event is about: the head run's current. */
 static struct room_exec_cell *
-room_exec_event(struct room *r, const msgpack_object *body,
-    struct room_exec **ep)
+room_exec_event(struct room *r, const struct proto_str *exec_id,
+    const struct proto_str *cell_id, struct room_exec **ep)
 {
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
-	const char		*eid, *cid;
-	size_t			 elen, clen;
 
 	if ((e = TAILQ_FIRST(&r->execs->active)) == NULL || !e->sent)
 		return (NULL);
-	eid = proto_get_str(body, "exec_id", &elen);
-	cid = proto_get_str(body, "cell_id", &clen);
-	if (eid == NULL || strlen(e->id) != elen ||
-	    memcmp(e->id, eid, elen) != 0)
+	if (!room_exec_is(exec_id, e->id))
 		return (NULL);
 	c = &e->cells[e->current];
-	if (cid != NULL && (strlen(c->cell_id) != clen ||
-	    memcmp(c->cell_id, cid, clen) != 0))
+	if (!room_exec_is(cell_id, c->cell_id))
 		return (NULL);
 	*ep = e;
 	return (c);
@@ -812,18 +867,17 @@ room_exec_room_cell(struct room *r, struct room_exec_cell *c)
 }
 
 void
-room_exec_started(struct room *r, const msgpack_object *body)
+room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 {
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
-	int64_t			 ec;
 
-	if ((c = room_exec_event(r, body, &e)) == NULL)
+	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
 	c->status = ROOM_EXEC_CELL_RUNNING;
-	if (proto_get_int(body, "execution_count", &ec) == 0 && ec >= 0)
-		c->execution_count = ec;
+	if (m->has_execution_count && m->execution_count >= 0)
+		c->execution_count = m->execution_count;
 	if ((cell = room_exec_room_cell(r, c)) != NULL) {
 		room_nb_clear_outputs(cell);
 		cell->execution_count = c->execution_count;
@@ -946,32 +1000,26 @@ room_exec_update_display(struct room *r, const char *did,
 }
 
 void
-room_exec_output(struct room *r, const msgpack_object *body)
+room_exec_output(struct room *r, const struct proto_agent_output *m)
 {
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
 	struct json_object	*out;
-	const msgpack_object	*o;
 	char			*did;
-	int			 update = 0;
 
-	if (proto_get_bool(body, "update", &update) == 0 && update) {
-		if ((did = proto_dup_str(body, "display_id")) == NULL ||
-		    (o = proto_get_map(body, "output")) == NULL ||
-		    (out = mpjson_unpack(o)) == NULL) {
-			free(did);
+	if (m->update) {
+		if ((out = mpjson_unpack(m->output.obj)) == NULL)
 			return;
-		}
+		did = xstrndup(m->display_id.ptr, m->display_id.len);
 		room_exec_update_display(r, did, out);
 		json_object_put(out);
 		free(did);
 		return;
 	}
-	if ((c = room_exec_event(r, body, &e)) == NULL)
+	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
-	if ((o = proto_get_map(body, "output")) == NULL ||
-	    (out = mpjson_unpack(o)) == NULL)
+	if ((out = mpjson_unpack(m->output.obj)) == NULL)
 		return;
 	cell = room_exec_room_cell(r, c);
 	if (c->clear_wait) {
@@ -989,17 +1037,15 @@ room_exec_output(struct room *r, const msgpack_object *body)
 }
 
 void
-room_exec_clear(struct room *r, const msgpack_object *body)
+room_exec_clear(struct room *r, const struct proto_agent_clear_output *m)
 {
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
-	int			 wait = 0;
 
-	if ((c = room_exec_event(r, body, &e)) == NULL)
+	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
-	proto_get_bool(body, "wait", &wait);
-	if (wait) {
+	if (m->wait) {
 		c->clear_wait = 1;
 		return;
 	}
@@ -1011,25 +1057,21 @@ room_exec_clear(struct room *r, const msgpack_object *body)
 }
 
 void
-room_exec_done(struct room *r, const msgpack_object *body)
+room_exec_done(struct room *r, const struct proto_agent_exec_done *m)
 {
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
-	const char		*st;
-	size_t			 len;
-	int64_t			 ec;
 
-	if ((c = room_exec_event(r, body, &e)) == NULL)
+	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
-	if (proto_get_int(body, "execution_count", &ec) == 0 && ec >= 0)
-		c->execution_count = ec;
+	if (m->has_execution_count && m->execution_count >= 0)
+		c->execution_count = m->execution_count;
 	if ((cell = room_exec_room_cell(r, c)) != NULL)
 		cell->execution_count = c->execution_count;
-	st = proto_get_str(body, "status", &len);
 	e->sent = 0;
 	e->current++;
-	if (st != NULL && len == 2 && memcmp(st, "ok", 2) == 0)
+	if (m->status == PROTO_AGENT_EXEC_OK)
 		c->status = ROOM_EXEC_CELL_OK;
 	else if (e->interrupted) {
 		c->status = ROOM_EXEC_CELL_INTERRUPTED;
@@ -1037,7 +1079,7 @@ room_exec_done(struct room *r, const msgpack_object *body)
 		room_exec_finish(e, ROOM_EXEC_INTERRUPTED);
 		room_exec_kick(r);
 		return;
-	} else if (st != NULL && len == 5 && memcmp(st, "error", 5) == 0) {
+	} else if (m->status == PROTO_AGENT_EXEC_ERROR) {
 		c->status = ROOM_EXEC_CELL_ERROR;
 		e->had_error = 1;
 	} else {

@@ -87,6 +87,15 @@ room_kernel_destroy(struct room_kernel *k)
 	free(k);
 }
 
+/* A C string as a borrowed proto_str. */
+static struct proto_str
+room_kernel_str(const char *s)
+{
+	struct proto_str	p = { s, strlen(s) };
+
+	return (p);
+}
+
 /* Free a detached kernel once nothing refers to it any more. */
 static void
 room_kernel_maybe_destroy(struct room_kernel *k)
@@ -238,10 +247,11 @@ room_kernel_set_spec(struct room_kernel *k)
 static void
 room_kernel_attached(struct room_kernel *k)
 {
-	struct room		*r = k->room;
-	struct json_object	*js;
-	struct mpbuf		 b;
-	char			*cwd, *code;
+	struct room			*r = k->room;
+	struct proto_agent_execute	 m;
+	struct json_object		*js;
+	struct mpbuf			 b;
+	char				*cwd, *code;
 
 	cwd = room_kernel_cwd(r);
 	if (strcmp(cwd, k->cwd) != 0 && k->language != NULL &&
@@ -252,12 +262,13 @@ room_kernel_attached(struct room_kernel *k)
 		    json_object_to_json_string_ext(js,
 		    JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(js);
+		memset(&m, 0, sizeof m);
+		m.exec_id = room_kernel_str("");
+		m.cell_id = room_kernel_str("");
+		m.code = room_kernel_str(code);
+		m.silent = 1;
 		mpbuf_init(&b);
-		msgpack_pack_map(&b.pk, 4);
-		proto_pack_str(&b.pk, "exec_id", "");
-		proto_pack_str(&b.pk, "cell_id", "");
-		proto_pack_str(&b.pk, "code", code);
-		proto_pack_bool(&b.pk, "silent", 1);
+		proto_agent_execute_pack(&b.pk, &m);
 		peer_send(k->peer, PROTO_MSG_AGENT_EXECUTE,
 		    peer_next_id(k->peer), &b.sb);
 		mpbuf_free(&b);
@@ -307,7 +318,8 @@ room_kernel_start(struct room *r)
 void
 room_kernel_detach(struct room_kernel *k, int tell)
 {
-	struct mpbuf	b;
+	struct proto_agent_shutdown	m;
+	struct mpbuf			b;
 
 	k->room = NULL;
 	k->pooled = 0;
@@ -316,8 +328,9 @@ room_kernel_detach(struct room_kernel *k, int tell)
 		evtimer_del(k->idle_ev);
 	if (k->peer != NULL) {
 		if (tell) {
+			memset(&m, 0, sizeof m);
 			mpbuf_init(&b);
-			msgpack_pack_map(&b.pk, 0);
+			proto_agent_shutdown_pack(&b.pk, &m);
 			peer_send(k->peer, PROTO_MSG_AGENT_SHUTDOWN,
 			    peer_next_id(k->peer), &b.sb);
 			mpbuf_free(&b);
@@ -383,24 +396,44 @@ room_kernel_dead(struct room *r, const char **why)
 	return (1);
 }
 
-int
+/*
+ * Send one cell to the kernel.  Returns its request id (an ERROR to it is
+ * the agent refusing the cell), 0 if the kernel cannot take a cell now,
+ * or -1 with cause when this cell can never be sent.
+ */
+int64_t
 room_kernel_execute(struct room *r, const char *exec_id, const char *cell_id,
-    const char *code, size_t len)
+    const char *code, size_t len, char **cause)
 {
-	struct room_kernel	*k = r->kernel;
-	struct mpbuf		 b;
+	struct room_kernel		*k = r->kernel;
+	struct proto_agent_execute	 m;
+	struct mpbuf			 b;
+	uint32_t			 id;
 
 	if (!room_kernel_ready(r))
-		return (-1);
+		return (0);
+	memset(&m, 0, sizeof m);
+	m.exec_id = room_kernel_str(exec_id);
+	m.cell_id = room_kernel_str(cell_id);
+	m.code.ptr = code;
+	m.code.len = len;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 3);
-	proto_pack_str(&b.pk, "exec_id", exec_id);
-	proto_pack_str(&b.pk, "cell_id", cell_id);
-	proto_pack_strn(&b.pk, "code", code, len);
-	peer_send(k->peer, PROTO_MSG_AGENT_EXECUTE, peer_next_id(k->peer),
-	    &b.sb);
+	proto_agent_execute_pack(&b.pk, &m);
+	if (b.sb.size > proto_msg_cap(PROTO_MSG_AGENT_EXECUTE)) {
+		xasprintf(cause, "cell %s was not run: its source of %zu "
+		    "bytes does not fit an AGENT_EXECUTE frame (%u bytes "
+		    "with the run's ids); split the cell", cell_id, len,
+		    proto_msg_cap(PROTO_MSG_AGENT_EXECUTE));
+		mpbuf_free(&b);
+		return (-1);
+	}
+	id = peer_next_id(k->peer);
+	if (peer_send(k->peer, PROTO_MSG_AGENT_EXECUTE, id, &b.sb) != 0) {
+		mpbuf_free(&b);
+		return (0);	/* the link is going: the kernel dies */
+	}
 	mpbuf_free(&b);
-	return (0);
+	return (id);
 }
 
 int
@@ -412,7 +445,7 @@ room_kernel_interrupt(struct room *r)
 	if (k == NULL || k->peer == NULL || k->state == ROOM_KERNEL_DEAD)
 		return (-1);
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 0);
+	proto_agent_interrupt_pack(&b.pk);
 	peer_send(k->peer, PROTO_MSG_AGENT_INTERRUPT, peer_next_id(k->peer),
 	    &b.sb);
 	mpbuf_free(&b);
@@ -501,21 +534,29 @@ room_kernel_pack_info(struct room *r, msgpack_packer *pk)
 		proto_pack_nil(pk, "agent_pid");
 }
 
-/* AGENT_STATUS busy, idle or unresponsive (with reason). */
+/* AGENT_STATUS: dead, or busy, idle or unresponsive (with reason). */
 static void
-room_kernel_status(struct room_kernel *k, const char *s, size_t len,
-    const msgpack_object *body)
+room_kernel_status(struct room_kernel *k, const struct proto_agent_status *m)
 {
 	enum room_kernel_state	 was = k->state;
-	const char		*why;
-	size_t			 wlen;
+	char			*msg;
 
-	if (len == 12 && memcmp(s, "unresponsive", 12) == 0) {
+	if (m->state == PROTO_AGENT_DEAD) {
+		xasprintf(&msg, "kernel died: %.*s",
+		    m->reason.ptr != NULL ? (int)m->reason.len : 7,
+		    m->reason.ptr != NULL ? m->reason.ptr : "unknown");
+		room_kernel_set_dead(k, msg);
+		free(msg);
+		return;
+	}
+	if (k->state == ROOM_KERNEL_DEAD || k->state == ROOM_KERNEL_STARTING)
+		return;
+	if (m->state == PROTO_AGENT_UNRESPONSIVE) {
 		k->state = ROOM_KERNEL_UNRESPONSIVE;
-		why = proto_get_str(body, "reason", &wlen);
 		free(k->message);
 		xasprintf(&k->message, "kernel unresponsive: %.*s",
-		    why != NULL ? (int)wlen : 7, why != NULL ? why : "unknown");
+		    m->reason.ptr != NULL ? (int)m->reason.len : 7,
+		    m->reason.ptr != NULL ? m->reason.ptr : "unknown");
 		log_warnx("kernel %s (%s): %s", k->id, k->name, k->message);
 	} else {
 		if (was == ROOM_KERNEL_UNRESPONSIVE) {
@@ -524,8 +565,8 @@ room_kernel_status(struct room_kernel *k, const char *s, size_t len,
 			log_warnx("kernel %s (%s): responsive again", k->id,
 			    k->name);
 		}
-		k->state = (len == 4 && memcmp(s, "busy", 4) == 0) ?
-		    ROOM_KERNEL_BUSY : ROOM_KERNEL_IDLE;
+		k->state = m->state == PROTO_AGENT_BUSY ? ROOM_KERNEL_BUSY :
+		    ROOM_KERNEL_IDLE;
 	}
 	if (k->room != NULL && (was == ROOM_KERNEL_UNRESPONSIVE) !=
 	    (k->state == ROOM_KERNEL_UNRESPONSIVE))
@@ -538,6 +579,7 @@ room_kernel_hello(struct room_kernel *k, struct peer *p,
     const struct proto_header *hdr, const msgpack_object *body)
 {
 	struct proto_hello	 hello;
+	struct proto_agent_start m;
 	struct mpbuf		 b;
 	char			 err[256], *rundir;
 
@@ -573,30 +615,34 @@ room_kernel_hello(struct room_kernel *k, struct peer *p,
 	}
 	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
 	k->start_id = peer_next_id(p);
+	m.kernel_id = room_kernel_str(k->id);
+	m.kernel_name = room_kernel_str(k->name);
+	m.cwd = room_kernel_str(k->cwd);
+	m.runtime_dir = room_kernel_str(rundir);
+	m.state_dir = room_kernel_str(runtimed_state_dir);
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 5);
-	proto_pack_str(&b.pk, "kernel_id", k->id);
-	proto_pack_str(&b.pk, "kernel_name", k->name);
-	proto_pack_str(&b.pk, "cwd", k->cwd);
-	proto_pack_str(&b.pk, "runtime_dir", rundir);
-	proto_pack_str(&b.pk, "state_dir", runtimed_state_dir);
+	proto_agent_start_pack(&b.pk, &m);
 	peer_send(p, PROTO_MSG_AGENT_START, k->start_id, &b.sb);
 	mpbuf_free(&b);
 	free(rundir);
 }
 
-static void
-room_kernel_ready_msg(struct room_kernel *k, const msgpack_object *body)
+/* NUL-free (the codec saw to it) string as a C string, or NULL. */
+static char *
+room_kernel_dup(const struct proto_str *s)
 {
-	const msgpack_object	*li;
-	char			*name;
-	int64_t			 pid;
+	return (s->ptr != NULL ? xstrndup(s->ptr, s->len) : NULL);
+}
 
-	if (proto_get_int(body, "pid", &pid) == 0)
-		k->kernel_pid = pid;
+static void
+room_kernel_ready_msg(struct room_kernel *k, const struct proto_agent_ready *m)
+{
+	char	*name;
+
+	k->kernel_pid = m->pid;
 	/* The kernelspec's own spelling of a case-insensitive name. */
-	if ((name = proto_dup_str(body, "kernel_name")) != NULL &&
-	    strcasecmp(name, k->name) == 0) {
+	name = room_kernel_dup(&m->kernel_name);
+	if (strcasecmp(name, k->name) == 0) {
 		free(k->name);
 		k->name = name;
 		if (k->room != NULL &&
@@ -608,13 +654,13 @@ room_kernel_ready_msg(struct room_kernel *k, const msgpack_object *body)
 	} else
 		free(name);
 	free(k->display_name);
-	k->display_name = proto_dup_str(body, "display_name");
+	k->display_name = room_kernel_dup(&m->display_name);
 	free(k->language);
-	k->language = proto_dup_str(body, "language");
+	k->language = room_kernel_dup(&m->language);
 	json_object_put(k->language_info);
 	k->language_info = NULL;
-	if ((li = proto_get_map(body, "language_info")) != NULL)
-		k->language_info = mpjson_unpack(li);
+	if (m->language_info.obj != NULL)
+		k->language_info = mpjson_unpack(m->language_info.obj);
 	k->state = ROOM_KERNEL_IDLE;
 	log_info("kernel %s (%s): ready, pid %lld%s", k->id, k->name,
 	    (long long)k->kernel_pid, k->pooled ? " (pool)" : "");
@@ -622,15 +668,84 @@ room_kernel_ready_msg(struct room_kernel *k, const msgpack_object *body)
 		room_kernel_attached(k);
 }
 
+/*
+ * An ERROR from the agent: to AGENT_START the kernel never came up; to
+ * an AGENT_EXECUTE the agent refused that cell, and its run ends with
+ * the agent's reason (room-exec.c matches the request id).
+ */
+static void
+room_kernel_error(struct room_kernel *k, uint32_t id,
+    const msgpack_object *body)
+{
+	const char	*s;
+	size_t		 len;
+	char		*msg;
+
+	s = proto_get_str(body, "message", &len);
+	xasprintf(&msg, "%.*s", s != NULL ? (int)len : 7,
+	    s != NULL ? s : "unknown");
+	if (id == k->start_id && k->state == ROOM_KERNEL_STARTING)
+		room_kernel_set_dead(k, msg);
+	else if (k->room == NULL || room_exec_refused(k->room, id, msg) != 0)
+		log_warnx("kernel %s: agent error: %s", k->id, msg);
+	free(msg);
+}
+
+/*
+ * An event about a run, typed.  A body the codec refuses kills the link:
+ * the agent is ours and does not send such, so it is broken, and its
+ * kernel's runs end kernel_died.
+ */
+static void
+room_kernel_event(struct room_kernel *k, struct peer *p,
+    const struct proto_header *hdr, const msgpack_object *body)
+{
+	struct proto_agent_exec_started	 st;
+	struct proto_agent_output	 out;
+	struct proto_agent_clear_output	 co;
+	struct proto_agent_exec_done	 done;
+	char				 err[256];
+	int				 rc = -1;
+
+	switch (hdr->type) {
+	case PROTO_MSG_AGENT_EXEC_STARTED:
+		if ((rc = proto_agent_exec_started_unpack(body, &st, err,
+		    sizeof err)) == 0)
+			room_exec_started(k->room, &st);
+		break;
+	case PROTO_MSG_AGENT_OUTPUT:
+		if ((rc = proto_agent_output_unpack(body, &out, err,
+		    sizeof err)) == 0)
+			room_exec_output(k->room, &out);
+		break;
+	case PROTO_MSG_AGENT_CLEAR_OUTPUT:
+		if ((rc = proto_agent_clear_output_unpack(body, &co, err,
+		    sizeof err)) == 0)
+			room_exec_clear(k->room, &co);
+		break;
+	case PROTO_MSG_AGENT_EXEC_DONE:
+		if ((rc = proto_agent_exec_done_unpack(body, &done, err,
+		    sizeof err)) != 0)
+			break;
+		if (done.has_execution_count)
+			k->execution_count = done.execution_count;
+		room_exec_done(k->room, &done);
+		break;
+	}
+	if (rc != 0) {
+		log_warnx("kernel %s: %s", k->id, err);
+		peer_kill(p, err);
+	}
+}
+
 static void
 room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	struct room_kernel	*k = arg;
-	const char		*s, *why;
-	size_t			 len;
-	int64_t			 ec;
-	char			*msg;
+	struct room_kernel		*k = arg;
+	struct proto_agent_ready	 ready;
+	struct proto_agent_status	 status;
+	char				 err[256];
 
 	if (hdr == NULL) {
 		k->peer = NULL;
@@ -651,18 +766,16 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 
 	switch (hdr->type) {
 	case PROTO_MSG_AGENT_READY:
-		room_kernel_ready_msg(k, body);
+		if (proto_agent_ready_unpack(body, &ready, err,
+		    sizeof err) != 0) {
+			log_warnx("kernel %s: %s", k->id, err);
+			peer_kill(p, err);
+			break;
+		}
+		room_kernel_ready_msg(k, &ready);
 		break;
 	case PROTO_MSG_ERROR:
-		s = proto_get_str(body, "message", &len);
-		xasprintf(&msg, "%.*s", s != NULL ? (int)len : 7,
-		    s != NULL ? s : "unknown");
-		if (hdr->id == k->start_id && k->state ==
-		    ROOM_KERNEL_STARTING)
-			room_kernel_set_dead(k, msg);
-		else
-			log_warnx("kernel %s: agent error: %s", k->id, msg);
-		free(msg);
+		room_kernel_error(k, hdr->id, body);
 		break;
 	case PROTO_MSG_OK:
 	case PROTO_MSG_PONG:
@@ -671,34 +784,19 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
 		break;
 	case PROTO_MSG_AGENT_STATUS:
-		if ((s = proto_get_str(body, "state", &len)) == NULL) {
-			peer_kill(p, "AGENT_STATUS without state");
+		if (proto_agent_status_unpack(body, &status, err,
+		    sizeof err) != 0) {
+			log_warnx("kernel %s: %s", k->id, err);
+			peer_kill(p, err);
 			break;
 		}
-		if (len == 4 && memcmp(s, "dead", 4) == 0) {
-			why = proto_get_str(body, "reason", &len);
-			xasprintf(&msg, "kernel died: %.*s",
-			    why != NULL ? (int)len : 7,
-			    why != NULL ? why : "unknown");
-			room_kernel_set_dead(k, msg);
-			free(msg);
-		} else if (k->state != ROOM_KERNEL_DEAD &&
-		    k->state != ROOM_KERNEL_STARTING)
-			room_kernel_status(k, s, len, body);
+		room_kernel_status(k, &status);
 		break;
 	case PROTO_MSG_AGENT_EXEC_STARTED:
-		room_exec_started(k->room, body);
-		break;
 	case PROTO_MSG_AGENT_OUTPUT:
-		room_exec_output(k->room, body);
-		break;
 	case PROTO_MSG_AGENT_CLEAR_OUTPUT:
-		room_exec_clear(k->room, body);
-		break;
 	case PROTO_MSG_AGENT_EXEC_DONE:
-		if (proto_get_int(body, "execution_count", &ec) == 0)
-			k->execution_count = ec;
-		room_exec_done(k->room, body);
+		room_kernel_event(k, p, hdr, body);
 		break;
 	default:
 		peer_kill(p, "unexpected message from agent");

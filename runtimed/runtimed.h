@@ -319,8 +319,8 @@ void		 room_kernel_free(struct room *);
 const char	*room_kernel_state(struct room *);
 int		 room_kernel_ready(struct room *);
 int		 room_kernel_dead(struct room *, const char **);
-int		 room_kernel_execute(struct room *, const char *,
-		     const char *, const char *, size_t);
+int64_t		 room_kernel_execute(struct room *, const char *,
+		     const char *, const char *, size_t, char **);
 int		 room_kernel_interrupt(struct room *);
 int		 room_kernel_restart(struct room *, struct peer *, uint32_t);
 void		 room_kernel_pack_info(struct room *, msgpack_packer *);
@@ -338,10 +338,13 @@ void	room_exec_run(struct room *, struct peer *, uint32_t,
 void	room_exec_get(struct room *, struct peer *, uint32_t,
 	    const msgpack_object *);
 void	room_exec_kick(struct room *);
-void	room_exec_started(struct room *, const msgpack_object *);
-void	room_exec_output(struct room *, const msgpack_object *);
-void	room_exec_clear(struct room *, const msgpack_object *);
-void	room_exec_done(struct room *, const msgpack_object *);
+void	room_exec_started(struct room *,
+	    const struct proto_agent_exec_started *);
+void	room_exec_output(struct room *, const struct proto_agent_output *);
+void	room_exec_clear(struct room *,
+	    const struct proto_agent_clear_output *);
+void	room_exec_done(struct room *, const struct proto_agent_exec_done *);
+int	room_exec_refused(struct room *, uint32_t, const char *);
 void	room_exec_kernel_died(struct room *, const char *);
 void	room_exec_interrupt(struct room *, const char *);
 u_int	room_exec_queue_length(struct room *);

@@ -11,6 +11,11 @@
  *	rtd-client open SOCKET PATH	open a notebook file (loads it)
  *	rtd-client save SOCKET PATH	open or create PATH, add a cell, save
  *	rtd-client replies SOCKET	replies near and past their caps
+ *	rtd-client run SOCKET OUT CODE...
+ *					run cells, write EXEC_STATE to OUT
+ *	rtd-client runfile SOCKET OUT FILE...
+ *					the same, each source read from a
+ *					file (it may hold NUL)
  */
 
 #include <sys/socket.h>
@@ -137,9 +142,13 @@ rtd_free_ids(char **ids, size_t n)
 		free(ids[i]);
 }
 
-/* Insert cells at the bottom; returns their ids (caller frees). */
+/*
+ * Insert cells at the bottom; returns their ids (caller frees).  With
+ * lens, sources are lens[i] bytes long and may hold NUL.
+ */
 static void
-rtd_insert(int fd, const char **sources, size_t n, char **ids)
+rtd_insert_len(int fd, const char **sources, const size_t *lens, size_t n,
+    char **ids)
 {
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;
@@ -153,7 +162,8 @@ rtd_insert(int fd, const char **sources, size_t n, char **ids)
 		msgpack_pack_map(&b.pk, 3);
 		proto_pack_str(&b.pk, "op", "insert");
 		proto_pack_str(&b.pk, "after", "BOTTOM");
-		proto_pack_str(&b.pk, "source", sources[i]);
+		proto_pack_strn(&b.pk, "source", sources[i], lens != NULL ?
+		    lens[i] : strlen(sources[i]));
 	}
 	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY,
 	    5000, &u);
@@ -163,6 +173,12 @@ rtd_insert(int fd, const char **sources, size_t n, char **ids)
 	for (i = 0; i < n; i++)
 		ids[i] = proto_dup_str(&cells->via.array.ptr[i], "cell_id");
 	msgpack_unpacked_destroy(&u);
+}
+
+static void
+rtd_insert(int fd, const char **sources, size_t n, char **ids)
+{
+	rtd_insert_len(fd, sources, NULL, n, ids);
 }
 
 /* EXEC_RUN then EXEC_GET (30 s); returns the final EXEC_STATE. */
@@ -786,7 +802,8 @@ rtd_save(const char *sock, const char *path, int save)
  * final EXEC_STATE, as JSON, to out.  Prints the agent's pid.
  */
 static int
-rtd_runcells(const char *sock, const char *out, char **codes, int n)
+rtd_runcells(const char *sock, const char *out, char **codes,
+    const size_t *lens, int n)
 {
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;
@@ -802,7 +819,7 @@ rtd_runcells(const char *sock, const char *out, char **codes, int n)
 	    &u);
 	msgpack_unpacked_destroy(&u);
 	ids = xcalloc((size_t)n, sizeof *ids);
-	rtd_insert(fd, (const char **)codes, (size_t)n, ids);
+	rtd_insert_len(fd, (const char **)codes, lens, (size_t)n, ids);
 	/* Every cell runs, even after an error. */
 	rtd_body(&b, 2);
 	proto_pack_key(&b.pk, "cell_ids");
@@ -847,6 +864,35 @@ rtd_runcells(const char *sock, const char *out, char **codes, int n)
 	free(eid);
 	close(fd);
 	return (0);
+}
+
+/* As rtd_runcells, each cell's source the bytes of a file. */
+static int
+rtd_runfiles(const char *sock, const char *out, char **files, int n)
+{
+	char	**codes;
+	size_t	 *lens;
+	FILE	 *f;
+	int	  i, rc;
+
+	codes = xcalloc((size_t)n, sizeof *codes);
+	lens = xcalloc((size_t)n, sizeof *lens);
+	for (i = 0; i < n; i++) {
+		if ((f = fopen(files[i], "rb")) == NULL ||
+		    fseek(f, 0, SEEK_END) != 0 || (lens[i] = ftell(f)) ==
+		    (size_t)-1 || fseek(f, 0, SEEK_SET) != 0)
+			rtd_fail("%s: %s", files[i], strerror(errno));
+		codes[i] = xmalloc(lens[i] + 1);
+		if (fread(codes[i], 1, lens[i], f) != lens[i])
+			rtd_fail("%s: short read", files[i]);
+		fclose(f);
+	}
+	rc = rtd_runcells(sock, out, codes, lens, n);
+	for (i = 0; i < n; i++)
+		free(codes[i]);
+	free(codes);
+	free(lens);
+	return (rc);
 }
 
 /* ROOM_EDIT of n copies of one edit; the reply within timeout ms. */
@@ -1085,11 +1131,15 @@ main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "save") == 0)
 		return (rtd_save(argv[2], argv[3], 1));
 	if (argc >= 5 && strcmp(argv[1], "run") == 0)
-		return (rtd_runcells(argv[2], argv[3], argv + 4, argc - 4));
+		return (rtd_runcells(argv[2], argv[3], argv + 4, NULL,
+		    argc - 4));
+	if (argc >= 5 && strcmp(argv[1], "runfile") == 0)
+		return (rtd_runfiles(argv[2], argv[3], argv + 4, argc - 4));
 	if (argc == 3 && strcmp(argv[1], "replies") == 0)
 		return (rtd_replies(argv[2]));
 	fprintf(stderr, "usage: rtd-client "
 	    "exec|errors|mismatch|room|kernel|open|save|replies SOCKET [PATH]\n"
-	    "       rtd-client run SOCKET OUT.json CODE...\n");
+	    "       rtd-client run SOCKET OUT.json CODE...\n"
+	    "       rtd-client runfile SOCKET OUT.json FILE...\n");
 	return (2);
 }

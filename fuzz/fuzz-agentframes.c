@@ -1,0 +1,424 @@
+/*
+ * fuzz-agentframes.c: libFuzzer target for the daemon's handling of what
+ * a runtime agent sends: the input is the byte stream of an agent's fd 3
+ * (frames: 12-byte header, body).  The daemon is set up as runtimed.c
+ * sets it up (fuzz-daemon.c's way: real rooms, store, kernel and run
+ * code); a client connection of the harness creates an untitled room,
+ * inserts three code cells and runs them, so the room's kernel is spawned
+ * and a run waits for it.  The agent's end of that kernel's socketpair is
+ * the harness's, and the input is written to it one frame at a time: the
+ * real room_kernel_dispatch decodes each (HELLO, AGENT_READY, AGENT_STATUS,
+ * AGENT_EXEC_STARTED, AGENT_OUTPUT, AGENT_CLEAR_OUTPUT, AGENT_EXEC_DONE,
+ * ERROR, OK, PING) with the proto/proto-agent.c codecs and room-exec.c
+ * applies them to the run and the notebook.
+ *
+ * Cut at the edge: spawn_find and spawn_child are the harness's (no
+ * runtimed-agent is started; a child that exits at once gives the kernel
+ * a pid to reap).  A run's id is random, so the 36-byte marker
+ * FUZZ_AF_EXEC in the input is replaced by the exec_id of the last
+ * AGENT_EXECUTE the daemon sent, and the 8-byte FUZZ_AF_CELL by its
+ * cell_id: events can then name the cell in flight (the seeds, recorded
+ * by fuzz/capture.py, carry the markers).  After each input the link is
+ * closed (the kernel dies, its runs end kernel_died), the rooms are freed
+ * and the store starts empty.
+ */
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtimed/runtimed.h"
+#include "runtimed/store.h"
+
+#define FUZZ_AF_PASSES	64
+#define FUZZ_AF_EXEC	"@@@@@@@@@@@@@@@@FUZZ_EXEC_ID@@@@@@@@"
+#define FUZZ_AF_CELL	"@FZCELL@"
+
+/* What runtimed.c defines for the rest of the daemon. */
+struct event_base		*runtimed_base;
+struct proto_incarnation	 runtimed_incarnation;
+char				*runtimed_state_dir;
+struct store			*runtimed_store;
+int				 runtimed_log_level;
+
+static char	 fuzz_af_dir[64];
+static int	 fuzz_af_home = -1;
+
+/* The agent end of the last kernel spawned, and its stand-in pid. */
+static int	 fuzz_af_fd = -1;
+static pid_t	 fuzz_af_pid = -1;
+
+/* What the daemon sent that end and has not been parsed yet. */
+static uint8_t	*fuzz_af_in;
+static size_t	 fuzz_af_inlen;
+static char	 fuzz_af_exec[37];
+static const char *fuzz_af_sources[] = { "print(1)", "display(2)", "1/0" };
+static char	 fuzz_af_cell[9];
+
+void
+runtimed_stop(void)
+{
+}
+
+/* The edge: the agent is not looked for. */
+char *
+spawn_find(const char *name, const char *configured)
+{
+	return (xstrdup(name));
+}
+
+/*
+ * The edge: keep the daemon's fd 3 for the agent instead of starting
+ * one.  The kernel gets the pid of a child that exits at once, reaped by
+ * room_kernel_reap as an agent's would be.
+ */
+pid_t
+spawn_child(const char *path, char *const argv[], int fd3, int new_session,
+    char **cause)
+{
+	pid_t	pid;
+
+	if (fuzz_af_fd != -1) {
+		*cause = xstrdup("fuzz-agentframes: one agent at a time");
+		return (-1);
+	}
+	/* vfork: fork would copy the sanitizers' page tables each input. */
+	if ((pid = vfork()) == -1) {
+		*cause = xstrdup("vfork failed");
+		return (-1);
+	}
+	if (pid == 0)
+		_exit(0);
+	if ((fuzz_af_fd = fcntl(fd3, F_DUPFD_CLOEXEC, 0)) == -1)
+		abort();
+	util_set_nonblock(fuzz_af_fd);
+	fuzz_af_pid = pid;
+	return (pid);
+}
+
+static void
+fuzz_af_cwd(int ours)
+{
+	if (ours ? chdir(fuzz_af_dir) : fchdir(fuzz_af_home)) {
+		perror("fuzz-agentframes: chdir");
+		abort();
+	}
+}
+
+/* Remove a directory's entries (one level of subdirectories). */
+static void
+fuzz_af_sweep(const char *dir, int keep_kernels)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX];
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if (strcmp(de->d_name, "kernels") == 0) {
+			fuzz_af_sweep(path, 0);
+			if (keep_kernels)
+				continue;
+		}
+		if (unlink(path) != 0 && errno == EISDIR)
+			rmdir(path);
+	}
+	closedir(d);
+}
+
+static void
+fuzz_af_cleanup(void)
+{
+	if (runtimed_store != NULL)
+		store_close(runtimed_store);
+	runtimed_store = NULL;
+	fuzz_af_sweep(fuzz_af_dir, 0);
+	rmdir(fuzz_af_dir);
+}
+
+static void
+fuzz_af_open_store(void)
+{
+	char	*cause = NULL;
+
+	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) ==
+	    NULL) {
+		fprintf(stderr, "fuzz-agentframes: %s\n", cause);
+		abort();
+	}
+}
+
+static void
+fuzz_af_init(void)
+{
+	char	path[PATH_MAX];
+
+	log_open("fuzz-agentframes", getenv("FUZZ_TRACE") != NULL ?
+	    LOG_LEVEL_DEBUG : LOG_LEVEL_WARN, getenv("FUZZ_TRACE") != NULL ?
+	    NULL : "/dev/null");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(fuzz_af_dir, sizeof fuzz_af_dir,
+	    "%s/fuzz-agentframes-XXXXXX", access("/dev/shm", W_OK) == 0 ?
+	    "/dev/shm" : "/tmp");
+	if (mkdtemp(fuzz_af_dir) == NULL ||
+	    (fuzz_af_home = open(".", O_RDONLY | O_DIRECTORY)) == -1) {
+		perror("fuzz-agentframes");
+		exit(1);
+	}
+	atexit(fuzz_af_cleanup);
+	snprintf(path, sizeof path, "%s/kernels", fuzz_af_dir);
+	if (mkdir(path, 0700) != 0) {
+		perror("fuzz-agentframes: kernels");
+		exit(1);
+	}
+	runtimed_state_dir = xstrdup(fuzz_af_dir);
+	runtimed_base = event_base_new();
+	runtimed_incarnation.pid = getpid();
+	runtimed_incarnation.started_at = util_now_us();
+	snprintf(runtimed_incarnation.version,
+	    sizeof runtimed_incarnation.version, "%s", RUNTIMED_VERSION);
+	room_set_autosave(0, -1);
+	kernel_pool_set_size(0);
+	fuzz_af_open_store();
+	room_start();
+}
+
+/* Drop what the daemon sent the harness's client. */
+static void
+fuzz_af_drain(int fd)
+{
+	char	buf[65536];
+
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+}
+
+/*
+ * Read what the daemon sent the agent end; remember the ids of each
+ * AGENT_EXECUTE for the markers.
+ */
+static void
+fuzz_af_read_agent(void)
+{
+	struct proto_agent_execute	 m;
+	struct proto_header		 hdr;
+	msgpack_unpacked		 u;
+	uint8_t				 buf[65536];
+	char				 err[256];
+	size_t				 used;
+	ssize_t				 n;
+	int				 rc;
+
+	while ((n = read(fuzz_af_fd, buf, sizeof buf)) > 0) {
+		fuzz_af_in = xreallocarray(fuzz_af_in, 1, fuzz_af_inlen + n);
+		memcpy(fuzz_af_in + fuzz_af_inlen, buf, n);
+		fuzz_af_inlen += n;
+	}
+	for (;;) {
+		rc = proto_frame_decode(fuzz_af_in, fuzz_af_inlen, &hdr, &u,
+		    &used, err, sizeof err);
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			/* The daemon sends only frames it can decode. */
+			fprintf(stderr, "fuzz-agentframes: daemon sent a bad "
+			    "frame: %s\n", err);
+			abort();
+		}
+		if (hdr.type == PROTO_MSG_AGENT_EXECUTE &&
+		    proto_agent_execute_unpack(&u.data, &m, err,
+		    sizeof err) == 0 && m.exec_id.len == 36 &&
+		    m.cell_id.len == 8) {
+			memcpy(fuzz_af_exec, m.exec_id.ptr, 36);
+			memcpy(fuzz_af_cell, m.cell_id.ptr, 8);
+		}
+		msgpack_unpacked_destroy(&u);
+		memmove(fuzz_af_in, fuzz_af_in + used, fuzz_af_inlen - used);
+		fuzz_af_inlen -= used;
+	}
+}
+
+/* Put an id in flight where the input has its marker (as long as it). */
+static void
+fuzz_af_mark(uint8_t *p, size_t len, const char *marker, const char *id)
+{
+	uint8_t	*at, *end = p + len;
+	size_t	 n = strlen(marker);
+
+	while ((at = memmem(p, end - p, marker, n)) != NULL) {
+		memcpy(at, id, n);
+		p = at + n;
+	}
+}
+
+static void
+fuzz_af_frame(int fd, uint16_t type, uint32_t id, struct mpbuf *b)
+{
+	struct proto_header	hdr;
+	uint8_t			h[PROTO_HEADER_SIZE];
+
+	memset(&hdr, 0, sizeof hdr);
+	hdr.length = b->sb.size;
+	hdr.type = type;
+	hdr.version = PROTO_VERSION;
+	hdr.id = id;
+	proto_header_pack(&hdr, h);
+	if (write(fd, h, sizeof h) != sizeof h ||
+	    write(fd, b->sb.data, b->sb.size) != (ssize_t)b->sb.size)
+		abort();
+	mpbuf_free(b);
+}
+
+/* The client's part: HELLO, an untitled room, three cells, a run. */
+static void
+fuzz_af_client(int fd)
+{
+	struct proto_hello	hello;
+	struct mpbuf		b;
+	int			i;
+
+	memset(&hello, 0, sizeof hello);
+	hello.version = PROTO_VERSION;
+	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_WORKER);
+	snprintf(hello.label, sizeof hello.label, "fuzz-agentframes");
+	hello.pid = getpid();
+	mpbuf_init(&b);
+	proto_hello_pack(&b.pk, &hello);
+	fuzz_af_frame(fd, PROTO_MSG_HELLO, 1, &b);
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	fuzz_af_frame(fd, PROTO_MSG_ROOM_CREATE, 2, &b);
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 3);
+	for (i = 0; i < 3; i++) {
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_str(&b.pk, "op", "insert");
+		proto_pack_str(&b.pk, "after", "BOTTOM");
+		proto_pack_str(&b.pk, "source", fuzz_af_sources[i]);
+	}
+	fuzz_af_frame(fd, PROTO_MSG_ROOM_EDIT, 3, &b);
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 3);
+	for (i = 0; i < 3; i++)
+		msgpack_pack_uint8(&b.pk, i);
+	proto_pack_bool(&b.pk, "stop_on_error", 0);
+	fuzz_af_frame(fd, PROTO_MSG_EXEC_RUN, 4, &b);
+}
+
+static void
+fuzz_af_loop(int cfd, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_af_drain(cfd);
+		if (fuzz_af_fd != -1)
+			fuzz_af_read_agent();
+	}
+}
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int		 ready;
+	struct proto_header	 hdr;
+	uint8_t			*copy, *p;
+	size_t			 blen, n;
+	siginfo_t		 si;
+	int			 sv[2], i;
+
+	if (!ready) {
+		fuzz_af_init();
+		ready = 1;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		abort();
+	util_set_nonblock(sv[1]);
+	memset(fuzz_af_exec, '-', 36);
+	memset(fuzz_af_cell, '-', 8);
+	fuzz_af_cwd(1);
+	server_client_accept(sv[0]);
+	fuzz_af_client(sv[1]);
+	for (i = 0; i < FUZZ_AF_PASSES && fuzz_af_fd == -1; i++)
+		fuzz_af_loop(sv[1], 1);
+	if (fuzz_af_fd == -1) {
+		fprintf(stderr, "fuzz-agentframes: no kernel was spawned\n");
+		abort();
+	}
+
+	/* One frame at a time, each handled before the next is sent. */
+	p = copy = xmalloc(size > 0 ? size : 1);
+	memcpy(copy, data, size);
+	while (size > 0 && fuzz_af_fd != -1) {
+		n = size;
+		if (size >= PROTO_HEADER_SIZE) {
+			proto_header_unpack(p, &hdr);
+			blen = size - PROTO_HEADER_SIZE;
+			if (blen > hdr.length)
+				blen = hdr.length;
+			n = PROTO_HEADER_SIZE + blen;
+			fuzz_af_mark(p, n, FUZZ_AF_EXEC, fuzz_af_exec);
+			fuzz_af_mark(p, n, FUZZ_AF_CELL, fuzz_af_cell);
+		}
+		if (write(fuzz_af_fd, p, n) != (ssize_t)n)
+			break;
+		p += n;
+		size -= n;
+		fuzz_af_loop(sv[1], 4);
+	}
+	free(copy);
+
+	/* The agent goes: its kernel is dead, the run ends. */
+	close(fuzz_af_fd);
+	fuzz_af_fd = -1;
+	fuzz_af_loop(sv[1], 4);
+	shutdown(sv[1], SHUT_WR);
+	fuzz_af_loop(sv[1], 4);
+	close(sv[1]);
+	for (i = 0; i < FUZZ_AF_PASSES && server_client_count() > 0; i++)
+		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+
+	/* Next input: a daemon that knows nothing. */
+	room_free_all();
+	if (fuzz_af_pid != -1) {
+		/* Exited, not yet reaped: room_kernel_reap reaps it. */
+		waitid(P_PID, fuzz_af_pid, &si, WEXITED | WNOWAIT);
+		room_kernel_reap();
+		fuzz_af_pid = -1;
+	}
+	fuzz_af_inlen = 0;
+	/* As runtimed.c stops: the record writer is done first. */
+	room_exec_flush();
+	store_close(runtimed_store);
+	fuzz_af_sweep(fuzz_af_dir, 1);
+	fuzz_af_open_store();
+	room_start();
+	fuzz_af_cwd(0);
+	return (0);
+}
