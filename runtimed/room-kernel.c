@@ -187,9 +187,10 @@ room_kernel_spawn(struct room *r, const char *name)
 		return (k);
 	}
 	free(rundir);
-	if ((agent = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR)) ==
-	    NULL) {
-		room_kernel_set_dead(k, "runtimed-agent not found");
+	if ((agent = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR,
+	    &cause)) == NULL) {
+		room_kernel_set_dead(k, cause);
+		free(cause);
 		return (k);
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
