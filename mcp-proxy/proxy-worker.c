@@ -114,6 +114,18 @@ proxy_worker_mkdirs(const char *path, char **cause)
 	return sockdir_check_dir(path, 0, cause);
 }
 
+/* At exit: a log nothing was written to is not kept. */
+static void
+proxy_worker_tidy_log(void)
+{
+	struct stat	sb;
+
+	if (proxy_worker_log == NULL || proxy_worker_logfd == -1)
+		return;
+	if (fstat(proxy_worker_logfd, &sb) == 0 && sb.st_size == 0)
+		unlink(proxy_worker_log);
+}
+
 /* Open the worker's log file; without one its stderr is ours. */
 static void
 proxy_worker_open_log(void)
@@ -132,7 +144,8 @@ proxy_worker_open_log(void)
 			log_warn("open %s", proxy_worker_log);
 			free(proxy_worker_log);
 			proxy_worker_log = NULL;
-		}
+		} else
+			atexit(proxy_worker_tidy_log);
 	} else {
 		log_warnx("worker log: %s", cause);
 		free(cause);

@@ -708,6 +708,19 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 }
 
 /* SIGCHLD: reap agents. */
+/* Its agent is gone: drop its runtime directory if nothing is left. */
+static void
+room_kernel_tidy(struct room_kernel *k)
+{
+	char	*rundir;
+
+	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
+	if (rmdir(rundir) != 0 && errno != ENOENT && errno != ENOTEMPTY &&
+	    errno != EEXIST)
+		log_debug("rmdir %s: %s", rundir, strerror(errno));
+	free(rundir);
+}
+
 void
 room_kernel_reap(void)
 {
@@ -726,6 +739,7 @@ room_kernel_reap(void)
 				log_info("agent %ld exited %d", (long)pid,
 				    WEXITSTATUS(status));
 			k->pid = -1;
+			room_kernel_tidy(k);
 			room_kernel_maybe_destroy(k);
 			break;
 		}

@@ -44,6 +44,8 @@ P=$T/moved
 timeout 240 python3 "$srcdir/tests/install/mcp-smoke.py" \
     "$P/bin/runtimed-mcp" "$T/smoke.ipynb" || fail "the moved tree"
 echo "ok: the moved tree ran a cell"
+empty=$(find "$RUNTIMED_STATE_DIR/logs" -name 'mcp-worker-*.log' -empty)
+[ -z "$empty" ] || fail "empty worker logs left: $empty"
 "$P/bin/runtimed" stop >/dev/null 2>&1 || fail "runtimed stop"
 
 rm "$P/libexec/runtimed/runtimed-mcp-worker"
