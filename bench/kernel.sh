@@ -6,12 +6,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 proxy=${1:-runtimed-mcp}
 n=${2:-200}
-# An install under a prefix other than the configured one (make install
-# prefix=...) finds its worker, daemon and agent beside the proxy.
+# An install anywhere finds its worker, daemon and agent relative to the
+# proxy by itself; the daemon is beside it.
 case $proxy in
 */*)	bin=$(cd "$(dirname "$proxy")" && pwd)
-	RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$bin/../libexec:$bin}
-	export RUNTIMED_LIBEXEC_DIR
 	RUNTIMED_BIN=${RUNTIMED_BIN:-$bin/runtimed}
 	export RUNTIMED_BIN;;
 esac
