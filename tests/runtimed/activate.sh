@@ -46,6 +46,21 @@ done
 wait_gone "$dpid" 100 || fail "the notified daemon did not stop"
 ok "NOTIFY_SOCKET: READY=1 once serving, STOPPING=1 on stop"
 
+# A descriptor 3 that is no listening Unix socket: refused, nothing made.
+out=$(LISTEN_FDS=1 timeout 10 sh -c 'LISTEN_PID=$$ exec "$1" -D 3</dev/null' \
+    sh "$RUNTIMED" 2>&1) && fail "runtimed took /dev/null as its socket"
+case $out in
+*"is not a socket"*|*"not a Unix stream socket"*) ;;
+*) fail "a bad activated descriptor: $out";;
+esac
+[ -e "$RUNTIMED_SOCKET" ] && fail "a socket was made beside a bad activation"
+python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); import os; os.dup2(s.fileno(), 3) if s.fileno() != 3 else None; os.set_inheritable(3, True); os.environ["LISTEN_PID"]=str(os.getpid()); os.environ["LISTEN_FDS"]="1"; os.execv(sys.argv[2], [sys.argv[2], "-D"])' \
+    "$T/unlistened.sock" "$RUNTIMED" >"$T/unlistened.out" 2>&1 &&
+    fail "runtimed took a socket that does not listen"
+grep -q "is not listening" "$T/unlistened.out" ||
+    fail "a socket that does not listen: $(cat "$T/unlistened.out")"
+ok "a bad activated descriptor is refused with why"
+
 if ! command -v systemd-socket-activate >/dev/null 2>&1; then
 	echo "activate: socket activation skipped: no systemd-socket-activate"
 	exit 77
