@@ -49,7 +49,8 @@ echo "ok: built $(basename "$deb") in $(( $(date +%s) - t0 )) s"
 if command -v lintian >/dev/null 2>&1; then
 	lintian "$deb" >"$T/lintian.out" 2>&1
 	if grep -E '^[EW]: ' "$T/lintian.out"; then
-		fail "lintian: fix these or explain them in packaging/debian/README"
+		fail "lintian: fix these, or explain them in" \
+		    "packaging/debian/README"
 	fi
 	echo "ok: lintian reports no error or warning"
 else

@@ -54,8 +54,19 @@ case $out in
 *) fail "a bad activated descriptor: $out";;
 esac
 [ -e "$RUNTIMED_SOCKET" ] && fail "a socket was made beside a bad activation"
-python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); import os; os.dup2(s.fileno(), 3) if s.fileno() != 3 else None; os.set_inheritable(3, True); os.environ["LISTEN_PID"]=str(os.getpid()); os.environ["LISTEN_FDS"]="1"; os.execv(sys.argv[2], [sys.argv[2], "-D"])' \
-    "$T/unlistened.sock" "$RUNTIMED" >"$T/unlistened.out" 2>&1 &&
+# A Unix socket, bound but not listening, as descriptor 3.
+python3 - "$T/unlistened.sock" "$RUNTIMED" <<'PY' \
+    >"$T/unlistened.out" 2>&1 &&
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+if s.fileno() != 3:
+    os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ["LISTEN_PID"] = str(os.getpid())
+os.environ["LISTEN_FDS"] = "1"
+os.execv(sys.argv[2], [sys.argv[2], "-D"])
+PY
     fail "runtimed took a socket that does not listen"
 grep -q "is not listening" "$T/unlistened.out" ||
     fail "a socket that does not listen: $(cat "$T/unlistened.out")"
@@ -74,7 +85,8 @@ apid=$!
 track $apid
 i=0
 while [ ! -S "$RUNTIMED_SOCKET" ]; do
-	i=$((i + 1)); [ $i -gt 100 ] && fail "systemd-socket-activate: no socket"
+	i=$((i + 1))
+	[ $i -gt 100 ] && fail "systemd-socket-activate made no socket"
 	sleep 0.1
 done
 # What a worker's on-demand start runs: it must yield to the manager.
