@@ -6,11 +6,11 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 proxy=${1:-runtimed-mcp}
 n=${2:-200}
-# An install under a prefix other than the configured one (make install
-# prefix=...) finds its worker, daemon and agent beside the proxy.
+# An install finds its worker, daemon and agent relative to the proxy by
+# itself; a build tree needs its top directory searched.
 case $proxy in
 */*)	bin=$(cd "$(dirname "$proxy")" && pwd)
-	RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$bin/../libexec:$bin}
+	RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$bin}
 	export RUNTIMED_LIBEXEC_DIR
 	RUNTIMED_BIN=${RUNTIMED_BIN:-$bin/runtimed}
 	export RUNTIMED_BIN;;

@@ -93,7 +93,7 @@ int	 sockdir_connect(const char *);
 int	 sockdir_peer_uid(int, uid_t *);
 
 /* spawn.c: start a child with one end of a socketpair as fd 3. */
-char	*spawn_find(const char *, const char *);
+char	*spawn_find(const char *, const char *, char **);
 pid_t	 spawn_child(const char *, char *const [], int, int, char **);
 
 /* frameio.c: blocking frame I/O for short-lived clients and tests. */

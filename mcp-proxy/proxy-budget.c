@@ -85,6 +85,20 @@ proxy_budget_note(enum proxy_budget_kind kind, int64_t lived_ms)
 	return delay;
 }
 
+/*
+ * The worker could not even be started (not found, not executable):
+ * retrying at once cannot help, so refuse with why until
+ * PROXY_START_RETRY_MS from now.  Returns that delay.
+ */
+int64_t
+proxy_budget_trip(const char *why)
+{
+	free(proxy_budget_reason);
+	proxy_budget_reason = xstrdup(why);
+	proxy_budget_until = util_mono_ms() + PROXY_START_RETRY_MS;
+	return PROXY_START_RETRY_MS;
+}
+
 int
 proxy_budget_tripped(void)
 {

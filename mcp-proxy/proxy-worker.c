@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,6 +114,18 @@ proxy_worker_mkdirs(const char *path, char **cause)
 	return sockdir_check_dir(path, 0, cause);
 }
 
+/* At exit: a log nothing was written to is not kept. */
+static void
+proxy_worker_tidy_log(void)
+{
+	struct stat	sb;
+
+	if (proxy_worker_log == NULL || proxy_worker_logfd == -1)
+		return;
+	if (fstat(proxy_worker_logfd, &sb) == 0 && sb.st_size == 0)
+		unlink(proxy_worker_log);
+}
+
 /* Open the worker's log file; without one its stderr is ours. */
 static void
 proxy_worker_open_log(void)
@@ -131,7 +144,8 @@ proxy_worker_open_log(void)
 			log_warn("open %s", proxy_worker_log);
 			free(proxy_worker_log);
 			proxy_worker_log = NULL;
-		}
+		} else
+			atexit(proxy_worker_tidy_log);
 	} else {
 		log_warnx("worker log: %s", cause);
 		free(cause);
@@ -537,6 +551,20 @@ proxy_worker_exec(const char *path, int fd3, char **cause)
 	return pid;
 }
 
+/*
+ * No worker could be run at all: that is no crash to retry at once, and
+ * the client is told the cause (which names the paths tried), not a
+ * count of deaths.  The log says it too, so the log is never empty.
+ */
+static void
+proxy_worker_cannot_start(const char *cause)
+{
+	log_warnx("%s", cause);
+	if (proxy_worker_logfd != -1)
+		dprintf(proxy_worker_logfd, "runtimed-mcp: %s\n", cause);
+	proxy_worker_schedule(proxy_budget_trip(cause));
+}
+
 static void
 proxy_worker_spawn(void)
 {
@@ -546,11 +574,10 @@ proxy_worker_spawn(void)
 	int			 sv[2];
 	pid_t			 pid;
 
-	path = spawn_find(PROXY_WORKER_NAME, RUNTIMED_LIBEXECDIR);
-	if (path == NULL) {
-		log_warnx("cannot find %s (set RUNTIMED_LIBEXEC_DIR?)",
-		    PROXY_WORKER_NAME);
-		proxy_worker_schedule(proxy_budget_note(PROXY_BUDGET_CRASH, 0));
+	if ((path = spawn_find(PROXY_WORKER_NAME, RUNTIMED_LIBEXECDIR,
+	    &cause)) == NULL) {
+		proxy_worker_cannot_start(cause);
+		free(cause);
 		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0, sv) == -1) {
@@ -562,11 +589,10 @@ proxy_worker_spawn(void)
 	pid = proxy_worker_exec(path, sv[1], &cause);
 	close(sv[1]);
 	if (pid == -1) {
-		log_warnx("%s", cause);
+		proxy_worker_cannot_start(cause);
 		free(cause);
 		free(path);
 		close(sv[0]);
-		proxy_worker_schedule(proxy_budget_note(PROXY_BUDGET_CRASH, 0));
 		return;
 	}
 	log_info("started %s, pid %ld, log %s", path, (long)pid,

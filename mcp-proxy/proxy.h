@@ -35,6 +35,8 @@ struct json_object;
 #define PROXY_CRASH_WINDOW_MS	30000
 /* Once tripped, requests are refused for this long. */
 #define PROXY_TRIP_MS		60000
+/* A worker that cannot be found or started is tried again after this. */
+#define PROXY_START_RETRY_MS	10000
 /* A worker that lived less than this died "quickly": back off. */
 #define PROXY_QUICK_MS		1000
 /* How long a worker gets to exit after WORKER_SHUTDOWN. */
@@ -113,6 +115,7 @@ enum proxy_budget_kind {
 	PROXY_BUDGET_UPGRADE,
 };
 int64_t		 proxy_budget_note(enum proxy_budget_kind, int64_t);
+int64_t		 proxy_budget_trip(const char *);
 int		 proxy_budget_tripped(void);
 int64_t		 proxy_budget_retry_in(void);
 const char	*proxy_budget_why(void);

@@ -474,10 +474,13 @@ worker_daemon_autostart(struct worker_dconn *dc)
 	if (worker_daemon_start.timer != NULL)
 		return;		/* a start is already in progress */
 
-	worker_daemon_start.path = spawn_find("runtimed", RUNTIMED_BINDIR);
+	worker_daemon_start.path = spawn_find("runtimed", RUNTIMED_BINDIR,
+	    &cause);
 	if (worker_daemon_start.path == NULL) {
-		worker_daemon_die(dc, "notebook_unavailable", "runtimed is not "
-		    "running and its executable was not found");
+		xasprintf(&msg, "runtimed is not running and %s", cause);
+		free(cause);
+		worker_daemon_die(dc, "notebook_unavailable", msg);
+		free(msg);
 		return;
 	}
 	argv[0] = worker_daemon_start.path;

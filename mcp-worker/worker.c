@@ -15,11 +15,14 @@
 static struct event_base	*worker_base;
 
 static __dead void
-worker_usage(void)
+worker_usage(int status)
 {
-	fprintf(stderr, "usage: runtimed-mcp-worker [-v] [--proxy-fd N | "
-	    "--print-catalog]\n");
-	exit(2);
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: runtimed-mcp-worker [-hVv] [--proxy-fd N | "
+	    "--print-catalog]\n"
+	    "Started by runtimed-mcp with its link as fd 3; see "
+	    "runtimed-mcp-worker(8).\n");
+	exit(status);
 }
 
 /* Leave at once: the daemon keeps rooms and runs; our sockets close. */
@@ -57,7 +60,7 @@ main(int argc, char **argv)
 			n = strtol(argv[++i], &end, 10);
 			if (errno != 0 || *end != '\0' || n < 0 ||
 			    n > INT_MAX)
-				worker_usage();
+				worker_usage(2);
 			proxy_fd = (int)n;
 		} else if (strcmp(argv[i], "--print-catalog") == 0) {
 			/* The proxy's built-in catalog: tools/list as JSON. */
@@ -68,8 +71,15 @@ main(int argc, char **argv)
 			    JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(list);
 			exit(0);
+		} else if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			worker_usage(0);
+		else if (strcmp(argv[i], "-V") == 0 ||
+		    strcmp(argv[i], "--version") == 0) {
+			printf("runtimed-mcp-worker %s\n", RUNTIMED_VERSION);
+			exit(0);
 		} else
-			worker_usage();
+			worker_usage(2);
 	}
 	if ((env = getenv("RUNTIMED_DEBUG")) != NULL && *env != '\0')
 		level = LOG_LEVEL_DEBUG;

@@ -57,7 +57,7 @@ static __dead void
 agent_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed-agent [-v] [--log file]\n"
+	    "usage: runtimed-agent [-hVv] [--log file]\n"
 	    "       runtimed-agent --list-kernelspecs\n"
 	    "Started by runtimed with its socket as fd 3; see "
 	    "runtimed-agent(8).\n");
@@ -504,6 +504,7 @@ main(int argc, char **argv)
 		{ "list-kernelspecs", no_argument, NULL, 'k' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct proto_hello	 hello;
@@ -513,10 +514,13 @@ main(int argc, char **argv)
 	struct json_object	*specs;
 	int			 ch, level = LOG_LEVEL_WARN, list = 0;
 
-	while ((ch = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			agent_usage(0);
+		case 'V':
+			printf("runtimed-agent %s\n", RUNTIMED_VERSION);
+			exit(0);
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
 				level++;

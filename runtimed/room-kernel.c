@@ -196,9 +196,10 @@ room_kernel_spawn(struct room *r, const char *name)
 		return (k);
 	}
 	free(rundir);
-	if ((agent = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR)) ==
-	    NULL) {
-		room_kernel_set_dead(k, "runtimed-agent not found");
+	if ((agent = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR,
+	    &cause)) == NULL) {
+		room_kernel_set_dead(k, cause);
+		free(cause);
 		return (k);
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -805,6 +806,19 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 }
 
 /* SIGCHLD: reap agents. */
+/* Its agent is gone: drop its runtime directory if nothing is left. */
+static void
+room_kernel_tidy(struct room_kernel *k)
+{
+	char	*rundir;
+
+	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
+	if (rmdir(rundir) != 0 && errno != ENOENT && errno != ENOTEMPTY &&
+	    errno != EEXIST)
+		log_debug("rmdir %s: %s", rundir, strerror(errno));
+	free(rundir);
+}
+
 void
 room_kernel_reap(void)
 {
@@ -823,6 +837,7 @@ room_kernel_reap(void)
 				log_info("agent %ld exited %d", (long)pid,
 				    WEXITSTATUS(status));
 			k->pid = -1;
+			room_kernel_tidy(k);
 			room_kernel_maybe_destroy(k);
 			break;
 		}

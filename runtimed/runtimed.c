@@ -103,6 +103,7 @@ runtimed_stop(void)
 		return;
 	runtimed_stopping = 1;
 	log_info("stopping");
+	server_activate_notify("STOPPING=1");
 	server_stop_accepting();
 	server_client_free_all();
 	kernel_pool_stop();
@@ -146,14 +147,44 @@ runtimed_report(int fd, const char *fmt, ...)
 	close(fd);
 }
 
+/*
+ * Let go of whoever started us: stdin from /dev/null, stdout and stderr
+ * to our log, before any child is started, so no agent holds the
+ * launcher's pipe ("runtimed 2>&1 | cat" returns) or the log of the
+ * worker that started us on demand.
+ */
+static void
+runtimed_detach(const char *logpath)
+{
+	int	fd;
+
+	if ((fd = open("/dev/null", O_RDONLY)) != -1) {
+		if (fd != 0) {
+			dup2(fd, 0);
+			close(fd);
+		}
+	}
+	if ((fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600)) != -1) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	} else if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+}
+
 static int
 runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 {
 	struct event	*ev_term, *ev_int, *ev_chld;
 	char		*cause = NULL, *logpath;
 	pid_t		 other;
-	int		 fd, rc;
+	int		 rc;
 
+	server_activate_notify_init();
 	setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 0);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -174,6 +205,9 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	xasprintf(&logpath, "%s/runtimed.log", runtimed_state_dir);
 	log_open("runtimed", level, foreground ? NULL : logpath);
 	sockdir_private_files(runtimed_state_dir);
+	if (!foreground)
+		runtimed_detach(logpath);
+	free(logpath);
 
 	runtimed_base = event_base_new();
 	if (runtimed_base == NULL)
@@ -189,7 +223,6 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 			printf("runtimed: already running (pid %ld)\n",
 			    (long)other);
 		runtimed_report(ready_fd, "A%ld", (long)other);
-		free(logpath);
 		return (0);
 	}
 	if (rc != 0) {
@@ -197,7 +230,6 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 			fprintf(stderr, "runtimed: %s\n", cause);
 		runtimed_report(ready_fd, "Eruntimed: %s", cause);
 		free(cause);
-		free(logpath);
 		return (1);
 	}
 	fatal_set_cleanup(runtimed_cleanup);
@@ -223,21 +255,8 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	log_info("started, pid %ld, version %s, state %s", (long)getpid(),
 	    RUNTIMED_VERSION, runtimed_state_dir);
 	kernel_pool_fill();
-	if (!foreground) {
-		/* Children's stderr goes to the log from now on. */
-		if ((fd = open("/dev/null", O_RDONLY)) != -1) {
-			dup2(fd, 0);
-			close(fd);
-		}
-		if ((fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT |
-		    O_CLOEXEC, 0600)) != -1) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-	}
-	free(logpath);
 	runtimed_report(ready_fd, "R");
+	server_activate_notify("READY=1");
 
 	event_base_dispatch(runtimed_base);
 

@@ -192,6 +192,11 @@ u_int	server_fds_open(void);
 u_int	server_fds_limit(void);
 u_int	server_peers_room(void);
 
+/* server-activate.c */
+int	server_activate_listener(char **, char **);
+void	server_activate_notify_init(void);
+void	server_activate_notify(const char *);
+
 /* server-client.c */
 void	server_client_accept(int);
 u_int	server_client_count(void);

@@ -10,6 +10,12 @@
  * ENFILE, it stops accepting for SERVER_ACCEPT_PAUSE_MS or until a
  * client leaves.  New clients wait in the listen backlog meanwhile, and
  * the ones connected are served as before (docs/decisions/012).
+ *
+ * A socket made by systemd or launchd (server-activate.c) is used as it
+ * is and never removed by us.  Like tmux, the daemon stops once its
+ * socket file is removed or replaced (checked every SERVER_WATCH_MS by
+ * inode): nobody could reach it any more, and a replacement must not
+ * lose its socket when we exit.
  */
 
 #include <sys/file.h>
@@ -33,6 +39,7 @@
 #define SERVER_FD_RESERVE	16
 #define SERVER_ACCEPT_PAUSE_MS	1000
 #define SERVER_FD_LOG_MS	10000
+#define SERVER_WATCH_MS		1000
 
 static int		 server_fd = -1;
 static int		 server_lock_fd = -1;
@@ -43,6 +50,10 @@ static int64_t		 server_logged_at;	/* last "no room" line */
 static u_int		 server_waits;		/* pauses since */
 static char		*server_path;
 static rlim_t		 server_fd_limit;
+static int		 server_activated;	/* the socket is not ours */
+static struct event	*server_watch_ev;
+static dev_t		 server_sock_dev;
+static ino_t		 server_sock_ino;
 
 /* The pid the lock holder wrote, or 0. */
 static pid_t
@@ -224,6 +235,48 @@ server_peers_room(void)
 	return (limit - open - reserve);
 }
 
+/* Is our socket file still the one we listen on? */
+static void
+server_watch_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct timeval	 tv = { SERVER_WATCH_MS / 1000,
+			    (SERVER_WATCH_MS % 1000) * 1000 };
+	struct stat	 sb;
+	const char	*what = NULL;
+
+	if (lstat(server_path, &sb) != 0)
+		what = errno == ENOENT ? "removed" : strerror(errno);
+	else if (sb.st_dev != server_sock_dev || sb.st_ino != server_sock_ino)
+		what = "replaced";
+	if (what == NULL) {
+		evtimer_add(server_watch_ev, &tv);
+		return;
+	}
+	log_warnx("socket %s %s; stopping (no client can reach this daemon "
+	    "now)", server_path, what);
+	/* Whatever is at the path now is not ours to remove. */
+	free(server_path);
+	server_path = NULL;
+	runtimed_stop();
+}
+
+static void
+server_watch_start(void)
+{
+	struct timeval	tv = { SERVER_WATCH_MS / 1000,
+			    (SERVER_WATCH_MS % 1000) * 1000 };
+	struct stat	sb;
+
+	if (lstat(server_path, &sb) != 0) {
+		log_warn("lstat %s", server_path);
+		return;
+	}
+	server_sock_dev = sb.st_dev;
+	server_sock_ino = sb.st_ino;
+	server_watch_ev = evtimer_new(runtimed_base, server_watch_cb, NULL);
+	evtimer_add(server_watch_ev, &tv);
+}
+
 /*
  * Take the socket.  Returns 0 when listening, 1 when another daemon
  * already serves it (*other gets its pid, 0 if unknown), -1 on error
@@ -233,11 +286,20 @@ int
 server_start(const char *path, char **cause, pid_t *other)
 {
 	struct stat	 sb;
-	char		*copy, *lockpath, buf[32];
-	int		 fd, len, i;
+	char		*copy, *lockpath, *apath = NULL, buf[32];
+	int		 fd, len, i, afd;
 
 	*other = 0;
 	server_raise_fd_limit();
+	if ((afd = server_activate_listener(&apath, cause)) == -2)
+		return (-1);
+	if (afd >= 0) {
+		if (strcmp(apath, path) != 0)
+			log_warnx("activated on %s, not %s: clients must use "
+			    "%s", apath, path, apath);
+		path = apath;
+		server_activated = 1;
+	}
 	copy = xstrdup(path);
 	if (sockdir_check_named("socket directory", dirname(copy), 1,
 	    cause) != 0) {
@@ -264,7 +326,14 @@ server_start(const char *path, char **cause, pid_t *other)
 			xasprintf(cause, "flock: %s", strerror(errno));
 			return (-1);
 		}
-		if (i >= 200 || (fd = sockdir_connect(path)) != -1) {
+		if (afd >= 0 && i >= 200) {
+			xasprintf(cause, "another runtimed holds %s.lock (pid "
+			    "%ld); stop it before the socket unit's",
+			    path, (long)server_lock_pid(server_lock_fd));
+			return (-1);
+		}
+		if (afd < 0 &&
+		    (i >= 200 || (fd = sockdir_connect(path)) != -1)) {
 			if (i < 200)
 				close(fd);
 			for (i = 0; i < 20 && (*other =
@@ -281,6 +350,10 @@ server_start(const char *path, char **cause, pid_t *other)
 	    pwrite(server_lock_fd, buf, (size_t)len, 0) != len)
 		log_warn("writing the lock file");
 
+	if (afd >= 0) {
+		server_fd = afd;
+		goto listening;
+	}
 	if (lstat(path, &sb) == 0) {
 		if (!S_ISSOCK(sb.st_mode)) {
 			xasprintf(cause, "%s exists and is not a socket", path);
@@ -302,12 +375,16 @@ server_start(const char *path, char **cause, pid_t *other)
 	}
 	if ((server_fd = sockdir_listen(path, cause)) == -1)
 		return (-1);
+listening:
 	server_path = xstrdup(path);
+	free(apath);
 	server_ev = event_new(runtimed_base, server_fd, EV_READ | EV_PERSIST,
 	    server_accept_cb, NULL);
 	event_add(server_ev, NULL);
 	server_pause_ev = evtimer_new(runtimed_base, server_resume_cb, NULL);
-	log_info("listening on %s", path);
+	server_watch_start();
+	log_info("listening on %s%s", server_path, server_activated ?
+	    " (socket-activated)" : "");
 	return (0);
 }
 
@@ -326,6 +403,10 @@ server_stop_accepting(void)
 		event_free(server_pause_ev);
 		server_pause_ev = NULL;
 	}
+	if (server_watch_ev != NULL) {
+		event_free(server_watch_ev);
+		server_watch_ev = NULL;
+	}
 	server_paused = 0;
 }
 
@@ -339,12 +420,17 @@ server_shutdown_listener(void)
 	}
 }
 
-/* Remove our socket (only ever ours: we hold the lock). */
+/*
+ * Remove our socket (only ever ours: we hold the lock, made it, and it
+ * was not replaced).  A service manager's socket stays for the next
+ * activation.
+ */
 void
 server_unlink_socket(void)
 {
 	if (server_path != NULL && server_lock_fd != -1) {
-		unlink(server_path);
+		if (!server_activated)
+			unlink(server_path);
 		free(server_path);
 		server_path = NULL;
 	}

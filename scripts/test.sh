@@ -1,8 +1,9 @@
 #!/bin/sh
 # Everything CI runs, in one command: install the dependencies (Debian
 # 12); build and run "make check" (unit and integration tests); install
-# under build/check/_inst and run the end-to-end suite (the official MCP
-# SDK client driving the installed runtimed-mcp on a real kernel); then
+# under build/check/_inst, move that to build/check/_moved and run the
+# end-to-end suite (the official MCP SDK client driving the installed,
+# moved runtimed-mcp on a real kernel); then
 # build again with AddressSanitizer and UndefinedBehaviorSanitizer and run
 # "make check" there, e2e included; then run each libFuzzer target for
 # RUNTIMED_FUZZ_SECS (25) seconds in an instrumented clang build.
@@ -55,10 +56,16 @@ phase "make check"
 # The e2e suite runs below against the installed tree.
 RUNTIMED_SKIP_E2E=1 make -j2 check || fail_log "$B/test-suite.log" "make check"
 make install >/dev/null
+# Moved after installing: the programs find each other relative to
+# themselves, so the suite also checks that an install is relocatable.
+M=$B/_moved
+rm -rf "$M"
+mv "$P" "$M"
 
-phase "e2e against $P"
+phase "e2e against $P, moved to $M"
 cd "$ROOT/tests/e2e"
-RUNTIMED_MCP=$P/bin/runtimed-mcp RUNTIMED_BIN=$P/bin/runtimed \
+env -u RUNTIMED_LIBEXEC_DIR \
+    RUNTIMED_MCP=$M/bin/runtimed-mcp RUNTIMED_BIN=$M/bin/runtimed \
     timeout 600 npm test || fail_log "" "e2e"
 
 # The official conformance suite and the Inspector CLI, from the MCP check
@@ -84,7 +91,8 @@ fi
 if [ "${RUNTIMED_DISTCHECK:-1}" = 1 ]; then
 	phase "make distcheck"
 	cd "$B"
-	RUNTIMED_SKIP_E2E=1 make -j2 distcheck >"$B/distcheck.log" 2>&1 ||
+	RUNTIMED_SKIP_E2E=1 RUNTIMED_SKIP_DEB=1 make -j2 distcheck \
+	    >"$B/distcheck.log" 2>&1 ||
 	    fail_log "$B/distcheck.log $B/runtimed-*/_build/sub/test-suite.log" \
 	    "make distcheck"
 fi
@@ -111,7 +119,9 @@ if [ "${RUNTIMED_NO_SANITIZERS:-0}" != 1 ]; then
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 	export ASAN_OPTIONS UBSAN_OPTIONS
 	phase "make check with sanitizers (ASAN_OPTIONS=$ASAN_OPTIONS)"
-	make -j2 check || fail_log "$B/test-suite.log" "make check (sanitizers)"
+	# The Debian package was built and tried in the first pass.
+	RUNTIMED_SKIP_DEB=1 make -j2 check ||
+	    fail_log "$B/test-suite.log" "make check (sanitizers)"
 fi
 
 if [ "${RUNTIMED_NO_FUZZ:-0}" != 1 ]; then

@@ -1073,7 +1073,7 @@ main(int argc, char **argv)
 	unsetenv("JUPYTER_PATH");
 	setenv("JUPYTER_DATA_DIR", datadir, 1);
 
-	path = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR);
+	path = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR, NULL);
 	CHECK(path != NULL, "runtimed-agent not found");
 	printf("agent: %s\n", path);
 	if (getenv("AGENT_LIVE_BENCH") != NULL)
