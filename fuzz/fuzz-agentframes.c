@@ -72,7 +72,7 @@ runtimed_stop(void)
 
 /* The edge: the agent is not looked for. */
 char *
-spawn_find(const char *name, const char *configured)
+spawn_find(const char *name, const char *configured, char **cause)
 {
 	return (xstrdup(name));
 }
