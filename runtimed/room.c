@@ -372,7 +372,7 @@ room_start(void)
 	if ((env = getenv("RUNTIMED_AUTOSAVE")) != NULL &&
 	    strcmp(env, "0") == 0)
 		room_autosave_on = 0;
-	room_ipynb_set_blob_dir(runtimed_state_dir);
+	room_ipynb_write_set_blob_dir(runtimed_state_dir);
 	if (runtimed_store != NULL &&
 	    store_room_each(runtimed_store, room_start_one, NULL) < 0)
 		runtimed_warn("not every stored notebook could be read from "

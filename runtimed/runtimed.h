@@ -292,14 +292,16 @@ void		 room_watch_free_all(void);
 struct json_object *room_upgrade_v4(struct json_object *, char **, char **);
 
 /* room-ipynb.c */
-void		 room_ipynb_set_blob_dir(const char *);
 struct room_nb	*room_ipynb_parse(const char *, size_t, char **);
 struct room_nb	*room_ipynb_read(const char *, char **);
-char		*room_ipynb_dump(struct room_nb *, size_t *);
-int		 room_ipynb_write(struct room_nb *, const char *, char **);
 void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 		     const char *, const char *);
-char		*room_ipynb_json_dump(struct json_object *, size_t *);
+
+/* room-ipynb-write.c */
+void		 room_ipynb_write_set_blob_dir(const char *);
+char		*room_ipynb_write_dump(struct room_nb *, size_t *);
+int		 room_ipynb_write(struct room_nb *, const char *, char **);
+char		*room_ipynb_write_json(struct json_object *, size_t *);
 
 /* room-kernel.c */
 extern int	 room_kernel_keepalive;

@@ -63,7 +63,7 @@ fx_roundtrip(const char *name)
 	    cause);
 	nb = room_ipynb_parse(data, len, &cause);
 	cr_assert_not_null(nb, "%s: %s", name, cause);
-	out = room_ipynb_dump(nb, &outlen);
+	out = room_ipynb_write_dump(nb, &outlen);
 	for (i = 0; i < len && i < outlen && data[i] == out[i]; i++)
 		;
 	cr_assert(i == len && len == outlen,
@@ -290,7 +290,7 @@ Test(ipynb, transient_and_blobs)
 	memset(value, 'A', len);
 	value[len] = '\0';
 	cr_assert_eq(blob_put(bdir, value, len, hex, &cause), 0, "%s", cause);
-	room_ipynb_set_blob_dir(bdir);
+	room_ipynb_write_set_blob_dir(bdir);
 
 	nb = room_nb_create();
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "big()", 5);
@@ -321,7 +321,7 @@ Test(ipynb, transient_and_blobs)
 	cr_assert_neq(room_ipynb_write(nb, path, &cause), 0);
 	cr_assert_not_null(cause);
 	free(cause);
-	room_ipynb_set_blob_dir(NULL);
+	room_ipynb_write_set_blob_dir(NULL);
 	room_nb_free(nb);
 	free(path);
 	free(value);
@@ -338,7 +338,7 @@ fx_parse_dump(const char *s, const char *want)
 
 	nb = room_ipynb_parse(s, strlen(s), &cause);
 	cr_assert_not_null(nb, "refused: %s", cause);
-	out = room_ipynb_dump(nb, &len);
+	out = room_ipynb_write_dump(nb, &len);
 	cr_assert_str_eq(out, want != NULL ? want : s);
 	free(out);
 	return (nb);

@@ -71,7 +71,7 @@ nb_dump(struct room_nb *nb)
 {
 	size_t	len;
 
-	return (room_ipynb_dump(nb, &len));
+	return (room_ipynb_write_dump(nb, &len));
 }
 
 static int
