@@ -162,9 +162,9 @@ struct room {
 	struct event		*persist_ev;
 	struct event		*compact_ev;	/* a large snapshot, when quiet */
 
-	struct room_log		*log;		/* room.c: recent changes */
+	struct room_log		*log;		/* room-changes.c */
 	int64_t			 idle_since;	/* no peers, no kernel (ms) */
-	struct event		*autosave_ev;	/* room.c: autosave timer */
+	struct event		*autosave_ev;	/* room-autosave.c */
 	int64_t			 unsaved_since;	/* first unsaved change (ms) */
 	struct room_watch	*watch;		/* room-watch.c */
 	int			 reload_pending;
@@ -209,16 +209,11 @@ void		 room_leave(struct room *, struct peer *);
 void		 room_changed(struct room *, struct peer *, const char *);
 void		 room_cell_changed(struct room *, const char *, const char *,
 		     const char *);
-uint64_t	 room_record(struct room *, int, char **, size_t,
-		     const char *);
-void		 room_announce(struct room *);
 int		 room_edit(struct room *, const msgpack_object *,
 		     const msgpack_object *, struct room_nb_result *,
 		     char **, const char **);
-int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 void		 room_start(void);
 void		 room_set_grace(int64_t);
-void		 room_set_autosave(int, int64_t);
 void		 room_disk_check(struct room *);
 int		 room_is_client_peer(struct room *, struct peer *);
 u_int		 room_loaded_count(void);
@@ -232,6 +227,24 @@ u_int		 room_count(void);
 void		 room_free_all(void);
 struct room	*room_first(void);
 struct room	*room_next(struct room *);
+
+/* room-changes.c */
+void		 room_changes_create(struct room *);
+void		 room_changes_clear(struct room *);
+void		 room_changes_free(struct room *);
+void		 room_changes_rebase(struct room *);
+uint64_t	 room_changes_record(struct room *, int, char **, size_t,
+		     const char *);
+void		 room_changes_announce(struct room *);
+int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
+int		 room_changes_kind(const char *);
+
+/* room-autosave.c */
+void		 room_autosave_set(int, int64_t);
+int		 room_autosave_enabled(void);
+void		 room_autosave_arm(struct room *);
+void		 room_autosave_cancel(struct room *);
+void		 room_autosave_free(struct room *);
 
 /* room-nb.c */
 struct room_nb		*room_nb_create(void);
