@@ -495,8 +495,7 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 	}
 
 	/* Keep a usable, unique id; others are minted once all are known. */
-	free(c->id);
-	c->id = xstrdup("");
+	room_nb_cell_set_id(nb, c, "", 0);
 	fix[i] = ROOM_IPYNB_ID_OK;
 	if (!json_object_object_get_ex(cell, "id", &v))
 		fix[i] = ROOM_IPYNB_ID_MISSING;
@@ -510,8 +509,7 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 		else if (room_nb_find(nb, str, &j) != NULL)
 			fix[i] = ROOM_IPYNB_ID_DUPLICATE;
 		else {
-			free(c->id);
-			c->id = xstrdup(str);
+			room_nb_cell_set_id(nb, c, str, len);
 			if (!room_nb_valid_id(str, len))
 				room_nb_warn(nb, (ssize_t)i, str, NULL,
 				    "cell %zu: id \"%s\" is not a valid "
@@ -698,8 +696,7 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 			continue;
 		}
 		room_nb_mint_id(nb, id);
-		free(nb->cells[i]->id);
-		nb->cells[i]->id = xstrdup(id);
+		room_nb_cell_set_id(nb, nb->cells[i], id, strlen(id));
 		v = json_object_object_get(json_object_array_get_idx(cells, i),
 		    "id");
 		old = json_object_get_string(v);

@@ -141,10 +141,8 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 			c->source_len = len;
 		}
 		if ((s = proto_get_str(co, "cell_id", &len)) != NULL &&
-		    room_nb_valid_id(s, len)) {
-			free(c->id);
-			c->id = xstrndup(s, len);
-		}
+		    room_nb_valid_id(s, len))
+			room_nb_cell_set_id(nb, c, s, len);
 		if ((v = proto_get_map(co, "metadata")) != NULL) {
 			json_object_put(c->metadata);
 			c->metadata = mpjson_unpack(v);

@@ -251,6 +251,8 @@ struct room_nb		*room_nb_create(void);
 void			 room_nb_free(struct room_nb *);
 struct room_cell	*room_nb_cell_create(struct room_nb *,
 			     enum room_cell_type, const char *, size_t);
+void			 room_nb_cell_set_id(struct room_nb *,
+			     struct room_cell *, const char *, size_t);
 void			 room_nb_cell_free(struct room_cell *);
 struct room_cell	*room_nb_find(struct room_nb *, const char *, size_t *);
 void			 room_nb_mint_id(struct room_nb *, char [9]);
