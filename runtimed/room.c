@@ -582,7 +582,11 @@ room_changed(struct room *r, struct peer *except, const char *kind)
 	(void)except;
 	room_changes_record(r, kinds, NULL, 0, NULL);
 	if (kinds & ROOM_CHANGE_CONTENT) {
-		r->persist_full = 1;
+		/* Metadata alone is journaled: no whole-notebook snapshot. */
+		if ((kinds & ROOM_CHANGE_CONTENT) == ROOM_CHANGE_METADATA)
+			r->pend_metadata = 1;
+		else
+			r->persist_full = 1;
 		room_journal_later(r);
 	}
 	room_changes_announce(r);

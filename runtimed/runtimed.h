@@ -156,6 +156,7 @@ struct room {
 	size_t			 journal_bytes;	/* since the snapshot */
 	size_t			 snapshot_bytes;
 	int			 persist_full;	/* changed outside the journal */
+	int			 pend_metadata;	/* metadata not yet journaled */
 	int			 persist_failing; /* the store refused; retrying */
 	char			**pend_outputs;	/* cells with unjournaled outputs */
 	size_t			 npend_outputs;
