@@ -1890,8 +1890,8 @@ rc_kernel_state(int fd, const char *id)
  * kernel writes its kernelspec as into a new notebook, while another
  * client sends PING every 5 ms: prints how long the kernel took and
  * that client's waits from the request until 3 s after the reply (the
- * kernelspec is persisted after it).  Prints "id ID" for the caller's durability check.  Exits 1 if
- * the worst wait is over max_ms.
+ * kernelspec is persisted after it).  Prints "id ID" for the caller's
+ * durability check.  Exits 1 if the worst wait is over max_ms.
  */
 static int
 rc_kernelwait(const char *sock, int ncells, int max_ms)
