@@ -65,7 +65,7 @@ main(int argc, char **argv)
 	rss_load = bench_maxrss();
 	for (i = 0; i < rounds; i++) {
 		t = bench_now();
-		buf = room_ipynb_dump(nb, &len);
+		buf = room_ipynb_write_dump(nb, &len);
 		if ((f = fopen(argv[2], "w")) == NULL ||
 		    fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
 			fprintf(stderr, "cannot write %s\n", argv[2]);

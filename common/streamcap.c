@@ -12,9 +12,9 @@
  * boundaries.
  *
  * A cut output says so in its "transient" member (never saved to .ipynb,
- * see room-ipynb.c): {"runtimed_cut": {"characters": n, "head_bytes": b}},
- * which is how the next chunk is merged and how the worker reports the
- * output truncated.
+ * see room-ipynb-write.c):
+ * {"runtimed_cut": {"characters": n, "head_bytes": b}}, which is how the
+ * next chunk is merged and how the worker reports the output truncated.
  */
 
 #include <inttypes.h>

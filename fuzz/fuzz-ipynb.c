@@ -27,13 +27,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * What we write is UTF-8 and a fixed point: loading it again and
 	 * saving gives the same bytes (kept unknown keys included).
 	 */
-	out = room_ipynb_dump(nb, &len);
+	out = room_ipynb_write_dump(nb, &len);
 	room_nb_free(nb);
 	if (!utf8_valid(out, len, NULL))
 		abort();
 	if ((nb = room_ipynb_parse(out, len, &cause)) == NULL)
 		abort();
-	again = room_ipynb_dump(nb, &len2);
+	again = room_ipynb_write_dump(nb, &len2);
 	if (len2 != len || memcmp(out, again, len) != 0)
 		abort();
 	free(again);

@@ -205,7 +205,12 @@ room_nb_cell_new(enum room_cell_type type, const char *id, const char *src,
 	return (c);
 }
 
-/* Append a cell with a minted id; the loader fixes the id afterwards. */
+/*
+ * Append a cell with a minted id; the loader may set its own with
+ * room_nb_cell_set_id.  The id index is kept from the first cell on,
+ * so minting and a loader's duplicate check cost one lookup, not a scan
+ * of the cells (a load was quadratic in cells).
+ */
 struct room_cell *
 room_nb_cell_create(struct room_nb *nb, enum room_cell_type type,
     const char *src, size_t srclen)
@@ -213,13 +218,28 @@ room_nb_cell_create(struct room_nb *nb, enum room_cell_type type,
 	struct room_cell	*c;
 	char			 id[9];
 
-	room_nb_ids_drop(nb);
+	room_nb_ids_build(nb);
 	room_nb_mint_id(nb, id);
 	c = room_nb_cell_new(type, id, src, srclen);
 	nb->cells = xreallocarray(nb->cells, nb->ncells + 1,
 	    sizeof *nb->cells);
+	c->pos = nb->ncells;
 	nb->cells[nb->ncells++] = c;
+	room_nb_ids_add(nb, c);
 	return (c);
+}
+
+/* A loader sets cell c's id (len bytes, no NUL), keeping the index. */
+void
+room_nb_cell_set_id(struct room_nb *nb, struct room_cell *c,
+    const char *id, size_t len)
+{
+	if (nb->ids != NULL)
+		room_nb_ids_del(nb, c);
+	free(c->id);
+	c->id = xstrndup(id, len);
+	if (nb->ids != NULL)
+		room_nb_ids_add(nb, c);
 }
 
 void
@@ -425,7 +445,7 @@ room_nb_index(struct room_cell **cells, size_t ncells, const char *id,
 	return (-1);
 }
 
-/* A cell by id: by the index once edits keep one, else a scan. */
+/* A cell by id: by the index, or a scan when there is none. */
 struct room_cell *
 room_nb_find(struct room_nb *nb, const char *id, size_t *idx)
 {

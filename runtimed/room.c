@@ -9,7 +9,9 @@
  * file-backed one is then forgotten, its file being the whole truth.
  *
  * Every change bumps seq, is kept in a log of the last ROOM_LOG_SIZE
- * changes (ROOM_CHANGES) and is announced to every peer of the room.
+ * changes (ROOM_CHANGES) and is announced to every peer of the room
+ * (room-changes.c); a file-backed room is saved a moment after its last
+ * change (room-autosave.c).
  */
 
 #include <sys/stat.h>
@@ -23,44 +25,14 @@
 
 #include "runtimed.h"
 
-#ifndef nitems
-#define nitems(a)	(sizeof (a) / sizeof (a)[0])
-#endif
-
-/* One entry of a room's change log. */
-struct room_change {
-	uint64_t	  seq;
-	int		  kinds;
-	char		**cells;
-	size_t		  ncells;
-	char		 *exec_id;
-};
-
-/* The last ROOM_LOG_SIZE changes, a ring; base = seq before the oldest. */
-struct room_log {
-	struct room_change	ring[ROOM_LOG_SIZE];
-	size_t			head;
-	size_t			n;
-	uint64_t		base;
-};
-
 static struct room	**room_all;
 static size_t		  room_nall;
 
 static int64_t		  room_grace_ms = 60000;
 static int		  room_grace_set;	/* by --room-grace */
-static int		  room_autosave_on = 1;
-static int64_t		  room_autosave_ms = 2000;
-/* A busy room saves at least this often while changes keep coming. */
-#define ROOM_AUTOSAVE_MAX_MS	30000
 static struct event	 *room_sweep_ev;
 
 static void	room_sweep_arm(void);
-static void	room_autosave_arm(struct room *);
-
-static const char *room_kind_names[] = {
-	"cells", "outputs", "kernel", "saved", "metadata", "reloaded"
-};
 
 /* Rooms with content in memory. */
 u_int
@@ -103,14 +75,6 @@ room_set_grace(int64_t ms)
 {
 	room_grace_ms = ms;
 	room_grace_set = 1;
-}
-
-void
-room_set_autosave(int on, int64_t ms)
-{
-	room_autosave_on = on;
-	if (ms >= 0)
-		room_autosave_ms = ms;
 }
 
 static struct room *
@@ -242,28 +206,11 @@ room_new(const char *id, char *path, const char *kernel)
 		util_uuid(r->id);
 	r->path = path;
 	r->kernel_name = xstrdup(kernel);
-	r->log = xcalloc(1, sizeof *r->log);
+	room_changes_create(r);
 	room_all = xreallocarray(room_all, room_nall + 1, sizeof *room_all);
 	room_all[room_nall++] = r;
 	room_exec_create(r);
 	return (r);
-}
-
-static void
-room_log_clear(struct room_log *log)
-{
-	struct room_change	*ch;
-	size_t			 i, j;
-
-	for (i = 0; i < ROOM_LOG_SIZE; i++) {
-		ch = &log->ring[i];
-		for (j = 0; j < ch->ncells; j++)
-			free(ch->cells[j]);
-		free(ch->cells);
-		free(ch->exec_id);
-		memset(ch, 0, sizeof *ch);
-	}
-	log->head = log->n = 0;
 }
 
 /* Drop the content, keep the room known (dormant). */
@@ -272,14 +219,11 @@ room_unload_content(struct room *r)
 {
 	room_journal_stop(r);
 	room_watch_remove(r);
-	if (r->autosave_ev != NULL) {
-		event_free(r->autosave_ev);
-		r->autosave_ev = NULL;
-	}
+	room_autosave_free(r);
 	room_nb_free(r->nb);
 	r->nb = NULL;
 	r->loaded = 0;
-	room_log_clear(r->log);
+	room_changes_clear(r);
 }
 
 static void
@@ -288,7 +232,7 @@ room_free(struct room *r)
 	room_exec_free(r);
 	room_kernel_free(r);
 	room_unload_content(r);
-	free(r->log);
+	room_changes_free(r);
 	free(r->members);
 	free(r->path);
 	free(r->kernel_name);
@@ -371,8 +315,8 @@ room_start(void)
 	}
 	if ((env = getenv("RUNTIMED_AUTOSAVE")) != NULL &&
 	    strcmp(env, "0") == 0)
-		room_autosave_on = 0;
-	room_ipynb_set_blob_dir(runtimed_state_dir);
+		room_autosave_set(0, -1);
+	room_ipynb_write_set_blob_dir(runtimed_state_dir);
 	if (runtimed_store != NULL &&
 	    store_room_each(runtimed_store, room_start_one, NULL) < 0)
 		runtimed_warn("not every stored notebook could be read from "
@@ -385,7 +329,7 @@ static void
 room_loaded(struct room *r)
 {
 	r->loaded = 1;
-	r->log->base = r->seq;
+	room_changes_rebase(r);
 	r->idle_since = 0;
 	room_watch_add(r);
 }
@@ -626,136 +570,6 @@ room_leave(struct room *r, struct peer *p)
 }
 
 /*
- * Record a change: bump seq, keep it in the log, mark content changes
- * dirty (and due for autosave).  Takes cells (an array of ids, copied).
- * Announcing is separate, so a request's reply can go first.
- */
-uint64_t
-room_record(struct room *r, int kinds, char **cells, size_t ncells,
-    const char *exec_id)
-{
-	struct room_log		*log = r->log;
-	struct room_change	*ch;
-	size_t			 i;
-
-	r->seq++;
-	ch = &log->ring[log->head];
-	if (log->n == ROOM_LOG_SIZE)
-		log->base = ch->seq;
-	for (i = 0; i < ch->ncells; i++)
-		free(ch->cells[i]);
-	free(ch->cells);
-	free(ch->exec_id);
-	ch->seq = r->seq;
-	ch->kinds = kinds;
-	ch->ncells = ncells;
-	ch->cells = ncells > 0 ? xreallocarray(NULL, ncells,
-	    sizeof *ch->cells) : NULL;
-	for (i = 0; i < ncells; i++)
-		ch->cells[i] = xstrdup(cells[i]);
-	ch->exec_id = exec_id != NULL ? xstrdup(exec_id) : NULL;
-	log->head = (log->head + 1) % ROOM_LOG_SIZE;
-	if (log->n < ROOM_LOG_SIZE)
-		log->n++;
-	if (kinds & ROOM_CHANGE_CONTENT) {
-		if (!r->dirty || r->unsaved_since == 0)
-			r->unsaved_since = util_mono_ms();
-		r->dirty = 1;
-		room_autosave_arm(r);
-	}
-	return (r->seq);
-}
-
-static void
-room_pack_kinds(msgpack_packer *pk, int kinds)
-{
-	size_t	i, n = 0;
-
-	for (i = 0; i < nitems(room_kind_names); i++)
-		n += (kinds & (1 << i)) != 0;
-	proto_pack_key(pk, "kinds");
-	msgpack_pack_array(pk, n);
-	for (i = 0; i < nitems(room_kind_names); i++) {
-		if (kinds & (1 << i))
-			proto_pack_cstr(pk, room_kind_names[i]);
-	}
-}
-
-/* {seq, kinds, cell_ids, execution_ids} of one change, plus extra. */
-static void
-room_pack_change(msgpack_packer *pk, struct room_change *ch, int extra)
-{
-	size_t	i;
-
-	msgpack_pack_map(pk, 4 + extra);
-	proto_pack_uint(pk, "seq", ch->seq);
-	room_pack_kinds(pk, ch->kinds);
-	proto_pack_key(pk, "cell_ids");
-	msgpack_pack_array(pk, ch->ncells);
-	for (i = 0; i < ch->ncells; i++)
-		proto_pack_cstr(pk, ch->cells[i]);
-	proto_pack_key(pk, "execution_ids");
-	msgpack_pack_array(pk, ch->exec_id != NULL ? 1 : 0);
-	if (ch->exec_id != NULL)
-		proto_pack_cstr(pk, ch->exec_id);
-}
-
-/* Send the newest change as ROOM_CHANGED to every peer of the room. */
-void
-room_announce(struct room *r)
-{
-	struct room_log		*log = r->log;
-	struct room_change	*ch;
-	struct mpbuf		 b;
-	size_t			 i;
-
-	if (r->nmembers == 0 || log->n == 0)
-		return;
-	ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1) % ROOM_LOG_SIZE];
-	mpbuf_init(&b);
-	room_pack_change(&b.pk, ch, 1);
-	proto_pack_str(&b.pk, "notebook_id", r->id);
-	for (i = 0; i < r->nmembers; i++)
-		peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0, &b.sb);
-	mpbuf_free(&b);
-}
-
-/* ROOM_CHANGES_REPLY {seq, resync, changes} for changes after `after`. */
-int
-room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
-{
-	struct room_log	*log = r->log;
-	size_t		 i, first, n = 0;
-	int		 resync;
-
-	resync = after > r->seq || after < log->base;
-	if (!resync)
-		n = (size_t)(r->seq - after);
-	msgpack_pack_map(pk, 3);
-	proto_pack_uint(pk, "seq", r->seq);
-	proto_pack_bool(pk, "resync", resync);
-	proto_pack_key(pk, "changes");
-	msgpack_pack_array(pk, n);
-	first = (log->head + ROOM_LOG_SIZE - n) % ROOM_LOG_SIZE;
-	for (i = 0; i < n; i++)
-		room_pack_change(pk, &log->ring[(first + i) % ROOM_LOG_SIZE],
-		    0);
-	return (0);
-}
-
-static int
-room_kind_parse(const char *kind)
-{
-	size_t	i;
-
-	for (i = 0; i < nitems(room_kind_names); i++) {
-		if (strcmp(kind, room_kind_names[i]) == 0)
-			return (1 << i);
-	}
-	return (0);
-}
-
-/*
  * Something in the room changed that room.c did not do itself (kernel
  * state, outputs, kernelspec metadata): record, persist, announce.
  * Content changed this way is persisted by a (debounced) snapshot.
@@ -763,15 +577,19 @@ room_kind_parse(const char *kind)
 void
 room_changed(struct room *r, struct peer *except, const char *kind)
 {
-	int	kinds = room_kind_parse(kind);
+	int	kinds = room_changes_kind(kind);
 
 	(void)except;
-	room_record(r, kinds, NULL, 0, NULL);
+	room_changes_record(r, kinds, NULL, 0, NULL);
 	if (kinds & ROOM_CHANGE_CONTENT) {
-		r->persist_full = 1;
+		/* Metadata alone is journaled: no whole-notebook snapshot. */
+		if ((kinds & ROOM_CHANGE_CONTENT) == ROOM_CHANGE_METADATA)
+			r->pend_metadata = 1;
+		else
+			r->persist_full = 1;
 		room_journal_later(r);
 	}
-	room_announce(r);
+	room_changes_announce(r);
 }
 
 /*
@@ -784,11 +602,12 @@ room_cell_changed(struct room *r, const char *kind, const char *cell_id,
     const char *execution_id)
 {
 	char	*cells[1];
-	int	 kinds = room_kind_parse(kind);
+	int	 kinds = room_changes_kind(kind);
 	size_t	 i;
 
 	cells[0] = (char *)cell_id;
-	room_record(r, kinds, cells, cell_id != NULL ? 1 : 0, execution_id);
+	room_changes_record(r, kinds, cells, cell_id != NULL ? 1 : 0,
+	    execution_id);
 	if (kinds & ROOM_CHANGE_CONTENT) {
 		if (cell_id == NULL || (kinds & ~ROOM_CHANGE_OUTPUTS &
 		    ROOM_CHANGE_CONTENT))
@@ -808,7 +627,7 @@ room_cell_changed(struct room *r, const char *kind, const char *cell_id,
 		}
 		room_journal_later(r);
 	}
-	room_announce(r);
+	room_changes_announce(r);
 }
 
 /* Edits plus the cells their cell_ids lists name. */
@@ -889,7 +708,7 @@ room_edit(struct room *r, const msgpack_object *edits,
 	}
 	mpbuf_free(&b);
 	room_nb_edit_commit(r->nb, pend);
-	room_record(r, res->kinds, res->touched, res->ntouched, NULL);
+	room_changes_record(r, res->kinds, res->touched, res->ntouched, NULL);
 	room_journal_grown(r);
 	return (0);
 }
@@ -1079,8 +898,7 @@ room_save_file(struct room *r, const char *path, int force, char **cause,
 	log_info("room %s saved to %s", r->id, r->path);
 	r->dirty = 0;
 	r->unsaved_since = 0;
-	if (r->autosave_ev != NULL)
-		evtimer_del(r->autosave_ev);
+	room_autosave_cancel(r);
 	room_journal_flush(r);
 	room_journal_snapshot(r);
 	return (0);
@@ -1093,57 +911,8 @@ room_save(struct room *r, const char *path, int force, char **cause,
 {
 	if (room_save_file(r, path, force, cause, code) != 0)
 		return (-1);
-	room_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
+	room_changes_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
 	return (0);
-}
-
-static void
-room_autosave_fire(evutil_socket_t fd, short events, void *arg)
-{
-	struct room	*r = arg;
-	struct timeval	 tv;
-	char		*cause = NULL;
-	const char	*code;
-
-	(void)fd;
-	(void)events;
-	if (!r->loaded || !r->dirty || r->path == NULL)
-		return;
-	/* Mid-run, wait for the run to end, but not for ever. */
-	if (room_exec_queue_length(r) > 0 && r->unsaved_since != 0 &&
-	    util_mono_ms() - r->unsaved_since < ROOM_AUTOSAVE_MAX_MS) {
-		tv.tv_sec = room_autosave_ms / 1000;
-		tv.tv_usec = (room_autosave_ms % 1000) * 1000;
-		evtimer_add(r->autosave_ev, &tv);
-		return;
-	}
-	if (room_save(r, NULL, 0, &cause, &code) != 0) {
-		log_info("room %s: autosave skipped: %s", r->id, cause);
-		free(cause);
-		return;
-	}
-	room_announce(r);
-}
-
-/* (Re)arm autosave after a change to a file-backed room. */
-static void
-room_autosave_arm(struct room *r)
-{
-	struct timeval	tv;
-	int64_t		ms = room_autosave_ms;
-
-	if (!room_autosave_on || r->path == NULL || !r->loaded)
-		return;
-	if (r->autosave_ev == NULL)
-		r->autosave_ev = evtimer_new(runtimed_base, room_autosave_fire,
-		    r);
-	/* Changes that keep coming do not postpone it for ever. */
-	if (r->unsaved_since != 0 && util_mono_ms() - r->unsaved_since >=
-	    ROOM_AUTOSAVE_MAX_MS && evtimer_pending(r->autosave_ev, NULL))
-		return;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	evtimer_add(r->autosave_ev, &tv);
 }
 
 /* Has the room nothing holding it in memory? */
@@ -1165,7 +934,7 @@ room_unload(struct room *r)
 	char	*cause = NULL;
 	const char *code;
 
-	if (r->dirty && r->path != NULL && room_autosave_on &&
+	if (r->dirty && r->path != NULL && room_autosave_enabled() &&
 	    room_save(r, NULL, 0, &cause, &code) != 0) {
 		log_info("room %s: save before unloading skipped: %s", r->id,
 		    cause);
@@ -1273,8 +1042,8 @@ room_disk_check(struct room *r)
 	}
 	room_note_disk(r);
 	log_info("room %s: reloaded %s", r->id, r->path);
-	room_record(r, ROOM_CHANGE_RELOADED, NULL, 0, NULL);
+	room_changes_record(r, ROOM_CHANGE_RELOADED, NULL, 0, NULL);
 	r->dirty = 0;
 	room_journal_snapshot(r);
-	room_announce(r);
+	room_changes_announce(r);
 }

@@ -513,7 +513,7 @@ main(int argc, char **argv)
 			runtimed_state_dir = xstrdup(optarg);
 			break;
 		case 'N':
-			room_set_autosave(0, -1);
+			room_autosave_set(0, -1);
 			break;
 		case 'A':
 		case 'G':
@@ -526,7 +526,7 @@ main(int argc, char **argv)
 				return (2);
 			}
 			if (ch == 'A')
-				room_set_autosave(1, (int64_t)(secs * 1000));
+				room_autosave_set(1, (int64_t)(secs * 1000));
 			else
 				room_set_grace((int64_t)(secs * 1000));
 			break;

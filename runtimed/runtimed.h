@@ -156,15 +156,16 @@ struct room {
 	size_t			 journal_bytes;	/* since the snapshot */
 	size_t			 snapshot_bytes;
 	int			 persist_full;	/* changed outside the journal */
+	int			 pend_metadata;	/* metadata not yet journaled */
 	int			 persist_failing; /* the store refused; retrying */
 	char			**pend_outputs;	/* cells with unjournaled outputs */
 	size_t			 npend_outputs;
 	struct event		*persist_ev;
 	struct event		*compact_ev;	/* a large snapshot, when quiet */
 
-	struct room_log		*log;		/* room.c: recent changes */
+	struct room_log		*log;		/* room-changes.c */
 	int64_t			 idle_since;	/* no peers, no kernel (ms) */
-	struct event		*autosave_ev;	/* room.c: autosave timer */
+	struct event		*autosave_ev;	/* room-autosave.c */
 	int64_t			 unsaved_since;	/* first unsaved change (ms) */
 	struct room_watch	*watch;		/* room-watch.c */
 	int			 reload_pending;
@@ -214,16 +215,11 @@ void		 room_leave(struct room *, struct peer *);
 void		 room_changed(struct room *, struct peer *, const char *);
 void		 room_cell_changed(struct room *, const char *, const char *,
 		     const char *);
-uint64_t	 room_record(struct room *, int, char **, size_t,
-		     const char *);
-void		 room_announce(struct room *);
 int		 room_edit(struct room *, const msgpack_object *,
 		     const msgpack_object *, struct room_nb_result *,
 		     char **, const char **);
-int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 void		 room_start(void);
 void		 room_set_grace(int64_t);
-void		 room_set_autosave(int, int64_t);
 void		 room_disk_check(struct room *);
 int		 room_is_client_peer(struct room *, struct peer *);
 u_int		 room_loaded_count(void);
@@ -238,11 +234,31 @@ void		 room_free_all(void);
 struct room	*room_first(void);
 struct room	*room_next(struct room *);
 
+/* room-changes.c */
+void		 room_changes_create(struct room *);
+void		 room_changes_clear(struct room *);
+void		 room_changes_free(struct room *);
+void		 room_changes_rebase(struct room *);
+uint64_t	 room_changes_record(struct room *, int, char **, size_t,
+		     const char *);
+void		 room_changes_announce(struct room *);
+int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
+int		 room_changes_kind(const char *);
+
+/* room-autosave.c */
+void		 room_autosave_set(int, int64_t);
+int		 room_autosave_enabled(void);
+void		 room_autosave_arm(struct room *);
+void		 room_autosave_cancel(struct room *);
+void		 room_autosave_free(struct room *);
+
 /* room-nb.c */
 struct room_nb		*room_nb_create(void);
 void			 room_nb_free(struct room_nb *);
 struct room_cell	*room_nb_cell_create(struct room_nb *,
 			     enum room_cell_type, const char *, size_t);
+void			 room_nb_cell_set_id(struct room_nb *,
+			     struct room_cell *, const char *, size_t);
 void			 room_nb_cell_free(struct room_cell *);
 struct room_cell	*room_nb_find(struct room_nb *, const char *, size_t *);
 struct room_cell	*room_nb_ref(struct room_nb *, const msgpack_object *,
@@ -299,14 +315,16 @@ void		 room_watch_free_all(void);
 struct json_object *room_upgrade_v4(struct json_object *, char **, char **);
 
 /* room-ipynb.c */
-void		 room_ipynb_set_blob_dir(const char *);
 struct room_nb	*room_ipynb_parse(const char *, size_t, char **);
 struct room_nb	*room_ipynb_read(const char *, char **);
-char		*room_ipynb_dump(struct room_nb *, size_t *);
-int		 room_ipynb_write(struct room_nb *, const char *, char **);
 void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 		     const char *, const char *);
-char		*room_ipynb_json_dump(struct json_object *, size_t *);
+
+/* room-ipynb-write.c */
+void		 room_ipynb_write_set_blob_dir(const char *);
+char		*room_ipynb_write_dump(struct room_nb *, size_t *);
+int		 room_ipynb_write(struct room_nb *, const char *, char **);
+char		*room_ipynb_write_json(struct json_object *, size_t *);
 
 /* room-kernel.c */
 extern int	 room_kernel_keepalive;

@@ -305,7 +305,7 @@ server_client_edit(struct server_client *c, uint32_t id,
 	    "outcome_unknown", "the edit was applied; read the notebook "
 	    "for its cells");
 	mpbuf_free(&b);
-	room_announce(c->room);
+	room_changes_announce(c->room);
 }
 
 static void
@@ -339,7 +339,7 @@ server_client_save(struct server_client *c, uint32_t id,
 	proto_pack_uint(&b.pk, "seq", c->room->seq);
 	peer_send(c->peer, PROTO_MSG_ROOM_SAVE_REPLY, id, &b.sb);
 	mpbuf_free(&b);
-	room_announce(c->room);
+	room_changes_announce(c->room);
 }
 
 /* ROOM_CHANGES {after} -> ROOM_CHANGES_REPLY {seq, resync, changes}. */

@@ -29,6 +29,12 @@
  *						logging them; DIR/next makes
  *						the next ROOM_EDIT wait for
  *						another client's edit
+ *	rooms-client kernelwait SOCK CELLS MAXMS
+ *						a CELLS-cell room's kernel
+ *						starts while another client
+ *						is served; prints the id
+ *	rooms-client kernelspec SOCK ID NAME	room ID's metadata names
+ *						kernelspec NAME
  */
 
 #include <sys/resource.h>
@@ -2037,6 +2043,159 @@ rc_relay(const char *sock, const char *listen_path, const char *dir)
 	}
 }
 
+/* The kernel state in room id's ROOM_LIST summary (caller frees). */
+static char *
+rc_kernel_state(int fd, const char *id)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*room, *k;
+	char			*state = NULL;
+
+	if ((room = rc_list_find(fd, id, &u)) != NULL &&
+	    (k = proto_get_map(room, "kernel")) != NULL)
+		state = proto_dup_str(k, "state");
+	msgpack_unpacked_destroy(&u);
+	return (state != NULL ? state : xstrdup("none"));
+}
+
+/*
+ * An untitled room of ncells cells (made first, untimed) whose kernel
+ * is then restarted, its kernelspec deleted first so that the ready
+ * kernel writes its kernelspec as into a new notebook, while another
+ * client sends PING every 5 ms: prints how long the kernel took and
+ * that client's waits from the request until 3 s after the reply (the
+ * kernelspec is persisted after it).  Prints "id ID" for the caller's
+ * durability check.  Exits 1 if the worst wait is over max_ms.
+ */
+static int
+rc_kernelwait(const char *sock, int ncells, int max_ms)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	struct proto_header	 hdr;
+	int64_t			 t0, t1, lat, *waits = NULL, w50, wmax;
+	size_t			 nwaits = 0;
+	uint32_t		 rid;
+	char			*id, *state;
+	int			 a, o, i, p[2], status;
+	pid_t			 pid;
+
+	a = rc_connect(sock);
+	id = rc_create(a, NULL);
+	o = rc_connect(sock);
+	rc_bigbatch_fill(a, 0, ncells, 1000);
+	/* The first kernel ready, its kernelspec and snapshots written. */
+	for (i = 0; i < 600; i++) {
+		state = rc_kernel_state(o, id);
+		if (strcmp(state, "starting") != 0 &&
+		    strcmp(state, "none") != 0) {
+			free(state);
+			break;
+		}
+		free(state);
+		poll(NULL, 0, 100);
+	}
+	rc_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "notebook_metadata");
+	proto_pack_key(&b.pk, "metadata");
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_nil(&b.pk, "kernelspec");
+	proto_pack_nil(&b.pk, "language_info");
+	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	poll(NULL, 0, 3000);
+
+	if (pipe(p) != 0)
+		rc_fail("pipe");
+	t0 = util_mono_ms();
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		rc_body(&b, 0);
+		if (rc_send(a, PROTO_MSG_KERNEL_RESTART, &b, &rid) != 0 ||
+		    rc_wait_reply(a, rid, 60000, &hdr, &u) != 0)
+			_exit(2);
+		if (hdr.type != PROTO_MSG_OK) {
+			fprintf(stderr, "rooms-client: KERNEL_RESTART answered "
+			    "%s\n", proto_msg_name(hdr.type));
+			_exit(3);
+		}
+		msgpack_unpacked_destroy(&u);
+		t1 = util_mono_ms();
+		if (write(p[1], &t1, sizeof t1) != sizeof t1)
+			_exit(4);
+		_exit(0);
+	}
+	close(p[1]);
+	t1 = -1;
+	for (;;) {
+		struct pollfd	pfd = { p[0], POLLIN, 0 };
+
+		if (t1 < 0 && poll(&pfd, 1, 5) == 1) {
+			if (read(p[0], &t1, sizeof t1) != sizeof t1)
+				break;
+		} else if (t1 >= 0) {
+			if (util_mono_ms() - t1 >= 3000)
+				break;
+			poll(NULL, 0, 5);
+		}
+		lat = util_mono_ms();
+		rc_body(&b, 0);
+		rc_request(o, PROTO_MSG_PING, &b, PROTO_MSG_PONG, &u);
+		msgpack_unpacked_destroy(&u);
+		rc_push_ms(&waits, &nwaits, util_mono_ms() - lat);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || t1 < 0)
+		rc_fail("KERNEL_RESTART failed (status %d)", status);
+	qsort(waits, nwaits, sizeof *waits, rc_cmp_ms);
+	w50 = rc_quantile(waits, nwaits, 0.5);
+	wmax = rc_quantile(waits, nwaits, 1);
+	free(waits);
+	printf("id %s\n", id);
+	printf("kernel of a notebook of %d cells restarted in %lld ms; another "
+	    "client's PING until 3 s after: p50 %lld ms, max %lld ms over %zu "
+	    "requests\n", ncells, (long long)(t1 - t0), (long long)w50,
+	    (long long)wmax, nwaits);
+	free(id);
+	if (max_ms > 0 && wmax > max_ms)
+		rc_fail("another client waited up to %lld ms (limit %d)",
+		    (long long)wmax, max_ms);
+	return (0);
+}
+
+/* Room id's notebook metadata has kernelspec name (after a restart). */
+static int
+rc_kernelspec(const char *sock, const char *id, const char *name)
+{
+	struct mpbuf		 b;
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*md, *ks;
+	uint32_t		 rid;
+	int			 a;
+
+	a = rc_connect(sock);
+	/* Recovering 100,000 cells takes seconds (more under ASan). */
+	rc_body(&b, 1);
+	proto_pack_str(&b.pk, "notebook_id", id);
+	if (rc_send(a, PROTO_MSG_ROOM_OPEN, &b, &rid) != 0 ||
+	    rc_wait_reply(a, rid, 120000, &hdr, &u) != 0 ||
+	    hdr.type != PROTO_MSG_ROOM_JOINED)
+		rc_fail("notebook %s did not come back", id);
+	msgpack_unpacked_destroy(&u);
+	rc_get(a, &u);
+	if ((md = proto_get_map(&u.data, "metadata")) == NULL ||
+	    (ks = proto_get_map(md, "kernelspec")) == NULL ||
+	    !proto_obj_streq(proto_get(ks, "name"), name))
+		rc_fail("notebook %s lost its kernelspec %s", id, name);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: notebook %s still names kernelspec %s\n", id, name);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2074,9 +2233,12 @@ main(int argc, char **argv)
 		return (rc_toobig(argv[2], atoi(argv[3])));
 	if (argc == 5 && strcmp(argv[1], "relay") == 0)
 		return (rc_relay(argv[2], argv[3], argv[4]));
+	if (argc == 5 && strcmp(argv[1], "kernelwait") == 0)
+		return (rc_kernelwait(argv[2], atoi(argv[3]), atoi(argv[4])));
+	if (argc == 5 && strcmp(argv[1], "kernelspec") == 0)
+		return (rc_kernelspec(argv[2], argv[3], argv[4]));
 	fprintf(stderr, "usage: rooms-client durable1|durable2|durable3|"
 	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census|bigbatch|"
-	    "toobig|relay "
-	    "SOCK ...\n");
+	    "toobig|relay|kernelwait|kernelspec SOCK ...\n");
 	return (2);
 }

@@ -63,7 +63,7 @@ fx_roundtrip(const char *name)
 	    cause);
 	nb = room_ipynb_parse(data, len, &cause);
 	cr_assert_not_null(nb, "%s: %s", name, cause);
-	out = room_ipynb_dump(nb, &outlen);
+	out = room_ipynb_write_dump(nb, &outlen);
 	for (i = 0; i < len && i < outlen && data[i] == out[i]; i++)
 		;
 	cr_assert(i == len && len == outlen,
@@ -206,6 +206,54 @@ Test(ipynb, ids)
 	room_nb_free(nb);
 }
 
+/*
+ * 100,000 cells load in linear time: each id is checked against the id
+ * index, not a scan of the cells before it (that took 270 s).  Every
+ * 1000th cell has no id and the second after it repeats the id of the
+ * one before it; both get fresh ids, the others keep theirs, and every
+ * id finds its cell.
+ */
+Test(ipynb, ids_large, .timeout = 60)
+{
+	struct room_nb	*nb;
+	char		*s, *cause = NULL, id[32];
+	size_t		 len = 0, cap, i, idx;
+	int		 n = 100000;
+
+	cap = (size_t)n * 128 + 128;
+	s = xmalloc(cap);
+	len += (size_t)snprintf(s + len, cap - len, "{\"nbformat\": 4, "
+	    "\"nbformat_minor\": 5, \"metadata\": {}, \"cells\": [");
+	for (i = 0; i < (size_t)n; i++) {
+		if (i % 1000 == 0)
+			id[0] = '\0';
+		else if (i % 1000 == 2)
+			snprintf(id, sizeof id, "\"id\": \"c%zu\", ", i - 1);
+		else
+			snprintf(id, sizeof id, "\"id\": \"c%zu\", ", i);
+		len += (size_t)snprintf(s + len, cap - len, "%s{%s"
+		    "\"cell_type\": \"markdown\", \"metadata\": {}, "
+		    "\"source\": \"x\"}", i > 0 ? ", " : "", id);
+	}
+	len += (size_t)snprintf(s + len, cap - len, "]}");
+	nb = room_ipynb_parse(s, len, &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert_eq(nb->ncells, (size_t)n);
+	for (i = 0; i < (size_t)n; i++) {
+		snprintf(id, sizeof id, "c%zu", i);
+		if (i % 1000 == 0 || i % 1000 == 2)
+			cr_assert_eq(strlen(nb->cells[i]->id), 8, "cell %zu",
+			    i);
+		else
+			cr_assert_str_eq(nb->cells[i]->id, id);
+		cr_assert_eq(room_nb_find(nb, nb->cells[i]->id, &idx),
+		    nb->cells[i], "cell %zu", i);
+		cr_assert_eq(idx, i);
+	}
+	room_nb_free(nb);
+	free(s);
+}
+
 /* Large outputs, unicode of every plane, ANSI tracebacks. */
 Test(ipynb, roundtrip_large)
 {
@@ -290,7 +338,7 @@ Test(ipynb, transient_and_blobs)
 	memset(value, 'A', len);
 	value[len] = '\0';
 	cr_assert_eq(blob_put(bdir, value, len, hex, &cause), 0, "%s", cause);
-	room_ipynb_set_blob_dir(bdir);
+	room_ipynb_write_set_blob_dir(bdir);
 
 	nb = room_nb_create();
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "big()", 5);
@@ -321,7 +369,7 @@ Test(ipynb, transient_and_blobs)
 	cr_assert_neq(room_ipynb_write(nb, path, &cause), 0);
 	cr_assert_not_null(cause);
 	free(cause);
-	room_ipynb_set_blob_dir(NULL);
+	room_ipynb_write_set_blob_dir(NULL);
 	room_nb_free(nb);
 	free(path);
 	free(value);
@@ -338,7 +386,7 @@ fx_parse_dump(const char *s, const char *want)
 
 	nb = room_ipynb_parse(s, strlen(s), &cause);
 	cr_assert_not_null(nb, "refused: %s", cause);
-	out = room_ipynb_dump(nb, &len);
+	out = room_ipynb_write_dump(nb, &len);
 	cr_assert_str_eq(out, want != NULL ? want : s);
 	free(out);
 	return (nb);

@@ -52,16 +52,13 @@ nb_three(void)
 
 	nb = room_nb_create();
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "a = 1", 5);
-	free(c->id);
-	c->id = xstrdup("aaaa");
+	room_nb_cell_set_id(nb, c, "aaaa", 4);
 	json_object_array_add(c->outputs, json_object_new_string("out"));
 	c->execution_count = 4;
 	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "# b", 3);
-	free(c->id);
-	c->id = xstrdup("bbbb");
+	room_nb_cell_set_id(nb, c, "bbbb", 4);
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "c = 3", 5);
-	free(c->id);
-	c->id = xstrdup("cccc");
+	room_nb_cell_set_id(nb, c, "cccc", 4);
 	json_object_object_add(c->metadata, "keep",
 	    json_object_new_int(1));
 	return (nb);
@@ -72,7 +69,7 @@ nb_dump(struct room_nb *nb)
 {
 	size_t	len;
 
-	return (room_ipynb_dump(nb, &len));
+	return (room_ipynb_write_dump(nb, &len));
 }
 
 static int

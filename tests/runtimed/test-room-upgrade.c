@@ -355,7 +355,7 @@ Test(room_upgrade, parse_upgrades_and_keeps_note)
 	cr_assert_eq(nb->cells[1]->execution_count, 1);
 	cr_assert(room_nb_valid_id(nb->cells[0]->id,
 	    strlen(nb->cells[0]->id)));
-	out = room_ipynb_dump(nb, &len);
+	out = room_ipynb_write_dump(nb, &len);
 	cr_assert(strstr(out, "\"orig_nbformat") == NULL);
 	cr_assert(strstr(out, "\"nbformat_minor\": 5\n") != NULL);
 	free(out);
@@ -469,7 +469,7 @@ Test(generated, same_as_nbformat)
 			xasprintf(&path, "%s.want", base);
 			cr_assert_eq(util_read_file(path, &want, &len, &cause),
 			    0, "%s", cause);
-			got = room_ipynb_dump(nb, &len);
+			got = room_ipynb_write_dump(nb, &len);
 			a = gen_no_ids(want);
 			b = gen_no_ids(got);
 			cr_assert_str_eq(b, a, "%s.ipynb: not nbformat's "

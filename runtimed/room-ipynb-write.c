@@ -1,0 +1,881 @@
+/*
+ * room-ipynb-write.c: a room_nb saved as nbformat.write saves it, byte
+ * for byte: multi-line strings split as str.splitlines(keepends=True),
+ * transient, trusted and orig_nbformat dropped, output values kept as
+ * blobs inlined, then json.dumps(indent=1, sort_keys=True,
+ * ensure_ascii=False) and a trailing newline.  json-c's printer neither
+ * sorts keys nor escapes like Python, hence our own.  Reading is
+ * room-ipynb.c.
+ */
+
+#include <sys/types.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtimed.h"
+#include "room-ipynb.h"
+
+/* Where output values kept as blobs live (the state dir), and the first
+ * blob that could not be inlined during a dump. */
+static char	*room_ipynb_write_blob_dir;
+static char	*room_ipynb_write_blob_error;
+
+void
+room_ipynb_write_set_blob_dir(const char *dir)
+{
+	free(room_ipynb_write_blob_dir);
+	room_ipynb_write_blob_dir = dir != NULL ? xstrdup(dir) : NULL;
+}
+
+/* Does nbformat split this mimetype's string into lines on write? */
+static int
+room_ipynb_write_split_mime(const char *mime)
+{
+	return (strncmp(mime, "text/", 5) == 0 ||
+	    strcmp(mime, "application/javascript") == 0 ||
+	    strcmp(mime, "image/svg+xml") == 0);
+}
+
+/*
+ * The writer: json.dumps(indent=1, sort_keys=True, ensure_ascii=False)
+ * streamed straight from the room_nb, with nbformat.write's changes on
+ * the way (multi-line strings split into lines, transient, trusted and
+ * orig_nbformat dropped, blob references inlined), into a buffer that
+ * is flushed to a file descriptor when there is one.  No copy of the
+ * notebook is made, so a save needs little more memory than the
+ * notebook itself.
+ */
+struct room_ipynb_out {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+	int	 fd;		/* -1: keep everything in buf */
+	int	 error;		/* errno of a failed write */
+};
+
+#define ROOM_IPYNB_WRITE_CHUNK	(256 * 1024)
+
+static void
+room_ipynb_write_flush(struct room_ipynb_out *o)
+{
+	size_t	off = 0;
+	ssize_t	n;
+
+	while (o->fd != -1 && off < o->len && o->error == 0) {
+		n = write(o->fd, o->buf + off, o->len - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			o->error = n == -1 ? errno : EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	o->len = 0;
+}
+
+static inline void
+room_ipynb_write_reserve(struct room_ipynb_out *o, size_t n)
+{
+	if (o->len + n <= o->cap)
+		return;
+	if (o->fd != -1) {
+		room_ipynb_write_flush(o);
+		if (n <= o->cap)
+			return;
+	}
+	while (o->len + n > o->cap)
+		o->cap = o->cap == 0 ? ROOM_IPYNB_WRITE_CHUNK : o->cap * 2;
+	o->buf = xreallocarray(o->buf, 1, o->cap);
+}
+
+static inline void
+room_ipynb_write_bytes(struct room_ipynb_out *o, const void *p, size_t n)
+{
+	if (o->fd != -1 && n > o->cap) {
+		room_ipynb_write_flush(o);
+		o->len = n;	/* write straight from p */
+		{
+			char	*save = o->buf;
+
+			o->buf = (char *)p;
+			room_ipynb_write_flush(o);
+			o->buf = save;
+		}
+		return;
+	}
+	room_ipynb_write_reserve(o, n);
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+static inline void
+room_ipynb_write_char(struct room_ipynb_out *o, char c)
+{
+	room_ipynb_write_reserve(o, 1);
+	o->buf[o->len++] = c;
+}
+
+static void
+room_ipynb_write_str(struct room_ipynb_out *o, const char *s)
+{
+	room_ipynb_write_bytes(o, s, strlen(s));
+}
+
+static void
+room_ipynb_write_indent(struct room_ipynb_out *o, int level)
+{
+	room_ipynb_write_reserve(o, (size_t)level + 1);
+	o->buf[o->len++] = '\n';
+	memset(o->buf + o->len, ' ', (size_t)level);
+	o->len += (size_t)level;
+}
+
+/* Python json string escaping with ensure_ascii=False. */
+static void
+room_ipynb_write_string(struct room_ipynb_out *o, const char *s, size_t len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i, run;
+	char			 esc[8];
+
+	room_ipynb_write_char(o, '"');
+	i = 0;
+	while (i < len) {
+		run = i;
+		while (run + 8 <= len) {
+			uint64_t	w;
+
+			memcpy(&w, p + run, 8);
+			if (room_ipynb_has_less(w, 0x20) ||
+			    room_ipynb_has_byte(w, '"') ||
+			    room_ipynb_has_byte(w, '\\'))
+				break;
+			run += 8;
+		}
+		for (; run < len && p[run] >= 0x20 && p[run] != '"' &&
+		    p[run] != '\\'; run++)
+			;
+		if (run > i) {
+			room_ipynb_write_bytes(o, s + i, run - i);
+			i = run;
+			if (i == len)
+				break;
+		}
+		switch (p[i]) {
+		case '"':
+			room_ipynb_write_bytes(o, "\\\"", 2);
+			break;
+		case '\\':
+			room_ipynb_write_bytes(o, "\\\\", 2);
+			break;
+		case '\n':
+			room_ipynb_write_bytes(o, "\\n", 2);
+			break;
+		case '\r':
+			room_ipynb_write_bytes(o, "\\r", 2);
+			break;
+		case '\t':
+			room_ipynb_write_bytes(o, "\\t", 2);
+			break;
+		case '\b':
+			room_ipynb_write_bytes(o, "\\b", 2);
+			break;
+		case '\f':
+			room_ipynb_write_bytes(o, "\\f", 2);
+			break;
+		default:
+			snprintf(esc, sizeof esc, "\\u%04x", p[i]);
+			room_ipynb_write_bytes(o, esc, 6);
+			break;
+		}
+		i++;
+	}
+	room_ipynb_write_char(o, '"');
+}
+
+/* Python's float repr: shortest round-trip digits, repr's layout. */
+static void
+room_ipynb_write_double(struct room_ipynb_out *o, double d)
+{
+	char	buf[64], digits[32];
+	int	prec, exp10, decpt, nd, i;
+	char	*e, *p;
+
+	if (isnan(d)) {
+		room_ipynb_write_str(o, "NaN");
+		return;
+	}
+	if (isinf(d)) {
+		room_ipynb_write_str(o, d < 0 ? "-Infinity" : "Infinity");
+		return;
+	}
+	if (d == 0) {
+		room_ipynb_write_str(o, signbit(d) ? "-0.0" : "0.0");
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	p = buf;
+	if (*p == '-') {
+		room_ipynb_write_char(o, '-');
+		p++;
+	}
+	e = strchr(p, 'e');
+	exp10 = atoi(e + 1);
+	nd = 0;
+	for (; p < e; p++) {
+		if (*p != '.')
+			digits[nd++] = *p;
+	}
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = '\0';
+	decpt = exp10 + 1;
+	if (decpt > -4 && decpt <= 16) {
+		if (decpt <= 0) {
+			room_ipynb_write_str(o, "0.");
+			for (i = 0; i < -decpt; i++)
+				room_ipynb_write_char(o, '0');
+			room_ipynb_write_str(o, digits);
+		} else if (decpt < nd) {
+			room_ipynb_write_bytes(o, digits, (size_t)decpt);
+			room_ipynb_write_char(o, '.');
+			room_ipynb_write_str(o, digits + decpt);
+		} else {
+			room_ipynb_write_str(o, digits);
+			for (i = nd; i < decpt; i++)
+				room_ipynb_write_char(o, '0');
+			room_ipynb_write_str(o, ".0");
+		}
+		return;
+	}
+	room_ipynb_write_char(o, digits[0]);
+	if (nd > 1) {
+		room_ipynb_write_char(o, '.');
+		room_ipynb_write_str(o, digits + 1);
+	}
+	snprintf(buf, sizeof buf, "e%c%02d", exp10 < 0 ? '-' : '+',
+	    abs(exp10));
+	room_ipynb_write_str(o, buf);
+}
+
+static int
+room_ipynb_write_key_cmp(const void *a, const void *b)
+{
+	return (strcmp(*(const char *const *)a, *(const char *const *)b));
+}
+
+/* An object's keys, sorted, minus the skipped ones.  Caller frees. */
+static const char **
+room_ipynb_write_keys(struct json_object *obj, const char *const *skip,
+    size_t *np)
+{
+	const char	**keys;
+	size_t		  n, i = 0, k;
+
+	n = (size_t)json_object_object_length(obj);
+	keys = xreallocarray(NULL, n + 1, sizeof *keys);
+	json_object_object_foreach(obj, key, val) {
+		(void)val;
+		for (k = 0; skip != NULL && skip[k] != NULL; k++) {
+			if (strcmp(key, skip[k]) == 0)
+				break;
+		}
+		if (skip == NULL || skip[k] == NULL)
+			keys[i++] = key;
+	}
+	qsort(keys, i, sizeof *keys, room_ipynb_write_key_cmp);
+	*np = i;
+	return (keys);
+}
+
+/* Open "key": at level+1 after an optional comma. */
+static void
+room_ipynb_write_key(struct room_ipynb_out *o, const char *key, int level,
+    int first)
+{
+	if (!first)
+		room_ipynb_write_char(o, ',');
+	room_ipynb_write_indent(o, level + 1);
+	room_ipynb_write_string(o, key, strlen(key));
+	room_ipynb_write_bytes(o, ": ", 2);
+}
+
+/* json.dumps(indent=1, sort_keys=True, separators=(",", ": ")). */
+static void
+room_ipynb_write_value(struct room_ipynb_out *o, struct json_object *v,
+    int level)
+{
+	const char	**keys;
+	size_t		  n, i;
+	int64_t		  iv;
+	char		  num[32];
+
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		room_ipynb_write_bytes(o, "null", 4);
+		break;
+	case json_type_boolean:
+		room_ipynb_write_str(o, json_object_get_boolean(v) ? "true" :
+		    "false");
+		break;
+	case json_type_int:
+		iv = json_object_get_int64(v);
+		if (iv == INT64_MAX)
+			snprintf(num, sizeof num, "%llu",
+			    (unsigned long long)json_object_get_uint64(v));
+		else
+			snprintf(num, sizeof num, "%lld", (long long)iv);
+		room_ipynb_write_str(o, num);
+		break;
+	case json_type_double:
+		room_ipynb_write_double(o, json_object_get_double(v));
+		break;
+	case json_type_string:
+		room_ipynb_write_string(o, json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v));
+		break;
+	case json_type_array:
+		n = json_object_array_length(v);
+		if (n == 0) {
+			room_ipynb_write_bytes(o, "[]", 2);
+			break;
+		}
+		room_ipynb_write_char(o, '[');
+		for (i = 0; i < n; i++) {
+			if (i != 0)
+				room_ipynb_write_char(o, ',');
+			room_ipynb_write_indent(o, level + 1);
+			room_ipynb_write_value(o,
+			    json_object_array_get_idx(v, i), level + 1);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, ']');
+		break;
+	case json_type_object:
+		keys = room_ipynb_write_keys(v, NULL, &n);
+		if (n == 0) {
+			room_ipynb_write_bytes(o, "{}", 2);
+			free(keys);
+			break;
+		}
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_key(o, keys[i], level, i == 0);
+			room_ipynb_write_value(o,
+			    json_object_object_get(v, keys[i]), level + 1);
+		}
+		free(keys);
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+		break;
+	}
+}
+
+/*
+ * A string as nbformat writes multi-line strings: the list of
+ * str.splitlines(keepends=True) (UTF-8: breaks at \n, \r, \r\n, \v, \f,
+ * \x1c-\x1e, U+0085, U+2028, U+2029).
+ */
+static void
+room_ipynb_write_lines(struct room_ipynb_out *o, const char *s, size_t len,
+    int level)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 start = 0, i = 0, brk;
+	int			 first = 1;
+
+	if (len == 0) {
+		room_ipynb_write_bytes(o, "[]", 2);
+		return;
+	}
+	room_ipynb_write_char(o, '[');
+	while (i < len) {
+		brk = 0;
+		while (i + 8 <= len) {
+			uint64_t	w;
+
+			memcpy(&w, p + i, 8);
+			if (room_ipynb_has_less(w, 0x20) ||
+			    room_ipynb_has_byte(w, 0xc2) ||
+			    room_ipynb_has_byte(w, 0xe2))
+				break;
+			i += 8;
+		}
+		if (i >= len)
+			break;
+		if (p[i] >= 0x20 && p[i] != 0xc2 && p[i] != 0xe2) {
+			i++;
+			continue;
+		}
+		if (p[i] == '\r')
+			brk = (i + 1 < len && p[i + 1] == '\n') ? 2 : 1;
+		else if (p[i] == '\n' || p[i] == 0x0b || p[i] == 0x0c ||
+		    (p[i] >= 0x1c && p[i] <= 0x1e))
+			brk = 1;
+		else if (p[i] == 0xc2 && i + 1 < len && p[i + 1] == 0x85)
+			brk = 2;
+		else if (p[i] == 0xe2 && i + 2 < len && p[i + 1] == 0x80 &&
+		    (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+			brk = 3;
+		if (brk == 0) {
+			i++;
+			continue;
+		}
+		i += brk;
+		if (!first)
+			room_ipynb_write_char(o, ',');
+		first = 0;
+		room_ipynb_write_indent(o, level + 1);
+		room_ipynb_write_string(o, s + start, i - start);
+		start = i;
+	}
+	if (start < len) {
+		if (!first)
+			room_ipynb_write_char(o, ',');
+		room_ipynb_write_indent(o, level + 1);
+		room_ipynb_write_string(o, s + start, len - start);
+	}
+	room_ipynb_write_indent(o, level);
+	room_ipynb_write_char(o, ']');
+}
+
+/*
+ * A value kept in the blob store ({"runtimed_blob": sha256, "size": n})
+ * as the real value: a string, or parsed JSON for a JSON mimetype.
+ * NULL (and room_ipynb_write_blob_error set) when it cannot be read.
+ */
+static struct json_object *
+room_ipynb_write_blob_value(struct json_object *ref, int json)
+{
+	struct json_object	*h, *v;
+	char			*data = NULL, *cause = NULL, *fixed;
+	size_t			 len;
+
+	if (!json_object_object_get_ex(ref, "runtimed_blob", &h) ||
+	    !json_object_is_type(h, json_type_string))
+		return (NULL);
+	if (room_ipynb_write_blob_dir == NULL) {
+		if (room_ipynb_write_blob_error == NULL)
+			xasprintf(&room_ipynb_write_blob_error,
+			    "output blob %s: no blob store",
+			    json_object_get_string(h));
+		return (NULL);
+	}
+	if (blob_get(room_ipynb_write_blob_dir, json_object_get_string(h),
+	    &data, &len, &cause) != 0) {
+		if (room_ipynb_write_blob_error == NULL)
+			xasprintf(&room_ipynb_write_blob_error,
+			    "output blob: %s", cause);
+		free(cause);
+		return (NULL);
+	}
+	/* A blob holds bytes a kernel sent; the file gets only UTF-8. */
+	if ((fixed = utf8_repair(data, len, &len)) != NULL) {
+		free(data);
+		data = fixed;
+	}
+	v = NULL;
+	if (json && (v = mpjson_parse(data, len, &cause)) == NULL)
+		free(cause);
+	if (v == NULL)
+		v = json_object_new_string_len(data, (int)len);
+	free(data);
+	return (v);
+}
+
+static int
+room_ipynb_write_is_blob(struct json_object *v)
+{
+	return (json_object_is_type(v, json_type_object) &&
+	    json_object_object_get_ex(v, "runtimed_blob", NULL));
+}
+
+/* A value that nbformat may split into lines, blob references inlined. */
+static void
+room_ipynb_write_text(struct room_ipynb_out *o, struct json_object *v,
+    int split, int json, int level)
+{
+	struct json_object	*real = NULL;
+
+	if (room_ipynb_write_is_blob(v) &&
+	    (real = room_ipynb_write_blob_value(v, json)) != NULL)
+		v = real;
+	if (split && json_object_is_type(v, json_type_string))
+		room_ipynb_write_lines(o, json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v), level);
+	else
+		room_ipynb_write_value(o, v, level);
+	json_object_put(real);
+}
+
+/* A mime bundle (output data, attachment). */
+static void
+room_ipynb_write_bundle(struct room_ipynb_out *o, struct json_object *data,
+    int level)
+{
+	const char	**keys;
+	size_t		  n, i;
+
+	if (!json_object_is_type(data, json_type_object)) {
+		room_ipynb_write_value(o, data, level);
+		return;
+	}
+	keys = room_ipynb_write_keys(data, NULL, &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_key(o, keys[i], level, i == 0);
+			room_ipynb_write_text(o,
+			    json_object_object_get(data, keys[i]),
+			    room_ipynb_write_split_mime(keys[i]),
+			    room_ipynb_json_mime(keys[i]), level + 1);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+	}
+	free(keys);
+}
+
+/* An output as saved: lines split, transient dropped, blobs inlined. */
+static void
+room_ipynb_write_output(struct room_ipynb_out *o, struct json_object *out,
+    int level)
+{
+	static const char *const skip[] = { "transient", NULL };
+	struct json_object	*type, *v;
+	const char		**keys, *t = "";
+	size_t			  n, i;
+
+	if (!json_object_is_type(out, json_type_object)) {
+		room_ipynb_write_value(o, out, level);
+		return;
+	}
+	if (json_object_object_get_ex(out, "output_type", &type) &&
+	    json_object_is_type(type, json_type_string))
+		t = json_object_get_string(type);
+	keys = room_ipynb_write_keys(out, skip, &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_key(o, keys[i], level, i == 0);
+			v = json_object_object_get(out, keys[i]);
+			if (strcmp(keys[i], "data") == 0 &&
+			    (strcmp(t, "execute_result") == 0 ||
+			    strcmp(t, "display_data") == 0))
+				room_ipynb_write_bundle(o, v, level + 1);
+			else if (strcmp(keys[i], "text") == 0)
+				room_ipynb_write_text(o, v,
+				    strcmp(t, "stream") == 0, 0, level + 1);
+			else
+				room_ipynb_write_value(o, v, level + 1);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+	}
+	free(keys);
+}
+
+/* An object minus some keys. */
+static void
+room_ipynb_write_skipping(struct room_ipynb_out *o, struct json_object *obj,
+    const char *const *skip, int level)
+{
+	const char	**keys;
+	size_t		  n, i;
+
+	keys = room_ipynb_write_keys(obj, skip, &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_key(o, keys[i], level, i == 0);
+			room_ipynb_write_value(o,
+			    json_object_object_get(obj, keys[i]), level + 1);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+	}
+	free(keys);
+}
+
+/*
+ * The keys of an object we write from a model: the modelled keys present
+ * (NULL-terminated) and the kept extra ones, sorted as json.dumps sorts
+ * them.  An entry's extra flag says where its value is.  Caller frees.
+ */
+struct room_ipynb_key {
+	const char	*key;
+	int		 extra;
+};
+
+static int
+room_ipynb_write_mkey_cmp(const void *a, const void *b)
+{
+	return (strcmp(((const struct room_ipynb_key *)a)->key,
+	    ((const struct room_ipynb_key *)b)->key));
+}
+
+static struct room_ipynb_key *
+room_ipynb_write_merge_keys(const char *const *known, struct json_object *extra,
+    size_t *np)
+{
+	struct room_ipynb_key	*keys;
+	size_t			 n = 0, cap;
+
+	for (cap = 0; known[cap] != NULL; cap++)
+		;
+	if (extra != NULL)
+		cap += (size_t)json_object_object_length(extra);
+	keys = xreallocarray(NULL, cap + 1, sizeof *keys);
+	for (; known[n] != NULL; n++) {
+		keys[n].key = known[n];
+		keys[n].extra = 0;
+	}
+	if (extra != NULL) {
+		json_object_object_foreach(extra, key, val) {
+			(void)val;
+			keys[n].key = key;
+			keys[n++].extra = 1;
+		}
+	}
+	qsort(keys, n, sizeof *keys, room_ipynb_write_mkey_cmp);
+	*np = n;
+	return (keys);
+}
+
+/* A cell's attachments: each a mime bundle. */
+static void
+room_ipynb_write_attachments(struct room_ipynb_out *o, struct json_object *a)
+{
+	const char	**keys;
+	size_t		  n, i;
+
+	keys = room_ipynb_write_keys(a, NULL, &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_key(o, keys[i], 3, i == 0);
+			room_ipynb_write_bundle(o, json_object_object_get(a,
+			    keys[i]), 4);
+		}
+		room_ipynb_write_indent(o, 3);
+		room_ipynb_write_char(o, '}');
+	}
+	free(keys);
+}
+
+/* A code cell's outputs. */
+static void
+room_ipynb_write_outputs(struct room_ipynb_out *o, struct json_object *outs)
+{
+	size_t	i, nout;
+
+	nout = outs != NULL ? json_object_array_length(outs) : 0;
+	if (nout == 0) {
+		room_ipynb_write_bytes(o, "[]", 2);
+		return;
+	}
+	room_ipynb_write_char(o, '[');
+	for (i = 0; i < nout; i++) {
+		if (i != 0)
+			room_ipynb_write_char(o, ',');
+		room_ipynb_write_indent(o, 4);
+		room_ipynb_write_output(o, json_object_array_get_idx(outs, i),
+		    4);
+	}
+	room_ipynb_write_indent(o, 3);
+	room_ipynb_write_char(o, ']');
+}
+
+/* One cell: its modelled keys and its kept ones, in sorted order. */
+static void
+room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
+{
+	static const char *const skip[] = { "trusted", NULL };
+	struct room_ipynb_key	*keys;
+	const char		*known[8], *k;
+	char			 num[32];
+	size_t			 n = 0, i;
+
+	if (c->attachments != NULL &&
+	    json_object_is_type(c->attachments, json_type_object))
+		known[n++] = "attachments";
+	known[n++] = "cell_type";
+	if (c->type == ROOM_CELL_CODE)
+		known[n++] = "execution_count";
+	known[n++] = "id";
+	known[n++] = "metadata";
+	if (c->type == ROOM_CELL_CODE)
+		known[n++] = "outputs";
+	if (!(c->flags & ROOM_CELL_NO_SOURCE))
+		known[n++] = "source";
+	known[n] = NULL;
+	keys = room_ipynb_write_merge_keys(known, c->extra, &n);
+
+	room_ipynb_write_char(o, '{');
+	for (i = 0; i < n; i++) {
+		k = keys[i].key;
+		room_ipynb_write_key(o, k, 2, i == 0);
+		if (keys[i].extra)
+			room_ipynb_write_value(o,
+			    json_object_object_get(c->extra, k), 3);
+		else if (strcmp(k, "attachments") == 0)
+			room_ipynb_write_attachments(o, c->attachments);
+		else if (strcmp(k, "cell_type") == 0)
+			room_ipynb_write_string(o, room_nb_cell_type_name(c),
+			    strlen(room_nb_cell_type_name(c)));
+		else if (strcmp(k, "execution_count") == 0) {
+			if (c->execution_count < 0)
+				room_ipynb_write_bytes(o, "null", 4);
+			else {
+				snprintf(num, sizeof num, "%lld",
+				    (long long)c->execution_count);
+				room_ipynb_write_str(o, num);
+			}
+		} else if (strcmp(k, "id") == 0)
+			room_ipynb_write_string(o, c->id, strlen(c->id));
+		else if (strcmp(k, "metadata") == 0)
+			room_ipynb_write_skipping(o, c->metadata, skip, 3);
+		else if (strcmp(k, "outputs") == 0)
+			room_ipynb_write_outputs(o, c->outputs);
+		else if (strcmp(k, "source") == 0)
+			room_ipynb_write_lines(o, c->source, c->source_len, 3);
+	}
+	free(keys);
+	room_ipynb_write_indent(o, 2);
+	room_ipynb_write_char(o, '}');
+}
+
+/* The notebook as nbformat.write writes it, trailing newline included. */
+static void
+room_ipynb_write_nb(struct room_ipynb_out *o, struct room_nb *nb)
+{
+	static const char *const skip[] = { "orig_nbformat",
+	    "orig_nbformat_minor", "signature", NULL };
+	static const char *const known[] = { "cells", "metadata", "nbformat",
+	    "nbformat_minor", NULL };
+	struct room_ipynb_key	*keys;
+	const char		*k;
+	char			 num[32];
+	size_t			 n, i, j;
+
+	keys = room_ipynb_write_merge_keys(known, nb->extra, &n);
+	room_ipynb_write_char(o, '{');
+	for (i = 0; i < n; i++) {
+		k = keys[i].key;
+		room_ipynb_write_key(o, k, 0, i == 0);
+		if (keys[i].extra)
+			room_ipynb_write_value(o,
+			    json_object_object_get(nb->extra, k), 1);
+		else if (strcmp(k, "cells") == 0) {
+			if (nb->ncells == 0) {
+				room_ipynb_write_bytes(o, "[]", 2);
+				continue;
+			}
+			room_ipynb_write_char(o, '[');
+			for (j = 0; j < nb->ncells; j++) {
+				if (j != 0)
+					room_ipynb_write_char(o, ',');
+				room_ipynb_write_indent(o, 2);
+				room_ipynb_write_cell(o, nb->cells[j]);
+			}
+			room_ipynb_write_indent(o, 1);
+			room_ipynb_write_char(o, ']');
+		} else if (strcmp(k, "metadata") == 0)
+			room_ipynb_write_skipping(o, nb->metadata, skip, 1);
+		else if (strcmp(k, "nbformat") == 0)
+			room_ipynb_write_char(o, '4');
+		else if (strcmp(k, "nbformat_minor") == 0) {
+			snprintf(num, sizeof num, "%d",
+			    nb->nbformat_minor < 5 ? 5 : nb->nbformat_minor);
+			room_ipynb_write_str(o, num);
+		}
+	}
+	free(keys);
+	room_ipynb_write_bytes(o, "\n}\n", 3);
+}
+
+/* Any json value in Python's layout, no trailing newline.  Caller frees. */
+char *
+room_ipynb_write_json(struct json_object *v, size_t *len)
+{
+	struct room_ipynb_out	o;
+
+	memset(&o, 0, sizeof o);
+	o.fd = -1;
+	room_ipynb_write_value(&o, v, 0);
+	room_ipynb_write_char(&o, '\0');
+	*len = o.len - 1;
+	return (o.buf);
+}
+
+/* The notebook as nbformat.write would write it.  Caller frees. */
+char *
+room_ipynb_write_dump(struct room_nb *nb, size_t *len)
+{
+	struct room_ipynb_out	o;
+
+	memset(&o, 0, sizeof o);
+	o.fd = -1;
+	room_ipynb_write_nb(&o, nb);
+	room_ipynb_write_char(&o, '\0');
+	*len = o.len - 1;
+	return (o.buf);
+}
+
+/*
+ * Save atomically (atomic.c): stream into an unpredictable temporary file
+ * beside path, fsync, rename over path, fsync the directory.  A crash
+ * leaves the old or the new file, never a torn one; a new file is 0644
+ * less the user's umask, an existing one keeps its mode.
+ */
+int
+room_ipynb_write(struct room_nb *nb, const char *path, char **cause)
+{
+	struct room_ipynb_out	 o;
+	struct atomic		*a;
+
+	free(room_ipynb_write_blob_error);
+	room_ipynb_write_blob_error = NULL;
+	if ((a = atomic_create(path, 0644, cause)) == NULL)
+		return (-1);
+	memset(&o, 0, sizeof o);
+	o.fd = atomic_fd(a);
+	o.cap = ROOM_IPYNB_WRITE_CHUNK;
+	o.buf = xmalloc(o.cap);
+	room_ipynb_write_nb(&o, nb);
+	room_ipynb_write_flush(&o);
+	free(o.buf);
+	if (room_ipynb_write_blob_error != NULL) {
+		xasprintf(cause, "%s: not saved: %s", path,
+		    room_ipynb_write_blob_error);
+		free(room_ipynb_write_blob_error);
+		room_ipynb_write_blob_error = NULL;
+		atomic_free(a);
+		return (-1);
+	}
+	if (o.error != 0) {
+		xasprintf(cause, "cannot write %s: %s", path,
+		    strerror(o.error));
+		atomic_free(a);
+		return (-1);
+	}
+	return (atomic_commit(a, cause));
+}
