@@ -192,7 +192,7 @@ fuzz_af_init(void)
 	runtimed_incarnation.started_at = util_now_us();
 	snprintf(runtimed_incarnation.version,
 	    sizeof runtimed_incarnation.version, "%s", RUNTIMED_VERSION);
-	room_set_autosave(0, -1);
+	room_autosave_set(0, -1);
 	kernel_pool_set_size(0);
 	fuzz_af_open_store();
 	room_start();
