@@ -180,6 +180,19 @@ const msgpack_object	*proto_get_array(const msgpack_object *,
 			     const char *);
 int			 proto_obj_streq(const msgpack_object *, const char *);
 
+/*
+ * Typed bodies (docs/decisions/014): every message has a struct and a
+ * pack/unpack pair in its family's file.  Unpacking borrows: a string is
+ * a pointer and length into the received frame (ptr NULL when absent,
+ * not NUL-terminated), so nothing allocates and the frame must outlive
+ * the struct.  Unpackers return 0, or -1 with err naming the message and
+ * the field; unknown keys are ignored.
+ */
+struct proto_str {
+	const char	*ptr;
+	size_t		 len;
+};
+
 /* proto-hello.c: the handshake every connection opens with. */
 struct proto_hello {
 	int		 version;
@@ -201,5 +214,35 @@ int	proto_hello_ok_unpack(const msgpack_object *,
 	    struct proto_incarnation *, char *, size_t);
 void	proto_mismatch_pack(msgpack_packer *, int);
 int	proto_hello_check(const struct proto_hello *, char *, size_t);
+
+/*
+ * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as
+ * its text; from the worker also the message's id (its exact JSON text),
+ * method and error flag, so the proxy relays it without parsing it.
+ * json is packed last, so a sender may pack the rest with
+ * proto_mcp_pack_head and send json's bytes after it uncopied.
+ */
+struct proto_mcp {
+	struct proto_str json;		/* the message, required */
+	struct proto_str id;		/* its id as JSON text; worker only */
+	struct proto_str method;	/* its method; worker only */
+	int		 error;		/* a response with "error" */
+};
+struct proto_worker_ready {
+	struct proto_str catalog;	/* tools/list result, JSON text */
+};
+void	proto_mcp_pack(msgpack_packer *, const struct proto_mcp *);
+void	proto_mcp_pack_head(msgpack_packer *, const struct proto_mcp *);
+int	proto_mcp_unpack(const msgpack_object *, struct proto_mcp *, char *,
+	    size_t);
+void	proto_worker_ready_pack(msgpack_packer *,
+	    const struct proto_worker_ready *);
+int	proto_worker_ready_unpack(const msgpack_object *,
+	    struct proto_worker_ready *, char *, size_t);
+/* WORKER_UPGRADE and WORKER_SHUTDOWN have empty bodies: no struct. */
+void	proto_worker_upgrade_pack(msgpack_packer *);
+int	proto_worker_upgrade_unpack(const msgpack_object *, char *, size_t);
+void	proto_worker_shutdown_pack(msgpack_packer *);
+int	proto_worker_shutdown_unpack(const msgpack_object *, char *, size_t);
 
 #endif
