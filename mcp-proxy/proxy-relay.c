@@ -856,15 +856,10 @@ out:
 
 /* A line too long for a frame: its id is unknown, so answer with null. */
 void
-proxy_relay_client_overlong(size_t len)
+proxy_relay_client_overlong(const char *why)
 {
-	char	*msg;
-
-	xasprintf(&msg, "message of %zu bytes exceeds the limit of %zu "
-	    "bytes and was dropped", len, proxy_stdio_max_line());
-	log_warnx("%s", msg);
-	proxy_relay_answer_error(NULL, -32600, msg);
-	free(msg);
+	log_warnx("%s", why);
+	proxy_relay_answer_error(NULL, -32600, why);
 }
 
 /* The answer to one of the proxy's own requests. */

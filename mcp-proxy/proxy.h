@@ -61,12 +61,11 @@ void		 proxy_stdio_init(struct event_base *);
 void		 proxy_stdio_write_line(const char *, size_t);
 void		 proxy_stdio_close_input(void);
 void		 proxy_stdio_flush(int);
-size_t		 proxy_stdio_max_line(void);
 void		 proxy_stdio_flow(void);
 
 /* proxy-relay.c: called by proxy-stdio.c and proxy-worker.c. */
 void		 proxy_relay_client_line(const char *, size_t);
-void		 proxy_relay_client_overlong(size_t);
+void		 proxy_relay_client_overlong(const char *);
 void		 proxy_relay_worker_up(void);
 struct proxy_relay_head {
 	const char	*id;		/* JSON text; NULL if none */

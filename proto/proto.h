@@ -51,11 +51,14 @@
 #define PROTO_MAX_DEPTH		1024
 
 /*
- * The largest MCP message either way: a longer client line is refused,
- * a reply that would be longer is answered with an error saying how to
- * ask for less.  It keeps the proxy's memory bounded whatever a client
- * sends or asks for.  The MCP frame cap adds room for the envelope.
+ * The largest MCP messages: a request line longer than the request cap
+ * is refused by whichever process reads it from stdin (the proxy, or a
+ * worker on stdio; common/lineread.c), and a reply that would be longer
+ * than the reply cap is answered with an error saying how to ask for
+ * less.  They keep the proxy's memory bounded whatever a client sends
+ * or asks for.  The MCP frame cap adds room for the envelope.
  */
+#define PROTO_MCP_REQUEST_CAP	(16U * 1024 * 1024)
 #define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
 
 /*
