@@ -92,7 +92,7 @@ worker_proxy_upgrade(void)
 
 /* After the first initialize: tell the proxy our catalog. */
 static void
-worker_proxy_initialized(void)
+worker_proxy_initialized(void *arg)
 {
 	struct proto_worker_ready	 ready;
 	struct json_object		*list;
@@ -194,14 +194,19 @@ worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 }
 
+/* The link closing ends us, so an idle worker has nothing to do. */
+static const struct worker_transport worker_proxy_transport = {
+	.send = worker_proxy_send,
+	.initialized = worker_proxy_initialized,
+};
+
 int
 worker_proxy_start(struct event_base *base, int fd)
 {
 	struct proto_hello	 hello;
 	struct mpbuf		 b;
 
-	worker_rpc_init(base, worker_proxy_send, NULL,
-	    worker_proxy_initialized);
+	worker_rpc_init(base, &worker_proxy_transport);
 	worker_proxy_peer = peer_create(base, fd, "proxy",
 	    worker_proxy_dispatch, NULL);
 	if (worker_proxy_peer == NULL) {

@@ -125,8 +125,8 @@ worker_stdio_eof(void *arg)
 }
 
 /* The last call in flight finished: exit if stdin is gone. */
-void
-worker_eof(void)
+static void
+worker_stdio_idle(void *arg)
 {
 	if (worker_stdio_closed)
 		worker_stdio_leave();
@@ -150,13 +150,18 @@ static const struct lineread_cbs worker_stdio_cbs = {
 	worker_stdio_line, worker_stdio_overlong, worker_stdio_eof
 };
 
+static const struct worker_transport worker_stdio_transport = {
+	.send = worker_stdio_send,
+	.idle = worker_stdio_idle,
+};
+
 int
 worker_stdio_start(struct event_base *base)
 {
 	struct stat	 sb;
 
 	worker_stdio_out = evbuffer_new();
-	worker_rpc_init(base, worker_stdio_send, NULL, NULL);
+	worker_rpc_init(base, &worker_stdio_transport);
 
 	if (fstat(STDOUT_FILENO, &sb) == 0 &&
 	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))

@@ -87,15 +87,15 @@ rpc '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 
 # A line over the 16 MiB request cap: -32600 with id null and the reason,
 # as the proxy answers it; the session goes on.
-/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{\"pad\":\"" + b"x" * (16 << 20) + b"\"}}\n")' >&"${W[1]}"
+/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"{\"jsonrpc\":\"2.0\",\"id\":50,\"method\":\"ping\",\"params\":{\"pad\":\"" + b"x" * (16 << 20) + b"\"}}\n")' >&"${W[1]}"
 reply "over the cap" 60
 [ "$(field 'r["error"]["code"], r["id"]')" = "-32600 None" ] ||
     fail "a line over 16 MiB: $REPLY"
 field 'r["error"]["message"]' |
     grep -q "exceeds the limit of 16777216 bytes and was dropped" ||
     fail "a line over 16 MiB: the reason"
-rpc '{"jsonrpc":"2.0","id":10,"method":"ping"}'
-[ "$(field '"result" in r and r["id"]')" = 10 ] ||
+rpc '{"jsonrpc":"2.0","id":51,"method":"ping"}'
+[ "$(field '"result" in r and r["id"]')" = 51 ] ||
     fail "ping after a line over the cap"
 
 NB=$T/work/test.ipynb
@@ -218,10 +218,19 @@ rpc '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"create_not
 [ "$(field 'r["result"]["structuredContent"]["path"]')" = None ] ||
     fail "untitled notebook has a path"
 
-# stdin EOF: the worker exits 0.
+# stdin EOF with a call in flight: its answer comes, then the worker
+# exits 0 at once (the stdio transport hears the last call end), not
+# after the WORKER_EOF_GRACE_MS (2 s) grace.
+printf '%s\n' '{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"list_kernels","arguments":{}}}' >&"${W[1]}"
 exec {W[1]}>&-
+reply "list_kernels at EOF" 30
+[ "$(field 'r["id"], "result" in r')" = "52 True" ] ||
+    fail "the call in flight at EOF is answered"
+T0=$(date +%s%N)
 wait "$WPID"
 rc=$?
+MS=$(( ($(date +%s%N) - T0) / 1000000 ))
 WPID=
 [ $rc = 0 ] || fail "worker exit status $rc"
+[ "$MS" -lt 1000 ] || fail "the worker exited $MS ms after its last answer"
 echo "PASS"
