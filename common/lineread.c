@@ -26,18 +26,18 @@
 #define LINEREAD_CHUNK	(1024 * 1024)
 
 struct lineread {
-	int				 fd;
-	size_t				 max;
-	struct lineread_cbs		 cbs;
-	void				*arg;
-	struct evbuffer			*in;
-	struct event			*ev;
-	int				 polled;	/* else a timer */
-	int				 paused;
-	int				 stopped;	/* EOF or lineread_stop */
-	int				 busy;		/* in lineread_lines */
-	size_t				 scanned;	/* bytes with no \n */
-	size_t				 discarding;	/* of an overlong line */
+	int			 fd;
+	size_t			 max;
+	struct lineread_cbs	 cbs;
+	void			*arg;
+	struct evbuffer		*in;
+	struct event		*ev;
+	int			 polled;	/* else a timer */
+	int			 paused;
+	int			 stopped;	/* EOF or lineread_stop */
+	int			 busy;		/* in lineread_lines */
+	size_t			 scanned;	/* bytes with no \n */
+	size_t			 discarding;	/* of an overlong line */
 };
 
 static void	lineread_arm(struct lineread *);

@@ -25,7 +25,7 @@ struct seen {
 	char			*why;
 	int			 noverlong;
 	int			 eof;
-	int			 pause_after;	/* pause after this many lines */
+	int			 pause_after;	/* pause after so many lines */
 	struct lineread		*lr;
 };
 

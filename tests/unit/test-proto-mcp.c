@@ -79,7 +79,8 @@ Test(proto_mcp, round_trip_with_envelope)
 
 Test(proto_mcp, head_then_bytes_is_the_whole_body)
 {
-	static const char	json[] = "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}";
+	static const char	json[] =
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}";
 	struct proto_mcp	a, b;
 	msgpack_sbuffer		whole;
 	msgpack_packer		pk;
