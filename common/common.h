@@ -195,6 +195,23 @@ int			 jsonrpc_id_equal(struct json_object *,
 			     struct json_object *);
 
 /* Shorthand for building one msgpack body. */
+/* lineread.c: newline-delimited messages (MCP on stdin). */
+struct lineread;
+struct lineread_cbs {
+	/* One line without its \r\n; never blank. */
+	void	(*line)(const char *, size_t, void *);
+	/* A line over the cap was dropped: its length, and why in words. */
+	void	(*overlong)(size_t, const char *, void *);
+	/* End of input, after its last line. */
+	void	(*eof)(void *);
+};
+struct lineread	*lineread_create(struct event_base *, int, size_t,
+		     const struct lineread_cbs *, void *);
+void		 lineread_free(struct lineread *);
+void		 lineread_pause(struct lineread *);
+void		 lineread_resume(struct lineread *);
+void		 lineread_stop(struct lineread *);
+
 struct mpbuf {
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;

@@ -51,6 +51,10 @@ fuzz_worker_sink(const char *json, size_t len, void *arg)
 		fprintf(stderr, "< %.*s\n", (int)len, json);
 }
 
+static const struct worker_transport fuzz_worker_transport = {
+	.send = fuzz_worker_sink,
+};
+
 /* libworker.a calls this where the real worker exits. */
 __dead void
 worker_exit(int status)
@@ -268,7 +272,7 @@ fuzz_worker_init(fuzz_worker_answer_cb answer)
 	    fuzz_worker_accept_cb, NULL);
 	event_add(ev, NULL);
 	worker_daemon_init(fuzz_worker_base);
-	worker_rpc_init(fuzz_worker_base, fuzz_worker_sink, NULL, NULL);
+	worker_rpc_init(fuzz_worker_base, &fuzz_worker_transport);
 }
 
 /* Into our directory (1) or back to the caller's (0). */

@@ -19,6 +19,8 @@
  *   one is initialized;
  * - while no worker is up, messages wait in a queue; while the crash
  *   budget is tripped, requests are refused with a reason.
+ *
+ * What the proxy answers itself is shaped in proxy-answer.c.
  */
 
 #include <sys/queue.h>
@@ -36,10 +38,6 @@
 
 /* Ids of the proxy's own requests to a worker start with this. */
 #define PROXY_RELAY_PRIVATE	"\"runtimed-mcp-proxy-"
-
-#define PROXY_RELAY_LOST_TEXT \
-	"outcome_unknown: the worker restarted before answering; " \
-	"inspect the notebook before retrying"
 
 struct proxy_relay_msg {
 	char			*line;	/* kept while it may be sent again */
@@ -151,142 +149,11 @@ proxy_relay_param(struct json_object *obj, const char *key)
 	return json_object_get_string(v);
 }
 
-static void
-proxy_relay_emit(struct json_object *obj)
-{
-	const char	*s;
-
-	s = json_object_to_json_string_ext(obj,
-	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE);
-	proxy_stdio_write_line(s, strlen(s));
-	json_object_put(obj);
-}
-
-static struct json_object *
-proxy_relay_reply(const char *id)
-{
-	struct json_object	*obj, *idobj = NULL;
-
-	obj = json_object_new_object();
-	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
-	if (id != NULL)
-		idobj = jsonrpc_id_from_text(id);
-	json_object_object_add(obj, "id", idobj);
-	return obj;
-}
-
-static void
-proxy_relay_answer_error(const char *id, int code, const char *message)
-{
-	struct json_object	*obj, *err;
-
-	obj = proxy_relay_reply(id);
-	err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_int(code));
-	json_object_object_add(err, "message",
-	    json_object_new_string(message));
-	json_object_object_add(obj, "error", err);
-	proxy_relay_emit(obj);
-}
-
-static void
-proxy_relay_answer_result(const char *id, struct json_object *res)
-{
-	struct json_object	*obj;
-
-	obj = proxy_relay_reply(id);
-	json_object_object_add(obj, "result", res);
-	proxy_relay_emit(obj);
-}
-
-/* A tool result: text for the model, structuredContent for programs. */
-static void
-proxy_relay_answer_tool(const char *id, const char *text,
-    struct json_object *sc, int is_error)
-{
-	struct json_object	*res, *content, *t;
-
-	res = json_object_new_object();
-	content = json_object_new_array();
-	t = json_object_new_object();
-	json_object_object_add(t, "type", json_object_new_string("text"));
-	json_object_object_add(t, "text", json_object_new_string(text));
-	json_object_array_add(content, t);
-	json_object_object_add(res, "content", content);
-	json_object_object_add(res, "structuredContent", sc);
-	if (is_error)
-		json_object_object_add(res, "isError",
-		    json_object_new_boolean(1));
-	proxy_relay_answer_result(id, res);
-}
-
-static struct json_object *
-proxy_relay_tool_error(const char *code, const char *message)
-{
-	struct json_object	*sc, *err;
-
-	err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_string(code));
-	json_object_object_add(err, "message",
-	    json_object_new_string(message));
-	sc = json_object_new_object();
-	json_object_object_add(sc, "error", err);
-	return sc;
-}
-
-/* A tools/call whose worker died: its effect is unknown (docs/errors.md). */
-static void
-proxy_relay_answer_lost_call(const char *id)
-{
-	struct json_object	*sc, *err;
-
-	sc = proxy_relay_tool_error("outcome_unknown", "the worker "
-	    "restarted before answering; inspect the notebook before "
-	    "retrying");
-	err = json_object_object_get(sc, "error");
-	json_object_object_add(err, "retry_safe",
-	    json_object_new_boolean(0));
-	proxy_relay_answer_tool(id, PROXY_RELAY_LOST_TEXT, sc, 1);
-}
-
-/* Why no worker serves requests now, and when one will be tried. */
-static char *
-proxy_relay_unavailable_text(void)
-{
-	char	*msg;
-	int64_t	 secs = (proxy_budget_retry_in() + 999) / 1000;
-
-	xasprintf(&msg, "runtimed-mcp-worker is not available: %s; the next "
-	    "try is in %lld s (or call the reconnect tool to try now); its "
-	    "log is %s", proxy_relay_why != NULL ? proxy_relay_why :
-	    "it is restarting", (long long)secs, proxy_worker_log_path());
-	return msg;
-}
-
 /* Refuse a request while the crash budget is tripped. */
 static void
 proxy_relay_refuse(const char *id, const char *method)
 {
-	struct json_object	*sc, *err;
-	char			*msg;
-
-	msg = proxy_relay_unavailable_text();
-	if (method == NULL || strcmp(method, "tools/call") != 0) {
-		proxy_relay_answer_error(id, -32603, msg);
-		free(msg);
-		return;
-	}
-	sc = proxy_relay_tool_error("notebook_unavailable", msg);
-	err = json_object_object_get(sc, "error");
-	json_object_object_add(err, "reason",
-	    json_object_new_string("worker_unavailable"));
-	json_object_object_add(err, "retry_after_secs", json_object_new_int64(
-	    (proxy_budget_retry_in() + 999) / 1000));
-	json_object_object_add(err, "log",
-	    json_object_new_string(proxy_worker_log_path()));
-	json_object_object_add(err, "retry_safe", json_object_new_boolean(1));
-	proxy_relay_answer_tool(id, msg, sc, 1);
-	free(msg);
+	proxy_answer_unavailable(id, method, proxy_relay_why);
 }
 
 static struct proxy_relay_msg *
@@ -338,7 +205,7 @@ proxy_relay_enqueue(struct proxy_relay_msg *m)
 {
 	if (proxy_relay_queued >= PROXY_QUEUE_MAX) {
 		if (m->id != NULL)
-			proxy_relay_answer_error(m->id, -32603, "too many "
+			proxy_answer_error(m->id, -32603, "too many "
 			    "requests queued while the worker restarts; "
 			    "retry later");
 		if (m->sub_uri != NULL)
@@ -451,16 +318,6 @@ proxy_relay_privs_clear(void)
 	}
 }
 
-static void
-proxy_relay_notify(const char *method)
-{
-	char	*line;
-
-	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", method);
-	proxy_stdio_write_line(line, strlen(line));
-	free(line);
-}
-
 /* Tell an initialized client what changed (now, or once initialized). */
 static void
 proxy_relay_tell(void)
@@ -468,9 +325,9 @@ proxy_relay_tell(void)
 	if (!proxy_relay_initialized)
 		return;
 	if (proxy_relay_tell_tools)
-		proxy_relay_notify("notifications/tools/list_changed");
+		proxy_answer_notify("notifications/tools/list_changed");
 	if (proxy_relay_tell_resources)
-		proxy_relay_notify("notifications/resources/list_changed");
+		proxy_answer_notify("notifications/resources/list_changed");
 	proxy_relay_tell_tools = proxy_relay_tell_resources = 0;
 }
 
@@ -501,33 +358,11 @@ proxy_relay_unsubscribe(const char *uri)
 		proxy_relay_subscribe_worker(uri, "resources/unsubscribe");
 }
 
-/* A lease on a handle of a worker that is gone: its last update. */
-static void
-proxy_relay_subscription_ended(const char *uri)
-{
-	struct json_object	*obj, *params, *meta;
-
-	obj = json_object_new_object();
-	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(obj, "method", json_object_new_string(
-	    "notifications/resources/updated"));
-	params = json_object_new_object();
-	json_object_object_add(params, "uri", json_object_new_string(uri));
-	meta = json_object_new_object();
-	json_object_object_add(meta, "io.runtimed/attachmentExpired",
-	    json_object_new_boolean(1));
-	json_object_object_add(params, "_meta", meta);
-	json_object_object_add(obj, "params", params);
-	proxy_relay_emit(obj);
-}
-
 /* The reconnect calls waiting for a worker: answer them. */
 static void
 proxy_relay_reconnected(int ok)
 {
 	struct proxy_relay_msg	*m;
-	struct json_object	*sc;
-	char			*text;
 	long			 pid = proxy_worker_pid();
 
 	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
@@ -537,20 +372,7 @@ proxy_relay_reconnected(int ok)
 			proxy_relay_msg_free(m);
 			continue;
 		}
-		sc = json_object_new_object();
-		json_object_object_add(sc, "worker_pid",
-		    json_object_new_int64(pid));
-		json_object_object_add(sc, "previous_worker_pid",
-		    proxy_relay_prev_pid > 0 ?
-		    json_object_new_int64(proxy_relay_prev_pid) : NULL);
-		json_object_object_add(sc, "handles_expired",
-		    json_object_new_boolean(1));
-		xasprintf(&text, "Reconnected: worker %ld replaced worker %ld "
-		    "and is initialized. Notebook handles from before are "
-		    "expired; call connect_notebook again.", pid,
-		    proxy_relay_prev_pid);
-		proxy_relay_answer_tool(m->id, text, sc, 0);
-		free(text);
+		proxy_answer_reconnected(m->id, pid, proxy_relay_prev_pid);
 		proxy_relay_msg_free(m);
 	}
 	proxy_shutdown_check();
@@ -616,20 +438,13 @@ proxy_relay_modern(struct json_object *obj)
 static int
 proxy_relay_tools_list(struct json_object *obj, const char *id)
 {
-	const char	*catalog;
-	char		*line;
-
 	if (!proxy_catalog_ready() || proxy_relay_modern(obj))
 		return 0;
 	if (proxy_relay_param(obj, "cursor") != NULL) {
-		proxy_relay_answer_error(id, -32602, "invalid cursor");
+		proxy_answer_error(id, -32602, "invalid cursor");
 		return 1;
 	}
-	catalog = proxy_catalog_result();
-	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
-	    catalog);
-	proxy_stdio_write_line(line, strlen(line));
-	free(line);
+	proxy_answer_catalog(id);
 	return 1;
 }
 
@@ -645,8 +460,8 @@ proxy_relay_reconnect(struct json_object *obj, const char *id)
 	    json_object_object_get_ex(params, "arguments", &args) &&
 	    args != NULL && (!json_object_is_type(args, json_type_object) ||
 	    json_object_object_length(args) != 0)) {
-		proxy_relay_answer_tool(id, "invalid_argument: reconnect "
-		    "takes no arguments", proxy_relay_tool_error(
+		proxy_answer_tool(id, "invalid_argument: reconnect "
+		    "takes no arguments", proxy_answer_tool_error(
 		    "invalid_argument", "reconnect takes no arguments"), 1);
 		return;
 	}
@@ -694,14 +509,14 @@ proxy_relay_listen(struct json_object *obj, const char *id)
 	if (!json_object_object_get_ex(obj, "params", &params) ||
 	    !json_object_object_get_ex(params, "notifications", &filter) ||
 	    !json_object_is_type(filter, json_type_object)) {
-		proxy_relay_answer_error(id, -32602, "subscriptions/listen "
+		proxy_answer_error(id, -32602, "subscriptions/listen "
 		    "needs params.notifications");
 		return;
 	}
 	if (!json_object_object_get_ex(filter, "resourceSubscriptions", &uris))
 		return;
 	if (!json_object_is_type(uris, json_type_array)) {
-		proxy_relay_answer_error(id, -32602,
+		proxy_answer_error(id, -32602,
 		    "resourceSubscriptions must be an array of URIs");
 		return;
 	}
@@ -719,7 +534,7 @@ proxy_relay_listen(struct json_object *obj, const char *id)
 		case PROXY_SUBS_FULL:
 			proxy_subs_remove_holder(holder,
 			    proxy_relay_unsubscribe);
-			proxy_relay_answer_error(id, -32603, "too many "
+			proxy_answer_error(id, -32603, "too many "
 			    "resource watches (128)");
 			free(holder);
 			return;
@@ -745,18 +560,18 @@ proxy_relay_subscription(struct json_object *obj, const char *id,
 			m->sub_uri = xstrdup(uri);
 			return 0;
 		case PROXY_SUBS_FULL:
-			proxy_relay_answer_error(id, -32603, "too many "
+			proxy_answer_error(id, -32603, "too many "
 			    "resource watches (128)");
 			return 1;
 		default:
-			proxy_relay_answer_result(id, json_object_new_object());
+			proxy_answer_result(id, json_object_new_object());
 			return 1;
 		}
 	}
 	switch (proxy_subs_remove("session", uri)) {
 	case PROXY_SUBS_NONE:
 		/* Another listener still holds it: the worker keeps it. */
-		proxy_relay_answer_result(id, json_object_new_object());
+		proxy_answer_result(id, json_object_new_object());
 		return 1;
 	default:
 		return 0;
@@ -856,15 +671,10 @@ out:
 
 /* A line too long for a frame: its id is unknown, so answer with null. */
 void
-proxy_relay_client_overlong(size_t len)
+proxy_relay_client_overlong(const char *why)
 {
-	char	*msg;
-
-	xasprintf(&msg, "message of %zu bytes exceeds the limit of %zu "
-	    "bytes and was dropped", len, proxy_stdio_max_line());
-	log_warnx("%s", msg);
-	proxy_relay_answer_error(NULL, -32600, msg);
-	free(msg);
+	log_warnx("%s", why);
+	proxy_answer_error(NULL, -32600, why);
 }
 
 /* The answer to one of the proxy's own requests. */
@@ -938,17 +748,13 @@ static int
 proxy_relay_list_answer(struct json_object *obj, const char *id)
 {
 	struct json_object	*res;
-	char			*line;
 
 	if (!json_object_object_get_ex(obj, "result", &res))
 		return 0;
 	proxy_catalog_discovered(res);
 	if (!proxy_catalog_ready())
 		return 0;
-	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
-	    proxy_catalog_result());
-	proxy_stdio_write_line(line, strlen(line));
-	free(line);
+	proxy_answer_catalog(id);
 	return 1;
 }
 
@@ -1028,7 +834,6 @@ proxy_relay_worker_down(void)
 {
 	struct proxy_relay_msgs	 again = TAILQ_HEAD_INITIALIZER(again);
 	struct proxy_relay_msg	*m;
-	char			*msg;
 
 	while ((m = TAILQ_FIRST(&proxy_relay_flight)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
@@ -1050,18 +855,14 @@ proxy_relay_worker_down(void)
 			continue;
 		}
 		if (strcmp(m->method, "tools/call") == 0)
-			proxy_relay_answer_lost_call(m->id);
+			proxy_answer_lost_call(m->id);
 		else if (m->sub_uri != NULL &&
 		    strncmp(m->sub_uri, "runtimed://sessions/", 20) != 0)
 			/* The lease carries over to the next worker. */
-			proxy_relay_answer_result(m->id,
+			proxy_answer_result(m->id,
 			    json_object_new_object());
-		else {
-			xasprintf(&msg, "the worker restarted before "
-			    "answering %s; retry the request", m->method);
-			proxy_relay_answer_error(m->id, -32603, msg);
-			free(msg);
-		}
+		else
+			proxy_answer_restarted(m->id, m->method);
 		proxy_relay_msg_free(m);
 	}
 	/* Sent first, in their order, ahead of what was queued since. */
@@ -1072,7 +873,7 @@ proxy_relay_worker_down(void)
 		proxy_relay_queued_len += m->len;
 	}
 	proxy_relay_privs_clear();
-	proxy_subs_replaced(proxy_relay_subscription_ended);
+	proxy_subs_replaced(proxy_answer_subscription_ended);
 	if (proxy_relay_state != PROXY_RELAY_UNAVAILABLE)
 		proxy_relay_state = PROXY_RELAY_DOWN;
 	proxy_shutdown_check();
@@ -1120,7 +921,7 @@ proxy_relay_abandon(void)
 	while ((m = TAILQ_FIRST(&proxy_relay_queue)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_queue, m, entry);
 		if (m->id != NULL)
-			proxy_relay_answer_error(m->id, -32603,
+			proxy_answer_error(m->id, -32603,
 			    "runtimed-mcp is shutting down");
 		proxy_relay_msg_free(m);
 	}
@@ -1129,16 +930,16 @@ proxy_relay_abandon(void)
 	while ((m = TAILQ_FIRST(&proxy_relay_flight)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
 		if (strcmp(m->method, "tools/call") == 0)
-			proxy_relay_answer_lost_call(m->id);
+			proxy_answer_lost_call(m->id);
 		else
-			proxy_relay_answer_error(m->id, -32603,
+			proxy_answer_error(m->id, -32603,
 			    "runtimed-mcp is shutting down");
 		proxy_relay_msg_free(m);
 	}
 	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
-		proxy_relay_answer_tool(m->id, "runtimed-mcp is shutting down",
-		    proxy_relay_tool_error("notebook_unavailable",
+		proxy_answer_tool(m->id, "runtimed-mcp is shutting down",
+		    proxy_answer_tool_error("notebook_unavailable",
 		    "runtimed-mcp is shutting down"), 1);
 		proxy_relay_msg_free(m);
 	}

@@ -1,11 +1,9 @@
 /*
  * proxy-stdio.c: the client side.  Reads newline-delimited JSON-RPC
- * from stdin (a trailing \r is dropped, blank lines are skipped, a line
- * may be up to PROTO_MCP_REPLY_CAP, 16 MiB) and writes one message per line
- * to stdout.  Nothing but protocol is ever written to stdout.
- *
- * Pipes and sockets are watched with libevent; a regular file or
- * /dev/null cannot be polled, so those are read by a zero timer.
+ * from stdin through common/lineread.c (a trailing \r is dropped, blank
+ * lines are skipped, a line may be up to PROTO_MCP_REQUEST_CAP, 16 MiB)
+ * and writes one message per line to stdout.  Nothing but protocol is
+ * ever written to stdout.
  *
  * Backpressure: a client that does not read its answers must not make us
  * queue them without bound.  Above PEER_QUEUE_HIGH bytes of output for
@@ -30,30 +28,13 @@
 #include "common.h"
 #include "proxy.h"
 
-#define PROXY_STDIO_READ	(1024 * 1024)
-
-static struct evbuffer	*proxy_stdio_in;
+static struct lineread	*proxy_stdio_in;
 static struct evbuffer	*proxy_stdio_out;
-static struct event	*proxy_stdio_rev;
 static struct event	*proxy_stdio_wev;
-static int		 proxy_stdio_polled_in;	/* pipe or socket */
 static int		 proxy_stdio_polled_out;
-static int		 proxy_stdio_eof;
 static int		 proxy_stdio_broken;	/* stdout write failed */
-static size_t		 proxy_stdio_scanned;	/* bytes known to hold no \n */
-static size_t		 proxy_stdio_discarding; /* skipping an overlong line */
 static int		 proxy_stdio_paused;	/* backpressure */
 static int		 proxy_stdio_worker_paused;
-
-static void	proxy_stdio_lines(void);
-static void	proxy_stdio_want_input(void);
-
-/* The longest line taken: an MCP message's limit (proto.h). */
-size_t
-proxy_stdio_max_line(void)
-{
-	return PROTO_MCP_REPLY_CAP;
-}
 
 static int
 proxy_stdio_pollable(int fd)
@@ -68,117 +49,26 @@ proxy_stdio_pollable(int fd)
 }
 
 static void
-proxy_stdio_line(char *line, size_t len)
+proxy_stdio_line(const char *line, size_t len, void *arg)
 {
-	size_t	i;
-
-	if (len > 0 && line[len - 1] == '\r')
-		len--;
-	for (i = 0; i < len; i++) {
-		if (strchr(" \t\r", line[i]) == NULL)
-			break;
-	}
-	if (i == len)
-		return;
 	proxy_relay_client_line(line, len);
 }
 
-/* Hand every complete line in the input buffer to the relay. */
 static void
-proxy_stdio_lines(void)
+proxy_stdio_overlong(size_t len, const char *why, void *arg)
 {
-	struct evbuffer_ptr	 p;
-	size_t			 len, max = proxy_stdio_max_line();
-	char			*line;
-
-	while (!proxy_stdio_paused) {
-		len = evbuffer_get_length(proxy_stdio_in);
-		if (proxy_stdio_scanned >= len)
-			break;
-		evbuffer_ptr_set(proxy_stdio_in, &p, proxy_stdio_scanned,
-		    EVBUFFER_PTR_SET);
-		p = evbuffer_search(proxy_stdio_in, "\n", 1, &p);
-		if (p.pos == -1) {
-			proxy_stdio_scanned = len;
-			if (len > max) {
-				/* Too long for a frame: drop it as it comes. */
-				proxy_stdio_discarding += len;
-				evbuffer_drain(proxy_stdio_in, len);
-				proxy_stdio_scanned = 0;
-			}
-			break;
-		}
-		len = p.pos;
-		proxy_stdio_scanned = 0;
-		if (proxy_stdio_discarding > 0 || len > max) {
-			proxy_relay_client_overlong(proxy_stdio_discarding +
-			    len);
-			proxy_stdio_discarding = 0;
-			evbuffer_drain(proxy_stdio_in, len + 1);
-			continue;
-		}
-		line = (char *)evbuffer_pullup(proxy_stdio_in, len + 1);
-		proxy_stdio_line(line, len);
-		evbuffer_drain(proxy_stdio_in, len + 1);
-	}
+	proxy_relay_client_overlong(why);
 }
 
 static void
-proxy_stdio_at_eof(void)
+proxy_stdio_at_eof(void *arg)
 {
-	size_t	 len;
-	char	*line;
-
-	proxy_stdio_eof = 1;
-	if (proxy_stdio_rev != NULL)
-		event_del(proxy_stdio_rev);
-	/* A last line without its newline still counts. */
-	len = evbuffer_get_length(proxy_stdio_in);
-	if (proxy_stdio_discarding > 0)
-		proxy_relay_client_overlong(proxy_stdio_discarding + len);
-	else if (len > 0) {
-		line = (char *)evbuffer_pullup(proxy_stdio_in, len);
-		proxy_stdio_line(line, len);
-	}
-	evbuffer_drain(proxy_stdio_in, len);
 	proxy_shutdown(1, "end of input");
 }
 
-static void
-proxy_stdio_read(evutil_socket_t fd, short events, void *arg)
-{
-	struct timeval	tv = { 0, 0 };
-	int		n;
-
-	if (proxy_stdio_eof)
-		return;
-	n = evbuffer_read(proxy_stdio_in, 0, PROXY_STDIO_READ);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n == -1)
-		log_warn("read stdin");
-	if (n <= 0) {
-		proxy_stdio_at_eof();
-		return;
-	}
-	proxy_stdio_lines();
-	if (!proxy_stdio_polled_in && !proxy_stdio_eof && !proxy_stdio_paused)
-		evtimer_add(proxy_stdio_rev, &tv);
-}
-
-/* Watch stdin again (after backpressure). */
-static void
-proxy_stdio_want_input(void)
-{
-	struct timeval	tv = { 0, 0 };
-
-	if (proxy_stdio_eof || proxy_stdio_rev == NULL)
-		return;
-	if (proxy_stdio_polled_in)
-		event_add(proxy_stdio_rev, NULL);
-	else
-		evtimer_add(proxy_stdio_rev, &tv);
-}
+static const struct lineread_cbs proxy_stdio_cbs = {
+	proxy_stdio_line, proxy_stdio_overlong, proxy_stdio_at_eof
+};
 
 /* Apply backpressure; called whenever a queue grows or drains. */
 void
@@ -201,15 +91,12 @@ proxy_stdio_flow(void)
 		log_debug("backpressure: output %zu, to the worker %zu, "
 		    "queued %zu: not reading stdin", out, wq, rq);
 		proxy_stdio_paused = 1;
-		if (proxy_stdio_rev != NULL)
-			event_del(proxy_stdio_rev);
+		lineread_pause(proxy_stdio_in);
 	} else if (proxy_stdio_paused && out <= PEER_QUEUE_LOW &&
 	    wq <= PEER_QUEUE_LOW && rq <= PEER_QUEUE_LOW) {
 		proxy_stdio_paused = 0;
 		/* What is already buffered first; it may pause us again. */
-		proxy_stdio_lines();
-		if (!proxy_stdio_paused)
-			proxy_stdio_want_input();
+		lineread_resume(proxy_stdio_in);
 	}
 }
 
@@ -281,9 +168,7 @@ proxy_stdio_write_line(const char *data, size_t len)
 void
 proxy_stdio_close_input(void)
 {
-	if (proxy_stdio_rev != NULL)
-		event_del(proxy_stdio_rev);
-	proxy_stdio_eof = 1;
+	lineread_stop(proxy_stdio_in);
 }
 
 /* Last words before exit: block up to timeout_ms writing what is left. */
@@ -311,22 +196,10 @@ proxy_stdio_flush(int timeout_ms)
 void
 proxy_stdio_init(struct event_base *base)
 {
-	proxy_stdio_in = evbuffer_new();
-	proxy_stdio_out = evbuffer_new();
-	if (proxy_stdio_in == NULL || proxy_stdio_out == NULL)
+	if ((proxy_stdio_out = evbuffer_new()) == NULL)
 		fatalx("evbuffer_new failed");
-
-	proxy_stdio_polled_in = proxy_stdio_pollable(0);
-	if (proxy_stdio_polled_in) {
-		proxy_stdio_rev = event_new(base, 0, EV_READ|EV_PERSIST,
-		    proxy_stdio_read, NULL);
-		event_add(proxy_stdio_rev, NULL);
-	} else {
-		struct timeval	tv = { 0, 0 };
-
-		proxy_stdio_rev = evtimer_new(base, proxy_stdio_read, NULL);
-		evtimer_add(proxy_stdio_rev, &tv);
-	}
+	proxy_stdio_in = lineread_create(base, 0, PROTO_MCP_REQUEST_CAP,
+	    &proxy_stdio_cbs, NULL);
 
 	/*
 	 * Non-blocking stdout only on a pipe or socket, whose open file

@@ -441,29 +441,31 @@ proxy_worker_hello(struct proxy_worker *w, const struct proto_header *hdr,
 
 /*
  * An MCP frame: hand the message on with the id and method the worker
- * carries beside it ({json, id?, method?, error?}), if it does.
+ * carries beside it, if it does (and they are text a C string can hold);
+ * else the relay parses the message to learn them.
  */
 static void
-proxy_worker_message(const msgpack_object *body, const char *json,
-    size_t len)
+proxy_worker_message(const struct proto_mcp *mcp)
 {
 	struct proxy_relay_head	 head;
-	char			*id, *method;
-	int			 error = 0;
+	char			*id = NULL, *method = NULL;
 
-	id = proto_dup_str(body, "id");
-	method = proto_dup_str(body, "method");
-	if (id == NULL && method == NULL) {
-		proxy_relay_worker_message(json, len, NULL);
+	if ((mcp->id.ptr == NULL && mcp->method.ptr == NULL) ||
+	    (mcp->id.ptr != NULL && memchr(mcp->id.ptr, '\0',
+	    mcp->id.len) != NULL) ||
+	    (mcp->method.ptr != NULL && memchr(mcp->method.ptr, '\0',
+	    mcp->method.len) != NULL)) {
+		proxy_relay_worker_message(mcp->json.ptr, mcp->json.len, NULL);
 		return;
 	}
-	if (proto_get(body, "error") != NULL &&
-	    proto_get_bool(body, "error", &error) != 0)
-		error = 0;
+	if (mcp->id.ptr != NULL)
+		id = xstrndup(mcp->id.ptr, mcp->id.len);
+	if (mcp->method.ptr != NULL)
+		method = xstrndup(mcp->method.ptr, mcp->method.len);
 	head.id = id;
 	head.method = method;
-	head.error = error;
-	proxy_relay_worker_message(json, len, &head);
+	head.error = mcp->error;
+	proxy_relay_worker_message(mcp->json.ptr, mcp->json.len, &head);
 	free(id);
 	free(method);
 }
@@ -472,9 +474,10 @@ static void
 proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	struct proxy_worker	*w = arg;
-	const char		*s;
-	size_t			 len;
+	struct proxy_worker		*w = arg;
+	struct proto_mcp		 mcp;
+	struct proto_worker_ready	 ready;
+	char				 err[256];
 
 	if (w == NULL)
 		return;		/* a link we already let go of */
@@ -489,17 +492,26 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 	}
 	switch (hdr->type) {
 	case PROTO_MSG_MCP:
-		if ((s = proto_get_str(body, "json", &len)) == NULL) {
-			peer_kill(peer, "MCP frame without json");
+		if (proto_mcp_unpack(body, &mcp, err, sizeof err) != 0) {
+			peer_kill(peer, err);
 			return;
 		}
-		proxy_worker_message(body, s, len);
+		proxy_worker_message(&mcp);
 		break;
 	case PROTO_MSG_WORKER_READY:
+		if (proto_worker_ready_unpack(body, &ready, err,
+		    sizeof err) != 0) {
+			peer_kill(peer, err);
+			return;
+		}
 		/* The catalog is learnt by tools/list, like any client's. */
 		log_debug("worker %ld ready", (long)w->pid);
 		break;
 	case PROTO_MSG_WORKER_UPGRADE:
+		if (proto_worker_upgrade_unpack(body, err, sizeof err) != 0) {
+			peer_kill(peer, err);
+			return;
+		}
 		log_info("worker %ld will exit for an upgrade", (long)w->pid);
 		w->upgrading = 1;
 		break;
@@ -515,6 +527,18 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 		peer_kill(peer, "unexpected frame");
 		break;
 	}
+}
+
+/* Ask a worker to exit. */
+static void
+proxy_worker_send_shutdown(struct peer *peer)
+{
+	struct mpbuf	b;
+
+	mpbuf_init(&b);
+	proto_worker_shutdown_pack(&b.pk);
+	peer_send(peer, PROTO_MSG_WORKER_SHUTDOWN, 0, &b.sb);
+	mpbuf_free(&b);
 }
 
 static void
@@ -646,16 +670,18 @@ int
 proxy_worker_send(const char *json, size_t len)
 {
 	struct proxy_worker	*w = proxy_worker_cur;
+	struct proto_mcp	 mcp;
 	struct mpbuf		 b;
 	int			 r;
 
 	if (w == NULL || w->peer == NULL || !w->hello)
 		return -1;
-	/* {json}: the map around the text, then the text itself. */
+	/* {json}: the map around the text, then the text, not copied. */
+	memset(&mcp, 0, sizeof mcp);
+	mcp.json.ptr = json;
+	mcp.json.len = len;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1);
-	proto_pack_key(&b.pk, "json");
-	msgpack_pack_str(&b.pk, len);
+	proto_mcp_pack_head(&b.pk, &mcp);
 	r = peer_send_parts(w->peer, PROTO_MSG_MCP, 0, b.sb.data, b.sb.size,
 	    json, len);
 	mpbuf_free(&b);
@@ -686,8 +712,7 @@ proxy_worker_replace(void)
 		if (w->pid > 0)
 			proxy_worker_last_pid = w->pid;
 		if (w->peer != NULL) {
-			peer_send_raw(w->peer, PROTO_MSG_WORKER_SHUTDOWN, 0,
-			    "\x80", 1);
+			proxy_worker_send_shutdown(w->peer);
 			peer_set_arg(w->peer, NULL);
 			peer_kill(w->peer, NULL);
 		}
@@ -735,8 +760,7 @@ proxy_worker_shutdown(void (*done)(void))
 	evtimer_del(proxy_worker_respawn);
 	if (w != NULL) {
 		if (w->peer != NULL) {
-			peer_send_raw(w->peer, PROTO_MSG_WORKER_SHUTDOWN, 0,
-			    "\x80", 1);
+			proxy_worker_send_shutdown(w->peer);
 			peer_set_arg(w->peer, NULL);
 			peer_kill(w->peer, NULL);
 			w->peer = NULL;

@@ -11,6 +11,8 @@
  *	proxy-relay.c	JSON-RPC bookkeeping: initialize, in-flight requests,
  *			read-only retries, the queue while no worker is up,
  *			the reconnect tool
+ *	proxy-answer.c	the answers the proxy gives itself (lost calls,
+ *			refusals, reconnect, tools/list from the catalog)
  *	proxy-catalog.c	the tools/list catalog: disk cache, built-in copy,
  *			discovery from the current worker
  *	proxy-subs.c	resource subscriptions: reference-counted leases
@@ -63,12 +65,11 @@ void		 proxy_stdio_init(struct event_base *);
 void		 proxy_stdio_write_line(const char *, size_t);
 void		 proxy_stdio_close_input(void);
 void		 proxy_stdio_flush(int);
-size_t		 proxy_stdio_max_line(void);
 void		 proxy_stdio_flow(void);
 
 /* proxy-relay.c: called by proxy-stdio.c and proxy-worker.c. */
 void		 proxy_relay_client_line(const char *, size_t);
-void		 proxy_relay_client_overlong(size_t);
+void		 proxy_relay_client_overlong(const char *);
 void		 proxy_relay_worker_up(void);
 struct proxy_relay_head {
 	const char	*id;		/* JSON text; NULL if none */
@@ -83,6 +84,21 @@ int		 proxy_relay_pending(void);
 size_t		 proxy_relay_queued_bytes(void);
 void		 proxy_relay_abandon(void);
 void		 proxy_relay_free(void);
+
+/* proxy-answer.c: what the proxy answers itself (proxy-relay.c). */
+void		 proxy_answer_error(const char *, int, const char *);
+void		 proxy_answer_result(const char *, struct json_object *);
+void		 proxy_answer_tool(const char *, const char *,
+		     struct json_object *, int);
+struct json_object *proxy_answer_tool_error(const char *, const char *);
+void		 proxy_answer_lost_call(const char *);
+void		 proxy_answer_restarted(const char *, const char *);
+void		 proxy_answer_unavailable(const char *, const char *,
+		     const char *);
+void		 proxy_answer_reconnected(const char *, long, long);
+void		 proxy_answer_catalog(const char *);
+void		 proxy_answer_notify(const char *);
+void		 proxy_answer_subscription_ended(const char *);
 
 /* proxy-catalog.c */
 void		 proxy_catalog_init(void);

@@ -83,7 +83,7 @@ worker_call_free(struct worker_call *call)
 	free(call->owner);
 	free(call);
 	if (worker_call_n == 0)
-		worker_eof();	/* exits if stdin is gone */
+		worker_rpc_idle();
 }
 
 /*

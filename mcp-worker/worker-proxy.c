@@ -1,6 +1,7 @@
 /*
  * worker-proxy.c: the link to runtimed-mcp over the inherited socketpair.
- * JSON-RPC messages travel unchanged as MCP {json} frames both ways.
+ * JSON-RPC messages travel unchanged as MCP frames both ways
+ * (proto-mcp.c); ours carry their id, method and error flag beside them.
  * Above PEER_QUEUE_HIGH of answers the proxy has not taken, no more
  * requests are read from it until they drain below PEER_QUEUE_LOW.
  */
@@ -22,26 +23,27 @@ static void
 worker_proxy_send(const char *json, size_t len, void *arg)
 {
 	const struct worker_rpc_head	*h = worker_rpc_head();
+	struct proto_mcp		 mcp;
 	struct mpbuf			 b;
-	const char			*id;
 
 	if (worker_proxy_peer == NULL)
 		return;
 	/* What the proxy needs to know, so it need not parse json (an id
 	 * too long to carry twice it parses); then json, not copied. */
-	id = h->id != NULL && strlen(h->id) <= WORKER_PROXY_ID_MAX ? h->id :
-	    NULL;
+	memset(&mcp, 0, sizeof mcp);
+	mcp.json.ptr = json;
+	mcp.json.len = len;
+	if (h->id != NULL && strlen(h->id) <= WORKER_PROXY_ID_MAX) {
+		mcp.id.ptr = h->id;
+		mcp.id.len = strlen(h->id);
+	}
+	if (h->method != NULL) {
+		mcp.method.ptr = h->method;
+		mcp.method.len = strlen(h->method);
+	}
+	mcp.error = h->error;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1 + (id != NULL) + (h->method != NULL) +
-	    h->error);
-	if (id != NULL)
-		proto_pack_str(&b.pk, "id", id);
-	if (h->method != NULL)
-		proto_pack_str(&b.pk, "method", h->method);
-	if (h->error)
-		proto_pack_bool(&b.pk, "error", 1);
-	proto_pack_key(&b.pk, "json");
-	msgpack_pack_str(&b.pk, len);
+	proto_mcp_pack_head(&b.pk, &mcp);
 	/* worker-rpc.c keeps messages within the cap: only a dying link
 	 * refuses one, and then the proxy answers what is in flight. */
 	if (peer_send_parts(worker_proxy_peer, PROTO_MSG_MCP, 0, b.sb.data,
@@ -70,12 +72,15 @@ worker_proxy_active(void)
 void
 worker_proxy_upgrade(void)
 {
-	int64_t	deadline;
+	struct mpbuf	b;
+	int64_t		deadline;
 
 	if (worker_proxy_peer == NULL)
 		return;
-	peer_send_raw(worker_proxy_peer, PROTO_MSG_WORKER_UPGRADE, 0, "\x80",
-	    1);
+	mpbuf_init(&b);
+	proto_worker_upgrade_pack(&b.pk);
+	peer_send(worker_proxy_peer, PROTO_MSG_WORKER_UPGRADE, 0, &b.sb);
+	mpbuf_free(&b);
 	/* Let the frame (and any answer before it) reach the proxy. */
 	deadline = util_mono_ms() + 1000;
 	while (worker_proxy_peer != NULL &&
@@ -87,18 +92,21 @@ worker_proxy_upgrade(void)
 
 /* After the first initialize: tell the proxy our catalog. */
 static void
-worker_proxy_initialized(void)
+worker_proxy_initialized(void *arg)
 {
-	struct json_object	*list;
-	struct mpbuf		 b;
+	struct proto_worker_ready	 ready;
+	struct json_object		*list;
+	struct mpbuf			 b;
+	size_t				 len;
 
 	if (worker_proxy_peer == NULL)
 		return;
 	list = worker_tool_list();
+	ready.catalog.ptr = json_object_to_json_string_length(list,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	ready.catalog.len = len;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1);
-	proto_pack_str(&b.pk, "catalog", json_object_to_json_string_ext(list,
-	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	proto_worker_ready_pack(&b.pk, &ready);
 	peer_send(worker_proxy_peer, PROTO_MSG_WORKER_READY, 0, &b.sb);
 	mpbuf_free(&b);
 	json_object_put(list);
@@ -136,8 +144,7 @@ worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
 	struct proto_incarnation	 inc;
-	const char			*json;
-	size_t				 len;
+	struct proto_mcp		 mcp;
 	int64_t				 version;
 	char				 cause[256];
 
@@ -165,13 +172,16 @@ worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
 	case PROTO_MSG_MCP:
 		if (!worker_proxy_ready)
 			log_debug("MCP frame before HELLO_OK");
-		if ((json = proto_get_str(body, "json", &len)) == NULL) {
-			log_warnx("MCP frame without json");
+		if (proto_mcp_unpack(body, &mcp, cause, sizeof cause) != 0) {
+			log_warnx("bad frame from proxy: %s", cause);
 			break;
 		}
-		worker_rpc_input(json, len);
+		worker_rpc_input(mcp.json.ptr, mcp.json.len);
 		break;
 	case PROTO_MSG_WORKER_SHUTDOWN:
+		if (proto_worker_shutdown_unpack(body, cause,
+		    sizeof cause) != 0)
+			log_warnx("bad frame from proxy: %s", cause);
 		log_debug("proxy asked us to exit");
 		worker_exit(0);
 	case PROTO_MSG_PING:
@@ -184,14 +194,19 @@ worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 }
 
+/* The link closing ends us, so an idle worker has nothing to do. */
+static const struct worker_transport worker_proxy_transport = {
+	.send = worker_proxy_send,
+	.initialized = worker_proxy_initialized,
+};
+
 int
 worker_proxy_start(struct event_base *base, int fd)
 {
 	struct proto_hello	 hello;
 	struct mpbuf		 b;
 
-	worker_rpc_init(base, worker_proxy_send, NULL,
-	    worker_proxy_initialized);
+	worker_rpc_init(base, &worker_proxy_transport);
 	worker_proxy_peer = peer_create(base, fd, "proxy",
 	    worker_proxy_dispatch, NULL);
 	if (worker_proxy_peer == NULL) {

@@ -11,9 +11,7 @@
 #include "worker.h"
 
 static struct event_base	*worker_rpc_evbase;
-static worker_rpc_send_cb	 worker_rpc_out;
-static void			*worker_rpc_out_arg;
-static void			(*worker_rpc_on_init)(void);
+static struct worker_transport	 worker_rpc_transport;
 static int			 worker_rpc_init_sent;
 static int			 worker_rpc_log_level = 3;	/* warning */
 static int			 worker_rpc_initialized;
@@ -32,14 +30,20 @@ static const char *const worker_rpc_levels[] = {
 	"emergency", NULL
 };
 
+/* Serve the transport t (copied) on base. */
 void
-worker_rpc_init(struct event_base *base, worker_rpc_send_cb out, void *arg,
-    void (*on_init)(void))
+worker_rpc_init(struct event_base *base, const struct worker_transport *t)
 {
 	worker_rpc_evbase = base;
-	worker_rpc_out = out;
-	worker_rpc_out_arg = arg;
-	worker_rpc_on_init = on_init;
+	worker_rpc_transport = *t;
+}
+
+/* No call is in flight any more: tell the transport. */
+void
+worker_rpc_idle(void)
+{
+	if (worker_rpc_transport.idle != NULL)
+		worker_rpc_transport.idle(worker_rpc_transport.arg);
 }
 
 struct event_base *
@@ -120,8 +124,8 @@ worker_rpc_emit(struct json_object *msg)
 		    JSON_C_TO_STRING_PLAIN, &len);
 	}
 	worker_rpc_set_head(msg);
-	if (worker_rpc_out != NULL)
-		worker_rpc_out(s, len, worker_rpc_out_arg);
+	if (worker_rpc_transport.send != NULL)
+		worker_rpc_transport.send(s, len, worker_rpc_transport.arg);
 	memset(&worker_rpc_out_head, 0, sizeof worker_rpc_out_head);
 	json_object_put(msg);
 }
@@ -475,9 +479,9 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	    worker_rpc_instructions));
 	worker_rpc_reply(id, res);
 
-	if (!worker_rpc_init_sent && worker_rpc_on_init != NULL) {
+	if (!worker_rpc_init_sent && worker_rpc_transport.initialized != NULL) {
 		worker_rpc_init_sent = 1;
-		worker_rpc_on_init();
+		worker_rpc_transport.initialized(worker_rpc_transport.arg);
 	}
 }
 

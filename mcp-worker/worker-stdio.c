@@ -1,6 +1,8 @@
 /*
- * worker-stdio.c: newline-delimited JSON-RPC on stdin/stdout.  Nothing
- * but MCP messages ever goes to stdout; logs go to stderr.
+ * worker-stdio.c: newline-delimited JSON-RPC on stdin/stdout, read
+ * through common/lineread.c (lines up to PROTO_MCP_REQUEST_CAP, as the
+ * proxy reads them).  Nothing but MCP messages ever goes to stdout; logs
+ * go to stderr.
  */
 
 #include <sys/stat.h>
@@ -12,19 +14,13 @@
 
 #include "worker.h"
 
-#define WORKER_STDIO_MAX_LINE	PROTO_MCP_REPLY_CAP
-
-static struct evbuffer	*worker_stdio_in;
+static struct lineread	*worker_stdio_in;
 static struct evbuffer	*worker_stdio_out;
-static struct event	*worker_stdio_rev;
 static struct event	*worker_stdio_wev;
-static int		 worker_stdio_discard;
-static int		 worker_stdio_regular;
 static int		 worker_stdio_closed;	/* stdin EOF seen */
 static struct event	*worker_stdio_grace;
 static int		 worker_stdio_paused;	/* backpressure */
 
-static void	worker_stdio_lines(void);
 static void	worker_stdio_flow(void);
 
 /*
@@ -38,18 +34,10 @@ worker_stdio_flow(void)
 
 	if (!worker_stdio_paused && out > PEER_QUEUE_HIGH) {
 		worker_stdio_paused = 1;
-		if (!worker_stdio_regular && worker_stdio_rev != NULL)
-			event_del(worker_stdio_rev);
+		lineread_pause(worker_stdio_in);
 	} else if (worker_stdio_paused && out <= PEER_QUEUE_LOW) {
 		worker_stdio_paused = 0;
-		worker_stdio_lines();
-		if (worker_stdio_paused || worker_stdio_closed ||
-		    worker_stdio_rev == NULL)
-			return;
-		if (worker_stdio_regular)
-			event_active(worker_stdio_rev, EV_TIMEOUT, 0);
-		else
-			event_add(worker_stdio_rev, NULL);
+		lineread_resume(worker_stdio_in);
 	}
 }
 
@@ -122,15 +110,13 @@ worker_stdio_grace_cb(evutil_socket_t fd, short events, void *arg)
  * up to WORKER_EOF_GRACE_MS, then exit (the daemon keeps rooms and runs).
  */
 static void
-worker_stdio_eof(void)
+worker_stdio_eof(void *arg)
 {
 	struct timeval	tv = { WORKER_EOF_GRACE_MS / 1000,
 			    (WORKER_EOF_GRACE_MS % 1000) * 1000 };
 
 	log_debug("stdin closed, %u calls in flight", worker_call_inflight());
 	worker_stdio_closed = 1;
-	if (worker_stdio_rev != NULL)
-		event_del(worker_stdio_rev);
 	if (worker_call_inflight() == 0)
 		worker_stdio_leave();
 	worker_stdio_grace = evtimer_new(worker_rpc_base(),
@@ -139,83 +125,43 @@ worker_stdio_eof(void)
 }
 
 /* The last call in flight finished: exit if stdin is gone. */
-void
-worker_eof(void)
+static void
+worker_stdio_idle(void *arg)
 {
 	if (worker_stdio_closed)
 		worker_stdio_leave();
 }
 
-/* Hand every complete line to the dispatcher. */
 static void
-worker_stdio_lines(void)
+worker_stdio_line(const char *line, size_t len, void *arg)
 {
-	struct evbuffer_ptr	 p;
-	size_t			 len;
-	char			*line;
-
-	while (!worker_stdio_paused) {
-		p = evbuffer_search_eol(worker_stdio_in, NULL, NULL,
-		    EVBUFFER_EOL_LF);
-		if (p.pos == -1)
-			break;
-		len = (size_t)p.pos;
-		if (worker_stdio_discard) {
-			evbuffer_drain(worker_stdio_in, len + 1);
-			worker_stdio_discard = 0;
-			continue;
-		}
-		line = xmalloc(len + 1);
-		evbuffer_remove(worker_stdio_in, line, len);
-		line[len] = '\0';
-		evbuffer_drain(worker_stdio_in, 1);
-		worker_rpc_input(line, len);
-		free(line);
-	}
-	if (evbuffer_get_length(worker_stdio_in) > WORKER_STDIO_MAX_LINE) {
-		/* Too long to be a message: answer once, skip to its end. */
-		evbuffer_drain(worker_stdio_in,
-		    evbuffer_get_length(worker_stdio_in));
-		if (!worker_stdio_discard)
-			worker_rpc_input("\x01too long", 9);
-		worker_stdio_discard = 1;
-	}
+	worker_rpc_input(line, len);
 }
 
+/* Too long to be a message: its id is unknown, so answer with null. */
 static void
-worker_stdio_read_cb(evutil_socket_t fd, short events, void *arg)
+worker_stdio_overlong(size_t len, const char *why, void *arg)
 {
-	int	n;
-
-	n = evbuffer_read(worker_stdio_in, STDIN_FILENO, 65536);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR ||
-	    errno == EWOULDBLOCK))
-		return;
-	if (n <= 0) {
-		if (n == -1)
-			log_warn("stdin");
-		/* A last line without its newline still counts. */
-		if (!worker_stdio_discard &&
-		    evbuffer_get_length(worker_stdio_in) > 0) {
-			evbuffer_add(worker_stdio_in, "\n", 1);
-			worker_stdio_lines();
-		}
-		worker_stdio_eof();
-		return;
-	}
-	worker_stdio_lines();
-	if (worker_stdio_regular && !worker_stdio_paused)
-		event_active(worker_stdio_rev, EV_TIMEOUT, 0);
+	log_warnx("%s", why);
+	worker_rpc_fail(NULL, -32600, why);
 }
+
+static const struct lineread_cbs worker_stdio_cbs = {
+	worker_stdio_line, worker_stdio_overlong, worker_stdio_eof
+};
+
+static const struct worker_transport worker_stdio_transport = {
+	.send = worker_stdio_send,
+	.idle = worker_stdio_idle,
+};
 
 int
 worker_stdio_start(struct event_base *base)
 {
 	struct stat	 sb;
 
-	worker_stdio_in = evbuffer_new();
 	worker_stdio_out = evbuffer_new();
-	worker_rpc_init(base, worker_stdio_send, NULL, NULL);
+	worker_rpc_init(base, &worker_stdio_transport);
 
 	if (fstat(STDOUT_FILENO, &sb) == 0 &&
 	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
@@ -223,21 +169,10 @@ worker_stdio_start(struct event_base *base)
 	worker_stdio_wev = event_new(base, STDOUT_FILENO, EV_WRITE,
 	    worker_stdio_write_cb, NULL);
 
-	/* epoll refuses regular files: read those from a timer instead. */
-	if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		worker_stdio_regular = 1;
-		worker_stdio_rev = event_new(base, -1, 0,
-		    worker_stdio_read_cb, NULL);
-		event_active(worker_stdio_rev, EV_TIMEOUT, 0);
-		return 0;
-	}
-	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
+	if (fstat(STDIN_FILENO, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode)))
 		util_set_nonblock(STDIN_FILENO);
-	worker_stdio_rev = event_new(base, STDIN_FILENO, EV_READ | EV_PERSIST,
-	    worker_stdio_read_cb, NULL);
-	if (event_add(worker_stdio_rev, NULL) != 0) {
-		log_warnx("cannot watch stdin");
-		return -1;
-	}
+	worker_stdio_in = lineread_create(base, STDIN_FILENO,
+	    PROTO_MCP_REQUEST_CAP, &worker_stdio_cbs, NULL);
 	return 0;
 }

@@ -128,16 +128,30 @@ char	*tool_export_notebook_render(struct json_object *, const char *,
 	    size_t *);
 struct json_object	*worker_tool_page(u_int, u_int, u_int *);
 
-/* worker-rpc.c: the JSON-RPC dispatcher behind both transports. */
-typedef void (*worker_rpc_send_cb)(const char *, size_t, void *);
+/*
+ * worker-rpc.c: the JSON-RPC dispatcher behind both transports.  A
+ * transport registers itself with worker_rpc_init; the dispatcher and
+ * the calls it runs reach it only through these callbacks (any may be
+ * NULL), each given arg.
+ */
+struct worker_transport {
+	/* One message out; worker_rpc_head() describes it meanwhile. */
+	void	(*send)(const char *, size_t, void *);
+	/* The first initialize was answered. */
+	void	(*initialized)(void *);
+	/* The last call in flight finished (stdio exits if stdin is gone). */
+	void	(*idle)(void *);
+	void	*arg;
+};
 struct worker_rpc_head {
 	const char	*id;		/* JSON text; NULL if none */
 	const char	*method;	/* NULL for a response */
 	int		 error;		/* a response with "error" */
 };
 const struct worker_rpc_head *worker_rpc_head(void);
-void		 worker_rpc_init(struct event_base *, worker_rpc_send_cb,
-		     void *, void (*)(void));
+void		 worker_rpc_init(struct event_base *,
+		     const struct worker_transport *);
+void		 worker_rpc_idle(void);
 void		 worker_rpc_input(const char *, size_t);
 void		 worker_rpc_answer(struct json_object *,
 		     struct json_object *);
@@ -378,7 +392,6 @@ void		 worker_output_attached(struct worker_call *,
 
 /* worker-stdio.c and worker-proxy.c: the transports. */
 int	 worker_stdio_start(struct event_base *);
-void	 worker_eof(void);
 int	 worker_proxy_start(struct event_base *, int);
 int	 worker_proxy_active(void);
 void	 worker_proxy_upgrade(void);

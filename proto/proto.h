@@ -51,11 +51,14 @@
 #define PROTO_MAX_DEPTH		1024
 
 /*
- * The largest MCP message either way: a longer client line is refused,
- * a reply that would be longer is answered with an error saying how to
- * ask for less.  It keeps the proxy's memory bounded whatever a client
- * sends or asks for.  The MCP frame cap adds room for the envelope.
+ * The largest MCP messages: a request line longer than the request cap
+ * is refused by whichever process reads it from stdin (the proxy, or a
+ * worker on stdio; common/lineread.c), and a reply that would be longer
+ * than the reply cap is answered with an error saying how to ask for
+ * less.  They keep the proxy's memory bounded whatever a client sends
+ * or asks for.  The MCP frame cap adds room for the envelope.
  */
+#define PROTO_MCP_REQUEST_CAP	(16U * 1024 * 1024)
 #define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
 
 /*
@@ -70,10 +73,14 @@
 #define PROTO_EDIT_REPLY_ENTRY	75
 
 /*
- * Typed bodies (docs/decisions/014).  Unpacking borrows from the received
- * frame: a string is a pointer and a length (ptr NULL when absent), a
- * document (cell, output, metadata) the msgpack object itself.  Packing
- * a document takes that object, or a callback that packs the value.
+ * Typed bodies (docs/decisions/014): every message has a struct and a
+ * pack/unpack pair in its family's file.  Unpacking borrows from the
+ * received frame, so nothing allocates and the frame must outlive the
+ * struct: a string is a pointer and a length (ptr NULL when absent, not
+ * NUL-terminated), a document (cell, output, metadata) the msgpack object
+ * itself.  Packing a document takes that object, or a callback that packs
+ * the value.  Unpackers return 0, or -1 with err naming the message and
+ * the field; unknown keys are ignored.
  */
 struct proto_str {
 	const char	*ptr;
@@ -327,5 +334,35 @@ int	proto_agent_status_unpack(const msgpack_object *,
 	    struct proto_agent_status *, char *, size_t);
 const char *proto_agent_state_name(enum proto_agent_state);
 const char *proto_agent_exec_status_name(enum proto_agent_exec_status);
+
+/*
+ * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as
+ * its text; from the worker also the message's id (its exact JSON text),
+ * method and error flag, so the proxy relays it without parsing it.
+ * json is packed last, so a sender may pack the rest with
+ * proto_mcp_pack_head and send json's bytes after it uncopied.
+ */
+struct proto_mcp {
+	struct proto_str json;		/* the message, required */
+	struct proto_str id;		/* its id as JSON text; worker only */
+	struct proto_str method;	/* its method; worker only */
+	int		 error;		/* a response with "error" */
+};
+struct proto_worker_ready {
+	struct proto_str catalog;	/* tools/list result, JSON text */
+};
+void	proto_mcp_pack(msgpack_packer *, const struct proto_mcp *);
+void	proto_mcp_pack_head(msgpack_packer *, const struct proto_mcp *);
+int	proto_mcp_unpack(const msgpack_object *, struct proto_mcp *, char *,
+	    size_t);
+void	proto_worker_ready_pack(msgpack_packer *,
+	    const struct proto_worker_ready *);
+int	proto_worker_ready_unpack(const msgpack_object *,
+	    struct proto_worker_ready *, char *, size_t);
+/* WORKER_UPGRADE and WORKER_SHUTDOWN have empty bodies: no struct. */
+void	proto_worker_upgrade_pack(msgpack_packer *);
+int	proto_worker_upgrade_unpack(const msgpack_object *, char *, size_t);
+void	proto_worker_shutdown_pack(msgpack_packer *);
+int	proto_worker_shutdown_unpack(const msgpack_object *, char *, size_t);
 
 #endif

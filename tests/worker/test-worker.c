@@ -214,11 +214,15 @@ capture(const char *json, size_t len, void *arg)
 	nsent++;
 }
 
+static const struct worker_transport capture_transport = {
+	.send = capture,
+};
+
 static void
 rpc_setup(void)
 {
 	nsent = 0;
-	worker_rpc_init(NULL, capture, NULL, NULL);
+	worker_rpc_init(NULL, &capture_transport);
 }
 
 static void

@@ -52,6 +52,11 @@ WPID=$W_PID
 # Send one request line, read the next reply line (within $2 seconds).
 rpc() {
 	printf '%s\n' "$1" >&"${W[1]}"
+	reply "$@"
+}
+
+# Read the next reply line (within $2 seconds).
+reply() {
 	REPLY=
 	# Skip notifications (no id) to the reply.
 	while IFS= read -r -t "${2:-30}" REPLY <&"${W[0]}"; do
@@ -79,6 +84,19 @@ rpc '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 [ "$(field '" ".join(sorted(t["name"] for t in r["result"]["tools"]))')" = \
     "add_comment clear_outputs connect_notebook create_notebook disconnect_notebook edit_cells export_notebook get_kernel_info get_results inspect_notebook interrupt_kernel list_kernels list_notebooks move_cells reply_comment resolve_comment restart_kernel run_cells save_notebook search_cells select_kernel" ] ||
     fail "tools/list"
+
+# A line over the 16 MiB request cap: -32600 with id null and the reason,
+# as the proxy answers it; the session goes on.
+/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"{\"jsonrpc\":\"2.0\",\"id\":50,\"method\":\"ping\",\"params\":{\"pad\":\"" + b"x" * (16 << 20) + b"\"}}\n")' >&"${W[1]}"
+reply "over the cap" 60
+[ "$(field 'r["error"]["code"], r["id"]')" = "-32600 None" ] ||
+    fail "a line over 16 MiB: $REPLY"
+field 'r["error"]["message"]' |
+    grep -q "exceeds the limit of 16777216 bytes and was dropped" ||
+    fail "a line over 16 MiB: the reason"
+rpc '{"jsonrpc":"2.0","id":51,"method":"ping"}'
+[ "$(field '"result" in r and r["id"]')" = 51 ] ||
+    fail "ping after a line over the cap"
 
 NB=$T/work/test.ipynb
 mkdir -p "$T/work"
@@ -200,10 +218,19 @@ rpc '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"create_not
 [ "$(field 'r["result"]["structuredContent"]["path"]')" = None ] ||
     fail "untitled notebook has a path"
 
-# stdin EOF: the worker exits 0.
+# stdin EOF with a call in flight: its answer comes, then the worker
+# exits 0 at once (the stdio transport hears the last call end), not
+# after the WORKER_EOF_GRACE_MS (2 s) grace.
+printf '%s\n' '{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"list_kernels","arguments":{}}}' >&"${W[1]}"
 exec {W[1]}>&-
+reply "list_kernels at EOF" 30
+[ "$(field 'r["id"], "result" in r')" = "52 True" ] ||
+    fail "the call in flight at EOF is answered"
+T0=$(date +%s%N)
 wait "$WPID"
 rc=$?
+MS=$(( ($(date +%s%N) - T0) / 1000000 ))
 WPID=
 [ $rc = 0 ] || fail "worker exit status $rc"
+[ "$MS" -lt 1000 ] || fail "the worker exited $MS ms after its last answer"
 echo "PASS"

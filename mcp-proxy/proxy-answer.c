@@ -1,0 +1,244 @@
+/*
+ * proxy-answer.c: the answers runtimed-mcp gives itself, in the shapes
+ * the worker's answers have: JSON-RPC errors and results, tool results
+ * and tool errors, and the notifications the proxy sends on its own.
+ * proxy-relay.c decides when; this file says what.  They cover what no
+ * worker can answer: a call lost with its worker (outcome_unknown), a
+ * request refused while the crash budget is tripped, the reconnect
+ * tool, tools/list from the cached catalog, the last update of a lease
+ * on a gone worker's handle, a request the proxy is shutting down on.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "common.h"
+#include "proxy.h"
+
+#define PROXY_ANSWER_LOST_TEXT \
+	"outcome_unknown: the worker restarted before answering; " \
+	"inspect the notebook before retrying"
+
+/* Write one message (taking obj) to the client. */
+static void
+proxy_answer_emit(struct json_object *obj)
+{
+	const char	*s;
+
+	s = json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE);
+	proxy_stdio_write_line(s, strlen(s));
+	json_object_put(obj);
+}
+
+/* A response to id (JSON text, as the client sent it; NULL: null). */
+static struct json_object *
+proxy_answer_reply(const char *id)
+{
+	struct json_object	*obj, *idobj = NULL;
+
+	obj = json_object_new_object();
+	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
+	if (id != NULL)
+		idobj = jsonrpc_id_from_text(id);
+	json_object_object_add(obj, "id", idobj);
+	return obj;
+}
+
+/* A JSON-RPC error. */
+void
+proxy_answer_error(const char *id, int code, const char *message)
+{
+	struct json_object	*obj, *err;
+
+	obj = proxy_answer_reply(id);
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(code));
+	json_object_object_add(err, "message",
+	    json_object_new_string(message));
+	json_object_object_add(obj, "error", err);
+	proxy_answer_emit(obj);
+}
+
+/* A JSON-RPC result; takes res. */
+void
+proxy_answer_result(const char *id, struct json_object *res)
+{
+	struct json_object	*obj;
+
+	obj = proxy_answer_reply(id);
+	json_object_object_add(obj, "result", res);
+	proxy_answer_emit(obj);
+}
+
+/* A tool result: text for the model, structuredContent (taken) for
+ * programs. */
+void
+proxy_answer_tool(const char *id, const char *text,
+    struct json_object *sc, int is_error)
+{
+	struct json_object	*res, *content, *t;
+
+	res = json_object_new_object();
+	content = json_object_new_array();
+	t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(text));
+	json_object_array_add(content, t);
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "structuredContent", sc);
+	if (is_error)
+		json_object_object_add(res, "isError",
+		    json_object_new_boolean(1));
+	proxy_answer_result(id, res);
+}
+
+/* {error: {code, message}}, the structuredContent of a tool error. */
+struct json_object *
+proxy_answer_tool_error(const char *code, const char *message)
+{
+	struct json_object	*sc, *err;
+
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_string(code));
+	json_object_object_add(err, "message",
+	    json_object_new_string(message));
+	sc = json_object_new_object();
+	json_object_object_add(sc, "error", err);
+	return sc;
+}
+
+/* A tools/call whose worker died: its effect is unknown (docs/errors.md). */
+void
+proxy_answer_lost_call(const char *id)
+{
+	struct json_object	*sc, *err;
+
+	sc = proxy_answer_tool_error("outcome_unknown", "the worker "
+	    "restarted before answering; inspect the notebook before "
+	    "retrying");
+	err = json_object_object_get(sc, "error");
+	json_object_object_add(err, "retry_safe",
+	    json_object_new_boolean(0));
+	proxy_answer_tool(id, PROXY_ANSWER_LOST_TEXT, sc, 1);
+}
+
+/* Why no worker serves requests now, and when one will be tried. */
+static char *
+proxy_answer_unavailable_text(const char *why)
+{
+	char	*msg;
+	int64_t	 secs = (proxy_budget_retry_in() + 999) / 1000;
+
+	xasprintf(&msg, "runtimed-mcp-worker is not available: %s; the next "
+	    "try is in %lld s (or call the reconnect tool to try now); its "
+	    "log is %s", why != NULL ? why :
+	    "it is restarting", (long long)secs, proxy_worker_log_path());
+	return msg;
+}
+
+/*
+ * Refuse a request while the crash budget is tripped (why: what tripped
+ * it; NULL while the worker restarts).
+ */
+void
+proxy_answer_unavailable(const char *id, const char *method, const char *why)
+{
+	struct json_object	*sc, *err;
+	char			*msg;
+
+	msg = proxy_answer_unavailable_text(why);
+	if (method == NULL || strcmp(method, "tools/call") != 0) {
+		proxy_answer_error(id, -32603, msg);
+		free(msg);
+		return;
+	}
+	sc = proxy_answer_tool_error("notebook_unavailable", msg);
+	err = json_object_object_get(sc, "error");
+	json_object_object_add(err, "reason",
+	    json_object_new_string("worker_unavailable"));
+	json_object_object_add(err, "retry_after_secs", json_object_new_int64(
+	    (proxy_budget_retry_in() + 999) / 1000));
+	json_object_object_add(err, "log",
+	    json_object_new_string(proxy_worker_log_path()));
+	json_object_object_add(err, "retry_safe", json_object_new_boolean(1));
+	proxy_answer_tool(id, msg, sc, 1);
+	free(msg);
+}
+
+/* A notification without params. */
+void
+proxy_answer_notify(const char *method)
+{
+	char	*line;
+
+	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", method);
+	proxy_stdio_write_line(line, strlen(line));
+	free(line);
+}
+
+/* A lease on a handle of a worker that is gone: its last update. */
+void
+proxy_answer_subscription_ended(const char *uri)
+{
+	struct json_object	*obj, *params, *meta;
+
+	obj = json_object_new_object();
+	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(obj, "method", json_object_new_string(
+	    "notifications/resources/updated"));
+	params = json_object_new_object();
+	json_object_object_add(params, "uri", json_object_new_string(uri));
+	meta = json_object_new_object();
+	json_object_object_add(meta, "io.runtimed/attachmentExpired",
+	    json_object_new_boolean(1));
+	json_object_object_add(params, "_meta", meta);
+	json_object_object_add(obj, "params", params);
+	proxy_answer_emit(obj);
+}
+
+/* A request the worker died on that is safe to repeat, but not now. */
+void
+proxy_answer_restarted(const char *id, const char *method)
+{
+	char	*msg;
+
+	xasprintf(&msg, "the worker restarted before answering %s; retry "
+	    "the request", method);
+	proxy_answer_error(id, -32603, msg);
+	free(msg);
+}
+
+/* The reconnect tool's answer once the new worker is initialized. */
+void
+proxy_answer_reconnected(const char *id, long pid, long prev_pid)
+{
+	struct json_object	*sc;
+	char			*text;
+
+	sc = json_object_new_object();
+	json_object_object_add(sc, "worker_pid", json_object_new_int64(pid));
+	json_object_object_add(sc, "previous_worker_pid", prev_pid > 0 ?
+	    json_object_new_int64(prev_pid) : NULL);
+	json_object_object_add(sc, "handles_expired",
+	    json_object_new_boolean(1));
+	xasprintf(&text, "Reconnected: worker %ld replaced worker %ld and is "
+	    "initialized. Notebook handles from before are expired; call "
+	    "connect_notebook again.", pid, prev_pid);
+	proxy_answer_tool(id, text, sc, 0);
+	free(text);
+}
+
+/* tools/list from the cached catalog (proxy-catalog.c). */
+void
+proxy_answer_catalog(const char *id)
+{
+	char	*line;
+
+	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
+	    proxy_catalog_result());
+	proxy_stdio_write_line(line, strlen(line));
+	free(line);
+}
