@@ -17,7 +17,7 @@ CALLS = {
     "worker_call_error": 1,
     "worker_call_error_result": 0,
     "peer_send_error": 2,
-    "proxy_relay_tool_error": 0,
+    "proxy_answer_tool_error": 0,
     "tool_edit_cells_fail": 1,
     "worker_comment_finish": 2,
     "worker_daemon_die": 1,
