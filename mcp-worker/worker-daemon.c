@@ -123,23 +123,6 @@ worker_daemon_req_free(struct worker_dreq *r)
 	free(r);
 }
 
-/* Does a request of this type change a notebook or a kernel? */
-static int
-worker_daemon_mutates(uint16_t type)
-{
-	switch (type) {
-	case PROTO_MSG_ROOM_CREATE:
-	case PROTO_MSG_ROOM_EDIT:
-	case PROTO_MSG_ROOM_SAVE:
-	case PROTO_MSG_EXEC_RUN:
-	case PROTO_MSG_KERNEL_INTERRUPT:
-	case PROTO_MSG_KERNEL_RESTART:
-	case PROTO_MSG_KERNEL_SELECT:
-		return (1);
-	}
-	return (0);
-}
-
 /* Fail every request; the connection is unusable from now on. */
 static void
 worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
@@ -159,7 +142,7 @@ worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
 		 * durable before the connection went: never report it as
 		 * refused.
 		 */
-		if (worker_daemon_mutates(r->type))
+		if (proto_msg_has(r->type, PROTO_F_MUTATES))
 			worker_daemon_fail_later(r->cb, r->arg,
 			    "outcome_unknown", "the daemon connection was lost "
 			    "before it answered; the change may or may not "
@@ -272,7 +255,14 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 		worker_daemon_hello_reply(dc, hdr, body);
 		return;
 	}
-	if (hdr->id == 0 || hdr->type == PROTO_MSG_ROOM_CHANGED) {
+	if (!proto_msg_from(hdr->type, PROTO_FROM_DAEMON)) {
+		log_warnx("%s: runtimed sent %s, which it never sends",
+		    dc->name, proto_msg_name(hdr->type));
+		worker_daemon_die(dc, "notebook_unavailable",
+		    "runtimed sent a message it never sends; reconnect");
+		return;
+	}
+	if (hdr->id == 0 || proto_msg_has(hdr->type, PROTO_F_EVENT)) {
 		if (dc->event != NULL) {
 			json = mpjson_unpack(body);
 			dc->event(dc, hdr->type, json, dc->cb_arg);

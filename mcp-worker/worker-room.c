@@ -359,21 +359,6 @@ worker_room_cached_cb(evutil_socket_t fd, short events, void *arg)
 	free(g);
 }
 
-static int
-worker_room_reads(uint16_t type)
-{
-	switch (type) {
-	case PROTO_MSG_ROOM_GET:
-	case PROTO_MSG_ROOM_CHANGES:
-	case PROTO_MSG_EXEC_GET:
-	case PROTO_MSG_KERNEL_INFO:
-	case PROTO_MSG_KERNEL_LIST:
-	case PROTO_MSG_BLOB_GET:
-		return 1;
-	}
-	return 0;
-}
-
 void
 worker_room_request(struct worker_room *room, uint16_t type,
     struct json_object *body, worker_daemon_cb cb, void *arg)
@@ -386,7 +371,7 @@ worker_room_request(struct worker_room *room, uint16_t type,
 		    "connect_notebook again");
 		return;
 	}
-	if (!worker_room_reads(type))
+	if (proto_msg_has(type, PROTO_F_MUTATES))
 		worker_room_invalidate(room);
 	if (type != PROTO_MSG_ROOM_GET) {
 		worker_daemon_request(room->dc, type, body, cb, arg);

@@ -22,6 +22,8 @@
 #ifndef PROTO_H
 #define PROTO_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -144,9 +146,39 @@ struct proto_header {
 	uint32_t	id;
 };
 
-/* proto-frame.c */
+/*
+ * proto-msg.c: the facts of every type.  from is who may send it, as
+ * PROTO_FROM_* bits: a receiver kills a peer that sends what its kind
+ * may not.  reply is the answer's type (0 when none).
+ */
+#define PROTO_FROM_CLIENT	0x01	/* worker, ctl, proxy to the daemon */
+#define PROTO_FROM_DAEMON	0x02	/* daemon to a client or an agent */
+#define PROTO_FROM_AGENT	0x04	/* agent to the daemon */
+#define PROTO_FROM_PROXY	0x08	/* proxy to its worker */
+#define PROTO_FROM_WORKER	0x10	/* worker to its proxy */
+
+#define PROTO_F_ROOM		0x01	/* needs a joined room */
+#define PROTO_F_MUTATES		0x02	/* changes a notebook or a kernel */
+#define PROTO_F_RETRY		0x04	/* safe to resend after a restart */
+#define PROTO_F_EVENT		0x08	/* unsolicited, id 0 */
+#define PROTO_F_HANDSHAKE	0x10	/* may come before the handshake ends */
+#define PROTO_F_ANY_VERSION	0x20	/* any version byte (to answer it) */
+
+struct proto_msg_info {
+	uint16_t	 type;
+	const char	*name;
+	uint32_t	 cap;		/* largest body, checked before reading */
+	u_int		 from;		/* PROTO_FROM_* */
+	uint16_t	 reply;
+	u_int		 flags;		/* PROTO_F_* */
+};
+const struct proto_msg_info *proto_msg_info(uint16_t);
 const char	*proto_msg_name(uint16_t);
 uint32_t	 proto_msg_cap(uint16_t);
+int		 proto_msg_has(uint16_t, u_int);
+int		 proto_msg_from(uint16_t, u_int);
+
+/* proto-frame.c */
 void		 proto_header_pack(const struct proto_header *, uint8_t *);
 void		 proto_header_unpack(const uint8_t *, struct proto_header *);
 int		 proto_frame_check(const struct proto_header *, char *, size_t);

@@ -643,6 +643,10 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_kernel_hello(k, p, hdr, body);
 		return;
 	}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_AGENT)) {
+		peer_kill(p, "unexpected message from agent");
+		return;
+	}
 	if (k->room == NULL && !k->pooled)
 		return;		/* detached: only waiting for it to go */
 	if (k->room == NULL && hdr->type != PROTO_MSG_AGENT_READY &&

@@ -361,7 +361,7 @@ server_client_changes(struct server_client *c, uint32_t id,
 	mpbuf_free(&b);
 }
 
-/* Requests that need a joined room. */
+/* Requests that need a joined room (PROTO_F_ROOM). */
 static void
 server_client_room(struct server_client *c, const struct proto_header *hdr,
     const msgpack_object *body)
@@ -448,6 +448,14 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		server_client_hello(c, hdr, body);
 		return;
 	}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_CLIENT)) {
+		peer_kill(p, "unexpected message from a client");
+		return;
+	}
+	if (proto_msg_has(hdr->type, PROTO_F_ROOM)) {
+		server_client_room(c, hdr, body);
+		return;
+	}
 	switch (hdr->type) {
 	case PROTO_MSG_PING:
 		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
@@ -472,18 +480,6 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 	case PROTO_MSG_ROOM_OPEN:
 		server_client_join(c, hdr, body);
 		break;
-	case PROTO_MSG_ROOM_LEAVE:
-	case PROTO_MSG_ROOM_GET:
-	case PROTO_MSG_ROOM_EDIT:
-	case PROTO_MSG_ROOM_SAVE:
-	case PROTO_MSG_ROOM_CHANGES:
-	case PROTO_MSG_EXEC_RUN:
-	case PROTO_MSG_EXEC_GET:
-	case PROTO_MSG_KERNEL_INTERRUPT:
-	case PROTO_MSG_KERNEL_RESTART:
-	case PROTO_MSG_KERNEL_INFO:
-		server_client_room(c, hdr, body);
-		break;
 	case PROTO_MSG_KERNEL_LIST:
 		kernel_spec_list(p, hdr->id);
 		break;
@@ -493,11 +489,10 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 	case PROTO_MSG_BLOB_GET:
 		kernel_blob_get(p, hdr->id, body);
 		break;
-	case PROTO_MSG_OK:
-	case PROTO_MSG_PONG:
-		break;
 	default:
-		peer_kill(p, "unexpected message from a client");
+		/* A reply (OK, PONG) waits for nothing; a second HELLO. */
+		if (proto_msg_info(hdr->type)->reply != 0)
+			peer_kill(p, "unexpected message from a client");
 		break;
 	}
 }
