@@ -180,7 +180,7 @@ void	runtimed_stop(void);
 
 /* runtimed-warn.c */
 void	runtimed_warn(const char *, ...) printflike(1, 2);
-void	runtimed_warn_pack(msgpack_packer *);
+void	runtimed_warn_pack(msgpack_packer *, const void *);
 
 /* server.c */
 int	server_start(const char *, char **, pid_t *);
@@ -212,9 +212,8 @@ void		 room_cell_changed(struct room *, const char *, const char *,
 uint64_t	 room_record(struct room *, int, char **, size_t,
 		     const char *);
 void		 room_announce(struct room *);
-int		 room_edit(struct room *, const msgpack_object *,
-		     const msgpack_object *, struct room_nb_result *,
-		     char **, const char **);
+int		 room_edit(struct room *, const struct proto_room_edit *,
+		     struct room_nb_result *, char **, const char **);
 int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 void		 room_start(void);
 void		 room_set_grace(int64_t);
