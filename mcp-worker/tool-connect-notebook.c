@@ -47,7 +47,9 @@ tool_connect_notebook(struct worker_call *call)
 	static const char *const	 allowed[] = {
 		"path", "notebook_id", "domain", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_room_open		 m;
+	struct mpbuf			 b;
 	struct tool_connect_notebook	*st;
 	const char			*path, *id, *domain;
 	char				*msg = NULL, *abs, *real;
@@ -96,18 +98,17 @@ tool_connect_notebook(struct worker_call *call)
 		free(real);
 		free(abs);
 	}
-	body = json_object_new_object();
-	if (path != NULL) {
-		abs = worker_args_path(path);
-		json_object_object_add(body, "path",
-		    json_object_new_string(abs));
-		free(abs);
-	} else
-		json_object_object_add(body, "notebook_id",
-		    json_object_new_string(id));
-	worker_room_join(PROTO_MSG_ROOM_OPEN, body,
+	memset(&m, 0, sizeof m);
+	abs = path != NULL ? worker_args_path(path) : NULL;
+	m.path = proto_str_make(abs);
+	if (path == NULL)
+		m.notebook_id = proto_str_make(id);
+	mpbuf_init(&b);
+	proto_room_open_pack(&b.pk, &m);
+	worker_room_join(PROTO_MSG_ROOM_OPEN, &b.sb,
 	    tool_connect_notebook_joined, st);
-	json_object_put(body);
+	mpbuf_free(&b);
+	free(abs);
 }
 
 const struct tool_entry tool_connect_notebook_entry = {

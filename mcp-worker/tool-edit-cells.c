@@ -326,7 +326,9 @@ tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
     const char *code, const char *msg)
 {
 	struct tool_edit_cells	*st = arg;
-	struct json_object	*run, *body, *err;
+	struct json_object	*run, *err;
+	struct proto_exec_get	 gm;
+	struct mpbuf		 b;
 
 	if (code != NULL) {
 		/* The edits stand; say the run failed. */
@@ -349,14 +351,15 @@ tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
 	    st->run == 1) {
 		/* Give it the default short wait, like run_cells. */
 		st->run = 2;
-		body = json_object_new_object();
-		json_object_object_add(body, "execution_id", json_object_get(
+		gm.execution_id = proto_str_make(json_object_get_string(
 		    json_object_object_get(state, "execution_id")));
-		json_object_object_add(body, "timeout_ms",
-		    json_object_new_int(WORKER_RUN_DEFAULT_SECS * 1000));
-		worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+		gm.has_timeout_ms = 1;
+		gm.timeout_ms = WORKER_RUN_DEFAULT_SECS * 1000;
+		mpbuf_init(&b);
+		proto_exec_get_pack(&b.pk, &gm);
+		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_edit_cells_ran, st);
-		json_object_put(body);
+		mpbuf_free(&b);
 		return;
 	}
 	run = worker_output_exec(state, &st->budget, st->text, st->call);
@@ -368,7 +371,9 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_edit_cells	*st = arg;
-	struct json_object	*cells, *e, *c, *body, *idx;
+	struct json_object	*cells, *e, *c, *idx;
+	struct proto_exec_run	 rm;
+	struct mpbuf		 b;
 	const char		*op, *id, *ct;
 	size_t			 i, n;
 
@@ -429,28 +434,33 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 		tool_edit_cells_finish(st, NULL);
 		return;
 	}
-	body = json_object_new_object();
-	json_object_object_add(body, "cell_ids", json_object_get(st->run_ids));
-	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
+	memset(&rm, 0, sizeof rm);
+	rm.cell_ids = worker_daemon_doc(st->run_ids);
+	mpbuf_init(&b);
+	proto_exec_run_pack(&b.pk, &rm);
+	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, &b.sb,
 	    tool_edit_cells_ran, st);
-	json_object_put(body);
+	mpbuf_free(&b);
 }
 
 static void
 tool_edit_cells_send(struct tool_edit_cells *st)
 {
-	struct json_object	*body;
+	struct proto_room_edit	 m;
+	struct mpbuf		 b;
 
 	if (tool_edit_cells_translate(st) != 0) {
 		st->call = NULL;
 		tool_edit_cells_free(st);
 		return;
 	}
-	body = json_object_new_object();
-	json_object_object_add(body, "edits", json_object_get(st->sent));
-	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, body,
+	memset(&m, 0, sizeof m);
+	m.edits = worker_daemon_doc(st->sent);
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &m);
+	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, &b.sb,
 	    tool_edit_cells_edited, st);
-	json_object_put(body);
+	mpbuf_free(&b);
 }
 
 static void

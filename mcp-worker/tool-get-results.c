@@ -72,7 +72,9 @@ tool_get_results(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "execution_id",
 		"timeout_secs", "full_output", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_exec_get		 m;
+	struct mpbuf			 b;
 	struct tool_get_results		*st;
 	struct worker_handle		*h;
 	const char			*id;
@@ -103,14 +105,14 @@ tool_get_results(struct worker_call *call)
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
 	st->full = full;
-	body = json_object_new_object();
-	json_object_object_add(body, "execution_id",
-	    json_object_new_string(id));
-	json_object_object_add(body, "timeout_ms",
-	    json_object_new_int(timeout_ms));
-	worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+	m.execution_id = proto_str_make(id);
+	m.has_timeout_ms = 1;
+	m.timeout_ms = timeout_ms;
+	mpbuf_init(&b);
+	proto_exec_get_pack(&b.pk, &m);
+	worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 	    tool_get_results_state, st);
-	json_object_put(body);
+	mpbuf_free(&b);
 }
 
 const struct tool_entry tool_get_results_entry = {

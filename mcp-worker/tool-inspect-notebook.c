@@ -436,7 +436,9 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
     struct json_object *reply, const char *code, const char *msg)
 {
 	struct tool_inspect_notebook	*st = arg;
-	struct json_object		*cells, *body;
+	struct json_object		*cells;
+	struct proto_room_changes	 cm;
+	struct mpbuf			 b;
 	struct timeval			 tv;
 	int64_t				 seq;
 
@@ -466,12 +468,12 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
 		return;
 	}
 	if (seq > st->after_seq) {
-		body = json_object_new_object();
-		json_object_object_add(body, "after",
-		    json_object_new_int64(st->after_seq));
-		worker_room_request(st->room, PROTO_MSG_ROOM_CHANGES, body,
+		cm.after = (uint64_t)st->after_seq;
+		mpbuf_init(&b);
+		proto_room_changes_pack(&b.pk, &cm);
+		worker_room_request(st->room, PROTO_MSG_ROOM_CHANGES, &b.sb,
 		    tool_inspect_notebook_changes, st);
-		json_object_put(body);
+		mpbuf_free(&b);
 		return;
 	}
 	if (st->wait_ms == 0 || st->waited) {

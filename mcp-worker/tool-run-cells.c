@@ -32,7 +32,9 @@ tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
 {
 	struct tool_run_cells	*st = arg;
 	struct worker_budget	 budget;
-	struct json_object	*sc, *body;
+	struct json_object	*sc;
+	struct proto_exec_get	 gm;
+	struct mpbuf		 b;
 	struct evbuffer		*text;
 	int64_t			 left;
 	char			*s;
@@ -52,14 +54,15 @@ tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
 	if (!st->waited && left > 0 && !worker_output_terminal(
 	    json_object_get_string(json_object_object_get(state, "status")))) {
 		st->waited = 1;
-		body = json_object_new_object();
-		json_object_object_add(body, "execution_id", json_object_get(
+		gm.execution_id = proto_str_make(json_object_get_string(
 		    json_object_object_get(state, "execution_id")));
-		json_object_object_add(body, "timeout_ms",
-		    json_object_new_int64(left));
-		worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+		gm.has_timeout_ms = 1;
+		gm.timeout_ms = left;
+		mpbuf_init(&b);
+		proto_exec_get_pack(&b.pk, &gm);
+		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_run_cells_state, st);
-		json_object_put(body);
+		mpbuf_free(&b);
 		return;
 	}
 	text = evbuffer_new();
@@ -75,7 +78,9 @@ tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
 static void
 tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 {
-	struct json_object	*ids, *body, *cell;
+	struct json_object	*ids, *cell;
+	struct proto_exec_run	 rm;
+	struct mpbuf		 b;
 	const char		*id, *type;
 	char			*msg = NULL;
 	size_t			 i;
@@ -118,17 +123,19 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			json_object_array_add(ids, json_object_new_string(id));
 		}
 	}
-	body = json_object_new_object();
-	json_object_object_add(body, "cell_ids", ids);
-	json_object_object_add(body, "stop_on_error",
-	    json_object_new_boolean(st->stop_on_error));
+	rm.cell_ids = worker_daemon_doc(ids);
+	rm.has_stop_on_error = 1;
+	rm.stop_on_error = st->stop_on_error;
 	/* The daemon holds the reply until the run ends or wait_secs pass. */
-	json_object_object_add(body, "timeout_ms",
-	    json_object_new_int64(st->wait_ms));
+	rm.has_timeout_ms = 1;
+	rm.timeout_ms = st->wait_ms;
 	st->start_ms = util_mono_ms();
-	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
+	mpbuf_init(&b);
+	proto_exec_run_pack(&b.pk, &rm);
+	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, &b.sb,
 	    tool_run_cells_state, st);
-	json_object_put(body);
+	mpbuf_free(&b);
+	json_object_put(ids);
 	return;
 fail:
 	json_object_put(ids);

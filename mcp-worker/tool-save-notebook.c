@@ -40,7 +40,9 @@ tool_save_notebook(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "path", "force",
 		NULL
 	};
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_room_save		 m;
+	struct mpbuf			 b;
 	struct worker_handle		*h;
 	const char			*path;
 	char				*msg = NULL, *abs;
@@ -61,20 +63,16 @@ tool_save_notebook(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	body = json_object_new_object();
-	if (path != NULL) {
-		abs = worker_args_path(path);
-		json_object_object_add(body, "path",
-		    json_object_new_string(abs));
-		free(abs);
-	}
-	if (force)
-		json_object_object_add(body, "force",
-		    json_object_new_boolean(1));
+	abs = path != NULL ? worker_args_path(path) : NULL;
+	m.path = proto_str_make(abs);
+	m.force = force;
+	mpbuf_init(&b);
+	proto_room_save_pack(&b.pk, &m);
 	/* The call outlives nothing here: the reply needs only the call. */
-	worker_room_request(worker_attach_room(h), PROTO_MSG_ROOM_SAVE, body,
+	worker_room_request(worker_attach_room(h), PROTO_MSG_ROOM_SAVE, &b.sb,
 	    tool_save_notebook_saved, call);
-	json_object_put(body);
+	mpbuf_free(&b);
+	free(abs);
 }
 
 const struct tool_entry tool_save_notebook_entry = {

@@ -118,16 +118,17 @@ worker_blob_got(void *arg, uint16_t type, struct json_object *reply,
 static void
 worker_blob_next(struct worker_blob *wb)
 {
-	struct json_object	*body;
+	struct proto_blob_get	 m;
+	struct mpbuf		 b;
 	size_t			 i;
 
 	if (wb->next < wb->n) {
-		body = json_object_new_object();
-		json_object_object_add(body, "sha256", json_object_new_string(
-		    wb->slots[wb->next++].sha));
-		worker_room_request(wb->room, PROTO_MSG_BLOB_GET, body,
+		m.sha256 = proto_str_make(wb->slots[wb->next++].sha);
+		mpbuf_init(&b);
+		proto_blob_get_pack(&b.pk, &m);
+		worker_room_request(wb->room, PROTO_MSG_BLOB_GET, &b.sb,
 		    worker_blob_got, wb);
-		json_object_put(body);
+		mpbuf_free(&b);
 		return;
 	}
 	wb->cb(wb->arg);

@@ -493,13 +493,13 @@ worker_call_room_done(void *arg, uint16_t type, struct json_object *reply,
 }
 
 /*
- * Send type with body (borrowed, may be NULL) on room; cb gets the
- * reply if its type is expect (0: any), else the call fails typed.
+ * Send type with body (packed by its codec, NULL when empty) on room; cb
+ * gets the reply if its type is expect (0: any), else the call fails typed.
  * With room NULL the request goes on the room-less control connection.
  */
 void
 worker_call_room(struct worker_call *call, struct worker_room *room,
-    uint16_t type, struct json_object *body, uint16_t expect,
+    uint16_t type, const msgpack_sbuffer *body, uint16_t expect,
     worker_call_reply_cb cb)
 {
 	struct worker_call_req	*r;

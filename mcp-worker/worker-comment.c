@@ -85,7 +85,9 @@ worker_comment_content(void *arg, uint16_t type, struct json_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_comment	*wc = arg;
-	struct json_object	*md, *rt, *body, *edits, *e, *m;
+	struct json_object	*md, *rt, *edits, *e, *m;
+	struct proto_room_edit	 em;
+	struct mpbuf		 b;
 	const char		*ecode = "invalid_argument";
 	char			*err = NULL;
 
@@ -122,13 +124,17 @@ worker_comment_content(void *arg, uint16_t type, struct json_object *reply,
 	json_object_object_add(e, "metadata", m);
 	edits = json_object_new_array();
 	json_object_array_add(edits, e);
-	body = json_object_new_object();
-	json_object_object_add(body, "edits", edits);
-	json_object_object_add(body, "if_seq", json_object_get(
-	    json_object_object_get(reply, "seq")));
-	worker_room_request(wc->room, PROTO_MSG_ROOM_EDIT, body,
+	memset(&em, 0, sizeof em);
+	em.edits = worker_daemon_doc(edits);
+	em.has_if_seq = 1;
+	em.if_seq = (uint64_t)json_object_get_int64(
+	    json_object_object_get(reply, "seq"));
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &em);
+	worker_room_request(wc->room, PROTO_MSG_ROOM_EDIT, &b.sb,
 	    worker_comment_written, wc);
-	json_object_put(body);
+	mpbuf_free(&b);
+	json_object_put(edits);
 }
 
 static void

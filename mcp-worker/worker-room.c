@@ -240,7 +240,7 @@ out:
 
 /* Join (ROOM_CREATE or ROOM_OPEN) on a new connection. */
 void
-worker_room_join(uint16_t type, struct json_object *body,
+worker_room_join(uint16_t type, const msgpack_sbuffer *body,
     worker_room_join_cb cb, void *arg)
 {
 	struct worker_room_join	*j;
@@ -361,7 +361,7 @@ worker_room_cached_cb(evutil_socket_t fd, short events, void *arg)
 
 void
 worker_room_request(struct worker_room *room, uint16_t type,
-    struct json_object *body, worker_daemon_cb cb, void *arg)
+    const msgpack_sbuffer *body, worker_daemon_cb cb, void *arg)
 {
 	struct worker_room_get	*g;
 

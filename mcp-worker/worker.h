@@ -183,7 +183,7 @@ struct json_object *worker_call_error_result(const char *, const char *);
 typedef void (*worker_call_reply_cb)(struct worker_call *,
     struct worker_room *, struct json_object *);
 void		 worker_call_room(struct worker_call *, struct worker_room *,
-		     uint16_t, struct json_object *, uint16_t,
+		     uint16_t, const msgpack_sbuffer *, uint16_t,
 		     worker_call_reply_cb);
 void		 worker_call_target_request(struct worker_call *, uint16_t,
 		     uint16_t, worker_call_reply_cb);
@@ -255,7 +255,7 @@ struct worker_dconn *worker_daemon_probe(const char *);
 void		 worker_daemon_set_cbs(struct worker_dconn *,
 		     worker_daemon_lost_cb, worker_daemon_event_cb, void *);
 void		 worker_daemon_request(struct worker_dconn *, uint16_t,
-		     struct json_object *, worker_daemon_cb, void *);
+		     const msgpack_sbuffer *, worker_daemon_cb, void *);
 void		 worker_daemon_free(struct worker_dconn *, const char *,
 		     const char *);
 int		 worker_daemon_alive(struct worker_dconn *);
@@ -265,11 +265,12 @@ struct worker_dconn *worker_daemon_control(void);
 void		 worker_daemon_fail_later(worker_daemon_cb, void *,
 		     const char *, const char *);
 void		 worker_daemon_shutdown(void);
+struct proto_doc worker_daemon_doc(struct json_object *);
 
 /* worker-room.c: one joined daemon connection per attached notebook. */
 typedef void (*worker_room_join_cb)(void *, struct worker_room *,
     struct json_object *, const char *, const char *);
-void		 worker_room_join(uint16_t, struct json_object *,
+void		 worker_room_join(uint16_t, const msgpack_sbuffer *,
 		     worker_room_join_cb, void *);
 void		 worker_room_ref(struct worker_room *);
 void		 worker_room_unref(struct worker_room *);
@@ -278,7 +279,7 @@ const char	*worker_room_notebook_id(struct worker_room *);
 int64_t		 worker_room_started_at(struct worker_room *);
 int64_t		 worker_room_seq(struct worker_room *);
 void		 worker_room_request(struct worker_room *, uint16_t,
-		     struct json_object *, worker_daemon_cb, void *);
+		     const msgpack_sbuffer *, worker_daemon_cb, void *);
 typedef void (*worker_room_change_cb)(struct worker_room *,
     struct json_object *, void *);
 struct worker_room_watch;
