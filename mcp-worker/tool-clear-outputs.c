@@ -9,14 +9,14 @@
 
 static void
 tool_clear_outputs_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
 	struct json_object	*sc, *ids;
 	int64_t			 seq;
 	char			*text;
 
 	ids = json_object_object_get(worker_call_args(call), "cell_ids");
-	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	seq = worker_reply_edit_seq(reply);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "cleared", ids != NULL ?
 	    json_object_get(ids) : json_object_new_string("all"));

@@ -17,15 +17,11 @@ struct tool_connect_notebook {
 
 /* The file is already open in a room of ours: a new owner, no join. */
 static void
-tool_connect_notebook_content(void *arg, uint16_t type,
-    struct json_object *reply, const char *code, const char *msg)
+tool_connect_notebook_content(void *arg, struct worker_nb *reply,
+    const char *code, const char *msg)
 {
 	struct tool_connect_notebook	*st = arg;
 
-	if (code == NULL && type != PROTO_MSG_ROOM_CONTENT) {
-		code = "notebook_unavailable";
-		msg = "unexpected reply from runtimed";
-	}
 	worker_attach_finish(st->call, st->h, st->room, reply, code, msg);
 	worker_room_unref(st->room);
 	free(st);
@@ -33,7 +29,7 @@ tool_connect_notebook_content(void *arg, uint16_t type,
 
 static void
 tool_connect_notebook_joined(void *arg, struct worker_room *room,
-    struct json_object *joined, const char *code, const char *msg)
+    struct worker_nb *joined, const char *code, const char *msg)
 {
 	struct tool_connect_notebook	*st = arg;
 
@@ -91,7 +87,7 @@ tool_connect_notebook(struct worker_call *call)
 			free(real);
 			free(abs);
 			worker_room_ref(st->room);
-			worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+			worker_room_get(st->room,
 			    tool_connect_notebook_content, st);
 			return;
 		}

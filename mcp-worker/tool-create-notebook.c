@@ -14,7 +14,7 @@ struct tool_create_notebook {
 
 static void
 tool_create_notebook_joined(void *arg, struct worker_room *room,
-    struct json_object *joined, const char *code, const char *msg)
+    struct worker_nb *joined, const char *code, const char *msg)
 {
 	struct tool_create_notebook	*st = arg;
 

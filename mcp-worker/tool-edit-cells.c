@@ -322,14 +322,24 @@ tool_edit_cells_finish(struct tool_edit_cells *st, struct json_object *run)
 }
 
 static void
-tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
+tool_edit_cells_ran(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_edit_cells	*st = arg;
 	struct json_object	*run, *err;
+	struct worker_exec	*state = NULL;
 	struct proto_exec_get	 gm;
 	struct mpbuf		 b;
+	char			*cause = NULL;
 
+	if (code == NULL && (type != PROTO_MSG_EXEC_STATE ||
+	    (state = worker_exec_read(reply, &cause)) == NULL)) {
+		log_warnx("run after edit: %s", cause != NULL ? cause :
+		    proto_msg_name(type));
+		free(cause);
+		code = "notebook_unavailable";
+		msg = "unexpected reply from runtimed";
+	}
 	if (code != NULL) {
 		/* The edits stand; say the run failed. */
 		evbuffer_add_printf(st->text, "run failed: %s: %s\n", code,
@@ -344,15 +354,10 @@ tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
 		tool_edit_cells_finish(st, run);
 		return;
 	}
-	if (type == PROTO_MSG_EXEC_STATE &&
-	    !worker_output_terminal(json_object_get_string(
-	    json_object_object_get(state, "status"))) &&
-	    json_object_object_get(state, "cells") != NULL &&
-	    st->run == 1) {
+	if (!worker_output_terminal(state->status) && st->run == 1) {
 		/* Give it the default short wait, like run_cells. */
 		st->run = 2;
-		gm.execution_id = proto_str_make(json_object_get_string(
-		    json_object_object_get(state, "execution_id")));
+		gm.execution_id = proto_str_make(state->execution_id);
 		gm.has_timeout_ms = 1;
 		gm.timeout_ms = WORKER_RUN_DEFAULT_SECS * 1000;
 		mpbuf_init(&b);
@@ -360,41 +365,48 @@ tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
 		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_edit_cells_ran, st);
 		mpbuf_free(&b);
+		worker_exec_free(state);
 		return;
 	}
 	run = worker_output_exec(state, &st->budget, st->text, st->call);
+	worker_exec_free(state);
 	tool_edit_cells_finish(st, run);
 }
 
 static void
-tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
+tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
-	struct tool_edit_cells	*st = arg;
-	struct json_object	*cells, *e, *c, *idx;
-	struct proto_exec_run	 rm;
-	struct mpbuf		 b;
-	const char		*op, *id, *ct;
-	size_t			 i, n;
+	struct tool_edit_cells		*st = arg;
+	struct proto_error		 em;
+	struct proto_room_edit_reply	 m;
+	struct json_object		*cells, *e, *c;
+	struct proto_exec_run		 rm;
+	struct mpbuf			 b;
+	const char			*op, *id, *ct;
+	char				 err[256];
+	size_t				 i, n;
 
 	if (code != NULL) {
-		idx = json_object_object_get(reply, "index");
-		if (idx != NULL && json_object_is_type(idx, json_type_int)) {
+		if (reply != NULL && type == PROTO_MSG_ERROR &&
+		    proto_error_unpack(reply, &em, err, sizeof err) == 0 &&
+		    em.has_index) {
 			worker_call_error(st->call, code, "edits[%lld]: %s "
 			    "(no edit of the batch was applied)",
-			    (long long)json_object_get_int64(idx), msg);
+			    (long long)em.index, msg);
 			tool_edit_cells_free(st);
 		} else
 			tool_edit_cells_fail(st, code, msg);
 		return;
 	}
-	if (type != PROTO_MSG_ROOM_EDIT_REPLY) {
+	if (type != PROTO_MSG_ROOM_EDIT_REPLY ||
+	    proto_room_edit_reply_unpack(reply, &m, err, sizeof err) != 0) {
 		tool_edit_cells_fail(st, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;
 	}
-	st->seq = json_object_get_int64(json_object_object_get(reply, "seq"));
-	cells = json_object_object_get(reply, "cells");
+	st->seq = (int64_t)m.seq;
+	cells = mpjson_unpack(m.cells.obj);
 	n = json_object_array_length(st->edits);
 	evbuffer_add_printf(st->text, "applied %zu edit%s:\n", n,
 	    n == 1 ? "" : "s");
@@ -430,6 +442,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 			json_object_array_add(st->run_ids,
 			    json_object_new_string(id));
 	}
+	json_object_put(cells);
 	if (!st->run || json_object_array_length(st->run_ids) == 0) {
 		tool_edit_cells_finish(st, NULL);
 		return;
@@ -464,8 +477,8 @@ tool_edit_cells_send(struct tool_edit_cells *st)
 }
 
 static void
-tool_edit_cells_content(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
+tool_edit_cells_content(void *arg, struct worker_nb *reply, const char *code,
+    const char *msg)
 {
 	struct tool_edit_cells	*st = arg;
 
@@ -473,13 +486,7 @@ tool_edit_cells_content(void *arg, uint16_t type, struct json_object *reply,
 		tool_edit_cells_fail(st, code, msg);
 		return;
 	}
-	st->cells = json_object_get(json_object_object_get(reply, "cells"));
-	if (st->cells == NULL ||
-	    !json_object_is_type(st->cells, json_type_array)) {
-		tool_edit_cells_fail(st, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-		return;
-	}
+	st->cells = json_object_get(reply->cells);
 	tool_edit_cells_send(st);
 }
 
@@ -531,8 +538,7 @@ tool_edit_cells(struct worker_call *call)
 	st->text = evbuffer_new();
 	worker_budget_init(&st->budget, 0);
 	if (need_content)
-		worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
-		    tool_edit_cells_content, st);
+		worker_room_get(st->room, tool_edit_cells_content, st);
 	else
 		tool_edit_cells_send(st);
 	return;

@@ -11,7 +11,7 @@ struct tool_get_results {
 	struct worker_call	*call;
 	struct worker_room	*room;
 	int			 full;
-	struct json_object	*state;
+	struct worker_exec	*state;
 };
 
 static void
@@ -29,17 +29,24 @@ tool_get_results_shape(void *arg)
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, sc);
 	free(s);
-	json_object_put(st->state);
+	worker_exec_free(st->state);
 	worker_room_unref(st->room);
 	free(st);
 }
 
 static void
-tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
+tool_get_results_state(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_get_results	*st = arg;
+	char			*cause = NULL;
 
+	if (code == NULL && type == PROTO_MSG_EXEC_STATE &&
+	    (st->state = worker_exec_read(reply, &cause)) == NULL) {
+		log_warnx("%s", cause);
+		free(cause);
+		type = 0;
+	}
 	if (code != NULL || type != PROTO_MSG_EXEC_STATE) {
 		if (code != NULL)
 			worker_call_error(st->call, code, "%s", msg);
@@ -53,13 +60,13 @@ tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
 	/* A cancelled wait answers nothing; the run goes on. */
 	if (worker_call_cancelled(st->call)) {
 		worker_call_error(st->call, "busy", "cancelled");
+		worker_exec_free(st->state);
 		worker_room_unref(st->room);
 		free(st);
 		return;
 	}
-	st->state = json_object_get(state);
 	if (st->full)
-		worker_blob_resolve(st->room, st->state,
+		worker_blob_resolve(st->room, st->state->cells,
 		    tool_get_results_shape, st);
 	else
 		tool_get_results_shape(st);

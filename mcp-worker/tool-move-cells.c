@@ -10,7 +10,7 @@
 
 static void
 tool_move_cells_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
 	struct json_object	*sc, *ids, *v;
 	struct evbuffer		*text;
@@ -19,7 +19,7 @@ tool_move_cells_done(struct worker_call *call, struct worker_room *room,
 	size_t			 i;
 
 	ids = json_object_object_get(worker_call_args(call), "cell_ids");
-	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	seq = worker_reply_edit_seq(reply);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "cell_ids", json_object_get(ids));
 	json_object_object_add(sc, "after", json_object_get(

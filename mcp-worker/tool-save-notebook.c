@@ -8,27 +8,27 @@
 #include "worker.h"
 
 static void
-tool_save_notebook_saved(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
+tool_save_notebook_saved(void *arg, uint16_t type,
+    const msgpack_object *reply, const char *code, const char *msg)
 {
-	struct worker_call	*call = arg;
-	struct json_object	*sc;
-	const char		*path;
-	char			*text;
+	struct worker_call		*call = arg;
+	struct proto_room_save_reply	 m;
+	struct json_object		*sc;
+	char				*text, err[256];
 
 	if (code != NULL) {
 		worker_call_error(call, code, "%s", msg);
 		return;
 	}
-	path = json_object_get_string(json_object_object_get(reply, "path"));
-	if (type != PROTO_MSG_ROOM_SAVE_REPLY || path == NULL) {
+	if (type != PROTO_MSG_ROOM_SAVE_REPLY ||
+	    proto_room_save_reply_unpack(reply, &m, err, sizeof err) != 0) {
 		worker_call_error(call, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;
 	}
 	sc = json_object_new_object();
-	json_object_object_add(sc, "path", json_object_new_string(path));
-	xasprintf(&text, "saved %s", path);
+	json_object_object_add(sc, "path", worker_reply_str(&m.path));
+	xasprintf(&text, "saved %.*s", (int)m.path.len, m.path.ptr);
 	worker_call_result(call, text, sc);
 	free(text);
 }

@@ -233,7 +233,6 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 {
 	struct worker_dconn	*dc = arg;
 	struct worker_dreq	*r;
-	struct json_object	*json;
 	struct proto_error	 e;
 	char			*code, *msg, cause[256];
 
@@ -257,11 +256,8 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 		return;
 	}
 	if (hdr->id == 0 || proto_msg_has(hdr->type, PROTO_F_EVENT)) {
-		if (dc->event != NULL) {
-			json = mpjson_unpack(body);
-			dc->event(dc, hdr->type, json, dc->cb_arg);
-			json_object_put(json);
-		}
+		if (dc->event != NULL)
+			dc->event(dc, hdr->type, body, dc->cb_arg);
 		return;
 	}
 	TAILQ_FOREACH(r, &dc->pending, entry) {
@@ -274,22 +270,20 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 		return;
 	}
 	TAILQ_REMOVE(&dc->pending, r, entry);
-	json = mpjson_unpack(body);
 	if (hdr->type == PROTO_MSG_ERROR) {
 		if (proto_error_unpack(body, &e, cause, sizeof cause) != 0) {
 			log_warnx("%s: %s", dc->name, cause);
-			r->cb(r->arg, hdr->type, json, "notebook_unavailable",
+			r->cb(r->arg, hdr->type, body, "notebook_unavailable",
 			    "the daemon refused the request");
 		} else {
 			code = proto_str_dup(&e.code);
 			msg = proto_str_dup(&e.message);
-			r->cb(r->arg, hdr->type, json, code, msg);
+			r->cb(r->arg, hdr->type, body, code, msg);
 			free(code);
 			free(msg);
 		}
 	} else
-		r->cb(r->arg, hdr->type, json, NULL, NULL);
-	json_object_put(json);
+		r->cb(r->arg, hdr->type, body, NULL, NULL);
 	worker_daemon_req_free(r);
 }
 
