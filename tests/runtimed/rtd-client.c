@@ -128,6 +128,26 @@ rtd_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
 	msgpack_unpacked_destroy(&u);
 }
 
+/* Expect ERROR {code} whose message is want. */
+static void
+rtd_expect_message(int fd, uint16_t type, struct mpbuf *b, const char *code,
+    const char *want)
+{
+	msgpack_unpacked	 u;
+	struct proto_error	 e;
+	char			 err[256];
+
+	rtd_request(fd, type, b, PROTO_MSG_ERROR, 5000, &u);
+	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
+		rtd_fail("%s: %s", proto_msg_name(type), err);
+	if (!proto_str_eq(&e.code, code) || !proto_str_eq(&e.message, want))
+		rtd_fail("%s: ERROR %.*s \"%.*s\", wanted %s \"%s\"",
+		    proto_msg_name(type), (int)e.code.len, e.code.ptr,
+		    (int)e.message.len, e.message.ptr, code, want);
+	printf("ok: %s -> ERROR %s (%s)\n", proto_msg_name(type), code, want);
+	msgpack_unpacked_destroy(&u);
+}
+
 static char *
 rtd_str(msgpack_unpacked *u, const char *key)
 {
@@ -451,6 +471,11 @@ rtd_errors(const char *sock, const char *dir)
 	int			 fd;
 
 	fd = rtd_connect(sock);
+	/* A mistyped field is refused by name; the connection lives on. */
+	rtd_body(&b, 1);
+	proto_pack_int(&b.pk, "path", 7);
+	rtd_expect_message(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument",
+	    "ROOM_CREATE: path is not a string");
 	xasprintf(&path, "%s/missing.ipynb", dir);
 	rtd_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
