@@ -312,18 +312,20 @@ int
 peer_send_error(struct peer *peer, uint32_t id, const char *code,
     const char *fmt, ...)
 {
-	struct mpbuf	 b;
-	va_list		 ap;
-	char		*msg;
-	int		 r;
+	struct proto_error	 e;
+	struct mpbuf		 b;
+	va_list			 ap;
+	char			*msg;
+	int			 r;
 
 	va_start(ap, fmt);
 	xvasprintf(&msg, fmt, ap);
 	va_end(ap);
+	memset(&e, 0, sizeof e);
+	e.code = proto_str_make(code);
+	e.message = proto_str_make(msg);
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 2);
-	proto_pack_str(&b.pk, "code", code);
-	proto_pack_str(&b.pk, "message", msg);
+	proto_error_pack(&b.pk, &e);
 	r = peer_send(peer, PROTO_MSG_ERROR, id, &b.sb);
 	mpbuf_free(&b);
 	free(msg);
@@ -333,9 +335,14 @@ peer_send_error(struct peer *peer, uint32_t id, const char *code,
 int
 peer_send_ok(struct peer *peer, uint32_t id)
 {
-	uint8_t	empty = 0x80;	/* msgpack fixmap of size 0 */
+	struct mpbuf	b;
+	int		r;
 
-	return (peer_send_raw(peer, PROTO_MSG_OK, id, &empty, 1));
+	mpbuf_init(&b);
+	proto_empty_pack(&b.pk);
+	r = peer_send(peer, PROTO_MSG_OK, id, &b.sb);
+	mpbuf_free(&b);
+	return (r);
 }
 
 /*

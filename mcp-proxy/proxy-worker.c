@@ -490,6 +490,12 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 		proxy_worker_hello(w, hdr, body);
 		return;
 	}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_WORKER)) {
+		log_warnx("worker sent unexpected %s",
+		    proto_msg_name(hdr->type));
+		peer_kill(peer, "unexpected frame");
+		return;
+	}
 	switch (hdr->type) {
 	case PROTO_MSG_MCP:
 		if (proto_mcp_unpack(body, &mcp, err, sizeof err) != 0) {

@@ -18,7 +18,7 @@ struct tool_add_comment {
 
 static int
 tool_add_comment_apply(struct json_object *threads,
-    struct json_object *content, void *arg, char **msg, const char **code)
+    const struct worker_nb *content, void *arg, char **msg, const char **code)
 {
 	struct tool_add_comment	*st = arg;
 	struct json_object	*t, *a, *cs, *cells, *c;
@@ -28,7 +28,7 @@ tool_add_comment_apply(struct json_object *threads,
 
 	a = json_object_new_object();
 	if (st->cell != NULL) {
-		cells = json_object_object_get(content, "cells");
+		cells = content->cells;
 		if ((r = worker_args_cellref(st->cell, cells, &id, msg)) != 0) {
 			*code = r == -2 ? "cell_not_found" : "invalid_argument";
 			json_object_put(a);

@@ -9,14 +9,14 @@
 
 static void
 tool_clear_outputs_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
 	struct json_object	*sc, *ids;
 	int64_t			 seq;
 	char			*text;
 
 	ids = json_object_object_get(worker_call_args(call), "cell_ids");
-	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	seq = worker_reply_edit_seq(reply);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "cleared", ids != NULL ?
 	    json_object_get(ids) : json_object_new_string("all"));
@@ -40,7 +40,9 @@ tool_clear_outputs(struct worker_call *call)
 		NULL
 	};
 	struct json_object		*args = worker_call_args(call);
-	struct json_object		*ids = NULL, *body, *edits, *e, *v;
+	struct json_object		*ids = NULL, *edits, *e, *v;
+	struct proto_room_edit		 m;
+	struct mpbuf			 b;
 	struct worker_handle		*h;
 	char				*msg = NULL;
 	size_t				 i, n;
@@ -89,11 +91,14 @@ tool_clear_outputs(struct worker_call *call)
 		json_object_object_add(e, "cell_ids", json_object_get(ids));
 	edits = json_object_new_array();
 	json_object_array_add(edits, e);
-	body = json_object_new_object();
-	json_object_object_add(body, "edits", edits);
+	memset(&m, 0, sizeof m);
+	m.edits = worker_daemon_doc(edits);
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_EDIT,
-	    body, PROTO_MSG_ROOM_EDIT_REPLY, tool_clear_outputs_done);
-	json_object_put(body);
+	    &b.sb, PROTO_MSG_ROOM_EDIT_REPLY, tool_clear_outputs_done);
+	mpbuf_free(&b);
+	json_object_put(edits);
 }
 
 const struct tool_entry tool_clear_outputs_entry = {

@@ -17,15 +17,11 @@ struct tool_connect_notebook {
 
 /* The file is already open in a room of ours: a new owner, no join. */
 static void
-tool_connect_notebook_content(void *arg, uint16_t type,
-    struct json_object *reply, const char *code, const char *msg)
+tool_connect_notebook_content(void *arg, struct worker_nb *reply,
+    const char *code, const char *msg)
 {
 	struct tool_connect_notebook	*st = arg;
 
-	if (code == NULL && type != PROTO_MSG_ROOM_CONTENT) {
-		code = "notebook_unavailable";
-		msg = "unexpected reply from runtimed";
-	}
 	worker_attach_finish(st->call, st->h, st->room, reply, code, msg);
 	worker_room_unref(st->room);
 	free(st);
@@ -33,7 +29,7 @@ tool_connect_notebook_content(void *arg, uint16_t type,
 
 static void
 tool_connect_notebook_joined(void *arg, struct worker_room *room,
-    struct json_object *joined, const char *code, const char *msg)
+    struct worker_nb *joined, const char *code, const char *msg)
 {
 	struct tool_connect_notebook	*st = arg;
 
@@ -47,7 +43,9 @@ tool_connect_notebook(struct worker_call *call)
 	static const char *const	 allowed[] = {
 		"path", "notebook_id", "domain", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_room_open		 m;
+	struct mpbuf			 b;
 	struct tool_connect_notebook	*st;
 	const char			*path, *id, *domain;
 	char				*msg = NULL, *abs, *real;
@@ -89,25 +87,24 @@ tool_connect_notebook(struct worker_call *call)
 			free(real);
 			free(abs);
 			worker_room_ref(st->room);
-			worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
+			worker_room_get(st->room,
 			    tool_connect_notebook_content, st);
 			return;
 		}
 		free(real);
 		free(abs);
 	}
-	body = json_object_new_object();
-	if (path != NULL) {
-		abs = worker_args_path(path);
-		json_object_object_add(body, "path",
-		    json_object_new_string(abs));
-		free(abs);
-	} else
-		json_object_object_add(body, "notebook_id",
-		    json_object_new_string(id));
-	worker_room_join(PROTO_MSG_ROOM_OPEN, body,
+	memset(&m, 0, sizeof m);
+	abs = path != NULL ? worker_args_path(path) : NULL;
+	m.path = proto_str_make(abs);
+	if (path == NULL)
+		m.notebook_id = proto_str_make(id);
+	mpbuf_init(&b);
+	proto_room_open_pack(&b.pk, &m);
+	worker_room_join(PROTO_MSG_ROOM_OPEN, &b.sb,
 	    tool_connect_notebook_joined, st);
-	json_object_put(body);
+	mpbuf_free(&b);
+	free(abs);
 }
 
 const struct tool_entry tool_connect_notebook_entry = {

@@ -14,7 +14,7 @@ struct tool_create_notebook {
 
 static void
 tool_create_notebook_joined(void *arg, struct worker_room *room,
-    struct json_object *joined, const char *code, const char *msg)
+    struct worker_nb *joined, const char *code, const char *msg)
 {
 	struct tool_create_notebook	*st = arg;
 
@@ -26,7 +26,9 @@ static void
 tool_create_notebook(struct worker_call *call)
 {
 	static const char *const	 allowed[] = { "path", "kernel", NULL };
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_room_create	 m;
+	struct mpbuf			 b;
 	struct tool_create_notebook	*st;
 	const char			*path, *kernel;
 	char				*msg = NULL, *abs;
@@ -54,19 +56,16 @@ tool_create_notebook(struct worker_call *call)
 		    "disconnect_notebook", WORKER_MAX_ATTACH);
 		return;
 	}
-	body = json_object_new_object();
-	if (path != NULL) {
-		abs = worker_args_path(path);
-		json_object_object_add(body, "path",
-		    json_object_new_string(abs));
-		free(abs);
-	}
-	if (kernel != NULL)
-		json_object_object_add(body, "kernel",
-		    json_object_new_string(kernel));
-	worker_room_join(PROTO_MSG_ROOM_CREATE, body,
+	memset(&m, 0, sizeof m);
+	abs = path != NULL ? worker_args_path(path) : NULL;
+	m.path = proto_str_make(abs);
+	m.kernel = proto_str_make(kernel);
+	mpbuf_init(&b);
+	proto_room_create_pack(&b.pk, &m);
+	worker_room_join(PROTO_MSG_ROOM_CREATE, &b.sb,
 	    tool_create_notebook_joined, st);
-	json_object_put(body);
+	mpbuf_free(&b);
+	free(abs);
 }
 
 const struct tool_entry tool_create_notebook_entry = {

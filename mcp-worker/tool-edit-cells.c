@@ -166,12 +166,24 @@ tool_edit_cells_finish(struct tool_edit_cells *st, struct json_object *run)
 }
 
 static void
-tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
+tool_edit_cells_ran(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_edit_cells	*st = arg;
-	struct json_object	*run, *body, *err;
+	struct json_object	*run, *err;
+	struct worker_exec	*state = NULL;
+	struct proto_exec_get	 gm;
+	struct mpbuf		 b;
+	char			*cause = NULL;
 
+	if (code == NULL && (type != PROTO_MSG_EXEC_STATE ||
+	    (state = worker_exec_read(reply, &cause)) == NULL)) {
+		log_warnx("run after edit: %s", cause != NULL ? cause :
+		    proto_msg_name(type));
+		free(cause);
+		code = "notebook_unavailable";
+		msg = "unexpected reply from runtimed";
+	}
 	if (code != NULL) {
 		/* The edits stand; say the run failed. */
 		evbuffer_add_printf(st->text, "run failed: %s: %s\n", code,
@@ -186,42 +198,45 @@ tool_edit_cells_ran(void *arg, uint16_t type, struct json_object *state,
 		tool_edit_cells_finish(st, run);
 		return;
 	}
-	if (type == PROTO_MSG_EXEC_STATE &&
-	    !worker_output_terminal(json_object_get_string(
-	    json_object_object_get(state, "status"))) &&
-	    json_object_object_get(state, "cells") != NULL &&
-	    st->run == 1) {
+	if (!worker_output_terminal(state->status) && st->run == 1) {
 		/* Give it the default short wait, like run_cells. */
 		st->run = 2;
-		body = json_object_new_object();
-		json_object_object_add(body, "execution_id", json_object_get(
-		    json_object_object_get(state, "execution_id")));
-		json_object_object_add(body, "timeout_ms",
-		    json_object_new_int(WORKER_RUN_DEFAULT_SECS * 1000));
-		worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+		gm.execution_id = proto_str_make(state->execution_id);
+		gm.has_timeout_ms = 1;
+		gm.timeout_ms = WORKER_RUN_DEFAULT_SECS * 1000;
+		mpbuf_init(&b);
+		proto_exec_get_pack(&b.pk, &gm);
+		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_edit_cells_ran, st);
-		json_object_put(body);
+		mpbuf_free(&b);
+		worker_exec_free(state);
 		return;
 	}
 	run = worker_output_exec(state, &st->budget, st->text, st->call);
+	worker_exec_free(state);
 	tool_edit_cells_finish(st, run);
 }
 
 static void
-tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
+tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
-	struct tool_edit_cells	*st = arg;
-	struct json_object	*cells, *e, *c, *body, *idx;
-	const char		*op, *id, *ct;
-	char			*pfx;
-	size_t			 i, n;
+	struct tool_edit_cells		*st = arg;
+	struct proto_error		 em;
+	struct proto_room_edit_reply	 m;
+	struct json_object		*cells, *e, *c;
+	struct proto_exec_run		 rm;
+	struct mpbuf			 b;
+	const char			*op, *id, *ct;
+	char				 err[256], *pfx;
+	size_t				 i, n;
 
 	if (code != NULL) {
-		idx = json_object_object_get(reply, "index");
-		if (idx != NULL && json_object_is_type(idx, json_type_int)) {
+		if (reply != NULL && type == PROTO_MSG_ERROR &&
+		    proto_error_unpack(reply, &em, err, sizeof err) == 0 &&
+		    em.has_index && em.index >= 0) {
 			/* The daemon says "edit N: "; we say edits[N]. */
-			n = (size_t)json_object_get_int64(idx);
+			n = (size_t)em.index;
 			xasprintf(&pfx, "edit %zu: ", n);
 			if (strncmp(msg, pfx, strlen(pfx)) == 0)
 				msg += strlen(pfx);
@@ -233,13 +248,14 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 			tool_edit_cells_fail(st, code, msg);
 		return;
 	}
-	if (type != PROTO_MSG_ROOM_EDIT_REPLY) {
+	if (type != PROTO_MSG_ROOM_EDIT_REPLY ||
+	    proto_room_edit_reply_unpack(reply, &m, err, sizeof err) != 0) {
 		tool_edit_cells_fail(st, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;
 	}
-	st->seq = json_object_get_int64(json_object_object_get(reply, "seq"));
-	cells = json_object_object_get(reply, "cells");
+	st->seq = (int64_t)m.seq;
+	cells = mpjson_unpack(m.cells.obj);
 	n = json_object_array_length(st->edits);
 	evbuffer_add_printf(st->text, "applied %zu edit%s:\n", n,
 	    n == 1 ? "" : "s");
@@ -272,28 +288,34 @@ tool_edit_cells_edited(void *arg, uint16_t type, struct json_object *reply,
 			json_object_array_add(st->run_ids,
 			    json_object_new_string(id));
 	}
+	json_object_put(cells);
 	if (!st->run || json_object_array_length(st->run_ids) == 0) {
 		tool_edit_cells_finish(st, NULL);
 		return;
 	}
-	body = json_object_new_object();
-	json_object_object_add(body, "cell_ids", json_object_get(st->run_ids));
-	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
+	memset(&rm, 0, sizeof rm);
+	rm.cell_ids = worker_daemon_doc(st->run_ids);
+	mpbuf_init(&b);
+	proto_exec_run_pack(&b.pk, &rm);
+	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, &b.sb,
 	    tool_edit_cells_ran, st);
-	json_object_put(body);
+	mpbuf_free(&b);
 }
 
 /* The edits go as the caller gave them, checked. */
 static void
 tool_edit_cells_send(struct tool_edit_cells *st)
 {
-	struct json_object	*body;
+	struct proto_room_edit	 m;
+	struct mpbuf		 b;
 
-	body = json_object_new_object();
-	json_object_object_add(body, "edits", json_object_get(st->edits));
-	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, body,
+	memset(&m, 0, sizeof m);
+	m.edits = worker_daemon_doc(st->edits);
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &m);
+	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, &b.sb,
 	    tool_edit_cells_edited, st);
-	json_object_put(body);
+	mpbuf_free(&b);
 }
 
 static void

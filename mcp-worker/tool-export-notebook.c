@@ -305,7 +305,7 @@ tool_export_notebook_output(struct evbuffer *b, struct json_object *o,
 	}
 }
 
-/* The whole notebook (ROOM_CONTENT) in fmt; caller frees. */
+/* The notebook {path, metadata, cells} in fmt; caller frees. */
 char *
 tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
     size_t *outlen)
@@ -516,17 +516,25 @@ out:
 
 static void
 tool_export_notebook_content(struct worker_call *call,
-    struct worker_room *room, struct json_object *reply)
+    struct worker_room *room, struct worker_nb *reply)
 {
 	struct tool_export_notebook	*st;
+	struct json_object		*v;
 	const char			*path;
 	char				*msg = NULL;
 
 	st = xcalloc(1, sizeof *st);
 	st->call = call;
 	/* A copy: blobs are put in place, the room's kept copy stays. */
-	st->content = NULL;
-	json_object_deep_copy(reply, &st->content, NULL);
+	st->content = json_object_new_object();
+	json_object_object_add(st->content, "path", reply->path != NULL ?
+	    json_object_new_string(reply->path) : NULL);
+	v = NULL;
+	json_object_deep_copy(reply->metadata, &v, NULL);
+	json_object_object_add(st->content, "metadata", v);
+	v = NULL;
+	json_object_deep_copy(reply->cells, &v, NULL);
+	json_object_object_add(st->content, "cells", v);
 	worker_args_string(worker_call_args(call), "format", 1, &st->format,
 	    &msg);
 	worker_args_string(worker_call_args(call), "path", 0, &path, &msg);
@@ -566,8 +574,8 @@ tool_export_notebook(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_GET,
-	    NULL, PROTO_MSG_ROOM_CONTENT, tool_export_notebook_content);
+	worker_call_room_get(call, worker_attach_room(h),
+	    tool_export_notebook_content);
 	return;
 bad:
 	worker_call_error(call, "invalid_argument", "%s", msg);

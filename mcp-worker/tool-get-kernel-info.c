@@ -16,34 +16,59 @@ tool_get_kernel_info_str(struct json_object *o, const char *key)
 	return s != NULL ? s : "-";
 }
 
+/* An optional integer of the reply as JSON. */
+static struct json_object *
+tool_get_kernel_info_int(int has, int64_t v)
+{
+	return has ? json_object_new_int64(v) : NULL;
+}
+
 static void
 tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
-	struct json_object	*sc, *li;
-	struct evbuffer		*text;
-	char			*s;
+	struct proto_kernel_info_reply	 m;
+	struct json_object		*sc, *li;
+	struct evbuffer			*text;
+	char				*s, err[256];
 
-	sc = json_object_get(reply);
-	li = json_object_object_get(reply, "language_info");
+	if (proto_kernel_info_reply_unpack(reply, &m, err, sizeof err) != 0) {
+		worker_call_error(call, "notebook_unavailable",
+		    "unexpected reply from runtimed: %s", err);
+		return;
+	}
+	li = m.language_info.obj != NULL ?
+	    mpjson_unpack(m.language_info.obj) : NULL;
+	sc = json_object_new_object();
+	json_object_object_add(sc, "name", worker_reply_str(&m.name));
+	json_object_object_add(sc, "state", worker_reply_str(&m.state));
+	json_object_object_add(sc, "pid",
+	    tool_get_kernel_info_int(m.has_pid, m.pid));
+	json_object_object_add(sc, "language_info", li);
+	json_object_object_add(sc, "execution_count",
+	    json_object_new_int64(m.execution_count));
+	json_object_object_add(sc, "queue",
+	    json_object_new_int64((int64_t)m.queue));
+	json_object_object_add(sc, "display_name",
+	    worker_reply_str(&m.display_name));
+	json_object_object_add(sc, "message", worker_reply_str(&m.message));
+	json_object_object_add(sc, "agent_pid",
+	    tool_get_kernel_info_int(m.has_agent_pid, m.agent_pid));
 	text = evbuffer_new();
 	evbuffer_add_printf(text, "kernel %s (%s): %s\n",
-	    tool_get_kernel_info_str(reply, "name"),
-	    tool_get_kernel_info_str(reply, "display_name"),
-	    tool_get_kernel_info_str(reply, "state"));
+	    tool_get_kernel_info_str(sc, "name"),
+	    tool_get_kernel_info_str(sc, "display_name"),
+	    tool_get_kernel_info_str(sc, "state"));
 	evbuffer_add_printf(text, "language: %s %s\n",
 	    tool_get_kernel_info_str(li, "name"),
 	    tool_get_kernel_info_str(li, "version"));
 	evbuffer_add_printf(text, "execution_count %lld, queue %lld, pid %s, "
-	    "agent pid %s", (long long)json_object_get_int64(
-	    json_object_object_get(reply, "execution_count")),
-	    (long long)json_object_get_int64(json_object_object_get(reply,
-	    "queue")), tool_get_kernel_info_str(reply, "pid"),
-	    tool_get_kernel_info_str(reply, "agent_pid"));
-	if (json_object_get_string(json_object_object_get(reply,
-	    "message")) != NULL)
-		evbuffer_add_printf(text, "\n%s", json_object_get_string(
-		    json_object_object_get(reply, "message")));
+	    "agent pid %s", (long long)m.execution_count,
+	    (long long)m.queue, tool_get_kernel_info_str(sc, "pid"),
+	    tool_get_kernel_info_str(sc, "agent_pid"));
+	if (m.message.ptr != NULL)
+		evbuffer_add_printf(text, "\n%.*s", (int)m.message.len,
+		    m.message.ptr);
 	s = worker_output_take(text);
 	worker_call_result(call, s, sc);
 	free(s);

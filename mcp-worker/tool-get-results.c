@@ -11,7 +11,7 @@ struct tool_get_results {
 	struct worker_call	*call;
 	struct worker_room	*room;
 	int			 full;
-	struct json_object	*state;
+	struct worker_exec	*state;
 };
 
 static void
@@ -29,17 +29,24 @@ tool_get_results_shape(void *arg)
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, sc);
 	free(s);
-	json_object_put(st->state);
+	worker_exec_free(st->state);
 	worker_room_unref(st->room);
 	free(st);
 }
 
 static void
-tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
+tool_get_results_state(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_get_results	*st = arg;
+	char			*cause = NULL;
 
+	if (code == NULL && type == PROTO_MSG_EXEC_STATE &&
+	    (st->state = worker_exec_read(reply, &cause)) == NULL) {
+		log_warnx("%s", cause);
+		free(cause);
+		type = 0;
+	}
 	if (code != NULL || type != PROTO_MSG_EXEC_STATE) {
 		if (code != NULL)
 			worker_call_error(st->call, code, "%s", msg);
@@ -53,13 +60,13 @@ tool_get_results_state(void *arg, uint16_t type, struct json_object *state,
 	/* A cancelled wait answers nothing; the run goes on. */
 	if (worker_call_cancelled(st->call)) {
 		worker_call_error(st->call, "busy", "cancelled");
+		worker_exec_free(st->state);
 		worker_room_unref(st->room);
 		free(st);
 		return;
 	}
-	st->state = json_object_get(state);
 	if (st->full)
-		worker_blob_resolve(st->room, st->state,
+		worker_blob_resolve(st->room, st->state->cells,
 		    tool_get_results_shape, st);
 	else
 		tool_get_results_shape(st);
@@ -72,7 +79,9 @@ tool_get_results(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "execution_id",
 		"timeout_secs", "full_output", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_exec_get		 m;
+	struct mpbuf			 b;
 	struct tool_get_results		*st;
 	struct worker_handle		*h;
 	const char			*id;
@@ -103,14 +112,14 @@ tool_get_results(struct worker_call *call)
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
 	st->full = full;
-	body = json_object_new_object();
-	json_object_object_add(body, "execution_id",
-	    json_object_new_string(id));
-	json_object_object_add(body, "timeout_ms",
-	    json_object_new_int(timeout_ms));
-	worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+	m.execution_id = proto_str_make(id);
+	m.has_timeout_ms = 1;
+	m.timeout_ms = timeout_ms;
+	mpbuf_init(&b);
+	proto_exec_get_pack(&b.pk, &m);
+	worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 	    tool_get_results_state, st);
-	json_object_put(body);
+	mpbuf_free(&b);
 }
 
 const struct tool_entry tool_get_results_entry = {

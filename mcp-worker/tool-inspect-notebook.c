@@ -33,7 +33,7 @@ struct tool_inspect_notebook {
 	int			 waited;
 	struct worker_room_watch *watch;
 	struct event		*timer;
-	struct json_object	*content;	/* last ROOM_CONTENT */
+	struct worker_nb	*content;	/* last ROOM_CONTENT */
 };
 
 static void	tool_inspect_notebook_get(struct tool_inspect_notebook *);
@@ -201,7 +201,7 @@ tool_inspect_notebook_free(struct tool_inspect_notebook *st)
 	worker_room_unwatch(st->watch);
 	if (st->timer != NULL)
 		event_free(st->timer);
-	json_object_put(st->content);
+	worker_nb_unref(st->content);
 	worker_room_unref(st->room);
 	free(st);
 }
@@ -209,7 +209,7 @@ tool_inspect_notebook_free(struct tool_inspect_notebook *st)
 /* Answer from reply (ROOM_CONTENT) with outcome; frees st. */
 static void
 tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
-    struct json_object *reply, const char *outcome,
+    const struct worker_nb *reply, const char *outcome,
     struct json_object *changes)
 {
 	struct json_object		*cells, *picked, *out, *cell, *c, *ec;
@@ -222,8 +222,8 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	int64_t				 seq;
 	int				 trunc;
 
-	cells = json_object_object_get(reply, "cells");
-	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	cells = reply->cells;
+	seq = reply->seq;
 	picked = json_object_new_array();
 	if (tool_inspect_notebook_pick(st, cells, picked) != 0) {
 		json_object_put(picked);
@@ -236,17 +236,15 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		picked = json_object_new_array();
 	}
 	n = json_object_array_length(cells);
-	path = json_object_get_string(json_object_object_get(reply, "path"));
+	path = reply->path;
 	text = evbuffer_new();
 	evbuffer_add_printf(text, "%s: ", outcome);
 	sc = json_object_new_object();
 	if (changes != NULL)
 		worker_output_changes(sc, changes, text);
 	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
-	    json_object_get_string(json_object_object_get(reply,
-	    "notebook_id")), path != NULL ? path : "untitled", n,
-	    json_object_get_boolean(json_object_object_get(reply, "dirty")) ?
-	    ", unsaved changes" : "");
+	    reply->notebook_id, path != NULL ? path : "untitled", n,
+	    reply->dirty ? ", unsaved changes" : "");
 	worker_budget_init(&budget, strcmp(st->output_mode, "full") == 0);
 
 	out = json_object_new_array();
@@ -334,12 +332,12 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	json_object_put(picked);
 
 	c = sc;
-	json_object_object_add(c, "notebook_id", json_object_get(
-	    json_object_object_get(reply, "notebook_id")));
-	json_object_object_add(c, "path", json_object_get(
-	    json_object_object_get(reply, "path")));
-	json_object_object_add(c, "dirty", json_object_new_boolean(
-	    json_object_get_boolean(json_object_object_get(reply, "dirty"))));
+	json_object_object_add(c, "notebook_id",
+	    json_object_new_string(reply->notebook_id));
+	json_object_object_add(c, "path", path != NULL ?
+	    json_object_new_string(path) : NULL);
+	json_object_object_add(c, "dirty",
+	    json_object_new_boolean(reply->dirty));
 	json_object_object_add(c, "cells", out);
 	json_object_object_add(c, "total_cells",
 	    json_object_new_int64((int64_t)n));
@@ -347,9 +345,9 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	    worker_output_cursor(st->room, seq));
 	json_object_object_add(c, "outcome", json_object_new_string(outcome));
 	json_object_object_add(c, "readiness", json_object_new_string(
-	    worker_room_alive(st->room) ? worker_output_readiness(reply) :
-	    "unavailable"));
-	json_object_object_add(c, "kernel", worker_output_kernel(reply));
+	    worker_room_alive(st->room) ?
+	    worker_output_readiness(reply->kernel_state) : "unavailable"));
+	json_object_object_add(c, "kernel", worker_nb_kernel(reply));
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, c);
 	free(s);
@@ -359,9 +357,12 @@ out:
 
 static void
 tool_inspect_notebook_changes(void *arg, uint16_t type,
-    struct json_object *reply, const char *code, const char *msg)
+    const msgpack_object *reply, const char *code, const char *msg)
 {
 	struct tool_inspect_notebook	*st = arg;
+	struct proto_room_changes_reply	 m;
+	struct json_object		*changes;
+	char				 err[256];
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
@@ -369,14 +370,15 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 		return;
 	}
 	if (type != PROTO_MSG_ROOM_CHANGES_REPLY ||
-	    json_object_get_boolean(json_object_object_get(reply,
-	    "resync"))) {
+	    proto_room_changes_reply_unpack(reply, &m, err, sizeof err) != 0 ||
+	    m.resync) {
 		tool_inspect_notebook_answer(st, st->content,
 		    "resync_required", NULL);
 		return;
 	}
-	tool_inspect_notebook_answer(st, st->content, "changed",
-	    json_object_object_get(reply, "changes"));
+	changes = mpjson_unpack(m.changes.obj);
+	tool_inspect_notebook_answer(st, st->content, "changed", changes);
+	json_object_put(changes);
 }
 
 static void
@@ -394,7 +396,7 @@ tool_inspect_notebook_stop(struct tool_inspect_notebook *st)
 
 static void
 tool_inspect_notebook_changed(struct worker_room *room,
-    struct json_object *ev, void *arg)
+    const struct proto_room_changed *ev, void *arg)
 {
 	struct tool_inspect_notebook	*st = arg;
 
@@ -404,8 +406,7 @@ tool_inspect_notebook_changed(struct worker_room *room,
 		    NULL);
 		return;
 	}
-	if (json_object_get_int64(json_object_object_get(ev, "seq")) <=
-	    st->after_seq)
+	if ((int64_t)ev->seq <= st->after_seq)
 		return;
 	tool_inspect_notebook_stop(st);
 	tool_inspect_notebook_get(st);
@@ -432,11 +433,12 @@ tool_inspect_notebook_cancel(struct worker_call *call, void *arg)
 }
 
 static void
-tool_inspect_notebook_content(void *arg, uint16_t type,
-    struct json_object *reply, const char *code, const char *msg)
+tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
+    const char *code, const char *msg)
 {
 	struct tool_inspect_notebook	*st = arg;
-	struct json_object		*cells, *body;
+	struct proto_room_changes	 cm;
+	struct mpbuf			 b;
 	struct timeval			 tv;
 	int64_t				 seq;
 
@@ -445,17 +447,9 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
 		tool_inspect_notebook_free(st);
 		return;
 	}
-	cells = json_object_object_get(reply, "cells");
-	if (type != PROTO_MSG_ROOM_CONTENT || cells == NULL ||
-	    !json_object_is_type(cells, json_type_array)) {
-		worker_call_error(st->call, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-		tool_inspect_notebook_free(st);
-		return;
-	}
-	json_object_put(st->content);
-	st->content = json_object_get(reply);
-	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	worker_nb_unref(st->content);
+	st->content = worker_nb_ref(reply);
+	seq = reply->seq;
 	if (st->after == NULL) {
 		tool_inspect_notebook_answer(st, reply, "baseline", NULL);
 		return;
@@ -466,12 +460,12 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
 		return;
 	}
 	if (seq > st->after_seq) {
-		body = json_object_new_object();
-		json_object_object_add(body, "after",
-		    json_object_new_int64(st->after_seq));
-		worker_room_request(st->room, PROTO_MSG_ROOM_CHANGES, body,
+		cm.after = (uint64_t)st->after_seq;
+		mpbuf_init(&b);
+		proto_room_changes_pack(&b.pk, &cm);
+		worker_room_request(st->room, PROTO_MSG_ROOM_CHANGES, &b.sb,
 		    tool_inspect_notebook_changes, st);
-		json_object_put(body);
+		mpbuf_free(&b);
 		return;
 	}
 	if (st->wait_ms == 0 || st->waited) {
@@ -494,8 +488,7 @@ tool_inspect_notebook_content(void *arg, uint16_t type,
 static void
 tool_inspect_notebook_get(struct tool_inspect_notebook *st)
 {
-	worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
-	    tool_inspect_notebook_content, st);
+	worker_room_get(st->room, tool_inspect_notebook_content, st);
 }
 
 static void

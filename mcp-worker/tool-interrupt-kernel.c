@@ -9,7 +9,7 @@
 
 static void
 tool_interrupt_kernel_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
 	struct json_object	*sc;
 

@@ -9,24 +9,25 @@
 
 static void
 tool_list_kernels_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
-	struct json_object	*sc, *ks, *k;
-	struct evbuffer		*text;
-	const char		*def, *dn, *lang;
-	char			*s;
-	size_t			 i, n;
+	struct proto_kernel_list_reply	 m;
+	struct json_object		*sc, *ks, *k;
+	struct evbuffer			*text;
+	const char			*def, *dn, *lang;
+	char				*s, err[256];
+	size_t				 i, n;
 
+	if (proto_kernel_list_reply_unpack(reply, &m, err, sizeof err) != 0) {
+		worker_call_error(call, "notebook_unavailable",
+		    "unexpected reply from runtimed: %s", err);
+		return;
+	}
 	sc = json_object_new_object();
-	def = json_object_get_string(json_object_object_get(reply,
-	    "default"));
-	ks = json_object_object_get(reply, "kernels");
-	if (ks == NULL || !json_object_is_type(ks, json_type_array))
-		ks = json_object_new_array();
-	else
-		json_object_get(ks);
-	json_object_object_add(sc, "default", def != NULL ?
-	    json_object_new_string(def) : NULL);
+	json_object_object_add(sc, "default",
+	    worker_reply_str(&m.default_name));
+	def = json_object_get_string(json_object_object_get(sc, "default"));
+	ks = mpjson_unpack(m.kernels.obj);
 	json_object_object_add(sc, "kernels", ks);
 	text = evbuffer_new();
 	n = json_object_array_length(ks);

@@ -7,21 +7,23 @@
 #include "worker.h"
 
 static void
-tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
+tool_list_notebooks_reply(void *arg, uint16_t type,
+    const msgpack_object *reply, const char *code, const char *msg)
 {
-	struct worker_call	*call = arg;
-	struct json_object	*sc, *rooms, *r, *nb, *k, *att, *w;
-	struct evbuffer		*text;
-	const char		*path;
-	size_t			 i, n;
-	char			*s;
+	struct worker_call		*call = arg;
+	struct proto_room_list_reply	 m;
+	struct json_object		*sc, *rooms, *r, *nb, *k, *att, *w;
+	struct evbuffer			*text;
+	const char			*path;
+	size_t				 i, n;
+	char				*s, err[256];
 
 	if (code != NULL) {
 		worker_call_error(call, code, "%s", msg);
 		return;
 	}
-	if (type != PROTO_MSG_ROOM_LIST_REPLY) {
+	if (type != PROTO_MSG_ROOM_LIST_REPLY ||
+	    proto_room_list_reply_unpack(reply, &m, err, sizeof err) != 0) {
 		worker_call_error(call, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;
@@ -29,7 +31,7 @@ tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
 	sc = json_object_new_object();
 	text = evbuffer_new();
 	/* What the daemon lost or cannot keep comes first. */
-	w = json_object_object_get(reply, "warnings");
+	w = m.warnings.obj != NULL ? mpjson_unpack(m.warnings.obj) : NULL;
 	n = w != NULL && json_object_is_type(w, json_type_array) ?
 	    json_object_array_length(w) : 0;
 	for (i = 0; i < n; i++)
@@ -37,8 +39,9 @@ tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
 		    json_object_get_string(json_object_array_get_idx(w, i)));
 	if (n > 0)
 		json_object_object_add(sc, "warnings", json_object_get(w));
+	json_object_put(w);
 	rooms = json_object_new_array();
-	r = json_object_object_get(reply, "rooms");
+	r = mpjson_unpack(m.rooms.obj);
 	n = r != NULL && json_object_is_type(r, json_type_array) ?
 	    json_object_array_length(r) : 0;
 	evbuffer_add_printf(text, "%zu open notebook%s\n", n, n == 1 ?
@@ -59,6 +62,7 @@ tool_list_notebooks_reply(void *arg, uint16_t type, struct json_object *reply,
 		json_object_object_add(nb, "kernel", k);
 		json_object_array_add(rooms, json_object_get(nb));
 	}
+	json_object_put(r);
 	att = worker_attach_list();
 	n = json_object_array_length(att);
 	evbuffer_add_printf(text, "%zu handle%s in this session\n", n,

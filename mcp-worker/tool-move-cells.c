@@ -10,7 +10,7 @@
 
 static void
 tool_move_cells_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
 	struct json_object	*sc, *ids, *v;
 	struct evbuffer		*text;
@@ -19,7 +19,7 @@ tool_move_cells_done(struct worker_call *call, struct worker_room *room,
 	size_t			 i;
 
 	ids = json_object_object_get(worker_call_args(call), "cell_ids");
-	seq = json_object_get_int64(json_object_object_get(reply, "seq"));
+	seq = worker_reply_edit_seq(reply);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "cell_ids", json_object_get(ids));
 	json_object_object_add(sc, "after", json_object_get(
@@ -49,7 +49,9 @@ tool_move_cells(struct worker_call *call)
 		"after", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
-	struct json_object		*ids, *after, *body, *edits, *e, *v;
+	struct json_object		*ids, *after, *edits, *e, *v;
+	struct proto_room_edit		 m;
+	struct mpbuf			 b;
 	struct worker_handle		*h;
 	size_t				 i, n;
 
@@ -90,11 +92,14 @@ tool_move_cells(struct worker_call *call)
 	json_object_object_add(e, "after", json_object_get(after));
 	edits = json_object_new_array();
 	json_object_array_add(edits, e);
-	body = json_object_new_object();
-	json_object_object_add(body, "edits", edits);
+	memset(&m, 0, sizeof m);
+	m.edits = worker_daemon_doc(edits);
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_EDIT,
-	    body, PROTO_MSG_ROOM_EDIT_REPLY, tool_move_cells_done);
-	json_object_put(body);
+	    &b.sb, PROTO_MSG_ROOM_EDIT_REPLY, tool_move_cells_done);
+	mpbuf_free(&b);
+	json_object_put(edits);
 }
 
 const struct tool_entry tool_move_cells_entry = {

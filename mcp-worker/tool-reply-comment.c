@@ -15,7 +15,7 @@ struct tool_reply_comment {
 
 static int
 tool_reply_comment_apply(struct json_object *threads,
-    struct json_object *content, void *arg, char **msg, const char **code)
+    const struct worker_nb *content, void *arg, char **msg, const char **code)
 {
 	struct tool_reply_comment	*st = arg;
 	struct json_object		*t, *cs;

@@ -14,7 +14,7 @@ struct tool_resolve_comment {
 
 static int
 tool_resolve_comment_apply(struct json_object *threads,
-    struct json_object *content, void *arg, char **msg, const char **code)
+    const struct worker_nb *content, void *arg, char **msg, const char **code)
 {
 	struct tool_resolve_comment	*st = arg;
 	struct json_object		*t;

@@ -27,22 +27,26 @@ tool_run_cells_free(struct tool_run_cells *st)
 }
 
 static void
-tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
+tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_run_cells	*st = arg;
+	struct worker_exec	*state;
 	struct worker_budget	 budget;
-	struct json_object	*sc, *body;
+	struct json_object	*sc;
+	struct proto_exec_get	 gm;
+	struct mpbuf		 b;
 	struct evbuffer		*text;
 	int64_t			 left;
-	char			*s;
+	char			*s, *cause;
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
 		tool_run_cells_free(st);
 		return;
 	}
-	if (type != PROTO_MSG_EXEC_STATE) {
+	if (type != PROTO_MSG_EXEC_STATE ||
+	    (state = worker_exec_read(reply, &cause)) == NULL) {
 		worker_call_error(st->call, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		tool_run_cells_free(st);
@@ -50,21 +54,23 @@ tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
 	}
 	left = st->wait_ms - (util_mono_ms() - st->start_ms);
 	if (!st->waited && left > 0 && !worker_output_terminal(
-	    json_object_get_string(json_object_object_get(state, "status")))) {
+	    state->status)) {
 		st->waited = 1;
-		body = json_object_new_object();
-		json_object_object_add(body, "execution_id", json_object_get(
-		    json_object_object_get(state, "execution_id")));
-		json_object_object_add(body, "timeout_ms",
-		    json_object_new_int64(left));
-		worker_room_request(st->room, PROTO_MSG_EXEC_GET, body,
+		gm.execution_id = proto_str_make(state->execution_id);
+		gm.has_timeout_ms = 1;
+		gm.timeout_ms = left;
+		mpbuf_init(&b);
+		proto_exec_get_pack(&b.pk, &gm);
+		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_run_cells_state, st);
-		json_object_put(body);
+		mpbuf_free(&b);
+		worker_exec_free(state);
 		return;
 	}
 	text = evbuffer_new();
 	worker_budget_init(&budget, 0);
 	sc = worker_output_exec(state, &budget, text, st->call);
+	worker_exec_free(state);
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, sc);
 	free(s);
@@ -75,7 +81,9 @@ tool_run_cells_state(void *arg, uint16_t type, struct json_object *state,
 static void
 tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 {
-	struct json_object	*ids, *body, *cell;
+	struct json_object	*ids, *cell;
+	struct proto_exec_run	 rm;
+	struct mpbuf		 b;
 	const char		*type;
 	size_t			 i;
 
@@ -106,17 +114,19 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			goto fail;
 		}
 	}
-	body = json_object_new_object();
-	json_object_object_add(body, "cell_ids", ids);
-	json_object_object_add(body, "stop_on_error",
-	    json_object_new_boolean(st->stop_on_error));
+	rm.cell_ids = worker_daemon_doc(ids);
+	rm.has_stop_on_error = 1;
+	rm.stop_on_error = st->stop_on_error;
 	/* The daemon holds the reply until the run ends or wait_secs pass. */
-	json_object_object_add(body, "timeout_ms",
-	    json_object_new_int64(st->wait_ms));
+	rm.has_timeout_ms = 1;
+	rm.timeout_ms = st->wait_ms;
 	st->start_ms = util_mono_ms();
-	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, body,
+	mpbuf_init(&b);
+	proto_exec_run_pack(&b.pk, &rm);
+	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, &b.sb,
 	    tool_run_cells_state, st);
-	json_object_put(body);
+	mpbuf_free(&b);
+	json_object_put(ids);
 	return;
 fail:
 	json_object_put(ids);
@@ -124,25 +134,17 @@ fail:
 }
 
 static void
-tool_run_cells_content(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
+tool_run_cells_content(void *arg, struct worker_nb *reply, const char *code,
+    const char *msg)
 {
 	struct tool_run_cells	*st = arg;
-	struct json_object	*cells;
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
 		tool_run_cells_free(st);
 		return;
 	}
-	cells = json_object_object_get(reply, "cells");
-	if (cells == NULL || !json_object_is_type(cells, json_type_array)) {
-		worker_call_error(st->call, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-		tool_run_cells_free(st);
-		return;
-	}
-	tool_run_cells_submit(st, cells);
+	tool_run_cells_submit(st, reply->cells);
 }
 
 static void
@@ -214,8 +216,7 @@ tool_run_cells(struct worker_call *call)
 	st->wait_ms = wait_ms;
 	/* Only all:true needs the notebook, to list its code cells. */
 	if (all)
-		worker_room_request(st->room, PROTO_MSG_ROOM_GET, NULL,
-		    tool_run_cells_content, st);
+		worker_room_get(st->room, tool_run_cells_content, st);
 	else
 		tool_run_cells_submit(st, NULL);
 	return;

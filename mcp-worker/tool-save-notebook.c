@@ -8,27 +8,27 @@
 #include "worker.h"
 
 static void
-tool_save_notebook_saved(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
+tool_save_notebook_saved(void *arg, uint16_t type,
+    const msgpack_object *reply, const char *code, const char *msg)
 {
-	struct worker_call	*call = arg;
-	struct json_object	*sc;
-	const char		*path;
-	char			*text;
+	struct worker_call		*call = arg;
+	struct proto_room_save_reply	 m;
+	struct json_object		*sc;
+	char				*text, err[256];
 
 	if (code != NULL) {
 		worker_call_error(call, code, "%s", msg);
 		return;
 	}
-	path = json_object_get_string(json_object_object_get(reply, "path"));
-	if (type != PROTO_MSG_ROOM_SAVE_REPLY || path == NULL) {
+	if (type != PROTO_MSG_ROOM_SAVE_REPLY ||
+	    proto_room_save_reply_unpack(reply, &m, err, sizeof err) != 0) {
 		worker_call_error(call, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;
 	}
 	sc = json_object_new_object();
-	json_object_object_add(sc, "path", json_object_new_string(path));
-	xasprintf(&text, "saved %s", path);
+	json_object_object_add(sc, "path", worker_reply_str(&m.path));
+	xasprintf(&text, "saved %.*s", (int)m.path.len, m.path.ptr);
 	worker_call_result(call, text, sc);
 	free(text);
 }
@@ -40,7 +40,9 @@ tool_save_notebook(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "path", "force",
 		NULL
 	};
-	struct json_object		*args = worker_call_args(call), *body;
+	struct json_object		*args = worker_call_args(call);
+	struct proto_room_save		 m;
+	struct mpbuf			 b;
 	struct worker_handle		*h;
 	const char			*path;
 	char				*msg = NULL, *abs;
@@ -61,20 +63,16 @@ tool_save_notebook(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	body = json_object_new_object();
-	if (path != NULL) {
-		abs = worker_args_path(path);
-		json_object_object_add(body, "path",
-		    json_object_new_string(abs));
-		free(abs);
-	}
-	if (force)
-		json_object_object_add(body, "force",
-		    json_object_new_boolean(1));
+	abs = path != NULL ? worker_args_path(path) : NULL;
+	m.path = proto_str_make(abs);
+	m.force = force;
+	mpbuf_init(&b);
+	proto_room_save_pack(&b.pk, &m);
 	/* The call outlives nothing here: the reply needs only the call. */
-	worker_room_request(worker_attach_room(h), PROTO_MSG_ROOM_SAVE, body,
+	worker_room_request(worker_attach_room(h), PROTO_MSG_ROOM_SAVE, &b.sb,
 	    tool_save_notebook_saved, call);
-	json_object_put(body);
+	mpbuf_free(&b);
+	free(abs);
 }
 
 const struct tool_entry tool_save_notebook_entry = {

@@ -211,7 +211,7 @@ tool_search_cells_outputs(struct tool_search_cells *st, const char *cell_id,
 
 static void
 tool_search_cells_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    struct worker_nb *reply)
 {
 	struct tool_search_cells	 st;
 	struct json_object		*args = worker_call_args(call);
@@ -245,7 +245,7 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	st.matches = json_object_new_array();
 	st.text = evbuffer_new();
-	cells = json_object_object_get(reply, "cells");
+	cells = reply->cells;
 	for (i = 0; cells != NULL && json_object_is_type(cells,
 	    json_type_array) && i < json_object_array_length(cells); i++) {
 		cell = json_object_array_get_idx(cells, i);
@@ -328,8 +328,8 @@ tool_search_cells(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_GET,
-	    NULL, PROTO_MSG_ROOM_CONTENT, tool_search_cells_done);
+	worker_call_room_get(call, worker_attach_room(h),
+	    tool_search_cells_done);
 	return;
 bad:
 	worker_call_error(call, "invalid_argument", "%s", msg);

@@ -9,7 +9,7 @@
 
 static void
 tool_select_kernel_done(struct worker_call *call, struct worker_room *room,
-    struct json_object *reply)
+    const msgpack_object *reply)
 {
 	struct json_object	*sc;
 	const char		*k;
@@ -31,7 +31,8 @@ tool_select_kernel(struct worker_call *call)
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", "kernel", NULL
 	};
-	struct json_object		*body;
+	struct proto_kernel_select	 m;
+	struct mpbuf			 b;
 	struct worker_handle		*h;
 	const char			*k;
 	char				*msg = NULL;
@@ -48,11 +49,12 @@ tool_select_kernel(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	body = json_object_new_object();
-	json_object_object_add(body, "kernel", json_object_new_string(k));
+	m.kernel = proto_str_make(k);
+	mpbuf_init(&b);
+	proto_kernel_select_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_KERNEL_SELECT,
-	    body, PROTO_MSG_OK, tool_select_kernel_done);
-	json_object_put(body);
+	    &b.sb, PROTO_MSG_OK, tool_select_kernel_done);
+	mpbuf_free(&b);
 }
 
 const struct tool_entry tool_select_kernel_entry = {

@@ -435,8 +435,8 @@ worker_attach_reset(void)
  */
 void
 worker_attach_finish(struct worker_call *call, struct worker_handle *h,
-    struct worker_room *room, struct json_object *joined, const char *code,
-    const char *msg)
+    struct worker_room *room, const struct worker_nb *joined,
+    const char *code, const char *msg)
 {
 	if (code != NULL) {
 		worker_attach_cancel(h);

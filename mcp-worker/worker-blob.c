@@ -93,22 +93,28 @@ worker_blob_collect(struct worker_blob *wb, struct json_object *v)
 static void	worker_blob_next(struct worker_blob *);
 
 static void
-worker_blob_got(void *arg, uint16_t type, struct json_object *reply,
+worker_blob_got(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_blob	*wb = arg;
 	struct worker_blob_slot	*sl = &wb->slots[wb->next - 1];
+	struct proto_blob_reply	 m;
+	msgpack_object		 o;
 	struct json_object	*data;
+	char			 err[256];
 
 	/* A blob that cannot be fetched stays a reference. */
 	if (code == NULL && type == PROTO_MSG_BLOB_REPLY &&
-	    (data = json_object_object_get(reply, "data")) != NULL) {
+	    proto_blob_reply_unpack(reply, &m, err, sizeof err) == 0) {
+		/* The value, made valid UTF-8 as every output value is. */
+		o.type = MSGPACK_OBJECT_STR;
+		o.via.str.ptr = m.data.ptr;
+		o.via.str.size = (uint32_t)m.data.len;
+		data = mpjson_unpack(&o);
 		if (sl->key != NULL)
-			json_object_object_add(sl->parent, sl->key,
-			    json_object_get(data));
+			json_object_object_add(sl->parent, sl->key, data);
 		else
-			json_object_array_put_idx(sl->parent, sl->index,
-			    json_object_get(data));
+			json_object_array_put_idx(sl->parent, sl->index, data);
 	} else
 		log_debug("%s: blob %s: %s", __func__, sl->sha,
 		    msg != NULL ? msg : "bad reply");
@@ -118,16 +124,17 @@ worker_blob_got(void *arg, uint16_t type, struct json_object *reply,
 static void
 worker_blob_next(struct worker_blob *wb)
 {
-	struct json_object	*body;
+	struct proto_blob_get	 m;
+	struct mpbuf		 b;
 	size_t			 i;
 
 	if (wb->next < wb->n) {
-		body = json_object_new_object();
-		json_object_object_add(body, "sha256", json_object_new_string(
-		    wb->slots[wb->next++].sha));
-		worker_room_request(wb->room, PROTO_MSG_BLOB_GET, body,
+		m.sha256 = proto_str_make(wb->slots[wb->next++].sha);
+		mpbuf_init(&b);
+		proto_blob_get_pack(&b.pk, &m);
+		worker_room_request(wb->room, PROTO_MSG_BLOB_GET, &b.sb,
 		    worker_blob_got, wb);
-		json_object_put(body);
+		mpbuf_free(&b);
 		return;
 	}
 	wb->cb(wb->arg);

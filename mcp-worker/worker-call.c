@@ -472,10 +472,11 @@ struct worker_call_req {
 	struct worker_room	*room;
 	uint16_t		 expect;
 	worker_call_reply_cb	 cb;
+	worker_call_nb_cb	 nb_cb;
 };
 
 static void
-worker_call_room_done(void *arg, uint16_t type, struct json_object *reply,
+worker_call_room_done(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_call_req	*r = arg;
@@ -493,13 +494,13 @@ worker_call_room_done(void *arg, uint16_t type, struct json_object *reply,
 }
 
 /*
- * Send type with body (borrowed, may be NULL) on room; cb gets the
- * reply if its type is expect (0: any), else the call fails typed.
+ * Send type with body (packed by its codec, NULL when empty) on room; cb
+ * gets the reply if its type is expect (0: any), else the call fails typed.
  * With room NULL the request goes on the room-less control connection.
  */
 void
 worker_call_room(struct worker_call *call, struct worker_room *room,
-    uint16_t type, struct json_object *body, uint16_t expect,
+    uint16_t type, const msgpack_sbuffer *body, uint16_t expect,
     worker_call_reply_cb cb)
 {
 	struct worker_call_req	*r;
@@ -516,6 +517,36 @@ worker_call_room(struct worker_call *call, struct worker_room *room,
 	}
 	worker_room_ref(room);
 	worker_room_request(room, type, body, worker_call_room_done, r);
+}
+
+static void
+worker_call_room_got(void *arg, struct worker_nb *nb, const char *code,
+    const char *msg)
+{
+	struct worker_call_req	*r = arg;
+
+	if (code != NULL)
+		worker_call_error(r->call, code, "%s", msg);
+	else
+		r->nb_cb(r->call, r->room, nb);
+	worker_room_unref(r->room);
+	free(r);
+}
+
+/* Read room's content (ROOM_GET) for a call; cb gets it, or the call
+ * fails typed. */
+void
+worker_call_room_get(struct worker_call *call, struct worker_room *room,
+    worker_call_nb_cb cb)
+{
+	struct worker_call_req	*r;
+
+	r = xcalloc(1, sizeof *r);
+	r->call = call;
+	r->room = room;
+	r->nb_cb = cb;
+	worker_room_ref(room);
+	worker_room_get(room, worker_call_room_got, r);
 }
 
 /*

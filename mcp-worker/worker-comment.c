@@ -59,7 +59,7 @@ worker_comment_finish(struct worker_comment *wc, struct json_object *threads,
 }
 
 static void
-worker_comment_written(void *arg, uint16_t type, struct json_object *reply,
+worker_comment_written(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_comment	*wc = arg;
@@ -81,11 +81,13 @@ worker_comment_written(void *arg, uint16_t type, struct json_object *reply,
 }
 
 static void
-worker_comment_content(void *arg, uint16_t type, struct json_object *reply,
-    const char *code, const char *msg)
+worker_comment_content(void *arg, struct worker_nb *reply, const char *code,
+    const char *msg)
 {
 	struct worker_comment	*wc = arg;
-	struct json_object	*md, *rt, *body, *edits, *e, *m;
+	struct json_object	*md, *rt, *edits, *e, *m;
+	struct proto_room_edit	 em;
+	struct mpbuf		 b;
 	const char		*ecode = "invalid_argument";
 	char			*err = NULL;
 
@@ -93,12 +95,7 @@ worker_comment_content(void *arg, uint16_t type, struct json_object *reply,
 		worker_comment_finish(wc, NULL, code, msg);
 		return;
 	}
-	if (type != PROTO_MSG_ROOM_CONTENT) {
-		worker_comment_finish(wc, NULL, "notebook_unavailable",
-		    "unexpected reply from runtimed");
-		return;
-	}
-	md = json_object_object_get(reply, "metadata");
+	md = reply->metadata;
 	rt = NULL;
 	if (md != NULL && json_object_object_get_ex(md, "runtimed", &rt) &&
 	    json_object_is_type(rt, json_type_object))
@@ -122,20 +119,22 @@ worker_comment_content(void *arg, uint16_t type, struct json_object *reply,
 	json_object_object_add(e, "metadata", m);
 	edits = json_object_new_array();
 	json_object_array_add(edits, e);
-	body = json_object_new_object();
-	json_object_object_add(body, "edits", edits);
-	json_object_object_add(body, "if_seq", json_object_get(
-	    json_object_object_get(reply, "seq")));
-	worker_room_request(wc->room, PROTO_MSG_ROOM_EDIT, body,
+	memset(&em, 0, sizeof em);
+	em.edits = worker_daemon_doc(edits);
+	em.has_if_seq = 1;
+	em.if_seq = (uint64_t)reply->seq;
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &em);
+	worker_room_request(wc->room, PROTO_MSG_ROOM_EDIT, &b.sb,
 	    worker_comment_written, wc);
-	json_object_put(body);
+	mpbuf_free(&b);
+	json_object_put(edits);
 }
 
 static void
 worker_comment_read(struct worker_comment *wc)
 {
-	worker_room_request(wc->room, PROTO_MSG_ROOM_GET, NULL,
-	    worker_comment_content, wc);
+	worker_room_get(wc->room, worker_comment_content, wc);
 }
 
 /*

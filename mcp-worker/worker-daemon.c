@@ -31,7 +31,8 @@ enum worker_dconn_state {
 struct worker_dreq {
 	uint32_t		 id;
 	uint16_t		 type;
-	struct json_object	*body;	/* kept until sent */
+	char			*body;	/* packed by its codec, until sent */
+	size_t			 len;
 	worker_daemon_cb	 cb;
 	void			*arg;
 	TAILQ_ENTRY(worker_dreq) entry;
@@ -119,25 +120,8 @@ worker_daemon_fail_later(worker_daemon_cb cb, void *arg, const char *code,
 static void
 worker_daemon_req_free(struct worker_dreq *r)
 {
-	json_object_put(r->body);
+	free(r->body);
 	free(r);
-}
-
-/* Does a request of this type change a notebook or a kernel? */
-static int
-worker_daemon_mutates(uint16_t type)
-{
-	switch (type) {
-	case PROTO_MSG_ROOM_CREATE:
-	case PROTO_MSG_ROOM_EDIT:
-	case PROTO_MSG_ROOM_SAVE:
-	case PROTO_MSG_EXEC_RUN:
-	case PROTO_MSG_KERNEL_INTERRUPT:
-	case PROTO_MSG_KERNEL_RESTART:
-	case PROTO_MSG_KERNEL_SELECT:
-		return (1);
-	}
-	return (0);
 }
 
 /* Fail every request; the connection is unusable from now on. */
@@ -159,7 +143,7 @@ worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
 		 * durable before the connection went: never report it as
 		 * refused.
 		 */
-		if (worker_daemon_mutates(r->type))
+		if (proto_msg_has(r->type, PROTO_F_MUTATES))
 			worker_daemon_fail_later(r->cb, r->arg,
 			    "outcome_unknown", "the daemon connection was lost "
 			    "before it answered; the change may or may not "
@@ -174,37 +158,29 @@ worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
 static void
 worker_daemon_send(struct worker_dconn *dc, struct worker_dreq *r)
 {
-	struct mpbuf	 b;
 	const char	*code;
 	char		*msg;
 
 	r->id = peer_next_id(dc->peer);
-	mpbuf_init(&b);
-	if (r->body != NULL)
-		mpjson_pack(&b.pk, r->body);
-	else
-		msgpack_pack_map(&b.pk, 0);
-	if (peer_send(dc->peer, r->type, r->id, &b.sb) != 0) {
+	if (peer_send_raw(dc->peer, r->type, r->id, r->body, r->len) != 0) {
 		code = "invalid_argument";
-		if (b.sb.size > proto_msg_cap(r->type))
+		if (r->len > proto_msg_cap(r->type))
 			xasprintf(&msg, "the %s request would be %.1f MB, "
 			    "over its %u MiB cap: send fewer or smaller edits "
 			    "or cells", proto_msg_name(r->type),
-			    b.sb.size / 1e6,
+			    r->len / 1e6,
 			    proto_msg_cap(r->type) / (1024 * 1024));
 		else {
 			code = "notebook_unavailable";
 			xasprintf(&msg, "the connection to runtimed is "
 			    "closing; retry");
 		}
-		mpbuf_free(&b);
 		worker_daemon_fail_later(r->cb, r->arg, code, msg);
 		free(msg);
 		worker_daemon_req_free(r);
 		return;
 	}
-	mpbuf_free(&b);
-	json_object_put(r->body);
+	free(r->body);
 	r->body = NULL;
 	TAILQ_INSERT_TAIL(&dc->pending, r, entry);
 }
@@ -257,8 +233,8 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 {
 	struct worker_dconn	*dc = arg;
 	struct worker_dreq	*r;
-	struct json_object	*json;
-	const char		*code, *msg;
+	struct proto_error	 e;
+	char			*code, *msg, cause[256];
 
 	if (dc == NULL)
 		return;		/* detached by worker_daemon_free */
@@ -272,12 +248,16 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 		worker_daemon_hello_reply(dc, hdr, body);
 		return;
 	}
-	if (hdr->id == 0 || hdr->type == PROTO_MSG_ROOM_CHANGED) {
-		if (dc->event != NULL) {
-			json = mpjson_unpack(body);
-			dc->event(dc, hdr->type, json, dc->cb_arg);
-			json_object_put(json);
-		}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_DAEMON)) {
+		log_warnx("%s: runtimed sent %s, which it never sends",
+		    dc->name, proto_msg_name(hdr->type));
+		worker_daemon_die(dc, "notebook_unavailable",
+		    "runtimed sent a message it never sends; reconnect");
+		return;
+	}
+	if (hdr->id == 0 || proto_msg_has(hdr->type, PROTO_F_EVENT)) {
+		if (dc->event != NULL)
+			dc->event(dc, hdr->type, body, dc->cb_arg);
 		return;
 	}
 	TAILQ_FOREACH(r, &dc->pending, entry) {
@@ -290,18 +270,20 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 		return;
 	}
 	TAILQ_REMOVE(&dc->pending, r, entry);
-	json = mpjson_unpack(body);
 	if (hdr->type == PROTO_MSG_ERROR) {
-		code = json_object_get_string(json_object_object_get(json,
-		    "code"));
-		msg = json_object_get_string(json_object_object_get(json,
-		    "message"));
-		r->cb(r->arg, hdr->type, json, code != NULL ? code :
-		    "notebook_unavailable", msg != NULL ? msg :
-		    "the daemon refused the request");
+		if (proto_error_unpack(body, &e, cause, sizeof cause) != 0) {
+			log_warnx("%s: %s", dc->name, cause);
+			r->cb(r->arg, hdr->type, body, "notebook_unavailable",
+			    "the daemon refused the request");
+		} else {
+			code = proto_str_dup(&e.code);
+			msg = proto_str_dup(&e.message);
+			r->cb(r->arg, hdr->type, body, code, msg);
+			free(code);
+			free(msg);
+		}
 	} else
-		r->cb(r->arg, hdr->type, json, NULL, NULL);
-	json_object_put(json);
+		r->cb(r->arg, hdr->type, body, NULL, NULL);
 	worker_daemon_req_free(r);
 }
 
@@ -554,11 +536,15 @@ worker_daemon_set_cbs(struct worker_dconn *dc, worker_daemon_lost_cb lost,
 	dc->cb_arg = arg;
 }
 
-/* Send a request (body borrowed, may be NULL); cb gets reply or error. */
+/*
+ * Send a request whose body its codec packed (copied; NULL for a request
+ * without fields); cb gets the reply or an error.
+ */
 void
 worker_daemon_request(struct worker_dconn *dc, uint16_t type,
-    struct json_object *body, worker_daemon_cb cb, void *arg)
+    const msgpack_sbuffer *body, worker_daemon_cb cb, void *arg)
 {
+	struct mpbuf		 b;
 	struct worker_dreq	*r;
 
 	if (dc->state == WORKER_DCONN_DEAD) {
@@ -568,13 +554,40 @@ worker_daemon_request(struct worker_dconn *dc, uint16_t type,
 	}
 	r = xcalloc(1, sizeof *r);
 	r->type = type;
-	r->body = body != NULL ? json_object_get(body) : NULL;
+	if (body == NULL) {
+		mpbuf_init(&b);
+		proto_empty_pack(&b.pk);
+		body = &b.sb;
+	}
+	r->body = xmalloc(body->size);
+	memcpy(r->body, body->data, body->size);
+	r->len = body->size;
+	if (body == &b.sb)
+		mpbuf_free(&b);
 	r->cb = cb;
 	r->arg = arg;
 	if (dc->state == WORKER_DCONN_READY)
 		worker_daemon_send(dc, r);
 	else
 		TAILQ_INSERT_TAIL(&dc->queued, r, entry);
+}
+
+static void
+worker_daemon_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
+/* A document of a request (an edit batch, cell ids) from the tool's JSON. */
+struct proto_doc
+worker_daemon_doc(struct json_object *json)
+{
+	struct proto_doc	d;
+
+	d.obj = NULL;
+	d.pack = worker_daemon_pack_json;
+	d.arg = json;
+	return d;
 }
 
 /* Close a connection on purpose; pending requests fail with code. */

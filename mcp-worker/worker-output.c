@@ -455,7 +455,7 @@ worker_output_str(struct json_object *o, const char *key, const char *def)
  * status, cells with status, execution_count, source, outputs, truncated.
  */
 struct json_object *
-worker_output_exec(struct json_object *state, struct worker_budget *b,
+worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
     struct evbuffer *text, struct worker_call *call)
 {
 	struct json_object	*sc, *cells, *cell, *c, *v;
@@ -464,15 +464,15 @@ worker_output_exec(struct json_object *state, struct worker_budget *b,
 	int			 trunc, any_trunc = 0;
 
 	sc = json_object_new_object();
-	status = worker_output_str(state, "status", "queued");
-	json_object_object_add(sc, "execution_id", json_object_new_string(
-	    worker_output_str(state, "execution_id", "")));
+	status = state->status;
+	json_object_object_add(sc, "execution_id",
+	    json_object_new_string(state->execution_id));
 	json_object_object_add(sc, "status", json_object_new_string(status));
 	evbuffer_add_printf(text, "execution_id %s: %s\n",
-	    worker_output_str(state, "execution_id", "?"), status);
+	    *state->execution_id != '\0' ? state->execution_id : "?", status);
 
 	cells = json_object_new_array();
-	v = json_object_object_get(state, "cells");
+	v = state->cells;
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;
 	for (i = 0; i < n; i++) {
@@ -527,13 +527,12 @@ worker_output_known_type(const char *type)
  * (the first few) into text.
  */
 static void
-worker_output_warnings(struct json_object *joined, struct json_object *sc,
+worker_output_warnings(struct json_object *w, struct json_object *sc,
     struct evbuffer *text)
 {
-	struct json_object	*w, *v;
+	struct json_object	*v;
 	size_t			 i, n;
 
-	w = json_object_object_get(joined, "warnings");
 	if (w == NULL || !json_object_is_type(w, json_type_array) ||
 	    (n = json_object_array_length(w)) == 0)
 		return;
@@ -652,7 +651,7 @@ worker_output_take(struct evbuffer *b)
 	return s;
 }
 
-/* The kernel {name, state} of a room reply, copied. */
+/* The kernel {name, state} of a room summary (ROOM_LIST), copied. */
 struct json_object *
 worker_output_kernel(struct json_object *reply)
 {
@@ -668,17 +667,13 @@ worker_output_kernel(struct json_object *reply)
 }
 
 /*
- * Readiness of a notebook for runs, from its kernel's state in a daemon
- * reply: "ready" (idle or busy), "starting" (runs wait for the kernel),
- * "unresponsive", or "kernel_unavailable" (dead: restart_kernel).
+ * Readiness of a notebook for runs, from its kernel's state: "ready"
+ * (idle or busy), "starting" (runs wait for the kernel), "unresponsive",
+ * or "kernel_unavailable" (dead: restart_kernel).
  */
 const char *
-worker_output_readiness(struct json_object *reply)
+worker_output_readiness(const char *st)
 {
-	const char	*st;
-
-	st = worker_output_str(json_object_object_get(reply, "kernel"),
-	    "state", "none");
 	if (strcmp(st, "idle") == 0 || strcmp(st, "busy") == 0)
 		return ("ready");
 	if (strcmp(st, "dead") == 0)
@@ -793,7 +788,7 @@ worker_output_changes(struct json_object *sc, struct json_object *changes,
 /* Finish connect_notebook / create_notebook from ROOM_JOINED. */
 void
 worker_output_attached(struct worker_call *call, struct worker_handle *h,
-    struct json_object *joined)
+    const struct worker_nb *joined)
 {
 	struct json_object	*sc, *cells, *v, *kernel;
 	struct evbuffer		*text;
@@ -803,8 +798,8 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 
 	sc = json_object_new_object();
 	text = evbuffer_new();
-	path = worker_output_str(joined, "path", NULL);
-	kernel = worker_output_kernel(joined);
+	path = joined->path;
+	kernel = worker_nb_kernel(joined);
 	json_object_object_add(sc, "notebook_handle",
 	    json_object_new_string(worker_attach_id(h)));
 	json_object_object_add(sc, "notebook_id", json_object_new_string(
@@ -817,10 +812,9 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	    worker_output_str(kernel, "name", ""),
 	    worker_output_str(kernel, "state", ""));
 	json_object_object_add(sc, "kernel", kernel);
-	v = json_object_object_get(joined, "dirty");
-	json_object_object_add(sc, "dirty", json_object_new_boolean(
-	    json_object_get_boolean(v)));
-	v = json_object_object_get(joined, "cells");
+	json_object_object_add(sc, "dirty",
+	    json_object_new_boolean(joined->dirty));
+	v = joined->cells;
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;
 	evbuffer_add_printf(text, "%zu cells%s\n", n, n > 0 ? ":" : "");
@@ -834,12 +828,11 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 		    WORKER_SUMMARY_CELLS, n);
 	json_object_object_add(sc, "total_cells",
 	    json_object_new_int64((int64_t)n));
-	worker_output_warnings(joined, sc, text);
+	worker_output_warnings(joined->warnings, sc, text);
 	json_object_object_add(sc, "cursor", worker_output_cursor(
-	    worker_attach_room(h), json_object_get_int64(
-	    json_object_object_get(joined, "seq"))));
+	    worker_attach_room(h), joined->seq));
 	json_object_object_add(sc, "readiness", json_object_new_string(
-	    worker_output_readiness(joined)));
+	    worker_output_readiness(joined->kernel_state)));
 	json_object_object_add(sc, "resources",
 	    worker_output_resources(worker_attach_id(h)));
 	s = worker_output_take(text);

@@ -153,6 +153,11 @@ worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
 		worker_proxy_peer = NULL;
 		worker_exit(0);
 	}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_PROXY)) {
+		log_warnx("unexpected %s from proxy",
+		    proto_msg_name(hdr->type));
+		return;
+	}
 	switch (hdr->type) {
 	case PROTO_MSG_HELLO_OK:
 		if (proto_hello_ok_unpack(body, &inc, cause,

@@ -217,17 +217,16 @@ worker_resource_mark(struct worker_resource_watch *w)
 		evtimer_add(worker_resource_timer, &tv);
 }
 
+/* Does a list of strings of a ROOM_CHANGED hold s? */
 static int
-worker_resource_has(struct json_object *arr, const char *s)
+worker_resource_has(const msgpack_object *arr, const char *s)
 {
-	size_t	i;
+	uint32_t	i;
 
-	if (arr == NULL || !json_object_is_type(arr, json_type_array))
+	if (arr == NULL)
 		return -1;	/* unknown: assume it may have */
-	for (i = 0; i < json_object_array_length(arr); i++) {
-		if (strcmp(json_object_get_string(json_object_array_get_idx(arr,
-		    i)) != NULL ? json_object_get_string(
-		    json_object_array_get_idx(arr, i)) : "", s) == 0)
+	for (i = 0; i < arr->via.array.size; i++) {
+		if (proto_obj_streq(&arr->via.array.ptr[i], s))
 			return 1;
 	}
 	return 0;
@@ -235,7 +234,8 @@ worker_resource_has(struct json_object *arr, const char *s)
 
 /* A room changed (ev is its ROOM_CHANGED): mark the watches it touches. */
 void
-worker_resource_room_changed(struct worker_room *room, struct json_object *ev)
+worker_resource_room_changed(struct worker_room *room,
+    const struct proto_room_changed *ev)
 {
 	struct worker_resource_watch	*w;
 	struct worker_handle		*h;
@@ -251,10 +251,10 @@ worker_resource_room_changed(struct worker_room *room, struct json_object *ev)
 		    worker_attach_room(h) != room)
 			continue;
 		if (w->u.kind == WORKER_RESOURCE_CELL && worker_resource_has(
-		    json_object_object_get(ev, "cell_ids"), w->u.cell_id) == 0)
+		    ev->cell_ids.obj, w->u.cell_id) == 0)
 			continue;
 		if (w->u.kind == WORKER_RESOURCE_COMMENTS && worker_resource_has(
-		    json_object_object_get(ev, "kinds"), "metadata") == 0)
+		    ev->kinds.obj, "metadata") == 0)
 			continue;
 		worker_resource_mark(w);
 	}
@@ -509,11 +509,12 @@ worker_resource_read_free(struct worker_resource_read *r)
 	free(r);
 }
 
+/* Answer a read from the room list (list) or the notebook (reply). */
 static void
-worker_resource_read_done(void *arg, uint16_t type, struct json_object *reply,
+worker_resource_read_done(struct worker_resource_read *r,
+    struct json_object *list, const struct worker_nb *reply,
     const char *code, const char *msg)
 {
-	struct worker_resource_read	*r = arg;
 	struct json_object		*out = NULL, *cells, *cell, *c, *res;
 	struct json_object		*contents, *item, *o;
 	const char			*cid;
@@ -527,22 +528,20 @@ worker_resource_read_done(void *arg, uint16_t type, struct json_object *reply,
 	switch (r->u.kind) {
 	case WORKER_RESOURCE_OTHER:
 	case WORKER_RESOURCE_LIST:
-		out = json_object_get(reply);
+		out = json_object_get(list);
 		break;
 	case WORKER_RESOURCE_CELLS:
 	case WORKER_RESOURCE_CELL:
 	case WORKER_RESOURCE_COMMENTS:
-		seq = json_object_get_int64(json_object_object_get(reply,
-		    "seq"));
-		cells = json_object_object_get(reply, "cells");
+		seq = reply->seq;
+		cells = reply->cells;
 		out = json_object_new_object();
-		json_object_object_add(out, "notebook_id", json_object_get(
-		    json_object_object_get(reply, "notebook_id")));
+		json_object_object_add(out, "notebook_id",
+		    json_object_new_string(reply->notebook_id));
 		json_object_object_add(out, "cursor",
 		    worker_output_cursor(r->room, seq));
 		if (r->u.kind == WORKER_RESOURCE_COMMENTS) {
-			o = worker_comment_threads(json_object_object_get(
-			    reply, "metadata"));
+			o = worker_comment_threads(reply->metadata);
 			json_object_object_add(out, "threads", o != NULL ?
 			    json_object_get(o) : json_object_new_array());
 			break;
@@ -612,6 +611,39 @@ done:
 	worker_resource_read_free(r);
 }
 
+/* ROOM_LIST_REPLY: the list resource is it, as {warnings, rooms}. */
+static void
+worker_resource_read_list(void *arg, uint16_t type,
+    const msgpack_object *reply, const char *code, const char *msg)
+{
+	struct proto_room_list_reply	 m;
+	struct json_object		*list = NULL;
+	char				 err[256];
+
+	if (code == NULL && (type != PROTO_MSG_ROOM_LIST_REPLY ||
+	    proto_room_list_reply_unpack(reply, &m, err, sizeof err) != 0)) {
+		code = "notebook_unavailable";
+		msg = "unexpected reply from runtimed";
+	}
+	if (code == NULL) {
+		list = json_object_new_object();
+		json_object_object_add(list, "warnings",
+		    m.warnings.obj != NULL ? mpjson_unpack(m.warnings.obj) :
+		    json_object_new_array());
+		json_object_object_add(list, "rooms",
+		    mpjson_unpack(m.rooms.obj));
+	}
+	worker_resource_read_done(arg, list, NULL, code, msg);
+	json_object_put(list);
+}
+
+static void
+worker_resource_read_nb(void *arg, struct worker_nb *nb, const char *code,
+    const char *msg)
+{
+	worker_resource_read_done(arg, NULL, nb, code, msg);
+}
+
 static void
 worker_resource_read(struct json_object *id, struct json_object *params,
     int modern)
@@ -638,7 +670,7 @@ worker_resource_read(struct json_object *id, struct json_object *params,
 	r->modern = modern;
 	if (r->u.kind == WORKER_RESOURCE_LIST) {
 		worker_daemon_request(worker_daemon_control(),
-		    PROTO_MSG_ROOM_LIST, NULL, worker_resource_read_done, r);
+		    PROTO_MSG_ROOM_LIST, NULL, worker_resource_read_list, r);
 		return;
 	}
 	if ((h = worker_attach_find(r->u.handle)) == NULL) {
@@ -649,8 +681,7 @@ worker_resource_read(struct json_object *id, struct json_object *params,
 	}
 	r->room = worker_attach_room(h);
 	worker_room_ref(r->room);
-	worker_room_request(r->room, PROTO_MSG_ROOM_GET, NULL,
-	    worker_resource_read_done, r);
+	worker_room_get(r->room, worker_resource_read_nb, r);
 }
 
 static void

@@ -29,7 +29,7 @@ struct worker_room {
 	int			 lost;
 	int64_t			 seq;
 	char			*path;		/* as the daemon named it */
-	struct json_object	*content;	/* last ROOM_CONTENT */
+	struct worker_nb	*content;	/* last ROOM_CONTENT */
 	u_int			 gen;		/* bumped by every change */
 	LIST_ENTRY(worker_room)	 entry;
 };
@@ -58,7 +58,8 @@ worker_room_find(const char *notebook_id)
 
 /* Tell every watcher; ev NULL means the room connection is gone. */
 static void
-worker_room_notify(struct worker_room *room, struct json_object *ev)
+worker_room_notify(struct worker_room *room,
+    const struct proto_room_changed *ev)
 {
 	struct worker_room_watch	*w, *next;
 
@@ -125,8 +126,7 @@ worker_room_incarnation(struct worker_room *room)
 	return worker_daemon_incarnation(room->dc);
 }
 
-static void	worker_room_set_path(struct worker_room *,
-		    struct json_object *);
+static void	worker_room_set_path(struct worker_room *, const char *);
 
 /* A live room of this worker standing for the file path, or NULL. */
 struct worker_room *
@@ -152,7 +152,7 @@ worker_room_free(struct worker_room *room)
 		free(w);
 	}
 	LIST_REMOVE(room, entry);
-	json_object_put(room->content);
+	worker_nb_unref(room->content);
 	free(room->path);
 	if (room->dc != NULL)
 		worker_daemon_free(room->dc, "attachment_expired",
@@ -178,49 +178,57 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
 
 static void
 worker_room_event(struct worker_dconn *dc, uint16_t type,
-    struct json_object *body, void *arg)
+    const msgpack_object *body, void *arg)
 {
-	struct worker_room	*room = arg;
-	struct json_object	*v;
+	struct worker_room		*room = arg;
+	struct proto_room_changed	 ev;
+	char				 err[256];
 
 	if (type != PROTO_MSG_ROOM_CHANGED)
 		return;
 	worker_room_invalidate(room);
-	if (json_object_object_get_ex(body, "seq", &v) &&
-	    json_object_get_int64(v) > room->seq)
-		room->seq = json_object_get_int64(v);
-	worker_room_notify(room, body);
-	worker_resource_room_changed(room, body);
+	if (proto_room_changed_unpack(body, &ev, err, sizeof err) != 0) {
+		/* Still a change: watchers re-read, the seq stays. */
+		log_warnx("%s", err);
+		memset(&ev, 0, sizeof ev);
+	}
+	if ((int64_t)ev.seq > room->seq)
+		room->seq = (int64_t)ev.seq;
+	worker_room_notify(room, &ev);
+	worker_resource_room_changed(room, &ev);
 }
 
 static void
-worker_room_joined(void *arg, uint16_t type, struct json_object *reply,
+worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_room_join	*j = arg;
 	struct worker_room	*room;
-	struct json_object	*v;
-	const char		*id;
+	struct worker_nb	*nb;
+	char			*cause;
 
 	if (code != NULL) {
 		j->cb(j->arg, NULL, NULL, code, msg);
 		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
 		goto out;
 	}
-	if (type != PROTO_MSG_ROOM_JOINED ||
-	    !json_object_object_get_ex(reply, "notebook_id", &v) ||
-	    (id = json_object_get_string(v)) == NULL || *id == '\0') {
+	if ((nb = worker_nb_read(type, reply, &cause)) == NULL ||
+	    *nb->notebook_id == '\0') {
+		log_warnx("room join: %s", nb == NULL ? cause : "no id");
+		if (nb == NULL)
+			free(cause);
+		worker_nb_unref(nb);
 		j->cb(j->arg, NULL, NULL, "notebook_unavailable",
 		    "unexpected reply from runtimed to a room join");
 		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
 		goto out;
 	}
-	if ((room = worker_room_find(id)) != NULL) {
+	if ((room = worker_room_find(nb->notebook_id)) != NULL) {
 		/* Already joined here: share that connection. */
 		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
 	} else {
 		room = xcalloc(1, sizeof *room);
-		room->notebook_id = xstrdup(id);
+		room->notebook_id = xstrdup(nb->notebook_id);
 		TAILQ_INIT(&room->watches);
 		room->dc = j->dc;
 		worker_watch_seen(worker_daemon_incarnation(room->dc));
@@ -228,11 +236,11 @@ worker_room_joined(void *arg, uint16_t type, struct json_object *reply,
 		    worker_room_event, room);
 		LIST_INSERT_HEAD(&worker_rooms, room, entry);
 	}
-	if (json_object_object_get_ex(reply, "seq", &v))
-		room->seq = json_object_get_int64(v);
-	worker_room_set_path(room, reply);
+	room->seq = nb->seq;
+	worker_room_set_path(room, nb->path);
 	room->refs++;		/* hold it across the callback */
-	j->cb(j->arg, room, reply, NULL, NULL);
+	j->cb(j->arg, room, nb, NULL, NULL);
+	worker_nb_unref(nb);
 	worker_room_unref(room);
 out:
 	free(j);
@@ -240,7 +248,7 @@ out:
 
 /* Join (ROOM_CREATE or ROOM_OPEN) on a new connection. */
 void
-worker_room_join(uint16_t type, struct json_object *body,
+worker_room_join(uint16_t type, const msgpack_sbuffer *body,
     worker_room_join_cb cb, void *arg)
 {
 	struct worker_room_join	*j;
@@ -302,18 +310,15 @@ void
 worker_room_invalidate(struct worker_room *room)
 {
 	room->gen++;
-	json_object_put(room->content);
+	worker_nb_unref(room->content);
 	room->content = NULL;
 }
 
 static void
-worker_room_set_path(struct worker_room *room, struct json_object *reply)
+worker_room_set_path(struct worker_room *room, const char *path)
 {
-	const char	*p;
-
-	p = json_object_get_string(json_object_object_get(reply, "path"));
 	free(room->path);
-	room->path = p != NULL ? xstrdup(p) : NULL;
+	room->path = path != NULL ? xstrdup(path) : NULL;
 }
 
 /* The room's file as the daemon last named it, or NULL. */
@@ -326,24 +331,33 @@ worker_room_path(struct worker_room *room)
 struct worker_room_get {
 	struct worker_room	*room;
 	u_int			 gen;
-	worker_daemon_cb	 cb;
+	worker_room_nb_cb	 cb;
 	void			*arg;
-	struct json_object	*cached;
+	struct worker_nb	*cached;
 };
 
 static void
-worker_room_got(void *arg, uint16_t type, struct json_object *reply,
+worker_room_got(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_room_get	*g = arg;
+	struct worker_nb	*nb = NULL;
+	char			*cause = NULL;
 
-	if (code == NULL && type == PROTO_MSG_ROOM_CONTENT &&
-	    g->gen == g->room->gen && !g->room->lost) {
-		json_object_put(g->room->content);
-		g->room->content = json_object_get(reply);
-		worker_room_set_path(g->room, reply);
+	if (code == NULL &&
+	    (nb = worker_nb_read(type, reply, &cause)) == NULL) {
+		log_warnx("ROOM_GET: %s", cause);
+		code = "notebook_unavailable";
+		msg = "unexpected reply from runtimed";
 	}
-	g->cb(g->arg, type, reply, code, msg);
+	if (nb != NULL && g->gen == g->room->gen && !g->room->lost) {
+		worker_nb_unref(g->room->content);
+		g->room->content = worker_nb_ref(nb);
+		worker_room_set_path(g->room, nb->path);
+	}
+	g->cb(g->arg, nb, code, msg);
+	worker_nb_unref(nb);
+	free(cause);
 	worker_room_unref(g->room);
 	free(g);
 }
@@ -353,57 +367,63 @@ worker_room_cached_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct worker_room_get	*g = arg;
 
-	g->cb(g->arg, PROTO_MSG_ROOM_CONTENT, g->cached, NULL, NULL);
-	json_object_put(g->cached);
+	g->cb(g->arg, g->cached, NULL, NULL);
+	worker_nb_unref(g->cached);
 	worker_room_unref(g->room);
 	free(g);
 }
 
-static int
-worker_room_reads(uint16_t type)
+static void
+worker_room_get_failed(void *arg, uint16_t type, const msgpack_object *body,
+    const char *code, const char *msg)
 {
-	switch (type) {
-	case PROTO_MSG_ROOM_GET:
-	case PROTO_MSG_ROOM_CHANGES:
-	case PROTO_MSG_EXEC_GET:
-	case PROTO_MSG_KERNEL_INFO:
-	case PROTO_MSG_KERNEL_LIST:
-	case PROTO_MSG_BLOB_GET:
-		return 1;
-	}
-	return 0;
+	struct worker_room_get	*g = arg;
+
+	g->cb(g->arg, NULL, code, msg);
+	free(g);
 }
 
+/* The room's content (ROOM_GET), from the kept copy when it is current. */
 void
-worker_room_request(struct worker_room *room, uint16_t type,
-    struct json_object *body, worker_daemon_cb cb, void *arg)
+worker_room_get(struct worker_room *room, worker_room_nb_cb cb, void *arg)
 {
 	struct worker_room_get	*g;
 
+	g = xcalloc(1, sizeof *g);
+	g->cb = cb;
+	g->arg = arg;
+	if (!worker_room_alive(room)) {
+		worker_daemon_fail_later(worker_room_get_failed, g,
+		    "attachment_expired", "the daemon behind this handle went "
+		    "away; call connect_notebook again");
+		return;
+	}
+	g->room = room;
+	room->refs++;
+	g->gen = room->gen;
+	if (room->content != NULL) {
+		/* Answer from the kept copy, from a fresh callback. */
+		g->cached = worker_nb_ref(room->content);
+		event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
+		    worker_room_cached_cb, g, NULL);
+		return;
+	}
+	worker_daemon_request(room->dc, PROTO_MSG_ROOM_GET, NULL,
+	    worker_room_got, g);
+}
+
+/* Any request but ROOM_GET (worker_room_get) on the room's connection. */
+void
+worker_room_request(struct worker_room *room, uint16_t type,
+    const msgpack_sbuffer *body, worker_daemon_cb cb, void *arg)
+{
 	if (!worker_room_alive(room)) {
 		worker_daemon_fail_later(cb, arg, "attachment_expired",
 		    "the daemon behind this handle went away; call "
 		    "connect_notebook again");
 		return;
 	}
-	if (!worker_room_reads(type))
+	if (proto_msg_has(type, PROTO_F_MUTATES))
 		worker_room_invalidate(room);
-	if (type != PROTO_MSG_ROOM_GET) {
-		worker_daemon_request(room->dc, type, body, cb, arg);
-		return;
-	}
-	g = xcalloc(1, sizeof *g);
-	g->room = room;
-	room->refs++;
-	g->gen = room->gen;
-	g->cb = cb;
-	g->arg = arg;
-	if (room->content != NULL) {
-		/* Answer from the kept copy, from a fresh callback. */
-		g->cached = json_object_get(room->content);
-		event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
-		    worker_room_cached_cb, g, NULL);
-		return;
-	}
-	worker_daemon_request(room->dc, type, body, worker_room_got, g);
+	worker_daemon_request(room->dc, type, body, cb, arg);
 }

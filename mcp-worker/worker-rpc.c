@@ -22,7 +22,7 @@ static const char *const worker_rpc_versions[] = {
 };
 
 /* A result may be PROTO_MCP_REPLY_CAP; room for the rest of its reply
- * within the MCP frame cap (proto-frame.c). */
+ * within the MCP frame cap (proto-msg.c). */
 #define WORKER_RPC_ID_SLACK	(8 * 1024)
 
 static const char *const worker_rpc_levels[] = {

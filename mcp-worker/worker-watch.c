@@ -94,13 +94,21 @@ worker_watch_failed(void)
 }
 
 static void
-worker_watch_status(void *arg, uint16_t type, struct json_object *reply,
+worker_watch_status(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
-	struct proto_incarnation	 inc;
-	const char			*v;
+	struct proto_incarnation		 inc;
+	struct proto_daemon_status_reply	 m;
+	char					 err[256];
 
 	worker_watch.probing = 0;
+	if (code == NULL && type == PROTO_MSG_DAEMON_STATUS_REPLY &&
+	    proto_daemon_status_reply_unpack(reply, &m, err,
+	    sizeof err) != 0) {
+		log_warnx("%s", err);
+		msg = err;
+		type = 0;
+	}
 	if (code != NULL || type != PROTO_MSG_DAEMON_STATUS_REPLY) {
 		log_debug("%s: probe failed: %s", __func__,
 		    msg != NULL ? msg : "unexpected reply");
@@ -114,12 +122,10 @@ worker_watch_status(void *arg, uint16_t type, struct json_object *reply,
 		return;
 	}
 	memset(&inc, 0, sizeof inc);
-	inc.pid = json_object_get_int64(json_object_object_get(reply, "pid"));
-	inc.started_at = json_object_get_int64(json_object_object_get(reply,
-	    "started_at"));
-	if ((v = json_object_get_string(json_object_object_get(reply,
-	    "version"))) != NULL)
-		snprintf(inc.version, sizeof inc.version, "%s", v);
+	inc.pid = m.pid;
+	inc.started_at = m.started_at;
+	snprintf(inc.version, sizeof inc.version, "%.*s", (int)m.version.len,
+	    m.version.ptr);
 	worker_watch_seen(&inc);
 	/* Same daemon, yet a room connection dropped: unavailable. */
 	worker_attach_unavailable(NULL);

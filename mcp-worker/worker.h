@@ -52,6 +52,8 @@
 struct worker_call;
 struct worker_dconn;
 struct worker_room;
+struct worker_nb;
+struct worker_exec;
 struct worker_handle;
 
 /* Notebook target arguments shared by every notebook tool's schema. */
@@ -195,9 +197,13 @@ int		 worker_call_wait_acquire(struct worker_call *);
 void		 worker_call_wait_release(struct worker_call *);
 struct json_object *worker_call_error_result(const char *, const char *);
 typedef void (*worker_call_reply_cb)(struct worker_call *,
-    struct worker_room *, struct json_object *);
+    struct worker_room *, const msgpack_object *);
+typedef void (*worker_call_nb_cb)(struct worker_call *,
+    struct worker_room *, struct worker_nb *);
+void		 worker_call_room_get(struct worker_call *,
+		     struct worker_room *, worker_call_nb_cb);
 void		 worker_call_room(struct worker_call *, struct worker_room *,
-		     uint16_t, struct json_object *, uint16_t,
+		     uint16_t, const msgpack_sbuffer *, uint16_t,
 		     worker_call_reply_cb);
 void		 worker_call_target_request(struct worker_call *, uint16_t,
 		     uint16_t, worker_call_reply_cb);
@@ -246,7 +252,7 @@ void		 worker_attach_commit(struct worker_handle *,
 void		 worker_attach_cancel(struct worker_handle *);
 void		 worker_attach_finish(struct worker_call *,
 		    struct worker_handle *, struct worker_room *,
-		    struct json_object *, const char *, const char *);
+		    const struct worker_nb *, const char *, const char *);
 void		 worker_attach_release(struct worker_handle *);
 u_int		 worker_attach_count(void);
 const char	*worker_attach_id(struct worker_handle *);
@@ -257,19 +263,23 @@ struct worker_handle *worker_attach_resolve(const struct worker_target *,
 struct json_object *worker_attach_list(void);
 void		 worker_attach_reset(void);
 
-/* worker-daemon.c: connections to runtimed. */
-typedef void (*worker_daemon_cb)(void *, uint16_t, struct json_object *,
+/*
+ * worker-daemon.c: connections to runtimed.  A reply callback gets the
+ * reply's body, to read with its codec, or (code, msg) for an ERROR or a
+ * lost connection (then body is the ERROR's, or NULL).
+ */
+typedef void (*worker_daemon_cb)(void *, uint16_t, const msgpack_object *,
     const char *, const char *);
 typedef void (*worker_daemon_lost_cb)(struct worker_dconn *, void *);
 typedef void (*worker_daemon_event_cb)(struct worker_dconn *, uint16_t,
-    struct json_object *, void *);
+    const msgpack_object *, void *);
 void		 worker_daemon_init(struct event_base *);
 struct worker_dconn *worker_daemon_open(const char *);
 struct worker_dconn *worker_daemon_probe(const char *);
 void		 worker_daemon_set_cbs(struct worker_dconn *,
 		     worker_daemon_lost_cb, worker_daemon_event_cb, void *);
 void		 worker_daemon_request(struct worker_dconn *, uint16_t,
-		     struct json_object *, worker_daemon_cb, void *);
+		     const msgpack_sbuffer *, worker_daemon_cb, void *);
 void		 worker_daemon_free(struct worker_dconn *, const char *,
 		     const char *);
 int		 worker_daemon_alive(struct worker_dconn *);
@@ -279,11 +289,46 @@ struct worker_dconn *worker_daemon_control(void);
 void		 worker_daemon_fail_later(worker_daemon_cb, void *,
 		     const char *, const char *);
 void		 worker_daemon_shutdown(void);
+struct proto_doc worker_daemon_doc(struct json_object *);
+
+/*
+ * worker-reply.c: the daemon's replies that the tools render, read with
+ * their codecs; only the documents (cells, metadata, warnings) are JSON.
+ */
+struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
+	char			*notebook_id;
+	char			*path;		/* NULL: untitled */
+	int			 dirty;
+	int64_t			 seq;
+	char			*kernel_name;
+	char			*kernel_state;
+	struct json_object	*cells;
+	struct json_object	*metadata;	/* NULL in ROOM_JOINED */
+	struct json_object	*warnings;	/* NULL when none */
+	int			 refs;
+};
+struct worker_exec {			/* EXEC_STATE */
+	char			*execution_id;
+	char			*status;
+	struct json_object	*cells;
+};
+struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *, char **);
+struct worker_nb *worker_nb_ref(struct worker_nb *);
+void		 worker_nb_unref(struct worker_nb *);
+struct json_object *worker_nb_kernel(const struct worker_nb *);
+struct worker_exec *worker_exec_read(const msgpack_object *, char **);
+void		 worker_exec_free(struct worker_exec *);
+struct json_object *worker_reply_str(const struct proto_str *);
+int64_t		 worker_reply_edit_seq(const msgpack_object *);
 
 /* worker-room.c: one joined daemon connection per attached notebook. */
 typedef void (*worker_room_join_cb)(void *, struct worker_room *,
-    struct json_object *, const char *, const char *);
-void		 worker_room_join(uint16_t, struct json_object *,
+    struct worker_nb *, const char *, const char *);
+typedef void (*worker_room_nb_cb)(void *, struct worker_nb *, const char *,
+    const char *);
+void		 worker_room_get(struct worker_room *, worker_room_nb_cb,
+		     void *);
+void		 worker_room_join(uint16_t, const msgpack_sbuffer *,
 		     worker_room_join_cb, void *);
 void		 worker_room_ref(struct worker_room *);
 void		 worker_room_unref(struct worker_room *);
@@ -292,9 +337,9 @@ const char	*worker_room_notebook_id(struct worker_room *);
 int64_t		 worker_room_started_at(struct worker_room *);
 int64_t		 worker_room_seq(struct worker_room *);
 void		 worker_room_request(struct worker_room *, uint16_t,
-		     struct json_object *, worker_daemon_cb, void *);
+		     const msgpack_sbuffer *, worker_daemon_cb, void *);
 typedef void (*worker_room_change_cb)(struct worker_room *,
-    struct json_object *, void *);
+    const struct proto_room_changed *, void *);
 struct worker_room_watch;
 struct worker_room_watch *worker_room_watch(struct worker_room *,
 		     worker_room_change_cb, void *);
@@ -320,7 +365,7 @@ void		 worker_resource_listen(struct json_object *,
 		     struct json_object *);
 void		 worker_resource_cancel(struct json_object *);
 void		 worker_resource_room_changed(struct worker_room *,
-		     struct json_object *);
+		     const struct proto_room_changed *);
 void		 worker_resource_list_changed(void);
 void		 worker_resource_handle_ended(const char *, const char *);
 char		*worker_resource_encode(const char *);
@@ -341,8 +386,8 @@ void		 worker_blob_resolve(struct worker_room *,
 /* worker-comment.c: comment threads kept in notebook metadata. */
 typedef void (*worker_comment_cb)(void *, struct json_object *,
     const char *, const char *);
-typedef int (*worker_comment_fn)(struct json_object *, struct json_object *,
-    void *, char **, const char **);
+typedef int (*worker_comment_fn)(struct json_object *,
+    const struct worker_nb *, void *, char **, const char **);
 void		 worker_comment_update(struct worker_room *,
 		     worker_comment_fn, void *, worker_comment_cb, void *);
 struct json_object *worker_comment_threads(struct json_object *);
@@ -373,7 +418,7 @@ struct json_object *worker_output_cap(struct json_object *,
 const char	*worker_output_source(struct json_object *, size_t *);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
-struct json_object *worker_output_exec(struct json_object *,
+struct json_object *worker_output_exec(const struct worker_exec *,
 		     struct worker_budget *, struct evbuffer *,
 		     struct worker_call *);
 int		 worker_output_known_type(const char *);
@@ -385,10 +430,10 @@ void		 worker_output_changes(struct json_object *,
 struct json_object *worker_output_resources(const char *);
 char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
-const char	*worker_output_readiness(struct json_object *);
+const char	*worker_output_readiness(const char *);
 struct json_object *worker_output_cursor(struct worker_room *, int64_t);
 void		 worker_output_attached(struct worker_call *,
-		     struct worker_handle *, struct json_object *);
+		     struct worker_handle *, const struct worker_nb *);
 
 /* worker-stdio.c and worker-proxy.c: the transports. */
 int	 worker_stdio_start(struct event_base *);

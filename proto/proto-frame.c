@@ -1,119 +1,12 @@
 /*
- * proto-frame.c: the fixed frame header, per-type size caps, and decoding
- * one frame from a byte buffer.
+ * proto-frame.c: the fixed frame header, checking it against the type's
+ * cap (proto-msg.c), and decoding one frame from a byte buffer.
  */
 
 #include <stdio.h>
 #include <string.h>
 
 #include "proto.h"
-
-#define KIB	1024U
-#define MIB	(1024U * 1024U)
-
-struct proto_msg_info {
-	uint16_t	 type;
-	const char	*name;
-	uint32_t	 cap;
-};
-
-/*
- * Caps are checked before a body is read or allocated.  Control messages
- * are small; messages that carry cells or outputs may be large; whole
- * notebooks are largest.
- */
-/* A batch within PROTO_EDIT_MAX_EDITS always has a reply that fits. */
-_Static_assert((uint64_t)PROTO_EDIT_MAX_EDITS * PROTO_EDIT_REPLY_ENTRY + 64 <=
-    16 * MIB, "ROOM_EDIT_REPLY's cap must hold a full batch's reply");
-
-static const struct proto_msg_info proto_frame_table[] = {
-	{ PROTO_MSG_HELLO, "HELLO", PROTO_HELLO_MAX },
-	{ PROTO_MSG_HELLO_OK, "HELLO_OK", PROTO_HELLO_MAX },
-	{ PROTO_MSG_VERSION_MISMATCH, "VERSION_MISMATCH", PROTO_HELLO_MAX },
-	{ PROTO_MSG_OK, "OK", 64 * KIB },
-	{ PROTO_MSG_ERROR, "ERROR", 64 * KIB },
-	{ PROTO_MSG_PING, "PING", 4 * KIB },
-	{ PROTO_MSG_PONG, "PONG", 4 * KIB },
-
-	{ PROTO_MSG_DAEMON_STATUS, "DAEMON_STATUS", 4 * KIB },
-	{ PROTO_MSG_DAEMON_STATUS_REPLY, "DAEMON_STATUS_REPLY", 64 * KIB },
-	{ PROTO_MSG_DAEMON_STOP, "DAEMON_STOP", 4 * KIB },
-	{ PROTO_MSG_ROOM_LIST, "ROOM_LIST", 4 * KIB },
-	{ PROTO_MSG_ROOM_LIST_REPLY, "ROOM_LIST_REPLY", 16 * MIB },
-	{ PROTO_MSG_ROOM_CREATE, "ROOM_CREATE", 64 * KIB },
-	{ PROTO_MSG_ROOM_JOINED, "ROOM_JOINED", 64 * MIB },
-	{ PROTO_MSG_ROOM_OPEN, "ROOM_OPEN", 64 * KIB },
-	{ PROTO_MSG_ROOM_LEAVE, "ROOM_LEAVE", 4 * KIB },
-	{ PROTO_MSG_ROOM_GET, "ROOM_GET", 64 * KIB },
-	{ PROTO_MSG_ROOM_CONTENT, "ROOM_CONTENT", 64 * MIB },
-	{ PROTO_MSG_ROOM_EDIT, "ROOM_EDIT", 16 * MIB },
-	{ PROTO_MSG_ROOM_EDIT_REPLY, "ROOM_EDIT_REPLY", 16 * MIB },
-	{ PROTO_MSG_ROOM_SAVE, "ROOM_SAVE", 64 * KIB },
-	{ PROTO_MSG_ROOM_SAVE_REPLY, "ROOM_SAVE_REPLY", 64 * KIB },
-	/* Names every cell a change touched: as many as a batch's edits. */
-	{ PROTO_MSG_ROOM_CHANGED, "ROOM_CHANGED", 16 * MIB },
-	{ PROTO_MSG_ROOM_CHANGES, "ROOM_CHANGES", 4 * KIB },
-	{ PROTO_MSG_ROOM_CHANGES_REPLY, "ROOM_CHANGES_REPLY", 16 * MIB },
-	{ PROTO_MSG_EXEC_RUN, "EXEC_RUN", 1 * MIB },
-	{ PROTO_MSG_EXEC_STATE, "EXEC_STATE", 64 * MIB },
-	{ PROTO_MSG_EXEC_GET, "EXEC_GET", 64 * KIB },
-	{ PROTO_MSG_KERNEL_INTERRUPT, "KERNEL_INTERRUPT", 4 * KIB },
-	{ PROTO_MSG_KERNEL_RESTART, "KERNEL_RESTART", 4 * KIB },
-	{ PROTO_MSG_KERNEL_INFO, "KERNEL_INFO", 4 * KIB },
-	{ PROTO_MSG_KERNEL_INFO_REPLY, "KERNEL_INFO_REPLY", 1 * MIB },
-	{ PROTO_MSG_KERNEL_LIST, "KERNEL_LIST", 4 * KIB },
-	{ PROTO_MSG_KERNEL_LIST_REPLY, "KERNEL_LIST_REPLY", 1 * MIB },
-	{ PROTO_MSG_KERNEL_SELECT, "KERNEL_SELECT", 4 * KIB },
-	{ PROTO_MSG_BLOB_GET, "BLOB_GET", 4 * KIB },
-	{ PROTO_MSG_BLOB_REPLY, "BLOB_REPLY", 64 * MIB },
-
-	{ PROTO_MSG_AGENT_START, "AGENT_START", 64 * KIB },
-	{ PROTO_MSG_AGENT_READY, "AGENT_READY", 1 * MIB },
-	{ PROTO_MSG_AGENT_EXECUTE, "AGENT_EXECUTE", 16 * MIB },
-	{ PROTO_MSG_AGENT_OUTPUT, "AGENT_OUTPUT", 64 * MIB },
-	{ PROTO_MSG_AGENT_EXEC_DONE, "AGENT_EXEC_DONE", 64 * KIB },
-	{ PROTO_MSG_AGENT_EXEC_STARTED, "AGENT_EXEC_STARTED", 64 * KIB },
-	{ PROTO_MSG_AGENT_INTERRUPT, "AGENT_INTERRUPT", 4 * KIB },
-	{ PROTO_MSG_AGENT_SHUTDOWN, "AGENT_SHUTDOWN", 4 * KIB },
-	{ PROTO_MSG_AGENT_STATUS, "AGENT_STATUS", 64 * KIB },
-	{ PROTO_MSG_AGENT_CLEAR_OUTPUT, "AGENT_CLEAR_OUTPUT", 4 * KIB },
-
-	{ PROTO_MSG_MCP, "MCP", 16 * MIB + 16 * KIB },
-	{ PROTO_MSG_WORKER_READY, "WORKER_READY", 16 * MIB },
-	{ PROTO_MSG_WORKER_UPGRADE, "WORKER_UPGRADE", 4 * KIB },
-	{ PROTO_MSG_WORKER_SHUTDOWN, "WORKER_SHUTDOWN", 4 * KIB },
-};
-
-static const struct proto_msg_info *
-proto_frame_lookup(uint16_t type)
-{
-	size_t	i;
-
-	for (i = 0; i < sizeof proto_frame_table / sizeof *proto_frame_table;
-	    i++) {
-		if (proto_frame_table[i].type == type)
-			return (&proto_frame_table[i]);
-	}
-	return (NULL);
-}
-
-/* Name of a message type for logs; "unknown" if not in the table. */
-const char *
-proto_msg_name(uint16_t type)
-{
-	const struct proto_msg_info	*info = proto_frame_lookup(type);
-
-	return (info != NULL ? info->name : "unknown");
-}
-
-/* Largest body allowed for a type; 0 for an unknown type. */
-uint32_t
-proto_msg_cap(uint16_t type)
-{
-	const struct proto_msg_info	*info = proto_frame_lookup(type);
-
-	return (info != NULL ? info->cap : 0);
-}
 
 void
 proto_header_pack(const struct proto_header *hdr, uint8_t *p)
@@ -165,8 +58,7 @@ proto_frame_check(const struct proto_header *hdr, char *err, size_t errlen)
 		return (-1);
 	}
 	if (hdr->version != PROTO_VERSION &&
-	    hdr->type != PROTO_MSG_HELLO &&
-	    hdr->type != PROTO_MSG_VERSION_MISMATCH) {
+	    !proto_msg_has(hdr->type, PROTO_F_ANY_VERSION)) {
 		snprintf(err, errlen, "%s frame has protocol version %u, "
 		    "expected %u", proto_msg_name(hdr->type), hdr->version,
 		    PROTO_VERSION);
@@ -185,13 +77,7 @@ int
 proto_frame_check_hello(const struct proto_header *hdr, char *err,
     size_t errlen)
 {
-	switch (hdr->type) {
-	case PROTO_MSG_HELLO:
-	case PROTO_MSG_HELLO_OK:
-	case PROTO_MSG_VERSION_MISMATCH:
-	case PROTO_MSG_ERROR:
-		break;
-	default:
+	if (!proto_msg_has(hdr->type, PROTO_F_HANDSHAKE)) {
 		snprintf(err, errlen, "%s frame of %u bytes before HELLO "
 		    "(only a handshake frame may come first)",
 		    proto_msg_name(hdr->type), hdr->length);

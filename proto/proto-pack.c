@@ -179,16 +179,3 @@ proto_get_array(const msgpack_object *map, const char *key)
 
 	return (v != NULL && v->type == MSGPACK_OBJECT_ARRAY ? v : NULL);
 }
-
-/* A document: the object it was read as, else what its callback packs,
- * else nil. */
-void
-proto_doc_pack(msgpack_packer *pk, const struct proto_doc *doc)
-{
-	if (doc->obj != NULL)
-		msgpack_pack_object(pk, *doc->obj);
-	else if (doc->pack != NULL)
-		doc->pack(pk, doc->arg);
-	else
-		msgpack_pack_nil(pk);
-}

@@ -22,6 +22,8 @@
 #ifndef PROTO_H
 #define PROTO_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,26 +73,6 @@
  */
 #define PROTO_EDIT_MAX_EDITS	1000
 #define PROTO_EDIT_REPLY_ENTRY	75
-
-/*
- * Typed bodies (docs/decisions/014): every message has a struct and a
- * pack/unpack pair in its family's file.  Unpacking borrows from the
- * received frame, so nothing allocates and the frame must outlive the
- * struct: a string is a pointer and a length (ptr NULL when absent, not
- * NUL-terminated), a document (cell, output, metadata) the msgpack object
- * itself.  Packing a document takes that object, or a callback that packs
- * the value.  Unpackers return 0, or -1 with err naming the message and
- * the field; unknown keys are ignored.
- */
-struct proto_str {
-	const char	*ptr;
-	size_t		 len;
-};
-struct proto_doc {
-	const msgpack_object	*obj;
-	void			(*pack)(msgpack_packer *, const void *);
-	const void		*arg;
-};
 
 enum proto_msg {
 	/* 1-99: every connection. */
@@ -167,9 +149,39 @@ struct proto_header {
 	uint32_t	id;
 };
 
-/* proto-frame.c */
+/*
+ * proto-msg.c: the facts of every type.  from is who may send it, as
+ * PROTO_FROM_* bits: a receiver kills a peer that sends what its kind
+ * may not.  reply is the answer's type (0 when none).
+ */
+#define PROTO_FROM_CLIENT	0x01	/* worker, ctl, proxy to the daemon */
+#define PROTO_FROM_DAEMON	0x02	/* daemon to a client or an agent */
+#define PROTO_FROM_AGENT	0x04	/* agent to the daemon */
+#define PROTO_FROM_PROXY	0x08	/* proxy to its worker */
+#define PROTO_FROM_WORKER	0x10	/* worker to its proxy */
+
+#define PROTO_F_ROOM		0x01	/* needs a joined room */
+#define PROTO_F_MUTATES		0x02	/* changes a notebook or a kernel */
+#define PROTO_F_RETRY		0x04	/* safe to resend after a restart */
+#define PROTO_F_EVENT		0x08	/* unsolicited, id 0 */
+#define PROTO_F_HANDSHAKE	0x10	/* may come before the handshake ends */
+#define PROTO_F_ANY_VERSION	0x20	/* any version byte (to answer it) */
+
+struct proto_msg_info {
+	uint16_t	 type;
+	const char	*name;
+	uint32_t	 cap;		/* largest body, checked first */
+	u_int		 from;		/* PROTO_FROM_* */
+	uint16_t	 reply;
+	u_int		 flags;		/* PROTO_F_* */
+};
+const struct proto_msg_info *proto_msg_info(uint16_t);
 const char	*proto_msg_name(uint16_t);
 uint32_t	 proto_msg_cap(uint16_t);
+int		 proto_msg_has(uint16_t, u_int);
+int		 proto_msg_from(uint16_t, u_int);
+
+/* proto-frame.c */
 void		 proto_header_pack(const struct proto_header *, uint8_t *);
 void		 proto_header_unpack(const uint8_t *, struct proto_header *);
 int		 proto_frame_check(const struct proto_header *, char *, size_t);
@@ -189,7 +201,6 @@ void	proto_pack_nil(msgpack_packer *, const char *);
 void	proto_pack_cstr(msgpack_packer *, const char *);
 
 /* proto-pack.c: a document inside a typed body. */
-void	proto_doc_pack(msgpack_packer *, const struct proto_doc *);
 
 /* proto-pack.c: reading bodies.  Getters return NULL/-1 when absent or
  * of the wrong type, so callers can reject a bad peer in one place. */
@@ -205,6 +216,272 @@ const msgpack_object	*proto_get_map(const msgpack_object *, const char *);
 const msgpack_object	*proto_get_array(const msgpack_object *,
 			     const char *);
 int			 proto_obj_streq(const msgpack_object *, const char *);
+
+/*
+ * proto-field.c: what codecs are made of (docs/decisions/014).  For a
+ * message X, struct proto_X holds its fields; proto_X_pack writes it and
+ * proto_X_unpack reads it, returning -1 with "X: field is not a string"
+ * when a field is missing or mistyped.  Unpacking borrows from the
+ * received frame and allocates nothing; unknown keys are ignored.
+ */
+struct proto_str {
+	const char	*ptr;		/* not NUL-terminated; NULL: absent */
+	size_t		 len;
+};
+
+/* A document (cells, outputs, metadata, edits) the codec does not type:
+ * unpacked, obj; packed, pack(pk, arg) if set, else obj copied. */
+typedef void (*proto_doc_cb)(msgpack_packer *, const void *);
+struct proto_doc {
+	const msgpack_object	*obj;
+	proto_doc_cb		 pack;
+	const void		*arg;
+};
+
+#define PROTO_REQ	0x01	/* the field must be there (nil is not) */
+#define PROTO_NONUL	0x02	/* a string without NUL */
+#define PROTO_UNSIGNED	0x04	/* an integer >= 0 */
+#define PROTO_MAP	0x08	/* a document that is a map */
+#define PROTO_ARRAY	0x10	/* a document that is an array */
+
+int	proto_field_body(const msgpack_object *, const char *, char *,
+	    size_t);
+int	proto_field_str(const msgpack_object *, const char *, const char *,
+	    int, struct proto_str *, char *, size_t);
+int	proto_field_int(const msgpack_object *, const char *, const char *,
+	    int, int64_t *, int *, char *, size_t);
+int	proto_field_bool(const msgpack_object *, const char *, const char *,
+	    int, int *, int *, char *, size_t);
+int	proto_field_doc(const msgpack_object *, const char *, const char *,
+	    int, struct proto_doc *, char *, size_t);
+void	proto_pack_pstr(msgpack_packer *, const char *,
+	    const struct proto_str *);
+void	proto_pack_doc(msgpack_packer *, const char *,
+	    const struct proto_doc *);
+void	proto_doc_pack(msgpack_packer *, const struct proto_doc *);
+int	proto_doc_present(const struct proto_doc *);
+struct proto_str proto_str_make(const char *);
+char	*proto_str_dup(const struct proto_str *);
+int	 proto_str_eq(const struct proto_str *, const char *);
+
+/* proto-daemon.c: OK, ERROR, PING, PONG, DAEMON_*. */
+struct proto_error {
+	struct proto_str	 code;
+	struct proto_str	 message;
+	struct proto_str	 reason;	/* "too_large" or absent */
+	int			 has_bytes;
+	uint64_t		 bytes;
+	int			 has_cap;
+	uint64_t		 cap;
+	int			 has_index;	/* the failing edit */
+	int64_t			 index;
+};
+struct proto_daemon_status_reply {
+	int64_t			 pid;
+	int64_t			 started_at;
+	struct proto_str	 version;
+	uint64_t		 rooms;
+	uint64_t		 peers;
+	uint64_t		 kernels;
+	int			 has_fds;
+	uint64_t		 fds_open;
+	uint64_t		 fds_limit;
+	uint64_t		 peers_room;
+	struct proto_doc	 warnings;	/* [string] */
+};
+void	proto_empty_pack(msgpack_packer *);
+void	proto_error_pack(msgpack_packer *, const struct proto_error *);
+int	proto_error_unpack(const msgpack_object *, struct proto_error *,
+	    char *, size_t);
+void	proto_daemon_status_reply_pack(msgpack_packer *,
+	    const struct proto_daemon_status_reply *);
+int	proto_daemon_status_reply_unpack(const msgpack_object *,
+	    struct proto_daemon_status_reply *, char *, size_t);
+
+/* proto-room.c: ROOM_*, BLOB_*. */
+struct proto_room_create {
+	struct proto_str	 path;		/* absent: untitled */
+	struct proto_str	 kernel;
+};
+struct proto_room_open {
+	struct proto_str	 path;		/* exactly one of the two */
+	struct proto_str	 notebook_id;
+};
+/* ROOM_JOINED and ROOM_CONTENT (only it carries metadata). */
+struct proto_room_joined {
+	struct proto_str	 notebook_id;
+	struct proto_str	 path;		/* absent: untitled */
+	int			 dirty;
+	uint64_t		 seq;
+	int64_t			 nbformat;
+	int64_t			 nbformat_minor;
+	struct proto_str	 kernel_name;
+	struct proto_str	 kernel_state;
+	struct proto_doc	 metadata;
+	struct proto_doc	 warnings;	/* [warning] or absent */
+	struct proto_doc	 cells;		/* [cell] */
+};
+struct proto_room_list_reply {
+	struct proto_doc	 warnings;	/* [string] */
+	struct proto_doc	 rooms;		/* [room summary] */
+};
+struct proto_room_edit {
+	struct proto_doc	 edits;		/* [edit], read by the daemon */
+	int			 has_if_seq;
+	uint64_t		 if_seq;
+};
+struct proto_room_edit_reply {
+	uint64_t		 seq;
+	struct proto_doc	 cells;		/* [{cell_id}] */
+};
+struct proto_room_save {
+	struct proto_str	 path;
+	int			 force;
+};
+struct proto_room_save_reply {
+	struct proto_str	 path;
+	uint64_t		 seq;
+};
+struct proto_room_changed {
+	struct proto_str	 notebook_id;
+	uint64_t		 seq;
+	struct proto_doc	 kinds;		/* [string] */
+	struct proto_doc	 cell_ids;	/* [string] */
+	struct proto_doc	 execution_ids;	/* [string] */
+};
+struct proto_room_changes {
+	uint64_t		 after;
+};
+struct proto_room_changes_reply {
+	uint64_t		 seq;
+	int			 resync;
+	struct proto_doc	 changes;	/* [{seq, kinds, ...}] */
+};
+struct proto_blob_get {
+	struct proto_str	 sha256;
+};
+struct proto_blob_reply {
+	struct proto_str	 sha256;
+	struct proto_str	 data;
+};
+void	proto_room_create_pack(msgpack_packer *,
+	    const struct proto_room_create *);
+int	proto_room_create_unpack(const msgpack_object *,
+	    struct proto_room_create *, char *, size_t);
+void	proto_room_open_pack(msgpack_packer *, const struct proto_room_open *);
+int	proto_room_open_unpack(const msgpack_object *,
+	    struct proto_room_open *, char *, size_t);
+void	proto_room_joined_pack(msgpack_packer *,
+	    const struct proto_room_joined *);
+int	proto_room_joined_unpack(const msgpack_object *,
+	    struct proto_room_joined *, char *, size_t);
+void	proto_room_content_pack(msgpack_packer *,
+	    const struct proto_room_joined *);
+int	proto_room_content_unpack(const msgpack_object *,
+	    struct proto_room_joined *, char *, size_t);
+void	proto_room_list_reply_pack(msgpack_packer *,
+	    const struct proto_room_list_reply *);
+int	proto_room_list_reply_unpack(const msgpack_object *,
+	    struct proto_room_list_reply *, char *, size_t);
+void	proto_room_edit_pack(msgpack_packer *, const struct proto_room_edit *);
+int	proto_room_edit_unpack(const msgpack_object *,
+	    struct proto_room_edit *, char *, size_t);
+void	proto_room_edit_reply_pack(msgpack_packer *,
+	    const struct proto_room_edit_reply *);
+int	proto_room_edit_reply_unpack(const msgpack_object *,
+	    struct proto_room_edit_reply *, char *, size_t);
+void	proto_room_save_pack(msgpack_packer *, const struct proto_room_save *);
+int	proto_room_save_unpack(const msgpack_object *,
+	    struct proto_room_save *, char *, size_t);
+void	proto_room_save_reply_pack(msgpack_packer *,
+	    const struct proto_room_save_reply *);
+int	proto_room_save_reply_unpack(const msgpack_object *,
+	    struct proto_room_save_reply *, char *, size_t);
+void	proto_room_changed_pack(msgpack_packer *,
+	    const struct proto_room_changed *);
+int	proto_room_changed_unpack(const msgpack_object *,
+	    struct proto_room_changed *, char *, size_t);
+void	proto_room_changes_pack(msgpack_packer *,
+	    const struct proto_room_changes *);
+int	proto_room_changes_unpack(const msgpack_object *,
+	    struct proto_room_changes *, char *, size_t);
+void	proto_room_changes_reply_pack(msgpack_packer *,
+	    const struct proto_room_changes_reply *);
+int	proto_room_changes_reply_unpack(const msgpack_object *,
+	    struct proto_room_changes_reply *, char *, size_t);
+void	proto_blob_get_pack(msgpack_packer *, const struct proto_blob_get *);
+int	proto_blob_get_unpack(const msgpack_object *, struct proto_blob_get *,
+	    char *, size_t);
+void	proto_blob_reply_pack(msgpack_packer *,
+	    const struct proto_blob_reply *);
+int	proto_blob_reply_unpack(const msgpack_object *,
+	    struct proto_blob_reply *, char *, size_t);
+
+/* proto-exec.c: EXEC_*, KERNEL_*. */
+struct proto_exec_run {
+	struct proto_doc	 cell_ids;	/* [cell_id | index] */
+	int			 has_stop_on_error;
+	int			 stop_on_error;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_exec_get {
+	struct proto_str	 execution_id;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_exec_state {
+	struct proto_str	 execution_id;
+	int64_t			 daemon_started_at;
+	struct proto_str	 notebook_id;
+	struct proto_str	 status;
+	struct proto_str	 message;	/* packed as nil when absent */
+	struct proto_str	 reason;
+	int			 outputs_omitted;
+	struct proto_doc	 cells;		/* [{cell_id, status, ...}] */
+};
+struct proto_kernel_info_reply {
+	struct proto_str	 name;
+	struct proto_str	 state;
+	struct proto_str	 display_name;
+	struct proto_str	 message;
+	int			 has_pid;
+	int64_t			 pid;
+	int			 has_agent_pid;
+	int64_t			 agent_pid;
+	struct proto_doc	 language_info;
+	int64_t			 execution_count;
+	uint64_t		 queue;
+};
+struct proto_kernel_list_reply {
+	struct proto_str	 default_name;	/* "default" */
+	struct proto_doc	 kernels;	/* [{name, ...}] */
+};
+struct proto_kernel_select {
+	struct proto_str	 kernel;
+};
+void	proto_exec_run_pack(msgpack_packer *, const struct proto_exec_run *);
+int	proto_exec_run_unpack(const msgpack_object *, struct proto_exec_run *,
+	    char *, size_t);
+void	proto_exec_get_pack(msgpack_packer *, const struct proto_exec_get *);
+int	proto_exec_get_unpack(const msgpack_object *, struct proto_exec_get *,
+	    char *, size_t);
+void	proto_exec_state_pack(msgpack_packer *,
+	    const struct proto_exec_state *);
+int	proto_exec_state_unpack(const msgpack_object *,
+	    struct proto_exec_state *, char *, size_t);
+void	proto_kernel_info_reply_pack(msgpack_packer *,
+	    const struct proto_kernel_info_reply *);
+int	proto_kernel_info_reply_unpack(const msgpack_object *,
+	    struct proto_kernel_info_reply *, char *, size_t);
+void	proto_kernel_list_reply_pack(msgpack_packer *,
+	    const struct proto_kernel_list_reply *);
+int	proto_kernel_list_reply_unpack(const msgpack_object *,
+	    struct proto_kernel_list_reply *, char *, size_t);
+void	proto_kernel_select_pack(msgpack_packer *,
+	    const struct proto_kernel_select *);
+int	proto_kernel_select_unpack(const msgpack_object *,
+	    struct proto_kernel_select *, char *, size_t);
 
 /* proto-hello.c: the handshake every connection opens with. */
 struct proto_hello {

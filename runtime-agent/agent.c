@@ -446,6 +446,12 @@ agent_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 	log_debug("%s: %s id %u", __func__, proto_msg_name(hdr->type),
 	    hdr->id);
+	if (!proto_msg_from(hdr->type, PROTO_FROM_DAEMON)) {
+		peer_send_error(p, hdr->id, "invalid_argument",
+		    "runtimed-agent does not handle %s",
+		    proto_msg_name(hdr->type));
+		return;
+	}
 
 	switch (hdr->type) {
 	case PROTO_MSG_AGENT_START:

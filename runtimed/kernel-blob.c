@@ -14,18 +14,19 @@
 void
 kernel_blob_get(struct peer *p, uint32_t id, const msgpack_object *body)
 {
-	struct mpbuf	 b;
-	const char	*name;
-	char		*hex, *data, *cause;
-	size_t		 len, nlen;
+	struct proto_blob_get	 m;
+	struct proto_blob_reply	 rm;
+	struct mpbuf		 b;
+	char			*hex, *data, *cause, err[256];
+	size_t			 len;
 
-	name = proto_get_str(body, "sha256", &nlen);
-	if (name == NULL || !blob_valid_name(name, nlen)) {
+	if (proto_blob_get_unpack(body, &m, err, sizeof err) != 0 ||
+	    !blob_valid_name(m.sha256.ptr, m.sha256.len)) {
 		peer_send_error(p, id, "invalid_argument",
 		    "sha256 must be 64 lowercase hex digits");
 		return;
 	}
-	hex = xstrndup(name, nlen);
+	hex = xstrndup(m.sha256.ptr, m.sha256.len);
 	if (blob_get(runtimed_state_dir, hex, &data, &len, &cause) != 0) {
 		peer_send_error(p, id, "invalid_argument", "no blob %s: %s",
 		    hex, cause);
@@ -33,10 +34,11 @@ kernel_blob_get(struct peer *p, uint32_t id, const msgpack_object *body)
 		free(hex);
 		return;
 	}
+	rm.sha256 = proto_str_make(hex);
+	rm.data.ptr = data;
+	rm.data.len = len;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 2);
-	proto_pack_str(&b.pk, "sha256", hex);
-	proto_pack_strn(&b.pk, "data", data, len);
+	proto_blob_reply_pack(&b.pk, &rm);
 	if (peer_send(p, PROTO_MSG_BLOB_REPLY, id, &b.sb) != 0)
 		peer_send_error(p, id, "invalid_argument",
 		    "blob %s is too large for a frame", hex);

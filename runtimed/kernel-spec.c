@@ -26,36 +26,47 @@ kernel_spec_check(const char *name, char **cause)
 	return (0);
 }
 
-/* KERNEL_LIST {} -> KERNEL_LIST_REPLY {default, kernels: [...]} */
-void
-kernel_spec_list(struct peer *p, uint32_t id)
+/* KERNEL_LIST_REPLY's kernels: [{name, display_name, language}]. */
+static void
+kernel_spec_pack_list(msgpack_packer *pk, const void *arg)
 {
-	struct json_object	*list, *item, *v;
-	struct mpbuf		 b;
+	struct json_object	*list = (struct json_object *)arg, *item, *v;
 	size_t			 i, n;
 	const char		*keys[] = { "name", "display_name",
 				    "language" };
 	u_int			 j;
 
-	list = kernelspec_list();
 	n = json_object_array_length(list);
-	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 2);
-	proto_pack_str(&b.pk, "default", KERNELSPEC_DEFAULT);
-	proto_pack_key(&b.pk, "kernels");
-	msgpack_pack_array(&b.pk, n);
+	msgpack_pack_array(pk, n);
 	for (i = 0; i < n; i++) {
 		item = json_object_array_get_idx(list, i);
-		msgpack_pack_map(&b.pk, 3);
+		msgpack_pack_map(pk, 3);
 		for (j = 0; j < 3; j++) {
 			if (json_object_object_get_ex(item, keys[j], &v) &&
 			    json_object_is_type(v, json_type_string))
-				proto_pack_str(&b.pk, keys[j],
+				proto_pack_str(pk, keys[j],
 				    json_object_get_string(v));
 			else
-				proto_pack_nil(&b.pk, keys[j]);
+				proto_pack_nil(pk, keys[j]);
 		}
 	}
+}
+
+/* KERNEL_LIST {} -> KERNEL_LIST_REPLY {default, kernels: [...]} */
+void
+kernel_spec_list(struct peer *p, uint32_t id)
+{
+	struct proto_kernel_list_reply	 m;
+	struct json_object		*list;
+	struct mpbuf			 b;
+
+	list = kernelspec_list();
+	m.default_name = proto_str_make(KERNELSPEC_DEFAULT);
+	m.kernels.obj = NULL;
+	m.kernels.pack = kernel_spec_pack_list;
+	m.kernels.arg = list;
+	mpbuf_init(&b);
+	proto_kernel_list_reply_pack(&b.pk, &m);
 	json_object_put(list);
 	peer_send(p, PROTO_MSG_KERNEL_LIST_REPLY, id, &b.sb);
 	mpbuf_free(&b);
@@ -71,25 +82,23 @@ void
 kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
-	struct kernelspec	*ks;
-	const msgpack_object	*o;
-	const char		*why;
-	char			*name, *cause;
+	struct proto_kernel_select	 m;
+	struct kernelspec		*ks;
+	const char			*why;
+	char				*name, *cause, err[256];
 
 	if (r == NULL) {
 		peer_send_error(p, id, "invalid_argument", "KERNEL_SELECT "
 		    "needs a notebook: send ROOM_CREATE or ROOM_OPEN first");
 		return;
 	}
-	o = proto_get(body, "kernel");
-	if (o == NULL || o->type != MSGPACK_OBJECT_STR ||
-	    o->via.str.size == 0 || o->via.str.size > 255 ||
-	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL) {
+	if (proto_kernel_select_unpack(body, &m, err, sizeof err) != 0 ||
+	    m.kernel.len == 0 || m.kernel.len > 255) {
 		peer_send_error(p, id, "invalid_argument",
 		    "kernel must be a kernelspec name");
 		return;
 	}
-	name = xstrndup(o->via.str.ptr, o->via.str.size);
+	name = xstrndup(m.kernel.ptr, m.kernel.len);
 	if ((ks = kernelspec_find(name, &cause)) == NULL) {
 		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
 		free(cause);

@@ -108,8 +108,7 @@ static struct event	*room_exec_persist_ev;
 static void	room_exec_pack(struct room_exec *, msgpack_packer *);
 static void	room_exec_write(struct room_exec *);
 static void	room_exec_mint_id(struct room *, char [37]);
-static int64_t	room_exec_timeout(struct peer *, uint32_t,
-		    const msgpack_object *);
+static int64_t	room_exec_timeout(struct peer *, uint32_t, int, int64_t);
 static void	room_exec_answer(struct room_exec *, struct peer *, uint32_t,
 		    int64_t);
 static void	room_exec_fail(struct room_exec *, const char *);
@@ -205,23 +204,12 @@ room_exec_terminal(struct room_exec *e)
 
 /* EXEC_STATE {execution_id, status, cells: [...]} */
 static void
-room_exec_pack(struct room_exec *e, msgpack_packer *pk)
+room_exec_pack_cells(msgpack_packer *pk, const void *arg)
 {
-	struct room_exec_cell	*c;
-	size_t			 i;
+	const struct room_exec		*e = arg;
+	const struct room_exec_cell	*c;
+	size_t				 i;
 
-	msgpack_pack_map(pk, 6);
-	proto_pack_str(pk, "execution_id", e->id);
-	/* Which daemon wrote it: an unfinished record of another is dead. */
-	proto_pack_int(pk, "daemon_started_at",
-	    runtimed_incarnation.started_at);
-	proto_pack_str(pk, "notebook_id", e->room->id);
-	proto_pack_str(pk, "status", room_exec_status_names[e->status]);
-	if (e->message != NULL)
-		proto_pack_str(pk, "message", e->message);
-	else
-		proto_pack_nil(pk, "message");
-	proto_pack_key(pk, "cells");
 	msgpack_pack_array(pk, e->ncells);
 	for (i = 0; i < e->ncells; i++) {
 		c = &e->cells[i];
@@ -238,6 +226,22 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 		proto_pack_key(pk, "outputs");
 		mpjson_pack(pk, c->outputs);
 	}
+}
+
+static void
+room_exec_pack(struct room_exec *e, msgpack_packer *pk)
+{
+	struct proto_exec_state	m;
+
+	memset(&m, 0, sizeof m);
+	m.execution_id = proto_str_make(e->id);
+	m.daemon_started_at = runtimed_incarnation.started_at;
+	m.notebook_id = proto_str_make(e->room->id);
+	m.status = proto_str_make(room_exec_status_names[e->status]);
+	m.message = proto_str_make(e->message);
+	m.cells.pack = room_exec_pack_cells;
+	m.cells.arg = e;
+	proto_exec_state_pack(pk, &m);
 }
 
 /*
@@ -480,6 +484,7 @@ void
 room_exec_run(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
+	struct proto_exec_run	 m;
 	const msgpack_object	*ids;
 	struct room_exec	*e;
 	struct room_cell	*cell, **cells;
@@ -488,11 +493,17 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	size_t			 i, n;
 	int64_t			 timeout;
 	int			 stop = 1;
+	char			 err[256];
 
-	/* With timeout_ms the reply waits like EXEC_GET: one round trip. */
-	if ((timeout = room_exec_timeout(p, id, body)) < 0)
+	if (proto_exec_run_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
 		return;
-	ids = proto_get_array(body, "cell_ids");
+	}
+	/* With timeout_ms the reply waits like EXEC_GET: one round trip. */
+	if ((timeout = room_exec_timeout(p, id, m.has_timeout_ms,
+	    m.timeout_ms)) < 0)
+		return;
+	ids = m.cell_ids.obj;
 	if (ids == NULL || ids->via.array.size == 0) {
 		peer_send_error(p, id, "invalid_argument",
 		    "cell_ids must be a non-empty list");
@@ -504,13 +515,8 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		    "most %d cells, not %zu", RUNTIMED_RUN_MAX_CELLS, n);
 		return;
 	}
-	if (proto_get(body, "stop_on_error") != NULL &&
-	    proto_get(body, "stop_on_error")->type != MSGPACK_OBJECT_NIL &&
-	    proto_get_bool(body, "stop_on_error", &stop) != 0) {
-		peer_send_error(p, id, "invalid_argument",
-		    "stop_on_error must be a boolean");
-		return;
-	}
+	if (m.has_stop_on_error)
+		stop = m.stop_on_error;
 	/* Resolved once, here: ids or indexes of the notebook as it is. */
 	cells = xreallocarray(NULL, n, sizeof *cells);
 	for (i = 0; i < n; i++) {
@@ -654,6 +660,12 @@ room_exec_mint_id(struct room *r, char id[37])
 	    rnd + 19, rnd + 24);
 }
 
+static void
+room_exec_pack_none(msgpack_packer *pk, const void *unused)
+{
+	msgpack_pack_array(pk, 0);
+}
+
 /*
  * An id this notebook was given by an earlier daemon, whose run never
  * reached the store: answer it as ended.  -1 if the id is not such.
@@ -665,6 +677,7 @@ room_exec_get_lost(struct room *r, struct peer *p, uint32_t id,
 	char			 hash[65], *end, inc[13];
 	uint64_t		 ms, now = (uint64_t)
 				    runtimed_incarnation.started_at / 1000;
+	struct proto_exec_state	 m;
 	struct mpbuf		 b;
 
 	if (len != 36 || eid[8] != '-' || eid[21] != '-')
@@ -677,18 +690,18 @@ room_exec_get_lost(struct room *r, struct peer *p, uint32_t id,
 	ms = strtoull(inc, &end, 16);
 	if (*end != '\0' || ms >= (now & 0xffffffffffffULL))
 		return (-1);
+	memset(&m, 0, sizeof m);
+	m.execution_id.ptr = eid;
+	m.execution_id.len = len;
+	m.notebook_id = proto_str_make(r->id);
+	m.daemon_started_at = runtimed_incarnation.started_at;
+	m.status = proto_str_make("kernel_died");
+	m.message = proto_str_make("the daemon stopped before this run was "
+	    "recorded; its cells may or may not have run: inspect the "
+	    "notebook");
+	m.cells.pack = room_exec_pack_none;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 6);
-	proto_pack_strn(&b.pk, "execution_id", eid, len);
-	proto_pack_str(&b.pk, "notebook_id", r->id);
-	proto_pack_int(&b.pk, "daemon_started_at",
-	    runtimed_incarnation.started_at);
-	proto_pack_str(&b.pk, "status", "kernel_died");
-	proto_pack_str(&b.pk, "message", "the daemon stopped before this "
-	    "run was recorded; its cells may or may not have run: inspect "
-	    "the notebook");
-	proto_pack_key(&b.pk, "cells");
-	msgpack_pack_array(&b.pk, 0);
+	proto_exec_state_pack(&b.pk, &m);
 	peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
 	mpbuf_free(&b);
 	return (0);
@@ -761,15 +774,11 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 
 /* timeout_ms of an EXEC_RUN or EXEC_GET: 0 when absent, -1 if invalid. */
 static int64_t
-room_exec_timeout(struct peer *p, uint32_t id, const msgpack_object *body)
+room_exec_timeout(struct peer *p, uint32_t id, int has, int64_t timeout)
 {
-	const msgpack_object	*v = proto_get(body, "timeout_ms");
-	int64_t			 timeout = 0;
-
-	if (v == NULL || v->type == MSGPACK_OBJECT_NIL)
+	if (!has)
 		return (0);
-	if (proto_get_int(body, "timeout_ms", &timeout) != 0 ||
-	    timeout < 0 || timeout > RUNTIMED_WAIT_MAX_MS) {
+	if (timeout < 0 || timeout > RUNTIMED_WAIT_MAX_MS) {
 		peer_send_error(p, id, "invalid_argument",
 		    "timeout_ms must be an integer from 0 to %d",
 		    RUNTIMED_WAIT_MAX_MS);
@@ -806,17 +815,21 @@ void
 room_exec_get(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
+	struct proto_exec_get	 m;
 	struct room_exec	*e;
 	const char		*eid;
 	size_t			 len;
 	int64_t			 timeout;
+	char			 err[256];
 
-	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
-		peer_send_error(p, id, "invalid_argument",
-		    "execution_id is required");
+	if (proto_exec_get_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
 		return;
 	}
-	if ((timeout = room_exec_timeout(p, id, body)) < 0)
+	eid = m.execution_id.ptr;
+	len = m.execution_id.len;
+	if ((timeout = room_exec_timeout(p, id, m.has_timeout_ms,
+	    m.timeout_ms)) < 0)
 		return;
 	if ((e = room_exec_find(r, eid, len)) == NULL) {
 		if (room_exec_get_stored(r, p, id, eid, len) != 0 &&

@@ -501,38 +501,36 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 	return (0);
 }
 
+static void
+room_kernel_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
 void
 room_kernel_pack_info(struct room *r, msgpack_packer *pk)
 {
-	struct room_kernel	*k = r->kernel;
+	struct room_kernel		*k = r->kernel;
+	struct proto_kernel_info_reply	 m;
 
-	msgpack_pack_map(pk, 9);
-	proto_pack_str(pk, "name", r->kernel_name);
-	proto_pack_str(pk, "state", room_kernel_state(r));
-	if (k != NULL && k->kernel_pid > 0)
-		proto_pack_int(pk, "pid", k->kernel_pid);
-	else
-		proto_pack_nil(pk, "pid");
-	proto_pack_key(pk, "language_info");
-	if (k != NULL && k->language_info != NULL)
-		mpjson_pack(pk, k->language_info);
-	else
-		msgpack_pack_nil(pk);
-	proto_pack_int(pk, "execution_count",
-	    k != NULL ? k->execution_count : 0);
-	proto_pack_uint(pk, "queue", room_exec_queue_length(r));
-	if (k != NULL && k->display_name != NULL)
-		proto_pack_str(pk, "display_name", k->display_name);
-	else
-		proto_pack_nil(pk, "display_name");
-	if (k != NULL && k->message != NULL)
-		proto_pack_str(pk, "message", k->message);
-	else
-		proto_pack_nil(pk, "message");
-	if (k != NULL && k->pid > 0)
-		proto_pack_int(pk, "agent_pid", k->pid);
-	else
-		proto_pack_nil(pk, "agent_pid");
+	memset(&m, 0, sizeof m);
+	m.name = proto_str_make(r->kernel_name);
+	m.state = proto_str_make(room_kernel_state(r));
+	m.queue = room_exec_queue_length(r);
+	if (k != NULL) {
+		m.has_pid = k->kernel_pid > 0;
+		m.pid = k->kernel_pid;
+		m.has_agent_pid = k->pid > 0;
+		m.agent_pid = k->pid;
+		m.execution_count = k->execution_count;
+		m.display_name = proto_str_make(k->display_name);
+		m.message = proto_str_make(k->message);
+		if (k->language_info != NULL) {
+			m.language_info.pack = room_kernel_pack_json;
+			m.language_info.arg = k->language_info;
+		}
+	}
+	proto_kernel_info_reply_pack(pk, &m);
 }
 
 /* AGENT_STATUS: dead, or busy, idle or unresponsive (with reason). */
@@ -757,6 +755,10 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 	if (!k->hello) {
 		room_kernel_hello(k, p, hdr, body);
+		return;
+	}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_AGENT)) {
+		peer_kill(p, "unexpected message from agent");
 		return;
 	}
 	if (k->room == NULL && !k->pooled)

@@ -653,10 +653,10 @@ room_edit_size(const msgpack_object *edits)
  * durably, record the change.  The caller replies, then announces.
  */
 int
-room_edit(struct room *r, const msgpack_object *edits,
-    const msgpack_object *if_seq, struct room_nb_result *res, char **cause,
-    const char **code)
+room_edit(struct room *r, const struct proto_room_edit *m,
+    struct room_nb_result *res, char **cause, const char **code)
 {
+	const msgpack_object	*edits = m->edits.obj;
 	struct room_nb_pending	*pend;
 	struct mpbuf		 b;
 	char			*why = NULL;
@@ -664,21 +664,12 @@ room_edit(struct room *r, const msgpack_object *edits,
 
 	memset(res, 0, sizeof *res);
 	res->index = -1;
-	if (if_seq != NULL && if_seq->type != MSGPACK_OBJECT_NIL) {
-		if (if_seq->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-			*code = "invalid_argument";
-			xasprintf(cause, "if_seq must be a non-negative "
-			    "integer");
-			return (-1);
-		}
-		if (if_seq->via.u64 != r->seq) {
-			*code = "conflict";
-			xasprintf(cause, "the notebook changed (seq %llu, not "
-			    "%llu); read it again and retry",
-			    (unsigned long long)r->seq,
-			    (unsigned long long)if_seq->via.u64);
-			return (-1);
-		}
+	if (m->has_if_seq && m->if_seq != r->seq) {
+		*code = "conflict";
+		xasprintf(cause, "the notebook changed (seq %llu, not %llu); "
+		    "read it again and retry", (unsigned long long)r->seq,
+		    (unsigned long long)m->if_seq);
+		return (-1);
 	}
 	if ((n = room_edit_size(edits)) > PROTO_EDIT_MAX_EDITS) {
 		*code = "invalid_argument";
@@ -756,7 +747,8 @@ room_list_pack(msgpack_packer *pk)
 	size_t	i;
 
 	msgpack_pack_map(pk, 2);
-	runtimed_warn_pack(pk);
+	proto_pack_key(pk, "warnings");
+	runtimed_warn_pack(pk, NULL);
 	proto_pack_key(pk, "rooms");
 	msgpack_pack_array(pk, room_nall);
 	for (i = 0; i < room_nall; i++)

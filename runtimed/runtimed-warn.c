@@ -34,14 +34,13 @@ runtimed_warn(const char *fmt, ...)
 
 /* warnings: [string], the standing ones plus a failing store. */
 void
-runtimed_warn_pack(msgpack_packer *pk)
+runtimed_warn_pack(msgpack_packer *pk, const void *unused)
 {
 	const char	*werr = NULL;
 	size_t		 i;
 
 	if (runtimed_store != NULL)
 		werr = store_write_error(runtimed_store);
-	proto_pack_key(pk, "warnings");
 	msgpack_pack_array(pk, runtimed_nwarnings + (werr != NULL));
 	for (i = 0; i < runtimed_nwarnings; i++)
 		proto_pack_cstr(pk, runtimed_warnings[i]);

@@ -355,9 +355,15 @@ static int
 runtimed_request(int fd, uint16_t type, struct proto_header *hdr,
     msgpack_unpacked *u)
 {
-	char	*cause = NULL;
+	char		*cause = NULL;
+	struct mpbuf	 b;
+	int		 r;
 
-	if (frameio_write(fd, type, 1, "\x80", 1) != 0) {
+	mpbuf_init(&b);
+	proto_empty_pack(&b.pk);
+	r = frameio_write(fd, type, 1, b.sb.data, b.sb.size);
+	mpbuf_free(&b);
+	if (r != 0) {
 		fprintf(stderr, "runtimed: write failed\n");
 		return (-1);
 	}
@@ -372,18 +378,15 @@ runtimed_request(int fd, uint16_t type, struct proto_header *hdr,
 static int
 runtimed_status(const char *sock)
 {
-	struct proto_header	 hdr;
-	msgpack_unpacked	 u;
-	int64_t			 v, started = 0, fds, limit, room;
-	const char		*version;
-	size_t			 vlen;
-	time_t			 t;
-	struct tm		 tm;
-	char			 when[64];
-	int			 fd;
-	const char		*keys[] = { "rooms", "peers", "kernels" };
-	const msgpack_object	*w;
-	u_int			 i;
+	struct proto_header			 hdr;
+	struct proto_daemon_status_reply	 s;
+	msgpack_unpacked			 u;
+	time_t					 t;
+	struct tm				 tm;
+	char					 when[64], err[256];
+	int					 fd;
+	const msgpack_object			*w;
+	u_int					 i;
 
 	if ((fd = runtimed_connect(sock, 0)) == -1)
 		return (1);
@@ -398,26 +401,27 @@ runtimed_status(const char *sock)
 		msgpack_unpacked_destroy(&u);
 		return (1);
 	}
-	if (proto_get_int(&u.data, "pid", &v) == 0)
-		printf("pid %lld\n", (long long)v);
-	if (proto_get_int(&u.data, "started_at", &started) == 0) {
-		t = (time_t)(started / 1000000);
-		localtime_r(&t, &tm);
-		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", &tm);
-		printf("started %s\n", when);
+	if (proto_daemon_status_reply_unpack(&u.data, &s, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "runtimed: %s\n", err);
+		msgpack_unpacked_destroy(&u);
+		return (1);
 	}
-	if ((version = proto_get_str(&u.data, "version", &vlen)) != NULL)
-		printf("version %.*s\n", (int)vlen, version);
-	for (i = 0; i < 3; i++) {
-		if (proto_get_int(&u.data, keys[i], &v) == 0)
-			printf("%s %lld\n", keys[i], (long long)v);
-	}
-	if (proto_get_int(&u.data, "fds_open", &fds) == 0 &&
-	    proto_get_int(&u.data, "fds_limit", &limit) == 0 &&
-	    proto_get_int(&u.data, "peers_room", &room) == 0)
-		printf("descriptors %lld open of %lld: %lld more peers fit\n",
-		    (long long)fds, (long long)limit, (long long)room);
-	if ((w = proto_get_array(&u.data, "warnings")) != NULL) {
+	printf("pid %lld\n", (long long)s.pid);
+	t = (time_t)(s.started_at / 1000000);
+	localtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", &tm);
+	printf("started %s\n", when);
+	printf("version %.*s\n", (int)s.version.len, s.version.ptr);
+	printf("rooms %llu\npeers %llu\nkernels %llu\n",
+	    (unsigned long long)s.rooms, (unsigned long long)s.peers,
+	    (unsigned long long)s.kernels);
+	if (s.has_fds)
+		printf("descriptors %llu open of %llu: %llu more peers fit\n",
+		    (unsigned long long)s.fds_open,
+		    (unsigned long long)s.fds_limit,
+		    (unsigned long long)s.peers_room);
+	if ((w = s.warnings.obj) != NULL) {
 		for (i = 0; i < w->via.array.size; i++) {
 			if (w->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
 				continue;

@@ -181,7 +181,7 @@ void	runtimed_stop(void);
 
 /* runtimed-warn.c */
 void	runtimed_warn(const char *, ...) printflike(1, 2);
-void	runtimed_warn_pack(msgpack_packer *);
+void	runtimed_warn_pack(msgpack_packer *, const void *);
 
 /* server.c */
 int	server_start(const char *, char **, pid_t *);
@@ -215,9 +215,8 @@ void		 room_leave(struct room *, struct peer *);
 void		 room_changed(struct room *, struct peer *, const char *);
 void		 room_cell_changed(struct room *, const char *, const char *,
 		     const char *);
-int		 room_edit(struct room *, const msgpack_object *,
-		     const msgpack_object *, struct room_nb_result *,
-		     char **, const char **);
+int		 room_edit(struct room *, const struct proto_room_edit *,
+		     struct room_nb_result *, char **, const char **);
 void		 room_start(void);
 void		 room_set_grace(int64_t);
 void		 room_disk_check(struct room *);

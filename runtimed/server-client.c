@@ -36,9 +36,10 @@ int
 server_client_reply(struct peer *p, uint16_t type, uint32_t id,
     const msgpack_sbuffer *sb, const char *code, const char *hint)
 {
-	struct mpbuf	b;
-	uint32_t	cap = proto_msg_cap(type);
-	char		*msg;
+	struct mpbuf		b;
+	struct proto_error	e;
+	uint32_t		cap = proto_msg_cap(type);
+	char			*msg;
 
 	if (sb->size <= cap)
 		return (peer_send(p, type, id, sb));
@@ -46,13 +47,15 @@ server_client_reply(struct peer *p, uint16_t type, uint32_t id,
 	    "frame cap: %s", proto_msg_name(type), sb->size / 1e6,
 	    cap / (1024 * 1024), hint);
 	log_warnx("peer %s: %s", peer_name(p), msg);
+	memset(&e, 0, sizeof e);
+	e.code = proto_str_make(code);
+	e.message = proto_str_make(msg);
+	e.reason = proto_str_make("too_large");
+	e.has_bytes = e.has_cap = 1;
+	e.bytes = sb->size;
+	e.cap = cap;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 5);
-	proto_pack_str(&b.pk, "code", code);
-	proto_pack_str(&b.pk, "message", msg);
-	proto_pack_str(&b.pk, "reason", "too_large");
-	proto_pack_uint(&b.pk, "bytes", sb->size);
-	proto_pack_uint(&b.pk, "cap", cap);
+	proto_error_pack(&b.pk, &e);
 	peer_send(p, PROTO_MSG_ERROR, id, &b.sb);
 	mpbuf_free(&b);
 	free(msg);
@@ -159,40 +162,25 @@ server_client_hello(struct server_client *c, const struct proto_header *hdr,
 static void
 server_client_status(struct server_client *c, uint32_t id)
 {
-	struct mpbuf	b;
+	struct proto_daemon_status_reply	s;
+	struct mpbuf				b;
 
+	memset(&s, 0, sizeof s);
+	s.pid = runtimed_incarnation.pid;
+	s.started_at = runtimed_incarnation.started_at;
+	s.version = proto_str_make(runtimed_incarnation.version);
+	s.rooms = room_count();
+	s.peers = server_client_count();
+	s.kernels = room_kernel_count();
+	s.has_fds = 1;
+	s.fds_open = server_fds_open();
+	s.fds_limit = server_fds_limit();
+	s.peers_room = server_peers_room();
+	s.warnings.pack = runtimed_warn_pack;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 10);
-	proto_pack_int(&b.pk, "pid", runtimed_incarnation.pid);
-	proto_pack_int(&b.pk, "started_at", runtimed_incarnation.started_at);
-	proto_pack_str(&b.pk, "version", runtimed_incarnation.version);
-	proto_pack_uint(&b.pk, "rooms", room_count());
-	proto_pack_uint(&b.pk, "peers", server_client_count());
-	proto_pack_uint(&b.pk, "kernels", room_kernel_count());
-	proto_pack_uint(&b.pk, "fds_open", server_fds_open());
-	proto_pack_uint(&b.pk, "fds_limit", server_fds_limit());
-	proto_pack_uint(&b.pk, "peers_room", server_peers_room());
-	runtimed_warn_pack(&b.pk);
+	proto_daemon_status_reply_pack(&b.pk, &s);
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
-}
-
-/* An optional string argument: NULL when absent or nil, -1 if mistyped. */
-static int
-server_client_opt_str(const msgpack_object *body, const char *key,
-    char **out)
-{
-	const msgpack_object	*o;
-
-	*out = NULL;
-	if ((o = proto_get(body, key)) == NULL ||
-	    o->type == MSGPACK_OBJECT_NIL)
-		return (0);
-	if (o->type != MSGPACK_OBJECT_STR ||
-	    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL)
-		return (-1);
-	*out = xstrndup(o->via.str.ptr, o->via.str.size);
-	return (0);
 }
 
 /* ROOM_CREATE and ROOM_OPEN. */
@@ -200,11 +188,15 @@ static void
 server_client_join(struct server_client *c, const struct proto_header *hdr,
     const msgpack_object *body)
 {
-	struct room	*r;
-	struct mpbuf	 b;
-	char		*path = NULL, *kernel = NULL, *id = NULL;
-	char		*cause = NULL;
-	const char	*code;
+	struct proto_room_create	 cm;
+	struct proto_room_open		 om;
+	struct room			*r;
+	struct mpbuf			 b;
+	char				*path = NULL, *kernel = NULL;
+	char				*id = NULL;
+	char				*cause = NULL, err[256];
+	const char			*code;
+	int				 bad;
 
 	if (c->room != NULL) {
 		peer_send_error(c->peer, hdr->id, "invalid_argument",
@@ -212,11 +204,18 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 		    "first");
 		return;
 	}
-	if (server_client_opt_str(body, "path", &path) != 0 ||
-	    server_client_opt_str(body, "kernel", &kernel) != 0 ||
-	    server_client_opt_str(body, "notebook_id", &id) != 0) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument",
-		    "path, kernel and notebook_id must be strings");
+	if (hdr->type == PROTO_MSG_ROOM_CREATE) {
+		bad = proto_room_create_unpack(body, &cm, err, sizeof err);
+		path = proto_str_dup(&cm.path);
+		kernel = proto_str_dup(&cm.kernel);
+	} else {
+		bad = proto_room_open_unpack(body, &om, err, sizeof err);
+		path = proto_str_dup(&om.path);
+		id = proto_str_dup(&om.notebook_id);
+	}
+	if (bad != 0) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument", "%s",
+		    err);
 		goto out;
 	}
 	if (hdr->type == PROTO_MSG_ROOM_CREATE)
@@ -249,55 +248,78 @@ out:
 	free(id);
 }
 
+struct server_client_edit_cells {
+	struct room			*room;
+	const struct room_nb_result	*res;
+};
+
 /*
- * ROOM_EDIT: reply {seq, cells: [{cell_id, cell_type}]}, then
- * ROOM_CHANGED to every peer.
+ * ROOM_EDIT_REPLY's cells: [{cell_id, cell_type}], one per edit; the
+ * type is the cell's after the batch, what a run of the cell means.
  */
+static void
+server_client_edit_cells(msgpack_packer *pk, const void *arg)
+{
+	const struct server_client_edit_cells	*ec = arg;
+	const struct room_nb_result		*res = ec->res;
+	struct room_cell			*cell;
+	size_t					 i;
+
+	msgpack_pack_array(pk, res->nids);
+	for (i = 0; i < res->nids; i++) {
+		cell = res->ids[i] != NULL ? room_nb_find(ec->room->nb,
+		    res->ids[i], NULL) : NULL;
+		msgpack_pack_map(pk, cell != NULL ? 2 : 1);
+		if (res->ids[i] != NULL)
+			proto_pack_str(pk, "cell_id", res->ids[i]);
+		else
+			proto_pack_nil(pk, "cell_id");
+		if (cell != NULL)
+			proto_pack_str(pk, "cell_type",
+			    room_nb_cell_type_name(cell));
+	}
+}
+
+/* ROOM_EDIT: reply {seq, cells}, then ROOM_CHANGED to every peer. */
 static void
 server_client_edit(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
-	struct room_nb_result	 res;
-	struct room_cell	*cell;
-	struct mpbuf		 b;
-	char			*cause = NULL;
-	const char		*code;
-	const msgpack_object	*edits;
-	size_t			 i;
+	struct proto_room_edit		 m;
+	struct proto_room_edit_reply	 rm;
+	struct server_client_edit_cells	 ec;
+	struct room_nb_result		 res;
+	struct proto_error		 e;
+	struct mpbuf			 b;
+	char				*cause = NULL, err[256];
+	const char			*code;
 
+	if (proto_room_edit_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
+		return;
+	}
 	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
-	edits = proto_get(body, "edits");
-	if (room_edit(c->room, edits,
-	    proto_get(body, "if_seq"), &res, &cause, &code) != 0) {
+	if (room_edit(c->room, &m, &res, &cause, &code) != 0) {
+		memset(&e, 0, sizeof e);
+		e.code = proto_str_make(code);
+		e.message = proto_str_make(cause);
+		e.has_index = res.index >= 0;
+		e.index = res.index;
 		mpbuf_init(&b);
-		msgpack_pack_map(&b.pk, res.index >= 0 ? 3 : 2);
-		proto_pack_str(&b.pk, "code", code);
-		proto_pack_str(&b.pk, "message", cause);
-		if (res.index >= 0)
-			proto_pack_int(&b.pk, "index", res.index);
+		proto_error_pack(&b.pk, &e);
 		peer_send(c->peer, PROTO_MSG_ERROR, id, &b.sb);
 		mpbuf_free(&b);
 		free(cause);
 		return;
 	}
+	memset(&rm, 0, sizeof rm);
+	rm.seq = c->room->seq;
+	ec.room = c->room;
+	ec.res = &res;
+	rm.cells.pack = server_client_edit_cells;
+	rm.cells.arg = &ec;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 2);
-	proto_pack_uint(&b.pk, "seq", c->room->seq);
-	proto_pack_key(&b.pk, "cells");
-	msgpack_pack_array(&b.pk, res.nids);
-	for (i = 0; i < res.nids; i++) {
-		/* The type after the batch: what a run of the cell means. */
-		cell = res.ids[i] != NULL ? room_nb_find(c->room->nb,
-		    res.ids[i], NULL) : NULL;
-		msgpack_pack_map(&b.pk, cell != NULL ? 2 : 1);
-		if (res.ids[i] != NULL)
-			proto_pack_str(&b.pk, "cell_id", res.ids[i]);
-		else
-			proto_pack_nil(&b.pk, "cell_id");
-		if (cell != NULL)
-			proto_pack_str(&b.pk, "cell_type",
-			    room_nb_cell_type_name(cell));
-	}
+	proto_room_edit_reply_pack(&b.pk, &rm);
 	room_nb_result_free(&res);
 	/* Within the cap by PROTO_EDIT_MAX_EDITS; if not, the edit is
 	 * applied and the ERROR says so. */
@@ -312,34 +334,37 @@ static void
 server_client_save(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
-	struct mpbuf	 b;
-	char		*path, *cause = NULL;
-	const char	*code;
-	int		 force = 0;
+	struct proto_room_save		 m;
+	struct proto_room_save_reply	 rm;
+	struct mpbuf			 b;
+	char				*path, *cause = NULL, err[256];
+	const char			*code;
 
-	if (server_client_opt_str(body, "path", &path) != 0 ||
-	    (proto_get(body, "force") != NULL &&
-	    proto_get(body, "force")->type != MSGPACK_OBJECT_NIL &&
-	    proto_get_bool(body, "force", &force) != 0)) {
-		peer_send_error(c->peer, id, "invalid_argument",
-		    "path must be a string and force a boolean");
-		free(path);
+	if (proto_room_save_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
 		return;
 	}
-	if (room_save(c->room, path, force, &cause, &code) != 0) {
+	path = proto_str_dup(&m.path);
+	if (room_save(c->room, path, m.force, &cause, &code) != 0) {
 		peer_send_error(c->peer, id, code, "%s", cause);
 		free(cause);
 		free(path);
 		return;
 	}
 	free(path);
+	rm.path = proto_str_make(c->room->path);
+	rm.seq = c->room->seq;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 2);
-	proto_pack_str(&b.pk, "path", c->room->path);
-	proto_pack_uint(&b.pk, "seq", c->room->seq);
+	proto_room_save_reply_pack(&b.pk, &rm);
 	peer_send(c->peer, PROTO_MSG_ROOM_SAVE_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 	room_changes_announce(c->room);
+}
+
+static void
+server_client_no_changes(msgpack_packer *pk, const void *unused)
+{
+	msgpack_pack_array(pk, 0);
 }
 
 /* ROOM_CHANGES {after} -> ROOM_CHANGES_REPLY {seq, resync, changes}. */
@@ -347,31 +372,33 @@ static void
 server_client_changes(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
-	struct mpbuf	b;
-	int64_t		after;
+	struct proto_room_changes	 m;
+	struct proto_room_changes_reply	 rm;
+	struct mpbuf			 b;
+	char				 err[256];
 
-	if (proto_get_int(body, "after", &after) != 0 || after < 0) {
+	if (proto_room_changes_unpack(body, &m, err, sizeof err) != 0) {
 		peer_send_error(c->peer, id, "invalid_argument",
-		    "after must be a non-negative integer (a seq)");
+		    "%s (a seq)", err);
 		return;
 	}
 	mpbuf_init(&b);
-	room_changes_pack(c->room, (uint64_t)after, &b.pk);
+	room_changes_pack(c->room, m.after, &b.pk);
 	if (b.sb.size > proto_msg_cap(PROTO_MSG_ROOM_CHANGES_REPLY)) {
 		/* Too many changes to list: the caller re-reads the room. */
 		mpbuf_free(&b);
+		memset(&rm, 0, sizeof rm);
+		rm.seq = c->room->seq;
+		rm.resync = 1;
+		rm.changes.pack = server_client_no_changes;
 		mpbuf_init(&b);
-		msgpack_pack_map(&b.pk, 3);
-		proto_pack_uint(&b.pk, "seq", c->room->seq);
-		proto_pack_bool(&b.pk, "resync", 1);
-		proto_pack_key(&b.pk, "changes");
-		msgpack_pack_array(&b.pk, 0);
+		proto_room_changes_reply_pack(&b.pk, &rm);
 	}
 	peer_send(c->peer, PROTO_MSG_ROOM_CHANGES_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
 
-/* Requests that need a joined room. */
+/* Requests that need a joined room (PROTO_F_ROOM). */
 static void
 server_client_room(struct server_client *c, const struct proto_header *hdr,
     const msgpack_object *body)
@@ -426,6 +453,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 			peer_send_error(c->peer, hdr->id, "busy",
 			    "a restart is already under way");
 		break;
+	case PROTO_MSG_KERNEL_SELECT:
+		kernel_spec_select(c->room, c->peer, hdr->id, body);
+		break;
 	case PROTO_MSG_KERNEL_INFO:
 		mpbuf_init(&b);
 		room_kernel_pack_info(c->room, &b.pk);
@@ -458,6 +488,14 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		server_client_hello(c, hdr, body);
 		return;
 	}
+	if (!proto_msg_from(hdr->type, PROTO_FROM_CLIENT)) {
+		peer_kill(p, "unexpected message from a client");
+		return;
+	}
+	if (proto_msg_has(hdr->type, PROTO_F_ROOM)) {
+		server_client_room(c, hdr, body);
+		return;
+	}
 	switch (hdr->type) {
 	case PROTO_MSG_PING:
 		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
@@ -482,32 +520,16 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 	case PROTO_MSG_ROOM_OPEN:
 		server_client_join(c, hdr, body);
 		break;
-	case PROTO_MSG_ROOM_LEAVE:
-	case PROTO_MSG_ROOM_GET:
-	case PROTO_MSG_ROOM_EDIT:
-	case PROTO_MSG_ROOM_SAVE:
-	case PROTO_MSG_ROOM_CHANGES:
-	case PROTO_MSG_EXEC_RUN:
-	case PROTO_MSG_EXEC_GET:
-	case PROTO_MSG_KERNEL_INTERRUPT:
-	case PROTO_MSG_KERNEL_RESTART:
-	case PROTO_MSG_KERNEL_INFO:
-		server_client_room(c, hdr, body);
-		break;
 	case PROTO_MSG_KERNEL_LIST:
 		kernel_spec_list(p, hdr->id);
-		break;
-	case PROTO_MSG_KERNEL_SELECT:
-		kernel_spec_select(c->room, p, hdr->id, body);
 		break;
 	case PROTO_MSG_BLOB_GET:
 		kernel_blob_get(p, hdr->id, body);
 		break;
-	case PROTO_MSG_OK:
-	case PROTO_MSG_PONG:
-		break;
 	default:
-		peer_kill(p, "unexpected message from a client");
+		/* A reply (OK, PONG) waits for nothing; a second HELLO. */
+		if (proto_msg_info(hdr->type)->reply != 0)
+			peer_kill(p, "unexpected message from a client");
 		break;
 	}
 }

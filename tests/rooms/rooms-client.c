@@ -144,19 +144,21 @@ rc_request(int fd, uint16_t type, struct mpbuf *b, uint16_t expect,
     msgpack_unpacked *u)
 {
 	struct proto_header	 hdr;
+	struct proto_error	 e;
 	uint32_t		 id;
-	const char		*msg;
-	size_t			 len;
+	char			 err[256];
 
 	if (rc_send(fd, type, b, &id) != 0)
 		rc_fail("write %s", proto_msg_name(type));
 	if (rc_wait_reply(fd, id, 20000, &hdr, u) != 0)
 		rc_fail("no reply to %s", proto_msg_name(type));
 	if (expect != 0 && hdr.type != expect) {
-		msg = proto_get_str(&u->data, "message", &len);
+		if (hdr.type != PROTO_MSG_ERROR ||
+		    proto_error_unpack(&u->data, &e, err, sizeof err) != 0)
+			e.message = proto_str_make("");
 		rc_fail("%s: got %s (%.*s), wanted %s", proto_msg_name(type),
-		    proto_msg_name(hdr.type), msg != NULL ? (int)len : 0,
-		    msg != NULL ? msg : "", proto_msg_name(expect));
+		    proto_msg_name(hdr.type), (int)e.message.len,
+		    e.message.ptr, proto_msg_name(expect));
 	}
 }
 
@@ -165,13 +167,16 @@ static char *
 rc_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
 {
 	msgpack_unpacked	 u;
-	char			*msg;
+	struct proto_error	 e;
+	char			*msg, err[256];
 
 	rc_request(fd, type, b, PROTO_MSG_ERROR, &u);
-	if (!proto_obj_streq(proto_get(&u.data, "code"), code))
+	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
+		rc_fail("%s: %s", proto_msg_name(type), err);
+	msg = xstrndup(e.message.ptr, e.message.len);
+	if (!proto_str_eq(&e.code, code))
 		rc_fail("%s: error code is not %s: %s", proto_msg_name(type),
-		    code, proto_dup_str(&u.data, "message"));
-	msg = proto_dup_str(&u.data, "message");
+		    code, msg);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: %s -> ERROR %s (%s)\n", proto_msg_name(type), code, msg);
 	return (msg);
@@ -187,17 +192,36 @@ rc_str(const msgpack_object *o, const char *key)
 	return (s);
 }
 
+/* The notebook_id of a ROOM_JOINED (caller frees). */
+static char *
+rc_joined_id(msgpack_unpacked *u)
+{
+	struct proto_room_joined	 m;
+	char				 err[256];
+
+	if (proto_room_joined_unpack(&u->data, &m, err, sizeof err) != 0)
+		rc_fail("%s", err);
+	return (xstrndup(m.notebook_id.ptr, m.notebook_id.len));
+}
+
+/* ROOM_OPEN by key "path" or "notebook_id". */
 static char *
 rc_open(int fd, const char *key, const char *value)
 {
-	struct mpbuf		b;
-	msgpack_unpacked	u;
+	struct proto_room_open	 m;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
 	char			*id;
 
-	rc_body(&b, 1);
-	proto_pack_str(&b.pk, key, value);
+	memset(&m, 0, sizeof m);
+	if (strcmp(key, "path") == 0)
+		m.path = proto_str_make(value);
+	else
+		m.notebook_id = proto_str_make(value);
+	mpbuf_init(&b);
+	proto_room_open_pack(&b.pk, &m);
 	rc_request(fd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, &u);
-	id = rc_str(&u.data, "notebook_id");
+	id = rc_joined_id(&u);
 	msgpack_unpacked_destroy(&u);
 	return (id);
 }
@@ -205,15 +229,17 @@ rc_open(int fd, const char *key, const char *value)
 static char *
 rc_create(int fd, const char *path)
 {
-	struct mpbuf		b;
-	msgpack_unpacked	u;
+	struct proto_room_create m;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
 	char			*id;
 
-	rc_body(&b, path != NULL ? 1 : 0);
-	if (path != NULL)
-		proto_pack_str(&b.pk, "path", path);
+	memset(&m, 0, sizeof m);
+	m.path = proto_str_make(path);
+	mpbuf_init(&b);
+	proto_room_create_pack(&b.pk, &m);
 	rc_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, &u);
-	id = rc_str(&u.data, "notebook_id");
+	id = rc_joined_id(&u);
 	msgpack_unpacked_destroy(&u);
 	return (id);
 }
@@ -222,11 +248,11 @@ rc_create(int fd, const char *path)
 static char *
 rc_insert(int fd, const char *src, uint64_t *seq)
 {
-	struct mpbuf		 b;
-	msgpack_unpacked	 u;
-	const msgpack_object	*cells;
-	char			*id;
-	int64_t			 v;
+	struct proto_room_edit_reply	 r;
+	struct mpbuf			 b;
+	msgpack_unpacked		 u;
+	const msgpack_object		*cells;
+	char				*id, err[256];
 
 	rc_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
@@ -236,12 +262,14 @@ rc_insert(int fd, const char *src, uint64_t *seq)
 	proto_pack_str(&b.pk, "after", "BOTTOM");
 	proto_pack_str(&b.pk, "source", src);
 	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
-	cells = proto_get_array(&u.data, "cells");
-	if (cells == NULL || cells->via.array.size != 1)
+	if (proto_room_edit_reply_unpack(&u.data, &r, err, sizeof err) != 0)
+		rc_fail("%s", err);
+	cells = r.cells.obj;
+	if (cells->via.array.size != 1)
 		rc_fail("ROOM_EDIT_REPLY without one cell");
 	id = rc_str(&cells->via.array.ptr[0], "cell_id");
-	if (seq != NULL && proto_get_int(&u.data, "seq", &v) == 0)
-		*seq = (uint64_t)v;
+	if (seq != NULL)
+		*seq = r.seq;
 	msgpack_unpacked_destroy(&u);
 	return (id);
 }
@@ -328,15 +356,19 @@ rc_file_has(const char *path, const char *needle)
 static void
 rc_save(int fd, const char *path, int force)
 {
-	struct mpbuf		b;
-	msgpack_unpacked	u;
+	struct proto_room_save		 m;
+	struct proto_room_save_reply	 r;
+	struct mpbuf			 b;
+	msgpack_unpacked		 u;
+	char				 err[256];
 
-	rc_body(&b, (path != NULL) + (force != 0));
-	if (path != NULL)
-		proto_pack_str(&b.pk, "path", path);
-	if (force)
-		proto_pack_bool(&b.pk, "force", 1);
+	m.path = proto_str_make(path);
+	m.force = force != 0;
+	mpbuf_init(&b);
+	proto_room_save_pack(&b.pk, &m);
 	rc_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY, &u);
+	if (proto_room_save_reply_unpack(&u.data, &r, err, sizeof err) != 0)
+		rc_fail("%s", err);
 	msgpack_unpacked_destroy(&u);
 }
 

@@ -81,20 +81,30 @@ rtd_request(int fd, uint16_t type, struct mpbuf *b, uint16_t expect,
     int timeout, msgpack_unpacked *u)
 {
 	struct proto_header	hdr;
+	struct proto_error	e;
 	uint32_t		id = rtd_next_id++;
-	const char		*msg;
-	size_t			len;
+	char			err[256];
 
 	if (frameio_write(fd, type, id, b->sb.data, b->sb.size) != 0)
 		rtd_fail("write %s", proto_msg_name(type));
 	mpbuf_free(b);
 	rtd_reply(fd, id, timeout, &hdr, u);
 	if (expect != 0 && hdr.type != expect) {
-		msg = proto_get_str(&u->data, "message", &len);
+		if (hdr.type != PROTO_MSG_ERROR ||
+		    proto_error_unpack(&u->data, &e, err, sizeof err) != 0)
+			e.message = proto_str_make("");
 		rtd_fail("%s: got %s (%.*s), wanted %s", proto_msg_name(type),
-		    proto_msg_name(hdr.type), msg != NULL ? (int)len : 0,
-		    msg != NULL ? msg : "", proto_msg_name(expect));
+		    proto_msg_name(hdr.type), (int)e.message.len,
+		    e.message.ptr, proto_msg_name(expect));
 	}
+}
+
+/* Start a body packed by its codec. */
+static struct mpbuf *
+rtd_codec(struct mpbuf *b)
+{
+	mpbuf_init(b);
+	return (b);
 }
 
 static struct mpbuf *
@@ -110,16 +120,36 @@ static void
 rtd_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
 {
 	msgpack_unpacked	 u;
-	const char		*got;
-	size_t			 len;
+	struct proto_error	 e;
+	char			 err[256];
 
 	rtd_request(fd, type, b, PROTO_MSG_ERROR, 5000, &u);
-	got = proto_get_str(&u.data, "code", &len);
-	if (got == NULL || strlen(code) != len || memcmp(got, code, len) != 0)
+	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
+		rtd_fail("%s: %s", proto_msg_name(type), err);
+	if (!proto_str_eq(&e.code, code))
 		rtd_fail("%s: error code %.*s, wanted %s",
-		    proto_msg_name(type), got != NULL ? (int)len : 6,
-		    got != NULL ? got : "(none)", code);
+		    proto_msg_name(type), (int)e.code.len, e.code.ptr, code);
 	printf("ok: %s -> ERROR %s\n", proto_msg_name(type), code);
+	msgpack_unpacked_destroy(&u);
+}
+
+/* Expect ERROR {code} whose message is want. */
+static void
+rtd_expect_message(int fd, uint16_t type, struct mpbuf *b, const char *code,
+    const char *want)
+{
+	msgpack_unpacked	 u;
+	struct proto_error	 e;
+	char			 err[256];
+
+	rtd_request(fd, type, b, PROTO_MSG_ERROR, 5000, &u);
+	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
+		rtd_fail("%s: %s", proto_msg_name(type), err);
+	if (!proto_str_eq(&e.code, code) || !proto_str_eq(&e.message, want))
+		rtd_fail("%s: ERROR %.*s \"%.*s\", wanted %s \"%s\"",
+		    proto_msg_name(type), (int)e.code.len, e.code.ptr,
+		    (int)e.message.len, e.message.ptr, code, want);
+	printf("ok: %s -> ERROR %s (%s)\n", proto_msg_name(type), code, want);
 	msgpack_unpacked_destroy(&u);
 }
 
@@ -142,6 +172,29 @@ rtd_free_ids(char **ids, size_t n)
 		free(ids[i]);
 }
 
+struct rtd_sources {
+	const char	**sources;
+	const size_t	 *lens;		/* NULL: NUL-terminated */
+	size_t		  n;
+};
+
+/* The edit batch: one insert at the bottom per source. */
+static void
+rtd_pack_inserts(msgpack_packer *pk, const void *arg)
+{
+	const struct rtd_sources	*s = arg;
+	size_t				 i;
+
+	msgpack_pack_array(pk, s->n);
+	for (i = 0; i < s->n; i++) {
+		msgpack_pack_map(pk, 3);
+		proto_pack_str(pk, "op", "insert");
+		proto_pack_str(pk, "after", "BOTTOM");
+		proto_pack_strn(pk, "source", s->sources[i], s->lens != NULL ?
+		    s->lens[i] : strlen(s->sources[i]));
+	}
+}
+
 /*
  * Insert cells at the bottom; returns their ids (caller frees).  With
  * lens, sources are lens[i] bytes long and may hold NUL.
@@ -150,25 +203,25 @@ static void
 rtd_insert_len(int fd, const char **sources, const size_t *lens, size_t n,
     char **ids)
 {
-	struct mpbuf		 b;
-	msgpack_unpacked	 u;
-	const msgpack_object	*cells;
-	size_t			 i;
+	struct proto_room_edit		 m;
+	struct proto_room_edit_reply	 r;
+	struct rtd_sources		 s = { sources, lens, n };
+	struct mpbuf			 b;
+	msgpack_unpacked		 u;
+	const msgpack_object		*cells;
+	char				 err[256];
+	size_t				 i;
 
-	rtd_body(&b, 1);
-	proto_pack_key(&b.pk, "edits");
-	msgpack_pack_array(&b.pk, n);
-	for (i = 0; i < n; i++) {
-		msgpack_pack_map(&b.pk, 3);
-		proto_pack_str(&b.pk, "op", "insert");
-		proto_pack_str(&b.pk, "after", "BOTTOM");
-		proto_pack_strn(&b.pk, "source", sources[i], lens != NULL ?
-		    lens[i] : strlen(sources[i]));
-	}
+	memset(&m, 0, sizeof m);
+	m.edits.pack = rtd_pack_inserts;
+	m.edits.arg = &s;
+	proto_room_edit_pack(&rtd_codec(&b)->pk, &m);
 	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY,
 	    5000, &u);
-	cells = proto_get_array(&u.data, "cells");
-	if (cells == NULL || cells->via.array.size != n)
+	if (proto_room_edit_reply_unpack(&u.data, &r, err, sizeof err) != 0)
+		rtd_fail("%s", err);
+	cells = r.cells.obj;
+	if (cells->via.array.size != n)
 		rtd_fail("ROOM_EDIT_REPLY without one cell per edit");
 	for (i = 0; i < n; i++)
 		ids[i] = proto_dup_str(&cells->via.array.ptr[i], "cell_id");
@@ -181,32 +234,57 @@ rtd_insert(int fd, const char **sources, size_t n, char **ids)
 	rtd_insert_len(fd, sources, NULL, n, ids);
 }
 
+struct rtd_ids {
+	char	**ids;
+	size_t	  n;
+};
+
+/* EXEC_RUN's cell_ids. */
+static void
+rtd_pack_ids(msgpack_packer *pk, const void *arg)
+{
+	const struct rtd_ids	*l = arg;
+	size_t			 i;
+
+	msgpack_pack_array(pk, l->n);
+	for (i = 0; i < l->n; i++)
+		proto_pack_cstr(pk, l->ids[i]);
+}
+
 /* EXEC_RUN then EXEC_GET (30 s); returns the final EXEC_STATE. */
 static void
 rtd_run(int fd, char **ids, size_t n, int stop, msgpack_unpacked *u)
 {
-	struct mpbuf	 b;
-	char		*eid, *status;
-	size_t		 i;
+	struct proto_exec_run	 rm;
+	struct proto_exec_get	 gm;
+	struct proto_exec_state	 st;
+	struct rtd_ids		 l = { ids, n };
+	struct mpbuf		 b;
+	char			*eid, err[256];
 
-	rtd_body(&b, 2);
-	proto_pack_key(&b.pk, "cell_ids");
-	msgpack_pack_array(&b.pk, n);
-	for (i = 0; i < n; i++)
-		proto_pack_cstr(&b.pk, ids[i]);
-	proto_pack_bool(&b.pk, "stop_on_error", stop);
+	memset(&rm, 0, sizeof rm);
+	rm.cell_ids.pack = rtd_pack_ids;
+	rm.cell_ids.arg = &l;
+	rm.has_stop_on_error = 1;
+	rm.stop_on_error = stop;
+	proto_exec_run_pack(&rtd_codec(&b)->pk, &rm);
 	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000, u);
-	eid = rtd_str(u, "execution_id");
-	status = rtd_str(u, "status");
-	if (strcmp(status, "queued") != 0 && strcmp(status, "running") != 0)
-		rtd_fail("EXEC_RUN answered status %s", status);
-	printf("ok: EXEC_RUN -> %s %s\n", eid, status);
-	free(status);
+	if (proto_exec_state_unpack(&u->data, &st, err, sizeof err) != 0)
+		rtd_fail("%s", err);
+	if (!proto_str_eq(&st.status, "queued") &&
+	    !proto_str_eq(&st.status, "running"))
+		rtd_fail("EXEC_RUN answered status %.*s", (int)st.status.len,
+		    st.status.ptr);
+	eid = proto_str_dup(&st.execution_id);
+	printf("ok: EXEC_RUN -> %s %.*s\n", eid, (int)st.status.len,
+	    st.status.ptr);
 	msgpack_unpacked_destroy(u);
 
-	rtd_body(&b, 2);
-	proto_pack_str(&b.pk, "execution_id", eid);
-	proto_pack_int(&b.pk, "timeout_ms", 30000);
+	memset(&gm, 0, sizeof gm);
+	gm.execution_id = proto_str_make(eid);
+	gm.has_timeout_ms = 1;
+	gm.timeout_ms = 30000;
+	proto_exec_get_pack(&rtd_codec(&b)->pk, &gm);
 	rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 40000,
 	    u);
 	free(eid);
@@ -243,12 +321,16 @@ rtd_expect_str(const msgpack_object *o, const char *key, const char *want)
 static int
 rtd_exec(const char *sock, const char *path)
 {
+	struct proto_room_create	 cm;
+	struct proto_room_open		 om;
+	struct proto_room_joined	 jm;
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;
 	struct proto_header	 hdr;
 	const msgpack_object	*c, *outs;
 	struct json_object	*j;
 	char			*nbid, *ids[3], *cause = NULL, *eid, *saved;
+	char			 err[256];
 	const char		*src42[] = { "x = 6*7; print(x)" };
 	const char		*srcerr[] = { "1/0", "print('after')" };
 	int			 a, bfd;
@@ -258,17 +340,24 @@ rtd_exec(const char *sock, const char *path)
 	bfd = rtd_connect(sock);
 
 	/* A creates the notebook; B joins the same room by id. */
-	rtd_body(&b, 1);
-	proto_pack_str(&b.pk, "path", path);
+	memset(&cm, 0, sizeof cm);
+	cm.path = proto_str_make(path);
+	proto_room_create_pack(&rtd_codec(&b)->pk, &cm);
 	rtd_request(a, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
 	    &u);
-	nbid = rtd_str(&u, "notebook_id");
+	if (proto_room_joined_unpack(&u.data, &jm, err, sizeof err) != 0)
+		rtd_fail("%s", err);
+	nbid = proto_str_dup(&jm.notebook_id);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_CREATE -> %s\n", nbid);
-	rtd_body(&b, 1);
-	proto_pack_str(&b.pk, "notebook_id", nbid);
+	memset(&om, 0, sizeof om);
+	om.notebook_id = proto_str_make(nbid);
+	proto_room_open_pack(&rtd_codec(&b)->pk, &om);
 	rtd_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
 	    &u);
+	if (proto_room_joined_unpack(&u.data, &jm, err, sizeof err) != 0 ||
+	    !proto_str_eq(&jm.notebook_id, nbid))
+		rtd_fail("ROOM_OPEN by id joined another room: %s", err);
 	msgpack_unpacked_destroy(&u);
 
 	/* A's edit reaches B as ROOM_CHANGED {kinds: ["cells"]}. */
@@ -399,6 +488,11 @@ rtd_errors(const char *sock, const char *dir)
 	int			 fd;
 
 	fd = rtd_connect(sock);
+	/* A mistyped field is refused by name; the connection lives on. */
+	rtd_body(&b, 1);
+	proto_pack_int(&b.pk, "path", 7);
+	rtd_expect_message(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument",
+	    "ROOM_CREATE: path is not a string");
 	xasprintf(&path, "%s/missing.ipynb", dir);
 	rtd_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);

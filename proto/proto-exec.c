@@ -1,0 +1,205 @@
+/*
+ * proto-exec.c: codecs of the execution messages (EXEC_*) and the kernel
+ * requests of a room (KERNEL_*).  Cells and language_info are documents.
+ */
+
+#include <string.h>
+
+#include "proto.h"
+
+#define PROTO_EXEC_TRY(x) do {						\
+	if ((x) != 0)							\
+		return (-1);						\
+} while (0)
+
+/* An optional integer, packed as itself or nil. */
+static void
+proto_exec_pack_opt(msgpack_packer *pk, const char *key, int has, int64_t v)
+{
+	if (has)
+		proto_pack_int(pk, key, v);
+	else
+		proto_pack_nil(pk, key);
+}
+
+void
+proto_exec_run_pack(msgpack_packer *pk, const struct proto_exec_run *m)
+{
+	msgpack_pack_map(pk, 1 + m->has_stop_on_error + m->has_timeout_ms);
+	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
+	if (m->has_stop_on_error)
+		proto_pack_bool(pk, "stop_on_error", m->stop_on_error);
+	if (m->has_timeout_ms)
+		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
+}
+
+int
+proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "EXEC_RUN";
+
+	memset(m, 0, sizeof *m);
+	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_EXEC_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
+	    &m->cell_ids, err, errlen));
+	PROTO_EXEC_TRY(proto_field_bool(body, n, "stop_on_error", 0,
+	    &m->stop_on_error, &m->has_stop_on_error, err, errlen));
+	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
+	    &m->has_timeout_ms, err, errlen));
+}
+
+void
+proto_exec_get_pack(msgpack_packer *pk, const struct proto_exec_get *m)
+{
+	msgpack_pack_map(pk, 1 + m->has_timeout_ms);
+	proto_pack_pstr(pk, "execution_id", &m->execution_id);
+	if (m->has_timeout_ms)
+		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
+}
+
+int
+proto_exec_get_unpack(const msgpack_object *body, struct proto_exec_get *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "EXEC_GET";
+
+	memset(m, 0, sizeof *m);
+	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
+	    &m->execution_id, err, errlen));
+	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
+	    &m->has_timeout_ms, err, errlen));
+}
+
+void
+proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
+{
+	msgpack_pack_map(pk, 6 + (m->reason.ptr != NULL) + m->outputs_omitted);
+	proto_pack_pstr(pk, "execution_id", &m->execution_id);
+	/* Which daemon wrote it: an unfinished record of another is dead. */
+	proto_pack_int(pk, "daemon_started_at", m->daemon_started_at);
+	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
+	proto_pack_pstr(pk, "status", &m->status);
+	proto_pack_pstr(pk, "message", &m->message);
+	if (m->reason.ptr != NULL)
+		proto_pack_pstr(pk, "reason", &m->reason);
+	if (m->outputs_omitted)
+		proto_pack_bool(pk, "outputs_omitted", 1);
+	proto_pack_doc(pk, "cells", &m->cells);
+}
+
+int
+proto_exec_state_unpack(const msgpack_object *body,
+    struct proto_exec_state *m, char *err, size_t errlen)
+{
+	const char	*n = "EXEC_STATE";
+
+	memset(m, 0, sizeof *m);
+	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
+	    &m->execution_id, err, errlen));
+	PROTO_EXEC_TRY(proto_field_int(body, n, "daemon_started_at", 0,
+	    &m->daemon_started_at, NULL, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "notebook_id", 0,
+	    &m->notebook_id, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "status", PROTO_REQ,
+	    &m->status, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "message", 0, &m->message,
+	    err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "reason", 0, &m->reason,
+	    err, errlen));
+	PROTO_EXEC_TRY(proto_field_bool(body, n, "outputs_omitted", 0,
+	    &m->outputs_omitted, NULL, err, errlen));
+	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
+	    &m->cells, err, errlen));
+}
+
+void
+proto_kernel_info_reply_pack(msgpack_packer *pk,
+    const struct proto_kernel_info_reply *m)
+{
+	msgpack_pack_map(pk, 9);
+	proto_pack_pstr(pk, "name", &m->name);
+	proto_pack_pstr(pk, "state", &m->state);
+	proto_exec_pack_opt(pk, "pid", m->has_pid, m->pid);
+	proto_pack_doc(pk, "language_info", &m->language_info);
+	proto_pack_int(pk, "execution_count", m->execution_count);
+	proto_pack_uint(pk, "queue", m->queue);
+	proto_pack_pstr(pk, "display_name", &m->display_name);
+	proto_pack_pstr(pk, "message", &m->message);
+	proto_exec_pack_opt(pk, "agent_pid", m->has_agent_pid, m->agent_pid);
+}
+
+int
+proto_kernel_info_reply_unpack(const msgpack_object *body,
+    struct proto_kernel_info_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "KERNEL_INFO_REPLY";
+	int64_t		 queue;
+
+	memset(m, 0, sizeof *m);
+	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "name", 0, &m->name, err,
+	    errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "state", PROTO_REQ,
+	    &m->state, err, errlen));
+	PROTO_EXEC_TRY(proto_field_int(body, n, "pid", 0, &m->pid,
+	    &m->has_pid, err, errlen));
+	PROTO_EXEC_TRY(proto_field_doc(body, n, "language_info", PROTO_MAP,
+	    &m->language_info, err, errlen));
+	PROTO_EXEC_TRY(proto_field_int(body, n, "execution_count", 0,
+	    &m->execution_count, NULL, err, errlen));
+	PROTO_EXEC_TRY(proto_field_int(body, n, "queue", PROTO_UNSIGNED,
+	    &queue, NULL, err, errlen));
+	m->queue = (uint64_t)queue;
+	PROTO_EXEC_TRY(proto_field_str(body, n, "display_name", 0,
+	    &m->display_name, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "message", 0, &m->message,
+	    err, errlen));
+	return (proto_field_int(body, n, "agent_pid", 0, &m->agent_pid,
+	    &m->has_agent_pid, err, errlen));
+}
+
+void
+proto_kernel_list_reply_pack(msgpack_packer *pk,
+    const struct proto_kernel_list_reply *m)
+{
+	msgpack_pack_map(pk, 2);
+	proto_pack_pstr(pk, "default", &m->default_name);
+	proto_pack_doc(pk, "kernels", &m->kernels);
+}
+
+int
+proto_kernel_list_reply_unpack(const msgpack_object *body,
+    struct proto_kernel_list_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "KERNEL_LIST_REPLY";
+
+	memset(m, 0, sizeof *m);
+	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_EXEC_TRY(proto_field_str(body, n, "default", 0,
+	    &m->default_name, err, errlen));
+	return (proto_field_doc(body, n, "kernels", PROTO_REQ | PROTO_ARRAY,
+	    &m->kernels, err, errlen));
+}
+
+void
+proto_kernel_select_pack(msgpack_packer *pk,
+    const struct proto_kernel_select *m)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_pstr(pk, "kernel", &m->kernel);
+}
+
+int
+proto_kernel_select_unpack(const msgpack_object *body,
+    struct proto_kernel_select *m, char *err, size_t errlen)
+{
+	const char	*n = "KERNEL_SELECT";
+
+	memset(m, 0, sizeof *m);
+	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	return (proto_field_str(body, n, "kernel", PROTO_REQ | PROTO_NONUL,
+	    &m->kernel, err, errlen));
+}

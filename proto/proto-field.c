@@ -1,0 +1,218 @@
+/*
+ * proto-field.c: the pieces every codec is made of.  Reading a field
+ * checks its type and says which message and field were wrong; strings
+ * and documents are borrowed from the received frame, never copied.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+
+/* A value of key, NULL when absent or, for an optional field, nil. */
+static const msgpack_object *
+proto_field_get(const msgpack_object *body, const char *key, int flags)
+{
+	const msgpack_object	*v;
+
+	v = proto_get(body, key);
+	if (v != NULL && v->type == MSGPACK_OBJECT_NIL &&
+	    (~flags & PROTO_REQ))
+		return (NULL);
+	return (v);
+}
+
+static int
+proto_field_missing(const char *msg, const char *key, int flags, char *err,
+    size_t errlen)
+{
+	if (~flags & PROTO_REQ)
+		return (0);
+	snprintf(err, errlen, "%s: %s is missing", msg, key);
+	return (-1);
+}
+
+static int
+proto_field_wrong(const char *msg, const char *key, const char *what,
+    char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s is not %s", msg, key, what);
+	return (-1);
+}
+
+/* Is the body a map?  Every codec asks first. */
+int
+proto_field_body(const msgpack_object *body, const char *msg, char *err,
+    size_t errlen)
+{
+	if (body == NULL || body->type != MSGPACK_OBJECT_MAP) {
+		snprintf(err, errlen, "%s: the body is not a map", msg);
+		return (-1);
+	}
+	return (0);
+}
+
+int
+proto_field_str(const msgpack_object *body, const char *msg,
+    const char *key, int flags, struct proto_str *out, char *err,
+    size_t errlen)
+{
+	const msgpack_object	*v;
+
+	out->ptr = NULL;
+	out->len = 0;
+	if ((v = proto_field_get(body, key, flags)) == NULL)
+		return (proto_field_missing(msg, key, flags, err, errlen));
+	if (v->type != MSGPACK_OBJECT_STR)
+		return (proto_field_wrong(msg, key, "a string", err, errlen));
+	if ((flags & PROTO_NONUL) &&
+	    memchr(v->via.str.ptr, '\0', v->via.str.size) != NULL) {
+		snprintf(err, errlen, "%s: %s holds a NUL", msg, key);
+		return (-1);
+	}
+	/* An empty string is present: never a NULL pointer. */
+	out->ptr = v->via.str.size > 0 ? v->via.str.ptr : "";
+	out->len = v->via.str.size;
+	return (0);
+}
+
+int
+proto_field_int(const msgpack_object *body, const char *msg,
+    const char *key, int flags, int64_t *out, int *has, char *err,
+    size_t errlen)
+{
+	const msgpack_object	*v;
+
+	*out = 0;
+	if (has != NULL)
+		*has = 0;
+	if ((v = proto_field_get(body, key, flags)) == NULL)
+		return (proto_field_missing(msg, key, flags, err, errlen));
+	if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    v->via.u64 <= INT64_MAX)
+		*out = (int64_t)v->via.u64;
+	else if (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		*out = v->via.i64;
+	else
+		return (proto_field_wrong(msg, key, "an integer", err, errlen));
+	if ((flags & PROTO_UNSIGNED) && *out < 0)
+		return (proto_field_wrong(msg, key, "a non-negative integer",
+		    err, errlen));
+	if (has != NULL)
+		*has = 1;
+	return (0);
+}
+
+int
+proto_field_bool(const msgpack_object *body, const char *msg,
+    const char *key, int flags, int *out, int *has, char *err, size_t errlen)
+{
+	const msgpack_object	*v;
+
+	*out = 0;
+	if (has != NULL)
+		*has = 0;
+	if ((v = proto_field_get(body, key, flags)) == NULL)
+		return (proto_field_missing(msg, key, flags, err, errlen));
+	if (v->type != MSGPACK_OBJECT_BOOLEAN)
+		return (proto_field_wrong(msg, key, "a boolean", err, errlen));
+	*out = v->via.boolean;
+	if (has != NULL)
+		*has = 1;
+	return (0);
+}
+
+/* A document: any value, or with PROTO_MAP or PROTO_ARRAY only that. */
+int
+proto_field_doc(const msgpack_object *body, const char *msg,
+    const char *key, int flags, struct proto_doc *out, char *err,
+    size_t errlen)
+{
+	const msgpack_object	*v;
+
+	memset(out, 0, sizeof *out);
+	if ((v = proto_field_get(body, key, flags)) == NULL)
+		return (proto_field_missing(msg, key, flags, err, errlen));
+	if ((flags & PROTO_MAP) && v->type != MSGPACK_OBJECT_MAP)
+		return (proto_field_wrong(msg, key, "a map", err, errlen));
+	if ((flags & PROTO_ARRAY) && v->type != MSGPACK_OBJECT_ARRAY)
+		return (proto_field_wrong(msg, key, "an array", err, errlen));
+	out->obj = v;
+	return (0);
+}
+
+/* A string field: str, or nil when absent. */
+void
+proto_pack_pstr(msgpack_packer *pk, const char *key,
+    const struct proto_str *s)
+{
+	proto_pack_key(pk, key);
+	if (s->ptr == NULL)
+		msgpack_pack_nil(pk);
+	else {
+		msgpack_pack_str(pk, s->len);
+		msgpack_pack_str_body(pk, s->ptr, s->len);
+	}
+}
+
+/* A document field: its callback packs it, or its object is copied. */
+void
+proto_pack_doc(msgpack_packer *pk, const char *key,
+    const struct proto_doc *d)
+{
+	proto_pack_key(pk, key);
+	proto_doc_pack(pk, d);
+}
+
+/* A document's value: what its callback packs, else the object it was
+ * read as, else nil. */
+void
+proto_doc_pack(msgpack_packer *pk, const struct proto_doc *d)
+{
+	if (d->pack != NULL)
+		d->pack(pk, d->arg);
+	else if (d->obj != NULL)
+		msgpack_pack_object(pk, *d->obj);
+	else
+		msgpack_pack_nil(pk);
+}
+
+/* Is a document there to pack? */
+int
+proto_doc_present(const struct proto_doc *d)
+{
+	return (d->pack != NULL || d->obj != NULL);
+}
+
+struct proto_str
+proto_str_make(const char *s)
+{
+	struct proto_str	ps;
+
+	ps.ptr = s;
+	ps.len = s != NULL ? strlen(s) : 0;
+	return (ps);
+}
+
+/* A NUL-terminated copy, NULL when absent; caller frees. */
+char *
+proto_str_dup(const struct proto_str *s)
+{
+	char	*copy;
+
+	if (s->ptr == NULL || (copy = malloc(s->len + 1)) == NULL)
+		return (NULL);
+	memcpy(copy, s->ptr, s->len);
+	copy[s->len] = '\0';
+	return (copy);
+}
+
+int
+proto_str_eq(const struct proto_str *s, const char *cs)
+{
+	size_t	len = strlen(cs);
+
+	return (s->ptr != NULL && s->len == len &&
+	    memcmp(s->ptr, cs, len) == 0);
+}

@@ -1,0 +1,403 @@
+/*
+ * proto-room.c: codecs of the room messages (ROOM_*) and BLOB_GET and
+ * BLOB_REPLY.  Cells, metadata, edit batches and change lists are
+ * documents (struct proto_doc): their meaning is the daemon's.
+ */
+
+#include <string.h>
+
+#include "proto.h"
+
+#define PROTO_ROOM_TRY(x) do {						\
+	if ((x) != 0)							\
+		return (-1);						\
+} while (0)
+
+void
+proto_room_create_pack(msgpack_packer *pk, const struct proto_room_create *m)
+{
+	msgpack_pack_map(pk, (m->path.ptr != NULL) + (m->kernel.ptr != NULL));
+	if (m->path.ptr != NULL)
+		proto_pack_pstr(pk, "path", &m->path);
+	if (m->kernel.ptr != NULL)
+		proto_pack_pstr(pk, "kernel", &m->kernel);
+}
+
+int
+proto_room_create_unpack(const msgpack_object *body,
+    struct proto_room_create *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_CREATE";
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	    &m->path, err, errlen));
+	return (proto_field_str(body, n, "kernel", PROTO_NONUL, &m->kernel,
+	    err, errlen));
+}
+
+void
+proto_room_open_pack(msgpack_packer *pk, const struct proto_room_open *m)
+{
+	msgpack_pack_map(pk, (m->path.ptr != NULL) +
+	    (m->notebook_id.ptr != NULL));
+	if (m->path.ptr != NULL)
+		proto_pack_pstr(pk, "path", &m->path);
+	if (m->notebook_id.ptr != NULL)
+		proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
+}
+
+int
+proto_room_open_unpack(const msgpack_object *body, struct proto_room_open *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "ROOM_OPEN";
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	    &m->path, err, errlen));
+	return (proto_field_str(body, n, "notebook_id", PROTO_NONUL,
+	    &m->notebook_id, err, errlen));
+}
+
+/* ROOM_JOINED and ROOM_CONTENT (which adds metadata). */
+static void
+proto_room_joined_pack1(msgpack_packer *pk, const struct proto_room_joined *m,
+    int content)
+{
+	int	meta = content && proto_doc_present(&m->metadata);
+
+	msgpack_pack_map(pk, 8 + meta + proto_doc_present(&m->warnings));
+	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
+	proto_pack_pstr(pk, "path", &m->path);
+	proto_pack_bool(pk, "dirty", m->dirty);
+	proto_pack_uint(pk, "seq", m->seq);
+	proto_pack_int(pk, "nbformat", m->nbformat);
+	proto_pack_int(pk, "nbformat_minor", m->nbformat_minor);
+	proto_pack_key(pk, "kernel");
+	msgpack_pack_map(pk, 2);
+	proto_pack_pstr(pk, "name", &m->kernel_name);
+	proto_pack_pstr(pk, "state", &m->kernel_state);
+	if (meta)
+		proto_pack_doc(pk, "metadata", &m->metadata);
+	if (proto_doc_present(&m->warnings))
+		proto_pack_doc(pk, "warnings", &m->warnings);
+	proto_pack_doc(pk, "cells", &m->cells);
+}
+
+static int
+proto_room_joined_unpack1(const msgpack_object *body,
+    struct proto_room_joined *m, const char *n, char *err, size_t errlen)
+{
+	struct proto_doc	kernel;
+	int64_t			seq;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "notebook_id",
+	    PROTO_REQ | PROTO_NONUL, &m->notebook_id, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	    &m->path, err, errlen));
+	PROTO_ROOM_TRY(proto_field_bool(body, n, "dirty", 0, &m->dirty, NULL,
+	    err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
+	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
+	m->seq = (uint64_t)seq;
+	PROTO_ROOM_TRY(proto_field_int(body, n, "nbformat", 0, &m->nbformat,
+	    NULL, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "nbformat_minor", 0,
+	    &m->nbformat_minor, NULL, err, errlen));
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "kernel", PROTO_MAP, &kernel,
+	    err, errlen));
+	if (kernel.obj != NULL) {
+		PROTO_ROOM_TRY(proto_field_str(kernel.obj, n, "name", 0,
+		    &m->kernel_name, err, errlen));
+		PROTO_ROOM_TRY(proto_field_str(kernel.obj, n, "state", 0,
+		    &m->kernel_state, err, errlen));
+	}
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "metadata", PROTO_MAP,
+	    &m->metadata, err, errlen));
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
+	    &m->warnings, err, errlen));
+	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
+	    &m->cells, err, errlen));
+}
+
+void
+proto_room_joined_pack(msgpack_packer *pk, const struct proto_room_joined *m)
+{
+	proto_room_joined_pack1(pk, m, 0);
+}
+
+int
+proto_room_joined_unpack(const msgpack_object *body,
+    struct proto_room_joined *m, char *err, size_t errlen)
+{
+	return (proto_room_joined_unpack1(body, m, "ROOM_JOINED", err,
+	    errlen));
+}
+
+void
+proto_room_content_pack(msgpack_packer *pk, const struct proto_room_joined *m)
+{
+	proto_room_joined_pack1(pk, m, 1);
+}
+
+int
+proto_room_content_unpack(const msgpack_object *body,
+    struct proto_room_joined *m, char *err, size_t errlen)
+{
+	return (proto_room_joined_unpack1(body, m, "ROOM_CONTENT", err,
+	    errlen));
+}
+
+void
+proto_room_list_reply_pack(msgpack_packer *pk,
+    const struct proto_room_list_reply *m)
+{
+	msgpack_pack_map(pk, 2);
+	proto_pack_doc(pk, "warnings", &m->warnings);
+	proto_pack_doc(pk, "rooms", &m->rooms);
+}
+
+int
+proto_room_list_reply_unpack(const msgpack_object *body,
+    struct proto_room_list_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_LIST_REPLY";
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
+	    &m->warnings, err, errlen));
+	return (proto_field_doc(body, n, "rooms", PROTO_REQ | PROTO_ARRAY,
+	    &m->rooms, err, errlen));
+}
+
+void
+proto_room_edit_pack(msgpack_packer *pk, const struct proto_room_edit *m)
+{
+	msgpack_pack_map(pk, 1 + m->has_if_seq);
+	proto_pack_doc(pk, "edits", &m->edits);
+	if (m->has_if_seq)
+		proto_pack_uint(pk, "if_seq", m->if_seq);
+}
+
+int
+proto_room_edit_unpack(const msgpack_object *body, struct proto_room_edit *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "ROOM_EDIT";
+	int64_t		 seq;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "edits",
+	    PROTO_REQ | PROTO_ARRAY, &m->edits, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "if_seq", PROTO_UNSIGNED,
+	    &seq, &m->has_if_seq, err, errlen));
+	m->if_seq = (uint64_t)seq;
+	return (0);
+}
+
+void
+proto_room_edit_reply_pack(msgpack_packer *pk,
+    const struct proto_room_edit_reply *m)
+{
+	msgpack_pack_map(pk, 2);
+	proto_pack_uint(pk, "seq", m->seq);
+	proto_pack_doc(pk, "cells", &m->cells);
+}
+
+int
+proto_room_edit_reply_unpack(const msgpack_object *body,
+    struct proto_room_edit_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_EDIT_REPLY";
+	int64_t		 seq;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
+	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
+	m->seq = (uint64_t)seq;
+	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
+	    &m->cells, err, errlen));
+}
+
+void
+proto_room_save_pack(msgpack_packer *pk, const struct proto_room_save *m)
+{
+	msgpack_pack_map(pk, (m->path.ptr != NULL) + m->force);
+	if (m->path.ptr != NULL)
+		proto_pack_pstr(pk, "path", &m->path);
+	if (m->force)
+		proto_pack_bool(pk, "force", 1);
+}
+
+int
+proto_room_save_unpack(const msgpack_object *body, struct proto_room_save *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "ROOM_SAVE";
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	    &m->path, err, errlen));
+	return (proto_field_bool(body, n, "force", 0, &m->force, NULL, err,
+	    errlen));
+}
+
+void
+proto_room_save_reply_pack(msgpack_packer *pk,
+    const struct proto_room_save_reply *m)
+{
+	msgpack_pack_map(pk, 2);
+	proto_pack_pstr(pk, "path", &m->path);
+	proto_pack_uint(pk, "seq", m->seq);
+}
+
+int
+proto_room_save_reply_unpack(const msgpack_object *body,
+    struct proto_room_save_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_SAVE_REPLY";
+	int64_t		 seq;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_REQ,
+	    &m->path, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
+	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
+	m->seq = (uint64_t)seq;
+	return (0);
+}
+
+/* ROOM_CHANGED: one change, as ROOM_CHANGES_REPLY lists them. */
+void
+proto_room_changed_pack(msgpack_packer *pk, const struct proto_room_changed *m)
+{
+	msgpack_pack_map(pk, 5);
+	proto_pack_uint(pk, "seq", m->seq);
+	proto_pack_doc(pk, "kinds", &m->kinds);
+	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
+	proto_pack_doc(pk, "execution_ids", &m->execution_ids);
+	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
+}
+
+int
+proto_room_changed_unpack(const msgpack_object *body,
+    struct proto_room_changed *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_CHANGED";
+	int64_t		 seq;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
+	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
+	m->seq = (uint64_t)seq;
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "kinds", PROTO_ARRAY,
+	    &m->kinds, err, errlen));
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
+	    &m->cell_ids, err, errlen));
+	PROTO_ROOM_TRY(proto_field_doc(body, n, "execution_ids",
+	    PROTO_ARRAY, &m->execution_ids, err, errlen));
+	return (proto_field_str(body, n, "notebook_id", 0, &m->notebook_id,
+	    err, errlen));
+}
+
+void
+proto_room_changes_pack(msgpack_packer *pk, const struct proto_room_changes *m)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_uint(pk, "after", m->after);
+}
+
+int
+proto_room_changes_unpack(const msgpack_object *body,
+    struct proto_room_changes *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_CHANGES";
+	int64_t		 after;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "after",
+	    PROTO_REQ | PROTO_UNSIGNED, &after, NULL, err, errlen));
+	m->after = (uint64_t)after;
+	return (0);
+}
+
+void
+proto_room_changes_reply_pack(msgpack_packer *pk,
+    const struct proto_room_changes_reply *m)
+{
+	msgpack_pack_map(pk, 3);
+	proto_pack_uint(pk, "seq", m->seq);
+	proto_pack_bool(pk, "resync", m->resync);
+	proto_pack_doc(pk, "changes", &m->changes);
+}
+
+int
+proto_room_changes_reply_unpack(const msgpack_object *body,
+    struct proto_room_changes_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_CHANGES_REPLY";
+	int64_t		 seq;
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
+	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
+	m->seq = (uint64_t)seq;
+	PROTO_ROOM_TRY(proto_field_bool(body, n, "resync", PROTO_REQ,
+	    &m->resync, NULL, err, errlen));
+	return (proto_field_doc(body, n, "changes", PROTO_REQ | PROTO_ARRAY,
+	    &m->changes, err, errlen));
+}
+
+void
+proto_blob_get_pack(msgpack_packer *pk, const struct proto_blob_get *m)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_pstr(pk, "sha256", &m->sha256);
+}
+
+int
+proto_blob_get_unpack(const msgpack_object *body, struct proto_blob_get *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "BLOB_GET";
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	return (proto_field_str(body, n, "sha256", PROTO_REQ, &m->sha256,
+	    err, errlen));
+}
+
+void
+proto_blob_reply_pack(msgpack_packer *pk, const struct proto_blob_reply *m)
+{
+	msgpack_pack_map(pk, 2);
+	proto_pack_pstr(pk, "sha256", &m->sha256);
+	proto_pack_pstr(pk, "data", &m->data);
+}
+
+int
+proto_blob_reply_unpack(const msgpack_object *body,
+    struct proto_blob_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "BLOB_REPLY";
+
+	memset(m, 0, sizeof *m);
+	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_ROOM_TRY(proto_field_str(body, n, "sha256", PROTO_REQ,
+	    &m->sha256, err, errlen));
+	return (proto_field_str(body, n, "data", PROTO_REQ, &m->data, err,
+	    errlen));
+}

@@ -1,0 +1,152 @@
+/*
+ * test-proto-exec.c: codecs of EXEC_* and KERNEL_*: round trips, and
+ * every unpacker refusing a mistyped field by name.
+ */
+
+#include "proto-test.h"
+
+static void
+pack_ids(msgpack_packer *pk, const void *arg)
+{
+	msgpack_pack_array(pk, 2);
+	proto_pack_cstr(pk, arg);
+	msgpack_pack_uint64(pk, 0);
+}
+
+static void
+pack_info(msgpack_packer *pk, const void *arg)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_str(pk, "name", arg);
+}
+
+Test(proto_exec, run_get_round_trip)
+{
+	struct proto_exec_run	r, rz;
+	struct proto_exec_get	g, gz;
+	struct pt_buf		b;
+	char			err[256];
+
+	memset(&r, 0, sizeof r);
+	r.cell_ids.pack = pack_ids;
+	r.cell_ids.arg = "c1";
+	r.has_stop_on_error = 1;
+	r.stop_on_error = 0;
+	r.has_timeout_ms = 1;
+	r.timeout_ms = 5000;
+	pt_init(&b);
+	proto_exec_run_pack(&b.pk, &r);
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_eq(rz.cell_ids.obj->via.array.size, 2);
+	cr_assert(rz.has_stop_on_error && !rz.stop_on_error);
+	cr_assert(rz.has_timeout_ms && rz.timeout_ms == 5000);
+	pt_refuses_all(proto_exec_run_unpack, struct proto_exec_run,
+	    pt_body(&b), "EXEC_RUN", "cell_ids", "stop_on_error",
+	    "timeout_ms");
+	pt_free(&b);
+
+	memset(&g, 0, sizeof g);
+	g.execution_id = proto_str_make("e1");
+	pt_init(&b);
+	proto_exec_get_pack(&b.pk, &g);
+	cr_assert_eq(proto_exec_get_unpack(pt_body(&b), &gz, err, sizeof err),
+	    0);
+	pt_str_eq(gz.execution_id, "e1");
+	cr_assert(!gz.has_timeout_ms);
+	pt_refuses_all(proto_exec_get_unpack, struct proto_exec_get,
+	    pt_body(&b), "EXEC_GET", "execution_id", "timeout_ms");
+	pt_free(&b);
+}
+
+Test(proto_exec, state_round_trip)
+{
+	struct proto_exec_state	s, z;
+	struct pt_buf		b;
+	char			err[256];
+
+	memset(&s, 0, sizeof s);
+	s.execution_id = proto_str_make("e1");
+	s.daemon_started_at = 123;
+	s.notebook_id = proto_str_make("nb");
+	s.status = proto_str_make("done");
+	s.reason = proto_str_make("kernel_restarted");
+	s.outputs_omitted = 1;
+	s.cells.pack = pack_ids;
+	s.cells.arg = "x";
+	pt_init(&b);
+	proto_exec_state_pack(&b.pk, &s);
+	/* message is always there, nil when there is none. */
+	cr_assert_eq(proto_get(pt_body(&b), "message")->type,
+	    MSGPACK_OBJECT_NIL);
+	cr_assert_eq(proto_exec_state_unpack(pt_body(&b), &z, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(z.execution_id, "e1");
+	cr_assert_eq(z.daemon_started_at, 123);
+	pt_str_eq(z.status, "done");
+	pt_str_eq(z.reason, "kernel_restarted");
+	cr_assert_null(z.message.ptr);
+	cr_assert(z.outputs_omitted);
+	pt_refuses_all(proto_exec_state_unpack, struct proto_exec_state,
+	    pt_body(&b), "EXEC_STATE", "execution_id", "daemon_started_at",
+	    "notebook_id", "status", "message", "reason", "outputs_omitted",
+	    "cells");
+	pt_free(&b);
+}
+
+Test(proto_exec, kernel_round_trip)
+{
+	struct proto_kernel_info_reply	i, iz;
+	struct proto_kernel_list_reply	l, lz;
+	struct proto_kernel_select	s, sz;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&i, 0, sizeof i);
+	i.name = proto_str_make("python3");
+	i.state = proto_str_make("idle");
+	i.has_pid = 1;
+	i.pid = 77;
+	i.execution_count = 4;
+	i.queue = 2;
+	i.language_info.pack = pack_info;
+	i.language_info.arg = "python";
+	pt_init(&b);
+	proto_kernel_info_reply_pack(&b.pk, &i);
+	cr_assert_eq(proto_kernel_info_reply_unpack(pt_body(&b), &iz, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(iz.name, "python3");
+	cr_assert(iz.has_pid && iz.pid == 77 && !iz.has_agent_pid);
+	cr_assert(iz.execution_count == 4 && iz.queue == 2);
+	cr_assert_null(iz.display_name.ptr);
+	cr_assert_not_null(iz.language_info.obj);
+	pt_refuses_all(proto_kernel_info_reply_unpack,
+	    struct proto_kernel_info_reply, pt_body(&b), "KERNEL_INFO_REPLY",
+	    "name", "state", "pid", "language_info", "execution_count",
+	    "queue", "display_name", "message", "agent_pid");
+	pt_free(&b);
+
+	memset(&l, 0, sizeof l);
+	l.default_name = proto_str_make("python3");
+	l.kernels.pack = pack_ids;
+	l.kernels.arg = "k";
+	pt_init(&b);
+	proto_kernel_list_reply_pack(&b.pk, &l);
+	cr_assert_eq(proto_kernel_list_reply_unpack(pt_body(&b), &lz, err,
+	    sizeof err), 0);
+	pt_str_eq(lz.default_name, "python3");
+	pt_refuses_all(proto_kernel_list_reply_unpack,
+	    struct proto_kernel_list_reply, pt_body(&b), "KERNEL_LIST_REPLY",
+	    "default", "kernels");
+	pt_free(&b);
+
+	s.kernel = proto_str_make("ir");
+	pt_init(&b);
+	proto_kernel_select_pack(&b.pk, &s);
+	cr_assert_eq(proto_kernel_select_unpack(pt_body(&b), &sz, err,
+	    sizeof err), 0);
+	pt_str_eq(sz.kernel, "ir");
+	pt_refuses(proto_kernel_select_unpack, struct proto_kernel_select,
+	    pt_body(&b), "KERNEL_SELECT", "kernel");
+	pt_free(&b);
+}

@@ -1,0 +1,270 @@
+/*
+ * test-proto-room.c: codecs of ROOM_* and BLOB_*: round trips, and every
+ * unpacker refusing a mistyped field by name.
+ */
+
+#include "proto-test.h"
+
+static void
+pack_cells(msgpack_packer *pk, const void *arg)
+{
+	msgpack_pack_array(pk, 1);
+	msgpack_pack_map(pk, 1);
+	proto_pack_str(pk, "cell_id", arg);
+}
+
+Test(proto_room, create_open_round_trip)
+{
+	struct proto_room_create	c, cz;
+	struct proto_room_open		o, oz;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&c, 0, sizeof c);
+	c.path = proto_str_make("/tmp/a.ipynb");
+	pt_init(&b);
+	proto_room_create_pack(&b.pk, &c);
+	cr_assert_eq(proto_room_create_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(cz.path, "/tmp/a.ipynb");
+	cr_assert_null(cz.kernel.ptr);
+	pt_refuses_all(proto_room_create_unpack, struct proto_room_create,
+	    pt_body(&b), "ROOM_CREATE", "path", "kernel");
+	pt_free(&b);
+
+	memset(&o, 0, sizeof o);
+	o.notebook_id = proto_str_make("abc");
+	pt_init(&b);
+	proto_room_open_pack(&b.pk, &o);
+	cr_assert_eq(proto_room_open_unpack(pt_body(&b), &oz, err,
+	    sizeof err), 0);
+	pt_str_eq(oz.notebook_id, "abc");
+	cr_assert_null(oz.path.ptr);
+	pt_refuses_all(proto_room_open_unpack, struct proto_room_open,
+	    pt_body(&b), "ROOM_OPEN", "path", "notebook_id");
+	pt_free(&b);
+}
+
+Test(proto_room, path_with_nul_refused)
+{
+	struct proto_room_save	z;
+	struct pt_buf		b;
+	char			err[256];
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_strn(&b.pk, "path", "a\0b", 3);
+	cr_assert_eq(proto_room_save_unpack(pt_body(&b), &z, err, sizeof err),
+	    -1);
+	cr_assert_str_eq(err, "ROOM_SAVE: path holds a NUL");
+	pt_free(&b);
+}
+
+Test(proto_room, joined_content_round_trip)
+{
+	struct proto_room_joined	j, z;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&j, 0, sizeof j);
+	j.notebook_id = proto_str_make("nb1");
+	j.dirty = 1;
+	j.seq = 9;
+	j.nbformat = 4;
+	j.nbformat_minor = 5;
+	j.kernel_name = proto_str_make("python3");
+	j.kernel_state = proto_str_make("idle");
+	j.cells.pack = pack_cells;
+	j.cells.arg = "c1";
+	pt_init(&b);
+	proto_room_joined_pack(&b.pk, &j);
+	cr_assert_eq(proto_room_joined_unpack(pt_body(&b), &z, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(z.notebook_id, "nb1");
+	cr_assert_null(z.path.ptr);
+	cr_assert(z.dirty && z.seq == 9 && z.nbformat == 4 &&
+	    z.nbformat_minor == 5);
+	pt_str_eq(z.kernel_name, "python3");
+	pt_str_eq(z.kernel_state, "idle");
+	cr_assert_null(z.metadata.obj);
+	cr_assert_eq(z.cells.obj->via.array.size, 1);
+	pt_refuses_all(proto_room_joined_unpack, struct proto_room_joined,
+	    pt_body(&b), "ROOM_JOINED", "notebook_id", "path", "dirty", "seq",
+	    "nbformat", "nbformat_minor", "kernel", "metadata", "warnings",
+	    "cells");
+	pt_free(&b);
+
+	/* ROOM_CONTENT carries the metadata copied from a received one. */
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "k", "v");
+	j.metadata.obj = pt_body(&b);
+	{
+		struct pt_buf	c;
+
+		pt_init(&c);
+		proto_room_content_pack(&c.pk, &j);
+		cr_assert_eq(proto_room_content_unpack(pt_body(&c), &z, err,
+		    sizeof err), 0, "%s", err);
+		cr_assert_not_null(z.metadata.obj);
+		cr_assert(proto_obj_streq(proto_get(z.metadata.obj, "k"),
+		    "v"));
+		pt_free(&c);
+	}
+	pt_free(&b);
+}
+
+Test(proto_room, list_edit_save_round_trip)
+{
+	struct proto_room_list_reply	l, lz;
+	struct proto_room_edit		e, ez;
+	struct proto_room_edit_reply	r, rz;
+	struct proto_room_save		s, sz;
+	struct proto_room_save_reply	sr, srz;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&l, 0, sizeof l);
+	l.rooms.pack = pack_cells;
+	l.rooms.arg = "x";
+	l.warnings.pack = pack_cells;
+	l.warnings.arg = "y";
+	pt_init(&b);
+	proto_room_list_reply_pack(&b.pk, &l);
+	cr_assert_eq(proto_room_list_reply_unpack(pt_body(&b), &lz, err,
+	    sizeof err), 0);
+	cr_assert_eq(lz.rooms.obj->via.array.size, 1);
+	pt_refuses_all(proto_room_list_reply_unpack,
+	    struct proto_room_list_reply, pt_body(&b), "ROOM_LIST_REPLY",
+	    "rooms", "warnings");
+	pt_free(&b);
+
+	memset(&e, 0, sizeof e);
+	e.edits.pack = pack_cells;
+	e.edits.arg = "z";
+	e.has_if_seq = 1;
+	e.if_seq = 12;
+	pt_init(&b);
+	proto_room_edit_pack(&b.pk, &e);
+	cr_assert_eq(proto_room_edit_unpack(pt_body(&b), &ez, err,
+	    sizeof err), 0);
+	cr_assert(ez.has_if_seq && ez.if_seq == 12);
+	cr_assert_eq(ez.edits.obj->type, MSGPACK_OBJECT_ARRAY);
+	pt_refuses_all(proto_room_edit_unpack, struct proto_room_edit,
+	    pt_body(&b), "ROOM_EDIT", "edits", "if_seq");
+	pt_free(&b);
+
+	memset(&r, 0, sizeof r);
+	r.seq = 3;
+	r.cells.pack = pack_cells;
+	r.cells.arg = "c";
+	pt_init(&b);
+	proto_room_edit_reply_pack(&b.pk, &r);
+	cr_assert_eq(proto_room_edit_reply_unpack(pt_body(&b), &rz, err,
+	    sizeof err), 0);
+	cr_assert_eq(rz.seq, 3);
+	pt_refuses_all(proto_room_edit_reply_unpack,
+	    struct proto_room_edit_reply, pt_body(&b), "ROOM_EDIT_REPLY",
+	    "seq", "cells");
+	pt_free(&b);
+
+	memset(&s, 0, sizeof s);
+	s.path = proto_str_make("b.ipynb");
+	s.force = 1;
+	pt_init(&b);
+	proto_room_save_pack(&b.pk, &s);
+	cr_assert_eq(proto_room_save_unpack(pt_body(&b), &sz, err,
+	    sizeof err), 0);
+	pt_str_eq(sz.path, "b.ipynb");
+	cr_assert(sz.force);
+	pt_refuses_all(proto_room_save_unpack, struct proto_room_save,
+	    pt_body(&b), "ROOM_SAVE", "path", "force");
+	pt_free(&b);
+
+	sr.path = proto_str_make("/x/b.ipynb");
+	sr.seq = 4;
+	pt_init(&b);
+	proto_room_save_reply_pack(&b.pk, &sr);
+	cr_assert_eq(proto_room_save_reply_unpack(pt_body(&b), &srz, err,
+	    sizeof err), 0);
+	pt_str_eq(srz.path, "/x/b.ipynb");
+	cr_assert_eq(srz.seq, 4);
+	pt_refuses_all(proto_room_save_reply_unpack,
+	    struct proto_room_save_reply, pt_body(&b), "ROOM_SAVE_REPLY",
+	    "path", "seq");
+	pt_free(&b);
+}
+
+Test(proto_room, changes_blob_round_trip)
+{
+	struct proto_room_changed	c, cz;
+	struct proto_room_changes	q, qz;
+	struct proto_room_changes_reply	r, rz;
+	struct proto_blob_get		g, gz;
+	struct proto_blob_reply		br, brz;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&c, 0, sizeof c);
+	c.notebook_id = proto_str_make("nb");
+	c.seq = 5;
+	c.kinds.pack = c.cell_ids.pack = c.execution_ids.pack = pack_cells;
+	c.kinds.arg = c.cell_ids.arg = c.execution_ids.arg = "k";
+	pt_init(&b);
+	proto_room_changed_pack(&b.pk, &c);
+	cr_assert_eq(proto_room_changed_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0);
+	cr_assert_eq(cz.seq, 5);
+	pt_str_eq(cz.notebook_id, "nb");
+	pt_refuses_all(proto_room_changed_unpack, struct proto_room_changed,
+	    pt_body(&b), "ROOM_CHANGED", "seq", "kinds", "cell_ids",
+	    "execution_ids", "notebook_id");
+	pt_free(&b);
+
+	q.after = 77;
+	pt_init(&b);
+	proto_room_changes_pack(&b.pk, &q);
+	cr_assert_eq(proto_room_changes_unpack(pt_body(&b), &qz, err,
+	    sizeof err), 0);
+	cr_assert_eq(qz.after, 77);
+	pt_refuses(proto_room_changes_unpack, struct proto_room_changes,
+	    pt_body(&b), "ROOM_CHANGES", "after");
+	pt_free(&b);
+
+	memset(&r, 0, sizeof r);
+	r.seq = 8;
+	r.resync = 1;
+	r.changes.pack = pack_cells;
+	r.changes.arg = "q";
+	pt_init(&b);
+	proto_room_changes_reply_pack(&b.pk, &r);
+	cr_assert_eq(proto_room_changes_reply_unpack(pt_body(&b), &rz, err,
+	    sizeof err), 0);
+	cr_assert(rz.seq == 8 && rz.resync);
+	pt_refuses_all(proto_room_changes_reply_unpack,
+	    struct proto_room_changes_reply, pt_body(&b),
+	    "ROOM_CHANGES_REPLY", "seq", "resync", "changes");
+	pt_free(&b);
+
+	g.sha256 = proto_str_make("ab");
+	pt_init(&b);
+	proto_blob_get_pack(&b.pk, &g);
+	cr_assert_eq(proto_blob_get_unpack(pt_body(&b), &gz, err,
+	    sizeof err), 0);
+	pt_str_eq(gz.sha256, "ab");
+	pt_refuses(proto_blob_get_unpack, struct proto_blob_get, pt_body(&b),
+	    "BLOB_GET", "sha256");
+	pt_free(&b);
+
+	br.sha256 = proto_str_make("ab");
+	br.data.ptr = "x\0y";
+	br.data.len = 3;
+	pt_init(&b);
+	proto_blob_reply_pack(&b.pk, &br);
+	cr_assert_eq(proto_blob_reply_unpack(pt_body(&b), &brz, err,
+	    sizeof err), 0);
+	cr_assert(brz.data.len == 3 && memcmp(brz.data.ptr, "x\0y", 3) == 0);
+	pt_refuses_all(proto_blob_reply_unpack, struct proto_blob_reply,
+	    pt_body(&b), "BLOB_REPLY", "sha256", "data");
+	pt_free(&b);
+}
