@@ -1,0 +1,56 @@
+/*
+ * ctl-stop.c: stop the daemon and wait until its socket no longer
+ * answers (its kernels are shut down first, by the daemon).
+ */
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+/* How long a stop may take: the daemon's grace for kernels, and more. */
+#define CTL_STOP_WAIT_MS	10000
+
+int
+ctl_stop(struct ctl_ctx *ctx)
+{
+	struct proto_daemon_status_reply	 s;
+	struct json_object			*j;
+	msgpack_unpacked			 u;
+	int64_t					 deadline, pid;
+	int					 fd;
+
+	if (ctl_client_status(ctx->socket, 0, &u, &s) != 0)
+		return (CTL_EXIT_FAIL);
+	pid = s.pid;
+	msgpack_unpacked_destroy(&u);
+	if ((fd = ctl_client_connect(ctx->socket, 0)) == -1)
+		return (CTL_EXIT_FAIL);
+	if (ctl_client_request(fd, PROTO_MSG_DAEMON_STOP, NULL, PROTO_MSG_OK,
+	    &u) != 0) {
+		close(fd);
+		return (CTL_EXIT_FAIL);
+	}
+	msgpack_unpacked_destroy(&u);
+	close(fd);
+	deadline = util_mono_ms() + CTL_STOP_WAIT_MS;
+	while (util_mono_ms() < deadline) {
+		if ((fd = sockdir_connect(ctx->socket)) == -1) {
+			if (ctx->json) {
+				j = json_object_new_object();
+				json_object_object_add(j, "stopped",
+				    json_object_new_boolean(1));
+				json_object_object_add(j, "pid",
+				    json_object_new_int64(pid));
+				ctl_client_print_json(NULL, j);
+			} else if (!ctx->quiet)
+				printf("stopped (pid %lld)\n", (long long)pid);
+			return (CTL_EXIT_OK);
+		}
+		close(fd);
+		usleep(100000);
+	}
+	ctl_client_error("the daemon (pid %lld) did not stop within %d s",
+	    (long long)pid, CTL_STOP_WAIT_MS / 1000);
+	return (CTL_EXIT_FAIL);
+}
