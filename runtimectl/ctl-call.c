@@ -22,6 +22,12 @@
 #define CTL_CALL_WORKER		"runtimed-mcp-worker"
 #define CTL_CALL_PROTOCOL	"2025-06-18"
 
+/*
+ * reconnect is the proxy's own tool (it replaces the worker); here every
+ * call has a fresh worker already, so it is answered as the proxy would.
+ */
+#define CTL_CALL_RECONNECT	"reconnect"
+
 struct ctl_call {
 	struct ctl_ctx	*ctx;
 	pid_t		 pid;
@@ -277,9 +283,28 @@ ctl_call_takes(struct json_object *t, const char *key)
 	    json_object_object_get_ex(props, key, NULL));
 }
 
-/* key=value ...: a value that parses as JSON is that, else a string. */
+/* Does tool t want key as a string only (so "42" stays text)? */
+static int
+ctl_call_wants_string(struct json_object *t, const char *key)
+{
+	struct json_object	*s, *props, *p, *type;
+
+	return (t != NULL &&
+	    json_object_object_get_ex(t, "inputSchema", &s) &&
+	    json_object_object_get_ex(s, "properties", &props) &&
+	    json_object_object_get_ex(props, key, &p) &&
+	    json_object_object_get_ex(p, "type", &type) &&
+	    json_object_is_type(type, json_type_string) &&
+	    strcmp(json_object_get_string(type), "string") == 0);
+}
+
+/*
+ * key=value ...: a value that parses as JSON is that, else a string; a
+ * string too where tool t (or NULL) takes only a string.  NULL if one
+ * argument is not key=value.
+ */
 static struct json_object *
-ctl_call_args(int argc, char **argv)
+ctl_call_args(int argc, char **argv, struct json_object *t)
 {
 	struct json_object	*args, *v;
 	enum json_tokener_error	 jerr;
@@ -294,8 +319,15 @@ ctl_call_args(int argc, char **argv)
 			return (NULL);
 		}
 		key = xstrndup(argv[i], eq - argv[i]);
-		v = json_tokener_parse_verbose(eq + 1, &jerr);
-		if (jerr != json_tokener_success || eq[1] == '\0')
+		v = NULL;
+		if (!ctl_call_wants_string(t, key)) {
+			v = json_tokener_parse_verbose(eq + 1, &jerr);
+			if (jerr != json_tokener_success || eq[1] == '\0') {
+				json_object_put(v);
+				v = NULL;
+			}
+		}
+		if (v == NULL)
 			v = json_object_new_string(eq + 1);
 		json_object_object_add(args, key, v);
 		free(key);
@@ -317,11 +349,35 @@ ctl_call_list(struct ctl_call *c, struct json_object *list)
 	}
 	if (!json_object_object_get_ex(list, "tools", &tools))
 		return (CTL_EXIT_WORKER);
+	printf("%s\n", CTL_CALL_RECONNECT);
 	for (i = 0; i < json_object_array_length(tools); i++) {
 		if (json_object_object_get_ex(json_object_array_get_idx(tools,
 		    i), "name", &v))
 			printf("%s\n", json_object_get_string(v));
 	}
+	return (CTL_EXIT_OK);
+}
+
+/* reconnect: the worker this call started is the fresh one. */
+static int
+ctl_call_reconnect(struct ctl_call *c)
+{
+	struct json_object	*sc;
+
+	if (!c->ctx->json) {
+		printf("a fresh worker (pid %ld) serves each runtimectl call; "
+		    "no handles to expire\n", (long)c->pid);
+		return (CTL_EXIT_OK);
+	}
+	sc = json_object_new_object();
+	json_object_object_add(sc, "worker_pid",
+	    json_object_new_int64(c->pid));
+	json_object_object_add(sc, "previous_worker_pid", NULL);
+	json_object_object_add(sc, "handles_expired",
+	    json_object_new_boolean(0));
+	printf("%s\n", json_object_to_json_string_ext(sc,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(sc);
 	return (CTL_EXIT_OK);
 }
 
@@ -408,7 +464,7 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 	char			*json = NULL, *target = NULL, *handle = NULL;
 	int			 ch, list_only = 0, rc = CTL_EXIT_OK;
 
-	optind = 1;
+	optind = 0;	/* GNU getopt: start afresh */
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':
@@ -441,7 +497,8 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 				json_object_put(args);
 				return (CTL_EXIT_USAGE);
 			}
-		} else if ((args = ctl_call_args(argc - 1, argv + 1)) == NULL)
+		} else if ((args = ctl_call_args(argc - 1, argv + 1,
+		    NULL)) == NULL)
 			return (CTL_EXIT_USAGE);
 	}
 	memset(&c, 0, sizeof c);
@@ -481,11 +538,21 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 		rc = ctl_call_list(&c, list);
 		goto out;
 	}
+	if (strcmp(name, CTL_CALL_RECONNECT) == 0 &&
+	    ctl_call_find(list, name) == NULL) {
+		rc = ctl_call_reconnect(&c);
+		goto out;
+	}
 	if ((tool = ctl_call_find(list, name)) == NULL) {
 		ctl_client_error("call: no tool %s (runtimectl call --list "
 		    "names them)", name);
 		rc = CTL_EXIT_USAGE;
 		goto out;
+	}
+	if (json == NULL) {
+		/* Again, now that the tool's schema is known. */
+		json_object_put(args);
+		args = ctl_call_args(argc - 1, argv + 1, tool);
 	}
 
 	/* A notebook named by path: attach it for this one call. */

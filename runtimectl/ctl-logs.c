@@ -278,7 +278,7 @@ ctl_logs(struct ctl_ctx *ctx, int argc, char **argv)
 	size_t			 n;
 	int			 ch, follow = 0;
 
-	optind = 1;
+	optind = 0;	/* GNU getopt: start afresh */
 	while ((ch = getopt(argc, argv, "f")) != -1) {
 		switch (ch) {
 		case 'f':

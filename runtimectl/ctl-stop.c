@@ -3,13 +3,36 @@
  * answers (its kernels are shut down first, by the daemon).
  */
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "ctl.h"
 
 /* How long a stop may take: the daemon's grace for kernels, and more. */
 #define CTL_STOP_WAIT_MS	10000
+
+/* Has pid exited (a zombie counts: its parent reaps it, not us)? */
+static int
+ctl_stop_gone(pid_t pid)
+{
+	char	 path[64], buf[256], *p;
+	FILE	*f;
+	int	 zombie = 0;
+
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return (1);
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (0);
+	if (fgets(buf, sizeof buf, f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL)
+		zombie = p[1] == ' ' && p[2] == 'Z';
+	fclose(f);
+	return (zombie);
+}
 
 int
 ctl_stop(struct ctl_ctx *ctx)
@@ -35,7 +58,8 @@ ctl_stop(struct ctl_ctx *ctx)
 	close(fd);
 	deadline = util_mono_ms() + CTL_STOP_WAIT_MS;
 	while (util_mono_ms() < deadline) {
-		if ((fd = sockdir_connect(ctx->socket)) == -1) {
+		if ((fd = sockdir_connect(ctx->socket)) == -1 &&
+		    ctl_stop_gone((pid_t)pid)) {
 			if (ctx->json) {
 				j = json_object_new_object();
 				json_object_object_add(j, "stopped",
@@ -47,8 +71,9 @@ ctl_stop(struct ctl_ctx *ctx)
 				printf("stopped (pid %lld)\n", (long long)pid);
 			return (CTL_EXIT_OK);
 		}
-		close(fd);
-		usleep(100000);
+		if (fd != -1)
+			close(fd);
+		usleep(50000);
 	}
 	ctl_client_error("the daemon (pid %lld) did not stop within %d s",
 	    (long long)pid, CTL_STOP_WAIT_MS / 1000);

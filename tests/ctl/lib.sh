@@ -73,5 +73,12 @@ wait_agents() {
 
 # A JSON field of stdin, by a Python expression on j.
 jq_py() {
-	python3 -c 'import json, sys; j = json.load(sys.stdin); print('"$1"')'
+	python3 -c 'import json, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); j = json.load(sys.stdin); print('"$1"')'
+}
+
+# Has pid $1 exited?  A zombie counts (whoever reaps it is not us).
+gone() {
+	kill -0 "$1" 2>/dev/null || return 0
+	case $(ps -o stat= -p "$1" 2>/dev/null) in Z*) return 0;; esac
+	return 1
 }
