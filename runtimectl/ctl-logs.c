@@ -1,6 +1,6 @@
 /*
- * ctl-logs.c: the per-process logs in the state directory (runtimed.log,
- * mcp-worker-PID.log, ...): listed, printed, or followed as they grow.
+ * ctl-logs.c: the per-process logs in the state directory (runtimed.log;
+ * logs/mcp-worker-PID.log): listed, printed, or followed as they grow.
  */
 
 #include <sys/stat.h>
@@ -51,19 +51,19 @@ ctl_logs_match(const char *name, const char *process)
 	return (strcmp(name + len, ".log") == 0 || name[len] == '-');
 }
 
-/* Logs (regular *.log files of ours) in dir matching process (or all). */
-static struct ctl_logs_file *
-ctl_logs_find(const char *dir, const char *process, size_t *n)
+/* Add the logs (regular *.log files of ours) in dir matching process. */
+static void
+ctl_logs_scan(const char *dir, const char *process,
+    struct ctl_logs_file **fp, size_t *n)
 {
-	struct ctl_logs_file	*f = NULL;
+	struct ctl_logs_file	*f = *fp;
 	struct dirent		*de;
 	struct stat		 sb;
 	DIR			*d;
 	size_t			 len;
 
-	*n = 0;
 	if ((d = opendir(dir)) == NULL)
-		return (NULL);
+		return;
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
 		if (len < 5 || strcmp(de->d_name + len - 4, ".log") != 0)
@@ -83,6 +83,24 @@ ctl_logs_find(const char *dir, const char *process, size_t *n)
 		(*n)++;
 	}
 	closedir(d);
+	*fp = f;
+}
+
+/*
+ * The logs matching process (or all): the daemon's in the state
+ * directory, the workers' in its logs/ (as the proxy puts them).
+ */
+static struct ctl_logs_file *
+ctl_logs_find(const char *dir, const char *process, size_t *n)
+{
+	struct ctl_logs_file	*f = NULL;
+	char			*sub;
+
+	*n = 0;
+	ctl_logs_scan(dir, process, &f, n);
+	xasprintf(&sub, "%s/logs", dir);
+	ctl_logs_scan(sub, process, &f, n);
+	free(sub);
 	if (*n > 0)
 		qsort(f, *n, sizeof *f, ctl_logs_cmp);
 	return (f);
@@ -244,7 +262,7 @@ ctl_logs_follow(const char *dir, const char *process,
 		now = ctl_logs_find(dir, process, &m);
 		for (j = 0; j < m; j++) {
 			for (i = 0; i < n; i++) {
-				if (strcmp(f[i].name, now[j].name) == 0)
+				if (strcmp(f[i].path, now[j].path) == 0)
 					break;
 			}
 			if (i < n)

@@ -29,6 +29,16 @@ echo "$out" | grep -q "^runtimed.log " || fail "logs lists no runtimed.log: $out
 "$CTL" --json logs runtimed | jq_py 'j["logs"][0]["text"]' |
     grep -q "started, pid $D" || fail "logs runtimed --json"
 "$CTL" logs nosuch >/dev/null 2>&1 && fail "logs of no process exits 0"
+# Workers' logs are where the proxy writes them, in logs/.
+mkdir -p "$RUNTIMED_STATE_DIR/logs"
+echo "worker 1 was here" >"$RUNTIMED_STATE_DIR/logs/mcp-worker-1.log"
+echo "worker 2 was here" >"$RUNTIMED_STATE_DIR/logs/mcp-worker-2.log"
+ln -s "$RUNTIMED_STATE_DIR/runtimed.log" "$RUNTIMED_STATE_DIR/logs/link.log"
+out=$("$CTL" logs mcp-worker) || fail "logs mcp-worker"
+echo "$out" | grep -q "worker 1 was here" && echo "$out" | grep -q "worker 2" ||
+    fail "logs mcp-worker: $out"
+"$CTL" logs | grep -q "^mcp-worker-2.log " || fail "logs lists no worker log"
+"$CTL" logs link >/dev/null 2>&1 && fail "logs followed a symbolic link"
 ok "runtimectl logs: list and print, both formats"
 
 "$CTL" logs -f runtimed >"$T/follow.out" 2>&1 &
