@@ -461,7 +461,8 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 	struct json_object	*args = NULL, *p, *info, *list = NULL, *e;
 	struct json_object	*tool, *res, *v;
 	const char		*name, *key = NULL;
-	char			*json = NULL, *target = NULL, *handle = NULL;
+	char			*json = NULL, *target = NULL;
+	char			*handle = NULL;
 	int			 ch, list_only = 0, rc = CTL_EXIT_OK;
 
 	optind = 0;	/* GNU getopt: start afresh */
@@ -479,8 +480,11 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (!list_only && argc < 1)
+	if (!list_only && argc < 1) {
+		ctl_client_error("call: name a tool (runtimectl call --list "
+		    "names them)");
 		return (CTL_EXIT_USAGE);
+	}
 	name = list_only ? NULL : argv[0];
 	if (name != NULL) {
 		if (json != NULL && argc > 1) {

@@ -308,12 +308,15 @@ ctl_logs(struct ctl_ctx *ctx, int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc > 1)
+	if (argc > 1) {
+		ctl_client_error("logs: one process at a time");
 		return (CTL_EXIT_USAGE);
+	}
 	if (argc == 1)
 		process = argv[0];
 	if (follow && ctx->json) {
-		ctl_client_error("logs: -f prints text; --json goes without it");
+		ctl_client_error("logs: -f prints text; --json goes "
+		    "without it");
 		return (CTL_EXIT_USAGE);
 	}
 	dir = ctl_logs_dir(ctx);

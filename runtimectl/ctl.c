@@ -120,9 +120,12 @@ main(int argc, char **argv)
 		rc = ctl_logs(&ctx, argc, argv);
 	else if (strcmp(cmd, "call") == 0)
 		rc = ctl_call(&ctx, argc, argv);
-	else if (argc != 1)
+	else if (argc != 1 && (strcmp(cmd, "status") == 0 ||
+	    strcmp(cmd, "rooms") == 0 || strcmp(cmd, "kernels") == 0 ||
+	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "doctor") == 0)) {
+		ctl_client_error("%s takes no arguments", cmd);
 		rc = CTL_EXIT_USAGE;
-	else if (strcmp(cmd, "status") == 0)
+	} else if (strcmp(cmd, "status") == 0)
 		rc = ctl_status(&ctx);
 	else if (strcmp(cmd, "rooms") == 0)
 		rc = ctl_status_rooms(&ctx);
@@ -132,10 +135,14 @@ main(int argc, char **argv)
 		rc = ctl_stop(&ctx);
 	else if (strcmp(cmd, "doctor") == 0)
 		rc = ctl_doctor(&ctx);
-	else
-		rc = CTL_EXIT_USAGE;
-	if (rc == CTL_EXIT_USAGE)
+	else {
+		ctl_client_error("no command %s", cmd);
 		ctl_usage(CTL_EXIT_USAGE);
+	}
+	/* The command said what was wrong; point at the rest. */
+	if (rc == CTL_EXIT_USAGE)
+		fprintf(stderr, "usage: runtimectl [options] %s ... (see "
+		    "runtimectl --help, man runtimectl)\n", cmd);
 	free(sock);
 	free(state);
 	return (rc);

@@ -11,7 +11,7 @@
 
 /* Exit codes (man/runtimectl.1, EXIT STATUS). */
 #define CTL_EXIT_OK		0
-#define CTL_EXIT_FAIL		1	/* not running, refused, tool error */
+#define CTL_EXIT_FAIL		1	/* not running, refused, failed */
 #define CTL_EXIT_USAGE		2
 #define CTL_EXIT_PROBLEMS	3	/* doctor found a problem */
 #define CTL_EXIT_WORKER		4	/* call: the worker failed */
