@@ -67,7 +67,7 @@ void
 proto_daemon_status_reply_pack(msgpack_packer *pk,
     const struct proto_daemon_status_reply *s)
 {
-	msgpack_pack_map(pk, 10);
+	msgpack_pack_map(pk, 10 + 7 * (s->has_detail != 0));
 	proto_pack_int(pk, "pid", s->pid);
 	proto_pack_int(pk, "started_at", s->started_at);
 	proto_pack_pstr(pk, "version", &s->version);
@@ -78,6 +78,15 @@ proto_daemon_status_reply_pack(msgpack_packer *pk,
 	proto_pack_uint(pk, "fds_limit", s->fds_limit);
 	proto_pack_uint(pk, "peers_room", s->peers_room);
 	proto_pack_doc(pk, "warnings", &s->warnings);
+	if (!s->has_detail)
+		return;
+	proto_pack_uint(pk, "agents", s->agents);
+	proto_pack_uint(pk, "pool_size", s->pool_size);
+	proto_pack_uint(pk, "pool_ready", s->pool_ready);
+	proto_pack_pstr(pk, "state_dir", &s->state_dir);
+	proto_pack_pstr(pk, "store_damage", &s->store_damage);
+	proto_pack_pstr(pk, "store_write_error", &s->store_write_error);
+	proto_pack_doc(pk, "kernel_list", &s->kernel_list);
 }
 
 int
@@ -87,8 +96,10 @@ proto_daemon_status_reply_unpack(const msgpack_object *body,
 	const char	*m = "DAEMON_STATUS_REPLY";
 	const char	*counts[] = { "rooms", "peers", "kernels" };
 	const char	*fds[] = { "fds_open", "fds_limit", "peers_room" };
+	const char	*more[] = { "agents", "pool_size", "pool_ready" };
 	uint64_t	*cv[] = { &s->rooms, &s->peers, &s->kernels };
 	uint64_t	*fv[] = { &s->fds_open, &s->fds_limit, &s->peers_room };
+	uint64_t	*mv[] = { &s->agents, &s->pool_size, &s->pool_ready };
 	int64_t		 v;
 	int		 has;
 	size_t		 i;
@@ -119,5 +130,24 @@ proto_daemon_status_reply_unpack(const msgpack_object *body,
 		*fv[i] = (uint64_t)v;
 		s->has_fds &= has;
 	}
+	s->has_detail = 1;
+	for (i = 0; i < 3; i++) {
+		if (proto_field_int(body, m, more[i], PROTO_UNSIGNED, &v, &has,
+		    err, errlen) != 0)
+			return (-1);
+		*mv[i] = (uint64_t)v;
+		s->has_detail &= has;
+	}
+	if (proto_field_str(body, m, "state_dir", 0, &s->state_dir, err,
+	    errlen) != 0 ||
+	    proto_field_str(body, m, "store_damage", 0, &s->store_damage, err,
+	    errlen) != 0 ||
+	    proto_field_str(body, m, "store_write_error", 0,
+	    &s->store_write_error, err, errlen) != 0 ||
+	    proto_field_doc(body, m, "kernel_list", PROTO_ARRAY,
+	    &s->kernel_list, err, errlen) != 0)
+		return (-1);
+	if (s->state_dir.ptr == NULL || s->kernel_list.obj == NULL)
+		s->has_detail = 0;
 	return (0);
 }

@@ -288,6 +288,15 @@ struct proto_daemon_status_reply {
 	uint64_t		 fds_limit;
 	uint64_t		 peers_room;
 	struct proto_doc	 warnings;	/* [string] */
+	/* Added with runtimectl; has_detail when all are there. */
+	int			 has_detail;
+	uint64_t		 agents;	/* agent links, pooled too */
+	uint64_t		 pool_size;
+	uint64_t		 pool_ready;
+	struct proto_str	 state_dir;
+	struct proto_str	 store_damage;	/* nil: none found */
+	struct proto_str	 store_write_error; /* nil: writes work */
+	struct proto_doc	 kernel_list;	/* [kernel summary] */
 };
 void	proto_empty_pack(msgpack_packer *);
 void	proto_error_pack(msgpack_packer *, const struct proto_error *);

@@ -143,3 +143,24 @@ kernel_pool_stop(void)
 		kernel_pool_ev = NULL;
 	}
 }
+
+u_int
+kernel_pool_size_get(void)
+{
+	return (kernel_pool_stopped ? 0 : (u_int)kernel_pool_size);
+}
+
+/* Pooled kernels ready to be taken. */
+u_int
+kernel_pool_ready(void)
+{
+	size_t	i;
+	u_int	n = 0;
+
+	for (i = 0; i < kernel_pool_n; i++) {
+		if (!room_kernel_is_dead(kernel_pool[i]) &&
+		    !room_kernel_is_starting(kernel_pool[i]))
+			n++;
+	}
+	return (n);
+}

@@ -349,13 +349,9 @@ room_kernel_free(struct room *r)
 	r->kernel = NULL;
 }
 
-const char *
-room_kernel_state(struct room *r)
+static const char *
+room_kernel_state_name(struct room_kernel *k)
 {
-	struct room_kernel	*k = r->kernel;
-
-	if (k == NULL)
-		return ("none");
 	switch (k->state) {
 	case ROOM_KERNEL_STARTING:
 		return (k->restart_peer != NULL ? "restarting" : "starting");
@@ -369,6 +365,14 @@ room_kernel_state(struct room *r)
 		return ("dead");
 	}
 	return ("none");
+}
+
+const char *
+room_kernel_state(struct room *r)
+{
+	if (r->kernel == NULL)
+		return ("none");
+	return (room_kernel_state_name(r->kernel));
 }
 
 /* Can the kernel take an AGENT_EXECUTE now? */
@@ -853,11 +857,67 @@ room_kernel_count(void)
 	struct room_kernel	*k;
 	u_int			 n = 0;
 
+	/* A pooled kernel runs too: it is counted (and listed as pooled). */
 	TAILQ_FOREACH(k, &room_kernels, entry) {
-		if (k->pid > 0 && !k->pooled)
+		if (k->pid > 0 && k->state != ROOM_KERNEL_DEAD)
 			n++;
 	}
 	return (n);
+}
+
+/* Agents linked to us (past HELLO), pooled or a room's. */
+u_int
+room_kernel_agents(void)
+{
+	struct room_kernel	*k;
+	u_int			 n = 0;
+
+	TAILQ_FOREACH(k, &room_kernels, entry) {
+		if (k->peer != NULL && k->hello)
+			n++;
+	}
+	return (n);
+}
+
+/*
+ * DAEMON_STATUS_REPLY's kernel_list: [{kernel_id, name, state, pooled,
+ * notebook_id, path, pid, agent_pid}], every kernel whose agent runs.
+ */
+void
+room_kernel_list_pack(msgpack_packer *pk, const void *unused)
+{
+	struct room_kernel	*k;
+	u_int			 n = 0;
+
+	TAILQ_FOREACH(k, &room_kernels, entry) {
+		if (k->pid > 0)
+			n++;
+	}
+	msgpack_pack_array(pk, n);
+	TAILQ_FOREACH(k, &room_kernels, entry) {
+		if (k->pid <= 0)
+			continue;
+		msgpack_pack_map(pk, 8);
+		proto_pack_str(pk, "kernel_id", k->id);
+		proto_pack_str(pk, "name", k->name);
+		proto_pack_str(pk, "state", room_kernel_state_name(k));
+		proto_pack_bool(pk, "pooled", k->pooled);
+		if (k->room != NULL) {
+			proto_pack_str(pk, "notebook_id", k->room->id);
+			if (k->room->path != NULL)
+				proto_pack_str(pk, "path", k->room->path);
+			else
+				proto_pack_nil(pk, "path");
+		} else {
+			proto_pack_nil(pk, "notebook_id");
+			proto_pack_nil(pk, "path");
+		}
+		if (k->kernel_pid > 0)
+			proto_pack_int(pk, "pid", k->kernel_pid);
+		else
+			proto_pack_nil(pk, "pid");
+		proto_pack_int(pk, "agent_pid", k->pid);
+	}
 }
 
 /* Agent processes of any kind still running (for a stop). */

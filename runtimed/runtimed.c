@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "runtimed.h"
+#include "runtimectl/ctl.h"
 
 struct event_base	*runtimed_base;
 struct proto_incarnation runtimed_incarnation;
@@ -328,137 +329,18 @@ runtimed_daemonize(const char *sock, int level)
 	return (1);
 }
 
-/* A ctl connection to the daemon, past HELLO; -1 when none answers. */
+/* status and stop: runtimectl's (runtimectl/ctl-status.c, ctl-stop.c). */
 static int
-runtimed_connect(const char *sock, int quiet)
+runtimed_ctl(const char *sock, const char *cmd)
 {
-	struct proto_incarnation	 inc;
-	char				*cause = NULL;
-	int				 fd;
+	struct ctl_ctx	ctx;
 
-	if ((fd = sockdir_connect(sock)) == -1) {
-		if (!quiet)
-			fprintf(stderr, "runtimed: not running\n");
-		return (-1);
-	}
-	if (frameio_hello(fd, PROTO_PEER_CTL, "runtimed", &inc, &cause) != 0) {
-		if (!quiet)
-			fprintf(stderr, "runtimed: %s\n", cause);
-		free(cause);
-		close(fd);
-		return (-1);
-	}
-	return (fd);
-}
-
-static int
-runtimed_request(int fd, uint16_t type, struct proto_header *hdr,
-    msgpack_unpacked *u)
-{
-	char		*cause = NULL;
-	struct mpbuf	 b;
-	int		 r;
-
-	mpbuf_init(&b);
-	proto_empty_pack(&b.pk);
-	r = frameio_write(fd, type, 1, b.sb.data, b.sb.size);
-	mpbuf_free(&b);
-	if (r != 0) {
-		fprintf(stderr, "runtimed: write failed\n");
-		return (-1);
-	}
-	if (frameio_read(fd, 10000, hdr, u, &cause) != 0) {
-		fprintf(stderr, "runtimed: %s\n", cause);
-		free(cause);
-		return (-1);
-	}
-	return (0);
-}
-
-static int
-runtimed_status(const char *sock)
-{
-	struct proto_header			 hdr;
-	struct proto_daemon_status_reply	 s;
-	msgpack_unpacked			 u;
-	time_t					 t;
-	struct tm				 tm;
-	char					 when[64], err[256];
-	int					 fd;
-	const msgpack_object			*w;
-	u_int					 i;
-
-	if ((fd = runtimed_connect(sock, 0)) == -1)
-		return (1);
-	if (runtimed_request(fd, PROTO_MSG_DAEMON_STATUS, &hdr, &u) != 0) {
-		close(fd);
-		return (1);
-	}
-	close(fd);
-	if (hdr.type != PROTO_MSG_DAEMON_STATUS_REPLY) {
-		fprintf(stderr, "runtimed: unexpected reply %s\n",
-		    proto_msg_name(hdr.type));
-		msgpack_unpacked_destroy(&u);
-		return (1);
-	}
-	if (proto_daemon_status_reply_unpack(&u.data, &s, err,
-	    sizeof err) != 0) {
-		fprintf(stderr, "runtimed: %s\n", err);
-		msgpack_unpacked_destroy(&u);
-		return (1);
-	}
-	printf("pid %lld\n", (long long)s.pid);
-	t = (time_t)(s.started_at / 1000000);
-	localtime_r(&t, &tm);
-	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", &tm);
-	printf("started %s\n", when);
-	printf("version %.*s\n", (int)s.version.len, s.version.ptr);
-	printf("rooms %llu\npeers %llu\nkernels %llu\n",
-	    (unsigned long long)s.rooms, (unsigned long long)s.peers,
-	    (unsigned long long)s.kernels);
-	if (s.has_fds)
-		printf("descriptors %llu open of %llu: %llu more peers fit\n",
-		    (unsigned long long)s.fds_open,
-		    (unsigned long long)s.fds_limit,
-		    (unsigned long long)s.peers_room);
-	if ((w = s.warnings.obj) != NULL) {
-		for (i = 0; i < w->via.array.size; i++) {
-			if (w->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
-				continue;
-			printf("warning: %.*s\n",
-			    (int)w->via.array.ptr[i].via.str.size,
-			    w->via.array.ptr[i].via.str.ptr);
-		}
-	}
-	msgpack_unpacked_destroy(&u);
-	return (0);
-}
-
-static int
-runtimed_stop_cmd(const char *sock)
-{
-	struct proto_header	hdr;
-	msgpack_unpacked	u;
-	int64_t			deadline;
-	int			fd;
-
-	if ((fd = runtimed_connect(sock, 0)) == -1)
-		return (1);
-	if (runtimed_request(fd, PROTO_MSG_DAEMON_STOP, &hdr, &u) != 0) {
-		close(fd);
-		return (1);
-	}
-	msgpack_unpacked_destroy(&u);
-	close(fd);
-	deadline = util_mono_ms() + 10000;
-	while (util_mono_ms() < deadline) {
-		if ((fd = sockdir_connect(sock)) == -1)
-			return (0);
-		close(fd);
-		usleep(100000);
-	}
-	fprintf(stderr, "runtimed: the daemon did not stop within 10 s\n");
-	return (1);
+	memset(&ctx, 0, sizeof ctx);
+	ctx.socket = sock;
+	ctx.state_dir = runtimed_state_dir;
+	if (strcmp(cmd, "status") == 0)
+		return (ctl_status(&ctx));
+	return (ctl_stop(&ctx));
 }
 
 /* A decimal number from min to max, or -1. */
@@ -570,10 +452,9 @@ main(int argc, char **argv)
 
 	if (argc > 1)
 		runtimed_usage(2);
-	if (argc == 1 && strcmp(argv[0], "status") == 0)
-		rc = runtimed_status(sock);
-	else if (argc == 1 && strcmp(argv[0], "stop") == 0)
-		rc = runtimed_stop_cmd(sock);
+	if (argc == 1 && (strcmp(argv[0], "status") == 0 ||
+	    strcmp(argv[0], "stop") == 0))
+		rc = runtimed_ctl(sock, argv[0]);
 	else if (argc == 1 && strcmp(argv[0], "start") != 0)
 		runtimed_usage(2);
 	else if (foreground)

@@ -201,6 +201,7 @@ void	server_activate_notify(const char *);
 /* server-client.c */
 void	server_client_accept(int);
 u_int	server_client_count(void);
+u_int	server_client_count_kind(const char *);
 void	server_client_free_all(void);
 int	server_client_reply(struct peer *, uint16_t, uint32_t,
 	    const msgpack_sbuffer *, const char *, const char *);
@@ -348,6 +349,8 @@ int		 room_kernel_restart(struct room *, struct peer *, uint32_t);
 void		 room_kernel_pack_info(struct room *, msgpack_packer *);
 void		 room_kernel_reap(void);
 u_int		 room_kernel_count(void);
+u_int		 room_kernel_agents(void);
+void		 room_kernel_list_pack(msgpack_packer *, const void *);
 void		 room_kernel_shutdown_all(void);
 void		 room_kernel_kill_all(void);
 void		 room_kernel_peer_gone(struct peer *);
@@ -379,6 +382,8 @@ void		 kernel_pool_fill(void);
 struct room_kernel *kernel_pool_take(const char *);
 void		 kernel_pool_lost(struct room_kernel *);
 void		 kernel_pool_stop(void);
+u_int		 kernel_pool_size_get(void);
+u_int		 kernel_pool_ready(void);
 
 /* kernel-spec.c */
 int	kernel_spec_check(const char *, char **);

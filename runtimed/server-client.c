@@ -98,6 +98,20 @@ server_client_count(void)
 	return (n);
 }
 
+/* Clients past HELLO of one kind ("worker", "ctl", ...). */
+u_int
+server_client_count_kind(const char *kind)
+{
+	struct server_client	*c;
+	u_int			 n = 0;
+
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->hello && strcmp(c->kind, kind) == 0)
+			n++;
+	}
+	return (n);
+}
+
 /* At exit: close every client. */
 void
 server_client_free_all(void)
@@ -170,13 +184,26 @@ server_client_status(struct server_client *c, uint32_t id)
 	s.started_at = runtimed_incarnation.started_at;
 	s.version = proto_str_make(runtimed_incarnation.version);
 	s.rooms = room_count();
-	s.peers = server_client_count();
+	/* Clients are workers and proxies: not ctl connections (this one). */
+	s.peers = server_client_count() - server_client_count_kind(
+	    PROTO_PEER_CTL);
 	s.kernels = room_kernel_count();
 	s.has_fds = 1;
 	s.fds_open = server_fds_open();
 	s.fds_limit = server_fds_limit();
 	s.peers_room = server_peers_room();
 	s.warnings.pack = runtimed_warn_pack;
+	s.has_detail = 1;
+	s.agents = room_kernel_agents();
+	s.pool_size = kernel_pool_size_get();
+	s.pool_ready = kernel_pool_ready();
+	s.state_dir = proto_str_make(runtimed_state_dir);
+	if (runtimed_store != NULL) {
+		s.store_damage = proto_str_make(store_damage(runtimed_store));
+		s.store_write_error = proto_str_make(
+		    store_write_error(runtimed_store));
+	}
+	s.kernel_list.pack = room_kernel_list_pack;
 	mpbuf_init(&b);
 	proto_daemon_status_reply_pack(&b.pk, &s);
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);

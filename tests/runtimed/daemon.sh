@@ -21,7 +21,7 @@ ok "socket dir 0700, socket $mode"
 
 out=$("$RUNTIMED" status) || fail "status failed"
 echo "$out" | grep -q "^pid $D1\$" || fail "status: $out"
-for k in started version rooms peers kernels; do
+for k in started version rooms clients agents kernels; do
 	echo "$out" | grep -q "^$k " || fail "status lacks $k: $out"
 done
 ok "runtimed status: $(echo $out)"
@@ -54,7 +54,7 @@ pids=$("$RTD_CLIENT" room "$RUNTIMED_SOCKET") || fail "no kernel came up"
 agent=${pids% *}
 kernel=${pids#* }
 kill -0 "$agent" && kill -0 "$kernel" || fail "agent/kernel not running"
-"$RUNTIMED" status | grep -q "^kernels 1\$" || fail "status: no kernel"
+"$RUNTIMED" status | grep -q " $kernel  *$agent  " || fail "status: no kernel"
 ok "room with kernel: agent $agent, kernel $kernel"
 
 out=$("$RUNTIMED" stop 2>&1) || fail "stop failed: $out"

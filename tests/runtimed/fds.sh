@@ -48,8 +48,8 @@ ok "$n log lines about accept, log $bytes bytes"
 
 kill -0 $D || fail "the daemon died"
 out=$("$RUNTIMED" status) || fail "the daemon stopped serving"
-# The status connection itself is the one peer.
-echo "$out" | grep -q "^peers 1$" || fail "peers left behind: $out"
+# The status connection itself is no client.
+echo "$out" | grep -q "^clients 0$" || fail "clients left behind: $out"
 out=$("$WIRE" crowd "$RUNTIMED_SOCKET" 10 0) || fail "after: $out"
 ok "serving again after the crowd left: $out"
 

@@ -112,6 +112,28 @@ Test(proto_daemon, status_round_trip)
 	    z.peers_room == 500);
 	cr_assert_not_null(z.warnings.obj);
 	cr_assert_eq(z.warnings.obj->via.array.size, 1);
+	cr_assert(!z.has_detail);
+	pt_free(&b);
+
+	/* What runtimectl shows: agents, the pool, the store, kernels. */
+	a.has_detail = 1;
+	a.agents = 2;
+	a.pool_size = 1;
+	a.pool_ready = 1;
+	a.state_dir = proto_str_make("/s");
+	a.store_write_error = proto_str_make("disk full");
+	a.kernel_list.pack = pack_warnings;
+	a.kernel_list.arg = "k";
+	pt_init(&b);
+	proto_daemon_status_reply_pack(&b.pk, &a);
+	cr_assert_eq(proto_daemon_status_reply_unpack(pt_body(&b), &z, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert(z.has_detail && z.agents == 2 && z.pool_size == 1 &&
+	    z.pool_ready == 1);
+	pt_str_eq(z.state_dir, "/s");
+	pt_str_eq(z.store_write_error, "disk full");
+	cr_assert_null(z.store_damage.ptr);
+	cr_assert_eq(z.kernel_list.obj->via.array.size, 1);
 	pt_free(&b);
 }
 
