@@ -40,13 +40,13 @@ struct ctl_call {
 static int
 ctl_call_start(struct ctl_call *c)
 {
-	char	*path, *argv[3];
+	char	*path, *argv[3], *cause = NULL;
 	int	 to[2], from[2], fd;
 
-	if ((path = spawn_find(CTL_CALL_WORKER, RUNTIMED_LIBEXECDIR)) == NULL) {
-		ctl_client_error("cannot find %s in $RUNTIMED_LIBEXEC_DIR, "
-		    "beside this program or in %s: is runtimed installed?",
-		    CTL_CALL_WORKER, RUNTIMED_LIBEXECDIR);
+	if ((path = spawn_find(CTL_CALL_WORKER, RUNTIMED_LIBEXECDIR,
+	    &cause)) == NULL) {
+		ctl_client_error("%s", cause);
+		free(cause);
 		return (-1);
 	}
 	if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) {
