@@ -6,11 +6,11 @@
 # moved runtimed-mcp on a real kernel); then
 # build again with AddressSanitizer and UndefinedBehaviorSanitizer and run
 # "make check" there, e2e included; then run each libFuzzer target for
-# RUNTIMED_FUZZ_SECS (25) seconds in an instrumented clang build.
+# RUNTIMED_FUZZ_SECS (15) seconds in an instrumented clang build.
 #
 # RUNTIMED_DISTCHECK=0 skips "make distcheck" (about 1.5 minutes);
 # RUNTIMED_NO_SANITIZERS=1 skips the second pass; RUNTIMED_NO_FUZZ=1 the
-# libFuzzer phase (about 5 minutes: ten targets, 25 s each).
+# libFuzzer phase (about 3 minutes: ten targets, 15 s each).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -130,9 +130,9 @@ if [ "${RUNTIMED_NO_FUZZ:-0}" != 1 ]; then
 	# crash fails the phase and its input is kept in build/fuzz/
 	# fuzz-crashes (docs/fuzzing.md).
 	B=$ROOT/build/fuzz
-	phase "libFuzzer, each target ${RUNTIMED_FUZZ_SECS:-25} s ($B)"
+	phase "libFuzzer, each target ${RUNTIMED_FUZZ_SECS:-15} s ($B)"
 	rm -rf "$B"
-	FUZZ_BUILD=$B sh "$ROOT/fuzz/run-fuzz.sh" "${RUNTIMED_FUZZ_SECS:-25}" ||
+	FUZZ_BUILD=$B sh "$ROOT/fuzz/run-fuzz.sh" "${RUNTIMED_FUZZ_SECS:-15}" ||
 	    fail_log "" "libFuzzer"
 fi
 
