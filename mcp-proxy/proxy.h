@@ -49,8 +49,6 @@ struct json_object;
 #define PROXY_DRAIN_MS		2000
 /* Requests queued while no worker is up. */
 #define PROXY_QUEUE_MAX		1024
-/* Resource watches per connection (docs/limits.md). */
-#define PROXY_SUBS_MAX		128
 /* The worker's "daemon upgraded, start me again" exit status. */
 #define PROXY_EXIT_UPGRADE	75
 

@@ -74,6 +74,31 @@
 #define PROTO_EDIT_MAX_EDITS	1000
 #define PROTO_EDIT_REPLY_ENTRY	75
 
+/*
+ * Most cells in one run (EXEC_RUN; run_cells cell_ids or all,
+ * move_cells): a run's record and its EXEC_STATE reply, every cell's
+ * outputs inline, stay within the reply caps.  The worker checks it to
+ * answer invalid_argument before asking; the daemon checks it again for
+ * any client.
+ */
+#define PROTO_RUN_MAX_CELLS	256
+
+/*
+ * Longest wait of one request (EXEC_GET timeout_ms; the tools'
+ * wait_secs and timeout_secs in whole seconds, 0 to 50): short of the
+ * request timeouts MCP clients commonly set, so a wait ends with an
+ * answer rather than a client giving up.  The worker refuses a longer
+ * one as invalid_argument; the daemon again for any client.
+ */
+#define PROTO_WAIT_MAX_MS	50000
+
+/*
+ * Resource watches one MCP connection holds, counted by the worker
+ * that answers resources/subscribe and by the proxy that keeps them
+ * across worker restarts: both must refuse at the same count.
+ */
+#define PROTO_MAX_WATCHES	128
+
 enum proto_msg {
 	/* 1-99: every connection. */
 	PROTO_MSG_HELLO = 1,		/* first frame on every connection */

@@ -510,9 +510,9 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	n = ids->via.array.size;
-	if (n > RUNTIMED_RUN_MAX_CELLS) {
+	if (n > PROTO_RUN_MAX_CELLS) {
 		peer_send_error(p, id, "invalid_argument", "a run takes at "
-		    "most %d cells, not %zu", RUNTIMED_RUN_MAX_CELLS, n);
+		    "most %d cells, not %zu", PROTO_RUN_MAX_CELLS, n);
 		return;
 	}
 	if (m.has_stop_on_error)
@@ -778,10 +778,10 @@ room_exec_timeout(struct peer *p, uint32_t id, int has, int64_t timeout)
 {
 	if (!has)
 		return (0);
-	if (timeout < 0 || timeout > RUNTIMED_WAIT_MAX_MS) {
+	if (timeout < 0 || timeout > PROTO_WAIT_MAX_MS) {
 		peer_send_error(p, id, "invalid_argument",
 		    "timeout_ms must be an integer from 0 to %d",
-		    RUNTIMED_WAIT_MAX_MS);
+		    PROTO_WAIT_MAX_MS);
 		return (-1);
 	}
 	return (timeout);
