@@ -452,6 +452,25 @@ int	proto_blob_reply_unpack(const msgpack_object *,
 	    struct proto_blob_reply *, char *, size_t);
 
 /* proto-exec.c: EXEC_*, KERNEL_*. */
+/* EXEC_STATE's status of a run and of each of its cells (proto-status.c). */
+enum proto_run_status {
+	PROTO_RUN_QUEUED,
+	PROTO_RUN_RUNNING,
+	PROTO_RUN_DONE,
+	PROTO_RUN_ERROR,
+	PROTO_RUN_INTERRUPTED,
+	PROTO_RUN_KERNEL_DIED,
+	PROTO_RUN_CANCELLED,
+};
+enum proto_cell_status {
+	PROTO_CELL_QUEUED,
+	PROTO_CELL_RUNNING,
+	PROTO_CELL_OK,
+	PROTO_CELL_ERROR,
+	PROTO_CELL_NOT_RUN,
+	PROTO_CELL_INTERRUPTED,
+	PROTO_CELL_KERNEL_DIED,
+};
 struct proto_exec_run {
 	struct proto_doc	 cell_ids;	/* [cell_id | index] */
 	int			 has_stop_on_error;
@@ -504,6 +523,14 @@ void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
+
+/* proto-status.c */
+const char *proto_run_status_name(enum proto_run_status);
+int	proto_run_status_parse(const char *, size_t, enum proto_run_status *);
+int	proto_run_status_ended(enum proto_run_status);
+const char *proto_cell_status_name(enum proto_cell_status);
+int	proto_cell_status_parse(const char *, size_t,
+	    enum proto_cell_status *);
 void	proto_kernel_info_reply_pack(msgpack_packer *,
 	    const struct proto_kernel_info_reply *);
 int	proto_kernel_info_reply_unpack(const msgpack_object *,
