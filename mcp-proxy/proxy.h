@@ -86,9 +86,8 @@ void		 proxy_relay_free(void);
 /* proxy-answer.c: what the proxy answers itself (proxy-relay.c). */
 void		 proxy_answer_error(const char *, int, const char *);
 void		 proxy_answer_result(const char *, struct json_object *);
-void		 proxy_answer_tool(const char *, const char *,
-		     struct json_object *, int);
-struct json_object *proxy_answer_tool_error(const char *, const char *);
+void		 proxy_answer_tool_error(const char *, const char *,
+		     const char *);
 void		 proxy_answer_lost_call(const char *);
 void		 proxy_answer_restarted(const char *, const char *);
 void		 proxy_answer_unavailable(const char *, const char *,

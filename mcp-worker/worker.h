@@ -192,7 +192,6 @@ int		 worker_call_check(struct worker_call *,
 		     const char *const []);
 int		 worker_call_wait_acquire(struct worker_call *);
 void		 worker_call_wait_release(struct worker_call *);
-struct json_object *worker_call_error_result(const char *, const char *);
 typedef void (*worker_call_reply_cb)(struct worker_call *,
     struct worker_room *, const msgpack_object *);
 typedef void (*worker_call_nb_cb)(struct worker_call *,
