@@ -208,6 +208,7 @@ int		 proto_msg_from(uint16_t, u_int);
 
 /* proto-frame.c */
 void		 proto_header_pack(const struct proto_header *, uint8_t *);
+void		 proto_header_make(uint8_t *, uint16_t, uint32_t, uint32_t);
 void		 proto_header_unpack(const uint8_t *, struct proto_header *);
 int		 proto_frame_check(const struct proto_header *, char *, size_t);
 int		 proto_frame_check_hello(const struct proto_header *, char *,
