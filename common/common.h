@@ -194,6 +194,10 @@ struct json_object	*jsonrpc_id_from_text(const char *);
 int			 jsonrpc_id_equal(struct json_object *,
 			     struct json_object *);
 
+/* toolresult.c: the isError result of a tool (docs/errors.md). */
+struct json_object	*toolresult_error(const char *, const char *);
+struct json_object	*toolresult_error_detail(struct json_object *);
+
 /* Shorthand for building one msgpack body. */
 /* lineread.c: newline-delimited messages (MCP on stdin). */
 struct lineread;

@@ -42,15 +42,9 @@ int
 frameio_write(int fd, uint16_t type, uint32_t id, const void *body,
     size_t len)
 {
-	struct proto_header	hdr;
-	uint8_t			h[PROTO_HEADER_SIZE];
+	uint8_t	h[PROTO_HEADER_SIZE];
 
-	hdr.length = (uint32_t)len;
-	hdr.type = type;
-	hdr.version = PROTO_VERSION;
-	hdr.flags = 0;
-	hdr.id = id;
-	proto_header_pack(&hdr, h);
+	proto_header_make(h, type, id, (uint32_t)len);
 	if (frameio_write_all(fd, h, sizeof h) != 0)
 		return (-1);
 	return (frameio_write_all(fd, body, len));

@@ -269,7 +269,6 @@ int
 peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
     const void *head, size_t hlen, const void *data, size_t dlen)
 {
-	struct proto_header	 hdr;
 	uint8_t			 h[PROTO_HEADER_SIZE];
 	struct evbuffer		*out;
 	size_t			 len = hlen + dlen;
@@ -282,12 +281,7 @@ peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
 		    proto_msg_cap(type));
 		return (-1);
 	}
-	hdr.length = (uint32_t)len;
-	hdr.type = type;
-	hdr.version = PROTO_VERSION;
-	hdr.flags = 0;
-	hdr.id = id;
-	proto_header_pack(&hdr, h);
+	proto_header_make(h, type, id, (uint32_t)len);
 	out = bufferevent_get_output(peer->bev);
 	evbuffer_add(out, h, sizeof h);
 	evbuffer_add(out, head, hlen);

@@ -269,15 +269,9 @@ fuzz_af_mark(uint8_t *p, size_t len, const char *marker, const char *id)
 static void
 fuzz_af_frame(int fd, uint16_t type, uint32_t id, struct mpbuf *b)
 {
-	struct proto_header	hdr;
-	uint8_t			h[PROTO_HEADER_SIZE];
+	uint8_t	h[PROTO_HEADER_SIZE];
 
-	memset(&hdr, 0, sizeof hdr);
-	hdr.length = b->sb.size;
-	hdr.type = type;
-	hdr.version = PROTO_VERSION;
-	hdr.id = id;
-	proto_header_pack(&hdr, h);
+	proto_header_make(h, type, id, (uint32_t)b->sb.size);
 	if (write(fd, h, sizeof h) != sizeof h ||
 	    write(fd, b->sb.data, b->sb.size) != (ssize_t)b->sb.size)
 		abort();

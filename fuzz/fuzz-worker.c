@@ -68,19 +68,13 @@ void
 fuzz_worker_reply(int fd, uint16_t type, uint32_t id, const void *body,
     size_t len)
 {
-	struct proto_header	 hdr;
 	uint8_t			 h[PROTO_HEADER_SIZE];
 	const uint8_t		*p;
 	ssize_t			 n;
 	size_t			 left;
 	int			 i;
 
-	hdr.length = (uint32_t)len;
-	hdr.type = type;
-	hdr.version = PROTO_VERSION;
-	hdr.flags = 0;
-	hdr.id = id;
-	proto_header_pack(&hdr, h);
+	proto_header_make(h, type, id, (uint32_t)len);
 	for (i = 0; i < 2; i++) {
 		p = i == 0 ? h : body;
 		left = i == 0 ? sizeof h : len;

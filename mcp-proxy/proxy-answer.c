@@ -17,10 +17,6 @@
 #include "common.h"
 #include "proxy.h"
 
-#define PROXY_ANSWER_LOST_TEXT \
-	"outcome_unknown: the worker restarted before answering; " \
-	"inspect the notebook before retrying"
-
 /* Write one message (taking obj) to the client. */
 static void
 proxy_answer_emit(struct json_object *obj)
@@ -74,10 +70,9 @@ proxy_answer_result(const char *id, struct json_object *res)
 }
 
 /* A tool result: text for the model, structuredContent (taken) for
- * programs. */
-void
-proxy_answer_tool(const char *id, const char *text,
-    struct json_object *sc, int is_error)
+ * programs.  A tool error is toolresult_error's. */
+static void
+proxy_answer_tool(const char *id, const char *text, struct json_object *sc)
 {
 	struct json_object	*res, *content, *t;
 
@@ -89,40 +84,28 @@ proxy_answer_tool(const char *id, const char *text,
 	json_object_array_add(content, t);
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "structuredContent", sc);
-	if (is_error)
-		json_object_object_add(res, "isError",
-		    json_object_new_boolean(1));
 	proxy_answer_result(id, res);
 }
 
-/* {error: {code, message}}, the structuredContent of a tool error. */
-struct json_object *
-proxy_answer_tool_error(const char *code, const char *message)
+/* A tool error result (docs/errors.md). */
+void
+proxy_answer_tool_error(const char *id, const char *code,
+    const char *message)
 {
-	struct json_object	*sc, *err;
-
-	err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_string(code));
-	json_object_object_add(err, "message",
-	    json_object_new_string(message));
-	sc = json_object_new_object();
-	json_object_object_add(sc, "error", err);
-	return sc;
+	proxy_answer_result(id, toolresult_error(code, message));
 }
 
 /* A tools/call whose worker died: its effect is unknown (docs/errors.md). */
 void
 proxy_answer_lost_call(const char *id)
 {
-	struct json_object	*sc, *err;
+	struct json_object	*res;
 
-	sc = proxy_answer_tool_error("outcome_unknown", "the worker "
-	    "restarted before answering; inspect the notebook before "
-	    "retrying");
-	err = json_object_object_get(sc, "error");
-	json_object_object_add(err, "retry_safe",
+	res = toolresult_error("outcome_unknown", "the worker restarted "
+	    "before answering; inspect the notebook before retrying");
+	json_object_object_add(toolresult_error_detail(res), "retry_safe",
 	    json_object_new_boolean(0));
-	proxy_answer_tool(id, PROXY_ANSWER_LOST_TEXT, sc, 1);
+	proxy_answer_result(id, res);
 }
 
 /* Why no worker serves requests now, and when one will be tried. */
@@ -146,7 +129,7 @@ proxy_answer_unavailable_text(const char *why)
 void
 proxy_answer_unavailable(const char *id, const char *method, const char *why)
 {
-	struct json_object	*sc, *err;
+	struct json_object	*res, *err;
 	char			*msg;
 
 	msg = proxy_answer_unavailable_text(why);
@@ -155,8 +138,8 @@ proxy_answer_unavailable(const char *id, const char *method, const char *why)
 		free(msg);
 		return;
 	}
-	sc = proxy_answer_tool_error("notebook_unavailable", msg);
-	err = json_object_object_get(sc, "error");
+	res = toolresult_error("notebook_unavailable", msg);
+	err = toolresult_error_detail(res);
 	json_object_object_add(err, "reason",
 	    json_object_new_string("worker_unavailable"));
 	json_object_object_add(err, "retry_after_secs", json_object_new_int64(
@@ -164,7 +147,7 @@ proxy_answer_unavailable(const char *id, const char *method, const char *why)
 	json_object_object_add(err, "log",
 	    json_object_new_string(proxy_worker_log_path()));
 	json_object_object_add(err, "retry_safe", json_object_new_boolean(1));
-	proxy_answer_tool(id, msg, sc, 1);
+	proxy_answer_result(id, res);
 	free(msg);
 }
 
@@ -227,7 +210,7 @@ proxy_answer_reconnected(const char *id, long pid, long prev_pid)
 	xasprintf(&text, "Reconnected: worker %ld replaced worker %ld and is "
 	    "initialized. Notebook handles from before are expired; call "
 	    "connect_notebook again.", pid, prev_pid);
-	proxy_answer_tool(id, text, sc, 0);
+	proxy_answer_tool(id, text, sc);
 	free(text);
 }
 

@@ -460,9 +460,8 @@ proxy_relay_reconnect(struct json_object *obj, const char *id)
 	    json_object_object_get_ex(params, "arguments", &args) &&
 	    args != NULL && (!json_object_is_type(args, json_type_object) ||
 	    json_object_object_length(args) != 0)) {
-		proxy_answer_tool(id, "invalid_argument: reconnect "
-		    "takes no arguments", proxy_answer_tool_error(
-		    "invalid_argument", "reconnect takes no arguments"), 1);
+		proxy_answer_tool_error(id, "invalid_argument",
+		    "reconnect takes no arguments");
 		return;
 	}
 	m = proxy_relay_msg_create(NULL, 0, id, "tools/call");
@@ -938,9 +937,8 @@ proxy_relay_abandon(void)
 	}
 	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
-		proxy_answer_tool(m->id, "runtimed-mcp is shutting down",
-		    proxy_answer_tool_error("notebook_unavailable",
-		    "runtimed-mcp is shutting down"), 1);
+		proxy_answer_tool_error(m->id, "notebook_unavailable",
+		    "runtimed-mcp is shutting down");
 		proxy_relay_msg_free(m);
 	}
 }

@@ -87,7 +87,7 @@ proxy_subs_add(const char *holder, const char *uri)
 		}
 		return PROXY_SUBS_NONE;
 	}
-	if (proxy_subs_n >= PROXY_SUBS_MAX)
+	if (proxy_subs_n >= PROTO_MAX_WATCHES)
 		return PROXY_SUBS_FULL;
 	l = xcalloc(1, sizeof *l);
 	l->uri = xstrdup(uri);

@@ -49,8 +49,6 @@ struct json_object;
 #define PROXY_DRAIN_MS		2000
 /* Requests queued while no worker is up. */
 #define PROXY_QUEUE_MAX		1024
-/* Resource watches per connection (docs/limits.md). */
-#define PROXY_SUBS_MAX		128
 /* The worker's "daemon upgraded, start me again" exit status. */
 #define PROXY_EXIT_UPGRADE	75
 
@@ -88,9 +86,8 @@ void		 proxy_relay_free(void);
 /* proxy-answer.c: what the proxy answers itself (proxy-relay.c). */
 void		 proxy_answer_error(const char *, int, const char *);
 void		 proxy_answer_result(const char *, struct json_object *);
-void		 proxy_answer_tool(const char *, const char *,
-		     struct json_object *, int);
-struct json_object *proxy_answer_tool_error(const char *, const char *);
+void		 proxy_answer_tool_error(const char *, const char *,
+		     const char *);
 void		 proxy_answer_lost_call(const char *);
 void		 proxy_answer_restarted(const char *, const char *);
 void		 proxy_answer_unavailable(const char *, const char *,

@@ -11,8 +11,6 @@
 
 #include "worker.h"
 
-#define TOOL_EDIT_CELLS_MAX	1000
-
 struct tool_edit_cells {
 	struct worker_call	*call;
 	struct worker_room	*room;
@@ -340,9 +338,9 @@ tool_edit_cells(struct worker_call *call)
 	if (!json_object_object_get_ex(args, "edits", &edits) ||
 	    !json_object_is_type(edits, json_type_array) ||
 	    (n = json_object_array_length(edits)) == 0 ||
-	    n > TOOL_EDIT_CELLS_MAX) {
+	    n > PROTO_EDIT_MAX_EDITS) {
 		xasprintf(&msg, "edits must be a list of 1 to %d edits",
-		    TOOL_EDIT_CELLS_MAX);
+		    PROTO_EDIT_MAX_EDITS);
 		goto bad;
 	}
 	for (i = 0; i < n; i++) {

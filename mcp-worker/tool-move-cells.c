@@ -60,9 +60,9 @@ tool_move_cells(struct worker_call *call)
 	if (!json_object_object_get_ex(args, "cell_ids", &ids) ||
 	    !json_object_is_type(ids, json_type_array) ||
 	    (n = json_object_array_length(ids)) == 0 ||
-	    n > WORKER_MAX_RUN_CELLS) {
+	    n > PROTO_RUN_MAX_CELLS) {
 		worker_call_error(call, "invalid_argument", "cell_ids must be "
-		    "a list of 1 to %d cell references", WORKER_MAX_RUN_CELLS);
+		    "a list of 1 to %d cell references", PROTO_RUN_MAX_CELLS);
 		return;
 	}
 	for (i = 0; i < n; i++) {

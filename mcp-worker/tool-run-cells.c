@@ -106,11 +106,11 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			    "the notebook has no code cells to run");
 			goto fail;
 		}
-		if (json_object_array_length(ids) > WORKER_MAX_RUN_CELLS) {
+		if (json_object_array_length(ids) > PROTO_RUN_MAX_CELLS) {
 			worker_call_error(st->call, "invalid_argument",
 			    "the notebook has more than %d code cells; run "
 			    "them in parts with cell_ids",
-			    WORKER_MAX_RUN_CELLS);
+			    PROTO_RUN_MAX_CELLS);
 			goto fail;
 		}
 	}
@@ -181,9 +181,9 @@ tool_run_cells(struct worker_call *call)
 	if (refs != NULL) {
 		if (!json_object_is_type(refs, json_type_array) ||
 		    (n = json_object_array_length(refs)) == 0 ||
-		    n > WORKER_MAX_RUN_CELLS) {
+		    n > PROTO_RUN_MAX_CELLS) {
 			xasprintf(&msg, "cell_ids must be a list of 1 to %d "
-			    "cell references", WORKER_MAX_RUN_CELLS);
+			    "cell references", PROTO_RUN_MAX_CELLS);
 			goto bad;
 		}
 		for (i = 0; i < n; i++) {

@@ -77,7 +77,7 @@ worker_args_string(struct json_object *args, const char *key, int required,
 	return 0;
 }
 
-/* Seconds 0..WORKER_WAIT_MAX_SECS, never clamped; result in ms. */
+/* Seconds 0..PROTO_WAIT_MAX_MS / 1000, never clamped; result in ms. */
 int
 worker_args_secs(struct json_object *args, const char *key, int def,
     int *out_ms, char **msg)
@@ -103,13 +103,13 @@ worker_args_secs(struct json_object *args, const char *key, int def,
 			goto bad;
 	} else
 		goto bad;
-	if (!isfinite(d) || d < 0 || d > WORKER_WAIT_MAX_SECS)
+	if (!isfinite(d) || d < 0 || d > PROTO_WAIT_MAX_MS / 1000)
 		goto bad;
 	*out_ms = (int)(d * 1000);
 	return 0;
 bad:
 	xasprintf(msg, "'%s' must be a number of seconds from 0 to %d", key,
-	    WORKER_WAIT_MAX_SECS);
+	    PROTO_WAIT_MAX_MS / 1000);
 	return -1;
 }
 

@@ -160,30 +160,6 @@ worker_call_text_block(const char *text)
 	return b;
 }
 
-/* The isError result of docs/errors.md. */
-struct json_object *
-worker_call_error_result(const char *code, const char *message)
-{
-	struct json_object	*res, *content, *sc, *err;
-	char			*text;
-
-	xasprintf(&text, "%s: %s", code, message);
-	content = json_object_new_array();
-	json_object_array_add(content, worker_call_text_block(text));
-	free(text);
-	err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_string(code));
-	json_object_object_add(err, "message",
-	    json_object_new_string(message));
-	sc = json_object_new_object();
-	json_object_object_add(sc, "error", err);
-	res = json_object_new_object();
-	json_object_object_add(res, "content", content);
-	json_object_object_add(res, "structuredContent", sc);
-	json_object_object_add(res, "isError", json_object_new_boolean(1));
-	return res;
-}
-
 /* How to ask each tool for less when its result is over the cap. */
 static const struct {
 	const char	*tool;
@@ -230,9 +206,8 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 	    worker_call_hint(name));
 	log_warnx("%s: %s", name, msg);
 	if (call->tool->read_only) {
-		out = worker_call_error_result("invalid_argument", msg);
-		err = json_object_object_get(json_object_object_get(out,
-		    "structuredContent"), "error");
+		out = toolresult_error("invalid_argument", msg);
+		err = toolresult_error_detail(out);
 		json_object_object_add(err, "reason",
 		    json_object_new_string("too_large"));
 		json_object_object_add(err, "bytes", json_object_new_int64(
@@ -338,7 +313,7 @@ worker_call_error(struct worker_call *call, const char *code,
 	va_end(ap);
 	log_debug("%s: %s: %s", call->tool->name, code, msg);
 	if (!call->cancelled) {
-		res = worker_call_error_result(code, msg);
+		res = toolresult_error(code, msg);
 		worker_call_send(call, res);
 	}
 	free(msg);

@@ -424,19 +424,12 @@ worker_output_preview(struct evbuffer *text, const char *s, size_t len,
 int
 worker_output_terminal(const char *status)
 {
-	static const char *const terminal[] = {
-		"done", "error", "interrupted", "kernel_died", "cancelled",
-		NULL
-	};
-	u_int	i;
+	enum proto_run_status	st;
 
-	if (status == NULL)
+	if (status == NULL ||
+	    proto_run_status_parse(status, strlen(status), &st) != 0)
 		return 0;
-	for (i = 0; terminal[i] != NULL; i++) {
-		if (strcmp(status, terminal[i]) == 0)
-			return 1;
-	}
-	return 0;
+	return proto_run_status_ended(st);
 }
 
 static const char *
@@ -477,7 +470,8 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	    json_object_array_length(v) : 0;
 	for (i = 0; i < n; i++) {
 		cell = json_object_array_get_idx(v, i);
-		cstatus = worker_output_str(cell, "status", "queued");
+		cstatus = worker_output_str(cell, "status",
+		    proto_cell_status_name(PROTO_CELL_QUEUED));
 		c = json_object_new_object();
 		json_object_object_add(c, "cell_id", json_object_new_string(
 		    worker_output_str(cell, "cell_id", "")));

@@ -3,7 +3,7 @@
  * rooms) and, per handle, runtimed://sessions/{notebook_handle}/cells,
  * .../cells/{cell_id} and .../comments ({...} percent-encoded).
  * Watches come from resources/subscribe (2025 revisions) or from a
- * subscriptions/listen stream (2026-07-28); at most WORKER_MAX_WATCHES
+ * subscriptions/listen stream (2026-07-28); at most PROTO_MAX_WATCHES
  * per connection.  Changes are coalesced for WORKER_RESOURCE_COALESCE_MS
  * into notifications/resources/updated; a handle's end sends a final
  * update whose _meta says why (io.runtimed/attachmentExpired or
@@ -714,7 +714,7 @@ worker_resource_subscribe(struct json_object *id, struct json_object *params,
 		worker_rpc_fail(id, -32602, msg);
 		return;
 	}
-	if (worker_resource_n >= WORKER_MAX_WATCHES) {
+	if (worker_resource_n >= PROTO_MAX_WATCHES) {
 		worker_resource_uri_free(&u);
 		worker_rpc_fail(id, -32602, "too many resource watches (at "
 		    "most 128 per connection); unsubscribe some first");
@@ -771,7 +771,7 @@ worker_resource_listen(struct json_object *id, struct json_object *params)
 		return;
 	}
 	count = uris != NULL ? json_object_array_length(uris) : 0;
-	if (worker_resource_n + count > WORKER_MAX_WATCHES) {
+	if (worker_resource_n + count > PROTO_MAX_WATCHES) {
 		worker_rpc_fail(id, -32602, "too many resource watches (at "
 		    "most 128 per connection)");
 		return;

@@ -508,12 +508,12 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 	if (args != NULL && json_object_is_type(args, json_type_null))
 		args = NULL;
 	if (args != NULL && !json_object_is_type(args, json_type_object)) {
-		worker_rpc_reply(id, worker_call_error_result(
-		    "invalid_argument", "arguments must be an object"));
+		worker_rpc_reply(id, toolresult_error("invalid_argument",
+		    "arguments must be an object"));
 		return;
 	}
 	if (bad_unicode || (args != NULL && !worker_args_utf8_ok(args))) {
-		worker_rpc_reply(id, worker_call_error_result(
+		worker_rpc_reply(id, toolresult_error(
 		    "invalid_argument", "a string argument is not well-formed "
 		    "Unicode (lone surrogate or invalid UTF-8)"));
 		return;

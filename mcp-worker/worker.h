@@ -26,9 +26,7 @@
 /* Limits (docs/limits.md). */
 #define WORKER_MAX_ATTACH	128	/* handles, pending ones included */
 #define WORKER_WAIT_PERMITS	8	/* concurrent waits */
-#define WORKER_WAIT_MAX_SECS	50
 #define WORKER_RUN_DEFAULT_SECS	1
-#define WORKER_MAX_RUN_CELLS	256
 #define WORKER_CELL_CAP		12000	/* inline chars a cell */
 #define WORKER_RESULT_CAP	48000	/* inline chars a result */
 #define WORKER_MAX_IMAGES	4	/* image content blocks per result */
@@ -39,7 +37,6 @@
 
 #define WORKER_PROTOCOL_LATEST	"2025-11-25"
 #define WORKER_PROTOCOL_STATELESS "2026-07-28"
-#define WORKER_MAX_WATCHES	128	/* resource watches a connection */
 #define WORKER_PAGE_SIZE	64	/* tools/list, resources/list */
 #define WORKER_WATCH_PERIOD_MS	2000	/* daemon incarnation probe */
 #define WORKER_WATCH_RETRY_MS	200	/* confirm a failed probe */
@@ -195,7 +192,6 @@ int		 worker_call_check(struct worker_call *,
 		     const char *const []);
 int		 worker_call_wait_acquire(struct worker_call *);
 void		 worker_call_wait_release(struct worker_call *);
-struct json_object *worker_call_error_result(const char *, const char *);
 typedef void (*worker_call_reply_cb)(struct worker_call *,
     struct worker_room *, const msgpack_object *);
 typedef void (*worker_call_nb_cb)(struct worker_call *,

@@ -25,6 +25,20 @@ proto_header_pack(const struct proto_header *hdr, uint8_t *p)
 	p[11] = hdr->id;
 }
 
+/* The header of a frame we send: our version, no flags. */
+void
+proto_header_make(uint8_t *p, uint16_t type, uint32_t id, uint32_t length)
+{
+	struct proto_header	hdr;
+
+	hdr.length = length;
+	hdr.type = type;
+	hdr.version = PROTO_VERSION;
+	hdr.flags = 0;
+	hdr.id = id;
+	proto_header_pack(&hdr, p);
+}
+
 void
 proto_header_unpack(const uint8_t *p, struct proto_header *hdr)
 {

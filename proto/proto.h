@@ -74,6 +74,31 @@
 #define PROTO_EDIT_MAX_EDITS	1000
 #define PROTO_EDIT_REPLY_ENTRY	75
 
+/*
+ * Most cells in one run (EXEC_RUN; run_cells cell_ids or all,
+ * move_cells): a run's record and its EXEC_STATE reply, every cell's
+ * outputs inline, stay within the reply caps.  The worker checks it to
+ * answer invalid_argument before asking; the daemon checks it again for
+ * any client.
+ */
+#define PROTO_RUN_MAX_CELLS	256
+
+/*
+ * Longest wait of one request (EXEC_GET timeout_ms; the tools'
+ * wait_secs and timeout_secs in whole seconds, 0 to 50): short of the
+ * request timeouts MCP clients commonly set, so a wait ends with an
+ * answer rather than a client giving up.  The worker refuses a longer
+ * one as invalid_argument; the daemon again for any client.
+ */
+#define PROTO_WAIT_MAX_MS	50000
+
+/*
+ * Resource watches one MCP connection holds, counted by the worker
+ * that answers resources/subscribe and by the proxy that keeps them
+ * across worker restarts: both must refuse at the same count.
+ */
+#define PROTO_MAX_WATCHES	128
+
 enum proto_msg {
 	/* 1-99: every connection. */
 	PROTO_MSG_HELLO = 1,		/* first frame on every connection */
@@ -183,6 +208,7 @@ int		 proto_msg_from(uint16_t, u_int);
 
 /* proto-frame.c */
 void		 proto_header_pack(const struct proto_header *, uint8_t *);
+void		 proto_header_make(uint8_t *, uint16_t, uint32_t, uint32_t);
 void		 proto_header_unpack(const uint8_t *, struct proto_header *);
 int		 proto_frame_check(const struct proto_header *, char *, size_t);
 int		 proto_frame_check_hello(const struct proto_header *, char *,
@@ -427,6 +453,25 @@ int	proto_blob_reply_unpack(const msgpack_object *,
 	    struct proto_blob_reply *, char *, size_t);
 
 /* proto-exec.c: EXEC_*, KERNEL_*. */
+/* EXEC_STATE's status of a run and of each of its cells (proto-status.c). */
+enum proto_run_status {
+	PROTO_RUN_QUEUED,
+	PROTO_RUN_RUNNING,
+	PROTO_RUN_DONE,
+	PROTO_RUN_ERROR,
+	PROTO_RUN_INTERRUPTED,
+	PROTO_RUN_KERNEL_DIED,
+	PROTO_RUN_CANCELLED,
+};
+enum proto_cell_status {
+	PROTO_CELL_QUEUED,
+	PROTO_CELL_RUNNING,
+	PROTO_CELL_OK,
+	PROTO_CELL_ERROR,
+	PROTO_CELL_NOT_RUN,
+	PROTO_CELL_INTERRUPTED,
+	PROTO_CELL_KERNEL_DIED,
+};
 struct proto_exec_run {
 	struct proto_doc	 cell_ids;	/* [cell_id | index] */
 	int			 has_stop_on_error;
@@ -479,6 +524,14 @@ void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
+
+/* proto-status.c */
+const char *proto_run_status_name(enum proto_run_status);
+int	proto_run_status_parse(const char *, size_t, enum proto_run_status *);
+int	proto_run_status_ended(enum proto_run_status);
+const char *proto_cell_status_name(enum proto_cell_status);
+int	proto_cell_status_parse(const char *, size_t,
+	    enum proto_cell_status *);
 void	proto_kernel_info_reply_pack(msgpack_packer *,
 	    const struct proto_kernel_info_reply *);
 int	proto_kernel_info_reply_unpack(const msgpack_object *,

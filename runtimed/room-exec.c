@@ -22,40 +22,12 @@
 
 #include "runtimed.h"
 
-enum room_exec_status {
-	ROOM_EXEC_QUEUED,
-	ROOM_EXEC_RUNNING,
-	ROOM_EXEC_DONE,
-	ROOM_EXEC_ERROR,
-	ROOM_EXEC_INTERRUPTED,
-	ROOM_EXEC_KERNEL_DIED,
-	ROOM_EXEC_CANCELLED,
-};
-static const char *room_exec_status_names[] = {
-	"queued", "running", "done", "error", "interrupted", "kernel_died",
-	"cancelled"
-};
-
-enum room_exec_cell_status {
-	ROOM_EXEC_CELL_QUEUED,
-	ROOM_EXEC_CELL_RUNNING,
-	ROOM_EXEC_CELL_OK,
-	ROOM_EXEC_CELL_ERROR,
-	ROOM_EXEC_CELL_NOT_RUN,
-	ROOM_EXEC_CELL_INTERRUPTED,
-	ROOM_EXEC_CELL_KERNEL_DIED,
-};
-static const char *room_exec_cell_names[] = {
-	"queued", "running", "ok", "error", "not_run", "interrupted",
-	"kernel_died"
-};
-
 struct room_exec_cell {
 	char				*cell_id;
 	char				*source;
 	size_t				 source_len;
 	enum room_cell_type		 type;
-	enum room_exec_cell_status	 status;
+	enum proto_cell_status		 status;
 	int64_t				 execution_count;
 	struct json_object		*outputs;
 	int				 clear_wait;
@@ -69,7 +41,7 @@ struct room_exec {
 	int			 persist;	/* on room_exec_persists */
 	TAILQ_ENTRY(room_exec)	 pentry;
 	struct room		*room;
-	enum room_exec_status	 status;
+	enum proto_run_status	 status;
 	int			 stop_on_error;
 	int			 had_error;
 	int			 interrupted;	/* while running */
@@ -162,16 +134,16 @@ room_exec_free(struct room *r)
 	TAILQ_FOREACH_SAFE(e, &r->execs->active, entry, e1) {
 		/* The daemon is stopping: the record says so. */
 		for (i = 0; i < e->ncells; i++) {
-			if (e->cells[i].status == ROOM_EXEC_CELL_RUNNING)
+			if (e->cells[i].status == PROTO_CELL_RUNNING)
 				e->cells[i].status =
-				    ROOM_EXEC_CELL_KERNEL_DIED;
-			else if (e->cells[i].status == ROOM_EXEC_CELL_QUEUED)
-				e->cells[i].status = ROOM_EXEC_CELL_NOT_RUN;
+				    PROTO_CELL_KERNEL_DIED;
+			else if (e->cells[i].status == PROTO_CELL_QUEUED)
+				e->cells[i].status = PROTO_CELL_NOT_RUN;
 		}
-		if (e->status == ROOM_EXEC_RUNNING || e->sent)
-			e->status = ROOM_EXEC_KERNEL_DIED;
+		if (e->status == PROTO_RUN_RUNNING || e->sent)
+			e->status = PROTO_RUN_KERNEL_DIED;
 		else
-			e->status = ROOM_EXEC_CANCELLED;
+			e->status = PROTO_RUN_CANCELLED;
 		free(e->message);
 		e->message = xstrdup("the daemon stopped before the run "
 		    "finished");
@@ -198,8 +170,7 @@ room_exec_queue_length(struct room *r)
 static int
 room_exec_terminal(struct room_exec *e)
 {
-	return (e->status != ROOM_EXEC_QUEUED &&
-	    e->status != ROOM_EXEC_RUNNING);
+	return (proto_run_status_ended(e->status));
 }
 
 /* EXEC_STATE {execution_id, status, cells: [...]} */
@@ -216,7 +187,7 @@ room_exec_pack_cells(msgpack_packer *pk, const void *arg)
 		msgpack_pack_map(pk, 6);
 		proto_pack_str(pk, "cell_id", c->cell_id);
 		proto_pack_str(pk, "cell_type", room_nb_type_name(c->type));
-		proto_pack_str(pk, "status", room_exec_cell_names[c->status]);
+		proto_pack_str(pk, "status", proto_cell_status_name(c->status));
 		if (c->execution_count >= 0)
 			proto_pack_int(pk, "execution_count",
 			    c->execution_count);
@@ -237,7 +208,7 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 	m.execution_id = proto_str_make(e->id);
 	m.daemon_started_at = runtimed_incarnation.started_at;
 	m.notebook_id = proto_str_make(e->room->id);
-	m.status = proto_str_make(room_exec_status_names[e->status]);
+	m.status = proto_str_make(proto_run_status_name(e->status));
 	m.message = proto_str_make(e->message);
 	m.cells.pack = room_exec_pack_cells;
 	m.cells.arg = e;
@@ -365,7 +336,7 @@ room_exec_persist(struct room_exec *e)
 
 /* The run reached a terminal state: record it, answer its waiters. */
 static void
-room_exec_finish(struct room_exec *e, enum room_exec_status status)
+room_exec_finish(struct room_exec *e, enum proto_run_status status)
 {
 	struct room_execs	*x = e->room->execs;
 	struct room_exec_wait	*w, *w1;
@@ -373,9 +344,9 @@ room_exec_finish(struct room_exec *e, enum room_exec_status status)
 	size_t			 i;
 
 	for (i = 0; i < e->ncells; i++) {
-		if (e->cells[i].status == ROOM_EXEC_CELL_QUEUED ||
-		    e->cells[i].status == ROOM_EXEC_CELL_RUNNING)
-			e->cells[i].status = ROOM_EXEC_CELL_NOT_RUN;
+		if (e->cells[i].status == PROTO_CELL_QUEUED ||
+		    e->cells[i].status == PROTO_CELL_RUNNING)
+			e->cells[i].status = PROTO_CELL_NOT_RUN;
 	}
 	e->status = status;
 	e->sent = 0;
@@ -387,7 +358,7 @@ room_exec_finish(struct room_exec *e, enum room_exec_status status)
 		x->nfinished--;
 		room_exec_destroy(old);
 	}
-	log_info("run %s: %s", e->id, room_exec_status_names[status]);
+	log_info("run %s: %s", e->id, proto_run_status_name(status));
 	TAILQ_FOREACH_SAFE(w, &room_exec_waits, entry, w1) {
 		if (w->exec != e)
 			continue;
@@ -409,16 +380,16 @@ room_exec_kick(struct room *r)
 	while ((e = TAILQ_FIRST(&r->execs->active)) != NULL) {
 		if (e->sent || !room_kernel_ready(r))
 			return;
-		e->status = ROOM_EXEC_RUNNING;
+		e->status = PROTO_RUN_RUNNING;
 		while (e->current < e->ncells &&
 		    e->cells[e->current].type != ROOM_CELL_CODE) {
 			/* Markdown and raw cells run by being there. */
-			e->cells[e->current].status = ROOM_EXEC_CELL_OK;
+			e->cells[e->current].status = PROTO_CELL_OK;
 			e->current++;
 		}
 		if (e->current >= e->ncells) {
-			room_exec_finish(e, e->had_error ? ROOM_EXEC_ERROR :
-			    ROOM_EXEC_DONE);
+			room_exec_finish(e, e->had_error ? PROTO_RUN_ERROR :
+			    PROTO_RUN_DONE);
 			continue;
 		}
 		c = &e->cells[e->current];
@@ -449,12 +420,12 @@ room_exec_fail(struct room_exec *e, const char *why)
 	struct room_exec_cell	*c = &e->cells[e->current];
 
 	log_warnx("run %s: %s", e->id, why);
-	c->status = ROOM_EXEC_CELL_ERROR;
+	c->status = PROTO_CELL_ERROR;
 	free(e->message);
 	e->message = xstrdup(why);
 	e->had_error = 1;
 	room_cell_changed(e->room, "outputs", c->cell_id, e->id);
-	room_exec_finish(e, ROOM_EXEC_ERROR);
+	room_exec_finish(e, PROTO_RUN_ERROR);
 }
 
 /*
@@ -510,9 +481,9 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	n = ids->via.array.size;
-	if (n > RUNTIMED_RUN_MAX_CELLS) {
+	if (n > PROTO_RUN_MAX_CELLS) {
 		peer_send_error(p, id, "invalid_argument", "a run takes at "
-		    "most %d cells, not %zu", RUNTIMED_RUN_MAX_CELLS, n);
+		    "most %d cells, not %zu", PROTO_RUN_MAX_CELLS, n);
 		return;
 	}
 	if (m.has_stop_on_error)
@@ -549,7 +520,7 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	room_exec_mint_id(r, e->id);
 	e->room = r;
 	e->stop_on_error = stop;
-	e->status = ROOM_EXEC_QUEUED;
+	e->status = PROTO_RUN_QUEUED;
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
@@ -609,7 +580,7 @@ static struct json_object *
 room_exec_orphan(struct json_object *rec)
 {
 	struct json_object	*cells, *c, *st;
-	const char		*s;
+	enum proto_cell_status	 cs;
 	size_t			 i;
 	int			 ran = 0;
 
@@ -619,18 +590,24 @@ room_exec_orphan(struct json_object *rec)
 			c = json_object_array_get_idx(cells, i);
 			if (!json_object_object_get_ex(c, "status", &st))
 				continue;
-			s = json_object_get_string(st);
-			if (strcmp(s, "running") == 0) {
+			if (!json_object_is_type(st, json_type_string) ||
+			    proto_cell_status_parse(json_object_get_string(st),
+			    (size_t)json_object_get_string_len(st), &cs) != 0)
+				continue;
+			if (cs == PROTO_CELL_RUNNING) {
 				ran = 1;
 				json_object_object_add(c, "status",
-				    json_object_new_string("kernel_died"));
-			} else if (strcmp(s, "queued") == 0)
+				    json_object_new_string(proto_cell_status_name(
+				    PROTO_CELL_KERNEL_DIED)));
+			} else if (cs == PROTO_CELL_QUEUED)
 				json_object_object_add(c, "status",
-				    json_object_new_string("not_run"));
+				    json_object_new_string(proto_cell_status_name(
+				    PROTO_CELL_NOT_RUN)));
 		}
 	}
-	json_object_object_add(rec, "status", json_object_new_string(ran ?
-	    "kernel_died" : "cancelled"));
+	json_object_object_add(rec, "status", json_object_new_string(
+	    proto_run_status_name(ran ? PROTO_RUN_KERNEL_DIED :
+	    PROTO_RUN_CANCELLED)));
 	json_object_object_add(rec, "message", json_object_new_string(
 	    "the daemon restarted while this run was in flight"));
 	json_object_object_add(rec, "daemon_started_at",
@@ -695,7 +672,7 @@ room_exec_get_lost(struct room *r, struct peer *p, uint32_t id,
 	m.execution_id.len = len;
 	m.notebook_id = proto_str_make(r->id);
 	m.daemon_started_at = runtimed_incarnation.started_at;
-	m.status = proto_str_make("kernel_died");
+	m.status = proto_str_make(proto_run_status_name(PROTO_RUN_KERNEL_DIED));
 	m.message = proto_str_make("the daemon stopped before this run was "
 	    "recorded; its cells may or may not have run: inspect the "
 	    "notebook");
@@ -719,6 +696,7 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 	void			*data = NULL;
 	size_t			 dlen, off = 0;
 	const char		*st;
+	enum proto_run_status	 rs;
 	int64_t			 inc;
 
 	if (runtimed_store == NULL)
@@ -749,8 +727,8 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 	st = proto_get_str(&u.data, "status", &dlen);
 	if (proto_get_int(&u.data, "daemon_started_at", &inc) != 0)
 		inc = 0;
-	if (st != NULL && ((dlen == 6 && memcmp(st, "queued", 6) == 0) ||
-	    (dlen == 7 && memcmp(st, "running", 7) == 0)) &&
+	if (st != NULL && proto_run_status_parse(st, dlen, &rs) == 0 &&
+	    !proto_run_status_ended(rs) &&
 	    inc != runtimed_incarnation.started_at) {
 		rec = room_exec_orphan(mpjson_unpack(&u.data));
 		mpbuf_init(&b);
@@ -778,10 +756,10 @@ room_exec_timeout(struct peer *p, uint32_t id, int has, int64_t timeout)
 {
 	if (!has)
 		return (0);
-	if (timeout < 0 || timeout > RUNTIMED_WAIT_MAX_MS) {
+	if (timeout < 0 || timeout > PROTO_WAIT_MAX_MS) {
 		peer_send_error(p, id, "invalid_argument",
 		    "timeout_ms must be an integer from 0 to %d",
-		    RUNTIMED_WAIT_MAX_MS);
+		    PROTO_WAIT_MAX_MS);
 		return (-1);
 	}
 	return (timeout);
@@ -888,7 +866,7 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 
 	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
-	c->status = ROOM_EXEC_CELL_RUNNING;
+	c->status = PROTO_CELL_RUNNING;
 	if (m->has_execution_count && m->execution_count >= 0)
 		c->execution_count = m->execution_count;
 	if ((cell = room_exec_room_cell(r, c)) != NULL) {
@@ -1085,31 +1063,31 @@ room_exec_done(struct room *r, const struct proto_agent_exec_done *m)
 	e->sent = 0;
 	e->current++;
 	if (m->status == PROTO_AGENT_EXEC_OK)
-		c->status = ROOM_EXEC_CELL_OK;
+		c->status = PROTO_CELL_OK;
 	else if (e->interrupted) {
-		c->status = ROOM_EXEC_CELL_INTERRUPTED;
+		c->status = PROTO_CELL_INTERRUPTED;
 		room_cell_changed(r, "outputs", c->cell_id, e->id);
-		room_exec_finish(e, ROOM_EXEC_INTERRUPTED);
+		room_exec_finish(e, PROTO_RUN_INTERRUPTED);
 		room_exec_kick(r);
 		return;
 	} else if (m->status == PROTO_AGENT_EXEC_ERROR) {
-		c->status = ROOM_EXEC_CELL_ERROR;
+		c->status = PROTO_CELL_ERROR;
 		e->had_error = 1;
 	} else {
 		/* aborted: the kernel refused it; nothing after can run */
-		c->status = ROOM_EXEC_CELL_NOT_RUN;
+		c->status = PROTO_CELL_NOT_RUN;
 		e->had_error = 1;
 		room_cell_changed(r, "outputs", c->cell_id, e->id);
-		room_exec_finish(e, ROOM_EXEC_ERROR);
+		room_exec_finish(e, PROTO_RUN_ERROR);
 		room_exec_kick(r);
 		return;
 	}
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
-	if (c->status == ROOM_EXEC_CELL_ERROR && e->stop_on_error)
-		room_exec_finish(e, ROOM_EXEC_ERROR);
+	if (c->status == PROTO_CELL_ERROR && e->stop_on_error)
+		room_exec_finish(e, PROTO_RUN_ERROR);
 	else if (e->current >= e->ncells)
-		room_exec_finish(e, e->had_error ? ROOM_EXEC_ERROR :
-		    ROOM_EXEC_DONE);
+		room_exec_finish(e, e->had_error ? PROTO_RUN_ERROR :
+		    PROTO_RUN_DONE);
 	room_exec_kick(r);
 }
 
@@ -1122,10 +1100,10 @@ room_exec_kernel_died(struct room *r, const char *why)
 	while ((e = TAILQ_FIRST(&r->execs->active)) != NULL) {
 		if (e->sent)
 			e->cells[e->current].status =
-			    ROOM_EXEC_CELL_KERNEL_DIED;
+			    PROTO_CELL_KERNEL_DIED;
 		free(e->message);
 		e->message = xstrdup(why);
-		room_exec_finish(e, ROOM_EXEC_KERNEL_DIED);
+		room_exec_finish(e, PROTO_RUN_KERNEL_DIED);
 	}
 }
 
@@ -1146,12 +1124,12 @@ room_exec_interrupt(struct room *r, const char *reason)
 		}
 		if (e->sent)
 			e->cells[e->current].status =
-			    ROOM_EXEC_CELL_INTERRUPTED;
+			    PROTO_CELL_INTERRUPTED;
 		if (reason != NULL) {
 			free(e->message);
 			e->message = xstrdup(reason);
 		}
-		room_exec_finish(e, ROOM_EXEC_INTERRUPTED);
+		room_exec_finish(e, PROTO_RUN_INTERRUPTED);
 	}
 }
 

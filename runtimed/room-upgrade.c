@@ -21,9 +21,6 @@
 /* Beyond any real heading; keeps "#" * level small. */
 #define ROOM_UPGRADE_MAX_LEVEL	1000
 
-/* Deep enough for any sane application/json output (as room-ipynb.c). */
-#define ROOM_UPGRADE_MAX_DEPTH	2000
-
 /* v3's short output keys and the mimetypes nbformat gives them. */
 static const char *const room_upgrade_mime[][2] = {
 	{ "text", "text/plain" },
@@ -446,7 +443,7 @@ room_upgrade_json_value(struct json_object *data, const char *where,
 	}
 	p = json_object_get_string(s);
 	len = (size_t)json_object_get_string_len(s);
-	tok = json_tokener_new_ex(ROOM_UPGRADE_MAX_DEPTH);
+	tok = json_tokener_new_ex(PROTO_MAX_DEPTH);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	/* With its NUL: a bare 3 or null is complete only at the end. */
 	v = json_tokener_parse_ex(tok, p, (int)len + 1);
@@ -457,6 +454,13 @@ room_upgrade_json_value(struct json_object *data, const char *where,
 	for (; jerr == json_tokener_success && used < len; used++) {
 		if (p[used] == '\0' || strchr(" \t\r\n", p[used]) == NULL)
 			jerr = json_tokener_error_parse_unexpected;
+	}
+	if (jerr == json_tokener_error_depth) {
+		xasprintf(cause, "nbformat %d notebook: %s output %zu: "
+		    "\"json\" nests deeper than %d levels", major, where,
+		    j + 1, PROTO_MAX_DEPTH);
+		json_object_put(v);
+		return (-1);
 	}
 	if (jerr != json_tokener_success) {
 		xasprintf(cause, "nbformat %d notebook: %s output %zu: "

@@ -22,12 +22,8 @@
 	    (var) = (tvar))
 #endif
 
-/* Cells per EXEC_RUN (docs/limits.md). */
-#define RUNTIMED_RUN_MAX_CELLS	256
 /* Finished runs kept per room, besides the active and queued ones. */
 #define RUNTIMED_RUNS_KEPT	8
-/* EXEC_GET wait cap. */
-#define RUNTIMED_WAIT_MAX_MS	50000
 /* Seconds a kernel outlives its room's last client peer (room-kernel.c). */
 #define RUNTIMED_KERNEL_KEEPALIVE	30
 /* Kernels of the default kernelspec kept started (kernel-pool.c). */

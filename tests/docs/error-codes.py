@@ -15,9 +15,9 @@ import sys
 # Function -> index of its code argument.
 CALLS = {
     "worker_call_error": 1,
-    "worker_call_error_result": 0,
+    "toolresult_error": 0,
     "peer_send_error": 2,
-    "proxy_answer_tool_error": 0,
+    "proxy_answer_tool_error": 1,
     "tool_edit_cells_fail": 1,
     "worker_comment_finish": 2,
     "worker_daemon_die": 1,

@@ -386,6 +386,50 @@ Test(room_upgrade, parse_refuses_newer_naming_version)
 	free(cause);
 }
 
+/* A v3 notebook whose pyout holds JSON text nested depth levels. */
+static char *
+deep_v3(int depth)
+{
+	const char	*head = V3(CODE3("{\"output_type\": \"pyout\", "
+	    "\"json\": \"@\"}"));
+	const char	*at = strchr(head, '@');
+	char		*s, *p;
+	int		 i;
+
+	p = s = xmalloc(strlen(head) + 2 * (size_t)depth);
+	memcpy(p, head, (size_t)(at - head));
+	p += at - head;
+	for (i = 0; i < depth; i++)
+		*p++ = '[';
+	for (i = 0; i < depth; i++)
+		*p++ = ']';
+	strcpy(p, at + 1);
+	return (s);
+}
+
+/* The JSON text of an old output nests as deep as any JSON we read. */
+Test(room_upgrade, output_json_depth_is_proto_max_depth)
+{
+	struct room_nb	*nb;
+	char		*text, *cause = NULL;
+
+	text = deep_v3(PROTO_MAX_DEPTH - 1);
+	nb = room_ipynb_parse(text, strlen(text), &cause);
+	cr_assert_not_null(nb, "refused: %s", cause);
+	cr_assert_eq(nb->ncells, 1);
+	room_nb_free(nb);
+	free(text);
+
+	text = deep_v3(PROTO_MAX_DEPTH + 1);
+	cr_assert_null(room_ipynb_parse(text, strlen(text), &cause));
+	cr_assert_not_null(cause);
+	cr_assert(strstr(cause, "nbformat 3 notebook: worksheet 1 cell 1 "
+	    "output 1: \"json\" nests deeper than 1024 levels") != NULL,
+	    "%s", cause);
+	free(cause);
+	free(text);
+}
+
 /*
  * Generated notebooks (tests/runtimed/upgrade-gen.py) against nbformat:
  * our load and save gives nbformat's bytes, cell ids aside, and what

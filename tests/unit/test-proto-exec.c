@@ -150,3 +150,33 @@ Test(proto_exec, kernel_round_trip)
 	    pt_body(&b), "KERNEL_SELECT", "kernel");
 	pt_free(&b);
 }
+
+/* The status names PROTOCOL.md lists, in both directions. */
+Test(proto_exec, status_names)
+{
+	static const char *const run[] = { "queued", "running", "done",
+	    "error", "interrupted", "kernel_died", "cancelled" };
+	static const char *const cell[] = { "queued", "running", "ok",
+	    "error", "not_run", "interrupted", "kernel_died" };
+	enum proto_run_status	rs;
+	enum proto_cell_status	cs;
+	size_t			i;
+
+	for (i = 0; i < sizeof run / sizeof *run; i++) {
+		cr_assert_eq(proto_run_status_parse(run[i], strlen(run[i]),
+		    &rs), 0, "%s", run[i]);
+		cr_assert_eq((size_t)rs, i);
+		cr_assert_str_eq(proto_run_status_name(rs), run[i]);
+		cr_assert_eq(proto_run_status_ended(rs), i >= 2);
+	}
+	for (i = 0; i < sizeof cell / sizeof *cell; i++) {
+		cr_assert_eq(proto_cell_status_parse(cell[i], strlen(cell[i]),
+		    &cs), 0, "%s", cell[i]);
+		cr_assert_eq((size_t)cs, i);
+		cr_assert_str_eq(proto_cell_status_name(cs), cell[i]);
+	}
+	cr_assert_eq(proto_run_status_parse("ok", 2, &rs), -1);
+	cr_assert_eq(proto_run_status_parse("done!", 4, &rs), 0);
+	cr_assert_eq(proto_cell_status_parse("done", 4, &cs), -1);
+	cr_assert_eq(proto_cell_status_parse(NULL, 0, &cs), -1);
+}

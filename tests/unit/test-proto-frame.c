@@ -36,6 +36,22 @@ make_frame(uint8_t *buf, size_t size, uint16_t type, uint8_t version,
 	return (n);
 }
 
+/* A header we send: our version, no flags, the given fields. */
+Test(proto_frame, header_make)
+{
+	struct proto_header	h;
+	uint8_t			buf[PROTO_HEADER_SIZE];
+
+	memset(buf, 0xff, sizeof buf);
+	proto_header_make(buf, PROTO_MSG_EXEC_RUN, 0xa0b0c0d0, 0x01020304);
+	proto_header_unpack(buf, &h);
+	cr_assert_eq(h.length, 0x01020304);
+	cr_assert_eq(h.type, PROTO_MSG_EXEC_RUN);
+	cr_assert_eq(h.version, PROTO_VERSION);
+	cr_assert_eq(h.flags, 0);
+	cr_assert_eq(h.id, 0xa0b0c0d0);
+}
+
 Test(proto_frame, header_round_trip)
 {
 	struct proto_header	a = { 0x01020304, 0x0506, 7, 0, 0xa0b0c0d0 };

@@ -1,0 +1,47 @@
+/*
+ * toolresult.c: the MCP tool error result of docs/errors.md, built in
+ * one place for the worker and for the proxy's own answers, so a client
+ * meets one shape whichever process answered:
+ *
+ *	{content: [{type: "text", text: "code: message"}],
+ *	 structuredContent: {error: {code, message, ...}}, isError: true}
+ */
+
+#include <stdlib.h>
+
+#include "common.h"
+
+/* A tool error result; the caller adds further fields to its error. */
+struct json_object *
+toolresult_error(const char *code, const char *message)
+{
+	struct json_object	*res, *content, *block, *sc, *err;
+	char			*text;
+
+	xasprintf(&text, "%s: %s", code, message);
+	block = json_object_new_object();
+	json_object_object_add(block, "type", json_object_new_string("text"));
+	json_object_object_add(block, "text", json_object_new_string(text));
+	free(text);
+	content = json_object_new_array();
+	json_object_array_add(content, block);
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_string(code));
+	json_object_object_add(err, "message",
+	    json_object_new_string(message));
+	sc = json_object_new_object();
+	json_object_object_add(sc, "error", err);
+	res = json_object_new_object();
+	json_object_object_add(res, "content", content);
+	json_object_object_add(res, "structuredContent", sc);
+	json_object_object_add(res, "isError", json_object_new_boolean(1));
+	return (res);
+}
+
+/* The {code, message, ...} object of a toolresult_error result. */
+struct json_object *
+toolresult_error_detail(struct json_object *res)
+{
+	return (json_object_object_get(json_object_object_get(res,
+	    "structuredContent"), "error"));
+}
