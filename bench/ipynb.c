@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ipynb.c: time runtimed's .ipynb load and save of one file.
  *

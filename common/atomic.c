@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * atomic.c: replacing a file whole.  The new content goes to a temporary
  * file beside the target, which is fsynced and renamed over it, so a

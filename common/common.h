@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * common.h: the shared library every runtimed executable links
  * (libcommon.a): logging, allocation, the framed peer layer on libevent,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frameio.c: blocking frame I/O for short-lived clients (runtimed status,
  * stop) and tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * jsonrpc.c: reading one JSON-RPC message the way both the proxy and the
  * worker must, so they agree on what a message and its id are.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernelspec.c: find and read kernelspecs the way jupyter_client does;
  * the agent launches from them, the daemon lists and checks them.

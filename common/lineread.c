@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lineread.c: newline-delimited messages from a file descriptor, as the
  * proxy and the worker read MCP from stdin.  A line ends at \n; a \r

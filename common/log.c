@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * log.c: one log per process, to stderr or a file.  Never stdout: in the
  * proxy and worker stdout may be the protocol.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mpjson.c: JSON (json-c) <-> msgpack, one to one, so nbformat objects and
  * MCP values cross frames as structured maps.

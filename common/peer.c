@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * peer.c: one framed connection on a libevent base.  Reads whole frames,
  * checks each header against its cap before the body is buffered, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sockdir.c: where the daemon's socket and state live, and the checks that
  * keep other users out (docs/files.md).

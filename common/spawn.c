@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * spawn.c: finding our sibling executables and starting children with a
  * socketpair end at a fixed fd (3).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * streamcap.c: a stream output's text kept within its cap.  A stream of
  * more than STREAMCAP_HEAD + STREAMCAP_TAIL characters keeps its first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * utf8.c: strict UTF-8 (as Python decodes it: no overlongs, no
  * surrogates, nothing past U+10FFFF) checked, and repaired where bytes

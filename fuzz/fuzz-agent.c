@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-agent.c: libFuzzer target for the agent's handling of what the
  * daemon sends on fd 3: the input is that byte stream (frames: 12-byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-agentframes.c: libFuzzer target for the daemon's handling of what
  * a runtime agent sends: the input is the byte stream of an agent's fd 3

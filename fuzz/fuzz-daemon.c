@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-daemon.c: libFuzzer target for the daemon's handling of what a
  * client sends: the input is the byte stream of one client connection

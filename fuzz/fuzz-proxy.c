@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-proxy.c: libFuzzer target for the proxy's side of the worker
  * link: the supervision frames (HELLO, MCP, WORKER_READY,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-reply.c: libFuzzer target for the worker's decoding of what the
  * daemon sends: replies to its requests and events.  The input is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-worker.c: the worker in a box (see fuzz-worker.h).  The worker
  * connects by path, as in production, to a socket the harness listens on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * replay.c: a main for the fuzz targets when libFuzzer is not in use.  It
  * runs the target on each corpus file, then on random mutations of them

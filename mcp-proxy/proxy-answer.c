@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-answer.c: the answers runtimed-mcp gives itself, in the shapes
  * the worker's answers have: JSON-RPC errors and results, tool results

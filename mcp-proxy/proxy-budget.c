@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-budget.c: when a dead worker may be started again.  Two limiters
  * with the same rule (PROXY_CRASH_LIMIT deaths inside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-catalog.c: the tools/list result the proxy answers by itself, at
  * once, even before a worker is up.  It comes from, in order:

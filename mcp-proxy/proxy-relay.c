@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-relay.c: the JSON-RPC bookkeeping between the client and
  * whichever worker is current.  Messages pass through as the bytes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-stdio.c: the client side.  Reads newline-delimited JSON-RPC
  * from stdin through common/lineread.c (a trailing \r is dropped, blank

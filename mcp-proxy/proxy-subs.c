@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-subs.c: resource subscriptions as leases.  Each holder (the
  * client's session for resources/subscribe, or one subscriptions/listen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-worker.c: the runtimed-mcp-worker child.  Spawns it with one end
  * of a socketpair as fd 3 (the binary is looked up again on every spawn,

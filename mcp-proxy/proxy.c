@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy.c: main for runtimed-mcp.  Sets up the event loop, the client
  * side on stdin/stdout and the worker child, and runs the shutdown:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy.h: runtimed-mcp, the process an MCP client spawns.  It speaks
  * newline-delimited JSON-RPC on stdin/stdout and relays every message,

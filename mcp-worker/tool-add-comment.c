@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-add-comment.c: start a comment thread on a cell or on the whole
  * notebook (kept in notebook metadata, saved with the .ipynb).

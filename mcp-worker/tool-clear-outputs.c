@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-clear-outputs.c: drop the outputs (and execution counts) of some
  * cells or of every code cell.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-connect-notebook.c: open an .ipynb (or join an open room by id)
  * and mint a new handle on it; never idempotent by design.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-create-notebook.c: a new notebook (untitled, or at a new path) in
  * a new room, and a new handle on it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-disconnect-notebook.c: release one handle.  Other handles of the
  * same notebook keep working; the room connection closes with the last.

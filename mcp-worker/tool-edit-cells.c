@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-edit-cells.c: one atomic batch of insert / edit / delete / replace.
  * The edits are checked for shape here and sent as given: the daemon

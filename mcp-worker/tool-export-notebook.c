@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-export-notebook.c: the notebook as Markdown, a Python script or
  * one self-contained HTML page (images inline as data: URIs), close to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-get-kernel-info.c: the kernel's state, kernelspec, language,
  * execution count, queue length and pids.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-get-results.c: the state and outputs of one run by execution_id,
  * waiting up to timeout_secs for it to finish.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-inspect-notebook.c: a bounded read of a notebook: an outline, the
  * sources, the outputs or all, for chosen cells or a window of them, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-interrupt-kernel.c: interrupt the notebook's kernel; the running
  * run and every queued one end as interrupted.

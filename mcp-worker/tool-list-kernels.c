@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-list-kernels.c: the installed kernelspecs (no notebook needed).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-list-notebooks.c: the daemon's rooms and this worker's handles.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-move-cells.c: move cells (content, outputs and metadata kept) to
  * after a cell, the top or the bottom, in one atomic edit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-reply-comment.c: add a comment to an existing thread.
  */

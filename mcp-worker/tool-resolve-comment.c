@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-resolve-comment.c: mark a comment thread resolved (or reopen it).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-restart-kernel.c: restart the notebook's kernel and wait until it
  * is ready again (the daemon bounds the wait); runs end as interrupted.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-run-cells.c: queue an ordered run of cells and wait up to
  * wait_secs for it; the run goes on after the wait, get_results follows

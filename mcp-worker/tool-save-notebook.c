@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-save-notebook.c: write the notebook as nbformat 4.5 (atomically,
  * in the daemon); with path, save-as.

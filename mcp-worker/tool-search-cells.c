@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-search-cells.c: find text in a notebook, literal or POSIX extended
  * regex, in sources and/or text outputs (ANSI stripped).  Every match is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-select-kernel.c: replace the notebook's kernel by one of another
  * kernelspec.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-args.c: tool argument checks.  Pure functions: each returns 0,
  * or -1 with a message (caller frees) that tells the agent what to send.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-attach.c: the notebook handles this worker issued.  A handle is
  * opaque and unguessable ("nbh_" + session tag + 128 random bits); it

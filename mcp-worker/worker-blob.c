@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-blob.c: output values the daemon keeps in its blob store arrive
  * as {"runtimed_blob": sha256, "size": bytes}.  Results report them as

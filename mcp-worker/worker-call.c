@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-call.c: one tools/call in flight, from arguments to the result
  * (or the typed failure) the client sees.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-comment.c: comment threads, kept in the notebook's metadata
  * under runtimed.comments so they travel with the .ipynb:

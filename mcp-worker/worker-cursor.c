@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-cursor.c: observation cursors.  A cursor names a point in one
  * room's change log under one daemon incarnation:

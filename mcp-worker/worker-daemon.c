@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-daemon.c: connections to runtimed.  Each one connects (starting
  * the daemon when nobody listens), says HELLO, then carries requests

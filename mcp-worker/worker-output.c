@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-output.c: the shapes every tool returns for cells, outputs and
  * runs.  Two channels: compact text for the model (output text, ANSI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-proxy.c: the link to runtimed-mcp over the inherited socketpair.
  * JSON-RPC messages travel unchanged as MCP frames both ways

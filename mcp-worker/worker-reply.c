@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-reply.c: the daemon's replies the tools render: a notebook
  * (ROOM_JOINED, ROOM_CONTENT; shared by reference, the room keeps the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-resource.c: MCP resources.  runtimed://notebooks (the daemon's
  * rooms) and, per handle, runtimed://sessions/{notebook_handle}/cells,

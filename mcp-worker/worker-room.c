@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-room.c: one daemon connection joined to a room per notebook
  * attached in this worker.  Every handle of that notebook shares it; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-rpc.c: the JSON-RPC 2.0 dispatcher shared by both transports.
  * One message in, zero or one message out (tools/call answers later).

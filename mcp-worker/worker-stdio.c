@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-stdio.c: newline-delimited JSON-RPC on stdin/stdout, read
  * through common/lineread.c (lines up to PROTO_MCP_REQUEST_CAP, as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-target.c: the target form of docs/targets.md.  Exactly one
  * of notebook_handle or notebook_id (+ domain omitted or "local"); any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-tool.c: the table of tools (one tool-*.c each) and tools/list.
  */

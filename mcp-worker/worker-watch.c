@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-watch.c: the daemon incarnation, watched live.  Every HELLO_OK
  * reports the incarnation it came from; a persistent room-less probe

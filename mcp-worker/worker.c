@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker.c: runtimed-mcp-worker main.  Picks the transport, runs the loop.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker.h: runtimed-mcp-worker, the MCP server behind runtimed-mcp.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-agent.c: the bodies the daemon and a runtime agent exchange
  * (200-299; PROTOCOL.md, "Daemon and agent").  Both ends pack and unpack

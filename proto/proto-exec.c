@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-exec.c: codecs of the execution messages (EXEC_*) and the kernel
  * requests of a room (KERNEL_*).  Cells and language_info are documents.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-field.c: the pieces every codec is made of.  Reading a field
  * checks its type and says which message and field were wrong; strings

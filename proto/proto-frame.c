@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-frame.c: the fixed frame header, checking it against the type's
  * cap (proto-msg.c), and decoding one frame from a byte buffer.

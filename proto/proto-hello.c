@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-hello.c: the handshake that opens every connection.
  */

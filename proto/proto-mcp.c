@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-mcp.c: the proxy <-> worker messages (300-399): MCP, and
  * WORKER_READY, WORKER_UPGRADE, WORKER_SHUTDOWN.

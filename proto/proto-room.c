@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-room.c: codecs of the room messages (ROOM_*) and BLOB_GET and
  * BLOB_REPLY.  Cells, metadata, edit batches and change lists are

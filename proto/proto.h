@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto.h: the wire contract between every pair of runtimed processes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-exec.c: execute requests and what the kernel says about them.
  *

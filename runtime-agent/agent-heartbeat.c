@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-heartbeat.c: is the kernel alive?  A heartbeat ping every
  * second (agent-kernel.c sends it: only that file speaks ZeroMQ).

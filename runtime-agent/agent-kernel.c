@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-kernel.c: one Jupyter kernel process and its ZeroMQ sockets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-stderr.c: what the kernel writes on stdout and stderr (one pipe;
  * never our own stdout).  Each line is logged, and the last

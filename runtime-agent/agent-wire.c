@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-wire.c: the Jupyter message codec, without ZeroMQ.
  *

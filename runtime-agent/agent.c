@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent.c: runtimed-agent, one per kernel.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent.h: runtimed-agent, the process that runs one Jupyter kernel for
  * the daemon.  It talks frames (proto.h) to the daemon on fd 3 and the

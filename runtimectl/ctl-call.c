@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-call.c: one MCP tool from the shell.  The worker is started as the
  * proxy starts it (spawn_find), but over stdio: initialize, tools/list,

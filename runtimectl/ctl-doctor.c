@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-doctor.c: what stands between the user and a working daemon.  Each
  * check gives a finding (ok, warning or problem) and, when it is not ok,

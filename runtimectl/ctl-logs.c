@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-logs.c: the per-process logs in the state directory (runtimed.log;
  * logs/mcp-worker-PID.log): listed, printed, or followed as they grow.

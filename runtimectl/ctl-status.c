@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-status.c: status, kernels and rooms, from DAEMON_STATUS and
  * ROOM_LIST.  --json prints the daemon's reply as it is (plus uptime);

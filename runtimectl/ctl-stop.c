@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-stop.c: stop the daemon and wait until its socket no longer
  * answers (its kernels are shut down first, by the daemon).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-pool.c: the warm pool.  N kernels of the default kernelspec are
  * kept started for no room, so the first run in a new notebook does not

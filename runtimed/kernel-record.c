@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-record.c: writes execution records to the store from a thread
  * of their own.  The store commits with fsync (3-20 ms measured on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-spec.c: kernelspecs as the daemon sees them: KERNEL_LIST,
  * KERNEL_SELECT and the check of a kernel name a client asks for, all

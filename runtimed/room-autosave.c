@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-autosave.c: saving a changed file-backed room to its file a
  * moment (--autosave-delay) after the last change, without waiting for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-changes.c: a room's change log.  Every change bumps the room's
  * seq and is kept in a ring of the last ROOM_LOG_SIZE changes, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-exec.c: tracked runs.  A run snapshots its cells' sources, waits
  * in the room's FIFO, and is fed to the kernel one cell at a time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-ipynb-write.c: a room_nb saved as nbformat.write saves it, byte
  * for byte: multi-line strings split as str.splitlines(keepends=True),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-ipynb.c: reading .ipynb files (nbformat 4.x) into a room_nb.
  *

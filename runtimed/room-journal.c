@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-journal.c: a room's durability in the state store (store.c).
  *

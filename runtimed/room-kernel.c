@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-kernel.c: the link to a room's runtime agent (one kernel each).
  *

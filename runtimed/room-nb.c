@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-nb.c: a notebook's cells in memory and the atomic edit batch.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-upgrade.c: nbformat 1, 2 and 3 notebooks upgraded to nbformat 4.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-watch.c: notice a file-backed notebook changing on disk.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room.c: rooms, one per notebook, keyed by real path and by id.
  *

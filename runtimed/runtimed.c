@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runtimed.c: the room daemon's main and command line.
  *

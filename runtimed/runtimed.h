@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runtimed.h: the room daemon's private header.  Structs first (each
  * owned by the file named in its comment), then prototypes per file.

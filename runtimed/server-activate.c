@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server-activate.c: what a service manager hands the daemon.  A
  * listening socket made for us (systemd's LISTEN_FDS and LISTEN_PID, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server-client.c: one client connection (worker, runtimed status/stop,
  * proxy).  HELLO first; then room-less requests, or requests on the one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server.c: the listening socket (docs/files.md).  One daemon per
  * socket: flock on "<socket>.lock" held for life, then a stale socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store-recover.c: copy every row that can still be read from a damaged
  * state database into a fresh one, through SQL only (Debian 12's SQLite

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.c: durable daemon state in SQLite, WAL mode, synchronous=FULL, so
  * a committed write survives a crash of the daemon or the machine.  The

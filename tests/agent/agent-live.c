@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-live.c: drive the real runtimed-agent on a real python3 kernel
  * the way the daemon does, over a socketpair on its fd 3, with blocking

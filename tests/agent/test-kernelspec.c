@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-kernelspec.c: kernelspec search (common/kernelspec.c) on a private
  * tree of data dirs: Jupyter's search order, case-insensitive names,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-wire.c: the Jupyter message codec (agent-wire.c): HMAC-SHA256
  * signatures, the delimiter scan past identity frames, rejection of bad

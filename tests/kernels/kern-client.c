@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kern-client.c: the kernel lifecycle tests' client of runtimed.  Each
  * mode drives a real daemon, agent and ipykernel and exits non-zero with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rooms-client.c: a blocking client of runtimed for the rooms tests
  * (the tests/rooms scripts).  Each mode drives real requests and exits non-zero

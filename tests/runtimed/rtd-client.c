@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rtd-client.c: a small blocking client of runtimed for the integration
  * tests.  Each mode drives real requests and exits non-zero (with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-room-ipynb.c: .ipynb load and save against Jupyter's nbformat.
  * Fixtures are written at test time by /usr/bin/python3 with nbformat

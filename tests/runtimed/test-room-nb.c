@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-room-nb.c: the atomic edit batch and each op of its table (replace
  * and index references with their refusals).  Edits are built as msgpack,

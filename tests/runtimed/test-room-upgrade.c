@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-room-upgrade.c: nbformat 1-3 to 4 upgrade, one conversion at a
  * time, against the results nbformat's own upgrade gives (worked out

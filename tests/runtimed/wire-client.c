@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * wire-client.c: hostile and crowded clients of a running runtimed, for
  * tests/runtimed/wire.sh.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-files.c: whole-file replacement (common/atomic.c) and the modes
  * of what we create (log.c, blob.c, sockdir.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-lineread.c: the stdin line reader the proxy and the worker share,
  * on a real pipe and a real file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-peer.c: the framed peer layer on a real event_base and socketpair,
  * and the blocking handshake client against it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-agent.c: the AGENT_* codecs (proto/proto-agent.c): every
  * body packed and unpacked again, and the refusals a bad peer meets.

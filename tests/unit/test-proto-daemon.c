@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-daemon.c: codecs of ERROR and DAEMON_STATUS_REPLY.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-exec.c: codecs of EXEC_* and KERNEL_*: round trips, and
  * every unpacker refusing a mistyped field by name.

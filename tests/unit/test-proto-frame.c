@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-frame.c: the frame codec, including truncated, oversized and
  * malformed frames.

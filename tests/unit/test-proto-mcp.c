@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-mcp.c: the proxy <-> worker bodies.
  */

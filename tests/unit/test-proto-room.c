@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-room.c: codecs of ROOM_* and BLOB_*: round trips, and every
  * unpacker refusing a mistyped field by name.

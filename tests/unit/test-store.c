@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-store.c: the SQLite state store, including entries acknowledged
  * just before a SIGKILL.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-streamcap.c: stream outputs kept as head and tail.  However a
  * stream arrives (one piece, many pieces, pieces the agent already cut)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-worker.c: the pure parts of runtimed-mcp-worker: target parsing,
  * the handle registry and its limit, JSON-RPC framing, argument checks,
