@@ -45,7 +45,7 @@ proxy_answer_reply(const char *id)
 	if (id != NULL)
 		idobj = jsonrpc_id_from_text(id);
 	json_object_object_add(obj, "id", idobj);
-	return obj;
+	return (obj);
 }
 
 /* A JSON-RPC error. */
@@ -108,7 +108,7 @@ proxy_answer_tool_error(const char *code, const char *message)
 	    json_object_new_string(message));
 	sc = json_object_new_object();
 	json_object_object_add(sc, "error", err);
-	return sc;
+	return (sc);
 }
 
 /* A tools/call whose worker died: its effect is unknown (docs/errors.md). */
@@ -137,7 +137,7 @@ proxy_answer_unavailable_text(const char *why)
 	    "try is in %lld s (or call the reconnect tool to try now); its "
 	    "log is %s", why != NULL ? why :
 	    "it is restarting", (long long)secs, proxy_worker_log_path());
-	return msg;
+	return (msg);
 }
 
 /*

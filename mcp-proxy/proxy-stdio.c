@@ -43,10 +43,10 @@ proxy_stdio_pollable(int fd)
 	struct stat	sb;
 
 	if (fstat(fd, &sb) == -1)
-		return 0;
+		return (0);
 	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
-		return 1;
-	return S_ISCHR(sb.st_mode) && isatty(fd);
+		return (1);
+	return (S_ISCHR(sb.st_mode) && isatty(fd));
 }
 
 static void

@@ -71,13 +71,13 @@ static void	proxy_worker_drained(struct peer *, void *);
 const char *
 proxy_worker_log_path(void)
 {
-	return proxy_worker_log != NULL ? proxy_worker_log : "stderr";
+	return (proxy_worker_log != NULL ? proxy_worker_log : "stderr");
 }
 
 int
 proxy_worker_unavailable(void)
 {
-	return proxy_worker_tripped;
+	return (proxy_worker_tripped);
 }
 
 /* The pid of the current worker, else of the last one, else 0. */
@@ -85,8 +85,8 @@ long
 proxy_worker_pid(void)
 {
 	if (proxy_worker_cur != NULL && proxy_worker_cur->pid > 0)
-		return (long)proxy_worker_cur->pid;
-	return (long)proxy_worker_last_pid;
+		return ((long)proxy_worker_cur->pid);
+	return ((long)proxy_worker_last_pid);
 }
 
 /* mkdir -p with mode 0700 for what is missing; the last must be ours. */
@@ -103,16 +103,16 @@ proxy_worker_mkdirs(const char *path, char **cause)
 		if (mkdir(copy, 0700) == -1 && errno != EEXIST) {
 			xasprintf(cause, "mkdir %s: %s", copy, strerror(errno));
 			free(copy);
-			return -1;
+			return (-1);
 		}
 		*p = '/';
 	}
 	free(copy);
 	if (mkdir(path, 0700) == -1 && errno != EEXIST) {
 		xasprintf(cause, "mkdir %s: %s", path, strerror(errno));
-		return -1;
+		return (-1);
 	}
-	return sockdir_check_dir(path, 0, cause);
+	return (sockdir_check_dir(path, 0, cause));
 }
 
 /* At exit: a log nothing was written to is not kept. */
@@ -178,10 +178,10 @@ proxy_worker_orphan_remove(pid_t pid)
 	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
 		if (proxy_worker_orphans[i] == pid) {
 			proxy_worker_orphans[i] = 0;
-			return 1;
+			return (1);
 		}
 	}
-	return 0;
+	return (0);
 }
 
 /* An orphan that ignored SIGTERM: its pid is still ours (unreaped). */
@@ -206,12 +206,12 @@ proxy_worker_no_children(void)
 	u_int	i;
 
 	if (proxy_worker_cur != NULL || proxy_worker_dying != NULL)
-		return 0;
+		return (0);
 	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
 		if (proxy_worker_orphans[i] != 0)
-			return 0;
+			return (0);
 	}
-	return 1;
+	return (1);
 }
 
 static void
@@ -579,7 +579,7 @@ proxy_worker_exec(const char *path, int fd3, char **cause)
 		dup2(saved, 2);
 		close(saved);
 	}
-	return pid;
+	return (pid);
 }
 
 /*
@@ -658,8 +658,8 @@ proxy_worker_pending(void)
 	struct proxy_worker	*w = proxy_worker_cur;
 
 	if (w == NULL || w->peer == NULL)
-		return 0;
-	return peer_pending_output(w->peer);
+		return (0);
+	return (peer_pending_output(w->peer));
 }
 
 /* Read the worker's messages (1) or leave them queued in it (0). */
@@ -682,7 +682,7 @@ proxy_worker_send(const char *json, size_t len)
 	int			 r;
 
 	if (w == NULL || w->peer == NULL || !w->hello)
-		return -1;
+		return (-1);
 	/* {json}: the map around the text, then the text, not copied. */
 	memset(&mcp, 0, sizeof mcp);
 	mcp.json.ptr = json;
@@ -693,7 +693,7 @@ proxy_worker_send(const char *json, size_t len)
 	    json, len);
 	mpbuf_free(&b);
 	proxy_stdio_flow();
-	return r;
+	return (r);
 }
 
 /*

@@ -202,5 +202,5 @@ main(int argc, char **argv)
 	if (proxy_drain_timer != NULL)
 		event_free(proxy_drain_timer);
 	log_close();
-	return 0;
+	return (0);
 }

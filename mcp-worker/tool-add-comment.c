@@ -33,7 +33,7 @@ tool_add_comment_apply(struct json_object *threads,
 		if ((r = worker_args_cellref(st->cell, cells, &id, msg)) != 0) {
 			*code = r == -2 ? "cell_not_found" : "invalid_argument";
 			json_object_put(a);
-			return -1;
+			return (-1);
 		}
 		for (i = 0; i < json_object_array_length(cells); i++) {
 			c = json_object_array_get_idx(cells, i);
@@ -45,7 +45,7 @@ tool_add_comment_apply(struct json_object *threads,
 			*code = "cell_not_found";
 			xasprintf(msg, "no cell %s in this notebook", id);
 			json_object_put(a);
-			return -1;
+			return (-1);
 		}
 		json_object_object_add(a, "cell_id", json_object_new_string(id));
 	} else
@@ -62,7 +62,7 @@ tool_add_comment_apply(struct json_object *threads,
 	json_object_array_add(cs, worker_comment_new(st->author, st->body));
 	json_object_object_add(t, "comments", cs);
 	json_object_array_add(threads, t);
-	return 0;
+	return (0);
 }
 
 static void

@@ -27,7 +27,7 @@ enum tool_export_format {
 static const char *
 tool_export_notebook_str(struct json_object *o, const char *key)
 {
-	return json_object_get_string(json_object_object_get(o, key));
+	return (json_object_get_string(json_object_object_get(o, key)));
 }
 
 /* nbformat multiline text (string or list) appended to b. */
@@ -62,7 +62,7 @@ tool_export_notebook_text(struct json_object *v, size_t *len)
 	evbuffer_remove(b, s, *len);
 	s[*len] = '\0';
 	evbuffer_free(b);
-	return s;
+	return (s);
 }
 
 static void
@@ -430,7 +430,7 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 	evbuffer_remove(b, s, *outlen);
 	s[*outlen] = '\0';
 	evbuffer_free(b);
-	return s;
+	return (s);
 }
 
 /*
@@ -445,10 +445,10 @@ tool_export_notebook_write(const char *path, const char *s, size_t len,
 	int	 r;
 
 	if ((target = atomic_resolve(path, msg)) == NULL)
-		return -1;
+		return (-1);
 	r = atomic_write(target, s, len, 0644, msg);
 	free(target);
-	return r;
+	return (r);
 }
 
 struct tool_export_notebook {

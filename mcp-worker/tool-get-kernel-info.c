@@ -14,14 +14,14 @@ tool_get_kernel_info_str(struct json_object *o, const char *key)
 	const char	*s;
 
 	s = json_object_get_string(json_object_object_get(o, key));
-	return s != NULL ? s : "-";
+	return (s != NULL ? s : "-");
 }
 
 /* An optional integer of the reply as JSON. */
 static struct json_object *
 tool_get_kernel_info_int(int has, int64_t v)
 {
-	return has ? json_object_new_int64(v) : NULL;
+	return (has ? json_object_new_int64(v) : NULL);
 }
 
 static void

@@ -147,7 +147,7 @@ tool_inspect_notebook_summary(struct json_object *outputs,
 		json_object_array_add(arr, s);
 		free(p);
 	}
-	return arr;
+	return (arr);
 }
 
 /* Which cells: the ids asked for, or the start/count window. */
@@ -167,7 +167,7 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 		    i < (size_t)st->start + (size_t)st->count; i++)
 			json_object_array_add(picked, json_object_new_int64(
 			    (int64_t)i));
-		return 0;
+		return (0);
 	}
 	for (k = 0; k < json_object_array_length(st->cell_ids); k++) {
 		ref = json_object_array_get_idx(st->cell_ids, k);
@@ -176,7 +176,7 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 			worker_call_error(st->call, r == -2 ? "cell_not_found" :
 			    "invalid_argument", "cell_ids[%zu]: %s", k, msg);
 			free(msg);
-			return -1;
+			return (-1);
 		}
 		for (i = 0; i < n; i++) {
 			cell = json_object_array_get_idx(cells, i);
@@ -188,12 +188,12 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 			worker_call_error(st->call, "cell_not_found",
 			    "cell_ids[%zu]: no cell %s in this notebook", k,
 			    id);
-			return -1;
+			return (-1);
 		}
 		json_object_array_add(picked, json_object_new_int64(
 		    (int64_t)i));
 	}
-	return 0;
+	return (0);
 }
 
 static void

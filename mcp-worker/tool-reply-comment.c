@@ -25,7 +25,7 @@ tool_reply_comment_apply(struct json_object *threads,
 		*code = "invalid_argument";
 		xasprintf(msg, "no comment thread %s in this notebook",
 		    st->thread_id);
-		return -1;
+		return (-1);
 	}
 	if (!json_object_object_get_ex(t, "comments", &cs) ||
 	    !json_object_is_type(cs, json_type_array)) {
@@ -33,7 +33,7 @@ tool_reply_comment_apply(struct json_object *threads,
 		json_object_object_add(t, "comments", cs);
 	}
 	json_object_array_add(cs, worker_comment_new(st->author, st->body));
-	return 0;
+	return (0);
 }
 
 static void

@@ -24,11 +24,11 @@ tool_resolve_comment_apply(struct json_object *threads,
 		*code = "invalid_argument";
 		xasprintf(msg, "no comment thread %s in this notebook",
 		    st->thread_id);
-		return -1;
+		return (-1);
 	}
 	json_object_object_add(t, "resolved",
 	    json_object_new_boolean(st->resolved));
-	return 0;
+	return (0);
 }
 
 static void

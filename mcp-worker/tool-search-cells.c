@@ -40,7 +40,7 @@ tool_search_cells_column(const char *s, size_t off)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			col++;
 	}
-	return col;
+	return (col);
 }
 
 static const char *
@@ -51,11 +51,11 @@ tool_search_cells_find(struct tool_search_cells *st, const char *line,
 	size_t		 i, k;
 
 	if (st->qlen > len || from > len - st->qlen)
-		return NULL;
+		return (NULL);
 	if (!st->icase) {
 		p = memmem(line + from, len - from, st->query, st->qlen);
 		*mlen = st->qlen;
-		return p;
+		return (p);
 	}
 	for (i = from; i + st->qlen <= len; i++) {
 		for (k = 0; k < st->qlen; k++) {
@@ -65,10 +65,10 @@ tool_search_cells_find(struct tool_search_cells *st, const char *line,
 		}
 		if (k == st->qlen) {
 			*mlen = st->qlen;
-			return line + i;
+			return (line + i);
 		}
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void

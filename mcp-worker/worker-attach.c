@@ -71,7 +71,7 @@ worker_attach_set_tag(uint32_t tag)
 uint32_t
 worker_attach_tag(void)
 {
-	return worker_attach_get_tag();
+	return (worker_attach_get_tag());
 }
 
 static uint32_t
@@ -82,7 +82,7 @@ worker_attach_get_tag(void)
 		    sizeof worker_attach_tagv);
 		worker_attach_tag_set = 1;
 	}
-	return worker_attach_tagv;
+	return (worker_attach_tagv);
 }
 
 static void
@@ -106,13 +106,13 @@ worker_attach_reserve(void)
 	struct worker_handle	*h;
 
 	if (worker_attach_n >= WORKER_MAX_ATTACH)
-		return NULL;
+		return (NULL);
 	h = xcalloc(1, sizeof *h);
 	worker_attach_mint(h->id);
 	h->pending = 1;
 	TAILQ_INSERT_TAIL(&worker_attach_all, h, entry);
 	worker_attach_n++;
-	return h;
+	return (h);
 }
 
 void
@@ -180,9 +180,9 @@ worker_attach_find(const char *id)
 
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (!h->pending && strcmp(h->id, id) == 0)
-			return h;
+			return (h);
 	}
-	return NULL;
+	return (NULL);
 }
 
 void
@@ -256,31 +256,31 @@ worker_attach_unavailable(struct worker_handle *only)
 		worker_resource_handle_ended(h->id, "attachmentUnavailable");
 		n++;
 	}
-	return n;
+	return (n);
 }
 
 u_int
 worker_attach_count(void)
 {
-	return worker_attach_n;
+	return (worker_attach_n);
 }
 
 const char *
 worker_attach_id(struct worker_handle *h)
 {
-	return h->id;
+	return (h->id);
 }
 
 const char *
 worker_attach_notebook_id(struct worker_handle *h)
 {
-	return h->notebook_id;
+	return (h->notebook_id);
 }
 
 struct worker_room *
 worker_attach_room(struct worker_handle *h)
 {
-	return h->room;
+	return (h->room);
 }
 
 static int
@@ -290,9 +290,9 @@ worker_attach_was_released(const char *id)
 
 	for (i = 0; i < worker_attach_nreleased; i++) {
 		if (strcmp(worker_attach_released[i], id) == 0)
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 static struct worker_handle *
@@ -313,9 +313,9 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 			    "longer reachable; release it with "
 			    "disconnect_notebook and call connect_notebook "
 			    "again");
-			return NULL;
+			return (NULL);
 		}
-		return h;
+		return (h);
 	}
 	snprintf(prefix, sizeof prefix, "%s%08x", WORKER_HANDLE_PREFIX,
 	    worker_attach_get_tag());
@@ -334,7 +334,7 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 		    "notebook_handle returned by connect_notebook or "
 		    "create_notebook");
 	}
-	return NULL;
+	return (NULL);
 }
 
 /*
@@ -355,7 +355,7 @@ worker_attach_by_id(const char *value, int *minted, const char **code,
 		    !worker_room_alive(h->room)))
 			continue;
 		if (h->owner)
-			return h;
+			return (h);
 		if (any == NULL)
 			any = h;
 	}
@@ -364,18 +364,18 @@ worker_attach_by_id(const char *value, int *minted, const char **code,
 		xasprintf(msg, "notebook %s is not attached in this session; "
 		    "call connect_notebook with its notebook_id or path first",
 		    value);
-		return NULL;
+		return (NULL);
 	}
 	if ((h = worker_attach_reserve()) == NULL) {
 		*code = "attachment_limit";
 		xasprintf(msg, "%d notebook handles are in use; release some "
 		    "with disconnect_notebook", WORKER_MAX_ATTACH);
-		return NULL;
+		return (NULL);
 	}
 	h->owner = 1;
 	worker_attach_commit(h, any->room, value);
 	*minted = 1;
-	return h;
+	return (h);
 }
 
 /* Resolve a parsed target to a live handle, or a code and message. */
@@ -385,8 +385,8 @@ worker_attach_resolve(const struct worker_target *t, int *minted,
 {
 	*minted = 0;
 	if (t->kind == WORKER_TARGET_HANDLE)
-		return worker_attach_by_handle(t->value, code, msg);
-	return worker_attach_by_id(t->value, minted, code, msg);
+		return (worker_attach_by_handle(t->value, code, msg));
+	return (worker_attach_by_id(t->value, minted, code, msg));
 }
 
 /* The attachments part of list_notebooks. */
@@ -410,7 +410,7 @@ worker_attach_list(void)
 		    worker_room_alive(h->room))));
 		json_object_array_add(a, o);
 	}
-	return a;
+	return (a);
 }
 
 /* Forget everything (tests). */

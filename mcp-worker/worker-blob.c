@@ -37,10 +37,10 @@ worker_blob_is_ref(struct json_object *v, const char **sha, int64_t *size)
 	if (v == NULL || !json_object_is_type(v, json_type_object) ||
 	    !json_object_object_get_ex(v, "runtimed_blob", &s) ||
 	    !json_object_is_type(s, json_type_string))
-		return 0;
+		return (0);
 	*sha = json_object_get_string(s);
 	*size = json_object_get_int64(json_object_object_get(v, "size"));
-	return 1;
+	return (1);
 }
 
 static void

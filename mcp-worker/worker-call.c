@@ -61,13 +61,13 @@ worker_call_create(struct json_object *id, const struct tool_entry *tool,
 		call->stateless = 1;
 	TAILQ_INSERT_TAIL(&worker_call_all, call, entry);
 	worker_call_n++;
-	return call;
+	return (call);
 }
 
 u_int
 worker_call_inflight(void)
 {
-	return worker_call_n;
+	return (worker_call_n);
 }
 
 static void
@@ -120,19 +120,19 @@ worker_call_on_cancel(struct worker_call *call, worker_call_cancel_cb cb,
 int
 worker_call_cancelled(struct worker_call *call)
 {
-	return call->cancelled;
+	return (call->cancelled);
 }
 
 struct json_object *
 worker_call_args(struct worker_call *call)
 {
-	return call->args;
+	return (call->args);
 }
 
 const char *
 worker_call_tool(struct worker_call *call)
 {
-	return call->tool->name;
+	return (call->tool->name);
 }
 
 /* An ID target minted an address owner: results name it. */
@@ -158,7 +158,7 @@ worker_call_text_block(const char *text)
 	b = json_object_new_object();
 	json_object_object_add(b, "type", json_object_new_string("text"));
 	json_object_object_add(b, "text", json_object_new_string(text));
-	return b;
+	return (b);
 }
 
 /* The isError result of docs/errors.md. */
@@ -182,7 +182,7 @@ worker_call_error_result(const char *code, const char *message)
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "structuredContent", sc);
 	json_object_object_add(res, "isError", json_object_new_boolean(1));
-	return res;
+	return (res);
 }
 
 /* How to ask each tool for less when its result is over the cap. */
@@ -206,9 +206,9 @@ worker_call_hint(const char *tool)
 	for (i = 0; i < sizeof worker_call_hints /
 	    sizeof worker_call_hints[0]; i++) {
 		if (strcmp(worker_call_hints[i].tool, tool) == 0)
-			return worker_call_hints[i].hint;
+			return (worker_call_hints[i].hint);
 	}
-	return "ask for fewer cells or less output";
+	return ("ask for fewer cells or less output");
 }
 
 /*
@@ -242,7 +242,7 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 		    json_object_new_int64(PROTO_MCP_REPLY_CAP));
 		free(msg);
 		json_object_put(res);
-		return out;
+		return (out);
 	}
 	small = json_object_new_object();
 	if ((sc = json_object_object_get(res, "structuredContent")) != NULL &&
@@ -276,7 +276,7 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 	free(text);
 	free(msg);
 	json_object_put(res);
-	return out;
+	return (out);
 }
 
 /* Answer the call with res (or, if too large, one that fits); takes res. */
@@ -370,16 +370,16 @@ worker_call_check(struct worker_call *call, const char *const allowed[])
 			worker_call_error(call, "invalid_notebook_target",
 			    "%s", msg);
 			free(msg);
-			return -1;
+			return (-1);
 		}
 		call->has_target = 1;
 	}
 	if (worker_args_check(call->args, allowed, &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /* Resolve the checked target to a live handle, or answer the failure. */
@@ -394,17 +394,17 @@ worker_call_target(struct worker_call *call)
 	if (!call->has_target) {
 		worker_call_error(call, "invalid_notebook_target",
 		    "give notebook_handle or notebook_id");
-		return NULL;
+		return (NULL);
 	}
 	h = worker_attach_resolve(&call->target, &minted, &code, &msg);
 	if (h == NULL) {
 		worker_call_error(call, code, "%s", msg);
 		free(msg);
-		return NULL;
+		return (NULL);
 	}
 	if (minted || call->target.kind == WORKER_TARGET_ID)
 		worker_call_set_target(call, worker_attach_id(h));
-	return h;
+	return (h);
 }
 
 static const struct timeval worker_call_second = { 1, 0 };
@@ -435,12 +435,12 @@ int
 worker_call_wait_acquire(struct worker_call *call)
 {
 	if (call->waiting)
-		return 0;
+		return (0);
 	if (worker_call_waits >= WORKER_WAIT_PERMITS) {
 		worker_call_error(call, "busy", "%d waits are already in "
 		    "progress; retry later or pass a shorter wait",
 		    WORKER_WAIT_PERMITS);
-		return -1;
+		return (-1);
 	}
 	worker_call_waits++;
 	call->waiting = 1;
@@ -451,7 +451,7 @@ worker_call_wait_acquire(struct worker_call *call)
 		    EV_PERSIST, worker_call_progress_cb, call);
 		event_add(call->progress_ev, &worker_call_second);
 	}
-	return 0;
+	return (0);
 }
 
 void

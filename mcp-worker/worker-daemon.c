@@ -369,7 +369,7 @@ worker_daemon_try(struct worker_dconn *dc, char **cause)
 out:
 	free(tmp);
 	free(path);
-	return r;
+	return (r);
 }
 
 static void
@@ -511,21 +511,21 @@ worker_daemon_new(const char *name, int probe)
 		worker_daemon_die(dc, "notebook_unavailable", cause);
 		free(cause);
 	}
-	return dc;
+	return (dc);
 }
 
 /* A new connection; requests may be made at once. */
 struct worker_dconn *
 worker_daemon_open(const char *name)
 {
-	return worker_daemon_new(name, 0);
+	return (worker_daemon_new(name, 0));
 }
 
 /* A connection that never starts the daemon (the incarnation watch). */
 struct worker_dconn *
 worker_daemon_probe(const char *name)
 {
-	return worker_daemon_new(name, 1);
+	return (worker_daemon_new(name, 1));
 }
 
 void
@@ -588,7 +588,7 @@ worker_daemon_doc(struct json_object *json)
 	d.obj = NULL;
 	d.pack = worker_daemon_pack_json;
 	d.arg = json;
-	return d;
+	return (d);
 }
 
 /* Close a connection on purpose; pending requests fail with code. */
@@ -615,13 +615,13 @@ worker_daemon_free_cb(evutil_socket_t fd, short events, void *arg)
 int
 worker_daemon_alive(struct worker_dconn *dc)
 {
-	return dc->state != WORKER_DCONN_DEAD;
+	return (dc->state != WORKER_DCONN_DEAD);
 }
 
 const struct proto_incarnation *
 worker_daemon_incarnation(struct worker_dconn *dc)
 {
-	return &dc->inc;
+	return (&dc->inc);
 }
 
 /* The room-less connection for list and status, made on first use. */
@@ -631,7 +631,7 @@ worker_daemon_control(void)
 	if (worker_daemon_ctl == NULL ||
 	    !worker_daemon_alive(worker_daemon_ctl))
 		worker_daemon_ctl = worker_daemon_open("control");
-	return worker_daemon_ctl;
+	return (worker_daemon_ctl);
 }
 
 /*

@@ -65,7 +65,7 @@ worker_output_strip_ansi(const char *s, size_t len, size_t *outlen)
 	out[o] = '\0';
 	if (outlen != NULL)
 		*outlen = o;
-	return out;
+	return (out);
 }
 
 /* nbformat multiline text: a string or a list of strings.  Caller frees. */
@@ -79,14 +79,14 @@ worker_output_join(struct json_object *v, size_t *len)
 
 	if (v == NULL) {
 		*len = 0;
-		return xstrdup("");
+		return (xstrdup(""));
 	}
 	if (json_object_is_type(v, json_type_string)) {
 		*len = (size_t)json_object_get_string_len(v);
 		s = xmalloc(*len + 1);
 		memcpy(s, json_object_get_string(v), *len);
 		s[*len] = '\0';
-		return s;
+		return (s);
 	}
 	b = evbuffer_new();
 	if (json_object_is_type(v, json_type_array)) {
@@ -102,7 +102,7 @@ worker_output_join(struct json_object *v, size_t *len)
 	evbuffer_remove(b, s, *len);
 	s[*len] = '\0';
 	evbuffer_free(b);
-	return s;
+	return (s);
 }
 
 /* How much of len bytes fits in left, cut on a UTF-8 boundary. */
@@ -112,11 +112,11 @@ worker_output_fit(const char *s, size_t len, size_t left)
 	size_t	n;
 
 	if (len <= left)
-		return len;
+		return (len);
 	n = left;
 	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 		n--;
-	return n;
+	return (n);
 }
 
 /* Charge n bytes to the cell and the result. */
@@ -145,7 +145,7 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 			evbuffer_add_printf(text, "[%lld bytes omitted (blob "
 			    "%.12s); full_output=true fetches them]\n",
 			    (long long)size, sha);
-		return json_object_get(v);
+		return (json_object_get(v));
 	}
 	s = worker_output_join(v, &len);
 	n = b->full ? len : worker_output_fit(s, len, *cell_left);
@@ -165,7 +165,7 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 		free(clean);
 	}
 	free(s);
-	return out;
+	return (out);
 }
 
 /* An image as MCP image content, within the per-result limits. */
@@ -204,8 +204,8 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 static int
 worker_output_is_image(const char *mime)
 {
-	return strcmp(mime, "image/png") == 0 ||
-	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0;
+	return (strcmp(mime, "image/png") == 0 ||
+	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0);
 }
 
 /* A display_data / execute_result mime bundle. */
@@ -223,7 +223,7 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 
 	out = json_object_new_object();
 	if (data == NULL || !json_object_is_type(data, json_type_object))
-		return out;
+		return (out);
 	json_object_object_get_ex(data, "text/plain", &plain);
 	if (plain != NULL)
 		json_object_object_add(out, "text/plain", worker_output_text(
@@ -292,7 +292,7 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 			fallback = mime;
 		}
 	}
-	return out;
+	return (out);
 }
 
 /*
@@ -311,7 +311,7 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	arr = json_object_new_array();
 	*truncated = 0;
 	if (outputs == NULL || !json_object_is_type(outputs, json_type_array))
-		return arr;
+		return (arr);
 	cell_left = b->cell_cap < b->result_left ? b->cell_cap :
 	    b->result_left;
 	n = json_object_array_length(outputs);
@@ -379,7 +379,7 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	if (dropped > 0)
 		evbuffer_add_printf(text, "[... %zu more outputs truncated]\n",
 		    dropped);
-	return arr;
+	return (arr);
 }
 
 /* A cell's source as one string (joined in place if it was a list). */
@@ -392,7 +392,7 @@ worker_output_source(struct json_object *cell, size_t *len)
 
 	if (!json_object_object_get_ex(cell, "source", &v) || v == NULL) {
 		*len = 0;
-		return "";
+		return ("");
 	}
 	if (!json_object_is_type(v, json_type_string)) {
 		s = worker_output_join(v, &l);
@@ -402,7 +402,7 @@ worker_output_source(struct json_object *cell, size_t *len)
 		v = json_object_object_get(cell, "source");
 	}
 	*len = (size_t)json_object_get_string_len(v);
-	return json_object_get_string(v);
+	return (json_object_get_string(v));
 }
 
 /* The first line of a source, at most max bytes. */
@@ -432,12 +432,12 @@ worker_output_terminal(const char *status)
 	u_int	i;
 
 	if (status == NULL)
-		return 0;
+		return (0);
 	for (i = 0; terminal[i] != NULL; i++) {
 		if (strcmp(status, terminal[i]) == 0)
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 static const char *
@@ -447,8 +447,8 @@ worker_output_str(struct json_object *o, const char *key, const char *def)
 
 	if (!json_object_object_get_ex(o, key, &v) ||
 	    !json_object_is_type(v, json_type_string))
-		return def;
-	return json_object_get_string(v);
+		return (def);
+	return (json_object_get_string(v));
 }
 
 /*
@@ -511,7 +511,7 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	if (!worker_output_terminal(status))
 		evbuffer_add_printf(text, "(still %s: call get_results with "
 		    "this execution_id and timeout_secs to wait)\n", status);
-	return sc;
+	return (sc);
 }
 
 /* Is this a cell_type runtimed runs and edits (not a newer format's)? */
@@ -610,7 +610,7 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 		free(p);
 		json_object_array_add(arr, c);
 	}
-	return arr;
+	return (arr);
 }
 
 /* The resource URIs of a handle (handles need no percent-encoding). */
@@ -631,7 +631,7 @@ worker_output_resources(const char *handle)
 	json_object_array_add(arr, json_object_new_string(uri));
 	free(uri);
 	free(enc);
-	return arr;
+	return (arr);
 }
 
 /* The text gathered in b as a string; frees b.  Caller frees. */
@@ -649,7 +649,7 @@ worker_output_take(struct evbuffer *b)
 	/* No trailing newline in a content block. */
 	while (len > 0 && s[len - 1] == '\n')
 		s[--len] = '\0';
-	return s;
+	return (s);
 }
 
 /* The kernel {name, state} of a room summary (ROOM_LIST), copied. */
@@ -664,7 +664,7 @@ worker_output_kernel(struct json_object *reply)
 	    worker_output_str(k, "name", "")));
 	json_object_object_add(out, "state", json_object_new_string(
 	    worker_output_str(k, "state", "none")));
-	return out;
+	return (out);
 }
 
 /*
@@ -695,7 +695,7 @@ worker_output_cursor(struct worker_room *room, int64_t seq)
 	    worker_room_notebook_id(room), worker_room_started_at(room), seq);
 	o = json_object_new_string(s);
 	free(s);
-	return o;
+	return (o);
 }
 
 static void

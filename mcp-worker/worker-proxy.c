@@ -66,7 +66,7 @@ worker_proxy_drained(struct peer *p, void *arg)
 int
 worker_proxy_active(void)
 {
-	return worker_proxy_peer != NULL;
+	return (worker_proxy_peer != NULL);
 }
 
 /* The daemon was upgraded: say so before exiting 75. */
@@ -128,7 +128,7 @@ worker_proxy_tag(const struct proto_incarnation *inc)
 	if ((env = getenv("RUNTIMED_MCP_SESSION")) != NULL) {
 		ul = strtoul(env, &end, 16);
 		if (*env != '\0' && *end == '\0')
-			return (uint32_t)ul;
+			return ((uint32_t)ul);
 	}
 	v[0] = (uint64_t)inc->pid;
 	v[1] = (uint64_t)inc->started_at;
@@ -137,7 +137,7 @@ worker_proxy_tag(const struct proto_incarnation *inc)
 		h ^= p[i];
 		h *= 1099511628211ULL;
 	}
-	return (uint32_t)(h ^ (h >> 32));
+	return ((uint32_t)(h ^ (h >> 32)));
 }
 
 static void
@@ -217,7 +217,7 @@ worker_proxy_start(struct event_base *base, int fd)
 	    worker_proxy_dispatch, NULL);
 	if (worker_proxy_peer == NULL) {
 		log_warnx("cannot use fd %d", fd);
-		return -1;
+		return (-1);
 	}
 	peer_set_drain_cb(worker_proxy_peer, PEER_QUEUE_LOW,
 	    worker_proxy_drained);
@@ -231,5 +231,5 @@ worker_proxy_start(struct event_base *base, int fd)
 	peer_send(worker_proxy_peer, PROTO_MSG_HELLO,
 	    peer_next_id(worker_proxy_peer), &b.sb);
 	mpbuf_free(&b);
-	return 0;
+	return (0);
 }

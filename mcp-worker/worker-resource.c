@@ -77,7 +77,7 @@ worker_resource_encode(const char *s)
 			evbuffer_add_printf(b, "%%%02X", (unsigned char)*s);
 	}
 	evbuffer_add(b, "", 1);
-	return worker_output_take(b);
+	return (worker_output_take(b));
 }
 
 /* Decode len bytes of s; NULL when malformed.  Caller frees. */
@@ -105,10 +105,10 @@ worker_resource_decode(const char *s, size_t len)
 	*o = '\0';
 	if (memchr(out, '\0', (size_t)(o - out)) != NULL || *out == '\0')
 		goto bad;
-	return out;
+	return (out);
 bad:
 	free(out);
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -127,17 +127,17 @@ worker_resource_parse(const char *uri, struct worker_resource_uri *u)
 	memset(u, 0, sizeof *u);
 	if (strcmp(uri, WORKER_RESOURCE_NOTEBOOKS) == 0) {
 		u->kind = WORKER_RESOURCE_LIST;
-		return 0;
+		return (0);
 	}
 	if (strncmp(uri, WORKER_RESOURCE_SESSIONS,
 	    strlen(WORKER_RESOURCE_SESSIONS)) != 0)
-		return -1;
+		return (-1);
 	p = uri + strlen(WORKER_RESOURCE_SESSIONS);
 	if ((slash = strchr(p, '/')) == NULL)
-		return -1;
+		return (-1);
 	if ((u->handle = worker_resource_decode(p, (size_t)(slash - p))) ==
 	    NULL)
-		return -1;
+		return (-1);
 	p = slash + 1;
 	if (strcmp(p, "cells") == 0)
 		u->kind = WORKER_RESOURCE_CELLS;
@@ -150,9 +150,9 @@ worker_resource_parse(const char *uri, struct worker_resource_uri *u)
 		u->kind = WORKER_RESOURCE_CELL;
 	else {
 		worker_resource_uri_free(u);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /* Caller frees. */
@@ -164,7 +164,7 @@ worker_resource_cells_uri(const char *handle)
 	enc = worker_resource_encode(handle);
 	xasprintf(&uri, "%s%s/cells", WORKER_RESOURCE_SESSIONS, enc);
 	free(enc);
-	return uri;
+	return (uri);
 }
 
 static void
@@ -225,12 +225,12 @@ worker_resource_has(const msgpack_object *arr, const char *s)
 	uint32_t	i;
 
 	if (arr == NULL)
-		return -1;	/* unknown: assume it may have */
+		return (-1);	/* unknown: assume it may have */
 	for (i = 0; i < arr->via.array.size; i++) {
 		if (proto_obj_streq(&arr->via.array.ptr[i], s))
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 /* A room changed (ev is its ROOM_CHANGED): mark the watches it touches. */
@@ -328,19 +328,19 @@ worker_resource_check(const char *uri, struct worker_resource_uri *u,
 		    strchr(uri, ':') != NULL && *uri != ':') {
 			memset(u, 0, sizeof *u);
 			u->kind = WORKER_RESOURCE_OTHER;
-			return 0;
+			return (0);
 		}
 		*msg = "unknown resource URI (see resources/list and "
 		    "resources/templates/list)";
-		return -1;
+		return (-1);
 	}
 	if (u->handle != NULL && worker_attach_find(u->handle) == NULL) {
 		worker_resource_uri_free(u);
 		*msg = "no such notebook handle in this session (released "
 		    "or expired?)";
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 static struct worker_resource_watch *
@@ -356,9 +356,9 @@ worker_resource_find(const char *uri, struct json_object *listen)
 		if (listen != NULL && strcmp(json_object_to_json_string(
 		    w->listen), json_object_to_json_string(listen)) != 0)
 			continue;
-		return w;
+		return (w);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -394,7 +394,7 @@ worker_resource_entry(const char *uri, const char *name, const char *desc)
 	    desc));
 	json_object_object_add(r, "mimeType", json_object_new_string(
 	    "application/json"));
-	return r;
+	return (r);
 }
 
 struct worker_resource_list {

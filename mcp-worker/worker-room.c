@@ -52,9 +52,9 @@ worker_room_find(const char *notebook_id)
 
 	LIST_FOREACH(room, &worker_rooms, entry) {
 		if (!room->lost && strcmp(room->notebook_id, notebook_id) == 0)
-			return room;
+			return (room);
 	}
-	return NULL;
+	return (NULL);
 }
 
 /* Tell every watcher; ev NULL means the room connection is gone. */
@@ -94,7 +94,7 @@ worker_room_watch(struct worker_room *room, worker_room_change_cb cb,
 	w->cb = cb;
 	w->arg = arg;
 	TAILQ_INSERT_TAIL(&room->watches, w, entry);
-	return w;
+	return (w);
 }
 
 void
@@ -124,7 +124,7 @@ worker_room_foreach(void (*fn)(struct worker_room *, void *), void *arg)
 const struct proto_incarnation *
 worker_room_incarnation(struct worker_room *room)
 {
-	return worker_daemon_incarnation(room->dc);
+	return (worker_daemon_incarnation(room->dc));
 }
 
 static void	worker_room_set_path(struct worker_room *, const char *);
@@ -138,9 +138,9 @@ worker_room_find_path(const char *path)
 	LIST_FOREACH(room, &worker_rooms, entry) {
 		if (!room->lost && room->path != NULL &&
 		    worker_room_alive(room) && strcmp(room->path, path) == 0)
-			return room;
+			return (room);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -280,25 +280,25 @@ worker_room_unref(struct worker_room *room)
 int
 worker_room_alive(struct worker_room *room)
 {
-	return !room->lost && worker_daemon_alive(room->dc);
+	return (!room->lost && worker_daemon_alive(room->dc));
 }
 
 const char *
 worker_room_notebook_id(struct worker_room *room)
 {
-	return room->notebook_id;
+	return (room->notebook_id);
 }
 
 int64_t
 worker_room_started_at(struct worker_room *room)
 {
-	return worker_daemon_incarnation(room->dc)->started_at;
+	return (worker_daemon_incarnation(room->dc)->started_at);
 }
 
 int64_t
 worker_room_seq(struct worker_room *room)
 {
-	return room->seq;
+	return (room->seq);
 }
 
 /*
@@ -326,7 +326,7 @@ worker_room_set_path(struct worker_room *room, const char *path)
 const char *
 worker_room_path(struct worker_room *room)
 {
-	return room->path;
+	return (room->path);
 }
 
 struct worker_room_get {

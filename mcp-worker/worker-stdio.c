@@ -175,5 +175,5 @@ worker_stdio_start(struct event_base *base)
 		util_set_nonblock(STDIN_FILENO);
 	worker_stdio_in = lineread_create(base, STDIN_FILENO,
 	    PROTO_MCP_REQUEST_CAP, &worker_stdio_cbs, NULL);
-	return 0;
+	return (0);
 }

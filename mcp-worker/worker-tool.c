@@ -39,9 +39,9 @@ worker_tool_find(const char *name)
 
 	for (i = 0; worker_tool_table[i] != NULL; i++) {
 		if (strcmp(worker_tool_table[i]->name, name) == 0)
-			return worker_tool_table[i];
+			return (worker_tool_table[i]);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static struct json_object *
@@ -51,7 +51,7 @@ worker_tool_schema(const struct tool_entry *te, const char *text)
 
 	if ((o = json_tokener_parse(text)) == NULL)
 		fatalx("tool %s: schema is not JSON", te->name);
-	return o;
+	return (o);
 }
 
 /* The whole tools/list result; caller puts it. */
@@ -60,7 +60,7 @@ worker_tool_list(void)
 {
 	u_int	next;
 
-	return worker_tool_page(0, 1000, &next);
+	return (worker_tool_page(0, 1000, &next));
 }
 
 /*
@@ -77,7 +77,7 @@ worker_tool_page(u_int offset, u_int size, u_int *next)
 	for (n = 0; worker_tool_table[n] != NULL; n++)
 		;
 	if (offset > 0 && offset >= n)
-		return NULL;
+		return (NULL);
 	*next = offset + size < n ? offset + size : 0;
 	tools = json_object_new_array();
 	for (i = offset; i < n && i < offset + size; i++) {
@@ -105,5 +105,5 @@ worker_tool_page(u_int offset, u_int size, u_int *next)
 	}
 	res = json_object_new_object();
 	json_object_object_add(res, "tools", tools);
-	return res;
+	return (res);
 }
