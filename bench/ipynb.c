@@ -18,6 +18,9 @@
 
 #include "runtimed/runtimed.h"
 
+static double	bench_now(void);
+static long	bench_maxrss(void);
+
 static double
 bench_now(void)
 {

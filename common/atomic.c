@@ -45,6 +45,10 @@ struct atomic {
 	mode_t	 mode;		/* the mode the file ends with */
 };
 
+static void	atomic_tag(const char *, char [ATOMIC_HEX + 1]);
+static int	atomic_is_temp(const char *, const char *);
+static int	atomic_split(const char *, char **, char **, char **);
+
 /* The hash part of the temporary names of base. */
 static void
 atomic_tag(const char *base, char out[ATOMIC_HEX + 1])

@@ -13,6 +13,9 @@
 
 #include "common.h"
 
+static int	frameio_write_all(int, const void *, size_t);
+static int	frameio_read_all(int, void *, size_t, int64_t, char **);
+
 static int
 frameio_write_all(int fd, const void *buf, size_t len)
 {

@@ -16,6 +16,14 @@
 
 #include "common.h"
 
+static size_t	jsonrpc_skip_ws(const char *, size_t, size_t);
+static struct json_object	*jsonrpc_value_at(const char *, size_t, size_t,
+		    size_t *);
+static size_t	jsonrpc_skip_container(const char *, size_t, size_t);
+static int	jsonrpc_id_span(const char *, size_t, struct json_object *,
+		    size_t *, size_t *);
+static void	jsonrpc_keep_text(struct json_object *, const char *, size_t);
+
 static size_t
 jsonrpc_skip_ws(const char *buf, size_t len, size_t off)
 {

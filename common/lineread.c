@@ -42,6 +42,12 @@ struct lineread {
 };
 
 static void	lineread_arm(struct lineread *);
+static int	lineread_pollable(int);
+static void	lineread_overlong(struct lineread *, size_t);
+static void	lineread_line(struct lineread *, const char *, size_t);
+static void	lineread_lines(struct lineread *);
+static void	lineread_at_eof(struct lineread *);
+static void	lineread_read(evutil_socket_t, short, void *);
 
 static int
 lineread_pollable(int fd)

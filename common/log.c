@@ -19,6 +19,8 @@ static int		 log_level = LOG_LEVEL_WARN;
 static char		 log_name[32] = "runtimed";
 static void		(*log_cleanup)(void);
 
+static void	log_vwrite(const char *, const char *, va_list, const char *);
+
 /* Open the log: name prefixes each line; path NULL means stderr. */
 void
 log_open(const char *name, int level, const char *path)

@@ -20,6 +20,9 @@
 #define MPJSON_INLINE_DEPTH	24
 #define MPJSON_EXT_JSON		1
 
+static void	mpjson_pack_text(msgpack_packer *, struct json_object *);
+static struct json_object	*mpjson_string(const char *, size_t);
+
 /*
  * Parse len bytes of JSON text, nested at most PROTO_MAX_DEPTH levels,
  * with nothing after it.  NULL with *cause set (caller frees) if not.

@@ -50,6 +50,13 @@ struct peer {
 #define PEER_READ_MAX	(1024 * 1024)
 
 static void	peer_lost(struct peer *);
+static void	peer_lost_cb(evutil_socket_t, short, void *);
+static void	peer_kill_timer_cb(evutil_socket_t, short, void *);
+static void	peer_hello_done(struct peer *);
+static void	peer_hello_timer_cb(evutil_socket_t, short, void *);
+static void	peer_read_cb(struct bufferevent *, void *);
+static void	peer_write_cb(struct bufferevent *, void *);
+static void	peer_event_cb(struct bufferevent *, short, void *);
 
 static void
 peer_lost_cb(evutil_socket_t fd, short events, void *arg)

@@ -19,6 +19,9 @@
 
 #include "common.h"
 
+static const char	*sockdir_home(void);
+static int	sockdir_addr(const char *, struct sockaddr_un *);
+
 static const char *
 sockdir_home(void)
 {

@@ -25,6 +25,15 @@
 
 #include "common.h"
 
+static size_t	streamcap_chars(const char *, size_t);
+static size_t	streamcap_skip(const char *, size_t, size_t);
+static size_t	streamcap_back(const char *, size_t, size_t);
+static char	*streamcap_marker(uint64_t, size_t *);
+static void	streamcap_set_tail(struct streamcap *, const char *, size_t,
+		    size_t);
+static void	streamcap_start_cut(struct streamcap *);
+static struct json_object	*streamcap_state(struct json_object *);
+
 /* Characters in s. */
 static size_t
 streamcap_chars(const char *s, size_t len)

@@ -11,6 +11,8 @@
 
 #include "common.h"
 
+static size_t	utf8_seq(const unsigned char *, size_t, size_t *);
+
 /*
  * Length of the valid sequence at p (1-4), or 0 when it is invalid; *sub
  * gets the length of its maximal invalid subpart (Unicode 3.9, what

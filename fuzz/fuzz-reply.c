@@ -21,6 +21,10 @@ static const uint8_t	*fuzz_reply_data;
 static size_t		 fuzz_reply_left;
 static int		 fuzz_reply_on;
 
+static int	fuzz_reply_next(int, uint32_t, int *);
+static int	fuzz_reply_answer(int, const struct proto_header *,
+		    const msgpack_object *);
+
 /* The next frame of the input, written as it is but for the id. */
 static int
 fuzz_reply_next(int fd, uint32_t id, int *event)

@@ -16,6 +16,8 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
+static uint8_t	*replay_read(const char *, size_t *);
+
 static uint8_t *
 replay_read(const char *path, size_t *len)
 {

@@ -22,6 +22,10 @@
 	"outcome_unknown: the worker restarted before answering; " \
 	"inspect the notebook before retrying"
 
+static void	proxy_answer_emit(struct json_object *);
+static struct json_object	*proxy_answer_reply(const char *);
+static char	*proxy_answer_unavailable_text(const char *);
+
 /* Write one message (taking obj) to the client. */
 static void
 proxy_answer_emit(struct json_object *obj)

@@ -34,6 +34,8 @@ static int64_t			 proxy_budget_until;	/* tripped till */
 static char			*proxy_budget_reason;
 static u_int			 proxy_budget_quick;	/* in a row */
 
+static u_int	proxy_budget_count(struct proxy_budget *, int64_t);
+
 /* Record one death now; how many fell inside the window. */
 static u_int
 proxy_budget_count(struct proxy_budget *b, int64_t now)

@@ -47,6 +47,12 @@ static const char proxy_catalog_reconnect[] =
     "\"readOnlyHint\":false,\"destructiveHint\":false,"
     "\"idempotentHint\":true,\"openWorldHint\":false}}";
 
+static int	proxy_catalog_valid(struct json_object *);
+static struct json_object	*proxy_catalog_parse(const char *, size_t);
+static void	proxy_catalog_set(struct json_object *, const char *);
+static char	*proxy_catalog_path(void);
+static void	proxy_catalog_save(void);
+
 /* A usable catalog: an object with a non-empty array of named tools. */
 static int
 proxy_catalog_valid(struct json_object *obj)

@@ -101,6 +101,41 @@ static int			 proxy_relay_tell_tools;  /* after initialized */
 static int			 proxy_relay_tell_resources;
 static long			 proxy_relay_prev_pid;	/* for reconnect */
 
+static struct json_object	*proxy_relay_parse(const char *, size_t);
+static void	proxy_relay_classify(struct json_object *, char **,
+		    const char **);
+static const char	*proxy_relay_param(struct json_object *, const char *);
+static void	proxy_relay_refuse(const char *, const char *);
+static struct proxy_relay_msg	*proxy_relay_msg_create(const char *, size_t,
+		    const char *, const char *);
+static void	proxy_relay_msg_free(struct proxy_relay_msg *);
+static struct proxy_relay_msg	*proxy_relay_flight_take(const char *);
+static void	proxy_relay_enqueue(struct proxy_relay_msg *);
+static void	proxy_relay_send(struct proxy_relay_msg *, const char *,
+		    size_t);
+static void	proxy_relay_flush_queue(void);
+static void	proxy_relay_private(enum proxy_relay_private, const char *,
+		    const char *);
+static void	proxy_relay_privs_clear(void);
+static void	proxy_relay_tell(void);
+static void	proxy_relay_subscribe_worker(const char *, const char *);
+static void	proxy_relay_resubscribe(const char *);
+static void	proxy_relay_unsubscribe(const char *);
+static void	proxy_relay_reconnected(int);
+static void	proxy_relay_worker_ready(void);
+static void	proxy_relay_remember_init(struct json_object *, const char *,
+		    size_t, const char *);
+static int	proxy_relay_modern(struct json_object *);
+static int	proxy_relay_tools_list(struct json_object *, const char *);
+static void	proxy_relay_reconnect(struct json_object *, const char *);
+static int	proxy_relay_may_repeat(struct json_object *, const char *);
+static void	proxy_relay_listen(struct json_object *, const char *);
+static int	proxy_relay_subscription(struct json_object *, const char *,
+		    const char *, struct proxy_relay_msg *);
+static void	proxy_relay_cancelled(struct json_object *);
+static void	proxy_relay_private_answer(struct json_object *, const char *);
+static int	proxy_relay_list_answer(struct json_object *, const char *);
+
 /* An object message, or NULL (the worker answers what is not one). */
 static struct json_object *
 proxy_relay_parse(const char *data, size_t len)

@@ -37,6 +37,13 @@ static int		 proxy_stdio_broken;	/* stdout write failed */
 static int		 proxy_stdio_paused;	/* backpressure */
 static int		 proxy_stdio_worker_paused;
 
+static int	proxy_stdio_pollable(int);
+static void	proxy_stdio_line(const char *, size_t, void *);
+static void	proxy_stdio_overlong(size_t, const char *, void *);
+static void	proxy_stdio_at_eof(void *);
+static void	proxy_stdio_drain_out(void);
+static void	proxy_stdio_writable(evutil_socket_t, short, void *);
+
 static int
 proxy_stdio_pollable(int fd)
 {

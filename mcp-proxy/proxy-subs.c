@@ -36,6 +36,11 @@ static struct proxy_subs_leases	proxy_subs_all =
     TAILQ_HEAD_INITIALIZER(proxy_subs_all);
 static u_int			proxy_subs_n;
 
+static struct proxy_subs_lease	*proxy_subs_find(const char *);
+static int	proxy_subs_holder_index(struct proxy_subs_lease *,
+		    const char *);
+static void	proxy_subs_lease_free(struct proxy_subs_lease *);
+
 static struct proxy_subs_lease *
 proxy_subs_find(const char *uri)
 {

@@ -67,6 +67,33 @@ static pid_t			 proxy_worker_orphans[PROXY_WORKER_ORPHANS];
 
 static void	proxy_worker_spawn(void);
 static void	proxy_worker_drained(struct peer *, void *);
+static int	proxy_worker_mkdirs(const char *, char **);
+static void	proxy_worker_tidy_log(void);
+static void	proxy_worker_open_log(void);
+static void	proxy_worker_orphan_add(pid_t);
+static int	proxy_worker_orphan_remove(pid_t);
+static void	proxy_worker_orphan_timeout(evutil_socket_t, short, void *);
+static int	proxy_worker_no_children(void);
+static void	proxy_worker_stop_finish(void);
+static void	proxy_worker_respawn_cb(evutil_socket_t, short, void *);
+static void	proxy_worker_schedule(int64_t);
+static void	proxy_worker_free(struct proxy_worker *);
+static void	proxy_worker_finish(struct proxy_worker *);
+static void	proxy_worker_orphan(pid_t, int);
+static void	proxy_worker_status_timeout(evutil_socket_t, short, void *);
+static void	proxy_worker_lost(struct proxy_worker *, const char *, int);
+static void	proxy_worker_sigchld_cb(evutil_socket_t, short, void *);
+static void	proxy_worker_hello(struct proxy_worker *,
+		    const struct proto_header *, const msgpack_object *);
+static void	proxy_worker_message(const struct proto_mcp *);
+static void	proxy_worker_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+static void	proxy_worker_send_shutdown(struct peer *);
+static void	proxy_worker_hello_timeout(evutil_socket_t, short, void *);
+static pid_t	proxy_worker_exec(const char *, int, char **);
+static void	proxy_worker_cannot_start(const char *);
+static void	proxy_worker_stop_timeout(evutil_socket_t, short, void *);
 
 const char *
 proxy_worker_log_path(void)

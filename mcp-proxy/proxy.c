@@ -34,6 +34,13 @@ static enum proxy_state	 proxy_state = PROXY_RUNNING;
 static struct event	*proxy_drain_timer;
 static struct event	*proxy_signals[4];
 
+static __dead void	proxy_usage(int);
+static void	proxy_sanitize_fds(void);
+static void	proxy_done(void);
+static void	proxy_stop(void);
+static void	proxy_drain_timeout(evutil_socket_t, short, void *);
+static void	proxy_signal(evutil_socket_t, short, void *);
+
 static __dead void
 proxy_usage(int status)
 {

@@ -17,6 +17,12 @@ struct tool_add_comment {
 	char			*thread_id;
 };
 
+static int	tool_add_comment_apply(struct json_object *,
+		    const struct worker_nb *, void *, char **, const char **);
+static void	tool_add_comment_done(void *, struct json_object *,
+		    const char *, const char *);
+static void	tool_add_comment(struct worker_call *);
+
 static int
 tool_add_comment_apply(struct json_object *threads,
     const struct worker_nb *content, void *arg, char **msg, const char **code)

@@ -16,6 +16,12 @@ struct tool_connect_notebook {
 	struct worker_room	*room;	/* already joined here */
 };
 
+static void	tool_connect_notebook_content(void *, struct worker_nb *,
+		    const char *, const char *);
+static void	tool_connect_notebook_joined(void *, struct worker_room *,
+		    struct worker_nb *, const char *, const char *);
+static void	tool_connect_notebook(struct worker_call *);
+
 /* The file is already open in a room of ours: a new owner, no join. */
 static void
 tool_connect_notebook_content(void *arg, struct worker_nb *reply,

@@ -13,6 +13,10 @@ struct tool_create_notebook {
 	struct worker_handle	*h;
 };
 
+static void	tool_create_notebook_joined(void *, struct worker_room *,
+		    struct worker_nb *, const char *, const char *);
+static void	tool_create_notebook(struct worker_call *);
+
 static void
 tool_create_notebook_joined(void *arg, struct worker_room *room,
     struct worker_nb *joined, const char *code, const char *msg)

@@ -8,6 +8,8 @@
 
 #include "worker.h"
 
+static void	tool_disconnect_notebook(struct worker_call *);
+
 static void
 tool_disconnect_notebook(struct worker_call *call)
 {

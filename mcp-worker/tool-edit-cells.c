@@ -26,6 +26,21 @@ struct tool_edit_cells {
 	struct worker_budget	 budget;
 };
 
+static void	tool_edit_cells_free(struct tool_edit_cells *);
+static void	tool_edit_cells_fail(struct tool_edit_cells *, const char *,
+		    const char *);
+static int	tool_edit_cells_type_ok(const char *);
+static int	tool_edit_cells_check_one(struct json_object *, size_t,
+		    char **);
+static void	tool_edit_cells_finish(struct tool_edit_cells *,
+		    struct json_object *);
+static void	tool_edit_cells_ran(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_edit_cells_edited(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_edit_cells_send(struct tool_edit_cells *);
+static void	tool_edit_cells(struct worker_call *);
+
 static void
 tool_edit_cells_free(struct tool_edit_cells *st)
 {

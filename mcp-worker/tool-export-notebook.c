@@ -24,6 +24,26 @@ enum tool_export_format {
 	TOOL_EXPORT_HTML,
 };
 
+static const char	*tool_export_notebook_str(struct json_object *,
+		    const char *);
+static void	tool_export_notebook_join(struct evbuffer *,
+		    struct json_object *);
+static char	*tool_export_notebook_text(struct json_object *, size_t *);
+static void	tool_export_notebook_escape(struct evbuffer *, const char *,
+		    size_t);
+static void	tool_export_notebook_inline(struct evbuffer *, const char *,
+		    size_t);
+static void	tool_export_notebook_md_html(struct evbuffer *, const char *,
+		    size_t);
+static void	tool_export_notebook_output(struct evbuffer *,
+		    struct json_object *, enum tool_export_format);
+static int	tool_export_notebook_write(const char *, const char *, size_t,
+		    char **);
+static void	tool_export_notebook_finish(void *);
+static void	tool_export_notebook_content(struct worker_call *,
+		    struct worker_room *, struct worker_nb *);
+static void	tool_export_notebook(struct worker_call *);
+
 static const char *
 tool_export_notebook_str(struct json_object *o, const char *key)
 {

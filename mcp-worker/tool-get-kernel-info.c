@@ -8,6 +8,13 @@
 
 #include "worker.h"
 
+static const char	*tool_get_kernel_info_str(struct json_object *,
+		    const char *);
+static struct json_object	*tool_get_kernel_info_int(int, int64_t);
+static void	tool_get_kernel_info_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_get_kernel_info(struct worker_call *);
+
 static const char *
 tool_get_kernel_info_str(struct json_object *o, const char *key)
 {

@@ -15,6 +15,11 @@ struct tool_get_results {
 	struct worker_exec	*state;
 };
 
+static void	tool_get_results_shape(void *);
+static void	tool_get_results_state(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_get_results(struct worker_call *);
+
 static void
 tool_get_results_shape(void *arg)
 {

@@ -38,6 +38,26 @@ struct tool_inspect_notebook {
 };
 
 static void	tool_inspect_notebook_get(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_lines(const char *, size_t, int, int,
+		    size_t *, size_t *);
+static struct json_object	*tool_inspect_notebook_summary(
+		    struct json_object *, struct evbuffer *);
+static int	tool_inspect_notebook_pick(struct tool_inspect_notebook *,
+		    struct json_object *, struct json_object *);
+static void	tool_inspect_notebook_free(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
+		    const struct worker_nb *, const char *,
+		    struct json_object *);
+static void	tool_inspect_notebook_changes(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_inspect_notebook_stop(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_changed(struct worker_room *,
+		    const struct proto_room_changed *, void *);
+static void	tool_inspect_notebook_timeout(evutil_socket_t, short, void *);
+static void	tool_inspect_notebook_cancel(struct worker_call *, void *);
+static void	tool_inspect_notebook_content(void *, struct worker_nb *,
+		    const char *, const char *);
+static void	tool_inspect_notebook(struct worker_call *);
 
 /* Lines start_line..end_line (1-based, inclusive; 0 = open end). */
 static void

@@ -7,6 +7,10 @@
 
 #include "worker.h"
 
+static void	tool_list_notebooks_reply(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_list_notebooks(struct worker_call *);
+
 static void
 tool_list_notebooks_reply(void *arg, uint16_t type,
     const msgpack_object *reply, const char *code, const char *msg)

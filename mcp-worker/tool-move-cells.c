@@ -9,6 +9,10 @@
 
 #include "worker.h"
 
+static void	tool_move_cells_done(struct worker_call *, struct worker_room *,
+		    const msgpack_object *);
+static void	tool_move_cells(struct worker_call *);
+
 static void
 tool_move_cells_done(struct worker_call *call, struct worker_room *room,
     const msgpack_object *reply)

@@ -14,6 +14,12 @@ struct tool_reply_comment {
 	const char		*author;
 };
 
+static int	tool_reply_comment_apply(struct json_object *,
+		    const struct worker_nb *, void *, char **, const char **);
+static void	tool_reply_comment_done(void *, struct json_object *,
+		    const char *, const char *);
+static void	tool_reply_comment(struct worker_call *);
+
 static int
 tool_reply_comment_apply(struct json_object *threads,
     const struct worker_nb *content, void *arg, char **msg, const char **code)

@@ -13,6 +13,12 @@ struct tool_resolve_comment {
 	int			 resolved;
 };
 
+static int	tool_resolve_comment_apply(struct json_object *,
+		    const struct worker_nb *, void *, char **, const char **);
+static void	tool_resolve_comment_done(void *, struct json_object *,
+		    const char *, const char *);
+static void	tool_resolve_comment(struct worker_call *);
+
 static int
 tool_resolve_comment_apply(struct json_object *threads,
     const struct worker_nb *content, void *arg, char **msg, const char **code)

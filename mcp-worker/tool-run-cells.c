@@ -20,6 +20,15 @@ struct tool_run_cells {
 	int			 waited;
 };
 
+static void	tool_run_cells_free(struct tool_run_cells *);
+static void	tool_run_cells_state(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_run_cells_submit(struct tool_run_cells *,
+		    struct json_object *);
+static void	tool_run_cells_content(void *, struct worker_nb *, const char *,
+		    const char *);
+static void	tool_run_cells(struct worker_call *);
+
 static void
 tool_run_cells_free(struct tool_run_cells *st)
 {

@@ -8,6 +8,10 @@
 
 #include "worker.h"
 
+static void	tool_save_notebook_saved(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_save_notebook(struct worker_call *);
+
 static void
 tool_save_notebook_saved(void *arg, uint16_t type,
     const msgpack_object *reply, const char *code, const char *msg)

@@ -29,6 +29,20 @@ struct tool_search_cells {
 	int		 total;
 };
 
+static int	tool_search_cells_column(const char *, size_t);
+static const char	*tool_search_cells_find(struct tool_search_cells *,
+		    const char *, size_t, size_t, size_t *);
+static void	tool_search_cells_match(struct tool_search_cells *,
+		    const char *, int, const char *, int, int, const char *,
+		    size_t, size_t, size_t);
+static void	tool_search_cells_text(struct tool_search_cells *, const char *,
+		    int, const char *, int, const char *, size_t);
+static void	tool_search_cells_outputs(struct tool_search_cells *,
+		    const char *, int, struct json_object *);
+static void	tool_search_cells_done(struct worker_call *,
+		    struct worker_room *, struct worker_nb *);
+static void	tool_search_cells(struct worker_call *);
+
 /* Characters (not bytes) before offset off. */
 static int
 tool_search_cells_column(const char *s, size_t off)

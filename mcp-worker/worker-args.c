@@ -12,6 +12,10 @@
 
 #include "worker.h"
 
+static struct json_object	*worker_args_get(struct json_object *,
+		    const char *);
+static int	worker_args_utf8_valid(const unsigned char *, size_t);
+
 int
 worker_args_check(struct json_object *args, const char *const allowed[],
     char **msg)

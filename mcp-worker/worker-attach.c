@@ -37,6 +37,15 @@ static struct worker_attach_head worker_attach_all =
 static u_int	 worker_attach_n;
 static uint32_t	 worker_attach_tagv;
 static uint32_t	 worker_attach_get_tag(void);
+static void	worker_attach_random(void *, size_t);
+static void	worker_attach_mint(char *);
+static void	worker_attach_remove(struct worker_handle *);
+static void	worker_attach_remember(const char *);
+static int	worker_attach_was_released(const char *);
+static struct worker_handle	*worker_attach_by_handle(const char *,
+		    const char **, char **);
+static struct worker_handle	*worker_attach_by_id(const char *, int *,
+		    const char **, char **);
 static int	 worker_attach_tag_set;
 
 /* Released handle ids, oldest first, so they answer attachment_expired. */

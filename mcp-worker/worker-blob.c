@@ -28,6 +28,10 @@ struct worker_blob {
 	void			*arg;
 };
 
+static void	worker_blob_collect(struct worker_blob *, struct json_object *);
+static void	worker_blob_got(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+
 /* Is v a blob reference?  Sets sha and size. */
 int
 worker_blob_is_ref(struct json_object *v, const char **sha, int64_t *size)

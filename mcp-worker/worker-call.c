@@ -38,6 +38,18 @@ static u_int			worker_call_n;
 static struct worker_call_head	worker_call_all =
     TAILQ_HEAD_INITIALIZER(worker_call_all);
 
+static void	worker_call_free(struct worker_call *);
+static struct json_object	*worker_call_text_block(const char *);
+static const char	*worker_call_hint(const char *);
+static struct json_object	*worker_call_too_large(struct worker_call *,
+		    struct json_object *, size_t);
+static void	worker_call_send(struct worker_call *, struct json_object *);
+static void	worker_call_progress_cb(evutil_socket_t, short, void *);
+static void	worker_call_room_done(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_call_room_got(void *, struct worker_nb *, const char *,
+		    const char *);
+
 /* A call in flight; meta is the request's _meta (borrowed, may be NULL). */
 struct worker_call *
 worker_call_create(struct json_object *id, const struct tool_entry *tool,

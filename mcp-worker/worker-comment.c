@@ -33,6 +33,12 @@ struct worker_comment {
 };
 
 static void	worker_comment_read(struct worker_comment *);
+static void	worker_comment_finish(struct worker_comment *,
+		    struct json_object *, const char *, const char *);
+static void	worker_comment_written(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_comment_content(void *, struct worker_nb *, const char *,
+		    const char *);
 
 /* The thread list of notebook metadata (borrowed), or NULL. */
 struct json_object *

@@ -18,6 +18,8 @@
 
 #include "worker.h"
 
+static uint64_t	worker_cursor_hash(uint32_t, const char *, int64_t, int64_t);
+
 static uint64_t
 worker_cursor_hash(uint32_t tag, const char *notebook_id, int64_t inc,
     int64_t seq)

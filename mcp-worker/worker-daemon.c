@@ -76,6 +76,22 @@ static void	worker_daemon_connected(struct worker_dconn *, int);
 static void	worker_daemon_die(struct worker_dconn *, const char *,
 		    const char *);
 static void	worker_daemon_free_cb(evutil_socket_t, short, void *);
+static void	worker_daemon_later_cb(evutil_socket_t, short, void *);
+static void	worker_daemon_req_free(struct worker_dreq *);
+static void	worker_daemon_fail_all(struct worker_dconn *, const char *,
+		    const char *);
+static void	worker_daemon_send(struct worker_dconn *, struct worker_dreq *);
+static void	worker_daemon_hello_reply(struct worker_dconn *,
+		    const struct proto_header *, const msgpack_object *);
+static void	worker_daemon_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+static int	worker_daemon_try(struct worker_dconn *, char **);
+static void	worker_daemon_start_finish(void);
+static void	worker_daemon_start_tick(evutil_socket_t, short, void *);
+static void	worker_daemon_autostart(struct worker_dconn *);
+static struct worker_dconn	*worker_daemon_new(const char *, int);
+static void	worker_daemon_pack_json(msgpack_packer *, const void *);
 
 void
 worker_daemon_init(struct event_base *base)

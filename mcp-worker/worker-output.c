@@ -12,6 +12,25 @@
 
 #include "worker.h"
 
+static char	*worker_output_join(struct json_object *, size_t *);
+static size_t	worker_output_fit(const char *, size_t, size_t);
+static void	worker_output_charge(struct worker_budget *, size_t *, size_t);
+static struct json_object	*worker_output_text(struct json_object *,
+		    struct worker_budget *, size_t *, struct evbuffer *, int *);
+static void	worker_output_image(struct worker_call *,
+		    struct worker_budget *, const char *, struct json_object *,
+		    struct evbuffer *);
+static int	worker_output_is_image(const char *);
+static struct json_object	*worker_output_bundle(struct json_object *,
+		    struct worker_budget *, size_t *, struct evbuffer *, int *,
+		    struct worker_call *);
+static const char	*worker_output_str(struct json_object *, const char *,
+		    const char *);
+static void	worker_output_warnings(struct json_object *,
+		    struct json_object *, struct evbuffer *);
+static void	worker_output_union(struct json_object *, struct json_object *,
+		    int *);
+
 void
 worker_budget_init(struct worker_budget *b, int full)
 {

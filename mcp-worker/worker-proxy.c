@@ -20,6 +20,14 @@
 static struct peer	*worker_proxy_peer;
 static int		 worker_proxy_ready;	/* HELLO_OK seen */
 
+static void	worker_proxy_send(const char *, size_t, void *);
+static void	worker_proxy_drained(struct peer *, void *);
+static void	worker_proxy_initialized(void *);
+static uint32_t	worker_proxy_tag(const struct proto_incarnation *);
+static void	worker_proxy_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+
 static void
 worker_proxy_send(const char *json, size_t len, void *arg)
 {

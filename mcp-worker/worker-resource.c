@@ -63,6 +63,45 @@ static struct worker_resource_streams worker_resource_streams =
 static u_int		 worker_resource_n;
 static struct event	*worker_resource_timer;
 
+struct worker_resource_read;
+static char	*worker_resource_decode(const char *, size_t);
+static void	worker_resource_uri_free(struct worker_resource_uri *);
+static int	worker_resource_parse(const char *,
+		    struct worker_resource_uri *);
+static char	*worker_resource_cells_uri(const char *);
+static void	worker_resource_send_updated(struct worker_resource_watch *,
+		    const char *);
+static void	worker_resource_flush(evutil_socket_t, short, void *);
+static void	worker_resource_mark(struct worker_resource_watch *);
+static int	worker_resource_has(const msgpack_object *, const char *);
+static void	worker_resource_drop(struct worker_resource_watch *);
+static int	worker_resource_check(const char *,
+		    struct worker_resource_uri *, const char **);
+static struct worker_resource_watch	*worker_resource_find(const char *,
+		    struct json_object *);
+static void	worker_resource_add(const char *, struct worker_resource_uri *,
+		    struct json_object *);
+static void	worker_resource_not_found(struct json_object *, int,
+		    const char *);
+static struct json_object	*worker_resource_entry(const char *,
+		    const char *, const char *);
+static void	worker_resource_list_one(struct worker_handle *, void *);
+static void	worker_resource_list(struct json_object *, struct json_object *,
+		    int);
+static void	worker_resource_templates(struct json_object *, int);
+static void	worker_resource_read_free(struct worker_resource_read *);
+static void	worker_resource_read_done(struct worker_resource_read *,
+		    struct json_object *, const struct worker_nb *,
+		    const char *, const char *);
+static void	worker_resource_read_list(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	worker_resource_read_nb(void *, struct worker_nb *,
+		    const char *, const char *);
+static void	worker_resource_read(struct json_object *, struct json_object *,
+		    int);
+static void	worker_resource_subscribe(struct json_object *,
+		    struct json_object *, int);
+
 /* Percent-encode everything but unreserved characters.  Caller frees. */
 char *
 worker_resource_encode(const char *s)

@@ -45,6 +45,21 @@ struct worker_room_join {
 	void			*arg;
 };
 
+static struct worker_room	*worker_room_find(const char *);
+static void	worker_room_notify(struct worker_room *,
+		    const struct proto_room_changed *);
+static void	worker_room_free(struct worker_room *);
+static void	worker_room_lost(struct worker_dconn *, void *);
+static void	worker_room_event(struct worker_dconn *, uint16_t,
+		    const msgpack_object *, void *);
+static void	worker_room_joined(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_room_got(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_room_cached_cb(evutil_socket_t, short, void *);
+static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+
 static struct worker_room *
 worker_room_find(const char *notebook_id)
 {

@@ -31,6 +31,27 @@ static const char *const worker_rpc_levels[] = {
 	"emergency", NULL
 };
 
+static void	worker_rpc_set_head(struct json_object *);
+static struct json_object	*worker_rpc_error_object(int, const char *);
+static void	worker_rpc_emit(struct json_object *);
+static void	worker_rpc_reply(struct json_object *, struct json_object *);
+static void	worker_rpc_error(struct json_object *, int,
+		    const char *, ...) printflike(3, 4);
+static int	worker_rpc_hex4(const char *, size_t, u_int *);
+static struct json_object	*worker_rpc_capabilities(void);
+static struct json_object	*worker_rpc_server_info(void);
+static void	worker_rpc_discover(struct json_object *);
+static void	worker_rpc_initialize(struct json_object *,
+		    struct json_object *);
+static void	worker_rpc_tools_call(struct json_object *,
+		    struct json_object *, int);
+static int	worker_rpc_level(struct json_object *);
+static int	worker_rpc_meta(struct json_object *, struct json_object *);
+static void	worker_rpc_list_tools(struct json_object *,
+		    struct json_object *);
+static void	worker_rpc_request(const char *, struct json_object *,
+		    struct json_object *, int);
+
 /* Serve the transport t (copied) on base. */
 void
 worker_rpc_init(struct event_base *base, const struct worker_transport *t)

@@ -23,6 +23,15 @@ static struct event	*worker_stdio_grace;
 static int		 worker_stdio_paused;	/* backpressure */
 
 static void	worker_stdio_flow(void);
+static void	worker_stdio_flush(int);
+static void	worker_stdio_write_cb(evutil_socket_t, short, void *);
+static void	worker_stdio_send(const char *, size_t, void *);
+static __dead void	worker_stdio_leave(void);
+static void	worker_stdio_grace_cb(evutil_socket_t, short, void *);
+static void	worker_stdio_eof(void *);
+static void	worker_stdio_idle(void *);
+static void	worker_stdio_line(const char *, size_t, void *);
+static void	worker_stdio_overlong(size_t, const char *, void *);
 
 /*
  * Backpressure: above PEER_QUEUE_HIGH of answers the client has not read,

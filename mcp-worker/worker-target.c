@@ -13,6 +13,11 @@
 
 #define WORKER_TARGET_MAX	128
 
+static struct json_object	*worker_target_get(struct json_object *,
+		    const char *);
+static int	worker_target_string(struct json_object *, const char *,
+		    char **);
+
 static struct json_object *
 worker_target_get(struct json_object *args, const char *key)
 {

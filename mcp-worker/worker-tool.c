@@ -32,6 +32,9 @@ static const struct tool_entry *const worker_tool_table[] = {
 	NULL
 };
 
+static struct json_object	*worker_tool_schema(const struct tool_entry *,
+		    const char *);
+
 const struct tool_entry *
 worker_tool_find(const char *name)
 {

@@ -15,6 +15,9 @@
 
 static struct event_base	*worker_base;
 
+static __dead void	worker_usage(int);
+static void	worker_signal(evutil_socket_t, short, void *);
+
 static __dead void
 worker_usage(int status)
 {

@@ -29,6 +29,27 @@ static const char *proto_agent_exec_statuses[] = {
 #define PROTO_AGENT_REQUIRED	0x1
 #define PROTO_AGENT_NO_NUL	0x2
 
+static int	proto_agent_map(const msgpack_object *, const char *, char *,
+		    size_t);
+static const msgpack_object	*proto_agent_get(const msgpack_object *,
+		    const char *);
+static int	proto_agent_get_str(const msgpack_object *, const char *,
+		    const char *, int, struct proto_str *, char *, size_t);
+static int	proto_agent_get_int(const msgpack_object *, const char *,
+		    const char *, int *, int64_t *, char *, size_t);
+static int	proto_agent_get_bool(const msgpack_object *, const char *,
+		    const char *, int *, char *, size_t);
+static int	proto_agent_get_doc(const msgpack_object *, const char *,
+		    const char *, int, struct proto_doc *, char *, size_t);
+static int	proto_agent_get_enum(const msgpack_object *, const char *,
+		    const char *, const char **, size_t, int *, char *, size_t);
+static void	proto_agent_pack_str(msgpack_packer *, const char *,
+		    const struct proto_str *);
+static void	proto_agent_pack_int(msgpack_packer *, const char *, int,
+		    int64_t);
+static int	proto_agent_get_ids(const msgpack_object *, const char *,
+		    struct proto_str *, struct proto_str *, char *, size_t);
+
 /* The body must be a map. */
 static int
 proto_agent_map(const msgpack_object *body, const char *msg, char *err,

@@ -13,6 +13,9 @@
 		return (-1);						\
 } while (0)
 
+static void	proto_exec_pack_opt(msgpack_packer *, const char *, int,
+		    int64_t);
+
 /* An optional integer, packed as itself or nil. */
 static void
 proto_exec_pack_opt(msgpack_packer *pk, const char *key, int has, int64_t v)

@@ -11,6 +11,13 @@
 
 #include "proto.h"
 
+static const msgpack_object	*proto_field_get(const msgpack_object *,
+		    const char *, int);
+static int	proto_field_missing(const char *, const char *, int, char *,
+		    size_t);
+static int	proto_field_wrong(const char *, const char *, const char *,
+		    char *, size_t);
+
 /* A value of key, NULL when absent or, for an optional field, nil. */
 static const msgpack_object *
 proto_field_get(const msgpack_object *body, const char *key, int flags)

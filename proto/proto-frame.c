@@ -9,6 +9,9 @@
 
 #include "proto.h"
 
+static uint64_t	proto_frame_be(const uint8_t *, size_t);
+static int	proto_frame_sane(const uint8_t *, size_t);
+
 void
 proto_header_pack(const struct proto_header *hdr, uint8_t *p)
 {

@@ -8,6 +8,9 @@
 
 #include "proto.h"
 
+static int	proto_hello_copy(const msgpack_object *, const char *, char *,
+		    size_t);
+
 /* Copy a string field into a fixed buffer; -1 if absent, too long or
  * holding a NUL. */
 static int

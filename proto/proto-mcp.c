@@ -9,6 +9,13 @@
 
 #include "proto.h"
 
+static int	proto_mcp_str(const msgpack_object *, const char *,
+		    struct proto_str *, int, const char *, char *, size_t);
+static int	proto_mcp_map(const msgpack_object *, const char *, char *,
+		    size_t);
+static void	proto_mcp_pack_strv(msgpack_packer *, const char *,
+		    const struct proto_str *);
+
 /* A string field into a borrowed proto_str: absent is ptr NULL. */
 static int
 proto_mcp_str(const msgpack_object *body, const char *key,

@@ -27,6 +27,9 @@ struct agent_stderr {
 	size_t			 taillen;
 };
 
+static void	agent_stderr_cb(evutil_socket_t, short, void *);
+static void	agent_stderr_line(struct agent_stderr *, const char *, size_t);
+
 struct agent_stderr *
 agent_stderr_create(struct event_base *base)
 {

@@ -43,6 +43,21 @@ struct ctl_doctor {
 	u_int			 warnings;
 };
 
+static void	ctl_doctor_add(struct ctl_doctor *,
+		    enum ctl_doctor_level, const char *, const char *,
+		    const char *, ...) printflike(5, 6);
+static int	ctl_doctor_dir(struct ctl_doctor *, const char *, const char *,
+		    const char *);
+static void	ctl_doctor_socket(struct ctl_doctor *,
+		    struct proto_daemon_status_reply *, int *);
+static void	ctl_doctor_disk(struct ctl_doctor *, const char *);
+static void	ctl_doctor_store(struct ctl_doctor *, const char *,
+		    struct proto_daemon_status_reply *);
+static int	ctl_doctor_port(void);
+static int	ctl_doctor_listening(int);
+static char	*ctl_doctor_start(struct kernelspec *, const char *);
+static void	ctl_doctor_kernels(struct ctl_doctor *);
+
 /* One finding; fix (or NULL) is the command that mends it. */
 static void printflike(5, 6)
 ctl_doctor_add(struct ctl_doctor *d, enum ctl_doctor_level level,

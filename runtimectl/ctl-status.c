@@ -13,6 +13,10 @@
 
 #include "ctl.h"
 
+static void	ctl_status_duration(int64_t, char *, size_t);
+static void	ctl_status_kernel_table(const msgpack_object *);
+static int64_t	ctl_status_uptime(const struct proto_daemon_status_reply *);
+
 /* "3d 4h", "2h 5m", "4m 10s", "7s". */
 static void
 ctl_status_duration(int64_t secs, char *buf, size_t len)

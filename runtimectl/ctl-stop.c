@@ -15,6 +15,8 @@
 /* How long a stop may take: the daemon's grace for kernels, and more. */
 #define CTL_STOP_WAIT_MS	10000
 
+static int	ctl_stop_gone(pid_t);
+
 /* Has pid exited (a zombie counts: its parent reaps it, not us)? */
 static int
 ctl_stop_gone(pid_t pid)

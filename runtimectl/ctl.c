@@ -12,6 +12,9 @@
 
 #include "ctl.h"
 
+static __dead void	ctl_usage(int);
+static int	ctl_take_json(int *, char **);
+
 static __dead void
 ctl_usage(int status)
 {

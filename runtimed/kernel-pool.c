@@ -28,6 +28,10 @@ static struct event		*kernel_pool_ev;
 static int			 kernel_pool_stopped;
 static int			 kernel_pool_filling;
 
+static void	kernel_pool_fill_cb(evutil_socket_t, short, void *);
+static void	kernel_pool_later(int64_t);
+static int	kernel_pool_remove(struct room_kernel *);
+
 static void
 kernel_pool_fill_cb(evutil_socket_t fd, short events, void *arg)
 {

@@ -30,6 +30,7 @@ struct kernel_record {
 };
 static TAILQ_HEAD(, kernel_record) kernel_records =
     TAILQ_HEAD_INITIALIZER(kernel_records);
+static void	*kernel_record_main(void *);
 
 static pthread_mutex_t	kernel_record_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	kernel_record_wake = PTHREAD_COND_INITIALIZER;

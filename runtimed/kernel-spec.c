@@ -12,6 +12,8 @@
 #include "runtimed.h"
 #include "kernelspec.h"
 
+static void	kernel_spec_pack_list(msgpack_packer *, const void *);
+
 /*
  * Does kernelspec name exist?  0 if so; else -1 with a cause listing
  * what does (for kernel_unavailable).

@@ -14,6 +14,8 @@ static int64_t		room_autosave_ms = 2000;
 /* A busy room saves at least this often while changes keep coming. */
 #define ROOM_AUTOSAVE_MAX_MS	30000
 
+static void	room_autosave_fire(evutil_socket_t, short, void *);
+
 /* --no-autosave, --autosave-delay; ms < 0 keeps the delay. */
 void
 room_autosave_set(int on, int64_t ms)

@@ -37,6 +37,10 @@ static const char *room_changes_kind_names[] = {
 	"cells", "outputs", "kernel", "saved", "metadata", "reloaded"
 };
 
+static void	room_changes_pack_kinds(msgpack_packer *, int);
+static void	room_changes_pack_one(msgpack_packer *, struct room_change *,
+		    int);
+
 /* A new room's empty log. */
 void
 room_changes_create(struct room *r)

@@ -56,6 +56,21 @@
 #define ROOM_JOURNAL_QUIET_MS		1000
 #define ROOM_JOURNAL_COMPACT_MAX	4
 
+static void	room_journal_set_outputs(struct room_cell *,
+		    const msgpack_object *);
+static void	room_journal_failed(struct room *, const char *, const char *);
+static void	room_journal_clear_pending(struct room *);
+static int	room_journal_append(struct room *, const void *, size_t,
+		    char **);
+static size_t	room_journal_limit(struct room *);
+static void	room_journal_compact_fire(evutil_socket_t, short, void *);
+static void	room_journal_outputs(struct room *);
+static void	room_journal_metadata(struct room *);
+static void	room_journal_fire(evutil_socket_t, short, void *);
+static void	room_journal_arm(struct room *, int);
+static int	room_journal_load_snapshot(const struct store_room *, void *);
+static int	room_journal_replay(uint64_t, const void *, size_t, void *);
+
 /*
  * The notebook: {nbformat, nbformat_minor, metadata, cells, extra?,
  * warnings?}.

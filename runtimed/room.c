@@ -34,6 +34,29 @@ static int		  room_grace_set;	/* by --room-grace */
 static struct event	 *room_sweep_ev;
 
 static void	room_sweep_arm(void);
+static struct room	*room_find_path(const char *);
+static struct room	*room_find_id(const char *, size_t);
+static char	*room_canon_path(const char *, int *, char **);
+static int	room_valid_kernel_name(const char *);
+static void	room_note_disk(struct room *);
+static int	room_disk_changed(struct room *);
+static struct room	*room_new(const char *, char *, const char *);
+static void	room_unload_content(struct room *);
+static void	room_free(struct room *);
+static void	room_remove(struct room *);
+static int	room_start_one(const struct store_room *, void *);
+static void	room_loaded(struct room *);
+static const char	*room_nb_kernel(struct room_nb *);
+static int	room_load_file(struct room *, char **);
+static int	room_wake(struct room *, int, char **);
+static size_t	room_edit_size(const msgpack_object *);
+static void	room_pack_path(struct room *, msgpack_packer *);
+static void	room_pack_kernel(struct room *, msgpack_packer *);
+static int	room_save_file(struct room *, const char *, int, char **,
+		    const char **);
+static int	room_idle(struct room *);
+static int	room_unload(struct room *);
+static void	room_sweep(evutil_socket_t, short, void *);
 
 /* Rooms with content in memory. */
 u_int

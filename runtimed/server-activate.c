@@ -29,6 +29,11 @@
 
 static char	*server_activate_notify_path;
 
+static int	server_activate_check(int, char **, char **);
+#ifdef __APPLE__
+static int	server_activate_launchd(char **, char **);
+#endif
+
 /* Is fd a listening AF_UNIX stream socket?  Its path goes in *path. */
 static int
 server_activate_check(int fd, char **path, char **cause)

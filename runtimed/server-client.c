@@ -27,6 +27,21 @@ static TAILQ_HEAD(, server_client) server_clients =
 static void	server_client_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
+static void	server_client_hello(struct server_client *,
+		    const struct proto_header *, const msgpack_object *);
+static void	server_client_status(struct server_client *, uint32_t);
+static void	server_client_join(struct server_client *,
+		    const struct proto_header *, const msgpack_object *);
+static void	server_client_edit_cells(msgpack_packer *, const void *);
+static void	server_client_edit(struct server_client *, uint32_t,
+		    const msgpack_object *);
+static void	server_client_save(struct server_client *, uint32_t,
+		    const msgpack_object *);
+static void	server_client_no_changes(msgpack_packer *, const void *);
+static void	server_client_changes(struct server_client *, uint32_t,
+		    const msgpack_object *);
+static void	server_client_room(struct server_client *,
+		    const struct proto_header *, const msgpack_object *);
 
 /*
  * Send a reply, or, when it is over its type's frame cap, ERROR {code,

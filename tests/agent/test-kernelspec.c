@@ -25,6 +25,10 @@
 
 static char	root[] = "/tmp/test-kernelspec-XXXXXX";
 
+static void	spec(const char *, const char *, const char *);
+static void	setup(void);
+static void	teardown(void);
+
 /* Write <root>/<dir>/kernels/<name>/kernel.json. */
 static void
 spec(const char *dir, const char *name, const char *json)

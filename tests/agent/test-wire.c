@@ -15,6 +15,9 @@
 
 #define F(s)	{ (s), sizeof (s) - 1 }
 
+static size_t	build(struct agent_wire_frame *, char **, size_t);
+static void	seen_sig(unsigned, char *);
+
 /* Expected value computed with Python's hmac module. */
 Test(wire, sign_known_vector)
 {

@@ -18,6 +18,14 @@
 
 static char	fx_dir[] = "/tmp/test-room-ipynb.XXXXXX";
 
+static void	fx_setup(void);
+static void	fx_teardown(void);
+static char	*fx_path(const char *);
+static void	fx_roundtrip(const char *);
+static void	fx_check_saved(struct room_nb *, const char *, const char *);
+static struct room_nb	*fx_parse_dump(const char *, const char *);
+static int	fx_warned(struct room_nb *, const char *);
+
 static void
 fx_setup(void)
 {

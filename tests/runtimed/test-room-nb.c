@@ -19,6 +19,20 @@ struct edit_batch {
 	int			unpacked;
 };
 
+static void	batch_begin(struct edit_batch *, size_t);
+static const msgpack_object	*batch_end(struct edit_batch *);
+static void	batch_free(struct edit_batch *);
+static struct room_nb	*nb_three(void);
+static char	*nb_dump(struct room_nb *);
+static int	apply(struct room_nb *, const msgpack_object *, char ***,
+		    size_t *, int *, const char **);
+static void	ids_free(char **, size_t);
+static struct room_nb	*nb_unknown(void);
+static void	refused(struct room_nb *, const msgpack_object *, int,
+		    const char *, const char *);
+static void	pack_replace(struct edit_batch *, const char *, const char *,
+		    const char *);
+
 static void
 batch_begin(struct edit_batch *e, size_t n)
 {

@@ -17,6 +17,13 @@
 
 #include "runtimed/runtimed.h"
 
+static struct json_object	*up(const char *, char **, char **);
+static void	expect(const char *, const char *);
+static void	refuse(const char *, const char *);
+static void	gen_setup(void);
+static void	gen_teardown(void);
+static char	*gen_no_ids(const char *);
+
 /* Upgrade JSON text; the result (or NULL) and the note or the cause. */
 static struct json_object *
 up(const char *text, char **note, char **cause)

@@ -22,6 +22,16 @@ struct seen {
 	char	last_str[64];
 };
 
+static void	record_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static size_t	frame(uint8_t *, uint16_t, uint8_t, const char *);
+static void	run_for(struct event_base *, int);
+static void	accept_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static void	server_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static pid_t	start_server(int);
+
 static void
 record_cb(struct peer *peer, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)

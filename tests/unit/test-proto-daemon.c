@@ -4,6 +4,8 @@
  */
 
 #include "proto-test.h"
+static void	pack_warnings(msgpack_packer *, const void *);
+
 
 Test(proto_daemon, error_round_trip)
 {

@@ -6,6 +6,9 @@
 
 #include "proto-test.h"
 
+static void	pack_ids(msgpack_packer *, const void *);
+static void	pack_info(msgpack_packer *, const void *);
+
 static void
 pack_ids(msgpack_packer *pk, const void *arg)
 {

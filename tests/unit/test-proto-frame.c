@@ -10,6 +10,8 @@
 
 #include "proto/proto.h"
 
+static size_t	make_frame(uint8_t *, size_t, uint16_t, uint8_t, uint32_t);
+
 /* Build one frame of type with a {k: "v"} body into buf; returns its size. */
 static size_t
 make_frame(uint8_t *buf, size_t size, uint16_t type, uint8_t version,

@@ -9,6 +9,8 @@
 
 #include "proto/proto.h"
 
+static void	unpack_into(msgpack_sbuffer *, msgpack_unpacked *);
+
 static void
 unpack_into(msgpack_sbuffer *sb, msgpack_unpacked *u)
 {

@@ -6,6 +6,8 @@
 
 #include "proto-test.h"
 
+static void	pack_cells(msgpack_packer *, const void *);
+
 static void
 pack_cells(msgpack_packer *pk, const void *arg)
 {

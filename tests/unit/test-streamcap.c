@@ -14,6 +14,12 @@
 
 #include "common.h"
 
+static char	*text_of(size_t, size_t *);
+static size_t	bytes_of(const char *, size_t);
+static char	*expect_of(const char *, size_t, size_t, size_t *);
+static struct json_object	*stream(const char *, size_t);
+static void	assert_text(struct json_object *, const char *, size_t);
+
 /* n characters cycling through ASCII, é (2 bytes) and 😀 (4 bytes). */
 static char *
 text_of(size_t n, size_t *len)

@@ -12,6 +12,19 @@
 
 #include "worker.h"
 
+static struct json_object	*parse(const char *);
+static int	target(const char *, int, struct worker_target *);
+static struct worker_handle	*resolve(enum worker_target_kind, const char *,
+		    int *, const char **);
+static void	capture(const char *, size_t, void *);
+static void	rpc_setup(void);
+static void	rpc_teardown(void);
+static void	input(const char *);
+static int64_t	error_code(struct json_object *);
+static const char	*tool_error(struct json_object *);
+static void	id_echo(const char *, const char *);
+static char	*nested_text(size_t);
+
 /* The library's exits go through main's worker_exit. */
 void
 worker_exit(int status)
