@@ -43,12 +43,6 @@ log_open(const char *name, int level, const char *path)
 }
 
 void
-log_set_level(int level)
-{
-	log_level = level;
-}
-
-void
 log_close(void)
 {
 	if (log_file != NULL && log_file != stderr)

@@ -234,12 +234,6 @@ peer_set_arg(struct peer *peer, void *arg)
 	peer->arg = arg;
 }
 
-void *
-peer_get_arg(struct peer *peer)
-{
-	return (peer->arg);
-}
-
 const char *
 peer_name(struct peer *peer)
 {

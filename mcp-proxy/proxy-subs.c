@@ -172,12 +172,6 @@ proxy_subs_foreach(void (*fn)(const char *))
 		fn(l->uri);
 }
 
-u_int
-proxy_subs_count(void)
-{
-	return (proxy_subs_n);
-}
-
 void
 proxy_subs_free(void)
 {

@@ -123,7 +123,6 @@ void		 proxy_subs_remove_holder(const char *,
 		     void (*)(const char *));
 void		 proxy_subs_replaced(void (*)(const char *));
 void		 proxy_subs_foreach(void (*)(const char *));
-u_int		 proxy_subs_count(void);
 void		 proxy_subs_free(void);
 
 /* proxy-budget.c */

@@ -49,6 +49,7 @@ static void	worker_call_room_done(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_call_room_got(void *, struct worker_nb *, const char *,
 		    const char *);
+static void	worker_call_set_target(struct worker_call *, const char *);
 
 /* A call in flight; meta is the request's _meta (borrowed, may be NULL). */
 struct worker_call *
@@ -141,14 +142,8 @@ worker_call_args(struct worker_call *call)
 	return (call->args);
 }
 
-const char *
-worker_call_tool(struct worker_call *call)
-{
-	return (call->tool->name);
-}
-
 /* An ID target minted an address owner: results name it. */
-void
+static void
 worker_call_set_target(struct worker_call *call, const char *handle)
 {
 	free(call->owner);

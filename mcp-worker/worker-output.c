@@ -30,6 +30,10 @@ static void	worker_output_warnings(struct json_object *,
 		    struct json_object *, struct evbuffer *);
 static void	worker_output_union(struct json_object *, struct json_object *,
 		    int *);
+static int	worker_output_known_type(const char *);
+static struct json_object	*worker_output_summaries(struct json_object *,
+		    struct evbuffer *);
+static struct json_object	*worker_output_resources(const char *);
 
 void
 worker_budget_init(struct worker_budget *b, int full)
@@ -534,7 +538,7 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 }
 
 /* Is this a cell_type runtimed runs and edits (not a newer format's)? */
-int
+static int
 worker_output_known_type(const char *type)
 {
 	return (strcmp(type, "code") == 0 || strcmp(type, "markdown") == 0 ||
@@ -572,7 +576,7 @@ worker_output_warnings(struct json_object *w, struct json_object *sc,
 }
 
 /* Cell summaries for connect/create: cell_id, type, count, preview. */
-struct json_object *
+static struct json_object *
 worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 {
 	struct json_object	*arr, *cell, *c, *ec, *outs;
@@ -633,7 +637,7 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 }
 
 /* The resource URIs of a handle (handles need no percent-encoding). */
-struct json_object *
+static struct json_object *
 worker_output_resources(const char *handle)
 {
 	struct json_object	*arr;

@@ -71,12 +71,6 @@ worker_proxy_drained(struct peer *p, void *arg)
 	peer_set_reading(p, 1);
 }
 
-int
-worker_proxy_active(void)
-{
-	return (worker_proxy_peer != NULL);
-}
-
 /* The daemon was upgraded: say so before exiting 75. */
 void
 worker_proxy_upgrade(void)

@@ -59,6 +59,7 @@ static void	worker_room_got(void *, uint16_t, const msgpack_object *,
 static void	worker_room_cached_cb(evutil_socket_t, short, void *);
 static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
+static void	worker_room_invalidate(struct worker_room *);
 
 static struct worker_room *
 worker_room_find(const char *notebook_id)
@@ -123,17 +124,6 @@ worker_room_unwatch(struct worker_room_watch *w)
 	}
 	TAILQ_REMOVE(&w->room->watches, w, entry);
 	free(w);
-}
-
-void
-worker_room_foreach(void (*fn)(struct worker_room *, void *), void *arg)
-{
-	struct worker_room	*room, *next;
-
-	for (room = LIST_FIRST(&worker_rooms); room != NULL; room = next) {
-		next = LIST_NEXT(room, entry);
-		fn(room, arg);
-	}
 }
 
 const struct proto_incarnation *
@@ -310,19 +300,13 @@ worker_room_started_at(struct worker_room *room)
 	return (worker_daemon_incarnation(room->dc)->started_at);
 }
 
-int64_t
-worker_room_seq(struct worker_room *room)
-{
-	return (room->seq);
-}
-
 /*
  * The last ROOM_CONTENT is kept until anything changes: a ROOM_CHANGED
  * or any request that may change the room.  Events and replies share
  * the connection in order, so a kept copy is never older than what a
  * new ROOM_GET sent now could have missed.
  */
-void
+static void
 worker_room_invalidate(struct worker_room *room)
 {
 	room->gen++;
@@ -335,13 +319,6 @@ worker_room_set_path(struct worker_room *room, const char *path)
 {
 	free(room->path);
 	room->path = path != NULL ? xstrdup(path) : NULL;
-}
-
-/* The room's file as the daemon last named it, or NULL. */
-const char *
-worker_room_path(struct worker_room *room)
-{
-	return (room->path);
 }
 
 struct worker_room_get {

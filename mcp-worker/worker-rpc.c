@@ -51,6 +51,7 @@ static void	worker_rpc_list_tools(struct json_object *,
 		    struct json_object *);
 static void	worker_rpc_request(const char *, struct json_object *,
 		    struct json_object *, int);
+static int	worker_rpc_protocol_supported(const char *);
 
 /* Serve the transport t (copied) on base. */
 void
@@ -74,7 +75,7 @@ worker_rpc_base(void)
 	return (worker_rpc_evbase);
 }
 
-int
+static int
 worker_rpc_protocol_supported(const char *v)
 {
 	u_int	i;

@@ -49,6 +49,8 @@ static void	proto_agent_pack_int(msgpack_packer *, const char *, int,
 		    int64_t);
 static int	proto_agent_get_ids(const msgpack_object *, const char *,
 		    struct proto_str *, struct proto_str *, char *, size_t);
+static const char	*proto_agent_state_name(enum proto_agent_state);
+static const char	*proto_agent_exec_status_name(enum proto_agent_exec_status);
 
 /* The body must be a map. */
 static int
@@ -198,7 +200,7 @@ proto_agent_pack_int(msgpack_packer *pk, const char *key, int has,
 		proto_pack_nil(pk, key);
 }
 
-const char *
+static const char *
 proto_agent_state_name(enum proto_agent_state state)
 {
 	if ((size_t)state >= PROTO_AGENT_NITEMS(proto_agent_states))
@@ -206,7 +208,7 @@ proto_agent_state_name(enum proto_agent_state state)
 	return (proto_agent_states[state]);
 }
 
-const char *
+static const char *
 proto_agent_exec_status_name(enum proto_agent_exec_status status)
 {
 	if ((size_t)status >= PROTO_AGENT_NITEMS(proto_agent_exec_statuses))

@@ -87,6 +87,7 @@ static void	agent_exec_iopub(struct agent_exec *, const char *,
 static void	agent_exec_reply(struct agent_exec *, struct json_object *);
 static void	agent_exec_input(struct agent_kernel *,
 		    struct agent_wire_msg *);
+static void	agent_exec_flush(void);
 
 /* A stream output being merged, not yet sent. */
 static struct agent_exec	*agent_exec_stream_exec;
@@ -194,7 +195,7 @@ agent_exec_init(struct event_base *base)
 }
 
 /* Send the merged stream output, if any. */
-void
+static void
 agent_exec_flush(void)
 {
 	struct json_object	*output;

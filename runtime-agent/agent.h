@@ -132,7 +132,6 @@ int	 agent_exec_running(void);
 int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
-void	 agent_exec_flush(void);
 void	 agent_exec_clear(void);
 
 #endif

@@ -858,20 +858,6 @@ room_ipynb_write_nb(struct room_ipynb_out *o, struct room_nb *nb)
 	room_ipynb_write_bytes(o, "\n}\n", 3);
 }
 
-/* Any json value in Python's layout, no trailing newline.  Caller frees. */
-char *
-room_ipynb_write_json(struct json_object *v, size_t *len)
-{
-	struct room_ipynb_out	o;
-
-	memset(&o, 0, sizeof o);
-	o.fd = -1;
-	room_ipynb_write_value(&o, v, 0);
-	room_ipynb_write_char(&o, '\0');
-	*len = o.len - 1;
-	return (o.buf);
-}
-
 /* The notebook as nbformat.write would write it.  Caller frees. */
 char *
 room_ipynb_write_dump(struct room_nb *nb, size_t *len)

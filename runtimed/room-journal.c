@@ -70,12 +70,15 @@ static void	room_journal_fire(evutil_socket_t, short, void *);
 static void	room_journal_arm(struct room *, int);
 static int	room_journal_load_snapshot(const struct store_room *, void *);
 static int	room_journal_replay(uint64_t, const void *, size_t, void *);
+static void	room_journal_pack_nb(msgpack_packer *, struct room_nb *);
+static struct room_nb	*room_journal_unpack_nb(const msgpack_object *,
+		    char **);
 
 /*
  * The notebook: {nbformat, nbformat_minor, metadata, cells, extra?,
  * warnings?}.
  */
-void
+static void
 room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 {
 	size_t	i;
@@ -113,7 +116,7 @@ room_journal_set_outputs(struct room_cell *c, const msgpack_object *o)
 	c->outputs = j;
 }
 
-struct room_nb *
+static struct room_nb *
 room_journal_unpack_nb(const msgpack_object *o, char **cause)
 {
 	struct room_nb		*nb;

@@ -83,6 +83,10 @@ static int	room_nb_op_move(struct room_nb_edit *);
 static int	room_nb_op_clear_outputs(struct room_nb_edit *);
 static int	room_nb_op_notebook_metadata(struct room_nb_edit *);
 static const struct room_nb_op	*room_nb_edit_op(struct room_nb_edit *);
+static void	room_nb_cell_free(struct room_cell *);
+static void	room_nb_cell_clear(struct room_cell *);
+static int	room_nb_type_parse(const char *, size_t, enum room_cell_type *);
+static void	room_nb_cell_set_type(struct room_cell *, enum room_cell_type);
 
 /* An empty nbformat 4.5 notebook. */
 struct room_nb *
@@ -305,7 +309,7 @@ room_nb_cell_set_id(struct room_nb *nb, struct room_cell *c,
 		room_nb_ids_add(nb, c);
 }
 
-void
+static void
 room_nb_cell_free(struct room_cell *c)
 {
 	if (c == NULL)
@@ -421,7 +425,7 @@ room_nb_cell_known_key(const struct room_cell *c, const char *key)
 }
 
 /* Empty a cell of an unknown type before it is replaced whole. */
-void
+static void
 room_nb_cell_clear(struct room_cell *c)
 {
 	json_object_put(c->metadata);
@@ -436,7 +440,7 @@ room_nb_cell_clear(struct room_cell *c)
 	c->source_len = 0;
 }
 
-int
+static int
 room_nb_type_parse(const char *s, size_t len, enum room_cell_type *type)
 {
 	if (len == 4 && memcmp(s, "code", 4) == 0)
@@ -454,7 +458,7 @@ room_nb_type_parse(const char *s, size_t len, enum room_cell_type *type)
  * Change a cell's type, dropping what the new type cannot hold, and the
  * kept keys the new type defines (a markdown cell's stray outputs).
  */
-void
+static void
 room_nb_cell_set_type(struct room_cell *c, enum room_cell_type type)
 {
 	if (c->type == type)

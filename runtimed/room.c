@@ -57,9 +57,11 @@ static int	room_save_file(struct room *, const char *, int, char **,
 static int	room_idle(struct room *);
 static int	room_unload(struct room *);
 static void	room_sweep(evutil_socket_t, short, void *);
+static u_int	room_loaded_count(void);
+static void	room_pack_summary(struct room *, msgpack_packer *);
 
 /* Rooms with content in memory. */
-u_int
+static u_int
 room_loaded_count(void)
 {
 	size_t	i;
@@ -74,24 +76,6 @@ u_int
 room_count(void)
 {
 	return (room_loaded_count());
-}
-
-struct room *
-room_first(void)
-{
-	return (room_nall > 0 ? room_all[0] : NULL);
-}
-
-struct room *
-room_next(struct room *r)
-{
-	size_t	i;
-
-	for (i = 0; i + 1 < room_nall; i++) {
-		if (room_all[i] == r)
-			return (room_all[i + 1]);
-	}
-	return (NULL);
 }
 
 void
@@ -554,19 +538,6 @@ found:
 	return (r);
 }
 
-/* Is p one of r's client peers? */
-int
-room_is_client_peer(struct room *r, struct peer *p)
-{
-	size_t	i;
-
-	for (i = 0; i < r->nmembers; i++) {
-		if (r->members[i] == p)
-			return (1);
-	}
-	return (0);
-}
-
 void
 room_join(struct room *r, struct peer *p)
 {
@@ -747,7 +718,7 @@ room_pack_kernel(struct room *r, msgpack_packer *pk)
 }
 
 /* {notebook_id, path, peers, agents, dirty, kernel: {name, state}} */
-void
+static void
 room_pack_summary(struct room *r, msgpack_packer *pk)
 {
 	const char	*ks = room_kernel_state(r);

@@ -42,13 +42,16 @@ static void	server_client_changes(struct server_client *, uint32_t,
 		    const msgpack_object *);
 static void	server_client_room(struct server_client *,
 		    const struct proto_header *, const msgpack_object *);
+static int	server_client_reply(struct peer *, uint16_t, uint32_t,
+		    const msgpack_sbuffer *, const char *, const char *);
+static u_int	server_client_count_kind(const char *);
 
 /*
  * Send a reply, or, when it is over its type's frame cap, ERROR {code,
  * message, reason: "too_large", bytes, cap} saying how to ask for less:
  * every request is answered.  Returns 0 when the reply itself was sent.
  */
-int
+static int
 server_client_reply(struct peer *p, uint16_t type, uint32_t id,
     const msgpack_sbuffer *sb, const char *code, const char *hint)
 {
@@ -115,7 +118,7 @@ server_client_count(void)
 }
 
 /* Clients past HELLO of one kind ("worker", "ctl", ...). */
-u_int
+static u_int
 server_client_count_kind(const char *kind)
 {
 	struct server_client	*c;
