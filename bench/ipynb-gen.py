@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Write a ~20 MB notebook (images and text) with nbformat.
 
 usage: ipynb-gen.py OUT [MB]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Time nbformat.read and nbformat.write of one file (the reference).
 
 usage: ipynb-py.py FILE OUT ROUNDS -> prints "load_s save_s maxrss_kb"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ipynb.c: time runtimed's .ipynb load and save of one file.
  *
@@ -16,6 +17,9 @@
 #include <time.h>
 
 #include "runtimed/runtimed.h"
+
+static double	bench_now(void);
+static long	bench_maxrss(void);
 
 static double
 bench_now(void)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # ipynb.sh: runtimed's .ipynb load/save against Python nbformat on a
 # ~20 MB notebook (images + text), same file, same run.
 #	sh bench/ipynb.sh [BUILDDIR] [MB] [ROUNDS]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // bench/kernel.mjs: the kernel workloads of ref_kernel.py, end to end
 // through runtimed-mcp driven by the official MCP SDK client, printed side
 // by side with the references measured in the same run.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Kernel benchmarks, side by side with jupyter_client and raw pyzmq in the
 # same run.  usage: bench/kernel.sh [runtimed-mcp] [iterations]
 # Run from the source tree after `make install` (or pass the proxy path).

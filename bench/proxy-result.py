@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """proxy-result.py: a 10 MB tools/call result (inspect_notebook of five
 1 MB outputs, output_mode "full") through runtimed-mcp and the real
 worker, daemon and python3 kernel: per call the wall time and the CPU

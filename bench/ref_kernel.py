@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """Reference timings for bench/kernel.sh: the same workloads through
 Debian's jupyter_client (BlockingKernelClient) and a raw pyzmq client that
 does only what the wire protocol requires.  Prints one JSON object.

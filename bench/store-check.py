@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 # store-check.py: what the start-up check of the state database costs.
 # Builds a store of runtimed's schema (N notebooks with 100 KB snapshots,
 # 100 journal entries and 8 execution records each) and times PRAGMA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // supervision.mjs: how fast the chain recovers, through the official MCP
 // SDK client (not part of make check).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // bench/worker.mjs: MCP round trips through runtimed-mcp (proxy -> worker
 // -> daemon) with the official SDK client (tests/e2e/node_modules).
 //   inspect_notebook outline of a 500-cell notebook: target <= 2 ms median

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * atomic.c: replacing a file whole.  The new content goes to a temporary
  * file beside the target, which is fsynced and renamed over it, so a
@@ -43,6 +44,10 @@ struct atomic {
 	int	 fd;
 	mode_t	 mode;		/* the mode the file ends with */
 };
+
+static void	atomic_tag(const char *, char [ATOMIC_HEX + 1]);
+static int	atomic_is_temp(const char *, const char *);
+static int	atomic_split(const char *, char **, char **, char **);
 
 /* The hash part of the temporary names of base. */
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * blob.c: the content-addressed store for large outputs, shared by the
  * daemon and its agents: <state>/blobs/<2 hex>/<64 hex>, written once,

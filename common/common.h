@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * common.h: the shared library every runtimed executable links
  * (libcommon.a): logging, allocation, the framed peer layer on libevent,
@@ -28,7 +29,6 @@
 /* log.c: silent by default except warnings; stderr or a file. */
 enum log_level { LOG_LEVEL_WARN = 0, LOG_LEVEL_INFO = 1, LOG_LEVEL_DEBUG = 2 };
 void	log_open(const char *, int, const char *);
-void	log_set_level(int);
 void	log_close(void);
 void	log_warnx(const char *, ...) printflike(1, 2);
 void	log_warn(const char *, ...) printflike(1, 2);
@@ -123,7 +123,6 @@ typedef void (*peer_dispatch_cb)(struct peer *, const struct proto_header *,
 struct peer	*peer_create(struct event_base *, int, const char *,
 		    peer_dispatch_cb, void *);
 void		 peer_set_arg(struct peer *, void *);
-void		*peer_get_arg(struct peer *);
 const char	*peer_name(struct peer *);
 int		 peer_fd(struct peer *);
 uint32_t	 peer_next_id(struct peer *);
@@ -166,10 +165,6 @@ void			 streamcap_init(struct streamcap *);
 void			 streamcap_free(struct streamcap *);
 void			 streamcap_add(struct streamcap *, const char *,
 			     size_t);
-void			 streamcap_gap(struct streamcap *, uint64_t);
-char			*streamcap_text(const struct streamcap *, size_t *);
-void			 streamcap_load(struct streamcap *,
-			     struct json_object *);
 struct json_object	*streamcap_output(const struct streamcap *,
 			     const char *);
 uint64_t		 streamcap_cut(struct json_object *);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * frameio.c: blocking frame I/O for short-lived clients (runtimed status,
  * stop) and tests.
@@ -11,6 +12,9 @@
 #include <unistd.h>
 
 #include "common.h"
+
+static int	frameio_write_all(int, const void *, size_t);
+static int	frameio_read_all(int, void *, size_t, int64_t, char **);
 
 static int
 frameio_write_all(int fd, const void *buf, size_t len)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * jsonrpc.c: reading one JSON-RPC message the way both the proxy and the
  * worker must, so they agree on what a message and its id are.
@@ -15,13 +16,21 @@
 
 #include "common.h"
 
+static size_t	jsonrpc_skip_ws(const char *, size_t, size_t);
+static struct json_object	*jsonrpc_value_at(const char *, size_t, size_t,
+		    size_t *);
+static size_t	jsonrpc_skip_container(const char *, size_t, size_t);
+static int	jsonrpc_id_span(const char *, size_t, struct json_object *,
+		    size_t *, size_t *);
+static void	jsonrpc_keep_text(struct json_object *, const char *, size_t);
+
 static size_t
 jsonrpc_skip_ws(const char *buf, size_t len, size_t off)
 {
 	while (off < len && strchr(" \t\r\n", buf[off]) != NULL &&
 	    buf[off] != '\0')
 		off++;
-	return off;
+	return (off);
 }
 
 /*
@@ -36,7 +45,7 @@ jsonrpc_value_at(const char *buf, size_t len, size_t off, size_t *end)
 	size_t			 n;
 
 	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
-		return NULL;
+		return (NULL);
 	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	v = json_tokener_parse_ex(tok, buf + off, (int)(len - off));
 	n = json_tokener_get_parse_end(tok);
@@ -54,7 +63,7 @@ jsonrpc_value_at(const char *buf, size_t len, size_t off, size_t *end)
 	while (n > 0 && strchr(" \t\r\n", buf[off + n - 1]) != NULL)
 		n--;
 	*end = off + n;
-	return v;
+	return (v);
 }
 
 /*
@@ -104,15 +113,15 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 	    JSON_C_TO_STRING_PLAIN) : NULL;
 	off = jsonrpc_skip_ws(buf, len, 0);
 	if (off >= len || buf[off] != '{')
-		return -1;
+		return (-1);
 	off = jsonrpc_skip_ws(buf, len, off + 1);
 	while (off < len && buf[off] != '}') {
 		if ((k = jsonrpc_value_at(buf, len, off, &kend)) == NULL)
-			return -1;
+			return (-1);
 		off = jsonrpc_skip_ws(buf, len, kend);
 		if (off >= len || buf[off] != ':') {
 			json_object_put(k);
-			return -1;
+			return (-1);
 		}
 		vstart = jsonrpc_skip_ws(buf, len, off + 1);
 		v = NULL;
@@ -120,7 +129,7 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 		    ((v = jsonrpc_value_at(buf, len, vstart, &vend)) == NULL &&
 		    (want != NULL || strchr("[{", buf[vstart]) == NULL))) {
 			json_object_put(k);
-			return -1;
+			return (-1);
 		}
 		if (v == NULL)
 			vend = jsonrpc_skip_container(buf, len, vstart);
@@ -137,7 +146,7 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 				 * differs; twins are rare, so stop here. */
 				json_object_put(k);
 				json_object_put(v);
-				return 0;
+				return (0);
 			}
 		}
 		json_object_put(k);
@@ -146,7 +155,7 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 		if (off < len && buf[off] == ',')
 			off = jsonrpc_skip_ws(buf, len, off + 1);
 	}
-	return found ? 0 : -1;
+	return (found ? 0 : -1);
 }
 
 /* Make v print as text (len bytes) from now on. */
@@ -181,7 +190,7 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		*nested = 0;
 	if (len > INT32_MAX) {
 		xasprintf(cause, "message of %zu bytes is too long", len);
-		return NULL;
+		return (NULL);
 	}
 	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
 		fatalx("json_tokener_new_ex failed");
@@ -200,7 +209,7 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 	    jsonrpc_skip_ws(buf, len, end) != len) {
 		json_object_put(msg);
 		xasprintf(cause, "trailing data after the message");
-		return NULL;
+		return (NULL);
 	}
 	if (msg == NULL || jerr != json_tokener_success) {
 		json_object_put(msg);
@@ -220,7 +229,7 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 			xasprintf(cause, "the message is not valid UTF-8");
 		else
 			xasprintf(cause, "%s", json_tokener_error_desc(jerr));
-		return NULL;
+		return (NULL);
 	}
 	if (json_object_is_type(msg, json_type_object) &&
 	    json_object_object_get_ex(msg, "id", &id) && id != NULL &&
@@ -234,7 +243,7 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 			*id_len = e - s;
 		}
 	}
-	return msg;
+	return (msg);
 }
 
 /* An id from its JSON text (as jsonrpc_parse keeps it); NULL if bad. */
@@ -245,13 +254,13 @@ jsonrpc_id_from_text(const char *text)
 	size_t			 end, len = strlen(text);
 
 	if ((id = jsonrpc_value_at(text, len, 0, &end)) == NULL)
-		return NULL;
+		return (NULL);
 	if (end != len) {
 		json_object_put(id);
-		return NULL;
+		return (NULL);
 	}
 	jsonrpc_keep_text(id, text, len);
-	return id;
+	return (id);
 }
 
 /*
@@ -264,16 +273,16 @@ jsonrpc_id_equal(struct json_object *a, struct json_object *b)
 	const char	*sa, *sb;
 
 	if (a == NULL || b == NULL)
-		return a == b;
+		return (a == b);
 	if (json_object_is_type(a, json_type_string) !=
 	    json_object_is_type(b, json_type_string))
-		return 0;
+		return (0);
 	if (json_object_is_type(a, json_type_string))
-		return json_object_get_string_len(a) ==
+		return (json_object_get_string_len(a) ==
 		    json_object_get_string_len(b) &&
 		    memcmp(json_object_get_string(a), json_object_get_string(b),
-		    (size_t)json_object_get_string_len(a)) == 0;
+		    (size_t)json_object_get_string_len(a)) == 0);
 	sa = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);
 	sb = json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN);
-	return strcmp(sa, sb) == 0;
+	return (strcmp(sa, sb) == 0);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernelspec.c: find and read kernelspecs the way jupyter_client does;
  * the agent launches from them, the daemon lists and checks them.
@@ -44,6 +45,19 @@ struct kernelspec {
 	size_t			 nenv;
 	enum kernelspec_interrupt_mode interrupt_mode;
 };
+
+static void	kernelspec_dirs_add(char ***, size_t *, const char *);
+static int	kernelspec_envset(const char *);
+static void	kernelspec_dirs_system(char ***, size_t *);
+static int	kernelspec_valid_name(const char *);
+static int	kernelspec_is_spec(const char *, const char *);
+static char	*kernelspec_scan(const char *, const char *);
+static char	*kernelspec_lower(const char *);
+static const char	*kernelspec_string(struct json_object *, const char *);
+static char	*kernelspec_prefix(const char *);
+static char	*kernelspec_subst(const char *, const char *const *,
+		    const char *const *, size_t);
+static int	kernelspec_cmp(const void *, const void *);
 
 /* Add dir to the list unless it is empty or already there. */
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernelspec.h: Jupyter kernelspecs (kernelspec.c), shared by the agent,
  * which launches kernels from them, and the daemon, which lists and

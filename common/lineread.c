@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lineread.c: newline-delimited messages from a file descriptor, as the
  * proxy and the worker read MCP from stdin.  A line ends at \n; a \r
@@ -41,6 +42,12 @@ struct lineread {
 };
 
 static void	lineread_arm(struct lineread *);
+static int	lineread_pollable(int);
+static void	lineread_overlong(struct lineread *, size_t);
+static void	lineread_line(struct lineread *, const char *, size_t);
+static void	lineread_lines(struct lineread *);
+static void	lineread_at_eof(struct lineread *);
+static void	lineread_read(evutil_socket_t, short, void *);
 
 static int
 lineread_pollable(int fd)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * log.c: one log per process, to stderr or a file.  Never stdout: in the
  * proxy and worker stdout may be the protocol.
@@ -18,6 +19,8 @@ static int		 log_level = LOG_LEVEL_WARN;
 static char		 log_name[32] = "runtimed";
 static void		(*log_cleanup)(void);
 
+static void	log_vwrite(const char *, const char *, va_list, const char *);
+
 /* Open the log: name prefixes each line; path NULL means stderr. */
 void
 log_open(const char *name, int level, const char *path)
@@ -37,12 +40,6 @@ log_open(const char *name, int level, const char *path)
 			fclose(log_file);
 		log_file = f;
 	}
-}
-
-void
-log_set_level(int level)
-{
-	log_level = level;
 }
 
 void

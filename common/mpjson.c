@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mpjson.c: JSON (json-c) <-> msgpack, one to one, so nbformat objects and
  * MCP values cross frames as structured maps.
@@ -18,6 +19,9 @@
 
 #define MPJSON_INLINE_DEPTH	24
 #define MPJSON_EXT_JSON		1
+
+static void	mpjson_pack_text(msgpack_packer *, struct json_object *);
+static struct json_object	*mpjson_string(const char *, size_t);
 
 /*
  * Parse len bytes of JSON text, nested at most PROTO_MAX_DEPTH levels,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * peer.c: one framed connection on a libevent base.  Reads whole frames,
  * checks each header against its cap before the body is buffered, and
@@ -49,6 +50,13 @@ struct peer {
 #define PEER_READ_MAX	(1024 * 1024)
 
 static void	peer_lost(struct peer *);
+static void	peer_lost_cb(evutil_socket_t, short, void *);
+static void	peer_kill_timer_cb(evutil_socket_t, short, void *);
+static void	peer_hello_done(struct peer *);
+static void	peer_hello_timer_cb(evutil_socket_t, short, void *);
+static void	peer_read_cb(struct bufferevent *, void *);
+static void	peer_write_cb(struct bufferevent *, void *);
+static void	peer_event_cb(struct bufferevent *, short, void *);
 
 static void
 peer_lost_cb(evutil_socket_t fd, short events, void *arg)
@@ -224,12 +232,6 @@ void
 peer_set_arg(struct peer *peer, void *arg)
 {
 	peer->arg = arg;
-}
-
-void *
-peer_get_arg(struct peer *peer)
-{
-	return (peer->arg);
 }
 
 const char *

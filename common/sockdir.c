@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sockdir.c: where the daemon's socket and state live, and the checks that
  * keep other users out (docs/files.md).
@@ -17,6 +18,9 @@
 #include <unistd.h>
 
 #include "common.h"
+
+static const char	*sockdir_home(void);
+static int	sockdir_addr(const char *, struct sockaddr_un *);
 
 static const char *
 sockdir_home(void)

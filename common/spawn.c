@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * spawn.c: finding our sibling executables and starting children with a
  * socketpair end at a fixed fd (3).
@@ -20,6 +21,14 @@
 #endif
 
 #include "common.h"
+
+static int	spawn_is_exec(const char *);
+static char	*spawn_self_dir(void);
+static char	*spawn_relative(const char *, const char *);
+static char	*spawn_join(const char *, const char *, const char *);
+static char	**spawn_places(const char *, const char *);
+static void	spawn_places_free(char **);
+static void __dead	spawn_exec(const char *, char *const [], int, int, int);
 
 static int
 spawn_is_exec(const char *path)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * streamcap.c: a stream output's text kept within its cap.  A stream of
  * more than STREAMCAP_HEAD + STREAMCAP_TAIL characters keeps its first
@@ -23,6 +24,18 @@
 #include <string.h>
 
 #include "common.h"
+
+static size_t	streamcap_chars(const char *, size_t);
+static size_t	streamcap_skip(const char *, size_t, size_t);
+static size_t	streamcap_back(const char *, size_t, size_t);
+static char	*streamcap_marker(uint64_t, size_t *);
+static void	streamcap_set_tail(struct streamcap *, const char *, size_t,
+		    size_t);
+static void	streamcap_start_cut(struct streamcap *);
+static struct json_object	*streamcap_state(struct json_object *);
+static void	streamcap_gap(struct streamcap *, uint64_t);
+static char	*streamcap_text(const struct streamcap *, size_t *);
+static void	streamcap_load(struct streamcap *, struct json_object *);
 
 /* Characters in s. */
 static size_t
@@ -173,7 +186,7 @@ streamcap_add(struct streamcap *sc, const char *s, size_t len)
 }
 
 /* n characters were cut here by someone else (the agent). */
-void
+static void
 streamcap_gap(struct streamcap *sc, uint64_t n)
 {
 	if (n == 0)
@@ -185,7 +198,7 @@ streamcap_gap(struct streamcap *sc, uint64_t n)
 }
 
 /* The text: head, marker and tail (caller frees). */
-char *
+static char *
 streamcap_text(const struct streamcap *sc, size_t *len)
 {
 	char	*m, *t;
@@ -227,7 +240,7 @@ streamcap_state(struct json_object *out)
  * was cut before.  A state that does not match the text is ignored and
  * the text taken whole.
  */
-void
+static void
 streamcap_load(struct streamcap *sc, struct json_object *out)
 {
 	struct json_object	*v, *c;

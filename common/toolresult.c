@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * toolresult.c: the MCP tool error result of docs/errors.md, built in
  * one place for the worker and for the proxy's own answers, so a client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * utf8.c: strict UTF-8 (as Python decodes it: no overlongs, no
  * surrogates, nothing past U+10FFFF) checked, and repaired where bytes
@@ -9,6 +10,8 @@
 #include <string.h>
 
 #include "common.h"
+
+static size_t	utf8_seq(const unsigned char *, size_t, size_t *);
 
 /*
  * Length of the valid sequence at p (1-4), or 0 when it is invalid; *sub

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * util.c: clocks, ids, hex, the umask and small file utilities.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xmalloc.c: allocators that never return NULL.
  */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """capture.py: seed corpora from real traffic.
 
 Starts a real runtimed (private socket and state directory), drives a

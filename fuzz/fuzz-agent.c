@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-agent.c: libFuzzer target for the agent's handling of what the
  * daemon sends on fd 3: the input is that byte stream (frames: 12-byte
@@ -37,6 +38,15 @@ int	agent_main(int, char **);
 
 static char	 fuzz_agent_dir[] = "/tmp/fuzz-agent-XXXXXX";
 static int	 fuzz_agent_home = -1;
+
+static void	fuzz_agent_cwd(int);
+static void	fuzz_agent_cleanup(void);
+static void	fuzz_agent_init(void);
+static int	fuzz_agent_drain(int);
+static int	fuzz_agent_skip(const struct proto_header *, const uint8_t *,
+		    size_t);
+static void	fuzz_agent_dispatch(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
 
 static void
 fuzz_agent_cwd(int ours)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-agentframes.c: libFuzzer target for the daemon's handling of what
  * a runtime agent sends: the input is the byte stream of an agent's fd 3
@@ -64,6 +65,18 @@ static size_t	 fuzz_af_inlen;
 static char	 fuzz_af_exec[37];
 static const char *fuzz_af_sources[] = { "print(1)", "display(2)", "1/0" };
 static char	 fuzz_af_cell[9];
+
+static void	fuzz_af_cwd(int);
+static void	fuzz_af_sweep(const char *, int);
+static void	fuzz_af_cleanup(void);
+static void	fuzz_af_open_store(void);
+static void	fuzz_af_init(void);
+static void	fuzz_af_drain(int);
+static void	fuzz_af_read_agent(void);
+static void	fuzz_af_mark(uint8_t *, size_t, const char *, const char *);
+static void	fuzz_af_frame(int, uint16_t, uint32_t, struct mpbuf *);
+static void	fuzz_af_client(int);
+static void	fuzz_af_loop(int, int);
 
 void
 runtimed_stop(void)

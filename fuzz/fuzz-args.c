@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-args.c: libFuzzer target for tool argument validation.  The input
  * is a tool name, a newline and the JSON text of its arguments.  A

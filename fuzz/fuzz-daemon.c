@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-daemon.c: libFuzzer target for the daemon's handling of what a
  * client sends: the input is the byte stream of one client connection
@@ -44,6 +45,15 @@ int				 runtimed_log_level;
 static char	 fuzz_daemon_dir[64];
 static int	 fuzz_daemon_home = -1;
 static int	 fuzz_daemon_stops;
+
+static void	fuzz_daemon_cwd(int);
+static void	fuzz_daemon_sweep(void);
+static void	fuzz_daemon_cleanup(void);
+static void	fuzz_daemon_open_store(void);
+static void	fuzz_daemon_init(void);
+static int	fuzz_daemon_escapes(const uint8_t *, size_t);
+static int	fuzz_daemon_drain(int);
+static void	fuzz_daemon_write(int, const uint8_t *, size_t);
 
 /* DAEMON_STOP: the real one ends the process; count it instead. */
 void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-frame.c: libFuzzer target for the frame decoder and the body
  * readers every peer runs on untrusted input: every codec's unpacker

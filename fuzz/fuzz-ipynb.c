@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-ipynb.c: libFuzzer target for the .ipynb loader, which reads any
  * file a user points us at, and for the writer on whatever it accepted.

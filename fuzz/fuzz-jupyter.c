@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-jupyter.c: libFuzzer target for the Jupyter wire message parser the
  * agent runs on every frame a kernel sends.  The input is split into

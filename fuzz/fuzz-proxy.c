@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-proxy.c: libFuzzer target for the proxy's side of the worker
  * link: the supervision frames (HELLO, MCP, WORKER_READY,
@@ -41,6 +42,12 @@ int64_t			 proxy_started_at;
 
 static int		 fuzz_proxy_client = -1;	/* the client's end */
 static int		 fuzz_proxy_trace;
+
+static void	fuzz_proxy_respawn(evutil_socket_t, short, void *);
+static void	fuzz_proxy_init(void);
+static int	fuzz_proxy_drain(int);
+static void	fuzz_proxy_pump(int, int);
+static void	fuzz_proxy_write(int, const void *, size_t);
 
 /* The client went away: the real proxy drains and exits; not here. */
 void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-reply.c: libFuzzer target for the worker's decoding of what the
  * daemon sends: replies to its requests and events.  The input is one
@@ -19,6 +20,10 @@
 static const uint8_t	*fuzz_reply_data;
 static size_t		 fuzz_reply_left;
 static int		 fuzz_reply_on;
+
+static int	fuzz_reply_next(int, uint32_t, int *);
+static int	fuzz_reply_answer(int, const struct proto_header *,
+		    const msgpack_object *);
 
 /* The next frame of the input, written as it is but for the id. */
 static int

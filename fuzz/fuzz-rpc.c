@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-rpc.c: libFuzzer target for the worker's JSON-RPC input: each
  * line of the input is one message, as worker-stdio.c hands lines (and

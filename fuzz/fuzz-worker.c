@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-worker.c: the worker in a box (see fuzz-worker.h).  The worker
  * connects by path, as in production, to a socket the harness listens on
@@ -41,6 +42,17 @@ static int			 fuzz_worker_trace;
 static int			 fuzz_worker_home = -1; /* caller's cwd */
 
 static void	fuzz_worker_sweep(void);
+static void	fuzz_worker_sink(const char *, size_t, void *);
+static void	fuzz_worker_reply_sb(int, uint16_t, uint32_t, struct mpbuf *);
+static void	fuzz_worker_pack_cell(msgpack_packer *, const char *,
+		    const char *, const char *);
+static void	fuzz_worker_pack_joined(msgpack_packer *, int);
+static void	fuzz_worker_dispatch(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static void	fuzz_worker_accept_cb(evutil_socket_t, short, void *);
+static void	fuzz_worker_cleanup(void);
+static void	fuzz_worker_cwd(int);
+static int	fuzz_worker_escapes(const char *, size_t);
 static int64_t			 fuzz_worker_id;
 
 /* The worker's JSON-RPC output: shown with FUZZ_TRACE set. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz-worker.h: the worker in a box for the fuzz targets that drive
  * mcp-worker code (fuzz-rpc, fuzz-args, fuzz-reply).  The real worker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * replay.c: a main for the fuzz targets when libFuzzer is not in use.  It
  * runs the target on each corpus file, then on random mutations of them
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static uint8_t	*replay_read(const char *, size_t *);
 
 static uint8_t *
 replay_read(const char *path, size_t *len)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Run each fuzz target under libFuzzer for SECS seconds (make fuzz-short,
 # make fuzz-long, scripts/test.sh).  Builds the instrumented targets in
 # $FUZZ_BUILD (default build/fuzz of the source tree, configured with

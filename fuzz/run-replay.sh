@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Run every fuzz target over its corpus plus random mutations (replay.c).
 # Targets are in the build directory; corpora in the source directory.
 # The targets that run the worker or the daemon for real cost more per

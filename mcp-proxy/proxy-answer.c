@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-answer.c: the answers runtimed-mcp gives itself, in the shapes
  * the worker's answers have: JSON-RPC errors and results, tool results
@@ -16,6 +17,12 @@
 
 #include "common.h"
 #include "proxy.h"
+
+static void	proxy_answer_emit(struct json_object *);
+static struct json_object	*proxy_answer_reply(const char *);
+static void	proxy_answer_tool(const char *, const char *,
+		    struct json_object *);
+static char	*proxy_answer_unavailable_text(const char *);
 
 /* Write one message (taking obj) to the client. */
 static void
@@ -40,7 +47,7 @@ proxy_answer_reply(const char *id)
 	if (id != NULL)
 		idobj = jsonrpc_id_from_text(id);
 	json_object_object_add(obj, "id", idobj);
-	return obj;
+	return (obj);
 }
 
 /* A JSON-RPC error. */
@@ -119,7 +126,7 @@ proxy_answer_unavailable_text(const char *why)
 	    "try is in %lld s (or call the reconnect tool to try now); its "
 	    "log is %s", why != NULL ? why :
 	    "it is restarting", (long long)secs, proxy_worker_log_path());
-	return msg;
+	return (msg);
 }
 
 /*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-budget.c: when a dead worker may be started again.  Two limiters
  * with the same rule (PROXY_CRASH_LIMIT deaths inside
@@ -33,6 +34,8 @@ static int64_t			 proxy_budget_until;	/* tripped till */
 static char			*proxy_budget_reason;
 static u_int			 proxy_budget_quick;	/* in a row */
 
+static u_int	proxy_budget_count(struct proxy_budget *, int64_t);
+
 /* Record one death now; how many fell inside the window. */
 static u_int
 proxy_budget_count(struct proxy_budget *b, int64_t now)
@@ -44,7 +47,7 @@ proxy_budget_count(struct proxy_budget *b, int64_t now)
 		if (now - b->times[i] < PROXY_CRASH_WINDOW_MS)
 			n++;
 	}
-	return n;
+	return (n);
 }
 
 /*
@@ -70,11 +73,11 @@ proxy_budget_note(enum proxy_budget_kind kind, int64_t lived_ms)
 		proxy_budget_until = now + PROXY_TRIP_MS;
 		log_warnx("worker restarts stopped for %d s: %s",
 		    PROXY_TRIP_MS / 1000, proxy_budget_reason);
-		return PROXY_TRIP_MS;
+		return (PROXY_TRIP_MS);
 	}
 	if (lived_ms >= PROXY_QUICK_MS) {
 		proxy_budget_quick = 0;
-		return 0;
+		return (0);
 	}
 	if (proxy_budget_quick++ > 0) {
 		delay = PROXY_BUDGET_BACKOFF_MS << (proxy_budget_quick - 2 > 4 ?
@@ -82,7 +85,7 @@ proxy_budget_note(enum proxy_budget_kind kind, int64_t lived_ms)
 		if (delay > PROXY_BUDGET_BACKOFF_MAX)
 			delay = PROXY_BUDGET_BACKOFF_MAX;
 	}
-	return delay;
+	return (delay);
 }
 
 /*
@@ -96,15 +99,15 @@ proxy_budget_trip(const char *why)
 	free(proxy_budget_reason);
 	proxy_budget_reason = xstrdup(why);
 	proxy_budget_until = util_mono_ms() + PROXY_START_RETRY_MS;
-	return PROXY_START_RETRY_MS;
+	return (PROXY_START_RETRY_MS);
 }
 
 int
 proxy_budget_tripped(void)
 {
 	if (proxy_budget_until == 0)
-		return 0;
-	return util_mono_ms() < proxy_budget_until;
+		return (0);
+	return (util_mono_ms() < proxy_budget_until);
 }
 
 /* Milliseconds until a tripped budget lets a worker start again. */
@@ -114,16 +117,16 @@ proxy_budget_retry_in(void)
 	int64_t	left;
 
 	if (proxy_budget_until == 0)
-		return 0;
+		return (0);
 	left = proxy_budget_until - util_mono_ms();
-	return left > 0 ? left : 0;
+	return (left > 0 ? left : 0);
 }
 
 const char *
 proxy_budget_why(void)
 {
-	return proxy_budget_reason != NULL ? proxy_budget_reason :
-	    "the worker is restarting";
+	return (proxy_budget_reason != NULL ? proxy_budget_reason :
+	    "the worker is restarting");
 }
 
 /* The cooldown is over (or the client asked to reconnect): start over. */

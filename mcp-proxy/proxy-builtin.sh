@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # proxy-builtin.sh WORKER: print proxy-builtin.c, the tools/list catalog
 # of the worker built with this proxy (runtimed-mcp-worker
 # --print-catalog) as a C string, for runtimed-mcp to answer tools/list

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-catalog.c: the tools/list result the proxy answers by itself, at
  * once, even before a worker is up.  It comes from, in order:
@@ -46,6 +47,12 @@ static const char proxy_catalog_reconnect[] =
     "\"readOnlyHint\":false,\"destructiveHint\":false,"
     "\"idempotentHint\":true,\"openWorldHint\":false}}";
 
+static int	proxy_catalog_valid(struct json_object *);
+static struct json_object	*proxy_catalog_parse(const char *, size_t);
+static void	proxy_catalog_set(struct json_object *, const char *);
+static char	*proxy_catalog_path(void);
+static void	proxy_catalog_save(void);
+
 /* A usable catalog: an object with a non-empty array of named tools. */
 static int
 proxy_catalog_valid(struct json_object *obj)
@@ -56,17 +63,17 @@ proxy_catalog_valid(struct json_object *obj)
 	if (obj == NULL || !json_object_is_type(obj, json_type_object) ||
 	    !json_object_object_get_ex(obj, "tools", &tools) ||
 	    !json_object_is_type(tools, json_type_array))
-		return 0;
+		return (0);
 	if ((n = json_object_array_length(tools)) == 0)
-		return 0;
+		return (0);
 	for (i = 0; i < n; i++) {
 		t = json_object_array_get_idx(tools, i);
 		if (!json_object_is_type(t, json_type_object) ||
 		    !json_object_object_get_ex(t, "name", &name) ||
 		    !json_object_is_type(name, json_type_string))
-			return 0;
+			return (0);
 	}
-	return 1;
+	return (1);
 }
 
 static struct json_object *
@@ -76,16 +83,16 @@ proxy_catalog_parse(const char *text, size_t len)
 	struct json_object	*obj;
 
 	if (len == 0 || len > INT32_MAX)
-		return NULL;
+		return (NULL);
 	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
-		return NULL;
+		return (NULL);
 	obj = json_tokener_parse_ex(tok, text, (int)len);
 	json_tokener_free(tok);
 	if (!proxy_catalog_valid(obj)) {
 		json_object_put(obj);
-		return NULL;
+		return (NULL);
 	}
-	return obj;
+	return (obj);
 }
 
 /* Take obj as the catalog and render the answer with reconnect added. */
@@ -127,7 +134,7 @@ proxy_catalog_path(void)
 	state = sockdir_state_path();
 	xasprintf(&path, "%s/proxy/tool-cache.json", state);
 	free(state);
-	return path;
+	return (path);
 }
 
 static void
@@ -184,14 +191,14 @@ proxy_catalog_init(void)
 int
 proxy_catalog_ready(void)
 {
-	return proxy_catalog_text != NULL;
+	return (proxy_catalog_text != NULL);
 }
 
 /* The tools/list result, reconnect included, as JSON text. */
 const char *
 proxy_catalog_result(void)
 {
-	return proxy_catalog_text;
+	return (proxy_catalog_text);
 }
 
 /*
@@ -206,7 +213,7 @@ proxy_catalog_read_only(const char *name)
 
 	if (proxy_catalog_cur == NULL ||
 	    !json_object_object_get_ex(proxy_catalog_cur, "tools", &tools))
-		return 0;
+		return (0);
 	n = json_object_array_length(tools);
 	for (i = 0; i < n; i++) {
 		t = json_object_array_get_idx(tools, i);
@@ -215,11 +222,11 @@ proxy_catalog_read_only(const char *name)
 			continue;
 		if (!json_object_object_get_ex(t, "annotations", &ann) ||
 		    !json_object_object_get_ex(ann, "readOnlyHint", &v))
-			return 0;
-		return json_object_is_type(v, json_type_boolean) &&
-		    json_object_get_boolean(v);
+			return (0);
+		return (json_object_is_type(v, json_type_boolean) &&
+		    json_object_get_boolean(v));
 	}
-	return 0;
+	return (0);
 }
 
 /*
@@ -236,7 +243,7 @@ proxy_catalog_discovered(struct json_object *result)
 	if (!proxy_catalog_valid(result)) {
 		log_warnx("worker answered tools/list without tools; "
 		    "keeping the catalog from %s", proxy_catalog_source);
-		return 0;
+		return (0);
 	}
 	/* Keep only what a catalog holds, not a nextCursor or _meta. */
 	obj = json_object_new_object();
@@ -249,13 +256,13 @@ proxy_catalog_discovered(struct json_object *result)
 		proxy_catalog_source = "the current worker";
 		if (!proxy_catalog_on_disk)
 			proxy_catalog_save();
-		return 0;
+		return (0);
 	}
 	proxy_catalog_on_disk = 0;
 	proxy_catalog_set(obj, "the current worker");
 	proxy_catalog_save();
 	log_info("tool catalog changed; cache saved");
-	return had;
+	return (had);
 }
 
 void

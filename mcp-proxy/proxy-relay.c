@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-relay.c: the JSON-RPC bookkeeping between the client and
  * whichever worker is current.  Messages pass through as the bytes the
@@ -100,6 +101,41 @@ static int			 proxy_relay_tell_tools;  /* after initialized */
 static int			 proxy_relay_tell_resources;
 static long			 proxy_relay_prev_pid;	/* for reconnect */
 
+static struct json_object	*proxy_relay_parse(const char *, size_t);
+static void	proxy_relay_classify(struct json_object *, char **,
+		    const char **);
+static const char	*proxy_relay_param(struct json_object *, const char *);
+static void	proxy_relay_refuse(const char *, const char *);
+static struct proxy_relay_msg	*proxy_relay_msg_create(const char *, size_t,
+		    const char *, const char *);
+static void	proxy_relay_msg_free(struct proxy_relay_msg *);
+static struct proxy_relay_msg	*proxy_relay_flight_take(const char *);
+static void	proxy_relay_enqueue(struct proxy_relay_msg *);
+static void	proxy_relay_send(struct proxy_relay_msg *, const char *,
+		    size_t);
+static void	proxy_relay_flush_queue(void);
+static void	proxy_relay_private(enum proxy_relay_private, const char *,
+		    const char *);
+static void	proxy_relay_privs_clear(void);
+static void	proxy_relay_tell(void);
+static void	proxy_relay_subscribe_worker(const char *, const char *);
+static void	proxy_relay_resubscribe(const char *);
+static void	proxy_relay_unsubscribe(const char *);
+static void	proxy_relay_reconnected(int);
+static void	proxy_relay_worker_ready(void);
+static void	proxy_relay_remember_init(struct json_object *, const char *,
+		    size_t, const char *);
+static int	proxy_relay_modern(struct json_object *);
+static int	proxy_relay_tools_list(struct json_object *, const char *);
+static void	proxy_relay_reconnect(struct json_object *, const char *);
+static int	proxy_relay_may_repeat(struct json_object *, const char *);
+static void	proxy_relay_listen(struct json_object *, const char *);
+static int	proxy_relay_subscription(struct json_object *, const char *,
+		    const char *, struct proxy_relay_msg *);
+static void	proxy_relay_cancelled(struct json_object *);
+static void	proxy_relay_private_answer(struct json_object *, const char *);
+static int	proxy_relay_list_answer(struct json_object *, const char *);
+
 /* An object message, or NULL (the worker answers what is not one). */
 static struct json_object *
 proxy_relay_parse(const char *data, size_t len)
@@ -113,7 +149,7 @@ proxy_relay_parse(const char *data, size_t len)
 		json_object_put(obj);
 		obj = NULL;
 	}
-	return obj;
+	return (obj);
 }
 
 /* Id (as the JSON text it was sent with; caller frees) and method. */
@@ -145,8 +181,8 @@ proxy_relay_param(struct json_object *obj, const char *key)
 	    !json_object_is_type(params, json_type_object) ||
 	    !json_object_object_get_ex(params, key, &v) ||
 	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
+		return (NULL);
+	return (json_object_get_string(v));
 }
 
 /* Refuse a request while the crash budget is tripped. */
@@ -173,7 +209,7 @@ proxy_relay_msg_create(const char *line, size_t len, const char *id,
 		m->id = xstrdup(id);
 		m->method = xstrdup(method);
 	}
-	return m;
+	return (m);
 }
 
 static void
@@ -194,10 +230,10 @@ proxy_relay_flight_take(const char *id)
 	TAILQ_FOREACH(m, &proxy_relay_flight, entry) {
 		if (strcmp(m->id, id) == 0) {
 			TAILQ_REMOVE(&proxy_relay_flight, m, entry);
-			return m;
+			return (m);
 		}
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -426,12 +462,12 @@ proxy_relay_modern(struct json_object *obj)
 {
 	struct json_object	*params, *meta;
 
-	return json_object_object_get_ex(obj, "params", &params) &&
+	return (json_object_object_get_ex(obj, "params", &params) &&
 	    json_object_is_type(params, json_type_object) &&
 	    json_object_object_get_ex(params, "_meta", &meta) &&
 	    json_object_is_type(meta, json_type_object) &&
 	    json_object_object_get_ex(meta,
-	    "io.modelcontextprotocol/protocolVersion", NULL);
+	    "io.modelcontextprotocol/protocolVersion", NULL));
 }
 
 /* tools/list from the catalog; 0 when it must go to the worker. */
@@ -439,13 +475,13 @@ static int
 proxy_relay_tools_list(struct json_object *obj, const char *id)
 {
 	if (!proxy_catalog_ready() || proxy_relay_modern(obj))
-		return 0;
+		return (0);
 	if (proxy_relay_param(obj, "cursor") != NULL) {
 		proxy_answer_error(id, -32602, "invalid cursor");
-		return 1;
+		return (1);
 	}
 	proxy_answer_catalog(id);
-	return 1;
+	return (1);
 }
 
 /* The reconnect tool: replace the worker, answer when the next is up. */
@@ -481,20 +517,20 @@ proxy_relay_may_repeat(struct json_object *obj, const char *method)
 
 	if (strcmp(method, "resources/subscribe") == 0 ||
 	    strcmp(method, "resources/unsubscribe") == 0)
-		return 0;
+		return (0);
 	if (strcmp(method, "tools/call") != 0)
-		return 1;	/* the other requests have no effects */
+		return (1);	/* the other requests have no effects */
 	if ((tool = proxy_relay_param(obj, "name")) == NULL ||
 	    !proxy_catalog_read_only(tool))
-		return 0;
+		return (0);
 	/* An export to a file writes one: not read-only whatever it says. */
 	if (json_object_object_get_ex(obj, "params", &params) &&
 	    json_object_object_get_ex(params, "arguments", &args) &&
 	    json_object_is_type(args, json_type_object) &&
 	    json_object_object_get_ex(args, "path", NULL) &&
 	    strcmp(tool, "export_notebook") == 0)
-		return 0;
-	return 1;
+		return (0);
+	return (1);
 }
 
 /* subscriptions/listen: a holder of leases until it is cancelled. */
@@ -552,28 +588,28 @@ proxy_relay_subscription(struct json_object *obj, const char *id,
 	const char	*uri;
 
 	if ((uri = proxy_relay_param(obj, "uri")) == NULL)
-		return 0;	/* the worker says what is wrong */
+		return (0);	/* the worker says what is wrong */
 	if (strcmp(method, "resources/subscribe") == 0) {
 		switch (proxy_subs_add("session", uri)) {
 		case PROXY_SUBS_FIRST:
 			m->sub_uri = xstrdup(uri);
-			return 0;
+			return (0);
 		case PROXY_SUBS_FULL:
 			proxy_answer_error(id, -32603, "too many "
 			    "resource watches (128)");
-			return 1;
+			return (1);
 		default:
 			proxy_answer_result(id, json_object_new_object());
-			return 1;
+			return (1);
 		}
 	}
 	switch (proxy_subs_remove("session", uri)) {
 	case PROXY_SUBS_NONE:
 		/* Another listener still holds it: the worker keeps it. */
 		proxy_answer_result(id, json_object_new_object());
-		return 1;
+		return (1);
 	default:
-		return 0;
+		return (0);
 	}
 }
 
@@ -749,12 +785,12 @@ proxy_relay_list_answer(struct json_object *obj, const char *id)
 	struct json_object	*res;
 
 	if (!json_object_object_get_ex(obj, "result", &res))
-		return 0;
+		return (0);
 	proxy_catalog_discovered(res);
 	if (!proxy_catalog_ready())
-		return 0;
+		return (0);
 	proxy_answer_catalog(id);
-	return 1;
+	return (1);
 }
 
 /*
@@ -950,7 +986,7 @@ proxy_relay_abandon(void)
 size_t
 proxy_relay_queued_bytes(void)
 {
-	return proxy_relay_flushing ? SIZE_MAX : proxy_relay_queued_len;
+	return (proxy_relay_flushing ? SIZE_MAX : proxy_relay_queued_len);
 }
 
 /* Requests the client still expects an answer to. */
@@ -960,15 +996,15 @@ proxy_relay_pending(void)
 	struct proxy_relay_msg	*m;
 
 	if (proxy_relay_state == PROXY_RELAY_UNAVAILABLE)
-		return 0;
+		return (0);
 	if (!TAILQ_EMPTY(&proxy_relay_flight) ||
 	    !TAILQ_EMPTY(&proxy_relay_reconnects))
-		return 1;
+		return (1);
 	TAILQ_FOREACH(m, &proxy_relay_queue, entry) {
 		if (m->id != NULL)
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 void

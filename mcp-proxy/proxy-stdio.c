@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-stdio.c: the client side.  Reads newline-delimited JSON-RPC
  * from stdin through common/lineread.c (a trailing \r is dropped, blank
@@ -36,16 +37,23 @@ static int		 proxy_stdio_broken;	/* stdout write failed */
 static int		 proxy_stdio_paused;	/* backpressure */
 static int		 proxy_stdio_worker_paused;
 
+static int	proxy_stdio_pollable(int);
+static void	proxy_stdio_line(const char *, size_t, void *);
+static void	proxy_stdio_overlong(size_t, const char *, void *);
+static void	proxy_stdio_at_eof(void *);
+static void	proxy_stdio_drain_out(void);
+static void	proxy_stdio_writable(evutil_socket_t, short, void *);
+
 static int
 proxy_stdio_pollable(int fd)
 {
 	struct stat	sb;
 
 	if (fstat(fd, &sb) == -1)
-		return 0;
+		return (0);
 	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
-		return 1;
-	return S_ISCHR(sb.st_mode) && isatty(fd);
+		return (1);
+	return (S_ISCHR(sb.st_mode) && isatty(fd));
 }
 
 static void

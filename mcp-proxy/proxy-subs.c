@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-subs.c: resource subscriptions as leases.  Each holder (the
  * client's session for resources/subscribe, or one subscriptions/listen
@@ -35,6 +36,11 @@ static struct proxy_subs_leases	proxy_subs_all =
     TAILQ_HEAD_INITIALIZER(proxy_subs_all);
 static u_int			proxy_subs_n;
 
+static struct proxy_subs_lease	*proxy_subs_find(const char *);
+static int	proxy_subs_holder_index(struct proxy_subs_lease *,
+		    const char *);
+static void	proxy_subs_lease_free(struct proxy_subs_lease *);
+
 static struct proxy_subs_lease *
 proxy_subs_find(const char *uri)
 {
@@ -42,9 +48,9 @@ proxy_subs_find(const char *uri)
 
 	TAILQ_FOREACH(l, &proxy_subs_all, entry) {
 		if (strcmp(l->uri, uri) == 0)
-			return l;
+			return (l);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static int
@@ -54,9 +60,9 @@ proxy_subs_holder_index(struct proxy_subs_lease *l, const char *holder)
 
 	for (i = 0; i < l->nholders; i++) {
 		if (strcmp(l->holders[i], holder) == 0)
-			return (int)i;
+			return ((int)i);
 	}
-	return -1;
+	return (-1);
 }
 
 static void
@@ -85,10 +91,10 @@ proxy_subs_add(const char *holder, const char *uri)
 			    l->nholders + 1, sizeof *l->holders);
 			l->holders[l->nholders++] = xstrdup(holder);
 		}
-		return PROXY_SUBS_NONE;
+		return (PROXY_SUBS_NONE);
 	}
 	if (proxy_subs_n >= PROTO_MAX_WATCHES)
-		return PROXY_SUBS_FULL;
+		return (PROXY_SUBS_FULL);
 	l = xcalloc(1, sizeof *l);
 	l->uri = xstrdup(uri);
 	l->holders = xcalloc(1, sizeof *l->holders);
@@ -96,7 +102,7 @@ proxy_subs_add(const char *holder, const char *uri)
 	l->nholders = 1;
 	TAILQ_INSERT_TAIL(&proxy_subs_all, l, entry);
 	proxy_subs_n++;
-	return PROXY_SUBS_FIRST;
+	return (PROXY_SUBS_FIRST);
 }
 
 /* holder gives up its lease on uri. */
@@ -108,13 +114,13 @@ proxy_subs_remove(const char *holder, const char *uri)
 
 	if ((l = proxy_subs_find(uri)) == NULL ||
 	    (i = proxy_subs_holder_index(l, holder)) == -1)
-		return PROXY_SUBS_UNKNOWN;
+		return (PROXY_SUBS_UNKNOWN);
 	free(l->holders[i]);
 	l->holders[i] = l->holders[--l->nholders];
 	if (l->nholders > 0)
-		return PROXY_SUBS_NONE;
+		return (PROXY_SUBS_NONE);
 	proxy_subs_lease_free(l);
-	return PROXY_SUBS_LAST;
+	return (PROXY_SUBS_LAST);
 }
 
 /* A holder ended (a listen stream cancelled): give up all its leases. */
@@ -164,12 +170,6 @@ proxy_subs_foreach(void (*fn)(const char *))
 
 	TAILQ_FOREACH(l, &proxy_subs_all, entry)
 		fn(l->uri);
-}
-
-u_int
-proxy_subs_count(void)
-{
-	return proxy_subs_n;
 }
 
 void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy-worker.c: the runtimed-mcp-worker child.  Spawns it with one end
  * of a socketpair as fd 3 (the binary is looked up again on every spawn,
@@ -66,17 +67,44 @@ static pid_t			 proxy_worker_orphans[PROXY_WORKER_ORPHANS];
 
 static void	proxy_worker_spawn(void);
 static void	proxy_worker_drained(struct peer *, void *);
+static int	proxy_worker_mkdirs(const char *, char **);
+static void	proxy_worker_tidy_log(void);
+static void	proxy_worker_open_log(void);
+static void	proxy_worker_orphan_add(pid_t);
+static int	proxy_worker_orphan_remove(pid_t);
+static void	proxy_worker_orphan_timeout(evutil_socket_t, short, void *);
+static int	proxy_worker_no_children(void);
+static void	proxy_worker_stop_finish(void);
+static void	proxy_worker_respawn_cb(evutil_socket_t, short, void *);
+static void	proxy_worker_schedule(int64_t);
+static void	proxy_worker_free(struct proxy_worker *);
+static void	proxy_worker_finish(struct proxy_worker *);
+static void	proxy_worker_orphan(pid_t, int);
+static void	proxy_worker_status_timeout(evutil_socket_t, short, void *);
+static void	proxy_worker_lost(struct proxy_worker *, const char *, int);
+static void	proxy_worker_sigchld_cb(evutil_socket_t, short, void *);
+static void	proxy_worker_hello(struct proxy_worker *,
+		    const struct proto_header *, const msgpack_object *);
+static void	proxy_worker_message(const struct proto_mcp *);
+static void	proxy_worker_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+static void	proxy_worker_send_shutdown(struct peer *);
+static void	proxy_worker_hello_timeout(evutil_socket_t, short, void *);
+static pid_t	proxy_worker_exec(const char *, int, char **);
+static void	proxy_worker_cannot_start(const char *);
+static void	proxy_worker_stop_timeout(evutil_socket_t, short, void *);
 
 const char *
 proxy_worker_log_path(void)
 {
-	return proxy_worker_log != NULL ? proxy_worker_log : "stderr";
+	return (proxy_worker_log != NULL ? proxy_worker_log : "stderr");
 }
 
 int
 proxy_worker_unavailable(void)
 {
-	return proxy_worker_tripped;
+	return (proxy_worker_tripped);
 }
 
 /* The pid of the current worker, else of the last one, else 0. */
@@ -84,8 +112,8 @@ long
 proxy_worker_pid(void)
 {
 	if (proxy_worker_cur != NULL && proxy_worker_cur->pid > 0)
-		return (long)proxy_worker_cur->pid;
-	return (long)proxy_worker_last_pid;
+		return ((long)proxy_worker_cur->pid);
+	return ((long)proxy_worker_last_pid);
 }
 
 /* mkdir -p with mode 0700 for what is missing; the last must be ours. */
@@ -102,16 +130,16 @@ proxy_worker_mkdirs(const char *path, char **cause)
 		if (mkdir(copy, 0700) == -1 && errno != EEXIST) {
 			xasprintf(cause, "mkdir %s: %s", copy, strerror(errno));
 			free(copy);
-			return -1;
+			return (-1);
 		}
 		*p = '/';
 	}
 	free(copy);
 	if (mkdir(path, 0700) == -1 && errno != EEXIST) {
 		xasprintf(cause, "mkdir %s: %s", path, strerror(errno));
-		return -1;
+		return (-1);
 	}
-	return sockdir_check_dir(path, 0, cause);
+	return (sockdir_check_dir(path, 0, cause));
 }
 
 /* At exit: a log nothing was written to is not kept. */
@@ -177,10 +205,10 @@ proxy_worker_orphan_remove(pid_t pid)
 	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
 		if (proxy_worker_orphans[i] == pid) {
 			proxy_worker_orphans[i] = 0;
-			return 1;
+			return (1);
 		}
 	}
-	return 0;
+	return (0);
 }
 
 /* An orphan that ignored SIGTERM: its pid is still ours (unreaped). */
@@ -205,12 +233,12 @@ proxy_worker_no_children(void)
 	u_int	i;
 
 	if (proxy_worker_cur != NULL || proxy_worker_dying != NULL)
-		return 0;
+		return (0);
 	for (i = 0; i < PROXY_WORKER_ORPHANS; i++) {
 		if (proxy_worker_orphans[i] != 0)
-			return 0;
+			return (0);
 	}
-	return 1;
+	return (1);
 }
 
 static void
@@ -578,7 +606,7 @@ proxy_worker_exec(const char *path, int fd3, char **cause)
 		dup2(saved, 2);
 		close(saved);
 	}
-	return pid;
+	return (pid);
 }
 
 /*
@@ -657,8 +685,8 @@ proxy_worker_pending(void)
 	struct proxy_worker	*w = proxy_worker_cur;
 
 	if (w == NULL || w->peer == NULL)
-		return 0;
-	return peer_pending_output(w->peer);
+		return (0);
+	return (peer_pending_output(w->peer));
 }
 
 /* Read the worker's messages (1) or leave them queued in it (0). */
@@ -681,7 +709,7 @@ proxy_worker_send(const char *json, size_t len)
 	int			 r;
 
 	if (w == NULL || w->peer == NULL || !w->hello)
-		return -1;
+		return (-1);
 	/* {json}: the map around the text, then the text, not copied. */
 	memset(&mcp, 0, sizeof mcp);
 	mcp.json.ptr = json;
@@ -692,7 +720,7 @@ proxy_worker_send(const char *json, size_t len)
 	    json, len);
 	mpbuf_free(&b);
 	proxy_stdio_flow();
-	return r;
+	return (r);
 }
 
 /*

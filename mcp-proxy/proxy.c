@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy.c: main for runtimed-mcp.  Sets up the event loop, the client
  * side on stdin/stdout and the worker child, and runs the shutdown:
@@ -32,6 +33,13 @@ enum proxy_state {
 static enum proxy_state	 proxy_state = PROXY_RUNNING;
 static struct event	*proxy_drain_timer;
 static struct event	*proxy_signals[4];
+
+static __dead void	proxy_usage(int);
+static void	proxy_sanitize_fds(void);
+static void	proxy_done(void);
+static void	proxy_stop(void);
+static void	proxy_drain_timeout(evutil_socket_t, short, void *);
+static void	proxy_signal(evutil_socket_t, short, void *);
 
 static __dead void
 proxy_usage(int status)
@@ -201,5 +209,5 @@ main(int argc, char **argv)
 	if (proxy_drain_timer != NULL)
 		event_free(proxy_drain_timer);
 	log_close();
-	return 0;
+	return (0);
 }

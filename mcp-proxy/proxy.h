@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proxy.h: runtimed-mcp, the process an MCP client spawns.  It speaks
  * newline-delimited JSON-RPC on stdin/stdout and relays every message,
@@ -119,7 +120,6 @@ void		 proxy_subs_remove_holder(const char *,
 		     void (*)(const char *));
 void		 proxy_subs_replaced(void (*)(const char *));
 void		 proxy_subs_foreach(void (*)(const char *));
-u_int		 proxy_subs_count(void);
 void		 proxy_subs_free(void);
 
 /* proxy-budget.c */

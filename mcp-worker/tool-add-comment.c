@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-add-comment.c: start a comment thread on a cell or on the whole
  * notebook (kept in notebook metadata, saved with the .ipynb).
@@ -16,6 +17,12 @@ struct tool_add_comment {
 	char			*thread_id;
 };
 
+static int	tool_add_comment_apply(struct json_object *,
+		    const struct worker_nb *, void *, char **, const char **);
+static void	tool_add_comment_done(void *, struct json_object *,
+		    const char *, const char *);
+static void	tool_add_comment(struct worker_call *);
+
 static int
 tool_add_comment_apply(struct json_object *threads,
     const struct worker_nb *content, void *arg, char **msg, const char **code)
@@ -32,7 +39,7 @@ tool_add_comment_apply(struct json_object *threads,
 		if ((r = worker_args_cellref(st->cell, cells, &id, msg)) != 0) {
 			*code = r == -2 ? "cell_not_found" : "invalid_argument";
 			json_object_put(a);
-			return -1;
+			return (-1);
 		}
 		for (i = 0; i < json_object_array_length(cells); i++) {
 			c = json_object_array_get_idx(cells, i);
@@ -44,7 +51,7 @@ tool_add_comment_apply(struct json_object *threads,
 			*code = "cell_not_found";
 			xasprintf(msg, "no cell %s in this notebook", id);
 			json_object_put(a);
-			return -1;
+			return (-1);
 		}
 		json_object_object_add(a, "cell_id", json_object_new_string(id));
 	} else
@@ -61,7 +68,7 @@ tool_add_comment_apply(struct json_object *threads,
 	json_object_array_add(cs, worker_comment_new(st->author, st->body));
 	json_object_object_add(t, "comments", cs);
 	json_object_array_add(threads, t);
-	return 0;
+	return (0);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-clear-outputs.c: drop the outputs (and execution counts) of some
  * cells or of every code cell.
@@ -6,6 +7,10 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_clear_outputs_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_clear_outputs(struct worker_call *);
 
 static void
 tool_clear_outputs_done(struct worker_call *call, struct worker_room *room,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-connect-notebook.c: open an .ipynb (or join an open room by id)
  * and mint a new handle on it; never idempotent by design.
@@ -14,6 +15,12 @@ struct tool_connect_notebook {
 	struct worker_handle	*h;
 	struct worker_room	*room;	/* already joined here */
 };
+
+static void	tool_connect_notebook_content(void *, struct worker_nb *,
+		    const char *, const char *);
+static void	tool_connect_notebook_joined(void *, struct worker_room *,
+		    struct worker_nb *, const char *, const char *);
+static void	tool_connect_notebook(struct worker_call *);
 
 /* The file is already open in a room of ours: a new owner, no join. */
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-create-notebook.c: a new notebook (untitled, or at a new path) in
  * a new room, and a new handle on it.
@@ -11,6 +12,10 @@ struct tool_create_notebook {
 	struct worker_call	*call;
 	struct worker_handle	*h;
 };
+
+static void	tool_create_notebook_joined(void *, struct worker_room *,
+		    struct worker_nb *, const char *, const char *);
+static void	tool_create_notebook(struct worker_call *);
 
 static void
 tool_create_notebook_joined(void *arg, struct worker_room *room,

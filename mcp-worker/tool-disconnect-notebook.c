@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-disconnect-notebook.c: release one handle.  Other handles of the
  * same notebook keep working; the room connection closes with the last.
@@ -6,6 +7,8 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_disconnect_notebook(struct worker_call *);
 
 static void
 tool_disconnect_notebook(struct worker_call *call)

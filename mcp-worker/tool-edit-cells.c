@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-edit-cells.c: one atomic batch of insert / edit / delete / replace.
  * The edits are checked for shape here and sent as given: the daemon
@@ -23,6 +24,21 @@ struct tool_edit_cells {
 	struct worker_budget	 budget;
 };
 
+static void	tool_edit_cells_free(struct tool_edit_cells *);
+static void	tool_edit_cells_fail(struct tool_edit_cells *, const char *,
+		    const char *);
+static int	tool_edit_cells_type_ok(const char *);
+static int	tool_edit_cells_check_one(struct json_object *, size_t,
+		    char **);
+static void	tool_edit_cells_finish(struct tool_edit_cells *,
+		    struct json_object *);
+static void	tool_edit_cells_ran(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_edit_cells_edited(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_edit_cells_send(struct tool_edit_cells *);
+static void	tool_edit_cells(struct worker_call *);
+
 static void
 tool_edit_cells_free(struct tool_edit_cells *st)
 {
@@ -45,8 +61,8 @@ tool_edit_cells_fail(struct tool_edit_cells *st, const char *code,
 static int
 tool_edit_cells_type_ok(const char *t)
 {
-	return strcmp(t, "code") == 0 || strcmp(t, "markdown") == 0 ||
-	    strcmp(t, "raw") == 0;
+	return (strcmp(t, "code") == 0 || strcmp(t, "markdown") == 0 ||
+	    strcmp(t, "raw") == 0);
 }
 
 /* Check one edit's shape; what it names is the daemon's to judge. */
@@ -70,7 +86,7 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 
 	if (!json_object_is_type(e, json_type_object)) {
 		xasprintf(msg, "edits[%zu] must be an object", i);
-		return -1;
+		return (-1);
 	}
 	if (worker_args_string(e, "op", 1, &op, &m) != 0)
 		goto bad;
@@ -85,7 +101,7 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	else {
 		xasprintf(msg, "edits[%zu]: op must be insert, edit, delete or "
 		    "replace", i);
-		return -1;
+		return (-1);
 	}
 	if (worker_args_check(e, allowed, &m) != 0)
 		goto bad;
@@ -94,12 +110,12 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	if (s != NULL && !tool_edit_cells_type_ok(s)) {
 		xasprintf(msg, "edits[%zu]: cell_type must be code, markdown "
 		    "or raw", i);
-		return -1;
+		return (-1);
 	}
 	if (json_object_object_get_ex(e, "metadata", &v) && v != NULL &&
 	    !json_object_is_type(v, json_type_object)) {
 		xasprintf(msg, "edits[%zu]: metadata must be an object", i);
-		return -1;
+		return (-1);
 	}
 	if (worker_args_string(e, "source", strcmp(op, "insert") == 0, &s,
 	    &m) != 0)
@@ -112,7 +128,7 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		    "zero-based index%s", i, strcmp(op, "insert") == 0 ?
 		    "after" : "cell_id", strcmp(op, "insert") == 0 ?
 		    " (or \"TOP\" / \"BOTTOM\")" : "");
-		return -1;
+		return (-1);
 	}
 	if (json_object_is_type(v, json_type_string) &&
 	    worker_args_cellref(v, NULL, &s, &m) != 0)
@@ -123,7 +139,7 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	    json_object_object_get(e, "metadata") == NULL) {
 		xasprintf(msg, "edits[%zu]: edit needs source, cell_type or "
 		    "metadata", i);
-		return -1;
+		return (-1);
 	}
 	if (strcmp(op, "replace") == 0) {
 		if (worker_args_string(e, "old_text", 1, &s, &m) != 0 ||
@@ -133,14 +149,14 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		    "old_text")) == 0) {
 			xasprintf(msg, "edits[%zu]: old_text must not be "
 			    "empty", i);
-			return -1;
+			return (-1);
 		}
 	}
-	return 0;
+	return (0);
 bad:
 	xasprintf(msg, "edits[%zu]: %s", i, m);
 	free(m);
-	return -1;
+	return (-1);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-export-notebook.c: the notebook as Markdown, a Python script or
  * one self-contained HTML page (images inline as data: URIs), close to
@@ -23,10 +24,30 @@ enum tool_export_format {
 	TOOL_EXPORT_HTML,
 };
 
+static const char	*tool_export_notebook_str(struct json_object *,
+		    const char *);
+static void	tool_export_notebook_join(struct evbuffer *,
+		    struct json_object *);
+static char	*tool_export_notebook_text(struct json_object *, size_t *);
+static void	tool_export_notebook_escape(struct evbuffer *, const char *,
+		    size_t);
+static void	tool_export_notebook_inline(struct evbuffer *, const char *,
+		    size_t);
+static void	tool_export_notebook_md_html(struct evbuffer *, const char *,
+		    size_t);
+static void	tool_export_notebook_output(struct evbuffer *,
+		    struct json_object *, enum tool_export_format);
+static int	tool_export_notebook_write(const char *, const char *, size_t,
+		    char **);
+static void	tool_export_notebook_finish(void *);
+static void	tool_export_notebook_content(struct worker_call *,
+		    struct worker_room *, struct worker_nb *);
+static void	tool_export_notebook(struct worker_call *);
+
 static const char *
 tool_export_notebook_str(struct json_object *o, const char *key)
 {
-	return json_object_get_string(json_object_object_get(o, key));
+	return (json_object_get_string(json_object_object_get(o, key)));
 }
 
 /* nbformat multiline text (string or list) appended to b. */
@@ -61,7 +82,7 @@ tool_export_notebook_text(struct json_object *v, size_t *len)
 	evbuffer_remove(b, s, *len);
 	s[*len] = '\0';
 	evbuffer_free(b);
-	return s;
+	return (s);
 }
 
 static void
@@ -429,7 +450,7 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 	evbuffer_remove(b, s, *outlen);
 	s[*outlen] = '\0';
 	evbuffer_free(b);
-	return s;
+	return (s);
 }
 
 /*
@@ -444,10 +465,10 @@ tool_export_notebook_write(const char *path, const char *s, size_t len,
 	int	 r;
 
 	if ((target = atomic_resolve(path, msg)) == NULL)
-		return -1;
+		return (-1);
 	r = atomic_write(target, s, len, 0644, msg);
 	free(target);
-	return r;
+	return (r);
 }
 
 struct tool_export_notebook {

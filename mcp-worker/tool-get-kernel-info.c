@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-get-kernel-info.c: the kernel's state, kernelspec, language,
  * execution count, queue length and pids.
@@ -7,20 +8,27 @@
 
 #include "worker.h"
 
+static const char	*tool_get_kernel_info_str(struct json_object *,
+		    const char *);
+static struct json_object	*tool_get_kernel_info_int(int, int64_t);
+static void	tool_get_kernel_info_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_get_kernel_info(struct worker_call *);
+
 static const char *
 tool_get_kernel_info_str(struct json_object *o, const char *key)
 {
 	const char	*s;
 
 	s = json_object_get_string(json_object_object_get(o, key));
-	return s != NULL ? s : "-";
+	return (s != NULL ? s : "-");
 }
 
 /* An optional integer of the reply as JSON. */
 static struct json_object *
 tool_get_kernel_info_int(int has, int64_t v)
 {
-	return has ? json_object_new_int64(v) : NULL;
+	return (has ? json_object_new_int64(v) : NULL);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-get-results.c: the state and outputs of one run by execution_id,
  * waiting up to timeout_secs for it to finish.
@@ -13,6 +14,11 @@ struct tool_get_results {
 	int			 full;
 	struct worker_exec	*state;
 };
+
+static void	tool_get_results_shape(void *);
+static void	tool_get_results_state(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_get_results(struct worker_call *);
 
 static void
 tool_get_results_shape(void *arg)

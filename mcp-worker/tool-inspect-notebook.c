@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-inspect-notebook.c: a bounded read of a notebook: an outline, the
  * sources, the outputs or all, for chosen cells or a window of them, with
@@ -37,6 +38,26 @@ struct tool_inspect_notebook {
 };
 
 static void	tool_inspect_notebook_get(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_lines(const char *, size_t, int, int,
+		    size_t *, size_t *);
+static struct json_object	*tool_inspect_notebook_summary(
+		    struct json_object *, struct evbuffer *);
+static int	tool_inspect_notebook_pick(struct tool_inspect_notebook *,
+		    struct json_object *, struct json_object *);
+static void	tool_inspect_notebook_free(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
+		    const struct worker_nb *, const char *,
+		    struct json_object *);
+static void	tool_inspect_notebook_changes(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_inspect_notebook_stop(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_changed(struct worker_room *,
+		    const struct proto_room_changed *, void *);
+static void	tool_inspect_notebook_timeout(evutil_socket_t, short, void *);
+static void	tool_inspect_notebook_cancel(struct worker_call *, void *);
+static void	tool_inspect_notebook_content(void *, struct worker_nb *,
+		    const char *, const char *);
+static void	tool_inspect_notebook(struct worker_call *);
 
 /* Lines start_line..end_line (1-based, inclusive; 0 = open end). */
 static void
@@ -146,7 +167,7 @@ tool_inspect_notebook_summary(struct json_object *outputs,
 		json_object_array_add(arr, s);
 		free(p);
 	}
-	return arr;
+	return (arr);
 }
 
 /* Which cells: the ids asked for, or the start/count window. */
@@ -166,7 +187,7 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 		    i < (size_t)st->start + (size_t)st->count; i++)
 			json_object_array_add(picked, json_object_new_int64(
 			    (int64_t)i));
-		return 0;
+		return (0);
 	}
 	for (k = 0; k < json_object_array_length(st->cell_ids); k++) {
 		ref = json_object_array_get_idx(st->cell_ids, k);
@@ -175,7 +196,7 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 			worker_call_error(st->call, r == -2 ? "cell_not_found" :
 			    "invalid_argument", "cell_ids[%zu]: %s", k, msg);
 			free(msg);
-			return -1;
+			return (-1);
 		}
 		for (i = 0; i < n; i++) {
 			cell = json_object_array_get_idx(cells, i);
@@ -187,12 +208,12 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 			worker_call_error(st->call, "cell_not_found",
 			    "cell_ids[%zu]: no cell %s in this notebook", k,
 			    id);
-			return -1;
+			return (-1);
 		}
 		json_object_array_add(picked, json_object_new_int64(
 		    (int64_t)i));
 	}
-	return 0;
+	return (0);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-interrupt-kernel.c: interrupt the notebook's kernel; the running
  * run and every queued one end as interrupted.
@@ -6,6 +7,10 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_interrupt_kernel_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_interrupt_kernel(struct worker_call *);
 
 static void
 tool_interrupt_kernel_done(struct worker_call *call, struct worker_room *room,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-list-kernels.c: the installed kernelspecs (no notebook needed).
  */
@@ -6,6 +7,10 @@
 #include <string.h>
 
 #include "worker.h"
+
+static void	tool_list_kernels_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_list_kernels(struct worker_call *);
 
 static void
 tool_list_kernels_done(struct worker_call *call, struct worker_room *room,

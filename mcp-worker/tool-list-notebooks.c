@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-list-notebooks.c: the daemon's rooms and this worker's handles.
  */
@@ -5,6 +6,10 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_list_notebooks_reply(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_list_notebooks(struct worker_call *);
 
 static void
 tool_list_notebooks_reply(void *arg, uint16_t type,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-move-cells.c: move cells (content, outputs and metadata kept) to
  * after a cell, the top or the bottom, in one atomic edit.
@@ -7,6 +8,10 @@
 #include <string.h>
 
 #include "worker.h"
+
+static void	tool_move_cells_done(struct worker_call *, struct worker_room *,
+		    const msgpack_object *);
+static void	tool_move_cells(struct worker_call *);
 
 static void
 tool_move_cells_done(struct worker_call *call, struct worker_room *room,

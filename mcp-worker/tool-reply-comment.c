@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-reply-comment.c: add a comment to an existing thread.
  */
@@ -13,6 +14,12 @@ struct tool_reply_comment {
 	const char		*author;
 };
 
+static int	tool_reply_comment_apply(struct json_object *,
+		    const struct worker_nb *, void *, char **, const char **);
+static void	tool_reply_comment_done(void *, struct json_object *,
+		    const char *, const char *);
+static void	tool_reply_comment(struct worker_call *);
+
 static int
 tool_reply_comment_apply(struct json_object *threads,
     const struct worker_nb *content, void *arg, char **msg, const char **code)
@@ -24,7 +31,7 @@ tool_reply_comment_apply(struct json_object *threads,
 		*code = "invalid_argument";
 		xasprintf(msg, "no comment thread %s in this notebook",
 		    st->thread_id);
-		return -1;
+		return (-1);
 	}
 	if (!json_object_object_get_ex(t, "comments", &cs) ||
 	    !json_object_is_type(cs, json_type_array)) {
@@ -32,7 +39,7 @@ tool_reply_comment_apply(struct json_object *threads,
 		json_object_object_add(t, "comments", cs);
 	}
 	json_object_array_add(cs, worker_comment_new(st->author, st->body));
-	return 0;
+	return (0);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-resolve-comment.c: mark a comment thread resolved (or reopen it).
  */
@@ -12,6 +13,12 @@ struct tool_resolve_comment {
 	int			 resolved;
 };
 
+static int	tool_resolve_comment_apply(struct json_object *,
+		    const struct worker_nb *, void *, char **, const char **);
+static void	tool_resolve_comment_done(void *, struct json_object *,
+		    const char *, const char *);
+static void	tool_resolve_comment(struct worker_call *);
+
 static int
 tool_resolve_comment_apply(struct json_object *threads,
     const struct worker_nb *content, void *arg, char **msg, const char **code)
@@ -23,11 +30,11 @@ tool_resolve_comment_apply(struct json_object *threads,
 		*code = "invalid_argument";
 		xasprintf(msg, "no comment thread %s in this notebook",
 		    st->thread_id);
-		return -1;
+		return (-1);
 	}
 	json_object_object_add(t, "resolved",
 	    json_object_new_boolean(st->resolved));
-	return 0;
+	return (0);
 }
 
 static void

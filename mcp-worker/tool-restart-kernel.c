@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-restart-kernel.c: restart the notebook's kernel and wait until it
  * is ready again (the daemon bounds the wait); runs end as interrupted.
@@ -6,6 +7,10 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_restart_kernel_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_restart_kernel(struct worker_call *);
 
 static void
 tool_restart_kernel_done(struct worker_call *call, struct worker_room *room,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-run-cells.c: queue an ordered run of cells and wait up to
  * wait_secs for it; the run goes on after the wait, get_results follows
@@ -18,6 +19,15 @@ struct tool_run_cells {
 	int64_t			 start_ms;
 	int			 waited;
 };
+
+static void	tool_run_cells_free(struct tool_run_cells *);
+static void	tool_run_cells_state(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	tool_run_cells_submit(struct tool_run_cells *,
+		    struct json_object *);
+static void	tool_run_cells_content(void *, struct worker_nb *, const char *,
+		    const char *);
+static void	tool_run_cells(struct worker_call *);
 
 static void
 tool_run_cells_free(struct tool_run_cells *st)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-save-notebook.c: write the notebook as nbformat 4.5 (atomically,
  * in the daemon); with path, save-as.
@@ -6,6 +7,10 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_save_notebook_saved(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_save_notebook(struct worker_call *);
 
 static void
 tool_save_notebook_saved(void *arg, uint16_t type,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-search-cells.c: find text in a notebook, literal or POSIX extended
  * regex, in sources and/or text outputs (ANSI stripped).  Every match is
@@ -28,6 +29,20 @@ struct tool_search_cells {
 	int		 total;
 };
 
+static int	tool_search_cells_column(const char *, size_t);
+static const char	*tool_search_cells_find(struct tool_search_cells *,
+		    const char *, size_t, size_t, size_t *);
+static void	tool_search_cells_match(struct tool_search_cells *,
+		    const char *, int, const char *, int, int, const char *,
+		    size_t, size_t, size_t);
+static void	tool_search_cells_text(struct tool_search_cells *, const char *,
+		    int, const char *, int, const char *, size_t);
+static void	tool_search_cells_outputs(struct tool_search_cells *,
+		    const char *, int, struct json_object *);
+static void	tool_search_cells_done(struct worker_call *,
+		    struct worker_room *, struct worker_nb *);
+static void	tool_search_cells(struct worker_call *);
+
 /* Characters (not bytes) before offset off. */
 static int
 tool_search_cells_column(const char *s, size_t off)
@@ -39,7 +54,7 @@ tool_search_cells_column(const char *s, size_t off)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			col++;
 	}
-	return col;
+	return (col);
 }
 
 static const char *
@@ -50,11 +65,11 @@ tool_search_cells_find(struct tool_search_cells *st, const char *line,
 	size_t		 i, k;
 
 	if (st->qlen > len || from > len - st->qlen)
-		return NULL;
+		return (NULL);
 	if (!st->icase) {
 		p = memmem(line + from, len - from, st->query, st->qlen);
 		*mlen = st->qlen;
-		return p;
+		return (p);
 	}
 	for (i = from; i + st->qlen <= len; i++) {
 		for (k = 0; k < st->qlen; k++) {
@@ -64,10 +79,10 @@ tool_search_cells_find(struct tool_search_cells *st, const char *line,
 		}
 		if (k == st->qlen) {
 			*mlen = st->qlen;
-			return line + i;
+			return (line + i);
 		}
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tool-select-kernel.c: replace the notebook's kernel by one of another
  * kernelspec.
@@ -6,6 +7,10 @@
 #include <stdlib.h>
 
 #include "worker.h"
+
+static void	tool_select_kernel_done(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
+static void	tool_select_kernel(struct worker_call *);
 
 static void
 tool_select_kernel_done(struct worker_call *call, struct worker_room *room,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-args.c: tool argument checks.  Pure functions: each returns 0,
  * or -1 with a message (caller frees) that tells the agent what to send.
@@ -10,6 +11,10 @@
 #include <unistd.h>
 
 #include "worker.h"
+
+static struct json_object	*worker_args_get(struct json_object *,
+		    const char *);
+static int	worker_args_utf8_valid(const unsigned char *, size_t);
 
 int
 worker_args_check(struct json_object *args, const char *const allowed[],
@@ -40,9 +45,9 @@ worker_args_check(struct json_object *args, const char *const allowed[],
 		xasprintf(msg, "unknown argument '%s'; allowed: %s", key,
 		    list ? list : "none");
 		free(list);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 static struct json_object *
@@ -52,8 +57,8 @@ worker_args_get(struct json_object *args, const char *key)
 
 	if (!json_object_object_get_ex(args, key, &v) ||
 	    json_object_is_type(v, json_type_null))
-		return NULL;
-	return v;
+		return (NULL);
+	return (v);
 }
 
 int
@@ -65,16 +70,16 @@ worker_args_string(struct json_object *args, const char *key, int required,
 	*out = NULL;
 	if ((v = worker_args_get(args, key)) == NULL) {
 		if (!required)
-			return 0;
+			return (0);
 		xasprintf(msg, "'%s' is required", key);
-		return -1;
+		return (-1);
 	}
 	if (!json_object_is_type(v, json_type_string)) {
 		xasprintf(msg, "'%s' must be a string", key);
-		return -1;
+		return (-1);
 	}
 	*out = json_object_get_string(v);
-	return 0;
+	return (0);
 }
 
 /* Seconds 0..PROTO_WAIT_MAX_MS / 1000, never clamped; result in ms. */
@@ -89,7 +94,7 @@ worker_args_secs(struct json_object *args, const char *key, int def,
 
 	*out_ms = def * 1000;
 	if ((v = worker_args_get(args, key)) == NULL)
-		return 0;
+		return (0);
 	if (json_object_is_type(v, json_type_int))
 		d = (double)json_object_get_int64(v);
 	else if (json_object_is_type(v, json_type_double))
@@ -106,11 +111,11 @@ worker_args_secs(struct json_object *args, const char *key, int def,
 	if (!isfinite(d) || d < 0 || d > PROTO_WAIT_MAX_MS / 1000)
 		goto bad;
 	*out_ms = (int)(d * 1000);
-	return 0;
+	return (0);
 bad:
 	xasprintf(msg, "'%s' must be a number of seconds from 0 to %d", key,
 	    PROTO_WAIT_MAX_MS / 1000);
-	return -1;
+	return (-1);
 }
 
 /* Booleans, also as "true"/"false" (some clients send strings). */
@@ -123,20 +128,20 @@ worker_args_bool(struct json_object *args, const char *key, int def,
 
 	*out = def;
 	if ((v = worker_args_get(args, key)) == NULL)
-		return 0;
+		return (0);
 	if (json_object_is_type(v, json_type_boolean)) {
 		*out = json_object_get_boolean(v);
-		return 0;
+		return (0);
 	}
 	if (json_object_is_type(v, json_type_string)) {
 		s = json_object_get_string(v);
 		if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
 			*out = (strcmp(s, "true") == 0);
-			return 0;
+			return (0);
 		}
 	}
 	xasprintf(msg, "'%s' must be true or false", key);
-	return -1;
+	return (-1);
 }
 
 int
@@ -148,18 +153,18 @@ worker_args_uint(struct json_object *args, const char *key, int def,
 
 	*out = def;
 	if ((v = worker_args_get(args, key)) == NULL)
-		return 0;
+		return (0);
 	if (!json_object_is_type(v, json_type_int))
 		goto bad;
 	n = json_object_get_int64(v);
 	if (n < min || n > max)
 		goto bad;
 	*out = (int)n;
-	return 0;
+	return (0);
 bad:
 	xasprintf(msg, "'%s' must be an integer from %d to %d", key, min,
 	    max);
-	return -1;
+	return (-1);
 }
 
 /* Well-formed UTF-8: no overlongs, no encoded surrogates, <= U+10FFFF. */
@@ -184,20 +189,20 @@ worker_args_utf8_valid(const unsigned char *s, size_t len)
 			n = 3;
 			cp = s[i] & 0x07;
 		} else
-			return 0;
+			return (0);
 		if (len - i <= n)
-			return 0;
+			return (0);
 		for (k = 1; k <= n; k++) {
 			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
+				return (0);
 			cp = (cp << 6) | (s[i + k] & 0x3f);
 		}
 		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
 		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return 0;
+			return (0);
 		i += n + 1;
 	}
-	return 1;
+	return (1);
 }
 
 /* Every string and key in a JSON value is well-formed UTF-8. */
@@ -210,16 +215,16 @@ worker_args_utf8_ok(struct json_object *v)
 
 	switch (json_object_get_type(v)) {
 	case json_type_string:
-		return worker_args_utf8_valid((const unsigned char *)
+		return (worker_args_utf8_valid((const unsigned char *)
 		    json_object_get_string(v),
-		    (size_t)json_object_get_string_len(v));
+		    (size_t)json_object_get_string_len(v)));
 	case json_type_array:
 		for (i = 0; i < json_object_array_length(v); i++) {
 			if (!worker_args_utf8_ok(
 			    json_object_array_get_idx(v, i)))
-				return 0;
+				return (0);
 		}
-		return 1;
+		return (1);
 	case json_type_object:
 		it = json_object_iter_begin(v);
 		end = json_object_iter_end(v);
@@ -230,11 +235,11 @@ worker_args_utf8_ok(struct json_object *v)
 			    (const unsigned char *)key, strlen(key)) ||
 			    !worker_args_utf8_ok(
 			    json_object_iter_peek_value(&it)))
-				return 0;
+				return (0);
 		}
-		return 1;
+		return (1);
 	default:
-		return 1;
+		return (1);
 	}
 }
 
@@ -256,31 +261,31 @@ worker_args_cellref(struct json_object *ref, struct json_object *cells,
 	if (json_object_is_type(ref, json_type_string)) {
 		if (json_object_get_string_len(ref) == 0) {
 			xasprintf(msg, "a cell_id must not be empty");
-			return -1;
+			return (-1);
 		}
 		*out = json_object_get_string(ref);
-		return 0;
+		return (0);
 	}
 	if (!json_object_is_type(ref, json_type_int)) {
 		xasprintf(msg, "a cell reference is a cell_id string or a "
 		    "zero-based index");
-		return -1;
+		return (-1);
 	}
 	n = json_object_get_int64(ref);
 	count = cells != NULL ? json_object_array_length(cells) : 0;
 	if (n < 0 || (uint64_t)n >= count) {
 		xasprintf(msg, "cell index %lld is out of range (%zu cells)",
 		    (long long)n, count);
-		return -2;
+		return (-2);
 	}
 	cell = json_object_array_get_idx(cells, (size_t)n);
 	if (!json_object_object_get_ex(cell, "cell_id", &id) ||
 	    !json_object_is_type(id, json_type_string)) {
 		xasprintf(msg, "cell %lld has no cell_id", (long long)n);
-		return -2;
+		return (-2);
 	}
 	*out = json_object_get_string(id);
-	return 0;
+	return (0);
 }
 
 /* A path as the daemon must see it: absolute, from our cwd.  Caller frees. */
@@ -290,10 +295,10 @@ worker_args_path(const char *path)
 	char	*cwd, *out;
 
 	if (*path == '/')
-		return xstrdup(path);
+		return (xstrdup(path));
 	if ((cwd = getcwd(NULL, 0)) == NULL)
-		return xstrdup(path);
+		return (xstrdup(path));
 	xasprintf(&out, "%s/%s", cwd, path);
 	free(cwd);
-	return out;
+	return (out);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-attach.c: the notebook handles this worker issued.  A handle is
  * opaque and unguessable ("nbh_" + session tag + 128 random bits); it
@@ -36,6 +37,15 @@ static struct worker_attach_head worker_attach_all =
 static u_int	 worker_attach_n;
 static uint32_t	 worker_attach_tagv;
 static uint32_t	 worker_attach_get_tag(void);
+static void	worker_attach_random(void *, size_t);
+static void	worker_attach_mint(char *);
+static void	worker_attach_remove(struct worker_handle *);
+static void	worker_attach_remember(const char *);
+static int	worker_attach_was_released(const char *);
+static struct worker_handle	*worker_attach_by_handle(const char *,
+		    const char **, char **);
+static struct worker_handle	*worker_attach_by_id(const char *, int *,
+		    const char **, char **);
 static int	 worker_attach_tag_set;
 
 /* Released handle ids, oldest first, so they answer attachment_expired. */
@@ -70,7 +80,7 @@ worker_attach_set_tag(uint32_t tag)
 uint32_t
 worker_attach_tag(void)
 {
-	return worker_attach_get_tag();
+	return (worker_attach_get_tag());
 }
 
 static uint32_t
@@ -81,7 +91,7 @@ worker_attach_get_tag(void)
 		    sizeof worker_attach_tagv);
 		worker_attach_tag_set = 1;
 	}
-	return worker_attach_tagv;
+	return (worker_attach_tagv);
 }
 
 static void
@@ -105,13 +115,13 @@ worker_attach_reserve(void)
 	struct worker_handle	*h;
 
 	if (worker_attach_n >= WORKER_MAX_ATTACH)
-		return NULL;
+		return (NULL);
 	h = xcalloc(1, sizeof *h);
 	worker_attach_mint(h->id);
 	h->pending = 1;
 	TAILQ_INSERT_TAIL(&worker_attach_all, h, entry);
 	worker_attach_n++;
-	return h;
+	return (h);
 }
 
 void
@@ -179,9 +189,9 @@ worker_attach_find(const char *id)
 
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (!h->pending && strcmp(h->id, id) == 0)
-			return h;
+			return (h);
 	}
-	return NULL;
+	return (NULL);
 }
 
 void
@@ -255,31 +265,31 @@ worker_attach_unavailable(struct worker_handle *only)
 		worker_resource_handle_ended(h->id, "attachmentUnavailable");
 		n++;
 	}
-	return n;
+	return (n);
 }
 
 u_int
 worker_attach_count(void)
 {
-	return worker_attach_n;
+	return (worker_attach_n);
 }
 
 const char *
 worker_attach_id(struct worker_handle *h)
 {
-	return h->id;
+	return (h->id);
 }
 
 const char *
 worker_attach_notebook_id(struct worker_handle *h)
 {
-	return h->notebook_id;
+	return (h->notebook_id);
 }
 
 struct worker_room *
 worker_attach_room(struct worker_handle *h)
 {
-	return h->room;
+	return (h->room);
 }
 
 static int
@@ -289,9 +299,9 @@ worker_attach_was_released(const char *id)
 
 	for (i = 0; i < worker_attach_nreleased; i++) {
 		if (strcmp(worker_attach_released[i], id) == 0)
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 static struct worker_handle *
@@ -312,9 +322,9 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 			    "longer reachable; release it with "
 			    "disconnect_notebook and call connect_notebook "
 			    "again");
-			return NULL;
+			return (NULL);
 		}
-		return h;
+		return (h);
 	}
 	snprintf(prefix, sizeof prefix, "%s%08x", WORKER_HANDLE_PREFIX,
 	    worker_attach_get_tag());
@@ -333,7 +343,7 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 		    "notebook_handle returned by connect_notebook or "
 		    "create_notebook");
 	}
-	return NULL;
+	return (NULL);
 }
 
 /*
@@ -354,7 +364,7 @@ worker_attach_by_id(const char *value, int *minted, const char **code,
 		    !worker_room_alive(h->room)))
 			continue;
 		if (h->owner)
-			return h;
+			return (h);
 		if (any == NULL)
 			any = h;
 	}
@@ -363,18 +373,18 @@ worker_attach_by_id(const char *value, int *minted, const char **code,
 		xasprintf(msg, "notebook %s is not attached in this session; "
 		    "call connect_notebook with its notebook_id or path first",
 		    value);
-		return NULL;
+		return (NULL);
 	}
 	if ((h = worker_attach_reserve()) == NULL) {
 		*code = "attachment_limit";
 		xasprintf(msg, "%d notebook handles are in use; release some "
 		    "with disconnect_notebook", WORKER_MAX_ATTACH);
-		return NULL;
+		return (NULL);
 	}
 	h->owner = 1;
 	worker_attach_commit(h, any->room, value);
 	*minted = 1;
-	return h;
+	return (h);
 }
 
 /* Resolve a parsed target to a live handle, or a code and message. */
@@ -384,8 +394,8 @@ worker_attach_resolve(const struct worker_target *t, int *minted,
 {
 	*minted = 0;
 	if (t->kind == WORKER_TARGET_HANDLE)
-		return worker_attach_by_handle(t->value, code, msg);
-	return worker_attach_by_id(t->value, minted, code, msg);
+		return (worker_attach_by_handle(t->value, code, msg));
+	return (worker_attach_by_id(t->value, minted, code, msg));
 }
 
 /* The attachments part of list_notebooks. */
@@ -409,7 +419,7 @@ worker_attach_list(void)
 		    worker_room_alive(h->room))));
 		json_object_array_add(a, o);
 	}
-	return a;
+	return (a);
 }
 
 /* Forget everything (tests). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-blob.c: output values the daemon keeps in its blob store arrive
  * as {"runtimed_blob": sha256, "size": bytes}.  Results report them as
@@ -27,6 +28,10 @@ struct worker_blob {
 	void			*arg;
 };
 
+static void	worker_blob_collect(struct worker_blob *, struct json_object *);
+static void	worker_blob_got(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+
 /* Is v a blob reference?  Sets sha and size. */
 int
 worker_blob_is_ref(struct json_object *v, const char **sha, int64_t *size)
@@ -36,10 +41,10 @@ worker_blob_is_ref(struct json_object *v, const char **sha, int64_t *size)
 	if (v == NULL || !json_object_is_type(v, json_type_object) ||
 	    !json_object_object_get_ex(v, "runtimed_blob", &s) ||
 	    !json_object_is_type(s, json_type_string))
-		return 0;
+		return (0);
 	*sha = json_object_get_string(s);
 	*size = json_object_get_int64(json_object_object_get(v, "size"));
-	return 1;
+	return (1);
 }
 
 static void

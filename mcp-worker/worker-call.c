@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-call.c: one tools/call in flight, from arguments to the result
  * (or the typed failure) the client sees.
@@ -37,6 +38,19 @@ static u_int			worker_call_n;
 static struct worker_call_head	worker_call_all =
     TAILQ_HEAD_INITIALIZER(worker_call_all);
 
+static void	worker_call_free(struct worker_call *);
+static struct json_object	*worker_call_text_block(const char *);
+static const char	*worker_call_hint(const char *);
+static struct json_object	*worker_call_too_large(struct worker_call *,
+		    struct json_object *, size_t);
+static void	worker_call_send(struct worker_call *, struct json_object *);
+static void	worker_call_progress_cb(evutil_socket_t, short, void *);
+static void	worker_call_room_done(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_call_room_got(void *, struct worker_nb *, const char *,
+		    const char *);
+static void	worker_call_set_target(struct worker_call *, const char *);
+
 /* A call in flight; meta is the request's _meta (borrowed, may be NULL). */
 struct worker_call *
 worker_call_create(struct json_object *id, const struct tool_entry *tool,
@@ -60,13 +74,13 @@ worker_call_create(struct json_object *id, const struct tool_entry *tool,
 		call->stateless = 1;
 	TAILQ_INSERT_TAIL(&worker_call_all, call, entry);
 	worker_call_n++;
-	return call;
+	return (call);
 }
 
 u_int
 worker_call_inflight(void)
 {
-	return worker_call_n;
+	return (worker_call_n);
 }
 
 static void
@@ -119,23 +133,17 @@ worker_call_on_cancel(struct worker_call *call, worker_call_cancel_cb cb,
 int
 worker_call_cancelled(struct worker_call *call)
 {
-	return call->cancelled;
+	return (call->cancelled);
 }
 
 struct json_object *
 worker_call_args(struct worker_call *call)
 {
-	return call->args;
-}
-
-const char *
-worker_call_tool(struct worker_call *call)
-{
-	return call->tool->name;
+	return (call->args);
 }
 
 /* An ID target minted an address owner: results name it. */
-void
+static void
 worker_call_set_target(struct worker_call *call, const char *handle)
 {
 	free(call->owner);
@@ -157,7 +165,7 @@ worker_call_text_block(const char *text)
 	b = json_object_new_object();
 	json_object_object_add(b, "type", json_object_new_string("text"));
 	json_object_object_add(b, "text", json_object_new_string(text));
-	return b;
+	return (b);
 }
 
 /* How to ask each tool for less when its result is over the cap. */
@@ -181,9 +189,9 @@ worker_call_hint(const char *tool)
 	for (i = 0; i < sizeof worker_call_hints /
 	    sizeof worker_call_hints[0]; i++) {
 		if (strcmp(worker_call_hints[i].tool, tool) == 0)
-			return worker_call_hints[i].hint;
+			return (worker_call_hints[i].hint);
 	}
-	return "ask for fewer cells or less output";
+	return ("ask for fewer cells or less output");
 }
 
 /*
@@ -216,7 +224,7 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 		    json_object_new_int64(PROTO_MCP_REPLY_CAP));
 		free(msg);
 		json_object_put(res);
-		return out;
+		return (out);
 	}
 	small = json_object_new_object();
 	if ((sc = json_object_object_get(res, "structuredContent")) != NULL &&
@@ -250,7 +258,7 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 	free(text);
 	free(msg);
 	json_object_put(res);
-	return out;
+	return (out);
 }
 
 /* Answer the call with res (or, if too large, one that fits); takes res. */
@@ -344,16 +352,16 @@ worker_call_check(struct worker_call *call, const char *const allowed[])
 			worker_call_error(call, "invalid_notebook_target",
 			    "%s", msg);
 			free(msg);
-			return -1;
+			return (-1);
 		}
 		call->has_target = 1;
 	}
 	if (worker_args_check(call->args, allowed, &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /* Resolve the checked target to a live handle, or answer the failure. */
@@ -368,17 +376,17 @@ worker_call_target(struct worker_call *call)
 	if (!call->has_target) {
 		worker_call_error(call, "invalid_notebook_target",
 		    "give notebook_handle or notebook_id");
-		return NULL;
+		return (NULL);
 	}
 	h = worker_attach_resolve(&call->target, &minted, &code, &msg);
 	if (h == NULL) {
 		worker_call_error(call, code, "%s", msg);
 		free(msg);
-		return NULL;
+		return (NULL);
 	}
 	if (minted || call->target.kind == WORKER_TARGET_ID)
 		worker_call_set_target(call, worker_attach_id(h));
-	return h;
+	return (h);
 }
 
 static const struct timeval worker_call_second = { 1, 0 };
@@ -409,12 +417,12 @@ int
 worker_call_wait_acquire(struct worker_call *call)
 {
 	if (call->waiting)
-		return 0;
+		return (0);
 	if (worker_call_waits >= WORKER_WAIT_PERMITS) {
 		worker_call_error(call, "busy", "%d waits are already in "
 		    "progress; retry later or pass a shorter wait",
 		    WORKER_WAIT_PERMITS);
-		return -1;
+		return (-1);
 	}
 	worker_call_waits++;
 	call->waiting = 1;
@@ -425,7 +433,7 @@ worker_call_wait_acquire(struct worker_call *call)
 		    EV_PERSIST, worker_call_progress_cb, call);
 		event_add(call->progress_ev, &worker_call_second);
 	}
-	return 0;
+	return (0);
 }
 
 void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-comment.c: comment threads, kept in the notebook's metadata
  * under runtimed.comments so they travel with the .ipynb:
@@ -32,6 +33,12 @@ struct worker_comment {
 };
 
 static void	worker_comment_read(struct worker_comment *);
+static void	worker_comment_finish(struct worker_comment *,
+		    struct json_object *, const char *, const char *);
+static void	worker_comment_written(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_comment_content(void *, struct worker_nb *, const char *,
+		    const char *);
 
 /* The thread list of notebook metadata (borrowed), or NULL. */
 struct json_object *
@@ -44,8 +51,8 @@ worker_comment_threads(struct json_object *metadata)
 	    !json_object_is_type(rt, json_type_object) ||
 	    !json_object_object_get_ex(rt, "comments", &c) ||
 	    !json_object_is_type(c, json_type_array))
-		return NULL;
-	return c;
+		return (NULL);
+	return (c);
 }
 
 static void
@@ -169,7 +176,7 @@ worker_comment_id(const char *prefix)
 		fatal("getrandom");
 	xasprintf(&s, "%s%02x%02x%02x%02x%02x%02x", prefix, rnd[0], rnd[1],
 	    rnd[2], rnd[3], rnd[4], rnd[5]);
-	return s;
+	return (s);
 }
 
 /* The thread with this id in threads (borrowed), or NULL. */
@@ -186,9 +193,9 @@ worker_comment_find(struct json_object *threads, const char *id)
 		tid = json_object_get_string(json_object_object_get(t,
 		    "thread_id"));
 		if (tid != NULL && strcmp(tid, id) == 0)
-			return t;
+			return (t);
 	}
-	return NULL;
+	return (NULL);
 }
 
 /* One comment; takes nothing.  Caller puts. */
@@ -211,7 +218,7 @@ worker_comment_new(const char *author, const char *body)
 	json_object_object_add(c, "body", json_object_new_string(body));
 	json_object_object_add(c, "created_at", json_object_new_string(ts));
 	free(id);
-	return c;
+	return (c);
 }
 
 /* A thread as the model reads it. */

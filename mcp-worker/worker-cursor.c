@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-cursor.c: observation cursors.  A cursor names a point in one
  * room's change log under one daemon incarnation:
@@ -16,6 +17,8 @@
 #include <string.h>
 
 #include "worker.h"
+
+static uint64_t	worker_cursor_hash(uint32_t, const char *, int64_t, int64_t);
 
 static uint64_t
 worker_cursor_hash(uint32_t tag, const char *notebook_id, int64_t inc,
@@ -40,7 +43,7 @@ worker_cursor_hash(uint32_t tag, const char *notebook_id, int64_t inc,
 		}
 		h ^= h >> 29;
 	}
-	return h;
+	return (h);
 }
 
 /* Caller frees. */
@@ -52,7 +55,7 @@ worker_cursor_make(uint32_t tag, const char *notebook_id, int64_t inc,
 
 	xasprintf(&s, "c1.%lld.%lld.%016" PRIx64, (long long)inc,
 	    (long long)seq, worker_cursor_hash(tag, notebook_id, inc, seq));
-	return s;
+	return (s);
 }
 
 /*
@@ -68,14 +71,14 @@ worker_cursor_parse(uint32_t tag, const char *notebook_id, int64_t inc,
 	int			 n = 0;
 
 	if (strlen(cursor) > 80 || strncmp(cursor, "c1.", 3) != 0)
-		return -1;
+		return (-1);
 	if (sscanf(cursor, "c1.%lld.%lld.%16llx%n", &c_inc, &c_seq, &check,
 	    &n) != 3 || cursor[n] != '\0' || c_seq < 0 || c_inc < 0 ||
 	    strlen(strrchr(cursor, '.') + 1) != 16)
-		return -1;
+		return (-1);
 	if ((uint64_t)check != worker_cursor_hash(tag, notebook_id, c_inc,
 	    c_seq))
-		return -1;
+		return (-1);
 	*seq = c_seq;
-	return c_inc == inc ? 0 : 1;
+	return (c_inc == inc ? 0 : 1);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-daemon.c: connections to runtimed.  Each one connects (starting
  * the daemon when nobody listens), says HELLO, then carries requests
@@ -75,6 +76,22 @@ static void	worker_daemon_connected(struct worker_dconn *, int);
 static void	worker_daemon_die(struct worker_dconn *, const char *,
 		    const char *);
 static void	worker_daemon_free_cb(evutil_socket_t, short, void *);
+static void	worker_daemon_later_cb(evutil_socket_t, short, void *);
+static void	worker_daemon_req_free(struct worker_dreq *);
+static void	worker_daemon_fail_all(struct worker_dconn *, const char *,
+		    const char *);
+static void	worker_daemon_send(struct worker_dconn *, struct worker_dreq *);
+static void	worker_daemon_hello_reply(struct worker_dconn *,
+		    const struct proto_header *, const msgpack_object *);
+static void	worker_daemon_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+static int	worker_daemon_try(struct worker_dconn *, char **);
+static void	worker_daemon_start_finish(void);
+static void	worker_daemon_start_tick(evutil_socket_t, short, void *);
+static void	worker_daemon_autostart(struct worker_dconn *);
+static struct worker_dconn	*worker_daemon_new(const char *, int);
+static void	worker_daemon_pack_json(msgpack_packer *, const void *);
 
 void
 worker_daemon_init(struct event_base *base)
@@ -368,7 +385,7 @@ worker_daemon_try(struct worker_dconn *dc, char **cause)
 out:
 	free(tmp);
 	free(path);
-	return r;
+	return (r);
 }
 
 static void
@@ -510,21 +527,21 @@ worker_daemon_new(const char *name, int probe)
 		worker_daemon_die(dc, "notebook_unavailable", cause);
 		free(cause);
 	}
-	return dc;
+	return (dc);
 }
 
 /* A new connection; requests may be made at once. */
 struct worker_dconn *
 worker_daemon_open(const char *name)
 {
-	return worker_daemon_new(name, 0);
+	return (worker_daemon_new(name, 0));
 }
 
 /* A connection that never starts the daemon (the incarnation watch). */
 struct worker_dconn *
 worker_daemon_probe(const char *name)
 {
-	return worker_daemon_new(name, 1);
+	return (worker_daemon_new(name, 1));
 }
 
 void
@@ -587,7 +604,7 @@ worker_daemon_doc(struct json_object *json)
 	d.obj = NULL;
 	d.pack = worker_daemon_pack_json;
 	d.arg = json;
-	return d;
+	return (d);
 }
 
 /* Close a connection on purpose; pending requests fail with code. */
@@ -614,13 +631,13 @@ worker_daemon_free_cb(evutil_socket_t fd, short events, void *arg)
 int
 worker_daemon_alive(struct worker_dconn *dc)
 {
-	return dc->state != WORKER_DCONN_DEAD;
+	return (dc->state != WORKER_DCONN_DEAD);
 }
 
 const struct proto_incarnation *
 worker_daemon_incarnation(struct worker_dconn *dc)
 {
-	return &dc->inc;
+	return (&dc->inc);
 }
 
 /* The room-less connection for list and status, made on first use. */
@@ -630,7 +647,7 @@ worker_daemon_control(void)
 	if (worker_daemon_ctl == NULL ||
 	    !worker_daemon_alive(worker_daemon_ctl))
 		worker_daemon_ctl = worker_daemon_open("control");
-	return worker_daemon_ctl;
+	return (worker_daemon_ctl);
 }
 
 /*

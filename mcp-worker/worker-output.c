@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-output.c: the shapes every tool returns for cells, outputs and
  * runs.  Two channels: compact text for the model (output text, ANSI
@@ -10,6 +11,29 @@
 #include <string.h>
 
 #include "worker.h"
+
+static char	*worker_output_join(struct json_object *, size_t *);
+static size_t	worker_output_fit(const char *, size_t, size_t);
+static void	worker_output_charge(struct worker_budget *, size_t *, size_t);
+static struct json_object	*worker_output_text(struct json_object *,
+		    struct worker_budget *, size_t *, struct evbuffer *, int *);
+static void	worker_output_image(struct worker_call *,
+		    struct worker_budget *, const char *, struct json_object *,
+		    struct evbuffer *);
+static int	worker_output_is_image(const char *);
+static struct json_object	*worker_output_bundle(struct json_object *,
+		    struct worker_budget *, size_t *, struct evbuffer *, int *,
+		    struct worker_call *);
+static const char	*worker_output_str(struct json_object *, const char *,
+		    const char *);
+static void	worker_output_warnings(struct json_object *,
+		    struct json_object *, struct evbuffer *);
+static void	worker_output_union(struct json_object *, struct json_object *,
+		    int *);
+static int	worker_output_known_type(const char *);
+static struct json_object	*worker_output_summaries(struct json_object *,
+		    struct evbuffer *);
+static struct json_object	*worker_output_resources(const char *);
 
 void
 worker_budget_init(struct worker_budget *b, int full)
@@ -64,7 +88,7 @@ worker_output_strip_ansi(const char *s, size_t len, size_t *outlen)
 	out[o] = '\0';
 	if (outlen != NULL)
 		*outlen = o;
-	return out;
+	return (out);
 }
 
 /* nbformat multiline text: a string or a list of strings.  Caller frees. */
@@ -78,14 +102,14 @@ worker_output_join(struct json_object *v, size_t *len)
 
 	if (v == NULL) {
 		*len = 0;
-		return xstrdup("");
+		return (xstrdup(""));
 	}
 	if (json_object_is_type(v, json_type_string)) {
 		*len = (size_t)json_object_get_string_len(v);
 		s = xmalloc(*len + 1);
 		memcpy(s, json_object_get_string(v), *len);
 		s[*len] = '\0';
-		return s;
+		return (s);
 	}
 	b = evbuffer_new();
 	if (json_object_is_type(v, json_type_array)) {
@@ -101,7 +125,7 @@ worker_output_join(struct json_object *v, size_t *len)
 	evbuffer_remove(b, s, *len);
 	s[*len] = '\0';
 	evbuffer_free(b);
-	return s;
+	return (s);
 }
 
 /* How much of len bytes fits in left, cut on a UTF-8 boundary. */
@@ -111,11 +135,11 @@ worker_output_fit(const char *s, size_t len, size_t left)
 	size_t	n;
 
 	if (len <= left)
-		return len;
+		return (len);
 	n = left;
 	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 		n--;
-	return n;
+	return (n);
 }
 
 /* Charge n bytes to the cell and the result. */
@@ -144,7 +168,7 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 			evbuffer_add_printf(text, "[%lld bytes omitted (blob "
 			    "%.12s); full_output=true fetches them]\n",
 			    (long long)size, sha);
-		return json_object_get(v);
+		return (json_object_get(v));
 	}
 	s = worker_output_join(v, &len);
 	n = b->full ? len : worker_output_fit(s, len, *cell_left);
@@ -164,7 +188,7 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 		free(clean);
 	}
 	free(s);
-	return out;
+	return (out);
 }
 
 /* An image as MCP image content, within the per-result limits. */
@@ -203,8 +227,8 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 static int
 worker_output_is_image(const char *mime)
 {
-	return strcmp(mime, "image/png") == 0 ||
-	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0;
+	return (strcmp(mime, "image/png") == 0 ||
+	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0);
 }
 
 /* A display_data / execute_result mime bundle. */
@@ -222,7 +246,7 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 
 	out = json_object_new_object();
 	if (data == NULL || !json_object_is_type(data, json_type_object))
-		return out;
+		return (out);
 	json_object_object_get_ex(data, "text/plain", &plain);
 	if (plain != NULL)
 		json_object_object_add(out, "text/plain", worker_output_text(
@@ -291,7 +315,7 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 			fallback = mime;
 		}
 	}
-	return out;
+	return (out);
 }
 
 /*
@@ -310,7 +334,7 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	arr = json_object_new_array();
 	*truncated = 0;
 	if (outputs == NULL || !json_object_is_type(outputs, json_type_array))
-		return arr;
+		return (arr);
 	cell_left = b->cell_cap < b->result_left ? b->cell_cap :
 	    b->result_left;
 	n = json_object_array_length(outputs);
@@ -378,7 +402,7 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	if (dropped > 0)
 		evbuffer_add_printf(text, "[... %zu more outputs truncated]\n",
 		    dropped);
-	return arr;
+	return (arr);
 }
 
 /* A cell's source as one string (joined in place if it was a list). */
@@ -391,7 +415,7 @@ worker_output_source(struct json_object *cell, size_t *len)
 
 	if (!json_object_object_get_ex(cell, "source", &v) || v == NULL) {
 		*len = 0;
-		return "";
+		return ("");
 	}
 	if (!json_object_is_type(v, json_type_string)) {
 		s = worker_output_join(v, &l);
@@ -401,7 +425,7 @@ worker_output_source(struct json_object *cell, size_t *len)
 		v = json_object_object_get(cell, "source");
 	}
 	*len = (size_t)json_object_get_string_len(v);
-	return json_object_get_string(v);
+	return (json_object_get_string(v));
 }
 
 /* The first line of a source, at most max bytes. */
@@ -428,8 +452,8 @@ worker_output_terminal(const char *status)
 
 	if (status == NULL ||
 	    proto_run_status_parse(status, strlen(status), &st) != 0)
-		return 0;
-	return proto_run_status_ended(st);
+		return (0);
+	return (proto_run_status_ended(st));
 }
 
 static const char *
@@ -439,8 +463,8 @@ worker_output_str(struct json_object *o, const char *key, const char *def)
 
 	if (!json_object_object_get_ex(o, key, &v) ||
 	    !json_object_is_type(v, json_type_string))
-		return def;
-	return json_object_get_string(v);
+		return (def);
+	return (json_object_get_string(v));
 }
 
 /*
@@ -504,11 +528,11 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	if (!worker_output_terminal(status))
 		evbuffer_add_printf(text, "(still %s: call get_results with "
 		    "this execution_id and timeout_secs to wait)\n", status);
-	return sc;
+	return (sc);
 }
 
 /* Is this a cell_type runtimed runs and edits (not a newer format's)? */
-int
+static int
 worker_output_known_type(const char *type)
 {
 	return (strcmp(type, "code") == 0 || strcmp(type, "markdown") == 0 ||
@@ -546,7 +570,7 @@ worker_output_warnings(struct json_object *w, struct json_object *sc,
 }
 
 /* Cell summaries for connect/create: cell_id, type, count, preview. */
-struct json_object *
+static struct json_object *
 worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 {
 	struct json_object	*arr, *cell, *c, *ec, *outs;
@@ -603,11 +627,11 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 		free(p);
 		json_object_array_add(arr, c);
 	}
-	return arr;
+	return (arr);
 }
 
 /* The resource URIs of a handle (handles need no percent-encoding). */
-struct json_object *
+static struct json_object *
 worker_output_resources(const char *handle)
 {
 	struct json_object	*arr;
@@ -624,7 +648,7 @@ worker_output_resources(const char *handle)
 	json_object_array_add(arr, json_object_new_string(uri));
 	free(uri);
 	free(enc);
-	return arr;
+	return (arr);
 }
 
 /* The text gathered in b as a string; frees b.  Caller frees. */
@@ -642,7 +666,7 @@ worker_output_take(struct evbuffer *b)
 	/* No trailing newline in a content block. */
 	while (len > 0 && s[len - 1] == '\n')
 		s[--len] = '\0';
-	return s;
+	return (s);
 }
 
 /* The kernel {name, state} of a room summary (ROOM_LIST), copied. */
@@ -657,7 +681,7 @@ worker_output_kernel(struct json_object *reply)
 	    worker_output_str(k, "name", "")));
 	json_object_object_add(out, "state", json_object_new_string(
 	    worker_output_str(k, "state", "none")));
-	return out;
+	return (out);
 }
 
 /*
@@ -688,7 +712,7 @@ worker_output_cursor(struct worker_room *room, int64_t seq)
 	    worker_room_notebook_id(room), worker_room_started_at(room), seq);
 	o = json_object_new_string(s);
 	free(s);
-	return o;
+	return (o);
 }
 
 static void

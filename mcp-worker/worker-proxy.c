@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-proxy.c: the link to runtimed-mcp over the inherited socketpair.
  * JSON-RPC messages travel unchanged as MCP frames both ways
@@ -18,6 +19,14 @@
 
 static struct peer	*worker_proxy_peer;
 static int		 worker_proxy_ready;	/* HELLO_OK seen */
+
+static void	worker_proxy_send(const char *, size_t, void *);
+static void	worker_proxy_drained(struct peer *, void *);
+static void	worker_proxy_initialized(void *);
+static uint32_t	worker_proxy_tag(const struct proto_incarnation *);
+static void	worker_proxy_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
 
 static void
 worker_proxy_send(const char *json, size_t len, void *arg)
@@ -60,12 +69,6 @@ static void
 worker_proxy_drained(struct peer *p, void *arg)
 {
 	peer_set_reading(p, 1);
-}
-
-int
-worker_proxy_active(void)
-{
-	return worker_proxy_peer != NULL;
 }
 
 /* The daemon was upgraded: say so before exiting 75. */
@@ -127,7 +130,7 @@ worker_proxy_tag(const struct proto_incarnation *inc)
 	if ((env = getenv("RUNTIMED_MCP_SESSION")) != NULL) {
 		ul = strtoul(env, &end, 16);
 		if (*env != '\0' && *end == '\0')
-			return (uint32_t)ul;
+			return ((uint32_t)ul);
 	}
 	v[0] = (uint64_t)inc->pid;
 	v[1] = (uint64_t)inc->started_at;
@@ -136,7 +139,7 @@ worker_proxy_tag(const struct proto_incarnation *inc)
 		h ^= p[i];
 		h *= 1099511628211ULL;
 	}
-	return (uint32_t)(h ^ (h >> 32));
+	return ((uint32_t)(h ^ (h >> 32)));
 }
 
 static void
@@ -216,7 +219,7 @@ worker_proxy_start(struct event_base *base, int fd)
 	    worker_proxy_dispatch, NULL);
 	if (worker_proxy_peer == NULL) {
 		log_warnx("cannot use fd %d", fd);
-		return -1;
+		return (-1);
 	}
 	peer_set_drain_cb(worker_proxy_peer, PEER_QUEUE_LOW,
 	    worker_proxy_drained);
@@ -230,5 +233,5 @@ worker_proxy_start(struct event_base *base, int fd)
 	peer_send(worker_proxy_peer, PROTO_MSG_HELLO,
 	    peer_next_id(worker_proxy_peer), &b.sb);
 	mpbuf_free(&b);
-	return 0;
+	return (0);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-reply.c: the daemon's replies the tools render: a notebook
  * (ROOM_JOINED, ROOM_CONTENT; shared by reference, the room keeps the
@@ -31,7 +32,7 @@ worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
 	}
 	if (r != 0) {
 		xasprintf(cause, "unexpected reply from runtimed: %s", err);
-		return NULL;
+		return (NULL);
 	}
 	nb = xcalloc(1, sizeof *nb);
 	nb->refs = 1;
@@ -48,7 +49,7 @@ worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
 		nb->metadata = mpjson_unpack(m.metadata.obj);
 	if (m.warnings.obj != NULL)
 		nb->warnings = mpjson_unpack(m.warnings.obj);
-	return nb;
+	return (nb);
 }
 
 struct worker_nb *
@@ -56,7 +57,7 @@ worker_nb_ref(struct worker_nb *nb)
 {
 	if (nb != NULL)
 		nb->refs++;
-	return nb;
+	return (nb);
 }
 
 void
@@ -85,7 +86,7 @@ worker_nb_kernel(const struct worker_nb *nb)
 	    json_object_new_string(nb->kernel_name));
 	json_object_object_add(o, "state",
 	    json_object_new_string(nb->kernel_state));
-	return o;
+	return (o);
 }
 
 /* Decode an EXEC_STATE; NULL with *cause if it is not one. */
@@ -98,13 +99,13 @@ worker_exec_read(const msgpack_object *body, char **cause)
 
 	if (proto_exec_state_unpack(body, &m, err, sizeof err) != 0) {
 		xasprintf(cause, "unexpected reply from runtimed: %s", err);
-		return NULL;
+		return (NULL);
 	}
 	e = xcalloc(1, sizeof *e);
 	e->execution_id = proto_str_dup(&m.execution_id);
 	e->status = proto_str_dup(&m.status);
 	e->cells = mpjson_unpack(m.cells.obj);
-	return e;
+	return (e);
 }
 
 void
@@ -123,8 +124,8 @@ struct json_object *
 worker_reply_str(const struct proto_str *s)
 {
 	if (s->ptr == NULL)
-		return NULL;
-	return json_object_new_string_len(s->ptr, (int)s->len);
+		return (NULL);
+	return (json_object_new_string_len(s->ptr, (int)s->len));
 }
 
 /* The seq of a ROOM_EDIT_REPLY, or -1 (logged) when it is not one. */
@@ -136,7 +137,7 @@ worker_reply_edit_seq(const msgpack_object *body)
 
 	if (proto_room_edit_reply_unpack(body, &m, err, sizeof err) != 0) {
 		log_warnx("%s", err);
-		return -1;
+		return (-1);
 	}
-	return (int64_t)m.seq;
+	return ((int64_t)m.seq);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-resource.c: MCP resources.  runtimed://notebooks (the daemon's
  * rooms) and, per handle, runtimed://sessions/{notebook_handle}/cells,
@@ -62,6 +63,45 @@ static struct worker_resource_streams worker_resource_streams =
 static u_int		 worker_resource_n;
 static struct event	*worker_resource_timer;
 
+struct worker_resource_read;
+static char	*worker_resource_decode(const char *, size_t);
+static void	worker_resource_uri_free(struct worker_resource_uri *);
+static int	worker_resource_parse(const char *,
+		    struct worker_resource_uri *);
+static char	*worker_resource_cells_uri(const char *);
+static void	worker_resource_send_updated(struct worker_resource_watch *,
+		    const char *);
+static void	worker_resource_flush(evutil_socket_t, short, void *);
+static void	worker_resource_mark(struct worker_resource_watch *);
+static int	worker_resource_has(const msgpack_object *, const char *);
+static void	worker_resource_drop(struct worker_resource_watch *);
+static int	worker_resource_check(const char *,
+		    struct worker_resource_uri *, const char **);
+static struct worker_resource_watch	*worker_resource_find(const char *,
+		    struct json_object *);
+static void	worker_resource_add(const char *, struct worker_resource_uri *,
+		    struct json_object *);
+static void	worker_resource_not_found(struct json_object *, int,
+		    const char *);
+static struct json_object	*worker_resource_entry(const char *,
+		    const char *, const char *);
+static void	worker_resource_list_one(struct worker_handle *, void *);
+static void	worker_resource_list(struct json_object *, struct json_object *,
+		    int);
+static void	worker_resource_templates(struct json_object *, int);
+static void	worker_resource_read_free(struct worker_resource_read *);
+static void	worker_resource_read_done(struct worker_resource_read *,
+		    struct json_object *, const struct worker_nb *,
+		    const char *, const char *);
+static void	worker_resource_read_list(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	worker_resource_read_nb(void *, struct worker_nb *,
+		    const char *, const char *);
+static void	worker_resource_read(struct json_object *, struct json_object *,
+		    int);
+static void	worker_resource_subscribe(struct json_object *,
+		    struct json_object *, int);
+
 /* Percent-encode everything but unreserved characters.  Caller frees. */
 char *
 worker_resource_encode(const char *s)
@@ -76,7 +116,7 @@ worker_resource_encode(const char *s)
 			evbuffer_add_printf(b, "%%%02X", (unsigned char)*s);
 	}
 	evbuffer_add(b, "", 1);
-	return worker_output_take(b);
+	return (worker_output_take(b));
 }
 
 /* Decode len bytes of s; NULL when malformed.  Caller frees. */
@@ -104,10 +144,10 @@ worker_resource_decode(const char *s, size_t len)
 	*o = '\0';
 	if (memchr(out, '\0', (size_t)(o - out)) != NULL || *out == '\0')
 		goto bad;
-	return out;
+	return (out);
 bad:
 	free(out);
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -126,17 +166,17 @@ worker_resource_parse(const char *uri, struct worker_resource_uri *u)
 	memset(u, 0, sizeof *u);
 	if (strcmp(uri, WORKER_RESOURCE_NOTEBOOKS) == 0) {
 		u->kind = WORKER_RESOURCE_LIST;
-		return 0;
+		return (0);
 	}
 	if (strncmp(uri, WORKER_RESOURCE_SESSIONS,
 	    strlen(WORKER_RESOURCE_SESSIONS)) != 0)
-		return -1;
+		return (-1);
 	p = uri + strlen(WORKER_RESOURCE_SESSIONS);
 	if ((slash = strchr(p, '/')) == NULL)
-		return -1;
+		return (-1);
 	if ((u->handle = worker_resource_decode(p, (size_t)(slash - p))) ==
 	    NULL)
-		return -1;
+		return (-1);
 	p = slash + 1;
 	if (strcmp(p, "cells") == 0)
 		u->kind = WORKER_RESOURCE_CELLS;
@@ -149,9 +189,9 @@ worker_resource_parse(const char *uri, struct worker_resource_uri *u)
 		u->kind = WORKER_RESOURCE_CELL;
 	else {
 		worker_resource_uri_free(u);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /* Caller frees. */
@@ -163,7 +203,7 @@ worker_resource_cells_uri(const char *handle)
 	enc = worker_resource_encode(handle);
 	xasprintf(&uri, "%s%s/cells", WORKER_RESOURCE_SESSIONS, enc);
 	free(enc);
-	return uri;
+	return (uri);
 }
 
 static void
@@ -224,12 +264,12 @@ worker_resource_has(const msgpack_object *arr, const char *s)
 	uint32_t	i;
 
 	if (arr == NULL)
-		return -1;	/* unknown: assume it may have */
+		return (-1);	/* unknown: assume it may have */
 	for (i = 0; i < arr->via.array.size; i++) {
 		if (proto_obj_streq(&arr->via.array.ptr[i], s))
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 /* A room changed (ev is its ROOM_CHANGED): mark the watches it touches. */
@@ -327,19 +367,19 @@ worker_resource_check(const char *uri, struct worker_resource_uri *u,
 		    strchr(uri, ':') != NULL && *uri != ':') {
 			memset(u, 0, sizeof *u);
 			u->kind = WORKER_RESOURCE_OTHER;
-			return 0;
+			return (0);
 		}
 		*msg = "unknown resource URI (see resources/list and "
 		    "resources/templates/list)";
-		return -1;
+		return (-1);
 	}
 	if (u->handle != NULL && worker_attach_find(u->handle) == NULL) {
 		worker_resource_uri_free(u);
 		*msg = "no such notebook handle in this session (released "
 		    "or expired?)";
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 static struct worker_resource_watch *
@@ -355,9 +395,9 @@ worker_resource_find(const char *uri, struct json_object *listen)
 		if (listen != NULL && strcmp(json_object_to_json_string(
 		    w->listen), json_object_to_json_string(listen)) != 0)
 			continue;
-		return w;
+		return (w);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -393,7 +433,7 @@ worker_resource_entry(const char *uri, const char *name, const char *desc)
 	    desc));
 	json_object_object_add(r, "mimeType", json_object_new_string(
 	    "application/json"));
-	return r;
+	return (r);
 }
 
 struct worker_resource_list {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-room.c: one daemon connection joined to a room per notebook
  * attached in this worker.  Every handle of that notebook shares it; the
@@ -44,6 +45,22 @@ struct worker_room_join {
 	void			*arg;
 };
 
+static struct worker_room	*worker_room_find(const char *);
+static void	worker_room_notify(struct worker_room *,
+		    const struct proto_room_changed *);
+static void	worker_room_free(struct worker_room *);
+static void	worker_room_lost(struct worker_dconn *, void *);
+static void	worker_room_event(struct worker_dconn *, uint16_t,
+		    const msgpack_object *, void *);
+static void	worker_room_joined(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_room_got(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_room_cached_cb(evutil_socket_t, short, void *);
+static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_room_invalidate(struct worker_room *);
+
 static struct worker_room *
 worker_room_find(const char *notebook_id)
 {
@@ -51,9 +68,9 @@ worker_room_find(const char *notebook_id)
 
 	LIST_FOREACH(room, &worker_rooms, entry) {
 		if (!room->lost && strcmp(room->notebook_id, notebook_id) == 0)
-			return room;
+			return (room);
 	}
-	return NULL;
+	return (NULL);
 }
 
 /* Tell every watcher; ev NULL means the room connection is gone. */
@@ -93,7 +110,7 @@ worker_room_watch(struct worker_room *room, worker_room_change_cb cb,
 	w->cb = cb;
 	w->arg = arg;
 	TAILQ_INSERT_TAIL(&room->watches, w, entry);
-	return w;
+	return (w);
 }
 
 void
@@ -109,21 +126,10 @@ worker_room_unwatch(struct worker_room_watch *w)
 	free(w);
 }
 
-void
-worker_room_foreach(void (*fn)(struct worker_room *, void *), void *arg)
-{
-	struct worker_room	*room, *next;
-
-	for (room = LIST_FIRST(&worker_rooms); room != NULL; room = next) {
-		next = LIST_NEXT(room, entry);
-		fn(room, arg);
-	}
-}
-
 const struct proto_incarnation *
 worker_room_incarnation(struct worker_room *room)
 {
-	return worker_daemon_incarnation(room->dc);
+	return (worker_daemon_incarnation(room->dc));
 }
 
 static void	worker_room_set_path(struct worker_room *, const char *);
@@ -137,9 +143,9 @@ worker_room_find_path(const char *path)
 	LIST_FOREACH(room, &worker_rooms, entry) {
 		if (!room->lost && room->path != NULL &&
 		    worker_room_alive(room) && strcmp(room->path, path) == 0)
-			return room;
+			return (room);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static void
@@ -279,25 +285,19 @@ worker_room_unref(struct worker_room *room)
 int
 worker_room_alive(struct worker_room *room)
 {
-	return !room->lost && worker_daemon_alive(room->dc);
+	return (!room->lost && worker_daemon_alive(room->dc));
 }
 
 const char *
 worker_room_notebook_id(struct worker_room *room)
 {
-	return room->notebook_id;
+	return (room->notebook_id);
 }
 
 int64_t
 worker_room_started_at(struct worker_room *room)
 {
-	return worker_daemon_incarnation(room->dc)->started_at;
-}
-
-int64_t
-worker_room_seq(struct worker_room *room)
-{
-	return room->seq;
+	return (worker_daemon_incarnation(room->dc)->started_at);
 }
 
 /*
@@ -306,7 +306,7 @@ worker_room_seq(struct worker_room *room)
  * the connection in order, so a kept copy is never older than what a
  * new ROOM_GET sent now could have missed.
  */
-void
+static void
 worker_room_invalidate(struct worker_room *room)
 {
 	room->gen++;
@@ -319,13 +319,6 @@ worker_room_set_path(struct worker_room *room, const char *path)
 {
 	free(room->path);
 	room->path = path != NULL ? xstrdup(path) : NULL;
-}
-
-/* The room's file as the daemon last named it, or NULL. */
-const char *
-worker_room_path(struct worker_room *room)
-{
-	return room->path;
 }
 
 struct worker_room_get {

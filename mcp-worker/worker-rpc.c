@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-rpc.c: the JSON-RPC 2.0 dispatcher shared by both transports.
  * One message in, zero or one message out (tools/call answers later).
@@ -30,6 +31,28 @@ static const char *const worker_rpc_levels[] = {
 	"emergency", NULL
 };
 
+static void	worker_rpc_set_head(struct json_object *);
+static struct json_object	*worker_rpc_error_object(int, const char *);
+static void	worker_rpc_emit(struct json_object *);
+static void	worker_rpc_reply(struct json_object *, struct json_object *);
+static void	worker_rpc_error(struct json_object *, int,
+		    const char *, ...) printflike(3, 4);
+static int	worker_rpc_hex4(const char *, size_t, u_int *);
+static struct json_object	*worker_rpc_capabilities(void);
+static struct json_object	*worker_rpc_server_info(void);
+static void	worker_rpc_discover(struct json_object *);
+static void	worker_rpc_initialize(struct json_object *,
+		    struct json_object *);
+static void	worker_rpc_tools_call(struct json_object *,
+		    struct json_object *, int);
+static int	worker_rpc_level(struct json_object *);
+static int	worker_rpc_meta(struct json_object *, struct json_object *);
+static void	worker_rpc_list_tools(struct json_object *,
+		    struct json_object *);
+static void	worker_rpc_request(const char *, struct json_object *,
+		    struct json_object *, int);
+static int	worker_rpc_protocol_supported(const char *);
+
 /* Serve the transport t (copied) on base. */
 void
 worker_rpc_init(struct event_base *base, const struct worker_transport *t)
@@ -49,19 +72,19 @@ worker_rpc_idle(void)
 struct event_base *
 worker_rpc_base(void)
 {
-	return worker_rpc_evbase;
+	return (worker_rpc_evbase);
 }
 
-int
+static int
 worker_rpc_protocol_supported(const char *v)
 {
 	u_int	i;
 
 	for (i = 0; worker_rpc_versions[i] != NULL; i++) {
 		if (strcmp(v, worker_rpc_versions[i]) == 0)
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 static void
@@ -89,7 +112,7 @@ worker_rpc_error_object(int code, const char *text)
 	err = json_object_new_object();
 	json_object_object_add(err, "code", json_object_new_int(code));
 	json_object_object_add(err, "message", json_object_new_string(text));
-	return err;
+	return (err);
 }
 
 /*
@@ -139,7 +162,7 @@ worker_rpc_emit(struct json_object *msg)
 const struct worker_rpc_head *
 worker_rpc_head(void)
 {
-	return &worker_rpc_out_head;
+	return (&worker_rpc_out_head);
 }
 
 /* A notification; takes the params reference (may be NULL). */
@@ -160,7 +183,7 @@ worker_rpc_notify(const char *method, struct json_object *params)
 int
 worker_rpc_ready(void)
 {
-	return worker_rpc_initialized;
+	return (worker_rpc_initialized);
 }
 
 /* notifications/message at or above the level the client set. */
@@ -209,7 +232,7 @@ worker_rpc_page_size(void)
 		    (n = strtol(env, NULL, 10)) > 0 && n <= 1000)
 			size = (u_int)n;
 	}
-	return size;
+	return (size);
 }
 
 /* The offset a list cursor names: 0 without one, -1 if not ours. */
@@ -224,17 +247,17 @@ worker_rpc_page_cursor(struct json_object *params, u_int *offset)
 	*offset = 0;
 	if (params == NULL || !json_object_object_get_ex(params, "cursor",
 	    &v) || json_object_is_type(v, json_type_null))
-		return 0;
+		return (0);
 	if (!json_object_is_type(v, json_type_string))
-		return -1;
+		return (-1);
 	s = json_object_get_string(v);
 	if (strncmp(s, "pg1.", 4) != 0 || s[4] < '1' || s[4] > '9')
-		return -1;
+		return (-1);
 	n = strtoul(s + 4, &end, 10);
 	if (*end != '\0' || n > 1000000 || n % worker_rpc_page_size() != 0)
-		return -1;
+		return (-1);
 	*offset = (u_int)n;
-	return 0;
+	return (0);
 }
 
 /* Caller frees. */
@@ -244,7 +267,7 @@ worker_rpc_page_next(u_int offset)
 	char	*s;
 
 	xasprintf(&s, "pg1.%u", offset);
-	return s;
+	return (s);
 }
 
 /* Reply to a request id (borrowed); takes the result reference. */
@@ -332,7 +355,7 @@ worker_rpc_hex4(const char *p, size_t left, u_int *out)
 	int	c;
 
 	if (left < 4)
-		return -1;
+		return (-1);
 	for (i = 0; i < 4; i++) {
 		c = (unsigned char)p[i];
 		v <<= 4;
@@ -343,10 +366,10 @@ worker_rpc_hex4(const char *p, size_t left, u_int *out)
 		else if (c >= 'A' && c <= 'F')
 			v |= c - 'A' + 10;
 		else
-			return -1;
+			return (-1);
 	}
 	*out = v;
-	return 0;
+	return (0);
 }
 
 /*
@@ -380,7 +403,7 @@ worker_rpc_scan_surrogates(const char *s, size_t len)
 			continue;
 		i += 4;
 		if (u >= 0xdc00 && u <= 0xdfff)
-			return 1;
+			return (1);
 		if (u < 0xd800 || u > 0xdbff)
 			continue;
 		if (i + 2 < len && s[i + 1] == '\\' && s[i + 2] == 'u' &&
@@ -389,9 +412,9 @@ worker_rpc_scan_surrogates(const char *s, size_t len)
 			i += 6;
 			continue;
 		}
-		return 1;
+		return (1);
 	}
-	return 0;
+	return (0);
 }
 
 static struct json_object *
@@ -408,7 +431,7 @@ worker_rpc_capabilities(void)
 	json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 	json_object_object_add(caps, "resources", o);
 	json_object_object_add(caps, "logging", json_object_new_object());
-	return caps;
+	return (caps);
 }
 
 static struct json_object *
@@ -421,7 +444,7 @@ worker_rpc_server_info(void)
 	    "runtimed"));
 	json_object_object_add(info, "version", json_object_new_string(
 	    RUNTIMED_VERSION));
-	return info;
+	return (info);
 }
 
 static const char worker_rpc_instructions[] =
@@ -537,13 +560,13 @@ worker_rpc_level(struct json_object *v)
 	u_int	i;
 
 	if (v == NULL || !json_object_is_type(v, json_type_string))
-		return -1;
+		return (-1);
 	for (i = 0; worker_rpc_levels[i] != NULL; i++) {
 		if (strcmp(json_object_get_string(v),
 		    worker_rpc_levels[i]) == 0)
-			return (int)i;
+			return ((int)i);
 	}
-	return -1;
+	return (-1);
 }
 
 /*
@@ -560,11 +583,11 @@ worker_rpc_meta(struct json_object *id, struct json_object *params)
 	    &meta) || !json_object_is_type(meta, json_type_object) ||
 	    !json_object_object_get_ex(meta,
 	    "io.modelcontextprotocol/protocolVersion", &v))
-		return 1;
+		return (1);
 	if (!json_object_is_type(v, json_type_string)) {
 		worker_rpc_error(id, -32602, "invalid _meta: "
 		    "io.modelcontextprotocol/protocolVersion must be a string");
-		return -1;
+		return (-1);
 	}
 	ver = json_object_get_string(v);
 	if (strcmp(ver, WORKER_PROTOCOL_STATELESS) != 0) {
@@ -587,7 +610,7 @@ worker_rpc_meta(struct json_object *id, struct json_object *params)
 		json_object_object_add(n, "id", json_object_get(id));
 		json_object_object_add(n, "error", err);
 		worker_rpc_emit(n);
-		return -1;
+		return (-1);
 	}
 	if (!json_object_object_get_ex(meta,
 	    "io.modelcontextprotocol/clientCapabilities", &v) ||
@@ -595,7 +618,7 @@ worker_rpc_meta(struct json_object *id, struct json_object *params)
 		worker_rpc_error(id, -32602, "invalid _meta: "
 		    "io.modelcontextprotocol/clientCapabilities must be an "
 		    "object");
-		return -1;
+		return (-1);
 	}
 	if (json_object_object_get_ex(meta, "io.modelcontextprotocol/clientInfo",
 	    &v) && (!json_object_is_type(v, json_type_object) ||
@@ -606,22 +629,22 @@ worker_rpc_meta(struct json_object *id, struct json_object *params)
 		worker_rpc_error(id, -32602, "invalid _meta: "
 		    "io.modelcontextprotocol/clientInfo needs name and "
 		    "version strings");
-		return -1;
+		return (-1);
 	}
 	if (json_object_object_get_ex(meta, "io.modelcontextprotocol/logLevel",
 	    &v) && worker_rpc_level(v) < 0) {
 		worker_rpc_error(id, -32602, "invalid _meta: "
 		    "io.modelcontextprotocol/logLevel is not a log level");
-		return -1;
+		return (-1);
 	}
 	if (json_object_object_get_ex(meta, "progressToken", &v) &&
 	    !json_object_is_type(v, json_type_string) &&
 	    !json_object_is_type(v, json_type_int)) {
 		worker_rpc_error(id, -32602, "invalid _meta: progressToken "
 		    "must be a string or an integer");
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 static void

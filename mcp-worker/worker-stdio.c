@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-stdio.c: newline-delimited JSON-RPC on stdin/stdout, read
  * through common/lineread.c (lines up to PROTO_MCP_REQUEST_CAP, as the
@@ -22,6 +23,15 @@ static struct event	*worker_stdio_grace;
 static int		 worker_stdio_paused;	/* backpressure */
 
 static void	worker_stdio_flow(void);
+static void	worker_stdio_flush(int);
+static void	worker_stdio_write_cb(evutil_socket_t, short, void *);
+static void	worker_stdio_send(const char *, size_t, void *);
+static __dead void	worker_stdio_leave(void);
+static void	worker_stdio_grace_cb(evutil_socket_t, short, void *);
+static void	worker_stdio_eof(void *);
+static void	worker_stdio_idle(void *);
+static void	worker_stdio_line(const char *, size_t, void *);
+static void	worker_stdio_overlong(size_t, const char *, void *);
 
 /*
  * Backpressure: above PEER_QUEUE_HIGH of answers the client has not read,
@@ -174,5 +184,5 @@ worker_stdio_start(struct event_base *base)
 		util_set_nonblock(STDIN_FILENO);
 	worker_stdio_in = lineread_create(base, STDIN_FILENO,
 	    PROTO_MCP_REQUEST_CAP, &worker_stdio_cbs, NULL);
-	return 0;
+	return (0);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-tool.c: the table of tools (one tool-*.c each) and tools/list.
  */
@@ -31,6 +32,9 @@ static const struct tool_entry *const worker_tool_table[] = {
 	NULL
 };
 
+static struct json_object	*worker_tool_schema(const struct tool_entry *,
+		    const char *);
+
 const struct tool_entry *
 worker_tool_find(const char *name)
 {
@@ -38,9 +42,9 @@ worker_tool_find(const char *name)
 
 	for (i = 0; worker_tool_table[i] != NULL; i++) {
 		if (strcmp(worker_tool_table[i]->name, name) == 0)
-			return worker_tool_table[i];
+			return (worker_tool_table[i]);
 	}
-	return NULL;
+	return (NULL);
 }
 
 static struct json_object *
@@ -50,7 +54,7 @@ worker_tool_schema(const struct tool_entry *te, const char *text)
 
 	if ((o = json_tokener_parse(text)) == NULL)
 		fatalx("tool %s: schema is not JSON", te->name);
-	return o;
+	return (o);
 }
 
 /* The whole tools/list result; caller puts it. */
@@ -59,7 +63,7 @@ worker_tool_list(void)
 {
 	u_int	next;
 
-	return worker_tool_page(0, 1000, &next);
+	return (worker_tool_page(0, 1000, &next));
 }
 
 /*
@@ -76,7 +80,7 @@ worker_tool_page(u_int offset, u_int size, u_int *next)
 	for (n = 0; worker_tool_table[n] != NULL; n++)
 		;
 	if (offset > 0 && offset >= n)
-		return NULL;
+		return (NULL);
 	*next = offset + size < n ? offset + size : 0;
 	tools = json_object_new_array();
 	for (i = offset; i < n && i < offset + size; i++) {
@@ -104,5 +108,5 @@ worker_tool_page(u_int offset, u_int size, u_int *next)
 	}
 	res = json_object_new_object();
 	json_object_object_add(res, "tools", tools);
-	return res;
+	return (res);
 }

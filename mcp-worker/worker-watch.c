@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker-watch.c: the daemon incarnation, watched live.  Every HELLO_OK
  * reports the incarnation it came from; a persistent room-less probe
@@ -27,6 +28,12 @@ static struct {
 } worker_watch;
 
 static void	worker_watch_arm(int);
+static __dead void	worker_watch_upgrade(const char *);
+static void	worker_watch_lost(struct worker_dconn *, void *);
+static void	worker_watch_failed(void);
+static void	worker_watch_status(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
+static void	worker_watch_tick(evutil_socket_t, short, void *);
 
 void
 worker_watch_start(struct event_base *base)

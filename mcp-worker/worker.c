@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker.c: runtimed-mcp-worker main.  Picks the transport, runs the loop.
  */
@@ -13,6 +14,9 @@
 #include "worker.h"
 
 static struct event_base	*worker_base;
+
+static __dead void	worker_usage(int);
+static void	worker_signal(evutil_socket_t, short, void *);
 
 static __dead void
 worker_usage(int status)

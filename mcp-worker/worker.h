@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * worker.h: runtimed-mcp-worker, the MCP server behind runtimed-mcp.
  *
@@ -166,7 +167,6 @@ u_int		 worker_rpc_page_size(void);
 char		*worker_rpc_page_next(u_int);
 struct event_base *worker_rpc_base(void);
 int		 worker_rpc_scan_surrogates(const char *, size_t);
-int		 worker_rpc_protocol_supported(const char *);
 
 /* worker-call.c: one tools/call in flight. */
 typedef void (*worker_call_cancel_cb)(struct worker_call *, void *);
@@ -179,8 +179,6 @@ void		 worker_call_on_cancel(struct worker_call *,
 int		 worker_call_cancelled(struct worker_call *);
 u_int		 worker_call_inflight(void);
 struct json_object *worker_call_args(struct worker_call *);
-const char	*worker_call_tool(struct worker_call *);
-void		 worker_call_set_target(struct worker_call *, const char *);
 void		 worker_call_add_content(struct worker_call *,
 		     struct json_object *);
 void		 worker_call_result(struct worker_call *, const char *,
@@ -331,7 +329,6 @@ void		 worker_room_unref(struct worker_room *);
 int		 worker_room_alive(struct worker_room *);
 const char	*worker_room_notebook_id(struct worker_room *);
 int64_t		 worker_room_started_at(struct worker_room *);
-int64_t		 worker_room_seq(struct worker_room *);
 void		 worker_room_request(struct worker_room *, uint16_t,
 		     const msgpack_sbuffer *, worker_daemon_cb, void *);
 typedef void (*worker_room_change_cb)(struct worker_room *,
@@ -340,13 +337,9 @@ struct worker_room_watch;
 struct worker_room_watch *worker_room_watch(struct worker_room *,
 		     worker_room_change_cb, void *);
 void		 worker_room_unwatch(struct worker_room_watch *);
-void		 worker_room_invalidate(struct worker_room *);
-const char	*worker_room_path(struct worker_room *);
 struct worker_room *worker_room_find_path(const char *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
-void		 worker_room_foreach(void (*)(struct worker_room *, void *),
-		     void *);
 
 /* worker-cursor.c: observation cursors (pure). */
 char		*worker_cursor_make(uint32_t, const char *, int64_t,
@@ -417,13 +410,9 @@ void		 worker_output_preview(struct evbuffer *, const char *,
 struct json_object *worker_output_exec(const struct worker_exec *,
 		     struct worker_budget *, struct evbuffer *,
 		     struct worker_call *);
-int		 worker_output_known_type(const char *);
-struct json_object *worker_output_summaries(struct json_object *,
-		     struct evbuffer *);
 int		 worker_output_terminal(const char *);
 void		 worker_output_changes(struct json_object *,
 		     struct json_object *, struct evbuffer *);
-struct json_object *worker_output_resources(const char *);
 char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
 const char	*worker_output_readiness(const char *);
@@ -434,7 +423,6 @@ void		 worker_output_attached(struct worker_call *,
 /* worker-stdio.c and worker-proxy.c: the transports. */
 int	 worker_stdio_start(struct event_base *);
 int	 worker_proxy_start(struct event_base *, int);
-int	 worker_proxy_active(void);
 void	 worker_proxy_upgrade(void);
 
 /* worker.c */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-agent.c: the bodies the daemon and a runtime agent exchange
  * (200-299; PROTOCOL.md, "Daemon and agent").  Both ends pack and unpack
@@ -27,6 +28,29 @@ static const char *proto_agent_exec_statuses[] = {
 /* Field flags for proto_agent_get_str. */
 #define PROTO_AGENT_REQUIRED	0x1
 #define PROTO_AGENT_NO_NUL	0x2
+
+static int	proto_agent_map(const msgpack_object *, const char *, char *,
+		    size_t);
+static const msgpack_object	*proto_agent_get(const msgpack_object *,
+		    const char *);
+static int	proto_agent_get_str(const msgpack_object *, const char *,
+		    const char *, int, struct proto_str *, char *, size_t);
+static int	proto_agent_get_int(const msgpack_object *, const char *,
+		    const char *, int *, int64_t *, char *, size_t);
+static int	proto_agent_get_bool(const msgpack_object *, const char *,
+		    const char *, int *, char *, size_t);
+static int	proto_agent_get_doc(const msgpack_object *, const char *,
+		    const char *, int, struct proto_doc *, char *, size_t);
+static int	proto_agent_get_enum(const msgpack_object *, const char *,
+		    const char *, const char **, size_t, int *, char *, size_t);
+static void	proto_agent_pack_str(msgpack_packer *, const char *,
+		    const struct proto_str *);
+static void	proto_agent_pack_int(msgpack_packer *, const char *, int,
+		    int64_t);
+static int	proto_agent_get_ids(const msgpack_object *, const char *,
+		    struct proto_str *, struct proto_str *, char *, size_t);
+static const char	*proto_agent_state_name(enum proto_agent_state);
+static const char	*proto_agent_exec_status_name(enum proto_agent_exec_status);
 
 /* The body must be a map. */
 static int
@@ -176,7 +200,7 @@ proto_agent_pack_int(msgpack_packer *pk, const char *key, int has,
 		proto_pack_nil(pk, key);
 }
 
-const char *
+static const char *
 proto_agent_state_name(enum proto_agent_state state)
 {
 	if ((size_t)state >= PROTO_AGENT_NITEMS(proto_agent_states))
@@ -184,7 +208,7 @@ proto_agent_state_name(enum proto_agent_state state)
 	return (proto_agent_states[state]);
 }
 
-const char *
+static const char *
 proto_agent_exec_status_name(enum proto_agent_exec_status status)
 {
 	if ((size_t)status >= PROTO_AGENT_NITEMS(proto_agent_exec_statuses))

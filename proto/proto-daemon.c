@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-daemon.c: codecs of the generic replies (OK, ERROR, PING, PONG)
  * and of DAEMON_STATUS, DAEMON_STATUS_REPLY and DAEMON_STOP.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-exec.c: codecs of the execution messages (EXEC_*) and the kernel
  * requests of a room (KERNEL_*).  Cells and language_info are documents.
@@ -11,6 +12,9 @@
 	if ((x) != 0)							\
 		return (-1);						\
 } while (0)
+
+static void	proto_exec_pack_opt(msgpack_packer *, const char *, int,
+		    int64_t);
 
 /* An optional integer, packed as itself or nil. */
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-field.c: the pieces every codec is made of.  Reading a field
  * checks its type and says which message and field were wrong; strings
@@ -9,6 +10,13 @@
 #include <string.h>
 
 #include "proto.h"
+
+static const msgpack_object	*proto_field_get(const msgpack_object *,
+		    const char *, int);
+static int	proto_field_missing(const char *, const char *, int, char *,
+		    size_t);
+static int	proto_field_wrong(const char *, const char *, const char *,
+		    char *, size_t);
 
 /* A value of key, NULL when absent or, for an optional field, nil. */
 static const msgpack_object *

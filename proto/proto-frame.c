@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-frame.c: the fixed frame header, checking it against the type's
  * cap (proto-msg.c), and decoding one frame from a byte buffer.
@@ -7,6 +8,9 @@
 #include <string.h>
 
 #include "proto.h"
+
+static uint64_t	proto_frame_be(const uint8_t *, size_t);
+static int	proto_frame_sane(const uint8_t *, size_t);
 
 void
 proto_header_pack(const struct proto_header *hdr, uint8_t *p)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-hello.c: the handshake that opens every connection.
  */
@@ -6,6 +7,9 @@
 #include <string.h>
 
 #include "proto.h"
+
+static int	proto_hello_copy(const msgpack_object *, const char *, char *,
+		    size_t);
 
 /* Copy a string field into a fixed buffer; -1 if absent, too long or
  * holding a NUL. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-mcp.c: the proxy <-> worker messages (300-399): MCP, and
  * WORKER_READY, WORKER_UPGRADE, WORKER_SHUTDOWN.
@@ -7,6 +8,13 @@
 #include <string.h>
 
 #include "proto.h"
+
+static int	proto_mcp_str(const msgpack_object *, const char *,
+		    struct proto_str *, int, const char *, char *, size_t);
+static int	proto_mcp_map(const msgpack_object *, const char *, char *,
+		    size_t);
+static void	proto_mcp_pack_strv(msgpack_packer *, const char *,
+		    const struct proto_str *);
 
 /* A string field into a borrowed proto_str: absent is ptr NULL. */
 static int

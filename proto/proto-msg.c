@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-msg.c: the one table of facts about every message type: its
  * name, body cap, who may send it, its reply and its flags

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-pack.c: building and reading msgpack map bodies by key.
  */

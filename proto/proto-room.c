@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-room.c: codecs of the room messages (ROOM_*) and BLOB_GET and
  * BLOB_REPLY.  Cells, metadata, edit batches and change lists are
@@ -12,6 +13,11 @@
 	if ((x) != 0)							\
 		return (-1);						\
 } while (0)
+
+static void	proto_room_joined_pack1(msgpack_packer *,
+		    const struct proto_room_joined *, int);
+static int	proto_room_joined_unpack1(const msgpack_object *,
+		    struct proto_room_joined *, const char *, char *, size_t);
 
 void
 proto_room_create_pack(msgpack_packer *pk, const struct proto_room_create *m)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-status.c: the run and cell statuses of EXEC_STATE (PROTOCOL.md,
  * "Runs").  The daemon sets them, the worker reads them and hands them
@@ -19,6 +20,9 @@ static const char *const proto_status_cell[] = {
 };
 
 #define PROTO_STATUS_NITEMS(a)	(sizeof (a) / sizeof *(a))
+
+static int	proto_status_find(const char *const *, size_t, const char *,
+		    size_t);
 
 /* The index of s in names, or -1. */
 static int

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto.h: the wire contract between every pair of runtimed processes.
  *
@@ -671,8 +672,6 @@ void	proto_agent_status_pack(msgpack_packer *,
 	    const struct proto_agent_status *);
 int	proto_agent_status_unpack(const msgpack_object *,
 	    struct proto_agent_status *, char *, size_t);
-const char *proto_agent_state_name(enum proto_agent_state);
-const char *proto_agent_exec_status_name(enum proto_agent_exec_status);
 
 /*
  * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-exec.c: execute requests and what the kernel says about them.
  *
@@ -60,6 +61,33 @@ struct agent_exec {
 };
 static TAILQ_HEAD(, agent_exec) agent_exec_list =
     TAILQ_HEAD_INITIALIZER(agent_exec_list);
+static void	agent_exec_status(int);
+static void	agent_exec_pack_json(msgpack_packer *, const void *);
+static void	agent_exec_send_output(struct agent_exec *,
+		    struct json_object *, const char *);
+static void	agent_exec_stream_cb(evutil_socket_t, short, void *);
+static int	agent_exec_stream_cut(struct agent_exec *, const char *,
+		    const char *, size_t);
+static void	agent_exec_stream(struct agent_exec *, const char *,
+		    const char *, size_t);
+static void	agent_exec_free(struct agent_exec *);
+static void	agent_exec_maybe_done(struct agent_exec *);
+static struct json_object	*agent_exec_get(struct json_object *,
+		    const char *);
+static const char	*agent_exec_string(struct json_object *, const char *);
+static void	agent_exec_copy(struct json_object *, struct json_object *,
+		    const char *, int);
+static struct json_object	*agent_exec_blobs(struct json_object *);
+static void	agent_exec_output(struct agent_exec *, const char *,
+		    struct json_object *);
+static void	agent_exec_no_reply_cb(evutil_socket_t, short, void *);
+static void	agent_exec_wait_reply(struct agent_exec *);
+static void	agent_exec_iopub(struct agent_exec *, const char *,
+		    struct json_object *);
+static void	agent_exec_reply(struct agent_exec *, struct json_object *);
+static void	agent_exec_input(struct agent_kernel *,
+		    struct agent_wire_msg *);
+static void	agent_exec_flush(void);
 
 /* A stream output being merged, not yet sent. */
 static struct agent_exec	*agent_exec_stream_exec;
@@ -167,7 +195,7 @@ agent_exec_init(struct event_base *base)
 }
 
 /* Send the merged stream output, if any. */
-void
+static void
 agent_exec_flush(void)
 {
 	struct json_object	*output;

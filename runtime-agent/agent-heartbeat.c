@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-heartbeat.c: is the kernel alive?  A heartbeat ping every
  * second (agent-kernel.c sends it: only that file speaks ZeroMQ).
@@ -35,6 +36,8 @@ struct agent_heartbeat {
 };
 
 static void	agent_heartbeat_cb(evutil_socket_t, short, void *);
+static int	agent_heartbeat_is_stopped(pid_t);
+static void	agent_heartbeat_check(struct agent_heartbeat *);
 
 struct agent_heartbeat *
 agent_heartbeat_create(struct event_base *base, struct agent_kernel *k)

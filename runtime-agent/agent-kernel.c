@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-kernel.c: one Jupyter kernel process and its ZeroMQ sockets.
  *
@@ -121,6 +122,26 @@ struct agent_kernel {
 
 static void	agent_kernel_drain(struct agent_kernel_sock *);
 static void	agent_kernel_close(struct agent_kernel *);
+static int	agent_kernel_write_conn(struct agent_kernel *, char **);
+static int	agent_kernel_pick_ports(struct agent_kernel *, char **);
+static int	agent_kernel_port_taken(struct agent_kernel *);
+static char	*agent_kernel_endpoint(struct agent_kernel *,
+		    enum agent_channel);
+static void	agent_kernel_sock_cb(evutil_socket_t, short, void *);
+static int	agent_kernel_connect(struct agent_kernel *, enum agent_channel,
+		    int, char **);
+static char	**agent_kernel_envp(struct agent_kernel *);
+static void	agent_kernel_strv_free(char **);
+static __dead void	agent_kernel_child(struct agent_kernel *, pid_t, int,
+		    char **, char **);
+static void	agent_kernel_probe_cb(evutil_socket_t, short, void *);
+static int	agent_kernel_launch(struct agent_kernel *, char **);
+static void	agent_kernel_start_failed(struct agent_kernel *, const char *);
+static void	agent_kernel_starting(struct agent_kernel *, enum agent_channel,
+		    struct agent_wire_msg *);
+static int	agent_kernel_recv(struct agent_kernel_sock *);
+static void	agent_kernel_stopped(struct agent_kernel *);
+static void	agent_kernel_stop_cb(evutil_socket_t, short, void *);
 
 /* Create a kernel object; nothing runs until agent_kernel_start. */
 struct agent_kernel *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-stderr.c: what the kernel writes on stdout and stderr (one pipe;
  * never our own stdout).  Each line is logged, and the last
@@ -25,6 +26,9 @@ struct agent_stderr {
 	char			 tail[AGENT_STDERR_TAIL];
 	size_t			 taillen;
 };
+
+static void	agent_stderr_cb(evutil_socket_t, short, void *);
+static void	agent_stderr_line(struct agent_stderr *, const char *, size_t);
 
 struct agent_stderr *
 agent_stderr_create(struct event_base *base)

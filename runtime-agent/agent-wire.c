@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-wire.c: the Jupyter message codec, without ZeroMQ.
  *
@@ -56,6 +57,13 @@ struct agent_wire_seen {
 };
 
 static EVP_MAC	*agent_wire_mac;
+
+static char	*agent_wire_dump(struct json_object *);
+static struct json_object	*agent_wire_json(
+		    const struct agent_wire_frame *);
+static const char	*agent_wire_string(struct json_object *, const char *);
+static unsigned char	*agent_wire_seen_slot(struct agent_wire_seen *, int,
+		    const unsigned char *, int *);
 
 /*
  * Sign n parts with key into out (65 bytes).  An empty key means an empty

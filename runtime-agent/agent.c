@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent.c: runtimed-agent, one per kernel.
  *
@@ -52,6 +53,23 @@ static char			*agent_state;	/* blob store root */
 static int			 agent_shutdown_pending;
 static uint32_t			 agent_shutdown_id;
 static int			 agent_shutdown_restart;
+
+static __dead void	agent_usage(int);
+static void	agent_status(enum proto_agent_state, const char *);
+static void	agent_pack_json(msgpack_packer *, const void *);
+static void	agent_shutdown_done(struct agent_kernel *, void *);
+static void	agent_exit(const char *);
+static void	agent_start(struct peer *, uint32_t, const msgpack_object *);
+static void	agent_execute(struct peer *, uint32_t, const msgpack_object *);
+static void	agent_interrupt(struct peer *, uint32_t,
+		    const msgpack_object *);
+static void	agent_shutdown(struct peer *, uint32_t, const msgpack_object *);
+static void	agent_handshake(struct peer *, const struct proto_header *,
+		    const msgpack_object *);
+static void	agent_dispatch(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static void	agent_signal(evutil_socket_t, short, void *);
+static void	agent_cleanup(void);
 
 static __dead void
 agent_usage(int status)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent.h: runtimed-agent, the process that runs one Jupyter kernel for
  * the daemon.  It talks frames (proto.h) to the daemon on fd 3 and the
@@ -131,7 +132,6 @@ int	 agent_exec_running(void);
 int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
-void	 agent_exec_flush(void);
 void	 agent_exec_clear(void);
 
 #endif

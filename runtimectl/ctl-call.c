@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-call.c: one MCP tool from the shell.  The worker is started as the
  * proxy starts it (spawn_find), but over stdio: initialize, tools/list,
@@ -35,6 +36,30 @@ struct ctl_call {
 	int		 out;		/* the worker's stdin */
 	int64_t		 next_id;
 };
+
+static int	ctl_call_start(struct ctl_call *);
+static void	ctl_call_stop(struct ctl_call *);
+static int	ctl_call_send(struct ctl_call *, struct json_object *);
+static struct json_object	*ctl_call_rpc(struct ctl_call *, const char *,
+		    struct json_object *, struct json_object **);
+static int	ctl_call_failed(struct ctl_call *, const char *,
+		    struct json_object *);
+static struct json_object	*ctl_call_tool(struct ctl_call *, const char *,
+		    struct json_object *, int *);
+static char	*ctl_call_text(struct json_object *);
+static int	ctl_call_is_error(struct json_object *);
+static struct json_object	*ctl_call_find(struct json_object *,
+		    const char *);
+static int	ctl_call_takes(struct json_object *, const char *);
+static int	ctl_call_wants_string(struct json_object *, const char *);
+static struct json_object	*ctl_call_args(int, char **,
+		    struct json_object *);
+static int	ctl_call_list(struct ctl_call *, struct json_object *);
+static int	ctl_call_reconnect(struct ctl_call *);
+static char	*ctl_call_attach(struct ctl_call *, const char *, const char *,
+		    int *);
+static void	ctl_call_release(struct ctl_call *, const char *);
+static int	ctl_call_print(struct ctl_call *, struct json_object *);
 
 /* Start the worker with pipes on its stdin and stdout. */
 static int

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-client.c: a ctl connection to the daemon, one request at a time,
  * blocking.  runtimectl and `runtimed status|stop` both talk through it.

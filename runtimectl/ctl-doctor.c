@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-doctor.c: what stands between the user and a working daemon.  Each
  * check gives a finding (ok, warning or problem) and, when it is not ok,
@@ -41,6 +42,21 @@ struct ctl_doctor {
 	u_int			 problems;
 	u_int			 warnings;
 };
+
+static void	ctl_doctor_add(struct ctl_doctor *,
+		    enum ctl_doctor_level, const char *, const char *,
+		    const char *, ...) printflike(5, 6);
+static int	ctl_doctor_dir(struct ctl_doctor *, const char *, const char *,
+		    const char *);
+static void	ctl_doctor_socket(struct ctl_doctor *,
+		    struct proto_daemon_status_reply *, int *);
+static void	ctl_doctor_disk(struct ctl_doctor *, const char *);
+static void	ctl_doctor_store(struct ctl_doctor *, const char *,
+		    struct proto_daemon_status_reply *);
+static int	ctl_doctor_port(void);
+static int	ctl_doctor_listening(int);
+static char	*ctl_doctor_start(struct kernelspec *, const char *);
+static void	ctl_doctor_kernels(struct ctl_doctor *);
 
 /* One finding; fix (or NULL) is the command that mends it. */
 static void printflike(5, 6)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-logs.c: the per-process logs in the state directory (runtimed.log;
  * logs/mcp-worker-PID.log): listed, printed, or followed as they grow.
@@ -28,6 +29,22 @@ struct ctl_logs_file {
 	time_t	 mtime;
 	off_t	 seen;		/* -f: bytes printed so far */
 };
+
+static int	ctl_logs_cmp(const void *, const void *);
+static int	ctl_logs_match(const char *, const char *);
+static void	ctl_logs_scan(const char *, const char *,
+		    struct ctl_logs_file **, size_t *);
+static struct ctl_logs_file	*ctl_logs_find(const char *, const char *,
+		    size_t *);
+static void	ctl_logs_free(struct ctl_logs_file *, size_t);
+static off_t	ctl_logs_copy(const char *, off_t);
+static char	*ctl_logs_dir(struct ctl_ctx *);
+static void	ctl_logs_list(struct ctl_ctx *, const char *,
+		    struct ctl_logs_file *, size_t);
+static void	ctl_logs_print(struct ctl_ctx *, struct ctl_logs_file *,
+		    size_t);
+static __dead void	ctl_logs_follow(const char *, const char *,
+		    struct ctl_logs_file *, size_t);
 
 static int
 ctl_logs_cmp(const void *a, const void *b)

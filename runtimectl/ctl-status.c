@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-status.c: status, kernels and rooms, from DAEMON_STATUS and
  * ROOM_LIST.  --json prints the daemon's reply as it is (plus uptime);
@@ -11,6 +12,10 @@
 #include <unistd.h>
 
 #include "ctl.h"
+
+static void	ctl_status_duration(int64_t, char *, size_t);
+static void	ctl_status_kernel_table(const msgpack_object *);
+static int64_t	ctl_status_uptime(const struct proto_daemon_status_reply *);
 
 /* "3d 4h", "2h 5m", "4m 10s", "7s". */
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-stop.c: stop the daemon and wait until its socket no longer
  * answers (its kernels are shut down first, by the daemon).
@@ -13,6 +14,8 @@
 
 /* How long a stop may take: the daemon's grace for kernels, and more. */
 #define CTL_STOP_WAIT_MS	10000
+
+static int	ctl_stop_gone(pid_t);
 
 /* Has pid exited (a zombie counts: its parent reaps it, not us)? */
 static int

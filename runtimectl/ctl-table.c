@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl-table.c: columns aligned for people, and the small readers of
  * msgpack maps the tables are filled from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl.c: runtimectl's main and command line.
  *
@@ -10,6 +11,9 @@
 #include <string.h>
 
 #include "ctl.h"
+
+static __dead void	ctl_usage(int);
+static int	ctl_take_json(int *, char **);
 
 static __dead void
 ctl_usage(int status)

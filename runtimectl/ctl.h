@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ctl.h: runtimectl, the operator's command line, and the client half of
  * `runtimed status|stop` (which links ctl-client.c, ctl-status.c and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-blob.c: BLOB_GET.  Agents write output values of BLOB_THRESHOLD
  * bytes or more to <state>/blobs (common/blob.c) and frames carry

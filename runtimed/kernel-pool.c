@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-pool.c: the warm pool.  N kernels of the default kernelspec are
  * kept started for no room, so the first run in a new notebook does not
@@ -26,6 +27,10 @@ static size_t			 kernel_pool_n;
 static struct event		*kernel_pool_ev;
 static int			 kernel_pool_stopped;
 static int			 kernel_pool_filling;
+
+static void	kernel_pool_fill_cb(evutil_socket_t, short, void *);
+static void	kernel_pool_later(int64_t);
+static int	kernel_pool_remove(struct room_kernel *);
 
 static void
 kernel_pool_fill_cb(evutil_socket_t fd, short events, void *arg)

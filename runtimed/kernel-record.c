@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-record.c: writes execution records to the store from a thread
  * of their own.  The store commits with fsync (3-20 ms measured on the
@@ -29,13 +30,12 @@ struct kernel_record {
 };
 static TAILQ_HEAD(, kernel_record) kernel_records =
     TAILQ_HEAD_INITIALIZER(kernel_records);
+static void	*kernel_record_main(void *);
 
 static pthread_mutex_t	kernel_record_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	kernel_record_wake = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t	kernel_record_idle = PTHREAD_COND_INITIALIZER;
 static pthread_t	kernel_record_thread;
 static int		kernel_record_running;
-static int		kernel_record_busy;
 static int		kernel_record_quit;
 
 static void *
@@ -52,7 +52,6 @@ kernel_record_main(void *arg)
 		if ((kr = TAILQ_FIRST(&kernel_records)) == NULL)
 			break;
 		TAILQ_REMOVE(&kernel_records, kr, entry);
-		kernel_record_busy = 1;
 		pthread_mutex_unlock(&kernel_record_lock);
 
 		if (store_exec_put(runtimed_store, kr->exec_id, kr->nb_id,
@@ -69,11 +68,7 @@ kernel_record_main(void *arg)
 		free(kr);
 
 		pthread_mutex_lock(&kernel_record_lock);
-		kernel_record_busy = 0;
-		if (TAILQ_EMPTY(&kernel_records))
-			pthread_cond_broadcast(&kernel_record_idle);
 	}
-	pthread_cond_broadcast(&kernel_record_idle);
 	pthread_mutex_unlock(&kernel_record_lock);
 	return (NULL);
 }
@@ -104,17 +99,6 @@ kernel_record_put(const char *exec_id, const char *nb_id, void *data,
 	}
 	TAILQ_INSERT_TAIL(&kernel_records, kr, entry);
 	pthread_cond_signal(&kernel_record_wake);
-	pthread_mutex_unlock(&kernel_record_lock);
-}
-
-/* Wait until every queued record is in the store. */
-void
-kernel_record_flush(void)
-{
-	pthread_mutex_lock(&kernel_record_lock);
-	while (kernel_record_running &&
-	    (!TAILQ_EMPTY(&kernel_records) || kernel_record_busy))
-		pthread_cond_wait(&kernel_record_idle, &kernel_record_lock);
 	pthread_mutex_unlock(&kernel_record_lock);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kernel-spec.c: kernelspecs as the daemon sees them: KERNEL_LIST,
  * KERNEL_SELECT and the check of a kernel name a client asks for, all
@@ -10,6 +11,8 @@
 
 #include "runtimed.h"
 #include "kernelspec.h"
+
+static void	kernel_spec_pack_list(msgpack_packer *, const void *);
 
 /*
  * Does kernelspec name exist?  0 if so; else -1 with a cause listing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-autosave.c: saving a changed file-backed room to its file a
  * moment (--autosave-delay) after the last change, without waiting for
@@ -12,6 +13,8 @@ static int		room_autosave_on = 1;
 static int64_t		room_autosave_ms = 2000;
 /* A busy room saves at least this often while changes keep coming. */
 #define ROOM_AUTOSAVE_MAX_MS	30000
+
+static void	room_autosave_fire(evutil_socket_t, short, void *);
 
 /* --no-autosave, --autosave-delay; ms < 0 keeps the delay. */
 void

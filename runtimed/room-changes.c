@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-changes.c: a room's change log.  Every change bumps the room's
  * seq and is kept in a ring of the last ROOM_LOG_SIZE changes, so a
@@ -35,6 +36,10 @@ struct room_log {
 static const char *room_changes_kind_names[] = {
 	"cells", "outputs", "kernel", "saved", "metadata", "reloaded"
 };
+
+static void	room_changes_pack_kinds(msgpack_packer *, int);
+static void	room_changes_pack_one(msgpack_packer *, struct room_change *,
+		    int);
 
 /* A new room's empty log. */
 void

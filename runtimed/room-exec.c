@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-exec.c: tracked runs.  A run snapshots its cells' sources, waits
  * in the room's FIFO, and is fed to the kernel one cell at a time.
@@ -84,6 +85,35 @@ static int64_t	room_exec_timeout(struct peer *, uint32_t, int, int64_t);
 static void	room_exec_answer(struct room_exec *, struct peer *, uint32_t,
 		    int64_t);
 static void	room_exec_fail(struct room_exec *, const char *);
+static void	room_exec_wait_free(struct room_exec_wait *);
+static void	room_exec_destroy(struct room_exec *);
+static int	room_exec_terminal(struct room_exec *);
+static void	room_exec_pack_cells(msgpack_packer *, const void *);
+static void	room_exec_send(struct peer *, uint32_t, const char *, size_t);
+static void	room_exec_reply(struct room_exec *, struct peer *, uint32_t);
+static void	room_exec_persist_cb(evutil_socket_t, short, void *);
+static void	room_exec_persist(struct room_exec *);
+static void	room_exec_finish(struct room_exec *, enum proto_run_status);
+static struct room_exec	*room_exec_find(struct room *, const char *, size_t);
+static void	room_exec_wait_timeout(evutil_socket_t, short, void *);
+static struct json_object	*room_exec_orphan(struct json_object *);
+static void	room_exec_pack_none(msgpack_packer *, const void *);
+static int	room_exec_get_lost(struct room *, struct peer *, uint32_t,
+		    const char *, size_t);
+static int	room_exec_get_stored(struct room *, struct peer *, uint32_t,
+		    const char *, size_t);
+static int	room_exec_is(const struct proto_str *, const char *);
+static struct room_exec_cell	*room_exec_event(struct room *,
+		    const struct proto_str *, const struct proto_str *,
+		    struct room_exec **);
+static struct room_cell	*room_exec_room_cell(struct room *,
+		    struct room_exec_cell *);
+static int	room_exec_dropped(struct json_object *);
+static void	room_exec_append(struct json_object *, struct json_object *);
+static int	room_exec_update_outputs(struct json_object *, const char *,
+		    struct json_object *);
+static void	room_exec_update_display(struct room *, const char *,
+		    struct json_object *);
 
 void
 room_exec_create(struct room *r)

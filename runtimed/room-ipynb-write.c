@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-ipynb-write.c: a room_nb saved as nbformat.write saves it, byte
  * for byte: multi-line strings split as str.splitlines(keepends=True),
@@ -24,6 +25,51 @@
  * blob that could not be inlined during a dump. */
 static char	*room_ipynb_write_blob_dir;
 static char	*room_ipynb_write_blob_error;
+
+struct room_ipynb_out;
+struct room_ipynb_key;
+static int	room_ipynb_write_split_mime(const char *);
+static void	room_ipynb_write_flush(struct room_ipynb_out *);
+static inline void	room_ipynb_write_reserve(struct room_ipynb_out *,
+		    size_t);
+static inline void	room_ipynb_write_bytes(struct room_ipynb_out *,
+		    const void *, size_t);
+static inline void	room_ipynb_write_char(struct room_ipynb_out *, char);
+static void	room_ipynb_write_str(struct room_ipynb_out *, const char *);
+static void	room_ipynb_write_indent(struct room_ipynb_out *, int);
+static void	room_ipynb_write_string(struct room_ipynb_out *, const char *,
+		    size_t);
+static void	room_ipynb_write_double(struct room_ipynb_out *, double);
+static int	room_ipynb_write_key_cmp(const void *, const void *);
+static const char	**room_ipynb_write_keys(struct json_object *,
+		    const char *const *, size_t *);
+static void	room_ipynb_write_key(struct room_ipynb_out *, const char *, int,
+		    int);
+static void	room_ipynb_write_value(struct room_ipynb_out *,
+		    struct json_object *, int);
+static void	room_ipynb_write_lines(struct room_ipynb_out *, const char *,
+		    size_t, int);
+static struct json_object	*room_ipynb_write_blob_value(
+		    struct json_object *, int);
+static int	room_ipynb_write_is_blob(struct json_object *);
+static void	room_ipynb_write_text(struct room_ipynb_out *,
+		    struct json_object *, int, int, int);
+static void	room_ipynb_write_bundle(struct room_ipynb_out *,
+		    struct json_object *, int);
+static void	room_ipynb_write_output(struct room_ipynb_out *,
+		    struct json_object *, int);
+static void	room_ipynb_write_skipping(struct room_ipynb_out *,
+		    struct json_object *, const char *const *, int);
+static int	room_ipynb_write_mkey_cmp(const void *, const void *);
+static struct room_ipynb_key	*room_ipynb_write_merge_keys(
+		    const char *const *, struct json_object *, size_t *);
+static void	room_ipynb_write_attachments(struct room_ipynb_out *,
+		    struct json_object *);
+static void	room_ipynb_write_outputs(struct room_ipynb_out *,
+		    struct json_object *);
+static void	room_ipynb_write_cell(struct room_ipynb_out *,
+		    struct room_cell *);
+static void	room_ipynb_write_nb(struct room_ipynb_out *, struct room_nb *);
 
 void
 room_ipynb_write_set_blob_dir(const char *dir)
@@ -810,20 +856,6 @@ room_ipynb_write_nb(struct room_ipynb_out *o, struct room_nb *nb)
 	}
 	free(keys);
 	room_ipynb_write_bytes(o, "\n}\n", 3);
-}
-
-/* Any json value in Python's layout, no trailing newline.  Caller frees. */
-char *
-room_ipynb_write_json(struct json_object *v, size_t *len)
-{
-	struct room_ipynb_out	o;
-
-	memset(&o, 0, sizeof o);
-	o.fd = -1;
-	room_ipynb_write_value(&o, v, 0);
-	room_ipynb_write_char(&o, '\0');
-	*len = o.len - 1;
-	return (o.buf);
 }
 
 /* The notebook as nbformat.write would write it.  Caller frees. */

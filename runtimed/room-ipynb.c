@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-ipynb.c: reading .ipynb files (nbformat 4.x) into a room_nb.
  *
@@ -19,6 +20,33 @@
 
 /* Every notebook nbformat reads nests less (proto.h). */
 #define ROOM_IPYNB_MAX_DEPTH	PROTO_MAX_DEPTH
+
+/* Why a cell's id cannot be kept (the loader mints one). */
+enum room_ipynb_idfix {
+	ROOM_IPYNB_ID_OK,
+	ROOM_IPYNB_ID_MISSING,		/* nbformat mints one too */
+	ROOM_IPYNB_ID_NOT_STRING,
+	ROOM_IPYNB_ID_EMPTY,
+	ROOM_IPYNB_ID_DUPLICATE,	/* nbformat mints one too */
+};
+
+static struct json_object	*room_ipynb_join(struct json_object *);
+static void	room_ipynb_rejoin_bundle(struct json_object *);
+static void	room_ipynb_rejoin_output(struct json_object *);
+static const char	*room_ipynb_num(size_t, char [32]);
+static char	*room_ipynb_where(const char *, size_t, size_t);
+static const char	*room_ipynb_eof_what(struct json_tokener *);
+static size_t	room_ipynb_raw_control(const char *, size_t);
+static int	room_ipynb_cut_char(const char *, size_t, size_t);
+static struct json_object	*room_ipynb_json(const char *, size_t, char **);
+static const char	*room_ipynb_kind(struct json_object *);
+static void	room_ipynb_keep(struct json_object **, const char *,
+		    struct json_object *);
+static int	room_ipynb_parse_code(struct room_nb *, struct room_cell *,
+		    struct json_object *, size_t, char **);
+static int	room_ipynb_parse_cell(struct room_nb *, struct json_object *,
+		    size_t, int, enum room_ipynb_idfix *, char **);
+static void	room_ipynb_name_warnings(struct room_nb *, size_t);
 
 /* A list of strings joined into one string, or NULL. */
 static struct json_object *
@@ -385,15 +413,6 @@ room_ipynb_keep(struct json_object **extra, const char *key,
 		*extra = json_object_new_object();
 	json_object_object_add(*extra, key, json_object_get(val));
 }
-
-/* Why a cell's id cannot be kept (the loader mints one). */
-enum room_ipynb_idfix {
-	ROOM_IPYNB_ID_OK,
-	ROOM_IPYNB_ID_MISSING,		/* nbformat mints one too */
-	ROOM_IPYNB_ID_NOT_STRING,
-	ROOM_IPYNB_ID_EMPTY,
-	ROOM_IPYNB_ID_DUPLICATE,	/* nbformat mints one too */
-};
 
 /* One code cell's execution_count and outputs. */
 static int

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-ipynb.h: what the .ipynb reader (room-ipynb.c) and writer
  * (room-ipynb-write.c) share: word-at-a-time byte scanning and which

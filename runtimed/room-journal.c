@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-journal.c: a room's durability in the state store (store.c).
  *
@@ -55,11 +56,29 @@
 #define ROOM_JOURNAL_QUIET_MS		1000
 #define ROOM_JOURNAL_COMPACT_MAX	4
 
+static void	room_journal_set_outputs(struct room_cell *,
+		    const msgpack_object *);
+static void	room_journal_failed(struct room *, const char *, const char *);
+static void	room_journal_clear_pending(struct room *);
+static int	room_journal_append(struct room *, const void *, size_t,
+		    char **);
+static size_t	room_journal_limit(struct room *);
+static void	room_journal_compact_fire(evutil_socket_t, short, void *);
+static void	room_journal_outputs(struct room *);
+static void	room_journal_metadata(struct room *);
+static void	room_journal_fire(evutil_socket_t, short, void *);
+static void	room_journal_arm(struct room *, int);
+static int	room_journal_load_snapshot(const struct store_room *, void *);
+static int	room_journal_replay(uint64_t, const void *, size_t, void *);
+static void	room_journal_pack_nb(msgpack_packer *, struct room_nb *);
+static struct room_nb	*room_journal_unpack_nb(const msgpack_object *,
+		    char **);
+
 /*
  * The notebook: {nbformat, nbformat_minor, metadata, cells, extra?,
  * warnings?}.
  */
-void
+static void
 room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 {
 	size_t	i;
@@ -97,7 +116,7 @@ room_journal_set_outputs(struct room_cell *c, const msgpack_object *o)
 	c->outputs = j;
 }
 
-struct room_nb *
+static struct room_nb *
 room_journal_unpack_nb(const msgpack_object *o, char **cause)
 {
 	struct room_nb		*nb;

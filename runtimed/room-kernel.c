@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-kernel.c: the link to a room's runtime agent (one kernel each).
  *
@@ -71,6 +72,29 @@ static TAILQ_HEAD(, room_kernel) room_kernels =
 static void	room_kernel_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
+static void	room_kernel_destroy(struct room_kernel *);
+static struct proto_str	room_kernel_str(const char *);
+static void	room_kernel_maybe_destroy(struct room_kernel *);
+static char	*room_kernel_cwd(struct room *);
+static void	room_kernel_reply_restart(struct room_kernel *);
+static void	room_kernel_set_dead(struct room_kernel *, const char *);
+static void	room_kernel_set_spec(struct room_kernel *);
+static void	room_kernel_attached(struct room_kernel *);
+static const char	*room_kernel_state_name(struct room_kernel *);
+static void	room_kernel_pack_json(msgpack_packer *, const void *);
+static void	room_kernel_status(struct room_kernel *,
+		    const struct proto_agent_status *);
+static void	room_kernel_hello(struct room_kernel *, struct peer *,
+		    const struct proto_header *, const msgpack_object *);
+static char	*room_kernel_dup(const struct proto_str *);
+static void	room_kernel_ready_msg(struct room_kernel *,
+		    const struct proto_agent_ready *);
+static void	room_kernel_error(struct room_kernel *, uint32_t,
+		    const msgpack_object *);
+static void	room_kernel_event(struct room_kernel *, struct peer *,
+		    const struct proto_header *, const msgpack_object *);
+static void	room_kernel_tidy(struct room_kernel *);
+static void	room_kernel_idle_cb(evutil_socket_t, short, void *);
 
 static void
 room_kernel_destroy(struct room_kernel *k)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-nb.c: a notebook's cells in memory and the atomic edit batch.
  */
@@ -20,6 +21,72 @@ struct room_nb_edit;
 static void	room_nb_ids_drop(struct room_nb *);
 static int	room_nb_fail(struct room_nb_edit *, const char *,
 		    const char *, ...) printflike(3, 4);
+struct room_nb_batch;
+struct room_nb_node;
+static struct room_cell	*room_nb_ids_get(struct room_nb *, const char *);
+static void	room_nb_ids_add(struct room_nb *, struct room_cell *);
+static void	room_nb_ids_del(struct room_nb *, struct room_cell *);
+static void	room_nb_ids_move(struct room_nb *);
+static void	room_nb_ids_build(struct room_nb *);
+static struct room_cell	*room_nb_cell_new(enum room_cell_type, const char *,
+		    const char *, size_t);
+static struct room_cell	*room_nb_cell_clone(const struct room_cell *);
+static ssize_t	room_nb_index(struct room_cell **, size_t, const char *,
+		    size_t);
+static void	room_nb_push(struct room_cell ***, size_t *,
+		    struct room_cell *);
+static int	room_nb_batch_orig(struct room_nb_batch *,
+		    struct room_nb_node *);
+static void	room_nb_batch_free_node(struct room_nb_batch *,
+		    struct room_nb_node *);
+static void	room_nb_batch_link(struct room_nb_batch *,
+		    struct room_nb_node *, struct room_nb_node *);
+static void	room_nb_batch_unlink(struct room_nb_batch *,
+		    struct room_nb_node *);
+static struct room_nb_node	*room_nb_batch_lookup(struct room_nb_batch *,
+		    const char *);
+static void	room_nb_batch_free_key(struct lh_entry *);
+static void	room_nb_batch_index(struct room_nb_batch *,
+		    struct room_nb_node *);
+static void	room_nb_batch_unindex(struct room_nb_batch *,
+		    struct room_nb_node *);
+static struct room_nb_node	*room_nb_batch_find(struct room_nb_batch *,
+		    const char *, size_t);
+static void	room_nb_batch_init(struct room_nb_batch *, struct room_nb *);
+static void	room_nb_batch_done(struct room_nb_batch *, int);
+static int	room_nb_batch_gone(struct room_nb_batch *, const char *,
+		    size_t);
+static const char	*room_nb_plural(size_t);
+static struct room_nb_node	*room_nb_resolve(struct room_nb_edit *,
+		    const msgpack_object *, const char *);
+static void	room_nb_batch_mint(struct room_nb_batch *, char [9]);
+static int	room_nb_merge(struct json_object *, const msgpack_object *);
+static struct room_cell	*room_nb_own(struct room_nb_batch *,
+		    struct room_nb_node *);
+static void	room_nb_touch(struct room_nb_batch *, struct room_nb_result *,
+		    const char *);
+static void	room_nb_pack_after(msgpack_packer *, struct room_nb_batch *,
+		    struct room_nb_node *);
+static int	room_nb_edit_fields(struct room_nb_edit *);
+static int	room_nb_edit_unknown(struct room_nb_edit *, struct room_cell *);
+static void	room_nb_pack_md(struct room_nb_edit *);
+static void	room_nb_set_source(struct room_cell *, const char *, size_t);
+static int	room_nb_op_insert(struct room_nb_edit *);
+static int	room_nb_op_edit(struct room_nb_edit *);
+static int	room_nb_op_delete(struct room_nb_edit *);
+static int	room_nb_count(const char *, size_t, const char *, size_t,
+		    size_t *);
+static int	room_nb_op_replace(struct room_nb_edit *);
+static struct room_nb_node	**room_nb_move_list(struct room_nb_edit *,
+		    size_t *);
+static int	room_nb_op_move(struct room_nb_edit *);
+static int	room_nb_op_clear_outputs(struct room_nb_edit *);
+static int	room_nb_op_notebook_metadata(struct room_nb_edit *);
+static const struct room_nb_op	*room_nb_edit_op(struct room_nb_edit *);
+static void	room_nb_cell_free(struct room_cell *);
+static void	room_nb_cell_clear(struct room_cell *);
+static int	room_nb_type_parse(const char *, size_t, enum room_cell_type *);
+static void	room_nb_cell_set_type(struct room_cell *, enum room_cell_type);
 
 /* An empty nbformat 4.5 notebook. */
 struct room_nb *
@@ -242,7 +309,7 @@ room_nb_cell_set_id(struct room_nb *nb, struct room_cell *c,
 		room_nb_ids_add(nb, c);
 }
 
-void
+static void
 room_nb_cell_free(struct room_cell *c)
 {
 	if (c == NULL)
@@ -358,7 +425,7 @@ room_nb_cell_known_key(const struct room_cell *c, const char *key)
 }
 
 /* Empty a cell of an unknown type before it is replaced whole. */
-void
+static void
 room_nb_cell_clear(struct room_cell *c)
 {
 	json_object_put(c->metadata);
@@ -373,7 +440,7 @@ room_nb_cell_clear(struct room_cell *c)
 	c->source_len = 0;
 }
 
-int
+static int
 room_nb_type_parse(const char *s, size_t len, enum room_cell_type *type)
 {
 	if (len == 4 && memcmp(s, "code", 4) == 0)
@@ -391,7 +458,7 @@ room_nb_type_parse(const char *s, size_t len, enum room_cell_type *type)
  * Change a cell's type, dropping what the new type cannot hold, and the
  * kept keys the new type defines (a markdown cell's stray outputs).
  */
-void
+static void
 room_nb_cell_set_type(struct room_cell *c, enum room_cell_type type)
 {
 	if (c->type == type)

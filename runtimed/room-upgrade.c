@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-upgrade.c: nbformat 1, 2 and 3 notebooks upgraded to nbformat 4.
  *
@@ -47,6 +48,37 @@ struct room_upgrade_at {
 	size_t	ws;
 	size_t	cell;
 };
+
+static struct json_object	*room_upgrade_get(struct json_object *,
+		    const char *);
+static struct json_object	*room_upgrade_pop(struct json_object *,
+		    const char *);
+static int	room_upgrade_truthy(struct json_object *);
+static void	room_upgrade_where(char *, size_t,
+		    const struct room_upgrade_at *);
+static int	room_upgrade_join(struct json_object *, const char *,
+		    const struct room_upgrade_at *, const char *, char **);
+static int	room_upgrade_ascii(struct json_object *, const char *,
+		    const struct room_upgrade_at *, size_t, char **);
+static struct json_object	*room_upgrade_need(struct json_object *,
+		    const char *, enum json_type, const char *, int, char **);
+static int	room_upgrade_read_cell(struct json_object *,
+		    const struct room_upgrade_at *, char **);
+static int	room_upgrade_read(struct json_object *, int, char **);
+static struct json_object	*room_upgrade_from_v1(struct json_object *,
+		    char **);
+static void	room_upgrade_v2_v3(struct json_object *);
+static void	room_upgrade_mime_keys(struct json_object *);
+static int	room_upgrade_json_value(struct json_object *, const char *,
+		    size_t, int, char **);
+static int	room_upgrade_output(struct json_object *, const char *, size_t,
+		    int, char **);
+static void	room_upgrade_one_line(const char *, size_t, char *, size_t *);
+static int	room_upgrade_heading(struct json_object *, const char *, int,
+		    char **);
+static int	room_upgrade_cell(struct json_object *,
+		    const struct room_upgrade_at *, char **);
+static int	room_upgrade_v3_v4(struct json_object *, int, char **);
 
 static struct json_object *
 room_upgrade_get(struct json_object *obj, const char *key)

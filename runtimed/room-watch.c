@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room-watch.c: notice a file-backed notebook changing on disk.
  *
@@ -35,6 +36,9 @@ struct room_watch {
 };
 static TAILQ_HEAD(, room_watch) room_watches =
     TAILQ_HEAD_INITIALIZER(room_watches);
+static void	room_watch_timer(evutil_socket_t, short, void *);
+static void	room_watch_read(evutil_socket_t, short, void *);
+static int	room_watch_init(void);
 
 static int		 room_watch_fd = -1;
 static struct event	*room_watch_ev;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * room.c: rooms, one per notebook, keyed by real path and by id.
  *
@@ -33,9 +34,34 @@ static int		  room_grace_set;	/* by --room-grace */
 static struct event	 *room_sweep_ev;
 
 static void	room_sweep_arm(void);
+static struct room	*room_find_path(const char *);
+static struct room	*room_find_id(const char *, size_t);
+static char	*room_canon_path(const char *, int *, char **);
+static int	room_valid_kernel_name(const char *);
+static void	room_note_disk(struct room *);
+static int	room_disk_changed(struct room *);
+static struct room	*room_new(const char *, char *, const char *);
+static void	room_unload_content(struct room *);
+static void	room_free(struct room *);
+static void	room_remove(struct room *);
+static int	room_start_one(const struct store_room *, void *);
+static void	room_loaded(struct room *);
+static const char	*room_nb_kernel(struct room_nb *);
+static int	room_load_file(struct room *, char **);
+static int	room_wake(struct room *, int, char **);
+static size_t	room_edit_size(const msgpack_object *);
+static void	room_pack_path(struct room *, msgpack_packer *);
+static void	room_pack_kernel(struct room *, msgpack_packer *);
+static int	room_save_file(struct room *, const char *, int, char **,
+		    const char **);
+static int	room_idle(struct room *);
+static int	room_unload(struct room *);
+static void	room_sweep(evutil_socket_t, short, void *);
+static u_int	room_loaded_count(void);
+static void	room_pack_summary(struct room *, msgpack_packer *);
 
 /* Rooms with content in memory. */
-u_int
+static u_int
 room_loaded_count(void)
 {
 	size_t	i;
@@ -50,24 +76,6 @@ u_int
 room_count(void)
 {
 	return (room_loaded_count());
-}
-
-struct room *
-room_first(void)
-{
-	return (room_nall > 0 ? room_all[0] : NULL);
-}
-
-struct room *
-room_next(struct room *r)
-{
-	size_t	i;
-
-	for (i = 0; i + 1 < room_nall; i++) {
-		if (room_all[i] == r)
-			return (room_all[i + 1]);
-	}
-	return (NULL);
 }
 
 void
@@ -530,19 +538,6 @@ found:
 	return (r);
 }
 
-/* Is p one of r's client peers? */
-int
-room_is_client_peer(struct room *r, struct peer *p)
-{
-	size_t	i;
-
-	for (i = 0; i < r->nmembers; i++) {
-		if (r->members[i] == p)
-			return (1);
-	}
-	return (0);
-}
-
 void
 room_join(struct room *r, struct peer *p)
 {
@@ -723,7 +718,7 @@ room_pack_kernel(struct room *r, msgpack_packer *pk)
 }
 
 /* {notebook_id, path, peers, agents, dirty, kernel: {name, state}} */
-void
+static void
 room_pack_summary(struct room *r, msgpack_packer *pk)
 {
 	const char	*ks = room_kernel_state(r);

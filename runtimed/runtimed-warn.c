@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runtimed-warn.c: what the user must hear about, kept for as long as the
  * daemon runs: a damaged store found at start, a store that cannot be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runtimed.c: the room daemon's main and command line.
  *
@@ -32,6 +33,17 @@ static int		 runtimed_stopping;
 static int64_t		 runtimed_stop_deadline;
 static int		 runtimed_killed;
 static struct event	*runtimed_stop_timer;
+
+static __dead void	runtimed_usage(int);
+static void	runtimed_cleanup(void);
+static void	runtimed_stop_check(evutil_socket_t, short, void *);
+static void	runtimed_signal(evutil_socket_t, short, void *);
+static void	runtimed_report(int, const char *, ...);
+static void	runtimed_detach(const char *);
+static int	runtimed_serve(const char *, int, int, int);
+static int	runtimed_daemonize(const char *, int);
+static int	runtimed_ctl(const char *, const char *);
+static int	runtimed_number(const char *, int, int);
 
 static __dead void
 runtimed_usage(int status)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runtimed.h: the room daemon's private header.  Structs first (each
  * owned by the file named in its comment), then prototypes per file.
@@ -197,10 +198,7 @@ void	server_activate_notify(const char *);
 /* server-client.c */
 void	server_client_accept(int);
 u_int	server_client_count(void);
-u_int	server_client_count_kind(const char *);
 void	server_client_free_all(void);
-int	server_client_reply(struct peer *, uint16_t, uint32_t,
-	    const msgpack_sbuffer *, const char *, const char *);
 
 /* room.c */
 struct room	*room_create(const char *, const char *, char **,
@@ -217,9 +215,6 @@ int		 room_edit(struct room *, const struct proto_room_edit *,
 void		 room_start(void);
 void		 room_set_grace(int64_t);
 void		 room_disk_check(struct room *);
-int		 room_is_client_peer(struct room *, struct peer *);
-u_int		 room_loaded_count(void);
-void		 room_pack_summary(struct room *, msgpack_packer *);
 void		 room_pack_joined(struct room *, msgpack_packer *, int);
 void		 room_pack_cell(msgpack_packer *, const struct room_cell *);
 int		 room_save(struct room *, const char *, int, char **,
@@ -227,8 +222,6 @@ int		 room_save(struct room *, const char *, int, char **,
 void		 room_list_pack(msgpack_packer *);
 u_int		 room_count(void);
 void		 room_free_all(void);
-struct room	*room_first(void);
-struct room	*room_next(struct room *);
 
 /* room-changes.c */
 void		 room_changes_create(struct room *);
@@ -255,7 +248,6 @@ struct room_cell	*room_nb_cell_create(struct room_nb *,
 			     enum room_cell_type, const char *, size_t);
 void			 room_nb_cell_set_id(struct room_nb *,
 			     struct room_cell *, const char *, size_t);
-void			 room_nb_cell_free(struct room_cell *);
 struct room_cell	*room_nb_find(struct room_nb *, const char *, size_t *);
 struct room_cell	*room_nb_ref(struct room_nb *, const msgpack_object *,
 			     const char *, char **, const char **);
@@ -263,8 +255,6 @@ void			 room_nb_mint_id(struct room_nb *, char [9]);
 int			 room_nb_valid_id(const char *, size_t);
 const char		*room_nb_type_name(enum room_cell_type);
 const char		*room_nb_cell_type_name(const struct room_cell *);
-int			 room_nb_type_parse(const char *, size_t,
-			     enum room_cell_type *);
 void			 room_nb_cell_set_type_name(struct room_cell *,
 			     const char *, size_t);
 int			 room_nb_cell_known_key(const struct room_cell *,
@@ -272,9 +262,6 @@ int			 room_nb_cell_known_key(const struct room_cell *,
 void			 room_nb_warn(struct room_nb *, ssize_t,
 			     const char *, const char *, const char *, ...)
 			     printflike(5, 6);
-void			 room_nb_cell_clear(struct room_cell *);
-void			 room_nb_cell_set_type(struct room_cell *,
-			     enum room_cell_type);
 int			 room_nb_edit(struct room_nb *,
 			     const msgpack_object *, int, msgpack_packer *,
 			     struct room_nb_result *, char **, const char **);
@@ -299,8 +286,6 @@ void		 room_journal_later(struct room *);
 int		 room_journal_recover(struct room *, char **);
 void		 room_journal_forget(struct room *);
 void		 room_journal_stop(struct room *);
-void		 room_journal_pack_nb(msgpack_packer *, struct room_nb *);
-struct room_nb	*room_journal_unpack_nb(const msgpack_object *, char **);
 
 /* room-watch.c */
 void		 room_watch_add(struct room *);
@@ -320,7 +305,6 @@ void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 void		 room_ipynb_write_set_blob_dir(const char *);
 char		*room_ipynb_write_dump(struct room_nb *, size_t *);
 int		 room_ipynb_write(struct room_nb *, const char *, char **);
-char		*room_ipynb_write_json(struct json_object *, size_t *);
 
 /* room-kernel.c */
 extern int	 room_kernel_keepalive;
@@ -389,7 +373,6 @@ void	kernel_spec_select(struct room *, struct peer *, uint32_t,
 
 /* kernel-record.c */
 void	kernel_record_put(const char *, const char *, void *, size_t);
-void	kernel_record_flush(void);
 void	kernel_record_stop(void);
 
 /* kernel-blob.c */

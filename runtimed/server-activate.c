@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server-activate.c: what a service manager hands the daemon.  A
  * listening socket made for us (systemd's LISTEN_FDS and LISTEN_PID, or
@@ -27,6 +28,11 @@
 #define SERVER_ACTIVATE_FD	3
 
 static char	*server_activate_notify_path;
+
+static int	server_activate_check(int, char **, char **);
+#ifdef __APPLE__
+static int	server_activate_launchd(char **, char **);
+#endif
 
 /* Is fd a listening AF_UNIX stream socket?  Its path goes in *path. */
 static int

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server-client.c: one client connection (worker, runtimed status/stop,
  * proxy).  HELLO first; then room-less requests, or requests on the one
@@ -26,13 +27,31 @@ static TAILQ_HEAD(, server_client) server_clients =
 static void	server_client_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
+static void	server_client_hello(struct server_client *,
+		    const struct proto_header *, const msgpack_object *);
+static void	server_client_status(struct server_client *, uint32_t);
+static void	server_client_join(struct server_client *,
+		    const struct proto_header *, const msgpack_object *);
+static void	server_client_edit_cells(msgpack_packer *, const void *);
+static void	server_client_edit(struct server_client *, uint32_t,
+		    const msgpack_object *);
+static void	server_client_save(struct server_client *, uint32_t,
+		    const msgpack_object *);
+static void	server_client_no_changes(msgpack_packer *, const void *);
+static void	server_client_changes(struct server_client *, uint32_t,
+		    const msgpack_object *);
+static void	server_client_room(struct server_client *,
+		    const struct proto_header *, const msgpack_object *);
+static int	server_client_reply(struct peer *, uint16_t, uint32_t,
+		    const msgpack_sbuffer *, const char *, const char *);
+static u_int	server_client_count_kind(const char *);
 
 /*
  * Send a reply, or, when it is over its type's frame cap, ERROR {code,
  * message, reason: "too_large", bytes, cap} saying how to ask for less:
  * every request is answered.  Returns 0 when the reply itself was sent.
  */
-int
+static int
 server_client_reply(struct peer *p, uint16_t type, uint32_t id,
     const msgpack_sbuffer *sb, const char *code, const char *hint)
 {
@@ -99,7 +118,7 @@ server_client_count(void)
 }
 
 /* Clients past HELLO of one kind ("worker", "ctl", ...). */
-u_int
+static u_int
 server_client_count_kind(const char *kind)
 {
 	struct server_client	*c;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server.c: the listening socket (docs/files.md).  One daemon per
  * socket: flock on "<socket>.lock" held for life, then a stale socket
@@ -54,6 +55,16 @@ static int		 server_activated;	/* the socket is not ours */
 static struct event	*server_watch_ev;
 static dev_t		 server_sock_dev;
 static ino_t		 server_sock_ino;
+
+static pid_t	server_lock_pid(int);
+static void	server_raise_fd_limit(void);
+static u_int	server_fd_reserve(void);
+static int	server_have_room(void);
+static void	server_pause(const char *);
+static void	server_accept_cb(evutil_socket_t, short, void *);
+static void	server_resume_cb(evutil_socket_t, short, void *);
+static void	server_watch_cb(evutil_socket_t, short, void *);
+static void	server_watch_start(void);
 
 /* The pid the lock holder wrote, or 0. */
 static pid_t

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store-recover.c: copy every row that can still be read from a damaged
  * state database into a fresh one, through SQL only (Debian 12's SQLite
@@ -57,6 +58,26 @@ struct store_recover_ids {
 	size_t				 n;
 	size_t				 cap;
 };
+
+static void	store_recover_add(struct store_recover_ids *, int64_t,
+		    const char *);
+static int	store_recover_cmp_id(const void *, const void *);
+static int	store_recover_cmp_key(const void *, const void *);
+static int	store_recover_scan(sqlite3 *, const char *, int64_t, int,
+		    struct store_recover_ids *, int64_t *);
+static int	store_recover_seek(sqlite3 *, const char *, int64_t);
+static int	store_recover_skip(sqlite3 *, const char *, int64_t, int64_t *);
+static void	store_recover_index(sqlite3 *,
+		    const struct store_recover_table *, const char *const *,
+		    struct store_recover_ids *);
+static void	store_recover_find(sqlite3 *,
+		    const struct store_recover_table *,
+		    struct store_recover_ids *);
+static void	store_recover_free_ids(struct store_recover_ids *);
+static int	store_recover_row(sqlite3_stmt *, sqlite3_stmt *, int, int64_t);
+static void	store_recover_note_lost(char **,
+		    const struct store_recover_table *,
+		    struct store_recover_ids *);
 
 static void
 store_recover_add(struct store_recover_ids *s, int64_t id, const char *key)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.c: durable daemon state in SQLite, WAL mode, synchronous=FULL, so
  * a committed write survives a crash of the daemon or the machine.  The
@@ -51,6 +52,22 @@ static const char *store_schema =
     " record BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS executions_nb ON"
     " executions(notebook_id, finished_at);";
+
+static int	store_exec_sql(struct store *, const char *, char **);
+static sqlite3	*store_open_db(const char *, char **);
+static void	store_check_tidy(char *);
+static int	store_check(sqlite3 *, const char *, char **);
+static int	store_init(struct store *, char **);
+static char	*store_aside_name(const char *);
+static void	store_unlink(const char *, const char *);
+static int	store_link_aside(const char *, const char *, char **);
+static int	store_rebuild(struct store *, const char *, const char *,
+		    char **);
+static void	store_rollback(struct store *);
+static void	store_wrote(struct store *, int);
+static int	store_read_failed(struct store *, const char *);
+static int	store_room_rows(struct store *, sqlite3_stmt *, store_room_cb,
+		    void *);
 
 static int
 store_exec_sql(struct store *st, const char *sql, char **cause)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.h: the daemon's durable state in SQLite (store.c).  Rooms are a
  * snapshot plus a journal of mutations after it; execution records are

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Build the Debian package from this tree: copy the sources (no build
 # directories, no node_modules) to a scratch tree, put packaging/debian
 # there as debian/, and run "dpkg-buildpackage -us -uc -b".  The .deb

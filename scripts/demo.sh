@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The demo, in one command: install the dependencies (Debian 12), build,
 # install under build/_inst (no root needed for that), then let the
 # official MCP SDK client drive the installed runtimed-mcp: create a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Install what a fresh Debian 12 needs to build, test and run runtimed,
 # with the three kernel families the tests run on: python3 (ipykernel),
 # xpython (xeus-python) and ir (IRkernel); and what the packaging tests

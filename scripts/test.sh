@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Everything CI runs, in one command: install the dependencies (Debian
 # 12); build and run "make check" (unit and integration tests); install
 # under build/check/_inst, move that to build/check/_moved and run the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * agent-live.c: drive the real runtimed-agent on a real python3 kernel
  * the way the daemon does, over a socketpair on its fd 3, with blocking
@@ -42,6 +43,39 @@ static uint32_t	 next_id = 1;
 static int	 nexec;
 static const char *want_name = "python3";	/* AGENT_READY kernel_name */
 static const char *want_lang = "python";	/* language_info.name */
+
+struct run;
+struct family;
+static void	cleanup(void);
+static void	sendf(uint16_t, uint32_t, struct mpbuf *);
+static void	recvf(struct proto_header *, msgpack_unpacked *, int);
+static char	*str(const msgpack_object *, const char *);
+static void	reply(uint32_t, struct proto_header *, msgpack_unpacked *);
+static void	run_free(struct run *);
+static uint32_t	execute_send(const char *, char *, size_t, int);
+static void	execute_wait(const char *, struct run *, int);
+static void	execute(const char *, struct run *, int);
+static const char	*outfield(struct run *, size_t, const char *);
+static const char	*outplain(struct run *, size_t);
+static pid_t	start(const char *, int64_t *, char **);
+static void	write_spec(const char *, const char *, const char *);
+static void	write_racer(void);
+static void	write_replayer(void);
+static int	stolen_port(int *);
+static int	conn_file_mode(void);
+static struct json_object	*conn_file_check(const char *);
+static int	conn_port(struct json_object *, const char *);
+static int	gone(pid_t, int);
+static int	cmp64(const void *, const void *);
+static void	listing(const char *);
+static int	wait_agent(void);
+static void	spawn_agent(char *);
+static char	*streams(struct run *, const char *);
+static void	wait_for(uint16_t, const char *, int);
+static void	interrupt(void);
+static pid_t	restart(pid_t);
+static int	family(char *, const struct family *);
+static int	bench(char *, int);
 
 /* Kill what we started; runs at exit, also on failure. */
 static void

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Run agent-live (the real runtimed-agent on a real kernel) under a
 # watchdog: python3 with no argument, else the family test of the
 # kernelspec named (exit 77, a skip, when it is not installed).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-kernelspec.c: kernelspec search (common/kernelspec.c) on a private
  * tree of data dirs: Jupyter's search order, case-insensitive names,
@@ -23,6 +24,10 @@
 #include "agent.h"
 
 static char	root[] = "/tmp/test-kernelspec-XXXXXX";
+
+static void	spec(const char *, const char *, const char *);
+static void	setup(void);
+static void	teardown(void);
 
 /* Write <root>/<dir>/kernels/<name>/kernel.json. */
 static void

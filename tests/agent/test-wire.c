@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-wire.c: the Jupyter message codec (agent-wire.c): HMAC-SHA256
  * signatures, the delimiter scan past identity frames, rejection of bad
@@ -13,6 +14,9 @@
 #include "agent.h"
 
 #define F(s)	{ (s), sizeof (s) - 1 }
+
+static size_t	build(struct agent_wire_frame *, char **, size_t);
+static void	seen_sig(unsigned, char *);
 
 /* Expected value computed with Python's hmac module. */
 Test(wire, sign_known_vector)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // chaos.mjs: docs/durability.md under fire.  Two official-SDK clients, each
 // through its own runtimed-mcp, work on one notebook (insert cells with
 // unique markers, run them, wait for runs, save) while a driver SIGKILLs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # make check hook for the chaos suite (tests/chaos/chaos.mjs) against the
 # binaries of this build: 20 s of workload by default, 180 s with
 # RUNTIMED_CHAOS_FULL=1 ("make chaos").  Skips (77) without node or the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # call.sh: runtimectl call runs MCP tools from the shell through a real
 # worker and daemon: the catalog (all 22 tools), a read (inspect_notebook),
 # an edit (edit_cells), a run (run_cells on a python3 kernel; skipped

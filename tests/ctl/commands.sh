@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # commands.sh: runtimectl logs, doctor and stop in both formats against
 # a private daemon; doctor finds planted faults (a 0755 socket
 # directory, a stale socket and lock after kill -9) and names the fix;

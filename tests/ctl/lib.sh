@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # lib.sh: shared by the runtimectl tests (sourced, not run).  A private
 # socket and state directory, a daemon of our own, a trap that kills what
 # we started.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # status.sh: the daemon's status tells the truth (issue 12).  With no
 # client connected it counts no client (the asking connection is not
 # one); the warm-pool kernel is counted and listed, marked as pooled; a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # docs-contract.sh: docs/ stays true to the code on the facts that drift
 # most easily.  The real runtimed-mcp (and the worker it spawns) is asked
 # for tools/list with a private socket and state directory; then
@@ -8,7 +9,8 @@
 # - every error code and JSON-RPC error number in the C sources is in
 #   docs/errors.md, and every code of its table is in the sources;
 # - every constant docs/limits.md names exists in the sources;
-# - no source or document cites the contract outside the repository.
+# - no source or document cites the contract outside the repository;
+# - every source file carries the SPDX line of the LICENSE (ISC).
 # Usage: docs-contract.sh [builddir]
 set -u
 
@@ -148,10 +150,35 @@ for p in paths:
             bad.append("%s:%d cites the external contract: %s" %
                 (p, n, line.strip()))
 
+# LICENSE: every source file says ISC in its first lines (after a
+# shebang).  Fuzz corpora, notebooks and generated files are not sources.
+spdx = "SPDX-License-Identifier: ISC"
+nsrc = 0
+for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
+        "mcp-proxy", "runtimectl", "tests", "fuzz", "bench", "scripts"):
+    for root, dirs, files in os.walk(os.path.join(top, d)):
+        dirs[:] = [x for x in dirs if x not in ("node_modules", "corpus")]
+        for x in files:
+            if not x.endswith((".c", ".h", ".sh", ".py", ".mjs", ".js")):
+                continue
+            if x == "proxy-builtin.c":
+                continue
+            p = os.path.relpath(os.path.join(root, x), top)
+            nsrc += 1
+            head = open(os.path.join(top, p), encoding="utf-8",
+                errors="replace").read(200).split("\n")[:2]
+            if not any(spdx in l for l in head):
+                bad.append("%s: no '%s' line" % (p, spdx))
+if nsrc < 200:
+    bad.append("only %d source files found" % nsrc)
+if not os.path.exists(os.path.join(top, "LICENSE")):
+    bad.append("no LICENSE")
+
 for b in bad:
     print("FAIL " + b)
 if bad:
     sys.exit(1)
-print("PASS docs: %d tools, %d error codes, %d JSON-RPC errors" %
-    (len(names), len(used_codes), len(used_rpc)))
+print("PASS docs: %d tools, %d error codes, %d JSON-RPC errors, "
+    "%d source files under ISC" %
+    (len(names), len(used_codes), len(used_rpc), nsrc))
 EOF

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """error-codes.py: the error codes the C sources can put in an ERROR
 frame or a tool's structuredContent.error.code, one a line.
 

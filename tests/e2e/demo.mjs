@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // demo.mjs: what an agent does with runtimed, shown step by step.  The
 // official MCP SDK client spawns runtimed-mcp ($RUNTIMED_MCP), creates a
 // notebook, adds a cell, runs it on a real Python kernel, prints the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // e2e.test.mjs: the official MCP TypeScript SDK client drives runtimed-mcp
 // (the proxy an agent spawns) on a real ipykernel, with a private socket
 // and state directory.  RUNTIMED_MCP names the binary (default: the one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // kernels.test.mjs: one cell on each kernel family the tests know
 // (python3 = ipykernel, ir = IRkernel, xpython = xeus-python) through
 // runtimed-mcp with the official MCP SDK client, as an agent would: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // lib.mjs: shared by the e2e tests and the demo.  Starts runtimed-mcp
 // through the official MCP TypeScript SDK client with a private socket
 // and state directory, calls tools, reads outputs, and finds and stops

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """proxy-test.py: runtimed-mcp as a client sees it, on raw stdin/stdout,
 with the real runtimed-mcp-worker.  Usage: proxy-test.py PATH-TO-runtimed-mcp
 

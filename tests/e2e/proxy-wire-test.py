@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """proxy-wire-test.py: hostile shapes on the wire, through the real chain
 (runtimed-mcp -> runtimed-mcp-worker -> runtimed -> python3 kernel), seen
 as a client sees it on raw stdin/stdout.

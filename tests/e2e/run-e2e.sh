@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # make check hook for the e2e suite (tests/e2e/e2e.test.mjs, and
 # kernels.test.mjs: python3, ir, xpython, each skipped if absent)
 # against the binaries of this build.  Skips (77) without node or without

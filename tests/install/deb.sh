@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # deb.sh: the Debian package.  scripts/build-deb.sh builds it with
 # "dpkg-buildpackage -us -uc -b"; lintian reports no error or warning;
 # the .deb is unpacked with dpkg-deb -x into a scratch root, the root is

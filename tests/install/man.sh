@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # man.sh: every executable answers --help and --version (exit 0, on
 # stdout) and has a manual page that renders without a warning
 # ("MANWIDTH=80 man --warnings -l", and groff -ww -z), has the sections

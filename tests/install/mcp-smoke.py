@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """mcp-smoke.py: one MCP session through an installed runtimed-mcp, on raw
 stdin/stdout.  Usage: mcp-smoke.py PROXY NOTEBOOK
   initialize, then create NOTEBOOK, insert "x = 6*7; print(x)", run it on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # readme.sh: the client setup snippets of README.md ("Using it from an
 # agent").  Each parses (JSON, TOML, the claude command line), names an
 # absolute path ending in /runtimed-mcp with no arguments, and the

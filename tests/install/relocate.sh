@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # relocate.sh: "make install prefix=DIR", move DIR, and the moved tree
 # still works: runtimed-mcp finds its worker, the worker the daemon, the
 # daemon the agent, each relative to its own executable (no

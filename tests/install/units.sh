@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # units.sh: the service manager files.  "make install prefix=DIR" puts
 # the systemd user units in DIR/lib/systemd/user, naming DIR/bin, and
 # "systemd-analyze verify" finds nothing to say about them (77 without

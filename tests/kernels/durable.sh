@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # durable.sh: execution records survive a daemon kill -9 and restart (a
 # finished run with its source and outputs; the run in flight ends
 # kernel_died); no agent or kernel outlives the killed daemon; none

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # idle.sh: idle teardown after the keepalive (env), its cancel by a
 # returning client, a new kernel on the next run; then the warm pool.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # iopub.sh: update_display_data across cells, clear_output(wait=True),
 # merged streams, comm messages, input(); a 2 MiB output through the
 # blob store and BLOB_GET.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * kern-client.c: the kernel lifecycle tests' client of runtimed.  Each
  * mode drives a real daemon, agent and ipykernel and exits non-zero with
@@ -31,6 +32,46 @@
 #include "common.h"
 
 static uint32_t	kc_next_id = 1;
+
+static __dead void	kc_fail(const char *, ...) printflike(1, 2);
+static int	kc_connect(const char *);
+static struct json_object	*kc_json(const char *, ...) printflike(1, 2);
+static const char	*kc_dump(struct json_object *);
+static struct json_object	*kc_call(int, uint16_t, struct json_object *,
+		    int, uint16_t *);
+static struct json_object	*kc_req(int, uint16_t, struct json_object *,
+		    uint16_t, int);
+static char	*kc_error(int, uint16_t, struct json_object *, const char *);
+static struct json_object	*kc_get(struct json_object *, const char *);
+static const char	*kc_str(struct json_object *, const char *);
+static int64_t	kc_int(struct json_object *, const char *);
+static void	kc_expect(struct json_object *, const char *, const char *);
+static void	kc_expect_sub(struct json_object *, const char *, const char *);
+static struct json_object	*kc_create(int, const char *, const char *);
+static struct json_object	*kc_info(int);
+static struct json_object	*kc_wait_state(int, const char *, int64_t);
+static void	kc_insert(int, const char **, size_t, char **);
+static char	*kc_submit(int, char **, size_t);
+static struct json_object	*kc_get_run(int, const char *, int);
+static struct json_object	*kc_run(int, char **, size_t);
+static struct json_object	*kc_run1(int, const char *, char **);
+static void	kc_wait_running(int, const char *);
+static void	kc_restart(int);
+static char	*kc_text(struct json_object *, size_t);
+static int	kc_gone(pid_t);
+static int	kc_wait_gone(pid_t, int64_t);
+static int	kc_death(const char *);
+static int	kc_hang(const char *);
+static int	kc_specs(const char *);
+static int	kc_idle(const char *, int);
+static int	kc_pool(const char *, const char *, int);
+static int	kc_display(const char *);
+static int	kc_blob(const char *);
+static int	kc_durable1(const char *, const char *);
+static int	kc_durable2(const char *, const char *);
+static int	kc_rooms(const char *, int);
+static int	kc_cmp64(const void *, const void *);
+static int	kc_bench(const char *, const char *, int);
 
 static __dead void printflike(1, 2)
 kc_fail(const char *fmt, ...)

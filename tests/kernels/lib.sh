@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # lib.sh: shared by the kernel tests (sourced).  Builds on the runtimed
 # tests' lib.sh (private socket and state dir, cleanup of what we start).
 . "${srcdir:-.}/tests/runtimed/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # life.sh: kernel death (SIGKILL during a run, os._exit from a cell), a
 # hung kernel (SIGSTOP) seen by the heartbeat and killed after the bound,
 # kernelspecs (list, select, case-insensitive names, unknown names,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """Notebook fidelity through the real suite: runtimed-mcp-worker on stdio,
 the daemon it autostarts, real kernels where a case needs one.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # fidelity.sh: the notebook corpus through the real worker and daemon,
 # compared byte for byte with nbformat (tests/notebooks/fidelity.py).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&

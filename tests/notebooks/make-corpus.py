@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """Build the notebook corpus in tests/notebooks/corpus/ (checked in; run
 again only to change it).  MANIFEST.json says, per file, what runtimed
 must do with it:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """A minimal MCP client over stdio for the tests: runs the real
 runtimed-mcp-worker (which autostarts the real daemon) and calls tools.
 

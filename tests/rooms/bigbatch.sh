@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # bigbatch.sh: one large edit batch does not freeze the daemon.  A batch
 # over PROTO_EDIT_MAX_EDITS (1000) edits is refused at once with a message
 # that says to split it, changing nothing; a batch at the cap leaves

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # changes.sh: ROOM_CHANGED to every peer, ROOM_CHANGES, if_seq, move,
 # clear_outputs, notebook_metadata, integer cell references.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # chaos.sh: two clients make scripted edits while the daemon is killed
 # with SIGKILL at random moments; no acknowledged edit may be lost, and
 # the autosaved file is always a valid notebook (old or new, never

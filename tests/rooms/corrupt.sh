@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # corrupt.sh: a damaged state database never makes the daemon start
 # silently with less than was stored.  8 KiB of garbage is written at
 # each page of a store holding untitled notebooks; every time, either

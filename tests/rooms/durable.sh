@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # durable.sh: untitled notebooks and unsaved edits of file-backed ones
 # survive kill -9 of the daemon and come back by path and by id; a
 # missing file is notebook_unavailable by path, its unsaved copy is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: ISC
 # editrace.sh: edit_cells and run_cells are judged against one state, the
 # daemon's.  The real worker talks to the real daemon through a relay
 # (rooms-client relay) that, when told, lets another client edit a cell

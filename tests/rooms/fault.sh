@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # fault.sh: a mutation is applied if and only if it was acknowledged.
 # The daemon's file writes are made to fail (RLIMIT_FSIZE lowered with
 # prlimit, SQLite answers "database or disk is full"): every mutation

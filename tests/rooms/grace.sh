@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # grace.sh: rooms with no peers and no kernel unload after the grace
 # period; their state stays in the store and comes back.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # kernelwait.sh: a large notebook's kernel starting does not hold the
 # daemon.  An untitled room of 100,000 cells, its kernelspec deleted, has
 # its kernel restarted; the ready kernel writes its kernelspec into the

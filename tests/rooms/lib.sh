@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # lib.sh: shared by the rooms tests (sourced).  On top of the runtimed
 # tests' lib.sh: the rooms client, no warm kernel pool, and a daemon
 # starter that remembers the pid.

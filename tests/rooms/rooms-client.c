@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rooms-client.c: a blocking client of runtimed for the rooms tests
  * (the tests/rooms scripts).  Each mode drives real requests and exits non-zero
@@ -57,6 +58,86 @@
 #define ROOM_LOG_SIZE_TEST	1030
 
 static uint32_t	rc_next_id = 1;
+
+struct rc_model;
+struct rc_edit;
+static __dead void	rc_fail(const char *, ...);
+static int	rc_try_connect(const char *, int64_t *);
+static int	rc_connect(const char *);
+static struct mpbuf	*rc_body(struct mpbuf *, size_t);
+static int	rc_send(int, uint16_t, struct mpbuf *, uint32_t *);
+static int	rc_wait_reply(int, uint32_t, int, struct proto_header *,
+		    msgpack_unpacked *);
+static void	rc_request(int, uint16_t, struct mpbuf *, uint16_t,
+		    msgpack_unpacked *);
+static char	*rc_expect_error(int, uint16_t, struct mpbuf *, const char *);
+static char	*rc_str(const msgpack_object *, const char *);
+static char	*rc_joined_id(msgpack_unpacked *);
+static char	*rc_open(int, const char *, const char *);
+static char	*rc_create(int, const char *);
+static char	*rc_insert(int, const char *, uint64_t *);
+static void	rc_get(int, msgpack_unpacked *);
+static char	*rc_sources(const msgpack_object *);
+static void	rc_expect_sources(int, const char *);
+static const msgpack_object	*rc_list_find(int, const char *,
+		    msgpack_unpacked *);
+static int	rc_file_has(const char *, const char *);
+static void	rc_save(int, const char *, int);
+static int	rc_wait_changed(int, const char *, int);
+static void	rc_write_file(const char *, const char *, int);
+static void	rc_write_nb(const char *, const char *, int);
+static void	rc_run(int, const char *);
+static int	rc_durable1(const char *, const char *);
+static int	rc_durable2(const char *, const char *, const char *,
+		    const char *);
+static int	rc_durable3(const char *, const char *, const char *);
+static void	rc_edit1(int, uint16_t, msgpack_unpacked *, const char *,
+		    const char *, const char *, int64_t);
+static int	rc_changes(const char *);
+static int	rc_watch(const char *, const char *);
+static int	rc_grace(const char *, const char *);
+static void	rc_model_insert(struct rc_model *, size_t, const char *,
+		    const char *);
+static void	rc_model_delete(struct rc_model *, size_t);
+static void	rc_model_free(struct rc_model *);
+static void	rc_model_copy(struct rc_model *, const struct rc_model *);
+static void	rc_edit_pack(struct mpbuf *, const struct rc_model *,
+		    const struct rc_edit *);
+static void	rc_edit_apply(struct rc_model *, const struct rc_edit *,
+		    const char *);
+static void	rc_edit_pick(struct rc_edit *, const struct rc_model *, int);
+static int	rc_model_matches(const struct rc_model *,
+		    const msgpack_object *, ssize_t);
+static pid_t	rc_daemon_start(const char *, const char *, const char *,
+		    int64_t *);
+static void	rc_check_file(const char *);
+static int	rc_chaos(const char *, const char *, const char *, int, int);
+static void	rc_fsize(int64_t, rlim_t);
+static char	*rc_state(int, size_t *);
+static void	rc_no_content_change(int, int, const char *);
+static void	rc_fault_body(struct mpbuf *, int, char **);
+static int	rc_status_warnings(int, const char *);
+static int	rc_fault1(const char *, const char *);
+static int	rc_fault2(const char *, const char *, const char *,
+		    const char *);
+static int	rc_fault3(const char *, const char *);
+static int	rc_fill(const char *, int, int);
+static int	rc_census(const char *);
+static void	rc_inserts(struct mpbuf *, int, int);
+static int	rc_toobig(const char *, int);
+static int	rc_cmp_ms(const void *, const void *);
+static int64_t	rc_quantile(const int64_t *, size_t, double);
+static void	rc_push_ms(int64_t **, size_t *, int64_t);
+static void	rc_bigbatch_fill(int, int, int, int);
+static int	rc_bigbatch(const char *, int, int, int, int, int);
+static int	rc_relay_io(int, void *, size_t, int);
+static void	rc_relay_interfere(const char *, const char *);
+static int	rc_relay_frame(int, int, int, FILE *, const char *,
+		    const char *);
+static int	rc_relay(const char *, const char *, const char *);
+static char	*rc_kernel_state(int, const char *);
+static int	rc_kernelwait(const char *, int, int);
+static int	rc_kernelspec(const char *, const char *, const char *);
 
 static __dead void
 rc_fail(const char *fmt, ...)

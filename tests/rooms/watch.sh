@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # watch.sh: outside changes to a notebook file: clean reload, dirty
 # conflict, force, and our own saves ignored.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # activate.sh: the daemon under a service manager, without PID 1.
 # systemd-socket-activate holds the socket; the first connection starts
 # "runtimed -D" with it (LISTEN_FDS); an on-demand start meanwhile yields

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # bigout.sh: a cell printing far more than an output keeps.  200 MB in
 # one write, and 40 MB of lines ending in a traceback, on a real python3
 # kernel: each stream keeps its first and last STREAMCAP_HEAD/TAIL

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # daemon.sh: runtimed's life cycle.  Socket and directory modes, status,
 # single instance (a second daemon exits 0 and the first keeps serving),
 # stale socket replacement after kill -9, concurrent daemonized starters,

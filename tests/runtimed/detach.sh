@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # detach.sh: the daemon lets go of whoever started it.  "runtimed 2>&1 |
 # cat" returns (no warm-pool agent holds the pipe); a daemon started with
 # its stderr on some other process's log (as a worker's on-demand start

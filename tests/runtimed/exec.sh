@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # exec.sh: requests end to end on a real kernel.  Create a notebook,
 # insert x = 6*7; print(x), run it, wait for 42, save, and check the file
 # with Jupyter's nbformat; typed errors; a version-99 HELLO; interrupt,

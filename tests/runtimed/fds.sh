@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # fds.sh: the daemon out of file descriptors.  Under a limit of 48, 60
 # clients connect at once: the daemon stops accepting while it has no
 # room (clients wait in the listen backlog), logs that a bounded number

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # files.sh: what the daemon does to files that are not its own.  A save
 # never writes through a symlink planted where its temporary file could
 # go; a 255-byte file name saves; a crash's leftover temporary files are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # lib.sh: shared by the runtimed integration tests (sourced, not run).
 # Each test gets a private socket and state dir and a cleanup trap that
 # kills every process it started.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Check a notebook runtimed saved against the file it was loaded from.
 
 usage: nbcheck.py SAVED ORIGINAL

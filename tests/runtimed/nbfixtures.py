@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Write notebooks with Jupyter's own nbformat for the round-trip tests.
 
 usage: nbfixtures.py OUTDIR

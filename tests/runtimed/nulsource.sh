@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # nulsource.sh: every run ends, whatever its cells' sources hold.  A
 # cell whose source holds NUL (the contract allows it) reaches a real
 # python3 kernel, which answers with its own error, and the next cell

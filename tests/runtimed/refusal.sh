@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # refusal.sh: an agent's ERROR to an AGENT_EXECUTE ends that run as
 # error with the agent's message; it is not dropped with the run left
 # "running".  A real agent refuses a cell only in a race (its kernel

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # replies.sh: every request is answered, even when its reply would be
 # over its frame cap: an edit batch with a reply past the old 1 MiB cap,
 # a batch past the limit refused before any of it applies, a notebook

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rtd-client.c: a small blocking client of runtimed for the integration
  * tests.  Each mode drives real requests and exits non-zero (with a
@@ -29,6 +30,46 @@
 #include "common.h"
 
 static uint32_t	rtd_next_id = 1;
+
+static __dead void	rtd_fail(const char *, ...);
+static int	rtd_connect(const char *);
+static void	rtd_reply(int, uint32_t, int, struct proto_header *,
+		    msgpack_unpacked *);
+static void	rtd_request(int, uint16_t, struct mpbuf *, uint16_t, int,
+		    msgpack_unpacked *);
+static struct mpbuf	*rtd_codec(struct mpbuf *);
+static struct mpbuf	*rtd_body(struct mpbuf *, size_t);
+static void	rtd_expect_error(int, uint16_t, struct mpbuf *, const char *);
+static void	rtd_expect_message(int, uint16_t, struct mpbuf *, const char *,
+		    const char *);
+static char	*rtd_str(msgpack_unpacked *, const char *);
+static void	rtd_free_ids(char **, size_t);
+static void	rtd_pack_inserts(msgpack_packer *, const void *);
+static void	rtd_insert_len(int, const char **, const size_t *, size_t,
+		    char **);
+static void	rtd_insert(int, const char **, size_t, char **);
+static void	rtd_pack_ids(msgpack_packer *, const void *);
+static void	rtd_run(int, char **, size_t, int, msgpack_unpacked *);
+static const msgpack_object	*rtd_cell(msgpack_unpacked *, size_t);
+static void	rtd_expect_str(const msgpack_object *, const char *,
+		    const char *);
+static int	rtd_exec(const char *, const char *);
+static int	rtd_errors(const char *, const char *);
+static int	rtd_mismatch(const char *);
+static void	rtd_wait(int, const char *, msgpack_unpacked *);
+static char	*rtd_submit(int, char **, size_t);
+static int	rtd_kernel(const char *);
+static int	rtd_room(const char *);
+static int	rtd_save(const char *, const char *, int);
+static int	rtd_runcells(const char *, const char *, char **,
+		    const size_t *, int);
+static int	rtd_runfiles(const char *, const char *, char **, int);
+static void	rtd_edit_many(int, size_t, const char *, const char *, uint16_t,
+		    int, msgpack_unpacked *);
+static int64_t	rtd_count(int, msgpack_unpacked *);
+static void	rtd_expect_too_large(msgpack_unpacked *, const char *,
+		    const char *);
+static int	rtd_replies(const char *);
 
 static __dead void
 rtd_fail(const char *fmt, ...)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # sockwatch.sh: as tmux does, the daemon stops (its kernels first) once
 # its socket file is removed, or replaced by another; a replacement is
 # left in place.  Needs the python3 kernel for the agent (else 77).

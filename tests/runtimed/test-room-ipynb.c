@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-room-ipynb.c: .ipynb load and save against Jupyter's nbformat.
  * Fixtures are written at test time by /usr/bin/python3 with nbformat
@@ -16,6 +17,14 @@
 #include "runtimed/runtimed.h"
 
 static char	fx_dir[] = "/tmp/test-room-ipynb.XXXXXX";
+
+static void	fx_setup(void);
+static void	fx_teardown(void);
+static char	*fx_path(const char *);
+static void	fx_roundtrip(const char *);
+static void	fx_check_saved(struct room_nb *, const char *, const char *);
+static struct room_nb	*fx_parse_dump(const char *, const char *);
+static int	fx_warned(struct room_nb *, const char *);
 
 static void
 fx_setup(void)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-room-nb.c: the atomic edit batch and each op of its table (replace
  * and index references with their refusals).  Edits are built as msgpack,
@@ -17,6 +18,20 @@ struct edit_batch {
 	msgpack_unpacked	u;
 	int			unpacked;
 };
+
+static void	batch_begin(struct edit_batch *, size_t);
+static const msgpack_object	*batch_end(struct edit_batch *);
+static void	batch_free(struct edit_batch *);
+static struct room_nb	*nb_three(void);
+static char	*nb_dump(struct room_nb *);
+static int	apply(struct room_nb *, const msgpack_object *, char ***,
+		    size_t *, int *, const char **);
+static void	ids_free(char **, size_t);
+static struct room_nb	*nb_unknown(void);
+static void	refused(struct room_nb *, const msgpack_object *, int,
+		    const char *, const char *);
+static void	pack_replace(struct edit_batch *, const char *, const char *,
+		    const char *);
 
 static void
 batch_begin(struct edit_batch *e, size_t n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-room-upgrade.c: nbformat 1-3 to 4 upgrade, one conversion at a
  * time, against the results nbformat's own upgrade gives (worked out
@@ -15,6 +16,14 @@
 #include <criterion/criterion.h>
 
 #include "runtimed/runtimed.h"
+
+static struct json_object	*up(const char *, char **, char **);
+static void	expect(const char *, const char *);
+static void	refuse(const char *, const char *);
+static void	gen_setup(void);
+static void	gen_teardown(void);
+static char	*gen_no_ids(const char *);
+static char	*deep_v3(int);
 
 /* Upgrade JSON text; the result (or NULL) and the note or the cause. */
 static struct json_object *

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """upgrade-gen.py: generated nbformat 2 and 3 notebooks, and nbformat's
 own upgrade of each, for test-room-upgrade's comparison.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """upgrade.py: older notebooks (nbformat 1-3) through the real daemon.
 
 usage: upgrade.py WORKER CORPUS-DIR

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # upgrade.sh: nbformat 1-3 notebooks open through the real worker and
 # daemon and save as nbformat's own upgrade writes them (upgrade.py).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * wire-client.c: hostile and crowded clients of a running runtimed, for
  * tests/runtimed/wire.sh.
@@ -28,6 +29,15 @@
 
 /* Give up on anything after this long. */
 #define WIRE_DEADLINE_MS	60000
+
+struct wire_conn;
+static __dead void	wire_fail(const char *, ...);
+static int64_t	wire_wait_closed(int, int64_t, int64_t);
+static int	wire_idle(const char *);
+static int	wire_prehello(const char *, const char *);
+static void	wire_crowd_send(int);
+static int	wire_crowd_read(struct wire_conn *);
+static int	wire_crowd(const char *, int, int);
 
 static __dead void
 wire_fail(const char *fmt, ...)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # wire.sh: the handshake against the real daemon.  A client that never
 # sends HELLO is closed after 5 s while others are served; a header
 # declaring 64 MiB before HELLO is refused at once with nothing of its

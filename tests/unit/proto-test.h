@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * proto-test.h: helpers the codec tests share: pack into a buffer, read
  * it back as a frame body would be.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-blob.c: the content-addressed output store.
  */

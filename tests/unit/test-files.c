@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-files.c: whole-file replacement (common/atomic.c) and the modes
  * of what we create (log.c, blob.c, sockdir.c).
@@ -26,6 +27,14 @@ static unsigned char	test_rig[32][8];
 static int		test_rig_n, test_rig_next;
 
 int	RAND_bytes(unsigned char *, int);
+
+static void	test_rig_names(int, int);
+static char	*test_dir(void);
+static void	test_rmdir(char *);
+static char	*test_read(const char *);
+static void	test_put(const char *, const char *);
+static int	test_count(const char *, const char *);
+static mode_t	test_mode(const char *);
 
 int
 RAND_bytes(unsigned char *buf, int num)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-lineread.c: the stdin line reader the proxy and the worker share,
  * on a real pipe and a real file.
@@ -28,6 +29,16 @@ struct seen {
 	int			 pause_after;	/* pause after so many lines */
 	struct lineread		*lr;
 };
+
+struct fixture;
+static void	seen_line(const char *, size_t, void *);
+static void	seen_overlong(size_t, const char *, void *);
+static void	seen_eof(void *);
+static void	seen_free(struct seen *);
+static void	spin(struct event_base *);
+static void	put(int, const char *, size_t);
+static void	fixture_init(struct fixture *, size_t);
+static void	fixture_free(struct fixture *);
 
 static void
 seen_line(const char *line, size_t len, void *arg)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-peer.c: the framed peer layer on a real event_base and socketpair,
  * and the blocking handshake client against it.
@@ -20,6 +21,16 @@ struct seen {
 	int	last_type;
 	char	last_str[64];
 };
+
+static void	record_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static size_t	frame(uint8_t *, uint16_t, uint8_t, const char *);
+static void	run_for(struct event_base *, int);
+static void	accept_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static void	server_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+static pid_t	start_server(int);
 
 static void
 record_cb(struct peer *peer, const struct proto_header *hdr,

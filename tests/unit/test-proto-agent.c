@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-agent.c: the AGENT_* codecs (proto/proto-agent.c): every
  * body packed and unpacked again, and the refusals a bad peer meets.
@@ -12,6 +13,14 @@
 static msgpack_sbuffer	sb;
 static msgpack_packer	pk;
 static msgpack_unpacked	u;
+
+static void	setup(void);
+static void	teardown(void);
+static const msgpack_object	*packed(void);
+static void	reset(void);
+static struct proto_str	S(const char *);
+static void	expect_str(struct proto_str, const char *, size_t);
+static void	pack_language_info(msgpack_packer *, const void *);
 
 static void
 setup(void)

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-daemon.c: codecs of ERROR and DAEMON_STATUS_REPLY.
  */
 
 #include "proto-test.h"
+static void	pack_warnings(msgpack_packer *, const void *);
+
 
 Test(proto_daemon, error_round_trip)
 {

@@ -1,9 +1,13 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-exec.c: codecs of EXEC_* and KERNEL_*: round trips, and
  * every unpacker refusing a mistyped field by name.
  */
 
 #include "proto-test.h"
+
+static void	pack_ids(msgpack_packer *, const void *);
+static void	pack_info(msgpack_packer *, const void *);
 
 static void
 pack_ids(msgpack_packer *pk, const void *arg)

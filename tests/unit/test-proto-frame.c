@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-frame.c: the frame codec, including truncated, oversized and
  * malformed frames.
@@ -8,6 +9,8 @@
 #include <criterion/criterion.h>
 
 #include "proto/proto.h"
+
+static size_t	make_frame(uint8_t *, size_t, uint16_t, uint8_t, uint32_t);
 
 /* Build one frame of type with a {k: "v"} body into buf; returns its size. */
 static size_t

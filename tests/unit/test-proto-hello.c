@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-hello.c: the handshake messages.
  */
@@ -7,6 +8,8 @@
 #include <criterion/criterion.h>
 
 #include "proto/proto.h"
+
+static void	unpack_into(msgpack_sbuffer *, msgpack_unpacked *);
 
 static void
 unpack_into(msgpack_sbuffer *sb, msgpack_unpacked *u)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-mcp.c: the proxy <-> worker bodies.
  */
@@ -13,6 +14,13 @@ struct body {
 	msgpack_packer		pk;
 	msgpack_unpacked	u;
 };
+
+static void	body_init(struct body *);
+static const msgpack_object	*body_unpack(struct body *);
+static void	body_free(struct body *);
+static int	str_is(const struct proto_str *, const char *);
+static const msgpack_object	*hand_body(struct body *, const char *, int,
+		    const char *);
 
 static void
 body_init(struct body *b)

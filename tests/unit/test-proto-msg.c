@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-msg.c: the table of message facts (proto-msg.c).
  */

@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-proto-room.c: codecs of ROOM_* and BLOB_*: round trips, and every
  * unpacker refusing a mistyped field by name.
  */
 
 #include "proto-test.h"
+
+static void	pack_cells(msgpack_packer *, const void *);
 
 static void
 pack_cells(msgpack_packer *pk, const void *arg)

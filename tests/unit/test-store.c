@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-store.c: the SQLite state store, including entries acknowledged
  * just before a SIGKILL.
@@ -18,6 +19,18 @@
 #include "runtimed/store.h"
 
 static char	tmpdir[] = "/tmp/test-store-XXXXXX";
+
+static void	setup(void);
+static void	teardown(void);
+static struct store	*open_store(void);
+static int	room_cb(const struct store_room *, void *);
+static int	journal_cb(uint64_t, const void *, size_t, void *);
+static size_t	make_snapshot(char *, size_t, int);
+static void	fill_store(void);
+static void	garble(const char *, off_t, size_t);
+static char	*read_all(const char *, size_t *);
+static int	check_room_cb(const struct store_room *, void *);
+static int	count_journal_cb(uint64_t, const void *, size_t, void *);
 
 static void
 setup(void)

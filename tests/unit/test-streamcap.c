@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-streamcap.c: stream outputs kept as head and tail.  However a
  * stream arrives (one piece, many pieces, pieces the agent already cut)
@@ -12,6 +13,12 @@
 #include <criterion/criterion.h>
 
 #include "common.h"
+
+static char	*text_of(size_t, size_t *);
+static size_t	bytes_of(const char *, size_t);
+static char	*expect_of(const char *, size_t, size_t, size_t *);
+static struct json_object	*stream(const char *, size_t);
+static void	assert_text(struct json_object *, const char *, size_t);
 
 /* n characters cycling through ASCII, é (2 bytes) and 😀 (4 bytes). */
 static char *

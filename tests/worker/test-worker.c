@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test-worker.c: the pure parts of runtimed-mcp-worker: target parsing,
  * the handle registry and its limit, JSON-RPC framing, argument checks,
@@ -10,6 +11,19 @@
 #include <criterion/criterion.h>
 
 #include "worker.h"
+
+static struct json_object	*parse(const char *);
+static int	target(const char *, int, struct worker_target *);
+static struct worker_handle	*resolve(enum worker_target_kind, const char *,
+		    int *, const char **);
+static void	capture(const char *, size_t, void *);
+static void	rpc_setup(void);
+static void	rpc_teardown(void);
+static void	input(const char *);
+static int64_t	error_code(struct json_object *);
+static const char	*tool_error(struct json_object *);
+static void	id_echo(const char *, const char *);
+static char	*nested_text(size_t);
 
 /* The library's exits go through main's worker_exit. */
 void
@@ -25,7 +39,7 @@ parse(const char *text)
 
 	o = json_tokener_parse(text);
 	cr_assert_not_null(o, "bad test JSON: %s", text);
-	return o;
+	return (o);
 }
 
 /* Target parsing (docs/targets.md). */
@@ -43,7 +57,7 @@ target(const char *args, int allow_id, struct worker_target *t)
 		free(msg);
 	}
 	json_object_put(o);
-	return r;
+	return (r);
 }
 
 Test(target, handle_only)
@@ -128,7 +142,7 @@ resolve(enum worker_target_kind kind, const char *value, int *minted,
 		cr_assert_not_null(msg);
 		free(msg);
 	}
-	return h;
+	return (h);
 }
 
 Test(attach, resolve_handles, .fini = worker_attach_reset)
@@ -245,7 +259,7 @@ error_code(struct json_object *msg)
 	struct json_object	*e;
 
 	cr_assert(json_object_object_get_ex(msg, "error", &e));
-	return json_object_get_int64(json_object_object_get(e, "code"));
+	return (json_object_get_int64(json_object_object_get(e, "code")));
 }
 
 static const char *
@@ -257,8 +271,8 @@ tool_error(struct json_object *msg)
 	cr_assert(json_object_get_boolean(json_object_object_get(r,
 	    "isError")));
 	sc = json_object_object_get(r, "structuredContent");
-	return json_object_get_string(json_object_object_get(
-	    json_object_object_get(sc, "error"), "code"));
+	return (json_object_get_string(json_object_object_get(
+	    json_object_object_get(sc, "error"), "code")));
 }
 
 Test(rpc, garbage_line_then_next_served, .init = rpc_setup,
@@ -434,7 +448,7 @@ nested_text(size_t n)
 	text[n * 5] = '1';
 	memset(text + n * 5 + 1, '}', n);
 	text[n * 6 + 1] = '\0';
-	return text;
+	return (text);
 }
 
 /* Values deeper than msgpack-c's 32 levels still cross a frame. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # worker-conformance.sh: the official MCP conformance suite's generic
 # server scenarios and the Inspector CLI against runtimed-mcp-worker on
 # stdio.  Optional: needs a copy of ../shared/tools/mcp with its npm

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: ISC
 # worker-integration.sh: the real runtimed-mcp-worker on stdio against the
 # real daemon (autostarted by the worker) and a real python3 kernel.
 # Usage: worker-integration.sh [builddir]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # worker-node.sh: the SDK-driven tests of runtimed-mcp-worker
 # (worker-tools.test.mjs).  Skips (77) without node or without the SDK in
 # tests/e2e/node_modules (run "npm ci" there).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // worker-tools.test.mjs: the real runtimed-mcp-worker on stdio, driven by
 // the official MCP TypeScript SDK client (tests/e2e/node_modules, imported
 // by relative path), against the real daemon, agent and ipykernel.  Every
