@@ -18,7 +18,7 @@ static __dead void
 worker_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed-mcp-worker [-hVv] [--proxy-fd N | "
+	    "usage: runtimed-mcp-worker [-hVv] [--log FILE] [--proxy-fd N | "
 	    "--print-catalog]\n"
 	    "Started by runtimed-mcp with its link as fd 3; see "
 	    "runtimed-mcp-worker(8).\n");
@@ -48,7 +48,7 @@ main(int argc, char **argv)
 	int		 i, level = LOG_LEVEL_WARN, proxy_fd = -1;
 	long		 n;
 	char		*end;
-	const char	*env;
+	const char	*env, *logfile = NULL;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0)
@@ -62,7 +62,9 @@ main(int argc, char **argv)
 			    n > INT_MAX)
 				worker_usage(2);
 			proxy_fd = (int)n;
-		} else if (strcmp(argv[i], "--print-catalog") == 0) {
+		} else if (strcmp(argv[i], "--log") == 0 && i + 1 < argc)
+			logfile = argv[++i];
+		else if (strcmp(argv[i], "--print-catalog") == 0) {
 			/* The proxy's built-in catalog: tools/list as JSON. */
 			struct json_object *list = worker_tool_list();
 
@@ -85,7 +87,10 @@ main(int argc, char **argv)
 		level = LOG_LEVEL_DEBUG;
 	if (level > LOG_LEVEL_DEBUG)
 		level = LOG_LEVEL_DEBUG;
-	log_open("runtimed-mcp-worker", level, NULL);
+	log_open("runtimed-mcp-worker", level, logfile);
+	/* Our stderr (and stdout, past a proxy) follow the log's rotation. */
+	if (log_path() != NULL)
+		log_capture(proxy_fd >= 0);
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((worker_base = event_base_new()) == NULL)

@@ -150,12 +150,12 @@ runtimed_report(int fd, const char *fmt, ...)
 
 /*
  * Let go of whoever started us: stdin from /dev/null, stdout and stderr
- * to our log, before any child is started, so no agent holds the
- * launcher's pipe ("runtimed 2>&1 | cat" returns) or the log of the
- * worker that started us on demand.
+ * to our log (and to each new one after a rotation), before any child is
+ * started, so no agent holds the launcher's pipe ("runtimed 2>&1 | cat"
+ * returns) or the log of the worker that started us on demand.
  */
 static void
-runtimed_detach(const char *logpath)
+runtimed_detach(void)
 {
 	int	fd;
 
@@ -165,12 +165,9 @@ runtimed_detach(const char *logpath)
 			close(fd);
 		}
 	}
-	if ((fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0600)) != -1) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-	} else if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+	if (log_path() != NULL)
+		log_capture(1);
+	else if ((fd = open("/dev/null", O_WRONLY)) != -1) {
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(fd);
@@ -207,7 +204,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	log_open("runtimed", level, foreground ? NULL : logpath);
 	sockdir_private_files(runtimed_state_dir);
 	if (!foreground)
-		runtimed_detach(logpath);
+		runtimed_detach();
 	free(logpath);
 
 	runtimed_base = event_base_new();
