@@ -72,7 +72,7 @@ log_open(const char *name, int level, const char *path)
 	int	fd;
 
 	snprintf(log_name, sizeof log_name, "%s", name);
-	log_level = level;
+	log_set_level(level);
 	log_max_bytes = log_limit();
 	if (path == NULL || (fd = log_open_file(path)) == -1)
 		return;
@@ -111,10 +111,28 @@ log_capture(int stdout_too)
 	log_capture_apply();
 }
 
+/* Each -v raises the level, each -q lowers it: kept within the enum. */
 void
 log_set_level(int level)
 {
+	if (level < LOG_LEVEL_ERROR)
+		level = LOG_LEVEL_ERROR;
+	if (level > LOG_LEVEL_DEBUG)
+		level = LOG_LEVEL_DEBUG;
 	log_level = level;
+}
+
+/* The flag that gives a child our level ("-q", "-v", "-vv"), or NULL. */
+const char *
+log_level_flag(int level)
+{
+	if (level <= LOG_LEVEL_ERROR)
+		return ("-q");
+	if (level == LOG_LEVEL_INFO)
+		return ("-v");
+	if (level >= LOG_LEVEL_DEBUG)
+		return ("-vv");
+	return (NULL);
 }
 
 void
@@ -229,6 +247,8 @@ log_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 
+	if (log_level < LOG_LEVEL_WARN)
+		return;
 	va_start(ap, fmt);
 	log_vwrite("warn", fmt, ap, NULL);
 	va_end(ap);
@@ -240,6 +260,8 @@ log_warn(const char *fmt, ...)
 	va_list	ap;
 	int	saved = errno;
 
+	if (log_level < LOG_LEVEL_WARN)
+		return;
 	va_start(ap, fmt);
 	log_vwrite("warn", fmt, ap, strerror(saved));
 	va_end(ap);

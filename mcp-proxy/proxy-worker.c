@@ -583,15 +583,18 @@ proxy_worker_hello_timeout(evutil_socket_t fd, short events, void *arg)
 static pid_t
 proxy_worker_exec(const char *path, int fd3, char **cause)
 {
-	char	*argv[] = { (char *)path, "--proxy-fd", "3", NULL, NULL, NULL };
+	char	*argv[7] = { (char *)path, "--proxy-fd", "3" };
 	pid_t	 pid;
-	int	 saved = -1;
+	int	 saved = -1, i = 3;
 
-	/* The worker writes and rotates the log itself (common/log.c). */
+	/* As verbose as we are; it writes and rotates the log itself. */
+	if (log_level_flag(proxy_log_level) != NULL)
+		argv[i++] = (char *)log_level_flag(proxy_log_level);
 	if (proxy_worker_log != NULL) {
-		argv[3] = (char *)"--log";
-		argv[4] = proxy_worker_log;
+		argv[i++] = (char *)"--log";
+		argv[i++] = proxy_worker_log;
 	}
+	argv[i] = NULL;
 
 	proxy_worker_follow_log();
 	if (proxy_worker_logfd != -1) {

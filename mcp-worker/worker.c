@@ -18,7 +18,7 @@ static __dead void
 worker_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed-mcp-worker [-hVv] [--log FILE] [--proxy-fd N | "
+	    "usage: runtimed-mcp-worker [-hqVv] [--log FILE] [--proxy-fd N | "
 	    "--print-catalog]\n"
 	    "Started by runtimed-mcp with its link as fd 3; see "
 	    "runtimed-mcp-worker(8).\n");
@@ -51,10 +51,14 @@ main(int argc, char **argv)
 	const char	*env, *logfile = NULL;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-v") == 0)
+		if (strcmp(argv[i], "-v") == 0 ||
+		    strcmp(argv[i], "--verbose") == 0)
 			level++;
 		else if (strcmp(argv[i], "-vv") == 0)
 			level += 2;
+		else if (strcmp(argv[i], "-q") == 0 ||
+		    strcmp(argv[i], "--quiet") == 0)
+			level--;
 		else if (strcmp(argv[i], "--proxy-fd") == 0 && i + 1 < argc) {
 			errno = 0;
 			n = strtol(argv[++i], &end, 10);
@@ -84,8 +88,6 @@ main(int argc, char **argv)
 			worker_usage(2);
 	}
 	if ((env = getenv("RUNTIMED_DEBUG")) != NULL && *env != '\0')
-		level = LOG_LEVEL_DEBUG;
-	if (level > LOG_LEVEL_DEBUG)
 		level = LOG_LEVEL_DEBUG;
 	log_open("runtimed-mcp-worker", level, logfile);
 	/* Our stderr (and stdout, past a proxy) follow the log's rotation. */

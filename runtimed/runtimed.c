@@ -37,10 +37,11 @@ static __dead void
 runtimed_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed [-DhVv] [-S socket] [-s statedir] "
+	    "usage: runtimed [-DhqVv] [-S socket] [-s statedir] "
 	    "[status | stop]\n"
 	    "  -D            stay in the foreground, log to stderr\n"
-	    "  -v            more logging (repeat for debug)\n"
+	    "  -q, --quiet   log errors only, no warnings\n"
+	    "  -v, --verbose more logging (repeat for debug)\n"
 	    "  -S socket     socket path (default $RUNTIMED_SOCKET, else\n"
 	    "                $XDG_RUNTIME_DIR/runtimed/runtimed.sock)\n"
 	    "  -s statedir   state directory (default "
@@ -366,6 +367,8 @@ main(int argc, char **argv)
 		{ "room-grace", required_argument, NULL, 'G' },
 		{ "kernel-keepalive", required_argument, NULL, 'K' },
 		{ "warm-pool", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*env;
@@ -379,7 +382,7 @@ main(int argc, char **argv)
 	if ((env = getenv("RUNTIMED_WARM_POOL")) != NULL &&
 	    runtimed_number(env, 0, 16) >= 0)
 		kernel_pool_set_size(runtimed_number(env, 0, 16));
-	while ((ch = getopt_long(argc, argv, "DhS:s:Vv", longopts,
+	while ((ch = getopt_long(argc, argv, "DhqS:s:Vv", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'D':
@@ -431,6 +434,10 @@ main(int argc, char **argv)
 				return (2);
 			}
 			kernel_pool_set_size(rc);
+			break;
+		case 'q':
+			if (level > LOG_LEVEL_ERROR)
+				level--;
 			break;
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
