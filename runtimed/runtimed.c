@@ -203,6 +203,10 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	runtimed_log_level = level;
 	xasprintf(&logpath, "%s/runtimed.log", runtimed_state_dir);
 	log_open("runtimed", level, foreground ? NULL : logpath);
+	/* Still on the starter's stderr: say why there will be no log. */
+	if (!foreground && log_path() == NULL)
+		log_warn("no log: cannot open %s (a symbolic link is not "
+		    "followed; remove it)", logpath);
 	sockdir_private_files(runtimed_state_dir);
 	if (!foreground)
 		runtimed_detach();

@@ -3,7 +3,8 @@
 # RUNTIMED_LOG_MAX_BYTES=4096 and -vv, many requests make runtimed.log.1
 # .. .3 appear and no .4; the live file stays below the limit plus one
 # line, each generation too, all 0600; a symlink planted as a generation
-# is replaced, never written through; every line is whole.  With the
+# is replaced, never written through, and one as the live log is not
+# opened (the starter is told); every line is whole.  With the
 # python3 kernel a warm-pool agent shares the file (--log) and its lines
 # follow the rotations; runtimectl logs lists the generations and prints
 # them oldest first.  A proxy's worker (RUNTIMED_DEBUG) rotates its log
@@ -107,3 +108,19 @@ for f in "$W"*; do
 	[ "$(stat -c %a "$f")" = 600 ] || fail "$f is not mode 600"
 done
 ok "the worker's log rotated into $(ls "$W"* | wc -l) files, each bounded"
+
+# A symlink as the live log: not written through; the starter is told.
+"$RUNTIMED" stop >/dev/null 2>&1
+rm -f "$L"*
+ln -s "$T/victim" "$L"
+RUNTIMED_WARM_POOL=0 timeout 30 "$RUNTIMED" 2>"$T/start.err" ||
+    fail "runtimed with a symlinked log did not start"
+wait_status
+track "$("$RUNTIMED" status | sed -n 's/^pid //p')"
+"$RUNTIMED" status >/dev/null
+"$RUNTIMED" stop >/dev/null || fail "runtimed stop"
+[ "$(cat "$T/victim")" = "keep me" ] ||
+    fail "the log was written through a symlink: $(cat "$T/victim")"
+grep -q "no log: cannot open $L" "$T/start.err" ||
+    fail "the starter was not told: $(cat "$T/start.err")"
+ok "a symlink as runtimed.log is refused, and the starter told why"
