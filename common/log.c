@@ -31,6 +31,11 @@
 
 #include "common.h"
 
+/* NAME.1 .. NAME.9: one digit, as runtimectl logs reads them. */
+#if LOG_ROTATE_KEEP < 1 || LOG_ROTATE_KEEP > 9
+#error "LOG_ROTATE_KEEP is 1 to 9"
+#endif
+
 static int		 log_fd = -1;	/* -1: stderr */
 static char		*log_file;	/* the path of log_fd */
 static int		 log_capture_fds;	/* fds 1-2 (1) or 2 (2) follow */
@@ -78,9 +83,9 @@ log_open(const char *name, int level, const char *path)
 		return;
 	if (log_fd != -1)
 		close(log_fd);
-	log_fd = fd;
 	free(log_file);
-	log_file = strdup(path);
+	log_file = xstrdup(path);
+	log_fd = fd;
 }
 
 /* The log file's path, or NULL when the log is stderr. */
@@ -169,6 +174,9 @@ log_rotate(void)
 	int		 fd, saved = errno;
 
 	if (fstat(log_fd, &sb) != 0 || sb.st_size < log_max_bytes)
+		return;
+	/* NAME.N must fit, or a shortened name would be renamed over. */
+	if (strlen(log_file) + 3 >= PATH_MAX)
 		return;
 	if (flock(log_fd, LOCK_EX) != 0)
 		return;
