@@ -6,9 +6,9 @@
 # is replaced, never written through, and one as the live log is not
 # opened (the starter is told); every line is whole.  With the
 # python3 kernel a warm-pool agent shares the file (--log) and its lines
-# follow the rotations; runtimectl logs lists the generations and prints
-# them oldest first.  A proxy's worker (RUNTIMED_DEBUG) rotates its log
-# in logs/ the same way.
+# follow the rotations; runtimectl logs lists the generations, prints
+# them oldest first, and -f loses no line across a rotation.  A proxy's
+# worker (RUNTIMED_DEBUG) rotates its log in logs/ the same way.
 . "${srcdir:-.}/tests/runtimed/lib.sh"
 trap '"$RUNTIMED" stop >/dev/null 2>&1; cleanup' EXIT
 CTL=$top_builddir/runtimectl/runtimectl
@@ -124,3 +124,27 @@ track "$("$RUNTIMED" status | sed -n 's/^pid //p')"
 grep -q "no log: cannot open $L" "$T/start.err" ||
     fail "the starter was not told: $(cat "$T/start.err")"
 ok "a symlink as runtimed.log is refused, and the starter told why"
+
+# runtimectl logs -f follows runtimed.log across its rotations, losing
+# no line (requests are paced so no two rotations fall in one poll).
+rm -f "$L"*
+RUNTIMED_WARM_POOL=0 timeout 30 "$RUNTIMED" -vv || fail "runtimed -vv"
+wait_status
+track "$("$RUNTIMED" status | sed -n 's/^pid //p')"
+"$CTL" -s "$RUNTIMED_STATE_DIR" logs -f runtimed >"$T/follow.out" 2>&1 &
+F=$!
+track $F
+sleep 1
+i=0
+while [ $i -lt 100 ]; do
+	"$RUNTIMED" status >/dev/null || fail "status $i"
+	sleep 0.05
+	i=$((i + 1))
+done
+sleep 1
+kill $F
+[ -f "$L.1" ] || fail "no rotation while following"
+n=$(grep -c 'client ctl pid [0-9]* (runtimed) connected' "$T/follow.out")
+[ "$n" -ge 100 ] || fail "runtimectl logs -f printed $n of 100+ requests"
+ok "runtimectl logs -f followed $n requests across the rotations"
+"$RUNTIMED" stop >/dev/null
