@@ -38,7 +38,7 @@
 
 static int		 log_fd = -1;	/* -1: stderr */
 static char		*log_file;	/* the path of log_fd */
-static int		 log_capture_fds;	/* fds 1-2 (1) or 2 (2) follow */
+static int		 log_capture_fds;	/* 1: fds 1 and 2; 2: fd 2 */
 static int		 log_reopen_failed;
 static off_t		 log_max_bytes = LOG_ROTATE_BYTES;
 static int		 log_level = LOG_LEVEL_WARN;

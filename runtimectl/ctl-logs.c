@@ -81,7 +81,7 @@ ctl_logs_match(const char *name, size_t baselen, const char *process)
 	if (len > baselen || strncmp(name, process, len) != 0)
 		return (0);
 	if (len == baselen)
-		return (1);	/* "runtimed.log" names its generations too */
+		return (1);	/* "x.log" names its generations too */
 	return (strncmp(name + len, ".log", baselen - len) == 0 ||
 	    name[len] == '-');
 }
