@@ -26,9 +26,23 @@
 #endif
 #define printflike(a, b) __attribute__((format(printf, a, b)))
 
-/* log.c: silent by default except warnings; stderr or a file. */
-enum log_level { LOG_LEVEL_WARN = 0, LOG_LEVEL_INFO = 1, LOG_LEVEL_DEBUG = 2 };
+/*
+ * log.c: silent by default except warnings; stderr or a file, rotated
+ * past LOG_ROTATE_BYTES (RUNTIMED_LOG_MAX_BYTES overrides) into NAME.1
+ * .. NAME.LOG_ROTATE_KEEP.
+ */
+#define LOG_ROTATE_BYTES	(8 * 1024 * 1024)
+#define LOG_ROTATE_KEEP		3
+enum log_level {
+	LOG_LEVEL_ERROR = -1,	/* -q: only why a process exits */
+	LOG_LEVEL_WARN = 0,	/* the default: warnings and errors */
+	LOG_LEVEL_INFO = 1,	/* -v */
+	LOG_LEVEL_DEBUG = 2	/* -vv */
+};
 void	log_open(const char *, int, const char *);
+const char *log_level_flag(int);
+const char *log_path(void);
+void	log_capture(int);
 void	log_close(void);
 void	log_warnx(const char *, ...) printflike(1, 2);
 void	log_warn(const char *, ...) printflike(1, 2);

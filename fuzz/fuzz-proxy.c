@@ -39,6 +39,7 @@
 /* What proxy.c defines for the rest of the proxy. */
 struct event_base	*proxy_base;
 int64_t			 proxy_started_at;
+int			 proxy_log_level;
 
 static int		 fuzz_proxy_client = -1;	/* the client's end */
 static int		 fuzz_proxy_trace;

@@ -94,6 +94,7 @@ static void	proxy_worker_hello_timeout(evutil_socket_t, short, void *);
 static pid_t	proxy_worker_exec(const char *, int, char **);
 static void	proxy_worker_cannot_start(const char *);
 static void	proxy_worker_stop_timeout(evutil_socket_t, short, void *);
+static void	proxy_worker_follow_log(void);
 
 const char *
 proxy_worker_log_path(void)
@@ -142,6 +143,27 @@ proxy_worker_mkdirs(const char *path, char **cause)
 	return (sockdir_check_dir(path, 0, cause));
 }
 
+/* A worker rotated the log (common/log.c): hold the new file instead. */
+static void
+proxy_worker_follow_log(void)
+{
+	struct stat	sb, lb;
+	int		fd;
+
+	if (proxy_worker_log == NULL || proxy_worker_logfd == -1)
+		return;
+	if (fstat(proxy_worker_logfd, &sb) == 0 &&
+	    lstat(proxy_worker_log, &lb) == 0 && lb.st_dev == sb.st_dev &&
+	    lb.st_ino == sb.st_ino)
+		return;
+	fd = open(proxy_worker_log, O_WRONLY|O_CREAT|O_APPEND|O_NOFOLLOW|
+	    O_CLOEXEC, 0600);
+	if (fd == -1)
+		return;
+	close(proxy_worker_logfd);
+	proxy_worker_logfd = fd;
+}
+
 /* At exit: a log nothing was written to is not kept. */
 static void
 proxy_worker_tidy_log(void)
@@ -150,6 +172,7 @@ proxy_worker_tidy_log(void)
 
 	if (proxy_worker_log == NULL || proxy_worker_logfd == -1)
 		return;
+	proxy_worker_follow_log();
 	if (fstat(proxy_worker_logfd, &sb) == 0 && sb.st_size == 0)
 		unlink(proxy_worker_log);
 }
@@ -167,7 +190,7 @@ proxy_worker_open_log(void)
 		xasprintf(&proxy_worker_log, "%s/mcp-worker-%ld.log", dir,
 		    (long)getpid());
 		proxy_worker_logfd = open(proxy_worker_log,
-		    O_WRONLY|O_CREAT|O_APPEND|O_CLOEXEC, 0600);
+		    O_WRONLY|O_CREAT|O_APPEND|O_NOFOLLOW|O_CLOEXEC, 0600);
 		if (proxy_worker_logfd == -1) {
 			log_warn("open %s", proxy_worker_log);
 			free(proxy_worker_log);
@@ -589,10 +612,20 @@ proxy_worker_hello_timeout(evutil_socket_t fd, short events, void *arg)
 static pid_t
 proxy_worker_exec(const char *path, int fd3, char **cause)
 {
-	char	*argv[] = { (char *)path, "--proxy-fd", "3", NULL };
+	char	*argv[7] = { (char *)path, "--proxy-fd", "3" };
 	pid_t	 pid;
-	int	 saved = -1;
+	int	 saved = -1, i = 3;
 
+	/* As verbose as we are; it writes and rotates the log itself. */
+	if (log_level_flag(proxy_log_level) != NULL)
+		argv[i++] = (char *)log_level_flag(proxy_log_level);
+	if (proxy_worker_log != NULL) {
+		argv[i++] = (char *)"--log";
+		argv[i++] = proxy_worker_log;
+	}
+	argv[i] = NULL;
+
+	proxy_worker_follow_log();
 	if (proxy_worker_logfd != -1) {
 		saved = fcntl(2, F_DUPFD_CLOEXEC, 10);
 		if (saved == -1 || dup2(proxy_worker_logfd, 2) == -1) {
@@ -618,6 +651,7 @@ static void
 proxy_worker_cannot_start(const char *cause)
 {
 	log_warnx("%s", cause);
+	proxy_worker_follow_log();
 	if (proxy_worker_logfd != -1)
 		dprintf(proxy_worker_logfd, "runtimed-mcp: %s\n", cause);
 	proxy_worker_schedule(proxy_budget_trip(cause));

@@ -24,6 +24,7 @@
 
 struct event_base	*proxy_base;
 int64_t			 proxy_started_at;
+int			 proxy_log_level = LOG_LEVEL_WARN;
 
 enum proxy_state {
 	PROXY_RUNNING,
@@ -47,7 +48,7 @@ proxy_usage(int status)
 	FILE	*f = status == 0 ? stdout : stderr;
 
 	fprintf(f,
-	    "usage: runtimed-mcp [-hVv]\n"
+	    "usage: runtimed-mcp [-hqVv]\n"
 	    "\n"
 	    "MCP server for Jupyter notebooks on stdin/stdout (newline-"
 	    "delimited JSON-RPC).\n"
@@ -56,7 +57,9 @@ proxy_usage(int status)
 	    "\n"
 	    "  -h, --help      show this help and exit\n"
 	    "  -V, --version   print the version and exit\n"
+	    "  -q, --quiet     log errors only, no warnings\n"
 	    "  -v, --verbose   log more to stderr (repeat for debug)\n"
+	    "                  (the worker's log follows -q and -v)\n"
 	    "\n"
 	    "Environment: RUNTIMED_SOCKET, RUNTIMED_STATE_DIR, "
 	    "RUNTIMED_LIBEXEC_DIR.\n"
@@ -157,6 +160,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -165,13 +169,17 @@ main(int argc, char **argv)
 	size_t	i;
 
 	proxy_sanitize_fds();
-	while ((ch = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hqVv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			proxy_usage(0);
 		case 'V':
 			printf("runtimed-mcp %s\n", RUNTIMED_VERSION);
 			exit(0);
+		case 'q':
+			if (level > LOG_LEVEL_ERROR)
+				level--;
+			break;
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
 				level++;
@@ -184,6 +192,7 @@ main(int argc, char **argv)
 		proxy_usage(2);
 
 	log_open("runtimed-mcp", level, NULL);
+	proxy_log_level = level;
 	signal(SIGPIPE, SIG_IGN);
 	proxy_started_at = util_now_us();
 

@@ -56,6 +56,7 @@ struct json_object;
 /* proxy.c */
 extern struct event_base *proxy_base;
 extern int64_t	 proxy_started_at;
+extern int	 proxy_log_level;	/* given to the worker too */
 void		 proxy_shutdown(int, const char *);
 void		 proxy_shutdown_check(void);
 

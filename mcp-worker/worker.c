@@ -22,7 +22,7 @@ static __dead void
 worker_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed-mcp-worker [-hVv] [--proxy-fd N | "
+	    "usage: runtimed-mcp-worker [-hqVv] [--log FILE] [--proxy-fd N | "
 	    "--print-catalog]\n"
 	    "Started by runtimed-mcp with its link as fd 3; see "
 	    "runtimed-mcp-worker(8).\n");
@@ -52,13 +52,17 @@ main(int argc, char **argv)
 	int		 i, level = LOG_LEVEL_WARN, proxy_fd = -1;
 	long		 n;
 	char		*end;
-	const char	*env;
+	const char	*env, *logfile = NULL;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-v") == 0)
+		if (strcmp(argv[i], "-v") == 0 ||
+		    strcmp(argv[i], "--verbose") == 0)
 			level++;
 		else if (strcmp(argv[i], "-vv") == 0)
 			level += 2;
+		else if (strcmp(argv[i], "-q") == 0 ||
+		    strcmp(argv[i], "--quiet") == 0)
+			level--;
 		else if (strcmp(argv[i], "--proxy-fd") == 0 && i + 1 < argc) {
 			errno = 0;
 			n = strtol(argv[++i], &end, 10);
@@ -66,7 +70,9 @@ main(int argc, char **argv)
 			    n > INT_MAX)
 				worker_usage(2);
 			proxy_fd = (int)n;
-		} else if (strcmp(argv[i], "--print-catalog") == 0) {
+		} else if (strcmp(argv[i], "--log") == 0 && i + 1 < argc)
+			logfile = argv[++i];
+		else if (strcmp(argv[i], "--print-catalog") == 0) {
 			/* The proxy's built-in catalog: tools/list as JSON. */
 			struct json_object *list = worker_tool_list();
 
@@ -87,9 +93,10 @@ main(int argc, char **argv)
 	}
 	if ((env = getenv("RUNTIMED_DEBUG")) != NULL && *env != '\0')
 		level = LOG_LEVEL_DEBUG;
-	if (level > LOG_LEVEL_DEBUG)
-		level = LOG_LEVEL_DEBUG;
-	log_open("runtimed-mcp-worker", level, NULL);
+	log_open("runtimed-mcp-worker", level, logfile);
+	/* Our stderr (and stdout, past a proxy) follow the log's rotation. */
+	if (log_path() != NULL)
+		log_capture(proxy_fd >= 0);
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((worker_base = event_base_new()) == NULL)

@@ -75,7 +75,7 @@ static __dead void
 agent_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed-agent [-hVv] [--log file]\n"
+	    "usage: runtimed-agent [-hqVv] [--log file]\n"
 	    "       runtimed-agent --list-kernelspecs\n"
 	    "Started by runtimed with its socket as fd 3; see "
 	    "runtimed-agent(8).\n");
@@ -527,6 +527,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "list-kernelspecs", no_argument, NULL, 'k' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -538,13 +539,17 @@ main(int argc, char **argv)
 	struct json_object	*specs;
 	int			 ch, level = LOG_LEVEL_WARN, list = 0;
 
-	while ((ch = getopt_long(argc, argv, "hVv", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hqVv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			agent_usage(0);
 		case 'V':
 			printf("runtimed-agent %s\n", RUNTIMED_VERSION);
 			exit(0);
+		case 'q':
+			if (level > LOG_LEVEL_ERROR)
+				level--;
+			break;
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
 				level++;

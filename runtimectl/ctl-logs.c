@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * ctl-logs.c: the per-process logs in the state directory (runtimed.log;
- * logs/mcp-worker-PID.log): listed, printed, or followed as they grow.
+ * logs/mcp-worker-PID.log) and their rotated generations (NAME.1 ..
+ * NAME.3, common/log.c): listed, printed oldest first, or followed as
+ * they grow and across rotations.
  */
 
 #include <sys/stat.h>
@@ -23,15 +25,19 @@
 #define CTL_LOGS_TAIL		(64 * 1024)
 
 struct ctl_logs_file {
-	char	*name;		/* "runtimed.log" */
+	char	*name;		/* "runtimed.log", "runtimed.log.1" */
 	char	*path;
+	size_t	 baselen;	/* of the name without ".N" */
+	int	 gen;		/* N, 0 for the live file */
 	off_t	 size;
 	time_t	 mtime;
+	ino_t	 ino;		/* -f: the file being followed */
 	off_t	 seen;		/* -f: bytes printed so far */
 };
 
+static int	ctl_logs_generation(const char *, size_t *);
 static int	ctl_logs_cmp(const void *, const void *);
-static int	ctl_logs_match(const char *, const char *);
+static int	ctl_logs_match(const char *, size_t, const char *);
 static void	ctl_logs_scan(const char *, const char *,
 		    struct ctl_logs_file **, size_t *);
 static struct ctl_logs_file	*ctl_logs_find(const char *, const char *,
@@ -43,29 +49,60 @@ static void	ctl_logs_list(struct ctl_ctx *, const char *,
 		    struct ctl_logs_file *, size_t);
 static void	ctl_logs_print(struct ctl_ctx *, struct ctl_logs_file *,
 		    size_t);
+static void	ctl_logs_rotated(struct ctl_logs_file *, const struct stat *);
 static __dead void	ctl_logs_follow(const char *, const char *,
 		    struct ctl_logs_file *, size_t);
 
+/* A log's name ("x.log") and generation (0, or N of "x.log.N"), or -1. */
+static int
+ctl_logs_generation(const char *name, size_t *baselen)
+{
+	const char	*dot;
+	size_t		 len = strlen(name);
+
+	if (len > 4 && strcmp(name + len - 4, ".log") == 0) {
+		*baselen = len;
+		return (0);
+	}
+	if ((dot = strrchr(name, '.')) == NULL || dot[1] < '1' ||
+	    dot[1] > '9' || dot[2] != '\0' || dot - name <= 4 ||
+	    strncmp(dot - 4, ".log", 4) != 0)
+		return (-1);
+	*baselen = dot - name;
+	return (dot[1] - '0');
+}
+
+/* By log, each oldest generation first: the order lines were written. */
 static int
 ctl_logs_cmp(const void *a, const void *b)
 {
 	const struct ctl_logs_file	*fa = a, *fb = b;
+	size_t				 len;
+	int				 c;
 
-	return (strcmp(fa->name, fb->name));
+	len = fa->baselen < fb->baselen ? fa->baselen : fb->baselen;
+	if ((c = strncmp(fa->name, fb->name, len)) != 0)
+		return (c);
+	if (fa->baselen != fb->baselen)
+		return (fa->baselen < fb->baselen ? -1 : 1);
+	return (fb->gen - fa->gen);
 }
 
 /* Does log name belong to process (a name, "name-pid" or file name)? */
 static int
-ctl_logs_match(const char *name, const char *process)
+ctl_logs_match(const char *name, size_t baselen, const char *process)
 {
 	size_t	len;
 
 	if (process == NULL || strcmp(name, process) == 0)
 		return (1);
 	len = strlen(process);
-	if (strncmp(name, process, len) != 0)
+	if (len > baselen || strncmp(name, process, len) != 0)
 		return (0);
-	return (strcmp(name + len, ".log") == 0 || name[len] == '-');
+	if (len == baselen)
+		return (1);	/* "x.log" names its generations too */
+	return (strncmp(name + len, ".log", baselen - len) == 0 ||
+	    name[len] == '-');
 }
 
 /* Add the logs (regular *.log files of ours) in dir matching process. */
@@ -77,25 +114,29 @@ ctl_logs_scan(const char *dir, const char *process,
 	struct dirent		*de;
 	struct stat		 sb;
 	DIR			*d;
-	size_t			 len;
+	size_t			 baselen;
+	int			 gen;
 
 	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (len < 5 || strcmp(de->d_name + len - 4, ".log") != 0)
+		if ((gen = ctl_logs_generation(de->d_name, &baselen)) == -1)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &sb,
 		    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode) ||
 		    sb.st_uid != getuid())
 			continue;
-		if (process != NULL && !ctl_logs_match(de->d_name, process))
+		if (process != NULL &&
+		    !ctl_logs_match(de->d_name, baselen, process))
 			continue;
 		f = xreallocarray(f, *n + 1, sizeof *f);
 		f[*n].name = xstrdup(de->d_name);
 		xasprintf(&f[*n].path, "%s/%s", dir, de->d_name);
+		f[*n].baselen = baselen;
+		f[*n].gen = gen;
 		f[*n].size = sb.st_size;
 		f[*n].mtime = sb.st_mtime;
+		f[*n].ino = sb.st_ino;
 		f[*n].seen = 0;
 		(*n)++;
 	}
@@ -259,7 +300,25 @@ ctl_logs_print(struct ctl_ctx *ctx, struct ctl_logs_file *f, size_t n)
 	ctl_client_print_json(NULL, j);
 }
 
-/* -f: the last part of each, then what is added, until interrupted. */
+/*
+ * The live file was renamed to NAME.1: print what was added to it before
+ * the rotation, then follow the new file from its start.
+ */
+static void
+ctl_logs_rotated(struct ctl_logs_file *f, const struct stat *sb)
+{
+	struct stat	 ob;
+	char		*old;
+
+	xasprintf(&old, "%s.1", f->path);
+	if (lstat(old, &ob) == 0 && S_ISREG(ob.st_mode) && ob.st_ino == f->ino)
+		ctl_logs_copy(old, f->seen);
+	free(old);
+	f->ino = sb->st_ino;
+	f->seen = 0;
+}
+
+/* -f: the last part of each live log, then what is added, until killed. */
 static __dead void
 ctl_logs_follow(const char *dir, const char *process,
     struct ctl_logs_file *f, size_t n)
@@ -269,6 +328,8 @@ ctl_logs_follow(const char *dir, const char *process,
 	size_t			 i, j, m;
 
 	for (i = 0; i < n; i++) {
+		if (f[i].gen != 0)
+			continue;
 		f[i].seen = f[i].size > CTL_LOGS_TAIL ?
 		    f[i].size - CTL_LOGS_TAIL : 0;
 		f[i].seen = ctl_logs_copy(f[i].path, f[i].seen);
@@ -278,6 +339,8 @@ ctl_logs_follow(const char *dir, const char *process,
 		/* New processes' logs join in as they appear. */
 		now = ctl_logs_find(dir, process, &m);
 		for (j = 0; j < m; j++) {
+			if (now[j].gen != 0)
+				continue;
 			for (i = 0; i < n; i++) {
 				if (strcmp(f[i].path, now[j].path) == 0)
 					break;
@@ -285,6 +348,7 @@ ctl_logs_follow(const char *dir, const char *process,
 			if (i < n)
 				continue;
 			f = xreallocarray(f, n + 1, sizeof *f);
+			f[n] = now[j];
 			f[n].name = xstrdup(now[j].name);
 			f[n].path = xstrdup(now[j].path);
 			f[n].seen = 0;
@@ -292,11 +356,13 @@ ctl_logs_follow(const char *dir, const char *process,
 		}
 		ctl_logs_free(now, m);
 		for (i = 0; i < n; i++) {
-			if (lstat(f[i].path, &sb) != 0 || !S_ISREG(sb.st_mode))
+			if (f[i].gen != 0 || lstat(f[i].path, &sb) != 0 ||
+			    !S_ISREG(sb.st_mode))
 				continue;
-			/* Rotated or truncated: start again. */
-			if (sb.st_size < f[i].seen)
-				f[i].seen = 0;
+			if (sb.st_ino != f[i].ino)
+				ctl_logs_rotated(&f[i], &sb);
+			else if (sb.st_size < f[i].seen)
+				f[i].seen = 0;	/* truncated */
 			if (sb.st_size > f[i].seen)
 				f[i].seen = ctl_logs_copy(f[i].path,
 				    f[i].seen);

@@ -191,13 +191,17 @@ room_kernel_spawn(struct room *r, const char *name)
 {
 	struct room_kernel	*k;
 	char			*agent, *rundir, *cause = NULL;
-	char			*argv[4];
-	int			 sv[2], i;
+	char			*argv[6];
+	int			 sv[2], i = 1;
 
-	/* The agent logs (to our stderr) as verbosely as we do. */
+	/* The agent logs to our log (or stderr) as verbosely as we do. */
 	argv[0] = (char *)"runtimed-agent";
-	for (i = 1; i <= runtimed_log_level && i < 3; i++)
-		argv[i] = (char *)"-v";
+	if (log_level_flag(runtimed_log_level) != NULL)
+		argv[i++] = (char *)log_level_flag(runtimed_log_level);
+	if (log_path() != NULL) {
+		argv[i++] = (char *)"--log";
+		argv[i++] = (char *)log_path();
+	}
 	argv[i] = NULL;
 
 	k = xcalloc(1, sizeof *k);

@@ -39,7 +39,7 @@ static void	runtimed_cleanup(void);
 static void	runtimed_stop_check(evutil_socket_t, short, void *);
 static void	runtimed_signal(evutil_socket_t, short, void *);
 static void	runtimed_report(int, const char *, ...);
-static void	runtimed_detach(const char *);
+static void	runtimed_detach(void);
 static int	runtimed_serve(const char *, int, int, int);
 static int	runtimed_daemonize(const char *, int);
 static int	runtimed_ctl(const char *, const char *);
@@ -49,10 +49,11 @@ static __dead void
 runtimed_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: runtimed [-DhVv] [-S socket] [-s statedir] "
+	    "usage: runtimed [-DhqVv] [-S socket] [-s statedir] "
 	    "[status | stop]\n"
 	    "  -D            stay in the foreground, log to stderr\n"
-	    "  -v            more logging (repeat for debug)\n"
+	    "  -q, --quiet   log errors only, no warnings\n"
+	    "  -v, --verbose more logging (repeat for debug)\n"
 	    "  -S socket     socket path (default $RUNTIMED_SOCKET, else\n"
 	    "                $XDG_RUNTIME_DIR/runtimed/runtimed.sock)\n"
 	    "  -s statedir   state directory (default "
@@ -162,12 +163,12 @@ runtimed_report(int fd, const char *fmt, ...)
 
 /*
  * Let go of whoever started us: stdin from /dev/null, stdout and stderr
- * to our log, before any child is started, so no agent holds the
- * launcher's pipe ("runtimed 2>&1 | cat" returns) or the log of the
- * worker that started us on demand.
+ * to our log (and to each new one after a rotation), before any child is
+ * started, so no agent holds the launcher's pipe ("runtimed 2>&1 | cat"
+ * returns) or the log of the worker that started us on demand.
  */
 static void
-runtimed_detach(const char *logpath)
+runtimed_detach(void)
 {
 	int	fd;
 
@@ -177,12 +178,9 @@ runtimed_detach(const char *logpath)
 			close(fd);
 		}
 	}
-	if ((fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0600)) != -1) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(fd);
-	} else if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+	if (log_path() != NULL)
+		log_capture(1);
+	else if ((fd = open("/dev/null", O_WRONLY)) != -1) {
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(fd);
@@ -217,9 +215,13 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	runtimed_log_level = level;
 	xasprintf(&logpath, "%s/runtimed.log", runtimed_state_dir);
 	log_open("runtimed", level, foreground ? NULL : logpath);
+	/* Still on the starter's stderr: say why there will be no log. */
+	if (!foreground && log_path() == NULL)
+		log_warn("no log: cannot open %s (a symbolic link is not "
+		    "followed; remove it)", logpath);
 	sockdir_private_files(runtimed_state_dir);
 	if (!foreground)
-		runtimed_detach(logpath);
+		runtimed_detach();
 	free(logpath);
 
 	runtimed_base = event_base_new();
@@ -381,6 +383,8 @@ main(int argc, char **argv)
 		{ "room-grace", required_argument, NULL, 'G' },
 		{ "kernel-keepalive", required_argument, NULL, 'K' },
 		{ "warm-pool", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*env;
@@ -394,7 +398,7 @@ main(int argc, char **argv)
 	if ((env = getenv("RUNTIMED_WARM_POOL")) != NULL &&
 	    runtimed_number(env, 0, 16) >= 0)
 		kernel_pool_set_size(runtimed_number(env, 0, 16));
-	while ((ch = getopt_long(argc, argv, "DhS:s:Vv", longopts,
+	while ((ch = getopt_long(argc, argv, "DhqS:s:Vv", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'D':
@@ -446,6 +450,10 @@ main(int argc, char **argv)
 				return (2);
 			}
 			kernel_pool_set_size(rc);
+			break;
+		case 'q':
+			if (level > LOG_LEVEL_ERROR)
+				level--;
 			break;
 		case 'v':
 			if (level < LOG_LEVEL_DEBUG)
