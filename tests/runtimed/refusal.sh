@@ -11,7 +11,7 @@
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 60 "$0" "$@"
 . "${srcdir:-.}/tests/runtimed/lib.sh"
 
-FUZZ_TRACE=1 "$top_builddir/fuzz-agentframes" \
+FUZZ_TRACE=1 "$top_builddir/fuzz-agentframes" -n 0 \
     "${srcdir:-.}/fuzz/corpus/agentframes/refused-execute" \
     >"$T/trace.log" 2>&1 || fail "fuzz-agentframes failed"
 grep -q "the kernel's agent refused cell [0-9a-f]*: kernel is not ready" \
