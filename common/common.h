@@ -44,6 +44,8 @@ const char *log_level_flag(int);
 const char *log_path(void);
 void	log_capture(int);
 void	log_close(void);
+void	log_tidy(void);
+void	log_follow(void);
 void	log_warnx(const char *, ...) printflike(1, 2);
 void	log_warn(const char *, ...) printflike(1, 2);
 void	log_info(const char *, ...) printflike(1, 2);

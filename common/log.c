@@ -149,6 +149,45 @@ log_level_flag(int level)
 	return (NULL);
 }
 
+/*
+ * At exit: a log file nothing was written to is not kept.  Under the
+ * flock rotation takes, and only if the name still is our file.  A
+ * daemon that starts meanwhile opened the same file; it calls
+ * log_follow once it holds the daemon lock, which we give up after this.
+ */
+void
+log_tidy(void)
+{
+	struct stat	sb, nb;
+
+	if (log_fd == -1 || flock(log_fd, LOCK_EX) != 0)
+		return;
+	if (fstat(log_fd, &sb) == 0 && sb.st_size == 0 &&
+	    lstat(log_file, &nb) == 0 && nb.st_dev == sb.st_dev &&
+	    nb.st_ino == sb.st_ino)
+		unlink(log_file);
+	flock(log_fd, LOCK_UN);
+}
+
+/* Open the log's path again if it no longer names our file (tidied). */
+void
+log_follow(void)
+{
+	struct stat	sb, nb;
+	int		fd;
+
+	if (log_fd == -1 || fstat(log_fd, &sb) != 0)
+		return;
+	if (lstat(log_file, &nb) == 0 && nb.st_dev == sb.st_dev &&
+	    nb.st_ino == sb.st_ino)
+		return;
+	if ((fd = log_open_file(log_file)) == -1)
+		return;
+	close(log_fd);
+	log_fd = fd;
+	log_capture_apply();
+}
+
 void
 log_close(void)
 {

@@ -248,6 +248,8 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 		return (1);
 	}
 	fatal_set_cleanup(runtimed_cleanup);
+	/* The lock is ours: a daemon before us may have tidied our log. */
+	log_follow();
 
 	/* Durable state: opened once the lock is ours, so one writer. */
 	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) == NULL) {
@@ -288,6 +290,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	if (runtimed_stop_timer != NULL)
 		event_free(runtimed_stop_timer);
 	log_info("stopped");
+	log_tidy();
 	return (0);
 }
 

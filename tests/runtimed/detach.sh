@@ -5,7 +5,8 @@
 # its stderr on some other process's log (as a worker's on-demand start
 # does) leaves that log open in none of its agents, whose stdout and
 # stderr are the daemon's own log; and after "runtimed stop" no empty
-# kernel directory is left.  Needs the python3 kernel (else 77).
+# kernel directory or empty runtimed.log is left, even when another
+# daemon started meanwhile and found it running.  Needs the python3 kernel (else 77).
 . "${srcdir:-.}/tests/runtimed/lib.sh"
 # A daemon that failed a check may not be tracked yet: stop it too.
 trap '"$RUNTIMED" stop >/dev/null 2>&1; cleanup' EXIT
@@ -38,6 +39,8 @@ while [ -z "$agent" ]; do
 	[ -n "$agent" ] || sleep 0.1
 done
 track "$agent"
+# A second start finds it running: it opened the log too, wrote nothing.
+"$RUNTIMED" >/dev/null 2>&1 || fail "a second runtimed start failed"
 log=$(readlink -f "$RUNTIMED_STATE_DIR/runtimed.log")
 for fd in /proc/"$agent"/fd/*; do
 	to=$(readlink "$fd") || continue
@@ -57,3 +60,9 @@ left=$(find "$RUNTIMED_STATE_DIR/kernels" -mindepth 1 -type d -empty \
     2>/dev/null)
 [ -z "$left" ] || fail "empty kernel directories left: $left"
 ok "no empty kernel directory left"
+wait_gone "$dpid" 50 || fail "daemon $dpid outlived runtimed stop"
+if [ -f "$RUNTIMED_STATE_DIR/runtimed.log" ] &&
+    [ ! -s "$RUNTIMED_STATE_DIR/runtimed.log" ]; then
+	fail "an empty runtimed.log is left"
+fi
+ok "no empty runtimed.log left"
