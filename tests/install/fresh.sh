@@ -7,9 +7,16 @@
 # a new user's apt would; then, inside the root (chroot, with /proc and
 # /dev mounted), a plain user runs /usr/bin/runtimed-mcp with no further
 # step: one MCP session creates a notebook and runs a cell on the python3
-# kernel (mcp-smoke.py).  Needs root, debootstrap and network access to
-# Debian's mirror; takes several minutes, so it is "make check-fresh"
-# and not part of the default suite.
+# kernel (mcp-smoke.py).  Then, where systemd-nspawn is (Debian's
+# systemd-container), systemd itself: the root gets systemd and a user
+# session (dbus-user-session, libpam-systemd), boots as a container, the
+# user enables runtimed.socket, and runtimed-mcp runs a cell again
+# through the daemon systemd starts on the socket (Type=notify, the
+# unit's hardening); the daemon answering is the unit's main process,
+# also after "systemctl --user stop runtimed.service" leaves only the
+# socket.  Needs root, debootstrap and network access to Debian's
+# mirror; takes 10 to 20 minutes, so it is "make check-fresh" and not
+# part of the default suite.
 #	sh tests/install/fresh.sh [DEB]
 # RUNTIMED_FRESH_ROOT keeps the root there (reused when it has one).
 set -eu
@@ -26,7 +33,18 @@ command -v debootstrap >/dev/null 2>&1 ||
     exit 77; }
 T=$(mktemp -d /tmp/runtimed-fresh.XXXXXX)
 R=${RUNTIMED_FRESH_ROOT:-$T/root}
+# Processes left in the root (a daemon the user started in the chroot).
+kill_root() {
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$R" ] &&
+		    kill -9 "${p#/proc/}" 2>/dev/null
+	done
+	:
+}
 cleanup() {
+	[ -n "${init:-}" ] && nsenter -t "$init" -a systemctl poweroff \
+	    >/dev/null 2>&1 && sleep 3
+	kill_root
 	for m in proc dev/pts dev; do
 		mountpoint -q "$R/$m" 2>/dev/null && umount -l "$R/$m"
 	done
@@ -70,7 +88,9 @@ chroot "$R" dpkg -s python3-ipykernel >/dev/null 2>&1 ||
     fail "the recommended python3-ipykernel was not installed"
 
 # A plain user, as one who just installed it: no environment of ours.
-chroot "$R" sh -c 'id fresh >/dev/null 2>&1 || useradd -m fresh'
+# (A kept root's user from an earlier run goes first, with its state.)
+kill_root
+chroot "$R" sh -c 'userdel -r fresh >/dev/null 2>&1; useradd -m fresh'
 chroot "$R" su - fresh -c 'command -v runtimed-mcp' ||
     fail "runtimed-mcp is not on a new user's PATH"
 chroot "$R" su - fresh -c 'runtimed-mcp --version' || fail "--version"
@@ -79,3 +99,57 @@ chroot "$R" su - fresh -c \
     /usr/bin/runtimed-mcp $HOME/first.ipynb' || fail "the first session"
 echo "ok: a new user ran a cell through /usr/bin/runtimed-mcp"
 chroot "$R" su - fresh -c 'runtimed stop' >/dev/null 2>&1 || :
+
+command -v systemd-nspawn >/dev/null 2>&1 ||
+    { echo "fresh: systemd part skipped: no systemd-nspawn" \
+    "(apt-get install systemd-container)"; exit 0; }
+chroot "$R" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    systemd systemd-sysv dbus dbus-user-session libpam-systemd' \
+    >"$T/apt-systemd.out" 2>&1 ||
+    { tail -n 30 "$T/apt-systemd.out"; fail "apt-get install systemd"; }
+# Lingering: the user's systemd runs without a login.
+mkdir -p "$R/var/lib/systemd/linger"
+: >"$R/var/lib/systemd/linger/fresh"
+cp tests/install/mcp-smoke.py "$R/home/fresh/"
+for m in proc dev/pts dev; do umount -l "$R/$m"; done
+setsid systemd-nspawn -q -D "$R" --register=no --keep-unit \
+    --console=passive -b >"$T/nspawn.out" 2>&1 &
+nspawn=$!
+i=0
+init=
+while [ -z "$init" ]; do
+	init=$(ps -o pid= --ppid "$nspawn" 2>/dev/null | tr -d ' ' | head -1)
+	i=$((i + 1))
+	[ $i -gt 100 ] && { cat "$T/nspawn.out"; fail "the container did not boot"; }
+	[ -n "$init" ] || sleep 0.1
+done
+user() {
+	nsenter -t "$init" -a su - fresh -c \
+	    'export XDG_RUNTIME_DIR=/run/user/$(id -u); '"$1"
+}
+i=0
+until user 'systemctl --user is-system-running --wait' >/dev/null 2>&1 ||
+    user 'systemctl --user show -p ActiveState default.target' 2>/dev/null |
+    grep -q '=active'; do
+	i=$((i + 1))
+	[ $i -gt 60 ] && fail "the user's systemd did not come up"
+	sleep 1
+done
+user 'systemctl --user enable --now runtimed.socket' >/dev/null 2>&1 ||
+    fail "systemctl --user enable --now runtimed.socket"
+user 'timeout 240 python3 mcp-smoke.py /usr/bin/runtimed-mcp sd.ipynb' ||
+    fail "a cell through the socket-activated daemon"
+main=$(user 'systemctl --user show -p MainPID --value runtimed.service')
+pid=$(user 'runtimed status' | sed -n 's/^pid //p')
+[ -n "$pid" ] && [ "$main" = "$pid" ] ||
+    fail "the daemon answering (pid $pid) is not the unit's ($main)"
+echo "ok: runtimed.socket started runtimed.service (pid $main), which ran a cell"
+user 'systemctl --user stop runtimed.service' >/dev/null 2>&1
+user 'timeout 240 python3 mcp-smoke.py /usr/bin/runtimed-mcp sd2.ipynb' ||
+    fail "a cell after stopping the service"
+main=$(user 'systemctl --user show -p MainPID --value runtimed.service')
+pid=$(user 'runtimed status' | sed -n 's/^pid //p')
+[ -n "$pid" ] && [ "$main" = "$pid" ] ||
+    fail "after a stop, a worker's start did not yield to the socket" \
+    "(daemon $pid, unit $main)"
+echo "ok: after a stop, the socket started the unit again (pid $main)"
