@@ -354,8 +354,8 @@ bad:
 const struct tool_entry tool_search_cells_entry = {
 	.name = "search_cells",
 	.description = "Find text in sources and outputs (literal, or a POSIX "
-	    "regex per line with regex:true): cell_id, line, column and line "
-	    "of each match.",
+	    "regex per line with regex:true): the cell_id, line number, column "
+	    "and text of each match.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"query\":{\"type\":\"string\",\"minLength\":1},"
