@@ -29,11 +29,9 @@ static int			 proxy_catalog_on_disk;	/* cache is current */
 
 static const char proxy_catalog_reconnect[] =
     "{\"name\":\"reconnect\","
-    "\"description\":\"Replace this session's MCP worker process with a "
-    "fresh one (the notebook daemon, its rooms and kernels are not "
-    "touched). Use it when tools keep failing with internal errors or "
-    "the worker is reported unavailable. Notebook handles issued before "
-    "are expired afterwards: connect to the notebook again.\","
+    "\"description\":\"Replace this session's MCP worker when tools keep "
+    "failing with internal errors or the worker is unavailable; "
+    "notebooks and kernels stay, handles expire (connect again).\","
     "\"inputSchema\":{\"type\":\"object\",\"properties\":{},"
     "\"additionalProperties\":false},"
     "\"outputSchema\":{\"type\":\"object\",\"properties\":{"

@@ -149,19 +149,15 @@ bad:
 
 const struct tool_entry tool_add_comment_entry = {
 	.name = "add_comment",
-	.description = "Start a comment thread anchored to a cell (cell_id "
-	    "or index) or, without cell_id, to the whole notebook: review "
-	    "notes, questions, TODOs for people or other agents. Saved in "
-	    "the notebook's metadata (runtimed.comments). Returns thread_id "
-	    "for reply_comment and resolve_comment.",
+	.description = "Start a comment thread on a cell (cell_id) or the "
+	    "notebook, for people or other agents; saved in the notebook. "
+	    "Returns a thread_id.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"cell_id\":{\"type\":[\"string\",\"integer\"],\"description\":"
-	    "\"Anchor cell; omit for a notebook-level thread.\"},"
+	    "\"cell_id\":{\"type\":[\"string\",\"integer\"]},"
 	    "\"body\":{\"type\":\"string\",\"minLength\":1},"
-	    "\"author\":{\"type\":\"string\",\"description\":\"Shown as the "
-	    "comment's author (default 'agent').\"}},"
-	    "\"required\":[\"body\"],\"additionalProperties\":false}",
+	    "\"author\":{\"type\":\"string\"}},\"required\":[\"body\"],"
+	    "\"additionalProperties\":false}",
 	.output_schema = WORKER_COMMENT_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -108,15 +108,13 @@ tool_clear_outputs(struct worker_call *call)
 
 const struct tool_entry tool_clear_outputs_entry = {
 	.name = "clear_outputs",
-	.description = "Clear the outputs and execution counts of the given "
-	    "cells (cell_ids: cell_id strings or zero-based indexes) or, with "
-	    "all:true, of every code cell. Sources are untouched.",
+	.description = "Clear the outputs and execution counts of cell_ids, "
+	    "or of every code cell with all:true.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"items\":{"
-	    "\"type\":[\"string\",\"integer\"]}},"
-	    "\"all\":{\"type\":\"boolean\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,"
+	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
+	    "\"all\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"cleared\":{\"type\":[\"array\",\"string\"]},"
 	    "\"seq\":{\"type\":\"integer\"},\"cursor\":{\"type\":\"string\"},"

@@ -116,21 +116,13 @@ tool_connect_notebook(struct worker_call *call)
 
 const struct tool_entry tool_connect_notebook_entry = {
 	.name = "connect_notebook",
-	.description = "Open an existing Jupyter notebook (.ipynb path) or "
-	    "join a notebook the daemon already has open (notebook_id from "
-	    "list_notebooks). Starts its kernel if needed. Every call returns "
-	    "a NEW notebook_handle; pass it to the other tools and release it "
-	    "with disconnect_notebook when done. Also returns a cell summary, "
-	    "and warnings when the file is not valid nbformat (what is wrong, "
-	    "where, and what a save changes).",
+	.description = "Open a notebook: an .ipynb path, or a notebook_id "
+	    "from list_notebooks; starts its kernel. Returns a new "
+	    "notebook_handle, a cell outline and any nbformat warnings.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    "\"path\":{\"type\":\"string\",\"description\":\"Path of an "
-	    "existing .ipynb file.\"},"
-	    "\"notebook_id\":{\"type\":\"string\",\"description\":\"ID of a "
-	    "notebook the daemon has open (instead of path).\"},"
-	    "\"domain\":{\"type\":\"string\",\"description\":\"Only with "
-	    "notebook_id: omit or 'local'.\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"path\":{\"type\":\"string\"},"
+	    "\"notebook_id\":{\"type\":\"string\"},"
+	    "\"domain\":{\"type\":\"string\"}},\"additionalProperties\":false}",
 	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -75,16 +75,12 @@ tool_create_notebook(struct worker_call *call)
 
 const struct tool_entry tool_create_notebook_entry = {
 	.name = "create_notebook",
-	.description = "Create a new Jupyter notebook and start its kernel. "
-	    "Give path to create a new .ipynb file there (it must not exist "
-	    "yet), or omit it for an untitled notebook (save it later with "
-	    "save_notebook and a path). kernel is a kernelspec name (default "
-	    "python3). Returns a new notebook_handle for every other tool.",
+	.description = "Create a notebook and start its kernel: a new .ipynb "
+	    "at path, or untitled (save it later with a path). kernel: a "
+	    "kernelspec, default python3.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    "\"path\":{\"type\":\"string\",\"description\":\"Where the new "
-	    ".ipynb goes (must not exist). Omit for an untitled notebook.\"},"
-	    "\"kernel\":{\"type\":\"string\",\"description\":\"Kernelspec "
-	    "name, default python3.\"}},\"additionalProperties\":false}",
+	    "\"path\":{\"type\":\"string\"},"
+	    "\"kernel\":{\"type\":\"string\"}},\"additionalProperties\":false}",
 	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -44,12 +44,11 @@ tool_disconnect_notebook(struct worker_call *call)
 
 const struct tool_entry tool_disconnect_notebook_entry = {
 	.name = "disconnect_notebook",
-	.description = "Release a notebook_handle when you are done with a "
-	    "notebook. Only that handle ends; the notebook, its kernel and "
-	    "other handles stay. Takes notebook_handle only.",
+	.description = "Release a notebook_handle when done; the notebook, "
+	    "its kernel and other handles stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    "\"notebook_handle\":{\"type\":\"string\",\"description\":\"The "
-	    "handle to release.\"}},\"required\":[\"notebook_handle\"],"
+	    "\"notebook_handle\":{\"type\":\"string\"}},"
+	    "\"required\":[\"notebook_handle\"],"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebook_handle\":{\"type\":\"string\"},"

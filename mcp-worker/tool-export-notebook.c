@@ -605,17 +605,14 @@ bad:
 
 const struct tool_entry tool_export_notebook_entry = {
 	.name = "export_notebook",
-	.description = "Export the notebook as markdown, python (a script, "
-	    "markdown as comments) or html (one self-contained page, images "
-	    "embedded). With path the export is written there; otherwise it "
-	    "comes back inline (cut at 48,000 characters, flagged).",
+	.description = "Export as markdown, python (a script) or html "
+	    "(self-contained): written to path, or returned inline, capped.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"format\":{\"type\":\"string\",\"enum\":[\"markdown\","
 	    "\"python\",\"html\"]},"
-	    "\"path\":{\"type\":\"string\",\"description\":\"Write the export "
-	    "to this file instead of returning it.\"}},"
-	    "\"required\":[\"format\"],\"additionalProperties\":false}",
+	    "\"path\":{\"type\":\"string\"}},\"required\":[\"format\"],"
+	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"format\":{\"type\":\"string\"},"
 	    "\"bytes\":{\"type\":\"integer\"},"

@@ -91,10 +91,8 @@ tool_get_kernel_info(struct worker_call *call)
 
 const struct tool_entry tool_get_kernel_info_entry = {
 	.name = "get_kernel_info",
-	.description = "Show the notebook's kernel: state (starting, idle, "
-	    "busy, restarting, dead), kernelspec name, language and version, "
-	    "execution count, queued runs and process ids. Use it to check "
-	    "readiness or why runs fail with kernel_unavailable.",
+	.description = "Kernel state, kernelspec, language, execution count, "
+	    "queue and pids: to check readiness, or why runs fail.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

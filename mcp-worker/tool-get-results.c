@@ -130,21 +130,16 @@ tool_get_results(struct worker_call *call)
 
 const struct tool_entry tool_get_results_entry = {
 	.name = "get_results",
-	.description = "Get the status and outputs of a run started by "
-	    "run_cells (or edit_cells with run), by its execution_id. Waits up "
-	    "to timeout_secs (0-50, default 0) for the run to finish. Shows "
-	    "the source as it ran, even after later edits. full_output:true "
-	    "returns outputs without the inline caps.",
+	.description = "Follow a run by execution_id: its status and outputs, "
+	    "waiting up to timeout_secs (default 0) for it to end; shows the "
+	    "source as it ran. full_output:true lifts the inline caps.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"execution_id\":{\"type\":\"string\",\"description\":\"From "
-	    "run_cells.\"},"
+	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
-	    "\"maximum\":50,\"description\":\"Wait this long for the run to "
-	    "finish (default 0).\"},"
-	    "\"full_output\":{\"type\":\"boolean\",\"description\":\"Return "
-	    "outputs uncapped.\"}},\"required\":[\"execution_id\"],"
-	    "\"additionalProperties\":false}",
+	    "\"maximum\":50},"
+	    "\"full_output\":{\"type\":\"boolean\"}},"
+	    "\"required\":[\"execution_id\"],\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"status\":{\"type\":\"string\"},"

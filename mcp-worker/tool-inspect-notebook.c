@@ -645,23 +645,16 @@ bad:
 
 const struct tool_entry tool_inspect_notebook_entry = {
 	.name = "inspect_notebook",
-	.description = "Read a notebook compactly: view outline (default: one "
-	    "line per cell), source, outputs or all; for cell_ids or a "
-	    "start/count window (default 25 cells). Sources can be sliced by "
-	    "start_line/end_line and are capped by max_source_chars; outputs "
-	    "by output_mode summary|text|full and max_output_chars. Returns "
-	    "total_cells and a cursor. To see what others changed, pass "
-	    "after=<cursor> (and timeout_secs up to 50 to wait for a "
-	    "change): outcome is changed (with kinds, cell_ids, "
-	    "execution_ids), unchanged, timed_out, resync_required (read "
-	    "again without after) or unavailable.",
+	.description = "Read cells: view outline (default), source, outputs "
+	    "or all, of cell_ids or start/count (default 25), bounded by "
+	    "start_line/end_line and max_*_chars. after=<cursor> reports "
+	    "changes since, waiting up to timeout_secs.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"view\":{\"type\":\"string\",\"enum\":[\"outline\",\"source\","
 	    "\"outputs\",\"all\"]},"
 	    "\"cell_ids\":{\"type\":\"array\",\"items\":{\"type\":[\"string\","
-	    "\"integer\"]},\"description\":\"cell_id strings or zero-based "
-	    "indexes.\"},"
+	    "\"integer\"]}},"
 	    "\"start\":{\"type\":\"integer\",\"minimum\":0},"
 	    "\"count\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100},"
 	    "\"start_line\":{\"type\":\"integer\",\"minimum\":1},"
@@ -672,9 +665,7 @@ const struct tool_entry tool_inspect_notebook_entry = {
 	    "\"text\",\"full\"]},"
 	    "\"max_output_chars\":{\"type\":\"integer\",\"minimum\":1,"
 	    "\"maximum\":12000},"
-	    "\"after\":{\"type\":\"string\",\"description\":\"A cursor from "
-	    "an earlier call: the outcome says whether the notebook changed "
-	    "since.\"},"
+	    "\"after\":{\"type\":\"string\"},"
 	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
 	    "\"maximum\":50}},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -33,10 +33,8 @@ tool_interrupt_kernel(struct worker_call *call)
 
 const struct tool_entry tool_interrupt_kernel_entry = {
 	.name = "interrupt_kernel",
-	.description = "Interrupt the notebook's kernel (like Ctrl-C): stops "
-	    "the cell that is running; it and every queued run end as "
-	    "'interrupted'. Kernel state and variables are kept. Use when a "
-	    "run hangs or takes too long.",
+	.description = "Interrupt the kernel when a run hangs or takes too "
+	    "long; running and queued runs end interrupted, variables stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -69,9 +69,8 @@ tool_list_kernels(struct worker_call *call)
 
 const struct tool_entry tool_list_kernels_entry = {
 	.name = "list_kernels",
-	.description = "List the Jupyter kernelspecs installed on this "
-	    "machine (name, display name, language) and the default. Pass a "
-	    "name to create_notebook's kernel or to select_kernel.",
+	.description = "List the installed kernelspecs and the default, for "
+	    "create_notebook or select_kernel.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{},"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -99,12 +99,9 @@ tool_list_notebooks(struct worker_call *call)
 
 const struct tool_entry tool_list_notebooks_entry = {
 	.name = "list_notebooks",
-	.description = "List the notebooks the runtimed daemon has open (id, "
-	    "path or untitled, kernel state, peers, unsaved changes) and the "
-	    "notebook handles held in this session. Use it to find a "
-	    "notebook_id to connect to. warnings, when present, say what the "
-	    "daemon lost (a damaged state database) or cannot keep (a full "
-	    "disk); tell the user.",
+	.description = "Notebooks the daemon has open (id, path, kernel, "
+	    "peers, unsaved changes) and this session's handles; e.g. to find "
+	    "a notebook_id.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{},"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

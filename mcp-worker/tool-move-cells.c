@@ -109,16 +109,14 @@ tool_move_cells(struct worker_call *call)
 
 const struct tool_entry tool_move_cells_entry = {
 	.name = "move_cells",
-	.description = "Move cells to a new position, keeping their source, "
-	    "outputs and metadata: cell_ids (in the order they should end "
-	    "up) go right after the cell 'after' names, or to \"TOP\" / "
-	    "\"BOTTOM\". Cells are named by cell_id or zero-based index.",
+	.description = "Move cell_ids, in that order, to right after the cell "
+	    "named by after (or \"TOP\"/\"BOTTOM\"); content and outputs are "
+	    "kept.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"items\":{"
-	    "\"type\":[\"string\",\"integer\"]}},"
-	    "\"after\":{\"type\":[\"string\",\"integer\"],\"description\":"
-	    "\"cell_id, index, \\\"TOP\\\" or \\\"BOTTOM\\\".\"}},"
+	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,"
+	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
+	    "\"after\":{\"type\":[\"string\",\"integer\"]}},"
 	    "\"required\":[\"cell_ids\",\"after\"],"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -108,16 +108,14 @@ bad:
 
 const struct tool_entry tool_reply_comment_entry = {
 	.name = "reply_comment",
-	.description = "Reply in an existing comment thread (thread_id from "
-	    "add_comment or the comments resource). The reply is saved in "
-	    "the notebook's metadata with the rest of the thread.",
+	.description = "Reply in a comment thread (thread_id from add_comment "
+	    "or the comments resource).",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"thread_id\":{\"type\":\"string\"},"
 	    "\"body\":{\"type\":\"string\",\"minLength\":1},"
-	    "\"author\":{\"type\":\"string\"}},"
-	    "\"required\":[\"thread_id\",\"body\"],"
-	    "\"additionalProperties\":false}",
+	    "\"author\":{\"type\":\"string\"}},\"required\":[\"thread_id\","
+	    "\"body\"],\"additionalProperties\":false}",
 	.output_schema = WORKER_COMMENT_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -100,15 +100,13 @@ bad:
 
 const struct tool_entry tool_resolve_comment_entry = {
 	.name = "resolve_comment",
-	.description = "Mark a comment thread resolved once its point is "
-	    "addressed (resolved:false reopens it). The thread stays in the "
-	    "notebook's metadata.",
+	.description = "Mark a comment thread resolved once addressed; "
+	    "resolved:false reopens it.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"thread_id\":{\"type\":\"string\"},"
-	    "\"resolved\":{\"type\":\"boolean\",\"description\":\"Default "
-	    "true; false reopens.\"}},\"required\":[\"thread_id\"],"
-	    "\"additionalProperties\":false}",
+	    "\"resolved\":{\"type\":\"boolean\"}},"
+	    "\"required\":[\"thread_id\"],\"additionalProperties\":false}",
 	.output_schema = WORKER_COMMENT_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -34,10 +34,9 @@ tool_restart_kernel(struct worker_call *call)
 
 const struct tool_entry tool_restart_kernel_entry = {
 	.name = "restart_kernel",
-	.description = "Restart the notebook's kernel and wait until it is "
-	    "ready. All variables and imports are lost; running and queued "
-	    "runs end as 'interrupted' (reason kernel_restarted). Also revives "
-	    "a dead kernel. Cell contents and outputs stay.",
+	.description = "Restart the kernel (dead, stuck, or for a clean "
+	    "state) and wait until ready; variables are lost, runs end "
+	    "interrupted, cells stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

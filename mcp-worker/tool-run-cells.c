@@ -237,25 +237,17 @@ bad:
 
 const struct tool_entry tool_run_cells_entry = {
 	.name = "run_cells",
-	.description = "Run notebook cells on the kernel, in order: cell_ids "
-	    "(cell_id strings or zero-based indexes into the notebook as it "
-	    "is when the run is queued) or all:true. Waits up to "
-	    "wait_secs (default 1, max 50) and returns what is done so far "
-	    "with an execution_id; for longer runs call get_results with it. "
-	    "Stops after the first error unless stop_on_error is false. "
-	    "all:true runs the code cells; naming a cell of a type runtimed "
-	    "does not know is refused (invalid_argument).",
+	.description = "Run cell_ids in order, or all:true for every code "
+	    "cell; waits up to wait_secs (default 1) and returns the run so "
+	    "far with its execution_id (for get_results). Stops at the first "
+	    "error unless stop_on_error:false.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"
-	    "\"items\":{\"type\":[\"string\",\"integer\"]},\"description\":"
-	    "\"Cells to run in this order: cell_id or zero-based index.\"},"
-	    "\"all\":{\"type\":\"boolean\",\"description\":\"Run every code "
-	    "cell instead of cell_ids.\"},"
-	    "\"wait_secs\":{\"type\":\"number\",\"minimum\":0,\"maximum\":50,"
-	    "\"description\":\"How long to wait for the run (default 1).\"},"
-	    "\"stop_on_error\":{\"type\":\"boolean\",\"description\":\"Stop "
-	    "at the first failing cell (default true).\"}},"
+	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
+	    "\"all\":{\"type\":\"boolean\"},"
+	    "\"wait_secs\":{\"type\":\"number\",\"minimum\":0,\"maximum\":50},"
+	    "\"stop_on_error\":{\"type\":\"boolean\"}},"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"

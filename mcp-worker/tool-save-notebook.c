@@ -82,18 +82,13 @@ tool_save_notebook(struct worker_call *call)
 
 const struct tool_entry tool_save_notebook_entry = {
 	.name = "save_notebook",
-	.description = "Save the notebook to disk as .ipynb (nbformat 4.5, "
-	    "written atomically). path saves to a new location and the "
-	    "notebook stands for that file afterwards (required for untitled "
-	    "notebooks). force:true overwrites a file changed on disk since "
-	    "it was loaded, or an existing different file at path.",
+	.description = "Save as .ipynb; with path, save there and follow that "
+	    "file (needed if untitled). force:true overwrites a file changed "
+	    "on disk since load, or another file at path.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"path\":{\"type\":\"string\",\"description\":\"Save as this "
-	    "file.\"},"
-	    "\"force\":{\"type\":\"boolean\",\"description\":\"Overwrite even "
-	    "if the file changed on disk.\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"path\":{\"type\":\"string\"},"
+	    "\"force\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",

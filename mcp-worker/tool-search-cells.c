@@ -353,16 +353,13 @@ bad:
 
 const struct tool_entry tool_search_cells_entry = {
 	.name = "search_cells",
-	.description = "Find text in the notebook: query is literal text, or "
-	    "a POSIX extended regex with regex:true (matched per line). in: "
-	    "source, outputs or all (default). Returns each match's cell_id, "
-	    "1-based line and column and the line, to target edit_cells or "
-	    "inspect_notebook precisely.",
+	.description = "Find text in sources and outputs (literal, or a POSIX "
+	    "regex per line with regex:true): the cell_id, line number, column "
+	    "and text of each match.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"query\":{\"type\":\"string\",\"minLength\":1},"
-	    "\"regex\":{\"type\":\"boolean\",\"description\":\"query is a "
-	    "POSIX extended regular expression.\"},"
+	    "\"regex\":{\"type\":\"boolean\"},"
 	    "\"in\":{\"type\":\"string\",\"enum\":[\"source\",\"outputs\","
 	    "\"all\"]},"
 	    "\"ignore_case\":{\"type\":\"boolean\"},"

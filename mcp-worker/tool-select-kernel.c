@@ -64,13 +64,11 @@ tool_select_kernel(struct worker_call *call)
 
 const struct tool_entry tool_select_kernel_entry = {
 	.name = "select_kernel",
-	.description = "Change the notebook's kernel to another installed "
-	    "kernelspec (a name from list_kernels). The current kernel and "
-	    "its variables are discarded; cells and outputs stay.",
+	.description = "Switch the notebook to another kernelspec (from "
+	    "list_kernels); the kernel's variables are lost, cells stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"kernel\":{\"type\":\"string\",\"description\":\"Kernelspec "
-	    "name, e.g. python3.\"}},\"required\":[\"kernel\"],"
+	    "\"kernel\":{\"type\":\"string\"}},\"required\":[\"kernel\"],"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"kernel\":{\"type\":\"string\"},"

@@ -447,14 +447,6 @@ worker_rpc_server_info(void)
 	return (info);
 }
 
-static const char worker_rpc_instructions[] =
-    "Jupyter notebooks on real kernels. Start with connect_notebook "
-    "(an existing .ipynb) or create_notebook; pass the returned "
-    "notebook_handle to every other tool. Edit with edit_cells, run "
-    "with run_cells (long runs: get_results with the execution_id), "
-    "read compactly with inspect_notebook; wait for changes by others "
-    "with inspect_notebook after=<cursor> timeout_secs=N.";
-
 /* server/discover (2026-07-28): versions, capabilities, instructions. */
 static void
 worker_rpc_discover(struct json_object *id)
@@ -474,7 +466,7 @@ worker_rpc_discover(struct json_object *id)
 	    worker_rpc_capabilities());
 	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
 	json_object_object_add(res, "instructions",
-	    json_object_new_string(worker_rpc_instructions));
+	    json_object_new_string(worker_tool_instructions()));
 	json_object_object_add(res, "ttlMs", json_object_new_int(0));
 	worker_rpc_stateless_result(res);
 	worker_rpc_reply(id, res);
@@ -499,7 +491,7 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	    worker_rpc_capabilities());
 	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
 	json_object_object_add(res, "instructions", json_object_new_string(
-	    worker_rpc_instructions));
+	    worker_tool_instructions()));
 	worker_rpc_reply(id, res);
 
 	if (!worker_rpc_init_sent && worker_rpc_transport.initialized != NULL) {

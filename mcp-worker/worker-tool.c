@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * worker-tool.c: the table of tools (one tool-*.c each) and tools/list.
+ * worker-tool.c: the table of tools (one tool-*.c each), tools/list, and
+ * the instructions initialize returns.  Text every tool would otherwise
+ * repeat (targets, cell references, waits, cursors, caps) is said once,
+ * in the instructions; a tool's description says when to use it, and
+ * its schema keeps every type and limit but little prose, so the
+ * catalog stays within its budget (docs/limits.md, tested by
+ * tests/worker/catalog-budget.sh).
  */
 
 #include <string.h>
@@ -32,6 +38,43 @@ static const struct tool_entry *const worker_tool_table[] = {
 	NULL
 };
 
+static const char worker_tool_instructions_text[] =
+    "runtimed: Jupyter notebooks on live kernels, shared with other "
+    "clients (people and agents).\n"
+    "Workflow:\n"
+    "1. connect_notebook with a path (or a notebook_id from "
+    "list_notebooks), or create_notebook: you get a notebook_handle and "
+    "an outline of the cells.\n"
+    "2. Read what you need with inspect_notebook (the outline first, then "
+    "source or outputs of chosen cells) or search_cells.\n"
+    "3. Change cells with edit_cells, naming them by cell_id; a batch "
+    "applies whole or not at all.\n"
+    "4. run_cells returns an execution_id; if the run is still going "
+    "after wait_secs, follow it with get_results (timeout_secs to "
+    "wait).\n"
+    "5. save_notebook writes the .ipynb; disconnect_notebook releases the "
+    "handle.\n"
+    "Shared arguments:\n"
+    "- Target: every tool acting on a notebook takes exactly one of "
+    "notebook_handle (from connect_notebook or create_notebook) or "
+    "notebook_id (of a notebook this session has connected to; domain "
+    "only with it: omit or \"local\"). connect_notebook alone opens any "
+    "notebook_id from list_notebooks.\n"
+    "- Cells (in cell_ids, cell_id, after): a cell_id string, or an "
+    "integer taken as a zero-based index at the time of the call (a "
+    "string is always an id); results name cells by cell_id.\n"
+    "- timeout_secs and wait_secs: 0 to 50 seconds.\n"
+    "- Cursors: inspect_notebook returns a cursor; give it back as after "
+    "to learn what changed since: outcome changed (with what and where), "
+    "unchanged, timed_out, resync_required (read again without after) or "
+    "unavailable.\n"
+    "- Outputs returned inline are capped and say so when cut; "
+    "get_results with full_output:true, or the notebook's resources, "
+    "give the rest.\n"
+    "- A failure is isError with structuredContent.error {code, "
+    "message}. outcome_unknown: a change may or may not have happened "
+    "(the worker restarted); inspect before retrying.";
+
 static struct json_object	*worker_tool_schema(const struct tool_entry *,
 		    const char *);
 
@@ -55,6 +98,13 @@ worker_tool_schema(const struct tool_entry *te, const char *text)
 	if ((o = json_tokener_parse(text)) == NULL)
 		fatalx("tool %s: schema is not JSON", te->name);
 	return (o);
+}
+
+/* What initialize and server/discover return as instructions. */
+const char *
+worker_tool_instructions(void)
+{
+	return (worker_tool_instructions_text);
 }
 
 /* The whole tools/list result; caller puts it. */

@@ -54,16 +54,15 @@ struct worker_nb;
 struct worker_exec;
 struct worker_handle;
 
-/* Notebook target arguments shared by every notebook tool's schema. */
+/*
+ * Notebook target arguments shared by every notebook tool's schema.  What
+ * they mean is said once, in the server's instructions (worker-tool.c),
+ * not in each of the tools that take them.
+ */
 #define WORKER_TARGET_PROPS \
-	"\"notebook_handle\":{\"type\":\"string\",\"description\":" \
-	"\"Handle returned by connect_notebook or create_notebook. Give " \
-	"exactly one of notebook_handle or notebook_id.\"}," \
-	"\"notebook_id\":{\"type\":\"string\",\"description\":" \
-	"\"ID of a notebook already attached in this session (instead of " \
-	"notebook_handle).\"}," \
-	"\"domain\":{\"type\":\"string\",\"description\":" \
-	"\"Only with notebook_id: omit or 'local'.\"}"
+	"\"notebook_handle\":{\"type\":\"string\"}," \
+	"\"notebook_id\":{\"type\":\"string\"}," \
+	"\"domain\":{\"type\":\"string\"}"
 
 /* The error shape every output schema admits. */
 #define WORKER_ERROR_PROP \
@@ -103,6 +102,7 @@ struct tool_entry {
 };
 const struct tool_entry	*worker_tool_find(const char *);
 struct json_object	*worker_tool_list(void);
+const char		*worker_tool_instructions(void);
 extern const struct tool_entry tool_create_notebook_entry;
 extern const struct tool_entry tool_connect_notebook_entry;
 extern const struct tool_entry tool_disconnect_notebook_entry;
