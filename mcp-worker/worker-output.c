@@ -21,6 +21,7 @@ static void	worker_output_image(struct worker_call *,
 		    struct worker_budget *, const char *, struct json_object *,
 		    struct evbuffer *);
 static int	worker_output_is_image(const char *);
+static int	worker_output_shows_image(struct json_object *);
 static struct json_object	*worker_output_bundle(struct json_object *,
 		    struct worker_budget *, size_t *, struct evbuffer *, int *,
 		    struct worker_call *);
@@ -42,6 +43,8 @@ worker_budget_init(struct worker_budget *b, int full)
 	b->result_left = WORKER_RESULT_CAP;
 	b->full = full;
 	b->images = 0;
+	b->image_bytes = 0;
+	b->cell_id = NULL;
 }
 
 /* Remove ANSI escape sequences (CSI, OSC, two-byte ESC x).  Caller frees. */
@@ -191,14 +194,20 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 	return (out);
 }
 
-/* An image as MCP image content, within the per-result limits. */
+/*
+ * An image as MCP image content, within the per-result limits; PNG and
+ * JPEG are checked and downscaled by worker-image.c.  The text names it,
+ * its size (and the size sent) and its cell, or why it is not shown.
+ */
 static void
 worker_output_image(struct worker_call *call, struct worker_budget *b,
     const char *mime, struct json_object *v, struct evbuffer *text)
 {
-	struct json_object	*blk;
-	char			*s;
-	size_t			 len, i, k;
+	struct worker_image_info	 info;
+	struct json_object		*blk;
+	char				*s, *data = NULL, *cause = NULL;
+	const char			*sent = mime;
+	size_t				 len, i, k, left;
 
 	s = worker_output_join(v, &len);
 	/* nbformat keeps line breaks in base64; MCP wants it bare. */
@@ -207,20 +216,61 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 			s[k++] = s[i];
 	}
 	len = k;
-	evbuffer_add_printf(text, "[%s image, %zu bytes base64]\n", mime,
-	    len);
-	if (call != NULL && b->images < WORKER_MAX_IMAGES &&
-	    len <= WORKER_MAX_IMAGE_B64 && len > 0) {
+	memset(&info, 0, sizeof info);
+	left = WORKER_MAX_IMAGE_TOTAL - b->image_bytes;
+	if (left > WORKER_MAX_IMAGE_B64)
+		left = WORKER_MAX_IMAGE_B64;
+	if (call == NULL)
+		worker_image_probe(mime, s, len, &info);
+	else if (b->images >= WORKER_MAX_IMAGES || left == 0) {
+		worker_image_probe(mime, s, len, &info);
+		xasprintf(&cause, "at most %d images, %d KiB, a result",
+		    WORKER_MAX_IMAGES, WORKER_MAX_IMAGE_TOTAL / 1024);
+	} else if (worker_image_handles(mime)) {
+		if ((data = worker_image_fit(mime, s, len, left, &info,
+		    &cause)) != NULL)
+			sent = info.sent_mime;
+	} else if (len > 0 && len <= left)
+		data = xstrdup(s);
+	else
+		xasprintf(&cause, "%zu bytes of base64, over the %zu left",
+		    len, left);
+
+	evbuffer_add_printf(text, "[%s", mime);
+	if (info.width > 0) {
+		evbuffer_add_printf(text, " %ux%u", info.width, info.height);
+		if (data != NULL && (info.sent_width != info.width ||
+		    info.sent_height != info.height))
+			evbuffer_add_printf(text, " \xe2\x86\x92 %ux%u",
+			    info.sent_width, info.sent_height);
+	} else
+		evbuffer_add_printf(text, ", %zu bytes base64", len);
+	if (data != NULL && strcmp(sent, mime) != 0)
+		evbuffer_add_printf(text, " as %s", sent);
+	if (b->cell_id != NULL)
+		evbuffer_add_printf(text, ", cell %s", b->cell_id);
+	if (cause != NULL) {
+		evbuffer_add_printf(text, "; not shown: %s", cause);
+		if (b->cell_id != NULL)
+			evbuffer_add_printf(text, "; inspect_notebook "
+			    "cell_ids [\"%s\"] shows this cell's", b->cell_id);
+	}
+	evbuffer_add(text, "]\n", 2);
+
+	if (data != NULL) {
 		blk = json_object_new_object();
 		json_object_object_add(blk, "type",
 		    json_object_new_string("image"));
 		json_object_object_add(blk, "data",
-		    json_object_new_string_len(s, (int)len));
+		    json_object_new_string(data));
 		json_object_object_add(blk, "mimeType",
-		    json_object_new_string(mime));
+		    json_object_new_string(sent));
 		worker_call_add_content(call, blk);
 		b->images++;
+		b->image_bytes += strlen(data);
 	}
+	free(data);
+	free(cause);
 	free(s);
 }
 
@@ -229,6 +279,26 @@ worker_output_is_image(const char *mime)
 {
 	return (strcmp(mime, "image/png") == 0 ||
 	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0);
+}
+
+/* Does the bundle hold an image (held inline) the model is shown? */
+static int
+worker_output_shows_image(struct json_object *data)
+{
+	struct json_object_iterator	 it, end;
+	const char			*sha;
+	int64_t				 size;
+
+	it = json_object_iter_begin(data);
+	end = json_object_iter_end(data);
+	for (; !json_object_iter_equal(&it, &end);
+	    json_object_iter_next(&it)) {
+		if (worker_output_is_image(json_object_iter_peek_name(&it)) &&
+		    !worker_blob_is_ref(json_object_iter_peek_value(&it), &sha,
+		    &size))
+			return (1);
+	}
+	return (0);
 }
 
 /* A display_data / execute_result mime bundle. */
@@ -248,9 +318,11 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 	if (data == NULL || !json_object_is_type(data, json_type_object))
 		return (out);
 	json_object_object_get_ex(data, "text/plain", &plain);
+	/* An image's text/plain is a repr ("<Figure ...>"): the image says more. */
 	if (plain != NULL)
 		json_object_object_add(out, "text/plain", worker_output_text(
-		    plain, b, cell_left, text, truncated));
+		    plain, b, cell_left, worker_output_shows_image(data) ?
+		    NULL : text, truncated));
 
 	it = json_object_iter_begin(data);
 	end = json_object_iter_end(data);
@@ -514,9 +586,11 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 			    json_object_get_int64(json_object_object_get(cell,
 			    "execution_count")));
 		evbuffer_add(text, "\n", 1);
+		b->cell_id = worker_output_str(cell, "cell_id", NULL);
 		json_object_object_add(c, "outputs", worker_output_cap(
 		    json_object_object_get(cell, "outputs"), b, text, &trunc,
 		    call));
+		b->cell_id = NULL;
 		json_object_object_add(c, "truncated",
 		    json_object_new_boolean(trunc));
 		any_trunc |= trunc;
