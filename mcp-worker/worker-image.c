@@ -57,6 +57,7 @@ struct worker_image_scale {
 struct worker_image_state {
 	jmp_buf			 jmp;
 	char			 msg[JMSG_LENGTH_MAX + 64];
+	int			 too_large;	/* valid, over MAX_PIXELS */
 	png_structp		 png;
 	png_infop		 info;
 	int			 png_write;
@@ -370,8 +371,7 @@ worker_image_decode_png(struct worker_image_state *st, const uint8_t *p,
 	if (header_only)
 		return (0);
 	if ((uint64_t)w * h > WORKER_IMAGE_MAX_PIXELS) {
-		snprintf(st->msg, sizeof st->msg, "over %u megapixels",
-		    WORKER_IMAGE_MAX_PIXELS / 1000000);
+		st->too_large = 1;
 		return (-1);
 	}
 	/* Everything to 8-bit RGB, or RGBA when it has transparency. */
@@ -436,8 +436,7 @@ worker_image_decode_jpeg(struct worker_image_state *st, const uint8_t *p,
 		return (0);
 	if ((uint64_t)d->image_width * d->image_height >
 	    WORKER_IMAGE_MAX_PIXELS) {
-		snprintf(st->msg, sizeof st->msg, "over %u megapixels",
-		    WORKER_IMAGE_MAX_PIXELS / 1000000);
+		st->too_large = 1;
 		return (-1);
 	}
 	if (d->jpeg_color_space == JCS_CMYK || d->jpeg_color_space == JCS_YCCK)
@@ -628,11 +627,14 @@ worker_image_fit(const char *mime, const char *b64, size_t len,
 		r = worker_image_decode_png(st, bytes, n, 0, info);
 	else
 		r = worker_image_decode_jpeg(st, bytes, n, 0, info);
-	if (r != 0) {
+	if (r != 0 && st->too_large)
+		xasprintf(cause, "over %u megapixels",
+		    WORKER_IMAGE_MAX_PIXELS / 1000000);
+	else if (r != 0)
 		xasprintf(cause, "not a valid %s: %s", kind ==
 		    WORKER_IMAGE_PNG ? "PNG" : "JPEG", st->msg);
+	if (r != 0)
 		goto out;
-	}
 	info->sent_width = st->sc.ow;
 	info->sent_height = st->sc.oh;
 	info->sent_mime = kind == WORKER_IMAGE_PNG ? "image/png" :

@@ -208,6 +208,7 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 	char				*s, *data = NULL, *cause = NULL;
 	const char			*sent = mime;
 	size_t				 len, i, k, left;
+	int				 capped = 0;
 
 	s = worker_output_join(v, &len);
 	/* nbformat keeps line breaks in base64; MCP wants it bare. */
@@ -226,15 +227,18 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 		worker_image_probe(mime, s, len, &info);
 		xasprintf(&cause, "at most %d images, %d KiB, a result",
 		    WORKER_MAX_IMAGES, WORKER_MAX_IMAGE_TOTAL / 1024);
+		capped = 1;
 	} else if (worker_image_handles(mime)) {
 		if ((data = worker_image_fit(mime, s, len, left, &info,
 		    &cause)) != NULL)
 			sent = info.sent_mime;
 	} else if (len > 0 && len <= left)
 		data = xstrdup(s);
-	else
+	else {
 		xasprintf(&cause, "%zu bytes of base64, over the %zu left",
 		    len, left);
+		capped = 1;
+	}
 
 	evbuffer_add_printf(text, "[%s", mime);
 	if (info.width > 0) {
@@ -251,7 +255,7 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 		evbuffer_add_printf(text, ", cell %s", b->cell_id);
 	if (cause != NULL) {
 		evbuffer_add_printf(text, "; not shown: %s", cause);
-		if (b->cell_id != NULL)
+		if (capped && b->cell_id != NULL)
 			evbuffer_add_printf(text, "; inspect_notebook "
 			    "cell_ids [\"%s\"] shows this cell's", b->cell_id);
 	}

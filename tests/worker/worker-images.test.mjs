@@ -181,6 +181,23 @@ test('images per result are capped, the rest named in the text', async () => {
   assert.match(g.text, /\[image\/png 25x10, cell [^\]]*not shown/);
 });
 
+test('images that do not decode, or claim too many pixels, are named, not sent', async () => {
+  const [cell, exec] = await runCell(MKPNG + '\n' +
+    'display({"image/png": base64.b64encode(b"\\x89PNG not really").decode()}, raw=True)\n' +
+    'display({"image/jpeg": "////"}, raw=True)\n' +
+    'bomb = png(1, 1).replace(struct.pack(">II", 1, 1), struct.pack(">II", 60000, 60000))\n' +
+    'bomb = bomb[:29] + struct.pack(">I", zlib.crc32(bomb[12:29]) & 0xffffffff) + bomb[33:]\n' +
+    'display(Image(data=bomb, format="png"))\n' +
+    'display(Image(data=png(30, 20), format="png"))');
+  const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: exec });
+  assert.equal(g.images.length, 1, 'only the good one');
+  assert.deepEqual(dims(g.images[0].data), [30, 20]);
+  assert.match(g.text, new RegExp(`\\[image/png, \\d+ bytes base64, cell ${cell}; not shown: not a valid PNG: `));
+  assert.match(g.text, /\[image\/jpeg, 4 bytes base64, cell [^;]+; not shown: not a valid JPEG: /);
+  assert.match(g.text, /\[image\/png 60000x60000, cell [^;]+; not shown: over 50 megapixels/);
+  await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: cell }] });
+});
+
 test('an inline export leaves images out, with a placeholder naming the cell', async () => {
   for (const format of ['markdown', 'html']) {
     const r = await ok(A, 'export_notebook', { notebook_handle: H, format });
