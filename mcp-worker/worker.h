@@ -374,6 +374,8 @@ int		 worker_blob_is_ref(struct json_object *, const char **,
 		     int64_t *);
 void		 worker_blob_resolve(struct worker_room *,
 		     struct json_object *, worker_blob_cb, void *);
+void		 worker_blob_resolve_images(struct worker_room *,
+		     struct json_object *, worker_blob_cb, void *);
 
 /* worker-comment.c: comment threads kept in notebook metadata. */
 typedef void (*worker_comment_cb)(void *, struct json_object *,

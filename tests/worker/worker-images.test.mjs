@@ -173,6 +173,29 @@ test('a 4000x3000 PNG is downscaled for the model, the notebook keeps it', async
     'the notebook keeps the original');
 });
 
+test('an image held as a blob is fetched and sent; a PNG too big as PNG goes as JPEG', async () => {
+  // Noise does not compress: 1.6 MB of base64, kept in the blob store.
+  const [cell, exec] = await runCell(MKPNG + '\nimport os\n' +
+    'raw = b"".join(b"\\x00" + os.urandom(3000) for y in range(400))\n' +
+    'p = png(1, 1).replace(struct.pack(">II", 1, 1), struct.pack(">II", 1000, 400))\n' +
+    'p = p[:29] + struct.pack(">I", zlib.crc32(p[12:29]) & 0xffffffff)\n' +
+    'idat = zlib.compress(raw, 1)\n' +
+    'p += struct.pack(">I", len(idat)) + b"IDAT" + idat + struct.pack(">I", zlib.crc32(b"IDAT" + idat) & 0xffffffff)\n' +
+    'p += struct.pack(">I", 0) + b"IEND" + struct.pack(">I", zlib.crc32(b"IEND") & 0xffffffff)\n' +
+    'display(Image(data=p, format="png"))');
+  const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: exec });
+  assert.equal(g.images.length, 1, g.text);
+  assert.equal(g.images[0].mimeType, 'image/jpeg');
+  assert.deepEqual(dims(g.images[0].data), [1000, 400]);
+  assert.ok(g.images[0].data.length <= 1024 * 1024);
+  assert.match(g.text, new RegExp(`\\[image/png 1000x400 as image/jpeg, cell ${cell}\\]`));
+  // inspect_notebook does not fetch blobs: it names it (so it is one).
+  const i = await ok(A, 'inspect_notebook', { notebook_handle: H, view: 'outputs', cell_ids: [cell] });
+  assert.equal(i.images.length, 0);
+  assert.match(i.text, /\[image\/png: \d+ bytes omitted \(blob [0-9a-f]+\)/);
+  await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: cell }] });
+});
+
 test('images per result are capped, the rest named in the text', async () => {
   const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: many[1] });
   assert.equal(g.images.length, 4);
