@@ -5,7 +5,8 @@
  * which also proves it is one (a client that forwards bytes that do not
  * decode may have the whole conversation refused), downscaled by area
  * averaging to WORKER_IMAGE_MAX_SIDE on its long side as its rows arrive,
- * and encoded again; the notebook keeps the original.
+ * and encoded again; the notebook keeps the original.  worker_image_show
+ * is what worker-output.c calls for each image output it shapes.
  *
  * The bytes are a kernel's, so untrusted.  The header's size is checked
  * against WORKER_IMAGE_MAX_PIXELS before anything is allocated for
@@ -696,4 +697,81 @@ out:
 	free(bytes);
 	worker_image_state_free(st);
 	return (s);
+}
+
+/*
+ * An output's image (s, bare base64) for the model: an MCP image block
+ * within b's per-result limits (none unless send), PNG and JPEG checked
+ * and downscaled (worker_image_fit), or NULL.  The text names it in
+ * place: type, size (and the size sent), cell, or why it is not shown.
+ */
+struct json_object *
+worker_image_show(struct worker_budget *b, int send, const char *mime,
+    const char *s, size_t len, struct evbuffer *text)
+{
+	struct worker_image_info	 info;
+	struct json_object		*blk = NULL;
+	char				*data = NULL, *cause = NULL;
+	const char			*sent = mime;
+	size_t				 left;
+	int				 capped = 0;
+
+	memset(&info, 0, sizeof info);
+	left = WORKER_MAX_IMAGE_TOTAL - b->image_bytes;
+	if (left > WORKER_MAX_IMAGE_B64)
+		left = WORKER_MAX_IMAGE_B64;
+	if (!send)
+		worker_image_probe(mime, s, len, &info);
+	else if (b->images >= WORKER_MAX_IMAGES || left == 0) {
+		worker_image_probe(mime, s, len, &info);
+		xasprintf(&cause, "at most %d images, %d KiB, a result",
+		    WORKER_MAX_IMAGES, WORKER_MAX_IMAGE_TOTAL / 1024);
+		capped = 1;
+	} else if (worker_image_handles(mime)) {
+		if ((data = worker_image_fit(mime, s, len, left, &info,
+		    &cause)) != NULL)
+			sent = info.sent_mime;
+	} else if (len > 0 && len <= left)
+		data = xstrdup(s);
+	else {
+		xasprintf(&cause, "%zu bytes of base64, over the %zu left",
+		    len, left);
+		capped = 1;
+	}
+
+	evbuffer_add_printf(text, "[%s", mime);
+	if (info.width > 0) {
+		evbuffer_add_printf(text, " %ux%u", info.width, info.height);
+		if (data != NULL && (info.sent_width != info.width ||
+		    info.sent_height != info.height))
+			evbuffer_add_printf(text, " \xe2\x86\x92 %ux%u",
+			    info.sent_width, info.sent_height);
+	} else
+		evbuffer_add_printf(text, ", %zu bytes base64", len);
+	if (data != NULL && strcmp(sent, mime) != 0)
+		evbuffer_add_printf(text, " as %s", sent);
+	if (b->cell_id != NULL)
+		evbuffer_add_printf(text, ", cell %s", b->cell_id);
+	if (cause != NULL) {
+		evbuffer_add_printf(text, "; not shown: %s", cause);
+		if (capped && b->cell_id != NULL)
+			evbuffer_add_printf(text, "; inspect_notebook "
+			    "cell_ids [\"%s\"] shows this cell's", b->cell_id);
+	}
+	evbuffer_add(text, "]\n", 2);
+
+	if (data != NULL) {
+		blk = json_object_new_object();
+		json_object_object_add(blk, "type",
+		    json_object_new_string("image"));
+		json_object_object_add(blk, "data",
+		    json_object_new_string(data));
+		json_object_object_add(blk, "mimeType",
+		    json_object_new_string(sent));
+		b->images++;
+		b->image_bytes += strlen(data);
+	}
+	free(data);
+	free(cause);
+	return (blk);
 }

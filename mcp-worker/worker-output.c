@@ -194,21 +194,14 @@ worker_output_text(struct json_object *v, struct worker_budget *b,
 	return (out);
 }
 
-/*
- * An image as MCP image content, within the per-result limits; PNG and
- * JPEG are checked and downscaled by worker-image.c.  The text names it,
- * its size (and the size sent) and its cell, or why it is not shown.
- */
+/* An image as MCP image content, within the per-result limits. */
 static void
 worker_output_image(struct worker_call *call, struct worker_budget *b,
     const char *mime, struct json_object *v, struct evbuffer *text)
 {
-	struct worker_image_info	 info;
-	struct json_object		*blk;
-	char				*s, *data = NULL, *cause = NULL;
-	const char			*sent = mime;
-	size_t				 len, i, k, left;
-	int				 capped = 0;
+	struct json_object	*blk;
+	char			*s;
+	size_t			 len, i, k;
 
 	s = worker_output_join(v, &len);
 	/* nbformat keeps line breaks in base64; MCP wants it bare. */
@@ -216,65 +209,10 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 		if (s[i] != '\n' && s[i] != '\r' && s[i] != ' ')
 			s[k++] = s[i];
 	}
-	len = k;
-	memset(&info, 0, sizeof info);
-	left = WORKER_MAX_IMAGE_TOTAL - b->image_bytes;
-	if (left > WORKER_MAX_IMAGE_B64)
-		left = WORKER_MAX_IMAGE_B64;
-	if (call == NULL)
-		worker_image_probe(mime, s, len, &info);
-	else if (b->images >= WORKER_MAX_IMAGES || left == 0) {
-		worker_image_probe(mime, s, len, &info);
-		xasprintf(&cause, "at most %d images, %d KiB, a result",
-		    WORKER_MAX_IMAGES, WORKER_MAX_IMAGE_TOTAL / 1024);
-		capped = 1;
-	} else if (worker_image_handles(mime)) {
-		if ((data = worker_image_fit(mime, s, len, left, &info,
-		    &cause)) != NULL)
-			sent = info.sent_mime;
-	} else if (len > 0 && len <= left)
-		data = xstrdup(s);
-	else {
-		xasprintf(&cause, "%zu bytes of base64, over the %zu left",
-		    len, left);
-		capped = 1;
-	}
-
-	evbuffer_add_printf(text, "[%s", mime);
-	if (info.width > 0) {
-		evbuffer_add_printf(text, " %ux%u", info.width, info.height);
-		if (data != NULL && (info.sent_width != info.width ||
-		    info.sent_height != info.height))
-			evbuffer_add_printf(text, " \xe2\x86\x92 %ux%u",
-			    info.sent_width, info.sent_height);
-	} else
-		evbuffer_add_printf(text, ", %zu bytes base64", len);
-	if (data != NULL && strcmp(sent, mime) != 0)
-		evbuffer_add_printf(text, " as %s", sent);
-	if (b->cell_id != NULL)
-		evbuffer_add_printf(text, ", cell %s", b->cell_id);
-	if (cause != NULL) {
-		evbuffer_add_printf(text, "; not shown: %s", cause);
-		if (capped && b->cell_id != NULL)
-			evbuffer_add_printf(text, "; inspect_notebook "
-			    "cell_ids [\"%s\"] shows this cell's", b->cell_id);
-	}
-	evbuffer_add(text, "]\n", 2);
-
-	if (data != NULL) {
-		blk = json_object_new_object();
-		json_object_object_add(blk, "type",
-		    json_object_new_string("image"));
-		json_object_object_add(blk, "data",
-		    json_object_new_string(data));
-		json_object_object_add(blk, "mimeType",
-		    json_object_new_string(sent));
+	s[k] = '\0';
+	if ((blk = worker_image_show(b, call != NULL, mime, s, k,
+	    text)) != NULL)
 		worker_call_add_content(call, blk);
-		b->images++;
-		b->image_bytes += strlen(data);
-	}
-	free(data);
-	free(cause);
 	free(s);
 }
 
@@ -322,7 +260,7 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 	if (data == NULL || !json_object_is_type(data, json_type_object))
 		return (out);
 	json_object_object_get_ex(data, "text/plain", &plain);
-	/* An image's text/plain is a repr ("<Figure ...>"): the image says more. */
+	/* An image's text/plain is a repr ("<Figure ...>"): not for the model. */
 	if (plain != NULL)
 		json_object_object_add(out, "text/plain", worker_output_text(
 		    plain, b, cell_left, worker_output_shows_image(data) ?

@@ -408,6 +408,9 @@ int		 worker_image_probe(const char *, const char *, size_t,
 		     struct worker_image_info *);
 char		*worker_image_fit(const char *, const char *, size_t, size_t,
 		     struct worker_image_info *, char **);
+struct worker_budget;
+struct json_object *worker_image_show(struct worker_budget *, int,
+		     const char *, const char *, size_t, struct evbuffer *);
 
 /* worker-output.c: the compact shapes of cells and outputs. */
 struct worker_budget {
