@@ -31,6 +31,7 @@ static uint8_t	*test_image_chunk(uint8_t *, size_t *, size_t, const char *,
 static void	test_image_recrc(uint8_t *, size_t, size_t);
 static char	*test_image_fit(const char *, const uint8_t *, size_t,
 		    struct worker_image_info *, char **);
+static uint8_t	*test_image_jpeg(u_int, u_int, int, unsigned long *);
 
 static void
 test_image_write(png_structp png, png_bytep p, size_t n)
@@ -325,6 +326,75 @@ Test(image, noise_png_sent_as_jpeg_or_refused)
 		    "%s", cause);
 	free(out);
 	free(cause);
+	free(p);
+}
+
+/* A w x h RGB JPEG, progressive or not; free() it. */
+static uint8_t *
+test_image_jpeg(u_int w, u_int h, int progressive, unsigned long *size)
+{
+	struct jpeg_compress_struct	 c;
+	struct jpeg_error_mgr		 e;
+	unsigned char			*buf = NULL;
+	uint8_t				*row;
+	u_int				 x, y;
+	JSAMPROW			 r;
+
+	*size = 0;
+	c.err = jpeg_std_error(&e);
+	jpeg_create_compress(&c);
+	jpeg_mem_dest(&c, &buf, size);
+	c.image_width = w;
+	c.image_height = h;
+	c.input_components = 3;
+	c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&c);
+	if (progressive)
+		jpeg_simple_progression(&c);
+	jpeg_start_compress(&c, TRUE);
+	row = malloc((size_t)w * 3);
+	for (y = 0; y < h; y++) {
+		for (x = 0; x < w * 3; x++)
+			row[x] = (uint8_t)(x / 7 + y);
+		r = row;
+		jpeg_write_scanlines(&c, &r, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	free(row);
+	return (buf);
+}
+
+Test(image, jpeg_scan_flood_refused)
+{
+	struct worker_image_info	 info;
+	uint8_t				*p, *q;
+	unsigned long			 size;
+	size_t				 i, last = 0, seg, n;
+	char				*out, *cause;
+	int				 k;
+
+	/* The last scan of a progressive JPEG, repeated 300 times. */
+	p = test_image_jpeg(64, 64, 1, &size);
+	for (i = 0; i + 1 < size; i++) {
+		if (p[i] == 0xff && p[i + 1] == 0xda)
+			last = i;
+	}
+	cr_assert_gt(last, 0);
+	seg = size - 2 - last;
+	q = malloc(size + seg * 300);
+	memcpy(q, p, size - 2);
+	n = size - 2;
+	for (k = 0; k < 300; k++, n += seg)
+		memcpy(q + n, p + last, seg);
+	q[n++] = 0xff;
+	q[n++] = 0xd9;
+	out = test_image_fit("image/jpeg", q, n, &info, &cause);
+	cr_assert_null(out);
+	cr_assert_str_eq(cause, "not a valid JPEG: more than 256 progressive "
+	    "scans");
+	free(cause);
+	free(q);
 	free(p);
 }
 
