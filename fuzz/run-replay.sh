@@ -8,9 +8,10 @@ set -e
 srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
 for t in fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args fuzz-reply \
-    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes; do
+    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image; do
 	case $t in
-	fuzz-daemon|fuzz-agent|fuzz-agentframes) count=$((n / 10)) ;;
+	fuzz-daemon|fuzz-agent|fuzz-agentframes|fuzz-image)
+		count=$((n / 10)) ;;
 	fuzz-rpc|fuzz-args|fuzz-reply|fuzz-proxy) count=$((n / 2)) ;;
 	*)		count=$n ;;
 	esac

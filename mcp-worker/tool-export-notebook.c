@@ -3,8 +3,9 @@
  * tool-export-notebook.c: the notebook as Markdown, a Python script or
  * one self-contained HTML page (images inline as data: URIs), close to
  * what `jupyter nbconvert --to markdown|python|html` gives.  Written to
- * path (atomically) when given, else returned inline within the result
- * cap, truncation flagged.
+ * path (atomically) when given, answering its path and size only; else
+ * returned inline within the result cap, truncation flagged, with each
+ * image replaced by a line naming its cell (decision 017).
  */
 
 #include <sys/stat.h>
@@ -36,7 +37,10 @@ static void	tool_export_notebook_inline(struct evbuffer *, const char *,
 static void	tool_export_notebook_md_html(struct evbuffer *, const char *,
 		    size_t);
 static void	tool_export_notebook_output(struct evbuffer *,
-		    struct json_object *, enum tool_export_format);
+		    struct json_object *, enum tool_export_format,
+		    const char *, size_t *);
+static void	tool_export_notebook_omit(struct evbuffer *,
+		    enum tool_export_format, const char *, const char *);
 static int	tool_export_notebook_write(const char *, const char *, size_t,
 		    char **);
 static void	tool_export_notebook_finish(void *);
@@ -217,10 +221,45 @@ static const char *const tool_export_notebook_images[] = {
 	"image/png", "image/jpeg", "image/gif", NULL
 };
 
-/* One output in the chosen format. */
+/*
+ * Where an inline export leaves an image out: what it was and how to get
+ * it (the model sees it as image content through the readers).
+ */
+static void
+tool_export_notebook_omit(struct evbuffer *b, enum tool_export_format fmt,
+    const char *mime, const char *cell_id)
+{
+	struct evbuffer	*t;
+	char		*s;
+	size_t		 len;
+
+	t = evbuffer_new();
+	evbuffer_add_printf(t, "[%s output of cell %s left out of this inline "
+	    "export: inspect_notebook with cell_ids [\"%s\"] and view "
+	    "\"outputs\" (or get_results of its run) shows it; export with "
+	    "path embeds it]", mime, cell_id, cell_id);
+	len = evbuffer_get_length(t);
+	s = xmalloc(len + 1);
+	evbuffer_remove(t, s, len);
+	evbuffer_free(t);
+	if (fmt == TOOL_EXPORT_HTML) {
+		evbuffer_add_printf(b, "<p class=\"output_image_omitted\">");
+		tool_export_notebook_escape(b, s, len);
+		evbuffer_add(b, "</p>\n", 5);
+	} else {
+		evbuffer_add(b, s, len);
+		evbuffer_add(b, "\n\n", 2);
+	}
+	free(s);
+}
+
+/*
+ * One output of cell cell_id in the chosen format.  With omitted, images
+ * are left out (counted there) and a placeholder says how to get them.
+ */
 static void
 tool_export_notebook_output(struct evbuffer *b, struct json_object *o,
-    enum tool_export_format fmt)
+    enum tool_export_format fmt, const char *cell_id, size_t *omitted)
 {
 	struct json_object	*data, *v;
 	const char		*type, *mime = NULL;
@@ -281,6 +320,11 @@ tool_export_notebook_output(struct evbuffer *b, struct json_object *o,
 			break;
 		}
 	}
+	if (mime != NULL && omitted != NULL) {
+		tool_export_notebook_omit(b, fmt, mime, cell_id);
+		(*omitted)++;
+		return;
+	}
 	if (mime != NULL) {
 		s = tool_export_notebook_text(json_object_object_get(data,
 		    mime), &len);
@@ -321,15 +365,18 @@ tool_export_notebook_output(struct evbuffer *b, struct json_object *o,
 		json_object_object_add(o2, "output_type",
 		    json_object_new_string("stream"));
 		json_object_object_add(o2, "text", json_object_get(v));
-		tool_export_notebook_output(b, o2, fmt);
+		tool_export_notebook_output(b, o2, fmt, cell_id, omitted);
 		json_object_put(o2);
 	}
 }
 
-/* The notebook {path, metadata, cells} in fmt; caller frees. */
+/*
+ * The notebook {path, metadata, cells} in fmt; with omitted, images are
+ * left out and counted there.  Caller frees.
+ */
 char *
 tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
-    size_t *outlen)
+    size_t *omitted, size_t *outlen)
 {
 	struct json_object	*cells, *cell, *outs, *ec, *li;
 	struct evbuffer		*b;
@@ -378,6 +425,8 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 		    "source"), &len);
 		ec = json_object_object_get(cell, "execution_count");
 		outs = json_object_object_get(cell, "outputs");
+		if ((id = tool_export_notebook_str(cell, "cell_id")) == NULL)
+			id = "";
 		if (fmt == TOOL_EXPORT_PYTHON) {
 			if (strcmp(type, "code") == 0) {
 				if (json_object_is_type(ec, json_type_int))
@@ -407,9 +456,6 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 			}
 		} else {
 			/* A file's cell_type and id may hold anything. */
-			id = tool_export_notebook_str(cell, "cell_id");
-			if (id == NULL)
-				id = "";
 			evbuffer_add(b, "<div class=\"cell ", 17);
 			tool_export_notebook_escape(b, type, strlen(type));
 			evbuffer_add(b, "\" id=\"", 6);
@@ -438,7 +484,7 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 		    json_object_is_type(outs, json_type_array) &&
 		    k < json_object_array_length(outs); k++)
 			tool_export_notebook_output(b, json_object_array_get_idx(
-			    outs, k), fmt);
+			    outs, k), fmt, id, omitted);
 		if (fmt == TOOL_EXPORT_HTML)
 			evbuffer_add(b, "</div>\n", 7);
 		free(src);
@@ -484,14 +530,19 @@ tool_export_notebook_finish(void *arg)
 	struct tool_export_notebook	*st = arg;
 	struct json_object		*sc;
 	char				*out, *msg = NULL, *text;
-	size_t				 len, n;
+	size_t				 len, n, omitted = 0;
 
-	out = tool_export_notebook_render(st->content, st->format, &len);
+	/* Inline, images are left out: base64 is no use to a model. */
+	out = tool_export_notebook_render(st->content, st->format,
+	    st->path != NULL ? NULL : &omitted, &len);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "format", json_object_new_string(
 	    st->format));
 	json_object_object_add(sc, "bytes", json_object_new_int64(
 	    (int64_t)len));
+	if (st->path == NULL)
+		json_object_object_add(sc, "images_omitted",
+		    json_object_new_int64((int64_t)omitted));
 	if (st->path != NULL) {
 		if (tool_export_notebook_write(st->path, out, len, &msg) != 0) {
 			json_object_put(sc);
@@ -606,7 +657,8 @@ bad:
 const struct tool_entry tool_export_notebook_entry = {
 	.name = "export_notebook",
 	.description = "Export as markdown, python (a script) or html "
-	    "(self-contained): written to path, or returned inline, capped.",
+	    "(self-contained): written to path with images, or returned "
+	    "inline without them, capped.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"format\":{\"type\":\"string\",\"enum\":[\"markdown\","
@@ -619,6 +671,7 @@ const struct tool_entry tool_export_notebook_entry = {
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"content\":{\"type\":\"string\"},"
 	    "\"truncated\":{\"type\":\"boolean\"},"
+	    "\"images_omitted\":{\"type\":\"integer\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 0,
 	.destructive = 0,

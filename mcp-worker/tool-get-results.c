@@ -74,8 +74,9 @@ tool_get_results_state(void *arg, uint16_t type, const msgpack_object *reply,
 	if (st->full)
 		worker_blob_resolve(st->room, st->state->cells,
 		    tool_get_results_shape, st);
-	else
-		tool_get_results_shape(st);
+	else	/* A large plot is a blob: the model sees it downscaled. */
+		worker_blob_resolve_images(st->room, st->state->cells,
+		    tool_get_results_shape, st);
 }
 
 static void

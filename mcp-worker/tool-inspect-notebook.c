@@ -336,9 +336,11 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 				    tool_inspect_notebook_summary(outs, text));
 			else {
 				budget.cell_cap = (size_t)st->max_output;
+				budget.cell_id = json_object_get_string(
+				    json_object_object_get(cell, "cell_id"));
 				json_object_object_add(c, "outputs",
 				    worker_output_cap(outs, &budget, text,
-				    &trunc, NULL));
+				    &trunc, st->call));
 				json_object_object_add(c, "truncated",
 				    json_object_new_boolean(trunc));
 			}

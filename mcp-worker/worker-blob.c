@@ -3,7 +3,8 @@
  * worker-blob.c: output values the daemon keeps in its blob store arrive
  * as {"runtimed_blob": sha256, "size": bytes}.  Results report them as
  * omitted with their size; full_output (and export) fetches them with
- * BLOB_GET and puts the real value in place.
+ * BLOB_GET and puts the real value in place, get_results the first few
+ * images of a run.
  */
 
 #include <stdlib.h>
@@ -24,6 +25,7 @@ struct worker_blob {
 	struct worker_room	*room;
 	struct worker_blob_slot	*slots;
 	size_t			 n, next;
+	int			 images;	/* PNG and JPEG only */
 	worker_blob_cb		 cb;
 	void			*arg;
 };
@@ -31,6 +33,8 @@ struct worker_blob {
 static void	worker_blob_collect(struct worker_blob *, struct json_object *);
 static void	worker_blob_got(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
+static void	worker_blob_fetch(struct worker_room *, struct json_object *,
+		    int, worker_blob_cb, void *);
 
 /* Is v a blob reference?  Sets sha and size. */
 int
@@ -64,7 +68,11 @@ worker_blob_collect(struct worker_blob *wb, struct json_object *v)
 		    json_object_iter_next(&it)) {
 			c = json_object_iter_peek_value(&it);
 			if (worker_blob_is_ref(c, &sha, &size)) {
-				if (wb->n >= WORKER_BLOB_MAX_FETCH)
+				if (wb->n >= (wb->images ? WORKER_MAX_IMAGES :
+				    WORKER_BLOB_MAX_FETCH))
+					continue;
+				if (wb->images && !worker_image_handles(
+				    json_object_iter_peek_name(&it)))
 					continue;
 				wb->slots = xreallocarray(wb->slots, wb->n + 1,
 				    sizeof *wb->slots);
@@ -80,7 +88,7 @@ worker_blob_collect(struct worker_blob *wb, struct json_object *v)
 		for (i = 0; i < json_object_array_length(v); i++) {
 			c = json_object_array_get_idx(v, i);
 			if (worker_blob_is_ref(c, &sha, &size)) {
-				if (wb->n >= WORKER_BLOB_MAX_FETCH)
+				if (wb->n >= WORKER_BLOB_MAX_FETCH || wb->images)
 					continue;
 				wb->slots = xreallocarray(wb->slots, wb->n + 1,
 				    sizeof *wb->slots);
@@ -157,9 +165,28 @@ void
 worker_blob_resolve(struct worker_room *room, struct json_object *v,
     worker_blob_cb cb, void *arg)
 {
+	worker_blob_fetch(room, v, 0, cb, arg);
+}
+
+/*
+ * Only the first WORKER_MAX_IMAGES PNG and JPEG values held as blobs (a
+ * large plot is one), so the model is shown them downscaled.
+ */
+void
+worker_blob_resolve_images(struct worker_room *room, struct json_object *v,
+    worker_blob_cb cb, void *arg)
+{
+	worker_blob_fetch(room, v, 1, cb, arg);
+}
+
+static void
+worker_blob_fetch(struct worker_room *room, struct json_object *v,
+    int images, worker_blob_cb cb, void *arg)
+{
 	struct worker_blob	*wb;
 
 	wb = xcalloc(1, sizeof *wb);
+	wb->images = images;
 	wb->room = room;
 	worker_room_ref(room);
 	wb->cb = cb;

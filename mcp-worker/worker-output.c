@@ -21,6 +21,7 @@ static void	worker_output_image(struct worker_call *,
 		    struct worker_budget *, const char *, struct json_object *,
 		    struct evbuffer *);
 static int	worker_output_is_image(const char *);
+static int	worker_output_shows_image(struct json_object *);
 static struct json_object	*worker_output_bundle(struct json_object *,
 		    struct worker_budget *, size_t *, struct evbuffer *, int *,
 		    struct worker_call *);
@@ -42,6 +43,8 @@ worker_budget_init(struct worker_budget *b, int full)
 	b->result_left = WORKER_RESULT_CAP;
 	b->full = full;
 	b->images = 0;
+	b->image_bytes = 0;
+	b->cell_id = NULL;
 }
 
 /* Remove ANSI escape sequences (CSI, OSC, two-byte ESC x).  Caller frees. */
@@ -206,21 +209,10 @@ worker_output_image(struct worker_call *call, struct worker_budget *b,
 		if (s[i] != '\n' && s[i] != '\r' && s[i] != ' ')
 			s[k++] = s[i];
 	}
-	len = k;
-	evbuffer_add_printf(text, "[%s image, %zu bytes base64]\n", mime,
-	    len);
-	if (call != NULL && b->images < WORKER_MAX_IMAGES &&
-	    len <= WORKER_MAX_IMAGE_B64 && len > 0) {
-		blk = json_object_new_object();
-		json_object_object_add(blk, "type",
-		    json_object_new_string("image"));
-		json_object_object_add(blk, "data",
-		    json_object_new_string_len(s, (int)len));
-		json_object_object_add(blk, "mimeType",
-		    json_object_new_string(mime));
+	s[k] = '\0';
+	if ((blk = worker_image_show(b, call != NULL, mime, s, k,
+	    text)) != NULL)
 		worker_call_add_content(call, blk);
-		b->images++;
-	}
 	free(s);
 }
 
@@ -229,6 +221,26 @@ worker_output_is_image(const char *mime)
 {
 	return (strcmp(mime, "image/png") == 0 ||
 	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0);
+}
+
+/* Does the bundle hold an image (held inline) the model is shown? */
+static int
+worker_output_shows_image(struct json_object *data)
+{
+	struct json_object_iterator	 it, end;
+	const char			*sha;
+	int64_t				 size;
+
+	it = json_object_iter_begin(data);
+	end = json_object_iter_end(data);
+	for (; !json_object_iter_equal(&it, &end);
+	    json_object_iter_next(&it)) {
+		if (worker_output_is_image(json_object_iter_peek_name(&it)) &&
+		    !worker_blob_is_ref(json_object_iter_peek_value(&it), &sha,
+		    &size))
+			return (1);
+	}
+	return (0);
 }
 
 /* A display_data / execute_result mime bundle. */
@@ -248,9 +260,11 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 	if (data == NULL || !json_object_is_type(data, json_type_object))
 		return (out);
 	json_object_object_get_ex(data, "text/plain", &plain);
+	/* An image's text/plain is a repr ("<Figure ...>"): not for the model. */
 	if (plain != NULL)
 		json_object_object_add(out, "text/plain", worker_output_text(
-		    plain, b, cell_left, text, truncated));
+		    plain, b, cell_left, worker_output_shows_image(data) ?
+		    NULL : text, truncated));
 
 	it = json_object_iter_begin(data);
 	end = json_object_iter_end(data);
@@ -514,9 +528,11 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 			    json_object_get_int64(json_object_object_get(cell,
 			    "execution_count")));
 		evbuffer_add(text, "\n", 1);
+		b->cell_id = worker_output_str(cell, "cell_id", NULL);
 		json_object_object_add(c, "outputs", worker_output_cap(
 		    json_object_object_get(cell, "outputs"), b, text, &trunc,
 		    call));
+		b->cell_id = NULL;
 		json_object_object_add(c, "truncated",
 		    json_object_new_boolean(trunc));
 		any_trunc |= trunc;

@@ -31,7 +31,10 @@
 #define WORKER_CELL_CAP		12000	/* inline chars a cell */
 #define WORKER_RESULT_CAP	48000	/* inline chars a result */
 #define WORKER_MAX_IMAGES	4	/* image content blocks per result */
-#define WORKER_MAX_IMAGE_B64	(1024 * 1024)
+#define WORKER_MAX_IMAGE_B64	(1024 * 1024)	/* base64 of one image */
+#define WORKER_MAX_IMAGE_TOTAL	(2 * 1024 * 1024) /* of all, per result */
+#define WORKER_IMAGE_MAX_SIDE	1568	/* long side sent to the model */
+#define WORKER_IMAGE_MAX_PIXELS	50000000 /* decoded at most */
 #define WORKER_START_TIMEOUT_MS	5000	/* daemon autostart */
 #define WORKER_HANDLE_PREFIX	"nbh_"
 #define WORKER_HANDLE_LEN	(4 + 8 + 32)	/* prefix, tag, random */
@@ -125,7 +128,7 @@ extern const struct tool_entry tool_add_comment_entry;
 extern const struct tool_entry tool_reply_comment_entry;
 extern const struct tool_entry tool_resolve_comment_entry;
 char	*tool_export_notebook_render(struct json_object *, const char *,
-	    size_t *);
+	    size_t *, size_t *);
 struct json_object	*worker_tool_page(u_int, u_int, u_int *);
 
 /*
@@ -371,6 +374,8 @@ int		 worker_blob_is_ref(struct json_object *, const char **,
 		     int64_t *);
 void		 worker_blob_resolve(struct worker_room *,
 		     struct json_object *, worker_blob_cb, void *);
+void		 worker_blob_resolve_images(struct worker_room *,
+		     struct json_object *, worker_blob_cb, void *);
 
 /* worker-comment.c: comment threads kept in notebook metadata. */
 typedef void (*worker_comment_cb)(void *, struct json_object *,
@@ -392,12 +397,29 @@ void		 worker_comment_print(struct evbuffer *, struct json_object *);
 	"\"threads\":{\"type\":\"integer\"}," \
 	"\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}"
 
+/* worker-image.c: PNG and JPEG made fit for the model. */
+struct worker_image_info {
+	u_int		 width, height;		/* as in the notebook */
+	u_int		 sent_width, sent_height;
+	const char	*sent_mime;
+};
+int		 worker_image_handles(const char *);
+int		 worker_image_probe(const char *, const char *, size_t,
+		     struct worker_image_info *);
+char		*worker_image_fit(const char *, const char *, size_t, size_t,
+		     struct worker_image_info *, char **);
+struct worker_budget;
+struct json_object *worker_image_show(struct worker_budget *, int,
+		     const char *, const char *, size_t, struct evbuffer *);
+
 /* worker-output.c: the compact shapes of cells and outputs. */
 struct worker_budget {
-	size_t	 cell_cap;
-	size_t	 result_left;
-	int	 full;
-	int	 images;
+	size_t		 cell_cap;
+	size_t		 result_left;
+	int		 full;
+	int		 images;	/* image blocks sent */
+	size_t		 image_bytes;	/* their base64 */
+	const char	*cell_id;	/* of the outputs capped now */
 };
 void		 worker_budget_init(struct worker_budget *, int);
 char		*worker_output_strip_ansi(const char *, size_t, size_t *);

@@ -12,7 +12,7 @@ set -eu
 
 PKGS="build-essential autoconf automake libtool pkg-config
 libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libcriterion-dev
-libssl-dev libjson-c-dev libsqlite3-dev
+libssl-dev libjson-c-dev libsqlite3-dev libpng-dev libjpeg62-turbo-dev
 python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
 python3-zmq python3-nbconvert python3-debugpy xpython r-cran-irkernel
 ca-certificates curl clang libclang-rt-dev

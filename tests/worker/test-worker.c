@@ -760,7 +760,7 @@ Test(export, formats)
 {
 	struct json_object	*nb;
 	char			*s;
-	size_t			 len;
+	size_t			 len, omitted;
 
 	nb = parse("{\"path\":\"/tmp/x.ipynb\",\"metadata\":{"
 	    "\"language_info\":{\"name\":\"python\"}},\"cells\":["
@@ -772,18 +772,18 @@ Test(export, formats)
 	    "{\"output_type\":\"display_data\",\"data\":{\"image/png\":"
 	    "\"iVBORw0K\\nGgo=\",\"text/plain\":\"<Figure>\"},"
 	    "\"metadata\":{}}]}]}");
-	s = tool_export_notebook_render(nb, "markdown", &len);
+	s = tool_export_notebook_render(nb, "markdown", NULL, &len);
 	cr_assert_not_null(strstr(s, "# Title"));
 	cr_assert_not_null(strstr(s, "```python\nprint(1 < 2)\n```"));
 	cr_assert_not_null(strstr(s, "    True"));
 	cr_assert_not_null(strstr(s, "data:image/png;base64,iVBORw0KGgo="));
 	free(s);
-	s = tool_export_notebook_render(nb, "python", &len);
+	s = tool_export_notebook_render(nb, "python", NULL, &len);
 	cr_assert_not_null(strstr(s, "# In[3]:"));
 	cr_assert_not_null(strstr(s, "# # Title"));
 	cr_assert_not_null(strstr(s, "print(1 < 2)"));
 	free(s);
-	s = tool_export_notebook_render(nb, "html", &len);
+	s = tool_export_notebook_render(nb, "html", NULL, &len);
 	cr_assert_not_null(strstr(s, "<h1>Title</h1>"));
 	cr_assert_not_null(strstr(s, "print(1 &lt; 2)"));
 	cr_assert_not_null(strstr(s, "&lt;b&gt;"), "markdown HTML escaped");
@@ -792,6 +792,22 @@ Test(export, formats)
 	cr_assert_not_null(strstr(s, "</html>"));
 	cr_assert_not_null(strstr(s, "<head>\n<meta charset=\"utf-8\">\n"
 	    "<title>x.ipynb</title>"));
+	free(s);
+	/* Inline: the image becomes a line naming its cell. */
+	omitted = 0;
+	s = tool_export_notebook_render(nb, "markdown", &omitted, &len);
+	cr_assert_eq(omitted, 1);
+	cr_assert_null(strstr(s, "base64"));
+	cr_assert_null(strstr(s, "<Figure>"));
+	cr_assert_not_null(strstr(s, "[image/png output of cell c left out"));
+	free(s);
+	omitted = 0;
+	s = tool_export_notebook_render(nb, "html", &omitted, &len);
+	cr_assert_eq(omitted, 1);
+	cr_assert_null(strstr(s, "base64"));
+	cr_assert_not_null(strstr(s, "<p class=\"output_image_omitted\">"
+	    "[image/png output of cell c left out of this inline export: "
+	    "inspect_notebook with cell_ids [&quot;c&quot;]"));
 	free(s);
 	json_object_put(nb);
 }

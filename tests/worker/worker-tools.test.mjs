@@ -229,7 +229,7 @@ test('output shaping: PNG as image content, SVG as text, ANSI stripped, caps fla
   assert.ok(img, 'an image content block');
   assert.equal(img.mimeType, 'image/png');
   assert.equal(img.data, png);
-  assert.match(g.text, /image\/png image/);
+  assert.match(g.text, /\[image\/png 1x1, cell /);
   assert.match(g.text, /<svg/);
   assert.match(g.text, /\nbold\n/);
   assert.doesNotMatch(g.text, /\x1b/);
