@@ -129,6 +129,7 @@ struct room {
 	uint64_t		 seq;
 	int			 dirty;
 	int			 fresh;	/* created, never loaded */
+	int			 file_stored;	/* path -> id in the store */
 
 	/* What was on disk at load or last save, to notice changes. */
 	int			 disk_known;
