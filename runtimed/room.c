@@ -390,6 +390,9 @@ room_create(const char *path, const char *kernel, char **cause,
 	}
 	r = room_new(NULL, canon, kernel);
 	r->nb = room_nb_create();
+	/* A new notebook names its kernel before one runs (kernel.json). */
+	kernel_spec_metadata(r->nb, kernel);
+	r->kernel_facts = 1;
 	r->fresh = 1;
 	r->dirty = canon != NULL;
 	room_loaded(r);
@@ -410,7 +413,7 @@ room_create(const char *path, const char *kernel, char **cause,
 	    canon != NULL ? canon : "untitled", kernel);
 	if (r->dirty)
 		room_autosave_arm(r);
-	room_kernel_start(r);
+	/* No kernel yet: the first run starts one (decision 018). */
 	return (r);
 }
 
@@ -733,8 +736,7 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 	if ((r = room_open_file(canon, NULL, cause)) == NULL)
 		return (NULL);
 found:
-	if (r->kernel == NULL)
-		room_kernel_start(r);
+	/* No kernel is started to read a notebook (decision 018). */
 	return (r);
 }
 
