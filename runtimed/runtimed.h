@@ -130,8 +130,8 @@ struct room {
 	int			 dirty;
 	int			 fresh;	/* created, never loaded */
 	int			 file_stored;	/* path -> id in the store */
-	int			 kernel_facts;	/* next ready kernel's kernelspec
-						   and language_info go in */
+	/* The next ready kernel's kernelspec and language_info go in. */
+	int			 kernel_facts;
 
 	/* What was on disk at load or last save, to notice changes. */
 	int			 disk_known;
