@@ -702,14 +702,17 @@ worker_output_kernel(struct json_object *reply)
 
 /*
  * Readiness of a notebook for runs, from its kernel's state: "ready"
- * (idle or busy), "starting" (runs wait for the kernel), "unresponsive",
- * or "kernel_unavailable" (dead: restart_kernel).
+ * (idle or busy), "not_started" (no kernel yet: the first run starts
+ * one), "starting" (runs wait for the kernel), "unresponsive", or
+ * "kernel_unavailable" (dead: restart_kernel).
  */
 const char *
 worker_output_readiness(const char *st)
 {
 	if (strcmp(st, "idle") == 0 || strcmp(st, "busy") == 0)
 		return ("ready");
+	if (strcmp(st, "none") == 0)
+		return ("not_started");
 	if (strcmp(st, "dead") == 0)
 		return ("kernel_unavailable");
 	if (strcmp(st, "unresponsive") == 0)

@@ -29,6 +29,25 @@ kernel_spec_check(const char *name, char **cause)
 	return (0);
 }
 
+/*
+ * Name kernelspec `name` in a notebook's metadata, as its kernel.json
+ * has it (display_name, language), unless the notebook names one.
+ */
+void
+kernel_spec_metadata(struct room_nb *nb, const char *name)
+{
+	struct kernelspec	*ks;
+	char			*cause = NULL;
+
+	if ((ks = kernelspec_find(name, &cause)) == NULL) {
+		free(cause);
+		return;
+	}
+	room_ipynb_set_kernelspec(nb, kernelspec_name(ks),
+	    kernelspec_display_name(ks), kernelspec_language(ks), NULL);
+	kernelspec_free(ks);
+}
+
 /* KERNEL_LIST_REPLY's kernels: [{name, display_name, language}]. */
 static void
 kernel_spec_pack_list(msgpack_packer *pk, const void *arg)
@@ -79,7 +98,8 @@ kernel_spec_list(struct peer *p, uint32_t id)
  * KERNEL_SELECT {kernel} -> OK: the room's kernel is replaced by one of
  * that kernelspec (runs end interrupted, reason kernel_changed); the
  * notebook's kernelspec metadata follows once it is ready.  The same
- * kernelspec, alive, is left alone.
+ * kernelspec, alive, is left alone.  With no kernel, none is started:
+ * the metadata names the kernelspec at once (kernel.json).
  */
 void
 kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
@@ -120,6 +140,17 @@ kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
 	free(r->kernel_name);
 	r->kernel_name = xstrdup(kernelspec_name(ks));
 	kernelspec_free(ks);
+	if (r->kernel == NULL) {
+		/* No kernel to replace: the next run starts this one. */
+		json_object_object_del(r->nb->metadata, "kernelspec");
+		json_object_object_del(r->nb->metadata, "language_info");
+		kernel_spec_metadata(r->nb, r->kernel_name);
+		r->kernel_facts = 1;
+		room_changed(r, NULL, "metadata");
+		room_changed(r, NULL, "kernel");
+		peer_send_ok(p, id);
+		return;
+	}
 	if (room_kernel_replace(r, NULL, 0, "kernel_changed") != 0) {
 		peer_send_error(p, id, "busy",
 		    "a restart is under way; select the kernel after it");

@@ -781,26 +781,38 @@ room_ipynb_read(const char *path, char **cause)
 	return (nb);
 }
 
-/* Fill kernelspec and language_info for a new notebook, if absent. */
+/*
+ * Fill kernelspec and language_info for a new notebook, if absent:
+ * language_info is the kernel's (kernel_info_reply), when it has a name,
+ * else {name: language}.
+ */
 void
 room_ipynb_set_kernelspec(struct room_nb *nb, const char *name,
-    const char *display, const char *language)
+    const char *display, const char *language, struct json_object *info)
 {
-	struct json_object	*ks, *li;
+	struct json_object	*ks, *li = NULL, *v;
 
-	if (json_object_object_get_ex(nb->metadata, "kernelspec", NULL))
+	if (!json_object_object_get_ex(nb->metadata, "kernelspec", NULL)) {
+		ks = json_object_new_object();
+		json_object_object_add(ks, "display_name",
+		    json_object_new_string(display != NULL ? display : name));
+		json_object_object_add(ks, "language", json_object_new_string(
+		    language != NULL ? language : "python"));
+		json_object_object_add(ks, "name",
+		    json_object_new_string(name));
+		json_object_object_add(nb->metadata, "kernelspec", ks);
+	}
+	if (json_object_object_get_ex(nb->metadata, "language_info", NULL))
 		return;
-	ks = json_object_new_object();
-	json_object_object_add(ks, "display_name",
-	    json_object_new_string(display != NULL ? display : name));
-	json_object_object_add(ks, "language",
-	    json_object_new_string(language != NULL ? language : "python"));
-	json_object_object_add(ks, "name", json_object_new_string(name));
-	json_object_object_add(nb->metadata, "kernelspec", ks);
-	if (!json_object_object_get_ex(nb->metadata, "language_info", NULL)) {
+	if (info != NULL && json_object_is_type(info, json_type_object) &&
+	    json_object_object_get_ex(info, "name", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    json_object_deep_copy(info, &li, NULL) != 0)
+		li = NULL;
+	if (li == NULL) {
 		li = json_object_new_object();
 		json_object_object_add(li, "name", json_object_new_string(
 		    language != NULL ? language : "python"));
-		json_object_object_add(nb->metadata, "language_info", li);
 	}
+	json_object_object_add(nb->metadata, "language_info", li);
 }

@@ -52,7 +52,6 @@ struct room_kernel {
 	uint32_t		 start_id;
 	int			 pooled;	/* kernel-pool.c owns it */
 	char			*cwd;		/* where it was started */
-	int			 set_spec;	/* write kernelspec metadata */
 	struct event		*idle_ev;	/* idle teardown */
 
 	int64_t			 kernel_pid;
@@ -251,7 +250,12 @@ room_kernel_spawn(struct room *r, const char *name)
 	return (k);
 }
 
-/* Record the kernel's kernelspec in the notebook's metadata. */
+/*
+ * Record the kernel in the notebook's metadata as Jupyter does: its
+ * kernelspec, and language_info from its kernel_info_reply.  For a
+ * notebook we created, or after KERNEL_SELECT (r->kernel_facts), they
+ * replace what the metadata had; else only what is absent is filled.
+ */
 static void
 room_kernel_set_spec(struct room_kernel *k)
 {
@@ -259,12 +263,13 @@ room_kernel_set_spec(struct room_kernel *k)
 
 	if (r == NULL || r->nb == NULL)
 		return;
-	/* KERNEL_SELECT replaces what the notebook had. */
-	if (k->set_spec)
+	if (r->kernel_facts) {
 		json_object_object_del(r->nb->metadata, "kernelspec");
-	k->set_spec = 0;
+		json_object_object_del(r->nb->metadata, "language_info");
+	}
+	r->kernel_facts = 0;
 	room_ipynb_set_kernelspec(r->nb, k->name, k->display_name,
-	    k->language);
+	    k->language, k->language_info);
 	room_changed(r, NULL, "metadata");
 }
 
@@ -310,8 +315,8 @@ room_kernel_attached(struct room_kernel *k)
 		free(cwd);
 	room_kernel_reply_restart(k);
 
-	/* A notebook we created gets its kernelspec once it is known. */
-	if (k->set_spec || (r->fresh && r->nb != NULL &&
+	/* A notebook we created records its kernel once it is known. */
+	if (r->kernel_facts || (r->fresh && r->nb != NULL &&
 	    !json_object_object_get_ex(r->nb->metadata, "kernelspec", NULL)))
 		room_kernel_set_spec(k);
 	room_changed(r, NULL, "kernel");
@@ -341,6 +346,16 @@ room_kernel_start(struct room *r)
 	if (k->state != ROOM_KERNEL_STARTING)
 		room_kernel_attached(k);
 	room_kernel_peers_changed(r);
+}
+
+/* A call that needs the kernel: start it if the room has none. */
+void
+room_kernel_want(struct room *r)
+{
+	if (r->kernel != NULL)
+		return;
+	room_kernel_start(r);
+	room_changed(r, NULL, "kernel");
 }
 
 /* Detach the room's kernel: close its link so the agent exits. */
@@ -469,13 +484,16 @@ room_kernel_execute(struct room *r, const char *exec_id, const char *cell_id,
 	return (id);
 }
 
+/* Interrupt the kernel; with none started nothing runs: 0, nothing sent. */
 int
 room_kernel_interrupt(struct room *r)
 {
 	struct room_kernel	*k = r->kernel;
 	struct mpbuf		 b;
 
-	if (k == NULL || k->peer == NULL || k->state == ROOM_KERNEL_DEAD)
+	if (k == NULL)
+		return (0);
+	if (k->peer == NULL || k->state == ROOM_KERNEL_DEAD)
 		return (-1);
 	mpbuf_init(&b);
 	proto_agent_interrupt_pack(&b.pk);
@@ -512,14 +530,11 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 	if (r->kernel != NULL)
 		room_kernel_detach(r->kernel, 1);
 	r->kernel = NULL;
+	/* KERNEL_SELECT: the new kernel replaces what the notebook names. */
+	if (strcmp(reason, "kernel_changed") == 0)
+		r->kernel_facts = 1;
 	room_kernel_start(r);
 	k = r->kernel;
-	if (strcmp(reason, "kernel_changed") == 0) {
-		k->set_spec = 1;
-		if (k->state != ROOM_KERNEL_STARTING &&
-		    k->state != ROOM_KERNEL_DEAD)
-			room_kernel_set_spec(k);
-	}
 	if (k->state == ROOM_KERNEL_DEAD) {
 		if (p != NULL)
 			peer_send_error(p, id, "kernel_unavailable",

@@ -48,6 +48,12 @@ static int	room_start_one(const struct store_room *, void *);
 static void	room_loaded(struct room *);
 static const char	*room_nb_kernel(struct room_nb *);
 static int	room_load_file(struct room *, char **);
+static int	room_file_match(const struct store_file *, void *);
+static int	room_file_renamed(const struct store_file *, void *);
+static int	room_file_id(const char *, char [37], char **);
+static void	room_file_store(struct room *);
+static struct room	*room_open_file(char *, const char *, char **);
+static struct room	*room_open_known(const char *, char **);
 static int	room_wake(struct room *, int, char **);
 static size_t	room_edit_size(const msgpack_object *);
 static void	room_pack_path(struct room *, msgpack_packer *);
@@ -326,6 +332,10 @@ room_start(void)
 		room_autosave_set(0, -1);
 	room_ipynb_write_set_blob_dir(runtimed_state_dir);
 	if (runtimed_store != NULL &&
+	    store_file_prune(runtimed_store, STORE_FILES_KEPT) > 0)
+		log_info("forgot the ids of files not seen since the last "
+		    "%d", STORE_FILES_KEPT);
+	if (runtimed_store != NULL &&
 	    store_room_each(runtimed_store, room_start_one, NULL) < 0)
 		runtimed_warn("not every stored notebook could be read from "
 		    "the state database; %zu are known", room_nall);
@@ -380,6 +390,9 @@ room_create(const char *path, const char *kernel, char **cause,
 	}
 	r = room_new(NULL, canon, kernel);
 	r->nb = room_nb_create();
+	/* A new notebook names its kernel before one runs (kernel.json). */
+	kernel_spec_metadata(r->nb, kernel);
+	r->kernel_facts = 1;
 	r->fresh = 1;
 	r->dirty = canon != NULL;
 	room_loaded(r);
@@ -394,11 +407,13 @@ room_create(const char *path, const char *kernel, char **cause,
 		room_remove(r);
 		return (NULL);
 	}
+	/* From now on the path names this notebook, not an older one. */
+	room_file_store(r);
 	log_info("room %s created for %s (kernel %s)", r->id,
 	    canon != NULL ? canon : "untitled", kernel);
 	if (r->dirty)
 		room_autosave_arm(r);
-	room_kernel_start(r);
+	/* No kernel yet: the first run starts one (decision 018). */
 	return (r);
 }
 
@@ -442,6 +457,121 @@ room_load_file(struct room *r, char **cause)
 	r->fresh = 0;
 	room_note_disk(r);
 	return (0);
+}
+
+/* What room_file_id is after, and found. */
+struct room_file_find {
+	const char	*path;		/* the real path being opened */
+	struct stat	 sb;
+	char		 id[37];
+	char		*was;		/* the stored path of that id */
+};
+
+/* store_file_get's row: its id, unless a room has it already. */
+static int
+room_file_match(const struct store_file *f, void *arg)
+{
+	struct room_file_find	*ff = arg;
+
+	free(ff->was);
+	ff->was = xstrdup(f->path);
+	if (strlen(f->notebook_id) < sizeof ff->id &&
+	    room_find_id(f->notebook_id, strlen(f->notebook_id)) == NULL)
+		snprintf(ff->id, sizeof ff->id, "%s", f->notebook_id);
+	return (1);
+}
+
+/*
+ * A row of the same inode: the file renamed while no room had it, if it
+ * is unchanged (size, mtime) and its old name is gone.  A hard link's
+ * other name still exists, so it is another notebook.
+ */
+static int
+room_file_renamed(const struct store_file *f, void *arg)
+{
+	struct room_file_find	*ff = arg;
+	struct stat		 sb;
+	int64_t			 mtime;
+
+	mtime = (int64_t)ff->sb.st_mtim.tv_sec * 1000000000 +
+	    ff->sb.st_mtim.tv_nsec;
+	if (f->size != (int64_t)ff->sb.st_size || f->mtime_ns != mtime ||
+	    strcmp(f->path, ff->path) == 0 || strlen(f->notebook_id) >=
+	    sizeof ff->id)
+		return (0);
+	if (lstat(f->path, &sb) == 0 || errno != ENOENT)
+		return (0);
+	if (room_find_id(f->notebook_id, strlen(f->notebook_id)) != NULL ||
+	    room_find_path(f->path) != NULL)
+		return (0);
+	log_info("%s was %s (same file, renamed): it keeps notebook id %s",
+	    ff->path, f->path, f->notebook_id);
+	snprintf(ff->id, sizeof ff->id, "%s", f->notebook_id);
+	return (1);
+}
+
+/*
+ * The notebook id a file had (id[0] = '\0' when none: a new one is
+ * minted).  A store that cannot be read is an error, never "no id".
+ */
+static int
+room_file_id(const char *path, char id[37], char **cause)
+{
+	struct room_file_find	ff;
+	int			rc;
+
+	id[0] = '\0';
+	if (runtimed_store == NULL)
+		return (0);
+	memset(&ff, 0, sizeof ff);
+	ff.path = path;
+	rc = store_file_get(runtimed_store, path, NULL, room_file_match, &ff);
+	if (rc == 0 && stat(path, &ff.sb) == 0)
+		rc = store_file_each_inode(runtimed_store, ff.sb.st_dev,
+		    ff.sb.st_ino, room_file_renamed, &ff);
+	free(ff.was);
+	if (rc < 0) {
+		xasprintf(cause, "%s: the state database cannot be read, so "
+		    "the notebook id this file had is unknown (%s); see "
+		    "runtimed status", path, store_write_error(runtimed_store)
+		    != NULL ? store_write_error(runtimed_store) : "read error");
+		return (-1);
+	}
+	snprintf(id, 37, "%s", ff.id);
+	return (0);
+}
+
+/*
+ * Store which id the room's file has, with the file as it is now (for
+ * rename detection).  A failure is retried at the next save or unload.
+ */
+static void
+room_file_store(struct room *r)
+{
+	struct store_file	 f;
+	struct stat		 sb;
+	char			*cause = NULL;
+
+	if (r->path == NULL || runtimed_store == NULL)
+		return;
+	memset(&f, 0, sizeof f);
+	f.path = r->path;
+	f.notebook_id = r->id;
+	if (stat(r->path, &sb) == 0) {
+		f.dev = sb.st_dev;
+		f.ino = sb.st_ino;
+		f.size = sb.st_size;
+		f.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+		    sb.st_mtim.tv_nsec;
+	}
+	if (store_file_put(runtimed_store, &f, &cause) != 0) {
+		log_warnx("room %s: the id of %s is not stored: %s", r->id,
+		    r->path, cause);
+		free(cause);
+		r->file_stored = 0;
+		return;
+	}
+	r->file_stored = 1;
 }
 
 /* Bring a dormant room back: from its file when clean, else the store. */
@@ -489,6 +619,85 @@ room_wake(struct room *r, int by_id, char **cause)
 	return (0);
 }
 
+/*
+ * A room for an existing file no room has (canon, which it takes), with
+ * the id the file had, else a new one; loaded and stored.
+ */
+static struct room *
+room_open_file(char *canon, const char *id, char **cause)
+{
+	struct room	*r;
+	char		 had[37];
+
+	if (id == NULL) {
+		if (room_file_id(canon, had, cause) != 0) {
+			free(canon);
+			return (NULL);
+		}
+		if (*had != '\0')
+			id = had;
+	}
+	r = room_new(id, canon, "python3");
+	if (room_load_file(r, cause) != 0) {
+		room_remove(r);
+		return (NULL);
+	}
+	log_info("room %s opened %s (kernel %s)", r->id, r->path,
+	    r->kernel_name);
+	room_loaded(r);
+	room_journal_snapshot(r);
+	room_file_store(r);
+	return (r);
+}
+
+/*
+ * ROOM_OPEN of an id no room has: a file that had that id is opened
+ * again, if it is still there under that name.
+ */
+static struct room *
+room_open_known(const char *id, char **cause)
+{
+	struct room_file_find	 ff;
+	struct room		*r;
+	char			*canon, *why = NULL;
+	int			 rc, exists;
+
+	if (runtimed_store == NULL) {
+		xasprintf(cause, "no notebook has id %s", id);
+		return (NULL);
+	}
+	memset(&ff, 0, sizeof ff);
+	rc = store_file_get(runtimed_store, NULL, id, room_file_match, &ff);
+	if (rc < 0) {
+		xasprintf(cause, "notebook %s: the state database cannot be "
+		    "read (see runtimed status); connect_notebook by its path "
+		    "instead", id);
+		return (NULL);
+	}
+	if (rc == 0) {
+		xasprintf(cause, "no notebook has id %s", id);
+		return (NULL);
+	}
+	if ((canon = room_canon_path(ff.was, &exists, &why)) == NULL ||
+	    !exists || strcmp(canon, ff.was) != 0) {
+		free(why);
+		xasprintf(cause, "notebook %s was the file %s, which is no "
+		    "longer there (moved or deleted); connect_notebook by the "
+		    "path it has now", id, ff.was);
+		free(canon);
+		free(ff.was);
+		return (NULL);
+	}
+	free(ff.was);
+	if ((r = room_find_path(canon)) != NULL) {
+		xasprintf(cause, "notebook %s was the file %s, which is now "
+		    "notebook %s", id, canon, r->id);
+		free(canon);
+		return (NULL);
+	}
+	return (room_open_file(canon, id, cause));
+}
+
 /* ROOM_OPEN: the room for a path or id, loading or recovering it. */
 struct room *
 room_open(const char *path, const char *id, char **cause, const char **code)
@@ -500,8 +709,9 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 	*code = "notebook_unavailable";
 	if (id != NULL) {
 		if ((r = room_find_id(id, strlen(id))) == NULL) {
-			xasprintf(cause, "no notebook has id %s", id);
-			return (NULL);
+			if ((r = room_open_known(id, cause)) == NULL)
+				return (NULL);
+			goto found;
 		}
 		if (!r->loaded && room_wake(r, 1, cause) != 0)
 			return (NULL);
@@ -523,18 +733,10 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 		free(canon);
 		return (NULL);
 	}
-	r = room_new(NULL, canon, "python3");
-	if (room_load_file(r, cause) != 0) {
-		room_remove(r);
+	if ((r = room_open_file(canon, NULL, cause)) == NULL)
 		return (NULL);
-	}
-	log_info("room %s opened %s (kernel %s)", r->id, r->path,
-	    r->kernel_name);
-	room_loaded(r);
-	room_journal_snapshot(r);
 found:
-	if (r->kernel == NULL)
-		room_kernel_start(r);
+	/* No kernel is started to read a notebook (decision 018). */
 	return (r);
 }
 
@@ -879,6 +1081,9 @@ room_save_file(struct room *r, const char *path, int force, char **cause,
 		free(target);
 	r->fresh = 0;
 	room_note_disk(r);
+	/* Save-as: the new path has this id (and the old one none). */
+	if (!same || !r->file_stored)
+		room_file_store(r);
 	/* What the loader warned about is now what the file holds. */
 	json_object_put(r->nb->warnings);
 	r->nb->warnings = NULL;
@@ -930,6 +1135,13 @@ room_unload(struct room *r)
 	if (room_journal_flush(r) != 0) {
 		/* Its memory is the only copy of something: keep it. */
 		log_info("room %s: not unloaded, the store cannot write",
+		    r->id);
+		return (-1);
+	}
+	/* The file as it is now, to know it again if it is renamed. */
+	room_file_store(r);
+	if (r->path != NULL && !r->file_stored) {
+		log_info("room %s: not unloaded, its file's id is not stored",
 		    r->id);
 		return (-1);
 	}

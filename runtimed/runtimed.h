@@ -129,6 +129,9 @@ struct room {
 	uint64_t		 seq;
 	int			 dirty;
 	int			 fresh;	/* created, never loaded */
+	int			 file_stored;	/* path -> id in the store */
+	/* The next ready kernel's kernelspec and language_info go in. */
+	int			 kernel_facts;
 
 	/* What was on disk at load or last save, to notice changes. */
 	int			 disk_known;
@@ -299,7 +302,7 @@ struct json_object *room_upgrade_v4(struct json_object *, char **, char **);
 struct room_nb	*room_ipynb_parse(const char *, size_t, char **);
 struct room_nb	*room_ipynb_read(const char *, char **);
 void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
-		     const char *, const char *);
+		     const char *, const char *, struct json_object *);
 
 /* room-ipynb-write.c */
 void		 room_ipynb_write_set_blob_dir(const char *);
@@ -318,6 +321,7 @@ int		 room_kernel_is_dead(struct room_kernel *);
 int		 room_kernel_is_starting(struct room_kernel *);
 const char	*room_kernel_name(struct room_kernel *);
 void		 room_kernel_start(struct room *);
+void		 room_kernel_want(struct room *);
 void		 room_kernel_free(struct room *);
 const char	*room_kernel_state(struct room *);
 int		 room_kernel_ready(struct room *);
@@ -367,6 +371,7 @@ u_int		 kernel_pool_ready(void);
 
 /* kernel-spec.c */
 int	kernel_spec_check(const char *, char **);
+void	kernel_spec_metadata(struct room_nb *, const char *);
 void	kernel_spec_list(struct peer *, uint32_t);
 void	kernel_spec_select(struct room *, struct peer *, uint32_t,
 	    const msgpack_object *);

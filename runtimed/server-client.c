@@ -503,6 +503,8 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 		kernel_spec_select(c->room, c->peer, hdr->id, body);
 		break;
 	case PROTO_MSG_KERNEL_INFO:
+		/* Asking about the kernel brings it up (decision 018). */
+		room_kernel_want(c->room);
 		mpbuf_init(&b);
 		room_kernel_pack_info(c->room, &b.pk);
 		server_client_reply(c->peer, PROTO_MSG_KERNEL_INFO_REPLY,

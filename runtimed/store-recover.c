@@ -44,6 +44,10 @@ static const struct store_recover_table {
 	    "execution_id, notebook_id, finished_at, record", 4, NULL,
 	    { { "sqlite_autoindex_executions_1", "execution_id" },
 	    { "executions_nb", "notebook_id" } } },
+	{ "files", "file ids",
+	    "path, notebook_id, dev, ino, size, mtime_ns, seen_at", 7,
+	    "notebook_id", { { "sqlite_autoindex_files_2", "notebook_id" },
+	    { "sqlite_autoindex_files_1", "path" } } },
 };
 
 /* A rowid found, with the key an index gave it (or NULL). */
@@ -311,6 +315,10 @@ store_recover_note_lost(char **lost, const struct store_recover_table *t,
 		else if (strcmp(t->name, "rooms") == 0)
 			xasprintf(lost, "%s%snotebook %s", old != NULL ? old :
 			    "", old != NULL ? "; " : "", s->rows[i].key);
+		else if (strcmp(t->name, "files") == 0)
+			xasprintf(lost, "%s%sthe file of notebook %s (it "
+			    "gets a new id)", old != NULL ? old : "",
+			    old != NULL ? "; " : "", s->rows[i].key);
 		else
 			xasprintf(lost, "%s%s%zu %s of notebook %s",
 			    old != NULL ? old : "", old != NULL ? "; " : "",

@@ -51,7 +51,16 @@ static const char *store_schema =
     " finished_at INTEGER NOT NULL,"
     " record BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS executions_nb ON"
-    " executions(notebook_id, finished_at);";
+    " executions(notebook_id, finished_at);"
+    "CREATE TABLE IF NOT EXISTS files ("
+    " path TEXT PRIMARY KEY,"
+    " notebook_id TEXT NOT NULL UNIQUE,"
+    " dev INTEGER NOT NULL,"
+    " ino INTEGER NOT NULL,"
+    " size INTEGER NOT NULL,"
+    " mtime_ns INTEGER NOT NULL,"
+    " seen_at INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS files_inode ON files(ino, dev);";
 
 static int	store_exec_sql(struct store *, const char *, char **);
 static sqlite3	*store_open_db(const char *, char **);
@@ -67,6 +76,8 @@ static void	store_rollback(struct store *);
 static void	store_wrote(struct store *, int);
 static int	store_read_failed(struct store *, const char *);
 static int	store_room_rows(struct store *, sqlite3_stmt *, store_room_cb,
+		    void *);
+static int	store_file_rows(struct store *, sqlite3_stmt *, store_file_cb,
 		    void *);
 
 static int
@@ -747,6 +758,129 @@ store_exec_prune(struct store *st, const char *nb_id, int keep,
 	sqlite3_bind_text(s, 1, nb_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, since);
 	sqlite3_bind_int(s, 3, keep);
+	r = sqlite3_step(s);
+	store_wrote(st, r == SQLITE_DONE);
+	sqlite3_finalize(s);
+	return (r == SQLITE_DONE ? sqlite3_changes(st->db) : -1);
+}
+
+/*
+ * The files table: which notebook_id a file-backed notebook has, by its
+ * real path, so a room opened again (after an unload or a restart) keeps
+ * its id.  dev, ino, size and mtime are the file as last seen, to know it
+ * again under a new name after a rename.  See docs/decisions/018.
+ */
+
+/* Remember (replace) a file's id; the id's and the path's old rows go. */
+int
+store_file_put(struct store *st, const struct store_file *f, char **cause)
+{
+	sqlite3_stmt	*s;
+	int		 r;
+
+	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO files "
+	    "(path, notebook_id, dev, ino, size, mtime_ns, seen_at) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK) {
+		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	sqlite3_bind_text(s, 1, f->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, f->notebook_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, f->dev);
+	sqlite3_bind_int64(s, 4, f->ino);
+	sqlite3_bind_int64(s, 5, f->size);
+	sqlite3_bind_int64(s, 6, f->mtime_ns);
+	sqlite3_bind_int64(s, 7, util_now_us());
+	r = sqlite3_step(s);
+	store_wrote(st, r == SQLITE_DONE);
+	if (r != SQLITE_DONE)
+		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
+	sqlite3_finalize(s);
+	return (r == SQLITE_DONE ? 0 : -1);
+}
+
+static int
+store_file_rows(struct store *st, sqlite3_stmt *s, store_file_cb cb,
+    void *arg)
+{
+	struct store_file	f;
+	int			rc, n = 0;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		memset(&f, 0, sizeof f);
+		f.path = (const char *)sqlite3_column_text(s, 0);
+		f.notebook_id = (const char *)sqlite3_column_text(s, 1);
+		f.dev = sqlite3_column_int64(s, 2);
+		f.ino = sqlite3_column_int64(s, 3);
+		f.size = sqlite3_column_int64(s, 4);
+		f.mtime_ns = sqlite3_column_int64(s, 5);
+		if (f.path == NULL || f.notebook_id == NULL)
+			continue;
+		n++;
+		if (cb(&f, arg) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return (store_read_failed(st, "notebook ids of files"));
+	return (n);
+}
+
+#define STORE_FILE_COLUMNS \
+    "SELECT path, notebook_id, dev, ino, size, mtime_ns FROM files"
+
+/*
+ * The row of a path, or (path NULL) of an id: 1 found (cb called), 0 not,
+ * -1 the store could not be read (never to be taken for "not found").
+ */
+int
+store_file_get(struct store *st, const char *path, const char *id,
+    store_file_cb cb, void *arg)
+{
+	sqlite3_stmt	*s;
+	int		 n;
+
+	if (sqlite3_prepare_v2(st->db, path != NULL ?
+	    STORE_FILE_COLUMNS " WHERE path = ?" :
+	    STORE_FILE_COLUMNS " WHERE notebook_id = ?", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return (store_read_failed(st, "notebook ids of files"));
+	sqlite3_bind_text(s, 1, path != NULL ? path : id, -1,
+	    SQLITE_TRANSIENT);
+	if ((n = store_file_rows(st, s, cb, arg)) < 0)
+		return (-1);
+	return (n > 0);
+}
+
+/* Call cb for every row of a file (dev, ino); how many, -1 on error. */
+int
+store_file_each_inode(struct store *st, int64_t dev, int64_t ino,
+    store_file_cb cb, void *arg)
+{
+	sqlite3_stmt	*s;
+
+	if (sqlite3_prepare_v2(st->db, STORE_FILE_COLUMNS
+	    " WHERE ino = ? AND dev = ?", -1, &s, NULL) != SQLITE_OK)
+		return (store_read_failed(st, "notebook ids of files"));
+	sqlite3_bind_int64(s, 1, ino);
+	sqlite3_bind_int64(s, 2, dev);
+	return (store_file_rows(st, s, cb, arg));
+}
+
+/* Keep the `keep` rows seen last; how many went, -1 on error. */
+int
+store_file_prune(struct store *st, int keep)
+{
+	sqlite3_stmt	*s;
+	int		 r;
+
+	if (sqlite3_prepare_v2(st->db, "DELETE FROM files WHERE rowid IN "
+	    "(SELECT rowid FROM files ORDER BY seen_at DESC LIMIT -1 "
+	    "OFFSET ?)", -1, &s, NULL) != SQLITE_OK)
+		return (-1);
+	sqlite3_bind_int(s, 1, keep);
 	r = sqlite3_step(s);
 	store_wrote(st, r == SQLITE_DONE);
 	sqlite3_finalize(s);

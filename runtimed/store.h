@@ -23,7 +23,21 @@ struct store_room {
 	size_t		 snapshot_len;
 };
 
+/* A file-backed notebook's id, and the file as last seen (files). */
+struct store_file {
+	const char	*path;		/* real path */
+	const char	*notebook_id;
+	int64_t		 dev;
+	int64_t		 ino;		/* 0 = not yet written */
+	int64_t		 size;
+	int64_t		 mtime_ns;
+};
+
+/* File ids kept across restarts, the most recently seen (store_file_prune). */
+#define STORE_FILES_KEPT	16384
+
 typedef int (*store_room_cb)(const struct store_room *, void *);
+typedef int (*store_file_cb)(const struct store_file *, void *);
 typedef int (*store_journal_cb)(uint64_t, const void *, size_t, void *);
 
 /* store.c */
@@ -47,6 +61,13 @@ int		 store_exec_put(struct store *, const char *, const char *,
 int		 store_exec_get(struct store *, const char *, char **,
 		     void **, size_t *);
 int		 store_exec_prune(struct store *, const char *, int, int64_t);
+int		 store_file_put(struct store *, const struct store_file *,
+		     char **);
+int		 store_file_get(struct store *, const char *, const char *,
+		     store_file_cb, void *);
+int		 store_file_each_inode(struct store *, int64_t, int64_t,
+		     store_file_cb, void *);
+int		 store_file_prune(struct store *, int);
 
 /* store-recover.c */
 struct sqlite3;

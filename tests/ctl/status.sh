@@ -74,6 +74,10 @@ until grep -q '"id":2' "$T/worker.out"; do
 	[ $i -gt 300 ] && fail "create_notebook did not answer"
 	sleep 0.1
 done
+# A new notebook has no kernel until a kernel call (decision 018).
+h=$(grep '"id":2' "$T/worker.out" | jq_py 'j["result"]["structuredContent"]["notebook_handle"]')
+printf '%s
+' "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"get_kernel_info\",\"arguments\":{\"notebook_handle\":\"$h\"}}}" >&3
 wait_agents 2
 out=$("$CTL" --json status) || fail "status with a client"
 echo "$out" | jq_py 'j["peers"] >= 1 and j["rooms"] == 1' | grep -q True ||

@@ -803,8 +803,9 @@ kc_idle(const char *sock, int keep)
 }
 
 /*
- * Warm pool: a new notebook gets a kernel that is already up, moved to
- * the notebook's directory; its first run is fast; the pool refills.
+ * Warm pool: a new notebook has no kernel until its first run, which
+ * takes one that is already up, moved to the notebook's directory; the
+ * first run is fast; the pool refills.
  */
 static int
 kc_pool(const char *sock, const char *dir, int i)
@@ -818,7 +819,7 @@ kc_pool(const char *sock, const char *dir, int i)
 	xasprintf(&path, "%s/pool%d.ipynb", dir, i);
 	t0 = util_mono_ms();
 	j = kc_create(fd, path, NULL);
-	kc_expect(j, "kernel.state", "idle");
+	kc_expect(j, "kernel.state", "none");
 	json_object_put(j);
 	j = kc_run1(fd, "import os; print(os.getcwd())", NULL);
 	first = util_mono_ms() - t0;
@@ -826,8 +827,8 @@ kc_pool(const char *sock, const char *dir, int i)
 	xasprintf(&expect, "%s\n", dir);
 	kc_expect(j, "cells.0.outputs.0.text", expect);
 	json_object_put(j);
-	printf("ok: new notebook %d: pooled kernel idle at join, cwd %s, "
-	    "first run done %lld ms after ROOM_CREATE\n", i, dir,
+	printf("ok: new notebook %d: no kernel at join, the pooled one at "
+	    "the first run, cwd %s, done %lld ms after ROOM_CREATE\n", i, dir,
 	    (long long)first);
 	free(expect);
 	free(path);

@@ -555,3 +555,136 @@ Test(store, damaged_with_wal_keeps_and_recovers_the_wal)
 	free(wal);
 	free(path);
 }
+
+struct seen_file {
+	int	n;
+	char	path[64];
+	char	id[64];
+	int64_t	ino;
+	int	bad;
+};
+
+static int
+file_cb(const struct store_file *f, void *arg)
+{
+	struct seen_file	*s = arg;
+
+	s->n++;
+	snprintf(s->path, sizeof s->path, "%s", f->path);
+	snprintf(s->id, sizeof s->id, "%s", f->notebook_id);
+	s->ino = f->ino;
+	/* fill_files wrote ino = the number in the id and the path. */
+	if (strcmp(f->path + strlen("/nb/f-"), f->notebook_id +
+	    strlen("id-")) != 0 || f->ino != atoi(f->notebook_id + 3))
+		s->bad++;
+	return (0);
+}
+
+/*
+ * A file's id, by path and by id, across a reopen; a save-as moves the
+ * id to the new path (the old path has none); rows found by inode; the
+ * oldest pruned past a bound.
+ */
+Test(store, file_ids_by_path_id_and_inode)
+{
+	struct store		*st = open_store();
+	struct store_file	 f = { "/nb/f-1", "id-1", 5, 1, 10, 100 };
+	struct seen_file	 sf = { 0 };
+	char			*cause = NULL;
+
+	cr_assert_eq(store_file_get(st, "/nb/f-1", NULL, file_cb, &sf), 0);
+	cr_assert_eq(store_file_put(st, &f, &cause), 0, "%s", cause);
+	f.path = "/nb/f-2";
+	f.notebook_id = "id-2";
+	f.ino = 2;
+	cr_assert_eq(store_file_put(st, &f, &cause), 0);
+	store_close(st);
+
+	st = open_store();
+	cr_assert_eq(store_file_get(st, "/nb/f-1", NULL, file_cb, &sf), 1);
+	cr_assert_str_eq(sf.id, "id-1");
+	cr_assert_eq(store_file_get(st, NULL, "id-2", file_cb, &sf), 1);
+	cr_assert_str_eq(sf.path, "/nb/f-2");
+	cr_assert_eq(sf.bad, 0);
+
+	/* Save-as of id-1 over f-2: f-2 is id-1 now, f-1 and id-2 gone. */
+	f.path = "/nb/f-2";
+	f.notebook_id = "id-1";
+	cr_assert_eq(store_file_put(st, &f, &cause), 0);
+	memset(&sf, 0, sizeof sf);
+	cr_assert_eq(store_file_get(st, "/nb/f-1", NULL, file_cb, &sf), 0);
+	cr_assert_eq(store_file_get(st, NULL, "id-2", file_cb, &sf), 0);
+	cr_assert_eq(store_file_get(st, "/nb/f-2", NULL, file_cb, &sf), 1);
+	cr_assert_str_eq(sf.id, "id-1");
+
+	memset(&sf, 0, sizeof sf);
+	cr_assert_eq(store_file_each_inode(st, 5, 2, file_cb, &sf), 1);
+	cr_assert_eq(store_file_each_inode(st, 6, 2, file_cb, &sf), 0);
+	cr_assert_eq(store_file_each_inode(st, 5, 1, file_cb, &sf), 0);
+	store_close(st);
+}
+
+Test(store, file_ids_pruned_to_the_newest)
+{
+	struct store		*st = open_store();
+	struct store_file	 f = { NULL, NULL, 1, 0, 0, 0 };
+	struct seen_file	 sf = { 0 };
+	char			 path[32], id[32], *cause = NULL;
+	int			 i;
+
+	for (i = 1; i <= 30; i++) {
+		snprintf(path, sizeof path, "/nb/f-%d", i);
+		snprintf(id, sizeof id, "id-%d", i);
+		f.path = path;
+		f.notebook_id = id;
+		f.ino = i;
+		cr_assert_eq(store_file_put(st, &f, &cause), 0);
+		usleep(1000);	/* distinct seen_at */
+	}
+	cr_assert_eq(store_file_prune(st, 10), 20);
+	cr_assert_eq(store_file_prune(st, 10), 0);
+	cr_assert_eq(store_file_get(st, "/nb/f-20", NULL, file_cb, &sf), 0);
+	cr_assert_eq(store_file_get(st, "/nb/f-21", NULL, file_cb, &sf), 1);
+	cr_assert_eq(store_file_get(st, "/nb/f-30", NULL, file_cb, &sf), 1);
+	cr_assert_eq(sf.bad, 0);
+	store_close(st);
+}
+
+/* A damaged store: the file ids still readable come back, as they were. */
+Test(store, file_ids_recovered_from_a_damaged_store)
+{
+	struct store		*st;
+	struct store_file	 f = { NULL, NULL, 1, 0, 0, 0 };
+	struct seen_file	 sf = { 0 };
+	struct stat		 sb;
+	char			 p[32], id[32], *path, *cause = NULL;
+	const char		*d;
+	int			 i, found = 0;
+
+	fill_store();
+	st = open_store();
+	for (i = 1; i <= 500; i++) {
+		snprintf(p, sizeof p, "/nb/f-%d", i);
+		snprintf(id, sizeof id, "id-%d", i);
+		f.path = p;
+		f.notebook_id = id;
+		f.ino = i;
+		cr_assert_eq(store_file_put(st, &f, &cause), 0);
+	}
+	store_close(st);
+	xasprintf(&path, "%s/runtimed.db", tmpdir);
+	cr_assert_eq(stat(path, &sb), 0);
+	garble(path, (sb.st_size / 2) & ~(off_t)4095, 8192);
+	st = open_store();
+	d = store_damage(st);
+	cr_assert_not_null(d);
+	cr_assert(strstr(d, "of 500 file ids") != NULL, "%s", d);
+	for (i = 1; i <= 500; i++) {
+		snprintf(p, sizeof p, "/nb/f-%d", i);
+		found += store_file_get(st, p, NULL, file_cb, &sf);
+	}
+	cr_assert_gt(found, 0, "no file id recovered: %s", d);
+	cr_assert_eq(sf.bad, 0, "recovered file ids hold garbage");
+	store_close(st);
+	free(path);
+}
