@@ -61,6 +61,7 @@
 struct rc_model;
 struct rc_edit;
 static void	rc_get(int, msgpack_unpacked *);
+static void	rc_changes_after(int, uint64_t, msgpack_unpacked *);
 static char	*rc_sources(const msgpack_object *);
 static void	rc_expect_sources(int, const char *);
 static const msgpack_object	*rc_list_find(int, const char *,
@@ -132,6 +133,19 @@ rc_get(int fd, msgpack_unpacked *u)
 	testclient_body(&b, 0);
 	testclient_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT,
 	    u);
+}
+
+/* ROOM_CHANGES after seq; caller destroys u. */
+static void
+rc_changes_after(int fd, uint64_t after, msgpack_unpacked *u)
+{
+	struct proto_room_changes	m;
+	struct mpbuf			b;
+
+	m.after = after;
+	proto_room_changes_pack(&testclient_codec(&b)->pk, &m);
+	testclient_request(fd, PROTO_MSG_ROOM_CHANGES, &b,
+	    PROTO_MSG_ROOM_CHANGES_REPLY, u);
 }
 
 /* "src1|src2|..." of a ROOM_CONTENT (caller frees). */
@@ -529,10 +543,7 @@ rc_changes(const char *sock)
 	    (unsigned long long)seq);
 
 	/* ROOM_CHANGES after seq0: exactly the one change. */
-	testclient_body(&b, 1);
-	proto_pack_uint(&b.pk, "after", seq0);
-	testclient_request(a, PROTO_MSG_ROOM_CHANGES, &b,
-	    PROTO_MSG_ROOM_CHANGES_REPLY, &u);
+	rc_changes_after(a, seq0, &u);
 	ch = proto_get_array(&u.data, "changes");
 	if (proto_get_bool(&u.data, "resync", &resync) != 0 || resync ||
 	    ch == NULL || ch->via.array.size != seq - seq0 ||
@@ -541,10 +552,7 @@ rc_changes(const char *sock)
 		testclient_fail("ROOM_CHANGES after %llu is wrong",
 		    (unsigned long long)seq0);
 	msgpack_unpacked_destroy(&u);
-	testclient_body(&b, 1);
-	proto_pack_uint(&b.pk, "after", seq + 100);
-	testclient_request(a, PROTO_MSG_ROOM_CHANGES, &b,
-	    PROTO_MSG_ROOM_CHANGES_REPLY, &u);
+	rc_changes_after(a, seq + 100, &u);
 	if (proto_get_bool(&u.data, "resync", &resync) != 0 || !resync)
 		testclient_fail("ROOM_CHANGES from the future does not "
 		    "resync");
@@ -677,10 +685,7 @@ rc_changes(const char *sock)
 		msgpack_unpacked_destroy(&u);
 		free(s);
 	}
-	testclient_body(&b, 1);
-	proto_pack_uint(&b.pk, "after", seq0);
-	testclient_request(a, PROTO_MSG_ROOM_CHANGES, &b,
-	    PROTO_MSG_ROOM_CHANGES_REPLY, &u);
+	rc_changes_after(a, seq0, &u);
 	if (proto_get_bool(&u.data, "resync", &resync) != 0 || !resync)
 		testclient_fail("ROOM_CHANGES older than the log does not "
 		    "resync");

@@ -939,11 +939,7 @@ rtd_replies(const char *sock)
 	 * past 64 KiB (the old cap), from batches within the limit.
 	 */
 	fd3 = testclient_connect(sock);
-	testclient_body(&b, 1);
-	proto_pack_str(&b.pk, "notebook_id", id);
-	testclient_request(fd3, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED,
-	    &u);
-	msgpack_unpacked_destroy(&u);
+	free(testclient_open(fd3, NULL, id));
 	for (i = 0; i < 10000 / PROTO_EDIT_MAX_EDITS; i++) {
 		rtd_edit_many(fd, PROTO_EDIT_MAX_EDITS, "insert", "",
 		    PROTO_MSG_ROOM_EDIT_REPLY, 60000, &u);
