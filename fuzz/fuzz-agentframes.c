@@ -38,22 +38,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtimed/runtimed.h"
-#include "runtimed/store.h"
+#include "fuzz/fuzz-runtimed.h"
 
 #define FUZZ_AF_PASSES	64
 #define FUZZ_AF_EXEC	"@@@@@@@@@@@@@@@@FUZZ_EXEC_ID@@@@@@@@"
 #define FUZZ_AF_CELL	"@FZCELL@"
-
-/* What runtimed.c defines for the rest of the daemon. */
-struct event_base		*runtimed_base;
-struct proto_incarnation	 runtimed_incarnation;
-char				*runtimed_state_dir;
-struct store			*runtimed_store;
-int				 runtimed_log_level;
-
-static char	 fuzz_af_dir[64];
-static int	 fuzz_af_home = -1;
 
 /* The agent end of the last kernel spawned, and its stand-in pid. */
 static int	 fuzz_af_fd = -1;
@@ -66,11 +55,9 @@ static char	 fuzz_af_exec[37];
 static const char *fuzz_af_sources[] = { "print(1)", "display(2)", "1/0" };
 static char	 fuzz_af_cell[9];
 
-static void	fuzz_af_cwd(int);
 static void	fuzz_af_sweep(const char *, int);
 static void	fuzz_af_cleanup(void);
-static void	fuzz_af_open_store(void);
-static void	fuzz_af_init(void);
+static void	fuzz_af_prepare(void);
 static void	fuzz_af_drain(int);
 static void	fuzz_af_read_agent(void);
 static void	fuzz_af_mark(uint8_t *, size_t, const char *, const char *);
@@ -119,15 +106,6 @@ spawn_child(const char *path, char *const argv[], int fd3, int new_session,
 	return (pid);
 }
 
-static void
-fuzz_af_cwd(int ours)
-{
-	if (ours ? chdir(fuzz_af_dir) : fchdir(fuzz_af_home)) {
-		perror("fuzz-agentframes: chdir");
-		abort();
-	}
-}
-
 /* Remove a directory's entries (one level of subdirectories). */
 static void
 fuzz_af_sweep(const char *dir, int keep_kernels)
@@ -154,61 +132,24 @@ fuzz_af_sweep(const char *dir, int keep_kernels)
 	closedir(d);
 }
 
+/* At exit: the state directory's files. */
 static void
 fuzz_af_cleanup(void)
 {
-	if (runtimed_store != NULL)
-		store_close(runtimed_store);
-	runtimed_store = NULL;
-	fuzz_af_sweep(fuzz_af_dir, 0);
-	rmdir(fuzz_af_dir);
+	fuzz_af_sweep(fuzz_runtimed_dir, 0);
 }
 
+/* The kernels' directory, where each kernel gets its runtime dir. */
 static void
-fuzz_af_open_store(void)
-{
-	char	*cause = NULL;
-
-	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) ==
-	    NULL) {
-		fprintf(stderr, "fuzz-agentframes: %s\n", cause);
-		abort();
-	}
-}
-
-static void
-fuzz_af_init(void)
+fuzz_af_prepare(void)
 {
 	char	path[PATH_MAX];
 
-	log_open("fuzz-agentframes", getenv("FUZZ_TRACE") != NULL ?
-	    LOG_LEVEL_DEBUG : LOG_LEVEL_WARN, getenv("FUZZ_TRACE") != NULL ?
-	    NULL : "/dev/null");
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(fuzz_af_dir, sizeof fuzz_af_dir,
-	    "%s/fuzz-agentframes-XXXXXX", access("/dev/shm", W_OK) == 0 ?
-	    "/dev/shm" : "/tmp");
-	if (mkdtemp(fuzz_af_dir) == NULL ||
-	    (fuzz_af_home = open(".", O_RDONLY | O_DIRECTORY)) == -1) {
-		perror("fuzz-agentframes");
-		exit(1);
-	}
-	atexit(fuzz_af_cleanup);
-	snprintf(path, sizeof path, "%s/kernels", fuzz_af_dir);
+	snprintf(path, sizeof path, "%s/kernels", fuzz_runtimed_dir);
 	if (mkdir(path, 0700) != 0) {
 		perror("fuzz-agentframes: kernels");
 		exit(1);
 	}
-	runtimed_state_dir = xstrdup(fuzz_af_dir);
-	runtimed_base = event_base_new();
-	runtimed_incarnation.pid = getpid();
-	runtimed_incarnation.started_at = util_now_us();
-	snprintf(runtimed_incarnation.version,
-	    sizeof runtimed_incarnation.version, "%s", RUNTIMED_VERSION);
-	room_autosave_set(0, -1);
-	kernel_pool_set_size(0);
-	fuzz_af_open_store();
-	room_start();
 }
 
 /* Drop what the daemon sent the harness's client. */
@@ -360,7 +301,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int			 sv[2], i;
 
 	if (!ready) {
-		fuzz_af_init();
+		fuzz_runtimed_init("fuzz-agentframes", fuzz_af_prepare,
+		    fuzz_af_cleanup);
 		ready = 1;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -368,7 +310,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	util_set_nonblock(sv[1]);
 	memset(fuzz_af_exec, '-', 36);
 	memset(fuzz_af_cell, '-', 8);
-	fuzz_af_cwd(1);
+	fuzz_runtimed_cwd(1);
 	server_client_accept(sv[0]);
 	fuzz_af_client(sv[1]);
 	for (i = 0; i < FUZZ_AF_PASSES && fuzz_af_fd == -1; i++)
@@ -423,9 +365,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* As runtimed.c stops: the record writer is done first. */
 	room_exec_flush();
 	store_close(runtimed_store);
-	fuzz_af_sweep(fuzz_af_dir, 1);
-	fuzz_af_open_store();
+	fuzz_af_sweep(fuzz_runtimed_dir, 1);
+	fuzz_runtimed_open_store();
 	room_start();
-	fuzz_af_cwd(0);
+	fuzz_runtimed_cwd(0);
 	return (0);
 }

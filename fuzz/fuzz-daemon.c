@@ -29,28 +29,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtimed/runtimed.h"
-#include "runtimed/store.h"
+#include "fuzz/fuzz-runtimed.h"
 
 #define FUZZ_DAEMON_MAX_PASSES	512
 
-/* What runtimed.c defines for the rest of the daemon. */
-struct event_base		*runtimed_base;
-struct proto_incarnation	 runtimed_incarnation;
-char				*runtimed_state_dir;
-struct store			*runtimed_store;
-int				 runtimed_log_level;
-
-/* On tmpfs where there is one: SQLite syncs every commit. */
-static char	 fuzz_daemon_dir[64];
-static int	 fuzz_daemon_home = -1;
 static int	 fuzz_daemon_stops;
 
-static void	fuzz_daemon_cwd(int);
 static void	fuzz_daemon_sweep(void);
 static void	fuzz_daemon_cleanup(void);
-static void	fuzz_daemon_open_store(void);
-static void	fuzz_daemon_init(void);
+static void	fuzz_daemon_prepare(void);
 static int	fuzz_daemon_escapes(const uint8_t *, size_t);
 static int	fuzz_daemon_drain(int);
 static void	fuzz_daemon_write(int, const uint8_t *, size_t);
@@ -60,15 +47,6 @@ void
 runtimed_stop(void)
 {
 	fuzz_daemon_stops++;
-}
-
-static void
-fuzz_daemon_cwd(int ours)
-{
-	if (ours ? chdir(fuzz_daemon_dir) : fchdir(fuzz_daemon_home)) {
-		perror("fuzz-daemon: chdir");
-		abort();
-	}
 }
 
 /* Empty the state directory but for the "kernels" file. */
@@ -86,71 +64,34 @@ fuzz_daemon_sweep(void)
 		    strcmp(de->d_name, "kernels") != 0 &&
 		    unlink(de->d_name) != 0 && errno == EISDIR)
 			fprintf(stderr, "fuzz-daemon: left %s/%s\n",
-			    fuzz_daemon_dir, de->d_name);
+			    fuzz_runtimed_dir, de->d_name);
 	}
 	closedir(d);
 }
 
+/* At exit: the state directory's files, the "kernels" one too. */
 static void
 fuzz_daemon_cleanup(void)
 {
-	if (runtimed_store != NULL)
-		store_close(runtimed_store);
-	runtimed_store = NULL;
-	if (chdir(fuzz_daemon_dir) == 0) {
+	if (chdir(fuzz_runtimed_dir) == 0) {
 		fuzz_daemon_sweep();
 		unlink("kernels");
 	}
-	rmdir(fuzz_daemon_dir);
 }
 
+/* A file where the kernels' directory would be: no kernel can start. */
 static void
-fuzz_daemon_open_store(void)
-{
-	char	*cause = NULL;
-
-	if ((runtimed_store = store_open(runtimed_state_dir, &cause)) ==
-	    NULL) {
-		fprintf(stderr, "fuzz-daemon: %s\n", cause);
-		abort();
-	}
-}
-
-static void
-fuzz_daemon_init(void)
+fuzz_daemon_prepare(void)
 {
 	int	fd;
 
-	log_open("fuzz-daemon", getenv("FUZZ_TRACE") != NULL ?
-	    LOG_LEVEL_DEBUG : LOG_LEVEL_WARN, getenv("FUZZ_TRACE") != NULL ?
-	    NULL : "/dev/null");
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(fuzz_daemon_dir, sizeof fuzz_daemon_dir,
-	    "%s/fuzz-daemon-XXXXXX", access("/dev/shm", W_OK) == 0 ?
-	    "/dev/shm" : "/tmp");
-	if (mkdtemp(fuzz_daemon_dir) == NULL ||
-	    (fuzz_daemon_home = open(".", O_RDONLY | O_DIRECTORY)) == -1) {
-		perror("fuzz-daemon");
-		exit(1);
-	}
-	atexit(fuzz_daemon_cleanup);
-	runtimed_state_dir = xstrdup(fuzz_daemon_dir);
-	fuzz_daemon_cwd(1);
+	fuzz_runtimed_cwd(1);
 	if ((fd = open("kernels", O_WRONLY | O_CREAT, 0600)) == -1) {
 		perror("fuzz-daemon: kernels");
 		exit(1);
 	}
 	close(fd);
-	runtimed_base = event_base_new();
-	runtimed_incarnation.pid = getpid();
-	runtimed_incarnation.started_at = util_now_us();
-	snprintf(runtimed_incarnation.version,
-	    sizeof runtimed_incarnation.version, "%s", RUNTIMED_VERSION);
-	room_autosave_set(0, -1);
-	kernel_pool_set_size(0);
-	fuzz_daemon_open_store();
-	room_start();
-	fuzz_daemon_cwd(0);
+	fuzz_runtimed_cwd(0);
 }
 
 /* Could this body name a file outside the state directory? */
@@ -206,13 +147,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int			 sv[2], i;
 
 	if (!ready) {
-		fuzz_daemon_init();
+		fuzz_runtimed_init("fuzz-daemon", fuzz_daemon_prepare,
+		    fuzz_daemon_cleanup);
 		ready = 1;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		abort();
 	util_set_nonblock(sv[1]);
-	fuzz_daemon_cwd(1);
+	fuzz_runtimed_cwd(1);
 	server_client_accept(sv[0]);
 	while (size >= PROTO_HEADER_SIZE) {
 		proto_header_unpack(data, &hdr);
@@ -242,8 +184,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	room_free_all();
 	store_close(runtimed_store);
 	fuzz_daemon_sweep();
-	fuzz_daemon_open_store();
+	fuzz_runtimed_open_store();
 	room_start();
-	fuzz_daemon_cwd(0);
+	fuzz_runtimed_cwd(0);
 	return (0);
 }

@@ -1,27 +1,23 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * proxy-relay.c: the JSON-RPC bookkeeping between the client and
- * whichever worker is current.  Messages pass through as the bytes the
- * client sent; the relay only parses them to learn ids and methods:
+ * proxy-relay.c: the client's messages to whichever worker is current and
+ * the worker's back.  Messages pass through as the bytes they came as;
+ * the relay parses a client message only to learn its id and method
+ * (proxy-request.c), and a worker message only when the proxy must read
+ * it:
  *
- * - the client's initialize (params and line) is kept, so a new worker
- *   can be initialized privately and the client never sees it;
- * - tools/list is answered from the cached catalog (proxy-catalog.c),
- *   which a private tools/list refreshes from each new worker;
+ * - tools/list is answered from the cached catalog (proxy-catalog.c);
  * - requests sent to a worker stay "in flight" until it answers.  When
- *   the worker dies first, a request without effects (a read-only tool,
- *   by the catalog's readOnlyHint, or any request but tools/call) is
- *   sent once more to the next worker; a mutation is answered
- *   outcome_unknown and never sent again, because it may or may not have
- *   happened (docs/errors.md, docs/durability.md);
- * - resources/subscribe and subscriptions/listen take leases
- *   (proxy-subs.c), so the worker sees one subscription per URI;
- * - the reconnect tool replaces the worker and is answered once the new
- *   one is initialized;
+ *   the worker dies first, a request without effects is sent once more
+ *   to the next worker; a mutation is answered outcome_unknown and never
+ *   sent again, because it may or may not have happened (docs/errors.md,
+ *   docs/durability.md);
  * - while no worker is up, messages wait in a queue; while the crash
  *   budget is tripped, requests are refused with a reason.
  *
- * What the proxy answers itself is shaped in proxy-answer.c.
+ * What carries over to a new worker (the replayed initialize, the
+ * reconnect tool) is proxy-replay.c; subscriptions are
+ * proxy-subscribe.c; what the proxy answers itself is proxy-answer.c.
  */
 
 #include <sys/queue.h>
@@ -36,9 +32,6 @@
 
 /* Requests larger than this are not kept to send to a next worker. */
 #define PROXY_RELAY_RETRY_MAX	(1024 * 1024)
-
-/* Ids of the proxy's own requests to a worker start with this. */
-#define PROXY_RELAY_PRIVATE	"\"runtimed-mcp-proxy-"
 
 struct proxy_relay_msg {
 	char			*line;	/* kept while it may be sent again */
@@ -60,19 +53,6 @@ enum proxy_relay_state {
 	PROXY_RELAY_UNAVAILABLE, /* crash budget tripped: refuse */
 };
 
-enum proxy_relay_private {
-	PROXY_RELAY_REPLAY,	/* initialize for a new worker */
-	PROXY_RELAY_DISCOVER,	/* tools/list for the catalog */
-	PROXY_RELAY_SUBSCRIBE,	/* a lease's worker subscription */
-};
-
-struct proxy_relay_priv {
-	char			*id;
-	enum proxy_relay_private kind;
-	TAILQ_ENTRY(proxy_relay_priv) entry;
-};
-TAILQ_HEAD(proxy_relay_privs, proxy_relay_priv);
-
 static enum proxy_relay_state	 proxy_relay_state = PROXY_RELAY_DOWN;
 static struct proxy_relay_msgs	 proxy_relay_queue =
     TAILQ_HEAD_INITIALIZER(proxy_relay_queue);
@@ -81,30 +61,8 @@ static size_t			 proxy_relay_queued_len;	/* bytes */
 static int			 proxy_relay_flushing;
 static struct proxy_relay_msgs	 proxy_relay_flight =
     TAILQ_HEAD_INITIALIZER(proxy_relay_flight);
-/* reconnect calls waiting for the next worker. */
-static struct proxy_relay_msgs	 proxy_relay_reconnects =
-    TAILQ_HEAD_INITIALIZER(proxy_relay_reconnects);
-static struct proxy_relay_privs	 proxy_relay_privs =
-    TAILQ_HEAD_INITIALIZER(proxy_relay_privs);
-static u_int			 proxy_relay_nprivate;
 static char			*proxy_relay_why;	/* when unavailable */
 
-/* The client's initialize, for replay to later workers. */
-static char			*proxy_relay_init_line;
-static size_t			 proxy_relay_init_len;
-static char			*proxy_relay_init_params;
-static char			*proxy_relay_init_id;
-static int			 proxy_relay_init_answered;
-static int			 proxy_relay_initialized; /* sent by client */
-static u_int			 proxy_relay_generation;  /* workers ready */
-static int			 proxy_relay_tell_tools;  /* after initialized */
-static int			 proxy_relay_tell_resources;
-static long			 proxy_relay_prev_pid;	/* for reconnect */
-
-static struct json_object	*proxy_relay_parse(const char *, size_t);
-static void	proxy_relay_classify(struct json_object *, char **,
-		    const char **);
-static const char	*proxy_relay_param(struct json_object *, const char *);
 static void	proxy_relay_refuse(const char *, const char *);
 static struct proxy_relay_msg	*proxy_relay_msg_create(const char *, size_t,
 		    const char *, const char *);
@@ -114,76 +72,9 @@ static void	proxy_relay_enqueue(struct proxy_relay_msg *);
 static void	proxy_relay_send(struct proxy_relay_msg *, const char *,
 		    size_t);
 static void	proxy_relay_flush_queue(void);
-static void	proxy_relay_private(enum proxy_relay_private, const char *,
-		    const char *);
-static void	proxy_relay_privs_clear(void);
-static void	proxy_relay_tell(void);
-static void	proxy_relay_subscribe_worker(const char *, const char *);
-static void	proxy_relay_resubscribe(const char *);
-static void	proxy_relay_unsubscribe(const char *);
-static void	proxy_relay_reconnected(int);
-static void	proxy_relay_worker_ready(void);
-static void	proxy_relay_remember_init(struct json_object *, const char *,
-		    size_t, const char *);
-static int	proxy_relay_modern(struct json_object *);
 static int	proxy_relay_tools_list(struct json_object *, const char *);
-static void	proxy_relay_reconnect(struct json_object *, const char *);
-static int	proxy_relay_may_repeat(struct json_object *, const char *);
-static void	proxy_relay_listen(struct json_object *, const char *);
-static int	proxy_relay_subscription(struct json_object *, const char *,
-		    const char *, struct proxy_relay_msg *);
 static void	proxy_relay_cancelled(struct json_object *);
-static void	proxy_relay_private_answer(struct json_object *, const char *);
 static int	proxy_relay_list_answer(struct json_object *, const char *);
-
-/* An object message, or NULL (the worker answers what is not one). */
-static struct json_object *
-proxy_relay_parse(const char *data, size_t len)
-{
-	struct json_object	*obj;
-	char			*cause = NULL;
-
-	obj = jsonrpc_parse(data, len, NULL, NULL, NULL, &cause);
-	free(cause);
-	if (obj != NULL && !json_object_is_type(obj, json_type_object)) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	return (obj);
-}
-
-/* Id (as the JSON text it was sent with; caller frees) and method. */
-static void
-proxy_relay_classify(struct json_object *obj, char **id, const char **method)
-{
-	struct json_object	*v;
-
-	*id = NULL;
-	*method = NULL;
-	if (obj == NULL)
-		return;
-	if (json_object_object_get_ex(obj, "method", &v) &&
-	    json_object_is_type(v, json_type_string))
-		*method = json_object_get_string(v);
-	if (json_object_object_get_ex(obj, "id", &v) && v != NULL)
-		*id = xstrdup(json_object_to_json_string_ext(v,
-		    JSON_C_TO_STRING_PLAIN));
-}
-
-/* params.<key> as a string, or NULL. */
-static const char *
-proxy_relay_param(struct json_object *obj, const char *key)
-{
-	struct json_object	*params, *v;
-
-	if (obj == NULL ||
-	    !json_object_object_get_ex(obj, "params", &params) ||
-	    !json_object_is_type(params, json_type_object) ||
-	    !json_object_object_get_ex(params, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (NULL);
-	return (json_object_get_string(v));
-}
 
 /* Refuse a request while the crash budget is tripped. */
 static void
@@ -317,300 +208,18 @@ proxy_relay_flush_queue(void)
 	proxy_stdio_flow();
 }
 
-/* One request of the proxy's own to the current worker. */
-static void
-proxy_relay_private(enum proxy_relay_private kind, const char *method,
-    const char *params)
-{
-	static const char	*names[] = { "replay", "discover", "subscribe" };
-	struct proxy_relay_priv	*p;
-	char			*line;
-
-	p = xcalloc(1, sizeof *p);
-	p->kind = kind;
-	xasprintf(&p->id, "%s%s-%u\"", PROXY_RELAY_PRIVATE, names[kind],
-	    ++proxy_relay_nprivate);
-	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\","
-	    "\"params\":%s}", p->id, method, params);
-	if (proxy_worker_send(line, strlen(line)) != 0) {
-		free(line);
-		free(p->id);
-		free(p);
-		return;
-	}
-	free(line);
-	TAILQ_INSERT_TAIL(&proxy_relay_privs, p, entry);
-}
-
-static void
-proxy_relay_privs_clear(void)
-{
-	struct proxy_relay_priv	*p;
-
-	while ((p = TAILQ_FIRST(&proxy_relay_privs)) != NULL) {
-		TAILQ_REMOVE(&proxy_relay_privs, p, entry);
-		free(p->id);
-		free(p);
-	}
-}
-
-/* Tell an initialized client what changed (now, or once initialized). */
-static void
-proxy_relay_tell(void)
-{
-	if (!proxy_relay_initialized)
-		return;
-	if (proxy_relay_tell_tools)
-		proxy_answer_notify("notifications/tools/list_changed");
-	if (proxy_relay_tell_resources)
-		proxy_answer_notify("notifications/resources/list_changed");
-	proxy_relay_tell_tools = proxy_relay_tell_resources = 0;
-}
-
-/* Subscribe the worker to a URI someone holds a lease on. */
-static void
-proxy_relay_subscribe_worker(const char *uri, const char *method)
-{
-	struct json_object	*params;
-
-	params = json_object_new_object();
-	json_object_object_add(params, "uri", json_object_new_string(uri));
-	proxy_relay_private(PROXY_RELAY_SUBSCRIBE, method,
-	    json_object_to_json_string_ext(params,
-	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(params);
-}
-
-static void
-proxy_relay_resubscribe(const char *uri)
-{
-	proxy_relay_subscribe_worker(uri, "resources/subscribe");
-}
-
-static void
-proxy_relay_unsubscribe(const char *uri)
-{
-	if (proxy_relay_state == PROXY_RELAY_UP)
-		proxy_relay_subscribe_worker(uri, "resources/unsubscribe");
-}
-
-/* The reconnect calls waiting for a worker: answer them. */
-static void
-proxy_relay_reconnected(int ok)
-{
-	struct proxy_relay_msg	*m;
-	long			 pid = proxy_worker_pid();
-
-	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
-		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
-		if (!ok) {
-			proxy_relay_refuse(m->id, "tools/call");
-			proxy_relay_msg_free(m);
-			continue;
-		}
-		proxy_answer_reconnected(m->id, pid, proxy_relay_prev_pid);
-		proxy_relay_msg_free(m);
-	}
-	proxy_shutdown_check();
-}
-
-/*
- * The current worker is initialized (by the client's own initialize or a
- * replayed one): learn its catalog, subscribe it to the leases that
- * carry over, and answer reconnect calls.
- */
-static void
-proxy_relay_worker_ready(void)
-{
-	proxy_relay_generation++;
-	if (proxy_relay_generation > 1) {
-		/* The old worker's handles, and their resources, are gone. */
-		proxy_relay_tell_resources = 1;
-		proxy_relay_tell();
-	}
-	proxy_relay_private(PROXY_RELAY_DISCOVER, "tools/list", "{}");
-	proxy_subs_foreach(proxy_relay_resubscribe);
-	proxy_relay_reconnected(1);
-}
-
-static void
-proxy_relay_remember_init(struct json_object *obj, const char *line,
-    size_t len, const char *id)
-{
-	struct json_object	*params;
-
-	free(proxy_relay_init_line);
-	free(proxy_relay_init_params);
-	free(proxy_relay_init_id);
-	proxy_relay_init_line = xmalloc(len);
-	memcpy(proxy_relay_init_line, line, len);
-	proxy_relay_init_len = len;
-	if (json_object_object_get_ex(obj, "params", &params) &&
-	    json_object_is_type(params, json_type_object))
-		proxy_relay_init_params = xstrdup(
-		    json_object_to_json_string_ext(params,
-		    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
-	else
-		proxy_relay_init_params = xstrdup("{}");
-	proxy_relay_init_id = xstrdup(id);
-	proxy_relay_init_answered = 0;
-}
-
-/* A request carrying the stateless revision's per-request version. */
-static int
-proxy_relay_modern(struct json_object *obj)
-{
-	struct json_object	*params, *meta;
-
-	return (json_object_object_get_ex(obj, "params", &params) &&
-	    json_object_is_type(params, json_type_object) &&
-	    json_object_object_get_ex(params, "_meta", &meta) &&
-	    json_object_is_type(meta, json_type_object) &&
-	    json_object_object_get_ex(meta,
-	    "io.modelcontextprotocol/protocolVersion", NULL));
-}
-
 /* tools/list from the catalog; 0 when it must go to the worker. */
 static int
 proxy_relay_tools_list(struct json_object *obj, const char *id)
 {
-	if (!proxy_catalog_ready() || proxy_relay_modern(obj))
+	if (!proxy_catalog_ready() || proxy_request_modern(obj))
 		return (0);
-	if (proxy_relay_param(obj, "cursor") != NULL) {
+	if (proxy_request_param(obj, "cursor") != NULL) {
 		proxy_answer_error(id, -32602, "invalid cursor");
 		return (1);
 	}
 	proxy_answer_catalog(id);
 	return (1);
-}
-
-/* The reconnect tool: replace the worker, answer when the next is up. */
-static void
-proxy_relay_reconnect(struct json_object *obj, const char *id)
-{
-	struct json_object	*params, *args;
-	struct proxy_relay_msg	*m;
-	int			 busy = !TAILQ_EMPTY(&proxy_relay_reconnects);
-
-	if (json_object_object_get_ex(obj, "params", &params) &&
-	    json_object_object_get_ex(params, "arguments", &args) &&
-	    args != NULL && (!json_object_is_type(args, json_type_object) ||
-	    json_object_object_length(args) != 0)) {
-		proxy_answer_tool_error(id, "invalid_argument",
-		    "reconnect takes no arguments");
-		return;
-	}
-	m = proxy_relay_msg_create(NULL, 0, id, "tools/call");
-	TAILQ_INSERT_TAIL(&proxy_relay_reconnects, m, entry);
-	if (busy)
-		return;		/* one replacement answers them all */
-	proxy_relay_prev_pid = proxy_worker_pid();
-	proxy_worker_replace();
-}
-
-/* Whether a request may be sent to the next worker if this one dies. */
-static int
-proxy_relay_may_repeat(struct json_object *obj, const char *method)
-{
-	struct json_object	*params, *args;
-	const char		*tool;
-
-	if (strcmp(method, "resources/subscribe") == 0 ||
-	    strcmp(method, "resources/unsubscribe") == 0)
-		return (0);
-	if (strcmp(method, "tools/call") != 0)
-		return (1);	/* the other requests have no effects */
-	if ((tool = proxy_relay_param(obj, "name")) == NULL ||
-	    !proxy_catalog_read_only(tool))
-		return (0);
-	/* An export to a file writes one: not read-only whatever it says. */
-	if (json_object_object_get_ex(obj, "params", &params) &&
-	    json_object_object_get_ex(params, "arguments", &args) &&
-	    json_object_is_type(args, json_type_object) &&
-	    json_object_object_get_ex(args, "path", NULL) &&
-	    strcmp(tool, "export_notebook") == 0)
-		return (0);
-	return (1);
-}
-
-/* subscriptions/listen: a holder of leases until it is cancelled. */
-static void
-proxy_relay_listen(struct json_object *obj, const char *id)
-{
-	struct json_object	*params, *filter, *uris, *v;
-	char			*holder;
-	size_t			 i;
-
-	if (!json_object_object_get_ex(obj, "params", &params) ||
-	    !json_object_object_get_ex(params, "notifications", &filter) ||
-	    !json_object_is_type(filter, json_type_object)) {
-		proxy_answer_error(id, -32602, "subscriptions/listen "
-		    "needs params.notifications");
-		return;
-	}
-	if (!json_object_object_get_ex(filter, "resourceSubscriptions", &uris))
-		return;
-	if (!json_object_is_type(uris, json_type_array)) {
-		proxy_answer_error(id, -32602,
-		    "resourceSubscriptions must be an array of URIs");
-		return;
-	}
-	xasprintf(&holder, "listen:%s", id);
-	for (i = 0; i < json_object_array_length(uris); i++) {
-		v = json_object_array_get_idx(uris, i);
-		if (!json_object_is_type(v, json_type_string))
-			continue;
-		switch (proxy_subs_add(holder, json_object_get_string(v))) {
-		case PROXY_SUBS_FIRST:
-			if (proxy_relay_state == PROXY_RELAY_UP)
-				proxy_relay_resubscribe(
-				    json_object_get_string(v));
-			break;
-		case PROXY_SUBS_FULL:
-			proxy_subs_remove_holder(holder,
-			    proxy_relay_unsubscribe);
-			proxy_answer_error(id, -32603, "too many "
-			    "resource watches (128)");
-			free(holder);
-			return;
-		default:
-			break;
-		}
-	}
-	free(holder);
-}
-
-/* resources/subscribe and unsubscribe: 1 when answered here. */
-static int
-proxy_relay_subscription(struct json_object *obj, const char *id,
-    const char *method, struct proxy_relay_msg *m)
-{
-	const char	*uri;
-
-	if ((uri = proxy_relay_param(obj, "uri")) == NULL)
-		return (0);	/* the worker says what is wrong */
-	if (strcmp(method, "resources/subscribe") == 0) {
-		switch (proxy_subs_add("session", uri)) {
-		case PROXY_SUBS_FIRST:
-			m->sub_uri = xstrdup(uri);
-			return (0);
-		case PROXY_SUBS_FULL:
-			proxy_answer_error(id, -32603, "too many "
-			    "resource watches (128)");
-			return (1);
-		default:
-			proxy_answer_result(id, json_object_new_object());
-			return (1);
-		}
-	}
-	switch (proxy_subs_remove("session", uri)) {
-	case PROXY_SUBS_NONE:
-		/* Another listener still holds it: the worker keeps it. */
-		proxy_answer_result(id, json_object_new_object());
-		return (1);
-	default:
-		return (0);
-	}
 }
 
 /* notifications/cancelled: no answer is due for that request now. */
@@ -619,7 +228,7 @@ proxy_relay_cancelled(struct json_object *obj)
 {
 	struct json_object	*params, *rid;
 	struct proxy_relay_msg	*m;
-	char			*cid, *holder;
+	char			*cid;
 
 	if (!json_object_object_get_ex(obj, "params", &params) ||
 	    !json_object_object_get_ex(params, "requestId", &rid))
@@ -628,17 +237,8 @@ proxy_relay_cancelled(struct json_object *obj)
 	    JSON_C_TO_STRING_PLAIN));
 	if ((m = proxy_relay_flight_take(cid)) != NULL)
 		proxy_relay_msg_free(m);
-	TAILQ_FOREACH(m, &proxy_relay_reconnects, entry) {
-		if (strcmp(m->id, cid) == 0) {
-			TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
-			proxy_relay_msg_free(m);
-			break;
-		}
-	}
-	/* Ending one listen stream leaves the other listeners' leases. */
-	xasprintf(&holder, "listen:%s", cid);
-	proxy_subs_remove_holder(holder, proxy_relay_unsubscribe);
-	free(holder);
+	proxy_replay_cancel(cid);
+	proxy_subscribe_cancel(cid);
 	free(cid);
 }
 
@@ -652,17 +252,16 @@ proxy_relay_client_line(const char *line, size_t len)
 	char			*id;
 	int			 request;
 
-	obj = proxy_relay_parse(line, len);
-	proxy_relay_classify(obj, &id, &method);
+	obj = proxy_request_parse(line, len);
+	proxy_request_classify(obj, &id, &method);
 	request = id != NULL && method != NULL;
 
 	if (request && strcmp(method, "initialize") == 0)
-		proxy_relay_remember_init(obj, line, len, id);
+		proxy_replay_remember(obj, line, len, id);
 	else if (method != NULL && id == NULL &&
-	    strcmp(method, "notifications/initialized") == 0) {
-		proxy_relay_initialized = 1;
-		proxy_relay_tell();
-	} else if (method != NULL && id == NULL &&
+	    strcmp(method, "notifications/initialized") == 0)
+		proxy_replay_client_initialized();
+	else if (method != NULL && id == NULL &&
 	    strcmp(method, "notifications/cancelled") == 0)
 		proxy_relay_cancelled(obj);
 
@@ -671,9 +270,9 @@ proxy_relay_client_line(const char *line, size_t len)
 	    proxy_relay_tools_list(obj, id))
 		goto out;
 	if (request && strcmp(method, "tools/call") == 0 &&
-	    (tool = proxy_relay_param(obj, "name")) != NULL &&
+	    (tool = proxy_request_param(obj, "name")) != NULL &&
 	    strcmp(tool, "reconnect") == 0) {
-		proxy_relay_reconnect(obj, id);
+		proxy_replay_reconnect(obj, id);
 		goto out;
 	}
 	if (proxy_relay_state == PROXY_RELAY_UNAVAILABLE) {
@@ -682,7 +281,7 @@ proxy_relay_client_line(const char *line, size_t len)
 		goto out;
 	}
 	if (request && strcmp(method, "subscriptions/listen") == 0) {
-		proxy_relay_listen(obj, id);
+		proxy_subscribe_listen(obj, id);
 		goto out;
 	}
 
@@ -690,13 +289,13 @@ proxy_relay_client_line(const char *line, size_t len)
 	if (request) {
 		if ((strcmp(method, "resources/subscribe") == 0 ||
 		    strcmp(method, "resources/unsubscribe") == 0) &&
-		    proxy_relay_subscription(obj, id, method, m)) {
+		    proxy_subscribe_request(obj, id, method, &m->sub_uri)) {
 			proxy_relay_msg_free(m);
 			goto out;
 		}
-		m->again = proxy_relay_may_repeat(obj, method);
+		m->again = proxy_request_may_repeat(obj, method);
 		m->tools_list = strcmp(method, "tools/list") == 0 &&
-		    !proxy_relay_modern(obj);
+		    !proxy_request_modern(obj);
 	}
 	proxy_relay_send(m, line, len);
 out:
@@ -712,67 +311,31 @@ proxy_relay_client_overlong(const char *why)
 	proxy_answer_error(NULL, -32600, why);
 }
 
-/* The answer to one of the proxy's own requests. */
-static void
-proxy_relay_private_answer(struct json_object *obj, const char *id)
-{
-	static const char	 note[] =
-	    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-	struct proxy_relay_priv	*p;
-	struct json_object	*err, *res;
-
-	TAILQ_FOREACH(p, &proxy_relay_privs, entry) {
-		if (strcmp(p->id, id) == 0)
-			break;
-	}
-	if (p == NULL)
-		return;		/* for an earlier worker */
-	TAILQ_REMOVE(&proxy_relay_privs, p, entry);
-	err = json_object_object_get(obj, "error");
-	switch (p->kind) {
-	case PROXY_RELAY_REPLAY:
-		if (err != NULL)
-			log_warnx("worker refused the replayed initialize: %s",
-			    json_object_to_json_string(err));
-		proxy_relay_state = PROXY_RELAY_UP;
-		if (proxy_relay_initialized)
-			proxy_worker_send(note, sizeof note - 1);
-		log_info("worker initialized from the remembered initialize");
-		proxy_relay_flush_queue();
-		proxy_relay_worker_ready();
-		break;
-	case PROXY_RELAY_DISCOVER:
-		if (err == NULL &&
-		    json_object_object_get_ex(obj, "result", &res) &&
-		    proxy_catalog_discovered(res)) {
-			proxy_relay_tell_tools = 1;
-			proxy_relay_tell_resources = 1;
-			proxy_relay_tell();
-		}
-		break;
-	case PROXY_RELAY_SUBSCRIBE:
-		if (err != NULL)
-			log_info("worker refused a subscription: %s",
-			    json_object_to_json_string(err));
-		break;
-	}
-	free(p->id);
-	free(p);
-}
-
 /* The worker link completed its handshake. */
 void
 proxy_relay_worker_up(void)
 {
-	if (proxy_relay_init_params == NULL || !proxy_relay_init_answered) {
-		/* The client's own initialize (if any) is still to come. */
-		proxy_relay_state = PROXY_RELAY_UP;
-		proxy_relay_flush_queue();
+	if (proxy_replay_start()) {
+		/* Relay again once the replayed initialize is answered. */
+		proxy_relay_state = PROXY_RELAY_REPLAYING;
 		return;
 	}
-	proxy_relay_state = PROXY_RELAY_REPLAYING;
-	proxy_relay_private(PROXY_RELAY_REPLAY, "initialize",
-	    proxy_relay_init_params);
+	proxy_relay_resume();
+}
+
+/* The worker is ready for the client's messages: send what waited. */
+void
+proxy_relay_resume(void)
+{
+	proxy_relay_state = PROXY_RELAY_UP;
+	proxy_relay_flush_queue();
+}
+
+/* Whether messages go to the worker now. */
+int
+proxy_relay_up(void)
+{
+	return (proxy_relay_state == PROXY_RELAY_UP);
 }
 
 /*
@@ -815,16 +378,15 @@ proxy_relay_worker_message(const char *json, size_t len,
 		method = head->method;
 		error = head->error;
 	} else {
-		obj = proxy_relay_parse(json, len);
-		proxy_relay_classify(obj, &id, &method);
+		obj = proxy_request_parse(json, len);
+		proxy_request_classify(obj, &id, &method);
 		error = json_object_object_get_ex(obj, "error", NULL);
 	}
 	if (id != NULL && method == NULL) {
-		if (strncmp(id, PROXY_RELAY_PRIVATE,
-		    strlen(PROXY_RELAY_PRIVATE)) == 0) {
+		if (proxy_replay_owns(id)) {
 			if (obj == NULL)
-				obj = proxy_relay_parse(json, len);
-			proxy_relay_private_answer(obj, id);
+				obj = proxy_request_parse(json, len);
+			proxy_replay_answer(obj, id);
 			goto out;
 		}
 		if ((m = proxy_relay_flight_take(id)) != NULL) {
@@ -832,7 +394,7 @@ proxy_relay_worker_message(const char *json, size_t len,
 			if (m->sub_uri != NULL && error)
 				proxy_subs_remove("session", m->sub_uri);
 			if (m->tools_list && obj == NULL)
-				obj = proxy_relay_parse(json, len);
+				obj = proxy_request_parse(json, len);
 			if (m->tools_list && proxy_relay_list_answer(obj, id)) {
 				proxy_relay_msg_free(m);
 				proxy_shutdown_check();
@@ -840,17 +402,14 @@ proxy_relay_worker_message(const char *json, size_t len,
 			}
 			proxy_relay_msg_free(m);
 		}
-		if (proxy_relay_init_id != NULL && !proxy_relay_init_answered &&
-		    strcmp(id, proxy_relay_init_id) == 0) {
-			proxy_relay_init_answered = 1;
-			proxy_stdio_write_line(json, len);
-			proxy_relay_worker_ready();
+		if (proxy_replay_init_pending(id, NULL, NULL)) {
+			proxy_replay_init_answer(json, len);
 			goto out;
 		}
 	} else if (id == NULL && method != NULL &&
 	    strcmp(method, "notifications/tools/list_changed") == 0) {
 		/* Learn the new list first; tell the client if it differs. */
-		proxy_relay_private(PROXY_RELAY_DISCOVER, "tools/list", "{}");
+		proxy_replay_private(PROXY_REPLAY_DISCOVER, "tools/list", "{}");
 		goto out;
 	}
 	proxy_stdio_write_line(json, len);
@@ -868,18 +427,18 @@ void
 proxy_relay_worker_down(void)
 {
 	struct proxy_relay_msgs	 again = TAILQ_HEAD_INITIALIZER(again);
-	struct proxy_relay_msg	*m;
+	struct proxy_relay_msg	*m, *init;
+	const char		*line;
+	size_t			 len;
 
 	while ((m = TAILQ_FIRST(&proxy_relay_flight)) != NULL) {
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
-		if (proxy_relay_init_id != NULL && !proxy_relay_init_answered &&
-		    strcmp(m->id, proxy_relay_init_id) == 0) {
+		if (proxy_replay_init_pending(m->id, &line, &len)) {
 			/* initialize has no effect: send it again. */
-			proxy_relay_msg_free(m);
-			m = proxy_relay_msg_create(proxy_relay_init_line,
-			    proxy_relay_init_len, proxy_relay_init_id,
+			init = proxy_relay_msg_create(line, len, m->id,
 			    "initialize");
-			TAILQ_INSERT_TAIL(&again, m, entry);
+			proxy_relay_msg_free(m);
+			TAILQ_INSERT_TAIL(&again, init, entry);
 			continue;
 		}
 		if (m->again && !m->retried && m->line != NULL) {
@@ -907,7 +466,7 @@ proxy_relay_worker_down(void)
 		proxy_relay_queued++;
 		proxy_relay_queued_len += m->len;
 	}
-	proxy_relay_privs_clear();
+	proxy_replay_privs_clear();
 	proxy_subs_replaced(proxy_answer_subscription_ended);
 	if (proxy_relay_state != PROXY_RELAY_UNAVAILABLE)
 		proxy_relay_state = PROXY_RELAY_DOWN;
@@ -943,7 +502,7 @@ proxy_relay_worker_unavailable(const char *why)
 	}
 	proxy_relay_queued = 0;
 	proxy_relay_queued_len = 0;
-	proxy_relay_reconnected(0);
+	proxy_replay_reconnected(proxy_relay_why);
 	proxy_shutdown_check();
 }
 
@@ -971,12 +530,7 @@ proxy_relay_abandon(void)
 			    "runtimed-mcp is shutting down");
 		proxy_relay_msg_free(m);
 	}
-	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
-		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
-		proxy_answer_tool_error(m->id, "notebook_unavailable",
-		    "runtimed-mcp is shutting down");
-		proxy_relay_msg_free(m);
-	}
+	proxy_replay_abandon();
 }
 
 /*
@@ -997,8 +551,7 @@ proxy_relay_pending(void)
 
 	if (proxy_relay_state == PROXY_RELAY_UNAVAILABLE)
 		return (0);
-	if (!TAILQ_EMPTY(&proxy_relay_flight) ||
-	    !TAILQ_EMPTY(&proxy_relay_reconnects))
+	if (!TAILQ_EMPTY(&proxy_relay_flight) || proxy_replay_pending())
 		return (1);
 	TAILQ_FOREACH(m, &proxy_relay_queue, entry) {
 		if (m->id != NULL)
@@ -1020,13 +573,6 @@ proxy_relay_free(void)
 		TAILQ_REMOVE(&proxy_relay_flight, m, entry);
 		proxy_relay_msg_free(m);
 	}
-	while ((m = TAILQ_FIRST(&proxy_relay_reconnects)) != NULL) {
-		TAILQ_REMOVE(&proxy_relay_reconnects, m, entry);
-		proxy_relay_msg_free(m);
-	}
-	proxy_relay_privs_clear();
+	proxy_replay_free();
 	free(proxy_relay_why);
-	free(proxy_relay_init_line);
-	free(proxy_relay_init_params);
-	free(proxy_relay_init_id);
 }

@@ -9,9 +9,13 @@
  *
  *	proxy.c		main, options, signals, shutdown
  *	proxy-stdio.c	the client side: lines in, lines out
- *	proxy-relay.c	JSON-RPC bookkeeping: initialize, in-flight requests,
- *			read-only retries, the queue while no worker is up,
- *			the reconnect tool
+ *	proxy-relay.c	the relay: in-flight requests, read-only retries,
+ *			the queue while no worker is up, refusals
+ *	proxy-request.c	reading a client message: id, method, params,
+ *			whether it may be sent again
+ *	proxy-replay.c	what carries over to a new worker: the replayed
+ *			initialize, the proxy's own requests, reconnect
+ *	proxy-subscribe.c subscribe, unsubscribe and listen on the leases
  *	proxy-answer.c	the answers the proxy gives itself (lost calls,
  *			refusals, reconnect, tools/list from the catalog)
  *	proxy-catalog.c	the tools/list catalog: disk cache, built-in copy,
@@ -84,6 +88,50 @@ int		 proxy_relay_pending(void);
 size_t		 proxy_relay_queued_bytes(void);
 void		 proxy_relay_abandon(void);
 void		 proxy_relay_free(void);
+void		 proxy_relay_resume(void);
+int		 proxy_relay_up(void);
+
+/* proxy-request.c */
+struct json_object *proxy_request_parse(const char *, size_t);
+void		 proxy_request_classify(struct json_object *, char **,
+		     const char **);
+const char	*proxy_request_param(struct json_object *, const char *);
+int		 proxy_request_modern(struct json_object *);
+int		 proxy_request_may_repeat(struct json_object *, const char *);
+
+/* proxy-replay.c */
+enum proxy_replay_kind {
+	PROXY_REPLAY_INIT,	/* initialize for a new worker */
+	PROXY_REPLAY_DISCOVER,	/* tools/list for the catalog */
+	PROXY_REPLAY_SUBSCRIBE,	/* a lease's worker subscription */
+};
+void		 proxy_replay_private(enum proxy_replay_kind, const char *,
+		     const char *);
+void		 proxy_replay_privs_clear(void);
+int		 proxy_replay_owns(const char *);
+void		 proxy_replay_client_initialized(void);
+void		 proxy_replay_remember(struct json_object *, const char *,
+		     size_t, const char *);
+int		 proxy_replay_init_pending(const char *, const char **,
+		     size_t *);
+void		 proxy_replay_init_answer(const char *, size_t);
+int		 proxy_replay_start(void);
+void		 proxy_replay_worker_ready(void);
+void		 proxy_replay_answer(struct json_object *, const char *);
+void		 proxy_replay_reconnect(struct json_object *, const char *);
+void		 proxy_replay_reconnected(const char *);
+void		 proxy_replay_cancel(const char *);
+int		 proxy_replay_pending(void);
+void		 proxy_replay_abandon(void);
+void		 proxy_replay_free(void);
+
+/* proxy-subscribe.c */
+void		 proxy_subscribe_worker(const char *);
+void		 proxy_subscribe_drop(const char *);
+void		 proxy_subscribe_listen(struct json_object *, const char *);
+int		 proxy_subscribe_request(struct json_object *, const char *,
+		     const char *, char **);
+void		 proxy_subscribe_cancel(const char *);
 
 /* proxy-answer.c: what the proxy answers itself (proxy-relay.c). */
 void		 proxy_answer_error(const char *, int, const char *);

@@ -13,28 +13,40 @@
 
 #include "worker.h"
 
+/*
+ * The tools, in tools/list order: the entry each tool-*.c defines.  This
+ * list is the only one: it declares the entries and fills the table.
+ */
+#define WORKER_TOOLS(X)							\
+	X(connect_notebook)						\
+	X(create_notebook)						\
+	X(list_notebooks)						\
+	X(inspect_notebook)						\
+	X(edit_cells)							\
+	X(run_cells)							\
+	X(get_results)							\
+	X(search_cells)							\
+	X(move_cells)							\
+	X(clear_outputs)						\
+	X(interrupt_kernel)						\
+	X(restart_kernel)						\
+	X(get_kernel_info)						\
+	X(list_kernels)							\
+	X(select_kernel)						\
+	X(export_notebook)						\
+	X(add_comment)							\
+	X(reply_comment)						\
+	X(resolve_comment)						\
+	X(save_notebook)						\
+	X(disconnect_notebook)
+
+#define WORKER_TOOL_EXTERN(name)					\
+	extern const struct tool_entry tool_##name##_entry;
+WORKER_TOOLS(WORKER_TOOL_EXTERN)
+
+#define WORKER_TOOL_ROW(name) &tool_##name##_entry,
 static const struct tool_entry *const worker_tool_table[] = {
-	&tool_connect_notebook_entry,
-	&tool_create_notebook_entry,
-	&tool_list_notebooks_entry,
-	&tool_inspect_notebook_entry,
-	&tool_edit_cells_entry,
-	&tool_run_cells_entry,
-	&tool_get_results_entry,
-	&tool_search_cells_entry,
-	&tool_move_cells_entry,
-	&tool_clear_outputs_entry,
-	&tool_interrupt_kernel_entry,
-	&tool_restart_kernel_entry,
-	&tool_get_kernel_info_entry,
-	&tool_list_kernels_entry,
-	&tool_select_kernel_entry,
-	&tool_export_notebook_entry,
-	&tool_add_comment_entry,
-	&tool_reply_comment_entry,
-	&tool_resolve_comment_entry,
-	&tool_save_notebook_entry,
-	&tool_disconnect_notebook_entry,
+	WORKER_TOOLS(WORKER_TOOL_ROW)
 	NULL
 };
 

@@ -106,27 +106,6 @@ struct tool_entry {
 const struct tool_entry	*worker_tool_find(const char *);
 struct json_object	*worker_tool_list(void);
 const char		*worker_tool_instructions(void);
-extern const struct tool_entry tool_create_notebook_entry;
-extern const struct tool_entry tool_connect_notebook_entry;
-extern const struct tool_entry tool_disconnect_notebook_entry;
-extern const struct tool_entry tool_list_notebooks_entry;
-extern const struct tool_entry tool_edit_cells_entry;
-extern const struct tool_entry tool_run_cells_entry;
-extern const struct tool_entry tool_get_results_entry;
-extern const struct tool_entry tool_inspect_notebook_entry;
-extern const struct tool_entry tool_save_notebook_entry;
-extern const struct tool_entry tool_search_cells_entry;
-extern const struct tool_entry tool_move_cells_entry;
-extern const struct tool_entry tool_clear_outputs_entry;
-extern const struct tool_entry tool_interrupt_kernel_entry;
-extern const struct tool_entry tool_restart_kernel_entry;
-extern const struct tool_entry tool_get_kernel_info_entry;
-extern const struct tool_entry tool_list_kernels_entry;
-extern const struct tool_entry tool_select_kernel_entry;
-extern const struct tool_entry tool_export_notebook_entry;
-extern const struct tool_entry tool_add_comment_entry;
-extern const struct tool_entry tool_reply_comment_entry;
-extern const struct tool_entry tool_resolve_comment_entry;
 char	*tool_export_notebook_render(struct json_object *, const char *,
 	    size_t *, size_t *);
 struct json_object	*worker_tool_page(u_int, u_int, u_int *);

@@ -8,11 +8,6 @@
 
 #include "proto.h"
 
-#define PROTO_EXEC_TRY(x) do {						\
-	if ((x) != 0)							\
-		return (-1);						\
-} while (0)
-
 static void	proto_exec_pack_opt(msgpack_packer *, const char *, int,
 		    int64_t);
 
@@ -44,10 +39,10 @@ proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
 	const char	*n = "EXEC_RUN";
 
 	memset(m, 0, sizeof *m);
-	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_EXEC_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
 	    &m->cell_ids, err, errlen));
-	PROTO_EXEC_TRY(proto_field_bool(body, n, "stop_on_error", 0,
+	PROTO_TRY(proto_field_bool(body, n, "stop_on_error", 0,
 	    &m->stop_on_error, &m->has_stop_on_error, err, errlen));
 	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
 	    &m->has_timeout_ms, err, errlen));
@@ -69,8 +64,8 @@ proto_exec_get_unpack(const msgpack_object *body, struct proto_exec_get *m,
 	const char	*n = "EXEC_GET";
 
 	memset(m, 0, sizeof *m);
-	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
 	    &m->execution_id, err, errlen));
 	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
 	    &m->has_timeout_ms, err, errlen));
@@ -100,20 +95,20 @@ proto_exec_state_unpack(const msgpack_object *body,
 	const char	*n = "EXEC_STATE";
 
 	memset(m, 0, sizeof *m);
-	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
 	    &m->execution_id, err, errlen));
-	PROTO_EXEC_TRY(proto_field_int(body, n, "daemon_started_at", 0,
+	PROTO_TRY(proto_field_int(body, n, "daemon_started_at", 0,
 	    &m->daemon_started_at, NULL, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "notebook_id", 0,
+	PROTO_TRY(proto_field_str(body, n, "notebook_id", 0,
 	    &m->notebook_id, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "status", PROTO_REQ,
+	PROTO_TRY(proto_field_str(body, n, "status", PROTO_REQ,
 	    &m->status, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "message", 0, &m->message,
+	PROTO_TRY(proto_field_str(body, n, "message", 0, &m->message,
 	    err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "reason", 0, &m->reason,
+	PROTO_TRY(proto_field_str(body, n, "reason", 0, &m->reason,
 	    err, errlen));
-	PROTO_EXEC_TRY(proto_field_bool(body, n, "outputs_omitted", 0,
+	PROTO_TRY(proto_field_bool(body, n, "outputs_omitted", 0,
 	    &m->outputs_omitted, NULL, err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
@@ -140,26 +135,24 @@ proto_kernel_info_reply_unpack(const msgpack_object *body,
     struct proto_kernel_info_reply *m, char *err, size_t errlen)
 {
 	const char	*n = "KERNEL_INFO_REPLY";
-	int64_t		 queue;
 
 	memset(m, 0, sizeof *m);
-	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "name", 0, &m->name, err,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "name", 0, &m->name, err,
 	    errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "state", PROTO_REQ,
+	PROTO_TRY(proto_field_str(body, n, "state", PROTO_REQ,
 	    &m->state, err, errlen));
-	PROTO_EXEC_TRY(proto_field_int(body, n, "pid", 0, &m->pid,
+	PROTO_TRY(proto_field_int(body, n, "pid", 0, &m->pid,
 	    &m->has_pid, err, errlen));
-	PROTO_EXEC_TRY(proto_field_doc(body, n, "language_info", PROTO_MAP,
+	PROTO_TRY(proto_field_doc(body, n, "language_info", PROTO_MAP,
 	    &m->language_info, err, errlen));
-	PROTO_EXEC_TRY(proto_field_int(body, n, "execution_count", 0,
+	PROTO_TRY(proto_field_int(body, n, "execution_count", 0,
 	    &m->execution_count, NULL, err, errlen));
-	PROTO_EXEC_TRY(proto_field_int(body, n, "queue", PROTO_UNSIGNED,
-	    &queue, NULL, err, errlen));
-	m->queue = (uint64_t)queue;
-	PROTO_EXEC_TRY(proto_field_str(body, n, "display_name", 0,
+	PROTO_TRY(proto_field_uint(body, n, "queue", 0, &m->queue, NULL, err,
+	    errlen));
+	PROTO_TRY(proto_field_str(body, n, "display_name", 0,
 	    &m->display_name, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "message", 0, &m->message,
+	PROTO_TRY(proto_field_str(body, n, "message", 0, &m->message,
 	    err, errlen));
 	return (proto_field_int(body, n, "agent_pid", 0, &m->agent_pid,
 	    &m->has_agent_pid, err, errlen));
@@ -181,8 +174,8 @@ proto_kernel_list_reply_unpack(const msgpack_object *body,
 	const char	*n = "KERNEL_LIST_REPLY";
 
 	memset(m, 0, sizeof *m);
-	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_EXEC_TRY(proto_field_str(body, n, "default", 0,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "default", 0,
 	    &m->default_name, err, errlen));
 	return (proto_field_doc(body, n, "kernels", PROTO_REQ | PROTO_ARRAY,
 	    &m->kernels, err, errlen));
@@ -203,7 +196,7 @@ proto_kernel_select_unpack(const msgpack_object *body,
 	const char	*n = "KERNEL_SELECT";
 
 	memset(m, 0, sizeof *m);
-	PROTO_EXEC_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	return (proto_field_str(body, n, "kernel", PROTO_REQ | PROTO_NONUL,
 	    &m->kernel, err, errlen));
 }

@@ -112,6 +112,21 @@ proto_field_int(const msgpack_object *body, const char *msg,
 	return (0);
 }
 
+/* An integer >= 0 (PROTO_UNSIGNED is implied). */
+int
+proto_field_uint(const msgpack_object *body, const char *msg,
+    const char *key, int flags, uint64_t *out, int *has, char *err,
+    size_t errlen)
+{
+	int64_t	v;
+	int	rc;
+
+	rc = proto_field_int(body, msg, key, flags | PROTO_UNSIGNED, &v, has,
+	    err, errlen);
+	*out = (uint64_t)v;
+	return (rc);
+}
+
 int
 proto_field_bool(const msgpack_object *body, const char *msg,
     const char *key, int flags, int *out, int *has, char *err, size_t errlen)

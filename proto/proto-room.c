@@ -9,11 +9,6 @@
 
 #include "proto.h"
 
-#define PROTO_ROOM_TRY(x) do {						\
-	if ((x) != 0)							\
-		return (-1);						\
-} while (0)
-
 static void	proto_room_joined_pack1(msgpack_packer *,
 		    const struct proto_room_joined *, int);
 static int	proto_room_joined_unpack1(const msgpack_object *,
@@ -36,8 +31,8 @@ proto_room_create_unpack(const msgpack_object *body,
 	const char	*n = "ROOM_CREATE";
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
 	    &m->path, err, errlen));
 	return (proto_field_str(body, n, "kernel", PROTO_NONUL, &m->kernel,
 	    err, errlen));
@@ -61,8 +56,8 @@ proto_room_open_unpack(const msgpack_object *body, struct proto_room_open *m,
 	const char	*n = "ROOM_OPEN";
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
 	    &m->path, err, errlen));
 	return (proto_field_str(body, n, "notebook_id", PROTO_NONUL,
 	    &m->notebook_id, err, errlen));
@@ -98,34 +93,32 @@ proto_room_joined_unpack1(const msgpack_object *body,
     struct proto_room_joined *m, const char *n, char *err, size_t errlen)
 {
 	struct proto_doc	kernel;
-	int64_t			seq;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "notebook_id",
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "notebook_id",
 	    PROTO_REQ | PROTO_NONUL, &m->notebook_id, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
 	    &m->path, err, errlen));
-	PROTO_ROOM_TRY(proto_field_bool(body, n, "dirty", 0, &m->dirty, NULL,
+	PROTO_TRY(proto_field_bool(body, n, "dirty", 0, &m->dirty, NULL,
 	    err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
-	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
-	m->seq = (uint64_t)seq;
-	PROTO_ROOM_TRY(proto_field_int(body, n, "nbformat", 0, &m->nbformat,
+	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
+	    err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "nbformat", 0, &m->nbformat,
 	    NULL, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "nbformat_minor", 0,
+	PROTO_TRY(proto_field_int(body, n, "nbformat_minor", 0,
 	    &m->nbformat_minor, NULL, err, errlen));
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "kernel", PROTO_MAP, &kernel,
+	PROTO_TRY(proto_field_doc(body, n, "kernel", PROTO_MAP, &kernel,
 	    err, errlen));
 	if (kernel.obj != NULL) {
-		PROTO_ROOM_TRY(proto_field_str(kernel.obj, n, "name", 0,
+		PROTO_TRY(proto_field_str(kernel.obj, n, "name", 0,
 		    &m->kernel_name, err, errlen));
-		PROTO_ROOM_TRY(proto_field_str(kernel.obj, n, "state", 0,
+		PROTO_TRY(proto_field_str(kernel.obj, n, "state", 0,
 		    &m->kernel_state, err, errlen));
 	}
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "metadata", PROTO_MAP,
+	PROTO_TRY(proto_field_doc(body, n, "metadata", PROTO_MAP,
 	    &m->metadata, err, errlen));
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
+	PROTO_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
 	    &m->warnings, err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
@@ -175,8 +168,8 @@ proto_room_list_reply_unpack(const msgpack_object *body,
 	const char	*n = "ROOM_LIST_REPLY";
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
 	    &m->warnings, err, errlen));
 	return (proto_field_doc(body, n, "rooms", PROTO_REQ | PROTO_ARRAY,
 	    &m->rooms, err, errlen));
@@ -196,15 +189,13 @@ proto_room_edit_unpack(const msgpack_object *body, struct proto_room_edit *m,
     char *err, size_t errlen)
 {
 	const char	*n = "ROOM_EDIT";
-	int64_t		 seq;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "edits",
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "edits",
 	    PROTO_REQ | PROTO_ARRAY, &m->edits, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "if_seq", PROTO_UNSIGNED,
-	    &seq, &m->has_if_seq, err, errlen));
-	m->if_seq = (uint64_t)seq;
+	PROTO_TRY(proto_field_uint(body, n, "if_seq", 0, &m->if_seq,
+	    &m->has_if_seq, err, errlen));
 	return (0);
 }
 
@@ -222,13 +213,11 @@ proto_room_edit_reply_unpack(const msgpack_object *body,
     struct proto_room_edit_reply *m, char *err, size_t errlen)
 {
 	const char	*n = "ROOM_EDIT_REPLY";
-	int64_t		 seq;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
-	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
-	m->seq = (uint64_t)seq;
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
+	    err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
 }
@@ -250,8 +239,8 @@ proto_room_save_unpack(const msgpack_object *body, struct proto_room_save *m,
 	const char	*n = "ROOM_SAVE";
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
 	    &m->path, err, errlen));
 	return (proto_field_bool(body, n, "force", 0, &m->force, NULL, err,
 	    errlen));
@@ -271,15 +260,13 @@ proto_room_save_reply_unpack(const msgpack_object *body,
     struct proto_room_save_reply *m, char *err, size_t errlen)
 {
 	const char	*n = "ROOM_SAVE_REPLY";
-	int64_t		 seq;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "path", PROTO_REQ,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "path", PROTO_REQ,
 	    &m->path, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
-	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
-	m->seq = (uint64_t)seq;
+	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
+	    err, errlen));
 	return (0);
 }
 
@@ -300,18 +287,16 @@ proto_room_changed_unpack(const msgpack_object *body,
     struct proto_room_changed *m, char *err, size_t errlen)
 {
 	const char	*n = "ROOM_CHANGED";
-	int64_t		 seq;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
-	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
-	m->seq = (uint64_t)seq;
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "kinds", PROTO_ARRAY,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
+	    err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "kinds", PROTO_ARRAY,
 	    &m->kinds, err, errlen));
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
+	PROTO_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
 	    &m->cell_ids, err, errlen));
-	PROTO_ROOM_TRY(proto_field_doc(body, n, "execution_ids",
+	PROTO_TRY(proto_field_doc(body, n, "execution_ids",
 	    PROTO_ARRAY, &m->execution_ids, err, errlen));
 	return (proto_field_str(body, n, "notebook_id", 0, &m->notebook_id,
 	    err, errlen));
@@ -329,13 +314,11 @@ proto_room_changes_unpack(const msgpack_object *body,
     struct proto_room_changes *m, char *err, size_t errlen)
 {
 	const char	*n = "ROOM_CHANGES";
-	int64_t		 after;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "after",
-	    PROTO_REQ | PROTO_UNSIGNED, &after, NULL, err, errlen));
-	m->after = (uint64_t)after;
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_uint(body, n, "after", PROTO_REQ, &m->after, NULL,
+	    err, errlen));
 	return (0);
 }
 
@@ -354,14 +337,12 @@ proto_room_changes_reply_unpack(const msgpack_object *body,
     struct proto_room_changes_reply *m, char *err, size_t errlen)
 {
 	const char	*n = "ROOM_CHANGES_REPLY";
-	int64_t		 seq;
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_int(body, n, "seq",
-	    PROTO_REQ | PROTO_UNSIGNED, &seq, NULL, err, errlen));
-	m->seq = (uint64_t)seq;
-	PROTO_ROOM_TRY(proto_field_bool(body, n, "resync", PROTO_REQ,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
+	    err, errlen));
+	PROTO_TRY(proto_field_bool(body, n, "resync", PROTO_REQ,
 	    &m->resync, NULL, err, errlen));
 	return (proto_field_doc(body, n, "changes", PROTO_REQ | PROTO_ARRAY,
 	    &m->changes, err, errlen));
@@ -381,7 +362,7 @@ proto_blob_get_unpack(const msgpack_object *body, struct proto_blob_get *m,
 	const char	*n = "BLOB_GET";
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	return (proto_field_str(body, n, "sha256", PROTO_REQ, &m->sha256,
 	    err, errlen));
 }
@@ -401,8 +382,8 @@ proto_blob_reply_unpack(const msgpack_object *body,
 	const char	*n = "BLOB_REPLY";
 
 	memset(m, 0, sizeof *m);
-	PROTO_ROOM_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_ROOM_TRY(proto_field_str(body, n, "sha256", PROTO_REQ,
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "sha256", PROTO_REQ,
 	    &m->sha256, err, errlen));
 	return (proto_field_str(body, n, "data", PROTO_REQ, &m->data, err,
 	    errlen));

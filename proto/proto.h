@@ -271,12 +271,20 @@ struct proto_doc {
 #define PROTO_MAP	0x08	/* a document that is a map */
 #define PROTO_ARRAY	0x10	/* a document that is an array */
 
+/* In a codec: give up on the first field that is wrong (err says why). */
+#define PROTO_TRY(x) do {						\
+	if ((x) != 0)							\
+		return (-1);						\
+} while (0)
+
 int	proto_field_body(const msgpack_object *, const char *, char *,
 	    size_t);
 int	proto_field_str(const msgpack_object *, const char *, const char *,
 	    int, struct proto_str *, char *, size_t);
 int	proto_field_int(const msgpack_object *, const char *, const char *,
 	    int, int64_t *, int *, char *, size_t);
+int	proto_field_uint(const msgpack_object *, const char *, const char *,
+	    int, uint64_t *, int *, char *, size_t);
 int	proto_field_bool(const msgpack_object *, const char *, const char *,
 	    int, int *, int *, char *, size_t);
 int	proto_field_doc(const msgpack_object *, const char *, const char *,

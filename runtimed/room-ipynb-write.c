@@ -186,7 +186,9 @@ room_ipynb_write_indent(struct room_ipynb_out *o, int level)
 static void
 room_ipynb_write_string(struct room_ipynb_out *o, const char *s, size_t len)
 {
+	static const char	 from[] = "\"\\\n\r\t\b\f", to[] = "\"\\nrtbf";
 	const unsigned char	*p = (const unsigned char *)s;
+	const char		*q;
 	size_t			 i, run;
 	char			 esc[8];
 
@@ -213,32 +215,14 @@ room_ipynb_write_string(struct room_ipynb_out *o, const char *s, size_t len)
 			if (i == len)
 				break;
 		}
-		switch (p[i]) {
-		case '"':
-			room_ipynb_write_bytes(o, "\\\"", 2);
-			break;
-		case '\\':
-			room_ipynb_write_bytes(o, "\\\\", 2);
-			break;
-		case '\n':
-			room_ipynb_write_bytes(o, "\\n", 2);
-			break;
-		case '\r':
-			room_ipynb_write_bytes(o, "\\r", 2);
-			break;
-		case '\t':
-			room_ipynb_write_bytes(o, "\\t", 2);
-			break;
-		case '\b':
-			room_ipynb_write_bytes(o, "\\b", 2);
-			break;
-		case '\f':
-			room_ipynb_write_bytes(o, "\\f", 2);
-			break;
-		default:
+		/* Short escapes where JSON has one, else \\u00XX. */
+		if ((q = memchr(from, p[i], sizeof from - 1)) != NULL) {
+			esc[0] = '\\';
+			esc[1] = to[q - from];
+			room_ipynb_write_bytes(o, esc, 2);
+		} else {
 			snprintf(esc, sizeof esc, "\\u%04x", p[i]);
 			room_ipynb_write_bytes(o, esc, 6);
-			break;
 		}
 		i++;
 	}

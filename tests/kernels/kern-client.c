@@ -30,11 +30,8 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "tests/lib/testclient.h"
 
-static uint32_t	kc_next_id = 1;
-
-static __dead void	kc_fail(const char *, ...) printflike(1, 2);
-static int	kc_connect(const char *);
 static struct json_object	*kc_json(const char *, ...) printflike(1, 2);
 static const char	*kc_dump(struct json_object *);
 static struct json_object	*kc_call(int, uint16_t, struct json_object *,
@@ -50,8 +47,6 @@ static void	kc_expect_sub(struct json_object *, const char *, const char *);
 static struct json_object	*kc_create(int, const char *, const char *);
 static struct json_object	*kc_info(int);
 static struct json_object	*kc_wait_state(int, const char *, int64_t);
-static void	kc_insert(int, const char **, size_t, char **);
-static char	*kc_submit(int, char **, size_t);
 static struct json_object	*kc_get_run(int, const char *, int);
 static struct json_object	*kc_run(int, char **, size_t);
 static struct json_object	*kc_run1(int, const char *, char **);
@@ -73,34 +68,6 @@ static int	kc_rooms(const char *, int);
 static int	kc_cmp64(const void *, const void *);
 static int	kc_bench(const char *, const char *, int);
 
-static __dead void printflike(1, 2)
-kc_fail(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "kern-client: FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static int
-kc_connect(const char *sock)
-{
-	struct proto_incarnation	 inc;
-	char				*cause = NULL;
-	int				 fd;
-
-	if ((fd = sockdir_connect(sock)) == -1)
-		kc_fail("connect %s: %s", sock, strerror(errno));
-	if (frameio_hello(fd, PROTO_PEER_CTL, "kern-client", &inc,
-	    &cause) != 0)
-		kc_fail("hello: %s", cause);
-	return (fd);
-}
-
 /* A JSON object from printf-style text. */
 static struct json_object * printflike(1, 2)
 kc_json(const char *fmt, ...)
@@ -113,7 +80,7 @@ kc_json(const char *fmt, ...)
 	xvasprintf(&text, fmt, ap);
 	va_end(ap);
 	if ((j = json_tokener_parse(text)) == NULL)
-		kc_fail("bad test JSON: %s", text);
+		testclient_fail("bad test JSON: %s", text);
 	free(text);
 	return (j);
 }
@@ -137,7 +104,7 @@ kc_call(int fd, uint16_t type, struct json_object *body, int timeout,
 	msgpack_unpacked	 u;
 	struct json_object	*j;
 	struct mpbuf		 b;
-	uint32_t		 id = kc_next_id++;
+	uint32_t		 id;
 	char			*cause = NULL;
 
 	mpbuf_init(&b);
@@ -146,16 +113,10 @@ kc_call(int fd, uint16_t type, struct json_object *body, int timeout,
 	else
 		mpjson_pack(&b.pk, body);
 	json_object_put(body);
-	if (frameio_write(fd, type, id, b.sb.data, b.sb.size) != 0)
-		kc_fail("write %s", proto_msg_name(type));
-	mpbuf_free(&b);
-	for (;;) {
-		if (frameio_read(fd, timeout, &hdr, &u, &cause) != 0)
-			kc_fail("%s: read: %s", proto_msg_name(type), cause);
-		if (hdr.id == id)
-			break;
-		msgpack_unpacked_destroy(&u);
-	}
+	if (testclient_send(fd, type, &b, &id) != 0)
+		testclient_fail("write %s", proto_msg_name(type));
+	if (testclient_wait_reply(fd, id, timeout, &hdr, &u, &cause) != 0)
+		testclient_fail("%s: read: %s", proto_msg_name(type), cause);
 	j = mpjson_unpack(&u.data);
 	msgpack_unpacked_destroy(&u);
 	*rtype = hdr.type;
@@ -172,8 +133,9 @@ kc_req(int fd, uint16_t type, struct json_object *body, uint16_t expect,
 
 	j = kc_call(fd, type, body, timeout, &rtype);
 	if (rtype != expect)
-		kc_fail("%s: got %s %s, wanted %s", proto_msg_name(type),
-		    proto_msg_name(rtype), kc_dump(j), proto_msg_name(expect));
+		testclient_fail("%s: got %s %s, wanted %s",
+		    proto_msg_name(type), proto_msg_name(rtype), kc_dump(j),
+		    proto_msg_name(expect));
 	return (j);
 }
 
@@ -187,7 +149,7 @@ kc_error(int fd, uint16_t type, struct json_object *body, const char *code)
 	j = kc_req(fd, type, body, PROTO_MSG_ERROR, 10000);
 	if (!json_object_object_get_ex(j, "code", &v) ||
 	    strcmp(json_object_get_string(v), code) != 0)
-		kc_fail("%s: %s, wanted code %s", proto_msg_name(type),
+		testclient_fail("%s: %s, wanted code %s", proto_msg_name(type),
 		    kc_dump(j), code);
 	json_object_object_get_ex(j, "message", &v);
 	msg = xstrdup(json_object_get_string(v));
@@ -233,7 +195,8 @@ kc_int(struct json_object *j, const char *path)
 	struct json_object	*v = kc_get(j, path);
 
 	if (v == NULL || !json_object_is_type(v, json_type_int))
-		kc_fail("%s is not an integer in %s", path, kc_dump(j));
+		testclient_fail("%s is not an integer in %s", path,
+		    kc_dump(j));
 	return (json_object_get_int64(v));
 }
 
@@ -243,7 +206,7 @@ kc_expect(struct json_object *j, const char *path, const char *want)
 	const char	*s = kc_str(j, path);
 
 	if (s == NULL || strcmp(s, want) != 0)
-		kc_fail("%s is %s, wanted %s, in %.2000s", path,
+		testclient_fail("%s is %s, wanted %s, in %.2000s", path,
 		    s != NULL ? s : "(none)", want, kc_dump(j));
 }
 
@@ -253,8 +216,8 @@ kc_expect_sub(struct json_object *j, const char *path, const char *want)
 	const char	*s = kc_str(j, path);
 
 	if (s == NULL || strstr(s, want) == NULL)
-		kc_fail("%s is %s, wanted it to contain %s, in %.2000s", path,
-		    s != NULL ? s : "(none)", want, kc_dump(j));
+		testclient_fail("%s is %s, wanted it to contain %s, in %.2000s",
+		    path, s != NULL ? s : "(none)", want, kc_dump(j));
 }
 
 /* ROOM_CREATE (path may be NULL, kernel may be NULL); returns joined. */
@@ -295,73 +258,25 @@ kc_wait_state(int fd, const char *state, int64_t ms)
 		if (s != NULL && strcmp(s, state) == 0)
 			return (j);
 		if (util_mono_ms() > deadline)
-			kc_fail("kernel state %s, not %s, after %lld ms: %s",
-			    s != NULL ? s : "?", state, (long long)ms,
+			testclient_fail("kernel state %s, not %s, after %lld "
+			    "ms: %s", s != NULL ? s : "?", state, (long long)ms,
 			    kc_dump(j));
 		json_object_put(j);
 		usleep(20000);
 	}
 }
 
-/* Insert code cells at the bottom; ids[] get their ids. */
-static void
-kc_insert(int fd, const char **src, size_t n, char **ids)
-{
-	struct json_object	*body, *edits, *e, *j;
-	char			 path[32];
-	size_t			 i;
-
-	body = json_object_new_object();
-	edits = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		e = json_object_new_object();
-		json_object_object_add(e, "op",
-		    json_object_new_string("insert"));
-		json_object_object_add(e, "after",
-		    json_object_new_string("BOTTOM"));
-		json_object_object_add(e, "source",
-		    json_object_new_string(src[i]));
-		json_object_array_add(edits, e);
-	}
-	json_object_object_add(body, "edits", edits);
-	j = kc_req(fd, PROTO_MSG_ROOM_EDIT, body, PROTO_MSG_ROOM_EDIT_REPLY,
-	    10000);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof path, "cells.%zu.cell_id", i);
-		if (kc_str(j, path) == NULL)
-			kc_fail("ROOM_EDIT_REPLY without %s: %s", path,
-			    kc_dump(j));
-		ids[i] = xstrdup(kc_str(j, path));
-	}
-	json_object_put(j);
-}
-
-/* EXEC_RUN of ids; returns the execution id (caller frees). */
-static char *
-kc_submit(int fd, char **ids, size_t n)
-{
-	struct json_object	*body, *arr, *j;
-	char			*eid;
-	size_t			 i;
-
-	body = json_object_new_object();
-	arr = json_object_new_array();
-	for (i = 0; i < n; i++)
-		json_object_array_add(arr, json_object_new_string(ids[i]));
-	json_object_object_add(body, "cell_ids", arr);
-	j = kc_req(fd, PROTO_MSG_EXEC_RUN, body, PROTO_MSG_EXEC_STATE, 10000);
-	eid = xstrdup(kc_str(j, "execution_id"));
-	json_object_put(j);
-	return (eid);
-}
-
 /* EXEC_GET with a wait. */
 static struct json_object *
 kc_get_run(int fd, const char *eid, int wait_ms)
 {
-	return (kc_req(fd, PROTO_MSG_EXEC_GET, kc_json("{\"execution_id\":"
-	    "\"%s\",\"timeout_ms\":%d}", eid, wait_ms), PROTO_MSG_EXEC_STATE,
-	    wait_ms + 10000));
+	struct json_object	*j;
+	msgpack_unpacked	 u;
+
+	testclient_exec_get(fd, eid, wait_ms, &u);
+	j = mpjson_unpack(&u.data);
+	msgpack_unpacked_destroy(&u);
+	return (j);
 }
 
 /* Run and wait for the end (30 s). */
@@ -371,7 +286,7 @@ kc_run(int fd, char **ids, size_t n)
 	struct json_object	*j;
 	char			*eid;
 
-	eid = kc_submit(fd, ids, n);
+	eid = testclient_submit(fd, ids, n, -1);
 	j = kc_get_run(fd, eid, 30000);
 	free(eid);
 	return (j);
@@ -384,7 +299,7 @@ kc_run1(int fd, const char *src, char **idp)
 	struct json_object	*j;
 	char			*id;
 
-	kc_insert(fd, &src, 1, &id);
+	testclient_insert(fd, &src, NULL, 1, &id, NULL);
 	j = kc_run(fd, &id, 1);
 	if (idp != NULL)
 		*idp = id;
@@ -409,7 +324,7 @@ kc_wait_running(int fd, const char *eid)
 			return;
 		}
 		if (util_mono_ms() > deadline)
-			kc_fail("run never started: %s", kc_dump(j));
+			testclient_fail("run never started: %s", kc_dump(j));
 		json_object_put(j);
 		usleep(20000);
 	}
@@ -498,18 +413,19 @@ kc_death(const char *sock)
 	int64_t			 kpid, t0, ms;
 	int			 fd;
 
-	fd = kc_connect(sock);
-	json_object_put(kc_create(fd, NULL, NULL));
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	j = kc_wait_state(fd, "idle", 60000);
 	kpid = kc_int(j, "pid");
 	json_object_put(j);
 
-	kc_insert(fd, src, 2, ids);
-	eid = kc_submit(fd, ids, 2);
+	testclient_insert(fd, src, NULL, 2, ids, NULL);
+	eid = testclient_submit(fd, ids, 2, -1);
 	kc_wait_running(fd, eid);
 	t0 = util_mono_ms();
 	if (kill((pid_t)kpid, SIGKILL) != 0)
-		kc_fail("kill %lld: %s", (long long)kpid, strerror(errno));
+		testclient_fail("kill %lld: %s", (long long)kpid,
+		    strerror(errno));
 	j = kc_get_run(fd, eid, 10000);
 	ms = util_mono_ms() - t0;
 	kc_expect(j, "status", "kernel_died");
@@ -517,7 +433,8 @@ kc_death(const char *sock)
 	kc_expect(j, "cells.1.status", "not_run");
 	kc_expect_sub(j, "message", "signal 9");
 	if (ms > 1000)
-		kc_fail("kernel death noticed after %lld ms", (long long)ms);
+		testclient_fail("kernel death noticed after %lld ms",
+		    (long long)ms);
 	printf("ok: SIGKILL of the kernel -> kernel_died, not_run in %lld ms "
 	    "(%s)\n", (long long)ms, kc_str(j, "message"));
 	json_object_put(j);
@@ -533,7 +450,7 @@ kc_death(const char *sock)
 	kc_restart(fd);
 	printf("ok: room answers after the death; restart -> OK\n");
 
-	kc_insert(fd, ex, 2, ids);
+	testclient_insert(fd, ex, NULL, 2, ids, NULL);
 	t0 = util_mono_ms();
 	j = kc_run(fd, ids, 2);
 	kc_expect(j, "status", "kernel_died");
@@ -570,8 +487,8 @@ kc_hang(const char *sock)
 	const char		*src = "import time; time.sleep(60)";
 	int			 fd;
 
-	fd = kc_connect(sock);
-	json_object_put(kc_create(fd, NULL, NULL));
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	j = kc_wait_state(fd, "idle", 60000);
 	kpid = kc_int(j, "pid");
 	json_object_put(j);
@@ -587,8 +504,8 @@ kc_hang(const char *sock)
 	printf("ok: SIGCONT -> idle again\n");
 
 	/* Stopped during a run for longer than the bound: dead. */
-	kc_insert(fd, &src, 1, &id);
-	eid = kc_submit(fd, &id, 1);
+	testclient_insert(fd, &src, NULL, 1, &id, NULL);
+	eid = testclient_submit(fd, &id, 1, -1);
 	kc_wait_running(fd, eid);
 	kill((pid_t)kpid, SIGSTOP);
 	t0 = util_mono_ms();
@@ -604,7 +521,8 @@ kc_hang(const char *sock)
 	    (long long)(util_mono_ms() - t0), kc_str(j, "message"));
 	json_object_put(j);
 	if (!kc_wait_gone((pid_t)kpid, 5000))
-		kc_fail("hung kernel %lld still there", (long long)kpid);
+		testclient_fail("hung kernel %lld still there",
+		    (long long)kpid);
 	kc_restart(fd);
 	j = kc_run1(fd, "print('back')", NULL);
 	kc_expect(j, "status", "done");
@@ -631,7 +549,7 @@ kc_specs(const char *sock)
 	size_t			 i;
 	int			 fd, found = 0, fd2;
 
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	j = kc_req(fd, PROTO_MSG_KERNEL_LIST, NULL,
 	    PROTO_MSG_KERNEL_LIST_REPLY, 10000);
 	kc_expect(j, "default", "python3");
@@ -645,18 +563,19 @@ kc_specs(const char *sock)
 			found |= 2;
 	}
 	if (found != 3)
-		kc_fail("KERNEL_LIST lacks pymsg or python3: %s", kc_dump(j));
+		testclient_fail("KERNEL_LIST lacks pymsg or python3: %s",
+		    kc_dump(j));
 	printf("ok: KERNEL_LIST -> %s\n", kc_dump(j));
 	json_object_put(j);
 
 
 	/* Case-insensitive: PyMsg is pymsg. */
-	json_object_put(kc_create(fd, NULL, "PyMsg"));
+	free(testclient_create(fd, NULL, "PyMsg"));
 	j = kc_wait_state(fd, "idle", 60000);
 	kc_expect(j, "display_name", "Python 3 (message interrupt)");
 	json_object_put(j);
-	kc_insert(fd, &src, 1, &id);
-	eid = kc_submit(fd, &id, 1);
+	testclient_insert(fd, &src, NULL, 1, &id, NULL);
+	eid = testclient_submit(fd, &id, 1, -1);
 	kc_wait_running(fd, eid);
 	usleep(200000);
 	json_object_put(kc_req(fd, PROTO_MSG_KERNEL_INTERRUPT, NULL,
@@ -673,14 +592,14 @@ kc_specs(const char *sock)
 	msg = kc_error(fd, PROTO_MSG_KERNEL_SELECT,
 	    kc_json("{\"kernel\":\"nosuchkernel\"}"), "kernel_unavailable");
 	if (strstr(msg, "python3") == NULL)
-		kc_fail("message does not list the kernels: %s", msg);
+		testclient_fail("message does not list the kernels: %s", msg);
 	free(msg);
 	free(kc_error(fd, PROTO_MSG_KERNEL_SELECT, kc_json("{\"kernel\":3}"),
 	    "invalid_argument"));
 
 	/* Select python3: a new kernel of that spec, runs interrupted. */
 	json_object_put(kc_run1(fd, "x = 1", NULL));
-	eid = kc_submit(fd, &id, 1);
+	eid = testclient_submit(fd, &id, 1, -1);
 	kc_wait_running(fd, eid);
 	json_object_put(kc_req(fd, PROTO_MSG_KERNEL_SELECT,
 	    kc_json("{\"kernel\":\"Python3\"}"), PROTO_MSG_OK, 10000));
@@ -704,13 +623,13 @@ kc_specs(const char *sock)
 	free(id);
 
 	/* A connection without a room. */
-	fd2 = kc_connect(sock);
+	fd2 = testclient_connect(sock);
 	free(kc_error(fd2, PROTO_MSG_KERNEL_SELECT,
 	    kc_json("{\"kernel\":\"python3\"}"), "invalid_argument"));
 	msg = kc_error(fd2, PROTO_MSG_ROOM_CREATE,
 	    kc_json("{\"kernel\":\"nosuchkernel\"}"), "kernel_unavailable");
 	if (strstr(msg, "python3") == NULL || strstr(msg, "pymsg") == NULL)
-		kc_fail("message does not list the kernels: %s", msg);
+		testclient_fail("message does not list the kernels: %s", msg);
 	free(msg);
 	close(fd2);
 	close(fd);
@@ -731,7 +650,7 @@ kc_idle(const char *sock, int keep)
 	size_t			 i;
 	int			 fd, fd2;
 
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	j = kc_create(fd, NULL, NULL);
 	nbid = xstrdup(kc_str(j, "notebook_id"));
 	json_object_put(j);
@@ -744,13 +663,13 @@ kc_idle(const char *sock, int keep)
 	/* Leave and come back within the keepalive: nothing happens. */
 	close(fd);
 	usleep(keep * 1000000 / 3);
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	json_object_put(kc_req(fd, PROTO_MSG_ROOM_OPEN,
 	    kc_json("{\"notebook_id\":\"%s\"}", nbid), PROTO_MSG_ROOM_JOINED,
 	    10000));
 	usleep(keep * 1000000 + 500000);
 	if (kc_gone((pid_t)kpid) || kc_gone((pid_t)agent))
-		kc_fail("kernel went although a client came back");
+		testclient_fail("kernel went although a client came back");
 	j = kc_run1(fd, "print(v)", NULL);
 	kc_expect(j, "cells.0.outputs.0.text", "kept\n");
 	json_object_put(j);
@@ -762,15 +681,15 @@ kc_idle(const char *sock, int keep)
 	t0 = util_mono_ms();
 	if (!kc_wait_gone((pid_t)kpid, keep * 1000 + 8000) ||
 	    !kc_wait_gone((pid_t)agent, 5000))
-		kc_fail("kernel %lld / agent %lld still there %d s after the "
-		    "last client left", (long long)kpid, (long long)agent,
-		    keep + 8);
+		testclient_fail("kernel %lld / agent %lld still there %d s "
+		    "after the " "last client left", (long long)kpid,
+		    (long long)agent, keep + 8);
 	printf("ok: kernel and agent gone %lld ms after the last client "
 	    "left (keepalive %d s)\n", (long long)(util_mono_ms() - t0),
 	    keep);
 
 	/* A watcher without a room is not a client of the room. */
-	fd2 = kc_connect(sock);
+	fd2 = testclient_connect(sock);
 	j = kc_req(fd2, PROTO_MSG_ROOM_LIST, NULL, PROTO_MSG_ROOM_LIST_REPLY,
 	    10000);
 	for (i = 0; i < json_object_array_length(kc_get(j, "rooms")); i++) {
@@ -783,7 +702,7 @@ kc_idle(const char *sock, int keep)
 	close(fd2);
 
 	/* Back, and a run starts a kernel again. */
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	json_object_put(kc_req(fd, PROTO_MSG_ROOM_OPEN,
 	    kc_json("{\"notebook_id\":\"%s\"}", nbid), PROTO_MSG_ROOM_JOINED,
 	    10000));
@@ -793,7 +712,7 @@ kc_idle(const char *sock, int keep)
 	json_object_put(j);
 	j = kc_info(fd);
 	if (kc_int(j, "pid") == kpid)
-		kc_fail("the same kernel pid after a teardown");
+		testclient_fail("the same kernel pid after a teardown");
 	json_object_put(j);
 	printf("ok: the next run after the teardown starts a new kernel\n");
 	free(id);
@@ -815,7 +734,7 @@ kc_pool(const char *sock, const char *dir, int i)
 	int64_t			 t0, first;
 	int			 fd;
 
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	xasprintf(&path, "%s/pool%d.ipynb", dir, i);
 	t0 = util_mono_ms();
 	j = kc_create(fd, path, NULL);
@@ -849,12 +768,12 @@ kc_display(const char *sock)
 	int			 fd;
 	int64_t			 t0;
 
-	fd = kc_connect(sock);
-	json_object_put(kc_create(fd, NULL, NULL));
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	json_object_put(kc_wait_state(fd, "idle", 60000));
 
-	kc_insert(fd, &src, 1, &id1);
-	eid1 = kc_submit(fd, &id1, 1);
+	testclient_insert(fd, &src, NULL, 1, &id1, NULL);
+	eid1 = testclient_submit(fd, &id1, 1, -1);
 	r1 = kc_get_run(fd, eid1, 30000);
 	kc_expect(r1, "cells.0.outputs.0.data.text/plain", "'one'");
 	json_object_put(r1);
@@ -878,7 +797,7 @@ kc_display(const char *sock)
 	    "print('b', flush=True)", NULL);
 	t = kc_text(j, 0);
 	if (strcmp(t, "b\n") != 0)
-		kc_fail("clear_output(wait=True) left %s", kc_dump(j));
+		testclient_fail("clear_output(wait=True) left %s", kc_dump(j));
 	free(t);
 	json_object_put(j);
 	printf("ok: clear_output(wait=True) clears at the next output\n");
@@ -886,10 +805,11 @@ kc_display(const char *sock)
 	j = kc_run1(fd, "for i in range(500):\n    print(i, flush=True)",
 	    NULL);
 	if (json_object_array_length(kc_get(j, "cells.0.outputs")) != 1)
-		kc_fail("consecutive stdout not merged: %s", kc_dump(j));
+		testclient_fail("consecutive stdout not merged: %s",
+		    kc_dump(j));
 	t = kc_text(j, 0);
 	if (strncmp(t, "0\n1\n2\n", 6) != 0 || strstr(t, "\n499\n") == NULL)
-		kc_fail("merged stream text wrong");
+		testclient_fail("merged stream text wrong");
 	free(t);
 	json_object_put(j);
 	printf("ok: 500 flushed prints -> one merged stream output\n");
@@ -926,8 +846,8 @@ kc_blob(const char *sock)
 	size_t			 i, n = 2 * 1024 * 1024;
 	int			 fd, fd2;
 
-	fd = kc_connect(sock);
-	json_object_put(kc_create(fd, NULL, NULL));
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	json_object_put(kc_wait_state(fd, "idle", 60000));
 	j = kc_run1(fd, "from IPython.display import display\n"
 	    "display({'text/plain': 'x' * (2 * 1024 * 1024), "
@@ -935,10 +855,10 @@ kc_blob(const char *sock)
 	kc_expect(j, "status", "done");
 	if ((sha = kc_str(j, "cells.0.outputs.0.data.text/plain."
 	    "runtimed_blob")) == NULL)
-		kc_fail("no blob reference: %.500s", kc_dump(j));
+		testclient_fail("no blob reference: %.500s", kc_dump(j));
 	size = kc_int(j, "cells.0.outputs.0.data.text/plain.size");
 	if (size != (int64_t)n)
-		kc_fail("blob size %lld", (long long)size);
+		testclient_fail("blob size %lld", (long long)size);
 	kc_expect(j, "cells.0.outputs.0.data.text/html", "<b>small</b>");
 	hex = xstrdup(sha);
 	json_object_put(j);
@@ -949,17 +869,17 @@ kc_blob(const char *sock)
 	json_object_put(j);
 
 	/* Room-less connections may fetch blobs too. */
-	fd2 = kc_connect(sock);
+	fd2 = testclient_connect(sock);
 	b = kc_req(fd2, PROTO_MSG_BLOB_GET, kc_json("{\"sha256\":\"%s\"}",
 	    hex), PROTO_MSG_BLOB_REPLY, 10000);
 	kc_expect(b, "sha256", hex);
 	data = kc_str(b, "data");
 	if (data == NULL || strlen(data) != n)
-		kc_fail("BLOB_REPLY data of %zu bytes",
+		testclient_fail("BLOB_REPLY data of %zu bytes",
 		    data != NULL ? strlen(data) : 0);
 	for (i = 0; i < n; i++) {
 		if (data[i] != 'x')
-			kc_fail("BLOB_REPLY data differs at %zu", i);
+			testclient_fail("BLOB_REPLY data differs at %zu", i);
 	}
 	json_object_put(b);
 	printf("ok: 2 MiB output -> {runtimed_blob %s, size %zu}; BLOB_GET "
@@ -990,7 +910,7 @@ kc_durable1(const char *sock, const char *file)
 	FILE			*f;
 	int			 fd;
 
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	j = kc_create(fd, NULL, NULL);
 	nbid = xstrdup(kc_str(j, "notebook_id"));
 	json_object_put(j);
@@ -998,20 +918,20 @@ kc_durable1(const char *sock, const char *file)
 	kpid = kc_int(j, "pid");
 	apid = kc_int(j, "agent_pid");
 	json_object_put(j);
-	kc_insert(fd, &src, 1, &id);
-	done = kc_submit(fd, &id, 1);
+	testclient_insert(fd, &src, NULL, 1, &id, NULL);
+	done = testclient_submit(fd, &id, 1, -1);
 	j = kc_get_run(fd, done, 30000);
 	kc_expect(j, "status", "done");
 	json_object_put(j);
 	json_object_put(kc_req(fd, PROTO_MSG_ROOM_EDIT, kc_json("{\"edits\":"
 	    "[{\"op\":\"edit\",\"cell_id\":\"%s\",\"source\":\"print('edited')"
 	    "\"}]}", id), PROTO_MSG_ROOM_EDIT_REPLY, 10000));
-	kc_insert(fd, &slow, 1, &id2);
-	flight = kc_submit(fd, &id2, 1);
+	testclient_insert(fd, &slow, NULL, 1, &id2, NULL);
+	flight = testclient_submit(fd, &id2, 1, -1);
 	kc_wait_running(fd, flight);
 	usleep(200000);		/* the in-flight record is written */
 	if ((f = fopen(file, "w")) == NULL)
-		kc_fail("%s: %s", file, strerror(errno));
+		testclient_fail("%s: %s", file, strerror(errno));
 	fprintf(f, "%s %s %s %lld %lld\n", nbid, done, flight,
 	    (long long)kpid, (long long)apid);
 	fclose(f);
@@ -1034,15 +954,15 @@ kc_durable2(const char *sock, const char *file)
 	if ((f = fopen(file, "r")) == NULL ||
 	    fscanf(f, "%63s %63s %63s %lld %lld", nbid, done, flight, &kpid,
 	    &apid) != 5)
-		kc_fail("%s unreadable", file);
+		testclient_fail("%s unreadable", file);
 	fclose(f);
 	if (!kc_wait_gone((pid_t)kpid, 10000) ||
 	    !kc_wait_gone((pid_t)apid, 5000))
-		kc_fail("kernel %lld or agent %lld outlived the daemon's "
-		    "kill -9", kpid, apid);
+		testclient_fail("kernel %lld or agent %lld outlived the "
+		    "daemon's " "kill -9", kpid, apid);
 	printf("ok: agent and kernel gone after the daemon's kill -9\n");
 
-	fd = kc_connect(sock);
+	fd = testclient_connect(sock);
 	json_object_put(kc_req(fd, PROTO_MSG_ROOM_OPEN,
 	    kc_json("{\"notebook_id\":\"%s\"}", nbid), PROTO_MSG_ROOM_JOINED,
 	    10000));
@@ -1078,8 +998,8 @@ kc_durable2(const char *sock, const char *file)
 	printf("ok: a run acknowledged but never recorded -> kernel_died\n");
 
 	/* Another notebook sees neither. */
-	fd2 = kc_connect(sock);
-	json_object_put(kc_create(fd2, NULL, NULL));
+	fd2 = testclient_connect(sock);
+	free(testclient_create(fd2, NULL, NULL));
 	free(kc_error(fd2, PROTO_MSG_EXEC_GET, kc_json("{\"execution_id\":"
 	    "\"%s\"}", done), "execution_not_found"));
 	free(kc_error(fd2, PROTO_MSG_EXEC_GET, kc_json("{\"execution_id\":"
@@ -1098,8 +1018,8 @@ kc_rooms(const char *sock, int n)
 
 	fds = xcalloc(n, sizeof *fds);
 	for (i = 0; i < n; i++) {
-		fds[i] = kc_connect(sock);
-		json_object_put(kc_create(fds[i], NULL, NULL));
+		fds[i] = testclient_connect(sock);
+		free(testclient_create(fds[i], NULL, NULL));
 	}
 	for (i = 0; i < n; i++) {
 		j = kc_wait_state(fds[i], "idle", 60000);
@@ -1130,14 +1050,14 @@ kc_bench(const char *sock, const char *src, int n)
 	char			*id, *eid;
 	int			 fd, i;
 
-	fd = kc_connect(sock);
-	json_object_put(kc_create(fd, NULL, NULL));
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	json_object_put(kc_wait_state(fd, "idle", 60000));
-	kc_insert(fd, &src, 1, &id);
+	testclient_insert(fd, &src, NULL, 1, &id, NULL);
 	t = xcalloc(n, sizeof *t);
 	for (i = 0; i < n; i++) {
 		t0 = util_now_us();
-		eid = kc_submit(fd, &id, 1);
+		eid = testclient_submit(fd, &id, 1, -1);
 		j = kc_get_run(fd, eid, 30000);
 		t[i] = util_now_us() - t0;
 		kc_expect(j, "status", "done");
@@ -1156,6 +1076,7 @@ kc_bench(const char *sock, const char *src, int n)
 int
 main(int argc, char **argv)
 {
+	testclient_init("kern-client", 10000);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 3 && strcmp(argv[1], "death") == 0)

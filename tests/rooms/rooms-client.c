@@ -53,30 +53,15 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "tests/lib/testclient.h"
 
 /* Changes made to overflow the daemon's log (ROOM_LOG_SIZE, 1024). */
 #define ROOM_LOG_SIZE_TEST	1030
 
-static uint32_t	rc_next_id = 1;
-
 struct rc_model;
 struct rc_edit;
-static __dead void	rc_fail(const char *, ...);
-static int	rc_try_connect(const char *, int64_t *);
-static int	rc_connect(const char *);
-static struct mpbuf	*rc_body(struct mpbuf *, size_t);
-static int	rc_send(int, uint16_t, struct mpbuf *, uint32_t *);
-static int	rc_wait_reply(int, uint32_t, int, struct proto_header *,
-		    msgpack_unpacked *);
-static void	rc_request(int, uint16_t, struct mpbuf *, uint16_t,
-		    msgpack_unpacked *);
-static char	*rc_expect_error(int, uint16_t, struct mpbuf *, const char *);
-static char	*rc_str(const msgpack_object *, const char *);
-static char	*rc_joined_id(msgpack_unpacked *);
-static char	*rc_open(int, const char *, const char *);
-static char	*rc_create(int, const char *);
-static char	*rc_insert(int, const char *, uint64_t *);
 static void	rc_get(int, msgpack_unpacked *);
+static void	rc_changes_after(int, uint64_t, msgpack_unpacked *);
 static char	*rc_sources(const msgpack_object *);
 static void	rc_expect_sources(int, const char *);
 static const msgpack_object	*rc_list_find(int, const char *,
@@ -139,230 +124,28 @@ static char	*rc_kernel_state(int, const char *);
 static int	rc_kernelwait(const char *, int, int);
 static int	rc_kernelspec(const char *, const char *, const char *);
 
-static __dead void
-rc_fail(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "rooms-client: FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static int
-rc_try_connect(const char *sock, int64_t *pid)
-{
-	struct proto_incarnation	 inc;
-	char				*cause = NULL;
-	int				 fd;
-
-	if ((fd = sockdir_connect(sock)) == -1)
-		return (-1);
-	if (frameio_hello(fd, PROTO_PEER_CTL, "rooms-client", &inc,
-	    &cause) != 0) {
-		free(cause);
-		close(fd);
-		return (-1);
-	}
-	if (pid != NULL)
-		*pid = inc.pid;
-	return (fd);
-}
-
-static int
-rc_connect(const char *sock)
-{
-	int	fd;
-
-	if ((fd = rc_try_connect(sock, NULL)) == -1)
-		rc_fail("connect %s: %s", sock, strerror(errno));
-	return (fd);
-}
-
-static struct mpbuf *
-rc_body(struct mpbuf *b, size_t n)
-{
-	mpbuf_init(b);
-	msgpack_pack_map(&b->pk, n);
-	return (b);
-}
-
-/* Send; -1 if the write failed. */
-static int
-rc_send(int fd, uint16_t type, struct mpbuf *b, uint32_t *id)
-{
-	int	rc;
-
-	*id = rc_next_id++;
-	rc = frameio_write(fd, type, *id, b->sb.data, b->sb.size);
-	mpbuf_free(b);
-	return (rc);
-}
-
-/* Read until the reply to id; events go to the callback-less void. */
-static int
-rc_wait_reply(int fd, uint32_t id, int timeout, struct proto_header *hdr,
-    msgpack_unpacked *u)
-{
-	char	*cause = NULL;
-
-	for (;;) {
-		if (frameio_read(fd, timeout, hdr, u, &cause) != 0) {
-			free(cause);
-			return (-1);
-		}
-		if (hdr->id == id)
-			return (0);
-		msgpack_unpacked_destroy(u);
-	}
-}
-
-static void
-rc_request(int fd, uint16_t type, struct mpbuf *b, uint16_t expect,
-    msgpack_unpacked *u)
-{
-	struct proto_header	 hdr;
-	struct proto_error	 e;
-	uint32_t		 id;
-	char			 err[256];
-
-	if (rc_send(fd, type, b, &id) != 0)
-		rc_fail("write %s", proto_msg_name(type));
-	if (rc_wait_reply(fd, id, 20000, &hdr, u) != 0)
-		rc_fail("no reply to %s", proto_msg_name(type));
-	if (expect != 0 && hdr.type != expect) {
-		if (hdr.type != PROTO_MSG_ERROR ||
-		    proto_error_unpack(&u->data, &e, err, sizeof err) != 0)
-			e.message = proto_str_make("");
-		rc_fail("%s: got %s (%.*s), wanted %s", proto_msg_name(type),
-		    proto_msg_name(hdr.type), (int)e.message.len,
-		    e.message.ptr, proto_msg_name(expect));
-	}
-}
-
-/* Expect ERROR {code}; returns the message (caller frees). */
-static char *
-rc_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
-{
-	msgpack_unpacked	 u;
-	struct proto_error	 e;
-	char			*msg, err[256];
-
-	rc_request(fd, type, b, PROTO_MSG_ERROR, &u);
-	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
-		rc_fail("%s: %s", proto_msg_name(type), err);
-	msg = xstrndup(e.message.ptr, e.message.len);
-	if (!proto_str_eq(&e.code, code))
-		rc_fail("%s: error code is not %s: %s", proto_msg_name(type),
-		    code, msg);
-	msgpack_unpacked_destroy(&u);
-	printf("ok: %s -> ERROR %s (%s)\n", proto_msg_name(type), code, msg);
-	return (msg);
-}
-
-static char *
-rc_str(const msgpack_object *o, const char *key)
-{
-	char	*s;
-
-	if ((s = proto_dup_str(o, key)) == NULL)
-		rc_fail("no %s", key);
-	return (s);
-}
-
-/* The notebook_id of a ROOM_JOINED (caller frees). */
-static char *
-rc_joined_id(msgpack_unpacked *u)
-{
-	struct proto_room_joined	 m;
-	char				 err[256];
-
-	if (proto_room_joined_unpack(&u->data, &m, err, sizeof err) != 0)
-		rc_fail("%s", err);
-	return (xstrndup(m.notebook_id.ptr, m.notebook_id.len));
-}
-
-/* ROOM_OPEN by key "path" or "notebook_id". */
-static char *
-rc_open(int fd, const char *key, const char *value)
-{
-	struct proto_room_open	 m;
-	struct mpbuf		 b;
-	msgpack_unpacked	 u;
-	char			*id;
-
-	memset(&m, 0, sizeof m);
-	if (strcmp(key, "path") == 0)
-		m.path = proto_str_make(value);
-	else
-		m.notebook_id = proto_str_make(value);
-	mpbuf_init(&b);
-	proto_room_open_pack(&b.pk, &m);
-	rc_request(fd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, &u);
-	id = rc_joined_id(&u);
-	msgpack_unpacked_destroy(&u);
-	return (id);
-}
-
-static char *
-rc_create(int fd, const char *path)
-{
-	struct proto_room_create m;
-	struct mpbuf		 b;
-	msgpack_unpacked	 u;
-	char			*id;
-
-	memset(&m, 0, sizeof m);
-	m.path = proto_str_make(path);
-	mpbuf_init(&b);
-	proto_room_create_pack(&b.pk, &m);
-	rc_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, &u);
-	id = rc_joined_id(&u);
-	msgpack_unpacked_destroy(&u);
-	return (id);
-}
-
-/* One insert at BOTTOM; returns the new id (caller frees). */
-static char *
-rc_insert(int fd, const char *src, uint64_t *seq)
-{
-	struct proto_room_edit_reply	 r;
-	struct mpbuf			 b;
-	msgpack_unpacked		 u;
-	const msgpack_object		*cells;
-	char				*id, err[256];
-
-	rc_body(&b, 1);
-	proto_pack_key(&b.pk, "edits");
-	msgpack_pack_array(&b.pk, 1);
-	msgpack_pack_map(&b.pk, 3);
-	proto_pack_str(&b.pk, "op", "insert");
-	proto_pack_str(&b.pk, "after", "BOTTOM");
-	proto_pack_str(&b.pk, "source", src);
-	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
-	if (proto_room_edit_reply_unpack(&u.data, &r, err, sizeof err) != 0)
-		rc_fail("%s", err);
-	cells = r.cells.obj;
-	if (cells->via.array.size != 1)
-		rc_fail("ROOM_EDIT_REPLY without one cell");
-	id = rc_str(&cells->via.array.ptr[0], "cell_id");
-	if (seq != NULL)
-		*seq = r.seq;
-	msgpack_unpacked_destroy(&u);
-	return (id);
-}
-
 /* ROOM_CONTENT; caller destroys u. */
 static void
 rc_get(int fd, msgpack_unpacked *u)
 {
 	struct mpbuf	b;
 
-	rc_body(&b, 0);
-	rc_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, u);
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT,
+	    u);
+}
+
+/* ROOM_CHANGES after seq; caller destroys u. */
+static void
+rc_changes_after(int fd, uint64_t after, msgpack_unpacked *u)
+{
+	struct proto_room_changes	m;
+	struct mpbuf			b;
+
+	m.after = after;
+	proto_room_changes_pack(&testclient_codec(&b)->pk, &m);
+	testclient_request(fd, PROTO_MSG_ROOM_CHANGES, &b,
+	    PROTO_MSG_ROOM_CHANGES_REPLY, u);
 }
 
 /* "src1|src2|..." of a ROOM_CONTENT (caller frees). */
@@ -394,7 +177,8 @@ rc_expect_sources(int fd, const char *want)
 	rc_get(fd, &u);
 	got = rc_sources(&u.data);
 	if (strcmp(got, want) != 0)
-		rc_fail("sources are \"%s\", wanted \"%s\"", got, want);
+		testclient_fail("sources are \"%s\", wanted \"%s\"", got,
+		    want);
 	free(got);
 	msgpack_unpacked_destroy(&u);
 }
@@ -407,8 +191,9 @@ rc_list_find(int fd, const char *id, msgpack_unpacked *u)
 	const msgpack_object	*rooms;
 	size_t			 i;
 
-	rc_body(&b, 0);
-	rc_request(fd, PROTO_MSG_ROOM_LIST, &b, PROTO_MSG_ROOM_LIST_REPLY, u);
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_ROOM_LIST, &b,
+	    PROTO_MSG_ROOM_LIST_REPLY, u);
 	rooms = proto_get_array(&u->data, "rooms");
 	for (i = 0; rooms != NULL && i < rooms->via.array.size; i++) {
 		if (proto_obj_streq(proto_get(&rooms->via.array.ptr[i],
@@ -447,9 +232,10 @@ rc_save(int fd, const char *path, int force)
 	m.force = force != 0;
 	mpbuf_init(&b);
 	proto_room_save_pack(&b.pk, &m);
-	rc_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY, &u);
+	testclient_request(fd, PROTO_MSG_ROOM_SAVE, &b,
+	    PROTO_MSG_ROOM_SAVE_REPLY, &u);
 	if (proto_room_save_reply_unpack(&u.data, &r, err, sizeof err) != 0)
-		rc_fail("%s", err);
+		testclient_fail("%s", err);
 	msgpack_unpacked_destroy(&u);
 }
 
@@ -494,9 +280,9 @@ rc_write_file(const char *path, const char *text, int by_rename)
 	xasprintf(&tmp, "%s.editor-tmp", path);
 	if ((f = fopen(by_rename ? tmp : path, "w")) == NULL ||
 	    fputs(text, f) == EOF || fclose(f) != 0)
-		rc_fail("cannot write %s", path);
+		testclient_fail("cannot write %s", path);
 	if (by_rename && rename(tmp, path) != 0)
-		rc_fail("rename %s", tmp);
+		testclient_fail("rename %s", tmp);
 	free(tmp);
 }
 
@@ -523,23 +309,13 @@ rc_write_nb(const char *path, const char *src, int by_rename)
 static void
 rc_run(int fd, const char *cell)
 {
-	struct mpbuf		 b;
 	msgpack_unpacked	 u;
-	char			*eid;
+	char			*eid, *ids[1] = { (char *)cell };
 
-	rc_body(&b, 1);
-	proto_pack_key(&b.pk, "cell_ids");
-	msgpack_pack_array(&b.pk, 1);
-	proto_pack_cstr(&b.pk, cell);
-	rc_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, &u);
-	eid = rc_str(&u.data, "execution_id");
-	msgpack_unpacked_destroy(&u);
-	rc_body(&b, 2);
-	proto_pack_str(&b.pk, "execution_id", eid);
-	proto_pack_int(&b.pk, "timeout_ms", 50000);
-	rc_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, &u);
+	eid = testclient_submit(fd, ids, 1, -1);
+	testclient_exec_get(fd, eid, 50000, &u);
 	if (!proto_obj_streq(proto_get(&u.data, "status"), "done"))
-		rc_fail("run %s did not finish done", eid);
+		testclient_fail("run %s did not finish done", eid);
 	msgpack_unpacked_destroy(&u);
 	free(eid);
 }
@@ -553,12 +329,12 @@ rc_durable1(const char *sock, const char *dir)
 	char			*uid, *fid, *c1, *c2, *c3, *path, *run;
 	int			 a, f;
 
-	a = rc_connect(sock);
-	uid = rc_create(a, NULL);
-	c1 = rc_insert(a, "u1", NULL);
-	c2 = rc_insert(a, "u2", NULL);
-	c3 = rc_insert(a, "u3", NULL);
-	rc_body(&b, 1);
+	a = testclient_connect(sock);
+	uid = testclient_create(a, NULL, NULL);
+	c1 = testclient_insert1(a, "u1", NULL);
+	c2 = testclient_insert1(a, "u2", NULL);
+	c3 = testclient_insert1(a, "u3", NULL);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 3);
 	msgpack_pack_map(&b.pk, 3);
@@ -574,21 +350,22 @@ rc_durable1(const char *sock, const char *dir)
 	proto_pack_key(&b.pk, "cell_ids");
 	msgpack_pack_array(&b.pk, 1);
 	proto_pack_cstr(&b.pk, c3);
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
-	run = rc_insert(a, "print(6*7)", NULL);
+	run = testclient_insert1(a, "print(6*7)", NULL);
 	rc_run(a, run);
 	usleep(600000);	/* outputs are journaled after a short debounce */
 	rc_expect_sources(a, "u3 \xc3\xa9" "dited|u1|print(6*7)");
 
-	f = rc_connect(sock);
+	f = testclient_connect(sock);
 	xasprintf(&path, "%s/f.ipynb", dir);
-	fid = rc_create(f, path);
-	free(rc_insert(f, "saved cell", NULL));
+	fid = testclient_create(f, path, NULL);
+	free(testclient_insert1(f, "saved cell", NULL));
 	rc_save(f, NULL, 0);
-	free(rc_insert(f, "unsaved cell", NULL));
+	free(testclient_insert1(f, "unsaved cell", NULL));
 	if (rc_file_has(path, "unsaved cell") != 0)
-		rc_fail("unsaved cell is in the file already");
+		testclient_fail("unsaved cell is in the file already");
 	printf("%s %s\n", uid, fid);
 	fflush(stdout);
 	free(c1);
@@ -613,44 +390,44 @@ rc_durable2(const char *sock, const char *dir, const char *uid,
 	char			*path, *id;
 	int			 a, f, g, dirty;
 
-	a = rc_connect(sock);
+	a = testclient_connect(sock);
 	if ((r = rc_list_find(a, uid, &u)) == NULL)
-		rc_fail("untitled room %s not in ROOM_LIST", uid);
+		testclient_fail("untitled room %s not in ROOM_LIST", uid);
 	if (proto_get(r, "path")->type != MSGPACK_OBJECT_NIL)
-		rc_fail("untitled room has a path");
+		testclient_fail("untitled room has a path");
 	msgpack_unpacked_destroy(&u);
 	if ((r = rc_list_find(a, fid, &u)) == NULL)
-		rc_fail("file room %s not in ROOM_LIST", fid);
+		testclient_fail("file room %s not in ROOM_LIST", fid);
 	if (proto_get_bool(r, "dirty", &dirty) != 0 || !dirty)
-		rc_fail("file room not dirty in ROOM_LIST");
+		testclient_fail("file room not dirty in ROOM_LIST");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_LIST after kill -9 shows both rooms, file room "
 	    "dirty\n");
 
-	free(rc_open(a, "notebook_id", uid));
+	free(testclient_open(a, NULL, uid));
 	rc_expect_sources(a, "u3 \xc3\xa9" "dited|u1|print(6*7)");
 	rc_get(a, &u);
 	cells = proto_get_array(&u.data, "cells");
 	outs = proto_get(&cells->via.array.ptr[2], "outputs");
 	j = mpjson_unpack(outs);
 	if (j == NULL || strstr(json_object_to_json_string(j), "42") == NULL)
-		rc_fail("outputs of the run are lost: %s",
+		testclient_fail("outputs of the run are lost: %s",
 		    j != NULL ? json_object_to_json_string(j) : "null");
 	json_object_put(j);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: untitled notebook back by id, edits and outputs kept\n");
 
-	f = rc_connect(sock);
+	f = testclient_connect(sock);
 	xasprintf(&path, "%s/f.ipynb", dir);
-	id = rc_open(f, "path", path);
+	id = testclient_open(f, path, NULL);
 	if (strcmp(id, fid) != 0)
-		rc_fail("path opens room %s, not %s", id, fid);
+		testclient_fail("path opens room %s, not %s", id, fid);
 	free(id);
 	rc_expect_sources(f, "saved cell|unsaved cell");
 	if (rc_file_has(path, "unsaved cell") != 0)
-		rc_fail("unsaved cell reached the file");
-	g = rc_connect(sock);
-	free(rc_open(g, "notebook_id", fid));
+		testclient_fail("unsaved cell reached the file");
+	g = testclient_connect(sock);
+	free(testclient_open(g, NULL, fid));
 	rc_expect_sources(g, "saved cell|unsaved cell");
 	printf("ok: file-backed notebook back by path and by id with its "
 	    "unsaved edit\n");
@@ -666,20 +443,21 @@ rc_durable3(const char *sock, const char *dir, const char *fid)
 	char		*path, *msg;
 	int		 a;
 
-	a = rc_connect(sock);
+	a = testclient_connect(sock);
 	xasprintf(&path, "%s/f.ipynb", dir);
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	msg = rc_expect_error(a, PROTO_MSG_ROOM_OPEN, &b,
+	msg = testclient_expect_error(a, PROTO_MSG_ROOM_OPEN, &b,
 	    "notebook_unavailable");
 	if (strstr(msg, fid) == NULL)
-		rc_fail("message does not say how to get the copy back");
+		testclient_fail("message does not say how to get the copy "
+		    "back");
 	free(msg);
-	free(rc_open(a, "notebook_id", fid));
+	free(testclient_open(a, NULL, fid));
 	rc_expect_sources(a, "saved cell|unsaved cell");
 	rc_save(a, NULL, 0);
 	if (rc_file_has(path, "unsaved cell") != 1)
-		rc_fail("saving did not restore the file");
+		testclient_fail("saving did not restore the file");
 	printf("ok: missing file -> notebook_unavailable by path; by id the "
 	    "unsaved copy is back and saves\n");
 	free(path);
@@ -692,7 +470,7 @@ rc_edit1(int fd, uint16_t expect, msgpack_unpacked *u, const char *op,
 {
 	struct mpbuf	b;
 
-	rc_body(&b, if_seq >= 0 ? 2 : 1);
+	testclient_body(&b, if_seq >= 0 ? 2 : 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, k1 != NULL ? 2 : 1);
@@ -701,7 +479,7 @@ rc_edit1(int fd, uint16_t expect, msgpack_unpacked *u, const char *op,
 		proto_pack_str(&b.pk, k1, v1);
 	if (if_seq >= 0)
 		proto_pack_int(&b.pk, "if_seq", if_seq);
-	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, expect, u);
+	testclient_request(fd, PROTO_MSG_ROOM_EDIT, &b, expect, u);
 }
 
 /* Change log, ROOM_CHANGED to all, ROOM_CHANGES, if_seq, the new ops. */
@@ -718,70 +496,66 @@ rc_changes(const char *sock)
 	int			 a, c, i, resync;
 	uint32_t		 rid;
 
-	a = rc_connect(sock);
-	id = rc_create(a, NULL);
-	c = rc_connect(sock);
-	free(rc_open(c, "notebook_id", id));
-	ids[0] = rc_insert(a, "zero", &seq0);
+	a = testclient_connect(sock);
+	id = testclient_create(a, NULL, NULL);
+	c = testclient_connect(sock);
+	free(testclient_open(c, NULL, id));
+	ids[0] = testclient_insert1(a, "zero", &seq0);
 
 	/* The originator gets its reply, then ROOM_CHANGED, like others. */
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 2);
 	proto_pack_str(&b.pk, "op", "insert");
 	proto_pack_str(&b.pk, "source", "print(1)");
-	if (rc_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0)
-		rc_fail("write");
+	if (testclient_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0)
+		testclient_fail("write");
 	for (;;) {
 		if (frameio_read(a, 5000, &hdr, &u, &cause) != 0)
-			rc_fail("read: %s", cause);
+			testclient_fail("read: %s", cause);
 		if (hdr.id == rid)
 			break;
 		msgpack_unpacked_destroy(&u);	/* earlier events */
 	}
 	if (hdr.type != PROTO_MSG_ROOM_EDIT_REPLY ||
 	    proto_get_int(&u.data, "seq", &v) != 0)
-		rc_fail("no ROOM_EDIT_REPLY");
+		testclient_fail("no ROOM_EDIT_REPLY");
 	seq = (uint64_t)v;
 	ids[1] = proto_dup_str(&proto_get_array(&u.data,
 	    "cells")->via.array.ptr[0], "cell_id");
 	msgpack_unpacked_destroy(&u);
 	if (frameio_read(a, 5000, &hdr, &u, &cause) != 0 ||
 	    hdr.type != PROTO_MSG_ROOM_CHANGED)
-		rc_fail("originator got no ROOM_CHANGED after its reply");
+		testclient_fail("originator got no ROOM_CHANGED after its "
+		    "reply");
 	if (proto_get_int(&u.data, "seq", &v) != 0 || (uint64_t)v != seq ||
 	    !proto_obj_streq(&proto_get_array(&u.data,
 	    "cell_ids")->via.array.ptr[0], ids[1]) ||
 	    !proto_obj_streq(&proto_get_array(&u.data,
 	    "kinds")->via.array.ptr[0], "cells"))
-		rc_fail("ROOM_CHANGED does not match the edit");
+		testclient_fail("ROOM_CHANGED does not match the edit");
 	msgpack_unpacked_destroy(&u);
 	if (rc_wait_changed(c, "cells", 5000) != 0)
-		rc_fail("the other peer got no ROOM_CHANGED");
+		testclient_fail("the other peer got no ROOM_CHANGED");
 	printf("ok: ROOM_EDIT -> reply seq %llu, then ROOM_CHANGED {cells, "
 	    "cell_ids} to the originator and the other peer\n",
 	    (unsigned long long)seq);
 
 	/* ROOM_CHANGES after seq0: exactly the one change. */
-	rc_body(&b, 1);
-	proto_pack_uint(&b.pk, "after", seq0);
-	rc_request(a, PROTO_MSG_ROOM_CHANGES, &b, PROTO_MSG_ROOM_CHANGES_REPLY,
-	    &u);
+	rc_changes_after(a, seq0, &u);
 	ch = proto_get_array(&u.data, "changes");
 	if (proto_get_bool(&u.data, "resync", &resync) != 0 || resync ||
 	    ch == NULL || ch->via.array.size != seq - seq0 ||
 	    !proto_obj_streq(&proto_get_array(&ch->via.array.ptr[
 	    ch->via.array.size - 1], "cell_ids")->via.array.ptr[0], ids[1]))
-		rc_fail("ROOM_CHANGES after %llu is wrong",
+		testclient_fail("ROOM_CHANGES after %llu is wrong",
 		    (unsigned long long)seq0);
 	msgpack_unpacked_destroy(&u);
-	rc_body(&b, 1);
-	proto_pack_uint(&b.pk, "after", seq + 100);
-	rc_request(a, PROTO_MSG_ROOM_CHANGES, &b, PROTO_MSG_ROOM_CHANGES_REPLY,
-	    &u);
+	rc_changes_after(a, seq + 100, &u);
 	if (proto_get_bool(&u.data, "resync", &resync) != 0 || !resync)
-		rc_fail("ROOM_CHANGES from the future does not resync");
+		testclient_fail("ROOM_CHANGES from the future does not "
+		    "resync");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_CHANGES lists changes after a seq; a future seq "
 	    "resyncs\n");
@@ -790,7 +564,7 @@ rc_changes(const char *sock)
 	rc_edit1(a, PROTO_MSG_ERROR, &u, "insert", "source", "stale",
 	    (int64_t)seq0);
 	if (!proto_obj_streq(proto_get(&u.data, "code"), "conflict"))
-		rc_fail("stale if_seq is not conflict");
+		testclient_fail("stale if_seq is not conflict");
 	msgpack_unpacked_destroy(&u);
 	rc_edit1(a, PROTO_MSG_ROOM_EDIT_REPLY, &u, "insert", "source", "two",
 	    (int64_t)seq);
@@ -801,7 +575,7 @@ rc_changes(const char *sock)
 	printf("ok: if_seq stale -> conflict, current -> applied\n");
 
 	/* move: by id and by index (index at the start of the batch). */
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 2);
 	msgpack_pack_map(&b.pk, 3);
@@ -815,15 +589,16 @@ rc_changes(const char *sock)
 	proto_pack_key(&b.pk, "cell_id");
 	msgpack_pack_uint32(&b.pk, 0);	/* "zero", now second */
 	proto_pack_str(&b.pk, "source", "ZERO");
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	ch = proto_get_array(&u.data, "cells");
 	if (!proto_obj_streq(proto_get(&ch->via.array.ptr[0], "cell_id"),
 	    ids[2]) || !proto_obj_streq(proto_get(&ch->via.array.ptr[1],
 	    "cell_id"), ids[0]))
-		rc_fail("move/edit reply names the wrong cells");
+		testclient_fail("move/edit reply names the wrong cells");
 	msgpack_unpacked_destroy(&u);
 	rc_expect_sources(a, "two|ZERO|print(1)");
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 3);
@@ -833,10 +608,11 @@ rc_changes(const char *sock)
 	proto_pack_cstr(&b.pk, ids[2]);
 	proto_pack_cstr(&b.pk, ids[0]);
 	proto_pack_str(&b.pk, "after", ids[1]);
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	rc_expect_sources(a, "print(1)|two|ZERO");
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 3);
@@ -845,7 +621,8 @@ rc_changes(const char *sock)
 	msgpack_pack_array(&b.pk, 1);
 	proto_pack_cstr(&b.pk, ids[2]);
 	proto_pack_str(&b.pk, "after", ids[2]);
-	free(rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b, "invalid_argument"));
+	free(testclient_expect_error(a, PROTO_MSG_ROOM_EDIT, &b,
+	    "invalid_argument"));
 	printf("ok: move by id, several cells, integer index at batch start; "
 	    "move after itself refused\n");
 
@@ -858,13 +635,14 @@ rc_changes(const char *sock)
 	ch = &proto_get_array(&u.data, "cells")->via.array.ptr[0];
 	if (proto_get_array(ch, "outputs")->via.array.size != 0 ||
 	    proto_get(ch, "execution_count")->type != MSGPACK_OBJECT_NIL)
-		rc_fail("clear_outputs left outputs or execution_count");
+		testclient_fail("clear_outputs left outputs or "
+		    "execution_count");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: clear_outputs (all) empties outputs and "
 	    "execution_count\n");
 
 	/* notebook_metadata: shallow merge, nil deletes; reply cell nil. */
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 2);
@@ -873,13 +651,14 @@ rc_changes(const char *sock)
 	msgpack_pack_map(&b.pk, 2);
 	proto_pack_str(&b.pk, "x_comments", "thread");
 	proto_pack_int(&b.pk, "x_gone", 1);
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	ch = proto_get_array(&u.data, "cells");
 	if (proto_get(&ch->via.array.ptr[0], "cell_id")->type !=
 	    MSGPACK_OBJECT_NIL)
-		rc_fail("notebook_metadata reply cell is not nil");
+		testclient_fail("notebook_metadata reply cell is not nil");
 	msgpack_unpacked_destroy(&u);
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 2);
@@ -887,13 +666,14 @@ rc_changes(const char *sock)
 	proto_pack_key(&b.pk, "metadata");
 	msgpack_pack_map(&b.pk, 1);
 	proto_pack_nil(&b.pk, "x_gone");
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	rc_get(a, &u);
 	md = proto_get_map(&u.data, "metadata");
 	if (!proto_obj_streq(proto_get(md, "x_comments"), "thread") ||
 	    proto_get(md, "x_gone") != NULL)
-		rc_fail("notebook metadata merge is wrong");
+		testclient_fail("notebook metadata merge is wrong");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: notebook_metadata merges, nil deletes\n");
 
@@ -905,12 +685,10 @@ rc_changes(const char *sock)
 		msgpack_unpacked_destroy(&u);
 		free(s);
 	}
-	rc_body(&b, 1);
-	proto_pack_uint(&b.pk, "after", seq0);
-	rc_request(a, PROTO_MSG_ROOM_CHANGES, &b, PROTO_MSG_ROOM_CHANGES_REPLY,
-	    &u);
+	rc_changes_after(a, seq0, &u);
 	if (proto_get_bool(&u.data, "resync", &resync) != 0 || !resync)
-		rc_fail("ROOM_CHANGES older than the log does not resync");
+		testclient_fail("ROOM_CHANGES older than the log does not "
+		    "resync");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_CHANGES older than the last 1024 changes resyncs\n");
 	for (i = 0; i < 3; i++)
@@ -929,19 +707,21 @@ rc_watch(const char *sock, const char *dir)
 
 	xasprintf(&path, "%s/w.ipynb", dir);
 	rc_write_nb(path, "first", 0);
-	a = rc_connect(sock);
-	id = rc_open(a, "path", path);
+	a = testclient_connect(sock);
+	id = testclient_open(a, path, NULL);
 	rc_expect_sources(a, "first");
 
 	/* An editor writing a new file and renaming it over ours. */
 	rc_write_nb(path, "second (renamed)", 1);
 	if (rc_wait_changed(a, "reloaded", 5000) != 0)
-		rc_fail("no ROOM_CHANGED reloaded after a rename over the file");
+		testclient_fail("no ROOM_CHANGED reloaded after a rename over "
+		    "the file");
 	rc_expect_sources(a, "second (renamed)");
 	/* And one writing in place. */
 	rc_write_nb(path, "third (in place)", 0);
 	if (rc_wait_changed(a, "reloaded", 5000) != 0)
-		rc_fail("no ROOM_CHANGED reloaded after an in-place write");
+		testclient_fail("no ROOM_CHANGED reloaded after an in-place "
+		    "write");
 	rc_expect_sources(a, "third (in place)");
 	printf("ok: clean room reloads on outside change (rename and in "
 	    "place) and says reloaded\n");
@@ -949,23 +729,24 @@ rc_watch(const char *sock, const char *dir)
 	/* Our own save is not an outside change. */
 	rc_save(a, NULL, 0);
 	if (rc_wait_changed(a, "reloaded", 700) == 0)
-		rc_fail("our own save was taken for an outside change");
+		testclient_fail("our own save was taken for an outside "
+		    "change");
 	printf("ok: our own atomic save does not reload\n");
 
 	/* Dirty: kept, save refuses, force wins. */
-	free(rc_insert(a, "mine", NULL));
+	free(testclient_insert1(a, "mine", NULL));
 	rc_write_nb(path, "theirs", 1);
 	if (rc_wait_changed(a, "reloaded", 700) == 0)
-		rc_fail("a dirty room reloaded over unsaved changes");
+		testclient_fail("a dirty room reloaded over unsaved changes");
 	rc_expect_sources(a, "third (in place)|mine");
-	rc_body(&b, 0);
-	free(rc_expect_error(a, PROTO_MSG_ROOM_SAVE, &b,
+	testclient_body(&b, 0);
+	free(testclient_expect_error(a, PROTO_MSG_ROOM_SAVE, &b,
 	    "file_changed_on_disk"));
 	if (rc_file_has(path, "theirs") != 1)
-		rc_fail("the outside version was overwritten");
+		testclient_fail("the outside version was overwritten");
 	rc_save(a, NULL, 1);
 	if (rc_file_has(path, "mine") != 1)
-		rc_fail("force did not write our version");
+		testclient_fail("force did not write our version");
 	printf("ok: dirty room keeps its content, ROOM_SAVE refuses "
 	    "file_changed_on_disk, force writes\n");
 	free(id);
@@ -982,21 +763,21 @@ rc_grace(const char *sock, const char *dir)
 	char			*uid, *fid, *path;
 	int			 a, f, loaded, i;
 
-	a = rc_connect(sock);
-	uid = rc_create(a, NULL);
-	free(rc_insert(a, "kept while asleep", NULL));
+	a = testclient_connect(sock);
+	uid = testclient_create(a, NULL, NULL);
+	free(testclient_insert1(a, "kept while asleep", NULL));
 	xasprintf(&path, "%s/g.ipynb", dir);
-	f = rc_connect(sock);
-	fid = rc_create(f, path);
-	free(rc_insert(f, "saved", NULL));
+	f = testclient_connect(sock);
+	fid = testclient_create(f, path, NULL);
+	free(testclient_insert1(f, "saved", NULL));
 	rc_save(f, NULL, 0);
 	close(a);
 	close(f);
-	a = rc_connect(sock);
+	a = testclient_connect(sock);
 	for (i = 0; i < 150; i++) {
 		r = rc_list_find(a, uid, &u);
 		if (r == NULL)
-			rc_fail("untitled room left ROOM_LIST");
+			testclient_fail("untitled room left ROOM_LIST");
 		if (proto_get_bool(r, "loaded", &loaded) == 0 && !loaded) {
 			msgpack_unpacked_destroy(&u);
 			break;
@@ -1005,16 +786,17 @@ rc_grace(const char *sock, const char *dir)
 		usleep(100000);
 	}
 	if (i == 150)
-		rc_fail("idle untitled room not unloaded within 15 s");
+		testclient_fail("idle untitled room not unloaded within 15 s");
 	if (rc_list_find(a, fid, &u) != NULL)
-		rc_fail("clean file-backed room still listed after unload");
+		testclient_fail("clean file-backed room still listed after "
+		    "unload");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: idle rooms unloaded; untitled stays listed, clean "
 	    "file-backed forgotten\n");
-	free(rc_open(a, "notebook_id", uid));
+	free(testclient_open(a, NULL, uid));
 	rc_expect_sources(a, "kept while asleep");
-	f = rc_connect(sock);
-	free(rc_open(f, "path", path));
+	f = testclient_connect(sock);
+	free(testclient_open(f, path, NULL));
 	rc_expect_sources(f, "saved");
 	printf("ok: unloaded rooms come back by id and by path\n");
 	free(uid);
@@ -1084,7 +866,7 @@ static void
 rc_edit_pack(struct mpbuf *b, const struct rc_model *m,
     const struct rc_edit *e)
 {
-	rc_body(b, 1);
+	testclient_body(b, 1);
 	proto_pack_key(&b->pk, "edits");
 	msgpack_pack_array(&b->pk, 1);
 	switch (e->op) {
@@ -1217,7 +999,7 @@ rc_daemon_start(const char *runtimed, const char *dir, const char *sock,
 
 	xasprintf(&log, "%s/daemon.log", dir);
 	if ((child = fork()) == -1)
-		rc_fail("fork: %s", strerror(errno));
+		testclient_fail("fork: %s", strerror(errno));
 	if (child == 0) {
 		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) != -1) {
 			dup2(fd, 1);
@@ -1229,14 +1011,14 @@ rc_daemon_start(const char *runtimed, const char *dir, const char *sock,
 	}
 	free(log);
 	for (i = 0; i < 200; i++) {
-		if ((fd = rc_try_connect(sock, pid)) != -1) {
+		if ((fd = testclient_try_connect(sock, pid)) != -1) {
 			close(fd);
 			if (*pid == child)
 				return (child);
 		}
 		usleep(50000);
 	}
-	rc_fail("daemon did not start");
+	testclient_fail("daemon did not start");
 }
 
 /* The saved file is the old or the new one, never torn. */
@@ -1251,7 +1033,8 @@ rc_check_file(const char *path)
 	    "nbformat.validate(nbformat.read(sys.argv[1], as_version=4))' %s",
 	    path);
 	if (system(cmd) != 0)
-		rc_fail("%s is not a valid notebook after SIGKILL", path);
+		testclient_fail("%s is not a valid notebook after SIGKILL",
+		    path);
 	free(cmd);
 }
 
@@ -1289,19 +1072,19 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 
 	child = rc_daemon_start(runtimed, dir, sock, &dpid);
 	xasprintf(&path, "%s/chaos.ipynb", dir);
-	fd[0] = rc_connect(sock);
-	id = rc_create(fd[0], path);
+	fd[0] = testclient_connect(sock);
+	id = testclient_create(fd[0], path, NULL);
 	big = xmalloc(1024 * 1024 + 1);
 	memset(big, 'x', 1024 * 1024);
 	big[1024 * 1024] = '\0';
 	memset(&m, 0, sizeof m);
-	newid = rc_insert(fd[0], big, NULL);
+	newid = testclient_insert1(fd[0], big, NULL);
 	rc_model_insert(&m, 0, newid, big);
 	free(newid);
 	free(big);
 	rc_save(fd[0], NULL, 0);
-	fd[1] = rc_connect(sock);
-	free(rc_open(fd[1], "notebook_id", id));
+	fd[1] = testclient_connect(sock);
+	free(testclient_open(fd[1], NULL, id));
 
 	for (k = 0; k < edits; k++) {
 		w = k % 2;
@@ -1314,8 +1097,9 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 				mid = 0;
 			} else
 				mid = 1;
-			if (rc_send(fd[w], PROTO_MSG_ROOM_EDIT, &b, &rid) != 0)
-				rc_fail("write");
+			if (testclient_send(fd[w], PROTO_MSG_ROOM_EDIT, &b,
+			    &rid) != 0)
+				testclient_fail("write");
 			if (mid)
 				usleep((useconds_t)(rand() % 3000));
 			kill((pid_t)dpid, SIGKILL);
@@ -1325,10 +1109,10 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 			close(fd[0]);
 			close(fd[1]);
 			child = rc_daemon_start(runtimed, dir, sock, &dpid);
-			fd[0] = rc_connect(sock);
-			fd[1] = rc_connect(sock);
-			free(rc_open(fd[0], "notebook_id", id));
-			free(rc_open(fd[1], "notebook_id", id));
+			fd[0] = testclient_connect(sock);
+			fd[1] = testclient_connect(sock);
+			free(testclient_open(fd[0], NULL, id));
+			free(testclient_open(fd[1], NULL, id));
 			rc_get(fd[0], &u);
 			if (!rc_model_matches(&m, &u.data, -1)) {
 				/* The unacknowledged edit may have landed. */
@@ -1336,7 +1120,8 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 				rc_edit_apply(&alt, &e, "?");
 				if (!rc_model_matches(&alt, &u.data,
 				    e.op == 0 ? e.after + 1 : -1))
-					rc_fail("after kill %d (edit %d): the "
+					testclient_fail("after kill %d (edit "
+					    "%d): the "
 					    "room lost acknowledged edits",
 					    killed, k);
 				if (e.op == 0) {
@@ -1353,11 +1138,13 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 			msgpack_unpacked_destroy(&u);
 			continue;
 		}
-		if (rc_send(fd[w], PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
-		    rc_wait_reply(fd[w], rid, 20000, &hdr, &u) != 0)
-			rc_fail("edit %d: no reply", k);
+		if (testclient_send(fd[w], PROTO_MSG_ROOM_EDIT, &b,
+		    &rid) != 0 || testclient_wait_reply(fd[w], rid, 20000,
+		    &hdr, &u, NULL) != 0)
+			testclient_fail("edit %d: no reply", k);
 		if (hdr.type != PROTO_MSG_ROOM_EDIT_REPLY)
-			rc_fail("edit %d: %s: %s", k, proto_msg_name(hdr.type),
+			testclient_fail("edit %d: %s: %s", k,
+			    proto_msg_name(hdr.type),
 			    proto_dup_str(&u.data, "message"));
 		newid = proto_dup_str(&proto_get_array(&u.data,
 		    "cells")->via.array.ptr[0], "cell_id");
@@ -1368,7 +1155,8 @@ rc_chaos(const char *sock, const char *dir, const char *runtimed, int edits,
 	}
 	rc_get(fd[0], &u);
 	if (!rc_model_matches(&m, &u.data, -1))
-		rc_fail("final room differs from the acknowledged edits");
+		testclient_fail("final room differs from the acknowledged "
+		    "edits");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: chaos: %d acknowledged edits from 2 clients, %d SIGKILLs "
 	    "(%d with the in-flight edit applied), none lost; %zu cells; "
@@ -1400,7 +1188,8 @@ rc_fsize(int64_t pid, rlim_t limit)
 	    &rl) == 0)
 		rl.rlim_cur = limit;	/* keep the hard limit */
 	if (prlimit((pid_t)pid, RLIMIT_FSIZE, &rl, NULL) != 0)
-		rc_fail("prlimit %lld: %s", (long long)pid, strerror(errno));
+		testclient_fail("prlimit %lld: %s", (long long)pid,
+		    strerror(errno));
 }
 
 /* {seq, dirty, metadata, cells} of ROOM_CONTENT, packed (caller frees). */
@@ -1418,7 +1207,7 @@ rc_state(int fd, size_t *len)
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	for (i = 0; i < 4; i++) {
 		if (proto_get(&u.data, keys[i]) == NULL)
-			rc_fail("ROOM_CONTENT has no %s", keys[i]);
+			testclient_fail("ROOM_CONTENT has no %s", keys[i]);
 		msgpack_pack_object(&pk, *proto_get(&u.data, keys[i]));
 	}
 	msgpack_unpacked_destroy(&u);
@@ -1448,7 +1237,8 @@ rc_no_content_change(int fd, int ms, const char *what)
 			for (i = 0; i < k->via.array.size; i++) {
 				if (!proto_obj_streq(&k->via.array.ptr[i],
 				    "kernel"))
-					rc_fail("%s: watchers were told of a "
+					testclient_fail("%s: watchers were "
+					    "told of a "
 					    "change that was refused", what);
 			}
 		}
@@ -1460,7 +1250,7 @@ rc_no_content_change(int fd, int ms, const char *what)
 static void
 rc_fault_body(struct mpbuf *b, int which, char **c)
 {
-	rc_body(b, 1);
+	testclient_body(b, 1);
 	proto_pack_key(&b->pk, "edits");
 	switch (which) {
 	case 0:		/* a batch: insert, edit, delete */
@@ -1526,8 +1316,8 @@ rc_status_warnings(int fd, const char *needle)
 	size_t			 i;
 	int			 n = 0;
 
-	rc_body(&b, 0);
-	rc_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
 	    PROTO_MSG_DAEMON_STATUS_REPLY, &u);
 	w = proto_get_array(&u.data, "warnings");
 	for (i = 0; w != NULL && i < w->via.array.size; i++) {
@@ -1560,37 +1350,39 @@ rc_fault1(const char *sock, const char *dir)
 	int64_t			 pid;
 	int			 a, w, i;
 
-	if ((a = rc_try_connect(sock, &pid)) == -1)
-		rc_fail("connect");
+	if ((a = testclient_try_connect(sock, &pid)) == -1)
+		testclient_fail("connect");
 	xasprintf(&path, "%s/f.ipynb", dir);
-	id = rc_create(a, path);
-	c[0] = rc_insert(a, "print('out1')", NULL);
+	id = testclient_create(a, path, NULL);
+	c[0] = testclient_insert1(a, "print('out1')", NULL);
 	rc_run(a, c[0]);
-	c[1] = rc_insert(a, "two", NULL);
+	c[1] = testclient_insert1(a, "two", NULL);
 	rc_save(a, NULL, 0);
-	c[2] = rc_insert(a, "three", NULL);	/* journaled, not saved */
-	w = rc_connect(sock);
-	free(rc_open(w, "notebook_id", id));
+	/* Journaled, not saved. */
+	c[2] = testclient_insert1(a, "three", NULL);
+	w = testclient_connect(sock);
+	free(testclient_open(w, NULL, id));
 	usleep(500000);		/* let the outputs' journal entry land */
 	before = rc_state(a, &blen);
 
 	xasprintf(&wal, "%s/runtimed.db-wal", getenv("RUNTIMED_STATE_DIR"));
 	if (stat(wal, &sb) != 0)
-		rc_fail("%s: %s", wal, strerror(errno));
+		testclient_fail("%s: %s", wal, strerror(errno));
 	if (sb.st_size < 16384)
-		rc_fail("WAL too small (%lld) to fault past the notebook file",
-		    (long long)sb.st_size);
+		testclient_fail("WAL too small (%lld) to fault past the "
+		    "notebook file", (long long)sb.st_size);
 	rc_fsize(pid, (rlim_t)sb.st_size);
 
 	for (i = 0; i < 5; i++) {
 		rc_fault_body(&b, i, c);
-		msg = rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b,
+		msg = testclient_expect_error(a, PROTO_MSG_ROOM_EDIT, &b,
 		    "notebook_unavailable");
 		free(msg);
 		after = rc_state(a, &alen);
 		if (alen != blen || memcmp(before, after, blen) != 0)
-			rc_fail("%s refused but the notebook (or its seq or "
-			    "dirty flag) changed", rc_fault_names[i]);
+			testclient_fail("%s refused but the notebook (or its "
+			    "seq or " "dirty flag) changed",
+			    rc_fault_names[i]);
 		free(after);
 		rc_no_content_change(w, 200, rc_fault_names[i]);
 		printf("ok: %s refused under a store fault; notebook, seq, "
@@ -1598,7 +1390,7 @@ rc_fault1(const char *sock, const char *dir)
 	}
 
 	if (rc_status_warnings(a, "cannot be written") != 1)
-		rc_fail("status does not say the store cannot write");
+		testclient_fail("status does not say the store cannot write");
 	printf("ok: status warns that the store cannot write\n");
 
 	/* The file is small enough to write: the old content goes there. */
@@ -1606,21 +1398,22 @@ rc_fault1(const char *sock, const char *dir)
 	if (rc_file_has(path, "three") != 1 || rc_file_has(path, "TWO") != 0 ||
 	    rc_file_has(path, "retried") != 0 ||
 	    rc_file_has(path, "a comment") != 0)
-		rc_fail("the save under the fault did not write the "
+		testclient_fail("the save under the fault did not write the "
 		    "acknowledged content only");
 	printf("ok: save under the fault writes the acknowledged content\n");
 
 	rc_fsize(pid, RLIM_INFINITY);
 	rc_fault_body(&b, 0, c);
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	rc_expect_sources(a, "print('out1')|TWO|retried");
 	printf("ok: fault lifted, the same batch applies once\n");
 	if (rc_status_warnings(a, "cannot be written") != 0)
-		rc_fail("status still warns after a write succeeded");
+		testclient_fail("status still warns after a write succeeded");
 	rc_save(a, NULL, 0);
 	if (rc_file_has(path, "retried") != 1)
-		rc_fail("saved file lacks the retried batch");
+		testclient_fail("saved file lacks the retried batch");
 	printf("%s %s %s\n", id, c[0], c[1]);
 	fflush(stdout);
 	free(before);
@@ -1647,31 +1440,32 @@ rc_fault2(const char *sock, const char *dir, const char *id,
 	int64_t			 pid;
 	int			 a, dirty;
 
-	if ((a = rc_try_connect(sock, &pid)) == -1)
-		rc_fail("connect");
+	if ((a = testclient_try_connect(sock, &pid)) == -1)
+		testclient_fail("connect");
 	if ((r = rc_list_find(a, id, &u)) == NULL)
-		rc_fail("room %s not in ROOM_LIST", id);
+		testclient_fail("room %s not in ROOM_LIST", id);
 	if (proto_get_bool(r, "dirty", &dirty) != 0 || dirty)
-		rc_fail("saved room is dirty after kill -9: the save's "
+		testclient_fail("saved room is dirty after kill -9: the save's "
 		    "bookkeeping was lost");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: the save's bookkeeping reached the store\n");
 
 	xasprintf(&path, "%s/f.ipynb", dir);
-	free(rc_open(a, "path", path));
+	free(testclient_open(a, path, NULL));
 	rc_expect_sources(a, "print('out1')|TWO|retried");
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 3);
 	proto_pack_str(&b.pk, "op", "edit");
 	proto_pack_str(&b.pk, "cell_id", cell);
 	proto_pack_str(&b.pk, "source", "print('out2')");
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	xasprintf(&wal, "%s/runtimed.db-wal", getenv("RUNTIMED_STATE_DIR"));
 	if (stat(wal, &sb) != 0)
-		rc_fail("%s: %s", wal, strerror(errno));
+		testclient_fail("%s: %s", wal, strerror(errno));
 	rc_fsize(pid, (rlim_t)sb.st_size);
 	rc_run(a, cell);	/* its outputs land under the fault */
 	usleep(500000);
@@ -1694,16 +1488,16 @@ rc_fault3(const char *sock, const char *id)
 	struct json_object	*j;
 	int			 a;
 
-	a = rc_connect(sock);
-	free(rc_open(a, "notebook_id", id));
+	a = testclient_connect(sock);
+	free(testclient_open(a, NULL, id));
 	rc_expect_sources(a, "print('out2')|TWO|retried");
 	rc_get(a, &u);
 	cells = proto_get_array(&u.data, "cells");
 	j = mpjson_unpack(proto_get(&cells->via.array.ptr[0], "outputs"));
 	if (j == NULL || strstr(json_object_to_json_string(j), "out2") ==
 	    NULL)
-		rc_fail("outputs of the run under the fault are lost: %s",
-		    j != NULL ? json_object_to_json_string(j) : "null");
+		testclient_fail("outputs of the run under the fault are lost: "
+		    "%s", j != NULL ? json_object_to_json_string(j) : "null");
 	json_object_put(j);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: outputs that landed under the fault were persisted\n");
@@ -1718,11 +1512,11 @@ rc_fill(const char *sock, int nrooms, int ncells)
 	int	 a, i, j;
 
 	for (i = 0; i < nrooms; i++) {
-		a = rc_connect(sock);
-		id = rc_create(a, NULL);
+		a = testclient_connect(sock);
+		id = testclient_create(a, NULL, NULL);
 		for (j = 0; j < ncells; j++)
-			free(rc_insert(a, "print('a cell of some length')",
-			    NULL));
+			free(testclient_insert1(a,
+			    "print('a cell of some length')", NULL));
 		printf("%s\n", id);
 		free(id);
 		close(a);
@@ -1746,18 +1540,19 @@ rc_census(const char *sock)
 	size_t			 i;
 	int			 a, f;
 
-	a = rc_connect(sock);
-	rc_body(&b, 0);
-	rc_request(a, PROTO_MSG_ROOM_LIST, &b, PROTO_MSG_ROOM_LIST_REPLY, &u);
+	a = testclient_connect(sock);
+	testclient_body(&b, 0);
+	testclient_request(a, PROTO_MSG_ROOM_LIST, &b,
+	    PROTO_MSG_ROOM_LIST_REPLY, &u);
 	rooms = proto_get_array(&u.data, "rooms");
 	for (i = 0; rooms != NULL && i < rooms->via.array.size; i++) {
-		id = rc_str(&rooms->via.array.ptr[i], "notebook_id");
-		f = rc_connect(sock);
-		rc_body(&b, 1);
+		id = testclient_str(&rooms->via.array.ptr[i], "notebook_id");
+		f = testclient_connect(sock);
+		testclient_body(&b, 1);
 		proto_pack_str(&b.pk, "notebook_id", id);
-		if (rc_send(f, PROTO_MSG_ROOM_OPEN, &b, &rid) != 0 ||
-		    rc_wait_reply(f, rid, 20000, &hdr, &c) != 0)
-			rc_fail("no reply to ROOM_OPEN");
+		if (testclient_send(f, PROTO_MSG_ROOM_OPEN, &b, &rid) != 0 ||
+		    testclient_wait_reply(f, rid, 20000, &hdr, &c, NULL) != 0)
+			testclient_fail("no reply to ROOM_OPEN");
 		cells = proto_get_array(&c.data, "cells");
 		if (hdr.type == PROTO_MSG_ROOM_JOINED && cells != NULL)
 			printf("%s %u\n", id, cells->via.array.size);
@@ -1780,7 +1575,7 @@ rc_inserts(struct mpbuf *b, int first, int n)
 	char	src[32];
 	int	i;
 
-	rc_body(b, 1);
+	testclient_body(b, 1);
 	proto_pack_key(&b->pk, "edits");
 	msgpack_pack_array(&b->pk, (size_t)n);
 	for (i = first; i < first + n; i++) {
@@ -1803,17 +1598,19 @@ rc_toobig(const char *sock, int n)
 	int64_t			 t0;
 	int			 a;
 
-	a = rc_connect(sock);
-	free(rc_create(a, NULL));
+	a = testclient_connect(sock);
+	free(testclient_create(a, NULL, NULL));
 	rc_inserts(&b, 0, n);
 	t0 = util_mono_ms();
-	msg = rc_expect_error(a, PROTO_MSG_ROOM_EDIT, &b, "invalid_argument");
+	msg = testclient_expect_error(a, PROTO_MSG_ROOM_EDIT, &b,
+	    "invalid_argument");
 	if (strstr(msg, "split") == NULL)
-		rc_fail("the refusal does not say to split the batch: %s", msg);
+		testclient_fail("the refusal does not say to split the batch: "
+		    "%s", msg);
 	rc_get(a, &u);
 	cells = proto_get_array(&u.data, "cells");
 	if (cells == NULL || cells->via.array.size != 0)
-		rc_fail("a refused batch changed the notebook");
+		testclient_fail("a refused batch changed the notebook");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: one batch of %d inserts refused in %lld ms\n", n,
 	    (long long)(util_mono_ms() - t0));
@@ -1864,10 +1661,11 @@ rc_bigbatch_fill(int a, int first, int n, int per)
 	for (i = 0; i < n; i += per) {
 		k = n - i < per ? n - i : per;
 		rc_inserts(&b, first + i, k);
-		if (rc_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
-		    rc_wait_reply(a, rid, 60000, &hdr, &u) != 0 ||
+		if (testclient_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
+		    testclient_wait_reply(a, rid, 60000, &hdr, &u, NULL) != 0 ||
 		    hdr.type != PROTO_MSG_ROOM_EDIT_REPLY)
-			rc_fail("filling the notebook failed at %d", first + i);
+			testclient_fail("filling the notebook failed at %d",
+			    first + i);
 		msgpack_unpacked_destroy(&u);
 	}
 }
@@ -1896,14 +1694,14 @@ rc_bigbatch(const char *sock, int from, int total, int per, int med_ms,
 	int			 a, o, i, p[2], status, n;
 	pid_t			 pid;
 
-	a = rc_connect(sock);
-	free(rc_create(a, NULL));
-	o = rc_connect(sock);
-	free(rc_create(o, NULL));
-	free(rc_insert(o, "the other client's cell", NULL));
+	a = testclient_connect(sock);
+	free(testclient_create(a, NULL, NULL));
+	o = testclient_connect(sock);
+	free(testclient_create(o, NULL, NULL));
+	free(testclient_insert1(o, "the other client's cell", NULL));
 	rc_bigbatch_fill(a, 0, from, per);
 	if (pipe(p) != 0)
-		rc_fail("pipe");
+		testclient_fail("pipe");
 	t0 = util_mono_ms();
 	if ((pid = fork()) == 0) {
 		close(p[0]);
@@ -1911,8 +1709,10 @@ rc_bigbatch(const char *sock, int from, int total, int per, int med_ms,
 			n = total - i < per ? total - i : per;
 			rc_inserts(&b, from + i, n);
 			t1 = util_mono_ms();
-			if (rc_send(a, PROTO_MSG_ROOM_EDIT, &b, &rid) != 0 ||
-			    rc_wait_reply(a, rid, 60000, &hdr, &u) != 0)
+			if (testclient_send(a, PROTO_MSG_ROOM_EDIT, &b,
+			    &rid) != 0 ||
+			    testclient_wait_reply(a, rid, 60000, &hdr, &u,
+			    NULL) != 0)
 				_exit(2);
 			rc_push_ms(&times, &ntimes, util_mono_ms() - t1);
 			cells = proto_get_array(&u.data, "cells");
@@ -1962,11 +1762,13 @@ rc_bigbatch(const char *sock, int from, int total, int per, int med_ms,
 	}
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || t1 < 0)
-		rc_fail("inserting %d cells failed (status %d)", total, status);
+		testclient_fail("inserting %d cells failed (status %d)", total,
+		    status);
 	rc_get(a, &u);
 	cells = proto_get_array(&u.data, "cells");
 	if (cells == NULL || cells->via.array.size != (uint32_t)(from + total))
-		rc_fail("the notebook does not have %d cells", from + total);
+		testclient_fail("the notebook does not have %d cells",
+		    from + total);
 	msgpack_unpacked_destroy(&u);
 	qsort(waits, nwaits, sizeof *waits, rc_cmp_ms);
 	w50 = rc_quantile(waits, nwaits, 0.5);
@@ -1980,11 +1782,11 @@ rc_bigbatch(const char *sock, int from, int total, int per, int med_ms,
 	    (long long)wmax, nwaits, (long long)after);
 	rc_expect_sources(o, "the other client's cell");
 	if (med_ms > 0 && w50 > med_ms)
-		rc_fail("another client waited %lld ms at the median (limit "
-		    "%d)", (long long)w50, med_ms);
+		testclient_fail("another client waited %lld ms at the median "
+		    "(limit " "%d)", (long long)w50, med_ms);
 	if (max_ms > 0 && wmax > max_ms)
-		rc_fail("another client waited up to %lld ms (limit %d)",
-		    (long long)wmax, max_ms);
+		testclient_fail("another client waited up to %lld ms (limit "
+		    "%d)", (long long)wmax, max_ms);
 	return (0);
 }
 
@@ -2042,23 +1844,25 @@ rc_relay_interfere(const char *sock, const char *dir)
 	nbid = text;
 	if ((cell = strchr(nbid, '\n')) == NULL ||
 	    (src = strchr(cell + 1, '\n')) == NULL)
-		rc_fail("%s: want notebook_id, cell_id, source lines", path);
+		testclient_fail("%s: want notebook_id, cell_id, source lines",
+		    path);
 	*cell++ = '\0';
 	*src++ = '\0';
-	fd = rc_connect(sock);
-	free(rc_open(fd, "notebook_id", nbid));
-	rc_body(&b, 1);
+	fd = testclient_connect(sock);
+	free(testclient_open(fd, NULL, nbid));
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 3);
 	proto_pack_str(&b.pk, "op", "edit");
 	proto_pack_str(&b.pk, "cell_id", cell);
 	proto_pack_strn(&b.pk, "source", src, len - (size_t)(src - text));
-	rc_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(fd, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	close(fd);
 	if (unlink(path) != 0)
-		rc_fail("unlink %s: %s", path, strerror(errno));
+		testclient_fail("unlink %s: %s", path, strerror(errno));
 	printf("relay: cell %s edited by another client\n", cell);
 	free(text);
 	free(path);
@@ -2107,10 +1911,10 @@ rc_relay(const char *sock, const char *listen_path, const char *dir)
 
 	xasprintf(&path, "%s/frames", dir);
 	if ((log = fopen(path, "a")) == NULL)
-		rc_fail("%s: %s", path, strerror(errno));
+		testclient_fail("%s: %s", path, strerror(errno));
 	free(path);
 	if ((lfd = sockdir_listen(listen_path, &cause)) == -1)
-		rc_fail("%s", cause);
+		testclient_fail("%s", cause);
 	for (;;) {
 		pfd[0].fd = lfd;
 		pfd[0].events = POLLIN;
@@ -2122,7 +1926,7 @@ rc_relay(const char *sock, const char *listen_path, const char *dir)
 		if (poll(pfd, 1 + 2 * n, -1) == -1) {
 			if (errno == EINTR)
 				continue;
-			rc_fail("poll: %s", strerror(errno));
+			testclient_fail("poll: %s", strerror(errno));
 		}
 		for (i = 0; i < n; i++) {
 			for (up = 1; up >= 0; up--) {
@@ -2148,10 +1952,12 @@ rc_relay(const char *sock, const char *listen_path, const char *dir)
 		if ((fd = accept(lfd, NULL, NULL)) == -1)
 			continue;
 		if (n == RC_RELAY_MAX)
-			rc_fail("more than %d connections", RC_RELAY_MAX);
+			testclient_fail("more than %d connections",
+			    RC_RELAY_MAX);
 		pairs[n].client = fd;
 		if ((pairs[n].daemon = sockdir_connect(sock)) == -1)
-			rc_fail("connect %s: %s", sock, strerror(errno));
+			testclient_fail("connect %s: %s", sock,
+			    strerror(errno));
 		n++;
 	}
 }
@@ -2193,9 +1999,9 @@ rc_kernelwait(const char *sock, int ncells, int max_ms)
 	int			 a, o, i, p[2], status;
 	pid_t			 pid;
 
-	a = rc_connect(sock);
-	id = rc_create(a, NULL);
-	o = rc_connect(sock);
+	a = testclient_connect(sock);
+	id = testclient_create(a, NULL, NULL);
+	o = testclient_connect(sock);
 	rc_bigbatch_fill(a, 0, ncells, 1000);
 	/* A kernel call starts the first kernel (decision 018). */
 	rc_body(&b, 0);
@@ -2213,7 +2019,7 @@ rc_kernelwait(const char *sock, int ncells, int max_ms)
 		free(state);
 		poll(NULL, 0, 100);
 	}
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 2);
@@ -2222,18 +2028,20 @@ rc_kernelwait(const char *sock, int ncells, int max_ms)
 	msgpack_pack_map(&b.pk, 2);
 	proto_pack_nil(&b.pk, "kernelspec");
 	proto_pack_nil(&b.pk, "language_info");
-	rc_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	poll(NULL, 0, 3000);
 
 	if (pipe(p) != 0)
-		rc_fail("pipe");
+		testclient_fail("pipe");
 	t0 = util_mono_ms();
 	if ((pid = fork()) == 0) {
 		close(p[0]);
-		rc_body(&b, 0);
-		if (rc_send(a, PROTO_MSG_KERNEL_RESTART, &b, &rid) != 0 ||
-		    rc_wait_reply(a, rid, 60000, &hdr, &u) != 0)
+		testclient_body(&b, 0);
+		if (testclient_send(a, PROTO_MSG_KERNEL_RESTART, &b,
+		    &rid) != 0 ||
+		    testclient_wait_reply(a, rid, 60000, &hdr, &u, NULL) != 0)
 			_exit(2);
 		if (hdr.type != PROTO_MSG_OK) {
 			fprintf(stderr, "rooms-client: KERNEL_RESTART answered "
@@ -2260,14 +2068,14 @@ rc_kernelwait(const char *sock, int ncells, int max_ms)
 			poll(NULL, 0, 5);
 		}
 		lat = util_mono_ms();
-		rc_body(&b, 0);
-		rc_request(o, PROTO_MSG_PING, &b, PROTO_MSG_PONG, &u);
+		testclient_body(&b, 0);
+		testclient_request(o, PROTO_MSG_PING, &b, PROTO_MSG_PONG, &u);
 		msgpack_unpacked_destroy(&u);
 		rc_push_ms(&waits, &nwaits, util_mono_ms() - lat);
 	}
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || t1 < 0)
-		rc_fail("KERNEL_RESTART failed (status %d)", status);
+		testclient_fail("KERNEL_RESTART failed (status %d)", status);
 	qsort(waits, nwaits, sizeof *waits, rc_cmp_ms);
 	w50 = rc_quantile(waits, nwaits, 0.5);
 	wmax = rc_quantile(waits, nwaits, 1);
@@ -2279,8 +2087,8 @@ rc_kernelwait(const char *sock, int ncells, int max_ms)
 	    (long long)wmax, nwaits);
 	free(id);
 	if (max_ms > 0 && wmax > max_ms)
-		rc_fail("another client waited up to %lld ms (limit %d)",
-		    (long long)wmax, max_ms);
+		testclient_fail("another client waited up to %lld ms (limit "
+		    "%d)", (long long)wmax, max_ms);
 	return (0);
 }
 
@@ -2295,20 +2103,21 @@ rc_kernelspec(const char *sock, const char *id, const char *name)
 	uint32_t		 rid;
 	int			 a;
 
-	a = rc_connect(sock);
+	a = testclient_connect(sock);
 	/* Recovering 100,000 cells takes seconds (more under ASan). */
-	rc_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "notebook_id", id);
-	if (rc_send(a, PROTO_MSG_ROOM_OPEN, &b, &rid) != 0 ||
-	    rc_wait_reply(a, rid, 120000, &hdr, &u) != 0 ||
+	if (testclient_send(a, PROTO_MSG_ROOM_OPEN, &b, &rid) != 0 ||
+	    testclient_wait_reply(a, rid, 120000, &hdr, &u, NULL) != 0 ||
 	    hdr.type != PROTO_MSG_ROOM_JOINED)
-		rc_fail("notebook %s did not come back", id);
+		testclient_fail("notebook %s did not come back", id);
 	msgpack_unpacked_destroy(&u);
 	rc_get(a, &u);
 	if ((md = proto_get_map(&u.data, "metadata")) == NULL ||
 	    (ks = proto_get_map(md, "kernelspec")) == NULL ||
 	    !proto_obj_streq(proto_get(ks, "name"), name))
-		rc_fail("notebook %s lost its kernelspec %s", id, name);
+		testclient_fail("notebook %s lost its kernelspec %s", id,
+		    name);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: notebook %s still names kernelspec %s\n", id, name);
 	return (0);
@@ -2317,6 +2126,7 @@ rc_kernelspec(const char *sock, const char *id, const char *name)
 int
 main(int argc, char **argv)
 {
+	testclient_init("rooms-client", 20000);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 4 && strcmp(argv[1], "durable1") == 0)

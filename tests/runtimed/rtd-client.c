@@ -28,27 +28,11 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "tests/lib/testclient.h"
 
-static uint32_t	rtd_next_id = 1;
-
-static __dead void	rtd_fail(const char *, ...);
-static int	rtd_connect(const char *);
-static void	rtd_reply(int, uint32_t, int, struct proto_header *,
-		    msgpack_unpacked *);
-static void	rtd_request(int, uint16_t, struct mpbuf *, uint16_t, int,
-		    msgpack_unpacked *);
-static struct mpbuf	*rtd_codec(struct mpbuf *);
-static struct mpbuf	*rtd_body(struct mpbuf *, size_t);
-static void	rtd_expect_error(int, uint16_t, struct mpbuf *, const char *);
 static void	rtd_expect_message(int, uint16_t, struct mpbuf *, const char *,
 		    const char *);
-static char	*rtd_str(msgpack_unpacked *, const char *);
 static void	rtd_free_ids(char **, size_t);
-static void	rtd_pack_inserts(msgpack_packer *, const void *);
-static void	rtd_insert_len(int, const char **, const size_t *, size_t,
-		    char **);
-static void	rtd_insert(int, const char **, size_t, char **);
-static void	rtd_pack_ids(msgpack_packer *, const void *);
 static void	rtd_run(int, char **, size_t, int, msgpack_unpacked *);
 static const msgpack_object	*rtd_cell(msgpack_unpacked *, size_t);
 static void	rtd_expect_str(const msgpack_object *, const char *,
@@ -56,8 +40,6 @@ static void	rtd_expect_str(const msgpack_object *, const char *,
 static int	rtd_exec(const char *, const char *);
 static int	rtd_errors(const char *, const char *);
 static int	rtd_mismatch(const char *);
-static void	rtd_wait(int, const char *, msgpack_unpacked *);
-static char	*rtd_submit(int, char **, size_t);
 static int	rtd_kernel(const char *);
 static int	rtd_room(const char *);
 static int	rtd_save(const char *, const char *, int);
@@ -71,109 +53,6 @@ static void	rtd_expect_too_large(msgpack_unpacked *, const char *,
 		    const char *);
 static int	rtd_replies(const char *);
 
-static __dead void
-rtd_fail(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "rtd-client: FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static int
-rtd_connect(const char *sock)
-{
-	struct proto_incarnation	 inc;
-	char				*cause = NULL;
-	int				 fd;
-
-	if ((fd = sockdir_connect(sock)) == -1)
-		rtd_fail("connect %s: %s", sock, strerror(errno));
-	if (frameio_hello(fd, PROTO_PEER_CTL, "rtd-client", &inc, &cause) != 0)
-		rtd_fail("hello: %s", cause);
-	if (inc.pid <= 0 || inc.started_at <= 0 || *inc.version == '\0')
-		rtd_fail("HELLO_OK without an incarnation");
-	return (fd);
-}
-
-/* Read frames until the reply to id (events are skipped). */
-static void
-rtd_reply(int fd, uint32_t id, int timeout, struct proto_header *hdr,
-    msgpack_unpacked *u)
-{
-	char	*cause = NULL;
-
-	for (;;) {
-		if (frameio_read(fd, timeout, hdr, u, &cause) != 0)
-			rtd_fail("read: %s", cause);
-		if (hdr->id == id)
-			return;
-		msgpack_unpacked_destroy(u);
-	}
-}
-
-/* Send a request, wait for its reply; expect type (0: any). */
-static void
-rtd_request(int fd, uint16_t type, struct mpbuf *b, uint16_t expect,
-    int timeout, msgpack_unpacked *u)
-{
-	struct proto_header	hdr;
-	struct proto_error	e;
-	uint32_t		id = rtd_next_id++;
-	char			err[256];
-
-	if (frameio_write(fd, type, id, b->sb.data, b->sb.size) != 0)
-		rtd_fail("write %s", proto_msg_name(type));
-	mpbuf_free(b);
-	rtd_reply(fd, id, timeout, &hdr, u);
-	if (expect != 0 && hdr.type != expect) {
-		if (hdr.type != PROTO_MSG_ERROR ||
-		    proto_error_unpack(&u->data, &e, err, sizeof err) != 0)
-			e.message = proto_str_make("");
-		rtd_fail("%s: got %s (%.*s), wanted %s", proto_msg_name(type),
-		    proto_msg_name(hdr.type), (int)e.message.len,
-		    e.message.ptr, proto_msg_name(expect));
-	}
-}
-
-/* Start a body packed by its codec. */
-static struct mpbuf *
-rtd_codec(struct mpbuf *b)
-{
-	mpbuf_init(b);
-	return (b);
-}
-
-static struct mpbuf *
-rtd_body(struct mpbuf *b, size_t n)
-{
-	mpbuf_init(b);
-	msgpack_pack_map(&b->pk, n);
-	return (b);
-}
-
-/* Expect ERROR {code}. */
-static void
-rtd_expect_error(int fd, uint16_t type, struct mpbuf *b, const char *code)
-{
-	msgpack_unpacked	 u;
-	struct proto_error	 e;
-	char			 err[256];
-
-	rtd_request(fd, type, b, PROTO_MSG_ERROR, 5000, &u);
-	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
-		rtd_fail("%s: %s", proto_msg_name(type), err);
-	if (!proto_str_eq(&e.code, code))
-		rtd_fail("%s: error code %.*s, wanted %s",
-		    proto_msg_name(type), (int)e.code.len, e.code.ptr, code);
-	printf("ok: %s -> ERROR %s\n", proto_msg_name(type), code);
-	msgpack_unpacked_destroy(&u);
-}
-
 /* Expect ERROR {code} whose message is want. */
 static void
 rtd_expect_message(int fd, uint16_t type, struct mpbuf *b, const char *code,
@@ -183,25 +62,15 @@ rtd_expect_message(int fd, uint16_t type, struct mpbuf *b, const char *code,
 	struct proto_error	 e;
 	char			 err[256];
 
-	rtd_request(fd, type, b, PROTO_MSG_ERROR, 5000, &u);
+	testclient_request(fd, type, b, PROTO_MSG_ERROR, &u);
 	if (proto_error_unpack(&u.data, &e, err, sizeof err) != 0)
-		rtd_fail("%s: %s", proto_msg_name(type), err);
+		testclient_fail("%s: %s", proto_msg_name(type), err);
 	if (!proto_str_eq(&e.code, code) || !proto_str_eq(&e.message, want))
-		rtd_fail("%s: ERROR %.*s \"%.*s\", wanted %s \"%s\"",
+		testclient_fail("%s: ERROR %.*s \"%.*s\", wanted %s \"%s\"",
 		    proto_msg_name(type), (int)e.code.len, e.code.ptr,
 		    (int)e.message.len, e.message.ptr, code, want);
 	printf("ok: %s -> ERROR %s (%s)\n", proto_msg_name(type), code, want);
 	msgpack_unpacked_destroy(&u);
-}
-
-static char *
-rtd_str(msgpack_unpacked *u, const char *key)
-{
-	char	*s;
-
-	if ((s = proto_dup_str(&u->data, key)) == NULL)
-		rtd_fail("reply without %s", key);
-	return (s);
 }
 
 static void
@@ -213,121 +82,25 @@ rtd_free_ids(char **ids, size_t n)
 		free(ids[i]);
 }
 
-struct rtd_sources {
-	const char	**sources;
-	const size_t	 *lens;		/* NULL: NUL-terminated */
-	size_t		  n;
-};
-
-/* The edit batch: one insert at the bottom per source. */
-static void
-rtd_pack_inserts(msgpack_packer *pk, const void *arg)
-{
-	const struct rtd_sources	*s = arg;
-	size_t				 i;
-
-	msgpack_pack_array(pk, s->n);
-	for (i = 0; i < s->n; i++) {
-		msgpack_pack_map(pk, 3);
-		proto_pack_str(pk, "op", "insert");
-		proto_pack_str(pk, "after", "BOTTOM");
-		proto_pack_strn(pk, "source", s->sources[i], s->lens != NULL ?
-		    s->lens[i] : strlen(s->sources[i]));
-	}
-}
-
-/*
- * Insert cells at the bottom; returns their ids (caller frees).  With
- * lens, sources are lens[i] bytes long and may hold NUL.
- */
-static void
-rtd_insert_len(int fd, const char **sources, const size_t *lens, size_t n,
-    char **ids)
-{
-	struct proto_room_edit		 m;
-	struct proto_room_edit_reply	 r;
-	struct rtd_sources		 s = { sources, lens, n };
-	struct mpbuf			 b;
-	msgpack_unpacked		 u;
-	const msgpack_object		*cells;
-	char				 err[256];
-	size_t				 i;
-
-	memset(&m, 0, sizeof m);
-	m.edits.pack = rtd_pack_inserts;
-	m.edits.arg = &s;
-	proto_room_edit_pack(&rtd_codec(&b)->pk, &m);
-	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY,
-	    5000, &u);
-	if (proto_room_edit_reply_unpack(&u.data, &r, err, sizeof err) != 0)
-		rtd_fail("%s", err);
-	cells = r.cells.obj;
-	if (cells->via.array.size != n)
-		rtd_fail("ROOM_EDIT_REPLY without one cell per edit");
-	for (i = 0; i < n; i++)
-		ids[i] = proto_dup_str(&cells->via.array.ptr[i], "cell_id");
-	msgpack_unpacked_destroy(&u);
-}
-
-static void
-rtd_insert(int fd, const char **sources, size_t n, char **ids)
-{
-	rtd_insert_len(fd, sources, NULL, n, ids);
-}
-
-struct rtd_ids {
-	char	**ids;
-	size_t	  n;
-};
-
-/* EXEC_RUN's cell_ids. */
-static void
-rtd_pack_ids(msgpack_packer *pk, const void *arg)
-{
-	const struct rtd_ids	*l = arg;
-	size_t			 i;
-
-	msgpack_pack_array(pk, l->n);
-	for (i = 0; i < l->n; i++)
-		proto_pack_cstr(pk, l->ids[i]);
-}
-
 /* EXEC_RUN then EXEC_GET (30 s); returns the final EXEC_STATE. */
 static void
 rtd_run(int fd, char **ids, size_t n, int stop, msgpack_unpacked *u)
 {
-	struct proto_exec_run	 rm;
-	struct proto_exec_get	 gm;
 	struct proto_exec_state	 st;
-	struct rtd_ids		 l = { ids, n };
-	struct mpbuf		 b;
 	char			*eid, err[256];
 
-	memset(&rm, 0, sizeof rm);
-	rm.cell_ids.pack = rtd_pack_ids;
-	rm.cell_ids.arg = &l;
-	rm.has_stop_on_error = 1;
-	rm.stop_on_error = stop;
-	proto_exec_run_pack(&rtd_codec(&b)->pk, &rm);
-	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000, u);
+	testclient_run(fd, ids, n, stop, u);
 	if (proto_exec_state_unpack(&u->data, &st, err, sizeof err) != 0)
-		rtd_fail("%s", err);
+		testclient_fail("%s", err);
 	if (!proto_str_eq(&st.status, "queued") &&
 	    !proto_str_eq(&st.status, "running"))
-		rtd_fail("EXEC_RUN answered status %.*s", (int)st.status.len,
-		    st.status.ptr);
+		testclient_fail("EXEC_RUN answered status %.*s",
+		    (int)st.status.len, st.status.ptr);
 	eid = proto_str_dup(&st.execution_id);
 	printf("ok: EXEC_RUN -> %s %.*s\n", eid, (int)st.status.len,
 	    st.status.ptr);
 	msgpack_unpacked_destroy(u);
-
-	memset(&gm, 0, sizeof gm);
-	gm.execution_id = proto_str_make(eid);
-	gm.has_timeout_ms = 1;
-	gm.timeout_ms = 30000;
-	proto_exec_get_pack(&rtd_codec(&b)->pk, &gm);
-	rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 40000,
-	    u);
+	testclient_exec_get(fd, eid, 30000, u);
 	free(eid);
 }
 
@@ -338,7 +111,7 @@ rtd_cell(msgpack_unpacked *u, size_t i)
 
 	cells = proto_get_array(&u->data, "cells");
 	if (cells == NULL || i >= cells->via.array.size)
-		rtd_fail("EXEC_STATE has no cell %zu", i);
+		testclient_fail("EXEC_STATE has no cell %zu", i);
 	return (&cells->via.array.ptr[i]);
 }
 
@@ -353,7 +126,7 @@ rtd_expect_str(const msgpack_object *o, const char *key, const char *want)
 	s = proto_get_str(o, key, &len);
 	if (s == NULL || strlen(want) != len || memcmp(s, want, len) != 0) {
 		j = mpjson_unpack(o);
-		rtd_fail("%s is %.*s, wanted %s, in %s", key,
+		testclient_fail("%s is %.*s, wanted %s, in %s", key,
 		    s != NULL ? (int)len : 6, s != NULL ? s : "(none)", want,
 		    json_object_to_json_string(j));
 	}
@@ -377,35 +150,36 @@ rtd_exec(const char *sock, const char *path)
 	int			 a, bfd;
 	int64_t			 ec;
 
-	a = rtd_connect(sock);
-	bfd = rtd_connect(sock);
+	a = testclient_connect(sock);
+	bfd = testclient_connect(sock);
 
 	/* A creates the notebook; B joins the same room by id. */
 	memset(&cm, 0, sizeof cm);
 	cm.path = proto_str_make(path);
-	proto_room_create_pack(&rtd_codec(&b)->pk, &cm);
-	rtd_request(a, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	proto_room_create_pack(&testclient_codec(&b)->pk, &cm);
+	testclient_request(a, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED,
 	    &u);
 	if (proto_room_joined_unpack(&u.data, &jm, err, sizeof err) != 0)
-		rtd_fail("%s", err);
+		testclient_fail("%s", err);
 	nbid = proto_str_dup(&jm.notebook_id);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_CREATE -> %s\n", nbid);
 	memset(&om, 0, sizeof om);
 	om.notebook_id = proto_str_make(nbid);
-	proto_room_open_pack(&rtd_codec(&b)->pk, &om);
-	rtd_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	proto_room_open_pack(&testclient_codec(&b)->pk, &om);
+	testclient_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED,
 	    &u);
 	if (proto_room_joined_unpack(&u.data, &jm, err, sizeof err) != 0 ||
 	    !proto_str_eq(&jm.notebook_id, nbid))
-		rtd_fail("ROOM_OPEN by id joined another room: %s", err);
+		testclient_fail("ROOM_OPEN by id joined another room: %s",
+		    err);
 	msgpack_unpacked_destroy(&u);
 
 	/* A's edit reaches B as ROOM_CHANGED {kinds: ["cells"]}. */
-	rtd_insert(a, src42, 1, ids);
+	testclient_insert(a, src42, NULL, 1, ids, NULL);
 	for (;;) {
 		if (frameio_read(bfd, 5000, &hdr, &u, &cause) != 0)
-			rtd_fail("no ROOM_CHANGED for B: %s", cause);
+			testclient_fail("no ROOM_CHANGED for B: %s", cause);
 		if (hdr.type == PROTO_MSG_ROOM_CHANGED) {
 			const msgpack_object *k = proto_get_array(&u.data,
 			    "kinds");
@@ -426,35 +200,37 @@ rtd_exec(const char *sock, const char *path)
 	rtd_expect_str(c, "status", "ok");
 	rtd_expect_str(c, "source", src42[0]);
 	if (proto_get_int(c, "execution_count", &ec) != 0 || ec < 1)
-		rtd_fail("no execution_count");
+		testclient_fail("no execution_count");
 	outs = proto_get(c, "outputs");
 	j = mpjson_unpack(outs);
 	if (j == NULL || strstr(json_object_to_json_string(j), "42") == NULL)
-		rtd_fail("outputs lack 42: %s", j != NULL ?
-		    json_object_to_json_string(j) : "null");
+		testclient_fail("outputs lack 42: %s",
+		    j != NULL ? json_object_to_json_string(j) : "null");
 	printf("ok: EXEC_GET -> done, outputs %s\n",
 	    json_object_to_json_string(j));
 	json_object_put(j);
-	eid = rtd_str(&u, "execution_id");
+	eid = testclient_str(&u.data, "execution_id");
 	msgpack_unpacked_destroy(&u);
 
 	/* The run belongs to this room only; B sees it, bad ids do not. */
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "execution_id", eid);
-	rtd_request(bfd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 5000,
+	testclient_request(bfd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE,
 	    &u);
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "execution_id", "no-such-run");
-	rtd_expect_error(a, PROTO_MSG_EXEC_GET, &b, "execution_not_found");
-	rtd_body(&b, 2);
+	free(testclient_expect_error(a, PROTO_MSG_EXEC_GET, &b,
+	    "execution_not_found"));
+	testclient_body(&b, 2);
 	proto_pack_str(&b.pk, "execution_id", eid);
 	proto_pack_int(&b.pk, "timeout_ms", 50001);
-	rtd_expect_error(a, PROTO_MSG_EXEC_GET, &b, "invalid_argument");
+	free(testclient_expect_error(a, PROTO_MSG_EXEC_GET, &b,
+	    "invalid_argument"));
 	free(eid);
 
 	/* stop_on_error: the error stops the run, the rest is not_run. */
-	rtd_insert(a, srcerr, 2, ids + 1);
+	testclient_insert(a, srcerr, NULL, 2, ids + 1, NULL);
 	rtd_run(a, ids + 1, 2, 1, &u);
 	rtd_expect_str(&u.data, "status", "error");
 	rtd_expect_str(rtd_cell(&u, 0), "status", "error");
@@ -463,7 +239,7 @@ rtd_exec(const char *sock, const char *path)
 	printf("ok: error run -> error, next cell not_run\n");
 
 	/* A failing batch changes nothing and names the failing edit. */
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 2);
 	msgpack_pack_map(&b.pk, 2);
@@ -472,42 +248,42 @@ rtd_exec(const char *sock, const char *path)
 	msgpack_pack_map(&b.pk, 2);
 	proto_pack_str(&b.pk, "op", "delete");
 	proto_pack_str(&b.pk, "cell_id", "nosuchcell");
-	rtd_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ERROR, 5000, &u);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ERROR, &u);
 	rtd_expect_str(&u.data, "code", "cell_not_found");
 	if (proto_get_int(&u.data, "index", &ec) != 0 || ec != 1)
-		rtd_fail("failing edit index is not 1");
+		testclient_fail("failing edit index is not 1");
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 0);
-	rtd_request(a, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 5000,
+	testclient_body(&b, 0);
+	testclient_request(a, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT,
 	    &u);
 	if (proto_get_array(&u.data, "cells")->via.array.size != 3)
-		rtd_fail("failed batch changed the room");
+		testclient_fail("failed batch changed the room");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: failed batch -> ERROR cell_not_found index 1, room "
 	    "unchanged\n");
 
-	rtd_body(&b, 0);
-	rtd_request(a, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
-	    10000, &u);
-	saved = rtd_str(&u, "path");
+	testclient_body(&b, 0);
+	testclient_request_wait(a, PROTO_MSG_ROOM_SAVE, &b,
+	    PROTO_MSG_ROOM_SAVE_REPLY, 10000, &u);
+	saved = testclient_str(&u.data, "path");
 	printf("ok: ROOM_SAVE -> %s\n", saved);
 	free(saved);
 	msgpack_unpacked_destroy(&u);
 
 	/* Opening the saved path joins the same room. */
 	close(bfd);
-	bfd = rtd_connect(sock);
-	rtd_body(&b, 1);
+	bfd = testclient_connect(sock);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	rtd_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	testclient_request(bfd, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED,
 	    &u);
 	rtd_expect_str(&u.data, "notebook_id", nbid);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_OPEN of the path -> same room\n");
 
-	rtd_body(&b, 0);
-	rtd_request(a, PROTO_MSG_KERNEL_INFO, &b, PROTO_MSG_KERNEL_INFO_REPLY,
-	    5000, &u);
+	testclient_body(&b, 0);
+	testclient_request(a, PROTO_MSG_KERNEL_INFO, &b,
+	    PROTO_MSG_KERNEL_INFO_REPLY, &u);
 	rtd_expect_str(&u.data, "state", "idle");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: KERNEL_INFO -> idle\n");
@@ -528,79 +304,89 @@ rtd_errors(const char *sock, const char *dir)
 	FILE			*f;
 	int			 fd;
 
-	fd = rtd_connect(sock);
+	fd = testclient_connect(sock);
 	/* A mistyped field is refused by name; the connection lives on. */
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_int(&b.pk, "path", 7);
 	rtd_expect_message(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument",
 	    "ROOM_CREATE: path is not a string");
 	xasprintf(&path, "%s/missing.ipynb", dir);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_OPEN, &b, "notebook_unavailable");
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_OPEN, &b,
+	    "notebook_unavailable"));
 	free(path);
 	xasprintf(&path, "%s/exists.ipynb", dir);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument");
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b,
+	    "invalid_argument"));
 	free(path);
 	xasprintf(&path, "%s/no/such/dir/x.ipynb", dir);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument");
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b,
+	    "invalid_argument"));
 	free(path);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "notebook_id", "00000000-0000-0000-0000-0");
-	rtd_expect_error(fd, PROTO_MSG_ROOM_OPEN, &b, "notebook_unavailable");
-	rtd_body(&b, 0);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_GET, &b, "invalid_argument");
-	rtd_body(&b, 1);
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_OPEN, &b,
+	    "notebook_unavailable"));
+	testclient_body(&b, 0);
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_GET, &b,
+	    "invalid_argument"));
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "cell_ids");
 	msgpack_pack_array(&b.pk, 0);
-	rtd_expect_error(fd, PROTO_MSG_EXEC_RUN, &b, "invalid_argument");
+	free(testclient_expect_error(fd, PROTO_MSG_EXEC_RUN, &b,
+	    "invalid_argument"));
 
 	/* Untitled room: save needs a path; run of unknown cell. */
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED,
 	    &u);
 	if (proto_get(&u.data, "path")->type != MSGPACK_OBJECT_NIL)
-		rtd_fail("untitled room has a path");
+		testclient_fail("untitled room has a path");
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 0);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_SAVE, &b, "invalid_argument");
-	rtd_body(&b, 1);
+	testclient_body(&b, 0);
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_SAVE, &b,
+	    "invalid_argument"));
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "cell_ids");
 	msgpack_pack_array(&b.pk, 1);
 	proto_pack_cstr(&b.pk, "nosuchcell");
-	rtd_expect_error(fd, PROTO_MSG_EXEC_RUN, &b, "cell_not_found");
-	rtd_body(&b, 0);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b, "invalid_argument");
+	free(testclient_expect_error(fd, PROTO_MSG_EXEC_RUN, &b,
+	    "cell_not_found"));
+	testclient_body(&b, 0);
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_CREATE, &b,
+	    "invalid_argument"));
 
 	/* Save-as gives the untitled room a file; outside edits are kept. */
 	xasprintf(&path, "%s/saveas.ipynb", dir);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	rtd_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
-	    5000, &u);
+	testclient_request(fd, PROTO_MSG_ROOM_SAVE, &b,
+	    PROTO_MSG_ROOM_SAVE_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	/* Unsaved changes: an outside write must not reload over them. */
 	{
 		const char	*src[] = { "unsaved = 1" };
 		char		*nid[1];
 
-		rtd_insert(fd, src, 1, nid);
+		testclient_insert(fd, src, NULL, 1, nid, NULL);
 		free(nid[0]);
 	}
 	sleep(1);	/* a visibly different mtime */
 	if ((f = fopen(path, "a")) == NULL || fputs(" ", f) == EOF ||
 	    fclose(f) != 0)
-		rtd_fail("cannot change %s", path);
-	rtd_body(&b, 0);
-	rtd_expect_error(fd, PROTO_MSG_ROOM_SAVE, &b, "file_changed_on_disk");
-	rtd_body(&b, 1);
+		testclient_fail("cannot change %s", path);
+	testclient_body(&b, 0);
+	free(testclient_expect_error(fd, PROTO_MSG_ROOM_SAVE, &b,
+	    "file_changed_on_disk"));
+	testclient_body(&b, 1);
 	proto_pack_bool(&b.pk, "force", 1);
-	rtd_request(fd, PROTO_MSG_ROOM_SAVE, &b, PROTO_MSG_ROOM_SAVE_REPLY,
-	    5000, &u);
+	testclient_request(fd, PROTO_MSG_ROOM_SAVE, &b,
+	    PROTO_MSG_ROOM_SAVE_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: save-as, then file_changed_on_disk unless force\n");
 	free(path);
@@ -608,19 +394,19 @@ rtd_errors(const char *sock, const char *dir)
 
 	/* A first frame that is not HELLO closes that connection only. */
 	if ((fd = sockdir_connect(sock)) == -1)
-		rtd_fail("connect");
+		testclient_fail("connect");
 	frameio_write(fd, PROTO_MSG_DAEMON_STATUS, 1, "\x80", 1);
 	if (frameio_read(fd, 5000, &hdr, &u, &cause) == 0)
-		rtd_fail("daemon answered %s before HELLO",
+		testclient_fail("daemon answered %s before HELLO",
 		    proto_msg_name(hdr.type));
 	free(cause);
 	cause = NULL;
 	close(fd);
 	printf("ok: request before HELLO -> connection closed\n");
-	fd = rtd_connect(sock);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
-	    PROTO_MSG_DAEMON_STATUS_REPLY, 5000, &u);
+	fd = testclient_connect(sock);
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_DAEMON_STATUS, &b,
+	    PROTO_MSG_DAEMON_STATUS_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	close(fd);
 	printf("ok: daemon still serving\n");
@@ -640,9 +426,9 @@ rtd_mismatch(const char *sock)
 	ssize_t			 n;
 
 	/* Another client is connected throughout and keeps working. */
-	other = rtd_connect(sock);
+	other = testclient_connect(sock);
 	if ((fd = sockdir_connect(sock)) == -1)
-		rtd_fail("connect");
+		testclient_fail("connect");
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 4);
 	proto_pack_int(&b.pk, "version", 99);
@@ -657,72 +443,38 @@ rtd_mismatch(const char *sock)
 	proto_header_pack(&hdr, h);
 	if (write(fd, h, sizeof h) != (ssize_t)sizeof h ||
 	    write(fd, b.sb.data, b.sb.size) != (ssize_t)b.sb.size)
-		rtd_fail("write");
+		testclient_fail("write");
 	mpbuf_free(&b);
 	if (frameio_read(fd, 5000, &hdr, &u, &cause) != 0)
-		rtd_fail("no answer to a version 99 HELLO: %s", cause);
+		testclient_fail("no answer to a version 99 HELLO: %s", cause);
 	if (hdr.type != PROTO_MSG_VERSION_MISMATCH)
-		rtd_fail("answer is %s", proto_msg_name(hdr.type));
+		testclient_fail("answer is %s", proto_msg_name(hdr.type));
 	if (proto_get_int(&u.data, "version", &v) != 0 || v != PROTO_VERSION)
-		rtd_fail("VERSION_MISMATCH without our version");
-	msg = rtd_str(&u, "message");
+		testclient_fail("VERSION_MISMATCH without our version");
+	msg = testclient_str(&u.data, "message");
 	printf("ok: version 99 HELLO -> VERSION_MISMATCH {version %lld, "
 	    "message \"%s\"}\n", (long long)v, msg);
 	free(msg);
 	msgpack_unpacked_destroy(&u);
 	n = read(fd, h, 1);
 	if (n != 0)
-		rtd_fail("connection not closed after VERSION_MISMATCH");
+		testclient_fail("connection not closed after VERSION_MISMATCH");
 	close(fd);
 	printf("ok: mismatched connection closed\n");
 
-	rtd_body(&b, 0);
-	rtd_request(other, PROTO_MSG_DAEMON_STATUS, &b,
-	    PROTO_MSG_DAEMON_STATUS_REPLY, 5000, &u);
+	testclient_body(&b, 0);
+	testclient_request(other, PROTO_MSG_DAEMON_STATUS, &b,
+	    PROTO_MSG_DAEMON_STATUS_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	close(other);
-	fd = rtd_connect(sock);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_LIST, &b, PROTO_MSG_ROOM_LIST_REPLY,
-	    5000, &u);
+	fd = testclient_connect(sock);
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_ROOM_LIST, &b,
+	    PROTO_MSG_ROOM_LIST_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	close(fd);
 	printf("ok: daemon keeps serving other clients\n");
 	return (0);
-}
-
-/* Wait for a run; returns its final EXEC_STATE. */
-static void
-rtd_wait(int fd, const char *eid, msgpack_unpacked *u)
-{
-	struct mpbuf	b;
-
-	rtd_body(&b, 2);
-	proto_pack_str(&b.pk, "execution_id", eid);
-	proto_pack_int(&b.pk, "timeout_ms", 30000);
-	rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE, 40000,
-	    u);
-}
-
-/* Start a run without waiting; returns its id (caller frees). */
-static char *
-rtd_submit(int fd, char **ids, size_t n)
-{
-	struct mpbuf		 b;
-	msgpack_unpacked	 u;
-	char			*eid;
-	size_t			 i;
-
-	rtd_body(&b, 1);
-	proto_pack_key(&b.pk, "cell_ids");
-	msgpack_pack_array(&b.pk, n);
-	for (i = 0; i < n; i++)
-		proto_pack_cstr(&b.pk, ids[i]);
-	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000,
-	    &u);
-	eid = rtd_str(&u, "execution_id");
-	msgpack_unpacked_destroy(&u);
-	return (eid);
 }
 
 /* Interrupt, restart and kernel death on an untitled room. */
@@ -739,22 +491,19 @@ rtd_kernel(const char *sock)
 	char			*ids[6], *e1, *e2;
 	int			 fd;
 
-	fd = rtd_connect(sock);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
-	    &u);
-	msgpack_unpacked_destroy(&u);
-	rtd_insert(fd, sleep_src, 2, ids);
-	rtd_insert(fd, more, 4, ids + 2);
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
+	testclient_insert(fd, sleep_src, NULL, 2, ids, NULL);
+	testclient_insert(fd, more, NULL, 4, ids + 2, NULL);
 
 	/* A long run and a queued one; interrupt ends both interrupted. */
-	e1 = rtd_submit(fd, ids, 2);
-	e2 = rtd_submit(fd, ids + 2, 2);
+	e1 = testclient_submit(fd, ids, 2, -1);
+	e2 = testclient_submit(fd, ids + 2, 2, -1);
 	for (;;) {	/* until the sleep is running in the kernel */
-		rtd_body(&b, 1);
+		testclient_body(&b, 1);
 		proto_pack_str(&b.pk, "execution_id", e1);
-		rtd_request(fd, PROTO_MSG_EXEC_GET, &b, PROTO_MSG_EXEC_STATE,
-		    5000, &u);
+		testclient_request(fd, PROTO_MSG_EXEC_GET, &b,
+		    PROTO_MSG_EXEC_STATE, &u);
 		if (proto_obj_streq(proto_get(rtd_cell(&u, 0), "status"),
 		    "running")) {
 			msgpack_unpacked_destroy(&u);
@@ -764,16 +513,16 @@ rtd_kernel(const char *sock)
 		usleep(100000);
 	}
 	usleep(300000);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_KERNEL_INTERRUPT, &b, PROTO_MSG_OK, 5000,
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_KERNEL_INTERRUPT, &b, PROTO_MSG_OK,
 	    &u);
 	msgpack_unpacked_destroy(&u);
-	rtd_wait(fd, e1, &u);
+	testclient_exec_get(fd, e1, 30000, &u);
 	rtd_expect_str(&u.data, "status", "interrupted");
 	rtd_expect_str(rtd_cell(&u, 0), "status", "interrupted");
 	rtd_expect_str(rtd_cell(&u, 1), "status", "not_run");
 	msgpack_unpacked_destroy(&u);
-	rtd_wait(fd, e2, &u);
+	testclient_exec_get(fd, e2, 30000, &u);
 	rtd_expect_str(&u.data, "status", "interrupted");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: KERNEL_INTERRUPT -> running and queued runs "
@@ -787,9 +536,9 @@ rtd_kernel(const char *sock)
 	msgpack_unpacked_destroy(&u);
 
 	/* ... until a restart, which answers once the kernel is ready. */
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_KERNEL_RESTART, &b, PROTO_MSG_OK, 60000,
-	    &u);
+	testclient_body(&b, 0);
+	testclient_request_wait(fd, PROTO_MSG_KERNEL_RESTART, &b, PROTO_MSG_OK,
+	    60000, &u);
 	msgpack_unpacked_destroy(&u);
 	rtd_run(fd, ids + 3, 1, 1, &u);
 	rtd_expect_str(&u.data, "status", "error");
@@ -803,21 +552,22 @@ rtd_kernel(const char *sock)
 	rtd_expect_str(rtd_cell(&u, 0), "status", "kernel_died");
 	rtd_expect_str(rtd_cell(&u, 1), "status", "not_run");
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 5000,
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT,
 	    &u);
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "cell_ids");
 	msgpack_pack_array(&b.pk, 1);
 	proto_pack_cstr(&b.pk, ids[2]);
-	rtd_expect_error(fd, PROTO_MSG_EXEC_RUN, &b, "kernel_unavailable");
+	free(testclient_expect_error(fd, PROTO_MSG_EXEC_RUN, &b,
+	    "kernel_unavailable"));
 	printf("ok: kernel death -> kernel_died, not_run, room usable\n");
 
 	/* A restart brings it back. */
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_KERNEL_RESTART, &b, PROTO_MSG_OK, 60000,
-	    &u);
+	testclient_body(&b, 0);
+	testclient_request_wait(fd, PROTO_MSG_KERNEL_RESTART, &b, PROTO_MSG_OK,
+	    60000, &u);
 	msgpack_unpacked_destroy(&u);
 	rtd_run(fd, ids + 2, 2, 1, &u);
 	rtd_expect_str(&u.data, "status", "done");
@@ -837,29 +587,26 @@ rtd_room(const char *sock)
 	int64_t			 agent, kpid, deadline;
 	int			 fd;
 
-	fd = rtd_connect(sock);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
-	    &u);
-	msgpack_unpacked_destroy(&u);
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	deadline = util_mono_ms() + 60000;
 	for (;;) {
-		rtd_body(&b, 0);
-		rtd_request(fd, PROTO_MSG_KERNEL_INFO, &b,
-		    PROTO_MSG_KERNEL_INFO_REPLY, 5000, &u);
+		testclient_body(&b, 0);
+		testclient_request(fd, PROTO_MSG_KERNEL_INFO, &b,
+		    PROTO_MSG_KERNEL_INFO_REPLY, &u);
 		if (proto_obj_streq(proto_get(&u.data, "state"), "idle"))
 			break;
 		if (proto_obj_streq(proto_get(&u.data, "state"), "dead"))
-			rtd_fail("kernel dead: %s",
+			testclient_fail("kernel dead: %s",
 			    proto_dup_str(&u.data, "message"));
 		msgpack_unpacked_destroy(&u);
 		if (util_mono_ms() > deadline)
-			rtd_fail("kernel not idle within 60 s");
+			testclient_fail("kernel not idle within 60 s");
 		usleep(100000);
 	}
 	if (proto_get_int(&u.data, "agent_pid", &agent) != 0 ||
 	    proto_get_int(&u.data, "pid", &kpid) != 0)
-		rtd_fail("KERNEL_INFO_REPLY without pids");
+		testclient_fail("KERNEL_INFO_REPLY without pids");
 	printf("%lld %lld\n", (long long)agent, (long long)kpid);
 	msgpack_unpacked_destroy(&u);
 	close(fd);
@@ -876,33 +623,28 @@ rtd_save(const char *sock, const char *path, int save)
 {
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;
-	struct proto_header	 hdr;
 	const char		*src[] = { "saved by rtd-client" };
 	char			*id, *msg, *cell;
 	int			 fd;
 
-	fd = rtd_connect(sock);
-	rtd_body(&b, 1);
+	fd = testclient_connect(sock);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "path", path);
-	rtd_request(fd, PROTO_MSG_ROOM_OPEN, &b, 0, 5000, &u);
+	testclient_request(fd, PROTO_MSG_ROOM_OPEN, &b, 0, &u);
 	if (proto_get(&u.data, "notebook_id") == NULL) {
 		msgpack_unpacked_destroy(&u);
 		if (!save)
-			rtd_fail("ROOM_OPEN %s failed", path);
-		rtd_body(&b, 1);
+			testclient_fail("ROOM_OPEN %s failed", path);
+		testclient_body(&b, 1);
 		proto_pack_str(&b.pk, "path", path);
-		if (frameio_write(fd, PROTO_MSG_ROOM_CREATE, rtd_next_id,
-		    b.sb.data, b.sb.size) != 0)
-			rtd_fail("write ROOM_CREATE");
-		mpbuf_free(&b);
-		rtd_reply(fd, rtd_next_id++, 5000, &hdr, &u);
-		if (hdr.type != PROTO_MSG_ROOM_JOINED) {
+		if (testclient_request(fd, PROTO_MSG_ROOM_CREATE, &b, 0,
+		    &u) != PROTO_MSG_ROOM_JOINED) {
 			msg = proto_dup_str(&u.data, "message");
 			printf("error: %s\n", msg != NULL ? msg : "?");
 			return (1);
 		}
 	}
-	id = rtd_str(&u, "notebook_id");
+	id = testclient_str(&u.data, "notebook_id");
 	msgpack_unpacked_destroy(&u);
 	if (!save) {
 		printf("%s\n", id);
@@ -910,20 +652,16 @@ rtd_save(const char *sock, const char *path, int save)
 		close(fd);
 		return (0);
 	}
-	rtd_insert(fd, src, 1, &cell);
+	testclient_insert(fd, src, NULL, 1, &cell, NULL);
 	free(cell);
-	rtd_body(&b, 0);
-	if (frameio_write(fd, PROTO_MSG_ROOM_SAVE, rtd_next_id, b.sb.data,
-	    b.sb.size) != 0)
-		rtd_fail("write ROOM_SAVE");
-	mpbuf_free(&b);
-	rtd_reply(fd, rtd_next_id++, 10000, &hdr, &u);
-	if (hdr.type != PROTO_MSG_ROOM_SAVE_REPLY) {
+	testclient_body(&b, 0);
+	if (testclient_request_wait(fd, PROTO_MSG_ROOM_SAVE, &b, 0, 10000,
+	    &u) != PROTO_MSG_ROOM_SAVE_REPLY) {
 		msg = proto_dup_str(&u.data, "message");
 		printf("error: %s\n", msg != NULL ? msg : "?");
 		return (1);
 	}
-	msg = rtd_str(&u, "path");
+	msg = testclient_str(&u.data, "path");
 	printf("%s\n", msg);
 	free(msg);
 	free(id);
@@ -948,48 +686,37 @@ rtd_runcells(const char *sock, const char *out, char **codes,
 	FILE			*f;
 	int			 fd, i;
 
-	fd = rtd_connect(sock);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
-	    &u);
-	msgpack_unpacked_destroy(&u);
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
 	ids = xcalloc((size_t)n, sizeof *ids);
-	rtd_insert_len(fd, (const char **)codes, lens, (size_t)n, ids);
+	testclient_insert(fd, (const char **)codes, lens, (size_t)n, ids,
+	    NULL);
 	/* Every cell runs, even after an error. */
-	rtd_body(&b, 2);
-	proto_pack_key(&b.pk, "cell_ids");
-	msgpack_pack_array(&b.pk, (size_t)n);
-	for (i = 0; i < n; i++)
-		proto_pack_cstr(&b.pk, ids[i]);
-	proto_pack_bool(&b.pk, "stop_on_error", 0);
-	rtd_request(fd, PROTO_MSG_EXEC_RUN, &b, PROTO_MSG_EXEC_STATE, 5000,
-	    &u);
-	eid = rtd_str(&u, "execution_id");
-	msgpack_unpacked_destroy(&u);
+	eid = testclient_submit(fd, ids, (size_t)n, 0);
 	deadline = util_mono_ms() + 300000;
 	for (;;) {
-		rtd_wait(fd, eid, &u);
-		status = rtd_str(&u, "status");
+		testclient_exec_get(fd, eid, 30000, &u);
+		status = testclient_str(&u.data, "status");
 		if (strcmp(status, "queued") != 0 &&
 		    strcmp(status, "running") != 0)
 			break;
 		free(status);
 		msgpack_unpacked_destroy(&u);
 		if (util_mono_ms() > deadline)
-			rtd_fail("run %s not done within 300 s", eid);
+			testclient_fail("run %s not done within 300 s", eid);
 	}
 	free(status);
 	if ((f = fopen(out, "w")) == NULL)
-		rtd_fail("%s: %s", out, strerror(errno));
+		testclient_fail("%s: %s", out, strerror(errno));
 	j = mpjson_unpack(&u.data);
 	fputs(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN), f);
 	fclose(f);
 	json_object_put(j);
 	msgpack_unpacked_destroy(&u);
 
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_KERNEL_INFO, &b, PROTO_MSG_KERNEL_INFO_REPLY,
-	    5000, &u);
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_KERNEL_INFO, &b,
+	    PROTO_MSG_KERNEL_INFO_REPLY, &u);
 	proto_get_int(&u.data, "agent_pid", &agent);
 	printf("%lld\n", (long long)agent);
 	msgpack_unpacked_destroy(&u);
@@ -1016,10 +743,10 @@ rtd_runfiles(const char *sock, const char *out, char **files, int n)
 		if ((f = fopen(files[i], "rb")) == NULL ||
 		    fseek(f, 0, SEEK_END) != 0 || (lens[i] = ftell(f)) ==
 		    (size_t)-1 || fseek(f, 0, SEEK_SET) != 0)
-			rtd_fail("%s: %s", files[i], strerror(errno));
+			testclient_fail("%s: %s", files[i], strerror(errno));
 		codes[i] = xmalloc(lens[i] + 1);
 		if (fread(codes[i], 1, lens[i], f) != lens[i])
-			rtd_fail("%s: short read", files[i]);
+			testclient_fail("%s: short read", files[i]);
 		fclose(f);
 	}
 	rc = rtd_runcells(sock, out, codes, lens, n);
@@ -1038,7 +765,7 @@ rtd_edit_many(int fd, size_t n, const char *op, const char *source,
 	struct mpbuf	b;
 	size_t		i;
 
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, n);
 	for (i = 0; i < n; i++) {
@@ -1050,7 +777,8 @@ rtd_edit_many(int fd, size_t n, const char *op, const char *source,
 			proto_pack_int(&b.pk, "cell_id", 0);
 		proto_pack_str(&b.pk, "source", source);
 	}
-	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, expect, timeout, u);
+	testclient_request_wait(fd, PROTO_MSG_ROOM_EDIT, &b, expect, timeout,
+	    u);
 }
 
 /* ROOM_GET: the number of cells, or -1 with *u the ERROR. */
@@ -1060,8 +788,8 @@ rtd_count(int fd, msgpack_unpacked *u)
 	struct mpbuf		 b;
 	const msgpack_object	*cells;
 
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, 0, 30000, u);
+	testclient_body(&b, 0);
+	testclient_request_wait(fd, PROTO_MSG_ROOM_GET, &b, 0, 30000, u);
 	if ((cells = proto_get_array(&u->data, "cells")) == NULL)
 		return (-1);
 	return ((int64_t)cells->via.array.size);
@@ -1078,7 +806,7 @@ rtd_expect_too_large(msgpack_unpacked *u, const char *code, const char *what)
 	if (got == NULL || strlen(code) != len || memcmp(got, code, len) != 0 ||
 	    msg == NULL || !proto_obj_streq(proto_get(&u->data, "reason"),
 	    "too_large"))
-		rtd_fail("%s: wanted ERROR %s, too_large", what, code);
+		testclient_fail("%s: wanted ERROR %s, too_large", what, code);
 	printf("ok: %s -> ERROR %s: %.*s\n", what, code, (int)mlen, msg);
 }
 
@@ -1103,23 +831,24 @@ rtd_replies(const char *sock)
 	size_t			 i;
 	int			 fd, fd2, fd3, omitted;
 
-	fd = rtd_connect(sock);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED, 5000,
+	fd = testclient_connect(sock);
+	testclient_body(&b, 0);
+	testclient_request(fd, PROTO_MSG_ROOM_CREATE, &b, PROTO_MSG_ROOM_JOINED,
 	    &u);
-	id = rtd_str(&u, "notebook_id");
+	id = testclient_str(&u.data, "notebook_id");
 	msgpack_unpacked_destroy(&u);
 
 	/* A run whose outputs (80 of 900 KB, each inline) pass 64 MiB. */
-	rtd_insert(fd, &code, 1, &cid);
+	testclient_insert(fd, &code, NULL, 1, &cid, NULL);
 	rtd_run(fd, &cid, 1, 1, &u);
 	rtd_expect_str(&u.data, "status", "done");
 	if (proto_get_bool(&u.data, "outputs_omitted", &omitted) != 0 ||
 	    !omitted)
-		rtd_fail("EXEC_STATE over its cap without outputs_omitted");
+		testclient_fail("EXEC_STATE over its cap without "
+		    "outputs_omitted");
 	msg = proto_dup_str(&u.data, "message");
 	if (msg == NULL || strstr(msg, "left out") == NULL)
-		rtd_fail("EXEC_STATE over its cap does not say why");
+		testclient_fail("EXEC_STATE over its cap does not say why");
 	printf("ok: EXEC_STATE of 72 MB of outputs answered: %s\n", msg);
 	free(msg);
 	msgpack_unpacked_destroy(&u);
@@ -1136,11 +865,11 @@ rtd_replies(const char *sock)
 	    PROTO_MSG_ROOM_EDIT_REPLY, 120000, &u);
 	cells = proto_get_array(&u.data, "cells");
 	if (cells == NULL || cells->via.array.size != PROTO_EDIT_MAX_EDITS)
-		rtd_fail("ROOM_EDIT_REPLY of %d edits lacks cells",
+		testclient_fail("ROOM_EDIT_REPLY of %d edits lacks cells",
 		    PROTO_EDIT_MAX_EDITS);
 	msgpack_unpacked_destroy(&u);
 	if ((n = rtd_count(fd, &u)) != 10)
-		rtd_fail("%lld cells, wanted 10", (long long)n);
+		testclient_fail("%lld cells, wanted 10", (long long)n);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_EDIT of %d edits answered\n", PROTO_EDIT_MAX_EDITS);
 
@@ -1148,15 +877,15 @@ rtd_replies(const char *sock)
 	rtd_edit_many(fd, PROTO_EDIT_MAX_EDITS + 1, "edit", "changed",
 	    PROTO_MSG_ERROR, 60000, &u);
 	if (!proto_obj_streq(proto_get(&u.data, "code"), "invalid_argument"))
-		rtd_fail("an oversized batch: not invalid_argument");
+		testclient_fail("an oversized batch: not invalid_argument");
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 0);
-	rtd_request(fd, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ROOM_CONTENT, 30000,
-	    &u);
+	testclient_body(&b, 0);
+	testclient_request_wait(fd, PROTO_MSG_ROOM_GET, &b,
+	    PROTO_MSG_ROOM_CONTENT, 30000, &u);
 	cells = proto_get_array(&u.data, "cells");
 	if (cells == NULL ||
 	    !proto_obj_streq(proto_get(&cells->via.array.ptr[0], "source"), ""))
-		rtd_fail("an oversized batch was applied");
+		testclient_fail("an oversized batch was applied");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_EDIT of %d edits refused, nothing applied\n",
 	    PROTO_EDIT_MAX_EDITS + 1);
@@ -1177,18 +906,19 @@ rtd_replies(const char *sock)
 	}
 	free(big);
 	if (rtd_count(fd, &u) != -1)
-		rtd_fail("ROOM_GET of 70 MB answered ROOM_CONTENT");
+		testclient_fail("ROOM_GET of 70 MB answered ROOM_CONTENT");
 	rtd_expect_too_large(&u, "notebook_unavailable", "ROOM_GET of 70 MB");
 	msgpack_unpacked_destroy(&u);
 
-	fd2 = rtd_connect(sock);
-	rtd_body(&b, 1);
+	fd2 = testclient_connect(sock);
+	testclient_body(&b, 1);
 	proto_pack_str(&b.pk, "notebook_id", id);
-	rtd_request(fd2, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ERROR, 30000, &u);
+	testclient_request_wait(fd2, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ERROR,
+	    30000, &u);
 	rtd_expect_too_large(&u, "notebook_unavailable", "ROOM_OPEN of 70 MB");
 	msgpack_unpacked_destroy(&u);
-	rtd_body(&b, 0);
-	rtd_request(fd2, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ERROR, 5000, &u);
+	testclient_body(&b, 0);
+	testclient_request(fd2, PROTO_MSG_ROOM_GET, &b, PROTO_MSG_ERROR, &u);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: the refused ROOM_OPEN did not join\n");
 	close(fd2);
@@ -1200,7 +930,7 @@ rtd_replies(const char *sock)
 		msgpack_unpacked_destroy(&u);
 	}
 	if ((n = rtd_count(fd, &u)) != 3)
-		rtd_fail("%lld cells, wanted 3", (long long)n);
+		testclient_fail("%lld cells, wanted 3", (long long)n);
 	msgpack_unpacked_destroy(&u);
 	printf("ok: after deleting two big cells it reads again\n");
 
@@ -1208,30 +938,26 @@ rtd_replies(const char *sock)
 	 * Another peer hears of clearing 10,000 cells' outputs: an event
 	 * past 64 KiB (the old cap), from batches within the limit.
 	 */
-	fd3 = rtd_connect(sock);
-	rtd_body(&b, 1);
-	proto_pack_str(&b.pk, "notebook_id", id);
-	rtd_request(fd3, PROTO_MSG_ROOM_OPEN, &b, PROTO_MSG_ROOM_JOINED, 5000,
-	    &u);
-	msgpack_unpacked_destroy(&u);
+	fd3 = testclient_connect(sock);
+	free(testclient_open(fd3, NULL, id));
 	for (i = 0; i < 10000 / PROTO_EDIT_MAX_EDITS; i++) {
 		rtd_edit_many(fd, PROTO_EDIT_MAX_EDITS, "insert", "",
 		    PROTO_MSG_ROOM_EDIT_REPLY, 60000, &u);
 		msgpack_unpacked_destroy(&u);
 	}
-	rtd_body(&b, 1);
+	testclient_body(&b, 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 1);
 	proto_pack_str(&b.pk, "op", "clear_outputs");	/* every cell */
-	rtd_request(fd, PROTO_MSG_ROOM_EDIT, &b, PROTO_MSG_ROOM_EDIT_REPLY,
-	    60000, &u);
+	testclient_request_wait(fd, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, 60000, &u);
 	msgpack_unpacked_destroy(&u);
 	/* The inserts' events come first; the clear's names every cell. */
 	for (;;) {
 		if (frameio_read(fd3, 10000, &hdr, &u, &msg) != 0)
-			rtd_fail("no ROOM_CHANGED for clearing 10000 cells: %s",
-			    msg);
+			testclient_fail("no ROOM_CHANGED for clearing 10000 "
+			    "cells: %s", msg);
 		cells = proto_get_array(&u.data, "cell_ids");
 		if (hdr.type == PROTO_MSG_ROOM_CHANGED && cells != NULL &&
 		    cells->via.array.size >= 10000)
@@ -1250,6 +976,7 @@ rtd_replies(const char *sock)
 int
 main(int argc, char **argv)
 {
+	testclient_init("rtd-client", 5000);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)
 		return (rtd_exec(argv[2], argv[3]));

@@ -26,31 +26,18 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "tests/lib/testclient.h"
 
 /* Give up on anything after this long. */
 #define WIRE_DEADLINE_MS	60000
 
 struct wire_conn;
-static __dead void	wire_fail(const char *, ...);
 static int64_t	wire_wait_closed(int, int64_t, int64_t);
 static int	wire_idle(const char *);
 static int	wire_prehello(const char *, const char *);
 static void	wire_crowd_send(int);
 static int	wire_crowd_read(struct wire_conn *);
 static int	wire_crowd(const char *, int, int);
-
-static __dead void
-wire_fail(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "wire-client: FAIL: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 /* Wait for EOF or reset on fd; ms waited, or -1 at the deadline. */
 static int64_t
@@ -78,9 +65,9 @@ wire_idle(const char *sock)
 	int	fd;
 
 	if ((fd = sockdir_connect(sock)) == -1)
-		wire_fail("connect %s: %s", sock, strerror(errno));
+		testclient_fail("connect %s: %s", sock, strerror(errno));
 	if ((ms = wire_wait_closed(fd, start, WIRE_DEADLINE_MS)) < 0)
-		wire_fail("still open after %d ms", WIRE_DEADLINE_MS);
+		testclient_fail("still open after %d ms", WIRE_DEADLINE_MS);
 	printf("closed after %lld ms\n", (long long)ms);
 	return (0);
 }
@@ -100,11 +87,11 @@ wire_prehello(const char *sock, const char *type)
 
 	hdr.type = (uint16_t)atoi(type);
 	if ((fd = sockdir_connect(sock)) == -1)
-		wire_fail("connect %s: %s", sock, strerror(errno));
+		testclient_fail("connect %s: %s", sock, strerror(errno));
 	util_set_nonblock(fd);
 	proto_header_pack(&hdr, h);
 	if (write(fd, h, sizeof h) != (ssize_t)sizeof h)
-		wire_fail("header: %s", strerror(errno));
+		testclient_fail("header: %s", strerror(errno));
 	memset(chunk, 0xa5, sizeof chunk);
 	/* Push the body until the daemon stops taking it for 2 s. */
 	while (sent < 8U * 1024 * 1024) {
@@ -121,7 +108,8 @@ wire_prehello(const char *sock, const char *type)
 	}
 	/* Refused at once: well before the 5 s handshake timeout. */
 	if ((ms = wire_wait_closed(fd, start, 4000)) < 0)
-		wire_fail("still open after 4000 ms (%zu bytes taken)", sent);
+		testclient_fail("still open after 4000 ms (%zu bytes taken)",
+		    sent);
 	printf("took %zu bytes, closed after %lld ms\n", sent, (long long)ms);
 	return (0);
 }
@@ -150,7 +138,7 @@ wire_crowd_send(int fd)
 	proto_hello_pack(&b.pk, &hello);
 	if (frameio_write(fd, PROTO_MSG_HELLO, 1, b.sb.data, b.sb.size) != 0 ||
 	    frameio_write(fd, PROTO_MSG_DAEMON_STATUS, 2, "\x80", 1) != 0)
-		wire_fail("send: %s", strerror(errno));
+		testclient_fail("send: %s", strerror(errno));
 	mpbuf_free(&b);
 }
 
@@ -175,7 +163,7 @@ wire_crowd_read(struct wire_conn *c)
 		r = proto_frame_decode(c->buf, c->len, &hdr, &u, &used, err,
 		    sizeof err);
 		if (r == -1)
-			wire_fail("bad frame: %s", err);
+			testclient_fail("bad frame: %s", err);
 		if (r == 0)
 			return (0);
 		msgpack_unpacked_destroy(&u);
@@ -200,7 +188,7 @@ wire_crowd(const char *sock, int n, int hold)
 	 * cannot accept yet; they must be answered once it can. */
 	for (i = 0; i < n; i++) {
 		if ((cs[i].fd = sockdir_connect(sock)) == -1)
-			wire_fail("connect %d: %s", i, strerror(errno));
+			testclient_fail("connect %d: %s", i, strerror(errno));
 		wire_crowd_send(cs[i].fd);
 		util_set_nonblock(cs[i].fd);
 	}
@@ -253,6 +241,7 @@ wire_crowd(const char *sock, int n, int hold)
 int
 main(int argc, char **argv)
 {
+	testclient_init("wire-client", WIRE_DEADLINE_MS);
 	signal(SIGPIPE, SIG_IGN);
 	if (argc == 3 && strcmp(argv[1], "idle") == 0)
 		return (wire_idle(argv[2]));

@@ -12,6 +12,7 @@ if [ -z "${WORKER_TEST_WATCHDOG:-}" ]; then
 fi
 
 B=${1:-${abs_top_builddir:-$(pwd)}}
+S=$(cd "$(dirname "$0")/../.." && pwd)
 WORKER=$B/runtimed-mcp-worker
 DAEMON=$B/runtimed/runtimed
 [ -f "$DAEMON" ] || DAEMON=$B/runtimed
@@ -81,10 +82,15 @@ rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"
     fail "initialize"
 printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${W[1]}"
 
+# The tools are the sections of docs/tools.md but reconnect, which the
+# proxy answers (docs-contract.sh checks what each says), so a new tool
+# needs no second list here.
+want=$(sed -n 's/^## `\([a-z_]*\)`$/\1/p' "$S/docs/tools.md" |
+    grep -vx reconnect | LC_ALL=C sort | tr '\n' ' ')
+[ -n "$want" ] || fail "no tool sections in $S/docs/tools.md"
 rpc '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 [ "$(field '" ".join(sorted(t["name"] for t in r["result"]["tools"]))')" = \
-    "add_comment clear_outputs connect_notebook create_notebook disconnect_notebook edit_cells export_notebook get_kernel_info get_results inspect_notebook interrupt_kernel list_kernels list_notebooks move_cells reply_comment resolve_comment restart_kernel run_cells save_notebook search_cells select_kernel" ] ||
-    fail "tools/list"
+    "${want% }" ] || fail "tools/list is not the tools of docs/tools.md"
 
 # A line over the 16 MiB request cap: -32600 with id null and the reason,
 # as the proxy answers it; the session goes on.

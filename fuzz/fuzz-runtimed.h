@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * fuzz-runtimed.h: the daemon in a box for the fuzz targets that drive
+ * runtimed code (fuzz-daemon, fuzz-agentframes): the globals runtimed.c
+ * defines, a private state directory (on tmpfs where there is one:
+ * SQLite syncs every commit), the store, and the rooms started as
+ * runtimed.c starts them, with autosave and the warm pool off.
+ */
+
+#ifndef FUZZ_RUNTIMED_H
+#define FUZZ_RUNTIMED_H
+
+#include "runtimed/runtimed.h"
+#include "runtimed/store.h"
+
+/* The state directory (absolute; runtimed_state_dir is a copy). */
+extern char	fuzz_runtimed_dir[64];
+
+void	fuzz_runtimed_init(const char *, void (*)(void), void (*)(void));
+void	fuzz_runtimed_cwd(int);
+void	fuzz_runtimed_open_store(void);
+
+#endif
