@@ -2004,9 +2004,9 @@ rc_kernelwait(const char *sock, int ncells, int max_ms)
 	o = testclient_connect(sock);
 	rc_bigbatch_fill(a, 0, ncells, 1000);
 	/* A kernel call starts the first kernel (decision 018). */
-	rc_body(&b, 0);
-	rc_request(a, PROTO_MSG_KERNEL_INFO, &b, PROTO_MSG_KERNEL_INFO_REPLY,
-	    &u);
+	testclient_body(&b, 0);
+	testclient_request(a, PROTO_MSG_KERNEL_INFO, &b,
+	    PROTO_MSG_KERNEL_INFO_REPLY, &u);
 	msgpack_unpacked_destroy(&u);
 	/* The first kernel ready, its kernelspec and snapshots written. */
 	for (i = 0; i < 600; i++) {
