@@ -190,6 +190,9 @@ struct json_object	*streamcap_fit(struct json_object *);
 /* utf8.c */
 int	 utf8_valid(const char *, size_t, size_t *);
 char	*utf8_repair(const char *, size_t, size_t *);
+size_t	 utf8_chars(const char *, size_t);
+size_t	 utf8_skip(const char *, size_t, size_t);
+size_t	 utf8_back(const char *, size_t, size_t);
 
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);

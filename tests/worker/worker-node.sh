@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # worker-node.sh: the SDK-driven tests of runtimed-mcp-worker
-# (worker-tools.test.mjs).  Skips (77) without node or without the SDK in
+# (worker-tools.test.mjs, worker-shaping.test.mjs).  Skips (77) without node or without the SDK in
 # tests/e2e/node_modules (run "npm ci" there).
 srcdir=${srcdir:-.}
 B=${abs_top_builddir:-$PWD}
@@ -18,5 +18,6 @@ RUNTIMED_BIN=$B/runtimed/runtimed
 [ -f "$RUNTIMED_BIN" ] || RUNTIMED_BIN=$B/runtimed
 RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$(dirname "$RUNTIMED_BIN"):$B}
 export WORKER RUNTIMED_BIN RUNTIMED_LIBEXEC_DIR
-exec timeout 300 node --test --test-concurrency=1 \
-    "$srcdir/tests/worker/worker-tools.test.mjs"
+exec timeout 420 node --test --test-concurrency=1 \
+    "$srcdir/tests/worker/worker-tools.test.mjs" \
+    "$srcdir/tests/worker/worker-shaping.test.mjs"
