@@ -15,7 +15,7 @@
 #define TOOL_INSPECT_COUNT_MAX		100
 #define TOOL_INSPECT_SOURCE_DEFAULT	4000
 #define TOOL_INSPECT_OUTPUT_DEFAULT	2000
-#define TOOL_INSPECT_CHARS_MAX		WORKER_CELL_CAP
+#define TOOL_INSPECT_CHARS_MAX		12000	/* a caller may raise a cap to */
 
 struct tool_inspect_notebook {
 	struct worker_call	*call;

@@ -568,6 +568,16 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	else
 		cut.keep = avail;
 	cut.head = cut.keep / 4;
+	if (!b->full && avail == 0 && cut.total > 0) {
+		/* The result's budget is spent: no outputs, not a marker. */
+		*truncated = 1;
+		if (text != NULL)
+			evbuffer_add_printf(text, "[%zu characters of output not "
+			    "shown: the result cap is reached; %s]\n",
+			    cut.total, b->more != NULL ? b->more :
+			    "get_results full_output:true returns them");
+		return (arr);
+	}
 	if (b->full)
 		cut.left = SIZE_MAX;
 	else {
@@ -789,10 +799,13 @@ worker_output_exec_source(struct worker_output_row *r,
 		n = WORKER_SOURCE_CAP < b->result_left ? WORKER_SOURCE_CAP :
 		    b->result_left;
 		if (l > n) {
-			len = utf8_skip(src, len, n);
-			l = n;
 			json_object_object_add(r->c, "source_truncated",
 			    json_object_new_boolean(1));
+			/* Spent: no source rather than an empty one. */
+			if (n == 0)
+				return;
+			len = utf8_skip(src, len, n);
+			l = n;
 		}
 		b->result_left -= l;
 	}
@@ -911,7 +924,8 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 		    strcmp(r->status, "running") != 0) {
 			st = json_object_get_string(json_object_object_get(
 			    r->c, "source"));
-			evbuffer_add_printf(text, "source:\n%s%s\n", st,
+			evbuffer_add_printf(text, "source:\n%s%s\n",
+			    st != NULL ? st : "",
 			    json_object_object_get(r->c,
 			    "source_truncated") != NULL ? "\n[... source "
 			    "cut; get_results full_output:true has it]" : "");

@@ -622,13 +622,16 @@ Test(output, caps_per_cell_and_result)
 	    "y"), WORKER_RESULT_CAP - WORKER_CELL_CAP);
 	json_object_put(capped);
 	cr_assert_eq(b.result_left, 0);
+	/* Spent: no outputs, and the text says why. */
 	for (i = 0; i < 2; i++) {
 		capped = worker_output_cap(outs, &b, text, &trunc, NULL);
 		cr_assert(trunc);
-		cr_assert_eq(test_worker_kept(capped, "x") +
-		    test_worker_kept(capped, "y"), 0);
+		cr_assert_eq(json_object_array_length(capped), 0);
 		json_object_put(capped);
 	}
+	t = (char *)evbuffer_pullup(text, -1);
+	cr_assert(strstr(t, "[25000 characters of output not shown: the "
+	    "result cap is reached;") != NULL);
 	evbuffer_free(text);
 
 	worker_budget_init(&b, 1);
@@ -670,6 +673,68 @@ Test(output, caps_count_characters)
 	len = strlen(s);
 	cr_assert(utf8_valid(s, len, NULL));
 	cr_assert(strstr(s, "12000 characters cut") != NULL, "%s", s);
+	cr_assert_eq(b.result_left, WORKER_RESULT_CAP - WORKER_CELL_CAP);
+	json_object_put(capped);
+	evbuffer_free(text);
+	json_object_put(outs);
+	free(big);
+}
+
+/* Counting and cutting by code point (common/utf8.c). */
+Test(output, utf8_characters)
+{
+	const char	*s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+
+	cr_assert_eq(utf8_chars(s, strlen(s)), 5);
+	cr_assert_eq(utf8_skip(s, strlen(s), 0), 0);
+	cr_assert_eq(utf8_skip(s, strlen(s), 2), 3);
+	cr_assert_eq(utf8_skip(s, strlen(s), 4), 10);
+	cr_assert_eq(utf8_skip(s, strlen(s), 9), strlen(s));
+	cr_assert_eq(utf8_back(s, strlen(s), 1), 10);
+	cr_assert_eq(utf8_back(s, strlen(s), 2), 6);
+	cr_assert_eq(utf8_back(s, strlen(s), 9), 0);
+}
+
+/* A long log then an error: the cut spares the traceback. */
+Test(output, cut_keeps_the_traceback)
+{
+	struct worker_budget	 b;
+	struct json_object	*outs, *o, *tb, *capped;
+	struct evbuffer		*text;
+	char			*big;
+	const char		*t;
+	int			 trunc;
+
+	big = xmalloc(50001);
+	memset(big, 'x', 50000);
+	big[50000] = '\0';
+	outs = json_object_new_array();
+	o = json_object_new_object();
+	json_object_object_add(o, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(o, "text", json_object_new_string(big));
+	json_object_array_add(outs, o);
+	o = json_object_new_object();
+	json_object_object_add(o, "output_type",
+	    json_object_new_string("error"));
+	json_object_object_add(o, "ename", json_object_new_string("E"));
+	json_object_object_add(o, "evalue", json_object_new_string("v"));
+	tb = json_object_new_array();
+	json_object_array_add(tb, json_object_new_string("Traceback line"));
+	json_object_array_add(tb, json_object_new_string("E: v"));
+	json_object_object_add(o, "traceback", tb);
+	json_object_array_add(outs, o);
+	worker_budget_init(&b, 0);
+	text = evbuffer_new();
+	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+	cr_assert(trunc);
+	cr_assert_eq(json_object_array_length(capped), 2);
+	cr_assert_eq(json_object_array_length(json_object_object_get(
+	    json_object_array_get_idx(capped, 1), "traceback")), 2);
+	evbuffer_add(text, "", 1);
+	t = (const char *)evbuffer_pullup(text, -1);
+	cr_assert(strstr(t, "characters cut;") != NULL);
+	cr_assert(strstr(t, "Traceback line\nE: v\n") != NULL, "%s", t);
 	cr_assert_eq(b.result_left, WORKER_RESULT_CAP - WORKER_CELL_CAP);
 	json_object_put(capped);
 	evbuffer_free(text);
