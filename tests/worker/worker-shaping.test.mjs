@@ -183,6 +183,19 @@ test('caps hold in every mode: inspect_notebook output_mode full', async () => {
   assert.ok(chars(JSON.stringify(g.sc)) <= LIMIT + 4000, `run structured ${chars(JSON.stringify(g.sc))}`);
 });
 
+test('search_cells: within the result cap unless max_matches is named', async () => {
+  const [id] = await insert([Array.from({ length: 150 }, (_, k) =>
+    `needle_${k} = "${'w'.repeat(150)}"`).join('\n')]);
+  const r = await ok('search_cells', { notebook_handle: H, query: 'needle_', in: 'source' });
+  assert.ok(chars(r.text) <= LIMIT, `text ${chars(r.text)}`);
+  assert.equal(r.sc.truncated, true);
+  assert.ok(r.sc.matches.length < 100 && r.sc.total === 150, `${r.sc.matches.length} of ${r.sc.total}`);
+  assert.match(r.text, /result cap/);
+  const all = await ok('search_cells', { notebook_handle: H, query: 'needle_', in: 'source', max_matches: 150 });
+  assert.equal(all.sc.matches.length, 150);
+  await ok('edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: id }] });
+});
+
 test('a small notebook is listed by connect; a large one is counted', async () => {
   const c = await ok('connect_notebook', { notebook_id: (await ok('inspect_notebook', { notebook_handle: H })).sc.notebook_id });
   assert.ok(chars(c.text) <= 800, `connect text ${chars(c.text)}`);
