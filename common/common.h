@@ -207,6 +207,7 @@ int			 jsonrpc_id_equal(struct json_object *,
 			     struct json_object *);
 
 /* toolresult.c: the isError result of a tool (docs/errors.md). */
+#define TOOLRESULT_MESSAGE_MAX	2000	/* characters of a message */
 struct json_object	*toolresult_error(const char *, const char *);
 struct json_object	*toolresult_error_detail(struct json_object *);
 

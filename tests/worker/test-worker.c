@@ -742,6 +742,31 @@ Test(output, cut_keeps_the_traceback)
 	free(big);
 }
 
+/* An error that quotes a long argument back keeps its message's head. */
+Test(output, error_message_capped)
+{
+	struct json_object	*res;
+	const char		*m;
+	char			*long_msg;
+	int			 i;
+
+	long_msg = xmalloc(3 * 5000 + 1);
+	for (i = 0; i < 5000; i++)
+		memcpy(long_msg + 3 * i, "\xe2\x82\xac", 3);
+	long_msg[15000] = '\0';
+	res = toolresult_error("invalid_argument", long_msg);
+	m = json_object_get_string(json_object_object_get(
+	    toolresult_error_detail(res), "message"));
+	cr_assert_eq(utf8_chars(m, strlen(m)), TOOLRESULT_MESSAGE_MAX + 6);
+	cr_assert(utf8_valid(m, strlen(m), NULL));
+	json_object_put(res);
+	res = toolresult_error("busy", "short");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(
+	    toolresult_error_detail(res), "message")), "short");
+	json_object_put(res);
+	free(long_msg);
+}
+
 /* The catalog: names, descriptions, schemas that admit the error shape. */
 
 Test(tools, catalog)
