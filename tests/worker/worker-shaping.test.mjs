@@ -32,8 +32,11 @@ const env = {
   RUNTIMED_LIBEXEC_DIR: process.env.RUNTIMED_LIBEXEC_DIR || '',
   PYDEVD_DISABLE_FILE_VALIDATION: '1',
 };
-for (const k of ['LSAN_OPTIONS', 'ASAN_OPTIONS', 'UBSAN_OPTIONS'])
-  if (process.env[k]) env[k] = process.env[k];
+if (process.env.LSAN_OPTIONS) env.LSAN_OPTIONS = process.env.LSAN_OPTIONS;
+// Sanitizer builds: reports go to files, checked when the test ends.
+const SAN = path.join(os.tmpdir(), `rtd-wshape-san-${process.pid}`);
+for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS'])
+  if (process.env[k]) env[k] = `${process.env[k]}:log_path=${SAN}`;
 fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
 
 const LIMIT = 12000;	// no result over this unless the caller raised a cap
@@ -72,6 +75,14 @@ after(async () => {
   if (A) await A.close().catch(() => {});
   spawnSync(DAEMON, ['stop'], { env, timeout: 20000 });
   fs.rmSync(T, { recursive: true, force: true });
+  await new Promise((r) => setTimeout(r, 500));
+  const dir = path.dirname(SAN);
+  const reports = fs.readdirSync(dir).filter((f) => f.startsWith(path.basename(SAN)));
+  for (const f of reports) {
+    console.log(`# sanitizer report ${f}:\n${fs.readFileSync(path.join(dir, f), 'utf8').slice(0, 3000)}`);
+    fs.rmSync(path.join(dir, f));
+  }
+  assert.equal(reports.length, 0, 'sanitizer reports');
 });
 
 test('a failed run: outcome, the failing cell in full, summaries, not_run in one line', async () => {
