@@ -958,8 +958,10 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 			evbuffer_add_printf(text, "  %s",
 			    worker_output_str(r->cell, "cell_id", "?"));
 			len = evbuffer_get_length(r->text);
+			line = (char *)evbuffer_pullup(r->text, -1);
+			while (len > 0 && line[len - 1] == '\n')
+				len--;
 			if (len > 0) {
-				line = (char *)evbuffer_pullup(r->text, -1);
 				evbuffer_add(text, ": ", 2);
 				worker_output_preview(text, line, len, 100);
 			}
