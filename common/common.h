@@ -192,6 +192,9 @@ struct json_object	*streamcap_fit(struct json_object *);
 /* utf8.c */
 int	 utf8_valid(const char *, size_t, size_t *);
 char	*utf8_repair(const char *, size_t, size_t *);
+size_t	 utf8_chars(const char *, size_t);
+size_t	 utf8_skip(const char *, size_t, size_t);
+size_t	 utf8_back(const char *, size_t, size_t);
 
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
@@ -206,6 +209,7 @@ int			 jsonrpc_id_equal(struct json_object *,
 			     struct json_object *);
 
 /* toolresult.c: the isError result of a tool (docs/errors.md). */
+#define TOOLRESULT_MESSAGE_MAX	2000	/* characters of a message */
 struct json_object	*toolresult_error(const char *, const char *);
 struct json_object	*toolresult_error_detail(struct json_object *);
 

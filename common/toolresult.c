@@ -9,16 +9,28 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 
-/* A tool error result; the caller adds further fields to its error. */
+/*
+ * A tool error result; the caller adds further fields to its error.  A
+ * message longer than TOOLRESULT_MESSAGE_MAX characters (one that quotes
+ * a long argument back) keeps its head, like every other result's cap.
+ */
 struct json_object *
 toolresult_error(const char *code, const char *message)
 {
 	struct json_object	*res, *content, *block, *sc, *err;
-	char			*text;
+	char			*text, *cut = NULL;
+	size_t			 len;
 
+	len = strlen(message);
+	if (utf8_chars(message, len) > TOOLRESULT_MESSAGE_MAX) {
+		xasprintf(&cut, "%.*s [...]", (int)utf8_skip(message, len,
+		    TOOLRESULT_MESSAGE_MAX), message);
+		message = cut;
+	}
 	xasprintf(&text, "%s: %s", code, message);
 	block = json_object_new_object();
 	json_object_object_add(block, "type", json_object_new_string("text"));
@@ -36,6 +48,7 @@ toolresult_error(const char *code, const char *message)
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "structuredContent", sc);
 	json_object_object_add(res, "isError", json_object_new_boolean(1));
+	free(cut);
 	return (res);
 }
 

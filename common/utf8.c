@@ -118,3 +118,46 @@ utf8_repair(const char *s, size_t len, size_t *outlen)
 	*outlen = o;
 	return (out);
 }
+
+/*
+ * Characters (Unicode code points, what Python's len() counts) in s: the
+ * bytes that do not continue a sequence.
+ */
+size_t
+utf8_chars(const char *s, size_t len)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n++;
+	}
+	return (n);
+}
+
+/* Byte offset just after the first n characters of s. */
+size_t
+utf8_skip(const char *s, size_t len, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n-- == 0)
+			return (i);
+	}
+	return (len);
+}
+
+/* Byte offset where the last n characters of s begin. */
+size_t
+utf8_back(const char *s, size_t len, size_t n)
+{
+	size_t	i = len;
+
+	while (n > 0 && i > 0) {
+		i--;
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			n--;
+	}
+	return (i);
+}

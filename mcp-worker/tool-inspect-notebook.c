@@ -15,11 +15,12 @@
 #define TOOL_INSPECT_COUNT_MAX		100
 #define TOOL_INSPECT_SOURCE_DEFAULT	4000
 #define TOOL_INSPECT_OUTPUT_DEFAULT	2000
-#define TOOL_INSPECT_CHARS_MAX		WORKER_CELL_CAP
+#define TOOL_INSPECT_CHARS_MAX		12000	/* a caller may raise a cap to */
 
 struct tool_inspect_notebook {
 	struct worker_call	*call;
 	struct worker_room	*room;
+	char			*handle;	/* for the cell resource */
 	struct json_object	*cell_ids;	/* borrowed, or NULL */
 	int			 source;	/* the view shows sources */
 	int			 outputs;	/* the view shows outputs */
@@ -41,7 +42,13 @@ static void	tool_inspect_notebook_get(struct tool_inspect_notebook *);
 static void	tool_inspect_notebook_lines(const char *, size_t, int, int,
 		    size_t *, size_t *);
 static struct json_object	*tool_inspect_notebook_summary(
-		    struct json_object *, struct evbuffer *);
+		    struct json_object *, struct worker_budget *,
+		    struct evbuffer *);
+static int	tool_inspect_notebook_source(struct tool_inspect_notebook *,
+		    struct json_object *, struct json_object *,
+		    struct worker_budget *, struct evbuffer *);
+static void	tool_inspect_notebook_charge(struct worker_budget *,
+		    struct evbuffer *, size_t);
 static int	tool_inspect_notebook_pick(struct tool_inspect_notebook *,
 		    struct json_object *, struct json_object *);
 static void	tool_inspect_notebook_free(struct tool_inspect_notebook *);
@@ -89,9 +96,26 @@ tool_inspect_notebook_lines(const char *s, size_t len, int first, int last,
 	*n = end > begin ? end - begin : 0;
 }
 
+/* Charge what text gained since it was mark bytes long. */
+static void
+tool_inspect_notebook_charge(struct worker_budget *b, struct evbuffer *text,
+    size_t mark)
+{
+	size_t	 len, n;
+	char	*p;
+
+	len = evbuffer_get_length(text);
+	if (len <= mark)
+		return;
+	p = (char *)evbuffer_pullup(text, -1);
+	n = utf8_chars(p + mark, len - mark);
+	b->result_left -= n < b->result_left ? n : b->result_left;
+}
+
+/* A line per output, while the result's budget lasts. */
 static struct json_object *
 tool_inspect_notebook_summary(struct json_object *outputs,
-    struct evbuffer *text)
+    struct worker_budget *b, struct evbuffer *text)
 {
 	struct json_object	*arr, *o, *s, *d, *v;
 	struct json_object_iterator it, end;
@@ -155,11 +179,19 @@ tool_inspect_notebook_summary(struct json_object *outputs,
 			}
 		}
 		len = evbuffer_get_length(line);
+		if (utf8_chars((char *)evbuffer_pullup(line, -1), len) + 3 >
+		    b->result_left) {
+			evbuffer_free(line);
+			evbuffer_add_printf(text, "  (+%zu more outputs)\n",
+			    json_object_array_length(outputs) - i);
+			break;
+		}
 		p = xmalloc(len + 1);
 		evbuffer_remove(line, p, len);
 		p[len] = '\0';
 		evbuffer_free(line);
 		evbuffer_add_printf(text, "  %s\n", p);
+		b->result_left -= utf8_chars(p, len) + 3;
 		s = json_object_new_object();
 		json_object_object_add(s, "output_type",
 		    json_object_new_string(type));
@@ -168,6 +200,50 @@ tool_inspect_notebook_summary(struct json_object *outputs,
 		free(p);
 	}
 	return (arr);
+}
+
+/*
+ * The source view of a cell: the asked lines, their head kept within
+ * max_source_chars and the result's budget.  Returns whether it was cut.
+ */
+static int
+tool_inspect_notebook_source(struct tool_inspect_notebook *st,
+    struct json_object *cell, struct json_object *c, struct worker_budget *b,
+    struct evbuffer *text)
+{
+	const char	*src;
+	size_t		 slen, off, len, l, n, cut;
+	int		 line;
+
+	src = worker_output_source(cell, &slen);
+	tool_inspect_notebook_lines(src, slen, st->start_line, st->end_line,
+	    &off, &len);
+	l = utf8_chars(src + off, len);
+	n = (size_t)st->max_source < b->result_left ?
+	    (size_t)st->max_source : b->result_left;
+	cut = 0;
+	if (l > n) {
+		cut = l - n;
+		len = utf8_skip(src + off, len, n);
+		l = n;
+	}
+	b->result_left -= l;
+	json_object_object_add(c, "source",
+	    json_object_new_string_len(src + off, (int)len));
+	json_object_object_add(c, "source_truncated",
+	    json_object_new_boolean(cut > 0));
+	evbuffer_add(text, src + off, len);
+	if (len > 0 && src[off + len - 1] != '\n')
+		evbuffer_add(text, "\n", 1);
+	if (cut > 0) {
+		/* Where the next read starts: the line the cut is in. */
+		line = st->start_line;
+		for (n = 0; n < len; n++)
+			line += src[off + n] == '\n';
+		evbuffer_add_printf(text, "[... %zu characters of source cut; "
+		    "start_line=%d reads on]\n", cut, line);
+	}
+	return (cut > 0);
 }
 
 /* Which cells: the ids asked for, or the start/count window. */
@@ -224,6 +300,7 @@ tool_inspect_notebook_free(struct tool_inspect_notebook *st)
 		event_free(st->timer);
 	worker_nb_unref(st->content);
 	worker_room_unref(st->room);
+	free(st->handle);
 	free(st);
 }
 
@@ -238,8 +315,8 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	struct worker_budget		 budget;
 	struct evbuffer			*text;
 	const char			*src, *path, *ctype;
-	char				*s;
-	size_t				 i, n, len, off, slen;
+	char				*s, *more = NULL, *enc;
+	size_t				 i, n, slen, mark, shown;
 	int64_t				 seq;
 	int				 trunc;
 
@@ -266,13 +343,24 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
 	    reply->notebook_id, path != NULL ? path : "untitled", n,
 	    reply->dirty ? ", unsaved changes" : "");
-	worker_budget_init(&budget, strcmp(st->output_mode, "full") == 0);
+	/*
+	 * Caps hold in every mode: "full" shows every representation, within
+	 * max_output_chars a cell and the result's budget (which a caller's
+	 * larger max_output_chars raises for one cell).
+	 */
+	worker_budget_init(&budget, 0);
+	budget.every_mime = strcmp(st->output_mode, "full") == 0;
+	if ((size_t)st->max_output > budget.result_left)
+		budget.result_left = (size_t)st->max_output;
 
 	out = json_object_new_array();
 	for (i = 0; i < json_object_array_length(picked); i++) {
 		size_t idx = (size_t)json_object_get_int64(
 		    json_object_array_get_idx(picked, i));
 
+		if (budget.result_left == 0)
+			break;
+		mark = evbuffer_get_length(text);
 		cell = json_object_array_get_idx(cells, idx);
 		ctype = json_object_get_string(json_object_object_get(cell,
 		    "cell_type"));
@@ -307,34 +395,28 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 			    json_object_new_int(outs != NULL &&
 			    json_object_is_type(outs, json_type_array) ?
 			    (int)json_object_array_length(outs) : 0));
+			tool_inspect_notebook_charge(&budget, text, mark);
 		} else {
 			evbuffer_add(text, "\n", 1);
-			tool_inspect_notebook_lines(src, slen, st->start_line,
-			    st->end_line, &off, &len);
-			trunc = len > (size_t)st->max_source;
-			if (trunc) {
-				len = (size_t)st->max_source;
-				while (len > 0 && ((unsigned char)
-				    src[off + len] & 0xc0) == 0x80)
-					len--;
-			}
-			json_object_object_add(c, "source",
-			    json_object_new_string_len(src + off, (int)len));
-			json_object_object_add(c, "source_truncated",
-			    json_object_new_boolean(trunc));
-			evbuffer_add(text, src + off, len);
-			if (len > 0 && src[off + len - 1] != '\n')
-				evbuffer_add(text, "\n", 1);
-			if (trunc)
-				evbuffer_add_printf(text, "[... source "
-				    "truncated at %d chars]\n",
-				    st->max_source);
+			tool_inspect_notebook_charge(&budget, text, mark);
+			tool_inspect_notebook_source(st, cell, c, &budget,
+			    text);
 		}
 		if (st->outputs) {
 			if (strcmp(st->output_mode, "summary") == 0)
 				json_object_object_add(c, "outputs",
-				    tool_inspect_notebook_summary(outs, text));
+				    tool_inspect_notebook_summary(outs,
+				    &budget, text));
 			else {
+				free(more);
+				enc = worker_resource_encode(
+				    json_object_get_string(
+				    json_object_object_get(cell, "cell_id")));
+				xasprintf(&more, "the resource runtimed://"
+				    "sessions/%s/cells/%s has them all",
+				    st->handle, enc);
+				free(enc);
+				budget.more = more;
 				budget.cell_cap = (size_t)st->max_output;
 				budget.cell_id = json_object_get_string(
 				    json_object_object_get(cell, "cell_id"));
@@ -347,11 +429,28 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		}
 		json_object_array_add(out, c);
 	}
-	if (json_object_array_length(picked) > 0 &&
-	    json_object_array_length(picked) < n && st->cell_ids == NULL)
-		evbuffer_add_printf(text, "(cells %d-%zu of %zu; pass start "
-		    "and count for more)\n", st->start, (size_t)st->start +
-		    json_object_array_length(picked), n);
+	shown = json_object_array_length(out);
+	if (shown < json_object_array_length(picked)) {
+		/* The result's budget ran out before the cells asked for. */
+		if (st->cell_ids == NULL)
+			evbuffer_add_printf(text, "(cells %d-%zu of %zu: the "
+			    "%d-character result cap stops here; start=%zu "
+			    "reads on)\n", st->start, (size_t)st->start +
+			    shown - 1, n, WORKER_RESULT_CAP,
+			    (size_t)st->start + shown);
+		else
+			evbuffer_add_printf(text, "(%zu of the %zu cells "
+			    "asked for: the %d-character result cap stops "
+			    "here; ask for the rest by cell_ids)\n", shown,
+			    json_object_array_length(picked),
+			    WORKER_RESULT_CAP);
+		json_object_object_add(sc, "cells_truncated",
+		    json_object_new_boolean(1));
+	} else if (shown > 0 && shown < n && st->cell_ids == NULL)
+		evbuffer_add_printf(text, "(cells %d-%zu of %zu; start=%zu "
+		    "reads on)\n", st->start, (size_t)st->start + shown - 1,
+		    n, (size_t)st->start + shown);
+	free(more);
 	json_object_put(picked);
 
 	c = sc;
@@ -605,6 +704,7 @@ tool_inspect_notebook(struct worker_call *call)
 	st->call = call;
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
+	st->handle = worker_resource_encode(worker_attach_id(h));
 	st->cell_ids = ids;
 	st->source = strcmp(view, "source") == 0 || strcmp(view, "all") == 0;
 	st->outputs = strcmp(view, "outputs") == 0 ||

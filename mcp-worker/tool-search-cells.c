@@ -24,6 +24,8 @@ struct tool_search_cells {
 	int		 regex, icase;
 	regex_t		 re;
 	int		 max;
+	size_t		 left;	/* characters of text the result has left */
+	int		 capped;	/* a match was left out for the cap */
 	struct json_object *matches;
 	struct evbuffer	*text;
 	int		 total;
@@ -91,15 +93,31 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
     size_t len, size_t at, size_t mlen)
 {
 	struct json_object	*m;
-	size_t			 show;
+	struct evbuffer		*one;
+	size_t			 show, n;
 
 	st->total++;
-	if ((int)json_object_array_length(st->matches) >= st->max)
+	if ((int)json_object_array_length(st->matches) >= st->max ||
+	    st->capped)
 		return;
-	show = len > TOOL_SEARCH_LINE ? TOOL_SEARCH_LINE : len;
-	while (show < len && show > 0 &&
-	    ((unsigned char)line[show] & 0xc0) == 0x80)
-		show--;
+	show = utf8_skip(line, len, TOOL_SEARCH_LINE);
+	mlen = utf8_skip(line + at, mlen, TOOL_SEARCH_LINE);
+	one = evbuffer_new();
+	evbuffer_add_printf(one, "%s %s:%d:%d: ", cell_id, where, lineno,
+	    tool_search_cells_column(line, at));
+	evbuffer_add(one, line, show);
+	evbuffer_add_printf(one, "%s\n", show < len ? " ..." : "");
+	n = utf8_chars((char *)evbuffer_pullup(one, -1),
+	    evbuffer_get_length(one));
+	if (n > st->left) {
+		/* The result cap (docs/limits.md): no more matches. */
+		evbuffer_free(one);
+		st->capped = 1;
+		return;
+	}
+	st->left -= n;
+	evbuffer_add_buffer(st->text, one);
+	evbuffer_free(one);
 	m = json_object_new_object();
 	json_object_object_add(m, "cell_id", json_object_new_string(cell_id));
 	json_object_object_add(m, "index", json_object_new_int(index));
@@ -115,10 +133,6 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	json_object_object_add(m, "text", json_object_new_string_len(line,
 	    (int)show));
 	json_object_array_add(st->matches, m);
-	evbuffer_add_printf(st->text, "%s %s:%d:%d: ", cell_id, where, lineno,
-	    tool_search_cells_column(line, at));
-	evbuffer_add(st->text, line, show);
-	evbuffer_add_printf(st->text, "%s\n", show < len ? " ..." : "");
 }
 
 /* Search one text (source or output), line by line. */
@@ -246,6 +260,9 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	worker_args_uint(args, "max_matches", TOOL_SEARCH_DEFAULT, 1,
 	    TOOL_SEARCH_MAX, &max, &s);
 	st.max = max;
+	/* A caller who names max_matches raised the result cap. */
+	st.left = json_object_object_get(args, "max_matches") != NULL ?
+	    SIZE_MAX : WORKER_RESULT_CAP;
 	worker_args_string(args, "in", 0, &in, &s);
 	if (in == NULL)
 		in = "all";
@@ -283,14 +300,16 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	json_object_object_add(sc, "matches", st.matches);
 	json_object_object_add(sc, "total", json_object_new_int(st.total));
 	json_object_object_add(sc, "truncated", json_object_new_boolean(
-	    st.total > st.max));
+	    st.total > (int)json_object_array_length(st.matches)));
 	if (st.total == 0)
 		evbuffer_add_printf(st.text, "no match for %s%s%s in %s",
 		    st.regex ? "/" : "\"", st.query, st.regex ? "/" : "\"",
 		    in);
-	else if (st.total > st.max)
-		evbuffer_add_printf(st.text, "[%d of %d matches shown; raise "
-		    "max_matches or narrow the query]", st.max, st.total);
+	else if (st.total > (int)json_object_array_length(st.matches))
+		evbuffer_add_printf(st.text, "[%zu of %d matches shown%s; "
+		    "raise max_matches or narrow the query]",
+		    json_object_array_length(st.matches), st.total,
+		    st.capped ? " (the 10,000-character result cap)" : "");
 	s = worker_output_take(st.text);
 	worker_call_result(call, s, sc);
 	free(s);

@@ -174,7 +174,7 @@ static const struct {
 	const char	*hint;
 } worker_call_hints[] = {
 	{ "inspect_notebook", "ask for fewer cells (cell_ids, or start and "
-	    "count) or output_mode \"text\", whose outputs are capped" },
+	    "count)" },
 	{ "get_results", "leave out full_output (outputs are then capped), "
 	    "or read the cells one at a time with inspect_notebook" },
 	{ "search_cells", "narrow the query, or search only in \"source\"" },

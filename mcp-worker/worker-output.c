@@ -13,20 +13,44 @@
 #include "worker.h"
 
 static char	*worker_output_join(struct json_object *, size_t *);
-static size_t	worker_output_fit(const char *, size_t, size_t);
-static void	worker_output_charge(struct worker_budget *, size_t *, size_t);
-static struct json_object	*worker_output_text(struct json_object *,
-		    struct worker_budget *, size_t *, struct evbuffer *, int *);
 static void	worker_output_image(struct worker_call *,
 		    struct worker_budget *, const char *, struct json_object *,
 		    struct evbuffer *);
 static int	worker_output_is_image(const char *);
+struct worker_output_cut;
+static size_t	worker_output_len(struct json_object *);
+static int	worker_output_textual(struct json_object *);
+static const char	*worker_output_fallback(struct json_object *);
 static int	worker_output_shows_image(struct json_object *);
+static int	worker_output_shows(struct worker_budget *, struct json_object *,
+		    const char *, struct json_object *);
+static size_t	worker_output_measure(struct json_object *,
+		    struct worker_budget *);
+static char	*worker_output_marker(const struct worker_output_cut *);
+static void	worker_output_say(struct evbuffer *, const char *, size_t);
+static struct json_object	*worker_output_piece(struct json_object *,
+		    struct worker_output_cut *, struct evbuffer *, int *);
+static struct json_object	*worker_output_extra(struct json_object *,
+		    struct worker_budget *, struct worker_output_cut *, int *);
 static struct json_object	*worker_output_bundle(struct json_object *,
-		    struct worker_budget *, size_t *, struct evbuffer *, int *,
-		    struct worker_call *);
+		    struct worker_budget *, struct worker_output_cut *,
+		    struct evbuffer *, int *, struct worker_call *);
 static const char	*worker_output_str(struct json_object *, const char *,
 		    const char *);
+struct worker_output_row;
+static int	worker_output_exec_full(const char *);
+static int	worker_output_exec_ran(const char *);
+static void	worker_output_exec_cell(struct worker_output_row *,
+		    struct worker_budget *, struct worker_call *);
+static void	worker_output_exec_source(struct worker_output_row *,
+		    struct worker_budget *);
+static void	worker_output_exec_error(struct evbuffer *,
+		    struct json_object *);
+static void	worker_output_exec_ids(struct evbuffer *,
+		    struct worker_output_row *, size_t, const char *);
+static void	worker_output_exec_text(struct evbuffer *,
+		    const struct worker_exec *, struct worker_output_row *,
+		    size_t);
 static void	worker_output_warnings(struct json_object *,
 		    struct json_object *, struct evbuffer *);
 static void	worker_output_union(struct json_object *, struct json_object *,
@@ -35,6 +59,7 @@ static int	worker_output_known_type(const char *);
 static struct json_object	*worker_output_summaries(struct json_object *,
 		    struct evbuffer *);
 static struct json_object	*worker_output_resources(const char *);
+static void	worker_output_census(struct evbuffer *, struct json_object *);
 
 void
 worker_budget_init(struct worker_budget *b, int full)
@@ -45,6 +70,8 @@ worker_budget_init(struct worker_budget *b, int full)
 	b->images = 0;
 	b->image_bytes = 0;
 	b->cell_id = NULL;
+	b->every_mime = 0;
+	b->more = NULL;
 }
 
 /* Remove ANSI escape sequences (CSI, OSC, two-byte ESC x).  Caller frees. */
@@ -131,69 +158,6 @@ worker_output_join(struct json_object *v, size_t *len)
 	return (s);
 }
 
-/* How much of len bytes fits in left, cut on a UTF-8 boundary. */
-static size_t
-worker_output_fit(const char *s, size_t len, size_t left)
-{
-	size_t	n;
-
-	if (len <= left)
-		return (len);
-	n = left;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return (n);
-}
-
-/* Charge n bytes to the cell and the result. */
-static void
-worker_output_charge(struct worker_budget *b, size_t *cell_left, size_t n)
-{
-	*cell_left -= n;
-	b->result_left -= n;
-}
-
-/* A capped copy of a text value; the model sees it ANSI-stripped. */
-static struct json_object *
-worker_output_text(struct json_object *v, struct worker_budget *b,
-    size_t *cell_left, struct evbuffer *text, int *truncated)
-{
-	char	*s, *clean;
-	size_t	 len, n, clen;
-	struct json_object *out;
-	const char *sha;
-	int64_t	 size;
-
-	if (worker_blob_is_ref(v, &sha, &size)) {
-		/* Kept in the daemon's blob store: say so, keep the ref. */
-		*truncated = 1;
-		if (text != NULL)
-			evbuffer_add_printf(text, "[%lld bytes omitted (blob "
-			    "%.12s); full_output=true fetches them]\n",
-			    (long long)size, sha);
-		return (json_object_get(v));
-	}
-	s = worker_output_join(v, &len);
-	n = b->full ? len : worker_output_fit(s, len, *cell_left);
-	if (n < len)
-		*truncated = 1;
-	if (!b->full)
-		worker_output_charge(b, cell_left, n);
-	out = json_object_new_string_len(s, (int)n);
-	if (text != NULL) {
-		clean = worker_output_strip_ansi(s, n, &clen);
-		evbuffer_add(text, clean, clen);
-		if (clen > 0 && clean[clen - 1] != '\n')
-			evbuffer_add(text, "\n", 1);
-		if (n < len)
-			evbuffer_add_printf(text, "[... %zu more bytes "
-			    "truncated]\n", len - n);
-		free(clean);
-	}
-	free(s);
-	return (out);
-}
-
 /* An image as MCP image content, within the per-result limits. */
 static void
 worker_output_image(struct worker_call *call, struct worker_budget *b,
@@ -223,6 +187,97 @@ worker_output_is_image(const char *mime)
 	    strcmp(mime, "image/jpeg") == 0 || strcmp(mime, "image/gif") == 0);
 }
 
+/*
+ * Where one cell's outputs are cut.  The text a model is shown of them
+ * (streams, traceback lines, each bundle's text/plain or first text) is
+ * one run of characters; past the cell's budget its first head and its
+ * last characters are kept, the middle cut at one marker that says how
+ * much went and which call returns it.  The end of a log and the
+ * traceback matter most, so the tail gets three quarters.  The other
+ * representations of a bundle (text/html beside text/plain) are kept in
+ * structuredContent from what budget is left.  Characters are code
+ * points; cuts fall between them.
+ */
+struct worker_output_cut {
+	size_t		 total;		/* characters shown, uncut */
+	size_t		 keep;		/* characters kept of them */
+	size_t		 head;		/* of those, from the start */
+	size_t		 pos;		/* characters passed */
+	size_t		 left;		/* for the other representations */
+	int		 marked;	/* the marker is written */
+	const char	*more;		/* the call that returns the rest */
+};
+
+/* Characters in a text value (a string or a list of strings). */
+static size_t
+worker_output_len(struct json_object *v)
+{
+	struct json_object	*e;
+	size_t			 i, n = 0;
+
+	if (json_object_is_type(v, json_type_string))
+		return (utf8_chars(json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v)));
+	if (!json_object_is_type(v, json_type_array))
+		return (0);
+	for (i = 0; i < json_object_array_length(v); i++) {
+		e = json_object_array_get_idx(v, i);
+		if (json_object_is_type(e, json_type_string))
+			n += utf8_chars(json_object_get_string(e),
+			    (size_t)json_object_get_string_len(e));
+	}
+	return (n);
+}
+
+static int
+worker_output_textual(struct json_object *v)
+{
+	/* (A blob reference is an object.) */
+	return (json_object_is_type(v, json_type_string) ||
+	    json_object_is_type(v, json_type_array));
+}
+
+/* A bundle's text the model is shown when it has no text/plain. */
+static const char *
+worker_output_fallback(struct json_object *data)
+{
+	struct json_object_iterator	 it, end;
+	struct json_object		*v;
+	const char			*mime;
+
+	if (json_object_object_get_ex(data, "text/plain", &v) &&
+	    worker_output_textual(v))
+		return (NULL);
+	it = json_object_iter_begin(data);
+	end = json_object_iter_end(data);
+	for (; !json_object_iter_equal(&it, &end);
+	    json_object_iter_next(&it)) {
+		mime = json_object_iter_peek_name(&it);
+		v = json_object_iter_peek_value(&it);
+		if (worker_output_textual(v) && !worker_output_is_image(mime) &&
+		    strcmp(mime, "image/svg+xml") != 0)
+			return (mime);
+	}
+	return (NULL);
+}
+
+/* Is this representation of a bundle shown in the text? */
+static int
+worker_output_shows(struct worker_budget *b, struct json_object *data,
+    const char *mime, struct json_object *v)
+{
+	const char	*fallback;
+
+	if (!worker_output_textual(v) || worker_output_is_image(mime))
+		return (0);
+	/* An image's text/plain is a repr ("<Figure ...>"): not for the model. */
+	if (strcmp(mime, "text/plain") == 0)
+		return (b->every_mime || !worker_output_shows_image(data));
+	fallback = worker_output_fallback(data);
+	return (strcmp(mime, "image/svg+xml") == 0 || b->every_mime ||
+	    (fallback != NULL && strcmp(mime, fallback) == 0));
+}
+
 /* Does the bundle hold an image (held inline) the model is shown? */
 static int
 worker_output_shows_image(struct json_object *data)
@@ -243,57 +298,225 @@ worker_output_shows_image(struct json_object *data)
 	return (0);
 }
 
-/* A display_data / execute_result mime bundle. */
+/* Characters of outputs shown in the text, in the order they are. */
+static size_t
+worker_output_measure(struct json_object *outputs, struct worker_budget *b)
+{
+	struct json_object_iterator	 it, end;
+	struct json_object		*o, *v, *tb, *data;
+	const char			*type;
+	size_t				 i, k, n = 0;
+
+	for (i = 0; i < json_object_array_length(outputs); i++) {
+		o = json_object_array_get_idx(outputs, i);
+		if (!json_object_is_type(o, json_type_object))
+			continue;
+		type = json_object_get_string(json_object_object_get(o,
+		    "output_type"));
+		if (type != NULL && strcmp(type, "stream") == 0) {
+			n += worker_output_len(json_object_object_get(o,
+			    "text"));
+		} else if (type != NULL && strcmp(type, "error") == 0) {
+			tb = json_object_object_get(o, "traceback");
+			for (k = 0; json_object_is_type(tb, json_type_array) &&
+			    k < json_object_array_length(tb); k++)
+				n += worker_output_len(
+				    json_object_array_get_idx(tb, k));
+		} else if (json_object_object_get_ex(o, "data", &data) &&
+		    json_object_is_type(data, json_type_object)) {
+			it = json_object_iter_begin(data);
+			end = json_object_iter_end(data);
+			for (; !json_object_iter_equal(&it, &end);
+			    json_object_iter_next(&it)) {
+				v = json_object_iter_peek_value(&it);
+				if (worker_output_shows(b, data,
+				    json_object_iter_peek_name(&it), v))
+					n += worker_output_len(v);
+			}
+		}
+	}
+	return (n);
+}
+
+/* The marker where a cut is.  Caller frees. */
+static char *
+worker_output_marker(const struct worker_output_cut *cut)
+{
+	char	*m;
+
+	xasprintf(&m, "[... %zu characters cut; %s]", cut->total - cut->keep,
+	    cut->more != NULL ? cut->more :
+	    "get_results full_output:true returns them");
+	return (m);
+}
+
+/* Text for the model: ANSI stripped, ending with a newline. */
+static void
+worker_output_say(struct evbuffer *text, const char *s, size_t len)
+{
+	char	*clean;
+	size_t	 clen;
+
+	if (text == NULL || len == 0)
+		return;
+	clean = worker_output_strip_ansi(s, len, &clen);
+	evbuffer_add(text, clean, clen);
+	if (clen > 0 && clean[clen - 1] != '\n')
+		evbuffer_add(text, "\n", 1);
+	free(clean);
+}
+
+/*
+ * A shown text value, kept whole or cut where the cell's cut falls; NULL
+ * when all of it falls in the cut (past the marker).
+ */
+static struct json_object *
+worker_output_piece(struct json_object *v, struct worker_output_cut *cut,
+    struct evbuffer *text, int *truncated)
+{
+	struct json_object	*out;
+	struct evbuffer		*sb;
+	char			*s, *m;
+	size_t			 len, l, start, from, hk = 0, tk = 0, hb, tb;
+
+	s = worker_output_join(v, &len);
+	l = utf8_chars(s, len);
+	start = cut->pos;
+	cut->pos += l;
+	if (cut->keep < cut->total) {
+		from = cut->total - (cut->keep - cut->head);
+		if (start < cut->head)
+			hk = l < cut->head - start ? l : cut->head - start;
+		if (start + l > from)
+			tk = start + l - from < l ? start + l - from : l;
+	}
+	if (cut->keep == cut->total || hk + tk >= l) {
+		worker_output_say(text, s, len);
+		out = json_object_new_string_len(s, (int)len);
+		free(s);
+		return (out);
+	}
+	*truncated = 1;
+	if (hk == 0 && tk == 0 && cut->marked) {
+		free(s);
+		return (NULL);
+	}
+	hb = utf8_skip(s, len, hk);
+	tb = utf8_back(s, len, tk);
+	sb = evbuffer_new();
+	evbuffer_add(sb, s, hb);
+	worker_output_say(text, s, hb);
+	if (!cut->marked) {
+		m = worker_output_marker(cut);
+		if (hb > 0 && s[hb - 1] != '\n')
+			evbuffer_add(sb, "\n", 1);
+		evbuffer_add_printf(sb, "%s\n", m);
+		if (text != NULL)
+			evbuffer_add_printf(text, "%s\n", m);
+		free(m);
+		cut->marked = 1;
+	}
+	evbuffer_add(sb, s + tb, len - tb);
+	worker_output_say(text, s + tb, len - tb);
+	free(s);
+	len = evbuffer_get_length(sb);
+	out = json_object_new_string_len((const char *)evbuffer_pullup(sb, -1),
+	    (int)len);
+	evbuffer_free(sb);
+	return (out);
+}
+
+/* A representation not shown: kept from what the cell has left. */
+static struct json_object *
+worker_output_extra(struct json_object *v, struct worker_budget *b,
+    struct worker_output_cut *cut, int *truncated)
+{
+	char	*s;
+	size_t	 len, l, n;
+	struct json_object *out;
+
+	if (b->full)
+		return (json_object_get(v));
+	if (!worker_output_textual(v)) {
+		/* application/json and friends: whole if they fit. */
+		l = utf8_chars(json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN), strlen(
+		    json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN)));
+		if (l > cut->left) {
+			*truncated = 1;
+			return (NULL);
+		}
+		cut->left -= l;
+		b->result_left -= l;
+		return (json_object_get(v));
+	}
+	s = worker_output_join(v, &len);
+	l = utf8_chars(s, len);
+	n = l <= cut->left ? l : cut->left;
+	if (n < l) {
+		*truncated = 1;
+		len = utf8_skip(s, len, n);
+	}
+	cut->left -= n;
+	b->result_left -= n;
+	out = json_object_new_string_len(s, (int)len);
+	free(s);
+	return (out);
+}
+
+/*
+ * A display_data / execute_result mime bundle; NULL when what the model
+ * is shown of it falls in the cut.
+ */
 static struct json_object *
 worker_output_bundle(struct json_object *data, struct worker_budget *b,
-    size_t *cell_left, struct evbuffer *text, int *truncated,
+    struct worker_output_cut *cut, struct evbuffer *text, int *truncated,
     struct worker_call *call)
 {
 	struct json_object_iterator	 it, end;
-	struct json_object		*out, *v, *plain = NULL;
-	const char			*mime, *fallback = NULL, *fallback_sha;
+	struct json_object		*out, *v, *plain = NULL, *p;
+	const char			*mime, *fb, *sha;
 	int64_t				 blob_size;
 	char				*note;
 	size_t				 len;
+	int				 shown = 0, kept = 0, pass;
 
 	out = json_object_new_object();
 	if (data == NULL || !json_object_is_type(data, json_type_object))
 		return (out);
+	fb = worker_output_fallback(data);
 	json_object_object_get_ex(data, "text/plain", &plain);
-	/* An image's text/plain is a repr ("<Figure ...>"): not for the model. */
-	if (plain != NULL)
-		json_object_object_add(out, "text/plain", worker_output_text(
-		    plain, b, cell_left, worker_output_shows_image(data) ?
-		    NULL : text, truncated));
-
-	it = json_object_iter_begin(data);
-	end = json_object_iter_end(data);
-	for (; !json_object_iter_equal(&it, &end);
-	    json_object_iter_next(&it)) {
-		mime = json_object_iter_peek_name(&it);
-		v = json_object_iter_peek_value(&it);
-		if (strcmp(mime, "text/plain") == 0)
-			continue;
-		if (worker_blob_is_ref(v, &fallback_sha, &blob_size)) {
-			json_object_object_add(out, mime, json_object_get(v));
-			evbuffer_add_printf(text, "[%s: %lld bytes omitted "
-			    "(blob %.12s); full_output=true fetches them]\n",
-			    mime, (long long)blob_size, fallback_sha);
-			*truncated = 1;
-			continue;
-		}
-		if (strcmp(mime, "image/svg+xml") == 0) {
-			/* SVG is text: the model gets it as text. */
-			json_object_object_add(out, mime, worker_output_text(v,
-			    b, cell_left, text, truncated));
-			continue;
-		}
-		if (worker_output_is_image(mime)) {
-			worker_output_image(call, b, mime, v, text);
-			if (b->full)
+	/* text/plain first: it is what the model reads. */
+	for (pass = 0; pass < 2; pass++) {
+		it = json_object_iter_begin(data);
+		end = json_object_iter_end(data);
+		for (; !json_object_iter_equal(&it, &end);
+		    json_object_iter_next(&it)) {
+			mime = json_object_iter_peek_name(&it);
+			v = json_object_iter_peek_value(&it);
+			if ((strcmp(mime, "text/plain") == 0) != (pass == 0))
+				continue;
+			if (worker_blob_is_ref(v, &sha, &blob_size)) {
 				json_object_object_add(out, mime,
 				    json_object_get(v));
-			else {
+				if (text != NULL)
+					evbuffer_add_printf(text, "[%s: %lld "
+					    "bytes omitted (blob %.12s); "
+					    "full_output=true fetches them]\n",
+					    mime, (long long)blob_size, sha);
+				*truncated = 1;
+				continue;
+			}
+			if (worker_output_is_image(mime)) {
+				if (text != NULL)
+					worker_output_image(call, b, mime, v,
+					    text);
+				if (b->full) {
+					json_object_object_add(out, mime,
+					    json_object_get(v));
+					continue;
+				}
 				free(worker_output_join(v, &len));
 				xasprintf(&note, "[%zu bytes base64 omitted; "
 				    "get_results full_output=true has it]",
@@ -302,32 +525,33 @@ worker_output_bundle(struct json_object *data, struct worker_budget *b,
 				    json_object_new_string(note));
 				free(note);
 				*truncated = 1;
+				continue;
 			}
-			continue;
+			if (worker_output_shows(b, data, mime, v)) {
+				shown++;
+				p = worker_output_piece(v, cut, text,
+				    truncated);
+				if (p != NULL) {
+					json_object_object_add(out, mime, p);
+					kept++;
+				}
+				continue;
+			}
+			if ((p = worker_output_extra(v, b, cut,
+			    truncated)) != NULL)
+				json_object_object_add(out, mime, p);
+			if (!worker_output_textual(v) && plain == NULL &&
+			    fb == NULL && text != NULL &&
+			    (shown == 0 || kept > 0)) {
+				evbuffer_add_printf(text, "[%s output]\n",
+				    mime);
+				fb = mime;
+			}
 		}
-		if (json_object_is_type(v, json_type_string) ||
-		    json_object_is_type(v, json_type_array)) {
-			/* The model gets text/plain, else the first text. */
-			json_object_object_add(out, mime, worker_output_text(v,
-			    b, cell_left, plain == NULL && fallback == NULL ?
-			    text : NULL, truncated));
-			if (fallback == NULL)
-				fallback = mime;
-			continue;
-		}
-		/* application/json and friends: whole if they fit. */
-		len = strlen(json_object_to_json_string_ext(v,
-		    JSON_C_TO_STRING_PLAIN));
-		if (b->full || len <= *cell_left) {
-			if (!b->full)
-				worker_output_charge(b, cell_left, len);
-			json_object_object_add(out, mime, json_object_get(v));
-		} else
-			*truncated = 1;
-		if (plain == NULL && fallback == NULL) {
-			evbuffer_add_printf(text, "[%s output]\n", mime);
-			fallback = mime;
-		}
+	}
+	if (shown > 0 && kept == 0) {
+		json_object_put(out);
+		return (NULL);
 	}
 	return (out);
 }
@@ -341,26 +565,45 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
     struct evbuffer *text, int *truncated, struct worker_call *call)
 {
 	struct json_object_iterator	 it, end;
-	struct json_object		*arr, *o, *copy, *v, *tb;
-	const char			*type, *key;
-	size_t				 i, k, cell_left, dropped = 0, n;
+	struct json_object		*arr, *o, *copy, *v, *tb, *tv, *p;
+	struct worker_output_cut	 cut;
+	const char			*type, *key, *ev, *sha;
+	int64_t				 blob_size;
+	size_t				 i, k, avail;
 
 	arr = json_object_new_array();
 	*truncated = 0;
 	if (outputs == NULL || !json_object_is_type(outputs, json_type_array))
 		return (arr);
-	cell_left = b->cell_cap < b->result_left ? b->cell_cap :
-	    b->result_left;
-	n = json_object_array_length(outputs);
-	for (i = 0; i < n; i++) {
+	memset(&cut, 0, sizeof cut);
+	cut.more = b->more;
+	cut.total = worker_output_measure(outputs, b);
+	avail = b->cell_cap < b->result_left ? b->cell_cap : b->result_left;
+	if (b->full || cut.total <= avail)
+		cut.keep = cut.total;
+	else
+		cut.keep = avail;
+	cut.head = cut.keep / 4;
+	if (!b->full && avail == 0 && cut.total > 0) {
+		/* The result's budget is spent: no outputs, not a marker. */
+		*truncated = 1;
+		if (text != NULL)
+			evbuffer_add_printf(text, "[%zu characters of output not "
+			    "shown: the result cap is reached; %s]\n",
+			    cut.total, b->more != NULL ? b->more :
+			    "get_results full_output:true returns them");
+		return (arr);
+	}
+	if (b->full)
+		cut.left = SIZE_MAX;
+	else {
+		cut.left = avail - cut.keep;
+		b->result_left -= cut.keep;
+	}
+	for (i = 0; i < json_object_array_length(outputs); i++) {
 		o = json_object_array_get_idx(outputs, i);
 		if (!json_object_is_type(o, json_type_object))
 			continue;
-		if (!b->full && cell_left == 0) {
-			dropped = n - i;
-			*truncated = 1;
-			break;
-		}
 		type = json_object_get_string(json_object_object_get(o,
 		    "output_type"));
 		if (type == NULL)
@@ -379,43 +622,67 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 			    strcmp(key, "data") == 0 ||
 			    strcmp(key, "traceback") == 0)
 				continue;
+			if (strcmp(key, "evalue") == 0 && !b->full &&
+			    json_object_is_type(v, json_type_string) &&
+			    worker_output_len(v) > WORKER_EVALUE_CAP) {
+				ev = json_object_get_string(v);
+				json_object_object_add(copy, key,
+				    json_object_new_string_len(ev, (int)
+				    utf8_skip(ev, (size_t)
+				    json_object_get_string_len(v),
+				    WORKER_EVALUE_CAP)));
+				*truncated = 1;
+				continue;
+			}
 			json_object_object_add(copy, key, json_object_get(v));
 		}
 		if (strcmp(type, "stream") == 0) {
-			json_object_object_add(copy, "text",
-			    worker_output_text(json_object_object_get(o,
-			    "text"), b, &cell_left, text, truncated));
+			v = json_object_object_get(o, "text");
+			if (worker_blob_is_ref(v, &sha, &blob_size)) {
+				/* Kept in the daemon's blob store. */
+				*truncated = 1;
+				if (text != NULL)
+					evbuffer_add_printf(text, "[%lld bytes "
+					    "omitted (blob %.12s); "
+					    "full_output=true fetches them]\n",
+					    (long long)blob_size, sha);
+				p = json_object_get(v);
+			} else
+				p = worker_output_piece(v, &cut, text,
+				    truncated);
+			if (p == NULL) {
+				json_object_put(copy);
+				continue;
+			}
+			json_object_object_add(copy, "text", p);
 		} else if (strcmp(type, "error") == 0) {
 			tb = json_object_object_get(o, "traceback");
-			v = json_object_new_array();
+			tv = json_object_new_array();
 			for (k = 0; tb != NULL &&
 			    json_object_is_type(tb, json_type_array) &&
 			    k < json_object_array_length(tb); k++) {
-				if (!b->full && cell_left == 0) {
-					*truncated = 1;
-					break;
-				}
-				json_object_array_add(v, worker_output_text(
-				    json_object_array_get_idx(tb, k), b,
-				    &cell_left, text, truncated));
+				p = worker_output_piece(
+				    json_object_array_get_idx(tb, k), &cut,
+				    text, truncated);
+				if (p != NULL)
+					json_object_array_add(tv, p);
 			}
-			if (k == 0)
+			if (json_object_array_length(tv) == 0 && text != NULL)
 				evbuffer_add_printf(text, "%s: %s\n",
-				    json_object_get_string(
-				    json_object_object_get(o, "ename")),
-				    json_object_get_string(
-				    json_object_object_get(o, "evalue")));
-			json_object_object_add(copy, "traceback", v);
+				    worker_output_str(o, "ename", "?"),
+				    worker_output_str(copy, "evalue", ""));
+			json_object_object_add(copy, "traceback", tv);
 		} else {
-			json_object_object_add(copy, "data",
-			    worker_output_bundle(json_object_object_get(o,
-			    "data"), b, &cell_left, text, truncated, call));
+			p = worker_output_bundle(json_object_object_get(o,
+			    "data"), b, &cut, text, truncated, call);
+			if (p == NULL) {
+				json_object_put(copy);
+				continue;
+			}
+			json_object_object_add(copy, "data", p);
 		}
 		json_object_array_add(arr, copy);
 	}
-	if (dropped > 0)
-		evbuffer_add_printf(text, "[... %zu more outputs truncated]\n",
-		    dropped);
 	return (arr);
 }
 
@@ -452,8 +719,7 @@ worker_output_preview(struct evbuffer *text, const char *s, size_t len,
 
 	nl = memchr(s, '\n', len);
 	n = nl != NULL ? (size_t)(nl - s) : len;
-	if (n > max)
-		n = worker_output_fit(s, n, max);
+	n = utf8_skip(s, n, max);
 	evbuffer_add(text, s, n);
 	if (n < len)
 		evbuffer_add(text, " ...", 4);
@@ -482,68 +748,322 @@ worker_output_str(struct json_object *o, const char *key, const char *def)
 }
 
 /*
+ * One cell of a run as it is shaped: its structuredContent entry and
+ * what the model would be shown of its outputs.
+ */
+struct worker_output_row {
+	struct json_object	*cell;		/* EXEC_STATE's, borrowed */
+	const char		*status;
+	int			 full;		/* shown in full in the text */
+	struct json_object	*c;
+	struct evbuffer		*text;
+};
+
+/* Statuses whose cells a run's text shows in full: what went wrong, and
+ * what is running now. */
+static int
+worker_output_exec_full(const char *status)
+{
+	return (strcmp(status, "error") == 0 ||
+	    strcmp(status, "interrupted") == 0 ||
+	    strcmp(status, "kernel_died") == 0 ||
+	    strcmp(status, "running") == 0);
+}
+
+/* Did the cell run (or start to)? */
+static int
+worker_output_exec_ran(const char *status)
+{
+	return (strcmp(status, "queued") != 0 &&
+	    strcmp(status, "not_run") != 0);
+}
+
+/* A cell's entry but its source: status, count, capped outputs. */
+static void
+worker_output_exec_cell(struct worker_output_row *r, struct worker_budget *b,
+    struct worker_call *call)
+{
+	struct json_object	*c;
+	int			 trunc;
+
+	c = json_object_new_object();
+	json_object_object_add(c, "cell_id", json_object_new_string(
+	    worker_output_str(r->cell, "cell_id", "")));
+	json_object_object_add(c, "status",
+	    json_object_new_string(r->status));
+	json_object_object_add(c, "execution_count", json_object_get(
+	    json_object_object_get(r->cell, "execution_count")));
+	r->text = evbuffer_new();
+	b->cell_id = worker_output_str(r->cell, "cell_id", NULL);
+	json_object_object_add(c, "outputs", worker_output_cap(
+	    json_object_object_get(r->cell, "outputs"), b, r->text, &trunc,
+	    call));
+	b->cell_id = NULL;
+	json_object_object_add(c, "truncated", json_object_new_boolean(trunc));
+	r->c = c;
+}
+
+/* The source as it ran, its head kept within the result's budget. */
+static void
+worker_output_exec_source(struct worker_output_row *r,
+    struct worker_budget *b)
+{
+	const char	*src;
+	size_t		 len, l, n;
+
+	src = worker_output_source(r->cell, &len);
+	if (!b->full) {
+		l = utf8_chars(src, len);
+		n = WORKER_SOURCE_CAP < b->result_left ? WORKER_SOURCE_CAP :
+		    b->result_left;
+		if (l > n) {
+			json_object_object_add(r->c, "source_truncated",
+			    json_object_new_boolean(1));
+			/* Spent: no source rather than an empty one. */
+			if (n == 0)
+				return;
+			len = utf8_skip(src, len, n);
+			l = n;
+		}
+		b->result_left -= l;
+	}
+	json_object_object_add(r->c, "source",
+	    json_object_new_string_len(src, (int)len));
+}
+
+/* The first error of a cell's outputs: "ename: evalue", cut short. */
+static void
+worker_output_exec_error(struct evbuffer *text, struct json_object *cell)
+{
+	struct json_object	*outs, *o;
+	const char		*type, *ev;
+	size_t			 i;
+
+	outs = json_object_object_get(cell, "outputs");
+	for (i = 0; json_object_is_type(outs, json_type_array) &&
+	    i < json_object_array_length(outs); i++) {
+		o = json_object_array_get_idx(outs, i);
+		type = worker_output_str(o, "output_type", "");
+		if (strcmp(type, "error") != 0)
+			continue;
+		ev = worker_output_str(o, "evalue", "");
+		evbuffer_add_printf(text, " (%s: ",
+		    worker_output_str(o, "ename", "?"));
+		worker_output_preview(text, ev, strlen(ev), 100);
+		evbuffer_add(text, ")", 1);
+		return;
+	}
+}
+
+/* Up to 10 ids of the cells of one status that the text summarises. */
+static void
+worker_output_exec_ids(struct evbuffer *text, struct worker_output_row *rows,
+    size_t n, const char *status)
+{
+	size_t	i, k = 0, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!rows[i].full && strcmp(rows[i].status, status) == 0)
+			m++;
+	}
+	for (i = 0; i < n; i++) {
+		if (rows[i].full || strcmp(rows[i].status, status) != 0)
+			continue;
+		if (k++ == WORKER_RUN_IDS) {
+			evbuffer_add_printf(text, " (+%zu more)",
+			    m - WORKER_RUN_IDS);
+			break;
+		}
+		evbuffer_add_printf(text, " %s",
+		    worker_output_str(rows[i].cell, "cell_id", "?"));
+	}
+}
+
+/*
+ * The text of a run (docs/decisions/015): the outcome first, then the
+ * cells that failed, were cut off or are running, in full, then the last
+ * cell that ran; the others summarised, a line each at most, and those
+ * that did not run one line for all.
+ */
+static void
+worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
+    struct worker_output_row *rows, size_t n)
+{
+	static const char *const	 rest[] = {
+		"ok", "not_run", "queued", NULL
+	};
+	struct worker_output_row	*r;
+	const char			*first = NULL, *st;
+	char				*line;
+	size_t				 i, k, m, len, nerr = 0;
+	struct json_object		*ec;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(rows[i].status, "error") == 0 && nerr++ == 0)
+			first = worker_output_str(rows[i].cell, "cell_id", "?");
+	}
+	evbuffer_add_printf(text, "execution_id %s: %s",
+	    *state->execution_id != '\0' ? state->execution_id : "?",
+	    state->status);
+	if (nerr == 1) {
+		evbuffer_add_printf(text, "; cell %s failed", first);
+		for (i = 0; strcmp(rows[i].status, "error") != 0; i++)
+			;
+		worker_output_exec_error(text, rows[i].cell);
+	} else if (nerr > 1)
+		evbuffer_add_printf(text, "; %zu cells failed, first %s",
+		    nerr, first);
+	/* Counts by status, in the order they first occur. */
+	for (i = 0, k = 0; i < n; i++) {
+		st = rows[i].status;
+		for (m = 0; m < i && strcmp(rows[m].status, st) != 0; m++)
+			;
+		if (m < i || (nerr > 0 && strcmp(st, "error") == 0))
+			continue;
+		for (len = 0, m = i; m < n; m++)
+			len += strcmp(rows[m].status, st) == 0;
+		evbuffer_add_printf(text, "%s%zu %s", k++ == 0 ? "; " : ", ",
+		    len, st);
+	}
+	evbuffer_add(text, "\n", 1);
+
+	for (i = 0; i < n; i++) {
+		r = &rows[i];
+		if (!r->full)
+			continue;
+		evbuffer_add_printf(text, "--- cell %s",
+		    worker_output_str(r->cell, "cell_id", "?"));
+		ec = json_object_object_get(r->cell, "execution_count");
+		if (json_object_is_type(ec, json_type_int))
+			evbuffer_add_printf(text, " [%lld]",
+			    (long long)json_object_get_int64(ec));
+		evbuffer_add_printf(text, ": %s\n", r->status);
+		if (strcmp(r->status, "ok") != 0 &&
+		    strcmp(r->status, "running") != 0) {
+			st = json_object_get_string(json_object_object_get(
+			    r->c, "source"));
+			evbuffer_add_printf(text, "source:\n%s%s\n",
+			    st != NULL ? st : "",
+			    json_object_object_get(r->c,
+			    "source_truncated") != NULL ? "\n[... source "
+			    "cut; get_results full_output:true has it]" : "");
+			if (evbuffer_get_length(r->text) > 0)
+				evbuffer_add(text, "output:\n", 8);
+		}
+		evbuffer_add_buffer(text, r->text);
+	}
+
+	for (k = 0; rest[k] != NULL; k++) {
+		for (i = 0, m = 0; i < n; i++)
+			m += !rows[i].full && strcmp(rows[i].status,
+			    rest[k]) == 0;
+		if (m == 0)
+			continue;
+		evbuffer_add_printf(text, "%s: %zu cell%s", rest[k], m,
+		    m == 1 ? "" : "s");
+		if (strcmp(rest[k], "ok") != 0 || m > WORKER_RUN_LINES) {
+			evbuffer_add(text, ":", 1);
+			worker_output_exec_ids(text, rows, n, rest[k]);
+			evbuffer_add(text, "\n", 1);
+			continue;
+		}
+		/* A few: each with the first line it printed. */
+		evbuffer_add(text, "\n", 1);
+		for (i = 0; i < n; i++) {
+			r = &rows[i];
+			if (r->full || strcmp(r->status, rest[k]) != 0)
+				continue;
+			evbuffer_add_printf(text, "  %s",
+			    worker_output_str(r->cell, "cell_id", "?"));
+			len = evbuffer_get_length(r->text);
+			line = (char *)evbuffer_pullup(r->text, -1);
+			while (len > 0 && line[len - 1] == '\n')
+				len--;
+			if (len > 0) {
+				evbuffer_add(text, ": ", 2);
+				worker_output_preview(text, line, len, 100);
+			}
+			evbuffer_add(text, "\n", 1);
+		}
+	}
+	/* Any other status (a newer daemon's) is summarised too. */
+	for (i = 0; i < n; i++) {
+		if (rows[i].full)
+			continue;
+		for (k = 0; rest[k] != NULL &&
+		    strcmp(rest[k], rows[i].status) != 0; k++)
+			;
+		if (rest[k] == NULL)
+			evbuffer_add_printf(text, "%s: cell %s\n",
+			    rows[i].status, worker_output_str(rows[i].cell,
+			    "cell_id", "?"));
+	}
+}
+
+/*
  * EXEC_STATE -> the run result of docs/tools.md: execution_id,
  * status, cells with status, execution_count, source, outputs, truncated.
+ * The budget goes first to the cells the text shows in full, then to the
+ * outputs of the others, then to their sources.
  */
 struct json_object *
 worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
     struct evbuffer *text, struct worker_call *call)
 {
-	struct json_object	*sc, *cells, *cell, *c, *v;
-	const char		*status, *cstatus, *src;
-	size_t			 i, n, srclen;
-	int			 trunc, any_trunc = 0;
+	struct json_object		*sc, *cells, *v;
+	struct worker_output_row	*rows;
+	size_t				 i, n, last = SIZE_MAX;
+	int				 pass, any_trunc = 0;
 
 	sc = json_object_new_object();
-	status = state->status;
 	json_object_object_add(sc, "execution_id",
 	    json_object_new_string(state->execution_id));
-	json_object_object_add(sc, "status", json_object_new_string(status));
-	evbuffer_add_printf(text, "execution_id %s: %s\n",
-	    *state->execution_id != '\0' ? state->execution_id : "?", status);
-
-	cells = json_object_new_array();
+	json_object_object_add(sc, "status",
+	    json_object_new_string(state->status));
 	v = state->cells;
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;
+	rows = xcalloc(n + 1, sizeof *rows);
 	for (i = 0; i < n; i++) {
-		cell = json_object_array_get_idx(v, i);
-		cstatus = worker_output_str(cell, "status",
+		rows[i].cell = json_object_array_get_idx(v, i);
+		rows[i].status = worker_output_str(rows[i].cell, "status",
 		    proto_cell_status_name(PROTO_CELL_QUEUED));
-		c = json_object_new_object();
-		json_object_object_add(c, "cell_id", json_object_new_string(
-		    worker_output_str(cell, "cell_id", "")));
-		json_object_object_add(c, "status",
-		    json_object_new_string(cstatus));
-		json_object_object_add(c, "execution_count", json_object_get(
-		    json_object_object_get(cell, "execution_count")));
-		src = worker_output_source(cell, &srclen);
-		json_object_object_add(c, "source",
-		    json_object_new_string_len(src, (int)srclen));
-		evbuffer_add_printf(text, "--- cell %s: %s",
-		    worker_output_str(cell, "cell_id", "?"), cstatus);
-		if (json_object_is_type(json_object_object_get(cell,
-		    "execution_count"), json_type_int))
-			evbuffer_add_printf(text, " [%lld]", (long long)
-			    json_object_get_int64(json_object_object_get(cell,
-			    "execution_count")));
-		evbuffer_add(text, "\n", 1);
-		b->cell_id = worker_output_str(cell, "cell_id", NULL);
-		json_object_object_add(c, "outputs", worker_output_cap(
-		    json_object_object_get(cell, "outputs"), b, text, &trunc,
-		    call));
-		b->cell_id = NULL;
-		json_object_object_add(c, "truncated",
-		    json_object_new_boolean(trunc));
-		any_trunc |= trunc;
-		json_object_array_add(cells, c);
+		if (worker_output_exec_ran(rows[i].status))
+			last = i;
+		rows[i].full = worker_output_exec_full(rows[i].status);
+	}
+	if (last != SIZE_MAX)
+		rows[last].full = 1;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			if (rows[i].full != (pass == 0))
+				continue;
+			worker_output_exec_cell(&rows[i], b, call);
+			if (pass == 0)
+				worker_output_exec_source(&rows[i], b);
+		}
+	}
+	cells = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		if (!rows[i].full)
+			worker_output_exec_source(&rows[i], b);
+		any_trunc |= json_object_get_boolean(json_object_object_get(
+		    rows[i].c, "truncated"));
+		json_object_array_add(cells, json_object_get(rows[i].c));
 	}
 	json_object_object_add(sc, "cells", cells);
 	json_object_object_add(sc, "truncated",
 	    json_object_new_boolean(any_trunc));
-	if (!worker_output_terminal(status))
+	worker_output_exec_text(text, state, rows, n);
+	if (state->status != NULL && !worker_output_terminal(state->status))
 		evbuffer_add_printf(text, "(still %s: call get_results with "
-		    "this execution_id and timeout_secs to wait)\n", status);
+		    "this execution_id and timeout_secs to wait)\n",
+		    state->status);
+	for (i = 0; i < n; i++) {
+		json_object_put(rows[i].c);
+		evbuffer_free(rows[i].text);
+	}
+	free(rows);
 	return (sc);
 }
 
@@ -646,6 +1166,34 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 	return (arr);
 }
 
+/* "N cells (a code, b markdown)" and where the outline is. */
+static void
+worker_output_census(struct evbuffer *text, struct json_object *cells)
+{
+	static const char *const	 types[] = { "code", "markdown", "raw" };
+	size_t				 i, k, n, count[4] = { 0 };
+	const char			*type;
+	int				 first = 1;
+
+	n = json_object_array_length(cells);
+	for (i = 0; i < n; i++) {
+		type = worker_output_str(json_object_array_get_idx(cells, i),
+		    "cell_type", "code");
+		for (k = 0; k < 3 && strcmp(types[k], type) != 0; k++)
+			;
+		count[k]++;
+	}
+	evbuffer_add_printf(text, "%zu cells (", n);
+	for (k = 0; k < 4; k++) {
+		if (count[k] == 0)
+			continue;
+		evbuffer_add_printf(text, "%s%zu %s", first ? "" : ", ",
+		    count[k], k < 3 ? types[k] : "of other types");
+		first = 0;
+	}
+	evbuffer_add_printf(text, "); inspect_notebook shows the outline\n");
+}
+
 /* The resource URIs of a handle (handles need no percent-encoding). */
 static struct json_object *
 worker_output_resources(const char *handle)
@@ -702,17 +1250,14 @@ worker_output_kernel(struct json_object *reply)
 
 /*
  * Readiness of a notebook for runs, from its kernel's state: "ready"
- * (idle or busy), "not_started" (no kernel yet: the first run starts
- * one), "starting" (runs wait for the kernel), "unresponsive", or
- * "kernel_unavailable" (dead: restart_kernel).
+ * (idle or busy), "starting" (runs wait for the kernel), "unresponsive",
+ * or "kernel_unavailable" (dead: restart_kernel).
  */
 const char *
 worker_output_readiness(const char *st)
 {
 	if (strcmp(st, "idle") == 0 || strcmp(st, "busy") == 0)
 		return ("ready");
-	if (strcmp(st, "none") == 0)
-		return ("not_started");
 	if (strcmp(st, "dead") == 0)
 		return ("kernel_unavailable");
 	if (strcmp(st, "unresponsive") == 0)
@@ -854,15 +1399,18 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	v = joined->cells;
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;
-	evbuffer_add_printf(text, "%zu cells%s\n", n, n > 0 ? ":" : "");
-	cells = worker_output_summaries(v, text);
+	/* A small notebook is listed; a large one is inspect_notebook's. */
+	if (n <= WORKER_SUMMARY_TEXT_CELLS) {
+		evbuffer_add_printf(text, "%zu cells%s\n", n, n > 0 ? ":" :
+		    "");
+		cells = worker_output_summaries(v, text);
+	} else {
+		cells = worker_output_summaries(v, NULL);
+		worker_output_census(text, v);
+	}
 	json_object_object_add(sc, "cells", cells);
 	json_object_object_add(sc, "cells_truncated",
 	    json_object_new_boolean(n > WORKER_SUMMARY_CELLS));
-	if (n > WORKER_SUMMARY_CELLS)
-		evbuffer_add_printf(text, "(first %d of %zu cells; "
-		    "inspect_notebook with start/count shows the rest)\n",
-		    WORKER_SUMMARY_CELLS, n);
 	json_object_object_add(sc, "total_cells",
 	    json_object_new_int64((int64_t)n));
 	worker_output_warnings(joined->warnings, sc, text);

@@ -28,8 +28,12 @@
 #define WORKER_MAX_ATTACH	128	/* handles, pending ones included */
 #define WORKER_WAIT_PERMITS	8	/* concurrent waits */
 #define WORKER_RUN_DEFAULT_SECS	1
-#define WORKER_CELL_CAP		12000	/* inline chars a cell */
-#define WORKER_RESULT_CAP	48000	/* inline chars a result */
+#define WORKER_CELL_CAP		8000	/* inline chars of outputs a cell */
+#define WORKER_RESULT_CAP	10000	/* inline chars of a result */
+#define WORKER_SOURCE_CAP	2000	/* chars of a source in a run */
+#define WORKER_EVALUE_CAP	1000	/* chars of an error's evalue */
+#define WORKER_RUN_LINES	5	/* ok cells of a run given a line each */
+#define WORKER_RUN_IDS		10	/* ids a run's text lists per status */
 #define WORKER_MAX_IMAGES	4	/* image content blocks per result */
 #define WORKER_MAX_IMAGE_B64	(1024 * 1024)	/* base64 of one image */
 #define WORKER_MAX_IMAGE_TOTAL	(2 * 1024 * 1024) /* of all, per result */
@@ -48,6 +52,7 @@
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
 #define WORKER_SUMMARY_CELLS	25	/* cells summarised by connect */
+#define WORKER_SUMMARY_TEXT_CELLS 10	/* ... and listed in its text */
 #define WORKER_SUMMARY_WARNINGS	3	/* file warnings in connect's text */
 
 struct worker_call;
@@ -393,12 +398,14 @@ struct json_object *worker_image_show(struct worker_budget *, int,
 
 /* worker-output.c: the compact shapes of cells and outputs. */
 struct worker_budget {
-	size_t		 cell_cap;
-	size_t		 result_left;
-	int		 full;
+	size_t		 cell_cap;	/* characters of outputs a cell */
+	size_t		 result_left;	/* characters left in the result */
+	int		 full;		/* uncapped: full_output */
 	int		 images;	/* image blocks sent */
 	size_t		 image_bytes;	/* their base64 */
 	const char	*cell_id;	/* of the outputs capped now */
+	int		 every_mime;	/* show every text representation */
+	const char	*more;		/* the call a cut names, or NULL */
 };
 void		 worker_budget_init(struct worker_budget *, int);
 char		*worker_output_strip_ansi(const char *, size_t, size_t *);

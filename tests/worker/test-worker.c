@@ -566,17 +566,34 @@ Test(output, strip_ansi)
 	free(out);
 }
 
+/* A stream's text in a capped copy: its head and tail, without the marker. */
+static size_t
+test_worker_kept(struct json_object *capped, const char *c)
+{
+	const char	*s;
+	size_t		 i, n = 0;
+
+	s = json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(capped, 0), "text"));
+	for (i = 0; s[i] != '\0'; i++)
+		n += s[i] == *c;
+	return (n);
+}
+
 Test(output, caps_per_cell_and_result)
 {
 	struct worker_budget	 b;
 	struct json_object	*outs, *o, *capped;
 	struct evbuffer		*text;
-	char			*big;
+	char			*big, *t;
 	int			 trunc, i;
 
-	big = xmalloc(20001);
+	/* 20,000 'x' then 5,000 'y': a quarter of the cap from the head,
+	 * the rest from the tail, all the y in it. */
+	big = xmalloc(25001);
 	memset(big, 'x', 20000);
-	big[20000] = '\0';
+	memset(big + 20000, 'y', 5000);
+	big[25000] = '\0';
 	outs = json_object_new_array();
 	o = json_object_new_object();
 	json_object_object_add(o, "output_type",
@@ -589,18 +606,32 @@ Test(output, caps_per_cell_and_result)
 	text = evbuffer_new();
 	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
 	cr_assert(trunc);
-	cr_assert_eq(json_object_get_string_len(json_object_object_get(
-	    json_object_array_get_idx(capped, 0), "text")), WORKER_CELL_CAP);
+	cr_assert_eq(test_worker_kept(capped, "x"), WORKER_CELL_CAP - 5000);
+	cr_assert_eq(test_worker_kept(capped, "y"), 5000);
+	t = (char *)json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(capped, 0), "text"));
+	cr_assert_eq(strspn(t, "x"), WORKER_CELL_CAP / 4);
+	cr_assert_eq(b.result_left, WORKER_RESULT_CAP - WORKER_CELL_CAP);
+	t = (char *)evbuffer_pullup(text, -1);
+	cr_assert(strstr(t, "[... 17000 characters cut; get_results "
+	    "full_output:true returns them]") != NULL);
 	json_object_put(capped);
-	/* Three more cells exhaust the 48,000-char result budget. */
-	for (i = 0; i < 3; i++)
-		json_object_put(worker_output_cap(outs, &b, text, &trunc,
-		    NULL));
-	cr_assert_eq(b.result_left, 0);
+	/* The next cell gets what the result has left, then nothing. */
 	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
-	cr_assert(trunc);
-	cr_assert_eq(json_object_array_length(capped), 0);
+	cr_assert_eq(test_worker_kept(capped, "x") + test_worker_kept(capped,
+	    "y"), WORKER_RESULT_CAP - WORKER_CELL_CAP);
 	json_object_put(capped);
+	cr_assert_eq(b.result_left, 0);
+	/* Spent: no outputs, and the text says why. */
+	for (i = 0; i < 2; i++) {
+		capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+		cr_assert(trunc);
+		cr_assert_eq(json_object_array_length(capped), 0);
+		json_object_put(capped);
+	}
+	t = (char *)evbuffer_pullup(text, -1);
+	cr_assert(strstr(t, "[25000 characters of output not shown: the "
+	    "result cap is reached;") != NULL);
 	evbuffer_free(text);
 
 	worker_budget_init(&b, 1);
@@ -611,6 +642,129 @@ Test(output, caps_per_cell_and_result)
 	evbuffer_free(text);
 	json_object_put(outs);
 	free(big);
+}
+
+/* Characters, not bytes: a cut never falls inside a sequence. */
+Test(output, caps_count_characters)
+{
+	struct worker_budget	 b;
+	struct json_object	*outs, *o, *capped;
+	struct evbuffer		*text;
+	const char		*s;
+	char			*big;
+	size_t			 i, len;
+	int			 trunc;
+
+	big = xmalloc(2 * 20000 + 1);
+	for (i = 0; i < 20000; i++)
+		memcpy(big + 2 * i, "\xc3\xa9", 2);
+	big[40000] = '\0';
+	outs = json_object_new_array();
+	o = json_object_new_object();
+	json_object_object_add(o, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(o, "text", json_object_new_string(big));
+	json_object_array_add(outs, o);
+	worker_budget_init(&b, 0);
+	text = evbuffer_new();
+	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+	s = json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(capped, 0), "text"));
+	len = strlen(s);
+	cr_assert(utf8_valid(s, len, NULL));
+	cr_assert(strstr(s, "12000 characters cut") != NULL, "%s", s);
+	cr_assert_eq(b.result_left, WORKER_RESULT_CAP - WORKER_CELL_CAP);
+	json_object_put(capped);
+	evbuffer_free(text);
+	json_object_put(outs);
+	free(big);
+}
+
+/* Counting and cutting by code point (common/utf8.c). */
+Test(output, utf8_characters)
+{
+	const char	*s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z";
+
+	cr_assert_eq(utf8_chars(s, strlen(s)), 5);
+	cr_assert_eq(utf8_skip(s, strlen(s), 0), 0);
+	cr_assert_eq(utf8_skip(s, strlen(s), 2), 3);
+	cr_assert_eq(utf8_skip(s, strlen(s), 4), 10);
+	cr_assert_eq(utf8_skip(s, strlen(s), 9), strlen(s));
+	cr_assert_eq(utf8_back(s, strlen(s), 1), 10);
+	cr_assert_eq(utf8_back(s, strlen(s), 2), 6);
+	cr_assert_eq(utf8_back(s, strlen(s), 9), 0);
+}
+
+/* A long log then an error: the cut spares the traceback. */
+Test(output, cut_keeps_the_traceback)
+{
+	struct worker_budget	 b;
+	struct json_object	*outs, *o, *tb, *capped;
+	struct evbuffer		*text;
+	char			*big;
+	const char		*t;
+	int			 trunc;
+
+	big = xmalloc(50001);
+	memset(big, 'x', 50000);
+	big[50000] = '\0';
+	outs = json_object_new_array();
+	o = json_object_new_object();
+	json_object_object_add(o, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(o, "text", json_object_new_string(big));
+	json_object_array_add(outs, o);
+	o = json_object_new_object();
+	json_object_object_add(o, "output_type",
+	    json_object_new_string("error"));
+	json_object_object_add(o, "ename", json_object_new_string("E"));
+	json_object_object_add(o, "evalue", json_object_new_string("v"));
+	tb = json_object_new_array();
+	json_object_array_add(tb, json_object_new_string("Traceback line"));
+	json_object_array_add(tb, json_object_new_string("E: v"));
+	json_object_object_add(o, "traceback", tb);
+	json_object_array_add(outs, o);
+	worker_budget_init(&b, 0);
+	text = evbuffer_new();
+	capped = worker_output_cap(outs, &b, text, &trunc, NULL);
+	cr_assert(trunc);
+	cr_assert_eq(json_object_array_length(capped), 2);
+	cr_assert_eq(json_object_array_length(json_object_object_get(
+	    json_object_array_get_idx(capped, 1), "traceback")), 2);
+	evbuffer_add(text, "", 1);
+	t = (const char *)evbuffer_pullup(text, -1);
+	cr_assert(strstr(t, "characters cut;") != NULL);
+	cr_assert(strstr(t, "Traceback line\nE: v\n") != NULL, "%s", t);
+	cr_assert_eq(b.result_left, WORKER_RESULT_CAP - WORKER_CELL_CAP);
+	json_object_put(capped);
+	evbuffer_free(text);
+	json_object_put(outs);
+	free(big);
+}
+
+/* An error that quotes a long argument back keeps its message's head. */
+Test(output, error_message_capped)
+{
+	struct json_object	*res;
+	const char		*m;
+	char			*long_msg;
+	int			 i;
+
+	long_msg = xmalloc(3 * 5000 + 1);
+	for (i = 0; i < 5000; i++)
+		memcpy(long_msg + 3 * i, "\xe2\x82\xac", 3);
+	long_msg[15000] = '\0';
+	res = toolresult_error("invalid_argument", long_msg);
+	m = json_object_get_string(json_object_object_get(
+	    toolresult_error_detail(res), "message"));
+	cr_assert_eq(utf8_chars(m, strlen(m)), TOOLRESULT_MESSAGE_MAX + 6);
+	cr_assert(utf8_valid(m, strlen(m), NULL));
+	json_object_put(res);
+	res = toolresult_error("busy", "short");
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(
+	    toolresult_error_detail(res), "message")), "short");
+	json_object_put(res);
+	free(long_msg);
 }
 
 /* The catalog: names, descriptions, schemas that admit the error shape. */

@@ -19,10 +19,10 @@ RUNTIMED_BIN=$B/runtimed/runtimed
 [ -f "$RUNTIMED_BIN" ] || RUNTIMED_BIN=$B/runtimed
 RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$(dirname "$RUNTIMED_BIN"):$B}
 export WORKER RUNTIMED_BIN RUNTIMED_LIBEXEC_DIR
-[ $# -gt 0 ] || set -- worker-tools.test.mjs
+[ $# -gt 0 ] || set -- worker-tools.test.mjs worker-shaping.test.mjs
 files=
 for f; do
 	files="$files $srcdir/tests/worker/$f"
 done
 # shellcheck disable=SC2086
-exec timeout 300 node --test --test-concurrency=1 $files
+exec timeout 420 node --test --test-concurrency=1 $files

@@ -233,8 +233,8 @@ test('output shaping: PNG as image content, SVG as text, ANSI stripped, caps fla
   assert.match(g.text, /<svg/);
   assert.match(g.text, /\nbold\n/);
   assert.doesNotMatch(g.text, /\x1b/);
-  assert.equal(g.sc.truncated, true, 'the 20,000-char line is cut at 12,000');
-  assert.match(g.text, /more bytes truncated/);
+  assert.equal(g.sc.truncated, true, 'the 20,000-char line is cut to the cell cap');
+  assert.match(g.text, /characters cut; get_results full_output/);
   const full = await ok(A, 'get_results', { notebook_handle: H, execution_id: e.sc.run.execution_id, full_output: true });
   assert.equal(full.sc.truncated, false);
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: e.sc.cells[0].cell_id }] });

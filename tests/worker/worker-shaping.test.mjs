@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: ISC
+// worker-shaping.test.mjs: what a result puts first and how much of it
+// there is, with the real runtimed-mcp-worker on stdio, the official MCP
+// SDK client, the real daemon and ipykernel (docs/decisions/015).
+//   - a run of several cells names its outcome, then the failing cell in
+//     full, then the last cell; cells that succeeded are summarised and
+//     not_run cells are one line; structuredContent keeps the outputs;
+//   - a cut keeps the head and the tail (the traceback), says how much it
+//     cut and which call returns the rest, and counts characters;
+//   - caps hold in every mode: no result over 12,000 characters unless
+//     the caller raised a cap.
+//
+// Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-node.sh).
+
+import { Client } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
+import { StdioClientTransport } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const WORKER = process.env.WORKER;
+const DAEMON = process.env.RUNTIMED_BIN;
+const T = fs.mkdtempSync(path.join(os.tmpdir(), 'rtd-wshape-'));
+const env = {
+  PATH: process.env.PATH || '/usr/bin:/bin',
+  HOME: process.env.HOME || T,
+  RUNTIMED_SOCKET: path.join(T, 'run', 'runtimed.sock'),
+  RUNTIMED_STATE_DIR: path.join(T, 'state'),
+  RUNTIMED_LIBEXEC_DIR: process.env.RUNTIMED_LIBEXEC_DIR || '',
+  PYDEVD_DISABLE_FILE_VALIDATION: '1',
+};
+if (process.env.LSAN_OPTIONS) env.LSAN_OPTIONS = process.env.LSAN_OPTIONS;
+// Sanitizer builds: reports go to files, checked when the test ends.
+const SAN = path.join(os.tmpdir(), `rtd-wshape-san-${process.pid}`);
+for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS'])
+  if (process.env[k]) env[k] = `${process.env[k]}:log_path=${SAN}`;
+fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
+
+const LIMIT = 12000;	// no result over this unless the caller raised a cap
+const chars = (s) => [...s].length;
+let A, H;
+
+async function ok(name, args) {
+  const r = await A.callTool({ name, arguments: args }, undefined, { timeout: 90000 });
+  const text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  assert.equal(r.isError, false, `${name}: ${text}`);
+  return { sc: r.structuredContent, text };
+}
+
+// Insert cells at the bottom; their ids in order.
+async function insert(sources) {
+  const e = await ok('edit_cells', { notebook_handle: H, edits: sources.map((source) =>
+    ({ op: 'insert', after: 'BOTTOM', source })) });
+  return e.sc.cells.map((c) => c.cell_id);
+}
+
+async function run(ids, extra = {}) {
+  return ok('run_cells', { notebook_handle: H, cell_ids: ids, wait_secs: 50, ...extra });
+}
+
+before(async () => {
+  const transport = new StdioClientTransport({ command: WORKER, args: [], env, stderr: 'pipe' });
+  A = new Client({ name: 'shaping', version: '0' });
+  await A.connect(transport, { timeout: 30000 });
+  H = (await ok('create_notebook', {})).sc.notebook_handle;
+  // The kernel starts first.
+  const [id] = await insert(['1']);
+  await run([id]);
+});
+
+after(async () => {
+  if (A) await A.close().catch(() => {});
+  spawnSync(DAEMON, ['stop'], { env, timeout: 20000 });
+  fs.rmSync(T, { recursive: true, force: true });
+  await new Promise((r) => setTimeout(r, 500));
+  const dir = path.dirname(SAN);
+  const reports = fs.readdirSync(dir).filter((f) => f.startsWith(path.basename(SAN)));
+  for (const f of reports) {
+    console.log(`# sanitizer report ${f}:\n${fs.readFileSync(path.join(dir, f), 'utf8').slice(0, 3000)}`);
+    fs.rmSync(path.join(dir, f));
+  }
+  assert.equal(reports.length, 0, 'sanitizer reports');
+});
+
+test('a failed run: outcome, the failing cell in full, summaries, not_run in one line', async () => {
+  const ids = await insert([
+    ...[1, 2, 3, 4, 5].map((k) => `for i in range(40):\n    print("ok${k} line", i)`),
+    'x = 1\nraise ValueError("boom in the middle")',
+    ...[7, 8, 9].map((k) => `print("never${k}")`),
+  ]);
+  const r = await run(ids);
+  assert.equal(r.sc.status, 'error');
+  const lines = r.text.split('\n');
+  // The outcome first, naming the failing cell.
+  assert.match(lines[0], /error/);
+  assert.ok(lines[0].includes(ids[5]), `first line names the failing cell: ${lines[0]}`);
+  // The failing cell in full: its source, the error, the traceback.
+  assert.match(r.text, /raise ValueError\("boom in the middle"\)/);
+  assert.match(r.text, /ValueError: boom in the middle/);
+  assert.match(r.text, /Traceback|most recent call/);
+  // Cells that succeeded: counted and named, at most a line each.
+  for (const id of ids.slice(0, 5)) assert.ok(r.text.includes(id), `ok cell ${id} named`);
+  assert.match(r.text, /\b5 ok\b|ok: 5|5 cells? ok/);
+  assert.ok(!r.text.includes('ok3 line 39'), 'ok cells are not printed in full');
+  assert.ok((r.text.match(/ok\d line/g) || []).length <= 5, 'one line each at most');
+  // not_run: one line for all three.
+  const nr = lines.slice(1).filter((l) => /not_run/.test(l));
+  assert.equal(nr.length, 1, `not_run in one line: ${nr.join(' | ')}`);
+  assert.match(nr[0], /3/);
+  // The failing cell comes before the summaries.
+  assert.ok(r.text.indexOf('ValueError: boom') < r.text.indexOf(ids[0]) ||
+    lines[0].includes(ids[0]) === false, 'the error comes first');
+  // structuredContent keeps every cell and the outputs.
+  assert.equal(r.sc.cells.length, 9);
+  assert.deepEqual(r.sc.cells.map((c) => c.status),
+    ['ok', 'ok', 'ok', 'ok', 'ok', 'error', 'not_run', 'not_run', 'not_run']);
+  assert.match(r.sc.cells[2].outputs[0].text, /ok3 line 39/);
+  assert.equal(r.sc.cells[5].outputs[0].ename, 'ValueError');
+  // get_results shapes the same run the same way.
+  const g = await ok('get_results', { notebook_handle: H, execution_id: r.sc.execution_id });
+  assert.equal(g.text, r.text);
+});
+
+test('a run that goes on past errors ends with the last cell in full', async () => {
+  const ids = await insert([
+    'print("first")', 'raise KeyError("k")',
+    'for i in range(30):\n    print("tail line", i)']);
+  const r = await run(ids, { stop_on_error: false });
+  assert.match(r.text.split('\n')[0], /error/);
+  assert.match(r.text, /KeyError/);
+  assert.match(r.text, /tail line 0\n/);
+  assert.match(r.text, /tail line 29/);
+  assert.ok(r.text.indexOf('KeyError') < r.text.indexOf('tail line 29'));
+});
+
+test('a cut keeps the head and the traceback, counts characters, names the call', async () => {
+  const [id] = await insert([
+    'for i in range(5000):\n    print("log line %05d" % i)\nraise RuntimeError("at the end")']);
+  const r = await run([id]);
+  assert.equal(r.sc.status, 'error');
+  assert.ok(chars(r.text) <= LIMIT, `text ${chars(r.text)} chars`);
+  assert.match(r.text, /log line 00000/, 'the head');
+  assert.match(r.text, /log line 04999/, 'the end of the log');
+  assert.match(r.text, /RuntimeError: at the end/, 'the traceback');
+  const m = /\[\.\.\. ([\d,]+) characters cut[^\]]*\]/.exec(r.text);
+  assert.ok(m, 'says how much was cut');
+  assert.match(m[0], /get_results/);
+  assert.match(m[0], /full_output/);
+  assert.equal(r.sc.truncated, true);
+  assert.equal(r.sc.cells[0].truncated, true);
+  // The rest, on demand.
+  const full = await ok('get_results', { notebook_handle: H, execution_id: r.sc.execution_id, full_output: true });
+  assert.equal(full.sc.truncated, false);
+  assert.match(full.sc.cells[0].outputs[0].text, /log line 02500/);
+
+  // Characters, not bytes; never inside a sequence.
+  const [uid] = await insert(['print("\\u00e9" * 30000)']);
+  const u = await run([uid]);
+  const kept = u.sc.cells[0].outputs[0].text;
+  assert.ok(!kept.includes('\ufffd'), 'no broken sequence');
+  const n = (kept.match(/\u00e9/g) || []).length;
+  assert.ok(n > 4000 && n <= 8000, `${n} characters kept`);
+  assert.ok(chars(u.text) <= LIMIT);
+});
+
+test('caps hold in every mode: inspect_notebook output_mode full', async () => {
+  const [id] = await insert(['print("z" * 60000)']);
+  await run([id]);
+  for (const mode of ['text', 'full']) {
+    const r = await ok('inspect_notebook', { notebook_handle: H, view: 'outputs',
+      cell_ids: [id], output_mode: mode, max_output_chars: 1000 });
+    const z = JSON.stringify(r.sc.cells[0].outputs).match(/z/g).length;
+    assert.ok(z <= 1000, `${mode}: ${z} characters of output kept`);
+    assert.ok(chars(r.text) <= 1600, `${mode}: text ${chars(r.text)}`);
+    assert.equal(r.sc.cells[0].truncated, true);
+    assert.match(r.text, /characters cut/);
+  }
+  // Many bulky cells: the result cap, not 100 cells' worth.
+  const bulky = await insert(Array.from({ length: 12 }, (_, k) => `print("${k}" * 5000)`));
+  await run(bulky);
+  for (const mode of ['text', 'full']) {
+    const r = await ok('inspect_notebook', { notebook_handle: H, view: 'all',
+      output_mode: mode, count: 100, max_output_chars: 5000 });
+    assert.ok(chars(r.text) <= LIMIT, `${mode}: text ${chars(r.text)}`);
+    assert.ok(chars(JSON.stringify(r.sc)) <= LIMIT + 6000, `${mode}: structured ${chars(JSON.stringify(r.sc))}`);
+    assert.match(r.text, /start=\d+|start and count/);
+  }
+  // A run of bulky cells: within the result cap too.
+  const g = await run(bulky, { stop_on_error: false });
+  assert.ok(chars(g.text) <= LIMIT, `run text ${chars(g.text)}`);
+  assert.ok(chars(JSON.stringify(g.sc)) <= LIMIT + 4000, `run structured ${chars(JSON.stringify(g.sc))}`);
+});
+
+test('search_cells: within the result cap unless max_matches is named', async () => {
+  const [id] = await insert([Array.from({ length: 150 }, (_, k) =>
+    `needle_${k} = "${'w'.repeat(150)}"`).join('\n')]);
+  const r = await ok('search_cells', { notebook_handle: H, query: 'needle_', in: 'source' });
+  assert.ok(chars(r.text) <= LIMIT, `text ${chars(r.text)}`);
+  assert.equal(r.sc.truncated, true);
+  assert.ok(r.sc.matches.length < 100 && r.sc.total === 150, `${r.sc.matches.length} of ${r.sc.total}`);
+  assert.match(r.text, /result cap/);
+  const all = await ok('search_cells', { notebook_handle: H, query: 'needle_', in: 'source', max_matches: 150 });
+  assert.equal(all.sc.matches.length, 150);
+  await ok('edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: id }] });
+});
+
+test('a small notebook is listed by connect; a large one is counted', async () => {
+  const c = await ok('connect_notebook', { notebook_id: (await ok('inspect_notebook', { notebook_handle: H })).sc.notebook_id });
+  assert.ok(chars(c.text) <= 800, `connect text ${chars(c.text)}`);
+  assert.match(c.text, /inspect_notebook/);
+  assert.equal(c.sc.cells.length, 25, 'structuredContent keeps the summaries');
+});
