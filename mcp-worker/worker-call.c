@@ -20,6 +20,7 @@ struct worker_call {
 	struct worker_target		 target;
 	int				 has_target;
 	char				*owner;	/* ID owner */
+	int				 owner_minted;	/* by this call */
 	int				 waiting;
 	int				 cancelled;
 	int				 stateless;	/* 2026-07-28 */
@@ -49,7 +50,8 @@ static void	worker_call_room_done(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_call_room_got(void *, struct worker_nb *, const char *,
 		    const char *);
-static void	worker_call_set_target(struct worker_call *, const char *);
+static void	worker_call_set_target(struct worker_call *, const char *,
+		    int);
 
 /* A call in flight; meta is the request's _meta (borrowed, may be NULL). */
 struct worker_call *
@@ -142,12 +144,14 @@ worker_call_args(struct worker_call *call)
 	return (call->args);
 }
 
-/* An ID target minted an address owner: results name it. */
+/* An ID target went through an address owner: results name it. */
 static void
-worker_call_set_target(struct worker_call *call, const char *handle)
+worker_call_set_target(struct worker_call *call, const char *handle,
+    int minted)
 {
 	free(call->owner);
 	call->owner = handle != NULL ? xstrdup(handle) : NULL;
+	call->owner_minted = minted;
 }
 
 /* Another content block (an image) after the text; takes the ref. */
@@ -282,6 +286,7 @@ worker_call_result(struct worker_call *call, const char *text,
     struct json_object *sc)
 {
 	struct json_object	*res, *content, *t;
+	char			*owned = NULL;
 	size_t			 i;
 
 	if (call->owner != NULL) {
@@ -289,9 +294,19 @@ worker_call_result(struct worker_call *call, const char *text,
 		json_object_object_add(t, "notebook_handle",
 		    json_object_new_string(call->owner));
 		json_object_object_add(sc, "target", t);
+		/* The slot it holds is the caller's to give back. */
+		xasprintf(&owned, "%s%s%s address owner %s (one of %d handle "
+		    "slots); release it with disconnect_notebook "
+		    "notebook_handle=%s\n", text, *text != '\0' &&
+		    text[strlen(text) - 1] != '\n' ? "\n" : "",
+		    call->owner_minted ? "notebook_id retained" :
+		    "notebook_id went through", call->owner,
+		    WORKER_MAX_ATTACH, call->owner);
+		text = owned;
 	}
 	content = json_object_new_array();
 	json_object_array_add(content, worker_call_text_block(text));
+	free(owned);
 	for (i = 0; i < json_object_array_length(call->extra); i++) {
 		json_object_array_add(content, json_object_get(
 		    json_object_array_get_idx(call->extra, i)));
@@ -385,7 +400,7 @@ worker_call_target(struct worker_call *call)
 		return (NULL);
 	}
 	if (minted || call->target.kind == WORKER_TARGET_ID)
-		worker_call_set_target(call, worker_attach_id(h));
+		worker_call_set_target(call, worker_attach_id(h), minted);
 	return (h);
 }
 

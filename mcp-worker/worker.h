@@ -338,6 +338,7 @@ struct worker_room_watch *worker_room_watch(struct worker_room *,
 		     worker_room_change_cb, void *);
 void		 worker_room_unwatch(struct worker_room_watch *);
 struct worker_room *worker_room_find_path(const char *);
+struct worker_room *worker_room_find_id(const char *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 
