@@ -104,7 +104,7 @@ after(async () => {
 
 // Our own edit, then a wait: the autosave 2 s later is not a change
 // unless asked for.
-test('an autosave does not end a wait unless it asks for saves', { todo: 'not built yet' }, async () => {
+test('an autosave does not end a wait unless it asks for saves', async () => {
   const e = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
     { op: 'edit', cell_id: cells[2], source: 'c = 33' }] });
   const t0 = Date.now();
@@ -130,7 +130,7 @@ test('an autosave does not end a wait unless it asks for saves', { todo: 'not bu
   await fails(A, 'inspect_notebook', { notebook_handle: H, after: e2.sc.cursor, changes: 'content' }, 'invalid_argument');
 });
 
-test('a change report says which cells changed and how', { todo: 'not built yet' }, async () => {
+test('a change report says which cells changed and how', async () => {
   const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
   const wait = ok(A, 'inspect_notebook', { notebook_handle: H, after: base.sc.cursor, timeout_secs: 20 });
   await sleep(200);
@@ -140,6 +140,7 @@ test('a change report says which cells changed and how', { todo: 'not built yet'
   const w = await wait;
   const fresh = ins.sc.cells[1].cell_id;
   assert.equal(w.sc.outcome, 'changed');
+  console.log(`# change report: ${w.text.split('\n')[0]}`);
   assert.match(w.text, new RegExp(`cell ${cells[0]}: source edited`));
   assert.match(w.text, new RegExp(`inserted ${fresh} at 2`));
   const c0 = w.sc.changes.cells.find((c) => c.cell_id === cells[0]);
@@ -155,16 +156,22 @@ test('a change report says which cells changed and how', { todo: 'not built yet'
   await ok(B, 'edit_cells', { notebook_handle: HB, edits: [{ op: 'edit', cell_id: cells[2], source: 'c = 4' }] });
   await sleep(300);
   await ok(B, 'run_cells', { notebook_handle: HB, cell_ids: [cells[1]], wait_secs: 10 });
-  const o = await w2;
+  const o1 = await w2;
+  assert.equal(o1.sc.outcome, 'changed');
+  assert.match(o1.text, new RegExp(`cell ${cells[1]}: outputs`));
+  assert.doesNotMatch(o1.text, new RegExp(`cell ${cells[2]}`));
+  // Read after the run: its changes coalesce into the count it ended with.
+  const o = await ok(A, 'inspect_notebook', { notebook_handle: H, after: cur, changes: ['outputs'] });
   assert.equal(o.sc.outcome, 'changed');
   assert.match(o.text, new RegExp(`cell ${cells[1]}: outputs \\(1\\)`));
   assert.doesNotMatch(o.text, new RegExp(`cell ${cells[2]}`));
   assert.ok(o.sc.changes.skipped >= 1, 'the edit was skipped');
+  assert.equal(o.sc.changes.cells.find((c) => c.cell_id === cells[1]).outputs, 1);
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: fresh },
     { op: 'edit', cell_id: cells[0], source: 'a = 1' }, { op: 'edit', cell_id: cells[2], source: 'c = 3' }] });
 });
 
-test('progress of a run: elapsed against the bound, the cell, its last line', { todo: 'not built yet' }, async () => {
+test('progress of a run: elapsed against the bound, the cell, its last line', async () => {
   const e = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
     { op: 'insert', after: 'BOTTOM', source:
       'import time\nfor i in range(5):\n    print(f"step {i} of 5", flush=True)\n    time.sleep(0.8)' }] });
@@ -173,6 +180,7 @@ test('progress of a run: elapsed against the bound, the cell, its last line', { 
   const r = await ok(A, 'run_cells', { notebook_handle: H, cell_ids: [id], wait_secs: 20 },
     { onprogress: (p) => seen.push({ ...p, at: Date.now() }) });
   assert.equal(r.sc.status, 'done');
+  for (const p of seen) console.log(`# progress: ${p.message}`);
   assert.ok(seen.length >= 2, `progress: ${JSON.stringify(seen)}`);
   for (let i = 1; i < seen.length; i++) {
     assert.ok(seen[i].progress > seen[i - 1].progress);
@@ -204,7 +212,7 @@ test('progress of a run: elapsed against the bound, the cell, its last line', { 
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: id }] });
 });
 
-test('progress of a change wait says what it waits for', { todo: 'not built yet' }, async () => {
+test('progress of a change wait says what it waits for', async () => {
   const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
   const seen = [];
   const w = await ok(A, 'inspect_notebook', { notebook_handle: H, after: base.sc.cursor, timeout_secs: 3 },
