@@ -528,7 +528,7 @@ tool_inspect_notebook_wait(struct tool_inspect_notebook *st)
 		st->deadline = util_mono_ms() + st->wait_ms;
 	}
 	left = st->deadline - util_mono_ms();
-	if (left <= 0) {
+	if (left <= 0 || worker_call_cancelled(st->call)) {
 		tool_inspect_notebook_answer(st, st->content, "timed_out",
 		    NULL, NULL);
 		return;

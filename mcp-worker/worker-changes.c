@@ -47,7 +47,6 @@ struct worker_changes_report {
 	char				*kernel[6];	/* states, in order */
 	size_t				 nkernel;
 	int				 kinds;		/* of matched changes */
-	int				 bare;		/* kinds without details */
 };
 
 static int	worker_changes_wanted(int, int);
@@ -219,7 +218,6 @@ worker_changes_bare(struct worker_changes_report *rep,
 	uint32_t			 i;
 	int				 kinds = proto_room_change_kinds(m);
 
-	rep->bare |= kinds;
 	for (i = 0; ids != NULL && ids->type == MSGPACK_OBJECT_ARRAY &&
 	    i < ids->via.array.size; i++) {
 		if (ids->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
@@ -413,8 +411,8 @@ worker_changes_report(struct json_object *sc, const msgpack_object *changes,
 	execs = json_object_new_array();
 	for (j = 0; changes != NULL && changes->type == MSGPACK_OBJECT_ARRAY &&
 	    j < changes->via.array.size; j++) {
-		if (proto_room_change_unpack(&changes->via.array.ptr[j], &m, err,
-		    sizeof err) != 0) {
+		if (proto_room_change_unpack(&changes->via.array.ptr[j], &m,
+		    err, sizeof err) != 0) {
 			log_warnx("%s", err);
 			continue;
 		}

@@ -16,7 +16,7 @@
 struct worker_progress {
 	struct worker_room_watch	*watch;
 	char				*exec_id;	/* NULL until known */
-	char				**cells;	/* the run's, in order */
+	char				**cells;	/* the run's */
 	size_t				  ncells;
 	char				*running;	/* cell id, or NULL */
 	char				*line;		/* its latest line */

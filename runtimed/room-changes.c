@@ -39,6 +39,13 @@ struct room_log {
 	char			kernel[16];	/* state at the last change */
 };
 
+/*
+ * Most bytes of details one ROOM_CHANGES_REPLY carries: older changes
+ * past it are listed without them (details_truncated), so the reply
+ * stays well within its 16 MiB cap rather than turning into a resync.
+ */
+#define ROOM_CHANGES_DETAILS_BUDGET	(4 * 1024 * 1024)
+
 /* The details of a change being recorded. */
 struct room_changes_det {
 	struct mpbuf	b;
@@ -48,7 +55,7 @@ struct room_changes_det {
 
 static void	room_changes_pack_kinds(msgpack_packer *, int);
 static void	room_changes_pack_one(msgpack_packer *, struct room_change *,
-		    int);
+		    int, int);
 static void	room_changes_det_add(struct room_changes_det *,
 		    const struct proto_change_detail *);
 static void	room_changes_det_cell(struct room_changes_det *,
@@ -371,11 +378,13 @@ room_changes_pack_kinds(msgpack_packer *pk, int kinds)
  * one change, plus extra.
  */
 static void
-room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra)
+room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
+    int bare)
 {
 	size_t	i;
+	int	cut = ch->details_truncated || (bare && ch->ndetails > 0);
 
-	msgpack_pack_map(pk, 5 + ch->details_truncated + extra);
+	msgpack_pack_map(pk, 5 + cut + extra);
 	proto_pack_uint(pk, "seq", ch->seq);
 	room_changes_pack_kinds(pk, ch->kinds);
 	proto_pack_key(pk, "cell_ids");
@@ -387,10 +396,10 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra)
 	if (ch->exec_id != NULL)
 		proto_pack_cstr(pk, ch->exec_id);
 	proto_pack_key(pk, "details");
-	msgpack_pack_array(pk, ch->ndetails);
-	if (ch->details_len > 0)
+	msgpack_pack_array(pk, bare ? 0 : ch->ndetails);
+	if (!bare && ch->details_len > 0)
 		pk->callback(pk->data, ch->details, ch->details_len);
-	if (ch->details_truncated)
+	if (cut)
 		proto_pack_bool(pk, "details_truncated", 1);
 }
 
@@ -407,7 +416,7 @@ room_changes_announce(struct room *r)
 		return;
 	ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1) % ROOM_LOG_SIZE];
 	mpbuf_init(&b);
-	room_changes_pack_one(&b.pk, ch, 1);
+	room_changes_pack_one(&b.pk, ch, 1, 0);
 	proto_pack_str(&b.pk, "notebook_id", r->id);
 	for (i = 0; i < r->nmembers; i++)
 		peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0, &b.sb);
@@ -419,7 +428,7 @@ int
 room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
 {
 	struct room_log	*log = r->log;
-	size_t		 i, first, n = 0;
+	size_t		 i, first, n = 0, keep, bytes = 0;
 	int		 resync;
 
 	resync = after > r->seq || after < log->base;
@@ -431,9 +440,16 @@ room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
 	proto_pack_key(pk, "changes");
 	msgpack_pack_array(pk, n);
 	first = (log->head + ROOM_LOG_SIZE - n) % ROOM_LOG_SIZE;
+	/* The newest changes keep their details within a budget. */
+	for (keep = n; keep > 0; keep--) {
+		bytes += log->ring[(first + keep - 1) % ROOM_LOG_SIZE].
+		    details_len;
+		if (bytes > ROOM_CHANGES_DETAILS_BUDGET)
+			break;
+	}
 	for (i = 0; i < n; i++) {
 		room_changes_pack_one(pk,
-		    &log->ring[(first + i) % ROOM_LOG_SIZE], 0);
+		    &log->ring[(first + i) % ROOM_LOG_SIZE], 0, i < keep);
 	}
 	return (0);
 }
