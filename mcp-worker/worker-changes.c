@@ -344,8 +344,13 @@ worker_changes_text(struct worker_changes_report *rep, struct evbuffer *text)
 		evbuffer_add_printf(text, "%sreloaded from disk", sep);
 		sep = "; ";
 	}
-	if (rep->kinds & PROTO_KIND_SAVED)
+	if (rep->kinds & PROTO_KIND_SAVED) {
 		evbuffer_add_printf(text, "%ssaved", sep);
+		sep = "; ";
+	}
+	/* Nothing more precise (an update of a display): say the kinds. */
+	if (*sep == '\0' && (rep->kinds & PROTO_KIND_OUTPUTS))
+		evbuffer_add_printf(text, "outputs");
 	evbuffer_add(text, "\n", 1);
 }
 
