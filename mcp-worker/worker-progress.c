@@ -5,7 +5,8 @@
  * of its output.  It learns the run's cells from each EXEC_STATE it is
  * shown and follows the room's changes between them: each output of the
  * run comes as an "outputs" detail carrying the cell's last line
- * (PROTOCOL.md), so no notebook or record is read to say it.
+ * (PROTOCOL.md), so no notebook or record is read to say it; the line
+ * of an EXEC_STATE comes from common/lastline.c as the daemon's does.
  */
 
 #include <stdlib.h>
@@ -31,7 +32,6 @@ static void	worker_progress_changed(struct worker_room *,
 		    const struct proto_room_changed *, void *);
 static void	worker_progress_say(struct worker_call *, void *,
 		    struct evbuffer *);
-static char	*worker_progress_last_line(struct json_object *);
 
 /* Does array (msgpack strings) hold s? */
 static int
@@ -144,53 +144,13 @@ worker_progress_create(struct worker_call *call, struct worker_room *room,
 	return (p);
 }
 
-/* The last line of the last output, within PROTO_CHANGE_LINE_MAX bytes. */
-static char *
-worker_progress_last_line(struct json_object *outs)
-{
-	struct json_object	*o, *v, *d;
-	const char		*s, *type, *end, *start;
-	size_t			 n, len;
-
-	n = outs != NULL && json_object_is_type(outs, json_type_array) ?
-	    json_object_array_length(outs) : 0;
-	if (n == 0)
-		return (NULL);
-	o = json_object_array_get_idx(outs, n - 1);
-	type = json_object_get_string(json_object_object_get(o,
-	    "output_type"));
-	if (type != NULL && strcmp(type, "stream") == 0)
-		v = json_object_object_get(o, "text");
-	else if (type != NULL && strcmp(type, "error") == 0)
-		v = json_object_object_get(o, "evalue");
-	else if ((d = json_object_object_get(o, "data")) != NULL)
-		v = json_object_object_get(d, "text/plain");
-	else
-		v = NULL;
-	if (v == NULL || !json_object_is_type(v, json_type_string))
-		return (NULL);
-	s = json_object_get_string(v);
-	end = s + json_object_get_string_len(v);
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r'))
-		end--;
-	for (start = end; start > s && start[-1] != '\n'; start--)
-		;
-	len = (size_t)(end - start);
-	if (len > PROTO_CHANGE_LINE_MAX) {
-		len = PROTO_CHANGE_LINE_MAX;
-		while (len > 0 && ((unsigned char)start[len] & 0xc0) == 0x80)
-			len--;
-	}
-	return (xstrndup(start, len));
-}
-
 /* What an EXEC_STATE says: the run's cells, the one running, its line. */
 void
 worker_progress_exec(struct worker_progress *p, const struct worker_exec *st)
 {
 	struct json_object	*cell;
-	const char		*id, *status;
-	size_t			 i, n;
+	const char		*id, *status, *line;
+	size_t			 i, n, len;
 
 	if (p == NULL)
 		return;
@@ -214,9 +174,9 @@ worker_progress_exec(struct worker_progress *p, const struct worker_exec *st)
 		if (status == NULL || strcmp(status, "running") != 0)
 			continue;
 		worker_progress_set(&p->running, id, strlen(id));
-		free(p->line);
-		p->line = worker_progress_last_line(json_object_object_get(
-		    cell, "outputs"));
+		line = lastline_find(json_object_object_get(cell, "outputs"),
+		    PROTO_CHANGE_LINE_MAX, &len);
+		worker_progress_set(&p->line, line, len);
 	}
 }
 

@@ -60,7 +60,6 @@ static void	room_changes_det_add(struct room_changes_det *,
 		    const struct proto_change_detail *);
 static void	room_changes_det_cell(struct room_changes_det *,
 		    enum proto_change_how, const char *, struct room *);
-static size_t	room_changes_line(struct json_object *, const char **);
 static void	room_changes_det_outputs(struct room_changes_det *,
 		    struct room *, const char *);
 static uint64_t	room_changes_push(struct room *, int, char **, size_t,
@@ -142,52 +141,6 @@ room_changes_det_cell(struct room_changes_det *d, enum proto_change_how how,
 	room_changes_det_add(d, &m);
 }
 
-/*
- * The last line of the last output (a stream's text, an error's ename
- * and evalue, a result's text/plain) within PROTO_CHANGE_LINE_MAX
- * characters: its start in *p and its length in bytes, 0 if none.
- */
-static size_t
-room_changes_line(struct json_object *outs, const char **p)
-{
-	struct json_object	*o, *v, *d;
-	const char		*s, *type, *end, *start;
-	size_t			 n, len, chars;
-
-	n = outs != NULL && json_object_is_type(outs, json_type_array) ?
-	    json_object_array_length(outs) : 0;
-	if (n == 0)
-		return (0);
-	o = json_object_array_get_idx(outs, n - 1);
-	type = json_object_get_string(json_object_object_get(o,
-	    "output_type"));
-	v = NULL;
-	if (type != NULL && strcmp(type, "stream") == 0)
-		v = json_object_object_get(o, "text");
-	else if (type != NULL && strcmp(type, "error") == 0)
-		v = json_object_object_get(o, "evalue");
-	else if ((d = json_object_object_get(o, "data")) != NULL)
-		v = json_object_object_get(d, "text/plain");
-	if (v == NULL || !json_object_is_type(v, json_type_string))
-		return (0);
-	s = json_object_get_string(v);
-	end = s + json_object_get_string_len(v);
-	while (end > s && (end[-1] == '\n' || end[-1] == '\r'))
-		end--;
-	for (start = end; start > s && start[-1] != '\n'; start--)
-		;
-	/* At most so many characters, cut on a character boundary. */
-	for (len = 0, chars = 0; start + len < end &&
-	    chars < PROTO_CHANGE_LINE_MAX; chars++) {
-		len++;
-		while (start + len < end &&
-		    ((unsigned char)start[len] & 0xc0) == 0x80)
-			len++;
-	}
-	*p = start;
-	return (len);
-}
-
 /* An outputs detail: how many the cell has now, and its last line. */
 static void
 room_changes_det_outputs(struct room_changes_det *d, struct room *r,
@@ -205,7 +158,8 @@ room_changes_det_outputs(struct room_changes_det *d, struct room *r,
 	    c->outputs != NULL) {
 		m.has_outputs = 1;
 		m.outputs = (int64_t)json_object_array_length(c->outputs);
-		if ((len = room_changes_line(c->outputs, &line)) > 0) {
+		if ((line = lastline_find(c->outputs, PROTO_CHANGE_LINE_MAX,
+		    &len)) != NULL) {
 			m.line.ptr = line;
 			m.line.len = len;
 		}
