@@ -189,6 +189,9 @@ struct json_object	*streamcap_merge(struct json_object *,
 			     struct json_object *);
 struct json_object	*streamcap_fit(struct json_object *);
 
+/* lastline.c */
+const char	*lastline_find(struct json_object *, size_t, size_t *);
+
 /* utf8.c */
 int	 utf8_valid(const char *, size_t, size_t *);
 char	*utf8_repair(const char *, size_t, size_t *);

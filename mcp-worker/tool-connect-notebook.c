@@ -22,7 +22,7 @@ static void	tool_connect_notebook_joined(void *, struct worker_room *,
 		    struct worker_nb *, const char *, const char *);
 static void	tool_connect_notebook(struct worker_call *);
 
-/* The file is already open in a room of ours: a new owner, no join. */
+/* The notebook is already open in a room of ours: a new owner, no join. */
 static void
 tool_connect_notebook_content(void *arg, struct worker_nb *reply,
     const char *code, const char *msg)
@@ -100,6 +100,10 @@ tool_connect_notebook(struct worker_call *call)
 		}
 		free(real);
 		free(abs);
+	} else if ((st->room = worker_room_find_id(id)) != NULL) {
+		worker_room_ref(st->room);
+		worker_room_get(st->room, tool_connect_notebook_content, st);
+		return;
 	}
 	memset(&m, 0, sizeof m);
 	abs = path != NULL ? worker_args_path(path) : NULL;

@@ -13,9 +13,16 @@ struct tool_get_results {
 	struct worker_room	*room;
 	int			 full;
 	struct worker_exec	*state;
+	int			 wait_ms;
+	int64_t			 start_ms;
+	struct worker_progress	*progress;	/* with a progressToken */
 };
 
+static void	tool_get_results_free(struct tool_get_results *);
+
 static void	tool_get_results_shape(void *);
+static void	tool_get_results_ask(struct tool_get_results *, const char *,
+		    int);
 static void	tool_get_results_state(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	tool_get_results(struct worker_call *);
@@ -35,9 +42,33 @@ tool_get_results_shape(void *arg)
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, sc);
 	free(s);
+	tool_get_results_free(st);
+}
+
+static void
+tool_get_results_free(struct tool_get_results *st)
+{
 	worker_exec_free(st->state);
+	worker_progress_free(st->progress);
 	worker_room_unref(st->room);
 	free(st);
+}
+
+/* Ask for the run, waiting ms for it to end. */
+static void
+tool_get_results_ask(struct tool_get_results *st, const char *id, int ms)
+{
+	struct proto_exec_get	 m;
+	struct mpbuf		 b;
+
+	m.execution_id = proto_str_make(id);
+	m.has_timeout_ms = 1;
+	m.timeout_ms = ms;
+	mpbuf_init(&b);
+	proto_exec_get_pack(&b.pk, &m);
+	worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
+	    tool_get_results_state, st);
+	mpbuf_free(&b);
 }
 
 static void
@@ -45,7 +76,8 @@ tool_get_results_state(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct tool_get_results	*st = arg;
-	char			*cause = NULL;
+	char			*cause = NULL, *id;
+	int64_t			 left;
 
 	if (code == NULL && type == PROTO_MSG_EXEC_STATE &&
 	    (st->state = worker_exec_read(reply, &cause)) == NULL) {
@@ -59,17 +91,28 @@ tool_get_results_state(void *arg, uint16_t type, const msgpack_object *reply,
 		else
 			worker_call_error(st->call, "notebook_unavailable",
 			    "unexpected reply from runtimed");
-		worker_room_unref(st->room);
-		free(st);
+		tool_get_results_free(st);
 		return;
 	}
 	/* A cancelled wait answers nothing; the run goes on. */
 	if (worker_call_cancelled(st->call)) {
 		worker_call_error(st->call, "busy", "cancelled");
-		worker_exec_free(st->state);
-		worker_room_unref(st->room);
-		free(st);
+		tool_get_results_free(st);
 		return;
+	}
+	/* With progress, the first look was at once: now wait the rest. */
+	if (st->progress != NULL && st->start_ms != 0) {
+		worker_progress_exec(st->progress, st->state);
+		left = st->wait_ms - (util_mono_ms() - st->start_ms);
+		st->start_ms = 0;
+		if (left > 0 && !worker_output_terminal(st->state->status)) {
+			id = xstrdup(st->state->execution_id);
+			worker_exec_free(st->state);
+			st->state = NULL;
+			tool_get_results_ask(st, id, (int)left);
+			free(id);
+			return;
+		}
 	}
 	if (st->full)
 		worker_blob_resolve(st->room, st->state->cells,
@@ -87,8 +130,6 @@ tool_get_results(struct worker_call *call)
 		"timeout_secs", "full_output", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
-	struct proto_exec_get		 m;
-	struct mpbuf			 b;
 	struct tool_get_results		*st;
 	struct worker_handle		*h;
 	const char			*id;
@@ -119,14 +160,16 @@ tool_get_results(struct worker_call *call)
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
 	st->full = full;
-	m.execution_id = proto_str_make(id);
-	m.has_timeout_ms = 1;
-	m.timeout_ms = timeout_ms;
-	mpbuf_init(&b);
-	proto_exec_get_pack(&b.pk, &m);
-	worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
-	    tool_get_results_state, st);
-	mpbuf_free(&b);
+	st->wait_ms = timeout_ms;
+	if (timeout_ms > 0 && worker_call_has_progress(call)) {
+		/* Look at once, to say which cell runs; then wait. */
+		st->progress = worker_progress_create(call, st->room,
+		    timeout_ms);
+		st->start_ms = util_mono_ms();
+		tool_get_results_ask(st, id, 0);
+		return;
+	}
+	tool_get_results_ask(st, id, timeout_ms);
 }
 
 const struct tool_entry tool_get_results_entry = {

@@ -33,6 +33,11 @@ struct tool_inspect_notebook {
 	int			 resync;	/* cursor of another daemon */
 	int			 wait_ms;
 	int			 waited;
+	int64_t			 deadline;	/* of the wait, mono ms */
+	int			 mask;		/* WORKER_CHANGES_* */
+	int64_t			 seen_seq;	/* listed, none asked for */
+	int64_t			 skip_seq;	/* an event not asked for */
+	size_t			 skipped;
 	struct worker_room_watch *watch;
 	struct event		*timer;
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
@@ -54,7 +59,10 @@ static int	tool_inspect_notebook_pick(struct tool_inspect_notebook *,
 static void	tool_inspect_notebook_free(struct tool_inspect_notebook *);
 static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
 		    const struct worker_nb *, const char *,
-		    struct json_object *);
+		    struct json_object *, const char *);
+static void	tool_inspect_notebook_wait(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_progress(struct worker_call *, void *,
+		    struct evbuffer *);
 static void	tool_inspect_notebook_changes(void *, uint16_t,
 		    const msgpack_object *, const char *, const char *);
 static void	tool_inspect_notebook_stop(struct tool_inspect_notebook *);
@@ -304,11 +312,14 @@ tool_inspect_notebook_free(struct tool_inspect_notebook *st)
 	free(st);
 }
 
-/* Answer from reply (ROOM_CONTENT) with outcome; frees st. */
+/*
+ * Answer from reply (ROOM_CONTENT) with outcome and what changed (the
+ * changes object and its line of text, or NULL); frees st.
+ */
 static void
 tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
     const struct worker_nb *reply, const char *outcome,
-    struct json_object *changes)
+    struct json_object *changes, const char *ctext)
 {
 	struct json_object		*cells, *picked, *out, *cell, *c, *ec;
 	struct json_object		*outs, *sc;
@@ -339,7 +350,9 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	evbuffer_add_printf(text, "%s: ", outcome);
 	sc = json_object_new_object();
 	if (changes != NULL)
-		worker_output_changes(sc, changes, text);
+		json_object_object_add(sc, "changes", json_object_get(changes));
+	if (ctext != NULL)
+		evbuffer_add_printf(text, "%s\n", ctext);
 	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
 	    reply->notebook_id, path != NULL ? path : "untitled", n,
 	    reply->dirty ? ", unsaved changes" : "");
@@ -483,8 +496,10 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 {
 	struct tool_inspect_notebook	*st = arg;
 	struct proto_room_changes_reply	 m;
-	struct json_object		*changes;
-	char				 err[256];
+	struct json_object		*sc;
+	struct evbuffer			*ctext;
+	size_t				 matched;
+	char				 err[256], *line;
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
@@ -495,14 +510,35 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 	    proto_room_changes_reply_unpack(reply, &m, err, sizeof err) != 0 ||
 	    m.resync) {
 		tool_inspect_notebook_answer(st, st->content,
-		    "resync_required", NULL);
+		    "resync_required", NULL, NULL);
 		return;
 	}
-	changes = mpjson_unpack(m.changes.obj);
-	tool_inspect_notebook_answer(st, st->content, "changed", changes);
-	json_object_put(changes);
+	sc = json_object_new_object();
+	ctext = evbuffer_new();
+	worker_changes_report(sc, m.changes.obj, st->mask, ctext, &matched);
+	if (matched > 0) {
+		line = worker_output_take(ctext);
+		tool_inspect_notebook_answer(st, st->content, "changed",
+		    json_object_object_get(sc, "changes"), line);
+		free(line);
+		json_object_put(sc);
+		return;
+	}
+	evbuffer_free(ctext);
+	json_object_put(sc);
+	/* Only changes it did not ask for (an autosave): wait on past them. */
+	st->skipped = (size_t)(m.seq - (uint64_t)st->after_seq);
+	if ((int64_t)m.seq > st->seen_seq)
+		st->seen_seq = (int64_t)m.seq;
+	if (st->wait_ms > 0 && !worker_call_cancelled(st->call)) {
+		tool_inspect_notebook_wait(st);
+		return;
+	}
+	tool_inspect_notebook_answer(st, st->content, "unchanged", NULL,
+	    NULL);
 }
 
+/* Stop watching and the timer; the wait permit stays until the answer. */
 static void
 tool_inspect_notebook_stop(struct tool_inspect_notebook *st)
 {
@@ -513,7 +549,6 @@ tool_inspect_notebook_stop(struct tool_inspect_notebook *st)
 		st->timer = NULL;
 	}
 	worker_call_on_cancel(st->call, NULL, NULL);
-	worker_call_wait_release(st->call);
 }
 
 static void
@@ -525,11 +560,18 @@ tool_inspect_notebook_changed(struct worker_room *room,
 	if (ev == NULL) {
 		tool_inspect_notebook_stop(st);
 		tool_inspect_notebook_answer(st, st->content, "unavailable",
-		    NULL);
+		    NULL, NULL);
 		return;
 	}
-	if ((int64_t)ev->seq <= st->after_seq)
+	if ((int64_t)ev->seq <= st->after_seq ||
+	    (int64_t)ev->seq <= st->seen_seq)
 		return;
+	if (!worker_changes_event(st->mask, ev)) {
+		/* Not asked for; the answer's cursor goes past it. */
+		st->skip_seq = (int64_t)ev->seq;
+		st->skipped++;
+		return;
+	}
 	tool_inspect_notebook_stop(st);
 	tool_inspect_notebook_get(st);
 }
@@ -540,7 +582,13 @@ tool_inspect_notebook_timeout(evutil_socket_t fd, short events, void *arg)
 	struct tool_inspect_notebook	*st = arg;
 
 	tool_inspect_notebook_stop(st);
-	tool_inspect_notebook_answer(st, st->content, "timed_out", NULL);
+	/* Read again past what was skipped, so the cursor is past it too. */
+	if (st->skip_seq > st->content->seq) {
+		tool_inspect_notebook_get(st);
+		return;
+	}
+	tool_inspect_notebook_answer(st, st->content, "timed_out", NULL,
+	    NULL);
 }
 
 /* notifications/cancelled: end the wait, answer nothing. */
@@ -554,6 +602,48 @@ tool_inspect_notebook_cancel(struct worker_call *call, void *arg)
 	tool_inspect_notebook_free(st);
 }
 
+/* What a change wait's progress says. */
+static void
+tool_inspect_notebook_progress(struct worker_call *call, void *arg,
+    struct evbuffer *msg)
+{
+	struct tool_inspect_notebook	*st = arg;
+
+	evbuffer_add_printf(msg, "waiting for ");
+	worker_changes_names(st->mask, msg);
+	evbuffer_add_printf(msg, " changes");
+	if (st->skipped > 0)
+		evbuffer_add_printf(msg, " (%zu other change%s skipped)",
+		    st->skipped, st->skipped == 1 ? "" : "s");
+}
+
+/* Wait for a change asked for, until the deadline. */
+static void
+tool_inspect_notebook_wait(struct tool_inspect_notebook *st)
+{
+	struct timeval	tv;
+	int64_t		left;
+
+	if (!st->waited) {
+		st->waited = 1;
+		st->deadline = util_mono_ms() + st->wait_ms;
+	}
+	left = st->deadline - util_mono_ms();
+	if (left <= 0 || worker_call_cancelled(st->call)) {
+		tool_inspect_notebook_answer(st, st->content, "timed_out",
+		    NULL, NULL);
+		return;
+	}
+	st->watch = worker_room_watch(st->room, tool_inspect_notebook_changed,
+	    st);
+	st->timer = evtimer_new(worker_rpc_base(),
+	    tool_inspect_notebook_timeout, st);
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = (left % 1000) * 1000;
+	evtimer_add(st->timer, &tv);
+	worker_call_on_cancel(st->call, tool_inspect_notebook_cancel, st);
+}
+
 static void
 tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
     const char *code, const char *msg)
@@ -561,7 +651,6 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 	struct tool_inspect_notebook	*st = arg;
 	struct proto_room_changes	 cm;
 	struct mpbuf			 b;
-	struct timeval			 tv;
 	int64_t				 seq;
 
 	if (code != NULL) {
@@ -573,12 +662,13 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 	st->content = worker_nb_ref(reply);
 	seq = reply->seq;
 	if (st->after == NULL) {
-		tool_inspect_notebook_answer(st, reply, "baseline", NULL);
+		tool_inspect_notebook_answer(st, reply, "baseline", NULL,
+		    NULL);
 		return;
 	}
 	if (st->resync || seq < st->after_seq) {
 		tool_inspect_notebook_answer(st, reply, "resync_required",
-		    NULL);
+		    NULL, NULL);
 		return;
 	}
 	if (seq > st->after_seq) {
@@ -590,21 +680,13 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 		mpbuf_free(&b);
 		return;
 	}
-	if (st->wait_ms == 0 || st->waited) {
-		tool_inspect_notebook_answer(st, reply, st->waited ?
-		    "timed_out" : "unchanged", NULL);
+	if (st->wait_ms == 0) {
+		tool_inspect_notebook_answer(st, reply, "unchanged", NULL,
+		    NULL);
 		return;
 	}
 	/* Nothing yet: wait for a ROOM_CHANGED past the cursor. */
-	st->waited = 1;
-	st->watch = worker_room_watch(st->room, tool_inspect_notebook_changed,
-	    st);
-	st->timer = evtimer_new(worker_rpc_base(),
-	    tool_inspect_notebook_timeout, st);
-	tv.tv_sec = st->wait_ms / 1000;
-	tv.tv_usec = (st->wait_ms % 1000) * 1000;
-	evtimer_add(st->timer, &tv);
-	worker_call_on_cancel(st->call, tool_inspect_notebook_cancel, st);
+	tool_inspect_notebook_wait(st);
 }
 
 static void
@@ -620,7 +702,7 @@ tool_inspect_notebook(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "view", "cell_ids",
 		"start", "count", "start_line", "end_line", "max_source_chars",
 		"output_mode", "max_output_chars", "after", "timeout_secs",
-		NULL
+		"changes", NULL
 	};
 	struct json_object		*args = worker_call_args(call), *ids;
 	struct tool_inspect_notebook	*st;
@@ -628,6 +710,7 @@ tool_inspect_notebook(struct worker_call *call)
 	const char			*view, *mode, *after;
 	char				*msg = NULL;
 	int				 start, count, sl, el, ms, mo, tmo, r;
+	int				 mask;
 	size_t				 i;
 
 	if (worker_call_check(call, allowed) != 0)
@@ -649,7 +732,8 @@ tool_inspect_notebook(struct worker_call *call)
 	    worker_args_uint(args, "max_output_chars",
 	    TOOL_INSPECT_OUTPUT_DEFAULT, 1, TOOL_INSPECT_CHARS_MAX, &mo,
 	    &msg) != 0 ||
-	    worker_args_secs(args, "timeout_secs", 0, &tmo, &msg) != 0)
+	    worker_args_secs(args, "timeout_secs", 0, &tmo, &msg) != 0 ||
+	    worker_changes_parse(args, &mask, &msg) != 0)
 		goto bad;
 	if (view == NULL)
 		view = "outline";
@@ -718,6 +802,7 @@ tool_inspect_notebook(struct worker_call *call)
 	st->max_output = mo;
 	st->after = after;
 	st->wait_ms = tmo;
+	st->mask = mask;
 	if (after != NULL) {
 		r = worker_cursor_parse(worker_attach_tag(),
 		    worker_room_notebook_id(st->room),
@@ -736,6 +821,9 @@ tool_inspect_notebook(struct worker_call *call)
 			tool_inspect_notebook_free(st);
 			return;
 		}
+		if (tmo > 0 && !st->resync)
+			worker_call_wait_bound(call, tmo,
+			    tool_inspect_notebook_progress, st);
 	} else
 		st->wait_ms = 0;
 	tool_inspect_notebook_get(st);
@@ -769,7 +857,11 @@ const struct tool_entry tool_inspect_notebook_entry = {
 	    "\"maximum\":12000},"
 	    "\"after\":{\"type\":\"string\"},"
 	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
-	    "\"maximum\":50}},\"additionalProperties\":false}",
+	    "\"maximum\":50},"
+	    "\"changes\":{\"type\":\"array\",\"items\":{\"enum\":["
+	    "\"content\",\"outputs\",\"kernel\",\"saves\"]},"
+	    "\"description\":\"What ends a wait (default content, outputs, "
+	    "kernel).\"}},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebook_id\":{\"type\":\"string\"},"
 	    "\"cells\":{\"type\":\"array\"},"

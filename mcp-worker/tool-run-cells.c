@@ -18,6 +18,7 @@ struct tool_run_cells {
 	int			 wait_ms;
 	int64_t			 start_ms;
 	int			 waited;
+	struct worker_progress	*progress;	/* with a progressToken */
 };
 
 static void	tool_run_cells_free(struct tool_run_cells *);
@@ -32,6 +33,7 @@ static void	tool_run_cells(struct worker_call *);
 static void
 tool_run_cells_free(struct tool_run_cells *st)
 {
+	worker_progress_free(st->progress);
 	worker_room_unref(st->room);
 	free(st);
 }
@@ -62,6 +64,7 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 		tool_run_cells_free(st);
 		return;
 	}
+	worker_progress_exec(st->progress, state);
 	left = st->wait_ms - (util_mono_ms() - st->start_ms);
 	if (!st->waited && left > 0 && !worker_output_terminal(
 	    state->status)) {
@@ -127,9 +130,13 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	rm.cell_ids = worker_daemon_doc(ids);
 	rm.has_stop_on_error = 1;
 	rm.stop_on_error = st->stop_on_error;
-	/* The daemon holds the reply until the run ends or wait_secs pass. */
+	/*
+	 * The daemon holds the reply until the run ends or wait_secs pass;
+	 * with progress asked for, it answers at once (the run's id and
+	 * cells), and EXEC_GET waits the rest.
+	 */
 	rm.has_timeout_ms = 1;
-	rm.timeout_ms = st->wait_ms;
+	rm.timeout_ms = st->progress != NULL ? 0 : st->wait_ms;
 	st->start_ms = util_mono_ms();
 	mpbuf_init(&b);
 	proto_exec_run_pack(&b.pk, &rm);
@@ -224,6 +231,8 @@ tool_run_cells(struct worker_call *call)
 	st->refs = refs;
 	st->stop_on_error = stop;
 	st->wait_ms = wait_ms;
+	if (wait_ms > 0 && worker_call_has_progress(call))
+		st->progress = worker_progress_create(call, st->room, wait_ms);
 	/* Only all:true needs the notebook, to list its code cells. */
 	if (all)
 		worker_room_get(st->room, tool_run_cells_content, st);

@@ -20,6 +20,7 @@ struct worker_call {
 	struct worker_target		 target;
 	int				 has_target;
 	char				*owner;	/* ID owner */
+	int				 owner_minted;	/* by this call */
 	int				 waiting;
 	int				 cancelled;
 	int				 stateless;	/* 2026-07-28 */
@@ -27,6 +28,9 @@ struct worker_call {
 	struct event			*progress_ev;
 	int64_t				 wait_start;
 	int64_t				 progress_last;
+	int				 wait_bound;	/* ms, 0: unsaid */
+	worker_call_progress_fn		 progress_cb;
+	void				*progress_arg;
 	worker_call_cancel_cb		 on_cancel;
 	void				*cancel_arg;
 	TAILQ_ENTRY(worker_call)	 entry;
@@ -49,7 +53,8 @@ static void	worker_call_room_done(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_call_room_got(void *, struct worker_nb *, const char *,
 		    const char *);
-static void	worker_call_set_target(struct worker_call *, const char *);
+static void	worker_call_set_target(struct worker_call *, const char *,
+		    int);
 
 /* A call in flight; meta is the request's _meta (borrowed, may be NULL). */
 struct worker_call *
@@ -142,12 +147,14 @@ worker_call_args(struct worker_call *call)
 	return (call->args);
 }
 
-/* An ID target minted an address owner: results name it. */
+/* An ID target went through an address owner: results name it. */
 static void
-worker_call_set_target(struct worker_call *call, const char *handle)
+worker_call_set_target(struct worker_call *call, const char *handle,
+    int minted)
 {
 	free(call->owner);
 	call->owner = handle != NULL ? xstrdup(handle) : NULL;
+	call->owner_minted = minted;
 }
 
 /* Another content block (an image) after the text; takes the ref. */
@@ -282,6 +289,7 @@ worker_call_result(struct worker_call *call, const char *text,
     struct json_object *sc)
 {
 	struct json_object	*res, *content, *t;
+	char			*owned = NULL;
 	size_t			 i;
 
 	if (call->owner != NULL) {
@@ -289,9 +297,19 @@ worker_call_result(struct worker_call *call, const char *text,
 		json_object_object_add(t, "notebook_handle",
 		    json_object_new_string(call->owner));
 		json_object_object_add(sc, "target", t);
+		/* The slot it holds is the caller's to give back. */
+		xasprintf(&owned, "%s%s%s address owner %s (one of %d handle "
+		    "slots); release it with disconnect_notebook "
+		    "notebook_handle=%s\n", text, *text != '\0' &&
+		    text[strlen(text) - 1] != '\n' ? "\n" : "",
+		    call->owner_minted ? "notebook_id retained" :
+		    "notebook_id went through", call->owner,
+		    WORKER_MAX_ATTACH, call->owner);
+		text = owned;
 	}
 	content = json_object_new_array();
 	json_object_array_add(content, worker_call_text_block(text));
+	free(owned);
 	for (i = 0; i < json_object_array_length(call->extra); i++) {
 		json_object_array_add(content, json_object_get(
 		    json_object_array_get_idx(call->extra, i)));
@@ -385,31 +403,70 @@ worker_call_target(struct worker_call *call)
 		return (NULL);
 	}
 	if (minted || call->target.kind == WORKER_TARGET_ID)
-		worker_call_set_target(call, worker_attach_id(h));
+		worker_call_set_target(call, worker_attach_id(h), minted);
 	return (h);
 }
 
 static const struct timeval worker_call_second = { 1, 0 };
 
-/* Once a second while waiting: elapsed seconds, always increasing. */
+/*
+ * Once a second while waiting: elapsed seconds (always increasing)
+ * against the bound, and what the wait is at ("3s of 30s: cell abc (2
+ * of 5) running: step 2"), from the tool's progress callback.
+ */
 static void
 worker_call_progress_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct worker_call	*call = arg;
 	struct json_object	*p;
+	struct evbuffer		*msg;
 	int64_t			 secs;
+	char			*s;
 
 	secs = (util_mono_ms() - call->wait_start) / 1000;
 	if (secs <= call->progress_last)
 		secs = call->progress_last + 1;
 	call->progress_last = secs;
+	msg = evbuffer_new();
+	evbuffer_add_printf(msg, "%llds", (long long)secs);
+	if (call->wait_bound > 0)
+		evbuffer_add_printf(msg, " of %ds", call->wait_bound / 1000);
+	if (call->progress_cb != NULL) {
+		evbuffer_add(msg, ": ", 2);
+		call->progress_cb(call, call->progress_arg, msg);
+	} else
+		evbuffer_add(msg, ": waiting", 9);
+	s = worker_output_take(msg);
 	p = json_object_new_object();
 	json_object_object_add(p, "progressToken",
 	    json_object_get(call->progress));
 	json_object_object_add(p, "progress", json_object_new_int64(secs));
-	json_object_object_add(p, "message", json_object_new_string(
-	    "waiting"));
+	if (call->wait_bound > 0)
+		json_object_object_add(p, "total",
+		    json_object_new_int64(call->wait_bound / 1000));
+	json_object_object_add(p, "message", json_object_new_string(s));
+	free(s);
 	worker_rpc_notify("notifications/progress", p);
+}
+
+/*
+ * The wait's bound (ms) and what its progress says; cb (may be NULL)
+ * appends to the message and lives as long as the wait.
+ */
+void
+worker_call_wait_bound(struct worker_call *call, int bound_ms,
+    worker_call_progress_fn cb, void *arg)
+{
+	call->wait_bound = bound_ms;
+	call->progress_cb = cb;
+	call->progress_arg = arg;
+}
+
+/* Did the client ask for progress (a progressToken)? */
+int
+worker_call_has_progress(struct worker_call *call)
+{
+	return (call->progress != NULL);
 }
 
 /* Waits share WORKER_WAIT_PERMITS; past them fail fast with busy. */
@@ -443,6 +500,7 @@ worker_call_wait_release(struct worker_call *call)
 		return;
 	call->waiting = 0;
 	worker_call_waits--;
+	call->progress_cb = NULL;
 	if (call->progress_ev != NULL) {
 		event_free(call->progress_ev);
 		call->progress_ev = NULL;

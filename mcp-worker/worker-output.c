@@ -53,8 +53,6 @@ static void	worker_output_exec_text(struct evbuffer *,
 		    size_t);
 static void	worker_output_warnings(struct json_object *,
 		    struct json_object *, struct evbuffer *);
-static void	worker_output_union(struct json_object *, struct json_object *,
-		    int *);
 static int	worker_output_known_type(const char *);
 static struct json_object	*worker_output_summaries(struct json_object *,
 		    struct evbuffer *);
@@ -1277,94 +1275,6 @@ worker_output_cursor(struct worker_room *room, int64_t seq)
 	o = json_object_new_string(s);
 	free(s);
 	return (o);
-}
-
-static void
-worker_output_union(struct json_object *set, struct json_object *from,
-    int *truncated)
-{
-	struct json_object	*v;
-	const char		*s;
-	size_t			 i, k;
-
-	if (from == NULL || !json_object_is_type(from, json_type_array))
-		return;
-	for (i = 0; i < json_object_array_length(from); i++) {
-		v = json_object_array_get_idx(from, i);
-		if (!json_object_is_type(v, json_type_string))
-			continue;
-		s = json_object_get_string(v);
-		for (k = 0; k < json_object_array_length(set); k++) {
-			if (strcmp(json_object_get_string(
-			    json_object_array_get_idx(set, k)), s) == 0)
-				break;
-		}
-		if (k < json_object_array_length(set))
-			continue;
-		if (json_object_array_length(set) >= WORKER_CHANGES_MAX) {
-			*truncated = 1;
-			continue;
-		}
-		json_object_array_add(set, json_object_new_string(s));
-	}
-}
-
-/*
- * What changed, from ROOM_CHANGES_REPLY.changes (or one ROOM_CHANGED):
- * kinds, cell_ids, execution_ids, each at most WORKER_CHANGES_MAX.
- */
-void
-worker_output_changes(struct json_object *sc, struct json_object *changes,
-    struct evbuffer *text)
-{
-	struct json_object	*out, *kinds, *cells, *execs, *c;
-	size_t			 i, n;
-	int			 trunc = 0;
-
-	out = json_object_new_object();
-	kinds = json_object_new_array();
-	cells = json_object_new_array();
-	execs = json_object_new_array();
-	n = changes != NULL && json_object_is_type(changes, json_type_array) ?
-	    json_object_array_length(changes) : 0;
-	for (i = 0; i < n; i++) {
-		c = json_object_array_get_idx(changes, i);
-		worker_output_union(kinds, json_object_object_get(c, "kinds"),
-		    &trunc);
-		worker_output_union(cells, json_object_object_get(c,
-		    "cell_ids"), &trunc);
-		worker_output_union(execs, json_object_object_get(c,
-		    "execution_ids"), &trunc);
-	}
-	if (text != NULL) {
-		evbuffer_add_printf(text, "%zu change%s:", n,
-		    n == 1 ? "" : "s");
-		for (i = 0; i < json_object_array_length(kinds); i++)
-			evbuffer_add_printf(text, " %s", json_object_get_string(
-			    json_object_array_get_idx(kinds, i)));
-		if (json_object_array_length(cells) > 0) {
-			evbuffer_add(text, "; cells", 7);
-			for (i = 0; i < json_object_array_length(cells); i++)
-				evbuffer_add_printf(text, " %s",
-				    json_object_get_string(
-				    json_object_array_get_idx(cells, i)));
-		}
-		if (json_object_array_length(execs) > 0) {
-			evbuffer_add(text, "; runs", 6);
-			for (i = 0; i < json_object_array_length(execs); i++)
-				evbuffer_add_printf(text, " %s",
-				    json_object_get_string(
-				    json_object_array_get_idx(execs, i)));
-		}
-		evbuffer_add(text, "\n", 1);
-	}
-	json_object_object_add(out, "count", json_object_new_int64(
-	    (int64_t)n));
-	json_object_object_add(out, "kinds", kinds);
-	json_object_object_add(out, "cell_ids", cells);
-	json_object_object_add(out, "execution_ids", execs);
-	json_object_object_add(out, "truncated", json_object_new_boolean(trunc));
-	json_object_object_add(sc, "changes", out);
 }
 
 /* Finish connect_notebook / create_notebook from ROOM_JOINED. */

@@ -134,6 +134,22 @@ worker_room_incarnation(struct worker_room *room)
 
 static void	worker_room_set_path(struct worker_room *, const char *);
 
+/*
+ * A live room of this worker by notebook id, or NULL: a connect by id
+ * shares it rather than joining the room a second time (the daemon would
+ * count that connection until it closed again).
+ */
+struct worker_room *
+worker_room_find_id(const char *notebook_id)
+{
+	struct worker_room	*room;
+
+	if ((room = worker_room_find(notebook_id)) == NULL ||
+	    !worker_room_alive(room))
+		return (NULL);
+	return (room);
+}
+
 /* A live room of this worker standing for the file path, or NULL. */
 struct worker_room *
 worker_room_find_path(const char *path)

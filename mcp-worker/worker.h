@@ -177,6 +177,11 @@ int		 worker_call_check(struct worker_call *,
 		     const char *const []);
 int		 worker_call_wait_acquire(struct worker_call *);
 void		 worker_call_wait_release(struct worker_call *);
+typedef void (*worker_call_progress_fn)(struct worker_call *, void *,
+    struct evbuffer *);
+void		 worker_call_wait_bound(struct worker_call *, int,
+		     worker_call_progress_fn, void *);
+int		 worker_call_has_progress(struct worker_call *);
 typedef void (*worker_call_reply_cb)(struct worker_call *,
     struct worker_room *, const msgpack_object *);
 typedef void (*worker_call_nb_cb)(struct worker_call *,
@@ -325,8 +330,31 @@ struct worker_room_watch *worker_room_watch(struct worker_room *,
 		     worker_room_change_cb, void *);
 void		 worker_room_unwatch(struct worker_room_watch *);
 struct worker_room *worker_room_find_path(const char *);
+struct worker_room *worker_room_find_id(const char *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
+
+/* worker-changes.c: what a change wait asks for, what it reports. */
+#define WORKER_CHANGES_CONTENT	0x01	/* cells, notebook metadata, reload */
+#define WORKER_CHANGES_OUTPUTS	0x02
+#define WORKER_CHANGES_KERNEL	0x04
+#define WORKER_CHANGES_SAVES	0x08
+#define WORKER_CHANGES_DEFAULT	(WORKER_CHANGES_CONTENT | \
+				 WORKER_CHANGES_OUTPUTS | WORKER_CHANGES_KERNEL)
+int		 worker_changes_parse(struct json_object *, int *, char **);
+void		 worker_changes_names(int, struct evbuffer *);
+int		 worker_changes_event(int, const struct proto_room_changed *);
+void		 worker_changes_report(struct json_object *,
+		     const msgpack_object *, int, struct evbuffer *,
+		     size_t *);
+
+/* worker-progress.c: what a wait for a run says it is at. */
+struct worker_progress;
+struct worker_progress *worker_progress_create(struct worker_call *,
+		     struct worker_room *, int);
+void		 worker_progress_exec(struct worker_progress *,
+		     const struct worker_exec *);
+void		 worker_progress_free(struct worker_progress *);
 
 /* worker-cursor.c: observation cursors (pure). */
 char		*worker_cursor_make(uint32_t, const char *, int64_t,
@@ -419,8 +447,6 @@ struct json_object *worker_output_exec(const struct worker_exec *,
 		     struct worker_budget *, struct evbuffer *,
 		     struct worker_call *);
 int		 worker_output_terminal(const char *);
-void		 worker_output_changes(struct json_object *,
-		     struct json_object *, struct evbuffer *);
 char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
 const char	*worker_output_readiness(const char *);

@@ -5,6 +5,7 @@
  * documents (struct proto_doc): their meaning is the daemon's.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include "proto.h"
@@ -274,19 +275,24 @@ proto_room_save_reply_unpack(const msgpack_object *body,
 void
 proto_room_changed_pack(msgpack_packer *pk, const struct proto_room_changed *m)
 {
-	msgpack_pack_map(pk, 5);
+	int	details = proto_doc_present(&m->details);
+
+	msgpack_pack_map(pk, 5 + details + m->details_truncated);
 	proto_pack_uint(pk, "seq", m->seq);
 	proto_pack_doc(pk, "kinds", &m->kinds);
 	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
 	proto_pack_doc(pk, "execution_ids", &m->execution_ids);
+	if (details)
+		proto_pack_doc(pk, "details", &m->details);
+	if (m->details_truncated)
+		proto_pack_bool(pk, "details_truncated", 1);
 	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
 }
 
-int
-proto_room_changed_unpack(const msgpack_object *body,
-    struct proto_room_changed *m, char *err, size_t errlen)
+static int
+proto_room_change_unpack1(const msgpack_object *body,
+    struct proto_room_changed *m, const char *n, char *err, size_t errlen)
 {
-	const char	*n = "ROOM_CHANGED";
 
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
@@ -298,8 +304,153 @@ proto_room_changed_unpack(const msgpack_object *body,
 	    &m->cell_ids, err, errlen));
 	PROTO_TRY(proto_field_doc(body, n, "execution_ids",
 	    PROTO_ARRAY, &m->execution_ids, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "details", PROTO_ARRAY,
+	    &m->details, err, errlen));
+	PROTO_TRY(proto_field_bool(body, n, "details_truncated", 0,
+	    &m->details_truncated, NULL, err, errlen));
 	return (proto_field_str(body, n, "notebook_id", 0, &m->notebook_id,
 	    err, errlen));
+}
+
+int
+proto_room_changed_unpack(const msgpack_object *body,
+    struct proto_room_changed *m, char *err, size_t errlen)
+{
+	return (proto_room_change_unpack1(body, m, "ROOM_CHANGED", err,
+	    errlen));
+}
+
+/* One entry of ROOM_CHANGES_REPLY's changes (no notebook_id). */
+int
+proto_room_change_unpack(const msgpack_object *entry,
+    struct proto_room_changed *m, char *err, size_t errlen)
+{
+	return (proto_room_change_unpack1(entry, m, "ROOM_CHANGES_REPLY",
+	    err, errlen));
+}
+
+/* A change's kinds as PROTO_KIND_* bits (names not known are left out). */
+int
+proto_room_change_kinds(const struct proto_room_changed *m)
+{
+	const msgpack_object	*k = m->kinds.obj, *v;
+	uint32_t		 i;
+	int			 bits = 0;
+
+	if (k == NULL || k->type != MSGPACK_OBJECT_ARRAY)
+		return (0);
+	for (i = 0; i < k->via.array.size; i++) {
+		v = &k->via.array.ptr[i];
+		if (v->type == MSGPACK_OBJECT_STR)
+			bits |= proto_change_kind_parse(v->via.str.ptr,
+			    v->via.str.size);
+	}
+	return (bits);
+}
+
+static const char *const proto_room_kinds[] = {
+	"cells", "outputs", "kernel", "saved", "metadata", "reloaded"
+};
+static const char *const proto_room_hows[] = {
+	"inserted", "deleted", "moved", "source", "type", "metadata",
+	"outputs", "cleared", "kernel"
+};
+#define PROTO_ROOM_NITEMS(a)	(sizeof (a) / sizeof *(a))
+
+/* The name of one PROTO_KIND_* bit, or NULL. */
+const char *
+proto_change_kind_name(int bit)
+{
+	size_t	i;
+
+	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++) {
+		if (bit == (1 << i))
+			return (proto_room_kinds[i]);
+	}
+	return (NULL);
+}
+
+/* A kind's name as its PROTO_KIND_* bit; 0 if unknown. */
+int
+proto_change_kind_parse(const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++) {
+		if (strlen(proto_room_kinds[i]) == len &&
+		    memcmp(proto_room_kinds[i], s, len) == 0)
+			return (1 << i);
+	}
+	return (0);
+}
+
+const char *
+proto_change_how_name(enum proto_change_how how)
+{
+	if ((size_t)how >= PROTO_ROOM_NITEMS(proto_room_hows))
+		return ("?");
+	return (proto_room_hows[how]);
+}
+
+/* One detail of a change: {how, cell_id?, index?, outputs?, line?,
+ * from?, to?}. */
+void
+proto_change_detail_pack(msgpack_packer *pk,
+    const struct proto_change_detail *m)
+{
+	msgpack_pack_map(pk, 1 + (m->cell_id.ptr != NULL) + m->has_index +
+	    m->has_outputs + (m->line.ptr != NULL) + (m->from.ptr != NULL) +
+	    (m->to.ptr != NULL));
+	proto_pack_str(pk, "how", proto_change_how_name(m->how));
+	if (m->cell_id.ptr != NULL)
+		proto_pack_pstr(pk, "cell_id", &m->cell_id);
+	if (m->has_index)
+		proto_pack_int(pk, "index", m->index);
+	if (m->has_outputs)
+		proto_pack_int(pk, "outputs", m->outputs);
+	if (m->line.ptr != NULL)
+		proto_pack_pstr(pk, "line", &m->line);
+	if (m->from.ptr != NULL)
+		proto_pack_pstr(pk, "from", &m->from);
+	if (m->to.ptr != NULL)
+		proto_pack_pstr(pk, "to", &m->to);
+}
+
+/* A detail whose how this end does not know is refused (-1): skip it. */
+int
+proto_change_detail_unpack(const msgpack_object *body,
+    struct proto_change_detail *m, char *err, size_t errlen)
+{
+	const char		*n = "change detail";
+	struct proto_str	 how;
+	size_t			 i;
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "how", PROTO_REQ, &how, err,
+	    errlen));
+	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_hows); i++) {
+		if (proto_str_eq(&how, proto_room_hows[i]))
+			break;
+	}
+	if (i == PROTO_ROOM_NITEMS(proto_room_hows)) {
+		snprintf(err, errlen, "%s: how \"%.*s\" is not known", n,
+		    (int)how.len, how.ptr);
+		return (-1);
+	}
+	m->how = (enum proto_change_how)i;
+	PROTO_TRY(proto_field_str(body, n, "cell_id", PROTO_NONUL,
+	    &m->cell_id, err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "index", PROTO_UNSIGNED,
+	    &m->index, &m->has_index, err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "outputs", PROTO_UNSIGNED,
+	    &m->outputs, &m->has_outputs, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "line", 0, &m->line, err,
+	    errlen));
+	PROTO_TRY(proto_field_str(body, n, "from", PROTO_NONUL,
+	    &m->from, err, errlen));
+	return (proto_field_str(body, n, "to", PROTO_NONUL, &m->to, err,
+	    errlen));
 }
 
 void

@@ -386,12 +386,63 @@ struct proto_room_save_reply {
 	struct proto_str	 path;
 	uint64_t		 seq;
 };
+/*
+ * What a change changed (kinds of ROOM_CHANGED and of every change
+ * ROOM_CHANGES_REPLY lists), as bits; proto_change_kind_name names them
+ * for both ends.
+ */
+#define PROTO_KIND_CELLS	0x01
+#define PROTO_KIND_OUTPUTS	0x02
+#define PROTO_KIND_KERNEL	0x04
+#define PROTO_KIND_SAVED	0x08
+#define PROTO_KIND_METADATA	0x10
+#define PROTO_KIND_RELOADED	0x20
+#define PROTO_KIND_ALL		0x3f
+
+/*
+ * How one cell (or the kernel) changed: the details of a change, so a
+ * reader can say "cell abc: source edited" without reading the notebook.
+ * Fields: inserted and moved carry index (the cell's place after the
+ * change), outputs carries outputs (how many the cell has now) and line
+ * (the last line of its last output, at most PROTO_CHANGE_LINE_MAX
+ * characters), kernel carries from (when known) and to.  A change lists
+ * at most PROTO_CHANGE_MAX_DETAILS (then details_truncated; cell_ids
+ * still names every cell).
+ */
+enum proto_change_how {
+	PROTO_CHANGE_INSERTED,
+	PROTO_CHANGE_DELETED,
+	PROTO_CHANGE_MOVED,
+	PROTO_CHANGE_SOURCE,
+	PROTO_CHANGE_TYPE,
+	PROTO_CHANGE_METADATA,
+	PROTO_CHANGE_OUTPUTS,
+	PROTO_CHANGE_CLEARED,
+	PROTO_CHANGE_KERNEL,
+};
+#define PROTO_CHANGE_LINE_MAX		120
+#define PROTO_CHANGE_MAX_DETAILS	1000
+struct proto_change_detail {
+	enum proto_change_how	 how;
+	struct proto_str	 cell_id;	/* absent for kernel */
+	int			 has_index;
+	int64_t			 index;
+	int			 has_outputs;
+	int64_t			 outputs;
+	struct proto_str	 line;
+	struct proto_str	 from;
+	struct proto_str	 to;
+};
+/* One change: ROOM_CHANGED's body (with notebook_id), or an entry of
+ * ROOM_CHANGES_REPLY's changes. */
 struct proto_room_changed {
 	struct proto_str	 notebook_id;
 	uint64_t		 seq;
 	struct proto_doc	 kinds;		/* [string] */
 	struct proto_doc	 cell_ids;	/* [string] */
 	struct proto_doc	 execution_ids;	/* [string] */
+	struct proto_doc	 details;	/* [detail]; absent: none */
+	int			 details_truncated;
 };
 struct proto_room_changes {
 	uint64_t		 after;
@@ -445,6 +496,16 @@ void	proto_room_changed_pack(msgpack_packer *,
 	    const struct proto_room_changed *);
 int	proto_room_changed_unpack(const msgpack_object *,
 	    struct proto_room_changed *, char *, size_t);
+int	proto_room_change_unpack(const msgpack_object *,
+	    struct proto_room_changed *, char *, size_t);
+int	proto_room_change_kinds(const struct proto_room_changed *);
+void	proto_change_detail_pack(msgpack_packer *,
+	    const struct proto_change_detail *);
+int	proto_change_detail_unpack(const msgpack_object *,
+	    struct proto_change_detail *, char *, size_t);
+const char *proto_change_how_name(enum proto_change_how);
+const char *proto_change_kind_name(int);
+int	proto_change_kind_parse(const char *, size_t);
 void	proto_room_changes_pack(msgpack_packer *,
 	    const struct proto_room_changes *);
 int	proto_room_changes_unpack(const msgpack_object *,

@@ -4,25 +4,30 @@
  * seq and is kept in a ring of the last ROOM_LOG_SIZE changes, so a
  * client that missed some asks for those after its seq (ROOM_CHANGES)
  * and is told to resync when they are gone; the newest is announced to
- * every peer of the room as ROOM_CHANGED.
+ * every peer of the room as ROOM_CHANGED.  Each change also says how
+ * its cells changed (details: "source", "inserted" at an index,
+ * "outputs" with their count and last line, the kernel's state from and
+ * to), so a client waiting for changes can say what happened without
+ * reading the notebook (docs/decisions/019).
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtimed.h"
 
-#ifndef nitems
-#define nitems(a)	(sizeof (a) / sizeof (a)[0])
-#endif
-
-/* One entry of a room's change log. */
+/* One entry of a room's change log; details kept packed. */
 struct room_change {
 	uint64_t	  seq;
 	int		  kinds;
 	char		**cells;
 	size_t		  ncells;
 	char		 *exec_id;
+	char		 *details;	/* msgpack, ndetails details */
+	size_t		  details_len;
+	size_t		  ndetails;
+	int		  details_truncated;
 };
 
 /* The last ROOM_LOG_SIZE changes, a ring; base = seq before the oldest. */
@@ -31,15 +36,36 @@ struct room_log {
 	size_t			head;
 	size_t			n;
 	uint64_t		base;
+	char			kernel[16];	/* state at the last change */
 };
 
-static const char *room_changes_kind_names[] = {
-	"cells", "outputs", "kernel", "saved", "metadata", "reloaded"
+/*
+ * Most bytes of details one ROOM_CHANGES_REPLY carries: older changes
+ * past it are listed without them (details_truncated), so the reply
+ * stays well within its 16 MiB cap rather than turning into a resync.
+ */
+#define ROOM_CHANGES_DETAILS_BUDGET	(4 * 1024 * 1024)
+
+/* The details of a change being recorded. */
+struct room_changes_det {
+	struct mpbuf	b;
+	size_t		n;
+	int		truncated;
 };
 
 static void	room_changes_pack_kinds(msgpack_packer *, int);
 static void	room_changes_pack_one(msgpack_packer *, struct room_change *,
-		    int);
+		    int, int);
+static void	room_changes_det_add(struct room_changes_det *,
+		    const struct proto_change_detail *);
+static void	room_changes_det_cell(struct room_changes_det *,
+		    enum proto_change_how, const char *, struct room *);
+static void	room_changes_det_outputs(struct room_changes_det *,
+		    struct room *, const char *);
+static uint64_t	room_changes_push(struct room *, int, char **, size_t,
+		    const char *, struct room_changes_det *);
+static void	room_changes_det_edit(struct room_changes_det *,
+		    struct room *, const msgpack_object *);
 
 /* A new room's empty log. */
 void
@@ -62,6 +88,7 @@ room_changes_clear(struct room *r)
 			free(ch->cells[j]);
 		free(ch->cells);
 		free(ch->exec_id);
+		free(ch->details);
 		memset(ch, 0, sizeof *ch);
 	}
 	log->head = log->n = 0;
@@ -83,19 +110,87 @@ room_changes_rebase(struct room *r)
 	r->log->base = r->seq;
 }
 
+static void
+room_changes_det_add(struct room_changes_det *d,
+    const struct proto_change_detail *m)
+{
+	if (d->n == PROTO_CHANGE_MAX_DETAILS) {
+		d->truncated = 1;
+		return;
+	}
+	proto_change_detail_pack(&d->b.pk, m);
+	d->n++;
+}
+
+/* A detail of one cell; inserted and moved say where it is now. */
+static void
+room_changes_det_cell(struct room_changes_det *d, enum proto_change_how how,
+    const char *id, struct room *r)
+{
+	struct proto_change_detail	m;
+	size_t				idx;
+
+	memset(&m, 0, sizeof m);
+	m.how = how;
+	m.cell_id = proto_str_make(id);
+	if ((how == PROTO_CHANGE_INSERTED || how == PROTO_CHANGE_MOVED) &&
+	    r->nb != NULL && room_nb_find(r->nb, id, &idx) != NULL) {
+		m.has_index = 1;
+		m.index = (int64_t)idx;
+	}
+	room_changes_det_add(d, &m);
+}
+
+/* An outputs detail: how many the cell has now, and its last line. */
+static void
+room_changes_det_outputs(struct room_changes_det *d, struct room *r,
+    const char *id)
+{
+	struct proto_change_detail	 m;
+	struct room_cell		*c;
+	const char			*line;
+	size_t				 len;
+
+	memset(&m, 0, sizeof m);
+	m.how = PROTO_CHANGE_OUTPUTS;
+	m.cell_id = proto_str_make(id);
+	if (r->nb != NULL && (c = room_nb_find(r->nb, id, NULL)) != NULL &&
+	    c->outputs != NULL) {
+		m.has_outputs = 1;
+		m.outputs = (int64_t)json_object_array_length(c->outputs);
+		if ((line = lastline_find(c->outputs, PROTO_CHANGE_LINE_MAX,
+		    &len)) != NULL) {
+			m.line.ptr = line;
+			m.line.len = len;
+		}
+	}
+	room_changes_det_add(d, &m);
+}
+
 /*
  * Record a change: bump seq, keep it in the log, mark content changes
  * dirty (and due for autosave).  Takes cells (an array of ids, copied).
  * Announcing is separate, so a request's reply can go first.
  */
-uint64_t
-room_changes_record(struct room *r, int kinds, char **cells, size_t ncells,
-    const char *exec_id)
+static uint64_t
+room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
+    const char *exec_id, struct room_changes_det *d)
 {
-	struct room_log		*log = r->log;
-	struct room_change	*ch;
-	size_t			 i;
+	struct room_log			*log = r->log;
+	struct room_change		*ch;
+	struct proto_change_detail	 m;
+	const char			*state = room_kernel_state(r);
+	size_t				 i;
 
+	if (kinds & ROOM_CHANGE_KERNEL) {
+		memset(&m, 0, sizeof m);
+		m.how = PROTO_CHANGE_KERNEL;
+		if (log->kernel[0] != '\0')
+			m.from = proto_str_make(log->kernel);
+		m.to = proto_str_make(state);
+		room_changes_det_add(d, &m);
+	}
+	snprintf(log->kernel, sizeof log->kernel, "%s", state);
 	r->seq++;
 	ch = &log->ring[log->head];
 	if (log->n == ROOM_LOG_SIZE)
@@ -104,6 +199,7 @@ room_changes_record(struct room *r, int kinds, char **cells, size_t ncells,
 		free(ch->cells[i]);
 	free(ch->cells);
 	free(ch->exec_id);
+	free(ch->details);
 	ch->seq = r->seq;
 	ch->kinds = kinds;
 	ch->ncells = ncells;
@@ -112,6 +208,15 @@ room_changes_record(struct room *r, int kinds, char **cells, size_t ncells,
 	for (i = 0; i < ncells; i++)
 		ch->cells[i] = xstrdup(cells[i]);
 	ch->exec_id = exec_id != NULL ? xstrdup(exec_id) : NULL;
+	ch->ndetails = d->n;
+	ch->details_truncated = d->truncated;
+	ch->details_len = d->b.sb.size;
+	ch->details = NULL;
+	if (d->b.sb.size > 0) {
+		ch->details = xmalloc(d->b.sb.size);
+		memcpy(ch->details, d->b.sb.data, d->b.sb.size);
+	}
+	mpbuf_free(&d->b);
 	log->head = (log->head + 1) % ROOM_LOG_SIZE;
 	if (log->n < ROOM_LOG_SIZE)
 		log->n++;
@@ -124,28 +229,116 @@ room_changes_record(struct room *r, int kinds, char **cells, size_t ncells,
 	return (r->seq);
 }
 
+/* A change of kinds to cells (outputs of a run, the kernel, a save). */
+uint64_t
+room_changes_record(struct room *r, int kinds, char **cells, size_t ncells,
+    const char *exec_id)
+{
+	struct room_changes_det	d;
+	size_t			i;
+
+	memset(&d, 0, sizeof d);
+	mpbuf_init(&d.b);
+	if (kinds & ROOM_CHANGE_OUTPUTS) {
+		for (i = 0; i < ncells; i++)
+			room_changes_det_outputs(&d, r, cells[i]);
+	}
+	return (room_changes_push(r, kinds, cells, ncells, exec_id, &d));
+}
+
+/* The details of one resolved edit (room-nb.c packs them for the journal). */
+static void
+room_changes_det_edit(struct room_changes_det *d, struct room *r,
+    const msgpack_object *e)
+{
+	const msgpack_object	*list, *v;
+	char			*id;
+	uint32_t		 i;
+
+	if ((v = proto_get(e, "op")) == NULL || v->type != MSGPACK_OBJECT_STR)
+		return;
+	id = proto_dup_str(e, "cell_id");
+	if (proto_obj_streq(v, "insert") && id != NULL)
+		room_changes_det_cell(d, PROTO_CHANGE_INSERTED, id, r);
+	else if (proto_obj_streq(v, "delete") && id != NULL)
+		room_changes_det_cell(d, PROTO_CHANGE_DELETED, id, r);
+	else if (proto_obj_streq(v, "edit") && id != NULL) {
+		if (proto_get(e, "source") != NULL)
+			room_changes_det_cell(d, PROTO_CHANGE_SOURCE, id, r);
+		if (proto_get(e, "cell_type") != NULL)
+			room_changes_det_cell(d, PROTO_CHANGE_TYPE, id, r);
+		if (proto_get(e, "metadata") != NULL)
+			room_changes_det_cell(d, PROTO_CHANGE_METADATA, id, r);
+	} else if (proto_obj_streq(v, "move") ||
+	    proto_obj_streq(v, "clear_outputs")) {
+		list = proto_get_array(e, "cell_ids");
+		for (i = 0; list != NULL && i < list->via.array.size; i++) {
+			v = &list->via.array.ptr[i];
+			if (v->type != MSGPACK_OBJECT_STR)
+				continue;
+			free(id);
+			id = xstrndup(v->via.str.ptr, v->via.str.size);
+			room_changes_det_cell(d, proto_obj_streq(proto_get(e,
+			    "op"), "move") ? PROTO_CHANGE_MOVED :
+			    PROTO_CHANGE_CLEARED, id, r);
+		}
+	}
+	free(id);
+}
+
+/*
+ * Record an applied edit batch: batch is the batch as resolved (ids for
+ * every reference, minted ids of inserts), which says how each cell
+ * changed; positions are read after the commit.
+ */
+uint64_t
+room_changes_record_edit(struct room *r, const struct room_nb_result *res,
+    const char *batch, size_t len)
+{
+	struct room_changes_det	 d;
+	msgpack_unpacked	 u;
+	uint32_t		 i;
+
+	memset(&d, 0, sizeof d);
+	mpbuf_init(&d.b);
+	msgpack_unpacked_init(&u);
+	if (batch != NULL && msgpack_unpack_next(&u, batch, len, NULL) ==
+	    MSGPACK_UNPACK_SUCCESS && u.data.type == MSGPACK_OBJECT_ARRAY) {
+		for (i = 0; i < u.data.via.array.size; i++)
+			room_changes_det_edit(&d, r, &u.data.via.array.ptr[i]);
+	}
+	msgpack_unpacked_destroy(&u);
+	return (room_changes_push(r, res->kinds, res->touched, res->ntouched,
+	    NULL, &d));
+}
+
 static void
 room_changes_pack_kinds(msgpack_packer *pk, int kinds)
 {
 	size_t	i, n = 0;
 
-	for (i = 0; i < nitems(room_changes_kind_names); i++)
+	for (i = 0; proto_change_kind_name(1 << i) != NULL; i++)
 		n += (kinds & (1 << i)) != 0;
 	proto_pack_key(pk, "kinds");
 	msgpack_pack_array(pk, n);
-	for (i = 0; i < nitems(room_changes_kind_names); i++) {
+	for (i = 0; proto_change_kind_name(1 << i) != NULL; i++) {
 		if (kinds & (1 << i))
-			proto_pack_cstr(pk, room_changes_kind_names[i]);
+			proto_pack_cstr(pk, proto_change_kind_name(1 << i));
 	}
 }
 
-/* {seq, kinds, cell_ids, execution_ids} of one change, plus extra. */
+/*
+ * {seq, kinds, cell_ids, execution_ids, details, details_truncated?} of
+ * one change, plus extra.
+ */
 static void
-room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra)
+room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
+    int bare)
 {
 	size_t	i;
+	int	cut = ch->details_truncated || (bare && ch->ndetails > 0);
 
-	msgpack_pack_map(pk, 4 + extra);
+	msgpack_pack_map(pk, 5 + cut + extra);
 	proto_pack_uint(pk, "seq", ch->seq);
 	room_changes_pack_kinds(pk, ch->kinds);
 	proto_pack_key(pk, "cell_ids");
@@ -156,6 +349,12 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra)
 	msgpack_pack_array(pk, ch->exec_id != NULL ? 1 : 0);
 	if (ch->exec_id != NULL)
 		proto_pack_cstr(pk, ch->exec_id);
+	proto_pack_key(pk, "details");
+	msgpack_pack_array(pk, bare ? 0 : ch->ndetails);
+	if (!bare && ch->details_len > 0)
+		pk->callback(pk->data, ch->details, ch->details_len);
+	if (cut)
+		proto_pack_bool(pk, "details_truncated", 1);
 }
 
 /* Send the newest change as ROOM_CHANGED to every peer of the room. */
@@ -171,7 +370,7 @@ room_changes_announce(struct room *r)
 		return;
 	ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1) % ROOM_LOG_SIZE];
 	mpbuf_init(&b);
-	room_changes_pack_one(&b.pk, ch, 1);
+	room_changes_pack_one(&b.pk, ch, 1, 0);
 	proto_pack_str(&b.pk, "notebook_id", r->id);
 	for (i = 0; i < r->nmembers; i++)
 		peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0, &b.sb);
@@ -183,7 +382,7 @@ int
 room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
 {
 	struct room_log	*log = r->log;
-	size_t		 i, first, n = 0;
+	size_t		 i, first, n = 0, keep, bytes = 0;
 	int		 resync;
 
 	resync = after > r->seq || after < log->base;
@@ -195,9 +394,16 @@ room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
 	proto_pack_key(pk, "changes");
 	msgpack_pack_array(pk, n);
 	first = (log->head + ROOM_LOG_SIZE - n) % ROOM_LOG_SIZE;
+	/* The newest changes keep their details within a budget. */
+	for (keep = n; keep > 0; keep--) {
+		bytes += log->ring[(first + keep - 1) % ROOM_LOG_SIZE].
+		    details_len;
+		if (bytes > ROOM_CHANGES_DETAILS_BUDGET)
+			break;
+	}
 	for (i = 0; i < n; i++) {
 		room_changes_pack_one(pk,
-		    &log->ring[(first + i) % ROOM_LOG_SIZE], 0);
+		    &log->ring[(first + i) % ROOM_LOG_SIZE], 0, i < keep);
 	}
 	return (0);
 }
@@ -206,11 +412,5 @@ room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
 int
 room_changes_kind(const char *kind)
 {
-	size_t	i;
-
-	for (i = 0; i < nitems(room_changes_kind_names); i++) {
-		if (strcmp(kind, room_changes_kind_names[i]) == 0)
-			return (1 << i);
-	}
-	return (0);
+	return (proto_change_kind_parse(kind, strlen(kind)));
 }

@@ -894,9 +894,10 @@ room_edit(struct room *r, const struct proto_room_edit *m,
 		mpbuf_free(&b);
 		return (-1);
 	}
-	mpbuf_free(&b);
 	room_nb_edit_commit(r->nb, pend);
-	room_changes_record(r, res->kinds, res->touched, res->ntouched, NULL);
+	/* The resolved batch says how each cell changed. */
+	room_changes_record_edit(r, res, b.sb.data, b.sb.size);
+	mpbuf_free(&b);
 	room_journal_grown(r);
 	return (0);
 }

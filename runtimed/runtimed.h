@@ -88,12 +88,12 @@ struct room_nb {
 };
 
 /* What changed in a room (ROOM_CHANGED kinds), as bits. */
-#define ROOM_CHANGE_CELLS	0x01
-#define ROOM_CHANGE_OUTPUTS	0x02
-#define ROOM_CHANGE_KERNEL	0x04
-#define ROOM_CHANGE_SAVED	0x08
-#define ROOM_CHANGE_METADATA	0x10
-#define ROOM_CHANGE_RELOADED	0x20
+#define ROOM_CHANGE_CELLS	PROTO_KIND_CELLS
+#define ROOM_CHANGE_OUTPUTS	PROTO_KIND_OUTPUTS
+#define ROOM_CHANGE_KERNEL	PROTO_KIND_KERNEL
+#define ROOM_CHANGE_SAVED	PROTO_KIND_SAVED
+#define ROOM_CHANGE_METADATA	PROTO_KIND_METADATA
+#define ROOM_CHANGE_RELOADED	PROTO_KIND_RELOADED
 /* Kinds that change notebook content (and so the dirty flag). */
 #define ROOM_CHANGE_CONTENT	(ROOM_CHANGE_CELLS|ROOM_CHANGE_OUTPUTS|\
 				 ROOM_CHANGE_METADATA)
@@ -233,6 +233,8 @@ void		 room_changes_free(struct room *);
 void		 room_changes_rebase(struct room *);
 uint64_t	 room_changes_record(struct room *, int, char **, size_t,
 		     const char *);
+uint64_t	 room_changes_record_edit(struct room *,
+		     const struct room_nb_result *, const char *, size_t);
 void		 room_changes_announce(struct room *);
 int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 int		 room_changes_kind(const char *);

@@ -16,6 +16,16 @@ pack_cells(msgpack_packer *pk, const void *arg)
 	proto_pack_str(pk, "cell_id", arg);
 }
 
+static void
+pack_kinds(msgpack_packer *pk, const void *arg)
+{
+	(void)arg;
+	msgpack_pack_array(pk, 3);
+	proto_pack_cstr(pk, "cells");
+	proto_pack_cstr(pk, "saved");
+	proto_pack_cstr(pk, "from-the-future");
+}
+
 Test(proto_room, create_open_round_trip)
 {
 	struct proto_room_create	c, cz;
@@ -195,6 +205,73 @@ Test(proto_room, list_edit_save_round_trip)
 	pt_refuses_all(proto_room_save_reply_unpack,
 	    struct proto_room_save_reply, pt_body(&b), "ROOM_SAVE_REPLY",
 	    "path", "seq");
+	pt_free(&b);
+}
+
+Test(proto_room, change_details)
+{
+	struct proto_change_detail	d, dz;
+	struct proto_room_changed	c, cz;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&d, 0, sizeof d);
+	d.how = PROTO_CHANGE_OUTPUTS;
+	d.cell_id = proto_str_make("abc");
+	d.has_outputs = 1;
+	d.outputs = 2;
+	d.line = proto_str_make("step 2");
+	pt_init(&b);
+	proto_change_detail_pack(&b.pk, &d);
+	cr_assert_eq(proto_change_detail_unpack(pt_body(&b), &dz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(dz.how, PROTO_CHANGE_OUTPUTS);
+	cr_assert(dz.has_outputs && dz.outputs == 2 && !dz.has_index);
+	pt_str_eq(dz.cell_id, "abc");
+	pt_str_eq(dz.line, "step 2");
+	cr_assert_null(dz.from.ptr);
+	pt_refuses_all(proto_change_detail_unpack, struct proto_change_detail,
+	    pt_body(&b), "change detail", "how", "cell_id", "index",
+	    "outputs", "line", "from", "to");
+	pt_free(&b);
+
+	/* A how this end does not know is refused, by name. */
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "how", "teleported");
+	cr_assert_eq(proto_change_detail_unpack(pt_body(&b), &dz, err,
+	    sizeof err), -1);
+	cr_assert(strstr(err, "teleported") != NULL, "%s", err);
+	pt_free(&b);
+
+	cr_assert_str_eq(proto_change_how_name(PROTO_CHANGE_KERNEL),
+	    "kernel");
+	cr_assert_eq(proto_change_kind_parse("saved", 5), PROTO_KIND_SAVED);
+	cr_assert_eq(proto_change_kind_parse("nope", 4), 0);
+	cr_assert_str_eq(proto_change_kind_name(PROTO_KIND_RELOADED),
+	    "reloaded");
+	cr_assert_null(proto_change_kind_name(PROTO_KIND_ALL + 1));
+
+	/* ROOM_CHANGED carries them; its kinds read as bits. */
+	memset(&c, 0, sizeof c);
+	c.notebook_id = proto_str_make("nb");
+	c.seq = 3;
+	c.kinds.pack = pack_kinds;
+	c.cell_ids.pack = c.execution_ids.pack = c.details.pack = pack_cells;
+	c.cell_ids.arg = c.execution_ids.arg = c.details.arg = "k";
+	c.details_truncated = 1;
+	pt_init(&b);
+	proto_room_changed_pack(&b.pk, &c);
+	cr_assert_eq(proto_room_changed_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_not_null(cz.details.obj);
+	cr_assert(cz.details_truncated);
+	cr_assert_eq(proto_room_change_kinds(&cz),
+	    PROTO_KIND_CELLS | PROTO_KIND_SAVED);
+	pt_refuses_all(proto_room_changed_unpack, struct proto_room_changed,
+	    pt_body(&b), "ROOM_CHANGED", "details", "details_truncated");
+	cr_assert_eq(proto_room_change_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0, "%s", err);
 	pt_free(&b);
 }
 

@@ -977,3 +977,110 @@ Test(resource, encode)
 	cr_assert_str_eq(s, "a%20b%2Fc%25");
 	free(s);
 }
+
+/* One change of a ROOM_CHANGES_REPLY list, as the daemon packs it. */
+static void
+pack_change(msgpack_packer *pk, uint64_t seq, const char *kind,
+    const struct proto_change_detail *d, size_t nd)
+{
+	size_t	i;
+
+	msgpack_pack_map(pk, 5);
+	proto_pack_uint(pk, "seq", seq);
+	proto_pack_key(pk, "kinds");
+	msgpack_pack_array(pk, 1);
+	proto_pack_cstr(pk, kind);
+	proto_pack_key(pk, "cell_ids");
+	msgpack_pack_array(pk, 0);
+	proto_pack_key(pk, "execution_ids");
+	msgpack_pack_array(pk, 0);
+	proto_pack_key(pk, "details");
+	msgpack_pack_array(pk, nd);
+	for (i = 0; i < nd; i++)
+		proto_change_detail_pack(pk, &d[i]);
+}
+
+Test(changes, filter_and_report)
+{
+	struct proto_change_detail	 d[4];
+	struct json_object		*args, *sc, *ch, *c0;
+	struct evbuffer			*text;
+	msgpack_sbuffer			 sb;
+	msgpack_packer			 pk;
+	msgpack_unpacked		 u;
+	char				*msg = NULL, *s;
+	size_t				 matched;
+	int				 mask;
+
+	args = parse("{}");
+	cr_assert_eq(worker_changes_parse(args, &mask, &msg), 0);
+	cr_assert_eq(mask, WORKER_CHANGES_DEFAULT);
+	json_object_put(args);
+	args = parse("{\"changes\":[\"saves\",\"outputs\"]}");
+	cr_assert_eq(worker_changes_parse(args, &mask, &msg), 0);
+	cr_assert_eq(mask, WORKER_CHANGES_SAVES | WORKER_CHANGES_OUTPUTS);
+	json_object_put(args);
+	args = parse("{\"changes\":[\"content\",\"nope\"]}");
+	cr_assert_eq(worker_changes_parse(args, &mask, &msg), -1);
+	cr_assert(strstr(msg, "content, outputs") != NULL, "%s", msg);
+	free(msg);
+	json_object_put(args);
+
+	memset(d, 0, sizeof d);
+	d[0].how = PROTO_CHANGE_SOURCE;
+	d[0].cell_id = proto_str_make("aaa");
+	d[1].how = PROTO_CHANGE_INSERTED;
+	d[1].cell_id = proto_str_make("bbb");
+	d[1].has_index = 1;
+	d[1].index = 4;
+	d[2].how = PROTO_CHANGE_OUTPUTS;
+	d[2].cell_id = proto_str_make("aaa");
+	d[2].has_outputs = 1;
+	d[2].outputs = 2;
+	d[3].how = PROTO_CHANGE_KERNEL;
+	d[3].from = proto_str_make("busy");
+	d[3].to = proto_str_make("idle");
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 4);
+	pack_change(&pk, 1, "cells", d, 2);
+	pack_change(&pk, 2, "saved", NULL, 0);
+	pack_change(&pk, 3, "outputs", &d[2], 1);
+	pack_change(&pk, 4, "kernel", &d[3], 1);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, sb.data, sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+
+	/* The default leaves the save out and says the rest, per cell. */
+	sc = json_object_new_object();
+	text = evbuffer_new();
+	worker_changes_report(sc, &u.data, WORKER_CHANGES_DEFAULT, text,
+	    &matched);
+	cr_assert_eq(matched, 3);
+	s = worker_output_take(text);
+	cr_assert_str_eq(s, "3 changes: cell aaa: source edited, outputs (2); "
+	    "inserted bbb at 4; kernel busy->idle");
+	free(s);
+	ch = json_object_object_get(sc, "changes");
+	cr_assert_eq(json_object_get_int(json_object_object_get(ch,
+	    "skipped")), 1);
+	cr_assert(!json_object_get_boolean(json_object_object_get(ch,
+	    "saved")));
+	c0 = json_object_array_get_idx(json_object_object_get(ch, "cells"), 0);
+	cr_assert_eq(json_object_get_int(json_object_object_get(c0,
+	    "outputs")), 2);
+	json_object_put(sc);
+
+	/* Saves only: the save, nothing else. */
+	sc = json_object_new_object();
+	text = evbuffer_new();
+	worker_changes_report(sc, &u.data, WORKER_CHANGES_SAVES, text,
+	    &matched);
+	cr_assert_eq(matched, 1);
+	s = worker_output_take(text);
+	cr_assert_str_eq(s, "1 change: saved");
+	free(s);
+	json_object_put(sc);
+	msgpack_unpacked_destroy(&u);
+	msgpack_sbuffer_destroy(&sb);
+}

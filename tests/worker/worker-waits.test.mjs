@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: ISC
+// worker-waits.test.mjs: the real runtimed-mcp-worker on stdio, driven by
+// the official MCP TypeScript SDK client, against the real daemon and a
+// python3 kernel.  A change wait after a cursor is not woken by an
+// autosave unless it asks for saves (changes), and says which cells
+// changed and how; progress of waits says how long against the bound,
+// which cell runs and its latest output line; a call by notebook_id says
+// which address owner it retained; list_notebooks counts right after a
+// disconnect.
+//
+// Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-waits.sh).
+
+import { Client } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
+import { StdioClientTransport } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const WORKER = process.env.WORKER;
+const DAEMON = process.env.RUNTIMED_BIN;
+const T = fs.mkdtempSync(path.join(os.tmpdir(), 'rtd-wwaits-'));
+const env = {
+  PATH: process.env.PATH || '/usr/bin:/bin',
+  HOME: process.env.HOME || T,
+  RUNTIMED_SOCKET: path.join(T, 'run', 'runtimed.sock'),
+  RUNTIMED_STATE_DIR: path.join(T, 'state'),
+  RUNTIMED_LIBEXEC_DIR: process.env.RUNTIMED_LIBEXEC_DIR || '',
+  PYDEVD_DISABLE_FILE_VALIDATION: '1',
+};
+for (const k of ['LSAN_OPTIONS'])
+  if (process.env[k]) env[k] = process.env[k];
+const SAN = path.join(os.tmpdir(), `rtd-wwaits-san-${process.pid}`);
+for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS'])
+  if (process.env[k]) env[k] = `${process.env[k]}:log_path=${SAN}`;
+fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
+fs.mkdirSync(path.join(T, 'work'));
+
+async function worker(name) {
+  const transport = new StdioClientTransport({ command: WORKER, args: [], env,
+    stderr: 'pipe' });
+  const client = new Client({ name, version: '0' });
+  await client.connect(transport, { timeout: 30000 });
+  return client;
+}
+
+async function raw(client, name, args, opts = {}) {
+  return client.callTool({ name, arguments: args }, undefined,
+    { timeout: 60000, ...opts });
+}
+
+async function ok(client, name, args, opts) {
+  const r = await raw(client, name, args, opts);
+  const text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  assert.equal(r.isError, false, `${name}: ${text}`);
+  return { sc: r.structuredContent, text, r };
+}
+
+async function fails(client, name, args, code) {
+  const r = await raw(client, name, args);
+  assert.equal(r.isError, true, `${name} should fail with ${code}`);
+  assert.equal(r.structuredContent.error.code, code,
+    `${name}: ${JSON.stringify(r.structuredContent.error)}`);
+  return r.structuredContent.error;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let A, B, H, HB, NB, cells;
+
+before(async () => {
+  A = await worker('waits-a');
+  B = await worker('waits-b');
+  NB = path.join(T, 'work', 'waits.ipynb');
+  H = (await ok(A, 'create_notebook', { path: NB })).sc.notebook_handle;
+  const e = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'insert', after: 'BOTTOM', source: 'a = 1' },
+    { op: 'insert', after: 'BOTTOM', source: 'print("b")' },
+    { op: 'insert', after: 'BOTTOM', source: 'c = 3' },
+  ] });
+  cells = e.sc.cells.map((c) => c.cell_id);
+  await ok(A, 'save_notebook', { notebook_handle: H });
+  HB = (await ok(B, 'connect_notebook', { path: NB })).sc.notebook_handle;
+  // The kernel is up before the tests time anything.
+  const r = await ok(A, 'run_cells', { notebook_handle: H, cell_ids: [cells[0]], wait_secs: 40 });
+  assert.equal(r.sc.status, 'done');
+});
+
+after(async () => {
+  for (const c of [A, B]) if (c) await c.close().catch(() => {});
+  spawnSync(DAEMON, ['stop'], { env, timeout: 20000 });
+  fs.rmSync(T, { recursive: true, force: true });
+  await sleep(500);
+  const dir = path.dirname(SAN);
+  const reports = fs.readdirSync(dir).filter((f) => f.startsWith(path.basename(SAN)));
+  for (const f of reports) {
+    console.log(`# sanitizer report ${f}:\n${fs.readFileSync(path.join(dir, f), 'utf8').slice(0, 3000)}`);
+    fs.rmSync(path.join(dir, f));
+  }
+  assert.equal(reports.length, 0, 'sanitizer reports');
+});
+
+// Our own edit, then a wait: the autosave 2 s later is not a change
+// unless asked for.
+test('an autosave does not end a wait unless it asks for saves', async () => {
+  const e = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'edit', cell_id: cells[2], source: 'c = 33' }] });
+  const t0 = Date.now();
+  const w = await ok(A, 'inspect_notebook', { notebook_handle: H, after: e.sc.cursor, timeout_secs: 4 });
+  assert.equal(w.sc.outcome, 'timed_out', `woken by ${w.text}`);
+  assert.ok(Date.now() - t0 >= 3800);
+  // The save happened meanwhile, and the new cursor is past it.
+  assert.equal(w.sc.dirty, false, 'autosaved during the wait');
+  const again = await ok(A, 'inspect_notebook', { notebook_handle: H, after: w.sc.cursor, changes: ['saves'] });
+  assert.equal(again.sc.outcome, 'unchanged');
+
+  // Asked for saves: the autosave ends the wait and says so.
+  const e2 = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'edit', cell_id: cells[2], source: 'c = 3' }] });
+  const s = await ok(A, 'inspect_notebook', { notebook_handle: H, after: e2.sc.cursor, timeout_secs: 10,
+    changes: ['saves'] });
+  assert.equal(s.sc.outcome, 'changed');
+  assert.match(s.text, /\bsaved\b/);
+  assert.equal(s.sc.changes.saved, true);
+
+  await fails(A, 'inspect_notebook', { notebook_handle: H, after: e2.sc.cursor, changes: ['bogus'] }, 'invalid_argument');
+  await fails(A, 'inspect_notebook', { notebook_handle: H, after: e2.sc.cursor, changes: [] }, 'invalid_argument');
+  await fails(A, 'inspect_notebook', { notebook_handle: H, after: e2.sc.cursor, changes: 'content' }, 'invalid_argument');
+});
+
+test('a change report says which cells changed and how', async () => {
+  const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
+  const wait = ok(A, 'inspect_notebook', { notebook_handle: H, after: base.sc.cursor, timeout_secs: 20 });
+  await sleep(200);
+  const ins = await ok(B, 'edit_cells', { notebook_handle: HB, edits: [
+    { op: 'edit', cell_id: cells[0], source: 'a = 10' },
+    { op: 'insert', after: cells[1], source: 'print("new")' }] });
+  const w = await wait;
+  const fresh = ins.sc.cells[1].cell_id;
+  assert.equal(w.sc.outcome, 'changed');
+  console.log(`# change report: ${w.text.split('\n')[0]}`);
+  assert.match(w.text, new RegExp(`cell ${cells[0]}: source edited`));
+  assert.match(w.text, new RegExp(`inserted ${fresh} at 2`));
+  const c0 = w.sc.changes.cells.find((c) => c.cell_id === cells[0]);
+  assert.deepEqual(c0.how, ['source edited']);
+  const cf = w.sc.changes.cells.find((c) => c.cell_id === fresh);
+  assert.equal(cf.inserted_at, 2);
+
+  // Outputs only: B's edit does not wake it, a run does, and says how
+  // many outputs the cell has.
+  const cur = w.sc.cursor;
+  const w2 = ok(A, 'inspect_notebook', { notebook_handle: H, after: cur, timeout_secs: 20, changes: ['outputs'] });
+  await sleep(200);
+  await ok(B, 'edit_cells', { notebook_handle: HB, edits: [{ op: 'edit', cell_id: cells[2], source: 'c = 4' }] });
+  await sleep(300);
+  await ok(B, 'run_cells', { notebook_handle: HB, cell_ids: [cells[1]], wait_secs: 10 });
+  const o1 = await w2;
+  assert.equal(o1.sc.outcome, 'changed');
+  assert.match(o1.text, new RegExp(`cell ${cells[1]}: outputs`));
+  assert.doesNotMatch(o1.text, new RegExp(`cell ${cells[2]}`));
+  // Read after the run: its changes coalesce into the count it ended with.
+  const o = await ok(A, 'inspect_notebook', { notebook_handle: H, after: cur, changes: ['outputs'] });
+  assert.equal(o.sc.outcome, 'changed');
+  assert.match(o.text, new RegExp(`cell ${cells[1]}: outputs \\(1\\)`));
+  assert.doesNotMatch(o.text, new RegExp(`cell ${cells[2]}`));
+  assert.ok(o.sc.changes.skipped >= 1, 'the edit was skipped');
+  assert.equal(o.sc.changes.cells.find((c) => c.cell_id === cells[1]).outputs, 1);
+  await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: fresh },
+    { op: 'edit', cell_id: cells[0], source: 'a = 1' }, { op: 'edit', cell_id: cells[2], source: 'c = 3' }] });
+});
+
+test('progress of a run: elapsed against the bound, the cell, its last line', async () => {
+  const e = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'insert', after: 'BOTTOM', source:
+      'import time\nfor i in range(5):\n    print(f"step {i} of 5", flush=True)\n    time.sleep(0.8)' }] });
+  const id = e.sc.cells[0].cell_id;
+  const seen = [];
+  const r = await ok(A, 'run_cells', { notebook_handle: H, cell_ids: [id], wait_secs: 20 },
+    { onprogress: (p) => seen.push({ ...p, at: Date.now() }) });
+  assert.equal(r.sc.status, 'done');
+  for (const p of seen) console.log(`# progress: ${p.message}`);
+  assert.ok(seen.length >= 2, `progress: ${JSON.stringify(seen)}`);
+  for (let i = 1; i < seen.length; i++) {
+    assert.ok(seen[i].progress > seen[i - 1].progress);
+    assert.ok(seen[i].at - seen[i - 1].at >= 800, 'at most one a second');
+  }
+  for (const p of seen) {
+    assert.equal(p.total, 20);
+    assert.match(p.message, /^\d+s of 20s/);
+  }
+  const withLine = seen.filter((p) => /step \d of 5/.test(p.message));
+  assert.ok(withLine.length >= 1, `a latest line: ${JSON.stringify(seen)}`);
+  assert.match(withLine[0].message, new RegExp(`cell ${id}`));
+
+  // get_results too; a long line is cut at 120 characters.
+  const e2 = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'edit', cell_id: id, source:
+      'import time\nfor i in range(4):\n    print("x" * 300, i, flush=True)\n    time.sleep(0.8)' }] });
+  const run = await ok(A, 'run_cells', { notebook_handle: H, cell_ids: [id], wait_secs: 0 });
+  const seen2 = [];
+  const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: run.sc.execution_id, timeout_secs: 15 },
+    { onprogress: (p) => seen2.push(p) });
+  assert.equal(g.sc.status, 'done');
+  const long = seen2.filter((p) => /xxxx/.test(p.message));
+  assert.ok(long.length >= 1, `get_results progress: ${JSON.stringify(seen2)}`);
+  for (const p of long) {
+    const line = p.message.slice(p.message.lastIndexOf(': ') + 2);
+    assert.ok(line.length <= 121, `capped: ${line.length}`);
+  }
+  await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: id }] });
+});
+
+test('progress of a change wait says what it waits for', async () => {
+  const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
+  const seen = [];
+  const w = await ok(A, 'inspect_notebook', { notebook_handle: H, after: base.sc.cursor, timeout_secs: 3 },
+    { onprogress: (p) => seen.push(p) });
+  assert.equal(w.sc.outcome, 'timed_out');
+  assert.ok(seen.length >= 2);
+  assert.match(seen[0].message, /^\d+s of 3s: waiting for content, outputs, kernel changes/);
+});
+
+test('a call by notebook_id says which address owner it retained', async () => {
+  const id = (await ok(A, 'inspect_notebook', { notebook_handle: H })).sc.notebook_id;
+  const first = await ok(A, 'get_kernel_info', { notebook_id: id });
+  const owner = first.sc.target.notebook_handle;
+  assert.match(first.text, new RegExp(`address owner ${owner}`));
+  assert.match(first.text, new RegExp(`disconnect_notebook.*${owner}`));
+  const second = await ok(A, 'inspect_notebook', { notebook_id: id });
+  assert.equal(second.sc.target.notebook_handle, owner);
+  assert.match(second.text, new RegExp(owner));
+  await ok(A, 'disconnect_notebook', { notebook_handle: owner });
+  // A call by handle says nothing of owners.
+  const byHandle = await ok(A, 'get_kernel_info', { notebook_handle: H });
+  assert.doesNotMatch(byHandle.text, /address owner/);
+});
+
+// Connect twice, disconnect one, list: the daemon still counts one
+// room connection of this worker, at once (no second join of the room
+// behind a connect by notebook_id, closed again a moment later).
+test('list_notebooks counts right after a disconnect', async () => {
+  for (let round = 0; round < 10; round++) {
+    const c = (await ok(A, 'create_notebook', {})).sc;
+    const h1 = (await ok(A, 'connect_notebook', { notebook_id: c.notebook_id })).sc.notebook_handle;
+    await ok(A, 'disconnect_notebook', { notebook_handle: c.notebook_handle });
+    const l = await ok(A, 'list_notebooks', {});
+    const nb = l.sc.notebooks.find((n) => n.notebook_id === c.notebook_id);
+    assert.equal(nb.peers, 1, `round ${round}: ${l.text}`);
+    assert.ok(l.sc.attachments.some((a) => a.notebook_handle === h1));
+    assert.ok(!l.sc.attachments.some((a) => a.notebook_handle === c.notebook_handle));
+    assert.match(l.text, new RegExp(`${l.sc.attachments.length} handles? in this session`));
+    await ok(A, 'disconnect_notebook', { notebook_handle: h1 });
+  }
+  const id = (await ok(A, 'inspect_notebook', { notebook_handle: H })).sc.notebook_id;
+  const before = (await ok(A, 'list_notebooks', {})).sc;
+  const peers0 = before.notebooks.find((n) => n.notebook_id === id).peers;
+  const n0 = before.attachments.length;
+  const h1 = (await ok(A, 'connect_notebook', { notebook_id: id })).sc.notebook_handle;
+  const h2 = (await ok(A, 'connect_notebook', { path: NB })).sc.notebook_handle;
+  await ok(A, 'disconnect_notebook', { notebook_handle: h1 });
+  const l = await ok(A, 'list_notebooks', {});
+  assert.equal(l.sc.attachments.length, n0 + 1);
+  assert.equal(l.sc.notebooks.find((n) => n.notebook_id === id).peers, peers0);
+  await ok(A, 'disconnect_notebook', { notebook_handle: h2 });
+});
