@@ -50,6 +50,7 @@ struct event_base		*runtimed_base;
 struct proto_incarnation	 runtimed_incarnation;
 char				*runtimed_state_dir;
 struct store			*runtimed_store;
+struct store_writer		*runtimed_writer;
 int				 runtimed_log_level;
 
 static char	 fuzz_af_dir[64];
@@ -157,6 +158,8 @@ fuzz_af_sweep(const char *dir, int keep_kernels)
 static void
 fuzz_af_cleanup(void)
 {
+	store_writer_free(runtimed_writer);
+	runtimed_writer = NULL;
 	if (runtimed_store != NULL)
 		store_close(runtimed_store);
 	runtimed_store = NULL;
@@ -174,6 +177,7 @@ fuzz_af_open_store(void)
 		fprintf(stderr, "fuzz-agentframes: %s\n", cause);
 		abort();
 	}
+	runtimed_writer = store_writer_create(runtimed_store, runtimed_base);
 }
 
 static void
@@ -420,8 +424,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_af_pid = -1;
 	}
 	fuzz_af_inlen = 0;
-	/* As runtimed.c stops: the record writer is done first. */
+	/* As runtimed.c stops: the store's writer is done first. */
 	room_exec_flush();
+	store_writer_free(runtimed_writer);
+	runtimed_writer = NULL;
 	store_close(runtimed_store);
 	fuzz_af_sweep(fuzz_af_dir, 1);
 	fuzz_af_open_store();

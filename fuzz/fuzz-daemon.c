@@ -39,6 +39,7 @@ struct event_base		*runtimed_base;
 struct proto_incarnation	 runtimed_incarnation;
 char				*runtimed_state_dir;
 struct store			*runtimed_store;
+struct store_writer		*runtimed_writer;
 int				 runtimed_log_level;
 
 /* On tmpfs where there is one: SQLite syncs every commit. */
@@ -94,6 +95,8 @@ fuzz_daemon_sweep(void)
 static void
 fuzz_daemon_cleanup(void)
 {
+	store_writer_free(runtimed_writer);
+	runtimed_writer = NULL;
 	if (runtimed_store != NULL)
 		store_close(runtimed_store);
 	runtimed_store = NULL;
@@ -114,6 +117,7 @@ fuzz_daemon_open_store(void)
 		fprintf(stderr, "fuzz-daemon: %s\n", cause);
 		abort();
 	}
+	runtimed_writer = store_writer_create(runtimed_store, runtimed_base);
 }
 
 static void
@@ -240,6 +244,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* Next input: a daemon that knows nothing. */
 	room_free_all();
+	room_exec_flush();
+	store_writer_free(runtimed_writer);
+	runtimed_writer = NULL;
 	store_close(runtimed_store);
 	fuzz_daemon_sweep();
 	fuzz_daemon_open_store();
