@@ -41,6 +41,7 @@ static void	room_edit_fail(struct room *, struct room_edit_wait *,
 static int	room_edit_prepare(struct room *, struct room_edit_wait *);
 static void	room_edit_next(struct room *);
 static void	room_edit_durable(struct room *, int, const char *, void *);
+static void	room_edit_commit(struct room *, struct room_edit_wait *);
 
 static size_t
 room_edit_size(const msgpack_object *edits)
@@ -147,6 +148,49 @@ room_edit_next(struct room *r)
 	}
 }
 
+/*
+ * Make the prepared copy the room's content.  A run may have written
+ * outputs to a cell the batch copied while its entry was on its way; a
+ * batch that does not change outputs keeps the cell's outputs as they
+ * are now, not as they were when it was prepared.
+ */
+static void
+room_edit_commit(struct room *r, struct room_edit_wait *w)
+{
+	struct room_cell	*c;
+	struct json_object	**outs;
+	int64_t			*counts;
+	size_t			 i, n = w->res.ntouched;
+
+	if (w->res.kinds & ROOM_CHANGE_OUTPUTS) {
+		room_nb_edit_commit(r->nb, w->pend);
+		return;
+	}
+	outs = xcalloc(n + 1, sizeof *outs);
+	counts = xcalloc(n + 1, sizeof *counts);
+	for (i = 0; i < n; i++) {
+		c = room_nb_find(r->nb, w->res.touched[i], NULL);
+		if (c != NULL && c->type == ROOM_CELL_CODE &&
+		    c->outputs != NULL) {
+			outs[i] = json_object_get(c->outputs);
+			counts[i] = c->execution_count;
+		}
+	}
+	room_nb_edit_commit(r->nb, w->pend);
+	for (i = 0; i < n; i++) {
+		c = room_nb_find(r->nb, w->res.touched[i], NULL);
+		if (outs[i] != NULL && c != NULL && c->type == ROOM_CELL_CODE &&
+		    c->outputs != outs[i]) {
+			json_object_put(c->outputs);
+			c->outputs = json_object_get(outs[i]);
+			c->execution_count = counts[i];
+		}
+		json_object_put(outs[i]);
+	}
+	free(outs);
+	free(counts);
+}
+
 /* The batch's entry is durable (ok) or refused: apply it or drop it. */
 static void
 room_edit_durable(struct room *r, int ok, const char *why, void *arg)
@@ -164,7 +208,7 @@ room_edit_durable(struct room *r, int ok, const char *why, void *arg)
 		    "applied: the state database cannot store it (%s); free "
 		    "disk space for %s, then retry", why, runtimed_state_dir);
 	} else {
-		room_nb_edit_commit(r->nb, w->pend);
+		room_edit_commit(r, w);
 		room_changes_record(r, w->res.kinds, w->res.touched,
 		    w->res.ntouched, NULL);
 		room_journal_grown(r);
