@@ -813,7 +813,7 @@ room_save_file(struct room *r, const char *path, int force, char **cause,
 	r->dirty = 0;
 	r->unsaved_since = 0;
 	room_autosave_cancel(r);
-	room_journal_flush(r);
+	/* The snapshot holds pending outputs too; nothing waits for it. */
 	room_journal_snapshot(r);
 	return (0);
 }
@@ -952,7 +952,7 @@ room_disk_check(struct room *r)
 		free(cause);
 		return;
 	}
-	room_journal_flush(r);
+	/* The snapshot below replaces what was pending. */
 	room_nb_free(r->nb);
 	r->nb = nb;
 	if ((kernel = room_nb_kernel(nb)) != NULL &&
