@@ -225,7 +225,7 @@ async function waiters() {
   const ackAt = new Map();
   const delay = [];
   let done = false, resyncs = 0;
-  const seen = ws.map(() => new Set());
+  const seen = ws.map(() => new Map());	// cell id -> when it came
   const wait = async (i) => {
     let cur = (await call(ws[i], 'inspect_notebook', { notebook_handle: whs[i], count: 1 })).cursor;
     while (!done) {
@@ -234,11 +234,8 @@ async function waiters() {
       const t = now();
       if (r.outcome === 'resync_required') resyncs++;
       cur = r.cursor;
-      for (const id of r.changes?.cell_ids || []) {
-        seen[i].add(id);
-        if (ackAt.has(id)) delay.push(Math.max(0, t - ackAt.get(id)));
-        else ackAt.set(id, -t);	// seen before its ack arrived
-      }
+      for (const id of r.changes?.cell_ids || [])
+        if (!seen[i].has(id)) seen[i].set(id, t);
     }
   };
   console.log(`daemon pid ${daemonPid()}`);
@@ -248,16 +245,19 @@ async function waiters() {
   for (let n = 0; n < EDITS; n++) {
     const r = await call(ed, 'edit_cells', { notebook_handle: eh,
       edits: [{ op: 'insert', after: 'BOTTOM', source: `# e${n}` }] });
-    const t = now(), id = r.cells[0].cell_id;
+    const id = r.cells[0].cell_id;
     ids.push(id);
-    if (ackAt.has(id)) delay.push(0);	// delivered before the ack
-    ackAt.set(id, t);
+    ackAt.set(id, now());
     await sleep(10);
   }
   await sleep(2500);
   done = true;
   await Promise.all(running);
   const missing = seen.map((s) => ids.filter((id) => !s.has(id)).length);
+  // Delivery after the editor saw its reply (0 when a waiter was first).
+  for (const s of seen)
+    for (const id of ids)
+      if (s.has(id)) delay.push(Math.max(0, s.get(id) - ackAt.get(id)));
   figures.delivery = { n: delay.length, p50: pct(delay, 0.5), p99: pct(delay, 0.99) };
   console.log(`\n${WAITERS} waiters, ${EDITS} edits: delivery after the ack p50 ` +
     `${fmt(pct(delay, 0.5))} ms, p99 ${fmt(pct(delay, 0.99))} ms (n=${delay.length})`);
