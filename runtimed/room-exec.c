@@ -753,7 +753,7 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 	enum proto_run_status	 rs;
 	int64_t			 inc;
 
-	if (runtimed_store == NULL)
+	if (runtimed_store == NULL || runtimed_writer == NULL)
 		return (-1);
 	room_exec_flush();
 	key = xstrndup(eid, len);

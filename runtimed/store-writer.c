@@ -232,22 +232,26 @@ store_writer_main(void *arg)
 	return (NULL);
 }
 
-/* Run the done callbacks of every finished job, in order (loop). */
+/*
+ * Run the done callbacks of every finished job, in order (loop).  One
+ * at a time off the shared list, so a callback that delivers again (by
+ * store_writer_sync) keeps the order.
+ */
 static void
 store_writer_deliver(struct store_writer *w)
 {
-	struct store_writer_jobs	 d;
-	struct store_writer_job		*j;
-	char				 buf[64];
+	struct store_writer_job	*j;
+	char			 buf[64];
 
 	while (read(w->pipe[0], buf, sizeof buf) > 0)
 		;
-	TAILQ_INIT(&d);
-	pthread_mutex_lock(&w->lock);
-	TAILQ_CONCAT(&d, &w->done, entry);
-	pthread_mutex_unlock(&w->lock);
-	while ((j = TAILQ_FIRST(&d)) != NULL) {
-		TAILQ_REMOVE(&d, j, entry);
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		if ((j = TAILQ_FIRST(&w->done)) != NULL)
+			TAILQ_REMOVE(&w->done, j, entry);
+		pthread_mutex_unlock(&w->lock);
+		if (j == NULL)
+			break;
 		store_set_write_error(w->st, j->ok ? NULL : j->cause);
 		if (j->cb != NULL)
 			j->cb(j->ok, j->cause, j->arg);
