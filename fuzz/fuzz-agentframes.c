@@ -71,6 +71,7 @@ static void	fuzz_af_cwd(int);
 static void	fuzz_af_sweep(const char *, int);
 static void	fuzz_af_cleanup(void);
 static void	fuzz_af_open_store(void);
+static void	fuzz_af_pass(void);
 static void	fuzz_af_init(void);
 static void	fuzz_af_drain(int);
 static void	fuzz_af_read_agent(void);
@@ -118,6 +119,18 @@ spawn_child(const char *path, char *const argv[], int fd3, int new_session,
 	util_set_nonblock(fuzz_af_fd);
 	fuzz_af_pid = pid;
 	return (pid);
+}
+
+/*
+ * One loop pass, then what the store's writer finished (its replies), so
+ * a run does not depend on how fast the writer thread is.
+ */
+static void
+fuzz_af_pass(void)
+{
+	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 }
 
 static void
@@ -344,7 +357,7 @@ fuzz_af_loop(int cfd, int n)
 	int	i;
 
 	for (i = 0; i < n; i++) {
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_af_pass();
 		fuzz_af_drain(cfd);
 		if (fuzz_af_fd != -1)
 			fuzz_af_read_agent();
@@ -412,8 +425,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_af_loop(sv[1], 4);
 	close(sv[1]);
 	for (i = 0; i < FUZZ_AF_PASSES && server_client_count() > 0; i++)
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
-	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_af_pass();
+	fuzz_af_pass();
 
 	/* Next input: a daemon that knows nothing. */
 	room_free_all();

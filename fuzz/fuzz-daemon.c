@@ -47,6 +47,7 @@ static char	 fuzz_daemon_dir[64];
 static int	 fuzz_daemon_home = -1;
 static int	 fuzz_daemon_stops;
 
+static void	fuzz_daemon_pass(void);
 static void	fuzz_daemon_cwd(int);
 static void	fuzz_daemon_sweep(void);
 static void	fuzz_daemon_cleanup(void);
@@ -61,6 +62,18 @@ void
 runtimed_stop(void)
 {
 	fuzz_daemon_stops++;
+}
+
+/*
+ * One loop pass, then what the store's writer finished (its replies), so
+ * a run does not depend on how fast the writer thread is.
+ */
+static void
+fuzz_daemon_pass(void)
+{
+	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 }
 
 static void
@@ -193,7 +206,7 @@ fuzz_daemon_write(int fd, const uint8_t *p, size_t len)
 		if (n == -1 && errno != EAGAIN)
 			return;
 		/* Full: let the daemon read and answer. */
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_daemon_pass();
 		fuzz_daemon_drain(fd);
 		passes++;
 	}
@@ -232,15 +245,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_daemon_write(sv[1], data, size);
 	shutdown(sv[1], SHUT_WR);
 	for (i = 0; i < FUZZ_DAEMON_MAX_PASSES; i++) {
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_daemon_pass();
 		if (fuzz_daemon_drain(sv[1]))
 			break;
 	}
 	close(sv[1]);
 	for (i = 0; i < FUZZ_DAEMON_MAX_PASSES && server_client_count() > 0;
 	    i++)
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
-	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_daemon_pass();
+	fuzz_daemon_pass();
 
 	/* Next input: a daemon that knows nothing. */
 	room_free_all();
