@@ -39,6 +39,8 @@ struct peer {
 	int			 gone;		/* lost callback scheduled */
 	int			 in_read;
 	int			 paused;	/* owner stopped reading */
+	int			 held;		/* owner holds dispatch */
+	int			 held_full;	/* reading stopped while held */
 	peer_drain_cb		 drain_cb;	/* output drained low */
 	struct event		*kill_timer;	/* bounds a killed peer's drain */
 	int			 hello_done;	/* HELLO_OK sent or received */
@@ -49,6 +51,8 @@ struct peer {
 
 /* Largest read once the handshake is done. */
 #define PEER_READ_MAX	(1024 * 1024)
+/* Input kept while dispatch is held before reading stops too. */
+#define PEER_HELD_MAX	(4 * PEER_READ_MAX)
 
 static void	peer_lost(struct peer *);
 static void	peer_lost_cb(evutil_socket_t, short, void *);
@@ -136,6 +140,14 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 	int			 r;
 
 	while (!peer->dying && !peer->paused) {
+		if (peer->held) {
+			if (evbuffer_get_length(in) > PEER_HELD_MAX &&
+			    !peer->held_full) {
+				peer->held_full = 1;
+				bufferevent_disable(bev, EV_READ);
+			}
+			break;
+		}
 		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE)
 			break;
 		evbuffer_copyout(in, h, sizeof h);
@@ -434,6 +446,31 @@ peer_set_reading(struct peer *peer, int on)
 	bufferevent_enable(peer->bev, EV_READ);
 	bufferevent_trigger(peer->bev, EV_READ,
 	    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/*
+ * Hold (1) or release (0) the dispatch of frames, for the owner's
+ * ordering (the daemon, while a connection's edit is not yet durable).
+ * Unlike peer_set_reading it leaves the socket's read interest alone,
+ * so a short hold costs no epoll_ctl; input past PEER_HELD_MAX stops
+ * reading until the release.
+ */
+void
+peer_hold(struct peer *peer, int on)
+{
+	if (peer->dying || peer->held == on)
+		return;
+	peer->held = on;
+	if (on)
+		return;
+	if (peer->held_full) {
+		peer->held_full = 0;
+		if (!peer->paused)
+			bufferevent_enable(peer->bev, EV_READ);
+	}
+	if (!peer->paused)
+		bufferevent_trigger(peer->bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* Call cb whenever the output queue drains to low bytes or below. */

@@ -19,6 +19,7 @@ struct server_client {
 	int			 hello;
 	char			 kind[16];
 	struct room		*room;
+	int			 editing;	/* a batch not yet durable */
 	TAILQ_ENTRY(server_client) entry;
 };
 static TAILQ_HEAD(, server_client) server_clients =
@@ -330,7 +331,9 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 
 /*
  * ROOM_EDIT: the batch is answered once durable (room-edit.c), from
- * server_client_edited; this connection goes on meanwhile.
+ * server_client_edited.  Until then this connection's later requests
+ * wait unread, so each sees the edits sent before it (a run of the
+ * cells just inserted); other connections go on.
  */
 static void
 server_client_edit(struct server_client *c, uint32_t id,
@@ -344,7 +347,10 @@ server_client_edit(struct server_client *c, uint32_t id,
 		return;
 	}
 	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
+	c->editing = 1;
 	room_edit(c->room, &m, c->peer, id, server_client_edited);
+	if (c->editing)
+		peer_hold(c->peer, 1);
 }
 
 /* A batch is applied: reply {seq, cells}, then ROOM_CHANGED to all. */
@@ -356,7 +362,15 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	struct server_client_edit_cells	 ec;
 	struct proto_error		 e;
 	struct mpbuf			 b;
+	struct server_client		*c;
 
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->peer == p && c->editing) {
+			c->editing = 0;
+			peer_hold(p, 0);
+			break;
+		}
+	}
 	if (cause != NULL) {
 		memset(&e, 0, sizeof e);
 		e.code = proto_str_make(code);
