@@ -159,6 +159,7 @@ size_t		 peer_pending_output(struct peer *);
 #define PEER_QUEUE_LOW	(1U * 1024 * 1024)
 typedef void (*peer_drain_cb)(struct peer *, void *);
 void		 peer_set_reading(struct peer *, int);
+void		 peer_hold(struct peer *, int);
 void		 peer_set_drain_cb(struct peer *, size_t, peer_drain_cb);
 
 /*

@@ -14,6 +14,7 @@
  */
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ struct peer {
 	int			 gone;		/* lost callback scheduled */
 	int			 in_read;
 	int			 paused;	/* owner stopped reading */
+	int			 held;		/* owner holds dispatch */
+	int			 held_full;	/* reading stopped while held */
 	peer_drain_cb		 drain_cb;	/* output drained low */
 	struct event		*kill_timer;	/* bounds a killed peer's drain */
 	int			 hello_done;	/* HELLO_OK sent or received */
@@ -48,6 +51,8 @@ struct peer {
 
 /* Largest read once the handshake is done. */
 #define PEER_READ_MAX	(1024 * 1024)
+/* Input kept while dispatch is held before reading stops too. */
+#define PEER_HELD_MAX	(4 * PEER_READ_MAX)
 
 static void	peer_lost(struct peer *);
 static void	peer_lost_cb(evutil_socket_t, short, void *);
@@ -57,6 +62,9 @@ static void	peer_hello_timer_cb(evutil_socket_t, short, void *);
 static void	peer_read_cb(struct bufferevent *, void *);
 static void	peer_write_cb(struct bufferevent *, void *);
 static void	peer_event_cb(struct bufferevent *, short, void *);
+static int	peer_send_now(struct peer *, struct evbuffer *,
+		    const uint8_t *, const void *, size_t, const void *,
+		    size_t);
 
 static void
 peer_lost_cb(evutil_socket_t fd, short events, void *arg)
@@ -132,6 +140,14 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 	int			 r;
 
 	while (!peer->dying && !peer->paused) {
+		if (peer->held) {
+			if (evbuffer_get_length(in) > PEER_HELD_MAX &&
+			    !peer->held_full) {
+				peer->held_full = 1;
+				bufferevent_disable(bev, EV_READ);
+			}
+			break;
+		}
 		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE)
 			break;
 		evbuffer_copyout(in, h, sizeof h);
@@ -255,6 +271,50 @@ peer_next_id(struct peer *peer)
 	return (peer->next_id++);
 }
 
+/*
+ * Write a frame straight to the socket when nothing is queued before it:
+ * a frame given to the bufferevent arms EV_WRITE and disarms it once
+ * written, two epoll_ctl calls per frame.  What the socket does not take
+ * is queued (from where it stopped) and the bufferevent sends the rest.
+ * 0 when the frame is sent or queued, -1 to queue it whole.
+ */
+static int
+peer_send_now(struct peer *peer, struct evbuffer *out, const uint8_t *h,
+    const void *head, size_t hlen, const void *data, size_t dlen)
+{
+	struct iovec	iov[3];
+	size_t		len[3], i, n = 0;
+	ssize_t		w;
+
+	if (evbuffer_get_length(out) != 0 || !peer->hello_done)
+		return (-1);
+	iov[n].iov_base = (void *)h;
+	iov[n++].iov_len = PROTO_HEADER_SIZE;
+	iov[n].iov_base = (void *)head;
+	iov[n++].iov_len = hlen;
+	if (dlen > 0) {
+		iov[n].iov_base = (void *)data;
+		iov[n++].iov_len = dlen;
+	}
+	w = writev(peer->fd, iov, (int)n);
+	if (w < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return (-1);	/* the bufferevent finds the error */
+		w = 0;
+	}
+	for (i = 0; i < n; i++) {
+		len[i] = iov[i].iov_len;
+		if ((size_t)w >= len[i]) {
+			w -= (ssize_t)len[i];
+			continue;
+		}
+		evbuffer_add(out, (const char *)iov[i].iov_base + w,
+		    len[i] - (size_t)w);
+		w = 0;
+	}
+	return (0);
+}
+
 /* Queue one frame.  Fails when the peer is dying or it is over its cap. */
 int
 peer_send_raw(struct peer *peer, uint16_t type, uint32_t id,
@@ -285,10 +345,12 @@ peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
 	}
 	proto_header_make(h, type, id, (uint32_t)len);
 	out = bufferevent_get_output(peer->bev);
-	evbuffer_add(out, h, sizeof h);
-	evbuffer_add(out, head, hlen);
-	if (dlen > 0)
-		evbuffer_add(out, data, dlen);
+	if (peer_send_now(peer, out, h, head, hlen, data, dlen) != 0) {
+		evbuffer_add(out, h, sizeof h);
+		evbuffer_add(out, head, hlen);
+		if (dlen > 0)
+			evbuffer_add(out, data, dlen);
+	}
 	if (type == PROTO_MSG_HELLO)
 		peer->hello_sent = 1;
 	else if (type == PROTO_MSG_HELLO_OK)
@@ -384,6 +446,31 @@ peer_set_reading(struct peer *peer, int on)
 	bufferevent_enable(peer->bev, EV_READ);
 	bufferevent_trigger(peer->bev, EV_READ,
 	    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/*
+ * Hold (1) or release (0) the dispatch of frames, for the owner's
+ * ordering (the daemon, while a connection's edit is not yet durable).
+ * Unlike peer_set_reading it leaves the socket's read interest alone,
+ * so a short hold costs no epoll_ctl; input past PEER_HELD_MAX stops
+ * reading until the release.
+ */
+void
+peer_hold(struct peer *peer, int on)
+{
+	if (peer->dying || peer->held == on)
+		return;
+	peer->held = on;
+	if (on)
+		return;
+	if (peer->held_full) {
+		peer->held_full = 0;
+		if (!peer->paused)
+			bufferevent_enable(peer->bev, EV_READ);
+	}
+	if (!peer->paused)
+		bufferevent_trigger(peer->bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* Call cb whenever the output queue drains to low bytes or below. */

@@ -281,7 +281,7 @@ fuzz_af_loop(int cfd, int n)
 	int	i;
 
 	for (i = 0; i < n; i++) {
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_runtimed_pass();
 		fuzz_af_drain(cfd);
 		if (fuzz_af_fd != -1)
 			fuzz_af_read_agent();
@@ -350,8 +350,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_af_loop(sv[1], 4);
 	close(sv[1]);
 	for (i = 0; i < FUZZ_AF_PASSES && server_client_count() > 0; i++)
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
-	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_runtimed_pass();
+	fuzz_runtimed_pass();
 
 	/* Next input: a daemon that knows nothing. */
 	room_free_all();
@@ -362,9 +362,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_af_pid = -1;
 	}
 	fuzz_af_inlen = 0;
-	/* As runtimed.c stops: the record writer is done first. */
 	room_exec_flush();
-	store_close(runtimed_store);
+	fuzz_runtimed_close_store();
 	fuzz_af_sweep(fuzz_runtimed_dir, 1);
 	fuzz_runtimed_open_store();
 	room_start();

@@ -130,7 +130,7 @@ fuzz_daemon_write(int fd, const uint8_t *p, size_t len)
 		if (n == -1 && errno != EAGAIN)
 			return;
 		/* Full: let the daemon read and answer. */
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_runtimed_pass();
 		fuzz_daemon_drain(fd);
 		passes++;
 	}
@@ -170,19 +170,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_daemon_write(sv[1], data, size);
 	shutdown(sv[1], SHUT_WR);
 	for (i = 0; i < FUZZ_DAEMON_MAX_PASSES; i++) {
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_runtimed_pass();
 		if (fuzz_daemon_drain(sv[1]))
 			break;
 	}
 	close(sv[1]);
 	for (i = 0; i < FUZZ_DAEMON_MAX_PASSES && server_client_count() > 0;
 	    i++)
-		event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
-	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+		fuzz_runtimed_pass();
+	fuzz_runtimed_pass();
 
 	/* Next input: a daemon that knows nothing. */
 	room_free_all();
-	store_close(runtimed_store);
+	room_exec_flush();
+	fuzz_runtimed_close_store();
 	fuzz_daemon_sweep();
 	fuzz_runtimed_open_store();
 	room_start();

@@ -17,6 +17,7 @@ struct event_base		*runtimed_base;
 struct proto_incarnation	 runtimed_incarnation;
 char				*runtimed_state_dir;
 struct store			*runtimed_store;
+struct store_writer		*runtimed_writer;
 int				 runtimed_log_level;
 
 char			 fuzz_runtimed_dir[64];
@@ -30,9 +31,7 @@ static void	fuzz_runtimed_cleanup(void);
 static void
 fuzz_runtimed_cleanup(void)
 {
-	if (runtimed_store != NULL)
-		store_close(runtimed_store);
-	runtimed_store = NULL;
+	fuzz_runtimed_close_store();
 	fuzz_runtimed_sweep();
 	rmdir(fuzz_runtimed_dir);
 }
@@ -48,6 +47,19 @@ fuzz_runtimed_cwd(int ours)
 	}
 }
 
+/*
+ * One loop pass, then what the store's writer finished (its replies), so
+ * a run does not depend on how fast the writer thread is.
+ */
+void
+fuzz_runtimed_pass(void)
+{
+	event_base_loop(runtimed_base, EVLOOP_NONBLOCK);
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
+}
+
+/* The store and its writer, as runtimed.c opens them. */
 void
 fuzz_runtimed_open_store(void)
 {
@@ -58,6 +70,18 @@ fuzz_runtimed_open_store(void)
 		fprintf(stderr, "%s: %s\n", fuzz_runtimed_name, cause);
 		abort();
 	}
+	runtimed_writer = store_writer_create(runtimed_store, runtimed_base);
+}
+
+/* As runtimed.c stops: the writer done first, then the store. */
+void
+fuzz_runtimed_close_store(void)
+{
+	store_writer_free(runtimed_writer);
+	runtimed_writer = NULL;
+	if (runtimed_store != NULL)
+		store_close(runtimed_store);
+	runtimed_store = NULL;
 }
 
 /*

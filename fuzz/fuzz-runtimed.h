@@ -19,5 +19,7 @@ extern char	fuzz_runtimed_dir[64];
 void	fuzz_runtimed_init(const char *, void (*)(void), void (*)(void));
 void	fuzz_runtimed_cwd(int);
 void	fuzz_runtimed_open_store(void);
+void	fuzz_runtimed_close_store(void);
+void	fuzz_runtimed_pass(void);
 
 #endif

@@ -8,8 +8,9 @@
  * it is submitted if it has not finished by then, and again when it
  * finishes; the store keeps the last RUNTIMED_RUNS_KEPT per notebook and
  * everything finished within the last hour.  Writes are deferred by
- * ROOM_EXEC_PERSIST_MS and written by a thread (kernel-record.c), so
- * neither a reply nor the next run waits for an fsync.  A record
+ * ROOM_EXEC_PERSIST_MS and written by the store's writer thread
+ * (store-writer.c), so neither a reply nor the next run waits for an
+ * fsync.  A record
  * written while its run was in flight, under an earlier daemon
  * incarnation, is answered as kernel_died ("the daemon restarted").
  */
@@ -91,6 +92,8 @@ static int	room_exec_terminal(struct room_exec *);
 static void	room_exec_pack_cells(msgpack_packer *, const void *);
 static void	room_exec_send(struct peer *, uint32_t, const char *, size_t);
 static void	room_exec_reply(struct room_exec *, struct peer *, uint32_t);
+static void	room_exec_written(int, const char *, void *);
+static void	room_exec_queue_all(void);
 static void	room_exec_persist_cb(evutil_socket_t, short, void *);
 static void	room_exec_persist(struct room_exec *);
 static void	room_exec_finish(struct room_exec *, enum proto_run_status);
@@ -306,7 +309,7 @@ room_exec_reply(struct room_exec *e, struct peer *p, uint32_t id)
 	mpbuf_free(&b);
 }
 
-/* Hand one record to the writer thread (kernel-record.c). */
+/* Hand one record to the store's writer thread. */
 static void
 room_exec_write(struct room_exec *e)
 {
@@ -316,15 +319,38 @@ room_exec_write(struct room_exec *e)
 		TAILQ_REMOVE(&room_exec_persists, e, pentry);
 		e->persist = 0;
 	}
-	if (runtimed_store == NULL)
+	if (runtimed_writer == NULL)
 		return;
 	mpbuf_init(&b);
 	room_exec_pack(e, &b.pk);
 	/* The writer frees the buffer. */
-	kernel_record_put(e->id, e->room->id, b.sb.data, b.sb.size);
+	store_writer_exec(runtimed_writer, e->id, e->room->id,
+	    RUNTIMED_RUNS_KEPT, b.sb.data, b.sb.size, room_exec_written,
+	    xstrdup(e->id));
 	b.sb.data = NULL;
 	b.sb.size = b.sb.alloc = 0;
 	mpbuf_free(&b);
+}
+
+/* A record is in the store, or could not be written. */
+static void
+room_exec_written(int ok, const char *cause, void *arg)
+{
+	char	*id = arg;
+
+	if (!ok)
+		log_warnx("run %s: not recorded: %s", id, cause);
+	free(id);
+}
+
+/* Hand every pending record to the writer. */
+static void
+room_exec_queue_all(void)
+{
+	struct room_exec	*e;
+
+	while ((e = TAILQ_FIRST(&room_exec_persists)) != NULL)
+		room_exec_write(e);
 }
 
 /*
@@ -334,17 +360,15 @@ room_exec_write(struct room_exec *e)
 void
 room_exec_flush(void)
 {
-	struct room_exec	*e;
-
-	while ((e = TAILQ_FIRST(&room_exec_persists)) != NULL)
-		room_exec_write(e);
-	kernel_record_stop();
+	room_exec_queue_all();
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 }
 
 static void
 room_exec_persist_cb(evutil_socket_t fd, short events, void *arg)
 {
-	room_exec_flush();
+	room_exec_queue_all();
 }
 
 /* Write the record soon, in its state then. */
@@ -722,14 +746,14 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 	struct json_object	*rec;
 	msgpack_unpacked	 u;
 	struct mpbuf		 b;
-	char			*key, *nb = NULL, *cause = NULL;
+	char			*key, *nb = NULL;
 	void			*data = NULL;
 	size_t			 dlen, off = 0;
 	const char		*st;
 	enum proto_run_status	 rs;
 	int64_t			 inc;
 
-	if (runtimed_store == NULL)
+	if (runtimed_store == NULL || runtimed_writer == NULL)
 		return (-1);
 	room_exec_flush();
 	key = xstrndup(eid, len);
@@ -763,13 +787,10 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 		rec = room_exec_orphan(mpjson_unpack(&u.data));
 		mpbuf_init(&b);
 		mpjson_pack(&b.pk, rec);
-		if (store_exec_put(runtimed_store, key, nb, util_now_us(),
-		    b.sb.data, b.sb.size, &cause) != 0) {
-			log_warnx("run %s: %s", key, cause);
-			free(cause);
-		}
 		room_exec_send(p, id, b.sb.data, b.sb.size);
-		mpbuf_free(&b);
+		/* The writer frees the buffer. */
+		store_writer_exec(runtimed_writer, key, nb, RUNTIMED_RUNS_KEPT,
+		    b.sb.data, b.sb.size, room_exec_written, xstrdup(key));
 		json_object_put(rec);
 	} else
 		room_exec_send(p, id, data, off);

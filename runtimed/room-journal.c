@@ -14,8 +14,10 @@
  *	{t: "metadata", seq, metadata}	the notebook's metadata as it now
  *					is (a kernel wrote its kernelspec)
  *
- * An edit is journaled (committed, fsync'd by SQLite) before its reply
- * is sent.  Outputs and metadata are journaled after a short debounce;
+ * Every write goes to the store's writer thread (store-writer.c) and
+ * comes back through a ticket: the loop never waits for the disk.  An
+ * edit is journaled (committed, fsync'd by SQLite) before its reply is
+ * sent, from the ticket's callback.  Outputs and metadata are journaled after a short debounce;
  * other content changes by a debounced snapshot.  A snapshot is
  * taken on create, load, save, reload, and when the journal grows past
  * the snapshot's size (a large one once the room is quiet, see
@@ -34,11 +36,32 @@
  * entry the notebook's metadata.
  */
 
+#include <sys/queue.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtimed.h"
+
+/*
+ * One write on its way to the store.  r goes NULL when the room's
+ * content goes away first (room_journal_stop).
+ */
+struct room_journal_ticket {
+	struct room		*r;
+	int			 what;		/* ROOM_JOURNAL_T_* */
+	size_t			 covered;	/* journal bytes a snapshot covers */
+	size_t			 len;
+	room_journal_cb		 cb;		/* an edit's */
+	void			*arg;
+	TAILQ_ENTRY(room_journal_ticket) entry;
+};
+#define ROOM_JOURNAL_T_ENTRY	1
+#define ROOM_JOURNAL_T_SNAPSHOT	2
+#define ROOM_JOURNAL_T_EDIT	3
+static TAILQ_HEAD(, room_journal_ticket) room_journal_tickets =
+    TAILQ_HEAD_INITIALIZER(room_journal_tickets);
 
 /* Debounce for outputs and out-of-band content changes. */
 #define ROOM_JOURNAL_DELAY_MS	200
@@ -60,14 +83,18 @@ static void	room_journal_set_outputs(struct room_cell *,
 		    const msgpack_object *);
 static void	room_journal_failed(struct room *, const char *, const char *);
 static void	room_journal_clear_pending(struct room *);
-static int	room_journal_append(struct room *, const void *, size_t,
-		    char **);
+static struct room_journal_ticket *room_journal_ticket(struct room *, int);
+static void	room_journal_done(int, const char *, void *);
+static void	room_journal_append(struct room *, void *, size_t,
+		    struct room_journal_ticket *);
+static void	room_journal_queue(struct room *);
 static size_t	room_journal_limit(struct room *);
 static void	room_journal_compact_fire(evutil_socket_t, short, void *);
 static void	room_journal_outputs(struct room *);
 static void	room_journal_metadata(struct room *);
 static void	room_journal_fire(evutil_socket_t, short, void *);
 static void	room_journal_arm(struct room *, int);
+static void	room_journal_forgot(int, const char *, void *);
 static int	room_journal_load_snapshot(const struct store_room *, void *);
 static int	room_journal_replay(uint64_t, const void *, size_t, void *);
 static void	room_journal_pack_nb(msgpack_packer *, struct room_nb *);
@@ -221,12 +248,18 @@ room_journal_clear_pending(struct room *r)
 int
 room_journal_snapshot(struct room *r)
 {
-	struct store_room	 sr;
-	struct mpbuf		 b;
-	char			*cause = NULL;
+	struct store_room		 sr;
+	struct room_journal_ticket	*t;
+	struct mpbuf			 b;
 
-	if (runtimed_store == NULL || !r->loaded)
+	if (runtimed_writer == NULL || !r->loaded)
 		return (0);
+	if (r->edit_inflight) {
+		/* Its content is not the journal's yet: after the edit. */
+		r->snapshot_wanted = 1;
+		return (0);
+	}
+	r->snapshot_wanted = 0;
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 5);
 	proto_pack_int(&b.pk, "v", 1);
@@ -248,41 +281,81 @@ room_journal_snapshot(struct room *r)
 	sr.kernel = r->kernel_name;
 	sr.dirty = r->dirty;
 	sr.seq = r->jseq;
-	sr.snapshot = b.sb.data;
 	sr.snapshot_len = b.sb.size;
-	if (store_room_snapshot(runtimed_store, &sr, &cause) != 0) {
-		room_journal_failed(r, "snapshot", cause);
-		free(cause);
-		mpbuf_free(&b);
-		r->persist_full = 1;
-		room_journal_retry(r);
-		return (-1);
-	}
+	t = room_journal_ticket(r, ROOM_JOURNAL_T_SNAPSHOT);
+	t->covered = r->journal_bytes;
+	t->len = b.sb.size;
+	/* What is pending is in this snapshot; a failure takes another. */
+	room_journal_clear_pending(r);
+	r->persist_full = 0;
 	if (r->compact_ev != NULL)
 		evtimer_del(r->compact_ev);
-	if (r->persist_failing)
-		log_warnx("room %s: stored again", r->id);
-	r->persist_failing = 0;
-	r->snapshot_bytes = b.sb.size;
-	r->journal_bytes = 0;
-	room_journal_clear_pending(r);
-	mpbuf_free(&b);
+	store_writer_snapshot(runtimed_writer, &sr, b.sb.data,
+	    room_journal_done, t);
 	return (0);
 }
 
-/* Append one entry; durable when this returns 0. */
-static int
-room_journal_append(struct room *r, const void *buf, size_t len,
-    char **cause)
+static struct room_journal_ticket *
+room_journal_ticket(struct room *r, int what)
 {
-	if (runtimed_store == NULL)
-		return (0);
-	if (store_journal_append(runtimed_store, r->id, r->jseq + 1, buf, len,
-	    cause) != 0)
-		return (-1);
+	struct room_journal_ticket	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->what = what;
+	TAILQ_INSERT_TAIL(&room_journal_tickets, t, entry);
+	return (t);
+}
+
+/* A write came back from the store's writer (the loop). */
+static void
+room_journal_done(int ok, const char *cause, void *arg)
+{
+	struct room_journal_ticket	*t = arg;
+	struct room			*r = t->r;
+
+	TAILQ_REMOVE(&room_journal_tickets, t, entry);
+	if (t->what == ROOM_JOURNAL_T_EDIT) {
+		if (r != NULL)
+			r->edit_inflight = 0;
+		if (t->cb != NULL)
+			t->cb(r, ok, cause, t->arg);
+		if (r != NULL && r->snapshot_wanted)
+			room_journal_snapshot(r);
+		free(t);
+		return;
+	}
+	if (r == NULL) {
+		free(t);
+		return;
+	}
+	if (!ok) {
+		room_journal_failed(r, t->what == ROOM_JOURNAL_T_SNAPSHOT ?
+		    "snapshot" : "journal", cause);
+		r->persist_full = 1;	/* a snapshot, once it can */
+		room_journal_retry(r);
+	} else if (t->what == ROOM_JOURNAL_T_SNAPSHOT) {
+		if (r->persist_failing && !r->persist_full) {
+			log_warnx("room %s: stored again", r->id);
+			r->persist_failing = 0;
+		}
+		r->snapshot_bytes = t->len;
+		r->journal_bytes = r->journal_bytes > t->covered ?
+		    r->journal_bytes - t->covered : 0;
+	} else
+		room_journal_grown(r);
+	free(t);
+}
+
+/* Append one entry (buf is taken over); t says what to do when done. */
+static void
+room_journal_append(struct room *r, void *buf, size_t len,
+    struct room_journal_ticket *t)
+{
 	r->jseq++;
 	r->journal_bytes += len;
-	return (0);
+	store_writer_journal(runtimed_writer, r->id, r->jseq, buf, len,
+	    room_journal_done, t);
 }
 
 static size_t
@@ -335,14 +408,17 @@ room_journal_grown(struct room *r)
 
 /*
  * Journal an edit batch (resolved, packed array) prepared but not yet
- * applied; it will be the room's change seq + 1.  Durable at 0.
+ * applied; it will be the room's change seq + 1.  cb runs once it is
+ * durable (ok) or refused, with the room (NULL if its content went away
+ * meanwhile).  One edit is in flight per room (r->edit_inflight): the
+ * next is prepared on the content this one makes.
  */
-int
+void
 room_journal_edit(struct room *r, const char *edits, size_t len,
-    char **cause)
+    room_journal_cb cb, void *arg)
 {
-	struct mpbuf	b;
-	int		rc;
+	struct room_journal_ticket	*t;
+	struct mpbuf			 b;
 
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 3);
@@ -350,9 +426,16 @@ room_journal_edit(struct room *r, const char *edits, size_t len,
 	proto_pack_uint(&b.pk, "seq", r->seq + 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_sbuffer_write(&b.sb, edits, len);
-	rc = room_journal_append(r, b.sb.data, b.sb.size, cause);
-	mpbuf_free(&b);
-	return (rc);
+	t = room_journal_ticket(r, ROOM_JOURNAL_T_EDIT);
+	t->cb = cb;
+	t->arg = arg;
+	r->edit_inflight = 1;
+	if (runtimed_writer == NULL) {
+		mpbuf_free(&b);
+		room_journal_done(1, NULL, t);
+		return;
+	}
+	room_journal_append(r, b.sb.data, b.sb.size, t);
 }
 
 /* Journal the outputs of the cells that changed since the last flush. */
@@ -361,7 +444,6 @@ room_journal_outputs(struct room *r)
 {
 	struct room_cell	*c;
 	struct mpbuf		 b;
-	char			*cause = NULL;
 	size_t			 i, n = 0;
 
 	for (i = 0; i < r->npend_outputs; i++) {
@@ -391,14 +473,8 @@ room_journal_outputs(struct room *r)
 			mpjson_pack(&b.pk, c->outputs);
 		}
 		room_journal_clear_pending(r);
-		if (room_journal_append(r, b.sb.data, b.sb.size, &cause) != 0) {
-			room_journal_failed(r, "journal", cause);
-			free(cause);
-			r->persist_full = 1;	/* a snapshot, once it can */
-			room_journal_retry(r);
-		} else
-			room_journal_grown(r);
-		mpbuf_free(&b);
+		room_journal_append(r, b.sb.data, b.sb.size,
+		    room_journal_ticket(r, ROOM_JOURNAL_T_ENTRY));
 		return;
 	}
 	room_journal_clear_pending(r);
@@ -415,7 +491,6 @@ static void
 room_journal_metadata(struct room *r)
 {
 	struct mpbuf	 b;
-	char		*cause = NULL;
 
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 3);
@@ -423,32 +498,40 @@ room_journal_metadata(struct room *r)
 	proto_pack_uint(&b.pk, "seq", r->seq);
 	proto_pack_key(&b.pk, "metadata");
 	mpjson_pack(&b.pk, r->nb->metadata);
-	if (room_journal_append(r, b.sb.data, b.sb.size, &cause) != 0) {
-		room_journal_failed(r, "journal", cause);
-		free(cause);
-		r->persist_full = 1;	/* a snapshot, once it can */
-		room_journal_retry(r);
-	} else {
-		r->pend_metadata = 0;
-		room_journal_grown(r);
-	}
-	mpbuf_free(&b);
+	r->pend_metadata = 0;
+	room_journal_append(r, b.sb.data, b.sb.size,
+	    room_journal_ticket(r, ROOM_JOURNAL_T_ENTRY));
 }
 
-/* Persist what is pending now; -1 if some of it could not be. */
-int
-room_journal_flush(struct room *r)
+/* Hand what is pending to the writer. */
+static void
+room_journal_queue(struct room *r)
 {
-	if (!r->loaded)
-		return (0);
+	if (!r->loaded || runtimed_writer == NULL)
+		return;
 	if (r->persist_full)
 		room_journal_snapshot(r);
 	else {
 		if (r->pend_metadata)
 			room_journal_metadata(r);
-		if (!r->persist_full && r->npend_outputs > 0)
+		if (r->npend_outputs > 0)
 			room_journal_outputs(r);
 	}
+}
+
+/*
+ * Persist what is pending and wait until it is stored; -1 if some of it
+ * could not be.  This waits for the writer: only for what is rare and
+ * must know (unloading a room, stopping, creating an untitled notebook).
+ */
+int
+room_journal_flush(struct room *r)
+{
+	if (!r->loaded)
+		return (0);
+	room_journal_queue(r);
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 	return (r->persist_full || r->npend_outputs > 0 || r->pend_metadata ?
 	    -1 : 0);
 }
@@ -458,7 +541,7 @@ room_journal_fire(evutil_socket_t fd, short events, void *arg)
 {
 	(void)fd;
 	(void)events;
-	room_journal_flush(arg);
+	room_journal_queue(arg);
 }
 
 static void
@@ -493,6 +576,16 @@ room_journal_retry(struct room *r)
 void
 room_journal_stop(struct room *r)
 {
+	struct room_journal_ticket	*t;
+
+	TAILQ_FOREACH(t, &room_journal_tickets, entry) {
+		if (t->r == r) {
+			t->r = NULL;
+			t->cb = NULL;	/* room-edit.c dropped it */
+		}
+	}
+	r->edit_inflight = 0;
+	r->snapshot_wanted = 0;
 	room_journal_clear_pending(r);
 	if (r->persist_ev != NULL) {
 		event_free(r->persist_ev);
@@ -508,14 +601,18 @@ room_journal_stop(struct room *r)
 void
 room_journal_forget(struct room *r)
 {
-	char	*cause = NULL;
-
-	if (runtimed_store == NULL)
+	if (runtimed_writer == NULL)
 		return;
-	if (store_room_forget(runtimed_store, r->id, &cause) != 0) {
-		log_warnx("room %s: %s", r->id, cause);
-		free(cause);
-	}
+	store_writer_forget(runtimed_writer, r->id, room_journal_forgot,
+	    xstrdup(r->id));
+}
+
+static void
+room_journal_forgot(int ok, const char *cause, void *arg)
+{
+	if (!ok)
+		log_warnx("room %s: %s", (char *)arg, cause);
+	free(arg);
 }
 
 struct room_journal_load {
@@ -657,6 +754,9 @@ room_journal_recover(struct room *r, char **cause)
 		xasprintf(cause, "no state store");
 		return (-1);
 	}
+	/* Read what was queued for it, too. */
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 	memset(&ld, 0, sizeof ld);
 	ld.r = r;
 	room_nb_free(r->nb);

@@ -55,7 +55,6 @@ static void	room_file_store(struct room *);
 static struct room	*room_open_file(char *, const char *, char **);
 static struct room	*room_open_known(const char *, char **);
 static int	room_wake(struct room *, int, char **);
-static size_t	room_edit_size(const msgpack_object *);
 static void	room_pack_path(struct room *, msgpack_packer *);
 static void	room_pack_kernel(struct room *, msgpack_packer *);
 static int	room_save_file(struct room *, const char *, int, char **,
@@ -231,6 +230,7 @@ room_new(const char *id, char *path, const char *kernel)
 static void
 room_unload_content(struct room *r)
 {
+	room_edit_free(r);
 	room_journal_stop(r);
 	room_watch_remove(r);
 	room_autosave_free(r);
@@ -397,7 +397,7 @@ room_create(const char *path, const char *kernel, char **cause,
 	r->dirty = canon != NULL;
 	room_loaded(r);
 	/* An untitled notebook is nothing but its stored copy. */
-	if (room_journal_snapshot(r) != 0) {
+	if (room_journal_snapshot(r) != 0 || room_journal_flush(r) != 0) {
 		*code = "notebook_unavailable";
 		xasprintf(cause, "the notebook was not created: the state "
 		    "database cannot store it (%s); free disk space for %s, "
@@ -755,6 +755,7 @@ room_leave(struct room *r, struct peer *p)
 {
 	size_t	i;
 
+	room_edit_peer_gone(r, p);
 	for (i = 0; i < r->nmembers; i++) {
 		if (r->members[i] == p) {
 			memmove(&r->members[i], &r->members[i + 1],
@@ -825,81 +826,6 @@ room_cell_changed(struct room *r, const char *kind, const char *cell_id,
 		room_journal_later(r);
 	}
 	room_changes_announce(r);
-}
-
-/* Edits plus the cells their cell_ids lists name. */
-static size_t
-room_edit_size(const msgpack_object *edits)
-{
-	const msgpack_object	*list;
-	size_t			 i, n;
-
-	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
-		return (0);
-	n = edits->via.array.size;
-	for (i = 0; i < edits->via.array.size; i++) {
-		if ((list = proto_get_array(&edits->via.array.ptr[i],
-		    "cell_ids")) != NULL)
-			n += list->via.array.size;
-	}
-	return (n);
-}
-
-/*
- * ROOM_EDIT: apply a batch (only at if_seq, when given), journal it
- * durably, record the change.  The caller replies, then announces.
- */
-int
-room_edit(struct room *r, const struct proto_room_edit *m,
-    struct room_nb_result *res, char **cause, const char **code)
-{
-	const msgpack_object	*edits = m->edits.obj;
-	struct room_nb_pending	*pend;
-	struct mpbuf		 b;
-	char			*why = NULL;
-	size_t			 n;
-
-	memset(res, 0, sizeof *res);
-	res->index = -1;
-	if (m->has_if_seq && m->if_seq != r->seq) {
-		*code = "conflict";
-		xasprintf(cause, "the notebook changed (seq %llu, not %llu); "
-		    "read it again and retry", (unsigned long long)r->seq,
-		    (unsigned long long)m->if_seq);
-		return (-1);
-	}
-	if ((n = room_edit_size(edits)) > PROTO_EDIT_MAX_EDITS) {
-		*code = "invalid_argument";
-		xasprintf(cause, "this batch has %zu edits and cells named; a "
-		    "batch holds at most %d and nothing was applied: split it "
-		    "into batches of at most %d", n, PROTO_EDIT_MAX_EDITS,
-		    PROTO_EDIT_MAX_EDITS);
-		return (-1);
-	}
-	mpbuf_init(&b);
-	if (room_nb_edit_prepare(r->nb, edits, 0, &b.pk, res, &pend, cause,
-	    code) != 0) {
-		mpbuf_free(&b);
-		return (-1);
-	}
-	if (room_journal_edit(r, b.sb.data, b.sb.size, &why) != 0) {
-		/* Not durable, so not applied: the room is as it was. */
-		room_nb_edit_abort(r->nb, pend);
-		room_nb_result_free(res);
-		*code = "notebook_unavailable";
-		xasprintf(cause, "the edit was not applied: the state database "
-		    "cannot store it (%s); free disk space for %s, then retry",
-		    why, runtimed_state_dir);
-		free(why);
-		mpbuf_free(&b);
-		return (-1);
-	}
-	room_nb_edit_commit(r->nb, pend);
-	/* The resolved batch says how each cell changed. */
-	room_changes_record_edit(r, res, b.sb.data, b.sb.size);
-	mpbuf_free(&b);
-	room_journal_grown(r);
-	return (0);
 }
 
 static void
@@ -1092,7 +1018,7 @@ room_save_file(struct room *r, const char *path, int force, char **cause,
 	r->dirty = 0;
 	r->unsaved_since = 0;
 	room_autosave_cancel(r);
-	room_journal_flush(r);
+	/* The snapshot holds pending outputs too; nothing waits for it. */
 	room_journal_snapshot(r);
 	return (0);
 }
@@ -1114,7 +1040,8 @@ room_idle(struct room *r)
 {
 	const char	*ks;
 
-	if (!r->loaded || r->nmembers > 0 || room_exec_queue_length(r) > 0)
+	if (!r->loaded || r->nmembers > 0 || room_exec_queue_length(r) > 0 ||
+	    room_edit_pending(r) > 0)
 		return (0);
 	ks = room_kernel_state(r);
 	return (strcmp(ks, "none") == 0 || strcmp(ks, "dead") == 0);
@@ -1226,13 +1153,18 @@ room_disk_check(struct room *r)
 		    "changes", r->id, r->path);
 		return;
 	}
+	if (room_edit_pending(r) > 0) {
+		/* Its batch is prepared on this content; the next event. */
+		log_info("room %s: not reloading during an edit", r->id);
+		return;
+	}
 	if ((nb = room_ipynb_read(r->path, &cause)) == NULL) {
 		/* Likely half written by an editor; the next event retries. */
 		log_info("room %s: not reloading: %s", r->id, cause);
 		free(cause);
 		return;
 	}
-	room_journal_flush(r);
+	/* The snapshot below replaces what was pending. */
 	room_nb_free(r->nb);
 	r->nb = nb;
 	if ((kernel = room_nb_kernel(nb)) != NULL &&

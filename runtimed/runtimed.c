@@ -26,6 +26,7 @@ struct event_base	*runtimed_base;
 struct proto_incarnation runtimed_incarnation;
 char			*runtimed_state_dir;
 struct store		*runtimed_store;
+struct store_writer	*runtimed_writer;
 int			 runtimed_log_level;
 
 
@@ -260,6 +261,7 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	}
 	if (store_damage(runtimed_store) != NULL)
 		runtimed_warn("%s", store_damage(runtimed_store));
+	runtimed_writer = store_writer_create(runtimed_store, runtimed_base);
 	room_start();
 
 	ev_term = evsignal_new(runtimed_base, SIGTERM, runtimed_signal, NULL);
@@ -282,6 +284,8 @@ runtimed_serve(const char *sock, int foreground, int level, int ready_fd)
 	server_unlink_socket();
 	room_free_all();
 	room_exec_flush();
+	store_writer_free(runtimed_writer);
+	runtimed_writer = NULL;
 	store_close(runtimed_store);
 	runtimed_store = NULL;
 	event_free(ev_term);

@@ -112,6 +112,7 @@ struct room_nb_result {
 };
 
 struct room_nb_pending;
+struct room_edits;
 struct room_kernel;
 struct room_execs;
 struct room_log;
@@ -162,6 +163,9 @@ struct room {
 	size_t			 npend_outputs;
 	struct event		*persist_ev;
 	struct event		*compact_ev;	/* a large snapshot, when quiet */
+	int			 edit_inflight;	/* its entry not yet durable */
+	int			 snapshot_wanted; /* once it is */
+	struct room_edits	*edits;		/* room-edit.c */
 
 	struct room_log		*log;		/* room-changes.c */
 	int64_t			 idle_since;	/* no peers, no kernel (ms) */
@@ -176,6 +180,7 @@ extern struct event_base	*runtimed_base;
 extern struct proto_incarnation	 runtimed_incarnation;
 extern char			*runtimed_state_dir;
 extern struct store		*runtimed_store;
+extern struct store_writer	*runtimed_writer;
 extern int			 runtimed_log_level;
 void	runtimed_stop(void);
 
@@ -213,8 +218,6 @@ void		 room_leave(struct room *, struct peer *);
 void		 room_changed(struct room *, struct peer *, const char *);
 void		 room_cell_changed(struct room *, const char *, const char *,
 		     const char *);
-int		 room_edit(struct room *, const struct proto_room_edit *,
-		     struct room_nb_result *, char **, const char **);
 void		 room_start(void);
 void		 room_set_grace(int64_t);
 void		 room_disk_check(struct room *);
@@ -225,6 +228,16 @@ int		 room_save(struct room *, const char *, int, char **,
 void		 room_list_pack(msgpack_packer *);
 u_int		 room_count(void);
 void		 room_free_all(void);
+
+/* room-edit.c */
+/* An edit batch's answer: cause NULL when applied, else code and cause. */
+typedef void	(*room_edit_cb)(struct room *, struct peer *, uint32_t,
+		    struct room_nb_result *, const char *, const char *);
+void		 room_edit(struct room *, const struct proto_room_edit *,
+		     struct peer *, uint32_t, room_edit_cb);
+u_int		 room_edit_pending(struct room *);
+void		 room_edit_peer_gone(struct room *, struct peer *);
+void		 room_edit_free(struct room *);
 
 /* room-changes.c */
 void		 room_changes_create(struct room *);
@@ -282,9 +295,11 @@ void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_clear_outputs(struct room_cell *);
 
 /* room-journal.c */
+/* An edit's entry is durable (ok) or refused (cause). */
+typedef void	(*room_journal_cb)(struct room *, int, const char *, void *);
 int		 room_journal_snapshot(struct room *);
-int		 room_journal_edit(struct room *, const char *, size_t,
-		     char **);
+void		 room_journal_edit(struct room *, const char *, size_t,
+		     room_journal_cb, void *);
 void		 room_journal_grown(struct room *);
 int		 room_journal_flush(struct room *);
 void		 room_journal_later(struct room *);
@@ -377,10 +392,6 @@ void	kernel_spec_metadata(struct room_nb *, const char *);
 void	kernel_spec_list(struct peer *, uint32_t);
 void	kernel_spec_select(struct room *, struct peer *, uint32_t,
 	    const msgpack_object *);
-
-/* kernel-record.c */
-void	kernel_record_put(const char *, const char *, void *, size_t);
-void	kernel_record_stop(void);
 
 /* kernel-blob.c */
 void	kernel_blob_get(struct peer *, uint32_t, const msgpack_object *);

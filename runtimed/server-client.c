@@ -19,6 +19,7 @@ struct server_client {
 	int			 hello;
 	char			 kind[16];
 	struct room		*room;
+	int			 editing;	/* a batch not yet durable */
 	TAILQ_ENTRY(server_client) entry;
 };
 static TAILQ_HEAD(, server_client) server_clients =
@@ -35,6 +36,8 @@ static void	server_client_join(struct server_client *,
 static void	server_client_edit_cells(msgpack_packer *, const void *);
 static void	server_client_edit(struct server_client *, uint32_t,
 		    const msgpack_object *);
+static void	server_client_edited(struct room *, struct peer *, uint32_t,
+		    struct room_nb_result *, const char *, const char *);
 static void	server_client_save(struct server_client *, uint32_t,
 		    const msgpack_object *);
 static void	server_client_no_changes(msgpack_packer *, const void *);
@@ -326,54 +329,75 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 	}
 }
 
-/* ROOM_EDIT: reply {seq, cells}, then ROOM_CHANGED to every peer. */
+/*
+ * ROOM_EDIT: the batch is answered once durable (room-edit.c), from
+ * server_client_edited.  Until then this connection's later requests
+ * wait unread, so each sees the edits sent before it (a run of the
+ * cells just inserted); other connections go on.
+ */
 static void
 server_client_edit(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
-	struct proto_room_edit		 m;
-	struct proto_room_edit_reply	 rm;
-	struct server_client_edit_cells	 ec;
-	struct room_nb_result		 res;
-	struct proto_error		 e;
-	struct mpbuf			 b;
-	char				*cause = NULL, err[256];
-	const char			*code;
+	struct proto_room_edit	m;
+	char			err[256];
 
 	if (proto_room_edit_unpack(body, &m, err, sizeof err) != 0) {
 		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
 		return;
 	}
 	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
-	if (room_edit(c->room, &m, &res, &cause, &code) != 0) {
+	c->editing = 1;
+	room_edit(c->room, &m, c->peer, id, server_client_edited);
+	if (c->editing)
+		peer_hold(c->peer, 1);
+}
+
+/* A batch is applied: reply {seq, cells}, then ROOM_CHANGED to all. */
+static void
+server_client_edited(struct room *r, struct peer *p, uint32_t id,
+    struct room_nb_result *res, const char *cause, const char *code)
+{
+	struct proto_room_edit_reply	 rm;
+	struct server_client_edit_cells	 ec;
+	struct proto_error		 e;
+	struct mpbuf			 b;
+	struct server_client		*c;
+
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->peer == p && c->editing) {
+			c->editing = 0;
+			peer_hold(p, 0);
+			break;
+		}
+	}
+	if (cause != NULL) {
 		memset(&e, 0, sizeof e);
 		e.code = proto_str_make(code);
 		e.message = proto_str_make(cause);
-		e.has_index = res.index >= 0;
-		e.index = res.index;
+		e.has_index = res->index >= 0;
+		e.index = res->index;
 		mpbuf_init(&b);
 		proto_error_pack(&b.pk, &e);
-		peer_send(c->peer, PROTO_MSG_ERROR, id, &b.sb);
+		peer_send(p, PROTO_MSG_ERROR, id, &b.sb);
 		mpbuf_free(&b);
-		free(cause);
 		return;
 	}
 	memset(&rm, 0, sizeof rm);
-	rm.seq = c->room->seq;
-	ec.room = c->room;
-	ec.res = &res;
+	rm.seq = r->seq;
+	ec.room = r;
+	ec.res = res;
 	rm.cells.pack = server_client_edit_cells;
 	rm.cells.arg = &ec;
 	mpbuf_init(&b);
 	proto_room_edit_reply_pack(&b.pk, &rm);
-	room_nb_result_free(&res);
 	/* Within the cap by PROTO_EDIT_MAX_EDITS; if not, the edit is
 	 * applied and the ERROR says so. */
-	server_client_reply(c->peer, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb,
+	server_client_reply(p, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb,
 	    "outcome_unknown", "the edit was applied; read the notebook "
 	    "for its cells");
 	mpbuf_free(&b);
-	room_changes_announce(c->room);
+	room_changes_announce(r);
 }
 
 static void

@@ -3,6 +3,9 @@
  * store.c: durable daemon state in SQLite, WAL mode, synchronous=FULL, so
  * a committed write survives a crash of the daemon or the machine.  The
  * daemon acknowledges a mutation only after its journal entry committed.
+ * Writes run on the writer thread (store-writer.c), grouped in one
+ * transaction (store_group_begin/commit), so each write here is a
+ * savepoint or a single statement within it; reads run on the loop.
  */
 
 #include <sys/stat.h>
@@ -73,7 +76,7 @@ static int	store_link_aside(const char *, const char *, char **);
 static int	store_rebuild(struct store *, const char *, const char *,
 		    char **);
 static void	store_rollback(struct store *);
-static void	store_wrote(struct store *, int);
+static void	store_rollback_to(struct store *);
 static int	store_read_failed(struct store *, const char *);
 static int	store_room_rows(struct store *, sqlite3_stmt *, store_room_cb,
 		    void *);
@@ -435,14 +438,62 @@ store_rollback(struct store *st)
 		store_exec_sql(st, "ROLLBACK", NULL);
 }
 
-/* Remember whether the last write failed, for `runtimed status`. */
+/*
+ * Undo a failed write's savepoint and leave it; the group's transaction
+ * around it goes on, unless SQLite has rolled it all back already.
+ */
 static void
-store_wrote(struct store *st, int ok)
+store_rollback_to(struct store *st)
 {
+	if (sqlite3_get_autocommit(st->db))
+		return;
+	store_exec_sql(st, "ROLLBACK TO room", NULL);
+	store_exec_sql(st, "RELEASE room", NULL);
+}
+
+/*
+ * Remember whether the last write failed, for `runtimed status` (the
+ * loop, from store-writer.c's completions; cause is NULL on success).
+ */
+void
+store_set_write_error(struct store *st, const char *cause)
+{
+	const char	*prefix = "state database: ";
+
 	free(st->write_error);
 	st->write_error = NULL;
-	if (!ok)
-		st->write_error = xstrdup(sqlite3_errmsg(st->db));
+	if (cause == NULL)
+		return;
+	if (strncmp(cause, prefix, strlen(prefix)) == 0)
+		cause += strlen(prefix);
+	st->write_error = xstrdup(cause);
+}
+
+/*
+ * One transaction for a group of writes (store-writer.c): the writes
+ * inside it are durable together at store_group_commit, one fsync.
+ */
+int
+store_group_begin(struct store *st, char **cause)
+{
+	return (store_exec_sql(st, "BEGIN IMMEDIATE", cause));
+}
+
+int
+store_group_commit(struct store *st, char **cause)
+{
+	if (store_exec_sql(st, "COMMIT", cause) != 0) {
+		store_rollback(st);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Did the last failure roll back the whole group's transaction? */
+int
+store_group_lost(struct store *st)
+{
+	return (sqlite3_get_autocommit(st->db));
 }
 
 void
@@ -467,7 +518,7 @@ store_room_snapshot(struct store *st, const struct store_room *r,
 {
 	sqlite3_stmt	*s = NULL;
 
-	if (store_exec_sql(st, "BEGIN IMMEDIATE", cause) != 0)
+	if (store_exec_sql(st, "SAVEPOINT room", cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO rooms "
 	    "(notebook_id, path, kernel, dirty, seq, snapshot, updated_at) "
@@ -496,17 +547,15 @@ store_room_snapshot(struct store *st, const struct store_room *r,
 		goto fail;
 	sqlite3_finalize(s);
 	s = NULL;
-	if (store_exec_sql(st, "COMMIT", cause) != 0)
+	if (store_exec_sql(st, "RELEASE room", cause) != 0)
 		goto fail;
-	store_wrote(st, 1);
 	return (0);
 
 fail:
-	store_wrote(st, 0);
 	if (cause != NULL && *cause == NULL)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
-	store_rollback(st);
+	store_rollback_to(st);
 	return (-1);
 }
 
@@ -523,7 +572,6 @@ store_journal_append(struct store *st, const char *id, uint64_t seq,
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
 	sqlite3_bind_blob64(s, 3, op, len, SQLITE_STATIC);
 	r = sqlite3_step(s);
-	store_wrote(st, r == SQLITE_DONE);
 	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_clear_bindings(s);
@@ -540,7 +588,7 @@ store_room_forget(struct store *st, const char *id, char **cause)
 	    "DELETE FROM journal WHERE notebook_id = ?" };
 	size_t		 i;
 
-	if (store_exec_sql(st, "BEGIN IMMEDIATE", cause) != 0)
+	if (store_exec_sql(st, "SAVEPOINT room", cause) != 0)
 		return (-1);
 	for (i = 0; i < 2; i++) {
 		if (sqlite3_prepare_v2(st->db, sqls[i], -1, &s, NULL) !=
@@ -552,19 +600,16 @@ store_room_forget(struct store *st, const char *id, char **cause)
 		sqlite3_finalize(s);
 		s = NULL;
 	}
-	if (store_exec_sql(st, "COMMIT", cause) != 0) {
-		store_wrote(st, 0);
-		store_rollback(st);
+	if (store_exec_sql(st, "RELEASE room", cause) != 0) {
+		store_rollback_to(st);
 		return (-1);
 	}
-	store_wrote(st, 1);
 	return (0);
 
 fail:
-	store_wrote(st, 0);
 	xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
-	store_rollback(st);
+	store_rollback_to(st);
 	return (-1);
 }
 
@@ -705,7 +750,6 @@ store_exec_put(struct store *st, const char *exec_id, const char *nb_id,
 	sqlite3_bind_int64(s, 3, finished_at);
 	sqlite3_bind_blob64(s, 4, rec, len, SQLITE_STATIC);
 	r = sqlite3_step(s);
-	store_wrote(st, r == SQLITE_DONE);
 	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
@@ -759,7 +803,6 @@ store_exec_prune(struct store *st, const char *nb_id, int keep,
 	sqlite3_bind_int64(s, 2, since);
 	sqlite3_bind_int(s, 3, keep);
 	r = sqlite3_step(s);
-	store_wrote(st, r == SQLITE_DONE);
 	sqlite3_finalize(s);
 	return (r == SQLITE_DONE ? sqlite3_changes(st->db) : -1);
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 struct store;
+struct store_writer;
+struct event_base;
 
 struct store_room {
 	const char	*notebook_id;
@@ -39,12 +41,18 @@ struct store_file {
 typedef int (*store_room_cb)(const struct store_room *, void *);
 typedef int (*store_file_cb)(const struct store_file *, void *);
 typedef int (*store_journal_cb)(uint64_t, const void *, size_t, void *);
+/* A writer job is done (in the loop): ok, else why not. */
+typedef void (*store_writer_cb)(int, const char *, void *);
 
 /* store.c */
 struct store	*store_open(const char *, char **);
 void		 store_close(struct store *);
 const char	*store_damage(struct store *);
 const char	*store_write_error(struct store *);
+void		 store_set_write_error(struct store *, const char *);
+int		 store_group_begin(struct store *, char **);
+int		 store_group_commit(struct store *, char **);
+int		 store_group_lost(struct store *);
 int		 store_room_snapshot(struct store *, const struct store_room *,
 		     char **);
 int		 store_journal_append(struct store *, const char *, uint64_t,
@@ -68,6 +76,21 @@ int		 store_file_get(struct store *, const char *, const char *,
 int		 store_file_each_inode(struct store *, int64_t, int64_t,
 		     store_file_cb, void *);
 int		 store_file_prune(struct store *, int);
+
+/* store-writer.c */
+struct store_writer *store_writer_create(struct store *, struct event_base *);
+void		 store_writer_free(struct store_writer *);
+void		 store_writer_sync(struct store_writer *);
+void		 store_writer_journal(struct store_writer *, const char *,
+		     uint64_t, void *, size_t, store_writer_cb, void *);
+void		 store_writer_snapshot(struct store_writer *,
+		     const struct store_room *, void *, store_writer_cb,
+		     void *);
+void		 store_writer_forget(struct store_writer *, const char *,
+		     store_writer_cb, void *);
+void		 store_writer_exec(struct store_writer *, const char *,
+		     const char *, int, void *, size_t, store_writer_cb,
+		     void *);
 
 /* store-recover.c */
 struct sqlite3;

@@ -27,6 +27,7 @@ CALLS = {
     "worker_daemon_fail_later": 2,
     "server_client_reply": 4,
     "room_nb_fail": 1,
+    "room_edit_fail": 2,
 }
 DIRS = ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
     "mcp-proxy")

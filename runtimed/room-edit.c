@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * room-edit.c: ROOM_EDIT batches on their way to durability.  A batch is
+ * applied to a copy (room_nb_edit_prepare), its journal entry goes to
+ * the store's writer, and only once the entry is durable does the copy
+ * become the room's content and the batch get its reply; meanwhile the
+ * room serves reads of what it was.  The next batch on the same room
+ * waits in its queue, since it must be prepared on the content this one
+ * makes; batches of other rooms, and everything else, go on.
+ */
+
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtimed.h"
+
+struct room_edit_wait {
+	msgpack_sbuffer		 edits;		/* packed, as sent */
+	int			 has_if_seq;
+	uint64_t		 if_seq;
+	struct peer		*peer;		/* NULL once it left */
+	uint32_t		 id;
+	room_edit_cb		 cb;
+	struct room_nb_pending	*pend;
+	struct room_nb_result	 res;
+	msgpack_sbuffer		 resolved;	/* as journaled: says how */
+	TAILQ_ENTRY(room_edit_wait) entry;
+};
+
+struct room_edits {
+	TAILQ_HEAD(, room_edit_wait)	 queue;	/* the first may be in flight */
+	int				 inflight;
+};
+
+static size_t	room_edit_size(const msgpack_object *);
+static void	room_edit_wait_free(struct room_edit_wait *);
+static void	room_edit_fail(struct room *, struct room_edit_wait *,
+		    const char *, const char *, ...) printflike(4, 5);
+static int	room_edit_prepare(struct room *, struct room_edit_wait *);
+static void	room_edit_next(struct room *);
+static void	room_edit_durable(struct room *, int, const char *, void *);
+static void	room_edit_commit(struct room *, struct room_edit_wait *);
+
+static size_t
+room_edit_size(const msgpack_object *edits)
+{
+	const msgpack_object	*list;
+	size_t			 i, n;
+
+	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
+		return (0);
+	n = edits->via.array.size;
+	for (i = 0; i < edits->via.array.size; i++) {
+		if ((list = proto_get_array(&edits->via.array.ptr[i],
+		    "cell_ids")) != NULL)
+			n += list->via.array.size;
+	}
+	return (n);
+}
+
+static void
+room_edit_wait_free(struct room_edit_wait *w)
+{
+	msgpack_sbuffer_destroy(&w->edits);
+	msgpack_sbuffer_destroy(&w->resolved);
+	room_nb_result_free(&w->res);
+	free(w);
+}
+
+/* Answer a batch that was not applied. */
+static void
+room_edit_fail(struct room *r, struct room_edit_wait *w, const char *code,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*cause;
+
+	va_start(ap, fmt);
+	xvasprintf(&cause, fmt, ap);
+	va_end(ap);
+	if (w->peer != NULL)
+		w->cb(r, w->peer, w->id, &w->res, cause, code);
+	free(cause);
+}
+
+/* Prepare the first queued batch and send its entry; -1 if refused. */
+static int
+room_edit_prepare(struct room *r, struct room_edit_wait *w)
+{
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	char			*cause = NULL;
+	const char		*code;
+	size_t			 n;
+
+	w->res.index = -1;
+	if (w->has_if_seq && w->if_seq != r->seq) {
+		room_edit_fail(r, w, "conflict", "the notebook changed (seq "
+		    "%llu, not %llu); read it again and retry",
+		    (unsigned long long)r->seq,
+		    (unsigned long long)w->if_seq);
+		return (-1);
+	}
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, w->edits.data, w->edits.size, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS) {
+		msgpack_unpacked_destroy(&u);
+		room_edit_fail(r, w, "invalid_argument", "edits: unreadable");
+		return (-1);
+	}
+	if ((n = room_edit_size(&u.data)) > PROTO_EDIT_MAX_EDITS) {
+		msgpack_unpacked_destroy(&u);
+		room_edit_fail(r, w, "invalid_argument", "this batch has %zu "
+		    "edits and cells named; a batch holds at most %d and "
+		    "nothing was applied: split it into batches of at most %d",
+		    n, PROTO_EDIT_MAX_EDITS, PROTO_EDIT_MAX_EDITS);
+		return (-1);
+	}
+	mpbuf_init(&b);
+	if (room_nb_edit_prepare(r->nb, &u.data, 0, &b.pk, &w->res, &w->pend,
+	    &cause, &code) != 0) {
+		msgpack_unpacked_destroy(&u);
+		mpbuf_free(&b);
+		room_edit_fail(r, w, code, "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	msgpack_unpacked_destroy(&u);
+	r->edits->inflight = 1;
+	room_journal_edit(r, b.sb.data, b.sb.size, room_edit_durable, w);
+	/* Kept until it is durable: the change it records says how. */
+	w->resolved = b.sb;
+	return (0);
+}
+
+/* Start the next batch, unless one is in flight. */
+static void
+room_edit_next(struct room *r)
+{
+	struct room_edit_wait	*w;
+
+	while (!r->edits->inflight &&
+	    (w = TAILQ_FIRST(&r->edits->queue)) != NULL) {
+		if (room_edit_prepare(r, w) == 0)
+			return;
+		TAILQ_REMOVE(&r->edits->queue, w, entry);
+		room_edit_wait_free(w);
+	}
+}
+
+/*
+ * Make the prepared copy the room's content.  A run may have written
+ * outputs to a cell the batch copied while its entry was on its way; a
+ * batch that does not change outputs keeps the cell's outputs as they
+ * are now, not as they were when it was prepared.
+ */
+static void
+room_edit_commit(struct room *r, struct room_edit_wait *w)
+{
+	struct room_cell	*c;
+	struct json_object	**outs;
+	int64_t			*counts;
+	size_t			 i, n = w->res.ntouched;
+
+	if (w->res.kinds & ROOM_CHANGE_OUTPUTS) {
+		room_nb_edit_commit(r->nb, w->pend);
+		return;
+	}
+	outs = xcalloc(n + 1, sizeof *outs);
+	counts = xcalloc(n + 1, sizeof *counts);
+	for (i = 0; i < n; i++) {
+		c = room_nb_find(r->nb, w->res.touched[i], NULL);
+		if (c != NULL && c->type == ROOM_CELL_CODE &&
+		    c->outputs != NULL) {
+			outs[i] = json_object_get(c->outputs);
+			counts[i] = c->execution_count;
+		}
+	}
+	room_nb_edit_commit(r->nb, w->pend);
+	for (i = 0; i < n; i++) {
+		c = room_nb_find(r->nb, w->res.touched[i], NULL);
+		if (outs[i] != NULL && c != NULL && c->type == ROOM_CELL_CODE &&
+		    c->outputs != outs[i]) {
+			json_object_put(c->outputs);
+			c->outputs = json_object_get(outs[i]);
+			c->execution_count = counts[i];
+		}
+		json_object_put(outs[i]);
+	}
+	free(outs);
+	free(counts);
+}
+
+/* The batch's entry is durable (ok) or refused: apply it or drop it. */
+static void
+room_edit_durable(struct room *r, int ok, const char *why, void *arg)
+{
+	struct room_edit_wait	*w = arg;
+
+	TAILQ_REMOVE(&r->edits->queue, w, entry);
+	r->edits->inflight = 0;
+	if (!ok) {
+		/* Not durable, so not applied: the room is as it was. */
+		room_nb_edit_abort(r->nb, w->pend);
+		room_nb_result_free(&w->res);
+		w->res.index = -1;
+		room_edit_fail(r, w, "notebook_unavailable", "the edit was not "
+		    "applied: the state database cannot store it (%s); free "
+		    "disk space for %s, then retry", why, runtimed_state_dir);
+	} else {
+		room_edit_commit(r, w);
+		room_changes_record_edit(r, &w->res, w->resolved.data,
+		    w->resolved.size);
+		room_journal_grown(r);
+		if (w->peer != NULL)
+			w->cb(r, w->peer, w->id, &w->res, NULL, NULL);
+		else
+			room_changes_announce(r);
+	}
+	room_edit_wait_free(w);
+	room_edit_next(r);
+}
+
+/*
+ * ROOM_EDIT: apply a batch (only at if_seq, when given) once it is
+ * durable; cb (peer, id) then replies and announces.  The batch is
+ * copied, so the request may go.
+ */
+void
+room_edit(struct room *r, const struct proto_room_edit *m, struct peer *p,
+    uint32_t id, room_edit_cb cb)
+{
+	struct room_edit_wait	*w;
+	msgpack_packer		 pk;
+
+	if (r->edits == NULL) {
+		r->edits = xcalloc(1, sizeof *r->edits);
+		TAILQ_INIT(&r->edits->queue);
+	}
+	w = xcalloc(1, sizeof *w);
+	msgpack_sbuffer_init(&w->edits);
+	msgpack_packer_init(&pk, &w->edits, msgpack_sbuffer_write);
+	if (m->edits.obj != NULL)
+		msgpack_pack_object(&pk, *m->edits.obj);
+	else
+		msgpack_pack_nil(&pk);
+	w->has_if_seq = m->has_if_seq;
+	w->if_seq = m->if_seq;
+	w->peer = p;
+	w->id = id;
+	w->cb = cb;
+	w->res.index = -1;
+	TAILQ_INSERT_TAIL(&r->edits->queue, w, entry);
+	room_edit_next(r);
+}
+
+/* Batches queued or in flight. */
+u_int
+room_edit_pending(struct room *r)
+{
+	struct room_edit_wait	*w;
+	u_int			 n = 0;
+
+	if (r->edits == NULL)
+		return (0);
+	TAILQ_FOREACH(w, &r->edits->queue, entry)
+		n++;
+	return (n);
+}
+
+/* A peer left: its batches go on, unanswered (outcome_unknown there). */
+void
+room_edit_peer_gone(struct room *r, struct peer *p)
+{
+	struct room_edit_wait	*w;
+
+	if (r->edits == NULL)
+		return;
+	TAILQ_FOREACH(w, &r->edits->queue, entry) {
+		if (w->peer == p)
+			w->peer = NULL;
+	}
+}
+
+/*
+ * The room's content goes away (before room_journal_stop): the batch in
+ * flight is dropped (if its entry still commits, the journal has it) and
+ * the queued ones with it.
+ */
+void
+room_edit_free(struct room *r)
+{
+	struct room_edit_wait	*w;
+
+	if (r->edits == NULL)
+		return;
+	while ((w = TAILQ_FIRST(&r->edits->queue)) != NULL) {
+		TAILQ_REMOVE(&r->edits->queue, w, entry);
+		if (w->pend != NULL && r->nb != NULL)
+			room_nb_edit_abort(r->nb, w->pend);
+		room_edit_wait_free(w);
+	}
+	free(r->edits);
+	r->edits = NULL;
+}
