@@ -564,6 +564,13 @@ room_file_store(struct room *r)
 		f.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
 		    sb.st_mtim.tv_nsec;
 	}
+	/*
+	 * Written here, not through the writer: wait for it first, so this
+	 * write is its own and not part of a group the writer has open on
+	 * the same connection.  Rare: the first open, a save-as, an unload.
+	 */
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 	if (store_file_put(runtimed_store, &f, &cause) != 0) {
 		log_warnx("room %s: the id of %s is not stored: %s", r->id,
 		    r->path, cause);

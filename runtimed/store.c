@@ -835,7 +835,8 @@ store_file_put(struct store *st, const struct store_file *f, char **cause)
 	sqlite3_bind_int64(s, 6, f->mtime_ns);
 	sqlite3_bind_int64(s, 7, util_now_us());
 	r = sqlite3_step(s);
-	store_wrote(st, r == SQLITE_DONE);
+	store_set_write_error(st, r == SQLITE_DONE ? NULL :
+	    sqlite3_errmsg(st->db));
 	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
@@ -925,7 +926,8 @@ store_file_prune(struct store *st, int keep)
 		return (-1);
 	sqlite3_bind_int(s, 1, keep);
 	r = sqlite3_step(s);
-	store_wrote(st, r == SQLITE_DONE);
+	store_set_write_error(st, r == SQLITE_DONE ? NULL :
+	    sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);
 	return (r == SQLITE_DONE ? sqlite3_changes(st->db) : -1);
 }
