@@ -13,8 +13,8 @@
 //
 // usage: node bench/run.mjs --build DIR [--quick|--full] [--out FILE]
 //     [--only SECTION,...]
-// sections: rss exec first ipynb rpc supervision (and, --full only,
-// scale); env: RUNTIMED_MCP, RUNTIMED_BIN and RUNTIMED_LIBEXEC_DIR as
+// sections: rss exec first ipynb rpc supervision, and (--full or
+// --only) scale waiters; env: RUNTIMED_MCP, RUNTIMED_BIN and RUNTIMED_LIBEXEC_DIR as
 // for the e2e tests (run.sh sets them for a build tree).
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -430,13 +430,188 @@ async function benchSupervision() {
   });
 }
 
+// 64 clients (one proxy each) in 8 groups of 8 sharing a notebook, a mixed
+// loop (outline reads 40%, edits 25%, runs 20%, searches 10%, saves 5%):
+// as fast as they go, then paced at 2 calls/s each.  Every acknowledged
+// insert must be in the saved file, and every file valid.
+async function benchScale() {
+  const CLIENTS = 64, GROUPS = 8, SECS = 60;
+  const KINDS = [['read', 40], ['edit', 25], ['run', 20], ['search', 10], ['save', 5]];
+  await withWorld('bench-scale', async (world) => {
+    const files = [];
+    for (let g = 0; g < GROUPS; g++) {
+      const f = path.join(world.dir, `group${g}.ipynb`);
+      const cells = [];
+      for (let i = 0; i < 20; i++)
+        cells.push({ cell_type: 'code', id: `g${g}c${i}`, metadata: {}, execution_count: null,
+          source: `y${i} = ${i} * 2`, outputs: [] });
+      fs.writeFileSync(f, JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+      files.push(f);
+    }
+    const clients = [];
+    for (let c = 0; c < CLIENTS; c++) {
+      const mcp = await connect(world, `bench-scale-${c}`);
+      const h = (await tool(mcp.client, 'connect_notebook', { path: files[c % GROUPS] })).notebook_handle;
+      clients.push({ mcp, h, group: c % GROUPS, cell: `g${c % GROUPS}c${c % 20}` });
+    }
+    log(`scale: ${CLIENTS} clients attached`);
+    const acked = files.map(() => new Map());
+    let seed = 42;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pick = () => {
+      let x = rand() * 100;
+      for (const [k, w] of KINDS) if ((x -= w) < 0) return k;
+      return 'read';
+    };
+    async function one(cl, kind, n) {
+      const a = { notebook_handle: cl.h };
+      switch (kind) {
+      case 'read': return callRaw(cl.mcp.client, 'inspect_notebook', a);
+      case 'edit': {
+        const source = `# ${cl.group} ${n} ${rand()}`;
+        const r = await callRaw(cl.mcp.client, 'edit_cells', { ...a,
+          edits: [{ op: 'insert', after: 'BOTTOM', source }] });
+        if (!r.isError) acked[cl.group].set(r.structuredContent.cells[0].cell_id, source);
+        return r;
+      }
+      case 'run': return callRaw(cl.mcp.client, 'run_cells', { ...a, cell_ids: [cl.cell], wait_secs: 50 });
+      case 'search': return callRaw(cl.mcp.client, 'search_cells', { ...a, query: 'y1' });
+      default: return callRaw(cl.mcp.client, 'save_notebook', a);
+      }
+    }
+    async function phase(paced) {
+      const lat = Object.fromEntries(KINDS.map(([k]) => [k, []]));
+      const errors = {};
+      let calls = 0;
+      const end = performance.now() + SECS * 1000;
+      await Promise.all(clients.map(async (cl, i) => {
+        let next = performance.now() + (paced ? rand() * 500 : 0);
+        for (let n = 0; performance.now() < end; n++) {
+          if (paced) {
+            await sleep(Math.max(0, next - performance.now()));
+            next += 500;
+          }
+          const kind = pick();
+          const t0 = performance.now();
+          let r;
+          try { r = await one(cl, kind, n); } catch (e) { r = { isError: true, structuredContent: { error: { code: `rpc ${e.code}` } } }; }
+          lat[kind].push(performance.now() - t0);
+          calls++;
+          if (r.isError) {
+            const code = `${kind}: ${r.structuredContent?.error?.code ?? 'error'}`;
+            errors[code] = (errors[code] ?? 0) + 1;
+          }
+        }
+      }));
+      const label = paced ? '64 clients paced at 2 calls/s' : '64 clients, as fast as they go';
+      const nerr = Object.values(errors).reduce((a, b) => a + b, 0);
+      rows.push({ name: `${label}: calls/s, errors`, subject: `${(calls / SECS).toFixed(0)} calls/s`,
+        reference: '-', result: `${(calls / SECS).toFixed(0)} calls/s, ${nerr} errors` +
+          (nerr ? ` ${JSON.stringify(errors).slice(0, 120)}` : ''),
+        goal: paced ? '0 errors' : '>= 1000 calls/s, 0 errors',
+        met: nerr === 0 && (paced || calls / SECS >= 1000) });
+      for (const [k] of KINDS) {
+        if (!lat[k].length) continue;
+        const s = summary(lat[k]);
+        rows.push({ name: `${label}: ${k}`, subject: side(s), reference: '-',
+          result: `p99 ${ms(s.p99)} ms (n=${s.n})`,
+          goal: paced && k !== 'run' ? '<= 50 ms p99' : '-',
+          met: paced && k !== 'run' ? s.p99 <= 50 : null });
+      }
+    }
+    log('scale: as fast as they go...');
+    await phase(false);
+    log('scale: paced...');
+    await phase(true);
+    // Every acknowledged insert in the saved file; every file valid.
+    let missing = 0, invalid = 0;
+    for (let g = 0; g < GROUPS; g++) {
+      const cl = clients.find((c) => c.group === g);
+      await tool(cl.mcp.client, 'save_notebook', { notebook_handle: cl.h });
+      const nb = JSON.parse(fs.readFileSync(files[g], 'utf8'));
+      const have = new Map(nb.cells.map((c) => [c.id, Array.isArray(c.source) ? c.source.join('') : c.source]));
+      for (const [id, src] of acked[g]) if (have.get(id) !== src) missing++;
+      const v = spawnSync('/usr/bin/python3', ['-c',
+        'import nbformat,sys; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))', files[g]]);
+      if (v.status !== 0) invalid++;
+    }
+    const nacked = acked.reduce((a, m) => a + m.size, 0);
+    rows.push({ name: '64 clients: acknowledged edits kept, files valid', subject: `${nacked - missing} of ${nacked}`,
+      reference: '-', result: `${missing} missing, ${invalid} of ${GROUPS} files invalid`,
+      goal: '0 missing, 0 invalid', met: missing === 0 && invalid === 0 });
+    for (const cl of clients) await cl.mcp.client.close();
+  });
+}
+
+// 32 clients waiting on one notebook (inspect_notebook after, the
+// longest timeout) while another makes 200 edits: every change reaches
+// every waiter; the delay from the edit's acknowledgement to each
+// waiter's answer.
+async function benchWaiters() {
+  const WAITERS = 32, EDITS = 200;
+  await withWorld('bench-wait', async (world) => {
+    const f = path.join(world.dir, 'wait.ipynb');
+    fs.writeFileSync(f, JSON.stringify({ cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+    const editor = await connect(world, 'bench-editor');
+    const eh = (await tool(editor.client, 'connect_notebook', { path: f })).notebook_handle;
+    const waiters = [];
+    for (let i = 0; i < WAITERS; i++) {
+      const mcp = await connect(world, `bench-waiter-${i}`);
+      const r = await tool(mcp.client, 'connect_notebook', { path: f });
+      const base = await tool(mcp.client, 'inspect_notebook', { notebook_handle: r.notebook_handle });
+      waiters.push({ mcp, h: r.notebook_handle, cursor: base.cursor, seen: new Set(), gaps: 0 });
+    }
+    const ackAt = new Map();	// cell id -> acknowledgement time
+    const delays = [];
+    let stop = false;
+    const loops = waiters.map(async (w) => {
+      while (!stop) {
+        const r = await callRaw(w.mcp.client, 'inspect_notebook', {
+          notebook_handle: w.h, after: w.cursor, timeout_secs: 5, view: 'outline', count: 1 });
+        const t = performance.now();
+        if (r.isError) { w.gaps++; continue; }
+        const sc = r.structuredContent;
+        if (sc.outcome === 'resync_required') w.gaps++;
+        w.cursor = sc.cursor;
+        for (const id of sc.changes?.cell_ids ?? []) {
+          if (w.seen.has(id)) continue;
+          w.seen.add(id);
+          if (ackAt.has(id)) delays.push(t - ackAt.get(id));
+        }
+        if (sc.changes?.truncated) w.gaps++;
+      }
+    });
+    await sleep(500);
+    for (let i = 0; i < EDITS; i++) {
+      const r = await tool(editor.client, 'edit_cells', { notebook_handle: eh,
+        edits: [{ op: 'insert', after: 'BOTTOM', source: `e${i}` }] });
+      ackAt.set(r.cells[0].cell_id, performance.now());
+      await sleep(20);
+    }
+    await sleep(2000);
+    stop = true;
+    await Promise.all(loops);
+    const lost = waiters.reduce((a, w) => a + [...ackAt.keys()].filter((id) => !w.seen.has(id)).length, 0);
+    const gaps = waiters.reduce((a, w) => a + w.gaps, 0);
+    const s = summary(delays);
+    rows.push({ name: `${WAITERS} waiters, ${EDITS} edits: delivery after the ack`, subject: side(s),
+      reference: '-', result: `p99 ${ms(s.p99)} ms; ${lost} missed, ${gaps} gaps`,
+      goal: '<= 10 ms p99, 0 missed', met: s.p99 <= 10 && lost === 0 && gaps === 0 });
+    await editor.client.close();
+    for (const w of waiters) await w.mcp.client.close();
+  });
+}
+
 // ---------------------------------------------------------------- main
 
 const sections = { rss: benchRss, exec: benchExec, first: benchFirst,
-  ipynb: benchIpynb, rpc: benchRpc, supervision: benchSupervision };
+  ipynb: benchIpynb, rpc: benchRpc, supervision: benchSupervision,
+  scale: benchScale, waiters: benchWaiters };
+const fullOnly = ['scale', 'waiters'];
 const t0 = Date.now();
 for (const [name, fn] of Object.entries(sections)) {
-  if (opt.only && !opt.only.includes(name)) continue;
+  if (opt.only ? !opt.only.includes(name) : !FULL && fullOnly.includes(name))
+    continue;
   log(`${name}...`);
   try {
     await fn();
