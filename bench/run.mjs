@@ -13,7 +13,7 @@
 //
 // usage: node bench/run.mjs --build DIR [--quick|--full] [--out FILE]
 //     [--only SECTION,...]
-// sections: rss exec first ipynb rpc supervision, and (--full or
+// sections: rss exec first ipynb rpc supervision hops, and (--full or
 // --only) scale waiters; env: RUNTIMED_MCP, RUNTIMED_BIN and RUNTIMED_LIBEXEC_DIR as
 // for the e2e tests (run.sh sets them for a build tree).
 
@@ -29,7 +29,7 @@ import {
   callRaw, childrenOf, connect, killWorld, privateWorld, processesOf,
   removeWorld, stopDaemon,
 } from '../tests/e2e/lib.mjs';
-import { ratioSummary, summary } from './stats.mjs';
+import { median, ratioSummary, summary } from './stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -602,11 +602,59 @@ async function benchWaiters() {
   });
 }
 
+// Where the time of `1+1` goes: RUNTIMED_TRACE (common/trace.c) on in
+// every process of a world, N runs, then each event's median offset from
+// the proxy reading the request, in order.
+const notes = [];
+async function benchHops() {
+  const N = FULL ? 200 : 50;
+  await withWorld('bench-hops', async (world) => {
+    const file = path.join(world.dir, 'trace');
+    world.env.RUNTIMED_TRACE = file;
+    const { client } = await connect(world, 'bench-hops');
+    const nb = await tool(client, 'create_notebook', {});
+    const run = await cellRunner(client, nb.notebook_handle, '1+1');
+    await times(run, 20);
+    fs.writeFileSync(file, '');
+    const total = await times(run, N);
+    await client.close();
+    const ev = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => {
+      const [t, proc, dir, peer, type] = l.split(' ');
+      return { t: Number(t) / 1000, label: `${proc.replace(/\[.*/, '')} ${dir} ${peer} ${type}` };
+    }).sort((a, b) => a.t - b.t);
+    const calls = [];
+    for (const e of ev) {
+      if (e.label === 'runtimed-mcp in stdin line') calls.push([]);
+      calls.at(-1)?.push(e);
+    }
+    const at = new Map();
+    for (const c of calls) {
+      const seen = {};
+      for (const e of c) {
+        const k = `${e.label}#${(seen[e.label] = (seen[e.label] ?? 0) + 1)}`;
+        if (!at.has(k)) at.set(k, []);
+        at.get(k).push(e.t - c[0].t);
+      }
+    }
+    const list = [...at].filter(([, xs]) => xs.length >= calls.length / 2)
+      .map(([k, xs]) => ({ k, off: median(xs), n: xs.length })).sort((a, b) => a.off - b.off);
+    const out = [`Where \`1+1\` spends its time (RUNTIMED_TRACE, ${calls.length} runs; ` +
+      `client-measured p50 ${ms(median(total))} ms): median offset of each hop from ` +
+      'the proxy reading the request', '', '| hop | offset ms | since previous ms | in runs |', '|---|---|---|---|'];
+    let prev = 0;
+    for (const x of list) {
+      out.push(`| ${x.k.replace(/#1$/, '')} | ${x.off.toFixed(3)} | ${(x.off - prev).toFixed(3)} | ${x.n} |`);
+      prev = x.off;
+    }
+    notes.push(out.join('\n'));
+  });
+}
+
 // ---------------------------------------------------------------- main
 
 const sections = { rss: benchRss, exec: benchExec, first: benchFirst,
   ipynb: benchIpynb, rpc: benchRpc, supervision: benchSupervision,
-  scale: benchScale, waiters: benchWaiters };
+  hops: benchHops, scale: benchScale, waiters: benchWaiters };
 const fullOnly = ['scale', 'waiters'];
 const t0 = Date.now();
 for (const [name, fn] of Object.entries(sections)) {
@@ -622,7 +670,7 @@ for (const [name, fn] of Object.entries(sections)) {
   }
 }
 const secs = Math.round((Date.now() - t0) / 1000);
-const md = `${table()}\n\n${opt.mode} mode, ${secs} s, ${new Date().toISOString().slice(0, 16)}Z, ` +
+const md = `${table()}\n\n${notes.map((n) => `${n}\n\n`).join('')}${opt.mode} mode, ${secs} s, ${new Date().toISOString().slice(0, 16)}Z, ` +
   `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)} at the end\n`;
 process.stdout.write(md);
 if (opt.out) fs.writeFileSync(opt.out, md);
