@@ -1,17 +1,21 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: ISC
-"""Reference timings for bench/kernel.sh: the same workloads through
-Debian's jupyter_client (BlockingKernelClient) and a raw pyzmq client that
-does only what the wire protocol requires.  Prints one JSON object.
+"""The references of bench/run.mjs: the same workloads through Debian's
+jupyter_client (BlockingKernelClient) and a raw pyzmq client that does
+only what the wire protocol requires, on one python3 kernel.
 
-usage: ref_kernel.py [--iterations N]
+A server on stdin/stdout, so run.mjs can alternate a batch of these with
+a batch through runtimed: it prints {"cold_start_ms": ...} once the
+kernel is ready, then answers each request line
+{"client": "raw"|"jc", "code": CODE, "n": N} with {"samples": [ms, ...]}.
+An empty line or end of input shuts the kernel down.
+
+usage: ref_kernel.py
 """
-import argparse
 import hashlib
 import hmac
 import json
 import os
-import statistics
 import sys
 import time
 import uuid
@@ -21,16 +25,6 @@ import zmq
 from jupyter_client.manager import KernelManager
 
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-
-PNG_CODE = ("import base64; from IPython.display import display; "
-            "s = base64.b64encode(b'\\x89PNG' + bytes(786430)).decode(); "
-            "display({'image/png': s}, raw=True)")
-LINES_CODE = "for i in range(100000): print(f'line {i}')"
-
-
-def median_ms(samples):
-    return round(statistics.median(samples) * 1000, 3)
-
 
 def run_blocking(kc, code):
     """execute through BlockingKernelClient until reply and idle."""
@@ -110,10 +104,6 @@ class Raw:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--iterations", type=int, default=200)
-    args = ap.parse_args()
-
     t0 = time.perf_counter()
     km = KernelManager(kernel_name="python3")
     km.start_kernel()
@@ -121,30 +111,23 @@ def main():
     kc.start_channels()
     kc.wait_for_ready(timeout=60)
     cold_start = time.perf_counter() - t0
-
-    out = {"cold_start_ms": round(cold_start * 1000, 1)}
-    for _ in range(20):
-        run_blocking(kc, "1+1")
-    out["jc_1p1_ms"] = median_ms(
-        [run_blocking(kc, "1+1") for _ in range(args.iterations)])
-    out["jc_lines_ms"] = median_ms([run_blocking(kc, LINES_CODE)
-                                    for _ in range(5)])
-    out["jc_png_ms"] = median_ms([run_blocking(kc, PNG_CODE)
-                                  for _ in range(10)])
-
     raw = Raw(km.get_connection_info(session=False))
-    for _ in range(20):
-        raw.execute("1+1")
-    out["raw_1p1_ms"] = median_ms(
-        [raw.execute("1+1") for _ in range(args.iterations)])
-    out["raw_lines_ms"] = median_ms([raw.execute(LINES_CODE)
-                                     for _ in range(5)])
-    out["raw_png_ms"] = median_ms([raw.execute(PNG_CODE)
-                                   for _ in range(10)])
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
-    json.dump(out, sys.stdout)
-    print()
+    print(json.dumps({"cold_start_ms": round(cold_start * 1000, 1)}),
+          flush=True)
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                break
+            req = json.loads(line)
+            if req["client"] == "raw":
+                run = raw.execute
+            else:
+                run = lambda code: run_blocking(kc, code)
+            samples = [run(req["code"]) * 1000 for _ in range(req["n"])]
+            print(json.dumps({"samples": samples}), flush=True)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
 
 
 if __name__ == "__main__":

@@ -218,6 +218,10 @@ struct json_object	*toolresult_error(const char *, const char *);
 struct json_object	*toolresult_error_detail(struct json_object *);
 
 /* Shorthand for building one msgpack body. */
+/* trace.c: the per-hop trace, on when RUNTIMED_TRACE names a file. */
+void	 trace_hop(const char *, const char *, const char *, uint32_t,
+	     size_t);
+
 /* lineread.c: newline-delimited messages (MCP on stdin). */
 struct lineread;
 struct lineread_cbs {

@@ -88,8 +88,10 @@ lineread_line(struct lineread *lr, const char *line, size_t len)
 		if (strchr(" \t\r", line[i]) == NULL)
 			break;
 	}
-	if (i < len)
+	if (i < len) {
+		trace_hop("in", "stdin", "line", 0, len);
 		lr->cbs.line(line, len, lr->arg);
+	}
 }
 
 /*

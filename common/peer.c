@@ -167,6 +167,8 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 			peer_kill(peer, r == 0 ? "short frame" : err);
 			break;
 		}
+		trace_hop("in", peer->name, proto_msg_name(hdr.type), hdr.id,
+		    hdr.length);
 		if (hdr.type == PROTO_MSG_HELLO_OK)
 			peer_hello_done(peer);
 		peer->in_read = 1;
@@ -351,6 +353,7 @@ peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
 		if (dlen > 0)
 			evbuffer_add(out, data, dlen);
 	}
+	trace_hop("out", peer->name, proto_msg_name(type), id, len);
 	if (type == PROTO_MSG_HELLO)
 		peer->hello_sent = 1;
 	else if (type == PROTO_MSG_HELLO_OK)

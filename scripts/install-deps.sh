@@ -4,7 +4,8 @@
 # with the three kernel families the tests run on: python3 (ipykernel),
 # xpython (xeus-python) and ir (IRkernel); and what the packaging tests
 # use (dpkg-buildpackage, debhelper and lintian for the .deb,
-# systemd-analyze and systemd-socket-activate, xmllint, man).
+# systemd-analyze and systemd-socket-activate, xmllint, man); valgrind for
+# the regression guard (make bench-guard).
 # Idempotent: when everything is already installed it changes nothing and
 # does not even refresh the package lists.  Runs apt-get as root, or
 # through sudo for anyone else.
@@ -15,7 +16,7 @@ libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libcriterion-dev
 libssl-dev libjson-c-dev libsqlite3-dev libpng-dev libjpeg62-turbo-dev
 python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
 python3-zmq python3-nbconvert python3-debugpy xpython r-cran-irkernel
-ca-certificates curl clang libclang-rt-dev
+ca-certificates curl clang libclang-rt-dev valgrind
 dpkg-dev debhelper lintian systemd libxml2-utils man-db groff-base"
 
 # Node for the end-to-end tests and the demo (the official MCP SDK).  A

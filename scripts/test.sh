@@ -12,7 +12,8 @@
 #
 # RUNTIMED_DISTCHECK=0 skips "make distcheck" (about 1 minute);
 # RUNTIMED_NO_SANITIZERS=1 skips the second pass; RUNTIMED_NO_FUZZ=1 the
-# libFuzzer phase (about 3 minutes: ten targets, 15 s each).
+# libFuzzer phase (about 3 minutes: ten targets, 15 s each).  The
+# regression guard (make bench-guard, docs/decisions/020) runs after e2e.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -69,6 +70,12 @@ cd "$ROOT/tests/e2e"
 env -u RUNTIMED_LIBEXEC_DIR \
     RUNTIMED_MCP=$M/bin/runtimed-mcp RUNTIMED_BIN=$M/bin/runtimed \
     timeout 600 npm test || fail_log "" "e2e"
+
+# Instruction counts of the hot paths against bench/guard-baseline.txt
+# (callgrind; under a minute): fails on a regression over 10%.
+phase "regression guard (make bench-guard)"
+cd "$B"
+make bench-guard || fail_log "" "bench-guard"
 
 # The official conformance suite and the Inspector CLI, from the MCP check
 # tools shipped beside this repository (../shared/tools/mcp) when present.

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * guard.c: the hot paths of the message path, each in one function that
+ * callgrind counts alone (bench/guard.sh runs it under
+ * valgrind --tool=callgrind --toggle-collect=guard_case_NAME).
+ *
+ *	bench-hotpath CASE
+ *
+ * The cases are not static, so the compiler does not inline them into
+ * main and callgrind finds them by name.  Inputs are built outside the
+ * counted function and are the same on
+ * every run, so the count is the same on every run of one build.
+ *
+ *	frame	an AGENT_OUTPUT frame packed and decoded, 500 times
+ *	rpc	a tools/call request parsed and a result serialized as the
+ *		worker does, 500 times
+ *	mpjson	an execute result crossing a frame: JSON to msgpack and
+ *		back, 500 times
+ *	ipynb	a 400-cell notebook (about 1 MB) loaded and saved
+ *	shape	100,000 printed lines capped into one stream output
+ */
+
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <json-c/json.h>
+
+#include "common.h"
+#include "runtimed/runtimed.h"
+
+#define GUARD_LOOPS	500
+
+static struct json_object	*guard_output(void);
+static void	guard_pack_json(msgpack_packer *, const void *);
+void		guard_case_frame(struct json_object *);
+void		guard_case_rpc(const char *, size_t, struct json_object *);
+void		guard_case_mpjson(struct json_object *);
+void		guard_case_ipynb(const char *);
+void		guard_case_shape(const char *, size_t);
+static char	*guard_notebook(void);
+static char	*guard_lines(size_t *);
+
+/* One execute_result with text/plain and a small text/html. */
+static struct json_object *
+guard_output(void)
+{
+	const char	*s = "{\"output_type\": \"execute_result\", "
+	    "\"execution_count\": 12, \"metadata\": {}, \"data\": "
+	    "{\"text/plain\": \"array([0.1, 0.2, 0.3, 0.4])\", "
+	    "\"text/html\": \"<table><tr><td>0.1</td><td>0.2</td></tr>"
+	    "<tr><td>0.3</td><td>0.4</td></tr></table>\"}}";
+
+	return (json_tokener_parse(s));
+}
+
+static void
+guard_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
+void
+guard_case_frame(struct json_object *output)
+{
+	struct proto_agent_output	 m, got;
+	struct proto_header		 hdr;
+	msgpack_unpacked		 u;
+	struct mpbuf			 b;
+	uint8_t				*frame;
+	size_t				 used;
+	char				 err[256];
+	int				 i;
+
+	for (i = 0; i < GUARD_LOOPS; i++) {
+		memset(&m, 0, sizeof m);
+		m.exec_id = proto_str_make("5f0c3a52-8d1e-4b8e-9a61-2c7d0e9b1f44");
+		m.cell_id = proto_str_make("a1b2c3d4");
+		m.output.pack = guard_pack_json;
+		m.output.arg = output;
+		mpbuf_init(&b);
+		proto_agent_output_pack(&b.pk, &m);
+		frame = xmalloc(PROTO_HEADER_SIZE + b.sb.size);
+		proto_header_make(frame, PROTO_MSG_AGENT_OUTPUT, 0, b.sb.size);
+		memcpy(frame + PROTO_HEADER_SIZE, b.sb.data, b.sb.size);
+		if (proto_frame_decode(frame, PROTO_HEADER_SIZE + b.sb.size,
+		    &hdr, &u, &used, err, sizeof err) != 1 ||
+		    proto_agent_output_unpack(&u.data, &got, err,
+		    sizeof err) != 0) {
+			fprintf(stderr, "bench-hotpath: frame: %s\n", err);
+			exit(1);
+		}
+		msgpack_unpacked_destroy(&u);
+		free(frame);
+		mpbuf_free(&b);
+	}
+}
+
+void
+guard_case_rpc(const char *req, size_t len, struct json_object *output)
+{
+	struct json_object	*msg, *reply, *result, *content, *text;
+	const char		*s;
+	size_t			 id_off, id_len, out_len;
+	char			*cause;
+	int			 nested, i;
+
+	for (i = 0; i < GUARD_LOOPS; i++) {
+		cause = NULL;
+		msg = jsonrpc_parse(req, len, &id_off, &id_len, &nested,
+		    &cause);
+		if (msg == NULL) {
+			fprintf(stderr, "bench-hotpath: rpc: %s\n", cause);
+			exit(1);
+		}
+		reply = json_object_new_object();
+		json_object_object_add(reply, "jsonrpc",
+		    json_object_new_string("2.0"));
+		json_object_object_add(reply, "id",
+		    json_object_get(json_object_object_get(msg, "id")));
+		result = json_object_new_object();
+		content = json_object_new_array();
+		text = json_object_new_object();
+		json_object_object_add(text, "type",
+		    json_object_new_string("text"));
+		json_object_object_add(text, "text", json_object_new_string(
+		    "cell a1b2c3d4 [12] done\narray([0.1, 0.2, 0.3, 0.4])"));
+		json_object_array_add(content, text);
+		json_object_object_add(result, "content", content);
+		json_object_object_add(result, "structuredContent",
+		    json_object_get(output));
+		json_object_object_add(reply, "result", result);
+		s = json_object_to_json_string_length(reply,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		    &out_len);
+		if (s == NULL || out_len == 0)
+			exit(1);
+		json_object_put(reply);
+		json_object_put(msg);
+	}
+}
+
+void
+guard_case_mpjson(struct json_object *output)
+{
+	struct json_object	*back;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	size_t			 off;
+	int			 i;
+
+	for (i = 0; i < GUARD_LOOPS; i++) {
+		mpbuf_init(&b);
+		mpjson_pack(&b.pk, output);
+		msgpack_unpacked_init(&u);
+		off = 0;
+		if (msgpack_unpack_next(&u, b.sb.data, b.sb.size, &off) !=
+		    MSGPACK_UNPACK_SUCCESS ||
+		    (back = mpjson_unpack(&u.data)) == NULL) {
+			fprintf(stderr, "bench-hotpath: mpjson failed\n");
+			exit(1);
+		}
+		json_object_put(back);
+		msgpack_unpacked_destroy(&u);
+		mpbuf_free(&b);
+	}
+}
+
+void
+guard_case_ipynb(const char *path)
+{
+	struct room_nb	*nb;
+	char		*cause = NULL, *out;
+	size_t		 len;
+
+	if ((nb = room_ipynb_read(path, &cause)) == NULL) {
+		fprintf(stderr, "bench-hotpath: ipynb: %s\n", cause);
+		exit(1);
+	}
+	out = room_ipynb_write_dump(nb, &len);
+	if (out == NULL || len == 0)
+		exit(1);
+	free(out);
+	room_nb_free(nb);
+}
+
+void
+guard_case_shape(const char *text, size_t len)
+{
+	struct streamcap	 sc;
+	struct json_object	*o;
+	size_t			 off, n;
+
+	/* As the kernel sends it: a few kilobytes a message. */
+	streamcap_init(&sc);
+	for (off = 0; off < len; off += n) {
+		n = len - off < 4096 ? len - off : 4096;
+		streamcap_add(&sc, text + off, n);
+	}
+	o = streamcap_output(&sc, "stdout");
+	json_object_put(o);
+	streamcap_free(&sc);
+}
+
+/* 400 code cells with source, a stream and an execute_result each. */
+static char *
+guard_notebook(void)
+{
+	struct json_object	*nb, *cells, *cell, *outs, *o, *data, *src;
+	char			 line[128], *path;
+	int			 i, j, fd;
+	const char		*s;
+
+	nb = json_object_new_object();
+	cells = json_object_new_array();
+	for (i = 0; i < 400; i++) {
+		cell = json_object_new_object();
+		json_object_object_add(cell, "cell_type",
+		    json_object_new_string("code"));
+		snprintf(line, sizeof line, "c%04d", i);
+		json_object_object_add(cell, "id", json_object_new_string(line));
+		json_object_object_add(cell, "metadata", json_object_new_object());
+		json_object_object_add(cell, "execution_count",
+		    json_object_new_int(i + 1));
+		src = json_object_new_array();
+		for (j = 0; j < 8; j++) {
+			snprintf(line, sizeof line,
+			    "x%d_%d = compute(%d, %d)  # \u00e9t\u00e9\n",
+			    i, j, i, j);
+			json_object_array_add(src, json_object_new_string(line));
+		}
+		json_object_object_add(cell, "source", src);
+		outs = json_object_new_array();
+		o = json_object_new_object();
+		json_object_object_add(o, "output_type",
+		    json_object_new_string("stream"));
+		json_object_object_add(o, "name", json_object_new_string("stdout"));
+		src = json_object_new_array();
+		for (j = 0; j < 40; j++) {
+			snprintf(line, sizeof line,
+			    "step %d loss %d.%06d acc 0.%04d\n", j, i % 3,
+			    (i * 7919 + j * 104729) % 1000000, (i + j) % 10000);
+			json_object_array_add(src, json_object_new_string(line));
+		}
+		json_object_object_add(o, "text", src);
+		json_object_array_add(outs, o);
+		o = json_object_new_object();
+		json_object_object_add(o, "output_type",
+		    json_object_new_string("execute_result"));
+		json_object_object_add(o, "execution_count",
+		    json_object_new_int(i + 1));
+		json_object_object_add(o, "metadata", json_object_new_object());
+		data = json_object_new_object();
+		snprintf(line, sizeof line, "<Figure size %dx%d>", 640 + i, 480);
+		json_object_object_add(data, "text/plain",
+		    json_object_new_string(line));
+		json_object_object_add(o, "data", data);
+		json_object_array_add(outs, o);
+		json_object_object_add(cell, "outputs", outs);
+		json_object_array_add(cells, cell);
+	}
+	json_object_object_add(nb, "cells", cells);
+	json_object_object_add(nb, "metadata", json_object_new_object());
+	json_object_object_add(nb, "nbformat", json_object_new_int(4));
+	json_object_object_add(nb, "nbformat_minor", json_object_new_int(5));
+	s = json_object_to_json_string_ext(nb, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_SPACED);
+
+	xasprintf(&path, "%s/bench-hotpath.XXXXXX", getenv("TMPDIR") != NULL ?
+	    getenv("TMPDIR") : "/tmp");
+	if ((fd = mkstemp(path)) == -1 ||
+	    write(fd, s, strlen(s)) != (ssize_t)strlen(s) || close(fd) != 0) {
+		fprintf(stderr, "bench-hotpath: cannot write %s\n", path);
+		exit(1);
+	}
+	json_object_put(nb);
+	return (path);
+}
+
+static char *
+guard_lines(size_t *len)
+{
+	struct evbuffer	*b;
+	char		*s;
+	int		 i;
+
+	b = evbuffer_new();
+	for (i = 0; i < 100000; i++)
+		evbuffer_add_printf(b, "line %d\n", i);
+	*len = evbuffer_get_length(b);
+	s = xmalloc(*len + 1);
+	evbuffer_remove(b, s, *len);
+	s[*len] = '\0';
+	evbuffer_free(b);
+	return (s);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct json_object	*output;
+	const char		*req;
+	char			*s;
+	size_t			 len;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: bench-hotpath "
+		    "frame|rpc|mpjson|ipynb|shape\n");
+		return (2);
+	}
+	output = guard_output();
+	if (strcmp(argv[1], "frame") == 0)
+		guard_case_frame(output);
+	else if (strcmp(argv[1], "rpc") == 0) {
+		req = "{\"jsonrpc\":\"2.0\",\"id\":4711,\"method\":"
+		    "\"tools/call\",\"params\":{\"name\":\"run_cells\","
+		    "\"arguments\":{\"notebook_handle\":\"h-3f9a2c1b\","
+		    "\"cell_ids\":[\"a1b2c3d4\"],\"wait_secs\":50},"
+		    "\"_meta\":{\"progressToken\":17}}}";
+		guard_case_rpc(req, strlen(req), output);
+	} else if (strcmp(argv[1], "mpjson") == 0)
+		guard_case_mpjson(output);
+	else if (strcmp(argv[1], "ipynb") == 0) {
+		s = guard_notebook();
+		guard_case_ipynb(s);
+		unlink(s);
+		free(s);
+	} else if (strcmp(argv[1], "shape") == 0) {
+		s = guard_lines(&len);
+		guard_case_shape(s, len);
+		free(s);
+	} else {
+		fprintf(stderr, "bench-hotpath: unknown case %s\n", argv[1]);
+		return (2);
+	}
+	json_object_put(output);
+	return (0);
+}
