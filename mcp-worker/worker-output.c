@@ -51,6 +51,10 @@ static void	worker_output_exec_ids(struct evbuffer *,
 static void	worker_output_exec_text(struct evbuffer *,
 		    const struct worker_exec *, struct worker_output_row *,
 		    size_t);
+static size_t	worker_output_json_len(struct json_object *);
+static struct json_object	*worker_output_exec_cells(
+		    struct worker_output_row *, size_t, struct worker_budget *,
+		    size_t *, size_t *);
 static void	worker_output_warnings(struct json_object *,
 		    struct json_object *, struct evbuffer *);
 static int	worker_output_known_type(const char *);
@@ -1010,7 +1014,7 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 {
 	struct json_object		*sc, *cells, *v;
 	struct worker_output_row	*rows;
-	size_t				 i, n, last = SIZE_MAX;
+	size_t				 i, n, last = SIZE_MAX, bare, omitted;
 	int				 pass, any_trunc = 0;
 
 	sc = json_object_new_object();
@@ -1041,18 +1045,24 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 				worker_output_exec_source(&rows[i], b);
 		}
 	}
-	cells = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		if (!rows[i].full)
 			worker_output_exec_source(&rows[i], b);
 		any_trunc |= json_object_get_boolean(json_object_object_get(
 		    rows[i].c, "truncated"));
-		json_object_array_add(cells, json_object_get(rows[i].c));
 	}
+	cells = worker_output_exec_cells(rows, n, b, &bare, &omitted);
 	json_object_object_add(sc, "cells", cells);
+	if (omitted > 0)
+		json_object_object_add(sc, "cells_omitted",
+		    json_object_new_int64((int64_t)omitted));
 	json_object_object_add(sc, "truncated",
-	    json_object_new_boolean(any_trunc));
+	    json_object_new_boolean(any_trunc || bare > 0 || omitted > 0));
 	worker_output_exec_text(text, state, rows, n);
+	if (bare > 0 || omitted > 0)
+		evbuffer_add_printf(text, "(structuredContent: %zu cells "
+		    "without outputs, %zu left out; get_results full_output:"
+		    "true has every cell)\n", bare, omitted);
 	if (state->status != NULL && !worker_output_terminal(state->status))
 		evbuffer_add_printf(text, "(still %s: call get_results with "
 		    "this execution_id and timeout_secs to wait)\n",
@@ -1063,6 +1073,75 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	}
 	free(rows);
 	return (sc);
+}
+
+/* Bytes of o as JSON (at least its characters). */
+static size_t
+worker_output_json_len(struct json_object *o)
+{
+	size_t	len = 0;
+
+	json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	return (len);
+}
+
+/*
+ * A run's cells for structuredContent, within WORKER_STRUCT_CAP: the
+ * per-cell fields of a long run add up past the text's caps.  The cells
+ * the text shows in full keep what they have; the others, in order, as
+ * they are while they fit, then as {cell_id, status, execution_count}
+ * (*bare counts them), and past that not at all (*omitted).  With
+ * full_output every cell is whole.
+ */
+static struct json_object *
+worker_output_exec_cells(struct worker_output_row *rows, size_t n,
+    struct worker_budget *b, size_t *bare, size_t *omitted)
+{
+	struct json_object	*cells, *small;
+	size_t			 i, len, left;
+
+	*bare = *omitted = 0;
+	/* Room for the result's other fields (ids, status, target). */
+	left = WORKER_STRUCT_CAP - 1000;
+	for (i = 0; i < n && !b->full; i++) {
+		if (rows[i].full) {
+			len = worker_output_json_len(rows[i].c) + 1;
+			left = len < left ? left - len : 0;
+		}
+	}
+	cells = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		if (b->full || rows[i].full) {
+			json_object_array_add(cells, json_object_get(rows[i].c));
+			continue;
+		}
+		len = worker_output_json_len(rows[i].c) + 1;
+		if (len <= left) {
+			left -= len;
+			json_object_array_add(cells, json_object_get(rows[i].c));
+			continue;
+		}
+		small = json_object_new_object();
+		json_object_object_add(small, "cell_id", json_object_get(
+		    json_object_object_get(rows[i].c, "cell_id")));
+		json_object_object_add(small, "status", json_object_get(
+		    json_object_object_get(rows[i].c, "status")));
+		json_object_object_add(small, "execution_count",
+		    json_object_get(json_object_object_get(rows[i].c,
+		    "execution_count")));
+		json_object_object_add(small, "outputs_omitted",
+		    json_object_new_boolean(1));
+		len = worker_output_json_len(small) + 1;
+		if (len <= left) {
+			left -= len;
+			json_object_array_add(cells, small);
+			(*bare)++;
+		} else {
+			json_object_put(small);
+			(*omitted)++;
+		}
+	}
+	return (cells);
 }
 
 /* Is this a cell_type runtimed runs and edits (not a newer format's)? */

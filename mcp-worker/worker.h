@@ -31,6 +31,7 @@
 #define WORKER_CELL_CAP		8000	/* inline chars of outputs a cell */
 #define WORKER_RESULT_CAP	10000	/* inline chars of a result */
 #define WORKER_SOURCE_CAP	2000	/* chars of a source in a run */
+#define WORKER_STRUCT_CAP	12000	/* bytes of a run's structuredContent */
 #define WORKER_EVALUE_CAP	1000	/* chars of an error's evalue */
 #define WORKER_RUN_LINES	5	/* ok cells of a run given a line each */
 #define WORKER_RUN_IDS		10	/* ids a run's text lists per status */

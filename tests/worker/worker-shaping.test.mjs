@@ -191,7 +191,27 @@ test('caps hold in every mode: inspect_notebook output_mode full', async () => {
   // A run of bulky cells: within the result cap too.
   const g = await run(bulky, { stop_on_error: false });
   assert.ok(chars(g.text) <= LIMIT, `run text ${chars(g.text)}`);
-  assert.ok(chars(JSON.stringify(g.sc)) <= LIMIT + 4000, `run structured ${chars(JSON.stringify(g.sc))}`);
+  assert.ok(chars(JSON.stringify(g.sc)) <= LIMIT, `run structured ${chars(JSON.stringify(g.sc))}`);
+});
+
+test('a run of many cells: structuredContent within the cap too', async () => {
+  const ids = await insert(Array.from({ length: 150 }, (_, k) => k === 70 ?
+    'raise ValueError("cell seventy")' : `print("cell ${k} says " + "y" * 60)`));
+  const r = await run(ids, { stop_on_error: false });
+  const size = chars(JSON.stringify(r.sc));
+  assert.ok(size <= LIMIT, `structured ${size} characters`);
+  assert.ok(chars(r.text) <= LIMIT, `text ${chars(r.text)}`);
+  assert.equal(r.sc.truncated, true);
+  // The failing cell keeps its error; the rest are there or counted.
+  const bad = r.sc.cells.find((c) => c.cell_id === ids[70]);
+  assert.ok(bad && bad.outputs.some((o) => o.ename === 'ValueError'), 'the failing cell whole');
+  assert.equal(r.sc.cells.length + (r.sc.cells_omitted || 0), 150);
+  assert.ok(r.sc.cells.some((c) => c.outputs_omitted) || r.sc.cells_omitted > 0, `cells shortened or left out: ${r.sc.cells.length} ${r.sc.cells_omitted} ${JSON.stringify(r.sc.cells[0])}`);
+  assert.match(r.text, /get_results full_output:true has every cell/);
+  // Every cell, on demand.
+  const full = await ok('get_results', { notebook_handle: H, execution_id: r.sc.execution_id, full_output: true });
+  assert.equal(full.sc.cells.length, 150);
+  assert.match(full.sc.cells[149].outputs[0].text, /cell 149 says/);
 });
 
 test('search_cells: within the result cap unless max_matches is named', async () => {
