@@ -20,7 +20,7 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 	struct json_object		*sc, *rooms, *r, *nb, *k, *att, *w;
 	struct evbuffer			*text;
 	const char			*path;
-	size_t				 i, n;
+	size_t				 i, n, used, room;
 	char				*s, err[256];
 
 	if (code != NULL) {
@@ -45,6 +45,26 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 	if (n > 0)
 		json_object_object_add(sc, "warnings", json_object_get(w));
 	json_object_put(w);
+	/*
+	 * Within the caps: this session's handles first (at most
+	 * WORKER_MAX_ATTACH), then the daemon's rooms (every client's) in
+	 * what is left; the rest of either counted.
+	 */
+	att = worker_attach_list();
+	n = json_object_array_length(att);
+	for (i = 0, used = 1000; i < n; i++) {
+		used += worker_output_json_size(json_object_array_get_idx(att,
+		    i)) + 1;
+		if (used > WORKER_STRUCT_CAP) {
+			json_object_object_add(sc, "attachments_omitted",
+			    json_object_new_int64((int64_t)(n - i)));
+			json_object_array_del_idx(att, i, n - i);
+			used = WORKER_STRUCT_CAP;
+			break;
+		}
+	}
+	room = WORKER_STRUCT_CAP - used;
+	used = 0;
 	rooms = json_object_new_array();
 	r = mpjson_unpack(m.rooms.obj);
 	n = r != NULL && json_object_is_type(r, json_type_array) ?
@@ -53,6 +73,15 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 	    "" : "s");
 	for (i = 0; i < n; i++) {
 		nb = json_object_array_get_idx(r, i);
+		used += worker_output_json_size(nb) + 1;
+		if (used > room ||
+		    evbuffer_get_length(text) > WORKER_RESULT_CAP / 2) {
+			evbuffer_add_printf(text, "(%zu more not listed; "
+			    "connect_notebook by path finds one)\n", n - i);
+			json_object_object_add(sc, "notebooks_omitted",
+			    json_object_new_int64((int64_t)(n - i)));
+			break;
+		}
 		k = worker_output_kernel(nb);
 		path = json_object_get_string(json_object_object_get(nb,
 		    "path"));
@@ -68,11 +97,15 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 		json_object_array_add(rooms, json_object_get(nb));
 	}
 	json_object_put(r);
-	att = worker_attach_list();
 	n = json_object_array_length(att);
 	evbuffer_add_printf(text, "%zu handle%s in this session\n", n,
 	    n == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
+		if (i == WORKER_LIST_HANDLES) {
+			evbuffer_add_printf(text, "(%zu more handles)\n",
+			    n - i);
+			break;
+		}
 		r = json_object_array_get_idx(att, i);
 		evbuffer_add_printf(text, "%s -> %s\n",
 		    json_object_get_string(json_object_object_get(r,

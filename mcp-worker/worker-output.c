@@ -51,7 +51,6 @@ static void	worker_output_exec_ids(struct evbuffer *,
 static void	worker_output_exec_text(struct evbuffer *,
 		    const struct worker_exec *, struct worker_output_row *,
 		    size_t);
-static size_t	worker_output_json_len(struct json_object *);
 static struct json_object	*worker_output_exec_cells(
 		    struct worker_output_row *, size_t, struct worker_budget *,
 		    size_t *, size_t *);
@@ -1076,8 +1075,8 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 }
 
 /* Bytes of o as JSON (at least its characters). */
-static size_t
-worker_output_json_len(struct json_object *o)
+size_t
+worker_output_json_size(struct json_object *o)
 {
 	size_t	len = 0;
 
@@ -1105,7 +1104,7 @@ worker_output_exec_cells(struct worker_output_row *rows, size_t n,
 	left = WORKER_STRUCT_CAP - 1000;
 	for (i = 0; i < n && !b->full; i++) {
 		if (rows[i].full) {
-			len = worker_output_json_len(rows[i].c) + 1;
+			len = worker_output_json_size(rows[i].c) + 1;
 			left = len < left ? left - len : 0;
 		}
 	}
@@ -1115,7 +1114,7 @@ worker_output_exec_cells(struct worker_output_row *rows, size_t n,
 			json_object_array_add(cells, json_object_get(rows[i].c));
 			continue;
 		}
-		len = worker_output_json_len(rows[i].c) + 1;
+		len = worker_output_json_size(rows[i].c) + 1;
 		if (len <= left) {
 			left -= len;
 			json_object_array_add(cells, json_object_get(rows[i].c));
@@ -1131,7 +1130,7 @@ worker_output_exec_cells(struct worker_output_row *rows, size_t n,
 		    "execution_count")));
 		json_object_object_add(small, "outputs_omitted",
 		    json_object_new_boolean(1));
-		len = worker_output_json_len(small) + 1;
+		len = worker_output_json_size(small) + 1;
 		if (len <= left) {
 			left -= len;
 			json_object_array_add(cells, small);

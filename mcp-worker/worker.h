@@ -32,6 +32,7 @@
 #define WORKER_RESULT_CAP	10000	/* inline chars of a result */
 #define WORKER_SOURCE_CAP	2000	/* chars of a source in a run */
 #define WORKER_STRUCT_CAP	12000	/* bytes of a run's structuredContent */
+#define WORKER_LIST_HANDLES	20	/* handles list_notebooks names in text */
 #define WORKER_EVALUE_CAP	1000	/* chars of an error's evalue */
 #define WORKER_RUN_LINES	5	/* ok cells of a run given a line each */
 #define WORKER_RUN_IDS		10	/* ids a run's text lists per status */
@@ -444,6 +445,7 @@ struct json_object *worker_output_cap(struct json_object *,
 const char	*worker_output_source(struct json_object *, size_t *);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
+size_t		 worker_output_json_size(struct json_object *);
 struct json_object *worker_output_exec(const struct worker_exec *,
 		     struct worker_budget *, struct evbuffer *,
 		     struct worker_call *);

@@ -214,6 +214,16 @@ test('a run of many cells: structuredContent within the cap too', async () => {
   assert.match(full.sc.cells[149].outputs[0].text, /cell 149 says/);
 });
 
+test('list_notebooks: within the caps however many notebooks are open', async () => {
+  for (let k = 0; k < 100; k++) await ok('create_notebook', {});
+  const r = await ok('list_notebooks', {});
+  assert.ok(chars(r.text) <= LIMIT, `text ${chars(r.text)}`);
+  assert.ok(chars(JSON.stringify(r.sc)) <= LIMIT, `structured ${chars(JSON.stringify(r.sc))}`);
+  assert.ok(r.sc.notebooks_omitted > 0, 'the rest are counted');
+  assert.ok(r.sc.notebooks.length + r.sc.notebooks_omitted >= 101);
+  assert.match(r.text, /more not listed/);
+});
+
 test('search_cells: within the result cap unless max_matches is named', async () => {
   const [id] = await insert([Array.from({ length: 150 }, (_, k) =>
     `needle_${k} = "${'w'.repeat(150)}"`).join('\n')]);
