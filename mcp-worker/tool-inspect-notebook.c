@@ -324,10 +324,10 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	struct json_object		*cells, *picked, *out, *cell, *c, *ec;
 	struct json_object		*outs, *sc;
 	struct worker_budget		 budget;
-	struct evbuffer			*text;
+	struct evbuffer			*text, *kept;
 	const char			*src, *path, *ctype;
 	char				*s, *more = NULL, *enc;
-	size_t				 i, n, slen, mark, shown;
+	size_t				 i, n, slen, mark, shown, used = 0, len;
 	int64_t				 seq;
 	int				 trunc;
 
@@ -440,6 +440,22 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 				    json_object_new_boolean(trunc));
 			}
 		}
+		/*
+		 * structuredContent within its cap too: a cell that does not
+		 * fit is left for the next call (its text taken back), unless
+		 * it is the first.
+		 */
+		len = worker_output_json_size(c) + 1;
+		if (json_object_array_length(out) > 0 &&
+		    used + len > WORKER_STRUCT_CAP - 1500) {
+			json_object_put(c);
+			kept = evbuffer_new();
+			evbuffer_remove_buffer(text, kept, mark);
+			evbuffer_free(text);
+			text = kept;
+			break;
+		}
+		used += len;
 		json_object_array_add(out, c);
 	}
 	shown = json_object_array_length(out);

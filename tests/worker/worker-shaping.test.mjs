@@ -185,7 +185,7 @@ test('caps hold in every mode: inspect_notebook output_mode full', async () => {
     const r = await ok('inspect_notebook', { notebook_handle: H, view: 'all',
       output_mode: mode, count: 100, max_output_chars: 5000 });
     assert.ok(chars(r.text) <= LIMIT, `${mode}: text ${chars(r.text)}`);
-    assert.ok(chars(JSON.stringify(r.sc)) <= LIMIT + 6000, `${mode}: structured ${chars(JSON.stringify(r.sc))}`);
+    assert.ok(chars(JSON.stringify(r.sc)) <= LIMIT, `${mode}: structured ${chars(JSON.stringify(r.sc))}`);
     assert.match(r.text, /start=\d+|start and count/);
   }
   // A run of bulky cells: within the result cap too.
