@@ -25,6 +25,7 @@ struct tool_search_cells {
 	regex_t		 re;
 	int		 max;
 	size_t		 left;	/* characters of text the result has left */
+	size_t		 sleft;	/* bytes of structuredContent it has left */
 	int		 capped;	/* a match was left out for the cap */
 	struct json_object *matches;
 	struct evbuffer	*text;
@@ -94,7 +95,7 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 {
 	struct json_object	*m;
 	struct evbuffer		*one;
-	size_t			 show, n;
+	size_t			 show, n, size;
 
 	st->total++;
 	if ((int)json_object_array_length(st->matches) >= st->max ||
@@ -109,15 +110,6 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	evbuffer_add_printf(one, "%s\n", show < len ? " ..." : "");
 	n = utf8_chars((char *)evbuffer_pullup(one, -1),
 	    evbuffer_get_length(one));
-	if (n > st->left) {
-		/* The result cap (docs/limits.md): no more matches. */
-		evbuffer_free(one);
-		st->capped = 1;
-		return;
-	}
-	st->left -= n;
-	evbuffer_add_buffer(st->text, one);
-	evbuffer_free(one);
 	m = json_object_new_object();
 	json_object_object_add(m, "cell_id", json_object_new_string(cell_id));
 	json_object_object_add(m, "index", json_object_new_int(index));
@@ -132,6 +124,19 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	    line + at, (int)mlen));
 	json_object_object_add(m, "text", json_object_new_string_len(line,
 	    (int)show));
+	size = worker_output_json_size(m) + 1;
+	if (n > st->left || size > st->sleft) {
+		/* The result caps (docs/limits.md): no more matches. */
+		json_object_put(m);
+		evbuffer_free(one);
+		st->capped = 1;
+		return;
+	}
+	st->left -= n;
+	if (st->sleft != SIZE_MAX)
+		st->sleft -= size;
+	evbuffer_add_buffer(st->text, one);
+	evbuffer_free(one);
 	json_object_array_add(st->matches, m);
 }
 
@@ -263,6 +268,7 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	/* A caller who names max_matches raised the result cap. */
 	st.left = json_object_object_get(args, "max_matches") != NULL ?
 	    SIZE_MAX : WORKER_RESULT_CAP;
+	st.sleft = st.left == SIZE_MAX ? SIZE_MAX : WORKER_STRUCT_CAP - 1000;
 	worker_args_string(args, "in", 0, &in, &s);
 	if (in == NULL)
 		in = "all";

@@ -229,6 +229,7 @@ test('search_cells: within the result cap unless max_matches is named', async ()
     `needle_${k} = "${'w'.repeat(150)}"`).join('\n')]);
   const r = await ok('search_cells', { notebook_handle: H, query: 'needle_', in: 'source' });
   assert.ok(chars(r.text) <= LIMIT, `text ${chars(r.text)}`);
+  assert.ok(chars(JSON.stringify(r.sc)) <= LIMIT, `structured ${chars(JSON.stringify(r.sc))}`);
   assert.equal(r.sc.truncated, true);
   assert.ok(r.sc.matches.length < 100 && r.sc.total === 150, `${r.sc.matches.length} of ${r.sc.total}`);
   assert.match(r.text, /result cap/);
