@@ -238,7 +238,9 @@ async function readBack() {
   if (!(await reader.attach())) throw new Error('reader cannot connect');
   const sources = [];
   let total = Infinity;
-  for (let start = 0; start < total; start += 100) {
+  // A result holds as many cells as its caps let it: read on from the
+  // cell after the last one returned.
+  for (let start = 0; start < total;) {
     const { sc, code } = await reader.onNote('inspect_notebook', {
       view: 'source', start, count: 100, max_source_chars: 12000,
     });
@@ -246,6 +248,7 @@ async function readBack() {
     total = sc.total_cells;
     for (const c of sc.cells || []) sources.push(c.source ?? '');
     if (!sc.cells?.length) break;
+    start = sc.cells[sc.cells.length - 1].index + 1;
   }
   const { code } = await reader.onNote('save_notebook', {});
   if (!code) validateNow('final save');
