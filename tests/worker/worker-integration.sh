@@ -50,10 +50,13 @@ fail() {
 
 coproc W { exec "$WORKER" 2>"$T/worker.err"; }
 WPID=$W_PID
+# Our own copies of its pipes: bash unsets W (and closes its fds) once
+# it reaps the worker, which may be before the last reply is read.
+exec {WIN}>&"${W[1]}" {WOUT}<&"${W[0]}"
 
 # Send one request line, read the next reply line (within $2 seconds).
 rpc() {
-	printf '%s\n' "$1" >&"${W[1]}"
+	printf '%s\n' "$1" >&"$WIN"
 	reply "$@"
 }
 
@@ -61,7 +64,7 @@ rpc() {
 reply() {
 	REPLY=
 	# Skip notifications (no id) to the reply.
-	while IFS= read -r -t "${2:-30}" REPLY <&"${W[0]}"; do
+	while IFS= read -r -t "${2:-30}" REPLY <&"$WOUT"; do
 		case $REPLY in
 		'{"jsonrpc":"2.0","method":'*) continue ;;
 		esac
@@ -80,7 +83,7 @@ field() {
 rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}'
 [ "$(field 'r["result"]["protocolVersion"]')" = 2025-11-25 ] ||
     fail "initialize"
-printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${W[1]}"
+printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"$WIN"
 
 # The tools are the sections of docs/tools.md but reconnect, which the
 # proxy answers (docs-contract.sh checks what each says), so a new tool
@@ -94,7 +97,7 @@ rpc '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 
 # A line over the 16 MiB request cap: -32600 with id null and the reason,
 # as the proxy answers it; the session goes on.
-/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"{\"jsonrpc\":\"2.0\",\"id\":50,\"method\":\"ping\",\"params\":{\"pad\":\"" + b"x" * (16 << 20) + b"\"}}\n")' >&"${W[1]}"
+/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"{\"jsonrpc\":\"2.0\",\"id\":50,\"method\":\"ping\",\"params\":{\"pad\":\"" + b"x" * (16 << 20) + b"\"}}\n")' >&"$WIN"
 reply "over the cap" 60
 [ "$(field 'r["error"]["code"], r["id"]')" = "-32600 None" ] ||
     fail "a line over 16 MiB: $REPLY"
@@ -148,10 +151,10 @@ rpc "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"tools/call\",\"params\":{\"name
 C2=$(field 'r["result"]["structuredContent"]["cells"][0]["cell_id"]')
 
 # A long wait does not block other requests: ping is answered first.
-printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":{\"name\":\"run_cells\",\"arguments\":{\"notebook_id\":\"$(printf '%s' "$NBID")\",\"cell_ids\":[1],\"wait_secs\":30}}}" >&"${W[1]}"
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":{\"name\":\"run_cells\",\"arguments\":{\"notebook_id\":\"$(printf '%s' "$NBID")\",\"cell_ids\":[1],\"wait_secs\":30}}}" >&"$WIN"
 rpc '{"jsonrpc":"2.0","id":24,"method":"ping"}'
 [ "$(field 'r["id"]')" = 24 ] || fail "ping was not answered during a wait"
-IFS= read -r -t 60 REPLY <&"${W[0]}" || fail "no run reply"
+IFS= read -r -t 60 REPLY <&"$WOUT" || fail "no run reply"
 echo "<<< ${REPLY:0:600}" >&2
 [ "$(field 'r["id"]')" = 23 ] || fail "run reply id"
 OWNER_REPLY=$REPLY
@@ -228,8 +231,8 @@ rpc '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"create_not
 # stdin EOF with a call in flight: its answer comes, then the worker
 # exits 0 at once (the stdio transport hears the last call end), not
 # after the WORKER_EOF_GRACE_MS (2 s) grace.
-printf '%s\n' '{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"list_kernels","arguments":{}}}' >&"${W[1]}"
-exec {W[1]}>&-
+printf '%s\n' '{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"name":"list_kernels","arguments":{}}}' >&"$WIN"
+exec {WIN}>&- {W[1]}>&-
 reply "list_kernels at EOF" 30
 [ "$(field 'r["id"], "result" in r')" = "52 True" ] ||
     fail "the call in flight at EOF is answered"
