@@ -16,26 +16,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { workerWorld } from './worker-world.mjs';
 
 const WORKER = process.env.WORKER;
 const DAEMON = process.env.RUNTIMED_BIN;
-const T = fs.mkdtempSync(path.join(os.tmpdir(), 'rtd-wwaits-'));
-const env = {
-  PATH: process.env.PATH || '/usr/bin:/bin',
-  HOME: process.env.HOME || T,
-  RUNTIMED_SOCKET: path.join(T, 'run', 'runtimed.sock'),
-  RUNTIMED_STATE_DIR: path.join(T, 'state'),
-  RUNTIMED_LIBEXEC_DIR: process.env.RUNTIMED_LIBEXEC_DIR || '',
-  PYDEVD_DISABLE_FILE_VALIDATION: '1',
-};
-for (const k of ['LSAN_OPTIONS'])
-  if (process.env[k]) env[k] = process.env[k];
-const SAN = path.join(os.tmpdir(), `rtd-wwaits-san-${process.pid}`);
-for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS'])
-  if (process.env[k]) env[k] = `${process.env[k]}:log_path=${SAN}`;
-fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
+const { T, env, SAN } = workerWorld('wwaits');
 fs.mkdirSync(path.join(T, 'work'));
 
 async function worker(name) {
