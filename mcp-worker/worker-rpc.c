@@ -869,6 +869,7 @@ worker_rpc_input(const char *buf, size_t len)
 		    json_object_object_get_ex(params, "requestId", &v)) {
 			worker_call_cancel_id(v);
 			worker_resource_cancel(v);
+			worker_task_cancel_id(v);
 		}
 		goto out;
 	}

@@ -835,6 +835,27 @@ worker_task_list(struct json_object *id, struct json_object *params)
 	mpbuf_free(&b);
 }
 
+/*
+ * notifications/cancelled of a blocked tasks/result: it ends unanswered;
+ * the run goes on (tasks/cancel is what stops it).
+ */
+void
+worker_task_cancel_id(struct json_object *id)
+{
+	struct worker_task	*t;
+	struct worker_task_op	*op;
+
+	LIST_FOREACH(t, &worker_tasks, entry) {
+		TAILQ_FOREACH(op, &t->waiters, entry) {
+			if (op->id != NULL && jsonrpc_id_equal(op->id, id)) {
+				TAILQ_REMOVE(&t->waiters, op, entry);
+				worker_task_op_free(op);
+				return;
+			}
+		}
+	}
+}
+
 /* tasks/get, tasks/result, tasks/cancel {taskId}; tasks/list. */
 void
 worker_task_request(const char *method, struct json_object *id,

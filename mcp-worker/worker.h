@@ -470,6 +470,7 @@ void		 worker_output_attached(struct worker_call *,
 #define WORKER_TASK_PAGE	50	/* tasks/list page */
 void		 worker_task_request(const char *, struct json_object *,
 		     struct json_object *);
+void		 worker_task_cancel_id(struct json_object *);
 void		 worker_task_created(struct worker_call *, struct worker_room *,
 		     const msgpack_object *);
 const char	*worker_task_owner(void);
