@@ -467,7 +467,6 @@ void		 worker_output_attached(struct worker_call *,
 /* worker-task.c: runs as MCP tasks (docs/decisions/024). */
 #define WORKER_TASK_TTL_MS	3600000	/* finished records kept >= 1 h */
 #define WORKER_TASK_POLL_MS	1000	/* pollInterval suggested */
-#define WORKER_TASK_PAGE	50	/* tasks/list page */
 void		 worker_task_request(const char *, struct json_object *,
 		     struct json_object *);
 void		 worker_task_cancel_id(struct json_object *);

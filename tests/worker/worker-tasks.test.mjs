@@ -26,7 +26,7 @@ import {
 
 const world = privateWorld('tasks');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-let A, B, H, HB, cells;
+let A, B, H, HB, NBID, WARM, cells;
 const notes = [];
 
 // A task-augmented run_cells: the CreateTaskResult.
@@ -42,8 +42,9 @@ before(async () => {
   A.client.setNotificationHandler(TaskStatusNotificationSchema,
     (n) => notes.push(n.params));
   const nb = path.join(world.dir, 'tasks.ipynb');
-  H = { notebook_handle: (await call(A.client, 'create_notebook', { path: nb }))
-    .structuredContent.notebook_handle };
+  const made = (await call(A.client, 'create_notebook', { path: nb })).structuredContent;
+  H = { notebook_handle: made.notebook_handle };
+  NBID = made.notebook_id;
   const e = await call(A.client, 'edit_cells', { ...H, edits: [
     { op: 'insert', after: 'BOTTOM', source: 'import time' },
     { op: 'insert', after: 'BOTTOM', source: 'time.sleep(3); print("slept")' },
@@ -58,6 +59,7 @@ before(async () => {
   // The kernel is up before anything is timed.
   const r = await call(A.client, 'run_cells', { ...H, cell_ids: [cells[0]], wait_secs: 40 });
   assert.equal(r.structuredContent.status, 'done');
+  WARM = r.structuredContent.execution_id;
 });
 
 after(async () => {
@@ -125,6 +127,9 @@ test('run_cells declares task support; a task is polled to its result', async ()
   // Unknown and foreign ids are the spec's -32602.
   await assert.rejects(A.client.experimental.tasks.getTask('nope'), /-32602/);
   await assert.rejects(B.client.experimental.tasks.getTask(created.taskId), /-32602/);
+  // A plain run is no task, even named like one.
+  await assert.rejects(A.client.experimental.tasks.getTask(`rtk_${NBID}_${WARM}`), /-32602/);
+  assert.equal(created.taskId, `rtk_${NBID}_${sc.execution_id}`);
   // A tool without task support refuses a task: -32601.
   await assert.rejects(A.client.request({ method: 'tools/call', params: {
     name: 'list_kernels', arguments: {}, task: {} } }, CreateTaskResultSchema), /-32601/);
