@@ -326,7 +326,7 @@ worker_task_retry(struct worker_task *t, struct worker_task_op *op)
 		t->room = NULL;
 	}
 	if (++t->retries > WORKER_TASK_RETRIES) {
-		worker_task_fail(op, "notebook_unavailable", "runtimed has "
+		worker_task_fail(op, "daemon_unreachable", "runtimed has "
 		    "not answered for 40 s; ask again with tasks/get");
 		return;
 	}
@@ -415,8 +415,9 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 	size_t			 len;
 
 	if (code != NULL) {
-		if (t->room != NULL && !worker_room_alive(t->room) &&
-		    op->kind != WORKER_TASK_CANCEL) {
+		if (op->kind != WORKER_TASK_CANCEL && (t->room == NULL ||
+		    !worker_room_alive(t->room) ||
+		    strcmp(code, "notebook_unavailable") == 0)) {
 			/* Lost the daemon: a read is asked again. */
 			worker_task_retry(t, op);
 			return;

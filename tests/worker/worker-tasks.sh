@@ -20,9 +20,10 @@ then
 	exit 77
 fi
 RUNTIMED_MCP=$B/runtimed-mcp
+WORKER=$B/runtimed-mcp-worker
 RUNTIMED_BIN=$B/runtimed/runtimed
 [ -f "$RUNTIMED_BIN" ] || RUNTIMED_BIN=$B/runtimed
 RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$(dirname "$RUNTIMED_BIN"):$B}
-export RUNTIMED_MCP RUNTIMED_BIN RUNTIMED_LIBEXEC_DIR
+export RUNTIMED_MCP WORKER RUNTIMED_BIN RUNTIMED_LIBEXEC_DIR
 exec timeout 240 node --test --test-concurrency=1 \
     "$srcdir/tests/worker/worker-tasks.test.mjs"

@@ -9,7 +9,7 @@
 // its tasks/result is blocked, and a daemon SIGKILL after, and still
 // answers its outputs; tasks/list shows all three.
 //
-// Environment: RUNTIMED_MCP, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR
+// Environment: RUNTIMED_MCP, WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR
 // (worker-tasks.sh).
 
 import { test, before, after } from 'node:test';
@@ -23,6 +23,8 @@ import {
 import {
   CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema,
 } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js';
+import { Client } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
+import { StdioClientTransport } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
 
 const world = privateWorld('tasks');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -183,13 +185,16 @@ test('a task outlives a worker SIGKILL and a daemon SIGKILL', async () => {
 
   // The daemon dies too; the record is durable.
   await sleep(300);
-  const daemons = processesOf(world).filter((p) =>
-    path.basename(p.cmd.split(' ')[0]) === 'runtimed');
-  assert.equal(daemons.length, 1, JSON.stringify(daemons));
-  process.kill(daemons[0].pid, 'SIGKILL');
-  await sleep(200);
+  const daemons = () => processesOf(world).filter((p) =>
+    path.basename(p.cmd.split(' ')[0]) === 'runtimed').map((p) => p.pid);
+  const [d1] = daemons();
+  assert.ok(d1, 'no daemon');
+  process.kill(d1, 'SIGKILL');
+  await waitFor(() => !daemons().includes(d1), 5000);
   const got = await A.client.experimental.tasks.getTask(task.taskId);
   assert.equal(got.status, 'completed');
+  const [d2] = daemons();
+  assert.ok(d2 && d2 !== d1, `the daemon was replaced (${d1} -> ${d2})`);
   const r2 = await A.client.experimental.tasks.getTaskResult(task.taskId,
     CallToolResultSchema, { timeout: 30000 });
   assert.deepEqual(r2.structuredContent.cells.map(outputText), ['start\nend\n']);
@@ -202,4 +207,30 @@ test('a task outlives a worker SIGKILL and a daemon SIGKILL', async () => {
   assert.deepEqual(list.tasks.map((t) => t.status), ['completed', 'cancelled', 'completed']);
   assert.deepEqual((await B.client.experimental.tasks.listTasks()).tasks, []);
   await assert.rejects(A.client.experimental.tasks.listTasks('bogus'), /-32602/);
+});
+
+test('tasks/list pages, and a worker on stdio lists only its own', async () => {
+  const transport = new StdioClientTransport({ command: process.env.WORKER,
+    args: [], env: { ...world.env, RUNTIMED_MCP_PAGE_SIZE: '2' }, stderr: 'pipe' });
+  const C = new Client({ name: 'tasks-c', version: '0' });
+  await C.connect(transport, { timeout: 30000 });
+  try {
+    const h = { notebook_handle: (await call(C, 'connect_notebook',
+      { path: path.join(world.dir, 'tasks.ipynb') })).structuredContent.notebook_handle };
+    const ids = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await startTask(C, { ...h, cell_ids: [cells[4]] })).task.taskId);
+    for (const id of ids)
+      await C.experimental.tasks.getTaskResult(id, CallToolResultSchema, { timeout: 30000 });
+    const p1 = await C.experimental.tasks.listTasks();
+    assert.equal(p1.tasks.length, 2);
+    assert.ok(p1.nextCursor, 'a second page');
+    const p2 = await C.experimental.tasks.listTasks(p1.nextCursor);
+    assert.equal(p2.tasks.length, 1);
+    assert.equal(p2.nextCursor, undefined);
+    assert.deepEqual([...p1.tasks, ...p2.tasks].map((t) => t.taskId), ids.reverse());
+    assert.ok([...p1.tasks, ...p2.tasks].every((t) => t.status === 'completed'));
+  } finally {
+    await C.close().catch(() => {});
+  }
 });
