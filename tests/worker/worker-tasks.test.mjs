@@ -210,8 +210,10 @@ test('a task outlives a worker SIGKILL and a daemon SIGKILL', async () => {
 });
 
 test('tasks/list pages, and a worker on stdio lists only its own', async () => {
+  // Its log (and a sanitizer's report) where after() looks for them.
   const transport = new StdioClientTransport({ command: process.env.WORKER,
-    args: [], env: { ...world.env, RUNTIMED_MCP_PAGE_SIZE: '2' }, stderr: 'pipe' });
+    args: ['--log', path.join(world.dir, 'worker-c.log')],
+    env: { ...world.env, RUNTIMED_MCP_PAGE_SIZE: '2' }, stderr: 'pipe' });
   const C = new Client({ name: 'tasks-c', version: '0' });
   await C.connect(transport, { timeout: 30000 });
   try {
