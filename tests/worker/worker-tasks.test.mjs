@@ -5,16 +5,16 @@
 // worker, daemon and a python3 kernel.  A task-augmented run is polled to
 // completion with tasks/get and then tasks/result, which answers what
 // run_cells would; another is cancelled (its kernel interrupted, another
-// client's queued run goes on); a third survives a worker SIGKILL while
+// client's queued run goes on), and a queued one too; a third survives a worker SIGKILL while
 // its tasks/result is blocked, and a daemon SIGKILL after, and still
-// answers its outputs; tasks/list shows all three.
+// answers its outputs; tasks/list shows them all, in pages.
 //
 // Environment: RUNTIMED_MCP, WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR
 // (worker-tasks.sh).
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import {
   call, childrenOf, connect, killWorld, outputText, privateWorld,
@@ -30,6 +30,20 @@ const world = privateWorld('tasks');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let A, B, H, HB, NBID, WARM, cells;
 const notes = [];
+
+// Is the run's record in the daemon's store with this status?  (A run is
+// answered before its record is on disk, decision 021.)
+function recorded(execId, status) {
+  const r = spawnSync('/usr/bin/python3', ['-c', `
+import sqlite3, sys
+db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True, timeout=5)
+row = db.execute('select record from executions where execution_id = ?',
+    (sys.argv[2],)).fetchone()
+print('yes' if row and b'\\xa6status\\xa4' + sys.argv[3].encode() in row[0] else 'no')
+`, path.join(world.env.RUNTIMED_STATE_DIR, 'runtimed.db'), execId, status],
+  { encoding: 'utf8' });
+  return r.stdout.trim() === 'yes';
+}
 
 // A task-augmented run_cells: the CreateTaskResult.
 async function startTask(client, args) {
@@ -142,9 +156,17 @@ test('run_cells declares task support; a task is polled to its result', async ()
 
 test('tasks/cancel interrupts that run only', async () => {
   const { task } = await startTask(A.client, { ...H, cell_ids: [cells[2]] });
-  // Another client's run queued behind it.
+  // Another client's run queued behind it, and another task of ours.
   const other = await call(B.client, 'run_cells', { ...HB, cell_ids: [cells[4]], wait_secs: 0 });
   assert.equal(other.structuredContent.status, 'queued');
+  const queued = (await startTask(A.client, { ...H, cell_ids: [cells[4]] })).task;
+  // A queued task leaves the queue at once; the rest stays.
+  const q = await A.client.experimental.tasks.cancelTask(queued.taskId);
+  assert.equal(q.status, 'cancelled');
+  const qr = await A.client.experimental.tasks.getTaskResult(queued.taskId, CallToolResultSchema);
+  assert.equal(qr.structuredContent.status, 'cancelled');
+  assert.equal(qr.structuredContent.cells[0].status, 'not_run');
+  assert.equal((await A.client.experimental.tasks.getTask(task.taskId)).status, 'working');
   for (let i = 0; i < 50; i++) {
     const t = await A.client.experimental.tasks.getTask(task.taskId);
     if (t.statusMessage.includes(cells[2])) break;
@@ -183,8 +205,9 @@ test('a task outlives a worker SIGKILL and a daemon SIGKILL', async () => {
   assert.equal(r.structuredContent.status, 'done');
   assert.equal(outputText(r.structuredContent.cells[0]), 'start\nend\n');
 
-  // The daemon dies too; the record is durable.
-  await sleep(300);
+  // The daemon dies too, once the record is on disk.
+  assert.ok(await waitFor(() => recorded(r.structuredContent.execution_id, 'done'), 10000),
+    'the finished run reached the store');
   const daemons = () => processesOf(world).filter((p) =>
     path.basename(p.cmd.split(' ')[0]) === 'runtimed').map((p) => p.pid);
   const [d1] = daemons();
@@ -199,12 +222,13 @@ test('a task outlives a worker SIGKILL and a daemon SIGKILL', async () => {
     CallToolResultSchema, { timeout: 30000 });
   assert.deepEqual(r2.structuredContent.cells.map(outputText), ['start\nend\n']);
 
-  // tasks/list: this session's three tasks, newest first.
+  // tasks/list: this session's four tasks, newest first.
   const list = await A.client.experimental.tasks.listTasks();
   const ids = list.tasks.map((t) => t.taskId);
-  assert.equal(list.tasks.length, 3, JSON.stringify(list));
+  assert.equal(list.tasks.length, 4, JSON.stringify(list));
   assert.equal(ids[0], task.taskId);
-  assert.deepEqual(list.tasks.map((t) => t.status), ['completed', 'cancelled', 'completed']);
+  assert.deepEqual(list.tasks.map((t) => t.status),
+    ['completed', 'cancelled', 'cancelled', 'completed']);
   assert.deepEqual((await B.client.experimental.tasks.listTasks()).tasks, []);
   await assert.rejects(A.client.experimental.tasks.listTasks('bogus'), /-32602/);
 });
