@@ -24,7 +24,7 @@ struct worker_call {
 	int				 waiting;
 	int				 cancelled;
 	int				 stateless;	/* 2026-07-28 */
-	int				 task;	/* answers a CreateTaskResult */
+	int				 task;	/* as an MCP task */
 	struct json_object		*meta;	/* the result's _meta */
 	struct json_object		*progress;	/* token */
 	struct event			*progress_ev;

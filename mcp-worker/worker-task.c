@@ -43,14 +43,14 @@ struct worker_task {
 	char			*id;
 	char			*notebook_id;
 	char			*execution_id;
-	struct worker_room	*room;		/* held while the task is */
+	struct worker_room	*room;		/* held while here */
 	int			 joining;
 	int			 watching;
 	int			 retries;
 	struct event		*retry_ev;
 	char			*told;		/* status last seen */
-	struct worker_task_ops	 pending;	/* waiting for the room */
-	struct worker_task_ops	 waiters;	/* tasks/result, not ended */
+	struct worker_task_ops	 pending;	/* wait for the room */
+	struct worker_task_ops	 waiters;	/* tasks/result */
 	int			 refs;
 	LIST_ENTRY(worker_task)	 entry;
 };
@@ -59,7 +59,7 @@ static LIST_HEAD(, worker_task) worker_tasks =
 
 struct worker_task_op {
 	enum worker_task_kind	 kind;
-	struct json_object	*id;		/* the request's; NULL: watch */
+	struct json_object	*id;		/* NULL: a watch */
 	struct worker_task	*task;
 	TAILQ_ENTRY(worker_task_op) entry;
 };
@@ -755,7 +755,8 @@ worker_task_listed(void *arg, uint16_t type, const msgpack_object *body,
 	}
 	if (type != PROTO_MSG_EXEC_TASKS_REPLY ||
 	    proto_exec_tasks_reply_unpack(body, &m, err, sizeof err) != 0) {
-		worker_rpc_fail(l->id, -32603, "unexpected reply from runtimed");
+		worker_rpc_fail(l->id, -32603,
+		    "unexpected reply from runtimed");
 		goto out;
 	}
 	size = m.runs.obj->via.array.size;

@@ -108,7 +108,7 @@ struct tool_entry {
 	int		 read_only;
 	int		 destructive;
 	int		 idempotent;
-	const char	*task_support;	/* MCP tasks: "optional" or NULL */
+	const char	*task_support;	/* MCP tasks: "optional", NULL */
 	void		(*handler)(struct worker_call *);
 };
 const struct tool_entry	*worker_tool_find(const char *);
@@ -151,8 +151,8 @@ void		 worker_rpc_log(int, const char *, const char *, ...)
 		     printflike(3, 4);
 void		 worker_rpc_stateless_result(struct json_object *);
 void		 worker_rpc_fail(struct json_object *, int, const char *);
-void		 worker_rpc_fail_data(struct json_object *, int, const char *,
-		     struct json_object *);
+void		 worker_rpc_fail_data(struct json_object *, int,
+		     const char *, struct json_object *);
 void		 worker_rpc_result(struct json_object *, struct json_object *);
 int		 worker_rpc_page_cursor(struct json_object *, u_int *);
 u_int		 worker_rpc_page_size(void);
@@ -168,8 +168,10 @@ struct worker_call *worker_call_create(struct json_object *,
 void		 worker_call_cancel_id(struct json_object *);
 void		 worker_call_set_task(struct worker_call *);
 int		 worker_call_task(struct worker_call *);
-void		 worker_call_set_meta(struct worker_call *, struct json_object *);
-void		 worker_call_answer(struct worker_call *, struct json_object *);
+void		 worker_call_set_meta(struct worker_call *,
+		     struct json_object *);
+void		 worker_call_answer(struct worker_call *,
+		     struct json_object *);
 void		 worker_call_on_cancel(struct worker_call *,
 		     worker_call_cancel_cb, void *);
 int		 worker_call_cancelled(struct worker_call *);
