@@ -7,7 +7,9 @@
 // run_cells would; another is cancelled (its kernel interrupted, another
 // client's queued run goes on), and a queued one too; a third survives a worker SIGKILL while
 // its tasks/result is blocked, and a daemon SIGKILL after, and still
-// answers its outputs; tasks/list shows them all, in pages.
+// answers its outputs; tasks/list shows them all, in pages; a
+// tasks/cancel the worker died under is not sent again, and its run
+// still ends cancelled.
 //
 // Environment: RUNTIMED_MCP, WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR
 // (worker-tasks.sh).
@@ -259,4 +261,36 @@ test('tasks/list pages, and a worker on stdio lists only its own', async () => {
   } finally {
     await C.close().catch(() => {});
   }
+});
+
+test('a tasks/cancel the worker died under is not sent again; the run still ends cancelled', async () => {
+  // A cell that ignores SIGINT: the interrupt does not stop it, so the
+  // cancel waits (10 s) for a kernel that does not stop.
+  const nb = path.join(world.dir, 'tasks.ipynb');
+  const h = { notebook_handle: (await call(A.client, 'connect_notebook', { path: nb }))
+    .structuredContent.notebook_handle };
+  const ins = await call(A.client, 'edit_cells', { ...h, edits: [{ op: 'insert',
+    after: 'BOTTOM', source: 'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)' }] });
+  const cell = ins.structuredContent.cells[0].cell_id;
+  const { task } = await startTask(A.client, { ...h, cell_ids: [cell] });
+  for (let i = 0; i < 50; i++) {
+    if ((await A.client.experimental.tasks.getTask(task.taskId)).statusMessage.includes(cell)) break;
+    await sleep(100);
+  }
+  await sleep(300);
+  const cancel = A.client.experimental.tasks.cancelTask(task.taskId, { timeout: 30000 });
+  await sleep(1000);
+  const [w] = childrenOf(A.transport.pid, 'runtimed-mcp-worker');
+  process.kill(w, 'SIGKILL');
+  await assert.rejects(cancel, /-32603.*may have taken effect/);
+  // It did: the run ends cancelled once something stops it, here a
+  // restart of the kernel (which alone would end it interrupted).
+  assert.equal((await A.client.experimental.tasks.getTask(task.taskId)).status, 'working');
+  const h2 = { notebook_handle: (await call(A.client, 'connect_notebook', { path: nb }))
+    .structuredContent.notebook_handle };
+  await call(A.client, 'restart_kernel', h2);
+  const r = await A.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema,
+    { timeout: 30000 });
+  assert.equal(r.structuredContent.status, 'cancelled');
+  assert.equal((await A.client.experimental.tasks.getTask(task.taskId)).status, 'cancelled');
 });
