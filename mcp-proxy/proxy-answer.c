@@ -189,14 +189,19 @@ proxy_answer_subscription_ended(const char *uri)
 	proxy_answer_emit(obj);
 }
 
-/* A request the worker died on that is safe to repeat, but not now. */
+/* A request the worker died on that is not sent again. */
 void
 proxy_answer_restarted(const char *id, const char *method)
 {
 	char	*msg;
 
-	xasprintf(&msg, "the worker restarted before answering %s; retry "
-	    "the request", method);
+	if (strcmp(method, "tasks/cancel") == 0)
+		xasprintf(&msg, "the worker restarted before answering "
+		    "tasks/cancel, which may have taken effect: tasks/get "
+		    "tells the task's status");
+	else
+		xasprintf(&msg, "the worker restarted before answering %s; "
+		    "retry the request", method);
 	proxy_answer_error(id, -32603, msg);
 	free(msg);
 }

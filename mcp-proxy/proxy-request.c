@@ -85,8 +85,11 @@ proxy_request_may_repeat(struct json_object *obj, const char *method)
 	struct json_object	*params, *args;
 	const char		*tool;
 
+	/* tasks/cancel interrupts a run: sent twice, the second is refused
+	 * (the task has ended) and hides that the first worked. */
 	if (strcmp(method, "resources/subscribe") == 0 ||
-	    strcmp(method, "resources/unsubscribe") == 0)
+	    strcmp(method, "resources/unsubscribe") == 0 ||
+	    strcmp(method, "tasks/cancel") == 0)
 		return (0);
 	if (strcmp(method, "tools/call") != 0)
 		return (1);	/* the other requests have no effects */

@@ -18,6 +18,7 @@ struct tool_run_cells {
 	int			 wait_ms;
 	int64_t			 start_ms;
 	int			 waited;
+	int			 task;	/* MCP task: answer at once */
 	struct worker_progress	*progress;	/* with a progressToken */
 };
 
@@ -54,6 +55,11 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
+		tool_run_cells_free(st);
+		return;
+	}
+	if (st->task && type == PROTO_MSG_EXEC_STATE) {
+		worker_task_created(st->call, st->room, reply);
 		tool_run_cells_free(st);
 		return;
 	}
@@ -127,6 +133,7 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			goto fail;
 		}
 	}
+	memset(&rm, 0, sizeof rm);
 	rm.cell_ids = worker_daemon_doc(ids);
 	rm.has_stop_on_error = 1;
 	rm.stop_on_error = st->stop_on_error;
@@ -136,7 +143,10 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	 * cells), and EXEC_GET waits the rest.
 	 */
 	rm.has_timeout_ms = 1;
-	rm.timeout_ms = st->progress != NULL ? 0 : st->wait_ms;
+	rm.timeout_ms = st->progress != NULL || st->task ? 0 : st->wait_ms;
+	/* A task's run names its owner, so tasks/list finds it again. */
+	if (st->task)
+		rm.task_owner = proto_str_make(worker_task_owner());
 	st->start_ms = util_mono_ms();
 	mpbuf_init(&b);
 	proto_exec_run_pack(&b.pk, &rm);
@@ -219,6 +229,9 @@ tool_run_cells(struct worker_call *call)
 			}
 		}
 	}
+	/* A task answers at once; tasks/result is its wait. */
+	if (worker_call_task(call))
+		wait_ms = 0;
 	if (wait_ms > 0 && worker_call_wait_acquire(call) != 0)
 		return;
 	if ((h = worker_call_target(call)) == NULL)
@@ -231,6 +244,7 @@ tool_run_cells(struct worker_call *call)
 	st->refs = refs;
 	st->stop_on_error = stop;
 	st->wait_ms = wait_ms;
+	st->task = worker_call_task(call);
 	if (wait_ms > 0 && worker_call_has_progress(call))
 		st->progress = worker_progress_create(call, st->room, wait_ms);
 	/* Only all:true needs the notebook, to list its code cells. */
@@ -273,5 +287,6 @@ const struct tool_entry tool_run_cells_entry = {
 	.read_only = 0,
 	.destructive = 0,
 	.idempotent = 0,
+	.task_support = "optional",
 	.handler = tool_run_cells,
 };

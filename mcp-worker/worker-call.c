@@ -24,6 +24,8 @@ struct worker_call {
 	int				 waiting;
 	int				 cancelled;
 	int				 stateless;	/* 2026-07-28 */
+	int				 task;	/* as an MCP task */
+	struct json_object		*meta;	/* the result's _meta */
 	struct json_object		*progress;	/* token */
 	struct event			*progress_ev;
 	int64_t				 wait_start;
@@ -99,6 +101,7 @@ worker_call_free(struct worker_call *call)
 	json_object_put(call->id);
 	json_object_put(call->args);
 	json_object_put(call->extra);
+	json_object_put(call->meta);
 	free(call->owner);
 	free(call);
 	if (worker_call_n == 0)
@@ -125,6 +128,38 @@ worker_call_cancel_id(struct json_object *id)
 	worker_call_wait_release(call);
 	if (call->on_cancel != NULL)
 		call->on_cancel(call, call->cancel_arg);
+}
+
+/* The call asked to run as an MCP task (params.task). */
+void
+worker_call_set_task(struct worker_call *call)
+{
+	call->task = 1;
+}
+
+int
+worker_call_task(struct worker_call *call)
+{
+	return (call->task);
+}
+
+/* The result's _meta (takes the reference). */
+void
+worker_call_set_meta(struct worker_call *call, struct json_object *meta)
+{
+	json_object_put(call->meta);
+	call->meta = meta;
+}
+
+/* Answer with res as it is (a CreateTaskResult); takes res, frees call. */
+void
+worker_call_answer(struct worker_call *call, struct json_object *res)
+{
+	if (call->cancelled)
+		json_object_put(res);
+	else
+		worker_rpc_answer(call->id, res);
+	worker_call_free(call);
 }
 
 void
@@ -272,8 +307,27 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 static void
 worker_call_send(struct worker_call *call, struct json_object *res)
 {
-	size_t	len;
+	struct json_object	*sc, *err, *msg;
+	size_t			 len;
 
+	/*
+	 * A task that could not be created is no CreateTaskResult: the
+	 * request fails, with the tool error as its data (decision 024).
+	 */
+	if (call->task && json_object_get_boolean(json_object_object_get(res,
+	    "isError")) && (sc = json_object_object_get(res,
+	    "structuredContent")) != NULL &&
+	    (err = json_object_object_get(sc, "error")) != NULL) {
+		msg = json_object_object_get(err, "message");
+		worker_rpc_fail_data(call->id, -32602, msg != NULL ?
+		    json_object_get_string(msg) : "the task was not created",
+		    json_object_get(err));
+		json_object_put(res);
+		return;
+	}
+	if (call->meta != NULL)
+		json_object_object_add(res, "_meta",
+		    json_object_get(call->meta));
 	json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	if (len > PROTO_MCP_REPLY_CAP)

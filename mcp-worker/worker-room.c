@@ -245,7 +245,8 @@ worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
 		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
 		goto out;
 	}
-	if ((room = worker_room_find(nb->notebook_id)) != NULL) {
+	if ((room = worker_room_find(nb->notebook_id)) != NULL &&
+	    worker_room_alive(room)) {
 		/* Already joined here: share that connection. */
 		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
 	} else {

@@ -431,6 +431,7 @@ worker_rpc_capabilities(void)
 	json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 	json_object_object_add(caps, "resources", o);
 	json_object_object_add(caps, "logging", json_object_new_object());
+	json_object_object_add(caps, "tasks", worker_task_capability());
 	return (caps);
 }
 
@@ -505,8 +506,9 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
     int bad_unicode)
 {
 	const struct tool_entry	*te;
-	struct json_object	*name, *args = NULL, *meta = NULL;
+	struct json_object	*name, *args = NULL, *meta = NULL, *task;
 	struct worker_call	*call;
+	int			 as_task = 0;
 
 	if (params == NULL ||
 	    !json_object_object_get_ex(params, "name", &name) ||
@@ -518,6 +520,20 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 		worker_rpc_error(id, -32602, "Unknown tool: %s",
 		    json_object_get_string(name));
 		return;
+	}
+	/* A task-augmented call (MCP tasks, 2025-11-25). */
+	if (json_object_object_get_ex(params, "task", &task) &&
+	    task != NULL) {
+		if (te->task_support == NULL) {
+			worker_rpc_error(id, -32601, "%s cannot run as a "
+			    "task; call it without \"task\"", te->name);
+			return;
+		}
+		if (!json_object_is_type(task, json_type_object)) {
+			worker_rpc_error(id, -32602, "task must be an object");
+			return;
+		}
+		as_task = 1;
 	}
 	json_object_object_get_ex(params, "arguments", &args);
 	if (args != NULL && json_object_is_type(args, json_type_null))
@@ -540,6 +556,8 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 	if (params != NULL)
 		json_object_object_get_ex(params, "_meta", &meta);
 	call = worker_call_create(id, te, args, meta);
+	if (as_task)
+		worker_call_set_task(call);
 	json_object_put(args);
 	log_debug("tools/call %s", te->name);
 	te->handler(call);
@@ -711,6 +729,8 @@ worker_rpc_request(const char *method, struct json_object *id,
 		worker_resource_listen(id, params);
 	else if (strncmp(method, "resources/", 10) == 0)
 		worker_resource_request(method, id, params, modern);
+	else if (strncmp(method, "tasks/", 6) == 0)
+		worker_task_request(method, id, params);
 	else if (strcmp(method, "prompts/list") == 0) {
 		v = json_object_new_object();
 		json_object_object_add(v, "prompts", json_object_new_array());
@@ -726,6 +746,23 @@ void
 worker_rpc_fail(struct json_object *id, int code, const char *msg)
 {
 	worker_rpc_error(id, code, "%s", msg);
+}
+
+/* A JSON-RPC error with data (takes it) for a request. */
+void
+worker_rpc_fail_data(struct json_object *id, int code, const char *msg,
+    struct json_object *data)
+{
+	struct json_object	*m, *err;
+
+	err = worker_rpc_error_object(code, msg);
+	if (data != NULL)
+		json_object_object_add(err, "data", data);
+	m = json_object_new_object();
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", json_object_get(id));
+	json_object_object_add(m, "error", err);
+	worker_rpc_emit(m);
 }
 
 /* A plain result for a request (resources use it); takes res. */
@@ -832,6 +869,7 @@ worker_rpc_input(const char *buf, size_t len)
 		    json_object_object_get_ex(params, "requestId", &v)) {
 			worker_call_cancel_id(v);
 			worker_resource_cancel(v);
+			worker_task_cancel_id(v);
 		}
 		goto out;
 	}

@@ -166,6 +166,12 @@ worker_tool_page(u_int offset, u_int size, u_int *next)
 		json_object_object_add(ann, "openWorldHint",
 		    json_object_new_boolean(0));
 		json_object_object_add(t, "annotations", ann);
+		if (te->task_support != NULL) {
+			ann = json_object_new_object();
+			json_object_object_add(ann, "taskSupport",
+			    json_object_new_string(te->task_support));
+			json_object_object_add(t, "execution", ann);
+		}
 		json_object_array_add(tools, t);
 	}
 	res = json_object_new_object();

@@ -108,6 +108,7 @@ struct tool_entry {
 	int		 read_only;
 	int		 destructive;
 	int		 idempotent;
+	const char	*task_support;	/* MCP tasks: "optional", NULL */
 	void		(*handler)(struct worker_call *);
 };
 const struct tool_entry	*worker_tool_find(const char *);
@@ -150,6 +151,8 @@ void		 worker_rpc_log(int, const char *, const char *, ...)
 		     printflike(3, 4);
 void		 worker_rpc_stateless_result(struct json_object *);
 void		 worker_rpc_fail(struct json_object *, int, const char *);
+void		 worker_rpc_fail_data(struct json_object *, int,
+		     const char *, struct json_object *);
 void		 worker_rpc_result(struct json_object *, struct json_object *);
 int		 worker_rpc_page_cursor(struct json_object *, u_int *);
 u_int		 worker_rpc_page_size(void);
@@ -163,6 +166,12 @@ struct worker_call *worker_call_create(struct json_object *,
 		     const struct tool_entry *, struct json_object *,
 		     struct json_object *);
 void		 worker_call_cancel_id(struct json_object *);
+void		 worker_call_set_task(struct worker_call *);
+int		 worker_call_task(struct worker_call *);
+void		 worker_call_set_meta(struct worker_call *,
+		     struct json_object *);
+void		 worker_call_answer(struct worker_call *,
+		     struct json_object *);
 void		 worker_call_on_cancel(struct worker_call *,
 		     worker_call_cancel_cb, void *);
 int		 worker_call_cancelled(struct worker_call *);
@@ -456,6 +465,17 @@ const char	*worker_output_readiness(const char *);
 struct json_object *worker_output_cursor(struct worker_room *, int64_t);
 void		 worker_output_attached(struct worker_call *,
 		     struct worker_handle *, const struct worker_nb *);
+
+/* worker-task.c: runs as MCP tasks (docs/decisions/024). */
+#define WORKER_TASK_TTL_MS	3600000	/* finished records kept >= 1 h */
+#define WORKER_TASK_POLL_MS	1000	/* pollInterval suggested */
+void		 worker_task_request(const char *, struct json_object *,
+		     struct json_object *);
+void		 worker_task_cancel_id(struct json_object *);
+void		 worker_task_created(struct worker_call *, struct worker_room *,
+		     const msgpack_object *);
+const char	*worker_task_owner(void);
+struct json_object *worker_task_capability(void);
 
 /* worker-stdio.c and worker-proxy.c: the transports. */
 int	 worker_stdio_start(struct event_base *);

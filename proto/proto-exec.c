@@ -24,12 +24,15 @@ proto_exec_pack_opt(msgpack_packer *pk, const char *key, int has, int64_t v)
 void
 proto_exec_run_pack(msgpack_packer *pk, const struct proto_exec_run *m)
 {
-	msgpack_pack_map(pk, 1 + m->has_stop_on_error + m->has_timeout_ms);
+	msgpack_pack_map(pk, 1 + m->has_stop_on_error + m->has_timeout_ms +
+	    (m->task_owner.ptr != NULL));
 	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
 	if (m->has_stop_on_error)
 		proto_pack_bool(pk, "stop_on_error", m->stop_on_error);
 	if (m->has_timeout_ms)
 		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
+	if (m->task_owner.ptr != NULL)
+		proto_pack_pstr(pk, "task_owner", &m->task_owner);
 }
 
 int
@@ -44,6 +47,8 @@ proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
 	    &m->cell_ids, err, errlen));
 	PROTO_TRY(proto_field_bool(body, n, "stop_on_error", 0,
 	    &m->stop_on_error, &m->has_stop_on_error, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "task_owner", PROTO_NONUL,
+	    &m->task_owner, err, errlen));
 	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
 	    &m->has_timeout_ms, err, errlen));
 }
@@ -74,7 +79,9 @@ proto_exec_get_unpack(const msgpack_object *body, struct proto_exec_get *m,
 void
 proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 {
-	msgpack_pack_map(pk, 6 + (m->reason.ptr != NULL) + m->outputs_omitted);
+	msgpack_pack_map(pk, 6 + (m->reason.ptr != NULL) + m->outputs_omitted +
+	    (m->task_owner.ptr != NULL) + (m->created_at != 0) +
+	    (m->updated_at != 0));
 	proto_pack_pstr(pk, "execution_id", &m->execution_id);
 	/* Which daemon wrote it: an unfinished record of another is dead. */
 	proto_pack_int(pk, "daemon_started_at", m->daemon_started_at);
@@ -85,6 +92,12 @@ proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 		proto_pack_pstr(pk, "reason", &m->reason);
 	if (m->outputs_omitted)
 		proto_pack_bool(pk, "outputs_omitted", 1);
+	if (m->task_owner.ptr != NULL)
+		proto_pack_pstr(pk, "task_owner", &m->task_owner);
+	if (m->created_at != 0)
+		proto_pack_int(pk, "created_at", m->created_at);
+	if (m->updated_at != 0)
+		proto_pack_int(pk, "updated_at", m->updated_at);
 	proto_pack_doc(pk, "cells", &m->cells);
 }
 
@@ -110,8 +123,76 @@ proto_exec_state_unpack(const msgpack_object *body,
 	    err, errlen));
 	PROTO_TRY(proto_field_bool(body, n, "outputs_omitted", 0,
 	    &m->outputs_omitted, NULL, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "task_owner", 0, &m->task_owner,
+	    err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "created_at", 0, &m->created_at,
+	    NULL, err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "updated_at", 0, &m->updated_at,
+	    NULL, err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
+}
+
+void
+proto_exec_cancel_pack(msgpack_packer *pk, const struct proto_exec_cancel *m)
+{
+	msgpack_pack_map(pk, 1 + m->has_timeout_ms);
+	proto_pack_pstr(pk, "execution_id", &m->execution_id);
+	if (m->has_timeout_ms)
+		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
+}
+
+int
+proto_exec_cancel_unpack(const msgpack_object *body,
+    struct proto_exec_cancel *m, char *err, size_t errlen)
+{
+	const char	*n = "EXEC_CANCEL";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
+	    &m->execution_id, err, errlen));
+	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
+	    &m->has_timeout_ms, err, errlen));
+}
+
+void
+proto_exec_tasks_pack(msgpack_packer *pk, const struct proto_exec_tasks *m)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_pstr(pk, "task_owner", &m->task_owner);
+}
+
+int
+proto_exec_tasks_unpack(const msgpack_object *body,
+    struct proto_exec_tasks *m, char *err, size_t errlen)
+{
+	const char	*n = "EXEC_TASKS";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	return (proto_field_str(body, n, "task_owner", PROTO_REQ,
+	    &m->task_owner, err, errlen));
+}
+
+void
+proto_exec_tasks_reply_pack(msgpack_packer *pk,
+    const struct proto_exec_tasks_reply *m)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_doc(pk, "runs", &m->runs);
+}
+
+int
+proto_exec_tasks_reply_unpack(const msgpack_object *body,
+    struct proto_exec_tasks_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "EXEC_TASKS_REPLY";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
+	    &m->runs, err, errlen));
 }
 
 void

@@ -132,6 +132,7 @@ enum proto_msg {
 	PROTO_MSG_EXEC_RUN = 130,
 	PROTO_MSG_EXEC_STATE = 131,
 	PROTO_MSG_EXEC_GET = 132,
+	PROTO_MSG_EXEC_CANCEL = 133,	/* one run, as an MCP task */
 	PROTO_MSG_KERNEL_INTERRUPT = 134,
 	PROTO_MSG_KERNEL_RESTART = 135,
 	PROTO_MSG_KERNEL_INFO = 136,
@@ -141,6 +142,8 @@ enum proto_msg {
 	PROTO_MSG_KERNEL_SELECT = 140,
 	PROTO_MSG_BLOB_GET = 141,
 	PROTO_MSG_BLOB_REPLY = 142,
+	PROTO_MSG_EXEC_TASKS = 150,	/* room-less: one owner's task runs */
+	PROTO_MSG_EXEC_TASKS_REPLY = 151,
 
 	/* 200-299: daemon <-> runtime agent. */
 	PROTO_MSG_AGENT_START = 200,
@@ -548,6 +551,7 @@ struct proto_exec_run {
 	int			 stop_on_error;
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
+	struct proto_str	 task_owner;	/* an MCP task's session */
 };
 struct proto_exec_get {
 	struct proto_str	 execution_id;
@@ -563,6 +567,22 @@ struct proto_exec_state {
 	struct proto_str	 reason;
 	int			 outputs_omitted;
 	struct proto_doc	 cells;		/* [{cell_id, status, ...}] */
+	struct proto_str	 task_owner;	/* absent: not a task */
+	int64_t			 created_at;	/* ms since the epoch; 0: */
+	int64_t			 updated_at;	/* unknown (older record) */
+};
+struct proto_exec_cancel {
+	struct proto_str	 execution_id;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_exec_tasks {
+	struct proto_str	 task_owner;
+};
+struct proto_exec_tasks_reply {
+	/* [{execution_id, notebook_id, status, message, created_at,
+	 * updated_at}], newest first */
+	struct proto_doc	 runs;
 };
 struct proto_kernel_info_reply {
 	struct proto_str	 name;
@@ -594,6 +614,18 @@ void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
+void	proto_exec_cancel_pack(msgpack_packer *,
+	    const struct proto_exec_cancel *);
+int	proto_exec_cancel_unpack(const msgpack_object *,
+	    struct proto_exec_cancel *, char *, size_t);
+void	proto_exec_tasks_pack(msgpack_packer *,
+	    const struct proto_exec_tasks *);
+int	proto_exec_tasks_unpack(const msgpack_object *,
+	    struct proto_exec_tasks *, char *, size_t);
+void	proto_exec_tasks_reply_pack(msgpack_packer *,
+	    const struct proto_exec_tasks_reply *);
+int	proto_exec_tasks_reply_unpack(const msgpack_object *,
+	    struct proto_exec_tasks_reply *, char *, size_t);
 
 /* proto-status.c */
 const char *proto_run_status_name(enum proto_run_status);

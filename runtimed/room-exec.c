@@ -38,6 +38,9 @@ struct room_exec_cell {
 /* Delay before a record is queued for writing. */
 #define ROOM_EXEC_PERSIST_MS	20
 
+/* Most runs one EXEC_TASKS lists (a few per hour is what a client has). */
+#define ROOM_EXEC_TASKS_MAX	1000
+
 struct room_exec {
 	char			 id[37];
 	int			 persist;	/* on room_exec_persists */
@@ -53,6 +56,10 @@ struct room_exec {
 	size_t			 current;
 	int			 sent;	/* current cell in kernel */
 	uint32_t		 req;	/* its AGENT_EXECUTE's id */
+	char			*task_owner;	/* an MCP task's, or NULL */
+	int			 cancelled;	/* EXEC_CANCEL: ends so */
+	int64_t			 created_at;	/* ms since the epoch */
+	int64_t			 updated_at;	/* last status change */
 	TAILQ_ENTRY(room_exec)	 entry;
 };
 TAILQ_HEAD(room_exec_list, room_exec);
@@ -153,6 +160,7 @@ room_exec_destroy(struct room_exec *e)
 	}
 	free(e->cells);
 	free(e->message);
+	free(e->task_owner);
 	free(e);
 }
 
@@ -245,6 +253,9 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 	m.message = proto_str_make(e->message);
 	m.cells.pack = room_exec_pack_cells;
 	m.cells.arg = e;
+	m.task_owner = proto_str_make(e->task_owner);
+	m.created_at = e->created_at;
+	m.updated_at = e->updated_at;
 	proto_exec_state_pack(pk, &m);
 }
 
@@ -402,7 +413,11 @@ room_exec_finish(struct room_exec *e, enum proto_run_status status)
 		    e->cells[i].status == PROTO_CELL_RUNNING)
 			e->cells[i].status = PROTO_CELL_NOT_RUN;
 	}
+	/* A cancelled task stays cancelled, however its cell ended. */
+	if (e->cancelled)
+		status = PROTO_RUN_CANCELLED;
 	e->status = status;
+	e->updated_at = util_now_us() / 1000;
 	e->sent = 0;
 	TAILQ_REMOVE(&x->active, e, entry);
 	TAILQ_INSERT_HEAD(&x->finished, e, entry);
@@ -434,6 +449,8 @@ room_exec_kick(struct room *r)
 	while ((e = TAILQ_FIRST(&r->execs->active)) != NULL) {
 		if (e->sent || !room_kernel_ready(r))
 			return;
+		if (e->status != PROTO_RUN_RUNNING)
+			e->updated_at = util_now_us() / 1000;
 		e->status = PROTO_RUN_RUNNING;
 		while (e->current < e->ncells &&
 		    e->cells[e->current].type != ROOM_CELL_CODE) {
@@ -575,6 +592,8 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->room = r;
 	e->stop_on_error = stop;
 	e->status = PROTO_RUN_QUEUED;
+	e->task_owner = proto_str_dup(&m.task_owner);
+	e->created_at = e->updated_at = util_now_us() / 1000;
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
@@ -1113,9 +1132,16 @@ room_exec_done(struct room *r, const struct proto_agent_exec_done *m)
 		cell->execution_count = c->execution_count;
 	e->sent = 0;
 	e->current++;
-	if (m->status == PROTO_AGENT_EXEC_OK)
+	if (m->status == PROTO_AGENT_EXEC_OK) {
 		c->status = PROTO_CELL_OK;
-	else if (e->interrupted) {
+		if (e->cancelled) {
+			/* It ended before the interrupt came: stop here. */
+			room_cell_changed(r, "outputs", c->cell_id, e->id);
+			room_exec_finish(e, PROTO_RUN_CANCELLED);
+			room_exec_kick(r);
+			return;
+		}
+	} else if (e->interrupted) {
 		c->status = PROTO_CELL_INTERRUPTED;
 		room_cell_changed(r, "outputs", c->cell_id, e->id);
 		room_exec_finish(e, PROTO_RUN_INTERRUPTED);
@@ -1194,4 +1220,193 @@ room_exec_peer_gone(struct peer *p)
 		if (w->peer == p)
 			room_exec_wait_free(w);
 	}
+}
+
+/*
+ * EXEC_CANCEL {execution_id, timeout_ms?}: end this run only, as
+ * cancelled (an MCP task's tasks/cancel).  A queued run leaves the queue
+ * at once; a running one has its kernel interrupted and ends when the
+ * kernel reports, the reply waiting for that up to timeout_ms (default
+ * ROOM_EXEC_CANCEL_MS).  Other runs queued behind it go on.  A run that
+ * has already ended is refused, and nothing changes.
+ */
+#define ROOM_EXEC_CANCEL_MS	10000
+
+void
+room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
+    const msgpack_object *body)
+{
+	struct proto_exec_cancel m;
+	struct room_exec	*e;
+	char			*key, *nb = NULL, err[256];
+	void			*data = NULL;
+	size_t			 len;
+	int64_t			 timeout = ROOM_EXEC_CANCEL_MS;
+
+	if (proto_exec_cancel_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (m.has_timeout_ms && (timeout = room_exec_timeout(p, id, 1,
+	    m.timeout_ms)) < 0)
+		return;
+	len = m.execution_id.len;
+	if ((e = room_exec_find(r, m.execution_id.ptr, len)) == NULL) {
+		/* Not in memory: ended under an earlier daemon, or unknown. */
+		key = xstrndup(m.execution_id.ptr, len);
+		if (runtimed_store != NULL) {
+			room_exec_flush();
+			if (store_exec_get(runtimed_store, key, &nb, &data,
+			    &len) != 1 || strcmp(nb, r->id) != 0) {
+				free(nb);
+				nb = NULL;
+			}
+		}
+		if (nb != NULL)
+			peer_send_error(p, id, "invalid_argument", "run %s "
+			    "has already ended; nothing to cancel", key);
+		else
+			peer_send_error(p, id, "execution_not_found",
+			    "no run %s in this notebook", key);
+		free(key);
+		free(nb);
+		free(data);
+		return;
+	}
+	if (room_exec_terminal(e)) {
+		peer_send_error(p, id, "invalid_argument", "run %s has "
+		    "already ended (%s); nothing to cancel", e->id,
+		    proto_run_status_name(e->status));
+		return;
+	}
+	e->cancelled = 1;
+	free(e->message);
+	e->message = xstrdup("cancelled by request");
+	log_info("run %s: cancel", e->id);
+	if (!e->sent) {
+		/* Not in the kernel: it leaves the queue now. */
+		room_exec_finish(e, PROTO_RUN_CANCELLED);
+		room_exec_kick(r);
+		room_exec_reply(e, p, id);
+		return;
+	}
+	e->interrupted = 1;
+	if (room_kernel_interrupt(r) != 0)
+		log_warnx("run %s: the kernel cannot be interrupted", e->id);
+	room_exec_persist(e);
+	room_exec_answer(e, p, id, timeout);
+}
+
+/* One stored record into the list of EXEC_TASKS if owner's. */
+struct room_exec_tasks {
+	const struct proto_str	*owner;
+	struct json_object	*runs;
+};
+
+static int
+room_exec_tasks_one(const char *eid, const char *nb, const void *data,
+    size_t len, void *arg)
+{
+	struct room_exec_tasks	*t = arg;
+	struct json_object	*rec, *run, *v;
+	msgpack_unpacked	 u;
+	size_t			 off = 0, slen;
+	const char		*st;
+	enum proto_run_status	 rs;
+	int64_t			 inc;
+
+	if (json_object_array_length(t->runs) >= ROOM_EXEC_TASKS_MAX)
+		return (1);
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, data, len, &off) !=
+	    MSGPACK_UNPACK_SUCCESS || u.data.type != MSGPACK_OBJECT_MAP ||
+	    (st = proto_get_str(&u.data, "task_owner", &slen)) == NULL ||
+	    slen != t->owner->len || memcmp(st, t->owner->ptr, slen) != 0) {
+		msgpack_unpacked_destroy(&u);
+		return (0);
+	}
+	rec = mpjson_unpack(&u.data);
+	st = proto_get_str(&u.data, "status", &slen);
+	if (proto_get_int(&u.data, "daemon_started_at", &inc) != 0)
+		inc = 0;
+	if (st != NULL && proto_run_status_parse(st, slen, &rs) == 0 &&
+	    !proto_run_status_ended(rs) &&
+	    inc != runtimed_incarnation.started_at)
+		rec = room_exec_orphan(rec);
+	msgpack_unpacked_destroy(&u);
+	run = json_object_new_object();
+	json_object_object_add(run, "execution_id",
+	    json_object_new_string(eid));
+	json_object_object_add(run, "notebook_id", json_object_new_string(nb));
+	if (json_object_object_get_ex(rec, "status", &v))
+		json_object_object_add(run, "status", json_object_get(v));
+	if (json_object_object_get_ex(rec, "message", &v))
+		json_object_object_add(run, "message", json_object_get(v));
+	if (json_object_object_get_ex(rec, "created_at", &v))
+		json_object_object_add(run, "created_at", json_object_get(v));
+	if (json_object_object_get_ex(rec, "updated_at", &v))
+		json_object_object_add(run, "updated_at", json_object_get(v));
+	json_object_put(rec);
+	json_object_array_add(t->runs, run);
+	return (0);
+}
+
+/* Newest first. */
+static int
+room_exec_tasks_cmp(const void *a, const void *b)
+{
+	struct json_object *const	*ja = a, *const *jb = b;
+	int64_t				 ta, tb;
+
+	ta = json_object_get_int64(json_object_object_get(*ja, "created_at"));
+	tb = json_object_get_int64(json_object_object_get(*jb, "created_at"));
+	return (ta < tb ? 1 : ta > tb ? -1 : 0);
+}
+
+static void
+room_exec_tasks_pack(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
+/*
+ * EXEC_TASKS {task_owner} (room-less): the runs that owner submitted as
+ * MCP tasks, of every notebook, from the store (every run is there
+ * within ROOM_EXEC_PERSIST_MS, and pending ones are flushed first), so
+ * the list is the same after a worker or daemon restart.
+ */
+void
+room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
+{
+	struct proto_exec_tasks		 m;
+	struct proto_exec_tasks_reply	 rm;
+	struct room_exec_tasks		 t;
+	struct mpbuf			 b;
+	char				 err[256];
+
+	if (proto_exec_tasks_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	t.owner = &m.task_owner;
+	t.runs = json_object_new_array();
+	if (runtimed_store != NULL) {
+		room_exec_flush();
+		if (store_exec_each(runtimed_store, room_exec_tasks_one,
+		    &t) != 0) {
+			json_object_put(t.runs);
+			peer_send_error(p, id, "notebook_unavailable",
+			    "the state database cannot be read");
+			return;
+		}
+	}
+	json_object_array_sort(t.runs, room_exec_tasks_cmp);
+	memset(&rm, 0, sizeof rm);
+	rm.runs.pack = room_exec_tasks_pack;
+	rm.runs.arg = t.runs;
+	mpbuf_init(&b);
+	proto_exec_tasks_reply_pack(&b.pk, &rm);
+	peer_send(p, PROTO_MSG_EXEC_TASKS_REPLY, id, &b.sb);
+	mpbuf_free(&b);
+	json_object_put(t.runs);
 }

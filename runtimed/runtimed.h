@@ -376,6 +376,9 @@ void	room_exec_interrupt(struct room *, const char *);
 u_int	room_exec_queue_length(struct room *);
 void	room_exec_peer_gone(struct peer *);
 void	room_exec_flush(void);
+void	room_exec_cancel(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
+void	room_exec_tasks(struct peer *, uint32_t, const msgpack_object *);
 
 /* kernel-pool.c */
 void		 kernel_pool_set_size(int);

@@ -509,6 +509,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 	case PROTO_MSG_EXEC_GET:
 		room_exec_get(c->room, c->peer, hdr->id, body);
 		break;
+	case PROTO_MSG_EXEC_CANCEL:
+		room_exec_cancel(c->room, c->peer, hdr->id, body);
+		break;
 	case PROTO_MSG_KERNEL_INTERRUPT:
 		if (room_kernel_interrupt(c->room) != 0) {
 			peer_send_error(c->peer, hdr->id, "kernel_unavailable",
@@ -597,6 +600,9 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		break;
 	case PROTO_MSG_BLOB_GET:
 		kernel_blob_get(p, hdr->id, body);
+		break;
+	case PROTO_MSG_EXEC_TASKS:
+		room_exec_tasks(p, hdr->id, body);
 		break;
 	default:
 		/* A reply (OK, PONG) waits for nothing; a second HELLO. */

@@ -808,6 +808,38 @@ store_exec_prune(struct store *st, const char *nb_id, int keep,
 }
 
 /*
+ * Every execution record, newest finished first, to cb(execution_id,
+ * notebook_id, record, length, arg) until it returns non-zero: 0, or -1
+ * when the table cannot be read.
+ */
+int
+store_exec_each(struct store *st, store_exec_cb cb, void *arg)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT execution_id, notebook_id, "
+	    "record FROM executions ORDER BY finished_at DESC", -1, &s,
+	    NULL) != SQLITE_OK)
+		return (-1);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (cb((const char *)sqlite3_column_text(s, 0),
+		    (const char *)sqlite3_column_text(s, 1),
+		    sqlite3_column_blob(s, 2),
+		    (size_t)sqlite3_column_bytes(s, 2), arg) != 0) {
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		rc = store_read_failed(st, "the execution records");
+	else
+		rc = 0;
+	sqlite3_finalize(s);
+	return (rc);
+}
+
+/*
  * The files table: which notebook_id a file-backed notebook has, by its
  * real path, so a room opened again (after an unload or a restart) keeps
  * its id.  dev, ino, size and mtime are the file as last seen, to know it

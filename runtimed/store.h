@@ -41,6 +41,8 @@ struct store_file {
 typedef int (*store_room_cb)(const struct store_room *, void *);
 typedef int (*store_file_cb)(const struct store_file *, void *);
 typedef int (*store_journal_cb)(uint64_t, const void *, size_t, void *);
+typedef int (*store_exec_cb)(const char *, const char *, const void *,
+    size_t, void *);
 /* A writer job is done (in the loop): ok, else why not. */
 typedef void (*store_writer_cb)(int, const char *, void *);
 
@@ -69,6 +71,7 @@ int		 store_exec_put(struct store *, const char *, const char *,
 int		 store_exec_get(struct store *, const char *, char **,
 		     void **, size_t *);
 int		 store_exec_prune(struct store *, const char *, int, int64_t);
+int		 store_exec_each(struct store *, store_exec_cb, void *);
 int		 store_file_put(struct store *, const struct store_file *,
 		     char **);
 int		 store_file_get(struct store *, const char *, const char *,

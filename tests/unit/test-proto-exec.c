@@ -38,6 +38,7 @@ Test(proto_exec, run_get_round_trip)
 	r.stop_on_error = 0;
 	r.has_timeout_ms = 1;
 	r.timeout_ms = 5000;
+	r.task_owner = proto_str_make("mcp-1");
 	pt_init(&b);
 	proto_exec_run_pack(&b.pk, &r);
 	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
@@ -45,9 +46,10 @@ Test(proto_exec, run_get_round_trip)
 	cr_assert_eq(rz.cell_ids.obj->via.array.size, 2);
 	cr_assert(rz.has_stop_on_error && !rz.stop_on_error);
 	cr_assert(rz.has_timeout_ms && rz.timeout_ms == 5000);
+	pt_str_eq(rz.task_owner, "mcp-1");
 	pt_refuses_all(proto_exec_run_unpack, struct proto_exec_run,
 	    pt_body(&b), "EXEC_RUN", "cell_ids", "stop_on_error",
-	    "timeout_ms");
+	    "timeout_ms", "task_owner");
 	pt_free(&b);
 
 	memset(&g, 0, sizeof g);
@@ -78,6 +80,9 @@ Test(proto_exec, state_round_trip)
 	s.outputs_omitted = 1;
 	s.cells.pack = pack_ids;
 	s.cells.arg = "x";
+	s.task_owner = proto_str_make("mcp-2");
+	s.created_at = 1700000000000;
+	s.updated_at = 1700000000500;
 	pt_init(&b);
 	proto_exec_state_pack(&b.pk, &s);
 	/* message is always there, nil when there is none. */
@@ -91,10 +96,60 @@ Test(proto_exec, state_round_trip)
 	pt_str_eq(z.reason, "kernel_restarted");
 	cr_assert_null(z.message.ptr);
 	cr_assert(z.outputs_omitted);
+	pt_str_eq(z.task_owner, "mcp-2");
+	cr_assert_eq(z.created_at, 1700000000000);
+	cr_assert_eq(z.updated_at, 1700000000500);
 	pt_refuses_all(proto_exec_state_unpack, struct proto_exec_state,
 	    pt_body(&b), "EXEC_STATE", "execution_id", "daemon_started_at",
 	    "notebook_id", "status", "message", "reason", "outputs_omitted",
-	    "cells");
+	    "task_owner", "created_at", "updated_at", "cells");
+	pt_free(&b);
+}
+
+Test(proto_exec, cancel_tasks_round_trip)
+{
+	struct proto_exec_cancel	 c, cz;
+	struct proto_exec_tasks		 t, tz;
+	struct proto_exec_tasks_reply	 r, rz;
+	struct pt_buf			 b;
+	char				 err[256];
+
+	memset(&c, 0, sizeof c);
+	c.execution_id = proto_str_make("e1");
+	c.has_timeout_ms = 1;
+	c.timeout_ms = 10000;
+	pt_init(&b);
+	proto_exec_cancel_pack(&b.pk, &c);
+	cr_assert_eq(proto_exec_cancel_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(cz.execution_id, "e1");
+	cr_assert(cz.has_timeout_ms && cz.timeout_ms == 10000);
+	pt_refuses_all(proto_exec_cancel_unpack, struct proto_exec_cancel,
+	    pt_body(&b), "EXEC_CANCEL", "execution_id", "timeout_ms");
+	pt_free(&b);
+
+	memset(&t, 0, sizeof t);
+	t.task_owner = proto_str_make("mcp-3");
+	pt_init(&b);
+	proto_exec_tasks_pack(&b.pk, &t);
+	cr_assert_eq(proto_exec_tasks_unpack(pt_body(&b), &tz, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(tz.task_owner, "mcp-3");
+	pt_refuses_all(proto_exec_tasks_unpack, struct proto_exec_tasks,
+	    pt_body(&b), "EXEC_TASKS", "task_owner");
+	pt_free(&b);
+
+	memset(&r, 0, sizeof r);
+	r.runs.pack = pack_ids;
+	r.runs.arg = "e2";
+	pt_init(&b);
+	proto_exec_tasks_reply_pack(&b.pk, &r);
+	cr_assert_eq(proto_exec_tasks_reply_unpack(pt_body(&b), &rz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(rz.runs.obj->via.array.size, 2);
+	pt_refuses_all(proto_exec_tasks_reply_unpack,
+	    struct proto_exec_tasks_reply, pt_body(&b), "EXEC_TASKS_REPLY",
+	    "runs");
 	pt_free(&b);
 }
 
