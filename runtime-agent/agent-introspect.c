@@ -13,9 +13,10 @@
  * its control thread while a cell runs, without starting debugpy); the
  * reply, tens of KB of DAP variables, is cut to the user's names.  A
  * kernel without one is asked only while idle, by a silent execute that
- * neither stores history nor counts (silent, store_history false): for
- * Python a user_expression that returns the list as base64 JSON, for R
- * code writing it as JSON to a file of our 0700 runtime directory.
+ * neither stores history nor counts (silent, store_history false): code
+ * for its language (Python, R) that writes the list as JSON to a file of
+ * our 0700 runtime directory, since not every kernel evaluates
+ * user_expressions (IRkernel and xeus-python's raw mode do not).
  * While a cell runs such a kernel cannot answer: ERROR busy names it.
  *
  * AGENT_COMPLETE and AGENT_INSPECT are complete_request and
@@ -36,13 +37,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "agent.h"
 
 /* A request's bound when the daemon gives none. */
 #define AGENT_INTROSPECT_TIMEOUT_MS	5000
-/* Largest answer read back from a kernel (base64 text, R's file). */
+/* Largest answer read back from a kernel's file. */
 #define AGENT_INTROSPECT_READ_MAX	(8 * 1024 * 1024)
 /* Names a kernel lists before ours are cut: max is at most this. */
 #define AGENT_INTROSPECT_KERNEL_MAX	PROTO_VARIABLES_MAX
@@ -61,7 +60,7 @@ struct agent_introspect_req {
 	int				 while_busy;
 	char				*filter;	/* NULL: every name */
 	uint64_t			 max;
-	char				*path;	/* R's answer file */
+	char				*path;	/* the kernel's answer file */
 	struct event			*timer;
 	TAILQ_ENTRY(agent_introspect_req) entry;
 };
@@ -71,6 +70,7 @@ static TAILQ_HEAD(, agent_introspect_req) agent_introspect_reqs =
 /* What the ready kernel can do (agent_introspect_caps). */
 static int	 agent_introspect_debugger;
 static int	 agent_introspect_subshells;
+static int	 agent_introspect_dap;	/* inspectVariables unstarted */
 static char	*agent_introspect_language;	/* language_info.name */
 static int	 agent_introspect_dap_seq;
 
@@ -80,14 +80,15 @@ static const char *agent_introspect_hidden[] = {
 };
 
 /*
- * The Python user_expression: the user's names (not _-prefixed, not
- * IPython's, not modules) matching the pattern, sorted, at most M of
- * them, each with type, a reprlib repr and len or shape where cheap; as
- * base64 of JSON so that its text/plain repr needs no unquoting.
+ * The Python code: the user's names (not _-prefixed, not IPython's, not
+ * modules) matching the pattern, sorted, at most M of them, each with
+ * type, a reprlib repr and len or shape where cheap, written as JSON to
+ * the file; one expression statement, so it leaves no name behind.
  */
 #define AGENT_INTROSPECT_PY						\
-	"(lambda ns, hid, fn, rl, F, M: __import__('base64').b64encode("	\
-	"__import__('json').dumps((lambda names: {'total': len(names), "	\
+	"__import__('io').open(%s, 'w', encoding='utf-8').write("	\
+	"(lambda ns, hid, fn, rl, F, M: __import__('json').dumps("	\
+	"(lambda names: {'total': len(names), "				\
 	"'variables': [(lambda k, v: {'name': k, 'type': "		\
 	"(type(v).__module__ + '.' if type(v).__module__ != 'builtins' "	\
 	"else '') + type(v).__qualname__, 'repr': rl.repr(v), 'len': "	\
@@ -97,13 +98,14 @@ static const char *agent_introspect_hidden[] = {
 	"else None})(k, ns[k]) for k in names[:M]]})(sorted(k for k in "	\
 	"list(ns) if not k.startswith('_') and k not in hid and not "	\
 	"isinstance(ns[k], type(fn)) and (F is None or "		\
-	"fn.fnmatchcase(k, F)))), default=str).encode()).decode())("	\
-	"get_ipython().user_ns, get_ipython().user_ns_hidden, "		\
+	"fn.fnmatchcase(k, F)))), default=str))("			\
+	"globals(), getattr(globals().get('get_ipython', lambda: None)(), "	\
+	"'user_ns_hidden', {}), "						\
 	"__import__('fnmatch'), (lambda r: [setattr(r, a, n) for a, n in "	\
 	"(('maxstring', 200), ('maxother', 200), ('maxlong', 60))] and r)("	\
-	"__import__('reprlib').Repr()), %s, %llu)"
+	"__import__('reprlib').Repr()), %s, %llu))"
 
-/* The same for R, written to a file (IRkernel has no user_expressions). */
+/* The same for R (IRkernel has no user_expressions either). */
 #define AGENT_INTROSPECT_R						\
 	"local({F <- %s; M <- %llu; nm <- ls(globalenv()); "		\
 	"if (!is.null(F)) nm <- nm[grepl(utils::glob2rx(F), nm)]; "	\
@@ -121,6 +123,7 @@ static const char *agent_introspect_hidden[] = {
 static void	agent_introspect_error(uint32_t, const char *, const char *,
 		    ...) printflike(3, 4);
 static void	agent_introspect_busy(uint32_t, const char *);
+static int	agent_introspect_running(void);
 static void	agent_introspect_free(struct agent_introspect_req *);
 static void	agent_introspect_timeout_cb(evutil_socket_t, short, void *);
 static struct agent_introspect_req *agent_introspect_new(
@@ -141,7 +144,6 @@ static void	agent_introspect_pack_json(msgpack_packer *, const void *);
 static int	agent_introspect_feature(struct json_object *, const char *);
 static void	agent_introspect_debug_reply(struct agent_kernel *,
 		    struct agent_introspect_req *, struct json_object *);
-static struct json_object *agent_introspect_base64_json(const char *);
 static void	agent_introspect_exec_reply(struct agent_introspect_req *,
 		    struct json_object *);
 static void	agent_introspect_complete_reply(struct agent_introspect_req *,
@@ -180,6 +182,15 @@ agent_introspect_error(uint32_t id, const char *code, const char *fmt, ...)
 	free(msg);
 }
 
+/* Is a run's cell in the kernel now? */
+static int
+agent_introspect_running(void)
+{
+	const char	*exec_id, *cell_id;
+
+	return (agent_exec_lookup(NULL, &exec_id, &cell_id) == 0);
+}
+
 /* ERROR busy naming the cell in the kernel and its run. */
 static void
 agent_introspect_busy(uint32_t id, const char *why)
@@ -211,8 +222,7 @@ agent_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct agent_introspect_req	*r = arg;
 
-	if (agent_exec_lookup(NULL, &(const char *){ NULL },
-	    &(const char *){ NULL }) == 0)
+	if (agent_introspect_running())
 		agent_introspect_busy(r->id, r->kind ==
 		    AGENT_INTROSPECT_DEBUG ? "the kernel's debugger did not "
 		    "answer in time" : "this request waits behind it past "
@@ -236,8 +246,7 @@ agent_introspect_new(enum agent_introspect_kind kind, uint32_t id,
 	r = xcalloc(1, sizeof *r);
 	r->kind = kind;
 	r->id = id;
-	r->while_busy = agent_exec_lookup(NULL, &(const char *){ NULL },
-	    &(const char *){ NULL }) == 0;
+	r->while_busy = agent_introspect_running();
 	r->timer = evtimer_new(agent_base_get(), agent_introspect_timeout_cb,
 	    r);
 	tv.tv_sec = timeout_ms / 1000;
@@ -292,9 +301,9 @@ agent_introspect_literal(const char *s)
 static void
 agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 {
-	struct json_object	*content, *ue;
+	struct json_object	*content;
 	const char		*lang = agent_introspect_language;
-	char			*f, *code, *expr = NULL, *path;
+	char			*f, *code, *path;
 	static u_int		 n;
 
 	if (lang == NULL || (strcasecmp(lang, "python") != 0 &&
@@ -308,28 +317,24 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 	}
 	r->kind = AGENT_INTROSPECT_EXEC;
 	f = agent_introspect_literal(r->filter);
-	if (strcasecmp(lang, "python") == 0) {
-		xasprintf(&expr, AGENT_INTROSPECT_PY, f != NULL ? f : "None",
-		    (unsigned long long)r->max);
-		code = xstrdup("");
-	} else {
-		xasprintf(&r->path, "%s/vars-%ld-%u.json",
-		    agent_kernel_runtime_dir(k), (long)getpid(), n++);
-		path = agent_introspect_literal(r->path);
+	xasprintf(&r->path, "%s/vars-%ld-%u.json", agent_kernel_runtime_dir(k),
+	    (long)getpid(), n++);
+	path = agent_introspect_literal(r->path);
+	if (strcasecmp(lang, "python") == 0)
+		xasprintf(&code, AGENT_INTROSPECT_PY, path, f != NULL ? f :
+		    "None", (unsigned long long)r->max);
+	else
 		xasprintf(&code, AGENT_INTROSPECT_R, f != NULL ? f : "NULL",
 		    (unsigned long long)r->max, path);
-		free(path);
-	}
+	free(path);
 	free(f);
 	content = json_object_new_object();
 	json_object_object_add(content, "code", json_object_new_string(code));
 	json_object_object_add(content, "silent", json_object_new_boolean(1));
 	json_object_object_add(content, "store_history",
 	    json_object_new_boolean(0));
-	ue = json_object_new_object();
-	if (expr != NULL)
-		json_object_object_add(ue, "rtd", json_object_new_string(expr));
-	json_object_object_add(content, "user_expressions", ue);
+	json_object_object_add(content, "user_expressions",
+	    json_object_new_object());
 	json_object_object_add(content, "allow_stdin",
 	    json_object_new_boolean(0));
 	json_object_object_add(content, "stop_on_error",
@@ -338,7 +343,6 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 	    content);
 	json_object_put(content);
 	free(code);
-	free(expr);
 }
 
 /* AGENT_VARIABLES {filter?, max?, timeout_ms?}. */
@@ -366,10 +370,10 @@ agent_introspect_variables(struct peer *p, uint32_t id,
 	r->max = m.has_max ? m.max : PROTO_VARIABLES_DEFAULT;
 	if (r->max > PROTO_VARIABLES_MAX)
 		r->max = PROTO_VARIABLES_MAX;
-	if (!agent_introspect_debugger) {
+	if (!agent_introspect_dap) {
 		if (r->while_busy) {
-			agent_introspect_busy(id, "this kernel has no "
-			    "debugger to answer while it runs");
+			agent_introspect_busy(id, "this kernel cannot list "
+			    "variables while it runs");
 			agent_introspect_free(r);
 		} else
 			agent_introspect_exec(k, r);
@@ -444,6 +448,7 @@ agent_introspect_vars_reply(struct agent_introspect_req *r,
 	const char			*name, *repr, *type;
 	size_t				 i, n;
 	uint64_t			 total = 0;
+	int64_t				 dropped = 0;
 	int				 cut;
 	struct mpbuf			 b;
 
@@ -455,8 +460,10 @@ agent_introspect_vars_reply(struct agent_introspect_req *r,
 		name = agent_introspect_str(v, "name");
 		type = agent_introspect_str(v, "type");
 		if (!agent_introspect_user_name(name, r->filter) ||
-		    (type != NULL && strcmp(type, "module") == 0))
+		    (type != NULL && strcmp(type, "module") == 0)) {
+			dropped++;
 			continue;
+		}
 		if (total++ >= r->max)
 			continue;
 		if ((repr = agent_introspect_str(v, "repr")) == NULL &&
@@ -480,8 +487,9 @@ agent_introspect_vars_reply(struct agent_introspect_req *r,
 			json_object_object_add(o, "shape", json_object_get(x));
 		json_object_array_add(out, o);
 	}
-	if (kernel_total >= 0 && (uint64_t)kernel_total > total)
-		total = (uint64_t)kernel_total;
+	/* The kernel cut at max: it counted what matched, ours included. */
+	if (kernel_total - dropped > (int64_t)total)
+		total = (uint64_t)(kernel_total - dropped);
 	memset(&m, 0, sizeof m);
 	m.variables.pack = agent_introspect_pack_json;
 	m.variables.arg = out;
@@ -521,74 +529,26 @@ agent_introspect_debug_reply(struct agent_kernel *k,
 		agent_introspect_exec(k, r);
 }
 
-/* The JSON inside base64 text (quotes and breaks around it skipped). */
-static struct json_object *
-agent_introspect_base64_json(const char *text)
-{
-	struct json_object	*o;
-	unsigned char		*out;
-	char			*clean;
-	size_t			 i, n = 0, len = strlen(text);
-	int			 olen, pad = 0;
-
-	if (len > AGENT_INTROSPECT_READ_MAX)
-		return (NULL);
-	clean = xmalloc(len + 1);
-	for (i = 0; i < len; i++) {
-		if (isalnum((u_char)text[i]) || text[i] == '+' ||
-		    text[i] == '/' || text[i] == '=')
-			clean[n++] = text[i];
-	}
-	clean[n] = '\0';
-	if (n % 4 != 0) {
-		free(clean);
-		return (NULL);
-	}
-	out = xmalloc(n / 4 * 3 + 1);
-	olen = EVP_DecodeBlock(out, (unsigned char *)clean, (int)n);
-	if (n >= 1 && clean[n - 1] == '=')
-		pad++;
-	if (n >= 2 && clean[n - 2] == '=')
-		pad++;
-	free(clean);
-	if (olen < 0) {
-		free(out);
-		return (NULL);
-	}
-	olen -= pad;
-	out[olen] = '\0';
-	o = json_tokener_parse((char *)out);
-	free(out);
-	return (o);
-}
-
 /* execute_reply of the silent variables request. */
 static void
 agent_introspect_exec_reply(struct agent_introspect_req *r,
     struct json_object *content)
 {
-	struct json_object	*ue, *v, *data, *res = NULL, *vars, *t;
-	const char		*status, *text;
+	struct json_object	*res = NULL, *vars, *t;
+	const char		*status;
 	char			*buf, *cause;
 	size_t			 len;
 
 	status = agent_introspect_str(content, "status");
 	if (status == NULL || strcmp(status, "ok") != 0)
 		goto fail;
-	if (r->path != NULL) {
-		if (util_read_file(r->path, &buf, &len, &cause) != 0) {
-			log_warnx("variables: %s", cause);
-			free(cause);
-			goto fail;
-		}
-		res = len <= AGENT_INTROSPECT_READ_MAX ?
-		    json_tokener_parse(buf) : NULL;
-		free(buf);
-	} else if (json_object_object_get_ex(content, "user_expressions",
-	    &ue) && json_object_object_get_ex(ue, "rtd", &v) &&
-	    json_object_object_get_ex(v, "data", &data) &&
-	    (text = agent_introspect_str(data, "text/plain")) != NULL)
-		res = agent_introspect_base64_json(text);
+	if (util_read_file(r->path, &buf, &len, &cause) != 0) {
+		log_warnx("variables: %s", cause);
+		free(cause);
+		goto fail;
+	}
+	res = len <= AGENT_INTROSPECT_READ_MAX ? json_tokener_parse(buf) : NULL;
+	free(buf);
 	if (res == NULL || !json_object_object_get_ex(res, "variables",
 	    &vars) || !json_object_is_type(vars, json_type_array)) {
 		json_object_put(res);
@@ -723,7 +683,8 @@ agent_introspect_complete_reply(struct agent_introspect_req *r,
 			if (tt != NULL && strcmp(tt, text) == 0)
 				type = agent_introspect_str(t, "type");
 		}
-		if (type != NULL && *type != '\0')
+		if (type != NULL && *type != '\0' &&
+		    strcmp(type, "<unknown>") != 0)
 			json_object_object_add(o, "type",
 			    json_object_new_string(type));
 		json_object_array_add(out, o);
@@ -903,6 +864,16 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 	    json_object_get_boolean(v))
 		from = "kernelspec";
 	agent_introspect_debugger = from != NULL;
+	/*
+	 * Only ipykernel answers inspectVariables with its debugger not
+	 * started; xeus-python, which declares a debugger too, aborts on it
+	 * (measured), and starting a debugger (debugpy) in a user's kernel
+	 * to list names is too much.  So the control channel is asked only
+	 * of the implementation that answers it unstarted.
+	 */
+	s = agent_introspect_str(info, "implementation");
+	agent_introspect_dap = agent_introspect_debugger && s != NULL &&
+	    strcmp(s, "ipython") == 0;
 	agent_introspect_subshells = agent_introspect_feature(features,
 	    "kernel subshells");
 	json_object_object_add(caps, "debugger",
@@ -919,6 +890,6 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 		agent_introspect_language = xstrdup(s);
 	/* How list_variables answers while a cell runs, for a reader. */
 	json_object_object_add(caps, "variables_while_busy",
-	    json_object_new_boolean(agent_introspect_debugger));
+	    json_object_new_boolean(agent_introspect_dap));
 	return (caps);
 }

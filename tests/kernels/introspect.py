@@ -225,6 +225,31 @@ def ir_part(w):
        "naming run %s while it sleeps" % (before, eid))
 
 
+def xpython_part(w):
+    """xeus-python: raw mode has no debugger and no user_expressions;
+    the IPython mode declares a debugger that an unstarted
+    inspectVariables would abort, so both are asked when idle."""
+    for name in ("xpython-raw", "xpython"):
+        sc, _ = call(w, "create_notebook", kernel=name)
+        h = sc["notebook_handle"]
+        _, sc, _, _ = run(w, h, "a = [1, 2, 3]", 50)
+        if sc["status"] != "done":
+            fail("%s setup: %s" % (name, json.dumps(sc)))
+        before = count(w, h)
+        sc, text = call(w, "list_variables", notebook_handle=h, filter="a*")
+        v = {x["name"]: x for x in sc["variables"]}
+        if v.get("a", {}).get("len") != 3 or sc.get("via") != "execute":
+            fail("%s variables: %s" % (name, json.dumps(sc)))
+        if count(w, h) != before:
+            fail("%s execution_count moved" % name)
+        info, _ = call(w, "get_kernel_info", notebook_handle=h)
+        if info["state"] != "idle" or \
+                info["capabilities"]["variables_while_busy"]:
+            fail("%s after variables: %s" % (name, json.dumps(info)))
+    ok("xpython-raw and xpython: variables by a silent execute (a len 3), "
+       "execution_count unchanged, the kernel alive")
+
+
 def main():
     w = Worker(BUILD, ENV, os.path.join(TMP, "worker.log"))
     try:
@@ -234,6 +259,8 @@ def main():
             ir_part(w)
         else:
             print("no R: the ir part skipped")
+        if os.path.exists("/usr/bin/xpython"):
+            xpython_part(w)
     finally:
         w.close()
     return nb
