@@ -120,6 +120,12 @@ def python_part(w):
         fail("variables while busy: %s" % json.dumps(sc))
     if dt >= 1:
         fail("variables while busy took %.2f s" % dt)
+    # Completion waits behind the cell for its bound, then says why.
+    t1 = time.monotonic()
+    e = call_err(w, "complete_code", notebook_handle=h, code="import o")
+    dt1 = time.monotonic() - t1
+    if e["code"] != "busy" or eid not in e["message"] or not 4 < dt1 < 9:
+        fail("complete while busy (%.1f s): %s" % (dt1, json.dumps(e)))
     st, _ = call(w, "get_results", notebook_handle=h, execution_id=eid,
                  timeout_secs=0)
     if st["status"] != "running":
@@ -130,7 +136,8 @@ def python_part(w):
     if st["status"] != "interrupted":
         fail("interrupted sleep: %s" % json.dumps(st))
     ok("list_variables while time.sleep(30) runs: %.0f ms, while_busy, "
-       "the sleep still running until interrupted" % (dt * 1000))
+       "the sleep still running until interrupted; complete_code behind "
+       "it: busy naming the run after %.1f s" % (dt * 1000, dt1))
 
     # input(): the wait returns at once, send_input answers, once.
     _, sc, text, dt = run(w, h, "x = input('name? ')\nprint('hello', x)",
