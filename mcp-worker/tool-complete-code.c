@@ -6,6 +6,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "worker.h"
 
@@ -68,7 +69,7 @@ tool_complete_code(struct worker_call *call)
 		"cursor_pos", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
-	struct proto_complete		 m;
+	struct proto_complete		 m = { 0 };
 	struct worker_handle		*h;
 	struct mpbuf			 b;
 	const char			*code;
@@ -84,10 +85,18 @@ tool_complete_code(struct worker_call *call)
 		free(msg);
 		return;
 	}
+	/* The whole string: code may hold NUL. */
+	m.code.ptr = code;
+	m.code.len = (size_t)json_object_get_string_len(
+	    json_object_object_get(args, "code"));
+	if (m.code.len > PROTO_CODE_MAX) {
+		worker_call_error(call, "invalid_argument", "'code' is over "
+		    "%u bytes: send the lines around the cursor",
+		    PROTO_CODE_MAX);
+		return;
+	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	memset(&m, 0, sizeof m);
-	m.code = proto_str_make(code);
 	m.has_cursor_pos = pos >= 0;
 	m.cursor_pos = pos;
 	m.has_timeout_ms = 1;

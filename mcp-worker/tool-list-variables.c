@@ -7,6 +7,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "worker.h"
 
@@ -89,6 +90,18 @@ tool_list_variables(struct worker_call *call)
 	    &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
+		return;
+	}
+	if (filter != NULL && (size_t)json_object_get_string_len(
+	    json_object_object_get(worker_call_args(call), "filter")) !=
+	    strlen(filter)) {
+		worker_call_error(call, "invalid_argument", "'filter' holds a "
+		    "NUL: a name pattern cannot");
+		return;
+	}
+	if (filter != NULL && strlen(filter) > PROTO_FILTER_MAX) {
+		worker_call_error(call, "invalid_argument", "'filter' is over "
+		    "%u bytes", PROTO_FILTER_MAX);
 		return;
 	}
 	if ((h = worker_call_target(call)) == NULL)

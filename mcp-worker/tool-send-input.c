@@ -6,6 +6,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "worker.h"
 
@@ -54,7 +55,11 @@ tool_send_input(struct worker_call *call)
 		free(msg);
 		return;
 	}
-	if (strlen(value) > PROTO_INPUT_MAX) {
+	/* The whole string: an answer may hold NUL. */
+	m.value.ptr = value;
+	m.value.len = (size_t)json_object_get_string_len(
+	    json_object_object_get(args, "value"));
+	if (m.value.len > PROTO_INPUT_MAX) {
 		worker_call_error(call, "invalid_argument", "'value' is over "
 		    "%u bytes", PROTO_INPUT_MAX);
 		return;
@@ -62,7 +67,6 @@ tool_send_input(struct worker_call *call)
 	if ((h = worker_call_target(call)) == NULL)
 		return;
 	m.execution_id = proto_str_make(id);
-	m.value = proto_str_make(value);
 	mpbuf_init(&b);
 	proto_exec_input_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_EXEC_INPUT,

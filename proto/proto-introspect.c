@@ -19,6 +19,20 @@
 
 static void	proto_introspect_opt(msgpack_packer *, const char *, int,
 		    int64_t);
+static int	proto_introspect_code(const char *, const struct proto_str *,
+		    char *, size_t);
+
+/* Code to complete or inspect fits its frame with room to spare. */
+static int
+proto_introspect_code(const char *n, const struct proto_str *code, char *err,
+    size_t errlen)
+{
+	if (code->len <= PROTO_CODE_MAX)
+		return (0);
+	snprintf(err, errlen, "%s: code is over %u bytes: send the lines "
+	    "around the cursor", n, PROTO_CODE_MAX);
+	return (-1);
+}
 
 /* An optional integer: itself, or nil. */
 static void
@@ -54,6 +68,11 @@ proto_variables_unpack(const msgpack_object *body, struct proto_variables *m,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "filter", PROTO_NONUL, &m->filter,
 	    err, errlen));
+	if (m->filter.len > PROTO_FILTER_MAX) {
+		snprintf(err, errlen, "%s: filter is over %u bytes", n,
+		    PROTO_FILTER_MAX);
+		return (-1);
+	}
 	PROTO_TRY(proto_field_uint(body, n, "max", 0, &m->max, &m->has_max,
 	    err, errlen));
 	return (proto_field_int(body, n, "timeout_ms", PROTO_UNSIGNED,
@@ -110,6 +129,7 @@ proto_complete_unpack(const msgpack_object *body, struct proto_complete *m,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "code", PROTO_REQ, &m->code, err,
 	    errlen));
+	PROTO_TRY(proto_introspect_code(n, &m->code, err, errlen));
 	PROTO_TRY(proto_field_int(body, n, "cursor_pos", PROTO_UNSIGNED,
 	    &m->cursor_pos, &m->has_cursor_pos, err, errlen));
 	return (proto_field_int(body, n, "timeout_ms", PROTO_UNSIGNED,
@@ -170,6 +190,7 @@ proto_inspect_unpack(const msgpack_object *body, struct proto_inspect *m,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "code", PROTO_REQ, &m->code, err,
 	    errlen));
+	PROTO_TRY(proto_introspect_code(n, &m->code, err, errlen));
 	PROTO_TRY(proto_field_int(body, n, "cursor_pos", PROTO_UNSIGNED,
 	    &m->cursor_pos, &m->has_cursor_pos, err, errlen));
 	PROTO_TRY(proto_field_int(body, n, "detail_level", PROTO_UNSIGNED,

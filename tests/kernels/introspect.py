@@ -184,6 +184,24 @@ def python_part(w):
     call(w, "save_notebook", notebook_handle=h)
     ok("getpass(): answered, the cell saw %d characters" % len(PASSWORD))
 
+    # Bad arguments: typed errors, nothing sent to the kernel.
+    for tool, args in (("list_variables", {"filter": "a\x00b"}),
+                       ("list_variables", {"max": 0}),
+                       ("list_variables", {"filter": "x" * 2000}),
+                       ("complete_code", {"code": "x", "cursor_pos": -1}),
+                       ("inspect_code", {"code": "x", "detail_level": 2}),
+                       ("send_input", {"execution_id": eid,
+                                       "value": "v" * 70000})):
+        e = call_err(w, tool, notebook_handle=h, **args)
+        if e["code"] != "invalid_argument":
+            fail("%s %s: %s" % (tool, list(args), json.dumps(e)))
+    e = call_err(w, "send_input", notebook_handle=h, execution_id="nosuch",
+                 value="x")
+    if e["code"] != "input_not_pending":
+        fail("send_input to no run: %s" % json.dumps(e))
+    ok("bad filter, max, cursor_pos, detail_level, value: "
+       "invalid_argument; an unknown run: input_not_pending")
+
     # A pending input ends with the run on interrupt.
     _, sc, _, _ = run(w, h, "input('never: ')", 20)
     eid = sc["execution_id"]
@@ -249,6 +267,11 @@ def xpython_part(w):
             fail("%s variables: %s" % (name, json.dumps(sc)))
         if count(w, h) != before:
             fail("%s execution_count moved" % name)
+        # A pattern is data, never code: quotes and backslashes match none.
+        sc, _ = call(w, "list_variables", notebook_handle=h,
+                     filter="a')\"\\; import os")
+        if sc["total"] != 0:
+            fail("%s quoted filter: %s" % (name, json.dumps(sc)))
         info, _ = call(w, "get_kernel_info", notebook_handle=h)
         if info["state"] != "idle" or \
                 info["capabilities"]["variables_while_busy"]:
