@@ -90,19 +90,19 @@ static const char *agent_introspect_hidden[] = {
 	"(lambda ns, hid, fn, rl, F, M: __import__('json').dumps("	\
 	"(lambda names: {'total': len(names), "				\
 	"'variables': [(lambda k, v: {'name': k, 'type': "		\
-	"(type(v).__module__ + '.' if type(v).__module__ != 'builtins' "	\
+	"(type(v).__module__ + '.' if type(v).__module__ != 'builtins' "\
 	"else '') + type(v).__qualname__, 'repr': rl.repr(v), 'len': "	\
 	"len(v) if isinstance(v, (str, bytes, bytearray, list, tuple, "	\
-	"dict, set, frozenset, range)) else None, 'shape': [int(x) for x "	\
+	"dict, set, frozenset, range)) else None, 'shape': [int(x) for x " \
 	"in v.shape] if isinstance(getattr(v, 'shape', None), tuple) "	\
-	"else None})(k, ns[k]) for k in names[:M]]})(sorted(k for k in "	\
+	"else None})(k, ns[k]) for k in names[:M]]})(sorted(k for k in "\
 	"list(ns) if not k.startswith('_') and k not in hid and not "	\
 	"isinstance(ns[k], type(fn)) and (F is None or "		\
 	"fn.fnmatchcase(k, F)))), default=str))("			\
-	"globals(), getattr(globals().get('get_ipython', lambda: None)(), "	\
-	"'user_ns_hidden', {}), "						\
-	"__import__('fnmatch'), (lambda r: [setattr(r, a, n) for a, n in "	\
-	"(('maxstring', 200), ('maxother', 200), ('maxlong', 60))] and r)("	\
+	"globals(), getattr(globals().get('get_ipython', lambda: None)(), " \
+	"'user_ns_hidden', {}), "					\
+	"__import__('fnmatch'), (lambda r: [setattr(r, a, n) for a, n in " \
+	"(('maxstring', 200), ('maxother', 200), ('maxlong', 60))] and r)(" \
 	"__import__('reprlib').Repr()), %s, %llu))"
 
 /* The same for R (IRkernel has no user_expressions either). */
@@ -112,12 +112,12 @@ static const char *agent_introspect_hidden[] = {
 	"vars <- lapply(head(nm, M), function(n) { "			\
 	"v <- get(n, envir = globalenv()); "				\
 	"r <- tryCatch(paste(utils::capture.output(utils::str(v, "	\
-	"give.attr = FALSE, vec.len = 3, nchar.max = 200, list.len = 5)), "\
+	"give.attr = FALSE, vec.len = 3, nchar.max = 200, list.len = 5)), " \
 	"collapse = \" \"), error = function(e) \"?\"); d <- dim(v); "	\
 	"list(name = n, type = class(v)[1], repr = substr(r, 1, 400), "	\
-	"len = length(v), shape = if (is.null(d)) NULL else as.list(d)) "\
+	"len = length(v), shape = if (is.null(d)) NULL else as.list(d)) " \
 	"}); writeLines(jsonlite::toJSON(list(total = length(nm), "	\
-	"variables = vars), auto_unbox = TRUE, null = \"null\", "		\
+	"variables = vars), auto_unbox = TRUE, null = \"null\", "	\
 	"force = TRUE), %s)})"
 
 static void	agent_introspect_error(uint32_t, const char *, const char *,
