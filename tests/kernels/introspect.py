@@ -218,6 +218,20 @@ def python_part(w):
         fail("answer after interrupt: %s" % json.dumps(e))
     ok("a pending input ended with the interrupted run; a late answer "
        "is input_not_pending")
+
+    # And with a restart.
+    _, sc, _, _ = run(w, h, "input('again: ')", 20)
+    eid = sc["execution_id"]
+    if sc["status"] != "input_required":
+        fail("input before restart: %s" % json.dumps(sc))
+    call(w, "restart_kernel", notebook_handle=h)
+    st, _ = call(w, "get_results", notebook_handle=h, execution_id=eid,
+                 timeout_secs=0)
+    e = call_err(w, "send_input", notebook_handle=h, execution_id=eid,
+                 value="x")
+    if st["status"] != "interrupted" or e["code"] != "input_not_pending":
+        fail("input after restart: %s %s" % (json.dumps(st), json.dumps(e)))
+    ok("a pending input ended with the run on restart_kernel")
     return nb
 
 
