@@ -44,6 +44,7 @@ struct kernelspec {
 	char			**env_values;
 	size_t			 nenv;
 	enum kernelspec_interrupt_mode interrupt_mode;
+	struct json_object	*metadata;	/* kernel.json's, or NULL */
 };
 
 static void	kernelspec_dirs_add(char ***, size_t *, const char *);
@@ -429,6 +430,9 @@ kernelspec_load(const char *name, const char *resource_dir,
 		goto fail;
 	}
 
+	if (json_object_object_get_ex(obj, "metadata", &v) &&
+	    json_object_is_type(v, json_type_object))
+		ks->metadata = json_object_get(v);
 	json_object_put(obj);
 	free(path);
 	return (ks);
@@ -461,6 +465,7 @@ kernelspec_free(struct kernelspec *ks)
 	}
 	free(ks->env_names);
 	free(ks->env_values);
+	json_object_put(ks->metadata);
 	free(ks);
 }
 
@@ -486,6 +491,13 @@ const char *
 kernelspec_resource_dir(struct kernelspec *ks)
 {
 	return (ks->resource_dir);
+}
+
+/* kernel.json's metadata object (borrowed), or NULL. */
+struct json_object *
+kernelspec_metadata(struct kernelspec *ks)
+{
+	return (ks->metadata);
 }
 
 enum kernelspec_interrupt_mode

@@ -31,6 +31,7 @@ const char		*kernelspec_display_name(struct kernelspec *);
 const char		*kernelspec_language(struct kernelspec *);
 const char		*kernelspec_resource_dir(struct kernelspec *);
 enum kernelspec_interrupt_mode kernelspec_interrupt_mode(struct kernelspec *);
+struct json_object	*kernelspec_metadata(struct kernelspec *);
 char			**kernelspec_argv(struct kernelspec *, const char *);
 void			 kernelspec_argv_free(char **);
 size_t			 kernelspec_nenv(struct kernelspec *);

@@ -36,7 +36,7 @@ tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
     const msgpack_object *reply)
 {
 	struct proto_kernel_info_reply	 m;
-	struct json_object		*sc, *li;
+	struct json_object		*sc, *li, *caps;
 	struct evbuffer			*text;
 	char				*s, err[256];
 
@@ -62,6 +62,9 @@ tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
 	json_object_object_add(sc, "message", worker_reply_str(&m.message));
 	json_object_object_add(sc, "agent_pid",
 	    tool_get_kernel_info_int(m.has_agent_pid, m.agent_pid));
+	caps = m.capabilities.obj != NULL ?
+	    mpjson_unpack(m.capabilities.obj) : NULL;
+	json_object_object_add(sc, "capabilities", caps);
 	text = evbuffer_new();
 	evbuffer_add_printf(text, "kernel %s (%s): %s\n",
 	    tool_get_kernel_info_str(sc, "name"),
@@ -74,6 +77,11 @@ tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
 	    "agent pid %s", (long long)m.execution_count,
 	    (long long)m.queue, tool_get_kernel_info_str(sc, "pid"),
 	    tool_get_kernel_info_str(sc, "agent_pid"));
+	if (caps != NULL)
+		evbuffer_add_printf(text, "\nprotocol %s; debugger %s; "
+		    "subshells %s", tool_get_kernel_info_str(caps,
+		    "protocol_version"), tool_get_kernel_info_str(caps,
+		    "debugger"), tool_get_kernel_info_str(caps, "subshells"));
 	if (m.message.ptr != NULL)
 		evbuffer_add_printf(text, "\n%.*s", (int)m.message.len,
 		    m.message.ptr);
@@ -104,6 +112,7 @@ const struct tool_entry tool_get_kernel_info_entry = {
 	    "\"queue\":{\"type\":[\"integer\",\"null\"]},"
 	    "\"pid\":{\"type\":[\"integer\",\"null\"]},"
 	    "\"agent_pid\":{\"type\":[\"integer\",\"null\"]},"
+	    "\"capabilities\":{\"type\":[\"object\",\"null\"]},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 1,
 	.destructive = 0,

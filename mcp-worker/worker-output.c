@@ -734,7 +734,8 @@ worker_output_terminal(const char *status)
 	if (status == NULL ||
 	    proto_run_status_parse(status, strlen(status), &st) != 0)
 		return (0);
-	return (proto_run_status_ended(st));
+	/* A wait ends there too: the run needs send_input to go on. */
+	return (proto_run_status_ended(st) || st == PROTO_RUN_INPUT_REQUIRED);
 }
 
 static const char *
@@ -1021,6 +1022,17 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	    json_object_new_string(state->execution_id));
 	json_object_object_add(sc, "status",
 	    json_object_new_string(state->status));
+	if (state->input != NULL) {
+		json_object_object_add(sc, "input",
+		    json_object_get(state->input));
+		evbuffer_add_printf(text, "cell %s asks for %s: %s\n"
+		    "(answer with send_input execution_id=%s)\n",
+		    worker_output_str(state->input, "cell_id", "?"),
+		    json_object_get_boolean(json_object_object_get(
+		    state->input, "password")) ? "a password" : "input",
+		    worker_output_str(state->input, "prompt", ""),
+		    state->execution_id);
+	}
 	v = state->cells;
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;

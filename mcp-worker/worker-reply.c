@@ -105,6 +105,8 @@ worker_exec_read(const msgpack_object *body, char **cause)
 	e->execution_id = proto_str_dup(&m.execution_id);
 	e->status = proto_str_dup(&m.status);
 	e->cells = mpjson_unpack(m.cells.obj);
+	if (m.input.obj != NULL)
+		e->input = mpjson_unpack(m.input.obj);
 	return (e);
 }
 
@@ -116,6 +118,7 @@ worker_exec_free(struct worker_exec *e)
 	free(e->execution_id);
 	free(e->status);
 	json_object_put(e->cells);
+	json_object_put(e->input);
 	free(e);
 }
 

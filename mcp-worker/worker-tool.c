@@ -31,6 +31,10 @@
 	X(interrupt_kernel)						\
 	X(restart_kernel)						\
 	X(get_kernel_info)						\
+	X(list_variables)						\
+	X(complete_code)						\
+	X(inspect_code)							\
+	X(send_input)							\
 	X(list_kernels)							\
 	X(select_kernel)						\
 	X(export_notebook)						\

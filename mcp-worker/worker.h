@@ -74,6 +74,9 @@ struct worker_handle;
 	"\"notebook_id\":{\"type\":\"string\"}," \
 	"\"domain\":{\"type\":\"string\"}"
 
+/* How long complete_code and inspect_code wait behind a running cell. */
+#define WORKER_INTROSPECT_MS	5000
+
 /* The error shape every output schema admits. */
 #define WORKER_ERROR_PROP \
 	"\"error\":{\"type\":\"object\",\"properties\":{" \
@@ -308,6 +311,7 @@ struct worker_exec {			/* EXEC_STATE */
 	char			*execution_id;
 	char			*status;
 	struct json_object	*cells;
+	struct json_object	*input;	/* {cell_id, prompt, password} */
 };
 struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *, char **);
 struct worker_nb *worker_nb_ref(struct worker_nb *);

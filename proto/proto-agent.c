@@ -256,7 +256,7 @@ proto_agent_start_unpack(const msgpack_object *body,
 void
 proto_agent_ready_pack(msgpack_packer *pk, const struct proto_agent_ready *m)
 {
-	msgpack_pack_map(pk, 6);
+	msgpack_pack_map(pk, 6 + proto_doc_present(&m->capabilities));
 	proto_pack_int(pk, "pid", m->pid);
 	proto_agent_pack_str(pk, "kernel_name", &m->kernel_name);
 	proto_agent_pack_str(pk, "display_name", &m->display_name);
@@ -264,6 +264,10 @@ proto_agent_ready_pack(msgpack_packer *pk, const struct proto_agent_ready *m)
 	proto_pack_key(pk, "language_info");
 	proto_doc_pack(pk, &m->language_info);
 	proto_agent_pack_str(pk, "protocol_version", &m->protocol_version);
+	if (proto_doc_present(&m->capabilities)) {
+		proto_pack_key(pk, "capabilities");
+		proto_doc_pack(pk, &m->capabilities);
+	}
 }
 
 int
@@ -292,7 +296,9 @@ proto_agent_ready_unpack(const msgpack_object *body,
 	    proto_agent_get_doc(body, msg, "language_info", 0,
 	    &m->language_info, err, errlen) != 0 ||
 	    proto_agent_get_str(body, msg, "protocol_version",
-	    PROTO_AGENT_NO_NUL, &m->protocol_version, err, errlen) != 0)
+	    PROTO_AGENT_NO_NUL, &m->protocol_version, err, errlen) != 0 ||
+	    proto_agent_get_doc(body, msg, "capabilities", 0,
+	    &m->capabilities, err, errlen) != 0)
 		return (-1);
 	return (0);
 }

@@ -81,7 +81,7 @@ proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 {
 	msgpack_pack_map(pk, 6 + (m->reason.ptr != NULL) + m->outputs_omitted +
 	    (m->task_owner.ptr != NULL) + (m->created_at != 0) +
-	    (m->updated_at != 0));
+	    (m->updated_at != 0) + proto_doc_present(&m->input));
 	proto_pack_pstr(pk, "execution_id", &m->execution_id);
 	/* Which daemon wrote it: an unfinished record of another is dead. */
 	proto_pack_int(pk, "daemon_started_at", m->daemon_started_at);
@@ -98,6 +98,8 @@ proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 		proto_pack_int(pk, "created_at", m->created_at);
 	if (m->updated_at != 0)
 		proto_pack_int(pk, "updated_at", m->updated_at);
+	if (proto_doc_present(&m->input))
+		proto_pack_doc(pk, "input", &m->input);
 	proto_pack_doc(pk, "cells", &m->cells);
 }
 
@@ -129,6 +131,8 @@ proto_exec_state_unpack(const msgpack_object *body,
 	    NULL, err, errlen));
 	PROTO_TRY(proto_field_int(body, n, "updated_at", 0, &m->updated_at,
 	    NULL, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "input", PROTO_MAP, &m->input,
+	    err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
 }
@@ -199,7 +203,7 @@ void
 proto_kernel_info_reply_pack(msgpack_packer *pk,
     const struct proto_kernel_info_reply *m)
 {
-	msgpack_pack_map(pk, 9);
+	msgpack_pack_map(pk, 9 + proto_doc_present(&m->capabilities));
 	proto_pack_pstr(pk, "name", &m->name);
 	proto_pack_pstr(pk, "state", &m->state);
 	proto_exec_pack_opt(pk, "pid", m->has_pid, m->pid);
@@ -209,6 +213,8 @@ proto_kernel_info_reply_pack(msgpack_packer *pk,
 	proto_pack_pstr(pk, "display_name", &m->display_name);
 	proto_pack_pstr(pk, "message", &m->message);
 	proto_exec_pack_opt(pk, "agent_pid", m->has_agent_pid, m->agent_pid);
+	if (proto_doc_present(&m->capabilities))
+		proto_pack_doc(pk, "capabilities", &m->capabilities);
 }
 
 int
@@ -235,6 +241,8 @@ proto_kernel_info_reply_unpack(const msgpack_object *body,
 	    &m->display_name, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "message", 0, &m->message,
 	    err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "capabilities", PROTO_MAP,
+	    &m->capabilities, err, errlen));
 	return (proto_field_int(body, n, "agent_pid", 0, &m->agent_pid,
 	    &m->has_agent_pid, err, errlen));
 }

@@ -93,6 +93,18 @@ static const struct proto_msg_info proto_msg_table[] = {
 	{ M(EXEC_TASKS),	64 * KIB,	C,
 	    R(EXEC_TASKS_REPLY), RETRY },
 	{ M(EXEC_TASKS_REPLY),	16 * MIB,	D,	0, 0 },
+	/* Replies from the daemon to a client, from an agent to it. */
+	{ M(KERNEL_VARIABLES),	64 * KIB,	C,
+	    R(KERNEL_VARIABLES_REPLY), ROOM|RETRY },
+	{ M(KERNEL_VARIABLES_REPLY), 4 * MIB,	D|A,	0, 0 },
+	{ M(KERNEL_COMPLETE),	1 * MIB,	C,
+	    R(KERNEL_COMPLETE_REPLY), ROOM|RETRY },
+	{ M(KERNEL_COMPLETE_REPLY), 1 * MIB,	D|A,	0, 0 },
+	{ M(KERNEL_INSPECT),	1 * MIB,	C,
+	    R(KERNEL_INSPECT_REPLY), ROOM|RETRY },
+	{ M(KERNEL_INSPECT_REPLY), 1 * MIB,	D|A,	0, 0 },
+	/* Not resent: a second answer would go to the next question. */
+	{ M(EXEC_INPUT),	128 * KIB,	C,	R(OK), ROOM|MUT },
 
 	{ M(AGENT_START),	64 * KIB,	D,	R(AGENT_READY), MUT },
 	{ M(AGENT_READY),	1 * MIB,	A,	0, 0 },
@@ -105,6 +117,14 @@ static const struct proto_msg_info proto_msg_table[] = {
 	{ M(AGENT_SHUTDOWN),	4 * KIB,	D,	R(OK), MUT },
 	{ M(AGENT_STATUS),	64 * KIB,	A,	0, EVENT },
 	{ M(AGENT_CLEAR_OUTPUT), 4 * KIB,	A,	0, EVENT },
+	{ M(AGENT_VARIABLES),	64 * KIB,	D,
+	    R(KERNEL_VARIABLES_REPLY), 0 },
+	{ M(AGENT_COMPLETE),	1 * MIB,	D,
+	    R(KERNEL_COMPLETE_REPLY), 0 },
+	{ M(AGENT_INSPECT),	1 * MIB,	D,
+	    R(KERNEL_INSPECT_REPLY), 0 },
+	{ M(AGENT_INPUT_REQUEST), 64 * KIB,	A,	0, EVENT },
+	{ M(AGENT_INPUT_REPLY),	128 * KIB,	D,	R(OK), MUT },
 
 	{ M(MCP),		16 * MIB + 16 * KIB, P|W, 0, 0 },
 	{ M(WORKER_READY),	16 * MIB,	W,	0, EVENT },

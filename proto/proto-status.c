@@ -12,7 +12,7 @@
 
 static const char *const proto_status_run[] = {
 	"queued", "running", "done", "error", "interrupted", "kernel_died",
-	"cancelled"
+	"cancelled", "input_required"
 };
 static const char *const proto_status_cell[] = {
 	"queued", "running", "ok", "error", "not_run", "interrupted",
@@ -66,7 +66,8 @@ proto_run_status_parse(const char *s, size_t len, enum proto_run_status *out)
 int
 proto_run_status_ended(enum proto_run_status st)
 {
-	return (st != PROTO_RUN_QUEUED && st != PROTO_RUN_RUNNING);
+	return (st != PROTO_RUN_QUEUED && st != PROTO_RUN_RUNNING &&
+	    st != PROTO_RUN_INPUT_REQUIRED);
 }
 
 const char *

@@ -144,6 +144,14 @@ enum proto_msg {
 	PROTO_MSG_BLOB_REPLY = 142,
 	PROTO_MSG_EXEC_TASKS = 150,	/* room-less: one owner's task runs */
 	PROTO_MSG_EXEC_TASKS_REPLY = 151,
+	/* A look inside the kernel without a cell; stdin (decision 022). */
+	PROTO_MSG_KERNEL_VARIABLES = 170,
+	PROTO_MSG_KERNEL_VARIABLES_REPLY = 171,	/* from the agent too */
+	PROTO_MSG_KERNEL_COMPLETE = 172,
+	PROTO_MSG_KERNEL_COMPLETE_REPLY = 173,	/* from the agent too */
+	PROTO_MSG_KERNEL_INSPECT = 174,
+	PROTO_MSG_KERNEL_INSPECT_REPLY = 175,	/* from the agent too */
+	PROTO_MSG_EXEC_INPUT = 176,
 
 	/* 200-299: daemon <-> runtime agent. */
 	PROTO_MSG_AGENT_START = 200,
@@ -156,6 +164,11 @@ enum proto_msg {
 	PROTO_MSG_AGENT_SHUTDOWN = 207,
 	PROTO_MSG_AGENT_STATUS = 208,
 	PROTO_MSG_AGENT_CLEAR_OUTPUT = 209,
+	PROTO_MSG_AGENT_VARIABLES = 220,	/* -> KERNEL_VARIABLES_REPLY */
+	PROTO_MSG_AGENT_COMPLETE = 221,		/* -> KERNEL_COMPLETE_REPLY */
+	PROTO_MSG_AGENT_INSPECT = 222,		/* -> KERNEL_INSPECT_REPLY */
+	PROTO_MSG_AGENT_INPUT_REQUEST = 223,	/* event */
+	PROTO_MSG_AGENT_INPUT_REPLY = 224,	/* -> OK */
 
 	/* 300-399: proxy <-> worker. */
 	PROTO_MSG_MCP = 300,		/* one JSON-RPC message, unchanged */
@@ -535,6 +548,7 @@ enum proto_run_status {
 	PROTO_RUN_INTERRUPTED,
 	PROTO_RUN_KERNEL_DIED,
 	PROTO_RUN_CANCELLED,
+	PROTO_RUN_INPUT_REQUIRED,	/* running, waiting for send_input */
 };
 enum proto_cell_status {
 	PROTO_CELL_QUEUED,
@@ -566,6 +580,7 @@ struct proto_exec_state {
 	struct proto_str	 message;	/* packed as nil when absent */
 	struct proto_str	 reason;
 	int			 outputs_omitted;
+	struct proto_doc	 input;		/* {cell_id, prompt, password} */
 	struct proto_doc	 cells;		/* [{cell_id, status, ...}] */
 	struct proto_str	 task_owner;	/* absent: not a task */
 	int64_t			 created_at;	/* ms since the epoch; 0: */
@@ -596,6 +611,7 @@ struct proto_kernel_info_reply {
 	struct proto_doc	 language_info;
 	int64_t			 execution_count;
 	uint64_t		 queue;
+	struct proto_doc	 capabilities;	/* a map, or absent */
 };
 struct proto_kernel_list_reply {
 	struct proto_str	 default_name;	/* "default" */
@@ -684,6 +700,7 @@ struct proto_agent_ready {
 	struct proto_str	 language;	/* optional */
 	struct proto_doc	 language_info;	/* a map; optional */
 	struct proto_str	 protocol_version; /* optional */
+	struct proto_doc	 capabilities;	/* a map; optional */
 };
 struct proto_agent_execute {
 	struct proto_str	 exec_id;
@@ -773,6 +790,102 @@ void	proto_agent_status_pack(msgpack_packer *,
 	    const struct proto_agent_status *);
 int	proto_agent_status_unpack(const msgpack_object *,
 	    struct proto_agent_status *, char *, size_t);
+
+/*
+ * proto-introspect.c: KERNEL_VARIABLES, _COMPLETE, _INSPECT (a client
+ * asks the daemon, the daemon asks the agent with AGENT_*, and one reply
+ * type serves both links), EXEC_INPUT and the agent's stdin messages
+ * (docs/decisions/022).
+ */
+#define PROTO_VARIABLES_MAX	1000	/* variables a reply lists */
+#define PROTO_VARIABLES_DEFAULT	100
+#define PROTO_REPR_MAX		200	/* code points of a repr */
+#define PROTO_COMPLETE_MAX	200	/* matches a reply lists */
+#define PROTO_INSPECT_MAX	8000	/* code points of inspect text */
+#define PROTO_INPUT_MAX		(64U * 1024)	/* bytes of an answer */
+#define PROTO_FILTER_MAX	1024		/* bytes of a name pattern */
+#define PROTO_CODE_MAX		(1020U * 1024)	/* bytes of code to complete */
+struct proto_variables {		/* KERNEL_ and AGENT_VARIABLES */
+	struct proto_str	 filter;	/* fnmatch(3) pattern */
+	int			 has_max;
+	uint64_t		 max;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_variables_reply {
+	struct proto_doc	 variables;	/* [{name, type, repr, ...}] */
+	uint64_t		 total;		/* matching, before max */
+	int			 while_busy;
+	struct proto_str	 via;		/* "debugger" or "execute" */
+};
+struct proto_complete {			/* KERNEL_ and AGENT_COMPLETE */
+	struct proto_str	 code;
+	int			 has_cursor_pos;
+	int64_t			 cursor_pos;	/* code points; absent: end */
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_complete_reply {
+	struct proto_doc	 matches;	/* [{text, type?}] */
+	int64_t			 cursor_start;
+	int64_t			 cursor_end;
+	uint64_t		 total;
+	int			 while_busy;
+};
+struct proto_inspect {			/* KERNEL_ and AGENT_INSPECT */
+	struct proto_str	 code;
+	int			 has_cursor_pos;
+	int64_t			 cursor_pos;
+	int64_t			 detail_level;	/* 0 or 1 */
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_inspect_reply {
+	int			 found;
+	struct proto_str	 text;		/* plain, ANSI removed, capped */
+	int			 truncated;
+	int			 while_busy;
+};
+struct proto_exec_input {		/* EXEC_INPUT, AGENT_INPUT_REPLY */
+	struct proto_str	 execution_id;
+	struct proto_str	 value;
+};
+struct proto_agent_input_request {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	struct proto_str	 prompt;
+	int			 password;
+};
+void	proto_variables_pack(msgpack_packer *,
+	    const struct proto_variables *);
+int	proto_variables_unpack(const msgpack_object *,
+	    struct proto_variables *, char *, size_t);
+void	proto_variables_reply_pack(msgpack_packer *,
+	    const struct proto_variables_reply *);
+int	proto_variables_reply_unpack(const msgpack_object *,
+	    struct proto_variables_reply *, char *, size_t);
+void	proto_complete_pack(msgpack_packer *, const struct proto_complete *);
+int	proto_complete_unpack(const msgpack_object *,
+	    struct proto_complete *, char *, size_t);
+void	proto_complete_reply_pack(msgpack_packer *,
+	    const struct proto_complete_reply *);
+int	proto_complete_reply_unpack(const msgpack_object *,
+	    struct proto_complete_reply *, char *, size_t);
+void	proto_inspect_pack(msgpack_packer *, const struct proto_inspect *);
+int	proto_inspect_unpack(const msgpack_object *,
+	    struct proto_inspect *, char *, size_t);
+void	proto_inspect_reply_pack(msgpack_packer *,
+	    const struct proto_inspect_reply *);
+int	proto_inspect_reply_unpack(const msgpack_object *,
+	    struct proto_inspect_reply *, char *, size_t);
+void	proto_exec_input_pack(msgpack_packer *,
+	    const struct proto_exec_input *);
+int	proto_exec_input_unpack(const msgpack_object *,
+	    struct proto_exec_input *, char *, size_t);
+void	proto_agent_input_request_pack(msgpack_packer *,
+	    const struct proto_agent_input_request *);
+int	proto_agent_input_request_unpack(const msgpack_object *,
+	    struct proto_agent_input_request *, char *, size_t);
 
 /*
  * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as

@@ -337,9 +337,9 @@ agent_exec_start(struct agent_kernel *k, const char *exec_id,
 	    json_object_new_boolean(!silent));
 	json_object_object_add(content, "user_expressions",
 	    json_object_new_object());
-	/* input() then raises at once instead of waiting for a reply. */
+	/* A cell's input() is answered with send_input (agent-stdin.c). */
 	json_object_object_add(content, "allow_stdin",
-	    json_object_new_boolean(0));
+	    json_object_new_boolean(!silent));
 	json_object_object_add(content, "stop_on_error",
 	    json_object_new_boolean(stop_on_error));
 	/* Listed first: the reply may be read during the send's drain. */
@@ -729,6 +729,29 @@ agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
 	else if (channel == AGENT_CHANNEL_SHELL &&
 	    strcmp(type, "execute_reply") == 0)
 		agent_exec_reply(e, agent_wire_msg_content(m));
+}
+
+/*
+ * The run and cell of the execute_request msg_id, or with msg_id NULL
+ * of the first cell in the kernel that is not silent: 0, or -1 if none.
+ */
+int
+agent_exec_lookup(const char *msg_id, const char **exec_id,
+    const char **cell_id)
+{
+	struct agent_exec	*e;
+
+	TAILQ_FOREACH(e, &agent_exec_list, entry) {
+		if (msg_id != NULL ? strcmp(e->msg_id, msg_id) == 0 :
+		    !e->silent) {
+			if (e->silent)
+				return (-1);
+			*exec_id = e->exec_id;
+			*cell_id = e->cell_id;
+			return (0);
+		}
+	}
+	return (-1);
 }
 
 /* Is a cell in the kernel now? */

@@ -229,6 +229,13 @@ agent_kernel_spec(struct agent_kernel *k)
 }
 
 /* The last lines of the kernel's stderr as one line; caller frees. */
+/* The 0700 directory of the connection file. */
+const char *
+agent_kernel_runtime_dir(struct agent_kernel *k)
+{
+	return (k->runtime_dir);
+}
+
 char *
 agent_kernel_tail(struct agent_kernel *k)
 {
@@ -922,6 +929,12 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 			break;
 		case AGENT_KERNEL_READY:
 		case AGENT_KERNEL_STOPPING:
+			/* Introspection and stdin first (decision 022). */
+			if (agent_introspect_message(k, s->channel, m))
+				break;
+			if (s->channel == AGENT_CHANNEL_STDIN &&
+			    agent_stdin_message(k, m))
+				break;
 			agent_exec_message(k, s->channel, m);
 			break;
 		default:

@@ -20,6 +20,9 @@
  *			   restart a new kernel is then launched and
  *			   announced with AGENT_READY id 0, or
  *			   AGENT_STATUS dead if it fails to come up
+ *	AGENT_VARIABLES, AGENT_COMPLETE, AGENT_INSPECT
+ *			-> KERNEL_*_REPLY or ERROR (agent-introspect.c)
+ *	AGENT_INPUT_REPLY -> OK or ERROR (agent-stdin.c)
  */
 
 #include <sys/prctl.h>
@@ -118,6 +121,12 @@ agent_str(const char *s)
 	return (p);
 }
 
+struct event_base *
+agent_base_get(void)
+{
+	return (agent_base);
+}
+
 /* Where large outputs go; NULL when the daemon gave no state dir. */
 const char *
 agent_state_dir(void)
@@ -148,7 +157,7 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 {
 	struct kernelspec		*ks = agent_kernel_spec(k);
 	struct proto_agent_ready	 m;
-	struct json_object		*v, *empty = NULL;
+	struct json_object		*v, *empty = NULL, *caps;
 	struct mpbuf			 b;
 	uint32_t			 id = 0;
 
@@ -173,11 +182,15 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 	if (json_object_object_get_ex(info, "protocol_version", &v) &&
 	    json_object_is_type(v, json_type_string))
 		m.protocol_version = agent_str(json_object_get_string(v));
+	caps = agent_introspect_caps(k, info);
+	m.capabilities.pack = agent_pack_json;
+	m.capabilities.arg = caps;
 	mpbuf_init(&b);
 	proto_agent_ready_pack(&b.pk, &m);
 	agent_send(PROTO_MSG_AGENT_READY, id, &b);
 	mpbuf_free(&b);
 	json_object_put(empty);
+	json_object_put(caps);
 }
 
 /* The kernel never became ready. */
@@ -186,6 +199,8 @@ agent_failed(struct agent_kernel *k, const char *why)
 {
 	log_warnx("%s", why);
 	agent_exec_clear();
+	agent_stdin_clear();
+	agent_introspect_clear();
 	if (agent_start_pending) {
 		agent_start_pending = 0;
 		if (agent_peer != NULL)
@@ -201,6 +216,8 @@ agent_died(struct agent_kernel *k, const char *reason)
 {
 	log_warnx("kernel %s", reason);
 	agent_exec_clear();
+	agent_stdin_clear();
+	agent_introspect_clear();
 	agent_status(PROTO_AGENT_DEAD, reason);
 }
 
@@ -211,6 +228,8 @@ agent_shutdown_done(struct agent_kernel *k, void *arg)
 	char	*cause;
 
 	agent_exec_clear();
+	agent_stdin_clear();
+	agent_introspect_clear();
 	if (agent_start_pending) {
 		agent_start_pending = 0;
 		if (agent_peer != NULL)
@@ -483,6 +502,18 @@ agent_dispatch(struct peer *p, const struct proto_header *hdr,
 		break;
 	case PROTO_MSG_AGENT_SHUTDOWN:
 		agent_shutdown(p, hdr->id, body);
+		break;
+	case PROTO_MSG_AGENT_VARIABLES:
+		agent_introspect_variables(p, hdr->id, body, agent_k);
+		break;
+	case PROTO_MSG_AGENT_COMPLETE:
+		agent_introspect_complete(p, hdr->id, body, agent_k);
+		break;
+	case PROTO_MSG_AGENT_INSPECT:
+		agent_introspect_inspect(p, hdr->id, body, agent_k);
+		break;
+	case PROTO_MSG_AGENT_INPUT_REPLY:
+		agent_stdin_reply(p, hdr->id, body, agent_k);
 		break;
 	case PROTO_MSG_PING:
 		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);

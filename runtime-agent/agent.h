@@ -10,6 +10,8 @@
  * agent-heartbeat.c	liveness: heartbeat echoes, unresponsive, hung
  * agent-stderr.c	the kernel's output pipe: logged, its tail kept
  * agent-exec.c		execute requests and the iopub -> output mapping
+ * agent-stdin.c	a cell's input(): input_request <-> AGENT_INPUT_*
+ * agent-introspect.c	capabilities, variables, completion, inspection
  */
 
 #ifndef AGENT_H
@@ -57,6 +59,7 @@ void	 agent_failed(struct agent_kernel *, const char *);
 void	 agent_died(struct agent_kernel *, const char *);
 void	 agent_responsive(struct agent_kernel *, int, const char *);
 const char *agent_state_dir(void);
+struct event_base *agent_base_get(void);
 struct proto_str agent_str(const char *);
 
 /* agent-wire.c */
@@ -92,6 +95,7 @@ int	 agent_kernel_is_ready(struct agent_kernel *);
 int	 agent_kernel_is_running(struct agent_kernel *);
 pid_t	 agent_kernel_pid(struct agent_kernel *);
 struct kernelspec *agent_kernel_spec(struct agent_kernel *);
+const char *agent_kernel_runtime_dir(struct agent_kernel *);
 char	*agent_kernel_tail(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);
@@ -133,5 +137,25 @@ int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
 void	 agent_exec_clear(void);
+int	 agent_exec_lookup(const char *, const char **, const char **);
+
+/* agent-stdin.c */
+int	 agent_stdin_message(struct agent_kernel *, struct agent_wire_msg *);
+void	 agent_stdin_reply(struct peer *, uint32_t, const msgpack_object *,
+	     struct agent_kernel *);
+void	 agent_stdin_clear(void);
+
+/* agent-introspect.c */
+struct json_object *agent_introspect_caps(struct agent_kernel *,
+	     struct json_object *);
+int	 agent_introspect_message(struct agent_kernel *, enum agent_channel,
+	     struct agent_wire_msg *);
+void	 agent_introspect_variables(struct peer *, uint32_t,
+	     const msgpack_object *, struct agent_kernel *);
+void	 agent_introspect_complete(struct peer *, uint32_t,
+	     const msgpack_object *, struct agent_kernel *);
+void	 agent_introspect_inspect(struct peer *, uint32_t,
+	     const msgpack_object *, struct agent_kernel *);
+void	 agent_introspect_clear(void);
 
 #endif

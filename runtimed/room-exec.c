@@ -86,7 +86,7 @@ static TAILQ_HEAD(, room_exec) room_exec_persists =
     TAILQ_HEAD_INITIALIZER(room_exec_persists);
 static struct event	*room_exec_persist_ev;
 
-static void	room_exec_pack(struct room_exec *, msgpack_packer *);
+static void	room_exec_pack(struct room_exec *, msgpack_packer *, int);
 static void	room_exec_write(struct room_exec *);
 static void	room_exec_mint_id(struct room *, char [37]);
 static int64_t	room_exec_timeout(struct peer *, uint32_t, int, int64_t);
@@ -172,6 +172,7 @@ room_exec_free(struct room *r)
 
 	if (r->execs == NULL)
 		return;
+	room_input_clear(r);
 	TAILQ_FOREACH_SAFE(e, &r->execs->active, entry, e1) {
 		/* The daemon is stopping: the record says so. */
 		for (i = 0; i < e->ncells; i++) {
@@ -240,8 +241,9 @@ room_exec_pack_cells(msgpack_packer *pk, const void *arg)
 	}
 }
 
+/* live: for a reply, with a question waiting (a record never has one). */
 static void
-room_exec_pack(struct room_exec *e, msgpack_packer *pk)
+room_exec_pack(struct room_exec *e, msgpack_packer *pk, int live)
 {
 	struct proto_exec_state	m;
 
@@ -256,6 +258,12 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 	m.task_owner = proto_str_make(e->task_owner);
 	m.created_at = e->created_at;
 	m.updated_at = e->updated_at;
+	if (live && room_input_pending(e->room, e->id)) {
+		m.status = proto_str_make(proto_run_status_name(
+		    PROTO_RUN_INPUT_REQUIRED));
+		m.input.pack = room_input_pack;
+		m.input.arg = e->room;
+	}
 	proto_exec_state_pack(pk, &m);
 }
 
@@ -315,7 +323,7 @@ room_exec_reply(struct room_exec *e, struct peer *p, uint32_t id)
 	struct mpbuf	b;
 
 	mpbuf_init(&b);
-	room_exec_pack(e, &b.pk);
+	room_exec_pack(e, &b.pk, 1);
 	room_exec_send(p, id, b.sb.data, b.sb.size);
 	mpbuf_free(&b);
 }
@@ -333,7 +341,7 @@ room_exec_write(struct room_exec *e)
 	if (runtimed_writer == NULL)
 		return;
 	mpbuf_init(&b);
-	room_exec_pack(e, &b.pk);
+	room_exec_pack(e, &b.pk, 0);
 	/* The writer frees the buffer. */
 	store_writer_exec(runtimed_writer, e->id, e->room->id,
 	    RUNTIMED_RUNS_KEPT, b.sb.data, b.sb.size, room_exec_written,
@@ -843,7 +851,8 @@ room_exec_answer(struct room_exec *e, struct peer *p, uint32_t id,
 	struct room_exec_wait	*w;
 	struct timeval		 tv;
 
-	if (room_exec_terminal(e) || timeout == 0) {
+	if (room_exec_terminal(e) || timeout == 0 ||
+	    room_input_pending(e->room, e->id)) {
 		room_exec_reply(e, p, id);
 		return;
 	}
@@ -1126,6 +1135,7 @@ room_exec_done(struct room *r, const struct proto_agent_exec_done *m)
 
 	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
+	room_input_clear(r);
 	if (m->has_execution_count && m->execution_count >= 0)
 		c->execution_count = m->execution_count;
 	if ((cell = room_exec_room_cell(r, c)) != NULL)
@@ -1174,6 +1184,7 @@ room_exec_kernel_died(struct room *r, const char *why)
 {
 	struct room_exec	*e;
 
+	room_input_clear(r);
 	while ((e = TAILQ_FIRST(&r->execs->active)) != NULL) {
 		if (e->sent)
 			e->cells[e->current].status =
@@ -1194,6 +1205,7 @@ room_exec_interrupt(struct room *r, const char *reason)
 {
 	struct room_exec	*e, *e1;
 
+	room_input_clear(r);
 	TAILQ_FOREACH_SAFE(e, &r->execs->active, entry, e1) {
 		if (e->sent && reason == NULL) {
 			e->interrupted = 1;
@@ -1207,6 +1219,23 @@ room_exec_interrupt(struct room *r, const char *reason)
 			e->message = xstrdup(reason);
 		}
 		room_exec_finish(e, PROTO_RUN_INTERRUPTED);
+	}
+}
+
+/*
+ * Run exec_id changed without ending (it asks for input): its parked
+ * EXEC_GETs are answered now.
+ */
+void
+room_exec_wake(struct room *r, const char *exec_id)
+{
+	struct room_exec_wait	*w, *w1;
+
+	TAILQ_FOREACH_SAFE(w, &room_exec_waits, entry, w1) {
+		if (w->exec->room != r || strcmp(w->exec->id, exec_id) != 0)
+			continue;
+		room_exec_reply(w->exec, w->peer, w->id);
+		room_exec_wait_free(w);
 	}
 }
 

@@ -58,6 +58,7 @@ struct room_kernel {
 	char			*display_name;
 	char			*language;
 	struct json_object	*language_info;
+	struct json_object	*capabilities;	/* the agent's, or NULL */
 	int64_t			 execution_count;
 
 	struct peer		*restart_peer;	/* KERNEL_RESTART */
@@ -94,6 +95,8 @@ static void	room_kernel_event(struct room_kernel *, struct peer *,
 		    const struct proto_header *, const msgpack_object *);
 static void	room_kernel_tidy(struct room_kernel *);
 static void	room_kernel_idle_cb(evutil_socket_t, short, void *);
+static void	room_kernel_input(struct room_kernel *, struct peer *,
+		    const msgpack_object *);
 
 static void
 room_kernel_destroy(struct room_kernel *k)
@@ -107,6 +110,7 @@ room_kernel_destroy(struct room_kernel *k)
 	free(k->display_name);
 	free(k->language);
 	json_object_put(k->language_info);
+	json_object_put(k->capabilities);
 	free(k);
 }
 
@@ -576,6 +580,10 @@ room_kernel_pack_info(struct room *r, msgpack_packer *pk)
 			m.language_info.pack = room_kernel_pack_json;
 			m.language_info.arg = k->language_info;
 		}
+		if (k->capabilities != NULL) {
+			m.capabilities.pack = room_kernel_pack_json;
+			m.capabilities.arg = k->capabilities;
+		}
 	}
 	proto_kernel_info_reply_pack(pk, &m);
 }
@@ -707,6 +715,9 @@ room_kernel_ready_msg(struct room_kernel *k, const struct proto_agent_ready *m)
 	k->language_info = NULL;
 	if (m->language_info.obj != NULL)
 		k->language_info = mpjson_unpack(m->language_info.obj);
+	json_object_put(k->capabilities);
+	k->capabilities = m->capabilities.obj != NULL ?
+	    mpjson_unpack(m->capabilities.obj) : NULL;
 	k->state = ROOM_KERNEL_IDLE;
 	log_info("kernel %s (%s): ready, pid %lld%s", k->id, k->name,
 	    (long long)k->kernel_pid, k->pooled ? " (pool)" : "");
@@ -794,6 +805,7 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 	char				 err[256];
 
 	if (hdr == NULL) {
+		kernel_introspect_peer_gone(p);
 		k->peer = NULL;
 		if (k->room != NULL || k->pooled)
 			room_kernel_set_dead(k, "runtime agent exited");
@@ -825,10 +837,21 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_kernel_ready_msg(k, &ready);
 		break;
 	case PROTO_MSG_ERROR:
-		room_kernel_error(k, hdr->id, body);
+		if (kernel_introspect_answer(p, hdr, body) != 0)
+			room_kernel_error(k, hdr->id, body);
 		break;
 	case PROTO_MSG_OK:
+		kernel_introspect_answer(p, hdr, body);
+		break;
 	case PROTO_MSG_PONG:
+		break;
+	case PROTO_MSG_KERNEL_VARIABLES_REPLY:
+	case PROTO_MSG_KERNEL_COMPLETE_REPLY:
+	case PROTO_MSG_KERNEL_INSPECT_REPLY:
+		kernel_introspect_answer(p, hdr, body);
+		break;
+	case PROTO_MSG_AGENT_INPUT_REQUEST:
+		room_kernel_input(k, p, body);
 		break;
 	case PROTO_MSG_PING:
 		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
@@ -1024,6 +1047,36 @@ room_kernel_kill_all(void)
 			kill(k->pid, SIGKILL);
 		}
 	}
+}
+
+/* The agent's link, for a question to a ready kernel; NULL if none. */
+struct peer *
+room_kernel_agent(struct room *r)
+{
+	struct room_kernel	*k = r->kernel;
+
+	if (k == NULL || k->peer == NULL || !k->hello ||
+	    k->state == ROOM_KERNEL_STARTING || k->state == ROOM_KERNEL_DEAD)
+		return (NULL);
+	return (k->peer);
+}
+
+/* AGENT_INPUT_REQUEST: the room's running cell asks for input. */
+static void
+room_kernel_input(struct room_kernel *k, struct peer *p,
+    const msgpack_object *body)
+{
+	struct proto_agent_input_request	m;
+	char					err[256];
+
+	if (proto_agent_input_request_unpack(body, &m, err,
+	    sizeof err) != 0) {
+		log_warnx("kernel %s: %s", k->id, err);
+		peer_kill(p, err);
+		return;
+	}
+	if (k->room != NULL)
+		room_input_request(k->room, &m);
 }
 
 /* A client that was waiting for a restart went away. */

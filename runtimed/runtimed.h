@@ -355,6 +355,7 @@ void		 room_kernel_list_pack(msgpack_packer *, const void *);
 void		 room_kernel_shutdown_all(void);
 void		 room_kernel_kill_all(void);
 void		 room_kernel_peer_gone(struct peer *);
+struct peer	*room_kernel_agent(struct room *);
 
 /* room-exec.c */
 void	room_exec_create(struct room *);
@@ -375,6 +376,23 @@ void	room_exec_kernel_died(struct room *, const char *);
 void	room_exec_interrupt(struct room *, const char *);
 u_int	room_exec_queue_length(struct room *);
 void	room_exec_peer_gone(struct peer *);
+void	room_exec_wake(struct room *, const char *);
+
+/* room-input.c */
+void	room_input_request(struct room *,
+	    const struct proto_agent_input_request *);
+int	room_input_pending(struct room *, const char *);
+void	room_input_pack(msgpack_packer *, const void *);
+void	room_input_answer(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
+void	room_input_clear(struct room *);
+
+/* kernel-introspect.c */
+void	kernel_introspect_ask(struct room *, struct peer *, uint32_t,
+	    uint16_t, uint16_t, const msgpack_object *);
+int	kernel_introspect_answer(struct peer *, const struct proto_header *,
+	    const msgpack_object *);
+void	kernel_introspect_peer_gone(struct peer *);
 void	room_exec_flush(void);
 void	room_exec_cancel(struct room *, struct peer *, uint32_t,
 	    const msgpack_object *);

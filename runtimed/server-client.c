@@ -529,6 +529,24 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 	case PROTO_MSG_KERNEL_SELECT:
 		kernel_spec_select(c->room, c->peer, hdr->id, body);
 		break;
+	case PROTO_MSG_KERNEL_VARIABLES:
+		kernel_introspect_ask(c->room, c->peer, hdr->id,
+		    PROTO_MSG_AGENT_VARIABLES, PROTO_MSG_KERNEL_VARIABLES_REPLY,
+		    body);
+		break;
+	case PROTO_MSG_KERNEL_COMPLETE:
+		kernel_introspect_ask(c->room, c->peer, hdr->id,
+		    PROTO_MSG_AGENT_COMPLETE, PROTO_MSG_KERNEL_COMPLETE_REPLY,
+		    body);
+		break;
+	case PROTO_MSG_KERNEL_INSPECT:
+		kernel_introspect_ask(c->room, c->peer, hdr->id,
+		    PROTO_MSG_AGENT_INSPECT, PROTO_MSG_KERNEL_INSPECT_REPLY,
+		    body);
+		break;
+	case PROTO_MSG_EXEC_INPUT:
+		room_input_answer(c->room, c->peer, hdr->id, body);
+		break;
 	case PROTO_MSG_KERNEL_INFO:
 		/* Asking about the kernel brings it up (decision 018). */
 		room_kernel_want(c->room);
@@ -554,6 +572,7 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 			room_leave(c->room, p);
 		room_exec_peer_gone(p);
 		room_kernel_peer_gone(p);
+		kernel_introspect_peer_gone(p);
 		TAILQ_REMOVE(&server_clients, c, entry);
 		free(c);
 		server_resume_accepting();

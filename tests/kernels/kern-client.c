@@ -822,13 +822,16 @@ kc_display(const char *sock)
 	json_object_put(j);
 	printf("ok: comm_open/msg/close from the kernel ignored safely\n");
 
+	/* input() makes the run input_required at once; interrupt ends it. */
 	t0 = util_mono_ms();
 	j = kc_run1(fd, "input('name? ')", NULL);
-	kc_expect(j, "status", "error");
-	kc_expect(j, "cells.0.outputs.0.ename", "StdinNotImplementedError");
+	kc_expect(j, "status", "input_required");
+	kc_expect(j, "input.prompt", "name? ");
 	json_object_put(j);
-	printf("ok: input() fails fast (%lld ms)\n",
+	printf("ok: input() -> input_required in %lld ms\n",
 	    (long long)(util_mono_ms() - t0));
+	json_object_put(kc_req(fd, PROTO_MSG_KERNEL_INTERRUPT, NULL,
+	    PROTO_MSG_OK, 10000));
 	free(id1);
 	free(eid1);
 	close(fd);

@@ -1,0 +1,895 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * agent-introspect.c: what a kernel can do, and looking inside it
+ * without a cell (docs/decisions/022).
+ *
+ * Capabilities come from the kernel_info_reply (protocol_version,
+ * supported_features of JEP 92, a "debugger" flag) and the kernelspec's
+ * metadata (Debian's ipykernel 6.17 says "debugger": true only there);
+ * nothing is assumed from a kernel's name.
+ *
+ * AGENT_VARIABLES: a kernel with a debugger is asked on the control
+ * channel (debug_request inspectVariables, which ipykernel answers from
+ * its control thread while a cell runs, without starting debugpy); the
+ * reply, tens of KB of DAP variables, is cut to the user's names.  A
+ * kernel without one is asked only while idle, by a silent execute that
+ * neither stores history nor counts (silent, store_history false): code
+ * for its language (Python, R) that writes the list as JSON to a file of
+ * our 0700 runtime directory, since not every kernel evaluates
+ * user_expressions (IRkernel and xeus-python's raw mode do not).
+ * While a cell runs such a kernel cannot answer: ERROR busy names it.
+ *
+ * AGENT_COMPLETE and AGENT_INSPECT are complete_request and
+ * inspect_request on shell: they wait behind a running cell until the
+ * caller's bound, then ERROR busy.  Neither runs user code.
+ *
+ * Replies are KERNEL_*_REPLY with the request's id; the daemon passes
+ * them on to its client as they are.
+ */
+
+#include <sys/queue.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+/* A request's bound when the daemon gives none. */
+#define AGENT_INTROSPECT_TIMEOUT_MS	5000
+/* Largest answer read back from a kernel's file. */
+#define AGENT_INTROSPECT_READ_MAX	(8 * 1024 * 1024)
+/* Names a kernel lists before ours are cut: max is at most this. */
+#define AGENT_INTROSPECT_KERNEL_MAX	PROTO_VARIABLES_MAX
+
+enum agent_introspect_kind {
+	AGENT_INTROSPECT_DEBUG,		/* variables, debugger */
+	AGENT_INTROSPECT_EXEC,		/* variables, silent execute */
+	AGENT_INTROSPECT_COMPLETE,
+	AGENT_INTROSPECT_INSPECT,
+};
+
+struct agent_introspect_req {
+	enum agent_introspect_kind	 kind;
+	uint32_t			 id;	/* the daemon's request */
+	char				 msg_id[37];
+	int				 while_busy;
+	char				*filter;	/* NULL: every name */
+	uint64_t			 max;
+	char				*path;	/* the kernel's answer file */
+	struct event			*timer;
+	TAILQ_ENTRY(agent_introspect_req) entry;
+};
+static TAILQ_HEAD(, agent_introspect_req) agent_introspect_reqs =
+    TAILQ_HEAD_INITIALIZER(agent_introspect_reqs);
+
+/* What the ready kernel can do (agent_introspect_caps). */
+static int	 agent_introspect_debugger;
+static int	 agent_introspect_subshells;
+static int	 agent_introspect_dap;	/* inspectVariables unstarted */
+static char	*agent_introspect_language;	/* language_info.name */
+static int	 agent_introspect_dap_seq;
+
+/* IPython's own names in user_ns that user_ns_hidden may not list. */
+static const char *agent_introspect_hidden[] = {
+	"In", "Out", "get_ipython", "exit", "quit", "open"
+};
+
+/*
+ * The Python code: the user's names (not _-prefixed, not IPython's, not
+ * modules) matching the pattern, sorted, at most M of them, each with
+ * type, a reprlib repr and len or shape where cheap, written as JSON to
+ * the file; one expression statement, so it leaves no name behind.
+ */
+#define AGENT_INTROSPECT_PY						\
+	"__import__('io').open(%s, 'w', encoding='utf-8').write("	\
+	"(lambda ns, hid, fn, rl, F, M: __import__('json').dumps("	\
+	"(lambda names: {'total': len(names), "				\
+	"'variables': [(lambda k, v: {'name': k, 'type': "		\
+	"(type(v).__module__ + '.' if type(v).__module__ != 'builtins' "\
+	"else '') + type(v).__qualname__, 'repr': rl.repr(v), 'len': "	\
+	"len(v) if isinstance(v, (str, bytes, bytearray, list, tuple, "	\
+	"dict, set, frozenset, range)) else None, 'shape': [int(x) for x " \
+	"in v.shape] if isinstance(getattr(v, 'shape', None), tuple) "	\
+	"else None})(k, ns[k]) for k in names[:M]]})(sorted(k for k in "\
+	"list(ns) if not k.startswith('_') and k not in hid and not "	\
+	"isinstance(ns[k], type(fn)) and (F is None or "		\
+	"fn.fnmatchcase(k, F)))), default=str))("			\
+	"globals(), getattr(globals().get('get_ipython', lambda: None)(), " \
+	"'user_ns_hidden', {}), "					\
+	"__import__('fnmatch'), (lambda r: [setattr(r, a, n) for a, n in " \
+	"(('maxstring', 200), ('maxother', 200), ('maxlong', 60))] and r)(" \
+	"__import__('reprlib').Repr()), %s, %llu))"
+
+/* The same for R (IRkernel has no user_expressions either). */
+#define AGENT_INTROSPECT_R						\
+	"local({F <- %s; M <- %llu; nm <- ls(globalenv()); "		\
+	"if (!is.null(F)) nm <- nm[grepl(utils::glob2rx(F), nm)]; "	\
+	"vars <- lapply(head(nm, M), function(n) { "			\
+	"v <- get(n, envir = globalenv()); "				\
+	"r <- tryCatch(paste(utils::capture.output(utils::str(v, "	\
+	"give.attr = FALSE, vec.len = 3, nchar.max = 200, list.len = 5)), " \
+	"collapse = \" \"), error = function(e) \"?\"); d <- dim(v); "	\
+	"list(name = n, type = class(v)[1], repr = substr(r, 1, 400), "	\
+	"len = length(v), shape = if (is.null(d)) NULL else as.list(d)) " \
+	"}); writeLines(jsonlite::toJSON(list(total = length(nm), "	\
+	"variables = vars), auto_unbox = TRUE, null = \"null\", "	\
+	"force = TRUE), %s)})"
+
+static void	agent_introspect_error(uint32_t, const char *, const char *,
+		    ...) printflike(3, 4);
+static void	agent_introspect_busy(uint32_t, const char *);
+static int	agent_introspect_running(void);
+static void	agent_introspect_free(struct agent_introspect_req *);
+static void	agent_introspect_timeout_cb(evutil_socket_t, short, void *);
+static struct agent_introspect_req *agent_introspect_new(
+		    enum agent_introspect_kind, uint32_t, int, int64_t);
+static const char *agent_introspect_str(struct json_object *, const char *);
+static int	agent_introspect_send(struct agent_kernel *,
+		    struct agent_introspect_req *, enum agent_channel,
+		    const char *, struct json_object *);
+static char	*agent_introspect_literal(const char *);
+static void	agent_introspect_exec(struct agent_kernel *,
+		    struct agent_introspect_req *);
+static int	agent_introspect_user_name(const char *, const char *);
+static struct json_object *agent_introspect_cap(const char *, size_t,
+		    int *);
+static void	agent_introspect_vars_reply(struct agent_introspect_req *,
+		    struct json_object *, int64_t, const char *);
+static void	agent_introspect_pack_json(msgpack_packer *, const void *);
+static int	agent_introspect_feature(struct json_object *, const char *);
+static void	agent_introspect_debug_reply(struct agent_kernel *,
+		    struct agent_introspect_req *, struct json_object *);
+static void	agent_introspect_exec_reply(struct agent_introspect_req *,
+		    struct json_object *);
+static void	agent_introspect_complete_reply(struct agent_introspect_req *,
+		    struct json_object *);
+static char	*agent_introspect_plain(const char *, size_t, int *);
+static void	agent_introspect_inspect_reply(struct agent_introspect_req *,
+		    struct json_object *);
+static int64_t	agent_introspect_cursor(const struct proto_str *, int,
+		    int64_t);
+
+static void
+agent_introspect_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
+/* ERROR {code, message} to the daemon's request id. */
+static void
+agent_introspect_error(uint32_t id, const char *code, const char *fmt, ...)
+{
+	struct proto_error	 e;
+	struct mpbuf		 b;
+	va_list			 ap;
+	char			*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	memset(&e, 0, sizeof e);
+	e.code = proto_str_make(code);
+	e.message = proto_str_make(msg);
+	mpbuf_init(&b);
+	proto_error_pack(&b.pk, &e);
+	agent_send(PROTO_MSG_ERROR, id, &b);
+	mpbuf_free(&b);
+	free(msg);
+}
+
+/* Is a run's cell in the kernel now? */
+static int
+agent_introspect_running(void)
+{
+	const char	*exec_id, *cell_id;
+
+	return (agent_exec_lookup(NULL, &exec_id, &cell_id) == 0);
+}
+
+/* ERROR busy naming the cell in the kernel and its run. */
+static void
+agent_introspect_busy(uint32_t id, const char *why)
+{
+	const char	*exec_id = "?", *cell_id = "?";
+
+	agent_exec_lookup(NULL, &exec_id, &cell_id);
+	agent_introspect_error(id, "busy", "cell %s of run %s is running "
+	    "and %s: ask again when it ends (get_results %s), or "
+	    "interrupt_kernel", cell_id, exec_id, why, exec_id);
+}
+
+static void
+agent_introspect_free(struct agent_introspect_req *r)
+{
+	TAILQ_REMOVE(&agent_introspect_reqs, r, entry);
+	if (r->timer != NULL)
+		event_free(r->timer);
+	if (r->path != NULL)
+		unlink(r->path);
+	free(r->path);
+	free(r->filter);
+	free(r);
+}
+
+/* The caller's bound passed with no answer: the kernel is taken. */
+static void
+agent_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_introspect_req	*r = arg;
+
+	if (agent_introspect_running())
+		agent_introspect_busy(r->id, r->kind ==
+		    AGENT_INTROSPECT_DEBUG ? "the kernel's debugger did not "
+		    "answer in time" : "this request waits behind it past "
+		    "its bound");
+	else
+		agent_introspect_error(r->id, "busy", "the kernel did not "
+		    "answer within the bound: try again, with a longer "
+		    "timeout_secs");
+	agent_introspect_free(r);
+}
+
+static struct agent_introspect_req *
+agent_introspect_new(enum agent_introspect_kind kind, uint32_t id,
+    int has_timeout, int64_t timeout_ms)
+{
+	struct agent_introspect_req	*r;
+	struct timeval			 tv;
+
+	if (!has_timeout || timeout_ms <= 0)
+		timeout_ms = AGENT_INTROSPECT_TIMEOUT_MS;
+	r = xcalloc(1, sizeof *r);
+	r->kind = kind;
+	r->id = id;
+	r->while_busy = agent_introspect_running();
+	r->timer = evtimer_new(agent_base_get(), agent_introspect_timeout_cb,
+	    r);
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = (timeout_ms % 1000) * 1000;
+	evtimer_add(r->timer, &tv);
+	TAILQ_INSERT_TAIL(&agent_introspect_reqs, r, entry);
+	return (r);
+}
+
+static const char *
+agent_introspect_str(struct json_object *o, const char *key)
+{
+	struct json_object	*v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return (NULL);
+	return (json_object_get_string(v));
+}
+
+/* Send r's request; -1 (and r answered and freed) when it cannot go. */
+static int
+agent_introspect_send(struct agent_kernel *k, struct agent_introspect_req *r,
+    enum agent_channel channel, const char *type, struct json_object *content)
+{
+	if (agent_kernel_send(k, channel, type, content, r->msg_id) != 0) {
+		agent_introspect_error(r->id, "kernel_unavailable",
+		    "cannot send %s to the kernel", type);
+		agent_introspect_free(r);
+		return (-1);
+	}
+	return (0);
+}
+
+/* A string as a literal both Python and R read (JSON's), or NULL. */
+static char *
+agent_introspect_literal(const char *s)
+{
+	struct json_object	*o;
+	char			*lit;
+
+	if (s == NULL)
+		return (NULL);
+	o = json_object_new_string(s);
+	lit = xstrdup(json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return (lit);
+}
+
+/* Variables by a silent execute: the kernel must be idle. */
+static void
+agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
+{
+	struct json_object	*content;
+	const char		*lang = agent_introspect_language;
+	char			*f, *code, *path;
+	static u_int		 n;
+
+	if (lang == NULL || (strcasecmp(lang, "python") != 0 &&
+	    strcasecmp(lang, "r") != 0)) {
+		agent_introspect_error(r->id, "not_supported", "this kernel "
+		    "(language %s) has no debugger, and runtimed knows no "
+		    "silent way to list its variables", lang != NULL ? lang :
+		    "unknown");
+		agent_introspect_free(r);
+		return;
+	}
+	r->kind = AGENT_INTROSPECT_EXEC;
+	f = agent_introspect_literal(r->filter);
+	xasprintf(&r->path, "%s/vars-%ld-%u.json", agent_kernel_runtime_dir(k),
+	    (long)getpid(), n++);
+	path = agent_introspect_literal(r->path);
+	if (strcasecmp(lang, "python") == 0)
+		xasprintf(&code, AGENT_INTROSPECT_PY, path, f != NULL ? f :
+		    "None", (unsigned long long)r->max);
+	else
+		xasprintf(&code, AGENT_INTROSPECT_R, f != NULL ? f : "NULL",
+		    (unsigned long long)r->max, path);
+	free(path);
+	free(f);
+	content = json_object_new_object();
+	json_object_object_add(content, "code", json_object_new_string(code));
+	json_object_object_add(content, "silent", json_object_new_boolean(1));
+	json_object_object_add(content, "store_history",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "user_expressions",
+	    json_object_new_object());
+	json_object_object_add(content, "allow_stdin",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "stop_on_error",
+	    json_object_new_boolean(0));
+	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "execute_request",
+	    content);
+	json_object_put(content);
+	free(code);
+}
+
+/* AGENT_VARIABLES {filter?, max?, timeout_ms?}. */
+void
+agent_introspect_variables(struct peer *p, uint32_t id,
+    const msgpack_object *body, struct agent_kernel *k)
+{
+	struct proto_variables		 m;
+	struct agent_introspect_req	*r;
+	struct json_object		*content;
+	char				 err[256];
+
+	if (proto_variables_unpack(body, &m, err, sizeof err) != 0) {
+		agent_introspect_error(id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (k == NULL || !agent_kernel_is_ready(k)) {
+		agent_introspect_error(id, "kernel_unavailable",
+		    "the kernel is not ready");
+		return;
+	}
+	r = agent_introspect_new(AGENT_INTROSPECT_DEBUG, id, m.has_timeout_ms,
+	    m.timeout_ms);
+	r->filter = m.filter.ptr != NULL ? proto_str_dup(&m.filter) : NULL;
+	r->max = m.has_max ? m.max : PROTO_VARIABLES_DEFAULT;
+	if (r->max > PROTO_VARIABLES_MAX)
+		r->max = PROTO_VARIABLES_MAX;
+	if (!agent_introspect_dap) {
+		if (r->while_busy) {
+			agent_introspect_busy(id, "this kernel cannot list "
+			    "variables while it runs");
+			agent_introspect_free(r);
+		} else
+			agent_introspect_exec(k, r);
+		return;
+	}
+	/* DAP inside Jupyter: ipykernel answers this one unstarted. */
+	content = json_object_new_object();
+	json_object_object_add(content, "type",
+	    json_object_new_string("request"));
+	json_object_object_add(content, "seq",
+	    json_object_new_int(++agent_introspect_dap_seq));
+	json_object_object_add(content, "command",
+	    json_object_new_string("inspectVariables"));
+	json_object_object_add(content, "arguments", json_object_new_object());
+	agent_introspect_send(k, r, AGENT_CHANNEL_CONTROL, "debug_request",
+	    content);
+	json_object_put(content);
+}
+
+/* Is name one of the user's: an identifier, not _-prefixed, not IPython's. */
+static int
+agent_introspect_user_name(const char *name, const char *filter)
+{
+	const char	*s;
+	size_t		 i;
+
+	if (name == NULL || *name == '\0' || *name == '_' ||
+	    isdigit((u_char)*name))
+		return (0);
+	for (s = name; *s != '\0'; s++) {
+		if (!isalnum((u_char)*s) && *s != '_' && *s != '.' &&
+		    (u_char)*s < 0x80)
+			return (0);
+	}
+	for (i = 0; i < sizeof agent_introspect_hidden /
+	    sizeof *agent_introspect_hidden; i++) {
+		if (strcmp(name, agent_introspect_hidden[i]) == 0)
+			return (0);
+	}
+	return (filter == NULL || fnmatch(filter, name, 0) == 0);
+}
+
+/* A string cut to PROTO_REPR_MAX code points, ... marking the cut. */
+static struct json_object *
+agent_introspect_cap(const char *s, size_t len, int *cut)
+{
+	struct json_object	*o;
+	size_t			 n;
+	char			*t;
+
+	n = utf8_skip(s, len, PROTO_REPR_MAX);
+	*cut = n < len;
+	if (!*cut)
+		return (json_object_new_string_len(s, (int)len));
+	xasprintf(&t, "%.*s...", (int)n, s);
+	o = json_object_new_string(t);
+	free(t);
+	return (o);
+}
+
+/*
+ * Send KERNEL_VARIABLES_REPLY from a list of {name, type, repr|value,
+ * len?, shape?}: the user's names only, filtered, at most max, each
+ * repr capped.  total counts every name that matched.
+ */
+static void
+agent_introspect_vars_reply(struct agent_introspect_req *r,
+    struct json_object *list, int64_t kernel_total, const char *via)
+{
+	struct proto_variables_reply	 m;
+	struct json_object		*out, *v, *o, *x;
+	const char			*name, *repr, *type;
+	size_t				 i, n;
+	uint64_t			 total = 0;
+	int64_t				 dropped = 0;
+	int				 cut;
+	struct mpbuf			 b;
+
+	out = json_object_new_array();
+	n = json_object_is_type(list, json_type_array) ?
+	    json_object_array_length(list) : 0;
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(list, i);
+		name = agent_introspect_str(v, "name");
+		type = agent_introspect_str(v, "type");
+		if (!agent_introspect_user_name(name, r->filter) ||
+		    (type != NULL && strcmp(type, "module") == 0)) {
+			dropped++;
+			continue;
+		}
+		if (total++ >= r->max)
+			continue;
+		if ((repr = agent_introspect_str(v, "repr")) == NULL &&
+		    (repr = agent_introspect_str(v, "value")) == NULL)
+			repr = "";
+		o = json_object_new_object();
+		json_object_object_add(o, "name",
+		    json_object_new_string(name));
+		json_object_object_add(o, "type",
+		    json_object_new_string(type != NULL ? type : "?"));
+		json_object_object_add(o, "repr",
+		    agent_introspect_cap(repr, strlen(repr), &cut));
+		if (cut)
+			json_object_object_add(o, "truncated",
+			    json_object_new_boolean(1));
+		if (json_object_object_get_ex(v, "len", &x) &&
+		    json_object_is_type(x, json_type_int))
+			json_object_object_add(o, "len", json_object_get(x));
+		if (json_object_object_get_ex(v, "shape", &x) &&
+		    json_object_is_type(x, json_type_array))
+			json_object_object_add(o, "shape", json_object_get(x));
+		json_object_array_add(out, o);
+	}
+	/* The kernel cut at max: it counted what matched, ours included. */
+	if (kernel_total - dropped > (int64_t)total)
+		total = (uint64_t)(kernel_total - dropped);
+	memset(&m, 0, sizeof m);
+	m.variables.pack = agent_introspect_pack_json;
+	m.variables.arg = out;
+	m.total = total;
+	m.while_busy = r->while_busy;
+	m.via = proto_str_make(via);
+	mpbuf_init(&b);
+	proto_variables_reply_pack(&b.pk, &m);
+	agent_send(PROTO_MSG_KERNEL_VARIABLES_REPLY, r->id, &b);
+	mpbuf_free(&b);
+	json_object_put(out);
+	agent_introspect_free(r);
+}
+
+/* debug_reply {success, body: {variables: [DAP variable]}}. */
+static void
+agent_introspect_debug_reply(struct agent_kernel *k,
+    struct agent_introspect_req *r, struct json_object *content)
+{
+	struct json_object	*v, *body, *vars;
+
+	if (json_object_object_get_ex(content, "success", &v) &&
+	    json_object_get_boolean(v) &&
+	    json_object_object_get_ex(content, "body", &body) &&
+	    json_object_object_get_ex(body, "variables", &vars) &&
+	    json_object_is_type(vars, json_type_array)) {
+		agent_introspect_vars_reply(r, vars, -1, "debugger");
+		return;
+	}
+	/* A debugger that would not answer: ask the idle kernel itself. */
+	log_info("the kernel's debugger did not list variables");
+	if (r->while_busy) {
+		agent_introspect_busy(r->id, "the kernel's debugger did not "
+		    "list its variables");
+		agent_introspect_free(r);
+	} else
+		agent_introspect_exec(k, r);
+}
+
+/* execute_reply of the silent variables request. */
+static void
+agent_introspect_exec_reply(struct agent_introspect_req *r,
+    struct json_object *content)
+{
+	struct json_object	*res = NULL, *vars, *t;
+	const char		*status;
+	char			*buf, *cause;
+	size_t			 len;
+
+	status = agent_introspect_str(content, "status");
+	if (status == NULL || strcmp(status, "ok") != 0)
+		goto fail;
+	if (util_read_file(r->path, &buf, &len, &cause) != 0) {
+		log_warnx("variables: %s", cause);
+		free(cause);
+		goto fail;
+	}
+	res = len <= AGENT_INTROSPECT_READ_MAX ? json_tokener_parse(buf) : NULL;
+	free(buf);
+	if (res == NULL || !json_object_object_get_ex(res, "variables",
+	    &vars) || !json_object_is_type(vars, json_type_array)) {
+		json_object_put(res);
+		goto fail;
+	}
+	/* The kernel filtered and cut at max: it says how many matched. */
+	agent_introspect_vars_reply(r, vars,
+	    json_object_object_get_ex(res, "total", &t) ?
+	    json_object_get_int64(t) : -1, "execute");
+	json_object_put(res);
+	return;
+
+fail:
+	agent_introspect_error(r->id, "kernel_unavailable", "the kernel did "
+	    "not list its variables (status %s)", status != NULL ? status :
+	    "unknown");
+	agent_introspect_free(r);
+}
+
+/* A cursor in code points: the given one, else the end of the code. */
+static int64_t
+agent_introspect_cursor(const struct proto_str *code, int has, int64_t pos)
+{
+	int64_t	n = (int64_t)utf8_chars(code->ptr, code->len);
+
+	if (!has || pos > n)
+		return (n);
+	return (pos);
+}
+
+/* AGENT_COMPLETE {code, cursor_pos?, timeout_ms?}. */
+void
+agent_introspect_complete(struct peer *p, uint32_t id,
+    const msgpack_object *body, struct agent_kernel *k)
+{
+	struct proto_complete		 m;
+	struct agent_introspect_req	*r;
+	struct json_object		*content;
+	char				 err[256];
+
+	if (proto_complete_unpack(body, &m, err, sizeof err) != 0) {
+		agent_introspect_error(id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (k == NULL || !agent_kernel_is_ready(k)) {
+		agent_introspect_error(id, "kernel_unavailable",
+		    "the kernel is not ready");
+		return;
+	}
+	r = agent_introspect_new(AGENT_INTROSPECT_COMPLETE, id,
+	    m.has_timeout_ms, m.timeout_ms);
+	content = json_object_new_object();
+	json_object_object_add(content, "code",
+	    json_object_new_string_len(m.code.ptr, (int)m.code.len));
+	json_object_object_add(content, "cursor_pos", json_object_new_int64(
+	    agent_introspect_cursor(&m.code, m.has_cursor_pos, m.cursor_pos)));
+	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "complete_request",
+	    content);
+	json_object_put(content);
+}
+
+/* AGENT_INSPECT {code, cursor_pos?, detail_level?, timeout_ms?}. */
+void
+agent_introspect_inspect(struct peer *p, uint32_t id,
+    const msgpack_object *body, struct agent_kernel *k)
+{
+	struct proto_inspect		 m;
+	struct agent_introspect_req	*r;
+	struct json_object		*content;
+	char				 err[256];
+
+	if (proto_inspect_unpack(body, &m, err, sizeof err) != 0) {
+		agent_introspect_error(id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (k == NULL || !agent_kernel_is_ready(k)) {
+		agent_introspect_error(id, "kernel_unavailable",
+		    "the kernel is not ready");
+		return;
+	}
+	r = agent_introspect_new(AGENT_INTROSPECT_INSPECT, id,
+	    m.has_timeout_ms, m.timeout_ms);
+	content = json_object_new_object();
+	json_object_object_add(content, "code",
+	    json_object_new_string_len(m.code.ptr, (int)m.code.len));
+	json_object_object_add(content, "cursor_pos", json_object_new_int64(
+	    agent_introspect_cursor(&m.code, m.has_cursor_pos, m.cursor_pos)));
+	json_object_object_add(content, "detail_level",
+	    json_object_new_int((int)m.detail_level));
+	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "inspect_request",
+	    content);
+	json_object_put(content);
+}
+
+/* complete_reply {matches, cursor_start, cursor_end, metadata}. */
+static void
+agent_introspect_complete_reply(struct agent_introspect_req *r,
+    struct json_object *content)
+{
+	struct proto_complete_reply	 m;
+	struct json_object		*matches, *md, *types = NULL, *t;
+	struct json_object		*out, *o, *v;
+	const char			*text, *tt, *type;
+	size_t				 i, j, n, nt;
+	struct mpbuf			 b;
+
+	if (!json_object_object_get_ex(content, "matches", &matches) ||
+	    !json_object_is_type(matches, json_type_array)) {
+		agent_introspect_error(r->id, "kernel_unavailable", "the "
+		    "kernel did not complete: %s", agent_introspect_str(
+		    content, "evalue") != NULL ? agent_introspect_str(content,
+		    "evalue") : "no matches in its reply");
+		agent_introspect_free(r);
+		return;
+	}
+	if (json_object_object_get_ex(content, "metadata", &md))
+		json_object_object_get_ex(md, "_jupyter_types_experimental",
+		    &types);
+	nt = json_object_is_type(types, json_type_array) ?
+	    json_object_array_length(types) : 0;
+	n = json_object_array_length(matches);
+	out = json_object_new_array();
+	for (i = 0; i < n && i < PROTO_COMPLETE_MAX; i++) {
+		v = json_object_array_get_idx(matches, i);
+		if ((text = json_object_get_string(v)) == NULL)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "text", json_object_new_string(text));
+		for (j = 0, type = NULL; j < nt && type == NULL; j++) {
+			t = json_object_array_get_idx(types, j);
+			tt = agent_introspect_str(t, "text");
+			if (tt != NULL && strcmp(tt, text) == 0)
+				type = agent_introspect_str(t, "type");
+		}
+		if (type != NULL && *type != '\0' &&
+		    strcmp(type, "<unknown>") != 0)
+			json_object_object_add(o, "type",
+			    json_object_new_string(type));
+		json_object_array_add(out, o);
+	}
+	memset(&m, 0, sizeof m);
+	m.matches.pack = agent_introspect_pack_json;
+	m.matches.arg = out;
+	v = json_object_object_get(content, "cursor_start");
+	m.cursor_start = v != NULL ? json_object_get_int64(v) : 0;
+	v = json_object_object_get(content, "cursor_end");
+	m.cursor_end = v != NULL ? json_object_get_int64(v) : 0;
+	m.total = n;
+	m.while_busy = r->while_busy;
+	mpbuf_init(&b);
+	proto_complete_reply_pack(&b.pk, &m);
+	agent_send(PROTO_MSG_KERNEL_COMPLETE_REPLY, r->id, &b);
+	mpbuf_free(&b);
+	json_object_put(out);
+	agent_introspect_free(r);
+}
+
+/*
+ * Text without ANSI escapes (ESC [ ... final byte, ESC and one byte),
+ * cut to PROTO_INSPECT_MAX code points; caller frees.
+ */
+static char *
+agent_introspect_plain(const char *s, size_t len, int *cut)
+{
+	char	*out;
+	size_t	 i, n = 0, keep;
+
+	out = xmalloc(len + 1);
+	for (i = 0; i < len; i++) {
+		if (s[i] != '\033') {
+			out[n++] = s[i];
+			continue;
+		}
+		if (i + 1 < len && s[i + 1] == '[') {
+			for (i += 2; i < len && ((u_char)s[i] < 0x40 ||
+			    (u_char)s[i] > 0x7e); i++)
+				;
+		} else
+			i++;
+	}
+	out[n] = '\0';
+	keep = utf8_skip(out, n, PROTO_INSPECT_MAX);
+	*cut = keep < n;
+	out[keep] = '\0';
+	return (out);
+}
+
+/* inspect_reply {status, found, data: {text/plain}}. */
+static void
+agent_introspect_inspect_reply(struct agent_introspect_req *r,
+    struct json_object *content)
+{
+	struct proto_inspect_reply	 m;
+	struct json_object		*data, *v;
+	const char			*text = NULL;
+	char				*plain;
+	struct mpbuf			 b;
+
+	memset(&m, 0, sizeof m);
+	m.found = json_object_object_get_ex(content, "found", &v) &&
+	    json_object_get_boolean(v);
+	if (json_object_object_get_ex(content, "data", &data))
+		text = agent_introspect_str(data, "text/plain");
+	plain = agent_introspect_plain(text != NULL ? text : "",
+	    text != NULL ? strlen(text) : 0, &m.truncated);
+	m.text = proto_str_make(plain);
+	m.while_busy = r->while_busy;
+	mpbuf_init(&b);
+	proto_inspect_reply_pack(&b.pk, &m);
+	agent_send(PROTO_MSG_KERNEL_INSPECT_REPLY, r->id, &b);
+	mpbuf_free(&b);
+	free(plain);
+	agent_introspect_free(r);
+}
+
+/*
+ * A message from the ready kernel: 1 when it answers (or, on iopub, is
+ * about) one of our requests, else 0 for agent-exec.c.
+ */
+int
+agent_introspect_message(struct agent_kernel *k, enum agent_channel channel,
+    struct agent_wire_msg *m)
+{
+	struct agent_introspect_req	*r;
+	const char			*parent = agent_wire_msg_parent_id(m);
+	const char			*type = agent_wire_msg_type(m);
+	struct json_object		*content = agent_wire_msg_content(m);
+
+	if (parent == NULL)
+		return (0);
+	TAILQ_FOREACH(r, &agent_introspect_reqs, entry) {
+		if (strcmp(r->msg_id, parent) == 0)
+			break;
+	}
+	if (r == NULL)
+		return (0);
+	if (channel == AGENT_CHANNEL_IOPUB)
+		return (1);
+	if (r->kind == AGENT_INTROSPECT_DEBUG &&
+	    strcmp(type, "debug_reply") == 0)
+		agent_introspect_debug_reply(k, r, content);
+	else if (r->kind == AGENT_INTROSPECT_EXEC &&
+	    strcmp(type, "execute_reply") == 0)
+		agent_introspect_exec_reply(r, content);
+	else if (r->kind == AGENT_INTROSPECT_COMPLETE &&
+	    strcmp(type, "complete_reply") == 0)
+		agent_introspect_complete_reply(r, content);
+	else if (r->kind == AGENT_INTROSPECT_INSPECT &&
+	    strcmp(type, "inspect_reply") == 0)
+		agent_introspect_inspect_reply(r, content);
+	return (1);
+}
+
+/* The kernel is gone: every request waiting on it is answered. */
+void
+agent_introspect_clear(void)
+{
+	struct agent_introspect_req	*r;
+
+	while ((r = TAILQ_FIRST(&agent_introspect_reqs)) != NULL) {
+		agent_introspect_error(r->id, "kernel_unavailable", "the "
+		    "kernel stopped before it answered");
+		agent_introspect_free(r);
+	}
+}
+
+/* A feature kernel_info_reply's supported_features lists (JEP 92). */
+static int
+agent_introspect_feature(struct json_object *features, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; json_object_is_type(features, json_type_array) &&
+	    i < json_object_array_length(features); i++) {
+		if (strcmp(json_object_get_string(json_object_array_get_idx(
+		    features, i)) != NULL ? json_object_get_string(
+		    json_object_array_get_idx(features, i)) : "", name) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * What the kernel says it can do, from its kernel_info_reply and its
+ * kernelspec's metadata: {protocol_version, debugger, subshells,
+ * supported_features, debugger_from}.  Kept for the requests above.
+ */
+struct json_object *
+agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
+{
+	struct json_object	*caps, *v, *features = NULL, *li, *md;
+	const char		*from = NULL, *s;
+
+	caps = json_object_new_object();
+	s = agent_introspect_str(info, "protocol_version");
+	json_object_object_add(caps, "protocol_version",
+	    s != NULL ? json_object_new_string(s) : NULL);
+	json_object_object_get_ex(info, "supported_features", &features);
+	if (json_object_is_type(features, json_type_array))
+		json_object_object_add(caps, "supported_features",
+		    json_object_get(features));
+	else
+		json_object_object_add(caps, "supported_features",
+		    json_object_new_array());
+	if (json_object_object_get_ex(info, "debugger", &v) &&
+	    json_object_get_boolean(v))
+		from = "kernel_info";
+	else if (agent_introspect_feature(features, "debugger"))
+		from = "supported_features";
+	else if ((md = kernelspec_metadata(agent_kernel_spec(k))) != NULL &&
+	    json_object_object_get_ex(md, "debugger", &v) &&
+	    json_object_is_type(v, json_type_boolean) &&
+	    json_object_get_boolean(v))
+		from = "kernelspec";
+	agent_introspect_debugger = from != NULL;
+	/*
+	 * Only ipykernel answers inspectVariables with its debugger not
+	 * started; xeus-python, which declares a debugger too, aborts on it
+	 * (measured), and starting a debugger (debugpy) in a user's kernel
+	 * to list names is too much.  So the control channel is asked only
+	 * of the implementation that answers it unstarted.
+	 */
+	s = agent_introspect_str(info, "implementation");
+	agent_introspect_dap = agent_introspect_debugger && s != NULL &&
+	    strcmp(s, "ipython") == 0;
+	agent_introspect_subshells = agent_introspect_feature(features,
+	    "kernel subshells");
+	json_object_object_add(caps, "debugger",
+	    json_object_new_boolean(agent_introspect_debugger));
+	if (from != NULL)
+		json_object_object_add(caps, "debugger_from",
+		    json_object_new_string(from));
+	json_object_object_add(caps, "subshells",
+	    json_object_new_boolean(agent_introspect_subshells));
+	free(agent_introspect_language);
+	agent_introspect_language = NULL;
+	if (json_object_object_get_ex(info, "language_info", &li) &&
+	    (s = agent_introspect_str(li, "name")) != NULL)
+		agent_introspect_language = xstrdup(s);
+	/* How list_variables answers while a cell runs, for a reader. */
+	json_object_object_add(caps, "variables_while_busy",
+	    json_object_new_boolean(agent_introspect_dap));
+	return (caps);
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * kernel-introspect.c: a client's question for the room's kernel, passed
+ * to its agent and the answer passed back (docs/decisions/022).
+ *
+ * KERNEL_VARIABLES, KERNEL_COMPLETE and KERNEL_INSPECT go to the agent
+ * as AGENT_VARIABLES, AGENT_COMPLETE and AGENT_INSPECT with the same
+ * body under a request id of the agent link; the agent's
+ * KERNEL_*_REPLY or ERROR goes back to the client under its own id, as
+ * it is.  room-input.c sends AGENT_INPUT_REPLY this way too.  Nothing
+ * here starts a kernel: with none there is nothing to look at.
+ *
+ * Every question is answered: by the agent, or when the agent's link
+ * goes (kernel_unavailable), or when the agent has not answered a
+ * moment past the caller's bound (busy).  A client that leaves drops its
+ * questions; their late answers are dropped.
+ */
+
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtimed.h"
+
+/* A question's bound when the client gives none, and our slack. */
+#define KERNEL_INTROSPECT_TIMEOUT_MS	5000
+#define KERNEL_INTROSPECT_SLACK_MS	2000
+
+struct kernel_introspect {
+	struct peer		*client;	/* NULL once it left */
+	uint32_t		 client_id;
+	struct peer		*agent;
+	uint32_t		 agent_id;
+	uint16_t		 reply;		/* the type passed back */
+	struct event		*timer;
+	TAILQ_ENTRY(kernel_introspect) entry;
+};
+static TAILQ_HEAD(, kernel_introspect) kernel_introspects =
+    TAILQ_HEAD_INITIALIZER(kernel_introspects);
+
+static void	kernel_introspect_free(struct kernel_introspect *);
+static void	kernel_introspect_timeout_cb(evutil_socket_t, short, void *);
+static int	kernel_introspect_check(uint16_t, const msgpack_object *,
+		    char *, size_t, int64_t *);
+
+static void
+kernel_introspect_free(struct kernel_introspect *q)
+{
+	TAILQ_REMOVE(&kernel_introspects, q, entry);
+	event_free(q->timer);
+	free(q);
+}
+
+static void
+kernel_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct kernel_introspect	*q = arg;
+
+	if (q->client != NULL)
+		peer_send_error(q->client, q->client_id, "busy", "the kernel's "
+		    "agent did not answer in time: try again, or "
+		    "get_kernel_info to see what the kernel is doing");
+	kernel_introspect_free(q);
+}
+
+/* Is the body what its type needs?  Its timeout_ms is in *timeout. */
+static int
+kernel_introspect_check(uint16_t type, const msgpack_object *body,
+    char *err, size_t errlen, int64_t *timeout)
+{
+	struct proto_variables	v;
+	struct proto_complete	c;
+	struct proto_inspect	i;
+	struct proto_exec_input	in;
+
+	*timeout = KERNEL_INTROSPECT_TIMEOUT_MS;
+	switch (type) {
+	case PROTO_MSG_AGENT_VARIABLES:
+		if (proto_variables_unpack(body, &v, err, errlen) != 0)
+			return (-1);
+		if (v.has_timeout_ms)
+			*timeout = v.timeout_ms;
+		return (0);
+	case PROTO_MSG_AGENT_COMPLETE:
+		if (proto_complete_unpack(body, &c, err, errlen) != 0)
+			return (-1);
+		if (c.has_timeout_ms)
+			*timeout = c.timeout_ms;
+		return (0);
+	case PROTO_MSG_AGENT_INSPECT:
+		if (proto_inspect_unpack(body, &i, err, errlen) != 0)
+			return (-1);
+		if (i.has_timeout_ms)
+			*timeout = i.timeout_ms;
+		return (0);
+	case PROTO_MSG_AGENT_INPUT_REPLY:
+		return (proto_exec_input_unpack(body, &in, err, errlen));
+	}
+	snprintf(err, errlen, "not a question for the kernel");
+	return (-1);
+}
+
+/*
+ * Ask the room's agent: type is the AGENT_* request, reply the type its
+ * answer has.  The body is checked, then sent as it is.
+ */
+void
+kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
+    uint16_t type, uint16_t reply, const msgpack_object *body)
+{
+	struct kernel_introspect	*q;
+	struct peer			*agent;
+	struct mpbuf			 b;
+	struct timeval			 tv;
+	int64_t				 timeout;
+	char				 err[256];
+
+	if (kernel_introspect_check(type, body, err, sizeof err,
+	    &timeout) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (timeout > PROTO_WAIT_MAX_MS) {
+		peer_send_error(p, id, "invalid_argument", "timeout_ms must "
+		    "be an integer from 0 to %d", PROTO_WAIT_MAX_MS);
+		return;
+	}
+	if ((agent = room_kernel_agent(r)) == NULL) {
+		peer_send_error(p, id, "kernel_unavailable", "the kernel is "
+		    "%s: nothing to look at (run a cell to start it, or "
+		    "get_kernel_info)", room_kernel_state(r));
+		return;
+	}
+	q = xcalloc(1, sizeof *q);
+	q->client = p;
+	q->client_id = id;
+	q->agent = agent;
+	q->agent_id = peer_next_id(agent);
+	q->reply = reply;
+	q->timer = evtimer_new(runtimed_base, kernel_introspect_timeout_cb,
+	    q);
+	timeout += KERNEL_INTROSPECT_SLACK_MS;
+	tv.tv_sec = timeout / 1000;
+	tv.tv_usec = (timeout % 1000) * 1000;
+	evtimer_add(q->timer, &tv);
+	TAILQ_INSERT_TAIL(&kernel_introspects, q, entry);
+
+	mpbuf_init(&b);
+	msgpack_pack_object(&b.pk, *body);
+	if (peer_send(agent, type, q->agent_id, &b.sb) != 0) {
+		peer_send_error(p, id, "kernel_unavailable", "the kernel's "
+		    "agent is going away");
+		kernel_introspect_free(q);
+	}
+	mpbuf_free(&b);
+}
+
+/*
+ * A frame from an agent: 0 when it answered one of our questions (and
+ * went to its client), -1 when it is not ours.
+ */
+int
+kernel_introspect_answer(struct peer *agent, const struct proto_header *hdr,
+    const msgpack_object *body)
+{
+	struct kernel_introspect	*q;
+	struct mpbuf			 b;
+
+	TAILQ_FOREACH(q, &kernel_introspects, entry) {
+		if (q->agent == agent && q->agent_id == hdr->id)
+			break;
+	}
+	if (q == NULL || hdr->id == 0)
+		return (-1);
+	if (hdr->type != PROTO_MSG_ERROR && hdr->type != q->reply) {
+		log_warnx("agent answered %s with %s",
+		    proto_msg_name(q->reply), proto_msg_name(hdr->type));
+		if (q->client != NULL)
+			peer_send_error(q->client, q->client_id,
+			    "kernel_unavailable", "the kernel's agent "
+			    "answered with %s", proto_msg_name(hdr->type));
+	} else if (q->client != NULL) {
+		mpbuf_init(&b);
+		msgpack_pack_object(&b.pk, *body);
+		peer_send(q->client, hdr->type, q->client_id, &b.sb);
+		mpbuf_free(&b);
+	}
+	kernel_introspect_free(q);
+	return (0);
+}
+
+/* A client left (its questions go unanswered) or an agent's link went. */
+void
+kernel_introspect_peer_gone(struct peer *p)
+{
+	struct kernel_introspect	*q, *q1;
+
+	TAILQ_FOREACH_SAFE(q, &kernel_introspects, entry, q1) {
+		if (q->client == p)
+			q->client = NULL;
+		if (q->agent != p)
+			continue;
+		if (q->client != NULL)
+			peer_send_error(q->client, q->client_id,
+			    "kernel_unavailable", "the kernel went away "
+			    "before it answered");
+		kernel_introspect_free(q);
+	}
+}
