@@ -68,12 +68,12 @@
  * Most edits plus cells named in cell_ids lists in one ROOM_EDIT.  A
  * batch this size takes tens of milliseconds, so no other client waits
  * 100 ms behind one (docs/decisions/010); and its reply, one cell per
- * edit of at most 75 bytes (ids are 1-64 characters), always fits the
+ * edit of at most 100 bytes (ids are 1-64 characters), always fits the
  * ROOM_EDIT_REPLY cap, so the daemon refuses a larger batch before
  * applying any of it and never commits an edit it cannot answer.
  */
 #define PROTO_EDIT_MAX_EDITS	1000
-#define PROTO_EDIT_REPLY_ENTRY	75
+#define PROTO_EDIT_REPLY_ENTRY	100
 
 /*
  * Most cells in one run (EXEC_RUN; run_cells cell_ids or all,
@@ -310,6 +310,10 @@ struct proto_error {
 	uint64_t		 cap;
 	int			 has_index;	/* the failing edit */
 	int64_t			 index;
+	/* edit_conflict: the cell as it is (source capped); else absent. */
+	struct proto_str	 cell_id;
+	struct proto_str	 version;
+	struct proto_str	 source;
 };
 struct proto_daemon_status_reply {
 	int64_t			 pid;

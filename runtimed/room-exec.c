@@ -924,6 +924,7 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 		room_nb_clear_outputs(cell);
 		cell->execution_count = c->execution_count;
 	}
+	room_stale_ran(r, c->cell_id, c->source, c->source_len);
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
 	/* A record written now says which cell a daemon death hit. */
 	room_exec_persist(e);
