@@ -352,6 +352,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	}
 	memset(&rm, 0, sizeof rm);
 	rm.cell_ids = worker_daemon_doc(st->run_ids);
+	worker_client_who(&rm.who);
 	mpbuf_init(&b);
 	proto_exec_run_pack(&b.pk, &rm);
 	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, &b.sb,

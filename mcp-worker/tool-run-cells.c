@@ -137,6 +137,7 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	 */
 	rm.has_timeout_ms = 1;
 	rm.timeout_ms = st->progress != NULL ? 0 : st->wait_ms;
+	worker_client_who(&rm.who);
 	st->start_ms = util_mono_ms();
 	mpbuf_init(&b);
 	proto_exec_run_pack(&b.pk, &rm);

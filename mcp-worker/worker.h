@@ -338,6 +338,10 @@ struct worker_room *worker_room_find_id(const char *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 
+/* worker-client.c: who this worker serves (for run records). */
+void		 worker_client_set(struct json_object *);
+void		 worker_client_who(struct proto_exec_who *);
+
 /* worker-changes.c: what a change wait asks for, what it reports. */
 #define WORKER_CHANGES_CONTENT	0x01	/* cells, notebook metadata, reload */
 #define WORKER_CHANGES_OUTPUTS	0x02

@@ -132,6 +132,7 @@ enum proto_msg {
 	PROTO_MSG_EXEC_RUN = 130,
 	PROTO_MSG_EXEC_STATE = 131,
 	PROTO_MSG_EXEC_GET = 132,
+	PROTO_MSG_EXEC_LIST = 133,
 	PROTO_MSG_KERNEL_INTERRUPT = 134,
 	PROTO_MSG_KERNEL_RESTART = 135,
 	PROTO_MSG_KERNEL_INFO = 136,
@@ -141,6 +142,7 @@ enum proto_msg {
 	PROTO_MSG_KERNEL_SELECT = 140,
 	PROTO_MSG_BLOB_GET = 141,
 	PROTO_MSG_BLOB_REPLY = 142,
+	PROTO_MSG_EXEC_LIST_REPLY = 143,
 
 	/* 200-299: daemon <-> runtime agent. */
 	PROTO_MSG_AGENT_START = 200,
@@ -546,12 +548,23 @@ enum proto_cell_status {
 	PROTO_CELL_INTERRUPTED,
 	PROTO_CELL_KERNEL_DIED,
 };
+/*
+ * Who asked for a run: the MCP client (clientInfo of its initialize) and
+ * the worker's session (its proxy's handle tag).  Each is optional (a
+ * client that sent none, runtimectl, an older worker).
+ */
+struct proto_exec_who {
+	struct proto_str	 client_name;
+	struct proto_str	 client_version;
+	struct proto_str	 session;
+};
 struct proto_exec_run {
 	struct proto_doc	 cell_ids;	/* [cell_id | index] */
 	int			 has_stop_on_error;
 	int			 stop_on_error;
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
+	struct proto_exec_who	 who;
 };
 struct proto_exec_get {
 	struct proto_str	 execution_id;
@@ -567,6 +580,20 @@ struct proto_exec_state {
 	struct proto_str	 reason;
 	int			 outputs_omitted;
 	struct proto_doc	 cells;		/* [{cell_id, status, ...}] */
+	/* Absent from records of older daemons. */
+	struct proto_exec_who	 who;
+	int			 has_submitted_at;
+	int64_t			 submitted_at;	/* microseconds since the epoch */
+	struct proto_str	 kernel_session;	/* the kernel it ran in */
+};
+/* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
+#define PROTO_EXEC_LIST_MAX	20
+struct proto_exec_list {
+	int			 has_limit;
+	int64_t			 limit;
+};
+struct proto_exec_list_reply {
+	struct proto_doc	 runs;	/* [{execution_id, status, ...}] */
 };
 struct proto_kernel_info_reply {
 	struct proto_str	 name;
@@ -598,6 +625,13 @@ void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
+void	proto_exec_list_pack(msgpack_packer *, const struct proto_exec_list *);
+int	proto_exec_list_unpack(const msgpack_object *,
+	    struct proto_exec_list *, char *, size_t);
+void	proto_exec_list_reply_pack(msgpack_packer *,
+	    const struct proto_exec_list_reply *);
+int	proto_exec_list_reply_unpack(const msgpack_object *,
+	    struct proto_exec_list_reply *, char *, size_t);
 
 /* proto-status.c */
 const char *proto_run_status_name(enum proto_run_status);

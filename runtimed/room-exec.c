@@ -54,8 +54,17 @@ struct room_exec {
 	int			 sent;	/* current cell in kernel */
 	uint32_t		 req;	/* its AGENT_EXECUTE's id */
 	TAILQ_ENTRY(room_exec)	 entry;
+	/* Who asked, when, and in which kernel it ran (NULL: unknown). */
+	char			*client_name;
+	char			*client_version;
+	char			*session;
+	int64_t			 submitted_at;
+	char			*kernel_session;
 };
 TAILQ_HEAD(room_exec_list, room_exec);
+
+/* The longest name of a client kept in a record. */
+#define ROOM_EXEC_WHO_MAX	128
 
 struct room_execs {
 	struct room_exec_list	 active;	/* running, then queued */
@@ -153,7 +162,21 @@ room_exec_destroy(struct room_exec *e)
 	}
 	free(e->cells);
 	free(e->message);
+	free(e->client_name);
+	free(e->client_version);
+	free(e->session);
+	free(e->kernel_session);
 	free(e);
+}
+
+/* A who field as kept: at most ROOM_EXEC_WHO_MAX characters, or NULL. */
+static char *
+room_exec_who(const struct proto_str *s)
+{
+	if (s->ptr == NULL || !utf8_valid(s->ptr, s->len, NULL))
+		return (NULL);
+	return (xstrndup(s->ptr, utf8_skip(s->ptr, s->len,
+	    ROOM_EXEC_WHO_MAX)));
 }
 
 void
@@ -245,6 +268,12 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk)
 	m.message = proto_str_make(e->message);
 	m.cells.pack = room_exec_pack_cells;
 	m.cells.arg = e;
+	m.who.client_name = proto_str_make(e->client_name);
+	m.who.client_version = proto_str_make(e->client_version);
+	m.who.session = proto_str_make(e->session);
+	m.has_submitted_at = 1;
+	m.submitted_at = e->submitted_at;
+	m.kernel_session = proto_str_make(e->kernel_session);
 	proto_exec_state_pack(pk, &m);
 }
 
@@ -575,6 +604,10 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->room = r;
 	e->stop_on_error = stop;
 	e->status = PROTO_RUN_QUEUED;
+	e->client_name = room_exec_who(&m.who.client_name);
+	e->client_version = room_exec_who(&m.who.client_version);
+	e->session = room_exec_who(&m.who.session);
+	e->submitted_at = util_now_us();
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
@@ -914,6 +947,7 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
+	const char		*session;
 
 	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
@@ -925,6 +959,9 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 		cell->execution_count = c->execution_count;
 	}
 	room_stale_ran(r, c->cell_id, c->source, c->source_len);
+	if (e->kernel_session == NULL &&
+	    (session = room_kernel_session(r)) != NULL)
+		e->kernel_session = xstrdup(session);
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
 	/* A record written now says which cell a daemon death hit. */
 	room_exec_persist(e);

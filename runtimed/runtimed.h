@@ -410,6 +410,10 @@ u_int	room_exec_queue_length(struct room *);
 void	room_exec_peer_gone(struct peer *);
 void	room_exec_flush(void);
 
+/* room-runs.c */
+void	room_runs_list(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
+
 /* kernel-pool.c */
 void		 kernel_pool_set_size(int);
 void		 kernel_pool_fill(void);

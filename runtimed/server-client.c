@@ -520,6 +520,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 	case PROTO_MSG_EXEC_GET:
 		room_exec_get(c->room, c->peer, hdr->id, body);
 		break;
+	case PROTO_MSG_EXEC_LIST:
+		room_runs_list(c->room, c->peer, hdr->id, body);
+		break;
 	case PROTO_MSG_KERNEL_INTERRUPT:
 		if (room_kernel_interrupt(c->room) != 0) {
 			peer_send_error(c->peer, hdr->id, "kernel_unavailable",

@@ -69,6 +69,9 @@ int		 store_exec_put(struct store *, const char *, const char *,
 int		 store_exec_get(struct store *, const char *, char **,
 		     void **, size_t *);
 int		 store_exec_prune(struct store *, const char *, int, int64_t);
+typedef void	(*store_exec_list_cb)(const void *, size_t, int64_t, void *);
+int		 store_exec_list(struct store *, const char *, int,
+		     store_exec_list_cb, void *);
 int		 store_file_put(struct store *, const struct store_file *,
 		     char **);
 int		 store_file_get(struct store *, const char *, const char *,

@@ -195,3 +195,70 @@ test('staleness from the real kernel: edit, order, restart, never run', async ()
   const last = Object.values(cs).at(-1);
   assert.deepEqual(last.stale, ['never_run']);
 });
+
+// A record as a daemon before who-ran-what wrote it (no client, no
+// session, no submitted_at), msgpack-encoded by hand.
+function oldRecord(execId, notebookId, cellId) {
+  const parts = [];
+  const str = (s) => {
+    const b = Buffer.from(s, 'utf8');
+    parts.push(b.length < 32 ? Buffer.from([0xa0 | b.length]) : Buffer.from([0xd9, b.length]), b);
+  };
+  const map = (n) => parts.push(Buffer.from([0x80 | n]));
+  const int = (v) => { const b = Buffer.alloc(9); b[0] = 0xd3; b.writeBigInt64BE(BigInt(v), 1); parts.push(b); };
+  map(6);
+  str('execution_id'); str(execId);
+  str('daemon_started_at'); int(1);
+  str('notebook_id'); str(notebookId);
+  str('status'); str('done');
+  str('message'); parts.push(Buffer.from([0xc0]));
+  str('cells'); parts.push(Buffer.from([0x91])); map(6);
+  str('cell_id'); str(cellId); str('cell_type'); str('code');
+  str('status'); str('ok'); str('execution_count'); int(1);
+  str('source'); str('x = 0'); str('outputs'); parts.push(Buffer.from([0x90]));
+  return Buffer.concat(parts);
+}
+
+test('who ran what: the run list names both clients, and old records', async () => {
+  const ra = await runWait(A, HA, [ids[0]]);
+  const rb = await runWait(B, HB, [ids[2], ids[0]]);
+  let l = await ok(B, 'get_results', { notebook_handle: HB });
+  const runs = l.sc.runs;
+  assert.ok(runs.length >= 2, l.text);
+  assert.equal(runs[0].execution_id, rb.sc.execution_id, 'newest first');
+  assert.equal(runs[0].client_name, 'agent-beta');
+  assert.equal(runs[0].client_version, '3.4');
+  assert.match(runs[0].session, /^[0-9a-f]{8}$/);
+  assert.match(runs[0].kernel_session, /^[0-9a-f-]{36}$/);
+  assert.deepEqual(runs[0].cell_ids, [ids[2], ids[0]]);
+  assert.equal(runs[1].execution_id, ra.sc.execution_id);
+  assert.equal(runs[1].client_name, 'agent-alpha');
+  assert.notEqual(runs[0].session, runs[1].session);
+  assert.ok(runs.every((r, i) => i === 0 || r.submitted_at <= runs[i - 1].submitted_at));
+  const line = l.text.split('\n').find((s) => s.startsWith(rb.sc.execution_id));
+  assert.match(line, /agent-beta 3\.4 \(session [0-9a-f]{8}\) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ done 2 cells: /);
+  assert.ok(l.text.includes('agent-alpha 1.2'), l.text);
+  const err = await raw(B, 'get_results', { notebook_handle: HB, timeout_secs: 1 });
+  assert.equal(err.structuredContent.error.code, 'invalid_argument');
+
+  // A store an older daemon wrote: its record lists, without a client.
+  const info = await ok(A, 'list_notebooks', {});
+  const notebookId = info.sc.notebooks.find((n) => n.path === NB).notebook_id;
+  spawnSync(DAEMON, ['stop'], { env, timeout: 20000 });
+  const oldId = `${runs[0].execution_id.slice(0, 8)}-000000000001-0123456789abcd`;
+  const blob = oldRecord(oldId, notebookId, ids[0]).toString('hex');
+  const db = path.join(env.RUNTIMED_STATE_DIR, 'runtimed.db');
+  const sq = spawnSync('sqlite3', [db, `INSERT INTO executions VALUES ('${oldId}', '${notebookId}', 1000, X'${blob}');`]);
+  assert.equal(sq.status, 0, String(sq.stderr));
+  const c = await ok(A, 'connect_notebook', { path: NB });
+  l = await ok(A, 'get_results', { notebook_handle: c.sc.notebook_handle });
+  const ids2 = l.sc.runs.map((r) => r.execution_id);
+  assert.ok(ids2.includes(rb.sc.execution_id), 'runs survive the restart');
+  const old = l.sc.runs.find((r) => r.execution_id === oldId);
+  assert.ok(old, l.text);
+  assert.equal(old.client_name, undefined);
+  assert.equal(old.status, 'done');
+  assert.equal(l.sc.runs.at(-1).execution_id, oldId, 'oldest last');
+  assert.ok(l.text.includes(`${oldId} (unknown client)`), l.text);
+  HA = c.sc.notebook_handle;
+});
