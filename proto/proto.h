@@ -583,8 +583,8 @@ struct proto_exec_state {
 	/* Absent from records of older daemons. */
 	struct proto_exec_who	 who;
 	int			 has_submitted_at;
-	int64_t			 submitted_at;	/* microseconds since the epoch */
-	struct proto_str	 kernel_session;	/* the kernel it ran in */
+	int64_t			 submitted_at;	/* microseconds, epoch */
+	struct proto_str	 kernel_session; /* the kernel it ran in */
 };
 /* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
 #define PROTO_EXEC_LIST_MAX	20

@@ -86,20 +86,27 @@ room_cell_hashed(msgpack_packer *out, const struct room_cell *c,
     char version[ROOM_VERSION_LEN + 1])
 {
 	static const char	 hex[] = "0123456789abcdef";
+	static EVP_MD		*sha256;
+	static EVP_MD_CTX	*ctx;
 	struct room_cell_tee	 t;
 	msgpack_packer		 pk;
 	unsigned char		 md[EVP_MAX_MD_SIZE];
 	u_int			 mdlen, i;
 
-	if ((t.md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(t.md, EVP_sha256(), NULL) != 1)
+	/* Fetched once, one context reused: only the loop packs cells. */
+	if (sha256 == NULL &&
+	    (sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+		fatalx("EVP_MD_fetch SHA256 failed");
+	if (ctx == NULL && (ctx = EVP_MD_CTX_new()) == NULL)
+		fatalx("EVP_MD_CTX_new failed");
+	t.md = ctx;
+	if (EVP_DigestInit_ex(t.md, sha256, NULL) != 1)
 		fatalx("EVP_DigestInit_ex failed");
 	t.out = out;
 	msgpack_packer_init(&pk, &t, room_cell_tee_write);
 	room_cell_fields(&pk, c);
 	if (EVP_DigestFinal_ex(t.md, md, &mdlen) != 1)
 		fatalx("EVP_DigestFinal_ex failed");
-	EVP_MD_CTX_free(t.md);
 	for (i = 0; i < ROOM_VERSION_LEN / 2; i++) {
 		version[2 * i] = hex[md[i] >> 4];
 		version[2 * i + 1] = hex[md[i] & 0xf];

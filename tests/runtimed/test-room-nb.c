@@ -1117,7 +1117,8 @@ Test(version, changes_with_every_part)
 {
 	struct room_nb		*nb = nb_three();
 	struct room_cell	*c = nb->cells[0], *copy;
-	char			 v0[ROOM_VERSION_LEN + 1], v[ROOM_VERSION_LEN + 1];
+	char			 v0[ROOM_VERSION_LEN + 1];
+	char			 v[ROOM_VERSION_LEN + 1];
 	char			 seen[8][ROOM_VERSION_LEN + 1];
 	size_t			 i, j, n = 0;
 
