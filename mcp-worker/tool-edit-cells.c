@@ -30,6 +30,8 @@ static void	tool_edit_cells_fail(struct tool_edit_cells *, const char *,
 static int	tool_edit_cells_type_ok(const char *);
 static int	tool_edit_cells_check_one(struct json_object *, size_t,
 		    char **);
+static void	tool_edit_cells_conflict(struct tool_edit_cells *,
+		    const struct proto_error *, const char *);
 static void	tool_edit_cells_finish(struct tool_edit_cells *,
 		    struct json_object *);
 static void	tool_edit_cells_ran(void *, uint16_t, const msgpack_object *,
@@ -73,11 +75,14 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		"op", "after", "cell_type", "source", "metadata", NULL
 	};
 	static const char *const	 edit[] = {
-		"op", "cell_id", "source", "cell_type", "metadata", NULL
+		"op", "cell_id", "source", "cell_type", "metadata",
+		"expect_version", NULL
 	};
-	static const char *const	 del[] = { "op", "cell_id", NULL };
+	static const char *const	 del[] = {
+		"op", "cell_id", "expect_version", NULL
+	};
 	static const char *const	 rep[] = {
-		"op", "cell_id", "old_text", "new_text", NULL
+		"op", "cell_id", "old_text", "new_text", "expect_version", NULL
 	};
 	const char			*op, *s;
 	struct json_object		*v;
@@ -105,7 +110,8 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	}
 	if (worker_args_check(e, allowed, &m) != 0)
 		goto bad;
-	if (worker_args_string(e, "cell_type", 0, &s, &m) != 0)
+	if (worker_args_string(e, "expect_version", 0, &s, &m) != 0 ||
+	    worker_args_string(e, "cell_type", 0, &s, &m) != 0)
 		goto bad;
 	if (s != NULL && !tool_edit_cells_type_ok(s)) {
 		xasprintf(msg, "edits[%zu]: cell_type must be code, markdown "
@@ -157,6 +163,29 @@ bad:
 	xasprintf(msg, "edits[%zu]: %s", i, m);
 	free(m);
 	return (-1);
+}
+
+/*
+ * edit_conflict: the error names the cell, its version now and its
+ * source (capped by the daemon), in the text too, so the edit can be
+ * redone without another read.
+ */
+static void
+tool_edit_cells_conflict(struct tool_edit_cells *st,
+    const struct proto_error *em, const char *msg)
+{
+	struct json_object	*f;
+	char			*tail;
+
+	f = json_object_new_object();
+	json_object_object_add(f, "cell_id", worker_reply_str(&em->cell_id));
+	json_object_object_add(f, "version", worker_reply_str(&em->version));
+	json_object_object_add(f, "source", worker_reply_str(&em->source));
+	xasprintf(&tail, "cell %.*s v%.*s now:\n%.*s", (int)em->cell_id.len,
+	    em->cell_id.ptr, (int)em->version.len, em->version.ptr,
+	    (int)em->source.len, em->source.ptr);
+	worker_call_error_fields(st->call, "edit_conflict", msg, f, tail);
+	free(tail);
 }
 
 static void
@@ -241,7 +270,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	struct json_object		*cells, *e, *c;
 	struct proto_exec_run		 rm;
 	struct mpbuf			 b;
-	const char			*op, *id, *ct;
+	const char			*op, *id, *ct, *ver;
 	char				 err[256], *pfx;
 	size_t				 i, n;
 
@@ -255,8 +284,13 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 			if (strncmp(msg, pfx, strlen(pfx)) == 0)
 				msg += strlen(pfx);
 			free(pfx);
-			worker_call_error(st->call, code, "edits[%zu]: %s "
-			    "(no edit of the batch was applied)", n, msg);
+			xasprintf(&pfx, "edits[%zu]: %s (no edit of the batch "
+			    "was applied)", n, msg);
+			if (em.cell_id.ptr != NULL)
+				tool_edit_cells_conflict(st, &em, pfx);
+			else
+				worker_call_error(st->call, code, "%s", pfx);
+			free(pfx);
 			tool_edit_cells_free(st);
 		} else
 			tool_edit_cells_fail(st, code, msg);
@@ -283,14 +317,23 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 		    "cell_id"));
 		ct = json_object_get_string(json_object_object_get(c,
 		    "cell_type"));
+		ver = json_object_get_string(json_object_object_get(c,
+		    "version"));
 		if (id == NULL)
 			id = "";
 		c = json_object_new_object();
 		json_object_object_add(c, "cell_id",
 		    json_object_new_string(id));
 		json_object_object_add(c, "op", json_object_new_string(op));
+		if (ver != NULL && strcmp(op, "delete") != 0)
+			json_object_object_add(c, "version",
+			    json_object_new_string(ver));
 		json_object_array_add(st->done, c);
-		evbuffer_add_printf(st->text, "%s %s\n", op, id);
+		if (ver != NULL && strcmp(op, "delete") != 0)
+			evbuffer_add_printf(st->text, "%s %s v%s\n", op, id,
+			    ver);
+		else
+			evbuffer_add_printf(st->text, "%s %s\n", op, id);
 
 		/*
 		 * What run reruns: code cells that were inserted or changed,
@@ -309,6 +352,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	}
 	memset(&rm, 0, sizeof rm);
 	rm.cell_ids = worker_daemon_doc(st->run_ids);
+	worker_client_who(&rm.who);
 	mpbuf_init(&b);
 	proto_exec_run_pack(&b.pk, &rm);
 	worker_room_request(st->room, PROTO_MSG_EXEC_RUN, &b.sb,
@@ -402,7 +446,10 @@ const struct tool_entry tool_edit_cells_entry = {
 	    "\"markdown\",\"raw\"]},\"source\":{\"type\":\"string\"},"
 	    "\"metadata\":{\"type\":\"object\"},"
 	    "\"old_text\":{\"type\":\"string\"},"
-	    "\"new_text\":{\"type\":\"string\"}},\"required\":[\"op\"]}},"
+	    "\"new_text\":{\"type\":\"string\"},"
+	    "\"expect_version\":{\"type\":\"string\","
+	    "\"description\":\"refuse unless the cell is at it\"}},"
+	    "\"required\":[\"op\"]}},"
 	    "\"run\":{\"type\":\"boolean\"}},\"required\":[\"edits\"],"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * tool-get-results.c: the state and outputs of one run by execution_id,
- * waiting up to timeout_secs for it to finish.
+ * waiting up to timeout_secs for it to finish; without one, the runs the
+ * notebook keeps, newest first, with who asked for each (EXEC_LIST).
  */
 
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "worker.h"
 
@@ -25,7 +28,111 @@ static void	tool_get_results_ask(struct tool_get_results *, const char *,
 		    int);
 static void	tool_get_results_state(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
+static void	tool_get_results_listed(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	tool_get_results_list(struct worker_call *,
+		    struct worker_handle *);
 static void	tool_get_results(struct worker_call *);
+
+static const char *
+tool_get_results_str(struct json_object *o, const char *key, const char *def)
+{
+	struct json_object	*v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return (def);
+	return (json_object_get_string(v));
+}
+
+/* One run of the list: "ID NAME VERSION (session S) WHEN STATUS N cells". */
+static void
+tool_get_results_line(struct evbuffer *text, struct json_object *run)
+{
+	struct json_object	*ids;
+	const char		*name, *ver, *sess;
+	char			 when[32];
+	struct tm		 tm;
+	time_t			 t;
+	size_t			 i, n;
+
+	name = tool_get_results_str(run, "client_name", NULL);
+	ver = tool_get_results_str(run, "client_version", NULL);
+	sess = tool_get_results_str(run, "session", NULL);
+	t = (time_t)(json_object_get_int64(json_object_object_get(run,
+	    "submitted_at")) / 1000000);
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	evbuffer_add_printf(text, "%s %s%s%s", tool_get_results_str(run,
+	    "execution_id", "?"), name != NULL ? name : "(unknown client)",
+	    ver != NULL ? " " : "", ver != NULL ? ver : "");
+	if (sess != NULL)
+		evbuffer_add_printf(text, " (session %s)", sess);
+	n = (size_t)json_object_get_int64(json_object_object_get(run,
+	    "ncells"));
+	evbuffer_add_printf(text, " %s %s %zu cell%s:", when,
+	    tool_get_results_str(run, "status", "?"), n, n == 1 ? "" : "s");
+	ids = json_object_object_get(run, "cell_ids");
+	for (i = 0; i < json_object_array_length(ids); i++)
+		evbuffer_add_printf(text, "%s%s", i == 0 ? " " : ",",
+		    json_object_get_string(json_object_array_get_idx(ids, i)));
+	if (n > json_object_array_length(ids))
+		evbuffer_add_printf(text, ",...");
+	evbuffer_add(text, "\n", 1);
+}
+
+static void
+tool_get_results_listed(void *arg, uint16_t type, const msgpack_object *reply,
+    const char *code, const char *msg)
+{
+	struct worker_call		*call = arg;
+	struct proto_exec_list_reply	 m;
+	struct json_object		*runs, *sc;
+	struct evbuffer			*text;
+	char				 err[256], *s;
+	size_t				 i, n;
+
+	if (code != NULL) {
+		worker_call_error(call, code, "%s", msg);
+		return;
+	}
+	if (type != PROTO_MSG_EXEC_LIST_REPLY ||
+	    proto_exec_list_reply_unpack(reply, &m, err, sizeof err) != 0) {
+		worker_call_error(call, "notebook_unavailable",
+		    "unexpected reply from runtimed");
+		return;
+	}
+	runs = mpjson_unpack(m.runs.obj);
+	n = json_object_array_length(runs);
+	text = evbuffer_new();
+	if (n == 0)
+		evbuffer_add_printf(text, "no runs kept for this notebook\n");
+	else
+		evbuffer_add_printf(text, "%zu run%s, newest first:\n", n,
+		    n == 1 ? "" : "s");
+	for (i = 0; i < n; i++)
+		tool_get_results_line(text, json_object_array_get_idx(runs, i));
+	sc = json_object_new_object();
+	json_object_object_add(sc, "runs", runs);
+	s = worker_output_take(text);
+	worker_call_result(call, s, sc);
+	free(s);
+}
+
+/* get_results without execution_id: the notebook's kept runs. */
+static void
+tool_get_results_list(struct worker_call *call, struct worker_handle *h)
+{
+	struct proto_exec_list	 m;
+	struct mpbuf		 b;
+
+	memset(&m, 0, sizeof m);
+	mpbuf_init(&b);
+	proto_exec_list_pack(&b.pk, &m);
+	worker_room_request(worker_attach_room(h), PROTO_MSG_EXEC_LIST, &b.sb,
+	    tool_get_results_listed, call);
+	mpbuf_free(&b);
+}
 
 static void
 tool_get_results_shape(void *arg)
@@ -138,12 +245,23 @@ tool_get_results(struct worker_call *call)
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
-	if (worker_args_string(args, "execution_id", 1, &id, &msg) != 0 ||
+	if (worker_args_string(args, "execution_id", 0, &id, &msg) != 0 ||
 	    worker_args_secs(args, "timeout_secs", 0, &timeout_ms,
 	    &msg) != 0 ||
 	    worker_args_bool(args, "full_output", 0, &full, &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
+		return;
+	}
+	if (id == NULL && (json_object_object_get(args, "timeout_secs") !=
+	    NULL || json_object_object_get(args, "full_output") != NULL)) {
+		worker_call_error(call, "invalid_argument", "timeout_secs and "
+		    "full_output are about one run: give its execution_id");
+		return;
+	}
+	if (id == NULL) {
+		if ((h = worker_call_target(call)) != NULL)
+			tool_get_results_list(call, h);
 		return;
 	}
 	if (*id == '\0') {
@@ -176,19 +294,22 @@ const struct tool_entry tool_get_results_entry = {
 	.name = "get_results",
 	.description = "Follow a run by execution_id: its status and outputs, "
 	    "waiting up to timeout_secs (default 0) for it to end; shows the "
-	    "source as it ran. full_output:true lifts the inline caps.",
+	    "source as it ran. full_output:true lifts the inline caps. "
+	    "Without execution_id: the kept runs, newest first, and who ran "
+	    "each.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
 	    "\"maximum\":50},"
 	    "\"full_output\":{\"type\":\"boolean\"}},"
-	    "\"required\":[\"execution_id\"],\"additionalProperties\":false}",
+	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"status\":{\"type\":\"string\"},"
 	    "\"cells\":{\"type\":\"array\"},"
 	    "\"truncated\":{\"type\":\"boolean\"},"
+	    "\"runs\":{\"type\":\"array\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 1,
 	.destructive = 0,

@@ -394,6 +394,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		if (json_object_is_type(ec, json_type_int))
 			evbuffer_add_printf(text, " [%lld]",
 			    (long long)json_object_get_int64(ec));
+		worker_output_version(cell, c, text);
 		src = worker_output_source(cell, &slen);
 		if (!st->source) {
 			evbuffer_add(text, ": ", 2);

@@ -147,6 +147,7 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	/* A task's run names its owner, so tasks/list finds it again. */
 	if (st->task)
 		rm.task_owner = proto_str_make(worker_task_owner());
+	worker_client_who(&rm.who);
 	st->start_ms = util_mono_ms();
 	mpbuf_init(&b);
 	proto_exec_run_pack(&b.pk, &rm);

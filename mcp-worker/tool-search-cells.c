@@ -30,6 +30,7 @@ struct tool_search_cells {
 	struct json_object *matches;
 	struct evbuffer	*text;
 	int		 total;
+	const char	*version;	/* of the cell being searched */
 };
 
 static int	tool_search_cells_column(const char *, size_t);
@@ -104,14 +105,19 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	show = utf8_skip(line, len, TOOL_SEARCH_LINE);
 	mlen = utf8_skip(line + at, mlen, TOOL_SEARCH_LINE);
 	one = evbuffer_new();
-	evbuffer_add_printf(one, "%s %s:%d:%d: ", cell_id, where, lineno,
-	    tool_search_cells_column(line, at));
+	evbuffer_add_printf(one, "%s%s%s %s:%d:%d: ", cell_id,
+	    st->version != NULL ? " v" : "", st->version != NULL ?
+	    st->version : "", where, lineno, tool_search_cells_column(line,
+	    at));
 	evbuffer_add(one, line, show);
 	evbuffer_add_printf(one, "%s\n", show < len ? " ..." : "");
 	n = utf8_chars((char *)evbuffer_pullup(one, -1),
 	    evbuffer_get_length(one));
 	m = json_object_new_object();
 	json_object_object_add(m, "cell_id", json_object_new_string(cell_id));
+	if (st->version != NULL)
+		json_object_object_add(m, "version",
+		    json_object_new_string(st->version));
 	json_object_object_add(m, "index", json_object_new_int(index));
 	json_object_object_add(m, "in", json_object_new_string(where));
 	if (output >= 0)
@@ -291,6 +297,8 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 		    "cell_id"));
 		if (id == NULL)
 			continue;
+		st.version = json_object_get_string(json_object_object_get(
+		    cell, "version"));
 		if (srcs) {
 			src = worker_output_source(cell, &slen);
 			tool_search_cells_text(&st, id, (int)i, "source", -1,

@@ -401,6 +401,38 @@ worker_call_error(struct worker_call *call, const char *code,
 }
 
 /*
+ * Finish with a typed failure whose error carries fields too (taken),
+ * and tail after the text's message (say, the text the fields hold).
+ */
+void
+worker_call_error_fields(struct worker_call *call, const char *code,
+    const char *msg, struct json_object *fields, const char *tail)
+{
+	struct json_object	*res, *err, *block;
+	char			*text;
+
+	log_debug("%s: %s: %s", call->tool->name, code, msg);
+	if (!call->cancelled) {
+		res = toolresult_error(code, msg);
+		err = toolresult_error_detail(res);
+		json_object_object_foreach(fields, key, val)
+			json_object_object_add(err, key, json_object_get(val));
+		if (tail != NULL) {
+			block = json_object_array_get_idx(
+			    json_object_object_get(res, "content"), 0);
+			xasprintf(&text, "%s\n%s", json_object_get_string(
+			    json_object_object_get(block, "text")), tail);
+			json_object_object_add(block, "text",
+			    json_object_new_string(text));
+			free(text);
+		}
+		worker_call_send(call, res);
+	}
+	json_object_put(fields);
+	worker_call_free(call);
+}
+
+/*
  * Check the argument names and, for notebook tools (allowed holds
  * notebook_handle), the target's form.  On failure the call is answered
  * and freed and -1 returned.

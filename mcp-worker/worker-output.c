@@ -1193,6 +1193,81 @@ worker_output_warnings(struct json_object *w, struct json_object *sc,
 		    n - WORKER_SUMMARY_WARNINGS);
 }
 
+/*
+ * A cell's version and, when its outputs may not match it, its stale
+ * reasons into its result c; text gets " vVERSION" and " stale".
+ */
+void
+worker_output_version(struct json_object *cell, struct json_object *c,
+    struct evbuffer *text)
+{
+	struct json_object	*v, *st;
+
+	v = json_object_object_get(cell, "version");
+	st = json_object_object_get(cell, "stale");
+	if (json_object_is_type(v, json_type_string)) {
+		json_object_object_add(c, "version", json_object_get(v));
+		if (text != NULL)
+			evbuffer_add_printf(text, " v%s",
+			    json_object_get_string(v));
+	}
+	if (json_object_is_type(st, json_type_array) &&
+	    json_object_array_length(st) > 0) {
+		json_object_object_add(c, "stale", json_object_get(st));
+		if (text != NULL)
+			evbuffer_add_printf(text, " stale");
+	}
+}
+
+/*
+ * How many cells are stale, by reason, into sc (stale: {cells, reason:
+ * count...}) and a line of text; nothing when none is.
+ */
+static void
+worker_output_stale(struct json_object *cells, struct json_object *sc,
+    struct evbuffer *text)
+{
+	struct json_object	*count, *st, *r, *have;
+	size_t			 i, j, n, stale = 0;
+	int			 first = 1;
+
+	count = json_object_new_object();
+	n = json_object_array_length(cells);
+	for (i = 0; i < n; i++) {
+		st = json_object_object_get(json_object_array_get_idx(cells,
+		    i), "stale");
+		if (!json_object_is_type(st, json_type_array) ||
+		    json_object_array_length(st) == 0)
+			continue;
+		stale++;
+		for (j = 0; j < json_object_array_length(st); j++) {
+			r = json_object_array_get_idx(st, j);
+			if (!json_object_is_type(r, json_type_string))
+				continue;
+			have = json_object_object_get(count,
+			    json_object_get_string(r));
+			json_object_object_add(count, json_object_get_string(r),
+			    json_object_new_int64(have == NULL ? 1 :
+			    json_object_get_int64(have) + 1));
+		}
+	}
+	if (stale == 0) {
+		json_object_put(count);
+		return;
+	}
+	evbuffer_add_printf(text, "%zu code cell%s stale (", stale,
+	    stale == 1 ? "" : "s");
+	json_object_object_foreach(count, key, val) {
+		evbuffer_add_printf(text, "%s%s %lld", first ? "" : ", ", key,
+		    (long long)json_object_get_int64(val));
+		first = 0;
+	}
+	evbuffer_add_printf(text, ")\n");
+	json_object_object_add(count, "cells",
+	    json_object_new_int64((int64_t)stale));
+	json_object_object_add(sc, "stale", count);
+}
+
 /* Cell summaries for connect/create: cell_id, type, count, preview. */
 static struct json_object *
 worker_output_summaries(struct json_object *cells, struct evbuffer *text)
@@ -1246,8 +1321,10 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 			if (json_object_is_type(ec, json_type_int))
 				evbuffer_add_printf(text, " [%lld]",
 				    (long long)json_object_get_int64(ec));
-			evbuffer_add_printf(text, ": %s\n", p);
 		}
+		worker_output_version(cell, c, text);
+		if (text != NULL)
+			evbuffer_add_printf(text, ": %s\n", p);
 		free(p);
 		json_object_array_add(arr, c);
 	}
@@ -1413,6 +1490,8 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	    json_object_new_boolean(n > WORKER_SUMMARY_CELLS));
 	json_object_object_add(sc, "total_cells",
 	    json_object_new_int64((int64_t)n));
+	if (v != NULL && json_object_is_type(v, json_type_array))
+		worker_output_stale(v, sc, text);
 	worker_output_warnings(joined->warnings, sc, text);
 	json_object_object_add(sc, "cursor", worker_output_cursor(
 	    worker_attach_room(h), joined->seq));

@@ -480,6 +480,9 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	const char		*version = WORKER_PROTOCOL_LATEST;
 
 	if (params != NULL &&
+	    json_object_object_get_ex(params, "clientInfo", &v))
+		worker_client_set(v);
+	if (params != NULL &&
 	    json_object_object_get_ex(params, "protocolVersion", &v) &&
 	    json_object_is_type(v, json_type_string) &&
 	    worker_rpc_protocol_supported(json_object_get_string(v)))
@@ -641,6 +644,9 @@ worker_rpc_meta(struct json_object *id, struct json_object *params)
 		    "version strings");
 		return (-1);
 	}
+	if (json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/clientInfo", &v))
+		worker_client_set(v);
 	if (json_object_object_get_ex(meta, "io.modelcontextprotocol/logLevel",
 	    &v) && worker_rpc_level(v) < 0) {
 		worker_rpc_error(id, -32602, "invalid _meta: "

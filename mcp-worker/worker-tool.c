@@ -87,6 +87,11 @@ static const char worker_tool_instructions_text[] =
     "- Outputs returned inline are capped and say so when cut; "
     "get_results with full_output:true, or the notebook's resources, "
     "give the rest.\n"
+    "- Versions: every cell read shows its version (v1a2b3c4d); give it "
+    "as an edit's expect_version to refuse the batch if the cell "
+    "changed since (edit_conflict, with its source now). \"stale\" "
+    "marks a code cell whose outputs may not match it; "
+    "structuredContent says why.\n"
     "- A failure is isError with structuredContent.error {code, "
     "message}. outcome_unknown: a change may or may not have happened "
     "(the worker restarted); inspect before retrying.";

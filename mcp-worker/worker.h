@@ -186,6 +186,8 @@ void		 worker_call_result(struct worker_call *, const char *,
 		     struct json_object *);
 void		 worker_call_error(struct worker_call *, const char *,
 		     const char *, ...) printflike(3, 4);
+void		 worker_call_error_fields(struct worker_call *, const char *,
+		     const char *, struct json_object *, const char *);
 struct worker_handle *worker_call_target(struct worker_call *);
 int		 worker_call_check(struct worker_call *,
 		     const char *const []);
@@ -349,6 +351,10 @@ struct worker_room *worker_room_find_id(const char *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 
+/* worker-client.c: who this worker serves (for run records). */
+void		 worker_client_set(struct json_object *);
+void		 worker_client_who(struct proto_exec_who *);
+
 /* worker-changes.c: what a change wait asks for, what it reports. */
 #define WORKER_CHANGES_CONTENT	0x01	/* cells, notebook metadata, reload */
 #define WORKER_CHANGES_OUTPUTS	0x02
@@ -456,6 +462,8 @@ struct json_object *worker_output_cap(struct json_object *,
 		     struct worker_budget *, struct evbuffer *, int *,
 		     struct worker_call *);
 const char	*worker_output_source(struct json_object *, size_t *);
+void		 worker_output_version(struct json_object *,
+		     struct json_object *, struct evbuffer *);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
 size_t		 worker_output_json_size(struct json_object *);

@@ -24,7 +24,7 @@ void
 proto_error_pack(msgpack_packer *pk, const struct proto_error *e)
 {
 	msgpack_pack_map(pk, 2 + (e->reason.ptr != NULL) + e->has_bytes +
-	    e->has_cap + e->has_index);
+	    e->has_cap + e->has_index + 3 * (e->cell_id.ptr != NULL));
 	proto_pack_pstr(pk, "code", &e->code);
 	proto_pack_pstr(pk, "message", &e->message);
 	if (e->reason.ptr != NULL)
@@ -35,6 +35,11 @@ proto_error_pack(msgpack_packer *pk, const struct proto_error *e)
 		proto_pack_uint(pk, "cap", e->cap);
 	if (e->has_index)
 		proto_pack_int(pk, "index", e->index);
+	if (e->cell_id.ptr != NULL) {
+		proto_pack_pstr(pk, "cell_id", &e->cell_id);
+		proto_pack_pstr(pk, "version", &e->version);
+		proto_pack_pstr(pk, "source", &e->source);
+	}
 }
 
 int
@@ -60,8 +65,17 @@ proto_error_unpack(const msgpack_object *body, struct proto_error *e,
 	    err, errlen) != 0)
 		return (-1);
 	e->cap = (uint64_t)v;
-	return (proto_field_int(body, m, "index", 0, &e->index, &e->has_index,
-	    err, errlen));
+	PROTO_TRY(proto_field_int(body, m, "index", 0, &e->index,
+	    &e->has_index, err, errlen));
+	/* edit_conflict: all three or none. */
+	PROTO_TRY(proto_field_str(body, m, "cell_id", 0, &e->cell_id, err,
+	    errlen));
+	if (e->cell_id.ptr == NULL)
+		return (0);
+	PROTO_TRY(proto_field_str(body, m, "version", PROTO_REQ | PROTO_NONUL,
+	    &e->version, err, errlen));
+	return (proto_field_str(body, m, "source", PROTO_REQ, &e->source, err,
+	    errlen));
 }
 
 void

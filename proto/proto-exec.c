@@ -21,11 +21,41 @@ proto_exec_pack_opt(msgpack_packer *pk, const char *key, int has, int64_t v)
 		proto_pack_nil(pk, key);
 }
 
+static size_t
+proto_exec_who_count(const struct proto_exec_who *w)
+{
+	return ((w->client_name.ptr != NULL) +
+	    (w->client_version.ptr != NULL) + (w->session.ptr != NULL));
+}
+
+static void
+proto_exec_who_pack(msgpack_packer *pk, const struct proto_exec_who *w)
+{
+	if (w->client_name.ptr != NULL)
+		proto_pack_pstr(pk, "client_name", &w->client_name);
+	if (w->client_version.ptr != NULL)
+		proto_pack_pstr(pk, "client_version", &w->client_version);
+	if (w->session.ptr != NULL)
+		proto_pack_pstr(pk, "session", &w->session);
+}
+
+static int
+proto_exec_who_unpack(const msgpack_object *body, const char *n,
+    struct proto_exec_who *w, char *err, size_t errlen)
+{
+	PROTO_TRY(proto_field_str(body, n, "client_name", PROTO_NONUL,
+	    &w->client_name, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "client_version", PROTO_NONUL,
+	    &w->client_version, err, errlen));
+	return (proto_field_str(body, n, "session", PROTO_NONUL, &w->session,
+	    err, errlen));
+}
+
 void
 proto_exec_run_pack(msgpack_packer *pk, const struct proto_exec_run *m)
 {
 	msgpack_pack_map(pk, 1 + m->has_stop_on_error + m->has_timeout_ms +
-	    (m->task_owner.ptr != NULL));
+	    (m->task_owner.ptr != NULL) + proto_exec_who_count(&m->who));
 	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
 	if (m->has_stop_on_error)
 		proto_pack_bool(pk, "stop_on_error", m->stop_on_error);
@@ -33,6 +63,7 @@ proto_exec_run_pack(msgpack_packer *pk, const struct proto_exec_run *m)
 		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
 	if (m->task_owner.ptr != NULL)
 		proto_pack_pstr(pk, "task_owner", &m->task_owner);
+	proto_exec_who_pack(pk, &m->who);
 }
 
 int
@@ -49,8 +80,9 @@ proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
 	    &m->stop_on_error, &m->has_stop_on_error, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "task_owner", PROTO_NONUL,
 	    &m->task_owner, err, errlen));
-	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
+	PROTO_TRY(proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
 	    &m->has_timeout_ms, err, errlen));
+	return (proto_exec_who_unpack(body, n, &m->who, err, errlen));
 }
 
 void
@@ -81,7 +113,9 @@ proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 {
 	msgpack_pack_map(pk, 6 + (m->reason.ptr != NULL) + m->outputs_omitted +
 	    (m->task_owner.ptr != NULL) + (m->created_at != 0) +
-	    (m->updated_at != 0) + proto_doc_present(&m->input));
+	    (m->updated_at != 0) + proto_doc_present(&m->input) +
+	    proto_exec_who_count(&m->who) + m->has_submitted_at +
+	    (m->kernel_session.ptr != NULL));
 	proto_pack_pstr(pk, "execution_id", &m->execution_id);
 	/* Which daemon wrote it: an unfinished record of another is dead. */
 	proto_pack_int(pk, "daemon_started_at", m->daemon_started_at);
@@ -100,6 +134,11 @@ proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 		proto_pack_int(pk, "updated_at", m->updated_at);
 	if (proto_doc_present(&m->input))
 		proto_pack_doc(pk, "input", &m->input);
+	proto_exec_who_pack(pk, &m->who);
+	if (m->has_submitted_at)
+		proto_pack_int(pk, "submitted_at", m->submitted_at);
+	if (m->kernel_session.ptr != NULL)
+		proto_pack_pstr(pk, "kernel_session", &m->kernel_session);
 	proto_pack_doc(pk, "cells", &m->cells);
 }
 
@@ -133,6 +172,11 @@ proto_exec_state_unpack(const msgpack_object *body,
 	    NULL, err, errlen));
 	PROTO_TRY(proto_field_doc(body, n, "input", PROTO_MAP, &m->input,
 	    err, errlen));
+	PROTO_TRY(proto_exec_who_unpack(body, n, &m->who, err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "submitted_at", 0,
+	    &m->submitted_at, &m->has_submitted_at, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "kernel_session", PROTO_NONUL,
+	    &m->kernel_session, err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
 }
@@ -192,6 +236,46 @@ proto_exec_tasks_reply_unpack(const msgpack_object *body,
     struct proto_exec_tasks_reply *m, char *err, size_t errlen)
 {
 	const char	*n = "EXEC_TASKS_REPLY";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
+	    &m->runs, err, errlen));
+}
+
+void
+proto_exec_list_pack(msgpack_packer *pk, const struct proto_exec_list *m)
+{
+	msgpack_pack_map(pk, m->has_limit);
+	if (m->has_limit)
+		proto_pack_int(pk, "limit", m->limit);
+}
+
+int
+proto_exec_list_unpack(const msgpack_object *body, struct proto_exec_list *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "EXEC_LIST";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	return (proto_field_int(body, n, "limit", PROTO_UNSIGNED, &m->limit,
+	    &m->has_limit, err, errlen));
+}
+
+void
+proto_exec_list_reply_pack(msgpack_packer *pk,
+    const struct proto_exec_list_reply *m)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_doc(pk, "runs", &m->runs);
+}
+
+int
+proto_exec_list_reply_unpack(const msgpack_object *body,
+    struct proto_exec_list_reply *m, char *err, size_t errlen)
+{
+	const char	*n = "EXEC_LIST_REPLY";
 
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));

@@ -77,6 +77,8 @@ static const struct proto_msg_info proto_msg_table[] = {
 	{ M(EXEC_STATE),	64 * MIB,	D,	0, 0 },
 	{ M(EXEC_GET),		64 * KIB,	C, R(EXEC_STATE), ROOM|RETRY },
 	{ M(EXEC_CANCEL),	64 * KIB,	C, R(EXEC_STATE), ROOM|MUT },
+	{ M(EXEC_LIST),		4 * KIB,	C,
+	    R(EXEC_LIST_REPLY), ROOM|RETRY },
 	{ M(KERNEL_INTERRUPT),	4 * KIB,	C,	R(OK), ROOM|MUT },
 	{ M(KERNEL_RESTART),	4 * KIB,	C,	R(OK), ROOM|MUT },
 	{ M(KERNEL_INFO),	4 * KIB,	C,
@@ -105,6 +107,7 @@ static const struct proto_msg_info proto_msg_table[] = {
 	{ M(KERNEL_INSPECT_REPLY), 1 * MIB,	D|A,	0, 0 },
 	/* Not resent: a second answer would go to the next question. */
 	{ M(EXEC_INPUT),	128 * KIB,	C,	R(OK), ROOM|MUT },
+	{ M(EXEC_LIST_REPLY),	1 * MIB,	D,	0, 0 },
 
 	{ M(AGENT_START),	64 * KIB,	D,	R(AGENT_READY), MUT },
 	{ M(AGENT_READY),	1 * MIB,	A,	0, 0 },

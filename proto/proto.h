@@ -68,12 +68,12 @@
  * Most edits plus cells named in cell_ids lists in one ROOM_EDIT.  A
  * batch this size takes tens of milliseconds, so no other client waits
  * 100 ms behind one (docs/decisions/010); and its reply, one cell per
- * edit of at most 75 bytes (ids are 1-64 characters), always fits the
+ * edit of at most 100 bytes (ids are 1-64 characters), always fits the
  * ROOM_EDIT_REPLY cap, so the daemon refuses a larger batch before
  * applying any of it and never commits an edit it cannot answer.
  */
 #define PROTO_EDIT_MAX_EDITS	1000
-#define PROTO_EDIT_REPLY_ENTRY	75
+#define PROTO_EDIT_REPLY_ENTRY	100
 
 /*
  * Most cells in one run (EXEC_RUN; run_cells cell_ids or all,
@@ -133,6 +133,7 @@ enum proto_msg {
 	PROTO_MSG_EXEC_STATE = 131,
 	PROTO_MSG_EXEC_GET = 132,
 	PROTO_MSG_EXEC_CANCEL = 133,	/* one run, as an MCP task */
+	PROTO_MSG_EXEC_LIST = 144,
 	PROTO_MSG_KERNEL_INTERRUPT = 134,
 	PROTO_MSG_KERNEL_RESTART = 135,
 	PROTO_MSG_KERNEL_INFO = 136,
@@ -152,6 +153,7 @@ enum proto_msg {
 	PROTO_MSG_KERNEL_INSPECT = 174,
 	PROTO_MSG_KERNEL_INSPECT_REPLY = 175,	/* from the agent too */
 	PROTO_MSG_EXEC_INPUT = 176,
+	PROTO_MSG_EXEC_LIST_REPLY = 143,
 
 	/* 200-299: daemon <-> runtime agent. */
 	PROTO_MSG_AGENT_START = 200,
@@ -326,6 +328,10 @@ struct proto_error {
 	uint64_t		 cap;
 	int			 has_index;	/* the failing edit */
 	int64_t			 index;
+	/* edit_conflict: the cell as it is (source capped); else absent. */
+	struct proto_str	 cell_id;
+	struct proto_str	 version;
+	struct proto_str	 source;
 };
 struct proto_daemon_status_reply {
 	int64_t			 pid;
@@ -559,6 +565,16 @@ enum proto_cell_status {
 	PROTO_CELL_INTERRUPTED,
 	PROTO_CELL_KERNEL_DIED,
 };
+/*
+ * Who asked for a run: the MCP client (clientInfo of its initialize) and
+ * the worker's session (its proxy's handle tag).  Each is optional (a
+ * client that sent none, runtimectl, an older worker).
+ */
+struct proto_exec_who {
+	struct proto_str	 client_name;
+	struct proto_str	 client_version;
+	struct proto_str	 session;
+};
 struct proto_exec_run {
 	struct proto_doc	 cell_ids;	/* [cell_id | index] */
 	int			 has_stop_on_error;
@@ -566,6 +582,7 @@ struct proto_exec_run {
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
 	struct proto_str	 task_owner;	/* an MCP task's session */
+	struct proto_exec_who	 who;
 };
 struct proto_exec_get {
 	struct proto_str	 execution_id;
@@ -585,6 +602,11 @@ struct proto_exec_state {
 	struct proto_str	 task_owner;	/* absent: not a task */
 	int64_t			 created_at;	/* ms since the epoch; 0: */
 	int64_t			 updated_at;	/* unknown (older record) */
+	/* Absent from records of older daemons. */
+	struct proto_exec_who	 who;
+	int			 has_submitted_at;
+	int64_t			 submitted_at;	/* microseconds, epoch */
+	struct proto_str	 kernel_session; /* the kernel it ran in */
 };
 struct proto_exec_cancel {
 	struct proto_str	 execution_id;
@@ -598,6 +620,15 @@ struct proto_exec_tasks_reply {
 	/* [{execution_id, notebook_id, status, message, created_at,
 	 * updated_at}], newest first */
 	struct proto_doc	 runs;
+};
+/* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
+#define PROTO_EXEC_LIST_MAX	20
+struct proto_exec_list {
+	int			 has_limit;
+	int64_t			 limit;
+};
+struct proto_exec_list_reply {
+	struct proto_doc	 runs;	/* [{execution_id, status, ...}] */
 };
 struct proto_kernel_info_reply {
 	struct proto_str	 name;
@@ -642,6 +673,13 @@ void	proto_exec_tasks_reply_pack(msgpack_packer *,
 	    const struct proto_exec_tasks_reply *);
 int	proto_exec_tasks_reply_unpack(const msgpack_object *,
 	    struct proto_exec_tasks_reply *, char *, size_t);
+void	proto_exec_list_pack(msgpack_packer *, const struct proto_exec_list *);
+int	proto_exec_list_unpack(const msgpack_object *,
+	    struct proto_exec_list *, char *, size_t);
+void	proto_exec_list_reply_pack(msgpack_packer *,
+	    const struct proto_exec_list_reply *);
+int	proto_exec_list_reply_unpack(const msgpack_object *,
+	    struct proto_exec_list_reply *, char *, size_t);
 
 /* proto-status.c */
 const char *proto_run_status_name(enum proto_run_status);

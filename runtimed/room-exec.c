@@ -61,8 +61,17 @@ struct room_exec {
 	int64_t			 created_at;	/* ms since the epoch */
 	int64_t			 updated_at;	/* last status change */
 	TAILQ_ENTRY(room_exec)	 entry;
+	/* Who asked, when, and in which kernel it ran (NULL: unknown). */
+	char			*client_name;
+	char			*client_version;
+	char			*session;
+	int64_t			 submitted_at;
+	char			*kernel_session;
 };
 TAILQ_HEAD(room_exec_list, room_exec);
+
+/* The longest name of a client kept in a record. */
+#define ROOM_EXEC_WHO_MAX	128
 
 struct room_execs {
 	struct room_exec_list	 active;	/* running, then queued */
@@ -161,7 +170,21 @@ room_exec_destroy(struct room_exec *e)
 	free(e->cells);
 	free(e->message);
 	free(e->task_owner);
+	free(e->client_name);
+	free(e->client_version);
+	free(e->session);
+	free(e->kernel_session);
 	free(e);
+}
+
+/* A who field as kept: at most ROOM_EXEC_WHO_MAX characters, or NULL. */
+static char *
+room_exec_who(const struct proto_str *s)
+{
+	if (s->ptr == NULL || !utf8_valid(s->ptr, s->len, NULL))
+		return (NULL);
+	return (xstrndup(s->ptr, utf8_skip(s->ptr, s->len,
+	    ROOM_EXEC_WHO_MAX)));
 }
 
 void
@@ -264,6 +287,12 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk, int live)
 		m.input.pack = room_input_pack;
 		m.input.arg = e->room;
 	}
+	m.who.client_name = proto_str_make(e->client_name);
+	m.who.client_version = proto_str_make(e->client_version);
+	m.who.session = proto_str_make(e->session);
+	m.has_submitted_at = 1;
+	m.submitted_at = e->submitted_at;
+	m.kernel_session = proto_str_make(e->kernel_session);
 	proto_exec_state_pack(pk, &m);
 }
 
@@ -602,6 +631,10 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->status = PROTO_RUN_QUEUED;
 	e->task_owner = proto_str_dup(&m.task_owner);
 	e->created_at = e->updated_at = util_now_us() / 1000;
+	e->client_name = room_exec_who(&m.who.client_name);
+	e->client_version = room_exec_who(&m.who.client_version);
+	e->session = room_exec_who(&m.who.session);
+	e->submitted_at = util_now_us();
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
@@ -942,6 +975,7 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
+	const char		*session;
 
 	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
@@ -952,6 +986,10 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 		room_nb_clear_outputs(cell);
 		cell->execution_count = c->execution_count;
 	}
+	room_stale_ran(r, c->cell_id, c->source, c->source_len);
+	if (e->kernel_session == NULL &&
+	    (session = room_kernel_session(r)) != NULL)
+		e->kernel_session = xstrdup(session);
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
 	/* A record written now says which cell a daemon death hit. */
 	room_exec_persist(e);

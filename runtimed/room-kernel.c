@@ -1018,6 +1018,15 @@ room_kernel_name(struct room_kernel *k)
 	return (k->name);
 }
 
+/* The kernel session outputs come from now (its id); NULL when none. */
+const char *
+room_kernel_session(struct room *r)
+{
+	if (r->kernel == NULL || r->kernel->state == ROOM_KERNEL_DEAD)
+		return (NULL);
+	return (r->kernel->id);
+}
+
 /* Graceful stop: every agent shuts its kernel down and exits. */
 void
 room_kernel_shutdown_all(void)

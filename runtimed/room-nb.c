@@ -985,6 +985,8 @@ room_nb_result_free(struct room_nb_result *res)
 	for (i = 0; i < res->ntouched; i++)
 		free(res->touched[i]);
 	free(res->touched);
+	free(res->conflict_id);
+	free(res->conflict_source);
 	memset(res, 0, sizeof *res);
 	res->index = -1;
 }
@@ -1046,6 +1048,49 @@ room_nb_edit_unknown(struct room_nb_edit *ed, struct room_cell *c)
 	return (room_nb_fail(ed, "invalid_argument", "cell %s is of type "
 	    "\"%s\", which runtimed does not know: replace it whole (give "
 	    "cell_type and source), move or delete it", c->id, c->type_name));
+}
+
+/*
+ * expect_version: the cell as it was before the batch must be at that
+ * version, else the batch is refused with the cell as it is now (its
+ * source capped).  Never on replay: the journal has only applied ones.
+ */
+static int
+room_nb_expect(struct room_nb_edit *ed, struct room_nb_node *node)
+{
+	struct room_nb_result	*res = ed->res;
+	const msgpack_object	*v;
+	struct room_cell	*c;
+	char			 version[ROOM_VERSION_LEN + 1];
+	size_t			 len;
+
+	v = proto_get(ed->e, "expect_version");
+	if (ed->replay || v == NULL || v->type == MSGPACK_OBJECT_NIL)
+		return (0);
+	if (v->type != MSGPACK_OBJECT_STR)
+		return (room_nb_fail(ed, "invalid_argument",
+		    "expect_version is not a string"));
+	if ((c = room_nb_find(ed->b->nb, node->c->id, NULL)) == NULL)
+		return (room_nb_fail(ed, "edit_conflict", "cell %s is new in "
+		    "this batch: it has no version to expect", node->c->id));
+	room_cell_version(c, version);
+	if (v->via.str.size == ROOM_VERSION_LEN &&
+	    memcmp(v->via.str.ptr, version, ROOM_VERSION_LEN) == 0)
+		return (0);
+	free(res->conflict_id);
+	free(res->conflict_source);
+	res->conflict_id = xstrdup(c->id);
+	memcpy(res->conflict_version, version, sizeof version);
+	len = utf8_skip(c->source, c->source_len, ROOM_CONFLICT_SOURCE_MAX);
+	res->conflict_source = xmalloc(len + 1);
+	memcpy(res->conflict_source, c->source, len);
+	res->conflict_source[len] = '\0';
+	res->conflict_source_len = len;
+	return (room_nb_fail(ed, "edit_conflict", "cell %s changed since it "
+	    "was read: it is at version %s, not %.*s; nothing was applied; "
+	    "redo the edit on its current source", c->id, version,
+	    (int)(v->via.str.size > 64 ? 64 : v->via.str.size),
+	    v->via.str.ptr));
 }
 
 static void
@@ -1126,7 +1171,7 @@ room_nb_op_edit(struct room_nb_edit *ed)
 	struct room_cell	*c;
 
 	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
-	    "")) == NULL)
+	    "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
 	if (ed->src == NULL && ed->md == NULL && !ed->has_type)
 		return (room_nb_fail(ed, "invalid_argument", "nothing to "
@@ -1170,7 +1215,7 @@ room_nb_op_delete(struct room_nb_edit *ed)
 	struct room_cell	*c;
 
 	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
-	    "")) == NULL)
+	    "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
 	c = node->c;
 	ed->out = xstrdup(c->id);
@@ -1223,7 +1268,7 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	int			 n;
 
 	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
-	    "")) == NULL)
+	    "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
 	if ((old = proto_get_str(ed->e, "old_text", &olen)) == NULL ||
 	    (new = proto_get_str(ed->e, "new_text", &nlen)) == NULL)

@@ -247,6 +247,7 @@ room_free(struct room *r)
 	room_kernel_free(r);
 	room_unload_content(r);
 	room_changes_free(r);
+	room_stale_free(r);
 	free(r->members);
 	free(r->path);
 	free(r->kernel_name);
@@ -893,32 +894,7 @@ room_list_pack(msgpack_packer *pk)
 void
 room_pack_cell(msgpack_packer *pk, const struct room_cell *c)
 {
-	msgpack_pack_map(pk, 6 + (c->attachments != NULL) +
-	    (c->extra != NULL) + ((c->flags & ROOM_CELL_NO_SOURCE) != 0));
-	proto_pack_str(pk, "cell_id", c->id);
-	proto_pack_str(pk, "cell_type", room_nb_cell_type_name(c));
-	proto_pack_strn(pk, "source", c->source, c->source_len);
-	proto_pack_key(pk, "metadata");
-	mpjson_pack(pk, c->metadata);
-	if (c->execution_count >= 0)
-		proto_pack_int(pk, "execution_count", c->execution_count);
-	else
-		proto_pack_nil(pk, "execution_count");
-	proto_pack_key(pk, "outputs");
-	if (c->outputs != NULL)
-		mpjson_pack(pk, c->outputs);
-	else
-		msgpack_pack_array(pk, 0);
-	if (c->attachments != NULL) {
-		proto_pack_key(pk, "attachments");
-		mpjson_pack(pk, c->attachments);
-	}
-	if (c->extra != NULL) {
-		proto_pack_key(pk, "extra");
-		mpjson_pack(pk, c->extra);
-	}
-	if (c->flags & ROOM_CELL_NO_SOURCE)
-		proto_pack_bool(pk, "no_source", 1);
+	room_cell_pack(pk, c);
 }
 
 /* ROOM_JOINED, or ROOM_CONTENT when with_metadata. */
@@ -926,6 +902,7 @@ void
 room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 {
 	size_t	i;
+	int	*stale;
 
 	msgpack_pack_map(pk, (with_metadata ? 9 : 8) +
 	    (r->nb->warnings != NULL));
@@ -946,8 +923,10 @@ room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 	}
 	proto_pack_key(pk, "cells");
 	msgpack_pack_array(pk, r->nb->ncells);
+	stale = room_stale_compute(r);
 	for (i = 0; i < r->nb->ncells; i++)
-		room_pack_cell(pk, r->nb->cells[i]);
+		room_cell_pack_read(pk, r->nb->cells[i], stale[i]);
+	free(stale);
 }
 
 /*

@@ -39,6 +39,18 @@ enum room_cell_type {
 	ROOM_CELL_UNKNOWN,	/* a newer nbformat's type: kept, not run */
 };
 
+/* Hex digits of a cell's version (room-cell.c). */
+#define ROOM_VERSION_LEN	8
+
+/* Characters of source an edit_conflict carries (room-nb.c). */
+#define ROOM_CONFLICT_SOURCE_MAX	2000
+
+/* Why a code cell's outputs may not match it (room-stale.c). */
+#define ROOM_STALE_SOURCE	0x01	/* source_changed */
+#define ROOM_STALE_KERNEL	0x02	/* kernel_restarted */
+#define ROOM_STALE_NEVER_RUN	0x04	/* never_run */
+#define ROOM_STALE_ORDER	0x08	/* out_of_order */
+
 /* room_cell flags. */
 #define ROOM_CELL_NO_SOURCE	0x01	/* unknown type saved without source */
 
@@ -109,6 +121,11 @@ struct room_nb_result {
 	char		**touched;	/* cell ids the batch touched */
 	size_t		  ntouched;
 	int		  index;	/* the failing edit, or -1 */
+	/* edit_conflict: the cell as it is (conflict_id NULL otherwise). */
+	char		 *conflict_id;
+	char		  conflict_version[ROOM_VERSION_LEN + 1];
+	char		 *conflict_source;	/* capped */
+	size_t		  conflict_source_len;
 };
 
 struct room_nb_pending;
@@ -117,6 +134,7 @@ struct room_kernel;
 struct room_execs;
 struct room_log;
 struct room_watch;
+struct room_stale;
 
 /*
  * A room: one open notebook, shared by every peer that joined it (owned
@@ -173,6 +191,7 @@ struct room {
 	int64_t			 unsaved_since;	/* first unsaved change (ms) */
 	struct room_watch	*watch;		/* room-watch.c */
 	int			 reload_pending;
+	struct room_stale	*stale;		/* room-stale.c */
 };
 
 /* runtimed.c */
@@ -228,6 +247,19 @@ int		 room_save(struct room *, const char *, int, char **,
 void		 room_list_pack(msgpack_packer *);
 u_int		 room_count(void);
 void		 room_free_all(void);
+
+/* room-cell.c */
+void		 room_cell_pack(msgpack_packer *, const struct room_cell *);
+void		 room_cell_pack_read(msgpack_packer *,
+		     const struct room_cell *, int);
+void		 room_cell_version(const struct room_cell *,
+		     char [ROOM_VERSION_LEN + 1]);
+
+/* room-stale.c */
+void		 room_stale_ran(struct room *, const char *, const char *,
+		     size_t);
+int		*room_stale_compute(struct room *);
+void		 room_stale_free(struct room *);
 
 /* room-edit.c */
 /* An edit batch's answer: cause NULL when applied, else code and cause. */
@@ -337,6 +369,7 @@ u_int		 room_kernel_processes(void);
 int		 room_kernel_is_dead(struct room_kernel *);
 int		 room_kernel_is_starting(struct room_kernel *);
 const char	*room_kernel_name(struct room_kernel *);
+const char	*room_kernel_session(struct room *);
 void		 room_kernel_start(struct room *);
 void		 room_kernel_want(struct room *);
 void		 room_kernel_free(struct room *);
@@ -397,6 +430,10 @@ void	room_exec_flush(void);
 void	room_exec_cancel(struct room *, struct peer *, uint32_t,
 	    const msgpack_object *);
 void	room_exec_tasks(struct peer *, uint32_t, const msgpack_object *);
+
+/* room-runs.c */
+void	room_runs_list(struct room *, struct peer *, uint32_t,
+	    const msgpack_object *);
 
 /* kernel-pool.c */
 void		 kernel_pool_set_size(int);

@@ -303,8 +303,9 @@ struct server_client_edit_cells {
 };
 
 /*
- * ROOM_EDIT_REPLY's cells: [{cell_id, cell_type}], one per edit; the
- * type is the cell's after the batch, what a run of the cell means.
+ * ROOM_EDIT_REPLY's cells: [{cell_id, cell_type, version}], one per
+ * edit; type and version are the cell's after the batch (the type is
+ * what a run of the cell means).
  */
 static void
 server_client_edit_cells(msgpack_packer *pk, const void *arg)
@@ -312,20 +313,24 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 	const struct server_client_edit_cells	*ec = arg;
 	const struct room_nb_result		*res = ec->res;
 	struct room_cell			*cell;
+	char					 version[ROOM_VERSION_LEN + 1];
 	size_t					 i;
 
 	msgpack_pack_array(pk, res->nids);
 	for (i = 0; i < res->nids; i++) {
 		cell = res->ids[i] != NULL ? room_nb_find(ec->room->nb,
 		    res->ids[i], NULL) : NULL;
-		msgpack_pack_map(pk, cell != NULL ? 2 : 1);
+		msgpack_pack_map(pk, cell != NULL ? 3 : 1);
 		if (res->ids[i] != NULL)
 			proto_pack_str(pk, "cell_id", res->ids[i]);
 		else
 			proto_pack_nil(pk, "cell_id");
-		if (cell != NULL)
+		if (cell != NULL) {
 			proto_pack_str(pk, "cell_type",
 			    room_nb_cell_type_name(cell));
+			room_cell_version(cell, version);
+			proto_pack_str(pk, "version", version);
+		}
 	}
 }
 
@@ -377,6 +382,12 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 		e.message = proto_str_make(cause);
 		e.has_index = res->index >= 0;
 		e.index = res->index;
+		if (res->conflict_id != NULL) {
+			e.cell_id = proto_str_make(res->conflict_id);
+			e.version = proto_str_make(res->conflict_version);
+			e.source.ptr = res->conflict_source;
+			e.source.len = res->conflict_source_len;
+		}
 		mpbuf_init(&b);
 		proto_error_pack(&b.pk, &e);
 		peer_send(p, PROTO_MSG_ERROR, id, &b.sb);
@@ -511,6 +522,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 		break;
 	case PROTO_MSG_EXEC_CANCEL:
 		room_exec_cancel(c->room, c->peer, hdr->id, body);
+		break;
+	case PROTO_MSG_EXEC_LIST:
+		room_runs_list(c->room, c->peer, hdr->id, body);
 		break;
 	case PROTO_MSG_KERNEL_INTERRUPT:
 		if (room_kernel_interrupt(c->room) != 0) {

@@ -784,6 +784,35 @@ store_exec_get(struct store *st, const char *exec_id, char **nb_id,
 }
 
 /*
+ * The newest records of one notebook (at most limit, by the time each
+ * was last written): cb(record, len, written_at, arg) for each.  -1 when
+ * the store cannot be read.
+ */
+int
+store_exec_list(struct store *st, const char *nb_id, int limit,
+    store_exec_list_cb cb, void *arg)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT record, finished_at FROM "
+	    "executions WHERE notebook_id = ? ORDER BY finished_at DESC "
+	    "LIMIT ?", -1, &s, NULL) != SQLITE_OK)
+		return (-1);
+	sqlite3_bind_text(s, 1, nb_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(s, 2, limit);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		cb(sqlite3_column_blob(s, 0),
+		    (size_t)sqlite3_column_bytes(s, 0),
+		    sqlite3_column_int64(s, 1), arg);
+	}
+	if (rc != SQLITE_DONE)
+		store_read_failed(st, "the execution records");
+	sqlite3_finalize(s);
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/*
  * Keep, for one notebook, the newest `keep` records and every record
  * finished at or after `since` (microseconds); delete the rest.
  */

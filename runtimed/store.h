@@ -72,6 +72,9 @@ int		 store_exec_get(struct store *, const char *, char **,
 		     void **, size_t *);
 int		 store_exec_prune(struct store *, const char *, int, int64_t);
 int		 store_exec_each(struct store *, store_exec_cb, void *);
+typedef void	(*store_exec_list_cb)(const void *, size_t, int64_t, void *);
+int		 store_exec_list(struct store *, const char *, int,
+		     store_exec_list_cb, void *);
 int		 store_file_put(struct store *, const struct store_file *,
 		     char **);
 int		 store_file_get(struct store *, const char *, const char *,

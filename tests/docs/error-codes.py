@@ -16,6 +16,7 @@ import sys
 # Function -> index of its code argument.
 CALLS = {
     "worker_call_error": 1,
+    "worker_call_error_fields": 1,
     "toolresult_error": 0,
     "peer_send_error": 2,
     "proxy_answer_tool_error": 1,

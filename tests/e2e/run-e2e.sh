@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # make check hook for the e2e suite (tests/e2e/e2e.test.mjs, and
-# kernels.test.mjs: python3, ir, xpython, each skipped if absent)
+# kernels.test.mjs: python3, ir, xpython, each skipped if absent; and
+# versions.test.mjs: two agents racing on one cell)
 # against the binaries of this build.  Skips (77) without node or without
 # the SDK (run "npm ci" in tests/e2e), or when RUNTIMED_SKIP_E2E=1
 # (scripts/test.sh runs the suite itself against the installed tree).
@@ -27,4 +28,5 @@ if [ -z "${RUNTIMED_BIN:-}" ]; then
 fi
 export RUNTIMED_MCP RUNTIMED_BIN
 timeout 900 node --test --test-concurrency=1 \
-    "$srcdir/tests/e2e/e2e.test.mjs" "$srcdir/tests/e2e/kernels.test.mjs"
+    "$srcdir/tests/e2e/e2e.test.mjs" "$srcdir/tests/e2e/kernels.test.mjs" \
+    "$srcdir/tests/e2e/versions.test.mjs"

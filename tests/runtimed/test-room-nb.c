@@ -1111,3 +1111,111 @@ Test(ops, move_refusals)
 	batch_free(&e);
 	room_nb_free(nb);
 }
+
+/* A cell's version: same content, same version; any change, another. */
+Test(version, changes_with_every_part)
+{
+	struct room_nb		*nb = nb_three();
+	struct room_cell	*c = nb->cells[0], *copy;
+	char			 v0[ROOM_VERSION_LEN + 1];
+	char			 v[ROOM_VERSION_LEN + 1];
+	char			 seen[8][ROOM_VERSION_LEN + 1];
+	size_t			 i, j, n = 0;
+
+	room_cell_version(c, v0);
+	cr_assert_eq(strlen(v0), ROOM_VERSION_LEN);
+	cr_assert_eq(strspn(v0, "0123456789abcdef"), ROOM_VERSION_LEN);
+	/* Another cell of the same content has the same version. */
+	copy = room_nb_cell_create(nb, ROOM_CELL_CODE, "a = 1", 5);
+	room_nb_cell_set_id(nb, copy, "aaaa", 4);
+	json_object_array_add(copy->outputs, json_object_new_string("out"));
+	copy->execution_count = 4;
+	room_cell_version(copy, v);
+	cr_assert_str_eq(v, v0);
+	memcpy(seen[n++], v0, sizeof v0);
+
+	free(c->source);
+	c->source = xstrdup("a = 2");
+	room_cell_version(c, seen[n++]);
+	json_object_object_add(c->metadata, "tags", json_object_new_array());
+	room_cell_version(c, seen[n++]);
+	json_object_array_add(c->outputs, json_object_new_string("more"));
+	room_cell_version(c, seen[n++]);
+	c->execution_count = 5;
+	room_cell_version(c, seen[n++]);
+	c->type = ROOM_CELL_RAW;
+	room_cell_version(c, seen[n++]);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			cr_assert_str_neq(seen[i], seen[j], "%zu %zu", i, j);
+	/* Back to what it was: the version it had. */
+	c->type = ROOM_CELL_CODE;
+	c->execution_count = 4;
+	json_object_array_del_idx(c->outputs, 1, 1);
+	json_object_object_del(c->metadata, "tags");
+	free(c->source);
+	c->source = xstrdup("a = 1");
+	room_cell_version(c, v);
+	cr_assert_str_eq(v, v0);
+	room_nb_free(nb);
+}
+
+/* expect_version: a mismatch refuses the batch with the cell as it is. */
+Test(version, expect_version_guards_the_batch)
+{
+	struct room_nb		*nb = nb_three();
+	struct room_nb_result	 res;
+	struct edit_batch	 e;
+	char			 v[ROOM_VERSION_LEN + 1], *cause = NULL;
+	char			*before, *after;
+	const char		*code;
+	const msgpack_object	*edits;
+
+	room_cell_version(nb->cells[2], v);
+	before = nb_dump(nb);
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "aaaa");
+	proto_pack_str(&e.b.pk, "expect_version", "00000000");
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	proto_pack_str(&e.b.pk, "source", "c = 4");
+	proto_pack_str(&e.b.pk, "expect_version", v);
+	cr_assert_eq(room_nb_edit(nb, batch_end(&e), 0, NULL, &res, &cause,
+	    &code), -1);
+	cr_assert_str_eq(code, "edit_conflict");
+	cr_assert_eq(res.index, 0);
+	cr_assert_str_eq(res.conflict_id, "aaaa");
+	room_cell_version(nb->cells[0], v);
+	cr_assert_str_eq(res.conflict_version, v);
+	cr_assert_str_eq(res.conflict_source, "a = 1");
+	after = nb_dump(nb);
+	cr_assert_str_eq(before, after);
+	free(after);
+	free(cause);
+	cause = NULL;
+	room_nb_result_free(&res);
+	batch_free(&e);
+
+	/* The right version lets the same edit through; replay ignores it. */
+	room_cell_version(nb->cells[2], v);
+	batch_begin(&e, 1);
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	proto_pack_str(&e.b.pk, "source", "c = 4");
+	proto_pack_str(&e.b.pk, "expect_version", v);
+	edits = batch_end(&e);
+	cr_assert_eq(room_nb_edit(nb, edits, 0, NULL, &res, &cause, &code), 0,
+	    "%s", cause);
+	cr_assert_str_eq(nb->cells[2]->source, "c = 4");
+	room_nb_result_free(&res);
+	cr_assert_eq(room_nb_edit(nb, edits, 1, NULL, &res, &cause, &code), 0,
+	    "replay checks no version");
+	room_nb_result_free(&res);
+	batch_free(&e);
+	free(before);
+	room_nb_free(nb);
+}

@@ -239,3 +239,79 @@ Test(proto_exec, status_names)
 	cr_assert_eq(proto_cell_status_parse("done", 4, &cs), -1);
 	cr_assert_eq(proto_cell_status_parse(NULL, 0, &cs), -1);
 }
+
+/* Who asked for a run, in EXEC_RUN and in the record; EXEC_LIST. */
+Test(proto_exec, who_and_list_round_trip)
+{
+	struct proto_exec_run		r, rz;
+	struct proto_exec_state		s, z;
+	struct proto_exec_list		l, lz;
+	struct proto_exec_list_reply	lr, lrz;
+	struct pt_buf			b;
+	char				err[256];
+
+	memset(&r, 0, sizeof r);
+	r.cell_ids.pack = pack_ids;
+	r.cell_ids.arg = "c1";
+	r.who.client_name = proto_str_make("agent");
+	r.who.client_version = proto_str_make("1.0");
+	r.who.session = proto_str_make("0badcafe");
+	pt_init(&b);
+	proto_exec_run_pack(&b.pk, &r);
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    0, "%s", err);
+	pt_str_eq(rz.who.client_name, "agent");
+	pt_str_eq(rz.who.client_version, "1.0");
+	pt_str_eq(rz.who.session, "0badcafe");
+	pt_refuses_all(proto_exec_run_unpack, struct proto_exec_run,
+	    pt_body(&b), "EXEC_RUN", "client_name", "client_version",
+	    "session");
+	pt_free(&b);
+
+	memset(&s, 0, sizeof s);
+	s.execution_id = proto_str_make("e1");
+	s.status = proto_str_make("done");
+	s.cells.pack = pack_ids;
+	s.cells.arg = "x";
+	s.who.client_name = proto_str_make("agent");
+	s.has_submitted_at = 1;
+	s.submitted_at = 42;
+	s.kernel_session = proto_str_make("k1");
+	pt_init(&b);
+	proto_exec_state_pack(&b.pk, &s);
+	cr_assert_eq(proto_exec_state_unpack(pt_body(&b), &z, err,
+	    sizeof err), 0, "%s", err);
+	pt_str_eq(z.who.client_name, "agent");
+	cr_assert_null(z.who.session.ptr);
+	cr_assert(z.has_submitted_at && z.submitted_at == 42);
+	pt_str_eq(z.kernel_session, "k1");
+	pt_refuses_all(proto_exec_state_unpack, struct proto_exec_state,
+	    pt_body(&b), "EXEC_STATE", "client_name", "submitted_at",
+	    "kernel_session");
+	pt_free(&b);
+
+	memset(&l, 0, sizeof l);
+	l.has_limit = 1;
+	l.limit = 5;
+	pt_init(&b);
+	proto_exec_list_pack(&b.pk, &l);
+	cr_assert_eq(proto_exec_list_unpack(pt_body(&b), &lz, err, sizeof err),
+	    0, "%s", err);
+	cr_assert(lz.has_limit && lz.limit == 5);
+	pt_refuses_all(proto_exec_list_unpack, struct proto_exec_list,
+	    pt_body(&b), "EXEC_LIST", "limit");
+	pt_free(&b);
+
+	memset(&lr, 0, sizeof lr);
+	lr.runs.pack = pack_ids;
+	lr.runs.arg = "e1";
+	pt_init(&b);
+	proto_exec_list_reply_pack(&b.pk, &lr);
+	cr_assert_eq(proto_exec_list_reply_unpack(pt_body(&b), &lrz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(lrz.runs.obj->via.array.size, 2);
+	pt_refuses_all(proto_exec_list_reply_unpack,
+	    struct proto_exec_list_reply, pt_body(&b), "EXEC_LIST_REPLY",
+	    "runs");
+	pt_free(&b);
+}

@@ -32,7 +32,7 @@ Test(proto_msg, every_type_has_a_row)
 		cr_assert(!((info->flags & PROTO_F_RETRY) &&
 		    (info->flags & PROTO_F_MUTATES)), "%s", info->name);
 	}
-	cr_assert_eq(n, 66, "the table has %u rows", n);
+	cr_assert_eq(n, 68, "the table has %u rows", n);
 	cr_assert_null(proto_msg_info(9999));
 	cr_assert_str_eq(proto_msg_name(9999), "unknown");
 	cr_assert_eq(proto_msg_cap(9999), 0);
