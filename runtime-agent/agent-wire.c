@@ -58,12 +58,58 @@ struct agent_wire_seen {
 
 static EVP_MAC	*agent_wire_mac;
 
+/*
+ * One tokener for the process, reset for each part: creating one callocs
+ * a stack of AGENT_WIRE_JSON_DEPTH levels, which cost more than parsing
+ * the parts of a small message (decision 020 found the same in
+ * jsonrpc_parse).
+ */
+static struct json_tokener	*agent_wire_tok;
+
+static EVP_MAC_CTX	*agent_wire_keyed(const char *);
 static char	*agent_wire_dump(struct json_object *);
 static struct json_object	*agent_wire_json(
 		    const struct agent_wire_frame *);
 static const char	*agent_wire_string(struct json_object *, const char *);
 static unsigned char	*agent_wire_seen_slot(struct agent_wire_seen *, int,
 		    const unsigned char *, int *);
+
+/*
+ * A context set up with key, kept: each message's MAC starts from a copy,
+ * which saves hashing the key's pads again (the key of one kernel does
+ * not change while it runs).  NULL if OpenSSL fails.
+ */
+static EVP_MAC_CTX *
+agent_wire_keyed(const char *key)
+{
+	static EVP_MAC_CTX	*keyed;
+	static char		*keyed_for;
+	OSSL_PARAM		 params[2];
+	char			 digest[] = "SHA256";
+
+	if (keyed != NULL && strcmp(keyed_for, key) == 0)
+		return (keyed);
+	EVP_MAC_CTX_free(keyed);
+	keyed = NULL;
+	free(keyed_for);
+	keyed_for = NULL;
+	if (agent_wire_mac == NULL &&
+	    (agent_wire_mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
+		return (NULL);
+	if ((keyed = EVP_MAC_CTX_new(agent_wire_mac)) == NULL)
+		return (NULL);
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    digest, 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (!EVP_MAC_init(keyed, (const unsigned char *)key, strlen(key),
+	    params)) {
+		EVP_MAC_CTX_free(keyed);
+		keyed = NULL;
+		return (NULL);
+	}
+	keyed_for = xstrdup(key);
+	return (keyed);
+}
 
 /*
  * Sign n parts with key into out (65 bytes).  An empty key means an empty
@@ -73,26 +119,16 @@ int
 agent_wire_sign(const char *key, const struct agent_wire_frame *parts,
     size_t n, char *out)
 {
-	EVP_MAC_CTX	*ctx;
-	OSSL_PARAM	 params[2];
+	EVP_MAC_CTX	*keyed, *ctx;
 	unsigned char	 md[EVP_MAX_MD_SIZE];
 	size_t		 mdlen, i;
-	char		 digest[] = "SHA256";
 
 	out[0] = '\0';
 	if (key == NULL || *key == '\0')
 		return (0);
-	if (agent_wire_mac == NULL &&
-	    (agent_wire_mac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL)
+	if ((keyed = agent_wire_keyed(key)) == NULL ||
+	    (ctx = EVP_MAC_CTX_dup(keyed)) == NULL)
 		return (-1);
-	if ((ctx = EVP_MAC_CTX_new(agent_wire_mac)) == NULL)
-		return (-1);
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-	    digest, 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if (!EVP_MAC_init(ctx, (const unsigned char *)key, strlen(key),
-	    params))
-		goto fail;
 	for (i = 0; i < n; i++) {
 		if (!EVP_MAC_update(ctx, parts[i].data, parts[i].len))
 			goto fail;
@@ -223,18 +259,22 @@ agent_wire_json(const struct agent_wire_frame *f)
 
 	if (f->len > INT32_MAX)
 		return (NULL);
+	/* Most metadata and many parents are empty: no parse for those. */
+	if (f->len == 2 && memcmp(f->data, "{}", 2) == 0)
+		return (json_object_new_object());
 	/*
 	 * Kernels may send bytes that are not UTF-8 (jupyter_client encodes
 	 * a lone surrogate with surrogateescape): U+FFFD from here on.
 	 */
 	if ((fixed = utf8_repair(f->data, f->len, &len)) != NULL)
 		data = fixed;
-	tok = len > INT32_MAX ? NULL :
-	    json_tokener_new_ex(AGENT_WIRE_JSON_DEPTH);
-	if (tok == NULL) {
+	if (agent_wire_tok == NULL)
+		agent_wire_tok = json_tokener_new_ex(AGENT_WIRE_JSON_DEPTH);
+	if ((tok = agent_wire_tok) == NULL || len > INT32_MAX) {
 		free(fixed);
 		return (NULL);
 	}
+	json_tokener_reset(tok);
 	obj = json_tokener_parse_ex(tok, data, (int)len);
 	if (obj == NULL ||
 	    json_tokener_get_error(tok) != json_tokener_success ||
@@ -243,7 +283,7 @@ agent_wire_json(const struct agent_wire_frame *f)
 		json_object_put(obj);
 		obj = NULL;
 	}
-	json_tokener_free(tok);
+	json_tokener_reset(tok);
 	free(fixed);
 	return (obj);
 }
