@@ -45,8 +45,12 @@ struct agent_wire_msg {
 	char			 signature[65];
 };
 
-/* Bytes of a signature kept: half of HMAC-SHA256, 2^-128 to collide. */
-#define AGENT_WIRE_SEEN_BYTES	16
+/*
+ * Bytes of a signature kept: a quarter of HMAC-SHA256, so a new message
+ * is taken for one of the 65,536 remembered with odds of 2^-48; 1 MB for
+ * both tables, which fill page by page as messages come.
+ */
+#define AGENT_WIRE_SEEN_BYTES	8
 
 struct agent_wire_seen {
 	size_t		 remember;	/* entries per generation */
