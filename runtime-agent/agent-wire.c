@@ -18,6 +18,7 @@
 
 #include <sys/time.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,21 @@ struct agent_wire_msg {
 	const char		*parent_id;
 	size_t			 nbuffers;
 	char			 signature[65];
+};
+
+/*
+ * From this many bytes of JSON (a big image), the signature is computed
+ * on a thread of its own while the parts are parsed (13 and 50 ms for
+ * 13 MB here, one after the other before); nothing parsed is used, or
+ * said about the parts, before the signature is found good.
+ */
+#define AGENT_WIRE_THREAD_BYTES	(1024 * 1024)
+
+struct agent_wire_sign_job {
+	const char			*key;
+	const struct agent_wire_frame	*parts;
+	char				 out[65];
+	int				 rc;
 };
 
 /*
@@ -72,6 +88,9 @@ static struct json_tokener	*agent_wire_tok;
 
 static EVP_MAC_CTX	*agent_wire_keyed(const char *);
 static char	*agent_wire_dump(struct json_object *);
+static void	*agent_wire_sign_thread(void *);
+static int	 agent_wire_parts(struct agent_wire_msg *,
+		    const struct agent_wire_frame *, char **);
 static struct json_object	*agent_wire_json(
 		    const struct agent_wire_frame *);
 static const char	*agent_wire_string(struct json_object *, const char *);
@@ -304,10 +323,39 @@ agent_wire_string(struct json_object *obj, const char *name)
 	return (json_object_get_string(v));
 }
 
+static void *
+agent_wire_sign_thread(void *arg)
+{
+	struct agent_wire_sign_job	*job = arg;
+
+	job->rc = agent_wire_sign(job->key, job->parts, 4, job->out);
+	return (NULL);
+}
+
+/* Decode the four JSON parts into m; -1 with cause if one is bad. */
+static int
+agent_wire_parts(struct agent_wire_msg *m, const struct agent_wire_frame *json,
+    char **cause)
+{
+	if ((m->header = agent_wire_json(&json[0])) == NULL ||
+	    (m->parent = agent_wire_json(&json[1])) == NULL ||
+	    (m->metadata = agent_wire_json(&json[2])) == NULL ||
+	    (m->content = agent_wire_json(&json[3])) == NULL) {
+		*cause = xstrdup("a JSON part is not an object");
+		return (-1);
+	}
+	if ((m->msg_type = agent_wire_string(m->header, "msg_type")) == NULL) {
+		*cause = xstrdup("header has no msg_type");
+		return (-1);
+	}
+	return (0);
+}
+
 /*
  * Parse a received multipart message: find the delimiter after any
  * identity or topic frames, check the signature against key and decode
- * the four JSON parts.  Returns NULL with cause set on any failure.
+ * the four JSON parts.  Returns NULL with cause set on any failure; a
+ * bad signature is what is reported whatever else is wrong.
  */
 struct agent_wire_msg *
 agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
@@ -315,8 +363,11 @@ agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
 {
 	struct agent_wire_msg		*m;
 	const struct agent_wire_frame	*sig, *json;
-	char				 expect[65];
-	int				 d;
+	struct agent_wire_sign_job	 job;
+	pthread_t			 thread;
+	char				*why = NULL;
+	size_t				 bytes = 0, i;
+	int				 d, threaded = 0, rc;
 
 	if ((d = agent_wire_find_delim(frames, n)) == -1) {
 		xasprintf(cause, "no delimiter in %zu frames", n);
@@ -330,34 +381,45 @@ agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
 	sig = &frames[d + 1];
 	json = &frames[d + 2];
 
-	if (agent_wire_sign(key, json, 4, expect) != 0) {
-		*cause = xstrdup("HMAC computation failed");
-		return (NULL);
-	}
-	if (sig->len != strlen(expect) ||
-	    CRYPTO_memcmp(sig->data, expect, sig->len) != 0) {
-		*cause = xstrdup("bad signature");
-		return (NULL);
+	memset(&job, 0, sizeof job);
+	job.key = key;
+	job.parts = json;
+	for (i = 0; i < 4; i++)
+		bytes += json[i].len;
+	if (bytes >= AGENT_WIRE_THREAD_BYTES && key != NULL && *key != '\0' &&
+	    pthread_create(&thread, NULL, agent_wire_sign_thread, &job) == 0)
+		threaded = 1;
+	else {
+		agent_wire_sign_thread(&job);
+		if (job.rc != 0 || sig->len != strlen(job.out) ||
+		    CRYPTO_memcmp(sig->data, job.out, sig->len) != 0) {
+			*cause = xstrdup(job.rc != 0 ?
+			    "HMAC computation failed" : "bad signature");
+			return (NULL);
+		}
 	}
 
 	m = xcalloc(1, sizeof *m);
-	if ((m->header = agent_wire_json(&json[0])) == NULL ||
-	    (m->parent = agent_wire_json(&json[1])) == NULL ||
-	    (m->metadata = agent_wire_json(&json[2])) == NULL ||
-	    (m->content = agent_wire_json(&json[3])) == NULL) {
-		*cause = xstrdup("a JSON part is not an object");
-		agent_wire_msg_free(m);
-		return (NULL);
+	rc = agent_wire_parts(m, json, &why);
+	if (threaded) {
+		pthread_join(thread, NULL);
+		if (job.rc != 0 || sig->len != strlen(job.out) ||
+		    CRYPTO_memcmp(sig->data, job.out, sig->len) != 0) {
+			free(why);
+			why = xstrdup(job.rc != 0 ?
+			    "HMAC computation failed" : "bad signature");
+			rc = -1;
+		}
 	}
-	if ((m->msg_type = agent_wire_string(m->header, "msg_type")) == NULL) {
-		*cause = xstrdup("header has no msg_type");
+	if (rc != 0) {
+		*cause = why;
 		agent_wire_msg_free(m);
 		return (NULL);
 	}
 	m->msg_id = agent_wire_string(m->header, "msg_id");
 	m->parent_id = agent_wire_string(m->parent, "msg_id");
 	m->nbuffers = n - (size_t)d - 1 - AGENT_WIRE_NPARTS;
-	memcpy(m->signature, expect, sizeof m->signature);
+	memcpy(m->signature, job.out, sizeof m->signature);
 	return (m);
 }
 
