@@ -86,6 +86,12 @@ static EVP_MAC	*agent_wire_mac;
  */
 static struct json_tokener	*agent_wire_tok;
 
+/*
+ * Its buffer keeps the size of the longest string it parsed, so after a
+ * part this big (an image) the tokener is freed rather than kept.
+ */
+#define AGENT_WIRE_TOK_KEEP	(64 * 1024)
+
 static EVP_MAC_CTX	*agent_wire_keyed(const char *);
 static char	*agent_wire_dump(struct json_object *);
 static void	*agent_wire_sign_thread(void *);
@@ -307,6 +313,10 @@ agent_wire_json(const struct agent_wire_frame *f)
 		obj = NULL;
 	}
 	json_tokener_reset(tok);
+	if (len > AGENT_WIRE_TOK_KEEP) {
+		json_tokener_free(tok);
+		agent_wire_tok = NULL;
+	}
 	free(fixed);
 	return (obj);
 }
