@@ -18,6 +18,9 @@
  *		back, 500 times
  *	ipynb	a 400-cell notebook (about 1 MB) loaded and saved
  *	shape	100,000 printed lines capped into one stream output
+ *	wire	the five kernel messages of a `1+1` run (busy, execute_input,
+ *		execute_result, idle, execute_reply) checked and parsed as
+ *		the agent does, 500 times
  */
 
 #include <sys/types.h>
@@ -32,6 +35,7 @@
 
 #include "common.h"
 #include "runtimed/runtimed.h"
+#include "runtime-agent/agent.h"
 
 #define GUARD_LOOPS	500
 
@@ -42,6 +46,8 @@ void		guard_case_rpc(const char *, size_t, struct json_object *);
 void		guard_case_mpjson(struct json_object *);
 void		guard_case_ipynb(const char *);
 void		guard_case_shape(const char *, size_t);
+void		guard_case_wire(char **, size_t);
+static char	**guard_wire(size_t *);
 static char	*guard_notebook(void);
 static char	*guard_lines(size_t *);
 
@@ -299,17 +305,88 @@ guard_lines(size_t *len)
 	return (s);
 }
 
+#define GUARD_WIRE_KEY	"6f1e0c2a9b8d7e6f5a4b3c2d1e0f9a8b" \
+	"7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f"
+
+/* The messages of one `1+1` run as a kernel signs them: 5 parts each. */
+static char **
+guard_wire(size_t *n)
+{
+	static const char	*msgs[][2] = {
+		{ "status", "{\"execution_state\": \"busy\"}" },
+		{ "execute_input", "{\"code\": \"1+1\", "
+		    "\"execution_count\": 12}" },
+		{ "execute_result", "{\"data\": {\"text/plain\": \"2\"}, "
+		    "\"metadata\": {}, \"execution_count\": 12}" },
+		{ "status", "{\"execution_state\": \"idle\"}" },
+		{ "execute_reply", "{\"status\": \"ok\", "
+		    "\"execution_count\": 12, \"user_expressions\": {}, "
+		    "\"payload\": []}" },
+	};
+	struct json_object	*parent, *content;
+	char			**parts, msg_id[37];
+	size_t			 i;
+
+	*n = sizeof msgs / sizeof msgs[0];
+	parts = xcalloc(*n * AGENT_WIRE_NPARTS, sizeof *parts);
+	parent = json_tokener_parse("{\"msg_id\": "
+	    "\"0f6c2e3a-5b1d-4c8e-9a7f-3e2d1c0b9a8f\", \"msg_type\": "
+	    "\"execute_request\", \"username\": \"runtimed\", "
+	    "\"session\": \"7a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d\", "
+	    "\"date\": \"2026-12-01T18:00:00.000000Z\", "
+	    "\"version\": \"5.3\"}");
+	for (i = 0; i < *n; i++) {
+		content = json_tokener_parse(msgs[i][1]);
+		if (agent_wire_encode(GUARD_WIRE_KEY,
+		    "1c2d3e4f-5a6b-7c8d-9e0f-1a2b3c4d5e6f", msgs[i][0],
+		    content, parent, msg_id, parts + i * AGENT_WIRE_NPARTS) != 0)
+			exit(1);
+		json_object_put(content);
+	}
+	json_object_put(parent);
+	return (parts);
+}
+
+void
+guard_case_wire(char **parts, size_t n)
+{
+	struct agent_wire_frame	 frames[1 + AGENT_WIRE_NPARTS];
+	struct agent_wire_msg	*m;
+	char			*cause;
+	size_t			 i, j;
+	int			 k;
+
+	for (k = 0; k < GUARD_LOOPS; k++) {
+		for (i = 0; i < n; i++) {
+			frames[0].data = AGENT_WIRE_DELIM;
+			frames[0].len = strlen(AGENT_WIRE_DELIM);
+			for (j = 0; j < AGENT_WIRE_NPARTS; j++) {
+				frames[1 + j].data = parts[i *
+				    AGENT_WIRE_NPARTS + j];
+				frames[1 + j].len = strlen(frames[1 + j].data);
+			}
+			if ((m = agent_wire_parse(GUARD_WIRE_KEY, frames,
+			    1 + AGENT_WIRE_NPARTS, &cause)) == NULL) {
+				fprintf(stderr, "bench-hotpath: wire: %s\n",
+				    cause);
+				exit(1);
+			}
+			agent_wire_msg_free(m);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	struct json_object	*output;
 	const char		*req;
-	char			*s;
-	size_t			 len;
+	char			*s, **parts;
+	size_t			 len, i;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench-hotpath "
-		    "frame|rpc|mpjson|ipynb|shape\n");
+		    "frame|rpc|mpjson|ipynb|shape|wire\n");
 		return (2);
 	}
 	output = guard_output();
@@ -333,6 +410,12 @@ main(int argc, char **argv)
 		s = guard_lines(&len);
 		guard_case_shape(s, len);
 		free(s);
+	} else if (strcmp(argv[1], "wire") == 0) {
+		parts = guard_wire(&len);
+		guard_case_wire(parts, len);
+		for (i = 0; i < len; i++)
+			agent_wire_parts_free(parts + i * AGENT_WIRE_NPARTS);
+		free(parts);
 	} else {
 		fprintf(stderr, "bench-hotpath: unknown case %s\n", argv[1]);
 		return (2);

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -569,6 +570,12 @@ main(int argc, char **argv)
 	const char		*logfile = NULL;
 	struct json_object	*specs;
 	int			 ch, level = LOG_LEVEL_WARN, list = 0;
+
+	/*
+	 * One malloc arena: libzmq's I/O thread would otherwise get one of
+	 * its own, which keeps what a burst of output left in it.
+	 */
+	mallopt(M_ARENA_MAX, 1);
 
 	while ((ch = getopt_long(argc, argv, "hqVv", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -301,6 +301,51 @@ Test(wire, seen_bounded)
 	agent_wire_seen_free(h);
 }
 
+/*
+ * A message of a megabyte or more is checked on a thread while it is
+ * parsed: still taken when signed, refused when not, and a bad signature
+ * is what is said even when the JSON is bad too.
+ */
+Test(wire, big_message_signature)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	struct json_object	*content, *v;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37], *big;
+	char			*cause = NULL;
+	size_t			 n, len = 3 * 1024 * 1024;
+
+	big = xmalloc(len + 1);
+	memset(big, 'Q', len);
+	big[len] = '\0';
+	content = json_object_new_object();
+	json_object_object_add(content, "image/png",
+	    json_object_new_string(big));
+	cr_assert_eq(agent_wire_encode("k3y", "s", "display_data", content,
+	    NULL, msg_id, parts), 0);
+	n = build(frames, parts, 0);
+	m = agent_wire_parse("k3y", frames, n, &cause);
+	cr_assert_not_null(m, "%s", cause);
+	cr_assert(json_object_object_get_ex(agent_wire_msg_content(m),
+	    "image/png", &v));
+	cr_assert_eq((size_t)json_object_get_string_len(v), len);
+	cr_assert_str_eq(agent_wire_msg_signature(m), parts[0]);
+	agent_wire_msg_free(m);
+
+	cr_assert_null(agent_wire_parse("other", frames, n, &cause));
+	cr_assert_str_eq(cause, "bad signature");
+	free(cause);
+	cause = NULL;
+	/* Cut the content short: bad JSON and a bad signature. */
+	frames[n - 1].len -= 2;
+	cr_assert_null(agent_wire_parse("k3y", frames, n, &cause));
+	cr_assert_str_eq(cause, "bad signature");
+	free(cause);
+	agent_wire_parts_free(parts);
+	json_object_put(content);
+	free(big);
+}
+
 /* What parse verified is what agent_wire_msg_signature gives. */
 Test(wire, parse_keeps_signature)
 {
