@@ -16,6 +16,7 @@ static struct worker_transport	 worker_rpc_transport;
 static int			 worker_rpc_init_sent;
 static int			 worker_rpc_log_level = 3;	/* warning */
 static int			 worker_rpc_initialized;
+static char			 worker_rpc_client[128];	/* clientInfo.name */
 static struct worker_rpc_head	 worker_rpc_out_head;
 
 static const char *const worker_rpc_versions[] = {
@@ -67,6 +68,13 @@ worker_rpc_idle(void)
 {
 	if (worker_rpc_transport.idle != NULL)
 		worker_rpc_transport.idle(worker_rpc_transport.arg);
+}
+
+/* The MCP client's name from initialize, or "" (NUL cut off). */
+const char *
+worker_rpc_client_name(void)
+{
+	return (worker_rpc_client);
 }
 
 struct event_base *
@@ -483,6 +491,14 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	    json_object_is_type(v, json_type_string) &&
 	    worker_rpc_protocol_supported(json_object_get_string(v)))
 		version = json_object_get_string(v);
+
+	/* The live view names who is connected (docs/decisions/025). */
+	if (params != NULL &&
+	    json_object_object_get_ex(params, "clientInfo", &v) &&
+	    json_object_object_get_ex(v, "name", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(worker_rpc_client, sizeof worker_rpc_client, "%s",
+		    json_object_get_string(v));
 
 	res = json_object_new_object();
 	json_object_object_add(res, "protocolVersion",

@@ -155,6 +155,7 @@ int		 worker_rpc_page_cursor(struct json_object *, u_int *);
 u_int		 worker_rpc_page_size(void);
 char		*worker_rpc_page_next(u_int);
 struct event_base *worker_rpc_base(void);
+const char	*worker_rpc_client_name(void);
 int		 worker_rpc_scan_surrogates(const char *, size_t);
 
 /* worker-call.c: one tools/call in flight. */
