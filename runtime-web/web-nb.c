@@ -152,6 +152,8 @@ web_nb_find(const char *id, int create)
 	hello.version = PROTO_VERSION;
 	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_WEB);
 	snprintf(hello.label, sizeof hello.label, "runtimed-web");
+	/* What the page writes is the person's: name them so. */
+	snprintf(hello.client, sizeof hello.client, "person (live view)");
 	hello.pid = getpid();
 	mpbuf_init(&b);
 	proto_hello_pack(&b.pk, &hello);
