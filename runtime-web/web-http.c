@@ -13,11 +13,13 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 
 #include "web.h"
@@ -320,8 +322,14 @@ web_http_request(struct evhttp_request *req, void *arg)
 	const char		*path, *query, *origin, *slash;
 	char			*cookie, *id, o1[40], o2[40];
 	size_t			 n;
+	int			 fd, one = 1;
 
 	web_activity();
+	/* Small writes (events, short pages) go out at once. */
+	fd = bufferevent_getfd(evhttp_connection_get_bufferevent(
+	    evhttp_request_get_connection(req)));
+	if (fd != -1)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (!web_http_host_ok(evhttp_find_header(in, "Host"))) {
 		web_http_error(req, 403, "forbidden");
 		return;
