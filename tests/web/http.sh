@@ -31,7 +31,12 @@ json.dump({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells},
     open(sys.argv[1], "w"))
 PY
 
+# A link planted where the secret goes is removed, never written through.
+echo keep >"$T/target"
+ln -s "$T/target" "$RUNTIMED_STATE_DIR/web-secret"
 URL=$("$CTL" open "$NB") || fail "runtimectl open failed"
+[ "$(cat "$T/target")" = keep ] || fail "the secret went through a link"
+[ -L "$RUNTIMED_STATE_DIR/web-secret" ] && fail "the link is still there"
 case $URL in http://127.0.0.1:*/open\?s=*\&nb=*) ;; *) fail "url $URL";; esac
 PORT=${URL#http://127.0.0.1:}; PORT=${PORT%%/*}
 ID=${URL##*nb=}
