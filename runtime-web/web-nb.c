@@ -245,10 +245,12 @@ web_nb_dispatch(struct peer *p, const struct proto_header *hdr,
 	struct mpbuf		 b;
 
 	if (hdr == NULL) {
+		/* With no peer left, web_nb_die frees the notebook too. */
 		nb->peer = NULL;
 		if (nb->state != WEB_NB_DEAD)
 			web_nb_die(nb, "the daemon closed the connection");
-		web_nb_free(nb);
+		else
+			web_nb_free(nb);
 		return;
 	}
 	if (nb->state == WEB_NB_HELLO) {
@@ -429,7 +431,6 @@ web_nb_viewstate(struct web_nb *nb, uint16_t type,
 	const msgpack_object		*a, *e, *v;
 	char				 err[256], *why, *name;
 	uint32_t			 i;
-	int				 first = !nb->have;
 
 	if (type == 0)
 		return;
@@ -491,7 +492,6 @@ web_nb_viewstate(struct web_nb *nb, uint16_t type,
 			web_nb_start(s);
 	}
 	json_object_put(ev);
-	(void)first;
 	if (nb->changed != NULL) {
 		json_object_put(nb->changed);
 		nb->changed = NULL;
@@ -597,7 +597,7 @@ web_nb_resumed(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 	struct web_stream		*s = arg, *t;
 	struct proto_room_changes_reply	 m;
 	struct json_object		*cells, *ev;
-	const msgpack_object		*ch, *ids, *v;
+	const msgpack_object		*ch, *ids, *v, *kinds;
 	char				 err[256], *id;
 	uint32_t			 i, k;
 	size_t				 j;
@@ -618,6 +618,16 @@ web_nb_resumed(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 	    ch->type == MSGPACK_OBJECT_ARRAY) {
 		resync = 0;
 		for (i = 0; i < ch->via.array.size; i++) {
+			/* Comments live in the metadata and show in cells. */
+			kinds = proto_get(&ch->via.array.ptr[i], "kinds");
+			for (k = 0; kinds != NULL && kinds->type ==
+			    MSGPACK_OBJECT_ARRAY && k < kinds->via.array.size;
+			    k++) {
+				if (proto_obj_streq(&kinds->via.array.ptr[k],
+				    "metadata") || proto_obj_streq(
+				    &kinds->via.array.ptr[k], "reloaded"))
+					resync = 1;
+			}
 			ids = proto_get(&ch->via.array.ptr[i], "cell_ids");
 			if (ids == NULL || ids->type != MSGPACK_OBJECT_ARRAY)
 				continue;
@@ -649,7 +659,6 @@ web_nb_stream(struct web_nb *nb, struct evhttp_request *req,
     const char *last)
 {
 	struct web_stream		*s;
-	struct evkeyvalq		*h;
 	struct evhttp_connection	*conn;
 	char				*end;
 
@@ -673,8 +682,6 @@ web_nb_stream(struct web_nb *nb, struct evhttp_request *req,
 	evhttp_connection_set_timeout(conn, 4 * WEB_PING_SECS);
 	web_http_headers(req, "text/event-stream");
 	evhttp_send_reply_start(req, 200, "OK");
-	h = evhttp_request_get_output_headers(req);
-	(void)h;
 	if (nb->state == WEB_NB_READY && nb->have && !nb->fetching)
 		web_nb_start(s);
 }

@@ -128,6 +128,7 @@ c=$(code "$BASE/nb/$ID/interrupt" -b "$J" -d "token=$TOKEN" \
     fail "POST interrupt: $c $(cat "$T/body")"
 ok "a write needs POST, the cookie, the page's token and our origin"
 
+LAST0=$(sed -n 's/^id: //p' "$T/sse" | tail -1)
 c=$(code "$BASE/nb/$ID/comment" -b "$J" \
     --data-urlencode "token=$TOKEN" --data-urlencode "cell_id=code1" \
     --data-urlencode "text=look <here> & there")
@@ -141,6 +142,35 @@ done
 c=$(code "$BASE/nb/$ID/comment" -b "$J" -d "token=$TOKEN&cell_id=nope&text=x")
 [ "$c" = 409 ] || fail "comment on a missing cell: $c"
 ok "a comment posted appears on the page"
+
+# A page that comes back with Last-Event-ID gets what changed since:
+# the cells an edit named, or everything after a metadata change (the
+# comments show in the cells).
+LAST1=$(sed -n 's/^id: //p' "$T/sse" | tail -1)
+"$CTL" call edit_cells path="$NB" \
+    'edits=[{"op":"edit","cell_id":"code1","source":"y = 2"}]' \
+    >/dev/null || fail "edit_cells through runtimectl call"
+i=0
+until grep -q 'y = 2' "$T/sse"; do
+	i=$((i + 1)); [ $i -gt 100 ] && fail "the edit is not on the page"
+	sleep 0.1
+done
+timeout 2 curl -s -N -b "$J" -H "Last-Event-ID: $LAST1" \
+    "$BASE/nb/$ID/events" >"$T/resume"
+first=$(sed -n 's/^event: //p' "$T/resume" | head -1)
+[ "$first" = update ] || fail "resume from $LAST1 sent '$first'"
+grep -q 'y = 2' "$T/resume" || fail "resume lacks the edit"
+grep -q 'Heading' "$T/resume" && fail "resume sent an unchanged cell"
+timeout 2 curl -s -N -b "$J" -H "Last-Event-ID: $LAST0" \
+    "$BASE/nb/$ID/events" >"$T/resume"
+[ "$(sed -n 's/^event: //p' "$T/resume" | head -1)" = reset ] ||
+    fail "resume across a comment did not send everything"
+grep -q 'look &lt;here&gt;' "$T/resume" || fail "resume lacks the comment"
+timeout 2 curl -s -N -b "$J" -H "Last-Event-ID: 999999" \
+    "$BASE/nb/$ID/events" >"$T/resume"
+[ "$(sed -n 's/^event: //p' "$T/resume" | head -1)" = reset ] ||
+    fail "an unknown Last-Event-ID did not get everything"
+ok "a page resumes from Last-Event-ID (the daemon's change log)"
 
 # Hostile requests: each answered, the process lives on.
 big=$(head -c 20000 /dev/zero | tr '\0' a)
