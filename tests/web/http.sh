@@ -189,6 +189,20 @@ c=$(code "$BASE/nb/$ID" -b "$J"); [ "$c" = 200 ] ||
     fail "the view died after hostile requests: $c"
 ok "oversized headers and bodies, other methods, garbage: refused, alive"
 
+# The view killed: the daemon lives on and starts another on demand.
+W=$(ps -o pid=,comm= --ppid "$D" | awk '$2 == "runtimed-web" { print $1 }')
+[ -n "$W" ] || fail "no runtimed-web child of the daemon"
+kill -9 $W
+i=0
+while "$CTL" status | grep -q '^view '; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "the daemon did not see the view die"
+	sleep 0.1
+done
+URL2=$("$CTL" open "$NB") || fail "runtimectl open after the view died"
+c=$(code "$URL2" -L -c "$T/jar2" -b "$T/jar2"); [ "$c" = 200 ] ||
+    fail "the new view: $c"
+ok "a view killed is started again by the next open"
+
 # Idle: no page open for 3 s and the view exits; status says so.
 kill $SSE 2>/dev/null
 i=0
