@@ -5,9 +5,10 @@
 // markdown heading and a PNG the kernel made; an edit by the client
 // appears without a reload within 1 s (and the latency of 30 edits is
 // measured); a time.sleep(3) cell is shown running, then done; the
-// Interrupt button ends a running cell; a comment made on the page is
-// read back by the client; an output carrying <script>, <img onerror>
-// and an SVG with script sets no global in the page; no secret is 403
+// Interrupt button ends a running cell, Restart restarts the kernel; a
+// comment made on the page is read back by the client; an output
+// carrying <script>, <img onerror> and an SVG with script sets no
+// global in the page; no secret is 403
 // and a forged Host is refused.  A screenshot goes to the artifacts
 // directory ($RUNTIMED_TEST_ARTIFACTS, else ./tests/e2e/artifacts).
 
@@ -183,6 +184,15 @@ test('the live page in chromium', { timeout: 120000 }, async () => {
     t.comments.some((c) => c.body === 'Please explain this heading')),
     JSON.stringify(threads));
   await page.waitForSelector(`section[data-id="${mdId}"] .thread`, { timeout: 2000 });
+
+  // Restart: the kernel comes back, its counts start again.
+  await page.click('#restart');
+  await page.waitForFunction(() => document.getElementById('note')
+    .textContent === 'the kernel restarted', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.body.getAttribute('data-kernel')
+    === 'idle', null, { timeout: 10000 });
+  const again = await runAndWait(client, target, [editId]);
+  assert.equal(again.cells[0].execution_count, 1);
 
   fs.mkdirSync(artifacts, { recursive: true });
   await page.screenshot({ path: path.join(artifacts, 'web-live-page.png'), fullPage: true });
