@@ -64,7 +64,9 @@ web_form_get(const char *s, size_t len, const char *key)
 		}
 		if (end == klen && memcmp(p, key, klen) == 0)
 			return (xstrdup(""));
-		p += end + 1;
+		if (amp == NULL)
+			break;
+		p = amp + 1;
 	}
 	return (NULL);
 }
