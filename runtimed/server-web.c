@@ -191,6 +191,9 @@ server_web_timeout(evutil_socket_t fd, short events, void *arg)
 {
 	server_web_fail_all("runtimed-web did not listen within 10 s; see "
 	    "the daemon's log (runtimectl logs)");
+	/* A view that never said VIEW_READY goes; the next open starts one. */
+	if (server_web_peer != NULL && server_web_port == 0)
+		peer_kill(server_web_peer, "runtimed-web did not say VIEW_READY");
 }
 
 /* VIEW_OPEN {notebook_id?}: answer the URL, starting the view first. */
@@ -239,7 +242,8 @@ server_web_open(struct peer *p, uint32_t id, const msgpack_object *body)
 			server_web_timer = evtimer_new(runtimed_base,
 			    server_web_timeout, NULL);
 		evtimer_add(server_web_timer, &tv);
-	}
+	} else if (!evtimer_pending(server_web_timer, NULL))
+		evtimer_add(server_web_timer, &tv);
 }
 
 /* VIEW_READY {port} from runtimed-web: answer whoever waits. */
