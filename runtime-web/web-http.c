@@ -36,6 +36,7 @@ static void	web_http_request(struct evhttp_request *, void *);
 static void	web_http_open(struct evhttp_request *, const char *);
 static void	web_http_index(struct evhttp_request *);
 static void	web_http_listed(const msgpack_object *, const char *, void *);
+static void	web_http_wait_closed(struct evhttp_connection *, void *);
 static void	web_http_notebook(struct evhttp_request *, const char *,
 		    const char *);
 static void	web_http_post(struct evhttp_request *, struct web_nb *,
@@ -172,23 +173,48 @@ out:
 	free(nb);
 }
 
+/* A GET / waiting for ROOM_LIST; req NULL once its browser left. */
+struct web_http_wait {
+	struct evhttp_request	*req;
+};
+
+static void
+web_http_wait_closed(struct evhttp_connection *conn, void *arg)
+{
+	struct web_http_wait	*w = arg;
+
+	w->req = NULL;
+}
+
 /* GET /: the notebooks the daemon has open. */
 static void
 web_http_index(struct evhttp_request *req)
 {
-	web_list_rooms(web_http_listed, req);
+	struct web_http_wait	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->req = req;
+	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+	    web_http_wait_closed, w);
+	web_list_rooms(web_http_listed, w);
 }
 
 static void
 web_http_listed(const msgpack_object *body, const char *why, void *arg)
 {
-	struct evhttp_request		*req = arg;
+	struct web_http_wait		*w = arg;
+	struct evhttp_request		*req = w->req;
 	struct proto_room_list_reply	 m;
 	const msgpack_object		*rooms, *r, *id, *path;
 	struct evbuffer			*b;
 	char				 err[256], *ids;
 	uint32_t			 i;
 
+	free(w);
+	if (req == NULL)
+		return;
+	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
+	    NULL, NULL);
 	if (body == NULL || proto_room_list_reply_unpack(body, &m, err,
 	    sizeof err) != 0 || (rooms = m.rooms.obj) == NULL ||
 	    rooms->type != MSGPACK_OBJECT_ARRAY) {

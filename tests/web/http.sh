@@ -72,7 +72,9 @@ c=$(code "$URL" -D "$T/hdr" -c "$J"); [ "$c" = 303 ] || fail "open: $c"
 grep -qi "^set-cookie: rtd_$PORT=$SECRET; HttpOnly; SameSite=Strict; Path=/" \
     "$T/hdr" || fail "no strict cookie: $(cat "$T/hdr")"
 grep -qi "^location: /nb/$ID" "$T/hdr" || fail "not sent to the page"
-ok "the secret becomes an HttpOnly SameSite=Strict cookie"
+c=$(code "$BASE/" -b "$J"); [ "$c" = 200 ] || fail "index: $c"
+grep -q "href=\"/nb/$ID\">$NB<" "$T/body" || fail "index lacks the notebook"
+ok "the secret becomes an HttpOnly SameSite=Strict cookie; the index lists"
 
 c=$(code "$BASE/nb/$ID" -b "$J" -H "Host: evil.example:$PORT")
 [ "$c" = 403 ] || fail "forged Host: $c"
