@@ -20,6 +20,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import {
   privateWorld, connect, call, runAndWait, stopDaemon, killWorld,
+  processesOf, sanitizerReports, waitFor,
 } from './lib.mjs';
 
 const world = privateWorld('web');
@@ -252,4 +253,17 @@ test('a 500-cell notebook renders in under 1 s', { timeout: 60000 }, async () =>
   // gets RUNTIMED_TEST_SLACK times that (default 3).
   const slack = Number(process.env.RUNTIMED_TEST_SLACK || 3);
   assert.ok(ms < 1000 * slack, `500 cells took ${ms} ms`);
+});
+
+test('the daemon stops, the view with it; no sanitizer report', { timeout: 60000 }, async () => {
+  await browser.close();
+  browser = null;
+  await conn.client.close();
+  conn = null;
+  const stop = stopDaemon(world);
+  assert.equal(stop.status, 0, `runtimed stop: ${stop.stderr}${stop.stdout}`);
+  const left = await waitFor(() => processesOf(world).length === 0 ? true : null, 15000);
+  assert.ok(left, `processes left behind: ${JSON.stringify(processesOf(world))}`);
+  const reports = sanitizerReports(world);
+  assert.equal(reports.length, 0, `sanitizer reports:\n${reports.join('\n')}`);
 });
