@@ -86,6 +86,39 @@ web_http_start(char **cause)
 	return (0);
 }
 
+/*
+ * Watch a request's connection for its close.  When a browser leaves
+ * while we still owe an answer, evhttp detaches the request from the
+ * connection and leaves it to us: answering it then frees it
+ * (web_http_detached tells which case a close callback is in).
+ */
+void
+web_http_closecb(struct evhttp_request *req,
+    void (*cb)(struct evhttp_connection *, void *), void *arg)
+{
+	struct evhttp_connection	*conn;
+
+	if ((conn = evhttp_request_get_connection(req)) != NULL)
+		evhttp_connection_set_closecb(conn, cb, arg);
+}
+
+/* In a close callback: is req ours now (else it goes with its conn)? */
+int
+web_http_detached(struct evhttp_request *req)
+{
+	return (evhttp_request_get_connection(req) == NULL);
+}
+
+/* At exit: close every connection, answering what is still open. */
+void
+web_http_stop(void)
+{
+	if (web_http != NULL) {
+		evhttp_free(web_http);
+		web_http = NULL;
+	}
+}
+
 /* Is this Host header ours: 127.0.0.1:PORT or localhost:PORT? */
 int
 web_http_host_ok(const char *host)
@@ -183,7 +216,9 @@ web_http_wait_closed(struct evhttp_connection *conn, void *arg)
 {
 	struct web_http_wait	*w = arg;
 
-	w->req = NULL;
+	/* Detached, it is ours until answered; else it goes with conn. */
+	if (!web_http_detached(w->req))
+		w->req = NULL;
 }
 
 /* GET /: the notebooks the daemon has open. */
@@ -194,8 +229,7 @@ web_http_index(struct evhttp_request *req)
 
 	w = xcalloc(1, sizeof *w);
 	w->req = req;
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    web_http_wait_closed, w);
+	web_http_closecb(req, web_http_wait_closed, w);
 	web_list_rooms(web_http_listed, w);
 }
 
@@ -213,8 +247,7 @@ web_http_listed(const msgpack_object *body, const char *why, void *arg)
 	free(w);
 	if (req == NULL)
 		return;
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    NULL, NULL);
+	web_http_closecb(req, NULL, NULL);
 	if (body == NULL || proto_room_list_reply_unpack(body, &m, err,
 	    sizeof err) != 0 || (rooms = m.rooms.obj) == NULL ||
 	    rooms->type != MSGPACK_OBJECT_ARRAY) {

@@ -205,8 +205,7 @@ web_nb_die(struct web_nb *nb, const char *why)
 	json_object_object_add(o, "message", json_object_new_string(why));
 	TAILQ_FOREACH_SAFE(s, &nb->streams, entry, s1) {
 		web_nb_send(s, "gone", o);
-		evhttp_connection_set_closecb(evhttp_request_get_connection(
-		    s->req), NULL, NULL);
+		web_http_closecb(s->req, NULL, NULL);
 		evhttp_send_reply_end(s->req);
 		s->req = NULL;
 		web_nb_stream_free(s);
@@ -677,7 +676,7 @@ web_nb_stream(struct web_nb *nb, struct evhttp_request *req,
 	web_nb_nstreams++;
 	evtimer_del(nb->linger);
 	conn = evhttp_request_get_connection(req);
-	evhttp_connection_set_closecb(conn, web_nb_stream_closed, s);
+	web_http_closecb(req, web_nb_stream_closed, s);
 	/* The stream is quiet between changes: pings keep it open. */
 	evhttp_connection_set_timeout(conn, 4 * WEB_PING_SECS);
 	web_http_headers(req, "text/event-stream");
@@ -708,6 +707,9 @@ web_nb_stream_closed(struct evhttp_connection *conn, void *arg)
 {
 	struct web_stream	*s = arg;
 
+	/* A stream we never ended is ours: ending it frees it. */
+	if (web_http_detached(s->req))
+		evhttp_send_reply_end(s->req);
 	s->req = NULL;
 	web_nb_stream_free(s);
 }
@@ -755,8 +757,8 @@ web_nb_answer(struct web_action *a, int code, const char *text)
 	struct evbuffer	*b;
 
 	if (a->req != NULL) {
-		evhttp_connection_set_closecb(evhttp_request_get_connection(
-		    a->req), NULL, NULL);
+		/* Answering a detached request frees it: still answer. */
+		web_http_closecb(a->req, NULL, NULL);
 		b = evbuffer_new();
 		evbuffer_add(b, text, strlen(text));
 		web_http_headers(a->req, "text/plain; charset=utf-8");
@@ -775,7 +777,8 @@ web_nb_action_closed(struct evhttp_connection *conn, void *arg)
 {
 	struct web_action	*a = arg;
 
-	a->req = NULL;
+	if (!web_http_detached(a->req))
+		a->req = NULL;
 }
 
 /* POST interrupt | restart | comment, token already checked. */
@@ -796,8 +799,7 @@ web_nb_action(struct web_nb *nb, struct evhttp_request *req,
 	a->what = xstrdup(what);
 	a->cell_id = cell_id != NULL ? xstrdup(cell_id) : NULL;
 	a->text = text != NULL ? xstrdup(text) : NULL;
-	evhttp_connection_set_closecb(evhttp_request_get_connection(req),
-	    web_nb_action_closed, a);
+	web_http_closecb(req, web_nb_action_closed, a);
 	if (strcmp(what, "interrupt") == 0)
 		web_nb_request(nb, PROTO_MSG_KERNEL_INTERRUPT, NULL,
 		    web_nb_acted, a);

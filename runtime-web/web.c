@@ -233,5 +233,7 @@ main(int argc, char **argv)
 	tick = event_new(web_base, -1, EV_PERSIST, web_tick, NULL);
 	evtimer_add(tick, &tv);
 	event_base_dispatch(web_base);
+	web_http_stop();
+	event_free(tick);
 	return (0);
 }

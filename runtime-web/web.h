@@ -49,6 +49,10 @@ void	web_list_rooms(void (*)(const msgpack_object *, const char *,
 
 /* web-http.c */
 int	web_http_start(char **);
+void	web_http_stop(void);
+void	web_http_closecb(struct evhttp_request *,
+	    void (*)(struct evhttp_connection *, void *), void *);
+int	web_http_detached(struct evhttp_request *);
 int	web_http_host_ok(const char *);
 void	web_http_headers(struct evhttp_request *, const char *);
 void	web_http_error(struct evhttp_request *, int, const char *);
