@@ -4,7 +4,7 @@
  * MCP client's name and version (clientInfo of its initialize, or of a
  * stateless request's _meta) and the session (the handle tag its proxy
  * gives every worker of one connection), so a run's record can say which
- * agent ran a cell.
+ * agent ran a cell, and the live view who is connected (decision 025).
  */
 
 #include <stdio.h>
@@ -44,4 +44,11 @@ worker_client_who(struct proto_exec_who *w)
 	w->client_name = proto_str_make(worker_client_name);
 	w->client_version = proto_str_make(worker_client_version);
 	w->session = proto_str_make(worker_client_session);
+}
+
+/* The MCP client's name, or "" before an initialize names it. */
+const char *
+worker_client_name_get(void)
+{
+	return (worker_client_name != NULL ? worker_client_name : "");
 }

@@ -350,6 +350,8 @@ worker_daemon_connected(struct worker_dconn *dc, int fd)
 	snprintf(hello.label, sizeof hello.label, "runtimed-mcp-worker %s",
 	    dc->name);
 	hello.pid = getpid();
+	snprintf(hello.client, sizeof hello.client, "%s",
+	    worker_client_name_get());
 	mpbuf_init(&b);
 	proto_hello_pack(&b.pk, &hello);
 	peer_send(dc->peer, PROTO_MSG_HELLO, peer_next_id(dc->peer), &b.sb);

@@ -42,7 +42,8 @@
 	X(reply_comment)						\
 	X(resolve_comment)						\
 	X(save_notebook)						\
-	X(disconnect_notebook)
+	X(disconnect_notebook)						\
+	X(show_notebook)
 
 #define WORKER_TOOL_EXTERN(name)					\
 	extern const struct tool_entry tool_##name##_entry;

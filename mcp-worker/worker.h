@@ -354,6 +354,7 @@ const struct proto_incarnation *worker_room_incarnation(
 /* worker-client.c: who this worker serves (for run records). */
 void		 worker_client_set(struct json_object *);
 void		 worker_client_who(struct proto_exec_who *);
+const char	*worker_client_name_get(void);
 
 /* worker-changes.c: what a change wait asks for, what it reports. */
 #define WORKER_CHANGES_CONTENT	0x01	/* cells, notebook metadata, reload */

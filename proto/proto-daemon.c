@@ -82,7 +82,8 @@ void
 proto_daemon_status_reply_pack(msgpack_packer *pk,
     const struct proto_daemon_status_reply *s)
 {
-	msgpack_pack_map(pk, 10 + 7 * (s->has_detail != 0));
+	msgpack_pack_map(pk, 10 + 7 * (s->has_detail != 0) +
+	    (s->view.ptr != NULL));
 	proto_pack_int(pk, "pid", s->pid);
 	proto_pack_int(pk, "started_at", s->started_at);
 	proto_pack_pstr(pk, "version", &s->version);
@@ -93,6 +94,8 @@ proto_daemon_status_reply_pack(msgpack_packer *pk,
 	proto_pack_uint(pk, "fds_limit", s->fds_limit);
 	proto_pack_uint(pk, "peers_room", s->peers_room);
 	proto_pack_doc(pk, "warnings", &s->warnings);
+	if (s->view.ptr != NULL)
+		proto_pack_pstr(pk, "view", &s->view);
 	if (!s->has_detail)
 		return;
 	proto_pack_uint(pk, "agents", s->agents);
@@ -128,7 +131,8 @@ proto_daemon_status_reply_unpack(const msgpack_object *body,
 	    proto_field_str(body, m, "version", PROTO_REQ, &s->version, err,
 	    errlen) != 0 ||
 	    proto_field_doc(body, m, "warnings", PROTO_ARRAY, &s->warnings,
-	    err, errlen) != 0)
+	    err, errlen) != 0 ||
+	    proto_field_str(body, m, "view", 0, &s->view, err, errlen) != 0)
 		return (-1);
 	for (i = 0; i < 3; i++) {
 		if (proto_field_int(body, m, counts[i],

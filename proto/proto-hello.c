@@ -32,11 +32,13 @@ proto_hello_copy(const msgpack_object *map, const char *key, char *dst,
 void
 proto_hello_pack(msgpack_packer *pk, const struct proto_hello *hello)
 {
-	msgpack_pack_map(pk, 4);
+	msgpack_pack_map(pk, 4 + (hello->client[0] != '\0'));
 	proto_pack_int(pk, "version", hello->version);
 	proto_pack_str(pk, "kind", hello->kind);
 	proto_pack_str(pk, "label", hello->label);
 	proto_pack_int(pk, "pid", hello->pid);
+	if (hello->client[0] != '\0')
+		proto_pack_str(pk, "client", hello->client);
 }
 
 int
@@ -65,6 +67,13 @@ proto_hello_unpack(const msgpack_object *body, struct proto_hello *hello,
 	}
 	if (proto_get_int(body, "pid", &pid) == 0)
 		hello->pid = pid;
+	/* The MCP client's name, for the live view; optional. */
+	if (proto_get(body, "client") != NULL &&
+	    proto_hello_copy(body, "client", hello->client,
+	    sizeof hello->client) != 0) {
+		snprintf(err, errlen, "HELLO client is not a short string");
+		return (-1);
+	}
 	return (0);
 }
 
@@ -80,7 +89,8 @@ proto_hello_check(const struct proto_hello *hello, char *err, size_t errlen)
 	if (strcmp(hello->kind, PROTO_PEER_WORKER) != 0 &&
 	    strcmp(hello->kind, PROTO_PEER_AGENT) != 0 &&
 	    strcmp(hello->kind, PROTO_PEER_CTL) != 0 &&
-	    strcmp(hello->kind, PROTO_PEER_PROXY) != 0) {
+	    strcmp(hello->kind, PROTO_PEER_PROXY) != 0 &&
+	    strcmp(hello->kind, PROTO_PEER_WEB) != 0) {
 		snprintf(err, errlen, "unknown peer kind \"%s\"", hello->kind);
 		return (-1);
 	}

@@ -108,6 +108,12 @@ static const struct proto_msg_info proto_msg_table[] = {
 	/* Not resent: a second answer would go to the next question. */
 	{ M(EXEC_INPUT),	128 * KIB,	C,	R(OK), ROOM|MUT },
 	{ M(EXEC_LIST_REPLY),	1 * MIB,	D,	0, 0 },
+	{ M(VIEW_OPEN),		4 * KIB,	C,	R(VIEW_URL), RETRY },
+	{ M(VIEW_URL),		4 * KIB,	D,	0, 0 },
+	{ M(VIEW_READY),	4 * KIB,	C,	R(OK), 0 },
+	{ M(VIEW_STATE),	4 * KIB,	C,
+	    R(VIEW_STATE_REPLY), ROOM|RETRY },
+	{ M(VIEW_STATE_REPLY),	16 * MIB,	D,	0, 0 },
 
 	{ M(AGENT_START),	64 * KIB,	D,	R(AGENT_READY), MUT },
 	{ M(AGENT_READY),	1 * MIB,	A,	0, 0 },

@@ -154,6 +154,12 @@ enum proto_msg {
 	PROTO_MSG_KERNEL_INSPECT_REPLY = 175,	/* from the agent too */
 	PROTO_MSG_EXEC_INPUT = 176,
 	PROTO_MSG_EXEC_LIST_REPLY = 143,
+	/* 180-189: the live view (runtimed-web). */
+	PROTO_MSG_VIEW_OPEN = 180,	/* start the view, answer its URL */
+	PROTO_MSG_VIEW_URL = 181,
+	PROTO_MSG_VIEW_READY = 182,	/* runtimed-web: listening on port */
+	PROTO_MSG_VIEW_STATE = 183,	/* runs, peers, last changer */
+	PROTO_MSG_VIEW_STATE_REPLY = 184,
 
 	/* 200-299: daemon <-> runtime agent. */
 	PROTO_MSG_AGENT_START = 200,
@@ -184,6 +190,7 @@ enum proto_msg {
 #define PROTO_PEER_AGENT	"agent"
 #define PROTO_PEER_CTL		"ctl"
 #define PROTO_PEER_PROXY	"proxy"
+#define PROTO_PEER_WEB		"web"	/* runtimed-web, the live view */
 
 struct proto_header {
 	uint32_t	length;
@@ -354,6 +361,7 @@ struct proto_daemon_status_reply {
 	struct proto_str	 store_damage;	/* nil: none found */
 	struct proto_str	 store_write_error; /* nil: writes work */
 	struct proto_doc	 kernel_list;	/* [kernel summary] */
+	struct proto_str	 view;		/* the live view's address */
 };
 void	proto_empty_pack(msgpack_packer *);
 void	proto_error_pack(msgpack_packer *, const struct proto_error *);
@@ -701,12 +709,47 @@ void	proto_kernel_select_pack(msgpack_packer *,
 int	proto_kernel_select_unpack(const msgpack_object *,
 	    struct proto_kernel_select *, char *, size_t);
 
+/* proto-view.c: the live view (docs/decisions/025). */
+struct proto_view_open {
+	struct proto_str	 notebook_id;	/* optional: the page to open */
+};
+struct proto_view_url {
+	struct proto_str	 url;		/* with the secret */
+	struct proto_str	 address;	/* http://127.0.0.1:PORT/ */
+	int64_t			 port;
+};
+struct proto_view_ready {
+	int64_t			 port;
+};
+struct proto_view_state_reply {
+	uint64_t		 seq;
+	struct proto_str	 kernel_state;
+	struct proto_doc	 cells;	/* [{cell_id, status}] queued, running */
+	struct proto_doc	 peers;	/* [{kind, label, client}] */
+	struct proto_str	 last_client;	/* nil: none known */
+};
+void	proto_view_open_pack(msgpack_packer *, const struct proto_view_open *);
+int	proto_view_open_unpack(const msgpack_object *,
+	    struct proto_view_open *, char *, size_t);
+void	proto_view_url_pack(msgpack_packer *, const struct proto_view_url *);
+int	proto_view_url_unpack(const msgpack_object *, struct proto_view_url *,
+	    char *, size_t);
+void	proto_view_ready_pack(msgpack_packer *,
+	    const struct proto_view_ready *);
+int	proto_view_ready_unpack(const msgpack_object *,
+	    struct proto_view_ready *, char *, size_t);
+void	proto_view_state_reply_pack(msgpack_packer *,
+	    const struct proto_view_state_reply *);
+int	proto_view_state_reply_unpack(const msgpack_object *,
+	    struct proto_view_state_reply *, char *, size_t);
+
 /* proto-hello.c: the handshake every connection opens with. */
 struct proto_hello {
 	int		 version;
 	char		 kind[16];
 	char		 label[128];
 	int64_t		 pid;
+	char		 client[128];	/* MCP clientInfo name, or "" */
 };
 struct proto_incarnation {
 	int64_t		 pid;

@@ -113,6 +113,8 @@ ctl_status(struct ctl_ctx *ctx)
 		printf("state %.*s\n", (int)s.state_dir.len, s.state_dir.ptr);
 	printf("rooms %llu\n", (unsigned long long)s.rooms);
 	printf("clients %llu\n", (unsigned long long)s.peers);
+	if (s.view.ptr != NULL)
+		printf("view %.*s\n", (int)s.view.len, s.view.ptr);
 	if (s.has_detail)
 		printf("agents %llu\n", (unsigned long long)s.agents);
 	printf("kernels %llu\n", (unsigned long long)s.kernels);

@@ -33,6 +33,9 @@ ctl_usage(int status)
 	    "                         run one MCP tool (path=FILE attaches "
 	    "a notebook)\n"
 	    "  call --list            the tools' names\n"
+	    "  open [PATH]            the live view's address for a "
+	    "notebook\n"
+	    "                         (runs $BROWSER on it when set)\n"
 	    "  --json                 JSON for scripts (with call: the "
 	    "tool's\n"
 	    "                         structuredContent)\n"
@@ -124,6 +127,8 @@ main(int argc, char **argv)
 		rc = ctl_logs(&ctx, argc, argv);
 	else if (strcmp(cmd, "call") == 0)
 		rc = ctl_call(&ctx, argc, argv);
+	else if (strcmp(cmd, "open") == 0)
+		rc = ctl_open(&ctx, argc, argv);
 	else if (argc != 1 && (strcmp(cmd, "status") == 0 ||
 	    strcmp(cmd, "rooms") == 0 || strcmp(cmd, "kernels") == 0 ||
 	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "doctor") == 0)) {

@@ -232,6 +232,41 @@ room_exec_queue_length(struct room *r)
 	return (n);
 }
 
+/*
+ * The live view's cells of the room's active runs: [{cell_id, status}]
+ * for each cell running or queued, in run order (VIEW_STATE).
+ */
+void
+room_exec_pack_active(msgpack_packer *pk, const void *arg)
+{
+	struct room		*r = (struct room *)arg;
+	struct room_exec	*e;
+	size_t			 i, n = 0;
+	int			 pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			msgpack_pack_array(pk, n);
+		TAILQ_FOREACH(e, &r->execs->active, entry) {
+			for (i = 0; i < e->ncells; i++) {
+				if (e->cells[i].status != PROTO_CELL_QUEUED &&
+				    e->cells[i].status != PROTO_CELL_RUNNING)
+					continue;
+				if (pass == 0) {
+					n++;
+					continue;
+				}
+				msgpack_pack_map(pk, 2);
+				proto_pack_str(pk, "cell_id",
+				    e->cells[i].cell_id);
+				proto_pack_str(pk, "status",
+				    proto_cell_status_name(
+				    e->cells[i].status));
+			}
+		}
+	}
+}
+
 static int
 room_exec_terminal(struct room_exec *e)
 {

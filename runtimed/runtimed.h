@@ -223,9 +223,19 @@ void	server_activate_notify_init(void);
 void	server_activate_notify(const char *);
 
 /* server-client.c */
-void	server_client_accept(int);
+struct peer *server_client_accept(int);
+void	server_client_pack_peers(msgpack_packer *, const void *);
 u_int	server_client_count(void);
 void	server_client_free_all(void);
+
+/* server-web.c */
+void	server_web_open(struct peer *, uint32_t, const msgpack_object *);
+void	server_web_ready(struct peer *, const char *, uint32_t,
+	    const msgpack_object *);
+void	server_web_peer_gone(struct peer *);
+const char *server_web_address(void);
+void	server_web_note_change(struct room *, const char *);
+void	server_web_state(struct room *, struct peer *, uint32_t);
 
 /* room.c */
 struct room	*room_create(const char *, const char *, char **,
@@ -408,6 +418,7 @@ int	room_exec_refused(struct room *, uint32_t, const char *);
 void	room_exec_kernel_died(struct room *, const char *);
 void	room_exec_interrupt(struct room *, const char *);
 u_int	room_exec_queue_length(struct room *);
+void	room_exec_pack_active(msgpack_packer *, const void *);
 void	room_exec_peer_gone(struct peer *);
 void	room_exec_wake(struct room *, const char *);
 

@@ -18,6 +18,8 @@ struct server_client {
 	struct peer		*peer;
 	int			 hello;
 	char			 kind[16];
+	char			 label[128];
+	char			 client[128];	/* MCP client's name */
 	struct room		*room;
 	int			 editing;	/* a batch not yet durable */
 	TAILQ_ENTRY(server_client) entry;
@@ -87,8 +89,8 @@ server_client_reply(struct peer *p, uint16_t type, uint32_t id,
 #define SERVER_CLIENT_NB_HINT "clear large outputs (clear_outputs) or " \
 	"delete cells to make it smaller; it cannot be sent whole"
 
-/* A new connection: only our own uid may talk to us. */
-void
+/* A new connection: only our own uid may talk to us.  Its peer, or NULL. */
+struct peer *
 server_client_accept(int fd)
 {
 	struct server_client	*c;
@@ -98,12 +100,39 @@ server_client_accept(int fd)
 		log_warnx("refusing a connection from uid %ld",
 		    sockdir_peer_uid(fd, &uid) != 0 ? -1L : (long)uid);
 		close(fd);
-		return;
+		return (NULL);
 	}
 	c = xcalloc(1, sizeof *c);
 	c->peer = peer_create(runtimed_base, fd, "client",
 	    server_client_dispatch, c);
 	TAILQ_INSERT_TAIL(&server_clients, c, entry);
+	return (c->peer);
+}
+
+/* VIEW_STATE's peers: [{kind, label, client}] of a room, not the view. */
+void
+server_client_pack_peers(msgpack_packer *pk, const void *arg)
+{
+	const struct room	*r = arg;
+	struct server_client	*c;
+	u_int			 n = 0;
+
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->room == r && strcmp(c->kind, PROTO_PEER_WEB) != 0)
+			n++;
+	}
+	msgpack_pack_array(pk, n);
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->room != r || strcmp(c->kind, PROTO_PEER_WEB) == 0)
+			continue;
+		msgpack_pack_map(pk, 3);
+		proto_pack_str(pk, "kind", c->kind);
+		proto_pack_str(pk, "label", c->label);
+		if (c->client[0] != '\0')
+			proto_pack_str(pk, "client", c->client);
+		else
+			proto_pack_nil(pk, "client");
+	}
 }
 
 /* Clients past HELLO. */
@@ -187,6 +216,8 @@ server_client_hello(struct server_client *c, const struct proto_header *hdr,
 	}
 	c->hello = 1;
 	snprintf(c->kind, sizeof c->kind, "%s", hello.kind);
+	snprintf(c->label, sizeof c->label, "%s", hello.label);
+	snprintf(c->client, sizeof c->client, "%s", hello.client);
 	mpbuf_init(&b);
 	proto_hello_ok_pack(&b.pk, &runtimed_incarnation);
 	peer_send(c->peer, PROTO_MSG_HELLO_OK, hdr->id, &b.sb);
@@ -208,7 +239,7 @@ server_client_status(struct server_client *c, uint32_t id)
 	s.rooms = room_count();
 	/* Clients are workers and proxies: not ctl connections (this one). */
 	s.peers = server_client_count() - server_client_count_kind(
-	    PROTO_PEER_CTL);
+	    PROTO_PEER_CTL) - server_client_count_kind(PROTO_PEER_WEB);
 	s.kernels = room_kernel_count();
 	s.has_fds = 1;
 	s.fds_open = server_fds_open();
@@ -226,6 +257,7 @@ server_client_status(struct server_client *c, uint32_t id)
 		    store_write_error(runtimed_store));
 	}
 	s.kernel_list.pack = room_kernel_list_pack;
+	s.view = proto_str_make(server_web_address());
 	mpbuf_init(&b);
 	proto_daemon_status_reply_pack(&b.pk, &s);
 	peer_send(c->peer, PROTO_MSG_DAEMON_STATUS_REPLY, id, &b.sb);
@@ -561,6 +593,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 	case PROTO_MSG_EXEC_INPUT:
 		room_input_answer(c->room, c->peer, hdr->id, body);
 		break;
+	case PROTO_MSG_VIEW_STATE:
+		server_web_state(c->room, c->peer, hdr->id);
+		break;
 	case PROTO_MSG_KERNEL_INFO:
 		/* Asking about the kernel brings it up (decision 018). */
 		room_kernel_want(c->room);
@@ -587,6 +622,7 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_exec_peer_gone(p);
 		room_kernel_peer_gone(p);
 		kernel_introspect_peer_gone(p);
+		server_web_peer_gone(p);
 		TAILQ_REMOVE(&server_clients, c, entry);
 		free(c);
 		server_resume_accepting();
@@ -601,6 +637,9 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		return;
 	}
 	if (proto_msg_has(hdr->type, PROTO_F_ROOM)) {
+		if (c->room != NULL && proto_msg_has(hdr->type, PROTO_F_MUTATES))
+			server_web_note_change(c->room, c->client[0] != '\0' ?
+			    c->client : c->kind);
 		server_client_room(c, hdr, body);
 		return;
 	}
@@ -636,6 +675,12 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		break;
 	case PROTO_MSG_EXEC_TASKS:
 		room_exec_tasks(p, hdr->id, body);
+		break;
+	case PROTO_MSG_VIEW_OPEN:
+		server_web_open(p, hdr->id, body);
+		break;
+	case PROTO_MSG_VIEW_READY:
+		server_web_ready(p, c->kind, hdr->id, body);
 		break;
 	default:
 		/* A reply (OK, PONG) waits for nothing; a second HELLO. */

@@ -121,8 +121,8 @@ for c in re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M):
 # limits.md: every constant it names exists.
 import os
 src = ""
-for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
-        "mcp-proxy"):
+for d in ("proto", "common", "runtimed", "runtime-agent", "runtime-web",
+        "mcp-worker", "mcp-proxy"):
     for f in os.listdir(os.path.join(top, d)):
         if f.endswith((".c", ".h")):
             src += open(os.path.join(top, d, f), encoding="utf-8").read()
@@ -134,8 +134,8 @@ for c in sorted(set(re.findall(r"`([A-Z][A-Z0-9]*_[A-Z0-9_]+)`", lim))):
 # The contract is docs/: nothing cites a file outside the repository.
 cite = re.compile(r"CONTRACT(?:\.md| section| [0-9])|shared/spec")
 paths = ["README.md", "PROTOCOL.md"]
-for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
-        "mcp-proxy", "tests", "fuzz", "docs"):
+for d in ("proto", "common", "runtimed", "runtime-agent", "runtime-web",
+        "mcp-worker", "mcp-proxy", "tests", "fuzz", "docs"):
     for root, dirs, files in os.walk(os.path.join(top, d)):
         dirs[:] = [x for x in dirs if x not in ("node_modules", "corpus")]
         paths += [os.path.relpath(os.path.join(root, x), top)
@@ -154,8 +154,9 @@ for p in paths:
 # shebang).  Fuzz corpora, notebooks and generated files are not sources.
 spdx = "SPDX-License-Identifier: ISC"
 nsrc = 0
-for d in ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
-        "mcp-proxy", "runtimectl", "tests", "fuzz", "bench", "scripts"):
+for d in ("proto", "common", "runtimed", "runtime-agent", "runtime-web",
+        "mcp-worker", "mcp-proxy", "runtimectl", "tests", "fuzz", "bench",
+        "scripts"):
     for root, dirs, files in os.walk(os.path.join(top, d)):
         dirs[:] = [x for x in dirs if x not in ("node_modules", "corpus")]
         for x in files:

@@ -66,7 +66,8 @@ dpkg-deb -x "$deb" "$T/root" || fail "dpkg-deb -x"
 mv "$T/root" "$T/moved"
 P=$T/moved/usr
 for f in bin/runtimed bin/runtimed-mcp libexec/runtimed/runtimed-mcp-worker \
-    libexec/runtimed/runtimed-agent lib/systemd/user/runtimed.service \
+    libexec/runtimed/runtimed-agent libexec/runtimed/runtimed-web \
+    share/man/man8/runtimed-web.8.gz lib/systemd/user/runtimed.service \
     lib/systemd/user/runtimed.socket; do
 	[ -e "$P/$f" ] || fail "the package lacks /usr/$f"
 done

@@ -32,7 +32,7 @@ Test(proto_msg, every_type_has_a_row)
 		cr_assert(!((info->flags & PROTO_F_RETRY) &&
 		    (info->flags & PROTO_F_MUTATES)), "%s", info->name);
 	}
-	cr_assert_eq(n, 68, "the table has %u rows", n);
+	cr_assert_eq(n, 73, "the table has %u rows", n);
 	cr_assert_null(proto_msg_info(9999));
 	cr_assert_str_eq(proto_msg_name(9999), "unknown");
 	cr_assert_eq(proto_msg_cap(9999), 0);
@@ -55,4 +55,12 @@ Test(proto_msg, facts)
 	    PROTO_MSG_ROOM_SAVE_REPLY);
 	cr_assert_str_eq(proto_msg_name(PROTO_MSG_KERNEL_SELECT),
 	    "KERNEL_SELECT");
+	/* The live view: VIEW_STATE needs the view's joined room. */
+	cr_assert(proto_msg_has(PROTO_MSG_VIEW_STATE, PROTO_F_ROOM));
+	cr_assert(!proto_msg_has(PROTO_MSG_VIEW_OPEN, PROTO_F_ROOM));
+	cr_assert(!proto_msg_has(PROTO_MSG_VIEW_OPEN, PROTO_F_MUTATES));
+	cr_assert_eq(proto_msg_info(PROTO_MSG_VIEW_OPEN)->reply,
+	    PROTO_MSG_VIEW_URL);
+	cr_assert_eq(proto_msg_info(PROTO_MSG_VIEW_READY)->reply,
+	    PROTO_MSG_OK);
 }

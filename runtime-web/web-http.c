@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * web-http.c: the HTTP face, on evhttp, bound to 127.0.0.1 only.  Every
+ * request is judged in one order: its Host must be this address and
+ * port (DNS rebinding), then it must carry the secret (in the cookie,
+ * or on /open in the URL, which sets the cookie), then a POST must carry
+ * the page's token and no foreign Origin.  Anything else is 403 with the
+ * same short body, so a stranger learns nothing.  evhttp caps headers,
+ * bodies and slow clients, and answers methods other than GET and POST
+ * itself (405).
+ */
+
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/bufferevent.h>
+#include <event2/keyvalq_struct.h>
+
+#include "web.h"
+
+#define WEB_CSP	"default-src 'none'; script-src 'self'; " \
+	"style-src 'self' 'unsafe-inline'; img-src data:; " \
+	"connect-src 'self'; frame-src 'self'; form-action 'none'; " \
+	"base-uri 'none'; frame-ancestors 'none'"
+
+static struct evhttp	*web_http;
+static char		 web_http_cookie[32];	/* "rtd_PORT" */
+
+static void	web_http_request(struct evhttp_request *, void *);
+static void	web_http_open(struct evhttp_request *, const char *);
+static void	web_http_index(struct evhttp_request *);
+static void	web_http_listed(const msgpack_object *, const char *, void *);
+static void	web_http_wait_closed(struct evhttp_connection *, void *);
+static void	web_http_notebook(struct evhttp_request *, const char *,
+		    const char *);
+static void	web_http_post(struct evhttp_request *, struct web_nb *,
+		    const char *, const char *);
+static void	web_http_static(struct evhttp_request *, const char *,
+		    const char *);
+
+/* Listen on 127.0.0.1:RUNTIMED_WEB_PORT (default: any free port). */
+int
+web_http_start(char **cause)
+{
+	struct evhttp_bound_socket	*bs;
+	struct sockaddr_in		 sin;
+	socklen_t			 len = sizeof sin;
+	const char			*s;
+	char				*end;
+	long				 port = 0;
+
+	if ((s = getenv("RUNTIMED_WEB_PORT")) != NULL && *s != '\0') {
+		port = strtol(s, &end, 10);
+		if (*end != '\0' || port < 0 || port > 65535) {
+			xasprintf(cause, "RUNTIMED_WEB_PORT=%s is not a port",
+			    s);
+			return (-1);
+		}
+	}
+	web_http = evhttp_new(web_base);
+	evhttp_set_max_headers_size(web_http, WEB_MAX_HEADERS);
+	evhttp_set_max_body_size(web_http, WEB_MAX_BODY);
+	evhttp_set_timeout(web_http, 10);
+	evhttp_set_allowed_methods(web_http, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
+	evhttp_set_gencb(web_http, web_http_request, NULL);
+	bs = evhttp_bind_socket_with_handle(web_http, "127.0.0.1",
+	    (uint16_t)port);
+	if (bs == NULL) {
+		xasprintf(cause, "cannot listen on 127.0.0.1:%ld", port);
+		return (-1);
+	}
+	if (getsockname(evhttp_bound_socket_get_fd(bs),
+	    (struct sockaddr *)&sin, &len) != 0) {
+		xasprintf(cause, "getsockname failed");
+		return (-1);
+	}
+	web_port = ntohs(sin.sin_port);
+	snprintf(web_http_cookie, sizeof web_http_cookie, "rtd_%d", web_port);
+	log_info("listening on 127.0.0.1:%d", web_port);
+	return (0);
+}
+
+/*
+ * Watch a request's connection for its close.  When a browser leaves
+ * while we still owe an answer, evhttp detaches the request from the
+ * connection and leaves it to us: answering it then frees it
+ * (web_http_detached tells which case a close callback is in).
+ */
+void
+web_http_closecb(struct evhttp_request *req,
+    void (*cb)(struct evhttp_connection *, void *), void *arg)
+{
+	struct evhttp_connection	*conn;
+
+	if ((conn = evhttp_request_get_connection(req)) != NULL)
+		evhttp_connection_set_closecb(conn, cb, arg);
+}
+
+/* In a close callback: is req ours now (else it goes with its conn)? */
+int
+web_http_detached(struct evhttp_request *req)
+{
+	return (evhttp_request_get_connection(req) == NULL);
+}
+
+/* At exit: close every connection, answering what is still open. */
+void
+web_http_stop(void)
+{
+	if (web_http != NULL) {
+		evhttp_free(web_http);
+		web_http = NULL;
+	}
+}
+
+/* Is this Host header ours: 127.0.0.1:PORT or localhost:PORT? */
+int
+web_http_host_ok(const char *host)
+{
+	char	a[40], b[40];
+
+	if (host == NULL)
+		return (0);
+	snprintf(a, sizeof a, "127.0.0.1:%d", web_port);
+	snprintf(b, sizeof b, "localhost:%d", web_port);
+	return (strcmp(host, a) == 0 || strcmp(host, b) == 0);
+}
+
+/* The headers of every answer: what it is, and what it may not do. */
+void
+web_http_headers(struct evhttp_request *req, const char *type)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+
+	evhttp_remove_header(h, "Content-Type");
+	evhttp_add_header(h, "Content-Type", type);
+	evhttp_add_header(h, "Content-Security-Policy", WEB_CSP);
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "X-Frame-Options", "DENY");
+	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
+	evhttp_add_header(h, "Cross-Origin-Resource-Policy", "same-origin");
+}
+
+/* A short plain answer: 403 always says the same. */
+void
+web_http_error(struct evhttp_request *req, int code, const char *text)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	evbuffer_add_printf(b, "%s\n", text);
+	web_http_headers(req, "text/plain; charset=utf-8");
+	evhttp_send_reply(req, code, code == 403 ? "Forbidden" :
+	    code == 404 ? "Not Found" : code == 400 ? "Bad Request" :
+	    code == 409 ? "Conflict" : "Error", b);
+	evbuffer_free(b);
+}
+
+static void
+web_http_static(struct evhttp_request *req, const char *type,
+    const char *text)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	evbuffer_add_reference(b, text, strlen(text), NULL, NULL);
+	web_http_headers(req, type);
+	evhttp_send_reply(req, 200, "OK", b);
+	evbuffer_free(b);
+}
+
+/* GET /open?s=SECRET[&nb=ID]: the cookie, then the page without it. */
+static void
+web_http_open(struct evhttp_request *req, const char *query)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	char			*s, *nb, *cookie, *loc;
+
+	s = query != NULL ? web_form_get(query, strlen(query), "s") : NULL;
+	nb = query != NULL ? web_form_get(query, strlen(query), "nb") : NULL;
+	if (!web_form_equal(s, web_secret) || (nb != NULL &&
+	    !web_form_id_ok(nb))) {
+		web_http_error(req, 403, "forbidden");
+		goto out;
+	}
+	xasprintf(&cookie, "%s=%s; HttpOnly; SameSite=Strict; Path=/",
+	    web_http_cookie, web_secret);
+	evhttp_add_header(h, "Set-Cookie", cookie);
+	free(cookie);
+	if (nb != NULL)
+		xasprintf(&loc, "/nb/%s", nb);
+	else
+		loc = xstrdup("/");
+	evhttp_add_header(h, "Location", loc);
+	free(loc);
+	web_http_headers(req, "text/plain; charset=utf-8");
+	evhttp_send_reply(req, 303, "See Other", NULL);
+out:
+	free(s);
+	free(nb);
+}
+
+/* A GET / waiting for ROOM_LIST; req NULL once its browser left. */
+struct web_http_wait {
+	struct evhttp_request	*req;
+};
+
+static void
+web_http_wait_closed(struct evhttp_connection *conn, void *arg)
+{
+	struct web_http_wait	*w = arg;
+
+	/* Detached, it is ours until answered; else it goes with conn. */
+	if (!web_http_detached(w->req))
+		w->req = NULL;
+}
+
+/* GET /: the notebooks the daemon has open. */
+static void
+web_http_index(struct evhttp_request *req)
+{
+	struct web_http_wait	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->req = req;
+	web_http_closecb(req, web_http_wait_closed, w);
+	web_list_rooms(web_http_listed, w);
+}
+
+static void
+web_http_listed(const msgpack_object *body, const char *why, void *arg)
+{
+	struct web_http_wait		*w = arg;
+	struct evhttp_request		*req = w->req;
+	struct proto_room_list_reply	 m;
+	const msgpack_object		*rooms, *r, *id, *path;
+	struct evbuffer			*b;
+	char				 err[256], *ids;
+	uint32_t			 i;
+
+	free(w);
+	if (req == NULL)
+		return;
+	web_http_closecb(req, NULL, NULL);
+	if (body == NULL || proto_room_list_reply_unpack(body, &m, err,
+	    sizeof err) != 0 || (rooms = m.rooms.obj) == NULL ||
+	    rooms->type != MSGPACK_OBJECT_ARRAY) {
+		web_http_error(req, 409, why);
+		return;
+	}
+	b = evbuffer_new();
+	WEB_ADD(b, "<!doctype html>\n<html lang=\"en\"><head><meta "
+	    "charset=\"utf-8\"><title>runtimed notebooks</title><link "
+	    "rel=\"stylesheet\" href=\"/static/page.css\"></head><body><main>"
+	    "<h1>Notebooks</h1><ul>");
+	for (i = 0; i < rooms->via.array.size; i++) {
+		r = &rooms->via.array.ptr[i];
+		if ((id = proto_get(r, "notebook_id")) == NULL ||
+		    id->type != MSGPACK_OBJECT_STR)
+			continue;
+		ids = xstrndup(id->via.str.ptr, id->via.str.size);
+		if (!web_form_id_ok(ids)) {
+			free(ids);
+			continue;
+		}
+		evbuffer_add_printf(b, "<li><a href=\"/nb/%s\">", ids);
+		path = proto_get(r, "path");
+		if (path != NULL && path->type == MSGPACK_OBJECT_STR)
+			web_ansi_escape(b, path->via.str.ptr,
+			    path->via.str.size, 0);
+		else
+			evbuffer_add_printf(b, "untitled %s", ids);
+		WEB_ADD(b, "</a></li>");
+		free(ids);
+	}
+	WEB_ADD(b, "</ul></main></body></html>\n");
+	web_http_headers(req, "text/html; charset=utf-8");
+	evhttp_send_reply(req, 200, "OK", b);
+	evbuffer_free(b);
+}
+
+/* /nb/ID, /nb/ID/events, and the POSTs under /nb/ID/. */
+static void
+web_http_notebook(struct evhttp_request *req, const char *id,
+    const char *rest)
+{
+	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
+	struct evbuffer		*b;
+	struct web_nb		*nb;
+	char			*token;
+	int			 post;
+
+	post = evhttp_request_get_command(req) == EVHTTP_REQ_POST;
+	if (!post && *rest == '\0') {
+		token = web_token_make(id);
+		b = evbuffer_new();
+		web_page_html(b, id, token);
+		free(token);
+		web_http_headers(req, "text/html; charset=utf-8");
+		evhttp_send_reply(req, 200, "OK", b);
+		evbuffer_free(b);
+		return;
+	}
+	if (!post && strcmp(rest, "/events") == 0) {
+		if ((nb = web_nb_find(id, 1)) == NULL) {
+			web_http_error(req, 409, "the daemon cannot be "
+			    "reached");
+			return;
+		}
+		web_nb_stream(nb, req, evhttp_find_header(in,
+		    "Last-Event-ID"));
+		return;
+	}
+	if (post && (strcmp(rest, "/interrupt") == 0 ||
+	    strcmp(rest, "/restart") == 0 || strcmp(rest, "/comment") == 0)) {
+		if ((nb = web_nb_find(id, 0)) == NULL) {
+			web_http_error(req, 409, "this notebook has no page "
+			    "open; reload it");
+			return;
+		}
+		web_http_post(req, nb, id, rest + 1);
+		return;
+	}
+	web_http_error(req, 404, "not found");
+}
+
+/* A POST: the token of a page of this notebook, then the action. */
+static void
+web_http_post(struct evhttp_request *req, struct web_nb *nb, const char *id,
+    const char *what)
+{
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	size_t		 len = evbuffer_get_length(in);
+	char		*body, *token, *cell = NULL, *text = NULL;
+
+	if (len > WEB_MAX_BODY) {
+		web_http_error(req, 400, "the request is too large");
+		return;
+	}
+	body = xmalloc(len + 1);
+	evbuffer_copyout(in, body, len);
+	body[len] = '\0';
+	token = web_form_get(body, len, "token");
+	if (!web_token_check(token, id)) {
+		web_http_error(req, 403, "forbidden");
+		goto out;
+	}
+	if (strcmp(what, "comment") == 0) {
+		cell = web_form_get(body, len, "cell_id");
+		text = web_form_get(body, len, "text");
+		if (cell == NULL || *cell == '\0' || strlen(cell) > 64 ||
+		    text == NULL || *text == '\0' ||
+		    strlen(text) > WEB_COMMENT_MAX ||
+		    !utf8_valid(text, strlen(text), NULL) ||
+		    !utf8_valid(cell, strlen(cell), NULL)) {
+			web_http_error(req, 400, "a comment needs a cell_id "
+			    "and a text of at most 16 KiB of UTF-8");
+			goto out;
+		}
+	}
+	web_nb_action(nb, req, what, cell, text);
+out:
+	free(body);
+	free(token);
+	free(cell);
+	free(text);
+}
+
+/* Every request, in the order the top of this file says. */
+static void
+web_http_request(struct evhttp_request *req, void *arg)
+{
+	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+	const char		*path, *query, *origin, *slash;
+	char			*cookie, *id, o1[40], o2[40];
+	size_t			 n;
+	int			 fd, one = 1;
+
+	web_activity();
+	/* Small writes (events, short pages) go out at once. */
+	fd = bufferevent_getfd(evhttp_connection_get_bufferevent(
+	    evhttp_request_get_connection(req)));
+	if (fd != -1)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (!web_http_host_ok(evhttp_find_header(in, "Host"))) {
+		web_http_error(req, 403, "forbidden");
+		return;
+	}
+	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+	if (path == NULL || *path != '/') {
+		web_http_error(req, 400, "bad request");
+		return;
+	}
+	if (strcmp(path, "/open") == 0 &&
+	    evhttp_request_get_command(req) == EVHTTP_REQ_GET) {
+		web_http_open(req, query);
+		return;
+	}
+	cookie = web_form_cookie(evhttp_find_header(in, "Cookie"),
+	    web_http_cookie);
+	n = web_form_equal(cookie, web_secret);
+	free(cookie);
+	if (!n) {
+		web_http_error(req, 403, "forbidden");
+		return;
+	}
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
+		/* A browser names the page's origin on a POST: ours only. */
+		origin = evhttp_find_header(in, "Origin");
+		snprintf(o1, sizeof o1, "http://127.0.0.1:%d", web_port);
+		snprintf(o2, sizeof o2, "http://localhost:%d", web_port);
+		if (origin != NULL && strcmp(origin, o1) != 0 &&
+		    strcmp(origin, o2) != 0) {
+			web_http_error(req, 403, "forbidden");
+			return;
+		}
+	}
+	if (strcmp(path, "/") == 0 &&
+	    evhttp_request_get_command(req) == EVHTTP_REQ_GET) {
+		web_http_index(req);
+		return;
+	}
+	if (strcmp(path, "/static/page.js") == 0) {
+		web_http_static(req, "text/javascript; charset=utf-8",
+		    web_page_js);
+		return;
+	}
+	if (strcmp(path, "/static/page.css") == 0) {
+		web_http_static(req, "text/css; charset=utf-8", web_page_css);
+		return;
+	}
+	if (strncmp(path, "/nb/", 4) == 0) {
+		slash = strchr(path + 4, '/');
+		id = slash != NULL ? xstrndup(path + 4, slash - path - 4) :
+		    xstrdup(path + 4);
+		if (web_form_id_ok(id)) {
+			web_http_notebook(req, id, slash != NULL ? slash : "");
+			free(id);
+			return;
+		}
+		free(id);
+	}
+	web_http_error(req, 404, "not found");
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: ISC
+// web.test.mjs: the live notebook page in a real browser (issue 17).
+// Debian's chromium, headless, driven by playwright-core; an MCP SDK
+// client works the notebook meanwhile.  The page shows the cells, a
+// markdown heading and a PNG the kernel made; an edit by the client
+// appears without a reload within 1 s (and the latency of 30 edits is
+// measured); a time.sleep(3) cell is shown running, then done; the
+// Interrupt button ends a running cell, Restart restarts the kernel; a
+// comment made on the page is read back by the client; an output
+// carrying <script>, <img onerror> and an SVG with script sets no
+// global in the page; no secret is 403
+// and a forged Host is refused.  A screenshot goes to the artifacts
+// directory ($RUNTIMED_TEST_ARTIFACTS, else ./tests/e2e/artifacts).
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import {
+  privateWorld, connect, call, runAndWait, stopDaemon, killWorld,
+  processesOf, sanitizerReports, waitFor,
+} from './lib.mjs';
+
+const world = privateWorld('web');
+const artifacts = process.env.RUNTIMED_TEST_ARTIFACTS ||
+  path.resolve('tests/e2e/artifacts');
+let browser;
+let conn;
+
+after(async () => {
+  if (browser) await browser.close();
+  if (conn) await conn.client.close();
+  stopDaemon(world);
+  killWorld(world);
+});
+
+// A PNG made with zlib and struct: no matplotlib needed.
+const PNG_CELL = `
+import struct, zlib
+from IPython.display import Image, display
+def chunk(t, d):
+    c = struct.pack('>I', len(d)) + t + d
+    return c + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+w, h = 64, 32
+rows = b''.join(b'\\x00' + b''.join(bytes([x * 4 % 256, y * 8 % 256, 160])
+    for x in range(w)) for y in range(h))
+png = (b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB',
+    w, h, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(rows)) +
+    chunk(b'IEND', b''))
+display(Image(data=png, format='png'))
+`;
+
+const HOSTILE_CELL = `
+from IPython.display import HTML, SVG, Markdown, display
+display(HTML("<script>window.pwnedScript=1</script>"
+    "<img src=x onerror='window.pwnedImg=1'>"))
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" '
+    'onload="window.pwnedSvg=1"><script>window.pwnedSvg2=1</script>'
+    '<rect width="10" height="10"/></svg>'))
+display(Markdown("<img src=x onerror='window.pwnedMd=1'>"))
+print("<img src=x onerror='window.pwnedText=1'>\\x1b[31mred\\x1b[0m")
+`;
+
+function get(port, pathname, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathname,
+      headers }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the live page in chromium', { timeout: 120000 }, async () => {
+  const t0 = Date.now();
+  conn = await connect(world, 'web-e2e-agent');
+  const { client } = conn;
+  const file = path.join(world.dir, 'live.ipynb');
+  const created = await call(client, 'create_notebook', { path: file });
+  const target = { notebook_handle: created.structuredContent.notebook_handle };
+  const ed = await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'insert', after: 'BOTTOM', cell_type: 'markdown',
+      source: '# Live heading\n\nSome *text*.' },
+    { op: 'insert', after: 'BOTTOM', cell_type: 'code', source: PNG_CELL },
+    { op: 'insert', after: 'BOTTOM', cell_type: 'code', source: HOSTILE_CELL },
+    { op: 'insert', after: 'BOTTOM', cell_type: 'code', source: 'x = 1' },
+    { op: 'insert', after: 'BOTTOM', cell_type: 'code',
+      source: 'import time\ntime.sleep(3)' },
+    { op: 'insert', after: 'BOTTOM', cell_type: 'code',
+      source: 'import time\ntime.sleep(30)' },
+  ] });
+  const [mdId, pngId, hostileId, editId, sleepId, longId] =
+    ed.structuredContent.cells.map((c) => c.cell_id);
+  const run = await runAndWait(client, target, [pngId, hostileId]);
+  assert.equal(run.status, 'done', JSON.stringify(run));
+
+  const shown = await call(client, 'show_notebook', target);
+  const url = shown.structuredContent.url;
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/open\?s=[0-9a-f]{64}&nb=/);
+  assert.match(shown.content[0].text, /open/);
+  const port = Number(new URL(url).port);
+  const nbId = created.structuredContent.notebook_id;
+
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
+    args: process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [] });
+  const page = await (await browser.newContext()).newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const tOpen = Date.now();
+  await page.goto(url);
+  await page.waitForSelector(`section[data-id="${sleepId}"]`, { timeout: 5000 });
+  const renderMs = Date.now() - tOpen;
+  assert.equal(new URL(page.url()).search, '', 'the secret left the address');
+  assert.ok(await page.locator('h1', { hasText: 'Live heading' }).isVisible());
+  const img = page.locator(`section[data-id="${pngId}"] img.out-img`);
+  assert.ok(await img.isVisible());
+  assert.match(await img.getAttribute('src'), /^data:image\/png;base64,/);
+  assert.ok(await img.evaluate((i) => i.naturalWidth) === 64);
+  assert.equal(await page.locator('section.cell').count(), 6);
+  // Hostile output: nothing ran in the page.
+  const pwned = await page.evaluate(() => [window.pwnedScript, window.pwnedImg,
+    window.pwnedSvg, window.pwnedSvg2, window.pwnedMd, window.pwnedText]);
+  assert.deepEqual(pwned, [undefined, undefined, undefined, undefined,
+    undefined, undefined]);
+  const frame = page.locator(`section[data-id="${hostileId}"] iframe`);
+  assert.equal(await frame.getAttribute('sandbox'), '');
+  assert.ok(await page.locator(`section[data-id="${hostileId}"] .ansi-fg-1`)
+    .count() > 0, 'ANSI colour');
+  assert.match(await page.locator('#peers').textContent(), /web-e2e-agent/);
+
+  // Edits by the client reach the page without a reload.
+  const lat = [];
+  for (let i = 0; i < 30; i++) {
+    const marker = `marker_${i}_${Date.now()}`;
+    await page.evaluate((m) => {
+      window.rtdSeen = 0;
+      const cells = document.getElementById('cells');
+      const obs = new MutationObserver(() => {
+        if (cells.textContent.includes(m)) { window.rtdSeen = Date.now(); obs.disconnect(); }
+      });
+      obs.observe(cells, { childList: true, subtree: true, characterData: true });
+    }, marker);
+    const t = Date.now();
+    await call(client, 'edit_cells', { ...target, edits: [
+      { op: 'edit', cell_id: editId, source: `${marker} = 1` }] });
+    await page.waitForFunction(() => window.rtdSeen > 0, null, { timeout: 1000 });
+    lat.push((await page.evaluate(() => window.rtdSeen)) - t);
+  }
+  lat.sort((a, b) => a - b);
+  const p50 = lat[Math.floor(lat.length / 2)];
+  const p99 = lat[Math.ceil(lat.length * 0.99) - 1];
+  assert.match(await page.locator('#last').textContent(), /web-e2e-agent/);
+
+  // A running cell is shown running, then done.
+  await call(client, 'run_cells', { ...target, cell_ids: [sleepId], wait_secs: 0 });
+  await page.waitForSelector(`section.running[data-id="${sleepId}"]`, { timeout: 3000 });
+  await page.waitForSelector(`section[data-id="${sleepId}"]:not(.running)`, { timeout: 10000 });
+  assert.match(await page.locator(`section[data-id="${sleepId}"] .gutter`)
+    .textContent(), /\[\d+\]/);
+
+  // The Interrupt button ends a running cell.
+  const long = await call(client, 'run_cells', { ...target, cell_ids: [longId], wait_secs: 0 });
+  await page.waitForSelector(`section.running[data-id="${longId}"]`, { timeout: 5000 });
+  await page.click('#interrupt');
+  await page.waitForSelector(`section[data-id="${longId}"]:not(.running)`, { timeout: 5000 });
+  const ended = await call(client, 'get_results', { ...target,
+    execution_id: long.structuredContent.execution_id, timeout_secs: 10 });
+  assert.equal(ended.structuredContent.status, 'interrupted');
+
+  // A comment made on the page is read back by the client.
+  await page.click(`section[data-id="${mdId}"] .comment-btn`);
+  await page.fill('#comment-text', 'Please explain this heading');
+  await page.click('#comment-form button[type=submit]');
+  await page.waitForFunction(() => document.getElementById('note')
+    .textContent === 'comment posted', null, { timeout: 5000 });
+  const res = await client.readResource({
+    uri: `runtimed://sessions/${target.notebook_handle}/comments` });
+  const threads = JSON.parse(res.contents[0].text).threads;
+  assert.ok(threads.some((t) => t.anchor.cell_id === mdId &&
+    t.comments.some((c) => c.body === 'Please explain this heading')),
+    JSON.stringify(threads));
+  await page.waitForSelector(`section[data-id="${mdId}"] .thread`, { timeout: 2000 });
+
+  // Restart: the kernel comes back, its counts start again.
+  await page.click('#restart');
+  await page.waitForFunction(() => document.getElementById('note')
+    .textContent === 'the kernel restarted', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.body.getAttribute('data-kernel')
+    === 'idle', null, { timeout: 10000 });
+  const again = await runAndWait(client, target, [editId]);
+  assert.equal(again.cells[0].execution_count, 1);
+
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'web-live-page.png'), fullPage: true });
+
+  // No secret: 403 and nothing more; a forged Host: refused.
+  const bare = await (await browser.newContext()).newPage();
+  const r403 = await bare.goto(`http://127.0.0.1:${port}/nb/${nbId}`);
+  assert.equal(r403.status(), 403);
+  assert.equal((await r403.text()).trim(), 'forbidden');
+  const cookie = `rtd_${port}=${new URL(url).searchParams.get('s')}`;
+  const forged = await get(port, `/nb/${nbId}`, { Host: `evil.example:${port}`, Cookie: cookie });
+  assert.equal(forged.status, 403);
+  const good = await get(port, `/nb/${nbId}`, { Host: `127.0.0.1:${port}`, Cookie: cookie });
+  assert.equal(good.status, 200);
+  assert.deepEqual(errors, []);
+  console.log(`# web: 6 cells rendered in ${renderMs} ms; edit to page ` +
+    `p50 ${p50} ms p99 ${p99} ms (n=${lat.length}); test ${Date.now() - t0} ms`);
+});
+
+test('a 500-cell notebook renders in under 1 s', { timeout: 60000 }, async () => {
+  const { client } = conn;
+  const file = path.join(world.dir, 'big.ipynb');
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const cells = [];
+  for (let i = 0; i < 500; i++) {
+    if (i % 2 === 0) {
+      cells.push({ cell_type: 'markdown', id: `m${i}`, metadata: {},
+        source: `## Section ${i}\n\nSome *markdown* with \`code\` and a [link](https://example.org).` });
+    } else {
+      cells.push({ cell_type: 'code', id: `c${i}`, metadata: {}, execution_count: i,
+        source: `for k in range(3):\n    print(k, ${i})`,
+        outputs: [
+          { output_type: 'stream', name: 'stdout', text: `0 ${i}\n1 ${i}\n\u001b[32m2\u001b[0m ${i}\n` },
+          { output_type: 'display_data', metadata: {}, data: { 'image/png': png, 'text/plain': '<Figure>' } },
+        ] });
+    }
+  }
+  fs.writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5,
+    metadata: {}, cells }));
+  const c = await call(client, 'connect_notebook', { path: file });
+  const target = { notebook_handle: c.structuredContent.notebook_handle };
+  const url = (await call(client, 'show_notebook', target)).structuredContent.url;
+  const page = await (await browser.newContext()).newPage();
+  const t = Date.now();
+  await page.goto(url);
+  await page.waitForFunction(() => document.querySelectorAll('section.cell')
+    .length === 500, null, { timeout: 5000, polling: 'raf' });
+  const wall = Date.now() - t;
+  // From the navigation's start (the /open redirect included) to the
+  // cells in the page; wall adds the browser's own new-tab start.
+  const ms = await page.evaluate(() => Math.round(window.rtdApplied[0].at -
+    performance.timeOrigin));
+  assert.ok(await page.locator('h2', { hasText: 'Section 498' }).count() === 1);
+  console.log(`# web: 500 cells rendered in ${ms} ms from navigation start ` +
+    `(${wall} ms from goto)`);
+  // The target is 1 s; a loaded machine (make check -j, sanitizers)
+  // gets RUNTIMED_TEST_SLACK times that (default 3).
+  const slack = Number(process.env.RUNTIMED_TEST_SLACK || 3);
+  assert.ok(ms < 1000 * slack, `500 cells took ${ms} ms`);
+});
+
+test('the daemon stops, the view with it; no sanitizer report', { timeout: 60000 }, async () => {
+  await browser.close();
+  browser = null;
+  await conn.client.close();
+  conn = null;
+  const stop = stopDaemon(world);
+  assert.equal(stop.status, 0, `runtimed stop: ${stop.stderr}${stop.stdout}`);
+  const left = await waitFor(() => processesOf(world).length === 0 ? true : null, 15000);
+  assert.ok(left, `processes left behind: ${JSON.stringify(processesOf(world))}`);
+  const reports = sanitizerReports(world);
+  assert.equal(reports.length, 0, `sanitizer reports:\n${reports.join('\n')}`);
+});
