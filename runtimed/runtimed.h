@@ -324,6 +324,8 @@ void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 /* room-ipynb-write.c */
 void		 room_ipynb_write_set_blob_dir(const char *);
 char		*room_ipynb_write_dump(struct room_nb *, size_t *);
+int		 room_ipynb_write_fd(struct room_nb *, int, const char *,
+		     char **);
 int		 room_ipynb_write(struct room_nb *, const char *, char **);
 
 /* room-kernel.c */
