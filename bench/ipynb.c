@@ -4,17 +4,20 @@
  *
  *	bench-ipynb FILE OUT ROUNDS
  *
- * Load = read the file + parse into a room_nb; save = dump as
- * nbformat.write does + write the file (no fsync, as Python's write; the
- * atomic save with fsync is timed apart).  Prints best-of-ROUNDS times
- * and peak RSS (getrusage) after loading and after saving.
+ * Load = read the file + parse into a room_nb; save = stream it to the
+ * file as nbformat.write writes it (room_ipynb_write_fd, what a save
+ * does before its fsync; no fsync, as Python's write; the atomic save
+ * with fsync is timed apart).  Prints best-of-ROUNDS times
+ * and peak RSS (VmHWM) after loading and after saving.
  */
 
 #include <sys/resource.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtimed/runtimed.h"
 
@@ -30,11 +33,28 @@ bench_now(void)
 	return ((double)ts.tv_sec + ts.tv_nsec / 1e9);
 }
 
+/*
+ * Peak RSS in kB: VmHWM, this program's own.  getrusage's ru_maxrss
+ * keeps the peak of the process before its exec, the parent's copy
+ * (node's, 60-100 MB, when bench/run.mjs spawns it).
+ */
 static long
 bench_maxrss(void)
 {
 	struct rusage	ru;
+	char		line[128];
+	long		kb = -1;
+	FILE		*f;
 
+	if ((f = fopen("/proc/self/status", "r")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL) {
+			if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+				break;
+		}
+		fclose(f);
+	}
+	if (kb >= 0)
+		return (kb);
 	getrusage(RUSAGE_SELF, &ru);
 	return (ru.ru_maxrss);
 }
@@ -43,12 +63,10 @@ int
 main(int argc, char **argv)
 {
 	struct room_nb	*nb = NULL;
-	char		*buf, *cause = NULL;
-	size_t		 len;
+	char		*cause = NULL;
 	double		 t, load = 1e9, save = 1e9, atomic = 1e9;
 	long		 rss_load;
-	int		 i, rounds;
-	FILE		*f;
+	int		 i, rounds, fd;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: bench-ipynb FILE OUT ROUNDS\n");
@@ -69,13 +87,12 @@ main(int argc, char **argv)
 	rss_load = bench_maxrss();
 	for (i = 0; i < rounds; i++) {
 		t = bench_now();
-		buf = room_ipynb_write_dump(nb, &len);
-		if ((f = fopen(argv[2], "w")) == NULL ||
-		    fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		if ((fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC, 0644)) == -1 || room_ipynb_write_fd(nb, fd,
+		    argv[2], &cause) != 0 || close(fd) != 0) {
 			fprintf(stderr, "cannot write %s\n", argv[2]);
 			return (1);
 		}
-		free(buf);
 		t = bench_now() - t;
 		if (t < save)
 			save = t;

@@ -95,11 +95,14 @@ function notebook(file, n) {
 // Every source of a notebook, read through c.
 async function sources(c, h) {
   const out = [];
-  for (let start = 0; ; start += 100) {
+  // A page holds what its caps let it: go on after its last cell.
+  for (let start = 0; ; ) {
     const r = await call(c, 'inspect_notebook', { notebook_handle: h, view: 'source',
       start, count: 100, max_source_chars: 12000 });
     for (const cell of r.cells) out.push(cell.source);
-    if (start + 100 >= r.total_cells) return out;
+    if (r.cells.length === 0) throw new Error(`inspect_notebook returned no cell at ${start}`);
+    start += r.cells.length;
+    if (start >= r.total_cells) return out;
   }
 }
 

@@ -10,6 +10,9 @@
  * truncated) and it is short whatever the target's name: ".rtd-", 16 hex
  * of the SHA-256 of the target's name (which file a leftover belongs to),
  * "-", 16 random hex, ".tmp".  See docs/decisions/009-temporary-files.md.
+ * The hash and the random bytes come from atomic-crypto.c (libcrypto),
+ * kept apart so a program that writes only private files of its own can
+ * do without.
  */
 
 #include <sys/file.h>
@@ -23,9 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 
 #include "common.h"
 
@@ -45,27 +45,15 @@ struct atomic {
 	mode_t	 mode;		/* the mode the file ends with */
 };
 
-static void	atomic_tag(const char *, char [ATOMIC_HEX + 1]);
 static int	atomic_is_temp(const char *, const char *);
 static int	atomic_split(const char *, char **, char **, char **);
-
-/* The hash part of the temporary names of base. */
-static void
-atomic_tag(const char *base, char out[ATOMIC_HEX + 1])
-{
-	unsigned char	md[EVP_MAX_MD_SIZE];
-	unsigned int	mdlen;
-
-	EVP_Digest(base, strlen(base), md, &mdlen, EVP_sha256(), NULL);
-	util_hex(md, ATOMIC_HEX / 2, out);
-}
 
 /* The temporary name for base with these random bytes. */
 void
 atomic_temp_name(const char *base, const unsigned char rnd[8],
     char out[ATOMIC_NAME_SIZE])
 {
-	char	tag[ATOMIC_HEX + 1], r[ATOMIC_HEX + 1];
+	char	tag[ATOMIC_TAG_SIZE], r[ATOMIC_HEX + 1];
 
 	atomic_tag(base, tag);
 	util_hex(rnd, ATOMIC_HEX / 2, r);
@@ -152,7 +140,7 @@ atomic_create(const char *path, mode_t mode, char **cause)
 	else
 		a->mode = mode & ~util_user_umask() & 07777;
 	for (i = 0; i < ATOMIC_TRIES; i++) {
-		if (RAND_bytes(rnd, sizeof rnd) != 1) {
+		if (atomic_random(rnd, sizeof rnd) != 0) {
 			xasprintf(cause, "cannot write %s: no random bytes "
 			    "for a temporary name", path);
 			goto fail;
@@ -272,7 +260,7 @@ atomic_sweep(const char *path)
 	struct dirent	*de;
 	struct stat	 sb, fsb;
 	DIR		*d;
-	char		*dir, *base, *cause = NULL, tag[ATOMIC_HEX + 1];
+	char		*dir, *base, *cause = NULL, tag[ATOMIC_TAG_SIZE];
 	int		 dfd, fd, n = 0;
 
 	if (atomic_split(path, &dir, &base, &cause) != 0) {

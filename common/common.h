@@ -89,6 +89,10 @@ int		 atomic_sweep(const char *);
 char		*atomic_resolve(const char *, char **);
 void		 atomic_temp_name(const char *, const unsigned char [8],
 		    char [ATOMIC_NAME_SIZE]);
+/* atomic-crypto.c (mcp-proxy/proxy-atomic.c in the proxy). */
+#define ATOMIC_TAG_SIZE		17	/* 16 hex and NUL */
+void		 atomic_tag(const char *, char [ATOMIC_TAG_SIZE]);
+int		 atomic_random(unsigned char *, size_t);
 
 /* blob.c: content-addressed large outputs under <state>/blobs. */
 #define BLOB_THRESHOLD	(1024 * 1024)	/* outputs this large go to blobs */

@@ -16,13 +16,23 @@
  */
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "proxy.h"
 
-static struct json_object	*proxy_catalog_cur;	/* {tools: [...]} */
+/*
+ * Kept as text, not as a json-c tree: a tree of the catalog costs ten
+ * times its text (a hash table per object), and an idle proxy holds
+ * little else.
+ */
+static char			*proxy_catalog_plain;	/* {tools: [...]} */
+static char			**proxy_catalog_ro;	/* read-only tools */
+static size_t			  proxy_catalog_nro;
 static char			*proxy_catalog_text;	/* with reconnect */
 static const char		*proxy_catalog_source = "none";
 static int			 proxy_catalog_on_disk;	/* cache is current */
@@ -97,15 +107,65 @@ proxy_catalog_parse(const char *text, size_t len)
 static void
 proxy_catalog_set(struct json_object *obj, const char *source)
 {
-	struct json_object	*copy = NULL, *tools, *t, *rc;
-	size_t			 i;
+	struct json_object	*copy = NULL, *tools, *t, *rc, *v, *ann;
+	size_t			 i, n, len;
 
-	json_object_put(proxy_catalog_cur);
-	proxy_catalog_cur = obj;
+	free(proxy_catalog_plain);
+	proxy_catalog_plain = xstrdup(json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
 	proxy_catalog_source = source;
 
-	/* The worker's tools without any reconnect of its own, then ours. */
+	/* Which tools a retry may send again (proxy_catalog_read_only). */
+	for (i = 0; i < proxy_catalog_nro; i++)
+		free(proxy_catalog_ro[i]);
+	free(proxy_catalog_ro);
+	proxy_catalog_ro = NULL;
+	proxy_catalog_nro = 0;
+	json_object_object_get_ex(obj, "tools", &tools);
+	n = json_object_array_length(tools);
+	for (i = 0; i < n; i++) {
+		t = json_object_array_get_idx(tools, i);
+		if (!json_object_object_get_ex(t, "annotations", &ann) ||
+		    !json_object_object_get_ex(ann, "readOnlyHint", &v) ||
+		    !json_object_is_type(v, json_type_boolean) ||
+		    !json_object_get_boolean(v))
+			continue;
+		proxy_catalog_ro = xreallocarray(proxy_catalog_ro,
+		    proxy_catalog_nro + 1, sizeof *proxy_catalog_ro);
+		proxy_catalog_ro[proxy_catalog_nro++] = xstrdup(
+		    json_object_get_string(json_object_object_get(t, "name")));
+	}
+
+	rc = json_tokener_parse(proxy_catalog_reconnect);
+	if (rc == NULL)
+		fatalx("the reconnect tool is not JSON");
+
+	/*
+	 * The worker's tools, then ours: the plain text with ours spliced
+	 * in before its closing "]}" (what json-c prints for the list with
+	 * ours added), unless the worker has a reconnect of its own.
+	 */
+	for (i = 0; i < n; i++) {
+		t = json_object_array_get_idx(tools, i);
+		if (strcmp(json_object_get_string(json_object_object_get(t,
+		    "name")), "reconnect") == 0)
+			break;
+	}
+	len = strlen(proxy_catalog_plain);
+	if (i == n && len > 2 &&
+	    strcmp(proxy_catalog_plain + len - 2, "]}") == 0) {
+		free(proxy_catalog_text);
+		xasprintf(&proxy_catalog_text, "%.*s,%s]}", (int)(len - 2),
+		    proxy_catalog_plain, json_object_to_json_string_ext(rc,
+		    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(rc);
+		json_object_put(obj);
+		goto out;
+	}
+
+	/* Drop the worker's own reconnect from a copy, then add ours. */
 	json_object_deep_copy(obj, &copy, NULL);
+	json_object_put(obj);
 	json_object_object_get_ex(copy, "tools", &tools);
 	for (i = json_object_array_length(tools); i > 0; i--) {
 		t = json_object_array_get_idx(tools, i - 1);
@@ -113,14 +173,16 @@ proxy_catalog_set(struct json_object *obj, const char *source)
 		    "name")), "reconnect") == 0)
 			json_object_array_del_idx(tools, i - 1, 1);
 	}
-	rc = json_tokener_parse(proxy_catalog_reconnect);
-	if (rc == NULL)
-		fatalx("the reconnect tool is not JSON");
 	json_object_array_add(tools, rc);
 	free(proxy_catalog_text);
 	proxy_catalog_text = xstrdup(json_object_to_json_string_ext(copy,
 	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(copy);
+out:
+#ifdef __GLIBC__
+	/* The trees' memory goes back to the system, not to an idle heap. */
+	malloc_trim(0);
+#endif
 	log_debug("tool catalog from %s", source);
 }
 
@@ -145,8 +207,7 @@ proxy_catalog_save(void)
 	dir = xstrdup(path);
 	if ((slash = strrchr(dir, '/')) != NULL)
 		*slash = '\0';
-	text = json_object_to_json_string_ext(proxy_catalog_cur,
-	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE);
+	text = proxy_catalog_plain;
 	if (util_mkdir_private(dir, &cause) != 0 ||
 	    atomic_write(path, text, strlen(text), 0600, &cause) != 0) {
 		log_warnx("tool cache: %s", cause);
@@ -176,7 +237,7 @@ proxy_catalog_init(void)
 	} else
 		free(cause);
 	free(path);
-	if (proxy_catalog_cur != NULL)
+	if (proxy_catalog_plain != NULL)
 		return;
 	obj = proxy_catalog_parse(proxy_builtin_catalog,
 	    strlen(proxy_builtin_catalog));
@@ -206,23 +267,11 @@ proxy_catalog_result(void)
 int
 proxy_catalog_read_only(const char *name)
 {
-	struct json_object	*tools, *t, *v, *ann;
-	size_t			 i, n;
+	size_t	i;
 
-	if (proxy_catalog_cur == NULL ||
-	    !json_object_object_get_ex(proxy_catalog_cur, "tools", &tools))
-		return (0);
-	n = json_object_array_length(tools);
-	for (i = 0; i < n; i++) {
-		t = json_object_array_get_idx(tools, i);
-		if (!json_object_object_get_ex(t, "name", &v) ||
-		    strcmp(json_object_get_string(v), name) != 0)
-			continue;
-		if (!json_object_object_get_ex(t, "annotations", &ann) ||
-		    !json_object_object_get_ex(ann, "readOnlyHint", &v))
-			return (0);
-		return (json_object_is_type(v, json_type_boolean) &&
-		    json_object_get_boolean(v));
+	for (i = 0; i < proxy_catalog_nro; i++) {
+		if (strcmp(proxy_catalog_ro[i], name) == 0)
+			return (1);
 	}
 	return (0);
 }
@@ -236,7 +285,7 @@ int
 proxy_catalog_discovered(struct json_object *result)
 {
 	struct json_object	*obj = NULL;
-	int			 had = proxy_catalog_cur != NULL, changed;
+	int			 had = proxy_catalog_plain != NULL, changed;
 
 	if (!proxy_catalog_valid(result)) {
 		log_warnx("worker answered tools/list without tools; "
@@ -247,8 +296,9 @@ proxy_catalog_discovered(struct json_object *result)
 	obj = json_object_new_object();
 	json_object_object_add(obj, "tools", json_object_get(
 	    json_object_object_get(result, "tools")));
-	changed = proxy_catalog_cur == NULL ||
-	    !json_object_equal(proxy_catalog_cur, obj);
+	changed = proxy_catalog_plain == NULL ||
+	    strcmp(proxy_catalog_plain, json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE)) != 0;
 	if (!changed) {
 		json_object_put(obj);
 		proxy_catalog_source = "the current worker";
@@ -266,8 +316,15 @@ proxy_catalog_discovered(struct json_object *result)
 void
 proxy_catalog_free(void)
 {
-	json_object_put(proxy_catalog_cur);
-	proxy_catalog_cur = NULL;
+	size_t	i;
+
+	for (i = 0; i < proxy_catalog_nro; i++)
+		free(proxy_catalog_ro[i]);
+	free(proxy_catalog_ro);
+	proxy_catalog_ro = NULL;
+	proxy_catalog_nro = 0;
+	free(proxy_catalog_plain);
+	proxy_catalog_plain = NULL;
 	free(proxy_catalog_text);
 	proxy_catalog_text = NULL;
 }

@@ -5,6 +5,9 @@
  */
 
 #include <ctype.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -719,9 +722,13 @@ worker_rpc_request(const char *method, struct json_object *id,
 		worker_rpc_discover(id);
 	else if (strcmp(method, "ping") == 0)
 		worker_rpc_reply(id, json_object_new_object());
-	else if (strcmp(method, "tools/list") == 0)
+	else if (strcmp(method, "tools/list") == 0) {
 		worker_rpc_list_tools(id, params);
-	else if (strcmp(method, "logging/setLevel") == 0) {
+#ifdef __GLIBC__
+		/* The catalog's trees (~500 kB) back to the system at once. */
+		malloc_trim(0);
+#endif
+	} else if (strcmp(method, "logging/setLevel") == 0) {
 		v = NULL;
 		if (params != NULL)
 			json_object_object_get_ex(params, "level", &v);

@@ -221,6 +221,7 @@ room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
 	if (log->n < ROOM_LOG_SIZE)
 		log->n++;
 	if (kinds & ROOM_CHANGE_CONTENT) {
+		r->content_gen++;	/* a save in flight leaves it dirty */
 		if (!r->dirty || r->unsaved_since == 0)
 			r->unsaved_since = util_mono_ms();
 		r->dirty = 1;

@@ -195,20 +195,7 @@ room_ipynb_write_string(struct room_ipynb_out *o, const char *s, size_t len)
 	room_ipynb_write_char(o, '"');
 	i = 0;
 	while (i < len) {
-		run = i;
-		while (run + 8 <= len) {
-			uint64_t	w;
-
-			memcpy(&w, p + run, 8);
-			if (room_ipynb_has_less(w, 0x20) ||
-			    room_ipynb_has_byte(w, '"') ||
-			    room_ipynb_has_byte(w, '\\'))
-				break;
-			run += 8;
-		}
-		for (; run < len && p[run] >= 0x20 && p[run] != '"' &&
-		    p[run] != '\\'; run++)
-			;
+		run = room_ipynb_scan(p, i, len, '"', '\\');
 		if (run > i) {
 			room_ipynb_write_bytes(o, s + i, run - i);
 			i = run;
@@ -431,22 +418,8 @@ room_ipynb_write_lines(struct room_ipynb_out *o, const char *s, size_t len,
 	room_ipynb_write_char(o, '[');
 	while (i < len) {
 		brk = 0;
-		while (i + 8 <= len) {
-			uint64_t	w;
-
-			memcpy(&w, p + i, 8);
-			if (room_ipynb_has_less(w, 0x20) ||
-			    room_ipynb_has_byte(w, 0xc2) ||
-			    room_ipynb_has_byte(w, 0xe2))
-				break;
-			i += 8;
-		}
-		if (i >= len)
+		if ((i = room_ipynb_scan(p, i, len, 0xc2, 0xe2)) >= len)
 			break;
-		if (p[i] >= 0x20 && p[i] != 0xc2 && p[i] != 0xe2) {
-			i++;
-			continue;
-		}
 		if (p[i] == '\r')
 			brk = (i + 1 < len && p[i + 1] == '\n') ? 2 : 1;
 		else if (p[i] == '\n' || p[i] == 0x0b || p[i] == 0x0c ||
@@ -857,6 +830,41 @@ room_ipynb_write_dump(struct room_nb *nb, size_t *len)
 }
 
 /*
+ * Stream the notebook as nbformat.write writes it to fd (no fsync), a
+ * 256 KB buffer at a time, so a save holds no copy of the file.
+ * Returns -1 with *cause (naming what) when a write or a blob fails.
+ */
+int
+room_ipynb_write_fd(struct room_nb *nb, int fd, const char *what,
+    char **cause)
+{
+	struct room_ipynb_out	o;
+
+	free(room_ipynb_write_blob_error);
+	room_ipynb_write_blob_error = NULL;
+	memset(&o, 0, sizeof o);
+	o.fd = fd;
+	o.cap = ROOM_IPYNB_WRITE_CHUNK;
+	o.buf = xmalloc(o.cap);
+	room_ipynb_write_nb(&o, nb);
+	room_ipynb_write_flush(&o);
+	free(o.buf);
+	if (room_ipynb_write_blob_error != NULL) {
+		xasprintf(cause, "%s: not saved: %s", what,
+		    room_ipynb_write_blob_error);
+		free(room_ipynb_write_blob_error);
+		room_ipynb_write_blob_error = NULL;
+		return (-1);
+	}
+	if (o.error != 0) {
+		xasprintf(cause, "cannot write %s: %s", what,
+		    strerror(o.error));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Save atomically (atomic.c): stream into an unpredictable temporary file
  * beside path, fsync, rename over path, fsync the directory.  A crash
  * leaves the old or the new file, never a torn one; a new file is 0644
@@ -865,31 +873,11 @@ room_ipynb_write_dump(struct room_nb *nb, size_t *len)
 int
 room_ipynb_write(struct room_nb *nb, const char *path, char **cause)
 {
-	struct room_ipynb_out	 o;
-	struct atomic		*a;
+	struct atomic	*a;
 
-	free(room_ipynb_write_blob_error);
-	room_ipynb_write_blob_error = NULL;
 	if ((a = atomic_create(path, 0644, cause)) == NULL)
 		return (-1);
-	memset(&o, 0, sizeof o);
-	o.fd = atomic_fd(a);
-	o.cap = ROOM_IPYNB_WRITE_CHUNK;
-	o.buf = xmalloc(o.cap);
-	room_ipynb_write_nb(&o, nb);
-	room_ipynb_write_flush(&o);
-	free(o.buf);
-	if (room_ipynb_write_blob_error != NULL) {
-		xasprintf(cause, "%s: not saved: %s", path,
-		    room_ipynb_write_blob_error);
-		free(room_ipynb_write_blob_error);
-		room_ipynb_write_blob_error = NULL;
-		atomic_free(a);
-		return (-1);
-	}
-	if (o.error != 0) {
-		xasprintf(cause, "cannot write %s: %s", path,
-		    strerror(o.error));
+	if (room_ipynb_write_fd(nb, atomic_fd(a), path, cause) != 0) {
 		atomic_free(a);
 		return (-1);
 	}

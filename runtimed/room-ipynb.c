@@ -9,17 +9,32 @@
  */
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "runtimed.h"
 #include "room-ipynb.h"
 
 /* Every notebook nbformat reads nests less (proto.h). */
 #define ROOM_IPYNB_MAX_DEPTH	PROTO_MAX_DEPTH
+
+/*
+ * The fast reader takes the text a slice at a time: each slice is
+ * checked while it is in the cache and the file is never held whole.
+ */
+#ifndef ROOM_IPYNB_SLICE
+#define ROOM_IPYNB_SLICE	(256 * 1024)
+#endif
 
 /* Why a cell's id cannot be kept (the loader mints one). */
 enum room_ipynb_idfix {
@@ -28,6 +43,25 @@ enum room_ipynb_idfix {
 	ROOM_IPYNB_ID_NOT_STRING,
 	ROOM_IPYNB_ID_EMPTY,
 	ROOM_IPYNB_ID_DUPLICATE,	/* nbformat mints one too */
+};
+
+/*
+ * Text fed to json-c a slice at a time, with the checks json-c does not
+ * make (strict UTF-8, no raw control character in a string, nothing but
+ * white space around the notebook) made on the way.  It only accepts or
+ * refuses: a refused text is read again by room_ipynb_json, which says
+ * why.
+ */
+struct room_ipynb_feed {
+	struct json_tokener	*tok;
+	struct json_object	*root;		/* once the tokener is done */
+	struct json_object	*cells;		/* the cells list being read */
+	size_t			 joined;	/* its cells pre-joined */
+	size_t			 total;		/* bytes fed */
+	int			 started;	/* first non-blank byte seen */
+	int			 in;		/* inside a string */
+	int			 esc;		/* after a backslash */
+	int			 failed;
 };
 
 static struct json_object	*room_ipynb_join(struct json_object *);
@@ -39,6 +73,22 @@ static const char	*room_ipynb_eof_what(struct json_tokener *);
 static size_t	room_ipynb_raw_control(const char *, size_t);
 static int	room_ipynb_cut_char(const char *, size_t, size_t);
 static struct json_object	*room_ipynb_json(const char *, size_t, char **);
+static size_t	room_ipynb_feed_cut(const unsigned char *, size_t);
+static int	room_ipynb_feed_controls(struct room_ipynb_feed *,
+		    const unsigned char *, size_t);
+static void	room_ipynb_feed_prejoin(struct room_ipynb_feed *);
+static int	room_ipynb_feed_add(struct room_ipynb_feed *, const char *,
+		    size_t, size_t, int);
+static struct room_ipynb_feed	*room_ipynb_feed_create(void);
+static struct json_object	*room_ipynb_feed_finish(
+		    struct room_ipynb_feed *);
+static void	room_ipynb_feed_free(struct room_ipynb_feed *);
+static void	room_ipynb_prejoin_cell(struct json_object *);
+static int	room_ipynb_major(struct json_object *);
+static struct room_nb	*room_ipynb_convert(struct json_object *, char **);
+static struct room_nb	*room_ipynb_careful(const char *, size_t, char **);
+static struct json_object	*room_ipynb_fast_bytes(const char *, size_t);
+static struct json_object	*room_ipynb_fast_file(const char *);
 static const char	*room_ipynb_kind(struct json_object *);
 static void	room_ipynb_keep(struct json_object **, const char *,
 		    struct json_object *);
@@ -110,6 +160,40 @@ room_ipynb_rejoin_output(struct json_object *out)
 	} else if (json_object_object_get_ex(out, "text", &v) &&
 	    (s = room_ipynb_join(v)) != NULL)
 		json_object_object_add(out, "text", s);
+}
+
+/*
+ * The joins room_ipynb_parse_cell makes (source, a code cell's outputs,
+ * attachments), made early by the fast reader; joining a joined string
+ * again changes nothing.
+ */
+static void
+room_ipynb_prejoin_cell(struct json_object *cell)
+{
+	struct json_object	*v, *s;
+	size_t			 j;
+
+	if (!json_object_is_type(cell, json_type_object))
+		return;
+	if (json_object_object_get_ex(cell, "source", &v) &&
+	    (s = room_ipynb_join(v)) != NULL)
+		json_object_object_add(cell, "source", s);
+	if (json_object_object_get_ex(cell, "attachments", &v) &&
+	    json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, akey, aval) {
+			(void)akey;
+			room_ipynb_rejoin_bundle(aval);
+		}
+	}
+	if (!json_object_object_get_ex(cell, "cell_type", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "code") != 0 ||
+	    json_object_get_string_len(v) != 4 ||
+	    !json_object_object_get_ex(cell, "outputs", &v) ||
+	    !json_object_is_type(v, json_type_array))
+		return;
+	for (j = 0; j < json_object_array_length(v); j++)
+		room_ipynb_rejoin_output(json_object_array_get_idx(v, j));
 }
 
 /* n with thousands separators, as people read byte offsets. */
@@ -382,6 +466,218 @@ room_ipynb_json(const char *data, size_t len, char **cause)
 	return (root);
 }
 
+/*
+ * Where UTF-8 checking of a slice stops so that no character is cut:
+ * before a trailing lead byte whose sequence the slice does not hold.
+ */
+static size_t
+room_ipynb_feed_cut(const unsigned char *p, size_t len)
+{
+	size_t	i, need;
+
+	for (i = len; i > 0 && len - i < 3; i--) {
+		if ((p[i - 1] & 0xc0) == 0x80)
+			continue;
+		if (p[i - 1] < 0xc0)
+			return (len);
+		need = p[i - 1] >= 0xf0 ? 4 : p[i - 1] >= 0xe0 ? 3 : 2;
+		return (len - (i - 1) < need ? i - 1 : len);
+	}
+	return (len);
+}
+
+/*
+ * The raw control characters of room_ipynb_raw_control, kept across
+ * slices: -1 when a string holds one.  Blocks holding no quote,
+ * backslash or control byte are skipped 16 (or 8) bytes at a time.
+ */
+static int
+room_ipynb_feed_controls(struct room_ipynb_feed *f, const unsigned char *p,
+    size_t len)
+{
+	size_t	i = 0;
+	int	in = f->in, esc = f->esc;
+
+	while (i < len) {
+		if (!esc) {
+#ifdef __SSE2__
+			const __m128i	q = _mm_set1_epi8('"');
+			const __m128i	b = _mm_set1_epi8('\\');
+			const __m128i	c = _mm_set1_epi8(0x1f);
+
+			while (i + 16 <= len) {
+				__m128i	v, m;
+
+				v = _mm_loadu_si128((const __m128i *)(p + i));
+				m = _mm_cmpeq_epi8(v, q);
+				if (in)
+					m = _mm_or_si128(m, _mm_or_si128(
+					    _mm_cmpeq_epi8(v, b),
+					    _mm_cmpeq_epi8(_mm_min_epu8(v, c),
+					    v)));
+				if (_mm_movemask_epi8(m) != 0) {
+					i += (size_t)__builtin_ctz(
+					    (unsigned)_mm_movemask_epi8(m));
+					break;
+				}
+				i += 16;
+			}
+#else
+			while (i + 8 <= len) {
+				uint64_t	w;
+
+				memcpy(&w, p + i, 8);
+				if (room_ipynb_has_byte(w, '"') || (in &&
+				    (room_ipynb_has_less(w, 0x20) ||
+				    room_ipynb_has_byte(w, '\\'))))
+					break;
+				i += 8;
+			}
+#endif
+			if (i >= len)
+				break;
+		}
+		if (!in) {
+			if (p[i] == '"')
+				in = 1;
+		} else if (esc)
+			esc = 0;
+		else if (p[i] == '\\')
+			esc = 1;
+		else if (p[i] == '"')
+			in = 0;
+		if (in && p[i] < 0x20)
+			return (-1);
+		i++;
+	}
+	f->in = in;
+	f->esc = esc;
+	return (0);
+}
+
+/*
+ * Join the line lists of each cell the tokener has finished, as the
+ * conversion would, so the lists' thousands of small strings are freed
+ * while the rest of the file is read: peak memory is the notebook, not
+ * the notebook's lines.  The tokener's stack is json-c's published
+ * state; the cells list is the value at depth 1 of the "cells" key.
+ */
+static void
+room_ipynb_feed_prejoin(struct room_ipynb_feed *f)
+{
+	struct json_tokener	*tok = f->tok;
+	struct json_object	*cells;
+	size_t			 n;
+
+	if (tok->depth < 1 || tok->stack[0].obj_field_name == NULL ||
+	    strcmp(tok->stack[0].obj_field_name, "cells") != 0)
+		return;
+	cells = tok->stack[1].current;
+	if (!json_object_is_type(cells, json_type_array))
+		return;
+	if (cells != f->cells) {
+		f->cells = cells;
+		f->joined = 0;
+	}
+	n = json_object_array_length(cells);
+	for (; f->joined < n; f->joined++)
+		room_ipynb_prejoin_cell(json_object_array_get_idx(cells,
+		    f->joined));
+}
+
+/*
+ * Feed the next bytes; data[-carry, 0) are the bytes of a character
+ * the last slice cut, which the caller keeps before data (or 0 when
+ * there is none).  Returns how many of data[-carry, len) are left
+ * unchecked at the end (at most 3), or -1 when the text is refused.
+ */
+static int
+room_ipynb_feed_add(struct room_ipynb_feed *f, const char *data,
+    size_t len, size_t carry, int last)
+{
+	const unsigned char	*p = (const unsigned char *)data - carry;
+	struct json_object	*v;
+	size_t			 n = len + carry, cut, i = 0, used;
+
+	if (f->failed)
+		return (-1);
+	f->total += len;
+	cut = last ? n : room_ipynb_feed_cut(p, n);
+	if (!utf8_valid((const char *)p, cut, NULL) ||
+	    room_ipynb_feed_controls(f, p, cut) != 0)
+		goto refuse;
+	if (!f->started) {
+		for (; i < len && strchr(" \t\r\n", data[i]) != NULL; i++)
+			;
+		if (i < len) {
+			/* Not a BOM, nor anything but a notebook's {. */
+			if (data[i] != '{')
+				goto refuse;
+			f->started = 1;
+		}
+	}
+	if (f->root != NULL) {
+		used = 0;
+		goto trailing;
+	}
+	if (i == len)
+		return ((int)(n - cut));
+	v = json_tokener_parse_ex(f->tok, data + i, (int)(len - i));
+	if (v == NULL) {
+		if (json_tokener_get_error(f->tok) != json_tokener_continue)
+			goto refuse;
+		room_ipynb_feed_prejoin(f);
+		return ((int)(n - cut));
+	}
+	f->root = v;
+	data += i;
+	len -= i;
+	used = json_tokener_get_parse_end(f->tok);
+trailing:
+	for (i = used; i < len; i++) {
+		if (strchr(" \t\r\n", data[i]) == NULL)
+			goto refuse;
+	}
+	return ((int)(n - cut));
+
+refuse:
+	f->failed = 1;
+	return (-1);
+}
+
+static struct room_ipynb_feed *
+room_ipynb_feed_create(void)
+{
+	struct room_ipynb_feed	*f;
+
+	f = xcalloc(1, sizeof *f);
+	f->tok = json_tokener_new_ex(ROOM_IPYNB_MAX_DEPTH);
+	json_tokener_set_flags(f->tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	return (f);
+}
+
+/* The whole value, or NULL when the text was refused or ends early. */
+static struct json_object *
+room_ipynb_feed_finish(struct room_ipynb_feed *f)
+{
+	struct json_object	*root;
+
+	if (f->failed || f->root == NULL || f->total > INT32_MAX)
+		return (NULL);
+	root = f->root;
+	f->root = NULL;
+	return (root);
+}
+
+static void
+room_ipynb_feed_free(struct room_ipynb_feed *f)
+{
+	json_object_put(f->root);
+	json_tokener_free(f->tok);
+	free(f);
+}
+
 /* A json value's kind, for messages. */
 static const char *
 room_ipynb_kind(struct json_object *v)
@@ -608,15 +904,22 @@ room_ipynb_name_warnings(struct room_nb *nb, size_t i)
 struct room_nb *
 room_ipynb_parse(const char *data, size_t len, char **cause)
 {
-	static const char *const top[] = { "cells", "metadata", "nbformat",
-	    "nbformat_minor", NULL };
-	struct json_object	*root, *v, *cells;
-	struct room_nb		*nb = NULL;
-	enum room_ipynb_idfix	*fix = NULL;
-	size_t			 i, ncells, k;
-	int			 strict, major, minor = -1;
-	char			 id[9], *save, *note = NULL;
-	const char		*old;
+	struct json_object	*root;
+
+	if (len > INT32_MAX) {
+		xasprintf(cause, "notebook too large");
+		return (NULL);
+	}
+	if ((root = room_ipynb_fast_bytes(data, len)) != NULL)
+		return (room_ipynb_convert(root, cause));
+	return (room_ipynb_careful(data, len, cause));
+}
+
+/* The careful reader: says what is wrong with text the fast one refused. */
+static struct room_nb *
+room_ipynb_careful(const char *data, size_t len, char **cause)
+{
+	struct json_object	*root;
 
 	if (len > INT32_MAX) {
 		xasprintf(cause, "notebook too large");
@@ -624,15 +927,128 @@ room_ipynb_parse(const char *data, size_t len, char **cause)
 	}
 	if ((root = room_ipynb_json(data, len, cause)) == NULL)
 		return (NULL);
+	return (room_ipynb_convert(root, cause));
+}
+
+/* The nbformat major version a value says it is, or 0. */
+static int
+room_ipynb_major(struct json_object *root)
+{
+	struct json_object	*v;
+
+	if (json_object_is_type(root, json_type_object) &&
+	    json_object_object_get_ex(root, "nbformat", &v) &&
+	    json_object_is_type(v, json_type_int))
+		return (json_object_get_int(v));
+	return (0);
+}
+
+/*
+ * The fast reader on text in memory: an nbformat 4 value, or NULL when
+ * the careful reader must look (refused text, an older format, which
+ * is upgraded from the value as it was written).
+ */
+static struct json_object *
+room_ipynb_fast_bytes(const char *data, size_t len)
+{
+	struct room_ipynb_feed	*f;
+	struct json_object	*root;
+	size_t			 off = 0, n, carry = 0;
+	int			 left;
+
+	f = room_ipynb_feed_create();
+	do {
+		n = len - off < ROOM_IPYNB_SLICE ? len - off :
+		    ROOM_IPYNB_SLICE;
+		left = room_ipynb_feed_add(f, data + off, n, carry,
+		    off + n == len);
+		if (left < 0)
+			break;
+		carry = (size_t)left;
+		off += n;
+	} while (off < len);
+	root = room_ipynb_feed_finish(f);
+	room_ipynb_feed_free(f);
+	if (root != NULL && room_ipynb_major(root) != 4) {
+		json_object_put(root);
+		root = NULL;
+	}
+	return (root);
+}
+
+/*
+ * The fast reader on a file, read a slice at a time into one buffer:
+ * NULL (the careful reader reads it again) as room_ipynb_fast_bytes.
+ */
+static struct json_object *
+room_ipynb_fast_file(const char *path)
+{
+	struct room_ipynb_feed	*f;
+	struct json_object	*root = NULL;
+	struct stat		 sb;
+	char			*buf;
+	size_t			 carry = 0;
+	ssize_t			 n;
+	int			 fd, left;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (NULL);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return (NULL);
+	}
+	/* The cut character's bytes (at most 3) go before the next read. */
+	buf = xmalloc(ROOM_IPYNB_SLICE + 4);
+	f = room_ipynb_feed_create();
+	for (;;) {
+		n = read(fd, buf + 4, ROOM_IPYNB_SLICE);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			break;
+		left = room_ipynb_feed_add(f, buf + 4, (size_t)n, carry,
+		    n == 0);
+		if (left < 0 || n == 0) {
+			if (n == 0)
+				root = room_ipynb_feed_finish(f);
+			break;
+		}
+		carry = (size_t)left;
+		memmove(buf + 4 - carry, buf + 4 + n - carry, carry);
+	}
+	close(fd);
+	free(buf);
+	room_ipynb_feed_free(f);
+	if (root != NULL && room_ipynb_major(root) != 4) {
+		json_object_put(root);
+		root = NULL;
+	}
+	return (root);
+}
+
+/*
+ * A parsed value to a room_nb (takes root).  Older formats are upgraded
+ * first; keys runtimed does not model are kept.
+ */
+static struct room_nb *
+room_ipynb_convert(struct json_object *root, char **cause)
+{
+	static const char *const top[] = { "cells", "metadata", "nbformat",
+	    "nbformat_minor", NULL };
+	struct json_object	*v, *cells;
+	struct room_nb		*nb = NULL;
+	enum room_ipynb_idfix	*fix = NULL;
+	size_t			 i, ncells, k;
+	int			 strict, major, minor = -1;
+	char			 id[9], *save, *note = NULL;
+	const char		*old;
+
 	if (!json_object_is_type(root, json_type_object)) {
 		xasprintf(cause, "not a notebook: the top level is %s, not an "
 		    "object", room_ipynb_kind(root));
 		goto fail;
 	}
-	major = 0;
-	if (json_object_object_get_ex(root, "nbformat", &v) &&
-	    json_object_is_type(v, json_type_int))
-		major = json_object_get_int(v);
+	major = room_ipynb_major(root);
 	if (major >= 1 && major <= 3) {
 		/* Upgraded as nbformat does; read as nbformat 4 below. */
 		if ((v = room_upgrade_v4(root, &note, cause)) == NULL)
@@ -763,16 +1179,25 @@ fail:
 struct room_nb *
 room_ipynb_read(const char *path, char **cause)
 {
-	struct room_nb	*nb;
-	char		*data, *why = NULL;
-	size_t		 len;
+	struct room_nb		*nb;
+	struct json_object	*root;
+	char			*data, *why = NULL;
+	size_t			 len;
 
+	if ((root = room_ipynb_fast_file(path)) != NULL) {
+		if ((nb = room_ipynb_convert(root, &why)) == NULL) {
+			xasprintf(cause, "%s: %s", path, why);
+			free(why);
+		}
+		return (nb);
+	}
+	/* Refused, or older: read again, carefully, to say why. */
 	if (util_read_file(path, &data, &len, &why) != 0) {
 		xasprintf(cause, "%s: %s", path, why);
 		free(why);
 		return (NULL);
 	}
-	nb = room_ipynb_parse(data, len, &why);
+	nb = room_ipynb_careful(data, len, &why);
 	free(data);
 	if (nb == NULL) {
 		xasprintf(cause, "%s: %s", path, why);

@@ -10,6 +10,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /*
  * Word-at-a-time scanning (SWAR): does any byte of w fall below n, or
@@ -30,6 +33,46 @@ room_ipynb_has_byte(uint64_t w, unsigned c)
 	uint64_t	x = w ^ (ROOM_IPYNB_ONES * c);
 
 	return (((x - ROOM_IPYNB_ONES) & ~x & ROOM_IPYNB_HIGHS) != 0);
+}
+
+/*
+ * The first byte at or after i that is below 0x20 or equals a or b (or
+ * len): 16 bytes at a time with SSE2, else 8 (SWAR).
+ */
+static inline size_t
+room_ipynb_scan(const unsigned char *p, size_t i, size_t len, unsigned a,
+    unsigned b)
+{
+#ifdef __SSE2__
+	const __m128i	va = _mm_set1_epi8((char)a);
+	const __m128i	vb = _mm_set1_epi8((char)b);
+	const __m128i	vc = _mm_set1_epi8(0x1f);
+	__m128i		v, m;
+	int		bits;
+
+	while (i + 16 <= len) {
+		v = _mm_loadu_si128((const __m128i *)(p + i));
+		m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, va),
+		    _mm_cmpeq_epi8(v, vb)), _mm_cmpeq_epi8(_mm_min_epu8(v, vc),
+		    v));
+		if ((bits = _mm_movemask_epi8(m)) != 0)
+			return (i + (size_t)__builtin_ctz((unsigned)bits));
+		i += 16;
+	}
+#else
+	while (i + 8 <= len) {
+		uint64_t	w;
+
+		memcpy(&w, p + i, 8);
+		if (room_ipynb_has_less(w, 0x20) || room_ipynb_has_byte(w, a) ||
+		    room_ipynb_has_byte(w, b))
+			break;
+		i += 8;
+	}
+#endif
+	for (; i < len && p[i] >= 0x20 && p[i] != a && p[i] != b; i++)
+		;
+	return (i);
 }
 
 /* Is this a JSON mimetype, kept as is by nbformat? */

@@ -29,6 +29,30 @@
 static struct room	**room_all;
 static size_t		  room_nall;
 
+/*
+ * A save or a files row on its way through the store writer: the file
+ * is written by the loop, made durable (fsync, rename, fsync of the
+ * directory) by the writer, and only then is the save answered and the
+ * room clean.  r is NULL once the room is gone, peer once it left.
+ */
+struct room_ticket {
+	struct room		*r;
+	int			 file;		/* a files row, not a save */
+	struct peer		*peer;
+	uint32_t		 id;
+	room_save_cb		 cb;
+	char			*target;
+	int			 same;
+	uint64_t		 gen;		/* content_gen at the write */
+	dev_t			 dev;		/* the new file */
+	ino_t			 ino;
+	off_t			 size;
+	int64_t			 mtime_ns;
+	TAILQ_ENTRY(room_ticket)  entry;
+};
+static TAILQ_HEAD(, room_ticket) room_tickets =
+    TAILQ_HEAD_INITIALIZER(room_tickets);
+
 static int64_t		  room_grace_ms = 60000;
 static int		  room_grace_set;	/* by --room-grace */
 static struct event	 *room_sweep_ev;
@@ -57,8 +81,9 @@ static struct room	*room_open_known(const char *, char **);
 static int	room_wake(struct room *, int, char **);
 static void	room_pack_path(struct room *, msgpack_packer *);
 static void	room_pack_kernel(struct room *, msgpack_packer *);
-static int	room_save_file(struct room *, const char *, int, char **,
-		    const char **);
+static void	room_file_stored(int, const char *, void *);
+static void	room_saved(int, const char *, void *);
+static int	room_disk_is_saving(struct room *, const struct stat *);
 static int	room_idle(struct room *);
 static int	room_unload(struct room *);
 static void	room_sweep(evutil_socket_t, short, void *);
@@ -90,15 +115,22 @@ room_set_grace(int64_t ms)
 	room_grace_set = 1;
 }
 
+/* The room of a path, or the one whose save-as to it is in flight. */
 static struct room *
 room_find_path(const char *path)
 {
-	size_t	i;
+	struct room_ticket	*t;
+	size_t			 i;
 
 	for (i = 0; i < room_nall; i++) {
 		if (room_all[i]->path != NULL &&
 		    strcmp(room_all[i]->path, path) == 0)
 			return (room_all[i]);
+	}
+	TAILQ_FOREACH(t, &room_tickets, entry) {
+		if (t->r != NULL && !t->file && !t->same &&
+		    strcmp(t->target, path) == 0)
+			return (t->r);
 	}
 	return (NULL);
 }
@@ -198,12 +230,30 @@ room_disk_changed(struct room *r)
 
 	if (stat(r->path, &sb) != 0)
 		return (0);	/* gone: writing it back loses nothing */
+	if (room_disk_is_saving(r, &sb))
+		return (0);	/* our save, renamed, not yet answered */
 	if (!r->disk_known)
 		return (1);	/* appeared since we created the room */
 	return (sb.st_dev != r->disk_dev || sb.st_ino != r->disk_ino ||
 	    sb.st_size != r->disk_size ||
 	    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec !=
 	    r->disk_mtime_ns);
+}
+
+/* Is the file on disk one of the room's saves still in flight? */
+static int
+room_disk_is_saving(struct room *r, const struct stat *sb)
+{
+	struct room_ticket	*t;
+
+	TAILQ_FOREACH(t, &room_tickets, entry) {
+		if (t->r == r && !t->file && t->dev == sb->st_dev &&
+		    t->ino == sb->st_ino && t->size == sb->st_size &&
+		    t->mtime_ns == (int64_t)sb->st_mtim.tv_sec * 1000000000 +
+		    sb->st_mtim.tv_nsec)
+			return (1);
+	}
+	return (0);
 }
 
 /* A room in room_all; id NULL mints one.  Content comes later. */
@@ -243,6 +293,12 @@ room_unload_content(struct room *r)
 static void
 room_free(struct room *r)
 {
+	struct room_ticket	*t;
+
+	TAILQ_FOREACH(t, &room_tickets, entry) {
+		if (t->r == r)
+			t->r = NULL;
+	}
 	room_exec_free(r);
 	room_kernel_free(r);
 	room_unload_content(r);
@@ -550,6 +606,7 @@ static void
 room_file_store(struct room *r)
 {
 	struct store_file	 f;
+	struct room_ticket	*t;
 	struct stat		 sb;
 	char			*cause = NULL;
 
@@ -565,13 +622,15 @@ room_file_store(struct room *r)
 		f.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
 		    sb.st_mtim.tv_nsec;
 	}
-	/*
-	 * Written here, not through the writer: wait for it first, so this
-	 * write is its own and not part of a group the writer has open on
-	 * the same connection.  Rare: the first open, a save-as, an unload.
-	 */
-	if (runtimed_writer != NULL)
-		store_writer_sync(runtimed_writer);
+	/* Through the writer: the loop does not wait for the disk. */
+	if (runtimed_writer != NULL) {
+		t = xcalloc(1, sizeof *t);
+		t->r = r;
+		t->file = 1;
+		TAILQ_INSERT_TAIL(&room_tickets, t, entry);
+		store_writer_file(runtimed_writer, &f, room_file_stored, t);
+		return;
+	}
 	if (store_file_put(runtimed_store, &f, &cause) != 0) {
 		log_warnx("room %s: the id of %s is not stored: %s", r->id,
 		    r->path, cause);
@@ -580,6 +639,23 @@ room_file_store(struct room *r)
 		return;
 	}
 	r->file_stored = 1;
+}
+
+/* A files row is durable, or not (retried at the next save or unload). */
+static void
+room_file_stored(int ok, const char *cause, void *arg)
+{
+	struct room_ticket	*t = arg;
+	struct room		*r = t->r;
+
+	TAILQ_REMOVE(&room_tickets, t, entry);
+	free(t);
+	if (r == NULL)
+		return;
+	if (!ok)
+		log_warnx("room %s: the id of %s is not stored: %s", r->id,
+		    r->path != NULL ? r->path : "its file", cause);
+	r->file_stored = ok;
 }
 
 /* Bring a dormant room back: from its file when clean, else the store. */
@@ -761,9 +837,14 @@ room_join(struct room *r, struct peer *p)
 void
 room_leave(struct room *r, struct peer *p)
 {
-	size_t	i;
+	struct room_ticket	*t;
+	size_t			 i;
 
 	room_edit_peer_gone(r, p);
+	TAILQ_FOREACH(t, &room_tickets, entry) {
+		if (t->r == r && t->peer == p)
+			t->peer = NULL;
+	}
 	for (i = 0; i < r->nmembers; i++) {
 		if (r->members[i] == p) {
 			memmove(&r->members[i], &r->members[i + 1],
@@ -930,16 +1011,24 @@ room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 }
 
 /*
- * Write the notebook to path when given (save-as: the room stands for
+ * Save the notebook, to path when given (save-as: the room stands for
  * that file from then on).  Refuses to overwrite a file that changed on
- * disk since load, or another file, unless force.  Does not announce.
+ * disk since load, or another file, unless force: then -1 with *cause
+ * and *code, nothing written.  Else the loop writes the temporary file
+ * (decision 009) and the store writer makes it durable and renames it
+ * (decision 028); cb (if any) gets the outcome on the loop, and the
+ * room is clean from then if no change came meanwhile.
  */
-static int
-room_save_file(struct room *r, const char *path, int force, char **cause,
+int
+room_save_start(struct room *r, const char *path, int force,
+    struct peer *peer, uint32_t id, room_save_cb cb, char **cause,
     const char **code)
 {
-	char	*target, *why = NULL;
-	int	 exists, same;
+	struct room_ticket	*t;
+	struct atomic		*a;
+	struct stat		 sb;
+	char			*target, *why = NULL;
+	int			 exists, same, ok;
 
 	*code = "invalid_argument";
 	if (path == NULL && r->path == NULL) {
@@ -978,46 +1067,107 @@ room_save_file(struct room *r, const char *path, int force, char **cause,
 			return (-1);
 		}
 	}
-	if (room_ipynb_write(r->nb, target, &why) != 0) {
-		*code = "notebook_unavailable";
-		xasprintf(cause, "%s", why);
-		free(why);
+	*code = "notebook_unavailable";
+	if ((a = atomic_create(target, 0644, &why)) == NULL ||
+	    room_ipynb_write_fd(r->nb, atomic_fd(a), target, &why) != 0 ||
+	    fstat(atomic_fd(a), &sb) != 0) {
+		if (why == NULL)
+			xasprintf(&why, "cannot write %s: %s", target,
+			    strerror(errno));
+		if (a != NULL)
+			atomic_free(a);
+		*cause = why;
 		free(target);
 		return (-1);
 	}
-	if (!same) {
+
+	t = xcalloc(1, sizeof *t);
+	t->r = r;
+	t->peer = peer;
+	t->id = id;
+	t->cb = cb;
+	t->target = target;
+	t->same = same;
+	t->gen = r->content_gen;
+	t->dev = sb.st_dev;
+	t->ino = sb.st_ino;
+	t->size = sb.st_size;
+	t->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+	    sb.st_mtim.tv_nsec;
+	TAILQ_INSERT_TAIL(&room_tickets, t, entry);
+	r->saves_inflight++;
+	if (runtimed_writer != NULL) {
+		store_writer_save(runtimed_writer, a, room_saved, t);
+		return (0);
+	}
+	ok = atomic_commit(a, &why) == 0;
+	room_saved(ok, why, t);
+	free(why);
+	return (0);
+}
+
+/* A save is durable (or not): the room takes the file; answer. */
+static void
+room_saved(int ok, const char *cause, void *arg)
+{
+	struct room_ticket	*t = arg;
+	struct room		*r = t->r;
+
+	TAILQ_REMOVE(&room_tickets, t, entry);
+	if (r == NULL)
+		goto out;
+	r->saves_inflight--;
+	if (!ok) {
+		log_info("room %s: not saved: %s", r->id, cause);
+		if (t->cb != NULL)
+			t->cb(r, t->peer, t->id, cause, "notebook_unavailable");
+		goto out;
+	}
+	if (!t->same && (r->path == NULL || strcmp(r->path,
+	    t->target) != 0)) {
 		room_watch_remove(r);
 		free(r->path);
-		r->path = target;
+		r->path = t->target;
+		t->target = NULL;
 		room_watch_add(r);
-	} else
-		free(target);
+	}
 	r->fresh = 0;
-	room_note_disk(r);
+	/* The file this save wrote, even if the disk moved on since. */
+	r->disk_known = 1;
+	r->disk_dev = t->dev;
+	r->disk_ino = t->ino;
+	r->disk_size = t->size;
+	r->disk_mtime_ns = t->mtime_ns;
 	/* Save-as: the new path has this id (and the old one none). */
-	if (!same || !r->file_stored)
+	if (!t->same || !r->file_stored)
 		room_file_store(r);
 	/* What the loader warned about is now what the file holds. */
 	json_object_put(r->nb->warnings);
 	r->nb->warnings = NULL;
 	log_info("room %s saved to %s", r->id, r->path);
-	r->dirty = 0;
-	r->unsaved_since = 0;
-	room_autosave_cancel(r);
+	if (r->content_gen == t->gen) {
+		r->dirty = 0;
+		r->unsaved_since = 0;
+		room_autosave_cancel(r);
+	}
 	/* The snapshot holds pending outputs too; nothing waits for it. */
 	room_journal_snapshot(r);
-	return (0);
+	room_changes_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
+	if (t->cb != NULL)
+		t->cb(r, t->peer, t->id, NULL, NULL);
+	else
+		room_changes_announce(r);
+out:
+	free(t->target);
+	free(t);
 }
 
-/* ROOM_SAVE: save and record it; the caller replies, then announces. */
+/* A save nobody waits for (autosave, unloading): its outcome is logged. */
 int
 room_save(struct room *r, const char *path, int force, char **cause,
     const char **code)
 {
-	if (room_save_file(r, path, force, cause, code) != 0)
-		return (-1);
-	room_changes_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
-	return (0);
+	return (room_save_start(r, path, force, NULL, 0, NULL, cause, code));
 }
 
 /* Has the room nothing holding it in memory? */
@@ -1027,7 +1177,7 @@ room_idle(struct room *r)
 	const char	*ks;
 
 	if (!r->loaded || r->nmembers > 0 || room_exec_queue_length(r) > 0 ||
-	    room_edit_pending(r) > 0)
+	    room_edit_pending(r) > 0 || r->saves_inflight > 0)
 		return (0);
 	ks = room_kernel_state(r);
 	return (strcmp(ks, "none") == 0 || strcmp(ks, "dead") == 0);
@@ -1052,8 +1202,15 @@ room_unload(struct room *r)
 		    r->id);
 		return (-1);
 	}
-	/* The file as it is now, to know it again if it is renamed. */
+	/*
+	 * The file as it is now, to know it again if it is renamed.  The
+	 * flush above waited for the writer already (and delivered the
+	 * save); this waits for the row: unloading is the sweep's, no one
+	 * waits on it.
+	 */
 	room_file_store(r);
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
 	if (r->path != NULL && !r->file_stored) {
 		log_info("room %s: not unloaded, its file's id is not stored",
 		    r->id);

@@ -149,6 +149,8 @@ struct room {
 	int			 dirty;
 	int			 fresh;	/* created, never loaded */
 	int			 file_stored;	/* path -> id in the store */
+	int			 saves_inflight; /* written, not yet durable */
+	uint64_t		 content_gen;	/* content changes so far */
 	/* The next ready kernel's kernelspec and language_info go in. */
 	int			 kernel_facts;
 
@@ -253,6 +255,11 @@ void		 room_disk_check(struct room *);
 void		 room_pack_joined(struct room *, msgpack_packer *, int);
 void		 room_pack_cell(msgpack_packer *, const struct room_cell *);
 int		 room_save(struct room *, const char *, int, char **,
+		     const char **);
+typedef void	(*room_save_cb)(struct room *, struct peer *, uint32_t,
+		     const char *, const char *);
+int		 room_save_start(struct room *, const char *, int,
+		     struct peer *, uint32_t, room_save_cb, char **,
 		     const char **);
 void		 room_list_pack(msgpack_packer *);
 u_int		 room_count(void);
@@ -366,6 +373,8 @@ void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 /* room-ipynb-write.c */
 void		 room_ipynb_write_set_blob_dir(const char *);
 char		*room_ipynb_write_dump(struct room_nb *, size_t *);
+int		 room_ipynb_write_fd(struct room_nb *, int, const char *,
+		     char **);
 int		 room_ipynb_write(struct room_nb *, const char *, char **);
 
 /* room-kernel.c */

@@ -38,6 +38,8 @@ static void	server_client_join(struct server_client *,
 static void	server_client_edit_cells(msgpack_packer *, const void *);
 static void	server_client_edit(struct server_client *, uint32_t,
 		    const msgpack_object *);
+static void	server_client_saved(struct room *, struct peer *, uint32_t,
+		    const char *, const char *);
 static void	server_client_edited(struct room *, struct peer *, uint32_t,
 		    struct room_nb_result *, const char *, const char *);
 static void	server_client_save(struct server_client *, uint32_t,
@@ -443,35 +445,47 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	room_changes_announce(r);
 }
 
+/* ROOM_SAVE: answered once the file is durable (server_client_saved). */
 static void
 server_client_save(struct server_client *c, uint32_t id,
     const msgpack_object *body)
 {
-	struct proto_room_save		 m;
-	struct proto_room_save_reply	 rm;
-	struct mpbuf			 b;
-	char				*path, *cause = NULL, err[256];
-	const char			*code;
+	struct proto_room_save	 m;
+	char			*path, *cause = NULL, err[256];
+	const char		*code;
 
 	if (proto_room_save_unpack(body, &m, err, sizeof err) != 0) {
 		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
 		return;
 	}
 	path = proto_str_dup(&m.path);
-	if (room_save(c->room, path, m.force, &cause, &code) != 0) {
+	if (room_save_start(c->room, path, m.force, c->peer, id,
+	    server_client_saved, &cause, &code) != 0) {
 		peer_send_error(c->peer, id, code, "%s", cause);
 		free(cause);
-		free(path);
-		return;
 	}
 	free(path);
-	rm.path = proto_str_make(c->room->path);
-	rm.seq = c->room->seq;
-	mpbuf_init(&b);
-	proto_room_save_reply_pack(&b.pk, &rm);
-	peer_send(c->peer, PROTO_MSG_ROOM_SAVE_REPLY, id, &b.sb);
-	mpbuf_free(&b);
-	room_changes_announce(c->room);
+}
+
+static void
+server_client_saved(struct room *r, struct peer *p, uint32_t id,
+    const char *cause, const char *code)
+{
+	struct proto_room_save_reply	 rm;
+	struct mpbuf			 b;
+
+	if (p != NULL && cause != NULL)
+		peer_send_error(p, id, code, "%s", cause);
+	else if (p != NULL) {
+		memset(&rm, 0, sizeof rm);
+		rm.path = proto_str_make(r->path);
+		rm.seq = r->seq;
+		mpbuf_init(&b);
+		proto_room_save_reply_pack(&b.pk, &rm);
+		peer_send(p, PROTO_MSG_ROOM_SAVE_REPLY, id, &b.sb);
+		mpbuf_free(&b);
+	}
+	room_changes_announce(r);
 }
 
 static void

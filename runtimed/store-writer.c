@@ -6,7 +6,10 @@
  * queued so far and commits them in one transaction (one fsync for the
  * group: group commit), then hands them back to the loop through a pipe,
  * where each job's done callback runs in the order the jobs were queued.
- * A reply that needs durability (an edit's) is sent from there.
+ * A reply that needs durability (an edit's, a save's) is sent from there.
+ * A save's temporary file, written by the loop, is committed here too
+ * (fsync, rename, fsync of the directory: atomic_commit), before the
+ * group's transaction and outside it.
  *
  * The store's connection is serialized (SQLITE_OPEN_FULLMUTEX) and the
  * loop's own reads of it are rare (a dormant room waking, the record of
@@ -37,6 +40,8 @@ enum store_writer_kind {
 	STORE_WRITER_SNAPSHOT,
 	STORE_WRITER_FORGET,
 	STORE_WRITER_EXEC,
+	STORE_WRITER_SAVE,	/* a file's atomic_commit, outside the group */
+	STORE_WRITER_FILE,	/* a files row */
 };
 
 struct store_writer_job {
@@ -48,6 +53,8 @@ struct store_writer_job {
 	int			 dirty;
 	uint64_t		 seq;
 	int			 keep;
+	struct atomic		*atomic;
+	struct store_file	 file;		/* its strings in path, id */
 	void			*data;
 	size_t			 len;
 	store_writer_cb		 cb;
@@ -95,6 +102,8 @@ store_writer_job_free(struct store_writer_job *j)
 	free(j->exec_id);
 	free(j->path);
 	free(j->kernel);
+	if (j->atomic != NULL)
+		atomic_free(j->atomic);
 	free(j->data);
 	free(j->cause);
 	free(j);
@@ -136,6 +145,10 @@ store_writer_run(struct store_writer *w, struct store_writer_job *j)
 		return (store_room_snapshot(w->st, &sr, &j->cause));
 	case STORE_WRITER_FORGET:
 		return (store_room_forget(w->st, j->id, &j->cause));
+	case STORE_WRITER_FILE:
+		return (store_file_write(w->st, &j->file, &j->cause));
+	case STORE_WRITER_SAVE:
+		return (0);	/* done before the group (store_writer_group) */
 	case STORE_WRITER_EXEC:
 		if (store_exec_put(w->st, j->exec_id, j->id, util_now_us(),
 		    j->data, j->len, &j->cause) != 0)
@@ -159,34 +172,47 @@ store_writer_group(struct store_writer *w, struct store_writer_jobs *g)
 	struct store_writer_job	*j, *k;
 	char			*cause = NULL;
 
+	/* Files first: the store's transaction does not hold them. */
+	TAILQ_FOREACH(j, g, entry) {
+		if (j->kind != STORE_WRITER_SAVE)
+			continue;
+		j->ok = atomic_commit(j->atomic, &j->cause) == 0;
+		j->atomic = NULL;	/* freed by atomic_commit */
+	}
 	if (store_group_begin(w->st, &cause) != 0) {
-		TAILQ_FOREACH(j, g, entry)
-			j->cause = xstrdup(cause);
+		TAILQ_FOREACH(j, g, entry) {
+			if (j->kind != STORE_WRITER_SAVE)
+				j->cause = xstrdup(cause);
+		}
 		free(cause);
 		return;
 	}
 	TAILQ_FOREACH(j, g, entry) {
+		if (j->kind == STORE_WRITER_SAVE)
+			continue;
 		j->ok = store_writer_run(w, j) == 0;
 		if (j->ok || !store_group_lost(w->st))
 			continue;
 		/* The whole transaction is gone: so is the group so far. */
 		for (k = TAILQ_FIRST(g); k != j; k = TAILQ_NEXT(k, entry)) {
-			if (k->ok) {
+			if (k->ok && k->kind != STORE_WRITER_SAVE) {
 				k->ok = 0;
 				k->cause = xstrdup(j->cause != NULL ?
 				    j->cause : "state database: rolled back");
 			}
 		}
 		if (store_group_begin(w->st, &cause) != 0) {
-			while ((k = TAILQ_NEXT(k, entry)) != NULL)
-				k->cause = xstrdup(cause);
+			while ((k = TAILQ_NEXT(k, entry)) != NULL) {
+				if (k->kind != STORE_WRITER_SAVE)
+					k->cause = xstrdup(cause);
+			}
 			free(cause);
 			return;
 		}
 	}
 	if (store_group_commit(w->st, &cause) != 0) {
 		TAILQ_FOREACH(j, g, entry) {
-			if (j->ok) {
+			if (j->ok && j->kind != STORE_WRITER_SAVE) {
 				j->ok = 0;
 				j->cause = xstrdup(cause);
 			}
@@ -252,7 +278,8 @@ store_writer_deliver(struct store_writer *w)
 		pthread_mutex_unlock(&w->lock);
 		if (j == NULL)
 			break;
-		store_set_write_error(w->st, j->ok ? NULL : j->cause);
+		if (j->kind != STORE_WRITER_SAVE)
+			store_set_write_error(w->st, j->ok ? NULL : j->cause);
 		if (j->cb != NULL)
 			j->cb(j->ok, j->cause, j->arg);
 		store_writer_job_free(j);
@@ -397,5 +424,37 @@ store_writer_exec(struct store_writer *w, const char *exec_id,
 	j->keep = keep;
 	j->data = data;
 	j->len = len;
+	store_writer_put(w, j);
+}
+
+/*
+ * Commit a save's temporary file (a is taken over; atomic_commit frees
+ * it): fsync, rename over the target, fsync the directory.  cb once the
+ * new file is durable, or with why not (the target is then unchanged).
+ */
+void
+store_writer_save(struct store_writer *w, struct atomic *a,
+    store_writer_cb cb, void *arg)
+{
+	struct store_writer_job	*j;
+
+	j = store_writer_job_create(STORE_WRITER_SAVE, "", cb, arg);
+	j->atomic = a;
+	store_writer_put(w, j);
+}
+
+/* Remember a file's id (the files table, decision 018). */
+void
+store_writer_file(struct store_writer *w, const struct store_file *f,
+    store_writer_cb cb, void *arg)
+{
+	struct store_writer_job	*j;
+
+	j = store_writer_job_create(STORE_WRITER_FILE, f->notebook_id, cb,
+	    arg);
+	j->path = xstrdup(f->path);
+	j->file = *f;
+	j->file.path = j->path;
+	j->file.notebook_id = j->id;
 	store_writer_put(w, j);
 }

@@ -879,6 +879,17 @@ store_exec_each(struct store *st, store_exec_cb cb, void *arg)
 int
 store_file_put(struct store *st, const struct store_file *f, char **cause)
 {
+	int	r;
+
+	r = store_file_write(st, f, cause);
+	store_set_write_error(st, r == 0 ? NULL : *cause);
+	return (r);
+}
+
+/* store_file_put without touching store_write_error (the writer's). */
+int
+store_file_write(struct store *st, const struct store_file *f, char **cause)
+{
 	sqlite3_stmt	*s;
 	int		 r;
 
@@ -896,8 +907,6 @@ store_file_put(struct store *st, const struct store_file *f, char **cause)
 	sqlite3_bind_int64(s, 6, f->mtime_ns);
 	sqlite3_bind_int64(s, 7, util_now_us());
 	r = sqlite3_step(s);
-	store_set_write_error(st, r == SQLITE_DONE ? NULL :
-	    sqlite3_errmsg(st->db));
 	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 	sqlite3_finalize(s);

@@ -77,6 +77,8 @@ int		 store_exec_list(struct store *, const char *, int,
 		     store_exec_list_cb, void *);
 int		 store_file_put(struct store *, const struct store_file *,
 		     char **);
+int		 store_file_write(struct store *, const struct store_file *,
+		     char **);
 int		 store_file_get(struct store *, const char *, const char *,
 		     store_file_cb, void *);
 int		 store_file_each_inode(struct store *, int64_t, int64_t,
@@ -97,6 +99,11 @@ void		 store_writer_forget(struct store_writer *, const char *,
 void		 store_writer_exec(struct store_writer *, const char *,
 		     const char *, int, void *, size_t, store_writer_cb,
 		     void *);
+struct atomic;
+void		 store_writer_save(struct store_writer *, struct atomic *,
+		     store_writer_cb, void *);
+void		 store_writer_file(struct store_writer *,
+		     const struct store_file *, store_writer_cb, void *);
 
 /* store-recover.c */
 struct sqlite3;

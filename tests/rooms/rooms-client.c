@@ -72,6 +72,7 @@ static int	rc_wait_changed(int, const char *, int);
 static void	rc_write_file(const char *, const char *, int);
 static void	rc_write_nb(const char *, const char *, int);
 static void	rc_run(int, const char *);
+static int	rc_saveloop(const char *, const char *, int);
 static int	rc_durable1(const char *, const char *);
 static int	rc_durable2(const char *, const char *, const char *,
 		    const char *);
@@ -2123,6 +2124,35 @@ rc_kernelspec(const char *sock, const char *id, const char *name)
 	return (0);
 }
 
+/*
+ * n rounds of an insert and a save on a file-backed notebook: each save
+ * is answered only once its file is durable and in place, so the file
+ * holds the cell inserted before it as soon as the reply is read.
+ */
+static int
+rc_saveloop(const char *sock, const char *dir, int n)
+{
+	char	*path, src[64];
+	int	 a, i;
+
+	xasprintf(&path, "%s/s.ipynb", dir);
+	rc_write_nb(path, "first", 0);
+	a = testclient_connect(sock);
+	free(testclient_open(a, path, NULL));
+	for (i = 0; i < n; i++) {
+		snprintf(src, sizeof src, "saved cell %d.", i);
+		free(testclient_insert1(a, src, NULL));
+		rc_save(a, NULL, 0);
+		if (rc_file_has(path, src) != 1)
+			testclient_fail("save %d answered, but the file lacks "
+			    "its cell", i);
+	}
+	printf("ok: %d saves, each answered with its file in place\n", n);
+	close(a);
+	free(path);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2152,6 +2182,8 @@ main(int argc, char **argv)
 		return (rc_fault3(argv[2], argv[3]));
 	if (argc == 5 && strcmp(argv[1], "fill") == 0)
 		return (rc_fill(argv[2], atoi(argv[3]), atoi(argv[4])));
+	if (argc == 5 && strcmp(argv[1], "saveloop") == 0)
+		return (rc_saveloop(argv[2], argv[3], atoi(argv[4])));
 	if (argc == 3 && strcmp(argv[1], "census") == 0)
 		return (rc_census(argv[2]));
 	if (argc == 8 && strcmp(argv[1], "bigbatch") == 0)
@@ -2166,7 +2198,8 @@ main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "kernelspec") == 0)
 		return (rc_kernelspec(argv[2], argv[3], argv[4]));
 	fprintf(stderr, "usage: rooms-client durable1|durable2|durable3|"
-	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census|bigbatch|"
+	    "changes|watch|grace|chaos|fault1|fault2|fault3|fill|census|saveloop|"
+	    "bigbatch|"
 	    "toobig|relay|kernelwait|kernelspec SOCK ...\n");
 	return (2);
 }

@@ -5,8 +5,10 @@
 # answered only once durable) while another client reads: the store's
 # fsyncs are all made by the writer thread, none by the loop (the main
 # thread), and the loop does not toggle write interest per frame (a few
-# epoll_ctl calls, not two per frame).  Then kill -9: every batch is in
-# the store.  Skipped without strace or ptrace permission.
+# epoll_ctl calls, not two per frame).  Then 60 saves of a file-backed
+# notebook (decision 028): each answered with its file in place, and
+# still no fsync by the loop.  Then kill -9: every batch is in the
+# store.  Skipped without strace or ptrace permission.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
 . "${srcdir:-.}/tests/rooms/lib.sh"
@@ -47,6 +49,31 @@ echo "fsync+fdatasync: $all_sync in all, $loop_sync by the loop;" \
     "for 300 batches"
 ok "300 durable batches: the writer thread made all $all_sync syncs," \
     "the loop $loop_ctl epoll_ctl calls"
+
+# Saves: the loop writes the temporary file, the writer makes it durable.
+strace -f -qq -e trace=fdatasync,fsync,renameat,rename,renameat2 \
+    -p "$DPID" -o "$ST.save" 2>"$T/strace.err" &
+SPID=$!
+track $SPID
+sleep 0.5
+mkdir -p "$T/files"
+"$ROOMS_CLIENT" saveloop "$RUNTIMED_SOCKET" "$T/files" 60 ||
+    fail "60 saves"
+sleep 0.5
+kill -INT $SPID
+wait $SPID 2>/dev/null
+loop_sync=$(grep -cE "^$DPID +(fdatasync|fsync)\(" "$ST.save")
+all_sync=$(grep -cE "^[0-9]+ +(fdatasync|fsync)\(" "$ST.save")
+renames=$(grep -cE "^[0-9]+ +rename" "$ST.save")
+loop_renames=$(grep -cE "^$DPID +rename" "$ST.save")
+echo "saves: fsync+fdatasync $all_sync in all, $loop_sync by the loop;" \
+    "renames $renames, $loop_renames by the loop"
+[ "$renames" -ge 60 ] || fail "strace saw $renames renames for 60 saves"
+[ "$loop_sync" -eq 0 ] || fail "the event loop called fsync or fdatasync" \
+    "$loop_sync times during saves"
+[ "$loop_renames" -eq 0 ] || fail "the event loop renamed $loop_renames" \
+    "files during saves"
+ok "60 saves: the writer thread made all $all_sync syncs and $renames renames"
 
 kill9_daemon
 start_daemon
