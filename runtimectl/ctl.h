@@ -60,6 +60,9 @@ int		 ctl_logs(struct ctl_ctx *, int, char **);
 /* ctl-doctor.c */
 int		 ctl_doctor(struct ctl_ctx *);
 
+/* ctl-domains.c */
+int		 ctl_domains(struct ctl_ctx *);
+
 /* ctl-call.c */
 int		 ctl_call(struct ctl_ctx *, int, char **);
 
