@@ -220,7 +220,9 @@ enum worker_target_kind {
 struct worker_target {
 	enum worker_target_kind	 kind;
 	const char		*value;	/* borrowed from args */
+	const char		*domain; /* NULL: local; borrowed */
 };
+int	 worker_target_domain(struct json_object *, const char **, char **);
 int	 worker_target_parse(struct json_object *, int,
 	    struct worker_target *, char **);
 
@@ -333,6 +335,9 @@ struct worker_room_watch *worker_room_watch(struct worker_room *,
 void		 worker_room_unwatch(struct worker_room_watch *);
 struct worker_room *worker_room_find_path(const char *);
 struct worker_room *worker_room_find_id(const char *);
+struct worker_room *worker_room_find_remote(const char *, const char *);
+void		 worker_room_set_domain(struct worker_room *, const char *);
+const char	*worker_room_domain(struct worker_room *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 

@@ -29,7 +29,8 @@ start_server() {
 	[ -n "${PORT:-}" ] || PORT=$(free_port)
 	$PY -m jupyter_server --allow-root --ServerApp.token="$TOKEN" \
 	    --port="$PORT" --port-retries=0 --ip=127.0.0.1 --no-browser \
-	    --ServerApp.root_dir="$SROOT" >>"$T/server.log" 2>&1 &
+	    --ServerApp.root_dir="$SROOT" ${SERVER_ARGS:-} \
+	    >>"$T/server.log" 2>&1 &
 	JS=$!
 	track $JS
 	i=0
@@ -45,8 +46,17 @@ start_server() {
 JSON
 }
 
-# Stop our server (only ours, by its pid).
+# Stop our server (only ours, by its pid): TERM shuts its kernels down;
+# with -9, as a crash, they follow it once they see their parent gone.
 stop_server() {
-	kill -9 "$JS" 2>/dev/null
+	[ -n "${JS:-}" ] || return 0
+	if [ "${1:-}" = -9 ]; then
+		kill -9 "$JS" 2>/dev/null
+	else
+		kill -TERM "$JS" 2>/dev/null
+		wait_gone "$JS" 100 || kill -9 "$JS" 2>/dev/null
+	fi
 	wait "$JS" 2>/dev/null
+	JS=
 }
+trap 'stop_server; cleanup' EXIT

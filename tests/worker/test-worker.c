@@ -78,6 +78,21 @@ Test(target, id_with_local_domain)
 	    1, &t), 0);
 	cr_assert_eq(target("{\"notebook_id\":\"abc\",\"domain\":null}", 1,
 	    &t), 0);
+	cr_assert_null(t.domain);
+}
+
+/* A remote domain is a name domains.json may hold (decision 026). */
+Test(target, id_with_remote_domain)
+{
+	struct worker_target	t;
+
+	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
+	    "\"example.com\"}", 1, &t), 0);
+	cr_assert_str_eq(t.domain, "example.com");
+	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
+	    "\"a b\"}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
+	    "\"\"}", 1, &t), -1);
 }
 
 Test(target, rejected_forms)
@@ -92,8 +107,6 @@ Test(target, rejected_forms)
 	cr_assert_eq(target("{\"notebook_handle\":7}", 1, &t), -1);
 	cr_assert_eq(target("{\"notebook_handle\":\"h\",\"domain\":"
 	    "\"local\"}", 1, &t), -1);
-	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
-	    "\"example.com\"}", 1, &t), -1);
 	cr_assert_eq(target("{\"notebook_id\":\"i\"}", 0, &t), -1);
 }
 

@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# remote.sh: notebooks and kernels on a real Jupyter Server through the
+# real worker, daemon and runtimed-agent-remote (tests/remote/remote.py):
+# open, edit, run, interrupt, restart, save, a change on the server
+# detected, create, the server's kernelspecs, notebook_id + domain.  Run
+# twice over: the v1 WebSocket subprotocol the server offers, then the
+# JSON messages (the server started with kernel_ws_protocol "").
+[ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
+. "${srcdir:-.}/tests/remote/lib.sh"
+
+nb() {
+	$PY - "$SROOT/nb.ipynb" <<'PY'
+import nbformat, sys
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell("x = 6 * 7\nprint(x)")]
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+    "language": "python"}
+nbformat.write(nb, sys.argv[1])
+PY
+	rm -rf "$SROOT/sub"
+}
+
+start_daemon --warm-pool 0 -v
+start_server
+nb
+$PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" ||
+    fail "remote.py (v1 subprotocol)"
+grep -q "WebSocket open (v1.kernel.websocket.jupyter.org)" \
+    "$T/daemon.log" || fail "the v1 subprotocol was not used"
+ok "remote notebook and kernel, v1 subprotocol"
+
+"$CTL" stop >/dev/null 2>&1
+wait "$D" 2>/dev/null
+stop_server
+mv "$T/daemon.log" "$T/daemon-v1.log"
+start_daemon --warm-pool 0 -v
+SERVER_ARGS=--ServerApp.kernel_ws_protocol= start_server
+nb
+$PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" ||
+    fail "remote.py (JSON messages)"
+grep -q "WebSocket open (JSON messages)" "$T/daemon.log" ||
+    fail "the JSON encoding was not used"
+ok "remote notebook and kernel, JSON messages"
