@@ -133,8 +133,9 @@ expect(not err, "forced save", sc)
 ok("a change on the server is file_changed_on_disk; force overwrites")
 
 # Kernelspecs are the server's; select one of them, refuse another.
-sc, _, err = w.call("list_kernels", notebook_handle=h) \
-    if False else (None, None, None)
+sc, _, err = w.call("list_kernels", notebook_handle=h)
+expect(not err and "python3" in [k["name"] for k in sc["kernels"]],
+       "list_kernels on the remote notebook", sc)
 sc, _, err = w.call("select_kernel", notebook_handle=h, kernel="nosuch")
 expect(err and sc["error"]["code"] == "kernel_unavailable" and
        "python3" in sc["error"]["message"], "select an unknown kernel", sc)
