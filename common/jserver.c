@@ -145,6 +145,9 @@ jserver_request(struct event_base *base, const struct domain *d,
 	evhttp_add_header(h, "Accept", "application/json");
 	evhttp_add_header(h, "Connection", "close");
 	if (body != NULL) {
+		/* evhttp adds it only for POST and PUT; PATCH needs it too. */
+		snprintf(host, sizeof host, "%zu", len);
+		evhttp_add_header(h, "Content-Length", host);
 		evhttp_add_header(h, "Content-Type", "application/json");
 		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
 	}

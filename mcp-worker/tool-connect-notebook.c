@@ -152,7 +152,7 @@ const struct tool_entry tool_connect_notebook_entry = {
 	.description = "Open a notebook: an .ipynb path, or a notebook_id "
 	    "from list_notebooks; starts its kernel. Returns a new "
 	    "notebook_handle, a cell outline and any nbformat warnings. "
-	    "domain: a Jupyter Server (path relative to its root).",
+	    "domain: a Jupyter Server.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"notebook_id\":{\"type\":\"string\"},"

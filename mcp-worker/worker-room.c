@@ -195,6 +195,13 @@ worker_room_domain(struct worker_room *room)
 	return (room->domain);
 }
 
+/* The notebook's path as the daemon names it; NULL when untitled. */
+const char *
+worker_room_path(struct worker_room *room)
+{
+	return (room->path);
+}
+
 static void
 worker_room_free(struct worker_room *room)
 {

@@ -38,6 +38,8 @@
 	X(reply_comment)						\
 	X(resolve_comment)						\
 	X(save_notebook)						\
+	X(upload_file)							\
+	X(download_file)						\
 	X(disconnect_notebook)
 
 #define WORKER_TOOL_EXTERN(name)					\

@@ -74,6 +74,16 @@ struct worker_handle;
 	"\"notebook_id\":{\"type\":\"string\"}," \
 	"\"domain\":{\"type\":\"string\"}"
 
+/* upload_file and download_file (worker-files.c). */
+#define WORKER_FILES_MAX	(16 * 1024 * 1024)
+#define WORKER_FILES_SCHEMA \
+	"{\"type\":\"object\",\"properties\":{" \
+	"\"host_path\":{\"type\":\"string\"}," \
+	"\"kernel_path\":{\"type\":\"string\"}," \
+	"\"bytes\":{\"type\":\"integer\"}," \
+	"\"sha256\":{\"type\":\"string\"}," \
+	"\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}"
+
 /* The error shape every output schema admits. */
 #define WORKER_ERROR_PROP \
 	"\"error\":{\"type\":\"object\",\"properties\":{" \
@@ -338,6 +348,11 @@ struct worker_room *worker_room_find_id(const char *);
 struct worker_room *worker_room_find_remote(const char *, const char *);
 void		 worker_room_set_domain(struct worker_room *, const char *);
 const char	*worker_room_domain(struct worker_room *);
+const char	*worker_room_path(struct worker_room *);
+
+/* worker-files.c */
+void		 worker_files_transfer(struct worker_call *,
+		     struct worker_handle *, int);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 

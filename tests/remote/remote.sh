@@ -3,9 +3,11 @@
 # remote.sh: notebooks and kernels on a real Jupyter Server through the
 # real worker, daemon and runtimed-agent-remote (tests/remote/remote.py):
 # open, edit, run, interrupt, restart, save, a change on the server
-# detected, create, the server's kernelspecs, notebook_id + domain.  Run
-# twice over: the v1 WebSocket subprotocol the server offers, then the
-# JSON messages (the server started with kernel_ws_protocol "").
+# detected, create, the server's kernelspecs, notebook_id + domain,
+# upload and download of 5 MiB with hashes, the local domain's copy.  The
+# v1 WebSocket subprotocol the server offers, then (open, run, interrupt,
+# restart) the JSON messages of a server started with kernel_ws_protocol
+# "".
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
@@ -19,7 +21,7 @@ nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
     "language": "python"}
 nbformat.write(nb, sys.argv[1])
 PY
-	rm -rf "$SROOT/sub"
+	rm -rf "$SROOT/sub" "$SROOT/big.bin"
 }
 
 start_daemon --warm-pool 0 -v
@@ -38,8 +40,8 @@ mv "$T/daemon.log" "$T/daemon-v1.log"
 start_daemon --warm-pool 0 -v
 SERVER_ARGS=--ServerApp.kernel_ws_protocol= start_server
 nb
-$PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" ||
-    fail "remote.py (JSON messages)"
+$PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" \
+    quick || fail "remote.py (JSON messages)"
 grep -q "WebSocket open (JSON messages)" "$T/daemon.log" ||
     fail "the JSON encoding was not used"
 ok "remote notebook and kernel, JSON messages"

@@ -842,7 +842,7 @@ Test(rpc, tools_list_pages, .init = rpc_setup, .fini = rpc_teardown)
 	input("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
 	r = json_object_object_get(sent[0], "result");
 	cr_assert_eq(json_object_array_length(json_object_object_get(r,
-	    "tools")), 21);
+	    "tools")), 23);
 	cr_assert_null(json_object_object_get(r, "nextCursor"));
 	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
 	    "\"params\":{\"cursor\":\"bogus\"}}");
@@ -913,7 +913,7 @@ Test(rpc, stateless_2026, .init = rpc_setup, .fini = rpc_teardown)
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
 	    "resultType")), "complete");
 	cr_assert_eq(json_object_array_length(json_object_object_get(r,
-	    "tools")), 21);
+	    "tools")), 23);
 	input("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\","
 	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
 	    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
