@@ -178,6 +178,7 @@ room_kernel_set_dead(struct room_kernel *k, const char *why)
 	if (k->room != NULL) {
 		room_exec_kernel_died(k->room, why);
 		room_changed(k->room, NULL, "kernel");
+		room_remote_kernel_died(k->room);
 	}
 }
 

@@ -33,6 +33,7 @@ struct room_remote {
 	char		*path;		/* on the server, relative to its root */
 	char		*last_modified;	/* NULL: not on the server yet */
 	char		*principal;
+	int		 lost;		/* the server went away */
 };
 
 static int	room_remote_valid_path(const char *, char **);
@@ -158,8 +159,9 @@ room_remote_find(const char *domain, const char *path)
 	size_t		 i = 0;
 
 	while ((r = room_nth(i++)) != NULL) {
-		if (r->remote != NULL && strcmp(r->remote->domain,
-		    domain) == 0 && strcmp(r->remote->path, path) == 0)
+		if (r->remote != NULL && !r->remote->lost &&
+		    strcmp(r->remote->domain, domain) == 0 &&
+		    strcmp(r->remote->path, path) == 0)
 			return (r);
 	}
 	return (NULL);
@@ -611,6 +613,41 @@ room_remote_kernel_dir(struct room *r)
 	else
 		*dir = '\0';
 	return (dir);
+}
+
+/*
+ * The room's kernel died.  If its server no longer answers, the room's
+ * attachments are unavailable: their connections are closed (a worker
+ * then answers attachment_unavailable and keeps their slots), and the
+ * room is no longer the one a connect finds, so once the server is back
+ * a new connect loads the notebook as the server has it.  An answering
+ * server only lost the kernel: runs ended kernel_died, a restart helps.
+ */
+void
+room_remote_kernel_died(struct room *r)
+{
+	struct jserver_reply	 rep;
+	struct peer		**members;
+	size_t			 i, n;
+
+	if (r->remote == NULL || r->remote->lost)
+		return;
+	jserver_call(r->remote->d, "GET", "api", NULL, 0, 5, &rep);
+	if (rep.status != 0) {
+		jserver_reply_clear(&rep);
+		return;
+	}
+	log_warnx("room %s: %s does not answer (%s); its attachments are "
+	    "unavailable", r->id, r->remote->d->url, rep.cause != NULL ?
+	    rep.cause : "no answer");
+	jserver_reply_clear(&rep);
+	r->remote->lost = 1;
+	n = r->nmembers;
+	members = xreallocarray(NULL, n > 0 ? n : 1, sizeof *members);
+	memcpy(members, r->members, n * sizeof *members);
+	for (i = 0; i < n; i++)
+		peer_kill(members[i], "the notebook's Jupyter Server is gone");
+	free(members);
 }
 
 /* Forget a room that never made it (create failed). */

@@ -253,6 +253,7 @@ const char	*room_remote_domain_name(struct room *);
 const char	*room_remote_path(struct room *);
 char		*room_remote_kernel_dir(struct room *);
 void		 room_remote_forget(struct room *);
+void		 room_remote_kernel_died(struct room *);
 void		 room_remote_free(struct room_remote *);
 
 /* room-edit.c */

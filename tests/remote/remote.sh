@@ -33,15 +33,29 @@ grep -q "WebSocket open (v1.kernel.websocket.jupyter.org)" \
     "$T/daemon.log" || fail "the v1 subprotocol was not used"
 ok "remote notebook and kernel, v1 subprotocol"
 
-"$CTL" stop >/dev/null 2>&1
-wait "$D" 2>/dev/null
-stop_server
-mv "$T/daemon.log" "$T/daemon-v1.log"
-start_daemon --warm-pool 0 -v
-SERVER_ARGS=--ServerApp.kernel_ws_protocol= start_server
+# The server killed mid-run, then back with JSON messages (faults.py).
 nb
-$PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" \
-    quick || fail "remote.py (JSON messages)"
+$PY "${srcdir:-.}/tests/remote/faults.py" "$top_builddir" "$T" "$SROOT" \
+    >"$T/faults.out" 2>&1 &
+F=$!
+track $F
+i=0
+until [ -f "$T/running" ]; do
+	i=$((i + 1))
+	[ $i -gt 600 ] && { cat "$T/faults.out"; fail "faults.py never ran"; }
+	kill -0 $F 2>/dev/null || { cat "$T/faults.out"; fail "faults.py"; }
+	sleep 0.1
+done
+stop_server -9
+touch "$T/killed"
+until [ -f "$T/checked" ]; do
+	kill -0 $F 2>/dev/null || { cat "$T/faults.out"; fail "faults.py"; }
+	sleep 0.1
+done
+SERVER_ARGS=--ServerApp.kernel_ws_protocol= start_server
+touch "$T/back"
+wait $F || { cat "$T/faults.out"; fail "faults.py"; }
+cat "$T/faults.out"
 grep -q "WebSocket open (JSON messages)" "$T/daemon.log" ||
     fail "the JSON encoding was not used"
-ok "remote notebook and kernel, JSON messages"
+ok "remote kernel: server lost and back, JSON messages"
