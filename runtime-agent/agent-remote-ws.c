@@ -64,7 +64,8 @@ static uint32_t	agent_remote_ws_be32(const u_char *);
 
 /*
  * Parse one frame at p (len bytes available).  0 if more bytes are
- * needed, 1 with f filled, -1 with a cause for a frame no server may
+ * needed (f->size then says how many in all, or 0 while the header is
+ * incomplete), 1 with f filled, -1 with a cause for a frame no server may
  * send: masked, reserved bits, an unknown opcode, a long or fragmented
  * control frame, or a payload over max.
  */
@@ -76,6 +77,7 @@ agent_remote_ws_frame_parse(const u_char *p, size_t len, size_t max,
 	size_t		hlen = 2;
 	int		i;
 
+	f->size = 0;
 	if (len < 2)
 		return (0);
 	f->fin = (p[0] & 0x80) != 0;
@@ -129,8 +131,10 @@ agent_remote_ws_frame_parse(const u_char *p, size_t len, size_t max,
 		    (unsigned long long)plen, max);
 		return (-1);
 	}
-	if (len - hlen < plen)
+	if (len - hlen < plen) {
+		f->size = hlen + (size_t)plen;
 		return (0);
+	}
 	f->payload = p + hlen;
 	f->len = (size_t)plen;
 	f->size = hlen + (size_t)plen;
@@ -581,16 +585,16 @@ agent_remote_ws_read_cb(struct bufferevent *bev, void *arg)
 	}
 	while (ws->state == AGENT_REMOTE_WS_OPEN &&
 	    (len = evbuffer_get_length(in)) >= 2) {
-		/* The header first (at most 10 bytes), then the whole frame. */
+		/*
+		 * The header first (at most 10 bytes): it says the frame's
+		 * size, so a large frame is made contiguous once, when it
+		 * is all here, not on every read.
+		 */
 		want = len < 10 ? len : 10;
 		p = evbuffer_pullup(in, (ev_ssize_t)want);
 		rc = agent_remote_ws_frame_parse(p, want, AGENT_REMOTE_WS_MAX,
 		    &f, &cause);
-		if (rc == 0 && want < len) {
-			p = evbuffer_pullup(in, -1);
-			rc = agent_remote_ws_frame_parse(p, len,
-			    AGENT_REMOTE_WS_MAX, &f, &cause);
-		} else if (rc == 1 && f.size > want) {
+		if (rc == 0 && f.size > want) {
 			if (f.size > len)
 				return;
 			p = evbuffer_pullup(in, (ev_ssize_t)f.size);

@@ -38,7 +38,8 @@ sc, text, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
 expect(not err, "connect_notebook on the domain", sc)
 h = sc["notebook_handle"]
 nid = sc["notebook_id"]
-expect(sc["path"] == "nb.ipynb" and len(sc["cells"]) == 1, "connect", sc)
+expect(sc["path"] == "nb.ipynb" and len(sc["cells"]) == 1 and
+       sc.get("domain") == "js", "connect", sc)
 cell0 = sc["cells"][0]["cell_id"]
 ok("connect_notebook {path, domain}: the server's notebook")
 
