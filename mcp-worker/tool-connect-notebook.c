@@ -151,8 +151,7 @@ const struct tool_entry tool_connect_notebook_entry = {
 	.name = "connect_notebook",
 	.description = "Open a notebook: an .ipynb path, or a notebook_id "
 	    "from list_notebooks; starts its kernel. Returns a new "
-	    "notebook_handle, a cell outline and any nbformat warnings. "
-	    "domain: a Jupyter Server.",
+	    "notebook_handle, a cell outline and any nbformat warnings.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"notebook_id\":{\"type\":\"string\"},"

@@ -87,7 +87,7 @@ const struct tool_entry tool_create_notebook_entry = {
 	.name = "create_notebook",
 	.description = "Create a notebook and start its kernel: a new .ipynb "
 	    "at path, or untitled (save it later with a path). kernel: a "
-	    "kernelspec, default python3. domain: on a Jupyter Server.",
+	    "kernelspec, default python3.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"kernel\":{\"type\":\"string\"},"

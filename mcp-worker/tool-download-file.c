@@ -26,8 +26,8 @@ tool_download_file(struct worker_call *call)
 
 const struct tool_entry tool_download_file_entry = {
 	.name = "download_file",
-	.description = "Copy kernel_path (where the notebook's kernel runs) "
-	    "to host_path here; SHA-256 checked, 16 MiB cap.",
+	.description = "Copy kernel_path, where the notebook's kernel "
+	    "runs, to host_path; SHA-256 checked, 16 MiB cap.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"kernel_path\":{\"type\":\"string\"},"

@@ -26,8 +26,8 @@ tool_upload_file(struct worker_call *call)
 
 const struct tool_entry tool_upload_file_entry = {
 	.name = "upload_file",
-	.description = "Copy host_path to kernel_path (relative to the "
-	    "notebook) where its kernel runs; SHA-256 checked, 16 MiB cap.",
+	.description = "Copy host_path to kernel_path where the notebook's "
+	    "kernel runs; SHA-256 checked, 16 MiB cap.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"host_path\":{\"type\":\"string\"},"
