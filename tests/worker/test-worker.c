@@ -84,11 +84,15 @@ Test(target, id_with_local_domain)
 /* A remote domain is a name domains.json may hold (decision 026). */
 Test(target, id_with_remote_domain)
 {
-	struct worker_target	t;
+	struct worker_target	 t;
+	struct json_object	*o;
+	char			*msg = NULL;
 
-	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
-	    "\"example.com\"}", 1, &t), 0);
+	/* t borrows from the arguments: keep them while looking. */
+	o = parse("{\"notebook_id\":\"i\",\"domain\":\"example.com\"}");
+	cr_assert_eq(worker_target_parse(o, 1, &t, &msg), 0);
 	cr_assert_str_eq(t.domain, "example.com");
+	json_object_put(o);
 	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
 	    "\"a b\"}", 1, &t), -1);
 	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
