@@ -109,7 +109,7 @@ atomic_split(const char *path, char **dir, char **base, char **cause)
 
 /*
  * Start replacing path: a new temporary file beside it, open for writing
- * (atomic_fd).  The file ends with the mode path has now, or mode less
+ * and reading back what was written (atomic_fd).  The file ends with the mode path has now, or mode less
  * the user's umask if there is none.  Finish with atomic_commit, or
  * atomic_free to give up.  NULL with *cause set on failure.
  */
@@ -146,7 +146,7 @@ atomic_create(const char *path, mode_t mode, char **cause)
 			goto fail;
 		}
 		atomic_temp_name(a->base, rnd, a->tmp);
-		a->fd = openat(a->dfd, a->tmp, O_WRONLY | O_CREAT | O_EXCL |
+		a->fd = openat(a->dfd, a->tmp, O_RDWR | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (a->fd != -1)
 			break;

@@ -8,7 +8,8 @@ set -e
 srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
 for t in fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args fuzz-reply \
-    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-web; do
+    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-web \
+    fuzz-remote; do
 	case $t in
 	fuzz-daemon|fuzz-agent|fuzz-agentframes|fuzz-image)
 		count=$((n / 10)) ;;

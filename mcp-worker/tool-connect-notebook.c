@@ -12,6 +12,7 @@
 
 struct tool_connect_notebook {
 	struct worker_call	*call;
+	char			*domain;	/* NULL: this machine */
 	struct worker_handle	*h;
 	struct worker_room	*room;	/* already joined here */
 };
@@ -31,6 +32,7 @@ tool_connect_notebook_content(void *arg, struct worker_nb *reply,
 
 	worker_attach_finish(st->call, st->h, st->room, reply, code, msg);
 	worker_room_unref(st->room);
+	free(st->domain);
 	free(st);
 }
 
@@ -40,7 +42,10 @@ tool_connect_notebook_joined(void *arg, struct worker_room *room,
 {
 	struct tool_connect_notebook	*st = arg;
 
+	if (room != NULL && st->domain != NULL)
+		worker_room_set_domain(room, st->domain);
 	worker_attach_finish(st->call, st->h, room, joined, code, msg);
+	free(st->domain);
 	free(st);
 }
 
@@ -61,7 +66,7 @@ tool_connect_notebook(struct worker_call *call)
 		return;
 	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
 	    worker_args_string(args, "notebook_id", 0, &id, &msg) != 0 ||
-	    worker_args_string(args, "domain", 0, &domain, &msg) != 0) {
+	    worker_target_domain(args, &domain, &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
 		return;
@@ -73,21 +78,43 @@ tool_connect_notebook(struct worker_call *call)
 		    "list_notebooks)");
 		return;
 	}
-	if (domain != NULL && (id == NULL || strcasecmp(domain, "local"))) {
-		worker_call_error(call, "invalid_argument", "domain goes only "
-		    "with notebook_id and must be 'local'");
-		return;
-	}
 	st = xcalloc(1, sizeof *st);
 	st->call = call;
+	st->domain = domain != NULL ? xstrdup(domain) : NULL;
 	if ((st->h = worker_attach_reserve()) == NULL) {
+		free(st->domain);
 		free(st);
 		worker_call_error(call, "attachment_limit", "%d notebook "
 		    "handles are in use; release some with "
 		    "disconnect_notebook", WORKER_MAX_ATTACH);
 		return;
 	}
-	if (path != NULL) {
+	if (domain != NULL && path != NULL) {
+		/* A path on the server, relative to its root. */
+		if ((st->room = worker_room_find_remote(domain,
+		    path)) != NULL) {
+			worker_room_ref(st->room);
+			worker_room_get(st->room,
+			    tool_connect_notebook_content, st);
+			return;
+		}
+	} else if (domain != NULL) {
+		if ((st->room = worker_room_find_id(id)) != NULL &&
+		    worker_room_domain(st->room) != NULL &&
+		    strcmp(worker_room_domain(st->room), domain) == 0) {
+			worker_room_ref(st->room);
+			worker_room_get(st->room,
+			    tool_connect_notebook_content, st);
+			return;
+		}
+		worker_attach_cancel(st->h);
+		free(st->domain);
+		free(st);
+		worker_call_error(call, "not_attached", "notebook %s is not "
+		    "open from domain %s here; connect_notebook with its path "
+		    "and domain", id, domain);
+		return;
+	} else if (path != NULL) {
 		abs = worker_args_path(path);
 		if ((real = realpath(abs, NULL)) != NULL &&
 		    (st->room = worker_room_find_path(real)) != NULL) {
@@ -106,8 +133,10 @@ tool_connect_notebook(struct worker_call *call)
 		return;
 	}
 	memset(&m, 0, sizeof m);
-	abs = path != NULL ? worker_args_path(path) : NULL;
+	abs = path == NULL ? NULL : domain != NULL ? xstrdup(path) :
+	    worker_args_path(path);
 	m.path = proto_str_make(abs);
+	m.domain = proto_str_make(domain);
 	if (path == NULL)
 		m.notebook_id = proto_str_make(id);
 	mpbuf_init(&b);

@@ -11,6 +11,7 @@
 struct tool_create_notebook {
 	struct worker_call	*call;
 	struct worker_handle	*h;
+	char			*domain;	/* NULL: this machine */
 };
 
 static void	tool_create_notebook_joined(void *, struct worker_room *,
@@ -23,25 +24,31 @@ tool_create_notebook_joined(void *arg, struct worker_room *room,
 {
 	struct tool_create_notebook	*st = arg;
 
+	if (room != NULL && st->domain != NULL)
+		worker_room_set_domain(room, st->domain);
 	worker_attach_finish(st->call, st->h, room, joined, code, msg);
+	free(st->domain);
 	free(st);
 }
 
 static void
 tool_create_notebook(struct worker_call *call)
 {
-	static const char *const	 allowed[] = { "path", "kernel", NULL };
+	static const char *const	 allowed[] = {
+		"path", "kernel", "domain", NULL
+	};
 	struct json_object		*args = worker_call_args(call);
 	struct proto_room_create	 m;
 	struct mpbuf			 b;
 	struct tool_create_notebook	*st;
-	const char			*path, *kernel;
+	const char			*path, *kernel, *domain;
 	char				*msg = NULL, *abs;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
 	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
-	    worker_args_string(args, "kernel", 0, &kernel, &msg) != 0) {
+	    worker_args_string(args, "kernel", 0, &kernel, &msg) != 0 ||
+	    worker_target_domain(args, &domain, &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
 		return;
@@ -62,9 +69,12 @@ tool_create_notebook(struct worker_call *call)
 		return;
 	}
 	memset(&m, 0, sizeof m);
-	abs = path != NULL ? worker_args_path(path) : NULL;
+	abs = path == NULL ? NULL : domain != NULL ? xstrdup(path) :
+	    worker_args_path(path);
 	m.path = proto_str_make(abs);
 	m.kernel = proto_str_make(kernel);
+	m.domain = proto_str_make(domain);
+	st->domain = domain != NULL ? xstrdup(domain) : NULL;
 	mpbuf_init(&b);
 	proto_room_create_pack(&b.pk, &m);
 	worker_room_join(PROTO_MSG_ROOM_CREATE, &b.sb,
@@ -80,7 +90,8 @@ const struct tool_entry tool_create_notebook_entry = {
 	    "kernelspec, default python3.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
-	    "\"kernel\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+	    "\"kernel\":{\"type\":\"string\"},"
+	    "\"domain\":{\"type\":\"string\"}},\"additionalProperties\":false}",
 	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

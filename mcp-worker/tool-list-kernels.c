@@ -59,20 +59,32 @@ tool_list_kernels_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_list_kernels(struct worker_call *call)
 {
-	static const char *const	 allowed[] = { NULL };
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", NULL
+	};
+	struct json_object		*args = worker_call_args(call);
+	struct worker_handle		*h;
+	struct worker_room		*room = NULL;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
-	worker_call_room(call, NULL, PROTO_MSG_KERNEL_LIST, NULL,
+	/* With a target: that notebook's kernelspecs (its server's). */
+	if (json_object_object_get_ex(args, "notebook_handle", NULL) ||
+	    json_object_object_get_ex(args, "notebook_id", NULL)) {
+		if ((h = worker_call_target(call)) == NULL)
+			return;
+		room = worker_attach_room(h);
+	}
+	worker_call_room(call, room, PROTO_MSG_KERNEL_LIST, NULL,
 	    PROTO_MSG_KERNEL_LIST_REPLY, tool_list_kernels_done);
 }
 
 const struct tool_entry tool_list_kernels_entry = {
 	.name = "list_kernels",
 	.description = "List the installed kernelspecs and the default, for "
-	    "create_notebook or select_kernel.",
-	.input_schema = "{\"type\":\"object\",\"properties\":{},"
-	    "\"additionalProperties\":false}",
+	    "create_notebook or select_kernel; a target: its server's.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"default\":{\"type\":[\"string\",\"null\"]},"
 	    "\"kernels\":{\"type\":\"array\",\"items\":{\"type\":\"object\","

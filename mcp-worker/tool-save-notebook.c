@@ -68,7 +68,10 @@ tool_save_notebook(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	abs = path != NULL ? worker_args_path(path) : NULL;
+	/* A remote notebook's path is on its server, as given. */
+	abs = path == NULL ? NULL :
+	    worker_room_domain(worker_attach_room(h)) != NULL ?
+	    xstrdup(path) : worker_args_path(path);
 	m.path = proto_str_make(abs);
 	m.force = force;
 	mpbuf_init(&b);

@@ -44,7 +44,8 @@ static void	worker_attach_remember(const char *);
 static int	worker_attach_was_released(const char *);
 static struct worker_handle	*worker_attach_by_handle(const char *,
 		    const char **, char **);
-static struct worker_handle	*worker_attach_by_id(const char *, int *,
+static struct worker_handle	*worker_attach_by_id(const char *,
+				    const char *, int *,
 		    const char **, char **);
 static int	 worker_attach_tag_set;
 
@@ -352,13 +353,19 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
  * later ID calls reuse until it is released.
  */
 static struct worker_handle *
-worker_attach_by_id(const char *value, int *minted, const char **code,
-    char **msg)
+worker_attach_by_id(const char *value, const char *domain, int *minted,
+    const char **code, char **msg)
 {
 	struct worker_handle	*h, *any = NULL;
+	const char		*hd;
 
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (h->pending || strcmp(h->notebook_id, value) != 0)
+			continue;
+		/* The id names a notebook of that domain only. */
+		hd = h->room != NULL ? worker_room_domain(h->room) : NULL;
+		if ((hd == NULL) != (domain == NULL) ||
+		    (hd != NULL && strcmp(hd, domain) != 0))
 			continue;
 		if (h->lost || (h->room != NULL &&
 		    !worker_room_alive(h->room)))
@@ -370,9 +377,10 @@ worker_attach_by_id(const char *value, int *minted, const char **code,
 	}
 	if (any == NULL) {
 		*code = "not_attached";
-		xasprintf(msg, "notebook %s is not attached in this session; "
+		xasprintf(msg, "notebook %s is not attached in this session%s%s; "
 		    "call connect_notebook with its notebook_id or path first",
-		    value);
+		    value, domain != NULL ? " from domain " : "",
+		    domain != NULL ? domain : "");
 		return (NULL);
 	}
 	if ((h = worker_attach_reserve()) == NULL) {
@@ -395,7 +403,7 @@ worker_attach_resolve(const struct worker_target *t, int *minted,
 	*minted = 0;
 	if (t->kind == WORKER_TARGET_HANDLE)
 		return (worker_attach_by_handle(t->value, code, msg));
-	return (worker_attach_by_id(t->value, minted, code, msg));
+	return (worker_attach_by_id(t->value, t->domain, minted, code, msg));
 }
 
 /* The attachments part of list_notebooks. */

@@ -1465,6 +1465,11 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	    worker_attach_notebook_id(h)));
 	json_object_object_add(sc, "path", path != NULL ?
 	    json_object_new_string(path) : NULL);
+	/* A notebook on a Jupyter Server says which (docs/remote.md). */
+	if (worker_attach_room(h) != NULL &&
+	    worker_room_domain(worker_attach_room(h)) != NULL)
+		json_object_object_add(sc, "domain", json_object_new_string(
+		    worker_room_domain(worker_attach_room(h))));
 	evbuffer_add_printf(text, "notebook_handle: %s\nnotebook_id: %s\n"
 	    "path: %s\nkernel: %s (%s)\n", worker_attach_id(h),
 	    worker_attach_notebook_id(h), path != NULL ? path : "(untitled)",

@@ -30,6 +30,7 @@ struct worker_room {
 	int			 lost;
 	int64_t			 seq;
 	char			*path;		/* as the daemon named it */
+	char			*domain;	/* NULL: this machine */
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
 	u_int			 gen;		/* bumped by every change */
 	LIST_ENTRY(worker_room)	 entry;
@@ -164,6 +165,43 @@ worker_room_find_path(const char *path)
 	return (NULL);
 }
 
+/* A remote room of ours: domain and the path on its server. */
+struct worker_room *
+worker_room_find_remote(const char *domain, const char *path)
+{
+	struct worker_room	*room;
+
+	LIST_FOREACH(room, &worker_rooms, entry) {
+		if (!room->lost && room->path != NULL &&
+		    room->domain != NULL && worker_room_alive(room) &&
+		    strcmp(room->domain, domain) == 0 &&
+		    strcmp(room->path, path) == 0)
+			return (room);
+	}
+	return (NULL);
+}
+
+/* The room was opened on domain (NULL: this machine). */
+void
+worker_room_set_domain(struct worker_room *room, const char *domain)
+{
+	free(room->domain);
+	room->domain = domain != NULL ? xstrdup(domain) : NULL;
+}
+
+const char *
+worker_room_domain(struct worker_room *room)
+{
+	return (room->domain);
+}
+
+/* The notebook's path as the daemon names it; NULL when untitled. */
+const char *
+worker_room_path(struct worker_room *room)
+{
+	return (room->path);
+}
+
 static void
 worker_room_free(struct worker_room *room)
 {
@@ -176,6 +214,7 @@ worker_room_free(struct worker_room *room)
 	LIST_REMOVE(room, entry);
 	worker_nb_unref(room->content);
 	free(room->path);
+	free(room->domain);
 	if (room->dc != NULL)
 		worker_daemon_free(room->dc, "attachment_expired",
 		    "the notebook handle was released during the call");

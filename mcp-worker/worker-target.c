@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "worker.h"
+#include "domain.h"
 
 #define WORKER_TARGET_MAX	128
 
@@ -44,6 +45,36 @@ worker_target_string(struct json_object *v, const char *key, char **msg)
 		xasprintf(msg, "%s is not a valid %s", key, key);
 		return (-1);
 	}
+	return (0);
+}
+
+/*
+ * The domain argument of connect_notebook and create_notebook: NULL for
+ * none or local, else a name domains.json may hold.
+ */
+int
+worker_target_domain(struct json_object *args, const char **domain,
+    char **msg)
+{
+	struct json_object	*v;
+	const char		*d;
+
+	*domain = NULL;
+	if ((v = worker_target_get(args, "domain")) == NULL)
+		return (0);
+	if (!json_object_is_type(v, json_type_string)) {
+		xasprintf(msg, "domain must be a string");
+		return (-1);
+	}
+	d = json_object_get_string(v);
+	if (strcasecmp(d, "local") == 0)
+		return (0);
+	if (!domain_valid_name(d)) {
+		xasprintf(msg, "domain must be local or a name from "
+		    "domains.json (runtimectl domains)");
+		return (-1);
+	}
+	*domain = d;
 	return (0);
 }
 
@@ -96,9 +127,12 @@ worker_target_parse(struct json_object *args, int allow_id,
 		}
 		d = json_object_get_string(dom);
 		if (strcasecmp(d, "local") != 0) {
-			xasprintf(msg, "unsupported domain '%.64s': only the "
-			    "local daemon ('local') is served here", d);
-			return (-1);
+			if (!domain_valid_name(d)) {
+				xasprintf(msg, "domain must be local or a name "
+				    "from domains.json (runtimectl domains)");
+				return (-1);
+			}
+			t->domain = d;
 		}
 	}
 	t->kind = WORKER_TARGET_ID;

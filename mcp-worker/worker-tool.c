@@ -42,6 +42,8 @@
 	X(reply_comment)						\
 	X(resolve_comment)						\
 	X(save_notebook)						\
+	X(upload_file)							\
+	X(download_file)						\
 	X(disconnect_notebook)						\
 	X(show_notebook)
 
@@ -77,6 +79,8 @@ static const char worker_tool_instructions_text[] =
     "notebook_id (of a notebook this session has connected to; domain "
     "only with it: omit or \"local\"). connect_notebook alone opens any "
     "notebook_id from list_notebooks.\n"
+    "- domain on connect_notebook and create_notebook: a Jupyter Server "
+    "from domains.json; path is then relative to its root.\n"
     "- Cells (in cell_ids, cell_id, after): a cell_id string, or an "
     "integer taken as a zero-based index at the time of the call (a "
     "string is always an id); results name cells by cell_id.\n"

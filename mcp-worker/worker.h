@@ -76,6 +76,15 @@ struct worker_handle;
 
 /* How long complete_code and inspect_code wait behind a running cell. */
 #define WORKER_INTROSPECT_MS	5000
+/* upload_file and download_file (worker-files.c). */
+#define WORKER_FILES_MAX	(16 * 1024 * 1024)
+#define WORKER_FILES_SCHEMA \
+	"{\"type\":\"object\",\"properties\":{" \
+	"\"host_path\":{\"type\":\"string\"}," \
+	"\"kernel_path\":{\"type\":\"string\"}," \
+	"\"bytes\":{\"type\":\"integer\"}," \
+	"\"sha256\":{\"type\":\"string\"}," \
+	"\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}"
 
 /* The error shape every output schema admits. */
 #define WORKER_ERROR_PROP \
@@ -234,7 +243,9 @@ enum worker_target_kind {
 struct worker_target {
 	enum worker_target_kind	 kind;
 	const char		*value;	/* borrowed from args */
+	const char		*domain; /* NULL: local; borrowed */
 };
+int	 worker_target_domain(struct json_object *, const char **, char **);
 int	 worker_target_parse(struct json_object *, int,
 	    struct worker_target *, char **);
 
@@ -348,6 +359,14 @@ struct worker_room_watch *worker_room_watch(struct worker_room *,
 void		 worker_room_unwatch(struct worker_room_watch *);
 struct worker_room *worker_room_find_path(const char *);
 struct worker_room *worker_room_find_id(const char *);
+struct worker_room *worker_room_find_remote(const char *, const char *);
+void		 worker_room_set_domain(struct worker_room *, const char *);
+const char	*worker_room_domain(struct worker_room *);
+const char	*worker_room_path(struct worker_room *);
+
+/* worker-files.c */
+void		 worker_files_transfer(struct worker_call *,
+		     struct worker_handle *, int);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 

@@ -18,11 +18,14 @@ static int	proto_room_joined_unpack1(const msgpack_object *,
 void
 proto_room_create_pack(msgpack_packer *pk, const struct proto_room_create *m)
 {
-	msgpack_pack_map(pk, (m->path.ptr != NULL) + (m->kernel.ptr != NULL));
+	msgpack_pack_map(pk, (m->path.ptr != NULL) + (m->kernel.ptr != NULL) +
+	    (m->domain.ptr != NULL));
 	if (m->path.ptr != NULL)
 		proto_pack_pstr(pk, "path", &m->path);
 	if (m->kernel.ptr != NULL)
 		proto_pack_pstr(pk, "kernel", &m->kernel);
+	if (m->domain.ptr != NULL)
+		proto_pack_pstr(pk, "domain", &m->domain);
 }
 
 int
@@ -35,6 +38,8 @@ proto_room_create_unpack(const msgpack_object *body,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
 	    &m->path, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "domain", PROTO_NONUL,
+	    &m->domain, err, errlen));
 	return (proto_field_str(body, n, "kernel", PROTO_NONUL, &m->kernel,
 	    err, errlen));
 }
@@ -43,11 +48,13 @@ void
 proto_room_open_pack(msgpack_packer *pk, const struct proto_room_open *m)
 {
 	msgpack_pack_map(pk, (m->path.ptr != NULL) +
-	    (m->notebook_id.ptr != NULL));
+	    (m->notebook_id.ptr != NULL) + (m->domain.ptr != NULL));
 	if (m->path.ptr != NULL)
 		proto_pack_pstr(pk, "path", &m->path);
 	if (m->notebook_id.ptr != NULL)
 		proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
+	if (m->domain.ptr != NULL)
+		proto_pack_pstr(pk, "domain", &m->domain);
 }
 
 int
@@ -60,6 +67,8 @@ proto_room_open_unpack(const msgpack_object *body, struct proto_room_open *m,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
 	    &m->path, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "domain", PROTO_NONUL,
+	    &m->domain, err, errlen));
 	return (proto_field_str(body, n, "notebook_id", PROTO_NONUL,
 	    &m->notebook_id, err, errlen));
 }

@@ -376,10 +376,12 @@ int	proto_daemon_status_reply_unpack(const msgpack_object *,
 struct proto_room_create {
 	struct proto_str	 path;		/* absent: untitled */
 	struct proto_str	 kernel;
+	struct proto_str	 domain;	/* absent or "local": here */
 };
 struct proto_room_open {
 	struct proto_str	 path;		/* exactly one of the two */
 	struct proto_str	 notebook_id;
+	struct proto_str	 domain;	/* with path: on that server */
 };
 /* ROOM_JOINED and ROOM_CONTENT (only it carries metadata). */
 struct proto_room_joined {

@@ -29,6 +29,9 @@ ctl_usage(int status)
 	    "  logs [-f] [PROCESS]    list the logs, print one, or follow\n"
 	    "  stop                   stop the daemon and its kernels\n"
 	    "  doctor                 find what is wrong, and the fix\n"
+	    "  domains                remote Jupyter Servers: reachable, "
+	    "token taken, who\n"
+	    "                         the server says you are\n"
 	    "  call TOOL [--json ARGS | key=value ...]\n"
 	    "                         run one MCP tool (path=FILE attaches "
 	    "a notebook)\n"
@@ -131,7 +134,8 @@ main(int argc, char **argv)
 		rc = ctl_open(&ctx, argc, argv);
 	else if (argc != 1 && (strcmp(cmd, "status") == 0 ||
 	    strcmp(cmd, "rooms") == 0 || strcmp(cmd, "kernels") == 0 ||
-	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "doctor") == 0)) {
+	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "doctor") == 0 ||
+	    strcmp(cmd, "domains") == 0)) {
 		ctl_client_error("%s takes no arguments", cmd);
 		rc = CTL_EXIT_USAGE;
 	} else if (strcmp(cmd, "status") == 0)
@@ -144,6 +148,8 @@ main(int argc, char **argv)
 		rc = ctl_stop(&ctx);
 	else if (strcmp(cmd, "doctor") == 0)
 		rc = ctl_doctor(&ctx);
+	else if (strcmp(cmd, "domains") == 0)
+		rc = ctl_domains(&ctx);
 	else {
 		ctl_client_error("no command %s", cmd);
 		ctl_usage(CTL_EXIT_USAGE);

@@ -62,6 +62,8 @@ int		 ctl_doctor(struct ctl_ctx *);
 
 /* ctl-open.c */
 int		 ctl_open(struct ctl_ctx *, int, char **);
+/* ctl-domains.c */
+int		 ctl_domains(struct ctl_ctx *);
 
 /* ctl-call.c */
 int		 ctl_call(struct ctl_ctx *, int, char **);

@@ -76,13 +76,23 @@ kernel_spec_pack_list(msgpack_packer *pk, const void *arg)
 
 /* KERNEL_LIST {} -> KERNEL_LIST_REPLY {default, kernels: [...]} */
 void
-kernel_spec_list(struct peer *p, uint32_t id)
+kernel_spec_list(struct room *r, struct peer *p, uint32_t id)
 {
 	struct proto_kernel_list_reply	 m;
 	struct json_object		*list;
 	struct mpbuf			 b;
+	char				*cause;
 
-	list = kernelspec_list();
+	/* A connection on a remote notebook lists its server's. */
+	if (r != NULL && r->remote != NULL) {
+		if ((list = room_remote_kernels(r, &cause)) == NULL) {
+			peer_send_error(p, id, "kernel_unavailable", "%s",
+			    cause);
+			free(cause);
+			return;
+		}
+	} else
+		list = kernelspec_list();
 	m.default_name = proto_str_make(KERNELSPEC_DEFAULT);
 	m.kernels.obj = NULL;
 	m.kernels.pack = kernel_spec_pack_list;
@@ -92,6 +102,40 @@ kernel_spec_list(struct peer *p, uint32_t id)
 	json_object_put(list);
 	peer_send(p, PROTO_MSG_KERNEL_LIST_REPLY, id, &b.sb);
 	mpbuf_free(&b);
+}
+
+/* KERNEL_SELECT on a remote notebook: one of its server's kernelspecs. */
+static void
+kernel_spec_select_remote(struct room *r, struct peer *p, uint32_t id,
+    const char *name)
+{
+	const char	*why;
+	char		*cause;
+
+	if (room_remote_room_kernel(r, name, &cause) != 0) {
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		free(cause);
+		return;
+	}
+	if (strcmp(r->kernel_name, name) == 0 && r->kernel != NULL &&
+	    !room_kernel_dead(r, &why)) {
+		peer_send_ok(p, id);
+		return;
+	}
+	free(r->kernel_name);
+	r->kernel_name = xstrdup(name);
+	if (r->kernel == NULL) {
+		r->kernel_facts = 1;
+		room_changed(r, NULL, "kernel");
+		peer_send_ok(p, id);
+		return;
+	}
+	if (room_kernel_replace(r, NULL, 0, "kernel_changed") != 0) {
+		peer_send_error(p, id, "busy",
+		    "a restart is under way; select the kernel after it");
+		return;
+	}
+	peer_send_ok(p, id);
 }
 
 /*
@@ -122,6 +166,11 @@ kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	name = xstrndup(m.kernel.ptr, m.kernel.len);
+	if (r->remote != NULL) {
+		kernel_spec_select_remote(r, p, id, name);
+		free(name);
+		return;
+	}
 	if ((ks = kernelspec_find(name, &cause)) == NULL) {
 		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
 		free(cause);

@@ -182,6 +182,7 @@ room_kernel_set_dead(struct room_kernel *k, const char *why)
 	if (k->room != NULL) {
 		room_exec_kernel_died(k->room, why);
 		room_changed(k->room, NULL, "kernel");
+		room_remote_kernel_died(k->room);
 	}
 }
 
@@ -193,17 +194,28 @@ struct room_kernel *
 room_kernel_spawn(struct room *r, const char *name)
 {
 	struct room_kernel	*k;
-	char			*agent, *rundir, *cause = NULL;
-	char			*argv[6];
+	char			*agent, *rundir, *cause = NULL, *dir = NULL;
+	char			*argv[10];
+	const char		*exe = "runtimed-agent";
 	int			 sv[2], i = 1;
 
+	/* A notebook on a Jupyter Server: its kernel is the server's. */
+	if (r != NULL && r->remote != NULL)
+		exe = "runtimed-agent-remote";
 	/* The agent logs to our log (or stderr) as verbosely as we do. */
-	argv[0] = (char *)"runtimed-agent";
+	argv[0] = (char *)exe;
 	if (log_level_flag(runtimed_log_level) != NULL)
 		argv[i++] = (char *)log_level_flag(runtimed_log_level);
 	if (log_path() != NULL) {
 		argv[i++] = (char *)"--log";
 		argv[i++] = (char *)log_path();
+	}
+	if (r != NULL && r->remote != NULL) {
+		dir = room_remote_kernel_dir(r);
+		argv[i++] = (char *)"--domain";
+		argv[i++] = (char *)room_remote_domain_name(r);
+		argv[i++] = (char *)"--path";
+		argv[i++] = dir;
 	}
 	argv[i] = NULL;
 
@@ -227,18 +239,21 @@ room_kernel_spawn(struct room *r, const char *name)
 		return (k);
 	}
 	free(rundir);
-	if ((agent = spawn_find("runtimed-agent", RUNTIMED_LIBEXECDIR,
-	    &cause)) == NULL) {
+	agent = spawn_find(exe, RUNTIMED_LIBEXECDIR, &cause);
+	if (agent == NULL) {
+		free(dir);
 		room_kernel_set_dead(k, cause);
 		free(cause);
 		return (k);
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		free(dir);
 		free(agent);
 		room_kernel_set_dead(k, "socketpair failed");
 		return (k);
 	}
 	k->pid = spawn_child(agent, argv, sv[1], 1, &cause);
+	free(dir);
 	close(sv[1]);
 	free(agent);
 	if (k->pid == -1) {
@@ -333,7 +348,8 @@ room_kernel_start(struct room *r)
 {
 	struct room_kernel	*k;
 
-	if ((k = kernel_pool_take(r->kernel_name)) == NULL) {
+	if (r->remote != NULL ||
+	    (k = kernel_pool_take(r->kernel_name)) == NULL) {
 		room_kernel_spawn(r, r->kernel_name);
 		room_kernel_peers_changed(r);
 		return;

@@ -64,12 +64,9 @@ static char	*room_canon_path(const char *, int *, char **);
 static int	room_valid_kernel_name(const char *);
 static void	room_note_disk(struct room *);
 static int	room_disk_changed(struct room *);
-static struct room	*room_new(const char *, char *, const char *);
 static void	room_unload_content(struct room *);
 static void	room_free(struct room *);
-static void	room_remove(struct room *);
 static int	room_start_one(const struct store_room *, void *);
-static void	room_loaded(struct room *);
 static const char	*room_nb_kernel(struct room_nb *);
 static int	room_load_file(struct room *, char **);
 static int	room_file_match(const struct store_file *, void *);
@@ -100,6 +97,13 @@ room_loaded_count(void)
 	for (i = 0; i < room_nall; i++)
 		n += room_all[i]->loaded;
 	return (n);
+}
+
+/* The i-th room, NULL past the last. */
+struct room *
+room_nth(size_t i)
+{
+	return (i < room_nall ? room_all[i] : NULL);
 }
 
 u_int
@@ -257,7 +261,7 @@ room_disk_is_saving(struct room *r, const struct stat *sb)
 }
 
 /* A room in room_all; id NULL mints one.  Content comes later. */
-static struct room *
+struct room *
 room_new(const char *id, char *path, const char *kernel)
 {
 	struct room	*r;
@@ -307,11 +311,12 @@ room_free(struct room *r)
 	free(r->members);
 	free(r->path);
 	free(r->kernel_name);
+	room_remote_free(r->remote);
 	free(r);
 }
 
 /* Take a room out of room_all and free it. */
-static void
+void
 room_remove(struct room *r)
 {
 	size_t	i;
@@ -400,7 +405,7 @@ room_start(void)
 }
 
 /* A fresh room is loaded, stored and watched. */
-static void
+void
 room_loaded(struct room *r)
 {
 	r->loaded = 1;
@@ -920,7 +925,9 @@ room_cell_changed(struct room *r, const char *kind, const char *cell_id,
 static void
 room_pack_path(struct room *r, msgpack_packer *pk)
 {
-	if (r->path != NULL)
+	if (r->remote != NULL)
+		proto_pack_str(pk, "path", room_remote_path(r));
+	else if (r->path != NULL)
 		proto_pack_str(pk, "path", r->path);
 	else
 		proto_pack_nil(pk, "path");
@@ -1030,6 +1037,17 @@ room_save_start(struct room *r, const char *path, int force,
 	char			*target, *why = NULL;
 	int			 exists, same, ok;
 
+	/* A server's contents API answers in one call (room-remote.c). */
+	if (r->remote != NULL) {
+		if (room_remote_save(r, path, force, cause, code) != 0)
+			return (-1);
+		room_changes_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
+		if (cb != NULL)
+			cb(r, peer, id, NULL, NULL);
+		else
+			room_changes_announce(r);
+		return (0);
+	}
 	*code = "invalid_argument";
 	if (path == NULL && r->path == NULL) {
 		xasprintf(cause, "untitled notebook: saving needs a path");
@@ -1217,6 +1235,14 @@ room_unload(struct room *r)
 		return (-1);
 	}
 	room_kernel_free(r);
+	if (r->remote != NULL && !r->dirty) {
+		/* Clean: the server's copy is the whole truth. */
+		log_info("room %s unloaded (%s on %s)", r->id,
+		    room_remote_path(r), room_remote_domain_name(r));
+		room_journal_forget(r);
+		room_remove(r);
+		return (0);
+	}
 	log_info("room %s unloaded (%s)", r->id, r->path != NULL ? r->path :
 	    "untitled");
 	if (r->path != NULL && !r->dirty) {

@@ -194,6 +194,7 @@ struct room {
 	struct room_watch	*watch;		/* room-watch.c */
 	int			 reload_pending;
 	struct room_stale	*stale;		/* room-stale.c */
+	struct room_remote	*remote;	/* room-remote.c; NULL local */
 };
 
 /* runtimed.c */
@@ -264,6 +265,32 @@ int		 room_save_start(struct room *, const char *, int,
 void		 room_list_pack(msgpack_packer *);
 u_int		 room_count(void);
 void		 room_free_all(void);
+struct room	*room_new(const char *, char *, const char *);
+void		 room_loaded(struct room *);
+void		 room_remove(struct room *);
+struct room	*room_nth(size_t);
+
+/* room-remote.c: rooms of notebooks on a Jupyter Server (domain.h). */
+struct room_remote;
+struct domain;
+struct room	*room_remote_open(const char *, const char *, char **,
+		     const char **);
+struct room	*room_remote_create(const char *, const char *,
+		     const char *, char **, const char **);
+int		 room_remote_save(struct room *, const char *, int, char **,
+		     const char **);
+int		 room_remote_check_kernel(struct domain *, const char *,
+		     char **);
+int		 room_remote_room_kernel(struct room *, const char *,
+		     char **);
+const char	*room_remote_nb_kernel(struct room_nb *);
+struct json_object *room_remote_kernels(struct room *, char **);
+const char	*room_remote_domain_name(struct room *);
+const char	*room_remote_path(struct room *);
+char		*room_remote_kernel_dir(struct room *);
+void		 room_remote_forget(struct room *);
+void		 room_remote_kernel_died(struct room *);
+void		 room_remote_free(struct room_remote *);
 
 /* room-cell.c */
 void		 room_cell_pack(msgpack_packer *, const struct room_cell *);
@@ -467,7 +494,7 @@ u_int		 kernel_pool_ready(void);
 /* kernel-spec.c */
 int	kernel_spec_check(const char *, char **);
 void	kernel_spec_metadata(struct room_nb *, const char *);
-void	kernel_spec_list(struct peer *, uint32_t);
+void	kernel_spec_list(struct room *, struct peer *, uint32_t);
 void	kernel_spec_select(struct room *, struct peer *, uint32_t,
 	    const msgpack_object *);
 

@@ -276,7 +276,7 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 	struct room			*r;
 	struct mpbuf			 b;
 	char				*path = NULL, *kernel = NULL;
-	char				*id = NULL;
+	char				*id = NULL, *domain = NULL;
 	char				*cause = NULL, err[256];
 	const char			*code;
 	int				 bad;
@@ -291,17 +291,33 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 		bad = proto_room_create_unpack(body, &cm, err, sizeof err);
 		path = proto_str_dup(&cm.path);
 		kernel = proto_str_dup(&cm.kernel);
+		domain = proto_str_dup(&cm.domain);
 	} else {
 		bad = proto_room_open_unpack(body, &om, err, sizeof err);
 		path = proto_str_dup(&om.path);
 		id = proto_str_dup(&om.notebook_id);
+		domain = proto_str_dup(&om.domain);
+	}
+	/* "local" is this daemon, as no domain is. */
+	if (domain != NULL && strcmp(domain, "local") == 0) {
+		free(domain);
+		domain = NULL;
 	}
 	if (bad != 0) {
 		peer_send_error(c->peer, hdr->id, "invalid_argument", "%s",
 		    err);
 		goto out;
 	}
-	if (hdr->type == PROTO_MSG_ROOM_CREATE)
+	if (domain != NULL && hdr->type == PROTO_MSG_ROOM_CREATE)
+		r = room_remote_create(domain, path, kernel, &cause, &code);
+	else if (domain != NULL && path == NULL) {
+		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		    "a notebook on domain %s is opened by its path there",
+		    domain);
+		goto out;
+	} else if (domain != NULL)
+		r = room_remote_open(domain, path, &cause, &code);
+	else if (hdr->type == PROTO_MSG_ROOM_CREATE)
 		r = room_create(path, kernel, &cause, &code);
 	else if ((path == NULL) == (id == NULL)) {
 		peer_send_error(c->peer, hdr->id, "invalid_argument",
@@ -329,6 +345,7 @@ out:
 	free(path);
 	free(kernel);
 	free(id);
+	free(domain);
 }
 
 struct server_client_edit_cells {
@@ -478,7 +495,8 @@ server_client_saved(struct room *r, struct peer *p, uint32_t id,
 		peer_send_error(p, id, code, "%s", cause);
 	else if (p != NULL) {
 		memset(&rm, 0, sizeof rm);
-		rm.path = proto_str_make(r->path);
+		rm.path = proto_str_make(r->remote != NULL ?
+		    room_remote_path(r) : r->path);
 		rm.seq = r->seq;
 		mpbuf_init(&b);
 		proto_room_save_reply_pack(&b.pk, &rm);
@@ -682,7 +700,7 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		server_client_join(c, hdr, body);
 		break;
 	case PROTO_MSG_KERNEL_LIST:
-		kernel_spec_list(p, hdr->id);
+		kernel_spec_list(c->room, p, hdr->id);
 		break;
 	case PROTO_MSG_BLOB_GET:
 		kernel_blob_get(p, hdr->id, body);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # call.sh: runtimectl call runs MCP tools from the shell through a real
-# worker and daemon: the catalog (all 27 tools), a read (inspect_notebook),
+# worker and daemon: the catalog (all 29 tools), a read (inspect_notebook),
 # an edit (edit_cells), a run (run_cells on a python3 kernel; skipped
 # with 77 only when none is installed), text and --json, path= attaching,
 # key=value parsing, and a tool error's exit code and text.
@@ -10,15 +10,15 @@
 . "${srcdir:-.}/tests/ctl/lib.sh"
 
 n=$("$CTL" call --list | wc -l)
-[ "$n" = 27 ] || fail "call --list names $n tools: $("$CTL" call --list)"
+[ "$n" = 29 ] || fail "call --list names $n tools: $("$CTL" call --list)"
 "$CTL" call --list | grep -qx inspect_notebook || fail "no inspect_notebook"
-"$CTL" --json call --list | jq_py 'len(j["tools"])' | grep -qx 26 ||
+"$CTL" --json call --list | jq_py 'len(j["tools"])' | grep -qx 28 ||
     fail "call --list --json"
 "$CTL" call no_such_tool >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || fail "an unknown tool exits $rc, not 2"
 "$CTL" call list_kernels 'a b' >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || fail "an argument that is not key=value exits $rc"
-ok "call --list: 27 tools; unknown tool and bad argument exit 2"
+ok "call --list: 29 tools; unknown tool and bad argument exit 2"
 
 start_daemon --warm-pool 0
 nb=$T/nb.ipynb
@@ -90,7 +90,7 @@ for t in $("$CTL" call --list); do
 	rc=$?
 	[ $rc = 0 ] || [ $rc = 1 ] || fail "call $t exits $rc"
 done
-ok "all 27 tools answer through runtimectl call"
+ok "all 29 tools answer through runtimectl call"
 
 have_kernel python3 || { echo "skip: no python3 kernel for run_cells"; exit 77; }
 out=$("$CTL" call run_cells path="$nb" all=true wait_secs=50) ||

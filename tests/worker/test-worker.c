@@ -78,6 +78,25 @@ Test(target, id_with_local_domain)
 	    1, &t), 0);
 	cr_assert_eq(target("{\"notebook_id\":\"abc\",\"domain\":null}", 1,
 	    &t), 0);
+	cr_assert_null(t.domain);
+}
+
+/* A remote domain is a name domains.json may hold (decision 026). */
+Test(target, id_with_remote_domain)
+{
+	struct worker_target	 t;
+	struct json_object	*o;
+	char			*msg = NULL;
+
+	/* t borrows from the arguments: keep them while looking. */
+	o = parse("{\"notebook_id\":\"i\",\"domain\":\"example.com\"}");
+	cr_assert_eq(worker_target_parse(o, 1, &t, &msg), 0);
+	cr_assert_str_eq(t.domain, "example.com");
+	json_object_put(o);
+	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
+	    "\"a b\"}", 1, &t), -1);
+	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
+	    "\"\"}", 1, &t), -1);
 }
 
 Test(target, rejected_forms)
@@ -92,8 +111,6 @@ Test(target, rejected_forms)
 	cr_assert_eq(target("{\"notebook_handle\":7}", 1, &t), -1);
 	cr_assert_eq(target("{\"notebook_handle\":\"h\",\"domain\":"
 	    "\"local\"}", 1, &t), -1);
-	cr_assert_eq(target("{\"notebook_id\":\"i\",\"domain\":"
-	    "\"example.com\"}", 1, &t), -1);
 	cr_assert_eq(target("{\"notebook_id\":\"i\"}", 0, &t), -1);
 }
 
@@ -829,7 +846,7 @@ Test(rpc, tools_list_pages, .init = rpc_setup, .fini = rpc_teardown)
 	input("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
 	r = json_object_object_get(sent[0], "result");
 	cr_assert_eq(json_object_array_length(json_object_object_get(r,
-	    "tools")), 26);
+	    "tools")), 28);
 	cr_assert_null(json_object_object_get(r, "nextCursor"));
 	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
 	    "\"params\":{\"cursor\":\"bogus\"}}");
@@ -900,7 +917,7 @@ Test(rpc, stateless_2026, .init = rpc_setup, .fini = rpc_teardown)
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
 	    "resultType")), "complete");
 	cr_assert_eq(json_object_array_length(json_object_object_get(r,
-	    "tools")), 26);
+	    "tools")), 28);
 	input("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\","
 	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
 	    "protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"

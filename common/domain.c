@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * domain.c: remote domains from domains.json,
+ *
+ *	{"NAME": {"url": "http://host:port/base/", "token_file": "PATH"}}
+ *
+ * in $RUNTIMED_CONFIG_DIR, else $XDG_CONFIG_HOME/runtimed, else
+ * ~/.config/runtimed.  A token file must be a regular file of ours that
+ * nobody else can read (0600), like ssh's keys: otherwise it is refused
+ * and the message says the chmod.  Only plain http is spoken (no TLS
+ * library is ours to use): reach a https server through a tunnel.
+ */
+
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <openssl/evp.h>
+
+#include "common.h"
+#include "domain.h"
+
+static char	*domain_read_small(const char *, size_t, int, char **);
+static int	 domain_parse_url(struct domain *, const char *, char **);
+static char	*domain_token_path(const char *);
+static char	*domain_read_token(const char *, char **);
+static char	*domain_token_tag(const char *);
+
+/* Where domains.json lives; caller frees. */
+char *
+domain_config_path(void)
+{
+	const char	*dir, *home;
+	char		*path;
+
+	if ((dir = getenv("RUNTIMED_CONFIG_DIR")) != NULL && *dir != '\0')
+		xasprintf(&path, "%s/domains.json", dir);
+	else if ((dir = getenv("XDG_CONFIG_HOME")) != NULL && *dir == '/')
+		xasprintf(&path, "%s/runtimed/domains.json", dir);
+	else {
+		if ((home = getenv("HOME")) == NULL || *home == '\0')
+			home = "/";
+		xasprintf(&path, "%s/.config/runtimed/domains.json", home);
+	}
+	return (path);
+}
+
+/* A domain name: 1..64 of [A-Za-z0-9._-], not "local". */
+int
+domain_valid_name(const char *name)
+{
+	size_t	i, len = strlen(name);
+
+	if (len == 0 || len > DOMAIN_NAME_MAX)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if (!isalnum((u_char)name[i]) && strchr("._-", name[i]) == NULL)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Read a small file whole: refused past max bytes, and with private set
+ * unless it is a regular file of ours that only we can read.
+ */
+static char *
+domain_read_small(const char *path, size_t max, int private, char **cause)
+{
+	struct stat	 sb;
+	char		*buf;
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		if (errno == ELOOP)
+			xasprintf(cause, "%s is a symbolic link; point at the "
+			    "file itself", path);
+		else
+			xasprintf(cause, "cannot open %s: %s", path,
+			    strerror(errno));
+		return (NULL);
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		xasprintf(cause, "%s is not a regular file", path);
+		close(fd);
+		return (NULL);
+	}
+	if (private && sb.st_uid != getuid()) {
+		xasprintf(cause, "%s is not yours (uid %ld): chown %ld %s",
+		    path, (long)sb.st_uid, (long)getuid(), path);
+		close(fd);
+		return (NULL);
+	}
+	if (private && (sb.st_mode & 077) != 0) {
+		xasprintf(cause, "%s can be read by others (mode %04o): "
+		    "chmod 600 %s", path, (u_int)(sb.st_mode & 07777), path);
+		close(fd);
+		return (NULL);
+	}
+	if ((size_t)sb.st_size > max) {
+		xasprintf(cause, "%s is over %zu bytes", path, max);
+		close(fd);
+		return (NULL);
+	}
+	buf = xmalloc(max + 1);
+	while (off < max) {
+		n = read(fd, buf + off, max - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			xasprintf(cause, "cannot read %s: %s", path,
+			    strerror(errno));
+			free(buf);
+			close(fd);
+			return (NULL);
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	buf[off] = '\0';
+	if (strlen(buf) != off) {
+		xasprintf(cause, "%s holds a NUL byte", path);
+		free(buf);
+		return (NULL);
+	}
+	return (buf);
+}
+
+/*
+ * domains.json as a JSON object, {} when there is no file; NULL and a
+ * cause when it is there but unreadable or not an object.
+ */
+struct json_object *
+domain_config_load(char **cause)
+{
+	struct json_tokener	*tok;
+	struct json_object	*obj;
+	char			*path, *text, *why;
+
+	path = domain_config_path();
+	if (access(path, F_OK) != 0 && errno == ENOENT) {
+		free(path);
+		return (json_object_new_object());
+	}
+	if ((text = domain_read_small(path, DOMAIN_CONFIG_MAX, 0,
+	    &why)) == NULL) {
+		*cause = why;
+		free(path);
+		return (NULL);
+	}
+	tok = json_tokener_new();
+	obj = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	if (obj == NULL || tok->char_offset != (int)strlen(text) ||
+	    !json_object_is_type(obj, json_type_object)) {
+		xasprintf(cause, "%s is not a JSON object (%s); see "
+		    "runtimectl(1), DOMAINS", path, obj == NULL ?
+		    json_tokener_error_desc(json_tokener_get_error(tok)) :
+		    "trailing bytes or another type");
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	free(text);
+	free(path);
+	return (obj);
+}
+
+/* "http://host[:port][/base/]" into d's host, port and base. */
+static int
+domain_parse_url(struct domain *d, const char *url, char **cause)
+{
+	const char	*p, *slash, *colon;
+	char		*end;
+	long		 port = 80;
+	size_t		 hlen;
+
+	if (strncmp(url, "https://", 8) == 0) {
+		xasprintf(cause, "domain %s: https is not supported; reach "
+		    "the server through an ssh tunnel (ssh -L) or a local "
+		    "proxy and use its http:// address", d->name);
+		return (-1);
+	}
+	if (strncmp(url, "http://", 7) != 0) {
+		xasprintf(cause, "domain %s: url must start with http://",
+		    d->name);
+		return (-1);
+	}
+	p = url + 7;
+	if ((slash = strchr(p, '/')) == NULL)
+		slash = p + strlen(p);
+	colon = memchr(p, ':', (size_t)(slash - p));
+	hlen = (size_t)((colon != NULL ? colon : slash) - p);
+	if (hlen == 0 || hlen > 253 || memchr(p, '@', (size_t)(slash - p))) {
+		xasprintf(cause, "domain %s: url has no host (or has user "
+		    "info; put the token in token_file)", d->name);
+		return (-1);
+	}
+	if (colon != NULL) {
+		errno = 0;
+		port = strtol(colon + 1, &end, 10);
+		if (end != slash || errno != 0 || port < 1 || port > 65535) {
+			xasprintf(cause, "domain %s: bad port in url",
+			    d->name);
+			return (-1);
+		}
+	}
+	if (strpbrk(slash, "?#\"\\ \t\r\n") != NULL) {
+		xasprintf(cause, "domain %s: url has a query, fragment or "
+		    "space", d->name);
+		return (-1);
+	}
+	d->host = xstrndup(p, hlen);
+	d->port = (int)port;
+	if (*slash == '\0')
+		d->base = xstrdup("/");
+	else if (slash[strlen(slash) - 1] == '/')
+		d->base = xstrdup(slash);
+	else
+		xasprintf(&d->base, "%s/", slash);
+	xasprintf(&d->url, "http://%s:%d%s", d->host, d->port, d->base);
+	return (0);
+}
+
+/* A token_file relative to the config directory; caller frees. */
+static char *
+domain_token_path(const char *file)
+{
+	char	*cfg, *slash, *path;
+
+	if (*file == '/')
+		return (xstrdup(file));
+	cfg = domain_config_path();
+	if ((slash = strrchr(cfg, '/')) != NULL)
+		*slash = '\0';
+	xasprintf(&path, "%s/%s", cfg, file);
+	free(cfg);
+	return (path);
+}
+
+/* The token: the file's first line, printable ASCII only. */
+static char *
+domain_read_token(const char *path, char **cause)
+{
+	char	*t;
+	size_t	 len, i;
+
+	if ((t = domain_read_small(path, DOMAIN_TOKEN_MAX, 1, cause)) == NULL)
+		return (NULL);
+	len = strlen(t);
+	while (len > 0 && isspace((u_char)t[len - 1]))
+		t[--len] = '\0';
+	if (len == 0) {
+		xasprintf(cause, "the token file %s is empty", path);
+		free(t);
+		return (NULL);
+	}
+	for (i = 0; i < len; i++) {
+		if (t[i] <= ' ' || t[i] > '~') {
+			xasprintf(cause, "the token file %s holds more than "
+			    "one word (a token is one line of printable "
+			    "ASCII)", path);
+			explicit_bzero(t, len);
+			free(t);
+			return (NULL);
+		}
+	}
+	return (t);
+}
+
+/* The named domain, its token read and checked; NULL and a cause if not. */
+struct domain *
+domain_load(const char *name, char **cause)
+{
+	struct json_object	*cfg, *o, *v;
+	struct domain		*d;
+	char			*path;
+
+	if (!domain_valid_name(name) || strcmp(name, DOMAIN_LOCAL) == 0) {
+		xasprintf(cause, "domain must be 1 to %d of A-Z a-z 0-9 . _ - "
+		    "(and not %s)", DOMAIN_NAME_MAX, DOMAIN_LOCAL);
+		return (NULL);
+	}
+	if ((cfg = domain_config_load(cause)) == NULL)
+		return (NULL);
+	path = domain_config_path();
+	if (!json_object_object_get_ex(cfg, name, &o)) {
+		xasprintf(cause, "no domain %s in %s (runtimectl domains lists "
+		    "them)", name, path);
+		goto fail;
+	}
+	if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "url", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		xasprintf(cause, "domain %s in %s needs \"url\": "
+		    "\"http://host:port/\"", name, path);
+		goto fail;
+	}
+	d = xcalloc(1, sizeof *d);
+	d->name = xstrdup(name);
+	if (domain_parse_url(d, json_object_get_string(v), cause) != 0)
+		goto fail_d;
+	if (!json_object_object_get_ex(o, "token_file", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) == 0) {
+		xasprintf(cause, "domain %s in %s needs \"token_file\": the "
+		    "path of a 0600 file holding the server's token", name,
+		    path);
+		goto fail_d;
+	}
+	d->token_file = domain_token_path(json_object_get_string(v));
+	if ((d->token = domain_read_token(d->token_file, cause)) == NULL)
+		goto fail_d;
+	json_object_put(cfg);
+	free(path);
+	return (d);
+
+fail_d:
+	domain_free(d);
+fail:
+	json_object_put(cfg);
+	free(path);
+	return (NULL);
+}
+
+void
+domain_free(struct domain *d)
+{
+	if (d == NULL)
+		return;
+	if (d->token != NULL) {
+		explicit_bzero(d->token, strlen(d->token));
+		free(d->token);
+	}
+	free(d->name);
+	free(d->url);
+	free(d->host);
+	free(d->base);
+	free(d->token_file);
+	free(d);
+}
+
+/* A tag that tells tokens apart without showing one: SHA-256, 12 hex. */
+static char *
+domain_token_tag(const char *token)
+{
+	unsigned char	md[EVP_MAX_MD_SIZE];
+	unsigned int	mdlen = 0;
+	char		hex[2 * EVP_MAX_MD_SIZE + 1];
+
+	if (EVP_Digest(token, strlen(token), md, &mdlen, EVP_sha256(),
+	    NULL) != 1 || mdlen < 6)
+		return (xstrdup("unknown"));
+	util_hex(md, 6, hex);
+	hex[12] = '\0';
+	return (xstrdup(hex));
+}
+
+/*
+ * Who the server says we are.  /api/me (jupyter_server 2) names the
+ * user; without it (1.23) the evidence is /api/status accepting the
+ * token, and the principal is the token's tag at the server.  Evidence
+ * that disagrees (api/me answering while api/status refuses) fails
+ * closed.  0 if authenticated, else -1 with problem set.
+ */
+int
+domain_whoami(const struct domain *d, struct domain_identity *id)
+{
+	struct jserver_reply	 r;
+	struct json_object	*o, *ident, *v;
+	char			*why, *tag;
+	int			 status_ok;
+	const char		*user = NULL;
+
+	memset(id, 0, sizeof *id);
+	if (jserver_call(d, "GET", "api", NULL, 0, 10, &r) != 0 ||
+	    r.status == 0) {
+		xasprintf(&id->problem, "cannot reach %s: %s", d->url,
+		    r.cause != NULL ? r.cause : "no answer");
+		jserver_reply_clear(&r);
+		return (-1);
+	}
+	id->reachable = 1;
+	if (r.status == 200 && (o = jserver_reply_json(&r, &why)) != NULL) {
+		if (json_object_object_get_ex(o, "version", &v) &&
+		    json_object_is_type(v, json_type_string))
+			id->version = xstrdup(json_object_get_string(v));
+		json_object_put(o);
+	} else if (r.status != 200) {
+		xasprintf(&id->problem, "%s answered %d to /api: is it a "
+		    "Jupyter Server, and is the base path right?", d->url,
+		    r.status);
+		jserver_reply_clear(&r);
+		return (-1);
+	} else
+		free(why);
+	jserver_reply_clear(&r);
+
+	if (jserver_call(d, "GET", "api/status", NULL, 0, 10, &r) != 0 ||
+	    r.status == 0) {
+		xasprintf(&id->problem, "%s stopped answering: %s", d->url,
+		    r.cause != NULL ? r.cause : "no answer");
+		jserver_reply_clear(&r);
+		return (-1);
+	}
+	status_ok = r.status == 200;
+	jserver_reply_clear(&r);
+
+	if (jserver_call(d, "GET", "api/me", NULL, 0, 10, &r) == 0 &&
+	    r.status == 200 && (o = jserver_reply_json(&r, &why)) != NULL) {
+		if (json_object_object_get_ex(o, "identity", &ident) &&
+		    json_object_object_get_ex(ident, "username", &v) &&
+		    json_object_is_type(v, json_type_string) &&
+		    json_object_get_string_len(v) > 0)
+			user = json_object_get_string(v);
+		if (user == NULL || !status_ok) {
+			xasprintf(&id->problem, "%s gives conflicting "
+			    "identity evidence (api/me %s, api/status %s); "
+			    "refusing it", d->url, user != NULL ? "names a "
+			    "user" : "names nobody", status_ok ? "accepts "
+			    "the token" : "refuses it");
+			json_object_put(o);
+			jserver_reply_clear(&r);
+			return (-1);
+		}
+		id->authenticated = 1;
+		xasprintf(&id->principal, "%s@%s:%d%s", user, d->host,
+		    d->port, d->base);
+		id->evidence = xstrdup("api/me");
+		json_object_put(o);
+		jserver_reply_clear(&r);
+		return (0);
+	}
+	if (r.status == 200)
+		free(why);
+	if (r.status == 401 || r.status == 403 || !status_ok) {
+		xasprintf(&id->problem, "%s refused the token in %s (HTTP %d): "
+		    "put the server's current token there", d->url,
+		    d->token_file, r.status != 0 && r.status != 404 ?
+		    r.status : 403);
+		jserver_reply_clear(&r);
+		return (-1);
+	}
+	jserver_reply_clear(&r);
+	id->authenticated = 1;
+	tag = domain_token_tag(d->token);
+	xasprintf(&id->principal, "token:%s@%s:%d%s", tag, d->host, d->port,
+	    d->base);
+	free(tag);
+	id->evidence = xstrdup("token accepted by api/status (no api/me)");
+	return (0);
+}
+
+void
+domain_identity_clear(struct domain_identity *id)
+{
+	free(id->principal);
+	free(id->evidence);
+	free(id->version);
+	free(id->problem);
+	memset(id, 0, sizeof *id);
+}
+
+/* A server path with each segment percent-encoded; caller frees. */
+char *
+domain_encode_path(const char *path)
+{
+	struct evbuffer	*eb;
+	const char	*p = path, *slash;
+	char		*seg, *out;
+	size_t		 len;
+
+	eb = evbuffer_new();
+	while (*p != '\0') {
+		if ((slash = strchr(p, '/')) == NULL)
+			slash = p + strlen(p);
+		seg = evhttp_uriencode(p, (ev_ssize_t)(slash - p), 0);
+		evbuffer_add_printf(eb, "%s%s", seg, *slash == '/' ? "/" : "");
+		free(seg);
+		p = *slash == '/' ? slash + 1 : slash;
+	}
+	len = evbuffer_get_length(eb);
+	out = xmalloc(len + 1);
+	evbuffer_remove(eb, out, len);
+	out[len] = '\0';
+	evbuffer_free(eb);
+	return (out);
+}

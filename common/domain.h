@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * domain.h: remote domains (domain.c), Jupyter Servers named in
+ * $XDG_CONFIG_HOME/runtimed/domains.json, and the HTTP and WebSocket
+ * client to them (jserver.c, jserver-ws.c).  Shared by runtimectl (which
+ * checks them), the daemon (contents API) and runtimed-agent-remote
+ * (kernels API and the kernel WebSocket).
+ *
+ * A token is read from its file when the domain is loaded, kept in
+ * memory and sent only in the Authorization header: it is never logged,
+ * returned or put in an error message.
+ */
+
+#ifndef DOMAIN_H
+#define DOMAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <json-c/json.h>
+
+/* The name that means this machine's daemon. */
+#define DOMAIN_LOCAL		"local"
+#define DOMAIN_NAME_MAX		64
+/* domains.json and a token file are small; past this they are refused. */
+#define DOMAIN_CONFIG_MAX	(64 * 1024)
+#define DOMAIN_TOKEN_MAX	4096
+
+/* A reply body from a server is refused past this (contents of a file). */
+#define JSERVER_BODY_MAX	(96 * 1024 * 1024)
+/* Seconds a REST call may take. */
+#define JSERVER_TIMEOUT		20
+
+struct domain {
+	char		*name;
+	char		*url;		/* as configured, ending in / */
+	char		*host;
+	int		 port;
+	char		*base;		/* path prefix, starts and ends with / */
+	char		*token_file;
+	char		*token;		/* never logged or returned */
+};
+
+/* What a server says about who we are (domain_whoami). */
+struct domain_identity {
+	int		 reachable;
+	int		 authenticated;
+	char		*principal;	/* NULL unless authenticated */
+	char		*evidence;	/* "api/me" or "token accepted" */
+	char		*version;	/* the server's, from /api */
+	char		*problem;	/* why not, with the fix */
+};
+
+/* domain.c */
+char		*domain_config_path(void);
+int		 domain_valid_name(const char *);
+struct json_object *domain_config_load(char **);
+struct domain	*domain_load(const char *, char **);
+void		 domain_free(struct domain *);
+int		 domain_whoami(const struct domain *, struct domain_identity *);
+void		 domain_identity_clear(struct domain_identity *);
+char		*domain_encode_path(const char *);
+
+/* jserver.c: REST over evhttp. */
+struct jserver_reply {
+	int		 status;	/* HTTP status, 0 if none came */
+	char		*body;		/* NUL-terminated, caller frees */
+	size_t		 len;
+	char		*cause;		/* when status is 0 */
+};
+typedef void (*jserver_cb)(struct jserver_reply *, void *);
+int		 jserver_request(struct event_base *, const struct domain *,
+		     const char *, const char *, const char *, size_t, int,
+		     jserver_cb, void *);
+int		 jserver_call(const struct domain *, const char *,
+		     const char *, const char *, size_t, int,
+		     struct jserver_reply *);
+void		 jserver_reply_clear(struct jserver_reply *);
+struct json_object *jserver_reply_json(const struct jserver_reply *,
+		     char **);
+char		*jserver_reply_message(const struct jserver_reply *);
+
+#endif

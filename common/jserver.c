@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * jserver.c: REST calls to a Jupyter Server over libevent's evhttp
+ * client, authenticated by "Authorization: token T".  Token-authenticated
+ * requests are exempt from the server's XSRF check, so POST, PUT and
+ * PATCH need no cookie.  jserver_request runs on the caller's loop;
+ * jserver_call blocks on a private loop (runtimectl, the daemon's
+ * contents calls).  A reply body is capped at JSERVER_BODY_MAX.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "common.h"
+#include "domain.h"
+
+struct jserver_req {
+	struct event_base		*base;
+	struct evhttp_connection	*conn;
+	jserver_cb			 cb;
+	void				*arg;
+	enum evhttp_request_error	 error;
+	int				 failed;
+};
+
+static void	jserver_error_cb(enum evhttp_request_error, void *);
+static void	jserver_done(struct evhttp_request *, void *);
+static void	jserver_free_conn(evutil_socket_t, short, void *);
+static void	jserver_sync_cb(struct jserver_reply *, void *);
+
+static void
+jserver_error_cb(enum evhttp_request_error e, void *arg)
+{
+	struct jserver_req	*jr = arg;
+
+	jr->error = e;
+	jr->failed = 1;
+}
+
+/* Free the connection once its callback has returned. */
+static void
+jserver_free_conn(evutil_socket_t fd, short events, void *arg)
+{
+	evhttp_connection_free(arg);
+}
+
+static void
+jserver_done(struct evhttp_request *req, void *arg)
+{
+	struct jserver_req	*jr = arg;
+	struct jserver_reply	 r;
+	struct evbuffer		*in;
+	size_t			 len;
+
+	memset(&r, 0, sizeof r);
+	if (req != NULL)
+		r.status = evhttp_request_get_response_code(req);
+	if (req == NULL || r.status == 0) {
+		switch (jr->failed ? jr->error : EVREQ_HTTP_EOF) {
+		case EVREQ_HTTP_TIMEOUT:
+			r.cause = xstrdup("the server did not answer in time");
+			break;
+		case EVREQ_HTTP_DATA_TOO_LONG:
+			xasprintf(&r.cause, "the reply is over %d MiB",
+			    JSERVER_BODY_MAX / (1024 * 1024));
+			break;
+		case EVREQ_HTTP_INVALID_HEADER:
+			r.cause = xstrdup("the reply is not HTTP");
+			break;
+		default:
+			r.cause = xstrdup("connection refused or closed");
+			break;
+		}
+		r.status = 0;
+	} else {
+		in = evhttp_request_get_input_buffer(req);
+		len = evbuffer_get_length(in);
+		r.body = xmalloc(len + 1);
+		evbuffer_remove(in, r.body, len);
+		r.body[len] = '\0';
+		r.len = len;
+	}
+	jr->cb(&r, jr->arg);
+	jserver_reply_clear(&r);
+	event_base_once(jr->base, -1, EV_TIMEOUT, jserver_free_conn,
+	    jr->conn, NULL);
+	free(jr);
+}
+
+/*
+ * Start method on path (relative to the domain's base, no leading /)
+ * with an optional JSON body; cb gets the reply on base's loop.
+ */
+int
+jserver_request(struct event_base *base, const struct domain *d,
+    const char *method, const char *path, const char *body, size_t len,
+    int timeout, jserver_cb cb, void *arg)
+{
+	struct jserver_req		*jr;
+	struct evhttp_request		*req;
+	struct evkeyvalq		*h;
+	enum evhttp_cmd_type		 type;
+	char				*uri, *auth, host[300];
+
+	if (strcmp(method, "GET") == 0)
+		type = EVHTTP_REQ_GET;
+	else if (strcmp(method, "POST") == 0)
+		type = EVHTTP_REQ_POST;
+	else if (strcmp(method, "PUT") == 0)
+		type = EVHTTP_REQ_PUT;
+	else if (strcmp(method, "PATCH") == 0)
+		type = EVHTTP_REQ_PATCH;
+	else if (strcmp(method, "DELETE") == 0)
+		type = EVHTTP_REQ_DELETE;
+	else
+		return (-1);
+
+	jr = xcalloc(1, sizeof *jr);
+	jr->base = base;
+	jr->cb = cb;
+	jr->arg = arg;
+	jr->conn = evhttp_connection_base_new(base, NULL, d->host,
+	    (uint16_t)d->port);
+	if (jr->conn == NULL) {
+		free(jr);
+		return (-1);
+	}
+	evhttp_connection_set_timeout(jr->conn, timeout);
+	evhttp_connection_set_max_body_size(jr->conn, JSERVER_BODY_MAX);
+	evhttp_connection_set_retries(jr->conn, 0);
+	req = evhttp_request_new(jserver_done, jr);
+	evhttp_request_set_error_cb(req, jserver_error_cb);
+	h = evhttp_request_get_output_headers(req);
+	snprintf(host, sizeof host, "%s:%d", d->host, d->port);
+	evhttp_add_header(h, "Host", host);
+	xasprintf(&auth, "token %s", d->token);
+	evhttp_add_header(h, "Authorization", auth);
+	explicit_bzero(auth, strlen(auth));
+	free(auth);
+	evhttp_add_header(h, "Accept", "application/json");
+	evhttp_add_header(h, "Connection", "close");
+	if (body != NULL) {
+		/* evhttp adds it only for POST and PUT; PATCH needs it too. */
+		snprintf(host, sizeof host, "%zu", len);
+		evhttp_add_header(h, "Content-Length", host);
+		evhttp_add_header(h, "Content-Type", "application/json");
+		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
+	}
+	xasprintf(&uri, "%s%s", d->base, path);
+	if (evhttp_make_request(jr->conn, req, type, uri) != 0) {
+		free(uri);
+		/* evhttp freed req. */
+		evhttp_connection_free(jr->conn);
+		free(jr);
+		return (-1);
+	}
+	free(uri);
+	return (0);
+}
+
+struct jserver_sync {
+	struct jserver_reply	*out;
+	int			 done;
+};
+
+static void
+jserver_sync_cb(struct jserver_reply *r, void *arg)
+{
+	struct jserver_sync	*s = arg;
+
+	*s->out = *r;
+	memset(r, 0, sizeof *r);	/* moved to out */
+	s->done = 1;
+}
+
+/* Blocking: the reply in *out (clear it with jserver_reply_clear). */
+int
+jserver_call(const struct domain *d, const char *method, const char *path,
+    const char *body, size_t len, int timeout, struct jserver_reply *out)
+{
+	struct event_base	*base;
+	struct jserver_sync	 s;
+
+	memset(out, 0, sizeof *out);
+	if ((base = event_base_new()) == NULL) {
+		out->cause = xstrdup("event_base_new failed");
+		return (-1);
+	}
+	s.out = out;
+	s.done = 0;
+	if (jserver_request(base, d, method, path, body, len, timeout,
+	    jserver_sync_cb, &s) != 0) {
+		out->cause = xstrdup("cannot start the request");
+		event_base_free(base);
+		return (-1);
+	}
+	while (!s.done && event_base_loop(base, EVLOOP_ONCE) == 0)
+		;
+	/* Run the deferred connection free. */
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	event_base_free(base);
+	return (s.done ? 0 : -1);
+}
+
+void
+jserver_reply_clear(struct jserver_reply *r)
+{
+	free(r->body);
+	free(r->cause);
+	memset(r, 0, sizeof *r);
+}
+
+/* The body as JSON (any type); NULL and a cause if it is not JSON. */
+struct json_object *
+jserver_reply_json(const struct jserver_reply *r, char **cause)
+{
+	struct json_tokener	*tok;
+	struct json_object	*o;
+
+	if (r->body == NULL || r->len == 0 || r->len > INT32_MAX) {
+		xasprintf(cause, "the server's reply is empty");
+		return (NULL);
+	}
+	tok = json_tokener_new_ex(PROTO_MAX_DEPTH);
+	o = json_tokener_parse_ex(tok, r->body, (int)r->len);
+	if (o == NULL || (size_t)tok->char_offset != r->len) {
+		xasprintf(cause, "the server's reply is not JSON");
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return (o);
+}
+
+/* What a failed reply says, for an error message; caller frees. */
+char *
+jserver_reply_message(const struct jserver_reply *r)
+{
+	struct json_object	*o, *v;
+	char			*why, *msg = NULL;
+
+	if (r->status == 0) {
+		xasprintf(&msg, "%s", r->cause != NULL ? r->cause :
+		    "no answer");
+		return (msg);
+	}
+	if ((o = jserver_reply_json(r, &why)) == NULL)
+		free(why);
+	else if (json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, "message", &v) &&
+	    json_object_is_type(v, json_type_string))
+		xasprintf(&msg, "HTTP %d: %.200s", r->status,
+		    json_object_get_string(v));
+	json_object_put(o);
+	if (msg == NULL)
+		xasprintf(&msg, "HTTP %d", r->status);
+	return (msg);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * tool-download-file.c: a file from where the notebook's kernel runs
+ * (its Jupyter Server, or here) to this machine (worker-files.c).
+ */
+
+#include "worker.h"
+
+static void	tool_download_file(struct worker_call *);
+
+static void
+tool_download_file(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "kernel_path",
+		"host_path", "overwrite", NULL
+	};
+	struct worker_handle		*h;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	worker_files_transfer(call, h, 0);
+}
+
+const struct tool_entry tool_download_file_entry = {
+	.name = "download_file",
+	.description = "Copy kernel_path, where the notebook's kernel "
+	    "runs, to host_path; SHA-256 checked, 16 MiB cap.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"kernel_path\":{\"type\":\"string\"},"
+	    "\"host_path\":{\"type\":\"string\"},"
+	    "\"overwrite\":{\"type\":\"boolean\"}},"
+	    "\"additionalProperties\":false}",
+	.output_schema = WORKER_FILES_SCHEMA,
+	.read_only = 0,
+	.destructive = 1,
+	.idempotent = 1,
+	.handler = tool_download_file,
+};

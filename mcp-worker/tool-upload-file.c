@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * tool-upload-file.c: a file of this machine to where the notebook's
+ * kernel runs (worker-files.c): its Jupyter Server, or a copy here.
+ */
+
+#include "worker.h"
+
+static void	tool_upload_file(struct worker_call *);
+
+static void
+tool_upload_file(struct worker_call *call)
+{
+	static const char *const	 allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "host_path",
+		"kernel_path", "overwrite", NULL
+	};
+	struct worker_handle		*h;
+
+	if (worker_call_check(call, allowed) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	worker_files_transfer(call, h, 1);
+}
+
+const struct tool_entry tool_upload_file_entry = {
+	.name = "upload_file",
+	.description = "Copy host_path to kernel_path where the notebook's "
+	    "kernel runs; SHA-256 checked, 16 MiB cap.",
+	.input_schema = "{\"type\":\"object\",\"properties\":{"
+	    WORKER_TARGET_PROPS ","
+	    "\"host_path\":{\"type\":\"string\"},"
+	    "\"kernel_path\":{\"type\":\"string\"},"
+	    "\"overwrite\":{\"type\":\"boolean\"}},"
+	    "\"additionalProperties\":false}",
+	.output_schema = WORKER_FILES_SCHEMA,
+	.read_only = 0,
+	.destructive = 1,
+	.idempotent = 1,
+	.handler = tool_upload_file,
+};

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * worker-files.c: upload_file and download_file, files between this
+ * machine and where a notebook's kernel runs.  For a notebook on a
+ * Jupyter Server (a domain) that is the server's contents API, base64
+ * both ways; for a local notebook a copy on this machine.  kernel_path
+ * is relative to the notebook's directory (where its kernel runs), or
+ * absolute for a local one.
+ *
+ * Every transfer is checked end to end with SHA-256: the bytes read are
+ * hashed, and what was written is read back and hashed before it is put
+ * in place.  Files go to a temporary name (atomic.c for this machine:
+ * O_CREAT|O_EXCL|O_NOFOLLOW, 64 random bits; on a server the same kind
+ * of name beside the target, without its leading dot, since a server
+ * refuses hidden files) and are renamed over only when overwrite
+ * is given; without it an existing target is refused.  A file over
+ * WORKER_FILES_MAX is refused before it is read whole.
+ *
+ * The contents calls block this worker (not the daemon) while they run,
+ * at most JSERVER_TIMEOUT seconds each.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "worker.h"
+#include "domain.h"
+
+struct worker_files_xfer {
+	int		 upload;
+	const char	*host_path;
+	const char	*kernel_path;
+	int		 overwrite;
+	const char	*code;
+	char		*msg;
+	/* The result. */
+	char		*where;		/* the kernel side, resolved */
+	size_t		 bytes;
+	char		 sha256[65];
+	int		 replaced;
+};
+
+static void	worker_files_hash(const void *, size_t, char [65]);
+static int	worker_files_fail(struct worker_files_xfer *, const char *,
+		    const char *, ...) printflike(3, 4);
+static int	worker_files_read(struct worker_files_xfer *, const char *,
+		    char **, size_t *);
+static int	worker_files_write(struct worker_files_xfer *, const char *,
+		    const char *, size_t);
+static char	*worker_files_remote_path(struct worker_files_xfer *,
+		    const char *);
+static char	*worker_files_uri(const char *, const char *);
+static int	worker_files_get(struct worker_files_xfer *,
+		    const struct domain *, const char *, char **, size_t *);
+static int	worker_files_exists(struct worker_files_xfer *,
+		    const struct domain *, const char *);
+static int	worker_files_put(struct worker_files_xfer *,
+		    const struct domain *, const char *, const char *, size_t);
+static void	worker_files_delete(const struct domain *, const char *);
+static int	worker_files_remote(struct worker_files_xfer *,
+		    const char *, const char *);
+static int	worker_files_local(struct worker_files_xfer *, const char *);
+
+static void
+worker_files_hash(const void *data, size_t len, char out[65])
+{
+	unsigned char	md[EVP_MAX_MD_SIZE];
+	unsigned int	mdlen = 0;
+
+	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != 32)
+		fatalx("SHA-256 failed");
+	util_hex(md, 32, out);
+}
+
+static int
+worker_files_fail(struct worker_files_xfer *x, const char *code,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	x->code = code;
+	free(x->msg);
+	va_start(ap, fmt);
+	xvasprintf(&x->msg, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* A file of this machine whole: regular, not a symlink, within the cap. */
+static int
+worker_files_read(struct worker_files_xfer *x, const char *path, char **data,
+    size_t *len)
+{
+	struct stat	 sb;
+	char		*buf;
+	size_t		 off = 0;
+	ssize_t		 n = 0;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return (worker_files_fail(x, "invalid_argument", "cannot open "
+		    "%s: %s", path, errno == ELOOP ? "it is a symbolic link" :
+		    strerror(errno)));
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return (worker_files_fail(x, "invalid_argument", "%s is not a "
+		    "regular file", path));
+	}
+	if ((uint64_t)sb.st_size > WORKER_FILES_MAX) {
+		close(fd);
+		return (worker_files_fail(x, "invalid_argument", "%s is %lld "
+		    "bytes, over the %d MiB cap of a transfer", path,
+		    (long long)sb.st_size, WORKER_FILES_MAX >> 20));
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	while (off < (size_t)sb.st_size + 1) {
+		n = read(fd, buf + off, (size_t)sb.st_size + 1 - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	if (n == -1 || off != (size_t)sb.st_size) {
+		free(buf);
+		return (worker_files_fail(x, "notebook_unavailable", "%s "
+		    "changed size or could not be read while copying", path));
+	}
+	*data = buf;
+	*len = off;
+	return (0);
+}
+
+/*
+ * Write data to path through a temporary file beside it, read it back
+ * and check its hash, then rename it into place.  Without overwrite an
+ * existing path is refused (checked again just before the rename).
+ */
+static int
+worker_files_write(struct worker_files_xfer *x, const char *path,
+    const char *data, size_t len)
+{
+	struct atomic	*a;
+	struct stat	 sb;
+	char		*cause, *back, sum[65];
+	size_t		 off;
+	ssize_t		 n;
+	int		 fd, exists;
+
+	exists = lstat(path, &sb) == 0;
+	if (exists && !x->overwrite)
+		return (worker_files_fail(x, "invalid_argument", "%s exists; "
+		    "pass overwrite: true to replace it", path));
+	if (exists && !S_ISREG(sb.st_mode))
+		return (worker_files_fail(x, "invalid_argument", "%s is not a "
+		    "regular file (a symbolic link or directory is never "
+		    "written through)", path));
+	if ((a = atomic_create(path, 0644, &cause)) == NULL) {
+		worker_files_fail(x, "invalid_argument", "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	fd = atomic_fd(a);
+	for (off = 0; off < len; off += (size_t)n) {
+		if ((n = write(fd, data + off, len - off)) <= 0) {
+			if (n == -1 && errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			atomic_free(a);
+			return (worker_files_fail(x, "notebook_unavailable",
+			    "cannot write beside %s: %s", path,
+			    strerror(errno)));
+		}
+	}
+	/* The other end: what the file holds now. */
+	back = xmalloc(len + 1);
+	for (off = 0; off < len + 1; off += (size_t)n) {
+		if ((n = pread(fd, back + off, len + 1 - off,
+		    (off_t)off)) <= 0)
+			break;
+	}
+	worker_files_hash(back, off, sum);
+	free(back);
+	if (off != len || strcmp(sum, x->sha256) != 0) {
+		atomic_free(a);
+		return (worker_files_fail(x, "notebook_unavailable", "the copy "
+		    "written beside %s does not read back with the same "
+		    "SHA-256; nothing was put in place", path));
+	}
+	if (!x->overwrite && lstat(path, &sb) == 0) {
+		atomic_free(a);
+		return (worker_files_fail(x, "invalid_argument", "%s appeared "
+		    "while copying; pass overwrite: true to replace it",
+		    path));
+	}
+	if (atomic_commit(a, &cause) != 0) {
+		worker_files_fail(x, "notebook_unavailable", "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	x->replaced = exists;
+	return (0);
+}
+
+/* kernel_path on the server: under the notebook's directory. */
+static char *
+worker_files_remote_path(struct worker_files_xfer *x, const char *nbpath)
+{
+	const char	*kp = x->kernel_path, *slash;
+	char		*p;
+	size_t		 len = strlen(kp);
+
+	if (*kp == '/' || len == 0 || len > 1024 || strcmp(kp, "..") == 0 ||
+	    strncmp(kp, "../", 3) == 0 || strstr(kp, "/../") != NULL ||
+	    (len >= 3 && strcmp(kp + len - 3, "/..") == 0) ||
+	    kp[len - 1] == '/' || strpbrk(kp, "\\\r\n") != NULL) {
+		worker_files_fail(x, "invalid_argument", "kernel_path on a "
+		    "Jupyter Server is a file relative to the notebook's "
+		    "directory, without ..");
+		return (NULL);
+	}
+	if ((slash = strrchr(nbpath, '/')) == NULL)
+		return (xstrdup(kp));
+	xasprintf(&p, "%.*s/%s", (int)(slash - nbpath), nbpath, kp);
+	return (p);
+}
+
+static char *
+worker_files_uri(const char *path, const char *query)
+{
+	char	*enc, *uri;
+
+	enc = domain_encode_path(path);
+	xasprintf(&uri, "api/contents/%s%s", enc, query);
+	free(enc);
+	return (uri);
+}
+
+/* GET path as base64 and decode it, within the cap. */
+static int
+worker_files_get(struct worker_files_xfer *x, const struct domain *d,
+    const char *path, char **data, size_t *len)
+{
+	struct jserver_reply	 r;
+	struct json_object	*o, *v, *f;
+	const char		*b64;
+	char			*uri, *why, *clean, *out;
+	size_t			 blen, i, n = 0, pad = 0;
+	int			 dec, status;
+
+	uri = worker_files_uri(path, "?type=file&format=base64&content=1"
+	    "&hash=1");
+	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &r);
+	free(uri);
+	if ((status = r.status) != 200) {
+		why = jserver_reply_message(&r);
+		jserver_reply_clear(&r);
+		worker_files_fail(x, status == 404 || status == 400 ?
+		    "invalid_argument" : "notebook_unavailable", "%s on %s: %s",
+		    path, d->url, why);
+		free(why);
+		return (-1);
+	}
+	if ((o = jserver_reply_json(&r, &why)) == NULL) {
+		jserver_reply_clear(&r);
+		worker_files_fail(x, "notebook_unavailable", "%s", why);
+		free(why);
+		return (-1);
+	}
+	jserver_reply_clear(&r);
+	if (!json_object_object_get_ex(o, "content", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    !json_object_object_get_ex(o, "format", &f) ||
+	    strcmp(json_object_get_string(f), "base64") != 0) {
+		json_object_put(o);
+		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
+		    "not a file", path, d->url));
+	}
+	b64 = json_object_get_string(v);
+	blen = (size_t)json_object_get_string_len(v);
+	if (blen / 4 * 3 > (size_t)WORKER_FILES_MAX + 3) {
+		json_object_put(o);
+		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
+		    "over the %d MiB cap of a transfer", path, d->url,
+		    WORKER_FILES_MAX >> 20));
+	}
+	/* The server wraps its base64 in lines. */
+	clean = xmalloc(blen + 1);
+	for (i = 0; i < blen; i++) {
+		if (b64[i] != '\n' && b64[i] != '\r' && b64[i] != ' ')
+			clean[n++] = b64[i];
+	}
+	clean[n] = '\0';
+	if (n % 4 != 0) {
+		free(clean);
+		json_object_put(o);
+		return (worker_files_fail(x, "notebook_unavailable", "%s on "
+		    "%s: the server's base64 is malformed", path, d->url));
+	}
+	if (n >= 1 && clean[n - 1] == '=')
+		pad++;
+	if (n >= 2 && clean[n - 2] == '=')
+		pad++;
+	out = xmalloc(n / 4 * 3 + 1);
+	dec = n == 0 ? 0 : EVP_DecodeBlock((unsigned char *)out,
+	    (unsigned char *)clean, (int)n);
+	free(clean);
+	if (dec < 0 || (size_t)dec < pad) {
+		free(out);
+		json_object_put(o);
+		return (worker_files_fail(x, "notebook_unavailable", "%s on "
+		    "%s: the server's base64 is malformed", path, d->url));
+	}
+	*len = (size_t)dec - pad;
+	*data = out;
+	json_object_put(o);
+	return (0);
+}
+
+/* 1 if path exists on the server, 0 if not, -1 if it cannot say. */
+static int
+worker_files_exists(struct worker_files_xfer *x, const struct domain *d,
+    const char *path)
+{
+	struct jserver_reply	 r;
+	char			*uri, *why;
+	int			 status;
+
+	uri = worker_files_uri(path, "?content=0");
+	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &r);
+	free(uri);
+	if ((status = r.status) == 200 || status == 404) {
+		jserver_reply_clear(&r);
+		return (status == 200);
+	}
+	why = jserver_reply_message(&r);
+	jserver_reply_clear(&r);
+	worker_files_fail(x, "notebook_unavailable", "%s: %s", d->url, why);
+	free(why);
+	return (-1);
+}
+
+/* PUT data to path as a base64 file. */
+static int
+worker_files_put(struct worker_files_xfer *x, const struct domain *d,
+    const char *path, const char *data, size_t len)
+{
+	struct jserver_reply	 r;
+	char			*b64, *body, *uri, *why;
+	size_t			 blen;
+	int			 status;
+
+	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)data,
+	    (int)len);
+	xasprintf(&body, "{\"type\":\"file\",\"format\":\"base64\","
+	    "\"content\":\"%s\"}", b64);
+	free(b64);
+	blen = strlen(body);
+	uri = worker_files_uri(path, "");
+	jserver_call(d, "PUT", uri, body, blen, JSERVER_TIMEOUT, &r);
+	free(uri);
+	free(body);
+	if ((status = r.status) != 200 && status != 201) {
+		why = jserver_reply_message(&r);
+		jserver_reply_clear(&r);
+		worker_files_fail(x, status == 404 ? "invalid_argument" :
+		    "notebook_unavailable", "writing %s on %s: %s", path,
+		    d->url, why);
+		free(why);
+		return (-1);
+	}
+	jserver_reply_clear(&r);
+	return (0);
+}
+
+/* Delete a server path; a missing one is fine. */
+static void
+worker_files_delete(const struct domain *d, const char *path)
+{
+	struct jserver_reply	 r;
+	char			*uri;
+
+	uri = worker_files_uri(path, "");
+	jserver_call(d, "DELETE", uri, NULL, 0, JSERVER_TIMEOUT, &r);
+	free(uri);
+	jserver_reply_clear(&r);
+}
+
+/* A transfer with a notebook on domain at nbpath. */
+static int
+worker_files_remote(struct worker_files_xfer *x, const char *domain,
+    const char *nbpath)
+{
+	struct jserver_reply	 r;
+	struct domain		*d;
+	unsigned char		 rnd[8];
+	char			*cause, *data = NULL, *back = NULL, *tmp = NULL;
+	char			*dir, *base, name[ATOMIC_NAME_SIZE], sum[65];
+	char			*uri, *body, *why;
+	size_t			 len, blen;
+	int			 rc = -1, ex;
+
+	if ((d = domain_load(domain, &cause)) == NULL) {
+		worker_files_fail(x, "invalid_argument", "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	if ((x->where = worker_files_remote_path(x, nbpath)) == NULL)
+		goto out;
+	if (!x->upload) {
+		if (worker_files_get(x, d, x->where, &data, &len) != 0)
+			goto out;
+		x->bytes = len;
+		worker_files_hash(data, len, x->sha256);
+		rc = worker_files_write(x, x->host_path, data, len);
+		goto out;
+	}
+
+	if (worker_files_read(x, x->host_path, &data, &len) != 0)
+		goto out;
+	x->bytes = len;
+	worker_files_hash(data, len, x->sha256);
+	if ((ex = worker_files_exists(x, d, x->where)) == -1)
+		goto out;
+	if (ex && !x->overwrite) {
+		worker_files_fail(x, "invalid_argument", "%s exists on %s; "
+		    "pass overwrite: true to replace it", x->where, domain);
+		goto out;
+	}
+	/* A temporary name beside it, then read back, then renamed. */
+	if (RAND_bytes(rnd, sizeof rnd) != 1)
+		fatalx("RAND_bytes failed");
+	base = strrchr(x->where, '/');
+	dir = base != NULL ? xstrndup(x->where, (size_t)(base - x->where)) :
+	    NULL;
+	/* Without the leading dot: a server refuses hidden names. */
+	atomic_temp_name(base != NULL ? base + 1 : x->where, rnd, name);
+	if (dir != NULL)
+		xasprintf(&tmp, "%s/%s", dir, name + 1);
+	else
+		tmp = xstrdup(name + 1);
+	free(dir);
+	if (worker_files_put(x, d, tmp, data, len) != 0)
+		goto out;
+	if (worker_files_get(x, d, tmp, &back, &blen) != 0) {
+		worker_files_delete(d, tmp);
+		goto out;
+	}
+	worker_files_hash(back, blen, sum);
+	if (blen != len || strcmp(sum, x->sha256) != 0) {
+		worker_files_delete(d, tmp);
+		worker_files_fail(x, "notebook_unavailable", "the copy on %s "
+		    "does not read back with the same SHA-256; nothing was put "
+		    "in place", domain);
+		goto out;
+	}
+	if (ex)
+		worker_files_delete(d, x->where);
+	uri = worker_files_uri(tmp, "");
+	body = NULL;
+	{
+		struct json_object	*o = json_object_new_object();
+
+		json_object_object_add(o, "path",
+		    json_object_new_string(x->where));
+		body = xstrdup(json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	}
+	jserver_call(d, "PATCH", uri, body, strlen(body), JSERVER_TIMEOUT, &r);
+	free(uri);
+	free(body);
+	if (r.status != 200) {
+		why = jserver_reply_message(&r);
+		worker_files_delete(d, tmp);
+		worker_files_fail(x, "notebook_unavailable", "renaming into "
+		    "place on %s: %s", domain, why);
+		free(why);
+		jserver_reply_clear(&r);
+		goto out;
+	}
+	jserver_reply_clear(&r);
+	x->replaced = ex;
+	rc = 0;
+out:
+	free(tmp);
+	free(back);
+	free(data);
+	domain_free(d);
+	return (rc);
+}
+
+/* A copy on this machine, kernel_path relative to nbdir. */
+static int
+worker_files_local(struct worker_files_xfer *x, const char *nbdir)
+{
+	char	*data;
+	size_t	 len;
+	int	 rc;
+
+	if (*x->kernel_path == '/')
+		x->where = xstrdup(x->kernel_path);
+	else
+		xasprintf(&x->where, "%s/%s", nbdir, x->kernel_path);
+	if (worker_files_read(x, x->upload ? x->host_path : x->where, &data,
+	    &len) != 0)
+		return (-1);
+	x->bytes = len;
+	worker_files_hash(data, len, x->sha256);
+	rc = worker_files_write(x, x->upload ? x->where : x->host_path, data,
+	    len);
+	free(data);
+	return (rc);
+}
+
+/*
+ * Run the transfer of tool call (upload or download) for the notebook
+ * of handle h and answer the call.
+ */
+void
+worker_files_transfer(struct worker_call *call, struct worker_handle *h,
+    int upload)
+{
+	struct json_object		*args = worker_call_args(call), *sc;
+	struct worker_files_xfer	 x;
+	struct worker_room		*room = worker_attach_room(h);
+	const char			*domain, *nbpath, *home;
+	char				*msg = NULL, *host, *dir, *text;
+	int				 rc;
+
+	memset(&x, 0, sizeof x);
+	x.upload = upload;
+	if (worker_args_string(args, "host_path", 1, &x.host_path, &msg) != 0 ||
+	    worker_args_string(args, "kernel_path", 1, &x.kernel_path,
+	    &msg) != 0 ||
+	    worker_args_bool(args, "overwrite", 0, &x.overwrite, &msg) != 0) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return;
+	}
+	if (*x.host_path == '\0' || *x.kernel_path == '\0') {
+		worker_call_error(call, "invalid_argument",
+		    "host_path and kernel_path must not be empty");
+		return;
+	}
+	host = worker_args_path(x.host_path);
+	x.host_path = host;
+	domain = worker_room_domain(room);
+	nbpath = worker_room_path(room);
+	if (domain != NULL)
+		rc = worker_files_remote(&x, domain, nbpath != NULL ? nbpath :
+		    "");
+	else {
+		/* An untitled notebook's kernel runs in $HOME. */
+		if (nbpath != NULL) {
+			dir = xstrdup(nbpath);
+			*strrchr(dir, '/') = '\0';
+		} else {
+			home = getenv("HOME");
+			dir = xstrdup(home != NULL && *home != '\0' ? home :
+			    "/");
+		}
+		rc = worker_files_local(&x, *dir == '\0' ? "/" : dir);
+		free(dir);
+	}
+	if (rc != 0) {
+		worker_call_error(call, x.code, "%s", x.msg);
+		goto out;
+	}
+	sc = json_object_new_object();
+	json_object_object_add(sc, "host_path",
+	    json_object_new_string(x.host_path));
+	json_object_object_add(sc, "kernel_path",
+	    json_object_new_string(x.where));
+	json_object_object_add(sc, "domain", domain != NULL ?
+	    json_object_new_string(domain) : json_object_new_string("local"));
+	json_object_object_add(sc, "bytes", json_object_new_int64(
+	    (int64_t)x.bytes));
+	json_object_object_add(sc, "sha256", json_object_new_string(x.sha256));
+	json_object_object_add(sc, "replaced",
+	    json_object_new_boolean(x.replaced));
+	xasprintf(&text, "%s %zu bytes %s %s (sha256 %s, checked at both "
+	    "ends)", upload ? "uploaded" : "downloaded", x.bytes,
+	    upload ? "to" : "from", x.where, x.sha256);
+	worker_call_result(call, text, sc);
+	free(text);
+out:
+	free(x.msg);
+	free(x.where);
+	free(host);
+}

@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * agent-remote-kernel.c: a kernel on a Jupyter Server, behind the same
+ * agent_kernel_* calls agent-exec.c makes of a local one.
+ *
+ * Start is POST api/kernels {name, path}; then the kernel WebSocket is
+ * opened and kernel_info_request is sent on shell every second until one
+ * is answered: a server may drop what is sent while its kernel comes up
+ * (1.23 does, right after a restart), so only the kernel's own reply
+ * says it is ready.  Interrupt and restart are POSTs to the kernel's
+ * URL; shutdown is its DELETE.  The kernel dies for us when the
+ * WebSocket is lost (the server or the network went away) or when the
+ * server reports it restarting or dead on iopub without our asking.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-remote.h"
+
+/* How long the kernel has to answer kernel_info, and how often it is asked. */
+#define AGENT_REMOTE_READY_MS	60000
+#define AGENT_REMOTE_INFO_MS	1000
+
+enum agent_remote_state {
+	AGENT_REMOTE_NEW,
+	AGENT_REMOTE_POSTING,		/* POST api/kernels in flight */
+	AGENT_REMOTE_CONNECTING,	/* WebSocket upgrade, kernel_info */
+	AGENT_REMOTE_READY,
+	AGENT_REMOTE_STOPPING,		/* restart or DELETE in flight */
+	AGENT_REMOTE_DEAD,
+};
+
+struct agent_kernel {
+	struct event_base	*base;
+	struct domain		*d;
+	char			*name;		/* kernelspec */
+	char			*path;		/* server dir the kernel runs in */
+	char			*id;		/* the server's kernel id */
+	char			 session[37];
+	enum agent_remote_state	 state;
+	struct agent_remote_ws	*ws;
+	int			 v1;
+	struct kernelspec	*spec;		/* unused: remote */
+	struct event		*info_ev;
+	int64_t			 ready_by;
+	char			*why;		/* last failure */
+	char			*display_name;	/* the server's kernelspec */
+	char			*language;
+	struct json_object	*info;
+
+	void			(*done)(struct agent_kernel *, void *);
+	void			*done_arg;
+	int			 restart;
+	int			 closing;	/* we asked for the DELETE */
+};
+
+static void	agent_remote_kernel_spec(struct agent_kernel *);
+static void	agent_remote_kernel_posted(struct jserver_reply *, void *);
+static void	agent_remote_kernel_connect(struct agent_kernel *);
+static void	agent_remote_kernel_open(void *, int);
+static void	agent_remote_kernel_message(void *, int, const u_char *,
+		    size_t);
+static void	agent_remote_kernel_closed(void *, const char *);
+static void	agent_remote_kernel_info_cb(evutil_socket_t, short, void *);
+static void	agent_remote_kernel_fail(struct agent_kernel *,
+		    const char *);
+static void	agent_remote_kernel_stopped(struct jserver_reply *, void *);
+static void	agent_remote_kernel_interrupted(struct jserver_reply *,
+		    void *);
+static int	agent_remote_kernel_channel(const char *,
+		    enum agent_channel *);
+static const char *agent_remote_kernel_channel_name(enum agent_channel);
+
+static const struct agent_remote_ws_cbs agent_remote_kernel_cbs = {
+	agent_remote_kernel_open,
+	agent_remote_kernel_message,
+	agent_remote_kernel_closed,
+};
+
+/* A kernel of kernelspec name in server directory path (may be ""). */
+struct agent_kernel *
+agent_remote_kernel_create(struct event_base *base, struct domain *d,
+    const char *name, const char *path)
+{
+	struct agent_kernel	*k;
+
+	k = xcalloc(1, sizeof *k);
+	k->base = base;
+	k->d = d;
+	k->name = xstrdup(name);
+	k->path = xstrdup(path);
+	util_uuid(k->session);
+	k->info_ev = evtimer_new(base, agent_remote_kernel_info_cb, k);
+	return (k);
+}
+
+void
+agent_kernel_free(struct agent_kernel *k)
+{
+	if (k == NULL)
+		return;
+	agent_remote_ws_free(k->ws);
+	event_free(k->info_ev);
+	json_object_put(k->info);
+	free(k->name);
+	free(k->path);
+	free(k->id);
+	free(k->why);
+	free(k->display_name);
+	free(k->language);
+	free(k);
+}
+
+/* The server's kernelspec of our name: display_name and language. */
+static void
+agent_remote_kernel_spec(struct agent_kernel *k)
+{
+	struct jserver_reply	 r;
+	struct json_object	*o, *spec, *v;
+	char			*enc, *path, *why;
+
+	enc = domain_encode_path(k->name);
+	xasprintf(&path, "api/kernelspecs/%s", enc);
+	free(enc);
+	if (jserver_call(k->d, "GET", path, NULL, 0, JSERVER_TIMEOUT,
+	    &r) == 0 && r.status == 200 &&
+	    (o = jserver_reply_json(&r, &why)) != NULL) {
+		if (json_object_object_get_ex(o, "spec", &spec)) {
+			if (json_object_object_get_ex(spec, "display_name",
+			    &v) && json_object_is_type(v, json_type_string))
+				k->display_name =
+				    xstrdup(json_object_get_string(v));
+			if (json_object_object_get_ex(spec, "language", &v) &&
+			    json_object_is_type(v, json_type_string))
+				k->language = xstrdup(json_object_get_string(v));
+		}
+		json_object_put(o);
+	} else if (r.status == 200)
+		free(why);
+	jserver_reply_clear(&r);
+	free(path);
+}
+
+const char *
+agent_remote_kernel_display_name(struct agent_kernel *k)
+{
+	return (k->display_name);
+}
+
+const char *
+agent_remote_kernel_language(struct agent_kernel *k)
+{
+	return (k->language);
+}
+
+/* Start the kernel, or (after a restart) reconnect to it. */
+int
+agent_kernel_start(struct agent_kernel *k, char **cause)
+{
+	struct json_object	*body;
+	const char		*text;
+
+	k->ready_by = util_mono_ms() + AGENT_REMOTE_READY_MS;
+	if (k->id != NULL) {
+		agent_remote_kernel_connect(k);
+		return (0);
+	}
+	agent_remote_kernel_spec(k);
+	body = json_object_new_object();
+	json_object_object_add(body, "name", json_object_new_string(k->name));
+	json_object_object_add(body, "path", json_object_new_string(k->path));
+	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+	k->state = AGENT_REMOTE_POSTING;
+	if (jserver_request(k->base, k->d, "POST", "api/kernels", text,
+	    strlen(text), JSERVER_TIMEOUT, agent_remote_kernel_posted,
+	    k) != 0) {
+		json_object_put(body);
+		k->state = AGENT_REMOTE_DEAD;
+		xasprintf(cause, "cannot reach %s", k->d->url);
+		return (-1);
+	}
+	json_object_put(body);
+	log_info("starting kernel %s on %s", k->name, k->d->url);
+	return (0);
+}
+
+/* POST api/kernels answered: the kernel's id, then its WebSocket. */
+static void
+agent_remote_kernel_posted(struct jserver_reply *r, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct json_object	*o, *v;
+	char			*why, *msg;
+
+	if (k->state != AGENT_REMOTE_POSTING)
+		return;
+	if (r->status != 201 && r->status != 200) {
+		msg = jserver_reply_message(r);
+		xasprintf(&why, "the Jupyter Server at %s did not start "
+		    "kernel %s: %s", k->d->url, k->name, msg);
+		free(msg);
+		agent_remote_kernel_fail(k, why);
+		free(why);
+		return;
+	}
+	if ((o = jserver_reply_json(r, &why)) == NULL ||
+	    !json_object_object_get_ex(o, "id", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) == 0 ||
+	    json_object_get_string_len(v) > 128 ||
+	    strspn(json_object_get_string(v), "0123456789abcdef-") !=
+	    (size_t)json_object_get_string_len(v)) {
+		if (o != NULL)
+			why = NULL;
+		json_object_put(o);
+		agent_remote_kernel_fail(k, "the server's answer to POST "
+		    "api/kernels has no kernel id");
+		free(why);
+		return;
+	}
+	k->id = xstrdup(json_object_get_string(v));
+	json_object_put(o);
+	log_info("kernel %s is %s on %s", k->name, k->id, k->d->url);
+	agent_remote_kernel_connect(k);
+}
+
+/* Open the kernel's WebSocket; kernel_info follows once it is open. */
+static void
+agent_remote_kernel_connect(struct agent_kernel *k)
+{
+	const char	*force;
+	char		*path, *cause;
+	int		 offer;
+
+	agent_remote_ws_free(k->ws);
+	k->ws = NULL;
+	k->state = AGENT_REMOTE_CONNECTING;
+	/* RUNTIMED_REMOTE_WS=json: the JSON encoding even where v1 is. */
+	force = getenv("RUNTIMED_REMOTE_WS");
+	offer = force == NULL || strcmp(force, "json") != 0;
+	xasprintf(&path, "api/kernels/%s/channels?session_id=%s", k->id,
+	    k->session);
+	k->ws = agent_remote_ws_create(k->base, k->d, path, offer,
+	    &agent_remote_kernel_cbs, k, &cause);
+	free(path);
+	if (k->ws == NULL) {
+		agent_remote_kernel_fail(k, cause);
+		free(cause);
+	}
+}
+
+static void
+agent_remote_kernel_open(void *arg, int v1)
+{
+	struct agent_kernel	*k = arg;
+
+	k->v1 = v1;
+	log_info("kernel %s: WebSocket open (%s)", k->id, v1 ?
+	    AGENT_REMOTE_WS_V1 : "JSON messages");
+	agent_remote_kernel_info_cb(-1, 0, k);
+}
+
+/* Ask kernel_info again until the kernel answers or the time is up. */
+static void
+agent_remote_kernel_info_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct timeval		 tv = { 0, AGENT_REMOTE_INFO_MS * 1000 };
+	char			 id[37], *why;
+
+	if (k->state != AGENT_REMOTE_CONNECTING)
+		return;
+	if (util_mono_ms() > k->ready_by) {
+		xasprintf(&why, "kernel %s on %s did not answer kernel_info "
+		    "within %d s", k->name, k->d->url,
+		    AGENT_REMOTE_READY_MS / 1000);
+		agent_remote_kernel_fail(k, why);
+		free(why);
+		return;
+	}
+	agent_kernel_send(k, AGENT_CHANNEL_SHELL, "kernel_info_request", NULL,
+	    id);
+	evtimer_add(k->info_ev, &tv);
+}
+
+/* Give up on the kernel: before ready it failed, after it died. */
+static void
+agent_remote_kernel_fail(struct agent_kernel *k, const char *why)
+{
+	enum agent_remote_state	 was = k->state;
+	void			(*done)(struct agent_kernel *, void *);
+
+	k->state = AGENT_REMOTE_DEAD;
+	evtimer_del(k->info_ev);
+	free(k->why);
+	k->why = xstrdup(why);
+	if (was == AGENT_REMOTE_READY)
+		agent_died(k, why);
+	else if (was == AGENT_REMOTE_STOPPING && k->done != NULL) {
+		done = k->done;
+		k->done = NULL;
+		done(k, k->done_arg);
+	} else if (was != AGENT_REMOTE_DEAD)
+		agent_failed(k, why);
+}
+
+static int
+agent_remote_kernel_channel(const char *name, enum agent_channel *ch)
+{
+	if (strcmp(name, "shell") == 0)
+		*ch = AGENT_CHANNEL_SHELL;
+	else if (strcmp(name, "iopub") == 0)
+		*ch = AGENT_CHANNEL_IOPUB;
+	else if (strcmp(name, "stdin") == 0)
+		*ch = AGENT_CHANNEL_STDIN;
+	else if (strcmp(name, "control") == 0)
+		*ch = AGENT_CHANNEL_CONTROL;
+	else
+		return (-1);
+	return (0);
+}
+
+static const char *
+agent_remote_kernel_channel_name(enum agent_channel ch)
+{
+	switch (ch) {
+	case AGENT_CHANNEL_SHELL:
+		return ("shell");
+	case AGENT_CHANNEL_CONTROL:
+		return ("control");
+	case AGENT_CHANNEL_STDIN:
+		return ("stdin");
+	case AGENT_CHANNEL_IOPUB:
+		return ("iopub");
+	default:
+		return (NULL);
+	}
+}
+
+/* One message from the server. */
+static void
+agent_remote_kernel_message(void *arg, int binary, const u_char *data,
+    size_t len)
+{
+	struct agent_kernel	*k = arg;
+	struct agent_wire_msg	*m;
+	struct json_object	*c, *v;
+	enum agent_channel	 ch;
+	const char		*type, *state;
+	char			*channel, *cause, *why;
+
+	if ((m = agent_remote_ws_decode(k->v1, binary, data, len, &channel,
+	    &cause)) == NULL) {
+		log_warnx("kernel %s: dropped a message: %s", k->id, cause);
+		free(cause);
+		return;
+	}
+	if (agent_remote_kernel_channel(channel, &ch) != 0) {
+		log_warnx("kernel %s: dropped a message on channel %.32s",
+		    k->id, channel);
+		goto out;
+	}
+	type = agent_wire_msg_type(m);
+	c = agent_wire_msg_content(m);
+	log_debug("%s: %s %s", __func__, channel, type);
+	if (k->state == AGENT_REMOTE_CONNECTING) {
+		if (ch == AGENT_CHANNEL_SHELL &&
+		    strcmp(type, "kernel_info_reply") == 0) {
+			evtimer_del(k->info_ev);
+			json_object_put(k->info);
+			k->info = json_object_get(c);
+			k->state = AGENT_REMOTE_READY;
+			agent_ready(k, k->info);
+		}
+		goto out;
+	}
+	if (k->state != AGENT_REMOTE_READY && k->state != AGENT_REMOTE_STOPPING)
+		goto out;
+	/* The server restarting or losing the kernel behind our back. */
+	if (k->state == AGENT_REMOTE_READY && ch == AGENT_CHANNEL_IOPUB &&
+	    strcmp(type, "status") == 0 &&
+	    json_object_object_get_ex(c, "execution_state", &v) &&
+	    (state = json_object_get_string(v)) != NULL &&
+	    (strcmp(state, "restarting") == 0 || strcmp(state, "dead") == 0) &&
+	    agent_wire_msg_parent_id(m) == NULL) {
+		xasprintf(&why, "the kernel on %s died (the server reports it "
+		    "%s)", k->d->url, state);
+		agent_remote_kernel_fail(k, why);
+		free(why);
+		goto out;
+	}
+	agent_exec_message(k, ch, m);
+out:
+	agent_wire_msg_free(m);
+	free(channel);
+}
+
+/* The WebSocket is gone. */
+static void
+agent_remote_kernel_closed(void *arg, const char *why)
+{
+	struct agent_kernel	*k = arg;
+	char			*msg;
+
+	if (k->state == AGENT_REMOTE_STOPPING && k->restart)
+		return;		/* the restart's answer reconnects */
+	xasprintf(&msg, "lost the kernel on %s: %s", k->d->url, why);
+	agent_remote_kernel_fail(k, msg);
+	free(msg);
+}
+
+int
+agent_kernel_is_ready(struct agent_kernel *k)
+{
+	return (k->state == AGENT_REMOTE_READY);
+}
+
+int
+agent_kernel_is_running(struct agent_kernel *k)
+{
+	return (k->state == AGENT_REMOTE_POSTING ||
+	    k->state == AGENT_REMOTE_CONNECTING ||
+	    k->state == AGENT_REMOTE_READY ||
+	    k->state == AGENT_REMOTE_STOPPING);
+}
+
+/* The kernel's pid is the server's: none here. */
+pid_t
+agent_kernel_pid(struct agent_kernel *k)
+{
+	return (0);
+}
+
+struct kernelspec *
+agent_kernel_spec(struct agent_kernel *k)
+{
+	return (k->spec);
+}
+
+const char *
+agent_remote_kernel_name(struct agent_kernel *k)
+{
+	return (k->name);
+}
+
+/* No stderr to tail: the server keeps the kernel's log. */
+char *
+agent_kernel_tail(struct agent_kernel *k)
+{
+	char	*s;
+
+	xasprintf(&s, "(the kernel runs on %s; its log is the server's)",
+	    k->d->url);
+	return (s);
+}
+
+int
+agent_kernel_send(struct agent_kernel *k, enum agent_channel channel,
+    const char *msg_type, struct json_object *content, char *msg_id)
+{
+	return (agent_kernel_send_parent(k, channel, msg_type, content, NULL,
+	    msg_id));
+}
+
+/* Send on a channel through the WebSocket, in its encoding. */
+int
+agent_kernel_send_parent(struct agent_kernel *k, enum agent_channel channel,
+    const char *msg_type, struct json_object *content,
+    struct json_object *parent, char *msg_id)
+{
+	const char	*name;
+	char		*parts[AGENT_WIRE_NPARTS], *out;
+	size_t		 len;
+	int		 rc;
+
+	if (k->ws == NULL || (name =
+	    agent_remote_kernel_channel_name(channel)) == NULL)
+		return (-1);
+	if (agent_wire_encode("", k->session, msg_type, content, parent,
+	    msg_id, parts) != 0)
+		return (-1);
+	out = agent_remote_ws_encode(k->v1, name, parts, &len);
+	agent_wire_parts_free(parts);
+	rc = agent_remote_ws_send(k->ws, k->v1 ? AGENT_REMOTE_WS_BINARY :
+	    AGENT_REMOTE_WS_TEXT, out, len);
+	free(out);
+	if (rc == 0)
+		log_debug("%s: sent %s %s", __func__, msg_type, msg_id);
+	return (rc);
+}
+
+static void
+agent_remote_kernel_interrupted(struct jserver_reply *r, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	char			*msg;
+
+	if (r->status != 204 && r->status != 200) {
+		msg = jserver_reply_message(r);
+		log_warnx("kernel %s: interrupt: %s", k->id, msg);
+		free(msg);
+	}
+}
+
+/* POST .../interrupt; its answer is only logged. */
+int
+agent_kernel_interrupt(struct agent_kernel *k, char **cause)
+{
+	char	*path;
+	int	 rc;
+
+	if (k->id == NULL || k->state == AGENT_REMOTE_DEAD) {
+		xasprintf(cause, "no kernel is running on %s", k->d->url);
+		return (-1);
+	}
+	xasprintf(&path, "api/kernels/%s/interrupt", k->id);
+	rc = jserver_request(k->base, k->d, "POST", path, "{}", 2,
+	    JSERVER_TIMEOUT, agent_remote_kernel_interrupted, k);
+	free(path);
+	if (rc != 0)
+		xasprintf(cause, "cannot reach %s", k->d->url);
+	return (rc);
+}
+
+static void
+agent_remote_kernel_stopped(struct jserver_reply *r, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	void			(*done)(struct agent_kernel *, void *);
+	char			*msg;
+
+	if (r->status < 200 || r->status > 299) {
+		msg = jserver_reply_message(r);
+		log_warnx("kernel %s: %s: %s", k->id, k->restart ? "restart" :
+		    "shutdown", msg);
+		free(msg);
+		if (!k->restart) {
+			/* Gone already, or the server is: either way over. */
+			free(k->id);
+			k->id = NULL;
+		}
+	} else if (!k->restart) {
+		free(k->id);
+		k->id = NULL;
+	}
+	k->state = k->restart && k->id != NULL && r->status >= 200 &&
+	    r->status <= 299 ? AGENT_REMOTE_NEW : AGENT_REMOTE_DEAD;
+	if (k->restart && k->state == AGENT_REMOTE_DEAD) {
+		free(k->why);
+		msg = jserver_reply_message(r);
+		xasprintf(&k->why, "restart on %s failed: %s", k->d->url, msg);
+		free(msg);
+	}
+	if ((done = k->done) != NULL) {
+		k->done = NULL;
+		done(k, k->done_arg);
+	}
+}
+
+/*
+ * Shut the kernel down (DELETE) or restart it (POST .../restart); done
+ * runs when the server has answered.  A restarted kernel is then
+ * reconnected with agent_kernel_start.
+ */
+void
+agent_kernel_shutdown(struct agent_kernel *k, int restart,
+    void (*done)(struct agent_kernel *, void *), void *arg)
+{
+	char	*path;
+	int	 rc;
+
+	evtimer_del(k->info_ev);
+	k->done = done;
+	k->done_arg = arg;
+	k->restart = restart;
+	if (k->id == NULL) {
+		k->state = AGENT_REMOTE_DEAD;
+		k->done = NULL;
+		done(k, arg);
+		return;
+	}
+	k->state = AGENT_REMOTE_STOPPING;
+	if (restart) {
+		xasprintf(&path, "api/kernels/%s/restart", k->id);
+		rc = jserver_request(k->base, k->d, "POST", path, "{}", 2,
+		    JSERVER_TIMEOUT * 3, agent_remote_kernel_stopped, k);
+	} else {
+		xasprintf(&path, "api/kernels/%s", k->id);
+		rc = jserver_request(k->base, k->d, "DELETE", path, NULL, 0,
+		    JSERVER_TIMEOUT, agent_remote_kernel_stopped, k);
+	}
+	free(path);
+	if (rc != 0) {
+		k->state = AGENT_REMOTE_DEAD;
+		k->done = NULL;
+		done(k, arg);
+	}
+}
+
+/* After a shutdown: can agent_kernel_start bring it back? */
+int
+agent_kernel_start_ok(struct agent_kernel *k)
+{
+	return (k->state == AGENT_REMOTE_NEW && k->id != NULL);
+}
+
+/* Why the kernel is not there, for the daemon. */
+const char *
+agent_remote_kernel_why(struct agent_kernel *k)
+{
+	return (k->why != NULL ? k->why : "the kernel is not running");
+}
+
+/*
+ * --list-kernelspecs for a domain: GET api/kernelspecs as runtimed-agent
+ * prints the local ones, [{name, display_name, language}], sorted.
+ */
+int
+agent_remote_kernel_list_specs(struct domain *d)
+{
+	struct jserver_reply	 r;
+	struct json_object	*o, *specs, *list, *item, *spec, *v;
+	char			*why;
+
+	if (jserver_call(d, "GET", "api/kernelspecs", NULL, 0,
+	    JSERVER_TIMEOUT, &r) != 0 || r.status != 200) {
+		why = jserver_reply_message(&r);
+		fprintf(stderr, "runtimed-agent-remote: %s: %s\n", d->url,
+		    why);
+		free(why);
+		jserver_reply_clear(&r);
+		return (1);
+	}
+	if ((o = jserver_reply_json(&r, &why)) == NULL) {
+		fprintf(stderr, "runtimed-agent-remote: %s\n", why);
+		free(why);
+		jserver_reply_clear(&r);
+		return (1);
+	}
+	jserver_reply_clear(&r);
+	list = json_object_new_array();
+	if (json_object_object_get_ex(o, "kernelspecs", &specs) &&
+	    json_object_is_type(specs, json_type_object)) {
+		json_object_object_foreach(specs, key, val) {
+			item = json_object_new_object();
+			json_object_object_add(item, "name",
+			    json_object_new_string(key));
+			if (json_object_object_get_ex(val, "spec", &spec)) {
+				if (json_object_object_get_ex(spec,
+				    "display_name", &v))
+					json_object_object_add(item,
+					    "display_name",
+					    json_object_get(v));
+				if (json_object_object_get_ex(spec,
+				    "language", &v))
+					json_object_object_add(item,
+					    "language", json_object_get(v));
+			}
+			json_object_array_add(list, item);
+		}
+	}
+	printf("%s\n", json_object_to_json_string_ext(list,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(list);
+	json_object_put(o);
+	return (fflush(stdout) == 0 ? 0 : 1);
+}

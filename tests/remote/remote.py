@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: ISC
+"""remote.py: notebooks and kernels on a real Jupyter Server through the
+real worker and daemon (tests/remote/remote.sh starts the server and
+sets the environment).  Open, read, edit, run, interrupt, restart, save,
+a change on the server detected at save, create, the server's
+kernelspecs, a notebook_id + domain target.
+
+usage: remote.py BUILDDIR STATEDIR SERVERROOT [quick]
+(quick: open, run, interrupt and restart only)
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
+from mcp import Worker  # noqa: E402
+
+import nbformat  # noqa: E402
+
+builddir, tmp, sroot = sys.argv[1:4]
+quick = sys.argv[4:] == ["quick"]
+
+
+def ok(msg):
+    print("ok:", msg, flush=True)
+
+
+def expect(cond, what, got=None):
+    if not cond:
+        raise SystemExit("FAIL: %s: %s" % (what, json.dumps(got)[:2000]))
+
+
+w = Worker(builddir, dict(os.environ), os.path.join(tmp, "worker.log"))
+
+# Open: the notebook is the server's copy.
+sc, text, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
+expect(not err, "connect_notebook on the domain", sc)
+h = sc["notebook_handle"]
+nid = sc["notebook_id"]
+expect(sc["path"] == "nb.ipynb" and len(sc["cells"]) == 1 and
+       sc.get("domain") == "js", "connect", sc)
+cell0 = sc["cells"][0]["cell_id"]
+ok("connect_notebook {path, domain}: the server's notebook")
+
+# A wrong domain name and a bad path are refused before any effect.
+sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="nope")
+expect(err and sc["error"]["code"] == "invalid_argument" and
+       "no domain nope" in sc["error"]["message"], "unknown domain", sc)
+sc, _, err = w.call("connect_notebook", path="../etc/passwd", domain="js")
+expect(err and sc["error"]["code"] == "invalid_argument", "a climbing path",
+       sc)
+ok("unknown domain and a path climbing out are refused")
+
+# Edit and run: the kernel is the server's.
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM",
+     "source": "import os\nprint(os.getcwd(), x + 1)"}])
+expect(not err, "edit", sc)
+cell1 = sc["cells"][0]["cell_id"]
+sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[cell0, cell1],
+                    wait_secs=50, timeout=120)
+expect(not err and sc["status"] == "done", "run", sc)
+out1 = sc["cells"][1]["outputs"][0]["text"]
+expect(out1.strip().endswith("43") and out1.startswith(sroot),
+       "the cell ran in the server's root", sc)
+ok("run_cells on the server's kernel: outputs, cwd the notebook's dir")
+
+# The server has our kernel.
+sc, _, err = w.call("get_kernel_info", notebook_handle=h)
+expect(not err and sc.get("state") in ("idle", "busy"), "kernel info", sc)
+ok("get_kernel_info: %s" % sc.get("state"))
+
+# notebook_id + domain targets the attachment; another domain does not.
+sc, _, err = w.call("inspect_notebook", notebook_id=nid, domain="js")
+expect(not err and sc["total_cells"] == 2, "id + domain", sc)
+sc, _, err = w.call("inspect_notebook", notebook_id=nid)
+expect(err and sc["error"]["code"] == "not_attached", "id without domain",
+       sc)
+ok("notebook_id + domain targets it; the id alone (local) does not")
+
+# Interrupt a long cell.
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM",
+     "source": "import time\nfor i in range(600):\n    time.sleep(0.1)"}])
+cell2 = sc["cells"][0]["cell_id"]
+sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[cell2],
+                    wait_secs=2)
+eid = sc["execution_id"]
+expect(sc["status"] in ("running", "queued"), "long run started", sc)
+t0 = time.time()
+sc, _, err = w.call("interrupt_kernel", notebook_handle=h)
+expect(not err, "interrupt", sc)
+sc, _, err = w.call("get_results", notebook_handle=h, execution_id=eid,
+                    timeout_secs=30, timeout=60)
+expect(sc["status"] in ("interrupted", "error"), "interrupted run", sc)
+ok("interrupt_kernel: the run ended %s in %.1f s" % (sc["status"],
+                                                     time.time() - t0))
+
+# Restart: the kernel forgets x and answers again.
+sc, _, err = w.call("restart_kernel", notebook_handle=h, timeout=120)
+expect(not err, "restart", sc)
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM",
+     "source": "print('x' in globals())"}])
+cell3 = sc["cells"][0]["cell_id"]
+sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[cell3],
+                    wait_secs=50, timeout=120)
+expect(not err and sc["status"] == "done" and
+       sc["cells"][0]["outputs"][0]["text"].strip() == "False",
+       "run after restart", sc)
+ok("restart_kernel: a fresh kernel runs cells again")
+if quick:
+    w.close()
+    print("done")
+    sys.exit(0)
+
+# Save: the server's file is what we have, byte-stable nbformat.
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(not err, "save", sc)
+nb = nbformat.read(os.path.join(sroot, "nb.ipynb"), 4)
+expect(len(nb.cells) == 4 and nb.cells[1].outputs[0]["text"].endswith("43\n"),
+       "saved content", nb.cells)
+ok("save_notebook: the contents API wrote it")
+
+# Someone changes it on the server: a save is refused, then forced.
+time.sleep(1.1)
+nb.cells.append(nbformat.v4.new_markdown_cell("from the server"))
+nbformat.write(nb, os.path.join(sroot, "nb.ipynb"))
+w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "edit", "cell_id": cell0, "source": "x = 7 * 6\nprint(x)"}])
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(err and sc["error"]["code"] == "file_changed_on_disk",
+       "a change on the server", sc)
+nb2 = nbformat.read(os.path.join(sroot, "nb.ipynb"), 4)
+expect(nb2.cells[-1].source == "from the server", "the server's copy kept",
+       nb2.cells)
+sc, _, err = w.call("save_notebook", notebook_handle=h, force=True)
+expect(not err, "forced save", sc)
+ok("a change on the server is file_changed_on_disk; force overwrites")
+
+# Kernelspecs are the server's; select one of them, refuse another.
+sc, _, err = w.call("list_kernels", notebook_handle=h)
+expect(not err and "python3" in [k["name"] for k in sc["kernels"]],
+       "list_kernels on the remote notebook", sc)
+sc, _, err = w.call("select_kernel", notebook_handle=h, kernel="nosuch")
+expect(err and sc["error"]["code"] == "kernel_unavailable" and
+       "python3" in sc["error"]["message"], "select an unknown kernel", sc)
+ok("select_kernel: the server's kernelspecs are the choice")
+
+# Create on the server.
+sc, _, err = w.call("create_notebook", path="sub/new.ipynb", domain="js")
+expect(err, "create in a missing directory fails", sc)
+os.mkdir(os.path.join(sroot, "sub"))
+sc, _, err = w.call("create_notebook", path="sub/new.ipynb", domain="js")
+expect(not err and sc["path"] == "sub/new.ipynb", "create", sc)
+expect(os.path.exists(os.path.join(sroot, "sub", "new.ipynb")),
+       "created on the server", None)
+h2 = sc["notebook_handle"]
+sc, _, err = w.call("edit_cells", notebook_handle=h2, run=True, edits=[
+    {"op": "insert", "after": "TOP", "source": "import os; print(os.getcwd())"}])
+expect(not err, "edit+run on the new notebook", sc)
+sc, _, err = w.call("create_notebook", path="sub/new.ipynb", domain="js")
+expect(err and "exists" in sc["error"]["message"], "create over a file", sc)
+ok("create_notebook {path, domain}: made on the server; not over a file")
+
+# Files: 5 MB up and down, hashes checked at both ends.
+import hashlib  # noqa: E402
+big = os.path.join(tmp, "big.bin")
+with open(big, "wb") as f:
+    f.write(os.urandom(5 * 1024 * 1024))
+want = hashlib.sha256(open(big, "rb").read()).hexdigest()
+t0 = time.time()
+sc, _, err = w.call("upload_file", notebook_handle=h, host_path=big,
+                    kernel_path="big.bin", timeout=120)
+expect(not err and sc["sha256"] == want and sc["bytes"] == 5 << 20,
+       "upload", sc)
+up = time.time() - t0
+got = hashlib.sha256(open(os.path.join(sroot, "big.bin"), "rb").read())
+expect(got.hexdigest() == want, "the server's file", None)
+expect(not [n for n in os.listdir(sroot) if n.startswith("rtd-")],
+       "no temporary left on the server", os.listdir(sroot))
+sc, _, err = w.call("upload_file", notebook_handle=h, host_path=big,
+                    kernel_path="big.bin")
+expect(err and "overwrite" in sc["error"]["message"], "no overwrite", sc)
+sc, _, err = w.call("upload_file", notebook_handle=h, host_path=big,
+                    kernel_path="big.bin", overwrite=True, timeout=120)
+expect(not err and sc["replaced"], "overwrite", sc)
+# The kernel sees it where the notebook is.
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM", "source":
+     "import hashlib\nprint(hashlib.sha256(open('big.bin','rb').read())"
+     ".hexdigest())"}])
+sc, _, err = w.call("run_cells", notebook_handle=h,
+                    cell_ids=[sc["cells"][0]["cell_id"]], wait_secs=50,
+                    timeout=120)
+expect(sc["cells"][0]["outputs"][0]["text"].strip() == want,
+       "the kernel read the upload", sc)
+back = os.path.join(tmp, "back.bin")
+t0 = time.time()
+sc, _, err = w.call("download_file", notebook_handle=h, kernel_path="big.bin",
+                    host_path=back, timeout=120)
+expect(not err and sc["sha256"] == want, "download", sc)
+down = time.time() - t0
+expect(hashlib.sha256(open(back, "rb").read()).hexdigest() == want,
+       "the downloaded file", None)
+sc, _, err = w.call("download_file", notebook_handle=h, kernel_path="big.bin",
+                    host_path=back)
+expect(err and "overwrite" in sc["error"]["message"], "no overwrite down", sc)
+sc, _, err = w.call("download_file", notebook_handle=h,
+                    kernel_path="../x", host_path=back + "2")
+expect(err and sc["error"]["code"] == "invalid_argument", "a climbing path",
+       sc)
+ok("upload_file/download_file: 5 MiB, sha256 both ends (%.2f s up, %.2f s "
+   "down); no overwrite unless asked; no temporary left" % (up, down))
+
+# The local domain: a copy beside a local notebook.
+lnb = os.path.join(tmp, "local.ipynb")
+sc, _, err = w.call("create_notebook", path=lnb)
+expect(not err, "a local notebook", sc)
+hl = sc["notebook_handle"]
+sc, _, err = w.call("upload_file", notebook_handle=hl, host_path=big,
+                    kernel_path="copy.bin")
+expect(not err and sc["kernel_path"] == os.path.join(tmp, "copy.bin") and
+       sc["sha256"] == want, "local upload", sc)
+os.symlink("/etc/passwd", os.path.join(tmp, "link.bin"))
+sc, _, err = w.call("download_file", notebook_handle=hl, kernel_path="copy.bin",
+                    host_path=os.path.join(tmp, "link.bin"), overwrite=True)
+expect(err and "symbolic link" in sc["error"]["message"],
+       "never written through a symlink", sc)
+ok("the local domain: a copy on this machine; a symlink is never written "
+   "through")
+
+w.close()
+print("done")

@@ -1,0 +1,107 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# remote.sh: a real Jupyter Server (1.23 here) as a domain: runtimectl
+# domains (ok with the principal the server's evidence gives, the token
+# never printed, a readable token file refused with the chmod, a wrong
+# token refused, a dead server unreachable, a broken config and https
+# named); then notebooks and kernels on it through the real worker,
+# daemon and runtimed-agent-remote (tests/remote/remote.py):
+# open, edit, run, interrupt, restart, save, a change on the server
+# detected, create, the server's kernelspecs, notebook_id + domain,
+# upload and download of 5 MiB with hashes, the local domain's copy, all
+# on the v1 WebSocket subprotocol the server offers; then the server
+# killed mid-run and started again with kernel_ws_protocol "" (JSON
+# messages): the run kernel_died, the handle unavailable, a new connect
+# runs (tests/remote/faults.py).
+[ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
+. "${srcdir:-.}/tests/remote/lib.sh"
+
+nb() {
+	$PY - "$SROOT/nb.ipynb" <<'PY'
+import nbformat, sys
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell("x = 6 * 7\nprint(x)")]
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+    "language": "python"}
+nbformat.write(nb, sys.argv[1])
+PY
+	rm -rf "$SROOT/sub" "$SROOT/big.bin"
+}
+
+start_daemon --warm-pool 0 -v
+start_server
+out=$("$CTL" domains 2>&1) || fail "domains: $out"
+echo "$out" | grep -q "^js .*http://127.0.0.1:$PORT/ .*ok .*token:" ||
+    fail "domains said: $out"
+"$CTL" domains --json >"$T/d.json" || fail "domains --json"
+grep -q "$TOKEN" "$T/d.json" && fail "the token was printed"
+$PY - "$T/d.json" <<'PY' || fail "domains --json: $(cat "$T/d.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = j["domains"][0]
+assert d["name"] == "js" and d["ok"] and d["reachable"] and d["authenticated"], d
+assert d["principal"].startswith("token:") and "api/status" in d["evidence"], d
+PY
+ok "domains: reachable, token accepted, principal from the evidence"
+
+chmod 640 "$RUNTIMED_CONFIG_DIR/js.token"
+out=$("$CTL" domains 2>&1) && fail "a 0640 token file was used"
+echo "$out" | grep -q "chmod 600 $RUNTIMED_CONFIG_DIR/js.token" ||
+    fail "no chmod fix: $out"
+chmod 600 "$RUNTIMED_CONFIG_DIR/js.token"
+ok "domains: a token file others can read is refused with the fix"
+
+cp "$RUNTIMED_CONFIG_DIR/js.token" "$T/good.token"
+echo wrong >"$RUNTIMED_CONFIG_DIR/js.token"
+out=$("$CTL" domains 2>&1) && fail "a wrong token was taken"
+echo "$out" | grep -q "refused the token" || fail "wrong token: $out"
+cp "$T/good.token" "$RUNTIMED_CONFIG_DIR/js.token"
+ok "domains: a wrong token is refused"
+
+nb
+$PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" ||
+    fail "remote.py (v1 subprotocol)"
+grep -q "WebSocket open (v1.kernel.websocket.jupyter.org)" \
+    "$T/daemon.log" || fail "the v1 subprotocol was not used"
+ok "remote notebook and kernel, v1 subprotocol"
+
+# The server killed mid-run, then back with JSON messages (faults.py).
+nb
+$PY "${srcdir:-.}/tests/remote/faults.py" "$top_builddir" "$T" "$SROOT" \
+    >"$T/faults.out" 2>&1 &
+F=$!
+track $F
+i=0
+until [ -f "$T/running" ]; do
+	i=$((i + 1))
+	[ $i -gt 600 ] && { cat "$T/faults.out"; fail "faults.py never ran"; }
+	kill -0 $F 2>/dev/null || { cat "$T/faults.out"; fail "faults.py"; }
+	sleep 0.1
+done
+stop_server -9
+touch "$T/killed"
+out=$("$CTL" domains 2>&1) && fail "a dead server was ok"
+echo "$out" | grep -q "cannot reach" || fail "dead server: $out"
+ok "domains: a stopped server is unreachable"
+
+until [ -f "$T/checked" ]; do
+	kill -0 $F 2>/dev/null || { cat "$T/faults.out"; fail "faults.py"; }
+	sleep 0.1
+done
+SERVER_ARGS=--ServerApp.kernel_ws_protocol= start_server
+touch "$T/back"
+wait $F || { cat "$T/faults.out"; fail "faults.py"; }
+cat "$T/faults.out"
+grep -q "WebSocket open (JSON messages)" "$T/daemon.log" ||
+    fail "the JSON encoding was not used"
+ok "remote kernel: server lost and back, JSON messages"
+
+echo '{"js": ' >"$RUNTIMED_CONFIG_DIR/domains.json"
+out=$("$CTL" domains 2>&1) && fail "a broken domains.json was read"
+echo "$out" | grep -q "domains.json is not a JSON object" || fail "bad config: $out"
+echo '{"js": {"url": "https://example.org/", "token_file": "js.token"}}' \
+    >"$RUNTIMED_CONFIG_DIR/domains.json"
+out=$("$CTL" domains 2>&1) && fail "https was taken"
+echo "$out" | grep -q "https is not supported" || fail "https: $out"
+ok "domains: a broken config and https are named"
