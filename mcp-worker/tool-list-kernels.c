@@ -59,22 +59,24 @@ tool_list_kernels_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_list_kernels(struct worker_call *call)
 {
-	static const char *const	 allowed[] = {
+	static const char *const	 targeted[] = {
 		"notebook_handle", "notebook_id", "domain", NULL
 	};
+	static const char *const	 plain[] = { NULL };
 	struct json_object		*args = worker_call_args(call);
 	struct worker_handle		*h;
 	struct worker_room		*room = NULL;
 
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	/* With a target: that notebook's kernelspecs (its server's). */
+	/* With a target: that notebook's kernelspecs (its server's);
+	 * without one, this machine's. */
 	if (json_object_object_get_ex(args, "notebook_handle", NULL) ||
 	    json_object_object_get_ex(args, "notebook_id", NULL)) {
-		if ((h = worker_call_target(call)) == NULL)
+		if (worker_call_check(call, targeted) != 0 ||
+		    (h = worker_call_target(call)) == NULL)
 			return;
 		room = worker_attach_room(h);
-	}
+	} else if (worker_call_check(call, plain) != 0)
+		return;
 	worker_call_room(call, room, PROTO_MSG_KERNEL_LIST, NULL,
 	    PROTO_MSG_KERNEL_LIST_REPLY, tool_list_kernels_done);
 }
