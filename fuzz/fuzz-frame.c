@@ -44,10 +44,18 @@ FUZZ_FRAME_UNPACK(exec_get, exec_get)
 FUZZ_FRAME_UNPACK(exec_state, exec_state)
 FUZZ_FRAME_UNPACK(exec_cancel, exec_cancel)
 FUZZ_FRAME_UNPACK(exec_tasks, exec_tasks)
-FUZZ_FRAME_UNPACK(exec_tasks_reply, exec_tasks_reply)
 FUZZ_FRAME_UNPACK(kernel_info_reply, kernel_info_reply)
 FUZZ_FRAME_UNPACK(kernel_list_reply, kernel_list_reply)
 FUZZ_FRAME_UNPACK(kernel_select, kernel_select)
+
+static void
+fuzz_frame_exec_runs(const msgpack_object *o)
+{
+	struct proto_exec_runs	v;
+	char			err[256];
+
+	proto_exec_runs_unpack(o, "EXEC_LIST_REPLY", &v, err, sizeof err);
+}
 
 static void (*const fuzz_frame_unpackers[])(const msgpack_object *) = {
 	fuzz_frame_error,
@@ -71,7 +79,7 @@ static void (*const fuzz_frame_unpackers[])(const msgpack_object *) = {
 	fuzz_frame_exec_state,
 	fuzz_frame_exec_cancel,
 	fuzz_frame_exec_tasks,
-	fuzz_frame_exec_tasks_reply,
+	fuzz_frame_exec_runs,
 	fuzz_frame_kernel_info_reply,
 	fuzz_frame_kernel_list_reply,
 	fuzz_frame_kernel_select,

@@ -86,7 +86,7 @@ tool_get_results_listed(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_call		*call = arg;
-	struct proto_exec_list_reply	 m;
+	struct proto_exec_runs		 m;
 	struct json_object		*runs, *sc;
 	struct evbuffer			*text;
 	char				 err[256], *s;
@@ -97,7 +97,8 @@ tool_get_results_listed(void *arg, uint16_t type, const msgpack_object *reply,
 		return;
 	}
 	if (type != PROTO_MSG_EXEC_LIST_REPLY ||
-	    proto_exec_list_reply_unpack(reply, &m, err, sizeof err) != 0) {
+	    proto_exec_runs_unpack(reply, "EXEC_LIST_REPLY", &m, err,
+	    sizeof err) != 0) {
 		worker_call_error(call, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;

@@ -738,7 +738,7 @@ worker_task_listed(void *arg, uint16_t type, const msgpack_object *body,
     const char *code, const char *msg)
 {
 	struct worker_task_list	*l = arg;
-	struct proto_exec_tasks_reply m;
+	struct proto_exec_runs	 m;
 	const msgpack_object	*r;
 	struct worker_task	*t;
 	struct json_object	*res, *tasks;
@@ -754,7 +754,8 @@ worker_task_listed(void *arg, uint16_t type, const msgpack_object *body,
 		goto out;
 	}
 	if (type != PROTO_MSG_EXEC_TASKS_REPLY ||
-	    proto_exec_tasks_reply_unpack(body, &m, err, sizeof err) != 0) {
+	    proto_exec_runs_unpack(body, "EXEC_TASKS_REPLY", &m, err,
+	    sizeof err) != 0) {
 		worker_rpc_fail(l->id, -32603,
 		    "unexpected reply from runtimed");
 		goto out;

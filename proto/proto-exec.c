@@ -223,20 +223,18 @@ proto_exec_tasks_unpack(const msgpack_object *body,
 	    &m->task_owner, err, errlen));
 }
 
+/* EXEC_TASKS_REPLY and EXEC_LIST_REPLY: both a list of runs; n names it. */
 void
-proto_exec_tasks_reply_pack(msgpack_packer *pk,
-    const struct proto_exec_tasks_reply *m)
+proto_exec_runs_pack(msgpack_packer *pk, const struct proto_exec_runs *m)
 {
 	msgpack_pack_map(pk, 1);
 	proto_pack_doc(pk, "runs", &m->runs);
 }
 
 int
-proto_exec_tasks_reply_unpack(const msgpack_object *body,
-    struct proto_exec_tasks_reply *m, char *err, size_t errlen)
+proto_exec_runs_unpack(const msgpack_object *body, const char *n,
+    struct proto_exec_runs *m, char *err, size_t errlen)
 {
-	const char	*n = "EXEC_TASKS_REPLY";
-
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
@@ -261,26 +259,6 @@ proto_exec_list_unpack(const msgpack_object *body, struct proto_exec_list *m,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	return (proto_field_int(body, n, "limit", PROTO_UNSIGNED, &m->limit,
 	    &m->has_limit, err, errlen));
-}
-
-void
-proto_exec_list_reply_pack(msgpack_packer *pk,
-    const struct proto_exec_list_reply *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_doc(pk, "runs", &m->runs);
-}
-
-int
-proto_exec_list_reply_unpack(const msgpack_object *body,
-    struct proto_exec_list_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "EXEC_LIST_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
-	    &m->runs, err, errlen));
 }
 
 void

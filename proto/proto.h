@@ -626,9 +626,12 @@ struct proto_exec_cancel {
 struct proto_exec_tasks {
 	struct proto_str	 task_owner;
 };
-struct proto_exec_tasks_reply {
-	/* [{execution_id, notebook_id, status, message, created_at,
-	 * updated_at}], newest first */
+/*
+ * EXEC_TASKS_REPLY: [{execution_id, notebook_id, status, message,
+ * created_at, updated_at}]; EXEC_LIST_REPLY: [{execution_id, status, ...}];
+ * both newest first.
+ */
+struct proto_exec_runs {
 	struct proto_doc	 runs;
 };
 /* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
@@ -636,9 +639,6 @@ struct proto_exec_tasks_reply {
 struct proto_exec_list {
 	int			 has_limit;
 	int64_t			 limit;
-};
-struct proto_exec_list_reply {
-	struct proto_doc	 runs;	/* [{execution_id, status, ...}] */
 };
 struct proto_kernel_info_reply {
 	struct proto_str	 name;
@@ -679,17 +679,12 @@ void	proto_exec_tasks_pack(msgpack_packer *,
 	    const struct proto_exec_tasks *);
 int	proto_exec_tasks_unpack(const msgpack_object *,
 	    struct proto_exec_tasks *, char *, size_t);
-void	proto_exec_tasks_reply_pack(msgpack_packer *,
-	    const struct proto_exec_tasks_reply *);
-int	proto_exec_tasks_reply_unpack(const msgpack_object *,
-	    struct proto_exec_tasks_reply *, char *, size_t);
+void	proto_exec_runs_pack(msgpack_packer *, const struct proto_exec_runs *);
+int	proto_exec_runs_unpack(const msgpack_object *, const char *,
+	    struct proto_exec_runs *, char *, size_t);
 void	proto_exec_list_pack(msgpack_packer *, const struct proto_exec_list *);
 int	proto_exec_list_unpack(const msgpack_object *,
 	    struct proto_exec_list *, char *, size_t);
-void	proto_exec_list_reply_pack(msgpack_packer *,
-	    const struct proto_exec_list_reply *);
-int	proto_exec_list_reply_unpack(const msgpack_object *,
-	    struct proto_exec_list_reply *, char *, size_t);
 
 /* proto-status.c */
 const char *proto_run_status_name(enum proto_run_status);

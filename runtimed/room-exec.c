@@ -1481,7 +1481,7 @@ void
 room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
 {
 	struct proto_exec_tasks		 m;
-	struct proto_exec_tasks_reply	 rm;
+	struct proto_exec_runs		 rm;
 	struct room_exec_tasks		 t;
 	struct mpbuf			 b;
 	char				 err[256];
@@ -1507,7 +1507,7 @@ room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
 	rm.runs.pack = room_exec_tasks_pack;
 	rm.runs.arg = t.runs;
 	mpbuf_init(&b);
-	proto_exec_tasks_reply_pack(&b.pk, &rm);
+	proto_exec_runs_pack(&b.pk, &rm);
 	peer_send(p, PROTO_MSG_EXEC_TASKS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 	json_object_put(t.runs);

@@ -8,6 +8,10 @@
 
 static void	pack_ids(msgpack_packer *, const void *);
 static void	pack_info(msgpack_packer *, const void *);
+static int	tasks_reply_unpack(const msgpack_object *,
+		    struct proto_exec_runs *, char *, size_t);
+static int	list_reply_unpack(const msgpack_object *,
+		    struct proto_exec_runs *, char *, size_t);
 
 static void
 pack_ids(msgpack_packer *pk, const void *arg)
@@ -22,6 +26,22 @@ pack_info(msgpack_packer *pk, const void *arg)
 {
 	msgpack_pack_map(pk, 1);
 	proto_pack_str(pk, "name", arg);
+}
+
+/* One codec serves both replies; each names its own message. */
+static int
+tasks_reply_unpack(const msgpack_object *o, struct proto_exec_runs *m,
+    char *err, size_t errlen)
+{
+	return (proto_exec_runs_unpack(o, "EXEC_TASKS_REPLY", m, err,
+	    errlen));
+}
+
+static int
+list_reply_unpack(const msgpack_object *o, struct proto_exec_runs *m,
+    char *err, size_t errlen)
+{
+	return (proto_exec_runs_unpack(o, "EXEC_LIST_REPLY", m, err, errlen));
 }
 
 Test(proto_exec, run_get_round_trip)
@@ -110,7 +130,7 @@ Test(proto_exec, cancel_tasks_round_trip)
 {
 	struct proto_exec_cancel	 c, cz;
 	struct proto_exec_tasks		 t, tz;
-	struct proto_exec_tasks_reply	 r, rz;
+	struct proto_exec_runs		 r, rz;
 	struct pt_buf			 b;
 	char				 err[256];
 
@@ -143,12 +163,12 @@ Test(proto_exec, cancel_tasks_round_trip)
 	r.runs.pack = pack_ids;
 	r.runs.arg = "e2";
 	pt_init(&b);
-	proto_exec_tasks_reply_pack(&b.pk, &r);
-	cr_assert_eq(proto_exec_tasks_reply_unpack(pt_body(&b), &rz, err,
+	proto_exec_runs_pack(&b.pk, &r);
+	cr_assert_eq(tasks_reply_unpack(pt_body(&b), &rz, err,
 	    sizeof err), 0, "%s", err);
 	cr_assert_eq(rz.runs.obj->via.array.size, 2);
-	pt_refuses_all(proto_exec_tasks_reply_unpack,
-	    struct proto_exec_tasks_reply, pt_body(&b), "EXEC_TASKS_REPLY",
+	pt_refuses_all(tasks_reply_unpack,
+	    struct proto_exec_runs, pt_body(&b), "EXEC_TASKS_REPLY",
 	    "runs");
 	pt_free(&b);
 }
@@ -246,7 +266,7 @@ Test(proto_exec, who_and_list_round_trip)
 	struct proto_exec_run		r, rz;
 	struct proto_exec_state		s, z;
 	struct proto_exec_list		l, lz;
-	struct proto_exec_list_reply	lr, lrz;
+	struct proto_exec_runs		lr, lrz;
 	struct pt_buf			b;
 	char				err[256];
 
@@ -306,12 +326,12 @@ Test(proto_exec, who_and_list_round_trip)
 	lr.runs.pack = pack_ids;
 	lr.runs.arg = "e1";
 	pt_init(&b);
-	proto_exec_list_reply_pack(&b.pk, &lr);
-	cr_assert_eq(proto_exec_list_reply_unpack(pt_body(&b), &lrz, err,
+	proto_exec_runs_pack(&b.pk, &lr);
+	cr_assert_eq(list_reply_unpack(pt_body(&b), &lrz, err,
 	    sizeof err), 0, "%s", err);
 	cr_assert_eq(lrz.runs.obj->via.array.size, 2);
-	pt_refuses_all(proto_exec_list_reply_unpack,
-	    struct proto_exec_list_reply, pt_body(&b), "EXEC_LIST_REPLY",
+	pt_refuses_all(list_reply_unpack,
+	    struct proto_exec_runs, pt_body(&b), "EXEC_LIST_REPLY",
 	    "runs");
 	pt_free(&b);
 }
