@@ -11,17 +11,7 @@ static void	tool_download_file(struct worker_call *);
 static void
 tool_download_file(struct worker_call *call)
 {
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", "kernel_path",
-		"host_path", "overwrite", NULL
-	};
-	struct worker_handle		*h;
-
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
-		return;
-	worker_files_transfer(call, h, 0);
+	worker_files_transfer(call, 0);
 }
 
 const struct tool_entry tool_download_file_entry = {

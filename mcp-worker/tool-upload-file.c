@@ -11,17 +11,7 @@ static void	tool_upload_file(struct worker_call *);
 static void
 tool_upload_file(struct worker_call *call)
 {
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", "host_path",
-		"kernel_path", "overwrite", NULL
-	};
-	struct worker_handle		*h;
-
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
-		return;
-	worker_files_transfer(call, h, 1);
+	worker_files_transfer(call, 1);
 }
 
 const struct tool_entry tool_upload_file_entry = {

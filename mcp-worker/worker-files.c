@@ -527,20 +527,34 @@ worker_files_local(struct worker_files_xfer *x, const char *nbdir)
 }
 
 /*
- * Run the transfer of tool call (upload or download) for the notebook
- * of handle h and answer the call.
+ * Run the transfer of tool call (upload or download) for the notebook it
+ * names and answer the call.  Each tool lists its arguments in its own
+ * order (an unknown argument's error quotes the list).
  */
 void
-worker_files_transfer(struct worker_call *call, struct worker_handle *h,
-    int upload)
+worker_files_transfer(struct worker_call *call, int upload)
 {
+	static const char *const	 allowed_up[] = {
+		"notebook_handle", "notebook_id", "domain", "host_path",
+		"kernel_path", "overwrite", NULL
+	};
+	static const char *const	 allowed_down[] = {
+		"notebook_handle", "notebook_id", "domain", "kernel_path",
+		"host_path", "overwrite", NULL
+	};
 	struct json_object		*args = worker_call_args(call), *sc;
 	struct worker_files_xfer	 x;
-	struct worker_room		*room = worker_attach_room(h);
+	struct worker_handle		*h;
+	struct worker_room		*room;
 	const char			*domain, *nbpath, *home;
 	char				*msg = NULL, *host, *dir, *text;
 	int				 rc;
 
+	if (worker_call_check(call, upload ? allowed_up : allowed_down) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	room = worker_attach_room(h);
 	memset(&x, 0, sizeof x);
 	x.upload = upload;
 	if (worker_args_string(args, "host_path", 1, &x.host_path, &msg) != 0 ||

@@ -367,8 +367,7 @@ const char	*worker_room_domain(struct worker_room *);
 const char	*worker_room_path(struct worker_room *);
 
 /* worker-files.c */
-void		 worker_files_transfer(struct worker_call *,
-		     struct worker_handle *, int);
+void		 worker_files_transfer(struct worker_call *, int);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 
