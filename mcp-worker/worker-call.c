@@ -714,21 +714,29 @@ worker_call_room_get(struct worker_call *call, struct worker_room *room,
 }
 
 /*
- * A tool whose only arguments are the target: check them, resolve the
- * notebook, and send one request to its room.
+ * A tool whose only arguments are the target: check them and resolve the
+ * notebook.  NULL when the failure is answered.
  */
-void
-worker_call_target_request(struct worker_call *call, uint16_t type,
-    uint16_t expect, worker_call_reply_cb done)
+struct worker_handle *
+worker_call_target_only(struct worker_call *call)
 {
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", NULL
 	};
-	struct worker_handle		*h;
 
 	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
+		return (NULL);
+	return (worker_call_target(call));
+}
+
+/* Such a tool that sends one request to the notebook's room. */
+void
+worker_call_target_request(struct worker_call *call, uint16_t type,
+    uint16_t expect, worker_call_reply_cb done)
+{
+	struct worker_handle	*h;
+
+	if ((h = worker_call_target_only(call)) == NULL)
 		return;
 	worker_call_room(call, worker_attach_room(h), type, NULL, expect,
 	    done);

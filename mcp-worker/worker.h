@@ -198,6 +198,7 @@ void		 worker_call_error(struct worker_call *, const char *,
 void		 worker_call_error_fields(struct worker_call *, const char *,
 		     const char *, struct json_object *, const char *);
 struct worker_handle *worker_call_target(struct worker_call *);
+struct worker_handle *worker_call_target_only(struct worker_call *);
 struct worker_handle *worker_call_code(struct worker_call *,
 		     const char *const [], struct proto_str *, int *, int *);
 int		 worker_call_check(struct worker_call *,
