@@ -58,14 +58,13 @@ struct room_exec {
 	uint32_t		 req;	/* its AGENT_EXECUTE's id */
 	char			*task_owner;	/* an MCP task's, or NULL */
 	int			 cancelled;	/* EXEC_CANCEL: ends so */
-	int64_t			 created_at;	/* ms since the epoch */
-	int64_t			 updated_at;	/* last status change */
+	int64_t			 updated_at;	/* ms: last status change */
 	TAILQ_ENTRY(room_exec)	 entry;
 	/* Who asked, when, and in which kernel it ran (NULL: unknown). */
 	char			*client_name;
 	char			*client_version;
 	char			*session;
-	int64_t			 submitted_at;
+	int64_t			 submitted_at;	/* us; created_at in ms */
 	char			*kernel_session;
 };
 TAILQ_HEAD(room_exec_list, room_exec);
@@ -314,7 +313,7 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk, int live)
 	m.cells.pack = room_exec_pack_cells;
 	m.cells.arg = e;
 	m.task_owner = proto_str_make(e->task_owner);
-	m.created_at = e->created_at;
+	m.created_at = e->submitted_at / 1000;
 	m.updated_at = e->updated_at;
 	if (live && room_input_pending(e->room, e->id)) {
 		m.status = proto_str_make(proto_run_status_name(
@@ -665,11 +664,11 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->stop_on_error = stop;
 	e->status = PROTO_RUN_QUEUED;
 	e->task_owner = proto_str_dup(&m.task_owner);
-	e->created_at = e->updated_at = util_now_us() / 1000;
 	e->client_name = room_exec_who(&m.who.client_name);
 	e->client_version = room_exec_who(&m.who.client_version);
 	e->session = room_exec_who(&m.who.session);
 	e->submitted_at = util_now_us();
+	e->updated_at = e->submitted_at / 1000;
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
