@@ -166,14 +166,14 @@ tool_get_results_free(struct tool_get_results *st)
 static void
 tool_get_results_ask(struct tool_get_results *st, const char *id, int ms)
 {
-	struct proto_exec_get	 m;
+	struct proto_exec_id	 m;
 	struct mpbuf		 b;
 
 	m.execution_id = proto_str_make(id);
 	m.has_timeout_ms = 1;
 	m.timeout_ms = ms;
 	mpbuf_init(&b);
-	proto_exec_get_pack(&b.pk, &m);
+	proto_exec_id_pack(&b.pk, &m);
 	worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 	    tool_get_results_state, st);
 	mpbuf_free(&b);

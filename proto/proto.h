@@ -594,7 +594,8 @@ struct proto_exec_run {
 	struct proto_str	 task_owner;	/* an MCP task's session */
 	struct proto_exec_who	 who;
 };
-struct proto_exec_get {
+/* EXEC_GET and EXEC_CANCEL: a run, and how long to wait for it. */
+struct proto_exec_id {
 	struct proto_str	 execution_id;
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
@@ -617,11 +618,6 @@ struct proto_exec_state {
 	int			 has_submitted_at;
 	int64_t			 submitted_at;	/* microseconds, epoch */
 	struct proto_str	 kernel_session; /* the kernel it ran in */
-};
-struct proto_exec_cancel {
-	struct proto_str	 execution_id;
-	int			 has_timeout_ms;
-	int64_t			 timeout_ms;
 };
 struct proto_exec_tasks {
 	struct proto_str	 task_owner;
@@ -664,17 +660,13 @@ struct proto_kernel_select {
 void	proto_exec_run_pack(msgpack_packer *, const struct proto_exec_run *);
 int	proto_exec_run_unpack(const msgpack_object *, struct proto_exec_run *,
 	    char *, size_t);
-void	proto_exec_get_pack(msgpack_packer *, const struct proto_exec_get *);
-int	proto_exec_get_unpack(const msgpack_object *, struct proto_exec_get *,
-	    char *, size_t);
+void	proto_exec_id_pack(msgpack_packer *, const struct proto_exec_id *);
+int	proto_exec_id_unpack(const msgpack_object *, const char *,
+	    struct proto_exec_id *, char *, size_t);
 void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
-void	proto_exec_cancel_pack(msgpack_packer *,
-	    const struct proto_exec_cancel *);
-int	proto_exec_cancel_unpack(const msgpack_object *,
-	    struct proto_exec_cancel *, char *, size_t);
 void	proto_exec_tasks_pack(msgpack_packer *,
 	    const struct proto_exec_tasks *);
 int	proto_exec_tasks_unpack(const msgpack_object *,

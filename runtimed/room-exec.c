@@ -939,14 +939,14 @@ void
 room_exec_get(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
-	struct proto_exec_get	 m;
+	struct proto_exec_id	 m;
 	struct room_exec	*e;
 	const char		*eid;
 	size_t			 len;
 	int64_t			 timeout;
 	char			 err[256];
 
-	if (proto_exec_get_unpack(body, &m, err, sizeof err) != 0) {
+	if (proto_exec_id_unpack(body, "EXEC_GET", &m, err, sizeof err) != 0) {
 		peer_send_error(p, id, "invalid_argument", "%s", err);
 		return;
 	}
@@ -1337,14 +1337,15 @@ void
 room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
-	struct proto_exec_cancel m;
+	struct proto_exec_id	 m;
 	struct room_exec	*e;
 	char			*key, *nb = NULL, err[256];
 	void			*data = NULL;
 	size_t			 len;
 	int64_t			 timeout = ROOM_EXEC_CANCEL_MS;
 
-	if (proto_exec_cancel_unpack(body, &m, err, sizeof err) != 0) {
+	if (proto_exec_id_unpack(body, "EXEC_CANCEL", &m, err,
+	    sizeof err) != 0) {
 		peer_send_error(p, id, "invalid_argument", "%s", err);
 		return;
 	}

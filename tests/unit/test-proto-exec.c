@@ -8,6 +8,10 @@
 
 static void	pack_ids(msgpack_packer *, const void *);
 static void	pack_info(msgpack_packer *, const void *);
+static int	get_unpack(const msgpack_object *, struct proto_exec_id *,
+		    char *, size_t);
+static int	cancel_unpack(const msgpack_object *, struct proto_exec_id *,
+		    char *, size_t);
 static int	tasks_reply_unpack(const msgpack_object *,
 		    struct proto_exec_runs *, char *, size_t);
 static int	list_reply_unpack(const msgpack_object *,
@@ -28,7 +32,21 @@ pack_info(msgpack_packer *pk, const void *arg)
 	proto_pack_str(pk, "name", arg);
 }
 
-/* One codec serves both replies; each names its own message. */
+/* One codec serves two messages; each names its own. */
+static int
+get_unpack(const msgpack_object *o, struct proto_exec_id *m, char *err,
+    size_t errlen)
+{
+	return (proto_exec_id_unpack(o, "EXEC_GET", m, err, errlen));
+}
+
+static int
+cancel_unpack(const msgpack_object *o, struct proto_exec_id *m, char *err,
+    size_t errlen)
+{
+	return (proto_exec_id_unpack(o, "EXEC_CANCEL", m, err, errlen));
+}
+
 static int
 tasks_reply_unpack(const msgpack_object *o, struct proto_exec_runs *m,
     char *err, size_t errlen)
@@ -47,7 +65,7 @@ list_reply_unpack(const msgpack_object *o, struct proto_exec_runs *m,
 Test(proto_exec, run_get_round_trip)
 {
 	struct proto_exec_run	r, rz;
-	struct proto_exec_get	g, gz;
+	struct proto_exec_id	g, gz;
 	struct pt_buf		b;
 	char			err[256];
 
@@ -75,12 +93,12 @@ Test(proto_exec, run_get_round_trip)
 	memset(&g, 0, sizeof g);
 	g.execution_id = proto_str_make("e1");
 	pt_init(&b);
-	proto_exec_get_pack(&b.pk, &g);
-	cr_assert_eq(proto_exec_get_unpack(pt_body(&b), &gz, err, sizeof err),
+	proto_exec_id_pack(&b.pk, &g);
+	cr_assert_eq(get_unpack(pt_body(&b), &gz, err, sizeof err),
 	    0);
 	pt_str_eq(gz.execution_id, "e1");
 	cr_assert(!gz.has_timeout_ms);
-	pt_refuses_all(proto_exec_get_unpack, struct proto_exec_get,
+	pt_refuses_all(get_unpack, struct proto_exec_id,
 	    pt_body(&b), "EXEC_GET", "execution_id", "timeout_ms");
 	pt_free(&b);
 }
@@ -128,7 +146,7 @@ Test(proto_exec, state_round_trip)
 
 Test(proto_exec, cancel_tasks_round_trip)
 {
-	struct proto_exec_cancel	 c, cz;
+	struct proto_exec_id		 c, cz;
 	struct proto_exec_tasks		 t, tz;
 	struct proto_exec_runs		 r, rz;
 	struct pt_buf			 b;
@@ -139,12 +157,12 @@ Test(proto_exec, cancel_tasks_round_trip)
 	c.has_timeout_ms = 1;
 	c.timeout_ms = 10000;
 	pt_init(&b);
-	proto_exec_cancel_pack(&b.pk, &c);
-	cr_assert_eq(proto_exec_cancel_unpack(pt_body(&b), &cz, err,
+	proto_exec_id_pack(&b.pk, &c);
+	cr_assert_eq(cancel_unpack(pt_body(&b), &cz, err,
 	    sizeof err), 0, "%s", err);
 	pt_str_eq(cz.execution_id, "e1");
 	cr_assert(cz.has_timeout_ms && cz.timeout_ms == 10000);
-	pt_refuses_all(proto_exec_cancel_unpack, struct proto_exec_cancel,
+	pt_refuses_all(cancel_unpack, struct proto_exec_id,
 	    pt_body(&b), "EXEC_CANCEL", "execution_id", "timeout_ms");
 	pt_free(&b);
 
