@@ -6,14 +6,6 @@
 
 #include "worker.h"
 
-static void	tool_download_file(struct worker_call *);
-
-static void
-tool_download_file(struct worker_call *call)
-{
-	worker_files_transfer(call, 0);
-}
-
 const struct tool_entry tool_download_file_entry = {
 	.name = "download_file",
 	.description = "Copy kernel_path, where the notebook's kernel "
@@ -28,5 +20,5 @@ const struct tool_entry tool_download_file_entry = {
 	.read_only = 0,
 	.destructive = 1,
 	.idempotent = 1,
-	.handler = tool_download_file,
+	.handler = worker_files_download,
 };

@@ -50,6 +50,7 @@ struct worker_files_xfer {
 };
 
 static void	worker_files_hash(const void *, size_t, char [65]);
+static void	worker_files_transfer(struct worker_call *, int);
 static int	worker_files_fail(struct worker_files_xfer *, const char *,
 		    const char *, ...) printflike(3, 4);
 static int	worker_files_read(struct worker_files_xfer *, const char *,
@@ -531,7 +532,7 @@ worker_files_local(struct worker_files_xfer *x, const char *nbdir)
  * names and answer the call.  Each tool lists its arguments in its own
  * order (an unknown argument's error quotes the list).
  */
-void
+static void
 worker_files_transfer(struct worker_call *call, int upload)
 {
 	static const char *const	 allowed_up[] = {
@@ -615,4 +616,17 @@ out:
 	free(x.msg);
 	free(x.where);
 	free(host);
+}
+
+/* The handlers of upload_file and download_file. */
+void
+worker_files_upload(struct worker_call *call)
+{
+	worker_files_transfer(call, 1);
+}
+
+void
+worker_files_download(struct worker_call *call)
+{
+	worker_files_transfer(call, 0);
 }

@@ -368,7 +368,8 @@ const char	*worker_room_domain(struct worker_room *);
 const char	*worker_room_path(struct worker_room *);
 
 /* worker-files.c */
-void		 worker_files_transfer(struct worker_call *, int);
+void		 worker_files_upload(struct worker_call *);
+void		 worker_files_download(struct worker_call *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 
