@@ -40,14 +40,29 @@ FUZZ_FRAME_UNPACK(room_changes_reply, room_changes_reply)
 FUZZ_FRAME_UNPACK(blob_get, blob_get)
 FUZZ_FRAME_UNPACK(blob_reply, blob_reply)
 FUZZ_FRAME_UNPACK(exec_run, exec_run)
-FUZZ_FRAME_UNPACK(exec_get, exec_get)
 FUZZ_FRAME_UNPACK(exec_state, exec_state)
-FUZZ_FRAME_UNPACK(exec_cancel, exec_cancel)
 FUZZ_FRAME_UNPACK(exec_tasks, exec_tasks)
-FUZZ_FRAME_UNPACK(exec_tasks_reply, exec_tasks_reply)
 FUZZ_FRAME_UNPACK(kernel_info_reply, kernel_info_reply)
 FUZZ_FRAME_UNPACK(kernel_list_reply, kernel_list_reply)
 FUZZ_FRAME_UNPACK(kernel_select, kernel_select)
+
+static void
+fuzz_frame_exec_id(const msgpack_object *o)
+{
+	struct proto_exec_id	v;
+	char			err[256];
+
+	proto_exec_id_unpack(o, "EXEC_GET", &v, err, sizeof err);
+}
+
+static void
+fuzz_frame_exec_runs(const msgpack_object *o)
+{
+	struct proto_exec_runs	v;
+	char			err[256];
+
+	proto_exec_runs_unpack(o, "EXEC_LIST_REPLY", &v, err, sizeof err);
+}
 
 static void (*const fuzz_frame_unpackers[])(const msgpack_object *) = {
 	fuzz_frame_error,
@@ -67,11 +82,10 @@ static void (*const fuzz_frame_unpackers[])(const msgpack_object *) = {
 	fuzz_frame_blob_get,
 	fuzz_frame_blob_reply,
 	fuzz_frame_exec_run,
-	fuzz_frame_exec_get,
+	fuzz_frame_exec_id,
 	fuzz_frame_exec_state,
-	fuzz_frame_exec_cancel,
 	fuzz_frame_exec_tasks,
-	fuzz_frame_exec_tasks_reply,
+	fuzz_frame_exec_runs,
 	fuzz_frame_kernel_info_reply,
 	fuzz_frame_kernel_list_reply,
 	fuzz_frame_kernel_select,

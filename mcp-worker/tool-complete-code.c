@@ -68,34 +68,13 @@ tool_complete_code(struct worker_call *call)
 		"notebook_handle", "notebook_id", "domain", "code",
 		"cursor_pos", NULL
 	};
-	struct json_object		*args = worker_call_args(call);
 	struct proto_complete		 m = { 0 };
 	struct worker_handle		*h;
 	struct mpbuf			 b;
-	const char			*code;
-	char				*msg = NULL;
 	int				 pos;
 
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if (worker_args_string(args, "code", 1, &code, &msg) != 0 ||
-	    worker_args_uint(args, "cursor_pos", -1, 0, INT32_MAX, &pos,
-	    &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
-		free(msg);
-		return;
-	}
-	/* The whole string: code may hold NUL. */
-	m.code.ptr = code;
-	m.code.len = (size_t)json_object_get_string_len(
-	    json_object_object_get(args, "code"));
-	if (m.code.len > PROTO_CODE_MAX) {
-		worker_call_error(call, "invalid_argument", "'code' is over "
-		    "%u bytes: send the lines around the cursor",
-		    PROTO_CODE_MAX);
-		return;
-	}
-	if ((h = worker_call_target(call)) == NULL)
+	if ((h = worker_call_code(call, allowed, &m.code, &pos,
+	    NULL)) == NULL)
 		return;
 	m.has_cursor_pos = pos >= 0;
 	m.cursor_pos = pos;

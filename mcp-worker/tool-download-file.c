@@ -6,24 +6,6 @@
 
 #include "worker.h"
 
-static void	tool_download_file(struct worker_call *);
-
-static void
-tool_download_file(struct worker_call *call)
-{
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", "kernel_path",
-		"host_path", "overwrite", NULL
-	};
-	struct worker_handle		*h;
-
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
-		return;
-	worker_files_transfer(call, h, 0);
-}
-
 const struct tool_entry tool_download_file_entry = {
 	.name = "download_file",
 	.description = "Copy kernel_path, where the notebook's kernel "
@@ -38,5 +20,5 @@ const struct tool_entry tool_download_file_entry = {
 	.read_only = 0,
 	.destructive = 1,
 	.idempotent = 1,
-	.handler = tool_download_file,
+	.handler = worker_files_download,
 };

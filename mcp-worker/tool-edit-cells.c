@@ -215,7 +215,7 @@ tool_edit_cells_ran(void *arg, uint16_t type, const msgpack_object *reply,
 	struct tool_edit_cells	*st = arg;
 	struct json_object	*run, *err;
 	struct worker_exec	*state = NULL;
-	struct proto_exec_get	 gm;
+	struct proto_exec_id	 gm;
 	struct mpbuf		 b;
 	char			*cause = NULL;
 
@@ -248,7 +248,7 @@ tool_edit_cells_ran(void *arg, uint16_t type, const msgpack_object *reply,
 		gm.has_timeout_ms = 1;
 		gm.timeout_ms = WORKER_RUN_DEFAULT_SECS * 1000;
 		mpbuf_init(&b);
-		proto_exec_get_pack(&b.pk, &gm);
+		proto_exec_id_pack(&b.pk, &gm);
 		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_edit_cells_ran, st);
 		mpbuf_free(&b);

@@ -86,7 +86,7 @@ tool_get_results_listed(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
 {
 	struct worker_call		*call = arg;
-	struct proto_exec_list_reply	 m;
+	struct proto_exec_runs		 m;
 	struct json_object		*runs, *sc;
 	struct evbuffer			*text;
 	char				 err[256], *s;
@@ -97,7 +97,8 @@ tool_get_results_listed(void *arg, uint16_t type, const msgpack_object *reply,
 		return;
 	}
 	if (type != PROTO_MSG_EXEC_LIST_REPLY ||
-	    proto_exec_list_reply_unpack(reply, &m, err, sizeof err) != 0) {
+	    proto_exec_runs_unpack(reply, "EXEC_LIST_REPLY", &m, err,
+	    sizeof err) != 0) {
 		worker_call_error(call, "notebook_unavailable",
 		    "unexpected reply from runtimed");
 		return;
@@ -165,14 +166,14 @@ tool_get_results_free(struct tool_get_results *st)
 static void
 tool_get_results_ask(struct tool_get_results *st, const char *id, int ms)
 {
-	struct proto_exec_get	 m;
+	struct proto_exec_id	 m;
 	struct mpbuf		 b;
 
 	m.execution_id = proto_str_make(id);
 	m.has_timeout_ms = 1;
 	m.timeout_ms = ms;
 	mpbuf_init(&b);
-	proto_exec_get_pack(&b.pk, &m);
+	proto_exec_id_pack(&b.pk, &m);
 	worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 	    tool_get_results_state, st);
 	mpbuf_free(&b);

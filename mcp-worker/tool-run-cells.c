@@ -47,7 +47,7 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 	struct worker_exec	*state;
 	struct worker_budget	 budget;
 	struct json_object	*sc;
-	struct proto_exec_get	 gm;
+	struct proto_exec_id	 gm;
 	struct mpbuf		 b;
 	struct evbuffer		*text;
 	int64_t			 left;
@@ -79,7 +79,7 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 		gm.has_timeout_ms = 1;
 		gm.timeout_ms = left;
 		mpbuf_init(&b);
-		proto_exec_get_pack(&b.pk, &gm);
+		proto_exec_id_pack(&b.pk, &gm);
 		worker_room_request(st->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    tool_run_cells_state, st);
 		mpbuf_free(&b);

@@ -57,14 +57,9 @@ tool_show_notebook_go(struct worker_call *call, struct worker_handle *h)
 static void
 tool_show_notebook(struct worker_call *call)
 {
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", NULL
-	};
-	struct worker_handle		*h;
+	struct worker_handle	*h;
 
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
+	if ((h = worker_call_target_only(call)) == NULL)
 		return;
 	tool_show_notebook_go(call, h);
 }

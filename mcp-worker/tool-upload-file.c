@@ -6,24 +6,6 @@
 
 #include "worker.h"
 
-static void	tool_upload_file(struct worker_call *);
-
-static void
-tool_upload_file(struct worker_call *call)
-{
-	static const char *const	 allowed[] = {
-		"notebook_handle", "notebook_id", "domain", "host_path",
-		"kernel_path", "overwrite", NULL
-	};
-	struct worker_handle		*h;
-
-	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
-		return;
-	worker_files_transfer(call, h, 1);
-}
-
 const struct tool_entry tool_upload_file_entry = {
 	.name = "upload_file",
 	.description = "Copy host_path to kernel_path where the notebook's "
@@ -38,5 +20,5 @@ const struct tool_entry tool_upload_file_entry = {
 	.read_only = 0,
 	.destructive = 1,
 	.idempotent = 1,
-	.handler = tool_upload_file,
+	.handler = worker_files_upload,
 };

@@ -493,6 +493,43 @@ worker_call_target(struct worker_call *call)
 	return (h);
 }
 
+/*
+ * complete_code and inspect_code: check the arguments, read code (the
+ * whole string: it may hold NUL), cursor_pos (-1 when absent) and, when
+ * level is not NULL, detail_level; resolve the target.  NULL when the
+ * failure is answered.
+ */
+struct worker_handle *
+worker_call_code(struct worker_call *call, const char *const allowed[],
+    struct proto_str *code, int *pos, int *level)
+{
+	struct json_object	*args = call->args;
+	const char		*s;
+	char			*msg = NULL;
+
+	if (worker_call_check(call, allowed) != 0)
+		return (NULL);
+	if (worker_args_string(args, "code", 1, &s, &msg) != 0 ||
+	    worker_args_uint(args, "cursor_pos", -1, 0, INT32_MAX, pos,
+	    &msg) != 0 ||
+	    (level != NULL && worker_args_uint(args, "detail_level", 0, 0, 1,
+	    level, &msg) != 0)) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return (NULL);
+	}
+	code->ptr = s;
+	code->len = (size_t)json_object_get_string_len(
+	    json_object_object_get(args, "code"));
+	if (code->len > PROTO_CODE_MAX) {
+		worker_call_error(call, "invalid_argument", "'code' is over "
+		    "%u bytes: send the lines around the cursor",
+		    PROTO_CODE_MAX);
+		return (NULL);
+	}
+	return (worker_call_target(call));
+}
+
 static const struct timeval worker_call_second = { 1, 0 };
 
 /*
@@ -677,21 +714,29 @@ worker_call_room_get(struct worker_call *call, struct worker_room *room,
 }
 
 /*
- * A tool whose only arguments are the target: check them, resolve the
- * notebook, and send one request to its room.
+ * A tool whose only arguments are the target: check them and resolve the
+ * notebook.  NULL when the failure is answered.
  */
-void
-worker_call_target_request(struct worker_call *call, uint16_t type,
-    uint16_t expect, worker_call_reply_cb done)
+struct worker_handle *
+worker_call_target_only(struct worker_call *call)
 {
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", NULL
 	};
-	struct worker_handle		*h;
 
 	if (worker_call_check(call, allowed) != 0)
-		return;
-	if ((h = worker_call_target(call)) == NULL)
+		return (NULL);
+	return (worker_call_target(call));
+}
+
+/* Such a tool that sends one request to the notebook's room. */
+void
+worker_call_target_request(struct worker_call *call, uint16_t type,
+    uint16_t expect, worker_call_reply_cb done)
+{
+	struct worker_handle	*h;
+
+	if ((h = worker_call_target_only(call)) == NULL)
 		return;
 	worker_call_room(call, worker_attach_room(h), type, NULL, expect,
 	    done);

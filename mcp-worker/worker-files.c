@@ -50,6 +50,7 @@ struct worker_files_xfer {
 };
 
 static void	worker_files_hash(const void *, size_t, char [65]);
+static void	worker_files_transfer(struct worker_call *, int);
 static int	worker_files_fail(struct worker_files_xfer *, const char *,
 		    const char *, ...) printflike(3, 4);
 static int	worker_files_read(struct worker_files_xfer *, const char *,
@@ -527,20 +528,34 @@ worker_files_local(struct worker_files_xfer *x, const char *nbdir)
 }
 
 /*
- * Run the transfer of tool call (upload or download) for the notebook
- * of handle h and answer the call.
+ * Run the transfer of tool call (upload or download) for the notebook it
+ * names and answer the call.  Each tool lists its arguments in its own
+ * order (an unknown argument's error quotes the list).
  */
-void
-worker_files_transfer(struct worker_call *call, struct worker_handle *h,
-    int upload)
+static void
+worker_files_transfer(struct worker_call *call, int upload)
 {
+	static const char *const	 allowed_up[] = {
+		"notebook_handle", "notebook_id", "domain", "host_path",
+		"kernel_path", "overwrite", NULL
+	};
+	static const char *const	 allowed_down[] = {
+		"notebook_handle", "notebook_id", "domain", "kernel_path",
+		"host_path", "overwrite", NULL
+	};
 	struct json_object		*args = worker_call_args(call), *sc;
 	struct worker_files_xfer	 x;
-	struct worker_room		*room = worker_attach_room(h);
+	struct worker_handle		*h;
+	struct worker_room		*room;
 	const char			*domain, *nbpath, *home;
 	char				*msg = NULL, *host, *dir, *text;
 	int				 rc;
 
+	if (worker_call_check(call, upload ? allowed_up : allowed_down) != 0)
+		return;
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	room = worker_attach_room(h);
 	memset(&x, 0, sizeof x);
 	x.upload = upload;
 	if (worker_args_string(args, "host_path", 1, &x.host_path, &msg) != 0 ||
@@ -601,4 +616,17 @@ out:
 	free(x.msg);
 	free(x.where);
 	free(host);
+}
+
+/* The handlers of upload_file and download_file. */
+void
+worker_files_upload(struct worker_call *call)
+{
+	worker_files_transfer(call, 1);
+}
+
+void
+worker_files_download(struct worker_call *call)
+{
+	worker_files_transfer(call, 0);
 }

@@ -348,15 +348,15 @@ static void
 worker_task_send(struct worker_task_op *op)
 {
 	struct worker_task	*t = op->task;
-	struct proto_exec_get	 gm;
-	struct proto_exec_cancel cm;
+	struct proto_exec_id	 gm;
+	struct proto_exec_id	 cm;
 	struct mpbuf		 b;
 
 	mpbuf_init(&b);
 	if (op->kind == WORKER_TASK_CANCEL) {
 		memset(&cm, 0, sizeof cm);
 		cm.execution_id = proto_str_make(t->execution_id);
-		proto_exec_cancel_pack(&b.pk, &cm);
+		proto_exec_id_pack(&b.pk, &cm);
 		worker_room_request(t->room, PROTO_MSG_EXEC_CANCEL, &b.sb,
 		    worker_task_reply, op);
 	} else {
@@ -365,7 +365,7 @@ worker_task_send(struct worker_task_op *op)
 		gm.has_timeout_ms = 1;
 		gm.timeout_ms = op->kind == WORKER_TASK_WATCH ?
 		    PROTO_WAIT_MAX_MS : 0;
-		proto_exec_get_pack(&b.pk, &gm);
+		proto_exec_id_pack(&b.pk, &gm);
 		worker_room_request(t->room, PROTO_MSG_EXEC_GET, &b.sb,
 		    worker_task_reply, op);
 	}
@@ -738,7 +738,7 @@ worker_task_listed(void *arg, uint16_t type, const msgpack_object *body,
     const char *code, const char *msg)
 {
 	struct worker_task_list	*l = arg;
-	struct proto_exec_tasks_reply m;
+	struct proto_exec_runs	 m;
 	const msgpack_object	*r;
 	struct worker_task	*t;
 	struct json_object	*res, *tasks;
@@ -754,7 +754,8 @@ worker_task_listed(void *arg, uint16_t type, const msgpack_object *body,
 		goto out;
 	}
 	if (type != PROTO_MSG_EXEC_TASKS_REPLY ||
-	    proto_exec_tasks_reply_unpack(body, &m, err, sizeof err) != 0) {
+	    proto_exec_runs_unpack(body, "EXEC_TASKS_REPLY", &m, err,
+	    sizeof err) != 0) {
 		worker_rpc_fail(l->id, -32603,
 		    "unexpected reply from runtimed");
 		goto out;

@@ -198,6 +198,9 @@ void		 worker_call_error(struct worker_call *, const char *,
 void		 worker_call_error_fields(struct worker_call *, const char *,
 		     const char *, struct json_object *, const char *);
 struct worker_handle *worker_call_target(struct worker_call *);
+struct worker_handle *worker_call_target_only(struct worker_call *);
+struct worker_handle *worker_call_code(struct worker_call *,
+		     const char *const [], struct proto_str *, int *, int *);
 int		 worker_call_check(struct worker_call *,
 		     const char *const []);
 int		 worker_call_wait_acquire(struct worker_call *);
@@ -365,8 +368,8 @@ const char	*worker_room_domain(struct worker_room *);
 const char	*worker_room_path(struct worker_room *);
 
 /* worker-files.c */
-void		 worker_files_transfer(struct worker_call *,
-		     struct worker_handle *, int);
+void		 worker_files_upload(struct worker_call *);
+void		 worker_files_download(struct worker_call *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 

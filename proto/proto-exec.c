@@ -85,8 +85,9 @@ proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
 	return (proto_exec_who_unpack(body, n, &m->who, err, errlen));
 }
 
+/* EXEC_GET and EXEC_CANCEL have one body; n names the message. */
 void
-proto_exec_get_pack(msgpack_packer *pk, const struct proto_exec_get *m)
+proto_exec_id_pack(msgpack_packer *pk, const struct proto_exec_id *m)
 {
 	msgpack_pack_map(pk, 1 + m->has_timeout_ms);
 	proto_pack_pstr(pk, "execution_id", &m->execution_id);
@@ -95,11 +96,9 @@ proto_exec_get_pack(msgpack_packer *pk, const struct proto_exec_get *m)
 }
 
 int
-proto_exec_get_unpack(const msgpack_object *body, struct proto_exec_get *m,
-    char *err, size_t errlen)
+proto_exec_id_unpack(const msgpack_object *body, const char *n,
+    struct proto_exec_id *m, char *err, size_t errlen)
 {
-	const char	*n = "EXEC_GET";
-
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
@@ -182,29 +181,6 @@ proto_exec_state_unpack(const msgpack_object *body,
 }
 
 void
-proto_exec_cancel_pack(msgpack_packer *pk, const struct proto_exec_cancel *m)
-{
-	msgpack_pack_map(pk, 1 + m->has_timeout_ms);
-	proto_pack_pstr(pk, "execution_id", &m->execution_id);
-	if (m->has_timeout_ms)
-		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
-}
-
-int
-proto_exec_cancel_unpack(const msgpack_object *body,
-    struct proto_exec_cancel *m, char *err, size_t errlen)
-{
-	const char	*n = "EXEC_CANCEL";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
-	    &m->execution_id, err, errlen));
-	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
-	    &m->has_timeout_ms, err, errlen));
-}
-
-void
 proto_exec_tasks_pack(msgpack_packer *pk, const struct proto_exec_tasks *m)
 {
 	msgpack_pack_map(pk, 1);
@@ -223,20 +199,18 @@ proto_exec_tasks_unpack(const msgpack_object *body,
 	    &m->task_owner, err, errlen));
 }
 
+/* EXEC_TASKS_REPLY and EXEC_LIST_REPLY: both a list of runs; n names it. */
 void
-proto_exec_tasks_reply_pack(msgpack_packer *pk,
-    const struct proto_exec_tasks_reply *m)
+proto_exec_runs_pack(msgpack_packer *pk, const struct proto_exec_runs *m)
 {
 	msgpack_pack_map(pk, 1);
 	proto_pack_doc(pk, "runs", &m->runs);
 }
 
 int
-proto_exec_tasks_reply_unpack(const msgpack_object *body,
-    struct proto_exec_tasks_reply *m, char *err, size_t errlen)
+proto_exec_runs_unpack(const msgpack_object *body, const char *n,
+    struct proto_exec_runs *m, char *err, size_t errlen)
 {
-	const char	*n = "EXEC_TASKS_REPLY";
-
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
@@ -261,26 +235,6 @@ proto_exec_list_unpack(const msgpack_object *body, struct proto_exec_list *m,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	return (proto_field_int(body, n, "limit", PROTO_UNSIGNED, &m->limit,
 	    &m->has_limit, err, errlen));
-}
-
-void
-proto_exec_list_reply_pack(msgpack_packer *pk,
-    const struct proto_exec_list_reply *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_doc(pk, "runs", &m->runs);
-}
-
-int
-proto_exec_list_reply_unpack(const msgpack_object *body,
-    struct proto_exec_list_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "EXEC_LIST_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
-	    &m->runs, err, errlen));
 }
 
 void

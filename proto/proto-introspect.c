@@ -19,19 +19,37 @@
 
 static void	proto_introspect_opt(msgpack_packer *, const char *, int,
 		    int64_t);
-static int	proto_introspect_code(const char *, const struct proto_str *,
-		    char *, size_t);
+static void	proto_introspect_at_pack(msgpack_packer *,
+		    const struct proto_str *, int, int64_t);
+static int	proto_introspect_at_unpack(const msgpack_object *,
+		    const char *, struct proto_str *, int *, int64_t *, char *,
+		    size_t);
+
+/* Where KERNEL_COMPLETE and KERNEL_INSPECT look: code and cursor_pos. */
+static void
+proto_introspect_at_pack(msgpack_packer *pk, const struct proto_str *code,
+    int has_cursor_pos, int64_t cursor_pos)
+{
+	proto_pack_pstr(pk, "code", code);
+	proto_introspect_opt(pk, "cursor_pos", has_cursor_pos, cursor_pos);
+}
 
 /* Code to complete or inspect fits its frame with room to spare. */
 static int
-proto_introspect_code(const char *n, const struct proto_str *code, char *err,
-    size_t errlen)
+proto_introspect_at_unpack(const msgpack_object *body, const char *n,
+    struct proto_str *code, int *has_cursor_pos, int64_t *cursor_pos,
+    char *err, size_t errlen)
 {
-	if (code->len <= PROTO_CODE_MAX)
-		return (0);
-	snprintf(err, errlen, "%s: code is over %u bytes: send the lines "
-	    "around the cursor", n, PROTO_CODE_MAX);
-	return (-1);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "code", PROTO_REQ, code, err,
+	    errlen));
+	if (code->len > PROTO_CODE_MAX) {
+		snprintf(err, errlen, "%s: code is over %u bytes: send the "
+		    "lines around the cursor", n, PROTO_CODE_MAX);
+		return (-1);
+	}
+	return (proto_field_int(body, n, "cursor_pos", PROTO_UNSIGNED,
+	    cursor_pos, has_cursor_pos, err, errlen));
 }
 
 /* An optional integer: itself, or nil. */
@@ -112,8 +130,7 @@ void
 proto_complete_pack(msgpack_packer *pk, const struct proto_complete *m)
 {
 	msgpack_pack_map(pk, 3);
-	proto_pack_pstr(pk, "code", &m->code);
-	proto_introspect_opt(pk, "cursor_pos", m->has_cursor_pos,
+	proto_introspect_at_pack(pk, &m->code, m->has_cursor_pos,
 	    m->cursor_pos);
 	proto_introspect_opt(pk, "timeout_ms", m->has_timeout_ms,
 	    m->timeout_ms);
@@ -126,12 +143,8 @@ proto_complete_unpack(const msgpack_object *body, struct proto_complete *m,
 	const char	*n = "KERNEL_COMPLETE";
 
 	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "code", PROTO_REQ, &m->code, err,
-	    errlen));
-	PROTO_TRY(proto_introspect_code(n, &m->code, err, errlen));
-	PROTO_TRY(proto_field_int(body, n, "cursor_pos", PROTO_UNSIGNED,
-	    &m->cursor_pos, &m->has_cursor_pos, err, errlen));
+	PROTO_TRY(proto_introspect_at_unpack(body, n, &m->code,
+	    &m->has_cursor_pos, &m->cursor_pos, err, errlen));
 	return (proto_field_int(body, n, "timeout_ms", PROTO_UNSIGNED,
 	    &m->timeout_ms, &m->has_timeout_ms, err, errlen));
 }
@@ -172,8 +185,7 @@ void
 proto_inspect_pack(msgpack_packer *pk, const struct proto_inspect *m)
 {
 	msgpack_pack_map(pk, 4);
-	proto_pack_pstr(pk, "code", &m->code);
-	proto_introspect_opt(pk, "cursor_pos", m->has_cursor_pos,
+	proto_introspect_at_pack(pk, &m->code, m->has_cursor_pos,
 	    m->cursor_pos);
 	proto_pack_int(pk, "detail_level", m->detail_level);
 	proto_introspect_opt(pk, "timeout_ms", m->has_timeout_ms,
@@ -187,12 +199,8 @@ proto_inspect_unpack(const msgpack_object *body, struct proto_inspect *m,
 	const char	*n = "KERNEL_INSPECT";
 
 	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "code", PROTO_REQ, &m->code, err,
-	    errlen));
-	PROTO_TRY(proto_introspect_code(n, &m->code, err, errlen));
-	PROTO_TRY(proto_field_int(body, n, "cursor_pos", PROTO_UNSIGNED,
-	    &m->cursor_pos, &m->has_cursor_pos, err, errlen));
+	PROTO_TRY(proto_introspect_at_unpack(body, n, &m->code,
+	    &m->has_cursor_pos, &m->cursor_pos, err, errlen));
 	PROTO_TRY(proto_field_int(body, n, "detail_level", PROTO_UNSIGNED,
 	    &m->detail_level, NULL, err, errlen));
 	if (m->detail_level > 1) {

@@ -594,7 +594,8 @@ struct proto_exec_run {
 	struct proto_str	 task_owner;	/* an MCP task's session */
 	struct proto_exec_who	 who;
 };
-struct proto_exec_get {
+/* EXEC_GET and EXEC_CANCEL: a run, and how long to wait for it. */
+struct proto_exec_id {
 	struct proto_str	 execution_id;
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
@@ -618,17 +619,15 @@ struct proto_exec_state {
 	int64_t			 submitted_at;	/* microseconds, epoch */
 	struct proto_str	 kernel_session; /* the kernel it ran in */
 };
-struct proto_exec_cancel {
-	struct proto_str	 execution_id;
-	int			 has_timeout_ms;
-	int64_t			 timeout_ms;
-};
 struct proto_exec_tasks {
 	struct proto_str	 task_owner;
 };
-struct proto_exec_tasks_reply {
-	/* [{execution_id, notebook_id, status, message, created_at,
-	 * updated_at}], newest first */
+/*
+ * EXEC_TASKS_REPLY: [{execution_id, notebook_id, status, message,
+ * created_at, updated_at}]; EXEC_LIST_REPLY: [{execution_id, status, ...}];
+ * both newest first.
+ */
+struct proto_exec_runs {
 	struct proto_doc	 runs;
 };
 /* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
@@ -636,9 +635,6 @@ struct proto_exec_tasks_reply {
 struct proto_exec_list {
 	int			 has_limit;
 	int64_t			 limit;
-};
-struct proto_exec_list_reply {
-	struct proto_doc	 runs;	/* [{execution_id, status, ...}] */
 };
 struct proto_kernel_info_reply {
 	struct proto_str	 name;
@@ -664,32 +660,23 @@ struct proto_kernel_select {
 void	proto_exec_run_pack(msgpack_packer *, const struct proto_exec_run *);
 int	proto_exec_run_unpack(const msgpack_object *, struct proto_exec_run *,
 	    char *, size_t);
-void	proto_exec_get_pack(msgpack_packer *, const struct proto_exec_get *);
-int	proto_exec_get_unpack(const msgpack_object *, struct proto_exec_get *,
-	    char *, size_t);
+void	proto_exec_id_pack(msgpack_packer *, const struct proto_exec_id *);
+int	proto_exec_id_unpack(const msgpack_object *, const char *,
+	    struct proto_exec_id *, char *, size_t);
 void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
-void	proto_exec_cancel_pack(msgpack_packer *,
-	    const struct proto_exec_cancel *);
-int	proto_exec_cancel_unpack(const msgpack_object *,
-	    struct proto_exec_cancel *, char *, size_t);
 void	proto_exec_tasks_pack(msgpack_packer *,
 	    const struct proto_exec_tasks *);
 int	proto_exec_tasks_unpack(const msgpack_object *,
 	    struct proto_exec_tasks *, char *, size_t);
-void	proto_exec_tasks_reply_pack(msgpack_packer *,
-	    const struct proto_exec_tasks_reply *);
-int	proto_exec_tasks_reply_unpack(const msgpack_object *,
-	    struct proto_exec_tasks_reply *, char *, size_t);
+void	proto_exec_runs_pack(msgpack_packer *, const struct proto_exec_runs *);
+int	proto_exec_runs_unpack(const msgpack_object *, const char *,
+	    struct proto_exec_runs *, char *, size_t);
 void	proto_exec_list_pack(msgpack_packer *, const struct proto_exec_list *);
 int	proto_exec_list_unpack(const msgpack_object *,
 	    struct proto_exec_list *, char *, size_t);
-void	proto_exec_list_reply_pack(msgpack_packer *,
-	    const struct proto_exec_list_reply *);
-int	proto_exec_list_reply_unpack(const msgpack_object *,
-	    struct proto_exec_list_reply *, char *, size_t);
 
 /* proto-status.c */
 const char *proto_run_status_name(enum proto_run_status);

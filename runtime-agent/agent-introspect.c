@@ -151,7 +151,8 @@ static void	agent_introspect_complete_reply(struct agent_introspect_req *,
 static char	*agent_introspect_plain(const char *, size_t, int *);
 static void	agent_introspect_inspect_reply(struct agent_introspect_req *,
 		    struct json_object *);
-static int64_t	agent_introspect_cursor(const struct proto_str *, int,
+static int	agent_introspect_ready(uint32_t, struct agent_kernel *);
+static struct json_object *agent_introspect_at(const struct proto_str *, int,
 		    int64_t);
 
 static void
@@ -359,11 +360,8 @@ agent_introspect_variables(struct peer *p, uint32_t id,
 		agent_introspect_error(id, "invalid_argument", "%s", err);
 		return;
 	}
-	if (k == NULL || !agent_kernel_is_ready(k)) {
-		agent_introspect_error(id, "kernel_unavailable",
-		    "the kernel is not ready");
+	if (agent_introspect_ready(id, k) != 0)
 		return;
-	}
 	r = agent_introspect_new(AGENT_INTROSPECT_DEBUG, id, m.has_timeout_ms,
 	    m.timeout_ms);
 	r->filter = m.filter.ptr != NULL ? proto_str_dup(&m.filter) : NULL;
@@ -568,15 +566,34 @@ fail:
 	agent_introspect_free(r);
 }
 
-/* A cursor in code points: the given one, else the end of the code. */
-static int64_t
-agent_introspect_cursor(const struct proto_str *code, int has, int64_t pos)
+/* 0 when kernel k can be asked, else answer request id and -1. */
+static int
+agent_introspect_ready(uint32_t id, struct agent_kernel *k)
 {
-	int64_t	n = (int64_t)utf8_chars(code->ptr, code->len);
+	if (k != NULL && agent_kernel_is_ready(k))
+		return (0);
+	agent_introspect_error(id, "kernel_unavailable",
+	    "the kernel is not ready");
+	return (-1);
+}
+
+/*
+ * The content of a complete_request or inspect_request: the code and a
+ * cursor in code points, the given one, else the end of the code.
+ */
+static struct json_object *
+agent_introspect_at(const struct proto_str *code, int has, int64_t pos)
+{
+	struct json_object	*content = json_object_new_object();
+	int64_t			 n = (int64_t)utf8_chars(code->ptr, code->len);
 
 	if (!has || pos > n)
-		return (n);
-	return (pos);
+		pos = n;
+	json_object_object_add(content, "code",
+	    json_object_new_string_len(code->ptr, (int)code->len));
+	json_object_object_add(content, "cursor_pos",
+	    json_object_new_int64(pos));
+	return (content);
 }
 
 /* AGENT_COMPLETE {code, cursor_pos?, timeout_ms?}. */
@@ -593,18 +610,12 @@ agent_introspect_complete(struct peer *p, uint32_t id,
 		agent_introspect_error(id, "invalid_argument", "%s", err);
 		return;
 	}
-	if (k == NULL || !agent_kernel_is_ready(k)) {
-		agent_introspect_error(id, "kernel_unavailable",
-		    "the kernel is not ready");
+	if (agent_introspect_ready(id, k) != 0)
 		return;
-	}
 	r = agent_introspect_new(AGENT_INTROSPECT_COMPLETE, id,
 	    m.has_timeout_ms, m.timeout_ms);
-	content = json_object_new_object();
-	json_object_object_add(content, "code",
-	    json_object_new_string_len(m.code.ptr, (int)m.code.len));
-	json_object_object_add(content, "cursor_pos", json_object_new_int64(
-	    agent_introspect_cursor(&m.code, m.has_cursor_pos, m.cursor_pos)));
+	content = agent_introspect_at(&m.code, m.has_cursor_pos,
+	    m.cursor_pos);
 	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "complete_request",
 	    content);
 	json_object_put(content);
@@ -624,18 +635,12 @@ agent_introspect_inspect(struct peer *p, uint32_t id,
 		agent_introspect_error(id, "invalid_argument", "%s", err);
 		return;
 	}
-	if (k == NULL || !agent_kernel_is_ready(k)) {
-		agent_introspect_error(id, "kernel_unavailable",
-		    "the kernel is not ready");
+	if (agent_introspect_ready(id, k) != 0)
 		return;
-	}
 	r = agent_introspect_new(AGENT_INTROSPECT_INSPECT, id,
 	    m.has_timeout_ms, m.timeout_ms);
-	content = json_object_new_object();
-	json_object_object_add(content, "code",
-	    json_object_new_string_len(m.code.ptr, (int)m.code.len));
-	json_object_object_add(content, "cursor_pos", json_object_new_int64(
-	    agent_introspect_cursor(&m.code, m.has_cursor_pos, m.cursor_pos)));
+	content = agent_introspect_at(&m.code, m.has_cursor_pos,
+	    m.cursor_pos);
 	json_object_object_add(content, "detail_level",
 	    json_object_new_int((int)m.detail_level));
 	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "inspect_request",

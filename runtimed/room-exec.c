@@ -58,14 +58,13 @@ struct room_exec {
 	uint32_t		 req;	/* its AGENT_EXECUTE's id */
 	char			*task_owner;	/* an MCP task's, or NULL */
 	int			 cancelled;	/* EXEC_CANCEL: ends so */
-	int64_t			 created_at;	/* ms since the epoch */
-	int64_t			 updated_at;	/* last status change */
+	int64_t			 updated_at;	/* ms: last status change */
 	TAILQ_ENTRY(room_exec)	 entry;
 	/* Who asked, when, and in which kernel it ran (NULL: unknown). */
 	char			*client_name;
 	char			*client_version;
 	char			*session;
-	int64_t			 submitted_at;
+	int64_t			 submitted_at;	/* us; created_at in ms */
 	char			*kernel_session;
 };
 TAILQ_HEAD(room_exec_list, room_exec);
@@ -314,7 +313,7 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk, int live)
 	m.cells.pack = room_exec_pack_cells;
 	m.cells.arg = e;
 	m.task_owner = proto_str_make(e->task_owner);
-	m.created_at = e->created_at;
+	m.created_at = e->submitted_at / 1000;
 	m.updated_at = e->updated_at;
 	if (live && room_input_pending(e->room, e->id)) {
 		m.status = proto_str_make(proto_run_status_name(
@@ -665,11 +664,11 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->stop_on_error = stop;
 	e->status = PROTO_RUN_QUEUED;
 	e->task_owner = proto_str_dup(&m.task_owner);
-	e->created_at = e->updated_at = util_now_us() / 1000;
 	e->client_name = room_exec_who(&m.who.client_name);
 	e->client_version = room_exec_who(&m.who.client_version);
 	e->session = room_exec_who(&m.who.session);
 	e->submitted_at = util_now_us();
+	e->updated_at = e->submitted_at / 1000;
 	e->ncells = n;
 	e->cells = xcalloc(n, sizeof *e->cells);
 	for (i = 0; i < n; i++) {
@@ -940,14 +939,14 @@ void
 room_exec_get(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
-	struct proto_exec_get	 m;
+	struct proto_exec_id	 m;
 	struct room_exec	*e;
 	const char		*eid;
 	size_t			 len;
 	int64_t			 timeout;
 	char			 err[256];
 
-	if (proto_exec_get_unpack(body, &m, err, sizeof err) != 0) {
+	if (proto_exec_id_unpack(body, "EXEC_GET", &m, err, sizeof err) != 0) {
 		peer_send_error(p, id, "invalid_argument", "%s", err);
 		return;
 	}
@@ -1338,14 +1337,15 @@ void
 room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
-	struct proto_exec_cancel m;
+	struct proto_exec_id	 m;
 	struct room_exec	*e;
 	char			*key, *nb = NULL, err[256];
 	void			*data = NULL;
 	size_t			 len;
 	int64_t			 timeout = ROOM_EXEC_CANCEL_MS;
 
-	if (proto_exec_cancel_unpack(body, &m, err, sizeof err) != 0) {
+	if (proto_exec_id_unpack(body, "EXEC_CANCEL", &m, err,
+	    sizeof err) != 0) {
 		peer_send_error(p, id, "invalid_argument", "%s", err);
 		return;
 	}
@@ -1481,7 +1481,7 @@ void
 room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
 {
 	struct proto_exec_tasks		 m;
-	struct proto_exec_tasks_reply	 rm;
+	struct proto_exec_runs		 rm;
 	struct room_exec_tasks		 t;
 	struct mpbuf			 b;
 	char				 err[256];
@@ -1507,7 +1507,7 @@ room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
 	rm.runs.pack = room_exec_tasks_pack;
 	rm.runs.arg = t.runs;
 	mpbuf_init(&b);
-	proto_exec_tasks_reply_pack(&b.pk, &rm);
+	proto_exec_runs_pack(&b.pk, &rm);
 	peer_send(p, PROTO_MSG_EXEC_TASKS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 	json_object_put(t.runs);

@@ -37,7 +37,7 @@ struct room_remote {
 };
 
 static int	room_remote_valid_path(const char *, char **);
-static struct domain *room_remote_domain(const char *, char **,
+static struct domain *room_remote_domain(const char *, char **, char **,
 		    const char **);
 static char	*room_remote_whoami(struct domain *, char **, const char **);
 static int	room_remote_stat(struct domain *, const char *, char **,
@@ -74,8 +74,10 @@ room_remote_valid_path(const char *path, char **cause)
 	return (0);
 }
 
+/* Domain name, loaded, and who its server says we are (*principal). */
 static struct domain *
-room_remote_domain(const char *name, char **cause, const char **code)
+room_remote_domain(const char *name, char **principal, char **cause,
+    const char **code)
 {
 	struct domain	*d;
 	char		*why;
@@ -83,6 +85,10 @@ room_remote_domain(const char *name, char **cause, const char **code)
 	if ((d = domain_load(name, &why)) == NULL) {
 		*code = "invalid_argument";
 		*cause = why;
+		return (NULL);
+	}
+	if ((*principal = room_remote_whoami(d, cause, code)) == NULL) {
+		domain_free(d);
 		return (NULL);
 	}
 	return (d);
@@ -230,12 +236,8 @@ room_remote_open(const char *domain, const char *path, char **cause,
 	*code = "invalid_argument";
 	if (room_remote_valid_path(path, cause) != 0)
 		return (NULL);
-	if ((d = room_remote_domain(domain, cause, code)) == NULL)
+	if ((d = room_remote_domain(domain, &principal, cause, code)) == NULL)
 		return (NULL);
-	if ((principal = room_remote_whoami(d, cause, code)) == NULL) {
-		domain_free(d);
-		return (NULL);
-	}
 	if ((r = room_remote_find(domain, path)) != NULL) {
 		if (strcmp(r->remote->principal, principal) != 0) {
 			*code = "notebook_unavailable";
@@ -336,12 +338,8 @@ room_remote_create(const char *domain, const char *path, const char *kernel,
 		kernel = "python3";
 	if (path != NULL && room_remote_valid_path(path, cause) != 0)
 		return (NULL);
-	if ((d = room_remote_domain(domain, cause, code)) == NULL)
+	if ((d = room_remote_domain(domain, &principal, cause, code)) == NULL)
 		return (NULL);
-	if ((principal = room_remote_whoami(d, cause, code)) == NULL) {
-		domain_free(d);
-		return (NULL);
-	}
 	if (room_remote_check_kernel(d, kernel, cause) != 0) {
 		*code = "kernel_unavailable";
 		goto fail;

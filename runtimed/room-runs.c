@@ -146,7 +146,7 @@ room_runs_list(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
 	struct proto_exec_list		 m;
-	struct proto_exec_list_reply	 rm;
+	struct proto_exec_runs		 rm;
 	struct room_runs		 rs;
 	struct mpbuf			 b;
 	char				 err[256];
@@ -176,7 +176,7 @@ room_runs_list(struct room *r, struct peer *p, uint32_t id,
 	rm.runs.pack = room_runs_pack;
 	rm.runs.arg = &rs;
 	mpbuf_init(&b);
-	proto_exec_list_reply_pack(&b.pk, &rm);
+	proto_exec_runs_pack(&b.pk, &rm);
 	peer_send(p, PROTO_MSG_EXEC_LIST_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 out:

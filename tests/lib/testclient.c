@@ -403,7 +403,7 @@ void
 testclient_exec_get(int fd, const char *eid, int64_t wait_ms,
     msgpack_unpacked *u)
 {
-	struct proto_exec_get	 m;
+	struct proto_exec_id	 m;
 	struct mpbuf		 b;
 	int			 timeout = testclient_timeout;
 
@@ -414,7 +414,7 @@ testclient_exec_get(int fd, const char *eid, int64_t wait_ms,
 		m.timeout_ms = wait_ms;
 		timeout = (int)wait_ms + 10000;
 	}
-	proto_exec_get_pack(&testclient_codec(&b)->pk, &m);
+	proto_exec_id_pack(&testclient_codec(&b)->pk, &m);
 	testclient_request_wait(fd, PROTO_MSG_EXEC_GET, &b,
 	    PROTO_MSG_EXEC_STATE, timeout, u);
 }

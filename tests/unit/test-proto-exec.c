@@ -8,6 +8,14 @@
 
 static void	pack_ids(msgpack_packer *, const void *);
 static void	pack_info(msgpack_packer *, const void *);
+static int	get_unpack(const msgpack_object *, struct proto_exec_id *,
+		    char *, size_t);
+static int	cancel_unpack(const msgpack_object *, struct proto_exec_id *,
+		    char *, size_t);
+static int	tasks_reply_unpack(const msgpack_object *,
+		    struct proto_exec_runs *, char *, size_t);
+static int	list_reply_unpack(const msgpack_object *,
+		    struct proto_exec_runs *, char *, size_t);
 
 static void
 pack_ids(msgpack_packer *pk, const void *arg)
@@ -24,10 +32,40 @@ pack_info(msgpack_packer *pk, const void *arg)
 	proto_pack_str(pk, "name", arg);
 }
 
+/* One codec serves two messages; each names its own. */
+static int
+get_unpack(const msgpack_object *o, struct proto_exec_id *m, char *err,
+    size_t errlen)
+{
+	return (proto_exec_id_unpack(o, "EXEC_GET", m, err, errlen));
+}
+
+static int
+cancel_unpack(const msgpack_object *o, struct proto_exec_id *m, char *err,
+    size_t errlen)
+{
+	return (proto_exec_id_unpack(o, "EXEC_CANCEL", m, err, errlen));
+}
+
+static int
+tasks_reply_unpack(const msgpack_object *o, struct proto_exec_runs *m,
+    char *err, size_t errlen)
+{
+	return (proto_exec_runs_unpack(o, "EXEC_TASKS_REPLY", m, err,
+	    errlen));
+}
+
+static int
+list_reply_unpack(const msgpack_object *o, struct proto_exec_runs *m,
+    char *err, size_t errlen)
+{
+	return (proto_exec_runs_unpack(o, "EXEC_LIST_REPLY", m, err, errlen));
+}
+
 Test(proto_exec, run_get_round_trip)
 {
 	struct proto_exec_run	r, rz;
-	struct proto_exec_get	g, gz;
+	struct proto_exec_id	g, gz;
 	struct pt_buf		b;
 	char			err[256];
 
@@ -55,12 +93,12 @@ Test(proto_exec, run_get_round_trip)
 	memset(&g, 0, sizeof g);
 	g.execution_id = proto_str_make("e1");
 	pt_init(&b);
-	proto_exec_get_pack(&b.pk, &g);
-	cr_assert_eq(proto_exec_get_unpack(pt_body(&b), &gz, err, sizeof err),
+	proto_exec_id_pack(&b.pk, &g);
+	cr_assert_eq(get_unpack(pt_body(&b), &gz, err, sizeof err),
 	    0);
 	pt_str_eq(gz.execution_id, "e1");
 	cr_assert(!gz.has_timeout_ms);
-	pt_refuses_all(proto_exec_get_unpack, struct proto_exec_get,
+	pt_refuses_all(get_unpack, struct proto_exec_id,
 	    pt_body(&b), "EXEC_GET", "execution_id", "timeout_ms");
 	pt_free(&b);
 }
@@ -108,9 +146,9 @@ Test(proto_exec, state_round_trip)
 
 Test(proto_exec, cancel_tasks_round_trip)
 {
-	struct proto_exec_cancel	 c, cz;
+	struct proto_exec_id		 c, cz;
 	struct proto_exec_tasks		 t, tz;
-	struct proto_exec_tasks_reply	 r, rz;
+	struct proto_exec_runs		 r, rz;
 	struct pt_buf			 b;
 	char				 err[256];
 
@@ -119,12 +157,12 @@ Test(proto_exec, cancel_tasks_round_trip)
 	c.has_timeout_ms = 1;
 	c.timeout_ms = 10000;
 	pt_init(&b);
-	proto_exec_cancel_pack(&b.pk, &c);
-	cr_assert_eq(proto_exec_cancel_unpack(pt_body(&b), &cz, err,
+	proto_exec_id_pack(&b.pk, &c);
+	cr_assert_eq(cancel_unpack(pt_body(&b), &cz, err,
 	    sizeof err), 0, "%s", err);
 	pt_str_eq(cz.execution_id, "e1");
 	cr_assert(cz.has_timeout_ms && cz.timeout_ms == 10000);
-	pt_refuses_all(proto_exec_cancel_unpack, struct proto_exec_cancel,
+	pt_refuses_all(cancel_unpack, struct proto_exec_id,
 	    pt_body(&b), "EXEC_CANCEL", "execution_id", "timeout_ms");
 	pt_free(&b);
 
@@ -143,12 +181,12 @@ Test(proto_exec, cancel_tasks_round_trip)
 	r.runs.pack = pack_ids;
 	r.runs.arg = "e2";
 	pt_init(&b);
-	proto_exec_tasks_reply_pack(&b.pk, &r);
-	cr_assert_eq(proto_exec_tasks_reply_unpack(pt_body(&b), &rz, err,
+	proto_exec_runs_pack(&b.pk, &r);
+	cr_assert_eq(tasks_reply_unpack(pt_body(&b), &rz, err,
 	    sizeof err), 0, "%s", err);
 	cr_assert_eq(rz.runs.obj->via.array.size, 2);
-	pt_refuses_all(proto_exec_tasks_reply_unpack,
-	    struct proto_exec_tasks_reply, pt_body(&b), "EXEC_TASKS_REPLY",
+	pt_refuses_all(tasks_reply_unpack,
+	    struct proto_exec_runs, pt_body(&b), "EXEC_TASKS_REPLY",
 	    "runs");
 	pt_free(&b);
 }
@@ -246,7 +284,7 @@ Test(proto_exec, who_and_list_round_trip)
 	struct proto_exec_run		r, rz;
 	struct proto_exec_state		s, z;
 	struct proto_exec_list		l, lz;
-	struct proto_exec_list_reply	lr, lrz;
+	struct proto_exec_runs		lr, lrz;
 	struct pt_buf			b;
 	char				err[256];
 
@@ -306,12 +344,12 @@ Test(proto_exec, who_and_list_round_trip)
 	lr.runs.pack = pack_ids;
 	lr.runs.arg = "e1";
 	pt_init(&b);
-	proto_exec_list_reply_pack(&b.pk, &lr);
-	cr_assert_eq(proto_exec_list_reply_unpack(pt_body(&b), &lrz, err,
+	proto_exec_runs_pack(&b.pk, &lr);
+	cr_assert_eq(list_reply_unpack(pt_body(&b), &lrz, err,
 	    sizeof err), 0, "%s", err);
 	cr_assert_eq(lrz.runs.obj->via.array.size, 2);
-	pt_refuses_all(proto_exec_list_reply_unpack,
-	    struct proto_exec_list_reply, pt_body(&b), "EXEC_LIST_REPLY",
+	pt_refuses_all(list_reply_unpack,
+	    struct proto_exec_runs, pt_body(&b), "EXEC_LIST_REPLY",
 	    "runs");
 	pt_free(&b);
 }
