@@ -124,12 +124,8 @@ agent_daemon_option(int ch, const char *arg, int *level,
 		printf("%s %s\n", agent_daemon_name(), RUNTIMED_VERSION);
 		exit(0);
 	case 'q':
-		if (*level > LOG_LEVEL_ERROR)
-			(*level)--;
-		return (1);
 	case 'v':
-		if (*level < LOG_LEVEL_DEBUG)
-			(*level)++;
+		*level = log_level_step(*level, ch);
 		return (1);
 	case 'l':
 		*logfile = arg;
