@@ -41,6 +41,7 @@ enum log_level {
 };
 void	log_open(const char *, int, const char *);
 const char *log_level_flag(int);
+int	log_level_step(int, int);
 const char *log_path(void);
 void	log_capture(int);
 void	log_close(void);

@@ -149,6 +149,17 @@ log_level_flag(int level)
 	return (NULL);
 }
 
+/* The level after a -q (quieter) or -v (more verbose) on the command line. */
+int
+log_level_step(int level, int ch)
+{
+	if (ch == 'q' && level > LOG_LEVEL_ERROR)
+		level--;
+	else if (ch == 'v' && level < LOG_LEVEL_DEBUG)
+		level++;
+	return (level);
+}
+
 /*
  * At exit: a log file nothing was written to is not kept.  Under the
  * flock rotation takes, and only if the name still is our file.  A

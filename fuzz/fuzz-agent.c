@@ -2,9 +2,10 @@
 /*
  * fuzz-agent.c: libFuzzer target for the agent's handling of what the
  * daemon sends on fd 3: the input is that byte stream (frames: 12-byte
- * header, body).  agent.c is compiled in here, its main() renamed, so
- * the real agent_dispatch (a static function) takes each frame on a
- * socketpair, with the handshake state and handlers as they are.
+ * header, body).  agent.c and agent-daemon.c are compiled in here, its
+ * main() renamed, so the real agent_daemon_dispatch (a static function)
+ * takes each frame on a socketpair, with the handshake state and
+ * handlers as they are.
  *
  * Left out, so the process stays: before HELLO_OK is accepted,
  * VERSION_MISMATCH and ERROR (the agent exits on them, as it should), and
@@ -33,6 +34,7 @@ int	agent_main(int, char **);
 #define main agent_main
 #include "runtime-agent/agent.c"
 #undef main
+#include "runtime-agent/agent-daemon.c"
 
 #define FUZZ_AGENT_PASSES	64
 
@@ -77,9 +79,10 @@ fuzz_agent_init(void)
 		exit(1);
 	}
 	atexit(fuzz_agent_cleanup);
-	if ((agent_base = event_base_new()) == NULL)
+	agent_daemon_init(&agent_hooks);
+	if ((agent_daemon_base = event_base_new()) == NULL)
 		abort();
-	agent_exec_init(agent_base);
+	agent_exec_init(agent_daemon_base);
 }
 
 /* Read (and drop) what the agent answered; 1 once it closed its end. */
@@ -99,24 +102,25 @@ static int
 fuzz_agent_skip(const struct proto_header *hdr, const uint8_t *body,
     size_t len)
 {
-	if (!agent_hello_done && (hdr->type == PROTO_MSG_VERSION_MISMATCH ||
+	if (!agent_daemon_hello_done &&
+	    (hdr->type == PROTO_MSG_VERSION_MISMATCH ||
 	    hdr->type == PROTO_MSG_ERROR))
 		return (1);
 	return (memchr(body, '/', len) != NULL ||
 	    memmem(body, len, "..", 2) != NULL);
 }
 
-/* agent_dispatch, but where the agent would exit the input ends. */
+/* agent_daemon_dispatch, but where the agent would exit the input ends. */
 static void
 fuzz_agent_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	if (hdr == NULL && !agent_hello_done) {
+	if (hdr == NULL && !agent_daemon_hello_done) {
 		/* "daemon closed fd 3 during the handshake": exit 1. */
-		agent_peer = NULL;
+		agent_daemon_peer = NULL;
 		return;
 	}
-	agent_dispatch(p, hdr, body, arg);
+	agent_daemon_dispatch(p, hdr, body, arg);
 }
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -137,10 +141,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	util_set_nonblock(sv[1]);
 	fuzz_agent_cwd(1);
-	agent_peer = peer_create(agent_base, sv[0], "daemon",
+	agent_daemon_peer = peer_create(agent_daemon_base, sv[0], "daemon",
 	    fuzz_agent_dispatch, NULL);
 	/* One frame at a time, each handled before the next is sent. */
-	while (size > 0 && agent_peer != NULL) {
+	while (size > 0 && agent_daemon_peer != NULL) {
 		n = size;
 		if (size >= PROTO_HEADER_SIZE) {
 			proto_header_unpack(data, &hdr);
@@ -160,30 +164,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += n;
 		size -= n;
 		for (i = 0; i < 4; i++)
-			event_base_loop(agent_base, EVLOOP_NONBLOCK);
+			event_base_loop(agent_daemon_base, EVLOOP_NONBLOCK);
 		fuzz_agent_drain(sv[1]);
 	}
 
 	/* The daemon hangs up; past the handshake the agent just ends. */
-	agent_hello_done = 1;
+	agent_daemon_hello_done = 1;
 	shutdown(sv[1], SHUT_WR);
-	for (i = 0; i < FUZZ_AGENT_PASSES && agent_peer != NULL; i++) {
-		event_base_loop(agent_base, EVLOOP_NONBLOCK);
+	for (i = 0; i < FUZZ_AGENT_PASSES && agent_daemon_peer != NULL; i++) {
+		event_base_loop(agent_daemon_base, EVLOOP_NONBLOCK);
 		fuzz_agent_drain(sv[1]);
 	}
 	for (i = 0; i < 4; i++)
-		event_base_loop(agent_base, EVLOOP_NONBLOCK);
+		event_base_loop(agent_daemon_base, EVLOOP_NONBLOCK);
 	close(sv[1]);
-	if (agent_peer != NULL || agent_k != NULL) {
+	if (agent_daemon_peer != NULL || agent_daemon_k != NULL) {
 		fprintf(stderr, "fuzz-agent: the daemon link outlived EOF\n");
 		abort();
 	}
-	agent_hello_done = 0;
-	agent_exiting = 0;
-	agent_start_pending = 0;
-	agent_shutdown_pending = 0;
-	free(agent_state);
-	agent_state = NULL;
+	agent_daemon_hello_done = 0;
+	agent_daemon_exiting = 0;
+	agent_daemon_start_pending = 0;
+	agent_daemon_shutdown_pending = 0;
+	free(agent_daemon_state);
+	agent_daemon_state = NULL;
 	fuzz_agent_cwd(0);
 	return (0);
 }

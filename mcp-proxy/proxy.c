@@ -177,12 +177,8 @@ main(int argc, char **argv)
 			printf("runtimed-mcp %s\n", RUNTIMED_VERSION);
 			exit(0);
 		case 'q':
-			if (level > LOG_LEVEL_ERROR)
-				level--;
-			break;
 		case 'v':
-			if (level < LOG_LEVEL_DEBUG)
-				level++;
+			level = log_level_step(level, ch);
 			break;
 		default:
 			proxy_usage(2);

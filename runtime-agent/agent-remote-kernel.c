@@ -42,7 +42,6 @@ struct agent_kernel {
 	enum agent_remote_state	 state;
 	struct agent_remote_ws	*ws;
 	int			 v1;
-	struct kernelspec	*spec;		/* unused: remote */
 	struct event		*info_ev;
 	int64_t			 ready_by;
 	char			*why;		/* last failure */
@@ -424,19 +423,6 @@ agent_kernel_is_running(struct agent_kernel *k)
 	    k->state == AGENT_REMOTE_CONNECTING ||
 	    k->state == AGENT_REMOTE_READY ||
 	    k->state == AGENT_REMOTE_STOPPING);
-}
-
-/* The kernel's pid is the server's: none here. */
-pid_t
-agent_kernel_pid(struct agent_kernel *k)
-{
-	return (0);
-}
-
-struct kernelspec *
-agent_kernel_spec(struct agent_kernel *k)
-{
-	return (k->spec);
 }
 
 const char *

@@ -6,7 +6,8 @@
  * (agent-wire.c, agent-exec.c); the kernel is reached over the server's
  * kernels API and its kernel WebSocket instead of ZeroMQ.
  *
- * agent-remote.c		main, the daemon link, request dispatch
+ * agent-remote.c		main, how a server's kernel is made and
+ *				announced (the daemon link is agent-daemon.c)
  * agent-remote-kernel.c	the agent_kernel_* calls agent-exec.c makes,
  *				over REST and the WebSocket
  * agent-remote-ws.c		the WebSocket client (RFC 6455) and the

@@ -4,7 +4,9 @@
  * the daemon.  It talks frames (proto.h) to the daemon on fd 3 and the
  * Jupyter wire protocol over ZeroMQ to the kernel.
  *
- * agent.c		main, the daemon link on fd 3, request dispatch
+ * agent.c		main, how a local kernel is started and announced
+ * agent-daemon.c	the daemon link on fd 3 and request dispatch,
+ *			shared with runtimed-agent-remote (agent-remote.h)
  * agent-wire.c		Jupyter message codec: HMAC, header, parse
  * agent-kernel.c	connection file, launch, ZeroMQ sockets, lifecycle
  * agent-heartbeat.c	liveness: heartbeat echoes, unresponsive, hung
@@ -30,6 +32,26 @@ struct agent_wire_seen;
 struct agent_kernel;
 struct agent_heartbeat;
 struct agent_stderr;
+struct proto_agent_start;
+struct proto_agent_ready;
+
+/* What runtimed-agent and runtimed-agent-remote do differently. */
+struct agent_daemon_hooks {
+	const char	*name;		/* the executable, for messages */
+	/* SIGCHLD: the kernel is our child; NULL if it is not. */
+	void		(*sigchld)(struct agent_kernel *);
+	int		 language_fallback; /* language from language_info */
+	/* Make the kernel AGENT_START asks for, or answer the error. */
+	struct agent_kernel *(*create)(struct event_base *, struct peer *,
+			    uint32_t, const struct proto_agent_start *);
+	/* Forget what else was in flight, past agent-exec.c's. */
+	void		(*clear)(void);
+	/* Why a restart cannot be started, or NULL. */
+	const char	*(*restart_check)(struct agent_kernel *);
+	/* Requests past the common ones; 0 if not handled. */
+	int		(*dispatch)(struct peer *, const struct proto_header *,
+			    const msgpack_object *, struct agent_kernel *);
+};
 
 /* Jupyter channels the agent uses. */
 enum agent_channel {
@@ -52,15 +74,24 @@ struct agent_wire_frame {
 /* Parts after the delimiter: signature, header, parent, metadata, content. */
 #define AGENT_WIRE_NPARTS	5
 
-/* agent.c */
-void	 agent_send(uint16_t, uint32_t, struct mpbuf *);
+/* agent.c, agent-remote.c */
 void	 agent_ready(struct agent_kernel *, struct json_object *);
+
+/* agent-daemon.c */
+void	 agent_send(uint16_t, uint32_t, struct mpbuf *);
 void	 agent_failed(struct agent_kernel *, const char *);
 void	 agent_died(struct agent_kernel *, const char *);
 void	 agent_responsive(struct agent_kernel *, int, const char *);
 const char *agent_state_dir(void);
 struct event_base *agent_base_get(void);
 struct proto_str agent_str(const char *);
+void	 agent_daemon_init(const struct agent_daemon_hooks *);
+const char *agent_daemon_name(void);
+int	 agent_daemon_option(int, const char *, int *, const char **, int *);
+void	 agent_daemon_ready(struct proto_agent_ready *, struct json_object *,
+	     const char *);
+struct agent_kernel *agent_daemon_kernel(void);
+void	 agent_daemon_run(void);
 
 /* agent-wire.c */
 int	 agent_wire_sign(const char *, const struct agent_wire_frame *,

@@ -459,12 +459,8 @@ main(int argc, char **argv)
 			kernel_pool_set_size(rc);
 			break;
 		case 'q':
-			if (level > LOG_LEVEL_ERROR)
-				level--;
-			break;
 		case 'v':
-			if (level < LOG_LEVEL_DEBUG)
-				level++;
+			level = log_level_step(level, ch);
 			break;
 		default:
 			runtimed_usage(2);

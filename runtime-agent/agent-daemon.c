@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * agent-daemon.c: the daemon link on fd 3 that runtimed-agent (agent.c)
+ * and runtimed-agent-remote (agent-remote.c) share.  We say HELLO, wait
+ * for HELLO_OK, then serve AGENT_* requests (PROTOCOL.md, "Daemon and
+ * agent"); when fd 3 goes away the daemon is gone: shut the kernel down
+ * and leave.  What differs between the agents (how a kernel is made,
+ * what else is cleared or dispatched) comes in struct agent_daemon_hooks.
+ */
+
+#include <sys/prctl.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define AGENT_DAEMON_FD	3
+
+static const struct agent_daemon_hooks	*agent_daemon_hooks;
+static struct event_base	*agent_daemon_base;
+static struct peer		*agent_daemon_peer;
+static struct agent_kernel	*agent_daemon_k;
+static int			 agent_daemon_hello_done;
+static int			 agent_daemon_exiting;
+
+static int			 agent_daemon_start_pending;
+static uint32_t			 agent_daemon_start_id;
+static int64_t			 agent_daemon_start_ms;
+
+static char			*agent_daemon_state;	/* blob store root */
+
+static int			 agent_daemon_shutdown_pending;
+static uint32_t			 agent_daemon_shutdown_id;
+static int			 agent_daemon_shutdown_restart;
+
+static void	agent_daemon_status(enum proto_agent_state, const char *);
+static void	agent_daemon_pack_json(msgpack_packer *, const void *);
+static void	agent_daemon_clear(void);
+static void	agent_daemon_shutdown_done(struct agent_kernel *, void *);
+static void	agent_daemon_exit(const char *);
+static void	agent_daemon_start(struct peer *, uint32_t,
+		    const msgpack_object *);
+static void	agent_daemon_execute(struct peer *, uint32_t,
+		    const msgpack_object *);
+static void	agent_daemon_interrupt(struct peer *, uint32_t,
+		    const msgpack_object *);
+static void	agent_daemon_shutdown(struct peer *, uint32_t,
+		    const msgpack_object *);
+static void	agent_daemon_handshake(struct peer *,
+		    const struct proto_header *, const msgpack_object *);
+static void	agent_daemon_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    void *);
+static void	agent_daemon_signal(evutil_socket_t, short, void *);
+
+/* Send a frame to the daemon if it is still there. */
+void
+agent_send(uint16_t type, uint32_t id, struct mpbuf *b)
+{
+	if (agent_daemon_peer != NULL)
+		peer_send(agent_daemon_peer, type, id, &b->sb);
+}
+
+/* Send AGENT_STATUS {state, reason}. */
+static void
+agent_daemon_status(enum proto_agent_state state, const char *reason)
+{
+	struct proto_agent_status	m;
+	struct mpbuf			b;
+
+	memset(&m, 0, sizeof m);
+	m.state = state;
+	if (reason != NULL) {
+		m.reason.ptr = reason;
+		m.reason.len = strlen(reason);
+	}
+	mpbuf_init(&b);
+	proto_agent_status_pack(&b.pk, &m);
+	agent_send(PROTO_MSG_AGENT_STATUS, 0, &b);
+	mpbuf_free(&b);
+}
+
+/* A C string as a borrowed proto_str; NULL stays absent. */
+struct proto_str
+agent_str(const char *s)
+{
+	struct proto_str	p = { s, s != NULL ? strlen(s) : 0 };
+
+	return (p);
+}
+
+struct event_base *
+agent_base_get(void)
+{
+	return (agent_daemon_base);
+}
+
+/* Where large outputs go; NULL when the daemon gave no state dir. */
+const char *
+agent_state_dir(void)
+{
+	return (agent_daemon_state);
+}
+
+/* The kernel, for fatal() cleanup; NULL before AGENT_START. */
+struct agent_kernel *
+agent_daemon_kernel(void)
+{
+	return (agent_daemon_k);
+}
+
+/* Parse one of the options both agents take; 0 if ch is not one. */
+int
+agent_daemon_option(int ch, const char *arg, int *level,
+    const char **logfile, int *list)
+{
+	switch (ch) {
+	case 'V':
+		printf("%s %s\n", agent_daemon_name(), RUNTIMED_VERSION);
+		exit(0);
+	case 'q':
+	case 'v':
+		*level = log_level_step(*level, ch);
+		return (1);
+	case 'l':
+		*logfile = arg;
+		return (1);
+	case 'k':
+		*list = 1;
+		return (1);
+	}
+	return (0);
+}
+
+/* The heartbeat stopped or came back: AGENT_STATUS says which. */
+void
+agent_responsive(struct agent_kernel *k, int ok, const char *why)
+{
+	if (ok)
+		agent_daemon_status(agent_exec_is_busy() ? PROTO_AGENT_BUSY :
+		    PROTO_AGENT_IDLE, NULL);
+	else
+		agent_daemon_status(PROTO_AGENT_UNRESPONSIVE, why);
+}
+
+static void
+agent_daemon_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
+/*
+ * The kernel answered kernel_info: fill in language_info and
+ * protocol_version from it and send AGENT_READY, to the AGENT_START
+ * waiting or as id 0 after a restart.  The caller set the rest of m.
+ */
+void
+agent_daemon_ready(struct proto_agent_ready *m, struct json_object *info,
+    const char *what)
+{
+	struct json_object	*li, *v, *empty = NULL;
+	struct mpbuf		 b;
+	uint32_t		 id = 0;
+
+	if (agent_daemon_start_pending) {
+		id = agent_daemon_start_id;
+		agent_daemon_start_pending = 0;
+	}
+	log_info("%s ready %lld ms after the start request", what,
+	    (long long)(util_mono_ms() - agent_daemon_start_ms));
+
+	m->language_info.pack = agent_daemon_pack_json;
+	if (json_object_object_get_ex(info, "language_info", &li) &&
+	    json_object_is_type(li, json_type_object)) {
+		m->language_info.arg = li;
+		if (m->language.ptr == NULL &&
+		    agent_daemon_hooks->language_fallback &&
+		    json_object_object_get_ex(li, "name", &v) &&
+		    json_object_is_type(v, json_type_string))
+			m->language = agent_str(json_object_get_string(v));
+	} else
+		m->language_info.arg = empty = json_object_new_object();
+	if (json_object_object_get_ex(info, "protocol_version", &v) &&
+	    json_object_is_type(v, json_type_string))
+		m->protocol_version = agent_str(json_object_get_string(v));
+	if (m->capabilities.arg != NULL)
+		m->capabilities.pack = agent_daemon_pack_json;
+	mpbuf_init(&b);
+	proto_agent_ready_pack(&b.pk, m);
+	agent_send(PROTO_MSG_AGENT_READY, id, &b);
+	mpbuf_free(&b);
+	json_object_put(empty);
+}
+
+/* Forget what the kernel had in flight. */
+static void
+agent_daemon_clear(void)
+{
+	agent_exec_clear();
+	if (agent_daemon_hooks->clear != NULL)
+		agent_daemon_hooks->clear();
+}
+
+/* The kernel never became ready. */
+void
+agent_failed(struct agent_kernel *k, const char *why)
+{
+	log_warnx("%s", why);
+	agent_daemon_clear();
+	if (agent_daemon_start_pending) {
+		agent_daemon_start_pending = 0;
+		if (agent_daemon_peer != NULL)
+			peer_send_error(agent_daemon_peer,
+			    agent_daemon_start_id, "kernel_unavailable", "%s",
+			    why);
+	} else
+		agent_daemon_status(PROTO_AGENT_DEAD, why);
+}
+
+/* The kernel died while ready; the daemon fails the run in flight. */
+void
+agent_died(struct agent_kernel *k, const char *reason)
+{
+	log_warnx("kernel %s", reason);
+	agent_daemon_clear();
+	agent_daemon_status(PROTO_AGENT_DEAD, reason);
+}
+
+/* Shutdown finished: answer, restart, or leave. */
+static void
+agent_daemon_shutdown_done(struct agent_kernel *k, void *arg)
+{
+	const char	*why;
+	char		*cause;
+
+	agent_daemon_clear();
+	if (agent_daemon_start_pending) {
+		agent_daemon_start_pending = 0;
+		if (agent_daemon_peer != NULL)
+			peer_send_error(agent_daemon_peer,
+			    agent_daemon_start_id, "kernel_unavailable",
+			    "kernel was shut down before it was ready");
+	}
+	if (agent_daemon_exiting) {
+		event_base_loopexit(agent_daemon_base, NULL);
+		return;
+	}
+	if (!agent_daemon_shutdown_pending)
+		return;
+	agent_daemon_shutdown_pending = 0;
+	if (agent_daemon_peer != NULL)
+		peer_send_ok(agent_daemon_peer, agent_daemon_shutdown_id);
+	if (!agent_daemon_shutdown_restart)
+		return;
+	if (agent_daemon_hooks->restart_check != NULL &&
+	    (why = agent_daemon_hooks->restart_check(k)) != NULL) {
+		agent_daemon_status(PROTO_AGENT_DEAD, why);
+		return;
+	}
+	agent_daemon_start_ms = util_mono_ms();
+	if (agent_kernel_start(k, &cause) != 0) {
+		log_warnx("restart: %s", cause);
+		agent_daemon_status(PROTO_AGENT_DEAD, cause);
+		free(cause);
+	}
+}
+
+/* Leave: stop the kernel first, then break the loop. */
+static void
+agent_daemon_exit(const char *why)
+{
+	if (agent_daemon_exiting)
+		return;
+	agent_daemon_exiting = 1;
+	log_info("exiting: %s", why);
+	if (agent_daemon_k != NULL && agent_kernel_is_running(agent_daemon_k))
+		agent_kernel_shutdown(agent_daemon_k, 0,
+		    agent_daemon_shutdown_done, NULL);
+	else
+		event_base_loopexit(agent_daemon_base, NULL);
+}
+
+/*
+ * AGENT_START {kernel_id, kernel_name, cwd, runtime_dir, state_dir?}:
+ * the hook makes the kernel (or answers the error), we launch it.
+ */
+static void
+agent_daemon_start(struct peer *p, uint32_t id, const msgpack_object *body)
+{
+	struct proto_agent_start	 m;
+	struct agent_kernel		*k;
+	char				 err[256], *cause;
+
+	if (agent_daemon_k != NULL && agent_kernel_is_running(agent_daemon_k)) {
+		peer_send_error(p, id, "invalid_argument",
+		    "kernel already started");
+		return;
+	}
+	if (proto_agent_start_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	free(agent_daemon_state);
+	agent_daemon_state = m.state_dir.ptr != NULL ?
+	    xstrndup(m.state_dir.ptr, m.state_dir.len) : NULL;
+	if ((k = agent_daemon_hooks->create(agent_daemon_base, p, id,
+	    &m)) == NULL)
+		return;
+
+	agent_kernel_free(agent_daemon_k);
+	agent_daemon_k = k;
+	agent_daemon_start_ms = util_mono_ms();
+	agent_daemon_start_pending = 1;
+	agent_daemon_start_id = id;
+	if (agent_kernel_start(agent_daemon_k, &cause) != 0) {
+		agent_daemon_start_pending = 0;
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		free(cause);
+	}
+}
+
+/*
+ * AGENT_EXECUTE {exec_id, cell_id, code, stop_on_error?, silent?}.  The
+ * code may hold NUL: the Jupyter message carries it as \u0000 and the
+ * kernel judges it.
+ */
+static void
+agent_daemon_execute(struct peer *p, uint32_t id, const msgpack_object *body)
+{
+	struct proto_agent_execute	 m;
+	char				 err[256], *cause;
+	char				*exec_id, *cell_id;
+
+	if (proto_agent_execute_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (agent_daemon_k == NULL) {
+		peer_send_error(p, id, "kernel_unavailable",
+		    "no kernel was started");
+		return;
+	}
+	exec_id = xstrndup(m.exec_id.ptr, m.exec_id.len);
+	cell_id = xstrndup(m.cell_id.ptr, m.cell_id.len);
+	if (agent_exec_start(agent_daemon_k, exec_id, cell_id, m.code.ptr,
+	    m.code.len, m.stop_on_error, m.silent, &cause) != 0) {
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		free(cause);
+	}
+	free(exec_id);
+	free(cell_id);
+}
+
+/* AGENT_INTERRUPT {}. */
+static void
+agent_daemon_interrupt(struct peer *p, uint32_t id,
+    const msgpack_object *body)
+{
+	char	err[256], *cause;
+
+	if (proto_agent_interrupt_unpack(body, err, sizeof err) != 0)
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+	else if (agent_daemon_k == NULL)
+		peer_send_error(p, id, "kernel_unavailable",
+		    "no kernel was started");
+	else if (agent_kernel_interrupt(agent_daemon_k, &cause) != 0) {
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		free(cause);
+	} else
+		peer_send_ok(p, id);
+}
+
+/* AGENT_SHUTDOWN {restart?}. */
+static void
+agent_daemon_shutdown(struct peer *p, uint32_t id, const msgpack_object *body)
+{
+	struct proto_agent_shutdown	m;
+	char				err[256];
+
+	if (agent_daemon_shutdown_pending) {
+		peer_send_error(p, id, "busy", "a shutdown is in progress");
+		return;
+	}
+	if (proto_agent_shutdown_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(p, id, "invalid_argument", "%s", err);
+		return;
+	}
+	if (agent_daemon_k == NULL) {
+		if (m.restart)
+			peer_send_error(p, id, "kernel_unavailable",
+			    "no kernel was started");
+		else
+			peer_send_ok(p, id);
+		return;
+	}
+	agent_daemon_shutdown_pending = 1;
+	agent_daemon_shutdown_id = id;
+	agent_daemon_shutdown_restart = m.restart;
+	agent_kernel_shutdown(agent_daemon_k, m.restart,
+	    agent_daemon_shutdown_done, NULL);
+}
+
+/* Before HELLO_OK only the handshake answers are accepted. */
+static void
+agent_daemon_handshake(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body)
+{
+	struct proto_incarnation	 inc;
+	char				 cause[256];
+	int64_t				 version = -1;
+	const char			*msg;
+	size_t				 len;
+
+	switch (hdr->type) {
+	case PROTO_MSG_HELLO_OK:
+		if (proto_hello_ok_unpack(body, &inc, cause,
+		    sizeof cause) != 0) {
+			log_warnx("bad HELLO_OK: %s", cause);
+			peer_kill(p, "bad HELLO_OK");
+			return;
+		}
+		log_info("daemon pid %lld version %s accepted us",
+		    (long long)inc.pid, inc.version);
+		agent_daemon_hello_done = 1;
+		return;
+	case PROTO_MSG_VERSION_MISMATCH:
+		proto_get_int(body, "version", &version);
+		log_warnx("protocol version mismatch: agent %d, daemon %lld",
+		    PROTO_VERSION, (long long)version);
+		exit(1);
+	case PROTO_MSG_ERROR:
+		msg = proto_get_str(body, "message", &len);
+		log_warnx("daemon refused us: %.*s", msg != NULL ?
+		    (int)len : 0, msg != NULL ? msg : "");
+		exit(1);
+	default:
+		log_warnx("%s before HELLO_OK", proto_msg_name(hdr->type));
+		peer_kill(p, "message before HELLO_OK");
+		return;
+	}
+}
+
+/* One frame from the daemon, or its loss. */
+static void
+agent_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	const struct agent_daemon_hooks	*h = agent_daemon_hooks;
+
+	if (hdr == NULL) {
+		agent_daemon_peer = NULL;
+		if (!agent_daemon_hello_done) {
+			log_warnx("daemon closed fd 3 during the handshake");
+			exit(1);
+		}
+		agent_daemon_exit("daemon closed fd 3");
+		return;
+	}
+	if (!agent_daemon_hello_done) {
+		agent_daemon_handshake(p, hdr, body);
+		return;
+	}
+	log_debug("%s: %s id %u", __func__, proto_msg_name(hdr->type),
+	    hdr->id);
+	if (!proto_msg_from(hdr->type, PROTO_FROM_DAEMON))
+		goto unhandled;
+
+	switch (hdr->type) {
+	case PROTO_MSG_AGENT_START:
+		agent_daemon_start(p, hdr->id, body);
+		return;
+	case PROTO_MSG_AGENT_EXECUTE:
+		agent_daemon_execute(p, hdr->id, body);
+		return;
+	case PROTO_MSG_AGENT_INTERRUPT:
+		agent_daemon_interrupt(p, hdr->id, body);
+		return;
+	case PROTO_MSG_AGENT_SHUTDOWN:
+		agent_daemon_shutdown(p, hdr->id, body);
+		return;
+	case PROTO_MSG_PING:
+		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
+		return;
+	case PROTO_MSG_OK:
+	case PROTO_MSG_ERROR:
+	case PROTO_MSG_PONG:
+		return;
+	}
+	if (h->dispatch != NULL && h->dispatch(p, hdr, body, agent_daemon_k))
+		return;
+unhandled:
+	peer_send_error(p, hdr->id, "invalid_argument",
+	    "%s does not handle %s", h->name, proto_msg_name(hdr->type));
+}
+
+static void
+agent_daemon_signal(evutil_socket_t sig, short events, void *arg)
+{
+	switch (sig) {
+	case SIGCHLD:
+		if (agent_daemon_k != NULL)
+			agent_daemon_hooks->sigchld(agent_daemon_k);
+		break;
+	case SIGTERM:
+		agent_daemon_exit("SIGTERM");
+		break;
+	}
+}
+
+/* The executable's name, for messages. */
+const char *
+agent_daemon_name(void)
+{
+	return (agent_daemon_hooks->name);
+}
+
+/* Set the hooks; before option parsing, so -V knows our name. */
+void
+agent_daemon_init(const struct agent_daemon_hooks *h)
+{
+	agent_daemon_hooks = h;
+}
+
+/*
+ * Serve the daemon on fd 3 until it goes or SIGTERM; then free the
+ * kernel.  Options and the log are the caller's.
+ */
+void
+agent_daemon_run(void)
+{
+	const struct agent_daemon_hooks	*h = agent_daemon_hooks;
+	struct proto_hello		 hello;
+	struct event			*ev_chld = NULL, *ev_term;
+	struct mpbuf			 b;
+
+	/* The daemon owns us: die with it even if fd 3 lingers. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (fcntl(AGENT_DAEMON_FD, F_GETFD) == -1)
+		fatalx("fd %d is not open: %s is started by runtimed",
+		    AGENT_DAEMON_FD, h->name);
+	util_set_cloexec(AGENT_DAEMON_FD);
+
+	/* SIGINT is for the kernel's process group, never for us. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((agent_daemon_base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if (h->sigchld != NULL) {
+		ev_chld = evsignal_new(agent_daemon_base, SIGCHLD,
+		    agent_daemon_signal, NULL);
+		evsignal_add(ev_chld, NULL);
+	}
+	ev_term = evsignal_new(agent_daemon_base, SIGTERM, agent_daemon_signal,
+	    NULL);
+	evsignal_add(ev_term, NULL);
+	agent_exec_init(agent_daemon_base);
+
+	agent_daemon_peer = peer_create(agent_daemon_base, AGENT_DAEMON_FD,
+	    "daemon", agent_daemon_dispatch, NULL);
+	memset(&hello, 0, sizeof hello);
+	hello.version = PROTO_VERSION;
+	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_AGENT);
+	snprintf(hello.label, sizeof hello.label, "%s %ld", h->name,
+	    (long)getpid());
+	hello.pid = getpid();
+	mpbuf_init(&b);
+	proto_hello_pack(&b.pk, &hello);
+	agent_send(PROTO_MSG_HELLO, 0, &b);
+	mpbuf_free(&b);
+
+	event_base_dispatch(agent_daemon_base);
+
+	agent_kernel_free(agent_daemon_k);
+	agent_daemon_k = NULL;
+	if (ev_chld != NULL)
+		event_free(ev_chld);
+	event_free(ev_term);
+	free(agent_daemon_state);
+	agent_daemon_state = NULL;
+}
