@@ -242,7 +242,6 @@ int
 main(int argc, char **argv)
 {
 	testclient_init("wire-client", WIRE_DEADLINE_MS);
-	signal(SIGPIPE, SIG_IGN);
 	if (argc == 3 && strcmp(argv[1], "idle") == 0)
 		return (wire_idle(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "prehello") == 0)
