@@ -258,7 +258,7 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 	if (hdr == NULL) {
 		dc->peer = NULL;
 		worker_daemon_die(dc, "notebook_unavailable",
-		    "lost the connection to runtimed");
+		    WORKER_DAEMON_LOST);
 		return;
 	}
 	if (dc->state == WORKER_DCONN_HELLO) {

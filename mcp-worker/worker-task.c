@@ -309,6 +309,9 @@ worker_task_flush(struct worker_task *t, const char *code, const char *msg)
 		else if (op->kind == WORKER_TASK_WATCH ||
 		    op->kind == WORKER_TASK_RESULT)
 			worker_task_retry(t, op);	/* waits: try on */
+		else if (op->kind != WORKER_TASK_CANCEL &&
+		    msg != NULL && strcmp(msg, WORKER_DAEMON_LOST) == 0)
+			worker_task_retry(t, op);	/* a daemon restarting */
 		else
 			worker_task_fail(op, code, msg);
 	}

@@ -28,6 +28,9 @@
 #define WORKER_MAX_ATTACH	128	/* handles, pending ones included */
 #define WORKER_WAIT_PERMITS	8	/* concurrent waits */
 #define WORKER_RUN_DEFAULT_SECS	1
+/* Why a daemon request failed when its connection dropped: transient,
+ * since the next request starts or finds a daemon. */
+#define WORKER_DAEMON_LOST	"lost the connection to runtimed"
 #define WORKER_CELL_CAP		8000	/* inline chars of outputs a cell */
 #define WORKER_RESULT_CAP	10000	/* inline chars of a result */
 #define WORKER_SOURCE_CAP	2000	/* chars of a source in a run */
