@@ -279,29 +279,57 @@ room_ipynb_eof_what(struct json_tokener *tok)
 
 /*
  * The first control character inside a string (JSON and Python's json
- * refuse them raw; json-c does not), or len.
+ * refuse them raw; json-c does not) in p[0..len), or len.  *in and *esc
+ * carry the string state across calls, so the file can come in slices.
+ * Blocks holding no quote (and inside a string no backslash or control
+ * byte) cannot change anything and are skipped 16 (or 8) bytes at a time.
  */
 static size_t
-room_ipynb_raw_control(const char *data, size_t len)
+room_ipynb_scan_strings(const unsigned char *p, size_t len, int *inp,
+    int *escp)
 {
-	const unsigned char	*p = (const unsigned char *)data;
-	size_t			 i;
-	int			 in = 0, esc = 0;
+	size_t	i = 0;
+	int	in = *inp, esc = *escp;
 
-	for (i = 0; i < len; i++) {
-		/* Skip words that cannot change anything. */
-		while (!esc && i + 8 <= len) {
-			uint64_t	w;
+	while (i < len) {
+		if (!esc) {
+#ifdef __SSE2__
+			const __m128i	q = _mm_set1_epi8('"');
+			const __m128i	b = _mm_set1_epi8('\\');
+			const __m128i	c = _mm_set1_epi8(0x1f);
 
-			memcpy(&w, p + i, 8);
-			if (room_ipynb_has_byte(w, '"') || (in &&
-			    (room_ipynb_has_less(w, 0x20) ||
-			    room_ipynb_has_byte(w, '\\'))))
+			while (i + 16 <= len) {
+				__m128i	v, m;
+
+				v = _mm_loadu_si128((const __m128i *)(p + i));
+				m = _mm_cmpeq_epi8(v, q);
+				if (in)
+					m = _mm_or_si128(m, _mm_or_si128(
+					    _mm_cmpeq_epi8(v, b),
+					    _mm_cmpeq_epi8(_mm_min_epu8(v, c),
+					    v)));
+				if (_mm_movemask_epi8(m) != 0) {
+					i += (size_t)__builtin_ctz(
+					    (unsigned)_mm_movemask_epi8(m));
+					break;
+				}
+				i += 16;
+			}
+#else
+			while (i + 8 <= len) {
+				uint64_t	w;
+
+				memcpy(&w, p + i, 8);
+				if (room_ipynb_has_byte(w, '"') || (in &&
+				    (room_ipynb_has_less(w, 0x20) ||
+				    room_ipynb_has_byte(w, '\\'))))
+					break;
+				i += 8;
+			}
+#endif
+			if (i >= len)
 				break;
-			i += 8;
 		}
-		if (i >= len)
-			break;
 		if (!in) {
 			if (p[i] == '"')
 				in = 1;
@@ -312,9 +340,22 @@ room_ipynb_raw_control(const char *data, size_t len)
 		else if (p[i] == '"')
 			in = 0;
 		if (in && p[i] < 0x20)
-			return (i);
+			break;
+		i++;
 	}
-	return (len);
+	*inp = in;
+	*escp = esc;
+	return (i < len ? i : len);
+}
+
+/* The first raw control character in a string of the whole text, or len. */
+static size_t
+room_ipynb_raw_control(const char *data, size_t len)
+{
+	int	in = 0, esc = 0;
+
+	return (room_ipynb_scan_strings((const unsigned char *)data, len, &in,
+	    &esc));
 }
 
 /* Does the text end inside the UTF-8 character that starts at bad? */
@@ -486,73 +527,13 @@ room_ipynb_feed_cut(const unsigned char *p, size_t len)
 	return (len);
 }
 
-/*
- * The raw control characters of room_ipynb_raw_control, kept across
- * slices: -1 when a string holds one.  Blocks holding no quote,
- * backslash or control byte are skipped 16 (or 8) bytes at a time.
- */
+/* The raw control characters of room_ipynb_raw_control, across slices. */
 static int
 room_ipynb_feed_controls(struct room_ipynb_feed *f, const unsigned char *p,
     size_t len)
 {
-	size_t	i = 0;
-	int	in = f->in, esc = f->esc;
-
-	while (i < len) {
-		if (!esc) {
-#ifdef __SSE2__
-			const __m128i	q = _mm_set1_epi8('"');
-			const __m128i	b = _mm_set1_epi8('\\');
-			const __m128i	c = _mm_set1_epi8(0x1f);
-
-			while (i + 16 <= len) {
-				__m128i	v, m;
-
-				v = _mm_loadu_si128((const __m128i *)(p + i));
-				m = _mm_cmpeq_epi8(v, q);
-				if (in)
-					m = _mm_or_si128(m, _mm_or_si128(
-					    _mm_cmpeq_epi8(v, b),
-					    _mm_cmpeq_epi8(_mm_min_epu8(v, c),
-					    v)));
-				if (_mm_movemask_epi8(m) != 0) {
-					i += (size_t)__builtin_ctz(
-					    (unsigned)_mm_movemask_epi8(m));
-					break;
-				}
-				i += 16;
-			}
-#else
-			while (i + 8 <= len) {
-				uint64_t	w;
-
-				memcpy(&w, p + i, 8);
-				if (room_ipynb_has_byte(w, '"') || (in &&
-				    (room_ipynb_has_less(w, 0x20) ||
-				    room_ipynb_has_byte(w, '\\'))))
-					break;
-				i += 8;
-			}
-#endif
-			if (i >= len)
-				break;
-		}
-		if (!in) {
-			if (p[i] == '"')
-				in = 1;
-		} else if (esc)
-			esc = 0;
-		else if (p[i] == '\\')
-			esc = 1;
-		else if (p[i] == '"')
-			in = 0;
-		if (in && p[i] < 0x20)
-			return (-1);
-		i++;
-	}
-	f->in = in;
-	f->esc = esc;
-	return (0);
+	return (room_ipynb_scan_strings(p, len, &f->in, &f->esc) < len ?
+	    -1 : 0);
 }
 
 /*

@@ -596,6 +596,47 @@ Test(ipynb, refusal_messages)
 	}
 }
 
+/*
+ * A raw control character is found wherever it falls: before and after
+ * an escape, on either side of the fast reader's 256 KB slice boundary,
+ * in and out of 16-byte blocks; the same text without it is accepted.
+ */
+Test(ipynb, raw_control_anywhere)
+{
+	static const size_t	 at[] = { 7, 8, 22, 23, 262143, 262144, 262145,
+	    262160, 299000 };
+	static const char	 head[] = "{\"nbformat\": 4, \"nbformat_minor\": "
+	    "5, \"metadata\": {}, \"cells\": [], \"x\": \"";
+	char			*s, *cause, want[80];
+	struct room_nb		*nb;
+	size_t			 n = 300000, h = sizeof head - 1, i, bad;
+
+	s = xmalloc(n + 4);
+	memcpy(s, head, h);
+	memset(s + h, 'a', n - h);
+	memcpy(s + h + 10, "\\\"", 2);
+	memcpy(s + n - 2, "\"}", 2);
+	cause = NULL;
+	nb = room_ipynb_parse(s, n, &cause);
+	cr_assert_not_null(nb, "clean text refused: %s", cause);
+	room_nb_free(nb);
+	for (i = 0; i < sizeof at / sizeof at[0]; i++) {
+		bad = h + at[i] - 7;
+		if (bad == h + 10 || bad == h + 11)
+			continue;
+		s[bad] = '\x01';
+		cause = NULL;
+		cr_assert_null(room_ipynb_parse(s, n, &cause),
+		    "accepted a control at %zu", bad);
+		snprintf(want, sizeof want, "raw control character (0x01)");
+		cr_assert_not_null(strstr(cause, want), "at %zu: %s", bad,
+		    cause);
+		free(cause);
+		s[bad] = 'a';
+	}
+	free(s);
+}
+
 /* Thousands separators in offsets. */
 Test(ipynb, refusal_offsets_grouped)
 {
