@@ -3,9 +3,10 @@
  * jserver.c: REST calls to a Jupyter Server over libevent's evhttp
  * client, authenticated by "Authorization: token T".  Token-authenticated
  * requests are exempt from the server's XSRF check, so POST, PUT and
- * PATCH need no cookie.  jserver_request runs on the caller's loop;
- * jserver_call blocks on a private loop (runtimectl, the daemon's
- * contents calls).  A reply body is capped at JSERVER_BODY_MAX.
+ * PATCH need no cookie.  jserver_request runs on the caller's loop (the
+ * daemon's and the worker's calls: decision 029); jserver_call blocks on
+ * a private loop, for what serves no one else while it waits (runtimectl,
+ * an agent starting).  A reply body is capped at JSERVER_BODY_MAX.
  */
 
 #include <errno.h>

@@ -88,10 +88,12 @@ struct room_remote_op {
 	int			 same;
 	uint64_t		 content_gen;	/* at the PUT */
 	room_save_cb		 save_cb;
-	/* Kernelspecs, and the watch's generation. */
+	/* Kernelspecs. */
 	char			*name;
 	room_remote_kernels_cb	 kernels_cb;
+	/* The watch: the room's generation, the last_modified seen. */
 	uint64_t		 gen;
+	char			*seen;
 	TAILQ_ENTRY(room_remote_op) entry;	/* room_remote_all */
 	TAILQ_ENTRY(room_remote_op) sentry;	/* rr->saves */
 };
@@ -189,6 +191,7 @@ room_remote_op_free(struct room_remote_op *op)
 		room_nb_free(op->nb);
 	free(op->target);
 	free(op->name);
+	free(op->seen);
 	free(op);
 }
 
@@ -1145,11 +1148,12 @@ room_remote_watch_step(struct jserver_reply *rep, void *arg)
 			rr->outside = lm;
 			goto out;
 		}
-		free(lm);
 		if (room_edit_pending(r) > 0) {
 			/* Its batch is prepared on this content; next time. */
+			free(lm);
 			goto out;
 		}
+		op->seen = lm;
 		uri = room_remote_uri(rr->path,
 		    "?type=file&format=text&content=1");
 		if (room_remote_get(op, "GET", uri, NULL, 0,
@@ -1165,6 +1169,12 @@ room_remote_watch_step(struct jserver_reply *rep, void *arg)
 	    &why)) == NULL) {
 		log_info("room %s: not reloading: %s", r->id, why);
 		free(why);
+		if (rep->status == 200) {
+			/* Its content is bad: not again until it changes. */
+			free(rr->outside);
+			rr->outside = op->seen;
+			op->seen = NULL;
+		}
 		goto out;
 	}
 	if (r->dirty || room_edit_pending(r) > 0) {

@@ -235,16 +235,21 @@ hold[0] = lambda m, p: False
 ok("an upload of 5 MiB held %.1f s: the same worker answered another call "
    "in %.3f s" % (up, dt))
 
+
+def put(content):
+    req = urllib.request.Request(
+        "%sapi/contents/slow.ipynb" % url, method="PUT",
+        data=json.dumps(content).encode(),
+        headers={"Authorization": "token " + token,
+                 "Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=10).read()
+
+
 # Another client writes the notebook on the server: announced.
 on = nbformat.read(os.path.join(sroot, "slow.ipynb"), 4)
 on.cells.append(nbformat.v4.new_markdown_cell("from another client"))
-req = urllib.request.Request(
-    "%sapi/contents/slow.ipynb" % url, method="PUT",
-    data=json.dumps({"type": "notebook", "format": "json",
-                     "content": json.loads(nbformat.writes(on))}).encode(),
-    headers={"Authorization": "token " + token,
-             "Content-Type": "application/json"})
-urllib.request.urlopen(req, timeout=10).read()
+put({"type": "notebook", "format": "json",
+     "content": json.loads(nbformat.writes(on))})
 t0 = time.time()
 while True:
     sc, err = A.call("inspect_notebook", notebook_handle=ha)
@@ -258,6 +263,26 @@ seen = time.time() - t0
 expect(not sc["dirty"], "reloaded clean", sc)
 ok("a change written on the server by another client was announced in "
    "%.2f s" % seen)
+
+# What another client writes there is not a notebook: kept as it is
+# here, said in the log, and the next save needs force.
+put({"type": "file", "format": "text", "content": "{not a notebook"})
+log = os.path.join(tmp, "daemon.log")
+t0 = time.time()
+while "not reloading: slow.ipynb" not in open(log, errors="replace").read():
+    expect(time.time() - t0 < 3.0, "a bad copy on the server not seen", None)
+    time.sleep(0.1)
+sc, err = A.call("inspect_notebook", notebook_handle=ha)
+expect(not err and sc["total_cells"] == 4, "kept over a bad copy", sc)
+sc, err = A.call("save_notebook", notebook_handle=ha)
+expect(err and sc["error"]["code"] == "file_changed_on_disk",
+       "a save over the bad copy", sc)
+sc, err = A.call("save_notebook", notebook_handle=ha, force=True)
+expect(not err, "a forced save", sc)
+expect(len(nbformat.read(os.path.join(sroot, "slow.ipynb"), 4).cells) == 4,
+       "the forced save wrote the notebook", None)
+ok("a copy on the server that is not a notebook: kept here, logged, the "
+   "save needs force")
 
 for c in (A, B):
     c.w.close()
