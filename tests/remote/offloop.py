@@ -284,6 +284,17 @@ expect(len(nbformat.read(os.path.join(sroot, "slow.ipynb"), 4).cells) == 4,
 ok("a copy on the server that is not a notebook: kept here, logged, the "
    "save needs force")
 
+# A create the server names, answered from the server's answers too.
+sc, err = A.call("create_notebook", domain="js")
+expect(not err and sc["path"].startswith("Untitled") and
+       os.path.exists(os.path.join(sroot, sc["path"])), "create unnamed", sc)
+sc, err = A.call("create_notebook", domain="js", kernel="nosuch")
+expect(err and sc["error"]["code"] == "kernel_unavailable" and
+       "python3" in sc["error"]["message"], "create with a kernel not there",
+       sc)
+ok("create_notebook {domain}: the server named it; an unknown kernelspec "
+   "refused with the list")
+
 for c in (A, B):
     c.w.close()
 print("done in %.1f s" % (time.time() - began))
