@@ -66,7 +66,7 @@ struct worker_files_xfer {
 	char			*tmp;
 	int			 ex;
 	/* The result. */
-	char			*where;		/* the kernel side, resolved */
+	char			*where;		/* the kernel side */
 	size_t			 bytes;
 	char			 sha256[65];
 	int			 replaced;

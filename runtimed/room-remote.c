@@ -53,18 +53,18 @@ struct room_remote_op;
 TAILQ_HEAD(room_remote_ops, room_remote_op);
 
 struct room_remote {
-	struct room	*room;
-	char		*domain;
-	struct domain	*d;
-	char		*path;		/* on the server, relative to its root */
-	char		*last_modified;	/* NULL: not on the server yet */
-	char		*principal;
-	int		 lost;		/* the server went away */
-	int		 probing;	/* asking /api after a kernel died */
-	uint64_t	 gen;		/* bumped as a save starts and ends */
-	char		*outside;	/* an outside change kept (dirty room) */
-	struct event	*watch;
-	int		 watching;	/* a watch request in flight */
+	struct room		*room;
+	char			*domain;
+	struct domain		*d;
+	char			*path;	/* relative to its root */
+	char			*last_modified; /* NULL: not there yet */
+	char			*principal;
+	int			 lost;	/* the server went away */
+	int			 probing; /* /api after a kernel died */
+	uint64_t		 gen;	/* a save started or ended */
+	char			*outside; /* a change kept (dirty) */
+	struct event		*watch;
+	int			 watching; /* a watch call in flight */
 	struct room_remote_ops	 saves;	/* the first one runs */
 };
 

@@ -22,7 +22,7 @@ struct server_client {
 	char			 client[128];	/* MCP client's name */
 	struct room		*room;
 	int			 editing;	/* a batch not yet durable */
-	int			 joining;	/* a remote open in flight */
+	int			 joining;	/* a remote open waits */
 	TAILQ_ENTRY(server_client) entry;
 };
 static TAILQ_HEAD(, server_client) server_clients =
