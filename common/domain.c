@@ -534,14 +534,17 @@ domain_whoami(const struct domain *d, struct domain_identity *id)
 	    domain_whoami_start(base, d, domain_whoami_sync_cb, &s) != 0) {
 		xasprintf(&id->problem, "cannot reach %s: cannot start a "
 		    "request", d->url);
-		if (base != NULL)
+		if (base != NULL) {
+			jserver_forget(base);
 			event_base_free(base);
+		}
 		return (-1);
 	}
 	while (!s.done && event_base_loop(base, EVLOOP_ONCE) == 0)
 		;
 	/* Run the deferred connection frees. */
 	event_base_loop(base, EVLOOP_NONBLOCK);
+	jserver_forget(base);
 	event_base_free(base);
 	if (!s.done && id->problem == NULL)
 		xasprintf(&id->problem, "cannot reach %s: no answer", d->url);

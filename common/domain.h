@@ -76,6 +76,7 @@ typedef void (*jserver_cb)(struct jserver_reply *, void *);
 int		 jserver_request(struct event_base *, const struct domain *,
 		     const char *, const char *, const char *, size_t, int,
 		     jserver_cb, void *);
+void		 jserver_forget(struct event_base *);
 int		 jserver_call(const struct domain *, const char *,
 		     const char *, const char *, size_t, int,
 		     struct jserver_reply *);
