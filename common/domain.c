@@ -33,6 +33,19 @@ static int	 domain_parse_url(struct domain *, const char *, char **);
 static char	*domain_token_path(const char *);
 static char	*domain_read_token(const char *, char **);
 static char	*domain_token_tag(const char *);
+static void	 domain_whoami_step(struct jserver_reply *, void *);
+static void	 domain_whoami_sync_cb(struct domain_identity *, void *);
+
+/* domain_whoami_start's three requests in turn. */
+struct domain_whoami_op {
+	struct event_base	*base;
+	const struct domain	*d;
+	int			 step;
+	int			 status_ok;
+	struct domain_identity	 id;
+	domain_whoami_cb	 cb;
+	void			*arg;
+};
 
 /* Where domains.json lives; caller frees. */
 char *
@@ -372,94 +385,170 @@ domain_token_tag(const char *token)
  * user; without it (1.23) the evidence is /api/status accepting the
  * token, and the principal is the token's tag at the server.  Evidence
  * that disagrees (api/me answering while api/status refuses) fails
- * closed.  0 if authenticated, else -1 with problem set.
+ * closed.  Three requests in turn on base's loop; cb gets the identity
+ * (authenticated, else problem set) and may take its strings.  d must
+ * live until then.  -1 if the first request cannot start.
  */
+int
+domain_whoami_start(struct event_base *base, const struct domain *d,
+    domain_whoami_cb cb, void *arg)
+{
+	struct domain_whoami_op	*w;
+
+	w = xcalloc(1, sizeof *w);
+	w->base = base;
+	w->d = d;
+	w->cb = cb;
+	w->arg = arg;
+	if (jserver_request(base, d, "GET", "api", NULL, 0, 10,
+	    domain_whoami_step, w) != 0) {
+		free(w);
+		return (-1);
+	}
+	return (0);
+}
+
+/* One answer of the three; the next request, or the identity. */
+static void
+domain_whoami_step(struct jserver_reply *r, void *arg)
+{
+	struct domain_whoami_op	*w = arg;
+	struct domain_identity	*id = &w->id;
+	const struct domain	*d = w->d;
+	struct json_object	*o, *ident, *v;
+	char			*why, *tag;
+	const char		*user = NULL, *next;
+
+	switch (w->step++) {
+	case 0:
+		if (r->status == 0) {
+			xasprintf(&id->problem, "cannot reach %s: %s", d->url,
+			    r->cause != NULL ? r->cause : "no answer");
+			goto done;
+		}
+		id->reachable = 1;
+		if (r->status != 200) {
+			xasprintf(&id->problem, "%s answered %d to /api: is it "
+			    "a Jupyter Server, and is the base path right?",
+			    d->url, r->status);
+			goto done;
+		}
+		if ((o = jserver_reply_json(r, &why)) != NULL) {
+			if (json_object_object_get_ex(o, "version", &v) &&
+			    json_object_is_type(v, json_type_string))
+				id->version = xstrdup(
+				    json_object_get_string(v));
+			json_object_put(o);
+		} else
+			free(why);
+		next = "api/status";
+		break;
+	case 1:
+		if (r->status == 0) {
+			xasprintf(&id->problem, "%s stopped answering: %s",
+			    d->url, r->cause != NULL ? r->cause : "no answer");
+			goto done;
+		}
+		w->status_ok = r->status == 200;
+		next = "api/me";
+		break;
+	default:
+		if (r->status == 200 && (o = jserver_reply_json(r,
+		    &why)) != NULL) {
+			if (json_object_object_get_ex(o, "identity", &ident) &&
+			    json_object_object_get_ex(ident, "username", &v) &&
+			    json_object_is_type(v, json_type_string) &&
+			    json_object_get_string_len(v) > 0)
+				user = json_object_get_string(v);
+			if (user == NULL || !w->status_ok) {
+				xasprintf(&id->problem, "%s gives conflicting "
+				    "identity evidence (api/me %s, api/status "
+				    "%s); refusing it", d->url, user != NULL ?
+				    "names a user" : "names nobody",
+				    w->status_ok ? "accepts the token" :
+				    "refuses it");
+				json_object_put(o);
+				goto done;
+			}
+			id->authenticated = 1;
+			xasprintf(&id->principal, "%s@%s:%d%s", user, d->host,
+			    d->port, d->base);
+			id->evidence = xstrdup("api/me");
+			json_object_put(o);
+			goto done;
+		}
+		if (r->status == 200)
+			free(why);
+		if (r->status == 401 || r->status == 403 || !w->status_ok) {
+			xasprintf(&id->problem, "%s refused the token in %s "
+			    "(HTTP %d): put the server's current token there",
+			    d->url, d->token_file, r->status != 0 &&
+			    r->status != 404 ? r->status : 403);
+			goto done;
+		}
+		id->authenticated = 1;
+		tag = domain_token_tag(d->token);
+		xasprintf(&id->principal, "token:%s@%s:%d%s", tag, d->host,
+		    d->port, d->base);
+		free(tag);
+		id->evidence = xstrdup("token accepted by api/status (no "
+		    "api/me)");
+		goto done;
+	}
+	if (jserver_request(w->base, d, "GET", next, NULL, 0, 10,
+	    domain_whoami_step, w) == 0)
+		return;
+	xasprintf(&id->problem, "cannot ask %s who we are", d->url);
+done:
+	w->cb(id, w->arg);
+	domain_identity_clear(id);
+	free(w);
+}
+
+struct domain_whoami_sync {
+	struct domain_identity	*out;
+	int			 done;
+};
+
+static void
+domain_whoami_sync_cb(struct domain_identity *id, void *arg)
+{
+	struct domain_whoami_sync	*s = arg;
+
+	*s->out = *id;
+	memset(id, 0, sizeof *id);	/* moved to out */
+	s->done = 1;
+}
+
+/* Blocking (runtimectl): 0 if authenticated, else -1 with problem set. */
 int
 domain_whoami(const struct domain *d, struct domain_identity *id)
 {
-	struct jserver_reply	 r;
-	struct json_object	*o, *ident, *v;
-	char			*why, *tag;
-	int			 status_ok;
-	const char		*user = NULL;
+	struct event_base		*base;
+	struct domain_whoami_sync	 s;
 
 	memset(id, 0, sizeof *id);
-	if (jserver_call(d, "GET", "api", NULL, 0, 10, &r) != 0 ||
-	    r.status == 0) {
-		xasprintf(&id->problem, "cannot reach %s: %s", d->url,
-		    r.cause != NULL ? r.cause : "no answer");
-		jserver_reply_clear(&r);
-		return (-1);
-	}
-	id->reachable = 1;
-	if (r.status == 200 && (o = jserver_reply_json(&r, &why)) != NULL) {
-		if (json_object_object_get_ex(o, "version", &v) &&
-		    json_object_is_type(v, json_type_string))
-			id->version = xstrdup(json_object_get_string(v));
-		json_object_put(o);
-	} else if (r.status != 200) {
-		xasprintf(&id->problem, "%s answered %d to /api: is it a "
-		    "Jupyter Server, and is the base path right?", d->url,
-		    r.status);
-		jserver_reply_clear(&r);
-		return (-1);
-	} else
-		free(why);
-	jserver_reply_clear(&r);
-
-	if (jserver_call(d, "GET", "api/status", NULL, 0, 10, &r) != 0 ||
-	    r.status == 0) {
-		xasprintf(&id->problem, "%s stopped answering: %s", d->url,
-		    r.cause != NULL ? r.cause : "no answer");
-		jserver_reply_clear(&r);
-		return (-1);
-	}
-	status_ok = r.status == 200;
-	jserver_reply_clear(&r);
-
-	if (jserver_call(d, "GET", "api/me", NULL, 0, 10, &r) == 0 &&
-	    r.status == 200 && (o = jserver_reply_json(&r, &why)) != NULL) {
-		if (json_object_object_get_ex(o, "identity", &ident) &&
-		    json_object_object_get_ex(ident, "username", &v) &&
-		    json_object_is_type(v, json_type_string) &&
-		    json_object_get_string_len(v) > 0)
-			user = json_object_get_string(v);
-		if (user == NULL || !status_ok) {
-			xasprintf(&id->problem, "%s gives conflicting "
-			    "identity evidence (api/me %s, api/status %s); "
-			    "refusing it", d->url, user != NULL ? "names a "
-			    "user" : "names nobody", status_ok ? "accepts "
-			    "the token" : "refuses it");
-			json_object_put(o);
-			jserver_reply_clear(&r);
-			return (-1);
+	s.out = id;
+	s.done = 0;
+	if ((base = event_base_new()) == NULL ||
+	    domain_whoami_start(base, d, domain_whoami_sync_cb, &s) != 0) {
+		xasprintf(&id->problem, "cannot reach %s: cannot start a "
+		    "request", d->url);
+		if (base != NULL) {
+			jserver_forget(base);
+			event_base_free(base);
 		}
-		id->authenticated = 1;
-		xasprintf(&id->principal, "%s@%s:%d%s", user, d->host,
-		    d->port, d->base);
-		id->evidence = xstrdup("api/me");
-		json_object_put(o);
-		jserver_reply_clear(&r);
-		return (0);
-	}
-	if (r.status == 200)
-		free(why);
-	if (r.status == 401 || r.status == 403 || !status_ok) {
-		xasprintf(&id->problem, "%s refused the token in %s (HTTP %d): "
-		    "put the server's current token there", d->url,
-		    d->token_file, r.status != 0 && r.status != 404 ?
-		    r.status : 403);
-		jserver_reply_clear(&r);
 		return (-1);
 	}
-	jserver_reply_clear(&r);
-	id->authenticated = 1;
-	tag = domain_token_tag(d->token);
-	xasprintf(&id->principal, "token:%s@%s:%d%s", tag, d->host, d->port,
-	    d->base);
-	free(tag);
-	id->evidence = xstrdup("token accepted by api/status (no api/me)");
-	return (0);
+	while (!s.done && event_base_loop(base, EVLOOP_ONCE) == 0)
+		;
+	/* Run the deferred connection frees. */
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	jserver_forget(base);
+	event_base_free(base);
+	if (!s.done && id->problem == NULL)
+		xasprintf(&id->problem, "cannot reach %s: no answer", d->url);
+	return (id->authenticated ? 0 : -1);
 }
 
 void

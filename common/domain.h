@@ -59,6 +59,9 @@ struct json_object *domain_config_load(char **);
 struct domain	*domain_load(const char *, char **);
 void		 domain_free(struct domain *);
 int		 domain_whoami(const struct domain *, struct domain_identity *);
+typedef void (*domain_whoami_cb)(struct domain_identity *, void *);
+int		 domain_whoami_start(struct event_base *, const struct domain *,
+		     domain_whoami_cb, void *);
 void		 domain_identity_clear(struct domain_identity *);
 char		*domain_encode_path(const char *);
 
@@ -73,6 +76,7 @@ typedef void (*jserver_cb)(struct jserver_reply *, void *);
 int		 jserver_request(struct event_base *, const struct domain *,
 		     const char *, const char *, const char *, size_t, int,
 		     jserver_cb, void *);
+void		 jserver_forget(struct event_base *);
 int		 jserver_call(const struct domain *, const char *,
 		     const char *, const char *, size_t, int,
 		     struct jserver_reply *);

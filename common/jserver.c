@@ -3,10 +3,16 @@
  * jserver.c: REST calls to a Jupyter Server over libevent's evhttp
  * client, authenticated by "Authorization: token T".  Token-authenticated
  * requests are exempt from the server's XSRF check, so POST, PUT and
- * PATCH need no cookie.  jserver_request runs on the caller's loop;
- * jserver_call blocks on a private loop (runtimectl, the daemon's
- * contents calls).  A reply body is capped at JSERVER_BODY_MAX.
+ * PATCH need no cookie.  jserver_request runs on the caller's loop (the
+ * daemon's and the worker's calls: decision 029); jserver_call blocks on
+ * a private loop, for what serves no one else while it waits (runtimectl,
+ * an agent starting).  A reply body is capped at JSERVER_BODY_MAX.
  */
+
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +20,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/dns.h>
 #include <event2/http.h>
 
 #include "common.h"
@@ -28,6 +35,21 @@ struct jserver_req {
 	int				 failed;
 };
 
+/*
+ * A DNS base for each loop jserver_request runs on (a process has one or
+ * two), so a host name is resolved without blocking it.  jserver_call's
+ * private loops go without: they block anyway.
+ */
+#define JSERVER_DNS_MAX	4
+static struct {
+	struct event_base	*base;
+	struct evdns_base	*dns;
+} jserver_dns[JSERVER_DNS_MAX];
+
+static struct evdns_base *jserver_dns_for(struct event_base *, const char *);
+static int	jserver_start(struct event_base *, struct evdns_base *,
+		    const struct domain *, const char *, const char *,
+		    const char *, size_t, int, jserver_cb, void *);
 static void	jserver_error_cb(enum evhttp_request_error, void *);
 static void	jserver_done(struct evhttp_request *, void *);
 static void	jserver_free_conn(evutil_socket_t, short, void *);
@@ -92,6 +114,49 @@ jserver_done(struct evhttp_request *req, void *arg)
 	free(jr);
 }
 
+/* base's DNS base for host, NULL for an address (or none to be had). */
+static struct evdns_base *
+jserver_dns_for(struct event_base *base, const char *host)
+{
+	struct in6_addr	 a;
+	int		 i;
+
+	if (inet_pton(AF_INET, host, &a) == 1 ||
+	    inet_pton(AF_INET6, host, &a) == 1)
+		return (NULL);
+	for (i = 0; i < JSERVER_DNS_MAX; i++) {
+		if (jserver_dns[i].base == base)
+			return (jserver_dns[i].dns);
+	}
+	for (i = 0; i < JSERVER_DNS_MAX; i++) {
+		if (jserver_dns[i].base != NULL)
+			continue;
+		jserver_dns[i].base = base;
+		/* Failing that (no resolv.conf), evhttp's blocking lookup. */
+		jserver_dns[i].dns = evdns_base_new(base,
+		    EVDNS_BASE_INITIALIZE_NAMESERVERS |
+		    EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		return (jserver_dns[i].dns);
+	}
+	return (NULL);
+}
+
+/* A loop of jserver_request's callers is to be freed: its DNS base too. */
+void
+jserver_forget(struct event_base *base)
+{
+	int	i;
+
+	for (i = 0; i < JSERVER_DNS_MAX; i++) {
+		if (jserver_dns[i].base != base)
+			continue;
+		if (jserver_dns[i].dns != NULL)
+			evdns_base_free(jserver_dns[i].dns, 0);
+		jserver_dns[i].base = NULL;
+		jserver_dns[i].dns = NULL;
+	}
+}
+
 /*
  * Start method on path (relative to the domain's base, no leading /)
  * with an optional JSON body; cb gets the reply on base's loop.
@@ -100,6 +165,15 @@ int
 jserver_request(struct event_base *base, const struct domain *d,
     const char *method, const char *path, const char *body, size_t len,
     int timeout, jserver_cb cb, void *arg)
+{
+	return (jserver_start(base, jserver_dns_for(base, d->host), d, method,
+	    path, body, len, timeout, cb, arg));
+}
+
+static int
+jserver_start(struct event_base *base, struct evdns_base *dns,
+    const struct domain *d, const char *method, const char *path,
+    const char *body, size_t len, int timeout, jserver_cb cb, void *arg)
 {
 	struct jserver_req		*jr;
 	struct evhttp_request		*req;
@@ -124,7 +198,7 @@ jserver_request(struct event_base *base, const struct domain *d,
 	jr->base = base;
 	jr->cb = cb;
 	jr->arg = arg;
-	jr->conn = evhttp_connection_base_new(base, NULL, d->host,
+	jr->conn = evhttp_connection_base_new(base, dns, d->host,
 	    (uint16_t)d->port);
 	if (jr->conn == NULL) {
 		free(jr);
@@ -193,7 +267,7 @@ jserver_call(const struct domain *d, const char *method, const char *path,
 	}
 	s.out = out;
 	s.done = 0;
-	if (jserver_request(base, d, method, path, body, len, timeout,
+	if (jserver_start(base, NULL, d, method, path, body, len, timeout,
 	    jserver_sync_cb, &s) != 0) {
 		out->cause = xstrdup("cannot start the request");
 		event_base_free(base);

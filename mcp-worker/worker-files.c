@@ -16,8 +16,11 @@
  * is given; without it an existing target is refused.  A file over
  * WORKER_FILES_MAX is refused before it is read whole.
  *
- * The contents calls block this worker (not the daemon) while they run,
- * at most JSERVER_TIMEOUT seconds each.
+ * A transfer with a server is a chain of asynchronous contents calls on
+ * the worker's loop (worker_files_step), answered when the last one is
+ * back: other tool calls go on meanwhile (decision 029).  Reading and
+ * writing this machine's file, and the hashes, stay on the loop: a few
+ * tens of milliseconds for the 16 MiB cap.
  */
 
 #include <sys/stat.h>
@@ -35,18 +38,38 @@
 #include "worker.h"
 #include "domain.h"
 
+/* A remote transfer's steps, in order. */
+enum worker_files_step {
+	WORKER_FILES_GET,	/* download: the file */
+	WORKER_FILES_EXISTS,	/* upload: is the target there */
+	WORKER_FILES_PUT,	/* the temporary beside it */
+	WORKER_FILES_BACK,	/* the temporary read back */
+	WORKER_FILES_DELETE,	/* overwrite: the old target */
+	WORKER_FILES_PATCH	/* the temporary renamed into place */
+};
+
 struct worker_files_xfer {
-	int		 upload;
-	const char	*host_path;
-	const char	*kernel_path;
-	int		 overwrite;
-	const char	*code;
-	char		*msg;
+	struct worker_call	*call;
+	int			 upload;
+	const char		*host_path;	/* the call's arguments */
+	const char		*kernel_path;
+	int			 overwrite;
+	char			*host;
+	const char		*code;
+	char			*msg;
+	/* A transfer with a server. */
+	char			*domain;
+	struct domain		*d;
+	enum worker_files_step	 step;
+	char			*data;
+	size_t			 len;
+	char			*tmp;
+	int			 ex;
 	/* The result. */
-	char		*where;		/* the kernel side, resolved */
-	size_t		 bytes;
-	char		 sha256[65];
-	int		 replaced;
+	char			*where;		/* the kernel side */
+	size_t			 bytes;
+	char			 sha256[65];
+	int			 replaced;
 };
 
 static void	worker_files_hash(const void *, size_t, char [65]);
@@ -60,16 +83,23 @@ static int	worker_files_write(struct worker_files_xfer *, const char *,
 static char	*worker_files_remote_path(struct worker_files_xfer *,
 		    const char *);
 static char	*worker_files_uri(const char *, const char *);
-static int	worker_files_get(struct worker_files_xfer *,
-		    const struct domain *, const char *, char **, size_t *);
+static int	worker_files_request(struct worker_files_xfer *,
+		    enum worker_files_step, const char *, const char *,
+		    const char *, const char *, size_t);
+static int	worker_files_decode(struct worker_files_xfer *,
+		    struct jserver_reply *, const char *, char **, size_t *);
 static int	worker_files_exists(struct worker_files_xfer *,
-		    const struct domain *, const char *);
-static int	worker_files_put(struct worker_files_xfer *,
-		    const struct domain *, const char *, const char *, size_t);
-static void	worker_files_delete(const struct domain *, const char *);
+		    struct jserver_reply *);
+static int	worker_files_put(struct worker_files_xfer *);
+static void	worker_files_ignore(struct jserver_reply *, void *);
+static void	worker_files_delete(struct worker_files_xfer *,
+		    const char *);
+static int	worker_files_patch(struct worker_files_xfer *);
+static void	worker_files_step(struct jserver_reply *, void *);
 static int	worker_files_remote(struct worker_files_xfer *,
-		    const char *, const char *);
+		    const char *);
 static int	worker_files_local(struct worker_files_xfer *, const char *);
+static void	worker_files_answer(struct worker_files_xfer *, int);
 
 static void
 worker_files_hash(const void *data, size_t len, char out[65])
@@ -249,38 +279,53 @@ worker_files_uri(const char *path, const char *query)
 	return (uri);
 }
 
-/* GET path as base64 and decode it, within the cap. */
+/* Start a contents call of x's (path with query); its reply is step. */
 static int
-worker_files_get(struct worker_files_xfer *x, const struct domain *d,
+worker_files_request(struct worker_files_xfer *x, enum worker_files_step step,
+    const char *method, const char *path, const char *query,
+    const char *body, size_t len)
+{
+	char	*uri;
+	int	 rc;
+
+	x->step = step;
+	uri = worker_files_uri(path, query);
+	rc = jserver_request(worker_rpc_base(), x->d, method, uri, body, len,
+	    JSERVER_TIMEOUT, worker_files_step, x);
+	free(uri);
+	if (rc != 0)
+		worker_files_fail(x, "notebook_unavailable", "cannot start a "
+		    "request to %s", x->d->url);
+	return (rc);
+}
+
+/* A GET of path as base64, decoded, within the cap. */
+static int
+worker_files_decode(struct worker_files_xfer *x, struct jserver_reply *r,
     const char *path, char **data, size_t *len)
 {
-	struct jserver_reply	 r;
+	const struct domain	*d = x->d;
 	struct json_object	*o, *v, *f;
 	const char		*b64;
-	char			*uri, *why, *clean, *out;
+	char			*why, *clean, *out;
 	size_t			 blen, i, n = 0, pad = 0;
-	int			 dec, status;
+	int			 dec;
 
-	uri = worker_files_uri(path, "?type=file&format=base64&content=1"
-	    "&hash=1");
-	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &r);
-	free(uri);
-	if ((status = r.status) != 200) {
-		why = jserver_reply_message(&r);
-		jserver_reply_clear(&r);
-		worker_files_fail(x, status == 404 || status == 400 ?
+	if (r->status != 200) {
+		why = jserver_reply_message(r);
+		worker_files_fail(x, r->status == 404 || r->status == 400 ?
 		    "invalid_argument" : "notebook_unavailable", "%s on %s: %s",
 		    path, d->url, why);
 		free(why);
 		return (-1);
 	}
-	if ((o = jserver_reply_json(&r, &why)) == NULL) {
-		jserver_reply_clear(&r);
+	if ((o = jserver_reply_json(r, &why)) == NULL) {
 		worker_files_fail(x, "notebook_unavailable", "%s", why);
 		free(why);
 		return (-1);
 	}
-	jserver_reply_clear(&r);
+	/* The text is parsed: let the reply's copy go now. */
+	jserver_reply_clear(r);
 	if (!json_object_object_get_ex(o, "content", &v) ||
 	    !json_object_is_type(v, json_type_string) ||
 	    !json_object_object_get_ex(o, "format", &f) ||
@@ -330,118 +375,29 @@ worker_files_get(struct worker_files_xfer *x, const struct domain *d,
 	return (0);
 }
 
-/* 1 if path exists on the server, 0 if not, -1 if it cannot say. */
+/* 1 if the target exists on the server, 0 if not, -1 if it cannot say. */
 static int
-worker_files_exists(struct worker_files_xfer *x, const struct domain *d,
-    const char *path)
+worker_files_exists(struct worker_files_xfer *x, struct jserver_reply *r)
 {
-	struct jserver_reply	 r;
-	char			*uri, *why;
-	int			 status;
+	char	*why;
 
-	uri = worker_files_uri(path, "?content=0");
-	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &r);
-	free(uri);
-	if ((status = r.status) == 200 || status == 404) {
-		jserver_reply_clear(&r);
-		return (status == 200);
-	}
-	why = jserver_reply_message(&r);
-	jserver_reply_clear(&r);
-	worker_files_fail(x, "notebook_unavailable", "%s: %s", d->url, why);
+	if (r->status == 200 || r->status == 404)
+		return (r->status == 200);
+	why = jserver_reply_message(r);
+	worker_files_fail(x, "notebook_unavailable", "%s: %s", x->d->url, why);
 	free(why);
 	return (-1);
 }
 
-/* PUT data to path as a base64 file. */
+/* Start the PUT of the data to a temporary name beside the target. */
 static int
-worker_files_put(struct worker_files_xfer *x, const struct domain *d,
-    const char *path, const char *data, size_t len)
+worker_files_put(struct worker_files_xfer *x)
 {
-	struct jserver_reply	 r;
-	char			*b64, *body, *uri, *why;
-	size_t			 blen;
-	int			 status;
+	unsigned char	 rnd[8];
+	char		 name[ATOMIC_NAME_SIZE];
+	char		*dir, *base, *b64, *body;
+	int		 rc;
 
-	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
-	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)data,
-	    (int)len);
-	xasprintf(&body, "{\"type\":\"file\",\"format\":\"base64\","
-	    "\"content\":\"%s\"}", b64);
-	free(b64);
-	blen = strlen(body);
-	uri = worker_files_uri(path, "");
-	jserver_call(d, "PUT", uri, body, blen, JSERVER_TIMEOUT, &r);
-	free(uri);
-	free(body);
-	if ((status = r.status) != 200 && status != 201) {
-		why = jserver_reply_message(&r);
-		jserver_reply_clear(&r);
-		worker_files_fail(x, status == 404 ? "invalid_argument" :
-		    "notebook_unavailable", "writing %s on %s: %s", path,
-		    d->url, why);
-		free(why);
-		return (-1);
-	}
-	jserver_reply_clear(&r);
-	return (0);
-}
-
-/* Delete a server path; a missing one is fine. */
-static void
-worker_files_delete(const struct domain *d, const char *path)
-{
-	struct jserver_reply	 r;
-	char			*uri;
-
-	uri = worker_files_uri(path, "");
-	jserver_call(d, "DELETE", uri, NULL, 0, JSERVER_TIMEOUT, &r);
-	free(uri);
-	jserver_reply_clear(&r);
-}
-
-/* A transfer with a notebook on domain at nbpath. */
-static int
-worker_files_remote(struct worker_files_xfer *x, const char *domain,
-    const char *nbpath)
-{
-	struct jserver_reply	 r;
-	struct domain		*d;
-	unsigned char		 rnd[8];
-	char			*cause, *data = NULL, *back = NULL, *tmp = NULL;
-	char			*dir, *base, name[ATOMIC_NAME_SIZE], sum[65];
-	char			*uri, *body, *why;
-	size_t			 len, blen;
-	int			 rc = -1, ex;
-
-	if ((d = domain_load(domain, &cause)) == NULL) {
-		worker_files_fail(x, "invalid_argument", "%s", cause);
-		free(cause);
-		return (-1);
-	}
-	if ((x->where = worker_files_remote_path(x, nbpath)) == NULL)
-		goto out;
-	if (!x->upload) {
-		if (worker_files_get(x, d, x->where, &data, &len) != 0)
-			goto out;
-		x->bytes = len;
-		worker_files_hash(data, len, x->sha256);
-		rc = worker_files_write(x, x->host_path, data, len);
-		goto out;
-	}
-
-	if (worker_files_read(x, x->host_path, &data, &len) != 0)
-		goto out;
-	x->bytes = len;
-	worker_files_hash(data, len, x->sha256);
-	if ((ex = worker_files_exists(x, d, x->where)) == -1)
-		goto out;
-	if (ex && !x->overwrite) {
-		worker_files_fail(x, "invalid_argument", "%s exists on %s; "
-		    "pass overwrite: true to replace it", x->where, domain);
-		goto out;
-	}
-	/* A temporary name beside it, then read back, then renamed. */
 	if (RAND_bytes(rnd, sizeof rnd) != 1)
 		fatalx("RAND_bytes failed");
 	base = strrchr(x->where, '/');
@@ -450,58 +406,182 @@ worker_files_remote(struct worker_files_xfer *x, const char *domain,
 	/* Without the leading dot: a server refuses hidden names. */
 	atomic_temp_name(base != NULL ? base + 1 : x->where, rnd, name);
 	if (dir != NULL)
-		xasprintf(&tmp, "%s/%s", dir, name + 1);
+		xasprintf(&x->tmp, "%s/%s", dir, name + 1);
 	else
-		tmp = xstrdup(name + 1);
+		x->tmp = xstrdup(name + 1);
 	free(dir);
-	if (worker_files_put(x, d, tmp, data, len) != 0)
-		goto out;
-	if (worker_files_get(x, d, tmp, &back, &blen) != 0) {
-		worker_files_delete(d, tmp);
-		goto out;
-	}
-	worker_files_hash(back, blen, sum);
-	if (blen != len || strcmp(sum, x->sha256) != 0) {
-		worker_files_delete(d, tmp);
-		worker_files_fail(x, "notebook_unavailable", "the copy on %s "
-		    "does not read back with the same SHA-256; nothing was put "
-		    "in place", domain);
-		goto out;
-	}
-	if (ex)
-		worker_files_delete(d, x->where);
-	uri = worker_files_uri(tmp, "");
-	body = NULL;
-	{
-		struct json_object	*o = json_object_new_object();
-
-		json_object_object_add(o, "path",
-		    json_object_new_string(x->where));
-		body = xstrdup(json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(o);
-	}
-	jserver_call(d, "PATCH", uri, body, strlen(body), JSERVER_TIMEOUT, &r);
-	free(uri);
+	b64 = xmalloc(4 * ((x->len + 2) / 3) + 1);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)x->data,
+	    (int)x->len);
+	xasprintf(&body, "{\"type\":\"file\",\"format\":\"base64\","
+	    "\"content\":\"%s\"}", b64);
+	free(b64);
+	rc = worker_files_request(x, WORKER_FILES_PUT, "PUT", x->tmp, "",
+	    body, strlen(body));
 	free(body);
-	if (r.status != 200) {
-		why = jserver_reply_message(&r);
-		worker_files_delete(d, tmp);
-		worker_files_fail(x, "notebook_unavailable", "renaming into "
-		    "place on %s: %s", domain, why);
-		free(why);
-		jserver_reply_clear(&r);
-		goto out;
-	}
-	jserver_reply_clear(&r);
-	x->replaced = ex;
-	rc = 0;
-out:
-	free(tmp);
-	free(back);
-	free(data);
-	domain_free(d);
 	return (rc);
+}
+
+static void
+worker_files_ignore(struct jserver_reply *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+}
+
+/* Delete a server path, not waiting for it; a missing one is fine. */
+static void
+worker_files_delete(struct worker_files_xfer *x, const char *path)
+{
+	char	*uri;
+
+	uri = worker_files_uri(path, "");
+	jserver_request(worker_rpc_base(), x->d, "DELETE", uri, NULL, 0,
+	    JSERVER_TIMEOUT, worker_files_ignore, NULL);
+	free(uri);
+}
+
+/* Start renaming the temporary into place. */
+static int
+worker_files_patch(struct worker_files_xfer *x)
+{
+	struct json_object	*o;
+	const char		*body;
+	int			 rc;
+
+	o = json_object_new_object();
+	json_object_object_add(o, "path", json_object_new_string(x->where));
+	body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+	rc = worker_files_request(x, WORKER_FILES_PATCH, "PATCH", x->tmp, "",
+	    body, strlen(body));
+	json_object_put(o);
+	if (rc != 0)
+		worker_files_delete(x, x->tmp);
+	return (rc);
+}
+
+/*
+ * One contents call of a transfer is back: check it, start the next,
+ * or answer.  An upload's temporary is deleted when a later step fails.
+ */
+static void
+worker_files_step(struct jserver_reply *r, void *arg)
+{
+	struct worker_files_xfer	*x = arg;
+	char				*back, *why, sum[65];
+	size_t				 blen;
+
+	switch (x->step) {
+	case WORKER_FILES_GET:
+		if (worker_files_decode(x, r, x->where, &x->data,
+		    &x->len) != 0)
+			break;
+		x->bytes = x->len;
+		worker_files_hash(x->data, x->len, x->sha256);
+		worker_files_answer(x, worker_files_write(x, x->host_path,
+		    x->data, x->len));
+		return;
+	case WORKER_FILES_EXISTS:
+		if ((x->ex = worker_files_exists(x, r)) == -1)
+			break;
+		if (x->ex && !x->overwrite) {
+			worker_files_fail(x, "invalid_argument", "%s exists "
+			    "on %s; pass overwrite: true to replace it",
+			    x->where, x->domain);
+			break;
+		}
+		if (worker_files_put(x) != 0)
+			break;
+		return;
+	case WORKER_FILES_PUT:
+		if (r->status != 200 && r->status != 201) {
+			why = jserver_reply_message(r);
+			worker_files_fail(x, r->status == 404 ?
+			    "invalid_argument" : "notebook_unavailable",
+			    "writing %s on %s: %s", x->tmp, x->d->url, why);
+			free(why);
+			break;
+		}
+		if (worker_files_request(x, WORKER_FILES_BACK, "GET", x->tmp,
+		    "?type=file&format=base64&content=1&hash=1", NULL,
+		    0) != 0) {
+			worker_files_delete(x, x->tmp);
+			break;
+		}
+		return;
+	case WORKER_FILES_BACK:
+		if (worker_files_decode(x, r, x->tmp, &back, &blen) != 0) {
+			worker_files_delete(x, x->tmp);
+			break;
+		}
+		worker_files_hash(back, blen, sum);
+		free(back);
+		if (blen != x->len || strcmp(sum, x->sha256) != 0) {
+			worker_files_delete(x, x->tmp);
+			worker_files_fail(x, "notebook_unavailable", "the copy "
+			    "on %s does not read back with the same SHA-256; "
+			    "nothing was put in place", x->domain);
+			break;
+		}
+		if (x->ex) {
+			if (worker_files_request(x, WORKER_FILES_DELETE,
+			    "DELETE", x->where, "", NULL, 0) != 0) {
+				worker_files_delete(x, x->tmp);
+				break;
+			}
+			return;
+		}
+		if (worker_files_patch(x) != 0)
+			break;
+		return;
+	case WORKER_FILES_DELETE:
+		if (worker_files_patch(x) != 0)
+			break;
+		return;
+	case WORKER_FILES_PATCH:
+		if (r->status != 200) {
+			why = jserver_reply_message(r);
+			worker_files_delete(x, x->tmp);
+			worker_files_fail(x, "notebook_unavailable", "renaming "
+			    "into place on %s: %s", x->domain, why);
+			free(why);
+			break;
+		}
+		x->replaced = x->ex;
+		worker_files_answer(x, 0);
+		return;
+	}
+	worker_files_answer(x, -1);
+}
+
+/*
+ * Start a transfer with a notebook on domain at nbpath: 0 if its first
+ * contents call is under way (worker_files_step answers), -1 if it
+ * failed at once.
+ */
+static int
+worker_files_remote(struct worker_files_xfer *x, const char *nbpath)
+{
+	char	*cause;
+
+	if ((x->d = domain_load(x->domain, &cause)) == NULL) {
+		worker_files_fail(x, "invalid_argument", "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	if ((x->where = worker_files_remote_path(x, nbpath)) == NULL)
+		return (-1);
+	if (!x->upload)
+		return (worker_files_request(x, WORKER_FILES_GET, "GET",
+		    x->where, "?type=file&format=base64&content=1&hash=1",
+		    NULL, 0));
+	if (worker_files_read(x, x->host_path, &x->data, &x->len) != 0)
+		return (-1);
+	x->bytes = x->len;
+	worker_files_hash(x->data, x->len, x->sha256);
+	return (worker_files_request(x, WORKER_FILES_EXISTS, "GET", x->where,
+	    "?content=0", NULL, 0));
 }
 
 /* A copy on this machine, kernel_path relative to nbdir. */
@@ -543,12 +623,12 @@ worker_files_transfer(struct worker_call *call, int upload)
 		"notebook_handle", "notebook_id", "domain", "kernel_path",
 		"host_path", "overwrite", NULL
 	};
-	struct json_object		*args = worker_call_args(call), *sc;
-	struct worker_files_xfer	 x;
+	struct json_object		*args = worker_call_args(call);
+	struct worker_files_xfer	*x;
 	struct worker_handle		*h;
 	struct worker_room		*room;
 	const char			*domain, *nbpath, *home;
-	char				*msg = NULL, *host, *dir, *text;
+	char				*msg = NULL, *dir;
 	int				 rc;
 
 	if (worker_call_check(call, upload ? allowed_up : allowed_down) != 0)
@@ -556,66 +636,85 @@ worker_files_transfer(struct worker_call *call, int upload)
 	if ((h = worker_call_target(call)) == NULL)
 		return;
 	room = worker_attach_room(h);
-	memset(&x, 0, sizeof x);
-	x.upload = upload;
-	if (worker_args_string(args, "host_path", 1, &x.host_path, &msg) != 0 ||
-	    worker_args_string(args, "kernel_path", 1, &x.kernel_path,
+	x = xcalloc(1, sizeof *x);
+	x->call = call;
+	x->upload = upload;
+	if (worker_args_string(args, "host_path", 1, &x->host_path,
 	    &msg) != 0 ||
-	    worker_args_bool(args, "overwrite", 0, &x.overwrite, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+	    worker_args_string(args, "kernel_path", 1, &x->kernel_path,
+	    &msg) != 0 ||
+	    worker_args_bool(args, "overwrite", 0, &x->overwrite, &msg) != 0) {
+		worker_files_fail(x, "invalid_argument", "%s", msg);
 		free(msg);
+		worker_files_answer(x, -1);
 		return;
 	}
-	if (*x.host_path == '\0' || *x.kernel_path == '\0') {
-		worker_call_error(call, "invalid_argument",
+	if (*x->host_path == '\0' || *x->kernel_path == '\0') {
+		worker_files_fail(x, "invalid_argument",
 		    "host_path and kernel_path must not be empty");
+		worker_files_answer(x, -1);
 		return;
 	}
-	host = worker_args_path(x.host_path);
-	x.host_path = host;
+	x->host = worker_args_path(x->host_path);
+	x->host_path = x->host;
 	domain = worker_room_domain(room);
 	nbpath = worker_room_path(room);
-	if (domain != NULL)
-		rc = worker_files_remote(&x, domain, nbpath != NULL ? nbpath :
-		    "");
+	if (domain != NULL) {
+		x->domain = xstrdup(domain);
+		if (worker_files_remote(x, nbpath != NULL ? nbpath : "") != 0)
+			worker_files_answer(x, -1);
+		return;
+	}
+	/* An untitled notebook's kernel runs in $HOME. */
+	if (nbpath != NULL) {
+		dir = xstrdup(nbpath);
+		*strrchr(dir, '/') = '\0';
+	} else {
+		home = getenv("HOME");
+		dir = xstrdup(home != NULL && *home != '\0' ? home : "/");
+	}
+	rc = worker_files_local(x, *dir == '\0' ? "/" : dir);
+	free(dir);
+	worker_files_answer(x, rc);
+}
+
+/* Answer the transfer's call (rc 0: done) and free it. */
+static void
+worker_files_answer(struct worker_files_xfer *x, int rc)
+{
+	struct json_object	*sc;
+	char			*text;
+
+	if (rc != 0)
+		worker_call_error(x->call, x->code, "%s", x->msg);
 	else {
-		/* An untitled notebook's kernel runs in $HOME. */
-		if (nbpath != NULL) {
-			dir = xstrdup(nbpath);
-			*strrchr(dir, '/') = '\0';
-		} else {
-			home = getenv("HOME");
-			dir = xstrdup(home != NULL && *home != '\0' ? home :
-			    "/");
-		}
-		rc = worker_files_local(&x, *dir == '\0' ? "/" : dir);
-		free(dir);
+		sc = json_object_new_object();
+		json_object_object_add(sc, "host_path",
+		    json_object_new_string(x->host_path));
+		json_object_object_add(sc, "kernel_path",
+		    json_object_new_string(x->where));
+		json_object_object_add(sc, "domain", json_object_new_string(
+		    x->domain != NULL ? x->domain : "local"));
+		json_object_object_add(sc, "bytes", json_object_new_int64(
+		    (int64_t)x->bytes));
+		json_object_object_add(sc, "sha256",
+		    json_object_new_string(x->sha256));
+		json_object_object_add(sc, "replaced",
+		    json_object_new_boolean(x->replaced));
+		xasprintf(&text, "%s %zu bytes %s %s (sha256 %s, checked at "
+		    "both ends)", x->upload ? "uploaded" : "downloaded",
+		    x->bytes, x->upload ? "to" : "from", x->where, x->sha256);
+		worker_call_result(x->call, text, sc);
+		free(text);
 	}
-	if (rc != 0) {
-		worker_call_error(call, x.code, "%s", x.msg);
-		goto out;
-	}
-	sc = json_object_new_object();
-	json_object_object_add(sc, "host_path",
-	    json_object_new_string(x.host_path));
-	json_object_object_add(sc, "kernel_path",
-	    json_object_new_string(x.where));
-	json_object_object_add(sc, "domain", domain != NULL ?
-	    json_object_new_string(domain) : json_object_new_string("local"));
-	json_object_object_add(sc, "bytes", json_object_new_int64(
-	    (int64_t)x.bytes));
-	json_object_object_add(sc, "sha256", json_object_new_string(x.sha256));
-	json_object_object_add(sc, "replaced",
-	    json_object_new_boolean(x.replaced));
-	xasprintf(&text, "%s %zu bytes %s %s (sha256 %s, checked at both "
-	    "ends)", upload ? "uploaded" : "downloaded", x.bytes,
-	    upload ? "to" : "from", x.where, x.sha256);
-	worker_call_result(call, text, sc);
-	free(text);
-out:
-	free(x.msg);
-	free(x.where);
-	free(host);
+	free(x->msg);
+	free(x->where);
+	free(x->host);
+	free(x->domain);
+	domain_free(x->d);
+	free(x->data);
+	free(x->tmp);
+	free(x);
 }
 
 /* The handlers of upload_file and download_file. */

@@ -13,6 +13,11 @@
 #include "kernelspec.h"
 
 static void	kernel_spec_pack_list(msgpack_packer *, const void *);
+static void	kernel_spec_listed(struct room *, struct peer *, uint32_t,
+		    const char *, struct json_object *, const char *);
+static void	kernel_spec_select_remote(struct room *, struct peer *,
+		    uint32_t, const char *, struct json_object *,
+		    const char *);
 
 /*
  * Does kernelspec name exist?  0 if so; else -1 with a cause listing
@@ -78,43 +83,52 @@ kernel_spec_pack_list(msgpack_packer *pk, const void *arg)
 void
 kernel_spec_list(struct room *r, struct peer *p, uint32_t id)
 {
-	struct proto_kernel_list_reply	 m;
-	struct json_object		*list;
-	struct mpbuf			 b;
-	char				*cause;
+	struct json_object	*list;
 
 	/* A connection on a remote notebook lists its server's. */
 	if (r != NULL && r->remote != NULL) {
-		if ((list = room_remote_kernels(r, &cause)) == NULL) {
-			peer_send_error(p, id, "kernel_unavailable", "%s",
-			    cause);
-			free(cause);
-			return;
-		}
-	} else
-		list = kernelspec_list();
+		room_remote_kernels(r, NULL, p, id, kernel_spec_listed);
+		return;
+	}
+	list = kernelspec_list();
+	kernel_spec_listed(r, p, id, NULL, list, NULL);
+	json_object_put(list);
+}
+
+/* KERNEL_LIST_REPLY of list, or the ERROR of cause. */
+static void
+kernel_spec_listed(struct room *r, struct peer *p, uint32_t id,
+    const char *unused, struct json_object *list, const char *cause)
+{
+	struct proto_kernel_list_reply	 m;
+	struct mpbuf			 b;
+
+	if (cause != NULL) {
+		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		return;
+	}
 	m.default_name = proto_str_make(KERNELSPEC_DEFAULT);
 	m.kernels.obj = NULL;
 	m.kernels.pack = kernel_spec_pack_list;
 	m.kernels.arg = list;
 	mpbuf_init(&b);
 	proto_kernel_list_reply_pack(&b.pk, &m);
-	json_object_put(list);
 	peer_send(p, PROTO_MSG_KERNEL_LIST_REPLY, id, &b.sb);
 	mpbuf_free(&b);
 }
 
-/* KERNEL_SELECT on a remote notebook: one of its server's kernelspecs. */
+/*
+ * KERNEL_SELECT on a remote notebook: one of its server's kernelspecs,
+ * once the server has said which it has.
+ */
 static void
 kernel_spec_select_remote(struct room *r, struct peer *p, uint32_t id,
-    const char *name)
+    const char *name, struct json_object *list, const char *cause)
 {
 	const char	*why;
-	char		*cause;
 
-	if (room_remote_room_kernel(r, name, &cause) != 0) {
+	if (cause != NULL) {
 		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
-		free(cause);
 		return;
 	}
 	if (strcmp(r->kernel_name, name) == 0 && r->kernel != NULL &&
@@ -167,7 +181,7 @@ kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
 	}
 	name = xstrndup(m.kernel.ptr, m.kernel.len);
 	if (r->remote != NULL) {
-		kernel_spec_select_remote(r, p, id, name);
+		room_remote_kernels(r, name, p, id, kernel_spec_select_remote);
 		free(name);
 		return;
 	}

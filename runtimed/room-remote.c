@@ -10,13 +10,23 @@
  * Its kernel is run by runtimed-agent-remote (room-kernel.c) on the
  * server, in the notebook's directory.
  *
- * Identity: every open asks the server who we are (domain_whoami) and
- * fails closed without a principal; a room opened under one principal is
- * never joined under another (another token for the same server).
+ * Identity: every open asks the server who we are (domain_whoami_start)
+ * and fails closed without a principal; a room opened under one
+ * principal is never joined under another (another token for the same
+ * server).
  *
- * The contents calls block the daemon's loop for their duration (at
- * most JSERVER_TIMEOUT seconds each): see docs/remote.md.
+ * No call here waits for the server (decision 029): each is an
+ * operation (struct room_remote_op) of asynchronous requests on the
+ * daemon's loop, answered from its completion.  An operation outlives
+ * what it was for: the room it works on (rr) and the peer it answers
+ * are cleared when they go (room_remote_free, room_remote_peer_gone)
+ * and its completion then does nothing with them.  A room's saves run
+ * one at a time, in order.  While a room has clients its server copy is
+ * polled (the watch): a last_modified we did not write is an outside
+ * change, announced as room-watch.c announces a local file's.
  */
+
+#include <sys/queue.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,24 +37,104 @@
 #include "runtimed.h"
 #include "domain.h"
 
-struct room_remote {
-	char		*domain;
-	struct domain	*d;
-	char		*path;		/* on the server, relative to its root */
-	char		*last_modified;	/* NULL: not on the server yet */
-	char		*principal;
-	int		 lost;		/* the server went away */
+/* How often a remote room with clients looks at the server's copy. */
+#define ROOM_REMOTE_WATCH_MS	5000
+
+enum room_remote_kind {
+	ROOM_REMOTE_OPEN,
+	ROOM_REMOTE_CREATE,
+	ROOM_REMOTE_SAVE,
+	ROOM_REMOTE_KERNELS,
+	ROOM_REMOTE_PROBE,
+	ROOM_REMOTE_WATCH
 };
 
+struct room_remote_op;
+TAILQ_HEAD(room_remote_ops, room_remote_op);
+
+struct room_remote {
+	struct room		*room;
+	char			*domain;
+	struct domain		*d;
+	char			*path;	/* relative to its root */
+	char			*last_modified; /* NULL: not there yet */
+	char			*principal;
+	int			 lost;	/* the server went away */
+	int			 probing; /* /api after a kernel died */
+	uint64_t		 gen;	/* a save started or ended */
+	char			*outside; /* a change kept (dirty) */
+	struct event		*watch;
+	int			 watching; /* a watch call in flight */
+	struct room_remote_ops	 saves;	/* the first one runs */
+};
+
+struct room_remote_op {
+	enum room_remote_kind	 kind;
+	int			 step;
+	struct room_remote	*rr;	/* NULL once the room is gone */
+	struct peer		*peer;	/* NULL once it left */
+	uint32_t		 id;
+	/* Open and create: the room to be. */
+	char			*domain;
+	char			*path;
+	char			*kernel;
+	struct domain		*d;
+	char			*principal;
+	struct room_nb		*nb;
+	room_remote_open_cb	 open_cb;
+	/* Save. */
+	char			*target;
+	int			 force;
+	int			 same;
+	uint64_t		 content_gen;	/* at the PUT */
+	room_save_cb		 save_cb;
+	/* Kernelspecs. */
+	char			*name;
+	room_remote_kernels_cb	 kernels_cb;
+	/* The watch: the room's generation, the last_modified seen. */
+	uint64_t		 gen;
+	char			*seen;
+	TAILQ_ENTRY(room_remote_op) entry;	/* room_remote_all */
+	TAILQ_ENTRY(room_remote_op) sentry;	/* rr->saves */
+};
+static struct room_remote_ops room_remote_all =
+    TAILQ_HEAD_INITIALIZER(room_remote_all);
+static int	room_remote_watch_ms = -1;
+
 static int	room_remote_valid_path(const char *, char **);
-static struct domain *room_remote_domain(const char *, char **, char **,
-		    const char **);
-static char	*room_remote_whoami(struct domain *, char **, const char **);
-static int	room_remote_stat(struct domain *, const char *, char **,
-		    char **);
+static struct room_remote_op *room_remote_op_create(enum room_remote_kind,
+		    struct peer *, uint32_t);
+static void	room_remote_op_free(struct room_remote_op *);
+static int	room_remote_get(struct room_remote_op *, const char *,
+		    const char *, const char *, size_t, jserver_cb);
+static char	*room_remote_uri(const char *, const char *);
+static int	room_remote_lm(struct jserver_reply *, char **);
+static struct room_nb *room_remote_parse(struct jserver_reply *,
+		    const char *, const char *, char **, char **);
 static struct room *room_remote_find(const char *, const char *);
-static int	room_remote_put(struct room_remote *, const char *,
-		    const char *, size_t, char **, char **);
+static int	room_remote_busy_path(const char *, const char *);
+static void	room_remote_finish(struct room_remote_op *, struct room *,
+		    const char *, const char *);
+static void	room_remote_start(struct room_remote_op *, char **,
+		    const char **);
+static void	room_remote_whoami_done(struct domain_identity *, void *);
+static int	room_remote_join(struct room_remote_op *);
+static void	room_remote_loaded(struct jserver_reply *, void *);
+static struct room *room_remote_make(struct room_remote_op *,
+		    const char *);
+static void	room_remote_create_step(struct jserver_reply *, void *);
+static char	*room_remote_put_body(const char *, size_t, size_t *);
+static void	room_remote_save_next(struct room_remote *);
+static void	room_remote_save_step(struct jserver_reply *, void *);
+static void	room_remote_save_end(struct room_remote_op *, const char *,
+		    const char *);
+static struct json_object *room_remote_specs(struct jserver_reply *,
+		    const char *, const char *, char **);
+static void	room_remote_kernels_done(struct jserver_reply *, void *);
+static void	room_remote_probed(struct jserver_reply *, void *);
+static void	room_remote_watch_add(struct room_remote *);
+static void	room_remote_watch_tick(evutil_socket_t, short, void *);
+static void	room_remote_watch_step(struct jserver_reply *, void *);
 
 /* A server path: relative, no "..", no NUL or control bytes. */
 static int
@@ -74,87 +164,130 @@ room_remote_valid_path(const char *path, char **cause)
 	return (0);
 }
 
-/* Domain name, loaded, and who its server says we are (*principal). */
-static struct domain *
-room_remote_domain(const char *name, char **principal, char **cause,
-    const char **code)
+static struct room_remote_op *
+room_remote_op_create(enum room_remote_kind kind, struct peer *peer,
+    uint32_t id)
 {
-	struct domain	*d;
-	char		*why;
+	struct room_remote_op	*op;
 
-	if ((d = domain_load(name, &why)) == NULL) {
-		*code = "invalid_argument";
-		*cause = why;
-		return (NULL);
-	}
-	if ((*principal = room_remote_whoami(d, cause, code)) == NULL) {
-		domain_free(d);
-		return (NULL);
-	}
-	return (d);
+	op = xcalloc(1, sizeof *op);
+	op->kind = kind;
+	op->peer = peer;
+	op->id = id;
+	TAILQ_INSERT_TAIL(&room_remote_all, op, entry);
+	return (op);
 }
 
-/* Who the server says we are; NULL (fail closed) unless it says. */
-static char *
-room_remote_whoami(struct domain *d, char **cause, const char **code)
+static void
+room_remote_op_free(struct room_remote_op *op)
 {
-	struct domain_identity	 id;
-	char			*p;
+	TAILQ_REMOVE(&room_remote_all, op, entry);
+	free(op->domain);
+	free(op->path);
+	free(op->kernel);
+	domain_free(op->d);
+	free(op->principal);
+	if (op->nb != NULL)
+		room_nb_free(op->nb);
+	free(op->target);
+	free(op->name);
+	free(op->seen);
+	free(op);
+}
 
-	if (domain_whoami(d, &id) != 0) {
-		*code = id.reachable ? "invalid_argument" :
-		    "notebook_unavailable";
-		*cause = id.problem;
-		id.problem = NULL;
-		domain_identity_clear(&id);
-		return (NULL);
-	}
-	p = id.principal;
-	id.principal = NULL;
-	domain_identity_clear(&id);
-	return (p);
+/* Start a request of op's: its own domain (open, create) or its room's. */
+static int
+room_remote_get(struct room_remote_op *op, const char *method,
+    const char *uri, const char *body, size_t len, jserver_cb cb)
+{
+	const struct domain	*d = op->d != NULL ? op->d : op->rr->d;
+
+	return (jserver_request(runtimed_base, d, method, uri, body, len,
+	    JSERVER_TIMEOUT, cb, op));
+}
+
+/* api/contents/PATH plus query; caller frees. */
+static char *
+room_remote_uri(const char *path, const char *query)
+{
+	char	*enc, *uri;
+
+	enc = domain_encode_path(path);
+	xasprintf(&uri, "api/contents/%s%s", enc, query);
+	free(enc);
+	return (uri);
 }
 
 /*
- * The server's last_modified of path: 1 with *lm set, 0 if there is no
- * such file, -1 with a cause when the server cannot say.
+ * The last_modified of a contents model reply: 1 with *lm set, 0 if
+ * there is no such file, -1 when the reply cannot say.
  */
 static int
-room_remote_stat(struct domain *d, const char *path, char **lm, char **cause)
+room_remote_lm(struct jserver_reply *r, char **lm)
 {
-	struct jserver_reply	 r;
 	struct json_object	*o, *v;
-	char			*enc, *uri, *why;
+	char			*why;
 	int			 rc = -1;
 
 	*lm = NULL;
-	enc = domain_encode_path(path);
-	xasprintf(&uri, "api/contents/%s?content=0", enc);
-	free(enc);
-	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &r);
-	free(uri);
-	if (r.status == 404)
-		rc = 0;
-	else if (r.status == 200 && (o = jserver_reply_json(&r, &why)) !=
-	    NULL) {
-		if (json_object_object_get_ex(o, "last_modified", &v) &&
-		    json_object_is_type(v, json_type_string)) {
-			*lm = xstrdup(json_object_get_string(v));
-			rc = 1;
-		} else
-			xasprintf(cause, "%s: the server's model of %s has no "
-			    "last_modified", d->url, path);
-		json_object_put(o);
-	} else {
-		if (r.status == 200)
-			free(why);
-		why = jserver_reply_message(&r);
-		xasprintf(cause, "%s: cannot look at %s: %s", d->url, path,
-		    why);
+	if (r->status == 404)
+		return (0);
+	if (r->status != 200)
+		return (-1);
+	if ((o = jserver_reply_json(r, &why)) == NULL) {
 		free(why);
+		return (-1);
 	}
-	jserver_reply_clear(&r);
+	if (json_object_object_get_ex(o, "last_modified", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		*lm = xstrdup(json_object_get_string(v));
+		rc = 1;
+	}
+	json_object_put(o);
 	return (rc);
+}
+
+/* A GET of path's text model as a notebook, and its last_modified. */
+static struct room_nb *
+room_remote_parse(struct jserver_reply *rep, const char *path,
+    const char *url, char **lm, char **cause)
+{
+	struct json_object	*o = NULL, *v, *c;
+	struct room_nb		*nb;
+	char			*why;
+
+	*lm = NULL;
+	if (rep->status != 200) {
+		why = jserver_reply_message(rep);
+		xasprintf(cause, "%s on %s: %s%s", path, url, why,
+		    rep->status == 404 ? " (no such file on the server; "
+		    "create_notebook makes one)" : "");
+		free(why);
+		return (NULL);
+	}
+	if ((o = jserver_reply_json(rep, &why)) == NULL ||
+	    !json_object_object_get_ex(o, "content", &c) ||
+	    !json_object_is_type(c, json_type_string) ||
+	    !json_object_object_get_ex(o, "last_modified", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		if (o == NULL)
+			free(why);
+		json_object_put(o);
+		xasprintf(cause, "%s on %s: the server's answer is not a "
+		    "text file model (is it a directory, or not UTF-8?)",
+		    path, url);
+		return (NULL);
+	}
+	if ((nb = room_ipynb_parse(json_object_get_string(c),
+	    (size_t)json_object_get_string_len(c), &why)) == NULL) {
+		xasprintf(cause, "%s on %s: %s", path, url, why);
+		free(why);
+		json_object_put(o);
+		return (NULL);
+	}
+	*lm = xstrdup(json_object_get_string(v));
+	json_object_put(o);
+	return (nb);
 }
 
 /* An open remote room for domain and path. */
@@ -173,357 +306,650 @@ room_remote_find(const char *domain, const char *path)
 	return (NULL);
 }
 
-/* PUT the bytes to path as a text file; *lm its new last_modified. */
+/*
+ * Is path on domain about to be a room: another create of it, or a
+ * save-as to it, in flight (as room_find_path counts a local save-as)?
+ */
 static int
-room_remote_put(struct room_remote *rr, const char *path, const char *data,
-    size_t len, char **lm, char **cause)
+room_remote_busy_path(const char *domain, const char *path)
 {
-	struct json_object	*body, *o, *v;
-	struct jserver_reply	 r;
-	const char		*text;
-	char			*enc, *uri, *why;
-	size_t			 tlen;
-	int			 rc = -1;
+	struct room_remote_op	*op;
 
-	*lm = NULL;
+	TAILQ_FOREACH(op, &room_remote_all, entry) {
+		if (op->kind == ROOM_REMOTE_CREATE && op->path != NULL &&
+		    strcmp(op->domain, domain) == 0 &&
+		    strcmp(op->path, path) == 0)
+			return (1);
+		if (op->kind == ROOM_REMOTE_SAVE && op->rr != NULL &&
+		    op->target != NULL &&
+		    strcmp(op->rr->domain, domain) == 0 &&
+		    strcmp(op->target, path) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* An open or create is over: answer whoever asked, if still there. */
+static void
+room_remote_finish(struct room_remote_op *op, struct room *r,
+    const char *cause, const char *code)
+{
+	if (op->peer != NULL && op->open_cb != NULL)
+		op->open_cb(r, op->peer, op->id, cause, code);
+	room_remote_op_free(op);
+}
+
+/* Load the domain and ask who we are; the rest follows from there. */
+static void
+room_remote_start(struct room_remote_op *op, char **cause, const char **code)
+{
+	char	*why;
+
+	if ((op->d = domain_load(op->domain, &why)) == NULL) {
+		*code = "invalid_argument";
+		*cause = why;
+		room_remote_op_free(op);
+		return;
+	}
+	if (domain_whoami_start(runtimed_base, op->d, room_remote_whoami_done,
+	    op) != 0) {
+		*code = "notebook_unavailable";
+		xasprintf(cause, "cannot reach %s: cannot start a request",
+		    op->d->url);
+		room_remote_op_free(op);
+	}
+}
+
+/*
+ * Start opening the notebook at path on domain: cb gets its room (or
+ * why not, with the code) on the loop.  -1 with *cause and *code for a
+ * request refused at once (nothing started, cb not called).
+ */
+int
+room_remote_open(const char *domain, const char *path, struct peer *peer,
+    uint32_t id, room_remote_open_cb cb, char **cause, const char **code)
+{
+	struct room_remote_op	*op;
+
+	*cause = NULL;
+	*code = "invalid_argument";
+	if (room_remote_valid_path(path, cause) != 0)
+		return (-1);
+	op = room_remote_op_create(ROOM_REMOTE_OPEN, peer, id);
+	op->domain = xstrdup(domain);
+	op->path = xstrdup(path);
+	op->open_cb = cb;
+	room_remote_start(op, cause, code);
+	return (*cause != NULL ? -1 : 0);
+}
+
+/*
+ * Start a new notebook on the server at path (or, without one, where
+ * the server's "new notebook" puts it), written at once so it exists
+ * there; as room_remote_open.
+ */
+int
+room_remote_create(const char *domain, const char *path, const char *kernel,
+    struct peer *peer, uint32_t id, room_remote_open_cb cb, char **cause,
+    const char **code)
+{
+	struct room_remote_op	*op;
+
+	*cause = NULL;
+	*code = "invalid_argument";
+	if (path != NULL && room_remote_valid_path(path, cause) != 0)
+		return (-1);
+	if (path != NULL && (room_remote_find(domain, path) != NULL ||
+	    room_remote_busy_path(domain, path))) {
+		xasprintf(cause, "%s exists on %s (open here, or being "
+		    "created); use connect_notebook", path, domain);
+		return (-1);
+	}
+	op = room_remote_op_create(ROOM_REMOTE_CREATE, peer, id);
+	op->domain = xstrdup(domain);
+	op->path = path != NULL ? xstrdup(path) : NULL;
+	op->kernel = xstrdup(kernel != NULL ? kernel : "python3");
+	op->open_cb = cb;
+	room_remote_start(op, cause, code);
+	return (*cause != NULL ? -1 : 0);
+}
+
+/* Who the server says we are: go on, or fail closed. */
+static void
+room_remote_whoami_done(struct domain_identity *id, void *arg)
+{
+	struct room_remote_op	*op = arg;
+	char			*uri;
+	int			 rc;
+
+	if (!id->authenticated) {
+		room_remote_finish(op, NULL, id->problem != NULL ?
+		    id->problem : "the server does not say who you are",
+		    id->reachable ? "invalid_argument" :
+		    "notebook_unavailable");
+		return;
+	}
+	op->principal = id->principal;
+	id->principal = NULL;
+	if (op->kind == ROOM_REMOTE_OPEN) {
+		if (room_remote_join(op))
+			return;
+		uri = room_remote_uri(op->path,
+		    "?type=file&format=text&content=1");
+		rc = room_remote_get(op, "GET", uri, NULL, 0,
+		    room_remote_loaded);
+		free(uri);
+	} else {
+		rc = room_remote_get(op, "GET", "api/kernelspecs", NULL, 0,
+		    room_remote_create_step);
+	}
+	if (rc != 0)
+		room_remote_finish(op, NULL, "cannot start a request to the "
+		    "server", "notebook_unavailable");
+}
+
+/*
+ * Is op's notebook open already (perhaps by another open that finished
+ * first)?  Then op ends: it joins that room, unless under another
+ * principal.  1 if op is over.
+ */
+static int
+room_remote_join(struct room_remote_op *op)
+{
+	struct room	*r;
+	char		*why;
+
+	if ((r = room_remote_find(op->domain, op->path)) == NULL)
+		return (0);
+	if (strcmp(r->remote->principal, op->principal) != 0) {
+		xasprintf(&why, "%s on %s is open here as %s, and the server "
+		    "now says you are %s: one notebook is never shared between "
+		    "two identities", op->path, op->domain,
+		    r->remote->principal, op->principal);
+		room_remote_finish(op, NULL, why, "notebook_unavailable");
+		free(why);
+		return (1);
+	}
+	room_remote_finish(op, r, NULL, NULL);
+	return (1);
+}
+
+/* The room of an open or create: it takes op's domain, path, principal. */
+static struct room *
+room_remote_make(struct room_remote_op *op, const char *kernel)
+{
+	struct room_remote	*rr;
+	struct room		*r;
+
+	rr = xcalloc(1, sizeof *rr);
+	TAILQ_INIT(&rr->saves);
+	rr->domain = op->domain;
+	op->domain = NULL;
+	rr->d = op->d;
+	op->d = NULL;
+	rr->path = op->path;
+	op->path = NULL;
+	rr->principal = op->principal;
+	op->principal = NULL;
+	r = room_new(NULL, NULL, kernel);
+	r->remote = rr;
+	rr->room = r;
+	r->nb = op->nb;
+	op->nb = NULL;
+	room_remote_watch_add(rr);
+	return (r);
+}
+
+/* An open's GET came back: the room, unless another open beat us. */
+static void
+room_remote_loaded(struct jserver_reply *rep, void *arg)
+{
+	struct room_remote_op	*op = arg;
+	struct room		*r;
+	const char		*kernel;
+	char			*lm, *why;
+
+	if ((op->nb = room_remote_parse(rep, op->path, op->d->url, &lm,
+	    &why)) == NULL) {
+		room_remote_finish(op, NULL, why, "notebook_unavailable");
+		free(why);
+		return;
+	}
+	if (room_remote_join(op)) {
+		free(lm);
+		return;
+	}
+	kernel = room_remote_nb_kernel(op->nb);
+	r = room_remote_make(op, kernel != NULL ? kernel : "python3");
+	r->remote->last_modified = lm;
+	room_loaded(r);
+	if (room_journal_snapshot(r) != 0)
+		log_warnx("room %s: the store did not take its first "
+		    "snapshot", r->id);
+	log_info("room %s opened %s on %s as %s", r->id, r->remote->path,
+	    r->remote->d->url, r->remote->principal);
+	room_remote_finish(op, r, NULL, NULL);
+}
+
+/* The JSON text of a PUT of data as a text file; caller frees. */
+static char *
+room_remote_put_body(const char *data, size_t len, size_t *tlen)
+{
+	struct json_object	*body;
+	char			*text;
+
 	body = json_object_new_object();
 	json_object_object_add(body, "type", json_object_new_string("file"));
 	json_object_object_add(body, "format", json_object_new_string("text"));
 	json_object_object_add(body, "content",
 	    json_object_new_string_len(data, (int)len));
-	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE);
-	tlen = strlen(text);
-	enc = domain_encode_path(path);
-	xasprintf(&uri, "api/contents/%s", enc);
-	free(enc);
-	jserver_call(rr->d, "PUT", uri, text, tlen, JSERVER_TIMEOUT, &r);
-	free(uri);
+	text = xstrdup(json_object_to_json_string_ext(body,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(body);
-	if ((r.status == 200 || r.status == 201) &&
-	    (o = jserver_reply_json(&r, &why)) != NULL) {
-		if (json_object_object_get_ex(o, "last_modified", &v) &&
-		    json_object_is_type(v, json_type_string))
-			*lm = xstrdup(json_object_get_string(v));
-		json_object_put(o);
-		rc = 0;
-	} else {
-		if (r.status == 200 || r.status == 201)
-			free(why);
-		why = jserver_reply_message(&r);
-		xasprintf(cause, "%s: saving %s failed (%s); the copy on the "
-		    "server is as it was", rr->d->url, path, why);
-		free(why);
-	}
-	jserver_reply_clear(&r);
-	return (rc);
-}
-
-/* The room of the notebook at path on domain, loading it if needed. */
-struct room *
-room_remote_open(const char *domain, const char *path, char **cause,
-    const char **code)
-{
-	struct room_remote	*rr;
-	struct room		*r;
-	struct room_nb		*nb;
-	struct domain		*d;
-	struct jserver_reply	 rep;
-	struct json_object	*o = NULL, *v, *c;
-	char			*principal, *enc, *uri, *why;
-	const char		*kernel;
-
-	*code = "invalid_argument";
-	if (room_remote_valid_path(path, cause) != 0)
-		return (NULL);
-	if ((d = room_remote_domain(domain, &principal, cause, code)) == NULL)
-		return (NULL);
-	if ((r = room_remote_find(domain, path)) != NULL) {
-		if (strcmp(r->remote->principal, principal) != 0) {
-			*code = "notebook_unavailable";
-			xasprintf(cause, "%s on %s is open here as %s, and the "
-			    "server now says you are %s: one notebook is never "
-			    "shared between two identities", path, domain,
-			    r->remote->principal, principal);
-			free(principal);
-			domain_free(d);
-			return (NULL);
-		}
-		free(principal);
-		domain_free(d);
-		return (r);
-	}
-
-	enc = domain_encode_path(path);
-	xasprintf(&uri, "api/contents/%s?type=file&format=text&content=1",
-	    enc);
-	free(enc);
-	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &rep);
-	free(uri);
-	*code = "notebook_unavailable";
-	if (rep.status != 200) {
-		why = jserver_reply_message(&rep);
-		xasprintf(cause, "%s on %s: %s%s", path, d->url, why,
-		    rep.status == 404 ? " (no such file on the server; "
-		    "create_notebook makes one)" : "");
-		free(why);
-		goto fail;
-	}
-	if ((o = jserver_reply_json(&rep, &why)) == NULL ||
-	    !json_object_object_get_ex(o, "content", &c) ||
-	    !json_object_is_type(c, json_type_string) ||
-	    !json_object_object_get_ex(o, "last_modified", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
-		if (o == NULL)
-			free(why);
-		xasprintf(cause, "%s on %s: the server's answer is not a "
-		    "text file model (is it a directory, or not UTF-8?)",
-		    path, d->url);
-		goto fail;
-	}
-	if ((nb = room_ipynb_parse(json_object_get_string(c),
-	    (size_t)json_object_get_string_len(c), &why)) == NULL) {
-		xasprintf(cause, "%s on %s: %s", path, d->url, why);
-		free(why);
-		goto fail;
-	}
-	rr = xcalloc(1, sizeof *rr);
-	rr->domain = xstrdup(domain);
-	rr->d = d;
-	rr->path = xstrdup(path);
-	rr->last_modified = xstrdup(json_object_get_string(v));
-	rr->principal = principal;
-	json_object_put(o);
-	jserver_reply_clear(&rep);
-
-	kernel = room_remote_nb_kernel(nb);
-	r = room_new(NULL, NULL, kernel != NULL ? kernel : "python3");
-	r->remote = rr;
-	r->nb = nb;
-	room_loaded(r);
-	if (room_journal_snapshot(r) != 0)
-		log_warnx("room %s: the store did not take its first "
-		    "snapshot", r->id);
-	log_info("room %s opened %s on %s as %s", r->id, path, d->url,
-	    principal);
-	return (r);
-
-fail:
-	json_object_put(o);
-	jserver_reply_clear(&rep);
-	free(principal);
-	domain_free(d);
-	return (NULL);
+	*tlen = strlen(text);
+	return (text);
 }
 
 /*
- * A new notebook on the server at path (or, without one, where the
- * server's "new notebook" puts it), written at once so it exists there.
+ * A create's steps: the kernelspec is the server's (0); the path is
+ * named by the server's POST, or is free (1); the PUT of the new
+ * notebook (2) makes the room.
  */
-struct room *
-room_remote_create(const char *domain, const char *path, const char *kernel,
-    char **cause, const char **code)
+static void
+room_remote_create_step(struct jserver_reply *rep, void *arg)
 {
-	struct room_remote	*rr;
-	struct room		*r;
-	struct domain		*d;
-	struct jserver_reply	 rep;
+	struct room_remote_op	*op = arg;
 	struct json_object	*o, *v;
-	char			*principal, *lm, *why, *data, *where = NULL;
+	struct room		*r;
+	char			*why = NULL, *lm, *data, *body, *uri;
+	const char		*code = "notebook_unavailable";
 	size_t			 len;
 	int			 rc;
 
-	*code = "invalid_argument";
-	if (kernel == NULL)
-		kernel = "python3";
-	if (path != NULL && room_remote_valid_path(path, cause) != 0)
-		return (NULL);
-	if ((d = room_remote_domain(domain, &principal, cause, code)) == NULL)
-		return (NULL);
-	if (room_remote_check_kernel(d, kernel, cause) != 0) {
-		*code = "kernel_unavailable";
+	switch (op->step++) {
+	case 0:
+		if ((o = room_remote_specs(rep, op->d->url, op->kernel,
+		    &why)) == NULL) {
+			code = "kernel_unavailable";
+			goto fail;
+		}
+		json_object_put(o);
+		if (op->path == NULL)
+			rc = room_remote_get(op, "POST", "api/contents",
+			    "{\"type\":\"notebook\"}", 19,
+			    room_remote_create_step);
+		else {
+			uri = room_remote_uri(op->path, "?content=0");
+			rc = room_remote_get(op, "GET", uri, NULL, 0,
+			    room_remote_create_step);
+			free(uri);
+		}
+		if (rc != 0)
+			goto nostart;
+		return;
+	case 1:
+		if (op->path == NULL) {
+			o = NULL;
+			if (rep->status == 201 && (o = jserver_reply_json(rep,
+			    &why)) == NULL)
+				free(why);
+			if (o == NULL || !json_object_object_get_ex(o, "path",
+			    &v) || !json_object_is_type(v, json_type_string)) {
+				json_object_put(o);
+				why = jserver_reply_message(rep);
+				xasprintf(&data, "%s would not make a new "
+				    "notebook: %s", op->d->url, why);
+				free(why);
+				why = data;
+				goto fail;
+			}
+			op->path = xstrdup(json_object_get_string(v));
+			json_object_put(o);
+		} else if ((rc = room_remote_lm(rep, &lm)) != 0) {
+			free(lm);
+			if (rc == 1) {
+				code = "invalid_argument";
+				xasprintf(&why, "%s exists on %s; use "
+				    "connect_notebook", op->path, op->domain);
+			} else {
+				data = jserver_reply_message(rep);
+				xasprintf(&why, "%s: cannot look at %s: %s",
+				    op->d->url, op->path, data);
+				free(data);
+			}
+			goto fail;
+		}
+		if (room_remote_find(op->domain, op->path) != NULL) {
+			code = "invalid_argument";
+			xasprintf(&why, "%s exists on %s (open here); use "
+			    "connect_notebook", op->path, op->domain);
+			goto fail;
+		}
+		op->nb = room_nb_create();
+		kernel_spec_metadata(op->nb, op->kernel);
+		data = room_ipynb_write_dump(op->nb, &len);
+		body = room_remote_put_body(data, len, &len);
+		free(data);
+		uri = room_remote_uri(op->path, "");
+		rc = room_remote_get(op, "PUT", uri, body, len,
+		    room_remote_create_step);
+		free(uri);
+		free(body);
+		if (rc != 0)
+			goto nostart;
+		return;
+	}
+	if (rep->status != 200 && rep->status != 201) {
+		data = jserver_reply_message(rep);
+		xasprintf(&why, "%s: saving %s failed (%s); the copy on the "
+		    "server is as it was", op->d->url, op->path, data);
+		free(data);
 		goto fail;
 	}
-	if (path == NULL) {
-		jserver_call(d, "POST", "api/contents",
-		    "{\"type\":\"notebook\"}", 19, JSERVER_TIMEOUT, &rep);
-		if (rep.status != 201 || (o = jserver_reply_json(&rep,
-		    &why)) == NULL || !json_object_object_get_ex(o, "path",
-		    &v) || !json_object_is_type(v, json_type_string)) {
-			why = jserver_reply_message(&rep);
-			*code = "notebook_unavailable";
-			xasprintf(cause, "%s would not make a new notebook: %s",
-			    d->url, why);
-			free(why);
-			jserver_reply_clear(&rep);
-			goto fail;
-		}
-		where = xstrdup(json_object_get_string(v));
-		json_object_put(o);
-		jserver_reply_clear(&rep);
-	} else {
-		if ((rc = room_remote_stat(d, path, &lm, cause)) != 0) {
-			if (rc == 1) {
-				free(lm);
-				xasprintf(cause, "%s exists on %s; use "
-				    "connect_notebook", path, domain);
-			} else
-				*code = "notebook_unavailable";
-			goto fail;
-		}
-		where = xstrdup(path);
-	}
-	rr = xcalloc(1, sizeof *rr);
-	rr->domain = xstrdup(domain);
-	rr->d = d;
-	rr->path = where;
-	rr->principal = principal;
-	r = room_new(NULL, NULL, kernel);
-	r->remote = rr;
-	r->nb = room_nb_create();
-	kernel_spec_metadata(r->nb, kernel);
+	room_remote_lm(rep, &lm);
+	r = room_remote_make(op, op->kernel);
+	r->remote->last_modified = lm;
 	r->kernel_facts = 1;
 	r->fresh = 1;
 	room_loaded(r);
-	data = room_ipynb_write_dump(r->nb, &len);
-	if (room_remote_put(rr, rr->path, data, len, &lm, cause) != 0) {
-		free(data);
-		*code = "notebook_unavailable";
-		room_remote_forget(r);
-		return (NULL);
-	}
-	free(data);
-	rr->last_modified = lm;
 	if (room_journal_snapshot(r) != 0)
 		log_warnx("room %s: the store did not take its first "
 		    "snapshot", r->id);
-	log_info("room %s created %s on %s as %s", r->id, rr->path, d->url,
-	    principal);
-	return (r);
+	log_info("room %s created %s on %s as %s", r->id, r->remote->path,
+	    r->remote->d->url, r->remote->principal);
+	room_remote_finish(op, r, NULL, NULL);
+	return;
 
+nostart:
+	why = xstrdup("cannot start a request to the server");
 fail:
-	free(principal);
-	domain_free(d);
-	return (NULL);
+	room_remote_finish(op, NULL, why, code);
+	free(why);
 }
 
 /*
- * Save to the server: its path, or (save-as) another path there.  A
- * file that changed there since our load or last save, or another file
- * at the new path, needs force.
+ * Start saving to the server: its path, or (save-as) another path
+ * there.  A file that changed there since our load or last save, or
+ * another file at the new path, needs force.  The room's saves run in
+ * order; cb (if any) gets the outcome on the loop.  -1 with *cause and
+ * *code for a save refused at once.
  */
 int
-room_remote_save(struct room *r, const char *path, int force, char **cause,
+room_remote_save(struct room *r, const char *path, int force,
+    struct peer *peer, uint32_t id, room_save_cb cb, char **cause,
     const char **code)
 {
 	struct room_remote	*rr = r->remote;
-	char			*lm, *data, *why;
+	struct room_remote_op	*op;
 	const char		*target;
-	size_t			 len;
-	int			 rc, same;
 
 	*code = "invalid_argument";
 	target = path != NULL ? path : rr->path;
 	if (room_remote_valid_path(target, cause) != 0)
 		return (-1);
-	same = strcmp(target, rr->path) == 0;
-	if (!same && room_remote_find(rr->domain, target) != NULL) {
+	if (strcmp(target, rr->path) != 0 &&
+	    (room_remote_find(rr->domain, target) != NULL ||
+	    room_remote_busy_path(rr->domain, target))) {
 		xasprintf(cause, "%s on %s is open as another notebook",
 		    target, rr->domain);
 		return (-1);
 	}
-	*code = "notebook_unavailable";
-	if ((rc = room_remote_stat(rr->d, target, &lm, cause)) == -1)
-		return (-1);
-	if (rc == 1 && !force) {
-		if (!same || rr->last_modified == NULL ||
-		    strcmp(lm, rr->last_modified) != 0) {
-			*code = "file_changed_on_disk";
-			xasprintf(cause, same ? "%s changed on %s since it was "
-			    "loaded (last_modified %s, was %s); save with "
+	op = room_remote_op_create(ROOM_REMOTE_SAVE, peer, id);
+	op->rr = rr;
+	if (path != NULL && strcmp(path, rr->path) != 0)
+		op->target = xstrdup(path);
+	op->force = force;
+	op->save_cb = cb;
+	r->saves_inflight++;
+	rr->gen++;
+	TAILQ_INSERT_TAIL(&rr->saves, op, sentry);
+	if (TAILQ_FIRST(&rr->saves) == op)
+		room_remote_save_next(rr);
+	return (0);
+}
+
+/* Run the room's next save: first the server's last_modified. */
+static void
+room_remote_save_next(struct room_remote *rr)
+{
+	struct room_remote_op	*op;
+	char			*uri;
+	int			 rc;
+
+	if ((op = TAILQ_FIRST(&rr->saves)) == NULL)
+		return;
+	uri = room_remote_uri(op->target != NULL ? op->target : rr->path,
+	    "?content=0");
+	rc = room_remote_get(op, "GET", uri, NULL, 0, room_remote_save_step);
+	free(uri);
+	if (rc != 0)
+		room_remote_save_end(op, "cannot start a request to the "
+		    "server", "notebook_unavailable");
+}
+
+/*
+ * A save's steps: the guard (0), then the PUT of the notebook as it is
+ * now (1).  The room is clean after it only if no content change came
+ * while it was in flight (content_gen, as room_saved).
+ */
+static void
+room_remote_save_step(struct jserver_reply *rep, void *arg)
+{
+	struct room_remote_op	*op = arg;
+	struct room_remote	*rr = op->rr;
+	struct room		*r;
+	const char		*target;
+	char			*lm, *why, *cause, *data, *body, *uri;
+	size_t			 len;
+	int			 rc, same;
+
+	if (rr == NULL) {
+		room_remote_op_free(op);
+		return;
+	}
+	r = rr->room;
+	target = op->target != NULL ? op->target : rr->path;
+	same = strcmp(target, rr->path) == 0;
+	if (op->step++ == 0) {
+		if ((rc = room_remote_lm(rep, &lm)) == -1) {
+			why = jserver_reply_message(rep);
+			xasprintf(&cause, "%s: cannot look at %s: %s",
+			    rr->d->url, target, why);
+			free(why);
+			room_remote_save_end(op, cause, "notebook_unavailable");
+			free(cause);
+			return;
+		}
+		if (rc == 1 && !op->force && (!same ||
+		    rr->last_modified == NULL ||
+		    strcmp(lm, rr->last_modified) != 0)) {
+			xasprintf(&cause, same ? "%s changed on %s since it "
+			    "was loaded (last_modified %s, was %s); save with "
 			    "force to overwrite" : "%s exists on %s; save with "
 			    "force to overwrite", target, rr->domain, lm,
 			    rr->last_modified != NULL ? rr->last_modified :
 			    "none");
 			free(lm);
-			return (-1);
+			room_remote_save_end(op, cause, "file_changed_on_disk");
+			free(cause);
+			return;
 		}
-	}
-	free(lm);
-	data = room_ipynb_write_dump(r->nb, &len);
-	if (room_remote_put(rr, target, data, len, &lm, &why) != 0) {
+		free(lm);
+		op->content_gen = r->content_gen;
+		data = room_ipynb_write_dump(r->nb, &len);
+		body = room_remote_put_body(data, len, &len);
 		free(data);
-		*cause = why;
-		return (-1);
+		uri = room_remote_uri(target, "");
+		rc = room_remote_get(op, "PUT", uri, body, len,
+		    room_remote_save_step);
+		free(uri);
+		free(body);
+		if (rc != 0)
+			room_remote_save_end(op, "cannot start a request to "
+			    "the server", "notebook_unavailable");
+		return;
 	}
-	free(data);
+	if (rep->status != 200 && rep->status != 201) {
+		why = jserver_reply_message(rep);
+		xasprintf(&cause, "%s: saving %s failed (%s); the copy on the "
+		    "server is as it was", rr->d->url, target, why);
+		free(why);
+		room_remote_save_end(op, cause, "notebook_unavailable");
+		free(cause);
+		return;
+	}
+	room_remote_lm(rep, &lm);
 	if (!same) {
 		free(rr->path);
 		rr->path = xstrdup(target);
 	}
 	free(rr->last_modified);
 	rr->last_modified = lm;
+	free(rr->outside);
+	rr->outside = NULL;
 	r->fresh = 0;
-	r->dirty = 0;
-	r->unsaved_since = 0;
+	if (r->content_gen == op->content_gen) {
+		r->dirty = 0;
+		r->unsaved_since = 0;
+		room_autosave_cancel(r);
+	}
 	json_object_put(r->nb->warnings);
 	r->nb->warnings = NULL;
 	log_info("room %s saved to %s on %s", r->id, rr->path, rr->domain);
 	room_journal_snapshot(r);
-	return (0);
+	room_changes_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
+	room_remote_save_end(op, NULL, NULL);
 }
 
-/* Is kernelspec name one of the server's?  -1 with the list if not. */
-int
-room_remote_check_kernel(struct domain *d, const char *name, char **cause)
+/* A save is over: answer, then the room's next one. */
+static void
+room_remote_save_end(struct room_remote_op *op, const char *cause,
+    const char *code)
 {
-	struct jserver_reply	 rep;
+	struct room_remote	*rr = op->rr;
+	struct room		*r = rr->room;
+
+	TAILQ_REMOVE(&rr->saves, op, sentry);
+	r->saves_inflight--;
+	rr->gen++;
+	if (cause != NULL)
+		log_info("room %s: not saved: %s", r->id, cause);
+	if (op->save_cb != NULL)
+		op->save_cb(r, op->peer, op->id, cause, code);
+	else if (cause == NULL)
+		room_changes_announce(r);
+	room_remote_op_free(op);
+	room_remote_save_next(rr);
+}
+
+/*
+ * A kernelspecs reply, parsed (caller puts it); with name, NULL and the
+ * list in *cause unless name is one of them.
+ */
+static struct json_object *
+room_remote_specs(struct jserver_reply *rep, const char *url,
+    const char *name, char **cause)
+{
 	struct json_object	*o, *specs;
 	struct evbuffer		*names;
 	char			*why;
-	int			 rc = -1;
 
-	jserver_call(d, "GET", "api/kernelspecs", NULL, 0, JSERVER_TIMEOUT,
-	    &rep);
-	if (rep.status != 200 || (o = jserver_reply_json(&rep, &why)) ==
+	if (rep->status != 200 || (o = jserver_reply_json(rep, &why)) ==
 	    NULL) {
-		why = jserver_reply_message(&rep);
-		xasprintf(cause, "%s: cannot list its kernelspecs: %s",
-		    d->url, why);
+		if (rep->status == 200)
+			free(why);
+		why = jserver_reply_message(rep);
+		xasprintf(cause, "%s: cannot list its kernelspecs: %s", url,
+		    why);
 		free(why);
-		jserver_reply_clear(&rep);
-		return (-1);
+		return (NULL);
 	}
-	jserver_reply_clear(&rep);
-	if (json_object_object_get_ex(o, "kernelspecs", &specs) &&
-	    json_object_is_type(specs, json_type_object)) {
-		if (json_object_object_get_ex(specs, name, NULL))
-			rc = 0;
-		else {
-			names = evbuffer_new();
-			json_object_object_foreach(specs, key, val) {
-				(void)val;
-				evbuffer_add_printf(names, "%s%s",
-				    evbuffer_get_length(names) ? ", " : "",
-				    key);
-			}
-			evbuffer_add(names, "", 1);
-			xasprintf(cause, "%s has no kernelspec %s (it has: %s)",
-			    d->url, name, evbuffer_pullup(names, -1));
-			evbuffer_free(names);
-		}
-	} else
+	if (!json_object_object_get_ex(o, "kernelspecs", &specs) ||
+	    !json_object_is_type(specs, json_type_object)) {
 		xasprintf(cause, "%s: its kernelspecs answer has no "
-		    "kernelspecs", d->url);
+		    "kernelspecs", url);
+		json_object_put(o);
+		return (NULL);
+	}
+	if (name == NULL || json_object_object_get_ex(specs, name, NULL))
+		return (o);
+	names = evbuffer_new();
+	json_object_object_foreach(specs, key, val) {
+		(void)val;
+		evbuffer_add_printf(names, "%s%s", evbuffer_get_length(names) ?
+		    ", " : "", key);
+	}
+	evbuffer_add(names, "", 1);
+	xasprintf(cause, "%s has no kernelspec %s (it has: %s)", url, name,
+	    evbuffer_pullup(names, -1));
+	evbuffer_free(names);
 	json_object_put(o);
-	return (rc);
+	return (NULL);
 }
 
-/* Is name one of the kernelspecs of r's server? */
-int
-room_remote_room_kernel(struct room *r, const char *name, char **cause)
+/*
+ * Ask r's server for its kernelspecs: cb gets them as kernelspec_list
+ * has them, or why not; with name, why not if it is not one of them.
+ * Nothing is answered for a room or peer gone meanwhile.
+ */
+void
+room_remote_kernels(struct room *r, const char *name, struct peer *peer,
+    uint32_t id, room_remote_kernels_cb cb)
 {
-	return (room_remote_check_kernel(r->remote->d, name, cause));
+	struct room_remote_op	*op;
+
+	op = room_remote_op_create(ROOM_REMOTE_KERNELS, peer, id);
+	op->rr = r->remote;
+	op->name = name != NULL ? xstrdup(name) : NULL;
+	op->kernels_cb = cb;
+	if (room_remote_get(op, "GET", "api/kernelspecs", NULL, 0,
+	    room_remote_kernels_done) != 0) {
+		cb(r, peer, id, name, NULL, "cannot start a request to the "
+		    "server");
+		room_remote_op_free(op);
+	}
+}
+
+static void
+room_remote_kernels_done(struct jserver_reply *rep, void *arg)
+{
+	struct room_remote_op	*op = arg;
+	struct json_object	*o, *specs, *list, *item, *spec, *v;
+	struct room		*r;
+	char			*why;
+
+	if (op->rr == NULL || op->peer == NULL) {
+		room_remote_op_free(op);
+		return;
+	}
+	r = op->rr->room;
+	if ((o = room_remote_specs(rep, op->rr->d->url, op->name,
+	    &why)) == NULL) {
+		op->kernels_cb(r, op->peer, op->id, op->name, NULL, why);
+		free(why);
+		room_remote_op_free(op);
+		return;
+	}
+	list = json_object_new_array();
+	json_object_object_get_ex(o, "kernelspecs", &specs);
+	json_object_object_foreach(specs, key, val) {
+		item = json_object_new_object();
+		json_object_object_add(item, "name",
+		    json_object_new_string(key));
+		if (json_object_object_get_ex(val, "spec", &spec)) {
+			if (json_object_object_get_ex(spec, "display_name", &v))
+				json_object_object_add(item, "display_name",
+				    json_object_get(v));
+			if (json_object_object_get_ex(spec, "language", &v))
+				json_object_object_add(item, "language",
+				    json_object_get(v));
+		}
+		json_object_array_add(list, item);
+	}
+	json_object_put(o);
+	op->kernels_cb(r, op->peer, op->id, op->name, list, NULL);
+	json_object_put(list);
+	room_remote_op_free(op);
 }
 
 /* The kernelspec a loaded notebook names, if a plain name. */
@@ -540,50 +966,6 @@ room_remote_nb_kernel(struct room_nb *nb)
 	    domain_valid_name(s))
 		return (s);
 	return (NULL);
-}
-
-/* The server's kernelspecs for KERNEL_LIST as kernelspec_list has them. */
-struct json_object *
-room_remote_kernels(struct room *r, char **cause)
-{
-	struct jserver_reply	 rep;
-	struct json_object	*o, *specs, *list, *item, *spec, *v;
-	char			*why;
-
-	jserver_call(r->remote->d, "GET", "api/kernelspecs", NULL, 0,
-	    JSERVER_TIMEOUT, &rep);
-	if (rep.status != 200 || (o = jserver_reply_json(&rep, &why)) ==
-	    NULL) {
-		why = jserver_reply_message(&rep);
-		xasprintf(cause, "%s: cannot list its kernelspecs: %s",
-		    r->remote->d->url, why);
-		free(why);
-		jserver_reply_clear(&rep);
-		return (NULL);
-	}
-	jserver_reply_clear(&rep);
-	list = json_object_new_array();
-	if (json_object_object_get_ex(o, "kernelspecs", &specs) &&
-	    json_object_is_type(specs, json_type_object)) {
-		json_object_object_foreach(specs, key, val) {
-			item = json_object_new_object();
-			json_object_object_add(item, "name",
-			    json_object_new_string(key));
-			if (json_object_object_get_ex(val, "spec", &spec)) {
-				if (json_object_object_get_ex(spec,
-				    "display_name", &v))
-					json_object_object_add(item,
-					    "display_name", json_object_get(v));
-				if (json_object_object_get_ex(spec,
-				    "language", &v))
-					json_object_object_add(item,
-					    "language", json_object_get(v));
-			}
-			json_object_array_add(list, item);
-		}
-	}
-	json_object_put(o);
-	return (list);
 }
 
 /* The room's domain name, or NULL for a local room. */
@@ -624,22 +1006,41 @@ room_remote_kernel_dir(struct room *r)
 void
 room_remote_kernel_died(struct room *r)
 {
-	struct jserver_reply	 rep;
+	struct room_remote	*rr = r->remote;
+	struct room_remote_op	*op;
+
+	if (rr == NULL || rr->lost || rr->probing)
+		return;
+	op = room_remote_op_create(ROOM_REMOTE_PROBE, NULL, 0);
+	op->rr = rr;
+	if (jserver_request(runtimed_base, rr->d, "GET", "api", NULL, 0, 5,
+	    room_remote_probed, op) != 0) {
+		room_remote_op_free(op);
+		return;
+	}
+	rr->probing = 1;
+}
+
+static void
+room_remote_probed(struct jserver_reply *rep, void *arg)
+{
+	struct room_remote_op	*op = arg;
+	struct room_remote	*rr = op->rr;
+	struct room		*r;
 	struct peer		**members;
 	size_t			 i, n;
 
-	if (r->remote == NULL || r->remote->lost)
+	room_remote_op_free(op);
+	if (rr == NULL)
 		return;
-	jserver_call(r->remote->d, "GET", "api", NULL, 0, 5, &rep);
-	if (rep.status != 0) {
-		jserver_reply_clear(&rep);
+	rr->probing = 0;
+	if (rep->status != 0)
 		return;
-	}
+	r = rr->room;
 	log_warnx("room %s: %s does not answer (%s); its attachments are "
-	    "unavailable", r->id, r->remote->d->url, rep.cause != NULL ?
-	    rep.cause : "no answer");
-	jserver_reply_clear(&rep);
-	r->remote->lost = 1;
+	    "unavailable", r->id, rr->d->url, rep->cause != NULL ?
+	    rep->cause : "no answer");
+	rr->lost = 1;
 	n = r->nmembers;
 	members = xreallocarray(NULL, n > 0 ? n : 1, sizeof *members);
 	memcpy(members, r->members, n * sizeof *members);
@@ -648,22 +1049,187 @@ room_remote_kernel_died(struct room *r)
 	free(members);
 }
 
-/* Forget a room that never made it (create failed). */
-void
-room_remote_forget(struct room *r)
+/* Poll the server's copy every RUNTIMED_REMOTE_WATCH_MS (or the default). */
+static void
+room_remote_watch_add(struct room_remote *rr)
 {
-	room_remove(r);
+	struct timeval	 tv;
+	const char	*s;
+	char		*end;
+	long long	 ms;
+
+	if (runtimed_base == NULL)
+		return;
+	if (room_remote_watch_ms < 0) {
+		room_remote_watch_ms = ROOM_REMOTE_WATCH_MS;
+		if ((s = getenv("RUNTIMED_REMOTE_WATCH_MS")) != NULL) {
+			ms = strtoll(s, &end, 10);
+			if (*s != '\0' && *end == '\0' && ms >= 50 &&
+			    ms <= 86400000)
+				room_remote_watch_ms = (int)ms;
+			else
+				log_warnx("RUNTIMED_REMOTE_WATCH_MS %s is not "
+				    "50 to 86400000 ms; using %d", s,
+				    ROOM_REMOTE_WATCH_MS);
+		}
+	}
+	rr->watch = event_new(runtimed_base, -1, EV_PERSIST,
+	    room_remote_watch_tick, rr);
+	tv.tv_sec = room_remote_watch_ms / 1000;
+	tv.tv_usec = (room_remote_watch_ms % 1000) * 1000;
+	evtimer_add(rr->watch, &tv);
 }
 
+/*
+ * While the room has clients and nothing of ours is in flight, ask for
+ * the server's last_modified (without the content).
+ */
+static void
+room_remote_watch_tick(evutil_socket_t fd, short events, void *arg)
+{
+	struct room_remote	*rr = arg;
+	struct room		*r = rr->room;
+	struct room_remote_op	*op;
+	char			*uri;
+	int			 rc;
+
+	(void)fd;
+	(void)events;
+	if (rr->lost || rr->watching || !TAILQ_EMPTY(&rr->saves) ||
+	    !r->loaded || r->nmembers == 0 || rr->last_modified == NULL)
+		return;
+	op = room_remote_op_create(ROOM_REMOTE_WATCH, NULL, 0);
+	op->rr = rr;
+	op->gen = rr->gen;
+	uri = room_remote_uri(rr->path, "?content=0");
+	rc = room_remote_get(op, "GET", uri, NULL, 0, room_remote_watch_step);
+	free(uri);
+	if (rc != 0)
+		room_remote_op_free(op);
+	else
+		rr->watching = 1;
+}
+
+/*
+ * The watch's steps: a last_modified neither loaded nor saved by us is
+ * an outside change (0).  A dirty room keeps its content (the next save
+ * is file_changed_on_disk); a clean one loads the server's copy (1) and
+ * says "reloaded", as room_disk_check does for a file here.  A save
+ * started or ended meanwhile (gen) makes the answer stale.
+ */
+static void
+room_remote_watch_step(struct jserver_reply *rep, void *arg)
+{
+	struct room_remote_op	*op = arg;
+	struct room_remote	*rr = op->rr;
+	struct room		*r;
+	struct room_nb		*nb;
+	char			*lm, *why, *uri;
+
+	if (rr == NULL)
+		goto out;
+	rr->watching = 0;
+	r = rr->room;
+	if (rr->gen != op->gen || !TAILQ_EMPTY(&rr->saves) || !r->loaded ||
+	    rr->last_modified == NULL)
+		goto out;
+	if (op->step++ == 0) {
+		if (room_remote_lm(rep, &lm) != 1)
+			goto out;
+		if (strcmp(lm, rr->last_modified) == 0 ||
+		    (rr->outside != NULL && strcmp(lm, rr->outside) == 0)) {
+			free(lm);
+			goto out;
+		}
+		if (r->dirty) {
+			log_info("room %s: %s changed on %s; keeping unsaved "
+			    "changes", r->id, rr->path, rr->domain);
+			free(rr->outside);
+			rr->outside = lm;
+			goto out;
+		}
+		if (room_edit_pending(r) > 0) {
+			/* Its batch is prepared on this content; next time. */
+			free(lm);
+			goto out;
+		}
+		op->seen = lm;
+		uri = room_remote_uri(rr->path,
+		    "?type=file&format=text&content=1");
+		if (room_remote_get(op, "GET", uri, NULL, 0,
+		    room_remote_watch_step) == 0) {
+			rr->watching = 1;
+			free(uri);
+			return;
+		}
+		free(uri);
+		goto out;
+	}
+	if ((nb = room_remote_parse(rep, rr->path, rr->d->url, &lm,
+	    &why)) == NULL) {
+		log_info("room %s: not reloading: %s", r->id, why);
+		free(why);
+		if (rep->status == 200) {
+			/* Its content is bad: not again until it changes. */
+			free(rr->outside);
+			rr->outside = op->seen;
+			op->seen = NULL;
+		}
+		goto out;
+	}
+	if (r->dirty || room_edit_pending(r) > 0) {
+		/* Edited meanwhile: the next tick sees the change again. */
+		room_nb_free(nb);
+		free(lm);
+		goto out;
+	}
+	free(rr->last_modified);
+	rr->last_modified = lm;
+	free(rr->outside);
+	rr->outside = NULL;
+	room_reloaded(r, nb);
+out:
+	room_remote_op_free(op);
+}
+
+/* A client is gone: no operation answers it. */
+void
+room_remote_peer_gone(struct peer *p)
+{
+	struct room_remote_op	*op;
+
+	TAILQ_FOREACH(op, &room_remote_all, entry) {
+		if (op->peer == p)
+			op->peer = NULL;
+	}
+}
+
+/* The room is going: its operations in flight end without it. */
 void
 room_remote_free(struct room_remote *rr)
 {
+	struct room_remote_op	*op, *next;
+
 	if (rr == NULL)
 		return;
+	/* The first save is in flight; the others never started. */
+	if ((op = TAILQ_FIRST(&rr->saves)) != NULL) {
+		while ((next = TAILQ_NEXT(op, sentry)) != NULL) {
+			TAILQ_REMOVE(&rr->saves, next, sentry);
+			room_remote_op_free(next);
+		}
+	}
+	TAILQ_FOREACH(op, &room_remote_all, entry) {
+		if (op->rr == rr)
+			op->rr = NULL;
+	}
+	if (rr->watch != NULL)
+		event_free(rr->watch);
 	domain_free(rr->d);
 	free(rr->domain);
 	free(rr->path);
 	free(rr->last_modified);
+	free(rr->outside);
 	free(rr->principal);
 	free(rr);
 }

@@ -1037,17 +1037,10 @@ room_save_start(struct room *r, const char *path, int force,
 	char			*target, *why = NULL;
 	int			 exists, same, ok;
 
-	/* A server's contents API answers in one call (room-remote.c). */
-	if (r->remote != NULL) {
-		if (room_remote_save(r, path, force, cause, code) != 0)
-			return (-1);
-		room_changes_record(r, ROOM_CHANGE_SAVED, NULL, 0, NULL);
-		if (cb != NULL)
-			cb(r, peer, id, NULL, NULL);
-		else
-			room_changes_announce(r);
-		return (0);
-	}
+	/* A server's contents API, answered from its completion. */
+	if (r->remote != NULL)
+		return (room_remote_save(r, path, force, peer, id, cb, cause,
+		    code));
 	*code = "invalid_argument";
 	if (path == NULL && r->path == NULL) {
 		xasprintf(cause, "untitled notebook: saving needs a path");
@@ -1313,7 +1306,6 @@ room_disk_check(struct room *r)
 {
 	struct room_nb	*nb;
 	char		*cause = NULL;
-	const char	*kernel;
 
 	if (!r->loaded || r->path == NULL || !room_disk_changed(r))
 		return;
@@ -1333,6 +1325,18 @@ room_disk_check(struct room *r)
 		free(cause);
 		return;
 	}
+	room_reloaded(r, nb);
+}
+
+/*
+ * A clean room's notebook changed where it lives (its file here, or its
+ * server's copy, room-remote.c): the room takes nb and says "reloaded".
+ */
+void
+room_reloaded(struct room *r, struct room_nb *nb)
+{
+	const char	*kernel;
+
 	/* The snapshot below replaces what was pending. */
 	room_nb_free(r->nb);
 	r->nb = nb;
@@ -1341,8 +1345,10 @@ room_disk_check(struct room *r)
 		free(r->kernel_name);
 		r->kernel_name = xstrdup(kernel);
 	}
-	room_note_disk(r);
-	log_info("room %s: reloaded %s", r->id, r->path);
+	if (r->remote == NULL)
+		room_note_disk(r);
+	log_info("room %s: reloaded %s", r->id, r->remote != NULL ?
+	    room_remote_path(r) : r->path);
 	room_changes_record(r, ROOM_CHANGE_RELOADED, NULL, 0, NULL);
 	r->dirty = 0;
 	room_journal_snapshot(r);

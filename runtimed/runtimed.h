@@ -253,6 +253,7 @@ void		 room_cell_changed(struct room *, const char *, const char *,
 void		 room_start(void);
 void		 room_set_grace(int64_t);
 void		 room_disk_check(struct room *);
+void		 room_reloaded(struct room *, struct room_nb *);
 void		 room_pack_joined(struct room *, msgpack_packer *, int);
 void		 room_pack_cell(msgpack_packer *, const struct room_cell *);
 int		 room_save(struct room *, const char *, int, char **,
@@ -273,23 +274,27 @@ struct room	*room_nth(size_t);
 /* room-remote.c: rooms of notebooks on a Jupyter Server (domain.h). */
 struct room_remote;
 struct domain;
-struct room	*room_remote_open(const char *, const char *, char **,
+typedef void	(*room_remote_open_cb)(struct room *, struct peer *,
+		     uint32_t, const char *, const char *);
+int		 room_remote_open(const char *, const char *, struct peer *,
+		     uint32_t, room_remote_open_cb, char **, const char **);
+int		 room_remote_create(const char *, const char *,
+		     const char *, struct peer *, uint32_t,
+		     room_remote_open_cb, char **, const char **);
+int		 room_remote_save(struct room *, const char *, int,
+		     struct peer *, uint32_t, room_save_cb, char **,
 		     const char **);
-struct room	*room_remote_create(const char *, const char *,
-		     const char *, char **, const char **);
-int		 room_remote_save(struct room *, const char *, int, char **,
-		     const char **);
-int		 room_remote_check_kernel(struct domain *, const char *,
-		     char **);
-int		 room_remote_room_kernel(struct room *, const char *,
-		     char **);
+typedef void	(*room_remote_kernels_cb)(struct room *, struct peer *,
+		     uint32_t, const char *, struct json_object *,
+		     const char *);
+void		 room_remote_kernels(struct room *, const char *,
+		     struct peer *, uint32_t, room_remote_kernels_cb);
 const char	*room_remote_nb_kernel(struct room_nb *);
-struct json_object *room_remote_kernels(struct room *, char **);
 const char	*room_remote_domain_name(struct room *);
 const char	*room_remote_path(struct room *);
 char		*room_remote_kernel_dir(struct room *);
-void		 room_remote_forget(struct room *);
 void		 room_remote_kernel_died(struct room *);
+void		 room_remote_peer_gone(struct peer *);
 void		 room_remote_free(struct room_remote *);
 
 /* room-cell.c */

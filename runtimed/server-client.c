@@ -22,6 +22,7 @@ struct server_client {
 	char			 client[128];	/* MCP client's name */
 	struct room		*room;
 	int			 editing;	/* a batch not yet durable */
+	int			 joining;	/* a remote open waits */
 	TAILQ_ENTRY(server_client) entry;
 };
 static TAILQ_HEAD(, server_client) server_clients =
@@ -35,6 +36,8 @@ static void	server_client_hello(struct server_client *,
 static void	server_client_status(struct server_client *, uint32_t);
 static void	server_client_join(struct server_client *,
 		    const struct proto_header *, const msgpack_object *);
+static void	server_client_joined(struct room *, struct peer *, uint32_t,
+		    const char *, const char *);
 static void	server_client_edit_cells(msgpack_packer *, const void *);
 static void	server_client_edit(struct server_client *, uint32_t,
 		    const msgpack_object *);
@@ -274,7 +277,6 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 	struct proto_room_create	 cm;
 	struct proto_room_open		 om;
 	struct room			*r;
-	struct mpbuf			 b;
 	char				*path = NULL, *kernel = NULL;
 	char				*id = NULL, *domain = NULL;
 	char				*cause = NULL, err[256];
@@ -308,16 +310,29 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 		    err);
 		goto out;
 	}
-	if (domain != NULL && hdr->type == PROTO_MSG_ROOM_CREATE)
-		r = room_remote_create(domain, path, kernel, &cause, &code);
-	else if (domain != NULL && path == NULL) {
+	if (domain != NULL && hdr->type == PROTO_MSG_ROOM_OPEN &&
+	    path == NULL) {
 		peer_send_error(c->peer, hdr->id, "invalid_argument",
 		    "a notebook on domain %s is opened by its path there",
 		    domain);
 		goto out;
-	} else if (domain != NULL)
-		r = room_remote_open(domain, path, &cause, &code);
-	else if (hdr->type == PROTO_MSG_ROOM_CREATE)
+	}
+	if (domain != NULL) {
+		/* Answered from the server's answers (room-remote.c); this
+		 * connection's later requests wait until then. */
+		if ((hdr->type == PROTO_MSG_ROOM_CREATE ? room_remote_create(
+		    domain, path, kernel, c->peer, hdr->id,
+		    server_client_joined, &cause, &code) : room_remote_open(
+		    domain, path, c->peer, hdr->id, server_client_joined,
+		    &cause, &code)) != 0) {
+			peer_send_error(c->peer, hdr->id, code, "%s", cause);
+			goto out;
+		}
+		c->joining = 1;
+		peer_hold(c->peer, 1);
+		goto out;
+	}
+	if (hdr->type == PROTO_MSG_ROOM_CREATE)
 		r = room_create(path, kernel, &cause, &code);
 	else if ((path == NULL) == (id == NULL)) {
 		peer_send_error(c->peer, hdr->id, "invalid_argument",
@@ -325,27 +340,48 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 		goto out;
 	} else
 		r = room_open(path, id, &cause, &code);
-	if (r == NULL) {
-		peer_send_error(c->peer, hdr->id, code, "%s", cause);
-		goto out;
-	}
-	c->room = r;
-	room_join(r, c->peer);
-	mpbuf_init(&b);
-	room_pack_joined(r, &b.pk, 0);
-	if (server_client_reply(c->peer, PROTO_MSG_ROOM_JOINED, hdr->id, &b.sb,
-	    "notebook_unavailable", SERVER_CLIENT_NB_HINT) != 0) {
-		/* Refused: the connection did not join. */
-		room_leave(r, c->peer);
-		c->room = NULL;
-	}
-	mpbuf_free(&b);
+	server_client_joined(r, c->peer, hdr->id, cause, code);
 out:
 	free(cause);
 	free(path);
 	free(kernel);
 	free(id);
 	free(domain);
+}
+
+/* A join's outcome: the room joined and ROOM_JOINED, or the ERROR. */
+static void
+server_client_joined(struct room *r, struct peer *p, uint32_t id,
+    const char *cause, const char *code)
+{
+	struct server_client	*c;
+	struct mpbuf		 b;
+
+	TAILQ_FOREACH(c, &server_clients, entry) {
+		if (c->peer == p)
+			break;
+	}
+	if (c == NULL)
+		return;
+	if (c->joining) {
+		c->joining = 0;
+		peer_hold(p, 0);
+	}
+	if (r == NULL) {
+		peer_send_error(p, id, code, "%s", cause);
+		return;
+	}
+	c->room = r;
+	room_join(r, p);
+	mpbuf_init(&b);
+	room_pack_joined(r, &b.pk, 0);
+	if (server_client_reply(p, PROTO_MSG_ROOM_JOINED, id, &b.sb,
+	    "notebook_unavailable", SERVER_CLIENT_NB_HINT) != 0) {
+		/* Refused: the connection did not join. */
+		room_leave(r, p);
+		c->room = NULL;
+	}
+	mpbuf_free(&b);
 }
 
 struct server_client_edit_cells {
@@ -655,6 +691,7 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_kernel_peer_gone(p);
 		kernel_introspect_peer_gone(p);
 		server_web_peer_gone(p);
+		room_remote_peer_gone(p);
 		TAILQ_REMOVE(&server_clients, c, entry);
 		free(c);
 		server_resume_accepting();

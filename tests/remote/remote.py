@@ -123,12 +123,18 @@ expect(len(nb.cells) == 4 and nb.cells[1].outputs[0]["text"].endswith("43\n"),
        "saved content", nb.cells)
 ok("save_notebook: the contents API wrote it")
 
-# Someone changes it on the server: a save is refused, then forced.
+# Someone changes it on the server while we have unsaved edits: they
+# are kept (the watch does not reload a dirty room), and a save is
+# refused, then forced.
+w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "edit", "cell_id": cell0, "source": "x = 7 * 6\nprint(x)"}])
 time.sleep(1.1)
 nb.cells.append(nbformat.v4.new_markdown_cell("from the server"))
 nbformat.write(nb, os.path.join(sroot, "nb.ipynb"))
-w.call("edit_cells", notebook_handle=h, edits=[
-    {"op": "edit", "cell_id": cell0, "source": "x = 7 * 6\nprint(x)"}])
+time.sleep(0.8)     # past a watch of the server's copy (remote.sh)
+sc, _, err = w.call("inspect_notebook", notebook_handle=h)
+expect(not err and sc["dirty"] and sc["total_cells"] == 4,
+       "unsaved edits kept over an outside change", sc)
 sc, _, err = w.call("save_notebook", notebook_handle=h)
 expect(err and sc["error"]["code"] == "file_changed_on_disk",
        "a change on the server", sc)

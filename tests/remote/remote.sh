@@ -9,7 +9,9 @@
 # open, edit, run, interrupt, restart, save, a change on the server
 # detected, create, the server's kernelspecs, notebook_id + domain,
 # upload and download of 5 MiB with hashes, the local domain's copy, all
-# on the v1 WebSocket subprotocol the server offers; then the server
+# on the v1 WebSocket subprotocol the server offers; contents calls held
+# back by a relay while other clients and calls are answered, and a
+# change on the server announced (tests/remote/offloop.py); then the server
 # killed mid-run and started again with kernel_ws_protocol "" (JSON
 # messages): the run kernel_died, the handle unavailable, a new connect
 # runs (tests/remote/faults.py).
@@ -29,6 +31,8 @@ PY
 	rm -rf "$SROOT/sub" "$SROOT/big.bin"
 }
 
+# The watch of a server's copy, short for the test (default 5 s).
+export RUNTIMED_REMOTE_WATCH_MS=300
 start_daemon --warm-pool 0 -v
 start_server
 out=$("$CTL" domains 2>&1) || fail "domains: $out"
@@ -65,6 +69,11 @@ $PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" ||
 grep -q "WebSocket open (v1.kernel.websocket.jupyter.org)" \
     "$T/daemon.log" || fail "the v1 subprotocol was not used"
 ok "remote notebook and kernel, v1 subprotocol"
+
+# Contents calls held at the server block no loop; the watch (offloop.py).
+$PY "${srcdir:-.}/tests/remote/offloop.py" "$top_builddir" "$T" "$SROOT" ||
+    fail "offloop.py"
+ok "contents calls off the loops; a change on the server announced"
 
 # The server killed mid-run, then back with JSON messages (faults.py).
 nb
