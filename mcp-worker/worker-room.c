@@ -2,7 +2,10 @@
 /*
  * worker-room.c: one daemon connection joined to a room per notebook
  * attached in this worker.  Every handle of that notebook shares it; the
- * last handle released closes it, which leaves the room.
+ * last handle released closes it, which leaves the room.  While a watch
+ * wants changes with the content (a change wait), the daemon is asked
+ * (ROOM_WAIT) to send the next one as ROOM_CHANGED_CONTENT, which
+ * becomes the kept content: the wait answers without a round trip.
  */
 
 #include <sys/queue.h>
@@ -17,6 +20,7 @@ struct worker_room_watch {
 	worker_room_change_cb		 cb;
 	void				*arg;
 	int				 dead;
+	int				 want;	/* PROTO_KIND_*: with content */
 	TAILQ_ENTRY(worker_room_watch)	 entry;
 };
 TAILQ_HEAD(worker_room_watches, worker_room_watch);
@@ -33,6 +37,7 @@ struct worker_room {
 	char			*domain;	/* NULL: this machine */
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
 	u_int			 gen;		/* bumped by every change */
+	int			 armed;		/* ROOM_WAIT kinds asked */
 	LIST_ENTRY(worker_room)	 entry;
 };
 LIST_HEAD(worker_room_list, worker_room);
@@ -61,6 +66,9 @@ static void	worker_room_cached_cb(evutil_socket_t, short, void *);
 static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_room_invalidate(struct worker_room *);
+static void	worker_room_arm(struct worker_room *);
+static void	worker_room_armed(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
 
 static struct worker_room *
 worker_room_find(const char *notebook_id)
@@ -95,6 +103,8 @@ worker_room_notify(struct worker_room *room,
 				free(w);
 			}
 		}
+		if (ev != NULL)
+			worker_room_arm(room);
 	}
 	worker_room_unref(room);
 }
@@ -117,14 +127,81 @@ worker_room_watch(struct worker_room *room, worker_room_change_cb cb,
 void
 worker_room_unwatch(struct worker_room_watch *w)
 {
+	struct worker_room	*room;
+	int			 want;
+
 	if (w == NULL)
 		return;
 	if (w->room->notifying) {
 		w->dead = 1;
 		return;
 	}
-	TAILQ_REMOVE(&w->room->watches, w, entry);
+	room = w->room;
+	want = w->want;
+	TAILQ_REMOVE(&room->watches, w, entry);
 	free(w);
+	if (want != 0)
+		worker_room_arm(room);
+}
+
+/* The watch wants changes of kinds (PROTO_KIND_*) with the content. */
+void
+worker_room_want(struct worker_room_watch *w, int kinds)
+{
+	w->want = kinds;
+	if (!w->room->notifying)
+		worker_room_arm(w->room);
+}
+
+static void
+worker_room_armed(void *arg, uint16_t type, const msgpack_object *reply,
+    const char *code, const char *msg)
+{
+	if (code != NULL)
+		log_debug("ROOM_WAIT: %s: %s", code, msg);
+}
+
+/*
+ * Ask the daemon for what the watches want with the content (ROOM_WAIT);
+ * nothing when it holds that already, or none when nobody wants any.
+ */
+static void
+worker_room_arm(struct worker_room *room)
+{
+	struct worker_room_watch	*w;
+	struct proto_room_wait		 m;
+	struct mpbuf			 b;
+	int				 kinds = 0;
+
+	TAILQ_FOREACH(w, &room->watches, entry) {
+		if (!w->dead)
+			kinds |= w->want;
+	}
+	if ((kinds & ~room->armed) == 0 && (kinds != 0 || room->armed == 0))
+		return;
+	if (room->lost || !worker_room_alive(room))
+		return;
+	room->armed = kinds;
+	m.kinds = kinds;
+	mpbuf_init(&b);
+	proto_room_wait_pack(&b.pk, &m);
+	worker_daemon_request(room->dc, PROTO_MSG_ROOM_WAIT, &b.sb,
+	    worker_room_armed, NULL);
+	mpbuf_free(&b);
+}
+
+/* The kept content (current until the next change), or NULL. */
+struct worker_nb *
+worker_room_content(struct worker_room *room)
+{
+	return (room->content);
+}
+
+/* The seq of the newest change this connection was told of. */
+int64_t
+worker_room_seq(struct worker_room *room)
+{
+	return (room->seq);
 }
 
 const struct proto_incarnation *
@@ -237,6 +314,37 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
 	worker_watch_poke();
 }
 
+/*
+ * ROOM_CHANGED_CONTENT: the change into ev, and the content after it kept
+ * (when it is that content).  The daemon's ROOM_WAIT is spent.
+ */
+static int
+worker_room_event_content(struct worker_room *room,
+    const msgpack_object *body, struct proto_room_changed *ev, char *err,
+    size_t errlen)
+{
+	struct proto_room_changed_content	 m;
+	struct worker_nb			*nb;
+	char					*cause;
+
+	room->armed = 0;
+	if (proto_room_changed_content_unpack(body, &m, err, errlen) != 0)
+		return (-1);
+	*ev = m.change;
+	if ((nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj,
+	    &cause)) == NULL) {
+		log_warnx("ROOM_CHANGED_CONTENT: %s", cause);
+		free(cause);
+		return (0);
+	}
+	if (nb->seq == (int64_t)ev->seq) {
+		room->content = worker_nb_ref(nb);
+		worker_room_set_path(room, nb->path);
+	}
+	worker_nb_unref(nb);
+	return (0);
+}
+
 static void
 worker_room_event(struct worker_dconn *dc, uint16_t type,
     const msgpack_object *body, void *arg)
@@ -244,11 +352,22 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 	struct worker_room		*room = arg;
 	struct proto_room_changed	 ev;
 	char				 err[256];
+	int				 r;
 
-	if (type != PROTO_MSG_ROOM_CHANGED)
+	if (type != PROTO_MSG_ROOM_CHANGED &&
+	    type != PROTO_MSG_ROOM_CHANGED_CONTENT)
 		return;
 	worker_room_invalidate(room);
-	if (proto_room_changed_unpack(body, &ev, err, sizeof err) != 0) {
+	if (type == PROTO_MSG_ROOM_CHANGED_CONTENT)
+		r = worker_room_event_content(room, body, &ev, err,
+		    sizeof err);
+	else {
+		r = proto_room_changed_unpack(body, &ev, err, sizeof err);
+		/* A wait the daemon ended without the content (too big). */
+		if (r == 0 && (proto_room_change_kinds(&ev) & room->armed))
+			room->armed = 0;
+	}
+	if (r != 0) {
 		/* Still a change: watchers re-read, the seq stays. */
 		log_warnx("%s", err);
 		memset(&ev, 0, sizeof ev);

@@ -363,6 +363,9 @@ struct worker_room_watch;
 struct worker_room_watch *worker_room_watch(struct worker_room *,
 		     worker_room_change_cb, void *);
 void		 worker_room_unwatch(struct worker_room_watch *);
+void		 worker_room_want(struct worker_room_watch *, int);
+struct worker_nb *worker_room_content(struct worker_room *);
+int64_t		 worker_room_seq(struct worker_room *);
 struct worker_room *worker_room_find_path(const char *);
 struct worker_room *worker_room_find_id(const char *);
 struct worker_room *worker_room_find_remote(const char *, const char *);
@@ -392,8 +395,12 @@ int		 worker_changes_parse(struct json_object *, int *, char **);
 void		 worker_changes_names(int, struct evbuffer *);
 int		 worker_changes_event(int, const struct proto_room_changed *);
 void		 worker_changes_report(struct json_object *,
-		     const msgpack_object *, int, struct evbuffer *,
+		     const msgpack_object *, int, int64_t, struct evbuffer *,
 		     size_t *);
+void		 worker_changes_report_one(struct json_object *,
+		     const struct proto_room_changed *, size_t, int,
+		     struct evbuffer *, size_t *);
+int		 worker_changes_kinds(int);
 
 /* worker-progress.c: what a wait for a run says it is at. */
 struct worker_progress;
