@@ -12,6 +12,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>		/* malloc_trim */
+#endif
 
 #include "worker.h"
 
@@ -36,6 +39,7 @@ struct worker_room {
 	char			*path;		/* as the daemon named it */
 	char			*domain;	/* NULL: this machine */
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
+	struct event		*keep;		/* drops content unused */
 	u_int			 gen;		/* bumped by every change */
 	int			 armed;		/* ROOM_WAIT kinds asked */
 	LIST_ENTRY(worker_room)	 entry;
@@ -66,6 +70,8 @@ static void	worker_room_cached_cb(evutil_socket_t, short, void *);
 static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_room_invalidate(struct worker_room *);
+static void	worker_room_keep(struct worker_room *, struct worker_nb *);
+static void	worker_room_drop(evutil_socket_t, short, void *);
 static void	worker_room_arm(struct worker_room *);
 static void	worker_room_armed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
@@ -290,6 +296,8 @@ worker_room_free(struct worker_room *room)
 	}
 	LIST_REMOVE(room, entry);
 	worker_nb_unref(room->content);
+	if (room->keep != NULL)
+		event_free(room->keep);
 	free(room->path);
 	free(room->domain);
 	if (room->dc != NULL)
@@ -338,7 +346,7 @@ worker_room_event_content(struct worker_room *room,
 		return (0);
 	}
 	if (nb->seq == (int64_t)ev->seq) {
-		room->content = worker_nb_ref(nb);
+		worker_room_keep(room, nb);
 		worker_room_set_path(room, nb->path);
 	}
 	worker_nb_unref(nb);
@@ -489,6 +497,43 @@ worker_room_invalidate(struct worker_room *room)
 	room->content = NULL;
 }
 
+/*
+ * Keep nb as the room's content for WORKER_ROOM_KEEP_MS past its last
+ * use: a notebook's JSON tree is several times its file, and an idle
+ * worker need not hold one per attachment (issue 14).
+ */
+static void
+worker_room_keep(struct worker_room *room, struct worker_nb *nb)
+{
+	struct timeval	tv;
+
+	if (nb != room->content) {
+		worker_nb_unref(room->content);
+		room->content = worker_nb_ref(nb);
+	}
+	if (room->keep == NULL)
+		room->keep = evtimer_new(worker_rpc_base(), worker_room_drop,
+		    room);
+	tv.tv_sec = WORKER_ROOM_KEEP_MS / 1000;
+	tv.tv_usec = (WORKER_ROOM_KEEP_MS % 1000) * 1000;
+	evtimer_add(room->keep, &tv);
+}
+
+/* Unused for a while: drop it, and give the pages it held back. */
+static void
+worker_room_drop(evutil_socket_t fd, short events, void *arg)
+{
+	struct worker_room	*room = arg;
+
+	if (room->content == NULL)
+		return;
+	worker_nb_unref(room->content);
+	room->content = NULL;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 static void
 worker_room_set_path(struct worker_room *room, const char *path)
 {
@@ -519,8 +564,7 @@ worker_room_got(void *arg, uint16_t type, const msgpack_object *reply,
 		msg = "unexpected reply from runtimed";
 	}
 	if (nb != NULL && g->gen == g->room->gen && !g->room->lost) {
-		worker_nb_unref(g->room->content);
-		g->room->content = worker_nb_ref(nb);
+		worker_room_keep(g->room, nb);
 		worker_room_set_path(g->room, nb->path);
 	}
 	g->cb(g->arg, nb, code, msg);
@@ -572,6 +616,7 @@ worker_room_get(struct worker_room *room, worker_room_nb_cb cb, void *arg)
 	if (room->content != NULL) {
 		/* Answer from the kept copy, from a fresh callback. */
 		g->cached = worker_nb_ref(room->content);
+		worker_room_keep(room, room->content);
 		event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
 		    worker_room_cached_cb, g, NULL);
 		return;

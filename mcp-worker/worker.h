@@ -53,6 +53,7 @@
 #define WORKER_PAGE_SIZE	64	/* tools/list, resources/list */
 #define WORKER_WATCH_PERIOD_MS	2000	/* daemon incarnation probe */
 #define WORKER_WATCH_RETRY_MS	200	/* confirm a failed probe */
+#define WORKER_ROOM_KEEP_MS	10000	/* a room's content kept unused */
 #define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
