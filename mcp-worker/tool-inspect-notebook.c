@@ -70,6 +70,8 @@ static void	tool_inspect_notebook_progress(struct worker_call *, void *,
 		    struct evbuffer *);
 static void	tool_inspect_notebook_changes(void *, uint16_t,
 		    const msgpack_object *, const char *, const char *);
+static void	tool_inspect_notebook_report(struct tool_inspect_notebook *,
+		    const msgpack_object *, int64_t);
 static void	tool_inspect_notebook_stop(struct tool_inspect_notebook *);
 static void	tool_inspect_notebook_seen(struct tool_inspect_notebook *,
 		    struct worker_nb *, const struct proto_room_changed *);
@@ -520,11 +522,7 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 {
 	struct tool_inspect_notebook	*st = arg;
 	struct proto_room_changes_reply	 m;
-	struct json_object		*sc;
-	struct evbuffer			*ctext;
-	size_t				 matched;
-	int64_t				 upto;
-	char				 err[256], *line;
+	char				 err[256];
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
@@ -538,14 +536,30 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 		    "resync_required", NULL, NULL);
 		return;
 	}
+	tool_inspect_notebook_report(st, m.changes.obj, (int64_t)m.seq);
+}
+
+/*
+ * Answer from changes (ROOM_CHANGES_REPLY's, or the room's log's) after
+ * the cursor, known up to seq; or wait on when none was asked for.
+ */
+static void
+tool_inspect_notebook_report(struct tool_inspect_notebook *st,
+    const msgpack_object *changes, int64_t seq)
+{
+	struct json_object	*sc;
+	struct evbuffer		*ctext;
+	size_t			 matched;
+	int64_t			 upto;
+	char			*line;
+
 	/* Changes after the content read are the next answer's. */
 	upto = st->content->seq;
-	if ((int64_t)m.seq < upto)
-		upto = (int64_t)m.seq;
+	if (seq < upto)
+		upto = seq;
 	sc = json_object_new_object();
 	ctext = evbuffer_new();
-	worker_changes_report(sc, m.changes.obj, st->mask, upto, ctext,
-	    &matched);
+	worker_changes_report(sc, changes, st->mask, upto, ctext, &matched);
 	if (matched > 0) {
 		line = worker_output_take(ctext);
 		tool_inspect_notebook_answer(st, st->content, "changed",
@@ -725,6 +739,8 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 	struct tool_inspect_notebook	*st = arg;
 	struct proto_room_changes	 cm;
 	struct mpbuf			 b;
+	msgpack_sbuffer			 sb;
+	msgpack_unpacked		 u;
 	int64_t				 seq;
 
 	if (code != NULL) {
@@ -746,6 +762,21 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 		return;
 	}
 	if (seq > st->after_seq) {
+		/* Recent enough: what changed is in the room's log. */
+		msgpack_sbuffer_init(&sb);
+		if (worker_room_changes(st->room, st->after_seq, seq,
+		    &sb) == 0) {
+			msgpack_unpacked_init(&u);
+			if (msgpack_unpack_next(&u, sb.data, sb.size, NULL) ==
+			    MSGPACK_UNPACK_SUCCESS) {
+				tool_inspect_notebook_report(st, &u.data, seq);
+				msgpack_unpacked_destroy(&u);
+				msgpack_sbuffer_destroy(&sb);
+				return;
+			}
+			msgpack_unpacked_destroy(&u);
+		}
+		msgpack_sbuffer_destroy(&sb);
 		cm.after = (uint64_t)st->after_seq;
 		mpbuf_init(&b);
 		proto_room_changes_pack(&b.pk, &cm);

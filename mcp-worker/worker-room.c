@@ -5,7 +5,9 @@
  * last handle released closes it, which leaves the room.  While a watch
  * wants changes with the content (a change wait), the daemon is asked
  * (ROOM_WAIT) to send the next one as ROOM_CHANGED_CONTENT, which
- * becomes the kept content: the wait answers without a round trip.
+ * becomes the kept content: the wait answers without a round trip.  The
+ * last WORKER_ROOM_LOG changes are kept too, so a wait whose cursor is
+ * that recent reads what changed here rather than by ROOM_CHANGES.
  */
 
 #include <sys/queue.h>
@@ -28,6 +30,13 @@ struct worker_room_watch {
 };
 TAILQ_HEAD(worker_room_watches, worker_room_watch);
 
+/* A change as ROOM_CHANGED told it (packed), by seq. */
+struct worker_room_change {
+	int64_t			 seq;
+	char			*body;		/* NULL: too large to keep */
+	size_t			 len;
+};
+
 struct worker_room {
 	char			*notebook_id;
 	struct worker_room_watches watches;
@@ -42,6 +51,7 @@ struct worker_room {
 	struct event		*keep;		/* drops content unused */
 	u_int			 gen;		/* bumped by every change */
 	int			 armed;		/* ROOM_WAIT kinds asked */
+	struct worker_room_change log[WORKER_ROOM_LOG];	/* at seq % size */
 	LIST_ENTRY(worker_room)	 entry;
 };
 LIST_HEAD(worker_room_list, worker_room);
@@ -72,6 +82,8 @@ static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
 static void	worker_room_invalidate(struct worker_room *);
 static void	worker_room_keep(struct worker_room *, struct worker_nb *);
 static void	worker_room_drop(evutil_socket_t, short, void *);
+static void	worker_room_log(struct worker_room *,
+		    const struct proto_room_changed *);
 static void	worker_room_arm(struct worker_room *);
 static void	worker_room_armed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
@@ -196,6 +208,59 @@ worker_room_arm(struct worker_room *room)
 	mpbuf_free(&b);
 }
 
+/* Keep a change (its fields, not content) in the room's log. */
+static void
+worker_room_log(struct worker_room *room, const struct proto_room_changed *ev)
+{
+	struct worker_room_change	*c;
+	struct mpbuf			 b;
+
+	if (ev->seq == 0)
+		return;
+	c = &room->log[ev->seq % WORKER_ROOM_LOG];
+	free(c->body);
+	c->seq = (int64_t)ev->seq;
+	c->body = NULL;
+	c->len = 0;
+	mpbuf_init(&b);
+	proto_room_changed_pack(&b.pk, ev);
+	if (b.sb.size <= WORKER_ROOM_LOG_BYTES) {
+		c->body = xmalloc(b.sb.size);
+		memcpy(c->body, b.sb.data, b.sb.size);
+		c->len = b.sb.size;
+	}
+	mpbuf_free(&b);
+}
+
+/*
+ * The changes after seq after up to upto as ROOM_CHANGES_REPLY lists
+ * them (a msgpack array, into out), when every one is in the log; else
+ * -1 and out is as it was.
+ */
+int
+worker_room_changes(struct worker_room *room, int64_t after, int64_t upto,
+    msgpack_sbuffer *out)
+{
+	struct worker_room_change	*c;
+	msgpack_packer			 pk;
+	int64_t				 s;
+
+	if (upto <= after || upto - after > WORKER_ROOM_LOG)
+		return (-1);
+	for (s = after + 1; s <= upto; s++) {
+		c = &room->log[s % WORKER_ROOM_LOG];
+		if (c->seq != s || c->body == NULL)
+			return (-1);
+	}
+	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, (size_t)(upto - after));
+	for (s = after + 1; s <= upto; s++) {
+		c = &room->log[s % WORKER_ROOM_LOG];
+		msgpack_sbuffer_write(out, c->body, c->len);
+	}
+	return (0);
+}
+
 /* The kept content (current until the next change), or NULL. */
 struct worker_nb *
 worker_room_content(struct worker_room *room)
@@ -289,12 +354,15 @@ static void
 worker_room_free(struct worker_room *room)
 {
 	struct worker_room_watch	*w;
+	size_t				 i;
 
 	while ((w = TAILQ_FIRST(&room->watches)) != NULL) {
 		TAILQ_REMOVE(&room->watches, w, entry);
 		free(w);
 	}
 	LIST_REMOVE(room, entry);
+	for (i = 0; i < WORKER_ROOM_LOG; i++)
+		free(room->log[i].body);
 	worker_nb_unref(room->content);
 	if (room->keep != NULL)
 		event_free(room->keep);
@@ -379,7 +447,8 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 		/* Still a change: watchers re-read, the seq stays. */
 		log_warnx("%s", err);
 		memset(&ev, 0, sizeof ev);
-	}
+	} else
+		worker_room_log(room, &ev);
 	if ((int64_t)ev.seq > room->seq)
 		room->seq = (int64_t)ev.seq;
 	worker_room_notify(room, &ev);

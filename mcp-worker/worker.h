@@ -54,6 +54,8 @@
 #define WORKER_WATCH_PERIOD_MS	2000	/* daemon incarnation probe */
 #define WORKER_WATCH_RETRY_MS	200	/* confirm a failed probe */
 #define WORKER_ROOM_KEEP_MS	10000	/* a room's content kept unused */
+#define WORKER_ROOM_LOG		32	/* changes a room keeps (a ring) */
+#define WORKER_ROOM_LOG_BYTES	(64 * 1024)	/* a larger one is not */
 #define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
@@ -367,6 +369,8 @@ void		 worker_room_unwatch(struct worker_room_watch *);
 void		 worker_room_want(struct worker_room_watch *, int);
 struct worker_nb *worker_room_content(struct worker_room *);
 int64_t		 worker_room_seq(struct worker_room *);
+int		 worker_room_changes(struct worker_room *, int64_t, int64_t,
+		     msgpack_sbuffer *);
 struct worker_room *worker_room_find_path(const char *);
 struct worker_room *worker_room_find_id(const char *);
 struct worker_room *worker_room_find_remote(const char *, const char *);
