@@ -10,8 +10,10 @@
 //            edit is in its notebook and every saved file is valid.
 //   waiters: WAITERS clients wait on one notebook (inspect_notebook with
 //            after and timeout_secs) while another makes EDITS edits;
-//            prints p50/p99 of delivery after each edit's reply, and
-//            fails when a waiter misses a change or is told to resync.
+//            prints p50/p90/p99/max of delivery after each edit's reply,
+//            and fails when a waiter misses a change, is told to resync,
+//            or gets an answer whose changes (count + skipped) are not
+//            exactly those between its two cursors (a gap or a repeat).
 //
 // Usage: node bench/scale.mjs BUILDDIR [mixed|waiters]
 // env: SCALE_CLIENTS (64), SCALE_GROUPS (8), SCALE_SECS (30), SCALE_RATE
@@ -47,7 +49,7 @@ const env = {
     `${path.join(B, 'runtime-agent')}:${path.join(B, 'mcp-worker')}`,
   PYDEVD_DISABLE_FILE_VALIDATION: '1',
 };
-for (const k of ['JUPYTER_PATH', 'JUPYTER_DATA_DIR', 'LANG'])
+for (const k of ['JUPYTER_PATH', 'JUPYTER_DATA_DIR', 'LANG', 'RUNTIMED_TRACE'])
   if (process.env[k]) env[k] = process.env[k];
 fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
 
@@ -227,8 +229,11 @@ async function waiters() {
     call(c, 'connect_notebook', { path: file }).then((r) => r.notebook_handle)));
   const ackAt = new Map();
   const delay = [];
-  let done = false, resyncs = 0;
+  let done = false, resyncs = 0, gaps = 0;
+  const gapSample = [];
   const seen = ws.map(() => new Map());	// cell id -> when it came
+  // A cursor is c1.INCARNATION.SEQ.CHECK (mcp-worker/worker-cursor.c).
+  const seqOf = (c) => Number(/^c1\.\d+\.(\d+)\./.exec(c)[1]);
   const wait = async (i) => {
     let cur = (await call(ws[i], 'inspect_notebook', { notebook_handle: whs[i], count: 1 })).cursor;
     while (!done) {
@@ -236,6 +241,12 @@ async function waiters() {
         timeout_secs: 2, count: 1 });
       const t = now();
       if (r.outcome === 'resync_required') resyncs++;
+      const d = seqOf(r.cursor) - seqOf(cur);
+      if (d < 0 || (r.outcome === 'changed' && r.changes.count + r.changes.skipped !== d)) {
+        gaps++;
+        if (gapSample.length < 5)
+          gapSample.push(`waiter ${i}: ${r.outcome} ${r.changes?.count}+${r.changes?.skipped} for ${d}`);
+      }
       cur = r.cursor;
       for (const id of r.changes?.cell_ids || [])
         if (!seen[i].has(id)) seen[i].set(id, t);
@@ -261,12 +272,18 @@ async function waiters() {
   for (const s of seen)
     for (const id of ids)
       if (s.has(id)) delay.push(Math.max(0, s.get(id) - ackAt.get(id)));
-  figures.delivery = { n: delay.length, p50: pct(delay, 0.5), p99: pct(delay, 0.99) };
+  figures.delivery = { n: delay.length, p50: pct(delay, 0.5), p90: pct(delay, 0.9),
+    p99: pct(delay, 0.99), max: pct(delay, 1) };
+  figures.load = os.loadavg();
   console.log(`\n${WAITERS} waiters, ${EDITS} edits: delivery after the ack p50 ` +
-    `${fmt(pct(delay, 0.5))} ms, p99 ${fmt(pct(delay, 0.99))} ms (n=${delay.length})`);
+    `${fmt(pct(delay, 0.5))} ms, p90 ${fmt(pct(delay, 0.9))} ms, p99 ` +
+    `${fmt(pct(delay, 0.99))} ms, max ${fmt(pct(delay, 1))} ms (n=${delay.length}; ` +
+    `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
   check(missing.every((m) => m === 0), `every change delivered to every waiter ` +
     `(missing: ${missing.reduce((a, b) => a + b, 0)})`);
   check(resyncs === 0, `no resync_required (${resyncs})`);
+  for (const g of gapSample) console.log(`  ${g}`);
+  check(gaps === 0, `every answer has exactly the changes between its cursors (${gaps} not)`);
   await Promise.all([ed, ...ws].map((c) => c.close()));
 }
 

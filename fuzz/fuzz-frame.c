@@ -37,6 +37,8 @@ FUZZ_FRAME_UNPACK(room_save_reply, room_save_reply)
 FUZZ_FRAME_UNPACK(room_changed, room_changed)
 FUZZ_FRAME_UNPACK(room_changes, room_changes)
 FUZZ_FRAME_UNPACK(room_changes_reply, room_changes_reply)
+FUZZ_FRAME_UNPACK(room_wait, room_wait)
+FUZZ_FRAME_UNPACK(room_changed_content, room_changed_content)
 FUZZ_FRAME_UNPACK(blob_get, blob_get)
 FUZZ_FRAME_UNPACK(blob_reply, blob_reply)
 FUZZ_FRAME_UNPACK(exec_run, exec_run)
@@ -79,6 +81,8 @@ static void (*const fuzz_frame_unpackers[])(const msgpack_object *) = {
 	fuzz_frame_room_changed,
 	fuzz_frame_room_changes,
 	fuzz_frame_room_changes_reply,
+	fuzz_frame_room_wait,
+	fuzz_frame_room_changed_content,
 	fuzz_frame_blob_get,
 	fuzz_frame_blob_reply,
 	fuzz_frame_exec_run,

@@ -2,7 +2,10 @@
 /*
  * tool-inspect-notebook.c: a bounded read of a notebook: an outline, the
  * sources, the outputs or all, for chosen cells or a window of them, with
- * per-cell caps.  Returns a cursor for later change observation.
+ * per-cell caps.  Returns a cursor for later change observation.  A wait
+ * that saw every change since its cursor, the last with the content
+ * (ROOM_CHANGED_CONTENT), answers from them without asking the daemon
+ * again (docs/decisions/031).
  */
 
 #include <stdio.h>
@@ -38,6 +41,8 @@ struct tool_inspect_notebook {
 	int64_t			 seen_seq;	/* listed, none asked for */
 	int64_t			 skip_seq;	/* an event not asked for */
 	size_t			 skipped;
+	int64_t			 next_seq;	/* of the change it expects */
+	int			 gapless;	/* saw each change since */
 	struct worker_room_watch *watch;
 	struct event		*timer;
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
@@ -65,7 +70,11 @@ static void	tool_inspect_notebook_progress(struct worker_call *, void *,
 		    struct evbuffer *);
 static void	tool_inspect_notebook_changes(void *, uint16_t,
 		    const msgpack_object *, const char *, const char *);
+static void	tool_inspect_notebook_report(struct tool_inspect_notebook *,
+		    const msgpack_object *, int64_t);
 static void	tool_inspect_notebook_stop(struct tool_inspect_notebook *);
+static void	tool_inspect_notebook_seen(struct tool_inspect_notebook *,
+		    struct worker_nb *, const struct proto_room_changed *);
 static void	tool_inspect_notebook_changed(struct worker_room *,
 		    const struct proto_room_changed *, void *);
 static void	tool_inspect_notebook_timeout(evutil_socket_t, short, void *);
@@ -513,10 +522,7 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 {
 	struct tool_inspect_notebook	*st = arg;
 	struct proto_room_changes_reply	 m;
-	struct json_object		*sc;
-	struct evbuffer			*ctext;
-	size_t				 matched;
-	char				 err[256], *line;
+	char				 err[256];
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
@@ -530,9 +536,30 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 		    "resync_required", NULL, NULL);
 		return;
 	}
+	tool_inspect_notebook_report(st, m.changes.obj, (int64_t)m.seq);
+}
+
+/*
+ * Answer from changes (ROOM_CHANGES_REPLY's, or the room's log's) after
+ * the cursor, known up to seq; or wait on when none was asked for.
+ */
+static void
+tool_inspect_notebook_report(struct tool_inspect_notebook *st,
+    const msgpack_object *changes, int64_t seq)
+{
+	struct json_object	*sc;
+	struct evbuffer		*ctext;
+	size_t			 matched;
+	int64_t			 upto;
+	char			*line;
+
+	/* Changes after the content read are the next answer's. */
+	upto = st->content->seq;
+	if (seq < upto)
+		upto = seq;
 	sc = json_object_new_object();
 	ctext = evbuffer_new();
-	worker_changes_report(sc, m.changes.obj, st->mask, ctext, &matched);
+	worker_changes_report(sc, changes, st->mask, upto, ctext, &matched);
 	if (matched > 0) {
 		line = worker_output_take(ctext);
 		tool_inspect_notebook_answer(st, st->content, "changed",
@@ -544,9 +571,9 @@ tool_inspect_notebook_changes(void *arg, uint16_t type,
 	evbuffer_free(ctext);
 	json_object_put(sc);
 	/* Only changes it did not ask for (an autosave): wait on past them. */
-	st->skipped = (size_t)(m.seq - (uint64_t)st->after_seq);
-	if ((int64_t)m.seq > st->seen_seq)
-		st->seen_seq = (int64_t)m.seq;
+	st->skipped = (size_t)(upto - st->after_seq);
+	if (upto > st->seen_seq)
+		st->seen_seq = upto;
 	if (st->wait_ms > 0 && !worker_call_cancelled(st->call)) {
 		tool_inspect_notebook_wait(st);
 		return;
@@ -583,6 +610,9 @@ tool_inspect_notebook_changed(struct worker_room *room,
 	if ((int64_t)ev->seq <= st->after_seq ||
 	    (int64_t)ev->seq <= st->seen_seq)
 		return;
+	if ((int64_t)ev->seq != st->next_seq)
+		st->gapless = 0;
+	st->next_seq = (int64_t)ev->seq + 1;
 	if (!worker_changes_event(st->mask, ev)) {
 		/* Not asked for; the answer's cursor goes past it. */
 		st->skip_seq = (int64_t)ev->seq;
@@ -590,7 +620,39 @@ tool_inspect_notebook_changed(struct worker_room *room,
 		return;
 	}
 	tool_inspect_notebook_stop(st);
+	if (st->gapless && worker_room_content(room) != NULL &&
+	    worker_room_content(room)->seq == (int64_t)ev->seq) {
+		tool_inspect_notebook_seen(st, worker_room_content(room), ev);
+		return;
+	}
 	tool_inspect_notebook_get(st);
+}
+
+/*
+ * Answer from the changes the wait saw: those skipped and ev, the one it
+ * asked for, with nb, the content just after ev.  ROOM_CHANGES would
+ * list the same.
+ */
+static void
+tool_inspect_notebook_seen(struct tool_inspect_notebook *st,
+    struct worker_nb *nb, const struct proto_room_changed *ev)
+{
+	struct json_object	*sc;
+	struct evbuffer		*ctext;
+	size_t			 matched;
+	char			*line;
+
+	sc = json_object_new_object();
+	ctext = evbuffer_new();
+	worker_changes_report_one(sc, ev, st->skipped, st->mask, ctext,
+	    &matched);
+	line = worker_output_take(ctext);
+	worker_nb_unref(st->content);
+	st->content = worker_nb_ref(nb);
+	tool_inspect_notebook_answer(st, st->content, "changed",
+	    json_object_object_get(sc, "changes"), line);
+	free(line);
+	json_object_put(sc);
 }
 
 static void
@@ -651,8 +713,17 @@ tool_inspect_notebook_wait(struct tool_inspect_notebook *st)
 		    NULL, NULL);
 		return;
 	}
+	/* Every change from the next on is seen, unless one came already. */
+	st->next_seq = (st->seen_seq > st->content->seq ? st->seen_seq :
+	    st->content->seq) + 1;
+	if (worker_room_seq(st->room) >= st->next_seq) {
+		tool_inspect_notebook_get(st);
+		return;
+	}
+	st->gapless = 1;
 	st->watch = worker_room_watch(st->room, tool_inspect_notebook_changed,
 	    st);
+	worker_room_want(st->watch, worker_changes_kinds(st->mask));
 	st->timer = evtimer_new(worker_rpc_base(),
 	    tool_inspect_notebook_timeout, st);
 	tv.tv_sec = left / 1000;
@@ -668,6 +739,8 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 	struct tool_inspect_notebook	*st = arg;
 	struct proto_room_changes	 cm;
 	struct mpbuf			 b;
+	msgpack_sbuffer			 sb;
+	msgpack_unpacked		 u;
 	int64_t				 seq;
 
 	if (code != NULL) {
@@ -689,6 +762,21 @@ tool_inspect_notebook_content(void *arg, struct worker_nb *reply,
 		return;
 	}
 	if (seq > st->after_seq) {
+		/* Recent enough: what changed is in the room's log. */
+		msgpack_sbuffer_init(&sb);
+		if (worker_room_changes(st->room, st->after_seq, seq,
+		    &sb) == 0) {
+			msgpack_unpacked_init(&u);
+			if (msgpack_unpack_next(&u, sb.data, sb.size, NULL) ==
+			    MSGPACK_UNPACK_SUCCESS) {
+				tool_inspect_notebook_report(st, &u.data, seq);
+				msgpack_unpacked_destroy(&u);
+				msgpack_sbuffer_destroy(&sb);
+				return;
+			}
+			msgpack_unpacked_destroy(&u);
+		}
+		msgpack_sbuffer_destroy(&sb);
 		cm.after = (uint64_t)st->after_seq;
 		mpbuf_init(&b);
 		proto_room_changes_pack(&b.pk, &cm);

@@ -393,27 +393,130 @@ worker_changes_cells(struct worker_changes_report *rep)
 	return (arr);
 }
 
+/* The PROTO_KIND_* kinds the classes of mask stand for. */
+int
+worker_changes_kinds(int mask)
+{
+	size_t	k;
+	int	kinds = 0;
+
+	for (k = 0; k < WORKER_CHANGES_NCLASSES; k++) {
+		if (mask & worker_changes_classes[k].cls)
+			kinds |= worker_changes_classes[k].kinds;
+	}
+	return (kinds);
+}
+
+/* A report being gathered, and the lists it fills. */
+struct worker_changes_acc {
+	struct worker_changes_report	 rep;
+	struct json_object		*cells, *execs;
+	size_t				 n, skipped;
+	int				 trunc;
+};
+
+/* Take one change into acc, unless a wait for mask did not ask for it. */
+static void
+worker_changes_add(struct worker_changes_acc *a,
+    const struct proto_room_changed *m, int mask)
+{
+	struct proto_change_detail	 d;
+	const msgpack_object		*dl;
+	uint32_t			 e;
+	int				 kbits;
+	char				 err[256];
+
+	kbits = proto_room_change_kinds(m);
+	if (kbits != 0 && !worker_changes_wanted(mask, kbits)) {
+		a->skipped++;
+		return;
+	}
+	a->n++;
+	a->rep.kinds |= kbits;
+	worker_changes_union(a->cells, m->cell_ids.obj, &a->trunc);
+	worker_changes_union(a->execs, m->execution_ids.obj, &a->trunc);
+	dl = m->details.obj;
+	if (dl == NULL || dl->via.array.size == 0) {
+		worker_changes_bare(&a->rep, m);
+		return;
+	}
+	a->trunc |= m->details_truncated;
+	for (e = 0; e < dl->via.array.size; e++) {
+		/* A detail of a kind this worker does not know. */
+		if (proto_change_detail_unpack(&dl->via.array.ptr[e], &d,
+		    err, sizeof err) != 0)
+			continue;
+		worker_changes_detail(&a->rep, &d);
+	}
+}
+
+/* Put acc into sc.changes and one line of text; frees what acc holds. */
+static void
+worker_changes_end(struct worker_changes_acc *a, struct json_object *sc,
+    struct evbuffer *text)
+{
+	struct worker_changes_report	*rep = &a->rep;
+	struct json_object		*out, *kinds, *k;
+	size_t				 i;
+	int				 bit;
+
+	out = json_object_new_object();
+	kinds = json_object_new_array();
+	for (bit = 1; bit <= PROTO_KIND_ALL; bit <<= 1) {
+		if (rep->kinds & bit)
+			json_object_array_add(kinds, json_object_new_string(
+			    proto_change_kind_name(bit)));
+	}
+	json_object_object_add(out, "count", json_object_new_int64(
+	    (int64_t)a->n));
+	json_object_object_add(out, "skipped", json_object_new_int64(
+	    (int64_t)a->skipped));
+	json_object_object_add(out, "kinds", kinds);
+	json_object_object_add(out, "cell_ids", a->cells);
+	json_object_object_add(out, "execution_ids", a->execs);
+	json_object_object_add(out, "cells", worker_changes_cells(rep));
+	if (rep->nkernel > 0) {
+		k = json_object_new_array();
+		for (i = 0; i < rep->nkernel; i++)
+			json_object_array_add(k,
+			    json_object_new_string(rep->kernel[i]));
+		json_object_object_add(out, "kernel", k);
+	}
+	json_object_object_add(out, "saved",
+	    json_object_new_boolean((rep->kinds & PROTO_KIND_SAVED) != 0));
+	json_object_object_add(out, "truncated",
+	    json_object_new_boolean(a->trunc || rep->more > 0));
+	json_object_object_add(sc, "changes", out);
+	if (text != NULL && a->n > 0) {
+		evbuffer_add_printf(text, "%zu change%s: ", a->n,
+		    a->n == 1 ? "" : "s");
+		worker_changes_text(rep, text);
+	}
+	for (i = 0; i < rep->ncells; i++)
+		free(rep->cells[i].id);
+	free(rep->cells);
+	for (i = 0; i < rep->nkernel; i++)
+		free(rep->kernel[i]);
+}
+
 /*
- * Report the changes (ROOM_CHANGES_REPLY.changes) a wait for mask asked
- * for into sc.changes and one line of text; *matched counts them.
+ * Report the changes (ROOM_CHANGES_REPLY.changes) up to seq upto (those
+ * of the content the answer's cursor is of; later ones are the next
+ * answer's) a wait for mask asked for into sc.changes and one line of
+ * text; *matched counts them.
  */
 void
 worker_changes_report(struct json_object *sc, const msgpack_object *changes,
-    int mask, struct evbuffer *text, size_t *matched)
+    int mask, int64_t upto, struct evbuffer *text, size_t *matched)
 {
-	struct worker_changes_report	 rep;
+	struct worker_changes_acc	 a;
 	struct proto_room_changed	 m;
-	struct proto_change_detail	 d;
-	struct json_object		*out, *kinds, *cells, *execs, *k;
-	const msgpack_object		*dl;
-	size_t				 n = 0, skipped = 0, i;
-	uint32_t			 j, e;
-	int				 trunc = 0, bit, kbits;
+	uint32_t			 j;
 	char				 err[256];
 
-	memset(&rep, 0, sizeof rep);
-	cells = json_object_new_array();
-	execs = json_object_new_array();
+	memset(&a, 0, sizeof a);
+	a.cells = json_object_new_array();
+	a.execs = json_object_new_array();
 	for (j = 0; changes != NULL && changes->type == MSGPACK_OBJECT_ARRAY &&
 	    j < changes->via.array.size; j++) {
 		if (proto_room_change_unpack(&changes->via.array.ptr[j], &m,
@@ -421,65 +524,30 @@ worker_changes_report(struct json_object *sc, const msgpack_object *changes,
 			log_warnx("%s", err);
 			continue;
 		}
-		kbits = proto_room_change_kinds(&m);
-		if (kbits != 0 && !worker_changes_wanted(mask, kbits)) {
-			skipped++;
+		if ((int64_t)m.seq > upto)
 			continue;
-		}
-		n++;
-		rep.kinds |= kbits;
-		worker_changes_union(cells, m.cell_ids.obj, &trunc);
-		worker_changes_union(execs, m.execution_ids.obj, &trunc);
-		dl = m.details.obj;
-		if (dl == NULL || dl->via.array.size == 0) {
-			worker_changes_bare(&rep, &m);
-			continue;
-		}
-		trunc |= m.details_truncated;
-		for (e = 0; e < dl->via.array.size; e++) {
-			/* A detail of a kind this worker does not know. */
-			if (proto_change_detail_unpack(&dl->via.array.ptr[e],
-			    &d, err, sizeof err) != 0)
-				continue;
-			worker_changes_detail(&rep, &d);
-		}
+		worker_changes_add(&a, &m, mask);
 	}
-	*matched = n;
-	out = json_object_new_object();
-	kinds = json_object_new_array();
-	for (bit = 1; bit <= PROTO_KIND_ALL; bit <<= 1) {
-		if (rep.kinds & bit)
-			json_object_array_add(kinds, json_object_new_string(
-			    proto_change_kind_name(bit)));
-	}
-	json_object_object_add(out, "count", json_object_new_int64(
-	    (int64_t)n));
-	json_object_object_add(out, "skipped", json_object_new_int64(
-	    (int64_t)skipped));
-	json_object_object_add(out, "kinds", kinds);
-	json_object_object_add(out, "cell_ids", cells);
-	json_object_object_add(out, "execution_ids", execs);
-	json_object_object_add(out, "cells", worker_changes_cells(&rep));
-	if (rep.nkernel > 0) {
-		k = json_object_new_array();
-		for (i = 0; i < rep.nkernel; i++)
-			json_object_array_add(k,
-			    json_object_new_string(rep.kernel[i]));
-		json_object_object_add(out, "kernel", k);
-	}
-	json_object_object_add(out, "saved",
-	    json_object_new_boolean((rep.kinds & PROTO_KIND_SAVED) != 0));
-	json_object_object_add(out, "truncated",
-	    json_object_new_boolean(trunc || rep.more > 0));
-	json_object_object_add(sc, "changes", out);
-	if (text != NULL && n > 0) {
-		evbuffer_add_printf(text, "%zu change%s: ", n,
-		    n == 1 ? "" : "s");
-		worker_changes_text(&rep, text);
-	}
-	for (i = 0; i < rep.ncells; i++)
-		free(rep.cells[i].id);
-	free(rep.cells);
-	for (i = 0; i < rep.nkernel; i++)
-		free(rep.kernel[i]);
+	*matched = a.n;
+	worker_changes_end(&a, sc, text);
+}
+
+/*
+ * The same report of one change a wait saw (ROOM_CHANGED), after skipped
+ * changes it did not ask for: what ROOM_CHANGES would have listed.
+ */
+void
+worker_changes_report_one(struct json_object *sc,
+    const struct proto_room_changed *m, size_t skipped, int mask,
+    struct evbuffer *text, size_t *matched)
+{
+	struct worker_changes_acc	 a;
+
+	memset(&a, 0, sizeof a);
+	a.cells = json_object_new_array();
+	a.execs = json_object_new_array();
+	a.skipped = skipped;
+	worker_changes_add(&a, m, mask);
+	*matched = a.n;
+	worker_changes_end(&a, sc, text);
 }

@@ -2,13 +2,21 @@
 /*
  * worker-room.c: one daemon connection joined to a room per notebook
  * attached in this worker.  Every handle of that notebook shares it; the
- * last handle released closes it, which leaves the room.
+ * last handle released closes it, which leaves the room.  While a watch
+ * wants changes with the content (a change wait), the daemon is asked
+ * (ROOM_WAIT) to send the next one as ROOM_CHANGED_CONTENT, which
+ * becomes the kept content: the wait answers without a round trip.  The
+ * last WORKER_ROOM_LOG changes are kept too, so a wait whose cursor is
+ * that recent reads what changed here rather than by ROOM_CHANGES.
  */
 
 #include <sys/queue.h>
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>		/* malloc_trim */
+#endif
 
 #include "worker.h"
 
@@ -17,9 +25,17 @@ struct worker_room_watch {
 	worker_room_change_cb		 cb;
 	void				*arg;
 	int				 dead;
+	int				 want;	/* PROTO_KIND_*: with content */
 	TAILQ_ENTRY(worker_room_watch)	 entry;
 };
 TAILQ_HEAD(worker_room_watches, worker_room_watch);
+
+/* A change as ROOM_CHANGED told it (packed), by seq. */
+struct worker_room_change {
+	int64_t			 seq;
+	char			*body;		/* NULL: too large to keep */
+	size_t			 len;
+};
 
 struct worker_room {
 	char			*notebook_id;
@@ -32,7 +48,10 @@ struct worker_room {
 	char			*path;		/* as the daemon named it */
 	char			*domain;	/* NULL: this machine */
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
+	struct event		*keep;		/* drops content unused */
 	u_int			 gen;		/* bumped by every change */
+	int			 armed;		/* ROOM_WAIT kinds asked */
+	struct worker_room_change log[WORKER_ROOM_LOG];	/* at seq % size */
 	LIST_ENTRY(worker_room)	 entry;
 };
 LIST_HEAD(worker_room_list, worker_room);
@@ -61,6 +80,13 @@ static void	worker_room_cached_cb(evutil_socket_t, short, void *);
 static void	worker_room_get_failed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_room_invalidate(struct worker_room *);
+static void	worker_room_keep(struct worker_room *, struct worker_nb *);
+static void	worker_room_drop(evutil_socket_t, short, void *);
+static void	worker_room_log(struct worker_room *,
+		    const struct proto_room_changed *);
+static void	worker_room_arm(struct worker_room *);
+static void	worker_room_armed(void *, uint16_t, const msgpack_object *,
+		    const char *, const char *);
 
 static struct worker_room *
 worker_room_find(const char *notebook_id)
@@ -95,6 +121,8 @@ worker_room_notify(struct worker_room *room,
 				free(w);
 			}
 		}
+		if (ev != NULL)
+			worker_room_arm(room);
 	}
 	worker_room_unref(room);
 }
@@ -117,14 +145,134 @@ worker_room_watch(struct worker_room *room, worker_room_change_cb cb,
 void
 worker_room_unwatch(struct worker_room_watch *w)
 {
+	struct worker_room	*room;
+	int			 want;
+
 	if (w == NULL)
 		return;
 	if (w->room->notifying) {
 		w->dead = 1;
 		return;
 	}
-	TAILQ_REMOVE(&w->room->watches, w, entry);
+	room = w->room;
+	want = w->want;
+	TAILQ_REMOVE(&room->watches, w, entry);
 	free(w);
+	if (want != 0)
+		worker_room_arm(room);
+}
+
+/* The watch wants changes of kinds (PROTO_KIND_*) with the content. */
+void
+worker_room_want(struct worker_room_watch *w, int kinds)
+{
+	w->want = kinds;
+	if (!w->room->notifying)
+		worker_room_arm(w->room);
+}
+
+static void
+worker_room_armed(void *arg, uint16_t type, const msgpack_object *reply,
+    const char *code, const char *msg)
+{
+	if (code != NULL)
+		log_debug("ROOM_WAIT: %s: %s", code, msg);
+}
+
+/*
+ * Ask the daemon for what the watches want with the content (ROOM_WAIT);
+ * nothing when it holds that already, or none when nobody wants any.
+ */
+static void
+worker_room_arm(struct worker_room *room)
+{
+	struct worker_room_watch	*w;
+	struct proto_room_wait		 m;
+	struct mpbuf			 b;
+	int				 kinds = 0;
+
+	TAILQ_FOREACH(w, &room->watches, entry) {
+		if (!w->dead)
+			kinds |= w->want;
+	}
+	if ((kinds & ~room->armed) == 0 && (kinds != 0 || room->armed == 0))
+		return;
+	if (room->lost || !worker_room_alive(room))
+		return;
+	room->armed = kinds;
+	m.kinds = kinds;
+	mpbuf_init(&b);
+	proto_room_wait_pack(&b.pk, &m);
+	worker_daemon_request(room->dc, PROTO_MSG_ROOM_WAIT, &b.sb,
+	    worker_room_armed, NULL);
+	mpbuf_free(&b);
+}
+
+/* Keep a change (its fields, not content) in the room's log. */
+static void
+worker_room_log(struct worker_room *room, const struct proto_room_changed *ev)
+{
+	struct worker_room_change	*c;
+	struct mpbuf			 b;
+
+	if (ev->seq == 0)
+		return;
+	c = &room->log[ev->seq % WORKER_ROOM_LOG];
+	free(c->body);
+	c->seq = (int64_t)ev->seq;
+	c->body = NULL;
+	c->len = 0;
+	mpbuf_init(&b);
+	proto_room_changed_pack(&b.pk, ev);
+	if (b.sb.size <= WORKER_ROOM_LOG_BYTES) {
+		c->body = xmalloc(b.sb.size);
+		memcpy(c->body, b.sb.data, b.sb.size);
+		c->len = b.sb.size;
+	}
+	mpbuf_free(&b);
+}
+
+/*
+ * The changes after seq after up to upto as ROOM_CHANGES_REPLY lists
+ * them (a msgpack array, into out), when every one is in the log; else
+ * -1 and out is as it was.
+ */
+int
+worker_room_changes(struct worker_room *room, int64_t after, int64_t upto,
+    msgpack_sbuffer *out)
+{
+	struct worker_room_change	*c;
+	msgpack_packer			 pk;
+	int64_t				 s;
+
+	if (upto <= after || upto - after > WORKER_ROOM_LOG)
+		return (-1);
+	for (s = after + 1; s <= upto; s++) {
+		c = &room->log[s % WORKER_ROOM_LOG];
+		if (c->seq != s || c->body == NULL)
+			return (-1);
+	}
+	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, (size_t)(upto - after));
+	for (s = after + 1; s <= upto; s++) {
+		c = &room->log[s % WORKER_ROOM_LOG];
+		msgpack_sbuffer_write(out, c->body, c->len);
+	}
+	return (0);
+}
+
+/* The kept content (current until the next change), or NULL. */
+struct worker_nb *
+worker_room_content(struct worker_room *room)
+{
+	return (room->content);
+}
+
+/* The seq of the newest change this connection was told of. */
+int64_t
+worker_room_seq(struct worker_room *room)
+{
+	return (room->seq);
 }
 
 const struct proto_incarnation *
@@ -206,13 +354,18 @@ static void
 worker_room_free(struct worker_room *room)
 {
 	struct worker_room_watch	*w;
+	size_t				 i;
 
 	while ((w = TAILQ_FIRST(&room->watches)) != NULL) {
 		TAILQ_REMOVE(&room->watches, w, entry);
 		free(w);
 	}
 	LIST_REMOVE(room, entry);
+	for (i = 0; i < WORKER_ROOM_LOG; i++)
+		free(room->log[i].body);
 	worker_nb_unref(room->content);
+	if (room->keep != NULL)
+		event_free(room->keep);
 	free(room->path);
 	free(room->domain);
 	if (room->dc != NULL)
@@ -237,6 +390,37 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
 	worker_watch_poke();
 }
 
+/*
+ * ROOM_CHANGED_CONTENT: the change into ev, and the content after it kept
+ * (when it is that content).  The daemon's ROOM_WAIT is spent.
+ */
+static int
+worker_room_event_content(struct worker_room *room,
+    const msgpack_object *body, struct proto_room_changed *ev, char *err,
+    size_t errlen)
+{
+	struct proto_room_changed_content	 m;
+	struct worker_nb			*nb;
+	char					*cause;
+
+	room->armed = 0;
+	if (proto_room_changed_content_unpack(body, &m, err, errlen) != 0)
+		return (-1);
+	*ev = m.change;
+	if ((nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj,
+	    &cause)) == NULL) {
+		log_warnx("ROOM_CHANGED_CONTENT: %s", cause);
+		free(cause);
+		return (0);
+	}
+	if (nb->seq == (int64_t)ev->seq) {
+		worker_room_keep(room, nb);
+		worker_room_set_path(room, nb->path);
+	}
+	worker_nb_unref(nb);
+	return (0);
+}
+
 static void
 worker_room_event(struct worker_dconn *dc, uint16_t type,
     const msgpack_object *body, void *arg)
@@ -244,15 +428,27 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 	struct worker_room		*room = arg;
 	struct proto_room_changed	 ev;
 	char				 err[256];
+	int				 r;
 
-	if (type != PROTO_MSG_ROOM_CHANGED)
+	if (type != PROTO_MSG_ROOM_CHANGED &&
+	    type != PROTO_MSG_ROOM_CHANGED_CONTENT)
 		return;
 	worker_room_invalidate(room);
-	if (proto_room_changed_unpack(body, &ev, err, sizeof err) != 0) {
+	if (type == PROTO_MSG_ROOM_CHANGED_CONTENT)
+		r = worker_room_event_content(room, body, &ev, err,
+		    sizeof err);
+	else {
+		r = proto_room_changed_unpack(body, &ev, err, sizeof err);
+		/* A wait the daemon ended without the content (too big). */
+		if (r == 0 && (proto_room_change_kinds(&ev) & room->armed))
+			room->armed = 0;
+	}
+	if (r != 0) {
 		/* Still a change: watchers re-read, the seq stays. */
 		log_warnx("%s", err);
 		memset(&ev, 0, sizeof ev);
-	}
+	} else
+		worker_room_log(room, &ev);
 	if ((int64_t)ev.seq > room->seq)
 		room->seq = (int64_t)ev.seq;
 	worker_room_notify(room, &ev);
@@ -370,6 +566,43 @@ worker_room_invalidate(struct worker_room *room)
 	room->content = NULL;
 }
 
+/*
+ * Keep nb as the room's content for WORKER_ROOM_KEEP_MS past its last
+ * use: a notebook's JSON tree is several times its file, and an idle
+ * worker need not hold one per attachment (issue 14).
+ */
+static void
+worker_room_keep(struct worker_room *room, struct worker_nb *nb)
+{
+	struct timeval	tv;
+
+	if (nb != room->content) {
+		worker_nb_unref(room->content);
+		room->content = worker_nb_ref(nb);
+	}
+	if (room->keep == NULL)
+		room->keep = evtimer_new(worker_rpc_base(), worker_room_drop,
+		    room);
+	tv.tv_sec = WORKER_ROOM_KEEP_MS / 1000;
+	tv.tv_usec = (WORKER_ROOM_KEEP_MS % 1000) * 1000;
+	evtimer_add(room->keep, &tv);
+}
+
+/* Unused for a while: drop it, and give the pages it held back. */
+static void
+worker_room_drop(evutil_socket_t fd, short events, void *arg)
+{
+	struct worker_room	*room = arg;
+
+	if (room->content == NULL)
+		return;
+	worker_nb_unref(room->content);
+	room->content = NULL;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 static void
 worker_room_set_path(struct worker_room *room, const char *path)
 {
@@ -400,8 +633,7 @@ worker_room_got(void *arg, uint16_t type, const msgpack_object *reply,
 		msg = "unexpected reply from runtimed";
 	}
 	if (nb != NULL && g->gen == g->room->gen && !g->room->lost) {
-		worker_nb_unref(g->room->content);
-		g->room->content = worker_nb_ref(nb);
+		worker_room_keep(g->room, nb);
 		worker_room_set_path(g->room, nb->path);
 	}
 	g->cb(g->arg, nb, code, msg);
@@ -453,6 +685,7 @@ worker_room_get(struct worker_room *room, worker_room_nb_cb cb, void *arg)
 	if (room->content != NULL) {
 		/* Answer from the kept copy, from a fresh callback. */
 		g->cached = worker_nb_ref(room->content);
+		worker_room_keep(room, room->content);
 		event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
 		    worker_room_cached_cb, g, NULL);
 		return;

@@ -53,6 +53,9 @@
 #define WORKER_PAGE_SIZE	64	/* tools/list, resources/list */
 #define WORKER_WATCH_PERIOD_MS	2000	/* daemon incarnation probe */
 #define WORKER_WATCH_RETRY_MS	200	/* confirm a failed probe */
+#define WORKER_ROOM_KEEP_MS	10000	/* a room's content kept unused */
+#define WORKER_ROOM_LOG		32	/* changes a room keeps (a ring) */
+#define WORKER_ROOM_LOG_BYTES	(64 * 1024)	/* a larger one is not */
 #define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
@@ -363,6 +366,11 @@ struct worker_room_watch;
 struct worker_room_watch *worker_room_watch(struct worker_room *,
 		     worker_room_change_cb, void *);
 void		 worker_room_unwatch(struct worker_room_watch *);
+void		 worker_room_want(struct worker_room_watch *, int);
+struct worker_nb *worker_room_content(struct worker_room *);
+int64_t		 worker_room_seq(struct worker_room *);
+int		 worker_room_changes(struct worker_room *, int64_t, int64_t,
+		     msgpack_sbuffer *);
 struct worker_room *worker_room_find_path(const char *);
 struct worker_room *worker_room_find_id(const char *);
 struct worker_room *worker_room_find_remote(const char *, const char *);
@@ -392,8 +400,12 @@ int		 worker_changes_parse(struct json_object *, int *, char **);
 void		 worker_changes_names(int, struct evbuffer *);
 int		 worker_changes_event(int, const struct proto_room_changed *);
 void		 worker_changes_report(struct json_object *,
-		     const msgpack_object *, int, struct evbuffer *,
+		     const msgpack_object *, int, int64_t, struct evbuffer *,
 		     size_t *);
+void		 worker_changes_report_one(struct json_object *,
+		     const struct proto_room_changed *, size_t, int,
+		     struct evbuffer *, size_t *);
+int		 worker_changes_kinds(int);
 
 /* worker-progress.c: what a wait for a run says it is at. */
 struct worker_progress;

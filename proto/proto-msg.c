@@ -73,6 +73,9 @@ static const struct proto_msg_info proto_msg_table[] = {
 	{ M(ROOM_CHANGES),	4 * KIB,	C,
 	    R(ROOM_CHANGES_REPLY), ROOM|RETRY },
 	{ M(ROOM_CHANGES_REPLY), 16 * MIB,	D,	0, 0 },
+	/* A change and the whole notebook after it, to a peer that waits. */
+	{ M(ROOM_WAIT),		4 * KIB,	C,	R(OK), ROOM|RETRY },
+	{ M(ROOM_CHANGED_CONTENT), 80 * MIB,	D,	0, EVENT },
 	{ M(EXEC_RUN),		1 * MIB,	C, R(EXEC_STATE), ROOM|MUT },
 	{ M(EXEC_STATE),	64 * MIB,	D,	0, 0 },
 	{ M(EXEC_GET),		64 * KIB,	C, R(EXEC_STATE), ROOM|RETRY },

@@ -281,12 +281,13 @@ proto_room_save_reply_unpack(const msgpack_object *body,
 }
 
 /* ROOM_CHANGED: one change, as ROOM_CHANGES_REPLY lists them. */
-void
-proto_room_changed_pack(msgpack_packer *pk, const struct proto_room_changed *m)
+static void
+proto_room_changed_pack1(msgpack_packer *pk,
+    const struct proto_room_changed *m, int extra)
 {
 	int	details = proto_doc_present(&m->details);
 
-	msgpack_pack_map(pk, 5 + details + m->details_truncated);
+	msgpack_pack_map(pk, 5 + details + m->details_truncated + extra);
 	proto_pack_uint(pk, "seq", m->seq);
 	proto_pack_doc(pk, "kinds", &m->kinds);
 	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
@@ -296,6 +297,12 @@ proto_room_changed_pack(msgpack_packer *pk, const struct proto_room_changed *m)
 	if (m->details_truncated)
 		proto_pack_bool(pk, "details_truncated", 1);
 	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
+}
+
+void
+proto_room_changed_pack(msgpack_packer *pk, const struct proto_room_changed *m)
+{
+	proto_room_changed_pack1(pk, m, 0);
 }
 
 static int
@@ -506,6 +513,71 @@ proto_room_changes_reply_unpack(const msgpack_object *body,
 	    &m->resync, NULL, err, errlen));
 	return (proto_field_doc(body, n, "changes", PROTO_REQ | PROTO_ARRAY,
 	    &m->changes, err, errlen));
+}
+
+/* ROOM_WAIT {kinds: [string]}; a kind this end does not know is left out. */
+void
+proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++)
+		n += (m->kinds & (1 << i)) != 0;
+	msgpack_pack_map(pk, 1);
+	proto_pack_key(pk, "kinds");
+	msgpack_pack_array(pk, n);
+	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++) {
+		if (m->kinds & (1 << i))
+			proto_pack_cstr(pk, proto_room_kinds[i]);
+	}
+}
+
+int
+proto_room_wait_unpack(const msgpack_object *body, struct proto_room_wait *m,
+    char *err, size_t errlen)
+{
+	const char		*n = "ROOM_WAIT";
+	struct proto_doc	 kinds;
+	const msgpack_object	*v;
+	uint32_t		 i;
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "kinds", PROTO_REQ | PROTO_ARRAY,
+	    &kinds, err, errlen));
+	for (i = 0; i < kinds.obj->via.array.size; i++) {
+		v = &kinds.obj->via.array.ptr[i];
+		if (v->type != MSGPACK_OBJECT_STR) {
+			snprintf(err, errlen, "%s: kinds[%u] is not a string",
+			    n, i);
+			return (-1);
+		}
+		m->kinds |= proto_change_kind_parse(v->via.str.ptr,
+		    v->via.str.size);
+	}
+	return (0);
+}
+
+/* ROOM_CHANGED_CONTENT: ROOM_CHANGED's fields and content. */
+void
+proto_room_changed_content_pack(msgpack_packer *pk,
+    const struct proto_room_changed_content *m)
+{
+	proto_room_changed_pack1(pk, &m->change, 1);
+	proto_pack_doc(pk, "content", &m->content);
+}
+
+int
+proto_room_changed_content_unpack(const msgpack_object *body,
+    struct proto_room_changed_content *m, char *err, size_t errlen)
+{
+	const char	*n = "ROOM_CHANGED_CONTENT";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_room_change_unpack1(body, &m->change, n, err,
+	    errlen));
+	return (proto_field_doc(body, n, "content", PROTO_REQ | PROTO_MAP,
+	    &m->content, err, errlen));
 }
 
 void

@@ -160,6 +160,9 @@ enum proto_msg {
 	PROTO_MSG_VIEW_READY = 182,	/* runtimed-web: listening on port */
 	PROTO_MSG_VIEW_STATE = 183,	/* runs, peers, last changer */
 	PROTO_MSG_VIEW_STATE_REPLY = 184,
+	/* 195-199: change waits served without a round trip (decision 031). */
+	PROTO_MSG_ROOM_WAIT = 195,	/* next change of kinds: with content */
+	PROTO_MSG_ROOM_CHANGED_CONTENT = 196,	/* ROOM_CHANGED + content */
 
 	/* 200-299: daemon <-> runtime agent. */
 	PROTO_MSG_AGENT_START = 200,
@@ -484,6 +487,15 @@ struct proto_room_changes_reply {
 	int			 resync;
 	struct proto_doc	 changes;	/* [{seq, kinds, ...}] */
 };
+/* ROOM_WAIT: the next change of these kinds comes with the content. */
+struct proto_room_wait {
+	int			 kinds;		/* PROTO_KIND_*; 0: none */
+};
+/* ROOM_CHANGED_CONTENT: a change and the room's content just after it. */
+struct proto_room_changed_content {
+	struct proto_room_changed change;
+	struct proto_doc	 content;	/* a ROOM_CONTENT body */
+};
 struct proto_blob_get {
 	struct proto_str	 sha256;
 };
@@ -546,6 +558,13 @@ void	proto_room_changes_reply_pack(msgpack_packer *,
 	    const struct proto_room_changes_reply *);
 int	proto_room_changes_reply_unpack(const msgpack_object *,
 	    struct proto_room_changes_reply *, char *, size_t);
+void	proto_room_wait_pack(msgpack_packer *, const struct proto_room_wait *);
+int	proto_room_wait_unpack(const msgpack_object *,
+	    struct proto_room_wait *, char *, size_t);
+void	proto_room_changed_content_pack(msgpack_packer *,
+	    const struct proto_room_changed_content *);
+int	proto_room_changed_content_unpack(const msgpack_object *,
+	    struct proto_room_changed_content *, char *, size_t);
 void	proto_blob_get_pack(msgpack_packer *, const struct proto_blob_get *);
 int	proto_blob_get_unpack(const msgpack_object *, struct proto_blob_get *,
 	    char *, size_t);

@@ -8,7 +8,10 @@
  * its cells changed (details: "source", "inserted" at an index,
  * "outputs" with their count and last line, the kernel's state from and
  * to), so a client waiting for changes can say what happened without
- * reading the notebook (docs/decisions/019).
+ * reading the notebook (docs/decisions/019).  A peer with a change
+ * wait asks (ROOM_WAIT) that the next change of the kinds it waits for
+ * come with the content as ROOM_CHANGED_CONTENT, so it answers without
+ * asking again (docs/decisions/031).
  */
 
 #include <stdio.h>
@@ -30,6 +33,12 @@ struct room_change {
 	int		  details_truncated;
 };
 
+/* A peer that wants the next change of kinds with the content. */
+struct room_wait {
+	struct peer	*peer;
+	int		 kinds;
+};
+
 /* The last ROOM_LOG_SIZE changes, a ring; base = seq before the oldest. */
 struct room_log {
 	struct room_change	ring[ROOM_LOG_SIZE];
@@ -37,6 +46,8 @@ struct room_log {
 	size_t			n;
 	uint64_t		base;
 	char			kernel[16];	/* state at the last change */
+	struct room_wait	*waits;
+	size_t			 nwaits;
 };
 
 /*
@@ -99,6 +110,7 @@ void
 room_changes_free(struct room *r)
 {
 	room_changes_clear(r);
+	free(r->log->waits);
 	free(r->log);
 	r->log = NULL;
 }
@@ -358,14 +370,83 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
 		proto_pack_bool(pk, "details_truncated", 1);
 }
 
-/* Send the newest change as ROOM_CHANGED to every peer of the room. */
+/*
+ * ROOM_WAIT: peer wants the next change of kinds with the content (0:
+ * no longer).  One change ends it; the peer asks again for the next.
+ */
+void
+room_changes_wait(struct room *r, struct peer *peer, int kinds)
+{
+	struct room_log	*log = r->log;
+	size_t		 i;
+
+	for (i = 0; i < log->nwaits; i++) {
+		if (log->waits[i].peer == peer)
+			break;
+	}
+	if (kinds == 0) {
+		if (i < log->nwaits)
+			log->waits[i] = log->waits[--log->nwaits];
+		return;
+	}
+	if (i == log->nwaits) {
+		log->waits = xreallocarray(log->waits, log->nwaits + 1,
+		    sizeof *log->waits);
+		log->waits[log->nwaits++].peer = peer;
+	}
+	log->waits[i].kinds = kinds;
+}
+
+/* Which kinds peer waits for with the content, ending its wait. */
+static int
+room_changes_waited(struct room *r, struct peer *peer, int kinds)
+{
+	struct room_log	*log = r->log;
+	size_t		 i;
+
+	for (i = 0; i < log->nwaits; i++) {
+		if (log->waits[i].peer != peer)
+			continue;
+		if ((log->waits[i].kinds & kinds) == 0)
+			return (0);
+		log->waits[i] = log->waits[--log->nwaits];
+		return (1);
+	}
+	return (0);
+}
+
+/*
+ * The newest change as ROOM_CHANGED_CONTENT into with, packed once for
+ * every peer that waits; 0 if it does not fit (they get ROOM_CHANGED).
+ */
+static int
+room_changes_pack_with(struct room *r, struct room_change *ch,
+    struct mpbuf *with)
+{
+	mpbuf_init(with);
+	room_changes_pack_one(&with->pk, ch, 2, 0);
+	proto_pack_str(&with->pk, "notebook_id", r->id);
+	proto_pack_key(&with->pk, "content");
+	room_pack_joined(r, &with->pk, 1);
+	if (with->sb.size > proto_msg_cap(PROTO_MSG_ROOM_CHANGED_CONTENT)) {
+		mpbuf_free(with);
+		return (0);
+	}
+	return (1);
+}
+
+/*
+ * Send the newest change as ROOM_CHANGED to every peer of the room, as
+ * ROOM_CHANGED_CONTENT to those that wait for its kinds.
+ */
 void
 room_changes_announce(struct room *r)
 {
 	struct room_log		*log = r->log;
 	struct room_change	*ch;
-	struct mpbuf		 b;
+	struct mpbuf		 b, with;
 	size_t			 i;
+	int			 packed = 0;
 
 	if (r->nmembers == 0 || log->n == 0)
 		return;
@@ -373,8 +454,23 @@ room_changes_announce(struct room *r)
 	mpbuf_init(&b);
 	room_changes_pack_one(&b.pk, ch, 1, 0);
 	proto_pack_str(&b.pk, "notebook_id", r->id);
-	for (i = 0; i < r->nmembers; i++)
+	for (i = 0; i < r->nmembers; i++) {
+		if (log->nwaits > 0 && r->nb != NULL &&
+		    room_changes_waited(r, r->members[i], ch->kinds)) {
+			if (packed == 0)
+				packed = room_changes_pack_with(r, ch,
+				    &with) ? 1 : -1;
+			if (packed == 1) {
+				peer_send(r->members[i],
+				    PROTO_MSG_ROOM_CHANGED_CONTENT, 0,
+				    &with.sb);
+				continue;
+			}
+		}
 		peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0, &b.sb);
+	}
+	if (packed == 1)
+		mpbuf_free(&with);
 	mpbuf_free(&b);
 }
 

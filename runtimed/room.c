@@ -846,6 +846,7 @@ room_leave(struct room *r, struct peer *p)
 	size_t			 i;
 
 	room_edit_peer_gone(r, p);
+	room_changes_wait(r, p, 0);
 	TAILQ_FOREACH(t, &room_tickets, entry) {
 		if (t->r == r && t->peer == p)
 			t->peer = NULL;

@@ -579,6 +579,22 @@ server_client_changes(struct server_client *c, uint32_t id,
 	mpbuf_free(&b);
 }
 
+/* ROOM_WAIT {kinds} -> OK: the next such change comes with the content. */
+static void
+server_client_wait(struct server_client *c, uint32_t id,
+    const msgpack_object *body)
+{
+	struct proto_room_wait	m;
+	char			err[256];
+
+	if (proto_room_wait_unpack(body, &m, err, sizeof err) != 0) {
+		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
+		return;
+	}
+	room_changes_wait(c->room, c->peer, m.kinds);
+	peer_send_ok(c->peer, id);
+}
+
 /* Requests that need a joined room (PROTO_F_ROOM). */
 static void
 server_client_room(struct server_client *c, const struct proto_header *hdr,
@@ -613,6 +629,9 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 		break;
 	case PROTO_MSG_ROOM_CHANGES:
 		server_client_changes(c, hdr->id, body);
+		break;
+	case PROTO_MSG_ROOM_WAIT:
+		server_client_wait(c, hdr->id, body);
 		break;
 	case PROTO_MSG_EXEC_RUN:
 		room_exec_run(c->room, c->peer, hdr->id, body);

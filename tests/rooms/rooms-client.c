@@ -80,6 +80,9 @@ static int	rc_durable3(const char *, const char *, const char *);
 static void	rc_edit1(int, uint16_t, msgpack_unpacked *, const char *,
 		    const char *, const char *, int64_t);
 static int	rc_changes(const char *);
+static void	rc_changes_wait(int, int);
+static void	rc_wait_kinds(int, const char *);
+static uint16_t	rc_next_event(int, msgpack_unpacked *);
 static int	rc_watch(const char *, const char *);
 static int	rc_grace(const char *, const char *);
 static void	rc_model_insert(struct rc_model *, size_t, const char *,
@@ -678,6 +681,8 @@ rc_changes(const char *sock)
 	msgpack_unpacked_destroy(&u);
 	printf("ok: notebook_metadata merges, nil deletes\n");
 
+	rc_changes_wait(a, c);
+
 	/* Past the kept log: an old seq resyncs. */
 	for (i = 0; i < ROOM_LOG_SIZE_TEST; i++) {
 		xasprintf(&s, "n%d", i);
@@ -696,6 +701,108 @@ rc_changes(const char *sock)
 		free(ids[i]);
 	free(id);
 	return (0);
+}
+
+/* ROOM_WAIT {kinds: [kind]} on fd (NULL: none), answered OK. */
+static void
+rc_wait_kinds(int fd, const char *kind)
+{
+	struct mpbuf		b;
+	msgpack_unpacked	u;
+
+	testclient_body(&b, 1);
+	proto_pack_key(&b.pk, "kinds");
+	msgpack_pack_array(&b.pk, kind != NULL);
+	if (kind != NULL)
+		proto_pack_cstr(&b.pk, kind);
+	testclient_request(fd, PROTO_MSG_ROOM_WAIT, &b, PROTO_MSG_OK, &u);
+	msgpack_unpacked_destroy(&u);
+}
+
+/* The next event on fd, in u (caller destroys); its type. */
+static uint16_t
+rc_next_event(int fd, msgpack_unpacked *u)
+{
+	struct proto_header	 hdr;
+	char			*cause = NULL;
+
+	for (;;) {
+		if (frameio_read(fd, 5000, &hdr, u, &cause) != 0)
+			testclient_fail("no event: %s", cause);
+		if (hdr.id == 0)
+			return (hdr.type);
+		msgpack_unpacked_destroy(u);
+	}
+}
+
+/*
+ * A change wait's ROOM_WAIT: the next change of its kinds comes to that
+ * peer alone as ROOM_CHANGED_CONTENT, with the content just after it;
+ * once, and not for other kinds.
+ */
+static void
+rc_changes_wait(int a, int c)
+{
+	struct proto_room_changed_content	 m;
+	struct proto_room_joined		 j;
+	struct mpbuf				 b;
+	msgpack_unpacked			 u;
+	const msgpack_object			*cells, *last;
+	char					*id, err[256];
+	uint64_t				 seq;
+
+	rc_wait_kinds(c, "cells");
+	id = testclient_insert1(a, "waited for", &seq);
+	if (rc_next_event(c, &u) != PROTO_MSG_ROOM_CHANGED_CONTENT)
+		testclient_fail("a waiting peer got no ROOM_CHANGED_CONTENT");
+	if (proto_room_changed_content_unpack(&u.data, &m, err,
+	    sizeof err) != 0 || proto_room_content_unpack(m.content.obj, &j,
+	    err, sizeof err) != 0)
+		testclient_fail("ROOM_CHANGED_CONTENT: %s", err);
+	cells = j.cells.obj;
+	last = &cells->via.array.ptr[cells->via.array.size - 1];
+	if (m.change.seq != seq || j.seq != seq ||
+	    !proto_obj_streq(proto_get(last, "cell_id"), id))
+		testclient_fail("ROOM_CHANGED_CONTENT is not of the change: "
+		    "seq %llu, content %llu, edit %llu",
+		    (unsigned long long)m.change.seq,
+		    (unsigned long long)j.seq, (unsigned long long)seq);
+	msgpack_unpacked_destroy(&u);
+	/* The originator, which did not ask, gets ROOM_CHANGED. */
+	if (rc_next_event(a, &u) != PROTO_MSG_ROOM_CHANGED)
+		testclient_fail("the originator got the content too");
+	msgpack_unpacked_destroy(&u);
+	free(id);
+
+	/* Once: the next change is a plain ROOM_CHANGED. */
+	free(testclient_insert1(a, "not waited for", &seq));
+	if (rc_next_event(c, &u) != PROTO_MSG_ROOM_CHANGED)
+		testclient_fail("a spent ROOM_WAIT brought the content again");
+	msgpack_unpacked_destroy(&u);
+
+	/* Another kind, or none: an edit comes as ROOM_CHANGED. */
+	rc_wait_kinds(c, "kernel");
+	free(testclient_insert1(a, "kernel wait", &seq));
+	if (rc_next_event(c, &u) != PROTO_MSG_ROOM_CHANGED)
+		testclient_fail("a wait for kernel changes got an edit's "
+		    "content");
+	msgpack_unpacked_destroy(&u);
+	rc_wait_kinds(c, "cells");
+	rc_wait_kinds(c, NULL);
+	free(testclient_insert1(a, "no wait", &seq));
+	if (rc_next_event(c, &u) != PROTO_MSG_ROOM_CHANGED)
+		testclient_fail("ROOM_WAIT {kinds: []} did not end the wait");
+	msgpack_unpacked_destroy(&u);
+
+	/* Bad kinds: a typed error, the wait as it was. */
+	testclient_body(&b, 1);
+	proto_pack_key(&b.pk, "kinds");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_int(&b.pk, 3);
+	free(testclient_expect_error(c, PROTO_MSG_ROOM_WAIT, &b,
+	    "invalid_argument"));
+	printf("ok: ROOM_WAIT: the next change of its kinds as "
+	    "ROOM_CHANGED_CONTENT with the content at its seq, once\n");
 }
 
 /* Outside changes: clean reload, dirty conflict, force, own saves. */

@@ -32,7 +32,7 @@ Test(proto_msg, every_type_has_a_row)
 		cr_assert(!((info->flags & PROTO_F_RETRY) &&
 		    (info->flags & PROTO_F_MUTATES)), "%s", info->name);
 	}
-	cr_assert_eq(n, 73, "the table has %u rows", n);
+	cr_assert_eq(n, 75, "the table has %u rows", n);
 	cr_assert_null(proto_msg_info(9999));
 	cr_assert_str_eq(proto_msg_name(9999), "unknown");
 	cr_assert_eq(proto_msg_cap(9999), 0);
@@ -45,6 +45,18 @@ Test(proto_msg, facts)
 	cr_assert(!proto_msg_has(PROTO_MSG_ROOM_LIST, PROTO_F_ROOM));
 	cr_assert(proto_msg_has(PROTO_MSG_ROOM_GET, PROTO_F_RETRY));
 	cr_assert(proto_msg_has(PROTO_MSG_ROOM_CHANGED, PROTO_F_EVENT));
+	/* A change wait: asked in the room, answered with the content. */
+	cr_assert(proto_msg_has(PROTO_MSG_ROOM_WAIT, PROTO_F_ROOM));
+	cr_assert(!proto_msg_has(PROTO_MSG_ROOM_WAIT, PROTO_F_MUTATES));
+	cr_assert_eq(proto_msg_info(PROTO_MSG_ROOM_WAIT)->reply, PROTO_MSG_OK);
+	cr_assert(proto_msg_has(PROTO_MSG_ROOM_CHANGED_CONTENT, PROTO_F_EVENT));
+	cr_assert(proto_msg_from(PROTO_MSG_ROOM_CHANGED_CONTENT,
+	    PROTO_FROM_DAEMON));
+	cr_assert(!proto_msg_from(PROTO_MSG_ROOM_CHANGED_CONTENT,
+	    PROTO_FROM_CLIENT));
+	cr_assert_geq(proto_msg_cap(PROTO_MSG_ROOM_CHANGED_CONTENT),
+	    proto_msg_cap(PROTO_MSG_ROOM_CONTENT) +
+	    proto_msg_cap(PROTO_MSG_ROOM_CHANGED));
 	cr_assert(proto_msg_from(PROTO_MSG_ROOM_GET, PROTO_FROM_CLIENT));
 	cr_assert(!proto_msg_from(PROTO_MSG_ROOM_CONTENT,
 	    PROTO_FROM_CLIENT));

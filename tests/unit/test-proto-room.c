@@ -348,3 +348,100 @@ Test(proto_room, changes_blob_round_trip)
 	    pt_body(&b), "BLOB_REPLY", "sha256", "data");
 	pt_free(&b);
 }
+
+static void
+pack_content(msgpack_packer *pk, const void *arg)
+{
+	struct proto_room_joined	j;
+
+	memset(&j, 0, sizeof j);
+	j.notebook_id = proto_str_make("nb");
+	j.seq = 9;
+	j.cells.pack = pack_cells;
+	j.cells.arg = arg;
+	proto_room_content_pack(pk, &j);
+}
+
+/* A change wait's ROOM_WAIT, and the ROOM_CHANGED_CONTENT it brings. */
+Test(proto_room, wait_round_trip)
+{
+	struct proto_room_wait			 w, wz;
+	struct proto_room_changed_content	 c, cz;
+	struct proto_room_joined		 j;
+	struct pt_buf				 b;
+	char					 err[256];
+
+	w.kinds = PROTO_KIND_CELLS | PROTO_KIND_KERNEL;
+	pt_init(&b);
+	proto_room_wait_pack(&b.pk, &w);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.kinds, PROTO_KIND_CELLS | PROTO_KIND_KERNEL);
+	pt_refuses(proto_room_wait_unpack, struct proto_room_wait,
+	    pt_body(&b), "ROOM_WAIT", "kinds");
+	pt_free(&b);
+
+	/* None: the wait is over; a kind of a newer end is left out. */
+	w.kinds = 0;
+	pt_init(&b);
+	proto_room_wait_pack(&b.pk, &w);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.kinds, 0);
+	pt_free(&b);
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_key(&b.pk, "kinds");
+	pack_kinds(&b.pk, NULL);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.kinds, PROTO_KIND_CELLS | PROTO_KIND_SAVED);
+	pt_free(&b);
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_key(&b.pk, "kinds");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_int(&b.pk, 3);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "ROOM_WAIT: kinds[0] is not a string");
+	pt_free(&b);
+
+	memset(&c, 0, sizeof c);
+	c.change.notebook_id = proto_str_make("nb");
+	c.change.seq = 9;
+	c.change.kinds.pack = pack_kinds;
+	c.change.cell_ids.pack = c.change.execution_ids.pack =
+	    c.change.details.pack = pack_cells;
+	c.change.cell_ids.arg = c.change.execution_ids.arg =
+	    c.change.details.arg = "k";
+	c.content.pack = pack_content;
+	c.content.arg = "k";
+	pt_init(&b);
+	proto_room_changed_content_pack(&b.pk, &c);
+	cr_assert_eq(proto_room_changed_content_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(cz.change.seq, 9);
+	pt_str_eq(cz.change.notebook_id, "nb");
+	cr_assert_eq(proto_room_change_kinds(&cz.change),
+	    PROTO_KIND_CELLS | PROTO_KIND_SAVED);
+	cr_assert_not_null(cz.change.details.obj);
+	/* The content reads as a ROOM_CONTENT. */
+	cr_assert_eq(proto_room_content_unpack(cz.content.obj, &j, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(j.seq, 9);
+	cr_assert_eq(j.cells.obj->via.array.size, 1);
+	pt_refuses_all(proto_room_changed_content_unpack,
+	    struct proto_room_changed_content, pt_body(&b),
+	    "ROOM_CHANGED_CONTENT", "seq", "kinds", "cell_ids",
+	    "execution_ids", "details", "notebook_id", "content");
+	pt_free(&b);
+	/* Without the content (nil) it is not one. */
+	memset(&c.content, 0, sizeof c.content);
+	pt_init(&b);
+	proto_room_changed_content_pack(&b.pk, &c);
+	cr_assert_eq(proto_room_changed_content_unpack(pt_body(&b), &cz, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "ROOM_CHANGED_CONTENT: content is not a map");
+	pt_free(&b);
+}

@@ -1020,12 +1020,13 @@ pack_change(msgpack_packer *pk, uint64_t seq, const char *kind,
 Test(changes, filter_and_report)
 {
 	struct proto_change_detail	 d[4];
+	struct proto_room_changed	 ev;
 	struct json_object		*args, *sc, *ch, *c0;
 	struct evbuffer			*text;
 	msgpack_sbuffer			 sb;
 	msgpack_packer			 pk;
 	msgpack_unpacked		 u;
-	char				*msg = NULL, *s;
+	char				*msg = NULL, *s, err[256];
 	size_t				 matched;
 	int				 mask;
 
@@ -1071,8 +1072,8 @@ Test(changes, filter_and_report)
 	/* The default leaves the save out and says the rest, per cell. */
 	sc = json_object_new_object();
 	text = evbuffer_new();
-	worker_changes_report(sc, &u.data, WORKER_CHANGES_DEFAULT, text,
-	    &matched);
+	worker_changes_report(sc, &u.data, WORKER_CHANGES_DEFAULT, INT64_MAX,
+	    text, &matched);
 	cr_assert_eq(matched, 3);
 	s = worker_output_take(text);
 	cr_assert_str_eq(s, "3 changes: cell aaa: source edited, outputs (2); "
@@ -1091,13 +1092,45 @@ Test(changes, filter_and_report)
 	/* Saves only: the save, nothing else. */
 	sc = json_object_new_object();
 	text = evbuffer_new();
-	worker_changes_report(sc, &u.data, WORKER_CHANGES_SAVES, text,
-	    &matched);
+	worker_changes_report(sc, &u.data, WORKER_CHANGES_SAVES, INT64_MAX,
+	    text, &matched);
 	cr_assert_eq(matched, 1);
 	s = worker_output_take(text);
 	cr_assert_str_eq(s, "1 change: saved");
 	free(s);
 	json_object_put(sc);
+
+	/* Up to seq 3 (the content read): the kernel change is the next's. */
+	sc = json_object_new_object();
+	text = evbuffer_new();
+	worker_changes_report(sc, &u.data, WORKER_CHANGES_DEFAULT, 3, text,
+	    &matched);
+	cr_assert_eq(matched, 2);
+	s = worker_output_take(text);
+	cr_assert_str_eq(s, "2 changes: cell aaa: source edited, outputs (2); "
+	    "inserted bbb at 4");
+	free(s);
+	json_object_put(sc);
+
+	/* One change a wait saw, after one it skipped: the same report. */
+	cr_assert_eq(proto_room_change_unpack(&u.data.via.array.ptr[2], &ev,
+	    err, sizeof err), 0, "%s", err);
+	sc = json_object_new_object();
+	text = evbuffer_new();
+	worker_changes_report_one(sc, &ev, 1, WORKER_CHANGES_DEFAULT, text,
+	    &matched);
+	cr_assert_eq(matched, 1);
+	s = worker_output_take(text);
+	cr_assert_str_eq(s, "1 change: cell aaa: outputs (2)");
+	free(s);
+	ch = json_object_object_get(sc, "changes");
+	cr_assert_eq(json_object_get_int(json_object_object_get(ch,
+	    "skipped")), 1);
+	cr_assert_eq(json_object_get_int(json_object_object_get(ch,
+	    "count")), 1);
+	json_object_put(sc);
+	cr_assert_eq(worker_changes_kinds(WORKER_CHANGES_DEFAULT),
+	    PROTO_KIND_ALL & ~PROTO_KIND_SAVED);
 	msgpack_unpacked_destroy(&u);
 	msgpack_sbuffer_destroy(&sb);
 }

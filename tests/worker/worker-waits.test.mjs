@@ -198,6 +198,57 @@ test('progress of a run: elapsed against the bound, the cell, its last line', as
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: id }] });
 });
 
+// Waiters in two workers (two at once in one) follow edits made as fast
+// as they go: every answer accounts for each change between its cursors
+// (count + skipped), none is reported twice or missed.
+test('waiters see every change once, with no gap between cursors', async () => {
+  const C = await worker('waits-c');
+  try {
+    const HC = (await ok(C, 'connect_notebook', { path: NB })).sc.notebook_handle;
+    const seqOf = (cur) => Number(/^c1\.\d+\.(\d+)\./.exec(cur)[1]);
+    let done = false;
+    const loop = async (client, h, changes) => {
+      const w = { seen: new Set(), bad: [], answers: 0 };
+      let cur = (await ok(client, 'inspect_notebook', { notebook_handle: h, count: 1 })).sc.cursor;
+      while (!done) {
+        const r = await ok(client, 'inspect_notebook', { notebook_handle: h, after: cur,
+          timeout_secs: 1, count: 1, ...(changes ? { changes } : {}) });
+        const sc = r.sc;
+        w.answers++;
+        const d = seqOf(sc.cursor) - seqOf(cur);
+        if (!['changed', 'timed_out', 'unchanged'].includes(sc.outcome)) w.bad.push(sc.outcome);
+        if (d < 0) w.bad.push(`cursor went back ${d}`);
+        if (sc.outcome === 'changed' && sc.changes.count + sc.changes.skipped !== d)
+          w.bad.push(`${sc.changes.count} + ${sc.changes.skipped} changes for ${d} seqs`);
+        for (const id of sc.changes?.cell_ids ?? []) w.seen.add(id);
+        cur = sc.cursor;
+      }
+      return w;
+    };
+    const loops = [loop(A, H), loop(A, H, ['content']), loop(C, HC)];
+    await sleep(300);
+    const ids = [];
+    for (let n = 0; n < 40; n++) {
+      const e = await ok(B, 'edit_cells', { notebook_handle: HB, edits: [
+        { op: 'insert', after: 'BOTTOM', source: `# w${n}` }] });
+      ids.push(e.sc.cells[0].cell_id);
+      if (n < 20) await sleep(15);
+    }
+    await sleep(1500);
+    done = true;
+    const ws = await Promise.all(loops);
+    for (const [i, w] of ws.entries()) {
+      const missing = ids.filter((id) => !w.seen.has(id));
+      assert.deepEqual(missing, [], `waiter ${i} missed ${missing.length} of ${ids.length}`);
+      assert.deepEqual(w.bad, [], `waiter ${i}`);
+      assert.ok(w.answers >= 2, `waiter ${i} answered ${w.answers}`);
+    }
+    await ok(B, 'edit_cells', { notebook_handle: HB, edits: ids.map((id) => ({ op: 'delete', cell_id: id })) });
+  } finally {
+    await C.close().catch(() => {});
+  }
+});
+
 test('progress of a change wait says what it waits for', async () => {
   const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
   const seen = [];
