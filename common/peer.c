@@ -53,12 +53,15 @@ struct peer {
 #define PEER_READ_MAX	(1024 * 1024)
 /* Input kept while dispatch is held before reading stops too. */
 #define PEER_HELD_MAX	(4 * PEER_READ_MAX)
+/* The rest of a frame this large is read straight into place. */
+#define PEER_READ_BIG	(64 * 1024)
 
 static void	peer_lost(struct peer *);
 static void	peer_lost_cb(evutil_socket_t, short, void *);
 static void	peer_kill_timer_cb(evutil_socket_t, short, void *);
 static void	peer_hello_done(struct peer *);
 static void	peer_hello_timer_cb(evutil_socket_t, short, void *);
+static void	peer_read_rest(struct peer *, struct evbuffer *, size_t);
 static void	peer_read_cb(struct bufferevent *, void *);
 static void	peer_write_cb(struct bufferevent *, void *);
 static void	peer_event_cb(struct bufferevent *, short, void *);
@@ -113,6 +116,8 @@ peer_hello_done(struct peer *peer)
 		peer->hello_timer = NULL;
 	}
 	bufferevent_set_max_single_read(peer->bev, PEER_READ_MAX);
+	/* What the socket did not take at once goes in 16 KiB otherwise. */
+	bufferevent_set_max_single_write(peer->bev, PEER_READ_MAX);
 }
 
 static void
@@ -125,6 +130,45 @@ peer_hello_timer_cb(evutil_socket_t fd, short events, void *arg)
 	log_warnx("peer %s: no %s within %d s; closing", peer->label,
 	    peer->hello_sent ? "HELLO_OK" : "HELLO", PEER_HELLO_TIMEOUT);
 	peer_kill(peer, NULL);
+}
+
+/*
+ * The rest of a big frame (need bytes, its header checked against its
+ * cap) from the socket into in, as much as is there and at most
+ * PEER_HELD_MAX a call, so other events get their turn: libevent 2.1
+ * reads 4 KiB a time, a syscall and a callback each, 2,560 for the 10 MB
+ * of a large image.  EOF and errors are left for the bufferevent to find.
+ */
+static void
+peer_read_rest(struct peer *peer, struct evbuffer *in, size_t need)
+{
+	struct evbuffer_iovec	 v;
+	struct iovec		 iov;
+	struct msghdr		 msg;
+	ssize_t			 r;
+
+	if (need > PEER_HELD_MAX)
+		need = PEER_HELD_MAX;
+	/* A bufferevent keeps its input's end frozen but while it reads. */
+	evbuffer_unfreeze(in, 0);
+	while (need > 0) {
+		if (evbuffer_reserve_space(in, (ev_ssize_t)need, &v, 1) != 1)
+			break;
+		iov.iov_base = v.iov_base;
+		iov.iov_len = need < v.iov_len ? need : v.iov_len;
+		memset(&msg, 0, sizeof msg);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		r = recvmsg(peer->fd, &msg, MSG_DONTWAIT);
+		if (r <= 0) {
+			evbuffer_commit_space(in, &v, 0);
+			break;
+		}
+		v.iov_len = (size_t)r;
+		evbuffer_commit_space(in, &v, 1);
+		need -= (size_t)r;
+	}
+	evbuffer_freeze(in, 0);
 }
 
 static void
@@ -158,6 +202,10 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 			peer_kill(peer, err);
 			break;
 		}
+		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE + hdr.length &&
+		    peer->hello_done && hdr.length >= PEER_READ_BIG)
+			peer_read_rest(peer, in, PROTO_HEADER_SIZE +
+			    hdr.length - evbuffer_get_length(in));
 		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE + hdr.length)
 			break;
 		data = evbuffer_pullup(in, PROTO_HEADER_SIZE + hdr.length);

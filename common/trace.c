@@ -2,8 +2,10 @@
 /*
  * trace.c: a per-hop timestamp trace, off unless RUNTIMED_TRACE names a
  * file.  Every process of the chain (proxy, worker, daemon, agent) then
- * appends one line per frame it receives or queues (common/peer.c) and
- * per MCP line it reads (common/lineread.c):
+ * appends one line per frame it receives or queues (common/peer.c), per
+ * MCP line it reads (common/lineread.c) and, in the agent, per kernel
+ * message it reads (runtime-agent/agent-kernel.c, PEER "kernel", TYPE the
+ * channel):
  *
  *	MICROSECONDS PROCESS[PID] in|out PEER TYPE ID LENGTH
  *

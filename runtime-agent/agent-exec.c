@@ -34,6 +34,7 @@
 #include <sys/queue.h>
 
 #include <limits.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,7 @@ struct agent_exec {
 static TAILQ_HEAD(, agent_exec) agent_exec_list =
     TAILQ_HEAD_INITIALIZER(agent_exec_list);
 static void	agent_exec_status(int);
+static void	agent_exec_trim_cb(evutil_socket_t, short, void *);
 static void	agent_exec_pack_json(msgpack_packer *, const void *);
 static void	agent_exec_send_output(struct agent_exec *,
 		    struct json_object *, const char *);
@@ -101,16 +103,24 @@ static struct event_base	*agent_exec_base;
 /* Whether AGENT_STATUS busy was sent and idle not yet. */
 static int			 agent_exec_busy;
 
+/* Gives the heap back once the kernel has been idle (agent.h). */
+static struct event		*agent_exec_trim_ev;
+
 /* Send AGENT_STATUS {state} when it changes. */
 static void
 agent_exec_status(int busy)
 {
 	struct proto_agent_status	m;
 	struct mpbuf			b;
+	struct timeval			tv = { AGENT_EXEC_TRIM_SECS, 0 };
 
 	if (busy == agent_exec_busy)
 		return;
 	agent_exec_busy = busy;
+	if (busy)
+		evtimer_del(agent_exec_trim_ev);
+	else
+		evtimer_add(agent_exec_trim_ev, &tv);
 	memset(&m, 0, sizeof m);
 	m.state = busy ? PROTO_AGENT_BUSY : PROTO_AGENT_IDLE;
 	mpbuf_init(&b);
@@ -186,12 +196,24 @@ agent_exec_stream_cb(evutil_socket_t fd, short events, void *arg)
 	agent_exec_flush();
 }
 
-/* Set up the merge timer. */
+/*
+ * Idle for AGENT_EXEC_TRIM_SECS: what the last big outputs left in the
+ * heap goes back to the system, free pages in its middle too.
+ */
+static void
+agent_exec_trim_cb(evutil_socket_t fd, short events, void *arg)
+{
+	if (!agent_exec_busy)
+		malloc_trim(0);
+}
+
+/* Set up the merge and trim timers. */
 void
 agent_exec_init(struct event_base *base)
 {
 	agent_exec_base = base;
 	agent_exec_stream_ev = evtimer_new(base, agent_exec_stream_cb, NULL);
+	agent_exec_trim_ev = evtimer_new(base, agent_exec_trim_cb, NULL);
 }
 
 /* Send the merged stream output, if any. */

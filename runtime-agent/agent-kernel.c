@@ -877,7 +877,9 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 	struct agent_wire_msg	*m;
 	zmq_msg_t		*msgs = NULL;
 	struct agent_wire_frame	*frames = NULL;
-	size_t			 n = 0, i;
+	static const char	*names[] = { "shell", "control", "stdin",
+				    "iopub", "hb" };
+	size_t			 n = 0, i, bytes = 0;
 	char			*cause;
 	int			 more;
 
@@ -906,7 +908,10 @@ agent_kernel_recv(struct agent_kernel_sock *s)
 	for (i = 0; i < n; i++) {
 		frames[i].data = zmq_msg_data(&msgs[i]);
 		frames[i].len = zmq_msg_size(&msgs[i]);
+		bytes += frames[i].len;
 	}
+	/* The agent's span of a kernel message starts here. */
+	trace_hop("in", "kernel", names[s->channel], 0, bytes);
 	m = agent_wire_parse(k->key, frames, n, &cause);
 	if (m == NULL) {
 		log_warnx("dropped a message from the kernel on channel %d: "

@@ -160,6 +160,15 @@ void	 agent_stderr_read(struct agent_stderr *);
 char	*agent_stderr_tail(struct agent_stderr *);
 
 /* agent-exec.c */
+/*
+ * Allocations up to AGENT_HEAP_MMAP come from the heap, which keeps up to
+ * AGENT_HEAP_TRIM free at its top while runs come; malloc_trim gives it
+ * all back AGENT_EXEC_TRIM_SECS after the kernel went idle (agent.c).
+ */
+#define AGENT_HEAP_MMAP		(32 * 1024 * 1024)	/* glibc's most */
+#define AGENT_HEAP_TRIM		(64 * 1024 * 1024)
+#define AGENT_EXEC_TRIM_SECS	5
+
 void	 agent_exec_init(struct event_base *);
 int	 agent_exec_start(struct agent_kernel *, const char *, const char *,
 	     const char *, size_t, int, int, char **);

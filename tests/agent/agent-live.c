@@ -77,6 +77,26 @@ static void	interrupt(void);
 static pid_t	restart(pid_t);
 static int	family(char *, const struct family *);
 static int	bench(char *, int);
+static long	rss_kb(pid_t);
+
+/* A process's resident set (VmRSS) in KiB, or -1. */
+static long
+rss_kb(pid_t pid)
+{
+	char	 path[64], line[256];
+	FILE	*f;
+	long	 kb = -1;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return (kb);
+}
 
 /* Kill what we started; runs at exit, also on failure. */
 static void
@@ -1118,7 +1138,8 @@ main(int argc, char **argv)
 	const char			*text;
 	struct json_object		*conn;
 	int				 status, i, n, port;
-	int64_t				 ms, us[50], t0, t1;
+	int64_t				 ms, us[50], t0, t1, trim0;
+	long				 rss0;
 	pid_t				 kpid, kpid2;
 	uint32_t			 id;
 	size_t				 len;
@@ -1226,6 +1247,22 @@ main(int argc, char **argv)
 	printf("1 MiB output -> %s\n", text);
 	run_free(&r);
 
+	/*
+	 * The buffers of a big output stay in the agent's heap while runs
+	 * come, and go back once the kernel has been idle for
+	 * AGENT_EXEC_TRIM_SECS (5, runtime-agent/agent.h): checked after
+	 * the heartbeat's, which runs no cell meanwhile.
+	 */
+	rss0 = rss_kb(agent_pid);
+	for (i = 0; i < 2; i++) {
+		execute("display({'text/plain': 'y' * (12 << 20)}, raw=True)",
+		    &r, 1);
+		run_free(&r);
+	}
+	trim0 = util_mono_ms();
+	printf("two 12 MiB outputs: agent RSS %ld KiB, %ld before\n",
+	    rss_kb(agent_pid), rss0);
+
 	/* Heartbeat: a stopped kernel is unresponsive, then back. */
 	kill(kpid, SIGSTOP);
 	t0 = util_mono_ms();
@@ -1250,6 +1287,17 @@ main(int argc, char **argv)
 	}
 	msgpack_unpacked_destroy(&u);
 	printf("SIGCONT -> AGENT_STATUS idle\n");
+
+#ifndef __SANITIZE_ADDRESS__	/* ASan's allocator keeps what it likes */
+	while (rss_kb(agent_pid) > rss0 + 4096 &&
+	    util_mono_ms() - trim0 < 10000)
+		usleep(100000);
+	CHECK(rss_kb(agent_pid) <= rss0 + 4096, "the agent kept %ld KiB "
+	    "%lld ms after two 12 MiB outputs", rss_kb(agent_pid) - rss0,
+	    (long long)(util_mono_ms() - trim0));
+	printf("idle -> agent RSS %ld KiB after %lld ms\n", rss_kb(agent_pid),
+	    (long long)(util_mono_ms() - trim0));
+#endif
 
 	execute("1/0", &r, 0);
 	CHECK(r.status != NULL && strcmp(r.status, "error") == 0, "status");

@@ -346,6 +346,43 @@ Test(wire, big_message_signature)
 	free(big);
 }
 
+/*
+ * A big message is parsed as it came while the thread checks it is
+ * UTF-8; a part that is not is parsed again, repaired: the same U+FFFD
+ * as a small message gets.
+ */
+Test(wire, big_message_not_utf8_repaired)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	struct json_object	*v;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			*cause = NULL, *body;
+	size_t			 n, len = 2 * 1024 * 1024;
+	const char		*s;
+
+	cr_assert_eq(agent_wire_encode("k3y", "s", "stream", NULL, NULL,
+	    msg_id, parts), 0);
+	body = xmalloc(len + 32);
+	n = (size_t)snprintf(body, 32, "{\"text\": \"");
+	memset(body + n, 'Q', len);
+	body[n + 7] = (char)0xff;		/* not UTF-8 */
+	memcpy(body + n + len, "\"}", 3);
+	free(parts[4]);
+	parts[4] = body;
+	n = build(frames, parts, 0);
+	cr_assert_eq(agent_wire_sign("k3y", &frames[2], 4, parts[0]), 0);
+	m = agent_wire_parse("k3y", frames, n, &cause);
+	cr_assert_not_null(m, "%s", cause);
+	cr_assert(json_object_object_get_ex(agent_wire_msg_content(m),
+	    "text", &v));
+	s = json_object_get_string(v);
+	cr_assert_eq((size_t)json_object_get_string_len(v), len + 2);
+	cr_assert_eq(memcmp(s + 6, "Q\xef\xbf\xbdQ", 5), 0);
+	agent_wire_msg_free(m);
+	agent_wire_parts_free(parts);
+}
+
 /* What parse verified is what agent_wire_msg_signature gives. */
 Test(wire, parse_keeps_signature)
 {

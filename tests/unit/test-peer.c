@@ -20,6 +20,7 @@ struct seen {
 	int	lost;
 	int	last_type;
 	char	last_str[64];
+	char	big[64];	/* big_cb: bytes right of the big value */
 };
 
 static void	record_cb(struct peer *, const struct proto_header *,
@@ -31,6 +32,8 @@ static void	accept_cb(struct peer *, const struct proto_header *,
 static void	server_cb(struct peer *, const struct proto_header *,
 		    const msgpack_object *, void *);
 static pid_t	start_server(int);
+static void	big_cb(struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
 
 static void
 record_cb(struct peer *peer, const struct proto_header *hdr,
@@ -242,6 +245,80 @@ Test(peer, after_handshake_full_caps)
 	close(sv[1]);
 	run_for(base, 20);
 	cr_assert_eq(s.lost, 1);
+	event_base_free(base);
+}
+
+/* Checks every byte of a big frame's "k" (peer_read_rest's part). */
+static void
+big_cb(struct peer *peer, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct seen	*s = arg;
+	const char	*v;
+	size_t		 len, i;
+
+	accept_cb(peer, hdr, body, arg);
+	if (hdr == NULL || hdr->type != PROTO_MSG_BLOB_REPLY ||
+	    (v = proto_get_str(body, "k", &len)) == NULL)
+		return;
+	for (i = 0; i < len; i++) {
+		if (v[i] != 'a' + (char)(i % 23))
+			break;
+	}
+	snprintf(s->big, sizeof s->big, "%zu of %zu", i, len);
+}
+
+Test(peer, big_frame_whole_and_in_order)
+{
+	struct event_base	*base = event_base_new();
+	struct seen		 s = { 0 };
+	struct proto_header	 hdr = { 0, PROTO_MSG_BLOB_REPLY,
+	    PROTO_VERSION, 0, 3 };
+	size_t			 len = 6 * 1024 * 1024, n, i;
+	uint8_t			*big, buf[128];
+	int			 sv[2];
+	pid_t			 pid;
+
+	/* A 6 MiB frame from another process, then a small one after it. */
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_create(base, sv[0], "test", big_cb, &s);
+	n = frame(buf, PROTO_MSG_HELLO, PROTO_VERSION, "a");
+	big = xmalloc(n + PROTO_HEADER_SIZE + 8 + len);
+	memcpy(big, buf, n);
+	hdr.length = (uint32_t)(8 + len);
+	proto_header_pack(&hdr, big + n);
+	memcpy(big + n + PROTO_HEADER_SIZE, "\x81\xa1k\xdb", 4);
+	big[n + PROTO_HEADER_SIZE + 4] = (uint8_t)(len >> 24);
+	big[n + PROTO_HEADER_SIZE + 5] = (uint8_t)(len >> 16);
+	big[n + PROTO_HEADER_SIZE + 6] = (uint8_t)(len >> 8);
+	big[n + PROTO_HEADER_SIZE + 7] = (uint8_t)len;
+	for (i = 0; i < len; i++)
+		big[n + PROTO_HEADER_SIZE + 8 + i] = (uint8_t)('a' + i % 23);
+	if ((pid = fork()) == 0) {
+		close(sv[0]);
+		n += PROTO_HEADER_SIZE + 8 + len;
+		for (i = 0; i < n;) {
+			ssize_t	w = write(sv[1], big + i, n - i);
+
+			if (w <= 0)
+				_exit(1);
+			i += (size_t)w;
+		}
+		n = frame(buf, PROTO_MSG_ROOM_CONTENT, PROTO_VERSION, "after");
+		if (write(sv[1], buf, n) != (ssize_t)n)
+			_exit(1);
+		/* Not gone before the HELLO_OK is written (EPIPE). */
+		_exit(read(sv[1], buf, sizeof buf) > 0 ? 0 : 1);
+	}
+	close(sv[1]);
+	for (i = 0; i < 200 && s.frames < 3; i++)
+		run_for(base, 10);
+	cr_assert_eq(s.frames, 3);
+	cr_assert_eq(s.last_type, PROTO_MSG_ROOM_CONTENT);
+	cr_assert_str_eq(s.last_str, "after");
+	cr_assert_str_eq(s.big, "6291456 of 6291456");
+	waitpid(pid, NULL, 0);
+	free(big);
 	event_base_free(base);
 }
 
