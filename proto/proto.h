@@ -59,10 +59,12 @@
  * worker on stdio; common/lineread.c), and a reply that would be longer
  * than the reply cap is answered with an error saying how to ask for
  * less.  They keep the proxy's memory bounded whatever a client sends
- * or asks for.  The MCP frame cap adds room for the envelope.
+ * or asks for.  The MCP frame cap adds room for the envelope.  Replies
+ * stay under 10 MiB: the official SDK's stdio transport drops the
+ * connection on a longer line.
  */
 #define PROTO_MCP_REQUEST_CAP	(16U * 1024 * 1024)
-#define PROTO_MCP_REPLY_CAP	(16U * 1024 * 1024)
+#define PROTO_MCP_REPLY_CAP	(8U * 1024 * 1024)
 
 /*
  * Most edits plus cells named in cell_ids lists in one ROOM_EDIT.  A

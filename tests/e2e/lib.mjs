@@ -69,7 +69,7 @@ export async function connect(world, name = 'runtimed-e2e') {
   return { client, transport };
 }
 
-function resultText(r) {
+export function resultText(r) {
   return (r.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }
 
