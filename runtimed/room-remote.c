@@ -45,6 +45,10 @@ static int	room_remote_stat(struct domain *, const char *, char **,
 static struct room *room_remote_find(const char *, const char *);
 static int	room_remote_put(struct room_remote *, const char *,
 		    const char *, size_t, char **, char **);
+static struct room_nb *room_remote_fetch(struct domain *, const char *,
+		    char **, char **);
+static struct room *room_remote_wake(struct room *, struct domain *, char **,
+		    const char **);
 
 /* A server path: relative, no "..", no NUL or control bytes. */
 static int
@@ -250,6 +254,8 @@ room_remote_open(const char *domain, const char *path, char **cause,
 			return (NULL);
 		}
 		free(principal);
+		if (!r->loaded)		/* stored, dormant: decision 030 */
+			return (room_remote_wake(r, d, cause, code));
 		domain_free(d);
 		return (r);
 	}
@@ -666,4 +672,227 @@ room_remote_free(struct room_remote *rr)
 	free(rr->last_modified);
 	free(rr->principal);
 	free(rr);
+}
+
+/*
+ * Surviving a daemon replacement (decision 030).  A remote room's
+ * snapshot carries its binding (domain, server path, principal, the
+ * server's last_modified), so a new daemon knows a stored room as that
+ * notebook again rather than as an untitled copy; a worker re-joining
+ * its handles opens it by domain, path and notebook_id.
+ */
+
+/* The binding as the snapshot's "remote" value (room-journal.c). */
+void
+room_remote_pack(struct room *r, msgpack_packer *pk)
+{
+	struct room_remote	*rr = r->remote;
+
+	msgpack_pack_map(pk, 3 + (rr->last_modified != NULL));
+	proto_pack_str(pk, "domain", rr->domain);
+	proto_pack_str(pk, "path", rr->path);
+	proto_pack_str(pk, "principal", rr->principal);
+	if (rr->last_modified != NULL)
+		proto_pack_str(pk, "last_modified", rr->last_modified);
+}
+
+/*
+ * At start-up: a stored room whose snapshot names a binding is that
+ * remote notebook, dormant; its domain is loaded when it is opened.
+ */
+void
+room_remote_restore(struct room *r, const void *snap, size_t len)
+{
+	struct room_remote	*rr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*m;
+	const char		*dom, *path, *who, *lm;
+	size_t			 dl, pl, wl, ll = 0;
+	char			*why;
+
+	msgpack_unpacked_init(&u);
+	if (snap == NULL || msgpack_unpack_next(&u, snap, len, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS ||
+	    (m = proto_get_map(&u.data, "remote")) == NULL ||
+	    (dom = proto_get_str(m, "domain", &dl)) == NULL ||
+	    (path = proto_get_str(m, "path", &pl)) == NULL ||
+	    (who = proto_get_str(m, "principal", &wl)) == NULL) {
+		msgpack_unpacked_destroy(&u);
+		return;
+	}
+	lm = proto_get_str(m, "last_modified", &ll);
+	rr = xcalloc(1, sizeof *rr);
+	rr->domain = xstrndup(dom, dl);
+	rr->path = xstrndup(path, pl);
+	rr->principal = xstrndup(who, wl);
+	rr->last_modified = lm != NULL ? xstrndup(lm, ll) : NULL;
+	msgpack_unpacked_destroy(&u);
+	if (!domain_valid_name(rr->domain) ||
+	    room_remote_valid_path(rr->path, &why) != 0) {
+		if (rr->domain != NULL && domain_valid_name(rr->domain))
+			free(why);
+		log_warnx("room %s: its stored binding to a server is not "
+		    "valid; it stays an untitled copy", r->id);
+		room_remote_free(rr);
+		return;
+	}
+	r->remote = rr;
+}
+
+/* GET the notebook at path as text: parsed, *lm its last_modified. */
+static struct room_nb *
+room_remote_fetch(struct domain *d, const char *path, char **lm,
+    char **cause)
+{
+	struct jserver_reply	 rep;
+	struct json_object	*o = NULL, *v, *c;
+	struct room_nb		*nb = NULL;
+	char			*enc, *uri, *why;
+
+	enc = domain_encode_path(path);
+	xasprintf(&uri, "api/contents/%s?type=file&format=text&content=1",
+	    enc);
+	free(enc);
+	jserver_call(d, "GET", uri, NULL, 0, JSERVER_TIMEOUT, &rep);
+	free(uri);
+	if (rep.status != 200) {
+		why = jserver_reply_message(&rep);
+		xasprintf(cause, "%s on %s: %s", path, d->url, why);
+		free(why);
+		goto out;
+	}
+	if ((o = jserver_reply_json(&rep, &why)) == NULL ||
+	    !json_object_object_get_ex(o, "content", &c) ||
+	    !json_object_is_type(c, json_type_string) ||
+	    !json_object_object_get_ex(o, "last_modified", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		if (o == NULL)
+			free(why);
+		xasprintf(cause, "%s on %s: the server's answer is not a "
+		    "text file model", path, d->url);
+		goto out;
+	}
+	if ((nb = room_ipynb_parse(json_object_get_string(c),
+	    (size_t)json_object_get_string_len(c), &why)) == NULL) {
+		xasprintf(cause, "%s on %s: %s", path, d->url, why);
+		free(why);
+		goto out;
+	}
+	*lm = xstrdup(json_object_get_string(v));
+out:
+	json_object_put(o);
+	jserver_reply_clear(&rep);
+	return (nb);
+}
+
+/*
+ * Load a dormant remote room (d, which it takes, is its domain, the
+ * principal checked).  Clean, the server's copy is the whole truth.
+ * With unsaved edits (acknowledged, so never dropped) the stored copy
+ * comes back; if the server's copy changed since our load or last save
+ * the edits are kept over it, a warning says so and the next save
+ * answers file_changed_on_disk, as for a local file changed meanwhile.
+ */
+static struct room *
+room_remote_wake(struct room *r, struct domain *d, char **cause,
+    const char **code)
+{
+	struct room_remote	*rr = r->remote;
+	struct room_nb		*nb;
+	char			*lm = NULL, *why = NULL;
+	int			 rc;
+
+	domain_free(rr->d);
+	rr->d = d;
+	*code = "notebook_unavailable";
+	if (!r->dirty) {
+		if ((nb = room_remote_fetch(d, rr->path, &lm, cause)) == NULL)
+			return (NULL);
+		room_nb_free(r->nb);
+		r->nb = nb;
+		free(rr->last_modified);
+		rr->last_modified = lm;
+		room_loaded(r);
+		room_journal_snapshot(r);
+		log_info("room %s reopened %s on %s as %s", r->id, rr->path,
+		    d->url, rr->principal);
+		return (r);
+	}
+	if ((rc = room_remote_stat(d, rr->path, &lm, &why)) == -1) {
+		*cause = why;
+		return (NULL);
+	}
+	if (room_journal_recover(r, &why) != 0) {
+		xasprintf(cause, "notebook %s cannot be recovered: %s", r->id,
+		    why);
+		free(why);
+		free(lm);
+		return (NULL);
+	}
+	if (rc == 0 || rr->last_modified == NULL ||
+	    strcmp(lm, rr->last_modified) != 0) {
+		log_warnx("room %s: %s on %s changed on the server since its "
+		    "unsaved edits were made; they are kept", r->id, rr->path,
+		    rr->domain);
+		room_nb_warn(r->nb, -1, NULL, "overwrites the server's copy "
+		    "(save_notebook with force)", "%s changed on the server "
+		    "(last_modified %s, was %s) while this notebook had "
+		    "unsaved edits; they are kept here: a save answers "
+		    "file_changed_on_disk", rr->path, lm != NULL ? lm :
+		    "none: deleted", rr->last_modified != NULL ?
+		    rr->last_modified : "none");
+	}
+	free(lm);
+	room_loaded(r);
+	log_info("room %s recovered %s on %s as %s (seq %llu)", r->id,
+	    rr->path, d->url, rr->principal, (unsigned long long)r->seq);
+	return (r);
+}
+
+/*
+ * ROOM_OPEN {path, domain, notebook_id}: a worker re-joining handles
+ * after the daemon was replaced.  Only the room that was that notebook
+ * (same id, bound to that path on that domain) and only under its own
+ * principal; anything else is attachment_expired, so a handle never
+ * comes back as another notebook or another identity.
+ */
+struct room *
+room_remote_rejoin(const char *domain, const char *path, const char *id,
+    char **cause, const char **code)
+{
+	struct room	*r;
+	struct domain	*d;
+	char		*principal;
+	size_t		 i = 0;
+
+	while ((r = room_nth(i++)) != NULL && strcmp(r->id, id) != 0)
+		;
+	if (r == NULL || r->remote == NULL || r->remote->lost ||
+	    strcmp(r->remote->domain, domain) != 0 ||
+	    strcmp(r->remote->path, path) != 0) {
+		*code = "attachment_expired";
+		xasprintf(cause, "notebook %s is no longer %s on %s here",
+		    id, path, domain);
+		return (NULL);
+	}
+	if ((d = room_remote_domain(domain, &principal, cause, code)) == NULL) {
+		/* The server or its configuration may come back: retry. */
+		*code = "notebook_unavailable";
+		return (NULL);
+	}
+	if (strcmp(r->remote->principal, principal) != 0) {
+		*code = "attachment_expired";
+		xasprintf(cause, "%s on %s was opened as %s, and the server "
+		    "now says you are %s: it is not joined under another "
+		    "identity", path, domain, r->remote->principal, principal);
+		free(principal);
+		domain_free(d);
+		return (NULL);
+	}
+	free(principal);
+	if (r->loaded) {
+		domain_free(d);
+		return (r);
+	}
+	return (room_remote_wake(r, d, cause, code));
 }

@@ -291,6 +291,10 @@ char		*room_remote_kernel_dir(struct room *);
 void		 room_remote_forget(struct room *);
 void		 room_remote_kernel_died(struct room *);
 void		 room_remote_free(struct room_remote *);
+void		 room_remote_pack(struct room *, msgpack_packer *);
+void		 room_remote_restore(struct room *, const void *, size_t);
+struct room	*room_remote_rejoin(const char *, const char *, const char *,
+		     char **, const char **);
 
 /* room-cell.c */
 void		 room_cell_pack(msgpack_packer *, const struct room_cell *);

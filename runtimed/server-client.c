@@ -315,7 +315,9 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 		    "a notebook on domain %s is opened by its path there",
 		    domain);
 		goto out;
-	} else if (domain != NULL)
+	} else if (domain != NULL && id != NULL)
+		r = room_remote_rejoin(domain, path, id, &cause, &code);
+	else if (domain != NULL)
 		r = room_remote_open(domain, path, &cause, &code);
 	else if (hdr->type == PROTO_MSG_ROOM_CREATE)
 		r = room_create(path, kernel, &cause, &code);
