@@ -62,6 +62,7 @@ struct agent_kernel {
 	int			 restart;
 	int			 closing;	/* we asked for the DELETE */
 	int			 rejoins;	/* tries since the last open */
+	char			*kept;		/* a kernel an earlier agent left */
 	struct event		*rejoin_ev;
 };
 
@@ -74,6 +75,8 @@ static void	agent_remote_kernel_message(void *, int, const u_char *,
 static void	agent_remote_kernel_closed(void *, const char *);
 static void	agent_remote_kernel_rejoin(evutil_socket_t, short, void *);
 static void	agent_remote_kernel_checked(struct jserver_reply *, void *);
+static int	agent_remote_kernel_post(struct agent_kernel *, char **);
+static void	agent_remote_kernel_kept(struct jserver_reply *, void *);
 static void	agent_remote_kernel_info_cb(evutil_socket_t, short, void *);
 static void	agent_remote_kernel_fail(struct agent_kernel *,
 		    const char *);
@@ -120,6 +123,7 @@ agent_kernel_free(struct agent_kernel *k)
 	free(k->name);
 	free(k->path);
 	free(k->id);
+	free(k->kept);
 	free(k->why);
 	free(k->display_name);
 	free(k->language);
@@ -168,12 +172,50 @@ agent_remote_kernel_language(struct agent_kernel *k)
 	return (k->language);
 }
 
+/*
+ * Take the kernel an agent of an earlier daemon left on the server
+ * (--kernel-id), if the server still has it, rather than a new one.
+ */
+void
+agent_remote_kernel_keep(struct agent_kernel *k, const char *id)
+{
+	free(k->kept);
+	k->kept = xstrdup(id);
+}
+
+/* The server's id of our kernel; NULL before it has one. */
+const char *
+agent_remote_kernel_id(struct agent_kernel *k)
+{
+	return (k->id);
+}
+
+/*
+ * The daemon died: leave a started kernel to the server (1), so the
+ * next daemon's agent takes it back with --kernel-id (decision 030).
+ */
+int
+agent_remote_kernel_orphaned(struct agent_kernel *k)
+{
+	if (k->id == NULL || k->state == AGENT_REMOTE_DEAD ||
+	    k->state == AGENT_REMOTE_STOPPING)
+		return (0);
+	log_info("kernel %s: the daemon died; left running on %s for the "
+	    "next one", k->id, k->d->url);
+	evtimer_del(k->info_ev);
+	evtimer_del(k->rejoin_ev);
+	k->state = AGENT_REMOTE_DEAD;
+	agent_remote_ws_free(k->ws);
+	k->ws = NULL;
+	return (1);
+}
+
 /* Start the kernel, or (after a restart) reconnect to it. */
 int
 agent_kernel_start(struct agent_kernel *k, char **cause)
 {
-	struct json_object	*body;
-	const char		*text;
+	char	*path;
+	int	 rc;
 
 	k->ready_by = util_mono_ms() + AGENT_REMOTE_READY_MS;
 	if (k->id != NULL) {
@@ -181,6 +223,65 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 		return (0);
 	}
 	agent_remote_kernel_spec(k);
+	if (k->kept == NULL)
+		return (agent_remote_kernel_post(k, cause));
+	xasprintf(&path, "api/kernels/%s", k->kept);
+	k->state = AGENT_REMOTE_POSTING;
+	rc = jserver_request(k->base, k->d, "GET", path, NULL, 0,
+	    JSERVER_TIMEOUT, agent_remote_kernel_kept, k);
+	free(path);
+	if (rc != 0) {
+		k->state = AGENT_REMOTE_DEAD;
+		xasprintf(cause, "cannot reach %s", k->d->url);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The kept kernel is there: ours again; else a new one. */
+static void
+agent_remote_kernel_kept(struct jserver_reply *r, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct json_object	*o, *v;
+	char			*cause, *why;
+	int			 same = 0;
+
+	if (k->state != AGENT_REMOTE_POSTING)
+		return;
+	/* Only a kernel of the kernelspec asked for is taken back. */
+	if (r->status == 200 && (o = jserver_reply_json(r, &why)) != NULL) {
+		same = json_object_object_get_ex(o, "name", &v) &&
+		    json_object_is_type(v, json_type_string) &&
+		    strcmp(json_object_get_string(v), k->name) == 0;
+		json_object_put(o);
+	} else if (r->status == 200)
+		free(why);
+	if (same) {
+		k->id = k->kept;
+		k->kept = NULL;
+		log_info("kernel %s on %s: kept by the server, taken back",
+		    k->id, k->d->url);
+		agent_remote_kernel_connect(k);
+		return;
+	}
+	log_info("kernel %s is no longer on %s (HTTP %d): a new one", k->kept,
+	    k->d->url, r->status);
+	free(k->kept);
+	k->kept = NULL;
+	if (agent_remote_kernel_post(k, &cause) != 0) {
+		agent_remote_kernel_fail(k, cause);
+		free(cause);
+	}
+}
+
+/* POST api/kernels {name, path}: a new kernel on the server. */
+static int
+agent_remote_kernel_post(struct agent_kernel *k, char **cause)
+{
+	struct json_object	*body;
+	const char		*text;
+
 	body = json_object_new_object();
 	json_object_object_add(body, "name", json_object_new_string(k->name));
 	json_object_object_add(body, "path", json_object_new_string(k->path));

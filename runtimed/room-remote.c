@@ -34,6 +34,8 @@ struct room_remote {
 	char		*last_modified;	/* NULL: not on the server yet */
 	char		*principal;
 	int		 lost;		/* the server went away */
+	char		*kernel_id;	/* the server's, once ready */
+	char		*kept_kernel;	/* one an earlier daemon left */
 };
 
 static int	room_remote_valid_path(const char *, char **);
@@ -49,6 +51,7 @@ static struct room_nb *room_remote_fetch(struct domain *, const char *,
 		    char **, char **);
 static struct room *room_remote_wake(struct room *, struct domain *, char **,
 		    const char **);
+static void	room_remote_reclaim(struct room *);
 
 /* A server path: relative, no "..", no NUL or control bytes. */
 static int
@@ -671,6 +674,8 @@ room_remote_free(struct room_remote *rr)
 	free(rr->path);
 	free(rr->last_modified);
 	free(rr->principal);
+	free(rr->kernel_id);
+	free(rr->kept_kernel);
 	free(rr);
 }
 
@@ -687,13 +692,45 @@ void
 room_remote_pack(struct room *r, msgpack_packer *pk)
 {
 	struct room_remote	*rr = r->remote;
+	const char		*kid;
 
-	msgpack_pack_map(pk, 3 + (rr->last_modified != NULL));
+	kid = rr->kernel_id != NULL ? rr->kernel_id : rr->kept_kernel;
+	msgpack_pack_map(pk, 3 + (rr->last_modified != NULL) + (kid != NULL));
 	proto_pack_str(pk, "domain", rr->domain);
 	proto_pack_str(pk, "path", rr->path);
 	proto_pack_str(pk, "principal", rr->principal);
 	if (rr->last_modified != NULL)
 		proto_pack_str(pk, "last_modified", rr->last_modified);
+	if (kid != NULL)
+		proto_pack_str(pk, "kernel_id", kid);
+}
+
+/*
+ * The room's kernel is ready as the server's kernel id: stored, so a
+ * daemon started after our death takes that kernel back.
+ */
+void
+room_remote_kernel_ready(struct room *r, const char *id)
+{
+	struct room_remote	*rr = r->remote;
+
+	if (rr->kernel_id != NULL && strcmp(rr->kernel_id, id) == 0)
+		return;
+	free(rr->kernel_id);
+	rr->kernel_id = xstrdup(id);
+	free(rr->kept_kernel);
+	rr->kept_kernel = NULL;
+	room_journal_snapshot(r);
+}
+
+/* The kernel id to take back at the room's first kernel start, once. */
+char *
+room_remote_take_kernel(struct room *r)
+{
+	char	*id = r->remote->kept_kernel;
+
+	r->remote->kept_kernel = NULL;
+	return (id);
 }
 
 /*
@@ -706,8 +743,8 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 	struct room_remote	*rr;
 	msgpack_unpacked	 u;
 	const msgpack_object	*m;
-	const char		*dom, *path, *who, *lm;
-	size_t			 dl, pl, wl, ll = 0;
+	const char		*dom, *path, *who, *lm, *kid;
+	size_t			 dl, pl, wl, ll = 0, kl = 0;
 	char			*why;
 
 	msgpack_unpacked_init(&u);
@@ -721,11 +758,20 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 		return;
 	}
 	lm = proto_get_str(m, "last_modified", &ll);
+	kid = proto_get_str(m, "kernel_id", &kl);
 	rr = xcalloc(1, sizeof *rr);
 	rr->domain = xstrndup(dom, dl);
 	rr->path = xstrndup(path, pl);
 	rr->principal = xstrndup(who, wl);
 	rr->last_modified = lm != NULL ? xstrndup(lm, ll) : NULL;
+	/* Only what a server's id can be goes on the agent's command line. */
+	if (kid != NULL && kl > 0 && kl <= 128) {
+		rr->kept_kernel = xstrndup(kid, kl);
+		if (strspn(rr->kept_kernel, "0123456789abcdef-") != kl) {
+			free(rr->kept_kernel);
+			rr->kept_kernel = NULL;
+		}
+	}
 	msgpack_unpacked_destroy(&u);
 	if (!domain_valid_name(rr->domain) ||
 	    room_remote_valid_path(rr->path, &why) != 0) {
@@ -737,6 +783,21 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 		return;
 	}
 	r->remote = rr;
+}
+
+/*
+ * A kernel an earlier daemon's agent left on the server is taken back
+ * as soon as its room is loaded again, so its variables are there for
+ * the next run (a run in flight at the death ended kernel_died).
+ */
+static void
+room_remote_reclaim(struct room *r)
+{
+	if (r->remote->kept_kernel == NULL || r->kernel != NULL)
+		return;
+	log_info("room %s: taking back kernel %s on %s", r->id,
+	    r->remote->kept_kernel, r->remote->domain);
+	room_kernel_want(r);
 }
 
 /* GET the notebook at path as text: parsed, *lm its last_modified. */
@@ -816,6 +877,7 @@ room_remote_wake(struct room *r, struct domain *d, char **cause,
 		room_journal_snapshot(r);
 		log_info("room %s reopened %s on %s as %s", r->id, rr->path,
 		    d->url, rr->principal);
+		room_remote_reclaim(r);
 		return (r);
 	}
 	if ((rc = room_remote_stat(d, rr->path, &lm, &why)) == -1) {
@@ -846,6 +908,7 @@ room_remote_wake(struct room *r, struct domain *d, char **cause,
 	room_loaded(r);
 	log_info("room %s recovered %s on %s as %s (seq %llu)", r->id,
 	    rr->path, d->url, rr->principal, (unsigned long long)r->seq);
+	room_remote_reclaim(r);
 	return (r);
 }
 

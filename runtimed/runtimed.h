@@ -293,6 +293,8 @@ void		 room_remote_kernel_died(struct room *);
 void		 room_remote_free(struct room_remote *);
 void		 room_remote_pack(struct room *, msgpack_packer *);
 void		 room_remote_restore(struct room *, const void *, size_t);
+void		 room_remote_kernel_ready(struct room *, const char *);
+char		*room_remote_take_kernel(struct room *);
 struct room	*room_remote_rejoin(const char *, const char *, const char *,
 		     char **, const char **);
 

@@ -13,8 +13,8 @@
 # killed mid-run and started again with kernel_ws_protocol "" (JSON
 # messages): the run kernel_died, the handle unavailable, a new connect
 # runs (tests/remote/faults.py); then the local daemon SIGKILLed under a
-# hosted handle that comes back with its unsaved edit, and a run whose
-# WebSocket is cut completing (tests/remote/keep.py).
+# hosted handle that comes back with its unsaved edit and its kernel,
+# and a run whose WebSocket is cut completing (tests/remote/keep.py).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
@@ -123,6 +123,8 @@ wait $K || { cat "$T/keep.out"; fail "keep.py"; }
 cat "$T/keep.out"
 grep -q "recovered nb.ipynb on" "$T/daemon.log" ||
     fail "the daemon did not recover the stored remote room"
+grep -q "kept by the server, taken back" "$T/daemon.log" ||
+    fail "the new daemon's agent did not take the kept kernel back"
 grep -q "reconnected to the kernel the server kept" "$T/daemon.log" ||
     fail "the WebSocket was not reconnected"
 ok "hosted handle across a daemon SIGKILL; a run across a lost WebSocket"
