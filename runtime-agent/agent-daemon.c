@@ -44,6 +44,8 @@ static void	agent_daemon_clear(void);
 static void	agent_daemon_shutdown_done(struct agent_kernel *, void *);
 static void	agent_daemon_exit(const char *, int);
 static pid_t	agent_daemon_ppid;
+static struct event	*agent_daemon_term_ev;
+static void	agent_daemon_term(evutil_socket_t, short, void *);
 static void	agent_daemon_start(struct peer *, uint32_t,
 		    const msgpack_object *);
 static void	agent_daemon_execute(struct peer *, uint32_t,
@@ -508,16 +510,38 @@ unhandled:
 static void
 agent_daemon_signal(evutil_socket_t sig, short events, void *arg)
 {
+	struct timeval	tv = { 1, 0 };
+
 	switch (sig) {
 	case SIGCHLD:
 		if (agent_daemon_k != NULL)
 			agent_daemon_hooks->sigchld(agent_daemon_k);
 		break;
 	case SIGTERM:
-		/* From PR_SET_PDEATHSIG when the daemon died. */
-		agent_daemon_exit("SIGTERM", getppid() != agent_daemon_ppid);
+		if (getppid() != agent_daemon_ppid)
+			agent_daemon_exit("SIGTERM, the daemon is gone", 1);
+		else if (agent_daemon_hooks->orphaned != NULL &&
+		    agent_daemon_peer != NULL && !agent_daemon_exiting) {
+			/*
+			 * PR_SET_PDEATHSIG comes when the thread that started
+			 * us exits, while the daemon's other threads may still
+			 * be ours: fd 3 closing says it died.
+			 */
+			if (agent_daemon_term_ev == NULL)
+				agent_daemon_term_ev = evtimer_new(
+				    agent_daemon_base, agent_daemon_term, NULL);
+			evtimer_add(agent_daemon_term_ev, &tv);
+		} else
+			agent_daemon_exit("SIGTERM", 0);
 		break;
 	}
+}
+
+/* SIGTERM, and fd 3 did not close meanwhile: the daemon lives. */
+static void
+agent_daemon_term(evutil_socket_t fd, short events, void *arg)
+{
+	agent_daemon_exit("SIGTERM", 0);
 }
 
 /* The executable's name, for messages. */
@@ -590,6 +614,9 @@ agent_daemon_run(void)
 	if (ev_chld != NULL)
 		event_free(ev_chld);
 	event_free(ev_term);
+	if (agent_daemon_term_ev != NULL)
+		event_free(agent_daemon_term_ev);
+	agent_daemon_term_ev = NULL;
 	free(agent_daemon_state);
 	agent_daemon_state = NULL;
 }

@@ -9,9 +9,10 @@ test can cut the kernel's WebSocket while the server stays up.
 
 1. Connect, run a cell (x = 42 in the server's kernel), make an
    (unsaved) edit; the daemon is SIGKILLed: the handle answers
-   attachment_unavailable; a daemon is started again: the same handle
-   answers again, with the edit, and runs in the kernel the server kept
-   (x is still 42).
+   attachment_unavailable; the file changes on the server meanwhile; a
+   daemon is started again: the same handle answers again, with the
+   edit kept, a save is file_changed_on_disk, and it runs in the kernel
+   the server kept (x is still 42).
 2. A run of time.sleep(3); print("done") with the relay's connections
    cut mid-run: the agent finds the kernel kept and reconnects with its
    session, and the run completes with "done".
@@ -98,13 +99,15 @@ class Relay:
             conns, self.conns = self.conns, []
         n = 0
         for c, s in conns:
+            live = 0
             for x in (c, s):
                 try:
                     x.shutdown(socket.SHUT_RDWR)
-                    n += 1
+                    live += 1
                 except OSError:
-                    pass
-        return n // 2
+                    pass  # closed already (a finished REST call)
+            n += live == 2
+        return n
 
 
 t_start = time.time()
@@ -146,6 +149,10 @@ while True:
     time.sleep(0.1)
 ok("no daemon: the hosted handle is attachment_unavailable (%s)" %
    sc["error"]["message"][:60])
+# The server's copy changes while no daemon is up (a newer mtime is a
+# new last_modified).
+later = time.time() + 5
+os.utime(os.path.join(sroot, "nb.ipynb"), (later, later))
 open(os.path.join(tmp, "checked"), "w").close()
 handoff("back")
 t0 = time.time()
@@ -160,6 +167,11 @@ expect(sc["total_cells"] == 2 and sc.get("notebook_id", nid) == nid,
        "the notebook with the acknowledged edit", sc)
 ok("a daemon again: the same handle answers, the unsaved edit there "
    "(%.1f s)" % (time.time() - t0))
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(err and sc["error"]["code"] == "file_changed_on_disk",
+       "a save over the server's changed copy", sc)
+ok("the server's copy changed meanwhile: the edit is kept, a save is "
+   "file_changed_on_disk")
 sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "insert", "after": "BOTTOM",
      "source": "import time\ntime.sleep(3)\nprint('done')"}])
@@ -177,7 +189,9 @@ sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[slow],
                     wait_secs=1, timeout=60)
 expect(not err and sc["status"] in ("running", "queued"), "a slow run", sc)
 eid = sc["execution_id"]
+time.sleep(0.5)
 n = relay.cut()
+expect(n >= 1, "a live connection (the WebSocket) to cut", n)
 t0 = time.time()
 sc, _, err = w.call("get_results", notebook_handle=h, execution_id=eid,
                     timeout_secs=30)

@@ -117,6 +117,8 @@ kill -9 "$D"
 wait "$D" 2>/dev/null
 touch "$T/killed"
 handoff checked
+# The old agents still write to the old log: keep it apart.
+mv "$T/daemon.log" "$T/daemon-1.log"
 start_daemon --warm-pool 0 -v
 touch "$T/back"
 wait $K || { cat "$T/keep.out"; fail "keep.py"; }
