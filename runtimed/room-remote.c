@@ -649,6 +649,7 @@ room_remote_kernel_died(struct room *r)
 	    rep.cause : "no answer");
 	jserver_reply_clear(&rep);
 	r->remote->lost = 1;
+	room_journal_snapshot(r);	/* the store forgets the binding */
 	n = r->nmembers;
 	members = xreallocarray(NULL, n > 0 ? n : 1, sizeof *members);
 	memcpy(members, r->members, n * sizeof *members);
@@ -686,6 +687,16 @@ room_remote_free(struct room_remote *rr)
  * notebook again rather than as an untitled copy; a worker re-joining
  * its handles opens it by domain, path and notebook_id.
  */
+
+/*
+ * Does the snapshot carry a binding?  Not once the server was lost: the
+ * edits then stay an untitled copy and a connect loads the server's.
+ */
+int
+room_remote_bound(struct room *r)
+{
+	return (r->remote != NULL && !r->remote->lost);
+}
 
 /* The binding as the snapshot's "remote" value (room-journal.c). */
 void
@@ -779,6 +790,12 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 			free(why);
 		log_warnx("room %s: its stored binding to a server is not "
 		    "valid; it stays an untitled copy", r->id);
+		room_remote_free(rr);
+		return;
+	}
+	if (room_remote_find(rr->domain, rr->path) != NULL) {
+		log_warnx("room %s: %s on %s is another stored room's; this "
+		    "one stays an untitled copy", r->id, rr->path, rr->domain);
 		room_remote_free(rr);
 		return;
 	}

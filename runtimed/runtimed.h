@@ -291,6 +291,7 @@ char		*room_remote_kernel_dir(struct room *);
 void		 room_remote_forget(struct room *);
 void		 room_remote_kernel_died(struct room *);
 void		 room_remote_free(struct room_remote *);
+int		 room_remote_bound(struct room *);
 void		 room_remote_pack(struct room *, msgpack_packer *);
 void		 room_remote_restore(struct room *, const void *, size_t);
 void		 room_remote_kernel_ready(struct room *, const char *);
