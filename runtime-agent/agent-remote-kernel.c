@@ -572,12 +572,21 @@ static void
 agent_remote_kernel_checked(struct jserver_reply *r, void *arg)
 {
 	struct agent_kernel	*k = arg;
+	struct timeval		 tv = { 0, AGENT_REMOTE_REJOIN_MS * 1000 };
 	char			*path, *cause, *msg, *why;
 	const char		*force;
 	int			 offer;
 
 	if (k->state != AGENT_REMOTE_REJOINING)
 		return;
+	if (r->status == 0 && k->rejoins < AGENT_REMOTE_REJOIN_TRIES) {
+		/* No answer at all may be the same blip: ask again. */
+		log_info("kernel %s: %s gave no answer; asking again", k->id,
+		    k->d->url);
+		k->rejoins++;
+		evtimer_add(k->rejoin_ev, &tv);
+		return;
+	}
 	if (r->status != 200) {
 		why = jserver_reply_message(r);
 		if (r->status == 404)

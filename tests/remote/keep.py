@@ -69,7 +69,8 @@ class Relay:
             c, _ = self.ls.accept()
             try:
                 s = socket.create_connection(("127.0.0.1", self.target))
-            except OSError:
+            except OSError as e:
+                print("relay: %s" % e, file=sys.stderr, flush=True)
                 c.close()
                 continue
             with self.lock:
@@ -105,8 +106,8 @@ class Relay:
                     x.shutdown(socket.SHUT_RDWR)
                     live += 1
                 except OSError:
-                    pass  # closed already (a finished REST call)
-            n += live == 2
+                    pass  # closed already (by a pipe, or a finished call)
+            n += live > 0
         return n
 
 
