@@ -965,6 +965,7 @@ room_remote_rejoin(const char *domain, const char *path, const char *id,
 		xasprintf(cause, "%s on %s was opened as %s, and the server "
 		    "now says you are %s: it is not joined under another "
 		    "identity", path, domain, r->remote->principal, principal);
+		log_warnx("room %s: re-join refused: %s", r->id, *cause);
 		free(principal);
 		domain_free(d);
 		return (NULL);

@@ -12,7 +12,10 @@ test can cut the kernel's WebSocket while the server stays up.
    attachment_unavailable; the file changes on the server meanwhile; a
    daemon is started again: the same handle answers again, with the
    edit kept, a save is file_changed_on_disk, and it runs in the kernel
-   the server kept (x is still 42).
+   the server kept (x is still 42).  A second handle, of domain "jq",
+   whose URL is changed meanwhile (the server's evidence then names
+   another principal, token:TAG@host:port/), is not joined again: it
+   expires.
 2. A run of time.sleep(3); print("done") with the relay's connections
    cut mid-run: the agent finds the kernel kept and reconnects with its
    session, and the run completes with "done".
@@ -115,9 +118,16 @@ t_start = time.time()
 relay = Relay(int(port))
 cfg = os.path.join(os.environ["RUNTIMED_CONFIG_DIR"], "domains.json")
 domains = json.load(open(cfg))
-domains["jr"] = {"url": "http://127.0.0.1:%d/" % relay.port,
-                 "token_file": domains["js"]["token_file"]}
-json.dump(domains, open(cfg, "w"))
+
+
+def domain(name, relay):
+    domains[name] = {"url": "http://127.0.0.1:%d/" % relay.port,
+                     "token_file": domains["js"]["token_file"]}
+    json.dump(domains, open(cfg, "w"))
+
+
+domain("jr", relay)
+domain("jq", Relay(int(port)))
 
 
 def cells(w, h):
@@ -137,6 +147,9 @@ sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "insert", "after": "BOTTOM", "source": "print('kept', x)"}])
 expect(not err, "edit", sc)
 kept = sc["cells"][0]["cell_id"]
+sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="jq")
+expect(not err, "connect on jq", sc)
+hq = sc["notebook_handle"]
 
 # 1. The daemon SIGKILLed: unavailable, not expired.
 open(os.path.join(tmp, "edited"), "w").close()
@@ -154,6 +167,7 @@ ok("no daemon: the hosted handle is attachment_unavailable (%s)" %
 # new last_modified).
 later = time.time() + 5
 os.utime(os.path.join(sroot, "nb.ipynb"), (later, later))
+domain("jq", Relay(int(port)))
 open(os.path.join(tmp, "checked"), "w").close()
 handoff("back")
 t0 = time.time()
@@ -168,6 +182,15 @@ expect(sc["total_cells"] == 2 and sc.get("notebook_id", nid) == nid,
        "the notebook with the acknowledged edit", sc)
 ok("a daemon again: the same handle answers, the unsaved edit there "
    "(%.1f s)" % (time.time() - t0))
+t0 = time.time()
+while True:
+    sc, err = cells(w, hq)
+    if err and sc["error"]["code"] == "attachment_expired":
+        break
+    expect(err and sc["error"]["code"] == "attachment_unavailable" and
+           time.time() - t0 < 10, "the handle of another principal", sc)
+    time.sleep(0.2)
+ok("a handle whose server now names another principal expires")
 sc, _, err = w.call("save_notebook", notebook_handle=h)
 expect(err and sc["error"]["code"] == "file_changed_on_disk",
        "a save over the server's changed copy", sc)

@@ -125,6 +125,8 @@ wait $K || { cat "$T/keep.out"; fail "keep.py"; }
 cat "$T/keep.out"
 grep -q "recovered nb.ipynb on" "$T/daemon.log" ||
     fail "the daemon did not recover the stored remote room"
+grep -q "re-join refused: .* not joined under another identity" \
+    "$T/daemon.log" || fail "the other principal was not what refused"
 grep -q "kept by the server, taken back" "$T/daemon.log" ||
     fail "the new daemon's agent did not take the kept kernel back"
 grep -q "reconnected to the kernel the server kept" "$T/daemon.log" ||
