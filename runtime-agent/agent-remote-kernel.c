@@ -371,6 +371,7 @@ agent_remote_kernel_open(void *arg, int v1)
 	struct agent_kernel	*k = arg;
 
 	k->v1 = v1;
+	k->rejoins = 0;
 	log_info("kernel %s: WebSocket open (%s)", k->id, v1 ?
 	    AGENT_REMOTE_WS_V1 : "JSON messages");
 	if (k->state == AGENT_REMOTE_REJOINING) {
@@ -378,7 +379,6 @@ agent_remote_kernel_open(void *arg, int v1)
 		log_info("kernel %s: reconnected to the kernel the server "
 		    "kept", k->id);
 		k->state = AGENT_REMOTE_READY;
-		k->rejoins = 0;
 		return;
 	}
 	agent_remote_kernel_info_cb(-1, 0, k);
