@@ -18,7 +18,7 @@
 # hosted handle that comes back with its unsaved edit and its kernel,
 # and a run whose WebSocket is cut completing (tests/remote/keep.py).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
-    RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 480 "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
 
 nb() {
