@@ -807,6 +807,14 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 				return (NULL);
 			goto found;
 		}
+		if (!r->loaded && r->remote != NULL) {
+			/* Its server wakes it (room-remote.c), not the store. */
+			*code = "invalid_argument";
+			xasprintf(cause, "notebook %s is %s on domain %s: open "
+			    "it with that path and domain", id,
+			    room_remote_path(r), room_remote_domain_name(r));
+			return (NULL);
+		}
 		if (!r->loaded && room_wake(r, 1, cause) != 0)
 			return (NULL);
 		goto found;

@@ -149,7 +149,7 @@ expect(not err, "edit", sc)
 kept = sc["cells"][0]["cell_id"]
 sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="jq")
 expect(not err, "connect on jq", sc)
-hq = sc["notebook_handle"]
+hq, nidq = sc["notebook_handle"], sc["notebook_id"]
 
 # 1. The daemon SIGKILLed: unavailable, not expired.
 open(os.path.join(tmp, "edited"), "w").close()
@@ -191,6 +191,15 @@ while True:
            time.time() - t0 < 10, "the handle of another principal", sc)
     time.sleep(0.2)
 ok("a handle whose server now names another principal expires")
+# Its room stays stored, dormant: only its server may wake it, so its id
+# alone (a local open) is refused, and the daemon lives on.
+sc, _, err = w.call("connect_notebook", notebook_id=nidq)
+expect(err and sc["error"]["code"] == "invalid_argument" and
+       "domain" in sc["error"]["message"], "the id alone of it", sc)
+sc, err = cells(w, h)
+expect(not err, "the daemon after that", sc)
+ok("its id alone is refused: a stored remote notebook wakes from its "
+   "server")
 sc, _, err = w.call("save_notebook", notebook_handle=h)
 expect(err and sc["error"]["code"] == "file_changed_on_disk",
        "a save over the server's changed copy", sc)
