@@ -15,7 +15,9 @@ test can cut the kernel's WebSocket while the server stays up.
    the server kept (x is still 42).  A second handle, of domain "jq",
    whose URL is changed meanwhile (the server's evidence then names
    another principal, token:TAG@host:port/), is not joined again: it
-   expires.
+   expires, and its stored room is not opened by its id alone.  A third
+   handle, clean, comes back as the server has its file now (written
+   there while no daemon was up).
 2. A run of time.sleep(3); print("done") with the relay's connections
    cut mid-run: the agent finds the kernel kept and reconnects with its
    session, and the run completes with "done".
@@ -150,6 +152,9 @@ kept = sc["cells"][0]["cell_id"]
 sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="jq")
 expect(not err, "connect on jq", sc)
 hq, nidq = sc["notebook_handle"], sc["notebook_id"]
+sc, _, err = w.call("create_notebook", path="clean.ipynb", domain="jr")
+expect(not err, "create on jr", sc)
+hc = sc["notebook_handle"]
 
 # 1. The daemon SIGKILLed: unavailable, not expired.
 open(os.path.join(tmp, "edited"), "w").close()
@@ -167,6 +172,11 @@ ok("no daemon: the hosted handle is attachment_unavailable (%s)" %
 # new last_modified).
 later = time.time() + 5
 os.utime(os.path.join(sroot, "nb.ipynb"), (later, later))
+with open(os.path.join(sroot, "clean.ipynb"), "w") as f:
+    json.dump({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+               "cells": [{"cell_type": "code", "id": "c1", "metadata": {},
+                          "execution_count": None, "outputs": [],
+                          "source": "print('from the server')"}]}, f)
 domain("jq", Relay(int(port)))
 open(os.path.join(tmp, "checked"), "w").close()
 handoff("back")
@@ -191,6 +201,17 @@ while True:
            time.time() - t0 < 10, "the handle of another principal", sc)
     time.sleep(0.2)
 ok("a handle whose server now names another principal expires")
+t0 = time.time()
+while True:
+    sc, err = cells(w, hc)
+    if not err:
+        break
+    expect(sc["error"]["code"] == "attachment_unavailable" and
+           time.time() - t0 < 10, "the clean handle", sc)
+    time.sleep(0.2)
+expect(sc["total_cells"] == 1 and sc["cells"][0]["cell_id"] == "c1",
+       "the clean notebook as the server has it", sc)
+ok("a clean handle comes back as the server's copy is now")
 # Its room stays stored, dormant: only its server may wake it, so its id
 # alone (a local open) is refused, and the daemon lives on.
 sc, _, err = w.call("connect_notebook", notebook_id=nidq)
