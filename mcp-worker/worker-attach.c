@@ -27,6 +27,8 @@ struct worker_handle {
 	int			 owner;		/* ID address owner */
 	int			 lost;		/* room connection gone */
 	int			 announced;	/* final update sent */
+	int			 rejoin;	/* hosted, its daemon replaced */
+	int			 rejoining;	/* its ROOM_OPEN in flight */
 	struct proto_incarnation inc;		/* issued under */
 	TAILQ_ENTRY(worker_handle) entry;
 };
@@ -48,6 +50,20 @@ static struct worker_handle	*worker_attach_by_id(const char *,
 				    const char *, int *,
 		    const char **, char **);
 static int	 worker_attach_tag_set;
+static void	worker_attach_rejoin(struct worker_handle *);
+static void	worker_attach_rejoined(void *, struct worker_room *,
+		    struct worker_nb *, const char *, const char *);
+
+/* One re-join of a hosted notebook: its room as it was. */
+struct worker_attach_rejoin {
+	struct worker_room	*old;
+	char			*domain;
+};
+
+/* Re-joins failing for want of a server back off up to this. */
+#define WORKER_ATTACH_REJOIN_MAX_MS	60000
+static int64_t	 worker_attach_rejoin_at;
+static int	 worker_attach_rejoin_ms;
 
 /* Released handle ids, oldest first, so they answer attachment_expired. */
 static char	**worker_attach_released;
@@ -209,7 +225,9 @@ worker_attach_foreach(void (*fn)(struct worker_handle *, void *), void *arg)
 
 /*
  * The daemon was replaced (cur is the new one) or is gone (cur NULL):
- * every handle issued under another incarnation expires.
+ * every handle issued under another incarnation expires, except those
+ * of notebooks on a domain (decision 030): the server has the notebook,
+ * so they wait for a daemon and are joined to the same notebook again.
  */
 void
 worker_attach_expire(const struct proto_incarnation *cur, const char *why)
@@ -224,8 +242,23 @@ worker_attach_expire(const struct proto_incarnation *cur, const char *why)
 		if (cur != NULL && h->inc.pid == cur->pid &&
 		    h->inc.started_at == cur->started_at)
 			continue;
+		if (worker_room_domain(h->room) != NULL &&
+		    worker_room_path(h->room) != NULL) {
+			if (!h->rejoin)
+				log_info("%s: waits to be joined again to %s "
+				    "on %s", h->id, worker_room_path(h->room),
+				    worker_room_domain(h->room));
+			h->rejoin = 1;
+			h->lost = 1;
+			continue;
+		}
 		worker_attach_release(h);
 		n++;
+	}
+	if (cur != NULL) {
+		worker_attach_rejoin_at = 0;
+		worker_attach_rejoin_ms = 0;
+		worker_attach_rejoin_all();
 	}
 	if (n > 0) {
 		log_info("%u notebook handle%s expired: %s", n,
@@ -233,6 +266,124 @@ worker_attach_expire(const struct proto_incarnation *cur, const char *why)
 		worker_rpc_log(4, "runtimed", "%u notebook handle%s expired: "
 		    "%s", n, n == 1 ? "" : "s", why);
 	}
+}
+
+/* Are hosted handles waiting for a daemon to be joined to again? */
+int
+worker_attach_rejoin_pending(void)
+{
+	struct worker_handle	*h;
+
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (h->rejoin)
+			return (1);
+	}
+	return (0);
+}
+
+/* A daemon answers: join every waiting hosted notebook again. */
+void
+worker_attach_rejoin_all(void)
+{
+	struct worker_handle	*h;
+
+	if (util_mono_ms() < worker_attach_rejoin_at)
+		return;
+	TAILQ_FOREACH(h, &worker_attach_all, entry) {
+		if (h->rejoin && !h->rejoining)
+			worker_attach_rejoin(h);
+	}
+}
+
+/*
+ * ROOM_OPEN {path, domain, notebook_id} for h's notebook: the daemon
+ * gives only the room that was that notebook, under the principal it was
+ * opened as.  Every handle of the same room rides on this one.
+ */
+static void
+worker_attach_rejoin(struct worker_handle *h)
+{
+	struct worker_attach_rejoin	*rj;
+	struct worker_handle		*o;
+	struct proto_room_open		 m;
+	struct mpbuf			 b;
+
+	rj = xcalloc(1, sizeof *rj);
+	rj->old = h->room;
+	worker_room_ref(rj->old);
+	rj->domain = xstrdup(worker_room_domain(h->room));
+	TAILQ_FOREACH(o, &worker_attach_all, entry) {
+		if (o->rejoin && o->room == rj->old)
+			o->rejoining = 1;
+	}
+	log_debug("%s: %s (%s on %s)", __func__, h->notebook_id,
+	    worker_room_path(h->room), rj->domain);
+	memset(&m, 0, sizeof m);
+	m.path = proto_str_make(worker_room_path(h->room));
+	m.domain = proto_str_make(rj->domain);
+	m.notebook_id = proto_str_make(h->notebook_id);
+	mpbuf_init(&b);
+	proto_room_open_pack(&b.pk, &m);
+	worker_room_join(PROTO_MSG_ROOM_OPEN, &b.sb, worker_attach_rejoined,
+	    rj);
+	mpbuf_free(&b);
+}
+
+static void
+worker_attach_rejoined(void *arg, struct worker_room *room,
+    struct worker_nb *joined, const char *code, const char *msg)
+{
+	struct worker_attach_rejoin	*rj = arg;
+	struct worker_handle		*h, *next;
+	u_int				 n = 0;
+
+	if (room != NULL)
+		worker_room_set_domain(room, rj->domain);
+	for (h = TAILQ_FIRST(&worker_attach_all); h != NULL; h = next) {
+		next = TAILQ_NEXT(h, entry);
+		if (!h->rejoin || h->room != rj->old)
+			continue;
+		h->rejoining = 0;
+		if (room != NULL) {
+			worker_room_unref(h->room);
+			h->room = room;
+			worker_room_ref(room);
+			h->inc = *worker_room_incarnation(room);
+			h->rejoin = h->lost = h->announced = 0;
+			n++;
+		} else if (strcmp(code, "attachment_expired") == 0) {
+			worker_attach_release(h);
+			n++;
+		}
+	}
+	if (room != NULL) {
+		worker_attach_rejoin_ms = 0;
+		log_info("%u handle%s of %s joined again", n, n == 1 ? "" :
+		    "s", worker_room_notebook_id(room));
+		worker_rpc_log(5, "runtimed", "the daemon was replaced; %u "
+		    "handle%s of notebook %s on %s joined it again", n,
+		    n == 1 ? "" : "s", worker_room_notebook_id(room),
+		    rj->domain);
+		worker_resource_list_changed();
+	} else if (strcmp(code, "attachment_expired") == 0) {
+		log_info("%u handle%s expired: %s", n, n == 1 ? "" : "s", msg);
+		worker_rpc_log(4, "runtimed", "%u notebook handle%s expired: "
+		    "%s", n, n == 1 ? "" : "s", msg);
+	} else {
+		/* The server (or the daemon) is not there yet: later. */
+		worker_attach_rejoin_ms = worker_attach_rejoin_ms == 0 ?
+		    WORKER_WATCH_PERIOD_MS : worker_attach_rejoin_ms * 2;
+		if (worker_attach_rejoin_ms > WORKER_ATTACH_REJOIN_MAX_MS)
+			worker_attach_rejoin_ms = WORKER_ATTACH_REJOIN_MAX_MS;
+		worker_attach_rejoin_at = util_mono_ms() +
+		    worker_attach_rejoin_ms;
+		log_info("re-join of %s on %s failed (%s: %s); again in "
+		    "%d s", worker_room_path(rj->old), rj->domain, code, msg,
+		    worker_attach_rejoin_ms / 1000);
+	}
+	worker_room_unref(rj->old);
+	free(rj->domain);
+	free(rj);
 }
 
 /* A room's connection is gone; the watch decides what that means. */
@@ -260,7 +411,7 @@ worker_attach_unavailable(struct worker_handle *only)
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (only != NULL && h != only)
 			continue;
-		if (!h->lost || h->announced)
+		if (!h->lost || h->announced || h->rejoin)
 			continue;
 		h->announced = 1;
 		worker_resource_handle_ended(h->id, "attachmentUnavailable");
@@ -314,6 +465,15 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 	TAILQ_FOREACH(h, &worker_attach_all, entry) {
 		if (h->pending || strcmp(h->id, value) != 0)
 			continue;
+		if (h->rejoin) {
+			*code = "attachment_unavailable";
+			xasprintf(msg, "the local daemon was replaced; this "
+			    "handle is joined again to %s on %s as soon as a "
+			    "daemon and the server answer: retry in a moment",
+			    worker_room_path(h->room),
+			    worker_room_domain(h->room));
+			return (NULL);
+		}
 		if (h->lost || (h->room != NULL &&
 		    !worker_room_alive(h->room))) {
 			h->lost = 1;

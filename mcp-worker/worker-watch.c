@@ -98,6 +98,9 @@ worker_watch_failed(void)
 	worker_watch.known = 0;
 	worker_watch.failures = 0;
 	worker_attach_expire(NULL, "the daemon stopped");
+	/* Hosted handles wait for the next daemon: keep looking. */
+	if (worker_attach_rejoin_pending())
+		worker_watch_arm(WORKER_WATCH_PERIOD_MS);
 }
 
 static void
@@ -126,6 +129,8 @@ worker_watch_status(void *arg, uint16_t type, const msgpack_object *reply,
 		}
 		if (worker_watch.known)
 			worker_watch_failed();
+		else if (worker_attach_rejoin_pending())
+			worker_watch_arm(WORKER_WATCH_PERIOD_MS);
 		return;
 	}
 	memset(&inc, 0, sizeof inc);
@@ -136,13 +141,15 @@ worker_watch_status(void *arg, uint16_t type, const msgpack_object *reply,
 	worker_watch_seen(&inc);
 	/* Same daemon, yet a room connection dropped: unavailable. */
 	worker_attach_unavailable(NULL);
+	worker_attach_rejoin_all();
 	worker_watch_arm(WORKER_WATCH_PERIOD_MS);
 }
 
 static void
 worker_watch_tick(evutil_socket_t fd, short events, void *arg)
 {
-	if (worker_watch.probing || !worker_watch.known)
+	if (worker_watch.probing || (!worker_watch.known &&
+	    !worker_attach_rejoin_pending()))
 		return;
 	if (worker_watch.dc != NULL && !worker_daemon_alive(worker_watch.dc)) {
 		worker_daemon_free(worker_watch.dc, "daemon_absent", "closed");

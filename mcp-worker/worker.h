@@ -266,6 +266,8 @@ struct worker_handle *worker_attach_find(const char *);
 void		 worker_attach_expire(const struct proto_incarnation *,
 		     const char *);
 void		 worker_attach_room_lost(struct worker_room *);
+int		 worker_attach_rejoin_pending(void);
+void		 worker_attach_rejoin_all(void);
 int		 worker_attach_unavailable(struct worker_handle *);
 void		 worker_attach_foreach(void (*)(struct worker_handle *,
 		     void *), void *);

@@ -256,7 +256,8 @@ proto_agent_start_unpack(const msgpack_object *body,
 void
 proto_agent_ready_pack(msgpack_packer *pk, const struct proto_agent_ready *m)
 {
-	msgpack_pack_map(pk, 6 + proto_doc_present(&m->capabilities));
+	msgpack_pack_map(pk, 6 + proto_doc_present(&m->capabilities) +
+	    (m->server_kernel_id.ptr != NULL));
 	proto_pack_int(pk, "pid", m->pid);
 	proto_agent_pack_str(pk, "kernel_name", &m->kernel_name);
 	proto_agent_pack_str(pk, "display_name", &m->display_name);
@@ -268,6 +269,9 @@ proto_agent_ready_pack(msgpack_packer *pk, const struct proto_agent_ready *m)
 		proto_pack_key(pk, "capabilities");
 		proto_doc_pack(pk, &m->capabilities);
 	}
+	if (m->server_kernel_id.ptr != NULL)
+		proto_agent_pack_str(pk, "server_kernel_id",
+		    &m->server_kernel_id);
 }
 
 int
@@ -298,7 +302,9 @@ proto_agent_ready_unpack(const msgpack_object *body,
 	    proto_agent_get_str(body, msg, "protocol_version",
 	    PROTO_AGENT_NO_NUL, &m->protocol_version, err, errlen) != 0 ||
 	    proto_agent_get_doc(body, msg, "capabilities", 0,
-	    &m->capabilities, err, errlen) != 0)
+	    &m->capabilities, err, errlen) != 0 ||
+	    proto_agent_get_str(body, msg, "server_kernel_id",
+	    PROTO_AGENT_NO_NUL, &m->server_kernel_id, err, errlen) != 0)
 		return (-1);
 	return (0);
 }

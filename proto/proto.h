@@ -792,6 +792,7 @@ struct proto_agent_ready {
 	struct proto_doc	 language_info;	/* a map; optional */
 	struct proto_str	 protocol_version; /* optional */
 	struct proto_doc	 capabilities;	/* a map; optional */
+	struct proto_str	 server_kernel_id; /* a server's; optional */
 };
 struct proto_agent_execute {
 	struct proto_str	 exec_id;

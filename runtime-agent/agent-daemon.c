@@ -42,7 +42,10 @@ static void	agent_daemon_status(enum proto_agent_state, const char *);
 static void	agent_daemon_pack_json(msgpack_packer *, const void *);
 static void	agent_daemon_clear(void);
 static void	agent_daemon_shutdown_done(struct agent_kernel *, void *);
-static void	agent_daemon_exit(const char *);
+static void	agent_daemon_exit(const char *, int);
+static pid_t	agent_daemon_ppid;
+static struct event	*agent_daemon_term_ev;
+static void	agent_daemon_term(evutil_socket_t, short, void *);
 static void	agent_daemon_start(struct peer *, uint32_t,
 		    const msgpack_object *);
 static void	agent_daemon_execute(struct peer *, uint32_t,
@@ -272,12 +275,18 @@ agent_daemon_shutdown_done(struct agent_kernel *k, void *arg)
 
 /* Leave: stop the kernel first, then break the loop. */
 static void
-agent_daemon_exit(const char *why)
+agent_daemon_exit(const char *why, int lost)
 {
 	if (agent_daemon_exiting)
 		return;
 	agent_daemon_exiting = 1;
 	log_info("exiting: %s", why);
+	if (lost && !agent_daemon_shutdown_pending && agent_daemon_k != NULL &&
+	    agent_daemon_hooks->orphaned != NULL &&
+	    agent_daemon_hooks->orphaned(agent_daemon_k)) {
+		event_base_loopexit(agent_daemon_base, NULL);
+		return;
+	}
 	if (agent_daemon_k != NULL && agent_kernel_is_running(agent_daemon_k))
 		agent_kernel_shutdown(agent_daemon_k, 0,
 		    agent_daemon_shutdown_done, NULL);
@@ -458,7 +467,7 @@ agent_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 			log_warnx("daemon closed fd 3 during the handshake");
 			exit(1);
 		}
-		agent_daemon_exit("daemon closed fd 3");
+		agent_daemon_exit("daemon closed fd 3", 1);
 		return;
 	}
 	if (!agent_daemon_hello_done) {
@@ -501,15 +510,38 @@ unhandled:
 static void
 agent_daemon_signal(evutil_socket_t sig, short events, void *arg)
 {
+	struct timeval	tv = { 1, 0 };
+
 	switch (sig) {
 	case SIGCHLD:
 		if (agent_daemon_k != NULL)
 			agent_daemon_hooks->sigchld(agent_daemon_k);
 		break;
 	case SIGTERM:
-		agent_daemon_exit("SIGTERM");
+		if (getppid() != agent_daemon_ppid)
+			agent_daemon_exit("SIGTERM, the daemon is gone", 1);
+		else if (agent_daemon_hooks->orphaned != NULL &&
+		    agent_daemon_peer != NULL && !agent_daemon_exiting) {
+			/*
+			 * PR_SET_PDEATHSIG comes when the thread that started
+			 * us exits, while the daemon's other threads may still
+			 * be ours: fd 3 closing says it died.
+			 */
+			if (agent_daemon_term_ev == NULL)
+				agent_daemon_term_ev = evtimer_new(
+				    agent_daemon_base, agent_daemon_term, NULL);
+			evtimer_add(agent_daemon_term_ev, &tv);
+		} else
+			agent_daemon_exit("SIGTERM", 0);
 		break;
 	}
+}
+
+/* SIGTERM, and fd 3 did not close meanwhile: the daemon lives. */
+static void
+agent_daemon_term(evutil_socket_t fd, short events, void *arg)
+{
+	agent_daemon_exit("SIGTERM", 0);
 }
 
 /* The executable's name, for messages. */
@@ -539,6 +571,7 @@ agent_daemon_run(void)
 	struct mpbuf			 b;
 
 	/* The daemon owns us: die with it even if fd 3 lingers. */
+	agent_daemon_ppid = getppid();
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (fcntl(AGENT_DAEMON_FD, F_GETFD) == -1)
 		fatalx("fd %d is not open: %s is started by runtimed",
@@ -581,6 +614,9 @@ agent_daemon_run(void)
 	if (ev_chld != NULL)
 		event_free(ev_chld);
 	event_free(ev_term);
+	if (agent_daemon_term_ev != NULL)
+		event_free(agent_daemon_term_ev);
+	agent_daemon_term_ev = NULL;
 	free(agent_daemon_state);
 	agent_daemon_state = NULL;
 }

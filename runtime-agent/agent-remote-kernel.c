@@ -8,9 +8,13 @@
  * is answered: a server may drop what is sent while its kernel comes up
  * (1.23 does, right after a restart), so only the kernel's own reply
  * says it is ready.  Interrupt and restart are POSTs to the kernel's
- * URL; shutdown is its DELETE.  The kernel dies for us when the
- * WebSocket is lost (the server or the network went away) or when the
- * server reports it restarting or dead on iopub without our asking.
+ * URL; shutdown is its DELETE.  A lost WebSocket is not yet a lost
+ * kernel: GET api/kernels/ID asks the server, and a kernel it kept is
+ * reconnected with the same session id, for which jupyter_server buffered
+ * the kernel's messages meanwhile and replays them, so a run in flight
+ * completes with its outputs (decision 030).  The kernel dies for us when
+ * the server no longer has it or does not answer, or when it reports the
+ * kernel restarting or dead on iopub without our asking.
  */
 
 #include <stdio.h>
@@ -22,12 +26,16 @@
 /* How long the kernel has to answer kernel_info, and how often it is asked. */
 #define AGENT_REMOTE_READY_MS	60000
 #define AGENT_REMOTE_INFO_MS	1000
+/* Reconnects of a lost WebSocket in a row before the kernel is lost. */
+#define AGENT_REMOTE_REJOIN_TRIES	3
+#define AGENT_REMOTE_REJOIN_MS		500
 
 enum agent_remote_state {
 	AGENT_REMOTE_NEW,
 	AGENT_REMOTE_POSTING,		/* POST api/kernels in flight */
 	AGENT_REMOTE_CONNECTING,	/* WebSocket upgrade, kernel_info */
 	AGENT_REMOTE_READY,
+	AGENT_REMOTE_REJOINING,		/* WebSocket lost, asking the server */
 	AGENT_REMOTE_STOPPING,		/* restart or DELETE in flight */
 	AGENT_REMOTE_DEAD,
 };
@@ -53,6 +61,9 @@ struct agent_kernel {
 	void			*done_arg;
 	int			 restart;
 	int			 closing;	/* we asked for the DELETE */
+	int			 rejoins;	/* tries since the last open */
+	char			*kept;		/* a kernel an earlier agent left */
+	struct event		*rejoin_ev;
 };
 
 static void	agent_remote_kernel_spec(struct agent_kernel *);
@@ -62,6 +73,10 @@ static void	agent_remote_kernel_open(void *, int);
 static void	agent_remote_kernel_message(void *, int, const u_char *,
 		    size_t);
 static void	agent_remote_kernel_closed(void *, const char *);
+static void	agent_remote_kernel_rejoin(evutil_socket_t, short, void *);
+static void	agent_remote_kernel_checked(struct jserver_reply *, void *);
+static int	agent_remote_kernel_post(struct agent_kernel *, char **);
+static void	agent_remote_kernel_kept(struct jserver_reply *, void *);
 static void	agent_remote_kernel_info_cb(evutil_socket_t, short, void *);
 static void	agent_remote_kernel_fail(struct agent_kernel *,
 		    const char *);
@@ -92,6 +107,7 @@ agent_remote_kernel_create(struct event_base *base, struct domain *d,
 	k->path = xstrdup(path);
 	util_uuid(k->session);
 	k->info_ev = evtimer_new(base, agent_remote_kernel_info_cb, k);
+	k->rejoin_ev = evtimer_new(base, agent_remote_kernel_rejoin, k);
 	return (k);
 }
 
@@ -102,10 +118,12 @@ agent_kernel_free(struct agent_kernel *k)
 		return;
 	agent_remote_ws_free(k->ws);
 	event_free(k->info_ev);
+	event_free(k->rejoin_ev);
 	json_object_put(k->info);
 	free(k->name);
 	free(k->path);
 	free(k->id);
+	free(k->kept);
 	free(k->why);
 	free(k->display_name);
 	free(k->language);
@@ -154,12 +172,50 @@ agent_remote_kernel_language(struct agent_kernel *k)
 	return (k->language);
 }
 
+/*
+ * Take the kernel an agent of an earlier daemon left on the server
+ * (--kernel-id), if the server still has it, rather than a new one.
+ */
+void
+agent_remote_kernel_keep(struct agent_kernel *k, const char *id)
+{
+	free(k->kept);
+	k->kept = xstrdup(id);
+}
+
+/* The server's id of our kernel; NULL before it has one. */
+const char *
+agent_remote_kernel_id(struct agent_kernel *k)
+{
+	return (k->id);
+}
+
+/*
+ * The daemon died: leave a started kernel to the server (1), so the
+ * next daemon's agent takes it back with --kernel-id (decision 030).
+ */
+int
+agent_remote_kernel_orphaned(struct agent_kernel *k)
+{
+	if (k->id == NULL || k->state == AGENT_REMOTE_DEAD ||
+	    k->state == AGENT_REMOTE_STOPPING)
+		return (0);
+	log_info("kernel %s: the daemon died; left running on %s for the "
+	    "next one", k->id, k->d->url);
+	evtimer_del(k->info_ev);
+	evtimer_del(k->rejoin_ev);
+	k->state = AGENT_REMOTE_DEAD;
+	agent_remote_ws_free(k->ws);
+	k->ws = NULL;
+	return (1);
+}
+
 /* Start the kernel, or (after a restart) reconnect to it. */
 int
 agent_kernel_start(struct agent_kernel *k, char **cause)
 {
-	struct json_object	*body;
-	const char		*text;
+	char	*path;
+	int	 rc;
 
 	k->ready_by = util_mono_ms() + AGENT_REMOTE_READY_MS;
 	if (k->id != NULL) {
@@ -167,6 +223,65 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 		return (0);
 	}
 	agent_remote_kernel_spec(k);
+	if (k->kept == NULL)
+		return (agent_remote_kernel_post(k, cause));
+	xasprintf(&path, "api/kernels/%s", k->kept);
+	k->state = AGENT_REMOTE_POSTING;
+	rc = jserver_request(k->base, k->d, "GET", path, NULL, 0,
+	    JSERVER_TIMEOUT, agent_remote_kernel_kept, k);
+	free(path);
+	if (rc != 0) {
+		k->state = AGENT_REMOTE_DEAD;
+		xasprintf(cause, "cannot reach %s", k->d->url);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The kept kernel is there: ours again; else a new one. */
+static void
+agent_remote_kernel_kept(struct jserver_reply *r, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct json_object	*o, *v;
+	char			*cause, *why;
+	int			 same = 0;
+
+	if (k->state != AGENT_REMOTE_POSTING)
+		return;
+	/* Only a kernel of the kernelspec asked for is taken back. */
+	if (r->status == 200 && (o = jserver_reply_json(r, &why)) != NULL) {
+		same = json_object_object_get_ex(o, "name", &v) &&
+		    json_object_is_type(v, json_type_string) &&
+		    strcmp(json_object_get_string(v), k->name) == 0;
+		json_object_put(o);
+	} else if (r->status == 200)
+		free(why);
+	if (same) {
+		k->id = k->kept;
+		k->kept = NULL;
+		log_info("kernel %s on %s: kept by the server, taken back",
+		    k->id, k->d->url);
+		agent_remote_kernel_connect(k);
+		return;
+	}
+	log_info("kernel %s is no longer on %s (HTTP %d): a new one", k->kept,
+	    k->d->url, r->status);
+	free(k->kept);
+	k->kept = NULL;
+	if (agent_remote_kernel_post(k, &cause) != 0) {
+		agent_remote_kernel_fail(k, cause);
+		free(cause);
+	}
+}
+
+/* POST api/kernels {name, path}: a new kernel on the server. */
+static int
+agent_remote_kernel_post(struct agent_kernel *k, char **cause)
+{
+	struct json_object	*body;
+	const char		*text;
+
 	body = json_object_new_object();
 	json_object_object_add(body, "name", json_object_new_string(k->name));
 	json_object_object_add(body, "path", json_object_new_string(k->path));
@@ -256,8 +371,16 @@ agent_remote_kernel_open(void *arg, int v1)
 	struct agent_kernel	*k = arg;
 
 	k->v1 = v1;
+	k->rejoins = 0;
 	log_info("kernel %s: WebSocket open (%s)", k->id, v1 ?
 	    AGENT_REMOTE_WS_V1 : "JSON messages");
+	if (k->state == AGENT_REMOTE_REJOINING) {
+		/* The same kernel: what it sent meanwhile is replayed. */
+		log_info("kernel %s: reconnected to the kernel the server "
+		    "kept", k->id);
+		k->state = AGENT_REMOTE_READY;
+		return;
+	}
 	agent_remote_kernel_info_cb(-1, 0, k);
 }
 
@@ -293,9 +416,10 @@ agent_remote_kernel_fail(struct agent_kernel *k, const char *why)
 
 	k->state = AGENT_REMOTE_DEAD;
 	evtimer_del(k->info_ev);
+	evtimer_del(k->rejoin_ev);
 	free(k->why);
 	k->why = xstrdup(why);
-	if (was == AGENT_REMOTE_READY)
+	if (was == AGENT_REMOTE_READY || was == AGENT_REMOTE_REJOINING)
 		agent_died(k, why);
 	else if (was == AGENT_REMOTE_STOPPING && k->done != NULL) {
 		done = k->done;
@@ -401,13 +525,94 @@ static void
 agent_remote_kernel_closed(void *arg, const char *why)
 {
 	struct agent_kernel	*k = arg;
+	struct timeval		 tv = { 0, AGENT_REMOTE_REJOIN_MS * 1000 };
 	char			*msg;
 
 	if (k->state == AGENT_REMOTE_STOPPING && k->restart)
 		return;		/* the restart's answer reconnects */
+	if ((k->state == AGENT_REMOTE_READY ||
+	    k->state == AGENT_REMOTE_REJOINING) &&
+	    k->rejoins < AGENT_REMOTE_REJOIN_TRIES) {
+		log_warnx("kernel %s: WebSocket lost (%s); asking %s whether "
+		    "it kept the kernel", k->id, why, k->d->url);
+		k->state = AGENT_REMOTE_REJOINING;
+		if (k->rejoins++ == 0)
+			agent_remote_kernel_rejoin(-1, 0, k);
+		else
+			evtimer_add(k->rejoin_ev, &tv);
+		return;
+	}
 	xasprintf(&msg, "lost the kernel on %s: %s", k->d->url, why);
 	agent_remote_kernel_fail(k, msg);
 	free(msg);
+}
+
+/* Does the server still have our kernel?  GET api/kernels/ID. */
+static void
+agent_remote_kernel_rejoin(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	char			*path, *msg;
+
+	if (k->state != AGENT_REMOTE_REJOINING)
+		return;
+	xasprintf(&path, "api/kernels/%s", k->id);
+	if (jserver_request(k->base, k->d, "GET", path, NULL, 0,
+	    JSERVER_TIMEOUT, agent_remote_kernel_checked, k) != 0) {
+		xasprintf(&msg, "lost the kernel on %s: cannot reach it",
+		    k->d->url);
+		agent_remote_kernel_fail(k, msg);
+		free(msg);
+	}
+	free(path);
+}
+
+/* The server's answer: reconnect to a kept kernel, else it is gone. */
+static void
+agent_remote_kernel_checked(struct jserver_reply *r, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	struct timeval		 tv = { 0, AGENT_REMOTE_REJOIN_MS * 1000 };
+	char			*path, *cause, *msg, *why;
+	const char		*force;
+	int			 offer;
+
+	if (k->state != AGENT_REMOTE_REJOINING)
+		return;
+	if (r->status == 0 && k->rejoins < AGENT_REMOTE_REJOIN_TRIES) {
+		/* No answer at all may be the same blip: ask again. */
+		log_info("kernel %s: %s gave no answer; asking again", k->id,
+		    k->d->url);
+		k->rejoins++;
+		evtimer_add(k->rejoin_ev, &tv);
+		return;
+	}
+	if (r->status != 200) {
+		why = jserver_reply_message(r);
+		if (r->status == 404)
+			xasprintf(&msg, "the kernel on %s is gone (the server "
+			    "no longer has it)", k->d->url);
+		else
+			xasprintf(&msg, "lost the kernel on %s: %s", k->d->url,
+			    why);
+		free(why);
+		agent_remote_kernel_fail(k, msg);
+		free(msg);
+		return;
+	}
+	agent_remote_ws_free(k->ws);
+	force = getenv("RUNTIMED_REMOTE_WS");
+	offer = force == NULL || strcmp(force, "json") != 0;
+	/* The same session id: the server replays what it buffered. */
+	xasprintf(&path, "api/kernels/%s/channels?session_id=%s", k->id,
+	    k->session);
+	k->ws = agent_remote_ws_create(k->base, k->d, path, offer,
+	    &agent_remote_kernel_cbs, k, &cause);
+	free(path);
+	if (k->ws == NULL) {
+		agent_remote_kernel_fail(k, cause);
+		free(cause);
+	}
 }
 
 int
@@ -422,6 +627,7 @@ agent_kernel_is_running(struct agent_kernel *k)
 	return (k->state == AGENT_REMOTE_POSTING ||
 	    k->state == AGENT_REMOTE_CONNECTING ||
 	    k->state == AGENT_REMOTE_READY ||
+	    k->state == AGENT_REMOTE_REJOINING ||
 	    k->state == AGENT_REMOTE_STOPPING);
 }
 
@@ -558,6 +764,7 @@ agent_kernel_shutdown(struct agent_kernel *k, int restart,
 	int	 rc;
 
 	evtimer_del(k->info_ev);
+	evtimer_del(k->rejoin_ev);
 	k->done = done;
 	k->done_arg = arg;
 	k->restart = restart;

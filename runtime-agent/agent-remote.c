@@ -17,8 +17,12 @@
  *			   restart, POST .../restart, then AGENT_READY id 0
  *			   when the kernel answers kernel_info again
  *
- * When fd 3 goes away the kernel is deleted on the server and we exit.
- * The pid in AGENT_READY is ours: the kernel's process is the server's.
+ * AGENT_READY carries server_kernel_id, the server's id of the kernel.
+ * When the daemon dies (fd 3 closed, or our parent gone at SIGTERM)
+ * without an AGENT_SHUTDOWN, the kernel is left on the server and we
+ * exit; the next daemon's agent takes it back with --kernel-id ID if
+ * the server still has it (decision 030).  The pid in AGENT_READY is
+ * ours: the kernel's process is the server's.
  */
 
 #include <getopt.h>
@@ -32,6 +36,7 @@
 
 static struct domain		*agent_remote_domain;
 static char			*agent_remote_dir;
+static char			*agent_remote_kept;
 
 static __dead void	agent_remote_usage(int);
 static struct agent_kernel *agent_remote_create(struct event_base *,
@@ -43,6 +48,7 @@ static const struct agent_daemon_hooks agent_remote_hooks = {
 	.language_fallback = 1,
 	.create = agent_remote_create,
 	.restart_check = agent_remote_restart_check,
+	.orphaned = agent_remote_kernel_orphaned,
 };
 
 static __dead void
@@ -50,7 +56,7 @@ agent_remote_usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: runtimed-agent-remote [-hqVv] [--log file] --domain name "
-	    "[--path dir]\n"
+	    "[--path dir] [--kernel-id id]\n"
 	    "       runtimed-agent-remote --domain name --list-kernelspecs\n"
 	    "Started by runtimed with its socket as fd 3; see "
 	    "runtimed-agent(8).\n");
@@ -74,6 +80,7 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 		display = xstrdup(agent_remote_kernel_name(k));
 	m.display_name = agent_str(display);
 	m.language = agent_str(agent_remote_kernel_language(k));
+	m.server_kernel_id = agent_str(agent_remote_kernel_id(k));
 	agent_daemon_ready(&m, info, "remote kernel");
 	free(display);
 }
@@ -90,6 +97,8 @@ agent_remote_create(struct event_base *base, struct peer *p, uint32_t id,
 	k = agent_remote_kernel_create(base, agent_remote_domain, name,
 	    agent_remote_dir);
 	free(name);
+	if (agent_remote_kept != NULL)
+		agent_remote_kernel_keep(k, agent_remote_kept);
 	return (k);
 }
 
@@ -108,6 +117,7 @@ main(int argc, char **argv)
 	static const struct option	 longopts[] = {
 		{ "domain", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "kernel-id", required_argument, NULL, 'K' },
 		{ "list-kernelspecs", no_argument, NULL, 'k' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "path", required_argument, NULL, 'p' },
@@ -128,6 +138,15 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			agent_remote_usage(0);
+		case 'K':
+			/* The server's ids are uuids; nothing else goes in a URL. */
+			if (*optarg == '\0' || strlen(optarg) > 128 ||
+			    strspn(optarg, "0123456789abcdef-") !=
+			    strlen(optarg))
+				agent_remote_usage(1);
+			free(agent_remote_kept);
+			agent_remote_kept = xstrdup(optarg);
+			break;
 		case 'p':
 			free(agent_remote_dir);
 			agent_remote_dir = xstrdup(optarg);
@@ -159,6 +178,7 @@ main(int argc, char **argv)
 	agent_daemon_run();
 	domain_free(agent_remote_domain);
 	free(agent_remote_dir);
+	free(agent_remote_kept);
 	log_info("exit");
 	log_close();
 	return (0);

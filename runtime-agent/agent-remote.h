@@ -84,5 +84,8 @@ const char *agent_remote_kernel_why(struct agent_kernel *);
 int	 agent_kernel_start_ok(struct agent_kernel *);
 const char *agent_remote_kernel_display_name(struct agent_kernel *);
 const char *agent_remote_kernel_language(struct agent_kernel *);
+void	 agent_remote_kernel_keep(struct agent_kernel *, const char *);
+const char *agent_remote_kernel_id(struct agent_kernel *);
+int	 agent_remote_kernel_orphaned(struct agent_kernel *);
 
 #endif

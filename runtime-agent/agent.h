@@ -51,6 +51,11 @@ struct agent_daemon_hooks {
 	/* Requests past the common ones; 0 if not handled. */
 	int		(*dispatch)(struct peer *, const struct proto_header *,
 			    const msgpack_object *, struct agent_kernel *);
+	/*
+	 * The daemon died without asking for a shutdown: 1 if the kernel
+	 * was left to outlive it (a server's), 0 to shut it down; NULL: 0.
+	 */
+	int		(*orphaned)(struct agent_kernel *);
 };
 
 /* Jupyter channels the agent uses. */

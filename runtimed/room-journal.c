@@ -261,8 +261,13 @@ room_journal_snapshot(struct room *r)
 	}
 	r->snapshot_wanted = 0;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 5);
+	msgpack_pack_map(&b.pk, 5 + room_remote_bound(r));
 	proto_pack_int(&b.pk, "v", 1);
+	if (room_remote_bound(r)) {
+		/* Which server's notebook this is (decision 030). */
+		proto_pack_key(&b.pk, "remote");
+		room_remote_pack(r, &b.pk);
+	}
 	proto_pack_uint(&b.pk, "seq", r->seq);
 	proto_pack_bool(&b.pk, "fresh", r->fresh);
 	proto_pack_key(&b.pk, "disk");

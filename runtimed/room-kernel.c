@@ -195,7 +195,7 @@ room_kernel_spawn(struct room *r, const char *name)
 {
 	struct room_kernel	*k;
 	char			*agent, *rundir, *cause = NULL, *dir = NULL;
-	char			*argv[10];
+	char			*argv[12], *kept = NULL;
 	const char		*exe = "runtimed-agent";
 	int			 sv[2], i = 1;
 
@@ -216,6 +216,11 @@ room_kernel_spawn(struct room *r, const char *name)
 		argv[i++] = (char *)room_remote_domain_name(r);
 		argv[i++] = (char *)"--path";
 		argv[i++] = dir;
+		/* A kernel the server kept for us across our restart. */
+		if ((kept = room_remote_take_kernel(r)) != NULL) {
+			argv[i++] = (char *)"--kernel-id";
+			argv[i++] = kept;
+		}
 	}
 	argv[i] = NULL;
 
@@ -234,6 +239,8 @@ room_kernel_spawn(struct room *r, const char *name)
 	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
 	if (util_mkdir_private(rundir, &cause) != 0) {
 		free(rundir);
+		free(dir);
+		free(kept);
 		room_kernel_set_dead(k, cause);
 		free(cause);
 		return (k);
@@ -242,18 +249,21 @@ room_kernel_spawn(struct room *r, const char *name)
 	agent = spawn_find(exe, RUNTIMED_LIBEXECDIR, &cause);
 	if (agent == NULL) {
 		free(dir);
+		free(kept);
 		room_kernel_set_dead(k, cause);
 		free(cause);
 		return (k);
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		free(dir);
+		free(kept);
 		free(agent);
 		room_kernel_set_dead(k, "socketpair failed");
 		return (k);
 	}
 	k->pid = spawn_child(agent, argv, sv[1], 1, &cause);
 	free(dir);
+	free(kept);
 	close(sv[1]);
 	free(agent);
 	if (k->pid == -1) {
@@ -735,6 +745,12 @@ room_kernel_ready_msg(struct room_kernel *k, const struct proto_agent_ready *m)
 	k->capabilities = m->capabilities.obj != NULL ?
 	    mpjson_unpack(m->capabilities.obj) : NULL;
 	k->state = ROOM_KERNEL_IDLE;
+	if (k->room != NULL && k->room->remote != NULL &&
+	    m->server_kernel_id.ptr != NULL) {
+		name = room_kernel_dup(&m->server_kernel_id);
+		room_remote_kernel_ready(k->room, name);
+		free(name);
+	}
 	log_info("kernel %s (%s): ready, pid %lld%s", k->id, k->name,
 	    (long long)k->kernel_pid, k->pooled ? " (pool)" : "");
 	if (k->room != NULL)

@@ -42,6 +42,7 @@
 
 enum room_remote_kind {
 	ROOM_REMOTE_OPEN,
+	ROOM_REMOTE_REJOIN,
 	ROOM_REMOTE_CREATE,
 	ROOM_REMOTE_SAVE,
 	ROOM_REMOTE_KERNELS,
@@ -66,6 +67,8 @@ struct room_remote {
 	struct event		*watch;
 	int			 watching; /* a watch call in flight */
 	struct room_remote_ops	 saves;	/* the first one runs */
+	char			*kernel_id; /* the server's, once ready */
+	char			*kept_kernel; /* one an earlier daemon left */
 };
 
 struct room_remote_op {
@@ -74,7 +77,8 @@ struct room_remote_op {
 	struct room_remote	*rr;	/* NULL once the room is gone */
 	struct peer		*peer;	/* NULL once it left */
 	uint32_t		 id;
-	/* Open and create: the room to be. */
+	/* Open, rejoin and create: the room to be (a rejoin's id). */
+	char			*nbid;
 	char			*domain;
 	char			*path;
 	char			*kernel;
@@ -118,7 +122,11 @@ static void	room_remote_finish(struct room_remote_op *, struct room *,
 static void	room_remote_start(struct room_remote_op *, char **,
 		    const char **);
 static void	room_remote_whoami_done(struct domain_identity *, void *);
+static struct room *room_remote_rejoin_room(struct room_remote_op *);
 static int	room_remote_join(struct room_remote_op *);
+static void	room_remote_wake(struct room_remote_op *, struct room *,
+		    struct jserver_reply *);
+static void	room_remote_reclaim(struct room *);
 static void	room_remote_loaded(struct jserver_reply *, void *);
 static struct room *room_remote_make(struct room_remote_op *,
 		    const char *);
@@ -183,6 +191,7 @@ room_remote_op_free(struct room_remote_op *op)
 {
 	TAILQ_REMOVE(&room_remote_all, op, entry);
 	free(op->domain);
+	free(op->nbid);
 	free(op->path);
 	free(op->kernel);
 	domain_free(op->d);
@@ -425,13 +434,13 @@ room_remote_whoami_done(struct domain_identity *id, void *arg)
 	if (!id->authenticated) {
 		room_remote_finish(op, NULL, id->problem != NULL ?
 		    id->problem : "the server does not say who you are",
-		    id->reachable ? "invalid_argument" :
-		    "notebook_unavailable");
+		    id->reachable && op->kind != ROOM_REMOTE_REJOIN ?
+		    "invalid_argument" : "notebook_unavailable");
 		return;
 	}
 	op->principal = id->principal;
 	id->principal = NULL;
-	if (op->kind == ROOM_REMOTE_OPEN) {
+	if (op->kind == ROOM_REMOTE_OPEN || op->kind == ROOM_REMOTE_REJOIN) {
 		if (room_remote_join(op))
 			return;
 		uri = room_remote_uri(op->path,
@@ -451,25 +460,46 @@ room_remote_whoami_done(struct domain_identity *id, void *arg)
 /*
  * Is op's notebook open already (perhaps by another open that finished
  * first)?  Then op ends: it joins that room, unless under another
- * principal.  1 if op is over.
+ * principal.  A rejoin ends too if its room is no longer that notebook.
+ * 1 if op is over; 0 to go on with the GET (none, or a dormant room it
+ * wakes).
  */
 static int
 room_remote_join(struct room_remote_op *op)
 {
 	struct room	*r;
+	const char	*code = "notebook_unavailable";
 	char		*why;
 
-	if ((r = room_remote_find(op->domain, op->path)) == NULL)
+	if (op->kind == ROOM_REMOTE_REJOIN) {
+		if ((r = room_remote_rejoin_room(op)) == NULL) {
+			xasprintf(&why, "notebook %s is no longer %s on %s "
+			    "here", op->nbid, op->path, op->domain);
+			room_remote_finish(op, NULL, why, "attachment_expired");
+			free(why);
+			return (1);
+		}
+	} else if ((r = room_remote_find(op->domain, op->path)) == NULL)
 		return (0);
 	if (strcmp(r->remote->principal, op->principal) != 0) {
-		xasprintf(&why, "%s on %s is open here as %s, and the server "
-		    "now says you are %s: one notebook is never shared between "
-		    "two identities", op->path, op->domain,
-		    r->remote->principal, op->principal);
-		room_remote_finish(op, NULL, why, "notebook_unavailable");
+		if (op->kind == ROOM_REMOTE_REJOIN) {
+			code = "attachment_expired";
+			xasprintf(&why, "%s on %s was opened as %s, and the "
+			    "server now says you are %s: it is not joined "
+			    "under another identity", op->path, op->domain,
+			    r->remote->principal, op->principal);
+			log_warnx("room %s: re-join refused: %s", r->id, why);
+		} else
+			xasprintf(&why, "%s on %s is open here as %s, and the "
+			    "server now says you are %s: one notebook is never "
+			    "shared between two identities", op->path,
+			    op->domain, r->remote->principal, op->principal);
+		room_remote_finish(op, NULL, why, code);
 		free(why);
 		return (1);
 	}
+	if (!r->loaded)
+		return (0);	/* stored, dormant: decision 030 */
 	room_remote_finish(op, r, NULL, NULL);
 	return (1);
 }
@@ -500,7 +530,10 @@ room_remote_make(struct room_remote_op *op, const char *kernel)
 	return (r);
 }
 
-/* An open's GET came back: the room, unless another open beat us. */
+/*
+ * The GET of an open or rejoin came back: the room, unless another open
+ * beat us; a dormant room of that notebook wakes from it.
+ */
 static void
 room_remote_loaded(struct jserver_reply *rep, void *arg)
 {
@@ -509,14 +542,17 @@ room_remote_loaded(struct jserver_reply *rep, void *arg)
 	const char		*kernel;
 	char			*lm, *why;
 
+	if (room_remote_join(op))
+		return;
+	if ((r = op->kind == ROOM_REMOTE_REJOIN ? room_remote_rejoin_room(op) :
+	    room_remote_find(op->domain, op->path)) != NULL) {
+		room_remote_wake(op, r, rep);
+		return;
+	}
 	if ((op->nb = room_remote_parse(rep, op->path, op->d->url, &lm,
 	    &why)) == NULL) {
 		room_remote_finish(op, NULL, why, "notebook_unavailable");
 		free(why);
-		return;
-	}
-	if (room_remote_join(op)) {
-		free(lm);
 		return;
 	}
 	kernel = room_remote_nb_kernel(op->nb);
@@ -1041,6 +1077,7 @@ room_remote_probed(struct jserver_reply *rep, void *arg)
 	    "unavailable", r->id, rr->d->url, rep->cause != NULL ?
 	    rep->cause : "no answer");
 	rr->lost = 1;
+	room_journal_snapshot(r);	/* the store forgets the binding */
 	n = r->nmembers;
 	members = xreallocarray(NULL, n > 0 ? n : 1, sizeof *members);
 	memcpy(members, r->members, n * sizeof *members);
@@ -1231,5 +1268,279 @@ room_remote_free(struct room_remote *rr)
 	free(rr->last_modified);
 	free(rr->outside);
 	free(rr->principal);
+	free(rr->kernel_id);
+	free(rr->kept_kernel);
 	free(rr);
+}
+
+/*
+ * Surviving a daemon replacement (decision 030).  A remote room's
+ * snapshot carries its binding (domain, server path, principal, the
+ * server's last_modified), so a new daemon knows a stored room as that
+ * notebook again rather than as an untitled copy; a worker re-joining
+ * its handles opens it by domain, path and notebook_id.
+ */
+
+/*
+ * Does the snapshot carry a binding?  Not once the server was lost: the
+ * edits then stay an untitled copy and a connect loads the server's.
+ */
+int
+room_remote_bound(struct room *r)
+{
+	return (r->remote != NULL && !r->remote->lost);
+}
+
+/* The binding as the snapshot's "remote" value (room-journal.c). */
+void
+room_remote_pack(struct room *r, msgpack_packer *pk)
+{
+	struct room_remote	*rr = r->remote;
+	const char		*kid;
+
+	kid = rr->kernel_id != NULL ? rr->kernel_id : rr->kept_kernel;
+	msgpack_pack_map(pk, 3 + (rr->last_modified != NULL) + (kid != NULL));
+	proto_pack_str(pk, "domain", rr->domain);
+	proto_pack_str(pk, "path", rr->path);
+	proto_pack_str(pk, "principal", rr->principal);
+	if (rr->last_modified != NULL)
+		proto_pack_str(pk, "last_modified", rr->last_modified);
+	if (kid != NULL)
+		proto_pack_str(pk, "kernel_id", kid);
+}
+
+/*
+ * The room's kernel is ready as the server's kernel id: stored, so a
+ * daemon started after our death takes that kernel back.
+ */
+void
+room_remote_kernel_ready(struct room *r, const char *id)
+{
+	struct room_remote	*rr = r->remote;
+
+	if (rr->kernel_id != NULL && strcmp(rr->kernel_id, id) == 0)
+		return;
+	free(rr->kernel_id);
+	rr->kernel_id = xstrdup(id);
+	free(rr->kept_kernel);
+	rr->kept_kernel = NULL;
+	room_journal_snapshot(r);
+}
+
+/* The kernel id to take back at the room's first kernel start, once. */
+char *
+room_remote_take_kernel(struct room *r)
+{
+	char	*id = r->remote->kept_kernel;
+
+	r->remote->kept_kernel = NULL;
+	return (id);
+}
+
+/*
+ * At start-up: a stored room whose snapshot names a binding is that
+ * remote notebook, dormant; its domain is loaded when it is opened.
+ */
+void
+room_remote_restore(struct room *r, const void *snap, size_t len)
+{
+	struct room_remote	*rr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*m;
+	const char		*dom, *path, *who, *lm, *kid;
+	size_t			 dl, pl, wl, ll = 0, kl = 0;
+	char			*why;
+
+	msgpack_unpacked_init(&u);
+	if (snap == NULL || msgpack_unpack_next(&u, snap, len, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS ||
+	    (m = proto_get_map(&u.data, "remote")) == NULL ||
+	    (dom = proto_get_str(m, "domain", &dl)) == NULL ||
+	    (path = proto_get_str(m, "path", &pl)) == NULL ||
+	    (who = proto_get_str(m, "principal", &wl)) == NULL) {
+		msgpack_unpacked_destroy(&u);
+		return;
+	}
+	lm = proto_get_str(m, "last_modified", &ll);
+	kid = proto_get_str(m, "kernel_id", &kl);
+	rr = xcalloc(1, sizeof *rr);
+	TAILQ_INIT(&rr->saves);
+	rr->domain = xstrndup(dom, dl);
+	rr->path = xstrndup(path, pl);
+	rr->principal = xstrndup(who, wl);
+	rr->last_modified = lm != NULL ? xstrndup(lm, ll) : NULL;
+	/* Only what a server's id can be goes on the agent's command line. */
+	if (kid != NULL && kl > 0 && kl <= 128) {
+		rr->kept_kernel = xstrndup(kid, kl);
+		if (strspn(rr->kept_kernel, "0123456789abcdef-") != kl) {
+			free(rr->kept_kernel);
+			rr->kept_kernel = NULL;
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+	if (!domain_valid_name(rr->domain) ||
+	    room_remote_valid_path(rr->path, &why) != 0) {
+		if (rr->domain != NULL && domain_valid_name(rr->domain))
+			free(why);
+		log_warnx("room %s: its stored binding to a server is not "
+		    "valid; it stays an untitled copy", r->id);
+		room_remote_free(rr);
+		return;
+	}
+	if (room_remote_find(rr->domain, rr->path) != NULL) {
+		log_warnx("room %s: %s on %s is another stored room's; this "
+		    "one stays an untitled copy", r->id, rr->path, rr->domain);
+		room_remote_free(rr);
+		return;
+	}
+	r->remote = rr;
+	rr->room = r;
+}
+
+/*
+ * A kernel an earlier daemon's agent left on the server is taken back
+ * as soon as its room is loaded again, so its variables are there for
+ * the next run (a run in flight at the death ended kernel_died).
+ */
+static void
+room_remote_reclaim(struct room *r)
+{
+	if (r->remote->kept_kernel == NULL || r->kernel != NULL)
+		return;
+	log_info("room %s: taking back kernel %s on %s", r->id,
+	    r->remote->kept_kernel, r->remote->domain);
+	room_kernel_want(r);
+}
+
+/*
+ * Wake a dormant remote room from the GET of its open or rejoin (op's
+ * domain, the principal checked).  Clean, the server's copy is the
+ * whole truth.  With unsaved edits (acknowledged, so never dropped) the
+ * stored copy comes back; if the server's copy changed since our load
+ * or last save the edits are kept over it, a warning says so and the
+ * next save answers file_changed_on_disk, as for a local file changed
+ * meanwhile.
+ */
+static void
+room_remote_wake(struct room_remote_op *op, struct room *r,
+    struct jserver_reply *rep)
+{
+	struct room_remote	*rr = r->remote;
+	struct room_nb		*nb;
+	char			*lm, *why, *msg;
+	int			 rc;
+
+	if (!r->dirty) {
+		if ((nb = room_remote_parse(rep, rr->path, op->d->url, &lm,
+		    &why)) == NULL)
+			goto fail;
+		room_nb_free(r->nb);
+		r->nb = nb;
+		free(rr->last_modified);
+		rr->last_modified = lm;
+	} else {
+		if ((rc = room_remote_lm(rep, &lm)) == -1) {
+			msg = jserver_reply_message(rep);
+			xasprintf(&why, "%s: cannot look at %s: %s",
+			    op->d->url, rr->path, msg);
+			free(msg);
+			goto fail;
+		}
+		if (room_journal_recover(r, &msg) != 0) {
+			xasprintf(&why, "notebook %s cannot be recovered: %s",
+			    r->id, msg);
+			free(msg);
+			free(lm);
+			goto fail;
+		}
+		if (rc == 0 || rr->last_modified == NULL ||
+		    strcmp(lm, rr->last_modified) != 0) {
+			log_warnx("room %s: %s on %s changed on the server "
+			    "since its unsaved edits were made; they are kept",
+			    r->id, rr->path, rr->domain);
+			room_nb_warn(r->nb, -1, NULL, "overwrites the server's "
+			    "copy (save_notebook with force)", "%s changed on "
+			    "the server (last_modified %s, was %s) while this "
+			    "notebook had unsaved edits; they are kept here: a "
+			    "save answers file_changed_on_disk", rr->path,
+			    lm != NULL ? lm : "none: deleted",
+			    rr->last_modified != NULL ? rr->last_modified :
+			    "none");
+		}
+		/* The watch knows this change already. */
+		free(rr->outside);
+		rr->outside = lm;
+	}
+	domain_free(rr->d);
+	rr->d = op->d;
+	op->d = NULL;
+	room_loaded(r);
+	if (!r->dirty)
+		room_journal_snapshot(r);
+	log_info("room %s %s %s on %s as %s (seq %llu)", r->id, r->dirty ?
+	    "recovered" : "reopened", rr->path, rr->d->url, rr->principal,
+	    (unsigned long long)r->seq);
+	if (rr->watch == NULL)
+		room_remote_watch_add(rr);
+	room_remote_reclaim(r);
+	room_remote_finish(op, r, NULL, NULL);
+	return;
+
+fail:
+	room_remote_finish(op, NULL, why, "notebook_unavailable");
+	free(why);
+}
+
+/* A rejoin's room: that id, bound to that path on that domain. */
+static struct room *
+room_remote_rejoin_room(struct room_remote_op *op)
+{
+	struct room	*r;
+	size_t		 i = 0;
+
+	while ((r = room_nth(i++)) != NULL && strcmp(r->id, op->nbid) != 0)
+		;
+	if (r == NULL || r->remote == NULL || r->remote->lost ||
+	    strcmp(r->remote->domain, op->domain) != 0 ||
+	    strcmp(r->remote->path, op->path) != 0)
+		return (NULL);
+	return (r);
+}
+
+/*
+ * ROOM_OPEN {path, domain, notebook_id}: a worker re-joining handles
+ * after the daemon was replaced.  Only the room that was that notebook
+ * (same id, bound to that path on that domain) and only under its own
+ * principal; anything else is attachment_expired, so a handle never
+ * comes back as another notebook or another identity.  It runs as an
+ * open does: who we are, then (a dormant room) the GET that wakes it;
+ * cb gets the room on the loop, -1 with *cause and *code if refused at
+ * once.  A server or configuration that fails may come back, so that
+ * is notebook_unavailable: the worker asks again.
+ */
+int
+room_remote_rejoin(const char *domain, const char *path, const char *id,
+    struct peer *peer, uint32_t hid, room_remote_open_cb cb, char **cause,
+    const char **code)
+{
+	struct room_remote_op	*op;
+
+	*cause = NULL;
+	op = room_remote_op_create(ROOM_REMOTE_REJOIN, peer, hid);
+	op->domain = xstrdup(domain);
+	op->path = xstrdup(path);
+	op->nbid = xstrdup(id);
+	op->open_cb = cb;
+	if (room_remote_rejoin_room(op) == NULL) {
+		*code = "attachment_expired";
+		xasprintf(cause, "notebook %s is no longer %s on %s here",
+		    id, path, domain);
+		room_remote_op_free(op);
+		return (-1);
+	}
+	room_remote_start(op, cause, code);
+	if (*cause == NULL)
+		return (0);
+	*code = "notebook_unavailable";
+	return (-1);
 }

@@ -367,11 +367,16 @@ room_start_one(const struct store_room *sr, void *arg)
 		return (0);
 	r = room_new(sr->notebook_id, sr->path != NULL ?
 	    xstrdup(sr->path) : NULL, sr->kernel);
+	if (sr->path == NULL)
+		room_remote_restore(r, sr->snapshot, sr->snapshot_len);
 	/* Journal after the snapshot: content the file does not have. */
 	r->dirty = sr->dirty ||
 	    store_journal_bytes(runtimed_store, sr->notebook_id) != 0;
-	log_info("room %s stored (%s%s)", r->id, r->path != NULL ?
-	    r->path : "untitled", r->dirty ? ", unsaved changes" : "");
+	log_info("room %s stored (%s%s%s%s)", r->id, r->path != NULL ?
+	    r->path : r->remote != NULL ? room_remote_path(r) : "untitled",
+	    r->remote != NULL ? " on " : "", r->remote != NULL ?
+	    room_remote_domain_name(r) : "", r->dirty ? ", unsaved changes" :
+	    "");
 	return (0);
 }
 
@@ -801,6 +806,14 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 			if ((r = room_open_known(id, cause)) == NULL)
 				return (NULL);
 			goto found;
+		}
+		if (!r->loaded && r->remote != NULL) {
+			/* Its server wakes it (room-remote.c), not the store. */
+			*code = "invalid_argument";
+			xasprintf(cause, "notebook %s is %s on domain %s: open "
+			    "it with that path and domain", id,
+			    room_remote_path(r), room_remote_domain_name(r));
+			return (NULL);
 		}
 		if (!r->loaded && room_wake(r, 1, cause) != 0)
 			return (NULL);

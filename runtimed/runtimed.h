@@ -296,6 +296,14 @@ char		*room_remote_kernel_dir(struct room *);
 void		 room_remote_kernel_died(struct room *);
 void		 room_remote_peer_gone(struct peer *);
 void		 room_remote_free(struct room_remote *);
+int		 room_remote_bound(struct room *);
+void		 room_remote_pack(struct room *, msgpack_packer *);
+void		 room_remote_restore(struct room *, const void *, size_t);
+void		 room_remote_kernel_ready(struct room *, const char *);
+char		*room_remote_take_kernel(struct room *);
+int		 room_remote_rejoin(const char *, const char *, const char *,
+		     struct peer *, uint32_t, room_remote_open_cb, char **,
+		     const char **);
 
 /* room-cell.c */
 void		 room_cell_pack(msgpack_packer *, const struct room_cell *);

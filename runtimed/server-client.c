@@ -281,7 +281,7 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 	char				*id = NULL, *domain = NULL;
 	char				*cause = NULL, err[256];
 	const char			*code;
-	int				 bad;
+	int				 bad, rc;
 
 	if (c->room != NULL) {
 		peer_send_error(c->peer, hdr->id, "invalid_argument",
@@ -319,12 +319,18 @@ server_client_join(struct server_client *c, const struct proto_header *hdr,
 	}
 	if (domain != NULL) {
 		/* Answered from the server's answers (room-remote.c); this
-		 * connection's later requests wait until then. */
-		if ((hdr->type == PROTO_MSG_ROOM_CREATE ? room_remote_create(
-		    domain, path, kernel, c->peer, hdr->id,
-		    server_client_joined, &cause, &code) : room_remote_open(
-		    domain, path, c->peer, hdr->id, server_client_joined,
-		    &cause, &code)) != 0) {
+		 * connection's later requests wait until then.  A path with
+		 * a notebook_id is a worker re-joining (decision 030). */
+		if (hdr->type == PROTO_MSG_ROOM_CREATE)
+			rc = room_remote_create(domain, path, kernel, c->peer,
+			    hdr->id, server_client_joined, &cause, &code);
+		else if (id != NULL)
+			rc = room_remote_rejoin(domain, path, id, c->peer,
+			    hdr->id, server_client_joined, &cause, &code);
+		else
+			rc = room_remote_open(domain, path, c->peer, hdr->id,
+			    server_client_joined, &cause, &code);
+		if (rc != 0) {
 			peer_send_error(c->peer, hdr->id, code, "%s", cause);
 			goto out;
 		}

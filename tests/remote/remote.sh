@@ -14,9 +14,11 @@
 # change on the server announced (tests/remote/offloop.py); then the server
 # killed mid-run and started again with kernel_ws_protocol "" (JSON
 # messages): the run kernel_died, the handle unavailable, a new connect
-# runs (tests/remote/faults.py).
+# runs (tests/remote/faults.py); then the local daemon SIGKILLed under a
+# hosted handle that comes back with its unsaved edit and its kernel,
+# and a run whose WebSocket is cut completing (tests/remote/keep.py).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
-    RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 480 "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
 
 nb() {
@@ -105,6 +107,42 @@ cat "$T/faults.out"
 grep -q "WebSocket open (JSON messages)" "$T/daemon.log" ||
     fail "the JSON encoding was not used"
 ok "remote kernel: server lost and back, JSON messages"
+
+# The local daemon SIGKILLed and started again under a hosted handle,
+# then the kernel's WebSocket cut mid-run (tests/remote/keep.py).
+nb
+# faults.py's hand-offs have the same names: not taken for keep.py's.
+rm -f "$T/edited" "$T/killed" "$T/checked" "$T/back"
+$PY "${srcdir:-.}/tests/remote/keep.py" "$top_builddir" "$T" "$SROOT" \
+    "$PORT" >"$T/keep.out" 2>&1 &
+K=$!
+track $K
+handoff() {
+	until [ -f "$T/$1" ]; do
+		kill -0 $K 2>/dev/null || { cat "$T/keep.out"; fail "keep.py"; }
+		sleep 0.05
+	done
+}
+handoff edited
+kill -9 "$D"
+wait "$D" 2>/dev/null
+touch "$T/killed"
+handoff checked
+# The old agents still write to the old log: keep it apart.
+mv "$T/daemon.log" "$T/daemon-1.log"
+start_daemon --warm-pool 0 -v
+touch "$T/back"
+wait $K || { cat "$T/keep.out"; fail "keep.py"; }
+cat "$T/keep.out"
+grep -q "recovered nb.ipynb on" "$T/daemon.log" ||
+    fail "the daemon did not recover the stored remote room"
+grep -q "re-join refused: .* not joined under another identity" \
+    "$T/daemon.log" || fail "the other principal was not what refused"
+grep -q "kept by the server, taken back" "$T/daemon.log" ||
+    fail "the new daemon's agent did not take the kept kernel back"
+grep -q "reconnected to the kernel the server kept" "$T/daemon.log" ||
+    fail "the WebSocket was not reconnected"
+ok "hosted handle across a daemon SIGKILL; a run across a lost WebSocket"
 
 echo '{"js": ' >"$RUNTIMED_CONFIG_DIR/domains.json"
 out=$("$CTL" domains 2>&1) && fail "a broken domains.json was read"
