@@ -170,6 +170,12 @@ web_tick(evutil_socket_t fd, short events, void *arg)
 int
 main(int argc, char **argv)
 {
+	static const struct option	 longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct proto_hello	 hello;
 	struct mpbuf		 b;
 	struct event		*tick;
@@ -179,7 +185,8 @@ main(int argc, char **argv)
 	int			 ch, level = LOG_LEVEL_WARN;
 	long			 v;
 
-	while ((ch = getopt(argc, argv, "S:d:hVv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "S:d:hVv", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'S':
 			web_socket_path = optarg;

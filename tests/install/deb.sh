@@ -67,7 +67,9 @@ mv "$T/root" "$T/moved"
 P=$T/moved/usr
 for f in bin/runtimed bin/runtimed-mcp libexec/runtimed/runtimed-mcp-worker \
     libexec/runtimed/runtimed-agent libexec/runtimed/runtimed-web \
-    share/man/man8/runtimed-web.8.gz lib/systemd/user/runtimed.service \
+    share/man/man8/runtimed-web.8.gz \
+    share/man/man8/runtimed-agent-remote.8.gz \
+    libexec/runtimed/runtimed-agent-remote lib/systemd/user/runtimed.service \
     lib/systemd/user/runtimed.socket; do
 	[ -e "$P/$f" ] || fail "the package lacks /usr/$f"
 done

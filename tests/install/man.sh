@@ -21,7 +21,9 @@ bad() {
 }
 for e in runtimed/runtimed:runtimed.1 runtimed-mcp:runtimed-mcp.1 \
     runtimed-mcp-worker:runtimed-mcp-worker.8 \
-    runtimed-agent:runtimed-agent.8; do
+    runtimed-agent:runtimed-agent.8 \
+    runtimed-agent-remote:runtimed-agent-remote.8 \
+    runtimed-web:runtimed-web.8; do
 	bin=$top_builddir/${e%%:*}
 	page=$srcdir/man/${e#*:}
 	name=$(basename "$bin")
