@@ -318,6 +318,10 @@ Test(peer, big_frame_whole_and_in_order)
 	cr_assert_str_eq(s.last_str, "after");
 	cr_assert_str_eq(s.big, "6291456 of 6291456");
 	waitpid(pid, NULL, 0);
+	/* The writer is gone: the peer is lost, and freed. */
+	for (i = 0; i < 200 && !s.lost; i++)
+		run_for(base, 10);
+	cr_assert_eq(s.lost, 1);
 	free(big);
 	event_base_free(base);
 }
