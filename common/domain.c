@@ -586,3 +586,15 @@ domain_encode_path(const char *path)
 	evbuffer_free(eb);
 	return (out);
 }
+
+/* api/contents/PATH (encoded) followed by query; caller frees. */
+char *
+domain_contents_uri(const char *path, const char *query)
+{
+	char	*enc, *uri;
+
+	enc = domain_encode_path(path);
+	xasprintf(&uri, "api/contents/%s%s", enc, query);
+	free(enc);
+	return (uri);
+}

@@ -64,6 +64,7 @@ int		 domain_whoami_start(struct event_base *, const struct domain *,
 		     domain_whoami_cb, void *);
 void		 domain_identity_clear(struct domain_identity *);
 char		*domain_encode_path(const char *);
+char		*domain_contents_uri(const char *, const char *);
 
 /* jserver.c: REST over evhttp. */
 struct jserver_reply {

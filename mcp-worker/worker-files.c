@@ -82,7 +82,6 @@ static int	worker_files_write(struct worker_files_xfer *, const char *,
 		    const char *, size_t);
 static char	*worker_files_remote_path(struct worker_files_xfer *,
 		    const char *);
-static char	*worker_files_uri(const char *, const char *);
 static int	worker_files_request(struct worker_files_xfer *,
 		    enum worker_files_step, const char *, const char *,
 		    const char *, const char *, size_t);
@@ -268,17 +267,6 @@ worker_files_remote_path(struct worker_files_xfer *x, const char *nbpath)
 	return (p);
 }
 
-static char *
-worker_files_uri(const char *path, const char *query)
-{
-	char	*enc, *uri;
-
-	enc = domain_encode_path(path);
-	xasprintf(&uri, "api/contents/%s%s", enc, query);
-	free(enc);
-	return (uri);
-}
-
 /* Start a contents call of x's (path with query); its reply is step. */
 static int
 worker_files_request(struct worker_files_xfer *x, enum worker_files_step step,
@@ -289,7 +277,7 @@ worker_files_request(struct worker_files_xfer *x, enum worker_files_step step,
 	int	 rc;
 
 	x->step = step;
-	uri = worker_files_uri(path, query);
+	uri = domain_contents_uri(path, query);
 	rc = jserver_request(worker_rpc_base(), x->d, method, uri, body, len,
 	    JSERVER_TIMEOUT, worker_files_step, x);
 	free(uri);
@@ -435,7 +423,7 @@ worker_files_delete(struct worker_files_xfer *x, const char *path)
 {
 	char	*uri;
 
-	uri = worker_files_uri(path, "");
+	uri = domain_contents_uri(path, "");
 	jserver_request(worker_rpc_base(), x->d, "DELETE", uri, NULL, 0,
 	    JSERVER_TIMEOUT, worker_files_ignore, NULL);
 	free(uri);

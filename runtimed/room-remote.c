@@ -111,7 +111,6 @@ static struct room_remote_op *room_remote_op_create(enum room_remote_kind,
 static void	room_remote_op_free(struct room_remote_op *);
 static int	room_remote_get(struct room_remote_op *, const char *,
 		    const char *, const char *, size_t, jserver_cb);
-static char	*room_remote_uri(const char *, const char *);
 static int	room_remote_lm(struct jserver_reply *, char **);
 static struct room_nb *room_remote_parse(struct jserver_reply *,
 		    const char *, const char *, char **, char **);
@@ -213,18 +212,6 @@ room_remote_get(struct room_remote_op *op, const char *method,
 
 	return (jserver_request(runtimed_base, d, method, uri, body, len,
 	    JSERVER_TIMEOUT, cb, op));
-}
-
-/* api/contents/PATH plus query; caller frees. */
-static char *
-room_remote_uri(const char *path, const char *query)
-{
-	char	*enc, *uri;
-
-	enc = domain_encode_path(path);
-	xasprintf(&uri, "api/contents/%s%s", enc, query);
-	free(enc);
-	return (uri);
 }
 
 /*
@@ -443,7 +430,7 @@ room_remote_whoami_done(struct domain_identity *id, void *arg)
 	if (op->kind == ROOM_REMOTE_OPEN || op->kind == ROOM_REMOTE_REJOIN) {
 		if (room_remote_join(op))
 			return;
-		uri = room_remote_uri(op->path,
+		uri = domain_contents_uri(op->path,
 		    "?type=file&format=text&content=1");
 		rc = room_remote_get(op, "GET", uri, NULL, 0,
 		    room_remote_loaded);
@@ -615,7 +602,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 			    "{\"type\":\"notebook\"}", 19,
 			    room_remote_create_step);
 		else {
-			uri = room_remote_uri(op->path, "?content=0");
+			uri = domain_contents_uri(op->path, "?content=0");
 			rc = room_remote_get(op, "GET", uri, NULL, 0,
 			    room_remote_create_step);
 			free(uri);
@@ -666,7 +653,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 		data = room_ipynb_write_dump(op->nb, &len);
 		body = room_remote_put_body(data, len, &len);
 		free(data);
-		uri = room_remote_uri(op->path, "");
+		uri = domain_contents_uri(op->path, "");
 		rc = room_remote_get(op, "PUT", uri, body, len,
 		    room_remote_create_step);
 		free(uri);
@@ -754,7 +741,7 @@ room_remote_save_next(struct room_remote *rr)
 
 	if ((op = TAILQ_FIRST(&rr->saves)) == NULL)
 		return;
-	uri = room_remote_uri(op->target != NULL ? op->target : rr->path,
+	uri = domain_contents_uri(op->target != NULL ? op->target : rr->path,
 	    "?content=0");
 	rc = room_remote_get(op, "GET", uri, NULL, 0, room_remote_save_step);
 	free(uri);
@@ -815,7 +802,7 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 		data = room_ipynb_write_dump(r->nb, &len);
 		body = room_remote_put_body(data, len, &len);
 		free(data);
-		uri = room_remote_uri(target, "");
+		uri = domain_contents_uri(target, "");
 		rc = room_remote_get(op, "PUT", uri, body, len,
 		    room_remote_save_step);
 		free(uri);
@@ -1138,7 +1125,7 @@ room_remote_watch_tick(evutil_socket_t fd, short events, void *arg)
 	op = room_remote_op_create(ROOM_REMOTE_WATCH, NULL, 0);
 	op->rr = rr;
 	op->gen = rr->gen;
-	uri = room_remote_uri(rr->path, "?content=0");
+	uri = domain_contents_uri(rr->path, "?content=0");
 	rc = room_remote_get(op, "GET", uri, NULL, 0, room_remote_watch_step);
 	free(uri);
 	if (rc != 0)
@@ -1191,7 +1178,7 @@ room_remote_watch_step(struct jserver_reply *rep, void *arg)
 			goto out;
 		}
 		op->seen = lm;
-		uri = room_remote_uri(rr->path,
+		uri = domain_contents_uri(rr->path,
 		    "?type=file&format=text&content=1");
 		if (room_remote_get(op, "GET", uri, NULL, 0,
 		    room_remote_watch_step) == 0) {

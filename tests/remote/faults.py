@@ -10,7 +10,6 @@ this server's JSON WebSocket messages).
 
 usage: faults.py BUILDDIR STATEDIR SERVERROOT
 """
-import json
 import os
 import sys
 import time
@@ -18,25 +17,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
 from mcp import Worker  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rcheck import expect, handoff, ok  # noqa: E402
+
 builddir, tmp, sroot = sys.argv[1:4]
-
-
-def ok(msg):
-    print("ok:", msg, flush=True)
-
-
-def expect(cond, what, got=None):
-    if not cond:
-        raise SystemExit("FAIL: %s: %s" % (what, json.dumps(got)[:2000]))
-
-
-def handoff(name, timeout=60):
-    path = os.path.join(tmp, name)
-    t0 = time.time()
-    while not os.path.exists(path):
-        if time.time() - t0 > timeout:
-            raise SystemExit("FAIL: no %s from remote.sh" % name)
-        time.sleep(0.05)
 
 
 w = Worker(builddir, dict(os.environ), os.path.join(tmp, "worker-f.log"))
@@ -60,7 +44,7 @@ w.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
         "notebook_handle": h, "execution_id": eid, "timeout_secs": 40}}})
 time.sleep(0.5)
 open(os.path.join(tmp, "running"), "w").close()
-handoff("killed")
+handoff(tmp, "killed")
 t0 = time.time()
 while True:
     msg = w.line(60)
@@ -80,7 +64,7 @@ expect(h in [a["notebook_handle"] for a in sc["attachments"]],
 ok("its handle answers attachment_unavailable and keeps its slot")
 
 open(os.path.join(tmp, "checked"), "w").close()
-handoff("back")
+handoff(tmp, "back")
 sc, _, err = w.call("disconnect_notebook", notebook_handle=h)
 expect(not err, "disconnect the unavailable handle", sc)
 sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="js")

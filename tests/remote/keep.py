@@ -34,25 +34,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
 from mcp import Worker  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rcheck import expect, handoff, ok  # noqa: E402
+
 builddir, tmp, sroot, port = sys.argv[1:5]
-
-
-def ok(msg):
-    print("ok:", msg, flush=True)
-
-
-def expect(cond, what, got=None):
-    if not cond:
-        raise SystemExit("FAIL: %s: %s" % (what, json.dumps(got)[:2000]))
-
-
-def handoff(name, timeout=60):
-    path = os.path.join(tmp, name)
-    t0 = time.time()
-    while not os.path.exists(path):
-        if time.time() - t0 > timeout:
-            raise SystemExit("FAIL: no %s from remote.sh" % name)
-        time.sleep(0.05)
 
 
 class Relay:
@@ -158,7 +143,7 @@ hc = sc["notebook_handle"]
 
 # 1. The daemon SIGKILLed: unavailable, not expired.
 open(os.path.join(tmp, "edited"), "w").close()
-handoff("killed")
+handoff(tmp, "killed")
 t0 = time.time()
 while True:
     sc, err = cells(w, h)
@@ -179,7 +164,7 @@ with open(os.path.join(sroot, "clean.ipynb"), "w") as f:
                           "source": "print('from the server')"}]}, f)
 domain("jq", Relay(int(port)))
 open(os.path.join(tmp, "checked"), "w").close()
-handoff("back")
+handoff(tmp, "back")
 t0 = time.time()
 while True:
     sc, err = cells(w, h)

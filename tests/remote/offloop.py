@@ -22,6 +22,9 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
 from mcp import Worker  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rcheck import expect, ok  # noqa: E402
+
 import nbformat  # noqa: E402
 
 builddir, tmp, sroot = sys.argv[1:4]
@@ -29,15 +32,6 @@ began = time.time()
 DELAY = 2.0
 QUICK = 1.0         # "at once", on a loaded 2-core machine
 cfg = os.environ["RUNTIMED_CONFIG_DIR"]
-
-
-def ok(msg):
-    print("ok:", msg, flush=True)
-
-
-def expect(cond, what, got=None):
-    if not cond:
-        raise SystemExit("FAIL: %s: %s" % (what, json.dumps(got)[:2000]))
 
 
 # The server, and a domain "slow" reaching it through the relay.

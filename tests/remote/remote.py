@@ -8,7 +8,6 @@ kernelspecs, a notebook_id + domain target.
 usage: remote.py BUILDDIR STATEDIR SERVERROOT [quick]
 (quick: open, run, interrupt and restart only)
 """
-import json
 import os
 import sys
 import time
@@ -16,19 +15,13 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
 from mcp import Worker  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rcheck import expect, ok  # noqa: E402
+
 import nbformat  # noqa: E402
 
 builddir, tmp, sroot = sys.argv[1:4]
 quick = sys.argv[4:] == ["quick"]
-
-
-def ok(msg):
-    print("ok:", msg, flush=True)
-
-
-def expect(cond, what, got=None):
-    if not cond:
-        raise SystemExit("FAIL: %s: %s" % (what, json.dumps(got)[:2000]))
 
 
 w = Worker(builddir, dict(os.environ), os.path.join(tmp, "worker.log"))
