@@ -19,7 +19,10 @@
 // env: SCALE_CLIENTS (64), SCALE_GROUPS (8), SCALE_SECS (30), SCALE_RATE
 // (2), SCALE_WAITERS (32), SCALE_EDITS (200), SCALE_JSON=FILE to write
 // the figures as JSON.  Prints the daemon's pid before the load starts
-// (for strace -c -p).  Exit 0 when every check holds.  Not part of make
+// (for strace -c -p), and after the load the CPU each kind of process
+// used during it (from /proc: every process whose environment names the
+// run's state dir, and this Node process for the clients).  Exit 0 when
+// every check holds.  Not part of make
 // check; bench/run.sh may call it.
 
 import { Client } from '../tests/e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
@@ -114,6 +117,52 @@ function daemonPid() {
   return m ? Number(m[1]) : 0;
 }
 
+// CPU ticks (utime + stime) of every process of this run, by kind: the
+// processes whose environment names this run's state dir (the daemon,
+// proxies, workers, agents and kernels all inherit it) and this Node
+// process, which holds every client.
+const TICK = 100;	// USER_HZ on Linux
+function cpuTicks() {
+  const by = new Map();
+  const mark = `RUNTIMED_STATE_DIR=${env.RUNTIMED_STATE_DIR}\0`;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    let stat;
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/environ`, 'latin1').includes(mark)) continue;
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    } catch { continue; }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    by.set(pid, { comm, ticks: Number(f[11]) + Number(f[12]) });
+  }
+  const u = process.cpuUsage();
+  by.set('node', { comm: 'node (clients)', ticks: (u.user + u.system) / 1e6 * TICK });
+  return by;
+}
+// Seconds of CPU each kind used between two cpuTicks(); a process born
+// in between counts from zero.
+function cpuSpent(a, b) {
+  const kind = (c) => (c === 'python3' ? 'kernels (python3)' : c.startsWith('runtimed-mcp-wo') ?
+    'runtimed-mcp-worker' : c);
+  const out = {};
+  for (const [pid, v] of b) {
+    const k = kind(v.comm);
+    out[k] = (out[k] || 0) + (v.ticks - (a.get(pid)?.ticks || 0)) / TICK;
+  }
+  return out;
+}
+function printCpu(spent, secs, calls, what) {
+  const total = Object.values(spent).reduce((x, y) => x + y, 0);
+  console.log(`\nCPU over the ${secs.toFixed(1)} s (${os.cpus().length} CPUs: ` +
+    `${(os.cpus().length * secs).toFixed(0)} s available), per ${what}`);
+  console.log(`| process | CPU s | share | ms per ${what} |\n|---|---|---|---|`);
+  for (const [k, v] of Object.entries(spent).sort((x, y) => y[1] - x[1]))
+    console.log(`| ${k} | ${v.toFixed(2)} | ${(100 * v / total).toFixed(0)}% | ` +
+      `${(1000 * v / calls).toFixed(3)} |`);
+  figures.cpu = spent;
+}
+
 const figures = { mode: MODE, clients: CLIENTS, groups: GROUPS, secs: SECS, rate: RATE };
 
 async function mixed() {
@@ -148,6 +197,7 @@ async function mixed() {
     return 'outline';
   };
   let marker = 0;
+  const cpu0 = cpuTicks();
   const t0 = now();
   const end = t0 + SECS * 1000;
   const loop = async (i) => {
@@ -186,6 +236,7 @@ async function mixed() {
   };
   await Promise.all(cs.map((_, i) => loop(i)));
   const secs = (now() - t0) / 1000;
+  const cpu = cpuSpent(cpu0, cpuTicks());
   let total = 0, nerr = 0;
   console.log(`\n${CLIENTS} clients, ${GROUPS} groups, ${RATE > 0 ? `${RATE} calls/s each` : 'unpaced'}, ${secs.toFixed(1)} s`);
   console.log('| kind | calls | errors | p50 ms | p99 ms |\n|---|---|---|---|---|');
@@ -201,6 +252,7 @@ async function mixed() {
   figures.errors = nerr;
   console.log(`${(total / secs).toFixed(0)} calls/s, ${nerr} errors`);
   for (const e of errSample) console.log(`  error: ${e}`);
+  printCpu(cpu, secs, total, 'call');
   check(nerr === 0, `0 errors (${nerr})`);
   // Every acknowledged edit is in its notebook; every saved file valid.
   for (let g = 0; g < GROUPS; g++) {
@@ -255,6 +307,7 @@ async function waiters() {
   console.log(`daemon pid ${daemonPid()}`);
   const running = ws.map((_, i) => wait(i));
   await sleep(500);
+  const cpu0 = cpuTicks(), t0 = now();
   const ids = [];
   for (let n = 0; n < EDITS; n++) {
     const r = await call(ed, 'edit_cells', { notebook_handle: eh,
@@ -265,6 +318,7 @@ async function waiters() {
     await sleep(10);
   }
   await sleep(2500);
+  const cpu = cpuSpent(cpu0, cpuTicks()), secs = (now() - t0) / 1000;
   done = true;
   await Promise.all(running);
   const missing = seen.map((s) => ids.filter((id) => !s.has(id)).length);
@@ -279,6 +333,7 @@ async function waiters() {
     `${fmt(pct(delay, 0.5))} ms, p90 ${fmt(pct(delay, 0.9))} ms, p99 ` +
     `${fmt(pct(delay, 0.99))} ms, max ${fmt(pct(delay, 1))} ms (n=${delay.length}; ` +
     `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
+  printCpu(cpu, secs, delay.length, 'delivery');
   check(missing.every((m) => m === 0), `every change delivered to every waiter ` +
     `(missing: ${missing.reduce((a, b) => a + b, 0)})`);
   check(resyncs === 0, `no resync_required (${resyncs})`);
