@@ -8,6 +8,8 @@ A server on stdin/stdout, so run.mjs can alternate a batch of these with
 a batch through runtimed: it prints {"cold_start_ms": ...} once the
 kernel is ready, then answers each request line
 {"client": "raw"|"jc", "code": CODE, "n": N} with {"samples": [ms, ...]}.
+Each answer also carries "kernel_cpu_ms": the CPU time (user + system)
+the kernel process used during the batch, from /proc/PID/stat.
 An empty line or end of input shuts the kernel down.
 
 usage: ref_kernel.py
@@ -103,6 +105,13 @@ class Raw:
         return time.perf_counter() - t0
 
 
+def kernel_cpu_ms(pid):
+    """utime + stime of pid in ms."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     t0 = time.perf_counter()
     km = KernelManager(kernel_name="python3")
@@ -123,8 +132,11 @@ def main():
                 run = raw.execute
             else:
                 run = lambda code: run_blocking(kc, code)
+            cpu = kernel_cpu_ms(km.provisioner.pid)
             samples = [run(req["code"]) * 1000 for _ in range(req["n"])]
-            print(json.dumps({"samples": samples}), flush=True)
+            cpu = kernel_cpu_ms(km.provisioner.pid) - cpu
+            print(json.dumps({"samples": samples, "kernel_cpu_ms": cpu}),
+                  flush=True)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -153,10 +153,13 @@ function refServer() {
   const next = () => new Promise((r) => waiting.push(r));
   return {
     ready: next(),
+    kernelCpuMs: 0,	// of the last batch
     async run(client, code, n) {
       const answer = next();
       p.stdin.write(`${JSON.stringify({ client, code, n })}\n`);
-      return (await answer).samples;
+      const a = await answer;
+      this.kernelCpuMs = a.kernel_cpu_ms;
+      return a.samples;
     },
     close() { p.stdin.end('\n'); },
   };
@@ -260,6 +263,22 @@ async function benchRss() {
 }
 
 // Execution through the whole chain against raw pyzmq and jupyter_client.
+// CPU time (user + system, ms) of the world's kernels, summed: the
+// executing one and the warm pool's idle ones.
+function kernelCpuMs(world) {
+  const hz = 100;	// USER_HZ on Linux
+  let t = 0;
+  for (const { pid, cmd } of processesOf(world)) {
+    if (!cmd.includes('ipykernel_launcher')) continue;
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      t += (Number(f[11]) + Number(f[12])) * 1000 / hz;
+    } catch { /* gone */ }
+  }
+  return t;
+}
+
 async function benchExec() {
   const ref = refServer();
   const cold = await ref.ready;
@@ -274,6 +293,9 @@ async function benchExec() {
       { name: '1 MB PNG', code: png(1), n: FULL ? 5 : 3, goal: 1.15 },
       { name: '10 MB PNG', code: png(10), n: 1, goal: 1.2 },
     ];
+    // The kernel's own CPU per `1+1` execute, driven by runtimed and by
+    // the raw client: what the agent's requests make the kernel do.
+    const cpu = [];
     for (const w of work) {
       w.run = await cellRunner(client, h, w.code);
       w.raw = []; w.jc = [];
@@ -286,8 +308,12 @@ async function benchExec() {
       log(`exec round ${r + 1}/${ROUNDS}`);
       for (const w of work) {
         const raw = await ref.run('raw', w.code, w.n);
+        const rawCpu = ref.kernelCpuMs / w.n;
         const jc = await ref.run('jc', w.code, w.n);
+        const c0 = kernelCpuMs(world);
         const ours = await times(w.run, w.n);
+        if (w === work[0])
+          cpu.push({ subject: [(kernelCpuMs(world) - c0) / w.n], reference: [rawCpu] });
         w.raw.push({ subject: ours, reference: raw });
         w.jc.push({ subject: ours, reference: jc });
       }
@@ -295,6 +321,8 @@ async function benchExec() {
     for (const w of work) {
       ratioRow(`${w.name} vs raw pyzmq`, ratioSummary(w.raw), w.goal);
       ratioRow(`${w.name} vs jupyter_client`, ratioSummary(w.jc), null);
+      if (w === work[0])
+        ratioRow('kernel CPU per `1+1` execute vs raw pyzmq', ratioSummary(cpu), null);
     }
     await client.close();
   });
