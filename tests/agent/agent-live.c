@@ -20,6 +20,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ static void	interrupt(void);
 static pid_t	restart(pid_t);
 static int	family(char *, const struct family *);
 static int	bench(char *, int);
+static long	outblob(struct run *, size_t, const char *);
+static void	blobs_in_order(void);
 static long	rss_kb(pid_t);
 
 /* A process's resident set (VmRSS) in KiB, or -1. */
@@ -359,6 +362,96 @@ outplain(struct run *r, size_t i)
 	    !json_object_object_get_ex(d, "text/plain", &v))
 		return ("");
 	return (json_object_get_string(v));
+}
+
+/*
+ * data[mime] of output i: the size of the blob it names, checked against
+ * its name by blob_get, or -1 if it is no blob reference.
+ */
+static long
+outblob(struct run *r, size_t i, const char *mime)
+{
+	struct json_object	*o, *d, *ref, *h;
+	char			*data, *cause;
+	size_t			 len;
+
+	if (i >= json_object_array_length(r->outputs))
+		return (-1);
+	o = json_object_array_get_idx(r->outputs, i);
+	if (!json_object_object_get_ex(o, "data", &d) ||
+	    !json_object_object_get_ex(d, mime, &ref) ||
+	    !json_object_object_get_ex(ref, "runtimed_blob", &h))
+		return (-1);
+	CHECK(blob_get(rdir, json_object_get_string(h), &data, &len,
+	    &cause) == 0, "output %zu: %s", i, cause);
+	free(data);
+	return ((long)len);
+}
+
+/*
+ * New values are written and fsynced on the agent's blob thread
+ * (agent-blob.c), yet the daemon gets them in order: two outputs of one
+ * new value (the second queued while the first is written), a second
+ * new value, then a print, each output only once its blob is there.  A
+ * store that cannot be written keeps the value inline, still in order.
+ */
+static void
+blobs_in_order(void)
+{
+	struct run		 r;
+	struct json_object	*d, *v;
+	char			 dir[4200], keep[4200];
+	long			 n;
+	int			 fd;
+
+	execute("import os, base64\n"
+	    "a = base64.b64encode(os.urandom(800000)).decode()\n"
+	    "display({'image/png': a}, raw=True)\n"
+	    "display({'image/png': a}, raw=True)\n"
+	    "display({'text/plain': base64.b64encode(os.urandom(800000))"
+	    ".decode()}, raw=True)\n"
+	    "print('after')\n", &r, 1);
+	CHECK(strcmp(r.status, "ok") == 0, "status %s", r.status);
+	CHECK(json_object_array_length(r.outputs) == 4, "%zu outputs",
+	    json_object_array_length(r.outputs));
+	n = outblob(&r, 0, "image/png");
+	CHECK(n == 1066668 && outblob(&r, 1, "image/png") == n &&
+	    outblob(&r, 2, "text/plain") == n, "blob sizes %ld %ld %ld", n,
+	    outblob(&r, 1, "image/png"), outblob(&r, 2, "text/plain"));
+	CHECK(strcmp(outfield(&r, 0, "data"), outfield(&r, 1, "data")) == 0,
+	    "one value, two names");
+	CHECK(strcmp(outfield(&r, 2, "data"), outfield(&r, 1, "data")) != 0,
+	    "two values, one name");
+	CHECK(strcmp(outfield(&r, 3, "text"), "after\n") == 0,
+	    "the print is not last: %.200s", outfield(&r, 3, "text"));
+	run_free(&r);
+	printf("two new values, three outputs, a print: in order, blobs "
+	    "valid\n");
+
+	/* blobs a file: mkdir under it fails, for root too. */
+	snprintf(dir, sizeof dir, "%s/blobs", rdir);
+	snprintf(keep, sizeof keep, "%s/blobs.keep", rdir);
+	CHECK(rename(dir, keep) == 0, "rename %s: %s", dir, strerror(errno));
+	CHECK((fd = open(dir, O_WRONLY|O_CREAT|O_EXCL, 0600)) != -1,
+	    "%s: %s", dir, strerror(errno));
+	close(fd);
+	execute("import os, base64\n"
+	    "display({'image/png': base64.b64encode(os.urandom(800000))"
+	    ".decode()}, raw=True)\n"
+	    "print('after')\n", &r, 1);
+	CHECK(strcmp(r.status, "ok") == 0, "status %s", r.status);
+	CHECK(json_object_array_length(r.outputs) == 2, "%zu outputs",
+	    json_object_array_length(r.outputs));
+	CHECK(json_object_object_get_ex(json_object_array_get_idx(r.outputs,
+	    0), "data", &d) && json_object_object_get_ex(d, "image/png", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    json_object_get_string_len(v) == 1066668,
+	    "not kept inline: %.200s", outfield(&r, 0, "data"));
+	CHECK(strcmp(outfield(&r, 1, "text"), "after\n") == 0,
+	    "the print is not last");
+	run_free(&r);
+	CHECK(unlink(dir) == 0 && rename(keep, dir) == 0, "restore %s", dir);
+	printf("blob store not writable: the value inline, in order\n");
 }
 
 /* Send AGENT_START and wait for READY; returns the kernel pid. */
@@ -1246,6 +1339,7 @@ main(int argc, char **argv)
 	    text);
 	printf("1 MiB output -> %s\n", text);
 	run_free(&r);
+	blobs_in_order();
 
 	/*
 	 * The buffers of a big output stay in the agent's heap while runs
