@@ -6,7 +6,11 @@
  * `1+1` over 50 runs.  Run through agent-live.sh (timeout watchdog).
  *
  * With AGENT_LIVE_BENCH=N it only measures: N starts of python3 and 20
- * `1+1` after each, medians printed (docs/decisions/008).
+ * `1+1` after each, medians printed (docs/decisions/008).  With
+ * AGENT_LIVE_IMAGES=N, N cells that each display a new random 1 MB PNG,
+ * then N of 10 MB: median and best run (decision 034); with
+ * AGENT_LIVE_SAME set, the same image every run, as bench/run.mjs;
+ * with AGENT_LIVE_CODE, N runs of that cell instead.
  *
  * `test-agent-live KERNEL` runs the family test instead on another
  * kernelspec (ir, xpython): every output type, a busy cell longer than
@@ -78,6 +82,7 @@ static void	interrupt(void);
 static pid_t	restart(pid_t);
 static int	family(char *, const struct family *);
 static int	bench(char *, int);
+static int	images(char *, int);
 static long	outblob(struct run *, size_t, const char *);
 static void	blobs_in_order(void);
 static long	rss_kb(pid_t);
@@ -1219,6 +1224,60 @@ bench(char *path, int n)
 	return (0);
 }
 
+/*
+ * N cells of a new random PNG of 1 MB, then of 10 MB, as bench/run.mjs
+ * makes its PNG cell but with os.urandom: each writes a new blob.  The
+ * agent's pid is printed and 2 s given to attach strace or perf.
+ */
+static int
+images(char *path, int n)
+{
+	struct run	 r;
+	int64_t		 rt[100], t0, ms;
+	char		*err, code[512];
+	int		 i, k, mb[2] = { 1, 10 };
+
+	if (n < 1 || n > 100)
+		n = 20;
+	spawn_agent(path);
+	CHECK(start("python3", &ms, &err) > 0, "start: %s", err);
+	printf("images: agent pid %ld\n", (long)agent_pid);
+	fflush(stdout);
+	sleep(2);
+	for (k = 0; k < 2; k++) {
+		if (getenv("AGENT_LIVE_CODE") != NULL && k == 1)
+			break;
+		snprintf(code, sizeof code, "import base64, os; "
+		    "from IPython.display import display; "
+		    "s = base64.b64encode(b'\\x89PNG' + %s(%d))"
+		    ".decode(); display({'image/png': s}, raw=True)",
+		    getenv("AGENT_LIVE_SAME") != NULL ? "bytes" : "os.urandom",
+		    mb[k] * 786432 - 4);
+		if (getenv("AGENT_LIVE_CODE") != NULL)
+			snprintf(code, sizeof code, "%s",
+			    getenv("AGENT_LIVE_CODE"));
+		for (i = 0; i < n; i++) {
+			t0 = util_now_us();
+			execute(code, &r, 1);
+			CHECK(strcmp(r.status, "ok") == 0, "status %s",
+			    r.status);
+			run_free(&r);
+			rt[i] = util_now_us() - t0;
+		}
+		qsort(rt, n, sizeof rt[0], cmp64);
+		printf("images: %s %d MB PNG x %d: median %.2f ms, best "
+		    "%.2f ms\n", getenv("AGENT_LIVE_CODE") != NULL ?
+		    "AGENT_LIVE_CODE, not" : getenv("AGENT_LIVE_SAME") !=
+		    NULL ? "the same" : "a new", mb[k], n, rt[n / 2] / 1000.0,
+		    rt[0] / 1000.0);
+	}
+	close(dfd);
+	dfd = -1;
+	wait_agent();
+	free(path);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1252,6 +1311,8 @@ main(int argc, char **argv)
 	printf("agent: %s\n", path);
 	if (getenv("AGENT_LIVE_BENCH") != NULL)
 		return (bench(path, atoi(getenv("AGENT_LIVE_BENCH"))));
+	if (getenv("AGENT_LIVE_IMAGES") != NULL)
+		return (images(path, atoi(getenv("AGENT_LIVE_IMAGES"))));
 	if (argc > 1) {
 		for (i = 0; i < (int)(sizeof families / sizeof families[0]);
 		    i++) {
