@@ -85,6 +85,7 @@ static int	bench(char *, int);
 static int	images(char *, int);
 static long	outblob(struct run *, size_t, const char *);
 static void	blobs_in_order(void);
+static int	sigterm_outputs(void);
 static long	rss_kb(pid_t);
 
 /* A process's resident set (VmRSS) in KiB, or -1. */
@@ -457,6 +458,45 @@ blobs_in_order(void)
 	run_free(&r);
 	CHECK(unlink(dir) == 0 && rename(keep, dir) == 0, "restore %s", dir);
 	printf("blob store not writable: the value inline, in order\n");
+}
+
+/*
+ * The frames an exiting agent sent, up to EOF: each output's blob must
+ * be valid, nothing of the run after its EXEC_DONE.  Returns how many
+ * outputs.
+ */
+static int
+sigterm_outputs(void)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct run		 r;
+	const msgpack_object	*out;
+	char			*cause = NULL;
+	int			 n = 0, done = 0;
+
+	memset(&r, 0, sizeof r);
+	r.outputs = json_object_new_array();
+	for (;;) {
+		msgpack_unpacked_init(&u);
+		if (frameio_read(dfd, 5000, &hdr, &u, &cause) != 0)
+			break;
+		if (hdr.type == PROTO_MSG_AGENT_OUTPUT) {
+			CHECK(!done, "an output after EXEC_DONE");
+			out = proto_get_map(&u.data, "output");
+			CHECK(out != NULL, "output is not a map");
+			json_object_array_add(r.outputs, mpjson_unpack(out));
+			CHECK(outblob(&r, n, "image/png") == (4 << 20) + 4,
+			    "output %d: no valid blob", n);
+			n++;
+		} else if (hdr.type == PROTO_MSG_AGENT_EXEC_DONE)
+			done = 1;
+		msgpack_unpacked_destroy(&u);
+	}
+	msgpack_unpacked_destroy(&u);
+	free(cause);
+	run_free(&r);
+	return (n);
 }
 
 /* Send AGENT_START and wait for READY; returns the kernel pid. */
@@ -1631,15 +1671,28 @@ main(int argc, char **argv)
 	printf("fd 3 closed: agent exited 0 and kernel gone in %lld ms\n",
 	    (long long)(util_mono_ms() - t0));
 
-	/* SIGTERM: the same, from a fresh agent. */
+	/*
+	 * SIGTERM: the same, from a fresh agent, sent while new values are
+	 * being written: what the agent queued is sent before it exits, in
+	 * order, each blob valid.
+	 */
 	spawn_agent(path);
 	kpid2 = start("python3", &ms, &err);
 	CHECK(kpid2 > 0, "third start: %s", err);
+	execute_send("import base64, os\n"
+	    "r = os.urandom(3 << 20)\n"
+	    "for i in range(4): display({'image/png': "
+	    "base64.b64encode(bytes([i]) + r).decode()}, raw=True)\n",
+	    exec_id, sizeof exec_id, 0);
+	wait_for(PROTO_MSG_AGENT_OUTPUT, NULL, WAIT_MS);
 	t0 = util_mono_ms();
 	CHECK(kill(agent_pid, SIGTERM) == 0, "kill");
 	status = wait_agent();
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "agent exit status %d", status);
+	n = sigterm_outputs();
+	printf("SIGTERM after the first of 4 new values: %d more sent, "
+	    "blobs valid\n", n);
 	CHECK(kill(kpid2, 0) == -1 && errno == ESRCH,
 	    "kernel %ld survived its agent", (long)kpid2);
 	close(dfd);
