@@ -1274,7 +1274,7 @@ images(char *path, int n)
 {
 	struct run	 r;
 	int64_t		 rt[100], t0, ms;
-	char		*err, code[512];
+	char		*err, code[512], what[64];
 	int		 i, k, mb[2] = { 1, 10 };
 
 	if (n < 1 || n > 100)
@@ -1305,11 +1305,14 @@ images(char *path, int n)
 			rt[i] = util_now_us() - t0;
 		}
 		qsort(rt, n, sizeof rt[0], cmp64);
-		printf("images: %s %d MB PNG x %d: median %.2f ms, best "
-		    "%.2f ms\n", getenv("AGENT_LIVE_CODE") != NULL ?
-		    "AGENT_LIVE_CODE, not" : getenv("AGENT_LIVE_SAME") !=
-		    NULL ? "the same" : "a new", mb[k], n, rt[n / 2] / 1000.0,
-		    rt[0] / 1000.0);
+		if (getenv("AGENT_LIVE_CODE") != NULL)
+			snprintf(what, sizeof what, "AGENT_LIVE_CODE");
+		else
+			snprintf(what, sizeof what, "%s %d MB PNG",
+			    getenv("AGENT_LIVE_SAME") != NULL ? "the same" :
+			    "a new", mb[k]);
+		printf("images: %s x %d: median %.2f ms, best %.2f ms\n",
+		    what, n, rt[n / 2] / 1000.0, rt[0] / 1000.0);
 	}
 	close(dfd);
 	dfd = -1;
