@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +62,59 @@ static void	agent_daemon_dispatch(struct peer *,
 		    void *);
 static void	agent_daemon_signal(evutil_socket_t, short, void *);
 
-/* Send a frame to the daemon if it is still there. */
+/*
+ * Send a frame to the daemon if it is still there, after the outputs
+ * waiting for their blobs (agent-blob.c), so the daemon sees frames in
+ * the order they were made.  Only PONG and the handshake go past them.
+ */
 void
 agent_send(uint16_t type, uint32_t id, struct mpbuf *b)
 {
+	if (agent_blob_hold(type, id, b->sb.data, b->sb.size))
+		return;
+	agent_send_raw(type, id, b->sb.data, b->sb.size);
+}
+
+/* Send a frame now. */
+void
+agent_send_raw(uint16_t type, uint32_t id, const void *body, size_t len)
+{
 	if (agent_daemon_peer != NULL)
-		peer_send(agent_daemon_peer, type, id, &b->sb);
+		peer_send_raw(agent_daemon_peer, type, id, body, len);
+}
+
+/* OK in reply to request id, in order. */
+void
+agent_send_ok(uint32_t id)
+{
+	struct mpbuf	b;
+
+	mpbuf_init(&b);
+	proto_empty_pack(&b.pk);
+	agent_send(PROTO_MSG_OK, id, &b);
+	mpbuf_free(&b);
+}
+
+/* ERROR {code, message} in reply to request id, in order. */
+void
+agent_send_error(uint32_t id, const char *code, const char *fmt, ...)
+{
+	struct proto_error	 e;
+	struct mpbuf		 b;
+	va_list			 ap;
+	char			*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	memset(&e, 0, sizeof e);
+	e.code = proto_str_make(code);
+	e.message = proto_str_make(msg);
+	mpbuf_init(&b);
+	proto_error_pack(&b.pk, &e);
+	agent_send(PROTO_MSG_ERROR, id, &b);
+	mpbuf_free(&b);
+	free(msg);
 }
 
 /* Send AGENT_STATUS {state, reason}. */
@@ -218,9 +266,8 @@ agent_failed(struct agent_kernel *k, const char *why)
 	if (agent_daemon_start_pending) {
 		agent_daemon_start_pending = 0;
 		if (agent_daemon_peer != NULL)
-			peer_send_error(agent_daemon_peer,
-			    agent_daemon_start_id, "kernel_unavailable", "%s",
-			    why);
+			agent_send_error(agent_daemon_start_id,
+			    "kernel_unavailable", "%s", why);
 	} else
 		agent_daemon_status(PROTO_AGENT_DEAD, why);
 }
@@ -245,8 +292,8 @@ agent_daemon_shutdown_done(struct agent_kernel *k, void *arg)
 	if (agent_daemon_start_pending) {
 		agent_daemon_start_pending = 0;
 		if (agent_daemon_peer != NULL)
-			peer_send_error(agent_daemon_peer,
-			    agent_daemon_start_id, "kernel_unavailable",
+			agent_send_error(agent_daemon_start_id,
+			    "kernel_unavailable",
 			    "kernel was shut down before it was ready");
 	}
 	if (agent_daemon_exiting) {
@@ -257,7 +304,7 @@ agent_daemon_shutdown_done(struct agent_kernel *k, void *arg)
 		return;
 	agent_daemon_shutdown_pending = 0;
 	if (agent_daemon_peer != NULL)
-		peer_send_ok(agent_daemon_peer, agent_daemon_shutdown_id);
+		agent_send_ok(agent_daemon_shutdown_id);
 	if (!agent_daemon_shutdown_restart)
 		return;
 	if (agent_daemon_hooks->restart_check != NULL &&
@@ -306,12 +353,12 @@ agent_daemon_start(struct peer *p, uint32_t id, const msgpack_object *body)
 	char				 err[256], *cause;
 
 	if (agent_daemon_k != NULL && agent_kernel_is_running(agent_daemon_k)) {
-		peer_send_error(p, id, "invalid_argument",
+		agent_send_error(id, "invalid_argument",
 		    "kernel already started");
 		return;
 	}
 	if (proto_agent_start_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 		return;
 	}
 	free(agent_daemon_state);
@@ -328,7 +375,7 @@ agent_daemon_start(struct peer *p, uint32_t id, const msgpack_object *body)
 	agent_daemon_start_id = id;
 	if (agent_kernel_start(agent_daemon_k, &cause) != 0) {
 		agent_daemon_start_pending = 0;
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		agent_send_error(id, "kernel_unavailable", "%s", cause);
 		free(cause);
 	}
 }
@@ -346,11 +393,11 @@ agent_daemon_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 	char				*exec_id, *cell_id;
 
 	if (proto_agent_execute_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 		return;
 	}
 	if (agent_daemon_k == NULL) {
-		peer_send_error(p, id, "kernel_unavailable",
+		agent_send_error(id, "kernel_unavailable",
 		    "no kernel was started");
 		return;
 	}
@@ -358,7 +405,7 @@ agent_daemon_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 	cell_id = xstrndup(m.cell_id.ptr, m.cell_id.len);
 	if (agent_exec_start(agent_daemon_k, exec_id, cell_id, m.code.ptr,
 	    m.code.len, m.stop_on_error, m.silent, &cause) != 0) {
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		agent_send_error(id, "kernel_unavailable", "%s", cause);
 		free(cause);
 	}
 	free(exec_id);
@@ -373,15 +420,15 @@ agent_daemon_interrupt(struct peer *p, uint32_t id,
 	char	err[256], *cause;
 
 	if (proto_agent_interrupt_unpack(body, err, sizeof err) != 0)
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 	else if (agent_daemon_k == NULL)
-		peer_send_error(p, id, "kernel_unavailable",
+		agent_send_error(id, "kernel_unavailable",
 		    "no kernel was started");
 	else if (agent_kernel_interrupt(agent_daemon_k, &cause) != 0) {
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		agent_send_error(id, "kernel_unavailable", "%s", cause);
 		free(cause);
 	} else
-		peer_send_ok(p, id);
+		agent_send_ok(id);
 }
 
 /* AGENT_SHUTDOWN {restart?}. */
@@ -392,19 +439,19 @@ agent_daemon_shutdown(struct peer *p, uint32_t id, const msgpack_object *body)
 	char				err[256];
 
 	if (agent_daemon_shutdown_pending) {
-		peer_send_error(p, id, "busy", "a shutdown is in progress");
+		agent_send_error(id, "busy", "a shutdown is in progress");
 		return;
 	}
 	if (proto_agent_shutdown_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 		return;
 	}
 	if (agent_daemon_k == NULL) {
 		if (m.restart)
-			peer_send_error(p, id, "kernel_unavailable",
+			agent_send_error(id, "kernel_unavailable",
 			    "no kernel was started");
 		else
-			peer_send_ok(p, id);
+			agent_send_ok(id);
 		return;
 	}
 	agent_daemon_shutdown_pending = 1;
@@ -503,7 +550,7 @@ agent_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 	if (h->dispatch != NULL && h->dispatch(p, hdr, body, agent_daemon_k))
 		return;
 unhandled:
-	peer_send_error(p, hdr->id, "invalid_argument",
+	agent_send_error(hdr->id, "invalid_argument",
 	    "%s does not handle %s", h->name, proto_msg_name(hdr->type));
 }
 
@@ -593,6 +640,7 @@ agent_daemon_run(void)
 	    NULL);
 	evsignal_add(ev_term, NULL);
 	agent_exec_init(agent_daemon_base);
+	agent_blob_init(agent_daemon_base);
 
 	agent_daemon_peer = peer_create(agent_daemon_base, AGENT_DAEMON_FD,
 	    "daemon", agent_daemon_dispatch, NULL);
@@ -608,6 +656,8 @@ agent_daemon_run(void)
 	mpbuf_free(&b);
 
 	event_base_dispatch(agent_daemon_base);
+	/* Outputs still waiting for their blobs go out, daemon willing. */
+	agent_blob_finish(agent_daemon_peer != NULL);
 
 	agent_kernel_free(agent_daemon_k);
 	agent_daemon_k = NULL;

@@ -21,7 +21,8 @@
  * AGENT_OUTPUT {update: true, display_id} whatever run it belongs to, so
  * the daemon can replace that display in every cell.  Output values of
  * BLOB_THRESHOLD bytes or more are written to the blob store and cross
- * as {"runtimed_blob": sha256, "size": n}.
+ * as {"runtimed_blob": sha256, "size": n}: on agent-blob.c's thread, the
+ * output sent once they are durable, with every later frame behind it.
  *
  * A kernel that goes idle for a request it never answers failed to
  * handle it (ipykernel raises on a NUL in the code, logs the traceback
@@ -67,6 +68,8 @@ static void	agent_exec_trim_cb(evutil_socket_t, short, void *);
 static void	agent_exec_pack_json(msgpack_packer *, const void *);
 static void	agent_exec_send_output(struct agent_exec *,
 		    struct json_object *, const char *);
+static void	agent_exec_send_ids(const char *, const char *,
+		    struct json_object *, const char *);
 static void	agent_exec_stream_cb(evutil_socket_t, short, void *);
 static int	agent_exec_stream_cut(struct agent_exec *, const char *,
 		    const char *, size_t);
@@ -79,7 +82,10 @@ static struct json_object	*agent_exec_get(struct json_object *,
 static const char	*agent_exec_string(struct json_object *, const char *);
 static void	agent_exec_copy(struct json_object *, struct json_object *,
 		    const char *, int);
-static struct json_object	*agent_exec_blobs(struct json_object *);
+struct agent_exec_blobs;
+static struct json_object	*agent_exec_blobs(struct json_object *,
+		    struct agent_exec_blobs **);
+static void	agent_exec_blobs_cb(void *);
 static void	agent_exec_output(struct agent_exec *, const char *,
 		    struct json_object *);
 static void	agent_exec_no_reply_cb(evutil_socket_t, short, void *);
@@ -135,14 +141,25 @@ agent_exec_pack_json(msgpack_packer *pk, const void *arg)
 	mpjson_pack(pk, (struct json_object *)arg);
 }
 
+/* Send AGENT_OUTPUT with one output object for run e (NULL: none). */
+static void
+agent_exec_send_output(struct agent_exec *e, struct json_object *output,
+    const char *update_id)
+{
+	if (e != NULL && e->silent)
+		return;
+	agent_exec_send_ids(e != NULL ? e->exec_id : "",
+	    e != NULL ? e->cell_id : "", output, update_id);
+}
+
 /*
  * Send AGENT_OUTPUT with one output object.  One too big for a frame (not
  * a stream: those are cut to fit) is replaced by a note on stderr, marked
  * transient.runtimed_dropped, rather than lost without a word.
  */
 static void
-agent_exec_send_output(struct agent_exec *e, struct json_object *output,
-    const char *update_id)
+agent_exec_send_ids(const char *exec_id, const char *cell_id,
+    struct json_object *output, const char *update_id)
 {
 	struct proto_agent_output	 m;
 	struct json_object		*note, *t;
@@ -150,11 +167,9 @@ agent_exec_send_output(struct agent_exec *e, struct json_object *output,
 	char				*text;
 	size_t				 size;
 
-	if (e != NULL && e->silent)
-		return;
 	memset(&m, 0, sizeof m);
-	m.exec_id = agent_str(e != NULL ? e->exec_id : "");
-	m.cell_id = agent_str(e != NULL ? e->cell_id : "");
+	m.exec_id = agent_str(exec_id);
+	m.cell_id = agent_str(cell_id);
 	m.update = update_id != NULL;
 	m.display_id = agent_str(update_id);
 	m.output.pack = agent_exec_pack_json;
@@ -169,7 +184,7 @@ agent_exec_send_output(struct agent_exec *e, struct json_object *output,
 		return;
 
 	log_warnx("exec %s: dropped an output of %zu bytes",
-	    e != NULL ? e->exec_id : "-", size);
+	    *exec_id != '\0' ? exec_id : "-", size);
 	if (update_id != NULL)
 		return;
 	xasprintf(&text, "[runtimed: an output of %zu bytes was dropped: "
@@ -186,7 +201,7 @@ agent_exec_send_output(struct agent_exec *e, struct json_object *output,
 	json_object_object_add(t, "runtimed_dropped",
 	    json_object_new_int64((int64_t)size));
 	json_object_object_add(note, "transient", t);
-	agent_exec_send_output(e, note, NULL);
+	agent_exec_send_ids(exec_id, cell_id, note, NULL);
 	json_object_put(note);
 }
 
@@ -445,44 +460,93 @@ agent_exec_copy(struct json_object *to, struct json_object *from,
 		json_object_object_add(to, name, NULL);
 }
 
+/* An output waiting for its values to be written (agent-blob.c). */
+struct agent_exec_blobs {
+	char			*exec_id;
+	char			*cell_id;
+	char			*update_id;	/* NULL: not an update */
+	struct json_object	*output;
+	struct json_object	*data;		/* in output, the bundle */
+	size_t			 n;
+	char			**mimes;	/* in data, written as */
+	struct agent_blob	**blobs;
+};
+
 /*
- * Move large values of a mime bundle to the blob store: the frame then
- * carries {"runtimed_blob": sha256, "size": n}.  A value that cannot be
- * stored stays inline.
+ * Large values of a mime bundle go to the blob store: the frame then
+ * carries {"runtimed_blob": sha256, "size": n}.  The copy returned keeps
+ * them for now, and *pending says which are being written (NULL: none).
  */
 static struct json_object *
-agent_exec_blobs(struct json_object *data)
+agent_exec_blobs(struct json_object *data, struct agent_exec_blobs **pending)
 {
-	struct json_object	*out, *ref;
+	struct agent_exec_blobs	*p = NULL;
+	struct json_object	*out;
 	const char		*dir = agent_state_dir();
-	char			 hex[65], *cause;
 	size_t			 len;
 
+	*pending = NULL;
 	if (dir == NULL || !json_object_is_type(data, json_type_object))
 		return (json_object_get(data));
 	out = json_object_new_object();
 	json_object_object_foreach(data, mime, v) {
 		len = json_object_is_type(v, json_type_string) ?
 		    (size_t)json_object_get_string_len(v) : 0;
-		if (len < BLOB_THRESHOLD) {
-			json_object_object_add(out, mime, json_object_get(v));
+		json_object_object_add(out, mime, json_object_get(v));
+		if (len < BLOB_THRESHOLD)
 			continue;
-		}
-		if (blob_put(dir, json_object_get_string(v), len, hex,
-		    &cause) != 0) {
+		if (p == NULL)
+			p = xcalloc(1, sizeof *p);
+		p->mimes = xreallocarray(p->mimes, p->n + 1,
+		    sizeof *p->mimes);
+		p->blobs = xreallocarray(p->blobs, p->n + 1,
+		    sizeof *p->blobs);
+		p->mimes[p->n] = xstrdup(mime);
+		p->blobs[p->n] = agent_blob_write(dir, v);
+		p->n++;
+	}
+	if (p != NULL)
+		p->data = out;
+	*pending = p;
+	return (out);
+}
+
+/*
+ * The values are written: name each one stored, keep inline with a
+ * warning each one that could not be, and send the output.
+ */
+static void
+agent_exec_blobs_cb(void *arg)
+{
+	struct agent_exec_blobs	*p = arg;
+	struct json_object	*ref;
+	const char		*hex, *cause;
+	size_t			 i, len;
+
+	for (i = 0; i < p->n; i++) {
+		if (agent_blob_result(p->blobs[i], &hex, &cause) != 0) {
 			log_warnx("blob store: %s", cause);
-			free(cause);
-			json_object_object_add(out, mime, json_object_get(v));
 			continue;
 		}
+		len = (size_t)json_object_get_string_len(
+		    json_object_object_get(p->data, p->mimes[i]));
 		ref = json_object_new_object();
 		json_object_object_add(ref, "runtimed_blob",
 		    json_object_new_string(hex));
 		json_object_object_add(ref, "size",
 		    json_object_new_int64((int64_t)len));
-		json_object_object_add(out, mime, ref);
+		json_object_object_add(p->data, p->mimes[i], ref);
 	}
-	return (out);
+	agent_exec_send_ids(p->exec_id, p->cell_id, p->output, p->update_id);
+	json_object_put(p->output);
+	for (i = 0; i < p->n; i++)
+		free(p->mimes[i]);
+	free(p->mimes);
+	free(p->blobs);
+	free(p->exec_id);
+	free(p->cell_id);
+	free(p->update_id);
+	free(p);
 }
 
 /*
@@ -493,11 +557,21 @@ static void
 agent_exec_output(struct agent_exec *e, const char *type,
     struct json_object *content)
 {
+	struct agent_exec_blobs	*p = NULL;
 	struct json_object	*output, *v, *t, *id;
 	const char		*display_id = NULL;
 	int			 update;
 
+	if (e != NULL && e->silent)
+		return;
 	update = strcmp(type, "update_display_data") == 0;
+	if (update && ((t = agent_exec_get(content, "transient")) == NULL ||
+	    (id = agent_exec_get(t, "display_id")) == NULL ||
+	    !json_object_is_type(id, json_type_string))) {
+		log_debug("%s: update_display_data without display_id",
+		    __func__);
+		return;
+	}
 	output = json_object_new_object();
 	json_object_object_add(output, "output_type",
 	    json_object_new_string(update ? "display_data" : type));
@@ -513,7 +587,7 @@ agent_exec_output(struct agent_exec *e, const char *type,
 	} else {
 		if ((v = agent_exec_get(content, "data")) != NULL)
 			json_object_object_add(output, "data",
-			    agent_exec_blobs(v));
+			    agent_exec_blobs(v, &p));
 		else
 			json_object_object_add(output, "data",
 			    json_object_new_object());
@@ -531,14 +605,17 @@ agent_exec_output(struct agent_exec *e, const char *type,
 			json_object_object_add(output, "transient", v);
 		}
 	}
-	if (update && display_id == NULL) {
-		log_debug("%s: update_display_data without display_id",
-		    __func__);
+	if (p == NULL) {
+		agent_exec_send_output(e, output, update ? display_id : NULL);
 		json_object_put(output);
 		return;
 	}
-	agent_exec_send_output(e, output, update ? display_id : NULL);
-	json_object_put(output);
+	/* Sent once its values are durable: e may be gone by then. */
+	p->exec_id = xstrdup(e != NULL ? e->exec_id : "");
+	p->cell_id = xstrdup(e != NULL ? e->cell_id : "");
+	p->update_id = update ? xstrdup(display_id) : NULL;
+	p->output = output;
+	agent_blob_after(p->blobs, p->n, agent_exec_blobs_cb, p);
 }
 
 /*

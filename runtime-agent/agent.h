@@ -12,6 +12,7 @@
  * agent-heartbeat.c	liveness: heartbeat echoes, unresponsive, hung
  * agent-stderr.c	the kernel's output pipe: logged, its tail kept
  * agent-exec.c		execute requests and the iopub -> output mapping
+ * agent-blob.c		large values written off the loop, frames in order
  * agent-stdin.c	a cell's input(): input_request <-> AGENT_INPUT_*
  * agent-introspect.c	capabilities, variables, completion, inspection
  */
@@ -84,6 +85,10 @@ void	 agent_ready(struct agent_kernel *, struct json_object *);
 
 /* agent-daemon.c */
 void	 agent_send(uint16_t, uint32_t, struct mpbuf *);
+void	 agent_send_raw(uint16_t, uint32_t, const void *, size_t);
+void	 agent_send_ok(uint32_t);
+void	 agent_send_error(uint32_t, const char *, const char *, ...)
+	     printflike(3, 4);
 void	 agent_failed(struct agent_kernel *, const char *);
 void	 agent_died(struct agent_kernel *, const char *);
 void	 agent_responsive(struct agent_kernel *, int, const char *);
@@ -183,6 +188,19 @@ void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
 void	 agent_exec_clear(void);
 int	 agent_exec_lookup(const char *, const char **, const char **);
+
+/* agent-blob.c */
+struct agent_blob;
+typedef void	(*agent_blob_cb)(void *);
+void	 agent_blob_init(struct event_base *);
+struct agent_blob *agent_blob_write(const char *, struct json_object *);
+int	 agent_blob_result(struct agent_blob *, const char **,
+	     const char **);
+void	 agent_blob_after(struct agent_blob **, size_t, agent_blob_cb,
+	     void *);
+int	 agent_blob_hold(uint16_t, uint32_t, const void *, size_t);
+int	 agent_blob_pending(void);
+void	 agent_blob_finish(int);
 
 /* agent-stdin.c */
 int	 agent_stdin_message(struct agent_kernel *, struct agent_wire_msg *);

@@ -6,7 +6,11 @@
  * `1+1` over 50 runs.  Run through agent-live.sh (timeout watchdog).
  *
  * With AGENT_LIVE_BENCH=N it only measures: N starts of python3 and 20
- * `1+1` after each, medians printed (docs/decisions/008).
+ * `1+1` after each, medians printed (docs/decisions/008).  With
+ * AGENT_LIVE_IMAGES=N, N cells that each display a new random 1 MB PNG,
+ * then N of 10 MB: median and best run (decision 034); with
+ * AGENT_LIVE_SAME set, the same image every run, as bench/run.mjs;
+ * with AGENT_LIVE_CODE, N runs of that cell instead.
  *
  * `test-agent-live KERNEL` runs the family test instead on another
  * kernelspec (ir, xpython): every output type, a busy cell longer than
@@ -20,6 +24,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +82,10 @@ static void	interrupt(void);
 static pid_t	restart(pid_t);
 static int	family(char *, const struct family *);
 static int	bench(char *, int);
+static int	images(char *, int);
+static long	outblob(struct run *, size_t, const char *);
+static void	blobs_in_order(void);
+static int	sigterm_outputs(void);
 static long	rss_kb(pid_t);
 
 /* A process's resident set (VmRSS) in KiB, or -1. */
@@ -359,6 +368,135 @@ outplain(struct run *r, size_t i)
 	    !json_object_object_get_ex(d, "text/plain", &v))
 		return ("");
 	return (json_object_get_string(v));
+}
+
+/*
+ * data[mime] of output i: the size of the blob it names, checked against
+ * its name by blob_get, or -1 if it is no blob reference.
+ */
+static long
+outblob(struct run *r, size_t i, const char *mime)
+{
+	struct json_object	*o, *d, *ref, *h;
+	char			*data, *cause;
+	size_t			 len;
+
+	if (i >= json_object_array_length(r->outputs))
+		return (-1);
+	o = json_object_array_get_idx(r->outputs, i);
+	if (!json_object_object_get_ex(o, "data", &d) ||
+	    !json_object_object_get_ex(d, mime, &ref) ||
+	    !json_object_object_get_ex(ref, "runtimed_blob", &h))
+		return (-1);
+	CHECK(blob_get(rdir, json_object_get_string(h), &data, &len,
+	    &cause) == 0, "output %zu: %s", i, cause);
+	free(data);
+	return ((long)len);
+}
+
+/*
+ * New values are written and fsynced on the agent's blob thread
+ * (agent-blob.c), yet the daemon gets them in order: two outputs of one
+ * new value (the second queued while the first is written), a second
+ * new value, then a print, each output only once its blob is there.  A
+ * store that cannot be written keeps the value inline, still in order.
+ */
+static void
+blobs_in_order(void)
+{
+	struct run		 r;
+	struct json_object	*d, *v;
+	char			 dir[4200], keep[4200];
+	long			 n;
+	int			 fd;
+
+	execute("import os, base64\n"
+	    "a = base64.b64encode(os.urandom(800000)).decode()\n"
+	    "display({'image/png': a}, raw=True)\n"
+	    "display({'image/png': a}, raw=True)\n"
+	    "display({'text/plain': base64.b64encode(os.urandom(800000))"
+	    ".decode()}, raw=True)\n"
+	    "print('after')\n", &r, 1);
+	CHECK(strcmp(r.status, "ok") == 0, "status %s", r.status);
+	CHECK(json_object_array_length(r.outputs) == 4, "%zu outputs",
+	    json_object_array_length(r.outputs));
+	n = outblob(&r, 0, "image/png");
+	CHECK(n == 1066668 && outblob(&r, 1, "image/png") == n &&
+	    outblob(&r, 2, "text/plain") == n, "blob sizes %ld %ld %ld", n,
+	    outblob(&r, 1, "image/png"), outblob(&r, 2, "text/plain"));
+	CHECK(strcmp(outfield(&r, 0, "data"), outfield(&r, 1, "data")) == 0,
+	    "one value, two names");
+	CHECK(strcmp(outfield(&r, 2, "data"), outfield(&r, 1, "data")) != 0,
+	    "two values, one name");
+	CHECK(strcmp(outfield(&r, 3, "text"), "after\n") == 0,
+	    "the print is not last: %.200s", outfield(&r, 3, "text"));
+	run_free(&r);
+	printf("two new values, three outputs, a print: in order, blobs "
+	    "valid\n");
+
+	/* blobs a file: mkdir under it fails, for root too. */
+	snprintf(dir, sizeof dir, "%s/blobs", rdir);
+	snprintf(keep, sizeof keep, "%s/blobs.keep", rdir);
+	CHECK(rename(dir, keep) == 0, "rename %s: %s", dir, strerror(errno));
+	CHECK((fd = open(dir, O_WRONLY|O_CREAT|O_EXCL, 0600)) != -1,
+	    "%s: %s", dir, strerror(errno));
+	close(fd);
+	execute("import os, base64\n"
+	    "display({'image/png': base64.b64encode(os.urandom(800000))"
+	    ".decode()}, raw=True)\n"
+	    "print('after')\n", &r, 1);
+	CHECK(strcmp(r.status, "ok") == 0, "status %s", r.status);
+	CHECK(json_object_array_length(r.outputs) == 2, "%zu outputs",
+	    json_object_array_length(r.outputs));
+	CHECK(json_object_object_get_ex(json_object_array_get_idx(r.outputs,
+	    0), "data", &d) && json_object_object_get_ex(d, "image/png", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    json_object_get_string_len(v) == 1066668,
+	    "not kept inline: %.200s", outfield(&r, 0, "data"));
+	CHECK(strcmp(outfield(&r, 1, "text"), "after\n") == 0,
+	    "the print is not last");
+	run_free(&r);
+	CHECK(unlink(dir) == 0 && rename(keep, dir) == 0, "restore %s", dir);
+	printf("blob store not writable: the value inline, in order\n");
+}
+
+/*
+ * The frames an exiting agent sent, up to EOF: each output's blob must
+ * be valid, nothing of the run after its EXEC_DONE.  Returns how many
+ * outputs.
+ */
+static int
+sigterm_outputs(void)
+{
+	struct proto_header	 hdr;
+	msgpack_unpacked	 u;
+	struct run		 r;
+	const msgpack_object	*out;
+	char			*cause = NULL;
+	int			 n = 0, done = 0;
+
+	memset(&r, 0, sizeof r);
+	r.outputs = json_object_new_array();
+	for (;;) {
+		msgpack_unpacked_init(&u);
+		if (frameio_read(dfd, 5000, &hdr, &u, &cause) != 0)
+			break;
+		if (hdr.type == PROTO_MSG_AGENT_OUTPUT) {
+			CHECK(!done, "an output after EXEC_DONE");
+			out = proto_get_map(&u.data, "output");
+			CHECK(out != NULL, "output is not a map");
+			json_object_array_add(r.outputs, mpjson_unpack(out));
+			CHECK(outblob(&r, n, "image/png") == (4 << 20) + 4,
+			    "output %d: no valid blob", n);
+			n++;
+		} else if (hdr.type == PROTO_MSG_AGENT_EXEC_DONE)
+			done = 1;
+		msgpack_unpacked_destroy(&u);
+	}
+	msgpack_unpacked_destroy(&u);
+	free(cause);
+	run_free(&r);
+	return (n);
 }
 
 /* Send AGENT_START and wait for READY; returns the kernel pid. */
@@ -1126,6 +1264,63 @@ bench(char *path, int n)
 	return (0);
 }
 
+/*
+ * N cells of a new random PNG of 1 MB, then of 10 MB, as bench/run.mjs
+ * makes its PNG cell but with os.urandom: each writes a new blob.  The
+ * agent's pid is printed and 2 s given to attach strace or perf.
+ */
+static int
+images(char *path, int n)
+{
+	struct run	 r;
+	int64_t		 rt[100], t0, ms;
+	char		*err, code[512], what[64];
+	int		 i, k, mb[2] = { 1, 10 };
+
+	if (n < 1 || n > 100)
+		n = 20;
+	spawn_agent(path);
+	CHECK(start("python3", &ms, &err) > 0, "start: %s", err);
+	printf("images: agent pid %ld\n", (long)agent_pid);
+	fflush(stdout);
+	sleep(2);
+	for (k = 0; k < 2; k++) {
+		if (getenv("AGENT_LIVE_CODE") != NULL && k == 1)
+			break;
+		snprintf(code, sizeof code, "import base64, os; "
+		    "from IPython.display import display; "
+		    "s = base64.b64encode(b'\\x89PNG' + %s(%d))"
+		    ".decode(); display({'image/png': s}, raw=True)",
+		    getenv("AGENT_LIVE_SAME") != NULL ? "bytes" : "os.urandom",
+		    mb[k] * 786432 - 4);
+		if (getenv("AGENT_LIVE_CODE") != NULL)
+			snprintf(code, sizeof code, "%s",
+			    getenv("AGENT_LIVE_CODE"));
+		for (i = 0; i < n; i++) {
+			t0 = util_now_us();
+			execute(code, &r, 1);
+			CHECK(strcmp(r.status, "ok") == 0, "status %s",
+			    r.status);
+			run_free(&r);
+			rt[i] = util_now_us() - t0;
+		}
+		qsort(rt, n, sizeof rt[0], cmp64);
+		if (getenv("AGENT_LIVE_CODE") != NULL)
+			snprintf(what, sizeof what, "AGENT_LIVE_CODE");
+		else
+			snprintf(what, sizeof what, "%s %d MB PNG",
+			    getenv("AGENT_LIVE_SAME") != NULL ? "the same" :
+			    "a new", mb[k]);
+		printf("images: %s x %d: median %.2f ms, best %.2f ms\n",
+		    what, n, rt[n / 2] / 1000.0, rt[0] / 1000.0);
+	}
+	close(dfd);
+	dfd = -1;
+	wait_agent();
+	free(path);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1159,6 +1354,8 @@ main(int argc, char **argv)
 	printf("agent: %s\n", path);
 	if (getenv("AGENT_LIVE_BENCH") != NULL)
 		return (bench(path, atoi(getenv("AGENT_LIVE_BENCH"))));
+	if (getenv("AGENT_LIVE_IMAGES") != NULL)
+		return (images(path, atoi(getenv("AGENT_LIVE_IMAGES"))));
 	if (argc > 1) {
 		for (i = 0; i < (int)(sizeof families / sizeof families[0]);
 		    i++) {
@@ -1246,6 +1443,7 @@ main(int argc, char **argv)
 	    text);
 	printf("1 MiB output -> %s\n", text);
 	run_free(&r);
+	blobs_in_order();
 
 	/*
 	 * The buffers of a big output stay in the agent's heap while runs
@@ -1476,15 +1674,28 @@ main(int argc, char **argv)
 	printf("fd 3 closed: agent exited 0 and kernel gone in %lld ms\n",
 	    (long long)(util_mono_ms() - t0));
 
-	/* SIGTERM: the same, from a fresh agent. */
+	/*
+	 * SIGTERM: the same, from a fresh agent, sent while new values are
+	 * being written: what the agent queued is sent before it exits, in
+	 * order, each blob valid.
+	 */
 	spawn_agent(path);
 	kpid2 = start("python3", &ms, &err);
 	CHECK(kpid2 > 0, "third start: %s", err);
+	execute_send("import base64, os\n"
+	    "r = os.urandom(3 << 20)\n"
+	    "for i in range(4): display({'image/png': "
+	    "base64.b64encode(bytes([i]) + r).decode()}, raw=True)\n",
+	    exec_id, sizeof exec_id, 0);
+	wait_for(PROTO_MSG_AGENT_OUTPUT, NULL, WAIT_MS);
 	t0 = util_mono_ms();
 	CHECK(kill(agent_pid, SIGTERM) == 0, "kill");
 	status = wait_agent();
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "agent exit status %d", status);
+	n = sigterm_outputs();
+	printf("SIGTERM after the first of 4 new values: %d more sent, "
+	    "blobs valid\n", n);
 	CHECK(kill(kpid2, 0) == -1 && errno == ESRCH,
 	    "kernel %ld survived its agent", (long)kpid2);
 	close(dfd);
