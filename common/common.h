@@ -209,8 +209,8 @@ size_t	 utf8_back(const char *, size_t, size_t);
  * json-splice.c: json-c with long string literals that need no decoding
  * (no backslash, no byte below 0x20) taken verbatim (decision 033).
  */
-#define JSON_SPLICE_MIN		4096	/* bytes; shorter go to json-c */
-#define JSON_SPLICE_CONTROLS	0x1	/* refuse raw control bytes in strings */
+#define JSON_SPLICE_MIN		1024	/* bytes; shorter go to json-c */
+#define JSON_SPLICE_CONTROLS	0x1	/* refuse raw controls in strings */
 #define JSON_SPLICE_WHOLE	0x2	/* one feed holds the whole text */
 enum json_splice_status {
 	JSON_SPLICE_MORE,	/* json_tokener_continue */
