@@ -46,6 +46,9 @@ struct json_splice {
 	size_t			 taken;		/* literals set verbatim */
 };
 
+/* A buffer for cut literals bigger than this is not kept for the next. */
+#define JSON_SPLICE_KEEP	(1024 * 1024)
+
 enum json_splice_event {
 	JSON_SPLICE_EV_END,
 	JSON_SPLICE_EV_CONTROL,		/* a raw control byte in a string */
@@ -373,6 +376,11 @@ json_splice_feed(struct json_splice *s, const char *data, size_t len,
 			i = r;
 		}
 		s->acclen = 0;
+		if (s->accsize > JSON_SPLICE_KEEP) {
+			free(s->acc);
+			s->acc = NULL;
+			s->accsize = 0;
+		}
 	}
 	for (;;) {
 		switch (json_splice_step(&s->st, p, &i, len)) {

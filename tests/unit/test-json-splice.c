@@ -311,3 +311,27 @@ Test(json_splice, scan_finds_controls)
 	cr_assert_eq(json_splice_scan((const unsigned char *)"{\"a\":\n1}", 8,
 	    &in, &esc), 8, "a newline between values is no string's");
 }
+
+/* Literals of megabytes across many 256 KB slices, as the reader reads. */
+Test(json_splice, big_literals_in_slices)
+{
+	struct outcome	 a, b;
+	char		*t;
+	size_t		 len, n = 0, cuts[64], big = 3 * 1024 * 1024 + 7, k;
+
+	t = xmalloc(2 * big + 64);
+	len = (size_t)sprintf(t, "{\"a\": [\"");
+	for (k = 0; k < big; k++)
+		t[len++] = "QUJD+/=="[k % 8];
+	len += (size_t)sprintf(t + len, "\", \"x\"], \"b\": \"");
+	for (k = 0; k < big; k++)
+		t[len++] = 'z';
+	len += (size_t)sprintf(t + len, "\"}");
+	for (k = 256 * 1024; k < len && n < 64; k += 256 * 1024)
+		cuts[n++] = k;
+	plain(t, len, STRICT, cuts, n, &a);
+	spliced(t, len, STRICT, 0, JSON_SPLICE_MIN, cuts, n, &b);
+	cr_assert_eq(b.taken, 2);
+	same(&a, &b, "256 KB slices");
+	free(t);
+}
