@@ -172,6 +172,28 @@ Test(json_splice, literal_value_taken)
 	cr_assert_eq(check("[\"@\"]", 0), 1);
 }
 
+/*
+ * The next cut after j: every offset within 4 bytes of a quote, a few
+ * between.
+ */
+static size_t
+next_cut(const char *t, size_t len, size_t j)
+{
+	size_t	k;
+
+	for (k = j + 1; k < len && t[k] != '"'; k++)
+		;
+	if (k == len || k <= j + 5)
+		return (j + 1);
+	for (k = j > 4 ? j - 4 : 0; k < j; k++) {
+		if (t[k] == '"')
+			return (j + 1);
+	}
+	for (k = j + 1; k < len && t[k] != '"'; k++)
+		;
+	return (j + 499 < k - 4 ? j + 499 : k - 4);
+}
+
 Test(json_splice, every_slice_offset)
 {
 	struct outcome	 a, b;
@@ -180,9 +202,9 @@ Test(json_splice, every_slice_offset)
 
 	t = expand("{\"k\": [\"short\", \"@\", {\"n\": \"@\"}], \"z\": 1}",
 	    &len);
-	/* Two cuts, each anywhere near the first literal's quotes. */
+	/* A cut near the first literal's opening quote, one near a quote. */
 	for (i = 8; i < 8 + 24; i++) {
-		for (j = i + 1; j < len; j += (j > 20 && j < 5010) ? 97 : 1) {
+		for (j = i + 1; j < len; j = next_cut(t, len, j)) {
 			cut[0] = i;
 			cut[1] = j;
 			snprintf(what, sizeof what, "cuts %zu %zu", i, j);
