@@ -55,7 +55,8 @@ enum json_splice_event {
 	JSON_SPLICE_EV_LITERAL,		/* a long literal's opening quote */
 };
 
-static size_t	json_splice_span(const unsigned char *, size_t, size_t, int);
+static inline size_t json_splice_span(const unsigned char *, size_t, size_t,
+		    int) __attribute__((__always_inline__));
 static enum json_splice_event	json_splice_step(struct json_splice_state *,
 		    const unsigned char *, size_t *, size_t);
 static enum json_splice_status	json_splice_chunk(struct json_splice *,
@@ -87,7 +88,7 @@ json_splice_has(uint64_t w, unsigned c, int less)
  * len: outside a string a quote; inside one a quote, a backslash or a
  * byte below 0x20.  16 bytes at a time with SSE2, else 8.
  */
-static size_t
+static inline size_t
 json_splice_span(const unsigned char *p, size_t i, size_t len, int in)
 {
 #ifdef __SSE2__
@@ -158,6 +159,11 @@ json_splice_step(struct json_splice_state *st, const unsigned char *p,
 			    p[r] == '"' && r - i - 1 >= st->min) {
 				*ip = i;
 				return (JSON_SPLICE_EV_LITERAL);
+			}
+			/* A short string closes where the look ended. */
+			if (r < len && p[r] == '"') {
+				st->in = 0;
+				r++;
 			}
 			i = r;
 			continue;
