@@ -21,6 +21,9 @@
  *	wire	the five kernel messages of a `1+1` run (busy, execute_input,
  *		execute_result, idle, execute_reply) checked and parsed as
  *		the agent does, 500 times
+ *	image	a display_data of a 1 MB PNG checked and parsed as the
+ *		agent does (its HMAC thread aside), 10 times, and a notebook
+ *		holding it in 4 cells loaded from memory (json-splice.c)
  */
 
 #include <sys/types.h>
@@ -47,6 +50,8 @@ void		guard_case_mpjson(struct json_object *);
 void		guard_case_ipynb(const char *);
 void		guard_case_shape(const char *, size_t);
 void		guard_case_wire(char **, size_t);
+void		guard_case_image(char **, const char *, size_t);
+static char	*guard_image(char **, size_t *);
 static char	**guard_wire(size_t *);
 static char	*guard_notebook(void);
 static char	*guard_lines(size_t *);
@@ -376,6 +381,89 @@ guard_case_wire(char **parts, size_t n)
 	}
 }
 
+/*
+ * A 1 MB PNG's base64 (1,398,104 bytes), as a signed display_data in
+ * parts and as the output of 4 cells of a notebook (returned).
+ */
+static char *
+guard_image(char **parts, size_t *len)
+{
+	static const char	 b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
+	    "klmnopqrstuvwxyz0123456789+/";
+	struct json_object	*content, *data;
+	struct evbuffer		*b;
+	char			*img, msg_id[37], *s;
+	size_t			 n = 1398104, i;
+
+	img = xmalloc(n + 1);
+	for (i = 0; i < n; i++)
+		img[i] = b64[(i * 7919) % 64];
+	img[n] = '\0';
+	content = json_object_new_object();
+	data = json_object_new_object();
+	json_object_object_add(data, "image/png",
+	    json_object_new_string_len(img, (int)n));
+	json_object_object_add(data, "text/plain",
+	    json_object_new_string("<Figure size 640x480 with 1 Axes>"));
+	json_object_object_add(content, "data", data);
+	json_object_object_add(content, "metadata", json_object_new_object());
+	if (agent_wire_encode(GUARD_WIRE_KEY,
+	    "1c2d3e4f-5a6b-7c8d-9e0f-1a2b3c4d5e6f", "display_data", content,
+	    NULL, msg_id, parts) != 0)
+		exit(1);
+	json_object_put(content);
+	b = evbuffer_new();
+	evbuffer_add_printf(b, "{\"cells\": [");
+	for (i = 0; i < 4; i++)
+		evbuffer_add_printf(b, "%s{\"cell_type\": \"code\", \"id\": "
+		    "\"c%zu\", \"execution_count\": %zu, \"metadata\": {}, "
+		    "\"source\": [\"plt.plot(x)\\n\", \"plt.show()\"], "
+		    "\"outputs\": [{\"output_type\": \"display_data\", "
+		    "\"metadata\": {}, \"data\": {\"image/png\": \"%s\", "
+		    "\"text/plain\": [\"<Figure>\"]}}]}", i == 0 ? "" : ", ",
+		    i, i + 1, img);
+	evbuffer_add_printf(b, "], \"metadata\": {}, \"nbformat\": 4, "
+	    "\"nbformat_minor\": 5}\n");
+	*len = evbuffer_get_length(b);
+	s = xmalloc(*len + 1);
+	evbuffer_remove(b, s, *len);
+	s[*len] = '\0';
+	evbuffer_free(b);
+	free(img);
+	return (s);
+}
+
+void
+guard_case_image(char **parts, const char *nbtext, size_t nblen)
+{
+	struct agent_wire_frame	 frames[1 + AGENT_WIRE_NPARTS];
+	struct agent_wire_msg	*m;
+	struct room_nb		*nb;
+	char			*cause = NULL;
+	size_t			 j;
+	int			 k;
+
+	frames[0].data = AGENT_WIRE_DELIM;
+	frames[0].len = strlen(AGENT_WIRE_DELIM);
+	for (j = 0; j < AGENT_WIRE_NPARTS; j++) {
+		frames[1 + j].data = parts[j];
+		frames[1 + j].len = strlen(parts[j]);
+	}
+	for (k = 0; k < 10; k++) {
+		if ((m = agent_wire_parse(GUARD_WIRE_KEY, frames,
+		    1 + AGENT_WIRE_NPARTS, &cause)) == NULL) {
+			fprintf(stderr, "bench-hotpath: image: %s\n", cause);
+			exit(1);
+		}
+		agent_wire_msg_free(m);
+	}
+	if ((nb = room_ipynb_parse(nbtext, nblen, &cause)) == NULL) {
+		fprintf(stderr, "bench-hotpath: image: %s\n", cause);
+		exit(1);
+	}
+	room_nb_free(nb);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -386,7 +474,7 @@ main(int argc, char **argv)
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench-hotpath "
-		    "frame|rpc|mpjson|ipynb|shape|wire\n");
+		    "frame|rpc|mpjson|ipynb|shape|wire|image\n");
 		return (2);
 	}
 	output = guard_output();
@@ -416,6 +504,13 @@ main(int argc, char **argv)
 		for (i = 0; i < len; i++)
 			agent_wire_parts_free(parts + i * AGENT_WIRE_NPARTS);
 		free(parts);
+	} else if (strcmp(argv[1], "image") == 0) {
+		parts = xcalloc(AGENT_WIRE_NPARTS, sizeof *parts);
+		s = guard_image(parts, &len);
+		guard_case_image(parts, s, len);
+		agent_wire_parts_free(parts);
+		free(parts);
+		free(s);
 	} else {
 		fprintf(stderr, "bench-hotpath: unknown case %s\n", argv[1]);
 		return (2);

@@ -205,6 +205,31 @@ size_t	 utf8_chars(const char *, size_t);
 size_t	 utf8_skip(const char *, size_t, size_t);
 size_t	 utf8_back(const char *, size_t, size_t);
 
+/*
+ * json-splice.c: json-c with long string literals that need no decoding
+ * (no backslash, no byte below 0x20) taken verbatim (decision 033).
+ */
+#define JSON_SPLICE_MIN		1024	/* bytes; shorter go to json-c */
+#define JSON_SPLICE_CONTROLS	0x1	/* refuse raw controls in strings */
+#define JSON_SPLICE_WHOLE	0x2	/* one feed holds the whole text */
+enum json_splice_status {
+	JSON_SPLICE_MORE,	/* json_tokener_continue */
+	JSON_SPLICE_DONE,	/* a value */
+	JSON_SPLICE_ERROR,	/* json-c's: json_tokener_get_error */
+	JSON_SPLICE_CONTROL,	/* a raw control byte in a string */
+	JSON_SPLICE_REDO	/* parse again without splicing */
+};
+struct json_splice;
+size_t	json_splice_scan(const unsigned char *, size_t, int *, int *);
+struct json_splice *json_splice_create(struct json_tokener *, size_t, int);
+void	json_splice_free(struct json_splice *);
+enum json_splice_status json_splice_feed(struct json_splice *, const char *,
+	    size_t, struct json_object **);
+size_t	json_splice_parse_end(struct json_splice *);
+size_t	json_splice_taken(struct json_splice *);
+struct json_object *json_splice_parse(struct json_tokener *, const char *,
+	    size_t, size_t, size_t *);
+
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
 struct json_object	*mpjson_unpack(const msgpack_object *);

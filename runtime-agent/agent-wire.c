@@ -291,7 +291,7 @@ agent_wire_json(const struct agent_wire_frame *f, int repair)
 	struct json_object	*obj;
 	const char		*data = f->data;
 	char			*fixed = NULL;
-	size_t			 len = f->len;
+	size_t			 len = f->len, end;
 
 	if (f->len > INT32_MAX)
 		return (NULL);
@@ -310,11 +310,17 @@ agent_wire_json(const struct agent_wire_frame *f, int repair)
 		free(fixed);
 		return (NULL);
 	}
-	json_tokener_reset(tok);
-	obj = json_tokener_parse_ex(tok, data, (int)len);
+	/* An image's base64 is taken verbatim, not byte by byte (033). */
+	if (len >= JSON_SPLICE_MIN)
+		obj = json_splice_parse(tok, data, len, JSON_SPLICE_MIN, &end);
+	else {
+		json_tokener_reset(tok);
+		obj = json_tokener_parse_ex(tok, data, (int)len);
+		end = json_tokener_get_parse_end(tok);
+	}
 	if (obj == NULL ||
 	    json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len ||
+	    end != len ||
 	    !json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
 		obj = NULL;

@@ -18,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "runtimed.h"
 #include "room-ipynb.h"
@@ -36,6 +33,11 @@
 #define ROOM_IPYNB_SLICE	(256 * 1024)
 #endif
 
+/* String literals this long (images) skip json-c's byte loop. */
+#ifndef ROOM_IPYNB_SPLICE_MIN
+#define ROOM_IPYNB_SPLICE_MIN	JSON_SPLICE_MIN
+#endif
+
 /* Why a cell's id cannot be kept (the loader mints one). */
 enum room_ipynb_idfix {
 	ROOM_IPYNB_ID_OK,
@@ -48,19 +50,18 @@ enum room_ipynb_idfix {
 /*
  * Text fed to json-c a slice at a time, with the checks json-c does not
  * make (strict UTF-8, no raw control character in a string, nothing but
- * white space around the notebook) made on the way.  It only accepts or
- * refuses: a refused text is read again by room_ipynb_json, which says
- * why.
+ * white space around the notebook) made on the way, and long string
+ * literals taken verbatim (json-splice.c).  It only accepts or refuses:
+ * a refused text is read again by room_ipynb_json, which says why.
  */
 struct room_ipynb_feed {
 	struct json_tokener	*tok;
+	struct json_splice	*splice;
 	struct json_object	*root;		/* once the tokener is done */
 	struct json_object	*cells;		/* the cells list being read */
 	size_t			 joined;	/* its cells pre-joined */
 	size_t			 total;		/* bytes fed */
 	int			 started;	/* first non-blank byte seen */
-	int			 in;		/* inside a string */
-	int			 esc;		/* after a backslash */
 	int			 failed;
 };
 
@@ -74,8 +75,6 @@ static size_t	room_ipynb_raw_control(const char *, size_t);
 static int	room_ipynb_cut_char(const char *, size_t, size_t);
 static struct json_object	*room_ipynb_json(const char *, size_t, char **);
 static size_t	room_ipynb_feed_cut(const unsigned char *, size_t);
-static int	room_ipynb_feed_controls(struct room_ipynb_feed *,
-		    const unsigned char *, size_t);
 static void	room_ipynb_feed_prejoin(struct room_ipynb_feed *);
 static int	room_ipynb_feed_add(struct room_ipynb_feed *, const char *,
 		    size_t, size_t, int);
@@ -277,85 +276,14 @@ room_ipynb_eof_what(struct json_tokener *tok)
 	}
 }
 
-/*
- * The first control character inside a string (JSON and Python's json
- * refuse them raw; json-c does not) in p[0..len), or len.  *in and *esc
- * carry the string state across calls, so the file can come in slices.
- * Blocks holding no quote (and inside a string no backslash or control
- * byte) cannot change anything and are skipped 16 (or 8) bytes at a time.
- */
-static size_t
-room_ipynb_scan_strings(const unsigned char *p, size_t len, int *inp,
-    int *escp)
-{
-	size_t	i = 0;
-	int	in = *inp, esc = *escp;
-
-	while (i < len) {
-		if (!esc) {
-#ifdef __SSE2__
-			const __m128i	q = _mm_set1_epi8('"');
-			const __m128i	b = _mm_set1_epi8('\\');
-			const __m128i	c = _mm_set1_epi8(0x1f);
-
-			while (i + 16 <= len) {
-				__m128i	v, m;
-
-				v = _mm_loadu_si128((const __m128i *)(p + i));
-				m = _mm_cmpeq_epi8(v, q);
-				if (in)
-					m = _mm_or_si128(m, _mm_or_si128(
-					    _mm_cmpeq_epi8(v, b),
-					    _mm_cmpeq_epi8(_mm_min_epu8(v, c),
-					    v)));
-				if (_mm_movemask_epi8(m) != 0) {
-					i += (size_t)__builtin_ctz(
-					    (unsigned)_mm_movemask_epi8(m));
-					break;
-				}
-				i += 16;
-			}
-#else
-			while (i + 8 <= len) {
-				uint64_t	w;
-
-				memcpy(&w, p + i, 8);
-				if (room_ipynb_has_byte(w, '"') || (in &&
-				    (room_ipynb_has_less(w, 0x20) ||
-				    room_ipynb_has_byte(w, '\\'))))
-					break;
-				i += 8;
-			}
-#endif
-			if (i >= len)
-				break;
-		}
-		if (!in) {
-			if (p[i] == '"')
-				in = 1;
-		} else if (esc)
-			esc = 0;
-		else if (p[i] == '\\')
-			esc = 1;
-		else if (p[i] == '"')
-			in = 0;
-		if (in && p[i] < 0x20)
-			break;
-		i++;
-	}
-	*inp = in;
-	*escp = esc;
-	return (i < len ? i : len);
-}
-
 /* The first raw control character in a string of the whole text, or len. */
 static size_t
 room_ipynb_raw_control(const char *data, size_t len)
 {
 	int	in = 0, esc = 0;
 
-	return (room_ipynb_scan_strings((const unsigned char *)data, len, &in,
-	    &esc));
+	/* JSON and Python's json refuse them raw; json-c does not. */
+	return (json_splice_scan((const unsigned char *)data, len, &in, &esc));
 }
 
 /* Does the text end inside the UTF-8 character that starts at bad? */
@@ -527,15 +455,6 @@ room_ipynb_feed_cut(const unsigned char *p, size_t len)
 	return (len);
 }
 
-/* The raw control characters of room_ipynb_raw_control, across slices. */
-static int
-room_ipynb_feed_controls(struct room_ipynb_feed *f, const unsigned char *p,
-    size_t len)
-{
-	return (room_ipynb_scan_strings(p, len, &f->in, &f->esc) < len ?
-	    -1 : 0);
-}
-
 /*
  * Join the line lists of each cell the tokener has finished, as the
  * conversion would, so the lists' thousands of small strings are freed
@@ -584,8 +503,7 @@ room_ipynb_feed_add(struct room_ipynb_feed *f, const char *data,
 		return (-1);
 	f->total += len;
 	cut = last ? n : room_ipynb_feed_cut(p, n);
-	if (!utf8_valid((const char *)p, cut, NULL) ||
-	    room_ipynb_feed_controls(f, p, cut) != 0)
+	if (!utf8_valid((const char *)p, cut, NULL))
 		goto refuse;
 	if (!f->started) {
 		for (; i < len && strchr(" \t\r\n", data[i]) != NULL; i++)
@@ -603,17 +521,20 @@ room_ipynb_feed_add(struct room_ipynb_feed *f, const char *data,
 	}
 	if (i == len)
 		return ((int)(n - cut));
-	v = json_tokener_parse_ex(f->tok, data + i, (int)(len - i));
-	if (v == NULL) {
-		if (json_tokener_get_error(f->tok) != json_tokener_continue)
-			goto refuse;
+	/* Raw control characters are refused there, as room_ipynb_json does. */
+	switch (json_splice_feed(f->splice, data + i, len - i, &v)) {
+	case JSON_SPLICE_MORE:
 		room_ipynb_feed_prejoin(f);
 		return ((int)(n - cut));
+	case JSON_SPLICE_DONE:
+		break;
+	default:
+		goto refuse;
 	}
 	f->root = v;
 	data += i;
 	len -= i;
-	used = json_tokener_get_parse_end(f->tok);
+	used = json_splice_parse_end(f->splice);
 trailing:
 	for (i = used; i < len; i++) {
 		if (strchr(" \t\r\n", data[i]) == NULL)
@@ -635,6 +556,8 @@ room_ipynb_feed_create(void)
 	f->tok = json_tokener_new_ex(ROOM_IPYNB_MAX_DEPTH);
 	json_tokener_set_flags(f->tok, JSON_TOKENER_STRICT |
 	    JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	f->splice = json_splice_create(f->tok, ROOM_IPYNB_SPLICE_MIN,
+	    JSON_SPLICE_CONTROLS);
 	return (f);
 }
 
@@ -655,6 +578,7 @@ static void
 room_ipynb_feed_free(struct room_ipynb_feed *f)
 {
 	json_object_put(f->root);
+	json_splice_free(f->splice);
 	json_tokener_free(f->tok);
 	free(f);
 }

@@ -383,6 +383,54 @@ Test(wire, big_message_not_utf8_repaired)
 	agent_wire_parts_free(parts);
 }
 
+/*
+ * A big content part (long literals taken verbatim, json-splice.c) is
+ * the value json-c gives: with escapes and a long key beside them.
+ */
+Test(wire, big_content_as_json_c)
+{
+	struct agent_wire_frame	 frames[16];
+	struct agent_wire_msg	*m;
+	struct json_object	*want;
+	char			*parts[AGENT_WIRE_NPARTS], msg_id[37];
+	char			*cause = NULL, *body, *o;
+	size_t			 n, k, len = 200 * 1024;
+
+	cr_assert_eq(agent_wire_encode("k3y", "s", "display_data", NULL, NULL,
+	    msg_id, parts), 0);
+	o = body = xmalloc(4 * len + 256);
+	o += sprintf(o, "{\"data\": {\"image/png\": \"");
+	for (k = 0; k < len; k++)
+		*o++ = "iVBORw0KGgo+/="[k % 14];
+	o += sprintf(o, "\", \"text/plain\": \"a\\\"b\\u00e9\", \"");
+	for (k = 0; k < len; k++)
+		*o++ = 'K';
+	o += sprintf(o, "\": [\"");
+	for (k = 0; k < len; k++)
+		*o++ = k == len / 2 ? '\t' : 'x';
+	o += sprintf(o, "\", \"\\n");
+	for (k = 0; k < len; k++)
+		*o++ = 'y';
+	o += sprintf(o, "\"]}, \"metadata\": {}}");
+	free(parts[4]);
+	parts[4] = body;
+	n = build(frames, parts, 0);
+	cr_assert_eq(agent_wire_sign("k3y", &frames[2], 4, parts[0]), 0);
+	m = agent_wire_parse("k3y", frames, n, &cause);
+	cr_assert_not_null(m, "%s", cause);
+	cr_assert_not_null(want = json_tokener_parse(body));
+	cr_assert(json_object_equal(agent_wire_msg_content(m), want));
+	json_object_put(want);
+	agent_wire_msg_free(m);
+	/* Cut inside the first literal: refused, as json-c refuses it. */
+	frames[n - 1].len = 1000;
+	cr_assert_eq(agent_wire_sign("k3y", &frames[2], 4, parts[0]), 0);
+	cr_assert_null(agent_wire_parse("k3y", frames, n, &cause));
+	cr_assert_str_eq(cause, "a JSON part is not an object");
+	free(cause);
+	agent_wire_parts_free(parts);
+}
+
 /* What parse verified is what agent_wire_msg_signature gives. */
 Test(wire, parse_keeps_signature)
 {
