@@ -289,7 +289,7 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	st.matches = json_object_new_array();
 	st.text = evbuffer_new();
-	cells = reply->cells;
+	cells = worker_nb_cells(reply);
 	for (i = 0; cells != NULL && json_object_is_type(cells,
 	    json_type_array) && i < json_object_array_length(cells); i++) {
 		cell = json_object_array_get_idx(cells, i);

@@ -3,7 +3,9 @@
  * worker-reply.c: the daemon's replies the tools render: a notebook
  * (ROOM_JOINED, ROOM_CONTENT; shared by reference, the room keeps the
  * last one) and a run (EXEC_STATE).  Their codecs check and type them;
- * only their documents (cells, metadata, warnings) become JSON.
+ * only their documents (cells, metadata, warnings) become JSON.  A
+ * notebook's cells stay packed, each becoming JSON when first asked
+ * for: a view of a few cells decodes those (docs/decisions/035).
  */
 
 #include <stdio.h>
@@ -11,6 +13,137 @@
 #include <string.h>
 
 #include "worker.h"
+
+/* The cells of a notebook, packed back to back, decoded on demand. */
+struct worker_nb_doc {
+	char			*packed;
+	size_t			*off;		/* n + 1: cell i at off[i] */
+	size_t			 n;
+	struct json_object	**cell;		/* decoded, or NULL */
+	struct json_object	*all;		/* the array, once asked */
+};
+
+static struct worker_nb_doc	*worker_nb_doc_create(const msgpack_object *);
+static void	worker_nb_doc_free(struct worker_nb_doc *);
+
+/* Pack each cell of cells (an array) into one buffer, by offset. */
+static struct worker_nb_doc *
+worker_nb_doc_create(const msgpack_object *cells)
+{
+	struct worker_nb_doc	*d;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	size_t			 i;
+
+	d = xcalloc(1, sizeof *d);
+	if (cells->type == MSGPACK_OBJECT_ARRAY)
+		d->n = cells->via.array.size;
+	d->off = xcalloc(d->n + 1, sizeof *d->off);
+	d->cell = xcalloc(d->n + 1, sizeof *d->cell);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 0; i < d->n; i++) {
+		d->off[i] = sb.size;
+		msgpack_pack_object(&pk, cells->via.array.ptr[i]);
+	}
+	d->off[d->n] = sb.size;
+	d->packed = msgpack_sbuffer_release(&sb);
+	return (d);
+}
+
+static void
+worker_nb_doc_free(struct worker_nb_doc *d)
+{
+	size_t	i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->n; i++)
+		json_object_put(d->cell[i]);
+	json_object_put(d->all);
+	free(d->cell);
+	free(d->off);
+	free(d->packed);
+	free(d);
+}
+
+/* How many cells the notebook has. */
+size_t
+worker_nb_count(const struct worker_nb *nb)
+{
+	return (nb->doc->n);
+}
+
+/* Cell i as JSON (borrowed, decoded once), or NULL past the end. */
+struct json_object *
+worker_nb_cell(const struct worker_nb *nb, size_t i)
+{
+	struct worker_nb_doc	*d = nb->doc;
+	msgpack_unpacked	 u;
+
+	if (i >= d->n)
+		return (NULL);
+	if (d->cell[i] != NULL)
+		return (d->cell[i]);
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, d->packed + d->off[i],
+	    d->off[i + 1] - d->off[i], NULL) == MSGPACK_UNPACK_SUCCESS)
+		d->cell[i] = mpjson_unpack(&u.data);
+	msgpack_unpacked_destroy(&u);
+	if (d->cell[i] == NULL)
+		d->cell[i] = json_object_new_object();	/* cannot happen */
+	return (d->cell[i]);
+}
+
+/* Every cell as a JSON array (borrowed; shares the cells). */
+struct json_object *
+worker_nb_cells(const struct worker_nb *nb)
+{
+	struct worker_nb_doc	*d = nb->doc;
+	size_t			 i;
+
+	if (d->all != NULL)
+		return (d->all);
+	d->all = json_object_new_array_ext((int)d->n);
+	for (i = 0; i < d->n; i++)
+		json_object_array_add(d->all,
+		    json_object_get(worker_nb_cell(nb, i)));
+	return (d->all);
+}
+
+/*
+ * The index of the cell whose cell_id is id, or -1: read from the packed
+ * cells without decoding them.
+ */
+ssize_t
+worker_nb_find(const struct worker_nb *nb, const char *id)
+{
+	struct worker_nb_doc	*d = nb->doc;
+	msgpack_unpacked	 u;
+	const char		*s;
+	size_t			 i, len, idlen = strlen(id);
+	ssize_t			 found = -1;
+
+	msgpack_unpacked_init(&u);
+	for (i = 0; i < d->n && found == -1; i++) {
+		if (d->cell[i] != NULL) {
+			s = json_object_get_string(json_object_object_get(
+			    d->cell[i], "cell_id"));
+			if (s != NULL && strcmp(s, id) == 0)
+				found = (ssize_t)i;
+			continue;
+		}
+		if (msgpack_unpack_next(&u, d->packed + d->off[i],
+		    d->off[i + 1] - d->off[i], NULL) !=
+		    MSGPACK_UNPACK_SUCCESS)
+			continue;
+		s = proto_get_str(&u.data, "cell_id", &len);
+		if (s != NULL && len == idlen && memcmp(s, id, len) == 0)
+			found = (ssize_t)i;
+	}
+	msgpack_unpacked_destroy(&u);
+	return (found);
+}
 
 /* Decode a ROOM_JOINED or ROOM_CONTENT (type); NULL with *cause if bad. */
 struct worker_nb *
@@ -44,7 +177,7 @@ worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
 	    proto_str_dup(&m.kernel_state) : xstrdup("none");
 	nb->dirty = m.dirty;
 	nb->seq = (int64_t)m.seq;
-	nb->cells = mpjson_unpack(m.cells.obj);
+	nb->doc = worker_nb_doc_create(m.cells.obj);
 	if (m.metadata.obj != NULL)
 		nb->metadata = mpjson_unpack(m.metadata.obj);
 	if (m.warnings.obj != NULL)
@@ -69,7 +202,7 @@ worker_nb_unref(struct worker_nb *nb)
 	free(nb->path);
 	free(nb->kernel_name);
 	free(nb->kernel_state);
-	json_object_put(nb->cells);
+	worker_nb_doc_free(nb->doc);
 	json_object_put(nb->metadata);
 	json_object_put(nb->warnings);
 	free(nb);

@@ -67,6 +67,7 @@ struct worker_call;
 struct worker_dconn;
 struct worker_room;
 struct worker_nb;
+struct worker_nb_doc;
 struct worker_exec;
 struct worker_handle;
 
@@ -326,7 +327,7 @@ struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
 	int64_t			 seq;
 	char			*kernel_name;
 	char			*kernel_state;
-	struct json_object	*cells;
+	struct worker_nb_doc	*doc;		/* the cells, packed */
 	struct json_object	*metadata;	/* NULL in ROOM_JOINED */
 	struct json_object	*warnings;	/* NULL when none */
 	int			 refs;
@@ -341,6 +342,10 @@ struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *, char **);
 struct worker_nb *worker_nb_ref(struct worker_nb *);
 void		 worker_nb_unref(struct worker_nb *);
 struct json_object *worker_nb_kernel(const struct worker_nb *);
+size_t		 worker_nb_count(const struct worker_nb *);
+struct json_object *worker_nb_cell(const struct worker_nb *, size_t);
+struct json_object *worker_nb_cells(const struct worker_nb *);
+ssize_t		 worker_nb_find(const struct worker_nb *, const char *);
 struct worker_exec *worker_exec_read(const msgpack_object *, char **);
 void		 worker_exec_free(struct worker_exec *);
 struct json_object *worker_reply_str(const struct proto_str *);
