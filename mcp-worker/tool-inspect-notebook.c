@@ -468,7 +468,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		 * fit is left for the next call (its text taken back), unless
 		 * it is the first.
 		 */
-		len = worker_output_json_size(c) + 1;
+		len = worker_rpc_freeze(c) + 1;
 		if (json_object_array_length(out) > 0 &&
 		    used + len > WORKER_STRUCT_CAP - 1500) {
 			json_object_put(c);

@@ -130,7 +130,7 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	    line + at, (int)mlen));
 	json_object_object_add(m, "text", json_object_new_string_len(line,
 	    (int)show));
-	size = worker_output_json_size(m) + 1;
+	size = worker_rpc_freeze(m) + 1;
 	if (n > st->left || size > st->sleft) {
 		/* The result caps (docs/limits.md): no more matches. */
 		json_object_put(m);

@@ -162,6 +162,7 @@ void		 worker_rpc_init(struct event_base *,
 		     const struct worker_transport *);
 void		 worker_rpc_idle(void);
 void		 worker_rpc_input(const char *, size_t);
+size_t		 worker_rpc_freeze(struct json_object *);
 void		 worker_rpc_answer(struct json_object *,
 		     struct json_object *);
 void		 worker_rpc_notify(const char *, struct json_object *);
