@@ -14,40 +14,53 @@
 
 #include "worker.h"
 
-/* The cells of a notebook, packed back to back, decoded on demand. */
+/*
+ * The cells of a notebook as the daemon sent them (msgpack objects in a
+ * zone of their own), each decoded to JSON when first asked for.
+ */
 struct worker_nb_doc {
-	char			*packed;
-	size_t			*off;		/* n + 1: cell i at off[i] */
+	msgpack_zone		*zone;
+	const msgpack_object	*cells;		/* n, in zone */
 	size_t			 n;
 	struct json_object	**cell;		/* decoded, or NULL */
 	struct json_object	*all;		/* the array, once asked */
 };
 
-static struct worker_nb_doc	*worker_nb_doc_create(const msgpack_object *);
+static struct worker_nb_doc	*worker_nb_doc_create(const msgpack_object *,
+				    msgpack_zone *);
 static void	worker_nb_doc_free(struct worker_nb_doc *);
 
-/* Pack each cell of cells (an array) into one buffer, by offset. */
+/*
+ * The cells (an array) kept: in zone, the frame's own (the doc takes
+ * it), or else copied into one (packed and unpacked again).
+ */
 static struct worker_nb_doc *
-worker_nb_doc_create(const msgpack_object *cells)
+worker_nb_doc_create(const msgpack_object *cells, msgpack_zone *zone)
 {
 	struct worker_nb_doc	*d;
 	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
-	size_t			 i;
+	msgpack_unpacked	 u;
 
 	d = xcalloc(1, sizeof *d);
-	if (cells->type == MSGPACK_OBJECT_ARRAY)
-		d->n = cells->via.array.size;
-	d->off = xcalloc(d->n + 1, sizeof *d->off);
-	d->cell = xcalloc(d->n + 1, sizeof *d->cell);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	for (i = 0; i < d->n; i++) {
-		d->off[i] = sb.size;
-		msgpack_pack_object(&pk, cells->via.array.ptr[i]);
+	if (zone == NULL) {
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_object(&pk, *cells);
+		msgpack_unpacked_init(&u);
+		if (msgpack_unpack_next(&u, sb.data, sb.size, NULL) !=
+		    MSGPACK_UNPACK_SUCCESS ||
+		    !msgpack_zone_push_finalizer(u.zone, free, sb.data))
+			fatalx("cannot copy a notebook's cells");
+		zone = msgpack_unpacked_release_zone(&u);
+		cells = &u.data;	/* the object itself is a copy */
 	}
-	d->off[d->n] = sb.size;
-	d->packed = msgpack_sbuffer_release(&sb);
+	d->zone = zone;
+	if (cells->type == MSGPACK_OBJECT_ARRAY) {
+		d->n = cells->via.array.size;
+		d->cells = cells->via.array.ptr;
+	}
+	d->cell = xcalloc(d->n + 1, sizeof *d->cell);
 	return (d);
 }
 
@@ -62,8 +75,7 @@ worker_nb_doc_free(struct worker_nb_doc *d)
 		json_object_put(d->cell[i]);
 	json_object_put(d->all);
 	free(d->cell);
-	free(d->off);
-	free(d->packed);
+	msgpack_zone_free(d->zone);
 	free(d);
 }
 
@@ -79,19 +91,12 @@ struct json_object *
 worker_nb_cell(const struct worker_nb *nb, size_t i)
 {
 	struct worker_nb_doc	*d = nb->doc;
-	msgpack_unpacked	 u;
 
 	if (i >= d->n)
 		return (NULL);
-	if (d->cell[i] != NULL)
-		return (d->cell[i]);
-	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, d->packed + d->off[i],
-	    d->off[i + 1] - d->off[i], NULL) == MSGPACK_UNPACK_SUCCESS)
-		d->cell[i] = mpjson_unpack(&u.data);
-	msgpack_unpacked_destroy(&u);
-	if (d->cell[i] == NULL)
-		d->cell[i] = json_object_new_object();	/* cannot happen */
+	if (d->cell[i] == NULL &&
+	    (d->cell[i] = mpjson_unpack(&d->cells[i])) == NULL)
+		d->cell[i] = json_object_new_object();	/* a nil cell */
 	return (d->cell[i]);
 }
 
@@ -112,42 +117,33 @@ worker_nb_cells(const struct worker_nb *nb)
 }
 
 /*
- * The index of the cell whose cell_id is id, or -1: read from the packed
- * cells without decoding them.
+ * The index of the cell whose cell_id is id, or -1: read from the cells
+ * as sent, without decoding them.
  */
 ssize_t
 worker_nb_find(const struct worker_nb *nb, const char *id)
 {
 	struct worker_nb_doc	*d = nb->doc;
-	msgpack_unpacked	 u;
 	const char		*s;
 	size_t			 i, len, idlen = strlen(id);
-	ssize_t			 found = -1;
 
-	msgpack_unpacked_init(&u);
-	for (i = 0; i < d->n && found == -1; i++) {
-		if (d->cell[i] != NULL) {
-			s = json_object_get_string(json_object_object_get(
-			    d->cell[i], "cell_id"));
-			if (s != NULL && strcmp(s, id) == 0)
-				found = (ssize_t)i;
-			continue;
-		}
-		if (msgpack_unpack_next(&u, d->packed + d->off[i],
-		    d->off[i + 1] - d->off[i], NULL) !=
-		    MSGPACK_UNPACK_SUCCESS)
-			continue;
-		s = proto_get_str(&u.data, "cell_id", &len);
+	for (i = 0; i < d->n; i++) {
+		s = proto_get_str(&d->cells[i], "cell_id", &len);
 		if (s != NULL && len == idlen && memcmp(s, id, len) == 0)
-			found = (ssize_t)i;
+			return ((ssize_t)i);
 	}
-	msgpack_unpacked_destroy(&u);
-	return (found);
+	return (-1);
 }
 
-/* Decode a ROOM_JOINED or ROOM_CONTENT (type); NULL with *cause if bad. */
+/*
+ * Decode a ROOM_JOINED or ROOM_CONTENT (type); NULL with *cause if bad.
+ * zone, if not NULL, is the one body lives in (worker_daemon_take): the
+ * notebook keeps it rather than a copy of the cells; the caller keeps it
+ * on failure.
+ */
 struct worker_nb *
-worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
+worker_nb_read(uint16_t type, const msgpack_object *body, msgpack_zone *zone,
+    char **cause)
 {
 	struct proto_room_joined	 m;
 	struct worker_nb		*nb;
@@ -177,7 +173,7 @@ worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
 	    proto_str_dup(&m.kernel_state) : xstrdup("none");
 	nb->dirty = m.dirty;
 	nb->seq = (int64_t)m.seq;
-	nb->doc = worker_nb_doc_create(m.cells.obj);
+	nb->doc = worker_nb_doc_create(m.cells.obj, zone);
 	if (m.metadata.obj != NULL)
 		nb->metadata = mpjson_unpack(m.metadata.obj);
 	if (m.warnings.obj != NULL)

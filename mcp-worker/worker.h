@@ -56,6 +56,7 @@
 #define WORKER_ROOM_KEEP_MS	10000	/* a room's content kept unused */
 #define WORKER_ROOM_LOG		32	/* changes a room keeps (a ring) */
 #define WORKER_ROOM_LOG_BYTES	(64 * 1024)	/* a larger one is not */
+#define WORKER_ROOM_KEEP_FRAME	1024	/* bodies kept as they came */
 #define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
@@ -309,6 +310,8 @@ void		 worker_daemon_request(struct worker_dconn *, uint16_t,
 void		 worker_daemon_free(struct worker_dconn *, const char *,
 		     const char *);
 int		 worker_daemon_alive(struct worker_dconn *);
+void		 worker_daemon_keep_frames(struct worker_dconn *, size_t);
+msgpack_zone	*worker_daemon_take(struct worker_dconn *);
 const struct proto_incarnation *worker_daemon_incarnation(
 		     struct worker_dconn *);
 struct worker_dconn *worker_daemon_control(void);
@@ -339,7 +342,8 @@ struct worker_exec {			/* EXEC_STATE */
 	struct json_object	*cells;
 	struct json_object	*input;	/* {cell_id, prompt, password} */
 };
-struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *, char **);
+struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *,
+		     msgpack_zone *, char **);
 struct worker_nb *worker_nb_ref(struct worker_nb *);
 void		 worker_nb_unref(struct worker_nb *);
 struct json_object *worker_nb_kernel(const struct worker_nb *);
