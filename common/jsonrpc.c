@@ -202,8 +202,12 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		xasprintf(cause, "message of %zu bytes is too long", len);
 		return (NULL);
 	}
-	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
+	/* The process's tokener, as jsonrpc_value_at's (done with it here). */
+	if (jsonrpc_tok == NULL &&
+	    (jsonrpc_tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
 		fatalx("json_tokener_new_ex failed");
+	tok = jsonrpc_tok;
+	json_tokener_reset(tok);
 	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	msg = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
@@ -214,7 +218,6 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		jerr = json_tokener_get_error(tok);
 		end = len;
 	}
-	json_tokener_free(tok);
 	if (msg != NULL && jerr == json_tokener_success &&
 	    jsonrpc_skip_ws(buf, len, end) != len) {
 		json_object_put(msg);
