@@ -16,7 +16,7 @@
 
 #include "common.h"
 
-#define JSONRPC_TOK_KEEP	(64 * 1024)	/* messages parsed with one */
+#define JSONRPC_TOK_KEEP	(64 * 1024)	/* parsed with the kept one */
 
 static struct json_tokener	*jsonrpc_tok;
 

@@ -47,8 +47,8 @@ struct peer {
 	int			 hello_sent;	/* we said HELLO: await OK */
 	struct event		*hello_timer;
 	char			*label;		/* name and pid, for logs */
-	size_t			 keep_min;	/* frames decoded from a copy */
-	msgpack_unpacked	*frame;		/* being dispatched, of a copy */
+	size_t			 keep_min;	/* frames decoded from copies */
+	msgpack_unpacked	*frame;		/* dispatched, from a copy */
 };
 
 /* Largest read once the handshake is done. */

@@ -23,7 +23,7 @@ struct worker_nb_doc {
 	const msgpack_object	*cells;		/* n, in zone */
 	size_t			 n;
 	struct json_object	**cell;		/* decoded, or NULL */
-	struct json_object	*all;		/* the array, once asked */
+	struct json_object	*all;		/* the array, if asked */
 };
 
 static struct worker_nb_doc	*worker_nb_doc_create(const msgpack_object *,

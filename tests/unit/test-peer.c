@@ -330,7 +330,7 @@ Test(peer, big_frame_whole_and_in_order)
 struct kept {
 	struct seen		 s;
 	msgpack_zone		*zone[4];
-	msgpack_object		 body[4];	/* its parts are in zone */
+	msgpack_object		 body[4];	/* parts in zone */
 	int			 taken, tried;
 };
 
