@@ -166,6 +166,8 @@ typedef void (*peer_drain_cb)(struct peer *, void *);
 void		 peer_set_reading(struct peer *, int);
 void		 peer_hold(struct peer *, int);
 void		 peer_set_drain_cb(struct peer *, size_t, peer_drain_cb);
+void		 peer_keep_frames(struct peer *, size_t);
+msgpack_zone	*peer_take_frame(struct peer *);
 
 /*
  * streamcap.c: a stream output longer than STREAMCAP_HEAD + STREAMCAP_TAIL

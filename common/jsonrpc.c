@@ -16,6 +16,8 @@
 
 #include "common.h"
 
+#define JSONRPC_TOK_KEEP	(64 * 1024)	/* parsed with the kept one */
+
 static struct json_tokener	*jsonrpc_tok;
 
 static size_t	jsonrpc_skip_ws(const char *, size_t, size_t);
@@ -202,7 +204,18 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		xasprintf(cause, "message of %zu bytes is too long", len);
 		return (NULL);
 	}
-	if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
+	/*
+	 * The process's tokener, as jsonrpc_value_at's (done with it here),
+	 * but for a long message: a tokener keeps the buffer its longest
+	 * string grew, and the proxy must not hold one of many MB.
+	 */
+	if (len <= JSONRPC_TOK_KEEP) {
+		if (jsonrpc_tok == NULL && (jsonrpc_tok =
+		    json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
+			fatalx("json_tokener_new_ex failed");
+		tok = jsonrpc_tok;
+		json_tokener_reset(tok);
+	} else if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
 		fatalx("json_tokener_new_ex failed");
 	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	msg = json_tokener_parse_ex(tok, buf, (int)len);
@@ -214,7 +227,8 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		jerr = json_tokener_get_error(tok);
 		end = len;
 	}
-	json_tokener_free(tok);
+	if (tok != jsonrpc_tok)
+		json_tokener_free(tok);
 	if (msg != NULL && jerr == json_tokener_success &&
 	    jsonrpc_skip_ws(buf, len, end) != len) {
 		json_object_put(msg);

@@ -47,6 +47,8 @@ struct peer {
 	int			 hello_sent;	/* we said HELLO: await OK */
 	struct event		*hello_timer;
 	char			*label;		/* name and pid, for logs */
+	size_t			 keep_min;	/* frames decoded from copies */
+	msgpack_unpacked	*frame;		/* dispatched, from a copy */
 };
 
 /* Largest read once the handshake is done. */
@@ -178,7 +180,7 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 	struct evbuffer		*in = bufferevent_get_input(bev);
 	struct proto_header	 hdr;
 	msgpack_unpacked	 u;
-	uint8_t			 h[PROTO_HEADER_SIZE], *data;
+	uint8_t			 h[PROTO_HEADER_SIZE], *data, *own;
 	char			 err[256];
 	size_t			 used;
 	int			 r;
@@ -208,12 +210,31 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 			    hdr.length - evbuffer_get_length(in));
 		if (evbuffer_get_length(in) < PROTO_HEADER_SIZE + hdr.length)
 			break;
-		data = evbuffer_pullup(in, PROTO_HEADER_SIZE + hdr.length);
+		own = NULL;
+		if (peer->keep_min > 0 && hdr.length >= peer->keep_min) {
+			/* A copy the owner may keep (peer_take_frame). */
+			own = xmalloc(PROTO_HEADER_SIZE + hdr.length);
+			evbuffer_copyout(in, own, PROTO_HEADER_SIZE +
+			    hdr.length);
+			data = own;
+		} else
+			data = evbuffer_pullup(in, PROTO_HEADER_SIZE +
+			    hdr.length);
 		r = proto_frame_decode(data, PROTO_HEADER_SIZE + hdr.length,
 		    &hdr, &u, &used, err, sizeof err);
 		if (r != 1) {
+			free(own);
 			peer_kill(peer, r == 0 ? "short frame" : err);
 			break;
+		}
+		if (own != NULL) {
+			if (!msgpack_zone_push_finalizer(u.zone, free, own)) {
+				msgpack_unpacked_destroy(&u);
+				free(own);
+				peer_kill(peer, "out of memory");
+				break;
+			}
+			peer->frame = &u;
 		}
 		trace_hop("in", peer->name, proto_msg_name(hdr.type), hdr.id,
 		    hdr.length);
@@ -222,7 +243,8 @@ peer_read_cb(struct bufferevent *bev, void *arg)
 		peer->in_read = 1;
 		peer->cb(peer, &hdr, &u.data, peer->arg);
 		peer->in_read = 0;
-		msgpack_unpacked_destroy(&u);
+		peer->frame = NULL;
+		msgpack_unpacked_destroy(&u);	/* unless taken */
 		evbuffer_drain(in, used);
 	}
 }
@@ -550,4 +572,32 @@ void
 mpbuf_free(struct mpbuf *b)
 {
 	msgpack_sbuffer_destroy(&b->sb);
+}
+
+/*
+ * Frames of at least min body bytes (0: none) are decoded from a copy of
+ * their own, which the dispatch callback may keep (peer_take_frame): an
+ * owner that holds on to a big body need not copy its objects again.
+ */
+void
+peer_keep_frames(struct peer *peer, size_t min)
+{
+	peer->keep_min = min;
+}
+
+/*
+ * In the dispatch callback: the zone holding the body it was given (its
+ * objects stay valid until msgpack_zone_free), or NULL when the frame
+ * was not decoded from a copy (peer_keep_frames) or is taken already.
+ */
+msgpack_zone *
+peer_take_frame(struct peer *peer)
+{
+	msgpack_zone	*z;
+
+	if (peer->frame == NULL)
+		return (NULL);
+	z = msgpack_unpacked_release_zone(peer->frame);
+	peer->frame = NULL;
+	return (z);
 }

@@ -35,7 +35,7 @@ tool_add_comment_apply(struct json_object *threads,
 
 	a = json_object_new_object();
 	if (st->cell != NULL) {
-		cells = content->cells;
+		cells = worker_nb_cells(content);
 		if ((r = worker_args_cellref(st->cell, cells, &id, msg)) != 0) {
 			*code = r == -2 ? "cell_not_found" : "invalid_argument";
 			json_object_put(a);

@@ -605,7 +605,7 @@ tool_export_notebook_content(struct worker_call *call,
 	json_object_deep_copy(reply->metadata, &v, NULL);
 	json_object_object_add(st->content, "metadata", v);
 	v = NULL;
-	json_object_deep_copy(reply->cells, &v, NULL);
+	json_object_deep_copy(worker_nb_cells(reply), &v, NULL);
 	json_object_object_add(st->content, "cells", v);
 	worker_args_string(worker_call_args(call), "format", 1, &st->format,
 	    &msg);

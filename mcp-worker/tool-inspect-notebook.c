@@ -60,7 +60,7 @@ static int	tool_inspect_notebook_source(struct tool_inspect_notebook *,
 static void	tool_inspect_notebook_charge(struct worker_budget *,
 		    struct evbuffer *, size_t);
 static int	tool_inspect_notebook_pick(struct tool_inspect_notebook *,
-		    struct json_object *, struct json_object *);
+		    const struct worker_nb *, struct json_object *);
 static void	tool_inspect_notebook_free(struct tool_inspect_notebook *);
 static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
 		    const struct worker_nb *, const char *,
@@ -263,18 +263,20 @@ tool_inspect_notebook_source(struct tool_inspect_notebook *st,
 	return (cut > 0);
 }
 
-/* Which cells: the ids asked for, or the start/count window. */
+/*
+ * Which cells: the ids asked for, or the start/count window.  Only the
+ * cells picked are decoded (worker_nb_cell).
+ */
 static int
 tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
-    struct json_object *cells, struct json_object *picked)
+    const struct worker_nb *nb, struct json_object *picked)
 {
-	struct json_object	*cell, *ref;
-	const char		*id;
-	char			*msg = NULL;
+	struct json_object	*ref;
+	int64_t			 idx;
+	ssize_t			 found;
 	size_t			 i, k, n;
-	int			 r;
 
-	n = json_object_array_length(cells);
+	n = worker_nb_count(nb);
 	if (st->cell_ids == NULL) {
 		for (i = (size_t)st->start; i < n &&
 		    i < (size_t)st->start + (size_t)st->count; i++)
@@ -284,27 +286,39 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 	}
 	for (k = 0; k < json_object_array_length(st->cell_ids); k++) {
 		ref = json_object_array_get_idx(st->cell_ids, k);
-		r = worker_args_cellref(ref, cells, &id, &msg);
-		if (r != 0) {
-			worker_call_error(st->call, r == -2 ? "cell_not_found" :
-			    "invalid_argument", "cell_ids[%zu]: %s", k, msg);
-			free(msg);
-			return (-1);
+		if (json_object_is_type(ref, json_type_string)) {
+			if (json_object_get_string_len(ref) == 0) {
+				worker_call_error(st->call, "invalid_argument",
+				    "cell_ids[%zu]: a cell_id must not be "
+				    "empty", k);
+				return (-1);
+			}
+			found = worker_nb_find(nb, json_object_get_string(ref));
+			if (found == -1) {
+				worker_call_error(st->call, "cell_not_found",
+				    "cell_ids[%zu]: no cell %s in this "
+				    "notebook", k, json_object_get_string(ref));
+				return (-1);
+			}
+			idx = (int64_t)found;
+		} else {
+			idx = json_object_get_int64(ref);
+			if (idx < 0 || (uint64_t)idx >= n) {
+				worker_call_error(st->call, "cell_not_found",
+				    "cell_ids[%zu]: cell index %lld is out of "
+				    "range (%zu cells)", k, (long long)idx, n);
+				return (-1);
+			}
+			if (!json_object_is_type(json_object_object_get(
+			    worker_nb_cell(nb, (size_t)idx), "cell_id"),
+			    json_type_string)) {
+				worker_call_error(st->call, "cell_not_found",
+				    "cell_ids[%zu]: cell %lld has no cell_id",
+				    k, (long long)idx);
+				return (-1);
+			}
 		}
-		for (i = 0; i < n; i++) {
-			cell = json_object_array_get_idx(cells, i);
-			if (strcmp(json_object_get_string(
-			    json_object_object_get(cell, "cell_id")), id) == 0)
-				break;
-		}
-		if (i == n) {
-			worker_call_error(st->call, "cell_not_found",
-			    "cell_ids[%zu]: no cell %s in this notebook", k,
-			    id);
-			return (-1);
-		}
-		json_object_array_add(picked, json_object_new_int64(
-		    (int64_t)i));
+		json_object_array_add(picked, json_object_new_int64(idx));
 	}
 	return (0);
 }
@@ -330,7 +344,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
     const struct worker_nb *reply, const char *outcome,
     struct json_object *changes, const char *ctext)
 {
-	struct json_object		*cells, *picked, *out, *cell, *c, *ec;
+	struct json_object		*picked, *out, *cell, *c, *ec;
 	struct json_object		*outs, *sc;
 	struct worker_budget		 budget;
 	struct evbuffer			*text, *kept;
@@ -340,10 +354,9 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	int64_t				 seq;
 	int				 trunc;
 
-	cells = reply->cells;
 	seq = reply->seq;
 	picked = json_object_new_array();
-	if (tool_inspect_notebook_pick(st, cells, picked) != 0) {
+	if (tool_inspect_notebook_pick(st, reply, picked) != 0) {
 		json_object_put(picked);
 		goto out;
 	}
@@ -353,7 +366,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		json_object_put(picked);
 		picked = json_object_new_array();
 	}
-	n = json_object_array_length(cells);
+	n = worker_nb_count(reply);
 	path = reply->path;
 	text = evbuffer_new();
 	evbuffer_add_printf(text, "%s: ", outcome);
@@ -383,7 +396,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		if (budget.result_left == 0)
 			break;
 		mark = evbuffer_get_length(text);
-		cell = json_object_array_get_idx(cells, idx);
+		cell = worker_nb_cell(reply, idx);
 		ctype = json_object_get_string(json_object_object_get(cell,
 		    "cell_type"));
 		ec = json_object_object_get(cell, "execution_count");
@@ -455,7 +468,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		 * fit is left for the next call (its text taken back), unless
 		 * it is the first.
 		 */
-		len = worker_output_json_size(c) + 1;
+		len = worker_rpc_freeze(c) + 1;
 		if (json_object_array_length(out) > 0 &&
 		    used + len > WORKER_STRUCT_CAP - 1500) {
 			json_object_put(c);

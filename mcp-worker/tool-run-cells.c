@@ -172,7 +172,7 @@ tool_run_cells_content(void *arg, struct worker_nb *reply, const char *code,
 		tool_run_cells_free(st);
 		return;
 	}
-	tool_run_cells_submit(st, reply->cells);
+	tool_run_cells_submit(st, worker_nb_cells(reply));
 }
 
 static void

@@ -130,7 +130,7 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	    line + at, (int)mlen));
 	json_object_object_add(m, "text", json_object_new_string_len(line,
 	    (int)show));
-	size = worker_output_json_size(m) + 1;
+	size = worker_rpc_freeze(m) + 1;
 	if (n > st->left || size > st->sleft) {
 		/* The result caps (docs/limits.md): no more matches. */
 		json_object_put(m);
@@ -289,7 +289,7 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	st.matches = json_object_new_array();
 	st.text = evbuffer_new();
-	cells = reply->cells;
+	cells = worker_nb_cells(reply);
 	for (i = 0; cells != NULL && json_object_is_type(cells,
 	    json_type_array) && i < json_object_array_length(cells); i++) {
 		cell = json_object_array_get_idx(cells, i);

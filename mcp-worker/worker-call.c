@@ -328,12 +328,15 @@ worker_call_send(struct worker_call *call, struct json_object *res)
 	if (call->meta != NULL)
 		json_object_object_add(res, "_meta",
 		    json_object_get(call->meta));
-	json_object_to_json_string_length(res, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	if (len > PROTO_MCP_REPLY_CAP)
-		res = worker_call_too_large(call, res, len);
 	if (call->stateless)
 		worker_rpc_stateless_result(res);
+	/* Measured once: the reply copies this text (worker_rpc_freeze). */
+	len = worker_rpc_freeze(res);
+	if (len > PROTO_MCP_REPLY_CAP) {
+		res = worker_call_too_large(call, res, len);
+		if (call->stateless)
+			worker_rpc_stateless_result(res);
+	}
 	worker_rpc_answer(call->id, res);
 }
 

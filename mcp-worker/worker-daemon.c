@@ -661,3 +661,27 @@ worker_daemon_shutdown(void)
 {
 	worker_daemon_ctl = NULL;
 }
+
+/*
+ * Bodies of at least min bytes on dc are decoded from a copy of their
+ * own, which an event or reply callback may keep (worker_daemon_take).
+ */
+void
+worker_daemon_keep_frames(struct worker_dconn *dc, size_t min)
+{
+	if (dc->peer != NULL)
+		peer_keep_frames(dc->peer, min);
+}
+
+/*
+ * In an event or reply callback of dc: the zone its body lives in, now
+ * the caller's (msgpack_zone_free), or NULL when the body is not one to
+ * keep (worker_daemon_keep_frames).
+ */
+msgpack_zone *
+worker_daemon_take(struct worker_dconn *dc)
+{
+	if (dc == NULL || dc->peer == NULL)
+		return (NULL);
+	return (peer_take_frame(dc->peer));
+}

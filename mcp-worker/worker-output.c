@@ -1478,7 +1478,7 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	json_object_object_add(sc, "kernel", kernel);
 	json_object_object_add(sc, "dirty",
 	    json_object_new_boolean(joined->dirty));
-	v = joined->cells;
+	v = worker_nb_cells(joined);
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;
 	/* A small notebook is listed; a large one is inspect_notebook's. */

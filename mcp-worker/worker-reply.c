@@ -3,7 +3,9 @@
  * worker-reply.c: the daemon's replies the tools render: a notebook
  * (ROOM_JOINED, ROOM_CONTENT; shared by reference, the room keeps the
  * last one) and a run (EXEC_STATE).  Their codecs check and type them;
- * only their documents (cells, metadata, warnings) become JSON.
+ * only their documents (cells, metadata, warnings) become JSON.  A
+ * notebook's cells stay packed, each becoming JSON when first asked
+ * for: a view of a few cells decodes those (docs/decisions/035).
  */
 
 #include <stdio.h>
@@ -12,9 +14,136 @@
 
 #include "worker.h"
 
-/* Decode a ROOM_JOINED or ROOM_CONTENT (type); NULL with *cause if bad. */
+/*
+ * The cells of a notebook as the daemon sent them (msgpack objects in a
+ * zone of their own), each decoded to JSON when first asked for.
+ */
+struct worker_nb_doc {
+	msgpack_zone		*zone;
+	const msgpack_object	*cells;		/* n, in zone */
+	size_t			 n;
+	struct json_object	**cell;		/* decoded, or NULL */
+	struct json_object	*all;		/* the array, if asked */
+};
+
+static struct worker_nb_doc	*worker_nb_doc_create(const msgpack_object *,
+				    msgpack_zone *);
+static void	worker_nb_doc_free(struct worker_nb_doc *);
+
+/*
+ * The cells (an array) kept: in zone, the frame's own (the doc takes
+ * it), or else copied into one (packed and unpacked again).
+ */
+static struct worker_nb_doc *
+worker_nb_doc_create(const msgpack_object *cells, msgpack_zone *zone)
+{
+	struct worker_nb_doc	*d;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	msgpack_unpacked	 u;
+
+	d = xcalloc(1, sizeof *d);
+	if (zone == NULL) {
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_object(&pk, *cells);
+		msgpack_unpacked_init(&u);
+		if (msgpack_unpack_next(&u, sb.data, sb.size, NULL) !=
+		    MSGPACK_UNPACK_SUCCESS ||
+		    !msgpack_zone_push_finalizer(u.zone, free, sb.data))
+			fatalx("cannot copy a notebook's cells");
+		zone = msgpack_unpacked_release_zone(&u);
+		cells = &u.data;	/* the object itself is a copy */
+	}
+	d->zone = zone;
+	if (cells->type == MSGPACK_OBJECT_ARRAY) {
+		d->n = cells->via.array.size;
+		d->cells = cells->via.array.ptr;
+	}
+	d->cell = xcalloc(d->n + 1, sizeof *d->cell);
+	return (d);
+}
+
+static void
+worker_nb_doc_free(struct worker_nb_doc *d)
+{
+	size_t	i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->n; i++)
+		json_object_put(d->cell[i]);
+	json_object_put(d->all);
+	free(d->cell);
+	msgpack_zone_free(d->zone);
+	free(d);
+}
+
+/* How many cells the notebook has. */
+size_t
+worker_nb_count(const struct worker_nb *nb)
+{
+	return (nb->doc->n);
+}
+
+/* Cell i as JSON (borrowed, decoded once), or NULL past the end. */
+struct json_object *
+worker_nb_cell(const struct worker_nb *nb, size_t i)
+{
+	struct worker_nb_doc	*d = nb->doc;
+
+	if (i >= d->n)
+		return (NULL);
+	if (d->cell[i] == NULL &&
+	    (d->cell[i] = mpjson_unpack(&d->cells[i])) == NULL)
+		d->cell[i] = json_object_new_object();	/* a nil cell */
+	return (d->cell[i]);
+}
+
+/* Every cell as a JSON array (borrowed; shares the cells). */
+struct json_object *
+worker_nb_cells(const struct worker_nb *nb)
+{
+	struct worker_nb_doc	*d = nb->doc;
+	size_t			 i;
+
+	if (d->all != NULL)
+		return (d->all);
+	d->all = json_object_new_array_ext((int)d->n);
+	for (i = 0; i < d->n; i++)
+		json_object_array_add(d->all,
+		    json_object_get(worker_nb_cell(nb, i)));
+	return (d->all);
+}
+
+/*
+ * The index of the cell whose cell_id is id, or -1: read from the cells
+ * as sent, without decoding them.
+ */
+ssize_t
+worker_nb_find(const struct worker_nb *nb, const char *id)
+{
+	struct worker_nb_doc	*d = nb->doc;
+	const char		*s;
+	size_t			 i, len, idlen = strlen(id);
+
+	for (i = 0; i < d->n; i++) {
+		s = proto_get_str(&d->cells[i], "cell_id", &len);
+		if (s != NULL && len == idlen && memcmp(s, id, len) == 0)
+			return ((ssize_t)i);
+	}
+	return (-1);
+}
+
+/*
+ * Decode a ROOM_JOINED or ROOM_CONTENT (type); NULL with *cause if bad.
+ * zone, if not NULL, is the one body lives in (worker_daemon_take): the
+ * notebook keeps it rather than a copy of the cells; the caller keeps it
+ * on failure.
+ */
 struct worker_nb *
-worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
+worker_nb_read(uint16_t type, const msgpack_object *body, msgpack_zone *zone,
+    char **cause)
 {
 	struct proto_room_joined	 m;
 	struct worker_nb		*nb;
@@ -44,7 +173,7 @@ worker_nb_read(uint16_t type, const msgpack_object *body, char **cause)
 	    proto_str_dup(&m.kernel_state) : xstrdup("none");
 	nb->dirty = m.dirty;
 	nb->seq = (int64_t)m.seq;
-	nb->cells = mpjson_unpack(m.cells.obj);
+	nb->doc = worker_nb_doc_create(m.cells.obj, zone);
 	if (m.metadata.obj != NULL)
 		nb->metadata = mpjson_unpack(m.metadata.obj);
 	if (m.warnings.obj != NULL)
@@ -69,7 +198,7 @@ worker_nb_unref(struct worker_nb *nb)
 	free(nb->path);
 	free(nb->kernel_name);
 	free(nb->kernel_state);
-	json_object_put(nb->cells);
+	worker_nb_doc_free(nb->doc);
 	json_object_put(nb->metadata);
 	json_object_put(nb->warnings);
 	free(nb);

@@ -574,7 +574,7 @@ worker_resource_read_done(struct worker_resource_read *r,
 	case WORKER_RESOURCE_CELL:
 	case WORKER_RESOURCE_COMMENTS:
 		seq = reply->seq;
-		cells = reply->cells;
+		cells = worker_nb_cells(reply);
 		out = json_object_new_object();
 		json_object_object_add(out, "notebook_id",
 		    json_object_new_string(reply->notebook_id));

@@ -72,6 +72,8 @@ static void	worker_room_free(struct worker_room *);
 static void	worker_room_lost(struct worker_dconn *, void *);
 static void	worker_room_event(struct worker_dconn *, uint16_t,
 		    const msgpack_object *, void *);
+static void	worker_room_event_done(struct worker_room *,
+		    struct proto_room_changed *, int, const char *);
 static void	worker_room_joined(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_room_got(void *, uint16_t, const msgpack_object *,
@@ -396,7 +398,8 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
  */
 static int
 worker_room_event_content(struct worker_room *room,
-    const msgpack_object *body, struct proto_room_changed *ev, char *err,
+    const msgpack_object *body, msgpack_zone *zone,
+    struct proto_room_changed *ev, struct worker_nb **nbp, char *err,
     size_t errlen)
 {
 	struct proto_room_changed_content	 m;
@@ -407,17 +410,17 @@ worker_room_event_content(struct worker_room *room,
 	if (proto_room_changed_content_unpack(body, &m, err, errlen) != 0)
 		return (-1);
 	*ev = m.change;
-	if ((nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj,
+	if ((nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj, zone,
 	    &cause)) == NULL) {
 		log_warnx("ROOM_CHANGED_CONTENT: %s", cause);
 		free(cause);
 		return (0);
 	}
+	*nbp = nb;	/* holds zone, which ev points into */
 	if (nb->seq == (int64_t)ev->seq) {
 		worker_room_keep(room, nb);
 		worker_room_set_path(room, nb->path);
 	}
-	worker_nb_unref(nb);
 	return (0);
 }
 
@@ -427,6 +430,8 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 {
 	struct worker_room		*room = arg;
 	struct proto_room_changed	 ev;
+	struct worker_nb		*nb = NULL;
+	msgpack_zone			*zone;
 	char				 err[256];
 	int				 r;
 
@@ -434,25 +439,42 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 	    type != PROTO_MSG_ROOM_CHANGED_CONTENT)
 		return;
 	worker_room_invalidate(room);
-	if (type == PROTO_MSG_ROOM_CHANGED_CONTENT)
-		r = worker_room_event_content(room, body, &ev, err,
+	if (type == PROTO_MSG_ROOM_CHANGED_CONTENT) {
+		/* The content is kept as it came, in the frame's zone. */
+		zone = worker_daemon_take(dc);
+		r = worker_room_event_content(room, body, zone, &ev, &nb, err,
 		    sizeof err);
-	else {
+		if (nb == NULL && zone != NULL) {
+			/* Not kept: copy what the watchers read of ev. */
+			worker_room_event_done(room, &ev, r, err);
+			msgpack_zone_free(zone);
+			return;
+		}
+	} else {
 		r = proto_room_changed_unpack(body, &ev, err, sizeof err);
 		/* A wait the daemon ended without the content (too big). */
 		if (r == 0 && (proto_room_change_kinds(&ev) & room->armed))
 			room->armed = 0;
 	}
+	worker_room_event_done(room, &ev, r, err);
+	worker_nb_unref(nb);
+}
+
+/* Log the change ev (r: whether it decoded) and tell the watchers. */
+static void
+worker_room_event_done(struct worker_room *room,
+    struct proto_room_changed *ev, int r, const char *err)
+{
 	if (r != 0) {
 		/* Still a change: watchers re-read, the seq stays. */
 		log_warnx("%s", err);
-		memset(&ev, 0, sizeof ev);
+		memset(ev, 0, sizeof *ev);
 	} else
-		worker_room_log(room, &ev);
-	if ((int64_t)ev.seq > room->seq)
-		room->seq = (int64_t)ev.seq;
-	worker_room_notify(room, &ev);
-	worker_resource_room_changed(room, &ev);
+		worker_room_log(room, ev);
+	if ((int64_t)ev->seq > room->seq)
+		room->seq = (int64_t)ev->seq;
+	worker_room_notify(room, ev);
+	worker_resource_room_changed(room, ev);
 }
 
 static void
@@ -462,6 +484,7 @@ worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
 	struct worker_room_join	*j = arg;
 	struct worker_room	*room;
 	struct worker_nb	*nb;
+	msgpack_zone		*zone;
 	char			*cause;
 
 	if (code != NULL) {
@@ -469,8 +492,11 @@ worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
 		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
 		goto out;
 	}
-	if ((nb = worker_nb_read(type, reply, &cause)) == NULL ||
-	    *nb->notebook_id == '\0') {
+	zone = worker_daemon_take(j->dc);
+	if ((nb = worker_nb_read(type, reply, zone, &cause)) == NULL &&
+	    zone != NULL)
+		msgpack_zone_free(zone);
+	if (nb == NULL || *nb->notebook_id == '\0') {
 		log_warnx("room join: %s", nb == NULL ? cause : "no id");
 		if (nb == NULL)
 			free(cause);
@@ -489,6 +515,8 @@ worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
 		room->notebook_id = xstrdup(nb->notebook_id);
 		TAILQ_INIT(&room->watches);
 		room->dc = j->dc;
+		/* Contents are kept as they came (worker_nb_read). */
+		worker_daemon_keep_frames(room->dc, WORKER_ROOM_KEEP_FRAME);
 		worker_watch_seen(worker_daemon_incarnation(room->dc));
 		worker_daemon_set_cbs(room->dc, worker_room_lost,
 		    worker_room_event, room);
@@ -624,10 +652,15 @@ worker_room_got(void *arg, uint16_t type, const msgpack_object *reply,
 {
 	struct worker_room_get	*g = arg;
 	struct worker_nb	*nb = NULL;
+	msgpack_zone		*zone = NULL;
 	char			*cause = NULL;
 
+	if (code == NULL)
+		zone = worker_daemon_take(g->room->dc);
 	if (code == NULL &&
-	    (nb = worker_nb_read(type, reply, &cause)) == NULL) {
+	    (nb = worker_nb_read(type, reply, zone, &cause)) == NULL) {
+		if (zone != NULL)
+			msgpack_zone_free(zone);
 		log_warnx("ROOM_GET: %s", cause);
 		code = "notebook_unavailable";
 		msg = "unexpected reply from runtimed";

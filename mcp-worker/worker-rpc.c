@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/printbuf.h>
+
 #include "worker.h"
 
 static struct event_base	*worker_rpc_evbase;
@@ -104,6 +106,53 @@ worker_rpc_set_head(struct json_object *msg)
 		    JSON_C_TO_STRING_PLAIN);
 	worker_rpc_out_head.error = json_object_object_get_ex(msg, "error",
 	    NULL);
+}
+
+/* The text of a frozen object (worker_rpc_freeze). */
+struct worker_rpc_frozen {
+	size_t	len;
+	char	text[];
+};
+
+static int
+worker_rpc_frozen_out(struct json_object *o, struct printbuf *pb, int level,
+    int flags)
+{
+	struct worker_rpc_frozen	*f = json_object_get_userdata(o);
+
+	return (printbuf_memappend(pb, f->text, (int)f->len));
+}
+
+static void
+worker_rpc_frozen_free(struct json_object *o, void *arg)
+{
+	free(arg);
+}
+
+/*
+ * Serialize o once as worker_rpc_emit will, and have every later
+ * serialization (o inside a reply, its size measured again) copy that
+ * text: a result measured against its caps and then sent is otherwise
+ * serialized two or three times over (issue 14).  o must not change
+ * after this.  Returns the length of its text.
+ */
+size_t
+worker_rpc_freeze(struct json_object *o)
+{
+	struct worker_rpc_frozen	*f;
+	const char			*s;
+	size_t				 len;
+
+	if (o == NULL)
+		return (4);	/* null */
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	f = xmalloc(sizeof *f + len);
+	f->len = len;
+	memcpy(f->text, s, len);
+	json_object_set_serializer(o, worker_rpc_frozen_out, f,
+	    worker_rpc_frozen_free);
+	return (len);
 }
 
 /* {code, message} of a JSON-RPC error. */

@@ -56,6 +56,7 @@
 #define WORKER_ROOM_KEEP_MS	10000	/* a room's content kept unused */
 #define WORKER_ROOM_LOG		32	/* changes a room keeps (a ring) */
 #define WORKER_ROOM_LOG_BYTES	(64 * 1024)	/* a larger one is not */
+#define WORKER_ROOM_KEEP_FRAME	1024	/* bodies kept as they came */
 #define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
@@ -67,6 +68,7 @@ struct worker_call;
 struct worker_dconn;
 struct worker_room;
 struct worker_nb;
+struct worker_nb_doc;
 struct worker_exec;
 struct worker_handle;
 
@@ -161,6 +163,7 @@ void		 worker_rpc_init(struct event_base *,
 		     const struct worker_transport *);
 void		 worker_rpc_idle(void);
 void		 worker_rpc_input(const char *, size_t);
+size_t		 worker_rpc_freeze(struct json_object *);
 void		 worker_rpc_answer(struct json_object *,
 		     struct json_object *);
 void		 worker_rpc_notify(const char *, struct json_object *);
@@ -307,6 +310,8 @@ void		 worker_daemon_request(struct worker_dconn *, uint16_t,
 void		 worker_daemon_free(struct worker_dconn *, const char *,
 		     const char *);
 int		 worker_daemon_alive(struct worker_dconn *);
+void		 worker_daemon_keep_frames(struct worker_dconn *, size_t);
+msgpack_zone	*worker_daemon_take(struct worker_dconn *);
 const struct proto_incarnation *worker_daemon_incarnation(
 		     struct worker_dconn *);
 struct worker_dconn *worker_daemon_control(void);
@@ -326,7 +331,7 @@ struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
 	int64_t			 seq;
 	char			*kernel_name;
 	char			*kernel_state;
-	struct json_object	*cells;
+	struct worker_nb_doc	*doc;		/* the cells, packed */
 	struct json_object	*metadata;	/* NULL in ROOM_JOINED */
 	struct json_object	*warnings;	/* NULL when none */
 	int			 refs;
@@ -337,10 +342,15 @@ struct worker_exec {			/* EXEC_STATE */
 	struct json_object	*cells;
 	struct json_object	*input;	/* {cell_id, prompt, password} */
 };
-struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *, char **);
+struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *,
+		     msgpack_zone *, char **);
 struct worker_nb *worker_nb_ref(struct worker_nb *);
 void		 worker_nb_unref(struct worker_nb *);
 struct json_object *worker_nb_kernel(const struct worker_nb *);
+size_t		 worker_nb_count(const struct worker_nb *);
+struct json_object *worker_nb_cell(const struct worker_nb *, size_t);
+struct json_object *worker_nb_cells(const struct worker_nb *);
+ssize_t		 worker_nb_find(const struct worker_nb *, const char *);
 struct worker_exec *worker_exec_read(const msgpack_object *, char **);
 void		 worker_exec_free(struct worker_exec *);
 struct json_object *worker_reply_str(const struct proto_str *);

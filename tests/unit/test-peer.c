@@ -326,6 +326,75 @@ Test(peer, big_frame_whole_and_in_order)
 	event_base_free(base);
 }
 
+/* Takes the zone of every frame it can (peer_take_frame), keeps bodies. */
+struct kept {
+	struct seen		 s;
+	msgpack_zone		*zone[4];
+	msgpack_object		 body[4];	/* parts in zone */
+	int			 taken, tried;
+};
+
+static void
+keep_cb(struct peer *peer, const struct proto_header *hdr,
+    const msgpack_object *body, void *arg)
+{
+	struct kept	*k = arg;
+	msgpack_zone	*z;
+
+	accept_cb(peer, hdr, body, &k->s);
+	if (hdr == NULL || hdr->type != PROTO_MSG_ROOM_CONTENT ||
+	    k->tried >= 4)
+		return;
+	z = peer_take_frame(peer);
+	k->zone[k->tried] = z;
+	if (z != NULL)
+		k->body[k->tried] = *body;
+	k->tried++;
+	k->taken += z != NULL;
+	cr_assert_null(peer_take_frame(peer));	/* once */
+}
+
+Test(peer, kept_frames_outlive_the_callback)
+{
+	struct event_base	*base = event_base_new();
+	struct kept		 k;
+	char			 value[3000];
+	const char		*v;
+	uint8_t			 buf[4096];
+	size_t			 n, len;
+	int			 sv[2], i;
+
+	/* Frames of 1 KiB or more come from a copy the owner may keep. */
+	memset(&k, 0, sizeof k);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_keep_frames(peer_create(base, sv[0], "test", keep_cb, &k), 1024);
+	n = frame(buf, PROTO_MSG_HELLO, PROTO_VERSION, "a");
+	cr_assert_eq(write(sv[1], buf, n), (ssize_t)n);
+	run_for(base, 10);
+	for (i = 0; i < 3; i++) {
+		memset(value, 'p' + i, sizeof value - 1);
+		value[i == 1 ? 10 : sizeof value - 1] = '\0';
+		n = frame(buf, PROTO_MSG_ROOM_CONTENT, PROTO_VERSION, value);
+		cr_assert_eq(write(sv[1], buf, n), (ssize_t)n);
+	}
+	run_for(base, 20);
+	cr_assert_eq(k.s.frames, 4);
+	cr_assert_eq(k.tried, 3);
+	cr_assert_eq(k.taken, 2);
+	cr_assert_null(k.zone[1], "a small frame is not a copy");
+	for (i = 0; i < 3; i += 2) {
+		/* Read after the input it came in is gone. */
+		v = proto_get_str(&k.body[i], "k", &len);
+		cr_assert_eq(len, sizeof value - 1);
+		cr_assert_eq(v[0], 'p' + i);
+		cr_assert_eq(v[len - 1], 'p' + i);
+		msgpack_zone_free(k.zone[i]);
+	}
+	close(sv[1]);
+	run_for(base, 10);
+	event_base_free(base);
+}
+
 Test(peer, no_hello_closed_after_timeout, .timeout = 15)
 {
 	struct event_base	*base = event_base_new();

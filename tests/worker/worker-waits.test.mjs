@@ -249,6 +249,50 @@ test('waiters see every change once, with no gap between cursors', async () => {
   }
 });
 
+test('a view decodes only its cells and shows what the whole notebook shows', async () => {
+  // The view (cell 1) comes from the pushed content, decoded cell by cell
+  // (docs/decisions/035); the cells resource decodes every cell, and the
+  // saved file is the daemon's own.  All three agree, after an edit
+  // outside the view and one inside it.
+  await ok(A, 'run_cells', { notebook_handle: H, cell_ids: [cells[1]], wait_secs: 40 });
+  const view = { notebook_handle: H, view: 'all', output_mode: 'full', start: 1, count: 1 };
+  let cur = (await ok(A, 'inspect_notebook', view)).sc.cursor;
+  const check = async (w, src) => {
+    assert.equal(w.sc.outcome, 'changed');
+    const [c] = w.sc.cells;
+    assert.equal(c.cell_id, cells[1]);
+    assert.equal(c.source, src);
+    const rd = JSON.parse((await A.readResource({ uri: `runtimed://sessions/${H}/cells` })).contents[0].text);
+    assert.equal(rd.cells[1].cell_id, c.cell_id);
+    const full = JSON.parse((await A.readResource({ uri: `runtimed://sessions/${H}/cells/${cells[1]}` })).contents[0].text).cell;
+    for (const k of ['cell_id', 'source', 'version', 'execution_count', 'outputs', 'stale'])
+      assert.deepEqual(c[k], full[k], k);
+    assert.deepEqual(rd.cells.map((x) => x.cell_id).slice(0, 3), cells);
+    assert.equal(rd.cells.length, w.sc.total_cells);
+    await ok(B, 'save_notebook', { notebook_handle: HB });
+    const file = JSON.parse(fs.readFileSync(NB, 'utf8'));
+    const fc = file.cells[1];
+    assert.equal(fc.id, c.cell_id);
+    assert.equal([].concat(fc.source).join(''), c.source);
+    assert.deepEqual(fc.outputs.map((o) => [].concat(o.text).join('')),
+      c.outputs.map((o) => o.text));
+    assert.equal(c.outputs[0].text, 'b\n');
+    return w.sc.cursor;
+  };
+  // By window, then by cell_id (found in the packed cells), then index.
+  const byId = { notebook_handle: H, view: 'all', output_mode: 'full', cell_ids: [cells[1]] };
+  const byIndex = { ...byId, cell_ids: [1] };
+  for (const [cell, src, shown, v] of [[cells[0], 'a = 11', 'print("b")', view],
+    [cells[1], 'print("b")  # in view', 'print("b")  # in view', byId],
+    [cells[0], 'a = 1', 'print("b")  # in view', byIndex],
+    [cells[1], 'print("b")', 'print("b")', byId]]) {
+    const wait = ok(A, 'inspect_notebook', { ...v, after: cur, timeout_secs: 20 });
+    await sleep(200);
+    await ok(B, 'edit_cells', { notebook_handle: HB, edits: [{ op: 'edit', cell_id: cell, source: src }] });
+    cur = await check(await wait, shown);
+  }
+});
+
 test('progress of a change wait says what it waits for', async () => {
   const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
   const seen = [];
