@@ -24,6 +24,7 @@ static size_t	jsonrpc_skip_ws(const char *, size_t, size_t);
 static struct json_object	*jsonrpc_value_at(const char *, size_t, size_t,
 		    size_t *);
 static size_t	jsonrpc_skip_container(const char *, size_t, size_t);
+static size_t	jsonrpc_skip_value(const char *, size_t, size_t);
 static int	jsonrpc_id_span(const char *, size_t, struct json_object *,
 		    size_t *, size_t *);
 static void	jsonrpc_keep_text(struct json_object *, const char *, size_t);
@@ -108,9 +109,34 @@ jsonrpc_skip_container(const char *buf, size_t len, size_t off)
 }
 
 /*
+ * The end of the value at buf[off] of a text json-c accepted whole, found
+ * without building it: only "id" members need their value.
+ */
+static size_t
+jsonrpc_skip_value(const char *buf, size_t len, size_t off)
+{
+	if (buf[off] == '[' || buf[off] == '{')
+		return (jsonrpc_skip_container(buf, len, off));
+	if (buf[off] == '"') {
+		for (off++; off < len; off++) {
+			if (buf[off] == '\\')
+				off++;
+			else if (buf[off] == '"')
+				return (off + 1);
+		}
+		return (len);
+	}
+	while (off < len && strchr(",}] \t\r\n", buf[off]) == NULL)
+		off++;
+	return (off);
+}
+
+/*
  * Where the text of the top-level "id" of an object is: the member json-c
- * kept (with duplicate keys, the last).  With id NULL (the message was
- * too deep to parse), the last "id" member.  -1 if it has none.
+ * kept (with duplicate keys, the last), the other members' values
+ * skipped unparsed.  With id NULL (the message was too deep to parse,
+ * so may hold anything), the last "id" member, each value parsed.  -1
+ * if it has none.
  */
 static int
 jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
@@ -137,6 +163,17 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 		}
 		vstart = jsonrpc_skip_ws(buf, len, off + 1);
 		v = NULL;
+		if (want != NULL && vstart < len &&
+		    (!json_object_is_type(k, json_type_string) ||
+		    strcmp(json_object_get_string(k), "id") != 0)) {
+			/* Valid (json-c took it all): skip, do not build. */
+			json_object_put(k);
+			off = jsonrpc_skip_ws(buf, len,
+			    jsonrpc_skip_value(buf, len, vstart));
+			if (off < len && buf[off] == ',')
+				off = jsonrpc_skip_ws(buf, len, off + 1);
+			continue;
+		}
 		if (vstart >= len ||
 		    ((v = jsonrpc_value_at(buf, len, vstart, &vend)) == NULL &&
 		    (want != NULL || strchr("[{", buf[vstart]) == NULL))) {

@@ -516,6 +516,11 @@ Test(jsonrpc, ids_kept_as_sent)
 	id_echo("{\"id\":\"\\ud800x\"}", "\"\\ud800x\"");
 	id_echo("{\"params\":{\"id\":1},\"id\":1e2}", "1e2");
 	id_echo("{\"id\":1,\"id\":2}", "2");
+	/* The members before it skipped unparsed: strings, arrays, scalars. */
+	id_echo("{\"params\":{\"s\":\"a\\\"}{[\\\\\",\"n\":[1,{\"id\":3}]},"
+	    "\"x\":true, \"y\":null,\"z\":-1.5e3 ,\"w\":\"\\\\\",\"id\":7}",
+	    "7");
+	id_echo("{\"i\\u0064\":5,\"id\":6}", "6");
 
 	cr_assert_null(jsonrpc_parse("{\"id\":\"\xff\"}", 10, NULL, NULL,
 	    NULL, &cause));
