@@ -39,9 +39,14 @@ struct room_wait {
 	int		 kinds;
 };
 
-/* The last ROOM_LOG_SIZE changes, a ring; base = seq before the oldest. */
+/*
+ * The last ROOM_LOG_SIZE changes, a ring; base = seq before the oldest.
+ * The ring grows as changes come (until it is full, head == n), so a
+ * room that is only read holds none of its 72 KiB.
+ */
 struct room_log {
-	struct room_change	ring[ROOM_LOG_SIZE];
+	struct room_change	*ring;
+	size_t			 cap;
 	size_t			head;
 	size_t			n;
 	uint64_t		base;
@@ -93,16 +98,18 @@ room_changes_clear(struct room *r)
 	struct room_change	*ch;
 	size_t			 i, j;
 
-	for (i = 0; i < ROOM_LOG_SIZE; i++) {
+	for (i = 0; i < log->cap; i++) {
 		ch = &log->ring[i];
 		for (j = 0; j < ch->ncells; j++)
 			free(ch->cells[j]);
 		free(ch->cells);
 		free(ch->exec_id);
 		free(ch->details);
-		memset(ch, 0, sizeof *ch);
 	}
-	log->head = log->n = 0;
+	free(log->ring);
+	log->ring = NULL;
+	log->head = log->n = log->cap = 0;
+	log->base = r->seq;	/* what came before is not held */
 }
 
 /* The room is freed. */
@@ -192,7 +199,7 @@ room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
 	struct room_change		*ch;
 	struct proto_change_detail	 m;
 	const char			*state = room_kernel_state(r);
-	size_t				 i;
+	size_t				 i, grow;
 
 	if (kinds & ROOM_CHANGE_KERNEL) {
 		memset(&m, 0, sizeof m);
@@ -204,6 +211,16 @@ room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
 	}
 	snprintf(log->kernel, sizeof log->kernel, "%s", state);
 	r->seq++;
+	if (log->head == log->cap) {
+		/* Not full yet (head == n): room for more. */
+		grow = log->cap == 0 ? 16 : log->cap * 2;
+		if (grow > ROOM_LOG_SIZE)
+			grow = ROOM_LOG_SIZE;
+		log->ring = xreallocarray(log->ring, grow, sizeof *log->ring);
+		memset(log->ring + log->cap, 0,
+		    (grow - log->cap) * sizeof *log->ring);
+		log->cap = grow;
+	}
 	ch = &log->ring[log->head];
 	if (log->n == ROOM_LOG_SIZE)
 		log->base = ch->seq;
@@ -482,7 +499,8 @@ room_changes_pack(struct room *r, uint64_t after, msgpack_packer *pk)
 	size_t		 i, first, n = 0, keep, bytes = 0;
 	int		 resync;
 
-	resync = after > r->seq || after < log->base;
+	resync = after > r->seq || after < log->base ||
+	    r->seq - after > log->n;
 	if (!resync)
 		n = (size_t)(r->seq - after);
 	msgpack_pack_map(pk, 3);

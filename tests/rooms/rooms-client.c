@@ -684,10 +684,13 @@ rc_changes(const char *sock)
 	rc_changes_wait(a, c);
 
 	/* Past the kept log: an old seq resyncs. */
-	for (i = 0; i < ROOM_LOG_SIZE_TEST; i++) {
+	for (i = 0; i < ROOM_LOG_SIZE_TEST + 50; i++) {
 		xasprintf(&s, "n%d", i);
 		rc_edit1(a, PROTO_MSG_ROOM_EDIT_REPLY, &u, "insert", "source",
 		    s, -1);
+		if (proto_get_int(&u.data, "seq", &v) != 0)
+			testclient_fail("no seq in ROOM_EDIT_REPLY");
+		seq = (uint64_t)v;
 		msgpack_unpacked_destroy(&u);
 		free(s);
 	}
@@ -696,7 +699,21 @@ rc_changes(const char *sock)
 		testclient_fail("ROOM_CHANGES older than the log does not "
 		    "resync");
 	msgpack_unpacked_destroy(&u);
-	printf("ok: ROOM_CHANGES older than the last 1024 changes resyncs\n");
+	/* The ring grew as changes came, and wrapped: the last 100 in order. */
+	rc_changes_after(a, seq - 100, &u);
+	ch = proto_get_array(&u.data, "changes");
+	if (proto_get_bool(&u.data, "resync", &resync) != 0 || resync ||
+	    ch == NULL || ch->via.array.size != 100)
+		testclient_fail("ROOM_CHANGES after the wrap is wrong");
+	for (i = 0; i < 100; i++) {
+		if (proto_get_int(&ch->via.array.ptr[i], "seq", &v) != 0 ||
+		    (uint64_t)v != seq - 99 + (uint64_t)i)
+			testclient_fail("change %d after the wrap has seq %lld",
+			    i, (long long)v);
+	}
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_CHANGES older than the last 1024 changes resyncs; "
+	    "the last 100 across the ring's wrap are in order\n");
 	for (i = 0; i < 3; i++)
 		free(ids[i]);
 	free(id);
