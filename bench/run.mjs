@@ -14,7 +14,7 @@
 // usage: node bench/run.mjs --build DIR [--quick|--full] [--out FILE]
 //     [--only SECTION,...]
 // sections: rss exec first ipynb rpc supervision hops, and (--full or
-// --only) scale waiters; env: RUNTIMED_MCP, RUNTIMED_BIN and RUNTIMED_LIBEXEC_DIR as
+// --only) scale waiters growth; env: RUNTIMED_MCP, RUNTIMED_BIN and RUNTIMED_LIBEXEC_DIR as
 // for the e2e tests (run.sh sets them for a build tree).
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -616,6 +616,109 @@ async function benchScale() {
   });
 }
 
+// Memory and latency as counts grow (issue 14's scale): one worker
+// holding 1 to 128 attachments; 1 to 256 idle proxies (each with its
+// worker) on one daemon; the daemon's own memory per open room and per
+// 1,000 cells.  RssAnon is the process's own memory, the part that grows.
+async function benchGrowth() {
+  const kb = (text, key) => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text ?? '');
+    return m ? Number(m[1]) / 1024 : NaN;
+  };
+  const mem = (pid) => {
+    let st = null;
+    try { st = fs.readFileSync(`/proc/${pid}/status`, 'utf8'); } catch { /* gone */ }
+    return { rss: kb(st, 'VmRSS'), anon: kb(st, 'RssAnon') };
+  };
+  const fds = (pid) => { try { return fs.readdirSync(`/proc/${pid}/fd`).length; } catch { return NaN; } };
+  const pidOf = (world, prog, not = []) => processesOf(world).map((p) => ({
+    pid: p.pid, prog: path.basename(p.cmd.split(' ')[0]) })).filter((p) => p.prog === prog &&
+    !not.includes(p.pid)).map((p) => p.pid);
+  const write = (f, n, out) => {
+    const cells = [];
+    for (let i = 0; i < n; i++)
+      cells.push({ cell_type: 'code', id: `c${i}`, metadata: {}, execution_count: out ? i + 1 : null,
+        source: `x${i} = compute(${i})\nprint(x${i})`,
+        outputs: out ? [{ output_type: 'stream', name: 'stdout', text: `${i * 7919}\n` }] : [] });
+    fs.writeFileSync(f, JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+  };
+  const outline = async (client, h) => {
+    const xs = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      await tool(client, 'inspect_notebook', { notebook_handle: h });
+      xs.push(performance.now() - t0);
+    }
+    return median(xs);
+  };
+  const mb = (x) => x.toFixed(1);
+  await withWorld('bench-growth', async (world) => {
+    const { client } = await connect(world, 'bench-growth');
+    const files = [];
+    for (let i = 0; i < 128; i++) {
+      files.push(path.join(world.dir, `g${i}.ipynb`));
+      write(files[i], 20, true);
+    }
+    const hs = [(await tool(client, 'connect_notebook', { path: files[0] })).notebook_handle];
+    const worker = pidOf(world, 'runtimed-mcp-worker')[0];
+    const daemon = pidOf(world, 'runtimed')[0];
+    const steps = [];
+    for (const n of [1, 32, 64, 128]) {
+      while (hs.length < n)
+        hs.push((await tool(client, 'connect_notebook', { path: files[hs.length] })).notebook_handle);
+      await sleep(500);
+      steps.push({ n, w: mem(worker), d: mem(daemon), lat: await outline(client, hs[0]) });
+    }
+    const first = steps[0], last = steps[steps.length - 1];
+    rows.push({ name: 'one worker, 1 / 32 / 64 / 128 attachments: its RssAnon',
+      subject: `${steps.map((x) => mb(x.w.anon)).join(' / ')} MB`, reference: '-',
+      result: `outline p50 ${steps.map((x) => ms(x.lat)).join(' / ')} ms; ` +
+        `${((last.w.anon - first.w.anon) * 1024 / (last.n - first.n)).toFixed(1)} kB per attachment`,
+      goal: '-', met: null });
+    rows.push({ name: 'daemon, per open room (20 cells, no kernel)',
+      subject: `RssAnon ${mb(first.d.anon)} MB with 1 room, ${mb(last.d.anon)} MB with ${last.n}`,
+      reference: '-',
+      result: `${((last.d.anon - first.d.anon) * 1024 / (last.n - first.n)).toFixed(1)} kB per room`,
+      goal: '-', met: null });
+    // Idle proxies (each with its worker) on the daemon: its memory and
+    // descriptors, and the first client's latency, as they grow.
+    const idle = [];
+    const psteps = [];
+    for (const n of [1, 64, 128, 256]) {
+      while (idle.length + 1 < n) {
+        const c = await connect(world, `bench-growth-${idle.length}`);
+        await tool(c.client, 'list_notebooks', {});
+        idle.push(c);
+      }
+      await sleep(1000);
+      psteps.push({ n, d: mem(daemon), fd: fds(daemon), lat: await outline(client, hs[0]) });
+    }
+    const p1 = psteps[0], pn = psteps[psteps.length - 1];
+    rows.push({ name: '1 / 64 / 128 / 256 idle proxies on one daemon: its RssAnon, descriptors',
+      subject: `${psteps.map((x) => mb(x.d.anon)).join(' / ')} MB, ` +
+        `${psteps.map((x) => x.fd).join(' / ')} fds`, reference: '-',
+      result: `outline p50 ${psteps.map((x) => ms(x.lat)).join(' / ')} ms; ` +
+        `${((pn.d.anon - p1.d.anon) * 1024 / (pn.n - p1.n)).toFixed(1)} kB per client; ` +
+        `VmRSS ${mb(pn.d.rss)} MB at ${pn.n}`,
+      goal: '-', met: null });
+    for (const c of idle) await c.client.close();
+    // 10,000 cells of a line of code and a line of output each.
+    const big = path.join(world.dir, 'cells10k.ipynb');
+    write(big, 10000, true);
+    await tool(client, 'disconnect_notebook', { notebook_handle: hs.pop() });
+    const before = mem(daemon).anon;
+    const bh = (await tool(client, 'connect_notebook', { path: big })).notebook_handle;
+    await tool(client, 'inspect_notebook', { notebook_handle: bh, count: 1 });
+    await sleep(500);
+    const after = mem(daemon).anon;
+    rows.push({ name: 'daemon, per 1,000 cells (a 10,000-cell notebook, 2 lines and an output each)',
+      subject: `RssAnon +${mb(after - before)} MB for ${(fs.statSync(big).size / 1048576).toFixed(1)} MB of .ipynb`,
+      reference: '-', result: `${((after - before) * 1024 / 10).toFixed(0)} kB per 1,000 cells`,
+      goal: '-', met: null });
+    await client.close();
+  });
+}
+
 // 32 clients waiting on one notebook (inspect_notebook after, the
 // longest timeout) while another makes 200 edits: every change reaches
 // every waiter; the delay from the edit's acknowledgement to each
@@ -727,8 +830,9 @@ async function benchHops() {
 
 const sections = { rss: benchRss, exec: benchExec, first: benchFirst,
   ipynb: benchIpynb, rpc: benchRpc, supervision: benchSupervision,
-  hops: benchHops, scale: benchScale, waiters: benchWaiters };
-const fullOnly = ['scale', 'waiters'];
+  hops: benchHops, scale: benchScale, waiters: benchWaiters,
+  growth: benchGrowth };
+const fullOnly = ['scale', 'waiters', 'growth'];
 const t0 = Date.now();
 for (const [name, fn] of Object.entries(sections)) {
   if (opt.only ? !opt.only.includes(name) : !FULL && fullOnly.includes(name))
