@@ -120,8 +120,6 @@ static const char *agent_introspect_hidden[] = {
 	"variables = vars), auto_unbox = TRUE, null = \"null\", "	\
 	"force = TRUE), %s)})"
 
-static void	agent_introspect_error(uint32_t, const char *, const char *,
-		    ...) printflike(3, 4);
 static void	agent_introspect_busy(uint32_t, const char *);
 static int	agent_introspect_running(void);
 static void	agent_introspect_free(struct agent_introspect_req *);
@@ -161,28 +159,6 @@ agent_introspect_pack_json(msgpack_packer *pk, const void *arg)
 	mpjson_pack(pk, (struct json_object *)arg);
 }
 
-/* ERROR {code, message} to the daemon's request id. */
-static void
-agent_introspect_error(uint32_t id, const char *code, const char *fmt, ...)
-{
-	struct proto_error	 e;
-	struct mpbuf		 b;
-	va_list			 ap;
-	char			*msg;
-
-	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
-	va_end(ap);
-	memset(&e, 0, sizeof e);
-	e.code = proto_str_make(code);
-	e.message = proto_str_make(msg);
-	mpbuf_init(&b);
-	proto_error_pack(&b.pk, &e);
-	agent_send(PROTO_MSG_ERROR, id, &b);
-	mpbuf_free(&b);
-	free(msg);
-}
-
 /* Is a run's cell in the kernel now? */
 static int
 agent_introspect_running(void)
@@ -199,7 +175,7 @@ agent_introspect_busy(uint32_t id, const char *why)
 	const char	*exec_id = "?", *cell_id = "?";
 
 	agent_exec_lookup(NULL, &exec_id, &cell_id);
-	agent_introspect_error(id, "busy", "cell %s of run %s is running "
+	agent_send_error(id, "busy", "cell %s of run %s is running "
 	    "and %s: ask again when it ends (get_results %s), or "
 	    "interrupt_kernel", cell_id, exec_id, why, exec_id);
 }
@@ -229,7 +205,7 @@ agent_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		    "answer in time" : "this request waits behind it past "
 		    "its bound");
 	else
-		agent_introspect_error(r->id, "busy", "the kernel did not "
+		agent_send_error(r->id, "busy", "the kernel did not "
 		    "answer within the bound: try again, with a longer "
 		    "timeout_secs");
 	agent_introspect_free(r);
@@ -274,7 +250,7 @@ agent_introspect_send(struct agent_kernel *k, struct agent_introspect_req *r,
     enum agent_channel channel, const char *type, struct json_object *content)
 {
 	if (agent_kernel_send(k, channel, type, content, r->msg_id) != 0) {
-		agent_introspect_error(r->id, "kernel_unavailable",
+		agent_send_error(r->id, "kernel_unavailable",
 		    "cannot send %s to the kernel", type);
 		agent_introspect_free(r);
 		return (-1);
@@ -309,7 +285,7 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 
 	if (lang == NULL || (strcasecmp(lang, "python") != 0 &&
 	    strcasecmp(lang, "r") != 0)) {
-		agent_introspect_error(r->id, "not_supported", "this kernel "
+		agent_send_error(r->id, "not_supported", "this kernel "
 		    "(language %s) has no debugger, and runtimed knows no "
 		    "silent way to list its variables", lang != NULL ? lang :
 		    "unknown");
@@ -357,7 +333,7 @@ agent_introspect_variables(struct peer *p, uint32_t id,
 	char				 err[256];
 
 	if (proto_variables_unpack(body, &m, err, sizeof err) != 0) {
-		agent_introspect_error(id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 		return;
 	}
 	if (agent_introspect_ready(id, k) != 0)
@@ -560,7 +536,7 @@ agent_introspect_exec_reply(struct agent_introspect_req *r,
 	return;
 
 fail:
-	agent_introspect_error(r->id, "kernel_unavailable", "the kernel did "
+	agent_send_error(r->id, "kernel_unavailable", "the kernel did "
 	    "not list its variables (status %s)", status != NULL ? status :
 	    "unknown");
 	agent_introspect_free(r);
@@ -572,7 +548,7 @@ agent_introspect_ready(uint32_t id, struct agent_kernel *k)
 {
 	if (k != NULL && agent_kernel_is_ready(k))
 		return (0);
-	agent_introspect_error(id, "kernel_unavailable",
+	agent_send_error(id, "kernel_unavailable",
 	    "the kernel is not ready");
 	return (-1);
 }
@@ -607,7 +583,7 @@ agent_introspect_complete(struct peer *p, uint32_t id,
 	char				 err[256];
 
 	if (proto_complete_unpack(body, &m, err, sizeof err) != 0) {
-		agent_introspect_error(id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 		return;
 	}
 	if (agent_introspect_ready(id, k) != 0)
@@ -632,7 +608,7 @@ agent_introspect_inspect(struct peer *p, uint32_t id,
 	char				 err[256];
 
 	if (proto_inspect_unpack(body, &m, err, sizeof err) != 0) {
-		agent_introspect_error(id, "invalid_argument", "%s", err);
+		agent_send_error(id, "invalid_argument", "%s", err);
 		return;
 	}
 	if (agent_introspect_ready(id, k) != 0)
@@ -662,7 +638,7 @@ agent_introspect_complete_reply(struct agent_introspect_req *r,
 
 	if (!json_object_object_get_ex(content, "matches", &matches) ||
 	    !json_object_is_type(matches, json_type_array)) {
-		agent_introspect_error(r->id, "kernel_unavailable", "the "
+		agent_send_error(r->id, "kernel_unavailable", "the "
 		    "kernel did not complete: %s", agent_introspect_str(
 		    content, "evalue") != NULL ? agent_introspect_str(content,
 		    "evalue") : "no matches in its reply");
@@ -814,7 +790,7 @@ agent_introspect_clear(void)
 	struct agent_introspect_req	*r;
 
 	while ((r = TAILQ_FIRST(&agent_introspect_reqs)) != NULL) {
-		agent_introspect_error(r->id, "kernel_unavailable", "the "
+		agent_send_error(r->id, "kernel_unavailable", "the "
 		    "kernel stopped before it answered");
 		agent_introspect_free(r);
 	}
