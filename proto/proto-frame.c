@@ -141,6 +141,28 @@ proto_frame_sane(const uint8_t *p, size_t len)
 			return (0);
 		b = p[off];
 		pending--;
+		/* The fix* forms, most of a frame, without the tables below. */
+		if (b <= 0x7f || b >= 0xe0) {
+			off++;
+			continue;
+		}
+		if (b >= 0xa0 && b <= 0xbf) {
+			skip = b & 0x1f;
+			if (len - off - 1 < skip)
+				return (0);
+			off += 1 + skip;
+			if (pending > len - off)
+				return (0);
+			continue;
+		}
+		if (b <= 0x9f) {
+			pending += b <= 0x8f ? 2 * (uint64_t)(b & 0x0f) :
+			    (uint64_t)(b & 0x0f);
+			off++;
+			if (pending > len - off)
+				return (0);
+			continue;
+		}
 		hdr = 1;
 		skip = 0;
 		n = 0;

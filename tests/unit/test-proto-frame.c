@@ -251,3 +251,40 @@ Test(proto_frame, container_larger_than_body_rejected)
 	    sizeof err), -1);
 	cr_assert(strstr(err, "well-formed") != NULL, "err: %s", err);
 }
+
+/* The fix* forms, checked on their own fast path: a fixstr, fixarray or
+ * fixmap that the body cannot hold is refused; one it holds is decoded. */
+Test(proto_frame, fix_forms_checked)
+{
+	static const uint8_t	bad[][6] = {
+		{ 0x81, 0xa1, 'e', 0xa5, 'a', 'b' },	/* str of 5, 2 left */
+		{ 0x81, 0xa1, 'e', 0x9f, 1, 2 },	/* array of 15 */
+		{ 0x81, 0xa1, 'e', 0x8f, 1, 2 },	/* map of 15 pairs */
+		{ 0x82, 0xa1, 'e', 0x7f, 0xa1, 'f' },	/* second value gone */
+	};
+	static const uint8_t	good[] = { 0x82, 0xa1, 'e', 0x92, 0xe0, 0x7f,
+	    0xa1, 'f', 0x81, 0xa0, 0xc3 };
+	uint8_t			buf[64];
+	struct proto_header	hdr = { 0, PROTO_MSG_ROOM_EDIT, PROTO_VERSION,
+	    0, 1 };
+	msgpack_unpacked	u;
+	size_t			used, i;
+	char			err[128];
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memcpy(buf + PROTO_HEADER_SIZE, bad[i], sizeof bad[i]);
+		hdr.length = sizeof bad[i];
+		proto_header_pack(&hdr, buf);
+		cr_assert_eq(proto_frame_decode(buf, PROTO_HEADER_SIZE +
+		    sizeof bad[i], &hdr, &u, &used, err, sizeof err), -1,
+		    "bad body %zu accepted", i);
+	}
+	memcpy(buf + PROTO_HEADER_SIZE, good, sizeof good);
+	hdr.length = sizeof good;
+	proto_header_pack(&hdr, buf);
+	cr_assert_eq(proto_frame_decode(buf, PROTO_HEADER_SIZE + sizeof good,
+	    &hdr, &u, &used, err, sizeof err), 1, "%s", err);
+	cr_assert_eq(used, PROTO_HEADER_SIZE + sizeof good);
+	cr_assert_eq(u.data.via.map.size, 2);
+	msgpack_unpacked_destroy(&u);
+}
