@@ -154,6 +154,28 @@ jsonrpc_id_span(const char *buf, size_t len, struct json_object *id,
 		return (-1);
 	off = jsonrpc_skip_ws(buf, len, off + 1);
 	while (off < len && buf[off] != '}') {
+		if (want != NULL && buf[off] == '"') {
+			/* A key with no escape is its bytes: "id" or skip. */
+			for (kend = off + 1; kend < len && buf[kend] != '"' &&
+			    buf[kend] != '\\'; kend++)
+				;
+			if (kend < len && buf[kend] == '"' &&
+			    (kend - off - 1 != 2 || memcmp(buf + off + 1, "id",
+			    2) != 0)) {
+				off = jsonrpc_skip_ws(buf, len, kend + 1);
+				if (off >= len || buf[off] != ':')
+					return (-1);
+				vstart = jsonrpc_skip_ws(buf, len, off + 1);
+				if (vstart >= len)
+					return (-1);
+				off = jsonrpc_skip_ws(buf, len,
+				    jsonrpc_skip_value(buf, len, vstart));
+				if (off < len && buf[off] == ',')
+					off = jsonrpc_skip_ws(buf, len,
+					    off + 1);
+				continue;
+			}
+		}
 		if ((k = jsonrpc_value_at(buf, len, off, &kend)) == NULL)
 			return (-1);
 		off = jsonrpc_skip_ws(buf, len, kend);
