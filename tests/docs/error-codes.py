@@ -29,7 +29,7 @@ CALLS = {
     "server_client_reply": 4,
     "room_nb_fail": 1,
     "room_edit_fail": 2,
-    "agent_introspect_error": 1,
+    "agent_send_error": 1,
 }
 DIRS = ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
     "mcp-proxy")
