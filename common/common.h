@@ -277,5 +277,7 @@ struct mpbuf {
 };
 void	mpbuf_init(struct mpbuf *);
 void	mpbuf_free(struct mpbuf *);
+void	mpbuf_error(struct mpbuf *, const char *, const char *, va_list)
+	    printflike(3, 0);
 
 #endif

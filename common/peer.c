@@ -443,23 +443,15 @@ int
 peer_send_error(struct peer *peer, uint32_t id, const char *code,
     const char *fmt, ...)
 {
-	struct proto_error	 e;
-	struct mpbuf		 b;
-	va_list			 ap;
-	char			*msg;
-	int			 r;
+	struct mpbuf	b;
+	va_list		ap;
+	int		r;
 
 	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
+	mpbuf_error(&b, code, fmt, ap);
 	va_end(ap);
-	memset(&e, 0, sizeof e);
-	e.code = proto_str_make(code);
-	e.message = proto_str_make(msg);
-	mpbuf_init(&b);
-	proto_error_pack(&b.pk, &e);
 	r = peer_send(peer, PROTO_MSG_ERROR, id, &b.sb);
 	mpbuf_free(&b);
-	free(msg);
 	return (r);
 }
 
@@ -566,6 +558,22 @@ mpbuf_init(struct mpbuf *b)
 {
 	msgpack_sbuffer_init(&b->sb);
 	msgpack_packer_init(&b->pk, &b->sb, msgpack_sbuffer_write);
+}
+
+/* b (initialized here) holds ERROR {code, message}, the message from fmt. */
+void
+mpbuf_error(struct mpbuf *b, const char *code, const char *fmt, va_list ap)
+{
+	struct proto_error	 e;
+	char			*msg;
+
+	xvasprintf(&msg, fmt, ap);
+	memset(&e, 0, sizeof e);
+	e.code = proto_str_make(code);
+	e.message = proto_str_make(msg);
+	mpbuf_init(b);
+	proto_error_pack(&b->pk, &e);
+	free(msg);
 }
 
 void

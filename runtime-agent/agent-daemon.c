@@ -99,22 +99,14 @@ agent_send_ok(uint32_t id)
 void
 agent_send_error(uint32_t id, const char *code, const char *fmt, ...)
 {
-	struct proto_error	 e;
-	struct mpbuf		 b;
-	va_list			 ap;
-	char			*msg;
+	struct mpbuf	b;
+	va_list		ap;
 
 	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
+	mpbuf_error(&b, code, fmt, ap);
 	va_end(ap);
-	memset(&e, 0, sizeof e);
-	e.code = proto_str_make(code);
-	e.message = proto_str_make(msg);
-	mpbuf_init(&b);
-	proto_error_pack(&b.pk, &e);
 	agent_send(PROTO_MSG_ERROR, id, &b);
 	mpbuf_free(&b);
-	free(msg);
 }
 
 /* Send AGENT_STATUS {state, reason}. */
