@@ -24,6 +24,10 @@
  *	image	a display_data of a 1 MB PNG checked and parsed as the
  *		agent does (its HMAC thread aside), 10 times, and a notebook
  *		holding it in 4 cells loaded from memory (json-splice.c)
+ *	read	the cells of ipynb's notebook packed for a read as the
+ *		daemon does (room_cell_pack_read), 50 times: the first packs
+ *		and hashes them, the others copy what the cell cache kept
+ *		(docs/decisions/037)
  */
 
 #include <sys/types.h>
@@ -51,6 +55,7 @@ void		guard_case_ipynb(const char *);
 void		guard_case_shape(const char *, size_t);
 void		guard_case_wire(char **, size_t);
 void		guard_case_image(char **, const char *, size_t);
+void		guard_case_read(struct room_nb *);
 static char	*guard_image(char **, size_t *);
 static char	**guard_wire(size_t *);
 static char	*guard_notebook(void);
@@ -215,6 +220,22 @@ guard_case_shape(const char *text, size_t len)
 	o = streamcap_output(&sc, "stdout");
 	json_object_put(o);
 	streamcap_free(&sc);
+}
+
+void
+guard_case_read(struct room_nb *nb)
+{
+	struct mpbuf	b;
+	size_t		i;
+	int		n;
+
+	for (n = 0; n < 50; n++) {
+		mpbuf_init(&b);
+		msgpack_pack_array(&b.pk, nb->ncells);
+		for (i = 0; i < nb->ncells; i++)
+			room_cell_pack_read(&b.pk, nb->cells[i], 0);
+		mpbuf_free(&b);
+	}
 }
 
 /* 400 code cells with source, a stream and an execute_result each. */
@@ -468,13 +489,14 @@ int
 main(int argc, char **argv)
 {
 	struct json_object	*output;
+	struct room_nb		*nb;
 	const char		*req;
-	char			*s, **parts;
+	char			*s, **parts, *cause = NULL;
 	size_t			 len, i;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench-hotpath "
-		    "frame|rpc|mpjson|ipynb|shape|wire|image\n");
+		    "frame|rpc|mpjson|ipynb|shape|wire|image|read\n");
 		return (2);
 	}
 	output = guard_output();
@@ -511,6 +533,16 @@ main(int argc, char **argv)
 		agent_wire_parts_free(parts);
 		free(parts);
 		free(s);
+	} else if (strcmp(argv[1], "read") == 0) {
+		s = guard_notebook();
+		if ((nb = room_ipynb_read(s, &cause)) == NULL) {
+			fprintf(stderr, "bench-hotpath: read: %s\n", cause);
+			return (1);
+		}
+		unlink(s);
+		free(s);
+		guard_case_read(nb);
+		room_nb_free(nb);
 	} else {
 		fprintf(stderr, "bench-hotpath: unknown case %s\n", argv[1]);
 		return (2);

@@ -26,8 +26,8 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import {
-  callRaw, childrenOf, connect, killWorld, privateWorld, processesOf,
-  removeWorld, stopDaemon,
+  callRaw, childrenOf, connect, killWorld, mcpBinary, privateWorld,
+  processesOf, removeWorld, stopDaemon,
 } from '../tests/e2e/lib.mjs';
 import { median, ratioSummary, summary } from './stats.mjs';
 
@@ -124,7 +124,7 @@ async function cellRunner(client, h, code) {
     notebook_handle: h, edits: [{ op: 'insert', after: 'BOTTOM', source: code }],
   });
   const cell = ed.cells[0].cell_id;
-  return async () => {
+  const run = async () => {
     const t0 = performance.now();
     const r = await tool(client, 'run_cells', {
       notebook_handle: h, cell_ids: [cell], wait_secs: 50,
@@ -133,12 +133,46 @@ async function cellRunner(client, h, code) {
     if (r.status !== 'done') throw new Error(`run of ${code.slice(0, 40)} ended ${r.status}`);
     return t;
   };
+  run.cellId = cell;
+  return run;
 }
 
 async function times(run, n) {
   const xs = [];
   for (let i = 0; i < n; i++) xs.push(await run());
   return xs;
+}
+
+// The least an MCP client can be: JSON-RPC lines over its own
+// runtimed-mcp, answers matched by id, notifications ignored.  Beside
+// the SDK client it tells the chain's time from the client's.
+async function lineClient(world) {
+  const p = spawn(mcpBinary(), [], { env: world.env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: p.stdout });
+  const waiting = new Map();
+  let next = 1;
+  lines.on('line', (l) => {
+    const m = JSON.parse(l);
+    if (m.id != null && waiting.has(m.id)) {
+      waiting.get(m.id)(m);
+      waiting.delete(m.id);
+    }
+  });
+  const rpc = (method, params) => new Promise((resolve) => {
+    const id = next++;
+    waiting.set(id, resolve);
+    p.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+  });
+  await rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {},
+    clientInfo: { name: 'bench-lines', version: '1' } });
+  p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  const tool = async (name, args) => {
+    const m = await rpc('tools/call', { name, arguments: args });
+    if (m.error || m.result.isError)
+      throw new Error(`${name}: ${JSON.stringify(m.error ?? m.result.structuredContent).slice(0, 300)}`);
+    return m.result.structuredContent;
+  };
+  return { tool, close: () => { p.stdin.end(); } };
 }
 
 // Kernel references: ref_kernel.py as a line server.
@@ -296,6 +330,18 @@ async function benchExec() {
     // The kernel's own CPU per `1+1` execute, driven by runtimed and by
     // the raw client: what the agent's requests make the kernel do.
     const cpu = [];
+    // `1+1` from a JSON-lines client through its own proxy, same notebook
+    // and cell: the chain without the SDK; and this process's CPU per
+    // call with each client.
+    const lc = await lineClient(world);
+    const lh = (await lc.tool('connect_notebook', { notebook_id: nb.notebook_id })).notebook_handle;
+    const lines = [], client_cpu = [];
+    const cpuOf = async (run, n) => {
+      const c0 = process.cpuUsage();
+      const xs = await times(run, n);
+      const c = process.cpuUsage(c0);
+      return { xs, ms: (c.user + c.system) / 1000 / n };
+    };
     for (const w of work) {
       w.run = await cellRunner(client, h, w.code);
       w.raw = []; w.jc = [];
@@ -304,6 +350,14 @@ async function benchExec() {
       await ref.run('raw', w.code, w.n * 2);
       await ref.run('jc', w.code, w.n * 2);
     }
+    const lineRun = async () => {
+      const t0 = performance.now();
+      const r = await lc.tool('run_cells', { notebook_handle: lh,
+        cell_ids: [work[0].run.cellId], wait_secs: 50 });
+      if (r.status !== 'done') throw new Error(`run of 1+1 ended ${r.status}`);
+      return performance.now() - t0;
+    };
+    await times(lineRun, work[0].n * 2);
     for (let r = 0; r < ROUNDS; r++) {
       log(`exec round ${r + 1}/${ROUNDS}`);
       for (const w of work) {
@@ -311,9 +365,14 @@ async function benchExec() {
         const rawCpu = ref.kernelCpuMs / w.n;
         const jc = await ref.run('jc', w.code, w.n);
         const c0 = kernelCpuMs(world);
-        const ours = await times(w.run, w.n);
-        if (w === work[0])
+        const sdk = await cpuOf(w.run, w.n);
+        const ours = sdk.xs;
+        if (w === work[0]) {
           cpu.push({ subject: [(kernelCpuMs(world) - c0) / w.n], reference: [rawCpu] });
+          const l = await cpuOf(lineRun, w.n);
+          lines.push({ subject: l.xs, reference: raw });
+          client_cpu.push({ subject: [sdk.ms], reference: [l.ms] });
+        }
         w.raw.push({ subject: ours, reference: raw });
         w.jc.push({ subject: ours, reference: jc });
       }
@@ -321,9 +380,13 @@ async function benchExec() {
     for (const w of work) {
       ratioRow(`${w.name} vs raw pyzmq`, ratioSummary(w.raw), w.goal);
       ratioRow(`${w.name} vs jupyter_client`, ratioSummary(w.jc), null);
-      if (w === work[0])
+      if (w === work[0]) {
         ratioRow('kernel CPU per `1+1` execute vs raw pyzmq', ratioSummary(cpu), null);
+        ratioRow('`1+1`, JSON-lines client (no SDK) vs raw pyzmq', ratioSummary(lines), null);
+        ratioRow('client CPU per `1+1` call: SDK vs JSON lines', ratioSummary(client_cpu), null);
+      }
     }
+    lc.close();
     await client.close();
   });
   ref.close();

@@ -17,8 +17,11 @@
 //
 // Usage: node bench/scale.mjs BUILDDIR [mixed|waiters]
 // env: SCALE_CLIENTS (64), SCALE_GROUPS (8), SCALE_SECS (30), SCALE_RATE
-// (2), SCALE_WAITERS (32), SCALE_EDITS (200), SCALE_JSON=FILE to write
-// the figures as JSON.  Prints the daemon's pid before the load starts
+// (2), SCALE_WAITERS (32), SCALE_EDITS (200), SCALE_WAIT_CELLS (10: the
+// waiters' notebook's cells at the start), SCALE_WAIT_OUTPUT (0: bytes of
+// a stdout output on each of them), SCALE_JSON=FILE to write
+// the figures as JSON, SCALE_CALLS=FILE to write one line per mixed call
+// (ms since the start, client, kind, ms taken).  Prints the daemon's pid before the load starts
 // (for strace -c -p), and after the load the CPU each kind of process
 // used during it (from /proc: every process whose environment names the
 // run's state dir, and this Node process for the clients).  Exit 0 when
@@ -27,7 +30,7 @@
 
 import { Client } from '../tests/e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
 import { StdioClientTransport } from '../tests/e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +43,8 @@ const SECS = Number(process.env.SCALE_SECS || 30);
 const RATE = Number(process.env.SCALE_RATE ?? 2);
 const WAITERS = Number(process.env.SCALE_WAITERS || 32);
 const EDITS = Number(process.env.SCALE_EDITS || 200);
+const WAIT_CELLS = Number(process.env.SCALE_WAIT_CELLS || 10);
+const WAIT_OUTPUT = Number(process.env.SCALE_WAIT_OUTPUT || 0);
 const T = fs.mkdtempSync(path.join(os.tmpdir(), 'rtd-bench-scale-'));
 const DAEMON = fs.existsSync(path.join(B, 'runtimed', 'runtimed')) ?
   path.join(B, 'runtimed', 'runtimed') : path.join(B, 'runtimed');
@@ -57,6 +62,16 @@ for (const k of ['JUPYTER_PATH', 'JUPYTER_DATA_DIR', 'LANG', 'RUNTIMED_TRACE'])
 fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// bench/disk-probe.py's one line, or why there is none.
+const diskProbe = (dir, secs) => new Promise((resolve) => {
+  const p = spawn('/usr/bin/python3', [path.join(path.dirname(new URL(import.meta.url).pathname),
+    'disk-probe.py'), dir, String(secs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  p.stderr.on('data', (d) => { out += d; });
+  p.on('close', () => resolve(out.trim() || 'disk probe: no output'));
+});
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const pct = (a, p) => {
   if (a.length === 0) return NaN;
@@ -87,11 +102,13 @@ async function call(c, name, args) {
   return r.structuredContent;
 }
 
-function notebook(file, n) {
+function notebook(file, n, outBytes = 0) {
   const cells = [];
+  const text = 'o'.repeat(Math.max(0, outBytes - 1)) + '\n';
   for (let i = 0; i < n; i++)
-    cells.push({ cell_type: 'code', id: `c${i}`, metadata: {}, execution_count: null,
-      source: `x${i} = ${i} * 2\nprint(x${i})`, outputs: [] });
+    cells.push({ cell_type: 'code', id: `c${i}`, metadata: {}, execution_count: outBytes ? i + 1 : null,
+      source: `x${i} = ${i} * 2\nprint(x${i})`,
+      outputs: outBytes ? [{ output_type: 'stream', name: 'stdout', text }] : [] });
   fs.writeFileSync(file, JSON.stringify({ cells, metadata: {
     kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
   nbformat: 4, nbformat_minor: 5 }, null, 1));
@@ -197,9 +214,13 @@ async function mixed() {
     return 'outline';
   };
   let marker = 0;
+  const callLog = process.env.SCALE_CALLS ? [] : null;
   const cpu0 = cpuTicks();
   const t0 = now();
   const end = t0 + SECS * 1000;
+  // Paced, edits and saves wait for the disk's flushes: measure the
+  // disk's own beside them, so a slow disk is told from slow code.
+  const probe = RATE > 0 ? diskProbe(env.RUNTIMED_STATE_DIR, SECS) : null;
   const loop = async (i) => {
     const c = cs[i], h = hs[i], g = i % GROUPS;
     let next = t0 + (RATE > 0 ? (i / CLIENTS) * (1000 / RATE) : 0);
@@ -228,6 +249,7 @@ async function mixed() {
           await call(c, 'save_notebook', { notebook_handle: h });
         }
         lat[k].push(now() - t);
+        if (callLog) callLog.push(`${(t - t0).toFixed(1)} ${i} ${k} ${(now() - t).toFixed(2)}`);
       } catch (e) {
         errs[k]++;
         if (errSample.length < 5) errSample.push(e.message.slice(0, 200));
@@ -236,6 +258,8 @@ async function mixed() {
   };
   await Promise.all(cs.map((_, i) => loop(i)));
   const secs = (now() - t0) / 1000;
+  if (callLog) fs.writeFileSync(process.env.SCALE_CALLS, callLog.join('\n') + '\n');
+  const disk = probe ? await probe : null;
   const cpu = cpuSpent(cpu0, cpuTicks());
   let total = 0, nerr = 0;
   console.log(`\n${CLIENTS} clients, ${GROUPS} groups, ${RATE > 0 ? `${RATE} calls/s each` : 'unpaced'}, ${secs.toFixed(1)} s`);
@@ -251,6 +275,7 @@ async function mixed() {
   figures.calls_per_sec = total / secs;
   figures.errors = nerr;
   console.log(`${(total / secs).toFixed(0)} calls/s, ${nerr} errors`);
+  if (disk) { console.log(disk); figures.disk = disk; }
   for (const e of errSample) console.log(`  error: ${e}`);
   printCpu(cpu, secs, total, 'call');
   check(nerr === 0, `0 errors (${nerr})`);
@@ -270,7 +295,7 @@ async function mixed() {
 
 async function waiters() {
   const file = path.join(T, 'w.ipynb');
-  notebook(file, 10);
+  notebook(file, WAIT_CELLS, WAIT_OUTPUT);
   const ed = await client('scale-editor');
   const eh = (await call(ed, 'connect_notebook', { path: file })).notebook_handle;
   const ws = [];

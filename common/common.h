@@ -129,9 +129,15 @@ int	 frameio_hello(int, const char *, const char *,
  * connection opens with the handshake: until HELLO_OK has been sent or
  * received, only handshake frames of at most PROTO_HELLO_MAX bytes are
  * read, and a peer that has not finished it within PEER_HELLO_TIMEOUT
- * seconds is closed.
+ * seconds (PEER_HELLO_OK_TIMEOUT once we said HELLO) is closed.
  */
 #define PEER_HELLO_TIMEOUT	5
+/*
+ * The side that connected and said HELLO waits longer for HELLO_OK: the
+ * other side is a daemon or worker it chose, which may still be opening
+ * its store on a busy disk, and waiting costs the caller one connection.
+ */
+#define PEER_HELLO_OK_TIMEOUT	20
 struct peer;
 /*
  * Called once per complete frame; with hdr == NULL and body == NULL when

@@ -3,7 +3,7 @@
  * log.c: one log per process, to stderr or a file.  Never stdout: in the
  * proxy and worker stdout may be the protocol.
  *
- * A log file is rotated by size: once a line takes it past the limit
+ * A log file is rotated by size: before a line, once it is past the limit
  * (LOG_ROTATE_BYTES, or RUNTIMED_LOG_MAX_BYTES), NAME.2 becomes NAME.3,
  * NAME.1 NAME.2, NAME NAME.1, and a fresh NAME is opened; the oldest
  * generation (LOG_ROTATE_KEEP) is dropped.  Several processes may write
@@ -271,8 +271,15 @@ log_vwrite(const char *level, const char *fmt, va_list ap, const char *tail)
 	va_list		 ap2;
 	size_t		 n, size, len;
 	ssize_t		 w;
-	int		 m, fd = log_fd != -1 ? log_fd : 2;
+	int		 m, fd;
 
+	/*
+	 * Rotate before a line, not after: a file is never left empty by a
+	 * rotation, so the last line a process writes is not tidied away.
+	 */
+	if (log_fd != -1)
+		log_rotate();
+	fd = log_fd != -1 ? log_fd : 2;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof when, "%H:%M:%S", &tm);
@@ -305,8 +312,6 @@ log_vwrite(const char *level, const char *fmt, va_list ap, const char *tail)
 	(void)w;
 	if (line != buf)
 		free(line);
-	if (log_fd != -1)
-		log_rotate();
 }
 
 void

@@ -10,7 +10,7 @@
  * side that connects receives it) only handshake frames of at most
  * PROTO_HELLO_MAX bytes are taken, reads are no larger than one such
  * frame, and the peer is closed if the handshake is not done within
- * PEER_HELLO_TIMEOUT seconds.
+ * PEER_HELLO_TIMEOUT seconds, or PEER_HELLO_OK_TIMEOUT from our HELLO.
  */
 
 #include <sys/socket.h>
@@ -130,7 +130,8 @@ peer_hello_timer_cb(evutil_socket_t fd, short events, void *arg)
 	if (peer->dying)
 		return;
 	log_warnx("peer %s: no %s within %d s; closing", peer->label,
-	    peer->hello_sent ? "HELLO_OK" : "HELLO", PEER_HELLO_TIMEOUT);
+	    peer->hello_sent ? "HELLO_OK" : "HELLO", peer->hello_sent ?
+	    PEER_HELLO_OK_TIMEOUT : PEER_HELLO_TIMEOUT);
 	peer_kill(peer, NULL);
 }
 
@@ -405,6 +406,7 @@ peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
 {
 	uint8_t			 h[PROTO_HEADER_SIZE];
 	struct evbuffer		*out;
+	struct timeval		 ok_tv = { PEER_HELLO_OK_TIMEOUT, 0 };
 	size_t			 len = hlen + dlen;
 
 	if (peer->dying)
@@ -424,9 +426,11 @@ peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
 			evbuffer_add(out, data, dlen);
 	}
 	trace_hop("out", peer->name, proto_msg_name(type), id, len);
-	if (type == PROTO_MSG_HELLO)
+	if (type == PROTO_MSG_HELLO && !peer->hello_sent) {
 		peer->hello_sent = 1;
-	else if (type == PROTO_MSG_HELLO_OK)
+		if (peer->hello_timer != NULL)
+			evtimer_add(peer->hello_timer, &ok_tv);	/* anew */
+	} else if (type == PROTO_MSG_HELLO_OK)
 		peer_hello_done(peer);
 	return (0);
 }

@@ -300,7 +300,7 @@ proxy_relay_client_line(const char *line, size_t len)
 	proxy_relay_send(m, line, len);
 out:
 	free(id);
-	json_object_put(obj);
+	proxy_request_free(obj, len);
 }
 
 /* A line too long for a frame: its id is unknown, so answer with null. */
@@ -416,7 +416,7 @@ proxy_relay_worker_message(const char *json, size_t len,
 	proxy_shutdown_check();
 out:
 	free(id);
-	json_object_put(obj);
+	proxy_request_free(obj, len);
 }
 
 /*

@@ -52,6 +52,8 @@ struct json_object;
 #define PROXY_STATUS_MS		1000
 /* How long stdin EOF waits for answers to requests already sent. */
 #define PROXY_DRAIN_MS		2000
+/* A parsed message this large is freed with malloc_trim (proxy-request.c). */
+#define PROXY_TRIM_BYTES	(16 * 1024)
 /* Requests queued while no worker is up. */
 #define PROXY_QUEUE_MAX		1024
 /* The worker's "daemon upgraded, start me again" exit status. */
@@ -93,6 +95,7 @@ int		 proxy_relay_up(void);
 
 /* proxy-request.c */
 struct json_object *proxy_request_parse(const char *, size_t);
+void		 proxy_request_free(struct json_object *, size_t);
 void		 proxy_request_classify(struct json_object *, char **,
 		     const char **);
 const char	*proxy_request_param(struct json_object *, const char *);

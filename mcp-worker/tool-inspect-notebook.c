@@ -345,12 +345,13 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
     struct json_object *changes, const char *ctext)
 {
 	struct json_object		*picked, *out, *cell, *c, *ec;
-	struct json_object		*outs, *sc;
+	struct json_object		*outs, *sc, *head;
 	struct worker_budget		 budget;
 	struct evbuffer			*text, *kept;
 	const char			*src, *path, *ctype;
 	char				*s, *more = NULL, *enc;
 	size_t				 i, n, slen, mark, shown, used = 0, len;
+	size_t				 nouts;
 	int64_t				 seq;
 	int				 trunc;
 
@@ -396,11 +397,21 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		if (budget.result_left == 0)
 			break;
 		mark = evbuffer_get_length(text);
-		cell = worker_nb_cell(reply, idx);
+		/* An outline decodes a cell's own fields, not its outputs. */
+		if (!st->source && !st->outputs) {
+			head = worker_nb_cell_head(reply, idx, &nouts);
+			cell = head;
+		} else {
+			cell = worker_nb_cell(reply, idx);
+			head = NULL;
+		}
 		ctype = json_object_get_string(json_object_object_get(cell,
 		    "cell_type"));
 		ec = json_object_object_get(cell, "execution_count");
 		outs = json_object_object_get(cell, "outputs");
+		if (head == NULL)
+			nouts = json_object_is_type(outs, json_type_array) ?
+			    json_object_array_length(outs) : 0;
 		c = json_object_new_object();
 		json_object_object_add(c, "index",
 		    json_object_new_int64((int64_t)idx));
@@ -421,16 +432,12 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		if (!st->source) {
 			evbuffer_add(text, ": ", 2);
 			worker_output_preview(text, src, slen, 80);
-			if (outs != NULL && json_object_is_type(outs,
-			    json_type_array) &&
-			    json_object_array_length(outs) > 0)
+			if (nouts > 0)
 				evbuffer_add_printf(text, " (%zu outputs)",
-				    json_object_array_length(outs));
+				    nouts);
 			evbuffer_add(text, "\n", 1);
 			json_object_object_add(c, "outputs_count",
-			    json_object_new_int(outs != NULL &&
-			    json_object_is_type(outs, json_type_array) ?
-			    (int)json_object_array_length(outs) : 0));
+			    json_object_new_int((int)nouts));
 			tool_inspect_notebook_charge(&budget, text, mark);
 		} else {
 			evbuffer_add(text, "\n", 1);
@@ -468,6 +475,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		 * fit is left for the next call (its text taken back), unless
 		 * it is the first.
 		 */
+		json_object_put(head);
 		len = worker_rpc_freeze(c) + 1;
 		if (json_object_array_length(out) > 0 &&
 		    used + len > WORKER_STRUCT_CAP - 1500) {

@@ -41,8 +41,11 @@ static void	tool_search_cells_match(struct tool_search_cells *,
 		    size_t, size_t, size_t);
 static void	tool_search_cells_text(struct tool_search_cells *, const char *,
 		    int, const char *, int, const char *, size_t);
+static void	tool_search_cells_join(struct evbuffer *,
+		    const msgpack_object *, const char *);
 static void	tool_search_cells_outputs(struct tool_search_cells *,
-		    const char *, int, struct json_object *);
+		    const char *, int, const msgpack_object *);
+static char	*tool_search_cells_field(const msgpack_object *, const char *);
 static void	tool_search_cells_done(struct worker_call *,
 		    struct worker_room *, struct worker_nb *);
 static void	tool_search_cells(struct worker_call *);
@@ -193,60 +196,87 @@ tool_search_cells_text(struct tool_search_cells *st, const char *cell_id,
 	}
 }
 
-/* The text outputs of a cell, ANSI stripped. */
+/* Add a str, or the strs of an array (each then sep, if any), to b. */
+static void
+tool_search_cells_join(struct evbuffer *b, const msgpack_object *v,
+    const char *sep)
+{
+	const msgpack_object	*p;
+	uint32_t		 k;
+
+	if (v->type == MSGPACK_OBJECT_STR) {
+		evbuffer_add(b, v->via.str.ptr, v->via.str.size);
+		return;
+	}
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	for (k = 0; k < v->via.array.size; k++) {
+		p = &v->via.array.ptr[k];
+		if (p->type != MSGPACK_OBJECT_STR)
+			continue;
+		evbuffer_add(b, p->via.str.ptr, p->via.str.size);
+		if (sep != NULL)
+			evbuffer_add(b, sep, strlen(sep));
+	}
+}
+
+/*
+ * The text outputs of a cell, ANSI stripped: stream text, an error's
+ * traceback, or a result's text/plain, read from the cell as sent.
+ */
 static void
 tool_search_cells_outputs(struct tool_search_cells *st, const char *cell_id,
-    int index, struct json_object *outs)
+    int index, const msgpack_object *outs)
 {
-	struct json_object	*o, *v, *parts;
+	const msgpack_object	*o, *v;
 	struct evbuffer		*b;
 	const char		*type;
 	char			*joined, *clean;
-	size_t			 i, k, len, clen;
+	size_t			 len, tlen, clen;
+	uint32_t		 i;
+	int			 error;
 
-	for (i = 0; outs != NULL && json_object_is_type(outs,
-	    json_type_array) && i < json_object_array_length(outs); i++) {
-		o = json_object_array_get_idx(outs, i);
-		type = json_object_get_string(json_object_object_get(o,
-		    "output_type"));
-		if (type == NULL)
+	if (outs == NULL || outs->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	b = evbuffer_new();
+	for (i = 0; i < outs->via.array.size; i++) {
+		o = &outs->via.array.ptr[i];
+		if ((type = proto_get_str(o, "output_type", &tlen)) == NULL)
 			continue;
-		if (strcmp(type, "stream") == 0)
-			v = json_object_object_get(o, "text");
-		else if (strcmp(type, "error") == 0)
-			v = json_object_object_get(o, "traceback");
+		error = tlen == 5 && memcmp(type, "error", 5) == 0;
+		if (tlen == 6 && memcmp(type, "stream", 6) == 0)
+			v = proto_get(o, "text");
+		else if (error)
+			v = proto_get(o, "traceback");
 		else
-			v = json_object_object_get(json_object_object_get(o,
-			    "data"), "text/plain");
+			v = proto_get(proto_get_map(o, "data"), "text/plain");
 		if (v == NULL)
 			continue;
-		b = evbuffer_new();
-		if (json_object_is_type(v, json_type_string))
-			evbuffer_add(b, json_object_get_string(v),
-			    (size_t)json_object_get_string_len(v));
-		else if (json_object_is_type(v, json_type_array)) {
-			parts = v;
-			for (k = 0; k < json_object_array_length(parts); k++) {
-				v = json_object_array_get_idx(parts, k);
-				if (!json_object_is_type(v, json_type_string))
-					continue;
-				evbuffer_add(b, json_object_get_string(v),
-				    (size_t)json_object_get_string_len(v));
-				if (strcmp(type, "error") == 0)
-					evbuffer_add(b, "\n", 1);
-			}
-		}
+		tool_search_cells_join(b, v, error ? "\n" : NULL);
 		len = evbuffer_get_length(b);
 		joined = xmalloc(len + 1);
 		evbuffer_remove(b, joined, len);
 		joined[len] = '\0';
-		evbuffer_free(b);
 		clean = worker_output_strip_ansi(joined, len, &clen);
 		tool_search_cells_text(st, cell_id, index, "output", (int)i,
 		    clean, clen);
 		free(clean);
 		free(joined);
 	}
+	evbuffer_free(b);
+}
+
+/* A str field of a cell as a NUL-terminated copy (caller frees), or NULL. */
+static char *
+tool_search_cells_field(const msgpack_object *cell, const char *key)
+{
+	const char	*s;
+	size_t		 len;
+
+	if ((s = proto_get_str(cell, key, &len)) == NULL ||
+	    memchr(s, '\0', len) != NULL)
+		return (NULL);
+	return (xstrndup(s, len));
 }
 
 static void
@@ -255,10 +285,11 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 {
 	struct tool_search_cells	 st;
 	struct json_object		*args = worker_call_args(call);
-	struct json_object		*cells, *cell, *sc;
-	const char			*in, *src, *id;
+	const msgpack_object		*cell;
+	struct json_object		*sc;
+	const char			*in, *src;
 	size_t				 i, slen;
-	char				*s, errbuf[256];
+	char				*s, *id, *version, errbuf[256];
 	int				 r, srcs, outs, max;
 
 	memset(&st, 0, sizeof st);
@@ -289,24 +320,26 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	st.matches = json_object_new_array();
 	st.text = evbuffer_new();
-	cells = worker_nb_cells(reply);
-	for (i = 0; cells != NULL && json_object_is_type(cells,
-	    json_type_array) && i < json_object_array_length(cells); i++) {
-		cell = json_object_array_get_idx(cells, i);
-		id = json_object_get_string(json_object_object_get(cell,
-		    "cell_id"));
-		if (id == NULL)
+	/* Read from the cells as sent: a search decodes none of them. */
+	for (i = 0; (cell = worker_nb_packed(reply, i)) != NULL; i++) {
+		if ((id = tool_search_cells_field(cell, "cell_id")) == NULL)
 			continue;
-		st.version = json_object_get_string(json_object_object_get(
-		    cell, "version"));
+		version = tool_search_cells_field(cell, "version");
+		st.version = version;
 		if (srcs) {
-			src = worker_output_source(cell, &slen);
+			if ((src = proto_get_str(cell, "source", &slen)) ==
+			    NULL)
+				/* Not as the daemon sends it: as a tool reads it. */
+				src = worker_output_source(worker_nb_cell(reply,
+				    i), &slen);
 			tool_search_cells_text(&st, id, (int)i, "source", -1,
 			    src, slen);
 		}
 		if (outs)
 			tool_search_cells_outputs(&st, id, (int)i,
-			    json_object_object_get(cell, "outputs"));
+			    proto_get_array(cell, "outputs"));
+		free(version);
+		free(id);
 	}
 	if (st.regex)
 		regfree(&st.re);

@@ -5,7 +5,9 @@
  * last one) and a run (EXEC_STATE).  Their codecs check and type them;
  * only their documents (cells, metadata, warnings) become JSON.  A
  * notebook's cells stay packed, each becoming JSON when first asked
- * for: a view of a few cells decodes those (docs/decisions/035).
+ * for: a view of a few cells decodes those (docs/decisions/035).  A
+ * content pushed by reference to the last one shares the cells that did
+ * not change with it (docs/decisions/036).
  */
 
 #include <stdio.h>
@@ -15,51 +17,128 @@
 #include "worker.h"
 
 /*
- * The cells of a notebook as the daemon sent them (msgpack objects in a
- * zone of their own), each decoded to JSON when first asked for.
+ * A frame's zone, shared by the notebooks whose cells live in it; cells:
+ * how many it brought whole.
+ */
+struct worker_nb_zone {
+	msgpack_zone		*zone;
+	size_t			 cells;
+	int			 refs;
+};
+
+/* A cell's cell_id, version and stale (NULL: none), where it keeps them. */
+struct worker_nb_key {
+	const msgpack_object	*id;
+	const msgpack_object	*version;
+	const msgpack_object	*stale;
+};
+
+/*
+ * The cells of a notebook as the daemon sent them (msgpack objects in
+ * zones of their own), each decoded to JSON when first asked for.  The
+ * cells of a content pushed whole live in zones[0]; one pushed by
+ * reference has its new cells and the array in zones[0], and the cells
+ * it shares in the zones of the content before it (from).
  */
 struct worker_nb_doc {
-	msgpack_zone		*zone;
-	const msgpack_object	*cells;		/* n, in zone */
+	struct worker_nb_zone	**zones;
+	size_t			 nzones;
+	size_t			*from;		/* zone of each; NULL: 0 */
+	struct worker_nb_key	*keys;		/* of each, or NULL */
+	const msgpack_object	*cells;		/* n */
 	size_t			 n;
 	struct json_object	**cell;		/* decoded, or NULL */
 	struct json_object	*all;		/* the array, if asked */
 };
 
+static msgpack_object	 worker_nb_copy(const msgpack_object *,
+			     msgpack_zone **);
 static struct worker_nb_doc	*worker_nb_doc_create(const msgpack_object *,
 				    msgpack_zone *);
 static void	worker_nb_doc_free(struct worker_nb_doc *);
+static struct worker_nb_zone	*worker_nb_zone_create(msgpack_zone *, size_t);
+static void	worker_nb_zone_unref(struct worker_nb_zone *);
+static struct worker_nb *worker_nb_create(const struct proto_room_joined *);
+static void	worker_nb_key_read(const msgpack_object *,
+		    struct worker_nb_key *);
+static const struct worker_nb_key *worker_nb_keys(struct worker_nb_doc *);
+static int	worker_nb_str_eq(const msgpack_object *,
+		    const msgpack_object *);
+static int	worker_nb_stale_eq(const msgpack_object *,
+		    const msgpack_object *);
+static ssize_t	worker_nb_delta_find(const struct worker_nb_doc *,
+		    const struct worker_nb_key *, const msgpack_object *,
+		    size_t);
+static const char	*worker_nb_bytes(msgpack_zone *, const char *, uint32_t);
+static void	worker_nb_clone(msgpack_zone *, const msgpack_object *,
+		    msgpack_object *, int);
+static int	worker_nb_delta_cell(msgpack_zone *, const msgpack_object *,
+		    const struct worker_nb_key *, const msgpack_object *,
+		    msgpack_object *, struct worker_nb_key *);
+
+static struct worker_nb_zone *
+worker_nb_zone_create(msgpack_zone *zone, size_t cells)
+{
+	struct worker_nb_zone	*z;
+
+	z = xcalloc(1, sizeof *z);
+	z->zone = zone;
+	z->cells = cells;
+	z->refs = 1;
+	return (z);
+}
+
+static void
+worker_nb_zone_unref(struct worker_nb_zone *z)
+{
+	if (z == NULL || --z->refs > 0)
+		return;
+	msgpack_zone_free(z->zone);
+	free(z);
+}
+
+/* A copy of o in a zone of its own (packed and unpacked again). */
+static msgpack_object
+worker_nb_copy(const msgpack_object *o, msgpack_zone **zone)
+{
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	msgpack_unpacked	 u;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_object(&pk, *o);
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, sb.data, sb.size, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS ||
+	    !msgpack_zone_push_finalizer(u.zone, free, sb.data))
+		fatalx("cannot copy a notebook's cells");
+	*zone = msgpack_unpacked_release_zone(&u);
+	return (u.data);
+}
 
 /*
  * The cells (an array) kept: in zone, the frame's own (the doc takes
- * it), or else copied into one (packed and unpacked again).
+ * it), or else copied into one.
  */
 static struct worker_nb_doc *
 worker_nb_doc_create(const msgpack_object *cells, msgpack_zone *zone)
 {
 	struct worker_nb_doc	*d;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	msgpack_unpacked	 u;
+	msgpack_object		 copy;
 
 	d = xcalloc(1, sizeof *d);
 	if (zone == NULL) {
-		msgpack_sbuffer_init(&sb);
-		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-		msgpack_pack_object(&pk, *cells);
-		msgpack_unpacked_init(&u);
-		if (msgpack_unpack_next(&u, sb.data, sb.size, NULL) !=
-		    MSGPACK_UNPACK_SUCCESS ||
-		    !msgpack_zone_push_finalizer(u.zone, free, sb.data))
-			fatalx("cannot copy a notebook's cells");
-		zone = msgpack_unpacked_release_zone(&u);
-		cells = &u.data;	/* the object itself is a copy */
+		copy = worker_nb_copy(cells, &zone);
+		cells = &copy;	/* the object itself is a copy */
 	}
-	d->zone = zone;
 	if (cells->type == MSGPACK_OBJECT_ARRAY) {
 		d->n = cells->via.array.size;
 		d->cells = cells->via.array.ptr;
 	}
+	d->zones = xcalloc(1, sizeof *d->zones);
+	d->zones[0] = worker_nb_zone_create(zone, d->n);
+	d->nzones = 1;
 	d->cell = xcalloc(d->n + 1, sizeof *d->cell);
 	return (d);
 }
@@ -75,7 +154,11 @@ worker_nb_doc_free(struct worker_nb_doc *d)
 		json_object_put(d->cell[i]);
 	json_object_put(d->all);
 	free(d->cell);
-	msgpack_zone_free(d->zone);
+	for (i = 0; i < d->nzones; i++)
+		worker_nb_zone_unref(d->zones[i]);
+	free(d->zones);
+	free(d->from);
+	free(d->keys);
 	free(d);
 }
 
@@ -98,6 +181,68 @@ worker_nb_cell(const struct worker_nb *nb, size_t i)
 	    (d->cell[i] = mpjson_unpack(&d->cells[i])) == NULL)
 		d->cell[i] = json_object_new_object();	/* a nil cell */
 	return (d->cell[i]);
+}
+
+/*
+ * Cell i's own fields as JSON (a reference the caller puts), without the
+ * parts an outline does not show (outputs, metadata, attachments, extra);
+ * *nouts gets how many outputs it has.  The decoded cell when there is
+ * one; else only those fields are decoded, and nothing is kept.
+ */
+struct json_object *
+worker_nb_cell_head(const struct worker_nb *nb, size_t i, size_t *nouts)
+{
+	static const char *const skip[] = {
+		"outputs", "metadata", "attachments", "extra", NULL
+	};
+	struct worker_nb_doc	*d = nb->doc;
+	struct json_object	*cell, *v;
+	const msgpack_object_kv	*kv;
+	const msgpack_object	*o;
+	char			*key;
+	size_t			 k;
+	uint32_t		 j;
+
+	*nouts = 0;
+	if (i >= d->n)
+		return (NULL);
+	if (d->cell[i] != NULL) {
+		v = json_object_object_get(d->cell[i], "outputs");
+		if (json_object_is_type(v, json_type_array))
+			*nouts = json_object_array_length(v);
+		return (json_object_get(d->cell[i]));
+	}
+	o = &d->cells[i];
+	cell = json_object_new_object();
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return (cell);		/* a nil cell */
+	for (j = 0; j < o->via.map.size; j++) {
+		kv = &o->via.map.ptr[j];
+		if (kv->key.type != MSGPACK_OBJECT_STR ||
+		    kv->key.via.str.size == 0)
+			continue;
+		for (k = 0; skip[k] != NULL; k++) {
+			if (kv->key.via.str.size == strlen(skip[k]) &&
+			    memcmp(kv->key.via.str.ptr, skip[k],
+			    kv->key.via.str.size) == 0)
+				break;
+		}
+		if (k == 0 && kv->val.type == MSGPACK_OBJECT_ARRAY)
+			*nouts = kv->val.via.array.size;
+		if (skip[k] != NULL)
+			continue;
+		key = xstrndup(kv->key.via.str.ptr, kv->key.via.str.size);
+		json_object_object_add(cell, key, mpjson_unpack(&kv->val));
+		free(key);
+	}
+	return (cell);
+}
+
+/* Cell i as the daemon sent it (a map, in the notebook's zone), or NULL. */
+const msgpack_object *
+worker_nb_packed(const struct worker_nb *nb, size_t i)
+{
+	return (i < nb->doc->n ? &nb->doc->cells[i] : NULL);
 }
 
 /* Every cell as a JSON array (borrowed; shares the cells). */
@@ -163,22 +308,404 @@ worker_nb_read(uint16_t type, const msgpack_object *body, msgpack_zone *zone,
 		xasprintf(cause, "unexpected reply from runtimed: %s", err);
 		return (NULL);
 	}
+	nb = worker_nb_create(&m);
+	nb->doc = worker_nb_doc_create(m.cells.obj, zone);
+	return (nb);
+}
+
+/* A notebook of m's fields but its cells. */
+static struct worker_nb *
+worker_nb_create(const struct proto_room_joined *m)
+{
+	struct worker_nb	*nb;
+
 	nb = xcalloc(1, sizeof *nb);
 	nb->refs = 1;
-	nb->notebook_id = proto_str_dup(&m.notebook_id);
-	nb->path = proto_str_dup(&m.path);
-	nb->kernel_name = m.kernel_name.ptr != NULL ?
-	    proto_str_dup(&m.kernel_name) : xstrdup("");
-	nb->kernel_state = m.kernel_state.ptr != NULL ?
-	    proto_str_dup(&m.kernel_state) : xstrdup("none");
-	nb->dirty = m.dirty;
-	nb->seq = (int64_t)m.seq;
-	nb->doc = worker_nb_doc_create(m.cells.obj, zone);
-	if (m.metadata.obj != NULL)
-		nb->metadata = mpjson_unpack(m.metadata.obj);
-	if (m.warnings.obj != NULL)
-		nb->warnings = mpjson_unpack(m.warnings.obj);
+	nb->notebook_id = proto_str_dup(&m->notebook_id);
+	nb->path = proto_str_dup(&m->path);
+	nb->kernel_name = m->kernel_name.ptr != NULL ?
+	    proto_str_dup(&m->kernel_name) : xstrdup("");
+	nb->kernel_state = m->kernel_state.ptr != NULL ?
+	    proto_str_dup(&m->kernel_state) : xstrdup("none");
+	nb->dirty = m->dirty;
+	nb->seq = (int64_t)m->seq;
+	if (m->metadata.obj != NULL)
+		nb->metadata = mpjson_unpack(m->metadata.obj);
+	if (m->warnings.obj != NULL)
+		nb->warnings = mpjson_unpack(m->warnings.obj);
 	return (nb);
+}
+
+/* The fields of a cell a reference is checked against, in one pass. */
+static void
+worker_nb_key_read(const msgpack_object *cell, struct worker_nb_key *k)
+{
+	const msgpack_object_kv	*kv;
+	const char		*key;
+	uint32_t		 i;
+
+	memset(k, 0, sizeof *k);
+	if (cell->type != MSGPACK_OBJECT_MAP)
+		return;
+	/* By length first: this runs over every cell of a base. */
+	for (i = 0; i < cell->via.map.size; i++) {
+		kv = &cell->via.map.ptr[i];
+		if (kv->key.type != MSGPACK_OBJECT_STR)
+			continue;
+		key = kv->key.via.str.ptr;
+		switch (kv->key.via.str.size) {
+		case 7:
+			if (memcmp(key, "cell_id", 7) == 0)
+				k->id = &kv->val;
+			else if (memcmp(key, "version", 7) == 0)
+				k->version = &kv->val;
+			break;
+		case 5:
+			if (memcmp(key, "stale", 5) == 0)
+				k->stale = &kv->val;
+			break;
+		}
+	}
+}
+
+/* Those fields of every cell of d, read when first needed. */
+static const struct worker_nb_key *
+worker_nb_keys(struct worker_nb_doc *d)
+{
+	size_t	i;
+
+	if (d->keys == NULL) {
+		d->keys = xcalloc(d->n + 1, sizeof *d->keys);
+		for (i = 0; i < d->n; i++)
+			worker_nb_key_read(&d->cells[i], &d->keys[i]);
+	}
+	return (d->keys);
+}
+
+static int
+worker_nb_str_eq(const msgpack_object *a, const msgpack_object *b)
+{
+	return (a != NULL && b != NULL && a->type == MSGPACK_OBJECT_STR &&
+	    b->type == MSGPACK_OBJECT_STR && a->via.str.size == b->via.str.size &&
+	    memcmp(a->via.str.ptr, b->via.str.ptr, a->via.str.size) == 0);
+}
+
+/* Whether two stale lists (arrays of names, or NULL: none) are the same. */
+static int
+worker_nb_stale_eq(const msgpack_object *a, const msgpack_object *b)
+{
+	uint32_t	i;
+
+	if (a == NULL || b == NULL)
+		return (a == b);
+	if (a->type != MSGPACK_OBJECT_ARRAY || b->type != MSGPACK_OBJECT_ARRAY ||
+	    a->via.array.size != b->via.array.size)
+		return (0);
+	for (i = 0; i < a->via.array.size; i++) {
+		if (!worker_nb_str_eq(&a->via.array.ptr[i],
+		    &b->via.array.ptr[i]))
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * The index in d (its keys k) of the cell named id, or -1: tried at hint
+ * first, as references come in the order of the cells.
+ */
+static ssize_t
+worker_nb_delta_find(const struct worker_nb_doc *d,
+    const struct worker_nb_key *k, const msgpack_object *id, size_t hint)
+{
+	size_t	i, j;
+
+	for (i = 0; i < d->n; i++) {
+		j = (hint + i) % d->n;
+		if (worker_nb_str_eq(k[j].id, id))
+			return ((ssize_t)j);
+	}
+	return (-1);
+}
+
+/* n bytes copied into zone (p itself when there are none). */
+static const char *
+worker_nb_bytes(msgpack_zone *zone, const char *p, uint32_t n)
+{
+	char	*q;
+
+	if (n == 0)
+		return (p);
+	if ((q = msgpack_zone_malloc(zone, n)) == NULL)
+		fatalx("out of memory");
+	memcpy(q, p, n);
+	return (q);
+}
+
+/*
+ * o copied into zone, strings too, so that it refers to no other zone.
+ * Cells come decoded by proto_frame_decode, within PROTO_MAX_DEPTH.
+ */
+static void
+worker_nb_clone(msgpack_zone *zone, const msgpack_object *o,
+    msgpack_object *out, int depth)
+{
+	msgpack_object_kv	*kv;
+	msgpack_object		*a;
+	uint32_t		 i, n;
+
+	if (depth > PROTO_MAX_DEPTH)
+		fatalx("a cell deeper than a frame may be");
+	*out = *o;
+	switch (o->type) {
+	case MSGPACK_OBJECT_STR:
+	case MSGPACK_OBJECT_BIN:	/* bin shares str's layout */
+		out->via.str.ptr = worker_nb_bytes(zone, o->via.str.ptr,
+		    o->via.str.size);
+		break;
+	case MSGPACK_OBJECT_EXT:
+		out->via.ext.ptr = worker_nb_bytes(zone, o->via.ext.ptr,
+		    o->via.ext.size);
+		break;
+	case MSGPACK_OBJECT_ARRAY:
+		n = o->via.array.size;
+		if ((a = msgpack_zone_malloc(zone, (n + 1) * sizeof *a)) == NULL)
+			fatalx("out of memory");
+		for (i = 0; i < n; i++)
+			worker_nb_clone(zone, &o->via.array.ptr[i], &a[i],
+			    depth + 1);
+		out->via.array.ptr = a;
+		break;
+	case MSGPACK_OBJECT_MAP:
+		n = o->via.map.size;
+		if ((kv = msgpack_zone_malloc(zone, (n + 1) * sizeof *kv)) ==
+		    NULL)
+			fatalx("out of memory");
+		for (i = 0; i < n; i++) {
+			worker_nb_clone(zone, &o->via.map.ptr[i].key,
+			    &kv[i].key, depth + 1);
+			worker_nb_clone(zone, &o->via.map.ptr[i].val,
+			    &kv[i].val, depth + 1);
+		}
+		out->via.map.ptr = kv;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The cell a reference [cell_id, version, stale?] stands for: held (its
+ * keys hk), of the same version, with the reference's stale; into out
+ * and its keys into ok.  0 when out is held itself; 1 when stale differs
+ * and out is a copy in zone (the reference's) of held's other fields with
+ * the new stale: a cell lives in one zone, so a content built on this
+ * one holds it by holding that zone alone.  -1 if held is not of that
+ * version.
+ */
+static int
+worker_nb_delta_cell(msgpack_zone *zone, const msgpack_object *held,
+    const struct worker_nb_key *hk, const msgpack_object *ref,
+    msgpack_object *out, struct worker_nb_key *ok)
+{
+	static const msgpack_object	 key = { .type = MSGPACK_OBJECT_STR,
+	    .via.str = { .size = 5, .ptr = "stale" } };
+	const msgpack_object		*stale = NULL;
+	msgpack_object_kv		*kv;
+	uint32_t			 i, n = 0;
+
+	if (!worker_nb_str_eq(hk->version, &ref->via.array.ptr[1]))
+		return (-1);
+	if (ref->via.array.size > 2)
+		stale = &ref->via.array.ptr[2];
+	if (worker_nb_stale_eq(hk->stale, stale)) {
+		*out = *held;
+		*ok = *hk;
+		return (0);
+	}
+	/* The same fields, but stale as the reference has it now. */
+	kv = msgpack_zone_malloc(zone, (held->via.map.size + 1) * sizeof *kv);
+	if (kv == NULL)
+		fatalx("out of memory");
+	for (i = 0; i < held->via.map.size; i++) {
+		if (&held->via.map.ptr[i].val == hk->stale)
+			continue;
+		worker_nb_clone(zone, &held->via.map.ptr[i].key, &kv[n].key, 1);
+		worker_nb_clone(zone, &held->via.map.ptr[i].val, &kv[n++].val,
+		    1);
+	}
+	if (stale != NULL) {
+		kv[n].key = key;	/* static */
+		kv[n++].val = *stale;	/* in zone, the reference's own */
+	}
+	out->type = MSGPACK_OBJECT_MAP;
+	out->via.map.size = n;
+	out->via.map.ptr = kv;
+	worker_nb_key_read(out, ok);
+	return (1);
+}
+
+/*
+ * A ROOM_CHANGED_CONTENT's content by reference to base (the content at
+ * the seq it names): a cell that is an array, not a map, is a reference
+ * [cell_id, version, stale?] to one of base's.  zone, if not NULL, is
+ * the one content lives in, the new notebook's (the caller keeps it on
+ * failure); else content is copied into one.  NULL
+ * with *cause if a reference is not to a cell base has at that version:
+ * the caller then reads the notebook as if the content had not come.
+ */
+struct worker_nb *
+worker_nb_read_delta(const msgpack_object *content, msgpack_zone *zone,
+    const struct worker_nb *base, char **cause)
+{
+	struct proto_room_joined	 m;
+	struct worker_nb_doc		*bd = base->doc, *d;
+	const struct worker_nb_key	*bk;
+	struct worker_nb		*nb;
+	const msgpack_object		*c;
+	msgpack_object			*cells, copy;
+	msgpack_zone			*own = NULL;
+	size_t				*map, i, n, nwhole = 0, hint = 0, z;
+	ssize_t				 j;
+	int				 copied;
+	char				 err[256];
+
+	if (proto_room_content_unpack(content, &m, err, sizeof err) != 0) {
+		xasprintf(cause, "unexpected reply from runtimed: %s", err);
+		return (NULL);
+	}
+	if (zone == NULL) {
+		/* A small frame, not decoded from a copy of its own. */
+		copy = worker_nb_copy(content, &own);
+		content = &copy;
+		zone = own;
+		if (proto_room_content_unpack(content, &m, err,
+		    sizeof err) != 0)
+			fatalx("a copy of a notebook does not decode");
+	}
+	bk = worker_nb_keys(bd);
+	n = m.cells.obj->via.array.size;
+	if ((cells = msgpack_zone_malloc(zone, (n + 1) * sizeof *cells)) ==
+	    NULL)
+		fatalx("out of memory");
+	map = xcalloc(bd->nzones, sizeof *map);	/* base zone -> ours */
+	d = xcalloc(1, sizeof *d);
+	d->zones = xcalloc(bd->nzones + 1, sizeof *d->zones);
+	d->nzones = 1;
+	d->from = xcalloc(n + 1, sizeof *d->from);
+	d->keys = xcalloc(n + 1, sizeof *d->keys);
+	for (i = 0; i < n; i++) {
+		c = &m.cells.obj->via.array.ptr[i];
+		if (c->type != MSGPACK_OBJECT_ARRAY) {
+			cells[i] = *c;		/* whole, in zone */
+			worker_nb_key_read(c, &d->keys[i]);
+			nwhole++;
+			continue;
+		}
+		if (c->via.array.size < 2 || (j = worker_nb_delta_find(bd, bk,
+		    &c->via.array.ptr[0], hint)) < 0 ||
+		    (copied = worker_nb_delta_cell(zone, &bd->cells[j],
+		    &bk[j], c, &cells[i], &d->keys[i])) < 0) {
+			xasprintf(cause, "cell %zu: a reference to a cell not "
+			    "held at that version", i);
+			goto fail;
+		}
+		hint = (size_t)j + 1;
+		if (copied) {
+			nwhole++;	/* whole in zone, like a new cell */
+			continue;
+		}
+		z = bd->from != NULL ? bd->from[j] : 0;
+		if (map[z] == 0) {
+			d->zones[d->nzones] = bd->zones[z];
+			bd->zones[z]->refs++;
+			map[z] = d->nzones++;
+		}
+		d->from[i] = map[z];
+	}
+	free(map);
+	d->zones[0] = worker_nb_zone_create(zone, nwhole);
+	d->cells = cells;
+	d->n = n;
+	d->cell = xcalloc(n + 1, sizeof *d->cell);
+	nb = worker_nb_create(&m);
+	nb->doc = d;
+	return (nb);
+
+fail:
+	for (i = 1; i < d->nzones; i++)
+		worker_nb_zone_unref(d->zones[i]);
+	free(d->zones);
+	free(d->from);
+	free(d->keys);
+	free(d);
+	free(map);
+	if (own != NULL)
+		msgpack_zone_free(own);
+	return (NULL);
+}
+
+/*
+ * nb with its cells copied into one zone of its own (its decoded cells
+ * are not kept: they decode again when asked for).  A notebook built by
+ * reference over many pushes holds the zones of their frames; once that
+ * is too many to be a base (worker_nb_delta_ok), a copy of its live cells
+ * is one again, which costs this worker a copy rather than the daemon a
+ * whole push to every waiter.
+ */
+struct worker_nb *
+worker_nb_compact(const struct worker_nb *nb)
+{
+	const struct worker_nb_doc	*od = nb->doc;
+	struct worker_nb_doc		*d;
+	struct worker_nb		*c;
+	msgpack_zone			*zone;
+	msgpack_object			*cells;
+	size_t				 i;
+
+	if ((zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE)) == NULL ||
+	    (cells = msgpack_zone_malloc(zone, (od->n + 1) *
+	    sizeof *cells)) == NULL)
+		fatalx("out of memory");
+	for (i = 0; i < od->n; i++)
+		worker_nb_clone(zone, &od->cells[i], &cells[i], 1);
+	d = xcalloc(1, sizeof *d);
+	d->zones = xcalloc(1, sizeof *d->zones);
+	d->zones[0] = worker_nb_zone_create(zone, od->n);
+	d->nzones = 1;
+	d->cells = cells;
+	d->n = od->n;
+	d->cell = xcalloc(d->n + 1, sizeof *d->cell);
+
+	c = xcalloc(1, sizeof *c);
+	c->refs = 1;
+	c->notebook_id = xstrdup(nb->notebook_id);
+	c->path = nb->path != NULL ? xstrdup(nb->path) : NULL;
+	c->dirty = nb->dirty;
+	c->seq = nb->seq;
+	c->kernel_name = xstrdup(nb->kernel_name);
+	c->kernel_state = xstrdup(nb->kernel_state);
+	c->doc = d;
+	c->metadata = json_object_get(nb->metadata);	/* read only */
+	c->warnings = json_object_get(nb->warnings);
+	return (c);
+}
+
+/*
+ * Whether the next content may come by reference to nb: not while its
+ * cells keep more zones, or more cells in them, than is worth holding.
+ * Else the whole content comes once and the zones before it go.
+ */
+int
+worker_nb_delta_ok(const struct worker_nb *nb)
+{
+	const struct worker_nb_doc	*d = nb->doc;
+	size_t				 i, held = 0;
+
+	if (d->nzones >= WORKER_NB_ZONES)
+		return (0);
+	for (i = 0; i < d->nzones; i++)
+		held += d->zones[i]->cells;
+	return (held <= 2 * d->n + WORKER_NB_ZONES);
 }
 
 struct worker_nb *

@@ -5,7 +5,9 @@
  * last handle released closes it, which leaves the room.  While a watch
  * wants changes with the content (a change wait), the daemon is asked
  * (ROOM_WAIT) to send the next one as ROOM_CHANGED_CONTENT, which
- * becomes the kept content: the wait answers without a round trip.  The
+ * becomes the kept content: the wait answers without a round trip.  It
+ * says which content it holds (have), so only the cells changed since
+ * come whole, the others by reference (docs/decisions/036).  The
  * last WORKER_ROOM_LOG changes are kept too, so a wait whose cursor is
  * that recent reads what changed here rather than by ROOM_CHANGES.
  */
@@ -48,9 +50,11 @@ struct worker_room {
 	char			*path;		/* as the daemon named it */
 	char			*domain;	/* NULL: this machine */
 	struct worker_nb	*content;	/* last ROOM_CONTENT */
+	struct worker_nb	*last;		/* content, no longer current */
 	struct event		*keep;		/* drops content unused */
 	u_int			 gen;		/* bumped by every change */
 	int			 armed;		/* ROOM_WAIT kinds asked */
+	struct worker_nb	*base;		/* the content ROOM_WAIT had */
 	struct worker_room_change log[WORKER_ROOM_LOG];	/* at seq % size */
 	LIST_ENTRY(worker_room)	 entry;
 };
@@ -184,11 +188,13 @@ worker_room_armed(void *arg, uint16_t type, const msgpack_object *reply,
 /*
  * Ask the daemon for what the watches want with the content (ROOM_WAIT);
  * nothing when it holds that already, or none when nobody wants any.
+ * The current content, when kept, is the base the next may refer to.
  */
 static void
 worker_room_arm(struct worker_room *room)
 {
 	struct worker_room_watch	*w;
+	struct worker_nb		*nb;
 	struct proto_room_wait		 m;
 	struct mpbuf			 b;
 	int				 kinds = 0;
@@ -202,7 +208,27 @@ worker_room_arm(struct worker_room *room)
 	if (room->lost || !worker_room_alive(room))
 		return;
 	room->armed = kinds;
+	memset(&m, 0, sizeof m);
 	m.kinds = kinds;
+	worker_nb_unref(room->base);
+	room->base = NULL;
+	nb = room->content != NULL ? room->content : room->last;
+	if (kinds != 0 && nb != NULL && !worker_nb_delta_ok(nb)) {
+		/* Too many frames' zones: a copy in one is a base again. */
+		nb = worker_nb_compact(nb);
+		if (room->content != NULL) {
+			worker_nb_unref(room->content);
+			room->content = nb;
+		} else {
+			worker_nb_unref(room->last);
+			room->last = nb;
+		}
+	}
+	if (kinds != 0 && nb != NULL) {
+		room->base = worker_nb_ref(nb);
+		m.has_have = 1;
+		m.have = (uint64_t)nb->seq;
+	}
 	mpbuf_init(&b);
 	proto_room_wait_pack(&b.pk, &m);
 	worker_daemon_request(room->dc, PROTO_MSG_ROOM_WAIT, &b.sb,
@@ -366,6 +392,8 @@ worker_room_free(struct worker_room *room)
 	for (i = 0; i < WORKER_ROOM_LOG; i++)
 		free(room->log[i].body);
 	worker_nb_unref(room->content);
+	worker_nb_unref(room->last);
+	worker_nb_unref(room->base);
 	if (room->keep != NULL)
 		event_free(room->keep);
 	free(room->path);
@@ -394,7 +422,9 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
 
 /*
  * ROOM_CHANGED_CONTENT: the change into ev, and the content after it kept
- * (when it is that content).  The daemon's ROOM_WAIT is spent.
+ * (when it is that content).  The daemon's ROOM_WAIT is spent.  Content
+ * by reference to a base not held, or not as held, is not kept: the
+ * watchers read the room as after a ROOM_CHANGED.
  */
 static int
 worker_room_event_content(struct worker_room *room,
@@ -410,8 +440,19 @@ worker_room_event_content(struct worker_room *room,
 	if (proto_room_changed_content_unpack(body, &m, err, errlen) != 0)
 		return (-1);
 	*ev = m.change;
-	if ((nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj, zone,
-	    &cause)) == NULL) {
+	if (!m.has_base)
+		nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj,
+		    zone, &cause);
+	else if (room->base == NULL || room->base->seq != (int64_t)m.base) {
+		nb = NULL;
+		xasprintf(&cause, "content by reference to seq %llu, not "
+		    "held", (unsigned long long)m.base);
+	} else
+		nb = worker_nb_read_delta(m.content.obj, zone, room->base,
+		    &cause);
+	worker_nb_unref(room->base);
+	room->base = NULL;
+	if (nb == NULL) {
 		log_warnx("ROOM_CHANGED_CONTENT: %s", cause);
 		free(cause);
 		return (0);
@@ -584,13 +625,17 @@ worker_room_started_at(struct worker_room *room)
  * The last ROOM_CONTENT is kept until anything changes: a ROOM_CHANGED
  * or any request that may change the room.  Events and replies share
  * the connection in order, so a kept copy is never older than what a
- * new ROOM_GET sent now could have missed.
+ * new ROOM_GET sent now could have missed.  It stays the last content
+ * held, which a content pushed later may refer to (worker_room_arm).
  */
 static void
 worker_room_invalidate(struct worker_room *room)
 {
 	room->gen++;
-	worker_nb_unref(room->content);
+	if (room->content == NULL)
+		return;
+	worker_nb_unref(room->last);
+	room->last = room->content;
 	room->content = NULL;
 }
 
@@ -607,6 +652,8 @@ worker_room_keep(struct worker_room *room, struct worker_nb *nb)
 	if (nb != room->content) {
 		worker_nb_unref(room->content);
 		room->content = worker_nb_ref(nb);
+		worker_nb_unref(room->last);
+		room->last = NULL;
 	}
 	if (room->keep == NULL)
 		room->keep = evtimer_new(worker_rpc_base(), worker_room_drop,
@@ -622,10 +669,12 @@ worker_room_drop(evutil_socket_t fd, short events, void *arg)
 {
 	struct worker_room	*room = arg;
 
-	if (room->content == NULL)
+	if (room->content == NULL && room->last == NULL)
 		return;
 	worker_nb_unref(room->content);
 	room->content = NULL;
+	worker_nb_unref(room->last);
+	room->last = NULL;
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif

@@ -57,6 +57,7 @@
 #define WORKER_ROOM_LOG		32	/* changes a room keeps (a ring) */
 #define WORKER_ROOM_LOG_BYTES	(64 * 1024)	/* a larger one is not */
 #define WORKER_ROOM_KEEP_FRAME	1024	/* bodies kept as they came */
+#define WORKER_NB_ZONES		32	/* frames a notebook's cells span */
 #define WORKER_EOF_GRACE_MS	2000	/* finish calls after stdin EOF */
 #define WORKER_EXIT_UPGRADE	75	/* daemon upgraded: respawn me */
 #define WORKER_CHANGES_MAX	100	/* ids listed per change report */
@@ -344,11 +345,18 @@ struct worker_exec {			/* EXEC_STATE */
 };
 struct worker_nb *worker_nb_read(uint16_t, const msgpack_object *,
 		     msgpack_zone *, char **);
+struct worker_nb *worker_nb_read_delta(const msgpack_object *,
+		     msgpack_zone *, const struct worker_nb *, char **);
+int		 worker_nb_delta_ok(const struct worker_nb *);
+struct worker_nb *worker_nb_compact(const struct worker_nb *);
 struct worker_nb *worker_nb_ref(struct worker_nb *);
 void		 worker_nb_unref(struct worker_nb *);
 struct json_object *worker_nb_kernel(const struct worker_nb *);
 size_t		 worker_nb_count(const struct worker_nb *);
 struct json_object *worker_nb_cell(const struct worker_nb *, size_t);
+struct json_object *worker_nb_cell_head(const struct worker_nb *, size_t,
+		     size_t *);
+const msgpack_object *worker_nb_packed(const struct worker_nb *, size_t);
 struct json_object *worker_nb_cells(const struct worker_nb *);
 ssize_t		 worker_nb_find(const struct worker_nb *, const char *);
 struct worker_exec *worker_exec_read(const msgpack_object *, char **);

@@ -6,6 +6,7 @@
  * types exists.
  */
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "proto.h"
@@ -144,14 +145,44 @@ static const struct proto_msg_info proto_msg_table[] = {
 	{ M(WORKER_SHUTDOWN),	4 * KIB,	P,	0, EVENT },
 };
 
+/*
+ * Every frame asks the table several times (its cap, who may send it,
+ * its name for the trace): types below PROTO_MSG_INDEX_MAX find their
+ * row through an index (row + 1; 0 = not a type), built once, by
+ * whichever thread asks first.
+ */
+#define PROTO_MSG_INDEX_MAX	1024
+#define PROTO_MSG_NTYPES	(sizeof proto_msg_table / sizeof *proto_msg_table)
+_Static_assert(PROTO_MSG_NTYPES < 255, "the index holds a row in a byte");
+
+static uint8_t		proto_msg_index[PROTO_MSG_INDEX_MAX];
+static pthread_once_t	proto_msg_index_once = PTHREAD_ONCE_INIT;
+
+static void
+proto_msg_index_build(void)
+{
+	size_t	i;
+
+	for (i = 0; i < PROTO_MSG_NTYPES; i++) {
+		if (proto_msg_table[i].type < PROTO_MSG_INDEX_MAX)
+			proto_msg_index[proto_msg_table[i].type] = i + 1;
+	}
+}
+
 /* The facts of a type, or NULL for a type not in the table. */
 const struct proto_msg_info *
 proto_msg_info(uint16_t type)
 {
 	size_t	i;
 
-	for (i = 0; i < sizeof proto_msg_table / sizeof *proto_msg_table;
-	    i++) {
+	if (type < PROTO_MSG_INDEX_MAX) {
+		if (pthread_once(&proto_msg_index_once,
+		    proto_msg_index_build) != 0)
+			return (NULL);
+		i = proto_msg_index[type];
+		return (i != 0 ? &proto_msg_table[i - 1] : NULL);
+	}
+	for (i = 0; i < PROTO_MSG_NTYPES; i++) {
 		if (proto_msg_table[i].type == type)
 			return (&proto_msg_table[i]);
 	}

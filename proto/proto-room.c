@@ -515,7 +515,10 @@ proto_room_changes_reply_unpack(const msgpack_object *body,
 	    &m->changes, err, errlen));
 }
 
-/* ROOM_WAIT {kinds: [string]}; a kind this end does not know is left out. */
+/*
+ * ROOM_WAIT {kinds: [string], have?}; a kind this end does not know is
+ * left out.
+ */
 void
 proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
 {
@@ -523,7 +526,9 @@ proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
 
 	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++)
 		n += (m->kinds & (1 << i)) != 0;
-	msgpack_pack_map(pk, 1);
+	msgpack_pack_map(pk, 1 + (m->has_have != 0));
+	if (m->has_have)
+		proto_pack_uint(pk, "have", m->have);
 	proto_pack_key(pk, "kinds");
 	msgpack_pack_array(pk, n);
 	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++) {
@@ -555,16 +560,19 @@ proto_room_wait_unpack(const msgpack_object *body, struct proto_room_wait *m,
 		m->kinds |= proto_change_kind_parse(v->via.str.ptr,
 		    v->via.str.size);
 	}
-	return (0);
+	return (proto_field_uint(body, n, "have", 0, &m->have, &m->has_have,
+	    err, errlen));
 }
 
-/* ROOM_CHANGED_CONTENT: ROOM_CHANGED's fields and content. */
+/* ROOM_CHANGED_CONTENT: ROOM_CHANGED's fields, content and base?. */
 void
 proto_room_changed_content_pack(msgpack_packer *pk,
     const struct proto_room_changed_content *m)
 {
-	proto_room_changed_pack1(pk, &m->change, 1);
+	proto_room_changed_pack1(pk, &m->change, 1 + (m->has_base != 0));
 	proto_pack_doc(pk, "content", &m->content);
+	if (m->has_base)
+		proto_pack_uint(pk, "base", m->base);
 }
 
 int
@@ -576,6 +584,8 @@ proto_room_changed_content_unpack(const msgpack_object *body,
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_room_change_unpack1(body, &m->change, n, err,
 	    errlen));
+	PROTO_TRY(proto_field_uint(body, n, "base", 0, &m->base, &m->has_base,
+	    err, errlen));
 	return (proto_field_doc(body, n, "content", PROTO_REQ | PROTO_MAP,
 	    &m->content, err, errlen));
 }

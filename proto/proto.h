@@ -492,11 +492,15 @@ struct proto_room_changes_reply {
 /* ROOM_WAIT: the next change of these kinds comes with the content. */
 struct proto_room_wait {
 	int			 kinds;		/* PROTO_KIND_*; 0: none */
+	int			 has_have;
+	uint64_t		 have;		/* the content held, by seq */
 };
 /* ROOM_CHANGED_CONTENT: a change and the room's content just after it. */
 struct proto_room_changed_content {
 	struct proto_room_changed change;
 	struct proto_doc	 content;	/* a ROOM_CONTENT body */
+	int			 has_base;	/* cells by reference to: */
+	uint64_t		 base;		/* the content at this seq */
 };
 struct proto_blob_get {
 	struct proto_str	 sha256;

@@ -53,7 +53,7 @@ static void	ctl_doctor_socket(struct ctl_doctor *,
 static void	ctl_doctor_disk(struct ctl_doctor *, const char *);
 static void	ctl_doctor_store(struct ctl_doctor *, const char *,
 		    struct proto_daemon_status_reply *);
-static int	ctl_doctor_port(void);
+static void	ctl_doctor_ports(int [5]);
 static int	ctl_doctor_listening(int);
 static char	*ctl_doctor_start(struct kernelspec *, const char *);
 static void	ctl_doctor_kernels(struct ctl_doctor *);
@@ -282,24 +282,35 @@ ctl_doctor_store(struct ctl_doctor *d, const char *dir,
 	free(path);
 }
 
-/* A free TCP port on 127.0.0.1, or 0. */
-static int
-ctl_doctor_port(void)
+/*
+ * A kernel's five free TCP ports on 127.0.0.1 (0 where none), all
+ * different: each socket is held until the last is bound, or two could
+ * get one port.
+ */
+static void
+ctl_doctor_ports(int ports[5])
 {
 	struct sockaddr_in	sin;
-	socklen_t		len = sizeof sin;
-	int			fd, port = 0;
+	socklen_t		len;
+	int			fds[5], i;
 
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (0);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
-		port = ntohs(sin.sin_port);
-	close(fd);
-	return (port);
+	for (i = 0; i < 5; i++) {
+		ports[i] = 0;
+		if ((fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC,
+		    0)) == -1)
+			continue;
+		memset(&sin, 0, sizeof sin);
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof sin;
+		if (bind(fds[i], (struct sockaddr *)&sin, sizeof sin) == 0 &&
+		    getsockname(fds[i], (struct sockaddr *)&sin, &len) == 0)
+			ports[i] = ntohs(sin.sin_port);
+	}
+	while (i-- > 0) {
+		if (fds[i] != -1)
+			close(fds[i]);
+	}
 }
 
 static int
@@ -341,8 +352,8 @@ ctl_doctor_start(struct kernelspec *ks, const char *tmp)
 	xasprintf(&conn, "%s/%s.json", tmp, kernelspec_name(ks));
 	xasprintf(&logpath, "%s/%s.log", tmp, kernelspec_name(ks));
 	c = json_object_new_object();
+	ctl_doctor_ports(ports);
 	for (i = 0; i < 5; i++) {
-		ports[i] = ctl_doctor_port();
 		json_object_object_add(c, names[i],
 		    json_object_new_int(ports[i]));
 	}

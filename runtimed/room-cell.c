@@ -4,20 +4,28 @@
  * ROOM_VERSION_LEN hex digits of the SHA-256 of the cell as packed (id,
  * type, source, metadata, execution_count, outputs, attachments, extra),
  * so it changes whenever any of them does and is the same for the same
- * content after any restart (docs/decisions/023).  Reads hash while they
- * pack, so a version costs one pass over bytes already being written.
+ * content after any restart (docs/decisions/023).  The first pack of a
+ * cell hashes while it writes and keeps the version and, up to
+ * ROOM_CELL_CACHE_MAX, the bytes; later packs copy them until a change
+ * of the cell calls room_cell_touch (docs/decisions/037).
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
 #include "runtimed.h"
 
-/* What is written is hashed, and passed on when out is set. */
+/*
+ * What is written is hashed (md), passed on (out) and kept (keep, NULL
+ * once the cell outgrows ROOM_CELL_CACHE_MAX), each when set.
+ */
 struct room_cell_tee {
 	EVP_MD_CTX	*md;
 	msgpack_packer	*out;
+	char		*keep;
+	size_t		 len;
 };
 
 /* The ROOM_STALE_* bits by name, in bit order. */
@@ -26,19 +34,36 @@ static const char *const room_cell_stale_names[] = {
 	NULL
 };
 
+/* Where a cell's bytes are kept while packed: only the loop packs. */
+static char	room_cell_scratch[ROOM_CELL_CACHE_MAX];
+
 static int	room_cell_tee_write(void *, const char *, size_t);
 static size_t	room_cell_nfields(const struct room_cell *);
 static void	room_cell_fields(msgpack_packer *, const struct room_cell *);
 static void	room_cell_hashed(msgpack_packer *, const struct room_cell *,
-		    char [ROOM_VERSION_LEN + 1]);
+		    char *, size_t *, char [ROOM_VERSION_LEN + 1]);
+static int	room_cell_checking(void);
+static void	room_cell_check(struct room_cell *);
+static int	room_cell_out(const struct room_cell *);
+static void	room_cell_fill(msgpack_packer *, struct room_cell *);
+static void	room_cell_write(msgpack_packer *, struct room_cell *);
+static void	room_cell_pack_stale(msgpack_packer *, int);
 
 static int
 room_cell_tee_write(void *data, const char *buf, size_t len)
 {
 	struct room_cell_tee	*t = data;
 
-	if (EVP_DigestUpdate(t->md, buf, len) != 1)
+	if (t->md != NULL && EVP_DigestUpdate(t->md, buf, len) != 1)
 		fatalx("EVP_DigestUpdate failed");
+	if (t->keep != NULL) {
+		if (len > ROOM_CELL_CACHE_MAX - t->len)
+			t->keep = NULL;
+		else {
+			memcpy(t->keep + t->len, buf, len);
+			t->len += len;
+		}
+	}
 	if (t->out != NULL)
 		return (t->out->callback(t->out->data, buf, len));
 	return (0);
@@ -80,10 +105,14 @@ room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 		proto_pack_bool(pk, "no_source", 1);
 }
 
-/* Pack the fields to out (or nowhere) and give their version. */
+/*
+ * Pack the fields to out (or nowhere) and give their version; with keep,
+ * also their bytes there and their length in *len, or *len 0 when they
+ * outgrow ROOM_CELL_CACHE_MAX.
+ */
 static void
-room_cell_hashed(msgpack_packer *out, const struct room_cell *c,
-    char version[ROOM_VERSION_LEN + 1])
+room_cell_hashed(msgpack_packer *out, const struct room_cell *c, char *keep,
+    size_t *len, char version[ROOM_VERSION_LEN + 1])
 {
 	static const char	 hex[] = "0123456789abcdef";
 	static EVP_MD		*sha256;
@@ -103,6 +132,8 @@ room_cell_hashed(msgpack_packer *out, const struct room_cell *c,
 	if (EVP_DigestInit_ex(t.md, sha256, NULL) != 1)
 		fatalx("EVP_DigestInit_ex failed");
 	t.out = out;
+	t.keep = keep;
+	t.len = 0;
 	msgpack_packer_init(&pk, &t, room_cell_tee_write);
 	room_cell_fields(&pk, c);
 	if (EVP_DigestFinal_ex(t.md, md, &mdlen) != 1)
@@ -112,32 +143,139 @@ room_cell_hashed(msgpack_packer *out, const struct room_cell *c,
 		version[2 * i + 1] = hex[md[i] & 0xf];
 	}
 	version[ROOM_VERSION_LEN] = '\0';
+	if (len != NULL)
+		*len = t.keep != NULL ? t.len : 0;
+}
+
+/* Is RUNTIMED_CHECK_CELL_CACHE=1 set (the test suite sets it)? */
+static int
+room_cell_checking(void)
+{
+	static int	 checking = -1;
+	const char	*s;
+
+	if (checking == -1) {
+		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
+		checking = s != NULL && strcmp(s, "1") == 0;
+	}
+	return (checking);
+}
+
+/*
+ * A cache hit, checked against the cell packed afresh: a change that
+ * missed room_cell_touch would otherwise only show as a wrong version.
+ */
+static void
+room_cell_check(struct room_cell *c)
+{
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	char		 version[ROOM_VERSION_LEN + 1];
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	room_cell_hashed(&pk, c, NULL, NULL, version);
+	if (strcmp(version, c->version) != 0 || c->has_out != room_cell_out(c) ||
+	    (c->packed != NULL &&
+	    (sb.size != c->packed_len ||
+	    memcmp(sb.data, c->packed, sb.size) != 0)) ||
+	    (c->packed == NULL && sb.size <= ROOM_CELL_CACHE_MAX))
+		fatalx("cell %s: cached at version %s but is at %s: a change "
+		    "of the cell missed room_cell_touch", c->id, c->version,
+		    version);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Does the cell show a run (a count or outputs)? */
+static int
+room_cell_out(const struct room_cell *c)
+{
+	return (c->execution_count >= 0 || (c->outputs != NULL &&
+	    json_object_array_length(c->outputs) > 0));
+}
+
+/* Pack the fields to out (or nowhere), keeping their version and bytes. */
+static void
+room_cell_fill(msgpack_packer *out, struct room_cell *c)
+{
+	size_t	len;
+
+	room_cell_hashed(out, c, room_cell_scratch, &len, c->version);
+	c->has_out = room_cell_out(c);
+	free(c->packed);
+	c->packed = NULL;
+	c->packed_len = len;
+	if (len != 0) {
+		c->packed = xmalloc(len);
+		memcpy(c->packed, room_cell_scratch, len);
+	}
+}
+
+/* Pack the fields to out, from the cache when it has them. */
+static void
+room_cell_write(msgpack_packer *out, struct room_cell *c)
+{
+	if (c->version[0] == '\0') {
+		room_cell_fill(out, c);
+		return;
+	}
+	if (room_cell_checking())
+		room_cell_check(c);
+	if (c->packed != NULL)
+		out->callback(out->data, c->packed, c->packed_len);
+	else
+		room_cell_fields(out, c);
 }
 
 /* The cell as the journal's snapshot keeps it. */
 void
-room_cell_pack(msgpack_packer *pk, const struct room_cell *c)
+room_cell_pack(msgpack_packer *pk, struct room_cell *c)
 {
 	msgpack_pack_map(pk, room_cell_nfields(c));
-	room_cell_fields(pk, c);
+	room_cell_write(pk, c);
 }
 
 /*
  * The cell as a read gets it: its fields, version, and stale (ROOM_STALE_*
- * bits, listed by name when any).
+ * bits, listed by name when any).  Stale depends on more than the cell,
+ * so it is never kept.
  */
 void
-room_cell_pack_read(msgpack_packer *pk, const struct room_cell *c, int stale)
+room_cell_pack_read(msgpack_packer *pk, struct room_cell *c, int stale)
 {
-	char	version[ROOM_VERSION_LEN + 1];
-	size_t	n, i;
-
 	msgpack_pack_map(pk, room_cell_nfields(c) + 1 + (stale != 0));
-	room_cell_hashed(pk, c, version);
-	proto_pack_str(pk, "version", version);
+	room_cell_write(pk, c);
+	proto_pack_str(pk, "version", c->version);
 	if (stale == 0)
 		return;
 	proto_pack_key(pk, "stale");
+	room_cell_pack_stale(pk, stale);
+}
+
+/*
+ * The cell as a reference to the same version a reader holds: [cell_id,
+ * version, stale?], stale being the cell's now (a run or a restart
+ * changes it without changing the cell).
+ */
+void
+room_cell_pack_ref(msgpack_packer *pk, struct room_cell *c, int stale)
+{
+	char	version[ROOM_VERSION_LEN + 1];
+
+	room_cell_version(c, version);
+	msgpack_pack_array(pk, 2 + (stale != 0));
+	proto_pack_cstr(pk, c->id);
+	proto_pack_cstr(pk, version);
+	if (stale != 0)
+		room_cell_pack_stale(pk, stale);
+}
+
+/* Stale's bits by name. */
+static void
+room_cell_pack_stale(msgpack_packer *pk, int stale)
+{
+	size_t	n, i;
+
 	for (n = 0, i = 0; room_cell_stale_names[i] != NULL; i++)
 		n += (stale & (1 << i)) != 0;
 	msgpack_pack_array(pk, n);
@@ -149,8 +287,33 @@ room_cell_pack_read(msgpack_packer *pk, const struct room_cell *c, int stale)
 
 /* The cell's version (ROOM_VERSION_LEN hex digits). */
 void
-room_cell_version(const struct room_cell *c,
-    char version[ROOM_VERSION_LEN + 1])
+room_cell_version(struct room_cell *c, char version[ROOM_VERSION_LEN + 1])
 {
-	room_cell_hashed(NULL, c, version);
+	if (c->version[0] == '\0')
+		room_cell_fill(NULL, c);
+	else if (room_cell_checking())
+		room_cell_check(c);
+	memcpy(version, c->version, sizeof c->version);
+}
+
+/*
+ * Does the cell show a run: a count or outputs (room-stale.c asks on every
+ * read; kept, it spares a look into the outputs of each cell)?
+ */
+int
+room_cell_has_out(struct room_cell *c)
+{
+	if (c->version[0] == '\0')
+		return (room_cell_out(c));
+	return (c->has_out);
+}
+
+/* The cell changed (or goes): what was kept of it is dropped. */
+void
+room_cell_touch(struct room_cell *c)
+{
+	free(c->packed);
+	c->packed = NULL;
+	c->packed_len = 0;
+	c->version[0] = '\0';
 }

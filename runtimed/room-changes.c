@@ -11,7 +11,8 @@
  * reading the notebook (docs/decisions/019).  A peer with a change
  * wait asks (ROOM_WAIT) that the next change of the kinds it waits for
  * come with the content as ROOM_CHANGED_CONTENT, so it answers without
- * asking again (docs/decisions/031).
+ * asking again (docs/decisions/031); when it says which content it holds,
+ * only the cells changed since come whole (docs/decisions/036).
  */
 
 #include <stdio.h>
@@ -33,10 +34,23 @@ struct room_change {
 	int		  details_truncated;
 };
 
-/* A peer that wants the next change of kinds with the content. */
+/*
+ * A peer that wants the next change of kinds with the content; delta:
+ * it holds the content at seq have (docs/decisions/036).
+ */
 struct room_wait {
 	struct peer	*peer;
 	int		 kinds;
+	int		 delta;
+	uint64_t	 have;
+};
+
+/* A ROOM_CHANGED_CONTENT packed for the waits that hold have (or none). */
+struct room_changes_with {
+	int		 delta;
+	uint64_t	 have;
+	int		 ok;		/* 0: over the cap */
+	struct mpbuf	 b;
 };
 
 /*
@@ -62,6 +76,19 @@ struct room_log {
  */
 #define ROOM_CHANGES_DETAILS_BUDGET	(4 * 1024 * 1024)
 
+/*
+ * Most changes a content by reference spans: past them so many cells
+ * have likely changed that the whole content is as good.
+ */
+#define ROOM_CHANGES_DELTA_MAX		64
+
+/*
+ * Most contents by reference packed for one change: waits that hold yet
+ * another content get it whole (packed once), so a change costs at most
+ * that many packs more than it did.
+ */
+#define ROOM_CHANGES_WITH_MAX		4
+
 /* The details of a change being recorded. */
 struct room_changes_det {
 	struct mpbuf	b;
@@ -82,6 +109,10 @@ static uint64_t	room_changes_push(struct room *, int, char **, size_t,
 		    const char *, struct room_changes_det *);
 static void	room_changes_det_edit(struct room_changes_det *,
 		    struct room *, const msgpack_object *);
+static char	*room_changes_whole(struct room *, uint64_t);
+static struct room_changes_with *room_changes_with(struct room *,
+		    struct room_change *, struct room_changes_with **,
+		    size_t *, const struct room_wait *);
 
 /* A new room's empty log. */
 void
@@ -389,10 +420,12 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
 
 /*
  * ROOM_WAIT: peer wants the next change of kinds with the content (0:
- * no longer).  One change ends it; the peer asks again for the next.
+ * no longer), holding the content at seq have if has_have.  One change
+ * ends it; the peer asks again for the next.
  */
 void
-room_changes_wait(struct room *r, struct peer *peer, int kinds)
+room_changes_wait(struct room *r, struct peer *peer, int kinds,
+    int has_have, uint64_t have)
 {
 	struct room_log	*log = r->log;
 	size_t		 i;
@@ -412,11 +445,17 @@ room_changes_wait(struct room *r, struct peer *peer, int kinds)
 		log->waits[log->nwaits++].peer = peer;
 	}
 	log->waits[i].kinds = kinds;
+	log->waits[i].delta = has_have;
+	log->waits[i].have = have;
 }
 
-/* Which kinds peer waits for with the content, ending its wait. */
+/*
+ * Whether peer waits for a change of kinds with the content, ending its
+ * wait: its wait into w.
+ */
 static int
-room_changes_waited(struct room *r, struct peer *peer, int kinds)
+room_changes_waited(struct room *r, struct peer *peer, int kinds,
+    struct room_wait *w)
 {
 	struct room_log	*log = r->log;
 	size_t		 i;
@@ -426,6 +465,7 @@ room_changes_waited(struct room *r, struct peer *peer, int kinds)
 			continue;
 		if ((log->waits[i].kinds & kinds) == 0)
 			return (0);
+		*w = log->waits[i];
 		log->waits[i] = log->waits[--log->nwaits];
 		return (1);
 	}
@@ -433,23 +473,104 @@ room_changes_waited(struct room *r, struct peer *peer, int kinds)
 }
 
 /*
- * The newest change as ROOM_CHANGED_CONTENT into with, packed once for
- * every peer that waits; 0 if it does not fit (they get ROOM_CHANGED).
+ * Which cells to send whole to a peer that holds the content at seq
+ * have (the others it gets by reference): those the changes since then
+ * name.  NULL (send it all) unless every one of those changes is in the
+ * log and names every cell it changed: a reload, or outputs or cells of
+ * a change that lists none, may have changed any.  A cell missed here
+ * is still caught: the reader checks each reference's version.
  */
-static int
-room_changes_pack_with(struct room *r, struct room_change *ch,
-    struct mpbuf *with)
+static char *
+room_changes_whole(struct room *r, uint64_t have)
 {
-	mpbuf_init(with);
-	room_changes_pack_one(&with->pk, ch, 2, 0);
-	proto_pack_str(&with->pk, "notebook_id", r->id);
-	proto_pack_key(&with->pk, "content");
-	room_pack_joined(r, &with->pk, 1);
-	if (with->sb.size > proto_msg_cap(PROTO_MSG_ROOM_CHANGED_CONTENT)) {
-		mpbuf_free(with);
-		return (0);
+	struct room_log		*log = r->log;
+	struct room_change	*ch;
+	char			*whole;
+	uint64_t		 s, back;
+	size_t			 i, idx, n = 0, nwhole = 0;
+
+	if (have >= r->seq || have < log->base || r->seq - have > log->n ||
+	    r->seq - have > ROOM_CHANGES_DELTA_MAX || r->nb->ncells == 0)
+		return (NULL);
+	for (s = have + 1; s <= r->seq; s++) {
+		back = r->seq - s;
+		ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1 - back) %
+		    ROOM_LOG_SIZE];
+		if (ch->seq != s || (ch->kinds & ROOM_CHANGE_RELOADED) ||
+		    (ch->ncells == 0 &&
+		    (ch->kinds & (ROOM_CHANGE_CELLS|ROOM_CHANGE_OUTPUTS))))
+			return (NULL);
+		n += ch->ncells;
 	}
-	return (1);
+	if (n >= r->nb->ncells)
+		return (NULL);
+	whole = xcalloc(r->nb->ncells, 1);
+	for (s = have + 1; s <= r->seq; s++) {
+		back = r->seq - s;
+		ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1 - back) %
+		    ROOM_LOG_SIZE];
+		for (i = 0; i < ch->ncells; i++) {
+			if (room_nb_find(r->nb, ch->cells[i], &idx) != NULL &&
+			    idx < r->nb->ncells && !whole[idx]) {
+				whole[idx] = 1;
+				nwhole++;
+			}
+		}
+	}
+	if (nwhole == r->nb->ncells) {
+		free(whole);
+		return (NULL);
+	}
+	return (whole);
+}
+
+/*
+ * The newest change as ROOM_CHANGED_CONTENT for the wait w, packed once
+ * for every peer that holds the same content (or none): the cells that
+ * changed since have whole, the others by reference, when it can
+ * (room_changes_whole); else all whole.  Not ok when over the cap (they
+ * get ROOM_CHANGED).
+ */
+static struct room_changes_with *
+room_changes_with(struct room *r, struct room_change *ch,
+    struct room_changes_with **withs, size_t *nwiths,
+    const struct room_wait *w)
+{
+	struct room_changes_with	*with;
+	char				*whole = NULL;
+	size_t				 i, ndelta = 0;
+	int				 delta = w->delta;
+
+	for (i = 0; i < *nwiths; i++) {
+		with = &(*withs)[i];
+		if (with->delta == delta && (!delta || with->have == w->have))
+			return (with);
+		ndelta += with->delta;
+	}
+	if (delta && ndelta == ROOM_CHANGES_WITH_MAX) {
+		for (i = 0; i < *nwiths; i++) {
+			if (!(*withs)[i].delta)
+				return (&(*withs)[i]);
+		}
+		delta = 0;
+	}
+	*withs = xreallocarray(*withs, *nwiths + 1, sizeof **withs);
+	with = &(*withs)[(*nwiths)++];
+	with->delta = delta;
+	with->have = w->have;
+	if (delta)
+		whole = room_changes_whole(r, w->have);
+	mpbuf_init(&with->b);
+	room_changes_pack_one(&with->b.pk, ch, 2 + (whole != NULL), 0);
+	proto_pack_str(&with->b.pk, "notebook_id", r->id);
+	proto_pack_key(&with->b.pk, "content");
+	room_pack_content(r, &with->b.pk, 1, whole);
+	if (whole != NULL)
+		proto_pack_uint(&with->b.pk, "base", w->have);
+	free(whole);
+	with->ok = with->b.sb.size <=
+	    proto_msg_cap(PROTO_MSG_ROOM_CHANGED_CONTENT);
+	return (with);
 }
 
 /*
@@ -459,11 +580,12 @@ room_changes_pack_with(struct room *r, struct room_change *ch,
 void
 room_changes_announce(struct room *r)
 {
-	struct room_log		*log = r->log;
-	struct room_change	*ch;
-	struct mpbuf		 b, with;
-	size_t			 i;
-	int			 packed = 0;
+	struct room_log			*log = r->log;
+	struct room_change		*ch;
+	struct room_changes_with	*withs = NULL, *with;
+	struct room_wait		 w;
+	struct mpbuf			 b;
+	size_t				 i, nwiths = 0;
 
 	if (r->nmembers == 0 || log->n == 0)
 		return;
@@ -473,21 +595,20 @@ room_changes_announce(struct room *r)
 	proto_pack_str(&b.pk, "notebook_id", r->id);
 	for (i = 0; i < r->nmembers; i++) {
 		if (log->nwaits > 0 && r->nb != NULL &&
-		    room_changes_waited(r, r->members[i], ch->kinds)) {
-			if (packed == 0)
-				packed = room_changes_pack_with(r, ch,
-				    &with) ? 1 : -1;
-			if (packed == 1) {
+		    room_changes_waited(r, r->members[i], ch->kinds, &w)) {
+			with = room_changes_with(r, ch, &withs, &nwiths, &w);
+			if (with->ok) {
 				peer_send(r->members[i],
 				    PROTO_MSG_ROOM_CHANGED_CONTENT, 0,
-				    &with.sb);
+				    &with->b.sb);
 				continue;
 			}
 		}
 		peer_send(r->members[i], PROTO_MSG_ROOM_CHANGED, 0, &b.sb);
 	}
-	if (packed == 1)
-		mpbuf_free(&with);
+	for (i = 0; i < nwiths; i++)
+		mpbuf_free(&withs[i].b);
+	free(withs);
 	mpbuf_free(&b);
 }
 

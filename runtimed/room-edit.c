@@ -184,9 +184,8 @@ room_edit_commit(struct room *r, struct room_edit_wait *w)
 		c = room_nb_find(r->nb, w->res.touched[i], NULL);
 		if (outs[i] != NULL && c != NULL && c->type == ROOM_CELL_CODE &&
 		    c->outputs != outs[i]) {
-			json_object_put(c->outputs);
-			c->outputs = json_object_get(outs[i]);
-			c->execution_count = counts[i];
+			room_nb_cell_set_outputs(c, json_object_get(outs[i]));
+			room_nb_cell_set_count(c, counts[i]);
 		}
 		json_object_put(outs[i]);
 	}

@@ -1018,7 +1018,7 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 		c->execution_count = m->execution_count;
 	if ((cell = room_exec_room_cell(r, c)) != NULL) {
 		room_nb_clear_outputs(cell);
-		cell->execution_count = c->execution_count;
+		room_nb_cell_set_count(cell, c->execution_count);
 	}
 	room_stale_ran(r, c->cell_id, c->source, c->source_len);
 	if (e->kernel_session == NULL &&
@@ -1119,9 +1119,13 @@ room_exec_update_display(struct room *r, const char *did,
 	int			 n = 0, m, l;
 
 	if (r->nb != NULL) {
-		for (i = 0; i < r->nb->ncells; i++)
-			n += room_exec_update_outputs(r->nb->cells[i]->outputs,
+		for (i = 0; i < r->nb->ncells; i++) {
+			m = room_exec_update_outputs(r->nb->cells[i]->outputs,
 			    did, out);
+			if (m > 0)
+				room_cell_touch(r->nb->cells[i]);
+			n += m;
+		}
 	}
 	lists[0] = &r->execs->active;
 	lists[1] = &r->execs->finished;
@@ -1172,8 +1176,10 @@ room_exec_output(struct room *r, const struct proto_agent_output *m)
 		c->clear_wait = 0;
 	}
 	room_exec_append(c->outputs, out);
-	if (cell != NULL)
+	if (cell != NULL) {
 		room_exec_append(cell->outputs, out);
+		room_cell_touch(cell);
+	}
 	json_object_put(out);
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
 }
@@ -1211,7 +1217,7 @@ room_exec_done(struct room *r, const struct proto_agent_exec_done *m)
 	if (m->has_execution_count && m->execution_count >= 0)
 		c->execution_count = m->execution_count;
 	if ((cell = room_exec_room_cell(r, c)) != NULL)
-		cell->execution_count = c->execution_count;
+		room_nb_cell_set_count(cell, c->execution_count);
 	e->sent = 0;
 	e->current++;
 	if (m->status == PROTO_AGENT_EXEC_OK) {

@@ -10,6 +10,7 @@
  */
 
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <math.h>
@@ -52,6 +53,8 @@ static void	room_ipynb_write_lines(struct room_ipynb_out *, const char *,
 static struct json_object	*room_ipynb_write_blob_value(
 		    struct json_object *, int);
 static int	room_ipynb_write_is_blob(struct json_object *);
+static void	room_ipynb_write_defer(struct room_ipynb_out *, const char *,
+		    int, int);
 static void	room_ipynb_write_text(struct room_ipynb_out *,
 		    struct json_object *, int, int, int);
 static void	room_ipynb_write_bundle(struct room_ipynb_out *,
@@ -102,6 +105,28 @@ struct room_ipynb_out {
 	size_t	 cap;
 	int	 fd;		/* -1: keep everything in buf */
 	int	 error;		/* errno of a failed write */
+	struct room_ipynb_tail *tail;	/* NULL: blobs are inlined here */
+};
+
+/*
+ * A save's tail (docs/decisions/038): from its first string blob on, the
+ * file is what the writer's thread writes, not the loop: each blob value
+ * (read, checked, repaired to UTF-8, escaped as the loop would) and the
+ * text that follows it up to the next, kept by the loop as it went.
+ */
+struct room_ipynb_seg {
+	char	*hex;		/* the blob */
+	int	 split;		/* written as lines (a text mimetype) */
+	int	 level;
+	char	*text;		/* what follows it in the file */
+	size_t	 len;
+};
+struct room_ipynb_tail {
+	struct room_ipynb_seg	*segs;
+	size_t			 n;
+	char			*what;
+	char			*blob_dir;
+	struct stat		 sb;	/* the whole file, once written */
 };
 
 #define ROOM_IPYNB_WRITE_CHUNK	(256 * 1024)
@@ -496,6 +521,36 @@ room_ipynb_write_blob_value(struct json_object *ref, int json)
 	return (v);
 }
 
+/*
+ * Leave a string blob to the tail: the file so far goes to the fd (the
+ * first time) or is what followed the previous one, and from here on
+ * is kept in memory.
+ */
+static void
+room_ipynb_write_defer(struct room_ipynb_out *o, const char *hex, int split,
+    int level)
+{
+	struct room_ipynb_tail	*t = o->tail;
+	struct room_ipynb_seg	*seg;
+
+	if (t->n == 0) {
+		room_ipynb_write_flush(o);
+		o->fd = -1;
+	} else {
+		seg = &t->segs[t->n - 1];
+		seg->text = xmalloc(o->len + 1);
+		memcpy(seg->text, o->buf, o->len);
+		seg->len = o->len;
+		o->len = 0;
+	}
+	t->segs = xreallocarray(t->segs, t->n + 1, sizeof *t->segs);
+	seg = &t->segs[t->n++];
+	memset(seg, 0, sizeof *seg);
+	seg->hex = xstrdup(hex);
+	seg->split = split;
+	seg->level = level;
+}
+
 static int
 room_ipynb_write_is_blob(struct json_object *v)
 {
@@ -508,8 +563,16 @@ static void
 room_ipynb_write_text(struct room_ipynb_out *o, struct json_object *v,
     int split, int json, int level)
 {
-	struct json_object	*real = NULL;
+	struct json_object	*real = NULL, *h;
 
+	if (o->tail != NULL && !json && room_ipynb_write_blob_dir != NULL &&
+	    room_ipynb_write_is_blob(v) &&
+	    json_object_object_get_ex(v, "runtimed_blob", &h) &&
+	    json_object_is_type(h, json_type_string)) {
+		room_ipynb_write_defer(o, json_object_get_string(h), split,
+		    level);
+		return;
+	}
 	if (room_ipynb_write_is_blob(v) &&
 	    (real = room_ipynb_write_blob_value(v, json)) != NULL)
 		v = real;
@@ -831,14 +894,18 @@ room_ipynb_write_dump(struct room_nb *nb, size_t *len)
 
 /*
  * Stream the notebook as nbformat.write writes it to fd (no fsync), a
- * 256 KB buffer at a time, so a save holds no copy of the file.
- * Returns -1 with *cause (naming what) when a write or a blob fails.
+ * 256 KB buffer at a time, so a save holds no copy of the file.  With
+ * tailp, string blobs are not read here: from the first one on, what
+ * the file needs is *tailp (NULL when there was none), for
+ * room_ipynb_tail_write.  Returns -1 with *cause (naming what) when a
+ * write or a blob fails.
  */
 int
-room_ipynb_write_fd(struct room_nb *nb, int fd, const char *what,
-    char **cause)
+room_ipynb_write_start(struct room_nb *nb, int fd, const char *what,
+    struct room_ipynb_tail **tailp, char **cause)
 {
-	struct room_ipynb_out	o;
+	struct room_ipynb_out	 o;
+	struct room_ipynb_tail	*t = NULL;
 
 	free(room_ipynb_write_blob_error);
 	room_ipynb_write_blob_error = NULL;
@@ -846,22 +913,124 @@ room_ipynb_write_fd(struct room_nb *nb, int fd, const char *what,
 	o.fd = fd;
 	o.cap = ROOM_IPYNB_WRITE_CHUNK;
 	o.buf = xmalloc(o.cap);
+	if (tailp != NULL) {
+		*tailp = NULL;
+		o.tail = t = xcalloc(1, sizeof *t);
+	}
 	room_ipynb_write_nb(&o, nb);
-	room_ipynb_write_flush(&o);
+	if (t != NULL && t->n > 0) {
+		/* The end of the file follows the last blob. */
+		t->segs[t->n - 1].text = o.buf;
+		t->segs[t->n - 1].len = o.len;
+		o.buf = NULL;
+		t->what = xstrdup(what);
+		t->blob_dir = xstrdup(room_ipynb_write_blob_dir);
+	} else
+		room_ipynb_write_flush(&o);
 	free(o.buf);
 	if (room_ipynb_write_blob_error != NULL) {
 		xasprintf(cause, "%s: not saved: %s", what,
 		    room_ipynb_write_blob_error);
 		free(room_ipynb_write_blob_error);
 		room_ipynb_write_blob_error = NULL;
+		room_ipynb_tail_free(t);
 		return (-1);
 	}
 	if (o.error != 0) {
 		xasprintf(cause, "cannot write %s: %s", what,
 		    strerror(o.error));
+		room_ipynb_tail_free(t);
+		return (-1);
+	}
+	if (t != NULL && t->n == 0)
+		room_ipynb_tail_free(t);
+	else if (tailp != NULL)
+		*tailp = t;
+	return (0);
+}
+
+int
+room_ipynb_write_fd(struct room_nb *nb, int fd, const char *what,
+    char **cause)
+{
+	return (room_ipynb_write_start(nb, fd, what, NULL, cause));
+}
+
+/*
+ * Write a tail to fd (the file room_ipynb_write_start began): on the
+ * store writer's thread, so it touches nothing of the loop's but t,
+ * and reads only the blob store.  Then t holds the file's stat.
+ */
+int
+room_ipynb_tail_write(struct room_ipynb_tail *t, int fd, char **cause)
+{
+	struct room_ipynb_out	 o;
+	struct room_ipynb_seg	*seg;
+	char			*data, *fixed, *why = NULL;
+	size_t			 i, len;
+
+	memset(&o, 0, sizeof o);
+	o.fd = fd;
+	o.cap = ROOM_IPYNB_WRITE_CHUNK;
+	o.buf = xmalloc(o.cap);
+	for (i = 0; i < t->n && o.error == 0; i++) {
+		seg = &t->segs[i];
+		if (blob_get(t->blob_dir, seg->hex, &data, &len, &why) != 0) {
+			xasprintf(cause, "%s: not saved: output blob: %s",
+			    t->what, why);
+			free(why);
+			free(o.buf);
+			return (-1);
+		}
+		/* A blob holds bytes a kernel sent; the file gets only UTF-8. */
+		if ((fixed = utf8_repair(data, len, &len)) != NULL) {
+			free(data);
+			data = fixed;
+		}
+		if (seg->split)
+			room_ipynb_write_lines(&o, data, len, seg->level);
+		else
+			room_ipynb_write_string(&o, data, len);
+		free(data);
+		room_ipynb_write_bytes(&o, seg->text, seg->len);
+	}
+	room_ipynb_write_flush(&o);
+	free(o.buf);
+	if (o.error != 0) {
+		xasprintf(cause, "cannot write %s: %s", t->what,
+		    strerror(o.error));
+		return (-1);
+	}
+	if (fstat(fd, &t->sb) != 0) {
+		xasprintf(cause, "cannot write %s: %s", t->what,
+		    strerror(errno));
 		return (-1);
 	}
 	return (0);
+}
+
+/* The file a tail finished (after room_ipynb_tail_write). */
+const struct stat *
+room_ipynb_tail_stat(const struct room_ipynb_tail *t)
+{
+	return (&t->sb);
+}
+
+void
+room_ipynb_tail_free(struct room_ipynb_tail *t)
+{
+	size_t	i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->n; i++) {
+		free(t->segs[i].hex);
+		free(t->segs[i].text);
+	}
+	free(t->segs);
+	free(t->what);
+	free(t->blob_dir);
+	free(t);
 }
 
 /*

@@ -628,7 +628,7 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 		    "null", "code cell %zu has no execution_count", i);
 	else if (json_object_is_type(v, json_type_int) &&
 	    json_object_get_int64(v) >= 0)
-		c->execution_count = json_object_get_int64(v);
+		room_nb_cell_set_count(c, json_object_get_int64(v));
 	else if (v != NULL)
 		room_nb_warn(nb, (ssize_t)i, c->id, "writes execution_count "
 		    "null", "code cell %zu: execution_count is %s, not a "
@@ -652,8 +652,7 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 			    "code cell %zu, output %zu: \"transient\" is "
 			    "runtime data that is not saved", i, j);
 	}
-	json_object_put(c->outputs);
-	c->outputs = json_object_get(v);
+	room_nb_cell_set_outputs(c, json_object_get(v));
 	return (0);
 }
 
@@ -706,11 +705,8 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 		room_nb_warn(nb, (ssize_t)i, c->id, "writes an empty source",
 		    "cell %zu has no source", i);
 	if (src != NULL) {
-		free(c->source);
-		len = (size_t)json_object_get_string_len(src);
-		c->source = xmalloc(len + 1);
-		memcpy(c->source, json_object_get_string(src), len + 1);
-		c->source_len = len;
+		room_nb_cell_set_source(c, json_object_get_string(src),
+		    (size_t)json_object_get_string_len(src));
 		json_object_put(src);
 	}
 

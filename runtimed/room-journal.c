@@ -139,8 +139,7 @@ room_journal_set_outputs(struct room_cell *c, const msgpack_object *o)
 	if (o == NULL || o->type != MSGPACK_OBJECT_ARRAY ||
 	    (j = mpjson_unpack(o)) == NULL)
 		return;
-	json_object_put(c->outputs);
-	c->outputs = j;
+	room_nb_cell_set_outputs(c, j);
 }
 
 static struct room_nb *
@@ -182,13 +181,8 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 		}
 		c = room_nb_cell_create(nb, ROOM_CELL_RAW, "", 0);
 		room_nb_cell_set_type_name(c, s, len);
-		if ((s = proto_get_str(co, "source", &len)) != NULL) {
-			free(c->source);
-			c->source = xmalloc(len + 1);
-			memcpy(c->source, s, len);
-			c->source[len] = '\0';
-			c->source_len = len;
-		}
+		if ((s = proto_get_str(co, "source", &len)) != NULL)
+			room_nb_cell_set_source(c, s, len);
 		if ((s = proto_get_str(co, "cell_id", &len)) != NULL &&
 		    room_nb_valid_id(s, len))
 			room_nb_cell_set_id(nb, c, s, len);
@@ -197,7 +191,7 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 			c->metadata = mpjson_unpack(v);
 		}
 		if (proto_get_int(co, "execution_count", &n) == 0)
-			c->execution_count = n;
+			room_nb_cell_set_count(c, n);
 		if (c->type == ROOM_CELL_CODE)
 			room_journal_set_outputs(c, proto_get(co, "outputs"));
 		if ((v = proto_get_map(co, "attachments")) != NULL)
@@ -739,10 +733,8 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 			if (c == NULL || c->type != ROOM_CELL_CODE)
 				continue;
 			room_journal_set_outputs(c, proto_get(co, "outputs"));
-			if (proto_get_int(co, "execution_count", &v) == 0)
-				c->execution_count = v;
-			else
-				c->execution_count = -1;
+			room_nb_cell_set_count(c, proto_get_int(co,
+			    "execution_count", &v) == 0 ? v : -1);
 		}
 	}
 	msgpack_unpacked_destroy(&u);

@@ -70,7 +70,6 @@ static void	room_nb_pack_after(msgpack_packer *, struct room_nb_batch *,
 static int	room_nb_edit_fields(struct room_nb_edit *);
 static int	room_nb_edit_unknown(struct room_nb_edit *, struct room_cell *);
 static void	room_nb_pack_md(struct room_nb_edit *);
-static void	room_nb_set_source(struct room_cell *, const char *, size_t);
 static int	room_nb_op_insert(struct room_nb_edit *);
 static int	room_nb_op_edit(struct room_nb_edit *);
 static int	room_nb_op_delete(struct room_nb_edit *);
@@ -305,6 +304,7 @@ room_nb_cell_set_id(struct room_nb *nb, struct room_cell *c,
 		room_nb_ids_del(nb, c);
 	free(c->id);
 	c->id = xstrndup(id, len);
+	room_cell_touch(c);
 	if (nb->ids != NULL)
 		room_nb_ids_add(nb, c);
 }
@@ -321,6 +321,7 @@ room_nb_cell_free(struct room_cell *c)
 	json_object_put(c->outputs);
 	json_object_put(c->attachments);
 	json_object_put(c->extra);
+	room_cell_touch(c);
 	free(c);
 }
 
@@ -348,13 +349,46 @@ room_nb_cell_clone(const struct room_cell *c)
 	return (n);
 }
 
+/*
+ * The setters of a cell in a notebook: each drops the cell's cache
+ * (room-cell.c).  What changes a cell's json in place calls
+ * room_cell_touch itself.
+ */
 void
 room_nb_clear_outputs(struct room_cell *c)
 {
 	if (c->type != ROOM_CELL_CODE)
 		return;
+	room_nb_cell_set_outputs(c, json_object_new_array());
+}
+
+/* Set a code cell's outputs to o (the reference is the cell's). */
+void
+room_nb_cell_set_outputs(struct room_cell *c, struct json_object *o)
+{
 	json_object_put(c->outputs);
-	c->outputs = json_object_new_array();
+	c->outputs = o;
+	room_cell_touch(c);
+}
+
+/* Set a cell's execution_count (-1: null). */
+void
+room_nb_cell_set_count(struct room_cell *c, int64_t n)
+{
+	c->execution_count = n;
+	room_cell_touch(c);
+}
+
+/* Set a cell's source (len bytes, which may hold NUL). */
+void
+room_nb_cell_set_source(struct room_cell *c, const char *s, size_t len)
+{
+	free(c->source);
+	c->source = xmalloc(len + 1);
+	memcpy(c->source, s, len);
+	c->source[len] = '\0';
+	c->source_len = len;
+	room_cell_touch(c);
 }
 
 const char *
@@ -401,6 +435,7 @@ room_nb_cell_set_type_name(struct room_cell *c, const char *s, size_t len)
 		json_object_put(c->outputs);
 		c->outputs = NULL;
 	}
+	room_cell_touch(c);
 }
 
 /*
@@ -438,6 +473,7 @@ room_nb_cell_clear(struct room_cell *c)
 	free(c->source);
 	c->source = xstrdup("");
 	c->source_len = 0;
+	room_cell_touch(c);
 }
 
 static int
@@ -479,6 +515,7 @@ room_nb_cell_set_type(struct room_cell *c, enum room_cell_type type)
 	}
 	c->execution_count = -1;
 	c->type = type;
+	room_cell_touch(c);
 }
 
 /* nbformat 4.5 cell ids: 1-64 of [A-Za-z0-9_-]. */
@@ -1100,17 +1137,6 @@ room_nb_pack_md(struct room_nb_edit *ed)
 	msgpack_pack_object(ed->rp, *ed->md);
 }
 
-/* Set a cell's source (the batch's copy). */
-static void
-room_nb_set_source(struct room_cell *c, const char *s, size_t len)
-{
-	free(c->source);
-	c->source = xmalloc(len + 1);
-	memcpy(c->source, s, len);
-	c->source[len] = '\0';
-	c->source_len = len;
-}
-
 /* insert {after?, cell_type?, source?, metadata?}: a new cell. */
 static int
 room_nb_op_insert(struct room_nb_edit *ed)
@@ -1185,8 +1211,9 @@ room_nb_op_edit(struct room_nb_edit *ed)
 		room_nb_cell_clear(c);
 	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0)
 		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+	room_cell_touch(c);
 	if (ed->src != NULL)
-		room_nb_set_source(c, ed->src, ed->srclen);
+		room_nb_cell_set_source(c, ed->src, ed->srclen);
 	if (ed->has_type)
 		room_nb_cell_set_type(c, ed->type);
 	if (ed->rp != NULL) {
@@ -1303,6 +1330,7 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	free(c->source);
 	c->source = buf;
 	c->source_len = len;
+	room_cell_touch(c);
 	if (ed->rp != NULL) {
 		msgpack_pack_map(ed->rp, 3);
 		proto_pack_str(ed->rp, "op", "edit");
@@ -1436,7 +1464,7 @@ room_nb_op_clear_outputs(struct room_nb_edit *ed)
 			continue;
 		c = room_nb_own(b, at);
 		room_nb_clear_outputs(c);
-		c->execution_count = -1;
+		room_nb_cell_set_count(c, -1);
 		cleared[k++] = at;
 		room_nb_touch(b, ed->res, c->id);
 	}

@@ -118,7 +118,7 @@ room_stale_compute(struct room *r)
 	unsigned char		 md[ROOM_STALE_HASH];
 	uint64_t		 above = 0;
 	size_t			 i;
-	int			*bits, has_out;
+	int			*bits;
 
 	bits = xcalloc(r->nb->ncells + 1, sizeof *bits);
 	session = room_kernel_session(r);
@@ -140,9 +140,8 @@ room_stale_compute(struct room *r)
 				above = sc->order;
 			continue;
 		}
-		has_out = c->execution_count >= 0 || (c->outputs != NULL &&
-		    json_object_array_length(c->outputs) > 0);
-		bits[i] |= has_out ? ROOM_STALE_KERNEL : ROOM_STALE_NEVER_RUN;
+		bits[i] |= room_cell_has_out(c) ? ROOM_STALE_KERNEL :
+		    ROOM_STALE_NEVER_RUN;
 	}
 	return (bits);
 }

@@ -48,6 +48,7 @@ struct room_ticket {
 	ino_t			 ino;
 	off_t			 size;
 	int64_t			 mtime_ns;
+	struct room_ipynb_tail	*tail;		/* the writer's to write */
 	TAILQ_ENTRY(room_ticket)  entry;
 };
 static TAILQ_HEAD(, room_ticket) room_tickets =
@@ -79,6 +80,7 @@ static int	room_wake(struct room *, int, char **);
 static void	room_pack_path(struct room *, msgpack_packer *);
 static void	room_pack_kernel(struct room *, msgpack_packer *);
 static void	room_file_stored(int, const char *, void *);
+static int	room_save_fill(void *, int, char **);
 static void	room_saved(int, const char *, void *);
 static int	room_disk_is_saving(struct room *, const struct stat *);
 static int	room_idle(struct room *);
@@ -250,11 +252,16 @@ room_disk_is_saving(struct room *r, const struct stat *sb)
 {
 	struct room_ticket	*t;
 
+	/*
+	 * A save with a tail is still growing on the file thread: its
+	 * temporary's inode is the match until it is done (decision 038).
+	 */
 	TAILQ_FOREACH(t, &room_tickets, entry) {
 		if (t->r == r && !t->file && t->dev == sb->st_dev &&
-		    t->ino == sb->st_ino && t->size == sb->st_size &&
-		    t->mtime_ns == (int64_t)sb->st_mtim.tv_sec * 1000000000 +
-		    sb->st_mtim.tv_nsec)
+		    t->ino == sb->st_ino && (t->tail != NULL ||
+		    (t->size == sb->st_size && t->mtime_ns ==
+		    (int64_t)sb->st_mtim.tv_sec * 1000000000 +
+		    sb->st_mtim.tv_nsec)))
 			return (1);
 	}
 	return (0);
@@ -859,7 +866,7 @@ room_leave(struct room *r, struct peer *p)
 	size_t			 i;
 
 	room_edit_peer_gone(r, p);
-	room_changes_wait(r, p, 0);
+	room_changes_wait(r, p, 0, 0, 0);
 	TAILQ_FOREACH(t, &room_tickets, entry) {
 		if (t->r == r && t->peer == p)
 			t->peer = NULL;
@@ -994,7 +1001,7 @@ room_list_pack(msgpack_packer *pk)
  * attachments?, extra?, no_source?}: extra holds the keys kept verbatim.
  */
 void
-room_pack_cell(msgpack_packer *pk, const struct room_cell *c)
+room_pack_cell(msgpack_packer *pk, struct room_cell *c)
 {
 	room_cell_pack(pk, c);
 }
@@ -1002,6 +1009,18 @@ room_pack_cell(msgpack_packer *pk, const struct room_cell *c)
 /* ROOM_JOINED, or ROOM_CONTENT when with_metadata. */
 void
 room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
+{
+	room_pack_content(r, pk, with_metadata, NULL);
+}
+
+/*
+ * The content with the cells whole where whole[i] (all when whole is
+ * NULL), the others as references [cell_id, version, stale?] to a copy
+ * the reader holds (docs/decisions/036).
+ */
+void
+room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
+    const char *whole)
 {
 	size_t	i;
 	int	*stale;
@@ -1026,8 +1045,12 @@ room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 	proto_pack_key(pk, "cells");
 	msgpack_pack_array(pk, r->nb->ncells);
 	stale = room_stale_compute(r);
-	for (i = 0; i < r->nb->ncells; i++)
-		room_cell_pack_read(pk, r->nb->cells[i], stale[i]);
+	for (i = 0; i < r->nb->ncells; i++) {
+		if (whole == NULL || whole[i])
+			room_cell_pack_read(pk, r->nb->cells[i], stale[i]);
+		else
+			room_cell_pack_ref(pk, r->nb->cells[i], stale[i]);
+	}
 	free(stale);
 }
 
@@ -1046,6 +1069,7 @@ room_save_start(struct room *r, const char *path, int force,
     const char **code)
 {
 	struct room_ticket	*t;
+	struct room_ipynb_tail	*tail = NULL;
 	struct atomic		*a;
 	struct stat		 sb;
 	char			*target, *why = NULL;
@@ -1093,20 +1117,24 @@ room_save_start(struct room *r, const char *path, int force,
 		}
 	}
 	*code = "notebook_unavailable";
+	/* With a writer, the big outputs are its to write (decision 038). */
 	if ((a = atomic_create(target, 0644, &why)) == NULL ||
-	    room_ipynb_write_fd(r->nb, atomic_fd(a), target, &why) != 0 ||
+	    room_ipynb_write_start(r->nb, atomic_fd(a), target,
+	    runtimed_writer != NULL ? &tail : NULL, &why) != 0 ||
 	    fstat(atomic_fd(a), &sb) != 0) {
 		if (why == NULL)
 			xasprintf(&why, "cannot write %s: %s", target,
 			    strerror(errno));
 		if (a != NULL)
 			atomic_free(a);
+		room_ipynb_tail_free(tail);
 		*cause = why;
 		free(target);
 		return (-1);
 	}
 
 	t = xcalloc(1, sizeof *t);
+	t->tail = tail;
 	t->r = r;
 	t->peer = peer;
 	t->id = id;
@@ -1122,7 +1150,8 @@ room_save_start(struct room *r, const char *path, int force,
 	TAILQ_INSERT_TAIL(&room_tickets, t, entry);
 	r->saves_inflight++;
 	if (runtimed_writer != NULL) {
-		store_writer_save(runtimed_writer, a, room_saved, t);
+		store_writer_save(runtimed_writer, a, tail != NULL ?
+		    room_save_fill : NULL, tail, room_saved, t);
 		return (0);
 	}
 	ok = atomic_commit(a, &why) == 0;
@@ -1131,14 +1160,29 @@ room_save_start(struct room *r, const char *path, int force,
 	return (0);
 }
 
+/* The writer's thread: the rest of a save's file. */
+static int
+room_save_fill(void *arg, int fd, char **cause)
+{
+	return (room_ipynb_tail_write(arg, fd, cause));
+}
+
 /* A save is durable (or not): the room takes the file; answer. */
 static void
 room_saved(int ok, const char *cause, void *arg)
 {
 	struct room_ticket	*t = arg;
 	struct room		*r = t->r;
+	const struct stat	*sb;
 
 	TAILQ_REMOVE(&room_tickets, t, entry);
+	if (ok && t->tail != NULL) {
+		/* The file as the writer finished it. */
+		sb = room_ipynb_tail_stat(t->tail);
+		t->size = sb->st_size;
+		t->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 +
+		    sb->st_mtim.tv_nsec;
+	}
 	if (r == NULL)
 		goto out;
 	r->saves_inflight--;
@@ -1183,6 +1227,7 @@ room_saved(int ok, const char *cause, void *arg)
 	else
 		room_changes_announce(r);
 out:
+	room_ipynb_tail_free(t->tail);
 	free(t->target);
 	free(t);
 }

@@ -42,6 +42,9 @@ enum room_cell_type {
 /* Hex digits of a cell's version (room-cell.c). */
 #define ROOM_VERSION_LEN	8
 
+/* Largest packed cell whose bytes are kept, not only its version. */
+#define ROOM_CELL_CACHE_MAX	(64 * 1024)
+
 /* Characters of source an edit_conflict carries (room-nb.c). */
 #define ROOM_CONFLICT_SOURCE_MAX	2000
 
@@ -60,6 +63,9 @@ enum room_cell_type {
  * and NULL otherwise; attachments is NULL when the cell has none.
  * extra holds, verbatim, every key of the cell that its type does not
  * define (NULL when none), so a newer minor version's fields survive.
+ * version and packed are room-cell.c's cache of the cell as packed:
+ * whatever changes a cell in the notebook goes through room-nb.c's
+ * setters or calls room_cell_touch (docs/decisions/037).
  */
 struct room_cell {
 	char			*id;
@@ -74,6 +80,10 @@ struct room_cell {
 	struct json_object	*extra;
 	int			 flags;		/* ROOM_CELL_* */
 	size_t			 pos;	/* index in cells, with nb->ids */
+	char			 version[ROOM_VERSION_LEN + 1]; /* "": none */
+	char			*packed;	/* NULL: too big to keep */
+	size_t			 packed_len;
+	int			 has_out;	/* with version */
 };
 
 /*
@@ -255,7 +265,9 @@ void		 room_set_grace(int64_t);
 void		 room_disk_check(struct room *);
 void		 room_reloaded(struct room *, struct room_nb *);
 void		 room_pack_joined(struct room *, msgpack_packer *, int);
-void		 room_pack_cell(msgpack_packer *, const struct room_cell *);
+void		 room_pack_content(struct room *, msgpack_packer *, int,
+		     const char *);
+void		 room_pack_cell(msgpack_packer *, struct room_cell *);
 int		 room_save(struct room *, const char *, int, char **,
 		     const char **);
 typedef void	(*room_save_cb)(struct room *, struct peer *, uint32_t,
@@ -306,11 +318,14 @@ int		 room_remote_rejoin(const char *, const char *, const char *,
 		     const char **);
 
 /* room-cell.c */
-void		 room_cell_pack(msgpack_packer *, const struct room_cell *);
-void		 room_cell_pack_read(msgpack_packer *,
-		     const struct room_cell *, int);
-void		 room_cell_version(const struct room_cell *,
+void		 room_cell_pack(msgpack_packer *, struct room_cell *);
+void		 room_cell_pack_read(msgpack_packer *, struct room_cell *,
+		     int);
+void		 room_cell_pack_ref(msgpack_packer *, struct room_cell *, int);
+void		 room_cell_version(struct room_cell *,
 		     char [ROOM_VERSION_LEN + 1]);
+void		 room_cell_touch(struct room_cell *);
+int		 room_cell_has_out(struct room_cell *);
 
 /* room-stale.c */
 void		 room_stale_ran(struct room *, const char *, const char *,
@@ -338,7 +353,8 @@ uint64_t	 room_changes_record(struct room *, int, char **, size_t,
 uint64_t	 room_changes_record_edit(struct room *,
 		     const struct room_nb_result *, const char *, size_t);
 void		 room_changes_announce(struct room *);
-void		 room_changes_wait(struct room *, struct peer *, int);
+void		 room_changes_wait(struct room *, struct peer *, int, int,
+		     uint64_t);
 int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 int		 room_changes_kind(const char *);
 
@@ -383,6 +399,11 @@ void			 room_nb_edit_abort(struct room_nb *,
 			     struct room_nb_pending *);
 void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_clear_outputs(struct room_cell *);
+void			 room_nb_cell_set_outputs(struct room_cell *,
+			     struct json_object *);
+void			 room_nb_cell_set_count(struct room_cell *, int64_t);
+void			 room_nb_cell_set_source(struct room_cell *,
+			     const char *, size_t);
 
 /* room-journal.c */
 /* An edit's entry is durable (ok) or refused (cause). */
@@ -416,6 +437,12 @@ void		 room_ipynb_write_set_blob_dir(const char *);
 char		*room_ipynb_write_dump(struct room_nb *, size_t *);
 int		 room_ipynb_write_fd(struct room_nb *, int, const char *,
 		     char **);
+struct room_ipynb_tail;
+int		 room_ipynb_write_start(struct room_nb *, int, const char *,
+		     struct room_ipynb_tail **, char **);
+int		 room_ipynb_tail_write(struct room_ipynb_tail *, int, char **);
+const struct stat *room_ipynb_tail_stat(const struct room_ipynb_tail *);
+void		 room_ipynb_tail_free(struct room_ipynb_tail *);
 int		 room_ipynb_write(struct room_nb *, const char *, char **);
 
 /* room-kernel.c */

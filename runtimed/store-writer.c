@@ -7,9 +7,11 @@
  * group: group commit), then hands them back to the loop through a pipe,
  * where each job's done callback runs in the order the jobs were queued.
  * A reply that needs durability (an edit's, a save's) is sent from there.
- * A save's temporary file, written by the loop, is committed here too
- * (fsync, rename, fsync of the directory: atomic_commit), before the
- * group's transaction and outside it.
+ * A save's temporary file, begun by the loop, is finished (its tail,
+ * decision 038) and committed (fsync, rename, fsync of the directory:
+ * atomic_commit) by a second thread, the file thread, one save at a
+ * time in order, so megabytes of a notebook's outputs never hold up the
+ * journal's commits behind them; its completions join the same list.
  *
  * The store's connection is serialized (SQLITE_OPEN_FULLMUTEX) and the
  * loop's own reads of it are rare (a dormant room waking, the record of
@@ -40,7 +42,7 @@ enum store_writer_kind {
 	STORE_WRITER_SNAPSHOT,
 	STORE_WRITER_FORGET,
 	STORE_WRITER_EXEC,
-	STORE_WRITER_SAVE,	/* a file's atomic_commit, outside the group */
+	STORE_WRITER_SAVE,	/* a file's tail and atomic_commit: file thread */
 	STORE_WRITER_FILE,	/* a files row */
 };
 
@@ -54,6 +56,8 @@ struct store_writer_job {
 	uint64_t		 seq;
 	int			 keep;
 	struct atomic		*atomic;
+	store_writer_fill	 fill;		/* SAVE: the file's rest */
+	void			*fill_arg;
 	struct store_file	 file;		/* its strings in path, id */
 	void			*data;
 	size_t			 len;
@@ -72,8 +76,12 @@ struct store_writer {
 	pthread_cond_t		 wake;		/* jobs queued, or quit */
 	pthread_cond_t		 idle;		/* a group is done */
 	struct store_writer_jobs queued;
+	struct store_writer_jobs saves;		/* the file thread's */
 	struct store_writer_jobs done;
 	int			 busy;		/* a group in flight */
+	pthread_t		 file_thread;
+	pthread_cond_t		 file_wake;	/* a save queued, or quit */
+	int			 file_busy;	/* a save in flight */
 	int			 quit;
 	int			 pipe[2];
 	struct event		*ev;
@@ -82,6 +90,9 @@ struct store_writer {
 };
 
 static void	*store_writer_main(void *);
+static void	*store_writer_file_main(void *);
+static void	 store_writer_finished(struct store_writer *,
+		    struct store_writer_jobs *);
 static int	 store_writer_run(struct store_writer *,
 		    struct store_writer_job *);
 static void	 store_writer_group(struct store_writer *,
@@ -148,7 +159,7 @@ store_writer_run(struct store_writer *w, struct store_writer_job *j)
 	case STORE_WRITER_FILE:
 		return (store_file_write(w->st, &j->file, &j->cause));
 	case STORE_WRITER_SAVE:
-		return (0);	/* done before the group (store_writer_group) */
+		return (0);	/* never in a group: the file thread's */
 	case STORE_WRITER_EXEC:
 		if (store_exec_put(w->st, j->exec_id, j->id, util_now_us(),
 		    j->data, j->len, &j->cause) != 0)
@@ -172,47 +183,34 @@ store_writer_group(struct store_writer *w, struct store_writer_jobs *g)
 	struct store_writer_job	*j, *k;
 	char			*cause = NULL;
 
-	/* Files first: the store's transaction does not hold them. */
-	TAILQ_FOREACH(j, g, entry) {
-		if (j->kind != STORE_WRITER_SAVE)
-			continue;
-		j->ok = atomic_commit(j->atomic, &j->cause) == 0;
-		j->atomic = NULL;	/* freed by atomic_commit */
-	}
 	if (store_group_begin(w->st, &cause) != 0) {
-		TAILQ_FOREACH(j, g, entry) {
-			if (j->kind != STORE_WRITER_SAVE)
-				j->cause = xstrdup(cause);
-		}
+		TAILQ_FOREACH(j, g, entry)
+			j->cause = xstrdup(cause);
 		free(cause);
 		return;
 	}
 	TAILQ_FOREACH(j, g, entry) {
-		if (j->kind == STORE_WRITER_SAVE)
-			continue;
 		j->ok = store_writer_run(w, j) == 0;
 		if (j->ok || !store_group_lost(w->st))
 			continue;
 		/* The whole transaction is gone: so is the group so far. */
 		for (k = TAILQ_FIRST(g); k != j; k = TAILQ_NEXT(k, entry)) {
-			if (k->ok && k->kind != STORE_WRITER_SAVE) {
+			if (k->ok) {
 				k->ok = 0;
 				k->cause = xstrdup(j->cause != NULL ?
 				    j->cause : "state database: rolled back");
 			}
 		}
 		if (store_group_begin(w->st, &cause) != 0) {
-			while ((k = TAILQ_NEXT(k, entry)) != NULL) {
-				if (k->kind != STORE_WRITER_SAVE)
-					k->cause = xstrdup(cause);
-			}
+			while ((k = TAILQ_NEXT(k, entry)) != NULL)
+				k->cause = xstrdup(cause);
 			free(cause);
 			return;
 		}
 	}
 	if (store_group_commit(w->st, &cause) != 0) {
 		TAILQ_FOREACH(j, g, entry) {
-			if (j->ok && j->kind != STORE_WRITER_SAVE) {
+			if (j->ok) {
 				j->ok = 0;
 				j->cause = xstrdup(cause);
 			}
@@ -226,8 +224,6 @@ store_writer_main(void *arg)
 {
 	struct store_writer		*w = arg;
 	struct store_writer_jobs	 g;
-	int				 was_empty;
-	char				 c = 0;
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
@@ -243,16 +239,62 @@ store_writer_main(void *arg)
 		store_writer_group(w, &g);
 
 		pthread_mutex_lock(&w->lock);
-		was_empty = TAILQ_EMPTY(&w->done);
-		TAILQ_CONCAT(&w->done, &g, entry);
 		w->busy = 0;
 		w->groups++;
-		pthread_cond_broadcast(&w->idle);
-		if (was_empty) {
-			while (write(w->pipe[1], &c, 1) == -1 &&
-			    errno == EINTR)
-				;
+		store_writer_finished(w, &g);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return (NULL);
+}
+
+/* Hand finished jobs to the loop (lock held). */
+static void
+store_writer_finished(struct store_writer *w, struct store_writer_jobs *g)
+{
+	int	was_empty = TAILQ_EMPTY(&w->done);
+	char	c = 0;
+
+	TAILQ_CONCAT(&w->done, g, entry);
+	pthread_cond_broadcast(&w->idle);
+	if (was_empty) {
+		while (write(w->pipe[1], &c, 1) == -1 && errno == EINTR)
+			;
+	}
+}
+
+/*
+ * The file thread: each save's tail (fill), then its atomic_commit, one
+ * at a time in the order they were queued.  A fill that fails leaves
+ * the temporary to the job, which removes it.
+ */
+static void *
+store_writer_file_main(void *arg)
+{
+	struct store_writer		*w = arg;
+	struct store_writer_jobs	 g;
+	struct store_writer_job		*j;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (TAILQ_EMPTY(&w->saves) && !w->quit)
+			pthread_cond_wait(&w->file_wake, &w->lock);
+		if ((j = TAILQ_FIRST(&w->saves)) == NULL)
+			break;
+		TAILQ_REMOVE(&w->saves, j, entry);
+		w->file_busy = 1;
+		pthread_mutex_unlock(&w->lock);
+
+		if (j->fill == NULL || j->fill(j->fill_arg,
+		    atomic_fd(j->atomic), &j->cause) == 0) {
+			j->ok = atomic_commit(j->atomic, &j->cause) == 0;
+			j->atomic = NULL;	/* freed by atomic_commit */
 		}
+
+		pthread_mutex_lock(&w->lock);
+		w->file_busy = 0;
+		TAILQ_INIT(&g);
+		TAILQ_INSERT_TAIL(&g, j, entry);
+		store_writer_finished(w, &g);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return (NULL);
@@ -303,9 +345,11 @@ store_writer_create(struct store *st, struct event_base *base)
 	w = xcalloc(1, sizeof *w);
 	w->st = st;
 	TAILQ_INIT(&w->queued);
+	TAILQ_INIT(&w->saves);
 	TAILQ_INIT(&w->done);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
+	pthread_cond_init(&w->file_wake, NULL);
 	pthread_cond_init(&w->idle, NULL);
 	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0)
 		fatal("pipe2");
@@ -314,6 +358,9 @@ store_writer_create(struct store *st, struct event_base *base)
 	event_add(w->ev, NULL);
 	if (pthread_create(&w->thread, NULL, store_writer_main, w) != 0)
 		fatalx("cannot start the store writer thread");
+	if (pthread_create(&w->file_thread, NULL, store_writer_file_main,
+	    w) != 0)
+		fatalx("cannot start the store's file thread");
 	return (w);
 }
 
@@ -326,8 +373,10 @@ store_writer_free(struct store_writer *w)
 	pthread_mutex_lock(&w->lock);
 	w->quit = 1;
 	pthread_cond_signal(&w->wake);
+	pthread_cond_signal(&w->file_wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
+	pthread_join(w->file_thread, NULL);
 	store_writer_deliver(w);
 	log_debug("store writer: %llu jobs in %llu groups",
 	    (unsigned long long)w->jobs, (unsigned long long)w->groups);
@@ -336,6 +385,7 @@ store_writer_free(struct store_writer *w)
 	close(w->pipe[1]);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);
+	pthread_cond_destroy(&w->file_wake);
 	pthread_cond_destroy(&w->idle);
 	free(w);
 }
@@ -350,7 +400,8 @@ void
 store_writer_sync(struct store_writer *w)
 {
 	pthread_mutex_lock(&w->lock);
-	while (!TAILQ_EMPTY(&w->queued) || w->busy)
+	while (!TAILQ_EMPTY(&w->queued) || w->busy ||
+	    !TAILQ_EMPTY(&w->saves) || w->file_busy)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);
 	store_writer_deliver(w);
@@ -360,9 +411,14 @@ static void
 store_writer_put(struct store_writer *w, struct store_writer_job *j)
 {
 	pthread_mutex_lock(&w->lock);
-	TAILQ_INSERT_TAIL(&w->queued, j, entry);
+	if (j->kind == STORE_WRITER_SAVE) {
+		TAILQ_INSERT_TAIL(&w->saves, j, entry);
+		pthread_cond_signal(&w->file_wake);
+	} else {
+		TAILQ_INSERT_TAIL(&w->queued, j, entry);
+		pthread_cond_signal(&w->wake);
+	}
 	w->jobs++;
-	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -429,17 +485,21 @@ store_writer_exec(struct store_writer *w, const char *exec_id,
 
 /*
  * Commit a save's temporary file (a is taken over; atomic_commit frees
- * it): fsync, rename over the target, fsync the directory.  cb once the
- * new file is durable, or with why not (the target is then unchanged).
+ * it): fill (if any) writes the rest of it on the writer's thread, then
+ * fsync, rename over the target, fsync the directory.  cb once the new
+ * file is durable, or with why not (the target is then unchanged).
+ * fill_arg is the thread's until cb runs.
  */
 void
 store_writer_save(struct store_writer *w, struct atomic *a,
-    store_writer_cb cb, void *arg)
+    store_writer_fill fill, void *fill_arg, store_writer_cb cb, void *arg)
 {
 	struct store_writer_job	*j;
 
 	j = store_writer_job_create(STORE_WRITER_SAVE, "", cb, arg);
 	j->atomic = a;
+	j->fill = fill;
+	j->fill_arg = fill_arg;
 	store_writer_put(w, j);
 }
 

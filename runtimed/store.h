@@ -45,6 +45,9 @@ typedef int (*store_exec_cb)(const char *, const char *, const void *,
     size_t, void *);
 /* A writer job is done (in the loop): ok, else why not. */
 typedef void (*store_writer_cb)(int, const char *, void *);
+/* The rest of a save's file, written on the writer's thread: 0, or -1
+ * with *cause. */
+typedef int (*store_writer_fill)(void *, int, char **);
 
 /* store.c */
 struct store	*store_open(const char *, char **);
@@ -101,7 +104,7 @@ void		 store_writer_exec(struct store_writer *, const char *,
 		     void *);
 struct atomic;
 void		 store_writer_save(struct store_writer *, struct atomic *,
-		     store_writer_cb, void *);
+		     store_writer_fill, void *, store_writer_cb, void *);
 void		 store_writer_file(struct store_writer *,
 		     const struct store_file *, store_writer_cb, void *);
 

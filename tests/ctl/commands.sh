@@ -62,8 +62,10 @@ echo "$out" | grep -q "^ok  *the daemon (pid $D" || fail "doctor: $out"
 echo "$out" | grep -q "^ok  *store .* passes" || fail "doctor store: $out"
 echo "$out" | grep -q "^ok  *kernel python3 " ||
     { have_kernel python3 && fail "doctor kernels: $out"; }
-"$CTL" --json doctor >"$T/doctor.json" || fail "doctor --json"
-jq_py 'j["problems"]' <"$T/doctor.json" | grep -qx 0 || fail "doctor --json"
+"$CTL" --json doctor >"$T/doctor.json" ||
+    fail "doctor --json exits $?: $(cat "$T/doctor.json")"
+jq_py 'j["problems"]' <"$T/doctor.json" | grep -qx 0 ||
+    fail "doctor --json: $(cat "$T/doctor.json")"
 ok "runtimectl doctor: no problem, both formats"
 
 # Planted: a socket directory others can read.

@@ -81,6 +81,8 @@ static void	rc_edit1(int, uint16_t, msgpack_unpacked *, const char *,
 		    const char *, const char *, int64_t);
 static int	rc_changes(const char *);
 static void	rc_changes_wait(int, int);
+static void	rc_changes_delta(int, int);
+static void	rc_wait_have(int, const char *, int64_t);
 static void	rc_wait_kinds(int, const char *);
 static uint16_t	rc_next_event(int, msgpack_unpacked *);
 static int	rc_watch(const char *, const char *);
@@ -682,6 +684,7 @@ rc_changes(const char *sock)
 	printf("ok: notebook_metadata merges, nil deletes\n");
 
 	rc_changes_wait(a, c);
+	rc_changes_delta(a, c);
 
 	/* Past the kept log: an old seq resyncs. */
 	for (i = 0; i < ROOM_LOG_SIZE_TEST + 50; i++) {
@@ -724,10 +727,19 @@ rc_changes(const char *sock)
 static void
 rc_wait_kinds(int fd, const char *kind)
 {
+	rc_wait_have(fd, kind, -1);
+}
+
+/* ROOM_WAIT {kinds: [kind], have} (have < 0: none), answered OK. */
+static void
+rc_wait_have(int fd, const char *kind, int64_t have)
+{
 	struct mpbuf		b;
 	msgpack_unpacked	u;
 
-	testclient_body(&b, 1);
+	testclient_body(&b, 1 + (have >= 0));
+	if (have >= 0)
+		proto_pack_uint(&b.pk, "have", (uint64_t)have);
 	proto_pack_key(&b.pk, "kinds");
 	msgpack_pack_array(&b.pk, kind != NULL);
 	if (kind != NULL)
@@ -820,6 +832,109 @@ rc_changes_wait(int a, int c)
 	    "invalid_argument"));
 	printf("ok: ROOM_WAIT: the next change of its kinds as "
 	    "ROOM_CHANGED_CONTENT with the content at its seq, once\n");
+}
+
+/*
+ * The next event on c: ROOM_CHANGED_CONTENT of seq, its content into j
+ * (u holds it); whether it came by reference to base.
+ */
+static int
+rc_content_event(int c, uint64_t seq, msgpack_unpacked *u,
+    struct proto_room_joined *j, uint64_t *base)
+{
+	struct proto_room_changed_content	m;
+	char					err[256];
+
+	if (rc_next_event(c, u) != PROTO_MSG_ROOM_CHANGED_CONTENT)
+		testclient_fail("a waiting peer got no ROOM_CHANGED_CONTENT");
+	if (proto_room_changed_content_unpack(&u->data, &m, err,
+	    sizeof err) != 0 || proto_room_content_unpack(m.content.obj, j,
+	    err, sizeof err) != 0)
+		testclient_fail("ROOM_CHANGED_CONTENT: %s", err);
+	if (m.change.seq != seq || j->seq != seq)
+		testclient_fail("ROOM_CHANGED_CONTENT of seq %llu, not %llu",
+		    (unsigned long long)m.change.seq, (unsigned long long)seq);
+	*base = m.base;
+	return (m.has_base);
+}
+
+/*
+ * A wait that says which content it holds (have) gets the cells changed
+ * since whole and the others as [cell_id, version, stale?] of the cell
+ * as it is (docs/decisions/036); the whole content when the daemon
+ * cannot tell which changed (a have it never had).
+ */
+static void
+rc_changes_delta(int a, int c)
+{
+	struct proto_room_joined	 j, g;
+	msgpack_unpacked		 u, ug;
+	const msgpack_object		*x, *y, *v;
+	char				*id, err[256];
+	uint64_t			 seq, have, base;
+	uint32_t			 i, refs = 0;
+
+	free(testclient_insert1(a, "before the wait", &have));
+	rc_next_event(c, &u);
+	msgpack_unpacked_destroy(&u);
+	free(testclient_insert1(a, "skipped", &seq));	/* also since have */
+	rc_next_event(c, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_wait_have(c, "cells", (int64_t)have);
+	id = testclient_insert1(a, "by reference", &seq);
+	if (!rc_content_event(c, seq, &u, &j, &base) || base != have)
+		testclient_fail("a wait with have %llu got no content by "
+		    "reference to it", (unsigned long long)have);
+	rc_get(c, &ug);
+	if (proto_room_content_unpack(&ug.data, &g, err, sizeof err) != 0 ||
+	    g.seq != seq || g.cells.obj->via.array.size !=
+	    j.cells.obj->via.array.size)
+		testclient_fail("ROOM_GET after the change is not its content");
+	for (i = 0; i < j.cells.obj->via.array.size; i++) {
+		x = &j.cells.obj->via.array.ptr[i];
+		y = &g.cells.obj->via.array.ptr[i];
+		if (x->type == MSGPACK_OBJECT_MAP) {
+			/* The two cells inserted since have come whole. */
+			if (i + 2 < j.cells.obj->via.array.size ||
+			    !msgpack_object_equal(*x, *y))
+				testclient_fail("cell %u came whole, or not as "
+				    "it is", i);
+			continue;
+		}
+		v = proto_get(y, "stale");
+		if (x->type != MSGPACK_OBJECT_ARRAY ||
+		    x->via.array.size != 2 + (v != NULL) || (v != NULL &&
+		    !msgpack_object_equal(x->via.array.ptr[2], *v)) ||
+		    (v = proto_get(y, "cell_id")) == NULL ||
+		    !msgpack_object_equal(x->via.array.ptr[0], *v) ||
+		    (v = proto_get(y, "version")) == NULL ||
+		    !msgpack_object_equal(x->via.array.ptr[1], *v))
+			testclient_fail("cell %u: not a reference to the cell "
+			    "at its version and stale", i);
+		refs++;
+	}
+	if (refs + 2 != j.cells.obj->via.array.size ||
+	    !proto_obj_streq(proto_get(&j.cells.obj->via.array.ptr[refs + 1],
+	    "cell_id"), id))
+		testclient_fail("%u references of %u cells", refs,
+		    j.cells.obj->via.array.size);
+	msgpack_unpacked_destroy(&ug);
+	msgpack_unpacked_destroy(&u);
+	free(id);
+
+	/* A have it never had (ahead of it): the whole content. */
+	rc_wait_have(c, "cells", (int64_t)seq + 5);
+	free(testclient_insert1(a, "whole", &seq));
+	if (rc_content_event(c, seq, &u, &j, &base))
+		testclient_fail("a have ahead of the room got references");
+	for (i = 0; i < j.cells.obj->via.array.size; i++) {
+		if (j.cells.obj->via.array.ptr[i].type != MSGPACK_OBJECT_MAP)
+			testclient_fail("cell %u of the whole content is not "
+			    "whole", i);
+	}
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_WAIT with have: the cells changed since whole, the "
+	    "others by reference at their version; else the whole content\n");
 }
 
 /* Outside changes: clean reload, dirty conflict, force, own saves. */

@@ -3,7 +3,7 @@
 # exec.sh: requests end to end on a real kernel.  Create a notebook,
 # insert x = 6*7; print(x), run it, wait for 42, save, and check the file
 # with Jupyter's nbformat; typed errors; a version-99 HELLO; interrupt,
-# restart and kernel death.
+# restart and kernel death; reads during a run see every output.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
 . "${srcdir:-.}/tests/runtimed/lib.sh"
@@ -26,6 +26,7 @@ ok "saved notebook validates with nbformat and holds the output"
 "$RTD_CLIENT" errors "$RUNTIMED_SOCKET" "$T/nb" || fail "errors scenario"
 "$RTD_CLIENT" mismatch "$RUNTIMED_SOCKET" || fail "mismatch scenario"
 "$RTD_CLIENT" kernel "$RUNTIMED_SOCKET" || fail "kernel scenario"
+"$RTD_CLIENT" streamread "$RUNTIMED_SOCKET" || fail "streamread scenario"
 kill -0 $D || fail "daemon died"
 
 "$RUNTIMED" stop || fail "stop"

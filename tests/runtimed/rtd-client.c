@@ -17,6 +17,9 @@
  *	rtd-client runfile SOCKET OUT FILE...
  *					the same, each source read from a
  *					file (it may hold NUL)
+ *	rtd-client streamread SOCKET	reads during a run see each output
+ *	rtd-client reads SOCKET PATH N	open PATH, then N ROOM_GETs (for
+ *					counting the daemon's cost of a read)
  */
 
 #include <sys/socket.h>
@@ -52,6 +55,9 @@ static int64_t	rtd_count(int, msgpack_unpacked *);
 static void	rtd_expect_too_large(msgpack_unpacked *, const char *,
 		    const char *);
 static int	rtd_replies(const char *);
+static int	rtd_has_str(const msgpack_object *, const char *);
+static int	rtd_streamread(const char *);
+static int	rtd_reads(const char *, const char *, int);
 
 /* Expect ERROR {code} whose message is want. */
 static void
@@ -976,6 +982,119 @@ rtd_replies(const char *sock)
 	return (0);
 }
 
+/* Does o hold, at any depth, the string want? */
+static int
+rtd_has_str(const msgpack_object *o, const char *want)
+{
+	uint32_t	i;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_STR:
+		return (o->via.str.size == strlen(want) &&
+		    memcmp(o->via.str.ptr, want, o->via.str.size) == 0);
+	case MSGPACK_OBJECT_ARRAY:
+		for (i = 0; i < o->via.array.size; i++) {
+			if (rtd_has_str(&o->via.array.ptr[i], want))
+				return (1);
+		}
+		return (0);
+	case MSGPACK_OBJECT_MAP:
+		for (i = 0; i < o->via.map.size; i++) {
+			if (rtd_has_str(&o->via.map.ptr[i].val, want))
+				return (1);
+		}
+		return (0);
+	default:
+		return (0);
+	}
+}
+
+/*
+ * Reads while a cell runs see each output as it comes: a stream that
+ * grows and a display that is updated in place, both changes of a cell
+ * already read (the daemon's cell cache, docs/decisions/037; make check
+ * runs the daemon with its self-check on).
+ */
+static int
+rtd_streamread(const char *sock)
+{
+	const char		*src = "import time\n"
+				    "from IPython.display import display\n"
+				    "print('a', flush=True)\n"
+				    "time.sleep(0.5)\n"
+				    "print('b', flush=True)\n"
+				    "h = display('x', display_id=True)\n"
+				    "time.sleep(0.5)\n"
+				    "h.update('y')\n"
+				    "time.sleep(3)\n";
+	const char		*want[] = { "a\n", "a\nb\n", "'y'" };
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	const msgpack_object	*c, *outs;
+	char			*id, *eid;
+	int64_t			 deadline;
+	int			 fd, seen = 0, reads = 0, i;
+
+	fd = testclient_connect(sock);
+	free(testclient_create(fd, NULL, NULL));
+	id = testclient_insert1(fd, src, NULL);
+	eid = testclient_submit(fd, &id, 1, -1);
+	/* The kernel starts first; then 2.5 s for what 1 s prints. */
+	deadline = util_mono_ms() + 60000;
+	while (seen < (int)(sizeof want / sizeof want[0])) {
+		if (util_mono_ms() > deadline)
+			testclient_fail("streamread: after %d reads, the "
+			    "outputs never showed \"%s\"", reads, want[seen]);
+		testclient_body(&b, 0);
+		testclient_request(fd, PROTO_MSG_ROOM_GET, &b,
+		    PROTO_MSG_ROOM_CONTENT, &u);
+		reads++;
+		c = rtd_cell(&u, 0);
+		if ((outs = proto_get_array(c, "outputs")) == NULL)
+			testclient_fail("streamread: a cell without outputs");
+		for (i = (int)(sizeof want / sizeof want[0]) - 1; i >= seen;
+		    i--) {
+			if (rtd_has_str(outs, want[i])) {
+				if (seen == 0)
+					deadline = util_mono_ms() + 2500;
+				seen = i + 1;
+				break;
+			}
+		}
+		msgpack_unpacked_destroy(&u);
+		usleep(50000);
+	}
+	testclient_exec_get(fd, eid, 30000, &u);
+	msgpack_unpacked_destroy(&u);
+	printf("ok: %d reads during a run saw its stream grow and its "
+	    "display updated\n", reads);
+	free(id);
+	free(eid);
+	close(fd);
+	return (0);
+}
+
+/* Open path, then n whole reads of it. */
+static int
+rtd_reads(const char *sock, const char *path, int n)
+{
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	int			 fd, i;
+
+	fd = testclient_connect(sock);
+	free(testclient_open(fd, path, NULL));
+	for (i = 0; i < n; i++) {
+		testclient_body(&b, 0);
+		testclient_request(fd, PROTO_MSG_ROOM_GET, &b,
+		    PROTO_MSG_ROOM_CONTENT, &u);
+		msgpack_unpacked_destroy(&u);
+	}
+	printf("ok: %d reads\n", n);
+	close(fd);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1002,8 +1121,14 @@ main(int argc, char **argv)
 		return (rtd_runfiles(argv[2], argv[3], argv + 4, argc - 4));
 	if (argc == 3 && strcmp(argv[1], "replies") == 0)
 		return (rtd_replies(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "streamread") == 0)
+		return (rtd_streamread(argv[2]));
+	if (argc == 5 && strcmp(argv[1], "reads") == 0)
+		return (rtd_reads(argv[2], argv[3], atoi(argv[4])));
 	fprintf(stderr, "usage: rtd-client "
-	    "exec|errors|mismatch|room|kernel|open|save|replies SOCKET [PATH]\n"
+	    "exec|errors|mismatch|room|kernel|open|save|replies|streamread "
+	    "SOCKET [PATH]\n"
+	    "       rtd-client reads SOCKET PATH N\n"
 	    "       rtd-client run SOCKET OUT.json CODE...\n"
 	    "       rtd-client runfile SOCKET OUT.json FILE...\n");
 	return (2);

@@ -408,6 +408,46 @@ Test(files, state_modes)
 	test_rmdir(dir);
 }
 
+/*
+ * A line that takes the log past its limit does not rotate it: the next
+ * line does.  So a process whose last line reached the limit leaves that
+ * file in place at exit, not an empty new one that log_tidy removes.
+ */
+Test(files, log_rotates_before_a_line)
+{
+	char		*dir = test_dir(), *p, *q;
+	struct stat	 sb;
+	char		 line[40];
+
+	xasprintf(&p, "%s/test.log", dir);
+	xasprintf(&q, "%s.1", p);
+	setenv("RUNTIMED_LOG_MAX_BYTES", "100", 1);
+	log_open("test", LOG_LEVEL_WARN, p);
+	memset(line, 'x', sizeof line - 1);
+	line[sizeof line - 1] = '\0';
+	log_warnx("%s", line);
+	log_warnx("%s", line);
+	cr_assert_eq(stat(p, &sb), 0);
+	cr_assert_gt(sb.st_size, 100, "the second line did not pass the limit");
+	cr_assert_neq(stat(q, &sb), 0, "rotated with no line to write");
+	log_tidy();
+	log_close();
+	cr_assert_eq(stat(p, &sb), 0, "the live log was removed at exit");
+	cr_assert_gt(sb.st_size, 0);
+
+	log_open("test", LOG_LEVEL_WARN, p);
+	log_warnx("%s", line);
+	log_close();
+	cr_assert_eq(stat(q, &sb), 0, "the next line did not rotate");
+	cr_assert_gt(sb.st_size, 100);
+	cr_assert_eq(stat(p, &sb), 0);
+	cr_assert_lt(sb.st_size, 100);
+	unsetenv("RUNTIMED_LOG_MAX_BYTES");
+	free(q);
+	free(p);
+	test_rmdir(dir);
+}
+
 /* Directories others may enter are refused with the fix. */
 Test(files, private_dirs)
 {

@@ -395,29 +395,38 @@ Test(peer, kept_frames_outlive_the_callback)
 	event_base_free(base);
 }
 
-Test(peer, no_hello_closed_after_timeout, .timeout = 15)
+Test(peer, no_hello_closed_after_timeout, .timeout = 40)
 {
 	struct event_base	*base = event_base_new();
+	struct peer		*caller;
 	struct seen		 s = { 0 }, t = { 0 };
 	uint8_t			 buf[128];
 	size_t			 n;
 	int			 sv[2], sw[2];
 	char			 c;
 
-	/* One peer never speaks; one connects (sends HELLO) and is never
-	 * answered.  Both are closed after PEER_HELLO_TIMEOUT. */
+	/*
+	 * One peer never speaks: closed after PEER_HELLO_TIMEOUT.  One
+	 * connects (sends HELLO) and is never answered: closed after
+	 * PEER_HELLO_OK_TIMEOUT from its HELLO, sent a while after it
+	 * was created.
+	 */
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sw), 0);
 	peer_create(base, sv[0], "silent", record_cb, &s);
-	peer_send_raw(peer_create(base, sw[0], "caller", record_cb, &t),
-	    PROTO_MSG_HELLO, 1, "\x80", 1);
-	run_for(base, PEER_HELLO_TIMEOUT * 1000 - 500);
+	caller = peer_create(base, sw[0], "caller", record_cb, &t);
+	run_for(base, 2000);
+	peer_send_raw(caller, PROTO_MSG_HELLO, 1, "\x80", 1);
+	run_for(base, PEER_HELLO_TIMEOUT * 1000 - 2500);
 	cr_assert_eq(s.lost + t.lost, 0, "closed too early");
 	run_for(base, 1000);
 	cr_assert_eq(s.lost, 1, "a silent peer stays open");
-	cr_assert_eq(t.lost, 1, "an unanswered HELLO stays open");
 	cr_assert_eq(read(sv[1], &c, 1), 0);
 	close(sv[1]);
+	run_for(base, (PEER_HELLO_OK_TIMEOUT - PEER_HELLO_TIMEOUT) * 1000);
+	cr_assert_eq(t.lost, 0, "HELLO_OK not awaited from the HELLO");
+	run_for(base, 2000);
+	cr_assert_eq(t.lost, 1, "an unanswered HELLO stays open");
 	close(sw[1]);
 
 	/* A HELLO answered in time keeps the peer. */

@@ -371,15 +371,39 @@ Test(proto_room, wait_round_trip)
 	struct pt_buf				 b;
 	char					 err[256];
 
+	memset(&w, 0, sizeof w);
 	w.kinds = PROTO_KIND_CELLS | PROTO_KIND_KERNEL;
 	pt_init(&b);
 	proto_room_wait_pack(&b.pk, &w);
 	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
 	    sizeof err), 0, "%s", err);
 	cr_assert_eq(wz.kinds, PROTO_KIND_CELLS | PROTO_KIND_KERNEL);
+	cr_assert_eq(wz.has_have, 0);
 	pt_refuses(proto_room_wait_unpack, struct proto_room_wait,
 	    pt_body(&b), "ROOM_WAIT", "kinds");
 	pt_free(&b);
+
+	/* The content held (docs/decisions/036), seq 0 included. */
+	w.has_have = 1;
+	w.have = 0;
+	pt_init(&b);
+	proto_room_wait_pack(&b.pk, &w);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.has_have, 1);
+	cr_assert_eq(wz.have, 0);
+	pt_free(&b);
+	w.have = 41;
+	pt_init(&b);
+	proto_room_wait_pack(&b.pk, &w);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.has_have, 1);
+	cr_assert_eq(wz.have, 41);
+	pt_refuses(proto_room_wait_unpack, struct proto_room_wait,
+	    pt_body(&b), "ROOM_WAIT", "have");
+	pt_free(&b);
+	w.has_have = 0;
 
 	/* None: the wait is over; a kind of a newer end is left out. */
 	w.kinds = 0;
@@ -431,11 +455,27 @@ Test(proto_room, wait_round_trip)
 	    sizeof err), 0, "%s", err);
 	cr_assert_eq(j.seq, 9);
 	cr_assert_eq(j.cells.obj->via.array.size, 1);
+	cr_assert_eq(cz.has_base, 0);
 	pt_refuses_all(proto_room_changed_content_unpack,
 	    struct proto_room_changed_content, pt_body(&b),
 	    "ROOM_CHANGED_CONTENT", "seq", "kinds", "cell_ids",
 	    "execution_ids", "details", "notebook_id", "content");
 	pt_free(&b);
+	/* By reference to the content at seq 8. */
+	c.has_base = 1;
+	c.base = 8;
+	pt_init(&b);
+	proto_room_changed_content_pack(&b.pk, &c);
+	cr_assert_eq(proto_room_changed_content_unpack(pt_body(&b), &cz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(cz.has_base, 1);
+	cr_assert_eq(cz.base, 8);
+	cr_assert_eq(cz.change.seq, 9);
+	pt_refuses(proto_room_changed_content_unpack,
+	    struct proto_room_changed_content, pt_body(&b),
+	    "ROOM_CHANGED_CONTENT", "base");
+	pt_free(&b);
+	c.has_base = 0;
 	/* Without the content (nil) it is not one. */
 	memset(&c.content, 0, sizeof c.content);
 	pt_init(&b);

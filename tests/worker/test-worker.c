@@ -1139,3 +1139,194 @@ Test(changes, filter_and_report)
 	msgpack_unpacked_destroy(&u);
 	msgpack_sbuffer_destroy(&sb);
 }
+
+/* The JSON text as a frame's body: msgpack in a zone of its own. */
+static const msgpack_object *
+nb_frame(const char *json, msgpack_zone **zone)
+{
+	struct json_object	*o = parse(json);
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	msgpack_unpacked	 u;
+	msgpack_object		*body;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mpjson_pack(&pk, o);
+	json_object_put(o);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, sb.data, sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert(msgpack_zone_push_finalizer(u.zone, free, sb.data));
+	*zone = msgpack_unpacked_release_zone(&u);
+	body = msgpack_zone_malloc(*zone, sizeof *body);
+	*body = u.data;
+	return (body);
+}
+
+/* Cell i of nb as JSON text. */
+static void
+nb_cell_is(struct worker_nb *nb, size_t i, const char *want)
+{
+	cr_assert_str_eq(json_object_to_json_string_ext(worker_nb_cell(nb, i),
+	    JSON_C_TO_STRING_PLAIN), want, "cell %zu", i);
+}
+
+/*
+ * A content pushed by reference (docs/decisions/036): cells as arrays are
+ * the held cells of that id and version, with the stale they have now;
+ * they outlive the content they came from; a reference to a cell not
+ * held, or not at that version, is refused (the caller re-reads).
+ */
+Test(reply, content_by_reference)
+{
+	struct worker_nb	*nb0, *nb1, *nb2, *nbx;
+	const msgpack_object	*o;
+	msgpack_zone		*z;
+	char			*cause = NULL;
+
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":5,\"cells\":["
+	    "{\"cell_id\":\"a\",\"source\":\"1\",\"version\":\"v1\"},"
+	    "{\"cell_id\":\"b\",\"source\":\"2\",\"version\":\"v2\","
+	    "\"stale\":[\"never_run\"]},"
+	    "{\"cell_id\":\"c\",\"source\":\"3\",\"version\":\"v3\"}]}", &z);
+	nb0 = worker_nb_read(PROTO_MSG_ROOM_CONTENT, o, z, &cause);
+	cr_assert_not_null(nb0, "%s", cause);
+	cr_assert(worker_nb_delta_ok(nb0));
+
+	/* c moved first, d inserted, a went stale, b is no longer. */
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":7,\"dirty\":true,"
+	    "\"cells\":[[\"c\",\"v3\"],"
+	    "{\"cell_id\":\"d\",\"cell_type\":\"code\",\"source\":\"4\","
+	    "\"version\":\"v4\"},"
+	    "[\"a\",\"v1\",[\"source_changed\"]],[\"b\",\"v2\"]]}", &z);
+	nb1 = worker_nb_read_delta(o, z, nb0, &cause);
+	cr_assert_not_null(nb1, "%s", cause);
+	worker_nb_unref(nb0);	/* its cells live on in nb1 */
+	cr_assert_eq(nb1->seq, 7);
+	cr_assert(nb1->dirty);
+	cr_assert_eq(worker_nb_count(nb1), 4);
+	nb_cell_is(nb1, 0, "{\"cell_id\":\"c\",\"source\":\"3\","
+	    "\"version\":\"v3\"}");
+	nb_cell_is(nb1, 1, "{\"cell_id\":\"d\",\"cell_type\":\"code\","
+	    "\"source\":\"4\",\"version\":\"v4\"}");
+	nb_cell_is(nb1, 2, "{\"cell_id\":\"a\",\"source\":\"1\","
+	    "\"version\":\"v1\",\"stale\":[\"source_changed\"]}");
+	nb_cell_is(nb1, 3, "{\"cell_id\":\"b\",\"source\":\"2\","
+	    "\"version\":\"v2\"}");
+	cr_assert_eq(worker_nb_find(nb1, "a"), 2);
+	cr_assert(worker_nb_delta_ok(nb1));
+
+	/*
+	 * By reference to a held cell whose stale changed (a, which nb1
+	 * holds as a copy of its own) and to one of nb0's (c), none of nb1's
+	 * new cells: nbx holds a after nb1 and nb2 are gone (checked at the
+	 * end; the sanitizer build sees a read of freed memory else).
+	 */
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":8,\"cells\":["
+	    "[\"a\",\"v1\",[\"source_changed\"]],[\"c\",\"v3\"]]}", &z);
+	nbx = worker_nb_read_delta(o, z, nb1, &cause);
+	cr_assert_not_null(nbx, "%s", cause);
+
+	/* Again, by reference to cells of both frames before. */
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":8,\"cells\":["
+	    "[\"d\",\"v4\"],[\"a\",\"v1\",[\"source_changed\"]]]}", &z);
+	nb2 = worker_nb_read_delta(o, z, nb1, &cause);
+	cr_assert_not_null(nb2, "%s", cause);
+	worker_nb_unref(nb1);
+	nb_cell_is(nb2, 0, "{\"cell_id\":\"d\",\"cell_type\":\"code\","
+	    "\"source\":\"4\",\"version\":\"v4\"}");
+	nb_cell_is(nb2, 1, "{\"cell_id\":\"a\",\"source\":\"1\","
+	    "\"version\":\"v1\",\"stale\":[\"source_changed\"]}");
+
+	/* Another version, or a cell not held: refused, zone the caller's. */
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":9,\"cells\":["
+	    "[\"d\",\"v5\"]]}", &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb2, &cause));
+	cr_assert_not_null(cause);
+	free(cause);
+	cause = NULL;
+	msgpack_zone_free(z);
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":9,\"cells\":["
+	    "[\"d\",\"v4\"],[\"b\",\"v2\"]]}", &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb2, &cause));
+	free(cause);
+	msgpack_zone_free(z);
+	cr_assert_eq(worker_nb_count(nb2), 2);
+	worker_nb_unref(nb2);
+	nb_cell_is(nbx, 0, "{\"cell_id\":\"a\",\"source\":\"1\","
+	    "\"version\":\"v1\",\"stale\":[\"source_changed\"]}");
+	nb_cell_is(nbx, 1, "{\"cell_id\":\"c\",\"source\":\"3\","
+	    "\"version\":\"v3\"}");
+	worker_nb_unref(nbx);
+}
+
+/*
+ * A notebook built by reference, compacted: its cells copied into one
+ * zone of its own outlive every frame they came from, it is a base
+ * again, and a content by reference to it reads.
+ */
+Test(reply, content_compacted)
+{
+	struct worker_nb	*nb0, *nb1, *c, *nb2;
+	const msgpack_object	*o;
+	msgpack_zone		*z;
+	char			*cause = NULL, *json, *refs, *t;
+	int			 i;
+
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":1,\"path\":\"p.ipynb\","
+	    "\"kernel\":{\"name\":\"python3\",\"state\":\"idle\"},"
+	    "\"metadata\":{\"k\":1},\"cells\":["
+	    "{\"cell_id\":\"a\",\"source\":\"1\",\"version\":\"v1\","
+	    "\"outputs\":[{\"output_type\":\"stream\",\"text\":\"x\"}]}]}",
+	    &z);
+	nb0 = worker_nb_read(PROTO_MSG_ROOM_CONTENT, o, z, &cause);
+	cr_assert_not_null(nb0, "%s", cause);
+	/*
+	 * Each push brings one new cell and refers to all before it, so each
+	 * frame keeps a cell: until their zones are too many for a base.
+	 */
+	refs = xstrdup("[\"a\",\"v1\"]");
+	for (i = 2; worker_nb_delta_ok(nb0); i++) {
+		cr_assert_lt(i, 200, "never too many zones");
+		xasprintf(&json, "{\"notebook_id\":\"nb\",\"seq\":%d,"
+		    "\"path\":\"p.ipynb\",\"kernel\":{\"name\":\"python3\","
+		    "\"state\":\"idle\"},\"cells\":"
+		    "[%s,{\"cell_id\":\"n%d\",\"source\":\"%d\","
+		    "\"version\":\"w%d\"}]}", i, refs, i, i, i);
+		o = nb_frame(json, &z);
+		free(json);
+		nb1 = worker_nb_read_delta(o, z, nb0, &cause);
+		cr_assert_not_null(nb1, "%s", cause);
+		worker_nb_unref(nb0);
+		nb0 = nb1;
+		xasprintf(&t, "%s,[\"n%d\",\"w%d\"]", refs, i, i);
+		free(refs);
+		refs = t;
+	}
+	free(refs);
+	c = worker_nb_compact(nb0);
+	worker_nb_unref(nb0);
+	cr_assert(worker_nb_delta_ok(c));
+	cr_assert_eq(worker_nb_count(c), (size_t)i - 1);
+	cr_assert_eq(c->seq, i - 1);
+	cr_assert_str_eq(c->notebook_id, "nb");
+	cr_assert_str_eq(c->path, "p.ipynb");
+	cr_assert_str_eq(c->kernel_state, "idle");
+	nb_cell_is(c, 0, "{\"cell_id\":\"a\",\"source\":\"1\","
+	    "\"version\":\"v1\",\"outputs\":[{\"output_type\":\"stream\","
+	    "\"text\":\"x\"}]}");
+	nb_cell_is(c, 1, "{\"cell_id\":\"n2\",\"source\":\"2\","
+	    "\"version\":\"w2\"}");
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":500,\"cells\":["
+	    "[\"n3\",\"w3\"],[\"a\",\"v1\",[\"source_changed\"]]]}", &z);
+	nb2 = worker_nb_read_delta(o, z, c, &cause);
+	cr_assert_not_null(nb2, "%s", cause);
+	worker_nb_unref(c);
+	nb_cell_is(nb2, 0, "{\"cell_id\":\"n3\",\"source\":\"3\","
+	    "\"version\":\"w3\"}");
+	nb_cell_is(nb2, 1, "{\"cell_id\":\"a\",\"source\":\"1\","
+	    "\"version\":\"v1\",\"outputs\":[{\"output_type\":\"stream\","
+	    "\"text\":\"x\"}],\"stale\":[\"source_changed\"]}");
+	worker_nb_unref(nb2);
+}

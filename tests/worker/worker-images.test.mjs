@@ -183,6 +183,59 @@ test('an image held as a blob is fetched and sent; a PNG too big as PNG goes as 
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: cell }] });
 });
 
+test('a save writes outputs held as blobs as nbformat does, checked', async () => {
+  // Two values of a megabyte or more go to the blob store: a PNG (one
+  // string) and HTML of many lines (a text mimetype, saved as lines);
+  // the store writer writes them into the file (decision 038).
+  const file = path.join(T, 'work', 'blobs.ipynb');
+  const h = (await ok(A, 'create_notebook', { path: file })).sc.notebook_handle;
+  const e = await ok(A, 'edit_cells', { notebook_handle: h, edits: [
+    { op: 'insert', after: 'BOTTOM', source: MKPNG + '\nimport os\n' +
+      'display({"image/png": base64.b64encode(os.urandom(900000)).decode()}, raw=True)\n' +
+      'display({"text/html": "".join("<p>line %d \u00e9\\t\\"q\\"</p>\\n" % i for i in range(60000)), ' +
+      '"text/plain": "html"}, raw=True)\nprint("after")' },
+    { op: 'insert', after: 'BOTTOM', cell_type: 'markdown', source: '# after the blobs' },
+  ], run: true });
+  const g = await ok(A, 'get_results', { notebook_handle: h, execution_id: e.sc.run.execution_id, timeout_secs: 50 });
+  assert.equal(g.sc.status, 'done', g.text);
+  await ok(A, 'save_notebook', { notebook_handle: h });
+  const text = fs.readFileSync(file, 'utf8');
+  assert.ok(text.length > 3000000, `${text.length} bytes`);
+  assert.doesNotMatch(text, /runtimed_blob/);
+  // Byte for byte what nbformat writes for what it reads back.
+  const nbf = spawnSync('/usr/bin/python3', ['-c', 'import nbformat, sys\n' +
+    'raw = open(sys.argv[1], encoding="utf-8").read()\n' +
+    'nb = nbformat.reads(raw, as_version=4)\n' +
+    'out = nbformat.writes(nb) + "\\n"\n' +
+    'html = nb.cells[0].outputs[1].data["text/html"].splitlines(True)\n' +
+    'assert len(html) == 60000 and html[7] == "<p>line 7 \\u00e9\\t\\"q\\"</p>\\n", html[7]\n' +
+    'assert \'"<p>line 7 \' in raw, "saved as lines"\n' +
+    'assert nb.cells[1].source == "# after the blobs"\n' +
+    'sys.exit(0 if out == raw else 1)', file], { encoding: 'utf8' });
+  assert.equal(nbf.status, 0, `nbformat round trip: ${nbf.stderr}`);
+  // The save knows the file it wrote: the next one is not refused.
+  await ok(A, 'edit_cells', { notebook_handle: h, edits: [{ op: 'edit', cell_id: e.sc.cells[1].cell_id, source: '# again' }] });
+  await ok(A, 'save_notebook', { notebook_handle: h });
+  assert.match(fs.readFileSync(file, 'utf8'), /# again/);
+  // A damaged blob fails the save and leaves the file as it was.
+  const blobs = path.join(env.RUNTIMED_STATE_DIR, 'blobs');
+  const files = fs.readdirSync(blobs).flatMap((d) => fs.readdirSync(path.join(blobs, d)).map((f) => path.join(blobs, d, f)));
+  const html = files.find((f) => fs.readFileSync(f, 'utf8').startsWith('<p>line 0 '));
+  assert.ok(html, 'the HTML is a blob');
+  const good = fs.readFileSync(html);
+  fs.writeFileSync(html, Buffer.concat([good.subarray(0, 100), Buffer.from('X'), good.subarray(101)]));
+  await ok(A, 'edit_cells', { notebook_handle: h, edits: [{ op: 'edit', cell_id: e.sc.cells[1].cell_id, source: '# third' }] });
+  const before = fs.readFileSync(file);
+  const s = await A.callTool({ name: 'save_notebook', arguments: { notebook_handle: h } }, undefined, { timeout: 90000 });
+  assert.equal(s.isError, true, 'a save with a damaged blob fails');
+  assert.match(s.content[0].text, /output blob/);
+  assert.ok(fs.readFileSync(file).equals(before), 'the file is unchanged');
+  fs.writeFileSync(html, good);
+  await ok(A, 'save_notebook', { notebook_handle: h });
+  assert.match(fs.readFileSync(file, 'utf8'), /# third/);
+  await ok(A, 'disconnect_notebook', { notebook_handle: h });
+});
+
 test('images per result are capped, the rest named in the text', async () => {
   const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: many[1] });
   assert.equal(g.images.length, 4);

@@ -112,6 +112,49 @@ test('search_cells: literal, regex, outputs, errors', async () => {
   await fails(A, 'search_cells', { notebook_handle: H, query: '' }, 'invalid_argument');
 });
 
+test('search_cells: outputs of a file as Jupyter writes them', async () => {
+  // Multi-line text as arrays, a traceback, text/plain beside an image:
+  // what a notebook from disk holds, no kernel needed.
+  const file = path.join(T, 'work', 'search-disk.ipynb');
+  const code = (id, source, outputs) => ({ cell_type: 'code', id, metadata: {},
+    execution_count: 1, source, outputs });
+  fs.writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [
+    code('s1', ['import numpy\n', 'needle = 1'], [
+      { output_type: 'stream', name: 'stdout', text: ['first line\n', 'a needle here\n'] }]),
+    code('e1', 'boom()', [{ output_type: 'error', ename: 'NameError', evalue: 'x',
+      traceback: ['\u001b[31mNameError\u001b[0m', 'needle in \u001b[1mtraceback\u001b[0m'] }]),
+    code('r1', 'x', [
+      { output_type: 'display_data', metadata: {}, data: { 'image/png': 'iVBORw0KGgo=' } },
+      { output_type: 'execute_result', execution_count: 1, metadata: {},
+        data: { 'text/plain': ['[1,\n', ' needle]'], 'text/html': ['<b>needle</b>'] } }]),
+    { cell_type: 'markdown', id: 'm1', metadata: {}, source: 'no match' },
+  ] }));
+  const h = (await ok(A, 'connect_notebook', { path: file })).sc.notebook_handle;
+  const r = await ok(A, 'search_cells', { notebook_handle: h, query: 'needle' });
+  const got = r.sc.matches.map((m) => [m.cell_id, m.in, m.output_index ?? null, m.line, m.column]);
+  assert.deepEqual(got, [
+    ['s1', 'source', null, 2, 1],
+    ['s1', 'output', 0, 2, 3],
+    ['e1', 'output', 0, 2, 1],
+    ['r1', 'output', 1, 2, 2],
+  ]);
+  assert.equal(r.sc.total, 4);
+  assert.ok(r.sc.matches.every((m) => /^[0-9a-f]+$/.test(m.version)), 'each match names its version');
+  const ic = await ok(A, 'search_cells', { notebook_handle: h, query: 'NAMEERROR', ignore_case: true, in: 'outputs' });
+  assert.deepEqual(ic.sc.matches.map((m) => [m.cell_id, m.line, m.column]), [['e1', 1, 1]]);
+  const re = await ok(A, 'search_cells', { notebook_handle: h, query: '^a n[e]+dle', regex: true, in: 'outputs' });
+  assert.deepEqual(re.sc.matches.map((m) => [m.cell_id, m.match]), [['s1', 'a needle']]);
+  // The outline of the same file: counts and previews, outputs not decoded.
+  const o = await ok(A, 'inspect_notebook', { notebook_handle: h });
+  assert.deepEqual(o.sc.cells.map((c) => [c.cell_id, c.cell_type, c.execution_count, c.outputs_count]),
+    [['s1', 'code', 1, 1], ['e1', 'code', 1, 1], ['r1', 'code', 1, 2], ['m1', 'markdown', null, 0]]);
+  assert.ok(o.sc.cells.every((c) => /^[0-9a-f]+$/.test(c.version) && c.outputs === undefined));
+  assert.match(o.text, /\[2\] r1 code \[1\] v[0-9a-f]+ stale: x \(2 outputs\)\n/);
+  assert.match(o.text, /\[0\] s1 code \[1\] v[0-9a-f]+ stale: import numpy \.\.\. \(1 outputs\)\n/);
+  assert.ok(o.sc.cells[0].stale.length > 0 && o.sc.cells[3].stale === undefined, 'stale as the daemon said');
+  await ok(A, 'disconnect_notebook', { notebook_handle: h });
+});
+
 test('move_cells and clear_outputs', async () => {
   let r = await ok(A, 'move_cells', { notebook_handle: H, cell_ids: [cells[3]], after: 'TOP' });
   sample('move_cells', r.text);

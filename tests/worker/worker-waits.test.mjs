@@ -4,9 +4,10 @@
 // python3 kernel.  A change wait after a cursor is not woken by an
 // autosave unless it asks for saves (changes), and says which cells
 // changed and how; progress of waits says how long against the bound,
-// which cell runs and its latest output line; a call by notebook_id says
-// which address owner it retained; list_notebooks counts right after a
-// disconnect.
+// which cell runs and its latest output line; a waiter pushed only the
+// cells that changed sees what a fresh read shows; a call by notebook_id
+// says which address owner it retained; list_notebooks counts right after
+// a disconnect.
 //
 // Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-waits.sh).
 
@@ -290,6 +291,115 @@ test('a view decodes only its cells and shows what the whole notebook shows', as
     await sleep(200);
     await ok(B, 'edit_cells', { notebook_handle: HB, edits: [{ op: 'edit', cell_id: cell, source: src }] });
     cur = await check(await wait, shown);
+  }
+});
+
+// A waiter's worker is pushed only the cells changed since the content
+// it holds, the others by reference (docs/decisions/036).  After each
+// change, what the wait shows and what the waiter then reads without
+// `after` (its kept copy) equal what a fresh worker reads from the daemon.
+test('a waiter sees after each change what a fresh read shows', async () => {
+  const C = await worker('waits-c');
+  try {
+    const HC = (await ok(C, 'connect_notebook', { path: NB })).sc.notebook_handle;
+    const view = { view: 'all', output_mode: 'full', count: 100 };
+    // C's worker keeps its copy until the change reaches it: read until
+    // it shows the waiter's seq at least.
+    const seqOf = (c) => Number(/^c1\.\d+\.(\d+)\./.exec(c)[1]);
+    const fresh = async () => {
+      for (let i = 0; ; i++) {
+        const sc = (await ok(C, 'inspect_notebook', { notebook_handle: HC, ...view })).sc;
+        if (seqOf(sc.cursor) >= seqOf(cur) || i === 100) return sc;
+        await sleep(50);
+      }
+    };
+    const same = (got, want, what) => {
+      assert.equal(got.total_cells, want.total_cells, `${what}: total_cells`);
+      assert.deepEqual(got.cells, want.cells, `${what}: cells`);
+    };
+    let cur = (await ok(A, 'inspect_notebook', { notebook_handle: H, ...view })).sc.cursor;
+    // Waits until a change and then until quiet; each answer checked.
+    const waitFor = async (what, change) => {
+      let w = ok(A, 'inspect_notebook', { notebook_handle: H, ...view, after: cur, timeout_secs: 20 });
+      await sleep(100);
+      await change();
+      for (;;) {
+        const r = (await w).sc;
+        if (r.outcome === 'timed_out') break;
+        assert.equal(r.outcome, 'changed', what);
+        cur = r.cursor;
+        w = ok(A, 'inspect_notebook', { notebook_handle: H, ...view, after: cur, timeout_secs: 1 });
+      }
+      const want = await fresh();
+      same((await ok(A, 'inspect_notebook', { notebook_handle: H, ...view })).sc, want, `${what} (kept)`);
+      return want;
+    };
+    // One change each: the wait's own answer is the content at it.
+    const once = async (what, change) => {
+      const w = ok(A, 'inspect_notebook', { notebook_handle: H, ...view, after: cur, timeout_secs: 20 });
+      await sleep(100);
+      await change();
+      const r = (await w).sc;
+      assert.equal(r.outcome, 'changed', what);
+      cur = r.cursor;
+      const want = await fresh();
+      same(r, want, what);
+      same((await ok(A, 'inspect_notebook', { notebook_handle: H, ...view })).sc, want, `${what} (kept)`);
+    };
+    const edit = (edits) => () => ok(B, 'edit_cells', { notebook_handle: HB, edits });
+    let ins;
+    await once('insert at the bottom', async () => {
+      ins = (await ok(B, 'edit_cells', { notebook_handle: HB, edits: [
+        { op: 'insert', after: 'BOTTOM', source: 'd = 4' }] })).sc.cells[0].cell_id;
+    });
+    await once('two inserts', edit([{ op: 'insert', after: cells[0], source: '# two' },
+      { op: 'insert', after: 'BOTTOM', source: '# three' }]));
+    await once('a source edit', edit([{ op: 'edit', cell_id: cells[2], source: 'c = 30' }]));
+    await once('a move', () => ok(B, 'move_cells', { notebook_handle: HB, cell_ids: [ins], after: 'TOP' }));
+    await once('a delete', edit([{ op: 'delete', cell_id: ins }]));
+    await once('a source edit back', edit([{ op: 'edit', cell_id: cells[2], source: 'c = 3' }]));
+    // A run changes its cell's outputs and the stale of others.
+    const after = await waitFor('a run', () => ok(B, 'run_cells', { notebook_handle: HB,
+      cell_ids: [cells[1], cells[2]], wait_secs: 40 }));
+    assert.ok(after.cells.some((c) => c.outputs.length > 0), 'the run has outputs');
+    // Running the cell above again: the one below, unchanged, is now out of
+    // order (its stale comes by reference).
+    const ooo = await waitFor('a run above', () => ok(B, 'run_cells', { notebook_handle: HB,
+      cell_ids: [cells[1]], wait_secs: 40 }));
+    assert.deepEqual(ooo.cells.find((c) => c.cell_id === cells[2]).stale, ['out_of_order']);
+    // Moving the cell above below it puts it in order, and back out of
+    // order: one change each, the unchanged cell's stale by reference.
+    const staleOf = async (id) => (await fresh()).cells.find((c) => c.cell_id === id).stale;
+    await once('a move below', () => ok(B, 'move_cells', { notebook_handle: HB, cell_ids: [cells[1]],
+      after: cells[2] }));
+    assert.equal(await staleOf(cells[2]), undefined);
+    await once('a move back', () => ok(B, 'move_cells', { notebook_handle: HB, cell_ids: [cells[1]],
+      after: cells[0] }));
+    assert.deepEqual(await staleOf(cells[2]), ['out_of_order']);
+    await waitFor('a clear', () => ok(B, 'clear_outputs', { notebook_handle: HB, cell_ids: [cells[1]] }));
+    // Forty inserts, one change each, every new cell kept: more frames
+    // than a notebook built by reference may span (WORKER_NB_ZONES), so
+    // the waiter's copy is compacted into one zone and goes on as a base.
+    const many = [];
+    for (let i = 0; i < 40; i++) {
+      const w = ok(A, 'inspect_notebook', { notebook_handle: H, ...view, after: cur, timeout_secs: 20 });
+      await sleep(100);
+      many.push((await ok(B, 'edit_cells', { notebook_handle: HB, edits: [
+        { op: 'insert', after: 'BOTTOM', source: `n = ${i}` }] })).sc.cells[0].cell_id);
+      const r = (await w).sc;
+      assert.equal(r.outcome, 'changed', `insert ${i}`);
+      cur = r.cursor;
+    }
+    same((await ok(A, 'inspect_notebook', { notebook_handle: H, ...view })).sc, await fresh(),
+      'forty inserts (kept)');
+    await once('a source edit after them', edit([{ op: 'edit', cell_id: cells[2], source: 'c = 31' }]));
+    await once('the forty deleted', edit([...many.map((id) => ({ op: 'delete', cell_id: id })),
+      { op: 'edit', cell_id: cells[2], source: 'c = 3' }]));
+    // The notebook as it was for the tests after this one.
+    const extra = after.cells.filter((c) => !cells.includes(c.cell_id)).map((c) => c.cell_id);
+    await waitFor('deletes', edit(extra.map((id) => ({ op: 'delete', cell_id: id }))));
+  } finally {
+    await C.close().catch(() => {});
   }
 });
 
