@@ -68,6 +68,22 @@ for t in $targets; do
 	    "$([ $rc = 0 ] && echo ok || echo "CRASH (rc $rc)")"
 	if [ $rc != 0 ]; then
 		grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -n 5
+		# Where it stopped, and the input itself: a CI machine's
+		# build tree is gone with it, its log is not.
+		grep -E '^ +#[0-9]+ 0x.* in .*\.c:[0-9]+' "$log" | head -n 12
+		for f in $(sed -n 's/.*Test unit written to \(.*\)$/\1/p' \
+		    "$log"); do
+			[ -f "$f" ] || continue
+			n=$(wc -c <"$f")
+			if [ "$n" -le 16384 ]; then
+				echo "input, $n bytes, base64 (decode it" \
+				    "with base64 -d):"
+				base64 -w 0 "$f"
+				echo
+			else
+				echo "input: $n bytes, too big to print"
+			fi
+		done
 		echo "run-fuzz: $t: see $log; reproduce with" \
 		    "$B/$t $crashes/<file>" >&2
 		failed="$failed $t"
