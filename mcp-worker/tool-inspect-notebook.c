@@ -68,8 +68,6 @@ static struct json_object	*tool_inspect_notebook_cell(
 		    char **);
 static struct json_object	*tool_inspect_notebook_line(size_t,
 		    const struct worker_nb_line *, struct evbuffer *, size_t *);
-static void	tool_inspect_notebook_num(struct evbuffer *, const char *,
-		    long long);
 static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
 		    const struct worker_nb *, const char *,
 		    struct json_object *, const char *);
@@ -458,13 +456,13 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 		tlen = l->type->via.str.size;
 	}
 	/* Pieces added as bytes: a printf per piece costs more than all. */
-	tool_inspect_notebook_num(text, "[", (long long)idx);
+	worker_output_num(text, "[", (long long)idx);
 	evbuffer_add(text, "] ", 2);
 	evbuffer_add(text, l->id->via.str.ptr, l->id->via.str.size);
 	evbuffer_add(text, " ", 1);
 	evbuffer_add(text, type, tlen);
 	if (l->has_count) {
-		tool_inspect_notebook_num(text, " [", (long long)l->count);
+		worker_output_num(text, " [", (long long)l->count);
 		evbuffer_add(text, "]", 1);
 	}
 	if (l->version != NULL) {
@@ -477,19 +475,19 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	evbuffer_add(text, ": ", 2);
 	worker_output_preview(text, l->source, l->source_len, 80);
 	if (l->nouts > 0) {
-		tool_inspect_notebook_num(text, " (", (long long)l->nouts);
+		worker_output_num(text, " (", (long long)l->nouts);
 		evbuffer_add(text, " outputs)", 9);
 	}
 	evbuffer_add(text, "\n", 1);
 
 	js = evbuffer_new();
-	tool_inspect_notebook_num(js, "{\"index\":", (long long)idx);
+	worker_output_num(js, "{\"index\":", (long long)idx);
 	evbuffer_add(js, ",\"cell_id\":", 11);
 	worker_rpc_quote(js, l->id->via.str.ptr, l->id->via.str.size);
 	evbuffer_add(js, ",\"cell_type\":", 13);
 	worker_rpc_quote(js, type, tlen);
 	if (l->has_count)
-		tool_inspect_notebook_num(js, ",\"execution_count\":",
+		worker_output_num(js, ",\"execution_count\":",
 		    (long long)l->count);
 	else
 		evbuffer_add(js, ",\"execution_count\":null", 23);
@@ -509,25 +507,13 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 		}
 		evbuffer_add(js, "]", 1);
 	}
-	tool_inspect_notebook_num(js, ",\"outputs_count\":",
+	worker_output_num(js, ",\"outputs_count\":",
 	    (long long)(int)l->nouts);
 	evbuffer_add(js, "}", 1);
 	*len = evbuffer_get_length(js);
 	c = worker_rpc_frozen(js);
 	evbuffer_free(js);
 	return (c);
-}
-
-/* pre, then n in decimal. */
-static void
-tool_inspect_notebook_num(struct evbuffer *b, const char *pre, long long n)
-{
-	char	num[24];
-	int	len;
-
-	evbuffer_add(b, pre, strlen(pre));
-	len = snprintf(num, sizeof num, "%lld", n);
-	evbuffer_add(b, num, (size_t)len);
 }
 
 /*

@@ -710,6 +710,21 @@ worker_output_source(struct json_object *cell, size_t *len)
 	return (json_object_get_string(v));
 }
 
+/*
+ * pre, then n in decimal: for text written in pieces, where a printf
+ * of each piece would cost more than the rest.
+ */
+void
+worker_output_num(struct evbuffer *b, const char *pre, long long n)
+{
+	char	num[24];
+	int	len;
+
+	evbuffer_add(b, pre, strlen(pre));
+	len = snprintf(num, sizeof num, "%lld", n);
+	evbuffer_add(b, num, (size_t)len);
+}
+
 /* The first line of a source, at most max bytes. */
 void
 worker_output_preview(struct evbuffer *text, const char *s, size_t len,

@@ -539,6 +539,7 @@ struct json_object *worker_output_cap(struct json_object *,
 const char	*worker_output_source(struct json_object *, size_t *);
 void		 worker_output_version(struct json_object *,
 		     struct json_object *, struct evbuffer *);
+void		 worker_output_num(struct evbuffer *, const char *, long long);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
 size_t		 worker_output_json_size(struct json_object *);
