@@ -1395,18 +1395,41 @@ worker_output_resources(const char *handle)
 	return (arr);
 }
 
-/* The text gathered in b as a string; frees b.  Caller frees. */
+/*
+ * The text gathered in b as a string; frees b.  Caller frees.  A NUL
+ * byte (a source may hold one) is shown as U+2400, the symbol for
+ * null: the text is a C string from here on, and the rest of it would
+ * be lost.
+ */
 char *
 worker_output_take(struct evbuffer *b)
 {
-	size_t	 len;
-	char	*s;
+	static const char	 sym[] = "\xe2\x90\x80";
+	size_t			 len, i, n, k;
+	char			*s, *t;
 
 	len = evbuffer_get_length(b);
 	s = xmalloc(len + 1);
 	evbuffer_remove(b, s, len);
 	s[len] = '\0';
 	evbuffer_free(b);
+	for (n = 0, i = 0; i < len; i++)
+		n += s[i] == '\0';
+	if (n > 0) {
+		t = xmalloc(len + 2 * n + 1);
+		for (i = 0, k = 0; i < len; i++) {
+			if (s[i] != '\0')
+				t[k++] = s[i];
+			else {
+				memcpy(t + k, sym, 3);
+				k += 3;
+			}
+		}
+		t[k] = '\0';
+		free(s);
+		s = t;
+		len = k;
+	}
 	/* No trailing newline in a content block. */
 	while (len > 0 && s[len - 1] == '\n')
 		s[--len] = '\0';

@@ -575,6 +575,19 @@ Test(args, cell_references)
 
 /* Output caps and ANSI stripping. */
 
+/* A NUL in the text (from a source) is shown, and what follows kept. */
+Test(output, take_shows_nul)
+{
+	struct evbuffer	*b = evbuffer_new();
+	char		*s;
+
+	evbuffer_add(b, "[3] c4 code: a\0b\n[4] c5 code: x\0\n", 33);
+	s = worker_output_take(b);
+	cr_assert_str_eq(s, "[3] c4 code: a\xe2\x90\x80" "b\n[4] c5 code: x"
+	    "\xe2\x90\x80");
+	free(s);
+}
+
 Test(output, strip_ansi)
 {
 	const char	*in =
