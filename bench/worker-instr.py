@@ -5,7 +5,8 @@
 # worker's CPU goes without a quiet machine.  Starts runtimed-mcp of the
 # build tree BUILD with a private socket and state directory and the
 # worker under callgrind, makes a notebook of CELLS cells (default 20),
-# and calls TOOL (outline, source, search or edit) CALLS times (default
+# and calls TOOL (outline, source, search, edit, or edit+outline: an
+# edit, then an outline that reads the content again) CALLS times (default
 # 50), then as many again in a second world; the difference of the two
 # totals over CALLS is the cost of one call, start-up and set-up left
 # out.  Needs valgrind.
@@ -68,9 +69,11 @@ def world(build, tool, calls, cells):
             call("inspect_notebook", {"notebook_handle": h, "view": "source"})
         elif tool == "search":
             call("search_cells", {"notebook_handle": h, "query": "print"})
-        elif tool == "edit":
+        elif tool in ("edit", "edit+outline"):
             call("edit_cells", {"notebook_handle": h, "edits": [
                 {"op": "edit", "cell_id": 0, "source": "x = %d" % i}]})
+            if tool == "edit+outline":
+                call("inspect_notebook", {"notebook_handle": h})
         else:
             sys.exit("worker-instr: unknown tool %s" % tool)
     p.stdin.close()

@@ -67,7 +67,8 @@ static struct json_object	*tool_inspect_notebook_cell(
 		    size_t, struct worker_budget *, struct evbuffer *, size_t,
 		    char **);
 static struct json_object	*tool_inspect_notebook_line(size_t,
-		    const struct worker_nb_line *, struct evbuffer *, size_t *);
+		    const struct worker_nb_line *, struct evbuffer *,
+		    struct evbuffer *, size_t *);
 static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
 		    const struct worker_nb *, const char *,
 		    struct json_object *, const char *);
@@ -436,15 +437,15 @@ tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
 
 /*
  * Cell idx of an outline from what worker_nb_cell_line read: its line
- * onto text, and its structuredContent written as JSON text rather than
- * built, in *len bytes (outlines are most reads: issue 14).  The bytes
+ * onto text, and its structuredContent written as JSON text (in js, an
+ * empty scratch buffer) rather than built, in *len bytes (outlines are
+ * most reads: issue 14).  The bytes
  * are those tool_inspect_notebook_cell gives.
  */
 static struct json_object *
 tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
-    struct evbuffer *text, size_t *len)
+    struct evbuffer *text, struct evbuffer *js, size_t *len)
 {
-	struct evbuffer		*js;
 	struct json_object	*c;
 	const msgpack_object	*name;
 	const char		*type = "code";
@@ -480,7 +481,6 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	}
 	evbuffer_add(text, "\n", 1);
 
-	js = evbuffer_new();
 	worker_output_num(js, "{\"index\":", (long long)idx);
 	evbuffer_add(js, ",\"cell_id\":", 11);
 	worker_rpc_quote(js, l->id->via.str.ptr, l->id->via.str.size);
@@ -512,7 +512,6 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	evbuffer_add(js, "}", 1);
 	*len = evbuffer_get_length(js);
 	c = worker_rpc_frozen(js);
-	evbuffer_free(js);
 	return (c);
 }
 
@@ -528,7 +527,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	struct json_object		*picked, *out, *c, *sc;
 	struct worker_budget		 budget;
 	struct worker_nb_line		 line;
-	struct evbuffer			*text, *kept;
+	struct evbuffer			*text, *kept, *js = NULL;
 	const char			*path;
 	char				*s, *more = NULL;
 	size_t				 i, n, mark, shown, used = 0, len;
@@ -578,7 +577,10 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		mark = evbuffer_get_length(text);
 		if (!st->source && !st->outputs &&
 		    worker_nb_cell_line(reply, idx, &line) == 0) {
-			c = tool_inspect_notebook_line(idx, &line, text, &len);
+			if (js == NULL)
+				js = evbuffer_new();
+			c = tool_inspect_notebook_line(idx, &line, text, js,
+			    &len);
 			tool_inspect_notebook_charge(&budget, text, mark);
 			len++;
 		} else {
@@ -625,6 +627,8 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		    "reads on)\n", st->start, (size_t)st->start + shown - 1,
 		    n, (size_t)st->start + shown);
 	free(more);
+	if (js != NULL)
+		evbuffer_free(js);
 	json_object_put(picked);
 
 	c = sc;

@@ -29,6 +29,8 @@ struct tool_search_cells {
 	int		 capped;	/* a match was left out for the cap */
 	struct json_object *matches;
 	struct evbuffer	*text;
+	struct evbuffer	*one;		/* scratch: a match's line */
+	struct evbuffer	*js;		/* scratch: a match's JSON */
 	int		 total;
 	const char	*version;	/* of the cell being searched */
 };
@@ -98,7 +100,7 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
     size_t len, size_t at, size_t mlen)
 {
 	struct json_object	*m;
-	struct evbuffer		*one, *js;
+	struct evbuffer		*one = st->one, *js = st->js;
 	size_t			 show, n, size;
 	int			 col;
 
@@ -110,7 +112,6 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	mlen = utf8_skip(line + at, mlen, TOOL_SEARCH_LINE);
 	col = tool_search_cells_column(line, at);
 	/* Written in pieces, the match as JSON text (a search's cost). */
-	one = evbuffer_new();
 	evbuffer_add(one, cell_id, strlen(cell_id));
 	if (st->version != NULL) {
 		evbuffer_add(one, " v", 2);
@@ -128,7 +129,6 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	n = utf8_chars((char *)evbuffer_pullup(one, -1),
 	    evbuffer_get_length(one));
 
-	js = evbuffer_new();
 	evbuffer_add(js, "{\"cell_id\":", 11);
 	worker_rpc_quote(js, cell_id, strlen(cell_id));
 	if (st->version != NULL) {
@@ -150,18 +150,16 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	size = evbuffer_get_length(js) + 1;
 	if (n > st->left || size > st->sleft) {
 		/* The result caps (docs/limits.md): no more matches. */
-		evbuffer_free(js);
-		evbuffer_free(one);
+		evbuffer_drain(js, evbuffer_get_length(js));
+		evbuffer_drain(one, evbuffer_get_length(one));
 		st->capped = 1;
 		return;
 	}
 	m = worker_rpc_frozen(js);
-	evbuffer_free(js);
 	st->left -= n;
 	if (st->sleft != SIZE_MAX)
 		st->sleft -= size;
 	evbuffer_add_buffer(st->text, one);
-	evbuffer_free(one);
 	json_object_array_add(st->matches, m);
 }
 
@@ -336,6 +334,8 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	st.matches = json_object_new_array();
 	st.text = evbuffer_new();
+	st.one = evbuffer_new();
+	st.js = evbuffer_new();
 	/* Read from the cells as sent: a search decodes none of them. */
 	for (i = 0; (cell = worker_nb_packed(reply, i)) != NULL; i++) {
 		if ((id = tool_search_cells_field(cell, "cell_id")) == NULL)
@@ -359,6 +359,8 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	if (st.regex)
 		regfree(&st.re);
+	evbuffer_free(st.one);
+	evbuffer_free(st.js);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "matches", st.matches);
 	json_object_object_add(sc, "total", json_object_new_int(st.total));

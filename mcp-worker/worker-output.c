@@ -717,12 +717,20 @@ worker_output_source(struct json_object *cell, size_t *len)
 void
 worker_output_num(struct evbuffer *b, const char *pre, long long n)
 {
-	char	num[24];
-	int	len;
+	char			 num[24];
+	size_t			 i = sizeof num;
+	unsigned long long	 u;
 
+	/* Digits from the right: snprintf is most of an outline's cost. */
+	u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+	do {
+		num[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (n < 0)
+		num[--i] = '-';
 	evbuffer_add(b, pre, strlen(pre));
-	len = snprintf(num, sizeof num, "%lld", n);
-	evbuffer_add(b, num, (size_t)len);
+	evbuffer_add(b, num + i, sizeof num - i);
 }
 
 /* The first line of a source, at most max bytes. */

@@ -575,6 +575,26 @@ Test(args, cell_references)
 
 /* Output caps and ANSI stripping. */
 
+/* worker_output_num: what printf's %lld gives, at the edges too. */
+Test(output, num_is_lld)
+{
+	static const long long	 v[] = { 0, 1, -1, 9, 10, -10, 123456789,
+	    INT64_MAX, INT64_MIN, INT64_MIN + 1, 4294967296LL };
+	struct evbuffer		*b;
+	char			 want[40];
+	size_t			 i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		b = evbuffer_new();
+		worker_output_num(b, "x=", v[i]);
+		snprintf(want, sizeof want, "x=%lld", v[i]);
+		cr_assert_eq(evbuffer_get_length(b), strlen(want));
+		cr_assert_eq(memcmp(evbuffer_pullup(b, -1), want,
+		    strlen(want)), 0, "%s", want);
+		evbuffer_free(b);
+	}
+}
+
 /* A NUL in the text (from a source) is shown, and what follows kept. */
 Test(output, take_shows_nul)
 {
