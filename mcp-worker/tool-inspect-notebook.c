@@ -62,6 +62,13 @@ static void	tool_inspect_notebook_charge(struct worker_budget *,
 static int	tool_inspect_notebook_pick(struct tool_inspect_notebook *,
 		    const struct worker_nb *, struct json_object *);
 static void	tool_inspect_notebook_free(struct tool_inspect_notebook *);
+static struct json_object	*tool_inspect_notebook_cell(
+		    struct tool_inspect_notebook *, const struct worker_nb *,
+		    size_t, struct worker_budget *, struct evbuffer *, size_t,
+		    char **);
+static struct json_object	*tool_inspect_notebook_line(size_t,
+		    const struct worker_nb_line *, struct evbuffer *,
+		    struct evbuffer *, size_t *);
 static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
 		    const struct worker_nb *, const char *,
 		    struct json_object *, const char *);
@@ -336,6 +343,179 @@ tool_inspect_notebook_free(struct tool_inspect_notebook *st)
 }
 
 /*
+ * Cell idx of an answer, decoded: its structuredContent, and its text
+ * onto text (from mark), charged to budget.  *more is the text a capped
+ * output points to (the caller's to free).
+ */
+static struct json_object *
+tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
+    const struct worker_nb *reply, size_t idx, struct worker_budget *budget,
+    struct evbuffer *text, size_t mark, char **more)
+{
+	struct json_object	*cell, *c, *ec, *outs, *head;
+	const char		*src, *ctype;
+	char			*enc;
+	size_t			 slen, nouts;
+	int			 trunc;
+
+	/* An outline decodes a cell's own fields, not its outputs. */
+	if (!st->source && !st->outputs) {
+		head = worker_nb_cell_head(reply, idx, &nouts);
+		cell = head;
+	} else {
+		cell = worker_nb_cell(reply, idx);
+		head = NULL;
+	}
+	ctype = json_object_get_string(json_object_object_get(cell,
+	    "cell_type"));
+	ec = json_object_object_get(cell, "execution_count");
+	outs = json_object_object_get(cell, "outputs");
+	if (head == NULL)
+		nouts = json_object_is_type(outs, json_type_array) ?
+		    json_object_array_length(outs) : 0;
+	c = json_object_new_object();
+	json_object_object_add(c, "index",
+	    json_object_new_int64((int64_t)idx));
+	json_object_object_add(c, "cell_id", json_object_get(
+	    json_object_object_get(cell, "cell_id")));
+	json_object_object_add(c, "cell_type", json_object_new_string(
+	    ctype != NULL ? ctype : "code"));
+	json_object_object_add(c, "execution_count",
+	    json_object_get(ec));
+	evbuffer_add_printf(text, "[%zu] %s %s", idx,
+	    json_object_get_string(json_object_object_get(cell,
+	    "cell_id")), ctype != NULL ? ctype : "code");
+	if (json_object_is_type(ec, json_type_int))
+		evbuffer_add_printf(text, " [%lld]",
+		    (long long)json_object_get_int64(ec));
+	worker_output_version(cell, c, text);
+	src = worker_output_source(cell, &slen);
+	if (!st->source) {
+		evbuffer_add(text, ": ", 2);
+		worker_output_preview(text, src, slen, 80);
+		if (nouts > 0)
+			evbuffer_add_printf(text, " (%zu outputs)",
+			    nouts);
+		evbuffer_add(text, "\n", 1);
+		json_object_object_add(c, "outputs_count",
+		    json_object_new_int((int)nouts));
+		tool_inspect_notebook_charge(budget, text, mark);
+	} else {
+		evbuffer_add(text, "\n", 1);
+		tool_inspect_notebook_charge(budget, text, mark);
+		tool_inspect_notebook_source(st, cell, c, budget,
+		    text);
+	}
+	if (st->outputs) {
+		if (strcmp(st->output_mode, "summary") == 0)
+			json_object_object_add(c, "outputs",
+			    tool_inspect_notebook_summary(outs,
+			    budget, text));
+		else {
+			free(*more);
+			enc = worker_resource_encode(
+			    json_object_get_string(
+			    json_object_object_get(cell, "cell_id")));
+			xasprintf(more, "the resource runtimed://"
+			    "sessions/%s/cells/%s has them all",
+			    st->handle, enc);
+			free(enc);
+			budget->more = *more;
+			budget->cell_cap = (size_t)st->max_output;
+			budget->cell_id = json_object_get_string(
+			    json_object_object_get(cell, "cell_id"));
+			json_object_object_add(c, "outputs",
+			    worker_output_cap(outs, budget, text,
+			    &trunc, st->call));
+			json_object_object_add(c, "truncated",
+			    json_object_new_boolean(trunc));
+		}
+	}
+	json_object_put(head);
+	return (c);
+}
+
+/*
+ * Cell idx of an outline from what worker_nb_cell_line read: its line
+ * onto text, and its structuredContent written as JSON text (in js, an
+ * empty scratch buffer) rather than built, in *len bytes (outlines are
+ * most reads: issue 14).  The bytes
+ * are those tool_inspect_notebook_cell gives.
+ */
+static struct json_object *
+tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
+    struct evbuffer *text, struct evbuffer *js, size_t *len)
+{
+	struct json_object	*c;
+	const msgpack_object	*name;
+	const char		*type = "code";
+	size_t			 tlen = 4;
+	uint32_t		 k;
+
+	if (l->type != NULL) {
+		type = l->type->via.str.ptr;
+		tlen = l->type->via.str.size;
+	}
+	/* Pieces added as bytes: a printf per piece costs more than all. */
+	worker_output_num(text, "[", (long long)idx);
+	evbuffer_add(text, "] ", 2);
+	evbuffer_add(text, l->id->via.str.ptr, l->id->via.str.size);
+	evbuffer_add(text, " ", 1);
+	evbuffer_add(text, type, tlen);
+	if (l->has_count) {
+		worker_output_num(text, " [", (long long)l->count);
+		evbuffer_add(text, "]", 1);
+	}
+	if (l->version != NULL) {
+		evbuffer_add(text, " v", 2);
+		evbuffer_add(text, l->version->via.str.ptr,
+		    l->version->via.str.size);
+	}
+	if (l->stale != NULL)
+		evbuffer_add(text, " stale", 6);
+	evbuffer_add(text, ": ", 2);
+	worker_output_preview(text, l->source, l->source_len, 80);
+	if (l->nouts > 0) {
+		worker_output_num(text, " (", (long long)l->nouts);
+		evbuffer_add(text, " outputs)", 9);
+	}
+	evbuffer_add(text, "\n", 1);
+
+	worker_output_num(js, "{\"index\":", (long long)idx);
+	evbuffer_add(js, ",\"cell_id\":", 11);
+	worker_rpc_quote(js, l->id->via.str.ptr, l->id->via.str.size);
+	evbuffer_add(js, ",\"cell_type\":", 13);
+	worker_rpc_quote(js, type, tlen);
+	if (l->has_count)
+		worker_output_num(js, ",\"execution_count\":",
+		    (long long)l->count);
+	else
+		evbuffer_add(js, ",\"execution_count\":null", 23);
+	if (l->version != NULL) {
+		evbuffer_add(js, ",\"version\":", 11);
+		worker_rpc_quote(js, l->version->via.str.ptr,
+		    l->version->via.str.size);
+	}
+	if (l->stale != NULL) {
+		evbuffer_add(js, ",\"stale\":[", 10);
+		for (k = 0; k < l->stale->via.array.size; k++) {
+			name = &l->stale->via.array.ptr[k];
+			if (k > 0)
+				evbuffer_add(js, ",", 1);
+			worker_rpc_quote(js, name->via.str.ptr,
+			    name->via.str.size);
+		}
+		evbuffer_add(js, "]", 1);
+	}
+	worker_output_num(js, ",\"outputs_count\":",
+	    (long long)(int)l->nouts);
+	evbuffer_add(js, "}", 1);
+	*len = evbuffer_get_length(js);
+	c = worker_rpc_frozen(js);
+	return (c);
+}
+
+/*
  * Answer from reply (ROOM_CONTENT) with outcome and what changed (the
  * changes object and its line of text, or NULL); frees st.
  */
@@ -344,16 +524,14 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
     const struct worker_nb *reply, const char *outcome,
     struct json_object *changes, const char *ctext)
 {
-	struct json_object		*picked, *out, *cell, *c, *ec;
-	struct json_object		*outs, *sc, *head;
+	struct json_object		*picked, *out, *c, *sc;
 	struct worker_budget		 budget;
-	struct evbuffer			*text, *kept;
-	const char			*src, *path, *ctype;
-	char				*s, *more = NULL, *enc;
-	size_t				 i, n, slen, mark, shown, used = 0, len;
-	size_t				 nouts;
+	struct worker_nb_line		 line;
+	struct evbuffer			*text, *kept, *js = NULL;
+	const char			*path;
+	char				*s, *more = NULL;
+	size_t				 i, n, mark, shown, used = 0, len;
 	int64_t				 seq;
-	int				 trunc;
 
 	seq = reply->seq;
 	picked = json_object_new_array();
@@ -397,86 +575,24 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		if (budget.result_left == 0)
 			break;
 		mark = evbuffer_get_length(text);
-		/* An outline decodes a cell's own fields, not its outputs. */
-		if (!st->source && !st->outputs) {
-			head = worker_nb_cell_head(reply, idx, &nouts);
-			cell = head;
-		} else {
-			cell = worker_nb_cell(reply, idx);
-			head = NULL;
-		}
-		ctype = json_object_get_string(json_object_object_get(cell,
-		    "cell_type"));
-		ec = json_object_object_get(cell, "execution_count");
-		outs = json_object_object_get(cell, "outputs");
-		if (head == NULL)
-			nouts = json_object_is_type(outs, json_type_array) ?
-			    json_object_array_length(outs) : 0;
-		c = json_object_new_object();
-		json_object_object_add(c, "index",
-		    json_object_new_int64((int64_t)idx));
-		json_object_object_add(c, "cell_id", json_object_get(
-		    json_object_object_get(cell, "cell_id")));
-		json_object_object_add(c, "cell_type", json_object_new_string(
-		    ctype != NULL ? ctype : "code"));
-		json_object_object_add(c, "execution_count",
-		    json_object_get(ec));
-		evbuffer_add_printf(text, "[%zu] %s %s", idx,
-		    json_object_get_string(json_object_object_get(cell,
-		    "cell_id")), ctype != NULL ? ctype : "code");
-		if (json_object_is_type(ec, json_type_int))
-			evbuffer_add_printf(text, " [%lld]",
-			    (long long)json_object_get_int64(ec));
-		worker_output_version(cell, c, text);
-		src = worker_output_source(cell, &slen);
-		if (!st->source) {
-			evbuffer_add(text, ": ", 2);
-			worker_output_preview(text, src, slen, 80);
-			if (nouts > 0)
-				evbuffer_add_printf(text, " (%zu outputs)",
-				    nouts);
-			evbuffer_add(text, "\n", 1);
-			json_object_object_add(c, "outputs_count",
-			    json_object_new_int((int)nouts));
+		if (!st->source && !st->outputs &&
+		    worker_nb_cell_line(reply, idx, &line) == 0) {
+			if (js == NULL)
+				js = evbuffer_new();
+			c = tool_inspect_notebook_line(idx, &line, text, js,
+			    &len);
 			tool_inspect_notebook_charge(&budget, text, mark);
+			len++;
 		} else {
-			evbuffer_add(text, "\n", 1);
-			tool_inspect_notebook_charge(&budget, text, mark);
-			tool_inspect_notebook_source(st, cell, c, &budget,
-			    text);
-		}
-		if (st->outputs) {
-			if (strcmp(st->output_mode, "summary") == 0)
-				json_object_object_add(c, "outputs",
-				    tool_inspect_notebook_summary(outs,
-				    &budget, text));
-			else {
-				free(more);
-				enc = worker_resource_encode(
-				    json_object_get_string(
-				    json_object_object_get(cell, "cell_id")));
-				xasprintf(&more, "the resource runtimed://"
-				    "sessions/%s/cells/%s has them all",
-				    st->handle, enc);
-				free(enc);
-				budget.more = more;
-				budget.cell_cap = (size_t)st->max_output;
-				budget.cell_id = json_object_get_string(
-				    json_object_object_get(cell, "cell_id"));
-				json_object_object_add(c, "outputs",
-				    worker_output_cap(outs, &budget, text,
-				    &trunc, st->call));
-				json_object_object_add(c, "truncated",
-				    json_object_new_boolean(trunc));
-			}
+			c = tool_inspect_notebook_cell(st, reply, idx, &budget,
+			    text, mark, &more);
+			len = worker_rpc_freeze(c) + 1;
 		}
 		/*
 		 * structuredContent within its cap too: a cell that does not
 		 * fit is left for the next call (its text taken back), unless
 		 * it is the first.
 		 */
-		json_object_put(head);
-		len = worker_rpc_freeze(c) + 1;
 		if (json_object_array_length(out) > 0 &&
 		    used + len > WORKER_STRUCT_CAP - 1500) {
 			json_object_put(c);
@@ -511,6 +627,8 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		    "reads on)\n", st->start, (size_t)st->start + shown - 1,
 		    n, (size_t)st->start + shown);
 	free(more);
+	if (js != NULL)
+		evbuffer_free(js);
 	json_object_put(picked);
 
 	c = sc;

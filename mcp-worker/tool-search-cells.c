@@ -29,6 +29,8 @@ struct tool_search_cells {
 	int		 capped;	/* a match was left out for the cap */
 	struct json_object *matches;
 	struct evbuffer	*text;
+	struct evbuffer	*one;		/* scratch: a match's line */
+	struct evbuffer	*js;		/* scratch: a match's JSON */
 	int		 total;
 	const char	*version;	/* of the cell being searched */
 };
@@ -98,8 +100,9 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
     size_t len, size_t at, size_t mlen)
 {
 	struct json_object	*m;
-	struct evbuffer		*one;
+	struct evbuffer		*one = st->one, *js = st->js;
 	size_t			 show, n, size;
+	int			 col;
 
 	st->total++;
 	if ((int)json_object_array_length(st->matches) >= st->max ||
@@ -107,45 +110,56 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 		return;
 	show = utf8_skip(line, len, TOOL_SEARCH_LINE);
 	mlen = utf8_skip(line + at, mlen, TOOL_SEARCH_LINE);
-	one = evbuffer_new();
-	evbuffer_add_printf(one, "%s%s%s %s:%d:%d: ", cell_id,
-	    st->version != NULL ? " v" : "", st->version != NULL ?
-	    st->version : "", where, lineno, tool_search_cells_column(line,
-	    at));
+	col = tool_search_cells_column(line, at);
+	/* Written in pieces, the match as JSON text (a search's cost). */
+	evbuffer_add(one, cell_id, strlen(cell_id));
+	if (st->version != NULL) {
+		evbuffer_add(one, " v", 2);
+		evbuffer_add(one, st->version, strlen(st->version));
+	}
+	evbuffer_add(one, " ", 1);
+	evbuffer_add(one, where, strlen(where));
+	worker_output_num(one, ":", lineno);
+	worker_output_num(one, ":", col);
+	evbuffer_add(one, ": ", 2);
 	evbuffer_add(one, line, show);
-	evbuffer_add_printf(one, "%s\n", show < len ? " ..." : "");
+	if (show < len)
+		evbuffer_add(one, " ...", 4);
+	evbuffer_add(one, "\n", 1);
 	n = utf8_chars((char *)evbuffer_pullup(one, -1),
 	    evbuffer_get_length(one));
-	m = json_object_new_object();
-	json_object_object_add(m, "cell_id", json_object_new_string(cell_id));
-	if (st->version != NULL)
-		json_object_object_add(m, "version",
-		    json_object_new_string(st->version));
-	json_object_object_add(m, "index", json_object_new_int(index));
-	json_object_object_add(m, "in", json_object_new_string(where));
+
+	evbuffer_add(js, "{\"cell_id\":", 11);
+	worker_rpc_quote(js, cell_id, strlen(cell_id));
+	if (st->version != NULL) {
+		evbuffer_add(js, ",\"version\":", 11);
+		worker_rpc_quote(js, st->version, strlen(st->version));
+	}
+	worker_output_num(js, ",\"index\":", index);
+	evbuffer_add(js, ",\"in\":", 6);
+	worker_rpc_quote(js, where, strlen(where));
 	if (output >= 0)
-		json_object_object_add(m, "output_index",
-		    json_object_new_int(output));
-	json_object_object_add(m, "line", json_object_new_int(lineno));
-	json_object_object_add(m, "column", json_object_new_int(
-	    tool_search_cells_column(line, at)));
-	json_object_object_add(m, "match", json_object_new_string_len(
-	    line + at, (int)mlen));
-	json_object_object_add(m, "text", json_object_new_string_len(line,
-	    (int)show));
-	size = worker_rpc_freeze(m) + 1;
+		worker_output_num(js, ",\"output_index\":", output);
+	worker_output_num(js, ",\"line\":", lineno);
+	worker_output_num(js, ",\"column\":", col);
+	evbuffer_add(js, ",\"match\":", 9);
+	worker_rpc_quote(js, line + at, mlen);
+	evbuffer_add(js, ",\"text\":", 8);
+	worker_rpc_quote(js, line, show);
+	evbuffer_add(js, "}", 1);
+	size = evbuffer_get_length(js) + 1;
 	if (n > st->left || size > st->sleft) {
 		/* The result caps (docs/limits.md): no more matches. */
-		json_object_put(m);
-		evbuffer_free(one);
+		evbuffer_drain(js, evbuffer_get_length(js));
+		evbuffer_drain(one, evbuffer_get_length(one));
 		st->capped = 1;
 		return;
 	}
+	m = worker_rpc_frozen(js);
 	st->left -= n;
 	if (st->sleft != SIZE_MAX)
 		st->sleft -= size;
 	evbuffer_add_buffer(st->text, one);
-	evbuffer_free(one);
 	json_object_array_add(st->matches, m);
 }
 
@@ -320,6 +334,8 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	st.matches = json_object_new_array();
 	st.text = evbuffer_new();
+	st.one = evbuffer_new();
+	st.js = evbuffer_new();
 	/* Read from the cells as sent: a search decodes none of them. */
 	for (i = 0; (cell = worker_nb_packed(reply, i)) != NULL; i++) {
 		if ((id = tool_search_cells_field(cell, "cell_id")) == NULL)
@@ -343,6 +359,8 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	}
 	if (st.regex)
 		regfree(&st.re);
+	evbuffer_free(st.one);
+	evbuffer_free(st.js);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "matches", st.matches);
 	json_object_object_add(sc, "total", json_object_new_int(st.total));

@@ -710,6 +710,29 @@ worker_output_source(struct json_object *cell, size_t *len)
 	return (json_object_get_string(v));
 }
 
+/*
+ * pre, then n in decimal: for text written in pieces, where a printf
+ * of each piece would cost more than the rest.
+ */
+void
+worker_output_num(struct evbuffer *b, const char *pre, long long n)
+{
+	char			 num[24];
+	size_t			 i = sizeof num;
+	unsigned long long	 u;
+
+	/* Digits from the right: snprintf is most of an outline's cost. */
+	u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+	do {
+		num[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (n < 0)
+		num[--i] = '-';
+	evbuffer_add(b, pre, strlen(pre));
+	evbuffer_add(b, num + i, sizeof num - i);
+}
+
 /* The first line of a source, at most max bytes. */
 void
 worker_output_preview(struct evbuffer *text, const char *s, size_t len,
@@ -1380,18 +1403,41 @@ worker_output_resources(const char *handle)
 	return (arr);
 }
 
-/* The text gathered in b as a string; frees b.  Caller frees. */
+/*
+ * The text gathered in b as a string; frees b.  Caller frees.  A NUL
+ * byte (a source may hold one) is shown as U+2400, the symbol for
+ * null: the text is a C string from here on, and the rest of it would
+ * be lost.
+ */
 char *
 worker_output_take(struct evbuffer *b)
 {
-	size_t	 len;
-	char	*s;
+	static const char	 sym[] = "\xe2\x90\x80";
+	size_t			 len, i, n, k;
+	char			*s, *t;
 
 	len = evbuffer_get_length(b);
 	s = xmalloc(len + 1);
 	evbuffer_remove(b, s, len);
 	s[len] = '\0';
 	evbuffer_free(b);
+	for (n = 0, i = 0; i < len; i++)
+		n += s[i] == '\0';
+	if (n > 0) {
+		t = xmalloc(len + 2 * n + 1);
+		for (i = 0, k = 0; i < len; i++) {
+			if (s[i] != '\0')
+				t[k++] = s[i];
+			else {
+				memcpy(t + k, sym, 3);
+				k += 3;
+			}
+		}
+		t[k] = '\0';
+		free(s);
+		s = t;
+		len = k;
+	}
 	/* No trailing newline in a content block. */
 	while (len > 0 && s[len - 1] == '\n')
 		s[--len] = '\0';

@@ -238,6 +238,104 @@ worker_nb_cell_head(const struct worker_nb *nb, size_t i, size_t *nouts)
 	return (cell);
 }
 
+/* A string an outline line shows as text: short and without NUL. */
+static int
+worker_nb_line_str(const msgpack_object *o)
+{
+	return (o->type == MSGPACK_OBJECT_STR &&
+	    o->via.str.size <= WORKER_NB_LINE_STR_MAX &&
+	    memchr(o->via.str.ptr, '\0', o->via.str.size) == NULL);
+}
+
+/*
+ * What an outline shows of cell i, borrowed from the cell as the daemon
+ * sent it, without decoding it.  -1 when the cell was decoded or holds
+ * a field of a type the daemon does not send: the caller then reads
+ * worker_nb_cell_head, which shows any cell.
+ */
+int
+worker_nb_cell_line(const struct worker_nb *nb, size_t i,
+    struct worker_nb_line *l)
+{
+	struct worker_nb_doc	*d = nb->doc;
+	const msgpack_object_kv	*kv;
+	const msgpack_object	*o, *v;
+	const char		*key;
+	uint32_t		 j, k;
+
+	memset(l, 0, sizeof *l);
+	l->source = "";
+	if (i >= d->n || d->cell[i] != NULL)
+		return (-1);
+	o = &d->cells[i];
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return (-1);
+	/* The last of a key wins, as it does in the decoded cell. */
+	for (j = 0; j < o->via.map.size; j++) {
+		kv = &o->via.map.ptr[j];
+		if (kv->key.type != MSGPACK_OBJECT_STR)
+			continue;
+		key = kv->key.via.str.ptr;
+		v = &kv->val;
+		switch (kv->key.via.str.size) {
+		case 5:
+			if (memcmp(key, "stale", 5) != 0)
+				break;
+			if (v->type != MSGPACK_OBJECT_ARRAY)
+				return (-1);
+			for (k = 0; k < v->via.array.size; k++)
+				if (!worker_nb_line_str(&v->via.array.ptr[k]))
+					return (-1);
+			l->stale = v->via.array.size > 0 ? v : NULL;
+			break;
+		case 6:
+			if (memcmp(key, "source", 6) != 0)
+				break;
+			if (v->type != MSGPACK_OBJECT_STR)
+				return (-1);
+			l->source = v->via.str.ptr;
+			l->source_len = v->via.str.size;
+			break;
+		case 7:
+			if (memcmp(key, "cell_id", 7) == 0) {
+				if (!worker_nb_line_str(v))
+					return (-1);
+				l->id = v;
+			} else if (memcmp(key, "outputs", 7) == 0)
+				l->nouts = v->type == MSGPACK_OBJECT_ARRAY ?
+				    v->via.array.size : 0;
+			else if (memcmp(key, "version", 7) == 0) {
+				if (!worker_nb_line_str(v))
+					return (-1);
+				l->version = v;
+			}
+			break;
+		case 9:
+			if (memcmp(key, "cell_type", 9) != 0)
+				break;
+			if (!worker_nb_line_str(v))
+				return (-1);
+			l->type = v;
+			break;
+		case 15:
+			if (memcmp(key, "execution_count", 15) != 0)
+				break;
+			l->has_count = 1;
+			if (v->type == MSGPACK_OBJECT_NIL)
+				l->has_count = 0;
+			else if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+			    v->via.u64 <= INT64_MAX)
+				l->count = (int64_t)v->via.u64;
+			else if (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+				l->count = v->via.i64;
+			else
+				return (-1);
+			break;
+		}
+	}
+	return (l->id != NULL ? 0 : -1);
+}
+
 /* Cell i as the daemon sent it (a map, in the notebook's zone), or NULL. */
 const msgpack_object *
 worker_nb_packed(const struct worker_nb *nb, size_t i)

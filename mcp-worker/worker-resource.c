@@ -115,7 +115,6 @@ worker_resource_encode(const char *s)
 		else
 			evbuffer_add_printf(b, "%%%02X", (unsigned char)*s);
 	}
-	evbuffer_add(b, "", 1);
 	return (worker_output_take(b));
 }
 

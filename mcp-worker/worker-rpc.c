@@ -155,6 +155,58 @@ worker_rpc_freeze(struct json_object *o)
 	return (len);
 }
 
+/*
+ * An object whose text is the JSON in buf (which is emptied), as a
+ * frozen one: for a part of a reply written as text, not built.
+ */
+struct json_object *
+worker_rpc_frozen(struct evbuffer *buf)
+{
+	struct worker_rpc_frozen	*f;
+	struct json_object		*o;
+	size_t				 len = evbuffer_get_length(buf);
+
+	f = xmalloc(sizeof *f + len);
+	f->len = len;
+	evbuffer_remove(buf, f->text, len);
+	o = json_object_new_int(0);
+	json_object_set_serializer(o, worker_rpc_frozen_out, f,
+	    worker_rpc_frozen_free);
+	return (o);
+}
+
+/*
+ * s (len bytes) as a JSON string onto buf, escaped by json-c as
+ * worker_rpc_emit escapes it; one string object serves every call.
+ */
+void
+worker_rpc_quote(struct evbuffer *buf, const char *s, size_t len)
+{
+	static struct json_object	*str;
+	const char			*t;
+	size_t				 n;
+
+	/* Most (ids, versions, names) have nothing json-c would escape. */
+	for (n = 0; n < len; n++) {
+		if ((unsigned char)s[n] < 0x20 || s[n] == '"' || s[n] == '\\')
+			break;
+	}
+	if (n == len) {
+		evbuffer_add(buf, "\"", 1);
+		evbuffer_add(buf, s, len);
+		evbuffer_add(buf, "\"", 1);
+		return;
+	}
+	if (str == NULL)
+		str = json_object_new_string("");
+	if (len > INT32_MAX - 1 ||
+	    !json_object_set_string_len(str, s, (int)len))
+		fatalx("worker_rpc_quote: a string of %zu bytes", len);
+	t = json_object_to_json_string_length(str, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	evbuffer_add(buf, t, n);
+}
+
 /* {code, message} of a JSON-RPC error. */
 static struct json_object *
 worker_rpc_error_object(int code, const char *text)

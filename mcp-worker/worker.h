@@ -165,6 +165,8 @@ void		 worker_rpc_init(struct event_base *,
 void		 worker_rpc_idle(void);
 void		 worker_rpc_input(const char *, size_t);
 size_t		 worker_rpc_freeze(struct json_object *);
+struct json_object *worker_rpc_frozen(struct evbuffer *);
+void		 worker_rpc_quote(struct evbuffer *, const char *, size_t);
 void		 worker_rpc_answer(struct json_object *,
 		     struct json_object *);
 void		 worker_rpc_notify(const char *, struct json_object *);
@@ -337,6 +339,19 @@ struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
 	struct json_object	*warnings;	/* NULL when none */
 	int			 refs;
 };
+/* What an outline shows of a cell (worker_nb_cell_line): borrowed. */
+#define WORKER_NB_LINE_STR_MAX	256	/* longer strings: the JSON path */
+struct worker_nb_line {
+	const msgpack_object	*id;		/* STR */
+	const msgpack_object	*type;		/* STR, or NULL: code */
+	const char		*source;	/* "" when none */
+	size_t			 source_len;
+	int			 has_count;
+	int64_t			 count;
+	const msgpack_object	*version;	/* STR, or NULL */
+	const msgpack_object	*stale;		/* non-empty ARRAY, or NULL */
+	size_t			 nouts;
+};
 struct worker_exec {			/* EXEC_STATE */
 	char			*execution_id;
 	char			*status;
@@ -357,6 +372,8 @@ struct json_object *worker_nb_cell(const struct worker_nb *, size_t);
 struct json_object *worker_nb_cell_head(const struct worker_nb *, size_t,
 		     size_t *);
 const msgpack_object *worker_nb_packed(const struct worker_nb *, size_t);
+int		 worker_nb_cell_line(const struct worker_nb *, size_t,
+		     struct worker_nb_line *);
 struct json_object *worker_nb_cells(const struct worker_nb *);
 ssize_t		 worker_nb_find(const struct worker_nb *, const char *);
 struct worker_exec *worker_exec_read(const msgpack_object *, char **);
@@ -522,6 +539,7 @@ struct json_object *worker_output_cap(struct json_object *,
 const char	*worker_output_source(struct json_object *, size_t *);
 void		 worker_output_version(struct json_object *,
 		     struct json_object *, struct evbuffer *);
+void		 worker_output_num(struct evbuffer *, const char *, long long);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
 size_t		 worker_output_json_size(struct json_object *);

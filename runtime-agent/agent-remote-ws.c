@@ -18,6 +18,7 @@
 
 #include <sys/socket.h>
 
+#include <ctype.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,11 +188,15 @@ agent_remote_ws_handshake_parse(const char *buf, size_t len, const char *key,
 		    "%d bytes", AGENT_REMOTE_WS_HANDSHAKE_MAX);
 		return (-1);
 	}
+	/* Three digits read in place: buf is not a C string (no sscanf). */
 	if (len < 12 || strncmp(buf, "HTTP/1.1 ", 9) != 0 ||
-	    sscanf(buf + 9, "%3d", &status) != 1) {
+	    !isdigit((unsigned char)buf[9]) ||
+	    !isdigit((unsigned char)buf[10]) ||
+	    !isdigit((unsigned char)buf[11])) {
 		*cause = xstrdup("the server's answer is not HTTP/1.1");
 		return (-1);
 	}
+	status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
 	if (status != 101) {
 		xasprintf(cause, "the server answered %d to the kernel "
 		    "WebSocket%s", status, status == 403 ? " (the token was "

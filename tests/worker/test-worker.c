@@ -575,6 +575,39 @@ Test(args, cell_references)
 
 /* Output caps and ANSI stripping. */
 
+/* worker_output_num: what printf's %lld gives, at the edges too. */
+Test(output, num_is_lld)
+{
+	static const long long	 v[] = { 0, 1, -1, 9, 10, -10, 123456789,
+	    INT64_MAX, INT64_MIN, INT64_MIN + 1, 4294967296LL };
+	struct evbuffer		*b;
+	char			 want[40];
+	size_t			 i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		b = evbuffer_new();
+		worker_output_num(b, "x=", v[i]);
+		snprintf(want, sizeof want, "x=%lld", v[i]);
+		cr_assert_eq(evbuffer_get_length(b), strlen(want));
+		cr_assert_eq(memcmp(evbuffer_pullup(b, -1), want,
+		    strlen(want)), 0, "%s", want);
+		evbuffer_free(b);
+	}
+}
+
+/* A NUL in the text (from a source) is shown, and what follows kept. */
+Test(output, take_shows_nul)
+{
+	struct evbuffer	*b = evbuffer_new();
+	char		*s;
+
+	evbuffer_add(b, "[3] c4 code: a\0b\n[4] c5 code: x\0\n", 33);
+	s = worker_output_take(b);
+	cr_assert_str_eq(s, "[3] c4 code: a\xe2\x90\x80" "b\n[4] c5 code: x"
+	    "\xe2\x90\x80");
+	free(s);
+}
+
 Test(output, strip_ansi)
 {
 	const char	*in =
@@ -842,6 +875,35 @@ Test(cursor, issued_stale_foreign)
 	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000, "", &seq), -1);
 	cr_assert_eq(worker_cursor_parse(0x1234, "nb-1", 1000,
 	    "c1.1000.42.zz", &seq), -1);
+}
+
+/* worker_rpc_quote writes what json-c writes, for every byte. */
+Test(rpc, quote_is_json_c)
+{
+	struct json_object	*str;
+	struct evbuffer		*b;
+	const char		*want;
+	char			 s[3];
+	size_t			 len;
+	int			 c;
+
+	for (c = -1; c < 256; c++) {
+		s[0] = 'a';
+		s[1] = (char)c;
+		s[2] = 'z';
+		len = c == -1 ? 0 : 3;	/* -1: the empty string */
+		str = json_object_new_string_len(s, (int)len);
+		want = json_object_to_json_string_ext(str,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		b = evbuffer_new();
+		worker_rpc_quote(b, s, len);
+		cr_assert_eq(evbuffer_get_length(b), strlen(want), "byte %d",
+		    c);
+		cr_assert_eq(memcmp(evbuffer_pullup(b, -1), want,
+		    strlen(want)), 0, "byte %d", c);
+		evbuffer_free(b);
+		json_object_put(str);
+	}
 }
 
 Test(rpc, tools_list_pages, .init = rpc_setup, .fini = rpc_teardown)
@@ -1170,6 +1232,80 @@ nb_cell_is(struct worker_nb *nb, size_t i, const char *want)
 {
 	cr_assert_str_eq(json_object_to_json_string_ext(worker_nb_cell(nb, i),
 	    JSON_C_TO_STRING_PLAIN), want, "cell %zu", i);
+}
+
+/*
+ * What an outline reads of a cell without decoding it: the fields of
+ * the types the daemon sends, or -1 (the decoded path) for anything
+ * else, and for a cell already decoded.
+ */
+Test(reply, outline_line)
+{
+	struct worker_nb	*nb;
+	struct worker_nb_line	 l;
+	const msgpack_object	*o;
+	msgpack_zone		*z;
+	char			*cause = NULL, json[1024], longtype[300];
+	size_t			 i;
+
+	memset(longtype, 'x', sizeof longtype - 1);
+	longtype[sizeof longtype - 1] = '\0';
+	snprintf(json, sizeof json, "{\"notebook_id\":\"nb\",\"seq\":1,"
+	    "\"cells\":["
+	    "{\"cell_id\":\"a\",\"cell_type\":\"markdown\",\"source\":"
+	    "\"x\\ny\",\"version\":\"v1\",\"execution_count\":null,"
+	    "\"outputs\":[1,2],\"stale\":[\"never_run\",\"kernel_restarted\"]},"
+	    "{\"cell_id\":\"b\",\"source\":\"s\",\"execution_count\":7},"
+	    "{\"cell_id\":\"c\",\"execution_count\":1.5},"
+	    "{\"source\":\"no id\"},"
+	    "{\"cell_id\":\"d\",\"stale\":\"never_run\"},"
+	    "{\"cell_id\":\"e\",\"stale\":[3]},"
+	    "{\"cell_id\":\"f\",\"source\":[\"a\",\"b\"]},"
+	    "{\"cell_id\":\"g\",\"stale\":[],\"execution_count\":-2},"
+	    "{\"cell_id\":\"h\",\"cell_type\":\"%s\"},"
+	    "{\"cell_id\":\"i\\u0000j\"},"
+	    "{\"cell_id\":\"k\",\"version\":7}]}", longtype);
+	o = nb_frame(json, &z);
+	nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, o, z, &cause);
+	cr_assert_not_null(nb, "%s", cause);
+
+	cr_assert_eq(worker_nb_cell_line(nb, 0, &l), 0);
+	cr_assert_eq(l.id->via.str.size, 1);
+	cr_assert_eq(memcmp(l.type->via.str.ptr, "markdown", 8), 0);
+	cr_assert_eq(l.source_len, 3);
+	cr_assert_eq(memcmp(l.source, "x\ny", 3), 0);
+	cr_assert_eq(l.has_count, 0);
+	cr_assert_eq(memcmp(l.version->via.str.ptr, "v1", 2), 0);
+	cr_assert_eq(l.stale->via.array.size, 2);
+	cr_assert_eq(l.nouts, 2);
+
+	cr_assert_eq(worker_nb_cell_line(nb, 1, &l), 0);
+	cr_assert_null(l.type);
+	cr_assert_null(l.version);
+	cr_assert_null(l.stale);
+	cr_assert(l.has_count && l.count == 7);
+	cr_assert_eq(l.nouts, 0);
+
+	cr_assert_eq(worker_nb_cell_line(nb, 7, &l), 0);
+	cr_assert_null(l.stale, "an empty stale shows nothing");
+	cr_assert(l.has_count && l.count == -2);
+	cr_assert_str_eq(l.source, "");
+
+	/* A float count, no id, a stale not a list of names, a source in
+	 * lines, a type too long to be one, a NUL in an id, a number as
+	 * version: the decoded path shows them as it always has. */
+	for (i = 2; i <= 10; i++) {
+		if (i == 7)
+			continue;
+		cr_assert_eq(worker_nb_cell_line(nb, i, &l), -1, "cell %zu",
+		    i);
+	}
+	cr_assert_eq(worker_nb_cell_line(nb, 11, &l), -1, "past the end");
+
+	/* Once decoded (a delta applied to it, a source view), -1 too. */
+	cr_assert_not_null(worker_nb_cell(nb, 1));
+	cr_assert_eq(worker_nb_cell_line(nb, 1, &l), -1);
+	worker_nb_unref(nb);
 }
 
 /*

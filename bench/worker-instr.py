@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: ISC
+# bench/worker-instr.py BUILD TOOL [CALLS] [CELLS]: the worker's
+# instructions (callgrind Ir) per call of one tool, for telling where a
+# worker's CPU goes without a quiet machine.  Starts runtimed-mcp of the
+# build tree BUILD with a private socket and state directory and the
+# worker under callgrind, makes a notebook of CELLS cells (default 20),
+# and calls TOOL (outline, source, search, edit, or edit+outline: an
+# edit, then an outline that reads the content again) CALLS times (default
+# 50), then as many again in a second world; the difference of the two
+# totals over CALLS is the cost of one call, start-up and set-up left
+# out.  Needs valgrind.
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def world(build, tool, calls, cells):
+    d = tempfile.mkdtemp(prefix="worker-instr.")
+    lib = os.path.join(d, "libexec")
+    os.mkdir(lib)
+    wrap = os.path.join(lib, "runtimed-mcp-worker")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec valgrind --tool=callgrind "
+                "--callgrind-out-file=%s/cg.out %s/runtimed-mcp-worker "
+                "\"$@\" 2>%s/valgrind.log\n" % (d, build, d))
+    os.chmod(wrap, 0o755)
+    env = dict(os.environ, RUNTIMED_SOCKET=d + "/s.sock",
+               RUNTIMED_STATE_DIR=d + "/state",
+               RUNTIMED_LIBEXEC_DIR="%s:%s:%s/runtimed" % (lib, build, build))
+    p = subprocess.Popen([build + "/runtimed-mcp"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, env=env, cwd=d)
+    n = [0]
+
+    def rpc(method, params):
+        n[0] += 1
+        p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n[0],
+                                   "method": method, "params": params})
+                       + "\n").encode())
+        p.stdin.flush()
+        while True:
+            m = json.loads(p.stdout.readline())
+            if m.get("id") == n[0]:
+                return m
+
+    def call(name, args):
+        r = rpc("tools/call", {"name": name, "arguments": args})
+        if "error" in r or r["result"].get("isError"):
+            sys.exit("worker-instr: %s: %s" % (name, json.dumps(r)[:300]))
+        return r["result"]["structuredContent"]
+
+    rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "worker-instr", "version": "1"}})
+    p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    p.stdin.flush()
+    h = call("create_notebook", {"path": d + "/n.ipynb"})["notebook_handle"]
+    call("edit_cells", {"notebook_handle": h, "edits": [
+        {"op": "insert", "after": "BOTTOM",
+         "source": "for i in range(%d):\n    print('line', i)\nx = %d" % (i, i)}
+        for i in range(cells)]})
+    for i in range(calls):
+        if tool == "outline":
+            call("inspect_notebook", {"notebook_handle": h})
+        elif tool == "source":
+            call("inspect_notebook", {"notebook_handle": h, "view": "source"})
+        elif tool == "search":
+            call("search_cells", {"notebook_handle": h, "query": "print"})
+        elif tool in ("edit", "edit+outline"):
+            call("edit_cells", {"notebook_handle": h, "edits": [
+                {"op": "edit", "cell_id": 0, "source": "x = %d" % i}]})
+            if tool == "edit+outline":
+                call("inspect_notebook", {"notebook_handle": h})
+        else:
+            sys.exit("worker-instr: unknown tool %s" % tool)
+    p.stdin.close()
+    p.wait()
+    subprocess.run([build + "/runtimed/runtimed", "stop"], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = subprocess.run(["callgrind_annotate", d + "/cg.out"],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", out)
+    shutil.rmtree(d, ignore_errors=True)
+    if m is None:
+        sys.exit("worker-instr: no callgrind totals (is valgrind there?)")
+    return int(m.group(1).replace(",", ""))
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: worker-instr.py BUILD TOOL [CALLS] [CELLS]")
+    build = os.path.abspath(sys.argv[1])
+    tool = sys.argv[2]
+    calls = int(sys.argv[3]) if len(sys.argv) > 3 else 50
+    cells = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+    a = world(build, tool, calls, cells)
+    b = world(build, tool, 2 * calls, cells)
+    print("%s, %d cells: %d instructions per call (worker, callgrind)"
+          % (tool, cells, (b - a) // calls))
+
+
+main()
