@@ -84,8 +84,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	web_ansi_html(b, s, size);
 	evbuffer_free(b);
 
+	/* As a frame's body gets to the renderer: walked before unpacked. */
 	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, (const char *)data, size, NULL) ==
+	if (proto_frame_sane(data, size) &&
+	    msgpack_unpack_next(&u, (const char *)data, size, NULL) ==
 	    MSGPACK_UNPACK_SUCCESS) {
 		threads = u.data.type == MSGPACK_OBJECT_MAP ?
 		    web_render_threads(proto_get(&u.data, "metadata")) : NULL;

@@ -10,7 +10,6 @@
 #include "proto.h"
 
 static uint64_t	proto_frame_be(const uint8_t *, size_t);
-static int	proto_frame_sane(const uint8_t *, size_t);
 
 void
 proto_header_pack(const struct proto_header *hdr, uint8_t *p)
@@ -127,9 +126,10 @@ proto_frame_be(const uint8_t *p, size_t n)
  * container's declared size before reading its elements, so a 20-byte body
  * claiming a map of four billion entries would make it ask for 128 GiB.
  * Every element takes at least one byte, so a sane body never declares
- * more pending elements than it has bytes left.
+ * more pending elements than it has bytes left.  Whoever unpacks bytes it
+ * did not write itself asks this first.
  */
-static int
+int
 proto_frame_sane(const uint8_t *p, size_t len)
 {
 	size_t		off = 0, skip, hdr;
