@@ -439,8 +439,8 @@ tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
  * Cell idx of an outline from what worker_nb_cell_line read: its line
  * onto text, and its structuredContent written as JSON text (in js, an
  * empty scratch buffer) rather than built, in *len bytes (outlines are
- * most reads: issue 14).  The bytes
- * are those tool_inspect_notebook_cell gives.
+ * most reads: decision 039).  The bytes are those
+ * tool_inspect_notebook_cell gives.
  */
 static struct json_object *
 tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
