@@ -272,17 +272,25 @@ Test(cache, edits_invalidate)
 }
 
 /* A cell over ROOM_CELL_CACHE_MAX keeps its version, not its bytes. */
+/* Set c's source to len bytes of ch. */
+static void
+set_filled(struct room_cell *c, int ch, size_t len)
+{
+	char	*s = xmalloc(len);
+
+	memset(s, ch, len);
+	room_nb_cell_set_source(c, s, len);
+	free(s);
+}
+
 Test(cache, big_cell_keeps_version_only)
 {
 	struct room_nb		*nb = nb_cells();
 	struct room_cell	*c = nb->cells[0];
-	char			 v[ROOM_VERSION_LEN + 1], *big;
+	char			 v[ROOM_VERSION_LEN + 1];
 	size_t			 len = ROOM_CELL_CACHE_MAX + 1;
 
-	big = xmalloc(len);
-	memset(big, 'x', len);
-	room_nb_cell_set_source(c, big, len);
-	free(big);
+	set_filled(c, 'x', len);
 	room_cell_version(c, v);
 	cr_assert_null(c->packed);
 	cr_assert_str_eq(v, c->version);
@@ -291,10 +299,7 @@ Test(cache, big_cell_keeps_version_only)
 	room_nb_cell_set_source(c, "", 0);
 	room_cell_version(c, v);
 	len = ROOM_CELL_CACHE_MAX - c->packed_len - 8;
-	big = xmalloc(len);
-	memset(big, 'y', len);
-	room_nb_cell_set_source(c, big, len);
-	free(big);
+	set_filled(c, 'y', len);
 	room_cell_version(c, v);
 	cr_assert_not_null(c->packed);
 	cr_assert_leq(c->packed_len, ROOM_CELL_CACHE_MAX);
