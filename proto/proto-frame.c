@@ -249,6 +249,28 @@ proto_frame_sane(const uint8_t *p, size_t len)
 }
 
 /*
+ * Unpack the msgpack object at the front of bytes read back from disk (a
+ * stored record, a snapshot, a journal entry): walked first, as a frame
+ * body is, so a damaged store costs an "unreadable" and never the memory
+ * its garbage claims.  0 with u holding the object (and *off, if not
+ * NULL, just past it), -1 otherwise; the caller destroys u either way.
+ */
+int
+proto_frame_unpack(msgpack_unpacked *u, const void *buf, size_t len,
+    size_t *off)
+{
+	size_t	at = 0;
+
+	if (buf == NULL || !proto_frame_sane(buf, len))
+		return (-1);
+	if (msgpack_unpack_next(u, buf, len, &at) != MSGPACK_UNPACK_SUCCESS)
+		return (-1);
+	if (off != NULL)
+		*off = at;
+	return (0);
+}
+
+/*
  * Decode one frame from the front of buf.  Returns 1 with *used set when a
  * whole frame was decoded; out then points into buf (msgpack does not copy
  * strings), so buf must outlive it, and the caller destroys out.  0

@@ -243,6 +243,8 @@ void		 proto_header_make(uint8_t *, uint16_t, uint32_t, uint32_t);
 void		 proto_header_unpack(const uint8_t *, struct proto_header *);
 int		 proto_frame_check(const struct proto_header *, char *, size_t);
 int		 proto_frame_sane(const uint8_t *, size_t);
+int		 proto_frame_unpack(msgpack_unpacked *, const void *, size_t,
+		     size_t *);
 int		 proto_frame_check_hello(const struct proto_header *, char *,
 		     size_t);
 int		 proto_frame_decode(const uint8_t *, size_t, struct proto_header *,

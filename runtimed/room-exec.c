@@ -348,8 +348,7 @@ room_exec_send(struct peer *p, uint32_t id, const char *data, size_t len)
 		return;
 	}
 	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, data, len, &off) !=
-	    MSGPACK_UNPACK_SUCCESS) {
+	if (proto_frame_unpack(&u, data, len, &off) != 0) {
 		msgpack_unpacked_destroy(&u);
 		peer_send_error(p, id, "notebook_unavailable", "the run's "
 		    "state could not be read back");
@@ -863,8 +862,8 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 		return (-1);
 	}
 	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, data, dlen, &off) !=
-	    MSGPACK_UNPACK_SUCCESS || u.data.type != MSGPACK_OBJECT_MAP) {
+	if (proto_frame_unpack(&u, data, dlen, &off) != 0 ||
+	    u.data.type != MSGPACK_OBJECT_MAP) {
 		log_warnx("run %s: unreadable record", key);
 		msgpack_unpacked_destroy(&u);
 		free(key);
@@ -1426,8 +1425,8 @@ room_exec_tasks_one(const char *eid, const char *nb, const void *data,
 	if (json_object_array_length(t->runs) >= ROOM_EXEC_TASKS_MAX)
 		return (1);
 	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, data, len, &off) !=
-	    MSGPACK_UNPACK_SUCCESS || u.data.type != MSGPACK_OBJECT_MAP ||
+	if (proto_frame_unpack(&u, data, len, &off) != 0 ||
+	    u.data.type != MSGPACK_OBJECT_MAP ||
 	    (st = proto_get_str(&u.data, "task_owner", &slen)) == NULL ||
 	    slen != t->owner->len || memcmp(st, t->owner->ptr, slen) != 0) {
 		msgpack_unpacked_destroy(&u);

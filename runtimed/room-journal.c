@@ -636,8 +636,8 @@ room_journal_load_snapshot(const struct store_room *sr, void *arg)
 
 	ld->found = 1;
 	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, sr->snapshot, sr->snapshot_len, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS) {
+	if (proto_frame_unpack(&u, sr->snapshot, sr->snapshot_len,
+	    NULL) != 0) {
 		xasprintf(&ld->cause, "snapshot is not msgpack");
 		msgpack_unpacked_destroy(&u);
 		return (1);
@@ -695,8 +695,7 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 	ld->bytes += len;
 	ld->entries++;
 	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, buf, len, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS) {
+	if (proto_frame_unpack(&u, buf, len, NULL) != 0) {
 		ld->failed++;
 		msgpack_unpacked_destroy(&u);
 		return (0);

@@ -1339,8 +1339,7 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 	char			*why;
 
 	msgpack_unpacked_init(&u);
-	if (snap == NULL || msgpack_unpack_next(&u, snap, len, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS ||
+	if (snap == NULL || proto_frame_unpack(&u, snap, len, NULL) != 0 ||
 	    (m = proto_get_map(&u.data, "remote")) == NULL ||
 	    (dom = proto_get_str(m, "domain", &dl)) == NULL ||
 	    (path = proto_get_str(m, "path", &pl)) == NULL ||

@@ -50,8 +50,7 @@ room_runs_add(const void *rec, size_t len, int64_t written_at, void *arg)
 	en->rec = xmalloc(len + 1);
 	memcpy(en->rec, rec, len);
 	msgpack_unpacked_init(&en->u);
-	if (msgpack_unpack_next(&en->u, en->rec, len, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS ||
+	if (proto_frame_unpack(&en->u, en->rec, len, NULL) != 0 ||
 	    proto_exec_state_unpack(&en->u.data, &en->m, err,
 	    sizeof err) != 0) {
 		log_warnx("a run of room %s: unreadable record", rs->room->id);

@@ -288,3 +288,30 @@ Test(proto_frame, fix_forms_checked)
 	cr_assert_eq(u.data.via.map.size, 2);
 	msgpack_unpacked_destroy(&u);
 }
+
+/*
+ * Bytes read back from the store get the frame body's walk: a record
+ * whose garbage claims a map of 2^30 pairs is refused before msgpack-c
+ * would size 16 GiB for it; a sound one is unpacked and *off set past
+ * it, whatever follows.
+ */
+Test(proto_frame, unpack_walks_stored_bytes)
+{
+	static const uint8_t	bad[] = { 0x81, 0xa1, 'r', 0xdf, 0x40, 0, 0,
+	    0, 0xc0, 0xc0 };
+	static const uint8_t	good[] = { 0x81, 0xa1, 'r', 0x92, 1, 2, 0xff };
+	msgpack_unpacked	u;
+	size_t			off = 99;
+
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(proto_frame_unpack(&u, bad, sizeof bad, &off), -1);
+	cr_assert_eq(off, 99, "off moved on a refusal");
+	cr_assert_eq(proto_frame_unpack(&u, NULL, 0, NULL), -1);
+	cr_assert_eq(proto_frame_unpack(&u, good, 3, NULL), -1,
+	    "a cut record");
+	cr_assert_eq(proto_frame_unpack(&u, good, sizeof good, &off), 0);
+	cr_assert_eq(off, sizeof good - 1);
+	cr_assert_eq(u.data.type, MSGPACK_OBJECT_MAP);
+	cr_assert_eq(u.data.via.map.ptr[0].val.via.array.size, 2);
+	msgpack_unpacked_destroy(&u);
+}
