@@ -28,6 +28,10 @@
  *		daemon does (room_cell_pack_read), 50 times: the first packs
  *		and hashes them, the others copy what the cell cache kept
  *		(docs/decisions/037)
+ *	outline	a 500-cell outline written as the worker writes it, from
+ *		the ROOM_CONTENT the daemon sends (worker_nb_cell_line and
+ *		tool_inspect_notebook_line, docs/decisions/039): every
+ *		cell's line and structuredContent, serialized, 20 times
  */
 
 #include <sys/types.h>
@@ -43,6 +47,7 @@
 #include "common.h"
 #include "runtimed/runtimed.h"
 #include "runtime-agent/agent.h"
+#include "mcp-worker/worker.h"
 
 #define GUARD_LOOPS	500
 
@@ -56,12 +61,21 @@ void		guard_case_shape(const char *, size_t);
 void		guard_case_wire(char **, size_t);
 void		guard_case_image(char **, const char *, size_t);
 void		guard_case_read(struct room_nb *);
+void		guard_case_outline(const struct worker_nb *);
+static struct worker_nb *guard_outline(void);
 static char	*guard_image(char **, size_t *);
 static char	**guard_wire(size_t *);
 static char	*guard_notebook(void);
 static char	*guard_lines(size_t *);
 
 /* One execute_result with text/plain and a small text/html. */
+/* libworker.a's exits go through main's worker_exit; none is taken here. */
+void
+worker_exit(int status)
+{
+	exit(status);
+}
+
 static struct json_object *
 guard_output(void)
 {
@@ -236,6 +250,98 @@ guard_case_read(struct room_nb *nb)
 			room_cell_pack_read(&b.pk, nb->cells[i], 0);
 		mpbuf_free(&b);
 	}
+}
+
+void
+guard_case_outline(const struct worker_nb *nb)
+{
+	struct worker_nb_line	 l;
+	struct json_object	*out;
+	struct evbuffer		*text, *js;
+	size_t			 i, len, n = worker_nb_count(nb);
+	int			 k;
+
+	for (k = 0; k < 20; k++) {
+		text = evbuffer_new();
+		js = evbuffer_new();
+		out = json_object_new_array();
+		for (i = 0; i < n; i++) {
+			if (worker_nb_cell_line(nb, i, &l) != 0) {
+				fprintf(stderr, "bench-hotpath: outline: cell "
+				    "%zu takes the decoded path\n", i);
+				exit(1);
+			}
+			json_object_array_add(out, tool_inspect_notebook_line(i,
+			    &l, text, js, &len));
+		}
+		(void)json_object_to_json_string_ext(out,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		json_object_put(out);
+		evbuffer_free(js);
+		evbuffer_free(text);
+	}
+}
+
+/*
+ * A ROOM_CONTENT of 500 code cells as the daemon packs it: a few lines
+ * of source, a count, a stream output each; some ids and sources need
+ * escaping.
+ */
+static struct worker_nb *
+guard_outline(void)
+{
+	struct worker_nb	*nb;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	msgpack_object		*body;
+	msgpack_zone		*zone;
+	char			 s[160], *cause = NULL;
+	int			 i;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_cstr(&b.pk, "notebook_id");
+	proto_pack_cstr(&b.pk, "3b2f9c1e-5d4a-4e8b-9f70-1a2b3c4d5e6f");
+	proto_pack_cstr(&b.pk, "seq");
+	msgpack_pack_int64(&b.pk, 1000);
+	proto_pack_cstr(&b.pk, "cells");
+	msgpack_pack_array(&b.pk, 500);
+	for (i = 0; i < 500; i++) {
+		msgpack_pack_map(&b.pk, 5);
+		proto_pack_cstr(&b.pk, "cell_id");
+		snprintf(s, sizeof s, i % 50 == 0 ? "c\"%04d\"" : "c%04d", i);
+		proto_pack_cstr(&b.pk, s);
+		proto_pack_cstr(&b.pk, "cell_type");
+		proto_pack_cstr(&b.pk, "code");
+		proto_pack_cstr(&b.pk, "source");
+		snprintf(s, sizeof s, "import numpy as np\nx%d = np.arange(%d)"
+		    "\nprint(\"x%d\", x%d.sum())\t# total", i, i, i, i);
+		proto_pack_cstr(&b.pk, s);
+		proto_pack_cstr(&b.pk, "execution_count");
+		msgpack_pack_int64(&b.pk, i + 1);
+		proto_pack_cstr(&b.pk, "outputs");
+		msgpack_pack_array(&b.pk, 1);
+		msgpack_pack_map(&b.pk, 3);
+		proto_pack_cstr(&b.pk, "output_type");
+		proto_pack_cstr(&b.pk, "stream");
+		proto_pack_cstr(&b.pk, "name");
+		proto_pack_cstr(&b.pk, "stdout");
+		proto_pack_cstr(&b.pk, "text");
+		snprintf(s, sizeof s, "x%d %d\n", i, i * (i - 1) / 2);
+		proto_pack_cstr(&b.pk, s);
+	}
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, b.sb.data, b.sb.size, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS)
+		fatalx("bench-hotpath: outline: unpack");
+	msgpack_zone_push_finalizer(u.zone, free, b.sb.data);
+	zone = msgpack_unpacked_release_zone(&u);
+	body = msgpack_zone_malloc(zone, sizeof *body);
+	*body = u.data;
+	if ((nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, body, zone,
+	    &cause)) == NULL)
+		fatalx("bench-hotpath: outline: %s", cause);
+	return (nb);
 }
 
 /* 400 code cells with source, a stream and an execute_result each. */
@@ -490,13 +596,14 @@ main(int argc, char **argv)
 {
 	struct json_object	*output;
 	struct room_nb		*nb;
+	struct worker_nb	*wnb;
 	const char		*req;
 	char			*s, **parts, *cause = NULL;
 	size_t			 len, i;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench-hotpath "
-		    "frame|rpc|mpjson|ipynb|shape|wire|image|read\n");
+		    "frame|rpc|mpjson|ipynb|shape|wire|image|read|outline\n");
 		return (2);
 	}
 	output = guard_output();
@@ -543,6 +650,10 @@ main(int argc, char **argv)
 		free(s);
 		guard_case_read(nb);
 		room_nb_free(nb);
+	} else if (strcmp(argv[1], "outline") == 0) {
+		wnb = guard_outline();
+		guard_case_outline(wnb);
+		worker_nb_unref(wnb);
 	} else {
 		fprintf(stderr, "bench-hotpath: unknown case %s\n", argv[1]);
 		return (2);

@@ -66,9 +66,6 @@ static struct json_object	*tool_inspect_notebook_cell(
 		    struct tool_inspect_notebook *, const struct worker_nb *,
 		    size_t, struct worker_budget *, struct evbuffer *, size_t,
 		    char **);
-static struct json_object	*tool_inspect_notebook_line(size_t,
-		    const struct worker_nb_line *, struct evbuffer *,
-		    struct evbuffer *, size_t *);
 static void	tool_inspect_notebook_answer(struct tool_inspect_notebook *,
 		    const struct worker_nb *, const char *,
 		    struct json_object *, const char *);
@@ -440,9 +437,10 @@ tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
  * onto text, and its structuredContent written as JSON text (in js, an
  * empty scratch buffer) rather than built, in *len bytes (outlines are
  * most reads: decision 039).  The bytes are those
- * tool_inspect_notebook_cell gives.
+ * tool_inspect_notebook_cell gives.  Public for bench-hotpath's outline
+ * case.
  */
-static struct json_object *
+struct json_object *
 tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
     struct evbuffer *text, struct evbuffer *js, size_t *len)
 {

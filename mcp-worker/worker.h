@@ -137,6 +137,10 @@ struct json_object	*worker_tool_list(void);
 const char		*worker_tool_instructions(void);
 char	*tool_export_notebook_render(struct json_object *, const char *,
 	    size_t *, size_t *);
+struct worker_nb_line;
+struct json_object	*tool_inspect_notebook_line(size_t,
+	    const struct worker_nb_line *, struct evbuffer *, struct evbuffer *,
+	    size_t *);
 struct json_object	*worker_tool_page(u_int, u_int, u_int *);
 
 /*
