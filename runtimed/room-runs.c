@@ -170,7 +170,9 @@ room_runs_list(struct room *r, struct peer *p, uint32_t id,
 			goto out;
 		}
 	}
-	qsort(rs.v, rs.n, sizeof *rs.v, room_runs_cmp);
+	/* No run kept: rs.v is NULL, and qsort must not be given it. */
+	if (rs.n > 1)
+		qsort(rs.v, rs.n, sizeof *rs.v, room_runs_cmp);
 	memset(&rm, 0, sizeof rm);
 	rm.runs.pack = room_runs_pack;
 	rm.runs.arg = &rs;

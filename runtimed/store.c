@@ -68,6 +68,7 @@ static const char *store_schema =
 static int	store_exec_sql(struct store *, const char *, char **);
 static sqlite3	*store_open_db(const char *, char **);
 static void	store_check_tidy(char *);
+static const void *store_column_blob(sqlite3_stmt *, int, size_t *);
 static int	store_check(sqlite3 *, const char *, char **);
 static int	store_init(struct store *, char **);
 static char	*store_aside_name(const char *);
@@ -499,6 +500,19 @@ store_group_commit(struct store *st, char **cause)
 	return (0);
 }
 
+/*
+ * Column col of a row as bytes, never NULL: SQLite gives NULL for an empty
+ * blob (a damaged or hand-made row), and readers copy what they get.
+ */
+static const void *
+store_column_blob(sqlite3_stmt *s, int col, size_t *len)
+{
+	const void	*p = sqlite3_column_blob(s, col);
+
+	*len = (size_t)sqlite3_column_bytes(s, col);
+	return (p != NULL ? p : "");
+}
+
 /* Did the last failure roll back the whole group's transaction? */
 int
 store_group_lost(struct store *st)
@@ -646,8 +660,7 @@ store_room_rows(struct store *st, sqlite3_stmt *s, store_room_cb cb,
 		r.kernel = (const char *)sqlite3_column_text(s, 2);
 		r.dirty = sqlite3_column_int(s, 3);
 		r.seq = (uint64_t)sqlite3_column_int64(s, 4);
-		r.snapshot = sqlite3_column_blob(s, 5);
-		r.snapshot_len = (size_t)sqlite3_column_bytes(s, 5);
+		r.snapshot = store_column_blob(s, 5, &r.snapshot_len);
 		n++;
 		if (cb(&r, arg) != 0) {
 			rc = SQLITE_DONE;
@@ -699,6 +712,8 @@ store_journal_each(struct store *st, const char *id, uint64_t after,
     store_journal_cb cb, void *arg)
 {
 	sqlite3_stmt	*s;
+	const void	*blob;
+	size_t		 len;
 	int		 n = 0, rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT seq, op FROM journal WHERE "
@@ -709,9 +724,9 @@ store_journal_each(struct store *st, const char *id, uint64_t after,
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)after);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		n++;
-		if (cb((uint64_t)sqlite3_column_int64(s, 0),
-		    sqlite3_column_blob(s, 1),
-		    (size_t)sqlite3_column_bytes(s, 1), arg) != 0) {
+		blob = store_column_blob(s, 1, &len);
+		if (cb((uint64_t)sqlite3_column_int64(s, 0), blob, len,
+		    arg) != 0) {
 			rc = SQLITE_DONE;
 			break;
 		}
@@ -775,6 +790,7 @@ store_exec_get(struct store *st, const char *exec_id, char **nb_id,
     void **rec, size_t *len)
 {
 	sqlite3_stmt	*s;
+	const void	*blob;
 	int		 found = 0, rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT notebook_id, record FROM "
@@ -783,9 +799,9 @@ store_exec_get(struct store *st, const char *exec_id, char **nb_id,
 	sqlite3_bind_text(s, 1, exec_id, -1, SQLITE_TRANSIENT);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*nb_id = xstrdup((const char *)sqlite3_column_text(s, 0));
-		*len = (size_t)sqlite3_column_bytes(s, 1);
+		blob = store_column_blob(s, 1, len);
 		*rec = xmalloc(*len + 1);
-		memcpy(*rec, sqlite3_column_blob(s, 1), *len);
+		memcpy(*rec, blob, *len);
 		found = 1;
 	} else if (rc != SQLITE_DONE)
 		found = store_read_failed(st, "an execution record");
@@ -803,6 +819,8 @@ store_exec_list(struct store *st, const char *nb_id, int limit,
     store_exec_list_cb cb, void *arg)
 {
 	sqlite3_stmt	*s;
+	const void	*blob;
+	size_t		 len;
 	int		 rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT record, finished_at FROM "
@@ -812,9 +830,8 @@ store_exec_list(struct store *st, const char *nb_id, int limit,
 	sqlite3_bind_text(s, 1, nb_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(s, 2, limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		cb(sqlite3_column_blob(s, 0),
-		    (size_t)sqlite3_column_bytes(s, 0),
-		    sqlite3_column_int64(s, 1), arg);
+		blob = store_column_blob(s, 0, &len);
+		cb(blob, len, sqlite3_column_int64(s, 1), arg);
 	}
 	if (rc != SQLITE_DONE)
 		store_read_failed(st, "the execution records");
@@ -855,6 +872,8 @@ int
 store_exec_each(struct store *st, store_exec_cb cb, void *arg)
 {
 	sqlite3_stmt	*s;
+	const void	*blob;
+	size_t		 len;
 	int		 rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT execution_id, notebook_id, "
@@ -862,10 +881,10 @@ store_exec_each(struct store *st, store_exec_cb cb, void *arg)
 	    NULL) != SQLITE_OK)
 		return (-1);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		blob = store_column_blob(s, 2, &len);
 		if (cb((const char *)sqlite3_column_text(s, 0),
-		    (const char *)sqlite3_column_text(s, 1),
-		    sqlite3_column_blob(s, 2),
-		    (size_t)sqlite3_column_bytes(s, 2), arg) != 0) {
+		    (const char *)sqlite3_column_text(s, 1), blob, len,
+		    arg) != 0) {
 			rc = SQLITE_DONE;
 			break;
 		}
