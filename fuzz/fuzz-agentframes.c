@@ -58,10 +58,8 @@ static char	 fuzz_af_cell[9];
 static void	fuzz_af_sweep(const char *, int);
 static void	fuzz_af_cleanup(void);
 static void	fuzz_af_prepare(void);
-static void	fuzz_af_drain(int);
 static void	fuzz_af_read_agent(void);
 static void	fuzz_af_mark(uint8_t *, size_t, const char *, const char *);
-static void	fuzz_af_frame(int, uint16_t, uint32_t, struct mpbuf *);
 static void	fuzz_af_client(int);
 static void	fuzz_af_loop(int, int);
 
@@ -152,16 +150,6 @@ fuzz_af_prepare(void)
 	}
 }
 
-/* Drop what the daemon sent the harness's client. */
-static void
-fuzz_af_drain(int fd)
-{
-	char	buf[65536];
-
-	while (read(fd, buf, sizeof buf) > 0)
-		;
-}
-
 /*
  * Read what the daemon sent the agent end; remember the ids of each
  * AGENT_EXECUTE for the markers.
@@ -220,38 +208,17 @@ fuzz_af_mark(uint8_t *p, size_t len, const char *marker, const char *id)
 	}
 }
 
-static void
-fuzz_af_frame(int fd, uint16_t type, uint32_t id, struct mpbuf *b)
-{
-	uint8_t	h[PROTO_HEADER_SIZE];
-
-	proto_header_make(h, type, id, (uint32_t)b->sb.size);
-	if (write(fd, h, sizeof h) != sizeof h ||
-	    write(fd, b->sb.data, b->sb.size) != (ssize_t)b->sb.size)
-		abort();
-	mpbuf_free(b);
-}
-
 /* The client's part: HELLO, an untitled room, three cells, a run. */
 static void
 fuzz_af_client(int fd)
 {
-	struct proto_hello	hello;
-	struct mpbuf		b;
-	int			i;
+	struct mpbuf	b;
+	int		i;
 
-	memset(&hello, 0, sizeof hello);
-	hello.version = PROTO_VERSION;
-	snprintf(hello.kind, sizeof hello.kind, "%s", PROTO_PEER_WORKER);
-	snprintf(hello.label, sizeof hello.label, "fuzz-agentframes");
-	hello.pid = getpid();
-	mpbuf_init(&b);
-	proto_hello_pack(&b.pk, &hello);
-	fuzz_af_frame(fd, PROTO_MSG_HELLO, 1, &b);
-
+	fuzz_runtimed_hello(fd, "fuzz-agentframes");
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 0);
-	fuzz_af_frame(fd, PROTO_MSG_ROOM_CREATE, 2, &b);
+	fuzz_runtimed_frame(fd, PROTO_MSG_ROOM_CREATE, 2, &b);
 
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 1);
@@ -263,7 +230,7 @@ fuzz_af_client(int fd)
 		proto_pack_str(&b.pk, "after", "BOTTOM");
 		proto_pack_str(&b.pk, "source", fuzz_af_sources[i]);
 	}
-	fuzz_af_frame(fd, PROTO_MSG_ROOM_EDIT, 3, &b);
+	fuzz_runtimed_frame(fd, PROTO_MSG_ROOM_EDIT, 3, &b);
 
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 2);
@@ -272,7 +239,7 @@ fuzz_af_client(int fd)
 	for (i = 0; i < 3; i++)
 		msgpack_pack_uint8(&b.pk, i);
 	proto_pack_bool(&b.pk, "stop_on_error", 0);
-	fuzz_af_frame(fd, PROTO_MSG_EXEC_RUN, 4, &b);
+	fuzz_runtimed_frame(fd, PROTO_MSG_EXEC_RUN, 4, &b);
 }
 
 static void
@@ -282,7 +249,7 @@ fuzz_af_loop(int cfd, int n)
 
 	for (i = 0; i < n; i++) {
 		fuzz_runtimed_pass();
-		fuzz_af_drain(cfd);
+		fuzz_runtimed_drain(cfd);
 		if (fuzz_af_fd != -1)
 			fuzz_af_read_agent();
 	}

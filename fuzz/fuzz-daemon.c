@@ -35,11 +35,7 @@
 
 static int	 fuzz_daemon_stops;
 
-static void	fuzz_daemon_sweep(void);
-static void	fuzz_daemon_cleanup(void);
-static void	fuzz_daemon_prepare(void);
 static int	fuzz_daemon_escapes(const uint8_t *, size_t);
-static int	fuzz_daemon_drain(int);
 static void	fuzz_daemon_write(int, const uint8_t *, size_t);
 
 /* DAEMON_STOP: the real one ends the process; count it instead. */
@@ -49,69 +45,12 @@ runtimed_stop(void)
 	fuzz_daemon_stops++;
 }
 
-/* Empty the state directory but for the "kernels" file. */
-static void
-fuzz_daemon_sweep(void)
-{
-	struct dirent	*de;
-	DIR		*d;
-
-	if ((d = opendir(".")) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") != 0 &&
-		    strcmp(de->d_name, "..") != 0 &&
-		    strcmp(de->d_name, "kernels") != 0 &&
-		    unlink(de->d_name) != 0 && errno == EISDIR)
-			fprintf(stderr, "fuzz-daemon: left %s/%s\n",
-			    fuzz_runtimed_dir, de->d_name);
-	}
-	closedir(d);
-}
-
-/* At exit: the state directory's files, the "kernels" one too. */
-static void
-fuzz_daemon_cleanup(void)
-{
-	if (chdir(fuzz_runtimed_dir) == 0) {
-		fuzz_daemon_sweep();
-		unlink("kernels");
-	}
-}
-
-/* A file where the kernels' directory would be: no kernel can start. */
-static void
-fuzz_daemon_prepare(void)
-{
-	int	fd;
-
-	fuzz_runtimed_cwd(1);
-	if ((fd = open("kernels", O_WRONLY | O_CREAT, 0600)) == -1) {
-		perror("fuzz-daemon: kernels");
-		exit(1);
-	}
-	close(fd);
-	fuzz_runtimed_cwd(0);
-}
-
 /* Could this body name a file outside the state directory? */
 static int
 fuzz_daemon_escapes(const uint8_t *body, size_t len)
 {
 	return (memchr(body, '/', len) != NULL ||
 	    memmem(body, len, "..", 2) != NULL);
-}
-
-/* Read what the daemon answered; 1 once it has closed its end. */
-static int
-fuzz_daemon_drain(int fd)
-{
-	char	buf[65536];
-	ssize_t	n;
-
-	while ((n = read(fd, buf, sizeof buf)) > 0)
-		;
-	return (n == 0);
 }
 
 static void
@@ -131,7 +70,7 @@ fuzz_daemon_write(int fd, const uint8_t *p, size_t len)
 			return;
 		/* Full: let the daemon read and answer. */
 		fuzz_runtimed_pass();
-		fuzz_daemon_drain(fd);
+		fuzz_runtimed_drain(fd);
 		passes++;
 	}
 }
@@ -144,11 +83,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int		 ready;
 	struct proto_header	 hdr;
 	size_t			 blen;
-	int			 sv[2], i;
+	int			 sv[2];
 
 	if (!ready) {
-		fuzz_runtimed_init("fuzz-daemon", fuzz_daemon_prepare,
-		    fuzz_daemon_cleanup);
+		fuzz_runtimed_init("fuzz-daemon", fuzz_runtimed_no_kernels,
+		    fuzz_runtimed_no_kernels_cleanup);
 		ready = 1;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -168,25 +107,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= PROTO_HEADER_SIZE + blen;
 	}
 	fuzz_daemon_write(sv[1], data, size);
-	shutdown(sv[1], SHUT_WR);
-	for (i = 0; i < FUZZ_DAEMON_MAX_PASSES; i++) {
-		fuzz_runtimed_pass();
-		if (fuzz_daemon_drain(sv[1]))
-			break;
-	}
-	close(sv[1]);
-	for (i = 0; i < FUZZ_DAEMON_MAX_PASSES && server_client_count() > 0;
-	    i++)
-		fuzz_runtimed_pass();
-	fuzz_runtimed_pass();
-
-	/* Next input: a daemon that knows nothing. */
-	room_free_all();
-	room_exec_flush();
-	fuzz_runtimed_close_store();
-	fuzz_daemon_sweep();
-	fuzz_runtimed_open_store();
-	room_start();
+	fuzz_runtimed_hangup(sv[1], FUZZ_DAEMON_MAX_PASSES);
+	fuzz_runtimed_reset(fuzz_runtimed_empty);
 	fuzz_runtimed_cwd(0);
 	return (0);
 }

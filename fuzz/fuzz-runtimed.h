@@ -21,5 +21,13 @@ void	fuzz_runtimed_cwd(int);
 void	fuzz_runtimed_open_store(void);
 void	fuzz_runtimed_close_store(void);
 void	fuzz_runtimed_pass(void);
+void	fuzz_runtimed_no_kernels(void);
+void	fuzz_runtimed_empty(void);
+void	fuzz_runtimed_no_kernels_cleanup(void);
+int	fuzz_runtimed_drain(int);
+void	fuzz_runtimed_frame(int, uint16_t, uint32_t, struct mpbuf *);
+void	fuzz_runtimed_hello(int, const char *);
+void	fuzz_runtimed_hangup(int, int);
+void	fuzz_runtimed_reset(void (*)(void));
 
 #endif

@@ -9,9 +9,9 @@ srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
 for t in fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args fuzz-reply \
     fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-web \
-    fuzz-remote; do
+    fuzz-remote fuzz-store; do
 	case $t in
-	fuzz-daemon|fuzz-agent|fuzz-agentframes|fuzz-image)
+	fuzz-daemon|fuzz-agent|fuzz-agentframes|fuzz-image|fuzz-store)
 		count=$((n / 10)) ;;
 	fuzz-rpc|fuzz-args|fuzz-reply|fuzz-proxy) count=$((n / 2)) ;;
 	*)		count=$n ;;
