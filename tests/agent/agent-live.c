@@ -976,12 +976,16 @@ streams(struct run *r, const char *name)
 	return (out);
 }
 
-/* Receive until a frame of type (and state, for AGENT_STATUS). */
+/*
+ * Receive until a frame of type (and state, for AGENT_STATUS).  What is
+ * passed over is reported, so that a timeout says what came instead.
+ */
 static void
 wait_for(uint16_t type, const char *state, int ms)
 {
 	struct proto_header	 hdr;
 	msgpack_unpacked	 u;
+	char			*got;
 
 	for (;;) {
 		recvf(&hdr, &u, ms);
@@ -990,6 +994,12 @@ wait_for(uint16_t type, const char *state, int ms)
 			msgpack_unpacked_destroy(&u);
 			return;
 		}
+		got = str(&u.data, "state");
+		fprintf(stderr, "  (%s%s%s at %lld ms while waiting for %s%s%s)"
+		    "\n", proto_msg_name(hdr.type), *got != '\0' ? " " : "",
+		    got, (long long)util_mono_ms(), proto_msg_name(type),
+		    state != NULL ? " " : "", state != NULL ? state : "");
+		free(got);
 		msgpack_unpacked_destroy(&u);
 	}
 }
@@ -1154,8 +1164,9 @@ family(char *path, const struct family *f)
 	t0 = util_mono_ms();
 	wait_for(PROTO_MSG_AGENT_STATUS, "unresponsive", 5000);
 	kill(kpid, SIGCONT);
-	printf("%s: SIGSTOP during a run -> unresponsive in %lld ms\n",
-	    f->name, (long long)(util_mono_ms() - t0));
+	printf("%s: SIGSTOP during a run -> unresponsive in %lld ms "
+	    "(SIGCONT at %lld ms)\n", f->name, (long long)(util_mono_ms() -
+	    t0), (long long)util_mono_ms());
 	wait_for(PROTO_MSG_AGENT_STATUS, "busy", 5000);
 
 	/*
