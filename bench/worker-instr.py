@@ -5,8 +5,9 @@
 # worker's CPU goes without a quiet machine.  Starts runtimed-mcp of the
 # build tree BUILD with a private socket and state directory and the
 # worker under callgrind, makes a notebook of CELLS cells (default 20),
-# and calls TOOL (outline, source, search, edit, or edit+outline: an
-# edit, then an outline that reads the content again) CALLS times (default
+# and calls TOOL (outline, source, search, edit, edit+outline: an edit,
+# then an outline that reads the content again, or run: run_cells of a
+# `1+1` cell on the default kernel, waiting for it) CALLS times (default
 # 50), then as many again in a second world; the difference of the two
 # totals over CALLS is the cost of one call, start-up and set-up left
 # out.  Needs valgrind.
@@ -62,6 +63,13 @@ def world(build, tool, calls, cells):
         {"op": "insert", "after": "BOTTOM",
          "source": "for i in range(%d):\n    print('line', i)\nx = %d" % (i, i)}
         for i in range(cells)]})
+    if tool == "run":
+        # The kernel is started and warm before the calls counted.
+        run_id = call("edit_cells", {"notebook_handle": h, "edits": [
+            {"op": "insert", "after": "BOTTOM", "source": "1+1"}]})
+        run_id = run_id["cells"][0]["cell_id"]
+        call("run_cells", {"notebook_handle": h, "cell_ids": [run_id],
+                           "wait_secs": 30})
     for i in range(calls):
         if tool == "outline":
             call("inspect_notebook", {"notebook_handle": h})
@@ -74,6 +82,9 @@ def world(build, tool, calls, cells):
                 {"op": "edit", "cell_id": 0, "source": "x = %d" % i}]})
             if tool == "edit+outline":
                 call("inspect_notebook", {"notebook_handle": h})
+        elif tool == "run":
+            call("run_cells", {"notebook_handle": h, "cell_ids": [run_id],
+                               "wait_secs": 30})
         else:
             sys.exit("worker-instr: unknown tool %s" % tool)
     p.stdin.close()
