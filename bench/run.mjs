@@ -188,9 +188,10 @@ function refServer() {
   return {
     ready: next(),
     kernelCpuMs: 0,	// of the last batch
-    async run(client, code, n) {
+    // kernel: {connect, pid} of another kernel for the raw client.
+    async run(client, code, n, kernel = {}) {
       const answer = next();
-      p.stdin.write(`${JSON.stringify({ client, code, n })}\n`);
+      p.stdin.write(`${JSON.stringify({ client, code, n, ...kernel })}\n`);
       const a = await answer;
       this.kernelCpuMs = a.kernel_cpu_ms;
       return a.samples;
@@ -358,6 +359,14 @@ async function benchExec() {
       return performance.now() - t0;
     };
     await times(lineRun, work[0].n * 2);
+    // The raw client on runtimed's own kernel (its connection file is
+    // the kernel's -f argument): both sides on one kernel, so a kernel
+    // faster or slower than another moves neither.
+    const { pid: kpid } = await tool(client, 'get_kernel_info', { notebook_handle: h });
+    const argv = fs.readFileSync(`/proc/${kpid}/cmdline`, 'utf8').split('\0');
+    const own = { connect: argv[argv.indexOf('-f') + 1], pid: kpid };
+    const same = [];
+    await ref.run('raw', '1+1', work[0].n * 2, own);
     for (let r = 0; r < ROUNDS; r++) {
       log(`exec round ${r + 1}/${ROUNDS}`);
       for (const w of work) {
@@ -369,6 +378,7 @@ async function benchExec() {
         const ours = sdk.xs;
         if (w === work[0]) {
           cpu.push({ subject: [(kernelCpuMs(world) - c0) / w.n], reference: [rawCpu] });
+          same.push({ subject: ours, reference: await ref.run('raw', w.code, w.n, own) });
           const l = await cpuOf(lineRun, w.n);
           lines.push({ subject: l.xs, reference: raw });
           client_cpu.push({ subject: [sdk.ms], reference: [l.ms] });
@@ -381,6 +391,7 @@ async function benchExec() {
       ratioRow(`${w.name} vs raw pyzmq`, ratioSummary(w.raw), w.goal);
       ratioRow(`${w.name} vs jupyter_client`, ratioSummary(w.jc), null);
       if (w === work[0]) {
+        ratioRow('`1+1` vs raw pyzmq on the same kernel', ratioSummary(same), null);
         ratioRow('kernel CPU per `1+1` execute vs raw pyzmq', ratioSummary(cpu), null);
         ratioRow('`1+1`, JSON-lines client (no SDK) vs raw pyzmq', ratioSummary(lines), null);
         ratioRow('client CPU per `1+1` call: SDK vs JSON lines', ratioSummary(client_cpu), null);
@@ -843,7 +854,7 @@ async function benchWaiters() {
 
 // Where the time of `1+1` goes: RUNTIMED_TRACE (common/trace.c) on in
 // every process of a world, N runs, then each event's median offset from
-// the proxy reading the request, in order.
+// the client sending the request, in order.
 const notes = [];
 async function benchHops() {
   const N = FULL ? 200 : 50;
@@ -855,16 +866,34 @@ async function benchHops() {
     const run = await cellRunner(client, nb.notebook_handle, '1+1');
     await times(run, 20);
     fs.writeFileSync(file, '');
-    const total = await times(run, N);
+    // The client's own send and answer, on the processes' clock
+    // (process.hrtime is CLOCK_MONOTONIC): a call is what happens from
+    // its send to its answer.  A pause after each lets what a run sends
+    // after its answer (the agent's idle, the last ROOM_CHANGED) settle
+    // before the next send, so no call's table holds another's frames.
+    const us = () => Number(process.hrtime.bigint() / 1000n);
+    const mine = [];
+    const total = await times(async () => {
+      mine.push(`${us()} bench[0] out client request`);
+      const t = await run();
+      mine.push(`${us()} bench[0] in client answer`);
+      await sleep(5);
+      return t;
+    }, N);
     await client.close();
-    const ev = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => {
+    const ev = [...fs.readFileSync(file, 'utf8').trim().split('\n'), ...mine].map((l) => {
       const [t, proc, dir, peer, type] = l.split(' ');
       return { t: Number(t) / 1000, label: `${proc.replace(/\[.*/, '')} ${dir} ${peer} ${type}` };
     }).sort((a, b) => a.t - b.t);
     const calls = [];
+    let open = false;
     for (const e of ev) {
-      if (e.label === 'runtimed-mcp in stdin line') calls.push([]);
-      calls.at(-1)?.push(e);
+      if (e.label === 'bench out client request') {
+        calls.push([]);
+        open = true;
+      }
+      if (open) calls.at(-1).push(e);
+      if (e.label === 'bench in client answer') open = false;
     }
     const at = new Map();
     for (const c of calls) {
@@ -879,7 +908,7 @@ async function benchHops() {
       .map(([k, xs]) => ({ k, off: median(xs), n: xs.length })).sort((a, b) => a.off - b.off);
     const out = [`Where \`1+1\` spends its time (RUNTIMED_TRACE, ${calls.length} runs; ` +
       `client-measured p50 ${ms(median(total))} ms): median offset of each hop from ` +
-      'the proxy reading the request', '', '| hop | offset ms | since previous ms | in runs |', '|---|---|---|---|'];
+      'the client sending the request', '', '| hop | offset ms | since previous ms | in runs |', '|---|---|---|---|'];
     let prev = 0;
     for (const x of list) {
       out.push(`| ${x.k.replace(/#1$/, '')} | ${x.off.toFixed(3)} | ${(x.off - prev).toFixed(3)} | ${x.n} |`);

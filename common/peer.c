@@ -419,13 +419,14 @@ peer_send_parts(struct peer *peer, uint16_t type, uint32_t id,
 	}
 	proto_header_make(h, type, id, (uint32_t)len);
 	out = bufferevent_get_output(peer->bev);
+	/* Before the write: the peer it wakes may run before we go on. */
+	trace_hop("out", peer->name, proto_msg_name(type), id, len);
 	if (peer_send_now(peer, out, h, head, hlen, data, dlen) != 0) {
 		evbuffer_add(out, h, sizeof h);
 		evbuffer_add(out, head, hlen);
 		if (dlen > 0)
 			evbuffer_add(out, data, dlen);
 	}
-	trace_hop("out", peer->name, proto_msg_name(type), id, len);
 	if (type == PROTO_MSG_HELLO && !peer->hello_sent) {
 		peer->hello_sent = 1;
 		if (peer->hello_timer != NULL)

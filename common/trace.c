@@ -3,9 +3,10 @@
  * trace.c: a per-hop timestamp trace, off unless RUNTIMED_TRACE names a
  * file.  Every process of the chain (proxy, worker, daemon, agent) then
  * appends one line per frame it receives or queues (common/peer.c), per
- * MCP line it reads (common/lineread.c) and, in the agent, per kernel
- * message it reads (runtime-agent/agent-kernel.c, PEER "kernel", TYPE the
- * channel):
+ * MCP line it reads (common/lineread.c) or the proxy queues for stdout
+ * (PEER "stdout") and, in the agent, per kernel message it reads or
+ * sends (runtime-agent/agent-kernel.c, PEER "kernel", TYPE the channel
+ * in, the message type out):
  *
  *	MICROSECONDS PROCESS[PID] in|out PEER TYPE ID LENGTH
  *

@@ -167,6 +167,7 @@ proxy_stdio_write_line(const char *data, size_t len)
 	evbuffer_add(proxy_stdio_out, data, len);
 	evbuffer_add(proxy_stdio_out, "\n", 1);
 	free(copy);
+	trace_hop("out", "stdout", "line", 0, len + 1);
 	if (!event_pending(proxy_stdio_wev, EV_WRITE, NULL))
 		proxy_stdio_drain_out();
 	else

@@ -827,6 +827,7 @@ agent_kernel_send_parent(struct agent_kernel *k, enum agent_channel channel,
 		log_warnx("cannot sign %s", msg_type);
 		return (-1);
 	}
+	trace_hop("out", "kernel", msg_type, 0, 0);
 	if (zmq_send(s->zs, AGENT_WIRE_DELIM, strlen(AGENT_WIRE_DELIM),
 	    ZMQ_SNDMORE|ZMQ_DONTWAIT) == -1)
 		rc = -1;
