@@ -8,8 +8,8 @@ A server on stdin/stdout, so run.mjs can alternate a batch of these with
 a batch through runtimed: it prints {"cold_start_ms": ...} once the
 kernel is ready, then answers each request line
 {"client": "raw"|"jc", "code": CODE, "n": N} with {"samples": [ms, ...]}.
-Each answer also carries "kernel_cpu_ms": the CPU time (user + system)
-the kernel process used during the batch, from /proc/PID/stat.  A raw
+Each answer also carries "kernel_cpu_ms": the CPU time the kernel
+process used during the batch, from its threads' /proc schedstat.  A raw
 request may name another kernel, "connect": CONNECTION_FILE and "pid":
 its PID (runtimed's own kernel, so that both sides run on one kernel).
 An empty line or end of input shuts the kernel down.
@@ -113,10 +113,16 @@ class Raw:
 
 
 def kernel_cpu_ms(pid):
-    """utime + stime of pid in ms."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    """pid's time on a CPU in ms, every thread's, from /proc schedstat
+    (nanoseconds; /proc/PID/stat's ticks are too coarse for 1+1)."""
+    t = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, task)) as f:
+                t += int(f.read().split()[0])
+        except OSError:
+            pass  # a thread that ended
+    return t / 1e6
 
 
 def main():

@@ -298,19 +298,18 @@ async function benchRss() {
 }
 
 // Execution through the whole chain against raw pyzmq and jupyter_client.
-// CPU time (user + system, ms) of the world's kernels, summed: the
-// executing one and the warm pool's idle ones.
-function kernelCpuMs(world) {
-  const hz = 100;	// USER_HZ on Linux
+// CPU time (ms) of process pid, every thread: each thread's /proc
+// schedstat counts its time on a CPU in nanoseconds (/proc/PID/stat's
+// ticks are 10 ms: too coarse for a batch of 1+1).
+function cpuMsOf(pid) {
   let t = 0;
-  for (const { pid, cmd } of processesOf(world)) {
-    if (!cmd.includes('ipykernel_launcher')) continue;
-    try {
-      const st = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      t += (Number(f[11]) + Number(f[12])) * 1000 / hz;
-    } catch { /* gone */ }
-  }
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        t += Number(fs.readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
+      } catch { /* a thread that ended */ }
+    }
+  } catch { /* gone */ }
   return t;
 }
 
@@ -329,14 +328,15 @@ async function benchExec() {
       { name: '10 MB PNG', code: png(10), n: 1, goal: 1.2 },
     ];
     // The kernel's own CPU per `1+1` execute, driven by runtimed and by
-    // the raw client: what the agent's requests make the kernel do.
+    // the raw client, on the same kernel: what the agent's requests (and
+    // the chain beside the kernel on the same CPUs) make it do.
     const cpu = [];
     // `1+1` from a JSON-lines client through its own proxy, same notebook
     // and cell: the chain without the SDK; and this process's CPU per
     // call with each client.
     const lc = await lineClient(world);
     const lh = (await lc.tool('connect_notebook', { notebook_id: nb.notebook_id })).notebook_handle;
-    const lines = [], client_cpu = [];
+    const lines = [], client_cpu = [], pings = [];
     const cpuOf = async (run, n) => {
       const c0 = process.cpuUsage();
       const xs = await times(run, n);
@@ -371,17 +371,24 @@ async function benchExec() {
       log(`exec round ${r + 1}/${ROUNDS}`);
       for (const w of work) {
         const raw = await ref.run('raw', w.code, w.n);
-        const rawCpu = ref.kernelCpuMs / w.n;
         const jc = await ref.run('jc', w.code, w.n);
-        const c0 = kernelCpuMs(world);
+        const c0 = cpuMsOf(kpid);
         const sdk = await cpuOf(w.run, w.n);
         const ours = sdk.xs;
         if (w === work[0]) {
-          cpu.push({ subject: [(kernelCpuMs(world) - c0) / w.n], reference: [rawCpu] });
+          const kcpu = (cpuMsOf(kpid) - c0) / w.n;
           same.push({ subject: ours, reference: await ref.run('raw', w.code, w.n, own) });
+          cpu.push({ subject: [kcpu], reference: [ref.kernelCpuMs / w.n] });
           const l = await cpuOf(lineRun, w.n);
           lines.push({ subject: l.xs, reference: raw });
           client_cpu.push({ subject: [sdk.ms], reference: [l.ms] });
+          // The floor of any call: the SDK client, the proxy and the
+          // worker, no daemon and no kernel.
+          for (let i = 0; i < w.n; i++) {
+            const t0 = performance.now();
+            await client.ping();
+            pings.push(performance.now() - t0);
+          }
         }
         w.raw.push({ subject: ours, reference: raw });
         w.jc.push({ subject: ours, reference: jc });
@@ -392,9 +399,10 @@ async function benchExec() {
       ratioRow(`${w.name} vs jupyter_client`, ratioSummary(w.jc), null);
       if (w === work[0]) {
         ratioRow('`1+1` vs raw pyzmq on the same kernel', ratioSummary(same), null);
-        ratioRow('kernel CPU per `1+1` execute vs raw pyzmq', ratioSummary(cpu), null);
+        ratioRow('kernel CPU per `1+1` execute vs raw pyzmq, same kernel', ratioSummary(cpu), null);
         ratioRow('`1+1`, JSON-lines client (no SDK) vs raw pyzmq', ratioSummary(lines), null);
         ratioRow('client CPU per `1+1` call: SDK vs JSON lines', ratioSummary(client_cpu), null);
+        valueRow('`ping`, SDK client through proxy and worker', pings, null);
       }
     }
     lc.close();
