@@ -7,7 +7,11 @@
  * (ROOM_WAIT) to send the next one as ROOM_CHANGED_CONTENT, which
  * becomes the kept content: the wait answers without a round trip.  It
  * says which content it holds (have), so only the cells changed since
- * come whole, the others by reference (docs/decisions/036).  The
+ * come whole, the others by reference (docs/decisions/036).  The wait
+ * is standing: every change of its kinds comes so, each by reference to
+ * the one before, and it outlives the last watch that wanted it by
+ * WORKER_ROOM_KEEP_MS, so a client waiting again right after an answer
+ * costs no ROOM_WAIT (docs/decisions/040).  The
  * last WORKER_ROOM_LOG changes are kept too, so a wait whose cursor is
  * that recent reads what changed here rather than by ROOM_CHANGES.
  */
@@ -54,7 +58,8 @@ struct worker_room {
 	struct event		*keep;		/* drops content unused */
 	u_int			 gen;		/* bumped by every change */
 	int			 armed;		/* ROOM_WAIT kinds asked */
-	struct worker_nb	*base;		/* the content ROOM_WAIT had */
+	int64_t			 wanted_at;	/* a watch last wanted them */
+	struct worker_nb	*base;		/* the content the daemon has */
 	struct worker_room_change log[WORKER_ROOM_LOG];	/* at seq % size */
 	LIST_ENTRY(worker_room)	 entry;
 };
@@ -90,7 +95,8 @@ static void	worker_room_keep(struct worker_room *, struct worker_nb *);
 static void	worker_room_drop(evutil_socket_t, short, void *);
 static void	worker_room_log(struct worker_room *,
 		    const struct proto_room_changed *);
-static void	worker_room_arm(struct worker_room *);
+static void	worker_room_arm(struct worker_room *, int);
+static void	worker_room_rebase(struct worker_room *);
 static void	worker_room_armed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 
@@ -123,12 +129,14 @@ worker_room_notify(struct worker_room *room,
 		for (w = TAILQ_FIRST(&room->watches); w != NULL; w = next) {
 			next = TAILQ_NEXT(w, entry);
 			if (w->dead) {
+				if (w->want != 0)
+					room->wanted_at = util_mono_ms();
 				TAILQ_REMOVE(&room->watches, w, entry);
 				free(w);
 			}
 		}
 		if (ev != NULL)
-			worker_room_arm(room);
+			worker_room_arm(room, 0);
 	}
 	worker_room_unref(room);
 }
@@ -164,8 +172,10 @@ worker_room_unwatch(struct worker_room_watch *w)
 	want = w->want;
 	TAILQ_REMOVE(&room->watches, w, entry);
 	free(w);
-	if (want != 0)
-		worker_room_arm(room);
+	if (want != 0) {
+		room->wanted_at = util_mono_ms();	/* until now */
+		worker_room_arm(room, 0);
+	}
 }
 
 /* The watch wants changes of kinds (PROTO_KIND_*) with the content. */
@@ -174,7 +184,7 @@ worker_room_want(struct worker_room_watch *w, int kinds)
 {
 	w->want = kinds;
 	if (!w->room->notifying)
-		worker_room_arm(w->room);
+		worker_room_arm(w->room, 0);
 }
 
 static void
@@ -186,54 +196,75 @@ worker_room_armed(void *arg, uint16_t type, const msgpack_object *reply,
 }
 
 /*
- * Ask the daemon for what the watches want with the content (ROOM_WAIT);
- * nothing when it holds that already, or none when nobody wants any.
- * The current content, when kept, is the base the next may refer to.
+ * Ask the daemon for what the watches want with the content (a standing
+ * ROOM_WAIT); nothing when it is asked already.  Wanted by none, the
+ * wait is ended WORKER_ROOM_KEEP_MS after the last watch wanted it (now
+ * if drop).  The current content, when kept, is the base the next push
+ * may refer to.
  */
 static void
-worker_room_arm(struct worker_room *room)
+worker_room_arm(struct worker_room *room, int drop)
 {
 	struct worker_room_watch	*w;
 	struct worker_nb		*nb;
 	struct proto_room_wait		 m;
 	struct mpbuf			 b;
 	int				 kinds = 0;
+	int64_t				 now;
 
 	TAILQ_FOREACH(w, &room->watches, entry) {
 		if (!w->dead)
 			kinds |= w->want;
 	}
-	if ((kinds & ~room->armed) == 0 && (kinds != 0 || room->armed == 0))
+	now = util_mono_ms();
+	if (kinds != 0)
+		room->wanted_at = now;
+	if (kinds != 0 && (kinds & ~room->armed) == 0)
+		return;
+	if (kinds == 0 && (room->armed == 0 ||
+	    (!drop && now - room->wanted_at < WORKER_ROOM_KEEP_MS)))
 		return;
 	if (room->lost || !worker_room_alive(room))
 		return;
 	room->armed = kinds;
 	memset(&m, 0, sizeof m);
 	m.kinds = kinds;
+	m.standing = 1;
 	worker_nb_unref(room->base);
 	room->base = NULL;
-	nb = room->content != NULL ? room->content : room->last;
-	if (kinds != 0 && nb != NULL && !worker_nb_delta_ok(nb)) {
-		/* Too many frames' zones: a copy in one is a base again. */
-		nb = worker_nb_compact(nb);
-		if (room->content != NULL) {
-			worker_nb_unref(room->content);
-			room->content = nb;
-		} else {
-			worker_nb_unref(room->last);
-			room->last = nb;
+	if (kinds != 0) {
+		nb = room->content != NULL ? room->content : room->last;
+		if (nb != NULL) {
+			worker_room_rebase(room);
+			m.has_have = 1;
+			m.have = (uint64_t)room->base->seq;
 		}
-	}
-	if (kinds != 0 && nb != NULL) {
-		room->base = worker_nb_ref(nb);
-		m.has_have = 1;
-		m.have = (uint64_t)nb->seq;
 	}
 	mpbuf_init(&b);
 	proto_room_wait_pack(&b.pk, &m);
 	worker_daemon_request(room->dc, PROTO_MSG_ROOM_WAIT, &b.sb,
 	    worker_room_armed, NULL);
 	mpbuf_free(&b);
+}
+
+/*
+ * The content kept (current, else the last) is the base of the next
+ * push: copied into one zone first when it spans too many.
+ */
+static void
+worker_room_rebase(struct worker_room *room)
+{
+	struct worker_nb	**nbp, *nb;
+
+	nbp = room->content != NULL ? &room->content : &room->last;
+	if (!worker_nb_delta_ok(*nbp)) {
+		/* Too many frames' zones: a copy in one is a base again. */
+		nb = worker_nb_compact(*nbp);
+		worker_nb_unref(*nbp);
+		*nbp = nb;
+	}
+	worker_nb_unref(room->base);
+	room->base = worker_nb_ref(*nbp);
 }
 
 /* Keep a change (its fields, not content) in the room's log. */
@@ -422,9 +453,10 @@ worker_room_lost(struct worker_dconn *dc, void *arg)
 
 /*
  * ROOM_CHANGED_CONTENT: the change into ev, and the content after it kept
- * (when it is that content).  The daemon's ROOM_WAIT is spent.  Content
- * by reference to a base not held, or not as held, is not kept: the
- * watchers read the room as after a ROOM_CHANGED.
+ * (when it is that content): the daemon's standing wait goes on from it,
+ * so it is the next base.  Content by reference to a base not held, or
+ * not as held, is not kept: the watchers read the room as after a
+ * ROOM_CHANGED, and the wait is asked again with a content held.
  */
 static int
 worker_room_event_content(struct worker_room *room,
@@ -436,9 +468,10 @@ worker_room_event_content(struct worker_room *room,
 	struct worker_nb			*nb;
 	char					*cause;
 
-	room->armed = 0;
-	if (proto_room_changed_content_unpack(body, &m, err, errlen) != 0)
+	if (proto_room_changed_content_unpack(body, &m, err, errlen) != 0) {
+		room->armed = 0;
 		return (-1);
+	}
 	*ev = m.change;
 	if (!m.has_base)
 		nb = worker_nb_read(PROTO_MSG_ROOM_CONTENT, m.content.obj,
@@ -455,13 +488,18 @@ worker_room_event_content(struct worker_room *room,
 	if (nb == NULL) {
 		log_warnx("ROOM_CHANGED_CONTENT: %s", cause);
 		free(cause);
+		room->armed = 0;
 		return (0);
 	}
 	*nbp = nb;	/* holds zone, which ev points into */
-	if (nb->seq == (int64_t)ev->seq) {
-		worker_room_keep(room, nb);
-		worker_room_set_path(room, nb->path);
+	if (nb->seq != (int64_t)ev->seq) {
+		room->armed = 0;
+		return (0);
 	}
+	worker_room_keep(room, nb);
+	worker_room_set_path(room, nb->path);
+	if (room->armed != 0)
+		worker_room_rebase(room);
 	return (0);
 }
 
@@ -669,6 +707,7 @@ worker_room_drop(evutil_socket_t fd, short events, void *arg)
 {
 	struct worker_room	*room = arg;
 
+	worker_room_arm(room, 1);	/* a wait no watch wants, and its base */
 	if (room->content == NULL && room->last == NULL)
 		return;
 	worker_nb_unref(room->content);

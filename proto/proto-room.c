@@ -516,8 +516,8 @@ proto_room_changes_reply_unpack(const msgpack_object *body,
 }
 
 /*
- * ROOM_WAIT {kinds: [string], have?}; a kind this end does not know is
- * left out.
+ * ROOM_WAIT {kinds: [string], have?, standing?}; a kind this end does
+ * not know is left out.
  */
 void
 proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
@@ -526,9 +526,11 @@ proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
 
 	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++)
 		n += (m->kinds & (1 << i)) != 0;
-	msgpack_pack_map(pk, 1 + (m->has_have != 0));
+	msgpack_pack_map(pk, 1 + (m->has_have != 0) + (m->standing != 0));
 	if (m->has_have)
 		proto_pack_uint(pk, "have", m->have);
+	if (m->standing)
+		proto_pack_bool(pk, "standing", 1);
 	proto_pack_key(pk, "kinds");
 	msgpack_pack_array(pk, n);
 	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++) {
@@ -560,7 +562,9 @@ proto_room_wait_unpack(const msgpack_object *body, struct proto_room_wait *m,
 		m->kinds |= proto_change_kind_parse(v->via.str.ptr,
 		    v->via.str.size);
 	}
-	return (proto_field_uint(body, n, "have", 0, &m->have, &m->has_have,
+	PROTO_TRY(proto_field_uint(body, n, "have", 0, &m->have,
+	    &m->has_have, err, errlen));
+	return (proto_field_bool(body, n, "standing", 0, &m->standing, NULL,
 	    err, errlen));
 }
 

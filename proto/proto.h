@@ -492,11 +492,15 @@ struct proto_room_changes_reply {
 	int			 resync;
 	struct proto_doc	 changes;	/* [{seq, kinds, ...}] */
 };
-/* ROOM_WAIT: the next change of these kinds comes with the content. */
+/*
+ * ROOM_WAIT: the next change of these kinds comes with the content;
+ * standing: every one does, until the next ROOM_WAIT.
+ */
 struct proto_room_wait {
 	int			 kinds;		/* PROTO_KIND_*; 0: none */
 	int			 has_have;
 	uint64_t		 have;		/* the content held, by seq */
+	int			 standing;
 };
 /* ROOM_CHANGED_CONTENT: a change and the room's content just after it. */
 struct proto_room_changed_content {

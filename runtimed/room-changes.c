@@ -12,7 +12,10 @@
  * wait asks (ROOM_WAIT) that the next change of the kinds it waits for
  * come with the content as ROOM_CHANGED_CONTENT, so it answers without
  * asking again (docs/decisions/031); when it says which content it holds,
- * only the cells changed since come whole (docs/decisions/036).
+ * only the cells changed since come whole (docs/decisions/036).  A
+ * standing wait is not spent by a change: every one of its kinds comes
+ * with the content, by reference to the one pushed before
+ * (docs/decisions/040).
  */
 
 #include <stdio.h>
@@ -36,13 +39,15 @@ struct room_change {
 
 /*
  * A peer that wants the next change of kinds with the content; delta:
- * it holds the content at seq have (docs/decisions/036).
+ * it holds the content at seq have (docs/decisions/036); standing: every
+ * such change, each push then the content it holds (decision 040).
  */
 struct room_wait {
 	struct peer	*peer;
 	int		 kinds;
 	int		 delta;
 	uint64_t	 have;
+	int		 standing;
 };
 
 /* A ROOM_CHANGED_CONTENT packed for the waits that hold have (or none). */
@@ -421,11 +426,11 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
 /*
  * ROOM_WAIT: peer wants the next change of kinds with the content (0:
  * no longer), holding the content at seq have if has_have.  One change
- * ends it; the peer asks again for the next.
+ * ends it, unless standing; the peer asks again for the next.
  */
 void
 room_changes_wait(struct room *r, struct peer *peer, int kinds,
-    int has_have, uint64_t have)
+    int has_have, uint64_t have, int standing)
 {
 	struct room_log	*log = r->log;
 	size_t		 i;
@@ -447,15 +452,12 @@ room_changes_wait(struct room *r, struct peer *peer, int kinds,
 	log->waits[i].kinds = kinds;
 	log->waits[i].delta = has_have;
 	log->waits[i].have = have;
+	log->waits[i].standing = standing;
 }
 
-/*
- * Whether peer waits for a change of kinds with the content, ending its
- * wait: its wait into w.
- */
-static int
-room_changes_waited(struct room *r, struct peer *peer, int kinds,
-    struct room_wait *w)
+/* The wait of peer for a change of kinds with the content, or NULL. */
+static struct room_wait *
+room_changes_waited(struct room *r, struct peer *peer, int kinds)
 {
 	struct room_log	*log = r->log;
 	size_t		 i;
@@ -464,12 +466,28 @@ room_changes_waited(struct room *r, struct peer *peer, int kinds,
 		if (log->waits[i].peer != peer)
 			continue;
 		if ((log->waits[i].kinds & kinds) == 0)
-			return (0);
-		*w = log->waits[i];
-		log->waits[i] = log->waits[--log->nwaits];
-		return (1);
+			return (NULL);
+		return (&log->waits[i]);
 	}
-	return (0);
+	return (NULL);
+}
+
+/*
+ * The change at seq reached w's peer: with the content (pushed), a
+ * standing wait goes on from that content; else the wait is over.
+ */
+static void
+room_changes_spent(struct room *r, struct room_wait *w, int pushed,
+    uint64_t seq)
+{
+	struct room_log	*log = r->log;
+
+	if (pushed && w->standing) {
+		w->delta = 1;
+		w->have = seq;
+		return;
+	}
+	*w = log->waits[--log->nwaits];
 }
 
 /*
@@ -583,9 +601,10 @@ room_changes_announce(struct room *r)
 	struct room_log			*log = r->log;
 	struct room_change		*ch;
 	struct room_changes_with	*withs = NULL, *with;
-	struct room_wait		 w;
+	struct room_wait		*w;
 	struct mpbuf			 b;
 	size_t				 i, nwiths = 0;
+	int				 pushed;
 
 	if (r->nmembers == 0 || log->n == 0)
 		return;
@@ -594,10 +613,16 @@ room_changes_announce(struct room *r)
 	room_changes_pack_one(&b.pk, ch, 1, 0);
 	proto_pack_str(&b.pk, "notebook_id", r->id);
 	for (i = 0; i < r->nmembers; i++) {
-		if (log->nwaits > 0 && r->nb != NULL &&
-		    room_changes_waited(r, r->members[i], ch->kinds, &w)) {
-			with = room_changes_with(r, ch, &withs, &nwiths, &w);
-			if (with->ok) {
+		if (log->nwaits > 0 && (w = room_changes_waited(r,
+		    r->members[i], ch->kinds)) != NULL) {
+			/* Not loaded, or over the cap: the wait is over. */
+			with = NULL;
+			if (r->nb != NULL)
+				with = room_changes_with(r, ch, &withs,
+				    &nwiths, w);
+			pushed = with != NULL && with->ok;
+			room_changes_spent(r, w, pushed, ch->seq);
+			if (pushed) {
 				peer_send(r->members[i],
 				    PROTO_MSG_ROOM_CHANGED_CONTENT, 0,
 				    &with->b.sb);

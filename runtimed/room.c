@@ -866,7 +866,7 @@ room_leave(struct room *r, struct peer *p)
 	size_t			 i;
 
 	room_edit_peer_gone(r, p);
-	room_changes_wait(r, p, 0, 0, 0);
+	room_changes_wait(r, p, 0, 0, 0, 0);
 	TAILQ_FOREACH(t, &room_tickets, entry) {
 		if (t->r == r && t->peer == p)
 			t->peer = NULL;

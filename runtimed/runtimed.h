@@ -354,7 +354,7 @@ uint64_t	 room_changes_record_edit(struct room *,
 		     const struct room_nb_result *, const char *, size_t);
 void		 room_changes_announce(struct room *);
 void		 room_changes_wait(struct room *, struct peer *, int, int,
-		     uint64_t);
+		     uint64_t, int);
 int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 int		 room_changes_kind(const char *);
 

@@ -597,7 +597,8 @@ server_client_wait(struct server_client *c, uint32_t id,
 		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
 		return;
 	}
-	room_changes_wait(c->room, c->peer, m.kinds, m.has_have, m.have);
+	room_changes_wait(c->room, c->peer, m.kinds, m.has_have, m.have,
+	    m.standing);
 	peer_send_ok(c->peer, id);
 }
 

@@ -82,7 +82,9 @@ static void	rc_edit1(int, uint16_t, msgpack_unpacked *, const char *,
 static int	rc_changes(const char *);
 static void	rc_changes_wait(int, int);
 static void	rc_changes_delta(int, int);
+static void	rc_changes_standing(int, int);
 static void	rc_wait_have(int, const char *, int64_t);
+static void	rc_wait_standing(int, const char *, int64_t, int);
 static void	rc_wait_kinds(int, const char *);
 static uint16_t	rc_next_event(int, msgpack_unpacked *);
 static int	rc_watch(const char *, const char *);
@@ -685,6 +687,7 @@ rc_changes(const char *sock)
 
 	rc_changes_wait(a, c);
 	rc_changes_delta(a, c);
+	rc_changes_standing(a, c);
 
 	/* Past the kept log: an old seq resyncs. */
 	for (i = 0; i < ROOM_LOG_SIZE_TEST + 50; i++) {
@@ -734,12 +737,21 @@ rc_wait_kinds(int fd, const char *kind)
 static void
 rc_wait_have(int fd, const char *kind, int64_t have)
 {
+	rc_wait_standing(fd, kind, have, 0);
+}
+
+/* ROOM_WAIT {kinds: [kind], have?, standing?}, answered OK. */
+static void
+rc_wait_standing(int fd, const char *kind, int64_t have, int standing)
+{
 	struct mpbuf		b;
 	msgpack_unpacked	u;
 
-	testclient_body(&b, 1 + (have >= 0));
+	testclient_body(&b, 1 + (have >= 0) + (standing != 0));
 	if (have >= 0)
 		proto_pack_uint(&b.pk, "have", (uint64_t)have);
+	if (standing)
+		proto_pack_bool(&b.pk, "standing", 1);
 	proto_pack_key(&b.pk, "kinds");
 	msgpack_pack_array(&b.pk, kind != NULL);
 	if (kind != NULL)
@@ -935,6 +947,65 @@ rc_changes_delta(int a, int c)
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_WAIT with have: the cells changed since whole, the "
 	    "others by reference at their version; else the whole content\n");
+}
+
+/*
+ * A standing wait (docs/decisions/040): every change of its kinds comes
+ * with the content, each by reference to the one pushed before; a
+ * change of another kind comes as ROOM_CHANGED and leaves it standing;
+ * ROOM_WAIT {kinds: []} ends it.
+ */
+static void
+rc_changes_standing(int a, int c)
+{
+	struct proto_room_joined	 j;
+	struct mpbuf			 b;
+	msgpack_unpacked		 u;
+	uint64_t			 seq, have, base;
+	int				 i;
+
+	free(testclient_insert1(a, "before standing", &have));
+	rc_next_event(c, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_wait_standing(c, "cells", (int64_t)have, 1);
+	for (i = 0; i < 3; i++) {
+		free(testclient_insert1(a, "standing", &seq));
+		if (!rc_content_event(c, seq, &u, &j, &base) || base != have)
+			testclient_fail("push %d of a standing wait: not by "
+			    "reference to the one before (%llu)", i,
+			    (unsigned long long)have);
+		msgpack_unpacked_destroy(&u);
+		have = seq;
+	}
+	/* Another kind: ROOM_CHANGED, and the wait goes on from have. */
+	testclient_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "notebook_metadata");
+	proto_pack_key(&b.pk, "metadata");
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "x_standing", "yes");
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	if (rc_next_event(c, &u) != PROTO_MSG_ROOM_CHANGED)
+		testclient_fail("a standing wait for cells got the content of "
+		    "a metadata change");
+	msgpack_unpacked_destroy(&u);
+	free(testclient_insert1(a, "after metadata", &seq));
+	if (!rc_content_event(c, seq, &u, &j, &base) || base != have)
+		testclient_fail("a standing wait did not go on from %llu past "
+		    "a change of another kind", (unsigned long long)have);
+	msgpack_unpacked_destroy(&u);
+	rc_wait_standing(c, NULL, -1, 1);
+	free(testclient_insert1(a, "ended", &seq));
+	if (rc_next_event(c, &u) != PROTO_MSG_ROOM_CHANGED)
+		testclient_fail("ROOM_WAIT {kinds: []} did not end a standing "
+		    "wait");
+	msgpack_unpacked_destroy(&u);
+	printf("ok: a standing ROOM_WAIT: every change of its kinds with the "
+	    "content by reference to the last pushed, until ended\n");
 }
 
 /* Outside changes: clean reload, dirty conflict, force, own saves. */

@@ -405,6 +405,20 @@ Test(proto_room, wait_round_trip)
 	pt_free(&b);
 	w.has_have = 0;
 
+	/* Standing (docs/decisions/040): absent is not. */
+	cr_assert_eq(wz.standing, 0);
+	w.standing = 1;
+	pt_init(&b);
+	proto_room_wait_pack(&b.pk, &w);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.standing, 1);
+	cr_assert_eq(wz.kinds, PROTO_KIND_CELLS | PROTO_KIND_KERNEL);
+	pt_refuses(proto_room_wait_unpack, struct proto_room_wait,
+	    pt_body(&b), "ROOM_WAIT", "standing");
+	pt_free(&b);
+	w.standing = 0;
+
 	/* None: the wait is over; a kind of a newer end is left out. */
 	w.kinds = 0;
 	pt_init(&b);

@@ -7,7 +7,8 @@
 // which cell runs and its latest output line; a waiter pushed only the
 // cells that changed sees what a fresh read shows; a call by notebook_id
 // says which address owner it retained; list_notebooks counts right after
-// a disconnect.
+// a disconnect; a waiter that waits again asks the daemon for the content
+// once, not once a change.
 //
 // Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-waits.sh).
 
@@ -25,9 +26,9 @@ const DAEMON = process.env.RUNTIMED_BIN;
 const { T, env, SAN } = workerWorld('wwaits');
 fs.mkdirSync(path.join(T, 'work'));
 
-async function worker(name) {
-  const transport = new StdioClientTransport({ command: WORKER, args: [], env,
-    stderr: 'pipe' });
+async function worker(name, extra = {}) {
+  const transport = new StdioClientTransport({ command: WORKER, args: [],
+    env: { ...env, ...extra }, stderr: 'pipe' });
   const client = new Client({ name, version: '0' });
   await client.connect(transport, { timeout: 30000 });
   return client;
@@ -247,6 +248,41 @@ test('waiters see every change once, with no gap between cursors', async () => {
     await ok(B, 'edit_cells', { notebook_handle: HB, edits: ids.map((id) => ({ op: 'delete', cell_id: id })) });
   } finally {
     await C.close().catch(() => {});
+  }
+});
+
+// A client that waits again right after each answer costs its worker
+// one ROOM_WAIT, not one per change: the wait stands across changes and
+// each push refers to the one before (docs/decisions/040).  Only this
+// worker writes the trace (RUNTIMED_TRACE is read by each process).
+test('a waiter asks the daemon once for the changes it waits for', async () => {
+  const trace = path.join(T, 'standing.trace');
+  const D = await worker('waits-d', { RUNTIMED_TRACE: trace });
+  const ids = [];
+  try {
+    const HD = (await ok(D, 'connect_notebook', { path: NB })).sc.notebook_handle;
+    let cur = (await ok(D, 'inspect_notebook', { notebook_handle: HD, count: 1 })).sc.cursor;
+    for (let n = 0; n < 8; n++) {
+      const w = ok(D, 'inspect_notebook', { notebook_handle: HD, after: cur,
+        timeout_secs: 20, count: 1 });
+      await sleep(150);	// parked before the edit
+      const e = await ok(B, 'edit_cells', { notebook_handle: HB, edits: [
+        { op: 'insert', after: 'BOTTOM', source: `# standing ${n}` }] });
+      ids.push(e.sc.cells[0].cell_id);
+      const r = (await w).sc;
+      assert.equal(r.outcome, 'changed');
+      assert.deepEqual(r.changes.cell_ids, [e.sc.cells[0].cell_id]);
+      cur = r.cursor;
+    }
+    const lines = fs.readFileSync(trace, 'utf8').split('\n');
+    const asked = lines.filter((l) => / out \S+ ROOM_WAIT /.test(l)).length;
+    const pushed = lines.filter((l) => / in \S+ ROOM_CHANGED_CONTENT /.test(l)).length;
+    assert.equal(asked, 1, `ROOM_WAIT sent ${asked} times for 8 waits`);
+    assert.equal(pushed, 8, `${pushed} pushes with the content for 8 changes`);
+  } finally {
+    await D.close().catch(() => {});
+    if (ids.length)
+      await ok(B, 'edit_cells', { notebook_handle: HB, edits: ids.map((id) => ({ op: 'delete', cell_id: id })) });
   }
 });
 
