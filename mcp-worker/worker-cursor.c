@@ -24,23 +24,16 @@ static uint64_t
 worker_cursor_hash(uint32_t tag, const char *notebook_id, int64_t inc,
     int64_t seq)
 {
-	uint64_t	 h = 0xcbf29ce484222325ULL;
+	uint64_t	 h = PROTO_FNV64_INIT;
 	char		 buf[96];
-	const char	*p;
 	int		 n, pass;
 
 	n = snprintf(buf, sizeof buf, "%08x|%lld|%lld|", tag, (long long)inc,
 	    (long long)seq);
 	/* Two passes so every input bit reaches every output bit. */
 	for (pass = 0; pass < 2; pass++) {
-		for (p = buf; p < buf + n; p++) {
-			h ^= (unsigned char)*p;
-			h *= 0x100000001b3ULL;
-		}
-		for (p = notebook_id; *p != '\0'; p++) {
-			h ^= (unsigned char)*p;
-			h *= 0x100000001b3ULL;
-		}
+		h = proto_fnv64(h, buf, (size_t)n);
+		h = proto_fnv64(h, notebook_id, strlen(notebook_id));
 		h ^= h >> 29;
 	}
 	return (h);

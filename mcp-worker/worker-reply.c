@@ -26,11 +26,16 @@ struct worker_nb_zone {
 	int			 refs;
 };
 
-/* A cell's cell_id, version and stale (NULL: none), where it keeps them. */
+/*
+ * A cell's cell_id, version and stale (NULL: none), where it keeps them,
+ * and its hash in a run of references (hashed: it has one; decision 041).
+ */
 struct worker_nb_key {
 	const msgpack_object	*id;
 	const msgpack_object	*version;
 	const msgpack_object	*stale;
+	uint64_t		 hash;
+	int			 hashed;
 };
 
 /*
@@ -69,6 +74,16 @@ static int	worker_nb_stale_eq(const msgpack_object *,
 static ssize_t	worker_nb_delta_find(const struct worker_nb_doc *,
 		    const struct worker_nb_key *, const msgpack_object *,
 		    size_t);
+static ssize_t	worker_nb_delta_run(const struct worker_nb_doc *,
+		    const struct worker_nb_key *, const msgpack_object *,
+		    size_t);
+static int	worker_nb_delta_count(const msgpack_object *, size_t,
+		    size_t *);
+static void	worker_nb_delta_from(const struct worker_nb_doc *, size_t,
+		    struct worker_nb_doc *, size_t, size_t *);
+static void	worker_nb_delta_held(const struct worker_nb_doc *, size_t,
+		    struct worker_nb_doc *, size_t, msgpack_object *,
+		    size_t *);
 static const char	*worker_nb_bytes(msgpack_zone *, const char *, uint32_t);
 static void	worker_nb_clone(msgpack_zone *, const msgpack_object *,
 		    msgpack_object *, int);
@@ -464,6 +479,22 @@ worker_nb_key_read(const msgpack_object *cell, struct worker_nb_key *k)
 			break;
 		}
 	}
+	/* As the daemon hashes it (room_cell_run_hash). */
+	if (k->version == NULL || k->version->type != MSGPACK_OBJECT_STR)
+		return;
+	k->hash = proto_fnv64(PROTO_FNV64_INIT, k->version->via.str.ptr,
+	    k->version->via.str.size);
+	if (k->stale != NULL && k->stale->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	for (i = 0; k->stale != NULL && i < k->stale->via.array.size; i++) {
+		if (k->stale->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
+			return;
+		k->hash = proto_fnv64(k->hash, "", 1);
+		k->hash = proto_fnv64(k->hash,
+		    k->stale->via.array.ptr[i].via.str.ptr,
+		    k->stale->via.array.ptr[i].via.str.size);
+	}
+	k->hashed = 1;
 }
 
 /* Those fields of every cell of d, read when first needed. */
@@ -523,6 +554,65 @@ worker_nb_delta_find(const struct worker_nb_doc *d,
 			return ((ssize_t)j);
 	}
 	return (-1);
+}
+
+/*
+ * Where in d (its keys k) a run [count, cell_id, digest] starts, or -1:
+ * its count cells from the one named cell_id (tried at hint first), in
+ * d's order, must fold to digest (decision 041).
+ */
+static ssize_t
+worker_nb_delta_run(const struct worker_nb_doc *d,
+    const struct worker_nb_key *k, const msgpack_object *run, size_t hint)
+{
+	const msgpack_object	*a = run->via.array.ptr;
+	uint64_t		 digest = PROTO_FNV64_INIT, count;
+	size_t			 i;
+	ssize_t			 j;
+
+	if (run->via.array.size != 3 || a[2].type !=
+	    MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    (j = worker_nb_delta_find(d, k, &a[1], hint)) < 0)
+		return (-1);
+	count = a[0].via.u64;
+	if (count > d->n - (size_t)j)
+		return (-1);
+	for (i = 0; i < count; i++) {
+		if (!k[j + i].hashed)
+			return (-1);
+		digest = proto_run_fold(digest, k[j + i].hash);
+	}
+	return (digest == a[2].via.u64 ? j : -1);
+}
+
+/*
+ * The cells a content by reference stands for, into *n: a run counts
+ * its count (decision 041), anything else one.  -1 when the runs name
+ * more cells than base holds, or a run is empty.
+ */
+static int
+worker_nb_delta_count(const msgpack_object *cells, size_t held, size_t *n)
+{
+	const msgpack_object	*c;
+	uint64_t		 count;
+	uint32_t		 i;
+
+	*n = 0;
+	for (i = 0; i < cells->via.array.size; i++) {
+		c = &cells->via.array.ptr[i];
+		if (c->type != MSGPACK_OBJECT_ARRAY || c->via.array.size == 0 ||
+		    c->via.array.ptr[0].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER) {
+			(*n)++;
+			continue;
+		}
+		count = c->via.array.ptr[0].via.u64;
+		if (count == 0 || count > held)
+			return (-1);
+		held -= count;
+		*n += count;
+	}
+	return (0);
 }
 
 /* n bytes copied into zone (p itself when there are none). */
@@ -643,13 +733,44 @@ worker_nb_delta_cell(msgpack_zone *zone, const msgpack_object *held,
 }
 
 /*
+ * Cell i of d is base's cell j, in its zone: d holds that zone (map:
+ * base's zones to d's, 0 until held).
+ */
+static void
+worker_nb_delta_from(const struct worker_nb_doc *bd, size_t j,
+    struct worker_nb_doc *d, size_t i, size_t *map)
+{
+	size_t	z;
+
+	z = bd->from != NULL ? bd->from[j] : 0;
+	if (map[z] == 0) {
+		d->zones[d->nzones] = bd->zones[z];
+		bd->zones[z]->refs++;
+		map[z] = d->nzones++;
+	}
+	d->from[i] = map[z];
+}
+
+/* Cell i of d (cells) is base's cell j as it is, with its keys. */
+static void
+worker_nb_delta_held(const struct worker_nb_doc *bd, size_t j,
+    struct worker_nb_doc *d, size_t i, msgpack_object *cells, size_t *map)
+{
+	cells[i] = bd->cells[j];
+	d->keys[i] = bd->keys[j];
+	worker_nb_delta_from(bd, j, d, i, map);
+}
+
+/*
  * A ROOM_CHANGED_CONTENT's content by reference to base (the content at
  * the seq it names): a cell that is an array, not a map, is a reference
- * [cell_id, version, stale?] to one of base's.  zone, if not NULL, is
- * the one content lives in, the new notebook's (the caller keeps it on
- * failure); else content is copied into one.  NULL
- * with *cause if a reference is not to a cell base has at that version:
- * the caller then reads the notebook as if the content had not come.
+ * [cell_id, version, stale?] to one of base's, or a run [count, cell_id,
+ * digest] of count of them as base has them (decision 041).  zone, if
+ * not NULL, is the one content lives in, the new notebook's (the caller
+ * keeps it on failure); else content is copied into one.  NULL with
+ * *cause if a reference is not to a cell base has at that version, or a
+ * run not to cells base has so: the caller then reads the notebook as
+ * if the content had not come.
  */
 struct worker_nb *
 worker_nb_read_delta(const msgpack_object *content, msgpack_zone *zone,
@@ -662,7 +783,8 @@ worker_nb_read_delta(const msgpack_object *content, msgpack_zone *zone,
 	const msgpack_object		*c;
 	msgpack_object			*cells, copy;
 	msgpack_zone			*own = NULL;
-	size_t				*map, i, n, nwhole = 0, hint = 0, z;
+	size_t				*map, e, i, k, n, nwhole = 0, hint = 0;
+	size_t				 count;
 	ssize_t				 j;
 	int				 copied;
 	char				 err[256];
@@ -681,7 +803,12 @@ worker_nb_read_delta(const msgpack_object *content, msgpack_zone *zone,
 			fatalx("a copy of a notebook does not decode");
 	}
 	bk = worker_nb_keys(bd);
-	n = m.cells.obj->via.array.size;
+	if (worker_nb_delta_count(m.cells.obj, bd->n, &n) != 0) {
+		xasprintf(cause, "runs of more cells than held (%zu)", bd->n);
+		if (own != NULL)
+			msgpack_zone_free(own);
+		return (NULL);
+	}
 	if ((cells = msgpack_zone_malloc(zone, (n + 1) * sizeof *cells)) ==
 	    NULL)
 		fatalx("out of memory");
@@ -691,12 +818,28 @@ worker_nb_read_delta(const msgpack_object *content, msgpack_zone *zone,
 	d->nzones = 1;
 	d->from = xcalloc(n + 1, sizeof *d->from);
 	d->keys = xcalloc(n + 1, sizeof *d->keys);
-	for (i = 0; i < n; i++) {
-		c = &m.cells.obj->via.array.ptr[i];
+	for (e = 0, i = 0; i < n; e++, i++) {
+		c = &m.cells.obj->via.array.ptr[e];
 		if (c->type != MSGPACK_OBJECT_ARRAY) {
 			cells[i] = *c;		/* whole, in zone */
 			worker_nb_key_read(c, &d->keys[i]);
 			nwhole++;
+			continue;
+		}
+		if (c->via.array.size > 0 && c->via.array.ptr[0].type ==
+		    MSGPACK_OBJECT_POSITIVE_INTEGER) {
+			/* A run: count held cells as they are. */
+			if ((j = worker_nb_delta_run(bd, bk, c, hint)) < 0) {
+				xasprintf(cause, "cell %zu: a run of cells not "
+				    "held as they are", i);
+				goto fail;
+			}
+			count = c->via.array.ptr[0].via.u64;
+			for (k = 0; k < count; k++)
+				worker_nb_delta_held(bd, (size_t)j + k, d, i + k,
+				    cells, map);
+			i += count - 1;
+			hint = (size_t)j + count;
 			continue;
 		}
 		if (c->via.array.size < 2 || (j = worker_nb_delta_find(bd, bk,
@@ -712,13 +855,7 @@ worker_nb_read_delta(const msgpack_object *content, msgpack_zone *zone,
 			nwhole++;	/* whole in zone, like a new cell */
 			continue;
 		}
-		z = bd->from != NULL ? bd->from[j] : 0;
-		if (map[z] == 0) {
-			d->zones[d->nzones] = bd->zones[z];
-			bd->zones[z]->refs++;
-			map[z] = d->nzones++;
-		}
-		d->from[i] = map[z];
+		worker_nb_delta_from(bd, (size_t)j, d, i, map);
 	}
 	free(map);
 	d->zones[0] = worker_nb_zone_create(zone, nwhole);

@@ -230,6 +230,7 @@ worker_room_arm(struct worker_room *room, int drop)
 	memset(&m, 0, sizeof m);
 	m.kinds = kinds;
 	m.standing = 1;
+	m.runs = 1;
 	worker_nb_unref(room->base);
 	room->base = NULL;
 	if (kinds != 0) {

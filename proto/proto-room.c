@@ -516,8 +516,8 @@ proto_room_changes_reply_unpack(const msgpack_object *body,
 }
 
 /*
- * ROOM_WAIT {kinds: [string], have?, standing?}; a kind this end does
- * not know is left out.
+ * ROOM_WAIT {kinds: [string], have?, standing?, runs?}; a kind this end
+ * does not know is left out.
  */
 void
 proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
@@ -526,11 +526,14 @@ proto_room_wait_pack(msgpack_packer *pk, const struct proto_room_wait *m)
 
 	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++)
 		n += (m->kinds & (1 << i)) != 0;
-	msgpack_pack_map(pk, 1 + (m->has_have != 0) + (m->standing != 0));
+	msgpack_pack_map(pk, 1 + (m->has_have != 0) + (m->standing != 0) +
+	    (m->runs != 0));
 	if (m->has_have)
 		proto_pack_uint(pk, "have", m->have);
 	if (m->standing)
 		proto_pack_bool(pk, "standing", 1);
+	if (m->runs)
+		proto_pack_bool(pk, "runs", 1);
 	proto_pack_key(pk, "kinds");
 	msgpack_pack_array(pk, n);
 	for (i = 0; i < PROTO_ROOM_NITEMS(proto_room_kinds); i++) {
@@ -564,8 +567,31 @@ proto_room_wait_unpack(const msgpack_object *body, struct proto_room_wait *m,
 	}
 	PROTO_TRY(proto_field_uint(body, n, "have", 0, &m->have,
 	    &m->has_have, err, errlen));
-	return (proto_field_bool(body, n, "standing", 0, &m->standing, NULL,
-	    err, errlen));
+	PROTO_TRY(proto_field_bool(body, n, "standing", 0, &m->standing,
+	    NULL, err, errlen));
+	return (proto_field_bool(body, n, "runs", 0, &m->runs, NULL, err,
+	    errlen));
+}
+
+/* h with the n bytes at p (FNV-1a, 64 bits; PROTO_FNV64_INIT first). */
+uint64_t
+proto_fnv64(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char	*b = p;
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+/* A run's digest d with the next cell's hash h: one FNV step a word. */
+uint64_t
+proto_run_fold(uint64_t d, uint64_t h)
+{
+	return ((d ^ h) * 0x100000001b3ULL);
 }
 
 /* ROOM_CHANGED_CONTENT: ROOM_CHANGED's fields, content and base?. */

@@ -494,14 +494,23 @@ struct proto_room_changes_reply {
 };
 /*
  * ROOM_WAIT: the next change of these kinds comes with the content;
- * standing: every one does, until the next ROOM_WAIT.
+ * standing: every one does, until the next ROOM_WAIT; runs: held cells
+ * may come as runs (docs/decisions/041).
  */
 struct proto_room_wait {
 	int			 kinds;		/* PROTO_KIND_*; 0: none */
 	int			 has_have;
 	uint64_t		 have;		/* the content held, by seq */
 	int			 standing;
+	int			 runs;
 };
+/*
+ * A run of held cells [count, cell_id, digest] in a content by reference
+ * (docs/decisions/041): digest folds each cell's hash (FNV-1a 64 of its
+ * version, then of a NUL and each stale name) in order, from
+ * PROTO_FNV64_INIT: d = (d ^ hash) * the FNV prime, mod 2^64.
+ */
+#define PROTO_FNV64_INIT	0xcbf29ce484222325ULL
 /* ROOM_CHANGED_CONTENT: a change and the room's content just after it. */
 struct proto_room_changed_content {
 	struct proto_room_changed change;
@@ -576,6 +585,8 @@ int	proto_room_wait_unpack(const msgpack_object *,
 	    struct proto_room_wait *, char *, size_t);
 void	proto_room_changed_content_pack(msgpack_packer *,
 	    const struct proto_room_changed_content *);
+uint64_t proto_fnv64(uint64_t, const void *, size_t);
+uint64_t proto_run_fold(uint64_t, uint64_t);
 int	proto_room_changed_content_unpack(const msgpack_object *,
 	    struct proto_room_changed_content *, char *, size_t);
 void	proto_blob_get_pack(msgpack_packer *, const struct proto_blob_get *);

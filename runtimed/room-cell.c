@@ -270,6 +270,29 @@ room_cell_pack_ref(msgpack_packer *pk, struct room_cell *c, int stale)
 		room_cell_pack_stale(pk, stale);
 }
 
+/*
+ * The cell's hash in a run of references (docs/decisions/041): its
+ * version, then a NUL and each name of stale, as the reader holds them.
+ */
+uint64_t
+room_cell_run_hash(struct room_cell *c, int stale)
+{
+	char		version[ROOM_VERSION_LEN + 1];
+	uint64_t	h;
+	size_t		i;
+
+	room_cell_version(c, version);
+	h = proto_fnv64(PROTO_FNV64_INIT, version, strlen(version));
+	for (i = 0; room_cell_stale_names[i] != NULL; i++) {
+		if (stale & (1 << i)) {
+			h = proto_fnv64(h, "", 1);
+			h = proto_fnv64(h, room_cell_stale_names[i],
+			    strlen(room_cell_stale_names[i]));
+		}
+	}
+	return (h);
+}
+
 /* Stale's bits by name. */
 static void
 room_cell_pack_stale(msgpack_packer *pk, int stale)

@@ -35,6 +35,7 @@ struct room_change {
 	size_t		  details_len;
 	size_t		  ndetails;
 	int		  details_truncated;
+	int		  reorders;	/* a cell deleted or moved */
 };
 
 /*
@@ -48,12 +49,14 @@ struct room_wait {
 	int		 delta;
 	uint64_t	 have;
 	int		 standing;
+	int		 runs;		/* it reads runs (decision 041) */
 };
 
 /* A ROOM_CHANGED_CONTENT packed for the waits that hold have (or none). */
 struct room_changes_with {
 	int		 delta;
 	uint64_t	 have;
+	int		 runs;
 	int		 ok;		/* 0: over the cap */
 	struct mpbuf	 b;
 };
@@ -99,6 +102,7 @@ struct room_changes_det {
 	struct mpbuf	b;
 	size_t		n;
 	int		truncated;
+	int		reorders;
 };
 
 static void	room_changes_pack_kinds(msgpack_packer *, int);
@@ -114,7 +118,7 @@ static uint64_t	room_changes_push(struct room *, int, char **, size_t,
 		    const char *, struct room_changes_det *);
 static void	room_changes_det_edit(struct room_changes_det *,
 		    struct room *, const msgpack_object *);
-static char	*room_changes_whole(struct room *, uint64_t);
+static char	*room_changes_whole(struct room *, uint64_t, int *);
 static struct room_changes_with *room_changes_with(struct room *,
 		    struct room_change *, struct room_changes_with **,
 		    size_t *, const struct room_wait *);
@@ -188,6 +192,8 @@ room_changes_det_cell(struct room_changes_det *d, enum proto_change_how how,
 	memset(&m, 0, sizeof m);
 	m.how = how;
 	m.cell_id = proto_str_make(id);
+	if (how == PROTO_CHANGE_DELETED || how == PROTO_CHANGE_MOVED)
+		d->reorders = 1;	/* even past the details kept */
 	if ((how == PROTO_CHANGE_INSERTED || how == PROTO_CHANGE_MOVED) &&
 	    r->nb != NULL && room_nb_find(r->nb, id, &idx) != NULL) {
 		m.has_index = 1;
@@ -275,6 +281,7 @@ room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
 	ch->exec_id = exec_id != NULL ? xstrdup(exec_id) : NULL;
 	ch->ndetails = d->n;
 	ch->details_truncated = d->truncated;
+	ch->reorders = d->reorders;
 	ch->details_len = d->b.sb.size;
 	ch->details = NULL;
 	if (d->b.sb.size > 0) {
@@ -430,7 +437,7 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
  */
 void
 room_changes_wait(struct room *r, struct peer *peer, int kinds,
-    int has_have, uint64_t have, int standing)
+    int has_have, uint64_t have, int standing, int runs)
 {
 	struct room_log	*log = r->log;
 	size_t		 i;
@@ -453,6 +460,7 @@ room_changes_wait(struct room *r, struct peer *peer, int kinds,
 	log->waits[i].delta = has_have;
 	log->waits[i].have = have;
 	log->waits[i].standing = standing;
+	log->waits[i].runs = runs;
 }
 
 /* The wait of peer for a change of kinds with the content, or NULL. */
@@ -496,10 +504,13 @@ room_changes_spent(struct room *r, struct room_wait *w, int pushed,
  * name.  NULL (send it all) unless every one of those changes is in the
  * log and names every cell it changed: a reload, or outputs or cells of
  * a change that lists none, may have changed any.  A cell missed here
- * is still caught: the reader checks each reference's version.
+ * is still caught: the reader checks each reference's version.  *runs:
+ * whether the others are in the peer's copy in the same order with the
+ * same stale, as far as the log tells (no cell deleted or moved, no run
+ * or kernel change), so they can go as runs (decision 041).
  */
 static char *
-room_changes_whole(struct room *r, uint64_t have)
+room_changes_whole(struct room *r, uint64_t have, int *runs)
 {
 	struct room_log		*log = r->log;
 	struct room_change	*ch;
@@ -507,6 +518,7 @@ room_changes_whole(struct room *r, uint64_t have)
 	uint64_t		 s, back;
 	size_t			 i, idx, n = 0, nwhole = 0;
 
+	*runs = 1;
 	if (have >= r->seq || have < log->base || r->seq - have > log->n ||
 	    r->seq - have > ROOM_CHANGES_DELTA_MAX || r->nb->ncells == 0)
 		return (NULL);
@@ -518,6 +530,9 @@ room_changes_whole(struct room *r, uint64_t have)
 		    (ch->ncells == 0 &&
 		    (ch->kinds & (ROOM_CHANGE_CELLS|ROOM_CHANGE_OUTPUTS))))
 			return (NULL);
+		if (ch->reorders ||
+		    (ch->kinds & (ROOM_CHANGE_OUTPUTS|ROOM_CHANGE_KERNEL)))
+			*runs = 0;
 		n += ch->ncells;
 	}
 	if (n >= r->nb->ncells)
@@ -557,11 +572,12 @@ room_changes_with(struct room *r, struct room_change *ch,
 	struct room_changes_with	*with;
 	char				*whole = NULL;
 	size_t				 i, ndelta = 0;
-	int				 delta = w->delta;
+	int				 delta = w->delta, runs = 0;
 
 	for (i = 0; i < *nwiths; i++) {
 		with = &(*withs)[i];
-		if (with->delta == delta && (!delta || with->have == w->have))
+		if (with->delta == delta && (!delta ||
+		    (with->have == w->have && with->runs == w->runs)))
 			return (with);
 		ndelta += with->delta;
 	}
@@ -576,13 +592,14 @@ room_changes_with(struct room *r, struct room_change *ch,
 	with = &(*withs)[(*nwiths)++];
 	with->delta = delta;
 	with->have = w->have;
+	with->runs = w->runs;
 	if (delta)
-		whole = room_changes_whole(r, w->have);
+		whole = room_changes_whole(r, w->have, &runs);
 	mpbuf_init(&with->b);
 	room_changes_pack_one(&with->b.pk, ch, 2 + (whole != NULL), 0);
 	proto_pack_str(&with->b.pk, "notebook_id", r->id);
 	proto_pack_key(&with->b.pk, "content");
-	room_pack_content(r, &with->b.pk, 1, whole);
+	room_pack_content(r, &with->b.pk, 1, whole, runs && w->runs);
 	if (whole != NULL)
 		proto_pack_uint(&with->b.pk, "base", w->have);
 	free(whole);

@@ -866,7 +866,7 @@ room_leave(struct room *r, struct peer *p)
 	size_t			 i;
 
 	room_edit_peer_gone(r, p);
-	room_changes_wait(r, p, 0, 0, 0, 0);
+	room_changes_wait(r, p, 0, 0, 0, 0, 0);
 	TAILQ_FOREACH(t, &room_tickets, entry) {
 		if (t->r == r && t->peer == p)
 			t->peer = NULL;
@@ -1010,20 +1010,23 @@ room_pack_cell(msgpack_packer *pk, struct room_cell *c)
 void
 room_pack_joined(struct room *r, msgpack_packer *pk, int with_metadata)
 {
-	room_pack_content(r, pk, with_metadata, NULL);
+	room_pack_content(r, pk, with_metadata, NULL, 0);
 }
 
 /*
  * The content with the cells whole where whole[i] (all when whole is
  * NULL), the others as references [cell_id, version, stale?] to a copy
- * the reader holds (docs/decisions/036).
+ * the reader holds (docs/decisions/036), or, when runs, each stretch of
+ * them as one [count, cell_id, digest] (decision 041): the caller knows
+ * they are in the reader's copy in that order.
  */
 void
 room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
-    const char *whole)
+    const char *whole, int runs)
 {
-	size_t	i;
-	int	*stale;
+	size_t		i, j, n;
+	int		*stale;
+	uint64_t	 digest;
 
 	msgpack_pack_map(pk, (with_metadata ? 9 : 8) +
 	    (r->nb->warnings != NULL));
@@ -1043,13 +1046,32 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 		mpjson_pack(pk, r->nb->warnings);
 	}
 	proto_pack_key(pk, "cells");
-	msgpack_pack_array(pk, r->nb->ncells);
+	runs = runs && whole != NULL;
+	n = r->nb->ncells;
+	if (runs) {
+		/* One element per whole cell and per stretch of others. */
+		for (n = 0, i = 0; i < r->nb->ncells; i++)
+			n += whole[i] || i == 0 || whole[i - 1];
+	}
+	msgpack_pack_array(pk, n);
 	stale = room_stale_compute(r);
 	for (i = 0; i < r->nb->ncells; i++) {
 		if (whole == NULL || whole[i])
 			room_cell_pack_read(pk, r->nb->cells[i], stale[i]);
-		else
+		else if (!runs)
 			room_cell_pack_ref(pk, r->nb->cells[i], stale[i]);
+		else {
+			digest = PROTO_FNV64_INIT;
+			for (j = i; j < r->nb->ncells && !whole[j]; j++)
+				digest = proto_run_fold(digest,
+				    room_cell_run_hash(r->nb->cells[j],
+				    stale[j]));
+			msgpack_pack_array(pk, 3);
+			msgpack_pack_uint64(pk, j - i);
+			proto_pack_cstr(pk, r->nb->cells[i]->id);
+			msgpack_pack_uint64(pk, digest);
+			i = j - 1;
+		}
 	}
 	free(stale);
 }

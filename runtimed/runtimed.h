@@ -266,7 +266,7 @@ void		 room_disk_check(struct room *);
 void		 room_reloaded(struct room *, struct room_nb *);
 void		 room_pack_joined(struct room *, msgpack_packer *, int);
 void		 room_pack_content(struct room *, msgpack_packer *, int,
-		     const char *);
+		     const char *, int);
 void		 room_pack_cell(msgpack_packer *, struct room_cell *);
 int		 room_save(struct room *, const char *, int, char **,
 		     const char **);
@@ -322,6 +322,7 @@ void		 room_cell_pack(msgpack_packer *, struct room_cell *);
 void		 room_cell_pack_read(msgpack_packer *, struct room_cell *,
 		     int);
 void		 room_cell_pack_ref(msgpack_packer *, struct room_cell *, int);
+uint64_t	 room_cell_run_hash(struct room_cell *, int);
 void		 room_cell_version(struct room_cell *,
 		     char [ROOM_VERSION_LEN + 1]);
 void		 room_cell_touch(struct room_cell *);
@@ -354,7 +355,7 @@ uint64_t	 room_changes_record_edit(struct room *,
 		     const struct room_nb_result *, const char *, size_t);
 void		 room_changes_announce(struct room *);
 void		 room_changes_wait(struct room *, struct peer *, int, int,
-		     uint64_t, int);
+		     uint64_t, int, int);
 int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 int		 room_changes_kind(const char *);
 

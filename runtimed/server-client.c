@@ -598,7 +598,7 @@ server_client_wait(struct server_client *c, uint32_t id,
 		return;
 	}
 	room_changes_wait(c->room, c->peer, m.kinds, m.has_have, m.have,
-	    m.standing);
+	    m.standing, m.runs);
 	peer_send_ok(c->peer, id);
 }
 

@@ -85,6 +85,8 @@ static void	rc_changes_delta(int, int);
 static void	rc_changes_standing(int, int);
 static void	rc_wait_have(int, const char *, int64_t);
 static void	rc_wait_standing(int, const char *, int64_t, int);
+static void	rc_wait_flags(int, const char *, int64_t, int, int);
+static void	rc_changes_runs(int, int);
 static void	rc_wait_kinds(int, const char *);
 static uint16_t	rc_next_event(int, msgpack_unpacked *);
 static int	rc_watch(const char *, const char *);
@@ -688,6 +690,7 @@ rc_changes(const char *sock)
 	rc_changes_wait(a, c);
 	rc_changes_delta(a, c);
 	rc_changes_standing(a, c);
+	rc_changes_runs(a, c);
 
 	/* Past the kept log: an old seq resyncs. */
 	for (i = 0; i < ROOM_LOG_SIZE_TEST + 50; i++) {
@@ -744,14 +747,23 @@ rc_wait_have(int fd, const char *kind, int64_t have)
 static void
 rc_wait_standing(int fd, const char *kind, int64_t have, int standing)
 {
+	rc_wait_flags(fd, kind, have, standing, 0);
+}
+
+/* ROOM_WAIT {kinds: [kind], have?, standing?, runs?}, answered OK. */
+static void
+rc_wait_flags(int fd, const char *kind, int64_t have, int standing, int runs)
+{
 	struct mpbuf		b;
 	msgpack_unpacked	u;
 
-	testclient_body(&b, 1 + (have >= 0) + (standing != 0));
+	testclient_body(&b, 1 + (have >= 0) + (standing != 0) + (runs != 0));
 	if (have >= 0)
 		proto_pack_uint(&b.pk, "have", (uint64_t)have);
 	if (standing)
 		proto_pack_bool(&b.pk, "standing", 1);
+	if (runs)
+		proto_pack_bool(&b.pk, "runs", 1);
 	proto_pack_key(&b.pk, "kinds");
 	msgpack_pack_array(&b.pk, kind != NULL);
 	if (kind != NULL)
@@ -1006,6 +1018,144 @@ rc_changes_standing(int a, int c)
 	msgpack_unpacked_destroy(&u);
 	printf("ok: a standing ROOM_WAIT: every change of its kinds with the "
 	    "content by reference to the last pushed, until ended\n");
+}
+
+/* A cell's hash in a run, by the letter of PROTOCOL.md. */
+static uint64_t
+rc_run_hash(const msgpack_object *cell)
+{
+	const msgpack_object	*v, *st;
+	uint64_t		 h = 0xcbf29ce484222325ULL;
+	uint32_t		 i, j;
+
+	if ((v = proto_get(cell, "version")) == NULL ||
+	    v->type != MSGPACK_OBJECT_STR)
+		testclient_fail("a cell with no version");
+	for (j = 0; j < v->via.str.size; j++)
+		h = (h ^ (unsigned char)v->via.str.ptr[j]) * 0x100000001b3ULL;
+	st = proto_get(cell, "stale");
+	for (i = 0; st != NULL && i < st->via.array.size; i++) {
+		h = h * 0x100000001b3ULL;	/* a NUL */
+		for (j = 0; j < st->via.array.ptr[i].via.str.size; j++)
+			h = (h ^ (unsigned char)st->via.array.ptr[i].via.str.
+			    ptr[j]) * 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+/* Whether an element of a content's cells is a run [count, id, digest]. */
+static int
+rc_is_run(const msgpack_object *x)
+{
+	return (x->type == MSGPACK_OBJECT_ARRAY && x->via.array.size > 0 &&
+	    x->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER);
+}
+
+/*
+ * A wait that reads runs (docs/decisions/041) gets each stretch of cells
+ * held as they are as one [count, cell_id, digest]: those cells of the
+ * content at have, from cell_id on, and the digest of their versions and
+ * stale; expanded, the content is what ROOM_GET then shows.  After a
+ * delete, per-cell references again.
+ */
+static void
+rc_changes_runs(int a, int c)
+{
+	struct proto_room_joined	 j, held, g;
+	struct mpbuf			 b;
+	msgpack_unpacked		 u, uh, ug;
+	const msgpack_object		*x, *hc, *gc;
+	char				*id;
+	uint64_t			 seq, have, base, count, d;
+	uint32_t			 e, i, k, n = 0, runs = 0;
+	char				 err[256];
+
+	free(testclient_insert1(a, "before runs", &have));
+	rc_next_event(c, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_get(c, &uh);
+	if (proto_room_content_unpack(&uh.data, &held, err, sizeof err) != 0)
+		testclient_fail("ROOM_GET: %s", err);
+	hc = held.cells.obj;
+	rc_wait_flags(c, "cells", (int64_t)have, 0, 1);
+	free(testclient_insert1(a, "by runs", &seq));
+	if (!rc_content_event(c, seq, &u, &j, &base) || base != have)
+		testclient_fail("a wait for runs got no content by reference");
+	rc_get(c, &ug);
+	if (proto_room_content_unpack(&ug.data, &g, err, sizeof err) != 0)
+		testclient_fail("ROOM_GET: %s", err);
+	gc = g.cells.obj;
+	for (e = 0; e < j.cells.obj->via.array.size; e++) {
+		x = &j.cells.obj->via.array.ptr[e];
+		if (!rc_is_run(x)) {
+			if (n >= gc->via.array.size ||
+			    !msgpack_object_equal(*x, gc->via.array.ptr[n]))
+				testclient_fail("element %u is not cell %u", e,
+				    n);
+			n++;
+			continue;
+		}
+		count = x->via.array.ptr[0].via.u64;
+		for (i = 0; i < hc->via.array.size; i++) {
+			if (msgpack_object_equal(*proto_get(
+			    &hc->via.array.ptr[i], "cell_id"),
+			    x->via.array.ptr[1]))
+				break;
+		}
+		if (i + count > hc->via.array.size ||
+		    n + count > gc->via.array.size)
+			testclient_fail("run %u: past the cells held", e);
+		d = 0xcbf29ce484222325ULL;
+		for (k = 0; k < count; k++) {
+			if (!msgpack_object_equal(hc->via.array.ptr[i + k],
+			    gc->via.array.ptr[n + k]))
+				testclient_fail("run %u: cell %u not as held",
+				    e, n + k);
+			d = (d ^ rc_run_hash(&hc->via.array.ptr[i + k])) *
+			    0x100000001b3ULL;
+		}
+		if (x->via.array.size != 3 || x->via.array.ptr[2].type !=
+		    MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    x->via.array.ptr[2].via.u64 != d)
+			testclient_fail("run %u: not the digest of its cells", e);
+		n += (uint32_t)count;
+		runs++;
+	}
+	if (runs == 0 || n != gc->via.array.size)
+		testclient_fail("%u runs for %u of %u cells", runs, n,
+		    gc->via.array.size);
+	msgpack_unpacked_destroy(&u);
+	msgpack_unpacked_destroy(&uh);
+	msgpack_unpacked_destroy(&ug);
+
+	/* A delete since have: cells may not be where they were. */
+	have = seq;
+	id = testclient_insert1(a, "to delete", &seq);
+	rc_next_event(c, &u);
+	msgpack_unpacked_destroy(&u);
+	testclient_body(&b, 1);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 1);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "delete");
+	proto_pack_str(&b.pk, "cell_id", id);
+	testclient_request(a, PROTO_MSG_ROOM_EDIT, &b,
+	    PROTO_MSG_ROOM_EDIT_REPLY, &u);
+	msgpack_unpacked_destroy(&u);
+	free(id);
+	rc_next_event(c, &u);
+	msgpack_unpacked_destroy(&u);
+	rc_wait_flags(c, "cells", (int64_t)have, 0, 1);
+	free(testclient_insert1(a, "after a delete", &seq));
+	if (!rc_content_event(c, seq, &u, &j, &base) || base != have)
+		testclient_fail("no content by reference after a delete");
+	for (e = 0; e < j.cells.obj->via.array.size; e++) {
+		if (rc_is_run(&j.cells.obj->via.array.ptr[e]))
+			testclient_fail("a run after a delete");
+	}
+	msgpack_unpacked_destroy(&u);
+	printf("ok: ROOM_WAIT with runs: cells held as they are as runs of "
+	    "their digest; none after a delete\n");
 }
 
 /* Outside changes: clean reload, dirty conflict, force, own saves. */

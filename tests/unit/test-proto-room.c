@@ -362,6 +362,25 @@ pack_content(msgpack_packer *pk, const void *arg)
 	proto_room_content_pack(pk, &j);
 }
 
+/* The hash of runs (docs/decisions/041): FNV-1a 64, folded a word. */
+Test(proto_room, run_hash)
+{
+	/* FNV-1a 64's published values. */
+	cr_assert_eq(proto_fnv64(PROTO_FNV64_INIT, "", 0),
+	    0xcbf29ce484222325ULL);
+	cr_assert_eq(proto_fnv64(PROTO_FNV64_INIT, "a", 1),
+	    0xaf63dc4c8601ec8cULL);
+	cr_assert_eq(proto_fnv64(PROTO_FNV64_INIT, "foobar", 6),
+	    0x85944171f73967e8ULL);
+	cr_assert_eq(proto_fnv64(proto_fnv64(PROTO_FNV64_INIT, "foo", 3),
+	    "bar", 3), 0x85944171f73967e8ULL, "in pieces as at once");
+	cr_assert_eq(proto_run_fold(PROTO_FNV64_INIT, 1),
+	    (0xcbf29ce484222325ULL ^ 1) * 0x100000001b3ULL);
+	cr_assert_neq(proto_run_fold(proto_run_fold(PROTO_FNV64_INIT, 1), 2),
+	    proto_run_fold(proto_run_fold(PROTO_FNV64_INIT, 2), 1),
+	    "the order of cells counts");
+}
+
 /* A change wait's ROOM_WAIT, and the ROOM_CHANGED_CONTENT it brings. */
 Test(proto_room, wait_round_trip)
 {
@@ -418,6 +437,20 @@ Test(proto_room, wait_round_trip)
 	    pt_body(&b), "ROOM_WAIT", "standing");
 	pt_free(&b);
 	w.standing = 0;
+
+	/* Runs (docs/decisions/041): absent is not. */
+	cr_assert_eq(wz.runs, 0);
+	w.runs = 1;
+	pt_init(&b);
+	proto_room_wait_pack(&b.pk, &w);
+	cr_assert_eq(proto_room_wait_unpack(pt_body(&b), &wz, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_eq(wz.runs, 1);
+	cr_assert_eq(wz.standing, 0);
+	pt_refuses(proto_room_wait_unpack, struct proto_room_wait,
+	    pt_body(&b), "ROOM_WAIT", "runs");
+	pt_free(&b);
+	w.runs = 0;
 
 	/* None: the wait is over; a kind of a newer end is left out. */
 	w.kinds = 0;

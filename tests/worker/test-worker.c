@@ -1202,6 +1202,23 @@ Test(changes, filter_and_report)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* The body packed in sb as a frame's: decoded in a zone that frees sb. */
+static const msgpack_object *
+sb_frame(msgpack_sbuffer *sb, msgpack_zone **zone)
+{
+	msgpack_unpacked	 u;
+	msgpack_object		*body;
+
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, sb->data, sb->size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert(msgpack_zone_push_finalizer(u.zone, free, sb->data));
+	*zone = msgpack_unpacked_release_zone(&u);
+	body = msgpack_zone_malloc(*zone, sizeof *body);
+	*body = u.data;
+	return (body);
+}
+
 /* The JSON text as a frame's body: msgpack in a zone of its own. */
 static const msgpack_object *
 nb_frame(const char *json, msgpack_zone **zone)
@@ -1209,21 +1226,12 @@ nb_frame(const char *json, msgpack_zone **zone)
 	struct json_object	*o = parse(json);
 	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
-	msgpack_unpacked	 u;
-	msgpack_object		*body;
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	mpjson_pack(&pk, o);
 	json_object_put(o);
-	msgpack_unpacked_init(&u);
-	cr_assert_eq(msgpack_unpack_next(&u, sb.data, sb.size, NULL),
-	    MSGPACK_UNPACK_SUCCESS);
-	cr_assert(msgpack_zone_push_finalizer(u.zone, free, sb.data));
-	*zone = msgpack_unpacked_release_zone(&u);
-	body = msgpack_zone_malloc(*zone, sizeof *body);
-	*body = u.data;
-	return (body);
+	return (sb_frame(&sb, zone));
 }
 
 /* Cell i of nb as JSON text. */
@@ -1395,6 +1403,164 @@ Test(reply, content_by_reference)
 	nb_cell_is(nbx, 1, "{\"cell_id\":\"c\",\"source\":\"3\","
 	    "\"version\":\"v3\"}");
 	worker_nb_unref(nbx);
+}
+
+#define RUN_INIT	0xcbf29ce484222325ULL
+
+/* A cell's hash in a run, by the letter of PROTOCOL.md (FNV-1a 64). */
+static uint64_t
+run_cell_hash(const char *version, const char *stale)
+{
+	const char	*s[2] = { version, stale };
+	uint64_t	 h = RUN_INIT;
+	size_t		 i, n = stale != NULL ? 2 : 1;
+	const char	*p;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			h = (h ^ 0) * 0x100000001b3ULL;	/* the NUL */
+		for (p = s[i]; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+/* A run's digest d with the next cell's hash h, as PROTOCOL.md says. */
+static uint64_t
+run_fold(uint64_t d, uint64_t h)
+{
+	return ((d ^ h) * 0x100000001b3ULL);
+}
+
+/* The frame of a content by reference: runs [count, id, digest], and a
+ * whole cell {cell_id: id, source, version} where whole. */
+struct run_elem {
+	int		 whole;
+	uint64_t	 count;
+	const char	*id;
+	uint64_t	 digest;
+};
+static const msgpack_object *
+runs_frame(int64_t seq, const struct run_elem *e, size_t n,
+    msgpack_zone **zone)
+{
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	size_t			 i;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	proto_pack_str(&pk, "notebook_id", "nb");
+	proto_pack_int(&pk, "seq", seq);
+	proto_pack_key(&pk, "cells");
+	msgpack_pack_array(&pk, n);
+	for (i = 0; i < n; i++) {
+		if (e[i].whole) {
+			msgpack_pack_map(&pk, 3);
+			proto_pack_str(&pk, "cell_id", e[i].id);
+			proto_pack_str(&pk, "source", "new");
+			proto_pack_str(&pk, "version", "vn");
+			continue;
+		}
+		msgpack_pack_array(&pk, 3);
+		msgpack_pack_uint64(&pk, e[i].count);
+		proto_pack_cstr(&pk, e[i].id);
+		msgpack_pack_uint64(&pk, e[i].digest);
+	}
+	return (sb_frame(&sb, zone));
+}
+
+/*
+ * Runs of held cells (docs/decisions/041): [count, cell_id, digest] is
+ * count cells of base from that one, as held, when their hashes fold to
+ * digest; a digest of other versions or stale, a run past base's end, an
+ * empty run or runs of more cells than base holds are refused.
+ */
+Test(reply, content_by_runs)
+{
+	struct worker_nb	*nb0, *nb1;
+	const msgpack_object	*o;
+	msgpack_zone		*z;
+	char			*cause = NULL;
+	uint64_t		 ha, hb, hc, hd, ab, cd, bc;
+	struct run_elem		 e[3];
+
+	o = nb_frame("{\"notebook_id\":\"nb\",\"seq\":5,\"cells\":["
+	    "{\"cell_id\":\"a\",\"source\":\"1\",\"version\":\"v1\"},"
+	    "{\"cell_id\":\"b\",\"source\":\"2\",\"version\":\"v2\","
+	    "\"stale\":[\"never_run\"]},"
+	    "{\"cell_id\":\"c\",\"source\":\"3\",\"version\":\"v3\"},"
+	    "{\"cell_id\":\"d\",\"source\":\"4\",\"version\":\"v4\"}]}", &z);
+	nb0 = worker_nb_read(PROTO_MSG_ROOM_CONTENT, o, z, &cause);
+	cr_assert_not_null(nb0, "%s", cause);
+	ha = run_cell_hash("v1", NULL);
+	hb = run_cell_hash("v2", "never_run");
+	hc = run_cell_hash("v3", NULL);
+	hd = run_cell_hash("v4", NULL);
+	ab = run_fold(run_fold(RUN_INIT, ha), hb);
+	cd = run_fold(run_fold(RUN_INIT, hc), hd);
+	bc = run_fold(run_fold(RUN_INIT, hb), hc);
+
+	/* a b, then e inserted, then c d. */
+	e[0] = (struct run_elem){ 0, 2, "a", ab };
+	e[1] = (struct run_elem){ 1, 0, "e", 0 };
+	e[2] = (struct run_elem){ 0, 2, "c", cd };
+	o = runs_frame(6, e, 3, &z);
+	nb1 = worker_nb_read_delta(o, z, nb0, &cause);
+	cr_assert_not_null(nb1, "%s", cause);
+	worker_nb_unref(nb0);
+	cr_assert_eq(worker_nb_count(nb1), 5);
+	nb_cell_is(nb1, 1, "{\"cell_id\":\"b\",\"source\":\"2\","
+	    "\"version\":\"v2\",\"stale\":[\"never_run\"]}");
+	nb_cell_is(nb1, 2, "{\"cell_id\":\"e\",\"source\":\"new\","
+	    "\"version\":\"vn\"}");
+	nb_cell_is(nb1, 4, "{\"cell_id\":\"d\",\"source\":\"4\","
+	    "\"version\":\"v4\"}");
+	cr_assert_eq(worker_nb_find(nb1, "c"), 3);
+
+	/* A run of nb1's, held across two frames: b c (e between is not). */
+	e[0] = (struct run_elem){ 0, 2, "b", bc };
+	o = runs_frame(7, e, 1, &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb1, &cause),
+	    "a run over a cell not in it");
+	free(cause);
+	msgpack_zone_free(z);
+	e[0] = (struct run_elem){ 0, 2, "c", cd };
+	e[1] = (struct run_elem){ 0, 1, "a", run_fold(RUN_INIT, ha) };
+	o = runs_frame(7, e, 2, &z);
+	nb0 = worker_nb_read_delta(o, z, nb1, &cause);
+	cr_assert_not_null(nb0, "%s", cause);
+	cr_assert_eq(worker_nb_count(nb0), 3);
+	nb_cell_is(nb0, 2, "{\"cell_id\":\"a\",\"source\":\"1\","
+	    "\"version\":\"v1\"}");
+	worker_nb_unref(nb0);
+
+	/* Past the end, empty, more cells than held, another stale. */
+	e[0] = (struct run_elem){ 0, 3, "c", cd };
+	o = runs_frame(7, e, 1, &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb1, &cause));
+	free(cause);
+	msgpack_zone_free(z);
+	e[0] = (struct run_elem){ 0, 0, "c", RUN_INIT };
+	o = runs_frame(7, e, 1, &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb1, &cause), "empty run");
+	free(cause);
+	msgpack_zone_free(z);
+	e[0] = (struct run_elem){ 0, 5, "a", 0 };
+	e[1] = (struct run_elem){ 0, 5, "a", 0 };
+	o = runs_frame(7, e, 2, &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb1, &cause));
+	free(cause);
+	msgpack_zone_free(z);
+	e[0] = (struct run_elem){ 0, 1, "b", run_fold(RUN_INIT,
+	    run_cell_hash("v2", "kernel_restarted")) };
+	o = runs_frame(7, e, 1, &z);
+	cr_assert_null(worker_nb_read_delta(o, z, nb1, &cause),
+	    "a run of cells whose stale changed");
+	free(cause);
+	msgpack_zone_free(z);
+	worker_nb_unref(nb1);
 }
 
 /*
