@@ -7,8 +7,7 @@
  * its own two functions and no libcrypto (mcp-proxy/proxy-atomic.c).
  */
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -16,10 +15,9 @@
 void
 atomic_tag(const char *base, char out[ATOMIC_TAG_SIZE])
 {
-	unsigned char	md[EVP_MAX_MD_SIZE];
-	unsigned int	mdlen;
+	unsigned char	md[CRYPTO_SHA256_LEN];
 
-	EVP_Digest(base, strlen(base), md, &mdlen, EVP_sha256(), NULL);
+	crypto_sha256(base, strlen(base), md);
 	util_hex(md, (ATOMIC_TAG_SIZE - 1) / 2, out);
 }
 
@@ -27,5 +25,5 @@ atomic_tag(const char *base, char out[ATOMIC_TAG_SIZE])
 int
 atomic_random(unsigned char *buf, size_t n)
 {
-	return (RAND_bytes(buf, (int)n) == 1 ? 0 : -1);
+	return (crypto_random(buf, n));
 }

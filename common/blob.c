@@ -12,21 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "common.h"
 
 /* Lowercase hex SHA-256 of data into hex[65]. */
 void
 blob_hash(const void *data, size_t len, char hex[65])
 {
-	unsigned char	md[EVP_MAX_MD_SIZE];
-	unsigned int	mdlen = 0, i;
+	unsigned char	md[CRYPTO_SHA256_LEN];
 
-	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
-	for (i = 0; i < mdlen && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	hex[64] = '\0';
+	crypto_sha256(data, len, md);
+	util_hex(md, CRYPTO_SHA256_LEN, hex);
 }
 
 /* Is s a blob name (64 lowercase hex digits)? */

@@ -95,6 +95,13 @@ void		 atomic_temp_name(const char *, const unsigned char [8],
 void		 atomic_tag(const char *, char [ATOMIC_TAG_SIZE]);
 int		 atomic_random(unsigned char *, size_t);
 
+/* crypto.c: SHA-256, base64 and random bytes (libcrypto; crypto.h). */
+#define CRYPTO_SHA256_LEN	32
+void	 crypto_sha256(const void *, size_t, unsigned char [CRYPTO_SHA256_LEN]);
+size_t	 crypto_b64_encode(char *, const void *, size_t);
+int	 crypto_b64_decode(void *, const char *, size_t);
+int	 crypto_random(void *, size_t);
+
 /* blob.c: content-addressed large outputs under <state>/blobs. */
 #define BLOB_THRESHOLD	(1024 * 1024)	/* outputs this large go to blobs */
 void	 blob_hash(const void *, size_t, char [65]);

@@ -23,7 +23,6 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <openssl/evp.h>
 
 #include "common.h"
 #include "domain.h"
@@ -368,13 +367,10 @@ domain_free(struct domain *d)
 static char *
 domain_token_tag(const char *token)
 {
-	unsigned char	md[EVP_MAX_MD_SIZE];
-	unsigned int	mdlen = 0;
-	char		hex[2 * EVP_MAX_MD_SIZE + 1];
+	unsigned char	md[CRYPTO_SHA256_LEN];
+	char		hex[2 * CRYPTO_SHA256_LEN + 1];
 
-	if (EVP_Digest(token, strlen(token), md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen < 6)
-		return (xstrdup("unknown"));
+	crypto_sha256(token, strlen(token), md);
 	util_hex(md, 6, hex);
 	hex[12] = '\0';
 	return (xstrdup(hex));

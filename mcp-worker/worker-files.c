@@ -32,8 +32,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 
 #include "worker.h"
 #include "domain.h"
@@ -103,13 +101,10 @@ static void	worker_files_answer(struct worker_files_xfer *, int);
 static void
 worker_files_hash(const void *data, size_t len, char out[65])
 {
-	unsigned char	md[EVP_MAX_MD_SIZE];
-	unsigned int	mdlen = 0;
+	unsigned char	md[CRYPTO_SHA256_LEN];
 
-	if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
-	    mdlen != 32)
-		fatalx("SHA-256 failed");
-	util_hex(md, 32, out);
+	crypto_sha256(data, len, md);
+	util_hex(md, CRYPTO_SHA256_LEN, out);
 }
 
 static int
@@ -348,8 +343,7 @@ worker_files_decode(struct worker_files_xfer *x, struct jserver_reply *r,
 	if (n >= 2 && clean[n - 2] == '=')
 		pad++;
 	out = xmalloc(n / 4 * 3 + 1);
-	dec = n == 0 ? 0 : EVP_DecodeBlock((unsigned char *)out,
-	    (unsigned char *)clean, (int)n);
+	dec = n == 0 ? 0 : crypto_b64_decode(out, clean, n);
 	free(clean);
 	if (dec < 0 || (size_t)dec < pad) {
 		free(out);
@@ -386,8 +380,8 @@ worker_files_put(struct worker_files_xfer *x)
 	char		*dir, *base, *b64, *body;
 	int		 rc;
 
-	if (RAND_bytes(rnd, sizeof rnd) != 1)
-		fatalx("RAND_bytes failed");
+	if (crypto_random(rnd, sizeof rnd) != 0)
+		fatalx("no random bytes");
 	base = strrchr(x->where, '/');
 	dir = base != NULL ? xstrndup(x->where, (size_t)(base - x->where)) :
 	    NULL;
@@ -399,8 +393,7 @@ worker_files_put(struct worker_files_xfer *x)
 		x->tmp = xstrdup(name + 1);
 	free(dir);
 	b64 = xmalloc(4 * ((x->len + 2) / 3) + 1);
-	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)x->data,
-	    (int)x->len);
+	crypto_b64_encode(b64, x->data, x->len);
 	xasprintf(&body, "{\"type\":\"file\",\"format\":\"base64\","
 	    "\"content\":\"%s\"}", b64);
 	free(b64);

@@ -23,7 +23,6 @@
 
 #include <jpeglib.h>
 #include <jerror.h>
-#include <openssl/evp.h>
 #include <png.h>
 
 #include "worker.h"
@@ -139,12 +138,11 @@ worker_image_b64_decode(const char *s, size_t len, size_t *outlen)
 	if (len == 0 || len % 4 != 0 || len > INT_MAX)
 		return (NULL);
 	out = xmalloc(len / 4 * 3 + 1);
-	if ((n = EVP_DecodeBlock(out, (const unsigned char *)s,
-	    (int)len)) < 0) {
+	if ((n = crypto_b64_decode(out, s, len)) < 0) {
 		free(out);
 		return (NULL);
 	}
-	/* EVP_DecodeBlock counts the padding as zero bytes. */
+	/* crypto_b64_decode counts the padding as zero bytes. */
 	if (s[len - 1] == '=')
 		pad++;
 	if (s[len - 2] == '=')
@@ -160,7 +158,7 @@ worker_image_b64_encode(const uint8_t *p, size_t len, size_t *outlen)
 	char	*out;
 
 	out = xmalloc((len + 2) / 3 * 4 + 1);
-	*outlen = (size_t)EVP_EncodeBlock((unsigned char *)out, p, (int)len);
+	*outlen = crypto_b64_encode(out, p, len);
 	return (out);
 }
 

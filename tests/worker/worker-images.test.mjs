@@ -125,6 +125,26 @@ function smallImages(r, cell, sourceShown = false) {
     'an image\'s repr is not shown');
 }
 
+// The worker maps libcrypto only once it first encodes (decision 042):
+// an outline needs none of it; an image sent to the model does.
+test('a worker loads libcrypto when it first needs it', async () => {
+  const transport = new StdioClientTransport({ command: WORKER, args: [], env,
+    stderr: 'pipe' });
+  const B = new Client({ name: 'images-lazy', version: '0' });
+  await B.connect(transport, { timeout: 30000 });
+  try {
+    const mapped = () => /libcrypto\.so/.test(fs.readFileSync(`/proc/${transport.pid}/maps`, 'utf8'));
+    const h = (await ok(B, 'connect_notebook', { path: NB })).sc.notebook_handle;
+    await ok(B, 'inspect_notebook', { notebook_handle: h });
+    assert.equal(mapped(), false, 'libcrypto mapped before any hash or base64');
+    const g = await ok(B, 'get_results', { notebook_handle: h, execution_id: big[1] });
+    assert.equal(g.images.length, 1, g.text);
+    assert.equal(mapped(), true, 'libcrypto not mapped after encoding an image');
+  } finally {
+    await B.close().catch(() => {});
+  }
+});
+
 test('get_results: PNG and JPEG outputs as image content', async () => {
   const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: small[1] });
   smallImages(g, small[0]);
