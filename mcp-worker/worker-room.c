@@ -58,6 +58,7 @@ struct worker_room {
 	struct event		*keep;		/* drops content unused */
 	u_int			 gen;		/* bumped by every change */
 	int			 armed;		/* ROOM_WAIT kinds asked */
+	int			 standing;	/* the daemon may hold one */
 	int64_t			 wanted_at;	/* a watch last wanted them */
 	struct worker_nb	*base;		/* the content the daemon has */
 	struct worker_room_change log[WORKER_ROOM_LOG];	/* at seq % size */
@@ -197,10 +198,11 @@ worker_room_armed(void *arg, uint16_t type, const msgpack_object *reply,
 
 /*
  * Ask the daemon for what the watches want with the content (a standing
- * ROOM_WAIT); nothing when it is asked already.  Wanted by none, the
- * wait is ended WORKER_ROOM_KEEP_MS after the last watch wanted it (now
- * if drop).  The current content, when kept, is the base the next push
- * may refer to.
+ * ROOM_WAIT); nothing when it is asked already.  Wanted by none, a wait
+ * the daemon may hold (standing, even once a push could not be used and
+ * armed is 0) is ended WORKER_ROOM_KEEP_MS after the last watch wanted
+ * it (now if drop).  The current content, when kept, is the base the
+ * next push may refer to.
  */
 static void
 worker_room_arm(struct worker_room *room, int drop)
@@ -221,12 +223,13 @@ worker_room_arm(struct worker_room *room, int drop)
 		room->wanted_at = now;
 	if (kinds != 0 && (kinds & ~room->armed) == 0)
 		return;
-	if (kinds == 0 && (room->armed == 0 ||
+	if (kinds == 0 && (!room->standing ||
 	    (!drop && now - room->wanted_at < WORKER_ROOM_KEEP_MS)))
 		return;
 	if (room->lost || !worker_room_alive(room))
 		return;
 	room->armed = kinds;
+	room->standing = kinds != 0;
 	memset(&m, 0, sizeof m);
 	m.kinds = kinds;
 	m.standing = 1;
@@ -499,7 +502,7 @@ worker_room_event_content(struct worker_room *room,
 	}
 	worker_room_keep(room, nb);
 	worker_room_set_path(room, nb->path);
-	if (room->armed != 0)
+	if (room->standing)
 		worker_room_rebase(room);
 	return (0);
 }
@@ -534,7 +537,7 @@ worker_room_event(struct worker_dconn *dc, uint16_t type,
 		r = proto_room_changed_unpack(body, &ev, err, sizeof err);
 		/* A wait the daemon ended without the content (too big). */
 		if (r == 0 && (proto_room_change_kinds(&ev) & room->armed))
-			room->armed = 0;
+			room->armed = room->standing = 0;
 	}
 	worker_room_event_done(room, &ev, r, err);
 	worker_nb_unref(nb);
