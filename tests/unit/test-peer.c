@@ -508,8 +508,8 @@ Test(peer, handshake_answers_incarnation)
 
 Test(peer, handshake_version_mismatch_closes_only_peer)
 {
-	struct proto_hello	 hello = { PROTO_VERSION + 1, "worker", "t",
-	    1 };
+	struct proto_hello	 hello = { .version = PROTO_VERSION + 1,
+	    .kind = "worker", .label = "t", .pid = 1 };
 	struct proto_header	 hdr;
 	struct mpbuf		 b;
 	msgpack_unpacked	 u;

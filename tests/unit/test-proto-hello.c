@@ -23,7 +23,8 @@ unpack_into(msgpack_sbuffer *sb, msgpack_unpacked *u)
 
 Test(proto_hello, round_trip_and_check)
 {
-	struct proto_hello	a = { PROTO_VERSION, "worker", "test", 123 };
+	struct proto_hello	a = { .version = PROTO_VERSION, .kind = "worker",
+	    .label = "test", .pid = 123 };
 	struct proto_hello	b;
 	msgpack_sbuffer		sb;
 	msgpack_packer		pk;
@@ -46,7 +47,8 @@ Test(proto_hello, round_trip_and_check)
 
 Test(proto_hello, version_mismatch_is_reported)
 {
-	struct proto_hello	h = { PROTO_VERSION + 1, "worker", "", 1 };
+	struct proto_hello	h = { .version = PROTO_VERSION + 1,
+	    .kind = "worker", .pid = 1 };
 	char			err[128];
 
 	cr_assert_eq(proto_hello_check(&h, err, sizeof err), -1);
@@ -55,7 +57,8 @@ Test(proto_hello, version_mismatch_is_reported)
 
 Test(proto_hello, unknown_kind_refused)
 {
-	struct proto_hello	h = { PROTO_VERSION, "intruder", "", 1 };
+	struct proto_hello	h = { .version = PROTO_VERSION,
+	    .kind = "intruder", .pid = 1 };
 	char			err[128];
 
 	cr_assert_eq(proto_hello_check(&h, err, sizeof err), -1);

@@ -149,7 +149,7 @@ static struct worker_handle *
 resolve(enum worker_target_kind kind, const char *value, int *minted,
     const char **code)
 {
-	struct worker_target	 t = { kind, value };
+	struct worker_target	 t = { .kind = kind, .value = value };
 	struct worker_handle	*h;
 	char			*msg = NULL;
 
