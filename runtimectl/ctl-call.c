@@ -60,6 +60,7 @@ static char	*ctl_call_attach(struct ctl_call *, const char *, const char *,
 		    int *);
 static void	ctl_call_release(struct ctl_call *, const char *);
 static int	ctl_call_print(struct ctl_call *, struct json_object *);
+static int	ctl_call_save_created(struct ctl_call *, struct json_object *);
 
 /* Start the worker with pipes on its stdin and stdout. */
 static int
@@ -453,25 +454,77 @@ ctl_call_release(struct ctl_call *c, const char *handle)
 	json_object_put(res);
 }
 
-/* Print a tool's answer; its exit code. */
+/*
+ * Print a tool's answer; its exit code: 1 for a tool error, and for a run
+ * (run_cells, get_results) whose status is error, a cell raised, so that
+ * a script stops as it would on a failing command.
+ */
 static int
 ctl_call_print(struct ctl_call *c, struct json_object *res)
 {
-	struct json_object	*sc;
+	struct json_object	*sc = NULL, *v;
 	char			*text;
-	int			 error = ctl_call_is_error(res);
+	int			 error = ctl_call_is_error(res), raised = 0;
 
 	text = ctl_call_text(res);
+	if (!json_object_object_get_ex(res, "structuredContent", &sc))
+		sc = NULL;
+	if (!error && sc != NULL &&
+	    json_object_object_get_ex(sc, "execution_id", NULL) &&
+	    json_object_object_get_ex(sc, "status", &v) &&
+	    strcmp(json_object_get_string(v), "error") == 0)
+		raised = 1;
 	if (error)
 		fprintf(stderr, "%s\n", text);
-	else if (c->ctx->json && json_object_object_get_ex(res,
-	    "structuredContent", &sc))
+	else if (c->ctx->json && sc != NULL)
 		printf("%s\n", json_object_to_json_string_ext(sc,
 		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	else if (*text != '\0')
 		printf("%s\n", text);
 	free(text);
-	return (error ? CTL_EXIT_FAIL : CTL_EXIT_OK);
+	return (error || raised ? CTL_EXIT_FAIL : CTL_EXIT_OK);
+}
+
+/*
+ * create_notebook with a path from the shell: the call's worker goes at
+ * once, so the new notebook is saved now, or no file would be there to
+ * find (the daemon writes a notebook at its first save or autosave).
+ */
+static int
+ctl_call_save_created(struct ctl_call *c, struct json_object *res)
+{
+	struct json_object	*sc, *h, *p, *id, *args, *saved;
+	char			*text;
+	int			 rc = CTL_EXIT_OK;
+
+	if (ctl_call_is_error(res) ||
+	    !json_object_object_get_ex(res, "structuredContent", &sc) ||
+	    !json_object_object_get_ex(sc, "notebook_handle", &h))
+		return (CTL_EXIT_OK);
+	if (!json_object_object_get_ex(sc, "path", &p) ||
+	    !json_object_is_type(p, json_type_string)) {
+		/* Untitled: it lives in the daemon until saved with a path. */
+		if (json_object_object_get_ex(sc, "notebook_id", &id))
+			fprintf(stderr, "untitled: runtimed holds it (runtimectl "
+			    "rooms); write it to a file with runtimectl call "
+			    "save_notebook notebook_id=%s path=FILE\n",
+			    json_object_get_string(id));
+		return (CTL_EXIT_OK);
+	}
+	args = json_object_new_object();
+	json_object_object_add(args, "notebook_handle", json_object_get(h));
+	saved = ctl_call_tool(c, "save_notebook", args, &rc);
+	json_object_put(args);
+	if (saved == NULL)
+		return (rc);
+	if (ctl_call_is_error(saved)) {
+		text = ctl_call_text(saved);
+		ctl_client_error("created, but not saved: %s", text);
+		free(text);
+		rc = CTL_EXIT_FAIL;
+	}
+	json_object_put(saved);
+	return (rc);
 }
 
 int
@@ -587,9 +640,16 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 	/* A notebook named by path: attach it for this one call. */
 	if (ctl_call_takes(tool, "notebook_handle") &&
 	    !json_object_object_get_ex(args, "notebook_handle", NULL)) {
+		/*
+		 * path= names the notebook, as for every tool; where the
+		 * tool has a path of its own (save_notebook's save-as,
+		 * export_notebook's file) that is path= once notebook= or
+		 * notebook_id= names the notebook.
+		 */
 		if (json_object_object_get_ex(args, "notebook", &v))
 			key = "notebook";
-		else if (!ctl_call_takes(tool, "path") &&
+		else if ((!ctl_call_takes(tool, "path") ||
+		    !json_object_object_get_ex(args, "notebook_id", NULL)) &&
 		    json_object_object_get_ex(args, "path", &v))
 			key = "path";
 		else if (json_object_object_get_ex(args, "notebook_id", &v))
@@ -608,7 +668,10 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if ((res = ctl_call_tool(&c, name, args, &rc)) != NULL) {
-		rc = ctl_call_print(&c, res);
+		if (strcmp(name, "create_notebook") == 0)
+			rc = ctl_call_save_created(&c, res);
+		if (rc == CTL_EXIT_OK)
+			rc = ctl_call_print(&c, res);
 		json_object_put(res);
 	}
 	if (handle != NULL && c.pid > 0)

@@ -4,7 +4,9 @@
 # worker and daemon: the catalog (all 29 tools), a read (inspect_notebook),
 # an edit (edit_cells), a run (run_cells on a python3 kernel; skipped
 # with 77 only when none is installed), text and --json, path= attaching,
-# key=value parsing, and a tool error's exit code and text.
+# key=value parsing, a tool error's exit code and text, save_notebook
+# path= (save) and notebook= path= (save-as), create_notebook path= leaving
+# a file, and a raising cell exiting 1.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
@@ -62,6 +64,35 @@ grep -q "applied 1 edit" "$T/edit.out" || fail "edit said: $(cat "$T/edit.out")"
     fail "the edit was not saved to $nb"
 ok "call edit_cells path=: applied, saved (save_notebook notebook=)"
 
+# save_notebook path= names the notebook, as for every tool (issue 35);
+# its own save-as path is path= once notebook= names the notebook.
+"$CTL" call edit_cells path="$nb" \
+    'edits=[{"op":"insert","after":"BOTTOM","cell_type":"markdown","source":"z = 1"}]' >/dev/null ||
+    fail "second edit"
+out=$("$CTL" call save_notebook path="$nb" 2>&1) ||
+    fail "save_notebook path=: $out"
+echo "$out" | grep -q "^saved $nb$" || fail "save_notebook path= said: $out"
+/usr/bin/python3 -c 'import nbformat, sys; nb = nbformat.read(sys.argv[1], 4); assert nb.cells[-1].source == "z = 1", nb.cells' "$nb" ||
+    fail "save_notebook path= did not save $nb"
+out=$("$CTL" call save_notebook notebook="$nb" path="$T/copy.ipynb" 2>&1) ||
+    fail "save-as: $out"
+[ -f "$T/copy.ipynb" ] || fail "save-as wrote no $T/copy.ipynb: $out"
+"$CTL" call save_notebook notebook="$T/copy.ipynb" path="$nb" \
+    >/dev/null 2>&1 && fail "save-as over another existing file succeeded"
+ok "call save_notebook path=: saved; notebook= path=: save-as"
+
+# create_notebook path=: the file is there when the call returns.
+out=$("$CTL" call create_notebook path="$T/new.ipynb" 2>&1) ||
+    fail "create_notebook: $out"
+/usr/bin/python3 -c 'import nbformat, sys; nbformat.validate(nbformat.read(sys.argv[1], 4))' "$T/new.ipynb" ||
+    fail "create_notebook path= left no valid $T/new.ipynb: $out"
+"$CTL" call create_notebook path="$T/new.ipynb" >/dev/null 2>&1 &&
+    fail "create_notebook over an existing file succeeded"
+out=$("$CTL" call create_notebook 2>&1 >/dev/null) || fail "untitled: $out"
+echo "$out" | grep -q "save_notebook notebook_id=.* path=FILE" ||
+    fail "an untitled create says not how to save it: $out"
+ok "call create_notebook path=: a valid file at once; untitled says how to save"
+
 # A tool error: non-zero, the error text on stderr.
 "$CTL" call edit_cells path="$nb" 'edits=[{"op":"delete","cell_id":"nosuch"}]' \
     >"$T/err.out" 2>"$T/err.err"; rc=$?
@@ -109,6 +140,15 @@ c, = j["cells"]
 assert c["status"] == "ok" and c["outputs"][0]["text"] == "42\n", c
 PY
 ok "call run_cells on python3: 42 and 43, text and --json"
+"$CTL" call edit_cells path="$nb" \
+    'edits=[{"op":"insert","after":"BOTTOM","source":"1/0"}]' >/dev/null ||
+    fail "insert a raising cell"
+"$CTL" call run_cells path="$nb" all=true wait_secs=50 >"$T/raise.out"; rc=$?
+[ $rc = 1 ] || fail "a raising cell exits $rc: $(cat "$T/raise.out")"
+grep -q ZeroDivisionError "$T/raise.out" || fail "raise: $(cat "$T/raise.out")"
+"$CTL" --json call run_cells path="$nb" all=true wait_secs=50 >/dev/null; rc=$?
+[ $rc = 1 ] || fail "a raising cell exits $rc with --json"
+ok "call run_cells: a cell that raises exits 1, its traceback on stdout"
 "$CTL" --json rooms | jq_py 'j["rooms"][0]["peers"]' | grep -qx 0 ||
     fail "a call left its notebook attached: $("$CTL" --json rooms)"
 ok "every call released its notebook"
