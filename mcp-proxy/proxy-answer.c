@@ -169,6 +169,29 @@ proxy_answer_notify(const char *method)
 	free(line);
 }
 
+/*
+ * The first message of a subscriptions/listen stream: the part of its
+ * filter that is honoured (taken), tagged with the request's id.
+ */
+void
+proxy_answer_listen_acknowledged(const char *id, struct json_object *ok)
+{
+	struct json_object	*obj, *params, *meta;
+
+	obj = json_object_new_object();
+	json_object_object_add(obj, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(obj, "method", json_object_new_string(
+	    "notifications/subscriptions/acknowledged"));
+	params = json_object_new_object();
+	json_object_object_add(params, "notifications", ok);
+	meta = json_object_new_object();
+	json_object_object_add(meta, "io.modelcontextprotocol/subscriptionId",
+	    jsonrpc_id_from_text(id));
+	json_object_object_add(params, "_meta", meta);
+	json_object_object_add(obj, "params", params);
+	proxy_answer_emit(obj);
+}
+
 /* A lease on a handle of a worker that is gone: its last update. */
 void
 proxy_answer_subscription_ended(const char *uri)

@@ -44,11 +44,17 @@ proxy_subscribe_drop(const char *uri)
 		proxy_subscribe_send(uri, "resources/unsubscribe");
 }
 
-/* subscriptions/listen: a holder of leases until it is cancelled. */
+/*
+ * subscriptions/listen (2026-07-28): a holder of leases until it is
+ * cancelled.  It is acknowledged at once with what of its filter is
+ * honoured (the list changes, and the URIs it now holds), even when it
+ * names no resource: a client waits for the acknowledgement before it
+ * goes on (Claude Code gave up after ~27 s without one).
+ */
 void
 proxy_subscribe_listen(struct json_object *obj, const char *id)
 {
-	struct json_object	*params, *filter, *uris, *v;
+	struct json_object	*params, *filter, *uris = NULL, *v, *ok, *held;
 	char			*holder;
 	size_t			 i;
 
@@ -59,15 +65,24 @@ proxy_subscribe_listen(struct json_object *obj, const char *id)
 		    "needs params.notifications");
 		return;
 	}
-	if (!json_object_object_get_ex(filter, "resourceSubscriptions", &uris))
-		return;
-	if (!json_object_is_type(uris, json_type_array)) {
+	if (json_object_object_get_ex(filter, "resourceSubscriptions",
+	    &uris) && !json_object_is_type(uris, json_type_array)) {
 		proxy_answer_error(id, -32602,
 		    "resourceSubscriptions must be an array of URIs");
 		return;
 	}
+	ok = json_object_new_object();
+	if (json_object_get_boolean(json_object_object_get(filter,
+	    "toolsListChanged")))
+		json_object_object_add(ok, "toolsListChanged",
+		    json_object_new_boolean(1));
+	if (json_object_get_boolean(json_object_object_get(filter,
+	    "resourcesListChanged")))
+		json_object_object_add(ok, "resourcesListChanged",
+		    json_object_new_boolean(1));
+	held = json_object_new_array();
 	xasprintf(&holder, "listen:%s", id);
-	for (i = 0; i < json_object_array_length(uris); i++) {
+	for (i = 0; uris != NULL && i < json_object_array_length(uris); i++) {
 		v = json_object_array_get_idx(uris, i);
 		if (!json_object_is_type(v, json_type_string))
 			continue;
@@ -81,13 +96,21 @@ proxy_subscribe_listen(struct json_object *obj, const char *id)
 			proxy_subs_remove_holder(holder, proxy_subscribe_drop);
 			proxy_answer_error(id, -32603, "too many "
 			    "resource watches (128)");
+			json_object_put(held);
+			json_object_put(ok);
 			free(holder);
 			return;
 		default:
 			break;
 		}
+		json_object_array_add(held, json_object_get(v));
 	}
 	free(holder);
+	if (uris != NULL)
+		json_object_object_add(ok, "resourceSubscriptions", held);
+	else
+		json_object_put(held);
+	proxy_answer_listen_acknowledged(id, ok);
 }
 
 /*

@@ -149,6 +149,8 @@ void		 proxy_answer_reconnected(const char *, long, long);
 void		 proxy_answer_catalog(const char *);
 void		 proxy_answer_notify(const char *);
 void		 proxy_answer_subscription_ended(const char *);
+void		 proxy_answer_listen_acknowledged(const char *,
+		    struct json_object *);
 
 /* proxy-catalog.c */
 void		 proxy_catalog_init(void);

@@ -676,6 +676,27 @@ def test_subs():
                     "method": "subscriptions/listen",
                     "params": {"_meta": meta, "notifications": {
                         "resourceSubscriptions": [uri]}}})
+        for lid in ("la", "lb"):
+            ack = lambda n, lid=lid: n["params"].get("_meta", {}).get(
+                "io.modelcontextprotocol/subscriptionId") == lid
+            n = s.note("notifications/subscriptions/acknowledged", 5, ack)
+            check(n is not None and n["params"]["notifications"].get(
+                  "resourceSubscriptions") == [uri],
+                  "listener %s acknowledged with the URI it holds" % lid)
+        # A listen for list changes only (what Claude Code sends) is
+        # acknowledged too: the client waits for it before going on.
+        s.send({"jsonrpc": "2.0", "id": "lc",
+                "method": "subscriptions/listen",
+                "params": {"_meta": meta, "notifications": {
+                    "toolsListChanged": True,
+                    "promptsListChanged": True}}})
+        n = s.note("notifications/subscriptions/acknowledged", 5,
+                   lambda n: n["params"].get("_meta", {}).get(
+                       "io.modelcontextprotocol/subscriptionId") == "lc")
+        check(n is not None and n["params"]["notifications"] ==
+              {"toolsListChanged": True},
+              "a listen without resources is acknowledged with what is "
+              "honoured (no prompts here)")
         s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": "la"}})
         m = s.request({"jsonrpc": "2.0", "id": 302,
