@@ -60,7 +60,7 @@ jsonrpc_value_at(const char *buf, size_t len, size_t off, size_t *end)
 		return (NULL);
 	tok = jsonrpc_tok;
 	json_tokener_reset(tok);
-	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(tok, 0);
 	v = json_tokener_parse_ex(tok, buf + off, (int)(len - off));
 	n = json_tokener_get_parse_end(tok);
 	if (v == NULL &&
@@ -264,6 +264,16 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		return (NULL);
 	}
 	/*
+	 * Strict UTF-8 first (utf8.c): json-c's own check lets encoded
+	 * surrogates and overlong forms through, which no client's decoder
+	 * would have sent and Python's refuses to read back.
+	 */
+	if (!utf8_valid(buf, len, &s)) {
+		xasprintf(cause, "the message is not valid UTF-8 (byte %zu)",
+		    s);
+		return (NULL);
+	}
+	/*
 	 * The process's tokener, as jsonrpc_value_at's (done with it here),
 	 * but for a long message: a tokener keeps the buffer its longest
 	 * string grew, and the proxy must not hold one of many MB.
@@ -276,7 +286,7 @@ jsonrpc_parse(const char *buf, size_t len, size_t *id_off, size_t *id_len,
 		json_tokener_reset(tok);
 	} else if ((tok = json_tokener_new_ex(PROTO_MAX_DEPTH)) == NULL)
 		fatalx("json_tokener_new_ex failed");
-	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(tok, 0);
 	msg = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);

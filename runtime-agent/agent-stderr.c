@@ -90,12 +90,18 @@ agent_stderr_close(struct agent_stderr *es)
 	}
 }
 
-/* The last lines of the output as one line; caller frees. */
+/*
+ * The last lines of the output as one line; caller frees.  A kernel
+ * writes in its own locale's encoding (Latin-1, say) and the tail may
+ * begin inside a character: what goes into messages is UTF-8, each bad
+ * sequence a U+FFFD (utf8.c).
+ */
 char *
 agent_stderr_tail(struct agent_stderr *es)
 {
-	char	*copy, *line, *next, *out = NULL, *prev;
+	char	*copy, *line, *next, *out = NULL, *prev, *fixed;
 	char	*lines[3] = { NULL, NULL, NULL };
+	size_t	 len;
 	int	 i;
 
 	if (es->taillen == 0 && es->linelen == 0)
@@ -120,7 +126,13 @@ agent_stderr_tail(struct agent_stderr *es)
 		free(prev);
 	}
 	free(copy);
-	return (out != NULL ? out : xstrdup("no output on stderr"));
+	if (out == NULL)
+		return (xstrdup("no output on stderr"));
+	if ((fixed = utf8_repair(out, strlen(out), &len)) != NULL) {
+		free(out);
+		out = fixed;
+	}
+	return (out);
 }
 
 /* Keep a finished line in the tail buffer and log it. */

@@ -9,7 +9,9 @@ Checks (issue 10 items 4, 5, 7 and issue 11's nesting limit):
 - ids come back exactly as sent: a 30-digit number keeps its text, a
   string with a lone surrogate escape keeps its escape, two ids that
   only differ past 64 bits stay two requests;
-- invalid UTF-8 in an id or a method is answered -32700 with id null,
+- invalid UTF-8 in an id or a method (also an encoded surrogate or an
+  overlong form, as Python's decoder refuses them) is answered -32700 with
+  id null,
   and no reply line carries invalid UTF-8;
 - a reply too large for its frame is answered with a typed error that
   says how to ask for less: inspect_notebook output_mode "full",
@@ -142,7 +144,13 @@ def test_ids():
                 ("a method", b'{"jsonrpc":"2.0","id":9,'
                  b'"method":"pi\xffng"}'),
                 ("params", b'{"jsonrpc":"2.0","id":10,"method":"ping",'
-                 b'"params":{"x":"\xc3"}}')):
+                 b'"params":{"x":"\xc3"}}'),
+                ("params (an encoded surrogate)",
+                 b'{"jsonrpc":"2.0","id":11,"method":"ping",'
+                 b'"params":{"x":"\xed\xa0\x80"}}'),
+                ("params (an overlong /)",
+                 b'{"jsonrpc":"2.0","id":12,"method":"ping",'
+                 b'"params":{"x":"\xc0\xaf"}}')):
             line = s.raw_reply(raw)
             m = json.loads(line) if line is not None and utf8_ok(line) \
                 else None

@@ -314,6 +314,36 @@ Test(rpc, garbage_line_then_next_served, .init = rpc_setup,
 	cr_assert_eq(nsent, 3, "a blank line gets no answer");
 }
 
+/* What Python's decoder refuses is not UTF-8 here either (issue 35). */
+Test(rpc, surrogate_and_overlong_are_parse_errors, .init = rpc_setup,
+    .fini = rpc_teardown)
+{
+	static const char *const bad[] = {
+		"\xed\xa0\x80",		/* U+D800, a surrogate */
+		"\xed\xbf\xbf",		/* U+DFFF */
+		"\xc0\xaf",		/* overlong '/' */
+		"\xe0\x80\xaf",		/* overlong, 3 bytes */
+		"\xf0\x80\x80\xaf",	/* overlong, 4 bytes */
+		"\xf4\x90\x80\x80",	/* past U+10FFFF */
+	};
+	char	*line;
+	size_t	 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%zu,"
+		    "\"method\":\"ping\",\"params\":{\"x\":\"a%sb\"}}",
+		    i + 1, bad[i]);
+		input(line);
+		free(line);
+		cr_assert_eq(nsent, i + 1);
+		cr_assert_eq(error_code(sent[i]), -32700, "case %zu", i);
+	}
+	input("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\","
+	    "\"params\":{\"x\":\"\xed\x9f\xbf\xf4\x8f\xbf\xbf\"}}");
+	cr_assert(json_object_object_get_ex(sent[nsent - 1], "result", NULL),
+	    "U+D7FF and U+10FFFF are characters");
+}
+
 Test(rpc, methods, .init = rpc_setup, .fini = rpc_teardown)
 {
 	struct json_object	*r;
