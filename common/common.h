@@ -65,6 +65,9 @@ int	 xasprintf(char **, const char *, ...) printflike(2, 3);
 int	 xvasprintf(char **, const char *, va_list);
 
 /* util.c */
+struct stat;
+#define UTIL_NOFOLLOW	0x1		/* util_open_regular: no final link */
+#define UTIL_READ_MAX	(1024U * 1024 * 1024) /* util_read_file's cap */
 int64_t	 util_now_us(void);
 int64_t	 util_mono_ms(void);
 void	 util_uuid(char [37]);
@@ -72,6 +75,12 @@ void	 util_hex(const unsigned char *, size_t, char *);
 void	 util_umask_private(void);
 mode_t	 util_user_umask(void);
 int	 util_read_file(const char *, char **, size_t *, char **);
+int	 util_read_file_max(const char *, int, size_t, char **, size_t *,
+	    char **);
+int	 util_read_fd_max(int, const char *, const struct stat *, size_t,
+	    char **, size_t *, char **);
+int	 util_open_regular(const char *, int, struct stat *, char **);
+const char *util_file_kind(mode_t);
 int	 util_mkdir_private(const char *, char **);
 char	*util_realpath_new(const char *);
 int	 util_set_cloexec(int);

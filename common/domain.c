@@ -93,20 +93,14 @@ domain_read_small(const char *path, size_t max, int private, char **cause)
 	size_t		 off = 0;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		if (errno == ELOOP)
-			xasprintf(cause, "%s is a symbolic link; point at the "
-			    "file itself", path);
-		else
-			xasprintf(cause, "cannot open %s: %s", path,
-			    strerror(errno));
+	/* Never waits on a FIFO or device put there (util_open_regular). */
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		xasprintf(cause, "%s is a symbolic link; point at the file "
+		    "itself", path);
 		return (NULL);
 	}
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		xasprintf(cause, "%s is not a regular file", path);
-		close(fd);
+	if ((fd = util_open_regular(path, UTIL_NOFOLLOW, &sb, cause)) == -1)
 		return (NULL);
-	}
 	if (private && sb.st_uid != getuid()) {
 		xasprintf(cause, "%s is not yours (uid %ld): chown %ld %s",
 		    path, (long)sb.st_uid, (long)getuid(), path);

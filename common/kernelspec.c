@@ -354,7 +354,8 @@ kernelspec_load(const char *name, const char *resource_dir,
 	size_t			 len, i;
 
 	xasprintf(&path, "%s/kernel.json", resource_dir);
-	if (util_read_file(path, &data, &len, &why) != 0) {
+	if (util_read_file_max(path, 0, KERNELSPEC_JSON_MAX, &data, &len,
+	    &why) != 0) {
 		xasprintf(cause, "%s: %s", path, why);
 		free(why);
 		free(path);

@@ -22,6 +22,7 @@ enum kernelspec_interrupt_mode {
 
 /* The kernelspec a name-less notebook gets. */
 #define KERNELSPEC_DEFAULT	"python3"
+#define KERNELSPEC_JSON_MAX	(1024 * 1024)	/* a kernel.json read */
 
 struct kernelspec	*kernelspec_find(const char *, char **);
 struct kernelspec	*kernelspec_load(const char *, const char *, char **);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,51 +93,147 @@ util_user_umask(void)
 	return (m);
 }
 
-/* Read a whole file; *data is NUL-terminated and the caller frees it. */
+/*
+ * Open path to read it without ever waiting on what it is: O_NONBLOCK,
+ * so a FIFO or a device opens at once instead of waiting for a partner
+ * (and the loop with it), then anything but a regular file is refused
+ * and O_NONBLOCK cleared.  With UTIL_NOFOLLOW a symbolic link as the
+ * last component is refused too.  The fd (sb filled), or -1 with
+ * *cause set (caller frees).
+ */
 int
-util_read_file(const char *path, char **data, size_t *len, char **cause)
+util_open_regular(const char *path, int flags, struct stat *sb,
+    char **cause)
 {
-	struct stat	 sb;
-	char		*buf;
-	size_t		 off = 0;
-	ssize_t		 n;
-	int		 fd;
+	int	fd, oflags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		xasprintf(cause, "cannot open %s: %s", path, strerror(errno));
+	if (flags & UTIL_NOFOLLOW)
+		oflags |= O_NOFOLLOW;
+	if ((fd = open(path, oflags)) == -1) {
+		if (errno == ELOOP && (flags & UTIL_NOFOLLOW))
+			xasprintf(cause, "%s is a symbolic link (not followed)",
+			    path);
+		else
+			xasprintf(cause, "cannot open %s: %s", path,
+			    strerror(errno));
 		return (-1);
 	}
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		xasprintf(cause, "%s is not a regular file", path);
+	if (fstat(fd, sb) != 0) {
+		xasprintf(cause, "cannot open %s: %s", path, strerror(errno));
 		close(fd);
 		return (-1);
 	}
-	buf = xmalloc((size_t)sb.st_size + 1);
+	if (!S_ISREG(sb->st_mode)) {
+		xasprintf(cause, "%s is not a regular file (it is %s)", path,
+		    util_file_kind(sb->st_mode));
+		close(fd);
+		return (-1);
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+		xasprintf(cause, "cannot open %s: %s", path, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* What a file of this mode is, for a message. */
+const char *
+util_file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return ("a regular file");
+	if (S_ISDIR(mode))
+		return ("a directory");
+	if (S_ISFIFO(mode))
+		return ("a FIFO");
+	if (S_ISSOCK(mode))
+		return ("a socket");
+	if (S_ISCHR(mode))
+		return ("a character device");
+	if (S_ISBLK(mode))
+		return ("a block device");
+	if (S_ISLNK(mode))
+		return ("a symbolic link");
+	return ("of an unknown kind");
+}
+
+/*
+ * Read a regular file whole, at most max bytes: its size is checked
+ * before anything is allocated, and a file that grows while it is read
+ * is read to max + 1 bytes, never further.  *data is NUL-terminated;
+ * the caller frees it.  flags as util_open_regular's.
+ */
+int
+util_read_file_max(const char *path, int flags, size_t max, char **data,
+    size_t *len, char **cause)
+{
+	struct stat	 sb;
+	int		 fd, rc;
+
+	if ((fd = util_open_regular(path, flags, &sb, cause)) == -1)
+		return (-1);
+	rc = util_read_fd_max(fd, path, &sb, max, data, len, cause);
+	close(fd);
+	return (rc);
+}
+
+/* util_read_file_max on an open regular file, from where it is. */
+int
+util_read_fd_max(int fd, const char *path, const struct stat *sb,
+    size_t max, char **data, size_t *len, char **cause)
+{
+	char		*buf;
+	size_t		 off = 0, size;
+	ssize_t		 n;
+
+	if (sb->st_size < 0 || (uint64_t)sb->st_size > max) {
+		xasprintf(cause, "%s is %lld bytes, over the cap of %zu",
+		    path, (long long)sb->st_size, max);
+		return (-1);
+	}
+	size = (size_t)sb->st_size;
+	buf = xmalloc(size + 1);
 	for (;;) {
-		if (off == (size_t)sb.st_size) {
-			/* The file may have grown; read until EOF. */
-			buf = xreallocarray(buf, 1, off * 2 + 4097);
-			sb.st_size = (off_t)(off * 2 + 4096);
+		if (off == size) {
+			/* It may have grown: on, but never past max + 1. */
+			if (size > max)
+				break;
+			size = size > max / 2 ? max + 1 : size * 2 + 4096;
+			if (size > max)
+				size = max + 1;
+			buf = xreallocarray(buf, 1, size + 1);
 		}
-		n = read(fd, buf + off, (size_t)sb.st_size - off);
+		n = read(fd, buf + off, size - off);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			xasprintf(cause, "cannot read %s: %s", path,
 			    strerror(errno));
 			free(buf);
-			close(fd);
 			return (-1);
 		}
 		if (n == 0)
 			break;
 		off += (size_t)n;
 	}
-	close(fd);
+	if (off > max) {
+		xasprintf(cause, "%s grew past the cap of %zu bytes while it "
+		    "was read", path, max);
+		free(buf);
+		return (-1);
+	}
 	buf[off] = '\0';
 	*data = buf;
 	*len = off;
 	return (0);
+}
+
+/* Read a whole file of at most UTIL_READ_MAX bytes (see above). */
+int
+util_read_file(const char *path, char **data, size_t *len, char **cause)
+{
+	return (util_read_file_max(path, 0, UTIL_READ_MAX, data, len, cause));
 }
 
 /* Create a directory 0700 (and its missing parents 0700). */

@@ -127,19 +127,16 @@ worker_files_read(struct worker_files_xfer *x, const char *path, char **data,
     size_t *len)
 {
 	struct stat	 sb;
-	char		*buf;
+	char		*buf, *cause;
 	size_t		 off = 0;
 	ssize_t		 n = 0;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return (worker_files_fail(x, "invalid_argument", "cannot open "
-		    "%s: %s", path, errno == ELOOP ? "it is a symbolic link" :
-		    strerror(errno)));
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return (worker_files_fail(x, "invalid_argument", "%s is not a "
-		    "regular file", path));
+	/* A FIFO or device there is refused without waiting on it. */
+	if ((fd = util_open_regular(path, UTIL_NOFOLLOW, &sb, &cause)) == -1) {
+		worker_files_fail(x, "invalid_argument", "%s", cause);
+		free(cause);
+		return (-1);
 	}
 	if ((uint64_t)sb.st_size > WORKER_FILES_MAX) {
 		close(fd);

@@ -67,7 +67,7 @@ web_read_secret(const char *dir, char **cause)
 	int		 fd;
 
 	xasprintf(&path, "%s/web-secret", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd == -1) {
 		xasprintf(cause, "cannot open %s: %s", path, strerror(errno));
 		free(path);

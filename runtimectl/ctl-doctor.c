@@ -175,7 +175,8 @@ ctl_doctor_socket(struct ctl_doctor *d, struct proto_daemon_status_reply *s,
 	}
 
 	xasprintf(&lock, "%s.lock", sock);
-	if ((fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+	if ((fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1) {
 		free(lock);
 		return;
 	}

@@ -184,7 +184,9 @@ ctl_logs_copy(const char *path, off_t from)
 	ssize_t	n;
 	int	fd;
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	/* Never waits on a FIFO put in a log's place. */
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
 		return (from);
 	if (lseek(fd, from, SEEK_SET) == -1) {
 		close(fd);

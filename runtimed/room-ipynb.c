@@ -87,7 +87,7 @@ static int	room_ipynb_major(struct json_object *);
 static struct room_nb	*room_ipynb_convert(struct json_object *, char **);
 static struct room_nb	*room_ipynb_careful(const char *, size_t, char **);
 static struct json_object	*room_ipynb_fast_bytes(const char *, size_t);
-static struct json_object	*room_ipynb_fast_file(const char *);
+static struct json_object	*room_ipynb_fast_fd(int, size_t, int *);
 static const char	*room_ipynb_kind(struct json_object *);
 static void	room_ipynb_keep(struct json_object **, const char *,
 		    struct json_object *);
@@ -878,26 +878,22 @@ room_ipynb_fast_bytes(const char *data, size_t len)
 }
 
 /*
- * The fast reader on a file, read a slice at a time into one buffer:
- * NULL (the careful reader reads it again) as room_ipynb_fast_bytes.
+ * The fast reader on an open file, read a slice at a time into one
+ * buffer, at most max bytes: NULL (the careful reader reads it again)
+ * as room_ipynb_fast_bytes; *over set when the file grew past max while
+ * it was read.
  */
 static struct json_object *
-room_ipynb_fast_file(const char *path)
+room_ipynb_fast_fd(int fd, size_t max, int *over)
 {
 	struct room_ipynb_feed	*f;
 	struct json_object	*root = NULL;
-	struct stat		 sb;
 	char			*buf;
-	size_t			 carry = 0;
+	size_t			 carry = 0, total = 0;
 	ssize_t			 n;
-	int			 fd, left;
+	int			 left;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (NULL);
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return (NULL);
-	}
+	*over = 0;
 	/* The cut character's bytes (at most 3) go before the next read. */
 	buf = xmalloc(ROOM_IPYNB_SLICE + 4);
 	f = room_ipynb_feed_create();
@@ -907,6 +903,11 @@ room_ipynb_fast_file(const char *path)
 			continue;
 		if (n == -1)
 			break;
+		/* A file growing as it is read stops here (issue 36). */
+		if ((total += (size_t)n) > max) {
+			*over = 1;
+			break;
+		}
 		left = room_ipynb_feed_add(f, buf + 4, (size_t)n, carry,
 		    n == 0);
 		if (left < 0 || n == 0) {
@@ -917,7 +918,6 @@ room_ipynb_fast_file(const char *path)
 		carry = (size_t)left;
 		memmove(buf + 4 - carry, buf + 4 + n - carry, carry);
 	}
-	close(fd);
 	free(buf);
 	room_ipynb_feed_free(f);
 	if (root != NULL && room_ipynb_major(root) != 4) {
@@ -1076,28 +1076,64 @@ fail:
 	return (NULL);
 }
 
-/* Read and parse a notebook file. */
+/*
+ * Read and parse a notebook file.  Only a regular file is read, never
+ * through a symbolic link at path (a room's path is its real path: a
+ * link there now was put since), and one over ROOM_IPYNB_FILE_MAX is
+ * refused from its size before anything is allocated for it.
+ */
 struct room_nb *
 room_ipynb_read(const char *path, char **cause)
 {
 	struct room_nb		*nb;
 	struct json_object	*root;
+	struct stat		 sb;
 	char			*data, *why = NULL;
 	size_t			 len;
+	int			 fd, over;
 
-	if ((root = room_ipynb_fast_file(path)) != NULL) {
+	if ((fd = util_open_regular(path, UTIL_NOFOLLOW, &sb, &why)) == -1) {
+		*cause = why;
+		return (NULL);
+	}
+	if ((uint64_t)sb.st_size > ROOM_IPYNB_FILE_MAX) {
+		xasprintf(cause, "%s: notebook too large: %lld bytes, over "
+		    "the %u MiB a notebook file may be", path,
+		    (long long)sb.st_size, ROOM_IPYNB_FILE_MAX >> 20);
+		close(fd);
+		return (NULL);
+	}
+	/*
+	 * Read as it was when opened: a file growing meanwhile is being
+	 * written (or is hostile), and is not read past its size then.
+	 */
+	if ((root = room_ipynb_fast_fd(fd, (size_t)sb.st_size,
+	    &over)) != NULL) {
+		close(fd);
 		if ((nb = room_ipynb_convert(root, &why)) == NULL) {
 			xasprintf(cause, "%s: %s", path, why);
 			free(why);
 		}
 		return (nb);
 	}
-	/* Refused, or older: read again, carefully, to say why. */
-	if (util_read_file(path, &data, &len, &why) != 0) {
-		xasprintf(cause, "%s: %s", path, why);
-		free(why);
+	if (over) {
+		xasprintf(cause, "%s changed while it was read (it grew past "
+		    "the %lld bytes it had); open it again once it is written",
+		    path, (long long)sb.st_size);
+		close(fd);
 		return (NULL);
 	}
+	/* Refused, or older: read again, carefully, to say why. */
+	if (lseek(fd, 0, SEEK_SET) != 0 || util_read_fd_max(fd, path, &sb,
+	    (size_t)sb.st_size, &data, &len, &why) != 0) {
+		if (why == NULL)
+			xasprintf(&why, "cannot read: %s", strerror(errno));
+		xasprintf(cause, "%s: %s", path, why);
+		free(why);
+		close(fd);
+		return (NULL);
+	}
+	close(fd);
 	nb = room_ipynb_careful(data, len, &why);
 	free(data);
 	if (nb == NULL) {

@@ -45,6 +45,13 @@ enum room_cell_type {
 /* Largest packed cell whose bytes are kept, not only its version. */
 #define ROOM_CELL_CACHE_MAX	(64 * 1024)
 
+/*
+ * Largest notebook file read (room-ipynb.c): checked from its size
+ * before anything is allocated, and a file growing as it is read stops
+ * here.  A JSON tree of this much text takes about as much again.
+ */
+#define ROOM_IPYNB_FILE_MAX	(512U * 1024 * 1024)
+
 /* Characters of source an edit_conflict carries (room-nb.c). */
 #define ROOM_CONFLICT_SOURCE_MAX	2000
 
