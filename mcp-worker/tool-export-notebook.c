@@ -41,8 +41,8 @@ static void	tool_export_notebook_output(struct evbuffer *,
 		    const char *, size_t *);
 static void	tool_export_notebook_omit(struct evbuffer *,
 		    enum tool_export_format, const char *, const char *);
-static int	tool_export_notebook_write(const char *, const char *, size_t,
-		    char **);
+static int	tool_export_notebook_write(const char *, int, const char *,
+		    size_t, const char **, char **);
 static void	tool_export_notebook_finish(void *);
 static void	tool_export_notebook_content(struct worker_call *,
 		    struct worker_room *, struct worker_nb *);
@@ -501,17 +501,28 @@ tool_export_notebook_render(struct json_object *nb, const char *fmt_name,
 
 /*
  * Write atomically (atomic.c); a symlink at path, even a dangling one, is
- * written through to its target as Jupyter does.
+ * written through to its target as Jupyter does.  An existing file is
+ * replaced only when asked (overwrite), as save_notebook and the file
+ * transfers refuse: -1 with *code "file_exists" then.
  */
 static int
-tool_export_notebook_write(const char *path, const char *s, size_t len,
-    char **msg)
+tool_export_notebook_write(const char *path, int overwrite, const char *s,
+    size_t len, const char **code, char **msg)
 {
-	char	*target;
-	int	 r;
+	struct stat	 sb;
+	char		*target;
+	int		 r;
 
+	*code = "invalid_argument";
 	if ((target = atomic_resolve(path, msg)) == NULL)
 		return (-1);
+	if (!overwrite && lstat(target, &sb) == 0) {
+		*code = "file_exists";
+		xasprintf(msg, "%s exists; pass overwrite: true to replace it",
+		    path);
+		free(target);
+		return (-1);
+	}
 	r = atomic_write(target, s, len, 0644, msg);
 	free(target);
 	return (r);
@@ -522,6 +533,7 @@ struct tool_export_notebook {
 	struct json_object	*content;
 	const char		*format;
 	char			*path;
+	int			 overwrite;
 };
 
 static void
@@ -530,6 +542,7 @@ tool_export_notebook_finish(void *arg)
 	struct tool_export_notebook	*st = arg;
 	struct json_object		*sc;
 	char				*out, *msg = NULL, *text;
+	const char			*code;
 	size_t				 len, n, omitted = 0;
 
 	/* Inline, images are left out: base64 is no use to a model. */
@@ -544,10 +557,10 @@ tool_export_notebook_finish(void *arg)
 		json_object_object_add(sc, "images_omitted",
 		    json_object_new_int64((int64_t)omitted));
 	if (st->path != NULL) {
-		if (tool_export_notebook_write(st->path, out, len, &msg) != 0) {
+		if (tool_export_notebook_write(st->path, st->overwrite, out,
+		    len, &code, &msg) != 0) {
 			json_object_put(sc);
-			worker_call_error(st->call, "invalid_argument", "%s",
-			    msg);
+			worker_call_error(st->call, code, "%s", msg);
 			free(msg);
 			goto out;
 		}
@@ -611,6 +624,10 @@ tool_export_notebook_content(struct worker_call *call,
 	    &msg);
 	worker_args_string(worker_call_args(call), "path", 0, &path, &msg);
 	free(msg);
+	msg = NULL;
+	worker_args_bool(worker_call_args(call), "overwrite", 0,
+	    &st->overwrite, &msg);
+	free(msg);
 	if (path != NULL)
 		st->path = worker_args_path(path);
 	/* Outputs held as blobs are fetched so the export is whole. */
@@ -623,17 +640,19 @@ tool_export_notebook(struct worker_call *call)
 {
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", "format", "path",
-		NULL
+		"overwrite", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
 	struct worker_handle		*h;
 	const char			*fmt, *path;
 	char				*msg = NULL;
+	int				 overwrite;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
 	if (worker_args_string(args, "format", 1, &fmt, &msg) != 0 ||
-	    worker_args_string(args, "path", 0, &path, &msg) != 0)
+	    worker_args_string(args, "path", 0, &path, &msg) != 0 ||
+	    worker_args_bool(args, "overwrite", 0, &overwrite, &msg) != 0)
 		goto bad;
 	if (strcmp(fmt, "markdown") != 0 && strcmp(fmt, "python") != 0 &&
 	    strcmp(fmt, "html") != 0) {
@@ -657,13 +676,14 @@ bad:
 const struct tool_entry tool_export_notebook_entry = {
 	.name = "export_notebook",
 	.description = "Export as markdown, python (a script) or html "
-	    "(self-contained): written to path with images, or returned "
-	    "inline without them, capped.",
+	    "(self-contained): written to path with images (overwrite:true "
+	    "replaces a file there), or returned inline without them, capped.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"format\":{\"type\":\"string\",\"enum\":[\"markdown\","
 	    "\"python\",\"html\"]},"
-	    "\"path\":{\"type\":\"string\"}},\"required\":[\"format\"],"
+	    "\"path\":{\"type\":\"string\"},"
+	    "\"overwrite\":{\"type\":\"boolean\"}},\"required\":[\"format\"],"
 	    "\"additionalProperties\":false}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"format\":{\"type\":\"string\"},"

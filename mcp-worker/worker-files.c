@@ -182,7 +182,7 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 
 	exists = lstat(path, &sb) == 0;
 	if (exists && !x->overwrite)
-		return (worker_files_fail(x, "invalid_argument", "%s exists; "
+		return (worker_files_fail(x, "file_exists", "%s exists; "
 		    "pass overwrite: true to replace it", path));
 	if (exists && !S_ISREG(sb.st_mode))
 		return (worker_files_fail(x, "invalid_argument", "%s is not a "
@@ -464,7 +464,7 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		if ((x->ex = worker_files_exists(x, r)) == -1)
 			break;
 		if (x->ex && !x->overwrite) {
-			worker_files_fail(x, "invalid_argument", "%s exists "
+			worker_files_fail(x, "file_exists", "%s exists "
 			    "on %s; pass overwrite: true to replace it",
 			    x->where, x->domain);
 			break;

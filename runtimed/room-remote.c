@@ -793,7 +793,8 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 			    rr->last_modified != NULL ? rr->last_modified :
 			    "none");
 			free(lm);
-			room_remote_save_end(op, cause, "file_changed_on_disk");
+			room_remote_save_end(op, cause, same ?
+			    "file_changed_on_disk" : "file_exists");
 			free(cause);
 			return;
 		}

@@ -1131,7 +1131,7 @@ room_save_start(struct room *r, const char *path, int force,
 			return (-1);
 		}
 		if (!same) {
-			*code = "file_changed_on_disk";
+			*code = "file_exists";
 			xasprintf(cause, "%s exists; save with force to "
 			    "overwrite", target);
 			free(target);

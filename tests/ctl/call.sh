@@ -78,7 +78,9 @@ out=$("$CTL" call save_notebook notebook="$nb" path="$T/copy.ipynb" 2>&1) ||
     fail "save-as: $out"
 [ -f "$T/copy.ipynb" ] || fail "save-as wrote no $T/copy.ipynb: $out"
 "$CTL" call save_notebook notebook="$T/copy.ipynb" path="$nb" \
-    >/dev/null 2>&1 && fail "save-as over another existing file succeeded"
+    >/dev/null 2>"$T/exists.err" && fail "save-as over another file succeeded"
+grep -q "file_exists: .* exists; save with force to overwrite" "$T/exists.err" ||
+    fail "save-as over another file: $(cat "$T/exists.err")"
 ok "call save_notebook path=: saved; notebook= path=: save-as"
 
 # create_notebook path=: the file is there when the call returns.

@@ -206,6 +206,19 @@ rpc "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name
 [ -L "$T/work/link.md" ] || fail "the export replaced the link"
 grep -q "7\*6" "$T/exp/target.md" || fail "the link's target was not written"
 ls -A "$T/work" "$T/exp" | grep -q '^\.rtd-' && fail "temporary file left"
+# An existing file is replaced only with overwrite (issue 35), as save
+# and the transfers refuse: file_exists, the file untouched.
+echo theirs >"$T/work/theirs.md"
+rpc "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":{\"name\":\"export_notebook\",\"arguments\":{\"notebook_handle\":\"$H\",\"format\":\"markdown\",\"path\":\"$T/work/theirs.md\"}}}"
+[ "$(field 'r["result"]["structuredContent"]["error"]["code"]')" = \
+    file_exists ] || fail "export over an existing file: $REPLY"
+field 'r["result"]["structuredContent"]["error"]["message"]' |
+    grep -q "exists; pass overwrite: true to replace it" ||
+    fail "export refusal wording: $REPLY"
+[ "$(cat "$T/work/theirs.md")" = theirs ] || fail "export replaced a file"
+rpc "{\"jsonrpc\":\"2.0\",\"id\":43,\"method\":\"tools/call\",\"params\":{\"name\":\"export_notebook\",\"arguments\":{\"notebook_handle\":\"$H\",\"format\":\"markdown\",\"path\":\"$T/work/theirs.md\",\"overwrite\":true}}}"
+[ "$(field 'r["result"]["isError"]')" = False ] || fail "export overwrite: $REPLY"
+grep -q "7\*6" "$T/work/theirs.md" || fail "overwrite did not write"
 
 rpc "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"disconnect_notebook\",\"arguments\":{\"notebook_handle\":\"$H\"}}}"
 [ "$(field 'r["result"]["isError"]')" = False ] || fail "disconnect"
