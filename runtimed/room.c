@@ -712,6 +712,9 @@ room_wake(struct room *r, int by_id, char **cause)
 		r->nb = NULL;
 		return (-1);
 	}
+	/* A save a crash interrupted left its temporary beside the file. */
+	if (r->path != NULL)
+		atomic_sweep(r->path);
 	log_info("room %s recovered (%s, seq %llu)", r->id, r->path != NULL ?
 	    r->path : "untitled", (unsigned long long)r->seq);
 	room_loaded(r);

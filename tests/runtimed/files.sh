@@ -3,7 +3,7 @@
 # files.sh: what the daemon does to files that are not its own.  A save
 # never writes through a symlink planted where its temporary file could
 # go; a 255-byte file name saves; a crash's leftover temporary files are
-# removed on the next load (only ours); a symlinked notebook, dangling or
+# removed on the next load (only ours), also one from the store; a symlinked notebook, dangling or
 # not, is written through to its target; state files are 0600, and state
 # or socket directories others can enter are refused with the fix; a
 # peer of another uid is refused and logged.
@@ -202,3 +202,34 @@ for f in runtimed.db runtimed.db-wal runtimed.db-shm runtimed.log; do
 done
 "$RUNTIMED" stop >/dev/null || fail "stop"
 ok "state files of a detached daemon are 0600"
+
+# A room restored from the store (unsaved changes) rather than read from
+# its file also removes what a crashed save left beside the file (issue
+# 35; docs/durability.md: "when the notebook is next loaded").
+CTL=$top_builddir/runtimectl/runtimectl
+export RUNTIMED_LIBEXEC_DIR=$top_builddir:$top_builddir/runtimed
+RUNTIMED_AUTOSAVE=0 "$RUNTIMED" -D --warm-pool 0 >>"$T/daemon.log" 2>&1 &
+D=$!
+track $D
+wait_status
+"$CTL" call edit_cells path="$nb/c.ipynb" \
+    'edits=[{"op":"insert","after":"BOTTOM","source":"unsaved = 1"}]' \
+    >/dev/null || fail "edit c.ipynb"
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait $D
+hc=$(printf %s c.ipynb | sha256sum | cut -c1-16)
+echo partial >"$nb/.rtd-$hc-abcdefabcdefabcd.tmp"
+RUNTIMED_AUTOSAVE=0 "$RUNTIMED" -D --warm-pool 0 >>"$T/daemon.log" 2>&1 &
+D=$!
+track $D
+wait_status
+"$CTL" call inspect_notebook path="$nb/c.ipynb" >"$T/c.out" ||
+    fail "reopen c.ipynb: $(cat "$T/c.out")"
+# The file lacks the cell: the room came from the store.
+grep -q "unsaved = 1" "$T/c.out" || fail "not restored from the store"
+grep -q "unsaved = 1" "$nb/c.ipynb" && fail "test bug: c.ipynb was saved"
+[ -e "$nb/.rtd-$hc-abcdefabcdefabcd.tmp" ] &&
+    fail "a crash's leftover kept when the room came from the store"
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait $D
+ok "a room restored from the store removes the crash's leftover too"
