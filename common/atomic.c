@@ -43,9 +43,16 @@ struct atomic {
 	int	 dfd;
 	int	 fd;
 	mode_t	 mode;		/* the mode the file ends with */
+	int	 expect;	/* ATOMIC_ANY, _ABSENT or _SAME */
+	dev_t	 exp_dev;	/* ATOMIC_SAME: the file expected */
+	ino_t	 exp_ino;
+	off_t	 exp_size;	/* -1: not compared */
+	int64_t	 exp_mtime_ns;	/* -1: not compared */
 };
 
 static int	atomic_is_temp(const char *, const char *);
+static int	atomic_matches(struct atomic *, const char *);
+static int	atomic_swap_in(struct atomic *, char **);
 static int	atomic_split(const char *, char **, char **, char **);
 
 /* The temporary name for base with these random bytes. */
@@ -197,20 +204,138 @@ atomic_free(struct atomic *a)
 }
 
 /*
+ * Commit only if the target is then as given: ATOMIC_ABSENT (not there),
+ * ATOMIC_SAME (still the file dev/ino, and of this size and mtime unless
+ * -1), or ATOMIC_ANY (the default).  An editor that renames its own
+ * version over the file while a long save runs is so never replaced.
+ */
+void
+atomic_expect(struct atomic *a, int expect, dev_t dev, ino_t ino,
+    off_t size, int64_t mtime_ns)
+{
+	a->expect = expect;
+	a->exp_dev = dev;
+	a->exp_ino = ino;
+	a->exp_size = size;
+	a->exp_mtime_ns = mtime_ns;
+}
+
+/* Is the directory entry name the file a->expect expects? */
+static int
+atomic_matches(struct atomic *a, const char *name)
+{
+	struct stat	sb;
+
+	if (fstatat(a->dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return (0);
+	return (sb.st_dev == a->exp_dev && sb.st_ino == a->exp_ino &&
+	    (a->exp_size == -1 || sb.st_size == a->exp_size) &&
+	    (a->exp_mtime_ns == -1 || (int64_t)sb.st_mtim.tv_sec *
+	    1000000000 + sb.st_mtim.tv_nsec == a->exp_mtime_ns));
+}
+
+/*
+ * Put the temporary in the target's place only if the target is what
+ * atomic_expect said, in as near one step as the kernel gives: with
+ * ATOMIC_ABSENT a rename that never replaces (RENAME_NOREPLACE); with
+ * ATOMIC_SAME the two names exchanged (RENAME_EXCHANGE), the file now
+ * at the temporary name checked, and exchanged back if it is not the
+ * one expected, so whatever was put there meanwhile is back at its
+ * name.  0; ATOMIC_CHANGED with *cause (nothing replaced); or -1 with
+ * errno EINVAL when the file system has neither, to check and rename.
+ */
+static int
+atomic_swap_in(struct atomic *a, char **cause)
+{
+	struct stat	sb, tsb;
+
+	if (a->expect == ATOMIC_ABSENT) {
+		if (renameat2(a->dfd, a->tmp, a->dfd, a->base,
+		    RENAME_NOREPLACE) == 0)
+			return (0);
+		if (errno != EEXIST)
+			return (-1);
+		xasprintf(cause, "%s was created on disk during the save; "
+		    "nothing was replaced (save with force to overwrite it)",
+		    a->path);
+		return (ATOMIC_CHANGED);
+	}
+	if (renameat2(a->dfd, a->tmp, a->dfd, a->base,
+	    RENAME_EXCHANGE) != 0) {
+		if (errno != ENOENT)
+			return (-1);
+		/* Gone meanwhile: writing it back loses nothing. */
+		a->expect = ATOMIC_ABSENT;
+		return (atomic_swap_in(a, cause));
+	}
+	if (atomic_matches(a, a->tmp)) {
+		/* The old file, now at the temporary name. */
+		unlinkat(a->dfd, a->tmp, 0);
+		*a->tmp = '\0';
+		return (0);
+	}
+	/* Not the file we read: give the name back to what was there. */
+	if (renameat2(a->dfd, a->tmp, a->dfd, a->base,
+	    RENAME_EXCHANGE) != 0) {
+		xasprintf(cause, "%s changed on disk during the save, and "
+		    "putting it back failed: %s; the version found is at "
+		    "%s/%s", a->path, strerror(errno), a->dir, a->tmp);
+		*a->tmp = '\0';
+		return (ATOMIC_CHANGED);
+	}
+	if (fstat(a->fd, &sb) != 0 || fstatat(a->dfd, a->tmp, &tsb,
+	    AT_SYMLINK_NOFOLLOW) != 0 || tsb.st_ino != sb.st_ino ||
+	    tsb.st_dev != sb.st_dev) {
+		/* Changed twice: keep what is at the temporary name too. */
+		xasprintf(cause, "%s changed on disk during the save (twice: "
+		    "one version is at %s/%s); nothing of the save was kept",
+		    a->path, a->dir, a->tmp);
+		*a->tmp = '\0';
+		return (ATOMIC_CHANGED);
+	}
+	xasprintf(cause, "%s changed on disk during the save; nothing was "
+	    "replaced (save with force to overwrite it)", a->path);
+	return (ATOMIC_CHANGED);
+}
+
+/*
  * Put the written file in place: mode, fsync, rename over the target
  * (a symlink there is replaced, not followed), fsync the directory.
- * Frees a, whatever happens; on failure the target is unchanged.
+ * Frees a, whatever happens; on failure the target is unchanged: -1,
+ * or ATOMIC_CHANGED when it is not what atomic_expect said.
  */
 int
 atomic_commit(struct atomic *a, char **cause)
 {
+	int	rc, fallback;
+
 	if (fchmod(a->fd, a->mode) != 0 || fsync(a->fd) != 0) {
 		xasprintf(cause, "cannot write %s: %s", a->path,
 		    strerror(errno));
 		atomic_free(a);
 		return (-1);
 	}
-	if (renameat(a->dfd, a->tmp, a->dfd, a->base) != 0) {
+	rc = -1;
+	fallback = a->expect == ATOMIC_ANY;
+	if (!fallback) {
+		if ((rc = atomic_swap_in(a, cause)) == ATOMIC_CHANGED) {
+			atomic_free(a);
+			return (ATOMIC_CHANGED);
+		}
+		fallback = rc == -1 && errno == EINVAL;
+	}
+	if (fallback && a->expect != ATOMIC_ANY &&
+	    faccessat(a->dfd, a->base, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (a->expect == ATOMIC_ABSENT || !atomic_matches(a, a->base))) {
+		/* No exchange here (some file systems): check, then rename. */
+		xasprintf(cause, "%s changed on disk during the save; nothing "
+		    "was replaced (save with force to overwrite it)", a->path);
+		atomic_free(a);
+		return (ATOMIC_CHANGED);
+	}
+	if (fallback)
+		rc = renameat(a->dfd, a->tmp, a->dfd, a->base);
+	if (rc != 0) {
 		xasprintf(cause, "cannot replace %s: %s", a->path,
 		    strerror(errno));
 		atomic_free(a);

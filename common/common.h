@@ -92,6 +92,12 @@ struct atomic;
 struct atomic	*atomic_create(const char *, mode_t, char **);
 int		 atomic_fd(struct atomic *);
 int		 atomic_commit(struct atomic *, char **);
+void		 atomic_expect(struct atomic *, int, dev_t, ino_t, off_t,
+		     int64_t);
+#define ATOMIC_ANY	0	/* atomic_expect: replace whatever is there */
+#define ATOMIC_ABSENT	1	/* only if the target does not exist */
+#define ATOMIC_SAME	2	/* only if it is still this file */
+#define ATOMIC_CHANGED	(-2)	/* atomic_commit: the target was not so */
 void		 atomic_free(struct atomic *);
 int		 atomic_write(const char *, const void *, size_t, mode_t,
 		    char **);

@@ -178,7 +178,7 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 	char		*cause, *back, sum[65];
 	size_t		 off;
 	ssize_t		 n;
-	int		 fd, exists;
+	int		 fd, exists, rc;
 
 	exists = lstat(path, &sb) == 0;
 	if (exists && !x->overwrite)
@@ -227,8 +227,17 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 		    "while copying; pass overwrite: true to replace it",
 		    path));
 	}
-	if (atomic_commit(a, &cause) != 0) {
-		worker_files_fail(x, "notebook_unavailable", "%s", cause);
+	/* Without overwrite the rename itself never replaces a file. */
+	if (!x->overwrite)
+		atomic_expect(a, ATOMIC_ABSENT, 0, 0, -1, -1);
+	if ((rc = atomic_commit(a, &cause)) != 0) {
+		if (rc == ATOMIC_CHANGED)
+			worker_files_fail(x, "invalid_argument", "%s appeared "
+			    "while copying; pass overwrite: true to replace it",
+			    path);
+		else
+			worker_files_fail(x, "notebook_unavailable", "%s",
+			    cause);
 		free(cause);
 		return (-1);
 	}

@@ -64,6 +64,8 @@ static struct room	*room_find_id(const char *, size_t);
 static char	*room_canon_path(const char *, int *, char **);
 static int	room_valid_kernel_name(const char *);
 static void	room_note_disk(struct room *);
+static void	room_save_expect(struct room *, struct atomic *, const char *,
+		    int, int, int);
 static int	room_disk_changed(struct room *);
 static void	room_unload_content(struct room *);
 static void	room_free(struct room *);
@@ -1080,6 +1082,34 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 }
 
 /*
+ * What the save's rename may replace, checked by the file thread right
+ * at the rename (atomic_expect): the file as the room last knew it, a
+ * file still absent, or (force) anything.  A save behind another of the
+ * same file still in flight expects that save's file.
+ */
+static void
+room_save_expect(struct room *r, struct atomic *a, const char *target,
+    int same, int exists, int force)
+{
+	struct room_ticket	*t, *last = NULL;
+
+	if (force)
+		return;
+	TAILQ_FOREACH(t, &room_tickets, entry) {
+		if (t->r == r && !t->file && t->target != NULL &&
+		    strcmp(t->target, target) == 0)
+			last = t;
+	}
+	if (last != NULL)
+		atomic_expect(a, ATOMIC_SAME, last->dev, last->ino, -1, -1);
+	else if (!exists)
+		atomic_expect(a, ATOMIC_ABSENT, 0, 0, -1, -1);
+	else if (same && r->disk_known)
+		atomic_expect(a, ATOMIC_SAME, r->disk_dev, r->disk_ino,
+		    r->disk_size, r->disk_mtime_ns);
+}
+
+/*
  * Save the notebook, to path when given (save-as: the room stands for
  * that file from then on).  Refuses to overwrite a file that changed on
  * disk since load, or another file, unless force: then -1 with *cause
@@ -1098,7 +1128,7 @@ room_save_start(struct room *r, const char *path, int force,
 	struct atomic		*a;
 	struct stat		 sb;
 	char			*target, *why = NULL;
-	int			 exists, same, ok;
+	int			 exists, same, rc;
 
 	/* A server's contents API, answered from its completion. */
 	if (r->remote != NULL)
@@ -1158,6 +1188,8 @@ room_save_start(struct room *r, const char *path, int force,
 		return (-1);
 	}
 
+	room_save_expect(r, a, target, same, exists, force);
+
 	t = xcalloc(1, sizeof *t);
 	t->tail = tail;
 	t->r = r;
@@ -1179,8 +1211,8 @@ room_save_start(struct room *r, const char *path, int force,
 		    room_save_fill : NULL, tail, room_saved, t);
 		return (0);
 	}
-	ok = atomic_commit(a, &why) == 0;
-	room_saved(ok, why, t);
+	rc = atomic_commit(a, &why);
+	room_saved(rc == 0 ? 1 : rc == ATOMIC_CHANGED ? -1 : 0, why, t);
 	free(why);
 	return (0);
 }
@@ -1211,10 +1243,11 @@ room_saved(int ok, const char *cause, void *arg)
 	if (r == NULL)
 		goto out;
 	r->saves_inflight--;
-	if (!ok) {
+	if (ok <= 0) {
 		log_info("room %s: not saved: %s", r->id, cause);
 		if (t->cb != NULL)
-			t->cb(r, t->peer, t->id, cause, "notebook_unavailable");
+			t->cb(r, t->peer, t->id, cause, ok == -1 ?
+			    "file_changed_on_disk" : "notebook_unavailable");
 		goto out;
 	}
 	if (!t->same && (r->path == NULL || strcmp(r->path,

@@ -273,6 +273,7 @@ store_writer_file_main(void *arg)
 	struct store_writer		*w = arg;
 	struct store_writer_jobs	 g;
 	struct store_writer_job		*j;
+	int				 rc;
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
@@ -286,7 +287,9 @@ store_writer_file_main(void *arg)
 
 		if (j->fill == NULL || j->fill(j->fill_arg,
 		    atomic_fd(j->atomic), &j->cause) == 0) {
-			j->ok = atomic_commit(j->atomic, &j->cause) == 0;
+			/* ok -1: the target changed on disk (ATOMIC_CHANGED). */
+			rc = atomic_commit(j->atomic, &j->cause);
+			j->ok = rc == 0 ? 1 : rc == ATOMIC_CHANGED ? -1 : 0;
 			j->atomic = NULL;	/* freed by atomic_commit */
 		}
 

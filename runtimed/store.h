@@ -43,7 +43,10 @@ typedef int (*store_file_cb)(const struct store_file *, void *);
 typedef int (*store_journal_cb)(uint64_t, const void *, size_t, void *);
 typedef int (*store_exec_cb)(const char *, const char *, const void *,
     size_t, void *);
-/* A writer job is done (in the loop): ok, else why not. */
+/*
+ * A writer job is done (in the loop): ok (1), else why not (0; a save
+ * also -1: its target changed on disk, ATOMIC_CHANGED).
+ */
 typedef void (*store_writer_cb)(int, const char *, void *);
 /* The rest of a save's file, written on the writer's thread: 0, or -1
  * with *cause. */

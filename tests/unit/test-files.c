@@ -295,6 +295,66 @@ Test(atomic, abort_and_link_at_target)
 	test_rmdir(dir);
 }
 
+/*
+ * atomic_expect: a file renamed over the target after the check is
+ * never replaced (issue 36): ATOMIC_SAME of another inode, ATOMIC_ABSENT
+ * of a file that appeared; the expected file is replaced; no temporary
+ * is left either way.
+ */
+Test(atomic, expect_at_the_rename)
+{
+	struct atomic	*a;
+	struct stat	 sb;
+	char		*dir = test_dir(), *path, *other, *cause = NULL, *s;
+
+	xasprintf(&path, "%s/nb.ipynb", dir);
+	xasprintf(&other, "%s/editor", dir);
+	test_put(path, "old");
+	cr_assert_eq(stat(path, &sb), 0);
+
+	/* The editor's version renamed over it while we write. */
+	cr_assert_not_null(a = atomic_create(path, 0644, &cause));
+	atomic_expect(a, ATOMIC_SAME, sb.st_dev, sb.st_ino, sb.st_size,
+	    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec);
+	cr_assert_eq(write(atomic_fd(a), "ours", 4), 4);
+	test_put(other, "editor");
+	cr_assert_eq(rename(other, path), 0);
+	cr_assert_eq(atomic_commit(a, &cause), ATOMIC_CHANGED);
+	cr_assert(strstr(cause, "changed on disk during the save") != NULL,
+	    "%s", cause);
+	free(cause);
+	cause = NULL;
+	cr_assert_str_eq(s = test_read(path), "editor");
+	free(s);
+	cr_assert_eq(test_count(dir, ".rtd-"), 0);
+
+	/* The file as expected: replaced. */
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_assert_not_null(a = atomic_create(path, 0644, &cause));
+	atomic_expect(a, ATOMIC_SAME, sb.st_dev, sb.st_ino, sb.st_size,
+	    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec);
+	cr_assert_eq(write(atomic_fd(a), "ours", 4), 4);
+	cr_assert_eq(atomic_commit(a, &cause), 0, "%s", cause);
+	cr_assert_str_eq(s = test_read(path), "ours");
+	free(s);
+	cr_assert_eq(test_count(dir, ".rtd-"), 0);
+
+	/* Absent when checked, created before the rename. */
+	unlink(path);
+	cr_assert_not_null(a = atomic_create(path, 0644, &cause));
+	atomic_expect(a, ATOMIC_ABSENT, 0, 0, -1, -1);
+	cr_assert_eq(write(atomic_fd(a), "ours", 4), 4);
+	test_put(path, "editor");
+	cr_assert_eq(atomic_commit(a, &cause), ATOMIC_CHANGED);
+	free(cause);
+	cr_assert_str_eq(s = test_read(path), "editor");
+	free(s);
+	cr_assert_eq(test_count(dir, ".rtd-"), 0);
+	free(path);
+	free(other);
+	test_rmdir(dir);
+}
+
 /* Leftovers: ours go; links, others', another file's and locked stay. */
 Test(atomic, sweep)
 {
