@@ -220,8 +220,9 @@ room_note_disk(struct room *r)
 {
 	struct stat	sb;
 
+	/* lstat: a link put at the real path is a change (issue 36). */
 	r->disk_known = 0;
-	if (r->path == NULL || stat(r->path, &sb) != 0)
+	if (r->path == NULL || lstat(r->path, &sb) != 0)
 		return;
 	r->disk_known = 1;
 	r->disk_dev = sb.st_dev;
@@ -236,7 +237,7 @@ room_disk_changed(struct room *r)
 {
 	struct stat	sb;
 
-	if (stat(r->path, &sb) != 0)
+	if (lstat(r->path, &sb) != 0)
 		return (0);	/* gone: writing it back loses nothing */
 	if (room_disk_is_saving(r, &sb))
 		return (0);	/* our save, renamed, not yet answered */
