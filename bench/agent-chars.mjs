@@ -70,7 +70,7 @@ fs.writeFileSync(NB, JSON.stringify({ cells, metadata: {
 
 const transport = new StdioClientTransport({ command: path.join(B, 'runtimed-mcp'),
   args: [], env, stderr: 'ignore' });
-const client = new Client({ name: 'bench-chars', version: '0' });
+const client = new Client({ name: 'bench-chars', version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
 await client.connect(transport);
 
 const chars = (s) => [...s].length;

@@ -32,7 +32,7 @@ const env = {
 if (process.env.RUNTIMED_LIBEXEC_DIR)
   env.RUNTIMED_LIBEXEC_DIR = process.env.RUNTIMED_LIBEXEC_DIR;
 
-const client = new Client({ name: 'runtimed-firstrun', version: '0' });
+const client = new Client({ name: 'runtimed-firstrun', version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
 await client.connect(new StdioClientTransport({ command: proxy, args: [], env, stderr: 'inherit' }));
 
 async function call(name, args) {

@@ -78,7 +78,7 @@ fs.writeFileSync(NB, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: 
   code('df.plot(figsize=(40, 30))', 4, [image(big)]),
 ] }, null, 1));
 
-const client = new Client({ name: 'bench-images', version: '0' });
+const client = new Client({ name: 'bench-images', version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
 await client.connect(new StdioClientTransport({ command: path.join(B, 'runtimed-mcp-worker'),
   args: [], env }), { timeout: 30000 });
 const call = async (name, args) => {

@@ -87,7 +87,7 @@ function check(ok, what) {
 
 async function client(name) {
   const transport = new StdioClientTransport({ command: MCP, args: [], env, stderr: 'ignore' });
-  const c = new Client({ name, version: '0' });
+  const c = new Client({ name, version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await c.connect(transport, { timeout: 120000 });
   return c;
 }

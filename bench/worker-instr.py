@@ -59,7 +59,7 @@ def client(build, env, d):
             sys.exit("worker-instr: %s: %s" % (name, json.dumps(r)[:300]))
         return r["result"]["structuredContent"]
 
-    rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+    rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {"experimental": {"io.runtimed/structured": {}}},
                        "clientInfo": {"name": "worker-instr", "version": "1"}})
     p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     p.stdin.flush()

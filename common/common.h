@@ -276,6 +276,10 @@ int			 jsonrpc_id_equal(struct json_object *,
 #define TOOLRESULT_MESSAGE_MAX	2000	/* characters of a message */
 struct json_object	*toolresult_error(const char *, const char *);
 struct json_object	*toolresult_error_detail(struct json_object *);
+#define TOOLRESULT_STRUCTURED	"io.runtimed/structured"
+int			 toolresult_structured(struct json_object *);
+void			 toolresult_plain(struct json_object *);
+void			 toolresult_lean_tools(struct json_object *);
 
 /* Shorthand for building one msgpack body. */
 /* trace.c: the per-hop trace, on when RUNTIMED_TRACE names a file. */

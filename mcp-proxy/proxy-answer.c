@@ -23,6 +23,22 @@ static struct json_object	*proxy_answer_reply(const char *);
 static void	proxy_answer_tool(const char *, const char *,
 		    struct json_object *);
 static char	*proxy_answer_unavailable_text(const char *);
+static void	proxy_answer_tool_result(const char *, struct json_object *);
+
+/* The client asked for structuredContent in its initialize. */
+static int	 proxy_answer_structure;
+
+int
+proxy_answer_structured(void)
+{
+	return (proxy_answer_structure);
+}
+
+void
+proxy_answer_set_structured(int on)
+{
+	proxy_answer_structure = on;
+}
 
 /* Write one message (taking obj) to the client. */
 static void
@@ -76,6 +92,15 @@ proxy_answer_result(const char *id, struct json_object *res)
 	proxy_answer_emit(obj);
 }
 
+/* A tool result (taken), plain unless the client asked for structure. */
+static void
+proxy_answer_tool_result(const char *id, struct json_object *res)
+{
+	if (!proxy_answer_structure)
+		toolresult_plain(res);
+	proxy_answer_result(id, res);
+}
+
 /* A tool result: text for the model, structuredContent (taken) for
  * programs.  A tool error is toolresult_error's. */
 static void
@@ -91,7 +116,7 @@ proxy_answer_tool(const char *id, const char *text, struct json_object *sc)
 	json_object_array_add(content, t);
 	json_object_object_add(res, "content", content);
 	json_object_object_add(res, "structuredContent", sc);
-	proxy_answer_result(id, res);
+	proxy_answer_tool_result(id, res);
 }
 
 /* A tool error result (docs/errors.md). */
@@ -99,7 +124,7 @@ void
 proxy_answer_tool_error(const char *id, const char *code,
     const char *message)
 {
-	proxy_answer_result(id, toolresult_error(code, message));
+	proxy_answer_tool_result(id, toolresult_error(code, message));
 }
 
 /* A tools/call whose worker died: its effect is unknown (docs/errors.md). */
@@ -112,7 +137,7 @@ proxy_answer_lost_call(const char *id)
 	    "before answering; inspect the notebook before retrying");
 	json_object_object_add(toolresult_error_detail(res), "retry_safe",
 	    json_object_new_boolean(0));
-	proxy_answer_result(id, res);
+	proxy_answer_tool_result(id, res);
 }
 
 /* Why no worker serves requests now, and when one will be tried. */
@@ -154,7 +179,7 @@ proxy_answer_unavailable(const char *id, const char *method, const char *why)
 	json_object_object_add(err, "log",
 	    json_object_new_string(proxy_worker_log_path()));
 	json_object_object_add(err, "retry_safe", json_object_new_boolean(1));
-	proxy_answer_result(id, res);
+	proxy_answer_tool_result(id, res);
 	free(msg);
 }
 
@@ -256,7 +281,7 @@ proxy_answer_catalog(const char *id)
 	char	*line;
 
 	xasprintf(&line, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}", id,
-	    proxy_catalog_result());
+	    proxy_catalog_result(proxy_answer_structure));
 	proxy_stdio_write_line(line, strlen(line));
 	free(line);
 }

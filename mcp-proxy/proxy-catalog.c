@@ -34,6 +34,7 @@ static char			*proxy_catalog_plain;	/* {tools: [...]} */
 static char			**proxy_catalog_ro;	/* read-only tools */
 static size_t			  proxy_catalog_nro;
 static char			*proxy_catalog_text;	/* with reconnect */
+static char			*proxy_catalog_lean;	/* no outputSchema */
 static const char		*proxy_catalog_source = "none";
 static int			 proxy_catalog_on_disk;	/* cache is current */
 
@@ -60,6 +61,7 @@ static struct json_object	*proxy_catalog_parse(const char *, size_t);
 static void	proxy_catalog_set(struct json_object *, const char *);
 static char	*proxy_catalog_path(void);
 static void	proxy_catalog_save(void);
+static void	proxy_catalog_lean_set(void);
 
 /* A usable catalog: an object with a non-empty array of named tools. */
 static int
@@ -101,6 +103,23 @@ proxy_catalog_parse(const char *text, size_t len)
 		return (NULL);
 	}
 	return (obj);
+}
+
+/*
+ * The catalog for a client that did not ask for structuredContent
+ * (decision 043): the same tools without their output schemas.
+ */
+static void
+proxy_catalog_lean_set(void)
+{
+	struct json_object	*obj;
+
+	free(proxy_catalog_lean);
+	obj = json_tokener_parse(proxy_catalog_text);
+	toolresult_lean_tools(obj);
+	proxy_catalog_lean = xstrdup(json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(obj);
 }
 
 /* Take obj as the catalog and render the answer with reconnect added. */
@@ -179,6 +198,7 @@ proxy_catalog_set(struct json_object *obj, const char *source)
 	    JSON_C_TO_STRING_PLAIN|JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(copy);
 out:
+	proxy_catalog_lean_set();
 #ifdef __GLIBC__
 	/* The trees' memory goes back to the system, not to an idle heap. */
 	malloc_trim(0);
@@ -253,11 +273,14 @@ proxy_catalog_ready(void)
 	return (proxy_catalog_text != NULL);
 }
 
-/* The tools/list result, reconnect included, as JSON text. */
+/*
+ * The tools/list result, reconnect included, as JSON text: with output
+ * schemas for a client that asked for structuredContent, else without.
+ */
 const char *
-proxy_catalog_result(void)
+proxy_catalog_result(int structured)
 {
-	return (proxy_catalog_text);
+	return (structured ? proxy_catalog_text : proxy_catalog_lean);
 }
 
 /*
@@ -327,4 +350,6 @@ proxy_catalog_free(void)
 	proxy_catalog_plain = NULL;
 	free(proxy_catalog_text);
 	proxy_catalog_text = NULL;
+	free(proxy_catalog_lean);
+	proxy_catalog_lean = NULL;
 }

@@ -256,9 +256,11 @@ proxy_relay_client_line(const char *line, size_t len)
 	proxy_request_classify(obj, &id, &method);
 	request = id != NULL && method != NULL;
 
-	if (request && strcmp(method, "initialize") == 0)
+	if (request && strcmp(method, "initialize") == 0) {
 		proxy_replay_remember(obj, line, len, id);
-	else if (method != NULL && id == NULL &&
+		proxy_answer_set_structured(toolresult_structured(
+		    json_object_object_get(obj, "params")));
+	}	else if (method != NULL && id == NULL &&
 	    strcmp(method, "notifications/initialized") == 0)
 		proxy_replay_client_initialized();
 	else if (method != NULL && id == NULL &&
@@ -349,6 +351,9 @@ proxy_relay_list_answer(struct json_object *obj, const char *id)
 
 	if (!json_object_object_get_ex(obj, "result", &res))
 		return (0);
+	/* Without output schemas (decision 043): not a catalog to keep. */
+	if (!proxy_answer_structured())
+		return (0);
 	proxy_catalog_discovered(res);
 	if (!proxy_catalog_ready())
 		return (0);
@@ -409,7 +414,8 @@ proxy_relay_worker_message(const char *json, size_t len,
 	} else if (id == NULL && method != NULL &&
 	    strcmp(method, "notifications/tools/list_changed") == 0) {
 		/* Learn the new list first; tell the client if it differs. */
-		proxy_replay_private(PROXY_REPLAY_DISCOVER, "tools/list", "{}");
+		proxy_replay_private(PROXY_REPLAY_DISCOVER, "tools/list",
+		    PROXY_CATALOG_ASK);
 		goto out;
 	}
 	proxy_stdio_write_line(json, len);

@@ -209,7 +209,8 @@ proxy_replay_worker_ready(void)
 		proxy_replay_tell_resources = 1;
 		proxy_replay_tell();
 	}
-	proxy_replay_private(PROXY_REPLAY_DISCOVER, "tools/list", "{}");
+	proxy_replay_private(PROXY_REPLAY_DISCOVER, "tools/list",
+		    PROXY_CATALOG_ASK);
 	proxy_subs_foreach(proxy_subscribe_worker);
 	proxy_replay_reconnected(NULL);
 }

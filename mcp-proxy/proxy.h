@@ -149,13 +149,17 @@ void		 proxy_answer_reconnected(const char *, long, long);
 void		 proxy_answer_catalog(const char *);
 void		 proxy_answer_notify(const char *);
 void		 proxy_answer_subscription_ended(const char *);
+int		 proxy_answer_structured(void);
+void		 proxy_answer_set_structured(int);
 void		 proxy_answer_listen_acknowledged(const char *,
 		    struct json_object *);
 
 /* proxy-catalog.c */
+/* The params of the proxy's own tools/list: the catalog with its schemas. */
+#define PROXY_CATALOG_ASK	"{\"_meta\":{\"" TOOLRESULT_STRUCTURED "\":true}}"
 void		 proxy_catalog_init(void);
 int		 proxy_catalog_ready(void);
-const char	*proxy_catalog_result(void);
+const char	*proxy_catalog_result(int);
 int		 proxy_catalog_read_only(const char *);
 int		 proxy_catalog_discovered(struct json_object *);
 void		 proxy_catalog_free(void);

@@ -25,6 +25,7 @@ struct worker_call {
 	int				 cancelled;
 	int				 stateless;	/* 2026-07-28 */
 	int				 task;	/* as an MCP task */
+	int				 structured;	/* decision 043 */
 	struct json_object		*meta;	/* the result's _meta */
 	struct json_object		*progress;	/* token */
 	struct event			*progress_ev;
@@ -71,6 +72,7 @@ worker_call_create(struct json_object *id, const struct tool_entry *tool,
 	call->tool = tool;
 	call->args = json_object_get(args);
 	call->extra = json_object_new_array();
+	call->structured = worker_rpc_structured();
 	if (meta != NULL &&
 	    json_object_object_get_ex(meta, "progressToken", &v) &&
 	    (json_object_is_type(v, json_type_string) ||
@@ -128,6 +130,19 @@ worker_call_cancel_id(struct json_object *id)
 	worker_call_wait_release(call);
 	if (call->on_cancel != NULL)
 		call->on_cancel(call, call->cancel_arg);
+}
+
+/* This call's result keeps its structuredContent (decision 043). */
+void
+worker_call_set_structured(struct worker_call *call)
+{
+	call->structured = 1;
+}
+
+int
+worker_call_structured(struct worker_call *call)
+{
+	return (call->structured);
 }
 
 /* The call asked to run as an MCP task (params.task). */
@@ -325,6 +340,8 @@ worker_call_send(struct worker_call *call, struct json_object *res)
 		json_object_put(res);
 		return;
 	}
+	if (!call->structured)
+		toolresult_plain(res);
 	if (call->meta != NULL)
 		json_object_object_add(res, "_meta",
 		    json_object_get(call->meta));

@@ -21,6 +21,7 @@ static struct worker_transport	 worker_rpc_transport;
 static int			 worker_rpc_init_sent;
 static int			 worker_rpc_log_level = 3;	/* warning */
 static int			 worker_rpc_initialized;
+static int			 worker_rpc_structure;	/* decision 043 */
 static struct worker_rpc_head	 worker_rpc_out_head;
 
 static const char *const worker_rpc_versions[] = {
@@ -52,6 +53,8 @@ static void	worker_rpc_tools_call(struct json_object *,
 		    struct json_object *, int);
 static int	worker_rpc_level(struct json_object *);
 static int	worker_rpc_meta(struct json_object *, struct json_object *);
+static void	worker_rpc_tool_error(struct json_object *,
+		    struct json_object *, const char *);
 static void	worker_rpc_list_tools(struct json_object *,
 		    struct json_object *);
 static void	worker_rpc_request(const char *, struct json_object *,
@@ -577,6 +580,13 @@ worker_rpc_discover(struct json_object *id)
 	worker_rpc_reply(id, res);
 }
 
+/* The session asked for structuredContent in its initialize. */
+int
+worker_rpc_structured(void)
+{
+	return (worker_rpc_structure);
+}
+
 static void
 worker_rpc_initialize(struct json_object *id, struct json_object *params)
 {
@@ -586,6 +596,7 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	if (params != NULL &&
 	    json_object_object_get_ex(params, "clientInfo", &v))
 		worker_client_set(v);
+	worker_rpc_structure = toolresult_structured(params);
 	if (params != NULL &&
 	    json_object_object_get_ex(params, "protocolVersion", &v) &&
 	    json_object_is_type(v, json_type_string) &&
@@ -606,6 +617,19 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 		worker_rpc_init_sent = 1;
 		worker_rpc_transport.initialized(worker_rpc_transport.arg);
 	}
+}
+
+/* A tools/call refused before any tool saw it: invalid_argument. */
+static void
+worker_rpc_tool_error(struct json_object *id, struct json_object *params,
+    const char *msg)
+{
+	struct json_object	*res;
+
+	res = toolresult_error("invalid_argument", msg);
+	if (!worker_rpc_structure && !toolresult_structured(params))
+		toolresult_plain(res);
+	worker_rpc_reply(id, res);
 }
 
 static void
@@ -646,14 +670,13 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 	if (args != NULL && json_object_is_type(args, json_type_null))
 		args = NULL;
 	if (args != NULL && !json_object_is_type(args, json_type_object)) {
-		worker_rpc_reply(id, toolresult_error("invalid_argument",
-		    "arguments must be an object"));
+		worker_rpc_tool_error(id, params, "arguments must be an "
+		    "object");
 		return;
 	}
 	if (bad_unicode || (args != NULL && !worker_args_utf8_ok(args))) {
-		worker_rpc_reply(id, toolresult_error(
-		    "invalid_argument", "a string argument is not well-formed "
-		    "Unicode (lone surrogate or invalid UTF-8)"));
+		worker_rpc_tool_error(id, params, "a string argument is not "
+		    "well-formed Unicode (lone surrogate or invalid UTF-8)");
 		return;
 	}
 	if (args == NULL)
@@ -663,6 +686,8 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 	if (params != NULL)
 		json_object_object_get_ex(params, "_meta", &meta);
 	call = worker_call_create(id, te, args, meta);
+	if (toolresult_structured(params))
+		worker_call_set_structured(call);
 	if (as_task)
 		worker_call_set_task(call);
 	json_object_put(args);
@@ -790,6 +815,8 @@ worker_rpc_list_tools(struct json_object *id, struct json_object *params)
 	}
 	if (worker_rpc_cur_stateless)
 		json_object_object_add(res, "ttlMs", json_object_new_int(0));
+	if (!worker_rpc_structured() && !toolresult_structured(params))
+		toolresult_lean_tools(res);
 	worker_rpc_reply(id, res);
 }
 

@@ -169,6 +169,7 @@ void		 worker_rpc_init(struct event_base *,
 void		 worker_rpc_idle(void);
 void		 worker_rpc_input(const char *, size_t);
 size_t		 worker_rpc_freeze(struct json_object *);
+int		 worker_rpc_structured(void);
 struct json_object *worker_rpc_frozen(struct evbuffer *);
 void		 worker_rpc_quote(struct evbuffer *, const char *, size_t);
 void		 worker_rpc_answer(struct json_object *,
@@ -195,6 +196,8 @@ struct worker_call *worker_call_create(struct json_object *,
 		     struct json_object *);
 void		 worker_call_cancel_id(struct json_object *);
 void		 worker_call_set_task(struct worker_call *);
+void		 worker_call_set_structured(struct worker_call *);
+int		 worker_call_structured(struct worker_call *);
 int		 worker_call_task(struct worker_call *);
 void		 worker_call_set_meta(struct worker_call *,
 		     struct json_object *);

@@ -537,6 +537,7 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 	};
 	struct ctl_call		 c;
 	struct json_object	*args = NULL, *p, *info, *list = NULL, *e;
+	struct json_object	*caps, *ex;
 	struct json_object	*tool, *res, *v;
 	const char		*name, *key = NULL;
 	char			*json = NULL, *target = NULL;
@@ -594,7 +595,13 @@ ctl_call(struct ctl_ctx *ctx, int argc, char **argv)
 	p = json_object_new_object();
 	json_object_object_add(p, "protocolVersion",
 	    json_object_new_string(CTL_CALL_PROTOCOL));
-	json_object_object_add(p, "capabilities", json_object_new_object());
+	/* The typed result too (decision 043): --json prints it. */
+	caps = json_object_new_object();
+	ex = json_object_new_object();
+	json_object_object_add(ex, TOOLRESULT_STRUCTURED,
+	    json_object_new_object());
+	json_object_object_add(caps, "experimental", ex);
+	json_object_object_add(p, "capabilities", caps);
 	info = json_object_new_object();
 	json_object_object_add(info, "name",
 	    json_object_new_string("runtimectl"));

@@ -65,7 +65,7 @@ mkfifo "$T/in"
 W=$!
 track $W
 exec 3>"$T/in"
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' >&3
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"experimental":{"io.runtimed/structured":{}}},"clientInfo":{"name":"t","version":"1"}}}' >&3
 printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&3
 printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"create_notebook\",\"arguments\":{\"path\":\"$T/a.ipynb\"}}}" >&3
 i=0

@@ -66,7 +66,7 @@ export async function connect(world, name = 'runtimed-e2e') {
     env: world.env,
     stderr: 'inherit',
   });
-  const client = new Client({ name, version: '0.1.0' });
+  const client = new Client({ name, version: '0.1.0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
   return { client, transport };
 }

@@ -32,7 +32,7 @@ import time
 
 PROXY = os.path.abspath(sys.argv[1])
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"io.runtimed/structured": {}}},
                    "clientInfo": {"name": "proxy-test", "version": "0"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 failures = []
@@ -557,6 +557,34 @@ def test_catalog():
             cached = []
         check(cached == [n for n in names if n != "reconnect"],
               "the disk cache holds the discovered tools")
+        tools = m.get("result", {}).get("tools", [])
+        check(all("outputSchema" in t for t in tools),
+              "a client that asked for structure gets output schemas")
+        s.close()
+        # Decision 043: without the capability, no output schemas (and
+        # so no structuredContent owed); the cache keeps them.
+        s = Session(w)
+        plain = json.loads(json.dumps(INIT))
+        plain["params"]["capabilities"] = {}
+        s.request(plain, 60)
+        s.send(INITIALIZED)
+        m = s.request({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, 30)
+        tools = (m or {}).get("result", {}).get("tools", [])
+        check(len(tools) == len(names) and
+              not any("outputSchema" in t for t in tools),
+              "a plain client's tools/list has no output schemas")
+        m = s.request({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "list_notebooks",
+                                  "arguments": {}}}, 30)
+        r = (m or {}).get("result", {})
+        check("structuredContent" not in r and r.get("content"),
+              "a plain client's tool result is text only")
+        try:
+            kept = json.load(open(cache))["tools"]
+        except (OSError, ValueError, KeyError):
+            kept = []
+        check(kept and all("outputSchema" in t for t in kept),
+              "the disk cache keeps the output schemas")
         s.close()
 
         # An older catalog on disk and a worker slow to start.

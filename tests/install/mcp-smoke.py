@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"io.runtimed/structured": {}}},
         "clientInfo": {"name": "mcp-smoke", "version": "0"}}
 TERMINAL = ("done", "error", "interrupted", "kernel_died", "cancelled")
 

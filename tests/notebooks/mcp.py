@@ -25,7 +25,7 @@ class Worker:
         self.buf = b""
         self.raw = []
         r = self.request("initialize", {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": {"experimental": {"io.runtimed/structured": {}}},
             "clientInfo": {"name": "notebooks-test", "version": "0"}})
         assert r["protocolVersion"] == "2025-11-25", r
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})

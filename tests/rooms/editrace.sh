@@ -60,7 +60,7 @@ sources() {
 	field '"|".join(c["source"] for c in s["cells"])'
 }
 
-printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"editrace","version":"0"}}}' >&"${W[1]}"
+printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"io.runtimed/structured":{}}},"clientInfo":{"name":"editrace","version":"0"}}}' >&"${W[1]}"
 read -r -t 30 REPLY <&"${W[0]}" || fail "no answer to initialize"
 printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"${W[1]}"
 

@@ -109,7 +109,7 @@ def tool(name, **args):
     r = call("tools/call", {"name": name, "arguments": args})
     assert not r["result"].get("isError"), r
     return r["result"]["structuredContent"]
-call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"io.runtimed/structured": {}}},
     "clientInfo": {"name": "bigout", "version": "0"}})
 w.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 h = tool("create_notebook")["notebook_handle"]

@@ -77,7 +77,7 @@ ok "runtimed -v -q: warnings, no info, the agent at the default level"
 start
 mcp() {
 	{
-		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"experimental":{"io.runtimed/structured":{}}},"clientInfo":{"name":"t","version":"1"}}}' \
 		    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 		    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_notebooks"}}'
 		sleep 1

@@ -88,7 +88,7 @@ RUNTIMED_WARM_POOL=0 timeout 30 "$RUNTIMED" || fail "runtimed did not start"
 wait_status
 track "$("$RUNTIMED" status | sed -n 's/^pid //p')"
 {
-	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"experimental":{"io.runtimed/structured":{}}},"clientInfo":{"name":"t","version":"1"}}}' \
 	    '{"jsonrpc":"2.0","method":"notifications/initialized"}'
 	call='"method":"tools/call","params":{"name":"list_notebooks"}'
 	i=2

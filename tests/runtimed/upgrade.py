@@ -61,7 +61,7 @@ class Worker:
         self.n = 0
         self.buf = b""
         self.rpc("initialize", {"protocolVersion": "2025-11-25",
-                                "capabilities": {},
+                                "capabilities": {"experimental": {"io.runtimed/structured": {}}},
                                 "clientInfo": {"name": "upgrade",
                                                "version": "0"}})
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})

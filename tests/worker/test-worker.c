@@ -279,17 +279,32 @@ error_code(struct json_object *msg)
 	return (json_object_get_int64(json_object_object_get(e, "code")));
 }
 
+/*
+ * The code of a tool error as a client that did not ask for structure
+ * reads it (decision 043): the text's "code: message", and no
+ * structuredContent beside it.
+ */
 static const char *
 tool_error(struct json_object *msg)
 {
-	struct json_object	*r, *sc;
+	static char		 code[64];
+	struct json_object	*r, *blk;
+	const char		*text;
+	size_t			 n;
 
 	cr_assert(json_object_object_get_ex(msg, "result", &r));
 	cr_assert(json_object_get_boolean(json_object_object_get(r,
 	    "isError")));
-	sc = json_object_object_get(r, "structuredContent");
-	return (json_object_get_string(json_object_object_get(
-	    json_object_object_get(sc, "error"), "code")));
+	cr_assert(!json_object_object_get_ex(r, "structuredContent", NULL));
+	blk = json_object_array_get_idx(json_object_object_get(r, "content"),
+	    0);
+	text = json_object_get_string(json_object_object_get(blk, "text"));
+	cr_assert(text != NULL);
+	n = strcspn(text, ":");
+	cr_assert(n < sizeof code);
+	memcpy(code, text, n);
+	code[n] = '\0';
+	return (code);
 }
 
 Test(rpc, garbage_line_then_next_served, .init = rpc_setup,

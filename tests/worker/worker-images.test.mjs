@@ -45,7 +45,7 @@ const MKPNG = [
 async function worker(name) {
   const transport = new StdioClientTransport({ command: WORKER, args: [], env,
     stderr: 'pipe' });
-  const client = new Client({ name, version: '0' });
+  const client = new Client({ name, version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await client.connect(transport, { timeout: 30000 });
   return client;
 }
@@ -130,7 +130,7 @@ function smallImages(r, cell, sourceShown = false) {
 test('a worker loads libcrypto when it first needs it', async () => {
   const transport = new StdioClientTransport({ command: WORKER, args: [], env,
     stderr: 'pipe' });
-  const B = new Client({ name: 'images-lazy', version: '0' });
+  const B = new Client({ name: 'images-lazy', version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await B.connect(transport, { timeout: 30000 });
   try {
     const mapped = () => /libcrypto\.so/.test(fs.readFileSync(`/proc/${transport.pid}/maps`, 'utf8'));

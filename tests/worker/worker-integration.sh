@@ -80,7 +80,7 @@ field() {
 	    "import json,sys; r=json.load(sys.stdin); print($1)" 2>/dev/null
 }
 
-rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}'
+rpc '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"io.runtimed/structured":{}}},"clientInfo":{"name":"test","version":"0"}}}'
 [ "$(field 'r["result"]["protocolVersion"]')" = 2025-11-25 ] ||
     fail "initialize"
 printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&"$WIN"

@@ -49,7 +49,7 @@ async function run(ids, extra = {}) {
 
 before(async () => {
   const transport = new StdioClientTransport({ command: WORKER, args: [], env, stderr: 'pipe' });
-  A = new Client({ name: 'shaping', version: '0' });
+  A = new Client({ name: 'shaping', version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await A.connect(transport, { timeout: 30000 });
   H = (await ok('create_notebook', {})).sc.notebook_handle;
   // The kernel starts first.
@@ -229,4 +229,42 @@ test('a small notebook is listed by connect; a large one is counted', async () =
   assert.ok(chars(c.text) <= 800, `connect text ${chars(c.text)}`);
   assert.match(c.text, /inspect_notebook/);
   assert.equal(c.sc.cells.length, 25, 'structuredContent keeps the summaries');
+});
+
+// Decision 043: a client that does not ask for structuredContent (Claude
+// Code and Codex hand their model that JSON instead of the text when it
+// is there) gets plain results: text and images, no output schemas.
+test('a client that did not ask for structure gets text, not structuredContent', async () => {
+  const transport = new StdioClientTransport({ command: WORKER, args: [], env, stderr: 'pipe' });
+  const B = new Client({ name: 'plain', version: '0' });
+  await B.connect(transport, { timeout: 30000 });
+  try {
+    const { tools } = await B.listTools();
+    assert.ok(tools.length >= 28, `${tools.length} tools`);
+    for (const t of tools) assert.equal(t.outputSchema, undefined, `${t.name} has no outputSchema`);
+    const c = await B.callTool({ name: 'create_notebook', arguments: {} });
+    assert.equal(c.structuredContent, undefined);
+    const h = /nbh_[0-9a-f]+/.exec(c.content[0].text)[0];
+    const e = await B.callTool({ name: 'edit_cells', arguments: { notebook_handle: h,
+      edits: [{ op: 'insert', after: 'BOTTOM', source: 'raise KeyError("k")' }] } });
+    assert.equal(e.structuredContent, undefined);
+    const id = /insert (\S+)/.exec(e.content[0].text)[1];
+    const r = await B.callTool({ name: 'run_cells', arguments: { notebook_handle: h,
+      cell_ids: [id], wait_secs: 50 } }, undefined, { timeout: 90000 });
+    assert.equal(r.structuredContent, undefined);
+    assert.equal(r.isError, false);
+    assert.match(r.content[0].text.split('\n')[0], /error; cell \S+ failed \(KeyError: 'k'\)/);
+    // A typed error reads "code: message", its other fields in the text.
+    const bad = await B.callTool({ name: 'get_results', arguments: { notebook_handle: h,
+      execution_id: 'e', timeout_secs: -1 } });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.structuredContent, undefined);
+    assert.match(bad.content[0].text, /^invalid_argument: /);
+    // One call may still ask for it (_meta), as a stateless client would.
+    const s = await B.callTool({ name: 'list_kernels', arguments: {},
+      _meta: { 'io.runtimed/structured': true } });
+    assert.ok(s.structuredContent && Array.isArray(s.structuredContent.kernels));
+  } finally {
+    await B.close().catch(() => {});
+  }
 });

@@ -240,7 +240,7 @@ test('tasks/list pages, and a worker on stdio lists only its own', async () => {
   const transport = new StdioClientTransport({ command: process.env.WORKER,
     args: ['--log', path.join(world.dir, 'worker-c.log')],
     env: { ...world.env, RUNTIMED_MCP_PAGE_SIZE: '2' }, stderr: 'pipe' });
-  const C = new Client({ name: 'tasks-c', version: '0' });
+  const C = new Client({ name: 'tasks-c', version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await C.connect(transport, { timeout: 30000 });
   try {
     const h = { notebook_handle: (await call(C, 'connect_notebook',

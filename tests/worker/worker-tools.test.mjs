@@ -28,7 +28,7 @@ fs.mkdirSync(path.dirname(NB));
 async function worker(name) {
   const transport = new StdioClientTransport({ command: WORKER, args: [], env,
     stderr: 'pipe' });
-  const client = new Client({ name, version: '0' });
+  const client = new Client({ name, version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await client.connect(transport, { timeout: 30000 });
   return client;
 }

@@ -25,7 +25,7 @@ fs.mkdirSync(path.dirname(NB));
 async function worker(name, version) {
   const transport = new StdioClientTransport({ command: WORKER, args: [], env,
     stderr: 'pipe' });
-  const client = new Client({ name, version });
+  const client = new Client({ name, version }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await client.connect(transport, { timeout: 30000 });
   return client;
 }

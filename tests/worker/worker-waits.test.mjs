@@ -29,7 +29,7 @@ fs.mkdirSync(path.join(T, 'work'));
 async function worker(name, extra = {}) {
   const transport = new StdioClientTransport({ command: WORKER, args: [],
     env: { ...env, ...extra }, stderr: 'pipe' });
-  const client = new Client({ name, version: '0' });
+  const client = new Client({ name, version: '0' }, { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
   await client.connect(transport, { timeout: 30000 });
   return client;
 }
