@@ -436,7 +436,8 @@ atomic_sweep(const char *path)
  * symbolic link, the end of its chain of links, whether that exists yet
  * or not (a dangling link is written through, as Jupyter does).  A
  * relative link is relative to its own directory.  Caller frees; NULL
- * with *cause set for a loop.
+ * with *cause set for a loop, or a link another user planted in a
+ * sticky directory (sticky_check).
  */
 char *
 atomic_resolve(const char *path, char **cause)
@@ -446,6 +447,9 @@ atomic_resolve(const char *path, char **cause)
 	ssize_t		 n;
 	int		 i;
 
+	/* Another user's link in /tmp is never followed (sticky.c). */
+	if (sticky_check(path, cause) != 0)
+		return (NULL);
 	cur = xstrdup(path);
 	for (i = 0; lstat(cur, &sb) == 0 && S_ISLNK(sb.st_mode); i++) {
 		if (i == ATOMIC_LINKS) {

@@ -86,6 +86,9 @@ char	*util_realpath_new(const char *);
 int	 util_set_cloexec(int);
 int	 util_set_nonblock(int);
 
+/* sticky.c */
+int	 sticky_check(const char *, char **);
+
 /* atomic.c: replace a file whole, through an unpredictable temporary. */
 #define ATOMIC_NAME_SIZE	43	/* ".rtd-" 16 hex "-" 16 hex ".tmp" NUL */
 struct atomic;

@@ -133,7 +133,8 @@ worker_files_read(struct worker_files_xfer *x, const char *path, char **data,
 	int		 fd;
 
 	/* A FIFO or device there is refused without waiting on it. */
-	if ((fd = util_open_regular(path, UTIL_NOFOLLOW, &sb, &cause)) == -1) {
+	if (sticky_check(path, &cause) != 0 ||
+	    (fd = util_open_regular(path, UTIL_NOFOLLOW, &sb, &cause)) == -1) {
 		worker_files_fail(x, "invalid_argument", "%s", cause);
 		free(cause);
 		return (-1);
@@ -180,6 +181,11 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 	ssize_t		 n;
 	int		 fd, exists, rc;
 
+	if (sticky_check(path, &cause) != 0) {
+		worker_files_fail(x, "invalid_argument", "%s", cause);
+		free(cause);
+		return (-1);
+	}
 	exists = lstat(path, &sb) == 0;
 	if (exists && !x->overwrite)
 		return (worker_files_fail(x, "file_exists", "%s exists; "

@@ -170,6 +170,9 @@ room_canon_path(const char *path, int *exists, char **cause)
 		xasprintf(cause, "empty path");
 		return (NULL);
 	}
+	/* Another user's link in /tmp is never followed (sticky.c). */
+	if (sticky_check(path, cause) != 0)
+		return (NULL);
 	if ((out = util_realpath_new(path)) != NULL) {
 		*exists = 1;
 		return (out);
