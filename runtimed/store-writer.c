@@ -87,6 +87,7 @@ struct store_writer {
 	struct event		*ev;
 	uint64_t		 groups;
 	uint64_t		 jobs;
+	int			 failed;	/* checkpoint before the next */
 };
 
 static void	*store_writer_main(void *);
@@ -183,7 +184,11 @@ store_writer_group(struct store_writer *w, struct store_writer_jobs *g)
 	struct store_writer_job	*j, *k;
 	char			*cause = NULL;
 
+	/* After a failure (a full disk), space freed goes to the WAL first. */
+	if (w->failed && store_checkpoint(w->st) == 0)
+		w->failed = 0;
 	if (store_group_begin(w->st, &cause) != 0) {
+		w->failed = 1;
 		TAILQ_FOREACH(j, g, entry)
 			j->cause = xstrdup(cause);
 		free(cause);
@@ -208,7 +213,12 @@ store_writer_group(struct store_writer *w, struct store_writer_jobs *g)
 			return;
 		}
 	}
+	TAILQ_FOREACH(j, g, entry) {
+		if (!j->ok)
+			w->failed = 1;
+	}
 	if (store_group_commit(w->st, &cause) != 0) {
+		w->failed = 1;
 		TAILQ_FOREACH(j, g, entry) {
 			if (j->ok) {
 				j->ok = 0;

@@ -188,8 +188,14 @@ store_init(struct store *st, char **cause)
 {
 	char	sql[128];
 
+	/*
+	 * A WAL reset by a checkpoint is cut back to 1 MiB rather than kept
+	 * at its largest (4 MiB and more): on a small disk that space is
+	 * the user's.
+	 */
 	if (store_exec_sql(st, "PRAGMA journal_mode=WAL;"
-	    "PRAGMA synchronous=FULL;", cause) != 0)
+	    "PRAGMA synchronous=FULL;"
+	    "PRAGMA journal_size_limit=1048576;", cause) != 0)
 		return (-1);
 	/*
 	 * One transaction, so a new store costs one flush, not one per
@@ -511,6 +517,30 @@ store_column_blob(sqlite3_stmt *s, int col, size_t *len)
 
 	*len = (size_t)sqlite3_column_bytes(s, col);
 	return (p != NULL ? p : "");
+}
+
+/*
+ * Copy the WAL into the database and truncate it to nothing (the writer,
+ * before writing again after a failed group).  A WAL on a disk that
+ * filled up is never checkpointed by SQLite's own automatic checkpoint
+ * (which needs room in the database file) and grows into whatever space
+ * is freed, so writes went on failing "database or disk is full" after
+ * the disk had room again: the freed space must go to the checkpoint
+ * first.  -1 (nothing lost) when it cannot yet.
+ */
+int
+store_checkpoint(struct store *st)
+{
+	int	rc;
+
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL,
+	    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		log_debug("state database: checkpoint: %s",
+		    sqlite3_errmsg(st->db));
+		return (-1);
+	}
+	return (0);
 }
 
 /* Did the last failure roll back the whole group's transaction? */

@@ -61,6 +61,7 @@ void		 store_set_write_error(struct store *, const char *);
 int		 store_group_begin(struct store *, char **);
 int		 store_group_commit(struct store *, char **);
 int		 store_group_lost(struct store *);
+int		 store_checkpoint(struct store *);
 int		 store_room_snapshot(struct store *, const struct store_room *,
 		     char **);
 int		 store_journal_append(struct store *, const char *, uint64_t,
