@@ -676,8 +676,8 @@ bad:
 const struct tool_entry tool_export_notebook_entry = {
 	.name = "export_notebook",
 	.description = "Export as markdown, python (a script) or html "
-	    "(self-contained): written to path with images (overwrite:true "
-	    "replaces a file there), or returned inline without them, capped.",
+	    "(self-contained): written to path with images, or returned "
+	    "inline without them, capped.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"format\":{\"type\":\"string\",\"enum\":[\"markdown\","

@@ -85,6 +85,8 @@ static const char worker_tool_instructions_text[] =
     "integer taken as a zero-based index at the time of the call (a "
     "string is always an id); results name cells by cell_id.\n"
     "- timeout_secs and wait_secs: 0 to 50 seconds.\n"
+    "- overwrite: a file already at the path a tool writes is replaced "
+    "only with overwrite:true (else file_exists).\n"
     "- Cursors: inspect_notebook returns a cursor; give it back as after "
     "to learn what changed since: outcome changed (with what and where), "
     "unchanged, timed_out, resync_required (read again without after) or "
