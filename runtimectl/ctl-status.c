@@ -112,7 +112,8 @@ ctl_status(struct ctl_ctx *ctx)
 	if (s.has_detail)
 		printf("state %.*s\n", (int)s.state_dir.len, s.state_dir.ptr);
 	printf("rooms %llu\n", (unsigned long long)s.rooms);
-	printf("clients %llu\n", (unsigned long long)s.peers);
+	/* The word --json and list_notebooks use. */
+	printf("peers %llu\n", (unsigned long long)s.peers);
 	if (s.view.ptr != NULL)
 		printf("view %.*s\n", (int)s.view.len, s.view.ptr);
 	if (s.has_detail)
@@ -215,7 +216,7 @@ ctl_status_rooms(struct ctl_ctx *ctx)
 		msgpack_unpacked_destroy(&u);
 		return (CTL_EXIT_OK);
 	}
-	t = ctl_table_create(8, "NOTEBOOK", "KERNEL", "STATE", "CLIENTS",
+	t = ctl_table_create(8, "NOTEBOOK", "KERNEL", "STATE", "PEERS",
 	    "DIRTY", "LOADED", "SEQ", "PATH");
 	for (i = 0; i < l.rooms.obj->via.array.size; i++) {
 		r = &l.rooms.obj->via.array.ptr[i];

@@ -6,6 +6,10 @@
 # - every tool has a "## `name`" section in docs/tools.md, and every such
 #   section is a tool;
 # - every argument of a tool's inputSchema is named in its section;
+# - README.md's tool count and list, and the catalog's size in README,
+#   docs/tools.md and docs/limits.md (within 100 characters, and the
+#   budget of tests/worker/catalog-budget.sh), are tools/list's;
+# - scripts/test.sh counts the fuzz targets of fuzz/include.am;
 # - every error code and JSON-RPC error number in the C sources is in
 #   docs/errors.md, and every code of its table is in the sources;
 # - every constant docs/limits.md names exists in the sources;
@@ -98,6 +102,72 @@ for t in tools:
 for n in sections:
     if n not in names:
         bad.append("docs/tools.md: section %s is not a tool" % n)
+
+# README and tools.md: the tool count, the list and the catalog's size
+# as tools/list has them (issue 35: "23 MCP tools" stood for 29).
+def num(x):
+    return int(x.replace(",", ""))
+readme = open(top + "/README.md", encoding="utf-8").read()
+m = re.search(r"runs any of the (\d+) MCP tools", readme)
+if m is None or num(m.group(1)) != len(names):
+    bad.append("README.md: 'runs any of the N MCP tools' says %s, "
+        "tools/list has %d" % (m and m.group(1), len(names)))
+agent = readme.split("## What an agent gets", 1)[-1].split("\n## ", 1)[0]
+listed = set(re.findall(r"`([a-z_]+)`", agent))
+for n in names:
+    if n not in listed:
+        bad.append("README.md: What an agent gets does not name %s" % n)
+m = re.search(r"(\d+)\s+tools\. Their names", agent)
+if m is None or num(m.group(1)) != len(names):
+    bad.append("README.md: 'N tools. Their names' says %s, tools/list "
+        "has %d" % (m and m.group(1), len(names)))
+size = sum(len(json.dumps({"name": t["name"],
+    "description": t.get("description", ""),
+    "inputSchema": t["inputSchema"]}, separators=(",", ":"),
+    ensure_ascii=False)) for t in tools)
+budget = re.search(r"^BUDGET=(\d+)$", open(top +
+    "/tests/worker/catalog-budget.sh").read(), flags=re.M)
+budget = int(budget.group(1)) if budget else None
+m = re.search(r"come to ([\d,]+) characters \(at\s+most ([\d,]+),", agent)
+if m is None:
+    bad.append("README.md: the catalog's size ('come to N characters (at "
+        "most M,') is not said")
+else:
+    if abs(num(m.group(1)) - size) > 100:
+        bad.append("README.md: the catalog comes to %s characters, "
+            "tools/list says %d (bench/catalog.py)" % (m.group(1), size))
+    if num(m.group(2)) != budget:
+        bad.append("README.md: at most %s, tests/worker/catalog-budget.sh "
+            "BUDGET=%s" % (m.group(2), budget))
+m = re.search(r"the (\d+) tools of\s+`runtimed-mcp-worker`", md)
+if m is None or num(m.group(1)) != len(names) - 1:
+    bad.append("docs/tools.md: 'the N tools of runtimed-mcp-worker' says "
+        "%s, tools/list has %d besides reconnect" % (m and m.group(1),
+        len(names) - 1))
+m = re.search(r"stay within ([\d,]+) characters \(\[limits\.md\]"
+    r"\(limits\.md\);\s+([\d,]+) in this build\)", md)
+if m is None or num(m.group(1)) != budget or \
+        abs(num(m.group(2)) - size) > 100:
+    bad.append("docs/tools.md: 'stay within N characters (limits.md; M in "
+        "this build)' should say %s and about %d" % (budget, size))
+lim = open(top + "/docs/limits.md", encoding="utf-8").read()
+m = re.search(r"\| ([\d,]+) today, ([\d,]+) used by the (\d+) tools", lim)
+if m is None or num(m.group(1)) != budget or \
+        abs(num(m.group(2)) - size) > 100 or num(m.group(3)) != len(names):
+    bad.append("docs/limits.md: the catalog row should say %s today, about "
+        "%d used by the %d tools" % (budget, size, len(names)))
+
+# test.sh: the fuzz targets it counts are fuzz/include.am's.
+fam = open(top + "/fuzz/include.am").read()
+targets = re.search(r"^FUZZ_TARGETS = (.*?)(?<!\\)\n", fam,
+    flags=re.M | re.S)
+ntargets = len(targets.group(1).replace("\\", " ").split()) if targets \
+    else 0
+m = re.search(r"the (\d+) targets of fuzz/include\.am",
+    open(top + "/scripts/test.sh").read())
+if m is None or int(m.group(1)) != ntargets:
+    bad.append("scripts/test.sh: says %s fuzz targets, fuzz/include.am "
+        "has %d" % (m and m.group(1), ntargets))
 
 # errors.md: every code used, and no code that is not.
 used = open(codes).read().split("--\n")
