@@ -29,7 +29,9 @@
 
 /* A reply body from a server is refused past this (contents of a file). */
 #define JSERVER_BODY_MAX	(96 * 1024 * 1024)
-/* Seconds a REST call may take. */
+/* A reply's headers from a server are refused past this. */
+#define JSERVER_HEADERS_MAX	(64 * 1024)
+/* Seconds a REST call may take, its whole reply included. */
 #define JSERVER_TIMEOUT		20
 
 struct domain {

@@ -6,7 +6,11 @@
  * PATCH need no cookie.  jserver_request runs on the caller's loop (the
  * daemon's and the worker's calls: decision 029); jserver_call blocks on
  * a private loop, for what serves no one else while it waits (runtimectl,
- * an agent starting).  A reply body is capped at JSERVER_BODY_MAX.
+ * an agent starting).  A reply's headers are capped at
+ * JSERVER_HEADERS_MAX and its body at JSERVER_BODY_MAX, and the whole
+ * reply must come within the call's timeout (a deadline, not only
+ * evhttp's idle timeout, which a server trickling a byte at a time
+ * would reset forever).
  */
 
 #include <sys/socket.h>
@@ -29,10 +33,14 @@
 struct jserver_req {
 	struct event_base		*base;
 	struct evhttp_connection	*conn;
+	struct evhttp_request		*req;
+	struct event			*deadline;
+	int				 timeout;
 	jserver_cb			 cb;
 	void				*arg;
 	enum evhttp_request_error	 error;
 	int				 failed;
+	int				 late;		/* past the deadline */
 };
 
 /*
@@ -51,6 +59,7 @@ static int	jserver_start(struct event_base *, struct evdns_base *,
 		    const struct domain *, const char *, const char *,
 		    const char *, size_t, int, jserver_cb, void *);
 static void	jserver_error_cb(enum evhttp_request_error, void *);
+static void	jserver_deadline_cb(evutil_socket_t, short, void *);
 static void	jserver_done(struct evhttp_request *, void *);
 static void	jserver_free_conn(evutil_socket_t, short, void *);
 static void	jserver_sync_cb(struct jserver_reply *, void *);
@@ -62,6 +71,22 @@ jserver_error_cb(enum evhttp_request_error e, void *arg)
 
 	jr->error = e;
 	jr->failed = 1;
+}
+
+/*
+ * The reply has not come whole within the call's timeout: the request
+ * is cancelled (evhttp then calls no callback of its own) and answered.
+ */
+static void
+jserver_deadline_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct jserver_req	*jr = arg;
+
+	(void)fd;
+	(void)events;
+	jr->late = 1;
+	evhttp_cancel_request(jr->req);
+	jserver_done(NULL, jr);
 }
 
 /* Free the connection once its callback has returned. */
@@ -80,9 +105,14 @@ jserver_done(struct evhttp_request *req, void *arg)
 	size_t			 len;
 
 	memset(&r, 0, sizeof r);
+	event_free(jr->deadline);
 	if (req != NULL)
 		r.status = evhttp_request_get_response_code(req);
-	if (req == NULL || r.status == 0) {
+	if (jr->late) {
+		xasprintf(&r.cause, "the server's reply did not come whole "
+		    "within %d s", jr->timeout);
+		r.status = 0;
+	} else if (req == NULL || r.status == 0) {
 		switch (jr->failed ? jr->error : EVREQ_HTTP_EOF) {
 		case EVREQ_HTTP_TIMEOUT:
 			r.cause = xstrdup("the server did not answer in time");
@@ -92,7 +122,10 @@ jserver_done(struct evhttp_request *req, void *arg)
 			    JSERVER_BODY_MAX / (1024 * 1024));
 			break;
 		case EVREQ_HTTP_INVALID_HEADER:
-			r.cause = xstrdup("the reply is not HTTP");
+			/* evhttp says so of headers over its cap too. */
+			xasprintf(&r.cause, "the reply is not HTTP, or its "
+			    "headers are over %d KiB", JSERVER_HEADERS_MAX /
+			    1024);
 			break;
 		default:
 			r.cause = xstrdup("connection refused or closed");
@@ -179,6 +212,7 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	struct evhttp_request		*req;
 	struct evkeyvalq		*h;
 	enum evhttp_cmd_type		 type;
+	struct timeval			 tv;
 	char				*uri, *auth, host[300];
 
 	if (strcmp(method, "GET") == 0)
@@ -205,9 +239,10 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 		return (-1);
 	}
 	evhttp_connection_set_timeout(jr->conn, timeout);
+	evhttp_connection_set_max_headers_size(jr->conn, JSERVER_HEADERS_MAX);
 	evhttp_connection_set_max_body_size(jr->conn, JSERVER_BODY_MAX);
 	evhttp_connection_set_retries(jr->conn, 0);
-	req = evhttp_request_new(jserver_done, jr);
+	jr->req = req = evhttp_request_new(jserver_done, jr);
 	evhttp_request_set_error_cb(req, jserver_error_cb);
 	h = evhttp_request_get_output_headers(req);
 	snprintf(host, sizeof host, "%s:%d", d->host, d->port);
@@ -225,10 +260,16 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 		evhttp_add_header(h, "Content-Type", "application/json");
 		evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
 	}
+	jr->timeout = timeout;
+	tv.tv_sec = timeout;
+	tv.tv_usec = 0;
+	jr->deadline = evtimer_new(base, jserver_deadline_cb, jr);
+	evtimer_add(jr->deadline, &tv);
 	xasprintf(&uri, "%s%s", d->base, path);
 	if (evhttp_make_request(jr->conn, req, type, uri) != 0) {
 		free(uri);
 		/* evhttp freed req. */
+		event_free(jr->deadline);
 		evhttp_connection_free(jr->conn);
 		free(jr);
 		return (-1);
