@@ -369,8 +369,9 @@ ctl_call_list(struct ctl_call *c, struct json_object *list)
 	size_t			 i;
 
 	if (c->ctx->json) {
-		printf("%s\n", json_object_to_json_string_ext(list,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		ctl_term_json(json_object_to_json_string_ext(list,
+		    JSON_C_TO_STRING_PRETTY |
+		    JSON_C_TO_STRING_NOSLASHESCAPE), stdout);
 		return (CTL_EXIT_OK);
 	}
 	if (!json_object_object_get_ex(list, "tools", &tools))
@@ -401,8 +402,9 @@ ctl_call_reconnect(struct ctl_call *c)
 	json_object_object_add(sc, "previous_worker_pid", NULL);
 	json_object_object_add(sc, "handles_expired",
 	    json_object_new_boolean(0));
-	printf("%s\n", json_object_to_json_string_ext(sc,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	ctl_term_json(json_object_to_json_string_ext(sc,
+	    JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_NOSLASHESCAPE), stdout);
 	json_object_put(sc);
 	return (CTL_EXIT_OK);
 }
@@ -474,13 +476,15 @@ ctl_call_print(struct ctl_call *c, struct json_object *res)
 	    json_object_object_get_ex(sc, "status", &v) &&
 	    strcmp(json_object_get_string(v), "error") == 0)
 		raised = 1;
+	/* A notebook's text is anyone's: no escape reaches the terminal. */
 	if (error)
-		fprintf(stderr, "%s\n", text);
+		ctl_term_puts(text, stderr);
 	else if (c->ctx->json && sc != NULL)
-		printf("%s\n", json_object_to_json_string_ext(sc,
-		    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		ctl_term_json(json_object_to_json_string_ext(sc,
+		    JSON_C_TO_STRING_PRETTY |
+		    JSON_C_TO_STRING_NOSLASHESCAPE), stdout);
 	else if (*text != '\0')
-		printf("%s\n", text);
+		ctl_term_puts(text, stdout);
 	free(text);
 	return (error || raised ? CTL_EXIT_FAIL : CTL_EXIT_OK);
 }

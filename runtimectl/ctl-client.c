@@ -139,7 +139,8 @@ ctl_client_print_json(const msgpack_object *obj, struct json_object *extra)
 			json_object_object_add(j, k, json_object_get(v));
 		json_object_put(extra);
 	}
-	printf("%s\n", json_object_to_json_string_ext(j,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	ctl_term_json(json_object_to_json_string_ext(j,
+	    JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_NOSLASHESCAPE), stdout);
 	json_object_put(j);
 }

@@ -91,8 +91,9 @@ ctl_domains(struct ctl_ctx *ctx)
 		json_object_object_add(o, "config",
 		    json_object_new_string(path));
 		json_object_object_add(o, "domains", list);
-		printf("%s\n", json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		ctl_term_json(json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN |
+		    JSON_C_TO_STRING_NOSLASHESCAPE), stdout);
 		json_object_put(o);
 		free(path);
 		return (bad ? CTL_EXIT_FAIL : CTL_EXIT_OK);

@@ -180,7 +180,7 @@ ctl_logs_free(struct ctl_logs_file *f, size_t n)
 static off_t
 ctl_logs_copy(const char *path, off_t from)
 {
-	char	buf[8192];
+	char	buf[8192], *safe;
 	ssize_t	n;
 	int	fd;
 
@@ -193,7 +193,10 @@ ctl_logs_copy(const char *path, off_t from)
 		return (from);
 	}
 	while ((n = read(fd, buf, sizeof buf)) > 0) {
-		fwrite(buf, 1, (size_t)n, stdout);
+		/* A kernel's stderr is in there: no escape is printed. */
+		safe = ctl_term_safe(buf, (size_t)n);
+		fputs(safe, stdout);
+		free(safe);
 		from += n;
 	}
 	close(fd);

@@ -48,8 +48,11 @@ ctl_table_add(struct ctl_table *t, ...)
 	va_start(ap, t);
 	for (i = 0; i < t->ncols; i++) {
 		s = va_arg(ap, const char *);
-		t->cells[t->nrows * t->ncols + i] = xstrdup(s != NULL ? s :
-		    "-");
+		if (s == NULL)
+			s = "-";
+		/* A path or name may hold anything: no escapes printed. */
+		t->cells[t->nrows * t->ncols + i] = ctl_term_safe(s,
+		    strlen(s));
 	}
 	va_end(ap);
 	t->nrows++;

@@ -36,6 +36,11 @@ int		 ctl_client_status(const char *, int, msgpack_unpacked *,
 void		 ctl_client_print_json(const msgpack_object *,
 		     struct json_object *);
 
+/* ctl-term.c: notebook text safe to print to a terminal. */
+char		*ctl_term_safe(const char *, size_t);
+void		 ctl_term_puts(const char *, FILE *);
+void		 ctl_term_json(const char *, FILE *);
+
 /* ctl-table.c: aligned columns for people. */
 struct ctl_table;
 struct ctl_table *ctl_table_create(u_int, ...);
