@@ -146,6 +146,8 @@ tool_get_results_shape(void *arg)
 
 	text = evbuffer_new();
 	worker_budget_init(&budget, st->full);
+	/* A plain poll says what is new; the whole run is full_output. */
+	budget.delta = !worker_call_structured(st->call);
 	sc = worker_output_exec(st->state, &budget, text, st->call);
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, sc);

@@ -73,6 +73,7 @@ worker_budget_init(struct worker_budget *b, int full)
 	b->cell_id = NULL;
 	b->every_mime = 0;
 	b->more = NULL;
+	b->delta = 0;
 }
 
 /* Remove ANSI escape sequences (CSI, OSC, two-byte ESC x).  Caller frees. */
@@ -566,7 +567,7 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
     struct evbuffer *text, int *truncated, struct worker_call *call)
 {
 	struct json_object_iterator	 it, end;
-	struct json_object		*arr, *o, *copy, *v, *tb, *tv, *p;
+	struct json_object		*arr, *o, *copy, *v, *tb, *tv, *p, *view;
 	struct worker_output_cut	 cut;
 	const char			*type, *key, *ev, *sha;
 	int64_t				 blob_size;
@@ -576,6 +577,13 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	*truncated = 0;
 	if (outputs == NULL || !json_object_is_type(outputs, json_type_array))
 		return (arr);
+	/* Library frames folded unless all was asked for. */
+	if (!b->full && (view = worker_traceback_view(outputs)) != NULL) {
+		json_object_put(arr);
+		arr = worker_output_cap(view, b, text, truncated, call);
+		json_object_put(view);
+		return (arr);
+	}
 	memset(&cut, 0, sizeof cut);
 	cut.more = b->more;
 	cut.total = worker_output_measure(outputs, b);
@@ -749,6 +757,54 @@ worker_output_preview(struct evbuffer *text, const char *s, size_t len,
 		evbuffer_add(text, " ...", 4);
 }
 
+/*
+ * What a cell that succeeded printed, as its summary line ends: a short
+ * output whole (one line on the same line, more indented below), a long
+ * one by its first lines within WORKER_PREVIEW_CHARS, and how much more
+ * there is.  A table's header alone says nothing of its values.
+ */
+void
+worker_output_lines(struct evbuffer *text, const char *s, size_t len)
+{
+	const char	*nl, *p = s, *e = s + len;
+	size_t		 lines = 0, chars = 0, n, more;
+
+	if (memchr(s, '\n', len) == NULL &&
+	    utf8_chars(s, len) <= WORKER_PREVIEW_CHARS) {
+		evbuffer_add(text, ": ", 2);
+		evbuffer_add(text, s, len);
+		evbuffer_add(text, "\n", 1);
+		return;
+	}
+	evbuffer_add(text, ":\n", 2);
+	while (p < e && lines < WORKER_PREVIEW_LINES &&
+	    chars < WORKER_PREVIEW_CHARS) {
+		nl = memchr(p, '\n', (size_t)(e - p));
+		n = nl != NULL ? (size_t)(nl - p) : (size_t)(e - p);
+		n = utf8_skip(p, n, WORKER_PREVIEW_CHARS - chars);
+		evbuffer_add(text, "    ", 4);
+		evbuffer_add(text, p, n);
+		evbuffer_add(text, "\n", 1);
+		chars += utf8_chars(p, n);
+		lines++;
+		p += n;
+		if (p < e && *p == '\n')
+			p++;
+		else if (p < e) {
+			/* A long line cut: go to the next. */
+			nl = memchr(p, '\n', (size_t)(e - p));
+			p = nl != NULL ? nl + 1 : e;
+		}
+	}
+	if (p < e) {
+		for (more = 1, nl = p; (nl = memchr(nl, '\n',
+		    (size_t)(e - nl))) != NULL && nl + 1 < e; nl++)
+			more++;
+		evbuffer_add_printf(text, "    [... %zu more line%s]\n", more,
+		    more == 1 ? "" : "s");
+	}
+}
+
 int
 worker_output_terminal(const char *status)
 {
@@ -780,6 +836,7 @@ struct worker_output_row {
 	struct json_object	*cell;		/* EXEC_STATE's, borrowed */
 	const char		*status;
 	int			 full;		/* shown in full in the text */
+	int			 same;		/* nothing new since last read */
 	struct json_object	*c;
 	struct evbuffer		*text;
 };
@@ -888,11 +945,13 @@ worker_output_exec_ids(struct evbuffer *text, struct worker_output_row *rows,
 	size_t	i, k = 0, m = 0;
 
 	for (i = 0; i < n; i++) {
-		if (!rows[i].full && strcmp(rows[i].status, status) == 0)
+		if (!rows[i].full && !rows[i].same &&
+		    strcmp(rows[i].status, status) == 0)
 			m++;
 	}
 	for (i = 0; i < n; i++) {
-		if (rows[i].full || strcmp(rows[i].status, status) != 0)
+		if (rows[i].full || rows[i].same ||
+		    strcmp(rows[i].status, status) != 0)
 			continue;
 		if (k++ == WORKER_RUN_IDS) {
 			evbuffer_add_printf(text, " (+%zu more)",
@@ -978,10 +1037,28 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 		evbuffer_add_buffer(text, r->text);
 	}
 
+	for (i = 0, m = 0; i < n; i++)
+		m += rows[i].same;
+	if (m > 0) {
+		evbuffer_add_printf(text, "unchanged since your last read: "
+		    "%zu cell%s:", m, m == 1 ? "" : "s");
+		for (i = 0, k = 0; i < n; i++) {
+			if (!rows[i].same)
+				continue;
+			if (k++ == WORKER_RUN_IDS) {
+				evbuffer_add_printf(text, " (+%zu more)",
+				    m - WORKER_RUN_IDS);
+				break;
+			}
+			evbuffer_add_printf(text, " %s", worker_output_str(
+			    rows[i].cell, "cell_id", "?"));
+		}
+		evbuffer_add(text, "\n", 1);
+	}
 	for (k = 0; rest[k] != NULL; k++) {
 		for (i = 0, m = 0; i < n; i++)
-			m += !rows[i].full && strcmp(rows[i].status,
-			    rest[k]) == 0;
+			m += !rows[i].full && !rows[i].same &&
+			    strcmp(rows[i].status, rest[k]) == 0;
 		if (m == 0)
 			continue;
 		evbuffer_add_printf(text, "%s: %zu cell%s", rest[k], m,
@@ -996,7 +1073,8 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 		evbuffer_add(text, "\n", 1);
 		for (i = 0; i < n; i++) {
 			r = &rows[i];
-			if (r->full || strcmp(r->status, rest[k]) != 0)
+			if (r->full || r->same ||
+			    strcmp(r->status, rest[k]) != 0)
 				continue;
 			evbuffer_add_printf(text, "  %s",
 			    worker_output_str(r->cell, "cell_id", "?"));
@@ -1004,16 +1082,15 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 			line = (char *)evbuffer_pullup(r->text, -1);
 			while (len > 0 && line[len - 1] == '\n')
 				len--;
-			if (len > 0) {
-				evbuffer_add(text, ": ", 2);
-				worker_output_preview(text, line, len, 100);
-			}
-			evbuffer_add(text, "\n", 1);
+			if (len > 0)
+				worker_output_lines(text, line, len);
+			else
+				evbuffer_add(text, "\n", 1);
 		}
 	}
 	/* Any other status (a newer daemon's) is summarised too. */
 	for (i = 0; i < n; i++) {
-		if (rows[i].full)
+		if (rows[i].full || rows[i].same)
 			continue;
 		for (k = 0; rest[k] != NULL &&
 		    strcmp(rest[k], rows[i].status) != 0; k++)
@@ -1035,7 +1112,7 @@ struct json_object *
 worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
     struct evbuffer *text, struct worker_call *call)
 {
-	struct json_object		*sc, *cells, *v;
+	struct json_object		*sc, *cells, *v, *view = NULL;
 	struct worker_output_row	*rows;
 	size_t				 i, n, last = SIZE_MAX, bare, omitted;
 	int				 pass, any_trunc = 0;
@@ -1057,6 +1134,10 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 		    state->execution_id);
 	}
 	v = state->cells;
+	/* A poll: only what this session has not read (worker-seen.c). */
+	if (b->delta && !b->full &&
+	    (view = worker_seen_delta(state->execution_id, v)) != NULL)
+		v = view;
 	n = v != NULL && json_object_is_type(v, json_type_array) ?
 	    json_object_array_length(v) : 0;
 	rows = xcalloc(n + 1, sizeof *rows);
@@ -1064,11 +1145,14 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 		rows[i].cell = json_object_array_get_idx(v, i);
 		rows[i].status = worker_output_str(rows[i].cell, "status",
 		    proto_cell_status_name(PROTO_CELL_QUEUED));
+		rows[i].same = json_object_get_boolean(json_object_object_get(
+		    rows[i].cell, "unchanged"));
 		if (worker_output_exec_ran(rows[i].status))
 			last = i;
-		rows[i].full = worker_output_exec_full(rows[i].status);
+		rows[i].full = !rows[i].same &&
+		    worker_output_exec_full(rows[i].status);
 	}
-	if (last != SIZE_MAX)
+	if (last != SIZE_MAX && !rows[last].same)
 		rows[last].full = 1;
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {
@@ -1093,7 +1177,8 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	json_object_object_add(sc, "truncated",
 	    json_object_new_boolean(any_trunc || bare > 0 || omitted > 0));
 	worker_output_exec_text(text, state, rows, n);
-	if (bare > 0 || omitted > 0)
+	if ((bare > 0 || omitted > 0) && call != NULL &&
+	    worker_call_structured(call))
 		evbuffer_add_printf(text, "(structuredContent: %zu cells "
 		    "without outputs, %zu left out; get_results full_output:"
 		    "true has every cell)\n", bare, omitted);
@@ -1106,6 +1191,9 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 		evbuffer_free(rows[i].text);
 	}
 	free(rows);
+	if (call != NULL)
+		worker_seen_note(state->execution_id, state->cells);
+	json_object_put(view);
 	return (sc);
 }
 

@@ -39,6 +39,8 @@
 #define WORKER_EVALUE_CAP	1000	/* chars of an error's evalue */
 #define WORKER_RUN_LINES	5	/* ok cells of a run given a line each */
 #define WORKER_RUN_IDS		10	/* ids a run's text lists per status */
+#define WORKER_PREVIEW_CHARS	300	/* of an ok cell's output in a run */
+#define WORKER_PREVIEW_LINES	8	/* lines of it */
 #define WORKER_MAX_IMAGES	4	/* image content blocks per result */
 #define WORKER_MAX_IMAGE_B64	(1024 * 1024)	/* base64 of one image */
 #define WORKER_MAX_IMAGE_TOTAL	(2 * 1024 * 1024) /* of all, per result */
@@ -527,6 +529,16 @@ struct worker_budget;
 struct json_object *worker_image_show(struct worker_budget *, int,
 		     const char *, const char *, size_t, struct evbuffer *);
 
+/* worker-seen.c: what this session read of each run. */
+#define WORKER_SEEN_RUNS	64	/* runs remembered */
+void		 worker_seen_note(const char *, struct json_object *);
+struct json_object *worker_seen_delta(const char *, struct json_object *);
+void		 worker_seen_reset(void);
+
+/* worker-traceback.c: library frames folded for the model. */
+struct json_object *worker_traceback_fold(struct json_object *);
+struct json_object *worker_traceback_view(struct json_object *);
+
 /* worker-output.c: the compact shapes of cells and outputs. */
 struct worker_budget {
 	size_t		 cell_cap;	/* characters of outputs a cell */
@@ -537,6 +549,7 @@ struct worker_budget {
 	const char	*cell_id;	/* of the outputs capped now */
 	int		 every_mime;	/* show every text representation */
 	const char	*more;		/* the call a cut names, or NULL */
+	int		 delta;		/* only what was not read before */
 };
 void		 worker_budget_init(struct worker_budget *, int);
 char		*worker_output_strip_ansi(const char *, size_t, size_t *);
@@ -547,6 +560,7 @@ const char	*worker_output_source(struct json_object *, size_t *);
 void		 worker_output_version(struct json_object *,
 		     struct json_object *, struct evbuffer *);
 void		 worker_output_num(struct evbuffer *, const char *, long long);
+void		 worker_output_lines(struct evbuffer *, const char *, size_t);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
 size_t		 worker_output_json_size(struct json_object *);

@@ -1677,3 +1677,61 @@ Test(reply, content_compacted)
 	    "\"text\":\"x\"}],\"stale\":[\"source_changed\"]}");
 	worker_nb_unref(nb2);
 }
+
+/* Issue 34: library frames folded, the user's frames and last line kept. */
+Test(traceback, library_frames_fold)
+{
+	static const char *tb[] = {
+	    "\033[0;31m-----------------------------------------------------"
+	    "----------------------\033[0m",
+	    "\033[0;31mKeyError\033[0m                                  "
+	    "Traceback (most recent call last)",
+	    "File \033[0;32m/usr/lib/python3/dist-packages/pandas/core/"
+	    "indexes/base.py:3802\033[0m, in \033[0;36mIndex.get_loc\033[0m"
+	    "\n   3801 try:\n-> 3802     return self._engine.get_loc(k)\n",
+	    "File \033[0;32mpandas/_libs/index.pyx:138\033[0m, in "
+	    "\033[0;36mpandas._libs.index.IndexEngine.get_loc\033[0m()\n",
+	    "\033[0;31mKeyError\033[0m: 'revenue'",
+	    "\nThe above exception was the direct cause of the following "
+	    "exception:\n",
+	    "\033[0;31mKeyError\033[0m                                  "
+	    "Traceback (most recent call last)",
+	    "Cell \033[0;32mIn [4], line 1\033[0m\n\033[0;32m----> 1\033[0m "
+	    "best \033[38;5;241m=\033[39m df[\"revenue\"].max()\n",
+	    "File \033[0;32m/home/u/proj/helpers.py:7\033[0m, in "
+	    "\033[0;36mload\033[0m()\n      7 return x\n",
+	    "File \033[0;32m/usr/lib/python3/dist-packages/pandas/core/"
+	    "frame.py:3807\033[0m, in \033[0;36mDataFrame.__getitem__\033[0m\n"
+	    "-> 3807 indexer = self.columns.get_loc(key)\n",
+	    "\033[0;31mKeyError\033[0m: 'revenue'",
+	};
+	struct json_object	*arr, *out;
+	const char		*s;
+	size_t			 i;
+
+	arr = json_object_new_array();
+	for (i = 0; i < sizeof tb / sizeof tb[0]; i++)
+		json_object_array_add(arr, json_object_new_string(tb[i]));
+	out = worker_traceback_fold(arr);
+	cr_assert_not_null(out);
+	cr_assert_eq(json_object_array_length(out), 1);
+	s = json_object_get_string(json_object_array_get_idx(out, 0));
+	cr_assert_null(strchr(s, '\033'), "no ANSI: %s", s);
+	cr_assert_null(strstr(s, "-----"), "no rule: %s", s);
+	cr_assert_not_null(strstr(s, "KeyError Traceback (most recent"), "%s", s);
+	cr_assert_not_null(strstr(s, "[2 library frames folded (pandas)]\n"
+	    "KeyError: 'revenue'"), "%s", s);
+	cr_assert_not_null(strstr(s, "Cell In [4], line 1\n----> 1 best = "
+	    "df[\"revenue\"].max()\n"), "%s", s);
+	cr_assert_not_null(strstr(s, "/home/u/proj/helpers.py:7"),
+	    "a file of the user's is the user's: %s", s);
+	cr_assert_null(strstr(s, "frame.py"), "%s", s);
+	cr_assert_not_null(strstr(s, "[3 library frames folded; get_results "
+	    "full_output:true shows them]"), "%s", s);
+	json_object_put(out);
+	/* Nothing to fold: the caller keeps what it has. */
+	json_object_array_del_idx(arr, 2, 2);
+	json_object_array_del_idx(arr, 6, 2);
+	cr_assert_null(worker_traceback_fold(arr));
+	json_object_put(arr);
+}

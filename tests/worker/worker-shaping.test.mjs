@@ -25,6 +25,19 @@ const WORKER = process.env.WORKER;
 const DAEMON = process.env.RUNTIMED_BIN;
 const { T, env, SAN } = workerWorld('wshape');
 
+// A PNG maker in the cell: RGB, a gradient in bands, zlib from the stdlib.
+const MKPNG = [
+  'import zlib, struct, base64',
+  'from IPython.display import Image, display',
+  'def png(w, h):',
+  '    def chunk(t, d):',
+  '        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)',
+  '    rows = [b"\\x00" + bytes((x * 7 + b * 40) % 256 for x in range(w * 3)) for b in range(4)]',
+  '    raw = b"".join(rows[(y // 50) % 4] for y in range(h))',
+  '    return (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +',
+  '            chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))',
+].join('\n');
+
 const LIMIT = 12000;	// no result over this unless the caller raised a cap
 const chars = (s) => [...s].length;
 let A, H;
@@ -91,7 +104,10 @@ test('a failed run: outcome, the failing cell in full, summaries, not_run in one
   for (const id of ids.slice(0, 5)) assert.ok(r.text.includes(id), `ok cell ${id} named`);
   assert.match(r.text, /\b5 ok\b|ok: 5|5 cells? ok/);
   assert.ok(!r.text.includes('ok3 line 39'), 'ok cells are not printed in full');
-  assert.ok((r.text.match(/ok\d line/g) || []).length <= 5, 'one line each at most');
+  // Each by its first lines (issue 34: a table's header alone says
+  // nothing), then how many more.
+  assert.ok((r.text.match(/ok\d line/g) || []).length <= 5 * 8, 'a few lines each at most');
+  assert.match(r.text, /\[\.\.\. 32 more lines\]/);
   // not_run: one line for all three.
   const nr = lines.slice(1).filter((l) => /not_run/.test(l));
   assert.equal(nr.length, 1, `not_run in one line: ${nr.join(' | ')}`);
@@ -266,5 +282,74 @@ test('a client that did not ask for structure gets text, not structuredContent',
     assert.ok(s.structuredContent && Array.isArray(s.structuredContent.kernels));
   } finally {
     await B.close().catch(() => {});
+  }
+});
+
+// Issue 34: what a plain client's model reads of a traceback and of a
+// run it follows.
+async function plainClient(name) {
+  const transport = new StdioClientTransport({ command: WORKER, args: [], env, stderr: 'pipe' });
+  const C = new Client({ name, version: '0' });
+  await C.connect(transport, { timeout: 30000 });
+  const call = async (tool, args) => {
+    const r = await C.callTool({ name: tool, arguments: args }, undefined, { timeout: 90000 });
+    const text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+    assert.equal(r.isError, false, `${tool}: ${text}`);
+    return { text, images: r.content.filter((c) => c.type === 'image').length };
+  };
+  const h = /nbh_[0-9a-f]+/.exec((await call('create_notebook', {})).text)[0];
+  const insert = async (source) =>
+    /insert (\S+)/.exec((await call('edit_cells', { notebook_handle: h,
+      edits: [{ op: 'insert', after: 'BOTTOM', source }] })).text)[1];
+  return { C, call, h, insert };
+}
+
+test('a traceback keeps the user\'s frames and folds the library\'s', async () => {
+  const { C, call, h, insert } = await plainClient('tb');
+  try {
+    // json.loads raises from three frames inside the standard library.
+    const id = await insert('import json\ndef parse(s):\n    return json.loads(s)\nparse("{")');
+    const r = await call('run_cells', { notebook_handle: h, cell_ids: [id], wait_secs: 50 });
+    assert.match(r.text.split('\n')[0], /failed \(JSONDecodeError: /);
+    assert.match(r.text, /parse\("\{"\)/, 'the user\'s frame');
+    assert.match(r.text, /return json\.loads\(s\)/, 'the user\'s function');
+    assert.match(r.text, /\[\d+ library frames? folded \(json\)\]/);
+    assert.match(r.text, /library frames? folded; get_results full_output:true shows them/);
+    assert.match(r.text, /JSONDecodeError: Expecting property name/, 'the last line');
+    assert.doesNotMatch(r.text, /json\/decoder\.py/, 'no library frame');
+    assert.doesNotMatch(r.text, /\x1b\[/, 'no ANSI');
+    const eid = /execution_id (\S+):/.exec(r.text)[1];
+    const f = await call('get_results', { notebook_handle: h, execution_id: eid, full_output: true });
+    assert.match(f.text, /json\/decoder\.py/, 'full_output has every frame');
+  } finally {
+    await C.close().catch(() => {});
+  }
+});
+
+test('a poll returns what is new since this session\'s last read, never an image twice', async () => {
+  const { C, call, h, insert } = await plainClient('poll');
+  try {
+    const img = await insert(`${MKPNG}\ndisplay(Image(data=png(40, 30)))`);
+    const tick = await insert('import time\nfor i in range(6):\n    print("tick", i, flush=True)\n    time.sleep(0.5)');
+    const r = await call('run_cells', { notebook_handle: h, cell_ids: [img, tick], wait_secs: 1 });
+    assert.equal(r.images, 1, 'the run shows the image');
+    const eid = /execution_id (\S+):/.exec(r.text)[1];
+    const seen = (r.text.match(/tick \d/g) || []);
+    const g = await call('get_results', { notebook_handle: h, execution_id: eid, timeout_secs: 30 });
+    assert.match(g.text.split('\n')[0], /: done; 2 ok/);
+    assert.equal(g.images, 0, 'no image already sent');
+    for (const t of seen) assert.ok(!g.text.includes(t), `${t} is not sent again`);
+    assert.match(g.text, /tick 5/);
+    assert.match(g.text, new RegExp(`unchanged since your last read: 1 cell: ${img}`));
+    // Nothing new: a few hundred characters.
+    const again = await call('get_results', { notebook_handle: h, execution_id: eid });
+    assert.ok(chars(again.text) < 400, `${chars(again.text)}: ${again.text}`);
+    assert.doesNotMatch(again.text, /tick/);
+    // The whole run is one argument away.
+    const full = await call('get_results', { notebook_handle: h, execution_id: eid, full_output: true });
+    assert.match(full.text, /tick 0[\s\S]*tick 5/);
+    assert.equal(full.images, 1);
+  } finally {
+    await C.close().catch(() => {});
   }
 });
