@@ -92,9 +92,11 @@ static const char	*room_ipynb_kind(struct json_object *);
 static void	room_ipynb_keep(struct json_object **, const char *,
 		    struct json_object *);
 static int	room_ipynb_parse_code(struct room_nb *, struct room_cell *,
-		    struct json_object *, size_t, char **);
+		    struct json_object *, size_t, struct room_ipynb_check *,
+		    char **);
 static int	room_ipynb_parse_cell(struct room_nb *, struct json_object *,
-		    size_t, int, enum room_ipynb_idfix *, char **);
+		    size_t, struct room_ipynb_check *, enum room_ipynb_idfix *,
+		    char **);
 static void	room_ipynb_name_warnings(struct room_nb *, size_t);
 
 /* A list of strings joined into one string, or NULL. */
@@ -615,10 +617,14 @@ room_ipynb_keep(struct json_object **extra, const char *key,
 	json_object_object_add(*extra, key, json_object_get(val));
 }
 
-/* One code cell's execution_count and outputs. */
+/*
+ * One code cell's execution_count and outputs; ck (NULL for a newer
+ * minor's file) checks each output against nbformat's schema.
+ */
 static int
 room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
-    struct json_object *cell, size_t i, char **cause)
+    struct json_object *cell, size_t i, struct room_ipynb_check *ck,
+    char **cause)
 {
 	struct json_object	*v, *o;
 	size_t			 j;
@@ -646,6 +652,8 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 	for (j = 0; j < json_object_array_length(v); j++) {
 		o = json_object_array_get_idx(v, j);
 		room_ipynb_rejoin_output(o);
+		if (ck != NULL)
+			room_ipynb_check_output(ck, i, c->id, j, o);
 		if (json_object_is_type(o, json_type_object) &&
 		    json_object_object_get_ex(o, "transient", NULL))
 			room_nb_warn(nb, (ssize_t)i, c->id, "drops transient",
@@ -656,15 +664,20 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 	return (0);
 }
 
-/* One cell; its id is settled afterwards (fix[i]). */
+/*
+ * One cell; its id is settled afterwards (fix[i]).  ck is NULL for a file
+ * of a newer minor than 4.5, whose schema runtimed does not know.
+ */
 static int
 room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
-    size_t i, int strict, enum room_ipynb_idfix *fix, char **cause)
+    size_t i, struct room_ipynb_check *ck, enum room_ipynb_idfix *fix,
+    char **cause)
 {
 	struct json_object	*v, *src = NULL;
 	struct room_cell	*c;
 	const char		*str;
 	size_t			 len, j;
+	int			 strict = ck != NULL;
 
 	if (!json_object_is_type(cell, json_type_object)) {
 		xasprintf(cause, "cell %zu is %s, not an object", i,
@@ -760,8 +773,11 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 			    room_ipynb_kind(v));
 		}
 	}
+	if (ck != NULL)
+		room_ipynb_check_cell(ck, i, c->id, c->type, c->metadata,
+		    c->attachments);
 	if (c->type == ROOM_CELL_CODE &&
-	    room_ipynb_parse_code(nb, c, cell, i, cause) != 0)
+	    room_ipynb_parse_code(nb, c, cell, i, ck, cause) != 0)
 		return (-1);
 
 	json_object_object_foreach(cell, key, val) {
@@ -938,8 +954,9 @@ room_ipynb_convert(struct json_object *root, char **cause)
 	    "nbformat_minor", NULL };
 	struct json_object	*v, *cells;
 	struct room_nb		*nb = NULL;
+	struct room_ipynb_check	 ck;
 	enum room_ipynb_idfix	*fix = NULL;
-	size_t			 i, ncells, k;
+	size_t			 i, ncells, k, nmissing = 0;
 	int			 strict, major, minor = -1;
 	char			 id[9], *save, *note = NULL;
 	const char		*old;
@@ -976,6 +993,7 @@ room_ipynb_convert(struct json_object *root, char **cause)
 	/* A newer minor's schema admits unknown keys and cell types. */
 	nb->nbformat_minor = minor < 5 ? 5 : minor;
 	strict = nb->nbformat_minor == 5;
+	room_ipynb_check_init(&ck, nb);
 	if (note != NULL)
 		room_nb_warn(nb, -1, NULL, "writes nbformat 4.5 with an id "
 		    "for every cell", "%s", note);
@@ -999,6 +1017,8 @@ room_ipynb_convert(struct json_object *root, char **cause)
 		json_object_object_del(v, "orig_nbformat");
 		json_object_object_del(v, "orig_nbformat_minor");
 		json_object_object_del(v, "signature");
+		if (strict)
+			room_ipynb_check_notebook(&ck, nb->metadata);
 	}
 	if (!json_object_object_get_ex(root, "cells", &cells) ||
 	    !json_object_is_type(cells, json_type_array)) {
@@ -1023,9 +1043,20 @@ room_ipynb_convert(struct json_object *root, char **cause)
 	fix = xcalloc(ncells + 1, sizeof *fix);
 	for (i = 0; i < ncells; i++) {
 		if (room_ipynb_parse_cell(nb, json_object_array_get_idx(cells,
-		    i), i, strict, fix, cause) != 0)
+		    i), i, strict ? &ck : NULL, fix, cause) != 0)
 			goto fail;
+		if (fix[i] == ROOM_IPYNB_ID_MISSING)
+			nmissing++;
 	}
+	room_ipynb_check_done(&ck);
+	/*
+	 * Cells without an id are said once: an upgraded file's first
+	 * warning says every cell gets one; a 4.5 file's cells are counted
+	 * (a lecture of 193 cells gave 193 warnings, most of its answer).
+	 */
+	if (nmissing > 1 && minor >= 5 && note == NULL)
+		room_nb_warn(nb, -1, NULL, "writes a new id for each",
+		    "%zu cells have no id", nmissing);
 	for (i = 0; i < nb->ncells; i++) {
 		if (fix[i] == ROOM_IPYNB_ID_OK) {
 			room_ipynb_name_warnings(nb, i);
@@ -1039,7 +1070,7 @@ room_ipynb_convert(struct json_object *root, char **cause)
 		xasprintf(&save, "writes id \"%s\"", id);
 		switch (fix[i]) {
 		case ROOM_IPYNB_ID_MISSING:
-			if (minor >= 5)
+			if (minor >= 5 && note == NULL && nmissing == 1)
 				room_nb_warn(nb, (ssize_t)i, id, save,
 				    "cell %zu has no id", i);
 			break;

@@ -8,6 +8,7 @@
 #ifndef ROOM_IPYNB_H
 #define ROOM_IPYNB_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -86,5 +87,22 @@ room_ipynb_json_mime(const char *mime)
 	return (strncmp(mime, "application/", 12) == 0 && len >= 5 &&
 	    strcmp(mime + len - 5, "+json") == 0);
 }
+
+/* room-ipynb-check.c: nbformat's schema on outputs and metadata. */
+struct room_nb;
+struct json_object;
+struct room_ipynb_check {
+	struct room_nb	*nb;
+	size_t		 n;	/* warnings given */
+	size_t		 cut;	/* past the cap, counted */
+};
+void	room_ipynb_check_init(struct room_ipynb_check *, struct room_nb *);
+void	room_ipynb_check_notebook(struct room_ipynb_check *,
+	    struct json_object *);
+void	room_ipynb_check_cell(struct room_ipynb_check *, size_t, const char *,
+	    int, struct json_object *, struct json_object *);
+void	room_ipynb_check_output(struct room_ipynb_check *, size_t,
+	    const char *, size_t, struct json_object *);
+void	room_ipynb_check_done(struct room_ipynb_check *);
 
 #endif /* ROOM_IPYNB_H */

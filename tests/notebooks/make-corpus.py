@@ -331,8 +331,13 @@ def main():
         name = "nbclient/" + f.replace(" ", "-")
         minor = d["nbformat_minor"]
         noid = [i for i, c in enumerate(d["cells"]) if "id" not in c]
+        # What nbformat's schema refuses in it is said too (issue 35).
+        ks = d.get("metadata", {}).get("kernelspec", {})
+        schema = ["metadata.kernelspec has no %s" % k
+                  for k in ("name", "display_name") if k not in ks]
         if minor < 5:
-            put(name, data, "fixed", warnings=["nbformat 4.%d" % minor],
+            put(name, data, "fixed",
+                warnings=["nbformat 4.%d" % minor] + schema,
                 repairs=[["nbformat_minor", 5]], minted=noid)
         else:
             put(name, data, "same")
