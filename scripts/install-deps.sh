@@ -6,8 +6,9 @@
 # use (dpkg-buildpackage, debhelper and lintian for the .deb,
 # systemd-analyze and systemd-socket-activate, xmllint, man); valgrind for
 # the regression guard (make bench-guard); cmark for the live view's
-# markdown, chromium for its browser tests, and jupyter-server for the
-# remote-domain tests.
+# markdown, chromium for its browser tests, jupyter-server for the
+# remote-domain tests, and pandas and matplotlib for the realistic job of
+# the clients suite and bench/economy.mjs (a KeyError, a plot).
 # Idempotent: when everything is already installed it changes nothing and
 # does not even refresh the package lists.  Runs apt-get as root, or
 # through sudo for anyone else.
@@ -20,7 +21,7 @@ python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
 python3-zmq python3-nbconvert python3-debugpy xpython r-cran-irkernel
 ca-certificates curl clang libclang-rt-dev valgrind
 dpkg-dev debhelper lintian systemd libxml2-utils man-db groff-base
-libcmark-dev chromium python3-jupyter-server"
+libcmark-dev chromium python3-jupyter-server python3-pandas python3-matplotlib"
 
 # Node for the end-to-end tests and the demo (the official MCP SDK).  A
 # node already on PATH wins: NodeSource's nodejs ships its own npm and

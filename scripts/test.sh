@@ -4,7 +4,9 @@
 # 12); build and run "make check" (unit and integration tests); install
 # under build/check/_inst, move that to build/check/_moved and run the
 # end-to-end suite (the official MCP SDK client driving the installed,
-# moved runtimed-mcp on a real kernel); "make distcheck" (the tarball
+# moved runtimed-mcp on a real kernel) and the clients suite (the real
+# Claude Code and Codex CLIs against a scripted model: what the model
+# reads); "make distcheck" (the tarball
 # builds, installs and runs the unit tests, and ships every tracked
 # file); then build again with AddressSanitizer and UndefinedBehaviorSanitizer and run
 # "make check" there, e2e included; then run each libFuzzer target for
@@ -56,9 +58,15 @@ make -j2 >/dev/null
 phase "npm ci (tests/e2e)"
 (cd "$ROOT/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error) ||
     fail_log "" "npm ci"
+# The real Claude Code and Codex CLIs (pinned, with Node 22) for the
+# clients suite; without them that suite fails, it never skips.
+phase "npm ci (tests/clients)"
+(cd "$ROOT/tests/clients" && npm ci --no-audit --no-fund --loglevel=error) ||
+    fail_log "" "npm ci (tests/clients)"
 phase "make check"
-# The e2e suite runs below against the installed tree.
-RUNTIMED_SKIP_E2E=1 make -j2 check || fail_log "$B/test-suite.log" "make check"
+# The e2e and clients suites run below against the installed tree.
+RUNTIMED_SKIP_E2E=1 RUNTIMED_SKIP_CLIENTS=1 make -j2 check ||
+    fail_log "$B/test-suite.log" "make check"
 make install >/dev/null
 # Moved after installing: the programs find each other relative to
 # themselves, so the suite also checks that an install is relocatable.
@@ -71,6 +79,15 @@ cd "$ROOT/tests/e2e"
 env -u RUNTIMED_LIBEXEC_DIR RUNTIMED_CHECK_CELL_CACHE=1 \
     RUNTIMED_MCP=$M/bin/runtimed-mcp RUNTIMED_BIN=$M/bin/runtimed \
     timeout 600 npm test || fail_log "" "e2e"
+
+# What the model reads through the real Claude Code and Codex CLIs and a
+# plain SDK client (issue 34), against the same installed, moved tree.
+phase "clients (Claude Code, Codex) against $M"
+cd "$B"
+env -u RUNTIMED_LIBEXEC_DIR \
+    RUNTIMED_MCP=$M/bin/runtimed-mcp RUNTIMED_BIN=$M/bin/runtimed \
+    srcdir=$ROOT sh "$ROOT/tests/clients/run-clients.sh" ||
+    fail_log "" "clients"
 
 # Instruction counts of the hot paths against bench/guard-baseline.txt
 # (callgrind; under a minute): fails on a regression over 10%.
@@ -153,7 +170,10 @@ if [ "${RUNTIMED_NO_SANITIZERS:-0}" != 1 ]; then
 	# fuzz replay gets a tenth of its mutations here (200 s of a 580 s
 	# pass, alone at its end): the libFuzzer phase below runs the same
 	# targets under the same sanitizers for longer.
-	RUNTIMED_SKIP_DEB=1 FUZZ_REPLAY_COUNT=2000 make -j2 check ||
+	# The clients suite ran against the installed tree above: what the
+	# model reads does not change with the sanitizers.
+	RUNTIMED_SKIP_DEB=1 RUNTIMED_SKIP_CLIENTS=1 FUZZ_REPLAY_COUNT=2000 \
+	    make -j2 check ||
 	    fail_log "$B/test-suite.log" "make check (sanitizers)"
 fi
 
