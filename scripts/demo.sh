@@ -12,7 +12,8 @@ BUILD=$ROOT/build/demo
 PREFIX=$ROOT/build/_inst
 LOG=$ROOT/build/demo-build.log
 
-sh scripts/install-deps.sh
+# Only what the demo needs; scripts/test.sh installs the rest.
+sh scripts/install-deps.sh --demo
 
 mkdir -p "$BUILD"
 : >"$LOG"
@@ -33,8 +34,8 @@ echo "demo: installed under $PREFIX"
 
 cd "$ROOT/tests/e2e"
 if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
-	echo "demo: installing the MCP SDK client (npm ci)"
-	run npm ci --no-audit --no-fund
+	echo "demo: installing the MCP SDK client (npm ci --omit=dev)"
+	run npm ci --omit=dev --no-audit --no-fund
 fi
 RUNTIMED_MCP=$PREFIX/bin/runtimed-mcp RUNTIMED_BIN=$PREFIX/bin/runtimed \
 RUNTIMED_DEMO_OUT=$ROOT/build/demo.ipynb \

@@ -1,27 +1,46 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# Install what a fresh Debian 12 needs to build, test and run runtimed,
-# with the three kernel families the tests run on: python3 (ipykernel),
-# xpython (xeus-python) and ir (IRkernel); and what the packaging tests
-# use (dpkg-buildpackage, debhelper and lintian for the .deb,
-# systemd-analyze and systemd-socket-activate, xmllint, man); valgrind for
-# the regression guard (make bench-guard); cmark for the live view's
-# markdown, chromium for its browser tests, jupyter-server for the
-# remote-domain tests, and pandas and matplotlib for the realistic job of
-# the clients suite and bench/economy.mjs (a KeyError, a plot).
-# Idempotent: when everything is already installed it changes nothing and
-# does not even refresh the package lists.  Runs apt-get as root, or
-# through sudo for anyone else.
+# Install what a fresh Debian 12 needs.
+#
+#   sh scripts/install-deps.sh --demo
+#	to build and run runtimed and the demo: the compiler and autotools,
+#	the libraries, one kernel (python3-ipykernel), nbformat (the demo
+#	validates the notebook it saved) and Node.js for the official MCP
+#	SDK client (scripts/demo.sh).
+#   sh scripts/install-deps.sh
+#	everything the tests use as well (scripts/test.sh): the three kernel
+#	families the tests run on, python3 (ipykernel), xpython (xeus-python)
+#	and ir (IRkernel); nbconvert and jupyter-server; Criterion; the
+#	packaging tools (dpkg-buildpackage, debhelper and lintian for the
+#	.deb, systemd-analyze and systemd-socket-activate, xmllint, man);
+#	valgrind for the regression guard (make bench-guard); clang for
+#	libFuzzer; chromium for the live view's browser tests; the sqlite3
+#	and strace commands; curl; pandas and matplotlib for the realistic
+#	job of the clients suite and bench/economy.mjs (a KeyError, a plot).
+#
+# A test that finds one of these missing skips, and fails under CI=true
+# (tests/lib/skip.sh).  Idempotent: when everything is already installed
+# it changes nothing and does not even refresh the package lists.  Runs
+# apt-get as root, or through sudo for anyone else.
 set -eu
 
-PKGS="build-essential autoconf automake libtool pkg-config
-libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libcriterion-dev
-libssl-dev libjson-c-dev libsqlite3-dev libpng-dev libjpeg62-turbo-dev
-python3-ipykernel python3-nbformat python3-jupyter-client jupyter-client
-python3-zmq python3-nbconvert python3-debugpy xpython r-cran-irkernel
-ca-certificates curl clang libclang-rt-dev valgrind
-dpkg-dev debhelper lintian systemd libxml2-utils man-db groff-base
-libcmark-dev chromium python3-jupyter-server python3-pandas python3-matplotlib"
+DEMO="build-essential autoconf automake libtool pkg-config
+libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libssl-dev libjson-c-dev
+libsqlite3-dev libpng-dev libjpeg62-turbo-dev libcmark-dev
+python3-ipykernel python3-nbformat ca-certificates"
+
+TESTS="libcriterion-dev python3-jupyter-client
+jupyter-client python3-zmq python3-nbconvert python3-debugpy xpython
+r-cran-irkernel curl clang libclang-rt-dev valgrind dpkg-dev debhelper
+lintian systemd libxml2-utils man-db groff-base chromium
+python3-jupyter-server sqlite3 strace util-linux python3-pandas
+python3-matplotlib"
+
+case "${1:-}" in
+--demo)	PKGS=$DEMO; what="build and demo" ;;
+"")	PKGS="$DEMO $TESTS"; what="build and test" ;;
+*)	echo "usage: install-deps.sh [--demo]" >&2; exit 2 ;;
+esac
 
 # Node for the end-to-end tests and the demo (the official MCP SDK).  A
 # node already on PATH wins: NodeSource's nodejs ships its own npm and
@@ -38,7 +57,7 @@ for p in $PKGS; do
 	fi
 done
 if [ -z "$missing" ]; then
-	echo "install-deps: all build and test dependencies are installed"
+	echo "install-deps: all $what dependencies are installed"
 	exit 0
 fi
 
