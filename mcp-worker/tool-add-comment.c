@@ -156,8 +156,7 @@ const struct tool_entry tool_add_comment_entry = {
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_id\":{\"type\":[\"string\",\"integer\"]},"
 	    "\"body\":{\"type\":\"string\",\"minLength\":1},"
-	    "\"author\":{\"type\":\"string\"}},\"required\":[\"body\"],"
-	    "\"additionalProperties\":false}",
+	    "\"author\":{\"type\":\"string\"}},\"required\":[\"body\"]}",
 	.output_schema = WORKER_COMMENT_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

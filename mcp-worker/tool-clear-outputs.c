@@ -114,7 +114,7 @@ const struct tool_entry tool_clear_outputs_entry = {
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,"
 	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
-	    "\"all\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+	    "\"all\":{\"type\":\"boolean\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"cleared\":{\"type\":[\"array\",\"string\"]},"
 	    "\"seq\":{\"type\":\"integer\"},\"cursor\":{\"type\":\"string\"},"

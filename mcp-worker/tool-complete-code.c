@@ -96,7 +96,7 @@ const struct tool_entry tool_complete_code_entry = {
 	    WORKER_TARGET_PROPS ","
 	    "\"code\":{\"type\":\"string\"},"
 	    "\"cursor_pos\":{\"type\":\"integer\"}},"
-	    "\"required\":[\"code\"],\"additionalProperties\":false}",
+	    "\"required\":[\"code\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"matches\":{\"type\":\"array\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",

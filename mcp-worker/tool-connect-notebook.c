@@ -149,13 +149,13 @@ tool_connect_notebook(struct worker_call *call)
 
 const struct tool_entry tool_connect_notebook_entry = {
 	.name = "connect_notebook",
-	.description = "Open a notebook: an .ipynb path, or a notebook_id "
-	    "from list_notebooks; starts its kernel. Returns a new "
-	    "notebook_handle, a cell outline and any nbformat warnings.",
+	.description = "Open an .ipynb path, or a notebook_id from "
+	    "list_notebooks: a new notebook_handle, the cell outline, any "
+	    "nbformat warnings. The first run_cells starts the kernel.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"notebook_id\":{\"type\":\"string\"},"
-	    "\"domain\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+	    "\"domain\":{\"type\":\"string\"}}}",
 	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

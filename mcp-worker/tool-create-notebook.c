@@ -85,13 +85,13 @@ tool_create_notebook(struct worker_call *call)
 
 const struct tool_entry tool_create_notebook_entry = {
 	.name = "create_notebook",
-	.description = "Create a notebook and start its kernel: a new .ipynb "
-	    "at path, or untitled (save it later with a path). kernel: a "
-	    "kernelspec, default python3.",
+	.description = "Create a notebook: a new .ipynb at path, or "
+	    "untitled (save it later with a path). kernel: a kernelspec, "
+	    "default python3, started by the first run_cells.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"kernel\":{\"type\":\"string\"},"
-	    "\"domain\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+	    "\"domain\":{\"type\":\"string\"}}}",
 	.output_schema = WORKER_ATTACHED_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -48,8 +48,7 @@ const struct tool_entry tool_disconnect_notebook_entry = {
 	    "its kernel and other handles stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebook_handle\":{\"type\":\"string\"}},"
-	    "\"required\":[\"notebook_handle\"],"
-	    "\"additionalProperties\":false}",
+	    "\"required\":[\"notebook_handle\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebook_handle\":{\"type\":\"string\"},"
 	    "\"notebook_id\":{\"type\":\"string\"},"

@@ -14,8 +14,7 @@ const struct tool_entry tool_download_file_entry = {
 	    WORKER_TARGET_PROPS ","
 	    "\"kernel_path\":{\"type\":\"string\"},"
 	    "\"host_path\":{\"type\":\"string\"},"
-	    "\"overwrite\":{\"type\":\"boolean\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"overwrite\":{\"type\":\"boolean\"}}}",
 	.output_schema = WORKER_FILES_SCHEMA,
 	.read_only = 0,
 	.destructive = 1,

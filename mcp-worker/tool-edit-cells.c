@@ -450,8 +450,7 @@ const struct tool_entry tool_edit_cells_entry = {
 	    "\"expect_version\":{\"type\":\"string\","
 	    "\"description\":\"refuse unless the cell is at it\"}},"
 	    "\"required\":[\"op\"]}},"
-	    "\"run\":{\"type\":\"boolean\"}},\"required\":[\"edits\"],"
-	    "\"additionalProperties\":false}",
+	    "\"run\":{\"type\":\"boolean\"}},\"required\":[\"edits\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"cells\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"

@@ -683,8 +683,7 @@ const struct tool_entry tool_export_notebook_entry = {
 	    "\"format\":{\"type\":\"string\",\"enum\":[\"markdown\","
 	    "\"python\",\"html\"]},"
 	    "\"path\":{\"type\":\"string\"},"
-	    "\"overwrite\":{\"type\":\"boolean\"}},\"required\":[\"format\"],"
-	    "\"additionalProperties\":false}",
+	    "\"overwrite\":{\"type\":\"boolean\"}},\"required\":[\"format\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"format\":{\"type\":\"string\"},"
 	    "\"bytes\":{\"type\":\"integer\"},"

@@ -102,7 +102,7 @@ const struct tool_entry tool_get_kernel_info_entry = {
 	.description = "Kernel state, kernelspec, language, execution count, "
 	    "queue and pids: to check readiness, or why runs fail.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"name\":{\"type\":[\"string\",\"null\"]},"
 	    "\"display_name\":{\"type\":[\"string\",\"null\"]},"

@@ -295,18 +295,16 @@ tool_get_results(struct worker_call *call)
 
 const struct tool_entry tool_get_results_entry = {
 	.name = "get_results",
-	.description = "Follow a run by execution_id: its status and outputs, "
-	    "waiting up to timeout_secs (default 0) for it to end; shows the "
-	    "source as it ran. full_output:true lifts the inline caps. "
-	    "Without execution_id: the kept runs, newest first, and who ran "
-	    "each.",
+	.description = "Follow a run by execution_id, waiting up to "
+	    "timeout_secs (default 0) for it to end: its status and what is "
+	    "new since your last read; full_output:true gives all. Without "
+	    "execution_id: the kept runs and who ran each.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
 	    "\"maximum\":50},"
-	    "\"full_output\":{\"type\":\"boolean\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"full_output\":{\"type\":\"boolean\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"status\":{\"type\":\"string\"},"

@@ -81,7 +81,7 @@ const struct tool_entry tool_inspect_code_entry = {
 	    "\"code\":{\"type\":\"string\"},"
 	    "\"cursor_pos\":{\"type\":\"integer\"},"
 	    "\"detail_level\":{\"type\":\"integer\"}},"
-	    "\"required\":[\"code\"],\"additionalProperties\":false}",
+	    "\"required\":[\"code\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"found\":{\"type\":\"boolean\"},"
 	    "\"text\":{\"type\":[\"string\",\"null\"]},"

@@ -1103,7 +1103,7 @@ const struct tool_entry tool_inspect_notebook_entry = {
 	    "\"changes\":{\"type\":\"array\",\"items\":{\"enum\":["
 	    "\"content\",\"outputs\",\"kernel\",\"saves\"]},"
 	    "\"description\":\"What ends a wait (default content, outputs, "
-	    "kernel).\"}},\"additionalProperties\":false}",
+	    "kernel).\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebook_id\":{\"type\":\"string\"},"
 	    "\"cells\":{\"type\":\"array\"},"

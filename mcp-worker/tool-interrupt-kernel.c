@@ -36,7 +36,7 @@ const struct tool_entry tool_interrupt_kernel_entry = {
 	.description = "Interrupt the kernel when a run hangs or takes too "
 	    "long; running and queued runs end interrupted, variables stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"interrupted\":{\"type\":\"boolean\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",

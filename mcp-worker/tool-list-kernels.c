@@ -86,7 +86,7 @@ const struct tool_entry tool_list_kernels_entry = {
 	.description = "List the installed kernelspecs and the default, for "
 	    "create_notebook or select_kernel; a target: its server's.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"default\":{\"type\":[\"string\",\"null\"]},"
 	    "\"kernels\":{\"type\":\"array\",\"items\":{\"type\":\"object\","

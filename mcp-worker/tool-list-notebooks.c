@@ -135,8 +135,7 @@ const struct tool_entry tool_list_notebooks_entry = {
 	.description = "Notebooks the daemon has open (id, path, kernel, "
 	    "peers, unsaved changes) and this session's handles; e.g. to find "
 	    "a notebook_id.",
-	.input_schema = "{\"type\":\"object\",\"properties\":{},"
-	    "\"additionalProperties\":false}",
+	.input_schema = "{\"type\":\"object\",\"properties\":{}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebooks\":{\"type\":\"array\"},"
 	    "\"attachments\":{\"type\":\"array\"},"

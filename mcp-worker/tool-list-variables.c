@@ -125,8 +125,7 @@ const struct tool_entry tool_list_variables_entry = {
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"filter\":{\"type\":\"string\"},"
-	    "\"max\":{\"type\":\"integer\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"max\":{\"type\":\"integer\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"variables\":{\"type\":\"array\"},"
 	    "\"total\":{\"type\":\"integer\"},"

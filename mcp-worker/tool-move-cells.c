@@ -117,8 +117,7 @@ const struct tool_entry tool_move_cells_entry = {
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,"
 	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
 	    "\"after\":{\"type\":[\"string\",\"integer\"]}},"
-	    "\"required\":[\"cell_ids\",\"after\"],"
-	    "\"additionalProperties\":false}",
+	    "\"required\":[\"cell_ids\",\"after\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"cell_ids\":{\"type\":\"array\"},"
 	    "\"after\":{\"type\":[\"string\",\"integer\"]},"

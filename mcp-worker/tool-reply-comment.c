@@ -115,7 +115,7 @@ const struct tool_entry tool_reply_comment_entry = {
 	    "\"thread_id\":{\"type\":\"string\"},"
 	    "\"body\":{\"type\":\"string\",\"minLength\":1},"
 	    "\"author\":{\"type\":\"string\"}},\"required\":[\"thread_id\","
-	    "\"body\"],\"additionalProperties\":false}",
+	    "\"body\"]}",
 	.output_schema = WORKER_COMMENT_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

@@ -106,7 +106,7 @@ const struct tool_entry tool_resolve_comment_entry = {
 	    WORKER_TARGET_PROPS ","
 	    "\"thread_id\":{\"type\":\"string\"},"
 	    "\"resolved\":{\"type\":\"boolean\"}},"
-	    "\"required\":[\"thread_id\"],\"additionalProperties\":false}",
+	    "\"required\":[\"thread_id\"]}",
 	.output_schema = WORKER_COMMENT_SCHEMA,
 	.read_only = 0,
 	.destructive = 0,

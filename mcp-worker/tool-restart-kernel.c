@@ -38,7 +38,7 @@ const struct tool_entry tool_restart_kernel_entry = {
 	    "state) and wait until ready; variables are lost, runs end "
 	    "interrupted, cells stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"restarted\":{\"type\":\"boolean\"},"
 	    "\"state\":{\"type\":\"string\"},"

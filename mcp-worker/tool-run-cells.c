@@ -262,17 +262,16 @@ bad:
 const struct tool_entry tool_run_cells_entry = {
 	.name = "run_cells",
 	.description = "Run cell_ids in order, or all:true for every code "
-	    "cell; waits up to wait_secs (default 1) and returns the run so "
-	    "far with its execution_id (for get_results). Stops at the first "
-	    "error unless stop_on_error:false.",
+	    "cell; waits up to wait_secs (default 1), returns the run so far "
+	    "and its execution_id. Stops at the first error unless "
+	    "stop_on_error:false.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"
 	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
 	    "\"all\":{\"type\":\"boolean\"},"
 	    "\"wait_secs\":{\"type\":\"number\",\"minimum\":0,\"maximum\":50},"
-	    "\"stop_on_error\":{\"type\":\"boolean\"}},"
-	    "\"additionalProperties\":false}",
+	    "\"stop_on_error\":{\"type\":\"boolean\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"status\":{\"type\":\"string\"},"

@@ -91,7 +91,7 @@ const struct tool_entry tool_save_notebook_entry = {
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"path\":{\"type\":\"string\"},"
-	    "\"force\":{\"type\":\"boolean\"}},\"additionalProperties\":false}",
+	    "\"force\":{\"type\":\"boolean\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"path\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",

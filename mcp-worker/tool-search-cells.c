@@ -448,8 +448,7 @@ const struct tool_entry tool_search_cells_entry = {
 	    "\"all\"]},"
 	    "\"ignore_case\":{\"type\":\"boolean\"},"
 	    "\"max_matches\":{\"type\":\"integer\",\"minimum\":1,"
-	    "\"maximum\":1000}},\"required\":[\"query\"],"
-	    "\"additionalProperties\":false}",
+	    "\"maximum\":1000}},\"required\":[\"query\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"matches\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"

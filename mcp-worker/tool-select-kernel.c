@@ -68,8 +68,7 @@ const struct tool_entry tool_select_kernel_entry = {
 	    "list_kernels); the kernel's variables are lost, cells stay.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
-	    "\"kernel\":{\"type\":\"string\"}},\"required\":[\"kernel\"],"
-	    "\"additionalProperties\":false}",
+	    "\"kernel\":{\"type\":\"string\"}},\"required\":[\"kernel\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"kernel\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",

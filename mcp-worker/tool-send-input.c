@@ -82,8 +82,7 @@ const struct tool_entry tool_send_input_entry = {
 	    WORKER_TARGET_PROPS ","
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"value\":{\"type\":\"string\"}},"
-	    "\"required\":[\"execution_id\",\"value\"],"
-	    "\"additionalProperties\":false}",
+	    "\"required\":[\"execution_id\",\"value\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",

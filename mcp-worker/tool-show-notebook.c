@@ -69,7 +69,7 @@ const struct tool_entry tool_show_notebook_entry = {
 	.description = "Give the person a live page of the notebook to "
 	    "watch your work; returns a local URL to hand them.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    WORKER_TARGET_PROPS "},\"additionalProperties\":false}",
+	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"url\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
