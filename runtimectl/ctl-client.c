@@ -37,8 +37,12 @@ ctl_client_connect(const char *sock, int quiet)
 	int				 fd;
 
 	if ((fd = sockdir_connect(sock)) == -1) {
+		/* Say how to start one: "not running" alone left users stuck. */
 		if (!quiet)
-			ctl_client_error("not running");
+			ctl_client_error("not running: start it with runtimed "
+			    "(it goes to the background), or have systemd start "
+			    "it on demand with systemctl --user enable --now "
+			    "runtimed.socket; an MCP client starts it too");
 		return (-1);
 	}
 	if (frameio_hello(fd, PROTO_PEER_CTL, program_invocation_short_name,

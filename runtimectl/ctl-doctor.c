@@ -451,7 +451,14 @@ ctl_doctor_kernels(struct ctl_doctor *d)
 	list = kernelspec_list();
 	n = json_object_array_length(list);
 	if (n == 0) {
+		/*
+		 * Debian's Python refuses pip outside a venv (PEP 668,
+		 * externally-managed-environment); its package brings the
+		 * kernelspec too.
+		 */
 		ctl_doctor_add(d, CTL_DOCTOR_PROBLEM, "kernels",
+		    access("/etc/debian_version", F_OK) == 0 ?
+		    "sudo apt-get install python3-ipykernel" :
 		    "python3 -m pip install --user ipykernel && python3 -m "
 		    "ipykernel install --user", "no kernelspec is installed: "
 		    "notebooks cannot run code");

@@ -4,11 +4,15 @@
 # directories, no node_modules) to a scratch tree, put packaging/debian
 # there as debian/, and run "dpkg-buildpackage -us -uc -b".  The .deb
 # (and .buildinfo, .changes) land in OUTDIR (default build/deb).
-# Needs dpkg-dev and debhelper (scripts/install-deps.sh installs them).
+# Installs what that needs when it is missing (scripts/install-deps.sh
+# --deb: the compiler, the libraries, dpkg-dev and debhelper), as root or
+# through sudo.
 #	sh scripts/build-deb.sh [OUTDIR]
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# A fresh machine stopped at "dpkg-buildpackage: not found" (issue 35).
+sh "$ROOT/scripts/install-deps.sh" --deb
 OUT=${1:-$ROOT/build/deb}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)

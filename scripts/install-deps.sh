@@ -7,6 +7,9 @@
 #	the libraries, one kernel (python3-ipykernel), nbformat (the demo
 #	validates the notebook it saved) and Node.js for the official MCP
 #	SDK client (scripts/demo.sh).
+#   sh scripts/install-deps.sh --deb
+#	to build the Debian package: the compiler, the libraries, dpkg-dev
+#	and debhelper (scripts/build-deb.sh).
 #   sh scripts/install-deps.sh
 #	everything the tests use as well (scripts/test.sh): the three kernel
 #	families the tests run on, python3 (ipykernel), xpython (xeus-python)
@@ -24,10 +27,10 @@
 # apt-get as root, or through sudo for anyone else.
 set -eu
 
-DEMO="build-essential autoconf automake libtool pkg-config
+BUILD="build-essential autoconf automake libtool pkg-config
 libevent-dev libmsgpack-dev libzmq3-dev uuid-dev libssl-dev libjson-c-dev
-libsqlite3-dev libpng-dev libjpeg62-turbo-dev libcmark-dev
-python3-ipykernel python3-nbformat ca-certificates"
+libsqlite3-dev libpng-dev libjpeg62-turbo-dev libcmark-dev"
+DEMO="$BUILD python3-ipykernel python3-nbformat ca-certificates"
 
 TESTS="libcriterion-dev python3-jupyter-client
 jupyter-client python3-zmq python3-nbconvert python3-debugpy xpython
@@ -38,14 +41,15 @@ python3-matplotlib"
 
 case "${1:-}" in
 --demo)	PKGS=$DEMO; what="build and demo" ;;
+--deb)	PKGS="$BUILD dpkg-dev debhelper"; what="package build" ;;
 "")	PKGS="$DEMO $TESTS"; what="build and test" ;;
-*)	echo "usage: install-deps.sh [--demo]" >&2; exit 2 ;;
+*)	echo "usage: install-deps.sh [--demo | --deb]" >&2; exit 2 ;;
 esac
 
 # Node for the end-to-end tests and the demo (the official MCP SDK).  A
 # node already on PATH wins: NodeSource's nodejs ships its own npm and
 # conflicts with Debian's npm package.
-if ! command -v node >/dev/null 2>&1; then
+if [ "${1:-}" != --deb ] && ! command -v node >/dev/null 2>&1; then
 	PKGS="$PKGS nodejs npm"
 fi
 

@@ -13,9 +13,13 @@
 "$CTL" frobnicate >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || fail "an unknown command exits $rc, not 2"
 out=$("$CTL" status 2>&1); rc=$?
-[ $rc = 1 ] && [ "$out" = "runtimectl: not running" ] ||
+[ $rc = 1 ] && echo "$out" | grep -q "^runtimectl: not running: start it with runtimed " ||
     fail "status with no daemon: rc $rc, $out"
-ok "--version, --help, usage exit 2, not running exit 1"
+# open says how to start a daemon, not only that none runs (issue 35).
+out=$("$CTL" open 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "systemctl --user enable --now runtimed.socket" ||
+    fail "open with no daemon: rc $rc, $out"
+ok "--version, --help, usage exit 2, not running exit 1 and how to start one"
 
 # The daemon writes its log to the state directory when not -D.
 "$RUNTIMED" -v --warm-pool 0 || fail "runtimed did not start"
@@ -67,6 +71,19 @@ echo "$out" | grep -q "^ok  *kernel python3 " ||
 jq_py 'j["problems"]' <"$T/doctor.json" | grep -qx 0 ||
     fail "doctor --json: $(cat "$T/doctor.json")"
 ok "runtimectl doctor: no problem, both formats"
+
+# No kernelspec at all: on Debian the fix is its package, not pip, which
+# Debian 12 refuses (externally-managed-environment; issue 35).
+mkdir -p "$T/nohome"
+out=$(HOME=$T/nohome JUPYTER_PLATFORM_DIRS=1 XDG_DATA_DIRS=$T/nohome \
+    JUPYTER_PATH= JUPYTER_DATA_DIR= "$CTL" doctor 2>&1)
+echo "$out" | grep -q "no kernelspec is installed" ||
+    fail "doctor with no kernelspec: $out"
+if [ -f /etc/debian_version ]; then
+	echo "$out" | grep -q "fix: sudo apt-get install python3-ipykernel$" ||
+	    fail "doctor's fix on Debian: $out"
+fi
+ok "runtimectl doctor: no kernelspec, fix $(echo "$out" | sed -n '/no kernelspec/{n;s/^ *fix: //p}')"
 
 # Planted: a socket directory others can read.
 chmod 755 "$T/run"
