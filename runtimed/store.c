@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,10 @@ static sqlite3	*store_open_db(const char *, char **);
 static void	store_check_tidy(char *);
 static const void *store_column_blob(sqlite3_stmt *, int, size_t *);
 static int	store_check(sqlite3 *, const char *, char **);
+static int	store_copy_file(const char *, const char *, char **);
+static char	*store_keep_copy(const char *, char **);
+static void	store_wal_report(struct store *, const struct store_wal_loss *,
+		    const char *);
 static int	store_init(struct store *, char **);
 static char	*store_aside_name(const char *);
 static void	store_unlink(const char *, const char *);
@@ -391,6 +396,150 @@ fail:
 	return (-1);
 }
 
+/* Copy from to a new file to (0600, never through a link); -1 and *cause. */
+static int
+store_copy_file(const char *from, const char *to, char **cause)
+{
+	char	 buf[65536];
+	ssize_t	 n, w, off;
+	int	 in, out;
+
+	if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1) {
+		xasprintf(cause, "cannot keep a copy of %s: %s", from,
+		    strerror(errno));
+		return (-1);
+	}
+	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		xasprintf(cause, "cannot keep a copy of %s as %s: %s", from,
+		    to, strerror(errno));
+		close(in);
+		return (-1);
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0) {
+		for (off = 0; off < n; off += w) {
+			if ((w = write(out, buf + off, (size_t)(n - off))) <= 0)
+				break;
+		}
+		if (off < n) {
+			n = -1;
+			break;
+		}
+	}
+	if (n < 0 || fsync(out) != 0) {
+		xasprintf(cause, "cannot keep a copy of %s as %s: %s", from,
+		    to, strerror(errno));
+		close(in);
+		close(out);
+		unlink(to);
+		return (-1);
+	}
+	close(in);
+	close(out);
+	return (0);
+}
+
+/*
+ * Keep the database and its log as they are now, copied (not linked:
+ * SQLite writes both in place once it opens them) under a free name
+ * aside; that name, or NULL and *cause.
+ */
+static char *
+store_keep_copy(const char *path, char **cause)
+{
+	char	*aside, *from, *to;
+
+	aside = store_aside_name(path);
+	if (store_copy_file(path, aside, cause) != 0) {
+		free(aside);
+		return (NULL);
+	}
+	xasprintf(&from, "%s-wal", path);
+	xasprintf(&to, "%s-wal", aside);
+	if (store_copy_file(from, to, cause) != 0) {
+		unlink(aside);
+		free(aside);
+		aside = NULL;
+	}
+	free(from);
+	free(to);
+	return (aside);
+}
+
+/*
+ * Say what a damaged log lost (st->damage, with what recovery said if
+ * anything): where it broke, how many committed transactions, and the
+ * notebooks their pages held rows of, by path where the store knows it.
+ */
+static void
+store_wal_report(struct store *st, const struct store_wal_loss *l,
+    const char *kept)
+{
+	sqlite3_stmt	*s = NULL;
+	char		*names = NULL, *others = NULL, *next, *known;
+	size_t		 i, other = 0;
+
+	sqlite3_prepare_v2(st->db, "SELECT path FROM rooms WHERE notebook_id "
+	    "= ?1 AND path IS NOT NULL UNION SELECT path FROM files WHERE "
+	    "notebook_id = ?1", -1, &s, NULL);
+	for (i = 0; i < l->nids; i++) {
+		known = NULL;
+		if (s != NULL) {
+			sqlite3_reset(s);
+			sqlite3_bind_text(s, 1, l->ids[i], -1, SQLITE_STATIC);
+			if (sqlite3_step(s) == SQLITE_ROW &&
+			    sqlite3_column_text(s, 0) != NULL)
+				known = xstrdup((const char *)
+				    sqlite3_column_text(s, 0));
+		}
+		if (known == NULL) {
+			/* Its row went with the log: the id is all there is. */
+			xasprintf(&next, "%s%s%s", others != NULL ? others : "",
+			    others != NULL ? ", " : "", l->ids[i]);
+			free(others);
+			others = next;
+			other++;
+			continue;
+		}
+		xasprintf(&next, "%s%s%s (notebook %s)", names != NULL ?
+		    names : "", names != NULL ? ", " : "", known, l->ids[i]);
+		free(names);
+		free(known);
+		names = next;
+	}
+	sqlite3_finalize(s);
+	for (i = 0; i < l->npaths; i++) {
+		if (names != NULL && strstr(names, l->paths[i]) != NULL)
+			continue;
+		xasprintf(&next, "%s%s%s", names != NULL ? names : "",
+		    names != NULL ? ", " : "", l->paths[i]);
+		free(names);
+		names = next;
+	}
+	if (other > 0) {
+		xasprintf(&next, "%s%s%zu id%s the store no longer knows: %s",
+		    names != NULL ? names : "", names != NULL ? ", and " : "",
+		    other, other == 1 ? "" : "s", others);
+		free(names);
+		names = next;
+	}
+	free(others);
+	xasprintf(&next, "the state database's write-ahead log is damaged at "
+	    "byte %llu: %llu committed transaction%s after it (%llu "
+	    "pages) could not be read and are lost%s%s%s; the database and "
+	    "its log as they were are kept as %s and %s-wal%s%s",
+	    (unsigned long long)l->offset, (unsigned long long)l->commits,
+	    l->commits == 1 ? "" : "s", (unsigned long long)l->frames,
+	    names != NULL ? " (they held rows of " : "",
+	    names != NULL ? names : "", names != NULL ? ")" : "", kept, kept,
+	    st->damage != NULL ? "; " : "",
+	    st->damage != NULL ? st->damage : "");
+	free(names);
+	free(st->damage);
+	st->damage = next;
+}
+
 /*
  * Open (creating) <dir>/runtimed.db.  A damaged file is set aside and
  * what can be read of it recovered (see store_damage); a file that is no
@@ -399,11 +548,19 @@ fail:
 struct store *
 store_open(const char *dir, char **cause)
 {
-	struct store	*st;
-	char		*path, *why = NULL;
+	struct store		*st;
+	struct store_wal_loss	 loss;
+	char			*path, *why = NULL, *kept = NULL;
+	int			 walrc;
 
 	st = xcalloc(1, sizeof *st);
 	xasprintf(&path, "%s/runtimed.db", dir);
+	/* Before SQLite opens it and drops what it cannot read. */
+	if ((walrc = store_wal_check(path, &loss)) == 1 &&
+	    (kept = store_keep_copy(path, cause)) == NULL) {
+		store_wal_loss_clear(&loss);
+		goto fail;
+	}
 	if ((st->db = store_open_db(path, cause)) == NULL)
 		goto fail;
 	switch (store_check(st->db, path, &why)) {
@@ -422,10 +579,18 @@ store_open(const char *dir, char **cause)
 			goto fail;
 		break;
 	}
+	if (walrc == 1) {
+		store_wal_report(st, &loss, kept);
+		store_wal_loss_clear(&loss);
+	}
+	free(kept);
 	free(path);
 	return (st);
 
 fail:
+	if (walrc == 1)
+		store_wal_loss_clear(&loss);
+	free(kept);
 	free(path);
 	sqlite3_finalize(st->journal_insert);
 	sqlite3_close(st->db);

@@ -112,6 +112,19 @@ void		 store_writer_save(struct store_writer *, struct atomic *,
 void		 store_writer_file(struct store_writer *,
 		     const struct store_file *, store_writer_cb, void *);
 
+/* store-wal.c: committed transactions SQLite would drop from the log. */
+struct store_wal_loss {
+	uint64_t	 offset;	/* where the log breaks */
+	uint64_t	 frames;	/* sound frames after it */
+	uint64_t	 commits;	/* of them, transactions' ends */
+	char		**ids;		/* notebook ids in their pages */
+	size_t		 nids;
+	char		**paths;	/* .ipynb paths in their pages */
+	size_t		 npaths;
+};
+int		 store_wal_check(const char *, struct store_wal_loss *);
+void		 store_wal_loss_clear(struct store_wal_loss *);
+
 /* store-recover.c */
 struct sqlite3;
 int		 store_recover_copy(struct sqlite3 *, struct sqlite3 *,
