@@ -38,6 +38,7 @@
 
 /* A remote transfer's steps, in order. */
 enum worker_files_step {
+	WORKER_FILES_SIZE,	/* download: the file's size, no content */
 	WORKER_FILES_GET,	/* download: the file */
 	WORKER_FILES_EXISTS,	/* upload: is the target there */
 	WORKER_FILES_PUT,	/* the temporary beside it */
@@ -86,6 +87,8 @@ static int	worker_files_request(struct worker_files_xfer *,
 static int	worker_files_decode(struct worker_files_xfer *,
 		    struct jserver_reply *, const char *, char **, size_t *);
 static int	worker_files_exists(struct worker_files_xfer *,
+		    struct jserver_reply *);
+static int	worker_files_size(struct worker_files_xfer *,
 		    struct jserver_reply *);
 static int	worker_files_put(struct worker_files_xfer *);
 static void	worker_files_ignore(struct jserver_reply *, void *);
@@ -142,8 +145,9 @@ worker_files_read(struct worker_files_xfer *x, const char *path, char **data,
 	if ((uint64_t)sb.st_size > WORKER_FILES_MAX) {
 		close(fd);
 		return (worker_files_fail(x, "invalid_argument", "%s is %lld "
-		    "bytes, over the %d MiB cap of a transfer", path,
-		    (long long)sb.st_size, WORKER_FILES_MAX >> 20));
+		    "bytes, over the %d-byte (%d MiB) cap of a transfer; "
+		    "nothing was sent", path, (long long)sb.st_size,
+		    WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
 	}
 	buf = xmalloc((size_t)sb.st_size + 1);
 	while (off < (size_t)sb.st_size + 1) {
@@ -331,29 +335,33 @@ worker_files_decode(struct worker_files_xfer *x, struct jserver_reply *r,
 	}
 	b64 = json_object_get_string(v);
 	blen = (size_t)json_object_get_string_len(v);
-	if (blen / 4 * 3 > (size_t)WORKER_FILES_MAX + 3) {
-		json_object_put(o);
-		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
-		    "over the %d MiB cap of a transfer", path, d->url,
-		    WORKER_FILES_MAX >> 20));
-	}
-	/* The server wraps its base64 in lines. */
+	/*
+	 * The server wraps its base64 in lines: the cap is on what they
+	 * decode to, so it is WORKER_FILES_MAX bytes exactly.
+	 */
 	clean = xmalloc(blen + 1);
 	for (i = 0; i < blen; i++) {
 		if (b64[i] != '\n' && b64[i] != '\r' && b64[i] != ' ')
 			clean[n++] = b64[i];
 	}
 	clean[n] = '\0';
+	if (n >= 1 && clean[n - 1] == '=')
+		pad++;
+	if (n >= 2 && clean[n - 2] == '=')
+		pad++;
+	if (n / 4 * 3 - (n % 4 == 0 ? pad : 0) > (size_t)WORKER_FILES_MAX) {
+		free(clean);
+		json_object_put(o);
+		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
+		    "over the %d-byte (%d MiB) cap of a transfer", path,
+		    d->url, WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
+	}
 	if (n % 4 != 0) {
 		free(clean);
 		json_object_put(o);
 		return (worker_files_fail(x, "notebook_unavailable", "%s on "
 		    "%s: the server's base64 is malformed", path, d->url));
 	}
-	if (n >= 1 && clean[n - 1] == '=')
-		pad++;
-	if (n >= 2 && clean[n - 2] == '=')
-		pad++;
 	out = xmalloc(n / 4 * 3 + 1);
 	dec = n == 0 ? 0 : crypto_b64_decode(out, clean, n);
 	free(clean);
@@ -366,6 +374,50 @@ worker_files_decode(struct worker_files_xfer *x, struct jserver_reply *r,
 	*len = (size_t)dec - pad;
 	*data = out;
 	json_object_put(o);
+	return (0);
+}
+
+/*
+ * A download's first answer, the model without content: a directory, a
+ * missing file or one over the cap is refused before its bytes move.  A
+ * server that gives no size is checked on the content (the decode).
+ */
+static int
+worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	struct json_object	*o, *v;
+	char			*why;
+	int64_t			 size = -1;
+	int			 file = 1;
+
+	if (r->status != 200) {
+		why = jserver_reply_message(r);
+		worker_files_fail(x, r->status == 404 || r->status == 400 ?
+		    "invalid_argument" : "notebook_unavailable", "%s on %s: %s",
+		    x->where, x->d->url, why);
+		free(why);
+		return (-1);
+	}
+	if ((o = jserver_reply_json(r, &why)) == NULL) {
+		worker_files_fail(x, "notebook_unavailable", "%s", why);
+		free(why);
+		return (-1);
+	}
+	if (json_object_object_get_ex(o, "type", &v) &&
+	    json_object_is_type(v, json_type_string))
+		file = strcmp(json_object_get_string(v), "directory") != 0;
+	if (json_object_object_get_ex(o, "size", &v) &&
+	    json_object_is_type(v, json_type_int))
+		size = json_object_get_int64(v);
+	json_object_put(o);
+	if (!file)
+		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
+		    "not a file", x->where, x->d->url));
+	if (size > WORKER_FILES_MAX)
+		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
+		    "%lld bytes, over the %d-byte (%d MiB) cap of a transfer; "
+		    "nothing was fetched", x->where, x->d->url,
+		    (long long)size, WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
 	return (0);
 }
 
@@ -466,6 +518,14 @@ worker_files_step(struct jserver_reply *r, void *arg)
 	size_t				 blen;
 
 	switch (x->step) {
+	case WORKER_FILES_SIZE:
+		if (worker_files_size(x, r) != 0)
+			break;
+		if (worker_files_request(x, WORKER_FILES_GET, "GET",
+		    x->where, "?type=file&format=base64&content=1&hash=1",
+		    NULL, 0) != 0)
+			break;
+		return;
 	case WORKER_FILES_GET:
 		if (worker_files_decode(x, r, x->where, &x->data,
 		    &x->len) != 0)
@@ -492,7 +552,7 @@ worker_files_step(struct jserver_reply *r, void *arg)
 			why = jserver_reply_message(r);
 			worker_files_fail(x, r->status == 404 ?
 			    "invalid_argument" : "notebook_unavailable",
-			    "writing %s on %s: %s", x->tmp, x->d->url, why);
+			    "writing %s on %s: %s", x->where, x->d->url, why);
 			free(why);
 			break;
 		}
@@ -504,7 +564,8 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		}
 		return;
 	case WORKER_FILES_BACK:
-		if (worker_files_decode(x, r, x->tmp, &back, &blen) != 0) {
+		/* A message names the target: the temporary is ours. */
+		if (worker_files_decode(x, r, x->where, &back, &blen) != 0) {
 			worker_files_delete(x, x->tmp);
 			break;
 		}
@@ -565,10 +626,10 @@ worker_files_remote(struct worker_files_xfer *x, const char *nbpath)
 	}
 	if ((x->where = worker_files_remote_path(x, nbpath)) == NULL)
 		return (-1);
+	/* A download over the cap is refused before its bytes move. */
 	if (!x->upload)
-		return (worker_files_request(x, WORKER_FILES_GET, "GET",
-		    x->where, "?type=file&format=base64&content=1&hash=1",
-		    NULL, 0));
+		return (worker_files_request(x, WORKER_FILES_SIZE, "GET",
+		    x->where, "?content=0", NULL, 0));
 	if (worker_files_read(x, x->host_path, &x->data, &x->len) != 0)
 		return (-1);
 	x->bytes = x->len;

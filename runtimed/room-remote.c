@@ -228,7 +228,8 @@ room_remote_lm(struct jserver_reply *r, char **lm)
 	*lm = NULL;
 	if (r->status == 404)
 		return (0);
-	if (r->status != 200)
+	/* A PUT or POST that made the file answers 201 with its model. */
+	if (r->status != 200 && r->status != 201)
 		return (-1);
 	if ((o = jserver_reply_json(r, &why)) == NULL) {
 		free(why);

@@ -164,6 +164,23 @@ sc, _, err = w.call("create_notebook", path="sub/new.ipynb", domain="js")
 expect(err and "exists" in sc["error"]["message"], "create over a file", sc)
 ok("create_notebook {path, domain}: made on the server; not over a file")
 
+# The creating PUT's 201 recorded last_modified: a plain save works
+# (issue 38: it was file_changed_on_disk until force), and so does a
+# save of a notebook the server named.
+sc, _, err = w.call("save_notebook", notebook_handle=h2)
+expect(not err and sc.get("saved", True), "save after create", sc)
+nb3 = nbformat.read(os.path.join(sroot, "sub", "new.ipynb"), 4)
+expect(len(nb3.cells) == 1 and "getcwd" in nb3.cells[0].source,
+       "the created notebook saved", nb3.cells)
+sc, _, err = w.call("create_notebook", domain="js")
+expect(not err, "create without a path", sc)
+h3 = sc["notebook_handle"]
+w.call("edit_cells", notebook_handle=h3, edits=[
+    {"op": "insert", "after": "TOP", "source": "1 + 1"}])
+sc, _, err = w.call("save_notebook", notebook_handle=h3)
+expect(not err, "save after a create the server named", sc)
+ok("create_notebook then save_notebook: saved without force")
+
 # Files: 5 MB up and down, hashes checked at both ends.
 import hashlib  # noqa: E402
 big = os.path.join(tmp, "big.bin")
@@ -213,6 +230,43 @@ expect(err and sc["error"]["code"] == "invalid_argument", "a climbing path",
        sc)
 ok("upload_file/download_file: 5 MiB, sha256 both ends (%.2f s up, %.2f s "
    "down); no overwrite unless asked; no temporary left" % (up, down))
+
+# The cap is WORKER_FILES_MAX bytes exactly, both ways (issue 38: the
+# server's line-wrapped base64 made it 16,559,334); one byte over is
+# refused before any byte moves, naming no temporary file.
+CAP = 16 * 1024 * 1024
+edge = os.path.join(tmp, "edge.bin")
+with open(edge, "wb") as f:
+    f.write(os.urandom(CAP))
+want16 = hashlib.sha256(open(edge, "rb").read()).hexdigest()
+sc, _, err = w.call("upload_file", notebook_handle=h, host_path=edge,
+                    kernel_path="edge.bin", timeout=120)
+expect(not err and sc["bytes"] == CAP and sc["sha256"] == want16,
+       "an upload of exactly the cap", sc)
+sc, _, err = w.call("download_file", notebook_handle=h, kernel_path="edge.bin",
+                    host_path=edge + ".back", timeout=120)
+expect(not err and sc["bytes"] == CAP and sc["sha256"] == want16,
+       "a download of exactly the cap", sc)
+with open(edge, "ab") as f:
+    f.write(b"x")
+sc, _, err = w.call("upload_file", notebook_handle=h, host_path=edge,
+                    kernel_path="over.bin")
+expect(err and sc["error"]["code"] == "invalid_argument" and
+       "16777216-byte" in sc["error"]["message"] and
+       "rtd-" not in sc["error"]["message"], "an upload over the cap", sc)
+expect(not os.path.exists(os.path.join(sroot, "over.bin")) and
+       not [n for n in os.listdir(sroot) if n.startswith("rtd-")],
+       "nothing written on the server", os.listdir(sroot))
+with open(os.path.join(sroot, "over.bin"), "wb") as f:
+    f.write(os.urandom(CAP + 1))
+sc, _, err = w.call("download_file", notebook_handle=h, kernel_path="over.bin",
+                    host_path=edge + ".over", timeout=120)
+expect(err and sc["error"]["code"] == "invalid_argument" and
+       "nothing was fetched" in sc["error"]["message"] and
+       not os.path.exists(edge + ".over"), "a download over the cap", sc)
+for n in ("edge.bin", "over.bin"):
+    os.unlink(os.path.join(sroot, n))
+ok("transfers: exactly 16 MiB both ways; one byte over refused first")
 
 # The local domain: a copy beside a local notebook.
 lnb = os.path.join(tmp, "local.ipynb")
