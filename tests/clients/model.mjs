@@ -71,6 +71,14 @@ function textsOf(b) {
   return out.join('\n');
 }
 
+// A tool as the model is shown it: its name (with the client's prefix),
+// description and schema; not the fields that only steer the API
+// (defer_loading, strict, cache_control, the item type).
+function shownTool(t) {
+  const { defer_loading: _d, strict: _s, cache_control: _c, type: _t, ...shown } = t;
+  return { name: t.name, json: JSON.stringify(shown) };
+}
+
 export function partsText(parts) {
   return parts.filter((p) => p.type === 'text').map((p) => p.text).join('\n');
 }
@@ -204,7 +212,7 @@ export class ScriptedModel {
     if ((ours.length || deferred.length) && this.firstToolsAt === null)
       this.firstToolsAt = entry.t;
     if (ours.length && (!this.toolsShown || ours.length > this.toolsShown.length))
-      this.toolsShown = ours.map((t) => ({ name: t.name, json: JSON.stringify(t) }));
+      this.toolsShown = ours.map(shownTool);
     if (this.instructions === null) {
       // Claude Code's "# MCP Server Instructions" section: a "## name"
       // heading a server, up to the next heading or section.
@@ -305,7 +313,7 @@ export class ScriptedModel {
     entry.tools = ours.map((t) => t.name);
     if (named && this.firstToolsAt === null) this.firstToolsAt = entry.t;
     if (ours.length && (!this.toolsShown || ours.length > this.toolsShown.length))
-      this.toolsShown = ours.map((t) => ({ name: t.name, json: JSON.stringify(t) }));
+      this.toolsShown = ours.map(shownTool);
     if (searched && this.instructions === null) this.instructions = searched.description || '';
     entry.system = JSON.stringify(b.instructions || '').length;
 
