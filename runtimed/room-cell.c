@@ -48,6 +48,7 @@ static int	room_cell_out(const struct room_cell *);
 static void	room_cell_fill(msgpack_packer *, struct room_cell *);
 static void	room_cell_write(msgpack_packer *, struct room_cell *);
 static void	room_cell_pack_stale(msgpack_packer *, int);
+static void	room_cell_seen(struct room_cell *);
 
 static int
 room_cell_tee_write(void *data, const char *buf, size_t len)
@@ -202,6 +203,7 @@ room_cell_fill(msgpack_packer *out, struct room_cell *c)
 
 	room_cell_hashed(out, c, room_cell_scratch, &len, c->version);
 	c->has_out = room_cell_out(c);
+	room_cell_seen(c);
 	free(c->packed);
 	c->packed = NULL;
 	c->packed_len = len;
@@ -209,6 +211,88 @@ room_cell_fill(msgpack_packer *out, struct room_cell *c)
 		c->packed = xmalloc(len);
 		memcpy(c->packed, room_cell_scratch, len);
 	}
+}
+
+/* An FNV-1a accumulator as a msgpack writer. */
+static int
+room_cell_fnv_write(void *data, const char *buf, size_t len)
+{
+	uint64_t	*h = data;
+
+	*h = proto_fnv64(*h, buf, len);
+	return (0);
+}
+
+/*
+ * Note the version just computed among those of the cell's content: what
+ * an edit changes (type, source, metadata, attachments, unknown keys),
+ * not what a run does (outputs, count).  A run or a cell that prints
+ * makes new versions of the same content; an edit's expect_version of
+ * any of them still holds (issue 34), where the daemon remembers it:
+ * the last ROOM_CELL_SEEN versions since the content last changed, and
+ * not across a restart (the guard is then exact, as before).
+ */
+static void
+room_cell_seen(struct room_cell *c)
+{
+	msgpack_packer	 pk;
+	uint64_t	 h = PROTO_FNV64_INIT;
+	uint32_t	 v;
+
+	msgpack_packer_init(&pk, &h, room_cell_fnv_write);
+	proto_pack_str(&pk, "cell_type", room_nb_cell_type_name(c));
+	proto_pack_strn(&pk, "source", c->source, c->source_len);
+	proto_pack_key(&pk, "metadata");
+	mpjson_pack(&pk, c->metadata);
+	if (c->attachments != NULL) {
+		proto_pack_key(&pk, "attachments");
+		mpjson_pack(&pk, c->attachments);
+	}
+	if (c->extra != NULL) {
+		proto_pack_key(&pk, "extra");
+		mpjson_pack(&pk, c->extra);
+	}
+	msgpack_pack_int(&pk, (c->flags & ROOM_CELL_NO_SOURCE) != 0);
+	if (h != c->edit_hash || c->nseen == 0) {
+		c->edit_hash = h;
+		c->nseen = 0;
+	}
+	v = (uint32_t)strtoul(c->version, NULL, 16);
+	if (c->nseen > 0 && c->seen[(c->nseen - 1) % ROOM_CELL_SEEN] == v)
+		return;
+	c->seen[c->nseen % ROOM_CELL_SEEN] = v;
+	c->nseen++;
+}
+
+/*
+ * Was version (len hex digits) one of this cell's content as it is now
+ * (a version before a run or before more output), as far as the daemon
+ * remembers?  The cell's current version is computed first.
+ */
+int
+room_cell_same_content(struct room_cell *c, const char *version, size_t len)
+{
+	char		 buf[ROOM_VERSION_LEN + 1], now[ROOM_VERSION_LEN + 1];
+	uint32_t	 v;
+	u_int		 i, n;
+
+	if (len != ROOM_VERSION_LEN)
+		return (0);
+	memcpy(buf, version, len);
+	buf[len] = '\0';
+	for (i = 0; i < len; i++) {
+		if (!((buf[i] >= '0' && buf[i] <= '9') ||
+		    (buf[i] >= 'a' && buf[i] <= 'f')))
+			return (0);
+	}
+	room_cell_version(c, now);
+	v = (uint32_t)strtoul(buf, NULL, 16);
+	n = c->nseen < ROOM_CELL_SEEN ? c->nseen : ROOM_CELL_SEEN;
+	for (i = 0; i < n; i++) {
+		if (c->seen[i] == v)
+			return (1);
+	}
+	return (0);
 }
 
 /* Pack the fields to out, from the cache when it has them. */

@@ -41,6 +41,7 @@ enum room_cell_type {
 
 /* Hex digits of a cell's version (room-cell.c). */
 #define ROOM_VERSION_LEN	8
+#define ROOM_CELL_SEEN		8	/* versions of one content (room-cell.c) */
 
 /* Largest packed cell whose bytes are kept, not only its version. */
 #define ROOM_CELL_CACHE_MAX	(64 * 1024)
@@ -91,6 +92,9 @@ struct room_cell {
 	char			*packed;	/* NULL: too big to keep */
 	size_t			 packed_len;
 	int			 has_out;	/* with version */
+	uint64_t		 edit_hash;	/* of what an edit changes */
+	uint32_t		 seen[ROOM_CELL_SEEN];	/* versions of it */
+	u_int			 nseen;
 };
 
 /*
@@ -333,6 +337,8 @@ uint64_t	 room_cell_run_hash(struct room_cell *, int);
 void		 room_cell_version(struct room_cell *,
 		     char [ROOM_VERSION_LEN + 1]);
 void		 room_cell_touch(struct room_cell *);
+int		 room_cell_same_content(struct room_cell *, const char *,
+		     size_t);
 int		 room_cell_has_out(struct room_cell *);
 
 /* room-stale.c */

@@ -130,6 +130,18 @@ test('versions: in every read, changed by every change, guarded edits', async ()
   await runWait(A, HA, [ids[0]]);
   cs = await cellsOf(A, HA);
   assert.notEqual(cs[ids[0]].version, v1);
+  // But expect_version guards what an edit changes, not outputs (issue
+  // 34): the version read before the run still lets the first guarded
+  // edit through, since the source is as read.
+  e = await ok(A, 'edit_cells', { notebook_handle: HA, edits: [
+    { op: 'edit', cell_id: ids[0], metadata: { tags: [] }, expect_version: v1 }] });
+  const v2 = e.sc.cells[0].version;
+  // Once the content changed, the versions before it are refused.
+  const old = await raw(B, 'edit_cells', { notebook_handle: HB, edits: [
+    { op: 'edit', cell_id: ids[0], metadata: { tags: ['b'] }, expect_version: v1 }] });
+  assert.equal(old.isError, true);
+  assert.equal(old.structuredContent.error.code, 'edit_conflict');
+  assert.equal(old.structuredContent.error.version, v2);
   // A version that matches lets delete through; a wrong type is refused.
   const bad = await raw(A, 'edit_cells', { notebook_handle: HA, edits: [
     { op: 'delete', cell_id: ids[3], expect_version: 7 }] });
@@ -262,4 +274,18 @@ test('who ran what: the run list names both clients, and old records', async () 
   assert.equal(l.sc.runs.at(-1).execution_id, oldId, 'oldest last');
   assert.ok(l.text.includes(`${oldId} (unknown client)`), l.text);
   HA = c.sc.notebook_handle;
+});
+
+test('a cell that is printing can be edited with the version read', async () => {
+  const e = await ok(A, 'edit_cells', { notebook_handle: HA, edits: [
+    { op: 'insert', after: 'BOTTOM', source: 'import time\nfor i in range(6):\n    print(i, flush=True)\n    time.sleep(0.4)' }] });
+  const id = e.sc.cells[0].cell_id;
+  const r = await ok(A, 'run_cells', { notebook_handle: HA, cell_ids: [id], wait_secs: 1 });
+  const v = (await cellsOf(A, HA))[id].version;
+  await new Promise((res) => setTimeout(res, 900));
+  assert.notEqual((await cellsOf(A, HA))[id].version, v, 'more output, a new version');
+  const m = await ok(A, 'edit_cells', { notebook_handle: HA, edits: [
+    { op: 'edit', cell_id: id, metadata: { tags: ['printing'] }, expect_version: v }] });
+  assert.equal(m.sc.cells[0].cell_id, id);
+  await ok(A, 'get_results', { notebook_handle: HA, execution_id: r.sc.execution_id, timeout_secs: 30 });
 });
