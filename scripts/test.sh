@@ -55,9 +55,13 @@ cd "$B"
 make -j2 >/dev/null
 # The official MCP SDK client, for the tests that drive the real chain
 # with it (worker tools, chaos, e2e); before make check so they run there.
-phase "npm ci (tests/e2e)"
+phase "npm ci (tests/e2e, tests/conformance)"
 (cd "$ROOT/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error) ||
     fail_log "" "npm ci"
+# The official MCP conformance suite and Inspector CLI, pinned
+# (tests/worker/worker-conformance.sh runs them in make check).
+(cd "$ROOT/tests/conformance" && npm ci --no-audit --no-fund \
+    --loglevel=error) || fail_log "" "npm ci (tests/conformance)"
 # The real Claude Code and Codex CLIs (pinned, with Node 22) for the
 # clients suite; without them that suite fails, it never skips.
 phase "npm ci (tests/clients)"
@@ -94,26 +98,6 @@ env -u RUNTIMED_LIBEXEC_DIR \
 phase "regression guard (make bench-guard)"
 cd "$B"
 make bench-guard || fail_log "" "bench-guard"
-
-# The official conformance suite and the Inspector CLI, from the MCP check
-# tools shipped beside this repository (../shared/tools/mcp) when present.
-MCP_SRC=$ROOT/../shared/tools/mcp
-if [ -d "$MCP_SRC" ]; then
-	phase "MCP conformance suite and Inspector CLI"
-	D=$ROOT/build/mcp-tools
-	rm -rf "$D"
-	cp -r "$MCP_SRC" "$D"
-	chmod -R u+w "$D"
-	if (cd "$D" && npm install --no-audit --no-fund --loglevel=error); then
-		cd "$B"
-		MCP_TOOLS_DIR=$D make check \
-		    TESTS=tests/worker/worker-conformance.sh ||
-		    fail_log "$B/tests/worker/worker-conformance.sh.log" \
-		    "conformance"
-	else
-		fail_log "" "npm install of the MCP check tools"
-	fi
-fi
 
 DISTCHECK_TESTS="test-proto test-common test-files test-store \
 test-agent-kernelspec test-agent-wire test-room-ipynb test-room-nb \

@@ -5,13 +5,12 @@
 # RUNTIMED_CHAOS_FULL=1 ("make chaos").  Skips (77) without node or the
 # SDK (run "npm ci" in tests/e2e).
 srcdir=${srcdir:-.}
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v node >/dev/null 2>&1; then
-	echo "chaos: skipped: no node on PATH"
-	exit 77
+	skip_missing "chaos: no node on PATH"
 fi
 if [ ! -d "$srcdir/tests/e2e/node_modules/@modelcontextprotocol/sdk" ]; then
-	echo "chaos: skipped: run 'npm ci' in $srcdir/tests/e2e first"
-	exit 77
+	skip_missing "chaos: no MCP SDK: run 'npm ci' in $srcdir/tests/e2e"
 fi
 RUNTIMED_MCP=${RUNTIMED_MCP:-$PWD/runtimed-mcp}
 if [ -z "${RUNTIMED_BIN:-}" ]; then

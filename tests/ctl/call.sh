@@ -125,7 +125,8 @@ for t in $("$CTL" call --list); do
 done
 ok "all 29 tools answer through runtimectl call"
 
-have_kernel python3 || { echo "skip: no python3 kernel for run_cells"; exit 77; }
+. "${srcdir:-.}/tests/lib/skip.sh"
+have_kernel python3 || skip_missing "no python3 kernel for run_cells"
 out=$("$CTL" call run_cells path="$nb" all=true wait_secs=50) ||
     fail "run_cells: $out"
 # The last cell in full, the one before summarised by its first line

@@ -9,7 +9,8 @@
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 120 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
 
-have_kernel python3 || { echo "skip: no python3 kernel"; exit 77; }
+. "${srcdir:-.}/tests/lib/skip.sh"
+have_kernel python3 || skip_missing "no python3 kernel"
 start_daemon --warm-pool 1
 wait_agents 1
 # The pooled kernel is ready once it reports idle.

@@ -11,13 +11,12 @@ if [ "${RUNTIMED_SKIP_E2E:-0}" = 1 ]; then
 	echo "e2e: skipped (RUNTIMED_SKIP_E2E=1)"
 	exit 77
 fi
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v node >/dev/null 2>&1; then
-	echo "e2e: skipped: no node on PATH"
-	exit 77
+	skip_missing "e2e: no node on PATH"
 fi
 if [ ! -d "$srcdir/tests/e2e/node_modules/@modelcontextprotocol/sdk" ]; then
-	echo "e2e: skipped: run 'npm ci' in $srcdir/tests/e2e first"
-	exit 77
+	skip_missing "e2e: no MCP SDK: run 'npm ci' in $srcdir/tests/e2e"
 fi
 RUNTIMED_MCP=${RUNTIMED_MCP:-$PWD/runtimed-mcp}
 # The daemon is built as runtimed/runtimed (a directory runtimed/ holds

@@ -11,12 +11,12 @@ if [ "${RUNTIMED_SKIP_E2E:-0}" = 1 ]; then
 	echo "web: skipped (RUNTIMED_SKIP_E2E=1)"
 	exit 77
 fi
-[ -x /usr/bin/chromium ] || { echo "web: skipped: no /usr/bin/chromium"; exit 77; }
-command -v node >/dev/null 2>&1 || { echo "web: skipped: no node"; exit 77; }
+. "$srcdir/tests/lib/skip.sh"
+[ -x /usr/bin/chromium ] || skip_missing "web: no /usr/bin/chromium"
+command -v node >/dev/null 2>&1 || skip_missing "web: no node"
 for m in @modelcontextprotocol/sdk playwright-core; do
 	if [ ! -d "$srcdir/tests/e2e/node_modules/$m" ]; then
-		echo "web: skipped: run 'npm ci' in $srcdir/tests/e2e first"
-		exit 77
+		skip_missing "web: no $m: run 'npm ci' in $srcdir/tests/e2e"
 	fi
 done
 export RUNTIMED_MCP=${RUNTIMED_MCP:-$PWD/runtimed-mcp}

@@ -16,10 +16,10 @@ if [ "${RUNTIMED_SKIP_DEB:-0}" = 1 ]; then
 	echo "deb: skipped (RUNTIMED_SKIP_DEB=1)"
 	exit 77
 fi
+. "${srcdir:-.}/tests/lib/skip.sh"
 for c in dpkg-buildpackage dh dpkg-deb; do
 	if ! command -v $c >/dev/null 2>&1; then
-		echo "deb: skipped: no $c (scripts/install-deps.sh installs it)"
-		exit 77
+		skip_missing "deb: no $c"
 	fi
 done
 T=$(mktemp -d /tmp/runtimed-deb-test.XXXXXX)
@@ -76,8 +76,7 @@ done
 "$P/bin/runtimed-mcp" --version >/dev/null || fail "runtimed-mcp --version"
 
 if ! jupyter kernelspec list 2>/dev/null | grep -q '^ *python3 '; then
-	echo "deb: the cell run skipped: no python3 kernel"
-	exit 77
+	skip_missing "deb: the cell run: no python3 kernel"
 fi
 timeout 240 python3 "$srcdir/tests/install/mcp-smoke.py" \
     "$P/bin/runtimed-mcp" "$T/smoke.ipynb" || fail "the moved package"

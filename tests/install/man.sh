@@ -8,9 +8,9 @@
 set -u
 top_builddir=${top_builddir:-$(pwd)}
 srcdir=${srcdir:-.}
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v man >/dev/null 2>&1; then
-	echo "man: skipped: no man"
-	exit 77
+	skip_missing "man: no man"
 fi
 T=$(mktemp -d /tmp/runtimed-man.XXXXXX)
 trap 'rm -rf "$T"' EXIT

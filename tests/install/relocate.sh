@@ -11,9 +11,9 @@ top_builddir=${top_builddir:-$(pwd)}
 srcdir=${srcdir:-.}
 unset RUNTIMED_LIBEXEC_DIR
 export PYDEVD_DISABLE_FILE_VALIDATION=1
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! jupyter kernelspec list 2>/dev/null | grep -q '^ *python3 '; then
-	echo "relocate: skipped: no python3 kernel"
-	exit 77
+	skip_missing "relocate: no python3 kernel"
 fi
 T=$(mktemp -d /tmp/runtimed-reloc.XXXXXX)
 export RUNTIMED_SOCKET=$T/run/runtimed.sock

@@ -56,9 +56,9 @@ grep -qx "ExecStart=$T/inst/bin/runtimed -D" "$U/runtimed.service" ||
     fail "runtimed.service does not run $T/inst/bin/runtimed"
 echo "ok: make install put the units in lib/systemd/user"
 
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v systemd-analyze >/dev/null 2>&1; then
-	echo "units: systemd-analyze verify skipped: no systemd-analyze"
-	exit 77
+	skip_missing "units: no systemd-analyze"
 fi
 # --man=no: the man pages named in Documentation= need not be installed;
 # a user manager needs a runtime directory (%t), a private one here.

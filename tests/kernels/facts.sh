@@ -11,7 +11,8 @@
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
-have_kernel python3 || { echo "skip: no python3 kernelspec"; exit 77; }
+. "${srcdir:-.}/tests/lib/skip.sh"
+have_kernel python3 || skip_missing "no python3 kernelspec"
 export RUNTIMED_AUTOSAVE=0
 
 mkdir "$T/nb"

@@ -10,8 +10,9 @@
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 150 "$0" "$@"
 . "${srcdir:-.}/tests/kernels/lib.sh"
+. "${srcdir:-.}/tests/lib/skip.sh"
 /usr/bin/python3 -c 'import ipykernel, debugpy' 2>/dev/null ||
-    { echo "no ipykernel with debugpy: skipped"; exit 77; }
+    skip_missing "no ipykernel with debugpy"
 export RUNTIMED_AUTOSAVE=0
 
 start_daemon

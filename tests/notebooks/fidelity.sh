@@ -6,9 +6,9 @@
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
 srcdir=${srcdir:-.}
 top_builddir=${top_builddir:-$(pwd)}
+. "${srcdir:-.}/tests/lib/skip.sh"
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || {
-	echo "skip: /usr/bin/python3 has no nbformat"
-	exit 77
+	skip_missing "/usr/bin/python3 has no nbformat"
 }
 T=$(mktemp -d /tmp/runtimed-nb.XXXXXX)
 trap 'RUNTIMED_SOCKET=$T/run/runtimed.sock RUNTIMED_STATE_DIR=$T/state \

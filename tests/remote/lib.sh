@@ -6,8 +6,9 @@
 
 . "${srcdir:-.}/tests/ctl/lib.sh"
 PY=/usr/bin/python3
-$PY -c 'import jupyter_server' 2>/dev/null || {
-	echo "skip: jupyter_server is not importable by $PY"; exit 77; }
+. "${srcdir:-.}/tests/lib/skip.sh"
+$PY -c 'import jupyter_server' 2>/dev/null ||
+    skip_missing "jupyter_server is not importable by $PY"
 
 export RUNTIMED_CONFIG_DIR=$T/config
 export JUPYTER_RUNTIME_DIR=$T/jupyter/runtime

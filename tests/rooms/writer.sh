@@ -12,7 +12,8 @@
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
 . "${srcdir:-.}/tests/rooms/lib.sh"
-command -v strace >/dev/null || { echo "no strace: skipped"; exit 77; }
+. "${srcdir:-.}/tests/lib/skip.sh"
+command -v strace >/dev/null || skip_missing "no strace"
 export RUNTIMED_AUTOSAVE=0
 
 start_daemon

@@ -73,9 +73,9 @@ grep -q "is not listening" "$T/unlistened.out" ||
     fail "a socket that does not listen: $(cat "$T/unlistened.out")"
 ok "a bad activated descriptor is refused with why"
 
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v systemd-socket-activate >/dev/null 2>&1; then
-	echo "activate: socket activation skipped: no systemd-socket-activate"
-	exit 77
+	skip_missing "activate: no systemd-socket-activate"
 fi
 systemd-socket-activate -l "$RUNTIMED_SOCKET" \
     -E RUNTIMED_STATE_DIR -E RUNTIMED_LIBEXEC_DIR -E RUNTIMED_WARM_POOL \

@@ -9,8 +9,9 @@
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
 . "${srcdir:-.}/tests/runtimed/lib.sh"
+. "${srcdir:-.}/tests/lib/skip.sh"
 /usr/bin/python3 -c 'import ipykernel' 2>/dev/null ||
-    { echo "no ipykernel: skipped"; exit 77; }
+    skip_missing "no ipykernel"
 export RUNTIMED_WARM_POOL=0
 
 "$RUNTIMED" -D -v >"$T/daemon.log" 2>&1 &

@@ -6,9 +6,9 @@
 . "${srcdir:-.}/tests/runtimed/lib.sh"
 # A daemon that failed a check may not be tracked yet: stop it too.
 trap '"$RUNTIMED" stop >/dev/null 2>&1; cleanup' EXIT
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! jupyter kernelspec list 2>/dev/null | grep -q '^ *python3 '; then
-	echo "sockwatch: skipped: no python3 kernel"
-	exit 77
+	skip_missing "sockwatch: no python3 kernel"
 fi
 export RUNTIMED_WARM_POOL=1
 

@@ -6,9 +6,9 @@
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
 top_builddir=${top_builddir:-$(pwd)}
 srcdir=${srcdir:-.}
+. "${srcdir:-.}/tests/lib/skip.sh"
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || {
-	echo "skip: /usr/bin/python3 has no nbformat"
-	exit 77
+	skip_missing "/usr/bin/python3 has no nbformat"
 }
 for f in runtimed-mcp-worker runtimed/runtimed runtimed-agent; do
 	[ -x "$top_builddir/$f" ] || { echo "missing $f"; exit 77; }

@@ -13,7 +13,8 @@
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 90 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
 
-command -v curl >/dev/null 2>&1 || { echo "skip: no curl"; exit 77; }
+. "${srcdir:-.}/tests/lib/skip.sh"
+command -v curl >/dev/null 2>&1 || skip_missing "no curl"
 [ -x "$top_builddir/runtimed-web" ] || { echo "skip: no runtimed-web"; exit 77; }
 export RUNTIMED_WEB_IDLE_SECS=3
 start_daemon

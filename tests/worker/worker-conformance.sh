@@ -2,15 +2,22 @@
 # SPDX-License-Identifier: ISC
 # worker-conformance.sh: the official MCP conformance suite's generic
 # server scenarios and the Inspector CLI against runtimed-mcp-worker on
-# stdio.  Optional: needs a copy of ../shared/tools/mcp with its npm
-# packages installed, named by MCP_TOOLS_DIR; skips (77) otherwise.
+# stdio.  The suite, the Inspector CLI and supergateway are pinned in
+# tests/conformance (package-lock.json); scripts/test.sh runs "npm ci"
+# there.  MCP_TOOLS_DIR names another such directory.  The suite needs
+# Node 20 or later: on Debian 12's Node 18 this is skipped (77).
 B=${abs_top_builddir:-$PWD}
-D=${MCP_TOOLS_DIR:-}
-if [ -z "$D" ] || [ ! -d "$D/node_modules/@modelcontextprotocol/conformance" ] ||
-    ! command -v node >/dev/null 2>&1; then
-	echo "worker-conformance: skipped: set MCP_TOOLS_DIR to an npm-installed copy of shared/tools/mcp"
+srcdir=${srcdir:-.}
+. "$srcdir/tests/lib/skip.sh"
+D=${MCP_TOOLS_DIR:-$(cd "$srcdir/tests/conformance" && pwd)}
+command -v node >/dev/null 2>&1 || skip_missing "no node"
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+	echo "worker-conformance: skipped: the conformance suite needs Node 20 or later, this is $(node --version)"
 	exit 77
 fi
+[ -d "$D/node_modules/@modelcontextprotocol/conformance" ] ||
+    skip_missing "no conformance suite in $D (run 'npm ci' there)"
+command -v curl >/dev/null 2>&1 || skip_missing "no curl"
 T=$(mktemp -d /tmp/rtd-wconf.XXXXXX)
 mkdir -m 700 "$T/run"
 DAEMON=$B/runtimed/runtimed
@@ -35,12 +42,15 @@ for s in server-initialize logging-set-level ping tools-list resources-list \
 		rc=1
 	fi
 done
-mkdir -p "$D/run"
-n=$(cd "$D/run" && timeout 60 node ../node_modules/@modelcontextprotocol/inspector-cli/build/index.js \
+# inspector-cli 1.0.3 looks for ../package.json from its working
+# directory but imports it from its own: give it one to find.
+echo '{}' >"$T/package.json"
+mkdir "$T/cwd"
+n=$(cd "$T/cwd" && timeout 60 node "$D"/node_modules/@modelcontextprotocol/inspector-cli/build/index.js \
     "$T/worker.sh" --method tools/list | node -e \
     'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).tools.length))')
 [ "${n:-0}" -ge 21 ] && echo "PASS inspector tools/list ($n tools)" || { echo "FAIL inspector tools/list"; rc=1; }
-(cd "$D/run" && timeout 60 node ../node_modules/@modelcontextprotocol/inspector-cli/build/index.js \
+(cd "$T/cwd" && timeout 60 node "$D"/node_modules/@modelcontextprotocol/inspector-cli/build/index.js \
     "$T/worker.sh" --method tools/call --tool-name list_kernels) | grep -q '"isError": false' &&
     echo "PASS inspector tools/call list_kernels" || { echo "FAIL inspector tools/call"; rc=1; }
 exit $rc

@@ -6,13 +6,12 @@
 # tests/e2e/node_modules (run "npm ci" there).
 srcdir=${srcdir:-.}
 B=${abs_top_builddir:-$PWD}
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v node >/dev/null 2>&1; then
-	echo "worker-node: skipped: no node on PATH"
-	exit 77
+	skip_missing "worker-node: no node on PATH"
 fi
 if [ ! -d "$srcdir/tests/e2e/node_modules/@modelcontextprotocol/sdk" ]; then
-	echo "worker-node: skipped: run 'npm ci' in $srcdir/tests/e2e first"
-	exit 77
+	skip_missing "worker-node: no MCP SDK: run 'npm ci' in $srcdir/tests/e2e"
 fi
 WORKER=$B/runtimed-mcp-worker
 RUNTIMED_BIN=$B/runtimed/runtimed

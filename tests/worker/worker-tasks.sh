@@ -6,13 +6,12 @@
 # Skips (77) without node, the SDK (run "npm ci" in tests/e2e) or python3.
 srcdir=${srcdir:-.}
 B=${abs_top_builddir:-$PWD}
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v node >/dev/null 2>&1; then
-	echo "worker-tasks: skipped: no node on PATH"
-	exit 77
+	skip_missing "worker-tasks: no node on PATH"
 fi
 if [ ! -d "$srcdir/tests/e2e/node_modules/@modelcontextprotocol/sdk" ]; then
-	echo "worker-tasks: skipped: run 'npm ci' in $srcdir/tests/e2e first"
-	exit 77
+	skip_missing "worker-tasks: no MCP SDK: run 'npm ci' in $srcdir/tests/e2e"
 fi
 if ! "$B/runtimed-agent" --list-kernelspecs 2>/dev/null | grep -q '"python3"'
 then
