@@ -46,6 +46,8 @@ static void	worker_output_exec_source(struct worker_output_row *,
 		    struct worker_budget *);
 static void	worker_output_exec_error(struct evbuffer *,
 		    struct json_object *);
+static void	worker_output_exec_why(struct evbuffer *,
+		    const struct worker_exec *);
 static void	worker_output_exec_ids(struct evbuffer *,
 		    struct worker_output_row *, size_t, const char *);
 static void	worker_output_exec_text(struct evbuffer *,
@@ -937,6 +939,28 @@ worker_output_exec_error(struct evbuffer *text, struct json_object *cell)
 	}
 }
 
+/*
+ * Why a run ended as it did, and what to do next, where the daemon said
+ * (a kernel's death, a restart, the daemon stopping): in the run's own
+ * result, not only in the next call's.
+ */
+static void
+worker_output_exec_why(struct evbuffer *text, const struct worker_exec *state)
+{
+	if (state->status == NULL)
+		return;
+	if (strcmp(state->status, "kernel_died") == 0) {
+		evbuffer_add_printf(text, "%s. Call restart_kernel to start "
+		    "a fresh one (its variables are gone), then run again the "
+		    "cells that define them.\n",
+		    state->message != NULL ? state->message : "the kernel died");
+		return;
+	}
+	if (state->message != NULL && (strcmp(state->status,
+	    "interrupted") == 0 || strcmp(state->status, "cancelled") == 0))
+		evbuffer_add_printf(text, "why: %s\n", state->message);
+}
+
 /* Up to 10 ids of the cells of one status that the text summarises. */
 static void
 worker_output_exec_ids(struct evbuffer *text, struct worker_output_row *rows,
@@ -1010,6 +1034,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 		    len, st);
 	}
 	evbuffer_add(text, "\n", 1);
+	worker_output_exec_why(text, state);
 
 	for (i = 0; i < n; i++) {
 		r = &rows[i];

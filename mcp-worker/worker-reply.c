@@ -995,6 +995,8 @@ worker_exec_read(const msgpack_object *body, char **cause)
 	e = xcalloc(1, sizeof *e);
 	e->execution_id = proto_str_dup(&m.execution_id);
 	e->status = proto_str_dup(&m.status);
+	if (m.message.ptr != NULL)
+		e->message = proto_str_dup(&m.message);
 	e->cells = mpjson_unpack(m.cells.obj);
 	if (m.input.obj != NULL)
 		e->input = mpjson_unpack(m.input.obj);
@@ -1008,6 +1010,7 @@ worker_exec_free(struct worker_exec *e)
 		return;
 	free(e->execution_id);
 	free(e->status);
+	free(e->message);
 	json_object_put(e->cells);
 	json_object_put(e->input);
 	free(e);

@@ -364,6 +364,7 @@ struct worker_nb_line {
 struct worker_exec {			/* EXEC_STATE */
 	char			*execution_id;
 	char			*status;
+	char			*message;	/* why it ended so, or NULL */
 	struct json_object	*cells;
 	struct json_object	*input;	/* {cell_id, prompt, password} */
 };

@@ -437,6 +437,8 @@ test('error codes', async () => {
     { op: 'insert', after: 'BOTTOM', source: 'import os\nos._exit(1)' }], run: true });
   const kd = await ok(A, 'get_results', { notebook_handle: H, execution_id: k.sc.run.execution_id, timeout_secs: 30 });
   assert.equal(kd.sc.status, 'kernel_died');
+  // The run's own result says why and what to do (issue 34).
+  assert.match(kd.text, /^kernel died: exited with status 1\. Call restart_kernel/m);
   await ok(A, 'restart_kernel', { notebook_handle: H });
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: k.sc.cells[0].cell_id }] });
 });
