@@ -917,6 +917,7 @@ int	proto_agent_status_unpack(const msgpack_object *,
 #define PROTO_COMPLETE_MAX	200	/* matches a reply lists */
 #define PROTO_INSPECT_MAX	8000	/* code points of inspect text */
 #define PROTO_INPUT_MAX		(64U * 1024)	/* bytes of an answer */
+#define PROTO_PROMPT_MAX	(8U * 1024)	/* bytes of a prompt kept */
 #define PROTO_FILTER_MAX	1024		/* bytes of a name pattern */
 #define PROTO_CODE_MAX		(1020U * 1024)	/* bytes of code to complete */
 struct proto_variables {		/* KERNEL_ and AGENT_VARIABLES */

@@ -40,6 +40,27 @@ agent_stdin_string(struct json_object *o, const char *key)
 }
 
 /*
+ * A prompt to send: whole up to PROTO_PROMPT_MAX bytes, else its last
+ * bytes (from a character's start) after a note of how much was left
+ * out.  Caller frees.
+ */
+static char *
+agent_stdin_cut(const char *prompt)
+{
+	size_t	 len = strlen(prompt), start;
+	char	*out;
+
+	if (len <= PROTO_PROMPT_MAX)
+		return (xstrdup(prompt));
+	start = len - (PROTO_PROMPT_MAX - 64);
+	while (start < len && ((unsigned char)prompt[start] & 0xc0) == 0x80)
+		start++;
+	xasprintf(&out, "[the first %zu bytes of this prompt left out] %s",
+	    start, prompt + start);
+	return (out);
+}
+
+/*
  * An input_request from the kernel: 1 if it is a run's, now waiting for
  * the daemon's answer; 0 leaves it to agent-exec.c (a silent request's,
  * or a kernel asking although not allowed to: answered empty).
@@ -51,6 +72,7 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 	struct json_object			*content, *v;
 	const char				*parent, *exec_id, *cell_id;
 	const char				*prompt;
+	char					*cut;
 	struct mpbuf				 b;
 
 	if (strcmp(agent_wire_msg_type(m), "input_request") != 0)
@@ -70,7 +92,13 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 	memset(&r, 0, sizeof r);
 	r.exec_id = agent_str(exec_id);
 	r.cell_id = agent_str(cell_id);
-	r.prompt = agent_str(prompt != NULL ? prompt : "");
+	/*
+	 * A prompt of megabytes (input("x" * 10**7)) is cut to its end, the
+	 * part next to where the answer goes: sent whole it was over the
+	 * frame's cap and dropped, and the run never asked for input.
+	 */
+	cut = agent_stdin_cut(prompt != NULL ? prompt : "");
+	r.prompt = agent_str(cut);
 	r.password = json_object_object_get_ex(content, "password", &v) &&
 	    json_object_get_boolean(v);
 	log_info("exec %s: cell %s asks for input%s", exec_id, cell_id,
@@ -79,6 +107,7 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 	proto_agent_input_request_pack(&b.pk, &r);
 	agent_send(PROTO_MSG_AGENT_INPUT_REQUEST, 0, &b);
 	mpbuf_free(&b);
+	free(cut);
 	return (1);
 }
 
