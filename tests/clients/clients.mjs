@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { economyJob, writeNotebook } from './jobs.mjs';
+import { economyJob, edgesJob, writeEdgeNotebook, writeNotebook } from './jobs.mjs';
 import { ScriptedModel, chars, partsText } from './model.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -245,12 +245,18 @@ const CODEX_ENVELOPE = /^Wall time: [0-9.]+ seconds\nOutput:\n/;
 // The realistic job through one client; every result as the model read
 // it: parts (text and images, in order), text (all text parts), body
 // (text less the client's own envelope), and its characters.
-export async function runEconomy(client, { keep = false, timeoutMs = 240000 } = {}) {
-  const world = makeWorld(client);
-  const nbPath = path.join(world.work, 'sales.ipynb');
+export async function runEconomy(client, opts) {
+  return runJob(client, 'economy', opts);
+}
+
+// job: 'economy' (the realistic job) or 'edges' (an error, a guarded
+// edit after a run, a kernel death).
+export async function runJob(client, which, { keep = false, timeoutMs = 240000 } = {}) {
+  const world = makeWorld(which === 'economy' ? client : `${client}-${which}`);
+  const nbPath = path.join(world.work, which === 'edges' ? 'edges.ipynb' : 'sales.ipynb');
   const exportPath = path.join(world.work, 'sales.md');
-  writeNotebook(nbPath);
-  const job = economyJob(nbPath, exportPath);
+  (which === 'edges' ? writeEdgeNotebook : writeNotebook)(nbPath);
+  const job = which === 'edges' ? edgesJob(nbPath) : economyJob(nbPath, exportPath);
   const out = { client, world, nbPath, exportPath, labels: job.labels, steps: job.script.length };
   try {
     if (client === 'sdk') {

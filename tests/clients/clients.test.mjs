@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { checkInstalled, makeWorld, mcpBinary, removeWorld, runEconomy, stopWorld } from './clients.mjs';
+import { checkInstalled, makeWorld, mcpBinary, removeWorld, runEconomy, runJob, stopWorld } from './clients.mjs';
 import { BAD, CELLS, PLOT } from './jobs.mjs';
 
 // The budgets of issue 34.
@@ -153,6 +153,57 @@ for (const client of ['claude', 'codex', 'sdk']) {
         assert.ok(run.firstToolsAt < FIRST_TOOLS_MS, `first request with them at ${run.firstToolsAt} ms`);
       });
     }
+  });
+}
+
+// The edges of issue 34 (jobs.mjs edgesJob): a tool error, the first
+// guarded edit after one's own run, a kernel that dies in a run.
+for (const client of ['claude', 'codex', 'sdk']) {
+  describe(`edges through ${client}`, { timeout: TIMEOUT }, () => {
+    let run;
+    let keep = false;
+    before(async () => {
+      run = await runJob(client, 'edges', { keep: true });
+    });
+    after(() => {
+      if (!run) return;
+      if (keep) console.log(`# ${client} edges: kept ${run.world.dir} (requests, client log)`);
+      else removeWorld(run.world);
+    });
+    const check = (name, fn) => test(name, () => {
+      try {
+        fn();
+      } catch (e) {
+        keep = true;
+        throw e;
+      }
+    });
+
+    check('the edges job runs to its end', () => {
+      assert.equal(run.exit.code, 0, `${client} exited ${run.exit.code}: ${run.exit.stderr?.slice(-2000)}`);
+      assert.deepEqual(run.modelErrors, []);
+      assert.equal(run.results.length, run.steps, `answered ${run.results.length} of ${run.steps} calls`);
+    });
+
+    check('a tool error reaches the model as "code: message" on its first line', () => {
+      const r = run.results[1];
+      assert.match(firstLine(r), /^cell_not_found: /, r.body.slice(0, 300));
+      // Codex's function_call_output has no error flag to carry.
+      if (client !== 'codex') assert.equal(r.isError, true);
+    });
+
+    check('the first guarded edit after one\'s own run succeeds (expect_version guards the source)', () => {
+      const r = run.results[3];
+      assert.ok(!/^edit_conflict/.test(firstLine(r)), r.body.slice(0, 400));
+      assert.equal(r.isError, false);
+    });
+
+    check('a kernel death says why and what next in the run result', () => {
+      const r = run.results[4];
+      assert.match(firstLine(r), /\bkernel_died\b/, r.body.slice(0, 300));
+      assert.match(r.body, /restart_kernel/, r.body.slice(0, 600));
+      assert.match(r.body, /signal|SIGKILL|killed|exit/i, r.body.slice(0, 600));
+    });
   });
 }
 

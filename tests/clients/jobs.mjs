@@ -80,3 +80,39 @@ export function economyJob(nbPath, exportPath) {
     script: steps.map(([tool, , args]) => (ctx) => ({ tool, args: args(ctx) })),
   };
 }
+
+// The edges of issue 34 in one short job: a tool error, the first
+// guarded edit after one's own run, and a kernel that dies in a run.
+export const EDGE_CELLS = [
+  ['c-print', 'code', 'print("before")'],
+  ['c-die', 'code', 'import os, signal\nos.kill(os.getpid(), signal.SIGKILL)'],
+];
+
+export function writeEdgeNotebook(file) {
+  const lines = (s) => s.split('\n').map((l, i, a) => i < a.length - 1 ? `${l}\n` : l);
+  fs.writeFileSync(file, `${JSON.stringify({
+    cells: EDGE_CELLS.map(([id, , src]) =>
+      ({ cell_type: 'code', execution_count: null, id, metadata: {}, outputs: [], source: lines(src) })),
+    metadata: { kernelspec: { display_name: 'Python 3 (ipykernel)', language: 'python', name: 'python3' },
+      language_info: { name: 'python' } },
+    nbformat: 4, nbformat_minor: 5,
+  }, null, 1)}\n`);
+}
+
+export function edgesJob(nbPath) {
+  const at = (ctx) => ({ notebook_handle: handleOf(ctx) });
+  // The version the outline showed, as shown ("v1a2b3c4d").
+  const version = (ctx) => take(ctx.results[0].text, /c-print\b[^\n]*?\b(v[0-9a-f]{8})\b/, 'c-print version');
+  const steps = [
+    ['connect_notebook', 'open', () => ({ path: nbPath })],
+    ['inspect_notebook', 'a cell that is not there', (ctx) => ({ ...at(ctx), cell_ids: ['no-such-cell'] })],
+    ['run_cells', 'run the first cell', (ctx) => ({ ...at(ctx), cell_ids: ['c-print'], wait_secs: 30 })],
+    ['edit_cells', 'edit it, guarded by the version read before the run', (ctx) => ({ ...at(ctx),
+      edits: [{ op: 'edit', cell_id: 'c-print', source: 'print("after")', expect_version: version(ctx) }] })],
+    ['run_cells', 'a cell that kills its kernel', (ctx) => ({ ...at(ctx), cell_ids: ['c-die'], wait_secs: 30 })],
+  ];
+  return {
+    labels: steps.map(([tool, label]) => ({ tool, label })),
+    script: steps.map(([tool, , args]) => (ctx) => ({ tool, args: args(ctx) })),
+  };
+}
