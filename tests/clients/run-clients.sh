@@ -6,16 +6,17 @@
 # on 127.0.0.1, and the suite asserts on what each client hands its
 # model (issue 34).  Skips (77) only when RUNTIMED_SKIP_CLIENTS=1
 # (scripts/test.sh runs the suite itself against the installed tree) or
-# without node; without the pinned CLIs (run "npm ci" in tests/clients)
+# without node (a failure under CI=true, tests/lib/skip.sh); without the
+# pinned CLIs (run "npm ci" in tests/clients)
 # it fails: a suite that skipped them would prove nothing.
 srcdir=${srcdir:-.}
 if [ "${RUNTIMED_SKIP_CLIENTS:-0}" = 1 ]; then
 	echo "clients: skipped (RUNTIMED_SKIP_CLIENTS=1)"
 	exit 77
 fi
+. "${srcdir:-.}/tests/lib/skip.sh"
 if ! command -v node >/dev/null 2>&1; then
-	echo "clients: skipped: no node on PATH"
-	exit 77
+	skip_missing "clients: no node on PATH"
 fi
 D=$srcdir/tests/clients
 for f in node_modules/@anthropic-ai/claude-code/bin/claude.exe \
