@@ -192,14 +192,20 @@ for (const client of ['claude', 'codex', 'sdk']) {
       if (client !== 'codex') assert.equal(r.isError, true);
     });
 
+    check('an edit guarded by the version as a result shows it ("v1a2b3c4d") succeeds', () => {
+      const r = run.results[2];
+      assert.ok(!/^edit_conflict/.test(firstLine(r)), r.body.slice(0, 400));
+      assert.equal(r.isError, false);
+    });
+
     check('the first guarded edit after one\'s own run succeeds (expect_version guards the source)', () => {
-      const r = run.results[3];
+      const r = run.results[4];
       assert.ok(!/^edit_conflict/.test(firstLine(r)), r.body.slice(0, 400));
       assert.equal(r.isError, false);
     });
 
     check('a kernel death says why and what next in the run result', () => {
-      const r = run.results[4];
+      const r = run.results[5];
       assert.match(firstLine(r), /\bkernel_died\b/, r.body.slice(0, 300));
       assert.match(r.body, /restart_kernel/, r.body.slice(0, 600));
       assert.match(r.body, /signal|SIGKILL|killed|exit/i, r.body.slice(0, 600));

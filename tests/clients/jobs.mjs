@@ -101,14 +101,17 @@ export function writeEdgeNotebook(file) {
 
 export function edgesJob(nbPath) {
   const at = (ctx) => ({ notebook_handle: handleOf(ctx) });
-  // The version the outline showed, as shown ("v1a2b3c4d").
-  const version = (ctx) => take(ctx.results[0].text, /c-print\b[^\n]*?\b(v[0-9a-f]{8})\b/, 'c-print version');
+  // A cell's version as a result shows it ("v1a2b3c4d"), given back as
+  // the instructions say: as an edit's expect_version.
+  const shown = (r) => take(r.text, /c-print\b[^\n]*?\b(v[0-9a-f]{8})\b/, 'c-print version');
   const steps = [
     ['connect_notebook', 'open', () => ({ path: nbPath })],
     ['inspect_notebook', 'a cell that is not there', (ctx) => ({ ...at(ctx), cell_ids: ['no-such-cell'] })],
-    ['run_cells', 'run the first cell', (ctx) => ({ ...at(ctx), cell_ids: ['c-print'], wait_secs: 30 })],
-    ['edit_cells', 'edit it, guarded by the version read before the run', (ctx) => ({ ...at(ctx),
-      edits: [{ op: 'edit', cell_id: 'c-print', source: 'print("after")', expect_version: version(ctx) }] })],
+    ['edit_cells', 'edit, guarded by the version the outline shows', (ctx) => ({ ...at(ctx),
+      edits: [{ op: 'edit', cell_id: 'c-print', source: 'print("edited")', expect_version: shown(ctx.results[0]) }] })],
+    ['run_cells', 'run it', (ctx) => ({ ...at(ctx), cell_ids: ['c-print'], wait_secs: 30 })],
+    ['edit_cells', 'edit again, guarded by the version from before the run', (ctx) => ({ ...at(ctx),
+      edits: [{ op: 'edit', cell_id: 'c-print', source: 'print("after")', expect_version: shown(ctx.results[2]) }] })],
     ['run_cells', 'a cell that kills its kernel', (ctx) => ({ ...at(ctx), cell_ids: ['c-die'], wait_secs: 30 })],
   ];
   return {
