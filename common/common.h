@@ -223,6 +223,7 @@ void			 streamcap_add(struct streamcap *, const char *,
 struct json_object	*streamcap_output(const struct streamcap *,
 			     const char *);
 uint64_t		 streamcap_cut(struct json_object *);
+size_t			 streamcap_marker_chars(uint64_t);
 int			 streamcap_truncated(struct json_object *);
 struct json_object	*streamcap_merge(struct json_object *,
 			     struct json_object *);

@@ -88,6 +88,18 @@ streamcap_marker(uint64_t n, size_t *len)
 	return (m);
 }
 
+/* Characters of the marker that says n were cut (ASCII: its length). */
+size_t
+streamcap_marker_chars(uint64_t n)
+{
+	char	*m;
+	size_t	 len;
+
+	m = streamcap_marker(n, &len);
+	free(m);
+	return (len);
+}
+
 void
 streamcap_init(struct streamcap *sc)
 {

@@ -15,6 +15,7 @@ struct tool_get_results {
 	struct worker_call	*call;
 	struct worker_room	*room;
 	int			 full;
+	size_t			 start_line, end_line;
 	struct worker_exec	*state;
 	int			 wait_ms;
 	int64_t			 start_ms;
@@ -148,6 +149,8 @@ tool_get_results_shape(void *arg)
 	worker_budget_init(&budget, st->full);
 	/* A plain poll says what is new; the whole run is full_output. */
 	budget.delta = !worker_call_structured(st->call);
+	budget.start_line = st->start_line;
+	budget.end_line = st->end_line;
 	sc = worker_output_exec(st->state, &budget, text, st->call);
 	s = worker_output_take(text);
 	worker_call_result(st->call, s, sc);
@@ -237,25 +240,42 @@ tool_get_results(struct worker_call *call)
 {
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", "execution_id",
-		"timeout_secs", "full_output", NULL
+		"timeout_secs", "full_output", "start_line", "end_line", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
 	struct tool_get_results		*st;
 	struct worker_handle		*h;
 	const char			*id;
 	char				*msg = NULL;
-	int				 timeout_ms, full;
+	int				 timeout_ms, full, sl, el;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
 	if (worker_args_string(args, "execution_id", 0, &id, &msg) != 0 ||
 	    worker_args_secs(args, "timeout_secs", 0, &timeout_ms,
 	    &msg) != 0 ||
-	    worker_args_bool(args, "full_output", 0, &full, &msg) != 0) {
+	    worker_args_bool(args, "full_output", 0, &full, &msg) != 0 ||
+	    worker_args_uint(args, "start_line", 0, 1, INT32_MAX, &sl,
+	    &msg) != 0 ||
+	    worker_args_uint(args, "end_line", 0, 1, INT32_MAX, &el,
+	    &msg) != 0) {
 		worker_call_error(call, "invalid_argument", "%s", msg);
 		free(msg);
 		return;
 	}
+	if ((sl != 0 || el != 0) && !full) {
+		worker_call_error(call, "invalid_argument", "start_line and "
+		    "end_line read a range of a run's full output: give "
+		    "full_output:true with them");
+		return;
+	}
+	if (el != 0 && el < (sl != 0 ? sl : 1)) {
+		worker_call_error(call, "invalid_argument",
+		    "end_line must not be before start_line");
+		return;
+	}
+	if (el != 0 && sl == 0)
+		sl = 1;
 	if (id == NULL && (json_object_object_get(args, "timeout_secs") !=
 	    NULL || json_object_object_get(args, "full_output") != NULL)) {
 		worker_call_error(call, "invalid_argument", "timeout_secs and "
@@ -281,6 +301,8 @@ tool_get_results(struct worker_call *call)
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
 	st->full = full;
+	st->start_line = (size_t)sl;
+	st->end_line = (size_t)el;
 	st->wait_ms = timeout_ms;
 	if (timeout_ms > 0 && worker_call_has_progress(call)) {
 		/* Look at once, to say which cell runs; then wait. */
@@ -304,7 +326,9 @@ const struct tool_entry tool_get_results_entry = {
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"timeout_secs\":{\"type\":\"number\",\"minimum\":0,"
 	    "\"maximum\":50},"
-	    "\"full_output\":{\"type\":\"boolean\"}}}",
+	    "\"full_output\":{\"type\":\"boolean\"},"
+	    "\"start_line\":{\"type\":\"integer\",\"minimum\":1},"
+	    "\"end_line\":{\"type\":\"integer\",\"minimum\":1}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"execution_id\":{\"type\":\"string\"},"
 	    "\"status\":{\"type\":\"string\"},"

@@ -83,8 +83,8 @@ tool_list_kernels(struct worker_call *call)
 
 const struct tool_entry tool_list_kernels_entry = {
 	.name = "list_kernels",
-	.description = "List the installed kernelspecs and the default, for "
-	    "create_notebook or select_kernel; a target: its server's.",
+	.description = "Installed kernelspecs and the default (with a "
+	    "target: its server's).",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -133,8 +133,7 @@ tool_list_notebooks(struct worker_call *call)
 const struct tool_entry tool_list_notebooks_entry = {
 	.name = "list_notebooks",
 	.description = "Notebooks the daemon has open (id, path, kernel, "
-	    "peers, unsaved changes) and this session's handles; e.g. to find "
-	    "a notebook_id.",
+	    "peers, unsaved changes) and this session's handles.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"notebooks\":{\"type\":\"array\"},"

@@ -67,8 +67,9 @@ static void	worker_output_census(struct evbuffer *, struct json_object *);
 void
 worker_budget_init(struct worker_budget *b, int full)
 {
-	b->cell_cap = WORKER_CELL_CAP;
-	b->result_left = WORKER_RESULT_CAP;
+	/* Full output is bounded too, and read on by line ranges. */
+	b->cell_cap = full ? WORKER_FULL_CAP : WORKER_CELL_CAP;
+	b->result_left = full ? WORKER_FULL_CAP : WORKER_RESULT_CAP;
 	b->full = full;
 	b->images = 0;
 	b->image_bytes = 0;
@@ -76,6 +77,8 @@ worker_budget_init(struct worker_budget *b, int full)
 	b->every_mime = 0;
 	b->more = NULL;
 	b->delta = 0;
+	b->start_line = 0;
+	b->end_line = 0;
 }
 
 /* Remove ANSI escape sequences (CSI, OSC, two-byte ESC x).  Caller frees. */
@@ -210,6 +213,9 @@ struct worker_output_cut {
 	size_t		 left;		/* for the other representations */
 	int		 marked;	/* the marker is written */
 	const char	*more;		/* the call that returns the rest */
+	uint64_t	 dropped;	/* characters the daemon did not keep */
+	uint64_t	 markers;	/* characters of its markers */
+	int		 full;		/* full_output: past it, line ranges */
 };
 
 /* Characters in a text value (a string or a list of strings). */
@@ -346,11 +352,26 @@ worker_output_measure(struct json_object *outputs, struct worker_budget *b)
 static char *
 worker_output_marker(const struct worker_output_cut *cut)
 {
-	char	*m;
+	char	*m, *kept = NULL;
 
-	xasprintf(&m, "[... %zu characters cut; %s]", cut->total - cut->keep,
-	    cut->more != NULL ? cut->more :
-	    "get_results full_output:true returns them");
+	/*
+	 * The whole cut: what the daemon did not keep of a huge stream
+	 * (its head and tail are kept, common/streamcap.c) counts too.
+	 */
+	if (cut->dropped > 0)
+		xasprintf(&kept, " (%llu of them not kept by runtimed: the "
+		    "cell printed %llu; the middle is gone)",
+		    (unsigned long long)cut->dropped,
+		    (unsigned long long)(cut->total - cut->markers +
+		    cut->dropped));
+	xasprintf(&m, "[... %llu characters cut%s; %s]",
+	    (unsigned long long)(cut->total - cut->keep + cut->dropped),
+	    kept != NULL ? kept : "", cut->full ? "get_results full_output:"
+	    "true with start_line and end_line reads a range of lines, "
+	    "search_cells finds one" : cut->more != NULL ? cut->more :
+	    cut->dropped > 0 ? "get_results full_output:true returns what "
+	    "was kept" : "get_results full_output:true returns them");
+	free(kept);
 	return (m);
 }
 
@@ -573,12 +594,29 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	struct worker_output_cut	 cut;
 	const char			*type, *key, *ev, *sha;
 	int64_t				 blob_size;
-	size_t				 i, k, avail;
+	size_t				 i, k, avail, lines;
+	uint64_t			 u;
 
 	arr = json_object_new_array();
 	*truncated = 0;
 	if (outputs == NULL || !json_object_is_type(outputs, json_type_array))
 		return (arr);
+	/* A range of lines, then shaped as any outputs (worker-range.c). */
+	if (b->start_line > 0) {
+		view = worker_range_view(outputs, b->start_line, b->end_line,
+		    &lines);
+		if (text != NULL)
+			evbuffer_add_printf(text, "[lines %zu-%zu of %zu]\n",
+			    b->start_line, b->end_line != 0 &&
+			    b->end_line < lines ? b->end_line : lines, lines);
+		k = b->start_line;
+		b->start_line = 0;
+		json_object_put(arr);
+		arr = worker_output_cap(view, b, text, truncated, call);
+		b->start_line = k;
+		json_object_put(view);
+		return (arr);
+	}
 	/* Library frames folded unless all was asked for. */
 	if (!b->full && (view = worker_traceback_view(outputs)) != NULL) {
 		json_object_put(arr);
@@ -588,14 +626,22 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	}
 	memset(&cut, 0, sizeof cut);
 	cut.more = b->more;
+	cut.full = b->full;
 	cut.total = worker_output_measure(outputs, b);
+	for (i = 0; i < json_object_array_length(outputs); i++) {
+		u = streamcap_cut(json_object_array_get_idx(outputs, i));
+		if (u > 0) {
+			cut.dropped += u;
+			cut.markers += streamcap_marker_chars(u);
+		}
+	}
 	avail = b->cell_cap < b->result_left ? b->cell_cap : b->result_left;
-	if (b->full || cut.total <= avail)
+	if (cut.total <= avail)
 		cut.keep = cut.total;
 	else
 		cut.keep = avail;
 	cut.head = cut.keep / 4;
-	if (!b->full && avail == 0 && cut.total > 0) {
+	if (avail == 0 && cut.total > 0) {
 		/* The result's budget is spent: no outputs, not a marker. */
 		*truncated = 1;
 		if (text != NULL)
@@ -605,9 +651,10 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 			    "get_results full_output:true returns them");
 		return (arr);
 	}
-	if (b->full)
+	if (b->full) {
 		cut.left = SIZE_MAX;
-	else {
+		b->result_left -= cut.keep;
+	} else {
 		cut.left = avail - cut.keep;
 		b->result_left -= cut.keep;
 	}

@@ -33,6 +33,7 @@
 #define WORKER_DAEMON_LOST	"lost the connection to runtimed"
 #define WORKER_CELL_CAP		8000	/* inline chars of outputs a cell */
 #define WORKER_RESULT_CAP	10000	/* inline chars of a result */
+#define WORKER_FULL_CAP		100000	/* chars of outputs, full_output */
 #define WORKER_SOURCE_CAP	2000	/* chars of a source in a run */
 #define WORKER_STRUCT_CAP	12000	/* bytes of a run's structuredContent */
 #define WORKER_LIST_HANDLES	20	/* handles list_notebooks names in text */
@@ -536,6 +537,10 @@ void		 worker_seen_note(const char *, struct json_object *);
 struct json_object *worker_seen_delta(const char *, struct json_object *);
 void		 worker_seen_reset(void);
 
+/* worker-range.c: a range of lines of a cell's outputs. */
+struct json_object *worker_range_view(struct json_object *, size_t, size_t,
+		     size_t *);
+
 /* worker-traceback.c: library frames folded for the model. */
 struct json_object *worker_traceback_fold(struct json_object *);
 struct json_object *worker_traceback_view(struct json_object *);
@@ -551,6 +556,8 @@ struct worker_budget {
 	int		 every_mime;	/* show every text representation */
 	const char	*more;		/* the call a cut names, or NULL */
 	int		 delta;		/* only what was not read before */
+	size_t		 start_line;	/* a range of output lines, or 0 */
+	size_t		 end_line;	/* 0: to the last */
 };
 void		 worker_budget_init(struct worker_budget *, int);
 char		*worker_output_strip_ansi(const char *, size_t, size_t *);

@@ -353,3 +353,33 @@ test('a poll returns what is new since this session\'s last read, never an image
     await C.close().catch(() => {});
   }
 });
+
+test('a huge output: the whole cut is said, full output is bounded and read by lines', async () => {
+  const { C, call, h, insert } = await plainClient('huge');
+  try {
+    // 7,000 lines of 100 characters: 700,000, past the 500,000 the
+    // daemon keeps of one stream (its head and tail).
+    const id = await insert('for i in range(7000):\n    print(f"{i:06d} " + "y" * 92)');
+    const r = await call('run_cells', { notebook_handle: h, cell_ids: [id], wait_secs: 50 });
+    const m = /\[\.\.\. (\d+) characters cut \((\d+) of them not kept by runtimed: the cell printed (\d+)/.exec(r.text);
+    assert.ok(m, r.text.slice(0, 600));
+    assert.equal(Number(m[3]), 700000, 'what the cell printed');
+    assert.equal(Number(m[2]), 200000, 'what the daemon did not keep');
+    assert.ok(Number(m[1]) > 690000 && Number(m[1]) < 700000, m[1]);
+    assert.match(r.text, /full_output:true returns what was kept/);
+    const eid = /execution_id (\S+):/.exec(r.text)[1];
+    const f = await call('get_results', { notebook_handle: h, execution_id: eid, full_output: true });
+    assert.ok(chars(f.text) < 101000, `full output bounded: ${chars(f.text)}`);
+    assert.match(f.text, /start_line and end_line reads a range of lines/);
+    const g = await call('get_results', { notebook_handle: h, execution_id: eid, full_output: true,
+      start_line: 101, end_line: 103 });
+    assert.match(g.text, /\[lines 101-103 of \d+\]\n000100 y+\n000101 y+\n000102 y+$/);
+    assert.doesNotMatch(g.text, /000103/);
+    const bad = await C.callTool({ name: 'get_results', arguments: { notebook_handle: h,
+      execution_id: eid, start_line: 5 } });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /^invalid_argument: start_line and end_line read a range/);
+  } finally {
+    await C.close().catch(() => {});
+  }
+});
