@@ -110,8 +110,13 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	}
 	if (worker_args_check(e, allowed, &m) != 0)
 		goto bad;
-	if (worker_args_string(e, "expect_version", 0, &s, &m) != 0 ||
-	    worker_args_string(e, "cell_type", 0, &s, &m) != 0)
+	if (worker_args_string(e, "expect_version", 0, &s, &m) != 0)
+		goto bad;
+	/* As results show it ("v1a2b3c4d"): a model copies it so. */
+	if (s != NULL && s[0] == 'v' && strlen(s) == 9)
+		json_object_object_add(e, "expect_version",
+		    json_object_new_string(s + 1));
+	if (worker_args_string(e, "cell_type", 0, &s, &m) != 0)
 		goto bad;
 	if (s != NULL && !tool_edit_cells_type_ok(s)) {
 		xasprintf(msg, "edits[%zu]: cell_type must be code, markdown "

@@ -133,8 +133,9 @@ test('versions: in every read, changed by every change, guarded edits', async ()
   // But expect_version guards what an edit changes, not outputs (issue
   // 34): the version read before the run still lets the first guarded
   // edit through, since the source is as read.
+  // As the text shows it, with its "v" (a model copies it so).
   e = await ok(A, 'edit_cells', { notebook_handle: HA, edits: [
-    { op: 'edit', cell_id: ids[0], metadata: { tags: [] }, expect_version: v1 }] });
+    { op: 'edit', cell_id: ids[0], metadata: { tags: [] }, expect_version: `v${v1}` }] });
   const v2 = e.sc.cells[0].version;
   // Once the content changed, the versions before it are refused.
   const old = await raw(B, 'edit_cells', { notebook_handle: HB, edits: [
