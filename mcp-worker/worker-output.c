@@ -48,6 +48,8 @@ static void	worker_output_exec_error(struct evbuffer *,
 		    struct json_object *);
 static void	worker_output_exec_why(struct evbuffer *,
 		    const struct worker_exec *);
+static void	worker_output_exec_version(struct evbuffer *,
+		    const struct worker_output_row *);
 static void	worker_output_exec_ids(struct evbuffer *,
 		    struct worker_output_row *, size_t, const char *);
 static void	worker_output_exec_text(struct evbuffer *,
@@ -922,6 +924,9 @@ worker_output_exec_cell(struct worker_output_row *r, struct worker_budget *b,
 	    worker_output_str(r->cell, "cell_id", "")));
 	json_object_object_add(c, "status",
 	    json_object_new_string(r->status));
+	if (json_object_object_get(r->cell, "version") != NULL)
+		json_object_object_add(c, "version", json_object_get(
+		    json_object_object_get(r->cell, "version")));
 	json_object_object_add(c, "execution_count", json_object_get(
 	    json_object_object_get(r->cell, "execution_count")));
 	r->text = evbuffer_new();
@@ -1006,6 +1011,22 @@ worker_output_exec_why(struct evbuffer *text, const struct worker_exec *state)
 	if (state->message != NULL && (strcmp(state->status,
 	    "interrupted") == 0 || strcmp(state->status, "cancelled") == 0))
 		evbuffer_add_printf(text, "why: %s\n", state->message);
+}
+
+/*
+ * A cell's version now, once it ran (the daemon gives it in a reply): the
+ * one an edit may expect.  Not while it runs: each output changes it.
+ */
+static void
+worker_output_exec_version(struct evbuffer *text,
+    const struct worker_output_row *r)
+{
+	const char	*v;
+
+	if ((v = worker_output_str(r->cell, "version", NULL)) == NULL ||
+	    strcmp(r->status, "running") == 0)
+		return;
+	evbuffer_add_printf(text, " v%s", v);
 }
 
 /* Up to 10 ids of the cells of one status that the text summarises. */
@@ -1093,6 +1114,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 		if (json_object_is_type(ec, json_type_int))
 			evbuffer_add_printf(text, " [%lld]",
 			    (long long)json_object_get_int64(ec));
+		worker_output_exec_version(text, r);
 		evbuffer_add_printf(text, ": %s\n", r->status);
 		if (strcmp(r->status, "ok") != 0 &&
 		    strcmp(r->status, "running") != 0) {
@@ -1150,6 +1172,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 				continue;
 			evbuffer_add_printf(text, "  %s",
 			    worker_output_str(r->cell, "cell_id", "?"));
+			worker_output_exec_version(text, r);
 			len = evbuffer_get_length(r->text);
 			line = (char *)evbuffer_pullup(r->text, -1);
 			while (len > 0 && line[len - 1] == '\n')

@@ -272,19 +272,35 @@ room_exec_terminal(struct room_exec *e)
 	return (proto_run_status_ended(e->status));
 }
 
+/*
+ * A reply (not a record) gives each cell that ran its version now, so a
+ * run's result names the version an edit may expect (issue 34).
+ */
+static int	room_exec_packing_live;
+
 /* EXEC_STATE {execution_id, status, cells: [...]} */
 static void
 room_exec_pack_cells(msgpack_packer *pk, const void *arg)
 {
 	const struct room_exec		*e = arg;
 	const struct room_exec_cell	*c;
+	struct room_cell		*rc;
+	char				 version[ROOM_VERSION_LEN + 1];
 	size_t				 i;
 
 	msgpack_pack_array(pk, e->ncells);
 	for (i = 0; i < e->ncells; i++) {
 		c = &e->cells[i];
-		msgpack_pack_map(pk, 6);
+		rc = NULL;
+		if (room_exec_packing_live && e->room->nb != NULL &&
+		    c->status != PROTO_CELL_QUEUED)
+			rc = room_nb_find(e->room->nb, c->cell_id, NULL);
+		msgpack_pack_map(pk, 6 + (rc != NULL));
 		proto_pack_str(pk, "cell_id", c->cell_id);
+		if (rc != NULL) {
+			room_cell_version(rc, version);
+			proto_pack_str(pk, "version", version);
+		}
 		proto_pack_str(pk, "cell_type", room_nb_type_name(c->type));
 		proto_pack_str(pk, "status", proto_cell_status_name(c->status));
 		if (c->execution_count >= 0)
@@ -327,7 +343,9 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk, int live)
 	m.has_submitted_at = 1;
 	m.submitted_at = e->submitted_at;
 	m.kernel_session = proto_str_make(e->kernel_session);
+	room_exec_packing_live = live;
 	proto_exec_state_pack(pk, &m);
+	room_exec_packing_live = 0;
 }
 
 /*
