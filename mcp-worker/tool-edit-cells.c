@@ -84,6 +84,9 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	static const char *const	 rep[] = {
 		"op", "cell_id", "old_text", "new_text", "expect_version", NULL
 	};
+	static const char *const	 res[] = {
+		"op", "cell_id", "take", NULL
+	};
 	const char			*op, *s;
 	struct json_object		*v;
 	char				*m = NULL;
@@ -103,9 +106,11 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		allowed = del;
 	else if (strcmp(op, "replace") == 0)
 		allowed = rep;
+	else if (strcmp(op, "resolve") == 0)
+		allowed = res;
 	else {
-		xasprintf(msg, "edits[%zu]: op must be insert, edit, delete or "
-		    "replace", i);
+		xasprintf(msg, "edits[%zu]: op must be insert, edit, delete, "
+		    "replace or resolve", i);
 		return (-1);
 	}
 	if (worker_args_check(e, allowed, &m) != 0)
@@ -151,6 +156,24 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		xasprintf(msg, "edits[%zu]: edit needs source, cell_type or "
 		    "metadata", i);
 		return (-1);
+	}
+	if (strcmp(op, "resolve") == 0) {
+		/* A merge conflict (docs/decisions/056): which to keep. */
+		if (worker_args_string(e, "take", 1, &s, &m) != 0)
+			goto bad;
+		if (strcmp(s, "room") != 0 && strcmp(s, "disk") != 0 &&
+		    strcmp(s, "both") != 0) {
+			xasprintf(msg, "edits[%zu]: take must be room (this "
+			    "notebook's version), disk (the file's) or both",
+			    i);
+			return (-1);
+		}
+		if (!json_object_is_type(json_object_object_get(e,
+		    "cell_id"), json_type_string)) {
+			xasprintf(msg, "edits[%zu]: resolve names the cell by "
+			    "its cell_id", i);
+			return (-1);
+		}
 	}
 	if (strcmp(op, "replace") == 0) {
 		if (worker_args_string(e, "old_text", 1, &s, &m) != 0 ||
@@ -438,13 +461,16 @@ const struct tool_entry tool_edit_cells_entry = {
 	.description = "Change cells in one all-or-nothing batch: insert "
 	    "(after a cell, \"TOP\" or \"BOTTOM\"), edit (source, cell_type, "
 	    "metadata merged), delete, replace (old_text, found once in the "
-	    "cell, by new_text). run:true runs the changed code cells.",
+	    "cell, by new_text), resolve (a conflict with the file: take "
+	    "room, disk or both). run:true runs the changed code cells.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"edits\":{\"type\":\"array\",\"minItems\":1,"
 	    "\"items\":{\"type\":\"object\","
 	    "\"properties\":{\"op\":{\"type\":\"string\",\"enum\":[\"insert\","
-	    "\"edit\",\"delete\",\"replace\"]},"
+	    "\"edit\",\"delete\",\"replace\",\"resolve\"]},"
+	    "\"take\":{\"type\":\"string\",\"enum\":[\"room\",\"disk\","
+	    "\"both\"]},"
 	    "\"after\":{\"type\":[\"string\",\"integer\"]},"
 	    "\"cell_id\":{\"type\":[\"string\",\"integer\"]},"
 	    "\"cell_type\":{\"type\":\"string\",\"enum\":[\"code\","

@@ -555,6 +555,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
 	    reply->notebook_id, path != NULL ? path : "untitled", n,
 	    reply->dirty ? ", unsaved changes" : "");
+	worker_output_conflicts(reply->conflicts, sc, text);
 	/*
 	 * Caps hold in every mode: "full" shows every representation, within
 	 * max_output_chars a cell and the result's budget (which a caller's

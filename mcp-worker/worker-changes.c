@@ -9,8 +9,10 @@
  * (docs/decisions/019-wait-reasons.md).
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "worker.h"
 
@@ -38,6 +40,7 @@ struct worker_changes_cell {
 	int	 hows;		/* 1 << enum proto_change_how */
 	int64_t	 index;		/* inserted or moved to; -1 */
 	int64_t	 outputs;	/* -1 */
+	int	 disk;		/* changed by a merge of the file */
 };
 
 struct worker_changes_report {
@@ -47,6 +50,9 @@ struct worker_changes_report {
 	char				*kernel[6];	/* states, in order */
 	size_t				 nkernel;
 	int				 kinds;		/* of matched changes */
+	int				 cur_disk;	/* the change at hand */
+	size_t				 ndisk;		/* changes by disk */
+	int64_t				 disk_at;	/* the file's mtime, ms */
 };
 
 static int	worker_changes_wanted(int, int);
@@ -162,6 +168,7 @@ worker_changes_cell(struct worker_changes_report *rep,
 	c = &rep->cells[rep->ncells++];
 	c->id = proto_str_dup(id);
 	c->hows = 0;
+	c->disk = 0;
 	c->index = c->outputs = -1;
 	return (c);
 }
@@ -199,6 +206,7 @@ worker_changes_detail(struct worker_changes_report *rep,
 	    (c = worker_changes_cell(rep, &d->cell_id)) == NULL)
 		return;
 	c->hows |= 1 << d->how;
+	c->disk |= rep->cur_disk;
 	if (d->has_index)
 		c->index = d->index;
 	if (d->how == PROTO_CHANGE_OUTPUTS && d->has_outputs)
@@ -278,6 +286,8 @@ static const struct {
 	{ PROTO_CHANGE_CLEARED, "outputs cleared" },
 	{ PROTO_CHANGE_OUTPUTS, "outputs" },
 	{ PROTO_CHANGE_DELETED, "deleted" },
+	{ PROTO_CHANGE_CONFLICT, "conflict with the file" },
+	{ PROTO_CHANGE_RESOLVED, "conflict resolved" },
 };
 #define WORKER_CHANGES_NSAYS \
 	(sizeof worker_changes_says / sizeof worker_changes_says[0])
@@ -301,7 +311,8 @@ worker_changes_text(struct worker_changes_report *rep, struct evbuffer *text)
 				evbuffer_add_printf(text, " at %lld",
 				    (long long)c->index);
 		} else if (c->hows & (1 << PROTO_CHANGE_DELETED)) {
-			evbuffer_add_printf(text, "deleted %s", c->id);
+			evbuffer_add_printf(text, "deleted %s%s", c->id,
+			    c->disk ? " on disk" : "");
 			continue;
 		} else
 			evbuffer_add_printf(text, "cell %s", c->id);
@@ -323,6 +334,8 @@ worker_changes_text(struct worker_changes_report *rep, struct evbuffer *text)
 		}
 		if (n == 0 && (c->hows & (1 << PROTO_CHANGE_INSERTED)) == 0)
 			evbuffer_add(text, ": changed", 9);
+		if (c->disk)
+			evbuffer_add_printf(text, " (on disk)");
 	}
 	if (rep->more > 0) {
 		evbuffer_add_printf(text, "%sand %zu more cells", sep,
@@ -388,9 +401,27 @@ worker_changes_cells(struct worker_changes_report *rep)
 		if (c->outputs >= 0)
 			json_object_object_add(o, "outputs",
 			    json_object_new_int64(c->outputs));
+		if (c->disk)
+			json_object_object_add(o, "by",
+			    json_object_new_string("disk"));
 		json_object_array_add(arr, o);
 	}
 	return (arr);
+}
+
+/* A file's mtime (ms) as an RFC 3339 string in UTC, to the ms. */
+static struct json_object *
+worker_changes_time(int64_t ms)
+{
+	struct tm	tm;
+	time_t		t = (time_t)(ms / 1000);
+	char		buf[64];
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	return (json_object_new_string(buf));
 }
 
 /* The PROTO_KIND_* kinds the classes of mask stand for. */
@@ -433,6 +464,12 @@ worker_changes_add(struct worker_changes_acc *a,
 	}
 	a->n++;
 	a->rep.kinds |= kbits;
+	a->rep.cur_disk = proto_str_eq(&m->by, "disk");
+	if (a->rep.cur_disk) {
+		a->rep.ndisk++;
+		if (m->has_at && m->at > a->rep.disk_at)
+			a->rep.disk_at = m->at;
+	}
 	worker_changes_union(a->cells, m->cell_ids.obj, &a->trunc);
 	worker_changes_union(a->execs, m->execution_ids.obj, &a->trunc);
 	dl = m->details.obj;
@@ -456,7 +493,7 @@ worker_changes_end(struct worker_changes_acc *a, struct json_object *sc,
     struct evbuffer *text)
 {
 	struct worker_changes_report	*rep = &a->rep;
-	struct json_object		*out, *kinds, *k;
+	struct json_object		*out, *kinds, *k, *s;
 	size_t				 i;
 	int				 bit;
 
@@ -484,12 +521,29 @@ worker_changes_end(struct worker_changes_acc *a, struct json_object *sc,
 	}
 	json_object_object_add(out, "saved",
 	    json_object_new_boolean((rep->kinds & PROTO_KIND_SAVED) != 0));
+	if (rep->ndisk > 0) {
+		/* Merged from the file: whose and when (its mtime). */
+		k = json_object_new_object();
+		json_object_object_add(k, "changes",
+		    json_object_new_int64((int64_t)rep->ndisk));
+		if (rep->disk_at > 0)
+			json_object_object_add(k, "mtime",
+			    worker_changes_time(rep->disk_at));
+		json_object_object_add(out, "disk", k);
+	}
 	json_object_object_add(out, "truncated",
 	    json_object_new_boolean(a->trunc || rep->more > 0));
 	json_object_object_add(sc, "changes", out);
 	if (text != NULL && a->n > 0) {
-		evbuffer_add_printf(text, "%zu change%s: ", a->n,
+		evbuffer_add_printf(text, "%zu change%s", a->n,
 		    a->n == 1 ? "" : "s");
+		if (rep->ndisk > 0) {
+			s = worker_changes_time(rep->disk_at);
+			evbuffer_add_printf(text, " (%zu merged from the file, "
+			    "saved %s)", rep->ndisk, json_object_get_string(s));
+			json_object_put(s);
+		}
+		evbuffer_add(text, ": ", 2);
 		worker_changes_text(rep, text);
 	}
 	for (i = 0; i < rep->ncells; i++)

@@ -1370,6 +1370,51 @@ worker_output_known_type(const char *type)
 }
 
 /*
+ * Cells a merge from disk left in conflict (docs/decisions/056): into
+ * sc.conflicts as the daemon gives them, and a line each into text with
+ * the file's version's first line and how to resolve it.
+ */
+void
+worker_output_conflicts(struct json_object *cf, struct json_object *sc,
+    struct evbuffer *text)
+{
+	struct json_object	*v, *d;
+	const char		*src, *kind, *nl;
+	size_t			 i, n, len;
+
+	if (cf == NULL || !json_object_is_type(cf, json_type_array) ||
+	    (n = json_object_array_length(cf)) == 0)
+		return;
+	json_object_object_add(sc, "conflicts", json_object_get(cf));
+	evbuffer_add_printf(text, "%zu conflict%s with the file (changed on "
+	    "disk and here; the file is not written until resolved with "
+	    "edit_cells {op: \"resolve\", cell_id, take: \"room\"|\"disk\"|"
+	    "\"both\"}):\n", n, n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(cf, i);
+		kind = worker_output_str(v, "kind", "?");
+		evbuffer_add_printf(text, "- cell %s: %s",
+		    worker_output_str(v, "cell_id", "?"),
+		    strcmp(kind, "both_edited") == 0 ? "edited here and on "
+		    "disk" : strcmp(kind, "deleted_on_disk") == 0 ?
+		    "edited here, deleted on disk" : strcmp(kind,
+		    "deleted_in_room") == 0 ? "deleted here, edited on disk" :
+		    kind);
+		if (json_object_object_get_ex(v, "disk", &d) && d != NULL &&
+		    (src = worker_output_str(d, "source", NULL)) != NULL) {
+			nl = strchr(src, '\n');
+			len = nl != NULL ? (size_t)(nl - src) : strlen(src);
+			if (len > 80)
+				len = 80;
+			evbuffer_add_printf(text, "; disk's: %s \"%.*s%s\"",
+			    worker_output_str(d, "cell_type", "code"),
+			    (int)len, src, len < strlen(src) ? "..." : "");
+		}
+		evbuffer_add(text, "\n", 1);
+	}
+}
+
+/*
  * What the loader found wrong with the file (nbformat's validation
  * warnings) and what a save changes: into sc, and a line per warning
  * (the first few) into text.
@@ -1727,6 +1772,7 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	if (v != NULL && json_object_is_type(v, json_type_array))
 		worker_output_stale(v, sc, text);
 	worker_output_warnings(joined->warnings, sc, text);
+	worker_output_conflicts(joined->conflicts, sc, text);
 	json_object_object_add(sc, "cursor", worker_output_cursor(
 	    worker_attach_room(h), joined->seq));
 	json_object_object_add(sc, "readiness", json_object_new_string(

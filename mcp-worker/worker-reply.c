@@ -446,6 +446,8 @@ worker_nb_create(const struct proto_room_joined *m)
 		nb->metadata = mpjson_unpack(m->metadata.obj);
 	if (m->warnings.obj != NULL)
 		nb->warnings = mpjson_unpack(m->warnings.obj);
+	if (m->conflicts.obj != NULL)
+		nb->conflicts = mpjson_unpack(m->conflicts.obj);
 	return (nb);
 }
 
@@ -922,6 +924,7 @@ worker_nb_compact(const struct worker_nb *nb)
 	c->doc = d;
 	c->metadata = json_object_get(nb->metadata);	/* read only */
 	c->warnings = json_object_get(nb->warnings);
+	c->conflicts = json_object_get(nb->conflicts);
 	return (c);
 }
 
@@ -963,6 +966,7 @@ worker_nb_unref(struct worker_nb *nb)
 	worker_nb_doc_free(nb->doc);
 	json_object_put(nb->metadata);
 	json_object_put(nb->warnings);
+	json_object_put(nb->conflicts);
 	free(nb);
 }
 

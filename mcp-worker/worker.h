@@ -347,6 +347,7 @@ struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
 	struct worker_nb_doc	*doc;		/* the cells, packed */
 	struct json_object	*metadata;	/* NULL in ROOM_JOINED */
 	struct json_object	*warnings;	/* NULL when none */
+	struct json_object	*conflicts;	/* merge conflicts; NULL: none */
 	int			 refs;
 };
 /* What an outline shows of a cell (worker_nb_cell_line): borrowed. */
@@ -580,6 +581,8 @@ char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
 const char	*worker_output_readiness(const char *);
 struct json_object *worker_output_cursor(struct worker_room *, int64_t);
+void		 worker_output_conflicts(struct json_object *,
+		     struct json_object *, struct evbuffer *);
 void		 worker_output_attached(struct worker_call *,
 		     struct worker_handle *, const struct worker_nb *);
 

@@ -80,7 +80,8 @@ proto_room_joined_pack1(msgpack_packer *pk, const struct proto_room_joined *m,
 {
 	int	meta = content && proto_doc_present(&m->metadata);
 
-	msgpack_pack_map(pk, 8 + meta + proto_doc_present(&m->warnings));
+	msgpack_pack_map(pk, 8 + meta + proto_doc_present(&m->warnings) +
+	    proto_doc_present(&m->conflicts));
 	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
 	proto_pack_pstr(pk, "path", &m->path);
 	proto_pack_bool(pk, "dirty", m->dirty);
@@ -95,6 +96,8 @@ proto_room_joined_pack1(msgpack_packer *pk, const struct proto_room_joined *m,
 		proto_pack_doc(pk, "metadata", &m->metadata);
 	if (proto_doc_present(&m->warnings))
 		proto_pack_doc(pk, "warnings", &m->warnings);
+	if (proto_doc_present(&m->conflicts))
+		proto_pack_doc(pk, "conflicts", &m->conflicts);
 	proto_pack_doc(pk, "cells", &m->cells);
 }
 
@@ -130,6 +133,8 @@ proto_room_joined_unpack1(const msgpack_object *body,
 	    &m->metadata, err, errlen));
 	PROTO_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
 	    &m->warnings, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "conflicts", PROTO_ARRAY,
+	    &m->conflicts, err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
 }
@@ -287,8 +292,13 @@ proto_room_changed_pack1(msgpack_packer *pk,
 {
 	int	details = proto_doc_present(&m->details);
 
-	msgpack_pack_map(pk, 5 + details + m->details_truncated + extra);
+	msgpack_pack_map(pk, 5 + details + m->details_truncated + extra +
+	    (m->by.ptr != NULL) + m->has_at);
 	proto_pack_uint(pk, "seq", m->seq);
+	if (m->by.ptr != NULL)
+		proto_pack_pstr(pk, "by", &m->by);
+	if (m->has_at)
+		proto_pack_int(pk, "at", m->at);
 	proto_pack_doc(pk, "kinds", &m->kinds);
 	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
 	proto_pack_doc(pk, "execution_ids", &m->execution_ids);
@@ -324,6 +334,10 @@ proto_room_change_unpack1(const msgpack_object *body,
 	    &m->details, err, errlen));
 	PROTO_TRY(proto_field_bool(body, n, "details_truncated", 0,
 	    &m->details_truncated, NULL, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "by", PROTO_NONUL, &m->by, err,
+	    errlen));
+	PROTO_TRY(proto_field_int(body, n, "at", 0, &m->at, &m->has_at, err,
+	    errlen));
 	return (proto_field_str(body, n, "notebook_id", 0, &m->notebook_id,
 	    err, errlen));
 }
@@ -369,7 +383,7 @@ static const char *const proto_room_kinds[] = {
 };
 static const char *const proto_room_hows[] = {
 	"inserted", "deleted", "moved", "source", "type", "metadata",
-	"outputs", "cleared", "kernel"
+	"outputs", "cleared", "kernel", "conflict", "resolved"
 };
 #define PROTO_ROOM_NITEMS(a)	(sizeof (a) / sizeof *(a))
 

@@ -403,6 +403,7 @@ struct proto_room_joined {
 	struct proto_str	 kernel_state;
 	struct proto_doc	 metadata;
 	struct proto_doc	 warnings;	/* [warning] or absent */
+	struct proto_doc	 conflicts;	/* [conflict] or absent */
 	struct proto_doc	 cells;		/* [cell] */
 };
 struct proto_room_list_reply {
@@ -459,6 +460,8 @@ enum proto_change_how {
 	PROTO_CHANGE_OUTPUTS,
 	PROTO_CHANGE_CLEARED,
 	PROTO_CHANGE_KERNEL,
+	PROTO_CHANGE_CONFLICT,	/* a merge from disk left a conflict */
+	PROTO_CHANGE_RESOLVED,	/* a conflict was resolved */
 };
 #define PROTO_CHANGE_LINE_MAX		120
 #define PROTO_CHANGE_MAX_DETAILS	1000
@@ -483,6 +486,9 @@ struct proto_room_changed {
 	struct proto_doc	 execution_ids;	/* [string] */
 	struct proto_doc	 details;	/* [detail]; absent: none */
 	int			 details_truncated;
+	struct proto_str	 by;		/* "disk": merged from the file */
+	int			 has_at;
+	int64_t			 at;		/* the file's mtime, ms */
 };
 struct proto_room_changes {
 	uint64_t		 after;

@@ -36,6 +36,8 @@ struct room_change {
 	size_t		  ndetails;
 	int		  details_truncated;
 	int		  reorders;	/* a cell deleted or moved */
+	char		 *by;		/* "disk", or NULL */
+	int64_t		  at;		/* the file's mtime (ms) */
 };
 
 /*
@@ -145,6 +147,7 @@ room_changes_clear(struct room *r)
 		free(ch->cells);
 		free(ch->exec_id);
 		free(ch->details);
+		free(ch->by);
 	}
 	free(log->ring);
 	log->ring = NULL;
@@ -271,6 +274,9 @@ room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
 	free(ch->cells);
 	free(ch->exec_id);
 	free(ch->details);
+	free(ch->by);
+	ch->by = NULL;
+	ch->at = 0;
 	ch->seq = r->seq;
 	ch->kinds = kinds;
 	ch->ncells = ncells;
@@ -317,6 +323,43 @@ room_changes_record(struct room *r, int kinds, char **cells, size_t ncells,
 			room_changes_det_outputs(&d, r, cells[i]);
 	}
 	return (room_changes_push(r, kinds, cells, ncells, exec_id, &d));
+}
+
+/*
+ * A change someone other than a client made (by: "disk", a merge of the
+ * file, whose mtime is at), with its details.
+ */
+uint64_t
+room_changes_record_by(struct room *r, int kinds, char **cells,
+    size_t ncells, const struct proto_change_detail *dets, size_t ndets,
+    const char *by, int64_t at)
+{
+	struct room_changes_det	 d;
+	struct room_change	*ch;
+	uint64_t		 seq;
+	size_t			 i;
+
+	memset(&d, 0, sizeof d);
+	mpbuf_init(&d.b);
+	for (i = 0; i < ndets; i++) {
+		if (dets[i].how == PROTO_CHANGE_DELETED ||
+		    dets[i].how == PROTO_CHANGE_MOVED)
+			d.reorders = 1;
+		if (dets[i].how == PROTO_CHANGE_INSERTED ||
+		    dets[i].how == PROTO_CHANGE_MOVED)
+			room_changes_det_cell(&d, dets[i].how,
+			    dets[i].cell_id.ptr, r);
+		else if (dets[i].how == PROTO_CHANGE_OUTPUTS)
+			room_changes_det_outputs(&d, r, dets[i].cell_id.ptr);
+		else
+			room_changes_det_add(&d, &dets[i]);
+	}
+	seq = room_changes_push(r, kinds, cells, ncells, NULL, &d);
+	ch = &r->log->ring[(r->log->head + ROOM_LOG_SIZE - 1) %
+	    ROOM_LOG_SIZE];
+	ch->by = by != NULL ? xstrdup(by) : NULL;
+	ch->at = at;
+	return (seq);
 }
 
 /* The details of one resolved edit (room-nb.c packs them for the journal). */
@@ -366,7 +409,7 @@ room_changes_det_edit(struct room_changes_det *d, struct room *r,
  */
 uint64_t
 room_changes_record_edit(struct room *r, const struct room_nb_result *res,
-    const char *batch, size_t len)
+    const char *batch, size_t len, char **resolved, size_t nresolved)
 {
 	struct room_changes_det	 d;
 	msgpack_unpacked	 u;
@@ -381,6 +424,10 @@ room_changes_record_edit(struct room *r, const struct room_nb_result *res,
 			room_changes_det_edit(&d, r, &u.data.via.array.ptr[i]);
 	}
 	msgpack_unpacked_destroy(&u);
+	/* Merge conflicts the batch's resolve ops ended (decision 056). */
+	for (i = 0; i < nresolved; i++)
+		room_changes_det_cell(&d, PROTO_CHANGE_RESOLVED, resolved[i],
+		    r);
 	return (room_changes_push(r, res->kinds, res->touched, res->ntouched,
 	    NULL, &d));
 }
@@ -411,8 +458,12 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
 	size_t	i;
 	int	cut = ch->details_truncated || (bare && ch->ndetails > 0);
 
-	msgpack_pack_map(pk, 5 + cut + extra);
+	msgpack_pack_map(pk, 5 + cut + extra + (ch->by != NULL ? 2 : 0));
 	proto_pack_uint(pk, "seq", ch->seq);
+	if (ch->by != NULL) {
+		proto_pack_str(pk, "by", ch->by);
+		proto_pack_int(pk, "at", ch->at);
+	}
 	room_changes_pack_kinds(pk, ch->kinds);
 	proto_pack_key(pk, "cell_ids");
 	msgpack_pack_array(pk, ch->ncells);

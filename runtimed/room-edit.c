@@ -27,6 +27,8 @@ struct room_edit_wait {
 	struct room_nb_pending	*pend;
 	struct room_nb_result	 res;
 	msgpack_sbuffer		 resolved;	/* as journaled: says how */
+	char			**conflicts;	/* resolve ops' cells */
+	size_t			 nconflicts;
 	TAILQ_ENTRY(room_edit_wait) entry;
 };
 
@@ -64,6 +66,11 @@ room_edit_size(const msgpack_object *edits)
 static void
 room_edit_wait_free(struct room_edit_wait *w)
 {
+	size_t	i;
+
+	for (i = 0; i < w->nconflicts; i++)
+		free(w->conflicts[i]);
+	free(w->conflicts);
 	msgpack_sbuffer_destroy(&w->edits);
 	msgpack_sbuffer_destroy(&w->resolved);
 	room_nb_result_free(&w->res);
@@ -92,9 +99,11 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 {
 	msgpack_unpacked	 u;
 	struct mpbuf		 b;
+	msgpack_sbuffer		 rw;
 	char			*cause = NULL;
 	const char		*code;
 	size_t			 n;
+	int			 rewritten = 0;
 
 	w->res.index = -1;
 	if (w->has_if_seq && w->if_seq != r->seq) {
@@ -119,9 +128,28 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 		    n, PROTO_EDIT_MAX_EDITS, PROTO_EDIT_MAX_EDITS);
 		return (-1);
 	}
+	/* resolve ops become the plain ops that do them (room-merge.c). */
+	switch (room_merge_rewrite(r, &u.data, &rw, &w->conflicts,
+	    &w->nconflicts, &cause)) {
+	case -1:
+		msgpack_unpacked_destroy(&u);
+		room_edit_fail(r, w, "invalid_argument", "%s", cause);
+		free(cause);
+		return (-1);
+	case 1:
+		msgpack_unpacked_destroy(&u);
+		msgpack_unpacked_init(&u);
+		if (msgpack_unpack_next(&u, rw.data, rw.size, NULL) !=
+		    MSGPACK_UNPACK_SUCCESS)
+			fatalx("%s: rewritten batch unreadable", __func__);
+		rewritten = 1;
+		break;
+	}
 	mpbuf_init(&b);
 	if (room_nb_edit_prepare(r->nb, &u.data, 0, &b.pk, &w->res, &w->pend,
 	    &cause, &code) != 0) {
+		if (rewritten)
+			msgpack_sbuffer_destroy(&rw);
 		msgpack_unpacked_destroy(&u);
 		mpbuf_free(&b);
 		room_edit_fail(r, w, code, "%s", cause);
@@ -129,6 +157,8 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 		return (-1);
 	}
 	msgpack_unpacked_destroy(&u);
+	if (rewritten)
+		msgpack_sbuffer_destroy(&rw);
 	r->edits->inflight = 1;
 	room_journal_edit(r, b.sb.data, b.sb.size, room_edit_durable, w);
 	/* Kept until it is durable: the change it records says how. */
@@ -211,8 +241,9 @@ room_edit_durable(struct room *r, int ok, const char *why, void *arg)
 		    "disk space for %s, then retry", why, runtimed_state_dir);
 	} else {
 		room_edit_commit(r, w);
+		room_merge_resolved(r, w->conflicts, w->nconflicts);
 		room_changes_record_edit(r, &w->res, w->resolved.data,
-		    w->resolved.size);
+		    w->resolved.size, w->conflicts, w->nconflicts);
 		room_journal_grown(r);
 		if (w->peer != NULL)
 			w->cb(r, w->peer, w->id, &w->res, NULL, NULL);

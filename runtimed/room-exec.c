@@ -231,6 +231,26 @@ room_exec_queue_length(struct room *r)
 	return (n);
 }
 
+/* Is cell id queued or running in one of the room's active runs? */
+int
+room_exec_cell_busy(struct room *r, const char *id)
+{
+	struct room_exec	*e;
+	size_t			 i;
+
+	if (r->execs == NULL)
+		return (0);
+	TAILQ_FOREACH(e, &r->execs->active, entry) {
+		for (i = 0; i < e->ncells; i++) {
+			if ((e->cells[i].status == PROTO_CELL_QUEUED ||
+			    e->cells[i].status == PROTO_CELL_RUNNING) &&
+			    strcmp(e->cells[i].cell_id, id) == 0)
+				return (1);
+		}
+	}
+	return (0);
+}
+
 /*
  * The live view's cells of the room's active runs: [{cell_id, status}]
  * for each cell running or queued, in run order (VIEW_STATE).

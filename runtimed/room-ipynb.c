@@ -1064,6 +1064,7 @@ room_ipynb_convert(struct json_object *root, char **cause)
 		}
 		room_nb_mint_id(nb, id);
 		room_nb_cell_set_id(nb, nb->cells[i], id, strlen(id));
+		nb->cells[i]->flags |= ROOM_CELL_MINTED;
 		v = json_object_object_get(json_object_array_get_idx(cells, i),
 		    "id");
 		old = json_object_get_string(v);

@@ -97,15 +97,12 @@ static void	room_journal_arm(struct room *, int);
 static void	room_journal_forgot(int, const char *, void *);
 static int	room_journal_load_snapshot(const struct store_room *, void *);
 static int	room_journal_replay(uint64_t, const void *, size_t, void *);
-static void	room_journal_pack_nb(msgpack_packer *, struct room_nb *);
-static struct room_nb	*room_journal_unpack_nb(const msgpack_object *,
-		    char **);
 
 /*
  * The notebook: {nbformat, nbformat_minor, metadata, cells, extra?,
  * warnings?}.
  */
-static void
+void
 room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 {
 	size_t	i;
@@ -142,7 +139,7 @@ room_journal_set_outputs(struct room_cell *c, const msgpack_object *o)
 	room_nb_cell_set_outputs(c, j);
 }
 
-static struct room_nb *
+struct room_nb *
 room_journal_unpack_nb(const msgpack_object *o, char **cause)
 {
 	struct room_nb		*nb;
@@ -255,8 +252,14 @@ room_journal_snapshot(struct room *r)
 	}
 	r->snapshot_wanted = 0;
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 5 + room_remote_bound(r));
+	msgpack_pack_map(&b.pk, 5 + room_remote_bound(r) +
+	    room_merge_stored(r));
 	proto_pack_int(&b.pk, "v", 1);
+	if (room_merge_stored(r)) {
+		/* The base and conflicts of merges from disk (decision 056). */
+		proto_pack_key(&b.pk, "merge");
+		room_merge_pack_state(r, &b.pk);
+	}
 	if (room_remote_bound(r)) {
 		/* Which server's notebook this is (decision 030). */
 		proto_pack_key(&b.pk, "remote");
@@ -663,6 +666,7 @@ room_journal_load_snapshot(const struct store_room *sr, void *arg)
 		if (proto_get_int(d, "mtime_ns", &v) == 0)
 			r->disk_mtime_ns = v;
 	}
+	room_merge_restore(r, proto_get_map(&u.data, "merge"));
 	free(r->path);
 	r->path = sr->path != NULL ? xstrdup(sr->path) : NULL;
 	free(r->kernel_name);

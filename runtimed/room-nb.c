@@ -295,6 +295,35 @@ room_nb_cell_create(struct room_nb *nb, enum room_cell_type type,
 	return (c);
 }
 
+/*
+ * Make cells (n of them, which the notebook now owns) the notebook's
+ * order, as a merge from disk built it (room-merge.c); cells of the old
+ * order not in it are the caller's to free.
+ */
+void
+room_nb_set_cells(struct room_nb *nb, struct room_cell **cells, size_t n)
+{
+	size_t	i;
+	int	indexed = nb->ids != NULL;
+
+	room_nb_ids_drop(nb);
+	free(nb->cells);
+	nb->cells = cells;
+	nb->ncells = n;
+	for (i = 0; i < n; i++)
+		nb->cells[i]->pos = i;
+	/* Outputs of a run find their cell by id: no scans meanwhile. */
+	if (indexed)
+		room_nb_ids_build(nb);
+}
+
+/* A cell no notebook holds any more. */
+void
+room_nb_cell_destroy(struct room_cell *c)
+{
+	room_nb_cell_free(c);
+}
+
 /* A loader sets cell c's id (len bytes, no NUL), keeping the index. */
 void
 room_nb_cell_set_id(struct room_nb *nb, struct room_cell *c,

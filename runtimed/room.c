@@ -49,6 +49,7 @@ struct room_ticket {
 	off_t			 size;
 	int64_t			 mtime_ns;
 	struct room_ipynb_tail	*tail;		/* the writer's to write */
+	struct room_base	*base;		/* what it wrote (room-merge.c) */
 	TAILQ_ENTRY(room_ticket)  entry;
 };
 static TAILQ_HEAD(, room_ticket) room_tickets =
@@ -301,6 +302,7 @@ room_unload_content(struct room *r)
 	room_journal_stop(r);
 	room_watch_remove(r);
 	room_autosave_free(r);
+	room_merge_free(r);
 	room_nb_free(r->nb);
 	r->nb = NULL;
 	r->loaded = 0;
@@ -475,6 +477,8 @@ room_create(const char *path, const char *kernel, char **cause,
 	r->kernel_facts = 1;
 	r->fresh = 1;
 	r->dirty = canon != NULL;
+	if (canon != NULL)
+		room_merge_base_set(r, room_merge_base_make(r->nb, 0));
 	room_loaded(r);
 	/* An untitled notebook is nothing but its stored copy. */
 	if (room_journal_snapshot(r) != 0 || room_journal_flush(r) != 0) {
@@ -536,6 +540,7 @@ room_load_file(struct room *r, char **cause)
 	r->dirty = 0;
 	r->fresh = 0;
 	room_note_disk(r);
+	room_merge_base_set(r, room_merge_base_make(nb, 1));
 	return (0);
 }
 
@@ -726,6 +731,9 @@ room_wake(struct room *r, int by_id, char **cause)
 	room_loaded(r);
 	if (r->dirty)
 		room_autosave_arm(r);
+	/* The file may have changed while no daemon watched it. */
+	if (r->path != NULL)
+		room_disk_check(r);
 	return (0);
 }
 
@@ -1038,7 +1046,7 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 	uint64_t	 digest;
 
 	msgpack_pack_map(pk, (with_metadata ? 9 : 8) +
-	    (r->nb->warnings != NULL));
+	    (r->nb->warnings != NULL) + (room_merge_nconflicts(r) > 0));
 	proto_pack_str(pk, "notebook_id", r->id);
 	room_pack_path(r, pk);
 	proto_pack_bool(pk, "dirty", r->dirty);
@@ -1053,6 +1061,10 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 	if (r->nb->warnings != NULL) {
 		proto_pack_key(pk, "warnings");
 		mpjson_pack(pk, r->nb->warnings);
+	}
+	if (room_merge_nconflicts(r) > 0) {
+		proto_pack_key(pk, "conflicts");
+		room_merge_pack(r, pk);
 	}
 	proto_pack_key(pk, "cells");
 	runs = runs && whole != NULL;
@@ -1159,6 +1171,17 @@ room_save_start(struct room *r, const char *path, int force,
 		free(target);
 		return (-1);
 	}
+	if (!force && same && room_merge_nconflicts(r) > 0) {
+		*code = "file_changed_on_disk";
+		xasprintf(cause, "%u cell%s of %s conflict%s with the file's "
+		    "version (inspect_notebook lists them): resolve them with "
+		    "edit_cells op resolve, or save with force to overwrite "
+		    "the file's", room_merge_nconflicts(r),
+		    room_merge_nconflicts(r) == 1 ? "" : "s", target,
+		    room_merge_nconflicts(r) == 1 ? "s" : "");
+		free(target);
+		return (-1);
+	}
 	if (!force && exists) {
 		if (same && room_disk_changed(r)) {
 			*code = "file_changed_on_disk";
@@ -1208,6 +1231,8 @@ room_save_start(struct room *r, const char *path, int force,
 	t->size = sb.st_size;
 	t->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
 	    sb.st_mtim.tv_nsec;
+	/* Once written, the file is what both sides agree on. */
+	t->base = room_merge_base_make(r->nb, 0);
 	TAILQ_INSERT_TAIL(&room_tickets, t, entry);
 	r->saves_inflight++;
 	if (runtimed_writer != NULL) {
@@ -1269,6 +1294,8 @@ room_saved(int ok, const char *cause, void *arg)
 	r->disk_ino = t->ino;
 	r->disk_size = t->size;
 	r->disk_mtime_ns = t->mtime_ns;
+	room_merge_base_set(r, t->base);
+	t->base = NULL;
 	/* Save-as: the new path has this id (and the old one none). */
 	if (!t->same || !r->file_stored)
 		room_file_store(r);
@@ -1289,6 +1316,7 @@ room_saved(int ok, const char *cause, void *arg)
 	else
 		room_changes_announce(r);
 out:
+	room_merge_base_free(t->base);
 	room_ipynb_tail_free(t->tail);
 	free(t->target);
 	free(t);
@@ -1418,35 +1446,56 @@ room_sweep_arm(void)
 
 /*
  * The file may have changed on disk (room-watch.c saw its name).  Our
- * own saves match what room_note_disk remembered and are ignored.  A
- * clean room reloads and says "reloaded"; a dirty one keeps its content
- * and ROOM_SAVE refuses with file_changed_on_disk unless force.
+ * own saves match what room_note_disk remembered and are ignored.  The
+ * file is merged into the room (room-merge.c) against what both last
+ * agreed on; without that base (a dirty room recovered from the store
+ * by an older daemon) a clean room reloads and a dirty one keeps its
+ * content, and ROOM_SAVE refuses with file_changed_on_disk unless force.
  */
 void
 room_disk_check(struct room *r)
 {
 	struct room_nb	*nb;
+	struct stat	 before, after;
 	char		*cause = NULL;
 
-	if (!r->loaded || r->path == NULL || !room_disk_changed(r))
+	if (!r->loaded || r->path == NULL || r->remote != NULL ||
+	    !room_disk_changed(r))
 		return;
-	if (r->dirty) {
+	if (room_edit_pending(r) > 0) {
+		/* Its batch is prepared on this content: right after it. */
+		room_merge_later(r);
+		return;
+	}
+	if (r->dirty && !room_merge_has_base(r)) {
 		log_info("room %s: %s changed on disk; keeping unsaved "
 		    "changes", r->id, r->path);
 		return;
 	}
-	if (room_edit_pending(r) > 0) {
-		/* Its batch is prepared on this content; the next event. */
-		log_info("room %s: not reloading during an edit", r->id);
+	if (lstat(r->path, &before) != 0)
 		return;
-	}
 	if ((nb = room_ipynb_read(r->path, &cause)) == NULL) {
 		/* Likely half written by an editor; the next event retries. */
 		log_info("room %s: not reloading: %s", r->id, cause);
 		free(cause);
 		return;
 	}
-	room_reloaded(r, nb);
+	/* Changed again while read: what was read may be half of it. */
+	if (lstat(r->path, &after) != 0 || after.st_ino != before.st_ino ||
+	    after.st_size != before.st_size ||
+	    after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+	    after.st_mtim.tv_nsec != before.st_mtim.tv_nsec) {
+		room_nb_free(nb);
+		room_merge_later(r);
+		return;
+	}
+	if (!room_merge_has_base(r)) {
+		room_reloaded(r, nb);
+		return;
+	}
+	room_note_disk(r);
+	room_merge_disk(r, nb, (int64_t)before.st_mtim.tv_sec * 1000 +
+	    before.st_mtim.tv_nsec / 1000000);
 }
 
 /*
@@ -1468,6 +1517,7 @@ room_reloaded(struct room *r, struct room_nb *nb)
 	}
 	if (r->remote == NULL)
 		room_note_disk(r);
+	room_merge_base_set(r, room_merge_base_make(nb, 1));
 	log_info("room %s: reloaded %s", r->id, r->remote != NULL ?
 	    room_remote_path(r) : r->path);
 	room_changes_record(r, ROOM_CHANGE_RELOADED, NULL, 0, NULL);

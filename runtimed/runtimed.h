@@ -64,6 +64,7 @@ enum room_cell_type {
 
 /* room_cell flags. */
 #define ROOM_CELL_NO_SOURCE	0x01	/* unknown type saved without source */
+#define ROOM_CELL_MINTED	0x02	/* its file gave no usable id */
 
 /*
  * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
@@ -156,6 +157,15 @@ struct room_execs;
 struct room_log;
 struct room_watch;
 struct room_stale;
+struct room_merge;
+struct room_base;
+
+/* How a cell's merge from disk conflicts (room-merge.c). */
+enum room_conflict_kind {
+	ROOM_CONFLICT_BOTH_EDITED,	/* the room and the file changed it */
+	ROOM_CONFLICT_DELETED_ON_DISK,	/* the room changed it (or runs it) */
+	ROOM_CONFLICT_DELETED_IN_ROOM,	/* the file changed it */
+};
 
 /*
  * A room: one open notebook, shared by every peer that joined it (owned
@@ -215,6 +225,7 @@ struct room {
 	struct room_watch	*watch;		/* room-watch.c */
 	int			 reload_pending;
 	struct room_stale	*stale;		/* room-stale.c */
+	struct room_merge	*merge;		/* room-merge.c */
 	struct room_remote	*remote;	/* room-remote.c; NULL local */
 };
 
@@ -364,13 +375,57 @@ void		 room_changes_free(struct room *);
 void		 room_changes_rebase(struct room *);
 uint64_t	 room_changes_record(struct room *, int, char **, size_t,
 		     const char *);
+uint64_t	 room_changes_record_by(struct room *, int, char **, size_t,
+		     const struct proto_change_detail *, size_t, const char *,
+		     int64_t);
 uint64_t	 room_changes_record_edit(struct room *,
-		     const struct room_nb_result *, const char *, size_t);
+		     const struct room_nb_result *, const char *, size_t,
+		     char **, size_t);
 void		 room_changes_announce(struct room *);
 void		 room_changes_wait(struct room *, struct peer *, int, int,
 		     uint64_t, int, int);
 int		 room_changes_pack(struct room *, uint64_t, msgpack_packer *);
 int		 room_changes_kind(const char *);
+
+/* room-merge.c */
+uint64_t	 room_merge_hash_in(struct room_cell *);
+uint64_t	 room_merge_hash_out(struct room_cell *);
+struct room_base *room_merge_base_make(struct room_nb *, int);
+void		 room_merge_base_free(struct room_base *);
+void		 room_merge_base_set(struct room *, struct room_base *);
+int		 room_merge_has_base(struct room *);
+u_int		 room_merge_nconflicts(struct room *);
+const char	*room_merge_kind_name(enum room_conflict_kind);
+void		 room_merge_free(struct room *);
+void		 room_merge_disk(struct room *, struct room_nb *, int64_t);
+void		 room_merge_later(struct room *);
+void		 room_merge_pack(struct room *, msgpack_packer *);
+int		 room_merge_rewrite(struct room *, const msgpack_object *,
+		     msgpack_sbuffer *, char ***, size_t *, char **);
+void		 room_merge_resolved(struct room *, char **, size_t);
+int		 room_merge_stored(struct room *);
+void		 room_merge_pack_state(struct room *, msgpack_packer *);
+void		 room_merge_restore(struct room *, const msgpack_object *);
+
+/* room-merge.c */
+uint64_t	 room_merge_hash_in(struct room_cell *);
+uint64_t	 room_merge_hash_out(struct room_cell *);
+struct room_base *room_merge_base_make(struct room_nb *, int);
+void		 room_merge_base_free(struct room_base *);
+void		 room_merge_base_set(struct room *, struct room_base *);
+int		 room_merge_has_base(struct room *);
+u_int		 room_merge_nconflicts(struct room *);
+const char	*room_merge_kind_name(enum room_conflict_kind);
+void		 room_merge_free(struct room *);
+void		 room_merge_disk(struct room *, struct room_nb *, int64_t);
+void		 room_merge_later(struct room *);
+void		 room_merge_pack(struct room *, msgpack_packer *);
+int		 room_merge_rewrite(struct room *, const msgpack_object *,
+		     msgpack_sbuffer *, char ***, size_t *, char **);
+void		 room_merge_resolved(struct room *, char **, size_t);
+int		 room_merge_stored(struct room *);
+void		 room_merge_pack_state(struct room *, msgpack_packer *);
+void		 room_merge_restore(struct room *, const msgpack_object *);
 
 /* room-autosave.c */
 void		 room_autosave_set(int, int64_t);
@@ -412,6 +467,9 @@ void			 room_nb_edit_commit(struct room_nb *,
 void			 room_nb_edit_abort(struct room_nb *,
 			     struct room_nb_pending *);
 void			 room_nb_result_free(struct room_nb_result *);
+void			 room_nb_set_cells(struct room_nb *,
+			     struct room_cell **, size_t);
+void			 room_nb_cell_destroy(struct room_cell *);
 void			 room_nb_clear_outputs(struct room_cell *);
 void			 room_nb_cell_set_outputs(struct room_cell *,
 			     struct json_object *);
@@ -423,6 +481,8 @@ void			 room_nb_cell_set_source(struct room_cell *,
 /* An edit's entry is durable (ok) or refused (cause). */
 typedef void	(*room_journal_cb)(struct room *, int, const char *, void *);
 int		 room_journal_snapshot(struct room *);
+void		 room_journal_pack_nb(msgpack_packer *, struct room_nb *);
+struct room_nb	*room_journal_unpack_nb(const msgpack_object *, char **);
 void		 room_journal_edit(struct room *, const char *, size_t,
 		     room_journal_cb, void *);
 void		 room_journal_grown(struct room *);
@@ -509,6 +569,7 @@ int	room_exec_refused(struct room *, uint32_t, const char *);
 void	room_exec_kernel_died(struct room *, const char *);
 void	room_exec_interrupt(struct room *, const char *);
 u_int	room_exec_queue_length(struct room *);
+int	room_exec_cell_busy(struct room *, const char *);
 void	room_exec_pack_active(msgpack_packer *, const void *);
 void	room_exec_peer_gone(struct peer *);
 void	room_exec_wake(struct room *, const char *);

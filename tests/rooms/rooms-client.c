@@ -266,6 +266,13 @@ rc_wait_changed(int fd, const char *kind, int ms)
 			free(cause);
 			return (-1);
 		}
+		/* "disk": a change merged from the file (decision 056). */
+		if (hdr.type == PROTO_MSG_ROOM_CHANGED &&
+		    strcmp(kind, "disk") == 0 &&
+		    proto_obj_streq(proto_get(&u.data, "by"), "disk")) {
+			msgpack_unpacked_destroy(&u);
+			return (0);
+		}
 		if (hdr.type == PROTO_MSG_ROOM_CHANGED &&
 		    (k = proto_get_array(&u.data, "kinds")) != NULL) {
 			for (i = 0; i < k->via.array.size; i++) {
@@ -1158,11 +1165,13 @@ rc_changes_runs(int a, int c)
 	    "their digest; none after a delete\n");
 }
 
-/* Outside changes: clean reload, dirty conflict, force, own saves. */
+/*
+ * Outside changes, merged cell by cell (decision 056): in a clean room
+ * (rename and in place), in a dirty one; our own saves are not one.
+ */
 static int
 rc_watch(const char *sock, const char *dir)
 {
-	struct mpbuf	 b;
 	char		*path, *id;
 	int		 a;
 
@@ -1174,42 +1183,37 @@ rc_watch(const char *sock, const char *dir)
 
 	/* An editor writing a new file and renaming it over ours. */
 	rc_write_nb(path, "second (renamed)", 1);
-	if (rc_wait_changed(a, "reloaded", 5000) != 0)
-		testclient_fail("no ROOM_CHANGED reloaded after a rename over "
+	if (rc_wait_changed(a, "disk", 5000) != 0)
+		testclient_fail("no ROOM_CHANGED by disk after a rename over "
 		    "the file");
 	rc_expect_sources(a, "second (renamed)");
 	/* And one writing in place. */
 	rc_write_nb(path, "third (in place)", 0);
-	if (rc_wait_changed(a, "reloaded", 5000) != 0)
-		testclient_fail("no ROOM_CHANGED reloaded after an in-place "
+	if (rc_wait_changed(a, "disk", 5000) != 0)
+		testclient_fail("no ROOM_CHANGED by disk after an in-place "
 		    "write");
 	rc_expect_sources(a, "third (in place)");
-	printf("ok: clean room reloads on outside change (rename and in "
-	    "place) and says reloaded\n");
+	printf("ok: clean room merges an outside change (rename and in "
+	    "place), by disk\n");
 
 	/* Our own save is not an outside change. */
 	rc_save(a, NULL, 0);
-	if (rc_wait_changed(a, "reloaded", 700) == 0)
+	if (rc_wait_changed(a, "disk", 700) == 0)
 		testclient_fail("our own save was taken for an outside "
 		    "change");
-	printf("ok: our own atomic save does not reload\n");
+	printf("ok: our own atomic save is not merged\n");
 
-	/* Dirty: kept, save refuses, force wins. */
+	/* Dirty: the room's insert and the file's edit of c1 both kept. */
 	free(testclient_insert1(a, "mine", NULL));
 	rc_write_nb(path, "theirs", 1);
-	if (rc_wait_changed(a, "reloaded", 700) == 0)
-		testclient_fail("a dirty room reloaded over unsaved changes");
-	rc_expect_sources(a, "third (in place)|mine");
-	testclient_body(&b, 0);
-	free(testclient_expect_error(a, PROTO_MSG_ROOM_SAVE, &b,
-	    "file_changed_on_disk"));
-	if (rc_file_has(path, "theirs") != 1)
-		testclient_fail("the outside version was overwritten");
-	rc_save(a, NULL, 1);
-	if (rc_file_has(path, "mine") != 1)
-		testclient_fail("force did not write our version");
-	printf("ok: dirty room keeps its content, ROOM_SAVE refuses "
-	    "file_changed_on_disk, force writes\n");
+	if (rc_wait_changed(a, "disk", 5000) != 0)
+		testclient_fail("a dirty room did not merge the file");
+	rc_expect_sources(a, "theirs|mine");
+	rc_save(a, NULL, 0);
+	if (rc_file_has(path, "mine") != 1 || rc_file_has(path, "theirs") != 1)
+		testclient_fail("the save did not write the merge");
+	printf("ok: dirty room merges the file's change with its own, the "
+	    "save writes both\n");
 	free(id);
 	free(path);
 	return (0);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# watch.sh: outside changes to a notebook file: clean reload, dirty
-# conflict, force, and our own saves ignored.
+# watch.sh: outside changes to a notebook file, merged (decision 056):
+# clean and dirty rooms, and our own saves ignored.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 120 "$0" "$@"
 . "${srcdir:-.}/tests/rooms/lib.sh"
