@@ -66,10 +66,12 @@ export function economyJob(nbPath, exportPath) {
     ['search_cells', 'find the misspelt key', (ctx) => ({ ...at(ctx), query: 'revenu"' })],
     ['edit_cells', 'fix it', (ctx) => ({ ...at(ctx), edits: [{ op: 'replace', cell_id: BAD, old_text: '["revenu"]', new_text: '["revenue"]' }] })],
     ['run_cells', 'rerun the fixed cell and the plot', (ctx) => ({ ...at(ctx), cell_ids: [BAD, PLOT], wait_secs: 30 })],
-    ['run_cells', 'start the 20 s cell and the summary', (ctx) => ({ ...at(ctx), cell_ids: [SLOW, 'c-summary'], wait_secs: 3 })],
-    ['get_results', 'poll', (ctx) => { runFit = execOf(ctx.last); return { ...at(ctx), execution_id: runFit, timeout_secs: 4 }; }],
-    ['get_results', 'poll', (ctx) => ({ ...at(ctx), execution_id: runFit, timeout_secs: 4 })],
-    ['get_results', 'poll', (ctx) => ({ ...at(ctx), execution_id: runFit, timeout_secs: 4 })],
+    // The cell prints every 5 s; the waits end 2.5 s from a print, so
+    // each poll sees one new line whatever the jitter.
+    ['run_cells', 'start the 20 s cell and the summary', (ctx) => ({ ...at(ctx), cell_ids: [SLOW, 'c-summary'], wait_secs: 2.5 })],
+    ['get_results', 'poll', (ctx) => { runFit = execOf(ctx.last); return { ...at(ctx), execution_id: runFit, timeout_secs: 5 }; }],
+    ['get_results', 'poll', (ctx) => ({ ...at(ctx), execution_id: runFit, timeout_secs: 5 })],
+    ['get_results', 'poll', (ctx) => ({ ...at(ctx), execution_id: runFit, timeout_secs: 5 })],
     ['get_results', 'wait for the end', (ctx) => ({ ...at(ctx), execution_id: runFit, timeout_secs: 30 })],
     ['inspect_notebook', 'check what is stale', (ctx) => ({ ...at(ctx) })],
     ['save_notebook', 'save', (ctx) => ({ ...at(ctx) })],
