@@ -15,6 +15,7 @@
 #define FUZZ_MAX_FRAMES	16
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+static void	fuzz_jupyter_stream(const uint8_t *, size_t);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -43,5 +44,44 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		agent_wire_msg_free(m);
 	}
 	free(cause);
+	fuzz_jupyter_stream(data, size);
 	return (0);
+}
+
+/*
+ * The input as a stream message's content, read the way a huge one is
+ * (agent-wire-stream.c) and by json-c: where both read it (UTF-8,
+ * without \u escapes, whose lone surrogates the two mend differently)
+ * and nothing was cut, the text must be the same.
+ */
+static void
+fuzz_jupyter_stream(const uint8_t *data, size_t size)
+{
+	struct json_tokener	*tok;
+	struct json_object	*c, *o = NULL, *out, *v, *t;
+
+	if ((c = agent_wire_stream_content((const char *)data, size)) == NULL)
+		return;
+	if ((out = agent_wire_stream_output(c)) == NULL ||
+	    !json_object_object_get_ex(c, "name", &v))
+		abort();
+	if (size < 65536 && memchr(data, 0, size) == NULL &&
+	    memmem(data, size, "\\u", 2) == NULL &&
+	    utf8_valid((const char *)data, size, NULL) &&
+	    (tok = json_tokener_new()) != NULL) {
+		o = json_tokener_parse_ex(tok, (const char *)data, (int)size);
+		if (o != NULL && json_tokener_get_parse_end(tok) == size &&
+		    !streamcap_truncated(out) &&
+		    json_object_object_get_ex(o, "text", &t) &&
+		    json_object_is_type(t, json_type_string) &&
+		    json_object_object_get_ex(out, "text", &v) &&
+		    (json_object_get_string_len(t) !=
+		    json_object_get_string_len(v) ||
+		    memcmp(json_object_get_string(t), json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v)) != 0))
+			abort();
+		json_tokener_free(tok);
+	}
+	json_object_put(o);
+	json_object_put(c);
 }

@@ -705,6 +705,15 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 		mpbuf_free(&b);
 	} else if (strcmp(type, "stream") == 0) {
 		name = agent_exec_string(content, "name");
+		if ((v = agent_wire_stream_output(content)) != NULL) {
+			/* Read as it came: already its head and tail. */
+			agent_exec_flush();
+			log_info("exec %s: a huge %s message read into its "
+			    "head and tail: %llu characters cut", e->exec_id,
+			    name, (unsigned long long)streamcap_cut(v));
+			agent_exec_send_output(e, v, NULL);
+			return;
+		}
 		v = agent_exec_get(content, "text");
 		if (name == NULL || v == NULL ||
 		    !json_object_is_type(v, json_type_string))

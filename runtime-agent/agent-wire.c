@@ -56,6 +56,13 @@ struct agent_wire_msg {
  */
 #define AGENT_WIRE_THREAD_BYTES	(1024 * 1024)
 
+/*
+ * From this many bytes, a stream message's content is read straight into
+ * the head and tail a stream output keeps (agent-wire-stream.c), never
+ * parsed whole.
+ */
+#define AGENT_WIRE_STREAM_MIN	(4 * 1024 * 1024)
+
 struct agent_wire_sign_job {
 	const char			*key;
 	const struct agent_wire_frame	*parts;
@@ -400,6 +407,7 @@ agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
 	const struct agent_wire_frame	*sig, *json;
 	struct agent_wire_sign_job	 job;
 	pthread_t			 thread;
+	const char			*t;
 	char				*why = NULL;
 	size_t				 bytes = 0, i;
 	int				 d, threaded = 0, rc;
@@ -435,13 +443,22 @@ agent_wire_parse(const char *key, const struct agent_wire_frame *frames,
 	}
 
 	m = xcalloc(1, sizeof *m);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
+		/* A huge stream's text goes straight to its head and tail. */
+		if (i == 3 && json[3].len >= AGENT_WIRE_STREAM_MIN &&
+		    (t = agent_wire_string(m->header, "msg_type")) != NULL &&
+		    strcmp(t, "stream") == 0 &&
+		    (m->content = agent_wire_stream_content(json[3].data,
+		    json[3].len)) != NULL)
+			continue;
 		*agent_wire_part(m, (int)i) = agent_wire_json(&json[i],
 		    !threaded);
+	}
 	if (threaded) {
 		pthread_join(thread, NULL);
 		for (i = 0; i < 4; i++) {
-			if (job.valid[i])
+			if (job.valid[i] || (i == 3 &&
+			    agent_wire_stream_output(m->content) != NULL))
 				continue;
 			json_object_put(*agent_wire_part(m, (int)i));
 			*agent_wire_part(m, (int)i) = agent_wire_json(&json[i],

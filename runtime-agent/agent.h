@@ -103,6 +103,11 @@ void	 agent_daemon_ready(struct proto_agent_ready *, struct json_object *,
 struct agent_kernel *agent_daemon_kernel(void);
 void	 agent_daemon_run(void);
 
+/* agent-wire-stream.c */
+struct json_object *agent_wire_stream_content(const char *, size_t);
+void	 agent_wire_stream_free(struct json_object *, void *);
+struct json_object *agent_wire_stream_output(struct json_object *);
+
 /* agent-wire.c */
 int	 agent_wire_sign(const char *, const struct agent_wire_frame *,
 	     size_t, char *);

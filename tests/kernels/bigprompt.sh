@@ -10,8 +10,9 @@
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 150 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
+. "${srcdir:-.}/tests/lib/skip.sh"
 /usr/bin/python3 -c 'import ipykernel' 2>/dev/null ||
-    { echo "no ipykernel: skipped"; exit 77; }
+    skip_missing "no ipykernel"
 export RUNTIMED_AUTOSAVE=0
 
 start_daemon --warm-pool 0
