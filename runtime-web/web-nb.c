@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/bufferevent.h>
+
 #include <openssl/rand.h>
 
 #include "web.h"
@@ -102,7 +104,8 @@ static void	web_nb_content(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
 static void	web_nb_viewstate(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
-static void	web_nb_send(struct web_stream *, const char *,
+static int	web_nb_backlogged(struct web_stream *);
+static int	web_nb_send(struct web_stream *, const char *,
 		    struct json_object *);
 static struct json_object *web_nb_event(struct web_nb *, struct json_object *,
 		    int);
@@ -204,7 +207,8 @@ web_nb_die(struct web_nb *nb, const char *why)
 	o = json_object_new_object();
 	json_object_object_add(o, "message", json_object_new_string(why));
 	TAILQ_FOREACH_SAFE(s, &nb->streams, entry, s1) {
-		web_nb_send(s, "gone", o);
+		if (web_nb_send(s, "gone", o) != 0)
+			continue;	/* closed and freed */
 		web_http_closecb(s->req, NULL, NULL);
 		evhttp_send_reply_end(s->req);
 		s->req = NULL;
@@ -537,15 +541,47 @@ web_nb_event(struct web_nb *nb, struct json_object *cells, int all)
 	return (o);
 }
 
-/* One Server-Sent Event: id (the seq), event name, one line of JSON. */
-static void
+/*
+ * Is s's page not reading?  Then its stream is closed (s is freed: 1):
+ * what it has not read stays in runtimed-web's memory else, growing
+ * with every change (8 such pages took it to 1.9 GB).  The page's
+ * EventSource comes back on its own, and resumes from its last event.
+ */
+static int
+web_nb_backlogged(struct web_stream *s)
+{
+	struct evhttp_connection	*conn;
+	struct bufferevent		*bev;
+	size_t				 len;
+
+	if (s->req == NULL ||
+	    (conn = evhttp_request_get_connection(s->req)) == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(conn)) == NULL)
+		return (0);
+	len = evbuffer_get_length(bufferevent_get_output(bev));
+	if (len <= WEB_STREAM_BACKLOG)
+		return (0);
+	log_info("notebook %s: a page has not read %zu bytes of its stream; "
+	    "closing it (the page reconnects)", s->nb->id, len);
+	/* Its close callback (web_nb_stream_closed) frees s. */
+	evhttp_connection_free(conn);
+	return (1);
+}
+
+/*
+ * One Server-Sent Event: id (the seq), event name, one line of JSON.
+ * -1 if the page was not reading and its stream is closed (s freed).
+ */
+static int
 web_nb_send(struct web_stream *s, const char *event, struct json_object *o)
 {
 	struct evbuffer	*b;
 	const char	*text;
 
 	if (s->req == NULL)
-		return;
+		return (0);
+	if (web_nb_backlogged(s))
+		return (-1);
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	b = evbuffer_new();
@@ -557,6 +593,7 @@ web_nb_send(struct web_stream *s, const char *event, struct json_object *o)
 	evbuffer_free(b);
 	s->started = 1;
 	web_activity();
+	return (0);
 }
 
 /* A page's first event: all of it, or what changed since its last. */
@@ -736,12 +773,13 @@ void
 web_nb_ping(void)
 {
 	struct web_nb		*nb;
-	struct web_stream	*s;
+	struct web_stream	*s, *s1;
 	struct evbuffer		*b;
 
 	TAILQ_FOREACH(nb, &web_nbs, entry) {
-		TAILQ_FOREACH(s, &nb->streams, entry) {
-			if (s->req == NULL || !s->started)
+		TAILQ_FOREACH_SAFE(s, &nb->streams, entry, s1) {
+			if (s->req == NULL || !s->started ||
+			    web_nb_backlogged(s))
 				continue;
 			b = evbuffer_new();
 			WEB_ADD(b, ": ping\n\n");

@@ -33,6 +33,7 @@
 #define WEB_MAX_STREAMS		64		/* open pages at once */
 #define WEB_IDLE_SECS		120	/* RUNTIMED_WEB_IDLE_SECS overrides */
 #define WEB_PING_SECS		15	/* SSE keepalive comment */
+#define WEB_STREAM_BACKLOG	(4 * 1024 * 1024) /* a page's unread stream */
 #define WEB_SECRET_LEN		64	/* hex characters */
 
 /* Append a string literal. */
