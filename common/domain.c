@@ -31,9 +31,11 @@ static char	*domain_read_small(const char *, size_t, int, char **);
 static int	 domain_parse_url(struct domain *, const char *, char **);
 static char	*domain_token_path(const char *);
 static char	*domain_read_token(const char *, char **);
-static char	*domain_token_tag(const char *);
 static void	 domain_whoami_step(struct jserver_reply *, void *);
 static void	 domain_whoami_sync_cb(struct domain_identity *, void *);
+struct domain_whoami_op;
+static char	*domain_hub_user_path(const struct domain *);
+static void	 domain_whoami_server(struct domain_whoami_op *);
 
 /* domain_whoami_start's three requests in turn. */
 struct domain_whoami_op {
@@ -41,6 +43,7 @@ struct domain_whoami_op {
 	const struct domain	*d;
 	int			 step;
 	int			 status_ok;
+	int			 hub;		/* a JupyterHub user server */
 	struct domain_identity	 id;
 	domain_whoami_cb	 cb;
 	void			*arg;
@@ -357,23 +360,52 @@ domain_free(struct domain *d)
 	free(d);
 }
 
-/* A tag that tells tokens apart without showing one: SHA-256, 12 hex. */
+/*
+ * /hub/api/user of the hub whose user server d is (its base ends in
+ * user/NAME/); NULL if d's base is not such.  Caller frees.
+ */
 static char *
-domain_token_tag(const char *token)
+domain_hub_user_path(const struct domain *d)
 {
-	unsigned char	md[CRYPTO_SHA256_LEN];
-	char		hex[2 * CRYPTO_SHA256_LEN + 1];
+	const char	*b = d->base, *p;
+	size_t		 len = strlen(b);
+	char		*path;
 
-	crypto_sha256(token, strlen(token), md);
-	util_hex(md, 6, hex);
-	hex[12] = '\0';
-	return (xstrdup(hex));
+	if (len < 8 || b[len - 1] != '/')
+		return (NULL);
+	for (p = b + len - 2; p > b && *p != '/'; p--)
+		;
+	/* p is the / before NAME: "user" must come before it. */
+	if (p - b < 5 || strncmp(p - 5, "/user", 5) != 0)
+		return (NULL);
+	xasprintf(&path, "%.*shub/api/user", (int)(p - 5 - b + 1), b);
+	return (path);
+}
+
+/*
+ * A server without /api/me and no hub's word: one that took the token
+ * serves one user, so the principal is the server itself (its host,
+ * port and base), whichever of its tokens is used: a rotated token
+ * keeps every room (issue 38).
+ */
+static void
+domain_whoami_server(struct domain_whoami_op *w)
+{
+	const struct domain	*d = w->d;
+	struct domain_identity	*id = &w->id;
+
+	id->authenticated = 1;
+	xasprintf(&id->principal, "server:%s:%d%s", d->host, d->port,
+	    d->base);
+	id->evidence = xstrdup("token accepted by api/status (no api/me): "
+	    "the server's one user");
 }
 
 /*
  * Who the server says we are.  /api/me (jupyter_server 2) names the
- * user; without it (1.23) the evidence is /api/status accepting the
- * token, and the principal is the token's tag at the server.  Evidence
+ * user; without it (1.23) behind JupyterHub the hub's api/user names
+ * the token's owner; else the evidence is /api/status accepting the
+ * token, and the principal is the server (its URL).  Evidence
  * that disagrees (api/me answering while api/status refuses) fails
  * closed.  Three requests in turn on base's loop; cb gets the identity
  * (authenticated, else problem set) and may take its strings.  d must
@@ -406,7 +438,7 @@ domain_whoami_step(struct jserver_reply *r, void *arg)
 	struct domain_identity	*id = &w->id;
 	const struct domain	*d = w->d;
 	struct json_object	*o, *ident, *v;
-	char			*why, *tag;
+	char			*why;
 	const char		*user = NULL, *next;
 
 	switch (w->step++) {
@@ -417,6 +449,23 @@ domain_whoami_step(struct jserver_reply *r, void *arg)
 			goto done;
 		}
 		id->reachable = 1;
+		w->hub = r->hub;
+		/*
+		 * A hub user's server that is not running: the proxy has
+		 * no route for it, so the hub answers (a redirect to its
+		 * /hub/user/NAME/..., or 424, or 503 while it starts).
+		 */
+		if (r->hub && (r->status == 424 || r->status == 503 ||
+		    (r->status >= 300 && r->status < 400 &&
+		    r->location != NULL &&
+		    strstr(r->location, "/hub/user/") != NULL))) {
+			xasprintf(&id->problem, "%s is a JupyterHub user "
+			    "server that is not running (the hub answered "
+			    "%d): start it from the hub's home page, or with "
+			    "POST /hub/api/users/NAME/server", d->url,
+			    r->status);
+			goto done;
+		}
 		if (r->status != 200) {
 			xasprintf(&id->problem, "%s answered %d to /api: is it "
 			    "a Jupyter Server, and is the base path right?",
@@ -442,6 +491,28 @@ domain_whoami_step(struct jserver_reply *r, void *arg)
 		w->status_ok = r->status == 200;
 		next = "api/me";
 		break;
+	case 3:
+		/* The hub's word on the token's owner. */
+		if (r->status == 200 && (o = jserver_reply_json(r,
+		    &why)) != NULL) {
+			if (json_object_object_get_ex(o, "name", &v) &&
+			    json_object_is_type(v, json_type_string) &&
+			    json_object_get_string_len(v) > 0)
+				user = json_object_get_string(v);
+			if (user != NULL) {
+				id->authenticated = 1;
+				xasprintf(&id->principal, "%s@%s:%d%s", user,
+				    d->host, d->port, d->base);
+				id->evidence = xstrdup("the hub's api/user "
+				    "(the token's owner)");
+			}
+			json_object_put(o);
+			if (user != NULL)
+				goto done;
+		} else if (r->status == 200)
+			free(why);
+		domain_whoami_server(w);
+		goto done;
 	default:
 		if (r->status == 200 && (o = jserver_reply_json(r,
 		    &why)) != NULL) {
@@ -476,13 +547,17 @@ domain_whoami_step(struct jserver_reply *r, void *arg)
 			    r->status != 404 ? r->status : 403);
 			goto done;
 		}
-		id->authenticated = 1;
-		tag = domain_token_tag(d->token);
-		xasprintf(&id->principal, "token:%s@%s:%d%s", tag, d->host,
-		    d->port, d->base);
-		free(tag);
-		id->evidence = xstrdup("token accepted by api/status (no "
-		    "api/me)");
+		/* Behind a hub, the hub names the token's owner. */
+		if (w->hub && (next = domain_hub_user_path(d)) != NULL) {
+			w->step = 3;
+			if (jserver_request(w->base, d, "GET", next, NULL, 0,
+			    10, domain_whoami_step, w) == 0) {
+				free((char *)next);
+				return;
+			}
+			free((char *)next);
+		}
+		domain_whoami_server(w);
 		goto done;
 	}
 	if (jserver_request(w->base, d, "GET", next, NULL, 0, 10,

@@ -74,6 +74,8 @@ struct jserver_reply {
 	char		*body;		/* NUL-terminated, caller frees */
 	size_t		 len;
 	char		*cause;		/* when status is 0 */
+	char		*location;	/* a redirect's Location, or NULL */
+	int		 hub;		/* X-JupyterHub-Version was sent */
 };
 typedef void (*jserver_cb)(struct jserver_reply *, void *);
 int		 jserver_request(struct event_base *, const struct domain *,

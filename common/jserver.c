@@ -102,6 +102,8 @@ jserver_done(struct evhttp_request *req, void *arg)
 	struct jserver_req	*jr = arg;
 	struct jserver_reply	 r;
 	struct evbuffer		*in;
+	struct evkeyvalq	*hs;
+	const char		*v;
 	size_t			 len;
 
 	memset(&r, 0, sizeof r);
@@ -133,6 +135,11 @@ jserver_done(struct evhttp_request *req, void *arg)
 		}
 		r.status = 0;
 	} else {
+		hs = evhttp_request_get_input_headers(req);
+		if ((v = evhttp_find_header(hs, "Location")) != NULL)
+			r.location = xstrndup(v, 1024);
+		/* JupyterHub, its proxy's routes and its users' servers say so. */
+		r.hub = evhttp_find_header(hs, "X-JupyterHub-Version") != NULL;
 		in = evhttp_request_get_input_buffer(req);
 		len = evbuffer_get_length(in);
 		r.body = xmalloc(len + 1);
@@ -191,7 +198,8 @@ jserver_forget(struct event_base *base)
 }
 
 /*
- * Start method on path (relative to the domain's base, no leading /)
+ * Start method on path (relative to the domain's base, or from the
+ * host's root when it starts with /)
  * with an optional JSON body; cb gets the reply on base's loop.
  */
 int
@@ -265,7 +273,11 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	tv.tv_usec = 0;
 	jr->deadline = evtimer_new(base, jserver_deadline_cb, jr);
 	evtimer_add(jr->deadline, &tv);
-	xasprintf(&uri, "%s%s", d->base, path);
+	/* A path from / is the host's (a hub's API), not the server's. */
+	if (*path == '/')
+		uri = xstrdup(path);
+	else
+		xasprintf(&uri, "%s%s", d->base, path);
 	if (evhttp_make_request(jr->conn, req, type, uri) != 0) {
 		free(uri);
 		/* evhttp freed req. */
@@ -327,6 +339,7 @@ jserver_reply_clear(struct jserver_reply *r)
 {
 	free(r->body);
 	free(r->cause);
+	free(r->location);
 	memset(r, 0, sizeof *r);
 }
 

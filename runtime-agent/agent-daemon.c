@@ -416,6 +416,8 @@ agent_daemon_interrupt(struct peer *p, uint32_t id,
 	else if (agent_daemon_k == NULL)
 		agent_send_error(id, "kernel_unavailable",
 		    "no kernel was started");
+	else if (agent_daemon_hooks->interrupt != NULL)
+		agent_daemon_hooks->interrupt(agent_daemon_k, id);
 	else if (agent_kernel_interrupt(agent_daemon_k, &cause) != 0) {
 		agent_send_error(id, "kernel_unavailable", "%s", cause);
 		free(cause);

@@ -26,9 +26,18 @@
 /* How long the kernel has to answer kernel_info, and how often it is asked. */
 #define AGENT_REMOTE_READY_MS	60000
 #define AGENT_REMOTE_INFO_MS	1000
-/* Reconnects of a lost WebSocket in a row before the kernel is lost. */
+/*
+ * A lost WebSocket: the server is asked again, 250 ms apart doubling to
+ * 4 s, for up to RUNTIMED_REMOTE_REJOIN_MS (default 20 s) while it does
+ * not answer as itself (no answer, or a proxy's or hub's answer: a
+ * configurable-http-proxy restarting answers 404 and the hub 302 before
+ * the routes are back), and 3 times when it answers but the channel
+ * closes again at once.
+ */
 #define AGENT_REMOTE_REJOIN_TRIES	3
-#define AGENT_REMOTE_REJOIN_MS		500
+#define AGENT_REMOTE_REJOIN_FIRST_MS	250
+#define AGENT_REMOTE_REJOIN_MAX_MS	4000
+#define AGENT_REMOTE_REJOIN_WINDOW_MS	20000
 
 enum agent_remote_state {
 	AGENT_REMOTE_NEW,
@@ -62,6 +71,8 @@ struct agent_kernel {
 	int			 restart;
 	int			 closing;	/* we asked for the DELETE */
 	int			 rejoins;	/* tries since the last open */
+	int64_t			 rejoin_by;	/* end of the window */
+	int			 rejoin_ms;	/* the next wait */
 	char			*kept;		/* a kernel an earlier agent left */
 	struct event		*rejoin_ev;
 };
@@ -75,6 +86,9 @@ static void	agent_remote_kernel_message(void *, int, const u_char *,
 static void	agent_remote_kernel_closed(void *, const char *);
 static void	agent_remote_kernel_rejoin(evutil_socket_t, short, void *);
 static void	agent_remote_kernel_checked(struct jserver_reply *, void *);
+static int64_t	agent_remote_kernel_window(void);
+static int	agent_remote_kernel_listed(struct agent_kernel *,
+		    struct jserver_reply *);
 static int	agent_remote_kernel_post(struct agent_kernel *, char **);
 static void	agent_remote_kernel_kept(struct jserver_reply *, void *);
 static void	agent_remote_kernel_info_cb(evutil_socket_t, short, void *);
@@ -525,7 +539,7 @@ static void
 agent_remote_kernel_closed(void *arg, const char *why)
 {
 	struct agent_kernel	*k = arg;
-	struct timeval		 tv = { 0, AGENT_REMOTE_REJOIN_MS * 1000 };
+	struct timeval		 tv = { 0, AGENT_REMOTE_REJOIN_FIRST_MS * 1000 };
 	char			*msg;
 
 	if (k->state == AGENT_REMOTE_STOPPING && k->restart)
@@ -535,6 +549,11 @@ agent_remote_kernel_closed(void *arg, const char *why)
 	    k->rejoins < AGENT_REMOTE_REJOIN_TRIES) {
 		log_warnx("kernel %s: WebSocket lost (%s); asking %s whether "
 		    "it kept the kernel", k->id, why, k->d->url);
+		if (k->state == AGENT_REMOTE_READY) {
+			k->rejoin_by = util_mono_ms() +
+			    agent_remote_kernel_window();
+			k->rejoin_ms = AGENT_REMOTE_REJOIN_FIRST_MS;
+		}
 		k->state = AGENT_REMOTE_REJOINING;
 		if (k->rejoins++ == 0)
 			agent_remote_kernel_rejoin(-1, 0, k);
@@ -547,24 +566,73 @@ agent_remote_kernel_closed(void *arg, const char *why)
 	free(msg);
 }
 
-/* Does the server still have our kernel?  GET api/kernels/ID. */
+/* The window of a lost WebSocket: RUNTIMED_REMOTE_REJOIN_MS, else 20 s. */
+static int64_t
+agent_remote_kernel_window(void)
+{
+	const char	*s = getenv("RUNTIMED_REMOTE_REJOIN_MS");
+	long long	 v;
+	char		*end;
+
+	if (s != NULL) {
+		v = strtoll(s, &end, 10);
+		if (*s != '\0' && *end == '\0' && v >= 100 && v <= 3600000)
+			return (v);
+	}
+	return (AGENT_REMOTE_REJOIN_WINDOW_MS);
+}
+
+/*
+ * Does the server still have our kernel?  GET api/kernels, the list: a
+ * Jupyter Server answers it with a JSON array whether or not it has our
+ * kernel, so an answer that is not one is not the server's word (a
+ * proxy without its routes yet, the hub) and is asked again.
+ */
 static void
 agent_remote_kernel_rejoin(evutil_socket_t fd, short events, void *arg)
 {
 	struct agent_kernel	*k = arg;
-	char			*path, *msg;
+	char			*msg;
 
 	if (k->state != AGENT_REMOTE_REJOINING)
 		return;
-	xasprintf(&path, "api/kernels/%s", k->id);
-	if (jserver_request(k->base, k->d, "GET", path, NULL, 0,
+	if (jserver_request(k->base, k->d, "GET", "api/kernels", NULL, 0,
 	    JSERVER_TIMEOUT, agent_remote_kernel_checked, k) != 0) {
 		xasprintf(&msg, "lost the kernel on %s: cannot reach it",
 		    k->d->url);
 		agent_remote_kernel_fail(k, msg);
 		free(msg);
 	}
-	free(path);
+}
+
+/* In the server's list of kernels: 1 ours is there, 0 not, -1 no list. */
+static int
+agent_remote_kernel_listed(struct agent_kernel *k, struct jserver_reply *r)
+{
+	struct json_object	*o, *item, *v;
+	char			*why;
+	size_t			 i;
+	int			 found = 0;
+
+	if (r->status != 200)
+		return (-1);
+	if ((o = jserver_reply_json(r, &why)) == NULL) {
+		free(why);
+		return (-1);
+	}
+	if (!json_object_is_type(o, json_type_array)) {
+		json_object_put(o);
+		return (-1);
+	}
+	for (i = 0; i < json_object_array_length(o); i++) {
+		item = json_object_array_get_idx(o, i);
+		if (json_object_object_get_ex(item, "id", &v) &&
+		    json_object_is_type(v, json_type_string) &&
+		    strcmp(json_object_get_string(v), k->id) == 0)
+			found = 1;
+	}
+	json_object_put(o);
+	return (found);
 }
 
 /* The server's answer: reconnect to a kept kernel, else it is gone. */
@@ -572,30 +640,41 @@ static void
 agent_remote_kernel_checked(struct jserver_reply *r, void *arg)
 {
 	struct agent_kernel	*k = arg;
-	struct timeval		 tv = { 0, AGENT_REMOTE_REJOIN_MS * 1000 };
+	struct timeval		 tv;
 	char			*path, *cause, *msg, *why;
 	const char		*force;
-	int			 offer;
+	int64_t			 left;
+	int			 offer, listed, wait;
 
 	if (k->state != AGENT_REMOTE_REJOINING)
 		return;
-	if (r->status == 0 && k->rejoins < AGENT_REMOTE_REJOIN_TRIES) {
-		/* No answer at all may be the same blip: ask again. */
-		log_info("kernel %s: %s gave no answer; asking again", k->id,
-		    k->d->url);
-		k->rejoins++;
-		evtimer_add(k->rejoin_ev, &tv);
+	if ((listed = agent_remote_kernel_listed(k, r)) == -1) {
+		why = jserver_reply_message(r);
+		if ((left = k->rejoin_by - util_mono_ms()) > 0) {
+			/* Not the server's word: a proxy, the hub, a blip. */
+			wait = left < k->rejoin_ms ? (int)left : k->rejoin_ms;
+			log_info("kernel %s: %s answers not as itself (%s); "
+			    "asking again in %d ms", k->id, k->d->url, why,
+			    wait);
+			free(why);
+			tv.tv_sec = wait / 1000;
+			tv.tv_usec = (wait % 1000) * 1000;
+			evtimer_add(k->rejoin_ev, &tv);
+			if ((k->rejoin_ms *= 2) > AGENT_REMOTE_REJOIN_MAX_MS)
+				k->rejoin_ms = AGENT_REMOTE_REJOIN_MAX_MS;
+			return;
+		}
+		xasprintf(&msg, "lost the kernel on %s: the server did not "
+		    "answer as itself for %lld s (%s)", k->d->url,
+		    (long long)agent_remote_kernel_window() / 1000, why);
+		free(why);
+		agent_remote_kernel_fail(k, msg);
+		free(msg);
 		return;
 	}
-	if (r->status != 200) {
-		why = jserver_reply_message(r);
-		if (r->status == 404)
-			xasprintf(&msg, "the kernel on %s is gone (the server "
-			    "no longer has it)", k->d->url);
-		else
-			xasprintf(&msg, "lost the kernel on %s: %s", k->d->url,
-			    why);
-		free(why);
+	if (listed == 0) {
+		xasprintf(&msg, "the kernel on %s is gone (the server no "
+		    "longer has it)", k->d->url);
 		agent_remote_kernel_fail(k, msg);
 		free(msg);
 		return;
@@ -683,37 +762,76 @@ agent_kernel_send_parent(struct agent_kernel *k, enum agent_channel channel,
 	return (rc);
 }
 
+/* An interrupt the daemon waits for: its request id. */
+struct agent_remote_interrupt {
+	struct agent_kernel	*k;
+	uint32_t		 id;
+};
+
+/*
+ * The server's answer to POST .../interrupt is the daemon's: OK when it
+ * took it, refused when it would not (403: the token may not), else
+ * kernel_unavailable.  A refused interrupt interrupts nothing: the run
+ * goes on, and the daemon leaves it so.
+ */
 static void
 agent_remote_kernel_interrupted(struct jserver_reply *r, void *arg)
 {
-	struct agent_kernel	*k = arg;
-	char			*msg;
+	struct agent_remote_interrupt	*ai = arg;
+	struct agent_kernel		*k = ai->k;
+	char				*msg;
 
-	if (r->status != 204 && r->status != 200) {
+	if (r->status == 204 || r->status == 200)
+		agent_send_ok(ai->id);
+	else {
 		msg = jserver_reply_message(r);
 		log_warnx("kernel %s: interrupt: %s", k->id, msg);
+		if (r->status == 401 || r->status == 403)
+			agent_send_error(ai->id, "refused", "%s refused to "
+			    "interrupt the kernel (%s): the run goes on; the "
+			    "token in %s may not do this", k->d->url, msg,
+			    k->d->token_file);
+		else
+			agent_send_error(ai->id, "kernel_unavailable", "%s did "
+			    "not interrupt the kernel (%s): the run goes on",
+			    k->d->url, msg);
 		free(msg);
 	}
+	free(ai);
 }
 
-/* POST .../interrupt; its answer is only logged. */
+/* AGENT_INTERRUPT: POST .../interrupt, answered with the server's word. */
+void
+agent_remote_kernel_interrupt(struct agent_kernel *k, uint32_t id)
+{
+	struct agent_remote_interrupt	*ai;
+	char				*path;
+
+	if (k->id == NULL || k->state == AGENT_REMOTE_DEAD) {
+		agent_send_error(id, "kernel_unavailable", "no kernel is "
+		    "running on %s", k->d->url);
+		return;
+	}
+	ai = xcalloc(1, sizeof *ai);
+	ai->k = k;
+	ai->id = id;
+	xasprintf(&path, "api/kernels/%s/interrupt", k->id);
+	if (jserver_request(k->base, k->d, "POST", path, "{}", 2,
+	    JSERVER_TIMEOUT, agent_remote_kernel_interrupted, ai) != 0) {
+		agent_send_error(id, "kernel_unavailable", "cannot reach %s",
+		    k->d->url);
+		free(ai);
+	}
+	free(path);
+}
+
+/* The link's own call: AGENT_INTERRUPT goes through the hook above. */
 int
 agent_kernel_interrupt(struct agent_kernel *k, char **cause)
 {
-	char	*path;
-	int	 rc;
-
-	if (k->id == NULL || k->state == AGENT_REMOTE_DEAD) {
-		xasprintf(cause, "no kernel is running on %s", k->d->url);
-		return (-1);
-	}
-	xasprintf(&path, "api/kernels/%s/interrupt", k->id);
-	rc = jserver_request(k->base, k->d, "POST", path, "{}", 2,
-	    JSERVER_TIMEOUT, agent_remote_kernel_interrupted, k);
-	free(path);
-	if (rc != 0)
-		xasprintf(cause, "cannot reach %s", k->d->url);
-	return (rc);
+	xasprintf(cause, "an interrupt of a server's kernel is answered by "
+	    "the server");
+	return (-1);
 }
 
 static void
@@ -725,8 +843,18 @@ agent_remote_kernel_stopped(struct jserver_reply *r, void *arg)
 
 	if (r->status < 200 || r->status > 299) {
 		msg = jserver_reply_message(r);
-		log_warnx("kernel %s: %s: %s", k->id, k->restart ? "restart" :
-		    "shutdown", msg);
+		if (!k->restart && r->status != 404)
+			log_warnx("kernel %s: %s refused to shut it down (%s): "
+			    "it still runs there until the server culls it",
+			    k->id, k->d->url, msg);
+		else
+			log_warnx("kernel %s: %s: %s", k->id, k->restart ?
+			    "restart" : "shutdown", msg);
+		if (!k->restart && r->status != 404 && r->status != 0) {
+			free(k->why);
+			xasprintf(&k->why, "%s refused to shut the kernel "
+			    "down (%s)", k->d->url, msg);
+		}
 		free(msg);
 		if (!k->restart) {
 			/* Gone already, or the server is: either way over. */

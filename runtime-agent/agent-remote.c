@@ -49,6 +49,7 @@ static const struct agent_daemon_hooks agent_remote_hooks = {
 	.create = agent_remote_create,
 	.restart_check = agent_remote_restart_check,
 	.orphaned = agent_remote_kernel_orphaned,
+	.interrupt = agent_remote_kernel_interrupt,
 };
 
 static __dead void

@@ -87,5 +87,6 @@ const char *agent_remote_kernel_language(struct agent_kernel *);
 void	 agent_remote_kernel_keep(struct agent_kernel *, const char *);
 const char *agent_remote_kernel_id(struct agent_kernel *);
 int	 agent_remote_kernel_orphaned(struct agent_kernel *);
+void	 agent_remote_kernel_interrupt(struct agent_kernel *, uint32_t);
 
 #endif

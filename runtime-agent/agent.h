@@ -57,6 +57,11 @@ struct agent_daemon_hooks {
 	 * was left to outlive it (a server's), 0 to shut it down; NULL: 0.
 	 */
 	int		(*orphaned)(struct agent_kernel *);
+	/*
+	 * AGENT_INTERRUPT answered by the kernel's side once it knows (a
+	 * server may refuse it); NULL: agent_kernel_interrupt, then OK.
+	 */
+	void		(*interrupt)(struct agent_kernel *, uint32_t);
 };
 
 /* Jupyter channels the agent uses. */

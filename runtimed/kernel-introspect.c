@@ -10,6 +10,11 @@
  * it is.  room-input.c sends AGENT_INPUT_REPLY this way too.  Nothing
  * here starts a kernel: with none there is nothing to look at.
  *
+ * KERNEL_INTERRUPT of a started kernel goes the same way
+ * (kernel_introspect_interrupt): the runs are marked interrupted only
+ * when the agent says OK, so an interrupt a Jupyter Server refused
+ * (runtimed-agent-remote's ERROR refused) changes nothing and says so.
+ *
  * Every question is answered: by the agent, or when the agent's link
  * goes (kernel_unavailable), or when the agent has not answered a
  * moment past the caller's bound (busy).  A client that leaves drops its
@@ -22,6 +27,7 @@
 #include <string.h>
 
 #include "runtimed.h"
+#include "domain.h"
 
 /* A question's bound when the client gives none, and our slack. */
 #define KERNEL_INTROSPECT_TIMEOUT_MS	5000
@@ -33,6 +39,7 @@ struct kernel_introspect {
 	struct peer		*agent;
 	uint32_t		 agent_id;
 	uint16_t		 reply;		/* the type passed back */
+	int			 interrupt;	/* KERNEL_INTERRUPT */
 	struct event		*timer;
 	TAILQ_ENTRY(kernel_introspect) entry;
 };
@@ -157,12 +164,53 @@ kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
 }
 
 /*
- * A frame from an agent: 0 when it answered one of our questions (and
- * went to its client), -1 when it is not ours.
+ * KERNEL_INTERRUPT: AGENT_INTERRUPT to the room's agent, whose OK marks
+ * the runs interrupted (room_exec_interrupt) before the client's OK, and
+ * whose ERROR goes to the client with nothing changed.  -1 with no agent.
  */
 int
-kernel_introspect_answer(struct peer *agent, const struct proto_header *hdr,
-    const msgpack_object *body)
+kernel_introspect_interrupt(struct room *r, struct peer *p, uint32_t id)
+{
+	struct kernel_introspect	*q;
+	struct peer			*agent;
+	struct mpbuf			 b;
+	struct timeval			 tv;
+
+	if ((agent = room_kernel_agent(r)) == NULL)
+		return (-1);
+	q = xcalloc(1, sizeof *q);
+	q->client = p;
+	q->client_id = id;
+	q->agent = agent;
+	q->agent_id = peer_next_id(agent);
+	q->reply = PROTO_MSG_OK;
+	q->interrupt = 1;
+	q->timer = evtimer_new(runtimed_base, kernel_introspect_timeout_cb,
+	    q);
+	/* A server's answer may take its whole timeout. */
+	tv.tv_sec = JSERVER_TIMEOUT + KERNEL_INTROSPECT_SLACK_MS / 1000;
+	tv.tv_usec = 0;
+	evtimer_add(q->timer, &tv);
+	TAILQ_INSERT_TAIL(&kernel_introspects, q, entry);
+	mpbuf_init(&b);
+	proto_agent_interrupt_pack(&b.pk);
+	if (peer_send(agent, PROTO_MSG_AGENT_INTERRUPT, q->agent_id,
+	    &b.sb) != 0) {
+		peer_send_error(p, id, "kernel_unavailable", "the kernel's "
+		    "agent is going away");
+		kernel_introspect_free(q);
+	}
+	mpbuf_free(&b);
+	return (0);
+}
+
+/*
+ * A frame from an agent of room r (NULL: pooled): 0 when it answered one
+ * of our questions (and went to its client), -1 when it is not ours.
+ */
+int
+kernel_introspect_answer(struct room *r, struct peer *agent,
+    const struct proto_header *hdr, const msgpack_object *body)
 {
 	struct kernel_introspect	*q;
 	struct mpbuf			 b;
@@ -180,6 +228,15 @@ kernel_introspect_answer(struct peer *agent, const struct proto_header *hdr,
 			peer_send_error(q->client, q->client_id,
 			    "kernel_unavailable", "the kernel's agent "
 			    "answered with %s", proto_msg_name(hdr->type));
+	} else if (q->interrupt) {
+		if (hdr->type == PROTO_MSG_OK && r != NULL)
+			room_exec_interrupt(r, NULL);
+		if (q->client != NULL) {
+			mpbuf_init(&b);
+			msgpack_pack_object(&b.pk, *body);
+			peer_send(q->client, hdr->type, q->client_id, &b.sb);
+			mpbuf_free(&b);
+		}
 	} else if (q->client != NULL) {
 		mpbuf_init(&b);
 		msgpack_pack_object(&b.pk, *body);

@@ -869,18 +869,18 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 		room_kernel_ready_msg(k, &ready);
 		break;
 	case PROTO_MSG_ERROR:
-		if (kernel_introspect_answer(p, hdr, body) != 0)
+		if (kernel_introspect_answer(k->room, p, hdr, body) != 0)
 			room_kernel_error(k, hdr->id, body);
 		break;
 	case PROTO_MSG_OK:
-		kernel_introspect_answer(p, hdr, body);
+		kernel_introspect_answer(k->room, p, hdr, body);
 		break;
 	case PROTO_MSG_PONG:
 		break;
 	case PROTO_MSG_KERNEL_VARIABLES_REPLY:
 	case PROTO_MSG_KERNEL_COMPLETE_REPLY:
 	case PROTO_MSG_KERNEL_INSPECT_REPLY:
-		kernel_introspect_answer(p, hdr, body);
+		kernel_introspect_answer(k->room, p, hdr, body);
 		break;
 	case PROTO_MSG_AGENT_INPUT_REQUEST:
 		room_kernel_input(k, p, body);

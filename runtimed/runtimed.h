@@ -586,8 +586,9 @@ void	room_input_clear(struct room *);
 /* kernel-introspect.c */
 void	kernel_introspect_ask(struct room *, struct peer *, uint32_t,
 	    uint16_t, uint16_t, const msgpack_object *);
-int	kernel_introspect_answer(struct peer *, const struct proto_header *,
-	    const msgpack_object *);
+int	kernel_introspect_interrupt(struct room *, struct peer *, uint32_t);
+int	kernel_introspect_answer(struct room *, struct peer *,
+	    const struct proto_header *, const msgpack_object *);
 void	kernel_introspect_peer_gone(struct peer *);
 void	room_exec_flush(void);
 void	room_exec_cancel(struct room *, struct peer *, uint32_t,

@@ -653,6 +653,10 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 		room_runs_list(c->room, c->peer, hdr->id, body);
 		break;
 	case PROTO_MSG_KERNEL_INTERRUPT:
+		/* A started kernel's agent says whether it was done. */
+		if (kernel_introspect_interrupt(c->room, c->peer,
+		    hdr->id) == 0)
+			break;
 		if (room_kernel_interrupt(c->room) != 0) {
 			peer_send_error(c->peer, hdr->id, "kernel_unavailable",
 			    "the kernel is not running");

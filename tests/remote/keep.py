@@ -14,7 +14,7 @@ test can cut the kernel's WebSocket while the server stays up.
    edit kept, a save is file_changed_on_disk, and it runs in the kernel
    the server kept (x is still 42).  A second handle, of domain "jq",
    whose URL is changed meanwhile (the server's evidence then names
-   another principal, token:TAG@host:port/), is not joined again: it
+   another principal, server:host:port/), is not joined again: it
    expires, and its stored room is not opened by its id alone.  A third
    handle, clean, comes back as the server has its file now (written
    there while no daemon was up).

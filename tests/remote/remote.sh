@@ -35,10 +35,12 @@ PY
 
 # The watch of a server's copy, short for the test (default 5 s).
 export RUNTIMED_REMOTE_WATCH_MS=300
+# A lost kernel WebSocket's window, short: faults.py kills the server.
+export RUNTIMED_REMOTE_REJOIN_MS=6000
 start_daemon --warm-pool 0 -v
 start_server
 out=$("$CTL" domains 2>&1) || fail "domains: $out"
-echo "$out" | grep -q "^js .*http://127.0.0.1:$PORT/ .*ok .*token:" ||
+echo "$out" | grep -q "^js .*http://127.0.0.1:$PORT/ .*ok .*server:127.0.0.1:$PORT/" ||
     fail "domains said: $out"
 "$CTL" domains --json >"$T/d.json" || fail "domains --json"
 grep -q "$TOKEN" "$T/d.json" && fail "the token was printed"
@@ -47,7 +49,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 d = j["domains"][0]
 assert d["name"] == "js" and d["ok"] and d["reachable"] and d["authenticated"], d
-assert d["principal"].startswith("token:") and "api/status" in d["evidence"], d
+assert d["principal"].startswith("server:") and "api/status" in d["evidence"], d
 PY
 ok "domains: reachable, token accepted, principal from the evidence"
 
@@ -71,6 +73,13 @@ $PY "${srcdir:-.}/tests/remote/remote.py" "$top_builddir" "$T" "$SROOT" ||
 grep -q "WebSocket open (v1.kernel.websocket.jupyter.org)" \
     "$T/daemon.log" || fail "the v1 subprotocol was not used"
 ok "remote notebook and kernel, v1 subprotocol"
+
+# A refused interrupt, a proxy restart mid-run (refuse.py).
+$PY "${srcdir:-.}/tests/remote/refuse.py" "$top_builddir" "$T" "$SROOT" ||
+    fail "refuse.py"
+grep -q "answers not as itself" "$T/daemon.log" ||
+    fail "the agent did not wait out the proxy"
+ok "an interrupt the server refused; a proxy restart mid-run"
 
 # Contents calls held at the server block no loop; the watch (offloop.py).
 $PY "${srcdir:-.}/tests/remote/offloop.py" "$top_builddir" "$T" "$SROOT" ||
