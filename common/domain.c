@@ -288,6 +288,32 @@ domain_read_token(const char *path, char **cause)
 	return (t);
 }
 
+/*
+ * Read d's token file again: a token rotated there (a new one for the
+ * same user) is used from the next call on.  A file that no longer
+ * passes the checks keeps the token in memory (the call then says what
+ * the server thinks of it); 0 if the token is the file's.
+ */
+int
+domain_reload_token(struct domain *d)
+{
+	char	*t, *cause;
+
+	if ((t = domain_read_token(d->token_file, &cause)) == NULL) {
+		log_warnx("domain %s: %s; the token read before is used",
+		    d->name, cause);
+		free(cause);
+		return (-1);
+	}
+	if (strcmp(t, d->token) != 0)
+		log_info("domain %s: a new token in %s", d->name,
+		    d->token_file);
+	explicit_bzero(d->token, strlen(d->token));
+	free(d->token);
+	d->token = t;
+	return (0);
+}
+
 /* The named domain, its token read and checked; NULL and a cause if not. */
 struct domain *
 domain_load(const char *name, char **cause)

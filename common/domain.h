@@ -60,6 +60,7 @@ int		 domain_valid_name(const char *);
 struct json_object *domain_config_load(char **);
 struct domain	*domain_load(const char *, char **);
 void		 domain_free(struct domain *);
+int		 domain_reload_token(struct domain *);
 int		 domain_whoami(const struct domain *, struct domain_identity *);
 typedef void (*domain_whoami_cb)(struct domain_identity *, void *);
 int		 domain_whoami_start(struct event_base *, const struct domain *,

@@ -4,6 +4,7 @@
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "worker.h"
 
@@ -19,7 +20,7 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 	struct proto_room_list_reply	 m;
 	struct json_object		*sc, *rooms, *r, *nb, *k, *att, *w;
 	struct evbuffer			*text;
-	const char			*path;
+	const char			*path, *domain;
 	size_t				 i, n, used, room;
 	char				*s, err[256];
 
@@ -85,14 +86,23 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 		k = worker_output_kernel(nb);
 		path = json_object_get_string(json_object_object_get(nb,
 		    "path"));
-		evbuffer_add_printf(text, "%s %s kernel %s (%s) peers %d%s\n",
-		    json_object_get_string(json_object_object_get(nb,
-		    "notebook_id")), path != NULL ? path : "(untitled)",
+		domain = json_object_get_string(json_object_object_get(nb,
+		    "domain"));
+		evbuffer_add_printf(text, "%s %s%s%s kernel %s (%s) peers "
+		    "%d%s%s\n", json_object_get_string(json_object_object_get(
+		    nb, "notebook_id")), path != NULL ? path : "(untitled)",
+		    domain != NULL && strcmp(domain, "local") != 0 ? " on " :
+		    "", domain != NULL && strcmp(domain, "local") != 0 ?
+		    domain : "",
 		    json_object_get_string(json_object_object_get(k, "name")),
 		    json_object_get_string(json_object_object_get(k, "state")),
 		    json_object_get_int(json_object_object_get(nb, "peers")),
 		    json_object_get_boolean(json_object_object_get(nb,
-		    "dirty")) ? " dirty" : "");
+		    "dirty")) ? " dirty" : "",
+		    json_object_get_boolean(json_object_object_get(nb,
+		    "server_lost")) ? " (server lost: its unsaved edits are "
+		    "kept; connect_notebook {path, domain} once the server "
+		    "is back)" : "");
 		json_object_object_add(nb, "kernel", k);
 		json_object_array_add(rooms, json_object_get(nb));
 	}

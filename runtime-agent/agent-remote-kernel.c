@@ -596,6 +596,8 @@ agent_remote_kernel_rejoin(evutil_socket_t fd, short events, void *arg)
 
 	if (k->state != AGENT_REMOTE_REJOINING)
 		return;
+	/* A token rotated meanwhile: the reconnect uses the new one. */
+	domain_reload_token(k->d);
 	if (jserver_request(k->base, k->d, "GET", "api/kernels", NULL, 0,
 	    JSERVER_TIMEOUT, agent_remote_kernel_checked, k) != 0) {
 		xasprintf(&msg, "lost the kernel on %s: cannot reach it",
@@ -812,6 +814,7 @@ agent_remote_kernel_interrupt(struct agent_kernel *k, uint32_t id)
 		    "running on %s", k->d->url);
 		return;
 	}
+	domain_reload_token(k->d);
 	ai = xcalloc(1, sizeof *ai);
 	ai->k = k;
 	ai->id = id;
@@ -903,6 +906,7 @@ agent_kernel_shutdown(struct agent_kernel *k, int restart,
 		return;
 	}
 	k->state = AGENT_REMOTE_STOPPING;
+	domain_reload_token(k->d);
 	if (restart) {
 		xasprintf(&path, "api/kernels/%s/restart", k->id);
 		rc = jserver_request(k->base, k->d, "POST", path, "{}", 2,

@@ -61,6 +61,7 @@ struct room_remote {
 	char			*last_modified; /* NULL: not there yet */
 	char			*principal;
 	int			 lost;	/* the server went away */
+	int			 kept;	/* lost with unsaved edits: kept bound */
 	int			 probing; /* /api after a kernel died */
 	uint64_t		 gen;	/* a save started or ended */
 	char			*outside; /* a change kept (dirty) */
@@ -295,7 +296,8 @@ room_remote_find(const char *domain, const char *path)
 	size_t		 i = 0;
 
 	while ((r = room_nth(i++)) != NULL) {
-		if (r->remote != NULL && !r->remote->lost &&
+		if (r->remote != NULL &&
+		    (!r->remote->lost || r->remote->kept) &&
 		    strcmp(r->remote->domain, domain) == 0 &&
 		    strcmp(r->remote->path, path) == 0)
 			return (r);
@@ -486,8 +488,8 @@ room_remote_join(struct room_remote_op *op)
 		free(why);
 		return (1);
 	}
-	if (!r->loaded)
-		return (0);	/* stored, dormant: decision 030 */
+	if (!r->loaded || r->remote->lost)
+		return (0);	/* dormant (decision 030), or lost: the GET */
 	room_remote_finish(op, r, NULL, NULL);
 	return (1);
 }
@@ -718,6 +720,8 @@ room_remote_save(struct room *r, const char *path, int force,
 		    target, rr->domain);
 		return (-1);
 	}
+	/* A token rotated in its file is the one a save uses. */
+	domain_reload_token(rr->d);
 	op = room_remote_op_create(ROOM_REMOTE_SAVE, peer, id);
 	op->rr = rr;
 	if (path != NULL && strcmp(path, rr->path) != 0)
@@ -1066,7 +1070,14 @@ room_remote_probed(struct jserver_reply *rep, void *arg)
 	    "unavailable", r->id, rr->d->url, rep->cause != NULL ?
 	    rep->cause : "no answer");
 	rr->lost = 1;
-	room_journal_snapshot(r);	/* the store forgets the binding */
+	/*
+	 * Unsaved edits stay bound to the notebook (the snapshot keeps the
+	 * binding, list_notebooks says server_lost): a connect once the
+	 * server is back joins them, kept over the server's copy.  A clean
+	 * room is forgotten: the server's copy is the whole truth.
+	 */
+	rr->kept = r->dirty;
+	room_journal_snapshot(r);
 	n = r->nmembers;
 	members = xreallocarray(NULL, n > 0 ? n : 1, sizeof *members);
 	memcpy(members, r->members, n * sizeof *members);
@@ -1124,6 +1135,7 @@ room_remote_watch_tick(evutil_socket_t fd, short events, void *arg)
 	if (rr->lost || rr->watching || !TAILQ_EMPTY(&rr->saves) ||
 	    !r->loaded || r->nmembers == 0 || rr->last_modified == NULL)
 		return;
+	domain_reload_token(rr->d);
 	op = room_remote_op_create(ROOM_REMOTE_WATCH, NULL, 0);
 	op->rr = rr;
 	op->gen = rr->gen;
@@ -1271,13 +1283,22 @@ room_remote_free(struct room_remote *rr)
  */
 
 /*
- * Does the snapshot carry a binding?  Not once the server was lost: the
- * edits then stay an untitled copy and a connect loads the server's.
+ * Does the snapshot carry a binding?  Not once the server was lost with
+ * nothing unsaved: a connect then loads the server's copy.  Unsaved
+ * edits stay bound, so a connect (or a daemon started meanwhile) finds
+ * them as that notebook.
  */
 int
 room_remote_bound(struct room *r)
 {
-	return (r->remote != NULL && !r->remote->lost);
+	return (r->remote != NULL && (!r->remote->lost || r->remote->kept));
+}
+
+/* Was the room's server lost while it had unsaved edits (kept)? */
+int
+room_remote_server_lost(struct room *r)
+{
+	return (r->remote != NULL && r->remote->lost && r->remote->kept);
 }
 
 /* The binding as the snapshot's "remote" value (room-journal.c). */
@@ -1434,7 +1455,7 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
 			free(msg);
 			goto fail;
 		}
-		if (room_journal_recover(r, &msg) != 0) {
+		if (!r->loaded && room_journal_recover(r, &msg) != 0) {
 			xasprintf(&why, "notebook %s cannot be recovered: %s",
 			    r->id, msg);
 			free(msg);
@@ -1462,7 +1483,19 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
 	domain_free(rr->d);
 	rr->d = op->d;
 	op->d = NULL;
-	room_loaded(r);
+	if (rr->lost) {
+		/* The server is back: its kernel went with it. */
+		rr->lost = rr->kept = 0;
+		if (r->kernel != NULL &&
+		    strcmp(room_kernel_state(r), "dead") == 0) {
+			room_kernel_detach(r->kernel, 1);
+			r->kernel = NULL;
+		}
+		free(rr->kernel_id);
+		rr->kernel_id = NULL;
+	}
+	if (!r->loaded)
+		room_loaded(r);
 	if (!r->dirty)
 		room_journal_snapshot(r);
 	log_info("room %s %s %s on %s as %s (seq %llu)", r->id, r->dirty ?

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "runtimed.h"
+#include "domain.h"
 
 static struct room	**room_all;
 static size_t		  room_nall;
@@ -980,15 +981,22 @@ room_pack_kernel(struct room *r, msgpack_packer *pk)
 	proto_pack_str(pk, "state", room_kernel_state(r));
 }
 
-/* {notebook_id, path, peers, agents, dirty, kernel: {name, state}} */
+/*
+ * {notebook_id, path, domain, server_lost, peers, agents, loaded, dirty,
+ * seq, kernel: {name, state}}
+ */
 static void
 room_pack_summary(struct room *r, msgpack_packer *pk)
 {
 	const char	*ks = room_kernel_state(r);
 
-	msgpack_pack_map(pk, 8);
+	msgpack_pack_map(pk, 10);
 	proto_pack_str(pk, "notebook_id", r->id);
 	room_pack_path(r, pk);
+	/* Which server's notebook; copies of one path are told apart. */
+	proto_pack_str(pk, "domain", r->remote != NULL ?
+	    room_remote_domain_name(r) : DOMAIN_LOCAL);
+	proto_pack_bool(pk, "server_lost", room_remote_server_lost(r));
 	proto_pack_uint(pk, "peers", r->nmembers);
 	proto_pack_uint(pk, "agents", strcmp(ks, "none") != 0 &&
 	    strcmp(ks, "dead") != 0 ? 1 : 0);

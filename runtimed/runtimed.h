@@ -331,6 +331,7 @@ void		 room_remote_kernel_died(struct room *);
 void		 room_remote_peer_gone(struct peer *);
 void		 room_remote_free(struct room_remote *);
 int		 room_remote_bound(struct room *);
+int		 room_remote_server_lost(struct room *);
 void		 room_remote_pack(struct room *, msgpack_packer *);
 void		 room_remote_restore(struct room *, const void *, size_t);
 void		 room_remote_kernel_ready(struct room *, const char *);

@@ -4,9 +4,10 @@
 hand-offs: "running" from us, "killed" and "back" from the script).
 
 The run in flight ends kernel_died; the handle then answers
-attachment_unavailable and keeps its slot; once the server is back a new
-connect works, the notebook is as the server has it, and it runs (on
-this server's JSON WebSocket messages).
+attachment_unavailable and keeps its slot; the notebook's unsaved edit
+is kept and list_notebooks says server_lost; once the server is back a
+new connect works and joins the kept edit, and it runs (on this server's
+JSON WebSocket messages) in a new kernel.
 
 usage: faults.py BUILDDIR STATEDIR SERVERROOT
 """
@@ -24,6 +25,11 @@ from rcheck import expect, handoff, ok  # noqa: E402
 builddir, tmp, sroot = sys.argv[1:4]
 
 
+def text_of_list(w):
+    _, text, _ = w.call("list_notebooks")
+    return text
+
+
 w = Worker(builddir, dict(os.environ), os.path.join(tmp, "worker-f.log"))
 sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
 expect(not err, "connect", sc)
@@ -32,7 +38,7 @@ sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "insert", "after": "BOTTOM",
      "source": "import time\nprint('started', flush=True)\n"
                "for i in range(600):\n    time.sleep(0.1)"}])
-cell = sc["cells"][0]["cell_id"]
+cell = long_id = sc["cells"][0]["cell_id"]
 sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[cell],
                     wait_secs=1, timeout=60)
 eid = sc["execution_id"]
@@ -63,6 +69,13 @@ sc, _, err = w.call("list_notebooks")
 expect(h in [a["notebook_handle"] for a in sc["attachments"]],
        "the handle keeps its slot", sc)
 ok("its handle answers attachment_unavailable and keeps its slot")
+# Its unsaved cell is kept, bound to the notebook, and said so.
+lost = [n for n in sc["notebooks"] if n.get("path") == "nb.ipynb" and
+        n.get("domain") == "js"]
+expect(len(lost) == 1 and lost[0]["dirty"] and lost[0]["server_lost"],
+       "list_notebooks shows the lost server's unsaved notebook", sc)
+expect("server lost" in text_of_list(w), "said in the text", None)
+ok("list_notebooks: domain js, server_lost, dirty: the unsaved edits kept")
 
 open(os.path.join(tmp, "checked"), "w").close()
 handoff(tmp, "back")
@@ -71,9 +84,15 @@ expect(not err, "disconnect the unavailable handle", sc)
 sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
 expect(not err, "connect once the server is back", sc)
 h = sc["notebook_handle"]
-expect(not any("range(600)" in c.get("preview", "") for c in sc["cells"]),
-       "the notebook as the server has it (the unsaved cell is not there)",
-       sc)
+sc, _, err = w.call("inspect_notebook", notebook_handle=h)
+expect(not err and sc["dirty"] and
+       long_id in [c["cell_id"] for c in sc["cells"]],
+       "the unsaved cell kept over the server's copy", sc)
+sc2, _, err = w.call("list_notebooks")
+expect(not any(n.get("server_lost") for n in sc2["notebooks"]
+               if n.get("domain") == "js" and n.get("path") == "nb.ipynb"),
+       "no longer server_lost", sc2)
+ok("the server is back: a connect joins the kept edits (dirty)")
 sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "insert", "after": "BOTTOM", "source": "print(2 ** 10)"}])
 cell = sc["cells"][0]["cell_id"]
