@@ -37,6 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "agent.h"
 
 /* A request's bound when the daemon gives none. */
@@ -61,6 +63,10 @@ struct agent_introspect_req {
 	char				*filter;	/* NULL: every name */
 	uint64_t			 max;
 	char				*path;	/* the kernel's answer file */
+	/* No file we can read (a server's kernel): its stdout instead. */
+	struct evbuffer			*out;
+	int				 replied;	/* execute_reply ok */
+	int				 idle;		/* iopub idle seen */
 	struct event			*timer;
 	TAILQ_ENTRY(agent_introspect_req) entry;
 };
@@ -86,7 +92,7 @@ static const char *agent_introspect_hidden[] = {
  * the file; one expression statement, so it leaves no name behind.
  */
 #define AGENT_INTROSPECT_PY						\
-	"__import__('io').open(%s, 'w', encoding='utf-8').write("	\
+	"%s.write("							\
 	"(lambda ns, hid, fn, rl, F, M: __import__('json').dumps("	\
 	"(lambda names: {'total': len(names), "				\
 	"'variables': [(lambda k, v: {'name': k, 'type': "		\
@@ -150,6 +156,8 @@ static char	*agent_introspect_plain(const char *, size_t, int *);
 static void	agent_introspect_inspect_reply(struct agent_introspect_req *,
 		    struct json_object *);
 static int	agent_introspect_ready(uint32_t, struct agent_kernel *);
+static void	agent_introspect_stdout(struct agent_introspect_req *,
+		    const char *, struct json_object *);
 static struct json_object *agent_introspect_at(const struct proto_str *, int,
 		    int64_t);
 
@@ -190,6 +198,8 @@ agent_introspect_free(struct agent_introspect_req *r)
 		unlink(r->path);
 	free(r->path);
 	free(r->filter);
+	if (r->out != NULL)
+		evbuffer_free(r->out);
 	free(r);
 }
 
@@ -274,13 +284,19 @@ agent_introspect_literal(const char *s)
 	return (lit);
 }
 
-/* Variables by a silent execute: the kernel must be idle. */
+/*
+ * Variables by a silent execute: the kernel must be idle.  The list is
+ * written to a file of our runtime directory; a kernel whose files are
+ * not ours to read (on a Jupyter Server) prints it instead, and it is
+ * read from its stdout on iopub until the request's idle.
+ */
 static void
 agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 {
 	struct json_object	*content;
 	const char		*lang = agent_introspect_language;
-	char			*f, *code, *path;
+	const char		*rdir = agent_kernel_runtime_dir(k);
+	char			*f, *code, *path, *file;
 	static u_int		 n;
 
 	if (lang == NULL || (strcasecmp(lang, "python") != 0 &&
@@ -294,16 +310,28 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 	}
 	r->kind = AGENT_INTROSPECT_EXEC;
 	f = agent_introspect_literal(r->filter);
-	xasprintf(&r->path, "%s/vars-%ld-%u.json", agent_kernel_runtime_dir(k),
-	    (long)getpid(), n++);
-	path = agent_introspect_literal(r->path);
+	if (rdir != NULL) {
+		xasprintf(&r->path, "%s/vars-%ld-%u.json", rdir,
+		    (long)getpid(), n++);
+		path = agent_introspect_literal(r->path);
+		if (strcasecmp(lang, "python") == 0)
+			xasprintf(&file, "__import__('io').open(%s, 'w', "
+			    "encoding='utf-8')", path);
+		else
+			file = xstrdup(path);
+		free(path);
+	} else {
+		r->out = evbuffer_new();
+		file = xstrdup(strcasecmp(lang, "python") == 0 ?
+		    "__import__('sys').stdout" : "stdout()");
+	}
 	if (strcasecmp(lang, "python") == 0)
-		xasprintf(&code, AGENT_INTROSPECT_PY, path, f != NULL ? f :
+		xasprintf(&code, AGENT_INTROSPECT_PY, file, f != NULL ? f :
 		    "None", (unsigned long long)r->max);
 	else
 		xasprintf(&code, AGENT_INTROSPECT_R, f != NULL ? f : "NULL",
-		    (unsigned long long)r->max, path);
-	free(path);
+		    (unsigned long long)r->max, file);
+	free(file);
 	free(f);
 	content = json_object_new_object();
 	json_object_object_add(content, "code", json_object_new_string(code));
@@ -513,10 +541,17 @@ agent_introspect_exec_reply(struct agent_introspect_req *r,
 	char			*buf, *cause;
 	size_t			 len;
 
-	status = agent_introspect_str(content, "status");
+	status = content != NULL ? agent_introspect_str(content, "status") :
+	    "ok";
 	if (status == NULL || strcmp(status, "ok") != 0)
 		goto fail;
-	if (util_read_file(r->path, &buf, &len, &cause) != 0) {
+	if (r->out != NULL) {
+		/* Printed on the kernel's stdout: the reply and idle came. */
+		len = evbuffer_get_length(r->out);
+		buf = xmalloc(len + 1);
+		evbuffer_remove(r->out, buf, len);
+		buf[len] = '\0';
+	} else if (util_read_file(r->path, &buf, &len, &cause) != 0) {
 		log_warnx("variables: %s", cause);
 		free(cause);
 		goto fail;
@@ -766,8 +801,21 @@ agent_introspect_message(struct agent_kernel *k, enum agent_channel channel,
 	}
 	if (r == NULL)
 		return (0);
-	if (channel == AGENT_CHANNEL_IOPUB)
+	if (channel == AGENT_CHANNEL_IOPUB) {
+		if (r->kind == AGENT_INTROSPECT_EXEC && r->out != NULL)
+			agent_introspect_stdout(r, type, content);
 		return (1);
+	}
+	if (r->kind == AGENT_INTROSPECT_EXEC && r->out != NULL &&
+	    strcmp(type, "execute_reply") == 0) {
+		/* Its stdout may come after the reply: wait for idle. */
+		if (agent_introspect_str(content, "status") == NULL ||
+		    strcmp(agent_introspect_str(content, "status"), "ok") != 0)
+			agent_introspect_exec_reply(r, content);
+		else if ((r->replied = 1) && r->idle)
+			agent_introspect_exec_reply(r, NULL);
+		return (1);
+	}
 	if (r->kind == AGENT_INTROSPECT_DEBUG &&
 	    strcmp(type, "debug_reply") == 0)
 		agent_introspect_debug_reply(k, r, content);
@@ -781,6 +829,35 @@ agent_introspect_message(struct agent_kernel *k, enum agent_channel channel,
 	    strcmp(type, "inspect_reply") == 0)
 		agent_introspect_inspect_reply(r, content);
 	return (1);
+}
+
+/*
+ * iopub of a variables request printed on stdout: its text, capped, and
+ * its idle, which ends it once the execute_reply came.
+ */
+static void
+agent_introspect_stdout(struct agent_introspect_req *r, const char *type,
+    struct json_object *content)
+{
+	const char	*s;
+
+	if (strcmp(type, "stream") == 0) {
+		s = agent_introspect_str(content, "name");
+		if (s == NULL || strcmp(s, "stdout") != 0 ||
+		    (s = agent_introspect_str(content, "text")) == NULL)
+			return;
+		if (evbuffer_get_length(r->out) + strlen(s) <=
+		    AGENT_INTROSPECT_READ_MAX)
+			evbuffer_add(r->out, s, strlen(s));
+		return;
+	}
+	if (strcmp(type, "status") == 0 &&
+	    (s = agent_introspect_str(content, "execution_state")) != NULL &&
+	    strcmp(s, "idle") == 0) {
+		r->idle = 1;
+		if (r->replied)
+			agent_introspect_exec_reply(r, NULL);
+	}
 }
 
 /* The kernel is gone: every request waiting on it is answered. */
@@ -839,7 +916,7 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 		from = "kernel_info";
 	else if (agent_introspect_feature(features, "debugger"))
 		from = "supported_features";
-	else if ((md = kernelspec_metadata(agent_kernel_spec(k))) != NULL &&
+	else if ((md = agent_kernel_metadata(k)) != NULL &&
 	    json_object_object_get_ex(md, "debugger", &v) &&
 	    json_object_is_type(v, json_type_boolean) &&
 	    json_object_get_boolean(v))

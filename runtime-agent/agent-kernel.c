@@ -228,6 +228,13 @@ agent_kernel_spec(struct agent_kernel *k)
 	return (k->spec);
 }
 
+/* The kernelspec's metadata (introspection reads "debugger" there). */
+struct json_object *
+agent_kernel_metadata(struct agent_kernel *k)
+{
+	return (kernelspec_metadata(k->spec));
+}
+
 /* The last lines of the kernel's stderr as one line; caller frees. */
 /* The 0700 directory of the connection file. */
 const char *

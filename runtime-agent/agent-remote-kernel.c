@@ -64,6 +64,7 @@ struct agent_kernel {
 	char			*why;		/* last failure */
 	char			*display_name;	/* the server's kernelspec */
 	char			*language;
+	struct json_object	*metadata;	/* the kernelspec's */
 	struct json_object	*info;
 
 	void			(*done)(struct agent_kernel *, void *);
@@ -134,6 +135,7 @@ agent_kernel_free(struct agent_kernel *k)
 	event_free(k->info_ev);
 	event_free(k->rejoin_ev);
 	json_object_put(k->info);
+	json_object_put(k->metadata);
 	free(k->name);
 	free(k->path);
 	free(k->id);
@@ -166,12 +168,29 @@ agent_remote_kernel_spec(struct agent_kernel *k)
 			if (json_object_object_get_ex(spec, "language", &v) &&
 			    json_object_is_type(v, json_type_string))
 				k->language = xstrdup(json_object_get_string(v));
+			if (json_object_object_get_ex(spec, "metadata", &v) &&
+			    json_object_is_type(v, json_type_object))
+				k->metadata = json_object_get(v);
 		}
 		json_object_put(o);
 	} else if (r.status == 200)
 		free(why);
 	jserver_reply_clear(&r);
 	free(path);
+}
+
+/* The server's kernelspec metadata ("debugger" for introspection). */
+struct json_object *
+agent_kernel_metadata(struct agent_kernel *k)
+{
+	return (k->metadata);
+}
+
+/* No directory of ours the kernel writes to: it is on the server. */
+const char *
+agent_kernel_runtime_dir(struct agent_kernel *k)
+{
+	return (NULL);
 }
 
 const char *
@@ -528,6 +547,11 @@ agent_remote_kernel_message(void *arg, int binary, const u_char *data,
 		free(why);
 		goto out;
 	}
+	/* Introspection and stdin first, as the local agent (decision 022). */
+	if (agent_introspect_message(k, ch, m))
+		goto out;
+	if (ch == AGENT_CHANNEL_STDIN && agent_stdin_message(k, m))
+		goto out;
 	agent_exec_message(k, ch, m);
 out:
 	agent_wire_msg_free(m);

@@ -12,7 +12,11 @@
  *			   cwd and runtime_dir are unused (the server has
  *			   them)
  *	AGENT_EXECUTE	as runtimed-agent (agent-exec.c, unchanged)
- *	AGENT_INTERRUPT	-> OK once POST .../interrupt is sent
+ *	AGENT_VARIABLES, AGENT_COMPLETE, AGENT_INSPECT, AGENT_INPUT_REPLY
+ *			as runtimed-agent (agent-introspect.c, agent-stdin.c)
+ *			over the WebSocket
+ *	AGENT_INTERRUPT	-> OK once the server accepted POST .../interrupt,
+ *			   ERROR refused (401, 403) or kernel_unavailable
  *	AGENT_SHUTDOWN	-> OK once the server answered the DELETE; with
  *			   restart, POST .../restart, then AGENT_READY id 0
  *			   when the kernel answers kernel_info again
@@ -42,11 +46,17 @@ static __dead void	agent_remote_usage(int);
 static struct agent_kernel *agent_remote_create(struct event_base *,
 		    struct peer *, uint32_t, const struct proto_agent_start *);
 static const char *agent_remote_restart_check(struct agent_kernel *);
+static void	agent_remote_clear(void);
+static int	agent_remote_dispatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    struct agent_kernel *);
 
 static const struct agent_daemon_hooks agent_remote_hooks = {
 	.name = "runtimed-agent-remote",
 	.language_fallback = 1,
 	.create = agent_remote_create,
+	.clear = agent_remote_clear,
+	.dispatch = agent_remote_dispatch,
 	.restart_check = agent_remote_restart_check,
 	.orphaned = agent_remote_kernel_orphaned,
 	.interrupt = agent_remote_kernel_interrupt,
@@ -69,9 +79,12 @@ void
 agent_ready(struct agent_kernel *k, struct json_object *info)
 {
 	struct proto_agent_ready	 m;
+	struct json_object		*caps;
 	char				*display;
 
 	memset(&m, 0, sizeof m);
+	caps = agent_introspect_caps(k, info);
+	m.capabilities.arg = caps;
 	/* The kernel's process is the server's; ours stands for it. */
 	m.pid = getpid();
 	m.kernel_name = agent_str(agent_remote_kernel_name(k));
@@ -84,6 +97,37 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 	m.server_kernel_id = agent_str(agent_remote_kernel_id(k));
 	agent_daemon_ready(&m, info, "remote kernel");
 	free(display);
+	json_object_put(caps);
+}
+
+/* What stdin and introspection had in flight goes with the kernel. */
+static void
+agent_remote_clear(void)
+{
+	agent_stdin_clear();
+	agent_introspect_clear();
+}
+
+/* Introspection and input over the WebSocket, as runtimed-agent does. */
+static int
+agent_remote_dispatch(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, struct agent_kernel *k)
+{
+	switch (hdr->type) {
+	case PROTO_MSG_AGENT_VARIABLES:
+		agent_introspect_variables(p, hdr->id, body, k);
+		return (1);
+	case PROTO_MSG_AGENT_COMPLETE:
+		agent_introspect_complete(p, hdr->id, body, k);
+		return (1);
+	case PROTO_MSG_AGENT_INSPECT:
+		agent_introspect_inspect(p, hdr->id, body, k);
+		return (1);
+	case PROTO_MSG_AGENT_INPUT_REPLY:
+		agent_stdin_reply(p, hdr->id, body, k);
+		return (1);
+	}
+	return (0);
 }
 
 /* AGENT_START: kernel_name picks the server's kernelspec. */

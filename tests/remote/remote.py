@@ -65,6 +65,61 @@ sc, _, err = w.call("get_kernel_info", notebook_handle=h)
 expect(not err and sc.get("state") in ("idle", "busy"), "kernel info", sc)
 ok("get_kernel_info: %s" % sc.get("state"))
 
+# What the local agent does, on the server's kernel (issue 38): the
+# variables (the kernelspec's debugger, over the control channel), and
+# the silent execute that prints them where the debugger is not taken.
+sc, _, err = w.call("list_variables", notebook_handle=h)
+expect(not err and "x" in [v["name"] for v in sc["variables"]],
+       "list_variables on a server's kernel", sc)
+via = sc.get("via")
+sc, _, err = w.call("complete_code", notebook_handle=h, code="os.getc")
+expect(not err and any("getcwd" in m["text"] for m in sc["matches"]),
+       "complete_code on a server's kernel", sc)
+sc, _, err = w.call("inspect_code", notebook_handle=h, code="os.getcwd")
+expect(not err and sc.get("found"), "inspect_code on a server's kernel", sc)
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM",
+     "source": "name = input('who? ')\nprint('hello', name)"}])
+ci = sc["cells"][0]["cell_id"]
+sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[ci],
+                    wait_secs=20)
+expect(sc.get("status") == "input_required", "input() asks", sc)
+eid = sc["execution_id"]
+sc, _, err = w.call("send_input", notebook_handle=h, execution_id=eid,
+                    value="server")
+expect(not err, "send_input", sc)
+sc, _, err = w.call("get_results", notebook_handle=h, execution_id=eid,
+                    timeout_secs=20)
+expect(sc.get("status") == "done" and "hello server" in str(sc),
+       "the answer reached input()", sc)
+w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "delete", "cell_id": ci}])
+ok("list_variables (via %s), complete_code, inspect_code, input() with "
+   "send_input on the server's kernel" % via)
+
+# A kernel whose debugger is not asked (xeus-python): the silent execute
+# prints the list, read from its stdout (no file of ours on a server).
+sc, _, err = w.call("list_kernels", notebook_handle=h)
+if not err and "xpython" in [k["name"] for k in sc["kernels"]]:
+    sc, _, err = w.call("create_notebook", path="xpy.ipynb", kernel="xpython",
+                        domain="js")
+    expect(not err, "an xpython notebook on the server", sc)
+    hx = sc["notebook_handle"]
+    sc, _, err = w.call("edit_cells", notebook_handle=hx, edits=[
+        {"op": "insert", "after": "TOP", "source": "zz = [1, 2, 3]"}])
+    sc, _, err = w.call("run_cells", notebook_handle=hx,
+                        cell_ids=[sc["cells"][0]["cell_id"]], wait_secs=50,
+                        timeout=120)
+    expect(not err and sc["status"] == "done", "a run on xpython", sc)
+    sc, _, err = w.call("list_variables", notebook_handle=hx)
+    expect(not err and "zz" in [v["name"] for v in sc["variables"]],
+           "list_variables on a server's xpython kernel", sc)
+    expect(sc.get("via") == "execute", "by a silent execute", sc)
+    ok("list_variables (via %s) on a server's xpython kernel: read from its "
+       "stdout" % sc.get("via"))
+    w.call("disconnect_notebook", notebook_handle=hx)
+    os.unlink(os.path.join(sroot, "xpy.ipynb"))
+
 # notebook_id + domain targets the attachment; another domain does not.
 sc, _, err = w.call("inspect_notebook", notebook_id=nid, domain="js")
 expect(not err and sc["total_cells"] == 2, "id + domain", sc)
