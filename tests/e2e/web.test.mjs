@@ -8,7 +8,8 @@
 // Interrupt button ends a running cell, Restart restarts the kernel; a
 // comment made on the page is read back by the client; an output
 // carrying <script>, <img onerror> and an SVG with script sets no
-// global in the page; no secret is 403
+// global in the page; cells named constructor, __proto__ and toString
+// (Object.prototype's keys) are edited and deleted in place; no secret is 403
 // and a forged Host is refused.  A screenshot goes to the artifacts
 // directory ($RUNTIMED_TEST_ARTIFACTS, else ./tests/e2e/artifacts).
 
@@ -253,6 +254,41 @@ test('a 500-cell notebook renders in under 1 s', { timeout: 60000 }, async () =>
   // gets RUNTIMED_TEST_SLACK times that (default 3).
   const slack = Number(process.env.RUNTIMED_TEST_SLACK || 3);
   assert.ok(ms < 1000 * slack, `500 cells took ${ms} ms`);
+});
+
+// Issue 36: cell ids a file may hold that are Object.prototype's keys.
+test('cells named constructor, __proto__, toString update in place', { timeout: 60000 }, async () => {
+  const { client } = conn;
+  const file = path.join(world.dir, 'proto-ids.ipynb');
+  const ids = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
+  fs.writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5,
+    metadata: {}, cells: ids.map((id) => ({ cell_type: 'markdown', id,
+      metadata: {}, source: `cell named ${id}` })) }));
+  const c = await call(client, 'connect_notebook', { path: file });
+  const target = { notebook_handle: c.structuredContent.notebook_handle };
+  const url = (await call(client, 'show_notebook', target)).structuredContent.url;
+  const page = await (await browser.newContext()).newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => document.querySelectorAll('section.cell')
+    .length === 4, null, { timeout: 5000 });
+  await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'delete', cell_id: '__proto__' },
+    { op: 'edit', cell_id: 'toString', source: 'edited toString' },
+  ] });
+  await page.waitForFunction(() => {
+    const s = Array.from(document.querySelectorAll('section.cell'));
+    return s.length === 3 && !document.body.textContent.includes(
+      'cell named __proto__') &&
+      document.body.textContent.includes('edited toString');
+  }, null, { timeout: 5000 }).catch(async () => {
+    assert.fail('the page did not follow: ' + (await page.evaluate(() =>
+      Array.from(document.querySelectorAll('section.cell')).map((e) =>
+      e.getAttribute('data-id')).join(','))) + ' errors: ' + errors.join('; '));
+  });
+  assert.deepEqual(errors, []);
+  await page.close();
 });
 
 test('the daemon stops, the view with it; no sanitizer report', { timeout: 60000 }, async () => {
