@@ -359,7 +359,11 @@ proto_room_change_unpack(const msgpack_object *entry,
 	    err, errlen));
 }
 
-/* A change's kinds as PROTO_KIND_* bits (names not known are left out). */
+/*
+ * A change's kinds as PROTO_KIND_* bits (names not known are left out).
+ * The metadata a kernel writes (by "kernel": its kernelspec and
+ * language_info) counts as a kernel change, not a content one.
+ */
 int
 proto_room_change_kinds(const struct proto_room_changed *m)
 {
@@ -375,6 +379,8 @@ proto_room_change_kinds(const struct proto_room_changed *m)
 			bits |= proto_change_kind_parse(v->via.str.ptr,
 			    v->via.str.size);
 	}
+	if ((bits & PROTO_KIND_METADATA) && proto_str_eq(&m->by, "kernel"))
+		bits = (bits & ~PROTO_KIND_METADATA) | PROTO_KIND_KERNEL;
 	return (bits);
 }
 

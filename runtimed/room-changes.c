@@ -672,17 +672,21 @@ room_changes_announce(struct room *r)
 	struct room_wait		*w;
 	struct mpbuf			 b;
 	size_t				 i, nwiths = 0;
-	int				 pushed;
+	int				 pushed, kinds;
 
 	if (r->nmembers == 0 || log->n == 0)
 		return;
 	ch = &log->ring[(log->head + ROOM_LOG_SIZE - 1) % ROOM_LOG_SIZE];
+	/* The kernel's own metadata is the kernel's news, not content's. */
+	kinds = ch->by != NULL && strcmp(ch->by, "kernel") == 0 &&
+	    (ch->kinds & ROOM_CHANGE_METADATA) ? (ch->kinds &
+	    ~ROOM_CHANGE_METADATA) | ROOM_CHANGE_KERNEL : ch->kinds;
 	mpbuf_init(&b);
 	room_changes_pack_one(&b.pk, ch, 1, 0);
 	proto_pack_str(&b.pk, "notebook_id", r->id);
 	for (i = 0; i < r->nmembers; i++) {
 		if (log->nwaits > 0 && (w = room_changes_waited(r,
-		    r->members[i], ch->kinds)) != NULL) {
+		    r->members[i], kinds)) != NULL) {
 			/* Not loaded, or over the cap: the wait is over. */
 			with = NULL;
 			if (r->nb != NULL)

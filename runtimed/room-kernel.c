@@ -299,7 +299,7 @@ room_kernel_set_spec(struct room_kernel *k)
 	r->kernel_facts = 0;
 	room_ipynb_set_kernelspec(r->nb, k->name, k->display_name,
 	    k->language, k->language_info);
-	room_changed(r, NULL, "metadata");
+	room_changed_by(r, "metadata", "kernel");
 }
 
 /*

@@ -908,10 +908,24 @@ room_leave(struct room *r, struct peer *p)
 void
 room_changed(struct room *r, struct peer *except, const char *kind)
 {
+	(void)except;
+	room_changed_by(r, kind, NULL);
+}
+
+/*
+ * The same, made by someone other than a client: "kernel" for the
+ * kernelspec and language_info a kernel writes (bookkeeping, which a
+ * wait for content does not wake for).
+ */
+void
+room_changed_by(struct room *r, const char *kind, const char *by)
+{
 	int	kinds = room_changes_kind(kind);
 
-	(void)except;
-	room_changes_record(r, kinds, NULL, 0, NULL);
+	if (by != NULL)
+		room_changes_record_by(r, kinds, NULL, 0, NULL, 0, by, 0);
+	else
+		room_changes_record(r, kinds, NULL, 0, NULL);
 	if (kinds & ROOM_CHANGE_CONTENT) {
 		/* Metadata alone is journaled: no whole-notebook snapshot. */
 		if ((kinds & ROOM_CHANGE_CONTENT) == ROOM_CHANGE_METADATA)

@@ -280,6 +280,7 @@ struct room	*room_open(const char *, const char *, char **,
 void		 room_join(struct room *, struct peer *);
 void		 room_leave(struct room *, struct peer *);
 void		 room_changed(struct room *, struct peer *, const char *);
+void		 room_changed_by(struct room *, const char *, const char *);
 void		 room_cell_changed(struct room *, const char *, const char *,
 		     const char *);
 void		 room_start(void);

@@ -118,6 +118,28 @@ test('an autosave does not end a wait unless it asks for saves', async () => {
   await fails(A, 'inspect_notebook', { notebook_handle: H, after: e2.sc.cursor, changes: 'content' }, 'invalid_argument');
 });
 
+test('the kernel writing language_info does not wake a wait for content (issue 39)', async () => {
+  // A new notebook records its kernel's kernelspec and language_info
+  // once one starts: kernel bookkeeping, not a content change.
+  const nb = path.join(T, 'work', 'langinfo.ipynb');
+  const h = (await ok(A, 'create_notebook', { path: nb })).sc.notebook_handle;
+  const e = await ok(A, 'edit_cells', { notebook_handle: h, edits: [
+    { op: 'insert', after: 'BOTTOM', source: 'x = 1' }] });
+  const w = ok(A, 'inspect_notebook', { notebook_handle: h, after: e.sc.cursor, timeout_secs: 6,
+    changes: ['content'] });
+  const hb = (await ok(B, 'connect_notebook', { path: nb })).sc.notebook_handle;
+  const r = await ok(B, 'run_cells', { notebook_handle: hb, cell_ids: [e.sc.cells[0].cell_id],
+    wait_secs: 40 });
+  assert.equal(r.sc.status, 'done');
+  const got = await w;
+  assert.equal(got.sc.outcome, 'timed_out', `woken by ${got.text}`);
+  const md = await ok(A, 'inspect_notebook', { notebook_handle: h, after: e.sc.cursor,
+    changes: ['kernel'] });
+  assert.equal(md.sc.outcome, 'changed', md.text);
+  await ok(A, 'disconnect_notebook', { notebook_handle: h });
+  await ok(B, 'disconnect_notebook', { notebook_handle: hb });
+});
+
 test('a change report says which cells changed and how', async () => {
   const base = await ok(A, 'inspect_notebook', { notebook_handle: H });
   const wait = ok(A, 'inspect_notebook', { notebook_handle: H, after: base.sc.cursor, timeout_secs: 20 });
