@@ -67,6 +67,11 @@ phase "npm ci (tests/e2e, tests/conformance)"
 phase "npm ci (tests/clients)"
 (cd "$ROOT/tests/clients" && npm ci --no-audit --no-fund --loglevel=error) ||
     fail_log "" "npm ci (tests/clients)"
+# configurable-http-proxy for tests/remote/hub.sh (Debian's package does
+# not run on the Node the tests use).
+phase "npm ci (tests/remote)"
+(cd "$ROOT/tests/remote" && npm ci --no-audit --no-fund --loglevel=error) ||
+    fail_log "" "npm ci (tests/remote)"
 phase "make check"
 # The e2e and clients suites run below against the installed tree.
 RUNTIMED_SKIP_E2E=1 RUNTIMED_SKIP_CLIENTS=1 make -j2 check ||
