@@ -470,10 +470,12 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 		    l->version->via.str.size);
 	}
 	if (l->stale != NULL)
-		evbuffer_add(text, " stale", 6);
+		worker_output_stale_mp(text, l->stale);
 	evbuffer_add(text, ": ", 2);
 	worker_output_preview(text, l->source, l->source_len, 80);
-	if (l->nouts > 0) {
+	if (l->nouts == 1)
+		evbuffer_add(text, " (1 output)", 11);
+	else if (l->nouts > 0) {
 		worker_output_num(text, " (", (long long)l->nouts);
 		evbuffer_add(text, " outputs)", 9);
 	}
@@ -546,15 +548,22 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	n = worker_nb_count(reply);
 	path = reply->path;
 	text = evbuffer_new();
-	evbuffer_add_printf(text, "%s: ", outcome);
 	sc = json_object_new_object();
 	if (changes != NULL)
 		json_object_object_add(sc, "changes", json_object_get(changes));
-	if (ctext != NULL)
-		evbuffer_add_printf(text, "%s\n", ctext);
-	evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
-	    reply->notebook_id, path != NULL ? path : "untitled", n,
-	    reply->dirty ? ", unsaved changes" : "");
+	/* A plain read is its cells; a cursor's read says its outcome. */
+	if (strcmp(outcome, "baseline") == 0) {
+		evbuffer_add_printf(text, "%s: %zu cells%s\n", path != NULL ?
+		    path : "untitled", n, reply->dirty ? ", unsaved changes" :
+		    "");
+	} else {
+		evbuffer_add_printf(text, "%s: ", outcome);
+		if (ctext != NULL)
+			evbuffer_add_printf(text, "%s\n", ctext);
+		evbuffer_add_printf(text, "notebook %s (%s), %zu cells%s\n",
+		    reply->notebook_id, path != NULL ? path : "untitled", n,
+		    reply->dirty ? ", unsaved changes" : "");
+	}
 	worker_output_conflicts(reply->conflicts, sc, text);
 	/*
 	 * Caps hold in every mode: "full" shows every representation, within

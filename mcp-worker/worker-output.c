@@ -12,7 +12,6 @@
 
 #include "worker.h"
 
-static char	*worker_output_join(struct json_object *, size_t *);
 static void	worker_output_image(struct worker_call *,
 		    struct worker_budget *, const char *, struct json_object *,
 		    struct evbuffer *);
@@ -48,6 +47,8 @@ static void	worker_output_exec_error(struct evbuffer *,
 		    struct json_object *);
 static void	worker_output_exec_why(struct evbuffer *,
 		    const struct worker_exec *);
+static void	worker_output_stale_name(struct evbuffer *, const char *,
+		    size_t, size_t *);
 static void	worker_output_exec_version(struct evbuffer *,
 		    const struct worker_output_row *);
 static void	worker_output_exec_ids(struct evbuffer *,
@@ -131,7 +132,7 @@ worker_output_strip_ansi(const char *s, size_t len, size_t *outlen)
 }
 
 /* nbformat multiline text: a string or a list of strings.  Caller frees. */
-static char *
+char *
 worker_output_join(struct json_object *v, size_t *len)
 {
 	struct evbuffer	*b;
@@ -1134,8 +1135,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 	for (i = 0, m = 0; i < n; i++)
 		m += rows[i].same;
 	if (m > 0) {
-		evbuffer_add_printf(text, "unchanged since your last read: "
-		    "%zu cell%s:", m, m == 1 ? "" : "s");
+		evbuffer_add(text, "unchanged since your last read:", 31);
 		for (i = 0, k = 0; i < n; i++) {
 			if (!rows[i].same)
 				continue;
@@ -1277,7 +1277,9 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 		evbuffer_add_printf(text, "(structuredContent: %zu cells "
 		    "without outputs, %zu left out; get_results full_output:"
 		    "true has every cell)\n", bare, omitted);
-	if (state->status != NULL && !worker_output_terminal(state->status))
+	/* Said once: a poll's reader knows how it got there. */
+	if (view == NULL && state->status != NULL &&
+	    !worker_output_terminal(state->status))
 		evbuffer_add_printf(text, "(still %s: call get_results with "
 		    "this execution_id and timeout_secs to wait)\n",
 		    state->status);
@@ -1453,6 +1455,7 @@ worker_output_version(struct json_object *cell, struct json_object *c,
     struct evbuffer *text)
 {
 	struct json_object	*v, *st;
+	size_t			 i, k = 0;
 
 	v = json_object_object_get(cell, "version");
 	st = json_object_object_get(cell, "stale");
@@ -1465,9 +1468,52 @@ worker_output_version(struct json_object *cell, struct json_object *c,
 	if (json_object_is_type(st, json_type_array) &&
 	    json_object_array_length(st) > 0) {
 		json_object_object_add(c, "stale", json_object_get(st));
-		if (text != NULL)
-			evbuffer_add_printf(text, " stale");
+		for (i = 0; text != NULL && i < json_object_array_length(st);
+		    i++)
+			worker_output_stale_name(text, json_object_get_string(
+			    json_object_array_get_idx(st, i)),
+			    (size_t)json_object_get_string_len(
+			    json_object_array_get_idx(st, i)), &k);
+		if (k > 0)
+			evbuffer_add(text, ")", 1);
 	}
+}
+
+/*
+ * One reason a cell is stale onto its line, " stale(a,b)" (*k counts
+ * them; the caller closes the parenthesis).  never_run is left out: a
+ * line without an execution count says it.
+ */
+static void
+worker_output_stale_name(struct evbuffer *text, const char *s, size_t len,
+    size_t *k)
+{
+	if (s == NULL || (len == 9 && memcmp(s, "never_run", 9) == 0))
+		return;
+	if ((*k)++ == 0)
+		evbuffer_add(text, " stale(", 7);
+	else
+		evbuffer_add(text, ",", 1);
+	evbuffer_add(text, s, len);
+}
+
+/* The stale reasons of a packed cell (an array of names) onto its line. */
+void
+worker_output_stale_mp(struct evbuffer *text, const msgpack_object *st)
+{
+	size_t		 k = 0;
+	uint32_t	 i;
+
+	if (st->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	for (i = 0; i < st->via.array.size; i++) {
+		if (st->via.array.ptr[i].type == MSGPACK_OBJECT_STR)
+			worker_output_stale_name(text,
+			    st->via.array.ptr[i].via.str.ptr,
+			    st->via.array.ptr[i].via.str.size, &k);
+	}
+	if (k > 0)
+		evbuffer_add(text, ")", 1);
 }
 
 /*

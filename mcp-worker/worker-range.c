@@ -19,35 +19,6 @@ struct worker_range {
 	size_t	 line;		/* lines passed */
 };
 
-static char	*worker_range_join(struct json_object *, size_t *);
-
-static char *
-worker_range_join(struct json_object *v, size_t *len)
-{
-	struct evbuffer	*b;
-	struct json_object *e;
-	char		*s;
-	size_t		 i;
-
-	b = evbuffer_new();
-	if (json_object_is_type(v, json_type_string))
-		evbuffer_add(b, json_object_get_string(v),
-		    (size_t)json_object_get_string_len(v));
-	else if (json_object_is_type(v, json_type_array)) {
-		for (i = 0; i < json_object_array_length(v); i++) {
-			e = json_object_array_get_idx(v, i);
-			if (json_object_is_type(e, json_type_string))
-				evbuffer_add(b, json_object_get_string(e),
-				    (size_t)json_object_get_string_len(e));
-		}
-	}
-	*len = evbuffer_get_length(b);
-	s = xmalloc(*len + 1);
-	evbuffer_remove(b, s, *len);
-	s[*len] = '\0';
-	evbuffer_free(b);
-	return (s);
-}
 
 /* The lines of text v in the range, as a string; NULL if none are. */
 static struct json_object *
@@ -58,7 +29,7 @@ worker_range_text(struct worker_range *r, struct json_object *v)
 	char			*s;
 	size_t			 len;
 
-	s = worker_range_join(v, &len);
+	s = worker_output_join(v, &len);
 	for (p = s, e = s + len; p < e; p = nl) {
 		nl = memchr(p, '\n', (size_t)(e - p));
 		nl = nl != NULL ? nl + 1 : e;

@@ -81,36 +81,16 @@ worker_seen_str(struct json_object *o, const char *key)
 static size_t
 worker_seen_stream_chars(struct json_object *o, char **joined, size_t *len)
 {
-	struct json_object	*v, *e;
-	struct evbuffer		*b;
-	size_t			 i;
+	struct json_object	*v;
 
 	*joined = NULL;
 	*len = 0;
+	/* Not a blob reference (an object): no text to count. */
 	if (strcmp(worker_seen_str(o, "output_type"), "stream") != 0 ||
-	    !json_object_object_get_ex(o, "text", &v))
+	    !json_object_object_get_ex(o, "text", &v) ||
+	    json_object_is_type(v, json_type_object))
 		return (0);
-	b = evbuffer_new();
-	if (json_object_is_type(v, json_type_string))
-		evbuffer_add(b, json_object_get_string(v),
-		    (size_t)json_object_get_string_len(v));
-	else if (json_object_is_type(v, json_type_array)) {
-		for (i = 0; i < json_object_array_length(v); i++) {
-			e = json_object_array_get_idx(v, i);
-			if (json_object_is_type(e, json_type_string))
-				evbuffer_add(b, json_object_get_string(e),
-				    (size_t)json_object_get_string_len(e));
-		}
-	} else {
-		/* A blob reference: not text to count. */
-		evbuffer_free(b);
-		return (0);
-	}
-	*len = evbuffer_get_length(b);
-	*joined = xmalloc(*len + 1);
-	evbuffer_remove(b, *joined, *len);
-	(*joined)[*len] = '\0';
-	evbuffer_free(b);
+	*joined = worker_output_join(v, len);
 	return (utf8_chars(*joined, *len));
 }
 

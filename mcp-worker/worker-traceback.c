@@ -22,6 +22,8 @@
 
 #include "worker.h"
 
+#define TB_HEAD	"Traceback (most recent call last)"
+
 struct worker_traceback {
 	struct evbuffer	*out;		/* the folded text */
 	struct evbuffer	*frame;		/* the frame being read */
@@ -29,6 +31,7 @@ struct worker_traceback {
 	int		 user;		/* the frame is the user's */
 	size_t		 folded;	/* library frames in the run */
 	size_t		 total;		/* library frames folded in all */
+	size_t		 runs;		/* fold lines */
 	char		 pkgs[160];	/* their packages, comma-separated */
 };
 
@@ -191,8 +194,9 @@ worker_traceback_flush(struct worker_traceback *t)
 {
 	if (t->folded == 0)
 		return;
-	evbuffer_add_printf(t->out, "[%zu library frame%s folded (%s)]\n",
+	evbuffer_add_printf(t->out, "[%zu library frame%s folded (%s)\001]\n",
 	    t->folded, t->folded == 1 ? "" : "s", t->pkgs);
+	t->runs++;
 	t->folded = 0;
 	t->pkgs[0] = '\0';
 }
@@ -228,6 +232,13 @@ worker_traceback_line(struct worker_traceback *t, const char *s, size_t len)
 		;
 	if (len >= 10 && i == len)
 		return;
+	/*
+	 * Nor does IPython's "KeyError     Traceback (most recent call
+	 * last)": the last line names the error, and the frames follow.
+	 */
+	if (len > sizeof TB_HEAD && memcmp(s + len - (sizeof TB_HEAD - 1),
+	    TB_HEAD, sizeof TB_HEAD - 1) == 0 && s[len - sizeof TB_HEAD] == ' ')
+		return;
 	worker_traceback_flush(t);
 	/* IPython pads "KeyError   Traceback" to its terminal's width. */
 	for (i = 0; i < len; i++) {
@@ -251,6 +262,7 @@ worker_traceback_fold(struct json_object *tb)
 {
 	struct worker_traceback	 t;
 	struct json_object	*arr, *e;
+	struct evbuffer		*hint;
 	const char		*s, *nl;
 	char			*clean;
 	size_t			 i, len, clen, n;
@@ -277,13 +289,31 @@ worker_traceback_fold(struct json_object *tb)
 	worker_traceback_flush(&t);
 	arr = NULL;
 	if (t.total > 0) {
-		evbuffer_add_printf(t.out, "[%zu library frame%s folded; "
-		    "get_results full_output:true shows them]", t.total,
-		    t.total == 1 ? "" : "s");
+		/*
+		 * How to see them, once: in the fold's line when there is
+		 * one, else on a line of its own.  A fold line ends with a
+		 * \001 where the hint may go.
+		 */
+		if (t.runs > 1)
+			evbuffer_add_printf(t.out, "[%zu library frames "
+			    "folded; get_results full_output:true shows them]",
+			    t.total);
+		s = (const char *)evbuffer_pullup(t.out, -1);
+		len = evbuffer_get_length(t.out);
+		hint = evbuffer_new();
+		for (i = 0; i < len; i = n + 1) {
+			nl = memchr(s + i, '\001', len - i);
+			n = nl != NULL ? (size_t)(nl - s) : len;
+			evbuffer_add(hint, s + i, n - i);
+			if (nl != NULL && t.runs == 1)
+				evbuffer_add_printf(hint, "; get_results "
+				    "full_output:true shows them");
+		}
 		arr = json_object_new_array();
 		json_object_array_add(arr, json_object_new_string_len(
-		    (const char *)evbuffer_pullup(t.out, -1),
-		    (int)evbuffer_get_length(t.out)));
+		    (const char *)evbuffer_pullup(hint, -1),
+		    (int)evbuffer_get_length(hint)));
+		evbuffer_free(hint);
 	}
 	evbuffer_free(t.out);
 	evbuffer_free(t.frame);

@@ -562,6 +562,7 @@ struct worker_budget {
 };
 void		 worker_budget_init(struct worker_budget *, int);
 char		*worker_output_strip_ansi(const char *, size_t, size_t *);
+char		*worker_output_join(struct json_object *, size_t *);
 struct json_object *worker_output_cap(struct json_object *,
 		     struct worker_budget *, struct evbuffer *, int *,
 		     struct worker_call *);
@@ -570,6 +571,7 @@ void		 worker_output_version(struct json_object *,
 		     struct json_object *, struct evbuffer *);
 void		 worker_output_num(struct evbuffer *, const char *, long long);
 void		 worker_output_lines(struct evbuffer *, const char *, size_t);
+void		 worker_output_stale_mp(struct evbuffer *, const msgpack_object *);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
 size_t		 worker_output_json_size(struct json_object *);

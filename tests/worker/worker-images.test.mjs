@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { workerWorld } from './worker-world.mjs';
+import { workerWorld, MKPNG } from './worker-world.mjs';
 
 const WORKER = process.env.WORKER;
 const DAEMON = process.env.RUNTIMED_BIN;
@@ -28,19 +28,6 @@ const NB = path.join(T, 'work', 'images.ipynb');
 
 // 24x16, made with libjpeg-turbo at quality 50.
 const JPEG = '/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wAARCAAQABgDASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDmorHye27P4VdisfJ7bs1sxWPk9t2auxWPk9t2fwpVMXyf3eX58t//AErm/A5sJjvMxorHye27P4UV0sVj5PbdmiuOWP8AZPk9pyW6Wvb5/ifR0sbeJ//Z';
-
-// A PNG maker in the cell: RGB, a gradient in bands, zlib from the stdlib.
-const MKPNG = [
-  'import zlib, struct, base64',
-  'from IPython.display import Image, display',
-  'def png(w, h):',
-  '    def chunk(t, d):',
-  '        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)',
-  '    rows = [b"\\x00" + bytes((x * 7 + b * 40) % 256 for x in range(w * 3)) for b in range(4)]',
-  '    raw = b"".join(rows[(y // 50) % 4] for y in range(h))',
-  '    return (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +',
-  '            chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))',
-].join('\n');
 
 async function worker(name) {
   const transport = new StdioClientTransport({ command: WORKER, args: [], env,

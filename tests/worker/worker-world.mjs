@@ -27,3 +27,16 @@ export function workerWorld(prefix, extra = []) {
   fs.mkdirSync(path.join(T, 'run'), { mode: 0o700 });
   return { T, env, SAN };
 }
+
+// A PNG maker in the cell: RGB, a gradient in bands, zlib from the stdlib.
+export const MKPNG = [
+  'import zlib, struct, base64',
+  'from IPython.display import Image, display',
+  'def png(w, h):',
+  '    def chunk(t, d):',
+  '        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)',
+  '    rows = [b"\\x00" + bytes((x * 7 + b * 40) % 256 for x in range(w * 3)) for b in range(4)]',
+  '    raw = b"".join(rows[(y // 50) % 4] for y in range(h))',
+  '    return (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +',
+  '            chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))',
+].join('\n');
