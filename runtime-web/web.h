@@ -34,6 +34,8 @@
 #define WEB_IDLE_SECS		120	/* RUNTIMED_WEB_IDLE_SECS overrides */
 #define WEB_PING_SECS		15	/* SSE keepalive comment */
 #define WEB_STREAM_BACKLOG	(4 * 1024 * 1024) /* a page's unread stream */
+#define WEB_ACCEPT_PAUSE_MS	1000	/* no accept after EMFILE */
+#define WEB_ACCEPT_LOG_SECS	10	/* at most one log line per */
 #define WEB_SECRET_LEN		64	/* hex characters */
 
 /* Append a string literal. */
