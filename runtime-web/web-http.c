@@ -10,6 +10,7 @@
  * itself (405).
  */
 
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -37,6 +38,8 @@ static struct evconnlistener *web_http_listener;
 
 static void	web_http_request(struct evhttp_request *, void *);
 static void	web_http_accept_resume(evutil_socket_t, short, void *);
+static struct bufferevent *web_http_bevcb(struct event_base *, void *);
+static void	web_http_served(struct bufferevent *);
 static void	web_http_accept_error(struct evconnlistener *, void *);
 static void	web_http_open(struct evhttp_request *, const char *);
 static void	web_http_index(struct evhttp_request *);
@@ -48,6 +51,85 @@ static void	web_http_post(struct evhttp_request *, struct web_nb *,
 		    const char *, const char *);
 static void	web_http_static(struct evhttp_request *, const char *,
 		    const char *);
+
+/*
+ * Every connection's bufferevent, made here for evhttp (evhttp_set_bevcb)
+ * with a reference of ours, so a connection that has not sent a whole
+ * request WEB_REQUEST_SECS after it came is shut: evhttp's own timeout
+ * is an idle one, which a client sending a header byte every few
+ * seconds (slowloris) resets forever.  Our reference keeps the
+ * bufferevent's memory until the tick sees evhttp has let it go.
+ */
+struct web_http_conn {
+	struct bufferevent		*bev;
+	int64_t				 since;
+	int				 served;
+	TAILQ_ENTRY(web_http_conn)	 entry;
+};
+static TAILQ_HEAD(, web_http_conn) web_http_conns =
+    TAILQ_HEAD_INITIALIZER(web_http_conns);
+
+static struct bufferevent *
+web_http_bevcb(struct event_base *base, void *arg)
+{
+	struct web_http_conn	*c;
+	struct bufferevent	*bev;
+
+	(void)arg;
+	if ((bev = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		return (NULL);
+	bufferevent_incref(bev);
+	c = xcalloc(1, sizeof *c);
+	c->bev = bev;
+	c->since = util_mono_ms();
+	TAILQ_INSERT_TAIL(&web_http_conns, c, entry);
+	return (bev);
+}
+
+/* A request came whole on this bufferevent's connection. */
+static void
+web_http_served(struct bufferevent *bev)
+{
+	struct web_http_conn	*c;
+
+	TAILQ_FOREACH(c, &web_http_conns, entry) {
+		if (c->bev == bev) {
+			c->served = 1;
+			return;
+		}
+	}
+}
+
+/* Once a second: let go of what evhttp freed, shut the too slow. */
+void
+web_http_tick(void)
+{
+	struct web_http_conn	*c, *c1;
+	bufferevent_data_cb	 r, w;
+	bufferevent_event_cb	 e;
+	void			*arg;
+	int64_t			 now = util_mono_ms();
+	int			 fd;
+
+	TAILQ_FOREACH_SAFE(c, &web_http_conns, entry, c1) {
+		bufferevent_getcb(c->bev, &r, &w, &e, &arg);
+		if (r == NULL && e == NULL && now - c->since > 1000) {
+			/* evhttp freed it: ours was the last reference. */
+			TAILQ_REMOVE(&web_http_conns, c, entry);
+			bufferevent_decref(c->bev);
+			free(c);
+			continue;
+		}
+		if (c->served || now - c->since < WEB_REQUEST_SECS * 1000)
+			continue;
+		if ((fd = bufferevent_getfd(c->bev)) != -1)
+			shutdown(fd, SHUT_RDWR);
+		c->served = 1;		/* once */
+		log_debug("closed a connection without a whole request "
+		    "after %d s", WEB_REQUEST_SECS);
+	}
+}
 
 /* Accepting again, a moment after descriptors ran out. */
 static void
@@ -112,6 +194,7 @@ web_http_start(char **cause)
 	evhttp_set_timeout(web_http, 10);
 	evhttp_set_allowed_methods(web_http, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
 	evhttp_set_gencb(web_http, web_http_request, NULL);
+	evhttp_set_bevcb(web_http, web_http_bevcb, NULL);
 	bs = evhttp_bind_socket_with_handle(web_http, "127.0.0.1",
 	    (uint16_t)port);
 	if (bs == NULL) {
@@ -159,9 +242,17 @@ web_http_detached(struct evhttp_request *req)
 void
 web_http_stop(void)
 {
+	struct web_http_conn	*c;
+
 	if (web_http != NULL) {
 		evhttp_free(web_http);
 		web_http = NULL;
+	}
+	/* evhttp freed its connections: our references are the last. */
+	while ((c = TAILQ_FIRST(&web_http_conns)) != NULL) {
+		TAILQ_REMOVE(&web_http_conns, c, entry);
+		bufferevent_decref(c->bev);
+		free(c);
 	}
 }
 
@@ -193,6 +284,8 @@ web_http_headers(struct evhttp_request *req, const char *type)
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	evhttp_add_header(h, "Cross-Origin-Opener-Policy", "same-origin");
 	evhttp_add_header(h, "Cross-Origin-Resource-Policy", "same-origin");
+	/* One request a connection: each gets WEB_REQUEST_SECS to come. */
+	evhttp_add_header(h, "Connection", "close");
 }
 
 /* A short plain answer: 403 always says the same. */
@@ -425,14 +518,17 @@ web_http_request(struct evhttp_request *req, void *arg)
 	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *query, *origin, *slash;
+	struct bufferevent	*bev;
 	char			*cookie, *id, o1[40], o2[40];
 	size_t			 n;
 	int			 fd, one = 1;
 
 	web_activity();
+	bev = evhttp_connection_get_bufferevent(
+	    evhttp_request_get_connection(req));
+	web_http_served(bev);
 	/* Small writes (events, short pages) go out at once. */
-	fd = bufferevent_getfd(evhttp_connection_get_bufferevent(
-	    evhttp_request_get_connection(req)));
+	fd = bufferevent_getfd(bev);
 	if (fd != -1)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (!web_http_host_ok(evhttp_find_header(in, "Host"))) {

@@ -158,6 +158,7 @@ web_tick(evutil_socket_t fd, short events, void *arg)
 
 	if (++n % WEB_PING_SECS == 0)
 		web_nb_ping();
+	web_http_tick();
 	if (web_nb_streams() > 0)
 		web_activity();
 	else if (util_mono_ms() - web_last_activity >

@@ -35,6 +35,7 @@
 #define WEB_PING_SECS		15	/* SSE keepalive comment */
 #define WEB_STREAM_BACKLOG	(4 * 1024 * 1024) /* a page's unread stream */
 #define WEB_ACCEPT_PAUSE_MS	1000	/* no accept after EMFILE */
+#define WEB_REQUEST_SECS	10	/* a request must come whole */
 #define WEB_ACCEPT_LOG_SECS	10	/* at most one log line per */
 #define WEB_SECRET_LEN		64	/* hex characters */
 
@@ -53,6 +54,7 @@ void	web_list_rooms(void (*)(const msgpack_object *, const char *,
 /* web-http.c */
 int	web_http_start(char **);
 void	web_http_stop(void);
+void	web_http_tick(void);
 void	web_http_closecb(struct evhttp_request *,
 	    void (*)(struct evhttp_connection *, void *), void *);
 int	web_http_detached(struct evhttp_request *);
