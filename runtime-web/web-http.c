@@ -328,14 +328,15 @@ web_http_open(struct evhttp_request *req, const char *query)
 		web_http_error(req, 403, "forbidden");
 		goto out;
 	}
-	xasprintf(&cookie, "%s=%s; HttpOnly; SameSite=Strict; Path=/",
-	    web_http_cookie, web_secret);
+	/* Sent to no other port's pages: only under web_prefix. */
+	xasprintf(&cookie, "%s=%s; HttpOnly; SameSite=Strict; Path=%s/",
+	    web_http_cookie, web_secret, web_prefix);
 	evhttp_add_header(h, "Set-Cookie", cookie);
 	free(cookie);
 	if (nb != NULL)
-		xasprintf(&loc, "/nb/%s", nb);
+		xasprintf(&loc, "%s/nb/%s", web_prefix, nb);
 	else
-		loc = xstrdup("/");
+		xasprintf(&loc, "%s/", web_prefix);
 	evhttp_add_header(h, "Location", loc);
 	free(loc);
 	web_http_headers(req, "text/plain; charset=utf-8");
@@ -396,7 +397,7 @@ web_http_listed(const msgpack_object *body, const char *why, void *arg)
 	b = evbuffer_new();
 	WEB_ADD(b, "<!doctype html>\n<html lang=\"en\"><head><meta "
 	    "charset=\"utf-8\"><title>runtimed notebooks</title><link "
-	    "rel=\"stylesheet\" href=\"/static/page.css\"></head><body><main>"
+	    "rel=\"stylesheet\" href=\"static/page.css\"></head><body><main>"
 	    "<h1>Notebooks</h1><ul>");
 	for (i = 0; i < rooms->via.array.size; i++) {
 		r = &rooms->via.array.ptr[i];
@@ -408,7 +409,7 @@ web_http_listed(const msgpack_object *body, const char *why, void *arg)
 			free(ids);
 			continue;
 		}
-		evbuffer_add_printf(b, "<li><a href=\"/nb/%s\">", ids);
+		evbuffer_add_printf(b, "<li><a href=\"nb/%s\">", ids);
 		path = proto_get(r, "path");
 		if (path != NULL && path->type == MSGPACK_OBJECT_STR)
 			web_ansi_escape(b, path->via.str.ptr,
@@ -554,6 +555,13 @@ web_http_request(struct evhttp_request *req, void *arg)
 		web_http_error(req, 403, "forbidden");
 		return;
 	}
+	/* Every page is under the cookie's path (web_prefix). */
+	if (strncmp(path, web_prefix, WEB_PREFIX_LEN) != 0 ||
+	    path[WEB_PREFIX_LEN] != '/') {
+		web_http_error(req, 404, "not found");
+		return;
+	}
+	path += WEB_PREFIX_LEN;
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
 		/* A browser names the page's origin on a POST: ours only. */
 		origin = evhttp_find_header(in, "Origin");

@@ -24,6 +24,7 @@ struct event_base	*web_base;
 char			*web_socket_path;
 int			 web_port;
 char			 web_secret[WEB_SECRET_LEN + 1];
+char			 web_prefix[WEB_PREFIX_LEN + 1];
 
 static struct peer	*web_daemon;
 static int		 web_ready;
@@ -62,6 +63,7 @@ static int
 web_read_secret(const char *dir, char **cause)
 {
 	struct stat	 sb;
+	unsigned char	 md[CRYPTO_SHA256_LEN];
 	char		*path;
 	ssize_t		 n;
 	int		 fd;
@@ -86,6 +88,15 @@ web_read_secret(const char *dir, char **cause)
 		goto fail;
 	}
 	web_secret[WEB_SECRET_LEN] = '\0';
+	/*
+	 * The cookie's Path: a browser sends a cookie to any port of
+	 * 127.0.0.1, but only under its path, which no other server's
+	 * pages use (it names nothing of the secret but a hash).
+	 */
+	crypto_sha256(web_secret, WEB_SECRET_LEN, md);
+	web_prefix[0] = '/';
+	web_prefix[1] = 'v';
+	util_hex(md, (WEB_PREFIX_LEN - 2) / 2, web_prefix + 2);
 	close(fd);
 	free(path);
 	return (0);

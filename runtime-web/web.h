@@ -47,6 +47,9 @@ extern struct event_base	*web_base;
 extern char			*web_socket_path;
 extern int			 web_port;
 extern char			 web_secret[WEB_SECRET_LEN + 1];
+/* "/v" and 16 hex of the secret's SHA-256: every page's path starts so. */
+#define WEB_PREFIX_LEN	18
+extern char			 web_prefix[WEB_PREFIX_LEN + 1];
 void	web_activity(void);
 void	web_list_rooms(void (*)(const msgpack_object *, const char *,
 	    void *), void *);

@@ -15,6 +15,7 @@
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -204,10 +205,14 @@ test('the live page in chromium', { timeout: 120000 }, async () => {
   const r403 = await bare.goto(`http://127.0.0.1:${port}/nb/${nbId}`);
   assert.equal(r403.status(), 403);
   assert.equal((await r403.text()).trim(), 'forbidden');
-  const cookie = `rtd_${port}=${new URL(url).searchParams.get('s')}`;
-  const forged = await get(port, `/nb/${nbId}`, { Host: `evil.example:${port}`, Cookie: cookie });
+  const secret = new URL(url).searchParams.get('s');
+  const cookie = `rtd_${port}=${secret}`;
+  // Every page is under the cookie's path: /v, 16 hex of the secret's hash.
+  const prefix = '/v' + crypto.createHash('sha256').update(secret)
+    .digest('hex').slice(0, 16);
+  const forged = await get(port, `${prefix}/nb/${nbId}`, { Host: `evil.example:${port}`, Cookie: cookie });
   assert.equal(forged.status, 403);
-  const good = await get(port, `/nb/${nbId}`, { Host: `127.0.0.1:${port}`, Cookie: cookie });
+  const good = await get(port, `${prefix}/nb/${nbId}`, { Host: `127.0.0.1:${port}`, Cookie: cookie });
   assert.equal(good.status, 200);
   assert.deepEqual(errors, []);
   console.log(`# web: 6 cells rendered in ${renderMs} ms; edit to page ` +

@@ -19,6 +19,7 @@ NB=$T/nb.ipynb
 URL=$("$CTL" open "$NB") || fail "runtimectl open"
 PORT=${URL#http://127.0.0.1:}; PORT=${PORT%%/*}
 SECRET=${URL#*s=}; SECRET=${SECRET%%&*}
+P=/v$(printf %s "$SECRET" | sha256sum | cut -c1-16)
 W=$(ps -o pid=,comm= --ppid "$D" | awk '$2 == "runtimed-web" { print $1; exit }')
 [ -n "$W" ] || fail "no runtimed-web"
 prlimit --pid "$W" --nofile=24:24 || fail "prlimit"
@@ -33,8 +34,8 @@ for _ in range(60):
 open(sys.argv[2], "w").write("held")
 time.sleep(6)
 PY
-P=$!
-track $P
+LP=$!
+track $LP
 i=0
 while [ ! -f "$T/held" ]; do
 	i=$((i + 1)); [ $i -gt 50 ] && fail "the connections were not made"
@@ -54,8 +55,8 @@ cpu=$((c1 - c0)); grew=$((l1 - l0))
 grep -q "runtimed-web.*cannot accept a connection: .*pausing 1000 ms" "$T/daemon.log" ||
     fail "no log line: $(tail -5 "$T/daemon.log")"
 ok "out of descriptors: $cpu ticks of CPU and $grew bytes of log in 3 s"
-wait $P
+wait $LP
 sleep 1.5
-c=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: rtd_$PORT=$SECRET" "http://127.0.0.1:$PORT/")
+c=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: rtd_$PORT=$SECRET" "http://127.0.0.1:$PORT$P/")
 [ "$c" = 200 ] || fail "the view does not serve again: $c"
 ok "once they are gone, the view serves again"

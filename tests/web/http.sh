@@ -43,6 +43,8 @@ PORT=${URL#http://127.0.0.1:}; PORT=${PORT%%/*}
 ID=${URL##*nb=}
 SECRET=${URL#*s=}; SECRET=${SECRET%%&*}
 BASE=http://127.0.0.1:$PORT
+# Every page is under the cookie's path: /v and 16 hex of the secret's hash.
+P=/v$(printf %s "$SECRET" | sha256sum | cut -c1-16)
 ok "runtimectl open: $BASE"
 "$CTL" status | grep -qx "view $BASE/" || fail "status does not list the view"
 ok "status lists the view"
@@ -59,48 +61,74 @@ code() {
 	curl -s -o "$T/body" -w '%{http_code}' "$@" "$u"
 }
 J=$T/jar
-c=$(code "$BASE/nb/$ID"); [ "$c" = 403 ] || fail "no secret: $c"
+c=$(code "$BASE$P/nb/$ID"); [ "$c" = 403 ] || fail "no secret: $c"
 [ "$(cat "$T/body")" = forbidden ] || fail "403 reveals: $(cat "$T/body")"
 c=$(code "$BASE/open?s=00$SECRET&nb=$ID"); [ "$c" = 403 ] ||
     fail "wrong secret: $c"
 c=$(code "$BASE/open?nb=$ID"); [ "$c" = 403 ] || fail "missing secret: $c"
-c=$(code "$BASE/static/page.js"); [ "$c" = 403 ] || fail "script: $c"
-c=$(code "$BASE/nb/$ID" -H "Cookie: rtd_$PORT=$SECRET"x); [ "$c" = 403 ] ||
+c=$(code "$BASE$P/static/page.js"); [ "$c" = 403 ] || fail "script: $c"
+c=$(code "$BASE$P/nb/$ID" -H "Cookie: rtd_$PORT=$SECRET"x); [ "$c" = 403 ] ||
     fail "a wrong cookie: $c"
 ok "no secret, a wrong one: 403 forbidden"
 
 c=$(code "$URL" -D "$T/hdr" -c "$J"); [ "$c" = 303 ] || fail "open: $c"
-grep -qi "^set-cookie: rtd_$PORT=$SECRET; HttpOnly; SameSite=Strict; Path=/" \
+grep -qi "^set-cookie: rtd_$PORT=$SECRET; HttpOnly; SameSite=Strict; Path=$P/" \
     "$T/hdr" || fail "no strict cookie: $(cat "$T/hdr")"
-grep -qi "^location: /nb/$ID" "$T/hdr" || fail "not sent to the page"
-c=$(code "$BASE/" -b "$J"); [ "$c" = 200 ] || fail "index: $c"
-grep -q "href=\"/nb/$ID\">$NB<" "$T/body" || fail "index lacks the notebook"
+grep -qi "^location: $P/nb/$ID" "$T/hdr" || fail "not sent to the page"
+c=$(code "$BASE$P/" -b "$J"); [ "$c" = 200 ] || fail "index: $c"
+grep -q "href=\"nb/$ID\">$NB<" "$T/body" || fail "index lacks the notebook"
 ok "the secret becomes an HttpOnly SameSite=Strict cookie; the index lists"
 
-c=$(code "$BASE/nb/$ID" -b "$J" -H "Host: evil.example:$PORT")
+# Cookies are not port-scoped: another server on 127.0.0.1 would get it
+# with every request of the person's, but for the cookie's path (issue
+# 36).  curl's jar, as a browser, sends a cookie by host and path only.
+/usr/bin/python3 - "$T/other" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        open(sys.argv[1], "a").write("%s %s\n" % (self.path,
+            self.headers.get("Cookie", "-")))
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".port", "w").write(str(s.server_address[1]))
+s.handle_request(); s.handle_request(); s.handle_request()
+PY
+track $!
+i=0; while [ ! -s "$T/other.port" ]; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "no other server"; sleep 0.1; done
+OP=$(cat "$T/other.port")
+for p in / /nb/$ID "$P/nb/$ID"; do
+	curl -s -o /dev/null -b "$J" "http://127.0.0.1:$OP$p" || fail "other server"
+done
+grep -q "rtd_" "$T/other" && case $(grep rtd_ "$T/other") in
+	"$P/"*) ;; *) fail "another port's server got the cookie: $(cat "$T/other")";; esac
+ok "another server on 127.0.0.1 gets no cookie for its own pages ($(tr '\n' ';' <"$T/other"))"
+
+c=$(code "$BASE$P/nb/$ID" -b "$J" -H "Host: evil.example:$PORT")
 [ "$c" = 403 ] || fail "forged Host: $c"
-c=$(code "$BASE/nb/$ID" -b "$J" -H "Host: 127.0.0.1:1$PORT")
+c=$(code "$BASE$P/nb/$ID" -b "$J" -H "Host: 127.0.0.1:1$PORT")
 [ "$c" = 403 ] || fail "other port in Host: $c"
 c=$(code "$BASE/open?s=$SECRET" -H "Host: evil.example")
 [ "$c" = 403 ] || fail "forged Host on open: $c"
-c=$(code "http://localhost:$PORT/nb/$ID" -H "Cookie: rtd_$PORT=$SECRET" \
+c=$(code "http://localhost:$PORT$P/nb/$ID" -H "Cookie: rtd_$PORT=$SECRET" \
     --resolve "localhost:$PORT:127.0.0.1")
 [ "$c" = 200 ] || fail "localhost Host: $c"
 ok "a forged Host is refused (DNS rebinding)"
 
-c=$(code "$BASE/nb/$ID" -b "$J" -D "$T/hdr"); [ "$c" = 200 ] ||
+c=$(code "$BASE$P/nb/$ID" -b "$J" -D "$T/hdr"); [ "$c" = 200 ] ||
     fail "page: $c"
 grep -qi "^content-security-policy: default-src 'none'; script-src 'self';" \
     "$T/hdr" || fail "no strict CSP"
 grep -qi "^x-frame-options: DENY" "$T/hdr" || fail "no X-Frame-Options"
-grep -q "<script" "$T/body" && ! grep -q '<script src="/static/page.js"' \
+grep -q "<script" "$T/body" && ! grep -q '<script src="../static/page.js"' \
     "$T/body" && fail "inline script in the page"
 TOKEN=$(sed -n 's/.*name="rtd-token" content="\([^"]*\)".*/\1/p' "$T/body")
 [ -n "$TOKEN" ] || fail "no token in the page"
 ok "the page: strict CSP, its own script only, a token"
 
 # The stream: the cells, notebook HTML escaped.
-curl -s -N -b "$J" "$BASE/nb/$ID/events" >"$T/sse" &
+curl -s -N -b "$J" "$BASE$P/nb/$ID/events" >"$T/sse" &
 SSE=$!
 track $SSE
 i=0
@@ -115,24 +143,24 @@ grep -q '\[3\]' "$T/sse" || fail "no execution count"
 ok "the stream: cells rendered, notebook HTML escaped"
 
 # Writes: POST with the token, nothing by GET.
-c=$(code "$BASE/nb/$ID/interrupt" -b "$J"); [ "$c" = 404 ] ||
+c=$(code "$BASE$P/nb/$ID/interrupt" -b "$J"); [ "$c" = 404 ] ||
     fail "GET interrupt: $c"
-c=$(code "$BASE/nb/$ID/interrupt" -b "$J" -d x=1); [ "$c" = 403 ] ||
+c=$(code "$BASE$P/nb/$ID/interrupt" -b "$J" -d x=1); [ "$c" = 403 ] ||
     fail "POST without token: $c"
-c=$(code "$BASE/nb/$ID/interrupt" -b "$J" -d "token=${TOKEN}0")
+c=$(code "$BASE$P/nb/$ID/interrupt" -b "$J" -d "token=${TOKEN}0")
 [ "$c" = 403 ] || fail "POST with a wrong token: $c"
-c=$(code "$BASE/nb/$ID/interrupt" -b "$J" -d "token=$TOKEN" \
+c=$(code "$BASE$P/nb/$ID/interrupt" -b "$J" -d "token=$TOKEN" \
     -H "Origin: http://evil.example"); [ "$c" = 403 ] ||
     fail "POST from a foreign origin: $c"
-c=$(code "$BASE/nb/$ID/interrupt" -d "token=$TOKEN"); [ "$c" = 403 ] ||
+c=$(code "$BASE$P/nb/$ID/interrupt" -d "token=$TOKEN"); [ "$c" = 403 ] ||
     fail "POST without the cookie: $c"
-c=$(code "$BASE/nb/$ID/interrupt" -b "$J" -d "token=$TOKEN" \
+c=$(code "$BASE$P/nb/$ID/interrupt" -b "$J" -d "token=$TOKEN" \
     -H "Origin: $BASE"); [ "$c" = 200 ] ||
     fail "POST interrupt: $c $(cat "$T/body")"
 ok "a write needs POST, the cookie, the page's token and our origin"
 
 LAST0=$(sed -n 's/^id: //p' "$T/sse" | tail -1)
-c=$(code "$BASE/nb/$ID/comment" -b "$J" \
+c=$(code "$BASE$P/nb/$ID/comment" -b "$J" \
     --data-urlencode "token=$TOKEN" --data-urlencode "cell_id=code1" \
     --data-urlencode "text=look <here> & there")
 [ "$c" = 200 ] || fail "comment: $c $(cat "$T/body")"
@@ -142,7 +170,7 @@ do
 	i=$((i + 1)); [ $i -gt 50 ] && fail "the comment is not on the page"
 	sleep 0.1
 done
-c=$(code "$BASE/nb/$ID/comment" -b "$J" -d "token=$TOKEN&cell_id=nope&text=x")
+c=$(code "$BASE$P/nb/$ID/comment" -b "$J" -d "token=$TOKEN&cell_id=nope&text=x")
 [ "$c" = 409 ] || fail "comment on a missing cell: $c"
 ok "a comment posted appears on the page"
 
@@ -159,36 +187,36 @@ until grep -q 'y = 2' "$T/sse"; do
 	sleep 0.1
 done
 timeout 2 curl -s -N -b "$J" -H "Last-Event-ID: $LAST1" \
-    "$BASE/nb/$ID/events" >"$T/resume"
+    "$BASE$P/nb/$ID/events" >"$T/resume"
 first=$(sed -n 's/^event: //p' "$T/resume" | head -1)
 [ "$first" = update ] || fail "resume from $LAST1 sent '$first'"
 grep -q 'y = 2' "$T/resume" || fail "resume lacks the edit"
 grep -q 'Heading' "$T/resume" && fail "resume sent an unchanged cell"
 timeout 2 curl -s -N -b "$J" -H "Last-Event-ID: $LAST0" \
-    "$BASE/nb/$ID/events" >"$T/resume"
+    "$BASE$P/nb/$ID/events" >"$T/resume"
 [ "$(sed -n 's/^event: //p' "$T/resume" | head -1)" = reset ] ||
     fail "resume across a comment did not send everything"
 grep -q 'look &lt;here&gt;' "$T/resume" || fail "resume lacks the comment"
 timeout 2 curl -s -N -b "$J" -H "Last-Event-ID: 999999" \
-    "$BASE/nb/$ID/events" >"$T/resume"
+    "$BASE$P/nb/$ID/events" >"$T/resume"
 [ "$(sed -n 's/^event: //p' "$T/resume" | head -1)" = reset ] ||
     fail "an unknown Last-Event-ID did not get everything"
 ok "a page resumes from Last-Event-ID (the daemon's change log)"
 
 # Hostile requests: each answered, the process lives on.
 big=$(head -c 20000 /dev/zero | tr '\0' a)
-c=$(code "$BASE/nb/$ID" -b "$J" -H "X-Big: $big"); case $c in 4*) ;;
+c=$(code "$BASE$P/nb/$ID" -b "$J" -H "X-Big: $big"); case $c in 4*) ;;
 *) fail "oversized header: $c";; esac
 head -c 100000 /dev/zero | tr '\0' a >"$T/bigbody"
-c=$(code "$BASE/nb/$ID/comment" -b "$J" --data-binary @"$T/bigbody")
+c=$(code "$BASE$P/nb/$ID/comment" -b "$J" --data-binary @"$T/bigbody")
 case $c in 4*) ;; *) fail "oversized body: $c";; esac
 # evhttp itself refuses a method not allowed (501 Not Implemented).
-c=$(code "$BASE/nb/$ID" -b "$J" -X PUT); [ "$c" = 501 ] || fail "PUT: $c"
-c=$(code "$BASE/nb/../../etc/passwd" -b "$J" --path-as-is)
+c=$(code "$BASE$P/nb/$ID" -b "$J" -X PUT); [ "$c" = 501 ] || fail "PUT: $c"
+c=$(code "$BASE$P/nb/../../etc/passwd" -b "$J" --path-as-is)
 [ "$c" = 404 ] || fail "a path out: $c"
 printf 'GARBAGE\r\n\r\n' | timeout 5 curl -s telnet://127.0.0.1:$PORT \
     >/dev/null 2>&1
-c=$(code "$BASE/nb/$ID" -b "$J"); [ "$c" = 200 ] ||
+c=$(code "$BASE$P/nb/$ID" -b "$J"); [ "$c" = 200 ] ||
     fail "the view died after hostile requests: $c"
 ok "oversized headers and bodies, other methods, garbage: refused, alive"
 

@@ -17,6 +17,7 @@ NB=$T/nb.ipynb
 URL=$("$CTL" open "$NB") || fail "runtimectl open"
 PORT=${URL#http://127.0.0.1:}; PORT=${PORT%%/*}
 SECRET=${URL#*s=}; SECRET=${SECRET%%&*}
+P=/v$(printf %s "$SECRET" | sha256sum | cut -c1-16)
 
 /usr/bin/python3 - "$PORT" >"$T/loris" 2>&1 <<'PY' &
 import socket, sys, time, errno
@@ -45,11 +46,11 @@ while time.time() - start < 14:
     time.sleep(2)
 print("open after 14 s:", len(open_))
 PY
-P=$!
-track $P
+LP=$!
+track $LP
 sleep 5
-c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Cookie: rtd_$PORT=$SECRET" "http://127.0.0.1:$PORT/")
+c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Cookie: rtd_$PORT=$SECRET" "http://127.0.0.1:$PORT$P/")
 [ "$c" = 200 ] || fail "a page's request during the attack: $c"
-wait $P
+wait $LP
 grep -q "^open after 14 s: 0$" "$T/loris" || fail "slowloris: $(cat "$T/loris")"
 ok "300 slowloris connections: all shut by 14 s; a page was served meanwhile"

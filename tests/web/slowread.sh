@@ -30,25 +30,27 @@ URL=$("$CTL" open "$NB") || fail "runtimectl open"
 PORT=${URL#http://127.0.0.1:}; PORT=${PORT%%/*}
 ID=${URL##*nb=}
 SECRET=${URL#*s=}; SECRET=${SECRET%%&*}
+P=/v$(printf %s "$SECRET" | sha256sum | cut -c1-16)
 W=$(ps -o pid=,comm= --ppid "$D" | awk '$2 == "runtimed-web" { print $1; exit }')
 [ -n "$W" ] || fail "no runtimed-web"
 
 # Eight streams that never read (small receive buffers), one that does.
-/usr/bin/python3 - "$PORT" "$ID" "$SECRET" <<'PY' &
+/usr/bin/python3 - "$PORT" "$ID" "$SECRET" "$P" <<'PY' &
 import socket, sys, time
-port, nb, secret = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+port, nb, secret, prefix = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 socks = []
 for _ in range(8):
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", port))
-    s.sendall(("GET /nb/%s/events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-        "Cookie: rtd_%d=%s\r\n\r\n" % (nb, port, port, secret)).encode())
+    s.sendall(("GET %s/nb/%s/events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+        "Cookie: rtd_%d=%s\r\n\r\n" % (prefix, nb, port, port,
+        secret)).encode())
     socks.append(s)
 time.sleep(60)
 PY
 track $!
-curl -s -N -H "Cookie: rtd_$PORT=$SECRET" "http://127.0.0.1:$PORT/nb/$ID/events" \
+curl -s -N -H "Cookie: rtd_$PORT=$SECRET" "http://127.0.0.1:$PORT$P/nb/$ID/events" \
     >"$T/reader" 2>/dev/null &
 track $!
 sleep 1
