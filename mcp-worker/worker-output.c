@@ -805,8 +805,9 @@ worker_output_preview(struct evbuffer *text, const char *s, size_t len,
 	n = nl != NULL ? (size_t)(nl - s) : len;
 	n = utf8_skip(s, n, max);
 	evbuffer_add(text, s, n);
+	/* One character, not four: an outline has one a cell. */
 	if (n < len)
-		evbuffer_add(text, " ...", 4);
+		evbuffer_add(text, " \u2026", 4);
 }
 
 /*

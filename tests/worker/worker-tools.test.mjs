@@ -150,7 +150,7 @@ test('search_cells: outputs of a file as Jupyter writes them', async () => {
     [['s1', 'code', 1, 1], ['e1', 'code', 1, 1], ['r1', 'code', 1, 2], ['m1', 'markdown', null, 0]]);
   assert.ok(o.sc.cells.every((c) => /^[0-9a-f]+$/.test(c.version) && c.outputs === undefined));
   assert.match(o.text, /\[2\] r1 code \[1\] v[0-9a-f]+ stale\([a-z_,]+\): x \(2 outputs\)\n/);
-  assert.match(o.text, /\[0\] s1 code \[1\] v[0-9a-f]+ stale\([a-z_,]+\): import numpy \.\.\. \(1 output\)\n/);
+  assert.match(o.text, /\[0\] s1 code \[1\] v[0-9a-f]+ stale\([a-z_,]+\): import numpy … \(1 output\)\n/);
   assert.ok(o.sc.cells[0].stale.length > 0 && o.sc.cells[3].stale === undefined, 'stale as the daemon said');
   await ok(A, 'disconnect_notebook', { notebook_handle: h });
 });
