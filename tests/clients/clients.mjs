@@ -55,8 +55,10 @@ export function daemonBinary() {
 
 // One world per client run: its own daemon (socket, state dir), its own
 // HOME with the client's config, a work dir for the notebook.
+// Under /tmp whatever TMPDIR says: the notebook's path is in the text
+// the model reads, so its length is part of what the budgets measure.
 export function makeWorld(tag) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `rtd-clients-${tag}-`));
+  const dir = fs.mkdtempSync(path.join('/tmp', `rtd-clients-${tag}-`));
   const home = path.join(dir, 'home');
   const work = path.join(dir, 'work');
   fs.mkdirSync(path.join(dir, 'run'), { mode: 0o700 });
