@@ -72,6 +72,7 @@ static void	store_check_tidy(char *);
 static const void *store_column_blob(sqlite3_stmt *, int, size_t *);
 static int	store_check(sqlite3 *, const char *, char **);
 static int	store_copy_file(const char *, const char *, char **);
+static char	*store_cut_short(const char *);
 static char	*store_keep_copy(const char *, char **);
 static void	store_wal_report(struct store *, const struct store_wal_loss *,
 		    const char *);
@@ -295,6 +296,48 @@ store_link_aside(const char *path, const char *aside, char **cause)
 }
 
 /*
+ * Is the file shorter than its header says (a truncated copy, a disk
+ * that lost its end)?  Then what recovery could not find there is lost
+ * without a name: a sentence saying so (caller frees), else NULL.  The
+ * header's page count counts only if it is current (offset 92 equals
+ * the change counter at 24, as SQLite checks).
+ */
+static char *
+store_cut_short(const char *path)
+{
+	unsigned char	 h[100];
+	struct stat	 sb;
+	uint64_t	 psz, count, have;
+	char		*out = NULL;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return (NULL);
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
+	    memcmp(h, "SQLite format 3", 16) == 0 &&
+	    memcmp(h + 24, h + 92, 4) == 0) {
+		psz = (uint64_t)h[16] << 8 | h[17];
+		if (psz == 1)
+			psz = 65536;
+		count = (uint64_t)h[28] << 24 | (uint64_t)h[29] << 16 |
+		    (uint64_t)h[30] << 8 | h[31];
+		have = (uint64_t)sb.st_size / (psz != 0 ? psz : 1);
+		if (psz >= 512 && count > 0 && have < count)
+			xasprintf(&out, "; and the file is cut short: it holds "
+			    "%llu of the %llu pages its header counts, so "
+			    "whatever was in the other %llu is lost and cannot "
+			    "be named (\"nothing known lost\" means nothing "
+			    "more was found missing)", (unsigned long long)have,
+			    (unsigned long long)count,
+			    (unsigned long long)(count - have));
+	}
+	close(fd);
+	return (out);
+}
+
+/*
  * The damaged file is kept aside (never deleted) and every row that can
  * still be read from it is copied into a new database, which then takes
  * its place.  The order makes a crash at any point harmless: the damaged
@@ -311,7 +354,7 @@ store_rebuild(struct store *st, const char *path, const char *why,
 	struct store	 tmp;
 	sqlite3		*from;
 	struct stat	 sb;
-	char		*aside, *report = NULL, *err = NULL, *wal, *rec;
+	char		*aside, *report = NULL, *err = NULL, *wal, *rec, *cut;
 	int		 had_wal;
 
 	xasprintf(&wal, "%s-wal", path);
@@ -375,9 +418,11 @@ store_rebuild(struct store *st, const char *path, const char *why,
 		free(aside);
 		return (-1);
 	}
+	cut = store_cut_short(aside);
 	xasprintf(&st->damage, "the state database was damaged (%s); it is "
-	    "kept as %s%s; %s", why, aside, had_wal ? " (with its -wal)" : "",
-	    report);
+	    "kept as %s%s; %s%s", why, aside, had_wal ? " (with its -wal)" : "",
+	    report, cut != NULL ? cut : "");
+	free(cut);
 	free(report);
 	free(rec);
 	free(aside);

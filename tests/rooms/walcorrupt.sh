@@ -9,7 +9,8 @@
 # status, ROOM_LIST's warnings and the log say where the log broke and
 # how many committed transactions are lost, naming the notebooks their
 # pages held, and the database and log are kept aside as they were.  The
-# undamaged log of the same kill -9 gives no warning.
+# undamaged log of the same kill -9 gives no warning.  A store cut in
+# half is said to be cut short, with how many pages are gone.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
 . "${srcdir:-.}/tests/rooms/lib.sh"
@@ -73,3 +74,18 @@ for off in 0 32 4120 $mid; do
 	cmp -s "${1%-wal}" "$T/garbled.db" || fail "offset $off: the kept database is not the one"
 	ok "garbage at byte $off of the WAL: $(grep '^warning' "$T/status" | cut -c1-240)"
 done
+
+# A store cut in half (checkpointed by a clean stop first): the recovery
+# says the file is cut short and how much, not only "nothing known lost".
+restore
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait "$DPID" 2>/dev/null
+[ -s "$DB-wal" ] && fail "the WAL is not checkpointed at stop"
+size=$(stat -c %s "$DB")
+truncate -s $((size / 2 / 4096 * 4096)) "$DB"
+: >"$T/daemon.log"
+start_daemon
+"$RUNTIMED" status >"$T/status" || fail "status of a cut store"
+grep -q "^warning.*the file is cut short: it holds [0-9]* of the [0-9]* pages its header counts" "$T/status" ||
+    fail "a store cut in half: $(cat "$T/status")"
+ok "a store cut in half: $(grep -o 'the file is cut short[^(]*' "$T/status")"
