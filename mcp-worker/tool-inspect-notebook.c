@@ -350,7 +350,7 @@ tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
     struct evbuffer *text, size_t mark, char **more)
 {
 	struct json_object	*cell, *c, *ec, *outs, *head;
-	const char		*src, *ctype;
+	const char		*src, *ctype, *run;
 	char			*enc;
 	size_t			 slen, nouts;
 	int			 trunc;
@@ -386,6 +386,10 @@ tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
 		evbuffer_add_printf(text, " [%lld]",
 		    (long long)json_object_get_int64(ec));
 	worker_output_version(cell, c, text);
+	/* A cell a run has now: "running" or "queued" (issue 39). */
+	if ((run = worker_nb_run_status(reply, json_object_get_string(
+	    json_object_object_get(cell, "cell_id")))) != NULL)
+		evbuffer_add_printf(text, " %s", run);
 	src = worker_output_source(cell, &slen);
 	if (!st->source) {
 		evbuffer_add(text, ": ", 2);
@@ -396,8 +400,14 @@ tool_inspect_notebook_cell(struct tool_inspect_notebook *st,
 		evbuffer_add(text, "\n", 1);
 		json_object_object_add(c, "outputs_count",
 		    json_object_new_int((int)nouts));
+		if (run != NULL)
+			json_object_object_add(c, "run",
+			    json_object_new_string(run));
 		tool_inspect_notebook_charge(budget, text, mark);
 	} else {
+		if (run != NULL)
+			json_object_object_add(c, "run",
+			    json_object_new_string(run));
 		evbuffer_add(text, "\n", 1);
 		tool_inspect_notebook_charge(budget, text, mark);
 		tool_inspect_notebook_source(st, cell, c, budget,
@@ -471,6 +481,10 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	}
 	if (l->stale != NULL)
 		worker_output_stale_mp(text, l->stale);
+	if (l->run != NULL) {
+		evbuffer_add(text, " ", 1);
+		evbuffer_add(text, l->run, strlen(l->run));
+	}
 	evbuffer_add(text, ": ", 2);
 	worker_output_preview(text, l->source, l->source_len, 80);
 	if (l->nouts == 1)
@@ -509,6 +523,10 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	}
 	worker_output_num(js, ",\"outputs_count\":",
 	    (long long)(int)l->nouts);
+	if (l->run != NULL) {
+		evbuffer_add(js, ",\"run\":", 7);
+		worker_rpc_quote(js, l->run, strlen(l->run));
+	}
 	evbuffer_add(js, "}", 1);
 	*len = evbuffer_get_length(js);
 	c = worker_rpc_frozen(js);
@@ -587,6 +605,12 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		    worker_nb_cell_line(reply, idx, &line) == 0) {
 			if (js == NULL)
 				js = evbuffer_new();
+			if (reply->active != NULL) {
+				s = xstrndup(line.id->via.str.ptr,
+				    line.id->via.str.size);
+				line.run = worker_nb_run_status(reply, s);
+				free(s);
+			}
 			c = tool_inspect_notebook_line(idx, &line, text, js,
 			    &len);
 			tool_inspect_notebook_charge(&budget, text, mark);

@@ -448,6 +448,8 @@ worker_nb_create(const struct proto_room_joined *m)
 		nb->warnings = mpjson_unpack(m->warnings.obj);
 	if (m->conflicts.obj != NULL)
 		nb->conflicts = mpjson_unpack(m->conflicts.obj);
+	if (m->active.obj != NULL)
+		nb->active = mpjson_unpack(m->active.obj);
 	return (nb);
 }
 
@@ -925,6 +927,7 @@ worker_nb_compact(const struct worker_nb *nb)
 	c->metadata = json_object_get(nb->metadata);	/* read only */
 	c->warnings = json_object_get(nb->warnings);
 	c->conflicts = json_object_get(nb->conflicts);
+	c->active = json_object_get(nb->active);
 	return (c);
 }
 
@@ -967,7 +970,30 @@ worker_nb_unref(struct worker_nb *nb)
 	json_object_put(nb->metadata);
 	json_object_put(nb->warnings);
 	json_object_put(nb->conflicts);
+	json_object_put(nb->active);
 	free(nb);
+}
+
+/* "running" or "queued" when a run has cell id so, else NULL. */
+const char *
+worker_nb_run_status(const struct worker_nb *nb, const char *id)
+{
+	struct json_object	*e;
+	const char		*s;
+	size_t			 i;
+
+	if (nb->active == NULL || id == NULL ||
+	    !json_object_is_type(nb->active, json_type_array))
+		return (NULL);
+	for (i = 0; i < json_object_array_length(nb->active); i++) {
+		e = json_object_array_get_idx(nb->active, i);
+		s = json_object_get_string(json_object_object_get(e,
+		    "cell_id"));
+		if (s != NULL && strcmp(s, id) == 0)
+			return (json_object_get_string(
+			    json_object_object_get(e, "status")));
+	}
+	return (NULL);
 }
 
 /* The kernel {name, state} as the tools report it. */

@@ -349,6 +349,7 @@ struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
 	struct json_object	*metadata;	/* NULL in ROOM_JOINED */
 	struct json_object	*warnings;	/* NULL when none */
 	struct json_object	*conflicts;	/* merge conflicts; NULL: none */
+	struct json_object	*active;	/* cells running or queued */
 	int			 refs;
 };
 /* What an outline shows of a cell (worker_nb_cell_line): borrowed. */
@@ -363,6 +364,7 @@ struct worker_nb_line {
 	const msgpack_object	*version;	/* STR, or NULL */
 	const msgpack_object	*stale;		/* non-empty ARRAY, or NULL */
 	size_t			 nouts;
+	const char		*run;		/* "running", "queued", NULL */
 };
 struct worker_exec {			/* EXEC_STATE */
 	char			*execution_id;
@@ -586,6 +588,7 @@ const char	*worker_output_readiness(const char *);
 struct json_object *worker_output_cursor(struct worker_room *, int64_t);
 void		 worker_output_conflicts(struct json_object *,
 		     struct json_object *, struct evbuffer *);
+const char	*worker_nb_run_status(const struct worker_nb *, const char *);
 void		 worker_output_attached(struct worker_call *,
 		     struct worker_handle *, const struct worker_nb *);
 

@@ -81,7 +81,7 @@ proto_room_joined_pack1(msgpack_packer *pk, const struct proto_room_joined *m,
 	int	meta = content && proto_doc_present(&m->metadata);
 
 	msgpack_pack_map(pk, 8 + meta + proto_doc_present(&m->warnings) +
-	    proto_doc_present(&m->conflicts));
+	    proto_doc_present(&m->conflicts) + proto_doc_present(&m->active));
 	proto_pack_pstr(pk, "notebook_id", &m->notebook_id);
 	proto_pack_pstr(pk, "path", &m->path);
 	proto_pack_bool(pk, "dirty", m->dirty);
@@ -98,6 +98,8 @@ proto_room_joined_pack1(msgpack_packer *pk, const struct proto_room_joined *m,
 		proto_pack_doc(pk, "warnings", &m->warnings);
 	if (proto_doc_present(&m->conflicts))
 		proto_pack_doc(pk, "conflicts", &m->conflicts);
+	if (proto_doc_present(&m->active))
+		proto_pack_doc(pk, "active", &m->active);
 	proto_pack_doc(pk, "cells", &m->cells);
 }
 
@@ -135,6 +137,8 @@ proto_room_joined_unpack1(const msgpack_object *body,
 	    &m->warnings, err, errlen));
 	PROTO_TRY(proto_field_doc(body, n, "conflicts", PROTO_ARRAY,
 	    &m->conflicts, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "active", PROTO_ARRAY,
+	    &m->active, err, errlen));
 	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
 }

@@ -404,6 +404,7 @@ struct proto_room_joined {
 	struct proto_doc	 metadata;
 	struct proto_doc	 warnings;	/* [warning] or absent */
 	struct proto_doc	 conflicts;	/* [conflict] or absent */
+	struct proto_doc	 active;	/* [{cell_id, status}] or absent */
 	struct proto_doc	 cells;		/* [cell] */
 };
 struct proto_room_list_reply {

@@ -1068,7 +1068,8 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 	uint64_t	 digest;
 
 	msgpack_pack_map(pk, (with_metadata ? 9 : 8) +
-	    (r->nb->warnings != NULL) + (room_merge_nconflicts(r) > 0));
+	    (r->nb->warnings != NULL) + (room_merge_nconflicts(r) > 0) +
+	    (room_exec_queue_length(r) > 0));
 	proto_pack_str(pk, "notebook_id", r->id);
 	room_pack_path(r, pk);
 	proto_pack_bool(pk, "dirty", r->dirty);
@@ -1087,6 +1088,11 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 	if (room_merge_nconflicts(r) > 0) {
 		proto_pack_key(pk, "conflicts");
 		room_merge_pack(r, pk);
+	}
+	if (room_exec_queue_length(r) > 0) {
+		/* Which cells run or wait to, for outlines (issue 39). */
+		proto_pack_key(pk, "active");
+		room_exec_pack_active(pk, r);
 	}
 	proto_pack_key(pk, "cells");
 	runs = runs && whole != NULL;

@@ -335,3 +335,32 @@ test('a conflict survives a daemon restart: still typed, the file still not over
   const f = await fileUntil(file, (cs) => cs[2].source === 'b = "agent"', 8000);
   assert.equal(f[2].source, 'b = "agent"');
 });
+
+test('outlines mark the cells running and queued (issue 39)', async () => {
+  const { h } = await fresh();
+  await ok(A, 'edit_cells', { notebook_handle: h, edits: [
+    { op: 'edit', cell_id: 'ca', source: 'import time; time.sleep(2.5)' }] });
+  const r1 = await ok(A, 'run_cells', { notebook_handle: h, cell_ids: ['ca'], wait_secs: 0 });
+  await ok(A, 'run_cells', { notebook_handle: h, cell_ids: ['cb'], wait_secs: 0 });
+  // Once the first is running (the kernel may still be starting).
+  let o;
+  for (let i = 0; i < 100; i++) {
+    o = await ok(A, 'inspect_notebook', { notebook_handle: h });
+    if (o.sc.cells[1].run === 'running') break;
+    await sleep(100);
+  }
+  assert.equal(o.sc.cells[1].run, 'running', o.text);
+  assert.equal(o.sc.cells[2].run, 'queued', o.text);
+  assert.equal(o.sc.cells[3].run, undefined);
+  assert.match(o.text, /\] ca code .*running: import time/);
+  assert.match(o.text, /\] cb code .*queued: b = 2/);
+  const v = await ok(A, 'inspect_notebook', { notebook_handle: h, cell_ids: ['ca'], view: 'source' });
+  assert.equal(v.sc.cells[0].run, 'running');
+  await ok(A, 'get_results', { notebook_handle: h, execution_id: r1.sc.execution_id, timeout_secs: 30 });
+  for (let i = 0; i < 100; i++) {
+    o = await ok(A, 'inspect_notebook', { notebook_handle: h });
+    if (o.sc.cells.every((c) => c.run === undefined)) break;
+    await sleep(100);
+  }
+  assert.ok(o.sc.cells.every((c) => c.run === undefined), o.text);
+});
