@@ -35,6 +35,7 @@ static void	 domain_whoami_step(struct jserver_reply *, void *);
 static void	 domain_whoami_sync_cb(struct domain_identity *, void *);
 struct domain_whoami_op;
 static char	*domain_hub_user_path(const struct domain *);
+static char	*domain_hub_server_path(const struct domain *);
 static void	 domain_whoami_server(struct domain_whoami_op *);
 
 /* domain_whoami_start's three requests in turn. */
@@ -408,6 +409,24 @@ domain_hub_user_path(const struct domain *d)
 	return (path);
 }
 
+/* /hub/api/users/NAME/server of d's hub (d at user/NAME/), or NULL. */
+static char *
+domain_hub_server_path(const struct domain *d)
+{
+	char	*user, *path, *end;
+	size_t	 n;
+
+	if ((user = domain_hub_user_path(d)) == NULL)
+		return (NULL);
+	/* user is PREFIX/hub/api/user; d->base is PREFIX/user/NAME/. */
+	n = strlen(user) - strlen("hub/api/user");
+	end = d->base + n + strlen("user/");
+	xasprintf(&path, "%.*shub/api/users/%.*s/server", (int)n, user,
+	    (int)(strlen(end) - 1), end);
+	free(user);
+	return (path);
+}
+
 /*
  * A server without /api/me and no hub's word: one that took the token
  * serves one user, so the principal is the server itself (its host,
@@ -488,8 +507,10 @@ domain_whoami_step(struct jserver_reply *r, void *arg)
 			xasprintf(&id->problem, "%s is a JupyterHub user "
 			    "server that is not running (the hub answered "
 			    "%d): start it from the hub's home page, or with "
-			    "POST /hub/api/users/NAME/server", d->url,
-			    r->status);
+			    "POST %s", d->url, r->status, (next =
+			    domain_hub_server_path(d)) != NULL ? next :
+			    "/hub/api/users/NAME/server");
+			free((char *)next);
 			goto done;
 		}
 		if (r->status != 200) {

@@ -233,7 +233,8 @@ try:
 
     # Not started: said so, with how to start it.
     rc, out = ctl_domains()
-    expect(rc != 0 and "not running" in out and "is the base path" not in out,
+    expect(rc != 0 and "not running" in out and "is the base path" not in out and
+           "/hub/api/users/%s/server" % UA in out,
            "runtimectl domains before the servers start", out)
     w = Worker(builddir, dict(os.environ), os.path.join(tmp, "worker-h.log"))
     sc, _, err = call(w, "create_notebook", path="a.ipynb", domain="ha")
