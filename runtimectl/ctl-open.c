@@ -48,7 +48,7 @@ ctl_open(struct ctl_ctx *ctx, int argc, char **argv)
 	struct mpbuf			 b;
 	msgpack_unpacked		 u, v;
 	const char			*browser;
-	char				*path = NULL, *id = NULL, err[256];
+	char				*path = NULL, *id = NULL, *why, err[256];
 	int				 fd, rc = CTL_EXIT_FAIL;
 
 	if (argc > 2) {
@@ -59,6 +59,12 @@ ctl_open(struct ctl_ctx *ctx, int argc, char **argv)
 		return (CTL_EXIT_FAIL);
 	memset(&vm, 0, sizeof vm);
 	if (argc == 2) {
+		/* Another user's link in /tmp is never followed (sticky.c). */
+		if (sticky_check(argv[1], &why) != 0) {
+			ctl_client_error("%s", why);
+			free(why);
+			goto out;
+		}
 		if ((path = util_realpath_new(argv[1])) == NULL) {
 			ctl_client_error("%s: no such notebook", argv[1]);
 			goto out;

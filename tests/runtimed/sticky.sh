@@ -89,6 +89,11 @@ out=$("$CTL" call upload_file notebook_id="$id" host_path="$T/tmp/d/authorized_k
 echo "$out" | grep -q "not followed" || fail "upload: $out"
 ok "download_file and upload_file through a linked directory: refused"
 
+out=$("$CTL" open "$T/tmp/private.ipynb" 2>&1) &&
+    fail "runtimectl open through another user's link: $out"
+echo "$out" | grep -q "not followed" || fail "runtimectl open: $out"
+ok "runtimectl open through another user's link: refused"
+
 # Our own link in the same directory is followed (as the kernel does).
 ln -s "$T/nb/mine.py" "$T/tmp/mine.py"
 out=$("$CTL" call export_notebook notebook_id="$id" format=python \
