@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * tool-interrupt-kernel.c: interrupt the notebook's kernel; the running
- * run and every queued one end as interrupted.
+ * run and every queued one end as interrupted, whoever asked for them:
+ * the answer says whose they were (issue 39).
  */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "worker.h"
 
@@ -16,19 +18,69 @@ static void
 tool_interrupt_kernel_done(struct worker_call *call, struct worker_room *room,
     const msgpack_object *reply)
 {
-	struct json_object	*sc;
+	struct json_object	*sc, *ended, *e;
+	struct evbuffer		*text;
+	const msgpack_object	*v;
+	const char		*who, *st;
+	char			*s;
+	size_t			 i, n;
 
+	(void)room;
 	sc = json_object_new_object();
 	json_object_object_add(sc, "interrupted", json_object_new_boolean(1));
-	worker_call_result(call, "kernel interrupted; the running and queued "
-	    "runs ended as interrupted", sc);
+	text = evbuffer_new();
+	evbuffer_add_printf(text, "kernel interrupted");
+	/* The runs it ended, and whose (a daemon before issue 39: none). */
+	v = reply != NULL ? proto_get_array(reply, "ended") : NULL;
+	ended = v != NULL ? mpjson_unpack(v) : NULL;
+	n = ended != NULL ? json_object_array_length(ended) : 0;
+	if (ended != NULL)
+		json_object_object_add(sc, "ended", ended);
+	if (ended == NULL)
+		evbuffer_add_printf(text, "; the running and queued runs "
+		    "ended as interrupted");
+	else if (n == 0)
+		evbuffer_add_printf(text, "; no run was in progress");
+	for (i = 0; i < n; i++) {
+		e = json_object_array_get_idx(ended, i);
+		st = json_object_get_string(json_object_object_get(e,
+		    "status"));
+		who = json_object_get_string(json_object_object_get(e,
+		    "client_name"));
+		evbuffer_add_printf(text, "%s run %s (%s, %s", i == 0 ? "; ended:" :
+		    ",", json_object_get_string(json_object_object_get(e,
+		    "execution_id")), json_object_get_boolean(
+		    json_object_object_get(e, "yours")) ? "yours" : who != NULL ?
+		    who : "another client", st != NULL ? st : "?");
+		if (st != NULL && strcmp(st, "queued") == 0)
+			evbuffer_add_printf(text, ": none of its cells ran");
+		evbuffer_add_printf(text, ")");
+	}
+	s = worker_output_take(text);
+	worker_call_result(call, s, sc);
+	free(s);
 }
 
 static void
 tool_interrupt_kernel(struct worker_call *call)
 {
-	worker_call_target_request(call, PROTO_MSG_KERNEL_INTERRUPT, PROTO_MSG_OK,
+	struct worker_handle	*h;
+	struct proto_exec_who	 who;
+	struct mpbuf		 b;
+
+	/* Who interrupts, so other clients' runs can say so. */
+	if ((h = worker_call_target_only(call)) == NULL)
+		return;
+	memset(&who, 0, sizeof who);
+	worker_client_who(&who);
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "client_name", worker_client_name_get());
+	proto_pack_pstr(&b.pk, "session", &who.session);
+	worker_call_room(call, worker_attach_room(h),
+	    PROTO_MSG_KERNEL_INTERRUPT, &b.sb, PROTO_MSG_OK,
 	    tool_interrupt_kernel_done);
+	mpbuf_free(&b);
 }
 
 const struct tool_entry tool_interrupt_kernel_entry = {
@@ -39,6 +91,7 @@ const struct tool_entry tool_interrupt_kernel_entry = {
 	    WORKER_TARGET_PROPS "}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"interrupted\":{\"type\":\"boolean\"},"
+	    "\"ended\":{\"type\":\"array\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 0,
 	.destructive = 1,

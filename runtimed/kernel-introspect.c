@@ -40,6 +40,8 @@ struct kernel_introspect {
 	uint32_t		 agent_id;
 	uint16_t		 reply;		/* the type passed back */
 	int			 interrupt;	/* KERNEL_INTERRUPT */
+	char			*by_name;	/* its client's, or NULL */
+	char			*by_session;
 	struct event		*timer;
 	TAILQ_ENTRY(kernel_introspect) entry;
 };
@@ -56,6 +58,8 @@ kernel_introspect_free(struct kernel_introspect *q)
 {
 	TAILQ_REMOVE(&kernel_introspects, q, entry);
 	event_free(q->timer);
+	free(q->by_name);
+	free(q->by_session);
 	free(q);
 }
 
@@ -169,7 +173,8 @@ kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
  * whose ERROR goes to the client with nothing changed.  -1 with no agent.
  */
 int
-kernel_introspect_interrupt(struct room *r, struct peer *p, uint32_t id)
+kernel_introspect_interrupt(struct room *r, struct peer *p, uint32_t id,
+    const char *name, const char *session)
 {
 	struct kernel_introspect	*q;
 	struct peer			*agent;
@@ -185,6 +190,8 @@ kernel_introspect_interrupt(struct room *r, struct peer *p, uint32_t id)
 	q->agent_id = peer_next_id(agent);
 	q->reply = PROTO_MSG_OK;
 	q->interrupt = 1;
+	q->by_name = name != NULL ? xstrdup(name) : NULL;
+	q->by_session = session != NULL ? xstrdup(session) : NULL;
 	q->timer = evtimer_new(runtimed_base, kernel_introspect_timeout_cb,
 	    q);
 	/* A server's answer may take its whole timeout. */
@@ -229,14 +236,16 @@ kernel_introspect_answer(struct room *r, struct peer *agent,
 			    "kernel_unavailable", "the kernel's agent "
 			    "answered with %s", proto_msg_name(hdr->type));
 	} else if (q->interrupt) {
+		mpbuf_init(&b);
+		/* Done: the runs it ended, whose (issue 39); else as said. */
 		if (hdr->type == PROTO_MSG_OK && r != NULL)
-			room_exec_interrupt(r, NULL);
-		if (q->client != NULL) {
-			mpbuf_init(&b);
+			room_exec_interrupt_by(r, q->by_name, q->by_session,
+			    &b.pk);
+		else
 			msgpack_pack_object(&b.pk, *body);
+		if (q->client != NULL)
 			peer_send(q->client, hdr->type, q->client_id, &b.sb);
-			mpbuf_free(&b);
-		}
+		mpbuf_free(&b);
 	} else if (q->client != NULL) {
 		mpbuf_init(&b);
 		msgpack_pack_object(&b.pk, *body);

@@ -1338,6 +1338,66 @@ room_exec_interrupt(struct room *r, const char *reason)
 }
 
 /*
+ * KERNEL_INTERRUPT by a client (name and session, NULL when unknown):
+ * every run in progress ends, and one another client asked for says who
+ * ended it, and, when none of its cells had started, that none ran.
+ * ended (when not NULL) gets them: {ended: [{execution_id, client_name?,
+ * session?, status: running|queued, yours}]} (issue 39).
+ */
+void
+room_exec_interrupt_by(struct room *r, const char *name, const char *session,
+    msgpack_packer *ended)
+{
+	struct room_exec	*e;
+	size_t			 i, n = 0;
+	int			 started, yours;
+
+	TAILQ_FOREACH(e, &r->execs->active, entry)
+		n++;
+	if (ended != NULL) {
+		msgpack_pack_map(ended, 1);
+		proto_pack_key(ended, "ended");
+		msgpack_pack_array(ended, n);
+	}
+	TAILQ_FOREACH(e, &r->execs->active, entry) {
+		for (started = 0, i = 0; i < e->ncells; i++)
+			started |= e->cells[i].status != PROTO_CELL_QUEUED;
+		yours = session != NULL && e->session != NULL &&
+		    strcmp(session, e->session) == 0;
+		if (ended != NULL) {
+			msgpack_pack_map(ended, 3 + (e->client_name != NULL) +
+			    (e->session != NULL));
+			proto_pack_str(ended, "execution_id", e->id);
+			if (e->client_name != NULL)
+				proto_pack_str(ended, "client_name",
+				    e->client_name);
+			if (e->session != NULL)
+				proto_pack_str(ended, "session", e->session);
+			proto_pack_str(ended, "status", started ? "running" :
+			    "queued");
+			proto_pack_bool(ended, "yours", yours);
+		}
+		if (yours)
+			continue;
+		free(e->message);
+		if (session == NULL)
+			xasprintf(&e->message, "%s by an interrupt of the "
+			    "kernel from outside the MCP sessions (runtimectl, "
+			    "the live page)%s", started ? "interrupted" :
+			    "ended", started ? "" : " before it started: none "
+			    "of its cells ran");
+		else
+			xasprintf(&e->message, "%s by %s's interrupt_kernel "
+			    "(another client, session %s)%s", started ?
+			    "interrupted" : "ended", name != NULL &&
+			    *name != '\0' ? name : "a client", session,
+			    started ? "" : " before it started: none of its "
+			    "cells ran");
+	}
+	room_exec_interrupt(r, NULL);
+}
+
+/*
  * Run exec_id changed without ending (it asks for input): its parked
  * EXEC_GETs are answered now.
  */

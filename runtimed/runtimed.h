@@ -570,6 +570,8 @@ void	room_exec_done(struct room *, const struct proto_agent_exec_done *);
 int	room_exec_refused(struct room *, uint32_t, const char *);
 void	room_exec_kernel_died(struct room *, const char *);
 void	room_exec_interrupt(struct room *, const char *);
+void	room_exec_interrupt_by(struct room *, const char *, const char *,
+	    msgpack_packer *);
 u_int	room_exec_queue_length(struct room *);
 int	room_exec_cell_busy(struct room *, const char *);
 void	room_exec_pack_active(msgpack_packer *, const void *);
@@ -588,7 +590,8 @@ void	room_input_clear(struct room *);
 /* kernel-introspect.c */
 void	kernel_introspect_ask(struct room *, struct peer *, uint32_t,
 	    uint16_t, uint16_t, const msgpack_object *);
-int	kernel_introspect_interrupt(struct room *, struct peer *, uint32_t);
+int	kernel_introspect_interrupt(struct room *, struct peer *, uint32_t,
+	    const char *, const char *);
 int	kernel_introspect_answer(struct room *, struct peer *,
 	    const struct proto_header *, const msgpack_object *);
 void	kernel_introspect_peer_gone(struct peer *);

@@ -45,6 +45,8 @@ static void	server_client_saved(struct room *, struct peer *, uint32_t,
 		    const char *, const char *);
 static void	server_client_edited(struct room *, struct peer *, uint32_t,
 		    struct room_nb_result *, const char *, const char *);
+static void	server_client_interrupt(struct server_client *, uint32_t,
+		    const msgpack_object *);
 static void	server_client_save(struct server_client *, uint32_t,
 		    const msgpack_object *);
 static void	server_client_no_changes(msgpack_packer *, const void *);
@@ -504,6 +506,37 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	room_changes_announce(r);
 }
 
+/*
+ * KERNEL_INTERRUPT {client_name?, session?}: who asks, so the runs of
+ * other clients it ends say so; OK {ended} names them (issue 39).
+ */
+static void
+server_client_interrupt(struct server_client *c, uint32_t id,
+    const msgpack_object *body)
+{
+	struct mpbuf	 b;
+	char		*name, *session;
+
+	name = body != NULL ? proto_dup_str(body, "client_name") : NULL;
+	session = body != NULL ? proto_dup_str(body, "session") : NULL;
+	/* A started kernel's agent says whether it was done. */
+	if (kernel_introspect_interrupt(c->room, c->peer, id, name,
+	    session) == 0)
+		goto out;
+	if (room_kernel_interrupt(c->room) != 0) {
+		peer_send_error(c->peer, id, "kernel_unavailable",
+		    "the kernel is not running");
+		goto out;
+	}
+	mpbuf_init(&b);
+	room_exec_interrupt_by(c->room, name, session, &b.pk);
+	peer_send(c->peer, PROTO_MSG_OK, id, &b.sb);
+	mpbuf_free(&b);
+out:
+	free(name);
+	free(session);
+}
+
 /* ROOM_SAVE: answered once the file is durable (server_client_saved). */
 static void
 server_client_save(struct server_client *c, uint32_t id,
@@ -653,17 +686,7 @@ server_client_room(struct server_client *c, const struct proto_header *hdr,
 		room_runs_list(c->room, c->peer, hdr->id, body);
 		break;
 	case PROTO_MSG_KERNEL_INTERRUPT:
-		/* A started kernel's agent says whether it was done. */
-		if (kernel_introspect_interrupt(c->room, c->peer,
-		    hdr->id) == 0)
-			break;
-		if (room_kernel_interrupt(c->room) != 0) {
-			peer_send_error(c->peer, hdr->id, "kernel_unavailable",
-			    "the kernel is not running");
-			break;
-		}
-		room_exec_interrupt(c->room, NULL);
-		peer_send_ok(c->peer, hdr->id);
+		server_client_interrupt(c, hdr->id, body);
 		break;
 	case PROTO_MSG_KERNEL_RESTART:
 		if (room_kernel_restart(c->room, c->peer, hdr->id) != 0)

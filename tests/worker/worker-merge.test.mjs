@@ -364,3 +364,36 @@ test('outlines mark the cells running and queued (issue 39)', async () => {
   }
   assert.ok(o.sc.cells.every((c) => c.run === undefined), o.text);
 });
+
+test('interrupt_kernel says whose runs it ended; a run another client ended says so, and that none of its cells ran (issue 39)', async () => {
+  const { file, h } = await fresh();
+  const B = await worker('agent-b');
+  try {
+    const hb = (await ok(B, 'connect_notebook', { path: file })).sc.notebook_handle;
+    await ok(A, 'edit_cells', { notebook_handle: h, edits: [
+      { op: 'edit', cell_id: 'ca', source: 'import time; time.sleep(20)' }] });
+    const ra = await ok(A, 'run_cells', { notebook_handle: h, cell_ids: ['ca'], wait_secs: 0 });
+    const rb = await ok(B, 'run_cells', { notebook_handle: hb, cell_ids: ['cb', 'cc'], wait_secs: 0 });
+    for (let i = 0; i < 100; i++) {
+      const o = await ok(A, 'inspect_notebook', { notebook_handle: h });
+      if (o.sc.cells[1].run === 'running') break;
+      await sleep(100);
+    }
+    const it = await ok(A, 'interrupt_kernel', { notebook_handle: h });
+    const ended = it.sc.ended;
+    assert.equal(ended.length, 2, it.text);
+    assert.deepEqual(ended.map((e) => [e.execution_id, e.status, e.yours]),
+      [[ra.sc.execution_id, 'running', true], [rb.sc.execution_id, 'queued', false]]);
+    assert.equal(ended[1].client_name, 'agent-b');
+    assert.match(it.text, /yours, running.*agent-b, queued: none of its cells ran/);
+    const gb = await ok(B, 'get_results', { notebook_handle: hb, execution_id: rb.sc.execution_id, timeout_secs: 10 });
+    assert.equal(gb.sc.status, 'interrupted');
+    assert.match(gb.text, /ended by agent-a's interrupt_kernel \(another client, session [0-9a-f]+\) before it started: none of its cells ran/);
+    assert.ok(gb.sc.cells.every((c) => c.status === 'not_run'), JSON.stringify(gb.sc.cells));
+    const ga = await ok(A, 'get_results', { notebook_handle: h, execution_id: ra.sc.execution_id, timeout_secs: 10 });
+    assert.equal(ga.sc.status, 'interrupted');
+    assert.doesNotMatch(ga.text, /another client/);
+  } finally {
+    await B.close().catch(() => {});
+  }
+});
