@@ -12,7 +12,42 @@
 
 static void	tool_interrupt_kernel_done(struct worker_call *,
 		    struct worker_room *, const msgpack_object *);
+static void	tool_interrupt_kernel_cancelled(struct worker_call *,
+		    struct worker_room *, const msgpack_object *);
 static void	tool_interrupt_kernel(struct worker_call *);
+
+/*
+ * With execution_id, that run only (EXEC_CANCEL): queued, it leaves the
+ * queue; running, the kernel is interrupted for it and the runs queued
+ * behind it go on.  Answered with the run as get_results shows it.
+ */
+static void
+tool_interrupt_kernel_cancelled(struct worker_call *call,
+    struct worker_room *room, const msgpack_object *reply)
+{
+	struct worker_exec	*state;
+	struct worker_budget	 budget;
+	struct json_object	*sc;
+	struct evbuffer		*text;
+	char			*cause = NULL, *s;
+
+	(void)room;
+	if ((state = worker_exec_read(reply, &cause)) == NULL) {
+		worker_call_error(call, "notebook_unavailable", "unexpected "
+		    "reply from runtimed: %s", cause);
+		free(cause);
+		return;
+	}
+	text = evbuffer_new();
+	evbuffer_add_printf(text, "run %s cancelled (this run only; other "
+	    "runs go on)\n", state->execution_id);
+	worker_budget_init(&budget, 0);
+	sc = worker_output_exec(state, &budget, text, call);
+	s = worker_output_take(text);
+	worker_call_result(call, s, sc);
+	free(s);
+	worker_exec_free(state);
+}
 
 static void
 tool_interrupt_kernel_done(struct worker_call *call, struct worker_room *room,
@@ -64,13 +99,39 @@ tool_interrupt_kernel_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_interrupt_kernel(struct worker_call *call)
 {
+	static const char *const allowed[] = {
+		"notebook_handle", "notebook_id", "domain", "execution_id",
+		NULL
+	};
 	struct worker_handle	*h;
 	struct proto_exec_who	 who;
+	struct proto_exec_id	 cm;
 	struct mpbuf		 b;
+	const char		*eid;
+	char			*msg = NULL;
 
-	/* Who interrupts, so other clients' runs can say so. */
-	if ((h = worker_call_target_only(call)) == NULL)
+	if (worker_call_check(call, allowed) != 0)
 		return;
+	if (worker_args_string(worker_call_args(call), "execution_id", 0,
+	    &eid, &msg) != 0) {
+		worker_call_error(call, "invalid_argument", "%s", msg);
+		free(msg);
+		return;
+	}
+	if ((h = worker_call_target(call)) == NULL)
+		return;
+	if (eid != NULL) {
+		memset(&cm, 0, sizeof cm);
+		cm.execution_id = proto_str_make(eid);
+		mpbuf_init(&b);
+		proto_exec_id_pack(&b.pk, &cm);
+		worker_call_room(call, worker_attach_room(h),
+		    PROTO_MSG_EXEC_CANCEL, &b.sb, PROTO_MSG_EXEC_STATE,
+		    tool_interrupt_kernel_cancelled);
+		mpbuf_free(&b);
+		return;
+	}
+	/* Who interrupts, so other clients' runs can say so. */
 	memset(&who, 0, sizeof who);
 	worker_client_who(&who);
 	mpbuf_init(&b);
@@ -86,9 +147,10 @@ tool_interrupt_kernel(struct worker_call *call)
 const struct tool_entry tool_interrupt_kernel_entry = {
 	.name = "interrupt_kernel",
 	.description = "Interrupt the kernel when a run hangs or takes too "
-	    "long; running and queued runs end interrupted, variables stay.",
+	    "long; running and queued runs end interrupted, variables stay. "
+	    "execution_id: cancel that run only.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
-	    WORKER_TARGET_PROPS "}}",
+	    WORKER_TARGET_PROPS ",\"execution_id\":{\"type\":\"string\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"interrupted\":{\"type\":\"boolean\"},"
 	    "\"ended\":{\"type\":\"array\"},"

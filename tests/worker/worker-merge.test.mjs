@@ -397,3 +397,40 @@ test('interrupt_kernel says whose runs it ended; a run another client ended says
     await B.close().catch(() => {});
   }
 });
+
+test('interrupt_kernel with execution_id cancels that run only: queued, removed; running, interrupted; the other client\'s run goes on (issue 39)', async () => {
+  const { file, h } = await fresh();
+  const B = await worker('agent-b2');
+  try {
+    const hb = (await ok(B, 'connect_notebook', { path: file })).sc.notebook_handle;
+    await ok(A, 'edit_cells', { notebook_handle: h, edits: [
+      { op: 'edit', cell_id: 'ca', source: 'import time; time.sleep(20)' },
+      { op: 'edit', cell_id: 'cb', source: 'b = 2\nprint("b ran")' }] });
+    const running = async () => {
+      for (let i = 0; i < 100; i++) {
+        const o = await ok(A, 'inspect_notebook', { notebook_handle: h });
+        if (o.sc.cells[1].run === 'running') return;
+        await sleep(100);
+      }
+    };
+    // B's queued run cancelled: A's keeps running.
+    const ra = await ok(A, 'run_cells', { notebook_handle: h, cell_ids: ['ca'], wait_secs: 0 });
+    const rb = await ok(B, 'run_cells', { notebook_handle: hb, cell_ids: ['cb'], wait_secs: 0 });
+    await running();
+    const cb = await ok(B, 'interrupt_kernel', { notebook_handle: hb, execution_id: rb.sc.execution_id });
+    assert.equal(cb.sc.status, 'cancelled', cb.text);
+    assert.ok(cb.sc.cells.every((c) => c.status === 'not_run'), JSON.stringify(cb.sc.cells));
+    let o = await ok(A, 'inspect_notebook', { notebook_handle: h });
+    assert.equal(o.sc.cells[1].run, 'running', o.text);
+    // A's running run cancelled: B's run queued behind it goes on and runs.
+    const rb2 = await ok(B, 'run_cells', { notebook_handle: hb, cell_ids: ['cb'], wait_secs: 0 });
+    const ca = await ok(A, 'interrupt_kernel', { notebook_handle: h, execution_id: ra.sc.execution_id });
+    assert.equal(ca.sc.status, 'cancelled', ca.text);
+    const gb = await ok(B, 'get_results', { notebook_handle: hb, execution_id: rb2.sc.execution_id, timeout_secs: 30 });
+    assert.equal(gb.sc.status, 'done', gb.text);
+    assert.match(gb.text, /b ran/);
+    await fails(A, 'interrupt_kernel', { notebook_handle: h, execution_id: ra.sc.execution_id }, 'invalid_argument');
+  } finally {
+    await B.close().catch(() => {});
+  }
+});
