@@ -495,14 +495,14 @@ worker_changes_end(struct worker_changes_acc *a, struct json_object *sc,
 	struct worker_changes_report	*rep = &a->rep;
 	struct json_object		*out, *kinds, *k, *s;
 	size_t				 i;
-	int				 bit;
 
 	out = json_object_new_object();
+	/* In the words changes takes: one vocabulary (issue 39). */
 	kinds = json_object_new_array();
-	for (bit = 1; bit <= PROTO_KIND_ALL; bit <<= 1) {
-		if (rep->kinds & bit)
+	for (i = 0; i < WORKER_CHANGES_NCLASSES; i++) {
+		if (rep->kinds & worker_changes_classes[i].kinds)
 			json_object_array_add(kinds, json_object_new_string(
-			    proto_change_kind_name(bit)));
+			    worker_changes_classes[i].name));
 	}
 	json_object_object_add(out, "count", json_object_new_int64(
 	    (int64_t)a->n));

@@ -313,7 +313,7 @@ test('two clients: cursors and subscriptions see each other', async () => {
   sample('inspect_notebook(changed)', w.text);
   assert.equal(w.sc.outcome, 'changed');
   assert.ok(w.sc.changes.cell_ids.includes(ins.sc.cells[0].cell_id));
-  assert.ok(w.sc.changes.kinds.includes('cells'));
+  assert.ok(w.sc.changes.kinds.includes('content'));
   await new Promise((r) => setTimeout(r, 400));
   assert.ok(updates.some((u) => u.uri === uri), 'A got notifications/resources/updated');
 
@@ -369,7 +369,7 @@ test('waits: 8 permits, the ninth is busy; cancel ends the wait not the run; pro
     p = await ok(A, 'inspect_notebook', { notebook_handle: H, after: cur2, timeout_secs: 3 },
       { onprogress: (n) => progress.push(n.progress) });
     if (p.sc.outcome === 'timed_out') break;
-    assert.deepEqual(p.sc.changes.kinds, ['saved']);
+    assert.deepEqual(p.sc.changes.kinds, ['saves']);
   }
   assert.equal(p.sc.outcome, 'timed_out', JSON.stringify(p.sc.changes));
   assert.ok(progress.length >= 2, `progress ${progress}`);
