@@ -18,7 +18,8 @@
 #	.deb, systemd-analyze and systemd-socket-activate, xmllint, man);
 #	valgrind for the regression guard (make bench-guard); clang for
 #	libFuzzer; chromium for the live view's browser tests; the sqlite3
-#	and strace commands; curl; pandas and matplotlib for the realistic
+#	and strace commands; GNU time (tests/remote/badserver.sh's peak
+#	RSS); curl; pandas and matplotlib for the realistic
 #	job of the clients suite and bench/economy.mjs (a KeyError, a plot);
 #	jupyterhub and passwd (useradd) for tests/remote/hub.sh, whose
 #	configurable-http-proxy comes from npm (scripts/test.sh).
@@ -39,7 +40,7 @@ jupyter-client python3-zmq python3-nbconvert python3-debugpy xpython
 r-cran-irkernel curl clang libclang-rt-dev valgrind dpkg-dev debhelper
 lintian systemd libxml2-utils man-db groff-base chromium
 python3-jupyter-server sqlite3 strace util-linux python3-pandas
-python3-matplotlib jupyterhub passwd"
+python3-matplotlib jupyterhub passwd time"
 
 case "${1:-}" in
 --demo)	PKGS=$DEMO; what="build and demo" ;;
