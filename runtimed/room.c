@@ -732,7 +732,21 @@ room_wake(struct room *r, int by_id, char **cause)
 	room_loaded(r);
 	if (r->dirty)
 		room_autosave_arm(r);
-	/* The file may have changed while no daemon watched it. */
+	/*
+	 * The file may have changed while no daemon watched it: a person's
+	 * edit, or our own save that landed after the last snapshot (killed
+	 * between the rename and the snapshot).  The two cannot be told
+	 * apart, and merging our own save against the older base would
+	 * bring back what was deleted since it (an acknowledged edit lost,
+	 * found by tests/rooms/chaos.sh): a dirty room then keeps its
+	 * content, as before decision 056, and saves need force.
+	 */
+	if (r->path != NULL && r->dirty && room_merge_has_base(r) &&
+	    room_disk_changed(r)) {
+		log_info("room %s: %s changed since the snapshot; its base is "
+		    "not trusted", r->id, r->path);
+		room_merge_base_set(r, NULL);
+	}
 	if (r->path != NULL)
 		room_disk_check(r);
 	return (0);

@@ -36,8 +36,8 @@ PY
 
 # A read, text and JSON.
 out=$("$CTL" call inspect_notebook path="$nb") || fail "inspect: $out"
-echo "$out" | grep -q "code v[0-9a-f]\{8\} stale: x = 6 \* 7" ||
-    fail "inspect text lacks the cell, its version and stale: $out"
+echo "$out" | grep -q "code v[0-9a-f]\{8\}: x = 6 \* 7" ||
+    fail "inspect text lacks the cell and its version: $out"
 "$CTL" --json call inspect_notebook path="$nb" >"$T/inspect.json" ||
     fail "inspect --json"
 python3 - "$T/inspect.json" "$nb" <<'PY' || fail "inspect --json: $(cat "$T/inspect.json")"

@@ -107,9 +107,11 @@ def call(method, params):
         if r.get("id") == n:
             return r
 def tool(name, **args):
+    return toolr(name, **args)["structuredContent"]
+def toolr(name, **args):
     r = call("tools/call", {"name": name, "arguments": args})
     assert not r["result"].get("isError"), r
-    return r["result"]["structuredContent"]
+    return r["result"]
 call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"io.runtimed/structured": {}}},
     "clientInfo": {"name": "bigout", "version": "0"}})
 w.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
@@ -118,13 +120,19 @@ c = tool("edit_cells", notebook_handle=h, edits=[{"op": "insert",
     "after": "BOTTOM", "source": "print('z' * 600_000)"}])["cells"][0]["cell_id"]
 r = tool("run_cells", notebook_handle=h, cell_ids=[c], wait_secs=50)
 assert r["status"] == "done", r["status"]
-full = tool("get_results", notebook_handle=h, execution_id=r["execution_id"],
+fr = toolr("get_results", notebook_handle=h, execution_id=r["execution_id"],
     full_output=True)
+full = fr["structuredContent"]
 o = full["cells"][0]["outputs"][0]
 assert full["truncated"] is True and full["cells"][0]["truncated"] is True, \
     (full["truncated"], full["cells"][0]["truncated"])
-assert o["text"].startswith("z" * 250000 + "\n[... runtimed: 100001 "
-    "characters cut here ...]\n"), o["text"][249990:250100]
+assert o["transient"]["runtimed_cut"]["characters"] == 100001, o["transient"]
+# Full output is bounded too (100,000 characters), and its marker tells
+# the whole cut: the worker's and the daemon's, and what the cell printed.
+text = "".join(c.get("text", "") for c in fr["content"])
+assert len(text) < 101000, len(text)
+assert "(100001 of them not kept by runtimed: the cell printed 600001;" \
+    in text, text[24990:25300]
 print("MCP get_results full_output: truncated true, %d characters cut" %
     o["transient"]["runtimed_cut"]["characters"])
 w.stdin.close()
