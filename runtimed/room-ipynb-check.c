@@ -21,7 +21,6 @@
 
 static void	room_ipynb_check_warn(struct room_ipynb_check *, ssize_t,
 		    const char *, const char *, ...) printflike(4, 5);
-static const char	*room_ipynb_check_kind(struct json_object *);
 static int	room_ipynb_check_lines(struct json_object *);
 static void	room_ipynb_check_bundle(struct room_ipynb_check *, ssize_t,
 		    const char *, const char *, struct json_object *);
@@ -65,27 +64,6 @@ room_ipynb_check_done(struct room_ipynb_check *ck)
 		    "schema refuses are not listed", ck->cut);
 }
 
-static const char *
-room_ipynb_check_kind(struct json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		return ("null");
-	case json_type_boolean:
-		return ("a boolean");
-	case json_type_double:
-	case json_type_int:
-		return ("a number");
-	case json_type_string:
-		return ("a string");
-	case json_type_array:
-		return ("a list");
-	case json_type_object:
-		return ("an object");
-	}
-	return ("a value");
-}
-
 /* A string, or a list of strings (nbformat's multiline_string)? */
 static int
 room_ipynb_check_lines(struct json_object *v)
@@ -115,7 +93,7 @@ room_ipynb_check_string(struct room_ipynb_check *ck, ssize_t index,
 	if (json_object_object_get_ex(obj, key, &v) &&
 	    !json_object_is_type(v, json_type_string))
 		room_ipynb_check_warn(ck, index, id, "%s%s is %s, not a string",
-		    where, key, room_ipynb_check_kind(v));
+		    where, key, room_ipynb_kind(v));
 }
 
 /* A mimebundle: each value text (a string or lines) but JSON types'. */
@@ -125,7 +103,7 @@ room_ipynb_check_bundle(struct room_ipynb_check *ck, ssize_t index,
 {
 	if (!json_object_is_type(b, json_type_object)) {
 		room_ipynb_check_warn(ck, index, id, "%s is %s, not an object "
-		    "of mimetypes", where, room_ipynb_check_kind(b));
+		    "of mimetypes", where, room_ipynb_kind(b));
 		return;
 	}
 	json_object_object_foreach(b, mime, v) {
@@ -133,7 +111,7 @@ room_ipynb_check_bundle(struct room_ipynb_check *ck, ssize_t index,
 			continue;
 		room_ipynb_check_warn(ck, index, id, "%s[\"%s\"] is %s, not a "
 		    "string or a list of strings", where, mime,
-		    room_ipynb_check_kind(v));
+		    room_ipynb_kind(v));
 	}
 }
 
@@ -149,7 +127,7 @@ room_ipynb_check_notebook(struct room_ipynb_check *ck, struct json_object *md)
 	if (json_object_object_get_ex(md, "kernelspec", &v)) {
 		if (!json_object_is_type(v, json_type_object))
 			room_ipynb_check_warn(ck, -1, NULL, "metadata.kernelspec "
-			    "is %s, not an object", room_ipynb_check_kind(v));
+			    "is %s, not an object", room_ipynb_kind(v));
 		else {
 			if (!json_object_object_get_ex(v, "name", NULL))
 				room_ipynb_check_warn(ck, -1, NULL,
@@ -167,7 +145,7 @@ room_ipynb_check_notebook(struct room_ipynb_check *ck, struct json_object *md)
 		if (!json_object_is_type(v, json_type_object))
 			room_ipynb_check_warn(ck, -1, NULL, "metadata."
 			    "language_info is %s, not an object",
-			    room_ipynb_check_kind(v));
+			    room_ipynb_kind(v));
 		else {
 			if (!json_object_object_get_ex(v, "name", NULL))
 				room_ipynb_check_warn(ck, -1, NULL,
@@ -183,14 +161,14 @@ room_ipynb_check_notebook(struct room_ipynb_check *ck, struct json_object *md)
 				room_ipynb_check_warn(ck, -1, NULL, "metadata."
 				    "language_info.codemirror_mode is %s, not a "
 				    "string or an object",
-				    room_ipynb_check_kind(w));
+				    room_ipynb_kind(w));
 		}
 	}
 	room_ipynb_check_string(ck, -1, NULL, "metadata.", md, "title");
 	if (json_object_object_get_ex(md, "authors", &v) &&
 	    !json_object_is_type(v, json_type_array))
 		room_ipynb_check_warn(ck, -1, NULL, "metadata.authors is %s, "
-		    "not a list", room_ipynb_check_kind(v));
+		    "not a list", room_ipynb_kind(v));
 }
 
 /* Cell i's metadata (an object) and attachments (NULL if none). */
@@ -214,11 +192,11 @@ room_ipynb_check_cell(struct room_ipynb_check *ck, size_t i, const char *id,
 		room_ipynb_check_warn(ck, x, id, "%sname is %s, not a "
 		    "non-empty line", where, json_object_is_type(v,
 		    json_type_string) ? "an empty string or several lines" :
-		    room_ipynb_check_kind(v));
+		    room_ipynb_kind(v));
 	if (json_object_object_get_ex(md, "tags", &v)) {
 		if (!json_object_is_type(v, json_type_array))
 			room_ipynb_check_warn(ck, x, id, "%stags is %s, not a "
-			    "list", where, room_ipynb_check_kind(v));
+			    "list", where, room_ipynb_kind(v));
 		else for (k = 0; k < json_object_array_length(v); k++) {
 			t = json_object_array_get_idx(v, k);
 			if (!json_object_is_type(t, json_type_string) ||
@@ -246,12 +224,12 @@ room_ipynb_check_cell(struct room_ipynb_check *ck, size_t i, const char *id,
 	if (json_object_object_get_ex(md, "jupyter", &v) &&
 	    !json_object_is_type(v, json_type_object))
 		room_ipynb_check_warn(ck, x, id, "%sjupyter is %s, not an "
-		    "object", where, room_ipynb_check_kind(v));
+		    "object", where, room_ipynb_kind(v));
 	if (type == ROOM_CELL_CODE) {
 		if (json_object_object_get_ex(md, "collapsed", &v) &&
 		    !json_object_is_type(v, json_type_boolean))
 			room_ipynb_check_warn(ck, x, id, "%scollapsed is %s, "
-			    "not a boolean", where, room_ipynb_check_kind(v));
+			    "not a boolean", where, room_ipynb_kind(v));
 		if (json_object_object_get_ex(md, "scrolled", &v) &&
 		    !json_object_is_type(v, json_type_boolean) &&
 		    !(json_object_is_type(v, json_type_string) &&
@@ -262,7 +240,7 @@ room_ipynb_check_cell(struct room_ipynb_check *ck, size_t i, const char *id,
 			if (!json_object_is_type(v, json_type_object))
 				room_ipynb_check_warn(ck, x, id, "%sexecution "
 				    "is %s, not an object", where,
-				    room_ipynb_check_kind(v));
+				    room_ipynb_kind(v));
 			else {
 				json_object_object_foreach(v, ek, ev) {
 					if (json_object_is_type(ev,
@@ -271,7 +249,7 @@ room_ipynb_check_cell(struct room_ipynb_check *ck, size_t i, const char *id,
 					room_ipynb_check_warn(ck, x, id,
 					    "%sexecution[\"%s\"] is %s, not a "
 					    "string", where, ek,
-					    room_ipynb_check_kind(ev));
+					    room_ipynb_kind(ev));
 					break;
 				}
 			}
@@ -309,7 +287,7 @@ room_ipynb_check_output(struct room_ipynb_check *ck, size_t i,
 	xasprintf(&pre, "cell %zu, output %zu: ", i, j);
 	if (!json_object_is_type(o, json_type_object)) {
 		room_ipynb_check_warn(ck, x, id, "%sit is %s, not an object",
-		    pre, room_ipynb_check_kind(o));
+		    pre, room_ipynb_kind(o));
 		goto out;
 	}
 	if (json_object_object_get_ex(o, "output_type", &v) &&
@@ -352,20 +330,20 @@ room_ipynb_check_output(struct room_ipynb_check *ck, size_t i,
 	if (json_object_object_get_ex(o, "metadata", &v) &&
 	    !json_object_is_type(v, json_type_object))
 		room_ipynb_check_warn(ck, x, id, "%smetadata is %s, not an "
-		    "object", pre, room_ipynb_check_kind(v));
+		    "object", pre, room_ipynb_kind(v));
 	if (json_object_object_get_ex(o, "execution_count", &v) &&
 	    !json_object_is_type(v, json_type_null) &&
 	    !(json_object_is_type(v, json_type_int) &&
 	    json_object_get_int64(v) >= 0))
 		room_ipynb_check_warn(ck, x, id, "%sexecution_count is %s, "
-		    "not a count or null", pre, room_ipynb_check_kind(v));
+		    "not a count or null", pre, room_ipynb_kind(v));
 	room_ipynb_check_string(ck, x, id, pre, o, "name");
 	room_ipynb_check_string(ck, x, id, pre, o, "ename");
 	room_ipynb_check_string(ck, x, id, pre, o, "evalue");
 	if (json_object_object_get_ex(o, "text", &v) &&
 	    !room_ipynb_check_lines(v))
 		room_ipynb_check_warn(ck, x, id, "%stext is %s, not a string "
-		    "or a list of strings", pre, room_ipynb_check_kind(v));
+		    "or a list of strings", pre, room_ipynb_kind(v));
 	if (json_object_object_get_ex(o, "traceback", &v) &&
 	    (!json_object_is_type(v, json_type_array) ||
 	    !room_ipynb_check_lines(v)))

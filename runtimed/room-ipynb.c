@@ -88,7 +88,6 @@ static struct room_nb	*room_ipynb_convert(struct json_object *, char **);
 static struct room_nb	*room_ipynb_careful(const char *, size_t, char **);
 static struct json_object	*room_ipynb_fast_bytes(const char *, size_t);
 static struct json_object	*room_ipynb_fast_fd(int, size_t, int *);
-static const char	*room_ipynb_kind(struct json_object *);
 static void	room_ipynb_keep(struct json_object **, const char *,
 		    struct json_object *);
 static int	room_ipynb_parse_code(struct room_nb *, struct room_cell *,
@@ -585,8 +584,8 @@ room_ipynb_feed_free(struct room_ipynb_feed *f)
 	free(f);
 }
 
-/* A json value's kind, for messages. */
-static const char *
+/* A json value's kind, for messages (room-ipynb-check.c too). */
+const char *
 room_ipynb_kind(struct json_object *v)
 {
 	switch (json_object_get_type(v)) {

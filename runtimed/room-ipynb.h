@@ -104,5 +104,6 @@ void	room_ipynb_check_cell(struct room_ipynb_check *, size_t, const char *,
 void	room_ipynb_check_output(struct room_ipynb_check *, size_t,
 	    const char *, size_t, struct json_object *);
 void	room_ipynb_check_done(struct room_ipynb_check *);
+const char	*room_ipynb_kind(struct json_object *);
 
 #endif /* ROOM_IPYNB_H */
