@@ -20,6 +20,15 @@
  * another process is started again on new ports, a bounded number of
  * times.
  *
+ * A kernel is ready when it has answered kernel_info on shell, published
+ * on iopub, and our stdin socket has finished its handshake with the
+ * kernel's (a socket monitor says so).  The kernel's stdin is a ROUTER,
+ * which drops a message to a peer it does not know yet: a cell calling
+ * input() before our stdin had connected asked nobody and waited for
+ * good (issue 36, item 9; the sockets reconnect on their own timers, so
+ * on a loaded machine stdin can come last).  A kernel whose stdin never
+ * connects is called ready AGENT_KERNEL_STDIN_GRACE_MS later anyway.
+ *
  * ZMQ_FD is edge-triggered: it only says "the state of this socket
  * changed".  So every wakeup, and every send (which can consume that
  * edge), is followed by reading ZMQ_EVENTS and receiving until no
@@ -66,6 +75,8 @@ extern char **environ;
 /* Where kernels listen, and how often a port race is retried. */
 #define AGENT_KERNEL_IP			"127.0.0.1"
 #define AGENT_KERNEL_START_TRIES	3
+/* How long a kernel that answers may wait for its stdin to connect. */
+#define AGENT_KERNEL_STDIN_GRACE_MS	10000
 
 enum agent_kernel_state {
 	AGENT_KERNEL_NONE,		/* never started */
@@ -109,6 +120,9 @@ struct agent_kernel {
 	int64_t			 start_ms;
 	int			 got_iopub;
 	struct json_object	*info;
+	void			*stdin_mon;	/* PAIR: stdin's events */
+	int			 stdin_up;	/* its handshake is done */
+	int64_t			 answered_ms;	/* info and iopub came */
 
 	struct agent_heartbeat	*hb;
 	int64_t			 interrupt_ms;	/* last SIGINT */
@@ -139,6 +153,9 @@ static int	agent_kernel_launch(struct agent_kernel *, char **);
 static void	agent_kernel_start_failed(struct agent_kernel *, const char *);
 static void	agent_kernel_starting(struct agent_kernel *, enum agent_channel,
 		    struct agent_wire_msg *);
+static void	agent_kernel_maybe_ready(struct agent_kernel *);
+static void	agent_kernel_stdin_watch(struct agent_kernel *);
+static void	agent_kernel_stdin_unwatch(struct agent_kernel *);
 static int	agent_kernel_recv(struct agent_kernel_sock *);
 static void	agent_kernel_stopped(struct agent_kernel *);
 static void	agent_kernel_stop_cb(evutil_socket_t, short, void *);
@@ -413,6 +430,8 @@ agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
 	if (type == ZMQ_SUB && zmq_setsockopt(s->zs, ZMQ_RCVHWM, &hwm,
 	    sizeof hwm) != 0)
 		goto fail;
+	if (channel == AGENT_CHANNEL_STDIN)
+		agent_kernel_stdin_watch(k);
 	ep = agent_kernel_endpoint(k, channel);
 	if (zmq_connect(s->zs, ep) != 0) {
 		free(ep);
@@ -553,6 +572,9 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 
 	if (k->state != AGENT_KERNEL_STARTING || k->start_timeout)
 		return;
+	agent_kernel_maybe_ready(k);
+	if (k->state != AGENT_KERNEL_STARTING)
+		return;
 	if (util_mono_ms() - k->start_ms > k->start_max_ms) {
 		/* Kill it now; the reap retries or reports (_start_failed). */
 		log_warnx("kernel %s did not answer kernel_info within %d s",
@@ -654,6 +676,8 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 	k->state = AGENT_KERNEL_STARTING;
 	k->start_ms = util_mono_ms();
 	k->got_iopub = 0;
+	k->stdin_up = 0;
+	k->answered_ms = 0;
 
 	agent_stderr_open(k->err, errpipe[0], pid);
 
@@ -781,6 +805,7 @@ agent_kernel_close(struct agent_kernel *k)
 	struct agent_kernel_sock	*s;
 	int				 i;
 
+	agent_kernel_stdin_unwatch(k);
 	for (i = 0; i < AGENT_NCHANNELS; i++) {
 		s = &k->socks[i];
 		if (s->ev != NULL) {
@@ -865,16 +890,81 @@ agent_kernel_starting(struct agent_kernel *k, enum agent_channel channel,
 	else if (channel == AGENT_CHANNEL_SHELL && k->info == NULL &&
 	    strcmp(agent_wire_msg_type(m), "kernel_info_reply") == 0)
 		k->info = json_object_get(agent_wire_msg_content(m));
+	agent_kernel_maybe_ready(k);
+}
 
-	if (k->got_iopub && k->info != NULL) {
-		k->state = AGENT_KERNEL_READY;
-		event_del(k->probe_ev);
-		agent_heartbeat_start(k->hb);
-		log_info("kernel %s ready in %lld ms",
-		    kernelspec_name(k->spec),
-		    (long long)(util_mono_ms() - k->start_ms));
-		agent_ready(k, k->info);
+/* Ready once it answered and our stdin is connected; see the top. */
+static void
+agent_kernel_maybe_ready(struct agent_kernel *k)
+{
+	unsigned char	 ev[6];
+	uint16_t	 event;
+	int		 more;
+	size_t		 len;
+
+	if (!k->got_iopub || k->info == NULL)
+		return;
+	if (k->answered_ms == 0)
+		k->answered_ms = util_mono_ms();
+	/* Each event is two parts: {uint16 event, uint32 value}, address. */
+	while (!k->stdin_up && k->stdin_mon != NULL &&
+	    zmq_recv(k->stdin_mon, ev, sizeof ev, ZMQ_DONTWAIT) >= 2) {
+		memcpy(&event, ev, sizeof event);
+		if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+			k->stdin_up = 1;
+		len = sizeof more;
+		while (zmq_getsockopt(k->stdin_mon, ZMQ_RCVMORE, &more,
+		    &len) == 0 && more)
+			zmq_recv(k->stdin_mon, ev, sizeof ev, ZMQ_DONTWAIT);
 	}
+	if (!k->stdin_up) {
+		if (util_mono_ms() - k->answered_ms < AGENT_KERNEL_STDIN_GRACE_MS)
+			return;
+		log_warnx("kernel %s: its stdin socket has not connected "
+		    "in %d s; ready without it (input() may not be answered)",
+		    kernelspec_name(k->spec), AGENT_KERNEL_STDIN_GRACE_MS / 1000);
+	}
+	agent_kernel_stdin_unwatch(k);
+	k->state = AGENT_KERNEL_READY;
+	event_del(k->probe_ev);
+	agent_heartbeat_start(k->hb);
+	log_info("kernel %s ready in %lld ms", kernelspec_name(k->spec),
+	    (long long)(util_mono_ms() - k->start_ms));
+	agent_ready(k, k->info);
+}
+
+/* Watch the stdin socket's handshake (before it connects). */
+static void
+agent_kernel_stdin_watch(struct agent_kernel *k)
+{
+	char	ep[96];
+
+	agent_kernel_stdin_unwatch(k);
+	snprintf(ep, sizeof ep, "inproc://stdin-%s-%d", k->session, k->tries);
+	if (zmq_socket_monitor(k->socks[AGENT_CHANNEL_STDIN].zs, ep,
+	    ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0 ||
+	    (k->stdin_mon = zmq_socket(k->zctx, ZMQ_PAIR)) == NULL ||
+	    zmq_connect(k->stdin_mon, ep) != 0) {
+		/* Then only the grace period tells. */
+		log_warnx("stdin monitor: %s", zmq_strerror(zmq_errno()));
+		if (k->stdin_mon != NULL)
+			zmq_close(k->stdin_mon);
+		k->stdin_mon = NULL;
+	}
+}
+
+/* Stop watching stdin: it is up, or the kernel is going. */
+static void
+agent_kernel_stdin_unwatch(struct agent_kernel *k)
+{
+	void	*zs = k->socks[AGENT_CHANNEL_STDIN].zs;
+
+	if (k->stdin_mon == NULL)
+		return;
+	if (zs != NULL)
+		zmq_socket_monitor(zs, NULL, 0);
+	zmq_close(k->stdin_mon);
+	k->stdin_mon = NULL;
 }
 
 /* Receive one multipart message; 0 when none was waiting. */
