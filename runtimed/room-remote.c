@@ -1309,7 +1309,8 @@ room_remote_pack(struct room *r, msgpack_packer *pk)
 	const char		*kid;
 
 	kid = rr->kernel_id != NULL ? rr->kernel_id : rr->kept_kernel;
-	msgpack_pack_map(pk, 3 + (rr->last_modified != NULL) + (kid != NULL));
+	msgpack_pack_map(pk, 3 + (rr->last_modified != NULL) + (kid != NULL) +
+	    (rr->lost && rr->kept));
 	proto_pack_str(pk, "domain", rr->domain);
 	proto_pack_str(pk, "path", rr->path);
 	proto_pack_str(pk, "principal", rr->principal);
@@ -1317,6 +1318,9 @@ room_remote_pack(struct room *r, msgpack_packer *pk)
 		proto_pack_str(pk, "last_modified", rr->last_modified);
 	if (kid != NULL)
 		proto_pack_str(pk, "kernel_id", kid);
+	/* A restart keeps the word, until a connect finds the server back. */
+	if (rr->lost && rr->kept)
+		proto_pack_bool(pk, "server_lost", 1);
 }
 
 /*
@@ -1360,6 +1364,7 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 	const char		*dom, *path, *who, *lm, *kid;
 	size_t			 dl, pl, wl, ll = 0, kl = 0;
 	char			*why;
+	int			 lost = 0;
 
 	msgpack_unpacked_init(&u);
 	if (snap == NULL || proto_frame_unpack(&u, snap, len, NULL) != 0 ||
@@ -1374,6 +1379,8 @@ room_remote_restore(struct room *r, const void *snap, size_t len)
 	kid = proto_get_str(m, "kernel_id", &kl);
 	rr = xcalloc(1, sizeof *rr);
 	TAILQ_INIT(&rr->saves);
+	if (proto_get_bool(m, "server_lost", &lost) == 0 && lost)
+		rr->lost = rr->kept = 1;
 	rr->domain = xstrndup(dom, dl);
 	rr->path = xstrndup(path, pl);
 	rr->principal = xstrndup(who, wl);

@@ -105,6 +105,16 @@ out=$("$CTL" domains 2>&1) && fail "a dead server was ok"
 echo "$out" | grep -q "cannot reach" || fail "dead server: $out"
 ok "domains: a stopped server is unreachable"
 
+until [ -f "$T/lost" ]; do
+	kill -0 $F 2>/dev/null || { cat "$T/faults.out"; fail "faults.py"; }
+	sleep 0.1
+done
+"$RUNTIMED" stop >/dev/null 2>&1 || fail "stop the daemon"
+wait "$D" 2>/dev/null
+mv "$T/daemon.log" "$T/daemon-0.log"
+start_daemon --warm-pool 0 -v
+touch "$T/restarted"
+
 until [ -f "$T/checked" ]; do
 	kill -0 $F 2>/dev/null || { cat "$T/faults.out"; fail "faults.py"; }
 	sleep 0.1
@@ -121,7 +131,7 @@ ok "remote kernel: server lost and back, JSON messages"
 # then the kernel's WebSocket cut mid-run (tests/remote/keep.py).
 nb
 # faults.py's hand-offs have the same names: not taken for keep.py's.
-rm -f "$T/edited" "$T/killed" "$T/checked" "$T/back"
+rm -f "$T/edited" "$T/killed" "$T/checked" "$T/back" "$T/lost" "$T/restarted"
 $PY "${srcdir:-.}/tests/remote/keep.py" "$top_builddir" "$T" "$SROOT" \
     "$PORT" >"$T/keep.out" 2>&1 &
 K=$!
