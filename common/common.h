@@ -201,6 +201,34 @@ void		 peer_keep_frames(struct peer *, size_t);
 msgpack_zone	*peer_take_frame(struct peer *);
 
 /*
+ * peer-dispatch.c: a receiver's table, one row per type it takes, ended
+ * by a row with no handler.  A handler gets the body, and with
+ * PEER_DISPATCH_UNPACK also the body read through the type's codec
+ * (the struct proto's table names; NULL otherwise).  refuse gets a body
+ * the codec refuses, with the reason.
+ */
+#define PEER_DISPATCH_UNPACK	0x1
+typedef void (*peer_handler_cb)(struct peer *, const struct proto_header *,
+    const msgpack_object *, const void *, void *);
+typedef void (*peer_refuse_cb)(struct peer *, const struct proto_header *,
+    const char *, void *);
+struct peer_dispatch {
+	uint16_t	 type;
+	u_int		 flags;		/* PEER_DISPATCH_* */
+	peer_handler_cb	 handler;
+};
+const struct peer_dispatch *peer_dispatch_find(const struct peer_dispatch *,
+		    uint16_t);
+int		 peer_dispatch(const struct peer_dispatch *, peer_refuse_cb,
+		    struct peer *, const struct proto_header *,
+		    const msgpack_object *, void *);
+void		 peer_dispatch_pong(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+void		 peer_dispatch_ignore(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+
+/*
  * streamcap.c: a stream output longer than STREAMCAP_HEAD + STREAMCAP_TAIL
  * characters keeps its head and its tail with a marker between.
  */

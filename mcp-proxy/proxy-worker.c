@@ -90,11 +90,30 @@ static void	proxy_worker_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
 static void	proxy_worker_send_shutdown(struct peer *);
+static void	proxy_worker_mcp(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	proxy_worker_ready(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	proxy_worker_upgrade(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	proxy_worker_refuse(struct peer *,
+		    const struct proto_header *, const char *, void *);
 static void	proxy_worker_hello_timeout(evutil_socket_t, short, void *);
 static pid_t	proxy_worker_exec(const char *, int, char **);
 static void	proxy_worker_cannot_start(const char *);
 static void	proxy_worker_stop_timeout(evutil_socket_t, short, void *);
 static void	proxy_worker_follow_log(void);
+
+/* A worker's frames once it said HELLO; a body that does not read kills it. */
+static const struct peer_dispatch proxy_worker_table[] = {
+	{ PROTO_MSG_MCP, PEER_DISPATCH_UNPACK, proxy_worker_mcp },
+	{ PROTO_MSG_WORKER_READY, PEER_DISPATCH_UNPACK, proxy_worker_ready },
+	{ PROTO_MSG_WORKER_UPGRADE, PEER_DISPATCH_UNPACK, proxy_worker_upgrade },
+	{ PROTO_MSG_PING, 0, peer_dispatch_pong },
+	{ PROTO_MSG_PONG, 0, peer_dispatch_ignore },
+	{ PROTO_MSG_OK, 0, peer_dispatch_ignore },
+	{ 0, 0, NULL }
+};
 
 const char *
 proxy_worker_log_path(void)
@@ -522,13 +541,45 @@ proxy_worker_message(const struct proto_mcp *mcp)
 }
 
 static void
+proxy_worker_mcp(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	proxy_worker_message(m);
+}
+
+/* The catalog is learnt by tools/list, like any client's. */
+static void
+proxy_worker_ready(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct proxy_worker	*w = arg;
+
+	log_debug("worker %ld ready", (long)w->pid);
+}
+
+static void
+proxy_worker_upgrade(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct proxy_worker	*w = arg;
+
+	log_info("worker %ld will exit for an upgrade", (long)w->pid);
+	w->upgrading = 1;
+}
+
+/* A worker is ours: a body that does not read means it is broken. */
+static void
+proxy_worker_refuse(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
+{
+	peer_kill(p, err);
+}
+
+static void
 proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	struct proxy_worker		*w = arg;
-	struct proto_mcp		 mcp;
-	struct proto_worker_ready	 ready;
-	char				 err[256];
+	struct proxy_worker	*w = arg;
 
 	if (w == NULL)
 		return;		/* a link we already let go of */
@@ -541,48 +592,12 @@ proxy_worker_dispatch(struct peer *peer, const struct proto_header *hdr,
 		proxy_worker_hello(w, hdr, body);
 		return;
 	}
-	if (!proto_msg_from(hdr->type, PROTO_FROM_WORKER)) {
+	if (!proto_msg_from(hdr->type, PROTO_FROM_WORKER) ||
+	    peer_dispatch(proxy_worker_table, proxy_worker_refuse, peer, hdr,
+	    body, w) != 0) {
 		log_warnx("worker sent unexpected %s",
 		    proto_msg_name(hdr->type));
 		peer_kill(peer, "unexpected frame");
-		return;
-	}
-	switch (hdr->type) {
-	case PROTO_MSG_MCP:
-		if (proto_mcp_unpack(body, &mcp, err, sizeof err) != 0) {
-			peer_kill(peer, err);
-			return;
-		}
-		proxy_worker_message(&mcp);
-		break;
-	case PROTO_MSG_WORKER_READY:
-		if (proto_worker_ready_unpack(body, &ready, err,
-		    sizeof err) != 0) {
-			peer_kill(peer, err);
-			return;
-		}
-		/* The catalog is learnt by tools/list, like any client's. */
-		log_debug("worker %ld ready", (long)w->pid);
-		break;
-	case PROTO_MSG_WORKER_UPGRADE:
-		if (proto_worker_upgrade_unpack(body, err, sizeof err) != 0) {
-			peer_kill(peer, err);
-			return;
-		}
-		log_info("worker %ld will exit for an upgrade", (long)w->pid);
-		w->upgrading = 1;
-		break;
-	case PROTO_MSG_PING:
-		peer_send_raw(peer, PROTO_MSG_PONG, hdr->id, "\x80", 1);
-		break;
-	case PROTO_MSG_PONG:
-	case PROTO_MSG_OK:
-		break;
-	default:
-		log_warnx("worker sent unexpected %s",
-		    proto_msg_name(hdr->type));
-		peer_kill(peer, "unexpected frame");
-		break;
 	}
 }
 

@@ -27,6 +27,29 @@ static uint32_t	worker_proxy_tag(const struct proto_incarnation *);
 static void	worker_proxy_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
+static void	worker_proxy_hello_ok(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	worker_proxy_mismatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	worker_proxy_mcp(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	worker_proxy_shutdown(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	worker_proxy_refuse(struct peer *,
+		    const struct proto_header *, const char *, void *);
+
+/* What the proxy sends its worker. */
+static const struct peer_dispatch worker_proxy_table[] = {
+	{ PROTO_MSG_HELLO_OK, PEER_DISPATCH_UNPACK, worker_proxy_hello_ok },
+	{ PROTO_MSG_VERSION_MISMATCH, 0, worker_proxy_mismatch },
+	{ PROTO_MSG_MCP, PEER_DISPATCH_UNPACK, worker_proxy_mcp },
+	{ PROTO_MSG_WORKER_SHUTDOWN, 0, worker_proxy_shutdown },
+	{ PROTO_MSG_PING, 0, peer_dispatch_pong },
+	{ 0, 0, NULL }
+};
 
 static void
 worker_proxy_send(const char *json, size_t len, void *arg)
@@ -142,64 +165,79 @@ worker_proxy_tag(const struct proto_incarnation *inc)
 	return ((uint32_t)(h ^ (h >> 32)));
 }
 
+/* HELLO_OK: the proxy's incarnation tags our attachments. */
+static void
+worker_proxy_hello_ok(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	worker_attach_set_tag(worker_proxy_tag(m));
+	worker_proxy_ready = 1;
+}
+
+static void
+worker_proxy_mismatch(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	int64_t	version;
+
+	if (proto_get_int(body, "version", &version) != 0)
+		version = -1;
+	log_warnx("protocol version mismatch: worker %d, proxy %lld",
+	    PROTO_VERSION, (long long)version);
+	worker_exit(1);
+}
+
+/* MCP: one JSON-RPC message from the client. */
+static void
+worker_proxy_mcp(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	const struct proto_mcp	*mcp = mv;
+
+	if (!worker_proxy_ready)
+		log_debug("MCP frame before HELLO_OK");
+	worker_rpc_input(mcp->json.ptr, mcp->json.len);
+}
+
+/* WORKER_SHUTDOWN: we go, whatever its body says. */
+static void
+worker_proxy_shutdown(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	char	cause[256];
+
+	if (proto_worker_shutdown_unpack(body, cause, sizeof cause) != 0)
+		log_warnx("bad frame from proxy: %s", cause);
+	log_debug("proxy asked us to exit");
+	worker_exit(0);
+}
+
+/* A bad HELLO_OK ends us; any other bad frame is logged and dropped. */
+static void
+worker_proxy_refuse(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
+{
+	if (hdr->type == PROTO_MSG_HELLO_OK) {
+		log_warnx("bad HELLO_OK from proxy: %s", err);
+		worker_exit(1);
+	}
+	log_warnx("bad frame from proxy: %s", err);
+}
+
 static void
 worker_proxy_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	struct proto_incarnation	 inc;
-	struct proto_mcp		 mcp;
-	int64_t				 version;
-	char				 cause[256];
-
 	if (hdr == NULL) {
 		log_debug("proxy link closed");
 		worker_proxy_peer = NULL;
 		worker_exit(0);
 	}
-	if (!proto_msg_from(hdr->type, PROTO_FROM_PROXY)) {
+	if (!proto_msg_from(hdr->type, PROTO_FROM_PROXY) ||
+	    peer_dispatch(worker_proxy_table, worker_proxy_refuse, p, hdr,
+	    body, NULL) != 0)
 		log_warnx("unexpected %s from proxy",
 		    proto_msg_name(hdr->type));
-		return;
-	}
-	switch (hdr->type) {
-	case PROTO_MSG_HELLO_OK:
-		if (proto_hello_ok_unpack(body, &inc, cause,
-		    sizeof cause) != 0) {
-			log_warnx("bad HELLO_OK from proxy: %s", cause);
-			worker_exit(1);
-		}
-		worker_attach_set_tag(worker_proxy_tag(&inc));
-		worker_proxy_ready = 1;
-		break;
-	case PROTO_MSG_VERSION_MISMATCH:
-		if (proto_get_int(body, "version", &version) != 0)
-			version = -1;
-		log_warnx("protocol version mismatch: worker %d, proxy %lld",
-		    PROTO_VERSION, (long long)version);
-		worker_exit(1);
-	case PROTO_MSG_MCP:
-		if (!worker_proxy_ready)
-			log_debug("MCP frame before HELLO_OK");
-		if (proto_mcp_unpack(body, &mcp, cause, sizeof cause) != 0) {
-			log_warnx("bad frame from proxy: %s", cause);
-			break;
-		}
-		worker_rpc_input(mcp.json.ptr, mcp.json.len);
-		break;
-	case PROTO_MSG_WORKER_SHUTDOWN:
-		if (proto_worker_shutdown_unpack(body, cause,
-		    sizeof cause) != 0)
-			log_warnx("bad frame from proxy: %s", cause);
-		log_debug("proxy asked us to exit");
-		worker_exit(0);
-	case PROTO_MSG_PING:
-		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
-		break;
-	default:
-		log_warnx("unexpected %s from proxy",
-		    proto_msg_name(hdr->type));
-		break;
-	}
 }
 
 /* The link closing ends us, so an idle worker has nothing to do. */

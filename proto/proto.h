@@ -223,6 +223,15 @@ struct proto_header {
 #define PROTO_F_HANDSHAKE	0x10	/* may come before the handshake ends */
 #define PROTO_F_ANY_VERSION	0x20	/* any version byte (to answer it) */
 
+/*
+ * unpack is the type's codec, reading a body into its struct (void * so
+ * one column holds them all); NULL for a type with no body to read.
+ * Receivers unpack through it (proto_msg_unpack), the fuzz target runs
+ * every one.  A struct fits in PROTO_BODY_MAX bytes (checked at build).
+ */
+#define PROTO_BODY_MAX		512
+typedef int (*proto_unpack_cb)(const msgpack_object *, void *, char *,
+    size_t);
 struct proto_msg_info {
 	uint16_t	 type;
 	const char	*name;
@@ -230,8 +239,13 @@ struct proto_msg_info {
 	u_int		 from;		/* PROTO_FROM_* */
 	uint16_t	 reply;
 	u_int		 flags;		/* PROTO_F_* */
+	proto_unpack_cb	 unpack;
 };
 const struct proto_msg_info *proto_msg_info(uint16_t);
+const struct proto_msg_info *proto_msg_row(size_t);
+uint16_t	 proto_msg_reply(uint16_t);
+int		 proto_msg_unpack(uint16_t, const msgpack_object *, void *,
+		     char *, size_t);
 const char	*proto_msg_name(uint16_t);
 uint32_t	 proto_msg_cap(uint16_t);
 int		 proto_msg_has(uint16_t, u_int);

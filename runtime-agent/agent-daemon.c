@@ -47,19 +47,66 @@ static void	agent_daemon_exit(const char *, int);
 static pid_t	agent_daemon_ppid;
 static struct event	*agent_daemon_term_ev;
 static void	agent_daemon_term(evutil_socket_t, short, void *);
-static void	agent_daemon_start(struct peer *, uint32_t,
-		    const msgpack_object *);
-static void	agent_daemon_execute(struct peer *, uint32_t,
-		    const msgpack_object *);
-static void	agent_daemon_interrupt(struct peer *, uint32_t,
-		    const msgpack_object *);
-static void	agent_daemon_shutdown(struct peer *, uint32_t,
-		    const msgpack_object *);
+static void	agent_daemon_start(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	agent_daemon_execute(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	agent_daemon_interrupt(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	agent_daemon_shutdown(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	agent_daemon_refuse(struct peer *,
+		    const struct proto_header *, const char *, void *);
+static void	agent_daemon_hello_ok(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	agent_daemon_mismatch(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	agent_daemon_refused(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	agent_daemon_bad_hello(struct peer *,
+		    const struct proto_header *, const char *, void *);
 static void	agent_daemon_handshake(struct peer *,
 		    const struct proto_header *, const msgpack_object *);
 static void	agent_daemon_dispatch(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    void *);
+
+/*
+ * What the daemon asks, of runtimed-agent and runtimed-agent-remote
+ * alike; a body that does not read is answered invalid_argument.
+ */
+static const struct peer_dispatch agent_daemon_table[] = {
+	{ PROTO_MSG_AGENT_START, PEER_DISPATCH_UNPACK, agent_daemon_start },
+	{ PROTO_MSG_AGENT_EXECUTE, PEER_DISPATCH_UNPACK, agent_daemon_execute },
+	{ PROTO_MSG_AGENT_INTERRUPT, PEER_DISPATCH_UNPACK,
+	    agent_daemon_interrupt },
+	{ PROTO_MSG_AGENT_SHUTDOWN, PEER_DISPATCH_UNPACK,
+	    agent_daemon_shutdown },
+	{ PROTO_MSG_AGENT_VARIABLES, PEER_DISPATCH_UNPACK,
+	    agent_introspect_variables },
+	{ PROTO_MSG_AGENT_COMPLETE, PEER_DISPATCH_UNPACK,
+	    agent_introspect_complete },
+	{ PROTO_MSG_AGENT_INSPECT, PEER_DISPATCH_UNPACK,
+	    agent_introspect_inspect },
+	{ PROTO_MSG_AGENT_INPUT_REPLY, PEER_DISPATCH_UNPACK, agent_stdin_reply },
+	{ PROTO_MSG_PING, 0, peer_dispatch_pong },
+	{ PROTO_MSG_OK, 0, peer_dispatch_ignore },
+	{ PROTO_MSG_ERROR, 0, peer_dispatch_ignore },
+	{ PROTO_MSG_PONG, 0, peer_dispatch_ignore },
+	{ 0, 0, NULL }
+};
+
+/* The handshake's answers, before HELLO_OK. */
+static const struct peer_dispatch agent_daemon_hello_table[] = {
+	{ PROTO_MSG_HELLO_OK, PEER_DISPATCH_UNPACK, agent_daemon_hello_ok },
+	{ PROTO_MSG_VERSION_MISMATCH, 0, agent_daemon_mismatch },
+	{ PROTO_MSG_ERROR, 0, agent_daemon_refused },
+	{ 0, 0, NULL }
+};
 static void	agent_daemon_signal(evutil_socket_t, short, void *);
 
 /*
@@ -338,26 +385,24 @@ agent_daemon_exit(const char *why, int lost)
  * the hook makes the kernel (or answers the error), we launch it.
  */
 static void
-agent_daemon_start(struct peer *p, uint32_t id, const msgpack_object *body)
+agent_daemon_start(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_agent_start	 m;
+	const struct proto_agent_start	*m = mv;
 	struct agent_kernel		*k;
-	char				 err[256], *cause;
+	char				*cause;
+	uint32_t			 id = hdr->id;
 
 	if (agent_daemon_k != NULL && agent_kernel_is_running(agent_daemon_k)) {
 		agent_send_error(id, "invalid_argument",
 		    "kernel already started");
 		return;
 	}
-	if (proto_agent_start_unpack(body, &m, err, sizeof err) != 0) {
-		agent_send_error(id, "invalid_argument", "%s", err);
-		return;
-	}
 	free(agent_daemon_state);
-	agent_daemon_state = m.state_dir.ptr != NULL ?
-	    xstrndup(m.state_dir.ptr, m.state_dir.len) : NULL;
+	agent_daemon_state = m->state_dir.ptr != NULL ?
+	    xstrndup(m->state_dir.ptr, m->state_dir.len) : NULL;
 	if ((k = agent_daemon_hooks->create(agent_daemon_base, p, id,
-	    &m)) == NULL)
+	    m)) == NULL)
 		return;
 
 	agent_kernel_free(agent_daemon_k);
@@ -378,25 +423,22 @@ agent_daemon_start(struct peer *p, uint32_t id, const msgpack_object *body)
  * kernel judges it.
  */
 static void
-agent_daemon_execute(struct peer *p, uint32_t id, const msgpack_object *body)
+agent_daemon_execute(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_agent_execute	 m;
-	char				 err[256], *cause;
-	char				*exec_id, *cell_id;
+	const struct proto_agent_execute	*m = mv;
+	char					*cause, *exec_id, *cell_id;
+	uint32_t				 id = hdr->id;
 
-	if (proto_agent_execute_unpack(body, &m, err, sizeof err) != 0) {
-		agent_send_error(id, "invalid_argument", "%s", err);
-		return;
-	}
 	if (agent_daemon_k == NULL) {
 		agent_send_error(id, "kernel_unavailable",
 		    "no kernel was started");
 		return;
 	}
-	exec_id = xstrndup(m.exec_id.ptr, m.exec_id.len);
-	cell_id = xstrndup(m.cell_id.ptr, m.cell_id.len);
-	if (agent_exec_start(agent_daemon_k, exec_id, cell_id, m.code.ptr,
-	    m.code.len, m.stop_on_error, m.silent, &cause) != 0) {
+	exec_id = xstrndup(m->exec_id.ptr, m->exec_id.len);
+	cell_id = xstrndup(m->cell_id.ptr, m->cell_id.len);
+	if (agent_exec_start(agent_daemon_k, exec_id, cell_id, m->code.ptr,
+	    m->code.len, m->stop_on_error, m->silent, &cause) != 0) {
 		agent_send_error(id, "kernel_unavailable", "%s", cause);
 		free(cause);
 	}
@@ -406,14 +448,13 @@ agent_daemon_execute(struct peer *p, uint32_t id, const msgpack_object *body)
 
 /* AGENT_INTERRUPT {}. */
 static void
-agent_daemon_interrupt(struct peer *p, uint32_t id,
-    const msgpack_object *body)
+agent_daemon_interrupt(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	char	err[256], *cause;
+	char		*cause;
+	uint32_t	 id = hdr->id;
 
-	if (proto_agent_interrupt_unpack(body, err, sizeof err) != 0)
-		agent_send_error(id, "invalid_argument", "%s", err);
-	else if (agent_daemon_k == NULL)
+	if (agent_daemon_k == NULL)
 		agent_send_error(id, "kernel_unavailable",
 		    "no kernel was started");
 	else if (agent_daemon_hooks->interrupt != NULL)
@@ -427,21 +468,18 @@ agent_daemon_interrupt(struct peer *p, uint32_t id,
 
 /* AGENT_SHUTDOWN {restart?}. */
 static void
-agent_daemon_shutdown(struct peer *p, uint32_t id, const msgpack_object *body)
+agent_daemon_shutdown(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_agent_shutdown	m;
-	char				err[256];
+	const struct proto_agent_shutdown	*m = mv;
+	uint32_t				 id = hdr->id;
 
 	if (agent_daemon_shutdown_pending) {
 		agent_send_error(id, "busy", "a shutdown is in progress");
 		return;
 	}
-	if (proto_agent_shutdown_unpack(body, &m, err, sizeof err) != 0) {
-		agent_send_error(id, "invalid_argument", "%s", err);
-		return;
-	}
 	if (agent_daemon_k == NULL) {
-		if (m.restart)
+		if (m->restart)
 			agent_send_error(id, "kernel_unavailable",
 			    "no kernel was started");
 		else
@@ -450,9 +488,54 @@ agent_daemon_shutdown(struct peer *p, uint32_t id, const msgpack_object *body)
 	}
 	agent_daemon_shutdown_pending = 1;
 	agent_daemon_shutdown_id = id;
-	agent_daemon_shutdown_restart = m.restart;
-	agent_kernel_shutdown(agent_daemon_k, m.restart,
+	agent_daemon_shutdown_restart = m->restart;
+	agent_kernel_shutdown(agent_daemon_k, m->restart,
 	    agent_daemon_shutdown_done, NULL);
+}
+
+/* HELLO_OK: the daemon took us. */
+static void
+agent_daemon_hello_ok(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	const struct proto_incarnation	*inc = mv;
+
+	log_info("daemon pid %lld version %s accepted us",
+	    (long long)inc->pid, inc->version);
+	agent_daemon_hello_done = 1;
+}
+
+static void
+agent_daemon_mismatch(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	int64_t	version = -1;
+
+	proto_get_int(body, "version", &version);
+	log_warnx("protocol version mismatch: agent %d, daemon %lld",
+	    PROTO_VERSION, (long long)version);
+	exit(1);
+}
+
+static void
+agent_daemon_refused(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	const char	*msg;
+	size_t		 len;
+
+	msg = proto_get_str(body, "message", &len);
+	log_warnx("daemon refused us: %.*s", msg != NULL ? (int)len : 0,
+	    msg != NULL ? msg : "");
+	exit(1);
+}
+
+static void
+agent_daemon_bad_hello(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
+{
+	log_warnx("bad HELLO_OK: %s", err);
+	peer_kill(p, "bad HELLO_OK");
 }
 
 /* Before HELLO_OK only the handshake answers are accepted. */
@@ -460,39 +543,19 @@ static void
 agent_daemon_handshake(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body)
 {
-	struct proto_incarnation	 inc;
-	char				 cause[256];
-	int64_t				 version = -1;
-	const char			*msg;
-	size_t				 len;
-
-	switch (hdr->type) {
-	case PROTO_MSG_HELLO_OK:
-		if (proto_hello_ok_unpack(body, &inc, cause,
-		    sizeof cause) != 0) {
-			log_warnx("bad HELLO_OK: %s", cause);
-			peer_kill(p, "bad HELLO_OK");
-			return;
-		}
-		log_info("daemon pid %lld version %s accepted us",
-		    (long long)inc.pid, inc.version);
-		agent_daemon_hello_done = 1;
-		return;
-	case PROTO_MSG_VERSION_MISMATCH:
-		proto_get_int(body, "version", &version);
-		log_warnx("protocol version mismatch: agent %d, daemon %lld",
-		    PROTO_VERSION, (long long)version);
-		exit(1);
-	case PROTO_MSG_ERROR:
-		msg = proto_get_str(body, "message", &len);
-		log_warnx("daemon refused us: %.*s", msg != NULL ?
-		    (int)len : 0, msg != NULL ? msg : "");
-		exit(1);
-	default:
+	if (peer_dispatch(agent_daemon_hello_table, agent_daemon_bad_hello,
+	    p, hdr, body, NULL) != 0) {
 		log_warnx("%s before HELLO_OK", proto_msg_name(hdr->type));
 		peer_kill(p, "message before HELLO_OK");
-		return;
 	}
+}
+
+/* A request whose body does not read: invalid_argument, nothing done. */
+static void
+agent_daemon_refuse(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
+{
+	agent_send_error(hdr->id, "invalid_argument", "%s", err);
 }
 
 /* One frame from the daemon, or its loss. */
@@ -517,33 +580,10 @@ agent_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 	log_debug("%s: %s id %u", __func__, proto_msg_name(hdr->type),
 	    hdr->id);
-	if (!proto_msg_from(hdr->type, PROTO_FROM_DAEMON))
-		goto unhandled;
-
-	switch (hdr->type) {
-	case PROTO_MSG_AGENT_START:
-		agent_daemon_start(p, hdr->id, body);
+	if (proto_msg_from(hdr->type, PROTO_FROM_DAEMON) &&
+	    peer_dispatch(agent_daemon_table, agent_daemon_refuse, p, hdr, body,
+	    agent_daemon_k) == 0)
 		return;
-	case PROTO_MSG_AGENT_EXECUTE:
-		agent_daemon_execute(p, hdr->id, body);
-		return;
-	case PROTO_MSG_AGENT_INTERRUPT:
-		agent_daemon_interrupt(p, hdr->id, body);
-		return;
-	case PROTO_MSG_AGENT_SHUTDOWN:
-		agent_daemon_shutdown(p, hdr->id, body);
-		return;
-	case PROTO_MSG_PING:
-		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
-		return;
-	case PROTO_MSG_OK:
-	case PROTO_MSG_ERROR:
-	case PROTO_MSG_PONG:
-		return;
-	}
-	if (h->dispatch != NULL && h->dispatch(p, hdr, body, agent_daemon_k))
-		return;
-unhandled:
 	agent_send_error(hdr->id, "invalid_argument",
 	    "%s does not handle %s", h->name, proto_msg_name(hdr->type));
 }

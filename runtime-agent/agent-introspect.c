@@ -352,24 +352,21 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 
 /* AGENT_VARIABLES {filter?, max?, timeout_ms?}. */
 void
-agent_introspect_variables(struct peer *p, uint32_t id,
-    const msgpack_object *body, struct agent_kernel *k)
+agent_introspect_variables(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_variables		 m;
+	const struct proto_variables	*m = mv;
+	struct agent_kernel		*k = arg;
 	struct agent_introspect_req	*r;
 	struct json_object		*content;
-	char				 err[256];
+	uint32_t			 id = hdr->id;
 
-	if (proto_variables_unpack(body, &m, err, sizeof err) != 0) {
-		agent_send_error(id, "invalid_argument", "%s", err);
-		return;
-	}
 	if (agent_introspect_ready(id, k) != 0)
 		return;
-	r = agent_introspect_new(AGENT_INTROSPECT_DEBUG, id, m.has_timeout_ms,
-	    m.timeout_ms);
-	r->filter = m.filter.ptr != NULL ? proto_str_dup(&m.filter) : NULL;
-	r->max = m.has_max ? m.max : PROTO_VARIABLES_DEFAULT;
+	r = agent_introspect_new(AGENT_INTROSPECT_DEBUG, id, m->has_timeout_ms,
+	    m->timeout_ms);
+	r->filter = m->filter.ptr != NULL ? proto_str_dup(&m->filter) : NULL;
+	r->max = m->has_max ? m->max : PROTO_VARIABLES_DEFAULT;
 	if (r->max > PROTO_VARIABLES_MAX)
 		r->max = PROTO_VARIABLES_MAX;
 	if (!agent_introspect_dap) {
@@ -609,24 +606,21 @@ agent_introspect_at(const struct proto_str *code, int has, int64_t pos)
 
 /* AGENT_COMPLETE {code, cursor_pos?, timeout_ms?}. */
 void
-agent_introspect_complete(struct peer *p, uint32_t id,
-    const msgpack_object *body, struct agent_kernel *k)
+agent_introspect_complete(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_complete		 m;
+	const struct proto_complete	*m = mv;
+	struct agent_kernel		*k = arg;
 	struct agent_introspect_req	*r;
 	struct json_object		*content;
-	char				 err[256];
+	uint32_t			 id = hdr->id;
 
-	if (proto_complete_unpack(body, &m, err, sizeof err) != 0) {
-		agent_send_error(id, "invalid_argument", "%s", err);
-		return;
-	}
 	if (agent_introspect_ready(id, k) != 0)
 		return;
 	r = agent_introspect_new(AGENT_INTROSPECT_COMPLETE, id,
-	    m.has_timeout_ms, m.timeout_ms);
-	content = agent_introspect_at(&m.code, m.has_cursor_pos,
-	    m.cursor_pos);
+	    m->has_timeout_ms, m->timeout_ms);
+	content = agent_introspect_at(&m->code, m->has_cursor_pos,
+	    m->cursor_pos);
 	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "complete_request",
 	    content);
 	json_object_put(content);
@@ -634,26 +628,23 @@ agent_introspect_complete(struct peer *p, uint32_t id,
 
 /* AGENT_INSPECT {code, cursor_pos?, detail_level?, timeout_ms?}. */
 void
-agent_introspect_inspect(struct peer *p, uint32_t id,
-    const msgpack_object *body, struct agent_kernel *k)
+agent_introspect_inspect(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_inspect		 m;
+	const struct proto_inspect	*m = mv;
+	struct agent_kernel		*k = arg;
 	struct agent_introspect_req	*r;
 	struct json_object		*content;
-	char				 err[256];
+	uint32_t			 id = hdr->id;
 
-	if (proto_inspect_unpack(body, &m, err, sizeof err) != 0) {
-		agent_send_error(id, "invalid_argument", "%s", err);
-		return;
-	}
 	if (agent_introspect_ready(id, k) != 0)
 		return;
 	r = agent_introspect_new(AGENT_INTROSPECT_INSPECT, id,
-	    m.has_timeout_ms, m.timeout_ms);
-	content = agent_introspect_at(&m.code, m.has_cursor_pos,
-	    m.cursor_pos);
+	    m->has_timeout_ms, m->timeout_ms);
+	content = agent_introspect_at(&m->code, m->has_cursor_pos,
+	    m->cursor_pos);
 	json_object_object_add(content, "detail_level",
-	    json_object_new_int((int)m.detail_level));
+	    json_object_new_int((int)m->detail_level));
 	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "inspect_request",
 	    content);
 	json_object_put(content);

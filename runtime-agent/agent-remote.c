@@ -47,16 +47,12 @@ static struct agent_kernel *agent_remote_create(struct event_base *,
 		    struct peer *, uint32_t, const struct proto_agent_start *);
 static const char *agent_remote_restart_check(struct agent_kernel *);
 static void	agent_remote_clear(void);
-static int	agent_remote_dispatch(struct peer *,
-		    const struct proto_header *, const msgpack_object *,
-		    struct agent_kernel *);
 
 static const struct agent_daemon_hooks agent_remote_hooks = {
 	.name = "runtimed-agent-remote",
 	.language_fallback = 1,
 	.create = agent_remote_create,
 	.clear = agent_remote_clear,
-	.dispatch = agent_remote_dispatch,
 	.restart_check = agent_remote_restart_check,
 	.orphaned = agent_remote_kernel_orphaned,
 	.interrupt = agent_remote_kernel_interrupt,
@@ -106,28 +102,6 @@ agent_remote_clear(void)
 {
 	agent_stdin_clear();
 	agent_introspect_clear();
-}
-
-/* Introspection and input over the WebSocket, as runtimed-agent does. */
-static int
-agent_remote_dispatch(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, struct agent_kernel *k)
-{
-	switch (hdr->type) {
-	case PROTO_MSG_AGENT_VARIABLES:
-		agent_introspect_variables(p, hdr->id, body, k);
-		return (1);
-	case PROTO_MSG_AGENT_COMPLETE:
-		agent_introspect_complete(p, hdr->id, body, k);
-		return (1);
-	case PROTO_MSG_AGENT_INSPECT:
-		agent_introspect_inspect(p, hdr->id, body, k);
-		return (1);
-	case PROTO_MSG_AGENT_INPUT_REPLY:
-		agent_stdin_reply(p, hdr->id, body, k);
-		return (1);
-	}
-	return (0);
 }
 
 /* AGENT_START: kernel_name picks the server's kernelspec. */

@@ -113,33 +113,31 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 
 /* AGENT_INPUT_REPLY {execution_id, value} -> OK, or ERROR. */
 void
-agent_stdin_reply(struct peer *p, uint32_t id, const msgpack_object *body,
-    struct agent_kernel *k)
+agent_stdin_reply(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_input	 m;
-	struct json_object	*content;
-	const char		*exec_id, *cell_id;
-	char			 err[256], msg_id[37];
-	int			 rc;
+	const struct proto_exec_input	*m = mv;
+	struct agent_kernel		*k = arg;
+	struct json_object		*content;
+	const char			*exec_id, *cell_id;
+	char				 msg_id[37];
+	uint32_t			 id = hdr->id;
+	int				 rc;
 
-	if (proto_exec_input_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
-		return;
-	}
 	/* Its cell may have ended (interrupted) since it asked. */
 	if (agent_stdin_header != NULL &&
 	    agent_exec_lookup(agent_stdin_parent, &exec_id, &cell_id) != 0)
 		agent_stdin_clear();
 	if (k == NULL || agent_stdin_header == NULL ||
-	    !proto_str_eq(&m.execution_id, agent_stdin_exec_id)) {
+	    !proto_str_eq(&m->execution_id, agent_stdin_exec_id)) {
 		peer_send_error(p, id, "input_not_pending", "run %.*s is not "
-		    "waiting for input", (int)m.execution_id.len,
-		    m.execution_id.ptr);
+		    "waiting for input", (int)m->execution_id.len,
+		    m->execution_id.ptr);
 		return;
 	}
 	content = json_object_new_object();
 	json_object_object_add(content, "value",
-	    json_object_new_string_len(m.value.ptr, (int)m.value.len));
+	    json_object_new_string_len(m->value.ptr, (int)m->value.len));
 	rc = agent_kernel_send_parent(k, AGENT_CHANNEL_STDIN, "input_reply",
 	    content, agent_stdin_header, msg_id);
 	json_object_put(content);

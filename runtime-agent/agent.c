@@ -41,8 +41,6 @@ static __dead void	agent_usage(int);
 static struct agent_kernel *agent_create(struct event_base *, struct peer *,
 		    uint32_t, const struct proto_agent_start *);
 static void	agent_clear(void);
-static int	agent_dispatch(struct peer *, const struct proto_header *,
-		    const msgpack_object *, struct agent_kernel *);
 static void	agent_cleanup(void);
 
 static const struct agent_daemon_hooks agent_hooks = {
@@ -50,7 +48,6 @@ static const struct agent_daemon_hooks agent_hooks = {
 	.sigchld = agent_kernel_sigchld,
 	.create = agent_create,
 	.clear = agent_clear,
-	.dispatch = agent_dispatch,
 };
 
 static __dead void
@@ -145,28 +142,6 @@ out:
 	free(cwd);
 	free(rdir);
 	return (k);
-}
-
-/* Introspection and input, which only a local kernel serves. */
-static int
-agent_dispatch(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, struct agent_kernel *k)
-{
-	switch (hdr->type) {
-	case PROTO_MSG_AGENT_VARIABLES:
-		agent_introspect_variables(p, hdr->id, body, k);
-		return (1);
-	case PROTO_MSG_AGENT_COMPLETE:
-		agent_introspect_complete(p, hdr->id, body, k);
-		return (1);
-	case PROTO_MSG_AGENT_INSPECT:
-		agent_introspect_inspect(p, hdr->id, body, k);
-		return (1);
-	case PROTO_MSG_AGENT_INPUT_REPLY:
-		agent_stdin_reply(p, hdr->id, body, k);
-		return (1);
-	}
-	return (0);
 }
 
 /* fatal() cleanup: never leave a kernel behind. */

@@ -49,9 +49,6 @@ struct agent_daemon_hooks {
 	void		(*clear)(void);
 	/* Why a restart cannot be started, or NULL. */
 	const char	*(*restart_check)(struct agent_kernel *);
-	/* Requests past the common ones; 0 if not handled. */
-	int		(*dispatch)(struct peer *, const struct proto_header *,
-			    const msgpack_object *, struct agent_kernel *);
 	/*
 	 * The daemon died without asking for a shutdown: 1 if the kernel
 	 * was left to outlive it (a server's), 0 to shut it down; NULL: 0.
@@ -215,8 +212,8 @@ void	 agent_blob_finish(int);
 
 /* agent-stdin.c */
 int	 agent_stdin_message(struct agent_kernel *, struct agent_wire_msg *);
-void	 agent_stdin_reply(struct peer *, uint32_t, const msgpack_object *,
-	     struct agent_kernel *);
+void	 agent_stdin_reply(struct peer *, const struct proto_header *,
+	     const msgpack_object *, const void *, void *);
 void	 agent_stdin_clear(void);
 
 /* agent-introspect.c */
@@ -224,12 +221,12 @@ struct json_object *agent_introspect_caps(struct agent_kernel *,
 	     struct json_object *);
 int	 agent_introspect_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
-void	 agent_introspect_variables(struct peer *, uint32_t,
-	     const msgpack_object *, struct agent_kernel *);
-void	 agent_introspect_complete(struct peer *, uint32_t,
-	     const msgpack_object *, struct agent_kernel *);
-void	 agent_introspect_inspect(struct peer *, uint32_t,
-	     const msgpack_object *, struct agent_kernel *);
+void	 agent_introspect_variables(struct peer *, const struct proto_header *,
+	     const msgpack_object *, const void *, void *);
+void	 agent_introspect_complete(struct peer *, const struct proto_header *,
+	     const msgpack_object *, const void *, void *);
+void	 agent_introspect_inspect(struct peer *, const struct proto_header *,
+	     const msgpack_object *, const void *, void *);
 void	 agent_introspect_clear(void);
 
 #endif

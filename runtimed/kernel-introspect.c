@@ -75,50 +75,42 @@ kernel_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	kernel_introspect_free(q);
 }
 
-/* Is the body what its type needs?  Its timeout_ms is in *timeout. */
+/*
+ * Is the body what its type needs (its codec in proto's table)?  Its
+ * timeout_ms is in *timeout.
+ */
 static int
 kernel_introspect_check(uint16_t type, const msgpack_object *body,
     char *err, size_t errlen, int64_t *timeout)
 {
-	struct proto_variables	v;
-	struct proto_complete	c;
-	struct proto_inspect	i;
-	struct proto_exec_input	in;
+	union {
+		max_align_t		align;
+		char			bytes[PROTO_BODY_MAX];
+		struct proto_variables	v;
+		struct proto_complete	c;
+		struct proto_inspect	i;
+	}				m;
 
 	*timeout = KERNEL_INTROSPECT_TIMEOUT_MS;
-	switch (type) {
-	case PROTO_MSG_AGENT_VARIABLES:
-		if (proto_variables_unpack(body, &v, err, errlen) != 0)
-			return (-1);
-		if (v.has_timeout_ms)
-			*timeout = v.timeout_ms;
-		return (0);
-	case PROTO_MSG_AGENT_COMPLETE:
-		if (proto_complete_unpack(body, &c, err, errlen) != 0)
-			return (-1);
-		if (c.has_timeout_ms)
-			*timeout = c.timeout_ms;
-		return (0);
-	case PROTO_MSG_AGENT_INSPECT:
-		if (proto_inspect_unpack(body, &i, err, errlen) != 0)
-			return (-1);
-		if (i.has_timeout_ms)
-			*timeout = i.timeout_ms;
-		return (0);
-	case PROTO_MSG_AGENT_INPUT_REPLY:
-		return (proto_exec_input_unpack(body, &in, err, errlen));
-	}
-	snprintf(err, errlen, "not a question for the kernel");
-	return (-1);
+	if (proto_msg_unpack(type, body, &m, err, errlen) != 0)
+		return (-1);
+	if (type == PROTO_MSG_AGENT_VARIABLES && m.v.has_timeout_ms)
+		*timeout = m.v.timeout_ms;
+	else if (type == PROTO_MSG_AGENT_COMPLETE && m.c.has_timeout_ms)
+		*timeout = m.c.timeout_ms;
+	else if (type == PROTO_MSG_AGENT_INSPECT && m.i.has_timeout_ms)
+		*timeout = m.i.timeout_ms;
+	return (0);
 }
 
 /*
- * Ask the room's agent: type is the AGENT_* request, reply the type its
- * answer has.  The body is checked, then sent as it is.
+ * Ask the room's agent: type is the AGENT_* request; its answer has the
+ * reply type proto's table names.  The body is checked, then sent as
+ * it is.
  */
 void
 kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
-    uint16_t type, uint16_t reply, const msgpack_object *body)
+    uint16_t type, const msgpack_object *body)
 {
 	struct kernel_introspect	*q;
 	struct peer			*agent;
@@ -148,7 +140,7 @@ kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
 	q->client_id = id;
 	q->agent = agent;
 	q->agent_id = peer_next_id(agent);
-	q->reply = reply;
+	q->reply = proto_msg_reply(type);
 	q->timer = evtimer_new(runtimed_base, kernel_introspect_timeout_cb,
 	    q);
 	timeout += KERNEL_INTROSPECT_SLACK_MS;

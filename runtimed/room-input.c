@@ -112,8 +112,7 @@ room_input_answer(struct room *r, struct peer *p, uint32_t id,
 	}
 	log_info("run %s: cell %s answered", in->exec_id, in->cell_id);
 	room_input_clear(r);
-	kernel_introspect_ask(r, p, id, PROTO_MSG_AGENT_INPUT_REPLY,
-	    PROTO_MSG_OK, body);
+	kernel_introspect_ask(r, p, id, PROTO_MSG_AGENT_INPUT_REPLY, body);
 }
 
 /* The question ended with its cell, or the room goes. */

@@ -82,21 +82,54 @@ static void	room_kernel_set_spec(struct room_kernel *);
 static void	room_kernel_attached(struct room_kernel *);
 static const char	*room_kernel_state_name(struct room_kernel *);
 static void	room_kernel_pack_json(msgpack_packer *, const void *);
-static void	room_kernel_status(struct room_kernel *,
-		    const struct proto_agent_status *);
+static void	room_kernel_status(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
 static void	room_kernel_hello(struct room_kernel *, struct peer *,
 		    const struct proto_header *, const msgpack_object *);
 static char	*room_kernel_dup(const struct proto_str *);
-static void	room_kernel_ready_msg(struct room_kernel *,
-		    const struct proto_agent_ready *);
-static void	room_kernel_error(struct room_kernel *, uint32_t,
-		    const msgpack_object *);
-static void	room_kernel_event(struct room_kernel *, struct peer *,
-		    const struct proto_header *, const msgpack_object *);
+static void	room_kernel_ready_msg(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	room_kernel_error(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_kernel_answer(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_kernel_started(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_kernel_output(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_kernel_clear(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_kernel_done(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_kernel_refuse(struct peer *,
+		    const struct proto_header *, const char *, void *);
 static void	room_kernel_tidy(struct room_kernel *);
 static void	room_kernel_idle_cb(evutil_socket_t, short, void *);
-static void	room_kernel_input(struct room_kernel *, struct peer *,
-		    const msgpack_object *);
+static void	room_kernel_input(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/* What an agent sends once it is ready; a body that does not read kills it. */
+static const struct peer_dispatch room_kernel_table[] = {
+	{ PROTO_MSG_AGENT_READY, PEER_DISPATCH_UNPACK, room_kernel_ready_msg },
+	{ PROTO_MSG_ERROR, 0, room_kernel_error },
+	{ PROTO_MSG_OK, 0, room_kernel_answer },
+	{ PROTO_MSG_PONG, 0, peer_dispatch_ignore },
+	{ PROTO_MSG_KERNEL_VARIABLES_REPLY, 0, room_kernel_answer },
+	{ PROTO_MSG_KERNEL_COMPLETE_REPLY, 0, room_kernel_answer },
+	{ PROTO_MSG_KERNEL_INSPECT_REPLY, 0, room_kernel_answer },
+	{ PROTO_MSG_AGENT_INPUT_REQUEST, PEER_DISPATCH_UNPACK,
+	    room_kernel_input },
+	{ PROTO_MSG_PING, 0, peer_dispatch_pong },
+	{ PROTO_MSG_AGENT_STATUS, PEER_DISPATCH_UNPACK, room_kernel_status },
+	{ PROTO_MSG_AGENT_EXEC_STARTED, PEER_DISPATCH_UNPACK,
+	    room_kernel_started },
+	{ PROTO_MSG_AGENT_OUTPUT, PEER_DISPATCH_UNPACK, room_kernel_output },
+	{ PROTO_MSG_AGENT_CLEAR_OUTPUT, PEER_DISPATCH_UNPACK,
+	    room_kernel_clear },
+	{ PROTO_MSG_AGENT_EXEC_DONE, PEER_DISPATCH_UNPACK, room_kernel_done },
+	{ 0, 0, NULL }
+};
 
 static void
 room_kernel_destroy(struct room_kernel *k)
@@ -616,8 +649,11 @@ room_kernel_pack_info(struct room *r, msgpack_packer *pk)
 
 /* AGENT_STATUS: dead, or busy, idle or unresponsive (with reason). */
 static void
-room_kernel_status(struct room_kernel *k, const struct proto_agent_status *m)
+room_kernel_status(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
+	struct room_kernel			*k = arg;
+	const struct proto_agent_status		*m = mv;
 	enum room_kernel_state	 was = k->state;
 	char			*msg;
 
@@ -715,8 +751,11 @@ room_kernel_dup(const struct proto_str *s)
 }
 
 static void
-room_kernel_ready_msg(struct room_kernel *k, const struct proto_agent_ready *m)
+room_kernel_ready_msg(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
+	struct room_kernel		*k = arg;
+	const struct proto_agent_ready	*m = mv;
 	char	*name;
 
 	k->kernel_pid = m->pid;
@@ -760,81 +799,94 @@ room_kernel_ready_msg(struct room_kernel *k, const struct proto_agent_ready *m)
 /*
  * An ERROR from the agent: to AGENT_START the kernel never came up; to
  * an AGENT_EXECUTE the agent refused that cell, and its run ends with
- * the agent's reason (room-exec.c matches the request id).
+ * the agent's reason (room-exec.c matches the request id).  Anything
+ * else is an answer to a client's question.
  */
 static void
-room_kernel_error(struct room_kernel *k, uint32_t id,
-    const msgpack_object *body)
+room_kernel_error(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	const char	*s;
-	size_t		 len;
-	char		*msg;
+	struct room_kernel	*k = arg;
+	const char		*s;
+	size_t			 len;
+	char			*msg;
 
+	if (kernel_introspect_answer(k->room, p, hdr, body) == 0)
+		return;
 	s = proto_get_str(body, "message", &len);
 	xasprintf(&msg, "%.*s", s != NULL ? (int)len : 7,
 	    s != NULL ? s : "unknown");
-	if (id == k->start_id && k->state == ROOM_KERNEL_STARTING)
+	if (hdr->id == k->start_id && k->state == ROOM_KERNEL_STARTING)
 		room_kernel_set_dead(k, msg);
-	else if (k->room == NULL || room_exec_refused(k->room, id, msg) != 0)
+	else if (k->room == NULL || room_exec_refused(k->room, hdr->id,
+	    msg) != 0)
 		log_warnx("kernel %s: agent error: %s", k->id, msg);
 	free(msg);
 }
 
+/* OK or a KERNEL_*_REPLY: the answer to a client's question. */
+static void
+room_kernel_answer(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	struct room_kernel	*k = arg;
+
+	kernel_introspect_answer(k->room, p, hdr, body);
+}
+
+/* The events of a run, typed. */
+static void
+room_kernel_started(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	room_exec_started(((struct room_kernel *)arg)->room, m);
+}
+
+static void
+room_kernel_output(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	room_exec_output(((struct room_kernel *)arg)->room, m);
+}
+
+static void
+room_kernel_clear(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	room_exec_clear(((struct room_kernel *)arg)->room, m);
+}
+
+static void
+room_kernel_done(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	struct room_kernel			*k = arg;
+	const struct proto_agent_exec_done	*done = mv;
+
+	if (done->has_execution_count)
+		k->execution_count = done->execution_count;
+	room_exec_done(k->room, done);
+}
+
 /*
- * An event about a run, typed.  A body the codec refuses kills the link:
- * the agent is ours and does not send such, so it is broken, and its
- * kernel's runs end kernel_died.
+ * A body the codec refuses kills the link: the agent is ours and does
+ * not send such, so it is broken, and its kernel's runs end kernel_died.
  */
 static void
-room_kernel_event(struct room_kernel *k, struct peer *p,
-    const struct proto_header *hdr, const msgpack_object *body)
+room_kernel_refuse(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
 {
-	struct proto_agent_exec_started	 st;
-	struct proto_agent_output	 out;
-	struct proto_agent_clear_output	 co;
-	struct proto_agent_exec_done	 done;
-	char				 err[256];
-	int				 rc = -1;
+	struct room_kernel	*k = arg;
 
-	switch (hdr->type) {
-	case PROTO_MSG_AGENT_EXEC_STARTED:
-		if ((rc = proto_agent_exec_started_unpack(body, &st, err,
-		    sizeof err)) == 0)
-			room_exec_started(k->room, &st);
-		break;
-	case PROTO_MSG_AGENT_OUTPUT:
-		if ((rc = proto_agent_output_unpack(body, &out, err,
-		    sizeof err)) == 0)
-			room_exec_output(k->room, &out);
-		break;
-	case PROTO_MSG_AGENT_CLEAR_OUTPUT:
-		if ((rc = proto_agent_clear_output_unpack(body, &co, err,
-		    sizeof err)) == 0)
-			room_exec_clear(k->room, &co);
-		break;
-	case PROTO_MSG_AGENT_EXEC_DONE:
-		if ((rc = proto_agent_exec_done_unpack(body, &done, err,
-		    sizeof err)) != 0)
-			break;
-		if (done.has_execution_count)
-			k->execution_count = done.execution_count;
-		room_exec_done(k->room, &done);
-		break;
-	}
-	if (rc != 0) {
-		log_warnx("kernel %s: %s", k->id, err);
-		peer_kill(p, err);
-	}
+	log_warnx("kernel %s: %s", k->id, err);
+	peer_kill(p, err);
 }
 
 static void
 room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
-	struct room_kernel		*k = arg;
-	struct proto_agent_ready	 ready;
-	struct proto_agent_status	 status;
-	char				 err[256];
+	struct room_kernel	*k = arg;
 
 	if (hdr == NULL) {
 		kernel_introspect_peer_gone(p);
@@ -857,56 +909,9 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 	if (k->room == NULL && hdr->type != PROTO_MSG_AGENT_READY &&
 	    hdr->type != PROTO_MSG_ERROR && hdr->type != PROTO_MSG_AGENT_STATUS)
 		return;		/* pooled: nothing runs there */
-
-	switch (hdr->type) {
-	case PROTO_MSG_AGENT_READY:
-		if (proto_agent_ready_unpack(body, &ready, err,
-		    sizeof err) != 0) {
-			log_warnx("kernel %s: %s", k->id, err);
-			peer_kill(p, err);
-			break;
-		}
-		room_kernel_ready_msg(k, &ready);
-		break;
-	case PROTO_MSG_ERROR:
-		if (kernel_introspect_answer(k->room, p, hdr, body) != 0)
-			room_kernel_error(k, hdr->id, body);
-		break;
-	case PROTO_MSG_OK:
-		kernel_introspect_answer(k->room, p, hdr, body);
-		break;
-	case PROTO_MSG_PONG:
-		break;
-	case PROTO_MSG_KERNEL_VARIABLES_REPLY:
-	case PROTO_MSG_KERNEL_COMPLETE_REPLY:
-	case PROTO_MSG_KERNEL_INSPECT_REPLY:
-		kernel_introspect_answer(k->room, p, hdr, body);
-		break;
-	case PROTO_MSG_AGENT_INPUT_REQUEST:
-		room_kernel_input(k, p, body);
-		break;
-	case PROTO_MSG_PING:
-		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
-		break;
-	case PROTO_MSG_AGENT_STATUS:
-		if (proto_agent_status_unpack(body, &status, err,
-		    sizeof err) != 0) {
-			log_warnx("kernel %s: %s", k->id, err);
-			peer_kill(p, err);
-			break;
-		}
-		room_kernel_status(k, &status);
-		break;
-	case PROTO_MSG_AGENT_EXEC_STARTED:
-	case PROTO_MSG_AGENT_OUTPUT:
-	case PROTO_MSG_AGENT_CLEAR_OUTPUT:
-	case PROTO_MSG_AGENT_EXEC_DONE:
-		room_kernel_event(k, p, hdr, body);
-		break;
-	default:
+	if (peer_dispatch(room_kernel_table, room_kernel_refuse, p, hdr, body,
+	    k) != 0)
 		peer_kill(p, "unexpected message from agent");
-		break;
-	}
 }
 
 /* SIGCHLD: reap agents. */
@@ -1104,20 +1109,13 @@ room_kernel_agent(struct room *r)
 
 /* AGENT_INPUT_REQUEST: the room's running cell asks for input. */
 static void
-room_kernel_input(struct room_kernel *k, struct peer *p,
-    const msgpack_object *body)
+room_kernel_input(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
 {
-	struct proto_agent_input_request	m;
-	char					err[256];
+	struct room_kernel	*k = arg;
 
-	if (proto_agent_input_request_unpack(body, &m, err,
-	    sizeof err) != 0) {
-		log_warnx("kernel %s: %s", k->id, err);
-		peer_kill(p, err);
-		return;
-	}
 	if (k->room != NULL)
-		room_input_request(k->room, &m);
+		room_input_request(k->room, m);
 }
 
 /* A client that was waiting for a restart went away. */

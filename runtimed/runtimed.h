@@ -589,7 +589,7 @@ void	room_input_clear(struct room *);
 
 /* kernel-introspect.c */
 void	kernel_introspect_ask(struct room *, struct peer *, uint32_t,
-	    uint16_t, uint16_t, const msgpack_object *);
+	    uint16_t, const msgpack_object *);
 int	kernel_introspect_interrupt(struct room *, struct peer *, uint32_t,
 	    const char *, const char *);
 int	kernel_introspect_answer(struct room *, struct peer *,

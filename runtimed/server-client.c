@@ -33,30 +33,123 @@ static void	server_client_dispatch(struct peer *,
 		    void *);
 static void	server_client_hello(struct server_client *,
 		    const struct proto_header *, const msgpack_object *);
-static void	server_client_status(struct server_client *, uint32_t);
-static void	server_client_join(struct server_client *,
-		    const struct proto_header *, const msgpack_object *);
 static void	server_client_joined(struct room *, struct peer *, uint32_t,
 		    const char *, const char *);
 static void	server_client_edit_cells(msgpack_packer *, const void *);
-static void	server_client_edit(struct server_client *, uint32_t,
-		    const msgpack_object *);
 static void	server_client_saved(struct room *, struct peer *, uint32_t,
 		    const char *, const char *);
 static void	server_client_edited(struct room *, struct peer *, uint32_t,
 		    struct room_nb_result *, const char *, const char *);
-static void	server_client_interrupt(struct server_client *, uint32_t,
-		    const msgpack_object *);
-static void	server_client_save(struct server_client *, uint32_t,
-		    const msgpack_object *);
 static void	server_client_no_changes(msgpack_packer *, const void *);
-static void	server_client_changes(struct server_client *, uint32_t,
-		    const msgpack_object *);
-static void	server_client_room(struct server_client *,
-		    const struct proto_header *, const msgpack_object *);
+static void	server_client_refuse(struct peer *,
+		    const struct proto_header *, const char *, void *);
+static void	server_client_status(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_join(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_edit(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_interrupt(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_save(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_changes(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_wait(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_leave(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_get(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_run(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_exec_get(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_cancel(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_runs(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_restart(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_select(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_ask(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_input(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_view_state(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_kernel_info(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_stop(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_list(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_kernel_list(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_blob(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_tasks(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_client_view_open(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
+static void	server_client_view_ready(struct peer *,
+		    const struct proto_header *, const msgpack_object *,
+		    const void *, void *);
 static int	server_client_reply(struct peer *, uint16_t, uint32_t,
 		    const msgpack_sbuffer *, const char *, const char *);
 static u_int	server_client_count_kind(const char *);
+
+/*
+ * Requests that need a joined room (PROTO_F_ROOM).  A body that does not
+ * read is answered invalid_argument (server_client_refuse).
+ */
+static const struct peer_dispatch server_client_room_table[] = {
+	{ PROTO_MSG_ROOM_LEAVE, 0, server_client_leave },
+	{ PROTO_MSG_ROOM_GET, 0, server_client_get },
+	{ PROTO_MSG_ROOM_EDIT, PEER_DISPATCH_UNPACK, server_client_edit },
+	{ PROTO_MSG_ROOM_SAVE, PEER_DISPATCH_UNPACK, server_client_save },
+	{ PROTO_MSG_ROOM_CHANGES, 0, server_client_changes },
+	{ PROTO_MSG_ROOM_WAIT, PEER_DISPATCH_UNPACK, server_client_wait },
+	{ PROTO_MSG_EXEC_RUN, 0, server_client_run },
+	{ PROTO_MSG_EXEC_GET, 0, server_client_exec_get },
+	{ PROTO_MSG_EXEC_CANCEL, 0, server_client_cancel },
+	{ PROTO_MSG_EXEC_LIST, 0, server_client_runs },
+	{ PROTO_MSG_KERNEL_INTERRUPT, 0, server_client_interrupt },
+	{ PROTO_MSG_KERNEL_RESTART, 0, server_client_restart },
+	{ PROTO_MSG_KERNEL_SELECT, 0, server_client_select },
+	{ PROTO_MSG_KERNEL_VARIABLES, 0, server_client_ask },
+	{ PROTO_MSG_KERNEL_COMPLETE, 0, server_client_ask },
+	{ PROTO_MSG_KERNEL_INSPECT, 0, server_client_ask },
+	{ PROTO_MSG_EXEC_INPUT, 0, server_client_input },
+	{ PROTO_MSG_VIEW_STATE, 0, server_client_view_state },
+	{ PROTO_MSG_KERNEL_INFO, 0, server_client_kernel_info },
+	{ 0, 0, NULL }
+};
+
+/* Requests any client may send, in a room or not. */
+static const struct peer_dispatch server_client_table[] = {
+	{ PROTO_MSG_PING, 0, peer_dispatch_pong },
+	{ PROTO_MSG_DAEMON_STATUS, 0, server_client_status },
+	{ PROTO_MSG_DAEMON_STOP, 0, server_client_stop },
+	{ PROTO_MSG_ROOM_LIST, 0, server_client_list },
+	{ PROTO_MSG_ROOM_CREATE, 0, server_client_join },
+	{ PROTO_MSG_ROOM_OPEN, 0, server_client_join },
+	{ PROTO_MSG_KERNEL_LIST, 0, server_client_kernel_list },
+	{ PROTO_MSG_BLOB_GET, 0, server_client_blob },
+	{ PROTO_MSG_EXEC_TASKS, 0, server_client_tasks },
+	{ PROTO_MSG_VIEW_OPEN, 0, server_client_view_open },
+	{ PROTO_MSG_VIEW_READY, 0, server_client_view_ready },
+	{ 0, 0, NULL }
+};
 
 /*
  * Send a reply, or, when it is over its type's frame cap, ERROR {code,
@@ -234,10 +327,13 @@ server_client_hello(struct server_client *c, const struct proto_header *hdr,
 }
 
 static void
-server_client_status(struct server_client *c, uint32_t id)
+server_client_status(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
 {
-	struct proto_daemon_status_reply	s;
-	struct mpbuf				b;
+	struct server_client			*c = arg;
+	struct proto_daemon_status_reply	 s;
+	struct mpbuf				 b;
+	uint32_t				 id = hdr->id;
 
 	memset(&s, 0, sizeof s);
 	s.pid = runtimed_incarnation.pid;
@@ -273,9 +369,10 @@ server_client_status(struct server_client *c, uint32_t id)
 
 /* ROOM_CREATE and ROOM_OPEN. */
 static void
-server_client_join(struct server_client *c, const struct proto_header *hdr,
-    const msgpack_object *body)
+server_client_join(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *unused, void *arg)
 {
+	struct server_client		*c = arg;
 	struct proto_room_create	 cm;
 	struct proto_room_open		 om;
 	struct room			*r;
@@ -436,19 +533,14 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
  * cells just inserted); other connections go on.
  */
 static void
-server_client_edit(struct server_client *c, uint32_t id,
-    const msgpack_object *body)
+server_client_edit(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
 {
-	struct proto_room_edit	m;
-	char			err[256];
+	struct server_client	*c = arg;
 
-	if (proto_room_edit_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
-		return;
-	}
 	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
 	c->editing = 1;
-	room_edit(c->room, &m, c->peer, id, server_client_edited);
+	room_edit(c->room, m, c->peer, hdr->id, server_client_edited);
 	if (c->editing)
 		peer_hold(c->peer, 1);
 }
@@ -511,11 +603,13 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
  * other clients it ends say so; OK {ended} names them (issue 39).
  */
 static void
-server_client_interrupt(struct server_client *c, uint32_t id,
-    const msgpack_object *body)
+server_client_interrupt(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
 {
-	struct mpbuf	 b;
-	char		*name, *session;
+	struct server_client	*c = arg;
+	struct mpbuf		 b;
+	char			*name, *session;
+	uint32_t		 id = hdr->id;
 
 	name = body != NULL ? proto_dup_str(body, "client_name") : NULL;
 	session = body != NULL ? proto_dup_str(body, "session") : NULL;
@@ -539,19 +633,17 @@ out:
 
 /* ROOM_SAVE: answered once the file is durable (server_client_saved). */
 static void
-server_client_save(struct server_client *c, uint32_t id,
-    const msgpack_object *body)
+server_client_save(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_room_save	 m;
-	char			*path, *cause = NULL, err[256];
-	const char		*code;
+	struct server_client		*c = arg;
+	const struct proto_room_save	*m = mv;
+	char				*path, *cause = NULL;
+	const char			*code;
+	uint32_t			 id = hdr->id;
 
-	if (proto_room_save_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
-		return;
-	}
-	path = proto_str_dup(&m.path);
-	if (room_save_start(c->room, path, m.force, c->peer, id,
+	path = proto_str_dup(&m->path);
+	if (room_save_start(c->room, path, m->force, c->peer, id,
 	    server_client_saved, &cause, &code) != 0) {
 		peer_send_error(c->peer, id, code, "%s", cause);
 		free(cause);
@@ -589,9 +681,11 @@ server_client_no_changes(msgpack_packer *pk, const void *unused)
 
 /* ROOM_CHANGES {after} -> ROOM_CHANGES_REPLY {seq, resync, changes}. */
 static void
-server_client_changes(struct server_client *c, uint32_t id,
-    const msgpack_object *body)
+server_client_changes(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *unused, void *arg)
 {
+	struct server_client		*c = arg;
+	uint32_t			 id = hdr->id;
 	struct proto_room_changes	 m;
 	struct proto_room_changes_reply	 rm;
 	struct mpbuf			 b;
@@ -620,114 +714,236 @@ server_client_changes(struct server_client *c, uint32_t id,
 
 /* ROOM_WAIT {kinds} -> OK: the next such change comes with the content. */
 static void
-server_client_wait(struct server_client *c, uint32_t id,
-    const msgpack_object *body)
+server_client_wait(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_room_wait	m;
-	char			err[256];
+	struct server_client		*c = arg;
+	const struct proto_room_wait	*m = mv;
 
-	if (proto_room_wait_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(c->peer, id, "invalid_argument", "%s", err);
-		return;
-	}
-	room_changes_wait(c->room, c->peer, m.kinds, m.has_have, m.have,
-	    m.standing, m.runs);
-	peer_send_ok(c->peer, id);
+	room_changes_wait(c->room, c->peer, m->kinds, m->has_have, m->have,
+	    m->standing, m->runs);
+	peer_send_ok(c->peer, hdr->id);
 }
 
-/* Requests that need a joined room (PROTO_F_ROOM). */
+/* ROOM_LEAVE -> OK. */
 static void
-server_client_room(struct server_client *c, const struct proto_header *hdr,
-    const msgpack_object *body)
+server_client_leave(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	room_leave(c->room, c->peer);
+	c->room = NULL;
+	peer_send_ok(c->peer, hdr->id);
+}
+
+/* ROOM_GET -> ROOM_CONTENT. */
+static void
+server_client_get(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+	struct mpbuf		 b;
+
+	mpbuf_init(&b);
+	room_pack_joined(c->room, &b.pk, 1);
+	server_client_reply(c->peer, PROTO_MSG_ROOM_CONTENT, hdr->id, &b.sb,
+	    "notebook_unavailable", SERVER_CLIENT_NB_HINT);
+	mpbuf_free(&b);
+}
+
+/* EXEC_RUN (room-exec.c). */
+static void
+server_client_run(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	room_exec_run(c->room, p, hdr->id, body);
+}
+
+/* EXEC_GET (room-exec.c). */
+static void
+server_client_exec_get(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	room_exec_get(c->room, p, hdr->id, body);
+}
+
+/* EXEC_CANCEL (room-exec.c). */
+static void
+server_client_cancel(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	room_exec_cancel(c->room, p, hdr->id, body);
+}
+
+/* EXEC_LIST (room-runs.c). */
+static void
+server_client_runs(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	room_runs_list(c->room, p, hdr->id, body);
+}
+
+/* KERNEL_RESTART, answered once the kernel is back. */
+static void
+server_client_restart(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	if (room_kernel_restart(c->room, p, hdr->id) != 0)
+		peer_send_error(p, hdr->id, "busy",
+		    "a restart is already under way");
+}
+
+/* KERNEL_SELECT (kernel-spec.c). */
+static void
+server_client_select(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	kernel_spec_select(c->room, p, hdr->id, body);
+}
+
+/* KERNEL_VARIABLES, _COMPLETE, _INSPECT: to the agent as AGENT_*. */
+static void
+server_client_ask(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+	uint16_t		 type;
+
+	if (hdr->type == PROTO_MSG_KERNEL_VARIABLES)
+		type = PROTO_MSG_AGENT_VARIABLES;
+	else if (hdr->type == PROTO_MSG_KERNEL_COMPLETE)
+		type = PROTO_MSG_AGENT_COMPLETE;
+	else
+		type = PROTO_MSG_AGENT_INSPECT;
+	kernel_introspect_ask(c->room, p, hdr->id, type, body);
+}
+
+/* EXEC_INPUT (room-input.c). */
+static void
+server_client_input(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	room_input_answer(c->room, p, hdr->id, body);
+}
+
+/* VIEW_STATE (server-web.c). */
+static void
+server_client_view_state(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	server_web_state(c->room, p, hdr->id);
+}
+
+/* KERNEL_INFO -> KERNEL_INFO_REPLY; asking starts the kernel (decision 018). */
+static void
+server_client_kernel_info(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+	struct mpbuf		 b;
+
+	room_kernel_want(c->room);
+	mpbuf_init(&b);
+	room_kernel_pack_info(c->room, &b.pk);
+	server_client_reply(p, PROTO_MSG_KERNEL_INFO_REPLY, hdr->id, &b.sb,
+	    "kernel_unavailable", "the kernel's language_info is too large to "
+	    "report");
+	mpbuf_free(&b);
+}
+
+/* DAEMON_STOP -> OK, then the daemon stops. */
+static void
+server_client_stop(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	log_info("stop requested by a %s client", c->kind);
+	peer_send_ok(p, hdr->id);
+	runtimed_stop();
+}
+
+/* ROOM_LIST -> ROOM_LIST_REPLY. */
+static void
+server_client_list(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
 {
 	struct mpbuf	b;
 
-	if (c->room == NULL) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument",
-		    "%s needs a notebook: send ROOM_CREATE or ROOM_OPEN first",
-		    proto_msg_name(hdr->type));
-		return;
-	}
-	switch (hdr->type) {
-	case PROTO_MSG_ROOM_LEAVE:
-		room_leave(c->room, c->peer);
-		c->room = NULL;
-		peer_send_ok(c->peer, hdr->id);
-		break;
-	case PROTO_MSG_ROOM_GET:
-		mpbuf_init(&b);
-		room_pack_joined(c->room, &b.pk, 1);
-		server_client_reply(c->peer, PROTO_MSG_ROOM_CONTENT, hdr->id,
-		    &b.sb, "notebook_unavailable", SERVER_CLIENT_NB_HINT);
-		mpbuf_free(&b);
-		break;
-	case PROTO_MSG_ROOM_EDIT:
-		server_client_edit(c, hdr->id, body);
-		break;
-	case PROTO_MSG_ROOM_SAVE:
-		server_client_save(c, hdr->id, body);
-		break;
-	case PROTO_MSG_ROOM_CHANGES:
-		server_client_changes(c, hdr->id, body);
-		break;
-	case PROTO_MSG_ROOM_WAIT:
-		server_client_wait(c, hdr->id, body);
-		break;
-	case PROTO_MSG_EXEC_RUN:
-		room_exec_run(c->room, c->peer, hdr->id, body);
-		break;
-	case PROTO_MSG_EXEC_GET:
-		room_exec_get(c->room, c->peer, hdr->id, body);
-		break;
-	case PROTO_MSG_EXEC_CANCEL:
-		room_exec_cancel(c->room, c->peer, hdr->id, body);
-		break;
-	case PROTO_MSG_EXEC_LIST:
-		room_runs_list(c->room, c->peer, hdr->id, body);
-		break;
-	case PROTO_MSG_KERNEL_INTERRUPT:
-		server_client_interrupt(c, hdr->id, body);
-		break;
-	case PROTO_MSG_KERNEL_RESTART:
-		if (room_kernel_restart(c->room, c->peer, hdr->id) != 0)
-			peer_send_error(c->peer, hdr->id, "busy",
-			    "a restart is already under way");
-		break;
-	case PROTO_MSG_KERNEL_SELECT:
-		kernel_spec_select(c->room, c->peer, hdr->id, body);
-		break;
-	case PROTO_MSG_KERNEL_VARIABLES:
-		kernel_introspect_ask(c->room, c->peer, hdr->id,
-		    PROTO_MSG_AGENT_VARIABLES, PROTO_MSG_KERNEL_VARIABLES_REPLY,
-		    body);
-		break;
-	case PROTO_MSG_KERNEL_COMPLETE:
-		kernel_introspect_ask(c->room, c->peer, hdr->id,
-		    PROTO_MSG_AGENT_COMPLETE, PROTO_MSG_KERNEL_COMPLETE_REPLY,
-		    body);
-		break;
-	case PROTO_MSG_KERNEL_INSPECT:
-		kernel_introspect_ask(c->room, c->peer, hdr->id,
-		    PROTO_MSG_AGENT_INSPECT, PROTO_MSG_KERNEL_INSPECT_REPLY,
-		    body);
-		break;
-	case PROTO_MSG_EXEC_INPUT:
-		room_input_answer(c->room, c->peer, hdr->id, body);
-		break;
-	case PROTO_MSG_VIEW_STATE:
-		server_web_state(c->room, c->peer, hdr->id);
-		break;
-	case PROTO_MSG_KERNEL_INFO:
-		/* Asking about the kernel brings it up (decision 018). */
-		room_kernel_want(c->room);
-		mpbuf_init(&b);
-		room_kernel_pack_info(c->room, &b.pk);
-		server_client_reply(c->peer, PROTO_MSG_KERNEL_INFO_REPLY,
-		    hdr->id, &b.sb, "kernel_unavailable", "the kernel's "
-		    "language_info is too large to report");
-		mpbuf_free(&b);
-		break;
-	}
+	mpbuf_init(&b);
+	room_list_pack(&b.pk);
+	server_client_reply(p, PROTO_MSG_ROOM_LIST_REPLY, hdr->id, &b.sb,
+	    "notebook_unavailable", "too many notebooks to list at once");
+	mpbuf_free(&b);
+}
+
+/* KERNEL_LIST (kernel-spec.c). */
+static void
+server_client_kernel_list(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	kernel_spec_list(c->room, p, hdr->id);
+}
+
+/* BLOB_GET (kernel-blob.c). */
+static void
+server_client_blob(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	kernel_blob_get(p, hdr->id, body);
+}
+
+/* EXEC_TASKS (room-exec.c). */
+static void
+server_client_tasks(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	room_exec_tasks(p, hdr->id, body);
+}
+
+/* VIEW_OPEN (server-web.c). */
+static void
+server_client_view_open(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	server_web_open(p, hdr->id, body);
+}
+
+/* VIEW_READY (server-web.c). */
+static void
+server_client_view_ready(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct server_client	*c = arg;
+
+	server_web_ready(p, c->kind, hdr->id, body);
+}
+
+/* A request whose body does not read: invalid_argument, nothing done. */
+static void
+server_client_refuse(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
+{
+	peer_send_error(p, hdr->id, "invalid_argument", "%s", err);
 }
 
 static void
@@ -735,7 +951,6 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, void *arg)
 {
 	struct server_client	*c = arg;
-	struct mpbuf		 b;
 
 	if (hdr == NULL) {
 		if (c->room != NULL)
@@ -759,55 +974,22 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 		return;
 	}
 	if (proto_msg_has(hdr->type, PROTO_F_ROOM)) {
-		if (c->room != NULL && proto_msg_has(hdr->type, PROTO_F_MUTATES))
+		if (c->room == NULL) {
+			peer_send_error(p, hdr->id, "invalid_argument",
+			    "%s needs a notebook: send ROOM_CREATE or "
+			    "ROOM_OPEN first",
+			    proto_msg_name(hdr->type));
+			return;
+		}
+		if (proto_msg_has(hdr->type, PROTO_F_MUTATES))
 			server_web_note_change(c->room, c->client[0] != '\0' ?
 			    c->client : c->kind);
-		server_client_room(c, hdr, body);
+		peer_dispatch(server_client_room_table, server_client_refuse,
+		    p, hdr, body, c);
 		return;
 	}
-	switch (hdr->type) {
-	case PROTO_MSG_PING:
-		peer_send_raw(p, PROTO_MSG_PONG, hdr->id, "\x80", 1);
-		break;
-	case PROTO_MSG_DAEMON_STATUS:
-		server_client_status(c, hdr->id);
-		break;
-	case PROTO_MSG_DAEMON_STOP:
-		log_info("stop requested by a %s client", c->kind);
-		peer_send_ok(p, hdr->id);
-		runtimed_stop();
-		break;
-	case PROTO_MSG_ROOM_LIST:
-		mpbuf_init(&b);
-		room_list_pack(&b.pk);
-		server_client_reply(p, PROTO_MSG_ROOM_LIST_REPLY, hdr->id,
-		    &b.sb, "notebook_unavailable", "too many notebooks to "
-		    "list at once");
-		mpbuf_free(&b);
-		break;
-	case PROTO_MSG_ROOM_CREATE:
-	case PROTO_MSG_ROOM_OPEN:
-		server_client_join(c, hdr, body);
-		break;
-	case PROTO_MSG_KERNEL_LIST:
-		kernel_spec_list(c->room, p, hdr->id);
-		break;
-	case PROTO_MSG_BLOB_GET:
-		kernel_blob_get(p, hdr->id, body);
-		break;
-	case PROTO_MSG_EXEC_TASKS:
-		room_exec_tasks(p, hdr->id, body);
-		break;
-	case PROTO_MSG_VIEW_OPEN:
-		server_web_open(p, hdr->id, body);
-		break;
-	case PROTO_MSG_VIEW_READY:
-		server_web_ready(p, c->kind, hdr->id, body);
-		break;
-	default:
-		/* A reply (OK, PONG) waits for nothing; a second HELLO. */
-		if (proto_msg_info(hdr->type)->reply != 0)
-			peer_kill(p, "unexpected message from a client");
-		break;
-	}
+	/* A reply (OK, PONG) waits for nothing; a second HELLO is bad. */
+	if (peer_dispatch(server_client_table, server_client_refuse, p, hdr,
+	    body, c) != 0 && proto_msg_info(hdr->type)->reply != 0)
+		peer_kill(p, "unexpected message from a client");
 }

@@ -562,3 +562,107 @@ Test(mpjson, round_trip)
 	msgpack_unpacked_destroy(&u);
 	mpbuf_free(&b);
 }
+
+/* peer-dispatch.c: a table binds a type to its handler. */
+struct dispatched {
+	int		 handled, refused;
+	uint16_t	 type;
+	int		 typed;		/* the handler got a typed body */
+	char		 value[64];
+	char		 err[256];
+};
+
+static void
+dispatch_handler(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *m, void *arg)
+{
+	struct dispatched		*d = arg;
+	const struct proto_exec_input	*in = m;
+
+	d->handled++;
+	d->type = hdr->type;
+	d->typed = m != NULL;
+	if (in != NULL)
+		snprintf(d->value, sizeof d->value, "%.*s",
+		    (int)in->value.len, in->value.ptr);
+}
+
+static void
+dispatch_refuse(struct peer *p, const struct proto_header *hdr,
+    const char *err, void *arg)
+{
+	struct dispatched	*d = arg;
+
+	d->refused++;
+	snprintf(d->err, sizeof d->err, "%s", err);
+}
+
+static const struct peer_dispatch dispatch_table[] = {
+	{ PROTO_MSG_EXEC_INPUT, PEER_DISPATCH_UNPACK, dispatch_handler },
+	{ PROTO_MSG_ROOM_GET, 0, dispatch_handler },
+	{ 0, 0, NULL }
+};
+
+static int
+dispatch_one(uint16_t type, int good, struct dispatched *d)
+{
+	struct proto_header	 hdr;
+	struct proto_exec_input	 in;
+	struct mpbuf		 b;
+	msgpack_unpacked	 u;
+	int			 rc;
+
+	memset(d, 0, sizeof *d);
+	memset(&hdr, 0, sizeof hdr);
+	hdr.type = type;
+	hdr.id = 7;
+	mpbuf_init(&b);
+	if (good) {
+		memset(&in, 0, sizeof in);
+		in.execution_id = proto_str_make("run-1");
+		in.value = proto_str_make("yes");
+		proto_exec_input_pack(&b.pk, &in);
+	} else {
+		msgpack_pack_map(&b.pk, 1);
+		proto_pack_int(&b.pk, "value", 3);
+	}
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, b.sb.data, b.sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	rc = peer_dispatch(dispatch_table, dispatch_refuse, NULL, &hdr,
+	    &u.data, d);
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&b);
+	return (rc);
+}
+
+Test(peer, dispatch_table)
+{
+	struct dispatched	d;
+
+	/* Typed: the handler gets the body its codec read. */
+	cr_assert_eq(dispatch_one(PROTO_MSG_EXEC_INPUT, 1, &d), 0);
+	cr_assert_eq(d.handled, 1);
+	cr_assert_eq(d.refused, 0);
+	cr_assert(d.typed);
+	cr_assert_str_eq(d.value, "yes");
+
+	/* A body the codec refuses goes to refuse, with its reason, once. */
+	cr_assert_eq(dispatch_one(PROTO_MSG_EXEC_INPUT, 0, &d), 0);
+	cr_assert_eq(d.handled, 0);
+	cr_assert_eq(d.refused, 1);
+	cr_assert_not_null(strstr(d.err, "EXEC_INPUT"), "%s", d.err);
+
+	/* Untyped rows get the body as it is. */
+	cr_assert_eq(dispatch_one(PROTO_MSG_ROOM_GET, 0, &d), 0);
+	cr_assert_eq(d.handled, 1);
+	cr_assert(!d.typed);
+	cr_assert_eq(d.type, PROTO_MSG_ROOM_GET);
+
+	/* No row: the caller decides. */
+	cr_assert_eq(dispatch_one(PROTO_MSG_ROOM_EDIT, 1, &d), -1);
+	cr_assert_eq(d.handled + d.refused, 0);
+	cr_assert_null(peer_dispatch_find(dispatch_table, PROTO_MSG_PING));
+	cr_assert_not_null(peer_dispatch_find(dispatch_table,
+	    PROTO_MSG_ROOM_GET));
+}
