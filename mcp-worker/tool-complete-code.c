@@ -83,8 +83,7 @@ tool_complete_code(struct worker_call *call)
 	mpbuf_init(&b);
 	proto_complete_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h),
-	    PROTO_MSG_KERNEL_COMPLETE, &b.sb,
-	    PROTO_MSG_KERNEL_COMPLETE_REPLY, tool_complete_code_done);
+	    PROTO_MSG_KERNEL_COMPLETE, &b.sb, tool_complete_code_done);
 	mpbuf_free(&b);
 }
 

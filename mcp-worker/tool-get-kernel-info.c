@@ -93,7 +93,7 @@ tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_get_kernel_info(struct worker_call *call)
 {
-	worker_call_target_request(call, PROTO_MSG_KERNEL_INFO, PROTO_MSG_KERNEL_INFO_REPLY,
+	worker_call_target_request(call, PROTO_MSG_KERNEL_INFO,
 	    tool_get_kernel_info_done);
 }
 

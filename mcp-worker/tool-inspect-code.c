@@ -67,8 +67,7 @@ tool_inspect_code(struct worker_call *call)
 	mpbuf_init(&b);
 	proto_inspect_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h),
-	    PROTO_MSG_KERNEL_INSPECT, &b.sb,
-	    PROTO_MSG_KERNEL_INSPECT_REPLY, tool_inspect_code_done);
+	    PROTO_MSG_KERNEL_INSPECT, &b.sb, tool_inspect_code_done);
 	mpbuf_free(&b);
 }
 

@@ -126,7 +126,7 @@ tool_interrupt_kernel(struct worker_call *call)
 		mpbuf_init(&b);
 		proto_exec_id_pack(&b.pk, &cm);
 		worker_call_room(call, worker_attach_room(h),
-		    PROTO_MSG_EXEC_CANCEL, &b.sb, PROTO_MSG_EXEC_STATE,
+		    PROTO_MSG_EXEC_CANCEL, &b.sb,
 		    tool_interrupt_kernel_cancelled);
 		mpbuf_free(&b);
 		return;
@@ -139,8 +139,7 @@ tool_interrupt_kernel(struct worker_call *call)
 	proto_pack_str(&b.pk, "client_name", worker_client_name_get());
 	proto_pack_pstr(&b.pk, "session", &who.session);
 	worker_call_room(call, worker_attach_room(h),
-	    PROTO_MSG_KERNEL_INTERRUPT, &b.sb, PROTO_MSG_OK,
-	    tool_interrupt_kernel_done);
+	    PROTO_MSG_KERNEL_INTERRUPT, &b.sb, tool_interrupt_kernel_done);
 	mpbuf_free(&b);
 }
 

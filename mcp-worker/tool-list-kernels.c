@@ -78,7 +78,7 @@ tool_list_kernels(struct worker_call *call)
 	} else if (worker_call_check(call, plain) != 0)
 		return;
 	worker_call_room(call, room, PROTO_MSG_KERNEL_LIST, NULL,
-	    PROTO_MSG_KERNEL_LIST_REPLY, tool_list_kernels_done);
+	    tool_list_kernels_done);
 }
 
 const struct tool_entry tool_list_kernels_entry = {

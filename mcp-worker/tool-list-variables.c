@@ -113,8 +113,7 @@ tool_list_variables(struct worker_call *call)
 	mpbuf_init(&b);
 	proto_variables_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h),
-	    PROTO_MSG_KERNEL_VARIABLES, &b.sb,
-	    PROTO_MSG_KERNEL_VARIABLES_REPLY, tool_list_variables_done);
+	    PROTO_MSG_KERNEL_VARIABLES, &b.sb, tool_list_variables_done);
 	mpbuf_free(&b);
 }
 

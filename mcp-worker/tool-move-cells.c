@@ -102,7 +102,7 @@ tool_move_cells(struct worker_call *call)
 	mpbuf_init(&b);
 	proto_room_edit_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_EDIT,
-	    &b.sb, PROTO_MSG_ROOM_EDIT_REPLY, tool_move_cells_done);
+	    &b.sb, tool_move_cells_done);
 	mpbuf_free(&b);
 	json_object_put(edits);
 }

@@ -28,7 +28,7 @@ tool_restart_kernel_done(struct worker_call *call, struct worker_room *room,
 static void
 tool_restart_kernel(struct worker_call *call)
 {
-	worker_call_target_request(call, PROTO_MSG_KERNEL_RESTART, PROTO_MSG_OK,
+	worker_call_target_request(call, PROTO_MSG_KERNEL_RESTART,
 	    tool_restart_kernel_done);
 }
 

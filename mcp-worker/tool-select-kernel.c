@@ -58,7 +58,7 @@ tool_select_kernel(struct worker_call *call)
 	mpbuf_init(&b);
 	proto_kernel_select_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_KERNEL_SELECT,
-	    &b.sb, PROTO_MSG_OK, tool_select_kernel_done);
+	    &b.sb, tool_select_kernel_done);
 	mpbuf_free(&b);
 }
 

@@ -70,7 +70,7 @@ tool_send_input(struct worker_call *call)
 	mpbuf_init(&b);
 	proto_exec_input_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_EXEC_INPUT,
-	    &b.sb, PROTO_MSG_OK, tool_send_input_done);
+	    &b.sb, tool_send_input_done);
 	mpbuf_free(&b);
 }
 

@@ -50,7 +50,7 @@ tool_show_notebook_go(struct worker_call *call, struct worker_handle *h)
 	mpbuf_init(&b);
 	proto_view_open_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_VIEW_OPEN,
-	    &b.sb, PROTO_MSG_VIEW_URL, tool_show_notebook_done);
+	    &b.sb, tool_show_notebook_done);
 	mpbuf_free(&b);
 }
 

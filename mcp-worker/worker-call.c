@@ -679,20 +679,20 @@ worker_call_room_done(void *arg, uint16_t type, const msgpack_object *reply,
 
 /*
  * Send type with body (packed by its codec, NULL when empty) on room; cb
- * gets the reply if its type is expect (0: any), else the call fails typed.
- * With room NULL the request goes on the room-less control connection.
+ * gets the reply if its type is the one proto's table names for type,
+ * else the call fails typed.  With room NULL the request goes on the
+ * room-less control connection.
  */
 void
 worker_call_room(struct worker_call *call, struct worker_room *room,
-    uint16_t type, const msgpack_sbuffer *body, uint16_t expect,
-    worker_call_reply_cb cb)
+    uint16_t type, const msgpack_sbuffer *body, worker_call_reply_cb cb)
 {
 	struct worker_call_req	*r;
 
 	r = xcalloc(1, sizeof *r);
 	r->call = call;
 	r->room = room;
-	r->expect = expect;
+	r->expect = proto_msg_reply(type);
 	r->cb = cb;
 	if (room == NULL) {
 		worker_daemon_request(worker_daemon_control(), type, body,
@@ -752,12 +752,11 @@ worker_call_target_only(struct worker_call *call)
 /* Such a tool that sends one request to the notebook's room. */
 void
 worker_call_target_request(struct worker_call *call, uint16_t type,
-    uint16_t expect, worker_call_reply_cb done)
+    worker_call_reply_cb done)
 {
 	struct worker_handle	*h;
 
 	if ((h = worker_call_target_only(call)) == NULL)
 		return;
-	worker_call_room(call, worker_attach_room(h), type, NULL, expect,
-	    done);
+	worker_call_room(call, worker_attach_room(h), type, NULL, done);
 }

@@ -240,10 +240,9 @@ typedef void (*worker_call_nb_cb)(struct worker_call *,
 void		 worker_call_room_get(struct worker_call *,
 		     struct worker_room *, worker_call_nb_cb);
 void		 worker_call_room(struct worker_call *, struct worker_room *,
-		     uint16_t, const msgpack_sbuffer *, uint16_t,
-		     worker_call_reply_cb);
+		     uint16_t, const msgpack_sbuffer *, worker_call_reply_cb);
 void		 worker_call_target_request(struct worker_call *, uint16_t,
-		     uint16_t, worker_call_reply_cb);
+		     worker_call_reply_cb);
 
 /* worker-args.c: argument validation (pure). */
 int	 worker_args_check(struct json_object *, const char *const [],

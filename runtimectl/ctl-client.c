@@ -59,11 +59,12 @@ ctl_client_connect(const char *sock, int quiet)
 /*
  * Send type with body (NULL: an empty map) and read the reply into u,
  * which the caller destroys.  An ERROR, or a reply of another type than
- * want, is said and returns -1 with u already destroyed.
+ * proto's table names for type, is said and returns -1 with u already
+ * destroyed.
  */
 int
 ctl_client_request(int fd, uint16_t type, const struct mpbuf *body,
-    uint16_t want, msgpack_unpacked *u)
+    msgpack_unpacked *u)
 {
 	struct proto_header	 hdr;
 	struct proto_error	 e;
@@ -88,7 +89,7 @@ ctl_client_request(int fd, uint16_t type, const struct mpbuf *body,
 		free(cause);
 		return (-1);
 	}
-	if (hdr.type == want)
+	if (hdr.type == proto_msg_reply(type))
 		return (0);
 	if (hdr.type == PROTO_MSG_ERROR &&
 	    proto_error_unpack(&u->data, &e, err, sizeof err) == 0)
@@ -111,8 +112,7 @@ ctl_client_status(const char *sock, int quiet, msgpack_unpacked *u,
 
 	if ((fd = ctl_client_connect(sock, quiet)) == -1)
 		return (-1);
-	if (ctl_client_request(fd, PROTO_MSG_DAEMON_STATUS, NULL,
-	    PROTO_MSG_DAEMON_STATUS_REPLY, u) != 0) {
+	if (ctl_client_request(fd, PROTO_MSG_DAEMON_STATUS, NULL, u) != 0) {
 		close(fd);
 		return (-1);
 	}

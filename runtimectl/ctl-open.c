@@ -73,8 +73,7 @@ ctl_open(struct ctl_ctx *ctx, int argc, char **argv)
 		om.path = proto_str_make(path);
 		mpbuf_init(&b);
 		proto_room_open_pack(&b.pk, &om);
-		if (ctl_client_request(fd, PROTO_MSG_ROOM_OPEN, &b,
-		    PROTO_MSG_ROOM_JOINED, &u) != 0) {
+		if (ctl_client_request(fd, PROTO_MSG_ROOM_OPEN, &b, &u) != 0) {
 			mpbuf_free(&b);
 			goto out;
 		}
@@ -91,8 +90,7 @@ ctl_open(struct ctl_ctx *ctx, int argc, char **argv)
 	}
 	mpbuf_init(&b);
 	proto_view_open_pack(&b.pk, &vm);
-	if (ctl_client_request(fd, PROTO_MSG_VIEW_OPEN, &b, PROTO_MSG_VIEW_URL,
-	    &v) != 0) {
+	if (ctl_client_request(fd, PROTO_MSG_VIEW_OPEN, &b, &v) != 0) {
 		mpbuf_free(&b);
 		goto out;
 	}

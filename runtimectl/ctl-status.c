@@ -200,8 +200,7 @@ ctl_status_rooms(struct ctl_ctx *ctx)
 
 	if ((fd = ctl_client_connect(ctx->socket, 0)) == -1)
 		return (CTL_EXIT_FAIL);
-	if (ctl_client_request(fd, PROTO_MSG_ROOM_LIST, NULL,
-	    PROTO_MSG_ROOM_LIST_REPLY, &u) != 0) {
+	if (ctl_client_request(fd, PROTO_MSG_ROOM_LIST, NULL, &u) != 0) {
 		close(fd);
 		return (CTL_EXIT_FAIL);
 	}

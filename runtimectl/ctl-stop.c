@@ -52,8 +52,7 @@ ctl_stop(struct ctl_ctx *ctx)
 	msgpack_unpacked_destroy(&u);
 	if ((fd = ctl_client_connect(ctx->socket, 0)) == -1)
 		return (CTL_EXIT_FAIL);
-	if (ctl_client_request(fd, PROTO_MSG_DAEMON_STOP, NULL, PROTO_MSG_OK,
-	    &u) != 0) {
+	if (ctl_client_request(fd, PROTO_MSG_DAEMON_STOP, NULL, &u) != 0) {
 		close(fd);
 		return (CTL_EXIT_FAIL);
 	}

@@ -30,7 +30,7 @@ struct ctl_ctx {
 void		 ctl_client_error(const char *, ...) printflike(1, 2);
 int		 ctl_client_connect(const char *, int);
 int		 ctl_client_request(int, uint16_t, const struct mpbuf *,
-		     uint16_t, msgpack_unpacked *);
+		     msgpack_unpacked *);
 int		 ctl_client_status(const char *, int, msgpack_unpacked *,
 		     struct proto_daemon_status_reply *);
 void		 ctl_client_print_json(const msgpack_object *,
