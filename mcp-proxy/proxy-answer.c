@@ -133,7 +133,7 @@ proxy_answer_lost_call(const char *id)
 {
 	struct json_object	*res;
 
-	res = toolresult_error("outcome_unknown", "the worker restarted "
+	res = toolresult_error(PROTO_E_OUTCOME_UNKNOWN, "the worker restarted "
 	    "before answering; inspect the notebook before retrying");
 	json_object_object_add(toolresult_error_detail(res), "retry_safe",
 	    json_object_new_boolean(0));
@@ -170,7 +170,7 @@ proxy_answer_unavailable(const char *id, const char *method, const char *why)
 		free(msg);
 		return;
 	}
-	res = toolresult_error("notebook_unavailable", msg);
+	res = toolresult_error(PROTO_E_NOTEBOOK_UNAVAILABLE, msg);
 	err = toolresult_error_detail(res);
 	json_object_object_add(err, "reason",
 	    json_object_new_string("worker_unavailable"));

@@ -282,7 +282,7 @@ proxy_replay_reconnect(struct json_object *obj, const char *id)
 	    json_object_object_get_ex(params, "arguments", &args) &&
 	    args != NULL && (!json_object_is_type(args, json_type_object) ||
 	    json_object_object_length(args) != 0)) {
-		proxy_answer_tool_error(id, "invalid_argument",
+		proxy_answer_tool_error(id, PROTO_E_INVALID_ARGUMENT,
 		    "reconnect takes no arguments");
 		return;
 	}
@@ -347,7 +347,7 @@ proxy_replay_abandon(void)
 
 	while ((r = TAILQ_FIRST(&proxy_replay_reconnects)) != NULL) {
 		TAILQ_REMOVE(&proxy_replay_reconnects, r, entry);
-		proxy_answer_tool_error(r->id, "notebook_unavailable",
+		proxy_answer_tool_error(r->id, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "runtimed-mcp is shutting down");
 		proxy_replay_reconnect_free(r);
 	}

@@ -37,7 +37,8 @@ tool_add_comment_apply(struct json_object *threads,
 	if (st->cell != NULL) {
 		cells = worker_nb_cells(content);
 		if ((r = worker_args_cellref(st->cell, cells, &id, msg)) != 0) {
-			*code = r == -2 ? "cell_not_found" : "invalid_argument";
+			*code = r == -2 ? PROTO_E_CELL_NOT_FOUND :
+			    PROTO_E_INVALID_ARGUMENT;
 			json_object_put(a);
 			return (-1);
 		}
@@ -48,7 +49,7 @@ tool_add_comment_apply(struct json_object *threads,
 				break;
 		}
 		if (i == json_object_array_length(cells)) {
-			*code = "cell_not_found";
+			*code = PROTO_E_CELL_NOT_FOUND;
 			xasprintf(msg, "no cell %s in this notebook", id);
 			json_object_put(a);
 			return (-1);
@@ -143,7 +144,7 @@ tool_add_comment(struct worker_call *call)
 	    st, tool_add_comment_done, st);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

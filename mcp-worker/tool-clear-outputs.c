@@ -56,7 +56,7 @@ tool_clear_outputs(struct worker_call *call)
 	if (worker_call_check(call, allowed) != 0)
 		return;
 	if (worker_args_bool(args, "all", 0, &all, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
@@ -64,15 +64,16 @@ tool_clear_outputs(struct worker_call *call)
 	    json_object_is_type(ids, json_type_null))
 		ids = NULL;
 	if ((ids == NULL) == !all) {
-		worker_call_error(call, "invalid_argument", "give cell_ids or "
-		    "all:true (not both)");
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "give cell_ids or all:true (not both)");
 		return;
 	}
 	if (ids != NULL) {
 		if (!json_object_is_type(ids, json_type_array) ||
 		    (n = json_object_array_length(ids)) == 0) {
-			worker_call_error(call, "invalid_argument", "cell_ids "
-			    "must be a non-empty list of cell references");
+			worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+			    "cell_ids must be a non-empty list of cell "
+			    "references");
 			return;
 		}
 		for (i = 0; i < n; i++) {
@@ -80,7 +81,8 @@ tool_clear_outputs(struct worker_call *call)
 			if ((!json_object_is_type(v, json_type_string) ||
 			    json_object_get_string_len(v) == 0) &&
 			    !json_object_is_type(v, json_type_int)) {
-				worker_call_error(call, "invalid_argument",
+				worker_call_error(call,
+				    PROTO_E_INVALID_ARGUMENT,
 				    "cell_ids[%zu] must be a cell_id string or "
 				    "a zero-based index", i);
 				return;

@@ -25,7 +25,7 @@ tool_complete_code_done(struct worker_call *call, struct worker_room *room,
 	size_t				 i, n;
 
 	if (proto_complete_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed: %s", err);
 		return;
 	}

@@ -67,15 +67,15 @@ tool_connect_notebook(struct worker_call *call)
 	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
 	    worker_args_string(args, "notebook_id", 0, &id, &msg) != 0 ||
 	    worker_target_domain(args, &domain, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
 	if ((path == NULL) == (id == NULL) ||
 	    (path != NULL && *path == '\0') || (id != NULL && *id == '\0')) {
-		worker_call_error(call, "invalid_argument", "give exactly one "
-		    "of path (an .ipynb file) or notebook_id (from "
-		    "list_notebooks)");
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "give exactly one of path (an .ipynb file) or notebook_id "
+		    "(from list_notebooks)");
 		return;
 	}
 	st = xcalloc(1, sizeof *st);
@@ -84,7 +84,7 @@ tool_connect_notebook(struct worker_call *call)
 	if ((st->h = worker_attach_reserve()) == NULL) {
 		free(st->domain);
 		free(st);
-		worker_call_error(call, "attachment_limit", "%d notebook "
+		worker_call_error(call, PROTO_E_ATTACHMENT_LIMIT, "%d notebook "
 		    "handles are in use; release some with "
 		    "disconnect_notebook", WORKER_MAX_ATTACH);
 		return;
@@ -110,9 +110,9 @@ tool_connect_notebook(struct worker_call *call)
 		worker_attach_cancel(st->h);
 		free(st->domain);
 		free(st);
-		worker_call_error(call, "not_attached", "notebook %s is not "
-		    "open from domain %s here; connect_notebook with its path "
-		    "and domain", id, domain);
+		worker_call_error(call, PROTO_E_NOT_ATTACHED,
+		    "notebook %s is not open from domain %s here; "
+		    "connect_notebook with its path and domain", id, domain);
 		return;
 	} else if (path != NULL) {
 		abs = worker_args_path(path);

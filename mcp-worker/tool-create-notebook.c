@@ -49,13 +49,13 @@ tool_create_notebook(struct worker_call *call)
 	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
 	    worker_args_string(args, "kernel", 0, &kernel, &msg) != 0 ||
 	    worker_target_domain(args, &domain, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
 	if ((path != NULL && *path == '\0') ||
 	    (kernel != NULL && *kernel == '\0')) {
-		worker_call_error(call, "invalid_argument",
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
 		    "path and kernel must not be empty when given");
 		return;
 	}
@@ -63,7 +63,7 @@ tool_create_notebook(struct worker_call *call)
 	st->call = call;
 	if ((st->h = worker_attach_reserve()) == NULL) {
 		free(st);
-		worker_call_error(call, "attachment_limit", "%d notebook "
+		worker_call_error(call, PROTO_E_ATTACHMENT_LIMIT, "%d notebook "
 		    "handles are in use; release some with "
 		    "disconnect_notebook", WORKER_MAX_ATTACH);
 		return;

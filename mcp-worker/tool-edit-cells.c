@@ -212,7 +212,7 @@ tool_edit_cells_conflict(struct tool_edit_cells *st,
 	xasprintf(&tail, "cell %.*s v%.*s now:\n%.*s", (int)em->cell_id.len,
 	    em->cell_id.ptr, (int)em->version.len, em->version.ptr,
 	    (int)em->source.len, em->source.ptr);
-	worker_call_error_fields(st->call, "edit_conflict", msg, f, tail);
+	worker_call_error_fields(st->call, PROTO_E_EDIT_CONFLICT, msg, f, tail);
 	free(tail);
 }
 
@@ -252,7 +252,7 @@ tool_edit_cells_ran(void *arg, uint16_t type, const msgpack_object *reply,
 		log_warnx("run after edit: %s", cause != NULL ? cause :
 		    proto_msg_name(type));
 		free(cause);
-		code = "notebook_unavailable";
+		code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 		msg = "unexpected reply from runtimed";
 	}
 	if (code != NULL) {
@@ -326,7 +326,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	}
 	if (type != PROTO_MSG_ROOM_EDIT_REPLY ||
 	    proto_room_edit_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		tool_edit_cells_fail(st, "notebook_unavailable",
+		tool_edit_cells_fail(st, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}
@@ -452,7 +452,7 @@ tool_edit_cells(struct worker_call *call)
 	tool_edit_cells_send(st);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

@@ -513,11 +513,11 @@ tool_export_notebook_write(const char *path, int overwrite, const char *s,
 	char		*target;
 	int		 r;
 
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if ((target = atomic_resolve(path, msg)) == NULL)
 		return (-1);
 	if (!overwrite && lstat(target, &sb) == 0) {
-		*code = "file_exists";
+		*code = PROTO_E_FILE_EXISTS;
 		xasprintf(msg, "%s exists; pass overwrite: true to replace it",
 		    path);
 		free(target);
@@ -669,7 +669,7 @@ tool_export_notebook(struct worker_call *call)
 	    tool_export_notebook_content);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

@@ -41,7 +41,7 @@ tool_get_kernel_info_done(struct worker_call *call, struct worker_room *room,
 	char				*s, err[256];
 
 	if (proto_kernel_info_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed: %s", err);
 		return;
 	}

@@ -100,7 +100,7 @@ tool_get_results_listed(void *arg, uint16_t type, const msgpack_object *reply,
 	if (type != PROTO_MSG_EXEC_LIST_REPLY ||
 	    proto_exec_runs_unpack(reply, "EXEC_LIST_REPLY", &m, err,
 	    sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}
@@ -202,14 +202,15 @@ tool_get_results_state(void *arg, uint16_t type, const msgpack_object *reply,
 		if (code != NULL)
 			worker_call_error(st->call, code, "%s", msg);
 		else
-			worker_call_error(st->call, "notebook_unavailable",
+			worker_call_error(st->call,
+			    PROTO_E_NOTEBOOK_UNAVAILABLE,
 			    "unexpected reply from runtimed");
 		tool_get_results_free(st);
 		return;
 	}
 	/* A cancelled wait answers nothing; the run goes on. */
 	if (worker_call_cancelled(st->call)) {
-		worker_call_error(st->call, "busy", "cancelled");
+		worker_call_error(st->call, PROTO_E_BUSY, "cancelled");
 		tool_get_results_free(st);
 		return;
 	}
@@ -259,18 +260,18 @@ tool_get_results(struct worker_call *call)
 	    &msg) != 0 ||
 	    worker_args_uint(args, "end_line", 0, 1, INT32_MAX, &el,
 	    &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
 	if ((sl != 0 || el != 0) && !full) {
-		worker_call_error(call, "invalid_argument", "start_line and "
-		    "end_line read a range of a run's full output: give "
-		    "full_output:true with them");
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "start_line and end_line read a range of a run's full "
+		    "output: give full_output:true with them");
 		return;
 	}
 	if (el != 0 && el < (sl != 0 ? sl : 1)) {
-		worker_call_error(call, "invalid_argument",
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
 		    "end_line must not be before start_line");
 		return;
 	}
@@ -278,8 +279,9 @@ tool_get_results(struct worker_call *call)
 		sl = 1;
 	if (id == NULL && (json_object_object_get(args, "timeout_secs") !=
 	    NULL || json_object_object_get(args, "full_output") != NULL)) {
-		worker_call_error(call, "invalid_argument", "timeout_secs and "
-		    "full_output are about one run: give its execution_id");
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "timeout_secs and full_output are about one run: give its "
+		    "execution_id");
 		return;
 	}
 	if (id == NULL) {
@@ -288,7 +290,7 @@ tool_get_results(struct worker_call *call)
 		return;
 	}
 	if (*id == '\0') {
-		worker_call_error(call, "invalid_argument",
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
 		    "execution_id must not be empty");
 		return;
 	}

@@ -24,7 +24,7 @@ tool_inspect_code_done(struct worker_call *call, struct worker_room *room,
 	char				*s, err[256];
 
 	if (proto_inspect_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed: %s", err);
 		return;
 	}

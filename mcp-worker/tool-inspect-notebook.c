@@ -292,14 +292,16 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 		ref = json_object_array_get_idx(st->cell_ids, k);
 		if (json_object_is_type(ref, json_type_string)) {
 			if (json_object_get_string_len(ref) == 0) {
-				worker_call_error(st->call, "invalid_argument",
+				worker_call_error(st->call,
+				    PROTO_E_INVALID_ARGUMENT,
 				    "cell_ids[%zu]: a cell_id must not be "
 				    "empty", k);
 				return (-1);
 			}
 			found = worker_nb_find(nb, json_object_get_string(ref));
 			if (found == -1) {
-				worker_call_error(st->call, "cell_not_found",
+				worker_call_error(st->call,
+				    PROTO_E_CELL_NOT_FOUND,
 				    "cell_ids[%zu]: no cell %s in this "
 				    "notebook", k, json_object_get_string(ref));
 				return (-1);
@@ -308,7 +310,8 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 		} else {
 			idx = json_object_get_int64(ref);
 			if (idx < 0 || (uint64_t)idx >= n) {
-				worker_call_error(st->call, "cell_not_found",
+				worker_call_error(st->call,
+				    PROTO_E_CELL_NOT_FOUND,
 				    "cell_ids[%zu]: cell index %lld is out of "
 				    "range (%zu cells)", k, (long long)idx, n);
 				return (-1);
@@ -316,7 +319,8 @@ tool_inspect_notebook_pick(struct tool_inspect_notebook *st,
 			if (!json_object_is_type(json_object_object_get(
 			    worker_nb_cell(nb, (size_t)idx), "cell_id"),
 			    json_type_string)) {
-				worker_call_error(st->call, "cell_not_found",
+				worker_call_error(st->call,
+				    PROTO_E_CELL_NOT_FOUND,
 				    "cell_ids[%zu]: cell %lld has no cell_id",
 				    k, (long long)idx);
 				return (-1);
@@ -848,7 +852,7 @@ tool_inspect_notebook_cancel(struct worker_call *call, void *arg)
 	struct tool_inspect_notebook	*st = arg;
 
 	tool_inspect_notebook_stop(st);
-	worker_call_error(st->call, "busy", "cancelled");
+	worker_call_error(st->call, PROTO_E_BUSY, "cancelled");
 	tool_inspect_notebook_free(st);
 }
 
@@ -1084,8 +1088,8 @@ tool_inspect_notebook(struct worker_call *call)
 		    worker_room_notebook_id(st->room),
 		    worker_room_started_at(st->room), after, &st->after_seq);
 		if (r == -1) {
-			worker_call_error(call, "invalid_argument", "after is "
-			    "not a cursor this server issued for this "
+			worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+			    "after is not a cursor this server issued for this "
 			    "notebook; pass the cursor of an earlier "
 			    "inspect_notebook, or omit after");
 			tool_inspect_notebook_free(st);
@@ -1105,7 +1109,7 @@ tool_inspect_notebook(struct worker_call *call)
 	tool_inspect_notebook_get(st);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

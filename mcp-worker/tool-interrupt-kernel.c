@@ -33,8 +33,8 @@ tool_interrupt_kernel_cancelled(struct worker_call *call,
 
 	(void)room;
 	if ((state = worker_exec_read(reply, &cause)) == NULL) {
-		worker_call_error(call, "notebook_unavailable", "unexpected "
-		    "reply from runtimed: %s", cause);
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "unexpected reply from runtimed: %s", cause);
 		free(cause);
 		return;
 	}
@@ -114,7 +114,7 @@ tool_interrupt_kernel(struct worker_call *call)
 		return;
 	if (worker_args_string(worker_call_args(call), "execution_id", 0,
 	    &eid, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}

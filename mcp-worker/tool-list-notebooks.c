@@ -30,7 +30,7 @@ tool_list_notebooks_reply(void *arg, uint16_t type,
 	}
 	if (type != PROTO_MSG_ROOM_LIST_REPLY ||
 	    proto_room_list_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}

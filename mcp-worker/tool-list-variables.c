@@ -26,7 +26,7 @@ tool_list_variables_done(struct worker_call *call, struct worker_room *room,
 	size_t				 i, n;
 
 	if (proto_variables_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed: %s", err);
 		return;
 	}
@@ -88,20 +88,20 @@ tool_list_variables(struct worker_call *call)
 	    &msg) != 0 || worker_args_uint(worker_call_args(call), "max",
 	    PROTO_VARIABLES_DEFAULT, 1, PROTO_VARIABLES_MAX, &max,
 	    &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
 	if (filter != NULL && (size_t)json_object_get_string_len(
 	    json_object_object_get(worker_call_args(call), "filter")) !=
 	    strlen(filter)) {
-		worker_call_error(call, "invalid_argument", "'filter' holds a "
-		    "NUL: a name pattern cannot");
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "'filter' holds a NUL: a name pattern cannot");
 		return;
 	}
 	if (filter != NULL && strlen(filter) > PROTO_FILTER_MAX) {
-		worker_call_error(call, "invalid_argument", "'filter' is over "
-		    "%u bytes", PROTO_FILTER_MAX);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "'filter' is over %u bytes", PROTO_FILTER_MAX);
 		return;
 	}
 	if ((h = worker_call_target(call)) == NULL)

@@ -66,7 +66,8 @@ tool_move_cells(struct worker_call *call)
 	    !json_object_is_type(ids, json_type_array) ||
 	    (n = json_object_array_length(ids)) == 0 ||
 	    n > PROTO_RUN_MAX_CELLS) {
-		worker_call_error(call, "invalid_argument", "cell_ids must be "
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "cell_ids must be "
 		    "a list of 1 to %d cell references", PROTO_RUN_MAX_CELLS);
 		return;
 	}
@@ -75,8 +76,9 @@ tool_move_cells(struct worker_call *call)
 		if ((!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string_len(v) == 0) &&
 		    !json_object_is_type(v, json_type_int)) {
-			worker_call_error(call, "invalid_argument", "cell_ids[%zu]"
-			    " must be a cell_id string or a zero-based index",
+			worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+			    "cell_ids[%zu] must be a cell_id string or a "
+			    "zero-based index",
 			    i);
 			return;
 		}
@@ -85,8 +87,9 @@ tool_move_cells(struct worker_call *call)
 	    ((!json_object_is_type(after, json_type_string) ||
 	    json_object_get_string_len(after) == 0) &&
 	    !json_object_is_type(after, json_type_int))) {
-		worker_call_error(call, "invalid_argument", "after must be a "
-		    "cell_id, a zero-based index, \"TOP\" or \"BOTTOM\"");
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "after must be a cell_id, a zero-based index, \"TOP\" or "
+		    "\"BOTTOM\"");
 		return;
 	}
 	if ((h = worker_call_target(call)) == NULL)

@@ -28,7 +28,7 @@ tool_reply_comment_apply(struct json_object *threads,
 	struct json_object		*t, *cs;
 
 	if ((t = worker_comment_find(threads, st->thread_id)) == NULL) {
-		*code = "invalid_argument";
+		*code = PROTO_E_INVALID_ARGUMENT;
 		xasprintf(msg, "no comment thread %s in this notebook",
 		    st->thread_id);
 		return (-1);
@@ -102,7 +102,7 @@ tool_reply_comment(struct worker_call *call)
 	    st, tool_reply_comment_done, st);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

@@ -27,7 +27,7 @@ tool_resolve_comment_apply(struct json_object *threads,
 	struct json_object		*t;
 
 	if ((t = worker_comment_find(threads, st->thread_id)) == NULL) {
-		*code = "invalid_argument";
+		*code = PROTO_E_INVALID_ARGUMENT;
 		xasprintf(msg, "no comment thread %s in this notebook",
 		    st->thread_id);
 		return (-1);
@@ -94,7 +94,7 @@ tool_resolve_comment(struct worker_call *call)
 	    tool_resolve_comment_apply, st, tool_resolve_comment_done, st);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

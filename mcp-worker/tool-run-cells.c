@@ -65,7 +65,7 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 	}
 	if (type != PROTO_MSG_EXEC_STATE ||
 	    (state = worker_exec_read(reply, &cause)) == NULL) {
-		worker_call_error(st->call, "notebook_unavailable",
+		worker_call_error(st->call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		tool_run_cells_free(st);
 		return;
@@ -121,12 +121,12 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			    json_object_object_get(cell, "cell_id")));
 		}
 		if (json_object_array_length(ids) == 0) {
-			worker_call_error(st->call, "invalid_argument",
+			worker_call_error(st->call, PROTO_E_INVALID_ARGUMENT,
 			    "the notebook has no code cells to run");
 			goto fail;
 		}
 		if (json_object_array_length(ids) > PROTO_RUN_MAX_CELLS) {
-			worker_call_error(st->call, "invalid_argument",
+			worker_call_error(st->call, PROTO_E_INVALID_ARGUMENT,
 			    "the notebook has more than %d code cells; run "
 			    "them in parts with cell_ids",
 			    PROTO_RUN_MAX_CELLS);
@@ -255,7 +255,7 @@ tool_run_cells(struct worker_call *call)
 		tool_run_cells_submit(st, NULL);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

@@ -27,7 +27,7 @@ tool_save_notebook_saved(void *arg, uint16_t type,
 	}
 	if (type != PROTO_MSG_ROOM_SAVE_REPLY ||
 	    proto_room_save_reply_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}
@@ -57,12 +57,12 @@ tool_save_notebook(struct worker_call *call)
 		return;
 	if (worker_args_string(args, "path", 0, &path, &msg) != 0 ||
 	    worker_args_bool(args, "force", 0, &force, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
 	if (path != NULL && *path == '\0') {
-		worker_call_error(call, "invalid_argument",
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
 		    "path must not be empty when given");
 		return;
 	}

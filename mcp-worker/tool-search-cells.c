@@ -328,8 +328,8 @@ tool_search_cells_done(struct worker_call *call, struct worker_room *room,
 	if (st.regex && (r = regcomp(&st.re, st.query, REG_EXTENDED |
 	    (st.icase ? REG_ICASE : 0))) != 0) {
 		regerror(r, &st.re, errbuf, sizeof errbuf);
-		worker_call_error(call, "invalid_argument", "query is not a "
-		    "valid POSIX extended regex: %s", errbuf);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "query is not a valid POSIX extended regex: %s", errbuf);
 		return;
 	}
 	st.matches = json_object_new_array();
@@ -431,7 +431,7 @@ tool_search_cells(struct worker_call *call)
 	    tool_search_cells_done);
 	return;
 bad:
-	worker_call_error(call, "invalid_argument", "%s", msg);
+	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 	free(msg);
 }
 

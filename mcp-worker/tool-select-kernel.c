@@ -46,7 +46,8 @@ tool_select_kernel(struct worker_call *call)
 		return;
 	if (worker_args_string(worker_call_args(call), "kernel", 1, &k,
 	    &msg) != 0 || *k == '\0') {
-		worker_call_error(call, "invalid_argument", "%s", msg != NULL ?
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s",
+		    msg != NULL ?
 		    msg : "'kernel' must name a kernelspec (see "
 		    "list_kernels)");
 		free(msg);

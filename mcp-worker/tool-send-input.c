@@ -51,7 +51,7 @@ tool_send_input(struct worker_call *call)
 		return;
 	if (worker_args_string(args, "execution_id", 1, &id, &msg) != 0 ||
 	    worker_args_string(args, "value", 1, &value, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return;
 	}
@@ -60,8 +60,8 @@ tool_send_input(struct worker_call *call)
 	m.value.len = (size_t)json_object_get_string_len(
 	    json_object_object_get(args, "value"));
 	if (m.value.len > PROTO_INPUT_MAX) {
-		worker_call_error(call, "invalid_argument", "'value' is over "
-		    "%u bytes", PROTO_INPUT_MAX);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "'value' is over %u bytes", PROTO_INPUT_MAX);
 		return;
 	}
 	if ((h = worker_call_target(call)) == NULL)

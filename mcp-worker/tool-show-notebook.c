@@ -24,7 +24,8 @@ tool_show_notebook_done(struct worker_call *call, struct worker_room *room,
 	char			 err[256], *text;
 
 	if (proto_view_url_unpack(reply, &m, err, sizeof err) != 0) {
-		worker_call_error(call, "notebook_unavailable", "%s", err);
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE, "%s",
+		    err);
 		return;
 	}
 	sc = json_object_new_object();

@@ -351,7 +351,7 @@ worker_attach_rejoined(void *arg, struct worker_room *room,
 			h->inc = *worker_room_incarnation(room);
 			h->rejoin = h->lost = h->announced = 0;
 			n++;
-		} else if (strcmp(code, "attachment_expired") == 0) {
+		} else if (strcmp(code, PROTO_E_ATTACHMENT_EXPIRED) == 0) {
 			worker_attach_release(h);
 			n++;
 		}
@@ -365,7 +365,7 @@ worker_attach_rejoined(void *arg, struct worker_room *room,
 		    n == 1 ? "" : "s", worker_room_notebook_id(room),
 		    rj->domain);
 		worker_resource_list_changed();
-	} else if (strcmp(code, "attachment_expired") == 0) {
+	} else if (strcmp(code, PROTO_E_ATTACHMENT_EXPIRED) == 0) {
 		log_info("%u handle%s expired: %s", n, n == 1 ? "" : "s", msg);
 		worker_rpc_log(4, "runtimed", "%u notebook handle%s expired: "
 		    "%s", n, n == 1 ? "" : "s", msg);
@@ -466,7 +466,7 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 		if (h->pending || strcmp(h->id, value) != 0)
 			continue;
 		if (h->rejoin) {
-			*code = "attachment_unavailable";
+			*code = PROTO_E_ATTACHMENT_UNAVAILABLE;
 			xasprintf(msg, "the local daemon was replaced; this "
 			    "handle is joined again to %s on %s as soon as a "
 			    "daemon and the server answer: retry in a moment",
@@ -478,7 +478,7 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 		    !worker_room_alive(h->room))) {
 			h->lost = 1;
 			worker_watch_poke();
-			*code = "attachment_unavailable";
+			*code = PROTO_E_ATTACHMENT_UNAVAILABLE;
 			xasprintf(msg, "the notebook behind this handle is no "
 			    "longer reachable; release it with "
 			    "disconnect_notebook and call connect_notebook "
@@ -490,16 +490,16 @@ worker_attach_by_handle(const char *value, const char **code, char **msg)
 	snprintf(prefix, sizeof prefix, "%s%08x", WORKER_HANDLE_PREFIX,
 	    worker_attach_get_tag());
 	if (worker_attach_was_released(value)) {
-		*code = "attachment_expired";
+		*code = PROTO_E_ATTACHMENT_EXPIRED;
 		xasprintf(msg, "this notebook handle was released; call "
 		    "connect_notebook for a new one");
 	} else if (strncmp(value, prefix, strlen(prefix)) == 0 &&
 	    strlen(value) == WORKER_HANDLE_LEN) {
-		*code = "attachment_expired";
+		*code = PROTO_E_ATTACHMENT_EXPIRED;
 		xasprintf(msg, "this notebook handle is from an earlier "
 		    "worker of this session; call connect_notebook again");
 	} else {
-		*code = "invalid_notebook_target";
+		*code = PROTO_E_INVALID_NOTEBOOK_TARGET;
 		xasprintf(msg, "unknown notebook handle; use the "
 		    "notebook_handle returned by connect_notebook or "
 		    "create_notebook");
@@ -536,7 +536,7 @@ worker_attach_by_id(const char *value, const char *domain, int *minted,
 			any = h;
 	}
 	if (any == NULL) {
-		*code = "not_attached";
+		*code = PROTO_E_NOT_ATTACHED;
 		xasprintf(msg, "notebook %s is not attached in this session%s%s; "
 		    "call connect_notebook with its notebook_id or path first",
 		    value, domain != NULL ? " from domain " : "",
@@ -544,7 +544,7 @@ worker_attach_by_id(const char *value, const char *domain, int *minted,
 		return (NULL);
 	}
 	if ((h = worker_attach_reserve()) == NULL) {
-		*code = "attachment_limit";
+		*code = PROTO_E_ATTACHMENT_LIMIT;
 		xasprintf(msg, "%d notebook handles are in use; release some "
 		    "with disconnect_notebook", WORKER_MAX_ATTACH);
 		return (NULL);

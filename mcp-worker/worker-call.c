@@ -271,7 +271,7 @@ worker_call_too_large(struct worker_call *call, struct json_object *res,
 	    worker_call_hint(name));
 	log_warnx("%s: %s", name, msg);
 	if (call->tool->read_only) {
-		out = toolresult_error("invalid_argument", msg);
+		out = toolresult_error(PROTO_E_INVALID_ARGUMENT, msg);
 		err = toolresult_error_detail(out);
 		json_object_object_add(err, "reason",
 		    json_object_new_string("too_large"));
@@ -473,7 +473,7 @@ worker_call_check(struct worker_call *call, const char *const allowed[])
 	if (wants_target) {
 		if (worker_target_parse(call->args, allow_id, &call->target,
 		    &msg) != 0) {
-			worker_call_error(call, "invalid_notebook_target",
+			worker_call_error(call, PROTO_E_INVALID_NOTEBOOK_TARGET,
 			    "%s", msg);
 			free(msg);
 			return (-1);
@@ -481,7 +481,7 @@ worker_call_check(struct worker_call *call, const char *const allowed[])
 		call->has_target = 1;
 	}
 	if (worker_args_check(call->args, allowed, &msg) != 0) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return (-1);
 	}
@@ -498,7 +498,7 @@ worker_call_target(struct worker_call *call)
 	int			 minted = 0;
 
 	if (!call->has_target) {
-		worker_call_error(call, "invalid_notebook_target",
+		worker_call_error(call, PROTO_E_INVALID_NOTEBOOK_TARGET,
 		    "give notebook_handle or notebook_id");
 		return (NULL);
 	}
@@ -534,7 +534,7 @@ worker_call_code(struct worker_call *call, const char *const allowed[],
 	    &msg) != 0 ||
 	    (level != NULL && worker_args_uint(args, "detail_level", 0, 0, 1,
 	    level, &msg) != 0)) {
-		worker_call_error(call, "invalid_argument", "%s", msg);
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		return (NULL);
 	}
@@ -542,8 +542,8 @@ worker_call_code(struct worker_call *call, const char *const allowed[],
 	code->len = (size_t)json_object_get_string_len(
 	    json_object_object_get(args, "code"));
 	if (code->len > PROTO_CODE_MAX) {
-		worker_call_error(call, "invalid_argument", "'code' is over "
-		    "%u bytes: send the lines around the cursor",
+		worker_call_error(call, PROTO_E_INVALID_ARGUMENT,
+		    "'code' is over %u bytes: send the lines around the cursor",
 		    PROTO_CODE_MAX);
 		return (NULL);
 	}
@@ -619,7 +619,7 @@ worker_call_wait_acquire(struct worker_call *call)
 	if (call->waiting)
 		return (0);
 	if (worker_call_waits >= WORKER_WAIT_PERMITS) {
-		worker_call_error(call, "busy", "%d waits are already in "
+		worker_call_error(call, PROTO_E_BUSY, "%d waits are already in "
 		    "progress; retry later or pass a shorter wait",
 		    WORKER_WAIT_PERMITS);
 		return (-1);
@@ -668,7 +668,7 @@ worker_call_room_done(void *arg, uint16_t type, const msgpack_object *reply,
 	if (code != NULL)
 		worker_call_error(r->call, code, "%s", msg);
 	else if (r->expect != 0 && type != r->expect)
-		worker_call_error(r->call, "notebook_unavailable",
+		worker_call_error(r->call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply %s from runtimed",
 		    proto_msg_name(type));
 	else

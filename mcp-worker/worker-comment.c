@@ -71,7 +71,7 @@ worker_comment_written(void *arg, uint16_t type, const msgpack_object *reply,
 {
 	struct worker_comment	*wc = arg;
 
-	if (code != NULL && strcmp(code, "conflict") == 0 &&
+	if (code != NULL && strcmp(code, PROTO_E_CONFLICT) == 0 &&
 	    ++wc->tries < WORKER_COMMENT_TRIES) {
 		log_debug("%s: conflict, try %d", __func__, wc->tries + 1);
 		json_object_put(wc->runtimed);
@@ -95,7 +95,7 @@ worker_comment_content(void *arg, struct worker_nb *reply, const char *code,
 	struct json_object	*md, *rt, *edits, *e, *m;
 	struct proto_room_edit	 em;
 	struct mpbuf		 b;
-	const char		*ecode = "invalid_argument";
+	const char		*ecode = PROTO_E_INVALID_ARGUMENT;
 	char			*err = NULL;
 
 	if (code != NULL) {

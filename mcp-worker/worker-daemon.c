@@ -162,10 +162,10 @@ worker_daemon_fail_all(struct worker_dconn *dc, const char *code,
 		 */
 		if (proto_msg_has(r->type, PROTO_F_MUTATES))
 			worker_daemon_fail_later(r->cb, r->arg,
-			    "outcome_unknown", "the daemon connection was lost "
-			    "before it answered; the change may or may not "
-			    "have been made: inspect the notebook before "
-			    "retrying");
+			    PROTO_E_OUTCOME_UNKNOWN,
+			    "the daemon connection was lost before it "
+			    "answered; the change may or may not have been "
+			    "made: inspect the notebook before retrying");
 		else
 			worker_daemon_fail_later(r->cb, r->arg, code, msg);
 		worker_daemon_req_free(r);
@@ -180,7 +180,7 @@ worker_daemon_send(struct worker_dconn *dc, struct worker_dreq *r)
 
 	r->id = peer_next_id(dc->peer);
 	if (peer_send_raw(dc->peer, r->type, r->id, r->body, r->len) != 0) {
-		code = "invalid_argument";
+		code = PROTO_E_INVALID_ARGUMENT;
 		if (r->len > proto_msg_cap(r->type))
 			xasprintf(&msg, "the %s request would be %.1f MB, "
 			    "over its %u MiB cap: send fewer or smaller edits "
@@ -188,7 +188,7 @@ worker_daemon_send(struct worker_dconn *dc, struct worker_dreq *r)
 			    r->len / 1e6,
 			    proto_msg_cap(r->type) / (1024 * 1024));
 		else {
-			code = "notebook_unavailable";
+			code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 			xasprintf(&msg, "the connection to runtimed is "
 			    "closing; retry");
 		}
@@ -216,7 +216,7 @@ worker_daemon_hello_reply(struct worker_dconn *dc,
 		    "%lld; stop the running runtimed (runtimed stop) so a "
 		    "matching one starts", PROTO_VERSION, (long long)version);
 		log_warnx("%s", msg);
-		worker_daemon_die(dc, "notebook_unavailable", msg);
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE, msg);
 		free(msg);
 		return;
 	}
@@ -226,7 +226,7 @@ worker_daemon_hello_reply(struct worker_dconn *dc,
 			snprintf(cause, sizeof cause, "%s instead of HELLO_OK",
 			    proto_msg_name(hdr->type));
 		xasprintf(&msg, "bad handshake from runtimed: %s", cause);
-		worker_daemon_die(dc, "notebook_unavailable", msg);
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE, msg);
 		free(msg);
 		return;
 	}
@@ -257,7 +257,7 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 		return;		/* detached by worker_daemon_free */
 	if (hdr == NULL) {
 		dc->peer = NULL;
-		worker_daemon_die(dc, "notebook_unavailable",
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    WORKER_DAEMON_LOST);
 		return;
 	}
@@ -268,7 +268,7 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 	if (!proto_msg_from(hdr->type, PROTO_FROM_DAEMON)) {
 		log_warnx("%s: runtimed sent %s, which it never sends",
 		    dc->name, proto_msg_name(hdr->type));
-		worker_daemon_die(dc, "notebook_unavailable",
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "runtimed sent a message it never sends; reconnect");
 		return;
 	}
@@ -290,7 +290,8 @@ worker_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 	if (hdr->type == PROTO_MSG_ERROR) {
 		if (proto_error_unpack(body, &e, cause, sizeof cause) != 0) {
 			log_warnx("%s: %s", dc->name, cause);
-			r->cb(r->arg, hdr->type, body, "notebook_unavailable",
+			r->cb(r->arg, hdr->type, body,
+			    PROTO_E_NOTEBOOK_UNAVAILABLE,
 			    "the daemon refused the request");
 		} else {
 			code = proto_str_dup(&e.code);
@@ -426,7 +427,8 @@ worker_daemon_start_tick(evutil_socket_t fd, short events, void *arg)
 		LIST_REMOVE(dc, start_entry);
 		dc->starting = 0;
 		if (r == -1) {
-			worker_daemon_die(dc, "notebook_unavailable", cause);
+			worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    cause);
 			free(cause);
 			cause = NULL;
 		}
@@ -453,7 +455,8 @@ worker_daemon_start_tick(evutil_socket_t fd, short events, void *arg)
 			    "within %d s", WORKER_START_TIMEOUT_MS / 1000);
 		while ((dc = LIST_FIRST(&worker_daemon_start.waiting)) !=
 		    NULL)
-			worker_daemon_die(dc, "notebook_unavailable", msg);
+			worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    msg);
 		free(msg);
 		worker_daemon_start_finish();
 		return;
@@ -480,7 +483,7 @@ worker_daemon_autostart(struct worker_dconn *dc)
 	if (worker_daemon_start.path == NULL) {
 		xasprintf(&msg, "runtimed is not running and %s", cause);
 		free(cause);
-		worker_daemon_die(dc, "notebook_unavailable", msg);
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE, msg);
 		free(msg);
 		return;
 	}
@@ -491,7 +494,7 @@ worker_daemon_autostart(struct worker_dconn *dc)
 	if (pid == -1) {
 		xasprintf(&msg, "cannot start runtimed: %s", cause);
 		free(cause);
-		worker_daemon_die(dc, "notebook_unavailable", msg);
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE, msg);
 		free(msg);
 		free(worker_daemon_start.path);
 		worker_daemon_start.path = NULL;
@@ -521,12 +524,12 @@ worker_daemon_new(const char *name, int probe)
 	dc->state = WORKER_DCONN_STARTING;
 	r = worker_daemon_try(dc, &cause);
 	if (r == 1 && probe)
-		worker_daemon_die(dc, "daemon_absent", "runtimed is not "
+		worker_daemon_die(dc, PROTO_E_DAEMON_ABSENT, "runtimed is not "
 		    "running");
 	else if (r == 1)
 		worker_daemon_autostart(dc);
 	else if (r == -1) {
-		worker_daemon_die(dc, "notebook_unavailable", cause);
+		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE, cause);
 		free(cause);
 	}
 	return (dc);
@@ -627,7 +630,8 @@ worker_daemon_free(struct worker_dconn *dc, const char *code,
 static void
 worker_daemon_free_cb(evutil_socket_t fd, short events, void *arg)
 {
-	worker_daemon_free(arg, "notebook_unavailable", "connection closed");
+	worker_daemon_free(arg, PROTO_E_NOTEBOOK_UNAVAILABLE,
+	    "connection closed");
 }
 
 int

@@ -140,15 +140,15 @@ worker_files_read(struct worker_files_xfer *x, const char *path, char **data,
 	/* A FIFO or device there is refused without waiting on it. */
 	if (sticky_check(path, &cause) != 0 ||
 	    (fd = util_open_regular(path, UTIL_NOFOLLOW, &sb, &cause)) == -1) {
-		worker_files_fail(x, "invalid_argument", "%s", cause);
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", cause);
 		free(cause);
 		return (-1);
 	}
 	if ((uint64_t)sb.st_size > WORKER_FILES_MAX) {
 		close(fd);
-		return (worker_files_fail(x, "invalid_argument", "%s is %lld "
-		    "bytes, over the %d-byte (%d MiB) cap of a transfer; "
-		    "nothing was sent", path, (long long)sb.st_size,
+		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+		    "%s is %lld bytes, over the %d-byte (%d MiB) cap of a "
+		    "transfer; nothing was sent", path, (long long)sb.st_size,
 		    WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
 	}
 	buf = xmalloc((size_t)sb.st_size + 1);
@@ -163,7 +163,7 @@ worker_files_read(struct worker_files_xfer *x, const char *path, char **data,
 	close(fd);
 	if (n == -1 || off != (size_t)sb.st_size) {
 		free(buf);
-		return (worker_files_fail(x, "notebook_unavailable", "%s "
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE, "%s "
 		    "changed size or could not be read while copying", path));
 	}
 	*data = buf;
@@ -188,20 +188,20 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 	int		 fd, exists, rc;
 
 	if (sticky_check(path, &cause) != 0) {
-		worker_files_fail(x, "invalid_argument", "%s", cause);
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", cause);
 		free(cause);
 		return (-1);
 	}
 	exists = lstat(path, &sb) == 0;
 	if (exists && !x->overwrite)
-		return (worker_files_fail(x, "file_exists", "%s exists; "
+		return (worker_files_fail(x, PROTO_E_FILE_EXISTS, "%s exists; "
 		    "pass overwrite: true to replace it", path));
 	if (exists && !S_ISREG(sb.st_mode))
-		return (worker_files_fail(x, "invalid_argument", "%s is not a "
-		    "regular file (a symbolic link or directory is never "
-		    "written through)", path));
+		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+		    "%s is not a regular file (a symbolic link or directory is "
+		    "never written through)", path));
 	if ((a = atomic_create(path, 0644, &cause)) == NULL) {
-		worker_files_fail(x, "invalid_argument", "%s", cause);
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", cause);
 		free(cause);
 		return (-1);
 	}
@@ -213,7 +213,8 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 				continue;
 			}
 			atomic_free(a);
-			return (worker_files_fail(x, "notebook_unavailable",
+			return (worker_files_fail(x,
+			    PROTO_E_NOTEBOOK_UNAVAILABLE,
 			    "cannot write beside %s: %s", path,
 			    strerror(errno)));
 		}
@@ -229,14 +230,15 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 	free(back);
 	if (off != len || strcmp(sum, x->sha256) != 0) {
 		atomic_free(a);
-		return (worker_files_fail(x, "notebook_unavailable", "the copy "
-		    "written beside %s does not read back with the same "
-		    "SHA-256; nothing was put in place", path));
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "the copy written beside %s does not read back with the "
+		    "same SHA-256; nothing was put in place", path));
 	}
 	if (!x->overwrite && lstat(path, &sb) == 0) {
 		atomic_free(a);
-		return (worker_files_fail(x, "invalid_argument", "%s appeared "
-		    "while copying; pass overwrite: true to replace it",
+		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+		    "%s appeared while copying; pass overwrite: true to "
+		    "replace it",
 		    path));
 	}
 	/* Without overwrite the rename itself never replaces a file. */
@@ -244,11 +246,12 @@ worker_files_write(struct worker_files_xfer *x, const char *path,
 		atomic_expect(a, ATOMIC_ABSENT, 0, 0, -1, -1);
 	if ((rc = atomic_commit(a, &cause)) != 0) {
 		if (rc == ATOMIC_CHANGED)
-			worker_files_fail(x, "invalid_argument", "%s appeared "
-			    "while copying; pass overwrite: true to replace it",
+			worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+			    "%s appeared while copying; pass overwrite: true "
+			    "to replace it",
 			    path);
 		else
-			worker_files_fail(x, "notebook_unavailable", "%s",
+			worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE, "%s",
 			    cause);
 		free(cause);
 		return (-1);
@@ -269,9 +272,9 @@ worker_files_remote_path(struct worker_files_xfer *x, const char *nbpath)
 	    strncmp(kp, "../", 3) == 0 || strstr(kp, "/../") != NULL ||
 	    (len >= 3 && strcmp(kp + len - 3, "/..") == 0) ||
 	    kp[len - 1] == '/' || strpbrk(kp, "\\\r\n") != NULL) {
-		worker_files_fail(x, "invalid_argument", "kernel_path on a "
-		    "Jupyter Server is a file relative to the notebook's "
-		    "directory, without ..");
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+		    "kernel_path on a Jupyter Server is a file relative to the "
+		    "notebook's directory, without ..");
 		return (NULL);
 	}
 	if ((slash = strrchr(nbpath, '/')) == NULL)
@@ -295,8 +298,8 @@ worker_files_request(struct worker_files_xfer *x, enum worker_files_step step,
 	    JSERVER_TIMEOUT, worker_files_step, x);
 	free(uri);
 	if (rc != 0)
-		worker_files_fail(x, "notebook_unavailable", "cannot start a "
-		    "request to %s", x->d->url);
+		worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "cannot start a request to %s", x->d->url);
 	return (rc);
 }
 
@@ -316,13 +319,14 @@ worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
 	if (r->status != 200) {
 		why = jserver_reply_message(r);
 		worker_files_fail(x, r->status == 404 || r->status == 400 ?
-		    "invalid_argument" : "notebook_unavailable", "%s on %s: %s",
+		    PROTO_E_INVALID_ARGUMENT : PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "%s on %s: %s",
 		    x->where, x->d->url, why);
 		free(why);
 		return (-1);
 	}
 	if ((o = jserver_reply_json(r, &why)) == NULL) {
-		worker_files_fail(x, "notebook_unavailable", "%s", why);
+		worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE, "%s", why);
 		free(why);
 		return (-1);
 	}
@@ -334,12 +338,12 @@ worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
 		size = json_object_get_int64(v);
 	json_object_put(o);
 	if (!file)
-		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
-		    "not a file", x->where, x->d->url));
+		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+		    "%s on %s is not a file", x->where, x->d->url));
 	if (size > WORKER_FILES_MAX)
-		return (worker_files_fail(x, "invalid_argument", "%s on %s is "
-		    "%lld bytes, over the %d-byte (%d MiB) cap of a transfer; "
-		    "nothing was fetched", x->where, x->d->url,
+		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+		    "%s on %s is %lld bytes, over the %d-byte (%d MiB) cap of "
+		    "a transfer; nothing was fetched", x->where, x->d->url,
 		    (long long)size, WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
 	return (0);
 }
@@ -365,8 +369,8 @@ worker_files_raw(struct worker_files_xfer *x, enum worker_files_step step,
 	    JSERVER_TIMEOUT, worker_files_step, x);
 	free(uri);
 	if (rc != 0)
-		worker_files_fail(x, "notebook_unavailable", "cannot start a "
-		    "request to %s", x->d->url);
+		worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "cannot start a request to %s", x->d->url);
 	return (rc);
 }
 
@@ -379,7 +383,8 @@ worker_files_exists(struct worker_files_xfer *x, struct jserver_reply *r)
 	if (r->status == 200 || r->status == 404)
 		return (r->status == 200);
 	why = jserver_reply_message(r);
-	worker_files_fail(x, "notebook_unavailable", "%s: %s", x->d->url, why);
+	worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE, "%s: %s", x->d->url,
+	    why);
 	free(why);
 	return (-1);
 }
@@ -475,14 +480,16 @@ worker_files_step(struct jserver_reply *r, void *arg)
 	case WORKER_FILES_GET:
 		if (r->status != 200) {
 			why = jserver_reply_message(r);
-			worker_files_fail(x, r->status == 404 ? "invalid_argument" :
-			    "notebook_unavailable", "%s on %s: %s", x->where,
-			    x->d->url, why);
+			worker_files_fail(x,
+			    r->status == 404 ? PROTO_E_INVALID_ARGUMENT :
+			    PROTO_E_NOTEBOOK_UNAVAILABLE, "%s on %s: %s",
+			    x->where, x->d->url, why);
 			free(why);
 			break;
 		}
 		if (r->len > WORKER_FILES_MAX) {
-			worker_files_fail(x, "invalid_argument", "%s on %s is "
+			worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
+			    "%s on %s is "
 			    "over the %d-byte (%d MiB) cap of a transfer (it "
 			    "grew since its size was asked)", x->where,
 			    x->d->url, WORKER_FILES_MAX, WORKER_FILES_MAX >> 20);
@@ -502,7 +509,7 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		if ((x->ex = worker_files_exists(x, r)) == -1)
 			break;
 		if (x->ex && !x->overwrite) {
-			worker_files_fail(x, "file_exists", "%s exists "
+			worker_files_fail(x, PROTO_E_FILE_EXISTS, "%s exists "
 			    "on %s; pass overwrite: true to replace it",
 			    x->where, x->domain);
 			break;
@@ -514,7 +521,8 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		if (r->status != 200 && r->status != 201) {
 			why = jserver_reply_message(r);
 			worker_files_fail(x, r->status == 404 ?
-			    "invalid_argument" : "notebook_unavailable",
+			    PROTO_E_INVALID_ARGUMENT :
+			    PROTO_E_NOTEBOOK_UNAVAILABLE,
 			    "writing %s on %s: %s", x->where, x->d->url, why);
 			free(why);
 			break;
@@ -529,7 +537,8 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		if (r->status != 200) {
 			why = jserver_reply_message(r);
 			worker_files_delete(x, x->tmp);
-			worker_files_fail(x, "notebook_unavailable", "reading %s "
+			worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    "reading %s "
 			    "back on %s: %s", x->where, x->d->url, why);
 			free(why);
 			break;
@@ -537,9 +546,9 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		worker_files_hash(r->body, r->len, sum);
 		if (r->len != x->len || strcmp(sum, x->sha256) != 0) {
 			worker_files_delete(x, x->tmp);
-			worker_files_fail(x, "notebook_unavailable", "the copy "
-			    "on %s does not read back with the same SHA-256; "
-			    "nothing was put in place", x->domain);
+			worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    "the copy on %s does not read back with the same "
+			    "SHA-256; nothing was put in place", x->domain);
 			break;
 		}
 		if (x->ex) {
@@ -561,8 +570,8 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		if (r->status != 200) {
 			why = jserver_reply_message(r);
 			worker_files_delete(x, x->tmp);
-			worker_files_fail(x, "notebook_unavailable", "renaming "
-			    "into place on %s: %s", x->domain, why);
+			worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    "renaming into place on %s: %s", x->domain, why);
 			free(why);
 			break;
 		}
@@ -584,7 +593,7 @@ worker_files_remote(struct worker_files_xfer *x, const char *nbpath)
 	char	*cause;
 
 	if ((x->d = domain_load(x->domain, &cause)) == NULL) {
-		worker_files_fail(x, "invalid_argument", "%s", cause);
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", cause);
 		free(cause);
 		return (-1);
 	}
@@ -662,13 +671,13 @@ worker_files_transfer(struct worker_call *call, int upload)
 	    worker_args_string(args, "kernel_path", 1, &x->kernel_path,
 	    &msg) != 0 ||
 	    worker_args_bool(args, "overwrite", 0, &x->overwrite, &msg) != 0) {
-		worker_files_fail(x, "invalid_argument", "%s", msg);
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", msg);
 		free(msg);
 		worker_files_answer(x, -1);
 		return;
 	}
 	if (*x->host_path == '\0' || *x->kernel_path == '\0') {
-		worker_files_fail(x, "invalid_argument",
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
 		    "host_path and kernel_path must not be empty");
 		worker_files_answer(x, -1);
 		return;

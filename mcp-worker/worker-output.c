@@ -1745,7 +1745,7 @@ worker_output_readiness(const char *st)
 	if (strcmp(st, "idle") == 0 || strcmp(st, "busy") == 0)
 		return ("ready");
 	if (strcmp(st, "dead") == 0)
-		return ("kernel_unavailable");
+		return (PROTO_E_KERNEL_UNAVAILABLE);
 	if (strcmp(st, "unresponsive") == 0)
 		return ("unresponsive");
 	return ("starting");

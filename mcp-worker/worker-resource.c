@@ -661,7 +661,7 @@ worker_resource_read_list(void *arg, uint16_t type,
 
 	if (code == NULL && (type != PROTO_MSG_ROOM_LIST_REPLY ||
 	    proto_room_list_reply_unpack(reply, &m, err, sizeof err) != 0)) {
-		code = "notebook_unavailable";
+		code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 		msg = "unexpected reply from runtimed";
 	}
 	if (code == NULL) {

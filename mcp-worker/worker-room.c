@@ -434,7 +434,7 @@ worker_room_free(struct worker_room *room)
 	free(room->path);
 	free(room->domain);
 	if (room->dc != NULL)
-		worker_daemon_free(room->dc, "attachment_expired",
+		worker_daemon_free(room->dc, PROTO_E_ATTACHMENT_EXPIRED,
 		    "the notebook handle was released during the call");
 	free(room->notebook_id);
 	free(room);
@@ -572,7 +572,8 @@ worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
 
 	if (code != NULL) {
 		j->cb(j->arg, NULL, NULL, code, msg);
-		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
+		worker_daemon_free(j->dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "closed");
 		goto out;
 	}
 	zone = worker_daemon_take(j->dc);
@@ -584,15 +585,17 @@ worker_room_joined(void *arg, uint16_t type, const msgpack_object *reply,
 		if (nb == NULL)
 			free(cause);
 		worker_nb_unref(nb);
-		j->cb(j->arg, NULL, NULL, "notebook_unavailable",
+		j->cb(j->arg, NULL, NULL, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed to a room join");
-		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
+		worker_daemon_free(j->dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "closed");
 		goto out;
 	}
 	if ((room = worker_room_find(nb->notebook_id)) != NULL &&
 	    worker_room_alive(room)) {
 		/* Already joined here: share that connection. */
-		worker_daemon_free(j->dc, "notebook_unavailable", "closed");
+		worker_daemon_free(j->dc, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "closed");
 	} else {
 		room = xcalloc(1, sizeof *room);
 		room->notebook_id = xstrdup(nb->notebook_id);
@@ -754,7 +757,7 @@ worker_room_got(void *arg, uint16_t type, const msgpack_object *reply,
 		if (zone != NULL)
 			msgpack_zone_free(zone);
 		log_warnx("ROOM_GET: %s", cause);
-		code = "notebook_unavailable";
+		code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 		msg = "unexpected reply from runtimed";
 	}
 	if (nb != NULL && g->gen == g->room->gen && !g->room->lost) {
@@ -800,7 +803,8 @@ worker_room_get(struct worker_room *room, worker_room_nb_cb cb, void *arg)
 	g->arg = arg;
 	if (!worker_room_alive(room)) {
 		worker_daemon_fail_later(worker_room_get_failed, g,
-		    "attachment_expired", "the daemon behind this handle went "
+		    PROTO_E_ATTACHMENT_EXPIRED,
+		    "the daemon behind this handle went "
 		    "away; call connect_notebook again");
 		return;
 	}
@@ -825,7 +829,7 @@ worker_room_request(struct worker_room *room, uint16_t type,
     const msgpack_sbuffer *body, worker_daemon_cb cb, void *arg)
 {
 	if (!worker_room_alive(room)) {
-		worker_daemon_fail_later(cb, arg, "attachment_expired",
+		worker_daemon_fail_later(cb, arg, PROTO_E_ATTACHMENT_EXPIRED,
 		    "the daemon behind this handle went away; call "
 		    "connect_notebook again");
 		return;

@@ -626,7 +626,7 @@ worker_rpc_tool_error(struct json_object *id, struct json_object *params,
 {
 	struct json_object	*res;
 
-	res = toolresult_error("invalid_argument", msg);
+	res = toolresult_error(PROTO_E_INVALID_ARGUMENT, msg);
 	if (!worker_rpc_structure && !toolresult_structured(params))
 		toolresult_plain(res);
 	worker_rpc_reply(id, res);

@@ -387,16 +387,16 @@ worker_task_fail(struct worker_task_op *op, const char *code,
 		worker_task_op_free(op);
 		return;
 	}
-	if (strcmp(code, "execution_not_found") == 0) {
+	if (strcmp(code, PROTO_E_EXECUTION_NOT_FOUND) == 0) {
 		rc = -32602;
 		xasprintf(&text, "Failed to retrieve task: Task not found "
 		    "(%s)", msg);
 	} else if (op->kind == WORKER_TASK_CANCEL &&
-	    strcmp(code, "invalid_argument") == 0) {
+	    strcmp(code, PROTO_E_INVALID_ARGUMENT) == 0) {
 		rc = -32602;
 		xasprintf(&text, "Cannot cancel task: already in terminal "
 		    "status (%s)", msg);
-	} else if (strcmp(code, "notebook_unavailable") == 0 &&
+	} else if (strcmp(code, PROTO_E_NOTEBOOK_UNAVAILABLE) == 0 &&
 	    op->task->room == NULL) {
 		rc = -32602;
 		xasprintf(&text, "Failed to retrieve task: its notebook %s "
@@ -420,7 +420,7 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 	if (code != NULL) {
 		if (op->kind != WORKER_TASK_CANCEL && (t->room == NULL ||
 		    !worker_room_alive(t->room) ||
-		    strcmp(code, "notebook_unavailable") == 0)) {
+		    strcmp(code, PROTO_E_NOTEBOOK_UNAVAILABLE) == 0)) {
 			/* Lost the daemon: a read is asked again. */
 			worker_task_retry(t, op);
 			return;
@@ -429,7 +429,7 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 		return;
 	}
 	if (type != PROTO_MSG_EXEC_STATE) {
-		worker_task_fail(op, "notebook_unavailable",
+		worker_task_fail(op, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}
@@ -437,8 +437,8 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 	owner = proto_get_str(body, "task_owner", &len);
 	if (owner == NULL || len != strlen(worker_task_owner()) ||
 	    memcmp(owner, worker_task_owner(), len) != 0) {
-		worker_task_fail(op, "execution_not_found", "not a task of "
-		    "this session");
+		worker_task_fail(op, PROTO_E_EXECUTION_NOT_FOUND,
+		    "not a task of this session");
 		return;
 	}
 	t->retries = 0;
@@ -699,7 +699,7 @@ worker_task_created(struct worker_call *call, struct worker_room *room,
 	size_t			 len;
 
 	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
-		worker_call_error(call, "notebook_unavailable",
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}

@@ -123,7 +123,8 @@ worker_watch_status(void *arg, uint16_t type, const msgpack_object *reply,
 		log_debug("%s: probe failed: %s", __func__,
 		    msg != NULL ? msg : "unexpected reply");
 		if (worker_watch.dc != NULL) {
-			worker_daemon_free(worker_watch.dc, "daemon_absent",
+			worker_daemon_free(worker_watch.dc,
+			    PROTO_E_DAEMON_ABSENT,
 			    "closed");
 			worker_watch.dc = NULL;
 		}
@@ -152,7 +153,8 @@ worker_watch_tick(evutil_socket_t fd, short events, void *arg)
 	    !worker_attach_rejoin_pending()))
 		return;
 	if (worker_watch.dc != NULL && !worker_daemon_alive(worker_watch.dc)) {
-		worker_daemon_free(worker_watch.dc, "daemon_absent", "closed");
+		worker_daemon_free(worker_watch.dc, PROTO_E_DAEMON_ABSENT,
+		    "closed");
 		worker_watch.dc = NULL;
 	}
 	if (worker_watch.dc == NULL) {

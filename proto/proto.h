@@ -30,6 +30,8 @@
 
 #include <msgpack.h>
 
+#include "proto-errors.h"
+
 #define PROTO_VERSION		1
 #define PROTO_HEADER_SIZE	12
 

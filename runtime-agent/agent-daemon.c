@@ -306,7 +306,7 @@ agent_failed(struct agent_kernel *k, const char *why)
 		agent_daemon_start_pending = 0;
 		if (agent_daemon_peer != NULL)
 			agent_send_error(agent_daemon_start_id,
-			    "kernel_unavailable", "%s", why);
+			    PROTO_E_KERNEL_UNAVAILABLE, "%s", why);
 	} else
 		agent_daemon_status(PROTO_AGENT_DEAD, why);
 }
@@ -332,7 +332,7 @@ agent_daemon_shutdown_done(struct agent_kernel *k, void *arg)
 		agent_daemon_start_pending = 0;
 		if (agent_daemon_peer != NULL)
 			agent_send_error(agent_daemon_start_id,
-			    "kernel_unavailable",
+			    PROTO_E_KERNEL_UNAVAILABLE,
 			    "kernel was shut down before it was ready");
 	}
 	if (agent_daemon_exiting) {
@@ -394,7 +394,7 @@ agent_daemon_start(struct peer *p, const struct proto_header *hdr,
 	uint32_t			 id = hdr->id;
 
 	if (agent_daemon_k != NULL && agent_kernel_is_running(agent_daemon_k)) {
-		agent_send_error(id, "invalid_argument",
+		agent_send_error(id, PROTO_E_INVALID_ARGUMENT,
 		    "kernel already started");
 		return;
 	}
@@ -412,7 +412,7 @@ agent_daemon_start(struct peer *p, const struct proto_header *hdr,
 	agent_daemon_start_id = id;
 	if (agent_kernel_start(agent_daemon_k, &cause) != 0) {
 		agent_daemon_start_pending = 0;
-		agent_send_error(id, "kernel_unavailable", "%s", cause);
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		free(cause);
 	}
 }
@@ -431,7 +431,7 @@ agent_daemon_execute(struct peer *p, const struct proto_header *hdr,
 	uint32_t				 id = hdr->id;
 
 	if (agent_daemon_k == NULL) {
-		agent_send_error(id, "kernel_unavailable",
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "no kernel was started");
 		return;
 	}
@@ -439,7 +439,7 @@ agent_daemon_execute(struct peer *p, const struct proto_header *hdr,
 	cell_id = xstrndup(m->cell_id.ptr, m->cell_id.len);
 	if (agent_exec_start(agent_daemon_k, exec_id, cell_id, m->code.ptr,
 	    m->code.len, m->stop_on_error, m->silent, &cause) != 0) {
-		agent_send_error(id, "kernel_unavailable", "%s", cause);
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		free(cause);
 	}
 	free(exec_id);
@@ -455,12 +455,12 @@ agent_daemon_interrupt(struct peer *p, const struct proto_header *hdr,
 	uint32_t	 id = hdr->id;
 
 	if (agent_daemon_k == NULL)
-		agent_send_error(id, "kernel_unavailable",
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "no kernel was started");
 	else if (agent_daemon_hooks->interrupt != NULL)
 		agent_daemon_hooks->interrupt(agent_daemon_k, id);
 	else if (agent_kernel_interrupt(agent_daemon_k, &cause) != 0) {
-		agent_send_error(id, "kernel_unavailable", "%s", cause);
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		free(cause);
 	} else
 		agent_send_ok(id);
@@ -475,12 +475,12 @@ agent_daemon_shutdown(struct peer *p, const struct proto_header *hdr,
 	uint32_t				 id = hdr->id;
 
 	if (agent_daemon_shutdown_pending) {
-		agent_send_error(id, "busy", "a shutdown is in progress");
+		agent_send_error(id, PROTO_E_BUSY, "a shutdown is in progress");
 		return;
 	}
 	if (agent_daemon_k == NULL) {
 		if (m->restart)
-			agent_send_error(id, "kernel_unavailable",
+			agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE,
 			    "no kernel was started");
 		else
 			agent_send_ok(id);
@@ -555,7 +555,7 @@ static void
 agent_daemon_refuse(struct peer *p, const struct proto_header *hdr,
     const char *err, void *arg)
 {
-	agent_send_error(hdr->id, "invalid_argument", "%s", err);
+	agent_send_error(hdr->id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 }
 
 /* One frame from the daemon, or its loss. */
@@ -584,7 +584,7 @@ agent_daemon_dispatch(struct peer *p, const struct proto_header *hdr,
 	    peer_dispatch(agent_daemon_table, agent_daemon_refuse, p, hdr, body,
 	    agent_daemon_k) == 0)
 		return;
-	agent_send_error(hdr->id, "invalid_argument",
+	agent_send_error(hdr->id, PROTO_E_INVALID_ARGUMENT,
 	    "%s does not handle %s", h->name, proto_msg_name(hdr->type));
 }
 

@@ -183,7 +183,7 @@ agent_introspect_busy(uint32_t id, const char *why)
 	const char	*exec_id = "?", *cell_id = "?";
 
 	agent_exec_lookup(NULL, &exec_id, &cell_id);
-	agent_send_error(id, "busy", "cell %s of run %s is running "
+	agent_send_error(id, PROTO_E_BUSY, "cell %s of run %s is running "
 	    "and %s: ask again when it ends (get_results %s), or "
 	    "interrupt_kernel", cell_id, exec_id, why, exec_id);
 }
@@ -215,7 +215,7 @@ agent_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		    "answer in time" : "this request waits behind it past "
 		    "its bound");
 	else
-		agent_send_error(r->id, "busy", "the kernel did not "
+		agent_send_error(r->id, PROTO_E_BUSY, "the kernel did not "
 		    "answer within the bound: try again, with a longer "
 		    "timeout_secs");
 	agent_introspect_free(r);
@@ -260,7 +260,7 @@ agent_introspect_send(struct agent_kernel *k, struct agent_introspect_req *r,
     enum agent_channel channel, const char *type, struct json_object *content)
 {
 	if (agent_kernel_send(k, channel, type, content, r->msg_id) != 0) {
-		agent_send_error(r->id, "kernel_unavailable",
+		agent_send_error(r->id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "cannot send %s to the kernel", type);
 		agent_introspect_free(r);
 		return (-1);
@@ -301,7 +301,7 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 
 	if (lang == NULL || (strcasecmp(lang, "python") != 0 &&
 	    strcasecmp(lang, "r") != 0)) {
-		agent_send_error(r->id, "not_supported", "this kernel "
+		agent_send_error(r->id, PROTO_E_NOT_SUPPORTED, "this kernel "
 		    "(language %s) has no debugger, and runtimed knows no "
 		    "silent way to list its variables", lang != NULL ? lang :
 		    "unknown");
@@ -568,7 +568,7 @@ agent_introspect_exec_reply(struct agent_introspect_req *r,
 	return;
 
 fail:
-	agent_send_error(r->id, "kernel_unavailable", "the kernel did "
+	agent_send_error(r->id, PROTO_E_KERNEL_UNAVAILABLE, "the kernel did "
 	    "not list its variables (status %s)", status != NULL ? status :
 	    "unknown");
 	agent_introspect_free(r);
@@ -580,7 +580,7 @@ agent_introspect_ready(uint32_t id, struct agent_kernel *k)
 {
 	if (k != NULL && agent_kernel_is_ready(k))
 		return (0);
-	agent_send_error(id, "kernel_unavailable",
+	agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE,
 	    "the kernel is not ready");
 	return (-1);
 }
@@ -664,7 +664,7 @@ agent_introspect_complete_reply(struct agent_introspect_req *r,
 
 	if (!json_object_object_get_ex(content, "matches", &matches) ||
 	    !json_object_is_type(matches, json_type_array)) {
-		agent_send_error(r->id, "kernel_unavailable", "the "
+		agent_send_error(r->id, PROTO_E_KERNEL_UNAVAILABLE, "the "
 		    "kernel did not complete: %s", agent_introspect_str(
 		    content, "evalue") != NULL ? agent_introspect_str(content,
 		    "evalue") : "no matches in its reply");
@@ -858,7 +858,7 @@ agent_introspect_clear(void)
 	struct agent_introspect_req	*r;
 
 	while ((r = TAILQ_FIRST(&agent_introspect_reqs)) != NULL) {
-		agent_send_error(r->id, "kernel_unavailable", "the "
+		agent_send_error(r->id, PROTO_E_KERNEL_UNAVAILABLE, "the "
 		    "kernel stopped before it answered");
 		agent_introspect_free(r);
 	}

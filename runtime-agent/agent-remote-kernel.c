@@ -813,13 +813,15 @@ agent_remote_kernel_interrupted(struct jserver_reply *r, void *arg)
 		msg = jserver_reply_message(r);
 		log_warnx("kernel %s: interrupt: %s", k->id, msg);
 		if (r->status == 401 || r->status == 403)
-			agent_send_error(ai->id, "refused", "%s refused to "
+			agent_send_error(ai->id, PROTO_E_REFUSED,
+			    "%s refused to "
 			    "interrupt the kernel (%s): the run goes on; the "
 			    "token in %s may not do this", k->d->url, msg,
 			    k->d->token_file);
 		else
-			agent_send_error(ai->id, "kernel_unavailable", "%s did "
-			    "not interrupt the kernel (%s): the run goes on",
+			agent_send_error(ai->id, PROTO_E_KERNEL_UNAVAILABLE,
+			    "%s did not interrupt the kernel (%s): the run "
+			    "goes on",
 			    k->d->url, msg);
 		free(msg);
 	}
@@ -834,7 +836,7 @@ agent_remote_kernel_interrupt(struct agent_kernel *k, uint32_t id)
 	char				*path;
 
 	if (k->id == NULL || k->state == AGENT_REMOTE_DEAD) {
-		agent_send_error(id, "kernel_unavailable", "no kernel is "
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE, "no kernel is "
 		    "running on %s", k->d->url);
 		return;
 	}
@@ -845,7 +847,8 @@ agent_remote_kernel_interrupt(struct agent_kernel *k, uint32_t id)
 	xasprintf(&path, "api/kernels/%s/interrupt", k->id);
 	if (jserver_request(k->base, k->d, "POST", path, "{}", 2,
 	    JSERVER_TIMEOUT, agent_remote_kernel_interrupted, ai) != 0) {
-		agent_send_error(id, "kernel_unavailable", "cannot reach %s",
+		agent_send_error(id, PROTO_E_KERNEL_UNAVAILABLE,
+		    "cannot reach %s",
 		    k->d->url);
 		free(ai);
 	}

@@ -130,7 +130,8 @@ agent_stdin_reply(struct peer *p, const struct proto_header *hdr,
 		agent_stdin_clear();
 	if (k == NULL || agent_stdin_header == NULL ||
 	    !proto_str_eq(&m->execution_id, agent_stdin_exec_id)) {
-		peer_send_error(p, id, "input_not_pending", "run %.*s is not "
+		peer_send_error(p, id, PROTO_E_INPUT_NOT_PENDING,
+		    "run %.*s is not "
 		    "waiting for input", (int)m->execution_id.len,
 		    m->execution_id.ptr);
 		return;
@@ -143,7 +144,7 @@ agent_stdin_reply(struct peer *p, const struct proto_header *hdr,
 	json_object_put(content);
 	agent_stdin_clear();
 	if (rc != 0)
-		peer_send_error(p, id, "kernel_unavailable",
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "cannot send input_reply to the kernel");
 	else
 		peer_send_ok(p, id);

@@ -107,19 +107,19 @@ agent_create(struct event_base *base, struct peer *p, uint32_t id,
 	cwd = xstrndup(m->cwd.ptr, m->cwd.len);
 	rdir = xstrndup(m->runtime_dir.ptr, m->runtime_dir.len);
 	if (stat(cwd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		peer_send_error(p, id, "kernel_unavailable",
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "working directory %s is not a directory", cwd);
 		goto out;
 	}
 	if (sockdir_check_dir(rdir, 0, &cause) != 0) {
-		peer_send_error(p, id, "kernel_unavailable",
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "runtime directory: %s", cause);
 		free(cause);
 		goto out;
 	}
 	/* The kernel runs in cwd, so its connection file path is absolute. */
 	if ((real = util_realpath_new(rdir)) == NULL) {
-		peer_send_error(p, id, "kernel_unavailable",
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "runtime directory %s: %s", rdir, strerror(errno));
 		goto out;
 	}
@@ -130,7 +130,7 @@ agent_create(struct event_base *base, struct peer *p, uint32_t id,
 		cwd = real;
 	}
 	if ((ks = kernelspec_find(name, &cause)) == NULL) {
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		free(cause);
 		goto out;
 	}

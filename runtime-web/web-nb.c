@@ -996,7 +996,7 @@ web_nb_comment_written(struct web_nb *nb, uint16_t type,
 	}
 	if (type == PROTO_MSG_ERROR &&
 	    proto_error_unpack(body, &e, err, sizeof err) == 0 &&
-	    proto_str_eq(&e.code, "conflict") &&
+	    proto_str_eq(&e.code, PROTO_E_CONFLICT) &&
 	    ++a->tries < WEB_NB_COMMENT_TRIES) {
 		/* Someone changed the room in between: read it again. */
 		web_nb_request(nb, PROTO_MSG_ROOM_GET, NULL,

@@ -23,13 +23,14 @@ kernel_blob_get(struct peer *p, uint32_t id, const msgpack_object *body)
 
 	if (proto_blob_get_unpack(body, &m, err, sizeof err) != 0 ||
 	    !blob_valid_name(m.sha256.ptr, m.sha256.len)) {
-		peer_send_error(p, id, "invalid_argument",
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
 		    "sha256 must be 64 lowercase hex digits");
 		return;
 	}
 	hex = xstrndup(m.sha256.ptr, m.sha256.len);
 	if (blob_get(runtimed_state_dir, hex, &data, &len, &cause) != 0) {
-		peer_send_error(p, id, "invalid_argument", "no blob %s: %s",
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "no blob %s: %s",
 		    hex, cause);
 		free(cause);
 		free(hex);
@@ -41,7 +42,7 @@ kernel_blob_get(struct peer *p, uint32_t id, const msgpack_object *body)
 	mpbuf_init(&b);
 	proto_blob_reply_pack(&b.pk, &rm);
 	if (peer_send(p, PROTO_MSG_BLOB_REPLY, id, &b.sb) != 0)
-		peer_send_error(p, id, "invalid_argument",
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
 		    "blob %s is too large for a frame", hex);
 	mpbuf_free(&b);
 	free(data);

@@ -69,8 +69,8 @@ kernel_introspect_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	struct kernel_introspect	*q = arg;
 
 	if (q->client != NULL)
-		peer_send_error(q->client, q->client_id, "busy", "the kernel's "
-		    "agent did not answer in time: try again, or "
+		peer_send_error(q->client, q->client_id, PROTO_E_BUSY,
+		    "the kernel's agent did not answer in time: try again, or "
 		    "get_kernel_info to see what the kernel is doing");
 	kernel_introspect_free(q);
 }
@@ -121,18 +121,19 @@ kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
 
 	if (kernel_introspect_check(type, body, err, sizeof err,
 	    &timeout) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	if (timeout > PROTO_WAIT_MAX_MS) {
-		peer_send_error(p, id, "invalid_argument", "timeout_ms must "
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "timeout_ms must "
 		    "be an integer from 0 to %d", PROTO_WAIT_MAX_MS);
 		return;
 	}
 	if ((agent = room_kernel_agent(r)) == NULL) {
-		peer_send_error(p, id, "kernel_unavailable", "the kernel is "
-		    "%s: nothing to look at (run a cell to start it, or "
-		    "get_kernel_info)", room_kernel_state(r));
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
+		    "the kernel is %s: nothing to look at (run a cell to start "
+		    "it, or get_kernel_info)", room_kernel_state(r));
 		return;
 	}
 	q = xcalloc(1, sizeof *q);
@@ -152,8 +153,8 @@ kernel_introspect_ask(struct room *r, struct peer *p, uint32_t id,
 	mpbuf_init(&b);
 	msgpack_pack_object(&b.pk, *body);
 	if (peer_send(agent, type, q->agent_id, &b.sb) != 0) {
-		peer_send_error(p, id, "kernel_unavailable", "the kernel's "
-		    "agent is going away");
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
+		    "the kernel's agent is going away");
 		kernel_introspect_free(q);
 	}
 	mpbuf_free(&b);
@@ -195,8 +196,8 @@ kernel_introspect_interrupt(struct room *r, struct peer *p, uint32_t id,
 	proto_agent_interrupt_pack(&b.pk);
 	if (peer_send(agent, PROTO_MSG_AGENT_INTERRUPT, q->agent_id,
 	    &b.sb) != 0) {
-		peer_send_error(p, id, "kernel_unavailable", "the kernel's "
-		    "agent is going away");
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
+		    "the kernel's agent is going away");
 		kernel_introspect_free(q);
 	}
 	mpbuf_free(&b);
@@ -225,7 +226,7 @@ kernel_introspect_answer(struct room *r, struct peer *agent,
 		    proto_msg_name(q->reply), proto_msg_name(hdr->type));
 		if (q->client != NULL)
 			peer_send_error(q->client, q->client_id,
-			    "kernel_unavailable", "the kernel's agent "
+			    PROTO_E_KERNEL_UNAVAILABLE, "the kernel's agent "
 			    "answered with %s", proto_msg_name(hdr->type));
 	} else if (q->interrupt) {
 		mpbuf_init(&b);
@@ -261,7 +262,7 @@ kernel_introspect_peer_gone(struct peer *p)
 			continue;
 		if (q->client != NULL)
 			peer_send_error(q->client, q->client_id,
-			    "kernel_unavailable", "the kernel went away "
+			    PROTO_E_KERNEL_UNAVAILABLE, "the kernel went away "
 			    "before it answered");
 		kernel_introspect_free(q);
 	}

@@ -104,7 +104,7 @@ kernel_spec_listed(struct room *r, struct peer *p, uint32_t id,
 	struct mpbuf			 b;
 
 	if (cause != NULL) {
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		return;
 	}
 	m.default_name = proto_str_make(KERNELSPEC_DEFAULT);
@@ -128,7 +128,7 @@ kernel_spec_select_remote(struct room *r, struct peer *p, uint32_t id,
 	const char	*why;
 
 	if (cause != NULL) {
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		return;
 	}
 	if (strcmp(r->kernel_name, name) == 0 && r->kernel != NULL &&
@@ -145,7 +145,7 @@ kernel_spec_select_remote(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	if (room_kernel_replace(r, NULL, 0, "kernel_changed") != 0) {
-		peer_send_error(p, id, "busy",
+		peer_send_error(p, id, PROTO_E_BUSY,
 		    "a restart is under way; select the kernel after it");
 		return;
 	}
@@ -169,13 +169,14 @@ kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
 	char				*name, *cause, err[256];
 
 	if (r == NULL) {
-		peer_send_error(p, id, "invalid_argument", "KERNEL_SELECT "
-		    "needs a notebook: send ROOM_CREATE or ROOM_OPEN first");
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "KERNEL_SELECT needs a notebook: send ROOM_CREATE or "
+		    "ROOM_OPEN first");
 		return;
 	}
 	if (proto_kernel_select_unpack(body, &m, err, sizeof err) != 0 ||
 	    m.kernel.len == 0 || m.kernel.len > 255) {
-		peer_send_error(p, id, "invalid_argument",
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
 		    "kernel must be a kernelspec name");
 		return;
 	}
@@ -186,7 +187,7 @@ kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	if ((ks = kernelspec_find(name, &cause)) == NULL) {
-		peer_send_error(p, id, "kernel_unavailable", "%s", cause);
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE, "%s", cause);
 		free(cause);
 		free(name);
 		return;
@@ -215,7 +216,7 @@ kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	if (room_kernel_replace(r, NULL, 0, "kernel_changed") != 0) {
-		peer_send_error(p, id, "busy",
+		peer_send_error(p, id, PROTO_E_BUSY,
 		    "a restart is under way; select the kernel after it");
 		return;
 	}

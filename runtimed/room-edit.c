@@ -107,7 +107,8 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 
 	w->res.index = -1;
 	if (w->has_if_seq && w->if_seq != r->seq) {
-		room_edit_fail(r, w, "conflict", "the notebook changed (seq "
+		room_edit_fail(r, w, PROTO_E_CONFLICT,
+		    "the notebook changed (seq "
 		    "%llu, not %llu); read it again and retry",
 		    (unsigned long long)r->seq,
 		    (unsigned long long)w->if_seq);
@@ -117,14 +118,16 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 	if (msgpack_unpack_next(&u, w->edits.data, w->edits.size, NULL) !=
 	    MSGPACK_UNPACK_SUCCESS) {
 		msgpack_unpacked_destroy(&u);
-		room_edit_fail(r, w, "invalid_argument", "edits: unreadable");
+		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+		    "edits: unreadable");
 		return (-1);
 	}
 	if ((n = room_edit_size(&u.data)) > PROTO_EDIT_MAX_EDITS) {
 		msgpack_unpacked_destroy(&u);
-		room_edit_fail(r, w, "invalid_argument", "this batch has %zu "
-		    "edits and cells named; a batch holds at most %d and "
-		    "nothing was applied: split it into batches of at most %d",
+		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+		    "this batch has %zu edits and cells named; a batch holds "
+		    "at most %d and nothing was applied: split it into batches "
+		    "of at most %d",
 		    n, PROTO_EDIT_MAX_EDITS, PROTO_EDIT_MAX_EDITS);
 		return (-1);
 	}
@@ -133,7 +136,7 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 	    &w->nconflicts, &cause)) {
 	case -1:
 		msgpack_unpacked_destroy(&u);
-		room_edit_fail(r, w, "invalid_argument", "%s", cause);
+		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT, "%s", cause);
 		free(cause);
 		return (-1);
 	case 1:
@@ -236,7 +239,8 @@ room_edit_durable(struct room *r, int ok, const char *why, void *arg)
 		room_nb_edit_abort(r->nb, w->pend);
 		room_nb_result_free(&w->res);
 		w->res.index = -1;
-		room_edit_fail(r, w, "notebook_unavailable", "the edit was not "
+		room_edit_fail(r, w, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "the edit was not "
 		    "applied: the state database cannot store it (%s); free "
 		    "disk space for %s, then retry", why, runtimed_state_dir);
 	} else {

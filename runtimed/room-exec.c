@@ -388,8 +388,8 @@ room_exec_send(struct peer *p, uint32_t id, const char *data, size_t len)
 	msgpack_unpacked_init(&u);
 	if (proto_frame_unpack(&u, data, len, &off) != 0) {
 		msgpack_unpacked_destroy(&u);
-		peer_send_error(p, id, "notebook_unavailable", "the run's "
-		    "state could not be read back");
+		peer_send_error(p, id, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "the run's state could not be read back");
 		return;
 	}
 	rec = mpjson_unpack(&u.data);
@@ -646,7 +646,7 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	char			 err[256];
 
 	if (proto_exec_run_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	/* With timeout_ms the reply waits like EXEC_GET: one round trip. */
@@ -655,13 +655,14 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		return;
 	ids = m.cell_ids.obj;
 	if (ids == NULL || ids->via.array.size == 0) {
-		peer_send_error(p, id, "invalid_argument",
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
 		    "cell_ids must be a non-empty list");
 		return;
 	}
 	n = ids->via.array.size;
 	if (n > PROTO_RUN_MAX_CELLS) {
-		peer_send_error(p, id, "invalid_argument", "a run takes at "
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "a run takes at "
 		    "most %d cells, not %zu", PROTO_RUN_MAX_CELLS, n);
 		return;
 	}
@@ -679,8 +680,9 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 			return;
 		}
 		if (cells[i]->type == ROOM_CELL_UNKNOWN) {
-			peer_send_error(p, id, "invalid_argument", "%scell %s "
-			    "is of type \"%s\", which runtimed cannot run",
+			peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+			    "%scell %s is of type \"%s\", which runtimed "
+			    "cannot run",
 			    what, cells[i]->id,
 			    room_nb_cell_type_name(cells[i]));
 			free(cells);
@@ -688,7 +690,8 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 		}
 	}
 	if (r->kernel != NULL && room_kernel_dead(r, &why)) {
-		peer_send_error(p, id, "kernel_unavailable", "kernel %s is not "
+		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
+		    "kernel %s is not "
 		    "running: %s; call restart_kernel to start a fresh one "
 		    "(its variables are gone)", r->kernel_name, why);
 		free(cells);
@@ -939,7 +942,7 @@ room_exec_timeout(struct peer *p, uint32_t id, int has, int64_t timeout)
 	if (!has)
 		return (0);
 	if (timeout < 0 || timeout > PROTO_WAIT_MAX_MS) {
-		peer_send_error(p, id, "invalid_argument",
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
 		    "timeout_ms must be an integer from 0 to %d",
 		    PROTO_WAIT_MAX_MS);
 		return (-1);
@@ -984,7 +987,7 @@ room_exec_get(struct room *r, struct peer *p, uint32_t id,
 	char			 err[256];
 
 	if (proto_exec_id_unpack(body, "EXEC_GET", &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	eid = m.execution_id.ptr;
@@ -995,7 +998,7 @@ room_exec_get(struct room *r, struct peer *p, uint32_t id,
 	if ((e = room_exec_find(r, eid, len)) == NULL) {
 		if (room_exec_get_stored(r, p, id, eid, len) != 0 &&
 		    room_exec_get_lost(r, p, id, eid, len) != 0)
-			peer_send_error(p, id, "execution_not_found",
+			peer_send_error(p, id, PROTO_E_EXECUTION_NOT_FOUND,
 			    "no run %.*s in this notebook", (int)len, eid);
 		return;
 	}
@@ -1449,7 +1452,7 @@ room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
 
 	if (proto_exec_id_unpack(body, "EXEC_CANCEL", &m, err,
 	    sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	if (m.has_timeout_ms && (timeout = room_exec_timeout(p, id, 1,
@@ -1468,10 +1471,10 @@ room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
 			}
 		}
 		if (nb != NULL)
-			peer_send_error(p, id, "invalid_argument", "run %s "
-			    "has already ended; nothing to cancel", key);
+			peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+			    "run %s has already ended; nothing to cancel", key);
 		else
-			peer_send_error(p, id, "execution_not_found",
+			peer_send_error(p, id, PROTO_E_EXECUTION_NOT_FOUND,
 			    "no run %s in this notebook", key);
 		free(key);
 		free(nb);
@@ -1479,7 +1482,7 @@ room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
 		return;
 	}
 	if (room_exec_terminal(e)) {
-		peer_send_error(p, id, "invalid_argument", "run %s has "
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "run %s has "
 		    "already ended (%s); nothing to cancel", e->id,
 		    proto_run_status_name(e->status));
 		return;
@@ -1590,7 +1593,7 @@ room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
 	char				 err[256];
 
 	if (proto_exec_tasks_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	t.owner = &m.task_owner;
@@ -1600,7 +1603,7 @@ room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
 		if (store_exec_each(runtimed_store, room_exec_tasks_one,
 		    &t) != 0) {
 			json_object_put(t.runs);
-			peer_send_error(p, id, "notebook_unavailable",
+			peer_send_error(p, id, PROTO_E_NOTEBOOK_UNAVAILABLE,
 			    "the state database cannot be read");
 			return;
 		}

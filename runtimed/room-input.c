@@ -99,12 +99,13 @@ room_input_answer(struct room *r, struct peer *p, uint32_t id,
 	char			 err[256];
 
 	if (proto_exec_input_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	in = room_input_find(r);
 	if (in == NULL || !proto_str_eq(&m.execution_id, in->exec_id)) {
-		peer_send_error(p, id, "input_not_pending", "run %.*s is not "
+		peer_send_error(p, id, PROTO_E_INPUT_NOT_PENDING,
+		    "run %.*s is not "
 		    "waiting for input: it was answered already, or it does "
 		    "not ask (get_results shows its status)",
 		    (int)m.execution_id.len, m.execution_id.ptr);

@@ -190,7 +190,7 @@ room_kernel_reply_restart(struct room_kernel *k)
 		return;
 	if (k->state == ROOM_KERNEL_DEAD)
 		peer_send_error(k->restart_peer, k->restart_id,
-		    "kernel_unavailable", "kernel restart failed: %s",
+		    PROTO_E_KERNEL_UNAVAILABLE, "kernel restart failed: %s",
 		    k->message != NULL ? k->message : "unknown error");
 	else
 		peer_send_ok(k->restart_peer, k->restart_id);
@@ -600,7 +600,7 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 	k = r->kernel;
 	if (k->state == ROOM_KERNEL_DEAD) {
 		if (p != NULL)
-			peer_send_error(p, id, "kernel_unavailable",
+			peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
 			    "kernel start failed: %s", k->message);
 	} else if (p != NULL && k->state == ROOM_KERNEL_STARTING) {
 		k->restart_peer = p;

@@ -865,7 +865,7 @@ room_nb_ref(struct room_nb *nb, const msgpack_object *ref, const char *what,
 	struct room_cell	*c;
 	char			*id;
 
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if (ref == NULL || ref->type == MSGPACK_OBJECT_NIL) {
 		xasprintf(cause, "%sa cell reference is missing", what);
 		return (NULL);
@@ -882,7 +882,7 @@ room_nb_ref(struct room_nb *nb, const msgpack_object *ref, const char *what,
 			c = room_nb_find(nb, id, NULL);
 		free(id);
 		if (c == NULL) {
-			*code = "cell_not_found";
+			*code = PROTO_E_CELL_NOT_FOUND;
 			xasprintf(cause, "%sno cell %.*s in this notebook; "
 			    "inspect_notebook lists the cells", what,
 			    (int)ref->via.str.size, ref->via.str.ptr);
@@ -894,7 +894,7 @@ room_nb_ref(struct room_nb *nb, const msgpack_object *ref, const char *what,
 		return (nb->cells[ref->via.u64]);
 	if (ref->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
 	    ref->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-		*code = "cell_not_found";
+		*code = PROTO_E_CELL_NOT_FOUND;
 		if (ref->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
 			xasprintf(cause, "%scell index %lld is out of range "
 			    "(%zu cell%s)", what, (long long)ref->via.i64,
@@ -933,13 +933,14 @@ room_nb_resolve(struct room_nb_edit *ed, const msgpack_object *ref,
 		    ref->via.str.size)) != NULL)
 			return (n);
 		if (room_nb_batch_gone(b, ref->via.str.ptr, ref->via.str.size))
-			room_nb_fail(ed, "cell_not_found", "%scell %.*s was "
-			    "deleted by an earlier edit of this batch", what,
+			room_nb_fail(ed, PROTO_E_CELL_NOT_FOUND,
+			    "%scell %.*s was deleted by an earlier edit of "
+			    "this batch", what,
 			    (int)ref->via.str.size, ref->via.str.ptr);
 		else
-			room_nb_fail(ed, "cell_not_found", "%sno cell %.*s "
-			    "in this notebook; inspect_notebook lists the "
-			    "cells", what, (int)ref->via.str.size,
+			room_nb_fail(ed, PROTO_E_CELL_NOT_FOUND,
+			    "%sno cell %.*s in this notebook; inspect_notebook "
+			    "lists the cells", what, (int)ref->via.str.size,
 			    ref->via.str.ptr);
 		return (NULL);
 	}
@@ -949,8 +950,9 @@ room_nb_resolve(struct room_nb_edit *ed, const msgpack_object *ref,
 		return (NULL);
 	}
 	if ((n = room_nb_batch_find(b, c->id, strlen(c->id))) == NULL)
-		room_nb_fail(ed, "cell_not_found", "%scell index %llu (cell "
-		    "%s) was deleted by an earlier edit of this batch", what,
+		room_nb_fail(ed, PROTO_E_CELL_NOT_FOUND,
+		    "%scell index %llu (cell %s) was deleted by an earlier "
+		    "edit of this batch", what,
 		    (unsigned long long)ref->via.u64, c->id);
 	return (n);
 }
@@ -1083,26 +1085,26 @@ room_nb_edit_fields(struct room_nb_edit *ed)
 	ed->has_type = 0;
 	if ((s = proto_get_str(ed->e, "cell_type", &len)) != NULL) {
 		if (room_nb_type_parse(s, len, &ed->type) != 0)
-			return (room_nb_fail(ed, "invalid_argument",
+			return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 			    "cell_type must be code, markdown or raw"));
 		ed->has_type = 1;
 	} else if ((v = proto_get(ed->e, "cell_type")) != NULL &&
 	    v->type != MSGPACK_OBJECT_NIL)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "cell_type is not a string"));
 	ed->src = proto_get_str(ed->e, "source", &ed->srclen);
 	if (ed->src == NULL && (v = proto_get(ed->e, "source")) != NULL &&
 	    v->type != MSGPACK_OBJECT_NIL)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "source is not a string"));
 	if (ed->src != NULL && !utf8_valid(ed->src, ed->srclen, NULL))
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "source is not valid UTF-8"));
 	ed->md = proto_get(ed->e, "metadata");
 	if (ed->md != NULL && ed->md->type == MSGPACK_OBJECT_NIL)
 		ed->md = NULL;
 	if (ed->md != NULL && ed->md->type != MSGPACK_OBJECT_MAP)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "metadata is not a map"));
 	return (0);
 }
@@ -1111,7 +1113,7 @@ room_nb_edit_fields(struct room_nb_edit *ed)
 static int
 room_nb_edit_unknown(struct room_nb_edit *ed, struct room_cell *c)
 {
-	return (room_nb_fail(ed, "invalid_argument", "cell %s is of type "
+	return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "cell %s is of type "
 	    "\"%s\", which runtimed does not know: replace it whole (give "
 	    "cell_type and source), move or delete it", c->id, c->type_name));
 }
@@ -1134,10 +1136,11 @@ room_nb_expect(struct room_nb_edit *ed, struct room_nb_node *node)
 	if (ed->replay || v == NULL || v->type == MSGPACK_OBJECT_NIL)
 		return (0);
 	if (v->type != MSGPACK_OBJECT_STR)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "expect_version is not a string"));
 	if ((c = room_nb_find(ed->b->nb, node->c->id, NULL)) == NULL)
-		return (room_nb_fail(ed, "edit_conflict", "cell %s is new in "
+		return (room_nb_fail(ed, PROTO_E_EDIT_CONFLICT,
+		    "cell %s is new in "
 		    "this batch: it has no version to expect", node->c->id));
 	room_cell_version(c, version);
 	if (v->via.str.size == ROOM_VERSION_LEN &&
@@ -1155,7 +1158,8 @@ room_nb_expect(struct room_nb_edit *ed, struct room_nb_node *node)
 	memcpy(res->conflict_source, c->source, len);
 	res->conflict_source[len] = '\0';
 	res->conflict_source_len = len;
-	return (room_nb_fail(ed, "edit_conflict", "cell %s changed since it "
+	return (room_nb_fail(ed, PROTO_E_EDIT_CONFLICT,
+	    "cell %s changed since it "
 	    "was read: it is at version %s, not %.*s; nothing was applied; "
 	    "redo the edit on its current source", c->id, version,
 	    (int)(v->via.str.size > 64 ? 64 : v->via.str.size),
@@ -1200,7 +1204,8 @@ room_nb_op_insert(struct room_nb_edit *ed)
 	}
 	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0) {
 		room_nb_cell_free(c);
-		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
+		    "bad metadata"));
 	}
 	if (ed->rp != NULL) {
 		msgpack_pack_map(ed->rp, ed->md != NULL ? 6 : 5);
@@ -1232,7 +1237,7 @@ room_nb_op_edit(struct room_nb_edit *ed)
 	    "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
 	if (ed->src == NULL && ed->md == NULL && !ed->has_type)
-		return (room_nb_fail(ed, "invalid_argument", "nothing to "
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "nothing to "
 		    "change (source, cell_type or metadata)"));
 	c = node->c;
 	if (c->type == ROOM_CELL_UNKNOWN && (ed->src == NULL || !ed->has_type))
@@ -1242,7 +1247,8 @@ room_nb_op_edit(struct room_nb_edit *ed)
 	if (c->type == ROOM_CELL_UNKNOWN)
 		room_nb_cell_clear(c);
 	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0)
-		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
+		    "bad metadata"));
 	room_cell_touch(c);
 	if (ed->src != NULL)
 		room_nb_cell_set_source(c, ed->src, ed->srclen);
@@ -1331,26 +1337,26 @@ room_nb_op_replace(struct room_nb_edit *ed)
 		return (-1);
 	if ((old = proto_get_str(ed->e, "old_text", &olen)) == NULL ||
 	    (new = proto_get_str(ed->e, "new_text", &nlen)) == NULL)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "old_text and new_text must be strings"));
 	if (olen == 0)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "old_text must not be empty"));
 	if (!utf8_valid(new, nlen, NULL))
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "new_text is not valid UTF-8"));
 	c = node->c;
 	if (c->type == ROOM_CELL_UNKNOWN)
 		return (room_nb_edit_unknown(ed, c));
 	n = room_nb_count(c->source, c->source_len, old, olen, &at);
 	if (n == 0)
-		return (room_nb_fail(ed, "no_match", "old_text occurs nowhere "
-		    "in cell %s; read the cell with inspect_notebook and copy "
-		    "the text exactly", c->id));
+		return (room_nb_fail(ed, PROTO_E_NO_MATCH,
+		    "old_text occurs nowhere in cell %s; read the cell with "
+		    "inspect_notebook and copy the text exactly", c->id));
 	if (n > 1)
-		return (room_nb_fail(ed, "ambiguous_match", "old_text occurs "
-		    "more than once in cell %s; include more surrounding text "
-		    "to make it unique", c->id));
+		return (room_nb_fail(ed, PROTO_E_AMBIGUOUS_MATCH,
+		    "old_text occurs more than once in cell %s; include more "
+		    "surrounding text to make it unique", c->id));
 	c = room_nb_own(ed->b, node);
 	len = c->source_len - olen + nlen;
 	buf = xmalloc(len + 1);
@@ -1384,7 +1390,7 @@ room_nb_move_list(struct room_nb_edit *ed, size_t *np)
 
 	list = proto_get_array(ed->e, "cell_ids");
 	if (list == NULL || list->via.array.size == 0) {
-		room_nb_fail(ed, "invalid_argument",
+		room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "cell_ids must be a non-empty list");
 		return (NULL);
 	}
@@ -1396,8 +1402,8 @@ room_nb_move_list(struct room_nb_edit *ed, size_t *np)
 		    what)) == NULL)
 			break;
 		if (moved[j]->moving) {
-			room_nb_fail(ed, "invalid_argument", "cell %s named "
-			    "twice", moved[j]->c->id);
+			room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
+			    "cell %s named twice", moved[j]->c->id);
 			break;
 		}
 		moved[j]->moving = 1;
@@ -1426,7 +1432,7 @@ room_nb_op_move(struct room_nb_edit *ed)
 	if (!proto_obj_streq(ref, "TOP") && !proto_obj_streq(ref, "BOTTOM") &&
 	    ref != NULL && ref->type != MSGPACK_OBJECT_NIL) {
 		if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL ||
-		    (at->moving && room_nb_fail(ed, "invalid_argument",
+		    (at->moving && room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "cannot move a cell after itself") != 0)) {
 			free(moved);
 			return (-1);
@@ -1473,7 +1479,7 @@ room_nb_op_clear_outputs(struct room_nb_edit *ed)
 	if (list != NULL && list->type == MSGPACK_OBJECT_NIL)
 		list = NULL;
 	if (list != NULL && list->type != MSGPACK_OBJECT_ARRAY)
-		return (room_nb_fail(ed, "invalid_argument",
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "cell_ids must be a list"));
 	n = list != NULL ? list->via.array.size : b->n;
 	cleared = xcalloc(n + 1, sizeof *cleared);
@@ -1531,7 +1537,8 @@ room_nb_op_notebook_metadata(struct room_nb_edit *ed)
 	    &b->metadata, NULL) != 0)
 		fatalx("json_object_deep_copy failed");
 	if (room_nb_merge(b->metadata, ed->md) != 0)
-		return (room_nb_fail(ed, "invalid_argument", "bad metadata"));
+		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
+		    "bad metadata"));
 	if (ed->rp != NULL) {
 		msgpack_pack_map(ed->rp, 2);
 		proto_pack_str(ed->rp, "op", "notebook_metadata");
@@ -1572,11 +1579,11 @@ room_nb_edit_op(struct room_nb_edit *ed)
 	size_t			 len, i, j;
 
 	if (ed->e->type != MSGPACK_OBJECT_MAP) {
-		room_nb_fail(ed, "invalid_argument", "an edit is a map");
+		room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "an edit is a map");
 		return (NULL);
 	}
 	if ((name = proto_get_str(ed->e, "op", &len)) == NULL) {
-		room_nb_fail(ed, "invalid_argument", "op is missing");
+		room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "op is missing");
 		return (NULL);
 	}
 	for (i = 0; i < nitems(room_nb_ops); i++) {
@@ -1587,14 +1594,15 @@ room_nb_edit_op(struct room_nb_edit *ed)
 		    j++) {
 			v = proto_get(ed->e, op->needs[j]);
 			if (v == NULL || v->type == MSGPACK_OBJECT_NIL) {
-				room_nb_fail(ed, "invalid_argument", "%s "
+				room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "%s "
 				    "needs %s", op->name, op->needs[j]);
 				return (NULL);
 			}
 		}
 		return (op);
 	}
-	room_nb_fail(ed, "invalid_argument", "unknown op \"%.*s\" (insert, "
+	room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
+	    "unknown op \"%.*s\" (insert, "
 	    "edit, delete, replace, move, clear_outputs or notebook_metadata)",
 	    (int)len, name);
 	return (NULL);
@@ -1633,7 +1641,7 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 	res->index = -1;
 	*pend = NULL;
 	*cause = NULL;
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY ||
 	    edits->via.array.size == 0) {
 		xasprintf(cause, "edits must be a non-empty list");

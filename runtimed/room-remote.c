@@ -345,14 +345,14 @@ room_remote_start(struct room_remote_op *op, char **cause, const char **code)
 	char	*why;
 
 	if ((op->d = domain_load(op->domain, &why)) == NULL) {
-		*code = "invalid_argument";
+		*code = PROTO_E_INVALID_ARGUMENT;
 		*cause = why;
 		room_remote_op_free(op);
 		return;
 	}
 	if (domain_whoami_start(runtimed_base, op->d, room_remote_whoami_done,
 	    op) != 0) {
-		*code = "notebook_unavailable";
+		*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 		xasprintf(cause, "cannot reach %s: cannot start a request",
 		    op->d->url);
 		room_remote_op_free(op);
@@ -371,7 +371,7 @@ room_remote_open(const char *domain, const char *path, struct peer *peer,
 	struct room_remote_op	*op;
 
 	*cause = NULL;
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if (room_remote_valid_path(path, cause) != 0)
 		return (-1);
 	op = room_remote_op_create(ROOM_REMOTE_OPEN, peer, id);
@@ -395,7 +395,7 @@ room_remote_create(const char *domain, const char *path, const char *kernel,
 	struct room_remote_op	*op;
 
 	*cause = NULL;
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if (path != NULL && room_remote_valid_path(path, cause) != 0)
 		return (-1);
 	if (path != NULL && (room_remote_find(domain, path) != NULL ||
@@ -425,7 +425,7 @@ room_remote_whoami_done(struct domain_identity *id, void *arg)
 		room_remote_finish(op, NULL, id->problem != NULL ?
 		    id->problem : "the server does not say who you are",
 		    id->reachable && op->kind != ROOM_REMOTE_REJOIN ?
-		    "invalid_argument" : "notebook_unavailable");
+		    PROTO_E_INVALID_ARGUMENT : PROTO_E_NOTEBOOK_UNAVAILABLE);
 		return;
 	}
 	op->principal = id->principal;
@@ -444,7 +444,7 @@ room_remote_whoami_done(struct domain_identity *id, void *arg)
 	}
 	if (rc != 0)
 		room_remote_finish(op, NULL, "cannot start a request to the "
-		    "server", "notebook_unavailable");
+		    "server", PROTO_E_NOTEBOOK_UNAVAILABLE);
 }
 
 /*
@@ -458,14 +458,15 @@ static int
 room_remote_join(struct room_remote_op *op)
 {
 	struct room	*r;
-	const char	*code = "notebook_unavailable";
+	const char	*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 	char		*why;
 
 	if (op->kind == ROOM_REMOTE_REJOIN) {
 		if ((r = room_remote_rejoin_room(op)) == NULL) {
 			xasprintf(&why, "notebook %s is no longer %s on %s "
 			    "here", op->nbid, op->path, op->domain);
-			room_remote_finish(op, NULL, why, "attachment_expired");
+			room_remote_finish(op, NULL, why,
+			    PROTO_E_ATTACHMENT_EXPIRED);
 			free(why);
 			return (1);
 		}
@@ -473,7 +474,7 @@ room_remote_join(struct room_remote_op *op)
 		return (0);
 	if (strcmp(r->remote->principal, op->principal) != 0) {
 		if (op->kind == ROOM_REMOTE_REJOIN) {
-			code = "attachment_expired";
+			code = PROTO_E_ATTACHMENT_EXPIRED;
 			xasprintf(&why, "%s on %s was opened as %s, and the "
 			    "server now says you are %s: it is not joined "
 			    "under another identity", op->path, op->domain,
@@ -541,7 +542,7 @@ room_remote_loaded(struct jserver_reply *rep, void *arg)
 	}
 	if ((op->nb = room_remote_parse(rep, op->path, op->d->url, &lm,
 	    &why)) == NULL) {
-		room_remote_finish(op, NULL, why, "notebook_unavailable");
+		room_remote_finish(op, NULL, why, PROTO_E_NOTEBOOK_UNAVAILABLE);
 		free(why);
 		return;
 	}
@@ -588,7 +589,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 	struct json_object	*o, *v;
 	struct room		*r;
 	char			*why = NULL, *lm, *data, *body, *uri;
-	const char		*code = "notebook_unavailable";
+	const char		*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 	size_t			 len;
 	int			 rc;
 
@@ -596,7 +597,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 	case 0:
 		if ((o = room_remote_specs(rep, op->d->url, op->kernel,
 		    &why)) == NULL) {
-			code = "kernel_unavailable";
+			code = PROTO_E_KERNEL_UNAVAILABLE;
 			goto fail;
 		}
 		json_object_put(o);
@@ -634,7 +635,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 		} else if ((rc = room_remote_lm(rep, &lm)) != 0) {
 			free(lm);
 			if (rc == 1) {
-				code = "invalid_argument";
+				code = PROTO_E_INVALID_ARGUMENT;
 				xasprintf(&why, "%s exists on %s; use "
 				    "connect_notebook", op->path, op->domain);
 			} else {
@@ -646,7 +647,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 			goto fail;
 		}
 		if (room_remote_find(op->domain, op->path) != NULL) {
-			code = "invalid_argument";
+			code = PROTO_E_INVALID_ARGUMENT;
 			xasprintf(&why, "%s exists on %s (open here); use "
 			    "connect_notebook", op->path, op->domain);
 			goto fail;
@@ -709,7 +710,7 @@ room_remote_save(struct room *r, const char *path, int force,
 	struct room_remote_op	*op;
 	const char		*target;
 
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	target = path != NULL ? path : rr->path;
 	if (room_remote_valid_path(target, cause) != 0)
 		return (-1);
@@ -752,7 +753,7 @@ room_remote_save_next(struct room_remote *rr)
 	free(uri);
 	if (rc != 0)
 		room_remote_save_end(op, "cannot start a request to the "
-		    "server", "notebook_unavailable");
+		    "server", PROTO_E_NOTEBOOK_UNAVAILABLE);
 }
 
 /*
@@ -784,7 +785,8 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 			xasprintf(&cause, "%s: cannot look at %s: %s",
 			    rr->d->url, target, why);
 			free(why);
-			room_remote_save_end(op, cause, "notebook_unavailable");
+			room_remote_save_end(op, cause,
+			    PROTO_E_NOTEBOOK_UNAVAILABLE);
 			free(cause);
 			return;
 		}
@@ -799,7 +801,7 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 			    "none");
 			free(lm);
 			room_remote_save_end(op, cause, same ?
-			    "file_changed_on_disk" : "file_exists");
+			    PROTO_E_FILE_CHANGED_ON_DISK : PROTO_E_FILE_EXISTS);
 			free(cause);
 			return;
 		}
@@ -815,7 +817,7 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 		free(body);
 		if (rc != 0)
 			room_remote_save_end(op, "cannot start a request to "
-			    "the server", "notebook_unavailable");
+			    "the server", PROTO_E_NOTEBOOK_UNAVAILABLE);
 		return;
 	}
 	if (rep->status != 200 && rep->status != 201) {
@@ -823,7 +825,7 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 		xasprintf(&cause, "%s: saving %s failed (%s); the copy on the "
 		    "server is as it was", rr->d->url, target, why);
 		free(why);
-		room_remote_save_end(op, cause, "notebook_unavailable");
+		room_remote_save_end(op, cause, PROTO_E_NOTEBOOK_UNAVAILABLE);
 		free(cause);
 		return;
 	}
@@ -1515,7 +1517,7 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
 	return;
 
 fail:
-	room_remote_finish(op, NULL, why, "notebook_unavailable");
+	room_remote_finish(op, NULL, why, PROTO_E_NOTEBOOK_UNAVAILABLE);
 	free(why);
 }
 
@@ -1560,7 +1562,7 @@ room_remote_rejoin(const char *domain, const char *path, const char *id,
 	op->nbid = xstrdup(id);
 	op->open_cb = cb;
 	if (room_remote_rejoin_room(op) == NULL) {
-		*code = "attachment_expired";
+		*code = PROTO_E_ATTACHMENT_EXPIRED;
 		xasprintf(cause, "notebook %s is no longer %s on %s here",
 		    id, path, domain);
 		room_remote_op_free(op);
@@ -1569,6 +1571,6 @@ room_remote_rejoin(const char *domain, const char *path, const char *id,
 	room_remote_start(op, cause, code);
 	if (*cause == NULL)
 		return (0);
-	*code = "notebook_unavailable";
+	*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 	return (-1);
 }

@@ -153,7 +153,7 @@ room_runs_list(struct room *r, struct peer *p, uint32_t id,
 	size_t				 i;
 
 	if (proto_exec_list_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	if (m.has_limit && m.limit > 0 && m.limit < PROTO_EXEC_LIST_MAX)
@@ -164,9 +164,9 @@ room_runs_list(struct room *r, struct peer *p, uint32_t id,
 		room_exec_flush();
 		if (store_exec_list(runtimed_store, r->id, limit, room_runs_add,
 		    &rs) != 0) {
-			peer_send_error(p, id, "notebook_unavailable", "the "
-			    "state database cannot be read; runtimectl doctor "
-			    "says why");
+			peer_send_error(p, id, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    "the state database cannot be read; runtimectl "
+			    "doctor says why");
 			goto out;
 		}
 	}

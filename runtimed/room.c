@@ -444,7 +444,7 @@ room_create(const char *path, const char *kernel, char **cause,
 	char		*canon = NULL;
 	int		 exists;
 
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if (kernel == NULL)
 		kernel = "python3";
 	if (!room_valid_kernel_name(kernel)) {
@@ -452,7 +452,7 @@ room_create(const char *path, const char *kernel, char **cause,
 		return (NULL);
 	}
 	if (kernel_spec_check(kernel, cause) != 0) {
-		*code = "kernel_unavailable";
+		*code = PROTO_E_KERNEL_UNAVAILABLE;
 		return (NULL);
 	}
 	if (path != NULL) {
@@ -483,7 +483,7 @@ room_create(const char *path, const char *kernel, char **cause,
 	room_loaded(r);
 	/* An untitled notebook is nothing but its stored copy. */
 	if (room_journal_snapshot(r) != 0 || room_journal_flush(r) != 0) {
-		*code = "notebook_unavailable";
+		*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 		xasprintf(cause, "the notebook was not created: the state "
 		    "database cannot store it (%s); free disk space for %s, "
 		    "then retry", runtimed_store != NULL ?
@@ -839,7 +839,7 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 	char		*canon, *why = NULL;
 	int		 exists;
 
-	*code = "notebook_unavailable";
+	*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 	if (id != NULL) {
 		if ((r = room_find_id(id, strlen(id))) == NULL) {
 			if ((r = room_open_known(id, cause)) == NULL)
@@ -848,7 +848,7 @@ room_open(const char *path, const char *id, char **cause, const char **code)
 		}
 		if (!r->loaded && r->remote != NULL) {
 			/* Its server wakes it (room-remote.c), not the store. */
-			*code = "invalid_argument";
+			*code = PROTO_E_INVALID_ARGUMENT;
 			xasprintf(cause, "notebook %s is %s on domain %s: open "
 			    "it with that path and domain", id,
 			    room_remote_path(r), room_remote_domain_name(r));
@@ -1192,7 +1192,7 @@ room_save_start(struct room *r, const char *path, int force,
 	if (r->remote != NULL)
 		return (room_remote_save(r, path, force, peer, id, cb, cause,
 		    code));
-	*code = "invalid_argument";
+	*code = PROTO_E_INVALID_ARGUMENT;
 	if (path == NULL && r->path == NULL) {
 		xasprintf(cause, "untitled notebook: saving needs a path");
 		return (-1);
@@ -1214,7 +1214,7 @@ room_save_start(struct room *r, const char *path, int force,
 		return (-1);
 	}
 	if (!force && same && room_merge_nconflicts(r) > 0) {
-		*code = "file_changed_on_disk";
+		*code = PROTO_E_FILE_CHANGED_ON_DISK;
 		xasprintf(cause, "%u cell%s of %s conflict%s with the file's "
 		    "version (inspect_notebook lists them): resolve them with "
 		    "edit_cells op resolve, or save with force to overwrite "
@@ -1226,21 +1226,21 @@ room_save_start(struct room *r, const char *path, int force,
 	}
 	if (!force && exists) {
 		if (same && room_disk_changed(r)) {
-			*code = "file_changed_on_disk";
+			*code = PROTO_E_FILE_CHANGED_ON_DISK;
 			xasprintf(cause, "%s changed on disk since it was "
 			    "loaded; save with force to overwrite", target);
 			free(target);
 			return (-1);
 		}
 		if (!same) {
-			*code = "file_exists";
+			*code = PROTO_E_FILE_EXISTS;
 			xasprintf(cause, "%s exists; save with force to "
 			    "overwrite", target);
 			free(target);
 			return (-1);
 		}
 	}
-	*code = "notebook_unavailable";
+	*code = PROTO_E_NOTEBOOK_UNAVAILABLE;
 	/* With a writer, the big outputs are its to write (decision 038). */
 	if ((a = atomic_create(target, 0644, &why)) == NULL ||
 	    room_ipynb_write_start(r->nb, atomic_fd(a), target,
@@ -1318,7 +1318,8 @@ room_saved(int ok, const char *cause, void *arg)
 		log_info("room %s: not saved: %s", r->id, cause);
 		if (t->cb != NULL)
 			t->cb(r, t->peer, t->id, cause, ok == -1 ?
-			    "file_changed_on_disk" : "notebook_unavailable");
+			    PROTO_E_FILE_CHANGED_ON_DISK :
+			    PROTO_E_NOTEBOOK_UNAVAILABLE);
 		goto out;
 	}
 	if (!t->same && (r->path == NULL || strcmp(r->path,

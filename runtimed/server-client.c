@@ -309,7 +309,7 @@ server_client_hello(struct server_client *c, const struct proto_header *hdr,
 	}
 	if (proto_hello_check(&hello, err, sizeof err) != 0 ||
 	    strcmp(hello.kind, PROTO_PEER_AGENT) == 0) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		peer_send_error(c->peer, hdr->id, PROTO_E_INVALID_ARGUMENT,
 		    "peer kind \"%s\" cannot connect here", hello.kind);
 		peer_kill(c->peer, "bad peer kind");
 		return;
@@ -383,7 +383,7 @@ server_client_join(struct peer *p, const struct proto_header *hdr,
 	int				 bad, rc;
 
 	if (c->room != NULL) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		peer_send_error(c->peer, hdr->id, PROTO_E_INVALID_ARGUMENT,
 		    "this connection already joined a notebook; leave it "
 		    "first");
 		return;
@@ -405,13 +405,13 @@ server_client_join(struct peer *p, const struct proto_header *hdr,
 		domain = NULL;
 	}
 	if (bad != 0) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument", "%s",
-		    err);
+		peer_send_error(c->peer, hdr->id, PROTO_E_INVALID_ARGUMENT,
+		    "%s", err);
 		goto out;
 	}
 	if (domain != NULL && hdr->type == PROTO_MSG_ROOM_OPEN &&
 	    path == NULL) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		peer_send_error(c->peer, hdr->id, PROTO_E_INVALID_ARGUMENT,
 		    "a notebook on domain %s is opened by its path there",
 		    domain);
 		goto out;
@@ -440,7 +440,7 @@ server_client_join(struct peer *p, const struct proto_header *hdr,
 	if (hdr->type == PROTO_MSG_ROOM_CREATE)
 		r = room_create(path, kernel, &cause, &code);
 	else if ((path == NULL) == (id == NULL)) {
-		peer_send_error(c->peer, hdr->id, "invalid_argument",
+		peer_send_error(c->peer, hdr->id, PROTO_E_INVALID_ARGUMENT,
 		    "give exactly one of path and notebook_id");
 		goto out;
 	} else
@@ -481,7 +481,7 @@ server_client_joined(struct room *r, struct peer *p, uint32_t id,
 	mpbuf_init(&b);
 	room_pack_joined(r, &b.pk, 0);
 	if (server_client_reply(p, PROTO_MSG_ROOM_JOINED, id, &b.sb,
-	    "notebook_unavailable", SERVER_CLIENT_NB_HINT) != 0) {
+	    PROTO_E_NOTEBOOK_UNAVAILABLE, SERVER_CLIENT_NB_HINT) != 0) {
 		/* Refused: the connection did not join. */
 		room_leave(r, p);
 		c->room = NULL;
@@ -592,7 +592,7 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	/* Within the cap by PROTO_EDIT_MAX_EDITS; if not, the edit is
 	 * applied and the ERROR says so. */
 	server_client_reply(p, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb,
-	    "outcome_unknown", "the edit was applied; read the notebook "
+	    PROTO_E_OUTCOME_UNKNOWN, "the edit was applied; read the notebook "
 	    "for its cells");
 	mpbuf_free(&b);
 	room_changes_announce(r);
@@ -618,7 +618,7 @@ server_client_interrupt(struct peer *p, const struct proto_header *hdr,
 	    session) == 0)
 		goto out;
 	if (room_kernel_interrupt(c->room) != 0) {
-		peer_send_error(c->peer, id, "kernel_unavailable",
+		peer_send_error(c->peer, id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "the kernel is not running");
 		goto out;
 	}
@@ -692,7 +692,7 @@ server_client_changes(struct peer *p, const struct proto_header *hdr,
 	char				 err[256];
 
 	if (proto_room_changes_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(c->peer, id, "invalid_argument",
+		peer_send_error(c->peer, id, PROTO_E_INVALID_ARGUMENT,
 		    "%s (a seq)", err);
 		return;
 	}
@@ -748,7 +748,7 @@ server_client_get(struct peer *p, const struct proto_header *hdr,
 	mpbuf_init(&b);
 	room_pack_joined(c->room, &b.pk, 1);
 	server_client_reply(c->peer, PROTO_MSG_ROOM_CONTENT, hdr->id, &b.sb,
-	    "notebook_unavailable", SERVER_CLIENT_NB_HINT);
+	    PROTO_E_NOTEBOOK_UNAVAILABLE, SERVER_CLIENT_NB_HINT);
 	mpbuf_free(&b);
 }
 
@@ -800,7 +800,7 @@ server_client_restart(struct peer *p, const struct proto_header *hdr,
 	struct server_client	*c = arg;
 
 	if (room_kernel_restart(c->room, p, hdr->id) != 0)
-		peer_send_error(p, hdr->id, "busy",
+		peer_send_error(p, hdr->id, PROTO_E_BUSY,
 		    "a restart is already under way");
 }
 
@@ -863,8 +863,8 @@ server_client_kernel_info(struct peer *p, const struct proto_header *hdr,
 	mpbuf_init(&b);
 	room_kernel_pack_info(c->room, &b.pk);
 	server_client_reply(p, PROTO_MSG_KERNEL_INFO_REPLY, hdr->id, &b.sb,
-	    "kernel_unavailable", "the kernel's language_info is too large to "
-	    "report");
+	    PROTO_E_KERNEL_UNAVAILABLE,
+	    "the kernel's language_info is too large to report");
 	mpbuf_free(&b);
 }
 
@@ -890,7 +890,7 @@ server_client_list(struct peer *p, const struct proto_header *hdr,
 	mpbuf_init(&b);
 	room_list_pack(&b.pk);
 	server_client_reply(p, PROTO_MSG_ROOM_LIST_REPLY, hdr->id, &b.sb,
-	    "notebook_unavailable", "too many notebooks to list at once");
+	    PROTO_E_NOTEBOOK_UNAVAILABLE, "too many notebooks to list at once");
 	mpbuf_free(&b);
 }
 
@@ -943,7 +943,7 @@ static void
 server_client_refuse(struct peer *p, const struct proto_header *hdr,
     const char *err, void *arg)
 {
-	peer_send_error(p, hdr->id, "invalid_argument", "%s", err);
+	peer_send_error(p, hdr->id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 }
 
 static void
@@ -975,7 +975,7 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 	if (proto_msg_has(hdr->type, PROTO_F_ROOM)) {
 		if (c->room == NULL) {
-			peer_send_error(p, hdr->id, "invalid_argument",
+			peer_send_error(p, hdr->id, PROTO_E_INVALID_ARGUMENT,
 			    "%s needs a notebook: send ROOM_CREATE or "
 			    "ROOM_OPEN first",
 			    proto_msg_name(hdr->type));

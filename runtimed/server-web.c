@@ -176,7 +176,7 @@ server_web_fail_all(const char *why)
 	struct server_web_wait	*w, *w1;
 
 	TAILQ_FOREACH_SAFE(w, &server_web_waits, entry, w1) {
-		peer_send_error(w->peer, w->id, "notebook_unavailable",
+		peer_send_error(w->peer, w->id, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "the live view did not start: %s", why);
 		TAILQ_REMOVE(&server_web_waits, w, entry);
 		free(w->notebook_id);
@@ -206,18 +206,19 @@ server_web_open(struct peer *p, uint32_t id, const msgpack_object *body)
 	char			 err[256], *cause = NULL;
 
 	if (proto_view_open_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	if (m.notebook_id.ptr != NULL && (m.notebook_id.len == 0 ||
 	    m.notebook_id.len > 36 || strspn(m.notebook_id.ptr,
 	    "0123456789abcdef-") < m.notebook_id.len)) {
-		peer_send_error(p, id, "invalid_argument", "VIEW_OPEN: "
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "VIEW_OPEN: "
 		    "notebook_id is not a notebook's id");
 		return;
 	}
 	if (server_web_secret_make(&cause) != 0) {
-		peer_send_error(p, id, "notebook_unavailable", "%s", cause);
+		peer_send_error(p, id, PROTO_E_NOTEBOOK_UNAVAILABLE, "%s",
+		    cause);
 		free(cause);
 		return;
 	}
@@ -260,7 +261,7 @@ server_web_ready(struct peer *p, const char *kind, uint32_t id,
 		return;
 	}
 	if (proto_view_ready_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, "invalid_argument", "%s", err);
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
 		return;
 	}
 	server_web_port = (int)m.port;

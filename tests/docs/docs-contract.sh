@@ -12,6 +12,7 @@
 # - scripts/test.sh counts the fuzz targets of fuzz/include.am;
 # - every error code and JSON-RPC error number in the C sources is in
 #   docs/errors.md, and every code of its table is in the sources;
+#   proto/proto-errors.h defines exactly the codes errors.md lists;
 # - every constant docs/limits.md names exists in the sources;
 # - no source or document cites the contract outside the repository;
 # - every source file carries the SPDX line of the LICENSE (ISC).
@@ -187,6 +188,17 @@ table = err.split("## Tool error codes", 1)[1].split("\n## ", 1)[0]
 for c in re.findall(r"^\| `([a-z_]+)` \|", table, flags=re.M):
     if c not in used_codes:
         bad.append("docs/errors.md: code %s is used nowhere" % c)
+# proto/proto-errors.h: its codes are the ones errors.md's tables list.
+hdr = open(top + "/proto/proto-errors.h").read()
+consts = set(re.findall(r'#define\s+PROTO_E_[A-Z_]+\s+"([a-z_]+)"', hdr))
+listed = set(re.findall(r"^\| `([a-z_]+)` \|", err.split("## JSON-RPC", 1)[0],
+    flags=re.M))
+for c in sorted(consts - listed):
+    bad.append("proto/proto-errors.h: code %s is not in docs/errors.md" % c)
+for c in sorted(listed - consts):
+    bad.append("docs/errors.md: code %s is not in proto/proto-errors.h" % c)
+for c in sorted(set(used_codes) - consts):
+    bad.append("code %s is used but not in proto/proto-errors.h" % c)
 
 # limits.md: every constant it names exists.
 import os

@@ -3,9 +3,10 @@
 """error-codes.py: the error codes the C sources can put in an ERROR
 frame or a tool's structuredContent.error.code, one a line.
 
-A code is a string literal in the code position of a call that sends or
-reports one, or a literal (or a ternary of literals) assigned to a
-variable named code or ecode.  The JSON-RPC
+A code is a string literal, or a PROTO_E_* constant of
+proto/proto-errors.h, in the code position of a call that sends or
+reports one, or one (or a ternary of them) assigned to a variable named
+code or ecode.  The JSON-RPC
 error numbers (-32xxx) used are printed too, after a line "--".
 Usage: error-codes.py SRCDIR"""
 
@@ -34,6 +35,23 @@ CALLS = {
 DIRS = ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
     "mcp-proxy")
 LIT = re.compile(r'"([a-z]+(?:_[a-z]+)*)"')
+CONST = re.compile(r"\b(PROTO_E_[A-Z_]+)\b")
+
+
+def constants(top):
+    """proto/proto-errors.h: PROTO_E_* -> code."""
+    s = open(os.path.join(top, "proto", "proto-errors.h")).read()
+    return dict(re.findall(r'#define\s+(PROTO_E_[A-Z_]+)\s+"([a-z_]+)"', s))
+
+
+def codes_in(s, consts):
+    """The codes an argument names, as literals or constants."""
+    found = set(LIT.findall(s))
+    for c in CONST.findall(s):
+        if c not in consts:
+            sys.exit("error-codes.py: %s is not in proto/proto-errors.h" % c)
+        found.add(consts[c])
+    return found
 
 
 def strip_comments(s):
@@ -74,6 +92,7 @@ def args_of(s, i):
 
 def main():
     top = sys.argv[1]
+    consts = constants(top)
     codes, rpc = set(), set()
     call = re.compile(r"\b(" + "|".join(CALLS) + r")\s*\(")
     assign = re.compile(r"\b(?:code|ecode)\s*=\s*([^;]*);")
@@ -87,11 +106,11 @@ def main():
                 a = args_of(s, m.end() - 1)
                 n = CALLS[m.group(1)]
                 if len(a) > n:
-                    codes.update(LIT.findall(a[n]))
+                    codes.update(codes_in(a[n], consts))
             for m in assign.finditer(s):
                 # Literals only (a ternary of them), not a call's result.
                 if "(" not in LIT.sub("", m.group(1)):
-                    codes.update(LIT.findall(m.group(1)))
+                    codes.update(codes_in(m.group(1), consts))
             rpc.update(re.findall(r"-32[0-9]{3}\b", s))
     for c in sorted(codes):
         print(c)
