@@ -1,0 +1,790 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * proto-body.h: the bodies of the messages proto.h numbers: the pieces
+ * codecs are made of, and for each message its struct and its pack and
+ * unpack functions (docs/decisions/014), by family, one proto-*.c each.
+ * Included by proto.h; changing a body in a way an older peer cannot
+ * read means bumping PROTO_VERSION there.
+ */
+
+#ifndef PROTO_BODY_H
+#define PROTO_BODY_H
+
+/* proto-pack.c: building bodies. */
+void	proto_pack_key(msgpack_packer *, const char *);
+void	proto_pack_str(msgpack_packer *, const char *, const char *);
+void	proto_pack_strn(msgpack_packer *, const char *, const char *, size_t);
+void	proto_pack_int(msgpack_packer *, const char *, int64_t);
+void	proto_pack_uint(msgpack_packer *, const char *, uint64_t);
+void	proto_pack_bool(msgpack_packer *, const char *, int);
+void	proto_pack_nil(msgpack_packer *, const char *);
+void	proto_pack_cstr(msgpack_packer *, const char *);
+
+/* proto-pack.c: a document inside a typed body. */
+
+/* proto-pack.c: reading bodies.  Getters return NULL/-1 when absent or
+ * of the wrong type, so callers can reject a bad peer in one place. */
+const msgpack_object	*proto_get(const msgpack_object *, const char *);
+const char		*proto_get_str(const msgpack_object *, const char *,
+			     size_t *);
+char			*proto_dup_str(const msgpack_object *, const char *);
+int			 proto_get_int(const msgpack_object *, const char *,
+			     int64_t *);
+int			 proto_get_bool(const msgpack_object *, const char *,
+			     int *);
+const msgpack_object	*proto_get_map(const msgpack_object *, const char *);
+const msgpack_object	*proto_get_array(const msgpack_object *,
+			     const char *);
+int			 proto_obj_streq(const msgpack_object *, const char *);
+
+/*
+ * proto-field.c: what codecs are made of (docs/decisions/014).  For a
+ * message X, struct proto_X holds its fields; proto_X_pack writes it and
+ * proto_X_unpack reads it, returning -1 with "X: field is not a string"
+ * when a field is missing or mistyped.  Unpacking borrows from the
+ * received frame and allocates nothing; unknown keys are ignored.
+ */
+struct proto_str {
+	const char	*ptr;		/* not NUL-terminated; NULL: absent */
+	size_t		 len;
+};
+
+/* A document (cells, outputs, metadata, edits) the codec does not type:
+ * unpacked, obj; packed, pack(pk, arg) if set, else obj copied. */
+typedef void (*proto_doc_cb)(msgpack_packer *, const void *);
+struct proto_doc {
+	const msgpack_object	*obj;
+	proto_doc_cb		 pack;
+	const void		*arg;
+};
+
+#define PROTO_REQ	0x01	/* the field must be there (nil is not) */
+#define PROTO_NONUL	0x02	/* a string without NUL */
+#define PROTO_UNSIGNED	0x04	/* an integer >= 0 */
+#define PROTO_MAP	0x08	/* a document that is a map */
+#define PROTO_ARRAY	0x10	/* a document that is an array */
+
+/* In a codec: give up on the first field that is wrong (err says why). */
+#define PROTO_TRY(x) do {						\
+	if ((x) != 0)							\
+		return (-1);						\
+} while (0)
+
+int	proto_field_body(const msgpack_object *, const char *, char *,
+	    size_t);
+int	proto_field_str(const msgpack_object *, const char *, const char *,
+	    int, struct proto_str *, char *, size_t);
+int	proto_field_int(const msgpack_object *, const char *, const char *,
+	    int, int64_t *, int *, char *, size_t);
+int	proto_field_uint(const msgpack_object *, const char *, const char *,
+	    int, uint64_t *, int *, char *, size_t);
+int	proto_field_bool(const msgpack_object *, const char *, const char *,
+	    int, int *, int *, char *, size_t);
+int	proto_field_doc(const msgpack_object *, const char *, const char *,
+	    int, struct proto_doc *, char *, size_t);
+void	proto_pack_pstr(msgpack_packer *, const char *,
+	    const struct proto_str *);
+void	proto_pack_doc(msgpack_packer *, const char *,
+	    const struct proto_doc *);
+void	proto_doc_pack(msgpack_packer *, const struct proto_doc *);
+int	proto_doc_present(const struct proto_doc *);
+struct proto_str proto_str_make(const char *);
+char	*proto_str_dup(const struct proto_str *);
+int	 proto_str_eq(const struct proto_str *, const char *);
+
+/* proto-daemon.c: OK, ERROR, PING, PONG, DAEMON_*. */
+struct proto_error {
+	struct proto_str	 code;
+	struct proto_str	 message;
+	struct proto_str	 reason;	/* "too_large" or absent */
+	int			 has_bytes;
+	uint64_t		 bytes;
+	int			 has_cap;
+	uint64_t		 cap;
+	int			 has_index;	/* the failing edit */
+	int64_t			 index;
+	/* edit_conflict: the cell as it is (source capped); else absent. */
+	struct proto_str	 cell_id;
+	struct proto_str	 version;
+	struct proto_str	 source;
+};
+struct proto_daemon_status_reply {
+	int64_t			 pid;
+	int64_t			 started_at;
+	struct proto_str	 version;
+	uint64_t		 rooms;
+	uint64_t		 peers;
+	uint64_t		 kernels;
+	int			 has_fds;
+	uint64_t		 fds_open;
+	uint64_t		 fds_limit;
+	uint64_t		 peers_room;
+	struct proto_doc	 warnings;	/* [string] */
+	/* Added with runtimectl; has_detail when all are there. */
+	int			 has_detail;
+	uint64_t		 agents;	/* agent links, pooled too */
+	uint64_t		 pool_size;
+	uint64_t		 pool_ready;
+	struct proto_str	 state_dir;
+	struct proto_str	 store_damage;	/* nil: none found */
+	struct proto_str	 store_write_error; /* nil: writes work */
+	struct proto_doc	 kernel_list;	/* [kernel summary] */
+	struct proto_str	 view;		/* the live view's address */
+};
+void	proto_empty_pack(msgpack_packer *);
+void	proto_error_pack(msgpack_packer *, const struct proto_error *);
+int	proto_error_unpack(const msgpack_object *, struct proto_error *,
+	    char *, size_t);
+void	proto_daemon_status_reply_pack(msgpack_packer *,
+	    const struct proto_daemon_status_reply *);
+int	proto_daemon_status_reply_unpack(const msgpack_object *,
+	    struct proto_daemon_status_reply *, char *, size_t);
+
+/* proto-room.c: ROOM_*, BLOB_*. */
+struct proto_room_create {
+	struct proto_str	 path;		/* absent: untitled */
+	struct proto_str	 kernel;
+	struct proto_str	 domain;	/* absent or "local": here */
+};
+struct proto_room_open {
+	struct proto_str	 path;		/* exactly one of the two */
+	struct proto_str	 notebook_id;
+	struct proto_str	 domain;	/* with path: on that server */
+};
+/* ROOM_JOINED and ROOM_CONTENT (only it carries metadata). */
+struct proto_room_joined {
+	struct proto_str	 notebook_id;
+	struct proto_str	 path;		/* absent: untitled */
+	int			 dirty;
+	uint64_t		 seq;
+	int64_t			 nbformat;
+	int64_t			 nbformat_minor;
+	struct proto_str	 kernel_name;
+	struct proto_str	 kernel_state;
+	struct proto_doc	 metadata;
+	struct proto_doc	 warnings;	/* [warning] or absent */
+	struct proto_doc	 conflicts;	/* [conflict] or absent */
+	struct proto_doc	 active;	/* [{cell_id, status}] or absent */
+	struct proto_doc	 cells;		/* [cell] */
+};
+struct proto_room_list_reply {
+	struct proto_doc	 warnings;	/* [string] */
+	struct proto_doc	 rooms;		/* [room summary] */
+};
+struct proto_room_edit {
+	struct proto_doc	 edits;		/* [edit], read by the daemon */
+	int			 has_if_seq;
+	uint64_t		 if_seq;
+};
+struct proto_room_edit_reply {
+	uint64_t		 seq;
+	struct proto_doc	 cells;		/* [{cell_id}] */
+};
+struct proto_room_save {
+	struct proto_str	 path;
+	int			 force;
+};
+struct proto_room_save_reply {
+	struct proto_str	 path;
+	uint64_t		 seq;
+};
+/*
+ * What a change changed (kinds of ROOM_CHANGED and of every change
+ * ROOM_CHANGES_REPLY lists), as bits; proto_change_kind_name names them
+ * for both ends.
+ */
+#define PROTO_KIND_CELLS	0x01
+#define PROTO_KIND_OUTPUTS	0x02
+#define PROTO_KIND_KERNEL	0x04
+#define PROTO_KIND_SAVED	0x08
+#define PROTO_KIND_METADATA	0x10
+#define PROTO_KIND_RELOADED	0x20
+#define PROTO_KIND_ALL		0x3f
+
+/*
+ * How one cell (or the kernel) changed: the details of a change, so a
+ * reader can say "cell abc: source edited" without reading the notebook.
+ * Fields: inserted and moved carry index (the cell's place after the
+ * change), outputs carries outputs (how many the cell has now) and line
+ * (the last line of its last output, at most PROTO_CHANGE_LINE_MAX
+ * characters), kernel carries from (when known) and to.  A change lists
+ * at most PROTO_CHANGE_MAX_DETAILS (then details_truncated; cell_ids
+ * still names every cell).
+ */
+enum proto_change_how {
+	PROTO_CHANGE_INSERTED,
+	PROTO_CHANGE_DELETED,
+	PROTO_CHANGE_MOVED,
+	PROTO_CHANGE_SOURCE,
+	PROTO_CHANGE_TYPE,
+	PROTO_CHANGE_METADATA,
+	PROTO_CHANGE_OUTPUTS,
+	PROTO_CHANGE_CLEARED,
+	PROTO_CHANGE_KERNEL,
+	PROTO_CHANGE_CONFLICT,	/* a merge from disk left a conflict */
+	PROTO_CHANGE_RESOLVED,	/* a conflict was resolved */
+};
+struct proto_change_detail {
+	enum proto_change_how	 how;
+	struct proto_str	 cell_id;	/* absent for kernel */
+	int			 has_index;
+	int64_t			 index;
+	int			 has_outputs;
+	int64_t			 outputs;
+	struct proto_str	 line;
+	struct proto_str	 from;
+	struct proto_str	 to;
+};
+/* One change: ROOM_CHANGED's body (with notebook_id), or an entry of
+ * ROOM_CHANGES_REPLY's changes. */
+struct proto_room_changed {
+	struct proto_str	 notebook_id;
+	uint64_t		 seq;
+	struct proto_doc	 kinds;		/* [string] */
+	struct proto_doc	 cell_ids;	/* [string] */
+	struct proto_doc	 execution_ids;	/* [string] */
+	struct proto_doc	 details;	/* [detail]; absent: none */
+	int			 details_truncated;
+	struct proto_str	 by;		/* "disk": merged from the file */
+	int			 has_at;
+	int64_t			 at;		/* the file's mtime, ms */
+};
+struct proto_room_changes {
+	uint64_t		 after;
+};
+struct proto_room_changes_reply {
+	uint64_t		 seq;
+	int			 resync;
+	struct proto_doc	 changes;	/* [{seq, kinds, ...}] */
+};
+/*
+ * ROOM_WAIT: the next change of these kinds comes with the content;
+ * standing: every one does, until the next ROOM_WAIT; runs: held cells
+ * may come as runs (docs/decisions/041).
+ */
+struct proto_room_wait {
+	int			 kinds;		/* PROTO_KIND_*; 0: none */
+	int			 has_have;
+	uint64_t		 have;		/* the content held, by seq */
+	int			 standing;
+	int			 runs;
+};
+/*
+ * A run of held cells [count, cell_id, digest] in a content by reference
+ * (docs/decisions/041): digest folds each cell's hash (FNV-1a 64 of its
+ * version, then of a NUL and each stale name) in order, from
+ * PROTO_FNV64_INIT: d = (d ^ hash) * the FNV prime, mod 2^64.
+ */
+#define PROTO_FNV64_INIT	0xcbf29ce484222325ULL
+/* ROOM_CHANGED_CONTENT: a change and the room's content just after it. */
+struct proto_room_changed_content {
+	struct proto_room_changed change;
+	struct proto_doc	 content;	/* a ROOM_CONTENT body */
+	int			 has_base;	/* cells by reference to: */
+	uint64_t		 base;		/* the content at this seq */
+};
+struct proto_blob_get {
+	struct proto_str	 sha256;
+};
+struct proto_blob_reply {
+	struct proto_str	 sha256;
+	struct proto_str	 data;
+};
+void	proto_room_create_pack(msgpack_packer *,
+	    const struct proto_room_create *);
+int	proto_room_create_unpack(const msgpack_object *,
+	    struct proto_room_create *, char *, size_t);
+void	proto_room_open_pack(msgpack_packer *, const struct proto_room_open *);
+int	proto_room_open_unpack(const msgpack_object *,
+	    struct proto_room_open *, char *, size_t);
+void	proto_room_joined_pack(msgpack_packer *,
+	    const struct proto_room_joined *);
+int	proto_room_joined_unpack(const msgpack_object *,
+	    struct proto_room_joined *, char *, size_t);
+void	proto_room_content_pack(msgpack_packer *,
+	    const struct proto_room_joined *);
+int	proto_room_content_unpack(const msgpack_object *,
+	    struct proto_room_joined *, char *, size_t);
+void	proto_room_list_reply_pack(msgpack_packer *,
+	    const struct proto_room_list_reply *);
+int	proto_room_list_reply_unpack(const msgpack_object *,
+	    struct proto_room_list_reply *, char *, size_t);
+void	proto_room_edit_pack(msgpack_packer *, const struct proto_room_edit *);
+int	proto_room_edit_unpack(const msgpack_object *,
+	    struct proto_room_edit *, char *, size_t);
+void	proto_room_edit_reply_pack(msgpack_packer *,
+	    const struct proto_room_edit_reply *);
+int	proto_room_edit_reply_unpack(const msgpack_object *,
+	    struct proto_room_edit_reply *, char *, size_t);
+void	proto_room_save_pack(msgpack_packer *, const struct proto_room_save *);
+int	proto_room_save_unpack(const msgpack_object *,
+	    struct proto_room_save *, char *, size_t);
+void	proto_room_save_reply_pack(msgpack_packer *,
+	    const struct proto_room_save_reply *);
+int	proto_room_save_reply_unpack(const msgpack_object *,
+	    struct proto_room_save_reply *, char *, size_t);
+void	proto_room_changed_pack(msgpack_packer *,
+	    const struct proto_room_changed *);
+int	proto_room_changed_unpack(const msgpack_object *,
+	    struct proto_room_changed *, char *, size_t);
+int	proto_room_change_unpack(const msgpack_object *,
+	    struct proto_room_changed *, char *, size_t);
+int	proto_room_change_kinds(const struct proto_room_changed *);
+void	proto_change_detail_pack(msgpack_packer *,
+	    const struct proto_change_detail *);
+int	proto_change_detail_unpack(const msgpack_object *,
+	    struct proto_change_detail *, char *, size_t);
+const char *proto_change_how_name(enum proto_change_how);
+const char *proto_change_kind_name(int);
+int	proto_change_kind_parse(const char *, size_t);
+void	proto_room_changes_pack(msgpack_packer *,
+	    const struct proto_room_changes *);
+int	proto_room_changes_unpack(const msgpack_object *,
+	    struct proto_room_changes *, char *, size_t);
+void	proto_room_changes_reply_pack(msgpack_packer *,
+	    const struct proto_room_changes_reply *);
+int	proto_room_changes_reply_unpack(const msgpack_object *,
+	    struct proto_room_changes_reply *, char *, size_t);
+void	proto_room_wait_pack(msgpack_packer *, const struct proto_room_wait *);
+int	proto_room_wait_unpack(const msgpack_object *,
+	    struct proto_room_wait *, char *, size_t);
+void	proto_room_changed_content_pack(msgpack_packer *,
+	    const struct proto_room_changed_content *);
+uint64_t proto_fnv64(uint64_t, const void *, size_t);
+uint64_t proto_run_fold(uint64_t, uint64_t);
+int	proto_room_changed_content_unpack(const msgpack_object *,
+	    struct proto_room_changed_content *, char *, size_t);
+void	proto_blob_get_pack(msgpack_packer *, const struct proto_blob_get *);
+int	proto_blob_get_unpack(const msgpack_object *, struct proto_blob_get *,
+	    char *, size_t);
+void	proto_blob_reply_pack(msgpack_packer *,
+	    const struct proto_blob_reply *);
+int	proto_blob_reply_unpack(const msgpack_object *,
+	    struct proto_blob_reply *, char *, size_t);
+
+/* proto-exec.c: EXEC_*, KERNEL_*. */
+/* EXEC_STATE's status of a run and of each of its cells (proto-status.c). */
+enum proto_run_status {
+	PROTO_RUN_QUEUED,
+	PROTO_RUN_RUNNING,
+	PROTO_RUN_DONE,
+	PROTO_RUN_ERROR,
+	PROTO_RUN_INTERRUPTED,
+	PROTO_RUN_KERNEL_DIED,
+	PROTO_RUN_CANCELLED,
+	PROTO_RUN_INPUT_REQUIRED,	/* running, waiting for send_input */
+};
+enum proto_cell_status {
+	PROTO_CELL_QUEUED,
+	PROTO_CELL_RUNNING,
+	PROTO_CELL_OK,
+	PROTO_CELL_ERROR,
+	PROTO_CELL_NOT_RUN,
+	PROTO_CELL_INTERRUPTED,
+	PROTO_CELL_KERNEL_DIED,
+};
+/*
+ * Who asked for a run: the MCP client (clientInfo of its initialize) and
+ * the worker's session (its proxy's handle tag).  Each is optional (a
+ * client that sent none, runtimectl, an older worker).
+ */
+struct proto_exec_who {
+	struct proto_str	 client_name;
+	struct proto_str	 client_version;
+	struct proto_str	 session;
+};
+struct proto_exec_run {
+	struct proto_doc	 cell_ids;	/* [cell_id | index] */
+	int			 has_stop_on_error;
+	int			 stop_on_error;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+	struct proto_str	 task_owner;	/* an MCP task's session */
+	struct proto_exec_who	 who;
+};
+/* EXEC_GET and EXEC_CANCEL: a run, and how long to wait for it. */
+struct proto_exec_id {
+	struct proto_str	 execution_id;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_exec_state {
+	struct proto_str	 execution_id;
+	int64_t			 daemon_started_at;
+	struct proto_str	 notebook_id;
+	struct proto_str	 status;
+	struct proto_str	 message;	/* packed as nil when absent */
+	struct proto_str	 reason;
+	int			 outputs_omitted;
+	struct proto_doc	 input;		/* {cell_id, prompt, password} */
+	struct proto_doc	 cells;		/* [{cell_id, status, ...}] */
+	struct proto_str	 task_owner;	/* absent: not a task */
+	int64_t			 created_at;	/* ms since the epoch; 0: */
+	int64_t			 updated_at;	/* unknown (older record) */
+	/* Absent from records of older daemons. */
+	struct proto_exec_who	 who;
+	int			 has_submitted_at;
+	int64_t			 submitted_at;	/* microseconds, epoch */
+	struct proto_str	 kernel_session; /* the kernel it ran in */
+};
+struct proto_exec_tasks {
+	struct proto_str	 task_owner;
+};
+/*
+ * EXEC_TASKS_REPLY: [{execution_id, notebook_id, status, message,
+ * created_at, updated_at}]; EXEC_LIST_REPLY: [{execution_id, status, ...}];
+ * both newest first.
+ */
+struct proto_exec_runs {
+	struct proto_doc	 runs;
+};
+/* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
+struct proto_exec_list {
+	int			 has_limit;
+	int64_t			 limit;
+};
+struct proto_kernel_info_reply {
+	struct proto_str	 name;
+	struct proto_str	 state;
+	struct proto_str	 display_name;
+	struct proto_str	 message;
+	int			 has_pid;
+	int64_t			 pid;
+	int			 has_agent_pid;
+	int64_t			 agent_pid;
+	struct proto_doc	 language_info;
+	int64_t			 execution_count;
+	uint64_t		 queue;
+	struct proto_doc	 capabilities;	/* a map, or absent */
+};
+struct proto_kernel_list_reply {
+	struct proto_str	 default_name;	/* "default" */
+	struct proto_doc	 kernels;	/* [{name, ...}] */
+};
+struct proto_kernel_select {
+	struct proto_str	 kernel;
+};
+void	proto_exec_run_pack(msgpack_packer *, const struct proto_exec_run *);
+int	proto_exec_run_unpack(const msgpack_object *, struct proto_exec_run *,
+	    char *, size_t);
+void	proto_exec_id_pack(msgpack_packer *, const struct proto_exec_id *);
+int	proto_exec_id_unpack(const msgpack_object *, const char *,
+	    struct proto_exec_id *, char *, size_t);
+void	proto_exec_state_pack(msgpack_packer *,
+	    const struct proto_exec_state *);
+int	proto_exec_state_unpack(const msgpack_object *,
+	    struct proto_exec_state *, char *, size_t);
+void	proto_exec_tasks_pack(msgpack_packer *,
+	    const struct proto_exec_tasks *);
+int	proto_exec_tasks_unpack(const msgpack_object *,
+	    struct proto_exec_tasks *, char *, size_t);
+void	proto_exec_runs_pack(msgpack_packer *, const struct proto_exec_runs *);
+int	proto_exec_runs_unpack(const msgpack_object *, const char *,
+	    struct proto_exec_runs *, char *, size_t);
+void	proto_exec_list_pack(msgpack_packer *, const struct proto_exec_list *);
+int	proto_exec_list_unpack(const msgpack_object *,
+	    struct proto_exec_list *, char *, size_t);
+
+/* proto-status.c */
+const char *proto_run_status_name(enum proto_run_status);
+int	proto_run_status_parse(const char *, size_t, enum proto_run_status *);
+int	proto_run_status_ended(enum proto_run_status);
+const char *proto_cell_status_name(enum proto_cell_status);
+int	proto_cell_status_parse(const char *, size_t,
+	    enum proto_cell_status *);
+void	proto_kernel_info_reply_pack(msgpack_packer *,
+	    const struct proto_kernel_info_reply *);
+int	proto_kernel_info_reply_unpack(const msgpack_object *,
+	    struct proto_kernel_info_reply *, char *, size_t);
+void	proto_kernel_list_reply_pack(msgpack_packer *,
+	    const struct proto_kernel_list_reply *);
+int	proto_kernel_list_reply_unpack(const msgpack_object *,
+	    struct proto_kernel_list_reply *, char *, size_t);
+void	proto_kernel_select_pack(msgpack_packer *,
+	    const struct proto_kernel_select *);
+int	proto_kernel_select_unpack(const msgpack_object *,
+	    struct proto_kernel_select *, char *, size_t);
+
+/* proto-view.c: the live view (docs/decisions/025). */
+struct proto_view_open {
+	struct proto_str	 notebook_id;	/* optional: the page to open */
+};
+struct proto_view_url {
+	struct proto_str	 url;		/* with the secret */
+	struct proto_str	 address;	/* http://127.0.0.1:PORT/ */
+	int64_t			 port;
+};
+struct proto_view_ready {
+	int64_t			 port;
+};
+struct proto_view_state_reply {
+	uint64_t		 seq;
+	struct proto_str	 kernel_state;
+	struct proto_doc	 cells;	/* [{cell_id, status}] queued, running */
+	struct proto_doc	 peers;	/* [{kind, label, client}] */
+	struct proto_str	 last_client;	/* nil: none known */
+};
+void	proto_view_open_pack(msgpack_packer *, const struct proto_view_open *);
+int	proto_view_open_unpack(const msgpack_object *,
+	    struct proto_view_open *, char *, size_t);
+void	proto_view_url_pack(msgpack_packer *, const struct proto_view_url *);
+int	proto_view_url_unpack(const msgpack_object *, struct proto_view_url *,
+	    char *, size_t);
+void	proto_view_ready_pack(msgpack_packer *,
+	    const struct proto_view_ready *);
+int	proto_view_ready_unpack(const msgpack_object *,
+	    struct proto_view_ready *, char *, size_t);
+void	proto_view_state_reply_pack(msgpack_packer *,
+	    const struct proto_view_state_reply *);
+int	proto_view_state_reply_unpack(const msgpack_object *,
+	    struct proto_view_state_reply *, char *, size_t);
+
+/* proto-hello.c: the handshake every connection opens with. */
+struct proto_hello {
+	int		 version;
+	char		 kind[16];
+	char		 label[128];
+	int64_t		 pid;
+	char		 client[128];	/* MCP clientInfo name, or "" */
+};
+struct proto_incarnation {
+	int64_t		 pid;
+	int64_t		 started_at;	/* microseconds since the epoch */
+	char		 version[32];	/* package version string */
+};
+void	proto_hello_pack(msgpack_packer *, const struct proto_hello *);
+int	proto_hello_unpack(const msgpack_object *, struct proto_hello *,
+	    char *, size_t);
+void	proto_hello_ok_pack(msgpack_packer *,
+	    const struct proto_incarnation *);
+int	proto_hello_ok_unpack(const msgpack_object *,
+	    struct proto_incarnation *, char *, size_t);
+void	proto_mismatch_pack(msgpack_packer *, int);
+int	proto_hello_check(const struct proto_hello *, char *, size_t);
+
+/* proto-agent.c: daemon <-> runtime agent (200-299), PROTOCOL.md. */
+struct proto_agent_start {
+	struct proto_str	 kernel_id;
+	struct proto_str	 kernel_name;
+	struct proto_str	 cwd;
+	struct proto_str	 runtime_dir;
+	struct proto_str	 state_dir;	/* optional */
+};
+struct proto_agent_ready {
+	int64_t			 pid;
+	struct proto_str	 kernel_name;
+	struct proto_str	 display_name;	/* optional */
+	struct proto_str	 language;	/* optional */
+	struct proto_doc	 language_info;	/* a map; optional */
+	struct proto_str	 protocol_version; /* optional */
+	struct proto_doc	 capabilities;	/* a map; optional */
+	struct proto_str	 server_kernel_id; /* a server's; optional */
+};
+struct proto_agent_execute {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	struct proto_str	 code;		/* may hold NUL */
+	int			 stop_on_error;
+	int			 silent;
+};
+struct proto_agent_exec_started {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	int			 has_execution_count;
+	int64_t			 execution_count;
+};
+struct proto_agent_output {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	int			 update;
+	struct proto_str	 display_id;	/* required with update */
+	struct proto_doc	 output;	/* one nbformat output, a map */
+};
+struct proto_agent_clear_output {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	int			 wait;
+};
+enum proto_agent_exec_status {
+	PROTO_AGENT_EXEC_OK,
+	PROTO_AGENT_EXEC_ERROR,
+	PROTO_AGENT_EXEC_ABORTED,
+};
+struct proto_agent_exec_done {
+	struct proto_str		 exec_id;
+	struct proto_str		 cell_id;
+	enum proto_agent_exec_status	 status;
+	int				 has_execution_count;
+	int64_t				 execution_count;
+};
+struct proto_agent_shutdown {
+	int			 restart;
+};
+enum proto_agent_state {
+	PROTO_AGENT_IDLE,
+	PROTO_AGENT_BUSY,
+	PROTO_AGENT_UNRESPONSIVE,
+	PROTO_AGENT_DEAD,
+};
+struct proto_agent_status {
+	enum proto_agent_state	 state;
+	struct proto_str	 reason;	/* optional */
+};
+void	proto_agent_start_pack(msgpack_packer *,
+	    const struct proto_agent_start *);
+int	proto_agent_start_unpack(const msgpack_object *,
+	    struct proto_agent_start *, char *, size_t);
+void	proto_agent_ready_pack(msgpack_packer *,
+	    const struct proto_agent_ready *);
+int	proto_agent_ready_unpack(const msgpack_object *,
+	    struct proto_agent_ready *, char *, size_t);
+void	proto_agent_execute_pack(msgpack_packer *,
+	    const struct proto_agent_execute *);
+int	proto_agent_execute_unpack(const msgpack_object *,
+	    struct proto_agent_execute *, char *, size_t);
+void	proto_agent_exec_started_pack(msgpack_packer *,
+	    const struct proto_agent_exec_started *);
+int	proto_agent_exec_started_unpack(const msgpack_object *,
+	    struct proto_agent_exec_started *, char *, size_t);
+void	proto_agent_output_pack(msgpack_packer *,
+	    const struct proto_agent_output *);
+int	proto_agent_output_unpack(const msgpack_object *,
+	    struct proto_agent_output *, char *, size_t);
+void	proto_agent_clear_output_pack(msgpack_packer *,
+	    const struct proto_agent_clear_output *);
+int	proto_agent_clear_output_unpack(const msgpack_object *,
+	    struct proto_agent_clear_output *, char *, size_t);
+void	proto_agent_exec_done_pack(msgpack_packer *,
+	    const struct proto_agent_exec_done *);
+int	proto_agent_exec_done_unpack(const msgpack_object *,
+	    struct proto_agent_exec_done *, char *, size_t);
+void	proto_agent_interrupt_pack(msgpack_packer *);
+int	proto_agent_interrupt_unpack(const msgpack_object *, char *, size_t);
+void	proto_agent_shutdown_pack(msgpack_packer *,
+	    const struct proto_agent_shutdown *);
+int	proto_agent_shutdown_unpack(const msgpack_object *,
+	    struct proto_agent_shutdown *, char *, size_t);
+void	proto_agent_status_pack(msgpack_packer *,
+	    const struct proto_agent_status *);
+int	proto_agent_status_unpack(const msgpack_object *,
+	    struct proto_agent_status *, char *, size_t);
+
+/*
+ * proto-introspect.c: KERNEL_VARIABLES, _COMPLETE, _INSPECT (a client
+ * asks the daemon, the daemon asks the agent with AGENT_*, and one reply
+ * type serves both links), EXEC_INPUT and the agent's stdin messages
+ * (docs/decisions/022).
+ */
+struct proto_variables {		/* KERNEL_ and AGENT_VARIABLES */
+	struct proto_str	 filter;	/* fnmatch(3) pattern */
+	int			 has_max;
+	uint64_t		 max;
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_variables_reply {
+	struct proto_doc	 variables;	/* [{name, type, repr, ...}] */
+	uint64_t		 total;		/* matching, before max */
+	int			 while_busy;
+	struct proto_str	 via;		/* "debugger" or "execute" */
+};
+struct proto_complete {			/* KERNEL_ and AGENT_COMPLETE */
+	struct proto_str	 code;
+	int			 has_cursor_pos;
+	int64_t			 cursor_pos;	/* code points; absent: end */
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_complete_reply {
+	struct proto_doc	 matches;	/* [{text, type?}] */
+	int64_t			 cursor_start;
+	int64_t			 cursor_end;
+	uint64_t		 total;
+	int			 while_busy;
+};
+struct proto_inspect {			/* KERNEL_ and AGENT_INSPECT */
+	struct proto_str	 code;
+	int			 has_cursor_pos;
+	int64_t			 cursor_pos;
+	int64_t			 detail_level;	/* 0 or 1 */
+	int			 has_timeout_ms;
+	int64_t			 timeout_ms;
+};
+struct proto_inspect_reply {
+	int			 found;
+	struct proto_str	 text;		/* plain, ANSI removed, capped */
+	int			 truncated;
+	int			 while_busy;
+};
+struct proto_exec_input {		/* EXEC_INPUT, AGENT_INPUT_REPLY */
+	struct proto_str	 execution_id;
+	struct proto_str	 value;
+};
+struct proto_agent_input_request {
+	struct proto_str	 exec_id;
+	struct proto_str	 cell_id;
+	struct proto_str	 prompt;
+	int			 password;
+};
+void	proto_variables_pack(msgpack_packer *,
+	    const struct proto_variables *);
+int	proto_variables_unpack(const msgpack_object *,
+	    struct proto_variables *, char *, size_t);
+void	proto_variables_reply_pack(msgpack_packer *,
+	    const struct proto_variables_reply *);
+int	proto_variables_reply_unpack(const msgpack_object *,
+	    struct proto_variables_reply *, char *, size_t);
+void	proto_complete_pack(msgpack_packer *, const struct proto_complete *);
+int	proto_complete_unpack(const msgpack_object *,
+	    struct proto_complete *, char *, size_t);
+void	proto_complete_reply_pack(msgpack_packer *,
+	    const struct proto_complete_reply *);
+int	proto_complete_reply_unpack(const msgpack_object *,
+	    struct proto_complete_reply *, char *, size_t);
+void	proto_inspect_pack(msgpack_packer *, const struct proto_inspect *);
+int	proto_inspect_unpack(const msgpack_object *,
+	    struct proto_inspect *, char *, size_t);
+void	proto_inspect_reply_pack(msgpack_packer *,
+	    const struct proto_inspect_reply *);
+int	proto_inspect_reply_unpack(const msgpack_object *,
+	    struct proto_inspect_reply *, char *, size_t);
+void	proto_exec_input_pack(msgpack_packer *,
+	    const struct proto_exec_input *);
+int	proto_exec_input_unpack(const msgpack_object *,
+	    struct proto_exec_input *, char *, size_t);
+void	proto_agent_input_request_pack(msgpack_packer *,
+	    const struct proto_agent_input_request *);
+int	proto_agent_input_request_unpack(const msgpack_object *,
+	    struct proto_agent_input_request *, char *, size_t);
+
+/*
+ * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as
+ * its text; from the worker also the message's id (its exact JSON text),
+ * method and error flag, so the proxy relays it without parsing it.
+ * json is packed last, so a sender may pack the rest with
+ * proto_mcp_pack_head and send json's bytes after it uncopied.
+ */
+struct proto_mcp {
+	struct proto_str json;		/* the message, required */
+	struct proto_str id;		/* its id as JSON text; worker only */
+	struct proto_str method;	/* its method; worker only */
+	int		 error;		/* a response with "error" */
+};
+struct proto_worker_ready {
+	struct proto_str catalog;	/* tools/list result, JSON text */
+};
+void	proto_mcp_pack(msgpack_packer *, const struct proto_mcp *);
+void	proto_mcp_pack_head(msgpack_packer *, const struct proto_mcp *);
+int	proto_mcp_unpack(const msgpack_object *, struct proto_mcp *, char *,
+	    size_t);
+void	proto_worker_ready_pack(msgpack_packer *,
+	    const struct proto_worker_ready *);
+int	proto_worker_ready_unpack(const msgpack_object *,
+	    struct proto_worker_ready *, char *, size_t);
+/* WORKER_UPGRADE and WORKER_SHUTDOWN have empty bodies: no struct. */
+void	proto_worker_upgrade_pack(msgpack_packer *);
+int	proto_worker_upgrade_unpack(const msgpack_object *, char *, size_t);
+void	proto_worker_shutdown_pack(msgpack_packer *);
+int	proto_worker_shutdown_unpack(const msgpack_object *, char *, size_t);
+
+#endif
