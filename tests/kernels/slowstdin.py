@@ -16,6 +16,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from relay import pump  # noqa: E402
+
 delay = float(sys.argv[1])
 with open(sys.argv[2]) as f:
     conn = json.load(f)
@@ -28,21 +31,6 @@ fd, private = tempfile.mkstemp(suffix=".json")
 with os.fdopen(fd, "w") as f:
     json.dump(conn, f)
 
-
-def pump(a, b):
-    try:
-        while True:
-            data = a.recv(65536)
-            if not data:
-                break
-            b.sendall(data)
-    except OSError:
-        pass
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def relay():

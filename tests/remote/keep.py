@@ -35,6 +35,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
 from mcp import Worker  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from relay import pump  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rcheck import expect, handoff, ok  # noqa: E402
 
@@ -67,24 +69,9 @@ class Relay:
             with self.lock:
                 self.conns.append((c, s))
             for a, b in ((c, s), (s, c)):
-                threading.Thread(target=self.pipe, args=(a, b),
+                threading.Thread(target=pump, args=(a, b),
                                  daemon=True).start()
 
-    @staticmethod
-    def pipe(a, b):
-        try:
-            while True:
-                d = a.recv(65536)
-                if not d:
-                    break
-                b.sendall(d)
-        except OSError:
-            pass
-        for x in (a, b):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def cut(self):
         with self.lock:

@@ -25,6 +25,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "notebooks"))
 from mcp import Worker  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from relay import pump  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rcheck import expect, ok  # noqa: E402
 
@@ -42,21 +44,6 @@ mode = ["pass"]
 conns = []
 lock = threading.Lock()
 
-
-def pump(src, dst):
-    try:
-        while True:
-            b = src.recv(65536)
-            if not b:
-                break
-            dst.sendall(b)
-    except OSError:
-        pass
-    for s in (src, dst):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def answer(c, status, body, ctype="application/json", extra=""):
