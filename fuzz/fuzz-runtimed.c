@@ -251,6 +251,7 @@ fuzz_runtimed_reset(void (*sweep)(void))
 	room_exec_flush();
 	fuzz_runtimed_close_store();
 	sweep();
+	runtimed_warn_clear();
 	fuzz_runtimed_open_store();
 	room_start();
 }

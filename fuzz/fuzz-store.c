@@ -11,8 +11,9 @@
  *
  * They go into the real store (SQLite) as the writer would put them, the
  * daemon starts as runtimed.c starts it (fuzz-daemon.c's box: no kernel
- * can start), and a client of the harness opens the room by its id
- * (snapshot and journal replayed), reads it, lists its runs, gets one by
+ * can start; room_start reads each stored room back, room_journal_check,
+ * and names a damaged one), and a client of the harness opens the room
+ * by its id (snapshot and journal replayed), reads it, lists its runs, gets one by
  * id and lists the task runs: every reader of stored bytes runs on the
  * fuzzer's.  After each input the rooms are freed and the store starts
  * empty.

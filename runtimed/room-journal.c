@@ -97,6 +97,8 @@ static void	room_journal_arm(struct room *, int);
 static void	room_journal_forgot(int, const char *, void *);
 static int	room_journal_load_snapshot(const struct store_room *, void *);
 static int	room_journal_replay(uint64_t, const void *, size_t, void *);
+static int	room_journal_check_entry(uint64_t, const void *, size_t,
+		    void *);
 
 /*
  * The notebook: {nbformat, nbformat_minor, metadata, cells, extra?,
@@ -635,12 +637,13 @@ room_journal_load_snapshot(const struct store_room *sr, void *arg)
 	msgpack_unpacked		 u;
 	const msgpack_object		*d;
 	int64_t				 v;
+	size_t				 at = 0;
 	int				 b;
 
 	ld->found = 1;
 	msgpack_unpacked_init(&u);
 	if (proto_frame_unpack(&u, sr->snapshot, sr->snapshot_len,
-	    NULL) != 0) {
+	    &at) != 0 || at != sr->snapshot_len) {
 		xasprintf(&ld->cause, "snapshot is not msgpack");
 		msgpack_unpacked_destroy(&u);
 		return (1);
@@ -741,6 +744,77 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 		}
 	}
 	msgpack_unpacked_destroy(&u);
+	return (0);
+}
+
+/* A journal entry is one whole msgpack value, else it is counted bad. */
+static int
+room_journal_check_entry(uint64_t jseq, const void *buf, size_t len,
+    void *arg)
+{
+	size_t			*bad = arg;
+	msgpack_unpacked	 u;
+	size_t			 at = 0;
+
+	(void)jseq;
+	msgpack_unpacked_init(&u);
+	if (proto_frame_unpack(&u, buf, len, &at) != 0 || at != len ||
+	    u.data.type != MSGPACK_OBJECT_MAP)
+		(*bad)++;
+	msgpack_unpacked_destroy(&u);
+	return (0);
+}
+
+/*
+ * Can a stored room be brought back as it was stored?  Its snapshot must
+ * be one whole msgpack value holding a notebook whose cells have types,
+ * and its journal must read to the end (a damaged page gives SQLITE_CORRUPT)
+ * with every entry whole.  quick_check at open sees the b-trees, not what
+ * the rows hold: garbage in the last page of a snapshot's overflow chain
+ * reads back as the snapshot's tail.  0, or -1 with *why (caller frees).
+ */
+int
+room_journal_check(const struct store_room *sr, char **why)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*nb, *cells, *co;
+	size_t			 at = 0, bad = 0, len, i;
+	int			 n;
+
+	msgpack_unpacked_init(&u);
+	if (proto_frame_unpack(&u, sr->snapshot, sr->snapshot_len, &at) != 0 ||
+	    at != sr->snapshot_len) {
+		xasprintf(why, "its snapshot (%zu bytes) does not decode",
+		    sr->snapshot_len);
+		msgpack_unpacked_destroy(&u);
+		return (-1);
+	}
+	if ((nb = proto_get_map(&u.data, "nb")) == NULL ||
+	    (cells = proto_get_array(nb, "cells")) == NULL) {
+		xasprintf(why, "its snapshot holds no notebook");
+		msgpack_unpacked_destroy(&u);
+		return (-1);
+	}
+	for (i = 0; i < cells->via.array.size; i++) {
+		co = &cells->via.array.ptr[i];
+		if (proto_get_str(co, "cell_type", &len) == NULL || len == 0) {
+			xasprintf(why, "cell %zu of its snapshot has no type",
+			    i);
+			msgpack_unpacked_destroy(&u);
+			return (-1);
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+	if ((n = store_journal_each(runtimed_store, sr->notebook_id, sr->seq,
+	    room_journal_check_entry, &bad)) < 0) {
+		xasprintf(why, "its journal cannot be read");
+		return (-1);
+	}
+	if (bad > 0) {
+		xasprintf(why, "%zu of its %d journal entries do not decode",
+		    bad, n);
+		return (-1);
+	}
 	return (0);
 }
 

@@ -53,6 +53,15 @@ struct room_ticket {
 	struct room_base	*base;		/* what it wrote (room-merge.c) */
 	TAILQ_ENTRY(room_ticket)  entry;
 };
+
+/* Stored rooms found damaged at start (room_start_one). */
+struct room_start_damage {
+	char		**ids;
+	size_t		  n;
+	char		 *names;	/* "path (notebook id): why; ..." */
+	int		  unsaved;	/* some had content no file holds */
+};
+
 static TAILQ_HEAD(, room_ticket) room_tickets =
     TAILQ_HEAD_INITIALIZER(room_tickets);
 
@@ -72,6 +81,8 @@ static int	room_disk_changed(struct room *);
 static void	room_unload_content(struct room *);
 static void	room_free(struct room *);
 static int	room_start_one(const struct store_room *, void *);
+static void	room_start_lost(struct room_start_damage *);
+static void	room_start_forgot(int, const char *, void *);
 static const char	*room_nb_kernel(struct room_nb *);
 static int	room_load_file(struct room *, char **);
 static int	room_file_match(const struct store_file *, void *);
@@ -370,17 +381,47 @@ room_free_all(void)
 	room_watch_free_all();
 }
 
-/* A stored room becomes a dormant room at start-up. */
+/* Names given in the warning at most; the rest are counted. */
+#define ROOM_START_NAMED	32
+
+/*
+ * A stored room becomes a dormant room at start-up, if what is stored
+ * of it can be read back whole; a damaged one is not restored (never as
+ * an empty or partial notebook) and is named in one warning.
+ */
 static int
 room_start_one(const struct store_room *sr, void *arg)
 {
-	struct room	*r;
+	struct room_start_damage	*d = arg;
+	struct room			*r;
+	char				*why = NULL, *old;
+	int				 unsaved;
 
-	(void)arg;
 	if (room_find_id(sr->notebook_id, strlen(sr->notebook_id)) != NULL)
 		return (0);
 	if (strlen(sr->notebook_id) >= sizeof r->id)
 		return (0);
+	if (room_journal_check(sr, &why) != 0) {
+		/* A clean room's file holds all of it: nothing is lost. */
+		unsaved = sr->path == NULL || sr->dirty ||
+		    store_journal_bytes(runtimed_store, sr->notebook_id) != 0;
+		d->unsaved |= unsaved;
+		d->ids = xreallocarray(d->ids, d->n + 1, sizeof *d->ids);
+		d->ids[d->n++] = xstrdup(sr->notebook_id);
+		if (d->n <= ROOM_START_NAMED) {
+			old = d->names;
+			xasprintf(&d->names, "%s%s%s (notebook %s): %s%s",
+			    old != NULL ? old : "", old != NULL ? "; " : "",
+			    sr->path != NULL ? sr->path : "untitled",
+			    sr->notebook_id, why, unsaved ? "" :
+			    " (it was saved: nothing is lost)");
+			free(old);
+		}
+		log_warnx("room %s (%s): not restored: %s", sr->notebook_id,
+		    sr->path != NULL ? sr->path : "untitled", why);
+		free(why);
+		return (0);
+	}
 	r = room_new(sr->notebook_id, sr->path != NULL ?
 	    xstrdup(sr->path) : NULL, sr->kernel);
 	if (sr->path == NULL)
@@ -400,6 +441,7 @@ room_start_one(const struct store_room *sr, void *arg)
 void
 room_start(void)
 {
+	struct room_start_damage	 d;
 	const char	*env;
 	char		*end;
 	long long	 v;
@@ -418,11 +460,62 @@ room_start(void)
 	    store_file_prune(runtimed_store, STORE_FILES_KEPT) > 0)
 		log_info("forgot the ids of files not seen since the last "
 		    "%d", STORE_FILES_KEPT);
+	memset(&d, 0, sizeof d);
 	if (runtimed_store != NULL &&
-	    store_room_each(runtimed_store, room_start_one, NULL) < 0)
+	    store_room_each(runtimed_store, room_start_one, &d) < 0)
 		runtimed_warn("not every stored notebook could be read from "
 		    "the state database; %zu are known", room_nall);
+	if (d.n > 0)
+		room_start_lost(&d);
 	room_sweep_arm();
+}
+
+/*
+ * Say which stored notebooks could not be restored and why, where the
+ * store as it was is kept, and forget their rows: the copy aside holds
+ * them, and a notebook with a file then opens as the file was saved
+ * instead of failing (or coming back empty) every time.  If no copy can
+ * be made, the rows stay for the next start.
+ */
+static void
+room_start_lost(struct room_start_damage *d)
+{
+	const char	*kept;
+	char		*cause = NULL, *more = NULL;
+	size_t		 i;
+
+	kept = store_keep_aside(runtimed_store, &cause);
+	if (d->n > ROOM_START_NAMED)
+		xasprintf(&more, "; and %zu more (the log names each)",
+		    d->n - ROOM_START_NAMED);
+	runtimed_warn("%zu stored notebook%s could not be restored from the "
+	    "state database, what it holds of them damaged: %s%s; %s%s%s%s",
+	    d->n, d->n == 1 ? "" : "s", d->names, more != NULL ? more : "",
+	    d->unsaved ? "what was not saved to a file is only in " :
+	    "the damaged store is ", kept != NULL ? "the copy of the store "
+	    "kept as " : "the store (no copy could be kept: ",
+	    kept != NULL ? kept : cause, kept != NULL ? "; a notebook with a "
+	    "file opens as the file was last saved" : ")");
+	for (i = 0; i < d->n; i++) {
+		if (kept != NULL && runtimed_writer != NULL)
+			store_writer_forget(runtimed_writer, d->ids[i],
+			    room_start_forgot, d->ids[i]);
+		else
+			free(d->ids[i]);
+	}
+	free(more);
+	free(cause);
+	free(d->ids);
+	free(d->names);
+}
+
+static void
+room_start_forgot(int ok, const char *cause, void *arg)
+{
+	if (!ok)
+		log_warnx("room %s: its damaged rows stay in the store: %s",
+		    (char *)arg, cause);
+	free(arg);
 }
 
 /* A fresh room is loaded, stored and watched. */

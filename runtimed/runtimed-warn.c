@@ -55,3 +55,16 @@ runtimed_warn_pack(msgpack_packer *pk, const void *unused)
 		free(msg);
 	}
 }
+
+/* Forget every standing warning (the fuzzers' next input: a new daemon). */
+void
+runtimed_warn_clear(void)
+{
+	size_t	i;
+
+	for (i = 0; i < runtimed_nwarnings; i++)
+		free(runtimed_warnings[i]);
+	free(runtimed_warnings);
+	runtimed_warnings = NULL;
+	runtimed_nwarnings = 0;
+}

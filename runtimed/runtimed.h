@@ -241,6 +241,7 @@ void	runtimed_stop(void);
 /* runtimed-warn.c */
 void	runtimed_warn(const char *, ...) printflike(1, 2);
 void	runtimed_warn_pack(msgpack_packer *, const void *);
+void	runtimed_warn_clear(void);
 
 /* server.c */
 int	server_start(const char *, char **, pid_t *);
@@ -491,6 +492,7 @@ void		 room_journal_grown(struct room *);
 int		 room_journal_flush(struct room *);
 void		 room_journal_later(struct room *);
 int		 room_journal_recover(struct room *, char **);
+int		 room_journal_check(const struct store_room *, char **);
 void		 room_journal_forget(struct room *);
 void		 room_journal_stop(struct room *);
 

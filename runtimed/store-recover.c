@@ -79,7 +79,8 @@ static void	store_recover_find(sqlite3 *,
 		    struct store_recover_ids *);
 static void	store_recover_free_ids(struct store_recover_ids *);
 static int	store_recover_row(sqlite3_stmt *, sqlite3_stmt *, int, int64_t);
-static void	store_recover_note_lost(char **,
+static char	*store_recover_path(sqlite3 *, const char *);
+static void	store_recover_note_lost(sqlite3 *, char **,
 		    const struct store_recover_table *,
 		    struct store_recover_ids *);
 
@@ -290,13 +291,52 @@ store_recover_row(sqlite3_stmt *get, sqlite3_stmt *put, int ncolumns,
 	return (rc == SQLITE_DONE ? 0 : -1);
 }
 
-/* Lost rows of a table, counted by key ("notebook 1234"). */
+/*
+ * The file a notebook id stands for, from whatever row of the damaged
+ * store still says (its room, else the files table): " (path)" or ""
+ * (caller frees), so a person reads which notebook, not only an id.
+ */
+static char *
+store_recover_path(sqlite3 *from, const char *id)
+{
+	sqlite3_stmt	*st;
+	char		*out = NULL;
+
+	if (sqlite3_prepare_v2(from, "SELECT path FROM rooms WHERE "
+	    "notebook_id = ?1 AND path IS NOT NULL UNION ALL SELECT path "
+	    "FROM files WHERE notebook_id = ?1 LIMIT 1", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    sqlite3_column_text(st, 0) != NULL)
+			xasprintf(&out, " (%s)", sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	if (out == NULL) {
+		/* Its room's row is what is damaged: the path index. */
+		if (sqlite3_prepare_v2(from, "SELECT r.path FROM rooms AS r "
+		    "INDEXED BY rooms_path, rooms AS k INDEXED BY "
+		    "sqlite_autoindex_rooms_1 WHERE k.notebook_id = ?1 AND "
+		    "r.rowid = k.rowid AND r.path IS NOT NULL", -1, &st,
+		    NULL) == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_text(st, 0) != NULL)
+				xasprintf(&out, " (%s)",
+				    sqlite3_column_text(st, 0));
+			sqlite3_finalize(st);
+		}
+	}
+	return (out != NULL ? out : xstrdup(""));
+}
+
+/* Lost rows of a table, counted by key ("notebook 1234 (/a.ipynb)"). */
 static void
-store_recover_note_lost(char **lost, const struct store_recover_table *t,
-    struct store_recover_ids *s)
+store_recover_note_lost(sqlite3 *from, char **lost,
+    const struct store_recover_table *t, struct store_recover_ids *s)
 {
 	size_t	i, j;
-	char	*old;
+	char	*old, *path;
 
 	if (s->n == 0)
 		return;
@@ -308,21 +348,25 @@ store_recover_note_lost(char **lost, const struct store_recover_table *t,
 		    strcmp(s->rows[i].key, s->rows[j].key) == 0); j++)
 			;
 		old = *lost;
+		path = s->rows[i].key != NULL ?
+		    store_recover_path(from, s->rows[i].key) : NULL;
 		if (s->rows[i].key == NULL)
 			xasprintf(lost, "%s%s%zu %s of unknown notebooks",
 			    old != NULL ? old : "", old != NULL ? "; " : "",
 			    j - i, t->what);
 		else if (strcmp(t->name, "rooms") == 0)
-			xasprintf(lost, "%s%snotebook %s", old != NULL ? old :
-			    "", old != NULL ? "; " : "", s->rows[i].key);
+			xasprintf(lost, "%s%snotebook %s%s", old != NULL ?
+			    old : "", old != NULL ? "; " : "", s->rows[i].key,
+			    path);
 		else if (strcmp(t->name, "files") == 0)
-			xasprintf(lost, "%s%sthe file of notebook %s (it "
+			xasprintf(lost, "%s%sthe file of notebook %s%s (it "
 			    "gets a new id)", old != NULL ? old : "",
-			    old != NULL ? "; " : "", s->rows[i].key);
+			    old != NULL ? "; " : "", s->rows[i].key, path);
 		else
-			xasprintf(lost, "%s%s%zu %s of notebook %s",
+			xasprintf(lost, "%s%s%zu %s of notebook %s%s",
 			    old != NULL ? old : "", old != NULL ? "; " : "",
-			    j - i, t->what, s->rows[i].key);
+			    j - i, t->what, s->rows[i].key, path);
+		free(path);
 		free(old);
 	}
 }
@@ -387,7 +431,7 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report)
 			free(old);
 		}
 		if (t->key != NULL)
-			store_recover_note_lost(&lost, t, &s);
+			store_recover_note_lost(from, &lost, t, &s);
 		store_recover_free_ids(&s);
 	}
 	if (sqlite3_exec(to, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {

@@ -28,7 +28,9 @@
 struct store {
 	sqlite3		*db;
 	sqlite3_stmt	*journal_insert;
+	char		*path;		/* <dir>/runtimed.db */
 	char		*damage;	/* what recovery found at open */
+	char		*kept;		/* the damaged copy kept aside */
 	char		*write_error;	/* while writes fail */
 };
 
@@ -425,7 +427,7 @@ store_rebuild(struct store *st, const char *path, const char *why,
 	free(cut);
 	free(report);
 	free(rec);
-	free(aside);
+	st->kept = aside;
 	return (0);
 
 fail:
@@ -502,7 +504,8 @@ store_keep_copy(const char *path, char **cause)
 	}
 	xasprintf(&from, "%s-wal", path);
 	xasprintf(&to, "%s-wal", aside);
-	if (store_copy_file(from, to, cause) != 0) {
+	if ((access(from, F_OK) == 0 || errno != ENOENT) &&
+	    store_copy_file(from, to, cause) != 0) {
 		unlink(aside);
 		free(aside);
 		aside = NULL;
@@ -627,9 +630,13 @@ store_open(const char *dir, char **cause)
 	if (walrc == 1) {
 		store_wal_report(st, &loss, kept);
 		store_wal_loss_clear(&loss);
+		if (st->kept == NULL) {
+			st->kept = kept;
+			kept = NULL;
+		}
 	}
 	free(kept);
-	free(path);
+	st->path = path;
 	return (st);
 
 fail:
@@ -641,6 +648,20 @@ fail:
 	sqlite3_close(st->db);
 	free(st);
 	return (NULL);
+}
+
+/*
+ * Where the store as it was at open is kept aside: the copy made when
+ * damage was found at open, else (damage found since, in what the rows
+ * hold) a copy of the database and its log made now, before anything
+ * is written.  NULL and *cause if no copy can be made.
+ */
+const char *
+store_keep_aside(struct store *st, char **cause)
+{
+	if (st->kept == NULL)
+		st->kept = store_keep_copy(st->path, cause);
+	return (st->kept);
 }
 
 /* What recovery found at open (a sentence), or NULL if the file was sound. */
@@ -767,7 +788,9 @@ store_close(struct store *st)
 		return;
 	sqlite3_finalize(st->journal_insert);
 	sqlite3_close(st->db);
+	free(st->path);
 	free(st->damage);
+	free(st->kept);
 	free(st->write_error);
 	free(st);
 }

@@ -56,6 +56,7 @@ typedef int (*store_writer_fill)(void *, int, char **);
 struct store	*store_open(const char *, char **);
 void		 store_close(struct store *);
 const char	*store_damage(struct store *);
+const char	*store_keep_aside(struct store *, char **);
 const char	*store_write_error(struct store *);
 void		 store_set_write_error(struct store *, const char *);
 int		 store_group_begin(struct store *, char **);
