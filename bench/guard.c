@@ -32,6 +32,13 @@
  *		the ROOM_CONTENT the daemon sends (worker_nb_cell_line and
  *		tool_inspect_notebook_line, docs/decisions/039): every
  *		cell's line and structuredContent, serialized, 20 times
+ *	redact	the execute_result of frame redacted as the agent does
+ *		(agent-redact.c, docs/decisions/064) with 8 secret values
+ *		known, nothing found, 500 times
+ *	redactmb shape's 100,000 printed lines (about 1.1 MB) redacted
+ *		once as one stream text, with one secret in it
+ *
+ * The redact cases also print their wall time in ns to stdout.
  */
 
 #include <sys/types.h>
@@ -39,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -62,6 +70,13 @@ void		guard_case_wire(char **, size_t);
 void		guard_case_image(char **, const char *, size_t);
 void		guard_case_read(struct room_nb *);
 void		guard_case_outline(const struct worker_nb *);
+/* Small enough to be inlined into main, where callgrind loses them. */
+void		guard_case_redact(struct json_object *)
+		    __attribute__((noinline));
+void		guard_case_redactmb(const char *, size_t)
+		    __attribute__((noinline));
+static void	guard_redact_init(void);
+static int64_t	guard_ns(void);
 static struct worker_nb *guard_outline(void);
 static char	*guard_image(char **, size_t *);
 static char	**guard_wire(size_t *);
@@ -69,6 +84,57 @@ static char	*guard_notebook(void);
 static char	*guard_lines(size_t *);
 
 /* One execute_result with text/plain and a small text/html. */
+/* What a launch environment holds: 8 secret values among others. */
+static void
+guard_redact_init(void)
+{
+	char	*env[] = {
+		"HOME=/home/user", "LANG=C.UTF-8", "TERM=xterm-256color",
+		"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345",
+		"OPENAI_API_KEY=sk-proj-0123456789abcdefghijklmnopqrstuv",
+		"HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+		"DB_PASSWORD=correct-Horse-battery-9",
+		"SLACK_BOT_TOKEN=xoxb-123456789012-abcdefABCDEF",
+		"SESSION_SECRET=l1n3-n0t-4-l1n3-but-c0ld",
+		NULL
+	};
+
+	agent_redact_init(env, 0);
+}
+
+static int64_t
+guard_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
+/* An ordinary output, nothing to redact: what every output pays. */
+void
+guard_case_redact(struct json_object *output)
+{
+	int	k;
+
+	for (k = 0; k < GUARD_LOOPS; k++)
+		agent_redact_json(output);
+}
+
+void
+guard_case_redactmb(const char *s, size_t len)
+{
+	size_t	 outlen, hold, count;
+	char	*t;
+
+	t = agent_redact_text(s, len, 1, &outlen, &hold, &count);
+	if (t == NULL || count != 1)
+		abort();
+	free(t);
+}
+
 /* libworker.a's exits go through main's worker_exit; none is taken here. */
 void
 worker_exit(int status)
@@ -600,10 +666,12 @@ main(int argc, char **argv)
 	const char		*req;
 	char			*s, **parts, *cause = NULL;
 	size_t			 len, i;
+	int64_t			 t0;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench-hotpath "
-		    "frame|rpc|mpjson|ipynb|shape|wire|image|read|outline\n");
+		    "frame|rpc|mpjson|ipynb|shape|wire|image|read|outline|"
+		    "redact|redactmb\n");
 		return (2);
 	}
 	output = guard_output();
@@ -654,6 +722,20 @@ main(int argc, char **argv)
 		wnb = guard_outline();
 		guard_case_outline(wnb);
 		worker_nb_unref(wnb);
+	} else if (strcmp(argv[1], "redact") == 0) {
+		guard_redact_init();
+		t0 = guard_ns();
+		guard_case_redact(output);
+		printf("ns %lld\n", (long long)(guard_ns() - t0));
+	} else if (strcmp(argv[1], "redactmb") == 0) {
+		guard_redact_init();
+		s = guard_lines(&len);
+		/* One secret in the middle of the text. */
+		memcpy(s + len / 2, "correct-Horse-battery-9", 23);
+		t0 = guard_ns();
+		guard_case_redactmb(s, len);
+		printf("ns %lld bytes %zu\n", (long long)(guard_ns() - t0), len);
+		free(s);
 	} else {
 		fprintf(stderr, "bench-hotpath: unknown case %s\n", argv[1]);
 		return (2);

@@ -16,7 +16,7 @@ if [ "${1:-}" = -u ]; then
 	shift
 fi
 prog=$1 base=$2 build=${3:-unknown}
-cases="frame rpc mpjson ipynb shape wire image read outline"
+cases="frame rpc mpjson ipynb shape wire image read outline redact redactmb"
 limit=10	# percent
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "bench-guard: valgrind is not installed (apt-get install" \

@@ -96,6 +96,7 @@ static void	agent_exec_reply(struct agent_exec *, struct json_object *);
 static void	agent_exec_input(struct agent_kernel *,
 		    struct agent_wire_msg *);
 static void	agent_exec_flush(void);
+static void	agent_exec_flush_part(int);
 
 /* A stream output being merged, not yet sent. */
 static struct agent_exec	*agent_exec_stream_exec;
@@ -103,6 +104,8 @@ static char			*agent_exec_stream_name;
 static char			*agent_exec_stream_text;
 static size_t			 agent_exec_stream_len;
 static struct event		*agent_exec_stream_ev;
+/* Since when its end is held as the start of a secret (0: not held). */
+static int64_t			 agent_exec_stream_held;
 
 static struct event_base	*agent_exec_base;
 
@@ -208,7 +211,7 @@ agent_exec_send_ids(const char *exec_id, const char *cell_id,
 static void
 agent_exec_stream_cb(evutil_socket_t fd, short events, void *arg)
 {
-	agent_exec_flush();
+	agent_exec_flush_part(1);
 }
 
 /*
@@ -235,20 +238,60 @@ agent_exec_init(struct event_base *base)
 static void
 agent_exec_flush(void)
 {
+	agent_exec_flush_part(0);
+}
+
+/*
+ * Send the merged stream output, secrets redacted.  From the merge timer
+ * (may_hold), an end that may be the start of a secret stays pending for
+ * the next message of this stream, up to AGENT_REDACT_HOLD_MS: a secret
+ * printed in two flushes is then read whole (decision 064).
+ */
+static void
+agent_exec_flush_part(int may_hold)
+{
 	struct json_object	*output;
+	struct timeval		 tv;
+	char			*red;
+	size_t			 len, hold;
+	int64_t			 now = util_mono_ms(), left;
 
 	if (agent_exec_stream_exec == NULL)
 		return;
-	output = json_object_new_object();
-	json_object_object_add(output, "output_type",
-	    json_object_new_string("stream"));
-	json_object_object_add(output, "name",
-	    json_object_new_string(agent_exec_stream_name));
-	json_object_object_add(output, "text",
-	    json_object_new_string_len(agent_exec_stream_text,
-	    (int)agent_exec_stream_len));
-	agent_exec_send_output(agent_exec_stream_exec, output, NULL);
-	json_object_put(output);
+	left = agent_exec_stream_held == 0 ? AGENT_REDACT_HOLD_MS :
+	    agent_exec_stream_held + AGENT_REDACT_HOLD_MS - now;
+	red = agent_redact_text(agent_exec_stream_text, agent_exec_stream_len,
+	    !may_hold || left <= 0, &len, &hold, NULL);
+	if (red == NULL)
+		len = agent_exec_stream_len - hold;
+	if (len > 0) {
+		output = json_object_new_object();
+		json_object_object_add(output, "output_type",
+		    json_object_new_string("stream"));
+		json_object_object_add(output, "name",
+		    json_object_new_string(agent_exec_stream_name));
+		json_object_object_add(output, "text",
+		    json_object_new_string_len(red != NULL ? red :
+		    agent_exec_stream_text, (int)len));
+		agent_exec_send_output(agent_exec_stream_exec, output, NULL);
+		json_object_put(output);
+	}
+	free(red);
+	if (hold > 0) {
+		memmove(agent_exec_stream_text, agent_exec_stream_text +
+		    agent_exec_stream_len - hold, hold);
+		agent_exec_stream_len = hold;
+		agent_exec_stream_text[hold] = '\0';
+		if (agent_exec_stream_held == 0) {
+			agent_exec_stream_held = now;
+			left = AGENT_REDACT_HOLD_MS;
+		}
+		tv.tv_sec = left / 1000;
+		tv.tv_usec = (left % 1000) * 1000;
+		evtimer_add(agent_exec_stream_ev, &tv);
+		return;
+	}
+	agent_exec_stream_held = 0;
 
 	free(agent_exec_stream_name);
 	free(agent_exec_stream_text);
@@ -281,6 +324,7 @@ agent_exec_stream_cut(struct agent_exec *e, const char *name,
 	log_info("exec %s: %s output of %zu bytes: %llu characters cut",
 	    e->exec_id, name, len, (unsigned long long)sc.cut);
 	out = streamcap_output(&sc, name);
+	agent_redact_json(out);
 	agent_exec_send_output(e, out, NULL);
 	json_object_put(out);
 	streamcap_free(&sc);
@@ -304,10 +348,14 @@ agent_exec_stream(struct agent_exec *e, const char *name, const char *text,
 		agent_exec_flush();
 	/* Stay far below the frame cap for AGENT_OUTPUT. */
 	if (agent_exec_stream_len + len > AGENT_EXEC_MERGE_MAX)
-		agent_exec_flush();
+		agent_exec_flush_part(1);
 	if (agent_exec_stream_exec == NULL) {
 		agent_exec_stream_exec = e;
 		agent_exec_stream_name = xstrdup(name);
+		evtimer_add(agent_exec_stream_ev, &tv);
+	} else if (agent_exec_stream_held != 0) {
+		/* What was held is continued: read it with the rest. */
+		agent_exec_stream_held = 0;
 		evtimer_add(agent_exec_stream_ev, &tv);
 	}
 	agent_exec_stream_text = xreallocarray(agent_exec_stream_text, 1,
@@ -564,6 +612,8 @@ agent_exec_output(struct agent_exec *e, const char *type,
 
 	if (e != NULL && e->silent)
 		return;
+	/* Before any of it is written to a blob or sent. */
+	agent_redact_json(content);
 	update = strcmp(type, "update_display_data") == 0;
 	if (update && ((t = agent_exec_get(content, "transient")) == NULL ||
 	    (id = agent_exec_get(t, "display_id")) == NULL ||
@@ -642,6 +692,7 @@ agent_exec_no_reply_cb(evutil_socket_t fd, short events, void *arg)
 	    json_object_new_string("KernelError"));
 	json_object_object_add(out, "evalue", json_object_new_string(msg));
 	json_object_object_add(out, "traceback", json_object_new_array());
+	agent_redact_json(out);
 	agent_exec_send_output(e, out, NULL);
 	json_object_put(out);
 	free(msg);
@@ -711,6 +762,7 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 			log_info("exec %s: a huge %s message read into its "
 			    "head and tail: %llu characters cut", e->exec_id,
 			    name, (unsigned long long)streamcap_cut(v));
+			agent_redact_json(v);
 			agent_exec_send_output(e, v, NULL);
 			return;
 		}

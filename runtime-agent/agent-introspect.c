@@ -415,21 +415,29 @@ agent_introspect_user_name(const char *name, const char *filter)
 	return (filter == NULL || fnmatch(filter, name, 0) == 0);
 }
 
-/* A string cut to PROTO_REPR_MAX code points, ... marking the cut. */
+/*
+ * A string redacted (agent-redact.c) and cut to PROTO_REPR_MAX code
+ * points, ... marking the cut.
+ */
 static struct json_object *
 agent_introspect_cap(const char *s, size_t len, int *cut)
 {
 	struct json_object	*o;
-	size_t			 n;
-	char			*t;
+	size_t			 n, hold;
+	char			*t, *red;
 
+	if ((red = agent_redact_text(s, len, 1, &len, &hold, NULL)) != NULL)
+		s = red;
 	n = utf8_skip(s, len, PROTO_REPR_MAX);
 	*cut = n < len;
 	if (!*cut)
-		return (json_object_new_string_len(s, (int)len));
-	xasprintf(&t, "%.*s...", (int)n, s);
-	o = json_object_new_string(t);
-	free(t);
+		o = json_object_new_string_len(s, (int)len);
+	else {
+		xasprintf(&t, "%.*s...", (int)n, s);
+		o = json_object_new_string(t);
+		free(t);
+	}
+	free(red);
 	return (o);
 }
 
@@ -751,7 +759,8 @@ agent_introspect_inspect_reply(struct agent_introspect_req *r,
 	struct proto_inspect_reply	 m;
 	struct json_object		*data, *v;
 	const char			*text = NULL;
-	char				*plain;
+	char				*plain, *red;
+	size_t				 len, hold;
 	struct mpbuf			 b;
 
 	memset(&m, 0, sizeof m);
@@ -761,6 +770,11 @@ agent_introspect_inspect_reply(struct agent_introspect_req *r,
 		text = agent_introspect_str(data, "text/plain");
 	plain = agent_introspect_plain(text != NULL ? text : "",
 	    text != NULL ? strlen(text) : 0, &m.truncated);
+	if ((red = agent_redact_text(plain, strlen(plain), 1, &len, &hold,
+	    NULL)) != NULL) {
+		free(plain);
+		plain = red;
+	}
 	m.text = proto_str_make(plain);
 	m.while_busy = r->while_busy;
 	mpbuf_init(&b);

@@ -260,10 +260,19 @@ agent_kernel_runtime_dir(struct agent_kernel *k)
 	return (k->runtime_dir);
 }
 
+/* The kernel's last stderr lines, secrets redacted; caller frees. */
 char *
 agent_kernel_tail(struct agent_kernel *k)
 {
-	return (agent_stderr_tail(k->err));
+	char	*tail, *red;
+	size_t	 len, hold;
+
+	tail = agent_stderr_tail(k->err);
+	red = agent_redact_text(tail, strlen(tail), 1, &len, &hold, NULL);
+	if (red == NULL)
+		return (tail);
+	free(tail);
+	return (red);
 }
 
 /* Write the connection file, 0600, via a temporary name. */
@@ -654,6 +663,8 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 	}
 	argv = kernelspec_argv(k->spec, k->conn_file);
 	envp = agent_kernel_envp(k);
+	/* The kernel's own environment says which values are secrets. */
+	agent_redact_init(envp, 0);
 	log_info("starting kernel %s: %s ... (ports %d-%d-%d-%d-%d, try %d)",
 	    kernelspec_name(k->spec), argv[0], k->ports[AGENT_CHANNEL_SHELL],
 	    k->ports[AGENT_CHANNEL_IOPUB], k->ports[AGENT_CHANNEL_STDIN],

@@ -622,6 +622,7 @@ agent_remote_kernel_rejoin(evutil_socket_t fd, short events, void *arg)
 		return;
 	/* A token rotated meanwhile: the reconnect uses the new one. */
 	domain_reload_token(k->d);
+	agent_redact_add(AGENT_REMOTE_TOKEN_LABEL, k->d->token, 1);
 	if (jserver_request(k->base, k->d, "GET", "api/kernels", NULL, 0,
 	    JSERVER_TIMEOUT, agent_remote_kernel_checked, k) != 0) {
 		xasprintf(&msg, "lost the kernel on %s: cannot reach it",
@@ -841,6 +842,7 @@ agent_remote_kernel_interrupt(struct agent_kernel *k, uint32_t id)
 		return;
 	}
 	domain_reload_token(k->d);
+	agent_redact_add(AGENT_REMOTE_TOKEN_LABEL, k->d->token, 1);
 	ai = xcalloc(1, sizeof *ai);
 	ai->k = k;
 	ai->id = id;
@@ -934,6 +936,7 @@ agent_kernel_shutdown(struct agent_kernel *k, int restart,
 	}
 	k->state = AGENT_REMOTE_STOPPING;
 	domain_reload_token(k->d);
+	agent_redact_add(AGENT_REMOTE_TOKEN_LABEL, k->d->token, 1);
 	if (restart) {
 		xasprintf(&path, "api/kernels/%s/restart", k->id);
 		rc = jserver_request(k->base, k->d, "POST", path, "{}", 2,

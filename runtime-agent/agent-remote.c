@@ -38,6 +38,8 @@
 
 #include "agent-remote.h"
 
+extern char **environ;
+
 static struct domain		*agent_remote_domain;
 static char			*agent_remote_dir;
 static char			*agent_remote_kept;
@@ -185,6 +187,14 @@ main(int argc, char **argv)
 		free(cause);
 		return (1);
 	}
+	/*
+	 * The server's kernel has an environment we cannot read: the names
+	 * RUNTIMED_SECRET_NAMES lists, with our values, the server's token
+	 * and the shapes are what is redacted (decision 064).
+	 */
+	agent_redact_init(environ, 1);
+	agent_redact_add(AGENT_REMOTE_TOKEN_LABEL, agent_remote_domain->token,
+	    1);
 	if (agent_remote_dir == NULL)
 		agent_remote_dir = xstrdup("");
 	signal(SIGPIPE, SIG_IGN);

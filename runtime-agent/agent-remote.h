@@ -26,6 +26,8 @@
 #define AGENT_REMOTE_WS_HANDSHAKE_MAX	(16 * 1024)
 #define AGENT_REMOTE_WS_V1		"v1.kernel.websocket.jupyter.org"
 /* Parts of a kernel message we pass on: header .. content, buffers. */
+/* What a redacted server token is called (agent-redact.c). */
+#define AGENT_REMOTE_TOKEN_LABEL	"Jupyter Server token"
 #define AGENT_REMOTE_MAX_PARTS		64
 
 enum agent_remote_ws_opcode {

@@ -139,9 +139,14 @@ agent_stderr_tail(struct agent_stderr *es)
 static void
 agent_stderr_line(struct agent_stderr *es, const char *line, size_t len)
 {
-	size_t	need = len + 1;
+	size_t	need = len + 1, rlen, hold;
+	char	*red;
 
-	log_info("kernel %ld: %.*s", (long)es->pid, (int)len, line);
+	/* The log is in the state directory: no secret in it either. */
+	red = agent_redact_text(line, len, 1, &rlen, &hold, NULL);
+	log_info("kernel %ld: %.*s", (long)es->pid,
+	    (int)(red != NULL ? rlen : len), red != NULL ? red : line);
+	free(red);
 	if (need > sizeof es->tail) {
 		line += need - sizeof es->tail;
 		len = sizeof es->tail - 1;

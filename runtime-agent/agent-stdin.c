@@ -12,7 +12,8 @@
  * ends when it is answered, when its cell is no longer in the kernel
  * (interrupted: ipykernel raises KeyboardInterrupt in input()), or when
  * the kernel goes (agent_stdin_clear).  A value is never logged: a
- * password must not reach a log file.
+ * password must not reach a log file.  The prompt is redacted like an
+ * output (agent-redact.c); the value is the daemon's to keep or not.
  */
 
 #include <stdio.h>
@@ -72,7 +73,8 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 	struct json_object			*content, *v;
 	const char				*parent, *exec_id, *cell_id;
 	const char				*prompt;
-	char					*cut;
+	char					*cut, *red;
+	size_t					 len, hold;
 	struct mpbuf				 b;
 
 	if (strcmp(agent_wire_msg_type(m), "input_request") != 0)
@@ -98,6 +100,11 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 	 * frame's cap and dropped, and the run never asked for input.
 	 */
 	cut = agent_stdin_cut(prompt != NULL ? prompt : "");
+	if ((red = agent_redact_text(cut, strlen(cut), 1, &len, &hold,
+	    NULL)) != NULL) {
+		free(cut);
+		cut = red;
+	}
 	r.prompt = agent_str(cut);
 	r.password = json_object_object_get_ex(content, "password", &v) &&
 	    json_object_get_boolean(v);

@@ -15,6 +15,7 @@
  * agent-blob.c		large values written off the loop, frames in order
  * agent-stdin.c	a cell's input(): input_request <-> AGENT_INPUT_*
  * agent-introspect.c	capabilities, variables, completion, inspection
+ * agent-redact.c	secrets taken out of outputs (decision 064)
  */
 
 #ifndef AGENT_H
@@ -215,6 +216,21 @@ int	 agent_stdin_message(struct agent_kernel *, struct agent_wire_msg *);
 void	 agent_stdin_reply(struct peer *, const struct proto_header *,
 	     const msgpack_object *, const void *, void *);
 void	 agent_stdin_clear(void);
+
+/* agent-redact.c */
+#define AGENT_REDACT_MIN	8	/* bytes: a shorter value is kept */
+#define AGENT_REDACT_PLAIN	16	/* one class of characters, shorter */
+#define AGENT_REDACT_HOLD_MAX	(64 * 1024) /* a stream's end held back */
+#define AGENT_REDACT_HOLD_MS	1000	/* for the next message, at most */
+int	 agent_redact_name(const char *);
+int	 agent_redact_add(const char *, const char *, int);
+size_t	 agent_redact_init(char *const *, int);
+void	 agent_redact_free(void);
+char	*agent_redact_text(const char *, size_t, int, size_t *, size_t *,
+	     size_t *);
+int	 agent_redact_binary(const char *);
+size_t	 agent_redact_json(struct json_object *);
+size_t	 agent_redact_count(void);
 
 /* agent-introspect.c */
 struct json_object *agent_introspect_caps(struct agent_kernel *,
