@@ -11,7 +11,8 @@
 # in run_cells / get_results answers (text and structuredContent), the
 # saved .ipynb, or anything in the state directory (the store, its WAL,
 # blobs, the log); the markers must.  A getpass() answer is nowhere
-# either, and KEY=1 blanks nothing.
+# either, and KEY=1 blanks nothing.  xeus-python and IRkernel, when
+# installed, print a stream, a result and an error each.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
@@ -157,6 +158,32 @@ assert any("[redacted: AWS_SECRET_ACCESS_KEY]" in t for t in e.traceback)
 assert nb.cells[2].outputs[0].data["text/plain"] == "'[redacted: CUSTOM_THING]'"
 PY
 ok "markers in get_results and the saved notebook; KEY=1 blanks nothing"
+
+# xeus-python and IRkernel, when installed: a stream, a result and an
+# error of each.
+other() {	# kernel language cell1 cell2 cell3
+	have_kernel "$1" || { echo "# $1 not installed: not tried"; return 0; }
+	/usr/bin/python3 - "$T/nb/$1.ipynb" "$@" <<'PY'
+import nbformat, sys
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell(c) for c in sys.argv[4:]]
+nb.metadata["kernelspec"] = {"name": sys.argv[2], "display_name": sys.argv[2],
+    "language": sys.argv[3]}
+nbformat.write(nb, sys.argv[1])
+PY
+	"$CTL" call run_cells path="$T/nb/$1.ipynb" all=true wait_secs=50 \
+	    >"$T/$1.txt" 2>&1 || :
+	for m in "out [redacted: AWS_SECRET_ACCESS_KEY]" \
+	    "[redacted: GITHUB_TOKEN]" "[redacted: MY_DB_PASSWORD]"; do
+		grep -qF "$m" "$T/$1.txt" || fail "$1: not in run_cells: $m:
+$(head -c 3000 "$T/$1.txt")"
+	done
+	ok "$1: a stream, a result and an error redacted"
+}
+other xpython python 'import os; print("out", os.environ["AWS_SECRET_ACCESS_KEY"])' \
+    'os.environ["GITHUB_TOKEN"]' 'raise ValueError(os.environ["MY_DB_PASSWORD"])'
+other ir R 'cat("out", Sys.getenv("AWS_SECRET_ACCESS_KEY"), "\n")' \
+    'Sys.getenv("GITHUB_TOKEN")' 'stop(Sys.getenv("MY_DB_PASSWORD"))'
 
 # What must not be anywhere.
 sqlite3 "$RUNTIMED_STATE_DIR/runtimed.db" .dump >"$T/dump.sql" 2>&1 ||
