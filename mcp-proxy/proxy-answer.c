@@ -81,6 +81,34 @@ proxy_answer_error(const char *id, int code, const char *message)
 	proxy_answer_emit(obj);
 }
 
+/*
+ * -32021: a request of 2026-07-28 asked for what only the tasks
+ * extension has without declaring it (SEP-2663, decision 069).
+ */
+void
+proxy_answer_missing_tasks(const char *id)
+{
+	struct json_object	*obj, *err, *data, *caps, *ext;
+
+	ext = json_object_new_object();
+	json_object_object_add(ext, "io.modelcontextprotocol/tasks",
+	    json_object_new_object());
+	caps = json_object_new_object();
+	json_object_object_add(caps, "extensions", ext);
+	data = json_object_new_object();
+	json_object_object_add(data, "requiredCapabilities", caps);
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(-32021));
+	json_object_object_add(err, "message", json_object_new_string(
+	    "Missing required client capability: declare the extension "
+	    "io.modelcontextprotocol/tasks in "
+	    "io.modelcontextprotocol/clientCapabilities"));
+	json_object_object_add(err, "data", data);
+	obj = proxy_answer_reply(id);
+	json_object_object_add(obj, "error", err);
+	proxy_answer_emit(obj);
+}
+
 /* A JSON-RPC result; takes res. */
 void
 proxy_answer_result(const char *id, struct json_object *res)
@@ -243,10 +271,11 @@ proxy_answer_restarted(const char *id, const char *method)
 {
 	char	*msg;
 
-	if (strcmp(method, "tasks/cancel") == 0)
+	if (strcmp(method, "tasks/cancel") == 0 ||
+	    strcmp(method, "tasks/update") == 0)
 		xasprintf(&msg, "the worker restarted before answering "
-		    "tasks/cancel, which may have taken effect: tasks/get "
-		    "tells the task's status");
+		    "%s, which may have taken effect: tasks/get "
+		    "tells the task's status", method);
 	else
 		xasprintf(&msg, "the worker restarted before answering %s; "
 		    "retry the request", method);

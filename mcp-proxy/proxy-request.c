@@ -107,10 +107,12 @@ proxy_request_may_repeat(struct json_object *obj, const char *method)
 	const char		*tool;
 
 	/* tasks/cancel interrupts a run: sent twice, the second is refused
-	 * (the task has ended) and hides that the first worked. */
+	 * (the task has ended) and hides that the first worked; tasks/update
+	 * answers a cell's input(), once. */
 	if (strcmp(method, "resources/subscribe") == 0 ||
 	    strcmp(method, "resources/unsubscribe") == 0 ||
-	    strcmp(method, "tasks/cancel") == 0)
+	    strcmp(method, "tasks/cancel") == 0 ||
+	    strcmp(method, "tasks/update") == 0)
 		return (0);
 	if (strcmp(method, "tools/call") != 0)
 		return (1);	/* the other requests have no effects */

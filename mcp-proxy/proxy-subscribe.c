@@ -14,6 +14,22 @@
 #include "proxy.h"
 
 static void	proxy_subscribe_send(const char *, const char *);
+static int	proxy_subscribe_ext_tasks(struct json_object *);
+
+/* Did the request declare the tasks extension in its capabilities? */
+static int
+proxy_subscribe_ext_tasks(struct json_object *params)
+{
+	struct json_object	*meta, *caps, *ext, *v;
+
+	return (json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/clientCapabilities", &caps) &&
+	    json_object_object_get_ex(caps, "extensions", &ext) &&
+	    json_object_is_type(ext, json_type_object) &&
+	    json_object_object_get_ex(ext, "io.modelcontextprotocol/tasks",
+	    &v) && json_object_is_type(v, json_type_object));
+}
 
 /* Ask the worker (un)subscribe for uri as the proxy's own request. */
 static void
@@ -69,6 +85,14 @@ proxy_subscribe_listen(struct json_object *obj, const char *id)
 	    &uris) && !json_object_is_type(uris, json_type_array)) {
 		proxy_answer_error(id, -32602,
 		    "resourceSubscriptions must be an array of URIs");
+		return;
+	}
+	/* Task notifications are the tasks extension's: refused to a
+	 * request that did not declare it; to one that did, acknowledged
+	 * with no taskIds, as none are sent (decision 069). */
+	if (json_object_object_get_ex(filter, "taskIds", NULL) &&
+	    !proxy_subscribe_ext_tasks(params)) {
+		proxy_answer_missing_tasks(id);
 		return;
 	}
 	ok = json_object_new_object();

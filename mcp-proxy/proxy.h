@@ -138,6 +138,7 @@ void		 proxy_subscribe_cancel(const char *);
 
 /* proxy-answer.c: what the proxy answers itself (proxy-relay.c). */
 void		 proxy_answer_error(const char *, int, const char *);
+void		 proxy_answer_missing_tasks(const char *);
 void		 proxy_answer_result(const char *, struct json_object *);
 void		 proxy_answer_tool_error(const char *, const char *,
 		     const char *);

@@ -86,6 +86,19 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 		worker_exec_free(state);
 		return;
 	}
+	/*
+	 * Not done within the wait, for a client that declared the tasks
+	 * extension: a task handle instead, asking for input included
+	 * (decision 069).
+	 */
+	if (worker_call_ext_task(st->call) &&
+	    (!worker_output_terminal(state->status) ||
+	    strcmp(state->status, "input_required") == 0)) {
+		worker_exec_free(state);
+		worker_task_handle(st->call, st->room, reply);
+		tool_run_cells_free(st);
+		return;
+	}
 	text = evbuffer_new();
 	worker_budget_init(&budget, 0);
 	sc = worker_output_exec(state, &budget, text, st->call);
@@ -145,7 +158,7 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	rm.has_timeout_ms = 1;
 	rm.timeout_ms = st->progress != NULL || st->task ? 0 : st->wait_ms;
 	/* A task's run names its owner, so tasks/list finds it again. */
-	if (st->task)
+	if (st->task || worker_call_ext_task(st->call))
 		rm.task_owner = proto_str_make(worker_task_owner());
 	worker_client_who(&rm.who);
 	st->start_ms = util_mono_ms();

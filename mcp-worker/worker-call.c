@@ -25,6 +25,9 @@ struct worker_call {
 	int				 cancelled;
 	int				 stateless;	/* 2026-07-28 */
 	int				 task;	/* as an MCP task */
+	int				 ext_task; /* may answer a task */
+	worker_call_wrap_fn		 wrap;	/* reshapes the result */
+	void				*wrap_arg;
 	int				 structured;	/* decision 043 */
 	struct json_object		*meta;	/* the result's _meta */
 	struct json_object		*progress;	/* token */
@@ -156,6 +159,32 @@ int
 worker_call_task(struct worker_call *call)
 {
 	return (call->task);
+}
+
+/*
+ * The client declared the tasks extension of 2026-07-28 on this call
+ * (decision 069): it may be answered with a task handle instead.
+ */
+void
+worker_call_set_ext_task(struct worker_call *call)
+{
+	call->ext_task = 1;
+}
+
+int
+worker_call_ext_task(struct worker_call *call)
+{
+	return (call->ext_task);
+}
+
+/* The result goes through fn before it is sent (a task's tasks/get
+ * carries it inside the Task). */
+void
+worker_call_set_wrap(struct worker_call *call, worker_call_wrap_fn fn,
+    void *arg)
+{
+	call->wrap = fn;
+	call->wrap_arg = arg;
 }
 
 /* The result's _meta (takes the reference). */
@@ -354,6 +383,8 @@ worker_call_send(struct worker_call *call, struct json_object *res)
 		if (call->stateless)
 			worker_rpc_stateless_result(res);
 	}
+	if (call->wrap != NULL)
+		res = call->wrap(call->wrap_arg, res);
 	worker_rpc_answer(call->id, res);
 }
 

@@ -1028,8 +1028,12 @@ worker_exec_read(const msgpack_object *body, char **cause)
 	if (m.message.ptr != NULL)
 		e->message = proto_str_dup(&m.message);
 	e->cells = mpjson_unpack(m.cells.obj);
-	if (m.input.obj != NULL)
+	if (m.input.obj != NULL) {
 		e->input = mpjson_unpack(m.input.obj);
+		/* Only tasks read it (worker-task.c), from the record. */
+		if (json_object_is_type(e->input, json_type_object))
+			json_object_object_del(e->input, "asked_at");
+	}
 	return (e);
 }
 

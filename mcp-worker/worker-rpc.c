@@ -44,13 +44,13 @@ static void	worker_rpc_reply(struct json_object *, struct json_object *);
 static void	worker_rpc_error(struct json_object *, int,
 		    const char *, ...) printflike(3, 4);
 static int	worker_rpc_hex4(const char *, size_t, u_int *);
-static struct json_object	*worker_rpc_capabilities(void);
+static struct json_object	*worker_rpc_capabilities(int);
 static struct json_object	*worker_rpc_server_info(void);
 static void	worker_rpc_discover(struct json_object *);
 static void	worker_rpc_initialize(struct json_object *,
 		    struct json_object *);
 static void	worker_rpc_tools_call(struct json_object *,
-		    struct json_object *, int);
+		    struct json_object *, int, int);
 static int	worker_rpc_level(struct json_object *);
 static int	worker_rpc_meta(struct json_object *, struct json_object *);
 static void	worker_rpc_tool_error(struct json_object *,
@@ -524,8 +524,12 @@ worker_rpc_scan_surrogates(const char *s, size_t len)
 	return (0);
 }
 
+/*
+ * Capabilities: of 2025-11-25 (the tasks utility), or of 2026-07-28
+ * (modern), where tasks are the extension io.modelcontextprotocol/tasks.
+ */
 static struct json_object *
-worker_rpc_capabilities(void)
+worker_rpc_capabilities(int modern)
 {
 	struct json_object	*caps, *o;
 
@@ -538,7 +542,15 @@ worker_rpc_capabilities(void)
 	json_object_object_add(o, "listChanged", json_object_new_boolean(1));
 	json_object_object_add(caps, "resources", o);
 	json_object_object_add(caps, "logging", json_object_new_object());
-	json_object_object_add(caps, "tasks", worker_task_capability());
+	if (!modern) {
+		json_object_object_add(caps, "tasks",
+		    worker_task_capability());
+		return (caps);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, WORKER_TASK_EXTENSION,
+	    json_object_new_object());
+	json_object_object_add(caps, "extensions", o);
 	return (caps);
 }
 
@@ -571,7 +583,7 @@ worker_rpc_discover(struct json_object *id)
 		    worker_rpc_versions[i]));
 	json_object_object_add(res, "supportedVersions", a);
 	json_object_object_add(res, "capabilities",
-	    worker_rpc_capabilities());
+	    worker_rpc_capabilities(1));
 	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
 	json_object_object_add(res, "instructions",
 	    json_object_new_string(worker_tool_instructions()));
@@ -607,7 +619,7 @@ worker_rpc_initialize(struct json_object *id, struct json_object *params)
 	json_object_object_add(res, "protocolVersion",
 	    json_object_new_string(version));
 	json_object_object_add(res, "capabilities",
-	    worker_rpc_capabilities());
+	    worker_rpc_capabilities(0));
 	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
 	json_object_object_add(res, "instructions", json_object_new_string(
 	    worker_tool_instructions()));
@@ -634,7 +646,7 @@ worker_rpc_tool_error(struct json_object *id, struct json_object *params,
 
 static void
 worker_rpc_tools_call(struct json_object *id, struct json_object *params,
-    int bad_unicode)
+    int bad_unicode, int ext)
 {
 	const struct tool_entry	*te;
 	struct json_object	*name, *args = NULL, *meta = NULL, *task;
@@ -652,8 +664,11 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 		    json_object_get_string(name));
 		return;
 	}
-	/* A task-augmented call (MCP tasks, 2025-11-25). */
-	if (json_object_object_get_ex(params, "task", &task) &&
+	/*
+	 * A task-augmented call (MCP tasks, 2025-11-25); a client that
+	 * declared the 2026 extension is not heard asking (SEP-2663).
+	 */
+	if (!ext && json_object_object_get_ex(params, "task", &task) &&
 	    task != NULL) {
 		if (te->task_support == NULL) {
 			worker_rpc_error(id, -32601, "%s cannot run as a "
@@ -690,6 +705,8 @@ worker_rpc_tools_call(struct json_object *id, struct json_object *params,
 		worker_call_set_structured(call);
 	if (as_task)
 		worker_call_set_task(call);
+	if (ext && te->task_support != NULL)
+		worker_call_set_ext_task(call);
 	json_object_put(args);
 	log_debug("tools/call %s", te->name);
 	te->handler(call);
@@ -820,19 +837,40 @@ worker_rpc_list_tools(struct json_object *id, struct json_object *params)
 	worker_rpc_reply(id, res);
 }
 
+/*
+ * Did a modern request declare the tasks extension in its per-request
+ * capabilities (extensions."io.modelcontextprotocol/tasks": {})?
+ */
+static int
+worker_rpc_ext_tasks(struct json_object *params)
+{
+	struct json_object	*meta, *caps, *ext, *v;
+
+	return (json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta,
+	    "io.modelcontextprotocol/clientCapabilities", &caps) &&
+	    json_object_is_type(caps, json_type_object) &&
+	    json_object_object_get_ex(caps, "extensions", &ext) &&
+	    json_object_is_type(ext, json_type_object) &&
+	    json_object_object_get_ex(ext, WORKER_TASK_EXTENSION, &v) &&
+	    json_object_is_type(v, json_type_object));
+}
+
 static void
 worker_rpc_request(const char *method, struct json_object *id,
     struct json_object *params, int bad_unicode)
 {
 	struct json_object	*v;
-	int			 modern, level;
+	int			 modern, level, ext = 0;
 
 	if ((modern = worker_rpc_meta(id, params)) == -1)
 		return;
 	modern = !modern;
+	if (modern)
+		ext = worker_rpc_ext_tasks(params);
 	worker_rpc_cur_stateless = modern;
 	if (strcmp(method, "tools/call") == 0) {
-		worker_rpc_tools_call(id, params, bad_unicode);
+		worker_rpc_tools_call(id, params, bad_unicode, ext);
 		goto out;
 	}
 	if (bad_unicode) {
@@ -866,12 +904,22 @@ worker_rpc_request(const char *method, struct json_object *id,
 		}
 		worker_rpc_log_level = level;
 		worker_rpc_reply(id, json_object_new_object());
-	} else if (strcmp(method, "subscriptions/listen") == 0)
-		worker_resource_listen(id, params);
+	} else if (strcmp(method, "subscriptions/listen") == 0) {
+		/* Task notifications are the extension's (not sent: the
+		 * acknowledgement names no taskIds, decision 069). */
+		if (!ext && params != NULL && json_object_object_get_ex(params,
+		    "notifications", &v) && json_object_object_get_ex(v,
+		    "taskIds", NULL))
+			worker_task_undeclared(id);
+		else
+			worker_resource_listen(id, params);
+	}
 	else if (strncmp(method, "resources/", 10) == 0)
 		worker_resource_request(method, id, params, modern);
 	else if (strncmp(method, "tasks/", 6) == 0)
-		worker_task_request(method, id, params);
+		worker_task_request(method, id, params, !modern ?
+		    WORKER_TASK_LEGACY : ext ? WORKER_TASK_EXT :
+		    WORKER_TASK_UNDECLARED);
 	else if (strcmp(method, "prompts/list") == 0) {
 		v = json_object_new_object();
 		json_object_object_add(v, "prompts", json_object_new_array());

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * worker-task.c: run_cells as an MCP task (protocol 2025-11-25, the
- * experimental tasks utility; docs/decisions/024-runs-as-tasks.md).
+ * experimental tasks utility; docs/decisions/024-runs-as-tasks.md), and
+ * as the tasks extension of 2026-07-28 (SEP-2663, decision 069): there
+ * run_cells answers a task handle when its wait ends before the run,
+ * tasks/get carries the final result or the input asked for, tasks/update
+ * answers that input (EXEC_INPUT, as send_input does) and tasks/cancel is
+ * an acknowledgement; no tasks/list, tasks/result or notifications.
  *
  * A task is one tracked run, and its id names the run's notebook and
  * execution_id ("rtk_<notebook_id>_<execution_id>"), so any worker finds
@@ -17,6 +22,7 @@
 
 #include <sys/queue.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,9 @@ enum worker_task_kind {
 	WORKER_TASK_RESULT,
 	WORKER_TASK_CANCEL,
 	WORKER_TASK_WATCH,
+	WORKER_TASK_UPDATE,	/* tasks/update: the record first */
+	WORKER_TASK_ANSWER,	/* ... then EXEC_INPUT */
+	WORKER_TASK_DECLINE,	/* ... or EXEC_CANCEL: input declined */
 };
 
 struct worker_task_op;
@@ -61,6 +70,11 @@ struct worker_task_op {
 	enum worker_task_kind	 kind;
 	struct json_object	*id;		/* NULL: a watch */
 	struct worker_task	*task;
+	int			 ext;		/* SEP-2663 shapes */
+	int			 structured;	/* decision 043 */
+	struct json_object	*responses;	/* tasks/update's */
+	char			*value;		/* the answer, len bytes */
+	size_t			 len;
 	TAILQ_ENTRY(worker_task_op) entry;
 };
 
@@ -92,15 +106,24 @@ static void	worker_task_fail(struct worker_task_op *, const char *,
 static void	worker_task_watch(struct worker_task *);
 static void	worker_task_state(struct worker_task_op *,
 		    const msgpack_object *);
-static void	worker_task_shape(struct json_object *, const char *,
+static void	worker_task_shape(struct worker_task_op *,
+		    struct json_object *, const msgpack_object *);
+static struct json_object *worker_task_wrap(void *, struct json_object *);
+static struct json_object *worker_task_inputs(const msgpack_object *);
+static char	*worker_task_input_key(const msgpack_object *);
+static void	worker_task_update(struct worker_task_op *,
 		    const msgpack_object *);
+static void	worker_task_ack(struct worker_task_op *);
+static int	worker_task_acts(enum worker_task_kind);
+static void	worker_task_refuse(struct json_object *, const char *, ...)
+		    printflike(2, 3);
 static const char *worker_task_status(const char *);
 static int	worker_task_ended(const char *);
 static void	worker_task_time(int64_t, char [32]);
 static struct json_object *worker_task_object(const char *, const char *,
-		    const char *, int64_t, int64_t, struct json_object *);
+		    const char *, int64_t, int64_t, struct json_object *, int);
 static struct json_object *worker_task_json(const char *,
-		    const msgpack_object *);
+		    const msgpack_object *, int);
 static void	worker_task_notify(struct json_object *);
 static void	worker_task_listed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
@@ -224,6 +247,11 @@ worker_task_op_free(struct worker_task_op *op)
 	if (op->kind == WORKER_TASK_WATCH)
 		t->watching = 0;
 	json_object_put(op->id);
+	json_object_put(op->responses);
+	if (op->value != NULL) {
+		explicit_bzero(op->value, op->len);	/* may be a password */
+		free(op->value);
+	}
 	free(op);
 	worker_task_unref(t);
 }
@@ -309,7 +337,7 @@ worker_task_flush(struct worker_task *t, const char *code, const char *msg)
 		else if (op->kind == WORKER_TASK_WATCH ||
 		    op->kind == WORKER_TASK_RESULT)
 			worker_task_retry(t, op);	/* waits: try on */
-		else if (op->kind != WORKER_TASK_CANCEL &&
+		else if (!worker_task_acts(op->kind) &&
 		    msg != NULL && strcmp(msg, WORKER_DAEMON_LOST) == 0)
 			worker_task_retry(t, op);	/* a daemon restarting */
 		else
@@ -353,10 +381,20 @@ worker_task_send(struct worker_task_op *op)
 	struct worker_task	*t = op->task;
 	struct proto_exec_id	 gm;
 	struct proto_exec_id	 cm;
+	struct proto_exec_input	 im;
 	struct mpbuf		 b;
 
 	mpbuf_init(&b);
-	if (op->kind == WORKER_TASK_CANCEL) {
+	if (op->kind == WORKER_TASK_ANSWER) {
+		memset(&im, 0, sizeof im);
+		im.execution_id = proto_str_make(t->execution_id);
+		im.value.ptr = op->value;
+		im.value.len = op->len;
+		proto_exec_input_pack(&b.pk, &im);
+		worker_room_request(t->room, PROTO_MSG_EXEC_INPUT, &b.sb,
+		    worker_task_reply, op);
+	} else if (op->kind == WORKER_TASK_CANCEL ||
+	    op->kind == WORKER_TASK_DECLINE) {
 		memset(&cm, 0, sizeof cm);
 		cm.execution_id = proto_str_make(t->execution_id);
 		proto_exec_id_pack(&b.pk, &cm);
@@ -385,6 +423,18 @@ worker_task_fail(struct worker_task_op *op, const char *code,
 
 	if (op->id == NULL) {
 		worker_task_op_free(op);
+		return;
+	}
+	/*
+	 * SEP-2663: cancellation and input are acknowledged, not refused,
+	 * when the run has already ended or the question was answered.
+	 */
+	if (op->ext && (((op->kind == WORKER_TASK_CANCEL ||
+	    op->kind == WORKER_TASK_DECLINE) &&
+	    strcmp(code, PROTO_E_INVALID_ARGUMENT) == 0) ||
+	    (op->kind == WORKER_TASK_ANSWER &&
+	    strcmp(code, PROTO_E_INPUT_NOT_PENDING) == 0))) {
+		worker_task_ack(op);
 		return;
 	}
 	if (strcmp(code, PROTO_E_EXECUTION_NOT_FOUND) == 0) {
@@ -418,7 +468,7 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 	size_t			 len;
 
 	if (code != NULL) {
-		if (op->kind != WORKER_TASK_CANCEL && (t->room == NULL ||
+		if (!worker_task_acts(op->kind) && (t->room == NULL ||
 		    !worker_room_alive(t->room) ||
 		    strcmp(code, PROTO_E_NOTEBOOK_UNAVAILABLE) == 0)) {
 			/* Lost the daemon: a read is asked again. */
@@ -426,6 +476,10 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 			return;
 		}
 		worker_task_fail(op, code, msg);
+		return;
+	}
+	if (op->kind == WORKER_TASK_ANSWER && type == PROTO_MSG_OK) {
+		worker_task_ack(op);	/* the run goes on */
 		return;
 	}
 	if (type != PROTO_MSG_EXEC_STATE) {
@@ -459,15 +513,30 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 	rs = proto_get_str(body, "status", &len);
 	run = xstrndup(rs != NULL ? rs : "", rs != NULL ? len : 0);
 	ts = worker_task_status(run);
-	/* Tell a change this worker saw happen (not the first look). */
-	if (t->told != NULL && strcmp(t->told, ts) != 0)
-		worker_task_notify(worker_task_json(t->id, body));
-	free(t->told);
-	t->told = xstrdup(ts);
+	/* Tell a change this worker saw happen (not the first look); the
+	 * extension's clients asked for no notifications. */
+	if (!op->ext) {
+		if (t->told != NULL && strcmp(t->told, ts) != 0)
+			worker_task_notify(worker_task_json(t->id, body, 0));
+		free(t->told);
+		t->told = xstrdup(ts);
+	}
 
 	switch (op->kind) {
 	case WORKER_TASK_GET:
-		worker_rpc_result(op->id, worker_task_json(t->id, body));
+		if (op->ext) {
+			/* The final result inside the Task, else where
+			 * it is (the input it asks for included). */
+			task = worker_task_json(t->id, body, 1);
+			if (strcmp(ts, "completed") == 0) {
+				worker_task_shape(op, task, body);
+				break;
+			}
+			worker_rpc_stateless_result(task);
+			worker_rpc_result(op->id, task);
+			break;
+		}
+		worker_rpc_result(op->id, worker_task_json(t->id, body, 0));
 		if (!worker_task_ended(ts))
 			worker_task_watch(t);
 		break;
@@ -479,9 +548,24 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 			free(run);
 			return;
 		}
-		worker_task_shape(op->id, t->id, body);
+		worker_task_shape(op, NULL, body);
 		break;
+	case WORKER_TASK_UPDATE:
+		worker_task_update(op, body);
+		free(run);
+		return;
+	case WORKER_TASK_ANSWER:
+	case WORKER_TASK_DECLINE:
+		worker_task_ack(op);	/* declined: the run is cancelled */
+		free(run);
+		return;
 	case WORKER_TASK_CANCEL:
+		if (op->ext) {
+			/* Cooperative: tasks/get tells how it ended. */
+			worker_task_ack(op);
+			free(run);
+			return;
+		}
 		if (strcmp(ts, "cancelled") != 0) {
 			worker_rpc_fail(op->id, -32603, "the kernel was asked "
 			    "to stop the run and has not yet; tasks/get tells "
@@ -489,7 +573,7 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 			    "stop it for certain)");
 			break;
 		}
-		task = worker_task_json(t->id, body);
+		task = worker_task_json(t->id, body, 0);
 		worker_rpc_result(op->id, task);
 		break;
 	case WORKER_TASK_WATCH:
@@ -500,7 +584,7 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 		}
 		while ((w = TAILQ_FIRST(&t->waiters)) != NULL) {
 			TAILQ_REMOVE(&t->waiters, w, entry);
-			worker_task_shape(w->id, t->id, body);
+			worker_task_shape(w, NULL, body);
 			worker_task_op_free(w);
 		}
 		break;
@@ -521,10 +605,11 @@ worker_task_watch(struct worker_task *t)
 
 /*
  * tasks/result: exactly what run_cells would have answered for this
- * state (worker-output.c's shapes and caps), with the related-task _meta.
+ * state (worker-output.c's shapes and caps), with the related-task _meta;
+ * for the extension, that result inside task (taken), tasks/get's answer.
  */
 static void
-worker_task_shape(struct json_object *id, const char *task_id,
+worker_task_shape(struct worker_task_op *op, struct json_object *task,
     const msgpack_object *body)
 {
 	const struct tool_entry	*te;
@@ -536,19 +621,27 @@ worker_task_shape(struct json_object *id, const char *task_id,
 	char			*s, *cause;
 
 	if ((state = worker_exec_read(body, &cause)) == NULL) {
-		worker_rpc_fail(id, -32603, cause);
+		worker_rpc_fail(op->id, -32603, cause);
 		free(cause);
+		json_object_put(task);
 		return;
 	}
 	te = worker_tool_find("run_cells");
 	args = json_object_new_object();
-	call = worker_call_create(id, te, args, NULL);
+	call = worker_call_create(op->id, te, args, NULL);
 	json_object_put(args);
-	rel = json_object_new_object();
-	json_object_object_add(rel, "taskId", json_object_new_string(task_id));
-	meta = json_object_new_object();
-	json_object_object_add(meta, WORKER_TASK_RELATED, rel);
-	worker_call_set_meta(call, meta);
+	if (task != NULL) {
+		if (op->structured)
+			worker_call_set_structured(call);
+		worker_call_set_wrap(call, worker_task_wrap, task);
+	} else {
+		rel = json_object_new_object();
+		json_object_object_add(rel, "taskId",
+		    json_object_new_string(op->task->id));
+		meta = json_object_new_object();
+		json_object_object_add(meta, WORKER_TASK_RELATED, rel);
+		worker_call_set_meta(call, meta);
+	}
 	text = evbuffer_new();
 	worker_budget_init(&budget, 0);
 	sc = worker_output_exec(state, &budget, text, call);
@@ -556,6 +649,192 @@ worker_task_shape(struct json_object *id, const char *task_id,
 	s = worker_output_take(text);
 	worker_call_result(call, s, sc);
 	free(s);
+}
+
+/* A completed task's tasks/get: the Task (arg) with its result. */
+static struct json_object *
+worker_task_wrap(void *arg, struct json_object *res)
+{
+	struct json_object	*task = arg;
+
+	json_object_object_add(task, "result", res);
+	worker_rpc_stateless_result(task);
+	return (task);
+}
+
+/*
+ * The name of a question in inputRequests: unique over the task's life
+ * (SEP-2663), so from when the daemon was asked.  Caller frees.
+ */
+static char *
+worker_task_input_key(const msgpack_object *input)
+{
+	const char	*cid;
+	char		*key;
+	size_t		 len;
+	int64_t		 at;
+
+	if (proto_get_int(input, "asked_at", &at) == 0 && at > 0)
+		xasprintf(&key, "stdin-%lld", (long long)at);
+	else if ((cid = proto_get_str(input, "cell_id", &len)) != NULL)
+		xasprintf(&key, "stdin-%.*s", (int)len, cid);
+	else
+		key = xstrdup("stdin");
+	return (key);
+}
+
+/*
+ * inputRequests of a run asking for input: one form elicitation whose
+ * answer (content.input) is what the cell's input() or getpass() reads.
+ */
+static struct json_object *
+worker_task_inputs(const msgpack_object *body)
+{
+	const msgpack_object	*in;
+	struct json_object	*reqs, *req, *p, *schema, *props, *str, *a;
+	const char		*cid, *prompt;
+	char			*key, *msg;
+	size_t			 clen = 0, plen = 0;
+	int			 password = 0;
+
+	if ((in = proto_get_map(body, "input")) == NULL)
+		return (NULL);
+	cid = proto_get_str(in, "cell_id", &clen);
+	prompt = proto_get_str(in, "prompt", &plen);
+	proto_get_bool(in, "password", &password);
+	xasprintf(&msg, "cell %.*s asks for %s%s%.*s", (int)clen,
+	    cid != NULL ? cid : "?", password ? "a password (passed to the "
+	    "kernel, never recorded)" : "input", plen > 0 ? ": " : "",
+	    (int)plen, prompt != NULL ? prompt : "");
+	str = json_object_new_object();
+	json_object_object_add(str, "type", json_object_new_string("string"));
+	json_object_object_add(str, "description",
+	    json_object_new_string_len(prompt != NULL ? prompt : "",
+	    (int)plen));
+	props = json_object_new_object();
+	json_object_object_add(props, "input", str);
+	a = json_object_new_array();
+	json_object_array_add(a, json_object_new_string("input"));
+	schema = json_object_new_object();
+	json_object_object_add(schema, "type", json_object_new_string(
+	    "object"));
+	json_object_object_add(schema, "properties", props);
+	json_object_object_add(schema, "required", a);
+	p = json_object_new_object();
+	json_object_object_add(p, "mode", json_object_new_string("form"));
+	json_object_object_add(p, "message", json_object_new_string(msg));
+	json_object_object_add(p, "requestedSchema", schema);
+	req = json_object_new_object();
+	json_object_object_add(req, "method", json_object_new_string(
+	    "elicitation/create"));
+	json_object_object_add(req, "params", p);
+	reqs = json_object_new_object();
+	key = worker_task_input_key(in);
+	json_object_object_add(reqs, key, req);
+	free(key);
+	free(msg);
+	return (reqs);
+}
+
+/* -32602 for bad params, said as fmt. */
+static void
+worker_task_refuse(struct json_object *id, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*text;
+
+	va_start(ap, fmt);
+	xvasprintf(&text, fmt, ap);
+	va_end(ap);
+	worker_rpc_fail(id, -32602, text);
+	free(text);
+}
+
+/* The extension's empty acknowledgement (tasks/update, tasks/cancel). */
+static void
+worker_task_ack(struct worker_task_op *op)
+{
+	struct json_object	*res;
+
+	res = json_object_new_object();
+	worker_rpc_stateless_result(res);
+	worker_rpc_result(op->id, res);
+	worker_task_op_free(op);
+}
+
+/* Requests with an effect: never sent twice. */
+static int
+worker_task_acts(enum worker_task_kind kind)
+{
+	return (kind == WORKER_TASK_CANCEL || kind == WORKER_TASK_ANSWER ||
+	    kind == WORKER_TASK_DECLINE);
+}
+
+/*
+ * tasks/update, the record read: the response to the question the run
+ * asks now goes to the kernel (accept: content.input) or ends the run
+ * (decline, cancel); responses to any other key are ignored (SEP-2663).
+ */
+static void
+worker_task_update(struct worker_task_op *op, const msgpack_object *body)
+{
+	const msgpack_object	*in;
+	struct json_object	*r, *v, *c;
+	const char		*action;
+	char			*key;
+
+	if ((in = proto_get_map(body, "input")) == NULL) {
+		worker_task_ack(op);
+		return;
+	}
+	key = worker_task_input_key(in);
+	r = json_object_object_get(op->responses, key);
+	if (r == NULL) {
+		free(key);
+		worker_task_ack(op);
+		return;
+	}
+	v = NULL;
+	if (!json_object_is_type(r, json_type_object) ||
+	    !json_object_object_get_ex(r, "action", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		worker_task_refuse(op->id, "inputResponses.%s must "
+		    "be an elicitation result {action, content}", key);
+		goto fail;
+	}
+	action = json_object_get_string(v);
+	if (strcmp(action, "decline") == 0 || strcmp(action, "cancel") == 0) {
+		/* Nobody will answer: the run stops, as tasks/cancel. */
+		op->kind = WORKER_TASK_DECLINE;
+		free(key);
+		worker_task_run(op);
+		return;
+	}
+	if (strcmp(action, "accept") != 0 ||
+	    !json_object_object_get_ex(r, "content", &c) ||
+	    !json_object_object_get_ex(c, "input", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		worker_task_refuse(op->id, "inputResponses.%s: "
+		    "action must be accept (with content.input, a string), "
+		    "decline or cancel", key);
+		goto fail;
+	}
+	if ((size_t)json_object_get_string_len(v) > PROTO_INPUT_MAX) {
+		worker_task_refuse(op->id, "inputResponses.%s: "
+		    "content.input is over %u bytes", key, PROTO_INPUT_MAX);
+		goto fail;
+	}
+	/* The whole string: an answer may hold NUL. */
+	op->len = (size_t)json_object_get_string_len(v);
+	op->value = xmalloc(op->len + 1);
+	memcpy(op->value, json_object_get_string(v), op->len + 1);
+	op->kind = WORKER_TASK_ANSWER;
+	free(key);
+	worker_task_run(op);
+	return;
+fail:
+	free(key);
+	worker_task_op_free(op);
 }
 
 /*
@@ -601,7 +880,7 @@ worker_task_time(int64_t ms, char out[32])
 /* A Task object of a run's status; message and progress may be NULL. */
 static struct json_object *
 worker_task_object(const char *id, const char *run, const char *message,
-    int64_t created, int64_t updated, struct json_object *progress)
+    int64_t created, int64_t updated, struct json_object *progress, int ext)
 {
 	struct json_object	*o;
 	char			 c[32], u[32];
@@ -626,16 +905,18 @@ worker_task_object(const char *id, const char *run, const char *message,
 	free(s);
 	json_object_object_add(o, "createdAt", json_object_new_string(c));
 	json_object_object_add(o, "lastUpdatedAt", json_object_new_string(u));
-	json_object_object_add(o, "ttl", json_object_new_int(
+	/* SEP-2663 says the units in the names. */
+	json_object_object_add(o, ext ? "ttlMs" : "ttl", json_object_new_int(
 	    WORKER_TASK_TTL_MS));
-	json_object_object_add(o, "pollInterval", json_object_new_int(
-	    WORKER_TASK_POLL_MS));
+	json_object_object_add(o, ext ? "pollIntervalMs" : "pollInterval",
+	    json_object_new_int(WORKER_TASK_POLL_MS));
 	return (o);
 }
 
-/* The Task of a run's record (EXEC_STATE): where it is at. */
+/* The Task of a run's record (EXEC_STATE): where it is at; for the
+ * extension with the input it asks for (inputRequests). */
 static struct json_object *
-worker_task_json(const char *id, const msgpack_object *body)
+worker_task_json(const char *id, const msgpack_object *body, int ext)
 {
 	const msgpack_object	*cells, *c;
 	struct json_object	*o, *p;
@@ -673,8 +954,11 @@ worker_task_json(const char *id, const msgpack_object *body)
 		xasprintf(&line, "%zu of %zu cells ok", ok, n);
 	p = json_object_new_string(line);
 	free(line);
-	o = worker_task_object(id, run, message, created, updated, p);
+	o = worker_task_object(id, run, message, created, updated, p, ext);
 	json_object_put(p);
+	if (ext && strcmp(worker_task_status(run), "input_required") == 0 &&
+	    (p = worker_task_inputs(body)) != NULL)
+		json_object_object_add(o, "inputRequests", p);
 	free(run);
 	free(message);
 	return (o);
@@ -705,7 +989,7 @@ worker_task_created(struct worker_call *call, struct worker_room *room,
 	}
 	e = xstrndup(eid, len);
 	id = worker_task_make_id(worker_room_notebook_id(room), e);
-	task = worker_task_json(id, body);
+	task = worker_task_json(id, body, 0);
 	res = json_object_new_object();
 	json_object_object_add(res, "task", task);
 	xasprintf(&text, "run_cells is running as task %s (execution_id "
@@ -731,6 +1015,36 @@ worker_task_created(struct worker_call *call, struct worker_room *room,
 		worker_task_watch(t);
 		worker_task_unref(t);
 	}
+	free(id);
+	free(e);
+}
+
+/*
+ * run_cells of a client that declared the tasks extension, its wait
+ * over before the run: the CreateTaskResult (the Task, flat, resultType
+ * "task"); frees call.  The record the daemon answered from is the task,
+ * so tasks/get finds it from any worker.
+ */
+void
+worker_task_handle(struct worker_call *call, struct worker_room *room,
+    const msgpack_object *body)
+{
+	struct json_object	*res;
+	const char		*eid;
+	char			*id, *e;
+	size_t			 len;
+
+	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "unexpected reply from runtimed");
+		return;
+	}
+	e = xstrndup(eid, len);
+	id = worker_task_make_id(worker_room_notebook_id(room), e);
+	res = worker_task_json(id, body, 1);
+	json_object_object_add(res, "resultType",
+	    json_object_new_string("task"));
+	worker_call_answer(call, res);
 	free(id);
 	free(e);
 }
@@ -786,7 +1100,7 @@ worker_task_listed(void *arg, uint16_t type, const msgpack_object *body,
 		ms = mg != NULL ? xstrndup(mg, mlen) : NULL;
 		id = worker_task_make_id(n, e);
 		json_object_array_add(tasks, worker_task_object(id, s, ms,
-		    created, updated, NULL));
+		    created, updated, NULL, 0));
 		/* A task not ended is watched, to tell when it ends. */
 		if (!worker_task_ended(worker_task_status(s)) &&
 		    (t = worker_task_find(id)) != NULL) {
@@ -862,27 +1176,61 @@ worker_task_cancel_id(struct json_object *id)
 	}
 }
 
-/* tasks/get, tasks/result, tasks/cancel {taskId}; tasks/list. */
+/*
+ * A request of 2026-07-28 without the extension: -32021 naming it
+ * (SEP-2663).
+ */
+void
+worker_task_undeclared(struct json_object *id)
+{
+	struct json_object	*data, *caps, *ext;
+
+	ext = json_object_new_object();
+	json_object_object_add(ext, WORKER_TASK_EXTENSION,
+	    json_object_new_object());
+	caps = json_object_new_object();
+	json_object_object_add(caps, "extensions", ext);
+	data = json_object_new_object();
+	json_object_object_add(data, "requiredCapabilities", caps);
+	worker_rpc_fail_data(id, -32021, "Missing required client "
+	    "capability: declare the extension " WORKER_TASK_EXTENSION
+	    " in io.modelcontextprotocol/clientCapabilities", data);
+}
+
+/*
+ * tasks/get, tasks/result, tasks/cancel {taskId}; tasks/list (2025-11-25).
+ * With the extension of 2026-07-28: tasks/get, tasks/update
+ * {taskId, inputResponses}, tasks/cancel.
+ */
 void
 worker_task_request(const char *method, struct json_object *id,
-    struct json_object *params)
+    struct json_object *params, enum worker_task_mode mode)
 {
 	struct worker_task	*t;
-	struct json_object	*v;
+	struct worker_task_op	*op;
+	struct json_object	*v, *r = NULL;
 	enum worker_task_kind	 kind;
 
-	if (strcmp(method, "tasks/list") == 0) {
+	if (mode == WORKER_TASK_LEGACY && strcmp(method, "tasks/list") == 0) {
 		worker_task_list(id, params);
 		return;
 	}
 	if (strcmp(method, "tasks/get") == 0)
 		kind = WORKER_TASK_GET;
-	else if (strcmp(method, "tasks/result") == 0)
+	else if (mode == WORKER_TASK_LEGACY &&
+	    strcmp(method, "tasks/result") == 0)
 		kind = WORKER_TASK_RESULT;
 	else if (strcmp(method, "tasks/cancel") == 0)
 		kind = WORKER_TASK_CANCEL;
+	else if (mode != WORKER_TASK_LEGACY &&
+	    strcmp(method, "tasks/update") == 0)
+		kind = WORKER_TASK_UPDATE;
 	else {
 		worker_rpc_fail(id, -32601, "Method not found");
+		return;
+	}
+	if (mode == WORKER_TASK_UNDECLARED) {
+		worker_task_undeclared(id);
 		return;
 	}
 	if (params == NULL || !json_object_object_get_ex(params, "taskId",
@@ -890,10 +1238,20 @@ worker_task_request(const char *method, struct json_object *id,
 		worker_rpc_fail(id, -32602, "taskId must be a string");
 		return;
 	}
+	if (kind == WORKER_TASK_UPDATE && (!json_object_object_get_ex(params,
+	    "inputResponses", &r) || !json_object_is_type(r,
+	    json_type_object))) {
+		worker_rpc_fail(id, -32602, "inputResponses must be an object");
+		return;
+	}
 	if ((t = worker_task_find(json_object_get_string(v))) == NULL) {
 		worker_rpc_fail(id, -32602, "Failed to retrieve task: Task not "
 		    "found");
 		return;
 	}
-	worker_task_run(worker_task_op_create(t, kind, id));
+	op = worker_task_op_create(t, kind, id);
+	op->ext = mode == WORKER_TASK_EXT;
+	op->structured = toolresult_structured(params);
+	op->responses = json_object_get(r);
+	worker_task_run(op);
 }

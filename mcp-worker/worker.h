@@ -195,6 +195,8 @@ int		 worker_rpc_scan_surrogates(const char *, size_t);
 
 /* worker-call.c: one tools/call in flight. */
 typedef void (*worker_call_cancel_cb)(struct worker_call *, void *);
+typedef struct json_object *(*worker_call_wrap_fn)(void *,
+		     struct json_object *);
 struct worker_call *worker_call_create(struct json_object *,
 		     const struct tool_entry *, struct json_object *,
 		     struct json_object *);
@@ -203,6 +205,10 @@ void		 worker_call_set_task(struct worker_call *);
 void		 worker_call_set_structured(struct worker_call *);
 int		 worker_call_structured(struct worker_call *);
 int		 worker_call_task(struct worker_call *);
+void		 worker_call_set_ext_task(struct worker_call *);
+int		 worker_call_ext_task(struct worker_call *);
+void		 worker_call_set_wrap(struct worker_call *,
+		     worker_call_wrap_fn, void *);
 void		 worker_call_set_meta(struct worker_call *,
 		     struct json_object *);
 void		 worker_call_answer(struct worker_call *,
@@ -594,11 +600,20 @@ void		 worker_output_attached(struct worker_call *,
 /* worker-task.c: runs as MCP tasks (docs/decisions/024). */
 #define WORKER_TASK_TTL_MS	3600000	/* finished records kept >= 1 h */
 #define WORKER_TASK_POLL_MS	1000	/* pollInterval suggested */
+#define WORKER_TASK_EXTENSION	"io.modelcontextprotocol/tasks"
+enum worker_task_mode {
+	WORKER_TASK_LEGACY,	/* 2025-11-25: the tasks utility */
+	WORKER_TASK_UNDECLARED,	/* 2026-07-28 without the extension */
+	WORKER_TASK_EXT,	/* 2026-07-28 with it (SEP-2663) */
+};
 void		 worker_task_request(const char *, struct json_object *,
-		     struct json_object *);
+		     struct json_object *, enum worker_task_mode);
 void		 worker_task_cancel_id(struct json_object *);
 void		 worker_task_created(struct worker_call *, struct worker_room *,
 		     const msgpack_object *);
+void		 worker_task_handle(struct worker_call *, struct worker_room *,
+		     const msgpack_object *);
+void		 worker_task_undeclared(struct json_object *);
 const char	*worker_task_owner(void);
 struct json_object *worker_task_capability(void);
 

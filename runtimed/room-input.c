@@ -26,6 +26,7 @@ struct room_input {
 	char			*cell_id;
 	char			*prompt;
 	int			 password;
+	int64_t			 asked_at;	/* us: names this question */
 	TAILQ_ENTRY(room_input)	 entry;
 };
 static TAILQ_HEAD(, room_input) room_inputs =
@@ -59,6 +60,7 @@ room_input_request(struct room *r, const struct proto_agent_input_request *m)
 	in->prompt = m->prompt.ptr != NULL ? proto_str_dup(&m->prompt) :
 	    xstrdup("");
 	in->password = m->password;
+	in->asked_at = util_now_us();
 	TAILQ_INSERT_TAIL(&room_inputs, in, entry);
 	log_info("run %s: cell %s waits for input", in->exec_id, in->cell_id);
 	room_exec_wake(r, in->exec_id);
@@ -73,7 +75,11 @@ room_input_pending(struct room *r, const char *exec_id)
 	return (in != NULL && strcmp(in->exec_id, exec_id) == 0);
 }
 
-/* The question, {cell_id, prompt, password}, for EXEC_STATE.input. */
+/*
+ * The question, {cell_id, prompt, password, asked_at}, for
+ * EXEC_STATE.input; asked_at (us) tells one question of a run from the
+ * next (an MCP task's inputRequests key, decision 069).
+ */
 void
 room_input_pack(msgpack_packer *pk, const void *arg)
 {
@@ -83,10 +89,11 @@ room_input_pack(msgpack_packer *pk, const void *arg)
 		msgpack_pack_nil(pk);
 		return;
 	}
-	msgpack_pack_map(pk, 3);
+	msgpack_pack_map(pk, 4);
 	proto_pack_str(pk, "cell_id", in->cell_id);
 	proto_pack_str(pk, "prompt", in->prompt);
 	proto_pack_bool(pk, "password", in->password);
+	proto_pack_int(pk, "asked_at", in->asked_at);
 }
 
 /* EXEC_INPUT {execution_id, value}: the first answer wins. */

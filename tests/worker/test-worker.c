@@ -1002,6 +1002,13 @@ Test(rpc, stateless_2026, .init = rpc_setup, .fini = rpc_teardown)
 	    "2026-07-28");
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
 	    "resultType")), "complete");
+	/* Tasks are the extension there (SEP-2663, decision 069). */
+	d = json_object_object_get(json_object_object_get(r, "capabilities"),
+	    "extensions");
+	cr_assert(json_object_object_get_ex(d, "io.modelcontextprotocol/tasks",
+	    NULL));
+	cr_assert_null(json_object_object_get(json_object_object_get(r,
+	    "capabilities"), "tasks"));
 	/* An unknown version: -32022 with the supported list. */
 	input("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
 	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
@@ -1036,6 +1043,27 @@ Test(rpc, stateless_2026, .init = rpc_setup, .fini = rpc_teardown)
 	    "clientCapabilities\":{},\"io.modelcontextprotocol/logLevel\":"
 	    "\"chatty\"}}}");
 	cr_assert_eq(error_code(sent[4]), -32602);
+	/* The extension's methods, undeclared: -32021 naming it; declared,
+	 * no tasks/list; a 2025-11-25 request has no tasks/update. */
+	input("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tasks/get\","
+	    "\"params\":{\"taskId\":\"rtk_0_0\",\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+	cr_assert_eq(error_code(sent[5]), -32021);
+	d = json_object_object_get(json_object_object_get(sent[5], "error"),
+	    "data");
+	cr_assert_not_null(json_object_object_get(json_object_object_get(
+	    json_object_object_get(d, "requiredCapabilities"), "extensions"),
+	    "io.modelcontextprotocol/tasks"));
+	input("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tasks/list\","
+	    "\"params\":{\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":"
+	    "{\"io.modelcontextprotocol/tasks\":{}}}}}}");
+	cr_assert_eq(error_code(sent[6]), -32601);
+	input("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tasks/update\","
+	    "\"params\":{\"taskId\":\"rtk_0_0\",\"inputResponses\":{}}}");
+	cr_assert_eq(error_code(sent[7]), -32601);
 }
 
 /* Export: the three formats of a small notebook (pure rendering). */
