@@ -153,10 +153,11 @@ rtd_exec(const char *sock, const char *path)
 	const msgpack_object	*c, *outs;
 	struct json_object	*j;
 	char			*nbid, *ids[3], *cause = NULL, *eid, *saved;
+	char			*state;
 	char			 err[256];
 	const char		*src42[] = { "x = 6*7; print(x)" };
 	const char		*srcerr[] = { "1/0", "print('after')" };
-	int			 a, bfd;
+	int			 a, bfd, i, busy;
 	int64_t			 ec;
 
 	a = testclient_connect(sock);
@@ -290,9 +291,23 @@ rtd_exec(const char *sock, const char *path)
 	msgpack_unpacked_destroy(&u);
 	printf("ok: ROOM_OPEN of the path -> same room\n");
 
-	testclient_body(&b, 0);
-	testclient_request(a, PROTO_MSG_KERNEL_INFO, &b,
-	    PROTO_MSG_KERNEL_INFO_REPLY, &u);
+	/*
+	 * The error run ended with its failing cell, but the kernel may
+	 * still be aborting the cell after it (ipykernel's stop_on_error):
+	 * busy for a moment, then idle.
+	 */
+	for (i = 0;; i++) {
+		testclient_body(&b, 0);
+		testclient_request(a, PROTO_MSG_KERNEL_INFO, &b,
+		    PROTO_MSG_KERNEL_INFO_REPLY, &u);
+		state = testclient_str(&u.data, "state");
+		busy = strcmp(state, "busy") == 0;
+		free(state);
+		if (!busy || i == 100)
+			break;
+		msgpack_unpacked_destroy(&u);
+		usleep(100000);
+	}
 	rtd_expect_str(&u.data, "state", "idle");
 	msgpack_unpacked_destroy(&u);
 	printf("ok: KERNEL_INFO -> idle\n");
