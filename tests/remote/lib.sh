@@ -60,4 +60,12 @@ stop_server() {
 	wait "$JS" 2>/dev/null
 	JS=
 }
-trap 'stop_server; cleanup' EXIT
+# The server's kernels: ipykernel ends when its parent does, but
+# xeus-python has no parent poller and outlived a server killed with -9
+# (faults.py does it), holding the test's files.  Its connection file
+# names our runtime directory.
+stop_kernels() {
+	pkill -9 -f -- "$JUPYTER_RUNTIME_DIR/kernel-" 2>/dev/null
+	return 0
+}
+trap 'stop_server; stop_kernels; cleanup' EXIT
