@@ -3,7 +3,8 @@
 # hub.sh: notebooks on JupyterHub user servers, against the real thing
 # (issue 38): Debian's jupyterhub 3.0 with configurable-http-proxy (npm,
 # pinned in tests/remote/package.json) on 127.0.0.1, the dummy
-# authenticator, two local users made here (useradd; root only), each
+# authenticator, two local users made here (useradd; root or sudo:
+# tests/lib/root.sh), each
 # user's Jupyter Server 1.23 started by the hub (LocalProcessSpawner),
 # hub API tokens with one scope (access:servers!user=NAME).  Then
 # tests/remote/hub.py drives the real worker, daemon and
@@ -13,13 +14,11 @@
 # each user confined to their own server (403 across users).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
+. "${srcdir:-.}/tests/lib/root.sh"
+need_root "it makes two local users with useradd and runs JupyterHub's LocalProcessSpawner" "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
 . "${srcdir:-.}/tests/lib/skip.sh"
 
-[ "$(id -u)" -eq 0 ] || {
-	echo "skip: hub.sh makes two local users (useradd) and runs" \
-	    "JupyterHub's LocalProcessSpawner as root; run it as root"
-	exit 77; }
 command -v useradd >/dev/null 2>&1 || skip_missing "useradd (passwd)"
 $PY -c 'import jupyterhub' 2>/dev/null || skip_missing "jupyterhub"
 command -v jupyterhub-singleuser >/dev/null 2>&1 ||

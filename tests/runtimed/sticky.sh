@@ -7,14 +7,12 @@
 # save_notebook path= through a dangling link into the victim's home,
 # connect_notebook through a link to a private notebook, download_file
 # and upload_file through a linked directory.  A real second user is made
-# with useradd; the test needs root (skipped with 77 otherwise).  The
+# with useradd; the test needs root (tests/lib/root.sh).  The
 # user's own link in the same directory is still followed.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 120 "$0" "$@"
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: sticky.sh needs root to make a second user (useradd)"
-	exit 77
-fi
+. "${srcdir:-.}/tests/lib/root.sh"
+need_root "it makes a second user with useradd" "$0" "$@"
 command -v useradd >/dev/null && command -v setpriv >/dev/null || {
 	echo "SKIP: sticky.sh needs useradd and setpriv"
 	exit 77
