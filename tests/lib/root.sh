@@ -12,8 +12,9 @@ need_root() {
 	shift
 	[ "$(id -u)" = 0 ] && return 0
 	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-		# secure_path would reset PATH; the test's own is kept.
-		exec sudo -n -E env PATH="$PATH" "$@"
+		# secure_path would reset PATH: the test's own is kept, with
+		# root's directories (useradd is in /usr/sbin).
+		exec sudo -n -E env PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" "$@"
 	fi
 	echo "skip: $(basename "$1") needs root ($why): run it as root or as a user who may sudo without a password"
 	exit 77

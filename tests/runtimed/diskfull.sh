@@ -3,7 +3,7 @@
 # diskfull.sh: after a full disk clears, edits succeed again (issue 35).
 # The state directory is a 6 MB tmpfs of a private mount namespace
 # (unshare -rm: no root needed; in a chroot, where that is refused, a
-# mount namespace through sudo); tests/runtimed/diskfull.py fills and
+# tmpfs mounted through sudo); tests/runtimed/diskfull.py fills and
 # frees it from another process while a worker edits.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 180 "$0" "$@"
@@ -11,20 +11,18 @@ if [ -z "${RUNTIMED_DISKFULL_NS:-}" ]; then
 	unshare -rm true 2>/dev/null &&
 	    RUNTIMED_DISKFULL_NS=1 exec unshare -rm "$0" "$@"
 	# A chrooted process may make no user namespace (.ci/run's fresh
-	# root): root mounts the tmpfs in a mount namespace through sudo,
-	# and the test runs there as this user again.
+	# root, where unshare -m cannot change / either): root mounts the
+	# tmpfs through sudo, and unmounts it after the test.
 	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
 		small=$(mktemp -d /tmp/runtimed-diskfull.XXXXXX)
+		trap 'sudo -n umount "$small" 2>/dev/null; rmdir "$small"' EXIT
+		trap 'exit 1' INT TERM
+		sudo -n mount -t tmpfs \
+		    -o "size=6m,mode=0700,uid=$(id -u),gid=$(id -g)" tmpfs \
+		    "$small" || { echo "FAIL: mount a 6 MB tmpfs"; exit 1; }
 		RUNTIMED_DISKFULL_NS=sudo RUNTIMED_DISKFULL_SMALL=$small \
-		    sudo -n -E env PATH="$PATH" unshare -m sh -c '
-		mount -t tmpfs -o size=6m,mode=0700,uid=$1,gid=$2 tmpfs \
-		    "$RUNTIMED_DISKFULL_SMALL" || exit 1
-		shift 2
-		exec setpriv --reuid="$SUDO_UID" --regid="$SUDO_GID" \
-		    --clear-groups "$@"' sh "$(id -u)" "$(id -g)" "$0" "$@"
-		rc=$?
-		rmdir "$small"
-		exit $rc
+		    "$0" "$@"
+		exit
 	fi
 	echo "skip: this kernel allows no user namespace (unshare -rm), and sudo -n is not allowed"
 	exit 77
