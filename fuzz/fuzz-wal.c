@@ -6,7 +6,10 @@
  * beside a database file (the first 64 KiB of the input again, so some
  * frames' pages match it and count as checkpointed).  Aborts unless a
  * loss it reports has a commit, and every name it gives is an id or a
- * path ending in .ipynb.
+ * path ending in .ipynb.  Then store_wal_cut_check on the same log with
+ * a writer's mark beside it (the input's last 32 bytes when its length
+ * is odd, else a whole mark of the log's salts counting more frames than
+ * it holds): a cut it reports keeps fewer frames than the mark counts.
  */
 
 #include <stdint.h>
@@ -29,6 +32,9 @@ fuzz_wal_cleanup(void)
 	char	*path;
 
 	xasprintf(&path, "%s/s.db-wal", fuzz_wal_dir);
+	unlink(path);
+	free(path);
+	xasprintf(&path, "%s/s.db-walmark", fuzz_wal_dir);
 	unlink(path);
 	free(path);
 	xasprintf(&path, "%s/s.db", fuzz_wal_dir);
@@ -57,6 +63,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct store_wal_loss	 l;
+	unsigned char		 mark[STORE_WAL_MARK_LEN];
+	uint64_t		 kept, marked;
 	char			*db, tmpl[] = "/tmp/fuzz-wal.XXXXXX";
 	size_t			 i;
 
@@ -84,6 +92,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		store_wal_loss_clear(&l);
 	}
+	/*
+	 * The writer's mark beside it: the input's last 32 bytes as they
+	 * are (a mark of garbage is read as none), or a whole mark naming
+	 * the log's salts and more frames than it can hold, so the log's
+	 * prefix is walked.
+	 */
+	if (size >= STORE_WAL_MARK_LEN && (size & 1))
+		fuzz_wal_put("s.db-walmark", data + size - STORE_WAL_MARK_LEN,
+		    STORE_WAL_MARK_LEN);
+	else {
+		store_wal_mark_pack(mark, size >= 24 ? (uint32_t)data[16] << 24 |
+		    (uint32_t)data[17] << 16 | (uint32_t)data[18] << 8 |
+		    data[19] : 0, size >= 24 ? (uint32_t)data[20] << 24 |
+		    (uint32_t)data[21] << 16 | (uint32_t)data[22] << 8 |
+		    data[23] : 0, (uint32_t)(size / 512 + 1));
+		fuzz_wal_put("s.db-walmark", mark, sizeof mark);
+	}
+	if (store_wal_cut_check(db, &kept, &marked) == 1 && kept >= marked)
+		abort();
 	free(db);
 	return (0);
 }

@@ -31,6 +31,8 @@ struct store {
 	char		*path;		/* <dir>/runtimed.db */
 	char		*damage;	/* what recovery found at open */
 	char		*kept;		/* the damaged copy kept aside */
+	int		 markfd;	/* <path>-walmark (store-wal.c) */
+	char		*walpath;	/* <path>-wal */
 	char		*write_error;	/* while writes fail */
 };
 
@@ -79,6 +81,10 @@ static char	*store_keep_copy(const char *, char **);
 static void	store_wal_report(struct store *, const struct store_wal_loss *,
 		    const char *);
 static int	store_init(struct store *, char **);
+static void	store_mark(struct store *, int);
+static int	store_wal_hook(void *, sqlite3 *, const char *, int);
+static void	store_cut_report(struct store *, uint64_t, uint64_t,
+		    const char *);
 static char	*store_aside_name(const char *);
 static void	store_unlink(const char *, const char *);
 static int	store_link_aside(const char *, const char *, char **);
@@ -589,6 +595,69 @@ store_wal_report(struct store *st, const struct store_wal_loss *l,
 }
 
 /*
+ * Write the mark of the log (store-wal.c): its salts and frames, or with
+ * frames 0 nothing (before the log may shrink: a checkpoint that
+ * truncates it, a close).  No fsync: the mark must never be ahead of
+ * the log, and the log was synced before it.
+ */
+static void
+store_mark(struct store *st, int frames)
+{
+	unsigned char	m[STORE_WAL_MARK_LEN];
+	uint32_t	salt1 = 0, salt2 = 0;
+	int		fd;
+
+	if (st->markfd == -1)
+		return;
+	if (frames > 0) {
+		fd = open(st->walpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+		if (fd == -1 || store_wal_salts(fd, &salt1, &salt2) != 0)
+			frames = 0;
+		if (fd != -1)
+			close(fd);
+	}
+	store_wal_mark_pack(m, salt1, salt2, (uint32_t)frames);
+	if (pwrite(st->markfd, m, sizeof m, 0) != (ssize_t)sizeof m)
+		log_debug("state database: the log's mark: %s",
+		    strerror(errno));
+}
+
+/*
+ * After each commit (SQLite's WAL hook): the mark, then the automatic
+ * checkpoint this hook replaces (sqlite3_wal_autocheckpoint's default,
+ * 1000 frames).
+ */
+static int
+store_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	store_mark(arg, frames);
+	if (frames >= 1000)
+		sqlite3_wal_checkpoint(db, name);
+	return (SQLITE_OK);
+}
+
+/* Say what a log cut short lost (st->damage, after any other finding). */
+static void
+store_cut_report(struct store *st, uint64_t kept, uint64_t marked,
+    const char *aside)
+{
+	char	*next;
+
+	xasprintf(&next, "%s%sthe state database's write-ahead log is cut "
+	    "short: it ends with frame %llu where %llu frames had been "
+	    "committed to it (the writer's mark, runtimed.db-walmark), so the "
+	    "transactions in the last %llu could not be read and are lost; "
+	    "what they held cannot be named; the database and its log as "
+	    "they were are kept as %s and %s-wal", st->damage != NULL ?
+	    st->damage : "", st->damage != NULL ? "; " : "",
+	    (unsigned long long)kept, (unsigned long long)marked,
+	    (unsigned long long)(marked - kept), aside, aside);
+	free(st->damage);
+	st->damage = next;
+}
+
+/*
  * Open (creating) <dir>/runtimed.db.  A damaged file is set aside and
  * what can be read of it recovered (see store_damage); a file that is no
  * database or cannot be read is an error, never an empty store.
@@ -598,10 +667,13 @@ store_open(const char *dir, char **cause)
 {
 	struct store		*st;
 	struct store_wal_loss	 loss;
-	char			*path, *why = NULL, *kept = NULL;
-	int			 walrc;
+	struct stat		 sb;
+	uint64_t		 cut_kept = 0, cut_marked = 0;
+	char			*path, *why = NULL, *kept = NULL, *markpath;
+	int			 walrc, cutrc = 0;
 
 	st = xcalloc(1, sizeof *st);
+	st->markfd = -1;
 	xasprintf(&path, "%s/runtimed.db", dir);
 	/* Before SQLite opens it and drops what it cannot read. */
 	if ((walrc = store_wal_check(path, &loss)) == 1 &&
@@ -609,6 +681,10 @@ store_open(const char *dir, char **cause)
 		store_wal_loss_clear(&loss);
 		goto fail;
 	}
+	/* A log sound but shorter than the writer's mark says: cut. */
+	if (walrc == 0 && (cutrc = store_wal_cut_check(path, &cut_kept,
+	    &cut_marked)) == 1 && (kept = store_keep_copy(path, cause)) == NULL)
+		goto fail;
 	if ((st->db = store_open_db(path, cause)) == NULL)
 		goto fail;
 	switch (store_check(st->db, path, &why)) {
@@ -627,16 +703,34 @@ store_open(const char *dir, char **cause)
 			goto fail;
 		break;
 	}
-	if (walrc == 1) {
+	if (walrc == 1)
 		store_wal_report(st, &loss, kept);
+	if (cutrc == 1)
+		store_cut_report(st, cut_kept, cut_marked, kept);
+	if (walrc == 1)
 		store_wal_loss_clear(&loss);
-		if (st->kept == NULL) {
-			st->kept = kept;
-			kept = NULL;
-		}
+	if (kept != NULL && st->kept == NULL) {
+		st->kept = kept;
+		kept = NULL;
 	}
 	free(kept);
 	st->path = path;
+	xasprintf(&st->walpath, "%s-wal", path);
+	xasprintf(&markpath, "%s-walmark", path);
+	if ((st->markfd = open(markpath, O_WRONLY | O_CREAT | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC, 0600)) == -1 ||
+	    fstat(st->markfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		log_warnx("state database: %s: %s; a write-ahead log cut short "
+		    "will not be found", markpath, st->markfd == -1 ?
+		    strerror(errno) : "not a regular file");
+		if (st->markfd != -1)
+			close(st->markfd);
+		st->markfd = -1;
+	}
+	free(markpath);
+	/* What the log held is judged; from here the mark is new. */
+	store_mark(st, 0);
+	sqlite3_wal_hook(st->db, store_wal_hook, st);
 	return (st);
 
 fail:
@@ -764,6 +858,7 @@ store_checkpoint(struct store *st)
 {
 	int	rc;
 
+	store_mark(st, 0);	/* the log is about to be cut to nothing */
 	rc = sqlite3_wal_checkpoint_v2(st->db, NULL,
 	    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	if (rc != SQLITE_OK) {
@@ -787,7 +882,12 @@ store_close(struct store *st)
 	if (st == NULL)
 		return;
 	sqlite3_finalize(st->journal_insert);
+	/* Closing checkpoints and removes the log: the mark claims none. */
+	store_mark(st, 0);
 	sqlite3_close(st->db);
+	if (st->markfd != -1)
+		close(st->markfd);
+	free(st->walpath);
 	free(st->path);
 	free(st->damage);
 	free(st->kept);

@@ -125,6 +125,11 @@ struct store_wal_loss {
 };
 int		 store_wal_check(const char *, struct store_wal_loss *);
 void		 store_wal_loss_clear(struct store_wal_loss *);
+#define STORE_WAL_MARK_LEN	32
+void		 store_wal_mark_pack(unsigned char *, uint32_t, uint32_t,
+		     uint32_t);
+int		 store_wal_salts(int, uint32_t *, uint32_t *);
+int		 store_wal_cut_check(const char *, uint64_t *, uint64_t *);
 
 /* store-recover.c */
 struct sqlite3;

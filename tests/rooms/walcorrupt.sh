@@ -9,7 +9,9 @@
 # status, ROOM_LIST's warnings and the log say where the log broke and
 # how many committed transactions are lost, naming the notebooks their
 # pages held, and the database and log are kept aside as they were.  The
-# undamaged log of the same kill -9 gives no warning.  A store cut in
+# undamaged log of the same kill -9 gives no warning.  A log cut at a
+# frame boundary, which SQLite takes for a shorter sound log, is found
+# by the writer's mark of what was committed.  A store cut in
 # half is said to be cut short, with how many pages are gone.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
@@ -24,6 +26,8 @@ kill9_daemon
 [ -s "$DB-wal" ] || fail "no WAL left by kill -9"
 cp "$DB" "$T/clean.db"
 cp "$DB-wal" "$T/clean.db-wal"
+[ -s "$DB-walmark" ] || fail "no mark of the WAL left by kill -9"
+cp "$DB-walmark" "$T/clean.db-walmark"
 WSIZE=$(stat -c %s "$T/clean.db-wal")
 ok "kill -9 left a WAL of $WSIZE bytes"
 
@@ -36,6 +40,7 @@ restore() {
 	mkdir -m 700 "$RUNTIMED_STATE_DIR"
 	cp "$T/clean.db" "$DB"
 	cp "$T/clean.db-wal" "$DB-wal"
+	cp "$T/clean.db-walmark" "$DB-walmark"
 	if [ -n "${1:-}" ]; then
 		/usr/bin/python3 -c '
 import random, sys
@@ -74,6 +79,39 @@ for off in 0 32 4120 $mid; do
 	cmp -s "${1%-wal}" "$T/garbled.db" || fail "offset $off: the kept database is not the one"
 	ok "garbage at byte $off of the WAL: $(grep '^warning' "$T/status" | cut -c1-240)"
 done
+
+# The log cut exactly at a frame boundary, half its frames gone: sound
+# to SQLite, which opens the shorter log without a word.  The writer's
+# mark (runtimed.db-walmark, written after each commit) says how many
+# frames were committed, so the cut is found and said.
+frames=$(( (WSIZE - 32) / 4120 ))
+restore
+"$RUNTIMED" stop >/dev/null 2>&1
+wait "$DPID" 2>/dev/null
+rm -rf "$RUNTIMED_STATE_DIR"
+mkdir -m 700 "$RUNTIMED_STATE_DIR"
+cp "$T/clean.db" "$DB"
+cp "$T/clean.db-walmark" "$DB-walmark"
+head -c $(( 32 + frames / 2 * 4120 )) "$T/clean.db-wal" >"$DB-wal"
+cp "$DB-wal" "$T/garbled.db-wal"
+: >"$T/daemon.log"
+start_daemon
+"$RUNTIMED" status >"$T/status" || fail "status of a cut log"
+grep -q "^warning.*write-ahead log is cut short: it ends with frame [0-9]* where $frames frames had been committed" "$T/status" ||
+    fail "a log cut at frame $((frames / 2)) of $frames: $(cat "$T/status")"
+"$ROOMS_CLIENT" census "$RUNTIMED_SOCKET" >"$T/census" || fail "census of a cut log"
+grep -q '^warnings 0$' "$T/census" && fail "a cut log: ROOM_LIST has no warning"
+set -- "$RUNTIMED_STATE_DIR"/runtimed.db.damaged-*-wal
+cmp -s "$1" "$T/garbled.db-wal" || fail "a cut log: the kept log is not the cut one"
+ok "the log cut at frame $((frames / 2)) of $frames: $(grep -o 'cut short: [^(]*' "$T/status")"
+# Stopped cleanly and started again: nothing claimed, nothing said.
+"$RUNTIMED" stop >/dev/null || fail "stop after a cut log"
+wait "$DPID"
+: >"$T/daemon.log"
+start_daemon
+"$RUNTIMED" status >"$T/status" || fail "status"
+grep -q '^warning' "$T/status" && fail "a clean restart warned: $(cat "$T/status")"
+ok "a clean stop and start after it: no warning"
 
 # A store cut in half (checkpointed by a clean stop first): the recovery
 # says the file is cut short and how much, not only "nothing known lost".

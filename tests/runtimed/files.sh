@@ -157,12 +157,12 @@ m=$(sed -n 's/^Umask:[[:space:]]*//p' "/proc/${pids#* }/status")
 ok "the kernel runs with the user's umask $m"
 
 # Every state file is private.
-for f in runtimed.db runtimed.db-wal runtimed.db-shm; do
+for f in runtimed.db runtimed.db-wal runtimed.db-shm runtimed.db-walmark; do
 	[ -f "$RUNTIMED_STATE_DIR/$f" ] || fail "no $f"
 	m=$(stat -c %a "$RUNTIMED_STATE_DIR/$f")
 	[ "$m" = 600 ] || fail "$f has mode $m"
 done
-ok "runtimed.db, -wal and -shm are 0600"
+ok "runtimed.db, -wal, -shm and -walmark are 0600"
 
 # Another uid reaching the socket (its directory opened up for the test)
 # is refused and logged.
@@ -196,7 +196,8 @@ wait $D
 "$RUNTIMED" --warm-pool 0 --kernel-keepalive 0 || fail "daemonized start"
 track "$("$RUNTIMED" status | sed -n 's/^pid //p')"
 "$RTD_CLIENT" save "$RUNTIMED_SOCKET" "$nb/c.ipynb" >/dev/null || fail "save c"
-for f in runtimed.db runtimed.db-wal runtimed.db-shm runtimed.log; do
+for f in runtimed.db runtimed.db-wal runtimed.db-shm runtimed.db-walmark \
+    runtimed.log; do
 	m=$(stat -c %a "$RUNTIMED_STATE_DIR/$f")
 	[ "$m" = 600 ] || fail "$f has mode $m (detached daemon)"
 done
