@@ -207,14 +207,13 @@ worker_daemon_hello_reply(struct worker_dconn *dc,
     const struct proto_header *hdr, const msgpack_object *body)
 {
 	struct worker_dreq	*r;
-	int64_t			 version = -1;
 	char			 cause[256], *msg;
 
 	if (hdr->type == PROTO_MSG_VERSION_MISMATCH) {
-		proto_get_int(body, "version", &version);
 		xasprintf(&msg, "protocol version mismatch: worker %d, daemon "
 		    "%lld; stop the running runtimed (runtimed stop) so a "
-		    "matching one starts", PROTO_VERSION, (long long)version);
+		    "matching one starts", PROTO_VERSION,
+		    (long long)proto_mismatch_version(body));
 		log_warnx("%s", msg);
 		worker_daemon_die(dc, PROTO_E_NOTEBOOK_UNAVAILABLE, msg);
 		free(msg);

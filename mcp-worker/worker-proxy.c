@@ -178,12 +178,8 @@ static void
 worker_proxy_mismatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, const void *m, void *arg)
 {
-	int64_t	version;
-
-	if (proto_get_int(body, "version", &version) != 0)
-		version = -1;
 	log_warnx("protocol version mismatch: worker %d, proxy %lld",
-	    PROTO_VERSION, (long long)version);
+	    PROTO_VERSION, (long long)proto_mismatch_version(body));
 	worker_exit(1);
 }
 

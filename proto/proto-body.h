@@ -559,7 +559,16 @@ void	proto_hello_ok_pack(msgpack_packer *,
 	    const struct proto_incarnation *);
 int	proto_hello_ok_unpack(const msgpack_object *,
 	    struct proto_incarnation *, char *, size_t);
+/* VERSION_MISMATCH {version, message}: the answerer's version. */
+struct proto_mismatch {
+	int			 has_version;
+	int64_t			 version;
+	struct proto_str	 message;
+};
 void	proto_mismatch_pack(msgpack_packer *, int);
+int	proto_mismatch_unpack(const msgpack_object *, struct proto_mismatch *,
+	    char *, size_t);
+int64_t	proto_mismatch_version(const msgpack_object *);
 int	proto_hello_check(const struct proto_hello *, char *, size_t);
 
 /* proto-agent.c: daemon <-> runtime agent (200-299), PROTOCOL.md. */

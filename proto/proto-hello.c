@@ -136,3 +136,35 @@ proto_mismatch_pack(msgpack_packer *pk, int peer_version)
 	proto_pack_int(pk, "version", PROTO_VERSION);
 	proto_pack_str(pk, "message", msg);
 }
+
+/*
+ * Any version may answer this, so every field is optional: a reader
+ * that gets -1 says the version it did not learn.
+ */
+int
+proto_mismatch_unpack(const msgpack_object *body, struct proto_mismatch *m,
+    char *err, size_t errlen)
+{
+	const char	*n = "VERSION_MISMATCH";
+
+	memset(m, 0, sizeof *m);
+	PROTO_TRY(proto_field_body(body, n, err, errlen));
+	PROTO_TRY(proto_field_int(body, n, "version", 0, &m->version,
+	    &m->has_version, err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "message", 0, &m->message, err,
+	    errlen));
+	return (0);
+}
+
+/* The version a VERSION_MISMATCH says, or -1 when it says none. */
+int64_t
+proto_mismatch_version(const msgpack_object *body)
+{
+	struct proto_mismatch	m;
+	char			err[128];
+
+	if (proto_mismatch_unpack(body, &m, err, sizeof err) != 0 ||
+	    !m.has_version)
+		return (-1);
+	return (m.version);
+}

@@ -67,6 +67,7 @@ proto_msg_##n(const msgpack_object *o, void *m, char *err, size_t len)	\
 
 CODEC(hello, hello)
 CODEC(hello_ok, incarnation)
+CODEC(mismatch, mismatch)
 CODEC(error, error)
 CODEC(daemon_status_reply, daemon_status_reply)
 CODEC(room_list_reply, room_list_reply)
@@ -134,7 +135,8 @@ static const struct proto_msg_info proto_msg_table[] = {
 	    U(hello) },
 	{ M(HELLO_OK),		PROTO_HELLO_MAX, D|P,	0, HS,
 	    U(hello_ok) },
-	{ M(VERSION_MISMATCH),	PROTO_HELLO_MAX, D|P,	0, HS|ANYV, NULL },
+	{ M(VERSION_MISMATCH),	PROTO_HELLO_MAX, D|P,	0, HS|ANYV,
+	    U(mismatch) },
 	{ M(OK),		64 * KIB,	ANY,	0, 0, NULL },
 	{ M(ERROR),		64 * KIB,	ANY,	0, HS,
 	    U(error) },

@@ -509,11 +509,8 @@ static void
 agent_daemon_mismatch(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, const void *mv, void *arg)
 {
-	int64_t	version = -1;
-
-	proto_get_int(body, "version", &version);
 	log_warnx("protocol version mismatch: agent %d, daemon %lld",
-	    PROTO_VERSION, (long long)version);
+	    PROTO_VERSION, (long long)proto_mismatch_version(body));
 	exit(1);
 }
 
