@@ -16,6 +16,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import {
   childrenOf, killWorld, privateWorld, removeWorld, sanitizerReports,
@@ -80,6 +81,10 @@ class Raw {
 
   async ok(method, params, ms) {
     const m = await this.send(method, params, ms);
+    // TASKS26_DUMP=file keeps the extension's answers, for a schema check.
+    if (process.env.TASKS26_DUMP && m.result && (method.startsWith('tasks/') ||
+      m.result.resultType === 'task'))
+      fs.appendFileSync(process.env.TASKS26_DUMP, JSON.stringify({ method, result: m.result }) + '\n');
     assert.ok(m.result, `${method}: ${JSON.stringify(m.error)}`);
     return m.result;
   }
@@ -107,6 +112,8 @@ async function pollTo(id, want, m = M_EXT, ms = 20000) {
   for (;;) {
     const g = await C.send('tasks/get', { taskId: id, _meta: m });
     assert.ok(g.result, JSON.stringify(g.error));
+    if (process.env.TASKS26_DUMP)
+      fs.appendFileSync(process.env.TASKS26_DUMP, JSON.stringify({ method: 'tasks/get', result: g.result }) + '\n');
     if (want.includes(g.result.status) || Date.now() > deadline) return g;
     await sleep(200);
   }
