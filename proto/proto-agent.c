@@ -220,12 +220,14 @@ proto_agent_exec_status_name(enum proto_agent_exec_status status)
 void
 proto_agent_start_pack(msgpack_packer *pk, const struct proto_agent_start *m)
 {
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 5 + (m->transport.ptr != NULL));
 	proto_agent_pack_str(pk, "kernel_id", &m->kernel_id);
 	proto_agent_pack_str(pk, "kernel_name", &m->kernel_name);
 	proto_agent_pack_str(pk, "cwd", &m->cwd);
 	proto_agent_pack_str(pk, "runtime_dir", &m->runtime_dir);
 	proto_agent_pack_str(pk, "state_dir", &m->state_dir);
+	if (m->transport.ptr != NULL)
+		proto_agent_pack_str(pk, "transport", &m->transport);
 }
 
 int
@@ -246,7 +248,9 @@ proto_agent_start_unpack(const msgpack_object *body,
 	    proto_agent_get_str(body, msg, "runtime_dir", req,
 	    &m->runtime_dir, err, errlen) != 0 ||
 	    proto_agent_get_str(body, msg, "state_dir", PROTO_AGENT_NO_NUL,
-	    &m->state_dir, err, errlen) != 0)
+	    &m->state_dir, err, errlen) != 0 ||
+	    proto_agent_get_str(body, msg, "transport", PROTO_AGENT_NO_NUL,
+	    &m->transport, err, errlen) != 0)
 		return (-1);
 	return (0);
 }
@@ -257,7 +261,7 @@ void
 proto_agent_ready_pack(msgpack_packer *pk, const struct proto_agent_ready *m)
 {
 	msgpack_pack_map(pk, 6 + proto_doc_present(&m->capabilities) +
-	    (m->server_kernel_id.ptr != NULL));
+	    (m->server_kernel_id.ptr != NULL) + (m->transport.ptr != NULL));
 	proto_pack_int(pk, "pid", m->pid);
 	proto_agent_pack_str(pk, "kernel_name", &m->kernel_name);
 	proto_agent_pack_str(pk, "display_name", &m->display_name);
@@ -272,6 +276,8 @@ proto_agent_ready_pack(msgpack_packer *pk, const struct proto_agent_ready *m)
 	if (m->server_kernel_id.ptr != NULL)
 		proto_agent_pack_str(pk, "server_kernel_id",
 		    &m->server_kernel_id);
+	if (m->transport.ptr != NULL)
+		proto_agent_pack_str(pk, "transport", &m->transport);
 }
 
 int
@@ -304,7 +310,9 @@ proto_agent_ready_unpack(const msgpack_object *body,
 	    proto_agent_get_doc(body, msg, "capabilities", 0,
 	    &m->capabilities, err, errlen) != 0 ||
 	    proto_agent_get_str(body, msg, "server_kernel_id",
-	    PROTO_AGENT_NO_NUL, &m->server_kernel_id, err, errlen) != 0)
+	    PROTO_AGENT_NO_NUL, &m->server_kernel_id, err, errlen) != 0 ||
+	    proto_agent_get_str(body, msg, "transport", PROTO_AGENT_NO_NUL,
+	    &m->transport, err, errlen) != 0)
 		return (-1);
 	return (0);
 }

@@ -578,6 +578,7 @@ struct proto_agent_start {
 	struct proto_str	 cwd;
 	struct proto_str	 runtime_dir;
 	struct proto_str	 state_dir;	/* optional */
+	struct proto_str	 transport;	/* "tcp": skip ipc; optional */
 };
 struct proto_agent_ready {
 	int64_t			 pid;
@@ -588,6 +589,7 @@ struct proto_agent_ready {
 	struct proto_str	 protocol_version; /* optional */
 	struct proto_doc	 capabilities;	/* a map; optional */
 	struct proto_str	 server_kernel_id; /* a server's; optional */
+	struct proto_str	 transport;	/* "ipc", "tcp"; optional */
 };
 struct proto_agent_execute {
 	struct proto_str	 exec_id;

@@ -12,13 +12,21 @@
  * sends its pings and hands it the echoes.  What the kernel prints goes
  * to agent-stderr.c.
  *
- * Kernels listen on tcp 127.0.0.1, on ports chosen as jupyter_client
- * chooses them (bound to port 0 together, then released), because tcp
- * is the one transport every kernel implements; docs/decisions/008.  A
- * port can be taken by someone else between our choice and the kernel's
- * bind: a kernel that fails to start while one of its ports is held by
- * another process is started again on new ports, a bounded number of
- * times.
+ * Kernels listen on ipc sockets in a private directory of their own,
+ * /tmp/rtdk-XXXXXX (mkdtemp, 0700), so no other local user can connect
+ * to them; the path is short because xeus kernels abort on an ipc
+ * endpoint over 31 characters (docs/decisions/060).  A kernel that
+ * cannot do ipc is started again on tcp 127.0.0.1: one that dies or
+ * stays silent before it has bound the five sockets we named, or that
+ * binds anything else in the directory (another reading of the ipc
+ * convention).  AGENT_READY says so, and the daemon starts later
+ * kernels of that kernelspec on tcp at once (agent_kernel_set_tcp).
+ *
+ * On tcp the ports are chosen as jupyter_client chooses them (bound to
+ * port 0 together, then released; decision 008).  A port can be taken
+ * by someone else between our choice and the kernel's bind: a kernel
+ * that fails to start while one of its ports is held by another process
+ * is started again on new ports, a bounded number of times.
  *
  * A kernel is ready when it has answered kernel_info on shell, published
  * on iopub, and our stdin socket has finished its handshake with the
@@ -43,6 +51,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,6 +83,12 @@ extern char **environ;
 #define AGENT_KERNEL_SEEN		32768
 /* Where kernels listen, and how often a port race is retried. */
 #define AGENT_KERNEL_IP			"127.0.0.1"
+/*
+ * The ipc directory; "<dir>/k" is the connection file's ip, 18
+ * characters: xeus-python 0.14 aborts past 23 (its endpoint buffer).
+ */
+#define AGENT_KERNEL_IPC_DIR		"/tmp/rtdk-XXXXXX"
+#define AGENT_KERNEL_IPC_NAME		"k"
 #define AGENT_KERNEL_START_TRIES	3
 /* How long a kernel that answers may wait for its stdin to connect. */
 #define AGENT_KERNEL_STDIN_GRACE_MS	10000
@@ -102,6 +117,11 @@ struct agent_kernel {
 	char			*runtime_dir;
 	char			*conn_file;
 	int			 ports[AGENT_NCHANNELS];
+	char			*ipc_dir;	/* NULL: on tcp */
+	int			 ipc_bound;	/* our sockets seen */
+	int			 ipc_foreign;	/* something else there */
+	int			 tcp_only;	/* ipc failed it */
+	int			 tcp_fallback;	/* ...this start */
 	int			 tries;		/* launches so far */
 	int			 start_timeout;	/* no kernel_info */
 	char			 key[65];
@@ -141,6 +161,11 @@ static int	agent_kernel_pick_ports(struct agent_kernel *, char **);
 static int	agent_kernel_port_taken(struct agent_kernel *);
 static char	*agent_kernel_endpoint(struct agent_kernel *,
 		    enum agent_channel);
+static int	agent_kernel_ipc_open(struct agent_kernel *);
+static void	agent_kernel_ipc_scan(struct agent_kernel *);
+static void	agent_kernel_ipc_remove(struct agent_kernel *);
+static int	agent_kernel_ipc_fallback(struct agent_kernel *,
+		    const char *);
 static void	agent_kernel_sock_cb(evutil_socket_t, short, void *);
 static int	agent_kernel_connect(struct agent_kernel *, enum agent_channel,
 		    int, char **);
@@ -260,6 +285,22 @@ agent_kernel_runtime_dir(struct agent_kernel *k)
 	return (k->runtime_dir);
 }
 
+/* Where the kernel listens: "ipc", or "tcp" (decision 060). */
+const char *
+agent_kernel_transport(struct agent_kernel *k)
+{
+	return (k->ipc_dir != NULL ? "ipc" : "tcp");
+}
+
+/* Start it on tcp: the daemon saw this kernelspec fail on ipc. */
+void
+agent_kernel_set_tcp(struct agent_kernel *k)
+{
+	log_info("kernel %s: on tcp %s, as it could not start on ipc "
+	    "before", kernelspec_name(k->spec), AGENT_KERNEL_IP);
+	k->tcp_only = 1;
+}
+
 /* The kernel's last stderr lines, secrets redacted; caller frees. */
 char *
 agent_kernel_tail(struct agent_kernel *k)
@@ -296,11 +337,17 @@ agent_kernel_write_conn(struct agent_kernel *k, char **cause)
 	    json_object_new_int(k->ports[AGENT_CHANNEL_CONTROL]));
 	json_object_object_add(obj, "hb_port",
 	    json_object_new_int(k->ports[AGENT_CHANNEL_HB]));
-	json_object_object_add(obj, "ip",
-	    json_object_new_string(AGENT_KERNEL_IP));
+	if (k->ipc_dir != NULL) {
+		xasprintf(&tmp, "%s/%s", k->ipc_dir, AGENT_KERNEL_IPC_NAME);
+		json_object_object_add(obj, "ip",
+		    json_object_new_string(tmp));
+		free(tmp);
+	} else
+		json_object_object_add(obj, "ip",
+		    json_object_new_string(AGENT_KERNEL_IP));
 	json_object_object_add(obj, "key", json_object_new_string(k->key));
 	json_object_object_add(obj, "transport",
-	    json_object_new_string("tcp"));
+	    json_object_new_string(k->ipc_dir != NULL ? "ipc" : "tcp"));
 	json_object_object_add(obj, "signature_scheme",
 	    json_object_new_string("hmac-sha256"));
 	json_object_object_add(obj, "kernel_name",
@@ -377,6 +424,8 @@ agent_kernel_port_taken(struct agent_kernel *k)
 	struct sockaddr_in	 sin;
 	int			 fd, i, one = 1, taken = 0;
 
+	if (k->ipc_dir != NULL)
+		return (0);
 	for (i = 0; i < AGENT_NCHANNELS && taken == 0; i++) {
 		if (k->ports[i] == 0)
 			continue;
@@ -401,8 +450,99 @@ agent_kernel_endpoint(struct agent_kernel *k, enum agent_channel channel)
 {
 	char	*ep;
 
-	xasprintf(&ep, "tcp://%s:%d", AGENT_KERNEL_IP, k->ports[channel]);
+	/* jupyter_client's ipc endpoints are ipc://{ip}-{port}. */
+	if (k->ipc_dir != NULL)
+		xasprintf(&ep, "ipc://%s/%s-%d", k->ipc_dir,
+		    AGENT_KERNEL_IPC_NAME, k->ports[channel]);
+	else
+		xasprintf(&ep, "tcp://%s:%d", AGENT_KERNEL_IP,
+		    k->ports[channel]);
 	return (ep);
+}
+
+/*
+ * Make the private ipc directory of a launch and number the sockets
+ * 1-5.  -1 (logged) if it cannot be made: the kernel goes on tcp.
+ */
+static int
+agent_kernel_ipc_open(struct agent_kernel *k)
+{
+	char	tmpl[] = AGENT_KERNEL_IPC_DIR;
+	int	i;
+
+	/* mkdtemp makes it 0700; sticky /tmp keeps it ours. */
+	if (mkdtemp(tmpl) == NULL) {
+		log_warnx("kernel %s: cannot make an ipc directory in /tmp "
+		    "(%s); it listens on tcp %s", kernelspec_name(k->spec),
+		    strerror(errno), AGENT_KERNEL_IP);
+		return (-1);
+	}
+	k->ipc_dir = xstrdup(tmpl);
+	for (i = 0; i < AGENT_NCHANNELS; i++)
+		k->ports[i] = i + 1;
+	return (0);
+}
+
+/*
+ * While it starts: how many of our five sockets the kernel has bound,
+ * and whether it made anything else in the directory.
+ */
+static void
+agent_kernel_ipc_scan(struct agent_kernel *k)
+{
+	DIR		*dp;
+	struct dirent	*de;
+	char		 want[16];
+	int		 i, n = 0, ours;
+
+	if (k->ipc_dir == NULL || (dp = opendir(k->ipc_dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		ours = 0;
+		for (i = 0; i < AGENT_NCHANNELS && !ours; i++) {
+			snprintf(want, sizeof want, "%s-%d",
+			    AGENT_KERNEL_IPC_NAME, k->ports[i]);
+			ours = strcmp(de->d_name, want) == 0;
+		}
+		if (ours)
+			n++;
+		else if (!k->ipc_foreign) {
+			log_warnx("kernel %s made %s in its ipc directory, "
+			    "not an endpoint of the connection file",
+			    kernelspec_name(k->spec), de->d_name);
+			k->ipc_foreign = 1;
+		}
+	}
+	closedir(dp);
+	if (n > k->ipc_bound)
+		k->ipc_bound = n;
+}
+
+/* Remove the ipc directory and what the kernel left in it. */
+static void
+agent_kernel_ipc_remove(struct agent_kernel *k)
+{
+	DIR		*dp;
+	struct dirent	*de;
+
+	if (k->ipc_dir == NULL)
+		return;
+	/* 0700 and ours: only our kernel can have put anything there. */
+	if ((dp = opendir(k->ipc_dir)) != NULL) {
+		while ((de = readdir(dp)) != NULL) {
+			if (strcmp(de->d_name, ".") != 0 &&
+			    strcmp(de->d_name, "..") != 0)
+				unlinkat(dirfd(dp), de->d_name, 0);
+		}
+		closedir(dp);
+	}
+	if (rmdir(k->ipc_dir) == -1)
+		log_warnx("rmdir %s: %s", k->ipc_dir, strerror(errno));
+	free(k->ipc_dir);
+	k->ipc_dir = NULL;
 }
 
 static void
@@ -584,6 +724,12 @@ agent_kernel_probe_cb(evutil_socket_t fd, short events, void *arg)
 	agent_kernel_maybe_ready(k);
 	if (k->state != AGENT_KERNEL_STARTING)
 		return;
+	agent_kernel_ipc_scan(k);
+	if (k->ipc_foreign) {
+		/* It read ipc its own way: no use waiting (_start_failed). */
+		killpg(k->pid, SIGKILL);
+		return;
+	}
 	if (util_mono_ms() - k->start_ms > k->start_max_ms) {
 		/* Kill it now; the reap retries or reports (_start_failed). */
 		log_warnx("kernel %s did not answer kernel_info within %d s",
@@ -650,26 +796,37 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 
 	k->tries++;
 	k->start_timeout = 0;
+	k->ipc_bound = k->ipc_foreign = 0;
 	agent_stderr_reset(k->err);
-	if (agent_kernel_pick_ports(k, cause) != 0)
+	if ((k->tcp_only || agent_kernel_ipc_open(k) != 0) &&
+	    agent_kernel_pick_ports(k, cause) != 0)
 		return (-1);
-	if (agent_kernel_write_conn(k, cause) != 0)
+	if (agent_kernel_write_conn(k, cause) != 0) {
+		agent_kernel_ipc_remove(k);
 		return (-1);
+	}
 
 	if (pipe2(errpipe, O_CLOEXEC) == -1) {
 		xasprintf(cause, "pipe: %s", strerror(errno));
 		unlink(k->conn_file);
+		agent_kernel_ipc_remove(k);
 		return (-1);
 	}
 	argv = kernelspec_argv(k->spec, k->conn_file);
 	envp = agent_kernel_envp(k);
 	/* The kernel's own environment says which values are secrets. */
 	agent_redact_init(envp, 0);
-	log_info("starting kernel %s: %s ... (ports %d-%d-%d-%d-%d, try %d)",
-	    kernelspec_name(k->spec), argv[0], k->ports[AGENT_CHANNEL_SHELL],
-	    k->ports[AGENT_CHANNEL_IOPUB], k->ports[AGENT_CHANNEL_STDIN],
-	    k->ports[AGENT_CHANNEL_CONTROL], k->ports[AGENT_CHANNEL_HB],
-	    k->tries);
+	if (k->ipc_dir != NULL)
+		log_info("starting kernel %s: %s ... (ipc in %s)",
+		    kernelspec_name(k->spec), argv[0], k->ipc_dir);
+	else
+		log_info("starting kernel %s: %s ... (tcp ports "
+		    "%d-%d-%d-%d-%d, try %d)", kernelspec_name(k->spec),
+		    argv[0], k->ports[AGENT_CHANNEL_SHELL],
+		    k->ports[AGENT_CHANNEL_IOPUB],
+		    k->ports[AGENT_CHANNEL_STDIN],
+		    k->ports[AGENT_CHANNEL_CONTROL],
+		    k->ports[AGENT_CHANNEL_HB], k->tries);
 
 	pid = fork();
 	if (pid == 0)
@@ -681,6 +838,7 @@ agent_kernel_launch(struct agent_kernel *k, char **cause)
 		xasprintf(cause, "fork: %s", strerror(errno));
 		close(errpipe[0]);
 		unlink(k->conn_file);
+		agent_kernel_ipc_remove(k);
 		return (-1);
 	}
 	k->pid = pid;
@@ -753,6 +911,9 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 	}
 	shortid[i] = '\0';
 	free(k->conn_file);
+	/* It failed on tcp too: ipc was not the cause; try it again. */
+	if (k->tcp_fallback)
+		k->tcp_only = k->tcp_fallback = 0;
 	xasprintf(&k->conn_file, "%s/kernel-%s.json", k->runtime_dir,
 	    shortid);
 	k->tries = 0;
@@ -760,11 +921,50 @@ agent_kernel_start(struct agent_kernel *k, char **cause)
 }
 
 /*
+ * On ipc, the kernel ended or was killed before it was ready: if it had
+ * not bound our five sockets, or bound something else, it does not do
+ * ipc as jupyter_client does.  Launch it on tcp and keep it there; 0
+ * when that launch is under way, -1 when it is no fallback case.
+ */
+static int
+agent_kernel_ipc_fallback(struct agent_kernel *k, const char *reason)
+{
+	char	*tail, *why, *cause;
+
+	if (k->ipc_dir == NULL)
+		return (-1);
+	agent_kernel_ipc_scan(k);
+	if (!k->ipc_foreign && k->ipc_bound == AGENT_NCHANNELS)
+		return (-1);
+	tail = agent_kernel_tail(k);
+	log_warnx("kernel %s did not start on ipc (%s, %d of %d sockets "
+	    "bound; stderr: %s): starting it on tcp %s, where other local "
+	    "users can connect to its ports", kernelspec_name(k->spec),
+	    k->ipc_foreign ? "it made other paths than the connection "
+	    "file's" : k->start_timeout ? "no answer" : reason, k->ipc_bound,
+	    AGENT_NCHANNELS, tail, AGENT_KERNEL_IP);
+	free(tail);
+	agent_kernel_close(k);
+	k->tcp_only = 1;
+	k->tcp_fallback = 1;
+	k->tries = 0;
+	if (agent_kernel_launch(k, &cause) == 0)
+		return (0);
+	agent_kernel_close(k);
+	xasprintf(&why, "kernel %s: %s", kernelspec_name(k->spec), cause);
+	free(cause);
+	agent_failed(k, why);
+	free(why);
+	return (0);
+}
+
+/*
  * The kernel exited, or was killed for not answering, before it was
- * ready.  If another process holds one of its ports, that is the race
- * between choosing ports and the kernel's bind: launch it again on new
- * ones, up to AGENT_KERNEL_START_TRIES times.  Otherwise, or past the
- * bound, report why.
+ * ready.  On ipc, it may not do ipc (_ipc_fallback).  On tcp, if
+ * another process holds one of its ports, that is the race between
+ * choosing ports and the kernel's bind: launch it again on new ones, up
+ * to AGENT_KERNEL_START_TRIES times.  Otherwise, or past the bound,
+ * report why.
  */
 static void
 agent_kernel_start_failed(struct agent_kernel *k, const char *reason)
@@ -772,6 +972,8 @@ agent_kernel_start_failed(struct agent_kernel *k, const char *reason)
 	char	*tail, *why, *cause, *conflict = NULL;
 	int	 port;
 
+	if (agent_kernel_ipc_fallback(k, reason) == 0)
+		return;
 	tail = agent_kernel_tail(k);
 	port = agent_kernel_port_taken(k);
 	agent_kernel_close(k);
@@ -839,6 +1041,7 @@ agent_kernel_close(struct agent_kernel *k)
 	k->info = NULL;
 	if (k->conn_file != NULL)
 		unlink(k->conn_file);
+	agent_kernel_ipc_remove(k);
 }
 
 /*
@@ -939,8 +1142,10 @@ agent_kernel_maybe_ready(struct agent_kernel *k)
 	k->state = AGENT_KERNEL_READY;
 	event_del(k->probe_ev);
 	agent_heartbeat_start(k->hb);
-	log_info("kernel %s ready in %lld ms", kernelspec_name(k->spec),
-	    (long long)(util_mono_ms() - k->start_ms));
+	k->tcp_fallback = 0;
+	log_info("kernel %s ready in %lld ms (%s)", kernelspec_name(k->spec),
+	    (long long)(util_mono_ms() - k->start_ms),
+	    k->ipc_dir != NULL ? "ipc" : "tcp");
 	agent_ready(k, k->info);
 }
 
@@ -1276,4 +1481,5 @@ agent_kernel_emergency(struct agent_kernel *k)
 		killpg(k->pid, SIGKILL);
 	if (k->conn_file != NULL)
 		unlink(k->conn_file);
+	agent_kernel_ipc_remove(k);
 }

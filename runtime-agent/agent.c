@@ -74,6 +74,7 @@ agent_ready(struct agent_kernel *k, struct json_object *info)
 	m.kernel_name = agent_str(kernelspec_name(ks));
 	m.display_name = agent_str(kernelspec_display_name(ks));
 	m.language = agent_str(kernelspec_language(ks));
+	m.transport = agent_str(agent_kernel_transport(k));
 	caps = agent_introspect_caps(k, info);
 	m.capabilities.arg = caps;
 	agent_daemon_ready(&m, info, "kernel");
@@ -135,6 +136,10 @@ agent_create(struct event_base *base, struct peer *p, uint32_t id,
 		goto out;
 	}
 	k = agent_kernel_create(base, ks, kernel_id, cwd, rdir);
+	/* The daemon saw this kernelspec fail on ipc (decision 060). */
+	if (m->transport.ptr != NULL && m->transport.len == 3 &&
+	    memcmp(m->transport.ptr, "tcp", 3) == 0)
+		agent_kernel_set_tcp(k);
 
 out:
 	free(kernel_id);

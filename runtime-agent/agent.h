@@ -146,6 +146,8 @@ pid_t	 agent_kernel_pid(struct agent_kernel *);
 struct kernelspec *agent_kernel_spec(struct agent_kernel *);
 struct json_object *agent_kernel_metadata(struct agent_kernel *);
 const char *agent_kernel_runtime_dir(struct agent_kernel *);
+const char *agent_kernel_transport(struct agent_kernel *);
+void	 agent_kernel_set_tcp(struct agent_kernel *);
 char	*agent_kernel_tail(struct agent_kernel *);
 int	 agent_kernel_send(struct agent_kernel *, enum agent_channel,
 	     const char *, struct json_object *, char *);

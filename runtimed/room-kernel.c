@@ -40,6 +40,15 @@ enum room_kernel_state {
 /* Seconds a room keeps its kernel after its last client peer left. */
 int	room_kernel_keepalive = RUNTIMED_KERNEL_KEEPALIVE;
 
+/*
+ * Kernelspecs whose kernel could not start on ipc and ran on tcp
+ * (AGENT_READY says): their next kernels go to tcp at once rather than
+ * failing on ipc first, as long as this daemon runs (decision 060).
+ */
+#define ROOM_KERNEL_TCP_MAX	64
+static char	*room_kernel_tcp[ROOM_KERNEL_TCP_MAX];
+static int	 room_kernel_ntcp;
+
 struct room_kernel {
 	struct room		*room;	/* NULL once detached */
 	char			 id[37];
@@ -105,6 +114,7 @@ static void	room_kernel_done(struct peer *, const struct proto_header *,
 static void	room_kernel_refuse(struct peer *,
 		    const struct proto_header *, const char *, void *);
 static void	room_kernel_tidy(struct room_kernel *);
+static int	room_kernel_tcp_only(const char *);
 static void	room_kernel_idle_cb(evutil_socket_t, short, void *);
 static void	room_kernel_input(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
@@ -720,6 +730,7 @@ room_kernel_hello(struct room_kernel *k, struct peer *p,
 		return;
 	}
 	k->hello = 1;
+	memset(&m, 0, sizeof m);
 	mpbuf_init(&b);
 	proto_hello_ok_pack(&b.pk, &runtimed_incarnation);
 	peer_send(p, PROTO_MSG_HELLO_OK, hdr->id, &b.sb);
@@ -736,6 +747,8 @@ room_kernel_hello(struct room_kernel *k, struct peer *p,
 	m.cwd = room_kernel_str(k->cwd);
 	m.runtime_dir = room_kernel_str(rundir);
 	m.state_dir = room_kernel_str(runtimed_state_dir);
+	if (room_kernel_tcp_only(k->name))
+		m.transport = room_kernel_str("tcp");
 	mpbuf_init(&b);
 	proto_agent_start_pack(&b.pk, &m);
 	peer_send(p, PROTO_MSG_AGENT_START, k->start_id, &b.sb);
@@ -789,6 +802,15 @@ room_kernel_ready_msg(struct peer *p, const struct proto_header *hdr,
 		name = room_kernel_dup(&m->server_kernel_id);
 		room_remote_kernel_ready(k->room, name);
 		free(name);
+	}
+	if (m->transport.ptr != NULL && m->transport.len == 3 &&
+	    memcmp(m->transport.ptr, "tcp", 3) == 0 &&
+	    !room_kernel_tcp_only(k->name) &&
+	    room_kernel_ntcp < ROOM_KERNEL_TCP_MAX) {
+		log_warnx("kernel %s (%s): it could not start on ipc and "
+		    "listens on tcp 127.0.0.1; its next kernels will too",
+		    k->id, k->name);
+		room_kernel_tcp[room_kernel_ntcp++] = xstrdup(k->name);
 	}
 	log_info("kernel %s (%s): ready, pid %lld%s", k->id, k->name,
 	    (long long)k->kernel_pid, k->pooled ? " (pool)" : "");
@@ -915,6 +937,19 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 }
 
 /* SIGCHLD: reap agents. */
+/* Has a kernel of this kernelspec had to run on tcp? */
+static int
+room_kernel_tcp_only(const char *name)
+{
+	int	i;
+
+	for (i = 0; i < room_kernel_ntcp; i++) {
+		if (strcasecmp(room_kernel_tcp[i], name) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 /* Its agent is gone: drop its runtime directory if nothing is left. */
 static void
 room_kernel_tidy(struct room_kernel *k)

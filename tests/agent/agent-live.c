@@ -69,7 +69,7 @@ static void	write_racer(void);
 static void	write_replayer(void);
 static int	stolen_port(int *);
 static int	conn_file_mode(void);
-static struct json_object	*conn_file_check(const char *);
+static struct json_object	*conn_file_check(const char *, const char *);
 static int	conn_port(struct json_object *, const char *);
 static int	gone(pid_t, int);
 static int	cmp64(const void *, const void *);
@@ -580,7 +580,8 @@ write_spec(const char *name, const char *argv, const char *language)
  * reach of the agent's killpg), as another program could between the
  * agent's choice of ports and the kernel's bind.  "once" steals on the
  * first launch only; "always" on each and then fails as a kernel would;
- * "hang" steals on the first launch and then never answers.
+ * "hang" steals on the first launch and then never answers.  The race
+ * is tcp's: on ipc it exits at once, and the agent starts it on tcp.
  */
 static void
 write_racer(void)
@@ -593,6 +594,8 @@ write_racer(void)
 	fputs("import json, os, socket, sys, time\n"
 	    "conn, mode = sys.argv[1], sys.argv[2]\n"
 	    "d = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+	    "if json.load(open(conn))['transport'] != 'tcp':\n"
+	    "    sys.exit('the port race is on tcp')\n"
 	    "port = json.load(open(conn))['shell_port']\n"
 	    "marker = os.path.join(d, 'stolen-' + mode)\n"
 	    "if mode == 'always' or not os.path.exists(marker):\n"
@@ -634,7 +637,9 @@ write_racer(void)
  * A kernel that is a real ZeroMQ peer written for the test (pyzmq and
  * Python's hmac): it answers kernel_info, and for each execute_request
  * publishes one stream message twice, byte for byte (a replay), one
- * with a bad signature, and sends its execute_reply twice.
+ * with a bad signature, and sends its execute_reply twice.  It knows
+ * only tcp (its bind of tcp://<ipc path>:1 fails), as a kernel written
+ * for tcp alone would: the agent starts it on tcp instead.
  */
 static void
 write_replayer(void)
@@ -756,12 +761,14 @@ conn_file_mode(void)
 
 /*
  * The connection file of the running kernel: 0600 in a 0700 directory,
- * tcp on 127.0.0.1, a 256-bit key as 64 hex digits.  Returns it parsed;
- * caller puts.
+ * on transport want: ipc in a 0700 directory of ours with a path short
+ * enough for xeus (decision 060), or tcp on 127.0.0.1; a 256-bit key as
+ * 64 hex digits.  Returns it parsed; caller puts.
  */
 static struct json_object *
-conn_file_check(const char *dir)
+conn_file_check(const char *dir, const char *want)
 {
+	char			 ipdir[8192];
 	DIR			*dp;
 	struct dirent		*de;
 	struct stat		 sb;
@@ -786,9 +793,23 @@ conn_file_check(const char *dir)
 	closedir(dp);
 	CHECK(j != NULL, "no connection file in %s", dir);
 	CHECK(json_object_object_get_ex(j, "transport", &v) &&
-	    strcmp(json_object_get_string(v), "tcp") == 0, "transport");
-	CHECK(json_object_object_get_ex(j, "ip", &v) &&
-	    strcmp(json_object_get_string(v), "127.0.0.1") == 0, "ip");
+	    strcmp(json_object_get_string(v), want) == 0, "transport %s, "
+	    "not %s", json_object_get_string(v), want);
+	CHECK(json_object_object_get_ex(j, "ip", &v), "ip");
+	if (strcmp(want, "tcp") == 0)
+		CHECK(strcmp(json_object_get_string(v), "127.0.0.1") == 0,
+		    "ip %s", json_object_get_string(v));
+	else {
+		/* xeus-python aborts on an ip over 23 characters. */
+		CHECK(strlen(json_object_get_string(v)) <= 23 &&
+		    strncmp(json_object_get_string(v), "/tmp/", 5) == 0,
+		    "ipc ip %s", json_object_get_string(v));
+		snprintf(ipdir, sizeof ipdir, "%s", json_object_get_string(v));
+		*strrchr(ipdir, '/') = '\0';
+		CHECK(lstat(ipdir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+		    (sb.st_mode & 07777) == 0700 && sb.st_uid == getuid(),
+		    "ipc directory %s mode %o", ipdir, sb.st_mode & 07777);
+	}
 	CHECK(json_object_object_get_ex(j, "signature_scheme", &v) &&
 	    strcmp(json_object_get_string(v), "hmac-sha256") == 0, "scheme");
 	CHECK(json_object_object_get_ex(j, "key", &v), "key");
@@ -1088,9 +1109,10 @@ family(char *path, const struct family *f)
 	CHECK(kpid > 0, "start %s: %s", f->name, err);
 	printf("%s: AGENT_START -> AGENT_READY: %lld ms (kernel pid %ld)\n",
 	    f->name, (long long)ms, (long)kpid);
-	conn = conn_file_check(rdir);
-	printf("%s: connection file 0600 in 0700, tcp 127.0.0.1, shell port "
-	    "%d\n", f->name, conn_port(conn, "shell_port"));
+	conn = conn_file_check(rdir, "ipc");
+	printf("%s: connection file 0600 in 0700, ipc in a 0700 directory "
+	    "(%s)\n", f->name, json_object_get_string(
+	    json_object_object_get(conn, "ip")));
 	json_object_put(conn);
 
 	execute(f->print, &r, 0);
@@ -1719,7 +1741,7 @@ main(int argc, char **argv)
 
 	/*
 	 * A runtime directory deeper than any ipc socket path could be
-	 * (sun_path is 108 bytes): tcp endpoints do not care.
+	 * (sun_path is 108 bytes): the sockets are in /tmp, not there.
 	 */
 	len = strlen(rdir);
 	for (i = 0; i < 12; i++) {
@@ -1731,7 +1753,7 @@ main(int argc, char **argv)
 	spawn_agent(path);
 	kpid2 = start("python3", &ms, &err);
 	CHECK(kpid2 > 0, "start in a %zu-byte runtime dir: %s", len, err);
-	json_object_put(conn_file_check(rdir));
+	json_object_put(conn_file_check(rdir, "ipc"));
 	execute("print('deep')", &r, 1);
 	CHECK(strcmp(outfield(&r, 0, "text"), "deep\n") == 0, "deep");
 	run_free(&r);
@@ -1752,7 +1774,7 @@ main(int argc, char **argv)
 	kpid2 = start("racer-once", &ms, &err);
 	CHECK(kpid2 > 0, "racer-once: %s", err);
 	port = stolen_port(&n);
-	conn = conn_file_check(rdir);
+	conn = conn_file_check(rdir, "tcp");
 	CHECK(n == 1 && port != 0 && port != conn_port(conn, "shell_port"),
 	    "stolen port %d (%d thieves), kernel on %d", port, n,
 	    conn_port(conn, "shell_port"));
@@ -1787,6 +1809,9 @@ main(int argc, char **argv)
 	want_name = "replayer";
 	kpid2 = start("replayer", &ms, &err);
 	CHECK(kpid2 > 0, "replayer: %s", err);
+	json_object_put(conn_file_check(rdir, "tcp"));
+	printf("a kernel that knows only tcp: ready on tcp in %lld ms\n",
+	    (long long)ms);
 	for (i = 0; i < 3; i++) {
 		execute("anything", &r, 0);
 		text = streams(&r, "stdout");
@@ -1813,7 +1838,7 @@ main(int argc, char **argv)
 	port = stolen_port(&n);
 	CHECK(kpid2 > 0 && n == i + 1 && ms >= 3000, "racer-hang (%d "
 	    "thieves, %lld ms): %s", n - i, (long long)ms, err);
-	conn = conn_file_check(rdir);
+	conn = conn_file_check(rdir, "tcp");
 	CHECK(port != conn_port(conn, "shell_port"), "same port %d", port);
 	json_object_put(conn);
 	printf("port race with a silent kernel: ready on new ports after "

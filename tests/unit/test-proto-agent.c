@@ -101,13 +101,16 @@ Test(proto_agent, start_round_trip)
 	expect_str(b.cwd, "/home/u", 7);
 	expect_str(b.runtime_dir, "/run/k1", 7);
 	cr_assert_null(b.state_dir.ptr, "an absent state_dir is NULL");
+	cr_assert_null(b.transport.ptr, "an absent transport is NULL");
 
 	reset();
 	a.state_dir = S("/state");
+	a.transport = S("tcp");
 	proto_agent_start_pack(&pk, &a);
 	cr_assert_eq(proto_agent_start_unpack(packed(), &b, err, sizeof err),
 	    0, "%s", err);
 	expect_str(b.state_dir, "/state", 6);
+	expect_str(b.transport, "tcp", 3);
 }
 
 Test(proto_agent, start_refusals)
@@ -167,10 +170,12 @@ Test(proto_agent, ready_round_trip)
 	a.language_info.pack = pack_language_info;
 	a.language_info.arg = "python";
 	a.protocol_version = S("5.3");
+	a.transport = S("ipc");
 	proto_agent_ready_pack(&pk, &a);
 	cr_assert_eq(proto_agent_ready_unpack(packed(), &b, err, sizeof err),
 	    0, "%s", err);
 	cr_assert_eq(b.pid, 4242);
+	expect_str(b.transport, "ipc", 3);
 	expect_str(b.kernel_name, "python3", 7);
 	expect_str(b.display_name, "Python 3", 8);
 	expect_str(b.language, "python", 6);
