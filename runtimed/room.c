@@ -401,7 +401,16 @@ room_start_one(const struct store_room *sr, void *arg)
 		return (0);
 	if (strlen(sr->notebook_id) >= sizeof r->id)
 		return (0);
-	if (room_journal_check(sr, &why) != 0) {
+	/*
+	 * A file-backed room whose journal lost entries to a recovery would
+	 * come back as a mix of edits no one made (and be autosaved over
+	 * its file): its file, as last saved, is what opens.
+	 */
+	if (sr->path != NULL && store_journal_lost(runtimed_store,
+	    sr->notebook_id))
+		xasprintf(&why, "edits in its journal were lost with the "
+		    "damaged pages");
+	if (why != NULL || room_journal_check(sr, &why) != 0) {
 		/* A clean room's file holds all of it: nothing is lost. */
 		unsaved = sr->path == NULL || sr->dirty ||
 		    store_journal_bytes(runtimed_store, sr->notebook_id) != 0;

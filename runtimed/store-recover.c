@@ -80,6 +80,8 @@ static void	store_recover_find(sqlite3 *,
 static void	store_recover_free_ids(struct store_recover_ids *);
 static int	store_recover_row(sqlite3_stmt *, sqlite3_stmt *, int, int64_t);
 static char	*store_recover_path(sqlite3 *, const char *);
+static void	store_recover_note_ids(struct store_recover_ids *, char ***,
+		    size_t *);
 static void	store_recover_note_lost(sqlite3 *, char **,
 		    const struct store_recover_table *,
 		    struct store_recover_ids *);
@@ -371,13 +373,33 @@ store_recover_note_lost(sqlite3 *from, char **lost,
 	}
 }
 
+/* Note the notebooks whose journal lost entries (ids, unique). */
+static void
+store_recover_note_ids(struct store_recover_ids *s, char ***ids,
+    size_t *nids)
+{
+	size_t	i;
+
+	for (i = 0; i < s->n; i++) {
+		if (!s->rows[i].lost || s->rows[i].key == NULL ||
+		    (*nids > 0 && strcmp((*ids)[*nids - 1],
+		    s->rows[i].key) == 0))
+			continue;
+		*ids = xreallocarray(*ids, *nids + 1, sizeof **ids);
+		(*ids)[(*nids)++] = xstrdup(s->rows[i].key);
+	}
+}
+
 /*
  * Copy what can be read from `from` into `to` (same schema, empty), in
  * one transaction.  *report says what was recovered and what was lost
- * (caller frees).  Returns -1 only if `to` cannot be written.
+ * (caller frees); *ids (*nids of them) the notebooks whose journal lost
+ * entries, which cannot come back as they were.  Returns -1 only if
+ * `to` cannot be written.
  */
 int
-store_recover_copy(sqlite3 *from, sqlite3 *to, char **report)
+store_recover_copy(sqlite3 *from, sqlite3 *to, char **report, char ***ids,
+    size_t *nids)
 {
 	const struct store_recover_table	*t;
 	struct store_recover_ids		 s;
@@ -432,6 +454,9 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report)
 		}
 		if (t->key != NULL)
 			store_recover_note_lost(from, &lost, t, &s);
+		/* note_lost sorted the lost rows first, by key. */
+		if (strcmp(t->name, "journal") == 0)
+			store_recover_note_ids(&s, ids, nids);
 		store_recover_free_ids(&s);
 	}
 	if (sqlite3_exec(to, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {

@@ -31,6 +31,8 @@ struct store {
 	char		*path;		/* <dir>/runtimed.db */
 	char		*damage;	/* what recovery found at open */
 	char		*kept;		/* the damaged copy kept aside */
+	char		**lost;		/* ids whose journal lost entries */
+	size_t		  nlost;
 	int		 markfd;	/* <path>-walmark (store-wal.c) */
 	char		*walpath;	/* <path>-wal */
 	char		*write_error;	/* while writes fail */
@@ -389,7 +391,8 @@ store_rebuild(struct store *st, const char *path, const char *why,
 		xasprintf(&report, "nothing could be read from it (%s)",
 		    err != NULL ? err : sqlite3_errmsg(from));
 		free(err);
-	} else if (store_recover_copy(from, tmp.db, &report) != 0) {
+	} else if (store_recover_copy(from, tmp.db, &report, &st->lost,
+	    &st->nlost) != 0) {
 		xasprintf(cause, "cannot write the recovered state database "
 		    "%s: %s", rec, sqlite3_errmsg(tmp.db));
 		sqlite3_close(from);
@@ -758,6 +761,22 @@ store_keep_aside(struct store *st, char **cause)
 	return (st->kept);
 }
 
+/*
+ * Did recovery at open lose journal entries of this notebook?  Then what
+ * is left of it is not what was stored (store-recover.c).
+ */
+int
+store_journal_lost(struct store *st, const char *id)
+{
+	size_t	i;
+
+	for (i = 0; i < st->nlost; i++) {
+		if (strcmp(st->lost[i], id) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 /* What recovery found at open (a sentence), or NULL if the file was sound. */
 const char *
 store_damage(struct store *st)
@@ -879,6 +898,8 @@ store_group_lost(struct store *st)
 void
 store_close(struct store *st)
 {
+	size_t	i;
+
 	if (st == NULL)
 		return;
 	sqlite3_finalize(st->journal_insert);
@@ -887,6 +908,9 @@ store_close(struct store *st)
 	sqlite3_close(st->db);
 	if (st->markfd != -1)
 		close(st->markfd);
+	for (i = 0; i < st->nlost; i++)
+		free(st->lost[i]);
+	free(st->lost);
 	free(st->walpath);
 	free(st->path);
 	free(st->damage);

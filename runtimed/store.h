@@ -57,6 +57,7 @@ struct store	*store_open(const char *, char **);
 void		 store_close(struct store *);
 const char	*store_damage(struct store *);
 const char	*store_keep_aside(struct store *, char **);
+int		 store_journal_lost(struct store *, const char *);
 const char	*store_write_error(struct store *);
 void		 store_set_write_error(struct store *, const char *);
 int		 store_group_begin(struct store *, char **);
@@ -134,6 +135,6 @@ int		 store_wal_cut_check(const char *, uint64_t *, uint64_t *);
 /* store-recover.c */
 struct sqlite3;
 int		 store_recover_copy(struct sqlite3 *, struct sqlite3 *,
-		     char **);
+		     char **, char ***, size_t *);
 
 #endif

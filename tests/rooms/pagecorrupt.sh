@@ -15,6 +15,9 @@
 # whole with their edits, and b.ipynb opens as its file was last saved.
 # Garbage over the page before (the middle of the chain) loses the row:
 # the recovery's report now names b.ipynb by its file, not only an id.
+# Garbage over the journal's page loses the unsaved edits: each notebook
+# they were of is named and opens from its file, not as its snapshot
+# without them (before: listed with 300 cells, dirty, no word of it).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 300 "$0" "$@"
 . "${srcdir:-.}/tests/rooms/lib.sh"
@@ -123,3 +126,30 @@ grep -q "^warning.*; lost: notebook [0-9a-f-]* ($T/nb/b.ipynb)" "$T/status" ||
     fail "b.ipynb cannot be opened: $(cat "$T/b.out")"
 grep -q "b.ipynb: 300 cells" "$T/b.out" || fail "b.ipynb is not its file"
 ok "garbage over page $((page - 1)): $(grep -o 'lost: notebook [^;]*' "$T/status")"
+
+# The page of the journal holding the unsaved edits: recovery loses
+# them.  A notebook with a file is not brought back as its snapshot
+# without its edits (listed, dirty, autosaved over its file later): it
+# is named, and its file as last saved is what opens.
+jpage=$(/usr/bin/python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+print(d.find(b"unsaved = 1") // 4096)
+' "$T/clean.db")
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait "$DPID"
+damage 0 "$jpage"
+"$RUNTIMED" status >"$T/status" || fail "status (journal)"
+"$ROOMS_CLIENT" census "$RUNTIMED_SOCKET" >"$T/census" || fail "census (journal)"
+grep -q "^warning.*could not be restored.*ipynb (notebook [0-9a-f-]*): edits in its journal were lost" "$T/status" ||
+    fail "journal page $jpage: no notebook named: $(cat "$T/status" "$T/census")"
+grep -q ' 300$' "$T/census" &&
+    fail "journal page $jpage: a notebook came back without its edits: $(cat "$T/census")"
+for n in a b c; do
+	grep -q "$T/nb/$n.ipynb (notebook [0-9a-f-]*): edits in its journal" "$T/status" ||
+	    continue
+	"$CTL" call inspect_notebook path="$T/nb/$n.ipynb" >"$T/n.out" 2>&1 ||
+	    fail "$n.ipynb cannot be opened: $(cat "$T/n.out")"
+	grep -q "$n.ipynb: 300 cells" "$T/n.out" || fail "$n.ipynb is not its file"
+done
+ok "garbage over the journal's page $jpage: $(grep -o 'could not be restored.*' "$T/status" | cut -c1-200)"
