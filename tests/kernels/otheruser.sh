@@ -5,16 +5,14 @@
 # any local user could subscribe to iopub without the key and read every
 # output as it was published.  Now they listen on ipc sockets in a 0700
 # directory of their own (decision 060): a real second user (useradd;
-# the test needs root, skipped with 77 otherwise) is refused (EACCES) on
+# the test needs root: tests/lib/root.sh) is refused (EACCES) on
 # the iopub and shell sockets and on the directory, and its ZeroMQ
 # subscriber reads nothing while a cell prints a secret, for each kernel
 # family installed (python3, xpython, ir).
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: otheruser.sh needs root to make a second user (useradd)"
-	exit 77
-fi
+. "${srcdir:-.}/tests/lib/root.sh"
+need_root "it makes a second user with useradd" "$0" "$@"
 command -v useradd >/dev/null && command -v setpriv >/dev/null || {
 	echo "SKIP: otheruser.sh needs useradd and setpriv"
 	exit 77
