@@ -24,8 +24,11 @@ say() {
 
 # Where no root can be made here (no mmdebstrap to be had, no mounts in
 # a container), the tests run on this machine, and the log says so.
+R=
 on_host() {
 	say "no fresh root here: $*; scripts/test.sh runs on this machine"
+	[ -z "$R" ] || release
+	trap - EXIT
 	exec sh scripts/test.sh
 }
 
@@ -43,8 +46,7 @@ fi
 CACHE=/var/cache/apt/archives
 # Not under /tmp: the root gets a tmpfs of its own there.
 R=$($SUDO mktemp -d /var/tmp/runtimed-ci.XXXXXX)
-cleanup() {
-	rc=$?
+release() {
 	# Whatever a test left running in the root holds its mounts.
 	for p in /proc/[0-9]*; do
 		[ "$($SUDO readlink "$p/root" 2>/dev/null)" = "$R" ] &&
@@ -58,6 +60,10 @@ cleanup() {
 	else
 		$SUDO rm -rf --one-file-system "$R"
 	fi
+}
+cleanup() {
+	rc=$?
+	release
 	exit $rc
 }
 trap cleanup EXIT
@@ -71,7 +77,8 @@ $SUDO mmdebstrap --quiet --variant=minbase --include=sudo,git,ca-certificates \
     bookworm "$R" \
     "deb http://deb.debian.org/debian bookworm main" \
     "deb http://deb.debian.org/debian bookworm-updates main" \
-    "deb http://deb.debian.org/debian-security bookworm-security main"
+    "deb http://deb.debian.org/debian-security bookworm-security main" ||
+    on_host "mmdebstrap could not make the root"
 
 say "a user with sudo, and $(git -C "$SRC" rev-parse --short HEAD) cloned"
 $SUDO chroot "$R" useradd -m -s /bin/bash ci
@@ -91,11 +98,12 @@ fi
 $SUDO git clone -q --no-hardlinks "$SRC" "$R/home/ci/runtimed"
 $SUDO chroot "$R" chown -R ci:ci /home/ci/runtimed
 
-$SUDO mount -t proc proc "$R/proc"
-$SUDO mount --rbind /sys "$R/sys"
-$SUDO mount --rbind /dev "$R/dev"
-$SUDO mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
-$SUDO mount --bind "$CACHE" "$R$CACHE"
+{ $SUDO mount -t proc proc "$R/proc" &&
+    $SUDO mount --rbind /sys "$R/sys" &&
+    $SUDO mount --rbind /dev "$R/dev" &&
+    $SUDO mount -t tmpfs -o mode=1777 tmpfs "$R/tmp" &&
+    $SUDO mount --bind "$CACHE" "$R$CACHE"; } ||
+    on_host "the root's file systems cannot be mounted"
 
 say "sh scripts/test.sh in the root, as user ci"
 $SUDO chroot --userspec=ci:ci "$R" /usr/bin/env -i HOME=/home/ci USER=ci \
