@@ -125,6 +125,8 @@ static struct json_object *worker_task_object(const char *, const char *,
 static struct json_object *worker_task_json(const char *,
 		    const msgpack_object *, int);
 static void	worker_task_notify(struct json_object *);
+static char	*worker_task_id_of(struct worker_call *, struct worker_room *,
+		    const msgpack_object *, char **);
 static void	worker_task_listed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_task_list(struct json_object *, struct json_object *);
@@ -971,6 +973,26 @@ worker_task_notify(struct json_object *task)
 	worker_rpc_notify("notifications/tasks/status", task);
 }
 
+/*
+ * The task id of the run the daemon answered with (its execution id in
+ * *e; caller frees both), or NULL having answered call with an error.
+ */
+static char *
+worker_task_id_of(struct worker_call *call, struct worker_room *room,
+    const msgpack_object *body, char **e)
+{
+	const char	*eid;
+	size_t		 len;
+
+	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
+		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "unexpected reply from runtimed");
+		return (NULL);
+	}
+	*e = xstrndup(eid, len);
+	return (worker_task_make_id(worker_room_notebook_id(room), *e));
+}
+
 /* A task-augmented run_cells was queued: CreateTaskResult; frees call. */
 void
 worker_task_created(struct worker_call *call, struct worker_room *room,
@@ -978,17 +1000,10 @@ worker_task_created(struct worker_call *call, struct worker_room *room,
 {
 	struct worker_task	*t;
 	struct json_object	*res, *task, *meta;
-	const char		*eid;
 	char			*id, *e, *text;
-	size_t			 len;
 
-	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
-		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
-		    "unexpected reply from runtimed");
+	if ((id = worker_task_id_of(call, room, body, &e)) == NULL)
 		return;
-	}
-	e = xstrndup(eid, len);
-	id = worker_task_make_id(worker_room_notebook_id(room), e);
 	task = worker_task_json(id, body, 0);
 	res = json_object_new_object();
 	json_object_object_add(res, "task", task);
@@ -1030,17 +1045,10 @@ worker_task_handle(struct worker_call *call, struct worker_room *room,
     const msgpack_object *body)
 {
 	struct json_object	*res;
-	const char		*eid;
 	char			*id, *e;
-	size_t			 len;
 
-	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
-		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
-		    "unexpected reply from runtimed");
+	if ((id = worker_task_id_of(call, room, body, &e)) == NULL)
 		return;
-	}
-	e = xstrndup(eid, len);
-	id = worker_task_make_id(worker_room_notebook_id(room), e);
 	res = worker_task_json(id, body, 1);
 	json_object_object_add(res, "resultType",
 	    json_object_new_string("task"));

@@ -52,6 +52,8 @@
 #define STORE_WAL_MARK_MAGIC	"rtdwalm1"
 
 static uint32_t	store_wal_get32(const unsigned char *);
+static int	store_wal_frame_ok(int, const unsigned char *, uint32_t,
+		    uint32_t *, uint32_t *);
 static void	store_wal_sum(int, const unsigned char *, size_t,
 		    uint32_t *, uint32_t *);
 static void	store_wal_names(struct store_wal_loss *,
@@ -116,6 +118,23 @@ store_wal_sum(int big, const unsigned char *p, size_t len, uint32_t *s0,
 	}
 }
 
+/*
+ * Does a frame's checksum hold, chained from the sums before it (*p0,
+ * *p1)?  The sums the frame stores carry the chain on to the next one.
+ */
+static int
+store_wal_frame_ok(int big, const unsigned char *frame, uint32_t psz,
+    uint32_t *p0, uint32_t *p1)
+{
+	uint32_t	c0 = *p0, c1 = *p1;
+
+	store_wal_sum(big, frame, 8, &c0, &c1);
+	store_wal_sum(big, frame + STORE_WAL_FRAME_HEADER, psz, &c0, &c1);
+	*p0 = store_wal_get32(frame + 16);
+	*p1 = store_wal_get32(frame + 20);
+	return (c0 == *p0 && c1 == *p1);
+}
+
 /* Remember a name once (at most STORE_WAL_NAMES_MAX). */
 static void
 store_wal_add(char ***names, size_t *n, const char *s, size_t len)
@@ -178,7 +197,7 @@ store_wal_check(const char *path, struct store_wal_loss *l)
 {
 	struct stat	 sb;
 	unsigned char	 hdr[STORE_WAL_HEADER], *frame = NULL, *page;
-	uint32_t	 psz, salt1, salt2, p0, p1, c0, c1;
+	uint32_t	 psz, salt1, salt2, p0, p1;
 	uint32_t	 pgno;
 	uint64_t	 off, fsz, nframes, i, brk = UINT64_MAX;
 	uint64_t	 txn_frames = 0;
@@ -219,14 +238,7 @@ store_wal_check(const char *path, struct store_wal_loss *l)
 		off = STORE_WAL_HEADER + i * fsz;
 		if (pread(fd, frame, fsz, (off_t)off) != (ssize_t)fsz)
 			break;
-		c0 = p0;
-		c1 = p1;
-		store_wal_sum(big, frame, 8, &c0, &c1);
-		store_wal_sum(big, frame + STORE_WAL_FRAME_HEADER, psz, &c0,
-		    &c1);
-		p0 = store_wal_get32(frame + 16);
-		p1 = store_wal_get32(frame + 20);
-		if (c0 != p0 || c1 != p1) {
+		if (!store_wal_frame_ok(big, frame, psz, &p0, &p1)) {
 			/* Its sum does not hold: damaged, or the torn end. */
 			if (brk == UINT64_MAX)
 				brk = off;
@@ -341,7 +353,7 @@ store_wal_cut_check(const char *path, uint64_t *kept, uint64_t *marked)
 {
 	struct stat	 sb;
 	unsigned char	 m[STORE_WAL_MARK_LEN], hdr[STORE_WAL_HEADER], *frame;
-	uint32_t	 s0 = 0, s1 = 0, psz, salt1, salt2, p0, p1, c0, c1;
+	uint32_t	 s0 = 0, s1 = 0, psz, salt1, salt2, p0, p1;
 	uint64_t	 i, nframes, fsz, last = 0;
 	char		*name;
 	int		 fd, big, rc = 0;
@@ -386,14 +398,7 @@ store_wal_cut_check(const char *path, uint64_t *kept, uint64_t *marked)
 		if (pread(fd, frame, fsz, (off_t)(STORE_WAL_HEADER + i * fsz)) !=
 		    (ssize_t)fsz)
 			break;
-		c0 = p0;
-		c1 = p1;
-		store_wal_sum(big, frame, 8, &c0, &c1);
-		store_wal_sum(big, frame + STORE_WAL_FRAME_HEADER, psz, &c0,
-		    &c1);
-		p0 = store_wal_get32(frame + 16);
-		p1 = store_wal_get32(frame + 20);
-		if (c0 != p0 || c1 != p1 ||
+		if (!store_wal_frame_ok(big, frame, psz, &p0, &p1) ||
 		    store_wal_get32(frame + 8) != salt1 ||
 		    store_wal_get32(frame + 12) != salt2)
 			break;

@@ -4,6 +4,8 @@
 # SDK client's experimental tasks API through the real proxy, worker,
 # daemon and python3 kernel, across a worker and a daemon SIGKILL.
 # Skips (77) without node, the SDK (run "npm ci" in tests/e2e) or python3.
+# worker-tasks26.sh runs its own test file through this one
+# (WORKER_TASKS_TEST).
 srcdir=${srcdir:-.}
 B=${abs_top_builddir:-$PWD}
 . "${srcdir:-.}/tests/lib/skip.sh"
@@ -25,4 +27,4 @@ RUNTIMED_BIN=$B/runtimed/runtimed
 RUNTIMED_LIBEXEC_DIR=${RUNTIMED_LIBEXEC_DIR:-$(dirname "$RUNTIMED_BIN"):$B}
 export RUNTIMED_MCP WORKER RUNTIMED_BIN RUNTIMED_LIBEXEC_DIR
 exec timeout 240 node --test --test-concurrency=1 \
-    "$srcdir/tests/worker/worker-tasks.test.mjs"
+    "$srcdir/tests/worker/${WORKER_TASKS_TEST:-worker-tasks.test.mjs}"
