@@ -35,7 +35,8 @@
  * input() before our stdin had connected asked nobody and waited for
  * good (issue 36, item 9; the sockets reconnect on their own timers, so
  * on a loaded machine stdin can come last).  A kernel whose stdin never
- * connects is called ready AGENT_KERNEL_STDIN_GRACE_MS later anyway.
+ * connects is called ready AGENT_KERNEL_STDIN_GRACE_MS later anyway, or
+ * just before the start bound, whichever comes first.
  *
  * ZMQ_FD is edge-triggered: it only says "the state of this socket
  * changed".  So every wakeup, and every send (which can consume that
@@ -1115,6 +1116,7 @@ agent_kernel_maybe_ready(struct agent_kernel *k)
 	uint16_t	 event;
 	int		 more;
 	size_t		 len;
+	int64_t		 now;
 
 	if (!k->got_iopub || k->info == NULL)
 		return;
@@ -1131,12 +1133,21 @@ agent_kernel_maybe_ready(struct agent_kernel *k)
 		    &len) == 0 && more)
 			zmq_recv(k->stdin_mon, ev, sizeof ev, ZMQ_DONTWAIT);
 	}
-	if (!k->stdin_up) {
-		if (util_mono_ms() - k->answered_ms < AGENT_KERNEL_STDIN_GRACE_MS)
+	/*
+	 * Without a monitor nothing will tell: ready as before.  Otherwise
+	 * wait for stdin, for the grace period, and never past the start
+	 * bound (a kernel that answers is not killed for its stdin).
+	 */
+	if (!k->stdin_up && k->stdin_mon != NULL) {
+		now = util_mono_ms();
+		if (now - k->answered_ms < AGENT_KERNEL_STDIN_GRACE_MS &&
+		    now - k->start_ms < k->start_max_ms -
+		    2 * AGENT_KERNEL_PROBE_MS)
 			return;
 		log_warnx("kernel %s: its stdin socket has not connected "
-		    "in %d s; ready without it (input() may not be answered)",
-		    kernelspec_name(k->spec), AGENT_KERNEL_STDIN_GRACE_MS / 1000);
+		    "in %lld ms; ready without it (input() may not be "
+		    "answered)", kernelspec_name(k->spec),
+		    (long long)(now - k->answered_ms));
 	}
 	agent_kernel_stdin_unwatch(k);
 	k->state = AGENT_KERNEL_READY;
@@ -1153,15 +1164,21 @@ agent_kernel_maybe_ready(struct agent_kernel *k)
 static void
 agent_kernel_stdin_watch(struct agent_kernel *k)
 {
-	char	ep[96];
+	static unsigned	 n;
+	char		 ep[96];
 
+	/*
+	 * A name of its own each time: a stopped monitor's endpoint is
+	 * released by libzmq later, and a relaunch (tcp after ipc) found it
+	 * still bound.
+	 */
 	agent_kernel_stdin_unwatch(k);
-	snprintf(ep, sizeof ep, "inproc://stdin-%s-%d", k->session, k->tries);
+	snprintf(ep, sizeof ep, "inproc://stdin-%s-%u", k->session, ++n);
 	if (zmq_socket_monitor(k->socks[AGENT_CHANNEL_STDIN].zs, ep,
 	    ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0 ||
 	    (k->stdin_mon = zmq_socket(k->zctx, ZMQ_PAIR)) == NULL ||
 	    zmq_connect(k->stdin_mon, ep) != 0) {
-		/* Then only the grace period tells. */
+		/* Then the kernel is ready without waiting for stdin. */
 		log_warnx("stdin monitor: %s", zmq_strerror(zmq_errno()));
 		if (k->stdin_mon != NULL)
 			zmq_close(k->stdin_mon);

@@ -67,6 +67,8 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
+# A run stopped from outside (a CI timeout) releases its root too.
+trap 'exit 1' INT TERM
 
 say "mmdebstrap: a minimal bookworm root in $R"
 # The host's package cache is bound into the root while it is made and
