@@ -663,7 +663,8 @@ agent_redact_json(struct json_object *o)
 			count += agent_redact_json(
 			    json_object_array_get_idx(o, i));
 		break;
-	case json_type_object:
+	case json_type_object: {
+		/* The macro declares its variables: a block of their own. */
 		json_object_object_foreach(o, key, v) {
 			if (strcmp(key, "data") == 0 &&
 			    json_object_is_type(v, json_type_object)) {
@@ -675,6 +676,7 @@ agent_redact_json(struct json_object *o)
 				count += agent_redact_json(v);
 		}
 		break;
+	}
 	default:
 		break;
 	}
