@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: ISC
 # ci-fresh-root.sh: the README's test command on a fresh Debian 12, not
 # on the machine it happens to run on (issue 35; decisions 049, 066);
-# .ci/run runs it.  Each run makes a minimal bookworm
+# "sh scripts/test.sh" runs it when RUNTIMED_FRESH_ROOT=1, as .ci/run
+# sets.  Each run makes a minimal bookworm
 # root with mmdebstrap (minbase, plus sudo and git, as a user who cloned
 # the repository has; the host's apt cache is shared with it both ways),
 # clones this repository's HEAD into it, and runs "sh scripts/test.sh"
@@ -29,7 +30,7 @@ on_host() {
 	say "no fresh root here: $*; scripts/test.sh runs on this machine"
 	[ -z "$R" ] || release
 	trap - EXIT
-	exec sh scripts/test.sh
+	RUNTIMED_FRESH_ROOT=0 exec sh scripts/test.sh
 }
 
 if ! command -v mmdebstrap >/dev/null 2>&1; then

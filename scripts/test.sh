@@ -19,6 +19,12 @@
 # regression guard (make bench-guard, docs/decisions/020) runs after e2e.
 set -eu
 cd "$(dirname "$0")/.."
+# .ci/run sets RUNTIMED_FRESH_ROOT=1: this same command then runs again
+# in a fresh Debian 12 root, as a user who may sudo
+# (scripts/ci-fresh-root.sh, decision 066).
+if [ "${RUNTIMED_FRESH_ROOT:-0}" = 1 ]; then
+	exec bash scripts/ci-fresh-root.sh
+fi
 ROOT=$(pwd)
 T0=$(date +%s)
 phase() {
