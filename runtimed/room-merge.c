@@ -836,8 +836,10 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 
 	room_merge_base_free(m->base);
 	m->base = nbase;
-	log_info("room %s: merged %s from disk (%zu cell changes, %zu "
-	    "conflicts)%s", r->id, r->path, a.n, m->nconflicts,
+	log_info("room %s: merged %s from %s (%zu cell changes, %zu "
+	    "conflicts)%s", r->id, r->remote != NULL ? room_remote_path(r) :
+	    r->path, r->remote != NULL ? room_remote_domain_name(r) : "disk",
+	    a.n, m->nconflicts,
 	    differs ? "" : ", now the same as the file");
 	if (a.kinds != 0)
 		room_changes_record_by(r, a.kinds, a.cells, a.ncells, a.d, a.n,

@@ -23,7 +23,8 @@
  * and its completion then does nothing with them.  A room's saves run
  * one at a time, in order.  While a room has clients its server copy is
  * polled (the watch): a last_modified we did not write is an outside
- * change, announced as room-watch.c announces a local file's.
+ * change, merged into the room against the copy both last agreed on
+ * (room-merge.c), as a local file's change is (docs/decisions/056).
  */
 
 #include <sys/queue.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 
@@ -92,6 +94,7 @@ struct room_remote_op {
 	int			 force;
 	int			 same;
 	uint64_t		 content_gen;	/* at the PUT */
+	struct room_base	*base;		/* what the PUT wrote */
 	room_save_cb		 save_cb;
 	/* Kernelspecs. */
 	char			*name;
@@ -113,6 +116,7 @@ static void	room_remote_op_free(struct room_remote_op *);
 static int	room_remote_get(struct room_remote_op *, const char *,
 		    const char *, const char *, size_t, jserver_cb);
 static int	room_remote_lm(struct jserver_reply *, char **);
+static int64_t	room_remote_lm_ms(const char *);
 static struct room_nb *room_remote_parse(struct jserver_reply *,
 		    const char *, const char *, char **, char **);
 static struct room *room_remote_find(const char *, const char *);
@@ -199,6 +203,7 @@ room_remote_op_free(struct room_remote_op *op)
 	if (op->nb != NULL)
 		room_nb_free(op->nb);
 	free(op->target);
+	room_merge_base_free(op->base);
 	free(op->name);
 	free(op->seen);
 	free(op);
@@ -243,6 +248,29 @@ room_remote_lm(struct jserver_reply *r, char **lm)
 	}
 	json_object_put(o);
 	return (rc);
+}
+
+/*
+ * A last_modified ("2026-12-07T10:00:00.123456Z") in ms since the epoch,
+ * or 0 if it is not in that form.
+ */
+static int64_t
+room_remote_lm_ms(const char *lm)
+{
+	struct tm	 tm;
+	const char	*p;
+	int64_t		 ms = 0, scale = 100;
+
+	memset(&tm, 0, sizeof tm);
+	if ((p = strptime(lm, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return (0);
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			ms += (*p - '0') * scale;
+			scale /= 10;
+		}
+	}
+	return ((int64_t)timegm(&tm) * 1000 + ms);
 }
 
 /* A GET of path's text model as a notebook, and its last_modified. */
@@ -549,6 +577,8 @@ room_remote_loaded(struct jserver_reply *rep, void *arg)
 	kernel = room_remote_nb_kernel(op->nb);
 	r = room_remote_make(op, kernel != NULL ? kernel : "python3");
 	r->remote->last_modified = lm;
+	/* What both sides agree on: a change there is merged (room-merge.c). */
+	room_merge_base_set(r, room_merge_base_make(r->nb, 1));
 	room_loaded(r);
 	if (room_journal_snapshot(r) != 0)
 		log_warnx("room %s: the store did not take its first "
@@ -678,6 +708,7 @@ room_remote_create_step(struct jserver_reply *rep, void *arg)
 	r->remote->last_modified = lm;
 	r->kernel_facts = 1;
 	r->fresh = 1;
+	room_merge_base_set(r, room_merge_base_make(r->nb, 0));
 	room_loaded(r);
 	if (room_journal_snapshot(r) != 0)
 		log_warnx("room %s: the store did not take its first "
@@ -719,6 +750,17 @@ room_remote_save(struct room *r, const char *path, int force,
 	    room_remote_busy_path(rr->domain, target))) {
 		xasprintf(cause, "%s on %s is open as another notebook",
 		    target, rr->domain);
+		return (-1);
+	}
+	if (!force && strcmp(target, rr->path) == 0 &&
+	    room_merge_nconflicts(r) > 0) {
+		*code = PROTO_E_FILE_CHANGED_ON_DISK;
+		xasprintf(cause, "%u cell%s of %s conflict%s with the server's "
+		    "version (inspect_notebook lists them): resolve them with "
+		    "edit_cells op resolve, or save with force to overwrite "
+		    "the server's", room_merge_nconflicts(r),
+		    room_merge_nconflicts(r) == 1 ? "" : "s", target,
+		    room_merge_nconflicts(r) == 1 ? "s" : "");
 		return (-1);
 	}
 	/* A token rotated in its file is the one a save uses. */
@@ -807,6 +849,8 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 		}
 		free(lm);
 		op->content_gen = r->content_gen;
+		/* Once written, the server's copy is what both agree on. */
+		op->base = room_merge_base_make(r->nb, 0);
 		data = room_ipynb_write_dump(r->nb, &len);
 		body = room_remote_put_body(data, len, &len);
 		free(data);
@@ -838,6 +882,8 @@ room_remote_save_step(struct jserver_reply *rep, void *arg)
 	rr->last_modified = lm;
 	free(rr->outside);
 	rr->outside = NULL;
+	room_merge_base_set(r, op->base);
+	op->base = NULL;
 	r->fresh = 0;
 	if (r->content_gen == op->content_gen) {
 		r->dirty = 0;
@@ -1181,7 +1227,7 @@ room_remote_watch_step(struct jserver_reply *rep, void *arg)
 			free(lm);
 			goto out;
 		}
-		if (r->dirty) {
+		if (r->dirty && !room_merge_has_base(r)) {
 			log_info("room %s: %s changed on %s; keeping unsaved "
 			    "changes", r->id, rr->path, rr->domain);
 			free(rr->outside);
@@ -1217,7 +1263,8 @@ room_remote_watch_step(struct jserver_reply *rep, void *arg)
 		}
 		goto out;
 	}
-	if (r->dirty || room_edit_pending(r) > 0) {
+	if ((r->dirty && !room_merge_has_base(r)) ||
+	    room_edit_pending(r) > 0) {
 		/* Edited meanwhile: the next tick sees the change again. */
 		room_nb_free(nb);
 		free(lm);
@@ -1227,7 +1274,10 @@ room_remote_watch_step(struct jserver_reply *rep, void *arg)
 	rr->last_modified = lm;
 	free(rr->outside);
 	rr->outside = NULL;
-	room_reloaded(r, nb);
+	if (room_merge_has_base(r))
+		room_merge_disk(r, nb, room_remote_lm_ms(lm));
+	else
+		room_reloaded(r, nb);
 out:
 	room_remote_op_free(op);
 }
@@ -1456,6 +1506,7 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
 		r->nb = nb;
 		free(rr->last_modified);
 		rr->last_modified = lm;
+		room_merge_base_set(r, room_merge_base_make(nb, 1));
 	} else {
 		if ((rc = room_remote_lm(rep, &lm)) == -1) {
 			msg = jserver_reply_message(rep);

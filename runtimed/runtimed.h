@@ -410,26 +410,6 @@ int		 room_merge_stored(struct room *);
 void		 room_merge_pack_state(struct room *, msgpack_packer *);
 void		 room_merge_restore(struct room *, const msgpack_object *);
 
-/* room-merge.c */
-uint64_t	 room_merge_hash_in(struct room_cell *);
-uint64_t	 room_merge_hash_out(struct room_cell *);
-struct room_base *room_merge_base_make(struct room_nb *, int);
-void		 room_merge_base_free(struct room_base *);
-void		 room_merge_base_set(struct room *, struct room_base *);
-int		 room_merge_has_base(struct room *);
-u_int		 room_merge_nconflicts(struct room *);
-const char	*room_merge_kind_name(enum room_conflict_kind);
-void		 room_merge_free(struct room *);
-void		 room_merge_disk(struct room *, struct room_nb *, int64_t);
-void		 room_merge_later(struct room *);
-void		 room_merge_pack(struct room *, msgpack_packer *);
-int		 room_merge_rewrite(struct room *, const msgpack_object *,
-		     msgpack_sbuffer *, char ***, size_t *, char **);
-void		 room_merge_resolved(struct room *, char **, size_t);
-int		 room_merge_stored(struct room *);
-void		 room_merge_pack_state(struct room *, msgpack_packer *);
-void		 room_merge_restore(struct room *, const msgpack_object *);
-
 /* room-autosave.c */
 void		 room_autosave_set(int, int64_t);
 int		 room_autosave_enabled(void);

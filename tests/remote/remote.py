@@ -172,27 +172,65 @@ expect(len(nb.cells) == 4 and nb.cells[1].outputs[0]["text"].endswith("43\n"),
        "saved content", nb.cells)
 ok("save_notebook: the contents API wrote it")
 
-# Someone changes it on the server while we have unsaved edits: they
-# are kept (the watch does not reload a dirty room), and a save is
-# refused, then forced.
+# Someone changes it on the server while we have unsaved edits: the
+# watch merges the change into the room (issue 39) against the copy both
+# last agreed on, and a plain save writes both sides.
+srv = os.path.join(sroot, "nb.ipynb")
+
+
+def room_until(pred, what, secs=6):
+    end = time.time() + secs
+    while True:
+        sc, _, err = w.call("inspect_notebook", notebook_handle=h,
+                            view="source")
+        if not err and pred(sc):
+            return sc
+        expect(time.time() < end, what, sc)
+        time.sleep(0.1)
+
+
 w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "edit", "cell_id": cell0, "source": "x = 7 * 6\nprint(x)"}])
 time.sleep(1.1)
 nb.cells.append(nbformat.v4.new_markdown_cell("from the server"))
-nbformat.write(nb, os.path.join(sroot, "nb.ipynb"))
-time.sleep(0.8)     # past a watch of the server's copy (remote.sh)
-sc, _, err = w.call("inspect_notebook", notebook_handle=h)
-expect(not err and sc["dirty"] and sc["total_cells"] == 4,
-       "unsaved edits kept over an outside change", sc)
+nbformat.write(nb, srv)
+sc = room_until(lambda sc: sc["total_cells"] == 5,
+                "the server's new cell merged into the dirty room")
+expect(sc["dirty"] and sc["cells"][0]["source"] == "x = 7 * 6\nprint(x)" and
+       sc["cells"][-1]["source"] == "from the server" and
+       not sc.get("conflicts"), "both sides kept", sc)
 sc, _, err = w.call("save_notebook", notebook_handle=h)
-expect(err and sc["error"]["code"] == "file_changed_on_disk",
-       "a change on the server", sc)
-nb2 = nbformat.read(os.path.join(sroot, "nb.ipynb"), 4)
-expect(nb2.cells[-1].source == "from the server", "the server's copy kept",
-       nb2.cells)
-sc, _, err = w.call("save_notebook", notebook_handle=h, force=True)
-expect(not err, "forced save", sc)
-ok("a change on the server is file_changed_on_disk; force overwrites")
+expect(not err, "a save after the merge needs no force", sc)
+nb = nbformat.read(srv, 4)
+expect(nb.cells[0].source == "x = 7 * 6\nprint(x)" and
+       nb.cells[-1].source == "from the server" and len(nb.cells) == 5,
+       "the server's copy has both", nb.cells)
+ok("a change on the server is merged into unsaved edits; a save writes both")
+
+# The same cell changed on both sides: a typed conflict, the server's
+# copy not overwritten until edit_cells resolves it.
+w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "edit", "cell_id": cell0, "source": "x = 1"}])
+time.sleep(1.1)
+nb.cells[0].source = "x = 2"
+nbformat.write(nb, srv)
+sc = room_until(lambda sc: sc.get("conflicts"), "a conflict is reported")
+expect(sc["conflicts"][0]["cell_id"] == cell0 and
+       sc["conflicts"][0]["kind"] == "both_edited" and
+       sc["conflicts"][0]["disk"]["source"] == "x = 2", "the conflict", sc)
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(err and sc["error"]["code"] == "file_changed_on_disk" and
+       "conflict" in sc["error"]["message"], "a save refused", sc)
+expect(nbformat.read(srv, 4).cells[0].source == "x = 2",
+       "the server's version kept", None)
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "resolve", "cell_id": cell0, "take": "room"}])
+expect(not err, "resolve", sc)
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(not err, "save once resolved", sc)
+expect(nbformat.read(srv, 4).cells[0].source == "x = 1", "the room's kept",
+       None)
+ok("the same cell changed on both: a conflict, resolved by one op, saved")
 
 # Kernelspecs are the server's; select one of them, refuse another.
 sc, _, err = w.call("list_kernels", notebook_handle=h)
