@@ -501,9 +501,9 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 
 	worker_output_num(js, "{\"index\":", (long long)idx);
 	evbuffer_add(js, ",\"cell_id\":", 11);
-	worker_rpc_quote(js, l->id->via.str.ptr, l->id->via.str.size);
+	worker_json_quote(js, l->id->via.str.ptr, l->id->via.str.size);
 	evbuffer_add(js, ",\"cell_type\":", 13);
-	worker_rpc_quote(js, type, tlen);
+	worker_json_quote(js, type, tlen);
 	if (l->has_count)
 		worker_output_num(js, ",\"execution_count\":",
 		    (long long)l->count);
@@ -511,7 +511,7 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 		evbuffer_add(js, ",\"execution_count\":null", 23);
 	if (l->version != NULL) {
 		evbuffer_add(js, ",\"version\":", 11);
-		worker_rpc_quote(js, l->version->via.str.ptr,
+		worker_json_quote(js, l->version->via.str.ptr,
 		    l->version->via.str.size);
 	}
 	if (l->stale != NULL) {
@@ -520,7 +520,7 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 			name = &l->stale->via.array.ptr[k];
 			if (k > 0)
 				evbuffer_add(js, ",", 1);
-			worker_rpc_quote(js, name->via.str.ptr,
+			worker_json_quote(js, name->via.str.ptr,
 			    name->via.str.size);
 		}
 		evbuffer_add(js, "]", 1);
@@ -529,11 +529,11 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	    (long long)(int)l->nouts);
 	if (l->run != NULL) {
 		evbuffer_add(js, ",\"run\":", 7);
-		worker_rpc_quote(js, l->run, strlen(l->run));
+		worker_json_quote(js, l->run, strlen(l->run));
 	}
 	evbuffer_add(js, "}", 1);
 	*len = evbuffer_get_length(js);
-	c = worker_rpc_frozen(js);
+	c = worker_json_frozen(js);
 	return (c);
 }
 
@@ -622,7 +622,7 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 		} else {
 			c = tool_inspect_notebook_cell(st, reply, idx, &budget,
 			    text, mark, &more);
-			len = worker_rpc_freeze(c) + 1;
+			len = worker_json_freeze(c) + 1;
 		}
 		/*
 		 * structuredContent within its cap too: a cell that does not

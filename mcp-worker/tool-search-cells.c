@@ -130,22 +130,22 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 	    evbuffer_get_length(one));
 
 	evbuffer_add(js, "{\"cell_id\":", 11);
-	worker_rpc_quote(js, cell_id, strlen(cell_id));
+	worker_json_quote(js, cell_id, strlen(cell_id));
 	if (st->version != NULL) {
 		evbuffer_add(js, ",\"version\":", 11);
-		worker_rpc_quote(js, st->version, strlen(st->version));
+		worker_json_quote(js, st->version, strlen(st->version));
 	}
 	worker_output_num(js, ",\"index\":", index);
 	evbuffer_add(js, ",\"in\":", 6);
-	worker_rpc_quote(js, where, strlen(where));
+	worker_json_quote(js, where, strlen(where));
 	if (output >= 0)
 		worker_output_num(js, ",\"output_index\":", output);
 	worker_output_num(js, ",\"line\":", lineno);
 	worker_output_num(js, ",\"column\":", col);
 	evbuffer_add(js, ",\"match\":", 9);
-	worker_rpc_quote(js, line + at, mlen);
+	worker_json_quote(js, line + at, mlen);
 	evbuffer_add(js, ",\"text\":", 8);
-	worker_rpc_quote(js, line, show);
+	worker_json_quote(js, line, show);
 	evbuffer_add(js, "}", 1);
 	size = evbuffer_get_length(js) + 1;
 	if (n > st->left || size > st->sleft) {
@@ -155,7 +155,7 @@ tool_search_cells_match(struct tool_search_cells *st, const char *cell_id,
 		st->capped = 1;
 		return;
 	}
-	m = worker_rpc_frozen(js);
+	m = worker_json_frozen(js);
 	st->left -= n;
 	if (st->sleft != SIZE_MAX)
 		st->sleft -= size;

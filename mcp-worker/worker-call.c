@@ -376,8 +376,8 @@ worker_call_send(struct worker_call *call, struct json_object *res)
 		    json_object_get(call->meta));
 	if (call->stateless)
 		worker_rpc_stateless_result(res);
-	/* Measured once: the reply copies this text (worker_rpc_freeze). */
-	len = worker_rpc_freeze(res);
+	/* Measured once: the reply copies this text (worker_json_freeze). */
+	len = worker_json_freeze(res);
 	if (len > PROTO_MCP_REPLY_CAP) {
 		res = worker_call_too_large(call, res, len);
 		if (call->stateless)

@@ -172,10 +172,7 @@ void		 worker_rpc_init(struct event_base *,
 		     const struct worker_transport *);
 void		 worker_rpc_idle(void);
 void		 worker_rpc_input(const char *, size_t);
-size_t		 worker_rpc_freeze(struct json_object *);
 int		 worker_rpc_structured(void);
-struct json_object *worker_rpc_frozen(struct evbuffer *);
-void		 worker_rpc_quote(struct evbuffer *, const char *, size_t);
 void		 worker_rpc_answer(struct json_object *,
 		     struct json_object *);
 void		 worker_rpc_notify(const char *, struct json_object *);
@@ -192,6 +189,11 @@ u_int		 worker_rpc_page_size(void);
 char		*worker_rpc_page_next(u_int);
 struct event_base *worker_rpc_base(void);
 int		 worker_rpc_scan_surrogates(const char *, size_t);
+
+/* worker-json.c: JSON text written once, or by hand (decision 039). */
+size_t		 worker_json_freeze(struct json_object *);
+struct json_object *worker_json_frozen(struct evbuffer *);
+void		 worker_json_quote(struct evbuffer *, const char *, size_t);
 
 /* worker-call.c: one tools/call in flight. */
 typedef void (*worker_call_cancel_cb)(struct worker_call *, void *);
@@ -340,8 +342,10 @@ void		 worker_daemon_shutdown(void);
 struct proto_doc worker_daemon_doc(struct json_object *);
 
 /*
- * worker-reply.c: the daemon's replies that the tools render, read with
- * their codecs; only the documents (cells, metadata, warnings) are JSON.
+ * worker-nb.c: the notebook replica (ROOM_JOINED, ROOM_CONTENT), read
+ * with their codecs; only the documents (cells, metadata, warnings) are
+ * JSON.  worker-exec.c: a run (EXEC_STATE).  worker-reply.c: small
+ * readers of other replies.
  */
 struct worker_nb {			/* ROOM_JOINED, ROOM_CONTENT */
 	char			*notebook_id;

@@ -922,7 +922,7 @@ Test(cursor, issued_stale_foreign)
 	    "c1.1000.42.zz", &seq), -1);
 }
 
-/* worker_rpc_quote writes what json-c writes, for every byte. */
+/* worker_json_quote writes what json-c writes, for every byte. */
 Test(rpc, quote_is_json_c)
 {
 	struct json_object	*str;
@@ -941,7 +941,7 @@ Test(rpc, quote_is_json_c)
 		want = json_object_to_json_string_ext(str,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		b = evbuffer_new();
-		worker_rpc_quote(b, s, len);
+		worker_json_quote(b, s, len);
 		cr_assert_eq(evbuffer_get_length(b), strlen(want), "byte %d",
 		    c);
 		cr_assert_eq(memcmp(evbuffer_pullup(b, -1), want,
