@@ -136,7 +136,7 @@ proxy_relay_enqueue(struct proxy_relay_msg *m)
 			    "requests queued while the worker restarts; "
 			    "retry later");
 		if (m->sub_uri != NULL)
-			proxy_subs_remove("session", m->sub_uri);
+			proxy_lease_remove("session", m->sub_uri);
 		proxy_relay_msg_free(m);
 		return;
 	}
@@ -397,7 +397,7 @@ proxy_relay_worker_message(const char *json, size_t len,
 		if ((m = proxy_relay_flight_take(id)) != NULL) {
 			/* A refused first subscription holds no lease. */
 			if (m->sub_uri != NULL && error)
-				proxy_subs_remove("session", m->sub_uri);
+				proxy_lease_remove("session", m->sub_uri);
 			if (m->tools_list && obj == NULL)
 				obj = proxy_request_parse(json, len);
 			if (m->tools_list && proxy_relay_list_answer(obj, id)) {
@@ -473,7 +473,7 @@ proxy_relay_worker_down(void)
 		proxy_relay_queued_len += m->len;
 	}
 	proxy_replay_privs_clear();
-	proxy_subs_replaced(proxy_answer_subscription_ended);
+	proxy_lease_replaced(proxy_answer_subscription_ended);
 	if (proxy_relay_state != PROXY_RELAY_UNAVAILABLE)
 		proxy_relay_state = PROXY_RELAY_DOWN;
 	proxy_shutdown_check();

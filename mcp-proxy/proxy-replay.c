@@ -211,7 +211,7 @@ proxy_replay_worker_ready(void)
 	}
 	proxy_replay_private(PROXY_REPLAY_DISCOVER, "tools/list",
 		    PROXY_CATALOG_ASK);
-	proxy_subs_foreach(proxy_subscribe_worker);
+	proxy_lease_foreach(proxy_subscribe_worker);
 	proxy_replay_reconnected(NULL);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * proxy-subscribe.c: the client's resources/subscribe, unsubscribe and
- * subscriptions/listen requests, on the leases of proxy-subs.c, so the
+ * subscriptions/listen requests, on the leases of proxy-lease.c, so the
  * worker sees one subscription per URI however many hold it.
  */
 
@@ -110,14 +110,14 @@ proxy_subscribe_listen(struct json_object *obj, const char *id)
 		v = json_object_array_get_idx(uris, i);
 		if (!json_object_is_type(v, json_type_string))
 			continue;
-		switch (proxy_subs_add(holder, json_object_get_string(v))) {
-		case PROXY_SUBS_FIRST:
+		switch (proxy_lease_add(holder, json_object_get_string(v))) {
+		case PROXY_LEASE_FIRST:
 			if (proxy_relay_up())
 				proxy_subscribe_worker(
 				    json_object_get_string(v));
 			break;
-		case PROXY_SUBS_FULL:
-			proxy_subs_remove_holder(holder, proxy_subscribe_drop);
+		case PROXY_LEASE_FULL:
+			proxy_lease_remove_holder(holder, proxy_subscribe_drop);
 			proxy_answer_error(id, -32603, "too many "
 			    "resource watches (128)");
 			json_object_put(held);
@@ -151,11 +151,11 @@ proxy_subscribe_request(struct json_object *obj, const char *id,
 	if ((uri = proxy_request_param(obj, "uri")) == NULL)
 		return (0);	/* the worker says what is wrong */
 	if (strcmp(method, "resources/subscribe") == 0) {
-		switch (proxy_subs_add("session", uri)) {
-		case PROXY_SUBS_FIRST:
+		switch (proxy_lease_add("session", uri)) {
+		case PROXY_LEASE_FIRST:
 			*first = xstrdup(uri);
 			return (0);
-		case PROXY_SUBS_FULL:
+		case PROXY_LEASE_FULL:
 			proxy_answer_error(id, -32603, "too many "
 			    "resource watches (128)");
 			return (1);
@@ -164,8 +164,8 @@ proxy_subscribe_request(struct json_object *obj, const char *id,
 			return (1);
 		}
 	}
-	switch (proxy_subs_remove("session", uri)) {
-	case PROXY_SUBS_NONE:
+	switch (proxy_lease_remove("session", uri)) {
+	case PROXY_LEASE_NONE:
 		/* Another listener still holds it: the worker keeps it. */
 		proxy_answer_result(id, json_object_new_object());
 		return (1);
@@ -181,6 +181,6 @@ proxy_subscribe_cancel(const char *id)
 	char	*holder;
 
 	xasprintf(&holder, "listen:%s", id);
-	proxy_subs_remove_holder(holder, proxy_subscribe_drop);
+	proxy_lease_remove_holder(holder, proxy_subscribe_drop);
 	free(holder);
 }

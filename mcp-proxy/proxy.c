@@ -206,7 +206,7 @@ main(int argc, char **argv)
 	event_base_dispatch(proxy_base);
 
 	proxy_relay_free();
-	proxy_subs_free();
+	proxy_lease_free();
 	proxy_catalog_free();
 	proxy_budget_reset();
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)

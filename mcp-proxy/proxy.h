@@ -20,7 +20,7 @@
  *			refusals, reconnect, tools/list from the catalog)
  *	proxy-catalog.c	the tools/list catalog: disk cache, built-in copy,
  *			discovery from the current worker
- *	proxy-subs.c	resource subscriptions: reference-counted leases
+ *	proxy-lease.c	resource subscriptions: reference-counted leases
  *	proxy-budget.c	the crash budget and the upgrade limiter
  *	proxy-worker.c	the worker child: spawn, handshake, frames, death
  *	proxy-builtin.c	(generated) the catalog of the worker built with us
@@ -165,21 +165,21 @@ int		 proxy_catalog_read_only(const char *);
 int		 proxy_catalog_discovered(struct json_object *);
 void		 proxy_catalog_free(void);
 
-/* proxy-subs.c */
-enum proxy_subs_change {
-	PROXY_SUBS_NONE,	/* nothing for the worker to do */
-	PROXY_SUBS_FIRST,	/* first lease: subscribe the worker */
-	PROXY_SUBS_LAST,	/* last lease gone: unsubscribe the worker */
-	PROXY_SUBS_FULL,	/* too many watches */
-	PROXY_SUBS_UNKNOWN,	/* this holder had no lease on it */
+/* proxy-lease.c */
+enum proxy_lease_change {
+	PROXY_LEASE_NONE,	/* nothing for the worker to do */
+	PROXY_LEASE_FIRST,	/* first lease: subscribe the worker */
+	PROXY_LEASE_LAST,	/* last lease gone: unsubscribe the worker */
+	PROXY_LEASE_FULL,	/* too many watches */
+	PROXY_LEASE_UNKNOWN,	/* this holder had no lease on it */
 };
-enum proxy_subs_change proxy_subs_add(const char *, const char *);
-enum proxy_subs_change proxy_subs_remove(const char *, const char *);
-void		 proxy_subs_remove_holder(const char *,
+enum proxy_lease_change proxy_lease_add(const char *, const char *);
+enum proxy_lease_change proxy_lease_remove(const char *, const char *);
+void		 proxy_lease_remove_holder(const char *,
 		     void (*)(const char *));
-void		 proxy_subs_replaced(void (*)(const char *));
-void		 proxy_subs_foreach(void (*)(const char *));
-void		 proxy_subs_free(void);
+void		 proxy_lease_replaced(void (*)(const char *));
+void		 proxy_lease_foreach(void (*)(const char *));
+void		 proxy_lease_free(void);
 
 /* proxy-budget.c */
 enum proxy_budget_kind {
