@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl.h"
+#include "client/ctl.h"
 
 #define CTL_CALL_WORKER		"runtimed-mcp-worker"
 #define CTL_CALL_PROTOCOL	"2025-06-18"

@@ -26,7 +26,7 @@
 
 #include <sqlite3.h>
 
-#include "ctl.h"
+#include "client/ctl.h"
 #include "kernelspec.h"
 
 /* Below this much free space in the state directory, writes will fail. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
+#include "client/ctl.h"
 #include "domain.h"
 
 static struct json_object *ctl_domains_check(const char *);

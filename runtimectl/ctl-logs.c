@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl.h"
+#include "client/ctl.h"
 
 /* With -f, how often files are looked at, and how much is shown first. */
 #define CTL_LOGS_POLL_US	200000

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl.h"
+#include "client/ctl.h"
 
 extern char	**environ;
 

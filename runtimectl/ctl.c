@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl.h"
+#include "client/ctl.h"
 
 static __dead void	ctl_usage(int);
 static int	ctl_take_json(int *, char **);

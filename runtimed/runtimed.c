@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "runtimed.h"
-#include "runtimectl/ctl.h"
+#include "client/ctl.h"
 
 struct event_base	*runtimed_base;
 struct proto_incarnation runtimed_incarnation;

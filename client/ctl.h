@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * ctl.h: runtimectl, the operator's command line, and the client half of
- * `runtimed status|stop` (which links ctl-client.c, ctl-status.c and
- * ctl-stop.c: one client implementation).
+ * ctl.h: the control client of libctl.a (ctl-client.c, ctl-status.c,
+ * ctl-stop.c, ctl-table.c, ctl-term.c here: one client implementation,
+ * which `runtimed status|stop` links too) and the commands of
+ * runtimectl, the operator's command line (runtimectl/), which share
+ * its context.
  */
 
 #ifndef CTL_H
