@@ -641,6 +641,10 @@ room_journal_load_snapshot(const struct store_room *sr, void *arg)
 	int				 b;
 
 	ld->found = 1;
+	if (sr->damaged) {
+		xasprintf(&ld->cause, "its snapshot fails its checksum");
+		return (1);
+	}
 	msgpack_unpacked_init(&u);
 	if (proto_frame_unpack(&u, sr->snapshot, sr->snapshot_len,
 	    &at) != 0 || at != sr->snapshot_len) {
@@ -781,6 +785,11 @@ room_journal_check(const struct store_room *sr, char **why)
 	size_t			 at = 0, bad = 0, len, i;
 	int			 n;
 
+	if (sr->damaged) {
+		xasprintf(why, "its snapshot (%zu bytes) fails its checksum",
+		    sr->snapshot_len);
+		return (-1);
+	}
 	msgpack_unpacked_init(&u);
 	if (proto_frame_unpack(&u, sr->snapshot, sr->snapshot_len, &at) != 0 ||
 	    at != sr->snapshot_len) {

@@ -22,6 +22,9 @@
 #include "common.h"
 #include "store.h"
 
+/* The column a store an older daemon made lacks (store.c). */
+#define STORE_RECOVER_SUM	", checksum"
+
 /* The tables, their columns and the index that names a lost row. */
 static const struct store_recover_table {
 	const char	*name;
@@ -34,14 +37,15 @@ static const struct store_recover_table {
 	{ "meta", NULL, "key, value", 2, NULL,
 	    { { "sqlite_autoindex_meta_1", "key" } } },
 	{ "rooms", "notebooks",
-	    "notebook_id, path, kernel, dirty, seq, snapshot, updated_at", 7,
+	    "notebook_id, path, kernel, dirty, seq, snapshot, updated_at, "
+	    "checksum", 8,
 	    "notebook_id", { { "sqlite_autoindex_rooms_1", "notebook_id" },
 	    { "rooms_path", "path" } } },
-	{ "journal", "journal entries", "notebook_id, seq, op", 3,
+	{ "journal", "journal entries", "notebook_id, seq, op, checksum", 4,
 	    "notebook_id", { { "sqlite_autoindex_journal_1",
 	    "notebook_id" } } },
 	{ "executions", "execution records",
-	    "execution_id, notebook_id, finished_at, record", 4, NULL,
+	    "execution_id, notebook_id, finished_at, record, checksum", 5, NULL,
 	    { { "sqlite_autoindex_executions_1", "execution_id" },
 	    { "executions_nb", "notebook_id" } } },
 	{ "files", "file ids",
@@ -405,7 +409,8 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report, char ***ids,
 	struct store_recover_ids		 s;
 	sqlite3_stmt				*get, *put;
 	char					*sql, *counts = NULL, *lost = NULL;
-	char					*old, *qs;
+	char					*old, *qs, *cols, *at;
+	int					 ncols;
 	size_t					 i, j, got;
 	int					 rc = 0;
 
@@ -416,17 +421,30 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report, char ***ids,
 		t = &store_recover_tables[i];
 		memset(&s, 0, sizeof s);
 		store_recover_find(from, t, &s);
+		cols = xstrdup(t->columns);
+		ncols = t->ncolumns;
 		xasprintf(&sql, "SELECT %s FROM \"%s\" WHERE rowid = ?",
-		    t->columns, t->name);
+		    cols, t->name);
 		rc = sqlite3_prepare_v2(from, sql, -1, &get, NULL);
 		free(sql);
+		if (rc != SQLITE_OK &&
+		    (at = strstr(cols, STORE_RECOVER_SUM)) != NULL) {
+			/* An older daemon's store: no checksums to copy. */
+			*at = '\0';
+			ncols--;
+			xasprintf(&sql, "SELECT %s FROM \"%s\" WHERE rowid = ?",
+			    cols, t->name);
+			rc = sqlite3_prepare_v2(from, sql, -1, &get, NULL);
+			free(sql);
+		}
 		if (rc != SQLITE_OK)
 			get = NULL;
-		qs = xcalloc(1, (size_t)t->ncolumns * 3 + 1);
-		for (j = 0; j < (size_t)t->ncolumns; j++)
+		qs = xcalloc(1, (size_t)ncols * 3 + 1);
+		for (j = 0; j < (size_t)ncols; j++)
 			strcat(qs, j > 0 ? ", ?" : "?");
 		xasprintf(&sql, "INSERT OR IGNORE INTO \"%s\" (%s) VALUES (%s)",
-		    t->name, t->columns, qs);
+		    t->name, cols, qs);
+		free(cols);
 		free(qs);
 		if (sqlite3_prepare_v2(to, sql, -1, &put, NULL) != SQLITE_OK) {
 			free(sql);
@@ -438,7 +456,7 @@ store_recover_copy(sqlite3 *from, sqlite3 *to, char **report, char ***ids,
 		free(sql);
 		for (j = 0, got = 0; j < s.n; j++) {
 			if (get != NULL && store_recover_row(get, put,
-			    t->ncolumns, s.rows[j].id) == 0)
+			    ncols, s.rows[j].id) == 0)
 				got++;
 			else
 				s.rows[j].lost = 1;

@@ -48,18 +48,21 @@ static const char *store_schema =
     " dirty INTEGER NOT NULL,"
     " seq INTEGER NOT NULL,"
     " snapshot BLOB NOT NULL,"
-    " updated_at INTEGER NOT NULL);"
+    " updated_at INTEGER NOT NULL,"
+    " checksum INTEGER);"
     "CREATE INDEX IF NOT EXISTS rooms_path ON rooms(path);"
     "CREATE TABLE IF NOT EXISTS journal ("
     " notebook_id TEXT NOT NULL,"
     " seq INTEGER NOT NULL,"
     " op BLOB NOT NULL,"
+    " checksum INTEGER,"
     " PRIMARY KEY (notebook_id, seq));"
     "CREATE TABLE IF NOT EXISTS executions ("
     " execution_id TEXT PRIMARY KEY,"
     " notebook_id TEXT NOT NULL,"
     " finished_at INTEGER NOT NULL,"
-    " record BLOB NOT NULL);"
+    " record BLOB NOT NULL,"
+    " checksum INTEGER);"
     "CREATE INDEX IF NOT EXISTS executions_nb ON"
     " executions(notebook_id, finished_at);"
     "CREATE TABLE IF NOT EXISTS files ("
@@ -72,7 +75,19 @@ static const char *store_schema =
     " seen_at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS files_inode ON files(ino, dev);";
 
+/*
+ * The tables whose blob has a checksum beside it (docs/decisions/080):
+ * SQLite keeps no page checksums, and garbage in a page can leave a blob
+ * that still decodes.  A store an older daemon made gains the column at
+ * open; rows it wrote have none (NULL) and are not checked.
+ */
+static const char *const store_summed[] = { "rooms", "journal",
+    "executions" };
+
 static int	store_exec_sql(struct store *, const char *, char **);
+static int64_t	store_sum(const void *, size_t);
+static int	store_sum_ok(sqlite3_stmt *, int, const void *, size_t);
+static int	store_add_sums(struct store *, char **);
 static sqlite3	*store_open_db(const char *, char **);
 static void	store_check_tidy(char *);
 static const void *store_column_blob(sqlite3_stmt *, int, size_t *);
@@ -198,6 +213,54 @@ store_check(sqlite3 *db, const char *path, char **cause)
 	return (-1);
 }
 
+/* A blob's checksum: the first 8 bytes of its SHA-256. */
+static int64_t
+store_sum(const void *p, size_t len)
+{
+	unsigned char	md[CRYPTO_SHA256_LEN];
+	int64_t		v;
+
+	crypto_sha256(p, len, md);
+	memcpy(&v, md, sizeof v);
+	return (v);
+}
+
+/* Does a row's blob match its checksum (column col)?  NULL: unchecked. */
+static int
+store_sum_ok(sqlite3_stmt *s, int col, const void *p, size_t len)
+{
+	if (sqlite3_column_type(s, col) == SQLITE_NULL)
+		return (1);
+	return (sqlite3_column_int64(s, col) == store_sum(p, len));
+}
+
+/* A store an older daemon made: the checksum columns it lacks. */
+static int
+store_add_sums(struct store *st, char **cause)
+{
+	sqlite3_stmt	*s;
+	char		*sql;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < sizeof store_summed / sizeof store_summed[0]; i++) {
+		xasprintf(&sql, "SELECT checksum FROM %s LIMIT 0",
+		    store_summed[i]);
+		rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+		free(sql);
+		sqlite3_finalize(s);
+		if (rc == SQLITE_OK)
+			continue;
+		xasprintf(&sql, "ALTER TABLE %s ADD COLUMN checksum INTEGER",
+		    store_summed[i]);
+		rc = store_exec_sql(st, sql, cause);
+		free(sql);
+		if (rc != 0)
+			return (-1);
+	}
+	return (0);
+}
+
 /* Create the schema and the prepared statements. */
 static int
 store_init(struct store *st, char **cause)
@@ -223,13 +286,14 @@ store_init(struct store *st, char **cause)
 	if (store_exec_sql(st, "BEGIN IMMEDIATE", cause) != 0)
 		return (-1);
 	if (store_exec_sql(st, store_schema, cause) != 0 ||
+	    store_add_sums(st, cause) != 0 ||
 	    store_exec_sql(st, sql, cause) != 0 ||
 	    store_exec_sql(st, "COMMIT", cause) != 0) {
 		store_exec_sql(st, "ROLLBACK", NULL);
 		return (-1);
 	}
 	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO journal "
-	    "(notebook_id, seq, op) VALUES (?, ?, ?)", -1,
+	    "(notebook_id, seq, op, checksum) VALUES (?, ?, ?, ?)", -1,
 	    &st->journal_insert, NULL) != SQLITE_OK) {
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 		return (-1);
@@ -932,8 +996,9 @@ store_room_snapshot(struct store *st, const struct store_room *r,
 	if (store_exec_sql(st, "SAVEPOINT room", cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO rooms "
-	    "(notebook_id, path, kernel, dirty, seq, snapshot, updated_at) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK)
+	    "(notebook_id, path, kernel, dirty, seq, snapshot, updated_at, "
+	    "checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &s, NULL) !=
+	    SQLITE_OK)
 		goto fail;
 	sqlite3_bind_text(s, 1, r->notebook_id, -1, SQLITE_STATIC);
 	if (r->path != NULL)
@@ -946,6 +1011,7 @@ store_room_snapshot(struct store *st, const struct store_room *r,
 	sqlite3_bind_blob64(s, 6, r->snapshot, r->snapshot_len,
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, util_now_us());
+	sqlite3_bind_int64(s, 8, store_sum(r->snapshot, r->snapshot_len));
 	if (sqlite3_step(s) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(s);
@@ -982,6 +1048,7 @@ store_journal_append(struct store *st, const char *id, uint64_t seq,
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
 	sqlite3_bind_blob64(s, 3, op, len, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, store_sum(op, len));
 	r = sqlite3_step(s);
 	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
@@ -1048,6 +1115,7 @@ store_room_rows(struct store *st, sqlite3_stmt *s, store_room_cb cb,
 		r.dirty = sqlite3_column_int(s, 3);
 		r.seq = (uint64_t)sqlite3_column_int64(s, 4);
 		r.snapshot = store_column_blob(s, 5, &r.snapshot_len);
+		r.damaged = !store_sum_ok(s, 6, r.snapshot, r.snapshot_len);
 		n++;
 		if (cb(&r, arg) != 0) {
 			rc = SQLITE_DONE;
@@ -1061,7 +1129,8 @@ store_room_rows(struct store *st, sqlite3_stmt *s, store_room_cb cb,
 }
 
 #define STORE_ROOM_COLUMNS \
-    "SELECT notebook_id, path, kernel, dirty, seq, snapshot FROM rooms"
+    "SELECT notebook_id, path, kernel, dirty, seq, snapshot, checksum " \
+    "FROM rooms"
 
 /* Call cb for every stored room; how many were visited, -1 on error. */
 int
@@ -1103,8 +1172,8 @@ store_journal_each(struct store *st, const char *id, uint64_t after,
 	size_t		 len;
 	int		 n = 0, rc;
 
-	if (sqlite3_prepare_v2(st->db, "SELECT seq, op FROM journal WHERE "
-	    "notebook_id = ? AND seq > ? ORDER BY seq", -1, &s, NULL) !=
+	if (sqlite3_prepare_v2(st->db, "SELECT seq, op, checksum FROM journal "
+	    "WHERE notebook_id = ? AND seq > ? ORDER BY seq", -1, &s, NULL) !=
 	    SQLITE_OK)
 		return (store_read_failed(st, "the journal"));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
@@ -1112,6 +1181,13 @@ store_journal_each(struct store *st, const char *id, uint64_t after,
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		n++;
 		blob = store_column_blob(s, 1, &len);
+		/* A damaged entry reads as none: it decodes as nothing. */
+		if (!store_sum_ok(s, 2, blob, len)) {
+			log_warnx("state database: journal entry %lld of %s "
+			    "fails its checksum", sqlite3_column_int64(s, 0),
+			    id);
+			len = 0;
+		}
 		if (cb((uint64_t)sqlite3_column_int64(s, 0), blob, len,
 		    arg) != 0) {
 			rc = SQLITE_DONE;
@@ -1152,8 +1228,8 @@ store_exec_put(struct store *st, const char *exec_id, const char *nb_id,
 	int		 r;
 
 	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO executions "
-	    "(execution_id, notebook_id, finished_at, record) "
-	    "VALUES (?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK) {
+	    "(execution_id, notebook_id, finished_at, record, checksum) "
+	    "VALUES (?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK) {
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
 		return (-1);
 	}
@@ -1161,6 +1237,7 @@ store_exec_put(struct store *st, const char *exec_id, const char *nb_id,
 	sqlite3_bind_text(s, 2, nb_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, finished_at);
 	sqlite3_bind_blob64(s, 4, rec, len, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, store_sum(rec, len));
 	r = sqlite3_step(s);
 	if (r != SQLITE_DONE)
 		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
@@ -1180,11 +1257,18 @@ store_exec_get(struct store *st, const char *exec_id, char **nb_id,
 	const void	*blob;
 	int		 found = 0, rc;
 
-	if (sqlite3_prepare_v2(st->db, "SELECT notebook_id, record FROM "
-	    "executions WHERE execution_id = ?", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "SELECT notebook_id, record, checksum "
+	    "FROM executions WHERE execution_id = ?", -1, &s, NULL) !=
+	    SQLITE_OK)
 		return (-1);
 	sqlite3_bind_text(s, 1, exec_id, -1, SQLITE_TRANSIENT);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW &&
+	    !store_sum_ok(s, 2, sqlite3_column_blob(s, 1),
+	    (size_t)sqlite3_column_bytes(s, 1))) {
+		log_warnx("state database: execution record %s fails its "
+		    "checksum", exec_id);
+		found = -1;
+	} else if (rc == SQLITE_ROW) {
 		*nb_id = xstrdup((const char *)sqlite3_column_text(s, 0));
 		blob = store_column_blob(s, 1, len);
 		*rec = xmalloc(*len + 1);
@@ -1210,14 +1294,19 @@ store_exec_list(struct store *st, const char *nb_id, int limit,
 	size_t		 len;
 	int		 rc;
 
-	if (sqlite3_prepare_v2(st->db, "SELECT record, finished_at FROM "
-	    "executions WHERE notebook_id = ? ORDER BY finished_at DESC "
+	if (sqlite3_prepare_v2(st->db, "SELECT record, finished_at, checksum "
+	    "FROM executions WHERE notebook_id = ? ORDER BY finished_at DESC "
 	    "LIMIT ?", -1, &s, NULL) != SQLITE_OK)
 		return (-1);
 	sqlite3_bind_text(s, 1, nb_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(s, 2, limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		blob = store_column_blob(s, 0, &len);
+		if (!store_sum_ok(s, 2, blob, len)) {
+			log_warnx("state database: an execution record of %s "
+			    "fails its checksum; left out", nb_id);
+			continue;
+		}
 		cb(blob, len, sqlite3_column_int64(s, 1), arg);
 	}
 	if (rc != SQLITE_DONE)
@@ -1264,11 +1353,17 @@ store_exec_each(struct store *st, store_exec_cb cb, void *arg)
 	int		 rc;
 
 	if (sqlite3_prepare_v2(st->db, "SELECT execution_id, notebook_id, "
-	    "record FROM executions ORDER BY finished_at DESC", -1, &s,
-	    NULL) != SQLITE_OK)
+	    "record, checksum FROM executions ORDER BY finished_at DESC", -1,
+	    &s, NULL) != SQLITE_OK)
 		return (-1);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		blob = store_column_blob(s, 2, &len);
+		if (!store_sum_ok(s, 3, blob, len)) {
+			log_warnx("state database: execution record %s fails "
+			    "its checksum; left out",
+			    (const char *)sqlite3_column_text(s, 0));
+			continue;
+		}
 		if (cb((const char *)sqlite3_column_text(s, 0),
 		    (const char *)sqlite3_column_text(s, 1), blob, len,
 		    arg) != 0) {

@@ -23,6 +23,7 @@ struct store_room {
 	uint64_t	 seq;		/* seq the snapshot stands for */
 	const void	*snapshot;
 	size_t		 snapshot_len;
+	int		 damaged;	/* fails its checksum */
 };
 
 /* A file-backed notebook's id, and the file as last seen (files). */

@@ -153,3 +153,47 @@ for n in a b c; do
 	grep -q "$n.ipynb: 300 cells" "$T/n.out" || fail "$n.ipynb is not its file"
 done
 ok "garbage over the journal's page $jpage: $(grep -o 'could not be restored.*' "$T/status" | cut -c1-200)"
+
+# Garbage that leaves the rows decodable (SQLite keeps no page
+# checksums, quick_check sees nothing): one byte of b's last cell in its
+# snapshot, then one byte of an unsaved edit in the journal.  Each row's
+# own checksum names it (docs/decisions/080); before, b came back with
+# "end_of_X" as its last cell, and the edit as "unsaved = 7", unsaid.
+# rewrite FROM TO: the store as stopped with FROM's first occurrence
+# turned into TO (as long); then a daemon on it.
+rewrite() {
+	rm -rf "$RUNTIMED_STATE_DIR"
+	mkdir -m 700 "$RUNTIMED_STATE_DIR"
+	cp "$T/clean.db" "$DB"
+	/usr/bin/python3 -c '
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(sys.argv[2].encode())
+assert i > 0 and len(sys.argv[2]) == len(sys.argv[3])
+d[i:i + len(sys.argv[3])] = sys.argv[3].encode()
+open(sys.argv[1], "wb").write(d)
+' "$DB" "$1" "$2"
+	: >"$T/daemon.log"
+	start_daemon
+}
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait "$DPID"
+rewrite end_of_b end_of_X
+"$RUNTIMED" status >"$T/status" || fail "status (a byte of the snapshot)"
+grep -q "^warning.*could not be restored.*$T/nb/b.ipynb (notebook [0-9a-f-]*): its snapshot ([0-9]* bytes) fails its checksum" "$T/status" ||
+    fail "a byte of b's snapshot: b.ipynb is not named: $(cat "$T/status")"
+"$CTL" call inspect_notebook path="$T/nb/b.ipynb" view=source cell_ids='[299]' >"$T/b.out" 2>&1 ||
+    fail "b.ipynb cannot be opened: $(cat "$T/b.out")"
+grep -q "end_of_X" "$T/b.out" && fail "b.ipynb came back with the garbage"
+grep -q "end_of_b" "$T/b.out" || fail "b.ipynb is not its file: $(head -c 600 "$T/b.out")"
+ok "a byte of b's snapshot changed, still decodable: $(grep -o 'could not be restored.*checksum' "$T/status" | cut -c1-160)"
+"$RUNTIMED" stop >/dev/null || fail "stop"
+wait "$DPID"
+rewrite "unsaved = 1" "unsaved = 7"
+"$RUNTIMED" status >"$T/status" || fail "status (a byte of the journal)"
+grep -q "^warning.*could not be restored.*ipynb (notebook [0-9a-f-]*): 1 of its 1 journal entries do not decode" "$T/status" ||
+    fail "a byte of the journal: no notebook named: $(cat "$T/status")"
+"$ROOMS_CLIENT" census "$RUNTIMED_SOCKET" >"$T/census" || fail "census (a byte of the journal)"
+[ "$(grep -c ' 301$' "$T/census")" -eq 2 ] ||
+    fail "the other two are not whole: $(cat "$T/census")"
+ok "a byte of an unsaved edit changed: $(grep -o 'could not be restored.*decode' "$T/status" | cut -c1-160)"
