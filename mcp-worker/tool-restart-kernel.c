@@ -17,12 +17,25 @@ tool_restart_kernel_done(struct worker_call *call, struct worker_room *room,
     const msgpack_object *reply)
 {
 	struct json_object	*sc;
+	const char		*state;
+	size_t			 len;
+	char			*text;
 
+	/* An older daemon's OK says nothing of the state: none given. */
+	state = proto_get_str(reply, "state", &len);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "restarted", json_object_new_boolean(1));
-	json_object_object_add(sc, "state", json_object_new_string("idle"));
-	worker_call_result(call, "kernel restarted and ready; variables are "
-	    "gone, rerun the cells you need", sc);
+	if (state != NULL)
+		json_object_object_add(sc, "state",
+		    json_object_new_string_len(state, (int)len));
+	if (state != NULL)
+		xasprintf(&text, "kernel restarted and ready (%.*s); variables "
+		    "are gone, rerun the cells you need", (int)len, state);
+	else
+		text = xstrdup("kernel restarted and ready; variables are "
+		    "gone, rerun the cells you need");
+	worker_call_result(call, text, sc);
+	free(text);
 }
 
 static void

@@ -85,6 +85,8 @@ static void	room_kernel_destroy(struct room_kernel *);
 static struct proto_str	room_kernel_str(const char *);
 static void	room_kernel_maybe_destroy(struct room_kernel *);
 static char	*room_kernel_cwd(struct room *);
+static void	room_kernel_send_ready(struct room_kernel *, struct peer *,
+		    uint32_t);
 static void	room_kernel_reply_restart(struct room_kernel *);
 static void	room_kernel_set_dead(struct room_kernel *, const char *);
 static void	room_kernel_set_spec(struct room_kernel *);
@@ -193,6 +195,19 @@ room_kernel_cwd(struct room *r)
 	return (xstrdup(home));
 }
 
+/* A restart's OK {state}: as it is now, another client's run may be on. */
+static void
+room_kernel_send_ready(struct room_kernel *k, struct peer *p, uint32_t id)
+{
+	struct mpbuf	b;
+
+	mpbuf_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "state", room_kernel_state_name(k));
+	peer_send(p, PROTO_MSG_OK, id, &b.sb);
+	mpbuf_free(&b);
+}
+
 static void
 room_kernel_reply_restart(struct room_kernel *k)
 {
@@ -203,7 +218,7 @@ room_kernel_reply_restart(struct room_kernel *k)
 		    PROTO_E_KERNEL_UNAVAILABLE, "kernel restart failed: %s",
 		    k->message != NULL ? k->message : "unknown error");
 	else
-		peer_send_ok(k->restart_peer, k->restart_id);
+		room_kernel_send_ready(k, k->restart_peer, k->restart_id);
 	k->restart_peer = NULL;
 }
 
@@ -616,7 +631,7 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 		k->restart_peer = p;
 		k->restart_id = id;
 	} else if (p != NULL)
-		peer_send_ok(p, id);
+		room_kernel_send_ready(k, p, id);
 	room_changed(r, NULL, "kernel");
 	return (0);
 }

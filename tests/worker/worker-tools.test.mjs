@@ -192,6 +192,9 @@ test('kernel tools', async () => {
   assert.equal(g.sc.status, 'interrupted');
   r = await ok(A, 'restart_kernel', { notebook_handle: H });
   sample('restart_kernel', r.text);
+  // The kernel's state as the daemon saw it when ready, not a constant.
+  assert.equal(r.sc.state, 'idle');
+  assert.match(r.text, /^kernel restarted and ready \(idle\);/);
   r = await ok(A, 'select_kernel', { notebook_handle: H, kernel: 'python3' });
   sample('select_kernel', r.text);
   await ok(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'delete', cell_id: sleeper }] });
