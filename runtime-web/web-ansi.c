@@ -52,6 +52,10 @@ web_ansi_escape(struct evbuffer *b, const char *s, size_t len, int attr)
 		case '\n':
 			rep = attr ? "&#10;" : NULL;
 			break;
+		case '\r':
+			/* A parser folds a raw CR; a reference stays one. */
+			rep = attr ? "&#13;" : NULL;
+			break;
 		default:
 			rep = NULL;
 			break;

@@ -47,8 +47,13 @@ static void	web_http_listed(const msgpack_object *, const char *, void *);
 static void	web_http_wait_closed(struct evhttp_connection *, void *);
 static void	web_http_notebook(struct evhttp_request *, const char *,
 		    const char *);
-static void	web_http_post(struct evhttp_request *, struct web_nb *,
-		    const char *, const char *);
+static int	web_http_write(const char *);
+static int	web_http_cell_ok(const char *);
+static int	web_http_one_of(const char *, const char *);
+static const char *web_http_fields(const char *, const char *, size_t,
+		    struct web_post *);
+static void	web_http_post(struct evhttp_request *, const char *,
+		    const char *);
 static void	web_http_static(struct evhttp_request *, const char *,
 		    const char *);
 
@@ -457,28 +462,127 @@ web_http_notebook(struct evhttp_request *req, const char *id,
 		    "Last-Event-ID"));
 		return;
 	}
-	if (post && (strcmp(rest, "/interrupt") == 0 ||
-	    strcmp(rest, "/restart") == 0 || strcmp(rest, "/comment") == 0)) {
-		if ((nb = web_nb_find(id, 0)) == NULL) {
-			web_http_error(req, 409, "this notebook has no page "
-			    "open; reload it");
-			return;
-		}
-		web_http_post(req, nb, id, rest + 1);
+	if (post && *rest == '/' && web_http_write(rest + 1)) {
+		web_http_post(req, id, rest + 1);
 		return;
 	}
 	web_http_error(req, 404, "not found");
 }
 
-/* A POST: the token of a page of this notebook, then the action. */
+/*
+ * The writes a page may make, and nothing else (decision 079): each
+ * maps to one daemon request on the view's own connection.
+ */
+static int
+web_http_write(const char *what)
+{
+	static const char *const	 writes[] = {
+		"interrupt", "restart", "comment", "edit", "insert", "run",
+		"run-all", "resolve", NULL
+	};
+	size_t				 i;
+
+	for (i = 0; writes[i] != NULL; i++) {
+		if (strcmp(what, writes[i]) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* A cell id as the daemon takes them: 1-64 of [A-Za-z0-9_-]. */
+static int
+web_http_cell_ok(const char *id)
+{
+	size_t	len;
+
+	if (id == NULL)
+		return (0);
+	len = strlen(id);
+	return (len > 0 && len <= 64 && strspn(id, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == len);
+}
+
+/* One of the words in list (NUL-separated, ending in an empty one). */
+static int
+web_http_one_of(const char *v, const char *list)
+{
+	for (; v != NULL && *list != '\0'; list += strlen(list) + 1) {
+		if (strcmp(v, list) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * A write's fields, checked here so that web-nb.c sends the daemon only
+ * what the write may say: a bad one is 400 with what it needs.
+ */
+static const char *
+web_http_fields(const char *what, const char *body, size_t len,
+    struct web_post *f)
+{
+	f->cell_id = web_form_get(body, len, "cell_id");
+	if (strcmp(what, "comment") == 0) {
+		f->text = web_form_get(body, len, "text");
+		if (f->cell_id == NULL || *f->cell_id == '\0' ||
+		    strlen(f->cell_id) > 64 || f->text == NULL ||
+		    *f->text == '\0' || strlen(f->text) > WEB_COMMENT_MAX ||
+		    !utf8_valid(f->text, strlen(f->text), NULL) ||
+		    !utf8_valid(f->cell_id, strlen(f->cell_id), NULL))
+			return ("a comment needs a cell_id and a text of at "
+			    "most 16 KiB of UTF-8");
+	} else if (strcmp(what, "edit") == 0) {
+		f->text = web_form_get(body, len, "source");
+		f->version = web_form_get(body, len, "version");
+		if (!web_http_cell_ok(f->cell_id) || f->version == NULL ||
+		    strlen(f->version) != 8 ||
+		    strspn(f->version, "0123456789abcdef") != 8 ||
+		    f->text == NULL ||
+		    !utf8_valid(f->text, strlen(f->text), NULL))
+			return ("an edit needs a cell_id, the version of the "
+			    "cell it was made on (8 hex digits) and a source "
+			    "of UTF-8");
+	} else if (strcmp(what, "insert") == 0) {
+		f->text = web_form_get(body, len, "source");
+		f->after = web_form_get(body, len, "after");
+		f->cell_type = web_form_get(body, len, "cell_type");
+		if (f->text == NULL)
+			f->text = xstrdup("");
+		if (f->after == NULL || (!web_http_cell_ok(f->after) &&
+		    !web_http_one_of(f->after, "TOP\0BOTTOM\0")) ||
+		    !web_http_one_of(f->cell_type, "code\0markdown\0") ||
+		    !utf8_valid(f->text, strlen(f->text), NULL))
+			return ("a new cell needs after (a cell_id, TOP or "
+			    "BOTTOM), a cell_type (code or markdown) and a "
+			    "source of UTF-8");
+	} else if (strcmp(what, "run") == 0) {
+		if (!web_http_cell_ok(f->cell_id))
+			return ("a run needs the cell_id of a code cell");
+	} else if (strcmp(what, "resolve") == 0) {
+		f->take = web_form_get(body, len, "take");
+		if (!web_http_cell_ok(f->cell_id) ||
+		    !web_http_one_of(f->take, "room\0disk\0both\0"))
+			return ("resolving a conflict needs its cell_id and "
+			    "take: room, disk or both");
+	}
+	return (NULL);
+}
+
+/*
+ * A POST: the token of a page of this notebook, its fields, then the
+ * notebook's connection and the action.
+ */
 static void
-web_http_post(struct evhttp_request *req, struct web_nb *nb, const char *id,
-    const char *what)
+web_http_post(struct evhttp_request *req, const char *id, const char *what)
 {
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	size_t		 len = evbuffer_get_length(in);
-	char		*body, *token, *cell = NULL, *text = NULL;
+	struct web_nb	*nb;
+	struct web_post	 f;
+	const char	*bad;
+	char		*body, *token;
 
+	memset(&f, 0, sizeof f);
 	if (len > WEB_MAX_BODY) {
 		web_http_error(req, 400, "the request is too large");
 		return;
@@ -491,25 +595,20 @@ web_http_post(struct evhttp_request *req, struct web_nb *nb, const char *id,
 		web_http_error(req, 403, "forbidden");
 		goto out;
 	}
-	if (strcmp(what, "comment") == 0) {
-		cell = web_form_get(body, len, "cell_id");
-		text = web_form_get(body, len, "text");
-		if (cell == NULL || *cell == '\0' || strlen(cell) > 64 ||
-		    text == NULL || *text == '\0' ||
-		    strlen(text) > WEB_COMMENT_MAX ||
-		    !utf8_valid(text, strlen(text), NULL) ||
-		    !utf8_valid(cell, strlen(cell), NULL)) {
-			web_http_error(req, 400, "a comment needs a cell_id "
-			    "and a text of at most 16 KiB of UTF-8");
-			goto out;
-		}
+	if ((bad = web_http_fields(what, body, len, &f)) != NULL) {
+		web_http_error(req, 400, bad);
+		goto out;
 	}
-	web_nb_action(nb, req, what, cell, text);
+	if ((nb = web_nb_find(id, 0)) == NULL) {
+		web_http_error(req, 409, "this notebook has no page open; "
+		    "reload it");
+		goto out;
+	}
+	web_nb_action(nb, req, what, &f);
 out:
 	free(body);
 	free(token);
-	free(cell);
-	free(text);
+	web_post_free(&f);
 }
 
 /* Every request, in the order the top of this file says. */

@@ -64,8 +64,7 @@ struct web_action {
 	struct web_nb		*nb;
 	struct evhttp_request	*req;
 	char			*what;
-	char			*cell_id;
-	char			*text;
+	struct web_post		 f;
 	int			 tries;
 };
 
@@ -83,6 +82,7 @@ struct web_nb {
 	int			 again;
 	int			 want_content;
 	struct json_object	*changed;	/* {id: html} this fetch */
+	char			*conflicts;	/* their HTML, or NULL */
 	TAILQ_HEAD(, web_stream) streams;
 	TAILQ_HEAD(, web_req)	 reqs;
 	struct event		*linger;
@@ -124,6 +124,18 @@ static void	web_nb_comment_read(struct web_nb *, uint16_t,
 static void	web_nb_comment_written(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
 static char	*web_nb_error(uint16_t, const msgpack_object *);
+static void	web_nb_pack_json(msgpack_packer *, const void *);
+static void	web_nb_edit(struct web_nb *, struct web_action *,
+		    struct json_object *, int, uint64_t, web_nb_cb);
+static void	web_nb_change(struct web_nb *, struct web_action *);
+static void	web_nb_changed(struct web_nb *, uint16_t,
+		    const msgpack_object *, void *);
+static void	web_nb_run(struct web_nb *, struct web_action *,
+		    struct json_object *);
+static void	web_nb_runall_read(struct web_nb *, uint16_t,
+		    const msgpack_object *, void *);
+static void	web_nb_ran(struct web_nb *, uint16_t,
+		    const msgpack_object *, void *);
 
 /* The notebook with this id, joining it first if create. */
 struct web_nb *
@@ -184,6 +196,7 @@ web_nb_free(struct web_nb *nb)
 	}
 	free(nb->cells);
 	free(nb->title);
+	free(nb->conflicts);
 	if (nb->view != NULL)
 		json_object_put(nb->view);
 	if (nb->changed != NULL)
@@ -404,6 +417,18 @@ web_nb_content(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 			json_object_object_add(nb->changed, nc[i].id,
 			    json_object_new_string_len(html, len));
 	}
+	/* Conflicts with the file, both versions (decision 056). */
+	free(nb->conflicts);
+	nb->conflicts = NULL;
+	if (m.conflicts.obj != NULL &&
+	    m.conflicts.obj->type == MSGPACK_OBJECT_ARRAY &&
+	    m.conflicts.obj->via.array.size > 0) {
+		web_render_conflicts(eb, m.conflicts.obj, cells);
+		len = evbuffer_get_length(eb);
+		nb->conflicts = xmalloc(len + 1);
+		evbuffer_remove(eb, nb->conflicts, len);
+		nb->conflicts[len] = '\0';
+	}
 	evbuffer_free(eb);
 	if (threads != NULL)
 		json_object_put(threads);
@@ -536,6 +561,9 @@ web_nb_event(struct web_nb *nb, struct json_object *cells, int all)
 		c = cells != NULL ? json_object_get(cells) :
 		    json_object_new_object();
 	json_object_object_add(o, "cells", c);
+	/* Few and rare: every event carries them whole. */
+	json_object_object_add(o, "conflicts", json_object_new_string(
+	    nb->conflicts != NULL ? nb->conflicts : ""));
 	if (nb->view != NULL)
 		json_object_object_add(o, "state", json_object_get(nb->view));
 	return (o);
@@ -805,8 +833,7 @@ web_nb_answer(struct web_action *a, int code, const char *text)
 		evbuffer_free(b);
 	}
 	free(a->what);
-	free(a->cell_id);
-	free(a->text);
+	web_post_free(&a->f);
 	free(a);
 }
 
@@ -819,12 +846,29 @@ web_nb_action_closed(struct evhttp_connection *conn, void *arg)
 		a->req = NULL;
 }
 
-/* POST interrupt | restart | comment, token already checked. */
+void
+web_post_free(struct web_post *f)
+{
+	free(f->cell_id);
+	free(f->text);
+	free(f->version);
+	free(f->take);
+	free(f->cell_type);
+	free(f->after);
+	memset(f, 0, sizeof *f);
+}
+
+/*
+ * A POST, its token and fields already checked (web-http.c); f is ours
+ * now.  Each write is one request on this notebook's own connection,
+ * so the daemon knows it as the live page's (decision 079).
+ */
 void
 web_nb_action(struct web_nb *nb, struct evhttp_request *req,
-    const char *what, const char *cell_id, const char *text)
+    const char *what, struct web_post *f)
 {
 	struct web_action	*a;
+	struct json_object	*ids;
 
 	if (nb->state != WEB_NB_READY) {
 		web_http_error(req, 409, "the notebook is not ready yet; "
@@ -835,8 +879,8 @@ web_nb_action(struct web_nb *nb, struct evhttp_request *req,
 	a->nb = nb;
 	a->req = req;
 	a->what = xstrdup(what);
-	a->cell_id = cell_id != NULL ? xstrdup(cell_id) : NULL;
-	a->text = text != NULL ? xstrdup(text) : NULL;
+	a->f = *f;
+	memset(f, 0, sizeof *f);
 	web_http_closecb(req, web_nb_action_closed, a);
 	if (strcmp(what, "interrupt") == 0)
 		web_nb_request(nb, PROTO_MSG_KERNEL_INTERRUPT, NULL,
@@ -844,9 +888,20 @@ web_nb_action(struct web_nb *nb, struct evhttp_request *req,
 	else if (strcmp(what, "restart") == 0)
 		web_nb_request(nb, PROTO_MSG_KERNEL_RESTART, NULL,
 		    web_nb_acted, a);
-	else
+	else if (strcmp(what, "comment") == 0)
 		web_nb_request(nb, PROTO_MSG_ROOM_GET, NULL,
 		    web_nb_comment_read, a);
+	else if (strcmp(what, "run") == 0) {
+		ids = json_object_new_array();
+		json_object_array_add(ids, json_object_new_string(
+		    a->f.cell_id));
+		web_nb_run(nb, a, ids);
+		json_object_put(ids);
+	} else if (strcmp(what, "run-all") == 0)
+		web_nb_request(nb, PROTO_MSG_ROOM_GET, NULL,
+		    web_nb_runall_read, a);
+	else
+		web_nb_change(nb, a);
 }
 
 static void
@@ -873,12 +928,9 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 {
 	struct web_action		*a = arg;
 	struct proto_room_joined	 m;
-	struct proto_room_edit		 em;
 	struct json_object		*md, *rt, *threads, *t, *an, *cs, *c;
 	struct json_object		*edits, *e, *nm;
 	const msgpack_object		*cells, *v;
-	struct mpbuf			 b, eb;
-	msgpack_unpacked		 u;
 	unsigned char			 rnd[12];
 	char				 err[256], hex[25], *why, ts[32];
 	char				*id;
@@ -898,8 +950,8 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 	for (i = 0; cells != NULL && i < cells->via.array.size; i++) {
 		v = proto_get(&cells->via.array.ptr[i], "cell_id");
 		if (v != NULL && v->type == MSGPACK_OBJECT_STR &&
-		    v->via.str.size == strlen(a->cell_id) &&
-		    memcmp(v->via.str.ptr, a->cell_id, v->via.str.size) == 0)
+		    v->via.str.size == strlen(a->f.cell_id) &&
+		    memcmp(v->via.str.ptr, a->f.cell_id, v->via.str.size) == 0)
 			found = 1;
 	}
 	if (!found) {
@@ -929,7 +981,7 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 	free(id);
 	an = json_object_new_object();
 	json_object_object_add(an, "cell_id", json_object_new_string(
-	    a->cell_id));
+	    a->f.cell_id));
 	json_object_object_add(t, "anchor", an);
 	json_object_object_add(t, "resolved", json_object_new_boolean(0));
 	cs = json_object_new_array();
@@ -940,7 +992,7 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 	free(id);
 	json_object_object_add(c, "author", json_object_new_string(
 	    "person (live view)"));
-	json_object_object_add(c, "body", json_object_new_string(a->text));
+	json_object_object_add(c, "body", json_object_new_string(a->f.text));
 	json_object_object_add(c, "created_at", json_object_new_string(ts));
 	json_object_array_add(cs, c);
 	json_object_object_add(t, "comments", cs);
@@ -956,30 +1008,8 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 	json_object_object_add(e, "metadata", nm);
 	edits = json_object_new_array();
 	json_object_array_add(edits, e);
-	/* The edits cross as a document: pack them, then borrow that. */
-	mpbuf_init(&b);
-	mpjson_pack(&b.pk, edits);
+	web_nb_edit(nb, a, edits, 1, m.seq, web_nb_comment_written);
 	json_object_put(edits);
-	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, b.sb.data, b.sb.size, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS) {
-		msgpack_unpacked_destroy(&u);
-		mpbuf_free(&b);
-		web_nb_answer(a, 409, "the comment could not be encoded");
-		return;
-	}
-	memset(&em, 0, sizeof em);
-	em.edits.obj = &u.data;
-	em.has_if_seq = 1;
-	em.if_seq = m.seq;
-	/* u borrows from b: pack the request before freeing either. */
-	mpbuf_init(&eb);
-	proto_room_edit_pack(&eb.pk, &em);
-	web_nb_request(nb, PROTO_MSG_ROOM_EDIT, &eb, web_nb_comment_written,
-	    a);
-	mpbuf_free(&eb);
-	msgpack_unpacked_destroy(&u);
-	mpbuf_free(&b);
 }
 
 static void
@@ -1001,6 +1031,179 @@ web_nb_comment_written(struct web_nb *nb, uint16_t type,
 		/* Someone changed the room in between: read it again. */
 		web_nb_request(nb, PROTO_MSG_ROOM_GET, NULL,
 		    web_nb_comment_read, a);
+		return;
+	}
+	why = web_nb_error(type, body);
+	web_nb_answer(a, 409, why);
+	free(why);
+}
+
+/* A proto_doc's packer for a JSON document (edits, cell ids). */
+static void
+web_nb_pack_json(msgpack_packer *pk, const void *arg)
+{
+	mpjson_pack(pk, (struct json_object *)arg);
+}
+
+/* ROOM_EDIT of edits (if_seq when has_seq), answered to cb with a. */
+static void
+web_nb_edit(struct web_nb *nb, struct web_action *a,
+    struct json_object *edits, int has_seq, uint64_t seq, web_nb_cb cb)
+{
+	struct proto_room_edit	 em;
+	struct mpbuf		 b;
+
+	memset(&em, 0, sizeof em);
+	em.edits.pack = web_nb_pack_json;
+	em.edits.arg = edits;
+	em.has_if_seq = has_seq;
+	em.if_seq = seq;
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &em);
+	web_nb_request(nb, PROTO_MSG_ROOM_EDIT, &b, cb, a);
+	mpbuf_free(&b);
+}
+
+/*
+ * edit, insert or resolve: one op, as an agent's edit_cells sends it.
+ * An edit carries the version of the cell the page showed when the
+ * person began (expect_version): the daemon refuses the batch, nothing
+ * applied, if anyone changed the cell since.
+ */
+static void
+web_nb_change(struct web_nb *nb, struct web_action *a)
+{
+	struct json_object	*edits, *e;
+
+	e = json_object_new_object();
+	json_object_object_add(e, "op", json_object_new_string(a->what));
+	if (a->f.cell_id != NULL && strcmp(a->what, "insert") != 0)
+		json_object_object_add(e, "cell_id",
+		    json_object_new_string(a->f.cell_id));
+	if (strcmp(a->what, "edit") == 0) {
+		json_object_object_add(e, "source",
+		    json_object_new_string(a->f.text));
+		json_object_object_add(e, "expect_version",
+		    json_object_new_string(a->f.version));
+	} else if (strcmp(a->what, "insert") == 0) {
+		json_object_object_add(e, "after",
+		    json_object_new_string(a->f.after));
+		json_object_object_add(e, "cell_type",
+		    json_object_new_string(a->f.cell_type));
+		json_object_object_add(e, "source",
+		    json_object_new_string(a->f.text));
+	} else
+		json_object_object_add(e, "take",
+		    json_object_new_string(a->f.take));
+	edits = json_object_new_array();
+	json_object_array_add(edits, e);
+	web_nb_edit(nb, a, edits, 0, 0, web_nb_changed);
+	json_object_put(edits);
+}
+
+static void
+web_nb_changed(struct web_nb *nb, uint16_t type, const msgpack_object *body,
+    void *arg)
+{
+	struct web_action	*a = arg;
+	struct proto_error	 e;
+	char			 err[256], *why;
+
+	if (type == PROTO_MSG_ROOM_EDIT_REPLY) {
+		web_nb_answer(a, 200, strcmp(a->what, "edit") == 0 ? "saved" :
+		    strcmp(a->what, "insert") == 0 ? "cell added" :
+		    "conflict resolved");
+		return;
+	}
+	if (type == PROTO_MSG_ERROR &&
+	    proto_error_unpack(body, &e, err, sizeof err) == 0 &&
+	    proto_str_eq(&e.code, PROTO_E_EDIT_CONFLICT)) {
+		web_nb_answer(a, 409, "someone changed this cell after you "
+		    "began editing it: your edit was not applied and the "
+		    "notebook is unchanged; copy your text, open the cell "
+		    "again and redo it");
+		return;
+	}
+	why = web_nb_error(type, body);
+	web_nb_answer(a, 409, why);
+	free(why);
+}
+
+/* EXEC_RUN of ids, as the worker's run_cells sends it, answered at once. */
+static void
+web_nb_run(struct web_nb *nb, struct web_action *a, struct json_object *ids)
+{
+	struct proto_exec_run	 rm;
+	struct mpbuf		 b;
+
+	memset(&rm, 0, sizeof rm);
+	rm.cell_ids.pack = web_nb_pack_json;
+	rm.cell_ids.arg = ids;
+	rm.has_stop_on_error = 1;
+	rm.stop_on_error = 1;
+	rm.has_timeout_ms = 1;
+	rm.timeout_ms = 0;
+	/* The run's record names who asked (interrupt_kernel says it). */
+	rm.who.client_name = proto_str_make("live page");
+	mpbuf_init(&b);
+	proto_exec_run_pack(&b.pk, &rm);
+	web_nb_request(nb, PROTO_MSG_EXEC_RUN, &b, web_nb_ran, a);
+	mpbuf_free(&b);
+}
+
+/* Run all: the code cells of the room as it is now, in order. */
+static void
+web_nb_runall_read(struct web_nb *nb, uint16_t type,
+    const msgpack_object *body, void *arg)
+{
+	struct web_action		*a = arg;
+	struct proto_room_joined	 m;
+	struct json_object		*ids;
+	const msgpack_object		*cells, *c, *v;
+	char				 err[256], *why;
+	uint32_t			 i;
+
+	if (type != PROTO_MSG_ROOM_CONTENT ||
+	    proto_room_content_unpack(body, &m, err, sizeof err) != 0 ||
+	    (cells = m.cells.obj) == NULL ||
+	    cells->type != MSGPACK_OBJECT_ARRAY) {
+		why = web_nb_error(type, body);
+		web_nb_answer(a, 409, why);
+		free(why);
+		return;
+	}
+	ids = json_object_new_array();
+	for (i = 0; i < cells->via.array.size; i++) {
+		c = &cells->via.array.ptr[i];
+		v = proto_get(c, "cell_type");
+		if (v == NULL || !proto_obj_streq(v, "code") ||
+		    (v = proto_get(c, "cell_id")) == NULL ||
+		    v->type != MSGPACK_OBJECT_STR)
+			continue;
+		json_object_array_add(ids, json_object_new_string_len(
+		    v->via.str.ptr, v->via.str.size));
+	}
+	if (json_object_array_length(ids) == 0)
+		web_nb_answer(a, 409, "the notebook has no code cells to run");
+	else if (json_object_array_length(ids) > PROTO_RUN_MAX_CELLS)
+		web_nb_answer(a, 409, "the notebook has more code cells than "
+		    "one run takes; run them one by one");
+	else
+		web_nb_run(nb, a, ids);
+	json_object_put(ids);
+}
+
+static void
+web_nb_ran(struct web_nb *nb, uint16_t type, const msgpack_object *body,
+    void *arg)
+{
+	struct web_action	*a = arg;
+	char			*why;
+
+	if (type == PROTO_MSG_EXEC_STATE) {
+		web_nb_answer(a, 200, strcmp(a->what, "run") == 0 ?
+		    "the cell is running or queued" :
+		    "the code cells are running or queued");
 		return;
 	}
 	why = web_nb_error(type, body);

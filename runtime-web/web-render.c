@@ -27,6 +27,10 @@ static void	web_render_data(struct evbuffer *, const msgpack_object *);
 static void	web_render_output(struct evbuffer *, const msgpack_object *);
 static void	web_render_comments(struct evbuffer *, struct json_object *,
 		    const char *);
+static void	web_render_button(struct evbuffer *, const char *,
+		    const char *, const char *, const char *);
+static void	web_render_pre(struct evbuffer *, const char *, const char *,
+		    size_t);
 
 static const msgpack_object *
 web_render_get(const msgpack_object *o, const char *key)
@@ -320,6 +324,15 @@ web_render_cell(struct evbuffer *b, const msgpack_object *cell,
 	evbuffer_add_printf(b, "<section class=\"cell %s\" data-id=\"",
 	    md ? "cell-md" : code ? "cell-code" : "cell-raw");
 	web_ansi_escape(b, id, strlen(id), 1);
+	/* What the page's editor starts from, and the version it guards. */
+	WEB_ADD(b, "\" data-version=\"");
+	if ((v = web_render_get(cell, "version")) != NULL &&
+	    v->type == MSGPACK_OBJECT_STR)
+		web_ansi_escape(b, v->via.str.ptr, v->via.str.size, 1);
+	WEB_ADD(b, "\" data-src=\"");
+	src = web_render_text(web_render_get(cell, "source"), &len);
+	if (src != NULL)
+		web_ansi_escape(b, src, len, 1);
 	WEB_ADD(b, "\"><div class=\"gutter\">");
 	v = web_render_get(cell, "execution_count");
 	if (code && v != NULL && (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER))
@@ -328,7 +341,6 @@ web_render_cell(struct evbuffer *b, const msgpack_object *cell,
 	else if (code)
 		WEB_ADD(b, "[ ]");
 	WEB_ADD(b, "</div><div class=\"body\">");
-	src = web_render_text(web_render_get(cell, "source"), &len);
 	if (md && src != NULL)
 		web_render_markdown(b, src, len);
 	else {
@@ -348,8 +360,121 @@ web_render_cell(struct evbuffer *b, const msgpack_object *cell,
 	}
 	WEB_ADD(b, "<div class=\"threads\">");
 	web_render_comments(b, threads, id);
-	WEB_ADD(b, "</div><button class=\"comment-btn\" data-cell=\"");
-	web_ansi_escape(b, id, strlen(id), 1);
-	WEB_ADD(b, "\">Comment</button></div></section>");
+	WEB_ADD(b, "</div><div class=\"acts\">");
+	web_render_button(b, "comment-btn", NULL, id, "Comment");
+	web_render_button(b, "act", "edit", id, "Edit");
+	if (code)
+		web_render_button(b, "act", "run", id, "Run");
+	web_render_button(b, "act", "insert", id, "Add cell below");
+	WEB_ADD(b, "</div></div></section>");
 	free(id);
+}
+
+/* A button of a cell: class, data-act (when act), data-cell. */
+static void
+web_render_button(struct evbuffer *b, const char *class, const char *act,
+    const char *id, const char *label)
+{
+	evbuffer_add_printf(b, "<button type=\"button\" class=\"%s\"", class);
+	if (act != NULL)
+		evbuffer_add_printf(b, " data-act=\"%s\"", act);
+	WEB_ADD(b, " data-cell=\"");
+	web_ansi_escape(b, id, strlen(id), 1);
+	evbuffer_add_printf(b, "\">%s</button>", label);
+}
+
+/* A source for a <pre>: the parser drops a first newline, so add one. */
+static void
+web_render_pre(struct evbuffer *b, const char *class, const char *s,
+    size_t len)
+{
+	evbuffer_add_printf(b, "<pre class=\"%s\">\n", class);
+	if (s != NULL)
+		web_ansi_escape(b, s, len, 0);
+	WEB_ADD(b, "</pre>");
+}
+
+/*
+ * ROOM_CONTENT's conflicts with the file (decision 056), each with both
+ * versions and the three ways to end it (decision 079): this notebook's
+ * cell from cells, the file's from the conflict (capped by the daemon).
+ */
+void
+web_render_conflicts(struct evbuffer *b, const msgpack_object *conflicts,
+    const msgpack_object *cells)
+{
+	const msgpack_object	*c, *v, *disk, *room;
+	const char		*what, *keep, *take;
+	char			*id, *s;
+	size_t			 len;
+	uint32_t		 i, j;
+
+	WEB_ADD(b, "<h2>Changed here and in the file</h2>");
+	for (i = 0; i < conflicts->via.array.size; i++) {
+		c = &conflicts->via.array.ptr[i];
+		if ((v = web_render_get(c, "cell_id")) == NULL ||
+		    v->type != MSGPACK_OBJECT_STR)
+			continue;
+		id = xstrndup(v->via.str.ptr, v->via.str.size);
+		room = NULL;
+		for (j = 0; cells != NULL && cells->type ==
+		    MSGPACK_OBJECT_ARRAY && j < cells->via.array.size; j++) {
+			v = web_render_get(&cells->via.array.ptr[j], "cell_id");
+			if (v != NULL && v->type == MSGPACK_OBJECT_STR &&
+			    v->via.str.size == strlen(id) &&
+			    memcmp(v->via.str.ptr, id, strlen(id)) == 0)
+				room = &cells->via.array.ptr[j];
+		}
+		disk = web_render_get(c, "disk");
+		if (disk != NULL && disk->type != MSGPACK_OBJECT_MAP)
+			disk = NULL;
+		v = web_render_get(c, "kind");
+		if (v != NULL && proto_obj_streq(v, "deleted_on_disk")) {
+			what = "the file deleted this cell; it was changed here";
+			keep = "Keep the cell";
+			take = "Delete it, as the file did";
+		} else if (v != NULL && proto_obj_streq(v, "deleted_in_room")) {
+			what = "this cell was deleted here; the file changed it";
+			keep = "Leave it deleted";
+			take = "Bring back the file's cell";
+		} else {
+			what = "changed here and in the file";
+			keep = "Keep this notebook's";
+			take = "Take the file's";
+		}
+		WEB_ADD(b, "<div class=\"conflict\" data-cell=\"");
+		web_ansi_escape(b, id, strlen(id), 1);
+		WEB_ADD(b, "\"><div>Cell <code>");
+		web_ansi_escape(b, id, strlen(id), 0);
+		evbuffer_add_printf(b, "</code>: %s</div><div class=\"both\">"
+		    "<div class=\"side room\"><b>This notebook</b>", what);
+		if (room != NULL) {
+			s = web_render_text(web_render_get(room, "source"),
+			    &len);
+			web_render_pre(b, "source", s, len);
+			free(s);
+		} else
+			WEB_ADD(b, "<div class=\"out-note\">(deleted)</div>");
+		WEB_ADD(b, "</div><div class=\"side disk\"><b>The file</b>");
+		if (disk != NULL) {
+			s = web_render_text(web_render_get(disk, "source"),
+			    &len);
+			web_render_pre(b, "source", s, len);
+			free(s);
+			if ((v = web_render_get(disk, "source_truncated")) !=
+			    NULL && v->type == MSGPACK_OBJECT_BOOLEAN &&
+			    v->via.boolean)
+				WEB_ADD(b, "<div class=\"out-note\">(its first "
+				    "2,000 characters)</div>");
+		} else
+			WEB_ADD(b, "<div class=\"out-note\">(deleted)</div>");
+		WEB_ADD(b, "</div></div>");
+		web_render_button(b, "resolve", "room", id, keep);
+		web_render_button(b, "resolve", "disk", id, take);
+		if (room != NULL && disk != NULL)
+			web_render_button(b, "resolve", "both", id,
+			    "Keep both");
+		WEB_ADD(b, "</div>");
+		free(id);
+	}
 }

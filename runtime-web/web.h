@@ -78,6 +78,8 @@ void	web_ansi_escape(struct evbuffer *, const char *, size_t, int);
 /* web-render.c */
 void	web_render_cell(struct evbuffer *, const msgpack_object *,
 	    struct json_object *);
+void	web_render_conflicts(struct evbuffer *, const msgpack_object *,
+	    const msgpack_object *);
 struct json_object *web_render_threads(const msgpack_object *);
 
 /* web-page.c: the page, its script and its style, served as they are. */
@@ -89,13 +91,27 @@ extern const char	web_page_css[];
 char	*web_token_make(const char *);
 int	 web_token_check(const char *, const char *);
 
+/*
+ * A write's fields, checked by web-http.c (which names the bounds);
+ * web_nb_action takes them over.
+ */
+struct web_post {
+	char	*cell_id;
+	char	*text;		/* a comment's text, or a cell's source */
+	char	*version;	/* edit: the cell's version it was made on */
+	char	*take;		/* resolve: room, disk or both */
+	char	*cell_type;	/* insert: code or markdown */
+	char	*after;		/* insert: a cell id, TOP or BOTTOM */
+};
+
 /* web-nb.c: one notebook on view, its daemon connection, its pages. */
 struct web_nb;
 struct web_nb	*web_nb_find(const char *, int);
 void		 web_nb_stream(struct web_nb *, struct evhttp_request *,
 		     const char *);
 void		 web_nb_action(struct web_nb *, struct evhttp_request *,
-		     const char *, const char *, const char *);
+		     const char *, struct web_post *);
+void		 web_post_free(struct web_post *);
 u_int		 web_nb_streams(void);
 void		 web_nb_ping(void);
 

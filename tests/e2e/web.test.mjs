@@ -22,8 +22,10 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import {
   privateWorld, connect, call, runAndWait, stopDaemon, killWorld,
-  processesOf, sanitizerReports, waitFor,
+  processesOf, sanitizerReports, waitFor, outputText,
 } from './lib.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const world = privateWorld('web');
 const artifacts = process.env.RUNTIMED_TEST_ARTIFACTS ||
@@ -292,6 +294,144 @@ test('cells named constructor, __proto__, toString update in place', { timeout: 
       Array.from(document.querySelectorAll('section.cell')).map((e) =>
       e.getAttribute('data-id')).join(','))) + ' errors: ' + errors.join('; '));
   });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+// Decision 079: the person acts on the page as an agent does, through
+// the view's own daemon connection, with the same version guard.
+test('the person edits, adds, runs and resolves a conflict on the page', { timeout: 150000 }, async () => {
+  const { client } = conn;
+  const file = path.join(world.dir, 'person.ipynb');
+  const code = (id, source) => ({ cell_type: 'code', id, metadata: {},
+    execution_count: null, outputs: [], source });
+  fs.writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5,
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3',
+      language: 'python' } },
+    cells: [code('ca', 'a = 1'), code('cb', 'print("b", a)'),
+      { cell_type: 'markdown', id: 'md', metadata: {}, source: '# notes' }] }));
+  const c = await call(client, 'connect_notebook', { path: file });
+  const target = { notebook_handle: c.structuredContent.notebook_handle };
+  const url = (await call(client, 'show_notebook', target)).structuredContent.url;
+  const page = await (await browser.newContext()).newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForSelector('section[data-id="md"]', { timeout: 5000 });
+  const read = async (view = 'source') => (await call(client,
+    'inspect_notebook', { ...target, view })).structuredContent;
+  const src = (sc, id) => sc.cells.find((x) => x.cell_id === id).source;
+  const note = (re, ms = 5000) => page.waitForFunction((r) =>
+    new RegExp(r).test(document.getElementById('note').textContent),
+    re.source, { timeout: ms }).catch(async () => assert.fail(
+    `the page says "${await page.locator('#note').textContent()}", not ${re}`));
+  const submit = () => page.click('#edit-form button[type=submit]');
+  const noteClear = () => page.evaluate(() => {
+    document.getElementById('note').textContent = ''; });
+
+  // An edit on the page: the agent reads it.
+  await page.click('section[data-id="ca"] button[data-act="edit"]');
+  assert.equal(await page.inputValue('#edit-text'), 'a = 1');
+  await page.fill('#edit-text', 'a = 2');
+  await submit();
+  await note(/^saved$/);
+  assert.equal(src(await read(), 'ca'), 'a = 2');
+  await page.waitForSelector('section[data-id="ca"][data-src="a = 2"]', { timeout: 3000 });
+
+  // A stale edit: the agent changed the cell after the person opened
+  // it; refused with a message, the person's text kept, nothing changed.
+  await page.click('section[data-id="ca"] button[data-act="edit"]');
+  const v0 = (await read()).cells.find((x) => x.cell_id === 'ca').version;
+  await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'edit', cell_id: 'ca', source: 'a = 3' }] });
+  await page.waitForSelector('section[data-id="ca"][data-src="a = 3"]', { timeout: 3000 });
+  await page.fill('#edit-text', 'a = 99');
+  await noteClear();
+  await submit();
+  await note(/someone changed this cell.*not applied/);
+  assert.ok(await page.locator('#edit-form').isVisible());
+  assert.equal(await page.inputValue('#edit-text'), 'a = 99');
+  const after = await read();
+  assert.equal(src(after, 'ca'), 'a = 3');
+  assert.notEqual(after.cells.find((x) => x.cell_id === 'ca').version, v0);
+  await page.click('#edit-cancel');
+
+  // Cells added: markdown below a cell, code at the end.
+  await page.click('section[data-id="md"] button[data-act="insert"]');
+  await page.selectOption('#edit-type', 'markdown');
+  await page.fill('#edit-text', '## Added by the person');
+  await noteClear();
+  await submit();
+  await note(/^cell added$/);
+  await page.click('#add-end');
+  await page.selectOption('#edit-type', 'code');
+  await page.fill('#edit-text', 'print("end", a)');
+  await noteClear();
+  await submit();
+  await note(/^cell added$/);
+  let sc = await read();
+  assert.deepEqual(sc.cells.map((x) => x.source), ['a = 3', 'print("b", a)',
+    '# notes', '## Added by the person', 'print("end", a)']);
+  assert.equal(sc.cells[3].cell_type, 'markdown');
+  const endId = sc.cells[4].cell_id;
+  await page.waitForSelector('section.cell h2', { timeout: 3000 });
+  assert.equal(await page.locator('section.cell').count(), 5);
+
+  // Run a cell, then run all: outputs on the page and in the agent's read.
+  const outOf = (id) => page.locator(`section[data-id="${id}"] .out-stream`);
+  await noteClear();
+  await page.click('section[data-id="ca"] button[data-act="run"]');
+  await note(/running or queued/);
+  await page.click('section[data-id="cb"] button[data-act="run"]');
+  await page.waitForFunction(() => {
+    const o = document.querySelector('section[data-id="cb"] .out-stream');
+    return o && o.textContent.includes('b 3'); }, null, { timeout: 60000 });
+  sc = await read('all');
+  assert.match(outputText(sc.cells.find((x) => x.cell_id === 'cb')), /^b 3\n/);
+  await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'edit', cell_id: 'ca', source: 'a = 4' }] });
+  await noteClear();
+  await page.click('#run-all');
+  await note(/code cells are running or queued/);
+  await page.waitForFunction((id) => {
+    const o = document.querySelector(`section[data-id="${id}"] .out-stream`);
+    return o && o.textContent.includes('end 4'); }, endId, { timeout: 30000 });
+  assert.match(await outOf('cb').textContent(), /b 4/);
+  sc = await read('all');
+  assert.match(outputText(sc.cells.find((x) => x.cell_id === 'cb')), /^b 4\n/);
+  assert.match(outputText(sc.cells.find((x) => x.cell_id === endId)), /^end 4\n/);
+
+  // A conflict an editor's save makes: shown with both versions, resolved
+  // on the page.  The room is saved first (autosave), so the file is the base.
+  const fileSrc = () => JSON.parse(fs.readFileSync(file, 'utf8')).cells
+    .map((x) => Array.isArray(x.source) ? x.source.join('') : x.source);
+  assert.ok(await waitFor(() => fileSrc()[0] === 'a = 4' &&
+    fileSrc().length === 5 ? true : null, 15000), 'autosave');
+  await sleep(300);
+  await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'edit', cell_id: 'cb', source: 'print("agent")' }] });
+  // The person's editor saves as Jupyter does: a new file renamed over.
+  const nb = JSON.parse(fs.readFileSync(file, 'utf8'));
+  nb.cells.find((x) => x.id === 'cb').source = 'print("person")';
+  fs.writeFileSync(file + '.tmp', JSON.stringify(nb, null, 1));
+  fs.renameSync(file + '.tmp', file);
+  const box = page.locator('#conflicts .conflict[data-cell="cb"]');
+  await box.waitFor({ timeout: 5000 });
+  assert.match(await box.locator('.side.room').textContent(), /print\("agent"\)/);
+  assert.match(await box.locator('.side.disk').textContent(), /print\("person"\)/);
+  sc = await read();
+  assert.equal(sc.conflicts.length, 1, JSON.stringify(sc.conflicts));
+  assert.equal(sc.conflicts[0].cell_id, 'cb');
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'web-conflict.png'), fullPage: true });
+  await noteClear();
+  await box.locator('button.resolve[data-act="disk"]').click();
+  await note(/^conflict resolved$/);
+  await page.waitForSelector('#conflicts', { state: 'hidden', timeout: 3000 });
+  sc = await read();
+  assert.equal(sc.conflicts, undefined);
+  assert.equal(src(sc, 'cb'), 'print("person")');
+  await page.waitForSelector('section[data-id="cb"][data-src=\'print("person")\']', { timeout: 3000 });
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -136,7 +136,9 @@ until grep -q '^event: reset' "$T/sse"; do
 	i=$((i + 1)); [ $i -gt 100 ] && fail "no reset event"; sleep 0.1
 done
 grep -q '<h1>Heading</h1>' "$T/sse" || fail "no rendered heading"
-grep -q 'alert(1)' "$T/sse" && fail "raw HTML of markdown passed"
+grep -q '<script>alert(1)' "$T/sse" && fail "raw HTML of markdown passed"
+grep -q 'data-src=\\"# Heading&#10;&lt;script&gt;alert(1)' "$T/sse" ||
+    fail "the source for the editor is not escaped"
 grep -q 'ansi-fg-1' "$T/sse" || fail "no ANSI colour"
 grep -q '&lt;i&gt;' "$T/sse" || fail "stream text not escaped"
 grep -q '\[3\]' "$T/sse" || fail "no execution count"
