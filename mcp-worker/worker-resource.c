@@ -492,7 +492,7 @@ worker_resource_list(struct json_object *id, struct json_object *params,
 		free(c);
 	}
 	if (modern)
-		json_object_object_add(res, "ttlMs", json_object_new_int(0));
+		worker_rpc_cache_hints(res);
 	worker_rpc_result(id, res);
 }
 
@@ -526,7 +526,7 @@ worker_resource_templates(struct json_object *id, int modern)
 	res = json_object_new_object();
 	json_object_object_add(res, "resourceTemplates", arr);
 	if (modern)
-		json_object_object_add(res, "ttlMs", json_object_new_int(0));
+		worker_rpc_cache_hints(res);
 	worker_rpc_result(id, res);
 }
 
@@ -642,7 +642,7 @@ worker_resource_read_done(struct worker_resource_read *r,
 	res = json_object_new_object();
 	json_object_object_add(res, "contents", contents);
 	if (r->modern) {
-		json_object_object_add(res, "ttlMs", json_object_new_int(0));
+		worker_rpc_cache_hints(res);
 		worker_rpc_stateless_result(res);
 	}
 	worker_rpc_result(r->id, res);

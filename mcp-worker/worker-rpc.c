@@ -219,6 +219,19 @@ worker_rpc_log(int level, const char *logger, const char *fmt, ...)
 }
 
 /* Results of the 2026-07-28 revision say what they are. */
+/*
+ * The caching hints 2026-07-28 asks on every cacheable result: ttlMs 0
+ * and cacheScope "private", do not reuse.  Tools, notebooks and handles
+ * change under a session, and resources name its handles.
+ */
+void
+worker_rpc_cache_hints(struct json_object *res)
+{
+	json_object_object_add(res, "ttlMs", json_object_new_int(0));
+	json_object_object_add(res, "cacheScope",
+	    json_object_new_string("private"));
+}
+
 void
 worker_rpc_stateless_result(struct json_object *res)
 {
@@ -488,7 +501,7 @@ worker_rpc_discover(struct json_object *id)
 	json_object_object_add(res, "serverInfo", worker_rpc_server_info());
 	json_object_object_add(res, "instructions",
 	    json_object_new_string(worker_tool_instructions()));
-	json_object_object_add(res, "ttlMs", json_object_new_int(0));
+	worker_rpc_cache_hints(res);
 	worker_rpc_stateless_result(res);
 	worker_rpc_reply(id, res);
 }
@@ -732,7 +745,7 @@ worker_rpc_list_tools(struct json_object *id, struct json_object *params)
 		free(c);
 	}
 	if (worker_rpc_cur_stateless)
-		json_object_object_add(res, "ttlMs", json_object_new_int(0));
+		worker_rpc_cache_hints(res);
 	if (!worker_rpc_structured() && !toolresult_structured(params))
 		toolresult_lean_tools(res);
 	worker_rpc_reply(id, res);

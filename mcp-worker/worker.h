@@ -179,6 +179,7 @@ void		 worker_rpc_notify(const char *, struct json_object *);
 int		 worker_rpc_ready(void);
 void		 worker_rpc_log(int, const char *, const char *, ...)
 		     printflike(3, 4);
+void		 worker_rpc_cache_hints(struct json_object *);
 void		 worker_rpc_stateless_result(struct json_object *);
 void		 worker_rpc_fail(struct json_object *, int, const char *);
 void		 worker_rpc_fail_data(struct json_object *, int,

@@ -1002,6 +1002,11 @@ Test(rpc, stateless_2026, .init = rpc_setup, .fini = rpc_teardown)
 	    "2026-07-28");
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
 	    "resultType")), "complete");
+	/* Caching hints, both fields (2026-07-28, server/utilities/caching). */
+	cr_assert_eq(json_object_get_int(json_object_object_get(r, "ttlMs")),
+	    0);
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(r,
+	    "cacheScope")), "private");
 	/* Tasks are the extension there (SEP-2663, decision 069). */
 	d = json_object_object_get(json_object_object_get(r, "capabilities"),
 	    "extensions");
