@@ -1494,7 +1494,7 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
     struct jserver_reply *rep)
 {
 	struct room_remote	*rr = r->remote;
-	struct room_nb		*nb;
+	struct room_nb		*nb, *theirs = NULL;
 	char			*lm, *why, *msg;
 	int			 rc;
 
@@ -1522,7 +1522,20 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
 			free(lm);
 			goto fail;
 		}
-		if (rc == 0 || rr->last_modified == NULL ||
+		/* Changed, with a base to merge against: merged below. */
+		if (rc == 1 && rr->last_modified != NULL &&
+		    strcmp(lm, rr->last_modified) != 0 &&
+		    room_merge_has_base(r) && (theirs = room_remote_parse(rep,
+		    rr->path, op->d->url, &msg, &why)) == NULL) {
+			log_info("room %s: not merging: %s", r->id, why);
+			free(why);
+		}
+		if (theirs != NULL) {
+			free(msg);
+			free(rr->last_modified);
+			rr->last_modified = lm;
+			lm = NULL;
+		} else if (rc == 0 || rr->last_modified == NULL ||
 		    strcmp(lm, rr->last_modified) != 0) {
 			log_warnx("room %s: %s on %s changed on the server "
 			    "since its unsaved edits were made; they are kept",
@@ -1556,6 +1569,9 @@ room_remote_wake(struct room_remote_op *op, struct room *r,
 	}
 	if (!r->loaded)
 		room_loaded(r);
+	/* What changed there while no daemon ran joins the unsaved edits. */
+	if (theirs != NULL)
+		room_merge_disk(r, theirs, room_remote_lm_ms(rr->last_modified));
 	if (!r->dirty)
 		room_journal_snapshot(r);
 	log_info("room %s %s %s on %s as %s (seq %llu)", r->id, r->dirty ?

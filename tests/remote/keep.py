@@ -11,8 +11,8 @@ test can cut the kernel's WebSocket while the server stays up.
    (unsaved) edit; the daemon is SIGKILLed: the handle answers
    attachment_unavailable; the file changes on the server meanwhile; a
    daemon is started again: the same handle answers again, with the
-   edit kept, a save is file_changed_on_disk, and it runs in the kernel
-   the server kept (x is still 42).  A second handle, of domain "jq",
+   edit kept and the server's new cell merged, a save needs no force,
+   and it runs in the kernel the server kept (x is still 42).  A second handle, of domain "jq",
    whose URL is changed meanwhile (the server's evidence then names
    another principal, server:host:port/), is not joined again: it
    expires, and its stored room is not opened by its id alone.  A third
@@ -141,10 +141,15 @@ while True:
     time.sleep(0.1)
 ok("no daemon: the hosted handle is attachment_unavailable (%s)" %
    sc["error"]["message"][:60])
-# The server's copy changes while no daemon is up (a newer mtime is a
-# new last_modified).
+# The server's copy changes while no daemon is up: someone adds a cell
+# there (and a newer mtime is a new last_modified).
+srv = os.path.join(sroot, "nb.ipynb")
+theirs = json.load(open(srv))
+theirs["cells"].append({"cell_type": "markdown", "id": "by-server",
+                        "metadata": {}, "source": "added on the server"})
+json.dump(theirs, open(srv, "w"))
 later = time.time() + 5
-os.utime(os.path.join(sroot, "nb.ipynb"), (later, later))
+os.utime(srv, (later, later))
 with open(os.path.join(sroot, "clean.ipynb"), "w") as f:
     json.dump({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
                "cells": [{"cell_type": "code", "id": "c1", "metadata": {},
@@ -161,10 +166,12 @@ while True:
     expect(sc["error"]["code"] == "attachment_unavailable" and
            time.time() - t0 < 20, "the handle once a daemon is back", sc)
     time.sleep(0.2)
-expect(sc["total_cells"] == 2 and sc.get("notebook_id", nid) == nid,
-       "the notebook with the acknowledged edit", sc)
-ok("a daemon again: the same handle answers, the unsaved edit there "
-   "(%.1f s)" % (time.time() - t0))
+expect(sc["total_cells"] == 3 and sc.get("notebook_id", nid) == nid and
+       kept in [c["cell_id"] for c in sc["cells"]] and
+       "by-server" in [c["cell_id"] for c in sc["cells"]],
+       "the notebook with the acknowledged edit and the server's cell", sc)
+ok("a daemon again: the same handle answers, the unsaved edit there and "
+   "the server's new cell merged (%.1f s)" % (time.time() - t0))
 t0 = time.time()
 while True:
     sc, err = cells(w, hq)
@@ -195,10 +202,12 @@ expect(not err, "the daemon after that", sc)
 ok("its id alone is refused: a stored remote notebook wakes from its "
    "server")
 sc, _, err = w.call("save_notebook", notebook_handle=h)
-expect(err and sc["error"]["code"] == "file_changed_on_disk",
-       "a save over the server's changed copy", sc)
-ok("the server's copy changed meanwhile: the edit is kept, a save is "
-   "file_changed_on_disk")
+expect(not err, "a save of the merge needs no force", sc)
+ids = [c["id"] for c in json.load(open(srv))["cells"]]
+expect(len(ids) == 3 and kept in ids and "by-server" in ids,
+       "the server's copy has both", ids)
+ok("the server's copy changed meanwhile: merged with the unsaved edit, "
+   "saved without force")
 sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "insert", "after": "BOTTOM",
      "source": "import time\ntime.sleep(3)\nprint('done')"}])
