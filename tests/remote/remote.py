@@ -232,6 +232,38 @@ expect(nbformat.read(srv, 4).cells[0].source == "x = 1", "the room's kept",
        None)
 ok("the same cell changed on both: a conflict, resolved by one op, saved")
 
+# A clean room: the server's copy moves its last cell to the top and
+# deletes another; the room follows and stays clean.
+nb = nbformat.read(srv, 4)
+ids = [c.id for c in nb.cells]
+gone = ids[2]
+nb.cells = [nb.cells[-1]] + [c for c in nb.cells[:-1] if c.id != gone]
+time.sleep(1.1)
+nbformat.write(nb, srv)
+want = [c.id for c in nb.cells]
+sc = room_until(lambda sc: [c["cell_id"] for c in sc["cells"]] == want,
+                "the server's move and delete in the clean room")
+expect(not sc["dirty"], "a clean room merged stays clean", sc)
+# A dirty room: the room deletes a cell while the server edits another.
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "delete", "cell_id": want[-1]}])
+expect(not err, "delete in the room", sc)
+nb = nbformat.read(srv, 4)
+nb.cells[0].source = "edited on the server"
+time.sleep(1.1)
+nbformat.write(nb, srv)
+sc = room_until(lambda sc: sc["cells"][0]["source"] ==
+                "edited on the server", "the server's edit merged")
+expect(sc["dirty"] and want[-1] not in [c["cell_id"] for c in sc["cells"]],
+       "the room's delete kept beside the server's edit", sc)
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(not err, "save", sc)
+nb = nbformat.read(srv, 4)
+expect([c.id for c in nb.cells] == want[:-1] and
+       nb.cells[0].source == "edited on the server", "both saved", nb.cells)
+ok("a move and a delete there into a clean room; a delete here beside "
+   "an edit there, saved")
+
 # Kernelspecs are the server's; select one of them, refuse another.
 sc, _, err = w.call("list_kernels", notebook_handle=h)
 expect(not err and "python3" in [k["name"] for k in sc["kernels"]],
