@@ -16,7 +16,7 @@ shift
 src=$(cd "$(dirname "$0")/.." && pwd)
 B=${FUZZ_BUILD:-$src/build/fuzz}
 targets=${*:-fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args \
-fuzz-reply fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-remote \
+fuzz-reply fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-html fuzz-remote \
 fuzz-web fuzz-store fuzz-wal}
 
 mkdir -p "$B"

@@ -8,7 +8,7 @@ set -e
 srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
 for t in fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args fuzz-reply \
-    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-web \
+    fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-html fuzz-web \
     fuzz-remote fuzz-store fuzz-wal; do
 	case $t in
 	fuzz-daemon|fuzz-agent|fuzz-agentframes|fuzz-image|fuzz-store)

@@ -594,6 +594,8 @@ tool_inspect_notebook_answer(struct tool_inspect_notebook *st,
 	 */
 	worker_budget_init(&budget, 0);
 	budget.every_mime = strcmp(st->output_mode, "full") == 0;
+	budget.original = "inspect_notebook output_mode:\"full\" shows the "
+	    "original";
 	if ((size_t)st->max_output > budget.result_left)
 		budget.result_left = (size_t)st->max_output;
 

@@ -750,6 +750,11 @@ worker_image_show(struct worker_budget *b, int send, const char *mime,
 		evbuffer_add_printf(text, " as %s", sent);
 	if (b->cell_id != NULL)
 		evbuffer_add_printf(text, ", cell %s", b->cell_id);
+	/* What was transformed, and where the original is. */
+	if (data != NULL && info.width > 0 &&
+	    (info.sent_width != info.width || info.sent_height != info.height))
+		evbuffer_add_printf(text, "; downscaled for the model, the "
+		    "notebook keeps the original");
 	if (cause != NULL) {
 		evbuffer_add_printf(text, "; not shown: %s", cause);
 		if (capped && b->cell_id != NULL)

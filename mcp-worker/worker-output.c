@@ -79,6 +79,7 @@ worker_budget_init(struct worker_budget *b, int full)
 	b->cell_id = NULL;
 	b->every_mime = 0;
 	b->more = NULL;
+	b->original = NULL;
 	b->delta = 0;
 	b->start_line = 0;
 	b->end_line = 0;
@@ -283,6 +284,9 @@ worker_output_shows(struct worker_budget *b, struct json_object *data,
 
 	if (!worker_output_textual(v) || worker_output_is_image(mime))
 		return (0);
+	/* A summary is read in place of the rest (worker-digest.c). */
+	if (json_object_object_get(data, WORKER_DIGEST_MIME) != NULL)
+		return (b->every_mime || strcmp(mime, WORKER_DIGEST_MIME) == 0);
 	/* An image's text/plain is a repr ("<Figure ...>"): not for the model. */
 	if (strcmp(mime, "text/plain") == 0)
 		return (b->every_mime || !worker_output_shows_image(data));
@@ -622,6 +626,14 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	}
 	/* Library frames folded unless all was asked for. */
 	if (!b->full && (view = worker_traceback_view(outputs)) != NULL) {
+		json_object_put(arr);
+		arr = worker_output_cap(view, b, text, truncated, call);
+		json_object_put(view);
+		return (arr);
+	}
+	/* Rich outputs summarized unless the originals were asked for. */
+	if (!b->full && !b->every_mime &&
+	    (view = worker_digest_view(outputs, b->original)) != NULL) {
 		json_object_put(arr);
 		arr = worker_output_cap(view, b, text, truncated, call);
 		json_object_put(view);

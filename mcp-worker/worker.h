@@ -555,6 +555,21 @@ void		 worker_seen_reset(void);
 struct json_object *worker_range_view(struct json_object *, size_t, size_t,
 		     size_t *);
 
+/* worker-html.c: an HTML output as text rows or text (decision 076). */
+char		*worker_html_table(const char *, size_t, const char *,
+		     const char *);
+char		*worker_html_text(const char *, size_t, size_t);
+
+/* worker-digest.c: a readable summary of a rich output (decision 076). */
+#define WORKER_DIGEST_MIME	"text/x-runtimed-summary"
+char		*worker_digest_plotly(struct json_object *, const char *);
+char		*worker_digest_vega(const char *, struct json_object *,
+		     const char *);
+char		*worker_digest_widget(struct json_object *, const char *,
+		     const char *);
+char		*worker_digest_bundle(struct json_object *, const char *);
+struct json_object *worker_digest_view(struct json_object *, const char *);
+
 /* worker-traceback.c: library frames folded for the model. */
 struct json_object *worker_traceback_fold(struct json_object *);
 struct json_object *worker_traceback_view(struct json_object *);
@@ -569,6 +584,7 @@ struct worker_budget {
 	const char	*cell_id;	/* of the outputs capped now */
 	int		 every_mime;	/* show every text representation */
 	const char	*more;		/* the call a cut names, or NULL */
+	const char	*original;	/* how a summary's original is read */
 	int		 delta;		/* only what was not read before */
 	size_t		 start_line;	/* a range of output lines, or 0 */
 	size_t		 end_line;	/* 0: to the last */

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: ISC
+// worker-outputs.test.mjs: outputs an agent can read (issue 40 item 2,
+// decision 076).  The real runtimed-mcp-worker on stdio, driven by the
+// official MCP TypeScript SDK client, against the real daemon and a
+// python3 ipykernel.  A pandas DataFrame (when python3-pandas is
+// installed; else the same HTML and text/plain published as they are),
+// and Plotly, Vega-Lite and ipywidgets bundles published by the kernel
+// with IPython.display.display(bundle, raw=True), as those libraries do
+// (they are not installed): the model reads a summary headed by what was
+// transformed and how to get the original, and full_output returns the
+// original.  The characters before and after are printed.
+//
+// Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-node.sh).
+
+import { Client } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
+import { StdioClientTransport } from '../e2e/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { workerWorld } from './worker-world.mjs';
+
+const WORKER = process.env.WORKER;
+const DAEMON = process.env.RUNTIMED_BIN;
+const { T, env, SAN } = workerWorld('wout');
+fs.mkdirSync(path.join(T, 'work'));
+const NB = path.join(T, 'work', 'outputs.ipynb');
+
+async function worker(name, structured) {
+  const transport = new StdioClientTransport({ command: WORKER, args: [], env,
+    stderr: 'pipe' });
+  const client = new Client({ name, version: '0' }, { capabilities:
+    structured ? { experimental: { 'io.runtimed/structured': {} } } : {} });
+  await client.connect(transport, { timeout: 30000 });
+  return client;
+}
+
+async function ok(client, name, args) {
+  const r = await client.callTool({ name, arguments: args }, undefined,
+    { timeout: 90000 });
+  const text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  assert.equal(r.isError, false, `${name}: ${text}`);
+  return { sc: r.structuredContent, text };
+}
+
+let A, P, H, HP;
+
+// Insert a cell, run it, wait: [cell_id, execution_id].
+async function runCell(source) {
+  const e = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'insert', after: 'BOTTOM', source }], run: true });
+  const g = await ok(A, 'get_results', { notebook_handle: H,
+    execution_id: e.sc.run.execution_id, timeout_secs: 50 });
+  assert.equal(g.sc.status, 'done', g.text);
+  return [e.sc.cells[0].cell_id, e.sc.run.execution_id];
+}
+
+// The kernel's own mime bundles, as plotly.io and altair publish them.
+const FIG = [
+  'import json, math',
+  'from IPython.display import display',
+  'xs = list(range(10000))',
+  'fig = {"data": [{"type": "scatter", "mode": "lines", "name": "sin",',
+  '  "x": xs, "y": [round(math.sin(x / 100), 4) for x in xs]},',
+  ' {"type": "bar", "name": "count", "x": ["a", "b", "c"], "y": [3, 1, 2]}],',
+  ' "layout": {"title": {"text": "Signal"}, "xaxis": {"title": {"text": "t"}},',
+  '  "yaxis": {"title": {"text": "volts"}}}}',
+  'html = "<div id=\\"p\\"></div><script>Plotly.newPlot(\\"p\\", " + json.dumps(fig) + ")</script>"',
+  'display({"application/vnd.plotly.v1+json": fig, "text/html": html}, raw=True)',
+].join('\n');
+const VL = [
+  'from IPython.display import display',
+  'rows = [{"hp": 50 + i, "mpg": 40 - i / 10, "origin": ["USA", "Japan"][i % 2]} for i in range(200)]',
+  'spec = {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",',
+  '  "title": "Cars", "data": {"name": "d"}, "datasets": {"d": rows},',
+  '  "mark": {"type": "point"}, "encoding": {',
+  '    "x": {"field": "hp", "type": "quantitative", "title": "Horsepower"},',
+  '    "y": {"field": "mpg", "type": "quantitative"},',
+  '    "color": {"field": "origin", "type": "nominal"}}}',
+  'display({"application/vnd.vegalite.v5+json": spec,',
+  '  "text/plain": "<VegaLite 5 object>"}, raw=True)',
+].join('\n');
+const WIDGET = [
+  'from IPython.display import display',
+  'display({"application/vnd.jupyter.widget-view+json": {"model_id": "8c3f1e", "version_major": 2, "version_minor": 0},',
+  '  "text/plain": "IntSlider(value=7, description=\'n\')"}, raw=True)',
+].join('\n');
+// A 1,000-row DataFrame: pandas' own repr (cut to 10 rows), and all of
+// it through to_html.  Without pandas, the HTML it writes, by hand.
+const FRAME = [
+  'from IPython.display import display, HTML',
+  'try:',
+  '    import pandas as pd',
+  '    df = pd.DataFrame({"id": range(1000), "name": ["n%d" % i for i in range(1000)],',
+  '                       "score": [i * 0.5 for i in range(1000)]})',
+  '    display(df)',
+  '    display(HTML(df.to_html()))',
+  'except ImportError:',
+  '    head = "<table border=\\"1\\" class=\\"dataframe\\"><thead><tr><th></th><th>id</th><th>name</th><th>score</th></tr></thead><tbody>"',
+  '    row = lambda i: "<tr><th>%d</th><td>%d</td><td>n%d</td><td>%s</td></tr>" % (i, i, i, i * 0.5)',
+  '    cut = "".join(row(i) for i in range(5)) + "<tr><th>...</th><td>...</td><td>...</td><td>...</td></tr>" + "".join(row(i) for i in range(995, 1000))',
+  '    display({"text/html": "<div>" + head + cut + "</tbody></table><p>1000 rows \\u00d7 3 columns</p></div>",',
+  '             "text/plain": "      id  name  score\\n..\\n\\n[1000 rows x 3 columns]"}, raw=True)',
+  '    display(HTML(head + "".join(row(i) for i in range(1000)) + "</tbody></table>"))',
+].join('\n');
+
+let fig, vl, widget, frame;
+
+before(async () => {
+  A = await worker('outputs', true);
+  H = (await ok(A, 'create_notebook', { path: NB })).sc.notebook_handle;
+  fig = await runCell(FIG);
+  vl = await runCell(VL);
+  widget = await runCell(WIDGET);
+  frame = await runCell(FRAME);
+  P = await worker('outputs-plain', false);
+  HP = (await ok(P, 'connect_notebook', { path: NB })).text.match(/notebook_handle: (\S+)/)[1];
+});
+
+after(async () => {
+  if (A) await A.close().catch(() => {});
+  if (P) await P.close().catch(() => {});
+  spawnSync(DAEMON, ['stop'], { env, timeout: 20000 });
+  fs.rmSync(T, { recursive: true, force: true });
+  await new Promise((r) => setTimeout(r, 500));
+  const dir = path.dirname(SAN);
+  const reports = fs.readdirSync(dir).filter((f) => f.startsWith(path.basename(SAN)));
+  for (const f of reports) {
+    console.log(`# sanitizer report ${f}:\n${fs.readFileSync(path.join(dir, f), 'utf8').slice(0, 3000)}`);
+    fs.rmSync(path.join(dir, f));
+  }
+  assert.equal(reports.length, 0, 'sanitizer reports');
+});
+
+// The original outputs of a run, from the structured full read.
+async function originals(run) {
+  const g = await ok(A, 'get_results', { notebook_handle: H, execution_id: run[1],
+    full_output: true });
+  return g.sc.cells[0].outputs;
+}
+
+test('a Plotly figure of 10,000 points: a summary, the original on asking', async () => {
+  const g = await ok(P, 'get_results', { notebook_handle: HP, execution_id: fig[1] });
+  assert.match(g.text, /\[Plotly figure \(application\/vnd\.plotly\.v1\+json\) as a summary: trace types, points, ranges, axes; get_results full_output:true shows the original\]/);
+  assert.match(g.text, /title: "Signal"/);
+  assert.match(g.text, /axes: xaxis "t"; yaxis "volts"/);
+  assert.match(g.text, /- trace 0: scatter \(lines\) "sin": 10000 points; x 0 to 9999; y -1 to 1/);
+  assert.match(g.text, /- trace 1: bar "count": 3 points; x 3 strings "a" … "c"; y 1 to 3/);
+  assert.doesNotMatch(g.text, /Plotly\.newPlot|<script/, 'no HTML in the text');
+  const full = await ok(P, 'get_results', { notebook_handle: HP, execution_id: fig[1],
+    full_output: true });
+  assert.match(full.text, /Plotly\.newPlot/, 'full_output shows the original');
+  const orig = await originals(fig);
+  const json = JSON.stringify(orig[0].data['application/vnd.plotly.v1+json']);
+  const html = orig[0].data['text/html'];
+  assert.equal(orig[0].data['text/x-runtimed-summary'], undefined);
+  console.log(`# plotly 10,000 points: figure JSON ${json.length} chars, its text/html ${html.length}; ` +
+    `the model reads ${g.text.length} (whole result text)`);
+  // A structured client gets the summary beside what fits of the rest.
+  const s = await ok(A, 'get_results', { notebook_handle: H, execution_id: fig[1] });
+  assert.match(s.sc.cells[0].outputs[0].data['text/x-runtimed-summary'], /^\[Plotly figure/);
+});
+
+test('a Vega-Lite chart: marks, fields, data rows and ranges', async () => {
+  const g = await ok(P, 'get_results', { notebook_handle: HP, execution_id: vl[1] });
+  assert.match(g.text, /\[Vega-Lite chart \(application\/vnd\.vegalite\.v5\+json\) as a summary/);
+  assert.match(g.text, /title: "Cars"/);
+  assert.match(g.text, /- mark point: 200 data rows/);
+  assert.match(g.text, /x: "hp" \(quantitative\) title "Horsepower"; values 50 to 249/);
+  assert.match(g.text, /y: "mpg" \(quantitative\); values 20\.1 to 40/);
+  assert.match(g.text, /color: "origin" \(nominal\); values 200 strings "USA" … "Japan"/);
+  assert.doesNotMatch(g.text, /VegaLite 5 object/);
+});
+
+test('a widget view: what it is and that its state is not here', async () => {
+  const g = await ok(P, 'get_results', { notebook_handle: HP, execution_id: widget[1] });
+  assert.match(g.text, /\[ipywidgets view \(application\/vnd\.jupyter\.widget-view\+json\) of model 8c3f1e: its live state is not available \(runtimed does not keep the kernel's comm messages, which carry it\)/);
+  assert.match(g.text, /IntSlider\(value=7, description='n'\)/);
+});
+
+test('a 1,000-row DataFrame: rows as text with its size, the HTML on asking', async () => {
+  const g = await ok(P, 'get_results', { notebook_handle: HP, execution_id: frame[1] });
+  assert.match(g.text, /\[HTML table as text rows: showing 10 of 1000 rows, 3 columns \(size from text\/plain\); first cell: the index; dtypes not in the output; get_results full_output:true shows the original\]/);
+  assert.match(g.text, /\n \| id \| name \| score\n0 \| 0 \| n0 \| 0\.0\n/);
+  assert.match(g.text, /\n\.\.\.\n995 \| 995 \| n995 \| 497\.5\n/);
+  assert.match(g.text, /\[HTML table as text rows: showing 15 of 1000 rows, 3 columns; first cell: the index;/);
+  assert.match(g.text, /\[\.\.\. 985 rows not shown \.\.\.\]\n995 \| 995 \| n995 \| 497\.5/);
+  assert.doesNotMatch(g.text, /text\/html|<table|<td>|<div/, 'no HTML twin');
+  const orig = await originals(frame);
+  const repr = orig[0].data['text/html'];
+  const whole = orig[1].data['text/html'];
+  const one = g.text.indexOf('[HTML table');
+  const two = g.text.indexOf('[HTML table', one + 1);
+  console.log(`# DataFrame 1000x3: pandas' HTML repr ${repr.length} chars and its text/plain ` +
+    `${orig[0].data['text/plain'].length}, the summary ${two - one}; to_html() of all rows ` +
+    `${whole.length} chars, the summary ${g.text.length - two}`);
+  // inspect_notebook names its own way to the original.
+  const i = await ok(P, 'inspect_notebook', { notebook_handle: HP, view: 'outputs',
+    cell_ids: [frame[0]] });
+  assert.match(i.text, /inspect_notebook output_mode:"full" shows the original\]/);
+  const f = await ok(P, 'inspect_notebook', { notebook_handle: HP, view: 'outputs',
+    cell_ids: [frame[0]], output_mode: 'full' });
+  assert.doesNotMatch(f.text, /HTML table as text rows/);
+});
