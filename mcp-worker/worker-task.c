@@ -105,14 +105,15 @@ static void	worker_task_fail(struct worker_task_op *, const char *,
 		    const char *);
 static void	worker_task_watch(struct worker_task *);
 static void	worker_task_state(struct worker_task_op *,
-		    const msgpack_object *);
+		    const msgpack_object *, const struct proto_exec_state *);
 static void	worker_task_shape(struct worker_task_op *,
 		    struct json_object *, const msgpack_object *);
 static struct json_object *worker_task_wrap(void *, struct json_object *);
-static struct json_object *worker_task_inputs(const msgpack_object *);
+static struct json_object *worker_task_inputs(
+		    const struct proto_exec_state *);
 static char	*worker_task_input_key(const msgpack_object *);
 static void	worker_task_update(struct worker_task_op *,
-		    const msgpack_object *);
+		    const struct proto_exec_state *);
 static void	worker_task_ack(struct worker_task_op *);
 static int	worker_task_acts(enum worker_task_kind);
 static void	worker_task_refuse(struct json_object *, const char *, ...)
@@ -123,10 +124,10 @@ static void	worker_task_time(int64_t, char [32]);
 static struct json_object *worker_task_object(const char *, const char *,
 		    const char *, int64_t, int64_t, struct json_object *, int);
 static struct json_object *worker_task_json(const char *,
-		    const msgpack_object *, int);
+		    const struct proto_exec_state *, int);
 static void	worker_task_notify(struct json_object *);
 static char	*worker_task_id_of(struct worker_call *, struct worker_room *,
-		    const msgpack_object *, char **);
+		    const msgpack_object *, struct proto_exec_state *, char **);
 static void	worker_task_listed(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	worker_task_list(struct json_object *, struct json_object *);
@@ -466,8 +467,8 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 {
 	struct worker_task_op	*op = arg;
 	struct worker_task	*t = op->task;
-	const char		*owner;
-	size_t			 len;
+	struct proto_exec_state	 m;
+	char			 err[256];
 
 	if (code != NULL) {
 		if (!worker_task_acts(op->kind) && (t->room == NULL ||
@@ -484,42 +485,43 @@ worker_task_reply(void *arg, uint16_t type, const msgpack_object *body,
 		worker_task_ack(op);	/* the run goes on */
 		return;
 	}
-	if (type != PROTO_MSG_EXEC_STATE) {
+	if (type != PROTO_MSG_EXEC_STATE ||
+	    proto_exec_state_unpack(body, &m, err, sizeof err) != 0) {
 		worker_task_fail(op, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return;
 	}
 	/* Another session's run, or no task at all, is not found here. */
-	owner = proto_get_str(body, "task_owner", &len);
-	if (owner == NULL || len != strlen(worker_task_owner()) ||
-	    memcmp(owner, worker_task_owner(), len) != 0) {
+	if (m.task_owner.ptr == NULL ||
+	    m.task_owner.len != strlen(worker_task_owner()) ||
+	    memcmp(m.task_owner.ptr, worker_task_owner(),
+	    m.task_owner.len) != 0) {
 		worker_task_fail(op, PROTO_E_EXECUTION_NOT_FOUND,
 		    "not a task of this session");
 		return;
 	}
 	t->retries = 0;
-	worker_task_state(op, body);
+	worker_task_state(op, body, &m);
 }
 
-/* Answer op with the run's record in body. */
+/* Answer op with the run's record in body (m, as its codec read it). */
 static void
-worker_task_state(struct worker_task_op *op, const msgpack_object *body)
+worker_task_state(struct worker_task_op *op, const msgpack_object *body,
+    const struct proto_exec_state *m)
 {
 	struct worker_task	*t = op->task;
 	struct worker_task_op	*w;
 	struct json_object	*task;
-	const char		*rs, *ts;
+	const char		*ts;
 	char			*run;
-	size_t			 len;
 
-	rs = proto_get_str(body, "status", &len);
-	run = xstrndup(rs != NULL ? rs : "", rs != NULL ? len : 0);
+	run = proto_str_dup(&m->status);
 	ts = worker_task_status(run);
 	/* Tell a change this worker saw happen (not the first look); the
 	 * extension's clients asked for no notifications. */
 	if (!op->ext) {
 		if (t->told != NULL && strcmp(t->told, ts) != 0)
-			worker_task_notify(worker_task_json(t->id, body, 0));
+			worker_task_notify(worker_task_json(t->id, m, 0));
 		free(t->told);
 		t->told = xstrdup(ts);
 	}
@@ -529,7 +531,7 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 		if (op->ext) {
 			/* The final result inside the Task, else where
 			 * it is (the input it asks for included). */
-			task = worker_task_json(t->id, body, 1);
+			task = worker_task_json(t->id, m, 1);
 			if (strcmp(ts, "completed") == 0) {
 				worker_task_shape(op, task, body);
 				break;
@@ -538,7 +540,7 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 			worker_rpc_result(op->id, task);
 			break;
 		}
-		worker_rpc_result(op->id, worker_task_json(t->id, body, 0));
+		worker_rpc_result(op->id, worker_task_json(t->id, m, 0));
 		if (!worker_task_ended(ts))
 			worker_task_watch(t);
 		break;
@@ -553,7 +555,7 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 		worker_task_shape(op, NULL, body);
 		break;
 	case WORKER_TASK_UPDATE:
-		worker_task_update(op, body);
+		worker_task_update(op, m);
 		free(run);
 		return;
 	case WORKER_TASK_ANSWER:
@@ -575,7 +577,7 @@ worker_task_state(struct worker_task_op *op, const msgpack_object *body)
 			    "stop it for certain)");
 			break;
 		}
-		task = worker_task_json(t->id, body, 0);
+		task = worker_task_json(t->id, m, 0);
 		worker_rpc_result(op->id, task);
 		break;
 	case WORKER_TASK_WATCH:
@@ -690,7 +692,7 @@ worker_task_input_key(const msgpack_object *input)
  * answer (content.input) is what the cell's input() or getpass() reads.
  */
 static struct json_object *
-worker_task_inputs(const msgpack_object *body)
+worker_task_inputs(const struct proto_exec_state *m)
 {
 	const msgpack_object	*in;
 	struct json_object	*reqs, *req, *p, *schema, *props, *str, *a;
@@ -699,7 +701,7 @@ worker_task_inputs(const msgpack_object *body)
 	size_t			 clen = 0, plen = 0;
 	int			 password = 0;
 
-	if ((in = proto_get_map(body, "input")) == NULL)
+	if ((in = m->input.obj) == NULL)
 		return (NULL);
 	cid = proto_get_str(in, "cell_id", &clen);
 	prompt = proto_get_str(in, "prompt", &plen);
@@ -778,14 +780,15 @@ worker_task_acts(enum worker_task_kind kind)
  * (decline, cancel); responses to any other key are ignored (SEP-2663).
  */
 static void
-worker_task_update(struct worker_task_op *op, const msgpack_object *body)
+worker_task_update(struct worker_task_op *op,
+    const struct proto_exec_state *m)
 {
 	const msgpack_object	*in;
 	struct json_object	*r, *v, *c;
 	const char		*action;
 	char			*key;
 
-	if ((in = proto_get_map(body, "input")) == NULL) {
+	if ((in = m->input.obj) == NULL) {
 		worker_task_ack(op);
 		return;
 	}
@@ -918,22 +921,19 @@ worker_task_object(const char *id, const char *run, const char *message,
 /* The Task of a run's record (EXEC_STATE): where it is at; for the
  * extension with the input it asks for (inputRequests). */
 static struct json_object *
-worker_task_json(const char *id, const msgpack_object *body, int ext)
+worker_task_json(const char *id, const struct proto_exec_state *m, int ext)
 {
 	const msgpack_object	*cells, *c;
 	struct json_object	*o, *p;
 	const char		*s, *cid = NULL;
 	char			*run, *message = NULL, *line;
 	size_t			 len, clen = 0, i, n = 0, ok = 0, at = 0;
-	int64_t			 created = 0, updated = 0;
 
-	s = proto_get_str(body, "status", &len);
-	run = xstrndup(s != NULL ? s : "", s != NULL ? len : 0);
-	if ((s = proto_get_str(body, "message", &len)) != NULL)
-		message = xstrndup(s, len);
-	proto_get_int(body, "created_at", &created);
-	proto_get_int(body, "updated_at", &updated);
-	if ((cells = proto_get_array(body, "cells")) != NULL) {
+	run = proto_str_dup(&m->status);
+	if (m->message.ptr != NULL)
+		message = proto_str_dup(&m->message);
+	/* Each cell is a document: its keys are read as they are. */
+	if ((cells = m->cells.obj) != NULL) {
 		n = cells->via.array.size;
 		for (i = 0; i < n; i++) {
 			c = &cells->via.array.ptr[i];
@@ -956,10 +956,11 @@ worker_task_json(const char *id, const msgpack_object *body, int ext)
 		xasprintf(&line, "%zu of %zu cells ok", ok, n);
 	p = json_object_new_string(line);
 	free(line);
-	o = worker_task_object(id, run, message, created, updated, p, ext);
+	o = worker_task_object(id, run, message, m->created_at, m->updated_at,
+	    p, ext);
 	json_object_put(p);
 	if (ext && strcmp(worker_task_status(run), "input_required") == 0 &&
-	    (p = worker_task_inputs(body)) != NULL)
+	    (p = worker_task_inputs(m)) != NULL)
 		json_object_object_add(o, "inputRequests", p);
 	free(run);
 	free(message);
@@ -979,17 +980,17 @@ worker_task_notify(struct json_object *task)
  */
 static char *
 worker_task_id_of(struct worker_call *call, struct worker_room *room,
-    const msgpack_object *body, char **e)
+    const msgpack_object *body, struct proto_exec_state *m, char **e)
 {
-	const char	*eid;
-	size_t		 len;
+	char	err[256];
 
-	if ((eid = proto_get_str(body, "execution_id", &len)) == NULL) {
+	if (proto_exec_state_unpack(body, m, err, sizeof err) != 0) {
+		log_warnx("%s", err);
 		worker_call_error(call, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "unexpected reply from runtimed");
 		return (NULL);
 	}
-	*e = xstrndup(eid, len);
+	*e = proto_str_dup(&m->execution_id);
 	return (worker_task_make_id(worker_room_notebook_id(room), *e));
 }
 
@@ -999,12 +1000,13 @@ worker_task_created(struct worker_call *call, struct worker_room *room,
     const msgpack_object *body)
 {
 	struct worker_task	*t;
+	struct proto_exec_state	 m;
 	struct json_object	*res, *task, *meta;
 	char			*id, *e, *text;
 
-	if ((id = worker_task_id_of(call, room, body, &e)) == NULL)
+	if ((id = worker_task_id_of(call, room, body, &m, &e)) == NULL)
 		return;
-	task = worker_task_json(id, body, 0);
+	task = worker_task_json(id, &m, 0);
 	res = json_object_new_object();
 	json_object_object_add(res, "task", task);
 	xasprintf(&text, "run_cells is running as task %s (execution_id "
@@ -1044,12 +1046,13 @@ void
 worker_task_handle(struct worker_call *call, struct worker_room *room,
     const msgpack_object *body)
 {
+	struct proto_exec_state	 m;
 	struct json_object	*res;
 	char			*id, *e;
 
-	if ((id = worker_task_id_of(call, room, body, &e)) == NULL)
+	if ((id = worker_task_id_of(call, room, body, &m, &e)) == NULL)
 		return;
-	res = worker_task_json(id, body, 1);
+	res = worker_task_json(id, &m, 1);
 	json_object_object_add(res, "resultType",
 	    json_object_new_string("task"));
 	worker_call_answer(call, res);
