@@ -257,6 +257,22 @@ struct json_object	*streamcap_merge(struct json_object *,
 			     struct json_object *);
 struct json_object	*streamcap_fit(struct json_object *);
 
+/*
+ * tbmap.c: an error's frames mapped to the cells that ran them
+ * (docs/decisions/070).  A cell that ran in this kernel: its execution
+ * count and the murmur2 of its code (the name ipykernel's and
+ * xeus-python's compilers give it).
+ */
+#define TBMAP_SEED	0xc70f6907U
+struct tbmap_cell {
+	int64_t		 count;
+	uint32_t	 hash;
+	const char	*cell_id;
+};
+uint32_t		 tbmap_murmur2(const void *, size_t, uint32_t);
+struct json_object	*tbmap_frames(struct json_object *,
+			     const struct tbmap_cell *, size_t, const char *);
+
 /* lastline.c */
 const char	*lastline_find(struct json_object *, size_t, size_t *);
 

@@ -695,6 +695,10 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 			    strcmp(key, "data") == 0 ||
 			    strcmp(key, "traceback") == 0)
 				continue;
+			/* Frames mapped to cells: said after the traceback. */
+			if (strcmp(key, "transient") == 0 &&
+			    strcmp(type, "error") == 0)
+				continue;
 			if (strcmp(key, "evalue") == 0 && !b->full &&
 			    json_object_is_type(v, json_type_string) &&
 			    worker_output_len(v) > WORKER_EVALUE_CAP) {
@@ -745,6 +749,8 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 				    worker_output_str(o, "ename", "?"),
 				    worker_output_str(copy, "evalue", ""));
 			json_object_object_add(copy, "traceback", tv);
+			worker_traceback_lift(json_object_object_get(o,
+			    "transient"), copy, text);
 		} else {
 			p = worker_output_bundle(json_object_object_get(o,
 			    "data"), b, &cut, text, truncated, call);

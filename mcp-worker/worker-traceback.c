@@ -370,3 +370,73 @@ worker_traceback_view(struct json_object *outputs)
 	}
 	return (view);
 }
+
+/*
+ * Where an error was raised, from the frames the agent mapped to cells
+ * (common/tbmap.c): innermost first, the exception raised's own frames,
+ * "at cell c1 line 2 in f, called from cell c2 line 2".
+ */
+static void
+worker_traceback_where(struct json_object *frames, struct evbuffer *text)
+{
+	struct json_object	*f, *v;
+	size_t			 i, k = 0;
+
+	for (i = json_object_array_length(frames); i-- > 0;) {
+		f = json_object_array_get_idx(frames, i);
+		if (json_object_get_boolean(json_object_object_get(f,
+		    "chained")) || !json_object_object_get_ex(f, "cell_id",
+		    &v) || !json_object_is_type(v, json_type_string))
+			continue;
+		evbuffer_add_printf(text, "%s cell %s",
+		    k++ == 0 ? "at" : ", called from",
+		    json_object_get_string(v));
+		v = json_object_object_get(f, "line");
+		if (json_object_is_type(v, json_type_int))
+			evbuffer_add_printf(text, " line %lld",
+			    (long long)json_object_get_int64(v));
+		v = json_object_object_get(f, "name");
+		if (json_object_is_type(v, json_type_string))
+			evbuffer_add_printf(text, " in %s",
+			    json_object_get_string(v));
+	}
+	if (k > 0)
+		evbuffer_add(text, "\n", 1);
+}
+
+/*
+ * An error output's mapped frames (the agent's transient
+ * runtimed_traceback) lifted into its copy for structuredContent as
+ * frames and library_frames, and where it was raised onto text (if not
+ * NULL).  The rest of transient stays.
+ */
+void
+worker_traceback_lift(struct json_object *transient, struct json_object *copy,
+    struct evbuffer *text)
+{
+	struct json_object	*rt, *frames, *t;
+
+	if (!json_object_is_type(transient, json_type_object))
+		return;
+	if (!json_object_object_get_ex(transient, "runtimed_traceback", &rt) ||
+	    !json_object_object_get_ex(rt, "frames", &frames) ||
+	    !json_object_is_type(frames, json_type_array)) {
+		json_object_object_add(copy, "transient",
+		    json_object_get(transient));
+		return;
+	}
+	json_object_object_add(copy, "frames", json_object_get(frames));
+	json_object_object_add(copy, "library_frames", json_object_get(
+	    json_object_object_get(rt, "library_frames")));
+	if (json_object_object_length(transient) > 1) {
+		t = json_object_new_object();
+		json_object_object_foreach(transient, key, val) {
+			if (strcmp(key, "runtimed_traceback") != 0)
+				json_object_object_add(t, key,
+				    json_object_get(val));
+		}
+		json_object_object_add(copy, "transient", t);
+	}
+	if (text != NULL)
+		worker_traceback_where(frames, text);
+}

@@ -573,6 +573,8 @@ struct json_object *worker_digest_view(struct json_object *, const char *);
 /* worker-traceback.c: library frames folded for the model. */
 struct json_object *worker_traceback_fold(struct json_object *);
 struct json_object *worker_traceback_view(struct json_object *);
+void		 worker_traceback_lift(struct json_object *,
+		    struct json_object *, struct evbuffer *);
 
 /* worker-output.c: the compact shapes of cells and outputs. */
 struct worker_budget {

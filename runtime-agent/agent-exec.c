@@ -57,12 +57,27 @@ struct agent_exec {
 	enum proto_agent_exec_status status;
 	int			 silent;	/* nothing forwarded */
 	int64_t			 execution_count; /* -1: none */
+	uint32_t		 hash;		/* its compiler's file name */
 	struct agent_kernel	*k;
 	struct event		*reply_ev;	/* idle came, no reply */
 	TAILQ_ENTRY(agent_exec)	 entry;
 };
 static TAILQ_HEAD(, agent_exec) agent_exec_list =
     TAILQ_HEAD_INITIALIZER(agent_exec_list);
+
+/*
+ * The cells that ran in this kernel's life, by execution count and code
+ * hash, for mapping an error's frames to them (common/tbmap.c).  A count
+ * not above the last one means the kernel restarted: its counts start
+ * again and the cells before it name nothing now.  The oldest go past
+ * AGENT_EXEC_RAN_MAX (their frames then keep their text).
+ */
+#define AGENT_EXEC_RAN_MAX	4096
+static struct tbmap_cell	*agent_exec_ran;
+static size_t			 agent_exec_nran;
+static void	agent_exec_note_ran(const struct agent_exec *);
+static void	agent_exec_map(const struct agent_exec *,
+		    struct json_object *, struct json_object *);
 static void	agent_exec_status(int);
 static void	agent_exec_trim_cb(evutil_socket_t, short, void *);
 static void	agent_exec_pack_json(msgpack_packer *, const void *);
@@ -407,6 +422,7 @@ agent_exec_start(struct agent_kernel *k, const char *exec_id,
 	e->execution_count = -1;
 	e->silent = silent;
 	e->k = k;
+	e->hash = tbmap_murmur2(code, len, TBMAP_SEED);
 
 	if (len > INT_MAX) {
 		*cause = xstrdup("the code is too long for the kernel");
@@ -634,6 +650,7 @@ agent_exec_output(struct agent_exec *e, const char *type,
 		else
 			json_object_object_add(output, "traceback",
 			    json_object_new_array());
+		agent_exec_map(e, output, v);
 	} else {
 		if ((v = agent_exec_get(content, "data")) != NULL)
 			json_object_object_add(output, "data",
@@ -745,6 +762,7 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 		v = agent_exec_get(content, "execution_count");
 		if (v != NULL && json_object_is_type(v, json_type_int))
 			e->execution_count = json_object_get_int64(v);
+		agent_exec_note_ran(e);
 		memset(&st, 0, sizeof st);
 		st.exec_id = agent_str(e->exec_id);
 		st.cell_id = agent_str(e->cell_id);
@@ -792,6 +810,53 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 	} else
 		log_debug("%s: ignored %s for exec %s", __func__, type,
 		    e->exec_id);
+}
+
+/* A cell started with its execution count: note it for tracebacks. */
+static void
+agent_exec_note_ran(const struct agent_exec *e)
+{
+	struct tbmap_cell	*c;
+	size_t			 i;
+
+	if (e->execution_count < 0)
+		return;
+	if (agent_exec_nran > 0 && e->execution_count <=
+	    agent_exec_ran[agent_exec_nran - 1].count) {
+		for (i = 0; i < agent_exec_nran; i++)
+			free((char *)agent_exec_ran[i].cell_id);
+		agent_exec_nran = 0;
+	}
+	if (agent_exec_nran == AGENT_EXEC_RAN_MAX) {
+		free((char *)agent_exec_ran[0].cell_id);
+		memmove(agent_exec_ran, agent_exec_ran + 1,
+		    (agent_exec_nran - 1) * sizeof *agent_exec_ran);
+		agent_exec_nran--;
+	}
+	agent_exec_ran = xreallocarray(agent_exec_ran, agent_exec_nran + 1,
+	    sizeof *agent_exec_ran);
+	c = &agent_exec_ran[agent_exec_nran++];
+	c->count = e->execution_count;
+	c->hash = e->hash;
+	c->cell_id = xstrdup(e->cell_id);
+}
+
+/*
+ * An error's frames mapped to cells, as transient.runtimed_traceback of
+ * its output: runtime data, never saved to .ipynb.
+ */
+static void
+agent_exec_map(const struct agent_exec *e, struct json_object *output,
+    struct json_object *tb)
+{
+	struct json_object	*m, *t;
+
+	if (e == NULL || (m = tbmap_frames(tb, agent_exec_ran,
+	    agent_exec_nran, e->cell_id)) == NULL)
+		return;
+	t = json_object_new_object();
+	json_object_object_add(t, "runtimed_traceback", m);
+	json_object_object_add(output, "transient", t);
 }
 
 /* Handle the execute_reply for run e. */
