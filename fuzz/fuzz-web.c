@@ -3,10 +3,11 @@
  * fuzz-web.c: libFuzzer target for what runtimed-web parses and renders
  * itself (runtime-web/web-form.c, web-token.c, web-ansi.c,
  * web-render.c).  The input, as text, is given as a query string and a
- * form body (web_form_get of s, nb, token, cell_id, text), a Cookie
- * header (web_form_cookie), a path's notebook id, a token, and stream
- * text (web_ansi_html); and, when it is msgpack, as a cell of
- * ROOM_CONTENT to web_render_cell with itself as the comment threads.
+ * form body (web_form_get of every field a page's write sends), a
+ * Cookie header (web_form_cookie), a path's notebook id, a token, and
+ * stream text (web_ansi_html); and, when it is msgpack, as a cell of
+ * ROOM_CONTENT to web_render_cell with itself as the comment threads,
+ * and its conflicts and cells to web_render_conflicts.
  * The HTTP framing itself is libevent's evhttp, not ours.  Aborts if a
  * rendered cell holds "<script" or an event handler attribute that did
  * not come from our own markup.
@@ -59,10 +60,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[] = {
-		"s", "nb", "token", "cell_id", "text", NULL
+		"s", "nb", "token", "cell_id", "text", "source", "version",
+		"take", "cell_type", "after", NULL
 	};
 	struct evbuffer		*b;
 	struct json_object	*threads;
+	const msgpack_object	*c;
 	msgpack_unpacked	 u;
 	char			*s, *v;
 	size_t			 i, len;
@@ -100,6 +103,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fuzz_web_unsafe(v))
 			abort();
 		free(v);
+		/* And as ROOM_CONTENT's conflicts with its cells. */
+		c = u.data.type == MSGPACK_OBJECT_MAP ?
+		    proto_get(&u.data, "conflicts") : NULL;
+		if (c != NULL && c->type == MSGPACK_OBJECT_ARRAY) {
+			web_render_conflicts(b, c, proto_get(&u.data,
+			    "cells"));
+			len = evbuffer_get_length(b);
+			v = xmalloc(len + 1);
+			evbuffer_remove(b, v, len);
+			v[len] = '\0';
+			if (fuzz_web_unsafe(v))
+				abort();
+			free(v);
+		}
 		evbuffer_free(b);
 		if (threads != NULL)
 			json_object_put(threads);
