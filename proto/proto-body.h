@@ -82,8 +82,11 @@ int	proto_field_bool(const msgpack_object *, const char *, const char *,
 	    int, int *, int *, char *, size_t);
 int	proto_field_doc(const msgpack_object *, const char *, const char *,
 	    int, struct proto_doc *, char *, size_t);
+int	proto_field_enum(const msgpack_object *, const char *, const char *,
+	    int, const char *const *, size_t, int *, char *, size_t);
 void	proto_pack_pstr(msgpack_packer *, const char *,
 	    const struct proto_str *);
+void	proto_pack_opt_int(msgpack_packer *, const char *, int, int64_t);
 void	proto_pack_doc(msgpack_packer *, const char *,
 	    const struct proto_doc *);
 void	proto_doc_pack(msgpack_packer *, const struct proto_doc *);

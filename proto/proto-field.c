@@ -18,15 +18,15 @@ static int	proto_field_missing(const char *, const char *, int, char *,
 static int	proto_field_wrong(const char *, const char *, const char *,
 		    char *, size_t);
 
-/* A value of key, NULL when absent or, for an optional field, nil. */
+/* A value of key, NULL when absent or nil (a required one is missing). */
 static const msgpack_object *
 proto_field_get(const msgpack_object *body, const char *key, int flags)
 {
 	const msgpack_object	*v;
 
+	(void)flags;
 	v = proto_get(body, key);
-	if (v != NULL && v->type == MSGPACK_OBJECT_NIL &&
-	    (~flags & PROTO_REQ))
+	if (v != NULL && v->type == MSGPACK_OBJECT_NIL)
 		return (NULL);
 	return (v);
 }
@@ -163,6 +163,41 @@ proto_field_doc(const msgpack_object *body, const char *msg,
 		return (proto_field_wrong(msg, key, "an array", err, errlen));
 	out->obj = v;
 	return (0);
+}
+
+/* One of names (n of them), its index in *out; -1 absent (optional). */
+int
+proto_field_enum(const msgpack_object *body, const char *msg,
+    const char *key, int flags, const char *const *names, size_t n,
+    int *out, char *err, size_t errlen)
+{
+	struct proto_str	s;
+	size_t			i;
+
+	*out = -1;
+	PROTO_TRY(proto_field_str(body, msg, key, flags, &s, err, errlen));
+	if (s.ptr == NULL)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if (proto_str_eq(&s, names[i])) {
+			*out = (int)i;
+			return (0);
+		}
+	}
+	snprintf(err, errlen, "%s: %s \"%.*s\" is not one we know", msg, key,
+	    s.len > 32 ? 32 : (int)s.len, s.ptr);
+	return (-1);
+}
+
+/* An integer field when has, else nil. */
+void
+proto_pack_opt_int(msgpack_packer *pk, const char *key, int has,
+    int64_t value)
+{
+	if (has)
+		proto_pack_int(pk, key, value);
+	else
+		proto_pack_nil(pk, key);
 }
 
 /* A string field: str, or nil when absent. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * proto-mcp.c: the proxy <-> worker messages (300-399): MCP, and
- * WORKER_READY, WORKER_UPGRADE, WORKER_SHUTDOWN.
+ * WORKER_READY, WORKER_UPGRADE, WORKER_SHUTDOWN, read with proto-field.c
+ * as every codec.
  */
 
 #include <stdio.h>
@@ -9,49 +10,8 @@
 
 #include "proto.h"
 
-static int	proto_mcp_str(const msgpack_object *, const char *,
-		    struct proto_str *, int, const char *, char *, size_t);
-static int	proto_mcp_map(const msgpack_object *, const char *, char *,
-		    size_t);
 static void	proto_mcp_pack_strv(msgpack_packer *, const char *,
 		    const struct proto_str *);
-
-/* A string field into a borrowed proto_str: absent is ptr NULL. */
-static int
-proto_mcp_str(const msgpack_object *body, const char *key,
-    struct proto_str *out, int required, const char *msg, char *err,
-    size_t errlen)
-{
-	const msgpack_object	*v;
-
-	out->ptr = NULL;
-	out->len = 0;
-	if ((v = proto_get(body, key)) == NULL) {
-		if (!required)
-			return (0);
-		snprintf(err, errlen, "%s: %s is missing", msg, key);
-		return (-1);
-	}
-	if (v->type != MSGPACK_OBJECT_STR) {
-		snprintf(err, errlen, "%s: %s is not a string", msg, key);
-		return (-1);
-	}
-	/* An empty string still has a pointer, so it is not "absent". */
-	out->ptr = v->via.str.size > 0 ? v->via.str.ptr : "";
-	out->len = v->via.str.size;
-	return (0);
-}
-
-static int
-proto_mcp_map(const msgpack_object *body, const char *msg, char *err,
-    size_t errlen)
-{
-	if (body == NULL || body->type != MSGPACK_OBJECT_MAP) {
-		snprintf(err, errlen, "%s: body is not a map", msg);
-		return (-1);
-	}
-	return (0);
-}
 
 static void
 proto_mcp_pack_strv(msgpack_packer *pk, const char *key,
@@ -90,24 +50,17 @@ int
 proto_mcp_unpack(const msgpack_object *body, struct proto_mcp *mcp,
     char *err, size_t errlen)
 {
-	const msgpack_object	*v;
+	const char	*msg = "MCP";
 
 	memset(mcp, 0, sizeof *mcp);
-	if (proto_mcp_map(body, "MCP", err, errlen) != 0 ||
-	    proto_mcp_str(body, "json", &mcp->json, 1, "MCP", err,
-	    errlen) != 0 ||
-	    proto_mcp_str(body, "id", &mcp->id, 0, "MCP", err, errlen) != 0 ||
-	    proto_mcp_str(body, "method", &mcp->method, 0, "MCP", err,
-	    errlen) != 0)
-		return (-1);
-	if ((v = proto_get(body, "error")) != NULL) {
-		if (v->type != MSGPACK_OBJECT_BOOLEAN) {
-			snprintf(err, errlen, "MCP: error is not a boolean");
-			return (-1);
-		}
-		mcp->error = v->via.boolean;
-	}
-	return (0);
+	PROTO_TRY(proto_field_body(body, msg, err, errlen));
+	PROTO_TRY(proto_field_str(body, msg, "json", PROTO_REQ, &mcp->json,
+	    err, errlen));
+	PROTO_TRY(proto_field_str(body, msg, "id", 0, &mcp->id, err, errlen));
+	PROTO_TRY(proto_field_str(body, msg, "method", 0, &mcp->method, err,
+	    errlen));
+	return (proto_field_bool(body, msg, "error", 0, &mcp->error, NULL,
+	    err, errlen));
 }
 
 void
@@ -123,11 +76,9 @@ proto_worker_ready_unpack(const msgpack_object *body,
     struct proto_worker_ready *ready, char *err, size_t errlen)
 {
 	memset(ready, 0, sizeof *ready);
-	if (proto_mcp_map(body, "WORKER_READY", err, errlen) != 0 ||
-	    proto_mcp_str(body, "catalog", &ready->catalog, 1, "WORKER_READY",
-	    err, errlen) != 0)
-		return (-1);
-	return (0);
+	PROTO_TRY(proto_field_body(body, "WORKER_READY", err, errlen));
+	return (proto_field_str(body, "WORKER_READY", "catalog", PROTO_REQ,
+	    &ready->catalog, err, errlen));
 }
 
 void
@@ -140,7 +91,7 @@ int
 proto_worker_upgrade_unpack(const msgpack_object *body, char *err,
     size_t errlen)
 {
-	return (proto_mcp_map(body, "WORKER_UPGRADE", err, errlen));
+	return (proto_field_body(body, "WORKER_UPGRADE", err, errlen));
 }
 
 void
@@ -153,5 +104,5 @@ int
 proto_worker_shutdown_unpack(const msgpack_object *body, char *err,
     size_t errlen)
 {
-	return (proto_mcp_map(body, "WORKER_SHUTDOWN", err, errlen));
+	return (proto_field_body(body, "WORKER_SHUTDOWN", err, errlen));
 }

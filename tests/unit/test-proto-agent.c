@@ -150,7 +150,7 @@ Test(proto_agent, start_refusals)
 	proto_pack_str(&pk, "runtime_dir", "/r");
 	cr_assert_eq(proto_agent_start_unpack(packed(), &b, err, sizeof err),
 	    -1);
-	cr_assert_str_eq(err, "AGENT_START: cwd holds NUL");
+	cr_assert_str_eq(err, "AGENT_START: cwd holds a NUL");
 }
 
 Test(proto_agent, ready_round_trip)
@@ -287,7 +287,7 @@ Test(proto_agent, execute_refusals)
 	proto_pack_str(&pk, "code", "1");
 	cr_assert_eq(proto_agent_execute_unpack(packed(), &b, err,
 	    sizeof err), -1);
-	cr_assert_str_eq(err, "AGENT_EXECUTE: exec_id holds NUL");
+	cr_assert_str_eq(err, "AGENT_EXECUTE: exec_id holds a NUL");
 }
 
 Test(proto_agent, events_round_trip)

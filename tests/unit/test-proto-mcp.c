@@ -190,7 +190,7 @@ Test(proto_mcp, bad_bodies_name_the_field)
 	msgpack_pack_array(&bd.pk, 0);
 	cr_assert_eq(proto_mcp_unpack(body_unpack(&bd), &m, err, sizeof err),
 	    -1);
-	cr_assert_str_eq(err, "MCP: body is not a map");
+	cr_assert_str_eq(err, "MCP: the body is not a map");
 	body_free(&bd);
 
 	cr_assert_eq(proto_mcp_unpack(hand_body(&bd, "json",
@@ -259,6 +259,6 @@ Test(proto_worker, empty_bodies)
 	msgpack_pack_nil(&bd.pk);
 	cr_assert_eq(proto_worker_shutdown_unpack(body_unpack(&bd), err,
 	    sizeof err), -1);
-	cr_assert_str_eq(err, "WORKER_SHUTDOWN: body is not a map");
+	cr_assert_str_eq(err, "WORKER_SHUTDOWN: the body is not a map");
 	body_free(&bd);
 }

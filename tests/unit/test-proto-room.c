@@ -529,6 +529,6 @@ Test(proto_room, wait_round_trip)
 	proto_room_changed_content_pack(&b.pk, &c);
 	cr_assert_eq(proto_room_changed_content_unpack(pt_body(&b), &cz, err,
 	    sizeof err), -1);
-	cr_assert_str_eq(err, "ROOM_CHANGED_CONTENT: content is not a map");
+	cr_assert_str_eq(err, "ROOM_CHANGED_CONTENT: content is missing");
 	pt_free(&b);
 }
