@@ -10,7 +10,12 @@
 // carrying <script>, <img onerror> and an SVG with script sets no
 // global in the page; cells named constructor, __proto__ and toString
 // (Object.prototype's keys) are edited and deleted in place; no secret is 403
-// and a forged Host is refused.  A screenshot goes to the artifacts
+// and a forged Host is refused.  The person acts on the page (decision
+// 079): an edit the agent reads back, a stale edit refused with nothing
+// changed, cells added, a run and run all whose outputs show on the page
+// and in the agent's read, a conflict from an editor's save shown with
+// both versions and resolved, and a run the agent's interrupt_kernel
+// names as the live page's.  Screenshots go to the artifacts
 // directory ($RUNTIMED_TEST_ARTIFACTS, else ./tests/e2e/artifacts).
 
 import { test, after } from 'node:test';
@@ -432,6 +437,17 @@ test('the person edits, adds, runs and resolves a conflict on the page', { timeo
   assert.equal(sc.conflicts, undefined);
   assert.equal(src(sc, 'cb'), 'print("person")');
   await page.waitForSelector('section[data-id="cb"][data-src=\'print("person")\']', { timeout: 3000 });
+
+  // The page's runs are the live page's: an agent's interrupt_kernel
+  // says whose run it ended.
+  const ins = await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'insert', after: 'BOTTOM', source: 'import time\ntime.sleep(30)' }] });
+  const sleepId = ins.structuredContent.cells[0].cell_id;
+  await page.click(`section[data-id="${sleepId}"] button[data-act="run"]`);
+  await page.waitForSelector(`section.running[data-id="${sleepId}"]`, { timeout: 10000 });
+  const intr = await call(client, 'interrupt_kernel', target);
+  assert.deepEqual(intr.structuredContent.ended.map((e) => [e.client_name, e.yours]),
+    [['live page', false]], JSON.stringify(intr.structuredContent));
   assert.deepEqual(errors, []);
   await page.close();
 });
