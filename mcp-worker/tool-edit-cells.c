@@ -397,6 +397,7 @@ tool_edit_cells_send(struct tool_edit_cells *st)
 
 	memset(&m, 0, sizeof m);
 	m.edits = worker_daemon_doc(st->edits);
+	worker_client_edit_who(&m);
 	mpbuf_init(&b);
 	proto_room_edit_pack(&b.pk, &m);
 	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, &b.sb,
@@ -409,7 +410,7 @@ tool_edit_cells(struct worker_call *call)
 {
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", "edits", "run",
-		NULL
+		"undo", NULL
 	};
 	struct json_object		*args, *edits;
 	struct tool_edit_cells		*st;
@@ -423,6 +424,14 @@ tool_edit_cells(struct worker_call *call)
 		return;
 	if (worker_args_bool(args, "run", 0, &run, &msg) != 0)
 		goto bad;
+	if (json_object_object_get_ex(args, "undo", &edits)) {
+		if (json_object_object_get_ex(args, "edits", NULL) || run) {
+			xasprintf(&msg, "undo goes alone: no edits, no run");
+			goto bad;
+		}
+		worker_undo(call, edits);
+		return;
+	}
 	if (!json_object_object_get_ex(args, "edits", &edits) ||
 	    !json_object_is_type(edits, json_type_array) ||
 	    (n = json_object_array_length(edits)) == 0 ||
@@ -462,7 +471,9 @@ const struct tool_entry tool_edit_cells_entry = {
 	    "(after a cell, \"TOP\" or \"BOTTOM\"), edit (source, cell_type, "
 	    "metadata merged), delete, replace (old_text, found once in the "
 	    "cell, by new_text), resolve (a conflict with the file: take "
-	    "room, disk or both). run:true runs the changed code cells.",
+	    "room, disk or both). run:true runs the changed code cells. "
+	    "undo (no edits): N reverts your last N batches, \"b7\" that "
+	    "one, \"list\" lists them.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"edits\":{\"type\":\"array\",\"minItems\":1,"
@@ -481,14 +492,17 @@ const struct tool_entry tool_edit_cells_entry = {
 	    "\"expect_version\":{\"type\":\"string\","
 	    "\"description\":\"refuse unless the cell is at it\"}},"
 	    "\"required\":[\"op\"]}},"
-	    "\"run\":{\"type\":\"boolean\"}},\"required\":[\"edits\"]}",
+	    "\"run\":{\"type\":\"boolean\"},"
+	    "\"undo\":{\"type\":[\"integer\",\"string\"]}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"cells\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"
 	    "\"op\":{\"type\":\"string\"}}}},"
 	    "\"seq\":{\"type\":\"integer\"},\"cursor\":{\"type\":\"string\"},"
 	    "\"run\":{\"type\":\"object\"},\"target\":{\"type\":\"object\"},"
-	    WORKER_ERROR_PROP "}}",
+	    "\"batches\":{\"type\":\"array\"},"
+	    "\"reverted\":{\"type\":\"array\"},"
+	    "\"batch_id\":{\"type\":\"string\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 0,
 	.destructive = 1,
 	.idempotent = 0,

@@ -102,6 +102,7 @@ tool_move_cells(struct worker_call *call)
 	json_object_array_add(edits, e);
 	memset(&m, 0, sizeof m);
 	m.edits = worker_daemon_doc(edits);
+	worker_client_edit_who(&m);
 	mpbuf_init(&b);
 	proto_room_edit_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_EDIT,

@@ -46,6 +46,17 @@ worker_client_who(struct proto_exec_who *w)
 	w->session = proto_str_make(worker_client_session);
 }
 
+/* Whose batch an edit is: for undo (decision 074). */
+void
+worker_client_edit_who(struct proto_room_edit *m)
+{
+	struct proto_exec_who	w;
+
+	worker_client_who(&w);
+	m->session = w.session;
+	m->client_name = w.client_name;
+}
+
 /* The MCP client's name, or "" before an initialize names it. */
 const char *
 worker_client_name_get(void)

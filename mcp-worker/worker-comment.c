@@ -128,6 +128,7 @@ worker_comment_content(void *arg, struct worker_nb *reply, const char *code,
 	json_object_array_add(edits, e);
 	memset(&em, 0, sizeof em);
 	em.edits = worker_daemon_doc(edits);
+	worker_client_edit_who(&em);
 	em.has_if_seq = 1;
 	em.if_seq = (uint64_t)reply->seq;
 	mpbuf_init(&b);

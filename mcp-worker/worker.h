@@ -449,6 +449,11 @@ const struct proto_incarnation *worker_room_incarnation(
 /* worker-client.c: who this worker serves (for run records). */
 void		 worker_client_set(struct json_object *);
 void		 worker_client_who(struct proto_exec_who *);
+void	 worker_client_edit_who(struct proto_room_edit *);
+
+/* worker-undo.c: edit_cells undo (decision 074). */
+#define ROOM_UNDO_BATCHES_MAX	64	/* the daemon's ROOM_UNDO_MAX */
+void	 worker_undo(struct worker_call *, struct json_object *);
 const char	*worker_client_name_get(void);
 
 /* worker-changes.c: what a change wait asks for, what it reports. */

@@ -174,14 +174,23 @@ struct proto_room_list_reply {
 	struct proto_doc	 warnings;	/* [string] */
 	struct proto_doc	 rooms;		/* [room summary] */
 };
+/*
+ * edits or undo ({list?, batches?, batch_id?}: revert this session's
+ * batches, decision 074), each read by the daemon; session and
+ * client_name say whose batch it is (optional: runtimectl, the page).
+ */
 struct proto_room_edit {
-	struct proto_doc	 edits;		/* [edit], read by the daemon */
+	struct proto_doc	 edits;		/* [edit] */
+	struct proto_doc	 undo;
 	int			 has_if_seq;
 	uint64_t		 if_seq;
+	struct proto_str	 session;
+	struct proto_str	 client_name;
 };
 struct proto_room_edit_reply {
 	uint64_t		 seq;
 	struct proto_doc	 cells;		/* [{cell_id}] */
+	struct proto_doc	 undo;		/* {batch_id?, reverted?, batches?} */
 };
 struct proto_room_save {
 	struct proto_str	 path;

@@ -25,6 +25,7 @@
 #define PROTO_E_EXECUTION_NOT_FOUND	"execution_not_found"
 #define PROTO_E_EDIT_CONFLICT		"edit_conflict"
 #define PROTO_E_CONFLICT		"conflict"
+#define PROTO_E_UNDO_CONFLICT		"undo_conflict"
 
 /* The kernel. */
 #define PROTO_E_KERNEL_UNAVAILABLE	"kernel_unavailable"

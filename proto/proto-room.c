@@ -197,10 +197,19 @@ proto_room_list_reply_unpack(const msgpack_object *body,
 void
 proto_room_edit_pack(msgpack_packer *pk, const struct proto_room_edit *m)
 {
-	msgpack_pack_map(pk, 1 + m->has_if_seq);
-	proto_pack_doc(pk, "edits", &m->edits);
+	msgpack_pack_map(pk, proto_doc_present(&m->edits) +
+	    proto_doc_present(&m->undo) + m->has_if_seq +
+	    (m->session.ptr != NULL) + (m->client_name.ptr != NULL));
+	if (proto_doc_present(&m->edits))
+		proto_pack_doc(pk, "edits", &m->edits);
+	if (proto_doc_present(&m->undo))
+		proto_pack_doc(pk, "undo", &m->undo);
 	if (m->has_if_seq)
 		proto_pack_uint(pk, "if_seq", m->if_seq);
+	if (m->session.ptr != NULL)
+		proto_pack_pstr(pk, "session", &m->session);
+	if (m->client_name.ptr != NULL)
+		proto_pack_pstr(pk, "client_name", &m->client_name);
 }
 
 int
@@ -211,20 +220,27 @@ proto_room_edit_unpack(const msgpack_object *body, struct proto_room_edit *m,
 
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_doc(body, n, "edits",
-	    PROTO_REQ | PROTO_ARRAY, &m->edits, err, errlen));
+	PROTO_TRY(proto_field_doc(body, n, "undo", PROTO_MAP, &m->undo, err,
+	    errlen));
+	PROTO_TRY(proto_field_doc(body, n, "edits", PROTO_ARRAY |
+	    (m->undo.obj == NULL ? PROTO_REQ : 0), &m->edits, err, errlen));
 	PROTO_TRY(proto_field_uint(body, n, "if_seq", 0, &m->if_seq,
 	    &m->has_if_seq, err, errlen));
-	return (0);
+	PROTO_TRY(proto_field_str(body, n, "session", PROTO_NONUL,
+	    &m->session, err, errlen));
+	return (proto_field_str(body, n, "client_name", PROTO_NONUL,
+	    &m->client_name, err, errlen));
 }
 
 void
 proto_room_edit_reply_pack(msgpack_packer *pk,
     const struct proto_room_edit_reply *m)
 {
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 2 + proto_doc_present(&m->undo));
 	proto_pack_uint(pk, "seq", m->seq);
 	proto_pack_doc(pk, "cells", &m->cells);
+	if (proto_doc_present(&m->undo))
+		proto_pack_doc(pk, "undo", &m->undo);
 }
 
 int
@@ -237,8 +253,10 @@ proto_room_edit_reply_unpack(const msgpack_object *body,
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
 	    err, errlen));
-	return (proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
+	PROTO_TRY(proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
 	    &m->cells, err, errlen));
+	return (proto_field_doc(body, n, "undo", PROTO_MAP, &m->undo, err,
+	    errlen));
 }
 
 void

@@ -29,8 +29,20 @@ struct room_edit_wait {
 	msgpack_sbuffer		 resolved;	/* as journaled: says how */
 	char			**conflicts;	/* resolve ops' cells */
 	size_t			 nconflicts;
+	char			*session;	/* whose batch, or NULL */
+	char			*client;
+	int			 undo;		/* ROOM_EDIT_UNDO_* */
+	int64_t			 undo_batches;
+	uint64_t		 undo_id;
+	uint64_t		*reverts;	/* a revert's batches */
+	size_t			 nreverts;
+	msgpack_sbuffer		 record;	/* for undo; size 0: none */
+	uint64_t		 batch_id;	/* its id there */
 	TAILQ_ENTRY(room_edit_wait) entry;
 };
+#define ROOM_EDIT_UNDO_NONE	0
+#define ROOM_EDIT_UNDO_LIST	1
+#define ROOM_EDIT_UNDO_REVERT	2
 
 struct room_edits {
 	TAILQ_HEAD(, room_edit_wait)	 queue;	/* the first may be in flight */
@@ -45,6 +57,11 @@ static int	room_edit_prepare(struct room *, struct room_edit_wait *);
 static void	room_edit_next(struct room *);
 static void	room_edit_durable(struct room *, int, const char *, void *);
 static void	room_edit_commit(struct room *, struct room_edit_wait *);
+static int	room_edit_undo_args(struct room *, struct room_edit_wait *,
+		    const msgpack_object *);
+static void	room_edit_undo_reply(struct room_edit_wait *, struct room *);
+static int	room_edit_undo(struct room *, struct room_edit_wait *);
+static void	room_edit_record(struct room *, struct room_edit_wait *);
 
 static size_t
 room_edit_size(const msgpack_object *edits)
@@ -73,6 +90,10 @@ room_edit_wait_free(struct room_edit_wait *w)
 	free(w->conflicts);
 	msgpack_sbuffer_destroy(&w->edits);
 	msgpack_sbuffer_destroy(&w->resolved);
+	msgpack_sbuffer_destroy(&w->record);
+	free(w->session);
+	free(w->client);
+	free(w->reverts);
 	room_nb_result_free(&w->res);
 	free(w);
 }
@@ -93,6 +114,135 @@ room_edit_fail(struct room *r, struct room_edit_wait *w, const char *code,
 	free(cause);
 }
 
+/*
+ * undo {list: true} | {batches: N} | {batch_id}: checked as it comes;
+ * -1 (answered) if it is not one of them.
+ */
+static int
+room_edit_undo_args(struct room *r, struct room_edit_wait *w,
+    const msgpack_object *o)
+{
+	int64_t	v;
+	int	list = 0, n = 0;
+
+	if (proto_get_bool(o, "list", &list) == 0 && list)
+		n++;
+	if (proto_get(o, "batches") != NULL) {
+		if (proto_get_int(o, "batches", &v) != 0 || v < 1 ||
+		    v > ROOM_UNDO_MAX) {
+			room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+			    "undo: a number of batches from 1 to %d",
+			    ROOM_UNDO_MAX);
+			return (-1);
+		}
+		w->undo_batches = v;
+		n++;
+	}
+	if (proto_get(o, "batch_id") != NULL) {
+		if (proto_get_int(o, "batch_id", &v) != 0 || v < 1) {
+			room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+			    "undo: batch_id is a batch's number (list them)");
+			return (-1);
+		}
+		w->undo_id = (uint64_t)v;
+		n++;
+	}
+	if (n != 1) {
+		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+		    "undo takes exactly one of list, batches and batch_id");
+		return (-1);
+	}
+	if (w->session == NULL) {
+		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+		    "undo needs the session whose batches they are");
+		return (-1);
+	}
+	w->undo = list ? ROOM_EDIT_UNDO_LIST : ROOM_EDIT_UNDO_REVERT;
+	return (0);
+}
+
+/* An undo's answer {batch_id, reverted} or {batches}, in res.undo. */
+static void
+room_edit_undo_reply(struct room_edit_wait *w, struct room *r)
+{
+	struct mpbuf	b;
+	size_t		i;
+
+	mpbuf_init(&b);
+	if (w->undo == ROOM_EDIT_UNDO_LIST) {
+		msgpack_pack_map(&b.pk, 1);
+		proto_pack_key(&b.pk, "batches");
+		room_undo_list(r->undo, w->session, 0, ROOM_UNDO_MAX, &b.pk);
+	} else {
+		msgpack_pack_map(&b.pk, 2);
+		proto_pack_uint(&b.pk, "batch_id", w->batch_id);
+		proto_pack_key(&b.pk, "reverted");
+		msgpack_pack_array(&b.pk, w->nreverts);
+		for (i = 0; i < w->nreverts; i++)
+			msgpack_pack_uint64(&b.pk, w->reverts[i]);
+	}
+	free(w->res.undo);
+	w->res.undo = b.sb.data;
+	w->res.undo_len = b.sb.size;
+}
+
+/*
+ * An undo at the head of the queue: a list is answered here (-1, as
+ * nothing is journaled); a revert becomes the batch that does it, or is
+ * refused (-1).
+ */
+static int
+room_edit_undo(struct room *r, struct room_edit_wait *w)
+{
+	struct json_object	*ops;
+	msgpack_packer		 pk;
+	char			*cause = NULL;
+	const char		*code;
+
+	if (w->undo == ROOM_EDIT_UNDO_LIST) {
+		room_edit_undo_reply(w, r);
+		if (w->peer != NULL)
+			w->cb(r, w->peer, w->id, &w->res, NULL, NULL);
+		return (-1);
+	}
+	if (room_undo_plan(r->undo, r->nb, w->session, w->undo_batches,
+	    w->undo_id, &ops, &w->reverts, &w->nreverts, &cause, &code) != 0) {
+		room_edit_fail(r, w, code, "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	msgpack_sbuffer_clear(&w->edits);
+	msgpack_packer_init(&pk, &w->edits, msgpack_sbuffer_write);
+	mpjson_pack(&pk, ops);
+	json_object_put(ops);
+	w->has_if_seq = 0;
+	return (0);
+}
+
+/* The batch's record for undo, from the content and what it becomes. */
+static void
+room_edit_record(struct room *r, struct room_edit_wait *w)
+{
+	struct room_cell	**after;
+	size_t			  n;
+
+	after = room_nb_pending_cells(w->pend, &n);
+	msgpack_sbuffer_destroy(&w->record);
+	msgpack_sbuffer_init(&w->record);
+	/* The entry about to be appended is journal entry jseq + 1. */
+	w->batch_id = r->jseq + 1;
+	if (room_undo_record(r->nb, after, n, w->res.touched, w->res.ntouched,
+	    r->jseq + 1, w->session, w->client, w->reverts, w->nreverts, 0,
+	    &w->record) == 0)
+		return;
+	if (w->record.size > ROOM_UNDO_RECORD_MAX) {
+		msgpack_sbuffer_destroy(&w->record);
+		(void)room_undo_record(r->nb, after, n, w->res.touched,
+		    w->res.ntouched, r->jseq + 1, w->session, w->client,
+		    w->reverts, w->nreverts, 1, &w->record);
+	}
+}
+
 /* Prepare the first queued batch and send its entry; -1 if refused. */
 static int
 room_edit_prepare(struct room *r, struct room_edit_wait *w)
@@ -106,6 +256,8 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 	int			 rewritten = 0;
 
 	w->res.index = -1;
+	if (w->undo != ROOM_EDIT_UNDO_NONE && room_edit_undo(r, w) != 0)
+		return (-1);
 	if (w->has_if_seq && w->if_seq != r->seq) {
 		room_edit_fail(r, w, PROTO_E_CONFLICT,
 		    "the notebook changed (seq "
@@ -149,8 +301,9 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 		break;
 	}
 	mpbuf_init(&b);
-	if (room_nb_edit_prepare(r->nb, &u.data, 0, &b.pk, &w->res, &w->pend,
-	    &cause, &code) != 0) {
+	/* A revert's inserts put cells back under their own ids. */
+	if (room_nb_edit_prepare(r->nb, &u.data, w->nreverts > 0, &b.pk,
+	    &w->res, &w->pend, &cause, &code) != 0) {
 		if (rewritten)
 			msgpack_sbuffer_destroy(&rw);
 		msgpack_unpacked_destroy(&u);
@@ -163,7 +316,9 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 	if (rewritten)
 		msgpack_sbuffer_destroy(&rw);
 	r->edits->inflight = 1;
-	room_journal_edit(r, b.sb.data, b.sb.size, room_edit_durable, w);
+	room_edit_record(r, w);
+	room_journal_edit(r, b.sb.data, b.sb.size, w->record.data,
+	    w->record.size, room_edit_durable, w);
 	/* Kept until it is durable: the change it records says how. */
 	w->resolved = b.sb;
 	return (0);
@@ -245,6 +400,14 @@ room_edit_durable(struct room *r, int ok, const char *why, void *arg)
 		    "disk space for %s, then retry", why, runtimed_state_dir);
 	} else {
 		room_edit_commit(r, w);
+		if (w->record.size > 0) {
+			if (r->undo == NULL)
+				r->undo = room_undo_create();
+			(void)room_undo_add(r->undo, w->record.data,
+			    w->record.size);
+		}
+		if (w->nreverts > 0)
+			room_edit_undo_reply(w, r);
 		room_merge_resolved(r, w->conflicts, w->nconflicts);
 		room_changes_record_edit(r, &w->res, w->resolved.data,
 		    w->resolved.size, w->conflicts, w->nconflicts);
@@ -287,6 +450,16 @@ room_edit(struct room *r, const struct proto_room_edit *m, struct peer *p,
 	w->id = id;
 	w->cb = cb;
 	w->res.index = -1;
+	msgpack_sbuffer_init(&w->record);
+	if (m->session.ptr != NULL)
+		w->session = proto_str_dup(&m->session);
+	if (m->client_name.ptr != NULL)
+		w->client = proto_str_dup(&m->client_name);
+	if (m->undo.obj != NULL && room_edit_undo_args(r, w,
+	    m->undo.obj) != 0) {
+		room_edit_wait_free(w);
+		return;
+	}
 	TAILQ_INSERT_TAIL(&r->edits->queue, w, entry);
 	room_edit_next(r);
 }

@@ -6,9 +6,11 @@
  * flags) and a journal of what happened after it.  Each entry has its
  * own number (room->jseq), separate from the room's seq, and holds:
  *
- *	{t: "edit", seq, edits}		a ROOM_EDIT batch as applied:
+ *	{t: "edit", seq, edits, undo?}	a ROOM_EDIT batch as applied:
  *					every reference an id, inserts
- *					with their minted cell_id
+ *					with their minted cell_id; undo
+ *					its record for reverts
+ *					(room-undo.c)
  *	{t: "outputs", seq, cells: [{cell_id, execution_count, outputs}]}
  *					cells' outputs as they now are
  *	{t: "metadata", seq, metadata}	the notebook's metadata as it now
@@ -255,8 +257,13 @@ room_journal_snapshot(struct room *r)
 	r->snapshot_wanted = 0;
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 5 + room_remote_bound(r) +
-	    room_merge_stored(r));
+	    room_merge_stored(r) + (room_undo_count(r->undo) > 0));
 	proto_pack_int(&b.pk, "v", 1);
+	if (room_undo_count(r->undo) > 0) {
+		/* The batches clients may revert (decision 074). */
+		proto_pack_key(&b.pk, "undo");
+		room_undo_pack(r->undo, &b.pk);
+	}
 	if (room_merge_stored(r)) {
 		/* The base and conflicts of merges from disk (decision 056). */
 		proto_pack_key(&b.pk, "merge");
@@ -419,17 +426,21 @@ room_journal_grown(struct room *r)
  */
 void
 room_journal_edit(struct room *r, const char *edits, size_t len,
-    room_journal_cb cb, void *arg)
+    const char *undo, size_t ulen, room_journal_cb cb, void *arg)
 {
 	struct room_journal_ticket	*t;
 	struct mpbuf			 b;
 
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 3);
+	msgpack_pack_map(&b.pk, 3 + (ulen > 0));
 	proto_pack_str(&b.pk, "t", "edit");
 	proto_pack_uint(&b.pk, "seq", r->seq + 1);
 	proto_pack_key(&b.pk, "edits");
 	msgpack_sbuffer_write(&b.sb, edits, len);
+	if (ulen > 0) {
+		proto_pack_key(&b.pk, "undo");
+		msgpack_sbuffer_write(&b.sb, undo, ulen);
+	}
 	t = room_journal_ticket(r, ROOM_JOURNAL_T_EDIT);
 	t->cb = cb;
 	t->arg = arg;
@@ -674,6 +685,9 @@ room_journal_load_snapshot(const struct store_room *sr, void *arg)
 			r->disk_mtime_ns = v;
 	}
 	room_merge_restore(r, proto_get_map(&u.data, "merge"));
+	room_undo_free(r->undo);
+	r->undo = room_undo_create();
+	room_undo_restore(r->undo, proto_get_array(&u.data, "undo"));
 	free(r->path);
 	r->path = sr->path != NULL ? xstrdup(sr->path) : NULL;
 	free(r->kernel_name);
@@ -694,8 +708,10 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 	struct room_nb_result		 res;
 	struct room_cell		*c;
 	msgpack_unpacked		 u;
-	const msgpack_object		*cells, *co, *md;
+	const msgpack_object		*cells, *co, *md, *uo;
 	struct json_object		*j;
+	msgpack_sbuffer			 usb;
+	msgpack_packer			 upk;
 	const char			*cid;
 	char				*cause = NULL;
 	const char			*code;
@@ -722,8 +738,20 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 			    cause);
 			free(cause);
 			ld->failed++;
-		} else
+		} else {
 			room_nb_result_free(&res);
+			if ((uo = proto_get_map(&u.data, "undo")) != NULL) {
+				msgpack_sbuffer_init(&usb);
+				msgpack_packer_init(&upk, &usb,
+				    msgpack_sbuffer_write);
+				msgpack_pack_object(&upk, *uo);
+				if (r->undo == NULL)
+					r->undo = room_undo_create();
+				(void)room_undo_add(r->undo, usb.data,
+				    usb.size);
+				msgpack_sbuffer_destroy(&usb);
+			}
+		}
 	} else if (proto_obj_streq(proto_get(&u.data, "t"), "metadata") &&
 	    (md = proto_get_map(&u.data, "metadata")) != NULL &&
 	    (j = mpjson_unpack(md)) != NULL) {

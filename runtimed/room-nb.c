@@ -1055,6 +1055,7 @@ room_nb_result_free(struct room_nb_result *res)
 	free(res->touched);
 	free(res->conflict_id);
 	free(res->conflict_source);
+	free(res->undo);
 	memset(res, 0, sizeof *res);
 	res->index = -1;
 }
@@ -1756,6 +1757,14 @@ room_nb_edit_abort(struct room_nb *nb, struct room_nb_pending *p)
 	free(p->fresh);
 	free(p->old);
 	free(p);
+}
+
+/* The cells a prepared batch makes, in their new order. */
+struct room_cell **
+room_nb_pending_cells(struct room_nb_pending *p, size_t *n)
+{
+	*n = p->ncells;
+	return (p->cells);
 }
 
 /* Prepare and commit at once (replay, tests). */

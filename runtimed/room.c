@@ -315,6 +315,8 @@ room_unload_content(struct room *r)
 	room_watch_remove(r);
 	room_autosave_free(r);
 	room_merge_free(r);
+	room_undo_free(r->undo);
+	r->undo = NULL;
 	room_nb_free(r->nb);
 	r->nb = NULL;
 	r->loaded = 0;

@@ -148,10 +148,13 @@ struct room_nb_result {
 	char		  conflict_version[ROOM_VERSION_LEN + 1];
 	char		 *conflict_source;	/* capped */
 	size_t		  conflict_source_len;
+	char		 *undo;		/* an undo's answer, packed */
+	size_t		  undo_len;
 };
 
 struct room_nb_pending;
 struct room_edits;
+struct room_undo;
 struct room_kernel;
 struct room_execs;
 struct room_log;
@@ -217,6 +220,7 @@ struct room {
 	int			 edit_inflight;	/* its entry not yet durable */
 	int			 snapshot_wanted; /* once it is */
 	struct room_edits	*edits;		/* room-edit.c */
+	struct room_undo	*undo;		/* room-undo.c, or NULL */
 
 	struct room_log		*log;		/* room-changes.c */
 	int64_t			 idle_since;	/* no peers, no kernel (ms) */
@@ -371,6 +375,28 @@ u_int		 room_edit_pending(struct room *);
 void		 room_edit_peer_gone(struct room *, struct peer *);
 void		 room_edit_free(struct room *);
 
+/* room-undo.c: the last ROOM_UNDO_MAX batches, within ROOM_UNDO_MAX_BYTES. */
+#define ROOM_UNDO_MAX			64
+#define ROOM_UNDO_MAX_BYTES		(16 * 1024 * 1024)
+#define ROOM_UNDO_RECORD_MAX		(4 * 1024 * 1024)
+#define ROOM_UNDO_CONFLICTS_SHOWN	8
+struct room_undo *room_undo_create(void);
+void		 room_undo_free(struct room_undo *);
+uint64_t	 room_undo_hash(struct room_cell *);
+int		 room_undo_record(struct room_nb *, struct room_cell **,
+		     size_t, char **, size_t, uint64_t, const char *,
+		     const char *, const uint64_t *, size_t, int,
+		     msgpack_sbuffer *);
+int		 room_undo_add(struct room_undo *, const char *, size_t);
+size_t		 room_undo_count(struct room_undo *);
+void		 room_undo_pack(struct room_undo *, msgpack_packer *);
+void		 room_undo_restore(struct room_undo *, const msgpack_object *);
+void		 room_undo_list(struct room_undo *, const char *, int, size_t,
+		     msgpack_packer *);
+int		 room_undo_plan(struct room_undo *, struct room_nb *,
+		     const char *, int64_t, uint64_t, struct json_object **,
+		     uint64_t **, size_t *, char **, const char **);
+
 /* room-changes.c */
 void		 room_changes_create(struct room *);
 void		 room_changes_clear(struct room *);
@@ -449,6 +475,8 @@ void			 room_nb_edit_commit(struct room_nb *,
 			     struct room_nb_pending *);
 void			 room_nb_edit_abort(struct room_nb *,
 			     struct room_nb_pending *);
+struct room_cell	**room_nb_pending_cells(struct room_nb_pending *,
+			     size_t *);
 void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_set_cells(struct room_nb *,
 			     struct room_cell **, size_t);
@@ -467,7 +495,7 @@ int		 room_journal_snapshot(struct room *);
 void		 room_journal_pack_nb(msgpack_packer *, struct room_nb *);
 struct room_nb	*room_journal_unpack_nb(const msgpack_object *, char **);
 void		 room_journal_edit(struct room *, const char *, size_t,
-		     room_journal_cb, void *);
+		     const char *, size_t, room_journal_cb, void *);
 void		 room_journal_grown(struct room *);
 int		 room_journal_flush(struct room *);
 void		 room_journal_later(struct room *);

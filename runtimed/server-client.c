@@ -555,6 +555,7 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	struct proto_error		 e;
 	struct mpbuf			 b;
 	struct server_client		*c;
+	msgpack_unpacked		 u;
 
 	TAILQ_FOREACH(c, &server_clients, entry) {
 		if (c->peer == p && c->editing) {
@@ -587,15 +588,23 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	ec.res = res;
 	rm.cells.pack = server_client_edit_cells;
 	rm.cells.arg = &ec;
+	msgpack_unpacked_init(&u);
+	/* An undo's list or revert (room-edit.c, decision 074). */
+	if (res->undo != NULL && msgpack_unpack_next(&u, res->undo,
+	    res->undo_len, NULL) == MSGPACK_UNPACK_SUCCESS)
+		rm.undo.obj = &u.data;
 	mpbuf_init(&b);
 	proto_room_edit_reply_pack(&b.pk, &rm);
+	msgpack_unpacked_destroy(&u);
 	/* Within the cap by PROTO_EDIT_MAX_EDITS; if not, the edit is
 	 * applied and the ERROR says so. */
 	server_client_reply(p, PROTO_MSG_ROOM_EDIT_REPLY, id, &b.sb,
 	    PROTO_E_OUTCOME_UNKNOWN, "the edit was applied; read the notebook "
 	    "for its cells");
 	mpbuf_free(&b);
-	room_changes_announce(r);
+	/* A list changed nothing. */
+	if (res->nids > 0)
+		room_changes_announce(r);
 }
 
 /*

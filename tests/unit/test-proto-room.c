@@ -7,6 +7,15 @@
 #include "proto-test.h"
 
 static void	pack_cells(msgpack_packer *, const void *);
+static void	pack_map(msgpack_packer *, const void *);
+
+static void
+pack_map(msgpack_packer *pk, const void *arg)
+{
+	(void)arg;
+	msgpack_pack_map(pk, 1);
+	proto_pack_bool(pk, "list", 1);
+}
 
 static void
 pack_cells(msgpack_packer *pk, const void *arg)
@@ -167,6 +176,29 @@ Test(proto_room, list_edit_save_round_trip)
 	    pt_body(&b), "ROOM_EDIT", "edits", "if_seq");
 	pt_free(&b);
 
+	/* An undo (decision 074): no edits, whose it is. */
+	memset(&e, 0, sizeof e);
+	e.undo.pack = pack_map;
+	e.session = proto_str_make("0badcafe");
+	e.client_name = proto_str_make("agent");
+	pt_init(&b);
+	proto_room_edit_pack(&b.pk, &e);
+	cr_assert_eq(proto_room_edit_unpack(pt_body(&b), &ez, err,
+	    sizeof err), 0, "%s", err);
+	cr_assert_null(ez.edits.obj);
+	cr_assert_eq(ez.undo.obj->type, MSGPACK_OBJECT_MAP);
+	cr_assert(proto_str_eq(&ez.session, "0badcafe"));
+	cr_assert(proto_str_eq(&ez.client_name, "agent"));
+	pt_refuses_all(proto_room_edit_unpack, struct proto_room_edit,
+	    pt_body(&b), "ROOM_EDIT", "undo", "session", "client_name");
+	pt_free(&b);
+	/* Neither edits nor undo. */
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	cr_assert_neq(proto_room_edit_unpack(pt_body(&b), &ez, err,
+	    sizeof err), 0);
+	pt_free(&b);
+
 	memset(&r, 0, sizeof r);
 	r.seq = 3;
 	r.cells.pack = pack_cells;
@@ -179,6 +211,16 @@ Test(proto_room, list_edit_save_round_trip)
 	pt_refuses_all(proto_room_edit_reply_unpack,
 	    struct proto_room_edit_reply, pt_body(&b), "ROOM_EDIT_REPLY",
 	    "seq", "cells");
+	pt_free(&b);
+	r.undo.pack = pack_map;
+	pt_init(&b);
+	proto_room_edit_reply_pack(&b.pk, &r);
+	cr_assert_eq(proto_room_edit_reply_unpack(pt_body(&b), &rz, err,
+	    sizeof err), 0);
+	cr_assert_eq(rz.undo.obj->type, MSGPACK_OBJECT_MAP);
+	pt_refuses_all(proto_room_edit_reply_unpack,
+	    struct proto_room_edit_reply, pt_body(&b), "ROOM_EDIT_REPLY",
+	    "undo");
 	pt_free(&b);
 
 	memset(&s, 0, sizeof s);
