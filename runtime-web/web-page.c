@@ -251,6 +251,7 @@ const char web_page_css[] =
 ".source{background:#f4f4f8;padding:4px}\n"
 ".out-stream.stderr{background:#fff0f0}\n"
 ".out-error{background:#fff0f0}\n"
+".out-where{font-size:small;padding:2px 4px}\n"
 ".out-img{max-width:100%}\n"
 ".out-html{width:100%;height:240px;border:1px solid #ddd;resize:vertical}\n"
 ".out-note{color:#777;font-style:italic}\n"

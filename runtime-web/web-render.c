@@ -25,6 +25,7 @@ static int	web_render_image(struct evbuffer *, const char *,
 static void	web_render_svg(struct evbuffer *, const msgpack_object *);
 static void	web_render_data(struct evbuffer *, const msgpack_object *);
 static void	web_render_output(struct evbuffer *, const msgpack_object *);
+static void	web_render_where(struct evbuffer *, const msgpack_object *);
 static void	web_render_comments(struct evbuffer *, struct json_object *,
 		    const char *);
 static void	web_render_button(struct evbuffer *, const char *,
@@ -244,8 +245,54 @@ web_render_output(struct evbuffer *b, const msgpack_object *o)
 			}
 		}
 		WEB_ADD(b, "</pre>");
+		web_render_where(b, web_render_get(web_render_get(o,
+		    "transient"), "runtimed_traceback"));
 	} else
 		web_render_data(b, web_render_get(o, "data"));
+}
+
+/*
+ * Where an error was raised, from the frames the agent mapped to cells
+ * (docs/decisions/070): innermost first, each cell a link to it.
+ */
+static void
+web_render_where(struct evbuffer *b, const msgpack_object *rt)
+{
+	const msgpack_object	*frames, *f, *id, *v;
+	uint32_t		 i;
+	int			 k = 0;
+
+	if ((frames = web_render_get(rt, "frames")) == NULL ||
+	    frames->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	for (i = frames->via.array.size; i-- > 0;) {
+		f = &frames->via.array.ptr[i];
+		if ((id = web_render_get(f, "cell_id")) == NULL ||
+		    id->type != MSGPACK_OBJECT_STR ||
+		    ((v = web_render_get(f, "chained")) != NULL &&
+		    v->type == MSGPACK_OBJECT_BOOLEAN && v->via.boolean))
+			continue;
+		if (k++ == 0)
+			WEB_ADD(b, "<div class=\"out-where\">at ");
+		else
+			WEB_ADD(b, ", called from ");
+		WEB_ADD(b, "<a href=\"#cell-");
+		web_ansi_escape(b, id->via.str.ptr, id->via.str.size, 1);
+		WEB_ADD(b, "\">cell ");
+		web_ansi_escape(b, id->via.str.ptr, id->via.str.size, 0);
+		WEB_ADD(b, "</a>");
+		if ((v = web_render_get(f, "line")) != NULL &&
+		    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+			evbuffer_add_printf(b, " line %llu",
+			    (unsigned long long)v->via.u64);
+		if ((v = web_render_get(f, "name")) != NULL &&
+		    v->type == MSGPACK_OBJECT_STR) {
+			WEB_ADD(b, " in ");
+			web_ansi_escape(b, v->via.str.ptr, v->via.str.size, 0);
+		}
+	}
+	if (k > 0)
+		WEB_ADD(b, "</div>");
 }
 
 /* The comment threads anchored to this cell. */
@@ -321,8 +368,11 @@ web_render_cell(struct evbuffer *b, const msgpack_object *cell,
 	v = web_render_get(cell, "cell_type");
 	md = v != NULL && proto_obj_streq(v, "markdown");
 	code = v != NULL && proto_obj_streq(v, "code");
-	evbuffer_add_printf(b, "<section class=\"cell %s\" data-id=\"",
+	/* id: what a traceback's "at cell" links to. */
+	evbuffer_add_printf(b, "<section class=\"cell %s\" id=\"cell-",
 	    md ? "cell-md" : code ? "cell-code" : "cell-raw");
+	web_ansi_escape(b, id, strlen(id), 1);
+	WEB_ADD(b, "\" data-id=\"");
 	web_ansi_escape(b, id, strlen(id), 1);
 	/* What the page's editor starts from, and the version it guards. */
 	WEB_ADD(b, "\" data-version=\"");

@@ -165,6 +165,23 @@ $A|2|f||return x"
     fail "restarted: counts $(head -c 2000 "$T/restarted.json")"
 ok "after a restart In[2] is cell A, not the cell that was In[2] before"
 
+# The live page says it too, each cell a link to it.
+if [ -x "$top_builddir/runtimed-web" ] && command -v curl >/dev/null 2>&1; then
+	URL=$("$CTL" open "$nb") || fail "runtimectl open failed"
+	curl -s -o /dev/null -c "$T/jar" "$URL" || fail "open: $URL"
+	BASE=${URL%%/open*}
+	P=/v$(printf %s "${URL#*s=}" | cut -d'&' -f1 | tr -d '\n' |
+	    sha256sum | cut -c1-16)
+	timeout 3 curl -s -N -b "$T/jar" "$BASE$P/nb/${URL##*nb=}/events" \
+	    >"$T/sse" 2>/dev/null || :
+	grep -qF "<div class=\\\"out-where\\\">at <a href=\\\"#cell-$A\\\">cell $A</a> line 2 in f, called from <a href=\\\"#cell-$B\\\">cell $B</a> line 2</div>" \
+	    "$T/sse" || fail "the live page: $(grep -o 'out-error.\{0,300\}' "$T/sse" | head -c 2000)"
+	grep -qF "id=\\\"cell-$A\\\"" "$T/sse" || fail "the live page: no cell anchor"
+	ok "the live page: at cell A line 2 in f, called from cell B line 2, linked"
+else
+	echo "# runtimed-web or curl missing: the live page not tried"
+fi
+
 "$CTL" call save_notebook notebook="$nb" >"$T/save" 2>&1 ||
     fail "save_notebook: $(cat "$T/save")"
 sleep 0.5
