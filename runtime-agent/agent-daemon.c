@@ -122,6 +122,41 @@ agent_send(uint16_t type, uint32_t id, struct mpbuf *b)
 	agent_send_raw(type, id, b->sb.data, b->sb.size);
 }
 
+/* Who waits for the daemon to read what is queued for it. */
+static void			(*agent_daemon_resume)(void *);
+static void			*agent_daemon_resume_arg;
+
+static void
+agent_daemon_drained(struct peer *p, void *arg)
+{
+	void	(*cb)(void *) = agent_daemon_resume;
+
+	peer_set_drain_cb(p, 0, NULL);
+	agent_daemon_resume = NULL;
+	if (cb != NULL)
+		cb(agent_daemon_resume_arg);
+}
+
+/*
+ * Is more than PEER_QUEUE_HIGH queued for the daemon?  Then resume(arg)
+ * runs once it has read down to PEER_QUEUE_LOW: the kernel's outputs
+ * wait in the kernel meanwhile, not in the agent.
+ */
+int
+agent_daemon_backlog(void (*resume)(void *), void *arg)
+{
+	if (agent_daemon_peer == NULL ||
+	    peer_pending_output(agent_daemon_peer) <= PEER_QUEUE_HIGH)
+		return (0);
+	if (resume == NULL)
+		return (1);	/* only asking */
+	agent_daemon_resume = resume;
+	agent_daemon_resume_arg = arg;
+	peer_set_drain_cb(agent_daemon_peer, PEER_QUEUE_LOW,
+	    agent_daemon_drained);
+	return (1);
+}
+
 /* Send a frame now. */
 void
 agent_send_raw(uint16_t type, uint32_t id, const void *body, size_t len)

@@ -30,6 +30,13 @@
  * cell ends as error, with the kernel's last stderr lines, so every run
  * ends.  The kernel sends the reply before the idle, on another socket;
  * the wait only covers our reading them in either order.
+ *
+ * The other way round, a reply whose idle never comes: the kernel
+ * dropped it, past its iopub queue (a flood), or the agent lost iopub's
+ * connection to a message over its cap (agent-kernel.c).  The cell ends
+ * on the reply, with a note saying outputs were lost, and a failed
+ * cell's error taken from the reply if its output is among them
+ * (decision 078).
  */
 
 #include <sys/queue.h>
@@ -47,6 +54,13 @@
 
 /* How long after its idle a request's missing reply is given up. */
 #define AGENT_EXEC_REPLY_MS	3000
+/*
+ * And the idle after the reply, once iopub has been quiet that long: the
+ * kernel's PUB dropped it (past its high-water mark: ipykernel's is 1000
+ * messages) with outputs before it, as a rule.
+ */
+#define AGENT_EXEC_IDLE_MS	3000
+#define AGENT_EXEC_KERNEL_HWM	1000	/* zmq's default, ipykernel's */
 
 struct agent_exec {
 	char			*exec_id;
@@ -56,10 +70,15 @@ struct agent_exec {
 	int			 got_idle;
 	enum proto_agent_exec_status status;
 	int			 silent;	/* nothing forwarded */
+	const char		*lost;		/* why outputs were lost */
+	int			 got_error;	/* its error output came */
+	struct json_object	*reply;		/* an error's execute_reply */
+	size_t			 lost_cap;	/* message_over_cap: the cap */
 	int64_t			 execution_count; /* -1: none */
 	uint32_t		 hash;		/* its compiler's file name */
 	struct agent_kernel	*k;
 	struct event		*reply_ev;	/* idle came, no reply */
+	struct event		*idle_ev;	/* reply came, no idle */
 	TAILQ_ENTRY(agent_exec)	 entry;
 };
 static TAILQ_HEAD(, agent_exec) agent_exec_list =
@@ -92,6 +111,10 @@ static void	agent_exec_stream(struct agent_exec *, const char *,
 		    const char *, size_t);
 static void	agent_exec_free(struct agent_exec *);
 static void	agent_exec_maybe_done(struct agent_exec *);
+static void	agent_exec_lost_note(struct agent_exec *);
+static void	agent_exec_lost_error(struct agent_exec *);
+static void	agent_exec_no_idle_cb(evutil_socket_t, short, void *);
+static void	agent_exec_wait_idle(struct agent_exec *);
 static struct json_object	*agent_exec_get(struct json_object *,
 		    const char *);
 static const char	*agent_exec_string(struct json_object *, const char *);
@@ -119,6 +142,9 @@ static char			*agent_exec_stream_name;
 static char			*agent_exec_stream_text;
 static size_t			 agent_exec_stream_len;
 static struct event		*agent_exec_stream_ev;
+/* When the last iopub message of a run came. */
+static int64_t			 agent_exec_iopub_ms;
+
 /* Since when its end is held as the start of a secret (0: not held). */
 static int64_t			 agent_exec_stream_held;
 
@@ -389,6 +415,9 @@ agent_exec_free(struct agent_exec *e)
 	TAILQ_REMOVE(&agent_exec_list, e, entry);
 	if (e->reply_ev != NULL)
 		event_free(e->reply_ev);
+	if (e->idle_ev != NULL)
+		event_free(e->idle_ev);
+	json_object_put(e->reply);
 	free(e->exec_id);
 	free(e->cell_id);
 	free(e);
@@ -471,6 +500,14 @@ agent_exec_maybe_done(struct agent_exec *e)
 		agent_exec_flush();
 	if (e->silent)
 		goto out;
+	/* A failed cell whose error output never came: it was dropped. */
+	if (e->lost == NULL && !e->got_error && e->reply != NULL &&
+	    agent_exec_get(e->reply, "ename") != NULL)
+		e->lost = "kernel_queue_full";
+	if (e->lost != NULL) {
+		agent_exec_lost_error(e);
+		agent_exec_lost_note(e);
+	}
 	memset(&m, 0, sizeof m);
 	m.exec_id = agent_str(e->exec_id);
 	m.cell_id = agent_str(e->cell_id);
@@ -793,8 +830,11 @@ agent_exec_iopub(struct agent_exec *e, const char *type,
 	} else if (strcmp(type, "display_data") == 0 ||
 	    strcmp(type, "update_display_data") == 0 ||
 	    strcmp(type, "execute_result") == 0 ||
-	    strcmp(type, "error") == 0)
+	    strcmp(type, "error") == 0) {
+		if (strcmp(type, "error") == 0)
+			e->got_error = 1;
 		agent_exec_output(e, type, content);
+	}
 	else if (strcmp(type, "clear_output") == 0) {
 		if (e->silent)
 			return;
@@ -879,7 +919,124 @@ agent_exec_reply(struct agent_exec *e, struct json_object *content)
 	if (v != NULL && json_object_is_type(v, json_type_int))
 		e->execution_count = json_object_get_int64(v);
 	e->got_reply = 1;
+	/* Its error output may be lost: the reply has it too. */
+	if (e->status == PROTO_AGENT_EXEC_ERROR)
+		e->reply = json_object_get(content);
+	/* Its idle may have been lost with the connection: end on this. */
+	if (e->lost != NULL)
+		e->got_idle = 1;
+	else if (!e->got_idle)
+		agent_exec_wait_idle(e);
 	agent_exec_maybe_done(e);
+}
+
+/*
+ * The reply came and iopub has been quiet for AGENT_EXEC_IDLE_MS without
+ * the idle: it was dropped.  End the cell, saying outputs may be lost.
+ */
+static void
+agent_exec_no_idle_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_exec	*e = arg;
+	int64_t			 quiet;
+
+	if (e->got_idle)
+		return;
+	quiet = util_mono_ms() - agent_exec_iopub_ms;
+	/* Outputs still come, or wait for the daemon to read: not yet. */
+	if (quiet < AGENT_EXEC_IDLE_MS || agent_daemon_backlog(NULL, NULL)) {
+		agent_exec_wait_idle(e);
+		return;
+	}
+	log_warnx("exec %s: no idle status %lld ms after the reply",
+	    e->exec_id, (long long)quiet);
+	e->lost = "kernel_queue_full";
+	e->got_idle = 1;
+	agent_exec_maybe_done(e);
+}
+
+static void
+agent_exec_wait_idle(struct agent_exec *e)
+{
+	struct timeval	tv = { AGENT_EXEC_IDLE_MS / 1000,
+	    (AGENT_EXEC_IDLE_MS % 1000) * 1000 };
+
+	if (e->idle_ev == NULL)
+		e->idle_ev = evtimer_new(agent_exec_base,
+		    agent_exec_no_idle_cb, e);
+	evtimer_add(e->idle_ev, &tv);
+}
+
+/*
+ * The kernel's iopub connection was dropped for a message over cap bytes
+ * (agent-kernel.c) and made again: what the runs in the kernel printed
+ * meanwhile is lost.  Each ends on its execute_reply alone, with a note.
+ */
+void
+agent_exec_iopub_lost(size_t cap)
+{
+	struct agent_exec	*e;
+
+	TAILQ_FOREACH(e, &agent_exec_list, entry) {
+		if (!e->got_idle) {
+			e->lost = "message_over_cap";
+			e->lost_cap = cap;
+		}
+	}
+	if (agent_exec_stream_exec != NULL)
+		agent_exec_flush();
+}
+
+/*
+ * The cell failed and its error output is among those lost: the reply
+ * carries the same ename, evalue and traceback, so the error survives.
+ */
+static void
+agent_exec_lost_error(struct agent_exec *e)
+{
+	if (e->got_error || e->reply == NULL ||
+	    agent_exec_get(e->reply, "ename") == NULL)
+		return;
+	agent_exec_output(e, "error", e->reply);
+}
+
+/* Say in the cell that outputs were lost, and why (typed: transient). */
+static void
+agent_exec_lost_note(struct agent_exec *e)
+{
+	struct json_object	*note, *t, *why;
+	char			*text;
+
+	if (strcmp(e->lost, "message_over_cap") == 0)
+		xasprintf(&text, "[runtimed: output lost: the kernel sent a "
+		    "message larger than the %zu MiB an output message may "
+		    "have; it was dropped, with what the cell printed until "
+		    "the agent was connected to the kernel again]\n",
+		    e->lost_cap >> 20);
+	else
+		xasprintf(&text, "[runtimed: output may be missing: the "
+		    "cell's outputs came faster than they could be read, and "
+		    "the kernel dropped some past its queue of %d messages "
+		    "(they never reached runtimed)]\n", AGENT_EXEC_KERNEL_HWM);
+	log_warnx("exec %s: %s", e->exec_id, text);
+	note = json_object_new_object();
+	json_object_object_add(note, "output_type",
+	    json_object_new_string("stream"));
+	json_object_object_add(note, "name", json_object_new_string("stderr"));
+	json_object_object_add(note, "text", json_object_new_string(text));
+	free(text);
+	/* runtimed_dropped: the note is kept as it is, reported truncated. */
+	t = json_object_new_object();
+	json_object_object_add(t, "runtimed_dropped", json_object_new_int64(0));
+	why = json_object_new_object();
+	json_object_object_add(why, "reason", json_object_new_string(e->lost));
+	if (e->lost_cap != 0)
+		json_object_object_add(why, "cap_bytes",
+		    json_object_new_int64((int64_t)e->lost_cap));
+	json_object_object_add(t, "runtimed_lost", why);
+	json_object_object_add(note, "transient", t);
+	agent_exec_send_output(e, note, NULL);
+	json_object_put(note);
 }
 
 /*
@@ -949,8 +1106,10 @@ agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
 			    type, parent);
 		return;
 	}
-	if (channel == AGENT_CHANNEL_IOPUB)
+	if (channel == AGENT_CHANNEL_IOPUB) {
+		agent_exec_iopub_ms = util_mono_ms();
 		agent_exec_iopub(e, type, agent_wire_msg_content(m));
+	}
 	else if (channel == AGENT_CHANNEL_SHELL &&
 	    strcmp(type, "execute_reply") == 0)
 		agent_exec_reply(e, agent_wire_msg_content(m));

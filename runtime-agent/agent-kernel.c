@@ -38,6 +38,12 @@
  * connects is called ready AGENT_KERNEL_STDIN_GRACE_MS later anyway, or
  * just before the start bound, whichever comes first.
  *
+ * iopub holds a few messages in the agent, each frame at most 64 MiB
+ * (decision 078): the kernel's own queue holds the rest, and iopub is not
+ * read while the daemon is behind.  libzmq drops the connection on a
+ * larger frame and a SUB never reconnects after that, so a second
+ * monitor watches iopub and makes it again.
+ *
  * ZMQ_FD is edge-triggered: it only says "the state of this socket
  * changed".  So every wakeup, and every send (which can consume that
  * edge), is followed by reading ZMQ_EVENTS and receiving until no
@@ -93,6 +99,17 @@ extern char **environ;
 #define AGENT_KERNEL_START_TRIES	3
 /* How long a kernel that answers may wait for its stdin to connect. */
 #define AGENT_KERNEL_STDIN_GRACE_MS	10000
+/*
+ * What iopub may hold in the agent: at most AGENT_KERNEL_IOPUB_HWM
+ * messages wait in libzmq (past them the kernel's PUB keeps them, and
+ * drops them past its own mark: ipykernel's is 1000), each frame at most
+ * AGENT_KERNEL_IOPUB_MAX bytes.  A larger frame makes libzmq drop the
+ * connection before it allocates it, and a SUB does not reconnect after
+ * that (a protocol error ends its session): a monitor sees the
+ * disconnect and the socket is made again (agent_kernel_iopub_renew).
+ */
+#define AGENT_KERNEL_IOPUB_MAX		(64 * 1024 * 1024)
+#define AGENT_KERNEL_IOPUB_HWM		4
 
 enum agent_kernel_state {
 	AGENT_KERNEL_NONE,		/* never started */
@@ -142,6 +159,9 @@ struct agent_kernel {
 	int			 got_iopub;
 	struct json_object	*info;
 	void			*stdin_mon;	/* PAIR: stdin's events */
+	void			*iopub_mon;	/* PAIR: iopub's disconnects */
+	struct event		*iopub_mon_ev;
+	int			 iopub_held;	/* the daemon is behind */
 	int			 stdin_up;	/* its handshake is done */
 	int64_t			 answered_ms;	/* info and iopub came */
 
@@ -182,6 +202,11 @@ static void	agent_kernel_starting(struct agent_kernel *, enum agent_channel,
 static void	agent_kernel_maybe_ready(struct agent_kernel *);
 static void	agent_kernel_stdin_watch(struct agent_kernel *);
 static void	agent_kernel_stdin_unwatch(struct agent_kernel *);
+static void	agent_kernel_iopub_watch(struct agent_kernel *);
+static void	agent_kernel_iopub_unwatch(struct agent_kernel *);
+static void	agent_kernel_iopub_mon_cb(evutil_socket_t, short, void *);
+static void	agent_kernel_iopub_renew(struct agent_kernel *);
+static void	agent_kernel_iopub_resume(void *);
 static int	agent_kernel_recv(struct agent_kernel_sock *);
 static void	agent_kernel_stopped(struct agent_kernel *);
 static void	agent_kernel_stop_cb(evutil_socket_t, short, void *);
@@ -559,7 +584,9 @@ agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
 {
 	struct agent_kernel_sock	*s = &k->socks[channel];
 	char				*ep;
-	int				 linger = 0, hwm = 0, fd;
+	int				 linger = 0, fd;
+	int				 hwm = AGENT_KERNEL_IOPUB_HWM;
+	int64_t				 max = AGENT_KERNEL_IOPUB_MAX;
 	size_t				 fdlen = sizeof fd;
 
 	if ((s->zs = zmq_socket(k->zctx, type)) == NULL)
@@ -572,16 +599,19 @@ agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
 	if (type == ZMQ_SUB && zmq_setsockopt(s->zs, ZMQ_SUBSCRIBE, "", 0) != 0)
 		goto fail;
 	/*
-	 * PUB/SUB drops messages silently at the high-water mark (1000 by
-	 * default), and a burst of flushed prints is thousands.  No limit
-	 * here lets libzmq's I/O thread keep draining the kernel's queue
-	 * even while we are busy.
+	 * PUB/SUB drops messages silently at the high-water mark, but an
+	 * unbounded one here held a 1 GB print in the agent (2.9 GB of RSS,
+	 * issue 36): a few messages wait here, the kernel's PUB holds the
+	 * rest (see AGENT_KERNEL_IOPUB_HWM).
 	 */
-	if (type == ZMQ_SUB && zmq_setsockopt(s->zs, ZMQ_RCVHWM, &hwm,
-	    sizeof hwm) != 0)
+	if (type == ZMQ_SUB && (zmq_setsockopt(s->zs, ZMQ_RCVHWM, &hwm,
+	    sizeof hwm) != 0 || zmq_setsockopt(s->zs, ZMQ_MAXMSGSIZE,
+	    &max, sizeof max) != 0))
 		goto fail;
 	if (channel == AGENT_CHANNEL_STDIN)
 		agent_kernel_stdin_watch(k);
+	if (channel == AGENT_CHANNEL_IOPUB)
+		agent_kernel_iopub_watch(k);
 	ep = agent_kernel_endpoint(k, channel);
 	if (zmq_connect(s->zs, ep) != 0) {
 		free(ep);
@@ -1020,6 +1050,8 @@ agent_kernel_close(struct agent_kernel *k)
 	int				 i;
 
 	agent_kernel_stdin_unwatch(k);
+	agent_kernel_iopub_unwatch(k);
+	k->iopub_held = 0;
 	for (i = 0; i < AGENT_NCHANNELS; i++) {
 		s = &k->socks[i];
 		if (s->ev != NULL) {
@@ -1200,6 +1232,132 @@ agent_kernel_stdin_unwatch(struct agent_kernel *k)
 	k->stdin_mon = NULL;
 }
 
+/*
+ * Watch iopub for a dropped connection: libzmq drops it on a frame over
+ * AGENT_KERNEL_IOPUB_MAX, and a SUB stays without one after that.
+ */
+static void
+agent_kernel_iopub_watch(struct agent_kernel *k)
+{
+	static unsigned	 n;
+	char		 ep[96];
+	int		 fd;
+	size_t		 len = sizeof fd;
+
+	agent_kernel_iopub_unwatch(k);
+	/* A name of its own each time, as stdin's (agent_kernel_stdin_watch). */
+	snprintf(ep, sizeof ep, "inproc://iopub-%s-%u", k->session, ++n);
+	if (zmq_socket_monitor(k->socks[AGENT_CHANNEL_IOPUB].zs, ep,
+	    ZMQ_EVENT_DISCONNECTED) != 0 ||
+	    (k->iopub_mon = zmq_socket(k->zctx, ZMQ_PAIR)) == NULL ||
+	    zmq_connect(k->iopub_mon, ep) != 0 ||
+	    zmq_getsockopt(k->iopub_mon, ZMQ_FD, &fd, &len) != 0) {
+		/* Then an oversize message leaves the kernel without outputs. */
+		log_warnx("iopub monitor: %s", zmq_strerror(zmq_errno()));
+		if (k->iopub_mon != NULL)
+			zmq_close(k->iopub_mon);
+		k->iopub_mon = NULL;
+		return;
+	}
+	k->iopub_mon_ev = event_new(k->base, fd, EV_READ|EV_PERSIST,
+	    agent_kernel_iopub_mon_cb, k);
+	event_add(k->iopub_mon_ev, NULL);
+	/*
+	 * ZMQ_FD signals only once a read found nothing: one now, or the
+	 * first event would never wake us.
+	 */
+	agent_kernel_iopub_mon_cb(-1, 0, k);
+}
+
+static void
+agent_kernel_iopub_unwatch(struct agent_kernel *k)
+{
+	void	*zs = k->socks[AGENT_CHANNEL_IOPUB].zs;
+
+	if (k->iopub_mon_ev != NULL) {
+		event_free(k->iopub_mon_ev);
+		k->iopub_mon_ev = NULL;
+	}
+	if (k->iopub_mon == NULL)
+		return;
+	if (zs != NULL)
+		zmq_socket_monitor(zs, NULL, 0);
+	zmq_close(k->iopub_mon);
+	k->iopub_mon = NULL;
+}
+
+/* The monitor's events (edge-triggered: read until none is left). */
+static void
+agent_kernel_iopub_mon_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct agent_kernel	*k = arg;
+	unsigned char		 ev[6];
+	uint16_t		 event;
+	int			 more, lost = 0;
+	size_t			 len;
+
+	/* Each event is two parts: {uint16 event, uint32 value}, address. */
+	while (k->iopub_mon != NULL &&
+	    zmq_recv(k->iopub_mon, ev, sizeof ev, ZMQ_DONTWAIT) >= 2) {
+		memcpy(&event, ev, sizeof event);
+		if (event == ZMQ_EVENT_DISCONNECTED)
+			lost = 1;
+		len = sizeof more;
+		while (zmq_getsockopt(k->iopub_mon, ZMQ_RCVMORE, &more,
+		    &len) == 0 && more)
+			zmq_recv(k->iopub_mon, ev, sizeof ev, ZMQ_DONTWAIT);
+	}
+	if (lost && k->pid > 0 && (k->state == AGENT_KERNEL_STARTING ||
+	    k->state == AGENT_KERNEL_READY))
+		agent_kernel_iopub_renew(k);
+}
+
+/*
+ * iopub's connection was dropped (a message over the cap, as a rule; a
+ * kernel that is dying also closes it, and its reap follows): take what
+ * came before it, make the socket again, and tell the runs in the kernel
+ * that some of their output is lost.
+ */
+static void
+agent_kernel_iopub_renew(struct agent_kernel *k)
+{
+	struct agent_kernel_sock	*s = &k->socks[AGENT_CHANNEL_IOPUB];
+	char				*cause;
+
+	log_warnx("kernel %s: its iopub connection was dropped (ZeroMQ does "
+	    "so on a message over %d bytes); connecting again, the outputs "
+	    "meanwhile are lost", kernelspec_name(k->spec),
+	    AGENT_KERNEL_IOPUB_MAX);
+	if (!k->iopub_held)
+		agent_kernel_drain(s);
+	agent_kernel_iopub_unwatch(k);
+	if (s->ev != NULL)
+		event_free(s->ev);
+	s->ev = NULL;
+	if (s->zs != NULL)
+		zmq_close(s->zs);
+	s->zs = NULL;
+	k->iopub_held = 0;
+	if (agent_kernel_connect(k, AGENT_CHANNEL_IOPUB, ZMQ_SUB,
+	    &cause) != 0) {
+		log_warnx("iopub: %s", cause);
+		free(cause);
+	}
+	agent_exec_iopub_lost(AGENT_KERNEL_IOPUB_MAX);
+}
+
+/* The daemon caught up: read iopub again (its ZMQ_FD edge is gone). */
+static void
+agent_kernel_iopub_resume(void *arg)
+{
+	struct agent_kernel	*k = arg;
+
+	if (!k->iopub_held)
+		return;
+	k->iopub_held = 0;
+	agent_kernel_drain(&k->socks[AGENT_CHANNEL_IOPUB]);
+}
+
 /* Receive one multipart message; 0 when none was waiting. */
 static int
 agent_kernel_recv(struct agent_kernel_sock *s)
@@ -1297,6 +1455,15 @@ agent_kernel_drain(struct agent_kernel_sock *s)
 		return;
 	s->draining = 1;
 	for (;;) {
+		/*
+		 * The daemon reads slower than the kernel prints: leave the
+		 * rest in libzmq and the kernel until it caught up.
+		 */
+		if (s->channel == AGENT_CHANNEL_IOPUB && (s->k->iopub_held ||
+		    agent_daemon_backlog(agent_kernel_iopub_resume, s->k))) {
+			s->k->iopub_held = 1;
+			break;
+		}
 		len = sizeof events;
 		if (s->zs == NULL ||
 		    zmq_getsockopt(s->zs, ZMQ_EVENTS, &events, &len) != 0 ||

@@ -104,6 +104,7 @@ int	 agent_daemon_option(int, const char *, int *, const char **, int *);
 void	 agent_daemon_ready(struct proto_agent_ready *, struct json_object *,
 	     const char *);
 struct agent_kernel *agent_daemon_kernel(void);
+int	 agent_daemon_backlog(void (*)(void *), void *);
 void	 agent_daemon_run(void);
 
 /* agent-wire-stream.c */
@@ -198,6 +199,7 @@ int	 agent_exec_is_busy(void);
 void	 agent_exec_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
 void	 agent_exec_clear(void);
+void	 agent_exec_iopub_lost(size_t);
 int	 agent_exec_lookup(const char *, const char **, const char **);
 
 /* agent-blob.c */

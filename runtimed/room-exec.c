@@ -1069,7 +1069,10 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
 	room_exec_persist(e);
 }
 
-/* The agent's note for an output too large to send: kept as it is. */
+/*
+ * The agent's note for an output too large to send, or lost: kept as it
+ * is, never merged with the stream before or after it.
+ */
 static int
 room_exec_dropped(struct json_object *out)
 {
@@ -1109,7 +1112,7 @@ room_exec_append(struct json_object *outs, struct json_object *out)
 	    json_object_object_get_ex(out, "text", &t2) &&
 	    json_object_is_type(t1, json_type_string) &&
 	    json_object_is_type(t2, json_type_string) &&
-	    !room_exec_dropped(last)) {
+	    !room_exec_dropped(last) && !room_exec_dropped(out)) {
 		json_object_array_put_idx(outs, n - 1,
 		    streamcap_merge(last, out));
 		return;
