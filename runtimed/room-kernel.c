@@ -965,13 +965,15 @@ room_kernel_tcp_only(const char *name)
 	return (0);
 }
 
-/* Its agent is gone: drop its runtime directory if nothing is left. */
+/* Its agent is gone: drop its runtime directory and what it left. */
 static void
 room_kernel_tidy(struct room_kernel *k)
 {
 	char	*rundir;
 
 	xasprintf(&rundir, "%s/kernels/%s", runtimed_state_dir, k->id);
+	/* A killed agent left its connection file and ipc directory. */
+	kernel_tidy(rundir);
 	if (rmdir(rundir) != 0 && errno != ENOENT && errno != ENOTEMPTY &&
 	    errno != EEXIST)
 		log_debug("rmdir %s: %s", rundir, strerror(errno));

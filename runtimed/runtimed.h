@@ -623,6 +623,9 @@ void		 kernel_pool_stop(void);
 u_int		 kernel_pool_size_get(void);
 u_int		 kernel_pool_ready(void);
 
+/* kernel-tidy.c */
+void	kernel_tidy(const char *);
+
 /* kernel-spec.c */
 int	kernel_spec_check(const char *, char **);
 void	kernel_spec_metadata(struct room_nb *, const char *);
