@@ -17,7 +17,9 @@
  *
  * The result: {frames: [{cell_id, line, code, name} | {file, line,
  * name, code} | {text}], library_frames}; frames of an exception that
- * caused or was being handled by the one raised say chained: true.
+ * caused or was being handled by the one raised say chained: true.  Of
+ * more than TBMAP_FRAMES_MAX frames, the middle ones are counted in
+ * frames_omitted.
  */
 
 #include <stdlib.h>
@@ -26,6 +28,10 @@
 #include "common.h"
 
 #define TBMAP_HEAD	"Traceback (most recent call last)"
+
+/* Frames kept of a deep stack: the first HEAD and the rest of MAX last. */
+#define TBMAP_FRAMES_MAX	64
+#define TBMAP_FRAMES_HEAD	16
 
 /* Frame kinds, by what names the code. */
 enum tbmap_kind {
@@ -386,7 +392,14 @@ tbmap_line(struct tbmap_state *st, const char *s, size_t len)
 		return;
 	}
 	st->in_frame = 0;
-	for (i = 0; i < len && (s[i] == '-' || s[i] == ' '); i++)
+	/*
+	 * Indented, outside a frame: IPython's "[... skipping similar
+	 * frames: f at line 2 (2970 times)]", Python's "[Previous line
+	 * repeated 996 more times]".  The frames go on after it.
+	 */
+	if (len > 0 && (s[0] == ' ' || s[0] == '\t'))
+		return;
+	for (i = 0; i < len && s[i] == '-'; i++)
 		;
 	/* Python's "Traceback (...):" and IPython's "NameError  Tr...)". */
 	if (i == len || tbmap_starts(s, len, TBMAP_HEAD) ||
@@ -462,7 +475,8 @@ tbmap_frames(struct json_object *tb, const struct tbmap_cell *cells,
 	const char		*s, *nl, *id;
 	char			*clean;
 	size_t			 i, len, clen, k;
-	int64_t			 library = 0, r = 0;
+	int64_t			 library = 0, r = 0, omitted = 0;
+	size_t			 user;
 
 	if (tb == NULL || !json_object_is_type(tb, json_type_array))
 		return (NULL);
@@ -486,11 +500,19 @@ tbmap_frames(struct json_object *tb, const struct tbmap_cell *cells,
 		free(st.v);
 		return (NULL);
 	}
+	for (i = 0, user = 0; i < st.n; i++)
+		user += st.v[i].kind != TBMAP_LIBRARY;
 	frames = json_object_new_array();
-	for (i = 0; i < st.n; i++) {
+	for (i = 0, k = 0; i < st.n; i++) {
 		f = &st.v[i];
 		if (f->kind == TBMAP_LIBRARY) {
 			library++;
+			goto next;
+		}
+		/* A deep stack keeps its outer and its inner frames. */
+		if (user > TBMAP_FRAMES_MAX && k++ >= TBMAP_FRAMES_HEAD &&
+		    k <= user - (TBMAP_FRAMES_MAX - TBMAP_FRAMES_HEAD)) {
+			omitted++;
 			goto next;
 		}
 		o = json_object_new_object();
@@ -531,5 +553,8 @@ next:
 	json_object_object_add(out, "frames", frames);
 	json_object_object_add(out, "library_frames",
 	    json_object_new_int64(library));
+	if (omitted > 0)
+		json_object_object_add(out, "frames_omitted",
+		    json_object_new_int64(omitted));
 	return (out);
 }

@@ -24,6 +24,9 @@
 
 #define TB_HEAD	"Traceback (most recent call last)"
 
+/* Cells an error's "at cell" line names at most, innermost first. */
+#define WORKER_WHERE_CELLS	6
+
 struct worker_traceback {
 	struct evbuffer	*out;		/* the folded text */
 	struct evbuffer	*frame;		/* the frame being read */
@@ -380,7 +383,7 @@ static void
 worker_traceback_where(struct json_object *frames, struct evbuffer *text)
 {
 	struct json_object	*f, *v;
-	size_t			 i, k = 0;
+	size_t			 i, k = 0, more = 0;
 
 	for (i = json_object_array_length(frames); i-- > 0;) {
 		f = json_object_array_get_idx(frames, i);
@@ -388,6 +391,11 @@ worker_traceback_where(struct json_object *frames, struct evbuffer *text)
 		    "chained")) || !json_object_object_get_ex(f, "cell_id",
 		    &v) || !json_object_is_type(v, json_type_string))
 			continue;
+		/* A deep stack: where it was raised is what is read. */
+		if (k == WORKER_WHERE_CELLS) {
+			more++;
+			continue;
+		}
 		evbuffer_add_printf(text, "%s cell %s",
 		    k++ == 0 ? "at" : ", called from",
 		    json_object_get_string(v));
@@ -400,6 +408,9 @@ worker_traceback_where(struct json_object *frames, struct evbuffer *text)
 			evbuffer_add_printf(text, " in %s",
 			    json_object_get_string(v));
 	}
+	if (more > 0)
+		evbuffer_add_printf(text, " (and %zu more frame%s in cells)",
+		    more, more == 1 ? "" : "s");
 	if (k > 0)
 		evbuffer_add(text, "\n", 1);
 }
@@ -428,6 +439,9 @@ worker_traceback_lift(struct json_object *transient, struct json_object *copy,
 	json_object_object_add(copy, "frames", json_object_get(frames));
 	json_object_object_add(copy, "library_frames", json_object_get(
 	    json_object_object_get(rt, "library_frames")));
+	if (json_object_object_get_ex(rt, "frames_omitted", &t))
+		json_object_object_add(copy, "frames_omitted",
+		    json_object_get(t));
 	if (json_object_object_length(transient) > 1) {
 		t = json_object_new_object();
 		json_object_object_foreach(transient, key, val) {

@@ -6,6 +6,7 @@
  * hashes are ipykernel/compiler.py's murmur2_x86 of the same strings.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -289,4 +290,55 @@ Test(tbmap, nothing)
 	cr_expect_null(tbmap_frames(s, ran, 3, "c"));
 	cr_expect_null(tbmap_frames(NULL, ran, 3, "c"));
 	json_object_put(s);
+}
+
+/* A RecursionError: frames after IPython's "skipping" line still count. */
+Test(tbmap, recursion)
+{
+	static const char *const tb[] = {
+		"RecursionError                            Traceback (most recent call last)",
+		"Cell In [2], line 1\n----> 1 f(0)\n",
+		"Cell In [1], line 2, in f(n)\n      1 def f(n):\n----> 2     return f(n+1)\n",
+		"    [... skipping similar frames: f at line 2 (2970 times)]\n",
+		"Cell In [1], line 2, in f(n)\n      1 def f(n):\n----> 2     return f(n+1)\n",
+		"RecursionError: maximum recursion depth exceeded",
+		NULL
+	};
+	struct json_object	*m = map(tb, "cB");
+
+	cr_expect_str_eq(frames_str(m), "{\"frames\":["
+	    "{\"cell_id\":\"cB\",\"line\":1,\"code\":\"f(0)\"},"
+	    "{\"cell_id\":\"cA\",\"line\":2,\"code\":\"return f(n+1)\",\"name\":\"f\"},"
+	    "{\"cell_id\":\"cA\",\"line\":2,\"code\":\"return f(n+1)\",\"name\":\"f\"}"
+	    "],\"library_frames\":0}");
+	json_object_put(m);
+}
+
+/* A deep stack keeps its first 16 frames and its last 48. */
+Test(tbmap, deep_stack)
+{
+	struct json_object	*tb, *m, *fr;
+	char			 line[80];
+	int			 i;
+
+	tb = json_object_new_array();
+	for (i = 1; i <= 100; i++) {
+		snprintf(line, sizeof line, "Cell In [1], line %d, in f%d()\n", i, i);
+		json_object_array_add(tb, json_object_new_string(line));
+	}
+	json_object_array_add(tb, json_object_new_string("E: x"));
+	m = tbmap_frames(tb, ran, 3, "cB");
+	cr_assert_not_null(m);
+	fr = json_object_object_get(m, "frames");
+	cr_expect_eq(json_object_array_length(fr), 64);
+	cr_expect_eq(json_object_get_int(json_object_object_get(m,
+	    "frames_omitted")), 36);
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(fr, 15), "name")), "f16");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(fr, 16), "name")), "f53");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(fr, 63), "name")), "f100");
+	json_object_put(m);
+	json_object_put(tb);
 }

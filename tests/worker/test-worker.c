@@ -1768,3 +1768,62 @@ Test(traceback, library_frames_fold)
 	cr_assert_null(worker_traceback_fold(arr));
 	json_object_put(arr);
 }
+
+/*
+ * An error's mapped frames (decision 070): lifted into structuredContent,
+ * transient's other members kept, the "at cell" line innermost first,
+ * the chain's causes left out, at most 6 cells named.
+ */
+Test(traceback, lift_and_where)
+{
+	struct json_object	*tr, *copy, *rt;
+	struct evbuffer		*text;
+	char			*s;
+	int			 i;
+
+	tr = json_tokener_parse("{\"runtimed_cut\": {\"characters\": 1},"
+	    "\"runtimed_traceback\": {\"frames\": ["
+	    "{\"cell_id\": \"cC\", \"line\": 2, \"chained\": true},"
+	    "{\"cell_id\": \"cB\", \"line\": 2, \"code\": \"f()\"},"
+	    "{\"text\": \"Cell In [9], line 1\"},"
+	    "{\"cell_id\": \"cA\", \"line\": 2, \"name\": \"f\"}],"
+	    "\"library_frames\": 3}}");
+	copy = json_object_new_object();
+	text = evbuffer_new();
+	worker_traceback_lift(tr, copy, text);
+	s = worker_output_take(text);
+	cr_expect_str_eq(s, "at cell cA line 2 in f, called from cell cB "
+	    "line 2");
+	free(s);
+	cr_expect_eq(json_object_array_length(json_object_object_get(copy,
+	    "frames")), 4);
+	cr_expect_eq(json_object_get_int(json_object_object_get(copy,
+	    "library_frames")), 3);
+	cr_expect_not_null(json_object_object_get(json_object_object_get(copy,
+	    "transient"), "runtimed_cut"));
+	cr_expect_null(json_object_object_get(json_object_object_get(copy,
+	    "transient"), "runtimed_traceback"));
+	json_object_put(copy);
+	json_object_put(tr);
+
+	/* Deep: six cells named, the rest counted. */
+	tr = json_tokener_parse("{\"runtimed_traceback\": {\"frames\": [],"
+	    "\"library_frames\": 0, \"frames_omitted\": 5}}");
+	rt = json_object_object_get(json_object_object_get(tr,
+	    "runtimed_traceback"), "frames");
+	for (i = 0; i < 9; i++)
+		json_object_array_add(rt, json_tokener_parse(
+		    "{\"cell_id\": \"cA\", \"line\": 1}"));
+	copy = json_object_new_object();
+	text = evbuffer_new();
+	worker_traceback_lift(tr, copy, text);
+	s = worker_output_take(text);
+	cr_expect_not_null(strstr(s, "called from cell cA line 1 (and 3 more "
+	    "frames in cells)"), "%s", s);
+	free(s);
+	cr_expect_eq(json_object_get_int(json_object_object_get(copy,
+	    "frames_omitted")), 5);
+	cr_expect_null(json_object_object_get(copy, "transient"));
+	json_object_put(copy);
+	json_object_put(tr);
+}
