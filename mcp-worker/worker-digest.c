@@ -590,12 +590,10 @@ worker_digest_widget(struct json_object *view, const char *plain,
 
 	b = evbuffer_new();
 	id = worker_digest_str(view, "model_id");
-	evbuffer_add_printf(b, "[ipywidgets view (application/vnd.jupyter."
-	    "widget-view+json) of model %s: its live state is not available "
-	    "(runtimed does not keep the kernel's comm messages, which "
-	    "carry it); %s; %s]\n", id != NULL ? id : "?",
-	    plain != NULL ? "its text/plain, the widget's repr when it was "
-	    "shown, follows" : "no text/plain was sent with it", orig);
+	evbuffer_add_printf(b, "[ipywidget %s: live state not available "
+	    "(runtimed keeps no comm messages); %s; %s]\n", id != NULL ? id :
+	    "?", plain != NULL ? "its repr when shown follows" :
+	    "no repr was sent", orig);
 	if (plain != NULL)
 		evbuffer_add_printf(b, "%s\n", plain);
 	return (worker_digest_take(b));
