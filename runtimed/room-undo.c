@@ -553,8 +553,10 @@ room_undo_after(struct room_nb *nb, const msgpack_object *before,
 	id = xstrndup(prev, len);
 	c = room_nb_find(nb, id, NULL);
 	if ((c != NULL && strcmp(id, self) != 0) ||
-	    room_undo_placed(order, placed, prev, len))
+	    room_undo_placed(order, placed, prev, len)) {
+		free(id);
 		return (json_object_new_string_len(prev, (int)len));
+	}
 	free(id);
 	/* Its neighbour is gone: by where it stood. */
 	if (proto_get_int(before, "index", &index) != 0 || index <= 0)
