@@ -262,7 +262,7 @@ test('who ran what: the run list names both clients, and old records', async () 
   const oldId = `${runs[0].execution_id.slice(0, 8)}-000000000001-0123456789abcd`;
   const blob = oldRecord(oldId, notebookId, ids[0]).toString('hex');
   const db = path.join(env.RUNTIMED_STATE_DIR, 'runtimed.db');
-  const sq = spawnSync('sqlite3', [db, `INSERT INTO executions VALUES ('${oldId}', '${notebookId}', 1000, X'${blob}');`]);
+  const sq = spawnSync('sqlite3', [db, `INSERT INTO executions (execution_id, notebook_id, finished_at, record) VALUES ('${oldId}', '${notebookId}', 1000, X'${blob}');`]);
   assert.equal(sq.status, 0, String(sq.stderr));
   const c = await ok(A, 'connect_notebook', { path: NB });
   l = await ok(A, 'get_results', { notebook_handle: c.sc.notebook_handle });
@@ -282,7 +282,16 @@ test('a cell that is printing can be edited with the version read', async () => 
     { op: 'insert', after: 'BOTTOM', source: 'import time\nfor i in range(6):\n    print(i, flush=True)\n    time.sleep(0.4)' }] });
   const id = e.sc.cells[0].cell_id;
   const r = await ok(A, 'run_cells', { notebook_handle: HA, cell_ids: [id], wait_secs: 1 });
-  const v = (await cellsOf(A, HA))[id].version;
+  // The daemon was restarted above: its kernel may still be starting.
+  let v;
+  for (let k = 0; k < 200 && v === undefined; k++) {
+    const c = (await cellsOf(A, HA))[id];
+    if (c.run === 'running' && c.outputs_count > 0)
+      v = c.version;
+    else
+      await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.ok(v, 'the cell prints within 10 s');
   await new Promise((res) => setTimeout(res, 900));
   assert.notEqual((await cellsOf(A, HA))[id].version, v, 'more output, a new version');
   const m = await ok(A, 'edit_cells', { notebook_handle: HA, edits: [
