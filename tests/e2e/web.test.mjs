@@ -424,6 +424,7 @@ test('the person edits, adds, runs and resolves a conflict on the page', { timeo
   await box.waitFor({ timeout: 5000 });
   assert.match(await box.locator('.side.room').textContent(), /print\("agent"\)/);
   assert.match(await box.locator('.side.disk').textContent(), /print\("person"\)/);
+  await page.waitForSelector('section.conflict[data-id="cb"]', { timeout: 2000 });
   sc = await read();
   assert.equal(sc.conflicts.length, 1, JSON.stringify(sc.conflicts));
   assert.equal(sc.conflicts[0].cell_id, 'cb');
@@ -433,6 +434,7 @@ test('the person edits, adds, runs and resolves a conflict on the page', { timeo
   await box.locator('button.resolve[data-act="disk"]').click();
   await note(/^conflict resolved$/);
   await page.waitForSelector('#conflicts', { state: 'hidden', timeout: 3000 });
+  assert.equal(await page.locator('section.conflict').count(), 0);
   sc = await read();
   assert.equal(sc.conflicts, undefined);
   assert.equal(src(sc, 'cb'), 'print("person")');
