@@ -30,6 +30,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char		*s = (const char *)data + 1;
 	char			*out = NULL, *plain, *js;
 	size_t			 len;
+	int			 whole;
 
 	if (size < 1 || size > 1024 * 1024)
 		return (0);
@@ -46,7 +47,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		plain = xmalloc(len + 1);
 		memcpy(plain, s, len);
 		plain[len] = '\0';
-		out = worker_html_table(s, len, plain, "orig");
+		out = worker_html_rows(s, len, plain, "orig", &whole);
 		free(plain);
 		break;
 	case 2:

@@ -610,7 +610,7 @@ worker_digest_bundle(struct json_object *data, const char *orig)
 	const char		*plain = NULL, *html;
 	char			*s = NULL, *t, *p = NULL;
 	size_t			 len, plen = 0;
-	int			 image = 0, rich = 0;
+	int			 image = 0, rich = 0, whole = 0, idle;
 
 	if (!json_object_is_type(data, json_type_object) ||
 	    json_object_object_get(data, WORKER_DIGEST_MIME) != NULL)
@@ -656,15 +656,21 @@ worker_digest_bundle(struct json_object *data, const char *orig)
 	    json_object_is_type(v, json_type_array))) {
 		t = worker_output_join(v, &len);
 		html = t;
-		s = worker_html_table(html, len, plain, orig);
+		/* A text/plain that says nothing: "<... object>". */
+		idle = plain == NULL || (plen > 8 && plain[0] == '<' &&
+		    strcmp(plain + plen - 8, " object>") == 0);
+		s = worker_html_rows(html, len, plain, orig, &whole);
 		/*
-		 * HTML without a table: its text, where the text/plain
-		 * beside it says nothing ("<IPython.core.display.HTML
-		 * object>") or there is none.
+		 * A whole table beside a real text/plain (pandas' repr of a
+		 * small frame) is read as that: it shows the same rows, and
+		 * the summary's header would only add characters.
 		 */
-		if (s == NULL && (plain == NULL || (plen > 8 &&
-		    plain[0] == '<' && strcmp(plain + plen - 8, " object>") ==
-		    0))) {
+		if (s != NULL && whole && !idle) {
+			free(s);
+			s = NULL;
+		}
+		/* HTML without a table: its text, where text/plain is idle. */
+		if (s == NULL && idle) {
 			free(p);
 			p = worker_html_text(html, len,
 			    WORKER_DIGEST_HTML_TEXT);

@@ -483,15 +483,25 @@ worker_html_row_say(struct evbuffer *out, struct worker_html_table *tb,
 	evbuffer_add_printf(out, "%s\n", line);
 }
 
+/* worker_html_rows, not asking whether the table is whole. */
+char *
+worker_html_table(const char *html, size_t len, const char *plain,
+    const char *orig)
+{
+	return (worker_html_rows(html, len, plain, orig, NULL));
+}
+
 /*
  * The first table of an HTML output as text rows, headed by what it is:
  * rows shown of how many, columns, dtypes where the output has them, and
  * orig (how to get the original).  plain is the bundle's text/plain or
- * NULL.  NULL when the HTML has no table with a row.  Caller frees.
+ * NULL.  NULL when the HTML has no table with a row.  *whole, if given,
+ * says the rows shown are all the table's and all of it is in the HTML
+ * (a text/plain beside it then shows as much).  Caller frees.
  */
 char *
-worker_html_table(const char *html, size_t len, const char *plain,
-    const char *orig)
+worker_html_rows(const char *html, size_t len, const char *plain,
+    const char *orig, int *whole)
 {
 	struct worker_html_lex	 lx;
 	struct worker_html_tok	 t;
@@ -573,6 +583,9 @@ worker_html_table(const char *html, size_t len, const char *plain,
 		total = tb.rows;
 		dcols = tb.cols;
 	}
+	if (whole != NULL)
+		*whole = shown == tb.rows && total == tb.rows &&
+		    tb.elided_at == 0 && !tb.truncated_cols;
 	evbuffer_add_printf(out, "[HTML table as text rows: showing %zu of "
 	    "%zu rows, %zu columns", shown, total, dcols);
 	if (from != NULL && drows != tb.rows)

@@ -563,6 +563,8 @@ struct json_object *worker_range_view(struct json_object *, size_t, size_t,
 /* worker-html.c: an HTML output as text rows or text (decision 076). */
 char		*worker_html_table(const char *, size_t, const char *,
 		     const char *);
+char		*worker_html_rows(const char *, size_t, const char *,
+		     const char *, int *);
 char		*worker_html_text(const char *, size_t, size_t);
 
 /* worker-digest.c: a readable summary of a rich output (decision 076). */

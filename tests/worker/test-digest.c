@@ -351,6 +351,27 @@ Test(digest, which_bundles)
 	    "\"<b>x</b>\"}");
 	cr_assert_null(worker_digest_bundle(data, ORIG));
 	json_object_put(data);
+	/*
+	 * A whole table beside a real repr is read as the repr (pandas'
+	 * small frame); beside an idle one, or cut, it is summarized.
+	 */
+	data = parse("{\"text/plain\": \"   a\\n0  1\", \"text/html\": "
+	    "\"<table><tr><th></th><th>a</th></tr><tr><th>0</th><td>1</td></tr>"
+	    "</table>\"}");
+	cr_assert_null(worker_digest_bundle(data, ORIG));
+	json_object_object_add(data, "text/plain", json_object_new_string(
+	    "<IPython.core.display.HTML object>"));
+	s = worker_digest_bundle(data, ORIG);
+	cr_assert(strstr(s, "[HTML table as text rows: showing 1 of 1 rows, "
+	    "1 columns;") == s, "%s", s);
+	free(s);
+	json_object_object_add(data, "text/plain", json_object_new_string(
+	    "   a\n0  1\n..\n\n[70 rows x 1 columns]"));
+	s = worker_digest_bundle(data, ORIG);
+	cr_assert(strstr(s, "showing 1 of 70 rows, 1 columns (size from "
+	    "text/plain)") != NULL, "%s", s);
+	free(s);
+	json_object_put(data);
 	/* Plotly's JSON before its HTML. */
 	data = parse("{\"text/html\": \"<div>plotly.js</div>\", "
 	    "\"application/vnd.plotly.v1+json\": {\"data\": [], \"layout\": {}}}");
