@@ -116,6 +116,11 @@ int		 atomic_random(unsigned char *, size_t);
 /* crypto.c: SHA-256, base64 and random bytes (libcrypto; crypto.h). */
 #define CRYPTO_SHA256_LEN	32
 void	 crypto_sha256(const void *, size_t, unsigned char [CRYPTO_SHA256_LEN]);
+struct evp_md_ctx_st;
+struct evp_md_ctx_st *crypto_sha256_begin(void);
+void	 crypto_sha256_add(struct evp_md_ctx_st *, const void *, size_t);
+void	 crypto_sha256_end(struct evp_md_ctx_st *,
+	     unsigned char [CRYPTO_SHA256_LEN]);
 size_t	 crypto_b64_encode(char *, const void *, size_t);
 int	 crypto_b64_decode(void *, const char *, size_t);
 int	 crypto_random(void *, size_t);

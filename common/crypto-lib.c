@@ -11,7 +11,9 @@
 #include "crypto.h"
 
 static const struct crypto_lib	crypto_lib_linked = {
-	EVP_Digest, EVP_sha256, EVP_EncodeBlock, EVP_DecodeBlock, RAND_bytes
+	EVP_Digest, EVP_sha256, EVP_EncodeBlock, EVP_DecodeBlock, RAND_bytes,
+	EVP_MD_CTX_new, EVP_MD_CTX_free, EVP_DigestInit_ex, EVP_DigestUpdate,
+	EVP_DigestFinal_ex
 };
 
 const struct crypto_lib *

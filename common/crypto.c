@@ -25,6 +25,44 @@ crypto_sha256(const void *data, size_t len,
 	memcpy(md, out, CRYPTO_SHA256_LEN);
 }
 
+/* A SHA-256 over a stream: begin, add its pieces, end (which frees). */
+struct evp_md_ctx_st *
+crypto_sha256_begin(void)
+{
+	const struct crypto_lib	*l = crypto_lib();
+	EVP_MD_CTX		*c;
+
+	if ((c = l->ctx_new()) == NULL || l->init(c, l->sha256(), NULL) != 1)
+		fatalx("SHA-256 failed");
+	return (c);
+}
+
+void
+crypto_sha256_add(struct evp_md_ctx_st *c, const void *data, size_t len)
+{
+	if (crypto_lib()->update(c, data, len) != 1)
+		fatalx("SHA-256 failed");
+}
+
+/* The hash in md, or with md NULL only the free (a stream abandoned). */
+void
+crypto_sha256_end(struct evp_md_ctx_st *c,
+    unsigned char md[CRYPTO_SHA256_LEN])
+{
+	const struct crypto_lib	*l = crypto_lib();
+	unsigned char		 out[EVP_MAX_MD_SIZE];
+	unsigned int		 n = 0;
+
+	if (c == NULL)
+		return;
+	if (md != NULL) {
+		if (l->final(c, out, &n) != 1 || n != CRYPTO_SHA256_LEN)
+			fatalx("SHA-256 failed");
+		memcpy(md, out, CRYPTO_SHA256_LEN);
+	}
+	l->ctx_free(c);
+}
+
 /* len bytes as base64, no line breaks, into out (4 * ((len + 2) / 3) + 1
  * bytes); its length. */
 size_t

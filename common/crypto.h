@@ -18,6 +18,12 @@ struct crypto_lib {
 	int		 (*encode)(unsigned char *, const unsigned char *, int);
 	int		 (*decode)(unsigned char *, const unsigned char *, int);
 	int		 (*random)(unsigned char *, int);
+	/* A hash over a stream (crypto_sha256_begin). */
+	EVP_MD_CTX	*(*ctx_new)(void);
+	void		 (*ctx_free)(EVP_MD_CTX *);
+	int		 (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
+	int		 (*update)(EVP_MD_CTX *, const void *, size_t);
+	int		 (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
 };
 
 const struct crypto_lib	*crypto_lib(void);

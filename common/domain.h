@@ -31,6 +31,8 @@
 #define JSERVER_BODY_MAX	(96 * 1024 * 1024)
 /* A reply's headers from a server are refused past this. */
 #define JSERVER_HEADERS_MAX	(64 * 1024)
+/* A streamed reply (jserver_stream) is read at most this much at a time. */
+#define JSERVER_STREAM_READ	(1024 * 1024)
 /* Seconds a REST call may take, its whole reply included. */
 #define JSERVER_TIMEOUT		20
 
@@ -79,9 +81,13 @@ struct jserver_reply {
 	int		 hub;		/* X-JupyterHub-Version was sent */
 };
 typedef void (*jserver_cb)(struct jserver_reply *, void *);
+typedef int (*jserver_piece_cb)(const void *, size_t, void *);
 int		 jserver_request(struct event_base *, const struct domain *,
 		     const char *, const char *, const char *, size_t, int,
 		     jserver_cb, void *);
+int		 jserver_stream(struct event_base *, const struct domain *,
+		     const char *, size_t, int, jserver_piece_cb, jserver_cb,
+		     void *);
 void		 jserver_forget(struct event_base *);
 int		 jserver_call(const struct domain *, const char *,
 		     const char *, const char *, size_t, int,

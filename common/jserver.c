@@ -10,7 +10,11 @@
  * JSERVER_HEADERS_MAX and its body at JSERVER_BODY_MAX, and the whole
  * reply must come within the call's timeout (a deadline, not only
  * evhttp's idle timeout, which a server trickling a byte at a time
- * would reset forever).
+ * would reset forever).  jserver_stream is a GET whose body is not
+ * kept: its pieces go to the caller as they arrive (a download of up to
+ * a GiB in bounded memory), at most JSERVER_STREAM_READ at a time; the
+ * caller's writes to disk are its back-pressure, since nothing more is
+ * read until it returns.
  */
 
 #include <sys/socket.h>
@@ -22,8 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/dns.h>
 #include <event2/http.h>
 
@@ -41,7 +47,17 @@ struct jserver_req {
 	enum evhttp_request_error	 error;
 	int				 failed;
 	int				 late;		/* past the deadline */
+	/* jserver_stream: the body goes to piece, not into the reply. */
+	jserver_piece_cb		 piece;
+	int				 stopped;	/* piece said stop */
+	size_t				 max;		/* its body's cap */
+	int64_t				 length;	/* Content-Length, or -1 */
+	uint64_t			 got;		/* given to piece */
+	struct evbuffer			*errbody;	/* a refusal's body */
 };
+
+/* A refusal's body (its JSON message) kept from a stream, at most this. */
+#define JSERVER_STREAM_ERRBODY	(64 * 1024)
 
 /*
  * A DNS base for each loop jserver_request runs on (a process has one or
@@ -57,10 +73,14 @@ static struct {
 static struct evdns_base *jserver_dns_for(struct event_base *, const char *);
 static int	jserver_start(struct event_base *, struct evdns_base *,
 		    const struct domain *, const char *, const char *,
-		    const char *, size_t, int, jserver_cb, void *);
+		    const char *, size_t, int, jserver_piece_cb, size_t,
+		    jserver_cb, void *);
 static void	jserver_error_cb(enum evhttp_request_error, void *);
 static void	jserver_deadline_cb(evutil_socket_t, short, void *);
 static void	jserver_done(struct evhttp_request *, void *);
+static void	jserver_chunk(struct evhttp_request *, void *);
+static void	jserver_pull(struct jserver_req *);
+static void	jserver_pull_read(struct evbuffer *, int, uint64_t);
 static void	jserver_free_conn(evutil_socket_t, short, void *);
 static void	jserver_sync_cb(struct jserver_reply *, void *);
 
@@ -110,7 +130,10 @@ jserver_done(struct evhttp_request *req, void *arg)
 	event_free(jr->deadline);
 	if (req != NULL)
 		r.status = evhttp_request_get_response_code(req);
-	if (jr->late) {
+	if (jr->stopped) {
+		r.cause = xstrdup("stopped by the receiver");
+		r.status = 0;
+	} else if (jr->late) {
 		xasprintf(&r.cause, "the server's reply did not come whole "
 		    "within %d s", jr->timeout);
 		r.status = 0;
@@ -120,8 +143,8 @@ jserver_done(struct evhttp_request *req, void *arg)
 			r.cause = xstrdup("the server did not answer in time");
 			break;
 		case EVREQ_HTTP_DATA_TOO_LONG:
-			xasprintf(&r.cause, "the reply is over %d MiB",
-			    JSERVER_BODY_MAX / (1024 * 1024));
+			xasprintf(&r.cause, "the reply is over %zu MiB",
+			    jr->max / (1024 * 1024));
 			break;
 		case EVREQ_HTTP_INVALID_HEADER:
 			/* evhttp says so of headers over its cap too. */
@@ -140,18 +163,133 @@ jserver_done(struct evhttp_request *req, void *arg)
 			r.location = xstrndup(v, 1024);
 		/* JupyterHub, its proxy's routes and its users' servers say so. */
 		r.hub = evhttp_find_header(hs, "X-JupyterHub-Version") != NULL;
-		in = evhttp_request_get_input_buffer(req);
+		in = jr->errbody != NULL ? jr->errbody :
+		    evhttp_request_get_input_buffer(req);
 		len = evbuffer_get_length(in);
 		r.body = xmalloc(len + 1);
 		evbuffer_remove(in, r.body, len);
 		r.body[len] = '\0';
 		r.len = len;
 	}
+	if (jr->errbody != NULL)
+		evbuffer_free(jr->errbody);
 	jr->cb(&r, jr->arg);
 	jserver_reply_clear(&r);
 	event_base_once(jr->base, -1, EV_TIMEOUT, jserver_free_conn,
 	    jr->conn, NULL);
 	free(jr);
+}
+
+/*
+ * A piece of a stream's body has come (evhttp drains it after): a 200's
+ * goes to the caller, a refusal's is kept for its message.  When the
+ * caller says stop, the request is cancelled from the deadline's event,
+ * outside evhttp's callback, and answered "stopped by the receiver".
+ */
+static void
+jserver_chunk(struct evhttp_request *req, void *arg)
+{
+	struct jserver_req	*jr = arg;
+	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
+	struct evbuffer_iovec	 v[16];
+	const char		*hv;
+	size_t			 len = evbuffer_get_length(in);
+	int			 i, n;
+
+	if (jr->stopped)
+		return;
+	if (evhttp_request_get_response_code(req) != 200) {
+		if (jr->errbody == NULL)
+			jr->errbody = evbuffer_new();
+		if (evbuffer_get_length(jr->errbody) < JSERVER_STREAM_ERRBODY)
+			evbuffer_add_buffer(jr->errbody, in);
+		return;
+	}
+	if (jr->length == 0) {
+		v[0].iov_base = NULL;
+		hv = evhttp_find_header(evhttp_request_get_input_headers(req),
+		    "Content-Length");
+		jr->length = hv != NULL ? strtoll(hv, (char **)&v[0].iov_base,
+		    10) : -1;
+		if (hv == NULL || *hv == '\0' || *(char *)v[0].iov_base != '\0' ||
+		    jr->length <= 0)
+			jr->length = -1;
+	}
+	while (len > 0 && !jr->stopped) {
+		n = evbuffer_peek(in, -1, NULL, v, 16);
+		if (n > 16)
+			n = 16;
+		for (i = 0; i < n && !jr->stopped; i++) {
+			jr->got += v[i].iov_len;
+			if (jr->piece(v[i].iov_base, v[i].iov_len,
+			    jr->arg) != 0)
+				jr->stopped = 1;
+		}
+		for (i = 0; i < n; i++)
+			evbuffer_drain(in, v[i].iov_len);
+		len = evbuffer_get_length(in);
+	}
+	if (jr->stopped)
+		event_active(jr->deadline, EV_TIMEOUT, 1);
+	else if (jr->length > 0)
+		jserver_pull(jr);
+}
+
+/*
+ * libevent 2.1 reads at most 4 KiB of a socket a turn of the loop
+ * (EVBUFFER_MAX_READ), a quarter of a million turns for a GiB: read up
+ * to JSERVER_STREAM_READ more of the body now into the connection's
+ * input, which evhttp takes on its next turn.  At least one byte of the
+ * body is left in the socket, so that turn comes (the socket readable,
+ * or closed), and nothing past the body is read.
+ */
+static void
+jserver_pull(struct jserver_req *jr)
+{
+	struct bufferevent	*bev;
+	struct evbuffer		*bin;
+	uint64_t		 have, want;
+	int			 fd;
+
+	bev = evhttp_connection_get_bufferevent(jr->conn);
+	bin = bufferevent_get_input(bev);
+	if ((fd = bufferevent_getfd(bev)) == -1)
+		return;
+	have = jr->got + evbuffer_get_length(bin);
+	if (have + 1 >= (uint64_t)jr->length)
+		return;
+	want = (uint64_t)jr->length - have - 1;
+	if (want > JSERVER_STREAM_READ)
+		want = JSERVER_STREAM_READ;
+	/* As bufferevent's own read does: its input is frozen otherwise. */
+	evbuffer_unfreeze(bin, 0);
+	jserver_pull_read(bin, fd, want);
+	evbuffer_freeze(bin, 0);
+}
+
+/* Up to want bytes of fd into bin, as many as are there now. */
+static void
+jserver_pull_read(struct evbuffer *bin, int fd, uint64_t want)
+{
+	struct evbuffer_iovec	 v;
+	ssize_t			 n;
+
+	while (want > 0) {
+		if (evbuffer_reserve_space(bin, (ev_ssize_t)want, &v, 1) != 1)
+			return;
+		if (v.iov_len > want)
+			v.iov_len = want;
+		n = read(fd, v.iov_base, v.iov_len);
+		if (n <= 0) {
+			/* EAGAIN, an end or an error: evhttp's turn sees it. */
+			v.iov_len = 0;
+			evbuffer_commit_space(bin, &v, 1);
+			return;
+		}
+		v.iov_len = (size_t)n;
+		evbuffer_commit_space(bin, &v, 1);
+		want -= (uint64_t)n;
+	}
 }
 
 /* base's DNS base for host, NULL for an address (or none to be had). */
@@ -208,13 +346,29 @@ jserver_request(struct event_base *base, const struct domain *d,
     int timeout, jserver_cb cb, void *arg)
 {
 	return (jserver_start(base, jserver_dns_for(base, d->host), d, method,
-	    path, body, len, timeout, cb, arg));
+	    path, body, len, timeout, NULL, 0, cb, arg));
+}
+
+/*
+ * GET path with its body streamed: piece gets each part of a 200's body
+ * as it arrives (non-zero stops the request), cb the reply at the end
+ * (no body but a refusal's, kept as usual; the caller counts).  A
+ * body over max is refused as JSERVER_BODY_MAX is elsewhere.
+ */
+int
+jserver_stream(struct event_base *base, const struct domain *d,
+    const char *path, size_t max, int timeout, jserver_piece_cb piece,
+    jserver_cb cb, void *arg)
+{
+	return (jserver_start(base, jserver_dns_for(base, d->host), d, "GET",
+	    path, NULL, 0, timeout, piece, max, cb, arg));
 }
 
 static int
 jserver_start(struct event_base *base, struct evdns_base *dns,
     const struct domain *d, const char *method, const char *path,
-    const char *body, size_t len, int timeout, jserver_cb cb, void *arg)
+    const char *body, size_t len, int timeout, jserver_piece_cb piece,
+    size_t max, jserver_cb cb, void *arg)
 {
 	struct jserver_req		*jr;
 	struct evhttp_request		*req;
@@ -240,6 +394,8 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	jr->base = base;
 	jr->cb = cb;
 	jr->arg = arg;
+	jr->piece = piece;
+	jr->max = piece != NULL ? max : JSERVER_BODY_MAX;
 	jr->conn = evhttp_connection_base_new(base, dns, d->host,
 	    (uint16_t)d->port);
 	if (jr->conn == NULL) {
@@ -248,9 +404,16 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	}
 	evhttp_connection_set_timeout(jr->conn, timeout);
 	evhttp_connection_set_max_headers_size(jr->conn, JSERVER_HEADERS_MAX);
-	evhttp_connection_set_max_body_size(jr->conn, JSERVER_BODY_MAX);
+	evhttp_connection_set_max_body_size(jr->conn, (ev_ssize_t)jr->max);
 	evhttp_connection_set_retries(jr->conn, 0);
 	jr->req = req = evhttp_request_new(jserver_done, jr);
+	if (piece != NULL) {
+		evhttp_request_set_chunked_cb(req, jserver_chunk);
+		/* Fewer, larger pieces than evhttp's 16 KiB reads. */
+		bufferevent_set_max_single_read(
+		    evhttp_connection_get_bufferevent(jr->conn),
+		    JSERVER_STREAM_READ);
+	}
 	evhttp_request_set_error_cb(req, jserver_error_cb);
 	h = evhttp_request_get_output_headers(req);
 	snprintf(host, sizeof host, "%s:%d", d->host, d->port);
@@ -321,7 +484,7 @@ jserver_call(const struct domain *d, const char *method, const char *path,
 	s.out = out;
 	s.done = 0;
 	if (jserver_start(base, NULL, d, method, path, body, len, timeout,
-	    jserver_sync_cb, &s) != 0) {
+	    NULL, 0, jserver_sync_cb, &s) != 0) {
 		out->cause = xstrdup("cannot start the request");
 		event_base_free(base);
 		return (-1);

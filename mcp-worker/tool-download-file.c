@@ -9,7 +9,7 @@
 const struct tool_entry tool_download_file_entry = {
 	.name = "download_file",
 	.description = "Copy kernel_path, where the notebook's kernel "
-	    "runs, to host_path; SHA-256 checked, 16 MiB cap.",
+	    "runs, to host_path; SHA-256 checked, 1 GiB cap.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"kernel_path\":{\"type\":\"string\"},"

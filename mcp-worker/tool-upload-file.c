@@ -9,7 +9,7 @@
 const struct tool_entry tool_upload_file_entry = {
 	.name = "upload_file",
 	.description = "Copy host_path to kernel_path where the notebook's "
-	    "kernel runs; SHA-256 checked, 16 MiB cap.",
+	    "kernel runs; SHA-256 checked, 1 GiB cap.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"host_path\":{\"type\":\"string\"},"

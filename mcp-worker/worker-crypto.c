@@ -46,6 +46,16 @@ crypto_lib(void)
 	*(void **)&worker_crypto.decode = worker_crypto_sym(h,
 	    "EVP_DecodeBlock");
 	*(void **)&worker_crypto.random = worker_crypto_sym(h, "RAND_bytes");
+	*(void **)&worker_crypto.ctx_new = worker_crypto_sym(h,
+	    "EVP_MD_CTX_new");
+	*(void **)&worker_crypto.ctx_free = worker_crypto_sym(h,
+	    "EVP_MD_CTX_free");
+	*(void **)&worker_crypto.init = worker_crypto_sym(h,
+	    "EVP_DigestInit_ex");
+	*(void **)&worker_crypto.update = worker_crypto_sym(h,
+	    "EVP_DigestUpdate");
+	*(void **)&worker_crypto.final = worker_crypto_sym(h,
+	    "EVP_DigestFinal_ex");
 	worker_crypto_loaded = 1;
 	log_debug("loaded %s", LIBCRYPTO_SONAME);
 	return (&worker_crypto);

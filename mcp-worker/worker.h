@@ -90,7 +90,9 @@ struct worker_handle;
 /* How long complete_code and inspect_code wait behind a running cell. */
 #define WORKER_INTROSPECT_MS	5000
 /* upload_file and download_file (worker-files.c). */
-#define WORKER_FILES_MAX	(16 * 1024 * 1024)
+#define WORKER_FILES_MAX	(1024 * 1024 * 1024)
+/* A transfer moves this much at a time: a chunked PUT, a copy's read. */
+#define WORKER_FILES_CHUNK	(4 * 1024 * 1024)
 #define WORKER_FILES_SCHEMA \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"host_path\":{\"type\":\"string\"}," \

@@ -45,6 +45,9 @@ token = open(os.path.join(cfg, "js.token")).read().strip()
 
 # What to hold back: a function of (method, path) -> bool.
 hold = [lambda m, p: False]
+# What to cut: (method, path) -> None (relay it all), 0 (drop the request
+# unsent) or N (pass N bytes of the reply, then close).
+cut = [lambda m, p: None]
 
 
 
@@ -59,8 +62,24 @@ def relay_one(c):
     method, path = buf.split(b"\r\n", 1)[0].decode().split(" ")[:2]
     if hold[0](method, path):
         time.sleep(DELAY)
+    n = cut[0](method, path)
+    if n == 0:
+        c.close()
+        return
     u = socket.create_connection(("127.0.0.1", port))
     u.sendall(buf)
+    if n is not None:
+        threading.Thread(target=pump, args=(c, u), daemon=True).start()
+        while n > 0:
+            b = u.recv(min(n, 65536))
+            if not b:
+                break
+            c.sendall(b)
+            n -= len(b)
+        for x in (c, u):
+            x.shutdown(socket.SHUT_RDWR)
+            x.close()
+        return
     t = threading.Thread(target=pump, args=(u, c), daemon=True)
     t.start()
     pump(c, u)
@@ -219,6 +238,42 @@ expect(got.hexdigest() == want, "the server's file", None)
 hold[0] = lambda m, p: False
 ok("an upload of 5 MiB held %.1f s: the same worker answered another call "
    "in %.3f s" % (up, dt))
+
+# Transfers cut midway (the connection dropped): answered with the
+# reason, no temporary left at either end; nothing is resumed.
+puts = []
+
+
+def cut_second_put(m, p):
+    if m == "PUT" and "rtd-" in p:
+        puts.append(p)
+        return 0 if len(puts) == 2 else None
+    return None
+
+
+cut[0] = cut_second_put
+sc, err = A.call("upload_file", notebook_handle=ha, host_path=big,
+                 kernel_path="cut.bin")
+expect(err and sc["error"]["code"] == "notebook_unavailable" and
+       len(puts) == 2, "an upload cut at its second chunk", sc)
+t0 = time.time()
+while [n for n in os.listdir(sroot) if n.startswith("rtd-")]:
+    expect(time.time() - t0 < 5, "the cut upload's temporary was left",
+           os.listdir(sroot))
+    time.sleep(0.1)
+expect(not os.path.exists(os.path.join(sroot, "cut.bin")), "no cut.bin", None)
+cut[0] = lambda m, p: (1 << 20) if m == "GET" and "/files/" in p else None
+back = os.path.join(tmp, "cutdir")
+os.mkdir(back)
+sc, err = A.call("download_file", notebook_handle=ha, kernel_path="held.bin",
+                 host_path=os.path.join(back, "held.bin"))
+expect(err and sc["error"]["code"] == "notebook_unavailable",
+       "a download cut after 1 MiB", sc)
+expect(os.listdir(back) == [], "the cut download left files",
+       (os.listdir(back), sc))
+cut[0] = lambda m, p: None
+ok("transfers cut midway: refused with the reason, no temporary left at "
+   "either end")
 
 
 def put(content):

@@ -308,6 +308,7 @@ ok("create_notebook then save_notebook: saved without force")
 
 # Files: 5 MB up and down, hashes checked at both ends.
 import hashlib  # noqa: E402
+import shutil  # noqa: E402
 big = os.path.join(tmp, "big.bin")
 with open(big, "wb") as f:
     f.write(os.urandom(5 * 1024 * 1024))
@@ -356,42 +357,111 @@ expect(err and sc["error"]["code"] == "invalid_argument", "a climbing path",
 ok("upload_file/download_file: 5 MiB, sha256 both ends (%.2f s up, %.2f s "
    "down); no overwrite unless asked; no temporary left" % (up, down))
 
-# The cap is WORKER_FILES_MAX bytes exactly, both ways (issue 38: the
-# server's line-wrapped base64 made it 16,559,334); one byte over is
-# refused before any byte moves, naming no temporary file.
-CAP = 16 * 1024 * 1024
+# 64 MiB both ways: sixteen chunked PUTs and a streamed GET, the
+# worker's memory bounded all along (its peak RSS, VmHWM, reset through
+# clear_refs first), SHA-256 at both ends, no temporary left on either.
+MIB64 = 64 << 20
+large = os.path.join(tmp, "large.bin")
+hl64 = hashlib.sha256()
+with open(large, "wb") as f:
+    for _ in range(16):
+        b = os.urandom(4 << 20)
+        hl64.update(b)
+        f.write(b)
+want64 = hl64.hexdigest()
+
+
+def vm(key):
+    for line in open("/proc/%d/status" % w.proc.pid):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) << 10
+    return 0
+
+
+def file_sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 22), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+os.makedirs(os.path.join(sroot, "sub2"))
+idle = vm("VmRSS")
+peaks = []
+for up in (True, False):
+    with open("/proc/%d/clear_refs" % w.proc.pid, "w") as f:
+        f.write("5")
+    if up:
+        sc, _, err = w.call("upload_file", notebook_handle=h,
+                            host_path=large, kernel_path="sub2/large.bin",
+                            timeout=300)
+    else:
+        sc, _, err = w.call("download_file", notebook_handle=h,
+                            kernel_path="sub2/large.bin",
+                            host_path=large + ".back", timeout=300)
+    peaks.append(vm("VmHWM") - idle)
+    expect(not err and sc["bytes"] == MIB64 and sc["sha256"] == want64,
+           "64 MiB " + ("up" if up else "down"), sc)
+    expect(peaks[-1] < 64e6, "the worker's peak RSS over its idle "
+           "(%.1f MB) under 64 MB" % (peaks[-1] / 1e6), None)
+expect(file_sha(os.path.join(sroot, "sub2", "large.bin")) == want64,
+       "the server's 64 MiB file", None)
+expect(file_sha(large + ".back") == want64, "the downloaded 64 MiB", None)
+left = os.listdir(os.path.join(sroot, "sub2"))
+expect("large.bin" in left and not [n for n in left if n.startswith("rtd-")],
+       "no temporary left on the server", left)
+expect(not [n for n in os.listdir(tmp) if n.startswith(".rtd-")],
+       "no temporary left here", os.listdir(tmp))
+ok("transfers: 64 MiB both ways in chunks, sha256 both ends, worker peak "
+   "RSS +%.1f/+%.1f MB over idle, no temporary left" % (
+       peaks[0] / 1e6, peaks[1] / 1e6))
+
+# An empty file and one of a single chunk: one plain PUT each.
+for n, data in (("empty.bin", b""), ("small.bin", os.urandom(1000))):
+    with open(os.path.join(tmp, n), "wb") as f:
+        f.write(data)
+    sc, _, err = w.call("upload_file", notebook_handle=h,
+                        host_path=os.path.join(tmp, n), kernel_path=n)
+    expect(not err and sc["bytes"] == len(data) and
+           open(os.path.join(sroot, n), "rb").read() == data, "up " + n, sc)
+    sc, _, err = w.call("download_file", notebook_handle=h, kernel_path=n,
+                        host_path=os.path.join(tmp, n + ".back"))
+    expect(not err and sc["sha256"] == hashlib.sha256(data).hexdigest() and
+           open(os.path.join(tmp, n + ".back"), "rb").read() == data,
+           "down " + n, sc)
+    os.unlink(os.path.join(sroot, n))
+ok("transfers: an empty file and 1000 bytes both ways")
+
+# Over the cap (WORKER_FILES_MAX, 1 GiB) by one byte, both ways: refused
+# before any byte moves, naming no temporary file (sparse files: cheap).
+CAP = 1 << 30
 edge = os.path.join(tmp, "edge.bin")
 with open(edge, "wb") as f:
-    f.write(os.urandom(CAP))
-want16 = hashlib.sha256(open(edge, "rb").read()).hexdigest()
-sc, _, err = w.call("upload_file", notebook_handle=h, host_path=edge,
-                    kernel_path="edge.bin", timeout=120)
-expect(not err and sc["bytes"] == CAP and sc["sha256"] == want16,
-       "an upload of exactly the cap", sc)
-sc, _, err = w.call("download_file", notebook_handle=h, kernel_path="edge.bin",
-                    host_path=edge + ".back", timeout=120)
-expect(not err and sc["bytes"] == CAP and sc["sha256"] == want16,
-       "a download of exactly the cap", sc)
-with open(edge, "ab") as f:
-    f.write(b"x")
+    f.truncate(CAP + 1)
 sc, _, err = w.call("upload_file", notebook_handle=h, host_path=edge,
                     kernel_path="over.bin")
 expect(err and sc["error"]["code"] == "invalid_argument" and
-       "16777216-byte" in sc["error"]["message"] and
+       "1073741824-byte" in sc["error"]["message"] and
        "rtd-" not in sc["error"]["message"], "an upload over the cap", sc)
 expect(not os.path.exists(os.path.join(sroot, "over.bin")) and
        not [n for n in os.listdir(sroot) if n.startswith("rtd-")],
        "nothing written on the server", os.listdir(sroot))
 with open(os.path.join(sroot, "over.bin"), "wb") as f:
-    f.write(os.urandom(CAP + 1))
+    f.truncate(CAP + 1)
 sc, _, err = w.call("download_file", notebook_handle=h, kernel_path="over.bin",
                     host_path=edge + ".over", timeout=120)
 expect(err and sc["error"]["code"] == "invalid_argument" and
        "nothing was fetched" in sc["error"]["message"] and
-       not os.path.exists(edge + ".over"), "a download over the cap", sc)
-for n in ("edge.bin", "over.bin"):
+       not os.path.exists(edge + ".over") and
+       not [n for n in os.listdir(tmp) if n.startswith(".rtd-")],
+       "a download over the cap", sc)
+for n in ("over.bin", "sub2/large.bin"):
     os.unlink(os.path.join(sroot, n))
-ok("transfers: exactly 16 MiB both ways; one byte over refused first")
+shutil.rmtree(os.path.join(sroot, "sub2"))
+for n in (edge, large, large + ".back"):
+    os.unlink(n)
+ok("transfers: one byte over the 1 GiB cap refused first, both ways")
 
 # The local domain: a copy beside a local notebook.
 lnb = os.path.join(tmp, "local.ipynb")

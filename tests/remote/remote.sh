@@ -8,7 +8,8 @@
 # daemon and runtimed-agent-remote (tests/remote/remote.py):
 # open, edit, run, interrupt, restart, save, a change on the server
 # detected, create, the server's kernelspecs, notebook_id + domain,
-# upload and download of 5 MiB with hashes, the local domain's copy, all
+# upload and download of 5 MiB, 64 MiB (chunked, the worker's peak RSS
+# bounded), an empty file and 1 GiB + 1 refused, with hashes, the local domain's copy, all
 # on the v1 WebSocket subprotocol the server offers; contents calls held
 # back by a relay while other clients and calls are answered, and a
 # change on the server announced (tests/remote/offloop.py); then the server
