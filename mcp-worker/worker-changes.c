@@ -41,6 +41,8 @@ struct worker_changes_cell {
 	int64_t	 index;		/* inserted or moved to; -1 */
 	int64_t	 outputs;	/* -1 */
 	int	 disk;		/* changed by a merge of the file */
+	char	*client;	/* the client of its last edit, or NULL */
+	char	*session;	/* and its session */
 };
 
 struct worker_changes_report {
@@ -51,11 +53,14 @@ struct worker_changes_report {
 	size_t				 nkernel;
 	int				 kinds;		/* of matched changes */
 	int				 cur_disk;	/* the change at hand */
+	struct proto_str		 cur_client;	/* its client's name */
+	struct proto_str		 cur_session;	/* and session */
 	size_t				 ndisk;		/* changes by disk */
 	int64_t				 disk_at;	/* the file's mtime, ms */
 };
 
 static int	worker_changes_wanted(int, int);
+static int	worker_changes_other(const struct worker_changes_cell *);
 static struct worker_changes_cell *worker_changes_cell(
 		    struct worker_changes_report *, const struct proto_str *);
 static void	worker_changes_state(struct worker_changes_report *,
@@ -169,6 +174,7 @@ worker_changes_cell(struct worker_changes_report *rep,
 	c->id = proto_str_dup(id);
 	c->hows = 0;
 	c->disk = 0;
+	c->client = c->session = NULL;
 	c->index = c->outputs = -1;
 	return (c);
 }
@@ -207,6 +213,13 @@ worker_changes_detail(struct worker_changes_report *rep,
 		return;
 	c->hows |= 1 << d->how;
 	c->disk |= rep->cur_disk;
+	if (rep->cur_client.ptr != NULL) {
+		/* The last edit's client is whose the cell now is. */
+		free(c->client);
+		free(c->session);
+		c->client = proto_str_dup(&rep->cur_client);
+		c->session = proto_str_dup(&rep->cur_session);
+	}
 	if (d->has_index)
 		c->index = d->index;
 	if (d->how == PROTO_CHANGE_OUTPUTS && d->has_outputs)
@@ -292,6 +305,18 @@ static const struct {
 #define WORKER_CHANGES_NSAYS \
 	(sizeof worker_changes_says / sizeof worker_changes_says[0])
 
+/* Was the cell last edited by another session than this worker's? */
+static int
+worker_changes_other(const struct worker_changes_cell *c)
+{
+	char	own[16];
+
+	if (c->client == NULL)
+		return (0);
+	snprintf(own, sizeof own, "%08x", worker_attach_tag());
+	return (c->session == NULL || strcmp(c->session, own) != 0);
+}
+
 /* One line: "cell a: source edited; inserted b at 4; kernel x->y; saved". */
 static void
 worker_changes_text(struct worker_changes_report *rep, struct evbuffer *text)
@@ -313,6 +338,9 @@ worker_changes_text(struct worker_changes_report *rep, struct evbuffer *text)
 		} else if (c->hows & (1 << PROTO_CHANGE_DELETED)) {
 			evbuffer_add_printf(text, "deleted %s%s", c->id,
 			    c->disk ? " on disk" : "");
+			if (!c->disk && worker_changes_other(c))
+				evbuffer_add_printf(text, " (by %s)",
+				    c->client);
 			continue;
 		} else
 			evbuffer_add_printf(text, "cell %s", c->id);
@@ -336,6 +364,8 @@ worker_changes_text(struct worker_changes_report *rep, struct evbuffer *text)
 			evbuffer_add(text, ": changed", 9);
 		if (c->disk)
 			evbuffer_add_printf(text, " (on disk)");
+		else if (worker_changes_other(c))
+			evbuffer_add_printf(text, " (by %s)", c->client);
 	}
 	if (rep->more > 0) {
 		evbuffer_add_printf(text, "%sand %zu more cells", sep,
@@ -404,6 +434,13 @@ worker_changes_cells(struct worker_changes_report *rep)
 		if (c->disk)
 			json_object_object_add(o, "by",
 			    json_object_new_string("disk"));
+		else if (c->client != NULL) {
+			json_object_object_add(o, "by",
+			    json_object_new_string(c->client));
+			if (c->session != NULL)
+				json_object_object_add(o, "session",
+				    json_object_new_string(c->session));
+		}
 		json_object_array_add(arr, o);
 	}
 	return (arr);
@@ -465,6 +502,8 @@ worker_changes_add(struct worker_changes_acc *a,
 	a->n++;
 	a->rep.kinds |= kbits;
 	a->rep.cur_disk = proto_str_eq(&m->by, "disk");
+	a->rep.cur_client = m->client;
+	a->rep.cur_session = m->session;
 	if (a->rep.cur_disk) {
 		a->rep.ndisk++;
 		if (m->has_at && m->at > a->rep.disk_at)
@@ -546,8 +585,11 @@ worker_changes_end(struct worker_changes_acc *a, struct json_object *sc,
 		evbuffer_add(text, ": ", 2);
 		worker_changes_text(rep, text);
 	}
-	for (i = 0; i < rep->ncells; i++)
+	for (i = 0; i < rep->ncells; i++) {
 		free(rep->cells[i].id);
+		free(rep->cells[i].client);
+		free(rep->cells[i].session);
+	}
 	free(rep->cells);
 	for (i = 0; i < rep->nkernel; i++)
 		free(rep->kernel[i]);

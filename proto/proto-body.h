@@ -260,6 +260,8 @@ struct proto_room_changed {
 	struct proto_str	 by;		/* "disk": merged from the file */
 	int			 has_at;
 	int64_t			 at;		/* the file's mtime, ms */
+	struct proto_str	 client;	/* a client's: its name */
+	struct proto_str	 session;	/* and its session */
 };
 struct proto_room_changes {
 	uint64_t		 after;

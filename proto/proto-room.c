@@ -315,12 +315,17 @@ proto_room_changed_pack1(msgpack_packer *pk,
 	int	details = proto_doc_present(&m->details);
 
 	msgpack_pack_map(pk, 5 + details + m->details_truncated + extra +
-	    (m->by.ptr != NULL) + m->has_at);
+	    (m->by.ptr != NULL) + m->has_at + (m->client.ptr != NULL) +
+	    (m->session.ptr != NULL));
 	proto_pack_uint(pk, "seq", m->seq);
 	if (m->by.ptr != NULL)
 		proto_pack_pstr(pk, "by", &m->by);
 	if (m->has_at)
 		proto_pack_int(pk, "at", m->at);
+	if (m->client.ptr != NULL)
+		proto_pack_pstr(pk, "client", &m->client);
+	if (m->session.ptr != NULL)
+		proto_pack_pstr(pk, "session", &m->session);
 	proto_pack_doc(pk, "kinds", &m->kinds);
 	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
 	proto_pack_doc(pk, "execution_ids", &m->execution_ids);
@@ -360,6 +365,10 @@ proto_room_change_unpack1(const msgpack_object *body,
 	    errlen));
 	PROTO_TRY(proto_field_int(body, n, "at", 0, &m->at, &m->has_at, err,
 	    errlen));
+	PROTO_TRY(proto_field_str(body, n, "client", PROTO_NONUL, &m->client,
+	    err, errlen));
+	PROTO_TRY(proto_field_str(body, n, "session", PROTO_NONUL,
+	    &m->session, err, errlen));
 	return (proto_field_str(body, n, "notebook_id", 0, &m->notebook_id,
 	    err, errlen));
 }

@@ -38,6 +38,8 @@ struct room_change {
 	int		  reorders;	/* a cell deleted or moved */
 	char		 *by;		/* "disk", or NULL */
 	int64_t		  at;		/* the file's mtime (ms) */
+	char		 *client;	/* a client's edit: its name */
+	char		 *session;	/* and its session */
 };
 
 /*
@@ -148,6 +150,8 @@ room_changes_clear(struct room *r)
 		free(ch->exec_id);
 		free(ch->details);
 		free(ch->by);
+		free(ch->client);
+		free(ch->session);
 	}
 	free(log->ring);
 	log->ring = NULL;
@@ -277,6 +281,9 @@ room_changes_push(struct room *r, int kinds, char **cells, size_t ncells,
 	free(ch->by);
 	ch->by = NULL;
 	ch->at = 0;
+	free(ch->client);
+	free(ch->session);
+	ch->client = ch->session = NULL;
 	ch->seq = r->seq;
 	ch->kinds = kinds;
 	ch->ncells = ncells;
@@ -409,11 +416,14 @@ room_changes_det_edit(struct room_changes_det *d, struct room *r,
  */
 uint64_t
 room_changes_record_edit(struct room *r, const struct room_nb_result *res,
-    const char *batch, size_t len, char **resolved, size_t nresolved)
+    const char *batch, size_t len, char **resolved, size_t nresolved,
+    const char *client, const char *session)
 {
 	struct room_changes_det	 d;
+	struct room_change	*ch;
 	msgpack_unpacked	 u;
 	uint32_t		 i;
+	uint64_t		 seq;
 
 	memset(&d, 0, sizeof d);
 	mpbuf_init(&d.b);
@@ -428,8 +438,14 @@ room_changes_record_edit(struct room *r, const struct room_nb_result *res,
 	for (i = 0; i < nresolved; i++)
 		room_changes_det_cell(&d, PROTO_CHANGE_RESOLVED, resolved[i],
 		    r);
-	return (room_changes_push(r, res->kinds, res->touched, res->ntouched,
-	    NULL, &d));
+	seq = room_changes_push(r, res->kinds, res->touched, res->ntouched,
+	    NULL, &d);
+	/* Who made it: the client the batch names (issue 39). */
+	ch = &r->log->ring[(r->log->head + ROOM_LOG_SIZE - 1) %
+	    ROOM_LOG_SIZE];
+	ch->client = client != NULL ? xstrdup(client) : NULL;
+	ch->session = session != NULL ? xstrdup(session) : NULL;
+	return (seq);
 }
 
 static void
@@ -458,12 +474,17 @@ room_changes_pack_one(msgpack_packer *pk, struct room_change *ch, int extra,
 	size_t	i;
 	int	cut = ch->details_truncated || (bare && ch->ndetails > 0);
 
-	msgpack_pack_map(pk, 5 + cut + extra + (ch->by != NULL ? 2 : 0));
+	msgpack_pack_map(pk, 5 + cut + extra + (ch->by != NULL ? 2 : 0) +
+	    (ch->client != NULL) + (ch->session != NULL));
 	proto_pack_uint(pk, "seq", ch->seq);
 	if (ch->by != NULL) {
 		proto_pack_str(pk, "by", ch->by);
 		proto_pack_int(pk, "at", ch->at);
 	}
+	if (ch->client != NULL)
+		proto_pack_str(pk, "client", ch->client);
+	if (ch->session != NULL)
+		proto_pack_str(pk, "session", ch->session);
 	room_changes_pack_kinds(pk, ch->kinds);
 	proto_pack_key(pk, "cell_ids");
 	msgpack_pack_array(pk, ch->ncells);

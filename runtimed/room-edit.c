@@ -410,7 +410,8 @@ room_edit_durable(struct room *r, int ok, const char *why, void *arg)
 			room_edit_undo_reply(w, r);
 		room_merge_resolved(r, w->conflicts, w->nconflicts);
 		room_changes_record_edit(r, &w->res, w->resolved.data,
-		    w->resolved.size, w->conflicts, w->nconflicts);
+		    w->resolved.size, w->conflicts, w->nconflicts, w->client,
+		    w->session);
 		room_journal_grown(r);
 		if (w->peer != NULL)
 			w->cb(r, w->peer, w->id, &w->res, NULL, NULL);

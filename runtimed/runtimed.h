@@ -409,7 +409,7 @@ uint64_t	 room_changes_record_by(struct room *, int, char **, size_t,
 		     int64_t);
 uint64_t	 room_changes_record_edit(struct room *,
 		     const struct room_nb_result *, const char *, size_t,
-		     char **, size_t);
+		     char **, size_t, const char *, const char *);
 void		 room_changes_announce(struct room *);
 void		 room_changes_wait(struct room *, struct peer *, int, int,
 		     uint64_t, int, int);

@@ -537,10 +537,18 @@ server_client_edit(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, const void *m, void *arg)
 {
 	struct server_client	*c = arg;
+	struct proto_room_edit	 em = *(const struct proto_room_edit *)m;
 
+	/* A batch that names no client is its connection's: the page's. */
+	if (em.client_name.ptr == NULL) {
+		if (strcmp(c->kind, PROTO_PEER_WEB) == 0)
+			em.client_name = proto_str_make("live page");
+		else if (c->client[0] != '\0')
+			em.client_name = proto_str_make(c->client);
+	}
 	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
 	c->editing = 1;
-	room_edit(c->room, m, c->peer, hdr->id, server_client_edited);
+	room_edit(c->room, &em, c->peer, hdr->id, server_client_edited);
 	if (c->editing)
 		peer_hold(c->peer, 1);
 }

@@ -334,13 +334,18 @@ test('the person edits, adds, runs and resolves a conflict on the page', { timeo
   const noteClear = () => page.evaluate(() => {
     document.getElementById('note').textContent = ''; });
 
-  // An edit on the page: the agent reads it.
+  // An edit on the page: the agent reads it, as the live page's.
+  const before = (await read('outline')).cursor;
   await page.click('section[data-id="ca"] button[data-act="edit"]');
   assert.equal(await page.inputValue('#edit-text'), 'a = 1');
   await page.fill('#edit-text', 'a = 2');
   await submit();
   await note(/^saved$/);
   assert.equal(src(await read(), 'ca'), 'a = 2');
+  const seen = (await call(client, 'inspect_notebook', { ...target,
+    after: before })).structuredContent;
+  assert.equal(seen.changes.cells.find((x) => x.cell_id === 'ca').by,
+    'live page', JSON.stringify(seen.changes));
   await page.waitForSelector('section[data-id="ca"][data-src="a = 2"]', { timeout: 3000 });
 
   // A stale edit: the agent changed the cell after the person opened

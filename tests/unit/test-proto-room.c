@@ -302,16 +302,21 @@ Test(proto_room, change_details)
 	c.cell_ids.pack = c.execution_ids.pack = c.details.pack = pack_cells;
 	c.cell_ids.arg = c.execution_ids.arg = c.details.arg = "k";
 	c.details_truncated = 1;
+	c.client = proto_str_make("claude-code");
+	c.session = proto_str_make("0a1b2c3d");
 	pt_init(&b);
 	proto_room_changed_pack(&b.pk, &c);
 	cr_assert_eq(proto_room_changed_unpack(pt_body(&b), &cz, err,
 	    sizeof err), 0, "%s", err);
 	cr_assert_not_null(cz.details.obj);
 	cr_assert(cz.details_truncated);
+	pt_str_eq(cz.client, "claude-code");
+	pt_str_eq(cz.session, "0a1b2c3d");
 	cr_assert_eq(proto_room_change_kinds(&cz),
 	    PROTO_KIND_CELLS | PROTO_KIND_SAVED);
 	pt_refuses_all(proto_room_changed_unpack, struct proto_room_changed,
-	    pt_body(&b), "ROOM_CHANGED", "details", "details_truncated");
+	    pt_body(&b), "ROOM_CHANGED", "details", "details_truncated",
+	    "client", "session");
 	cr_assert_eq(proto_room_change_unpack(pt_body(&b), &cz, err,
 	    sizeof err), 0, "%s", err);
 	pt_free(&b);

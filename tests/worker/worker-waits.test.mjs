@@ -151,12 +151,23 @@ test('a change report says which cells changed and how', async () => {
   const fresh = ins.sc.cells[1].cell_id;
   assert.equal(w.sc.outcome, 'changed');
   console.log(`# change report: ${w.text.split('\n')[0]}`);
-  assert.match(w.text, new RegExp(`cell ${cells[0]}: source edited`));
-  assert.match(w.text, new RegExp(`inserted ${fresh} at 2`));
+  // Who made them: B, by its client's name and session (issue 39).
+  assert.match(w.text, new RegExp(`cell ${cells[0]}: source edited \\(by waits-b\\)`));
+  assert.match(w.text, new RegExp(`inserted ${fresh} at 2 \\(by waits-b\\)`));
   const c0 = w.sc.changes.cells.find((c) => c.cell_id === cells[0]);
   assert.deepEqual(c0.how, ['source edited']);
+  assert.equal(c0.by, 'waits-b');
+  assert.match(c0.session, /^[0-9a-f]{8}$/);
   const cf = w.sc.changes.cells.find((c) => c.cell_id === fresh);
   assert.equal(cf.inserted_at, 2);
+  // A's own edits are not said to be anyone's in its text.
+  const mine = await ok(A, 'edit_cells', { notebook_handle: H, edits: [
+    { op: 'edit', cell_id: cells[2], source: 'c = 3 ' }] });
+  const own = await ok(A, 'inspect_notebook', { notebook_handle: H, after: w.sc.cursor });
+  assert.match(own.text, new RegExp(`cell ${cells[2]}: source edited`));
+  assert.doesNotMatch(own.text, /\(by /);
+  assert.equal(own.sc.changes.cells[0].by, 'waits-a');
+  assert.ok(mine);
 
   // Outputs only: B's edit does not wake it, a run does, and says how
   // many outputs the cell has.
