@@ -278,6 +278,26 @@ uint32_t		 tbmap_murmur2(const void *, size_t, uint32_t);
 struct json_object	*tbmap_frames(struct json_object *,
 			     const struct tbmap_cell *, size_t, const char *);
 
+/*
+ * pydefuse.c: the top-level names a python cell may bind (defs) and those
+ * it reads from outside itself (uses), conservatively (decision 072).
+ */
+#define PYDEFUSE_WILDCARD	0x1	/* may bind any name: import *, %run */
+#define PYDEFUSE_NOLINT		0x2	/* no undefined-name warning for it */
+struct pydefuse {
+	const char	**defs;		/* sorted, distinct */
+	size_t		  ndefs;
+	const char	**uses;
+	size_t		  nuses;
+	int		  flags;
+	char		 *buf;
+};
+struct pydefuse	*pydefuse_scan(const char *, size_t);
+void		 pydefuse_free(struct pydefuse *);
+int		 pydefuse_defines(const struct pydefuse *, const char *);
+int		 pydefuse_uses(const struct pydefuse *, const char *);
+int		 pydefuse_known(const char *);
+
 /* lastline.c */
 const char	*lastline_find(struct json_object *, size_t, size_t *);
 
