@@ -38,6 +38,8 @@ static void	tool_edit_cells_ran(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	tool_edit_cells_edited(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
+static void	tool_edit_cells_undefined(struct tool_edit_cells *,
+		    struct json_object *, struct json_object *);
 static void	tool_edit_cells_send(struct tool_edit_cells *);
 static void	tool_edit_cells(struct worker_call *);
 
@@ -288,6 +290,32 @@ tool_edit_cells_ran(void *arg, uint16_t type, const msgpack_object *reply,
 	tool_edit_cells_finish(st, run);
 }
 
+/*
+ * The names the cell's source reads that no cell defines (the daemon's
+ * lint, decision 072): a warning in text and in the result cell c; the
+ * edit stands.
+ */
+static void
+tool_edit_cells_undefined(struct tool_edit_cells *st,
+    struct json_object *reply, struct json_object *c)
+{
+	struct json_object	*u, *v;
+	size_t			 i, n;
+
+	u = json_object_object_get(reply, "undefined");
+	if (!json_object_is_type(u, json_type_array) ||
+	    (n = json_object_array_length(u)) == 0)
+		return;
+	evbuffer_add(st->text, "  warning: reads ", 17);
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(u, i);
+		evbuffer_add_printf(st->text, "%s%s", i > 0 ? ", " : "",
+		    json_object_get_string(v));
+	}
+	evbuffer_add_printf(st->text, ", which no cell defines\n");
+	json_object_object_add(c, "undefined", json_object_get(u));
+}
+
 static void
 tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
     const char *code, const char *msg)
@@ -362,6 +390,10 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 			    ver);
 		else
 			evbuffer_add_printf(st->text, "%s %s\n", op, id);
+		if (strcmp(op, "insert") == 0 || strcmp(op, "edit") == 0 ||
+		    strcmp(op, "replace") == 0)
+			tool_edit_cells_undefined(st, json_object_array_get_idx(
+			    cells, i), c);
 
 		/*
 		 * What run reruns: code cells that were inserted or changed,
@@ -497,7 +529,8 @@ const struct tool_entry tool_edit_cells_entry = {
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"cells\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	    "\"properties\":{\"cell_id\":{\"type\":\"string\"},"
-	    "\"op\":{\"type\":\"string\"}}}},"
+	    "\"op\":{\"type\":\"string\"},"
+	    "\"undefined\":{\"type\":\"array\"}}}},"
 	    "\"seq\":{\"type\":\"integer\"},\"cursor\":{\"type\":\"string\"},"
 	    "\"run\":{\"type\":\"object\"},\"target\":{\"type\":\"object\"},"
 	    "\"batches\":{\"type\":\"array\"},"

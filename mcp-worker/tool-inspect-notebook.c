@@ -460,8 +460,8 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 {
 	struct json_object	*c;
 	const msgpack_object	*name;
-	const char		*type = "code";
-	size_t			 tlen = 4;
+	const char		*type = "code", *up, *p;
+	size_t			 tlen = 4, n, uplen = 0, plen;
 	uint32_t		 k;
 
 	if (l->type != NULL) {
@@ -516,14 +516,24 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	}
 	if (l->stale != NULL) {
 		evbuffer_add(js, ",\"stale\":[", 10);
+		up = NULL;
 		for (k = 0; k < l->stale->via.array.size; k++) {
 			name = &l->stale->via.array.ptr[k];
 			if (k > 0)
 				evbuffer_add(js, ",", 1);
-			worker_json_quote(js, name->via.str.ptr,
-			    name->via.str.size);
+			n = worker_output_stale_reason(name->via.str.ptr,
+			    name->via.str.size, &p, &plen);
+			worker_json_quote(js, name->via.str.ptr, n);
+			if (p != NULL) {
+				up = p;
+				uplen = plen;
+			}
 		}
 		evbuffer_add(js, "]", 1);
+		if (up != NULL) {
+			evbuffer_add(js, ",\"upstream\":", 12);
+			worker_json_quote(js, up, uplen);
+		}
 	}
 	worker_output_num(js, ",\"outputs_count\":",
 	    (long long)(int)l->nouts);

@@ -14,6 +14,7 @@ struct tool_run_cells {
 	struct worker_call	*call;
 	struct worker_room	*room;
 	struct json_object	*refs;	/* caller's cell_ids or NULL */
+	int			 stale;	/* stale:true, else all:true */
 	int			 stop_on_error;
 	int			 wait_ms;
 	int64_t			 start_ms;
@@ -109,11 +110,14 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 	tool_run_cells_free(st);
 }
 
-/* Submit the caller's cell_ids, or the code cells of cells (all:true). */
+/*
+ * Submit the caller's cell_ids, or the code cells of cells (all:true), or
+ * those of them that are stale (stale:true: any reason, notebook order).
+ */
 static void
 tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 {
-	struct json_object	*ids, *cell;
+	struct json_object	*ids, *cell, *sc, *stale;
 	struct proto_exec_run	 rm;
 	struct mpbuf		 b;
 	const char		*type;
@@ -130,8 +134,24 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 			    cell, "cell_type"));
 			if (type != NULL && strcmp(type, "code") != 0)
 				continue;
+			stale = json_object_object_get(cell, "stale");
+			if (st->stale && (!json_object_is_type(stale,
+			    json_type_array) ||
+			    json_object_array_length(stale) == 0))
+				continue;
 			json_object_array_add(ids, json_object_get(
 			    json_object_object_get(cell, "cell_id")));
+		}
+		if (st->stale && json_object_array_length(ids) == 0) {
+			/* Nothing to do is no error: say so. */
+			sc = json_object_new_object();
+			json_object_object_add(sc, "status",
+			    json_object_new_string("done"));
+			json_object_object_add(sc, "cells",
+			    json_object_new_array());
+			worker_call_result(st->call, "no code cell is stale: "
+			    "nothing to run\n", sc);
+			goto fail;
 		}
 		if (json_object_array_length(ids) == 0) {
 			worker_call_error(st->call, PROTO_E_INVALID_ARGUMENT,
@@ -140,9 +160,9 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 		}
 		if (json_object_array_length(ids) > PROTO_RUN_MAX_CELLS) {
 			worker_call_error(st->call, PROTO_E_INVALID_ARGUMENT,
-			    "the notebook has more than %d code cells; run "
+			    "the notebook has more than %d %scode cells; run "
 			    "them in parts with cell_ids",
-			    PROTO_RUN_MAX_CELLS);
+			    PROTO_RUN_MAX_CELLS, st->stale ? "stale " : "");
 			goto fail;
 		}
 	}
@@ -193,7 +213,7 @@ tool_run_cells(struct worker_call *call)
 {
 	static const char *const	 allowed[] = {
 		"notebook_handle", "notebook_id", "domain", "cell_ids", "all",
-		"wait_secs", "stop_on_error", NULL
+		"stale", "wait_secs", "stop_on_error", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
 	struct json_object		*refs, *ref;
@@ -202,11 +222,12 @@ tool_run_cells(struct worker_call *call)
 	const char			*id;
 	char				*msg = NULL, *m = NULL;
 	size_t				 i, n;
-	int				 all, stop, wait_ms;
+	int				 all, stale, stop, wait_ms;
 
 	if (worker_call_check(call, allowed) != 0)
 		return;
 	if (worker_args_bool(args, "all", 0, &all, &msg) != 0 ||
+	    worker_args_bool(args, "stale", 0, &stale, &msg) != 0 ||
 	    worker_args_bool(args, "stop_on_error", 1, &stop, &msg) != 0 ||
 	    worker_args_secs(args, "wait_secs", WORKER_RUN_DEFAULT_SECS,
 	    &wait_ms, &msg) != 0)
@@ -214,9 +235,9 @@ tool_run_cells(struct worker_call *call)
 	if (!json_object_object_get_ex(args, "cell_ids", &refs) ||
 	    json_object_is_type(refs, json_type_null))
 		refs = NULL;
-	if ((refs == NULL) == (all == 0)) {
-		xasprintf(&msg, "give cell_ids (a list of cell_ids or "
-		    "indexes) or all:true, not both");
+	if ((refs != NULL) + (all != 0) + (stale != 0) != 1) {
+		xasprintf(&msg, "give one of cell_ids (a list of cell_ids or "
+		    "indexes), all:true or stale:true");
 		goto bad;
 	}
 	if (refs != NULL) {
@@ -256,13 +277,14 @@ tool_run_cells(struct worker_call *call)
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
 	st->refs = refs;
+	st->stale = stale;
 	st->stop_on_error = stop;
 	st->wait_ms = wait_ms;
 	st->task = worker_call_task(call);
 	if (wait_ms > 0 && worker_call_has_progress(call))
 		st->progress = worker_progress_create(call, st->room, wait_ms);
-	/* Only all:true needs the notebook, to list its code cells. */
-	if (all)
+	/* all:true and stale:true need the notebook, to list cells. */
+	if (all || stale)
 		worker_room_get(st->room, tool_run_cells_content, st);
 	else
 		tool_run_cells_submit(st, NULL);
@@ -274,15 +296,16 @@ bad:
 
 const struct tool_entry tool_run_cells_entry = {
 	.name = "run_cells",
-	.description = "Run cell_ids in order, or all:true for every code "
-	    "cell; waits up to wait_secs (default 1), returns the run so far "
-	    "and its execution_id. Stops at the first error unless "
-	    "stop_on_error:false.",
+	.description = "Run cell_ids in order, all:true for every code "
+	    "cell or stale:true for the stale ones; waits up to wait_secs "
+	    "(default 1), returns the run so far and its execution_id. Stops "
+	    "at the first error unless stop_on_error:false.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"
 	    "\"items\":{\"type\":[\"string\",\"integer\"]}},"
 	    "\"all\":{\"type\":\"boolean\"},"
+	    "\"stale\":{\"type\":\"boolean\"},"
 	    "\"wait_secs\":{\"type\":\"number\",\"minimum\":0,\"maximum\":50},"
 	    "\"stop_on_error\":{\"type\":\"boolean\"}}}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"

@@ -1466,15 +1466,37 @@ worker_output_warnings(struct json_object *w, struct json_object *sc,
 }
 
 /*
+ * A stale reason as the daemon sends it: the reason's length, and for
+ * "upstream_changed:<cell_id>" (decision 072) the cell in *up, *uplen
+ * (NULL otherwise).
+ */
+size_t
+worker_output_stale_reason(const char *s, size_t len, const char **up,
+    size_t *uplen)
+{
+	const char	*c;
+
+	*up = NULL;
+	*uplen = 0;
+	if (s == NULL || (c = memchr(s, ':', len)) == NULL)
+		return (len);
+	*up = c + 1;
+	*uplen = len - (size_t)(c + 1 - s);
+	return ((size_t)(c - s));
+}
+
+/*
  * A cell's version and, when its outputs may not match it, its stale
- * reasons into its result c; text gets " vVERSION" and " stale".
+ * reasons into its result c (and upstream, the cell upstream_changed
+ * names); text gets " vVERSION" and " stale".
  */
 void
 worker_output_version(struct json_object *cell, struct json_object *c,
     struct evbuffer *text)
 {
-	struct json_object	*v, *st;
-	size_t			 i, k = 0;
+	struct json_object	*v, *st, *names, *r, *upstream = NULL;
+	const char		*up;
+	size_t			 i, k = 0, n, uplen;
 
 	v = json_object_object_get(cell, "version");
 	st = json_object_object_get(cell, "stale");
@@ -1486,13 +1508,29 @@ worker_output_version(struct json_object *cell, struct json_object *c,
 	}
 	if (json_object_is_type(st, json_type_array) &&
 	    json_object_array_length(st) > 0) {
-		json_object_object_add(c, "stale", json_object_get(st));
-		for (i = 0; text != NULL && i < json_object_array_length(st);
-		    i++)
-			worker_output_stale_name(text, json_object_get_string(
-			    json_object_array_get_idx(st, i)),
-			    (size_t)json_object_get_string_len(
-			    json_object_array_get_idx(st, i)), &k);
+		names = json_object_new_array();
+		for (i = 0; i < json_object_array_length(st); i++) {
+			r = json_object_array_get_idx(st, i);
+			if (!json_object_is_type(r, json_type_string))
+				continue;
+			n = worker_output_stale_reason(json_object_get_string(
+			    r), (size_t)json_object_get_string_len(r), &up,
+			    &uplen);
+			json_object_array_add(names, json_object_new_string_len(
+			    json_object_get_string(r), (int)n));
+			if (up != NULL) {
+				json_object_put(upstream);
+				upstream = json_object_new_string_len(up,
+				    (int)uplen);
+			}
+			if (text != NULL)
+				worker_output_stale_name(text,
+				    json_object_get_string(r),
+				    (size_t)json_object_get_string_len(r), &k);
+		}
+		json_object_object_add(c, "stale", names);
+		if (upstream != NULL)
+			json_object_object_add(c, "upstream", upstream);
 		if (k > 0)
 			evbuffer_add(text, ")", 1);
 	}
@@ -1500,20 +1538,29 @@ worker_output_version(struct json_object *cell, struct json_object *c,
 
 /*
  * One reason a cell is stale onto its line, " stale(a,b)" (*k counts
- * them; the caller closes the parenthesis).  never_run is left out: a
- * line without an execution count says it.
+ * them; the caller closes the parenthesis), upstream_changed with its
+ * cell ("upstream_changed by c1").  never_run is left out: a line without
+ * an execution count says it.
  */
 static void
 worker_output_stale_name(struct evbuffer *text, const char *s, size_t len,
     size_t *k)
 {
+	const char	*up;
+	size_t		 n, uplen;
+
 	if (s == NULL || (len == 9 && memcmp(s, "never_run", 9) == 0))
 		return;
 	if ((*k)++ == 0)
 		evbuffer_add(text, " stale(", 7);
 	else
 		evbuffer_add(text, ",", 1);
-	evbuffer_add(text, s, len);
+	n = worker_output_stale_reason(s, len, &up, &uplen);
+	evbuffer_add(text, s, n);
+	if (up != NULL) {
+		evbuffer_add(text, " by ", 4);
+		evbuffer_add(text, up, uplen);
+	}
 }
 
 /* The stale reasons of a packed cell (an array of names) onto its line. */
@@ -1544,7 +1591,9 @@ worker_output_stale(struct json_object *cells, struct json_object *sc,
     struct evbuffer *text)
 {
 	struct json_object	*count, *st, *r, *have;
-	size_t			 i, j, n, stale = 0;
+	const char		*up;
+	char			*name;
+	size_t			 i, j, n, stale = 0, len, uplen;
 	int			 first = 1;
 
 	count = json_object_new_object();
@@ -1560,11 +1609,16 @@ worker_output_stale(struct json_object *cells, struct json_object *sc,
 			r = json_object_array_get_idx(st, j);
 			if (!json_object_is_type(r, json_type_string))
 				continue;
-			have = json_object_object_get(count,
-			    json_object_get_string(r));
-			json_object_object_add(count, json_object_get_string(r),
+			/* By reason: upstream_changed without its cell. */
+			len = worker_output_stale_reason(json_object_get_string(
+			    r), (size_t)json_object_get_string_len(r), &up,
+			    &uplen);
+			name = xstrndup(json_object_get_string(r), len);
+			have = json_object_object_get(count, name);
+			json_object_object_add(count, name,
 			    json_object_new_int64(have == NULL ? 1 :
 			    json_object_get_int64(have) + 1));
+			free(name);
 		}
 	}
 	if (stale == 0) {

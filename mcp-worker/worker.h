@@ -612,6 +612,8 @@ void		 worker_output_version(struct json_object *,
 void		 worker_output_num(struct evbuffer *, const char *, long long);
 void		 worker_output_lines(struct evbuffer *, const char *, size_t);
 void		 worker_output_stale_mp(struct evbuffer *, const msgpack_object *);
+size_t		 worker_output_stale_reason(const char *, size_t, const char **,
+		     size_t *);
 void		 worker_output_preview(struct evbuffer *, const char *,
 		     size_t, size_t);
 size_t		 worker_output_json_size(struct json_object *);

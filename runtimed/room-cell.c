@@ -31,7 +31,7 @@ struct room_cell_tee {
 /* The ROOM_STALE_* bits by name, in bit order. */
 static const char *const room_cell_stale_names[] = {
 	"source_changed", "kernel_restarted", "never_run", "out_of_order",
-	NULL
+	"upstream_changed", NULL
 };
 
 /* Where a cell's bytes are kept while packed: only the loop packs. */
@@ -47,7 +47,7 @@ static void	room_cell_check(struct room_cell *);
 static int	room_cell_out(const struct room_cell *);
 static void	room_cell_fill(msgpack_packer *, struct room_cell *);
 static void	room_cell_write(msgpack_packer *, struct room_cell *);
-static void	room_cell_pack_stale(msgpack_packer *, int);
+static void	room_cell_pack_stale(msgpack_packer *, int, const char *);
 static void	room_cell_seen(struct room_cell *);
 
 static int
@@ -321,11 +321,12 @@ room_cell_pack(msgpack_packer *pk, struct room_cell *c)
 
 /*
  * The cell as a read gets it: its fields, version, and stale (ROOM_STALE_*
- * bits, listed by name when any).  Stale depends on more than the cell,
- * so it is never kept.
+ * bits, listed by name when any; up, the id of the cell upstream_changed
+ * names).  Stale depends on more than the cell, so it is never kept.
  */
 void
-room_cell_pack_read(msgpack_packer *pk, struct room_cell *c, int stale)
+room_cell_pack_read(msgpack_packer *pk, struct room_cell *c, int stale,
+    const char *up)
 {
 	msgpack_pack_map(pk, room_cell_nfields(c) + 1 + (stale != 0));
 	room_cell_write(pk, c);
@@ -333,7 +334,7 @@ room_cell_pack_read(msgpack_packer *pk, struct room_cell *c, int stale)
 	if (stale == 0)
 		return;
 	proto_pack_key(pk, "stale");
-	room_cell_pack_stale(pk, stale);
+	room_cell_pack_stale(pk, stale, up);
 }
 
 /*
@@ -342,7 +343,8 @@ room_cell_pack_read(msgpack_packer *pk, struct room_cell *c, int stale)
  * changes it without changing the cell).
  */
 void
-room_cell_pack_ref(msgpack_packer *pk, struct room_cell *c, int stale)
+room_cell_pack_ref(msgpack_packer *pk, struct room_cell *c, int stale,
+    const char *up)
 {
 	char	version[ROOM_VERSION_LEN + 1];
 
@@ -351,7 +353,7 @@ room_cell_pack_ref(msgpack_packer *pk, struct room_cell *c, int stale)
 	proto_pack_cstr(pk, c->id);
 	proto_pack_cstr(pk, version);
 	if (stale != 0)
-		room_cell_pack_stale(pk, stale);
+		room_cell_pack_stale(pk, stale, up);
 }
 
 /*
@@ -359,7 +361,7 @@ room_cell_pack_ref(msgpack_packer *pk, struct room_cell *c, int stale)
  * version, then a NUL and each name of stale, as the reader holds them.
  */
 uint64_t
-room_cell_run_hash(struct room_cell *c, int stale)
+room_cell_run_hash(struct room_cell *c, int stale, const char *up)
 {
 	char		version[ROOM_VERSION_LEN + 1];
 	uint64_t	h;
@@ -372,23 +374,39 @@ room_cell_run_hash(struct room_cell *c, int stale)
 			h = proto_fnv64(h, "", 1);
 			h = proto_fnv64(h, room_cell_stale_names[i],
 			    strlen(room_cell_stale_names[i]));
+			if ((1 << i) == ROOM_STALE_UPSTREAM && up != NULL) {
+				h = proto_fnv64(h, ":", 1);
+				h = proto_fnv64(h, up, strlen(up));
+			}
 		}
 	}
 	return (h);
 }
 
-/* Stale's bits by name. */
+/*
+ * Stale's bits by name; upstream_changed carries the cell that caused it,
+ * "upstream_changed:<cell_id>" (decision 072).
+ */
 static void
-room_cell_pack_stale(msgpack_packer *pk, int stale)
+room_cell_pack_stale(msgpack_packer *pk, int stale, const char *up)
 {
-	size_t	n, i;
+	size_t	n, i, len;
 
 	for (n = 0, i = 0; room_cell_stale_names[i] != NULL; i++)
 		n += (stale & (1 << i)) != 0;
 	msgpack_pack_array(pk, n);
 	for (i = 0; room_cell_stale_names[i] != NULL; i++) {
-		if (stale & (1 << i))
+		if (!(stale & (1 << i)))
+			continue;
+		if ((1 << i) != ROOM_STALE_UPSTREAM || up == NULL) {
 			proto_pack_cstr(pk, room_cell_stale_names[i]);
+			continue;
+		}
+		len = strlen(room_cell_stale_names[i]);
+		msgpack_pack_str(pk, len + 1 + strlen(up));
+		msgpack_pack_str_body(pk, room_cell_stale_names[i], len);
+		msgpack_pack_str_body(pk, ":", 1);
+		msgpack_pack_str_body(pk, up, strlen(up));
 	}
 }
 

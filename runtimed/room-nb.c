@@ -351,6 +351,7 @@ room_nb_cell_free(struct room_cell *c)
 	json_object_put(c->attachments);
 	json_object_put(c->extra);
 	room_cell_touch(c);
+	pydefuse_free(c->defuse);
 	free(c);
 }
 

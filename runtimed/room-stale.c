@@ -7,9 +7,11 @@
  * ends every kernel, so what is left to say then is kernel_restarted.
  */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/evp.h>
 
@@ -33,6 +35,10 @@ static void	room_stale_hash(const char *, size_t,
 		    unsigned char [ROOM_STALE_HASH]);
 static void	room_stale_prune(struct room *);
 static struct room_stale_cell *room_stale_find(struct room *, const char *);
+static int	room_stale_python(struct room *);
+static struct pydefuse *room_stale_defuse(struct room_cell *);
+static void	room_stale_upstream(struct room *, int *, const uint64_t *,
+		    struct room_cell **);
 
 static struct room_stale_cell *
 room_stale_find(struct room *r, const char *id)
@@ -107,20 +113,23 @@ room_stale_prune(struct room *r)
  * run in this kernel session may have been edited since (source_changed)
  * or have run before a cell above it that ran later (out_of_order); one
  * not run in it has outputs from an earlier kernel (kernel_restarted) or
- * none (never_run), and source_changed when we know what it ran.
+ * none (never_run), and source_changed when we know what it ran.  *upp
+ * (caller frees) names, for upstream_changed, the cell that caused it.
  */
 int *
-room_stale_compute(struct room *r)
+room_stale_compute(struct room *r, struct room_cell ***upp)
 {
 	struct room_stale_cell	*sc;
 	struct room_cell	*c;
 	const char		*session;
 	unsigned char		 md[ROOM_STALE_HASH];
-	uint64_t		 above = 0;
+	uint64_t		 above = 0, *order;
 	size_t			 i;
 	int			*bits;
 
 	bits = xcalloc(r->nb->ncells + 1, sizeof *bits);
+	order = xcalloc(r->nb->ncells + 1, sizeof *order);
+	*upp = xcalloc(r->nb->ncells + 1, sizeof **upp);
 	session = room_kernel_session(r);
 	for (i = 0; i < r->nb->ncells; i++) {
 		c = r->nb->cells[i];
@@ -134,6 +143,7 @@ room_stale_compute(struct room *r)
 		}
 		if (sc != NULL && session != NULL &&
 		    strcmp(sc->session, session) == 0) {
+			order[i] = sc->order;
 			if (sc->order < above)
 				bits[i] |= ROOM_STALE_ORDER;
 			else
@@ -143,7 +153,148 @@ room_stale_compute(struct room *r)
 		bits[i] |= room_cell_has_out(c) ? ROOM_STALE_KERNEL :
 		    ROOM_STALE_NEVER_RUN;
 	}
+	if (room_stale_python(r))
+		room_stale_upstream(r, bits, order, *upp);
+	free(order);
 	return (bits);
+}
+
+/* Is the notebook's language python (its language_info, else kernelspec)? */
+static int
+room_stale_python(struct room *r)
+{
+	struct json_object	*o, *name;
+
+	if (json_object_object_get_ex(r->nb->metadata, "language_info", &o))
+		name = json_object_object_get(o, "name");
+	else if (json_object_object_get_ex(r->nb->metadata, "kernelspec", &o))
+		name = json_object_object_get(o, "language");
+	else
+		return (0);
+	return (json_object_is_type(name, json_type_string) &&
+	    strcasecmp(json_object_get_string(name), "python") == 0);
+}
+
+/* What the cell defines and reads, scanned again only when its source
+ * changed. */
+static struct pydefuse *
+room_stale_defuse(struct room_cell *c)
+{
+	uint64_t	h;
+
+	h = proto_fnv64(PROTO_FNV64_INIT, c->source, c->source_len);
+	if (c->defuse != NULL && c->defuse_hash == h)
+		return (c->defuse);
+	pydefuse_free(c->defuse);
+	c->defuse = pydefuse_scan(c->source, c->source_len);
+	c->defuse_hash = h;
+	return (c->defuse);
+}
+
+/*
+ * upstream_changed, in notebook order: a cell that ran in this session
+ * reads a name whose nearest definer above (a cell defining it, or one
+ * that may define anything) ran after it, or is stale for a reason that
+ * says its names may differ: edited, not run in this session, or
+ * upstream_changed itself (so it propagates).  Not out_of_order alone:
+ * where it matters, upstream_changed says it.  up[i] is the topmost such
+ * definer.
+ */
+static void
+room_stale_upstream(struct room *r, int *bits, const uint64_t *order,
+    struct room_cell **up)
+{
+	struct lh_table		*last;
+	struct lh_entry		*e;
+	struct pydefuse		*du;
+	struct room_cell	*c;
+	size_t			 i, j, k, wild = 0, best;
+
+	/* name -> 1 + index of the nearest cell above defining it */
+	last = lh_kchar_table_new(256, NULL);
+	for (i = 0; i < r->nb->ncells; i++) {
+		c = r->nb->cells[i];
+		if (c->type != ROOM_CELL_CODE)
+			continue;
+		du = room_stale_defuse(c);
+		if (order[i] != 0 &&
+		    !(bits[i] & (ROOM_STALE_KERNEL | ROOM_STALE_NEVER_RUN))) {
+			best = SIZE_MAX;
+			for (k = 0; k < du->nuses; k++) {
+				e = lh_table_lookup_entry(last, du->uses[k]);
+				j = e != NULL ? (size_t)(uintptr_t)e->v : 0;
+				if (wild > j)
+					j = wild;
+				if (j-- == 0 || j >= best)
+					continue;
+				if ((bits[j] & ~ROOM_STALE_ORDER) != 0 ||
+				    order[j] > order[i])
+					best = j;
+			}
+			if (best != SIZE_MAX) {
+				bits[i] |= ROOM_STALE_UPSTREAM;
+				up[i] = r->nb->cells[best];
+			}
+		}
+		for (k = 0; k < du->ndefs; k++) {
+			if ((e = lh_table_lookup_entry(last,
+			    du->defs[k])) != NULL)
+				lh_entry_set_val(e, (void *)(uintptr_t)(i + 1));
+			else
+				lh_table_insert(last, du->defs[k],
+				    (void *)(uintptr_t)(i + 1));
+		}
+		if (du->flags & PYDEFUSE_WILDCARD)
+			wild = i + 1;
+	}
+	lh_table_free(last);
+}
+
+/*
+ * The names a python code cell reads that no code cell of the notebook
+ * defines and that are not builtins (up to max into names, pointing into
+ * the cell's scan; the count found is returned).  None when the cell or
+ * any cell may define names we cannot see (import *, %run, magics).
+ */
+size_t
+room_stale_undefined(struct room *r, struct room_cell *cell,
+    const char **names, size_t max)
+{
+	struct lh_table		*all;
+	struct pydefuse		*du, *mine;
+	struct room_cell	*c;
+	size_t			 i, k, n = 0;
+
+	if (cell->type != ROOM_CELL_CODE || !room_stale_python(r))
+		return (0);
+	mine = room_stale_defuse(cell);
+	if (mine->flags & PYDEFUSE_NOLINT)
+		return (0);
+	all = lh_kchar_table_new(256, NULL);
+	for (i = 0; i < r->nb->ncells; i++) {
+		c = r->nb->cells[i];
+		if (c->type != ROOM_CELL_CODE)
+			continue;
+		du = room_stale_defuse(c);
+		if (du->flags & PYDEFUSE_WILDCARD) {
+			lh_table_free(all);
+			return (0);
+		}
+		for (k = 0; k < du->ndefs; k++)
+			if (!lh_table_lookup_ex(all, du->defs[k], NULL))
+				lh_table_insert(all, du->defs[k], NULL);
+	}
+	/* The scans above kept cell's: mine is still its own. */
+	for (k = 0; k < mine->nuses; k++) {
+		if (pydefuse_known(mine->uses[k]) ||
+		    lh_table_lookup_ex(all, mine->uses[k], NULL))
+			continue;
+		if (n < max)
+			names[n] = mine->uses[k];
+		n++;
+	}
+	lh_table_free(all);
+	return (n);
 }
 
 void

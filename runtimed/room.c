@@ -1181,6 +1181,7 @@ void
 room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
     const char *whole, int runs)
 {
+	struct room_cell	**up;
 	size_t		i, j, n;
 	int		*stale;
 	uint64_t	 digest;
@@ -1221,18 +1222,21 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 			n += whole[i] || i == 0 || whole[i - 1];
 	}
 	msgpack_pack_array(pk, n);
-	stale = room_stale_compute(r);
+	stale = room_stale_compute(r, &up);
 	for (i = 0; i < r->nb->ncells; i++) {
 		if (whole == NULL || whole[i])
-			room_cell_pack_read(pk, r->nb->cells[i], stale[i]);
+			room_cell_pack_read(pk, r->nb->cells[i], stale[i],
+			    up[i] != NULL ? up[i]->id : NULL);
 		else if (!runs)
-			room_cell_pack_ref(pk, r->nb->cells[i], stale[i]);
+			room_cell_pack_ref(pk, r->nb->cells[i], stale[i],
+			    up[i] != NULL ? up[i]->id : NULL);
 		else {
 			digest = PROTO_FNV64_INIT;
 			for (j = i; j < r->nb->ncells && !whole[j]; j++)
 				digest = proto_run_fold(digest,
 				    room_cell_run_hash(r->nb->cells[j],
-				    stale[j]));
+				    stale[j], up[j] != NULL ? up[j]->id :
+				    NULL));
 			msgpack_pack_array(pk, 3);
 			msgpack_pack_uint64(pk, j - i);
 			proto_pack_cstr(pk, r->nb->cells[i]->id);
@@ -1241,6 +1245,7 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 		}
 	}
 	free(stale);
+	free(up);
 }
 
 /*

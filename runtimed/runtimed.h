@@ -61,6 +61,8 @@ enum room_cell_type {
 #define ROOM_STALE_KERNEL	0x02	/* kernel_restarted */
 #define ROOM_STALE_NEVER_RUN	0x04	/* never_run */
 #define ROOM_STALE_ORDER	0x08	/* out_of_order */
+#define ROOM_STALE_UPSTREAM	0x10	/* upstream_changed (decision 072) */
+#define ROOM_UNDEFINED_MAX	20	/* names an edit reply warns of */
 
 /* room_cell flags. */
 #define ROOM_CELL_NO_SOURCE	0x01	/* unknown type saved without source */
@@ -96,6 +98,8 @@ struct room_cell {
 	uint64_t		 edit_hash;	/* of what an edit changes */
 	uint32_t		 seen[ROOM_CELL_SEEN];	/* versions of it */
 	u_int			 nseen;
+	struct pydefuse		*defuse;	/* room-stale.c, of source: */
+	uint64_t		 defuse_hash;	/* its FNV-1a */
 };
 
 /*
@@ -349,9 +353,10 @@ int		 room_remote_rejoin(const char *, const char *, const char *,
 /* room-cell.c */
 void		 room_cell_pack(msgpack_packer *, struct room_cell *);
 void		 room_cell_pack_read(msgpack_packer *, struct room_cell *,
-		     int);
-void		 room_cell_pack_ref(msgpack_packer *, struct room_cell *, int);
-uint64_t	 room_cell_run_hash(struct room_cell *, int);
+		     int, const char *);
+void		 room_cell_pack_ref(msgpack_packer *, struct room_cell *, int,
+		     const char *);
+uint64_t	 room_cell_run_hash(struct room_cell *, int, const char *);
 void		 room_cell_version(struct room_cell *,
 		     char [ROOM_VERSION_LEN + 1]);
 void		 room_cell_touch(struct room_cell *);
@@ -362,7 +367,9 @@ int		 room_cell_has_out(struct room_cell *);
 /* room-stale.c */
 void		 room_stale_ran(struct room *, const char *, const char *,
 		     size_t);
-int		*room_stale_compute(struct room *);
+int		*room_stale_compute(struct room *, struct room_cell ***);
+size_t		 room_stale_undefined(struct room *, struct room_cell *,
+		     const char **, size_t);
 void		 room_stale_free(struct room *);
 
 /* room-edit.c */

@@ -495,9 +495,10 @@ struct server_client_edit_cells {
 };
 
 /*
- * ROOM_EDIT_REPLY's cells: [{cell_id, cell_type, version}], one per
- * edit; type and version are the cell's after the batch (the type is
- * what a run of the cell means).
+ * ROOM_EDIT_REPLY's cells: [{cell_id, cell_type, version, undefined?}],
+ * one per edit; type and version are the cell's after the batch (the type
+ * is what a run of the cell means); undefined, the names a python cell
+ * reads that no cell defines (decision 072), a warning.
  */
 static void
 server_client_edit_cells(msgpack_packer *pk, const void *arg)
@@ -505,14 +506,19 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 	const struct server_client_edit_cells	*ec = arg;
 	const struct room_nb_result		*res = ec->res;
 	struct room_cell			*cell;
+	const char				*names[ROOM_UNDEFINED_MAX];
 	char					 version[ROOM_VERSION_LEN + 1];
-	size_t					 i;
+	size_t					 i, k, n;
 
 	msgpack_pack_array(pk, res->nids);
 	for (i = 0; i < res->nids; i++) {
 		cell = res->ids[i] != NULL ? room_nb_find(ec->room->nb,
 		    res->ids[i], NULL) : NULL;
-		msgpack_pack_map(pk, cell != NULL ? 3 : 1);
+		n = cell != NULL ? room_stale_undefined(ec->room, cell, names,
+		    ROOM_UNDEFINED_MAX) : 0;
+		if (n > ROOM_UNDEFINED_MAX)
+			n = ROOM_UNDEFINED_MAX;
+		msgpack_pack_map(pk, cell != NULL ? 3 + (n > 0) : 1);
 		if (res->ids[i] != NULL)
 			proto_pack_str(pk, "cell_id", res->ids[i]);
 		else
@@ -522,6 +528,12 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 			    room_nb_cell_type_name(cell));
 			room_cell_version(cell, version);
 			proto_pack_str(pk, "version", version);
+		}
+		if (n > 0) {
+			proto_pack_key(pk, "undefined");
+			msgpack_pack_array(pk, n);
+			for (k = 0; k < n; k++)
+				proto_pack_cstr(pk, names[k]);
 		}
 	}
 }

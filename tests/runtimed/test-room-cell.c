@@ -63,7 +63,7 @@ read_bytes(struct room_cell *c, int read, size_t *len)
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	if (read)
-		room_cell_pack_read(&pk, c, ROOM_STALE_SOURCE);
+		room_cell_pack_read(&pk, c, ROOM_STALE_SOURCE, NULL);
 	else
 		room_cell_pack(&pk, c);
 	*len = sb.size;

@@ -186,10 +186,13 @@ test('staleness from the real kernel: edit, order, restart, never run', async ()
   let r = await ok(B, 'inspect_notebook', { notebook_handle: HB, view: 'all' });
   assert.deepEqual(r.sc.cells[1].stale, ['source_changed']);
   assert.ok(/\[1\] \S+ code \[\d+\] v[0-9a-f]{8} stale/.test(r.text), r.text);
-  // Cell 0 run again after cell 1 ran: 1 and 2 ran before a cell above.
+  // Cell 0 run again after cell 1 ran: 1 and 2 ran before a cell above,
+  // and 1 reads x, which 0 defines (decision 072).
   await runWait(A, HA, [ids[0]]);
   cs = await cellsOf(A, HA);
-  assert.deepEqual(cs[ids[1]].stale, ['source_changed', 'out_of_order']);
+  assert.deepEqual(cs[ids[1]].stale, ['source_changed', 'out_of_order',
+    'upstream_changed']);
+  assert.equal(cs[ids[1]].upstream, ids[0]);
   assert.deepEqual(cs[ids[2]].stale, ['out_of_order']);
   assert.equal(cs[ids[0]].stale, undefined);
   // A new cell has never run; the connect summary counts them.
