@@ -41,6 +41,7 @@ struct pd_tok {
 	const char	*p;
 	size_t		 len;
 	int		 depth;		/* brackets around it (an opener: outside) */
+	int		 keyword;	/* a NAME that is a keyword */
 };
 
 struct pd_name {
@@ -200,8 +201,14 @@ static void	pd_set_free(struct pd_set *);
 static void	pd_vec_add(struct pd_vec *, const char *, size_t);
 static int	pd_in(const char *const *, size_t, const char *, size_t);
 static int	pd_keyword(const struct pd_tok *);
-static int	pd_is(const struct pd_tok *, const char *);
-static int	pd_name_is(const struct pd_tok *, const char *);
+static int	pd_kw(const char *, size_t);
+static int	pd_is_n(const struct pd_tok *, const char *, size_t);
+static int	pd_name_is_n(const struct pd_tok *, const char *, size_t);
+
+/* Of a string literal only ("" refuses anything else): its length is
+ * known at compile time (these are hot). */
+#define pd_is(t, op)		pd_is_n((t), "" op, sizeof ("" op) - 1)
+#define pd_name_is(t, name)	pd_name_is_n((t), "" name, sizeof ("" name) - 1)
 static void	pd_emit(struct pd_scan *, enum pd_type, const char *, size_t);
 static const char *pd_skip_string(const char *, const char *);
 static const char *pd_skip_field(const char *, const char *);
@@ -328,22 +335,42 @@ pd_in(const char *const *list, size_t n, const char *p, size_t len)
 static int
 pd_keyword(const struct pd_tok *t)
 {
-	return (t->type == PD_NAME && pd_in(pydefuse_keywords,
-	    PD_NITEMS(pydefuse_keywords), t->p, t->len));
+	return (t->keyword);
 }
 
 static int
-pd_is(const struct pd_tok *t, const char *op)
+pd_is_n(const struct pd_tok *t, const char *op, size_t len)
 {
-	return (t->type == PD_OP && strlen(op) == t->len &&
-	    memcmp(t->p, op, t->len) == 0);
+	return (t->type == PD_OP && t->len == len && t->p[0] == op[0] &&
+	    memcmp(t->p, op, len) == 0);
 }
 
 static int
-pd_name_is(const struct pd_tok *t, const char *name)
+pd_name_is_n(const struct pd_tok *t, const char *name, size_t len)
 {
-	return (t->type == PD_NAME && strlen(name) == t->len &&
-	    memcmp(t->p, name, t->len) == 0);
+	return (t->type == PD_NAME && t->len == len && t->p[0] == name[0] &&
+	    memcmp(t->p, name, len) == 0);
+}
+
+/* A keyword: those of the first letter, by length, then bytes. */
+static int
+pd_kw(const char *p, size_t len)
+{
+	size_t	i;
+
+	if (len < 2 || len > 8 || ((*p < 'a' || *p > 'y') && *p != 'F' &&
+	    *p != 'N' && *p != 'T'))
+		return (0);
+	for (i = 0; i < PD_NITEMS(pydefuse_keywords); i++) {
+		if (pydefuse_keywords[i][0] > *p)
+			break;
+		/* strncmp stops at the keyword's end, so [len] is in it. */
+		if (pydefuse_keywords[i][0] == *p &&
+		    strncmp(pydefuse_keywords[i], p, len) == 0 &&
+		    pydefuse_keywords[i][len] == '\0')
+			return (1);
+	}
+	return (0);
 }
 
 static void
@@ -359,11 +386,13 @@ pd_emit(struct pd_scan *s, enum pd_type type, const char *p, size_t len)
 	t->type = type;
 	t->p = p;
 	t->len = len;
-	if (type == PD_OP && len == 1 && strchr(")]}", *p) != NULL &&
-	    s->depth > 0)
+	t->keyword = type == PD_NAME && pd_kw(p, len);
+	if (type == PD_OP && len == 1 && (*p == ')' || *p == ']' ||
+	    *p == '}') && s->depth > 0)
 		s->depth--;
 	t->depth = s->depth;
-	if (type == PD_OP && len == 1 && strchr("([{", *p) != NULL)
+	if (type == PD_OP && len == 1 && (*p == '(' || *p == '[' ||
+	    *p == '{'))
 		s->depth++;
 }
 
@@ -381,10 +410,16 @@ pd_string_at(const char *p, const char *end)
 	int	n;
 
 	for (n = 0; n < 3 && p + n < end; n++) {
-		if (p[n] == '\'' || p[n] == '"')
+		switch (p[n]) {
+		case '\'':
+		case '"':
 			return (n);
-		if (strchr("rRbBuUfFtT", p[n]) == NULL)
+		case 'r': case 'R': case 'b': case 'B': case 'u': case 'U':
+		case 'f': case 'F': case 't': case 'T':
+			continue;
+		default:
 			return (-1);
+		}
 	}
 	return (-1);
 }
@@ -822,8 +857,8 @@ pd_expr(struct pd_scan *s, size_t a, size_t b, enum pd_mode mode)
 	for (i = a; i < b; i++) {
 		prev = i > a ? &t[i - 1] : NULL;
 		next = i + 1 < b ? &t[i + 1] : NULL;
-		if (t[i].type == PD_OP && t[i].len == 1 &&
-		    strchr("([{", *t[i].p) != NULL) {
+		if (t[i].type == PD_OP && t[i].len == 1 && (*t[i].p == '(' ||
+		    *t[i].p == '[' || *t[i].p == '{')) {
 			if (nfr == capfr) {
 				capfr = capfr == 0 ? 8 : 2 * capfr;
 				fr = xreallocarray(fr, capfr, sizeof *fr);
@@ -839,14 +874,15 @@ pd_expr(struct pd_scan *s, size_t a, size_t b, enum pd_mode mode)
 			nfr++;
 			continue;
 		}
-		if (t[i].type == PD_OP && (t[i].len == 1 &&
-		    strchr(")]},:", *t[i].p) != NULL)) {
+		if (t[i].type == PD_OP && t[i].len == 1 && (*t[i].p == ')' ||
+		    *t[i].p == ']' || *t[i].p == '}' || *t[i].p == ',' ||
+		    *t[i].p == ':')) {
 			/* A lambda ends at a comma or bracket of its own. */
 			while (nlam > 0 && (lam[nlam - 1].depth > t[i].depth ||
 			    (lam[nlam - 1].depth == t[i].depth &&
 			    *t[i].p != ':')))
 				pd_lambda_end(s, &lam[--nlam]);
-			if (strchr(")]}", *t[i].p) != NULL && nfr > 0) {
+			if (*t[i].p != ',' && *t[i].p != ':' && nfr > 0) {
 				nfr--;
 				ntrailer -= fr[nfr].trailer;
 				pd_comp_filter(s, fr[nfr].rstart,
@@ -1017,8 +1053,8 @@ pd_find(struct pd_scan *s, size_t a, size_t b, const char *what, int name)
 	for (i = a; i < b; i++) {
 		if (s->tok[i].depth != 0)
 			continue;
-		if (name ? pd_name_is(&s->tok[i], what) :
-		    pd_is(&s->tok[i], what))
+		if (name ? pd_name_is_n(&s->tok[i], what, strlen(what)) :
+		    pd_is_n(&s->tok[i], what, strlen(what)))
 			return ((ssize_t)i);
 	}
 	return (-1);
@@ -1176,10 +1212,8 @@ pd_funcdef(struct pd_scan *s, size_t a, size_t hc, int cond)
 static void
 pd_simple(struct pd_scan *s, size_t a, size_t b, int cond)
 {
-	static const char *const aug[] = { "+=", "-=", "*=", "/=", "//=",
-	    "%=", "**=", ">>=", "<<=", "&=", "|=", "^=", "@=" };
 	struct pd_tok	*t = s->tok;
-	size_t		 i, k, seg, last = 0, neq = 0;
+	size_t		 i, seg, last = 0, neq = 0;
 	ssize_t		 colon;
 	int		 lambda = 0;
 
@@ -1201,10 +1235,11 @@ pd_simple(struct pd_scan *s, size_t a, size_t b, int cond)
 				lambda = 1;
 			if (lambda)
 				continue;
-			for (k = 0; k < PD_NITEMS(aug); k++)
-				if (pd_is(&t[i], aug[k]))
-					break;
-			if (k < PD_NITEMS(aug)) {
+			/* x op= y: an operator of 2 or 3 ending in '=' */
+			if (t[i].type == PD_OP && t[i].len >= 2 &&
+			    t[i].p[t[i].len - 1] == '=' && !pd_is(&t[i], "==") &&
+			    !pd_is(&t[i], "!=") && !pd_is(&t[i], "<=") &&
+			    !pd_is(&t[i], ">=") && !pd_is(&t[i], ":=")) {
 				pd_expr(s, a, i, PD_AUG);
 				pd_expr(s, i + 1, b, PD_READ);
 				pd_commit(s, cond);
