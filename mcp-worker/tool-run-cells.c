@@ -296,10 +296,10 @@ bad:
 
 const struct tool_entry tool_run_cells_entry = {
 	.name = "run_cells",
-	.description = "Run cell_ids in order, all:true for every code "
-	    "cell or stale:true for the stale ones; waits up to wait_secs "
-	    "(default 1), returns the run so far and its execution_id. Stops "
-	    "at the first error unless stop_on_error:false.",
+	.description = "Run cell_ids in order, all:true (every code cell) "
+	    "or stale:true (stale ones); waits up to wait_secs (default 1), "
+	    "returns the run so far and execution_id. Stops at an error "
+	    "unless stop_on_error:false.",
 	.input_schema = "{\"type\":\"object\",\"properties\":{"
 	    WORKER_TARGET_PROPS ","
 	    "\"cell_ids\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":256,"

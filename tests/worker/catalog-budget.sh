@@ -17,7 +17,7 @@ set -u
 
 # The budget (docs/limits.md).  Later tools may raise it, never past
 # CEILING; past that, cut text or decide anew (docs/decisions/016).
-BUDGET=11600
+BUDGET=11650
 CEILING=14000
 
 if [ -z "${CATALOG_TEST_WATCHDOG:-}" ]; then
