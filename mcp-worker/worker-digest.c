@@ -696,7 +696,7 @@ worker_digest_view(struct json_object *outputs, const char *orig)
 {
 	struct json_object	*view = NULL, *o, *copy, *data, *dcopy;
 	char			*s;
-	size_t			 i, k;
+	size_t			 i;
 
 	if (!json_object_is_type(outputs, json_type_array))
 		return (NULL);
@@ -709,30 +709,15 @@ worker_digest_view(struct json_object *outputs, const char *orig)
 		    json_object_object_get_ex(o, "data", &data))
 			s = worker_digest_bundle(data, orig);
 		if (s == NULL) {
-			if (view != NULL)
-				json_object_array_add(view,
-				    json_object_get(o));
+			worker_output_view_put(&view, outputs, i, NULL);
 			continue;
 		}
-		if (view == NULL) {
-			view = json_object_new_array();
-			for (k = 0; k < i; k++)
-				json_object_array_add(view, json_object_get(
-				    json_object_array_get_idx(outputs, k)));
-		}
-		copy = json_object_new_object();
-		json_object_object_foreach(o, key, val) {
-			if (strcmp(key, "data") != 0)
-				json_object_object_add(copy, key,
-				    json_object_get(val));
-		}
-		dcopy = json_object_new_object();
-		json_object_object_foreach(data, mime, mv)
-			json_object_object_add(dcopy, mime, json_object_get(mv));
+		copy = worker_output_copy_but(o, "data");
+		dcopy = worker_output_copy_but(data, NULL);
 		json_object_object_add(dcopy, WORKER_DIGEST_MIME,
 		    json_object_new_string(s));
 		json_object_object_add(copy, "data", dcopy);
-		json_object_array_add(view, copy);
+		worker_output_view_put(&view, outputs, i, copy);
 		free(s);
 	}
 	return (view);

@@ -1902,3 +1902,43 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	worker_call_result(call, s, sc);
 	free(s);
 }
+
+/*
+ * A view of outputs that shares what it does not change: element i of
+ * the view is o (taken), or outputs' own when o is NULL.  *view stays
+ * NULL until an element is replaced, so the caller keeps outputs when
+ * none was (the traceback and digest views).
+ */
+void
+worker_output_view_put(struct json_object **view, struct json_object *outputs,
+    size_t i, struct json_object *o)
+{
+	size_t	k;
+
+	if (o == NULL) {
+		if (*view != NULL)
+			json_object_array_add(*view, json_object_get(
+			    json_object_array_get_idx(outputs, i)));
+		return;
+	}
+	if (*view == NULL) {
+		*view = json_object_new_array();
+		for (k = 0; k < i; k++)
+			json_object_array_add(*view, json_object_get(
+			    json_object_array_get_idx(outputs, k)));
+	}
+	json_object_array_add(*view, o);
+}
+
+/* A shallow copy of object o without key (NULL: with every key). */
+struct json_object *
+worker_output_copy_but(struct json_object *o, const char *key)
+{
+	struct json_object	*copy = json_object_new_object();
+
+	json_object_object_foreach(o, k, v) {
+		if (key == NULL || strcmp(k, key) != 0)
+			json_object_object_add(copy, k, json_object_get(v));
+	}
+	return (copy);
+}

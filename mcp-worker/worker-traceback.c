@@ -330,10 +330,9 @@ worker_traceback_fold(struct json_object *tb)
 struct json_object *
 worker_traceback_view(struct json_object *outputs)
 {
-	struct json_object_iterator	 it, end;
 	struct json_object		*view = NULL, *o, *copy, *tb;
-	const char			*type, *key;
-	size_t				 i, k;
+	const char			*type;
+	size_t				 i;
 
 	if (outputs == NULL || !json_object_is_type(outputs, json_type_array))
 		return (NULL);
@@ -346,30 +345,12 @@ worker_traceback_view(struct json_object *outputs)
 			tb = worker_traceback_fold(json_object_object_get(o,
 			    "traceback"));
 		if (tb == NULL) {
-			if (view != NULL)
-				json_object_array_add(view,
-				    json_object_get(o));
+			worker_output_view_put(&view, outputs, i, NULL);
 			continue;
 		}
-		if (view == NULL) {
-			view = json_object_new_array();
-			for (k = 0; k < i; k++)
-				json_object_array_add(view, json_object_get(
-				    json_object_array_get_idx(outputs, k)));
-		}
-		copy = json_object_new_object();
-		it = json_object_iter_begin(o);
-		end = json_object_iter_end(o);
-		for (; !json_object_iter_equal(&it, &end);
-		    json_object_iter_next(&it)) {
-			key = json_object_iter_peek_name(&it);
-			if (strcmp(key, "traceback") != 0)
-				json_object_object_add(copy, key,
-				    json_object_get(
-				    json_object_iter_peek_value(&it)));
-		}
+		copy = worker_output_copy_but(o, "traceback");
 		json_object_object_add(copy, "traceback", tb);
-		json_object_array_add(view, copy);
+		worker_output_view_put(&view, outputs, i, copy);
 	}
 	return (view);
 }

@@ -624,6 +624,10 @@ int		 worker_output_terminal(const char *);
 char		*worker_output_take(struct evbuffer *);
 struct json_object *worker_output_kernel(struct json_object *);
 const char	*worker_output_readiness(const char *);
+void		 worker_output_view_put(struct json_object **,
+		     struct json_object *, size_t, struct json_object *);
+struct json_object *worker_output_copy_but(struct json_object *,
+		     const char *);
 struct json_object *worker_output_cursor(struct worker_room *, int64_t);
 void		 worker_output_conflicts(struct json_object *,
 		     struct json_object *, struct evbuffer *);
