@@ -56,6 +56,11 @@ nb = sc["notebook_handle"]
 pid = w.proc.pid
 
 
+def cpu():
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def status(key):
     for line in open("/proc/%d/status" % pid):
         if line.startswith(key + ":"):
@@ -93,6 +98,7 @@ def curl_down():
 idle = status("VmRSS")
 peak = {"up": 0, "down": 0}
 times = {k: [] for k in ("ours_up", "curl_up", "ours_down", "curl_down")}
+cpus = {k: [] for k in times}
 ours_up()	# the first upload: ours.bin exists for every download
 for i in range(rounds):
     for kind in ("up", "down"):
@@ -103,9 +109,12 @@ for i in range(rounds):
             if who == "ours":
                 with open("/proc/%d/clear_refs" % pid, "w") as f:
                     f.write("5")
+            c0 = cpu() if who == "ours" else sum(os.times()[2:4])
             t0 = time.perf_counter()
             globals()["%s_%s" % (who, kind)]()
             times["%s_%s" % (who, kind)].append(time.perf_counter() - t0)
+            cpus["%s_%s" % (who, kind)].append(
+                (cpu() if who == "ours" else sum(os.times()[2:4])) - c0)
             if who == "ours":
                 peak[kind] = max(peak[kind], status("VmHWM"))
 w.close()
@@ -121,14 +130,18 @@ print("%d MiB on %s, %d alternating rounds; worker idle VmRSS %.1f MB" % (
 for kind in ("up", "down"):
     o = times["ours_" + kind]
     c = times["curl_" + kind]
-    line = "%-4s runtimed %.3f s (%.0f MB/s), peak VmHWM %.1f MB (+%.1f)" % (
-        kind, statistics.median(o), size / statistics.median(o) / 1e6,
-        peak[kind] / 1e6, (peak[kind] - idle) / 1e6)
+    line = ("%-4s runtimed %.3f s (%.0f MB/s, worker CPU %.2f s), peak "
+            "VmHWM %.1f MB (+%.1f)" % (
+                kind, statistics.median(o), size / statistics.median(o) / 1e6,
+                statistics.median(cpus["ours_" + kind]), peak[kind] / 1e6,
+                (peak[kind] - idle) / 1e6))
     if c:
         r = [ci / oi for ci, oi in zip(c, o)]
-        line += "; curl %.3f s; ratio %.2fx (IQR %.2f-%.2f, min %.2f)" % (
-            statistics.median(c), statistics.median(r), q(r, 0.25),
-            q(r, 0.75), min(r))
+        line += ("; curl %.3f s (CPU %.2f s); ratio %.2fx (IQR %.2f-%.2f, "
+                 "min %.2f)" % (statistics.median(c),
+                                statistics.median(cpus["curl_" + kind]),
+                                statistics.median(r), q(r, 0.25), q(r, 0.75),
+                                min(r)))
     print(line)
 if os.environ.get("XFER_TRACE"):  # the worker's stderr
     print(open(os.path.join(tmp, "worker.log")).read())
