@@ -223,23 +223,24 @@ room_edit_undo(struct room *r, struct room_edit_wait *w)
 static void
 room_edit_record(struct room *r, struct room_edit_wait *w)
 {
-	struct room_cell	**after;
-	size_t			  n;
+	struct room_cell	**after, **fresh;
+	size_t			  n, nfresh;
 
 	after = room_nb_pending_cells(w->pend, &n);
+	fresh = room_nb_pending_fresh(w->pend, &nfresh);
 	msgpack_sbuffer_destroy(&w->record);
 	msgpack_sbuffer_init(&w->record);
 	/* The entry about to be appended is journal entry jseq + 1. */
 	w->batch_id = r->jseq + 1;
-	if (room_undo_record(r->nb, after, n, w->res.touched, w->res.ntouched,
-	    r->jseq + 1, w->session, w->client, w->reverts, w->nreverts, 0,
-	    &w->record) == 0)
+	if (room_undo_record(r->nb, after, n, fresh, nfresh, w->res.touched,
+	    w->res.ntouched, r->jseq + 1, w->session, w->client, w->reverts,
+	    w->nreverts, 0, &w->record) == 0)
 		return;
 	if (w->record.size > ROOM_UNDO_RECORD_MAX) {
 		msgpack_sbuffer_destroy(&w->record);
-		(void)room_undo_record(r->nb, after, n, w->res.touched,
-		    w->res.ntouched, r->jseq + 1, w->session, w->client,
-		    w->reverts, w->nreverts, 1, &w->record);
+		(void)room_undo_record(r->nb, after, n, fresh, nfresh,
+		    w->res.touched, w->res.ntouched, r->jseq + 1, w->session,
+		    w->client, w->reverts, w->nreverts, 1, &w->record);
 	}
 }
 

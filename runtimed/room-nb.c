@@ -1768,6 +1768,14 @@ room_nb_pending_cells(struct room_nb_pending *p, size_t *n)
 	return (p->cells);
 }
 
+/* The cells a prepared batch made: inserts and copies it changed. */
+struct room_cell **
+room_nb_pending_fresh(struct room_nb_pending *p, size_t *n)
+{
+	*n = p->nfresh;
+	return (p->fresh);
+}
+
 /* Prepare and commit at once (replay, tests). */
 int
 room_nb_edit(struct room_nb *nb, const msgpack_object *edits, int replay,

@@ -54,8 +54,11 @@ struct room_undo {
 	size_t				 bytes;
 };
 
-/* Touched cells found in the new order by a scan each, up to this. */
-#define ROOM_UNDO_SCAN_MAX	8
+/* Where a batch's touched cells are in its new order. */
+struct room_undo_where {
+	struct lh_table		*byid;		/* id -> the cell after */
+	struct lh_table		*pos;		/* that cell -> index + 1 */
+};
 
 /* One cell of a revert being planned. */
 struct room_undo_cell {
@@ -70,8 +73,12 @@ static int	room_undo_fnv_write(void *, const char *, size_t);
 static const char *room_undo_prev_id(struct room_cell **, size_t);
 static void	room_undo_pack_prev(msgpack_packer *, struct room_cell **,
 		    size_t);
-static struct room_cell *room_undo_after_find(struct room_cell **, size_t,
-		    struct lh_table *, const char *, size_t *);
+static void	room_undo_where(struct room_undo_where *, struct room_nb *,
+		    struct room_cell **, size_t, struct room_cell **, size_t,
+		    char **, size_t);
+static struct room_cell *room_undo_where_find(struct room_undo_where *,
+		    const char *, size_t *);
+static void	room_undo_where_free(struct room_undo_where *);
 static void	room_undo_batch_free(struct room_undo_batch *);
 static int	room_undo_parse(struct room_undo_batch *, const char *,
 		    size_t);
@@ -164,27 +171,62 @@ room_undo_pack_prev(msgpack_packer *pk, struct room_cell **cells, size_t i)
 		proto_pack_nil(pk, "prev");
 }
 
-/* The cell id in after[] (by idx when there is one) and where. */
-static struct room_cell *
-room_undo_after_find(struct room_cell **after, size_t nafter,
-    struct lh_table *idx, const char *id, size_t *at)
+/*
+ * Where the touched cells are in after[]: the batch's new cells and
+ * copies (fresh), else the originals (moved, or untouched by a
+ * clear_outputs of other cells), found by one pass over after[] that
+ * tests a flag, not an id: a batch of 1000 edits into 100,000 cells
+ * would otherwise hash every id of the notebook.
+ */
+static void
+room_undo_where(struct room_undo_where *w, struct room_nb *nb,
+    struct room_cell **after, size_t nafter, struct room_cell **fresh,
+    size_t nfresh, char **touched, size_t ntouched)
 {
-	struct lh_entry	*e;
-	size_t		 j;
+	struct lh_entry		*e;
+	struct room_cell	*c;
+	size_t			 i;
 
-	if (idx != NULL) {
-		if ((e = lh_table_lookup_entry(idx, id)) == NULL)
-			return (NULL);
-		*at = (size_t)(uintptr_t)lh_entry_v(e) - 1;
-		return (after[*at]);
+	w->byid = lh_kchar_table_new(2 * (ntouched + nfresh) + 16, NULL);
+	w->pos = lh_kptr_table_new(2 * (ntouched + nfresh) + 16, NULL);
+	for (i = 0; i < nfresh; i++)
+		lh_table_insert(w->byid, fresh[i]->id, fresh[i]);
+	for (i = 0; i < ntouched; i++) {
+		if (lh_table_lookup_entry(w->byid, touched[i]) == NULL &&
+		    (c = room_nb_find(nb, touched[i], NULL)) != NULL)
+			lh_table_insert(w->byid, touched[i], c);
 	}
-	for (j = 0; j < nafter; j++) {
-		if (strcmp(after[j]->id, id) == 0) {
-			*at = j;
-			return (after[j]);
-		}
+	lh_foreach(w->byid, e)
+		((struct room_cell *)lh_entry_v(e))->flags |= ROOM_CELL_UNDO;
+	for (i = 0; i < nafter; i++) {
+		if (after[i]->flags & ROOM_CELL_UNDO)
+			lh_table_insert(w->pos, after[i], (void *)(i + 1));
 	}
-	return (NULL);
+	lh_foreach(w->byid, e)
+		((struct room_cell *)lh_entry_v(e))->flags &= ~ROOM_CELL_UNDO;
+}
+
+/* The touched cell id in after[] and where, or NULL (deleted). */
+static struct room_cell *
+room_undo_where_find(struct room_undo_where *w, const char *id, size_t *at)
+{
+	struct lh_entry		*e, *p;
+	struct room_cell	*c;
+
+	if ((e = lh_table_lookup_entry(w->byid, id)) == NULL)
+		return (NULL);
+	c = (struct room_cell *)lh_entry_v(e);
+	if ((p = lh_table_lookup_entry(w->pos, c)) == NULL)
+		return (NULL);
+	*at = (size_t)(uintptr_t)lh_entry_v(p) - 1;
+	return (c);
+}
+
+static void
+room_undo_where_free(struct room_undo_where *w)
+{
+	lh_table_free(w->byid);
+	lh_table_free(w->pos);
 }
 
 /*
@@ -195,27 +237,24 @@ room_undo_after_find(struct room_cell **after, size_t nafter,
  */
 int
 room_undo_record(struct room_nb *nb, struct room_cell **after, size_t nafter,
-    char **touched, size_t ntouched, uint64_t id, const char *session,
+    struct room_cell **fresh, size_t nfresh, char **touched,
+    size_t ntouched, uint64_t id, const char *session,
     const char *client, const uint64_t *reverts, size_t nreverts, int lost,
     msgpack_sbuffer *out)
 {
+	struct room_undo_where	 w;
 	struct room_cell	*b, *a;
-	struct lh_table		*idx = NULL;
 	msgpack_packer		 pk;
 	const char		*pb, *pa;
-	size_t			 i, j, bi, ai = 0, n = 0;
+	size_t			 i, bi, ai = 0, n = 0;
 	int			*keep;
 
-	/* Past a few cells, an index of the new order, not a scan each. */
-	if (ntouched > ROOM_UNDO_SCAN_MAX) {
-		idx = lh_kchar_table_new(nafter * 2 + 16, NULL);
-		for (j = 0; j < nafter; j++)
-			lh_table_insert(idx, after[j]->id, (void *)(j + 1));
-	}
+	room_undo_where(&w, nb, after, nafter, fresh, nfresh, touched,
+	    ntouched);
 	keep = xcalloc(ntouched + 1, sizeof *keep);
 	for (i = 0; i < ntouched; i++) {
 		b = room_nb_find(nb, touched[i], &bi);
-		a = room_undo_after_find(after, nafter, idx, touched[i], &ai);
+		a = room_undo_where_find(&w, touched[i], &ai);
 		if (b == NULL && a == NULL)
 			continue;
 		if (b != NULL && a != NULL) {
@@ -231,8 +270,7 @@ room_undo_record(struct room_nb *nb, struct room_cell **after, size_t nafter,
 	}
 	/* A revert is kept even when it changed nothing: it undid. */
 	if (n == 0 && nreverts == 0) {
-		if (idx != NULL)
-			lh_table_free(idx);
+		room_undo_where_free(&w);
 		free(keep);
 		return (0);
 	}
@@ -260,7 +298,7 @@ room_undo_record(struct room_nb *nb, struct room_cell **after, size_t nafter,
 		if (!keep[i])
 			continue;
 		b = room_nb_find(nb, touched[i], &bi);
-		a = room_undo_after_find(after, nafter, idx, touched[i], &ai);
+		a = room_undo_where_find(&w, touched[i], &ai);
 		msgpack_pack_map(&pk, 1 + (b != NULL && !lost) + (a != NULL));
 		proto_pack_str(&pk, "cell_id", touched[i]);
 		if (b != NULL && !lost) {
@@ -282,8 +320,7 @@ room_undo_record(struct room_nb *nb, struct room_cell **after, size_t nafter,
 			room_undo_pack_prev(&pk, after, ai);
 		}
 	}
-	if (idx != NULL)
-		lh_table_free(idx);
+	room_undo_where_free(&w);
 	free(keep);
 	return (1);
 }

@@ -67,6 +67,7 @@ enum room_cell_type {
 /* room_cell flags. */
 #define ROOM_CELL_NO_SOURCE	0x01	/* unknown type saved without source */
 #define ROOM_CELL_MINTED	0x02	/* its file gave no usable id */
+#define ROOM_CELL_UNDO		0x04	/* transient: room-undo.c's scan */
 
 /*
  * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
@@ -391,7 +392,8 @@ struct room_undo *room_undo_create(void);
 void		 room_undo_free(struct room_undo *);
 uint64_t	 room_undo_hash(struct room_cell *);
 int		 room_undo_record(struct room_nb *, struct room_cell **,
-		     size_t, char **, size_t, uint64_t, const char *,
+		     size_t, struct room_cell **, size_t, char **, size_t,
+		     uint64_t, const char *,
 		     const char *, const uint64_t *, size_t, int,
 		     msgpack_sbuffer *);
 int		 room_undo_add(struct room_undo *, const char *, size_t);
@@ -483,6 +485,8 @@ void			 room_nb_edit_commit(struct room_nb *,
 void			 room_nb_edit_abort(struct room_nb *,
 			     struct room_nb_pending *);
 struct room_cell	**room_nb_pending_cells(struct room_nb_pending *,
+			     size_t *);
+struct room_cell	**room_nb_pending_fresh(struct room_nb_pending *,
 			     size_t *);
 void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_set_cells(struct room_nb *,

@@ -49,10 +49,10 @@ batch(struct room_nb *nb, struct room_undo *u, const char *json,
 	msgpack_sbuffer		 rec;
 	struct room_nb_result	 res;
 	struct room_nb_pending	*p;
-	struct room_cell	**after;
+	struct room_cell	**after, **fresh;
 	char			*cause = NULL;
 	const char		*code;
-	size_t			 n;
+	size_t			 n, nfresh;
 	int			 kept;
 
 	j = json_tokener_parse(json);
@@ -66,8 +66,10 @@ batch(struct room_nb *nb, struct room_undo *u, const char *json,
 	cr_assert_eq(room_nb_edit_prepare(nb, &m.data, replay, NULL, &res,
 	    &p, &cause, &code), 0, "%s", cause);
 	after = room_nb_pending_cells(p, &n);
-	kept = room_undo_record(nb, after, n, res.touched, res.ntouched,
-	    next_id++, session, session, reverts, nreverts, 0, &rec);
+	fresh = room_nb_pending_fresh(p, &nfresh);
+	kept = room_undo_record(nb, after, n, fresh, nfresh, res.touched,
+	    res.ntouched, next_id++, session, session, reverts, nreverts, 0,
+	    &rec);
 	if (kept) {
 		cr_assert_eq(room_undo_add(u, rec.data, rec.size), 0);
 		msgpack_sbuffer_destroy(&rec);
@@ -313,7 +315,7 @@ Test(undo, a_batch_of_many_cells_is_undone_whole)
 	char			*cause;
 	int			 i;
 
-	/* Past ROOM_UNDO_SCAN_MAX cells the record indexes the new order. */
+	/* Many cells, inserted and changed, found in the new order. */
 	evbuffer_add_printf(e, "[{\"op\":\"edit\",\"cell_id\":\"bbbb\","
 	    "\"source\":\"changed\"}");
 	for (i = 0; i < 40; i++)
