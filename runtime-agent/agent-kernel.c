@@ -38,9 +38,9 @@
  * connects is called ready AGENT_KERNEL_STDIN_GRACE_MS later anyway, or
  * just before the start bound, whichever comes first.
  *
- * iopub holds a few messages in the agent, each frame at most 64 MiB
- * (decision 078): the kernel's own queue holds the rest, and iopub is not
- * read while the daemon is behind.  libzmq drops the connection on a
+ * iopub holds at most 128 messages in the agent, each frame at most 64
+ * MiB (decision 078): the kernel's own queue holds the rest, and iopub is
+ * not read while the daemon is behind.  libzmq drops the connection on a
  * larger frame and a SUB never reconnects after that, so a second
  * monitor watches iopub and makes it again.
  *
@@ -109,7 +109,7 @@ extern char **environ;
  * disconnect and the socket is made again (agent_kernel_iopub_renew).
  */
 #define AGENT_KERNEL_IOPUB_MAX		(64 * 1024 * 1024)
-#define AGENT_KERNEL_IOPUB_HWM		4
+#define AGENT_KERNEL_IOPUB_HWM		128
 
 enum agent_kernel_state {
 	AGENT_KERNEL_NONE,		/* never started */
@@ -601,7 +601,7 @@ agent_kernel_connect(struct agent_kernel *k, enum agent_channel channel,
 	/*
 	 * PUB/SUB drops messages silently at the high-water mark, but an
 	 * unbounded one here held a 1 GB print in the agent (2.9 GB of RSS,
-	 * issue 36): a few messages wait here, the kernel's PUB holds the
+	 * issue 36): 128 messages wait here, the kernel's PUB holds the
 	 * rest (see AGENT_KERNEL_IOPUB_HWM).
 	 */
 	if (type == ZMQ_SUB && (zmq_setsockopt(s->zs, ZMQ_RCVHWM, &hwm,

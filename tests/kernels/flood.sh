@@ -4,7 +4,7 @@
 # a cell printing 600 MB in one message (issue 36, item 8).  The agent's
 # libzmq queue of iopub had no bound: it held what the kernel printed
 # faster than it was read, 630-780 MB of peak RSS for the 1 GB here (2.9
-# GB in the issue), and 0.9-1 GB for the one message.  Now at most a few
+# GB in the issue), and 0.9-1 GB for the one message.  Now at most 128
 # messages wait in the agent, each frame at most 64 MiB: the rest waits
 # in the kernel, which drops what is past its own queue.  Each run ends
 # and says what it lost: the flood its cut (and a note if the kernel
