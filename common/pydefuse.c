@@ -1169,9 +1169,9 @@ pd_funcdef(struct pd_scan *s, size_t a, size_t hc, int cond)
 	int		 d;
 
 	memset(&params, 0, sizeof params);
-	if (a + 1 >= hc || s->tok[a + 1].type != PD_NAME)
-		return;
-	pd_def(s, &s->tok[a + 1]);
+	/* Without a name (not python) the body is a scope all the same. */
+	if (a + 1 < hc && s->tok[a + 1].type == PD_NAME)
+		pd_def(s, &s->tok[a + 1]);
 	open = a + 2;
 	if (open < hc && pd_is(&s->tok[open], "(")) {
 		d = s->tok[open].depth + 1;

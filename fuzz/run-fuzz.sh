@@ -17,7 +17,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 B=${FUZZ_BUILD:-$src/build/fuzz}
 targets=${*:-fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args \
 fuzz-reply fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-html fuzz-remote \
-fuzz-web fuzz-store fuzz-wal fuzz-tbmap}
+fuzz-web fuzz-store fuzz-wal fuzz-tbmap fuzz-pydefuse}
 
 mkdir -p "$B"
 cd "$B"

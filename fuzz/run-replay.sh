@@ -9,7 +9,7 @@ srcdir=${srcdir:-.}
 n=${FUZZ_REPLAY_COUNT:-20000}
 for t in fuzz-frame fuzz-ipynb fuzz-jupyter fuzz-rpc fuzz-args fuzz-reply \
     fuzz-daemon fuzz-agent fuzz-proxy fuzz-agentframes fuzz-image fuzz-html fuzz-web \
-    fuzz-remote fuzz-store fuzz-wal fuzz-tbmap; do
+    fuzz-remote fuzz-store fuzz-wal fuzz-tbmap fuzz-pydefuse; do
 	case $t in
 	fuzz-daemon|fuzz-agent|fuzz-agentframes|fuzz-image|fuzz-store)
 		count=$((n / 10)) ;;

@@ -14,7 +14,7 @@
 #
 # RUNTIMED_DISTCHECK=0 skips "make distcheck" (about 1 minute);
 # RUNTIMED_NO_SANITIZERS=1 skips the second pass; RUNTIMED_NO_FUZZ=1 the
-# libFuzzer phase (about 4 minutes: the 17 targets of fuzz/include.am,
+# libFuzzer phase (about 4 minutes: the 18 targets of fuzz/include.am,
 # 15 s each).  The
 # regression guard (make bench-guard, docs/decisions/020) runs after e2e.
 set -eu

@@ -193,6 +193,8 @@ Test(pydefuse, hostile)
 	check("s = f'{a\n", "s", "a", 0);
 	check(")))\n", "", "", 0);
 	check("def\n", "", "", 0);
+	check("def (): x\n", "", "x", 0);
+	check("def 1(a): a\nclass : b\n", "", "b", 0);
 	check("é = naïve\n", "é", "naïve", 0);
 	check("", "", "", 0);
 	check("\\", "", "", 0);
