@@ -370,6 +370,9 @@ room_merge_swap_input(struct room_cell *a, struct room_cell *b)
 	b->extra = t.extra;
 	b->flags = (b->flags & ~ROOM_CELL_NO_SOURCE) |
 	    (t.flags & ROOM_CELL_NO_SOURCE);
+	/* The sources' scans go with them (room-stale.c). */
+	a->defuse = b->defuse;
+	b->defuse = t.defuse;
 	room_cell_touch(a);
 	room_cell_touch(b);
 }

@@ -31,6 +31,7 @@ static void	room_nb_ids_build(struct room_nb *);
 static struct room_cell	*room_nb_cell_new(enum room_cell_type, const char *,
 		    const char *, size_t);
 static struct room_cell	*room_nb_cell_clone(const struct room_cell *);
+static void	room_nb_cell_rescan(struct room_cell *);
 static ssize_t	room_nb_index(struct room_cell **, size_t, const char *,
 		    size_t);
 static void	room_nb_push(struct room_cell ***, size_t *,
@@ -355,6 +356,17 @@ room_nb_cell_free(struct room_cell *c)
 	free(c);
 }
 
+/*
+ * A cell's source changed: the names its scan found (room-stale.c) are
+ * no longer what it holds; the next use scans it again.
+ */
+static void
+room_nb_cell_rescan(struct room_cell *c)
+{
+	pydefuse_free(c->defuse);
+	c->defuse = NULL;
+}
+
 /* A copy that shares nothing mutable except the outputs array. */
 static struct room_cell *
 room_nb_cell_clone(const struct room_cell *c)
@@ -418,6 +430,7 @@ room_nb_cell_set_source(struct room_cell *c, const char *s, size_t len)
 	memcpy(c->source, s, len);
 	c->source[len] = '\0';
 	c->source_len = len;
+	room_nb_cell_rescan(c);
 	room_cell_touch(c);
 }
 
@@ -503,6 +516,7 @@ room_nb_cell_clear(struct room_cell *c)
 	free(c->source);
 	c->source = xstrdup("");
 	c->source_len = 0;
+	room_nb_cell_rescan(c);
 	room_cell_touch(c);
 }
 
@@ -1370,6 +1384,7 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	free(c->source);
 	c->source = buf;
 	c->source_len = len;
+	room_nb_cell_rescan(c);
 	room_cell_touch(c);
 	if (ed->rp != NULL) {
 		msgpack_pack_map(ed->rp, 3);

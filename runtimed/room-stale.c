@@ -175,19 +175,17 @@ room_stale_python(struct room *r)
 	    strcasecmp(json_object_get_string(name), "python") == 0);
 }
 
-/* What the cell defines and reads, scanned again only when its source
- * changed. */
+/*
+ * What the cell defines and reads, scanned once per source: every setter
+ * of a cell's source drops the scan (room-nb.c).  Hashing the source at
+ * each use cost a read of every source per cell of an edit's reply (a
+ * minute for 1,000 inserts beside 42 MB of sources).
+ */
 static struct pydefuse *
 room_stale_defuse(struct room_cell *c)
 {
-	uint64_t	h;
-
-	h = proto_fnv64(PROTO_FNV64_INIT, c->source, c->source_len);
-	if (c->defuse != NULL && c->defuse_hash == h)
-		return (c->defuse);
-	pydefuse_free(c->defuse);
-	c->defuse = pydefuse_scan(c->source, c->source_len);
-	c->defuse_hash = h;
+	if (c->defuse == NULL)
+		c->defuse = pydefuse_scan(c->source, c->source_len);
 	return (c->defuse);
 }
 
@@ -251,25 +249,22 @@ room_stale_upstream(struct room *r, int *bits, const uint64_t *order,
 }
 
 /*
- * The names a python code cell reads that no code cell of the notebook
- * defines and that are not builtins (up to max into names, pointing into
- * the cell's scan; the count found is returned).  None when the cell or
- * any cell may define names we cannot see (import *, %run, magics).
+ * Every name a code cell of a python notebook defines, for
+ * room_stale_undefined, built once for all the cells of an edit's reply;
+ * NULL when there is no lint: not python, or a cell may define names we
+ * cannot see (import *, %run, magics).  Its keys point into the cells'
+ * scans: free it (lh_table_free) before the notebook changes.
  */
-size_t
-room_stale_undefined(struct room *r, struct room_cell *cell,
-    const char **names, size_t max)
+struct lh_table *
+room_stale_defined(struct room *r)
 {
 	struct lh_table		*all;
-	struct pydefuse		*du, *mine;
+	struct pydefuse		*du;
 	struct room_cell	*c;
-	size_t			 i, k, n = 0;
+	size_t			 i, k;
 
-	if (cell->type != ROOM_CELL_CODE || !room_stale_python(r))
-		return (0);
-	mine = room_stale_defuse(cell);
-	if (mine->flags & PYDEFUSE_NOLINT)
-		return (0);
+	if (!room_stale_python(r))
+		return (NULL);
 	all = lh_kchar_table_new(256, NULL);
 	for (i = 0; i < r->nb->ncells; i++) {
 		c = r->nb->cells[i];
@@ -278,13 +273,33 @@ room_stale_undefined(struct room *r, struct room_cell *cell,
 		du = room_stale_defuse(c);
 		if (du->flags & PYDEFUSE_WILDCARD) {
 			lh_table_free(all);
-			return (0);
+			return (NULL);
 		}
 		for (k = 0; k < du->ndefs; k++)
 			if (!lh_table_lookup_ex(all, du->defs[k], NULL))
 				lh_table_insert(all, du->defs[k], NULL);
 	}
-	/* The scans above kept cell's: mine is still its own. */
+	return (all);
+}
+
+/*
+ * The names a python code cell reads that no code cell of the notebook
+ * defines (all, from room_stale_defined) and that are not builtins (up
+ * to max into names, pointing into the cell's scan; the count found is
+ * returned).
+ */
+size_t
+room_stale_undefined(struct lh_table *all, struct room_cell *cell,
+    const char **names, size_t max)
+{
+	struct pydefuse		*mine;
+	size_t			 k, n = 0;
+
+	if (all == NULL || cell->type != ROOM_CELL_CODE)
+		return (0);
+	mine = room_stale_defuse(cell);
+	if (mine->flags & PYDEFUSE_NOLINT)
+		return (0);
 	for (k = 0; k < mine->nuses; k++) {
 		if (pydefuse_known(mine->uses[k]) ||
 		    lh_table_lookup_ex(all, mine->uses[k], NULL))
@@ -293,7 +308,6 @@ room_stale_undefined(struct room *r, struct room_cell *cell,
 			names[n] = mine->uses[k];
 		n++;
 	}
-	lh_table_free(all);
 	return (n);
 }
 

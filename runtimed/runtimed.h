@@ -99,8 +99,7 @@ struct room_cell {
 	uint64_t		 edit_hash;	/* of what an edit changes */
 	uint32_t		 seen[ROOM_CELL_SEEN];	/* versions of it */
 	u_int			 nseen;
-	struct pydefuse		*defuse;	/* room-stale.c, of source: */
-	uint64_t		 defuse_hash;	/* its FNV-1a */
+	struct pydefuse		*defuse;	/* room-stale.c, of source */
 };
 
 /*
@@ -369,7 +368,8 @@ int		 room_cell_has_out(struct room_cell *);
 void		 room_stale_ran(struct room *, const char *, const char *,
 		     size_t);
 int		*room_stale_compute(struct room *, struct room_cell ***);
-size_t		 room_stale_undefined(struct room *, struct room_cell *,
+struct lh_table	*room_stale_defined(struct room *);
+size_t		 room_stale_undefined(struct lh_table *, struct room_cell *,
 		     const char **, size_t);
 void		 room_stale_free(struct room *);
 

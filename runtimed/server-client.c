@@ -508,13 +508,16 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 	struct room_cell			*cell;
 	const char				*names[ROOM_UNDEFINED_MAX];
 	char					 version[ROOM_VERSION_LEN + 1];
+	struct lh_table				*defined;
 	size_t					 i, k, n;
 
+	/* What every cell defines, once for all the batch's cells. */
+	defined = room_stale_defined(ec->room);
 	msgpack_pack_array(pk, res->nids);
 	for (i = 0; i < res->nids; i++) {
 		cell = res->ids[i] != NULL ? room_nb_find(ec->room->nb,
 		    res->ids[i], NULL) : NULL;
-		n = cell != NULL ? room_stale_undefined(ec->room, cell, names,
+		n = cell != NULL ? room_stale_undefined(defined, cell, names,
 		    ROOM_UNDEFINED_MAX) : 0;
 		if (n > ROOM_UNDEFINED_MAX)
 			n = ROOM_UNDEFINED_MAX;
@@ -536,6 +539,8 @@ server_client_edit_cells(msgpack_packer *pk, const void *arg)
 				proto_pack_cstr(pk, names[k]);
 		}
 	}
+	if (defined != NULL)
+		lh_table_free(defined);
 }
 
 /*
