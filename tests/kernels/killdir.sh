@@ -57,6 +57,13 @@ kill_agent() {
 
 start_kernel
 kill_agent
+# The reap and the tidy are two steps: allow the second a moment.
+i=0
+while [ -e "$dir" ] || [ -e "$conn" ]; do
+	i=$((i + 1))
+	[ $i -gt 50 ] && break
+	sleep 0.1
+done
 [ ! -e "$dir" ] || fail "$dir left behind: $(ls -la "$dir")"
 [ ! -e "$conn" ] || fail "$conn left behind"
 ok "kill -9 of an agent: its ipc directory $dir and connection file removed"
