@@ -53,17 +53,16 @@ kill_agent() {
 		[ $i -gt 100 ] && fail "the daemon did not reap agent $a in 10 s"
 		sleep 0.1
 	done
+	# The tidy follows the reap; the connection file goes last.
+	i=0
+	while [ -e "$conn" ] && [ $i -lt 50 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
 }
 
 start_kernel
 kill_agent
-# The reap and the tidy are two steps: allow the second a moment.
-i=0
-while [ -e "$dir" ] || [ -e "$conn" ]; do
-	i=$((i + 1))
-	[ $i -gt 50 ] && break
-	sleep 0.1
-done
 [ ! -e "$dir" ] || fail "$dir left behind: $(ls -la "$dir")"
 [ ! -e "$conn" ] || fail "$conn left behind"
 ok "kill -9 of an agent: its ipc directory $dir and connection file removed"
