@@ -313,7 +313,7 @@ guard_case_read(struct room_nb *nb)
 		mpbuf_init(&b);
 		msgpack_pack_array(&b.pk, nb->ncells);
 		for (i = 0; i < nb->ncells; i++)
-			room_cell_pack_read(&b.pk, nb->cells[i], 0);
+			room_cell_pack_read(&b.pk, nb->cells[i], 0, NULL);
 		mpbuf_free(&b);
 	}
 }
