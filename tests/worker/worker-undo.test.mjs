@@ -160,6 +160,14 @@ test('the batches and the undo survive a daemon SIGKILL; the revert reaches the 
   assert.ok(d1, 'no daemon');
   process.kill(d1, 'SIGKILL');
   await waitFor(() => !daemons().includes(d1), 5000);
+  // The worker may not have read the end of its connection yet: a
+  // connect before then is answered from the handle it still holds, and
+  // that handle fails the next call.  Wait until the old one says so.
+  for (let i = 0; i < 100; i++) {
+    const o = await callRaw(A.client, 'inspect_notebook', HA);
+    if (o.isError) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   // The handle is gone with the daemon; the proxy's session is not.
   // (A call may find the old connection closing: retry.)
   let c;
