@@ -70,6 +70,8 @@ struct room_undo_cell {
 };
 
 static int	room_undo_fnv_write(void *, const char *, size_t);
+static struct json_object *room_undo_put_back(const char *,
+		    struct room_undo_cell *, struct room_cell *);
 static const char *room_undo_prev_id(struct room_cell **, size_t);
 static void	room_undo_pack_prev(msgpack_packer *, struct room_cell **,
 		    size_t);
@@ -644,6 +646,31 @@ room_undo_type(const msgpack_object *before)
 	return ("code");
 }
 
+/*
+ * The op (edit of cur, or insert when cur is NULL) that makes uc's cell
+ * what it was before: its type, source and metadata.
+ */
+static struct json_object *
+room_undo_put_back(const char *op, struct room_undo_cell *uc,
+    struct room_cell *cur)
+{
+	struct json_object	*e;
+	const char		*s;
+	size_t			 len;
+
+	s = proto_get_str(uc->before, "source", &len);
+	e = json_object_new_object();
+	json_object_object_add(e, "op", json_object_new_string(op));
+	json_object_object_add(e, "cell_id", json_object_new_string(uc->id));
+	json_object_object_add(e, "cell_type",
+	    json_object_new_string(room_undo_type(uc->before)));
+	json_object_object_add(e, "source", json_object_new_string_len(
+	    s != NULL ? s : "", s != NULL ? (int)len : 0));
+	json_object_object_add(e, "metadata",
+	    room_undo_md_patch(cur, uc->before));
+	return (e);
+}
+
 /* Does cur hold what before says (type, source, metadata)? */
 static int
 room_undo_same(struct room_cell *cur, const msgpack_object *before)
@@ -900,39 +927,17 @@ room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
 			order[norder++] = uc;
 		if (cur == NULL || room_undo_same(cur, uc->before))
 			continue;
-		s = proto_get_str(uc->before, "source", &len);
-		e = json_object_new_object();
-		json_object_object_add(e, "op", json_object_new_string("edit"));
-		json_object_object_add(e, "cell_id",
-		    json_object_new_string(uc->id));
-		json_object_object_add(e, "cell_type",
-		    json_object_new_string(room_undo_type(uc->before)));
-		json_object_object_add(e, "source",
-		    json_object_new_string_len(s != NULL ? s : "",
-		    s != NULL ? (int)len : 0));
-		json_object_object_add(e, "metadata",
-		    room_undo_md_patch(cur, uc->before));
-		json_object_array_add(*ops, e);
+		json_object_array_add(*ops, room_undo_put_back("edit", uc,
+		    cur));
 	}
 	qsort(order, norder, sizeof *order, room_undo_index_cmp);
 	for (i = 0; i < norder; i++) {
 		uc = order[i];
 		cur = room_nb_find(nb, uc->id, NULL);
-		e = json_object_new_object();
-		if (cur == NULL) {
-			s = proto_get_str(uc->before, "source", &len);
-			json_object_object_add(e, "op",
-			    json_object_new_string("insert"));
-			json_object_object_add(e, "cell_id",
-			    json_object_new_string(uc->id));
-			json_object_object_add(e, "cell_type",
-			    json_object_new_string(room_undo_type(uc->before)));
-			json_object_object_add(e, "source",
-			    json_object_new_string_len(s != NULL ? s : "",
-			    s != NULL ? (int)len : 0));
-			json_object_object_add(e, "metadata",
-			    room_undo_md_patch(NULL, uc->before));
-		} else {
+		if (cur == NULL)
+			e = room_undo_put_back("insert", uc, NULL);
+		else {
+			e = json_object_new_object();
 			json_object_object_add(e, "op",
 			    json_object_new_string("move"));
 			ids = json_object_new_array();
