@@ -201,6 +201,9 @@ static void	agent_kernel_starting(struct agent_kernel *, enum agent_channel,
 		    struct agent_wire_msg *);
 static void	agent_kernel_maybe_ready(struct agent_kernel *);
 static void	agent_kernel_stdin_watch(struct agent_kernel *);
+static void	*agent_kernel_monitor(struct agent_kernel *, int, const char *,
+		    int);
+static void	 agent_kernel_monitor_stop(struct agent_kernel *, int, void **);
 static void	agent_kernel_stdin_unwatch(struct agent_kernel *);
 static void	agent_kernel_iopub_watch(struct agent_kernel *);
 static void	agent_kernel_iopub_unwatch(struct agent_kernel *);
@@ -1206,30 +1209,46 @@ agent_kernel_stdin_watch(struct agent_kernel *k)
 	 */
 	agent_kernel_stdin_unwatch(k);
 	snprintf(ep, sizeof ep, "inproc://stdin-%s-%u", k->session, ++n);
-	if (zmq_socket_monitor(k->socks[AGENT_CHANNEL_STDIN].zs, ep,
-	    ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0 ||
-	    (k->stdin_mon = zmq_socket(k->zctx, ZMQ_PAIR)) == NULL ||
-	    zmq_connect(k->stdin_mon, ep) != 0) {
-		/* Then the kernel is ready without waiting for stdin. */
-		log_warnx("stdin monitor: %s", zmq_strerror(zmq_errno()));
-		if (k->stdin_mon != NULL)
-			zmq_close(k->stdin_mon);
-		k->stdin_mon = NULL;
+	/* Without it the kernel is ready without waiting for stdin. */
+	k->stdin_mon = agent_kernel_monitor(k, AGENT_CHANNEL_STDIN, ep,
+	    ZMQ_EVENT_HANDSHAKE_SUCCEEDED);
+}
+
+/* A PAIR socket reading a channel's events at ep, or NULL (logged). */
+static void *
+agent_kernel_monitor(struct agent_kernel *k, int ch, const char *ep,
+    int events)
+{
+	void	*mon = NULL;
+
+	if (zmq_socket_monitor(k->socks[ch].zs, ep, events) != 0 ||
+	    (mon = zmq_socket(k->zctx, ZMQ_PAIR)) == NULL ||
+	    zmq_connect(mon, ep) != 0) {
+		log_warnx("%s monitor: %s", ep, zmq_strerror(zmq_errno()));
+		if (mon != NULL)
+			zmq_close(mon);
+		return (NULL);
 	}
+	return (mon);
+}
+
+/* Stop a channel's monitor *mon, if any. */
+static void
+agent_kernel_monitor_stop(struct agent_kernel *k, int ch, void **mon)
+{
+	if (*mon == NULL)
+		return;
+	if (k->socks[ch].zs != NULL)
+		zmq_socket_monitor(k->socks[ch].zs, NULL, 0);
+	zmq_close(*mon);
+	*mon = NULL;
 }
 
 /* Stop watching stdin: it is up, or the kernel is going. */
 static void
 agent_kernel_stdin_unwatch(struct agent_kernel *k)
 {
-	void	*zs = k->socks[AGENT_CHANNEL_STDIN].zs;
-
-	if (k->stdin_mon == NULL)
-		return;
-	if (zs != NULL)
-		zmq_socket_monitor(zs, NULL, 0);
-	zmq_close(k->stdin_mon);
-	k->stdin_mon = NULL;
+	agent_kernel_monitor_stop(k, AGENT_CHANNEL_STDIN, &k->stdin_mon);
 }
 
 /*
@@ -1247,16 +1266,14 @@ agent_kernel_iopub_watch(struct agent_kernel *k)
 	agent_kernel_iopub_unwatch(k);
 	/* A name of its own each time, as stdin's (agent_kernel_stdin_watch). */
 	snprintf(ep, sizeof ep, "inproc://iopub-%s-%u", k->session, ++n);
-	if (zmq_socket_monitor(k->socks[AGENT_CHANNEL_IOPUB].zs, ep,
-	    ZMQ_EVENT_DISCONNECTED) != 0 ||
-	    (k->iopub_mon = zmq_socket(k->zctx, ZMQ_PAIR)) == NULL ||
-	    zmq_connect(k->iopub_mon, ep) != 0 ||
-	    zmq_getsockopt(k->iopub_mon, ZMQ_FD, &fd, &len) != 0) {
-		/* Then an oversize message leaves the kernel without outputs. */
+	/* Without it an oversize message leaves the kernel without outputs. */
+	if ((k->iopub_mon = agent_kernel_monitor(k, AGENT_CHANNEL_IOPUB, ep,
+	    ZMQ_EVENT_DISCONNECTED)) == NULL)
+		return;
+	if (zmq_getsockopt(k->iopub_mon, ZMQ_FD, &fd, &len) != 0) {
 		log_warnx("iopub monitor: %s", zmq_strerror(zmq_errno()));
-		if (k->iopub_mon != NULL)
-			zmq_close(k->iopub_mon);
-		k->iopub_mon = NULL;
+		agent_kernel_monitor_stop(k, AGENT_CHANNEL_IOPUB,
+		    &k->iopub_mon);
 		return;
 	}
 	k->iopub_mon_ev = event_new(k->base, fd, EV_READ|EV_PERSIST,
@@ -1272,18 +1289,11 @@ agent_kernel_iopub_watch(struct agent_kernel *k)
 static void
 agent_kernel_iopub_unwatch(struct agent_kernel *k)
 {
-	void	*zs = k->socks[AGENT_CHANNEL_IOPUB].zs;
-
 	if (k->iopub_mon_ev != NULL) {
 		event_free(k->iopub_mon_ev);
 		k->iopub_mon_ev = NULL;
 	}
-	if (k->iopub_mon == NULL)
-		return;
-	if (zs != NULL)
-		zmq_socket_monitor(zs, NULL, 0);
-	zmq_close(k->iopub_mon);
-	k->iopub_mon = NULL;
+	agent_kernel_monitor_stop(k, AGENT_CHANNEL_IOPUB, &k->iopub_mon);
 }
 
 /* The monitor's events (edge-triggered: read until none is left). */
