@@ -2,13 +2,15 @@
 /*
  * domain.c: remote domains from domains.json,
  *
- *	{"NAME": {"url": "http://host:port/base/", "token_file": "PATH"}}
+ *	{"NAME": {"url": "https://host:port/base/", "token_file": "PATH",
+ *	    "ca_file": "PATH"}}
  *
  * in $RUNTIMED_CONFIG_DIR, else $XDG_CONFIG_HOME/runtimed, else
  * ~/.config/runtimed.  A token file must be a regular file of ours that
  * nobody else can read (0600), like ssh's keys: otherwise it is refused
- * and the message says the chmod.  Only plain http is spoken (no TLS
- * library is ours to use): reach a https server through a tunnel.
+ * and the message says the chmod.  An https url is spoken over TLS,
+ * verified against the system's CAs or only the optional ca_file's
+ * (jserver-tls.c); relative files are the config directory's.
  */
 
 #include <sys/stat.h>
@@ -187,7 +189,7 @@ domain_config_load(char **cause)
 	return (obj);
 }
 
-/* "http://host[:port][/base/]" into d's host, port and base. */
+/* "http[s]://host[:port][/base/]" into d's host, port and base. */
 static int
 domain_parse_url(struct domain *d, const char *url, char **cause)
 {
@@ -197,17 +199,16 @@ domain_parse_url(struct domain *d, const char *url, char **cause)
 	size_t		 hlen;
 
 	if (strncmp(url, "https://", 8) == 0) {
-		xasprintf(cause, "domain %s: https is not supported; reach "
-		    "the server through an ssh tunnel (ssh -L) or a local "
-		    "proxy and use its http:// address", d->name);
+		d->tls = 1;
+		port = 443;
+		p = url + 8;
+	} else if (strncmp(url, "http://", 7) == 0)
+		p = url + 7;
+	else {
+		xasprintf(cause, "domain %s: url must start with https:// or "
+		    "http://", d->name);
 		return (-1);
 	}
-	if (strncmp(url, "http://", 7) != 0) {
-		xasprintf(cause, "domain %s: url must start with http://",
-		    d->name);
-		return (-1);
-	}
-	p = url + 7;
 	if ((slash = strchr(p, '/')) == NULL)
 		slash = p + strlen(p);
 	colon = memchr(p, ':', (size_t)(slash - p));
@@ -239,11 +240,12 @@ domain_parse_url(struct domain *d, const char *url, char **cause)
 		d->base = xstrdup(slash);
 	else
 		xasprintf(&d->base, "%s/", slash);
-	xasprintf(&d->url, "http://%s:%d%s", d->host, d->port, d->base);
+	xasprintf(&d->url, "%s://%s:%d%s", d->tls ? "https" : "http",
+	    d->host, d->port, d->base);
 	return (0);
 }
 
-/* A token_file relative to the config directory; caller frees. */
+/* A token_file or ca_file relative to the config directory; caller frees. */
 static char *
 domain_token_path(const char *file)
 {
@@ -358,6 +360,22 @@ domain_load(const char *name, char **cause)
 	d->token_file = domain_token_path(json_object_get_string(v));
 	if ((d->token = domain_read_token(d->token_file, cause)) == NULL)
 		goto fail_d;
+	if (json_object_object_get_ex(o, "ca_file", &v)) {
+		if (!d->tls) {
+			xasprintf(cause, "domain %s in %s: \"ca_file\" is for "
+			    "an https:// url", name, path);
+			goto fail_d;
+		}
+		if (!json_object_is_type(v, json_type_string) ||
+		    json_object_get_string_len(v) == 0) {
+			xasprintf(cause, "domain %s in %s: \"ca_file\" must be "
+			    "the path of a CA's PEM certificate", name, path);
+			goto fail_d;
+		}
+		d->ca_file = domain_token_path(json_object_get_string(v));
+	}
+	if (d->tls && jserver_tls_setup(d, cause) != 0)
+		goto fail_d;
 	json_object_put(cfg);
 	free(path);
 	return (d);
@@ -384,6 +402,8 @@ domain_free(struct domain *d)
 	free(d->host);
 	free(d->base);
 	free(d->token_file);
+	free(d->ca_file);
+	jserver_tls_free(d);
 	free(d);
 }
 
@@ -491,6 +511,7 @@ domain_whoami_step(struct jserver_reply *r, void *arg)
 		if (r->status == 0) {
 			xasprintf(&id->problem, "cannot reach %s: %s", d->url,
 			    r->cause != NULL ? r->cause : "no answer");
+			id->untrusted = r->untrusted;
 			goto done;
 		}
 		id->reachable = 1;

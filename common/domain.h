@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * domain.h: remote domains (domain.c), Jupyter Servers named in
- * $XDG_CONFIG_HOME/runtimed/domains.json, and the HTTP and WebSocket
- * client to them (jserver.c, jserver-ws.c).  Shared by runtimectl (which
+ * $XDG_CONFIG_HOME/runtimed/domains.json, and the HTTP client to them
+ * (jserver.c), over TLS for an https domain (jserver-tls.c).  Shared by runtimectl (which
  * checks them), the daemon (contents API) and runtimed-agent-remote
  * (kernels API and the kernel WebSocket).
  *
@@ -44,6 +44,9 @@ struct domain {
 	char		*base;		/* path prefix, starts and ends with / */
 	char		*token_file;
 	char		*token;		/* never logged or returned */
+	int		 tls;		/* an https url */
+	char		*ca_file;	/* the only CA trusted, or NULL */
+	struct ssl_ctx_st *tls_ctx;	/* https: the verifying context */
 };
 
 /* What a server says about who we are (domain_whoami). */
@@ -54,6 +57,7 @@ struct domain_identity {
 	char		*evidence;	/* "api/me" or "token accepted" */
 	char		*version;	/* the server's, from /api */
 	char		*problem;	/* why not, with the fix */
+	int		 untrusted;	/* its TLS certificate was refused */
 };
 
 /* domain.c */
@@ -79,6 +83,7 @@ struct jserver_reply {
 	char		*cause;		/* when status is 0 */
 	char		*location;	/* a redirect's Location, or NULL */
 	int		 hub;		/* X-JupyterHub-Version was sent */
+	int		 untrusted;	/* status 0: TLS certificate refused */
 };
 typedef void (*jserver_cb)(struct jserver_reply *, void *);
 typedef int (*jserver_piece_cb)(const void *, size_t, void *);
@@ -96,5 +101,14 @@ void		 jserver_reply_clear(struct jserver_reply *);
 struct json_object *jserver_reply_json(const struct jserver_reply *,
 		     char **);
 char		*jserver_reply_message(const struct jserver_reply *);
+
+/* jserver-tls.c: https domains. */
+struct bufferevent;
+int		 jserver_tls_setup(struct domain *, char **);
+void		 jserver_tls_free(struct domain *);
+struct bufferevent *jserver_tls_bufferevent(struct event_base *,
+		     const struct domain *);
+char		*jserver_tls_failure(struct bufferevent *, const char *,
+		     const char *, const char *, int, int *);
 
 #endif

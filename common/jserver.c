@@ -14,7 +14,9 @@
  * kept: its pieces go to the caller as they arrive (a download of up to
  * a GiB in bounded memory), at most JSERVER_STREAM_READ at a time; the
  * caller's writes to disk are its back-pressure, since nothing more is
- * read until it returns.
+ * read until it returns.  An https domain's requests go over a verified
+ * TLS bufferevent (jserver-tls.c); a failed verification is the reply's
+ * cause, with untrusted set.
  */
 
 #include <sys/socket.h>
@@ -54,6 +56,11 @@ struct jserver_req {
 	int64_t				 length;	/* Content-Length, or -1 */
 	uint64_t			 got;		/* given to piece */
 	struct evbuffer			*errbody;	/* a refusal's body */
+	/* https: what a TLS failure's message names. */
+	int				 tls;
+	char				*name;
+	char				*host;
+	char				*ca_file;
 };
 
 /* A refusal's body (its JSON message) kept from a stream, at most this. */
@@ -171,12 +178,23 @@ jserver_done(struct evhttp_request *req, void *arg)
 		r.body[len] = '\0';
 		r.len = len;
 	}
+	/* No reply over https: TLS may be why (said before the rest). */
+	if (r.status == 0 && jr->tls && !jr->stopped && (v =
+	    jserver_tls_failure(evhttp_connection_get_bufferevent(jr->conn),
+	    jr->name, jr->host, jr->ca_file, jr->late, &r.untrusted)) !=
+	    NULL) {
+		free(r.cause);
+		r.cause = (char *)v;
+	}
 	if (jr->errbody != NULL)
 		evbuffer_free(jr->errbody);
 	jr->cb(&r, jr->arg);
 	jserver_reply_clear(&r);
 	event_base_once(jr->base, -1, EV_TIMEOUT, jserver_free_conn,
 	    jr->conn, NULL);
+	free(jr->name);
+	free(jr->host);
+	free(jr->ca_file);
 	free(jr);
 }
 
@@ -251,6 +269,9 @@ jserver_pull(struct jserver_req *jr)
 	uint64_t		 have, want;
 	int			 fd;
 
+	/* TLS records are the bufferevent's to read, not the socket's. */
+	if (jr->tls)
+		return;
 	bev = evhttp_connection_get_bufferevent(jr->conn);
 	bin = bufferevent_get_input(bev);
 	if ((fd = bufferevent_getfd(bev)) == -1)
@@ -372,6 +393,7 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 {
 	struct jserver_req		*jr;
 	struct evhttp_request		*req;
+	struct bufferevent		*bev;
 	struct evkeyvalq		*h;
 	enum evhttp_cmd_type		 type;
 	struct timeval			 tv;
@@ -396,11 +418,28 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	jr->arg = arg;
 	jr->piece = piece;
 	jr->max = piece != NULL ? max : JSERVER_BODY_MAX;
-	jr->conn = evhttp_connection_base_new(base, dns, d->host,
-	    (uint16_t)d->port);
+	if (d->tls) {
+		if ((bev = jserver_tls_bufferevent(base, d)) == NULL) {
+			free(jr);
+			return (-1);
+		}
+		jr->conn = evhttp_connection_base_bufferevent_new(base, dns,
+		    bev, d->host, (uint16_t)d->port);
+		if (jr->conn == NULL)
+			bufferevent_free(bev);
+	} else
+		jr->conn = evhttp_connection_base_new(base, dns, d->host,
+		    (uint16_t)d->port);
 	if (jr->conn == NULL) {
 		free(jr);
 		return (-1);
+	}
+	if (d->tls) {
+		jr->tls = 1;
+		jr->name = xstrdup(d->name);
+		jr->host = xstrdup(d->host);
+		if (d->ca_file != NULL)
+			jr->ca_file = xstrdup(d->ca_file);
 	}
 	evhttp_connection_set_timeout(jr->conn, timeout);
 	evhttp_connection_set_max_headers_size(jr->conn, JSERVER_HEADERS_MAX);
@@ -446,6 +485,9 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 		/* evhttp freed req. */
 		event_free(jr->deadline);
 		evhttp_connection_free(jr->conn);
+		free(jr->name);
+		free(jr->host);
+		free(jr->ca_file);
 		free(jr);
 		return (-1);
 	}

@@ -734,6 +734,13 @@ worker_files_step(struct jserver_reply *r, void *arg)
 	struct worker_files_xfer	*x = arg;
 	char				*why, sum[65];
 
+	/* Before anything is made there: the server was not trusted. */
+	if (r->untrusted && (x->step == WORKER_FILES_SIZE ||
+	    x->step == WORKER_FILES_EXISTS)) {
+		worker_files_fail(x, PROTO_E_TLS_UNVERIFIED, "%s", r->cause);
+		worker_files_answer(x, -1);
+		return;
+	}
 	switch (x->step) {
 	case WORKER_FILES_SIZE:
 		if (worker_files_size(x, r) != 0)

@@ -38,6 +38,9 @@
 #define PROTO_E_FILE_CHANGED_ON_DISK	"file_changed_on_disk"
 #define PROTO_E_FILE_EXISTS		"file_exists"
 
+/* A remote domain. */
+#define PROTO_E_TLS_UNVERIFIED		"tls_unverified"
+
 /* Any call. */
 #define PROTO_E_INVALID_ARGUMENT	"invalid_argument"
 #define PROTO_E_OUTCOME_UNKNOWN		"outcome_unknown"

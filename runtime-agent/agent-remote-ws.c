@@ -13,7 +13,8 @@
  * Frames we send are masked with a key from RAND_bytes; frames from the
  * server must not be.  A message (all its fragments) is refused past
  * AGENT_REMOTE_WS_MAX before it is buffered, and the server's handshake
- * past AGENT_REMOTE_WS_HANDSHAKE_MAX.
+ * past AGENT_REMOTE_WS_HANDSHAKE_MAX.  An https domain's WebSocket is
+ * over TLS, verified as its REST calls are (common/jserver-tls.c).
  */
 
 #include <sys/socket.h>
@@ -55,6 +56,7 @@ struct agent_remote_ws {
 	void				*arg;
 	struct event			*close_ev;
 	char				*why;
+	const struct domain		*d;
 };
 
 static void	agent_remote_ws_fail(struct agent_remote_ws *, const char *);
@@ -651,12 +653,20 @@ static void
 agent_remote_ws_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct agent_remote_ws	*ws = arg;
+	char			*why;
+	int			 untrusted;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		ws->state = AGENT_REMOTE_WS_HANDSHAKE;
 		return;
 	}
-	if (what & BEV_EVENT_EOF)
+	if (ws->d->tls && (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) &&
+	    (why = jserver_tls_failure(bev, ws->d->name, ws->d->host,
+	    ws->d->ca_file, (what & BEV_EVENT_TIMEOUT) != 0,
+	    &untrusted)) != NULL) {
+		agent_remote_ws_fail(ws, why);
+		free(why);
+	} else if (what & BEV_EVENT_EOF)
 		agent_remote_ws_fail(ws, "the Jupyter Server closed the "
 		    "connection");
 	else if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
@@ -699,7 +709,18 @@ agent_remote_ws_create(struct event_base *base, const struct domain *d,
 	ws->arg = arg;
 	ws->msg = evbuffer_new();
 	ws->close_ev = event_new(base, -1, 0, agent_remote_ws_close_cb, ws);
-	ws->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	ws->d = d;
+	if (d->tls)
+		ws->bev = jserver_tls_bufferevent(base, d);
+	else
+		ws->bev = bufferevent_socket_new(base, -1,
+		    BEV_OPT_CLOSE_ON_FREE);
+	if (ws->bev == NULL) {
+		freeaddrinfo(ai);
+		xasprintf(cause, "cannot make a connection to %s", d->url);
+		agent_remote_ws_free(ws);
+		return (NULL);
+	}
 	bufferevent_setcb(ws->bev, agent_remote_ws_read_cb, NULL,
 	    agent_remote_ws_event_cb, ws);
 	bufferevent_enable(ws->bev, EV_READ | EV_WRITE);
@@ -776,7 +797,8 @@ agent_remote_ws_free(struct agent_remote_ws *ws)
 {
 	if (ws == NULL)
 		return;
-	bufferevent_free(ws->bev);
+	if (ws->bev != NULL)
+		bufferevent_free(ws->bev);
 	event_free(ws->close_ev);
 	evbuffer_free(ws->msg);
 	free(ws->why);

@@ -452,6 +452,7 @@ room_remote_whoami_done(struct domain_identity *id, void *arg)
 	if (!id->authenticated) {
 		room_remote_finish(op, NULL, id->problem != NULL ?
 		    id->problem : "the server does not say who you are",
+		    id->untrusted ? PROTO_E_TLS_UNVERIFIED :
 		    id->reachable && op->kind != ROOM_REMOTE_REJOIN ?
 		    PROTO_E_INVALID_ARGUMENT : PROTO_E_NOTEBOOK_UNAVAILABLE);
 		return;

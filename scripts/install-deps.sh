@@ -22,7 +22,9 @@
 #	RSS); curl; pandas and matplotlib for the realistic
 #	job of the clients suite and bench/economy.mjs (a KeyError, a plot);
 #	jupyterhub and passwd (useradd) for tests/remote/hub.sh, whose
-#	configurable-http-proxy comes from npm (scripts/test.sh).
+#	configurable-http-proxy comes from npm (scripts/test.sh); the
+#	openssl command, which makes tests/remote/tls.sh's CA.  (TLS itself
+#	is libssl-dev's libssl and libevent-dev's libevent_openssl.)
 #
 # A test that finds one of these missing skips, and fails under CI=true
 # (tests/lib/skip.sh).  Idempotent: when everything is already installed
@@ -40,7 +42,7 @@ jupyter-client python3-zmq python3-nbconvert python3-debugpy xpython
 r-cran-irkernel curl clang libclang-rt-dev valgrind dpkg-dev debhelper
 lintian systemd libxml2-utils man-db groff-base chromium
 python3-jupyter-server sqlite3 strace util-linux python3-pandas
-python3-matplotlib jupyterhub passwd time"
+python3-matplotlib jupyterhub passwd time openssl"
 
 case "${1:-}" in
 --demo)	PKGS=$DEMO; what="build and demo" ;;

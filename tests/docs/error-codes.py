@@ -31,6 +31,8 @@ CALLS = {
     "room_nb_fail": 1,
     "room_edit_fail": 2,
     "agent_send_error": 1,
+    "worker_files_fail": 1,
+    "room_remote_finish": 3,
 }
 DIRS = ("proto", "common", "runtimed", "runtime-agent", "mcp-worker",
     "mcp-proxy")

@@ -26,24 +26,29 @@ free_port() {
 }
 
 # Start the server (again, on the same port if PORT is set): JS is its pid.
+# For https (tests/remote/tls.sh): SCHEME=https, SERVER_HOST the url's
+# host, SERVER_IP its --ip, CURL_TLS curl's --cacert, DOMAIN_EXTRA more of the
+# domain's entry.
 start_server() {
 	[ -n "${PORT:-}" ] || PORT=$(free_port)
 	$PY -m jupyter_server --allow-root --ServerApp.token="$TOKEN" \
-	    --port="$PORT" --port-retries=0 --ip=127.0.0.1 --no-browser \
+	    --port="$PORT" --port-retries=0 --ip="${SERVER_IP:-127.0.0.1}" --no-browser \
 	    --ServerApp.root_dir="$SROOT" ${SERVER_ARGS:-} \
 	    >>"$T/server.log" 2>&1 &
 	JS=$!
 	track $JS
 	i=0
-	until curl -sf -o /dev/null -H "Authorization: token $TOKEN" \
-	    "http://127.0.0.1:$PORT/api/status"; do
+	until curl -sf -o /dev/null ${CURL_TLS:-} \
+	    -H "Authorization: token $TOKEN" \
+	    "${SCHEME:-http}://127.0.0.1:$PORT/api/status"; do
 		i=$((i + 1))
 		[ $i -gt 300 ] && fail "jupyter_server did not answer in 30 s"
 		kill -0 $JS 2>/dev/null || fail "jupyter_server exited"
 		sleep 0.1
 	done
 	cat >"$RUNTIMED_CONFIG_DIR/domains.json" <<JSON
-{"js": {"url": "http://127.0.0.1:$PORT/", "token_file": "js.token"}}
+{"js": {"url": "${SCHEME:-http}://${SERVER_HOST:-127.0.0.1}:$PORT/",
+    "token_file": "js.token"${DOMAIN_EXTRA:-}}}
 JSON
 }
 

@@ -3,8 +3,8 @@
 # remote.sh: a real Jupyter Server (1.23 here) as a domain: runtimectl
 # domains (ok with the principal the server's evidence gives, the token
 # never printed, a readable token file refused with the chmod, a wrong
-# token refused, a dead server unreachable, a broken config and https
-# named); then notebooks and kernels on it through the real worker,
+# token refused, a dead server unreachable, a broken config and another
+# scheme named); then notebooks and kernels on it through the real worker,
 # daemon and runtimed-agent-remote (tests/remote/remote.py):
 # open, edit, run, interrupt, restart, save, a change on the server
 # detected, create, the server's kernelspecs, notebook_id + domain,
@@ -167,8 +167,8 @@ ok "hosted handle across a daemon SIGKILL; a run across a lost WebSocket"
 echo '{"js": ' >"$RUNTIMED_CONFIG_DIR/domains.json"
 out=$("$CTL" domains 2>&1) && fail "a broken domains.json was read"
 echo "$out" | grep -q "domains.json is not a JSON object" || fail "bad config: $out"
-echo '{"js": {"url": "https://example.org/", "token_file": "js.token"}}' \
+echo '{"js": {"url": "ftp://example.org/", "token_file": "js.token"}}' \
     >"$RUNTIMED_CONFIG_DIR/domains.json"
-out=$("$CTL" domains 2>&1) && fail "https was taken"
-echo "$out" | grep -q "https is not supported" || fail "https: $out"
-ok "domains: a broken config and https are named"
+out=$("$CTL" domains 2>&1) && fail "ftp was taken"
+echo "$out" | grep -q "must start with https:// or http://" || fail "ftp: $out"
+ok "domains: a broken config and another scheme are named"

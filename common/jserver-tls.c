@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * jserver-tls.c: https domains.  A domain's TLS context trusts the
+ * system's store (OpenSSL's default paths: ca-certificates on Debian),
+ * or, when domains.json names a "ca_file", only the certificates in that
+ * file: a hub with a private CA is trusted by its own CA and by nothing
+ * else.  Every connection verifies the server's chain and that the
+ * certificate is for the url's host (a name, sent as SNI too, or an
+ * address), through libevent's OpenSSL bufferevents, for evhttp's
+ * requests (jserver.c) and the kernel WebSocket alike.  There is no
+ * switch to turn verification off (decision 086).  A shutdown without
+ * close_notify is an error, not an end: every reply evhttp takes is
+ * framed by its length, so a truncation is never taken for a whole.
+ * libssl and libevent_openssl are called through tls_lib() (tls.h).
+ */
+
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "domain.h"
+#include "tls.h"
+
+static char	*jserver_tls_ssl_error(const struct tls_lib *, unsigned long);
+
+/* OpenSSL's reason for e (its own queue's last one when e is 0). */
+static char *
+jserver_tls_ssl_error(const struct tls_lib *l, unsigned long e)
+{
+	char	buf[256];
+
+	if (e == 0)
+		e = l->err_get();
+	if (e == 0)
+		return (xstrdup("no reason given"));
+	l->err_string(e, buf, sizeof buf);
+	return (xstrdup(buf));
+}
+
+/*
+ * d's TLS context: its CA file (if any) checked and loaded, or the
+ * system's store.  A CA file is public but decides whom we trust: it
+ * must be a regular file owned by us or root that nobody else can
+ * write, as ssh asks of its configuration.  0, or -1 and a cause.
+ */
+int
+jserver_tls_setup(struct domain *d, char **cause)
+{
+	const struct tls_lib	*l = tls_lib();
+	struct stat		 sb;
+	SSL_CTX			*ctx;
+	char			*why;
+
+	if (d->ca_file != NULL) {
+		if (stat(d->ca_file, &sb) != 0) {
+			xasprintf(cause, "domain %s: ca_file %s: %s", d->name,
+			    d->ca_file, strerror(errno));
+			return (-1);
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			xasprintf(cause, "domain %s: ca_file %s is not a "
+			    "regular file", d->name, d->ca_file);
+			return (-1);
+		}
+		if ((sb.st_uid != getuid() && sb.st_uid != 0) ||
+		    (sb.st_mode & 022) != 0) {
+			xasprintf(cause, "domain %s: ca_file %s can be "
+			    "changed by others (owner %ld, mode %04o): make it "
+			    "yours and chmod go-w %s", d->name, d->ca_file,
+			    (long)sb.st_uid, (u_int)(sb.st_mode & 07777),
+			    d->ca_file);
+			return (-1);
+		}
+	}
+	l->err_clear();
+	if ((ctx = l->ctx_new(l->client_method())) == NULL) {
+		why = jserver_tls_ssl_error(l, 0);
+		xasprintf(cause, "domain %s: no TLS context: %s", d->name,
+		    why);
+		free(why);
+		return (-1);
+	}
+	if (d->ca_file != NULL ? l->ctx_load_file(ctx, d->ca_file) != 1 :
+	    l->ctx_default_paths(ctx) != 1) {
+		why = jserver_tls_ssl_error(l, 0);
+		if (d->ca_file != NULL)
+			xasprintf(cause, "domain %s: ca_file %s holds no PEM "
+			    "certificate OpenSSL can read (%s)", d->name,
+			    d->ca_file, why);
+		else
+			xasprintf(cause, "domain %s: cannot load the system's "
+			    "certificates (%s): install ca-certificates, or "
+			    "name the server's CA in \"ca_file\"", d->name, why);
+		free(why);
+		l->ctx_free(ctx);
+		return (-1);
+	}
+	l->ctx_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	d->tls_ctx = ctx;
+	return (0);
+}
+
+void
+jserver_tls_free(struct domain *d)
+{
+	if (d->tls_ctx != NULL)
+		tls_lib()->ctx_free(d->tls_ctx);
+	d->tls_ctx = NULL;
+}
+
+/*
+ * A bufferevent that connects (bufferevent_socket_connect, or evhttp)
+ * and then speaks TLS to d's host, verified.  NULL if it cannot be made.
+ */
+struct bufferevent *
+jserver_tls_bufferevent(struct event_base *base, const struct domain *d)
+{
+	const struct tls_lib	*l = tls_lib();
+	struct bufferevent	*bev;
+	struct in6_addr		 a;
+	SSL			*ssl;
+
+	if ((ssl = l->ssl_new(d->tls_ctx)) == NULL)
+		return (NULL);
+	if (inet_pton(AF_INET, d->host, &a) == 1 ||
+	    inet_pton(AF_INET6, d->host, &a) == 1) {
+		/* An address is checked against the certificate's IP SANs. */
+		if (l->param_ip(l->get0_param(ssl), d->host) != 1)
+			goto fail;
+	} else if (l->set1_host(ssl, d->host) != 1 ||
+	    l->ssl_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME,
+	    TLSEXT_NAMETYPE_host_name, d->host) != 1)
+		goto fail;
+	/* Freeing the bufferevent frees ssl (BEV_OPT_CLOSE_ON_FREE). */
+	bev = l->bev_new(base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+	if (bev == NULL)
+		goto fail;
+	return (bev);
+
+fail:
+	l->ssl_free(ssl);
+	return (NULL);
+}
+
+/*
+ * Why the TLS connection of bev failed, said so a person can act on it;
+ * NULL if TLS did not fail (refused, closed: the caller's own words).
+ * *refused is 1 when the server's certificate was not trusted.  late:
+ * the call's time ran out, perhaps before any handshake.
+ */
+char *
+jserver_tls_failure(struct bufferevent *bev, const char *name,
+    const char *host, const char *ca_file, int late, int *refused)
+{
+	const struct tls_lib	*l = tls_lib();
+	SSL			*ssl;
+	unsigned long		 e;
+	long			 v;
+	char			*why, *msg;
+
+	*refused = 0;
+	if (bev == NULL || (ssl = l->bev_ssl(bev)) == NULL)
+		return (NULL);
+	if ((v = l->verify_result(ssl)) != X509_V_OK) {
+		*refused = 1;
+		if (v == X509_V_ERR_HOSTNAME_MISMATCH ||
+		    v == X509_V_ERR_IP_ADDRESS_MISMATCH)
+			xasprintf(&msg, "domain %s: the server's certificate "
+			    "is not for %s (%s): its url in domains.json must "
+			    "name a host the certificate names", name, host,
+			    l->verify_string(v));
+		else if (ca_file != NULL)
+			xasprintf(&msg, "domain %s: the server's certificate "
+			    "did not verify (%s) against ca_file %s, the only "
+			    "CA trusted for it: name the CA that signed the "
+			    "server's certificate there", name,
+			    l->verify_string(v), ca_file);
+		else
+			xasprintf(&msg, "domain %s: the server's certificate "
+			    "did not verify (%s) against the system's CAs: if "
+			    "the server's CA is a private one, give its "
+			    "certificate's path as \"ca_file\" in the "
+			    "domain's entry in domains.json (runtimectl "
+			    "domains checks it)", name, l->verify_string(v));
+		return (msg);
+	}
+	if ((e = l->bev_error(bev)) != 0) {
+		why = jserver_tls_ssl_error(l, e);
+		xasprintf(&msg, "domain %s: TLS with %s failed (%s): is the "
+		    "url's port an https one?", name, host, why);
+		free(why);
+		return (msg);
+	}
+	/* Connected (or timed out) but no handshake: not a TLS server. */
+	if (!late || l->init_finished(ssl))
+		return (NULL);
+	xasprintf(&msg, "domain %s: %s did not complete a TLS handshake: is "
+	    "the url's port an https one?", name, host);
+	return (msg);
+}
