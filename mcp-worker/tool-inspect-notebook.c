@@ -485,6 +485,11 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 	}
 	if (l->stale != NULL)
 		worker_output_stale_mp(text, l->stale);
+	worker_output_by(text, NULL, NULL, l->by_client != NULL ?
+	    l->by_client->via.str.ptr : NULL, l->by_client != NULL ?
+	    l->by_client->via.str.size : 0, l->by_session != NULL ?
+	    l->by_session->via.str.ptr : NULL, l->by_session != NULL ?
+	    l->by_session->via.str.size : 0, l->by_disk);
 	if (l->run != NULL) {
 		evbuffer_add(text, " ", 1);
 		evbuffer_add(text, l->run, strlen(l->run));
@@ -535,6 +540,11 @@ tool_inspect_notebook_line(size_t idx, const struct worker_nb_line *l,
 			worker_json_quote(js, up, uplen);
 		}
 	}
+	worker_output_by(NULL, js, NULL, l->by_client != NULL ?
+	    l->by_client->via.str.ptr : NULL, l->by_client != NULL ?
+	    l->by_client->via.str.size : 0, l->by_session != NULL ?
+	    l->by_session->via.str.ptr : NULL, l->by_session != NULL ?
+	    l->by_session->via.str.size : 0, l->by_disk);
 	worker_output_num(js, ",\"outputs_count\":",
 	    (long long)(int)l->nouts);
 	if (l->run != NULL) {

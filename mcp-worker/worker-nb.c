@@ -262,6 +262,32 @@ worker_nb_line_str(const msgpack_object *o)
 	    memchr(o->via.str.ptr, '\0', o->via.str.size) == NULL);
 }
 
+/* A cell's last editor, {disk: true} or {client, session?}; -1 if not. */
+static int
+worker_nb_line_by(const msgpack_object *v, struct worker_nb_line *l)
+{
+	const msgpack_object	*o;
+	int			 disk;
+
+	l->by_client = l->by_session = NULL;
+	l->by_disk = 0;
+	if (v->type != MSGPACK_OBJECT_MAP)
+		return (-1);
+	if (proto_get_bool(v, "disk", &disk) == 0 && disk) {
+		l->by_disk = 1;
+		return (0);
+	}
+	if ((o = proto_get(v, "client")) == NULL || !worker_nb_line_str(o))
+		return (-1);
+	l->by_client = o;
+	if ((o = proto_get(v, "session")) != NULL) {
+		if (!worker_nb_line_str(o))
+			return (-1);
+		l->by_session = o;
+	}
+	return (0);
+}
+
 /*
  * What an outline shows of cell i, borrowed from the cell as the daemon
  * sent it, without decoding it.  -1 when the cell was decoded or holds
@@ -293,6 +319,12 @@ worker_nb_cell_line(const struct worker_nb *nb, size_t i,
 		key = kv->key.via.str.ptr;
 		v = &kv->val;
 		switch (kv->key.via.str.size) {
+		case 2:
+			if (memcmp(key, "by", 2) != 0)
+				break;
+			if (worker_nb_line_by(v, l) != 0)
+				return (-1);
+			break;
 		case 5:
 			if (memcmp(key, "stale", 5) != 0)
 				break;

@@ -1486,9 +1486,78 @@ worker_output_stale_reason(const char *s, size_t len, const char **up,
 }
 
 /*
+ * A cell's last editor as a line names it (issue 39): nothing when no
+ * one is known or it was this session, " (on disk)" for a merge of the
+ * file, else " (by NAME)", the words change reports use; c gets by.
+ */
+void
+worker_output_by(struct evbuffer *text, struct evbuffer *js,
+    struct json_object *c, const char *client, size_t clen,
+    const char *session, size_t slen, int disk)
+{
+	char	own[16];
+
+	if (!disk) {
+		if (client == NULL)
+			return;
+		snprintf(own, sizeof own, "%08x", worker_attach_tag());
+		if (session != NULL && slen == strlen(own) &&
+		    memcmp(session, own, slen) == 0)
+			return;
+	} else {
+		client = "disk";
+		clen = 4;
+	}
+	if (text != NULL) {
+		if (disk)
+			evbuffer_add(text, " (on disk)", 10);
+		else {
+			evbuffer_add(text, " (by ", 5);
+			evbuffer_add(text, client, clen);
+			evbuffer_add(text, ")", 1);
+		}
+	}
+	if (js != NULL) {
+		evbuffer_add(js, ",\"by\":", 6);
+		worker_json_quote(js, client, clen);
+	}
+	if (c != NULL)
+		json_object_object_add(c, "by", json_object_new_string_len(
+		    client, (int)clen));
+}
+
+/* The same from a decoded cell's by ({disk} or {client, session?}). */
+static void
+worker_output_by_json(struct json_object *cell, struct json_object *c,
+    struct evbuffer *text)
+{
+	struct json_object	*by, *v, *sv;
+
+	by = json_object_object_get(cell, "by");
+	if (!json_object_is_type(by, json_type_object))
+		return;
+	if (json_object_object_get_ex(by, "disk", &v) &&
+	    json_object_get_boolean(v)) {
+		worker_output_by(text, NULL, c, NULL, 0, NULL, 0, 1);
+		return;
+	}
+	if (!json_object_object_get_ex(by, "client", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return;
+	if (!json_object_object_get_ex(by, "session", &sv) ||
+	    !json_object_is_type(sv, json_type_string))
+		sv = NULL;
+	worker_output_by(text, NULL, c, json_object_get_string(v),
+	    (size_t)json_object_get_string_len(v),
+	    sv != NULL ? json_object_get_string(sv) : NULL,
+	    sv != NULL ? (size_t)json_object_get_string_len(sv) : 0, 0);
+}
+
+/*
  * A cell's version and, when its outputs may not match it, its stale
  * reasons into its result c (and upstream, the cell upstream_changed
- * names); text gets " vVERSION" and " stale".
+ * names), and who last changed it when another; text gets " vVERSION",
+ * " stale" and " (by NAME)".
  */
 void
 worker_output_version(struct json_object *cell, struct json_object *c,
@@ -1534,6 +1603,7 @@ worker_output_version(struct json_object *cell, struct json_object *c,
 		if (k > 0)
 			evbuffer_add(text, ")", 1);
 	}
+	worker_output_by_json(cell, c, text);
 }
 
 /*

@@ -375,6 +375,9 @@ struct worker_nb_line {
 	int64_t			 count;
 	const msgpack_object	*version;	/* STR, or NULL */
 	const msgpack_object	*stale;		/* non-empty ARRAY, or NULL */
+	const msgpack_object	*by_client;	/* STR, or NULL */
+	const msgpack_object	*by_session;	/* STR, or NULL */
+	int			 by_disk;
 	size_t			 nouts;
 	const char		*run;		/* "running", "queued", NULL */
 };
@@ -612,6 +615,9 @@ void		 worker_output_version(struct json_object *,
 void		 worker_output_num(struct evbuffer *, const char *, long long);
 void		 worker_output_lines(struct evbuffer *, const char *, size_t);
 void		 worker_output_stale_mp(struct evbuffer *, const msgpack_object *);
+void		 worker_output_by(struct evbuffer *, struct evbuffer *,
+		     struct json_object *, const char *, size_t, const char *,
+		     size_t, int);
 size_t		 worker_output_stale_reason(const char *, size_t, const char **,
 		     size_t *);
 void		 worker_output_preview(struct evbuffer *, const char *,

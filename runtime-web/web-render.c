@@ -30,6 +30,7 @@ static void	web_render_comments(struct evbuffer *, struct json_object *,
 		    const char *);
 static void	web_render_button(struct evbuffer *, const char *,
 		    const char *, const char *, const char *);
+static void	web_render_by(struct evbuffer *, const msgpack_object *);
 static void	web_render_pre(struct evbuffer *, const char *, const char *,
 		    size_t);
 
@@ -390,6 +391,7 @@ web_render_cell(struct evbuffer *b, const msgpack_object *cell,
 		    (unsigned long long)v->via.u64);
 	else if (code)
 		WEB_ADD(b, "[ ]");
+	web_render_by(b, web_render_get(cell, "by"));
 	WEB_ADD(b, "</div><div class=\"body\">");
 	if (md && src != NULL)
 		web_render_markdown(b, src, len);
@@ -418,6 +420,40 @@ web_render_cell(struct evbuffer *b, const msgpack_object *cell,
 	web_render_button(b, "act", "insert", id, "Add cell below");
 	WEB_ADD(b, "</div></div></section>");
 	free(id);
+}
+
+/*
+ * Who last changed the cell's source or made it (issue 39): a client
+ * (its session in the title), "disk" for the file's editor, or nothing.
+ */
+static void
+web_render_by(struct evbuffer *b, const msgpack_object *by)
+{
+	const msgpack_object	*v, *s;
+	int			 disk;
+
+	if (by == NULL || by->type != MSGPACK_OBJECT_MAP)
+		return;
+	if (proto_get_bool(by, "disk", &disk) == 0 && disk) {
+		WEB_ADD(b, "<div class=\"by\" data-by=\"disk\" title=\"last "
+		    "changed in the file, by its editor\">on disk</div>");
+		return;
+	}
+	if ((v = proto_get(by, "client")) == NULL ||
+	    v->type != MSGPACK_OBJECT_STR)
+		return;
+	WEB_ADD(b, "<div class=\"by\" data-by=\"");
+	web_ansi_escape(b, v->via.str.ptr, v->via.str.size, 1);
+	WEB_ADD(b, "\" title=\"last changed by ");
+	web_ansi_escape(b, v->via.str.ptr, v->via.str.size, 1);
+	if ((s = proto_get(by, "session")) != NULL &&
+	    s->type == MSGPACK_OBJECT_STR) {
+		WEB_ADD(b, ", session ");
+		web_ansi_escape(b, s->via.str.ptr, s->via.str.size, 1);
+	}
+	WEB_ADD(b, "\">");
+	web_ansi_escape(b, v->via.str.ptr, v->via.str.size, 0);
+	WEB_ADD(b, "</div>");
 }
 
 /* A button of a cell: class, data-act (when act), data-cell. */
@@ -528,3 +564,4 @@ web_render_conflicts(struct evbuffer *b, const msgpack_object *conflicts,
 		free(id);
 	}
 }
+

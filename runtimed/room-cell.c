@@ -7,7 +7,9 @@
  * content after any restart (docs/decisions/023).  The first pack of a
  * cell hashes while it writes and keeps the version and, up to
  * ROOM_CELL_CACHE_MAX, the bytes; later packs copy them until a change
- * of the cell calls room_cell_touch (docs/decisions/037).
+ * of the cell calls room_cell_touch (docs/decisions/037).  Who last
+ * changed the cell (by: issue 39) is one of its fields, so a reader's
+ * copy at a version has it as it is.
  */
 
 #include <stdlib.h>
@@ -74,7 +76,7 @@ static size_t
 room_cell_nfields(const struct room_cell *c)
 {
 	return (6 + (c->attachments != NULL) + (c->extra != NULL) +
-	    ((c->flags & ROOM_CELL_NO_SOURCE) != 0));
+	    ((c->flags & ROOM_CELL_NO_SOURCE) != 0) + (c->by != NULL));
 }
 
 static void
@@ -104,6 +106,10 @@ room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 	}
 	if (c->flags & ROOM_CELL_NO_SOURCE)
 		proto_pack_bool(pk, "no_source", 1);
+	if (c->by != NULL) {
+		proto_pack_key(pk, "by");
+		room_author_pack(pk, c->by);
+	}
 }
 
 /*
@@ -441,4 +447,92 @@ room_cell_touch(struct room_cell *c)
 	c->packed = NULL;
 	c->packed_len = 0;
 	c->version[0] = '\0';
+}
+
+/*
+ * An author: a client (client, session when one was said) or, with disk,
+ * a merge of the file.  One reference, the caller's.
+ */
+struct room_author *
+room_author_create(const char *client, const char *session, int disk)
+{
+	struct room_author	*a;
+
+	a = xcalloc(1, sizeof *a);
+	a->refs = 1;
+	a->disk = disk;
+	if (!disk && client != NULL)
+		a->client = xstrdup(client);
+	if (!disk && session != NULL)
+		a->session = xstrdup(session);
+	return (a);
+}
+
+void
+room_author_ref(struct room_author *a)
+{
+	if (a != NULL)
+		a->refs++;
+}
+
+void
+room_author_unref(struct room_author *a)
+{
+	if (a == NULL || --a->refs > 0)
+		return;
+	free(a->client);
+	free(a->session);
+	free(a);
+}
+
+/* {disk: true} or {client, session?}: fields apart, as in a change. */
+void
+room_author_pack(msgpack_packer *pk, const struct room_author *a)
+{
+	if (a->disk) {
+		msgpack_pack_map(pk, 1);
+		proto_pack_bool(pk, "disk", 1);
+		return;
+	}
+	msgpack_pack_map(pk, 1 + (a->session != NULL));
+	proto_pack_str(pk, "client", a->client != NULL ? a->client : "");
+	if (a->session != NULL)
+		proto_pack_str(pk, "session", a->session);
+}
+
+/* An author as room_author_pack wrote it (a snapshot's), or NULL. */
+struct room_author *
+room_author_unpack(const msgpack_object *o)
+{
+	const char	*s;
+	char		*client, *session = NULL;
+	size_t		 len;
+	int		 disk;
+	struct room_author *a;
+
+	if (o == NULL || o->type != MSGPACK_OBJECT_MAP)
+		return (NULL);
+	if (proto_get_bool(o, "disk", &disk) == 0 && disk)
+		return (room_author_create(NULL, NULL, 1));
+	if ((s = proto_get_str(o, "client", &len)) == NULL)
+		return (NULL);
+	client = xstrndup(s, len);
+	if ((s = proto_get_str(o, "session", &len)) != NULL)
+		session = xstrndup(s, len);
+	a = room_author_create(client, session, 0);
+	free(client);
+	free(session);
+	return (a);
+}
+
+/* The cell's last editor is now a (a reference of its own is taken). */
+void
+room_cell_set_author(struct room_cell *c, struct room_author *a)
+{
+	if (c->by == a)
+		return;
+	room_author_ref(a);
+	room_author_unref(c->by);
+	c->by = a;
+	room_cell_touch(c);
 }

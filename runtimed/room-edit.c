@@ -251,6 +251,7 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 	msgpack_unpacked	 u;
 	struct mpbuf		 b;
 	msgpack_sbuffer		 rw;
+	struct room_author	*by;
 	char			*cause = NULL;
 	const char		*code;
 	size_t			 n;
@@ -316,10 +317,15 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 	msgpack_unpacked_destroy(&u);
 	if (rewritten)
 		msgpack_sbuffer_destroy(&rw);
+	/* The cells it wrote are its client's now (issue 39). */
+	by = w->client != NULL ? room_author_create(w->client, w->session, 0) :
+	    NULL;
+	room_nb_pending_author(r->nb, w->pend, by);
 	r->edits->inflight = 1;
 	room_edit_record(r, w);
 	room_journal_edit(r, b.sb.data, b.sb.size, w->record.data,
-	    w->record.size, room_edit_durable, w);
+	    w->record.size, by, room_edit_durable, w);
+	room_author_unref(by);
 	/* Kept until it is durable: the change it records says how. */
 	w->resolved = b.sb;
 	return (0);

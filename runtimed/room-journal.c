@@ -6,11 +6,14 @@
  * flags) and a journal of what happened after it.  Each entry has its
  * own number (room->jseq), separate from the room's seq, and holds:
  *
- *	{t: "edit", seq, edits, undo?}	a ROOM_EDIT batch as applied:
+ *	{t: "edit", seq, edits, undo?, by?}
+ *					a ROOM_EDIT batch as applied:
  *					every reference an id, inserts
  *					with their minted cell_id; undo
  *					its record for reverts
- *					(room-undo.c)
+ *					(room-undo.c); by its author,
+ *					the last editor of the cells it
+ *					wrote (room_author_pack)
  *	{t: "outputs", seq, cells: [{cell_id, execution_count, outputs}]}
  *					cells' outputs as they now are
  *	{t: "metadata", seq, metadata}	the notebook's metadata as it now
@@ -201,6 +204,7 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 			c->extra = mpjson_unpack(v);
 		if (proto_get_bool(co, "no_source", &flag) == 0 && flag)
 			c->flags |= ROOM_CELL_NO_SOURCE;
+		c->by = room_author_unpack(proto_get_map(co, "by"));
 	}
 	return (nb);
 }
@@ -426,13 +430,18 @@ room_journal_grown(struct room *r)
  */
 void
 room_journal_edit(struct room *r, const char *edits, size_t len,
-    const char *undo, size_t ulen, room_journal_cb cb, void *arg)
+    const char *undo, size_t ulen, struct room_author *by, room_journal_cb cb,
+    void *arg)
 {
 	struct room_journal_ticket	*t;
 	struct mpbuf			 b;
 
 	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 3 + (ulen > 0));
+	msgpack_pack_map(&b.pk, 3 + (ulen > 0) + (by != NULL));
+	if (by != NULL) {
+		proto_pack_key(&b.pk, "by");
+		room_author_pack(&b.pk, by);
+	}
 	proto_pack_str(&b.pk, "t", "edit");
 	proto_pack_uint(&b.pk, "seq", r->seq + 1);
 	proto_pack_key(&b.pk, "edits");
@@ -706,6 +715,8 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 	struct room_journal_load	*ld = arg;
 	struct room			*r = ld->r;
 	struct room_nb_result		 res;
+	struct room_nb_pending		*pend;
+	struct room_author		*by;
 	struct room_cell		*c;
 	msgpack_unpacked		 u;
 	const msgpack_object		*cells, *co, *md, *uo;
@@ -731,14 +742,19 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 		r->seq = (uint64_t)v;
 	r->dirty = 1;
 	if (proto_obj_streq(proto_get(&u.data, "t"), "edit")) {
-		if (room_nb_edit(r->nb, proto_get(&u.data, "edits"), 1, NULL,
-		    &res, &cause, &code) != 0) {
+		if (room_nb_edit_prepare(r->nb, proto_get(&u.data, "edits"), 1,
+		    NULL, &res, &pend, &cause, &code) != 0) {
 			log_warnx("room %s: journal entry %llu does not "
 			    "apply: %s", r->id, (unsigned long long)jseq,
 			    cause);
 			free(cause);
 			ld->failed++;
 		} else {
+			/* Who wrote the cells, as the request said. */
+			by = room_author_unpack(proto_get_map(&u.data, "by"));
+			room_nb_pending_author(r->nb, pend, by);
+			room_author_unref(by);
+			room_nb_edit_commit(r->nb, pend);
 			room_nb_result_free(&res);
 			if ((uo = proto_get_map(&u.data, "undo")) != NULL) {
 				msgpack_sbuffer_init(&usb);
@@ -853,6 +869,74 @@ room_journal_check(const struct store_room *sr, char **why)
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * A clean room woken from its file keeps what its snapshot adds to the
+ * file: each cell's last editor, where the file's cell (same id) has
+ * the type and source the snapshot's had, and the batches for undo.
+ */
+static int
+room_journal_keep_cb(const struct store_room *sr, void *arg)
+{
+	struct room		*r = arg;
+	struct room_cell	*c;
+	struct room_author	*by;
+	msgpack_unpacked	 u;
+	const msgpack_object	*nb, *cells, *co;
+	const char		*s, *t;
+	char			*id;
+	size_t			 at = 0, len, tlen, i;
+
+	if (sr->damaged || r->nb == NULL)
+		return (1);
+	msgpack_unpacked_init(&u);
+	if (proto_frame_unpack(&u, sr->snapshot, sr->snapshot_len, &at) != 0 ||
+	    at != sr->snapshot_len) {
+		msgpack_unpacked_destroy(&u);
+		return (1);
+	}
+	if ((nb = proto_get_map(&u.data, "nb")) != NULL &&
+	    (cells = proto_get_array(nb, "cells")) != NULL) {
+		for (i = 0; i < cells->via.array.size; i++) {
+			co = &cells->via.array.ptr[i];
+			if (proto_get_map(co, "by") == NULL ||
+			    (s = proto_get_str(co, "cell_id", &len)) == NULL)
+				continue;
+			id = xstrndup(s, len);
+			c = room_nb_find(r->nb, id, NULL);
+			free(id);
+			s = proto_get_str(co, "source", &len);
+			t = proto_get_str(co, "cell_type", &tlen);
+			if (c == NULL || c->by != NULL || s == NULL ||
+			    t == NULL || len != c->source_len ||
+			    memcmp(s, c->source, len) != 0 ||
+			    strlen(room_nb_cell_type_name(c)) != tlen ||
+			    memcmp(t, room_nb_cell_type_name(c), tlen) != 0)
+				continue;
+			by = room_author_unpack(proto_get_map(co, "by"));
+			room_cell_set_author(c, by);
+			room_author_unref(by);
+		}
+	}
+	if (room_undo_count(r->undo) == 0) {
+		room_undo_free(r->undo);
+		r->undo = room_undo_create();
+		room_undo_restore(r->undo, proto_get_array(&u.data, "undo"));
+	}
+	msgpack_unpacked_destroy(&u);
+	return (1);
+}
+
+void
+room_journal_keep(struct room *r)
+{
+	if (runtimed_store == NULL)
+		return;
+	if (runtimed_writer != NULL)
+		store_writer_sync(runtimed_writer);
+	(void)store_room_get(runtimed_store, r->id, NULL,
+	    room_journal_keep_cb, r);
 }
 
 /* Rebuild a dormant room's content from its snapshot and journal. */

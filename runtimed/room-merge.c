@@ -597,9 +597,12 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 	char			*rkeep, *dtake, *placed, *dused;
 	size_t			 i, n = 0, last;
 	ssize_t			 bj, dj, rj;
+	struct room_author	*disk_by;
 	int			 room_moved = 0, differs = 0, busy, changed;
+	int			 wrote;
 
 	memset(&a, 0, sizeof a);
+	disk_by = room_author_create(NULL, NULL, 1);
 	din = xcalloc(disk->ncells + 1, sizeof *din);
 	dout = xcalloc(disk->ncells + 1, sizeof *dout);
 	for (i = 0; i < disk->ncells; i++) {
@@ -672,19 +675,25 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 		else if (bj >= 0 && rin == base->cells[bj].in &&
 		    !(busy && dc->type != rc->type)) {
 			changed = dc->type != rc->type;
+			wrote = changed;
 			if (changed)
 				room_merge_note(&a, PROTO_CHANGE_TYPE, rc->id,
 				    ROOM_CHANGE_CELLS);
 			if (dc->source_len != rc->source_len ||
 			    (rc->source_len > 0 && memcmp(dc->source,
-			    rc->source, rc->source_len) != 0))
+			    rc->source, rc->source_len) != 0)) {
 				room_merge_note(&a, PROTO_CHANGE_SOURCE,
 				    rc->id, ROOM_CHANGE_CELLS);
+				wrote = 1;
+			}
 			if (room_merge_json(1, dc->metadata) !=
 			    room_merge_json(1, rc->metadata))
 				room_merge_note(&a, PROTO_CHANGE_METADATA,
 				    rc->id, ROOM_CHANGE_CELLS);
 			room_merge_swap_input(rc, dc);
+			/* The file's editor wrote it last (issue 39). */
+			if (wrote)
+				room_cell_set_author(rc, disk_by);
 			if (changed) {
 				/* A cell of another type has other outputs. */
 				room_merge_swap_outputs(rc, dc);
@@ -815,6 +824,7 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 		if (dtake[i]) {
 			room_merge_note(&a, PROTO_CHANGE_INSERTED,
 			    disk->cells[i]->id, ROOM_CHANGE_CELLS);
+			room_cell_set_author(disk->cells[i], disk_by);
 			disk->cells[i] = NULL;	/* the room's now */
 		}
 	}
@@ -872,6 +882,7 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 	lh_table_free(rt);
 	lh_table_free(dt);
 	room_nb_free(disk);
+	room_author_unref(disk_by);
 }
 
 static void

@@ -353,6 +353,7 @@ room_nb_cell_free(struct room_cell *c)
 	json_object_put(c->extra);
 	room_cell_touch(c);
 	pydefuse_free(c->defuse);
+	room_author_unref(c->by);
 	free(c);
 }
 
@@ -388,6 +389,8 @@ room_nb_cell_clone(const struct room_cell *c)
 	    json_object_deep_copy(c->extra, &n->extra, NULL) != 0)
 		fatalx("json_object_deep_copy failed");
 	n->flags = c->flags;
+	n->by = c->by;
+	room_author_ref(n->by);
 	return (n);
 }
 
@@ -1789,6 +1792,32 @@ room_nb_pending_fresh(struct room_nb_pending *p, size_t *n)
 {
 	*n = p->nfresh;
 	return (p->fresh);
+}
+
+/*
+ * The batch's author becomes the last editor of each cell it made or
+ * whose type or source it changed (not of a cell it only moved, cleared
+ * or gave metadata): issue 39.  Before anything reads the cells'
+ * versions, which hash it.
+ */
+void
+room_nb_pending_author(struct room_nb *nb, struct room_nb_pending *p,
+    struct room_author *by)
+{
+	struct room_cell	*c, *o;
+	size_t			 j;
+
+	if (by == NULL)
+		return;
+	for (j = 0; j < p->nfresh; j++) {
+		c = p->fresh[j];
+		o = room_nb_find(nb, c->id, NULL);
+		if (o != NULL && o != c && o->type == c->type &&
+		    o->source_len == c->source_len &&
+		    memcmp(o->source, c->source, c->source_len) == 0)
+			continue;
+		room_cell_set_author(c, by);
+	}
 }
 
 /* Prepare and commit at once (replay, tests). */

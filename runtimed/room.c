@@ -804,6 +804,8 @@ room_wake(struct room *r, int by_id, char **cause)
 		}
 		if (room_load_file(r, cause) != 0)
 			return (-1);
+		/* Who wrote each cell, and the batches, are not in the file. */
+		room_journal_keep(r);
 		room_loaded(r);
 		room_journal_snapshot(r);
 		return (0);

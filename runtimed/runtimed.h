@@ -70,6 +70,19 @@ enum room_cell_type {
 #define ROOM_CELL_UNDO		0x04	/* transient: room-undo.c's scan */
 
 /*
+ * Who last changed a cell's type or source, or made it (issue 39): a
+ * client's edit batch (client, and session for an agent; the live page
+ * has none) or a merge of the file (disk).  Shared by the cells one
+ * batch touched (refs); never written into the .ipynb.
+ */
+struct room_author {
+	int			 refs;
+	int			 disk;
+	char			*client;	/* NULL with disk */
+	char			*session;	/* or NULL */
+};
+
+/*
  * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
  * source carries its length.  outputs is a json array for code cells
  * and NULL otherwise; attachments is NULL when the cell has none.
@@ -100,6 +113,7 @@ struct room_cell {
 	uint32_t		 seen[ROOM_CELL_SEEN];	/* versions of it */
 	u_int			 nseen;
 	struct pydefuse		*defuse;	/* room-stale.c, of source */
+	struct room_author	*by;		/* last editor, or NULL */
 };
 
 /*
@@ -360,6 +374,13 @@ uint64_t	 room_cell_run_hash(struct room_cell *, int, const char *);
 void		 room_cell_version(struct room_cell *,
 		     char [ROOM_VERSION_LEN + 1]);
 void		 room_cell_touch(struct room_cell *);
+struct room_author *room_author_create(const char *, const char *, int);
+struct room_author *room_author_unpack(const msgpack_object *);
+void		 room_author_ref(struct room_author *);
+void		 room_author_unref(struct room_author *);
+void		 room_author_pack(msgpack_packer *, const struct room_author *);
+void		 room_cell_set_author(struct room_cell *,
+		     struct room_author *);
 int		 room_cell_same_content(struct room_cell *, const char *,
 		     size_t);
 int		 room_cell_has_out(struct room_cell *);
@@ -488,6 +509,8 @@ struct room_cell	**room_nb_pending_cells(struct room_nb_pending *,
 			     size_t *);
 struct room_cell	**room_nb_pending_fresh(struct room_nb_pending *,
 			     size_t *);
+void			 room_nb_pending_author(struct room_nb *,
+			     struct room_nb_pending *, struct room_author *);
 void			 room_nb_result_free(struct room_nb_result *);
 void			 room_nb_set_cells(struct room_nb *,
 			     struct room_cell **, size_t);
@@ -506,8 +529,10 @@ int		 room_journal_snapshot(struct room *);
 void		 room_journal_pack_nb(msgpack_packer *, struct room_nb *);
 struct room_nb	*room_journal_unpack_nb(const msgpack_object *, char **);
 void		 room_journal_edit(struct room *, const char *, size_t,
-		     const char *, size_t, room_journal_cb, void *);
+		     const char *, size_t, struct room_author *,
+		     room_journal_cb, void *);
 void		 room_journal_grown(struct room *);
+void		 room_journal_keep(struct room *);
 int		 room_journal_flush(struct room *);
 void		 room_journal_later(struct room *);
 int		 room_journal_recover(struct room *, char **);
