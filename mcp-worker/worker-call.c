@@ -39,6 +39,7 @@ struct worker_call {
 	void				*progress_arg;
 	worker_call_cancel_cb		 on_cancel;
 	void				*cancel_arg;
+	struct worker_figures		*figures;	/* being drawn */
 	TAILQ_ENTRY(worker_call)	 entry;
 };
 TAILQ_HEAD(worker_call_head, worker_call);
@@ -107,6 +108,7 @@ worker_call_free(struct worker_call *call)
 	json_object_put(call->args);
 	json_object_put(call->extra);
 	json_object_put(call->meta);
+	worker_figures_free(call->figures);
 	free(call->owner);
 	free(call);
 	if (worker_call_n == 0)
@@ -234,6 +236,13 @@ worker_call_set_target(struct worker_call *call, const char *handle,
 	free(call->owner);
 	call->owner = handle != NULL ? xstrdup(handle) : NULL;
 	call->owner_minted = minted;
+}
+
+/* The figures drawn for this call's result (worker-figure.c). */
+struct worker_figures **
+worker_call_figures(struct worker_call *call)
+{
+	return (&call->figures);
 }
 
 /* Another content block (an image) after the text; takes the ref. */
@@ -397,6 +406,10 @@ worker_call_result(struct worker_call *call, const char *text,
 	char			*owned = NULL;
 	size_t			 i;
 
+	/* Figures being drawn: the result waits for their images. */
+	if (call->figures != NULL && !call->cancelled &&
+	    worker_figure_hold(call->figures, text, sc))
+		return;
 	if (call->owner != NULL) {
 		t = json_object_new_object();
 		json_object_object_add(t, "notebook_handle",

@@ -634,6 +634,14 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 	/* Rich outputs summarized unless the originals were asked for. */
 	if (!b->full && !b->every_mime &&
 	    (view = worker_digest_view(outputs, b->original)) != NULL) {
+		/* Figures drawn as images beside their summaries. */
+		for (i = 0; call != NULL &&
+		    i < json_object_array_length(outputs); i++) {
+			o = json_object_array_get_idx(outputs, i);
+			if (json_object_is_type(o, json_type_object) &&
+			    json_object_object_get_ex(o, "data", &v))
+				worker_figure_queue(call, b, v, i);
+		}
 		json_object_put(arr);
 		arr = worker_output_cap(view, b, text, truncated, call);
 		json_object_put(view);

@@ -34,6 +34,7 @@ __dead void
 worker_exit(int status)
 {
 	worker_daemon_shutdown();
+	worker_figure_shutdown();
 	log_debug("%s: exit %d", __func__, status);
 	exit(status);
 }
@@ -107,6 +108,7 @@ main(int argc, char **argv)
 	event_add(ev_int, NULL);
 
 	worker_daemon_init(worker_base);
+	worker_figure_init(worker_base);
 	worker_watch_start(worker_base);
 	if (proxy_fd >= 0) {
 		if (worker_proxy_start(worker_base, proxy_fd) != 0)

@@ -47,6 +47,12 @@
 #define WORKER_MAX_IMAGE_TOTAL	(2 * 1024 * 1024) /* of all, per result */
 #define WORKER_IMAGE_MAX_SIDE	1568	/* long side sent to the model */
 #define WORKER_IMAGE_MAX_PIXELS	50000000 /* decoded at most */
+#define WORKER_FIGURE_AT_ONCE	2	/* figures drawn at once */
+#define WORKER_FIGURE_TIMEOUT_MS 8000	/* to draw one, then killed */
+#define WORKER_FIGURE_MAX_PNG	(4 * 1024 * 1024) /* its screenshot */
+#define WORKER_FIGURE_MAX_B64	(256 * 1024)	/* base64 of its image */
+#define WORKER_FIGURE_MIN_SIDE	100	/* of a layout's own size */
+#define WORKER_FIGURE_JS_DIR	"/usr/share/javascript"	/* libjs-vega */
 #define WORKER_START_TIMEOUT_MS	5000	/* daemon autostart */
 #define WORKER_HANDLE_PREFIX	"nbh_"
 #define WORKER_HANDLE_LEN	(4 + 8 + 32)	/* prefix, tag, random */
@@ -223,6 +229,8 @@ void		 worker_call_on_cancel(struct worker_call *,
 int		 worker_call_cancelled(struct worker_call *);
 u_int		 worker_call_inflight(void);
 struct json_object *worker_call_args(struct worker_call *);
+struct worker_figures;
+struct worker_figures **worker_call_figures(struct worker_call *);
 void		 worker_call_add_content(struct worker_call *,
 		     struct json_object *);
 void		 worker_call_result(struct worker_call *, const char *,
@@ -581,6 +589,16 @@ char		*worker_digest_widget(struct json_object *, const char *,
 		     const char *);
 char		*worker_digest_bundle(struct json_object *, const char *);
 struct json_object *worker_digest_view(struct json_object *, const char *);
+
+/* worker-figure.c: a figure drawn to a PNG by Chromium (decision 088). */
+struct worker_figures;
+void		 worker_figure_init(struct event_base *);
+void		 worker_figure_shutdown(void);
+void		 worker_figure_queue(struct worker_call *,
+		     struct worker_budget *, struct json_object *, size_t);
+int		 worker_figure_hold(struct worker_figures *, const char *,
+		     struct json_object *);
+void		 worker_figures_free(struct worker_figures *);
 
 /* worker-traceback.c: library frames folded for the model. */
 struct json_object *worker_traceback_fold(struct json_object *);
