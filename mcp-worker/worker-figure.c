@@ -72,6 +72,7 @@ struct worker_figure {
 	char				*label;	/* "Plotly figure, cell …" */
 	u_int				 w, h;
 	size_t				 max_b64;	/* reserved */
+	u_char				 key[CRYPTO_SHA256_LEN];
 	pid_t				 pid;
 	char				*dir;
 	struct event			*timer;
@@ -94,6 +95,20 @@ struct worker_figures {
 	char				*text;
 	struct json_object		*sc;
 };
+
+/* The last screenshots, so a figure read again is not drawn again. */
+struct worker_figure_png {
+	u_char				 key[CRYPTO_SHA256_LEN];
+	char				*png;
+	size_t				 len;
+	int64_t				 ms;	/* it took to draw */
+	TAILQ_ENTRY(worker_figure_png)	 entry;
+};
+TAILQ_HEAD(worker_figure_pngs, worker_figure_png);
+static struct worker_figure_pngs	 worker_figure_cache =
+    TAILQ_HEAD_INITIALIZER(worker_figure_cache);
+static u_int				 worker_figure_cache_n;
+static size_t				 worker_figure_cache_bytes;
 
 /* Each set's figures are on both lists: entry and queue differ. */
 static struct event_base		*worker_figure_base;
@@ -217,6 +232,11 @@ static void	worker_figure_start(struct worker_figure *);
 static void	worker_figure_next(void);
 static void	worker_figure_reap(struct worker_figure *, int);
 static void	worker_figure_outcome(struct worker_figure *, int);
+static void	worker_figure_image(struct worker_figure *, const char *,
+		    size_t, int64_t, int);
+static struct worker_figure_png *worker_figure_cached(const u_char *);
+static void	worker_figure_keep(const u_char *, const char *, size_t,
+		    int64_t);
 static void	worker_figure_fail(struct worker_figure *, const char *, ...)
 		    printflike(2, 3);
 static void	worker_figure_vnote(struct worker_figure *, const char *,
@@ -344,6 +364,7 @@ worker_figure_queue(struct worker_call *call, struct worker_budget *b,
 	struct json_object_iterator	 it, end;
 	struct worker_figures		**setp, *set;
 	struct worker_figure		*f;
+	struct worker_figure_png	*png;
 	struct json_object		*spec = NULL, *lay, *v;
 	enum worker_figure_kind		 kind = WORKER_FIGURE_PLOTLY;
 	const char			*mime = NULL, *none = NULL, *s;
@@ -436,6 +457,16 @@ worker_figure_queue(struct worker_call *call, struct worker_budget *b,
 			*out++ = s[i];
 	}
 	*out = '\0';
+
+	/* Drawn before at this size: the screenshot kept. */
+	xasprintf(&out, "%d %u %u\n%s", (int)kind, f->w, f->h, f->spec);
+	crypto_sha256(out, strlen(out), f->key);
+	free(out);
+	if ((png = worker_figure_cached(f->key)) != NULL) {
+		worker_figure_image(f, png->png, png->len, png->ms, 1);
+		worker_figure_done(f);
+		return;
+	}
 
 	f->state = WORKER_FIGURE_WAITING;
 	TAILQ_INSERT_TAIL(&worker_figure_waiting, f, queue);
@@ -804,18 +835,16 @@ worker_figure_said(const char *dir)
 	return (said);
 }
 
-/* Read the screenshot of f, fit it for the model. */
+/* Read the screenshot of f. */
 static void
 worker_figure_outcome(struct worker_figure *f, int status)
 {
-	struct worker_image_info	 info;
-	struct stat			 sb;
-	char				*path, *said, *png = NULL, *b64 = NULL;
-	char				*data, *cause = NULL;
-	int64_t				 ms = worker_figure_now() - f->started;
-	ssize_t				 n;
-	size_t				 len = 0, blen;
-	int				 fd = -1;
+	struct stat	 sb;
+	char		*path, *said, *png = NULL;
+	int64_t		 ms = worker_figure_now() - f->started;
+	ssize_t		 n;
+	size_t		 len = 0;
+	int		 fd = -1;
 
 	said = worker_figure_said(f->dir);
 	if (f->timed_out) {
@@ -853,14 +882,35 @@ worker_figure_outcome(struct worker_figure *f, int status)
 	while (len < (size_t)sb.st_size && (n = read(fd, png + len,
 	    (size_t)sb.st_size - len)) > 0)
 		len += (size_t)n;
+	worker_figure_image(f, png, len, ms, 0);
+	if (f->block != NULL)
+		worker_figure_keep(f->key, png, len, ms);
+out:
+	if (fd != -1)
+		close(fd);
+	free(png);
+	free(said);
+}
+
+/* A screenshot as f's image, fit for the model. */
+static void
+worker_figure_image(struct worker_figure *f, const char *png, size_t len,
+    int64_t ms, int kept)
+{
+	struct worker_image_info	 info;
+	char				*b64, *data, *cause = NULL;
+	size_t				 blen;
+
 	b64 = xmalloc((len + 2) / 3 * 4 + 1);
 	blen = crypto_b64_encode(b64, png, len);
 	/* Decoded, so proved a PNG, and made to fit what was reserved. */
-	if ((data = worker_image_fit("image/png", b64, blen, f->max_b64,
-	    &info, &cause)) == NULL) {
+	data = worker_image_fit("image/png", b64, blen, f->max_b64, &info,
+	    &cause);
+	free(b64);
+	if (data == NULL) {
 		worker_figure_note(f, "the screenshot: %s", cause);
 		free(cause);
-		goto out;
+		return;
 	}
 	f->block = json_object_new_object();
 	json_object_object_add(f->block, "type",
@@ -869,10 +919,10 @@ worker_figure_outcome(struct worker_figure *f, int status)
 	json_object_object_add(f->block, "mimeType",
 	    json_object_new_string(info.sent_mime));
 	xasprintf(&f->note, "[%s: drawn as a %ux%u %s by headless Chromium "
-	    "in %.1f s, the image below; the notebook keeps the figure]",
+	    "in %.1f s%s, the image below; the notebook keeps the figure]",
 	    f->label, info.sent_width, info.sent_height,
 	    strcmp(info.sent_mime, "image/png") == 0 ? "PNG" : "JPEG",
-	    (double)ms / 1000);
+	    (double)ms / 1000, kept ? " (kept from an earlier read)" : "");
 	json_object_object_add(f->info, "width",
 	    json_object_new_int64(info.sent_width));
 	json_object_object_add(f->info, "height",
@@ -882,13 +932,54 @@ worker_figure_outcome(struct worker_figure *f, int status)
 	json_object_object_add(f->info, "bytes",
 	    json_object_new_int64((int64_t)strlen(data)));
 	json_object_object_add(f->info, "ms", json_object_new_int64(ms));
+	json_object_object_add(f->info, "kept",
+	    json_object_new_boolean(kept));
 	free(data);
-out:
-	if (fd != -1)
-		close(fd);
-	free(png);
-	free(b64);
-	free(said);
+}
+
+static struct worker_figure_png *
+worker_figure_cached(const u_char *key)
+{
+	struct worker_figure_png	*p;
+
+	TAILQ_FOREACH(p, &worker_figure_cache, entry) {
+		if (memcmp(p->key, key, CRYPTO_SHA256_LEN) == 0) {
+			/* Most recently used first. */
+			TAILQ_REMOVE(&worker_figure_cache, p, entry);
+			TAILQ_INSERT_HEAD(&worker_figure_cache, p, entry);
+			return (p);
+		}
+	}
+	return (NULL);
+}
+
+/* Keep a screenshot; the least recently used go past the bounds. */
+static void
+worker_figure_keep(const u_char *key, const char *png, size_t len,
+    int64_t ms)
+{
+	struct worker_figure_png	*p;
+
+	if (len > WORKER_FIGURE_CACHE_BYTES / 4)
+		return;
+	p = xcalloc(1, sizeof *p);
+	memcpy(p->key, key, CRYPTO_SHA256_LEN);
+	p->png = xmalloc(len);
+	memcpy(p->png, png, len);
+	p->len = len;
+	p->ms = ms;
+	TAILQ_INSERT_HEAD(&worker_figure_cache, p, entry);
+	worker_figure_cache_n++;
+	worker_figure_cache_bytes += len;
+	while (worker_figure_cache_n > WORKER_FIGURE_CACHE ||
+	    worker_figure_cache_bytes > WORKER_FIGURE_CACHE_BYTES) {
+		p = TAILQ_LAST(&worker_figure_cache, worker_figure_pngs);
+		TAILQ_REMOVE(&worker_figure_cache, p, entry);
+		worker_figure_cache_n--;
+		worker_figure_cache_bytes -= p->len;
+		free(p->png);
+		free(p);
+	}
 }
 
 /* Why f has no image (the first reason said stays). */

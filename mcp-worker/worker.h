@@ -52,6 +52,8 @@
 #define WORKER_FIGURE_MAX_PNG	(4 * 1024 * 1024) /* its screenshot */
 #define WORKER_FIGURE_MAX_B64	(256 * 1024)	/* base64 of its image */
 #define WORKER_FIGURE_MIN_SIDE	100	/* of a layout's own size */
+#define WORKER_FIGURE_CACHE	16	/* screenshots kept */
+#define WORKER_FIGURE_CACHE_BYTES (4 * 1024 * 1024)	/* their bytes */
 #define WORKER_FIGURE_JS_DIR	"/usr/share/javascript"	/* libjs-vega */
 #define WORKER_START_TIMEOUT_MS	5000	/* daemon autostart */
 #define WORKER_HANDLE_PREFIX	"nbh_"

@@ -175,7 +175,8 @@ function leftovers() {
 // The figure's line in the text, and its image checked.
 function drawn(g, what, cell) {
   const re = new RegExp(`\\[${what}, cell ${cell} output \\d+: drawn as a (\\d+)x(\\d+) PNG ` +
-    'by headless Chromium in ([\\d.]+) s, the image below; the notebook keeps the figure\\]');
+    'by headless Chromium in ([\\d.]+) s( \\(kept from an earlier read\\))?, the image below; ' +
+    'the notebook keeps the figure\\]');
   const m = g.text.match(re);
   assert.ok(m, g.text);
   assert.equal(g.images.length, 1, 'one image');
@@ -183,7 +184,7 @@ function drawn(g, what, cell) {
   const img = decodePng(Buffer.from(g.images[0].data, 'base64'));
   assert.equal(img.w, Number(m[1]), 'the stated width');
   assert.equal(img.h, Number(m[2]), 'the stated height');
-  return { img, secs: Number(m[3]) };
+  return { img, secs: Number(m[3]), kept: m[4] !== undefined };
 }
 
 test('a Plotly figure from python3-plotly: its summary and a PNG of it', async () => {
@@ -203,6 +204,13 @@ test('a Plotly figure from python3-plotly: its summary and a PNG of it', async (
     `(${img.w}x${img.h}, about ${Math.round(img.w * img.h / 750)} image tokens); ` +
     `the result text ${g.text.length} chars`);
   assert.deepEqual(leftovers(), []);
+  // Read again: the screenshot kept, not drawn again.
+  const t0 = Date.now();
+  const again = await call(A, 'get_results', { notebook_handle: H, execution_id: plotly.run });
+  const ms = Date.now() - t0;
+  assert.equal(drawn(again, 'Plotly figure', plotly.cell).kept, true);
+  assert.equal(again.images[0].data, g.images[0].data);
+  console.log(`# read again: answered in ${ms} ms, the screenshot kept`);
   // full_output gives the originals and draws nothing.
   const full = await call(A, 'get_results', { notebook_handle: H, execution_id: plotly.run,
     full_output: true });
@@ -242,24 +250,36 @@ test('a figure naming external URLs: nothing is fetched', async () => {
   const gv = await call(A, 'get_results', { notebook_handle: H, execution_id: v.run });
   assert.match(gv.text, new RegExp(`\\[Vega chart, cell ${v.cell} output \\d+: no image: the page failed: `), gv.text);
   assert.equal(gv.images.length, 0);
+  console.log(`# ${gv.text.match(/\[Vega chart, cell \S+ output \d+: no image[^\]]*\]/)[0]}`);
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(hits, 0, 'no request reached the server');
   assert.deepEqual(leftovers(), []);
 });
 
 test('the worker answers other calls while a figure is drawn', async () => {
-  let drawnAt = 0, listedAt = 0;
+  // A new figure, after the edit's own wait (1 s): get_results draws it.
+  const e = await call(A, 'edit_cells', { notebook_handle: H, edits: [{ op: 'insert',
+    after: 'BOTTOM', source: 'import time\ntime.sleep(2)\n' +
+    PLOTLY.replace('title="Saw"', 'title="Saw 2"') }], run: true });
+  assert.notEqual(e.sc.run.status, 'done');
   const t0 = Date.now();
-  const fig = call(A, 'get_results', { notebook_handle: H, execution_id: plotly.run })
-    .then((g) => { drawnAt = Date.now() - t0; return g; });
-  await new Promise((r) => setTimeout(r, 150));
-  const l = await call(A, 'list_notebooks', {});
-  listedAt = Date.now() - t0;
+  let drawnAt = 0;
+  const fig = call(A, 'get_results', { notebook_handle: H, execution_id: e.sc.run.execution_id,
+    timeout_secs: 50 }).then((g) => { drawnAt = Date.now() - t0; return g; });
+  const answered = [];
+  while (drawnAt === 0) {
+    await call(A, 'list_notebooks', {});
+    answered.push(Date.now() - t0);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const g = await fig;
-  drawn(g, 'Plotly figure', plotly.cell);
-  assert.ok(l.text.length > 0);
-  console.log(`# list_notebooks answered at ${listedAt} ms, the figure at ${drawnAt} ms`);
-  assert.ok(listedAt < drawnAt, `list_notebooks (${listedAt} ms) before the figure (${drawnAt} ms)`);
+  const d = drawn(g, 'Plotly figure', e.sc.cells[0].cell_id);
+  assert.equal(d.kept, false);
+  const from = drawnAt - d.secs * 1000;
+  const during = answered.filter((t) => t > from && t < drawnAt);
+  console.log(`# while the figure was drawn (${Math.round(from)} to ${drawnAt} ms), ` +
+    `list_notebooks was answered ${during.length} times`);
+  assert.ok(during.length >= 2, `answers during the drawing: ${answered.join(' ')}`);
 });
 
 test('a Vega-Lite chart: no image, and why', async () => {
