@@ -153,6 +153,7 @@ static const struct {
 	{ "vega-voronoi", "vega/vega-voronoi.min.js" },
 	{ "vega-wordcloud", "vega/vega-wordcloud.min.js" },
 	{ "vega-crossfilter", "vega/vega-crossfilter.min.js" },
+	{ "vega-interpreter", "vega/vega-interpreter.min.js" },
 };
 
 /* Where Debian (then pip) puts plotly.js. */
@@ -164,12 +165,15 @@ static const char *worker_figure_plotly_js[] = {
 
 /*
  * The page's head: no request of any kind (scripts are inline, images
- * only data: and blob:), a white page the figure's size.
+ * only data: and blob:), a white page the figure's size.  plotly.js
+ * compiles code with Function (55 places in 2.6.3), so its page allows
+ * eval; Vega's is denied it: its expressions are interpreted
+ * (vega-interpreter), not compiled.
  */
 static const char worker_figure_head[] =
     "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
-    "'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src "
+    "'none'; script-src 'unsafe-inline'%s; style-src "
     "'unsafe-inline'; img-src data: blob:; font-src data:\">"
     "<style>html,body{margin:0;background:#fff;overflow:hidden}</style>"
     "</head><body><div id=\"f\" style=\"width:%upx;height:%upx\"></div>"
@@ -206,8 +210,9 @@ static const char worker_figure_vega_tail[] =
     "log.warn=function(m){if(m==='Loading failed')fail(arguments);"
     "return warn.apply(log,arguments)};"
     "var s=JSON.parse(document.getElementById('spec').textContent);"
-    "var v=new V.View(V.parse(s),{renderer:'svg',container:'#f',"
-    "hover:false,logger:log});"
+    "var v=new V.View(V.parse(s,null,{ast:true}),{renderer:'svg',"
+    "container:'#f',hover:false,logger:log,"
+    "expr:V.expressionInterpreter});"
     "v.runAsync().then(function(){"
     "if(err){__say('error: '+err);return}"
     "var g=document.querySelector('#f svg');"
@@ -547,7 +552,8 @@ worker_figure_page(struct worker_figure *f, char **cause)
 		return (-1);
 	}
 	b = evbuffer_new();
-	evbuffer_add_printf(b, worker_figure_head, f->w, f->h);
+	evbuffer_add_printf(b, worker_figure_head, f->kind ==
+	    WORKER_FIGURE_PLOTLY ? " 'unsafe-eval'" : "", f->w, f->h);
 	if (evbuffer_write(b, fd) == -1)
 		goto fail;
 	if (f->kind == WORKER_FIGURE_PLOTLY) {
