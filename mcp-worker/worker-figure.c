@@ -232,6 +232,7 @@ static int	worker_figure_kind(const char *, enum worker_figure_kind *,
 static char	*worker_figure_chromium(void);
 static const char	*worker_figure_plotly(void);
 static int	worker_figure_copy(int, const char *, char **);
+static int	worker_figure_flush(struct evbuffer *, int);
 static int	worker_figure_page(struct worker_figure *, char **);
 static void	worker_figure_start(struct worker_figure *);
 static void	worker_figure_next(void);
@@ -410,7 +411,7 @@ worker_figure_queue(struct worker_call *call, struct worker_budget *b,
 	f->info = json_object_new_object();
 	json_object_object_add(f->info, "cell_id", json_object_new_string(
 	    b->cell_id != NULL ? b->cell_id : ""));
-	json_object_object_add(f->info, "output", json_object_new_int64(
+	json_object_object_add(f->info, "output_index", json_object_new_int64(
 	    (int64_t)index));
 	json_object_object_add(f->info, "mime", json_object_new_string(mime));
 	TAILQ_INSERT_TAIL(&set->list, f, entry);
@@ -528,6 +529,17 @@ worker_figure_copy(int fd, const char *path, char **cause)
 	return (n == -1 ? -1 : 0);
 }
 
+/* All of b to fd (a file: a short write is an error's). */
+static int
+worker_figure_flush(struct evbuffer *b, int fd)
+{
+	while (evbuffer_get_length(b) > 0) {
+		if (evbuffer_write(b, fd) == -1 && errno != EINTR)
+			return (-1);
+	}
+	return (0);
+}
+
 /* The page for f in its directory; -1 with *cause. */
 static int
 worker_figure_page(struct worker_figure *f, char **cause)
@@ -554,12 +566,11 @@ worker_figure_page(struct worker_figure *f, char **cause)
 	b = evbuffer_new();
 	evbuffer_add_printf(b, worker_figure_head, f->kind ==
 	    WORKER_FIGURE_PLOTLY ? " 'unsafe-eval'" : "", f->w, f->h);
-	if (evbuffer_write(b, fd) == -1)
-		goto fail;
 	if (f->kind == WORKER_FIGURE_PLOTLY) {
 		evbuffer_add_printf(b, "<script>");
-		if (evbuffer_write(b, fd) == -1 ||
-		    worker_figure_copy(fd, js, cause) != 0)
+		if (worker_figure_flush(b, fd) == -1)
+			goto fail;
+		if (worker_figure_copy(fd, js, cause) != 0)
 			goto out;
 		evbuffer_add_printf(b, "\n</script>\n");
 	} else {
@@ -567,7 +578,7 @@ worker_figure_page(struct worker_figure *f, char **cause)
 			evbuffer_add_printf(b, "<script>__def(\"%s\","
 			    "function(exports,module,require){\n",
 			    worker_figure_vega[i].name);
-			if (evbuffer_write(b, fd) == -1)
+			if (worker_figure_flush(b, fd) == -1)
 				goto fail;
 			xasprintf(&p, "%s/%s", WORKER_FIGURE_JS_DIR,
 			    worker_figure_vega[i].file);
@@ -592,10 +603,8 @@ worker_figure_page(struct worker_figure *f, char **cause)
 		evbuffer_add_printf(b, worker_figure_plotly_tail, f->w, f->h);
 	else
 		evbuffer_add_printf(b, worker_figure_vega_tail, f->w, f->h);
-	while (evbuffer_get_length(b) > 0) {
-		if (evbuffer_write(b, fd) == -1)
-			goto fail;
-	}
+	if (worker_figure_flush(b, fd) == -1)
+		goto fail;
 	r = 0;
 	goto out;
 fail:

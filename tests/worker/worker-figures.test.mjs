@@ -174,7 +174,7 @@ function leftovers() {
 
 // The figure's line in the text, and its image checked.
 function drawn(g, what, cell) {
-  const re = new RegExp(`\\[${what}, cell ${cell} output \\d+: drawn as a (\\d+)x(\\d+) PNG ` +
+  const re = new RegExp(`\\[${what}, cell ${cell} output (\\d+): drawn as a (\\d+)x(\\d+) PNG ` +
     'by headless Chromium in ([\\d.]+) s( \\(kept from an earlier read\\))?, the image below; ' +
     'the notebook keeps the figure\\]');
   const m = g.text.match(re);
@@ -182,22 +182,23 @@ function drawn(g, what, cell) {
   assert.equal(g.images.length, 1, 'one image');
   assert.equal(g.images[0].mimeType, 'image/png');
   const img = decodePng(Buffer.from(g.images[0].data, 'base64'));
-  assert.equal(img.w, Number(m[1]), 'the stated width');
-  assert.equal(img.h, Number(m[2]), 'the stated height');
-  return { img, secs: Number(m[3]), kept: m[4] !== undefined };
+  assert.equal(img.w, Number(m[2]), 'the stated width');
+  assert.equal(img.h, Number(m[3]), 'the stated height');
+  return { img, output: Number(m[1]), secs: Number(m[4]), kept: m[5] !== undefined };
 }
 
 test('a Plotly figure from python3-plotly: its summary and a PNG of it', async () => {
   const g = await call(A, 'get_results', { notebook_handle: H, execution_id: plotly.run });
   assert.match(g.text, /\[Plotly figure \(application\/vnd\.plotly\.v1\+json\) as a summary/);
   assert.match(g.text, /title: "Saw"/);
-  const { img, secs } = drawn(g, 'Plotly figure', plotly.cell);
+  const { img, secs, output } = drawn(g, 'Plotly figure', plotly.cell);
   assert.equal(img.w, 640, 'the layout\'s width');
   assert.equal(img.h, 400, 'the layout\'s height');
   // The plot area (inside the margins) has the line and markers.
   const n = ink(img, 0.15, 0.25, 0.85, 0.8);
   assert.ok(n > 500, `ink in the plot area: ${n} pixels`);
   const f = g.sc.figures.find((x) => x.cell_id === plotly.cell);
+  assert.equal(f.output_index, output - 1, 'counted from 0 there, from 1 in the text');
   assert.equal(f.width, 640);
   assert.equal(f.mimeType, 'image/png');
   console.log(`# Plotly figure: drawn in ${secs} s; the image ${g.images[0].data.length} chars of base64 ` +
