@@ -377,7 +377,12 @@ agent_daemon_shutdown_done(struct agent_kernel *k, void *arg)
 	if (!agent_daemon_shutdown_pending)
 		return;
 	agent_daemon_shutdown_pending = 0;
-	if (agent_daemon_peer != NULL)
+	if (agent_daemon_peer != NULL && !agent_daemon_shutdown_restart &&
+	    agent_daemon_hooks->shutdown_refused != NULL &&
+	    (why = agent_daemon_hooks->shutdown_refused(k)) != NULL)
+		agent_send_error(agent_daemon_shutdown_id, PROTO_E_REFUSED,
+		    "%s", why);
+	else if (agent_daemon_peer != NULL)
 		agent_send_ok(agent_daemon_shutdown_id);
 	if (!agent_daemon_shutdown_restart)
 		return;

@@ -71,6 +71,7 @@ struct agent_kernel {
 	void			*done_arg;
 	int			 restart;
 	int			 closing;	/* we asked for the DELETE */
+	char			*refused;	/* why the DELETE did not end it */
 	int			 rejoins;	/* tries since the last open */
 	int64_t			 rejoin_by;	/* end of the window */
 	int			 rejoin_ms;	/* the next wait */
@@ -141,6 +142,7 @@ agent_kernel_free(struct agent_kernel *k)
 	free(k->id);
 	free(k->kept);
 	free(k->why);
+	free(k->refused);
 	free(k->display_name);
 	free(k->language);
 	free(k);
@@ -887,6 +889,20 @@ agent_remote_kernel_stopped(struct jserver_reply *r, void *arg)
 			xasprintf(&k->why, "%s refused to shut the kernel "
 			    "down (%s)", k->d->url, msg);
 		}
+		/* Said to the daemon, for the tool that asked (restart). */
+		if (!k->restart && r->status != 404) {
+			free(k->refused);
+			if (r->status == 0)
+				xasprintf(&k->refused, "%s did not answer the "
+				    "shutdown of kernel %s (%s): it may still "
+				    "run there", k->d->url, k->id, msg);
+			else
+				xasprintf(&k->refused, "%s refused to shut "
+				    "kernel %s down (%s): it may still run "
+				    "there, until the server culls it or it is "
+				    "shut down from the server's side",
+				    k->d->url, k->id, msg);
+		}
 		free(msg);
 		if (!k->restart) {
 			/* Gone already, or the server is: either way over. */
@@ -935,6 +951,8 @@ agent_kernel_shutdown(struct agent_kernel *k, int restart,
 		return;
 	}
 	k->state = AGENT_REMOTE_STOPPING;
+	free(k->refused);
+	k->refused = NULL;
 	domain_reload_token(k->d);
 	agent_redact_add(AGENT_REMOTE_TOKEN_LABEL, k->d->token, 1);
 	if (restart) {
@@ -959,6 +977,13 @@ int
 agent_kernel_start_ok(struct agent_kernel *k)
 {
 	return (k->state == AGENT_REMOTE_NEW && k->id != NULL);
+}
+
+/* Why the last shutdown may have left the kernel running, or NULL. */
+const char *
+agent_remote_kernel_refused(struct agent_kernel *k)
+{
+	return (k->refused);
 }
 
 /* Why the kernel is not there, for the daemon. */

@@ -58,6 +58,7 @@ static const struct agent_daemon_hooks agent_remote_hooks = {
 	.restart_check = agent_remote_restart_check,
 	.orphaned = agent_remote_kernel_orphaned,
 	.interrupt = agent_remote_kernel_interrupt,
+	.shutdown_refused = agent_remote_kernel_refused,
 };
 
 static __dead void

@@ -83,6 +83,7 @@ struct agent_kernel *agent_remote_kernel_create(struct event_base *,
 int	 agent_remote_kernel_list_specs(struct domain *);
 const char *agent_remote_kernel_name(struct agent_kernel *);
 const char *agent_remote_kernel_why(struct agent_kernel *);
+const char *agent_remote_kernel_refused(struct agent_kernel *);
 int	 agent_kernel_start_ok(struct agent_kernel *);
 const char *agent_remote_kernel_display_name(struct agent_kernel *);
 const char *agent_remote_kernel_language(struct agent_kernel *);

@@ -60,6 +60,11 @@ struct agent_daemon_hooks {
 	 * server may refuse it); NULL: agent_kernel_interrupt, then OK.
 	 */
 	void		(*interrupt)(struct agent_kernel *, uint32_t);
+	/*
+	 * After an AGENT_SHUTDOWN: why the kernel may still run (a server
+	 * refused it), answered as refused; NULL (or no hook): OK.
+	 */
+	const char	*(*shutdown_refused)(struct agent_kernel *);
 };
 
 /* Jupyter channels the agent uses. */

@@ -12,6 +12,11 @@
  * the notebook's directory with a silent os.chdir.  When a room's last
  * client peer leaves, its kernel is shut down after the keepalive unless
  * a peer comes back first; the next run starts one again.
+ *
+ * A server's kernel replaced by a restart is retired, not dropped: its
+ * agent keeps its link until the server has answered the DELETE, and the
+ * restart is answered after both that and the new kernel's readiness, so
+ * a refused DELETE (the old kernel may still run there) reaches the tool.
  */
 
 #include <sys/queue.h>
@@ -73,6 +78,10 @@ struct room_kernel {
 	struct peer		*restart_peer;	/* KERNEL_RESTART */
 	uint32_t		 restart_id;
 
+	struct room		*retire_room;	/* its DELETE awaited for */
+	uint32_t		 retire_id;
+	struct event		*retire_ev;
+
 	TAILQ_ENTRY(room_kernel) entry;
 };
 static TAILQ_HEAD(, room_kernel) room_kernels =
@@ -118,6 +127,14 @@ static void	room_kernel_refuse(struct peer *,
 static void	room_kernel_tidy(struct room_kernel *);
 static int	room_kernel_tcp_only(const char *);
 static void	room_kernel_idle_cb(evutil_socket_t, short, void *);
+static void	room_kernel_retire(struct room_kernel *, struct room *);
+static void	room_kernel_retired(struct room_kernel *, const char *);
+static void	room_kernel_retire_cb(evutil_socket_t, short, void *);
+static void	room_kernel_retire_answer(struct room_kernel *,
+		    const struct proto_header *, const msgpack_object *);
+
+/* Seconds a retiring kernel's agent has to say how its DELETE went. */
+#define ROOM_KERNEL_RETIRE_SECS	30
 static void	room_kernel_input(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
 
@@ -149,6 +166,8 @@ room_kernel_destroy(struct room_kernel *k)
 	TAILQ_REMOVE(&room_kernels, k, entry);
 	if (k->idle_ev != NULL)
 		event_free(k->idle_ev);
+	if (k->retire_ev != NULL)
+		event_free(k->retire_ev);
 	free(k->cwd);
 	free(k->name);
 	free(k->message);
@@ -208,18 +227,133 @@ room_kernel_send_ready(struct room_kernel *k, struct peer *p, uint32_t id)
 	mpbuf_free(&b);
 }
 
+/*
+ * Answer a restart once the new kernel is up (or dead) and the kernel it
+ * replaced is gone from its server, or said not to be (kernel_left).
+ */
 static void
 room_kernel_reply_restart(struct room_kernel *k)
 {
-	if (k->restart_peer == NULL)
+	struct room	*r = k->room;
+	const char	*left = NULL;
+	struct mpbuf	 b;
+
+	if (k->restart_peer == NULL || k->state == ROOM_KERNEL_STARTING)
 		return;
+	if (r != NULL && r->kernel_leaving != NULL)
+		return;		/* room_kernel_retired comes back here */
+	if (r != NULL)
+		left = r->kernel_left;
 	if (k->state == ROOM_KERNEL_DEAD)
 		peer_send_error(k->restart_peer, k->restart_id,
-		    PROTO_E_KERNEL_UNAVAILABLE, "kernel restart failed: %s",
-		    k->message != NULL ? k->message : "unknown error");
-	else
+		    PROTO_E_KERNEL_UNAVAILABLE, "kernel restart failed: %s%s%s",
+		    k->message != NULL ? k->message : "unknown error",
+		    left != NULL ? "; and " : "", left != NULL ? left : "");
+	else if (left == NULL)
 		room_kernel_send_ready(k, k->restart_peer, k->restart_id);
+	else {
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, 2);
+		proto_pack_str(&b.pk, "state", room_kernel_state_name(k));
+		proto_pack_str(&b.pk, "old_kernel", left);
+		peer_send(k->restart_peer, PROTO_MSG_OK, k->restart_id, &b.sb);
+		mpbuf_free(&b);
+	}
 	k->restart_peer = NULL;
+	if (r != NULL) {
+		free(r->kernel_left);
+		r->kernel_left = NULL;
+	}
+}
+
+/*
+ * Retire r's server kernel k: AGENT_SHUTDOWN, and its link kept until
+ * the agent says how the server took the DELETE (room_kernel_retired).
+ */
+static void
+room_kernel_retire(struct room_kernel *k, struct room *r)
+{
+	struct proto_agent_shutdown	m;
+	struct mpbuf			b;
+	struct timeval			tv = { ROOM_KERNEL_RETIRE_SECS, 0 };
+
+	/* One at a time: an earlier one is let go as any detach is. */
+	if (r->kernel_leaving != NULL)
+		room_kernel_retired(r->kernel_leaving, NULL);
+	k->room = NULL;
+	k->pooled = 0;
+	k->restart_peer = NULL;
+	if (k->idle_ev != NULL)
+		evtimer_del(k->idle_ev);
+	memset(&m, 0, sizeof m);
+	mpbuf_init(&b);
+	proto_agent_shutdown_pack(&b.pk, &m);
+	k->retire_id = peer_next_id(k->peer);
+	peer_send(k->peer, PROTO_MSG_AGENT_SHUTDOWN, k->retire_id, &b.sb);
+	mpbuf_free(&b);
+	k->retire_room = r;
+	r->kernel_leaving = k;
+	if (k->retire_ev == NULL)
+		k->retire_ev = evtimer_new(runtimed_base, room_kernel_retire_cb,
+		    k);
+	evtimer_add(k->retire_ev, &tv);
+}
+
+/*
+ * A retired kernel's DELETE is answered (left: why it may still run
+ * there, or NULL): the link goes as a detached kernel's does, and a
+ * restart waiting on it is answered if its new kernel is ready.
+ */
+static void
+room_kernel_retired(struct room_kernel *k, const char *left)
+{
+	struct room	*r = k->retire_room;
+
+	k->retire_room = NULL;
+	if (k->retire_ev != NULL)
+		evtimer_del(k->retire_ev);
+	if (r != NULL && r->kernel_leaving == k) {
+		r->kernel_leaving = NULL;
+		if (left != NULL) {
+			log_warnx("room %s: %s", r->id, left);
+			free(r->kernel_left);
+			r->kernel_left = xstrdup(left);
+		}
+		if (r->kernel != NULL)
+			room_kernel_reply_restart(r->kernel);
+	}
+	if (k->peer != NULL)
+		peer_kill(k->peer, NULL);
+	room_kernel_maybe_destroy(k);
+}
+
+/* The agent's OK, or ERROR with why the kernel may still run there. */
+static void
+room_kernel_retire_answer(struct room_kernel *k,
+    const struct proto_header *hdr, const msgpack_object *body)
+{
+	const char	*s;
+	size_t		 len;
+	char		*msg;
+
+	if (hdr->type == PROTO_MSG_OK) {
+		room_kernel_retired(k, NULL);
+		return;
+	}
+	s = proto_get_str(body, "message", &len);
+	xasprintf(&msg, "%.*s", s != NULL ? (int)len : 40, s != NULL ? s :
+	    "the server did not shut the old kernel down");
+	room_kernel_retired(k, msg);
+	free(msg);
+}
+
+static void
+room_kernel_retire_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct room_kernel	*k = arg;
+
+	room_kernel_retired(k, "the old kernel's agent did not say how its "
+	    "server took the shutdown: it may still run there");
 }
 
 /* The kernel is gone for good: fail its runs, tell the room. */
@@ -478,6 +612,11 @@ room_kernel_free(struct room *r)
 	if (r->kernel != NULL)
 		room_kernel_detach(r->kernel, 1);
 	r->kernel = NULL;
+	if (r->kernel_leaving != NULL)
+		r->kernel_leaving->retire_room = NULL;
+	r->kernel_leaving = NULL;
+	free(r->kernel_left);
+	r->kernel_left = NULL;
 }
 
 static const char *
@@ -615,7 +754,11 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 	if (r->kernel != NULL && r->kernel->restart_peer != NULL)
 		return (-1);
 	room_exec_interrupt(r, reason);
-	if (r->kernel != NULL)
+	/* A server's kernel: its DELETE's answer goes with the reply. */
+	if (r->kernel != NULL && r->remote != NULL && p != NULL &&
+	    r->kernel->peer != NULL && r->kernel->hello)
+		room_kernel_retire(r->kernel, r);
+	else if (r->kernel != NULL)
 		room_kernel_detach(r->kernel, 1);
 	r->kernel = NULL;
 	/* KERNEL_SELECT: the new kernel replaces what the notebook names. */
@@ -928,6 +1071,10 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 	if (hdr == NULL) {
 		kernel_introspect_peer_gone(p);
 		k->peer = NULL;
+		if (k->retire_room != NULL)
+			room_kernel_retired(k, "the old kernel's agent exited "
+			    "before its server answered the shutdown: it may "
+			    "still run there");
 		if (k->room != NULL || k->pooled)
 			room_kernel_set_dead(k, "runtime agent exited");
 		room_kernel_maybe_destroy(k);
@@ -939,6 +1086,12 @@ room_kernel_dispatch(struct peer *p, const struct proto_header *hdr,
 	}
 	if (!proto_msg_from(hdr->type, PROTO_FROM_AGENT)) {
 		peer_kill(p, "unexpected message from agent");
+		return;
+	}
+	/* Retired: the answer to its AGENT_SHUTDOWN is all we wait for. */
+	if (k->retire_room != NULL && hdr->id == k->retire_id &&
+	    (hdr->type == PROTO_MSG_OK || hdr->type == PROTO_MSG_ERROR)) {
+		room_kernel_retire_answer(k, hdr, body);
 		return;
 	}
 	if (k->room == NULL && !k->pooled)

@@ -217,6 +217,9 @@ struct room {
 	size_t			 nmembers;
 
 	struct room_kernel	*kernel;
+	/* A server's kernel being shut down for a restart (room-kernel.c). */
+	struct room_kernel	*kernel_leaving;
+	char			*kernel_left;	/* why it may still run there */
 	struct room_execs	*execs;
 
 	/*

@@ -148,7 +148,8 @@ ok("interrupt_kernel: the run ended %s in %.1f s" % (sc["status"],
 
 # Restart: the kernel forgets x and answers again.
 sc, _, err = w.call("restart_kernel", notebook_handle=h, timeout=120)
-expect(not err, "restart", sc)
+expect(not err and "old_kernel" not in sc, "restart (the old kernel gone)",
+       sc)
 sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
     {"op": "insert", "after": "BOTTOM",
      "source": "print('x' in globals())"}])

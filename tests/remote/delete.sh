@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# delete.sh: a Jupyter Server that refuses to shut a kernel down (its
+# authorizer, as a hub's scopes may, answers 403 to DELETE api/kernels/ID
+# and to nothing else).  restart_kernel on a notebook there: the new
+# kernel runs, and the result says the server refused to shut the old
+# one down and that it may still run there (old_kernel, and the text);
+# the server indeed still has it.  The refusal was only logged before.
+[ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
+    RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
+. "${srcdir:-.}/tests/remote/lib.sh"
+
+mkdir -p "$T/py"
+cat >"$T/py/refusedelete.py" <<'PY'
+from jupyter_server.auth.authorizer import Authorizer
+
+
+class RefuseDelete(Authorizer):
+    """Everything but shutting a kernel down."""
+
+    def is_authorized(self, handler, user, action, resource):
+        return not (resource == "kernels" and
+                    handler.request.method == "DELETE")
+PY
+export PYTHONPATH="$T/py${PYTHONPATH:+:$PYTHONPATH}"
+SERVER_ARGS="--ServerApp.authorizer_class=refusedelete.RefuseDelete"
+
+$PY - "$SROOT/nb.ipynb" <<'PY'
+import nbformat, sys
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell("x = 6 * 7")]
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+    "language": "python"}
+nbformat.write(nb, sys.argv[1])
+PY
+
+start_daemon --warm-pool 0 -v
+start_server
+
+$PY - "$top_builddir" "$T" "$PORT" "$TOKEN" <<'PY' || fail "delete"
+import json, os, sys, urllib.request
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.environ.get("srcdir", "."), "tests",
+                                "notebooks"))
+sys.path.insert(0, os.path.join(os.environ.get("srcdir", "."), "tests",
+                                "remote"))
+from mcp import Worker
+from rcheck import expect, ok
+
+builddir, tmp, port, token = sys.argv[1:5]
+
+
+def kernels():
+    req = urllib.request.Request(
+        "http://127.0.0.1:%s/api/kernels" % port,
+        headers={"Authorization": "token " + token})
+    return [k["id"] for k in json.load(urllib.request.urlopen(req))]
+
+
+w = Worker(builddir, dict(os.environ), os.path.join(tmp, "worker.log"))
+sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
+expect(not err, "connect", sc)
+h = sc["notebook_handle"]
+cell = sc["cells"][0]["cell_id"]
+sc, _, err = w.call("run_cells", notebook_handle=h, cell_ids=[cell],
+                    wait_secs=50, timeout=120)
+expect(not err and sc["status"] == "done", "run", sc)
+old = kernels()
+expect(len(old) == 1, "one kernel on the server", old)
+
+sc, text, err = w.call("restart_kernel", notebook_handle=h, timeout=120)
+expect(not err and sc.get("restarted"), "restart", sc)
+left = sc.get("old_kernel", "")
+expect("refused to shut kernel %s down (HTTP 403" % old[0] in left and
+       "may still run there" in left, "old_kernel says the refusal", sc)
+expect("old kernel: " in text and old[0] in text, "the text says it", text)
+now = kernels()
+expect(old[0] in now and len(now) == 2,
+       "the refused kernel still runs on the server", now)
+ok("restart_kernel: the server refused the old kernel's DELETE, and the "
+   "result says so (old_kernel) while it still runs there")
+
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM", "source": "'x' in globals()"}])
+sc, _, err = w.call("run_cells", notebook_handle=h,
+                    cell_ids=[sc["cells"][0]["cell_id"]], wait_secs=50,
+                    timeout=120)
+expect(not err and sc["cells"][0]["outputs"][0]["data"]["text/plain"] ==
+       "False", "the new kernel runs, without x", sc)
+ok("the new kernel runs cells")
+w.close()
+PY
+grep -q "refused to shut kernel .* down (HTTP 403" "$T/daemon.log" ||
+    fail "the daemon did not log the refusal"
+ok "a refused kernel DELETE is said in the tool result"
+exit 0
