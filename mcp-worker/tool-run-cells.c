@@ -14,7 +14,7 @@ struct tool_run_cells {
 	struct worker_call	*call;
 	struct worker_room	*room;
 	struct json_object	*refs;	/* caller's cell_ids or NULL */
-	int			 stale;	/* stale:true, else all:true */
+	enum proto_run_select	 select;	/* all:true, stale:true */
 	int			 stop_on_error;
 	int			 wait_ms;
 	int64_t			 start_ms;
@@ -26,10 +26,9 @@ struct tool_run_cells {
 static void	tool_run_cells_free(struct tool_run_cells *);
 static void	tool_run_cells_state(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
-static void	tool_run_cells_submit(struct tool_run_cells *,
-		    struct json_object *);
-static void	tool_run_cells_content(void *, struct worker_nb *, const char *,
-		    const char *);
+static int	tool_run_cells_none(struct tool_run_cells *,
+		    const msgpack_object *);
+static void	tool_run_cells_submit(struct tool_run_cells *);
 static void	tool_run_cells(struct worker_call *);
 
 static void
@@ -56,6 +55,10 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 
 	if (code != NULL) {
 		worker_call_error(st->call, code, "%s", msg);
+		tool_run_cells_free(st);
+		return;
+	}
+	if (type == PROTO_MSG_EXEC_STATE && tool_run_cells_none(st, reply)) {
 		tool_run_cells_free(st);
 		return;
 	}
@@ -111,63 +114,48 @@ tool_run_cells_state(void *arg, uint16_t type, const msgpack_object *reply,
 }
 
 /*
- * Submit the caller's cell_ids, or the code cells of cells (all:true), or
- * those of them that are stale (stale:true: any reason, notebook order).
+ * stale:true when no code cell was stale: the daemon queued nothing and
+ * answered a run of no cells without an id.  Nothing to do is no error:
+ * say so (1).
+ */
+static int
+tool_run_cells_none(struct tool_run_cells *st, const msgpack_object *reply)
+{
+	struct proto_exec_state	 m;
+	struct json_object	*sc;
+	char			 err[256];
+
+	if (st->select != PROTO_RUN_SELECT_STALE ||
+	    proto_exec_state_unpack(reply, &m, err, sizeof err) != 0 ||
+	    m.execution_id.len != 0)
+		return (0);
+	sc = json_object_new_object();
+	json_object_object_add(sc, "status", json_object_new_string("done"));
+	json_object_object_add(sc, "cells", json_object_new_array());
+	worker_call_result(st->call, "no code cell is stale: nothing to run\n",
+	    sc);
+	return (1);
+}
+
+/*
+ * Submit the caller's cell_ids, or have the daemon pick the code cells
+ * (all:true) or the stale ones (stale:true), in notebook order as it
+ * queues the run.
  */
 static void
-tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
+tool_run_cells_submit(struct tool_run_cells *st)
 {
-	struct json_object	*ids, *cell, *sc, *stale;
+	struct json_object	*ids = NULL;
 	struct proto_exec_run	 rm;
 	struct mpbuf		 b;
-	const char		*type;
-	size_t			 i;
 
-	if (st->refs != NULL) {
-		/* Ids and indexes alike: the daemon resolves them, once. */
-		ids = json_object_get(st->refs);
-	} else {
-		ids = json_object_new_array();
-		for (i = 0; i < json_object_array_length(cells); i++) {
-			cell = json_object_array_get_idx(cells, i);
-			type = json_object_get_string(json_object_object_get(
-			    cell, "cell_type"));
-			if (type != NULL && strcmp(type, "code") != 0)
-				continue;
-			stale = json_object_object_get(cell, "stale");
-			if (st->stale && (!json_object_is_type(stale,
-			    json_type_array) ||
-			    json_object_array_length(stale) == 0))
-				continue;
-			json_object_array_add(ids, json_object_get(
-			    json_object_object_get(cell, "cell_id")));
-		}
-		if (st->stale && json_object_array_length(ids) == 0) {
-			/* Nothing to do is no error: say so. */
-			sc = json_object_new_object();
-			json_object_object_add(sc, "status",
-			    json_object_new_string("done"));
-			json_object_object_add(sc, "cells",
-			    json_object_new_array());
-			worker_call_result(st->call, "no code cell is stale: "
-			    "nothing to run\n", sc);
-			goto fail;
-		}
-		if (json_object_array_length(ids) == 0) {
-			worker_call_error(st->call, PROTO_E_INVALID_ARGUMENT,
-			    "the notebook has no code cells to run");
-			goto fail;
-		}
-		if (json_object_array_length(ids) > PROTO_RUN_MAX_CELLS) {
-			worker_call_error(st->call, PROTO_E_INVALID_ARGUMENT,
-			    "the notebook has more than %d %scode cells; run "
-			    "them in parts with cell_ids",
-			    PROTO_RUN_MAX_CELLS, st->stale ? "stale " : "");
-			goto fail;
-		}
-	}
 	memset(&rm, 0, sizeof rm);
-	rm.cell_ids = worker_daemon_doc(ids);
+	rm.select = st->select;
+	/* Ids and indexes alike: the daemon resolves them, once. */
+	if (st->refs != NULL) {
+		ids = json_object_get(st->refs);
+		rm.cell_ids = worker_daemon_doc(ids);
+	}
 	rm.has_stop_on_error = 1;
 	rm.stop_on_error = st->stop_on_error;
 	/*
@@ -188,24 +176,6 @@ tool_run_cells_submit(struct tool_run_cells *st, struct json_object *cells)
 	    tool_run_cells_state, st);
 	mpbuf_free(&b);
 	json_object_put(ids);
-	return;
-fail:
-	json_object_put(ids);
-	tool_run_cells_free(st);
-}
-
-static void
-tool_run_cells_content(void *arg, struct worker_nb *reply, const char *code,
-    const char *msg)
-{
-	struct tool_run_cells	*st = arg;
-
-	if (code != NULL) {
-		worker_call_error(st->call, code, "%s", msg);
-		tool_run_cells_free(st);
-		return;
-	}
-	tool_run_cells_submit(st, worker_nb_cells(reply));
 }
 
 static void
@@ -277,17 +247,14 @@ tool_run_cells(struct worker_call *call)
 	st->room = worker_attach_room(h);
 	worker_room_ref(st->room);
 	st->refs = refs;
-	st->stale = stale;
+	st->select = all ? PROTO_RUN_SELECT_ALL : stale ?
+	    PROTO_RUN_SELECT_STALE : PROTO_RUN_SELECT_IDS;
 	st->stop_on_error = stop;
 	st->wait_ms = wait_ms;
 	st->task = worker_call_task(call);
 	if (wait_ms > 0 && worker_call_has_progress(call))
 		st->progress = worker_progress_create(call, st->room, wait_ms);
-	/* all:true and stale:true need the notebook, to list cells. */
-	if (all || stale)
-		worker_room_get(st->room, tool_run_cells_content, st);
-	else
-		tool_run_cells_submit(st, NULL);
+	tool_run_cells_submit(st);
 	return;
 bad:
 	worker_call_error(call, PROTO_E_INVALID_ARGUMENT, "%s", msg);

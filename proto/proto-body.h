@@ -407,8 +407,18 @@ struct proto_exec_who {
 	struct proto_str	 client_version;
 	struct proto_str	 session;
 };
+/*
+ * EXEC_RUN's cells: the caller's cell_ids, or picked by the daemon in
+ * notebook order when it queues the run (select: "all" | "stale").
+ */
+enum proto_run_select {
+	PROTO_RUN_SELECT_IDS,		/* select absent: cell_ids */
+	PROTO_RUN_SELECT_ALL,		/* every code cell */
+	PROTO_RUN_SELECT_STALE,		/* the code cells a read shows stale */
+};
 struct proto_exec_run {
 	struct proto_doc	 cell_ids;	/* [cell_id | index] */
+	enum proto_run_select	 select;
 	int			 has_stop_on_error;
 	int			 stop_on_error;
 	int			 has_timeout_ms;

@@ -4,6 +4,7 @@
  * requests of a room (KERNEL_*).  Cells and language_info are documents.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include "proto.h"
@@ -51,12 +52,19 @@ proto_exec_who_unpack(const msgpack_object *body, const char *n,
 	    err, errlen));
 }
 
+/* EXEC_RUN's select: enum proto_run_select less one (none is ids). */
+static const char *const proto_exec_run_selects[] = { "all", "stale" };
+
 void
 proto_exec_run_pack(msgpack_packer *pk, const struct proto_exec_run *m)
 {
 	msgpack_pack_map(pk, 1 + m->has_stop_on_error + m->has_timeout_ms +
 	    (m->task_owner.ptr != NULL) + proto_exec_who_count(&m->who));
-	proto_pack_doc(pk, "cell_ids", &m->cell_ids);
+	if (m->select != PROTO_RUN_SELECT_IDS)
+		proto_pack_str(pk, "select",
+		    proto_exec_run_selects[m->select - 1]);
+	else
+		proto_pack_doc(pk, "cell_ids", &m->cell_ids);
 	if (m->has_stop_on_error)
 		proto_pack_bool(pk, "stop_on_error", m->stop_on_error);
 	if (m->has_timeout_ms)
@@ -71,11 +79,22 @@ proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
     char *err, size_t errlen)
 {
 	const char	*n = "EXEC_RUN";
+	int		 sel;
 
 	memset(m, 0, sizeof *m);
 	PROTO_TRY(proto_field_body(body, n, err, errlen));
 	PROTO_TRY(proto_field_doc(body, n, "cell_ids", PROTO_ARRAY,
 	    &m->cell_ids, err, errlen));
+	PROTO_TRY(proto_field_enum(body, n, "select", 0,
+	    proto_exec_run_selects, sizeof proto_exec_run_selects /
+	    sizeof proto_exec_run_selects[0], &sel, err, errlen));
+	m->select = (enum proto_run_select)(sel + 1);
+	if ((sel >= 0) == (m->cell_ids.obj != NULL)) {
+		snprintf(err, errlen, sel >= 0 ? "%s: give cell_ids or "
+		    "select, not both" : "%s: cell_ids or select is missing",
+		    n);
+		return (-1);
+	}
 	PROTO_TRY(proto_field_bool(body, n, "stop_on_error", 0,
 	    &m->stop_on_error, &m->has_stop_on_error, err, errlen));
 	PROTO_TRY(proto_field_str(body, n, "task_owner", PROTO_NONUL,

@@ -116,6 +116,10 @@ static struct room_exec	*room_exec_find(struct room *, const char *, size_t);
 static void	room_exec_wait_timeout(evutil_socket_t, short, void *);
 static struct json_object	*room_exec_orphan(struct json_object *);
 static void	room_exec_pack_none(msgpack_packer *, const void *);
+static struct room_cell	**room_exec_resolve(struct room *, struct peer *,
+		    uint32_t, const msgpack_object *, size_t *);
+static struct room_cell	**room_exec_select(struct room *, struct peer *,
+		    uint32_t, enum proto_run_select, size_t *);
 static int	room_exec_get_lost(struct room *, struct peer *, uint32_t,
 		    const char *, size_t);
 static int	room_exec_get_stored(struct room *, struct peer *, uint32_t,
@@ -629,17 +633,122 @@ room_exec_refused(struct room *r, uint32_t id, const char *message)
 	return (0);
 }
 
-/* EXEC_RUN {cell_ids, stop_on_error?, timeout_ms?} */
+/*
+ * EXEC_RUN's cell_ids, each resolved once, here: ids or indexes of the
+ * notebook as it is.  NULL when one is refused (answered).
+ */
+static struct room_cell **
+room_exec_resolve(struct room *r, struct peer *p, uint32_t id,
+    const msgpack_object *ids, size_t *np)
+{
+	struct room_cell	**cells;
+	const char		 *code;
+	char			 *cause = NULL, what[40];
+	size_t			  i, n = ids->via.array.size;
+
+	if (n == 0) {
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "cell_ids must be a non-empty list");
+		return (NULL);
+	}
+	if (n > PROTO_RUN_MAX_CELLS) {
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "a run takes at most %d cells, not %zu",
+		    PROTO_RUN_MAX_CELLS, n);
+		return (NULL);
+	}
+	cells = xreallocarray(NULL, n, sizeof *cells);
+	for (i = 0; i < n; i++) {
+		snprintf(what, sizeof what, "cell_ids[%zu]: ", i);
+		if ((cells[i] = room_nb_ref(r->nb, &ids->via.array.ptr[i],
+		    what, &cause, &code)) == NULL) {
+			peer_send_error(p, id, code, "%s", cause);
+			free(cause);
+			free(cells);
+			return (NULL);
+		}
+		if (cells[i]->type == ROOM_CELL_UNKNOWN) {
+			peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+			    "%scell %s is of type \"%s\", which runtimed "
+			    "cannot run",
+			    what, cells[i]->id,
+			    room_nb_cell_type_name(cells[i]));
+			free(cells);
+			return (NULL);
+		}
+	}
+	*np = n;
+	return (cells);
+}
+
+/*
+ * EXEC_RUN's select: the code cells in notebook order as the run is
+ * queued, all of them or those a read shows stale (room-stale.c), so no
+ * client reads the notebook first to list them.  NULL when none or too
+ * many (answered): no stale cell is a run of nothing, answered as done
+ * with no execution_id and no cells.
+ */
+static struct room_cell **
+room_exec_select(struct room *r, struct peer *p, uint32_t id,
+    enum proto_run_select sel, size_t *np)
+{
+	struct room_cell	**cells, **up = NULL;
+	struct proto_exec_state	  m;
+	struct mpbuf		  b;
+	int			 *stale = NULL;
+	size_t			  i, n = 0;
+
+	if (sel == PROTO_RUN_SELECT_STALE)
+		stale = room_stale_compute(r, &up);
+	cells = xreallocarray(NULL, r->nb->ncells + 1, sizeof *cells);
+	for (i = 0; i < r->nb->ncells; i++) {
+		if (r->nb->cells[i]->type == ROOM_CELL_CODE &&
+		    (stale == NULL || stale[i] != 0))
+			cells[n++] = r->nb->cells[i];
+	}
+	free(stale);
+	free(up);
+	if (n > 0 && n <= PROTO_RUN_MAX_CELLS) {
+		*np = n;
+		return (cells);
+	}
+	free(cells);
+	if (n > 0)
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "the notebook "
+		    "has more than %d %scode cells; run them in parts with "
+		    "cell_ids", PROTO_RUN_MAX_CELLS,
+		    sel == PROTO_RUN_SELECT_STALE ? "stale " : "");
+	else if (sel == PROTO_RUN_SELECT_ALL)
+		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
+		    "the notebook has no code cells to run");
+	else {
+		memset(&m, 0, sizeof m);
+		m.execution_id = proto_str_make("");
+		m.daemon_started_at = runtimed_incarnation.started_at;
+		m.notebook_id = proto_str_make(r->id);
+		m.status = proto_str_make(proto_run_status_name(
+		    PROTO_RUN_DONE));
+		m.cells.pack = room_exec_pack_none;
+		mpbuf_init(&b);
+		proto_exec_state_pack(&b.pk, &m);
+		peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
+		mpbuf_free(&b);
+	}
+	return (NULL);
+}
+
+/*
+ * EXEC_RUN {cell_ids | select, stop_on_error?, timeout_ms?, ...}: the
+ * cells' sources as they are now, queued on the room's kernel.
+ */
 void
 room_exec_run(struct room *r, struct peer *p, uint32_t id,
     const msgpack_object *body)
 {
 	struct proto_exec_run	 m;
-	const msgpack_object	*ids;
 	struct room_exec	*e;
 	struct room_cell	*cell, **cells;
-	const char		*why, *code;
-	char			*cause = NULL, what[40];
+	const char		*why;
 	size_t			 i, n;
 	int64_t			 timeout;
 	int			 stop = 1;
@@ -653,42 +762,14 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	if ((timeout = room_exec_timeout(p, id, m.has_timeout_ms,
 	    m.timeout_ms)) < 0)
 		return;
-	ids = m.cell_ids.obj;
-	if (ids == NULL || ids->via.array.size == 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
-		    "cell_ids must be a non-empty list");
-		return;
-	}
-	n = ids->via.array.size;
-	if (n > PROTO_RUN_MAX_CELLS) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
-		    "a run takes at "
-		    "most %d cells, not %zu", PROTO_RUN_MAX_CELLS, n);
-		return;
-	}
 	if (m.has_stop_on_error)
 		stop = m.stop_on_error;
-	/* Resolved once, here: ids or indexes of the notebook as it is. */
-	cells = xreallocarray(NULL, n, sizeof *cells);
-	for (i = 0; i < n; i++) {
-		snprintf(what, sizeof what, "cell_ids[%zu]: ", i);
-		if ((cells[i] = room_nb_ref(r->nb, &ids->via.array.ptr[i],
-		    what, &cause, &code)) == NULL) {
-			peer_send_error(p, id, code, "%s", cause);
-			free(cause);
-			free(cells);
-			return;
-		}
-		if (cells[i]->type == ROOM_CELL_UNKNOWN) {
-			peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT,
-			    "%scell %s is of type \"%s\", which runtimed "
-			    "cannot run",
-			    what, cells[i]->id,
-			    room_nb_cell_type_name(cells[i]));
-			free(cells);
-			return;
-		}
-	}
+	if (m.select == PROTO_RUN_SELECT_IDS)
+		cells = room_exec_resolve(r, p, id, m.cell_ids.obj, &n);
+	else
+		cells = room_exec_select(r, p, id, m.select, &n);
+	if (cells == NULL)
+		return;
 	if (r->kernel != NULL && room_kernel_dead(r, &why)) {
 		peer_send_error(p, id, PROTO_E_KERNEL_UNAVAILABLE,
 		    "kernel %s is not "

@@ -87,7 +87,7 @@ Test(proto_exec, run_get_round_trip)
 	pt_str_eq(rz.task_owner, "mcp-1");
 	pt_refuses_all(proto_exec_run_unpack, struct proto_exec_run,
 	    pt_body(&b), "EXEC_RUN", "cell_ids", "stop_on_error",
-	    "timeout_ms", "task_owner");
+	    "timeout_ms", "task_owner", "select");
 	pt_free(&b);
 
 	memset(&g, 0, sizeof g);
@@ -100,6 +100,64 @@ Test(proto_exec, run_get_round_trip)
 	cr_assert(!gz.has_timeout_ms);
 	pt_refuses_all(get_unpack, struct proto_exec_id,
 	    pt_body(&b), "EXEC_GET", "execution_id", "timeout_ms");
+	pt_free(&b);
+}
+
+/*
+ * select: the daemon picks the cells (all, stale); exactly one of it and
+ * cell_ids; an unknown selection is refused by name.
+ */
+Test(proto_exec, run_select)
+{
+	struct proto_exec_run	r, rz;
+	struct pt_buf		b;
+	char			err[256];
+
+	memset(&r, 0, sizeof r);
+	cr_assert_eq(r.select, PROTO_RUN_SELECT_IDS, "zeroed means cell_ids");
+	r.select = PROTO_RUN_SELECT_STALE;
+	pt_init(&b);
+	proto_exec_run_pack(&b.pk, &r);
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_eq(rz.select, PROTO_RUN_SELECT_STALE);
+	cr_assert_null(rz.cell_ids.obj);
+	cr_assert_null(proto_get(pt_body(&b), "cell_ids"));
+	pt_refuses_all(proto_exec_run_unpack, struct proto_exec_run,
+	    pt_body(&b), "EXEC_RUN", "select");
+	pt_free(&b);
+
+	r.select = PROTO_RUN_SELECT_ALL;
+	pt_init(&b);
+	proto_exec_run_pack(&b.pk, &r);
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    0, "%s", err);
+	cr_assert_eq(rz.select, PROTO_RUN_SELECT_ALL);
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "select", "some");
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    -1);
+	cr_assert_str_eq(err, "EXEC_RUN: select \"some\" is not one we know");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "select", "all");
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 0);
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    -1);
+	cr_assert_str_eq(err, "EXEC_RUN: give cell_ids or select, not both");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 0);
+	cr_assert_eq(proto_exec_run_unpack(pt_body(&b), &rz, err, sizeof err),
+	    -1);
+	cr_assert_str_eq(err, "EXEC_RUN: cell_ids or select is missing");
 	pt_free(&b);
 }
 

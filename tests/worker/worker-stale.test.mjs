@@ -3,7 +3,8 @@
 // 072) through the real worker, daemon and ipykernel: an edited cell
 // makes the cells reading its names upstream_changed, transitively; a
 // definer run again makes the cells below that read it stale;
-// run_cells stale:true runs exactly the stale cells in notebook order;
+// run_cells stale:true runs exactly the stale cells in notebook order,
+// picked by the daemon (the worker reads no notebook for all or stale);
 // edit_cells warns of names no cell defines and never refuses.
 //
 // Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR.
@@ -189,4 +190,50 @@ test('edit_cells warns of names no cell defines, and applies the edit', async ()
   ] });
   assert.equal(s.sc.cells[1].undefined, undefined, s.text);
   assert.ok(!s.text.includes('warning'), s.text);
+});
+
+test('all:true and stale:true are picked by the daemon: the worker reads no notebook', async () => {
+  // A second worker that traces its frames (common/trace.c), on the
+  // same daemon. Its own edit empties the copy of the notebook it keeps,
+  // so a worker that listed the cells itself would send ROOM_GET.
+  const TRACE = path.join(T, 'trace');
+  const B = new Client({ name: 'stale-trace', version: '1' },
+    { capabilities: { experimental: { 'io.runtimed/structured': {} } } });
+  await B.connect(new StdioClientTransport({ command: WORKER, args: [],
+    env: { ...env, RUNTIMED_TRACE: TRACE }, stderr: 'pipe' }), { timeout: 30000 });
+  const call = async (name, args) => {
+    const r = await B.callTool({ name, arguments: args }, undefined, { timeout: 60000 });
+    assert.equal(r.isError, false, `${name}: ${textOf(r)}`);
+    return r.structuredContent;
+  };
+  const frames = (type) => fs.readFileSync(TRACE, 'utf8').split('\n')
+    .filter((l) => l.split(' ')[2] === 'out' && l.split(' ')[4] === type).length;
+  try {
+    const h = (await call('connect_notebook', { path: NB })).notebook_handle;
+    const added = (await call('edit_cells', { notebook_handle: h, edits: [
+      { op: 'insert', after: 'TOP', source: 'picked = 1' }] })).cells[0].cell_id;
+    fs.truncateSync(TRACE, 0);
+    const r = await call('run_cells', { notebook_handle: h, all: true,
+      stop_on_error: false, wait_secs: 0 });
+    assert.equal(frames('EXEC_RUN'), 1, 'the trace sees the run');
+    assert.equal(frames('ROOM_GET'), 0, 'all:true read the notebook first');
+    // Every code cell, in notebook order, the one just inserted first.
+    const all = await ok('inspect_notebook', { notebook_handle: H, view: 'all' });
+    const code = all.sc.cells.filter((c) => c.cell_type === 'code').map((c) => c.cell_id);
+    assert.deepEqual(r.cells.map((c) => c.cell_id), code);
+    assert.equal(code[0], added);
+    // Ends in error (a cell above reads a name nothing defines).
+    await ok('get_results', { notebook_handle: H, execution_id: r.execution_id,
+      timeout_secs: 40 });
+    await call('edit_cells', { notebook_handle: h, edits: [
+      { op: 'edit', cell_id: added, source: 'picked = 2' }] });
+    fs.truncateSync(TRACE, 0);
+    const s = await call('run_cells', { notebook_handle: h, stale: true, wait_secs: 30 });
+    assert.equal(frames('ROOM_GET'), 0, 'stale:true read the notebook first');
+    assert.equal(s.cells[0].cell_id, added);
+    await ok('edit_cells', { notebook_handle: H, edits: [
+      { op: 'delete', cell_id: added }] });
+  } finally {
+    await B.close().catch(() => {});
+  }
 });
