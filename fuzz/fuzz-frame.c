@@ -2,7 +2,8 @@
 /*
  * fuzz-frame.c: libFuzzer target for the frame decoder and the body
  * readers every peer runs on untrusted input: every codec in proto's
- * table of message facts reads every body (its own type's among them).
+ * table of message facts reads every body (its own type's among them),
+ * and the edit codec each item of a body's edits and the body itself.
  */
 
 #include <stddef.h>
@@ -20,6 +21,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proto_header		 hdr;
 	struct proto_hello		 hello;
 	const struct proto_msg_info	*info;
+	const msgpack_object		*edits;
+	struct proto_edit		 edit;
 	union {
 		max_align_t	align;
 		char		bytes[PROTO_BODY_MAX];
@@ -28,6 +31,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msgpack_unpacked		 u;
 	char				 err[256], *s;
 	size_t				 used, len, i;
+	uint32_t			 k;
 	int64_t				 v;
 	int				 b;
 
@@ -39,6 +43,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; (info = proto_msg_row(i)) != NULL; i++) {
 			if (info->unpack != NULL)
 				info->unpack(&u.data, &m, err, sizeof err);
+		}
+		/* ROOM_EDIT's edits are a document its codec leaves whole. */
+		proto_edit_unpack(&u.data, "edit 0", &edit, err, sizeof err);
+		if ((edits = proto_get_array(&u.data, "edits")) != NULL) {
+			for (k = 0; k < edits->via.array.size; k++)
+				proto_edit_unpack(&edits->via.array.ptr[k],
+				    "edit 0", &edit, err, sizeof err);
 		}
 		proto_get_str(&u.data, "code", &len);
 		proto_get_int(&u.data, "id", &v);

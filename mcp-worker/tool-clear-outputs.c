@@ -45,8 +45,9 @@ tool_clear_outputs(struct worker_call *call)
 		NULL
 	};
 	struct json_object		*args = worker_call_args(call);
-	struct json_object		*ids = NULL, *edits, *e, *v;
+	struct json_object		*ids = NULL, *v;
 	struct proto_room_edit		 m;
+	struct proto_edit		 ed;
 	struct mpbuf			 b;
 	struct worker_handle		*h;
 	char				*msg = NULL;
@@ -91,22 +92,20 @@ tool_clear_outputs(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	e = json_object_new_object();
-	json_object_object_add(e, "op", json_object_new_string(
-	    "clear_outputs"));
+	/* Without cell_ids: every code cell. */
+	memset(&ed, 0, sizeof ed);
+	ed.op = PROTO_EDIT_CLEAR_OUTPUTS;
 	if (ids != NULL)
-		json_object_object_add(e, "cell_ids", json_object_get(ids));
-	edits = json_object_new_array();
-	json_object_array_add(edits, e);
+		ed.cell_ids = worker_daemon_doc(ids);
 	memset(&m, 0, sizeof m);
-	m.edits = worker_daemon_doc(edits);
+	m.edits.pack = proto_edit_pack_one;
+	m.edits.arg = &ed;
 	worker_client_edit_who(&m);
 	mpbuf_init(&b);
 	proto_room_edit_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_EDIT,
 	    &b.sb, tool_clear_outputs_done);
 	mpbuf_free(&b);
-	json_object_put(edits);
 }
 
 const struct tool_entry tool_clear_outputs_entry = {

@@ -54,8 +54,9 @@ tool_move_cells(struct worker_call *call)
 		"after", NULL
 	};
 	struct json_object		*args = worker_call_args(call);
-	struct json_object		*ids, *after, *edits, *e, *v;
+	struct json_object		*ids, *after, *v;
 	struct proto_room_edit		 m;
+	struct proto_edit		 ed;
 	struct mpbuf			 b;
 	struct worker_handle		*h;
 	size_t				 i, n;
@@ -94,21 +95,19 @@ tool_move_cells(struct worker_call *call)
 	}
 	if ((h = worker_call_target(call)) == NULL)
 		return;
-	e = json_object_new_object();
-	json_object_object_add(e, "op", json_object_new_string("move"));
-	json_object_object_add(e, "cell_ids", json_object_get(ids));
-	json_object_object_add(e, "after", json_object_get(after));
-	edits = json_object_new_array();
-	json_object_array_add(edits, e);
+	memset(&ed, 0, sizeof ed);
+	ed.op = PROTO_EDIT_MOVE;
+	ed.cell_ids = worker_daemon_doc(ids);
+	ed.after = worker_daemon_doc(after);
 	memset(&m, 0, sizeof m);
-	m.edits = worker_daemon_doc(edits);
+	m.edits.pack = proto_edit_pack_one;
+	m.edits.arg = &ed;
 	worker_client_edit_who(&m);
 	mpbuf_init(&b);
 	proto_room_edit_pack(&b.pk, &m);
 	worker_call_room(call, worker_attach_room(h), PROTO_MSG_ROOM_EDIT,
 	    &b.sb, tool_move_cells_done);
 	mpbuf_free(&b);
-	json_object_put(edits);
 }
 
 const struct tool_entry tool_move_cells_entry = {

@@ -92,8 +92,9 @@ worker_comment_content(void *arg, struct worker_nb *reply, const char *code,
     const char *msg)
 {
 	struct worker_comment	*wc = arg;
-	struct json_object	*md, *rt, *edits, *e, *m;
+	struct json_object	*md, *rt, *m;
 	struct proto_room_edit	 em;
+	struct proto_edit	 ed;
 	struct mpbuf		 b;
 	const char		*ecode = PROTO_E_INVALID_ARGUMENT;
 	char			*err = NULL;
@@ -120,14 +121,12 @@ worker_comment_content(void *arg, struct worker_nb *reply, const char *code,
 	}
 	m = json_object_new_object();
 	json_object_object_add(m, "runtimed", json_object_get(wc->runtimed));
-	e = json_object_new_object();
-	json_object_object_add(e, "op", json_object_new_string(
-	    "notebook_metadata"));
-	json_object_object_add(e, "metadata", m);
-	edits = json_object_new_array();
-	json_object_array_add(edits, e);
+	memset(&ed, 0, sizeof ed);
+	ed.op = PROTO_EDIT_NOTEBOOK_METADATA;
+	ed.metadata = worker_daemon_doc(m);
 	memset(&em, 0, sizeof em);
-	em.edits = worker_daemon_doc(edits);
+	em.edits.pack = proto_edit_pack_one;
+	em.edits.arg = &ed;
 	worker_client_edit_who(&em);
 	em.has_if_seq = 1;
 	em.if_seq = (uint64_t)reply->seq;
@@ -136,7 +135,7 @@ worker_comment_content(void *arg, struct worker_nb *reply, const char *code,
 	worker_room_request(wc->room, PROTO_MSG_ROOM_EDIT, &b.sb,
 	    worker_comment_written, wc);
 	mpbuf_free(&b);
-	json_object_put(edits);
+	json_object_put(m);
 }
 
 static void

@@ -187,6 +187,36 @@ struct proto_room_edit {
 	struct proto_str	 session;
 	struct proto_str	 client_name;
 };
+/*
+ * One edit of a ROOM_EDIT batch (proto-edit.c).  References (cell_id,
+ * after, cell_ids' items) are documents: an id string or a zero-based
+ * index, and after also "TOP" or "BOTTOM"; the daemon resolves them.
+ * Strings and documents absent have a NULL pointer.  resolve is
+ * rewritten by the daemon into the others before a batch is applied.
+ */
+enum proto_edit_op {
+	PROTO_EDIT_INSERT,	/* after?, cell_type?, source?, metadata? */
+	PROTO_EDIT_EDIT,	/* cell_id, source?, cell_type?, metadata? */
+	PROTO_EDIT_DELETE,	/* cell_id */
+	PROTO_EDIT_REPLACE,	/* cell_id, old_text, new_text */
+	PROTO_EDIT_MOVE,	/* cell_ids (non-empty), after? */
+	PROTO_EDIT_CLEAR_OUTPUTS, /* cell_ids? (none: every code cell) */
+	PROTO_EDIT_NOTEBOOK_METADATA, /* metadata */
+	PROTO_EDIT_RESOLVE,	/* cell_id, take: room | disk | both */
+};
+struct proto_edit {
+	enum proto_edit_op	 op;
+	struct proto_doc	 cell_id;
+	struct proto_doc	 after;
+	struct proto_doc	 cell_ids;	/* [reference] */
+	struct proto_str	 cell_type;	/* code, markdown, raw */
+	struct proto_str	 source;
+	struct proto_doc	 metadata;	/* a map, merged */
+	struct proto_str	 expect_version; /* edit, delete, replace */
+	struct proto_str	 old_text;
+	struct proto_str	 new_text;
+	struct proto_str	 take;
+};
 struct proto_room_edit_reply {
 	uint64_t		 seq;
 	struct proto_doc	 cells;		/* [{cell_id}] */
@@ -326,6 +356,11 @@ int	proto_room_list_reply_unpack(const msgpack_object *,
 void	proto_room_edit_pack(msgpack_packer *, const struct proto_room_edit *);
 int	proto_room_edit_unpack(const msgpack_object *,
 	    struct proto_room_edit *, char *, size_t);
+const char *proto_edit_op_name(enum proto_edit_op);
+void	proto_edit_pack(msgpack_packer *, const struct proto_edit *);
+void	proto_edit_pack_one(msgpack_packer *, const void *);
+int	proto_edit_unpack(const msgpack_object *, const char *,
+	    struct proto_edit *, char *, size_t);
 void	proto_room_edit_reply_pack(msgpack_packer *,
 	    const struct proto_room_edit_reply *);
 int	proto_room_edit_reply_unpack(const msgpack_object *,

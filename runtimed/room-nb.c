@@ -82,7 +82,8 @@ static struct room_nb_node	**room_nb_move_list(struct room_nb_edit *,
 static int	room_nb_op_move(struct room_nb_edit *);
 static int	room_nb_op_clear_outputs(struct room_nb_edit *);
 static int	room_nb_op_notebook_metadata(struct room_nb_edit *);
-static const struct room_nb_op	*room_nb_edit_op(struct room_nb_edit *);
+static const struct room_nb_op	*room_nb_edit_op(struct room_nb_edit *,
+		    const msgpack_object *, size_t, char **);
 static void	room_nb_cell_free(struct room_cell *);
 static void	room_nb_cell_clear(struct room_cell *);
 static int	room_nb_type_parse(const char *, size_t, enum room_cell_type *);
@@ -678,7 +679,7 @@ struct room_nb_edit {
 	struct room_nb_batch	*b;
 	struct room_nb_result	*res;
 	msgpack_packer		*rp;		/* the batch, resolved */
-	const msgpack_object	*e;
+	struct proto_edit	 m;		/* the edit, read */
 	int			 replay;
 	enum room_cell_type	 type;		/* cell_type, code if none */
 	int			 has_type;
@@ -1092,39 +1093,28 @@ room_nb_fail(struct room_nb_edit *ed, const char *code, const char *fmt, ...)
 	return (-1);
 }
 
-/* The fields every op may carry: cell_type, source, metadata. */
+/*
+ * The fields every op may carry, their types checked by the codec:
+ * cell_type one we know, source valid UTF-8.
+ */
 static int
 room_nb_edit_fields(struct room_nb_edit *ed)
 {
-	const msgpack_object	*v;
-	const char		*s;
-	size_t			 len;
-
 	ed->type = ROOM_CELL_CODE;
 	ed->has_type = 0;
-	if ((s = proto_get_str(ed->e, "cell_type", &len)) != NULL) {
-		if (room_nb_type_parse(s, len, &ed->type) != 0)
+	if (ed->m.cell_type.ptr != NULL) {
+		if (room_nb_type_parse(ed->m.cell_type.ptr,
+		    ed->m.cell_type.len, &ed->type) != 0)
 			return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 			    "cell_type must be code, markdown or raw"));
 		ed->has_type = 1;
-	} else if ((v = proto_get(ed->e, "cell_type")) != NULL &&
-	    v->type != MSGPACK_OBJECT_NIL)
-		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "cell_type is not a string"));
-	ed->src = proto_get_str(ed->e, "source", &ed->srclen);
-	if (ed->src == NULL && (v = proto_get(ed->e, "source")) != NULL &&
-	    v->type != MSGPACK_OBJECT_NIL)
-		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "source is not a string"));
+	}
+	ed->src = ed->m.source.ptr;
+	ed->srclen = ed->m.source.len;
 	if (ed->src != NULL && !utf8_valid(ed->src, ed->srclen, NULL))
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "source is not valid UTF-8"));
-	ed->md = proto_get(ed->e, "metadata");
-	if (ed->md != NULL && ed->md->type == MSGPACK_OBJECT_NIL)
-		ed->md = NULL;
-	if (ed->md != NULL && ed->md->type != MSGPACK_OBJECT_MAP)
-		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "metadata is not a map"));
+	ed->md = ed->m.metadata.obj;
 	return (0);
 }
 
@@ -1146,27 +1136,23 @@ static int
 room_nb_expect(struct room_nb_edit *ed, struct room_nb_node *node)
 {
 	struct room_nb_result	*res = ed->res;
-	const msgpack_object	*v;
+	const struct proto_str	*v = &ed->m.expect_version;
 	struct room_cell	*c;
 	char			 version[ROOM_VERSION_LEN + 1];
 	size_t			 len;
 
-	v = proto_get(ed->e, "expect_version");
-	if (ed->replay || v == NULL || v->type == MSGPACK_OBJECT_NIL)
+	if (ed->replay || v->ptr == NULL)
 		return (0);
-	if (v->type != MSGPACK_OBJECT_STR)
-		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "expect_version is not a string"));
 	if ((c = room_nb_find(ed->b->nb, node->c->id, NULL)) == NULL)
 		return (room_nb_fail(ed, PROTO_E_EDIT_CONFLICT,
 		    "cell %s is new in "
 		    "this batch: it has no version to expect", node->c->id));
 	room_cell_version(c, version);
-	if (v->via.str.size == ROOM_VERSION_LEN &&
-	    memcmp(v->via.str.ptr, version, ROOM_VERSION_LEN) == 0)
+	if (v->len == ROOM_VERSION_LEN &&
+	    memcmp(v->ptr, version, ROOM_VERSION_LEN) == 0)
 		return (0);
 	/* Read before a run or more output: the content is as read. */
-	if (room_cell_same_content(c, v->via.str.ptr, v->via.str.size))
+	if (room_cell_same_content(c, v->ptr, v->len))
 		return (0);
 	free(res->conflict_id);
 	free(res->conflict_source);
@@ -1181,8 +1167,7 @@ room_nb_expect(struct room_nb_edit *ed, struct room_nb_node *node)
 	    "cell %s changed since it "
 	    "was read: it is at version %s, not %.*s; nothing was applied; "
 	    "redo the edit on its current source", c->id, version,
-	    (int)(v->via.str.size > 64 ? 64 : v->via.str.size),
-	    v->via.str.ptr));
+	    (int)(v->len > 64 ? 64 : v->len), v->ptr));
 }
 
 static void
@@ -1202,11 +1187,10 @@ room_nb_op_insert(struct room_nb_edit *ed)
 	const msgpack_object	*ref, *id;
 	char			 mint[9];
 
-	ref = proto_get(ed->e, "after");
+	ref = ed->m.after.obj;
 	if (proto_obj_streq(ref, "TOP"))
 		at = &b->head;
-	else if (proto_obj_streq(ref, "BOTTOM") || ref == NULL ||
-	    ref->type == MSGPACK_OBJECT_NIL)
+	else if (proto_obj_streq(ref, "BOTTOM") || ref == NULL)
 		at = b->head.prev;
 	else if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL)
 		return (-1);
@@ -1214,7 +1198,7 @@ room_nb_op_insert(struct room_nb_edit *ed)
 	c = room_nb_cell_new(ed->type, mint, ed->src != NULL ? ed->src : "",
 	    ed->src != NULL ? ed->srclen : 0);
 	/* Replay lands on the ids the request got. */
-	if (ed->replay && (id = proto_get(ed->e, "cell_id")) != NULL &&
+	if (ed->replay && (id = ed->m.cell_id.obj) != NULL &&
 	    id->type == MSGPACK_OBJECT_STR &&
 	    room_nb_valid_id(id->via.str.ptr, id->via.str.size) &&
 	    room_nb_batch_find(b, id->via.str.ptr, id->via.str.size) == NULL) {
@@ -1252,8 +1236,7 @@ room_nb_op_edit(struct room_nb_edit *ed)
 	struct room_nb_node	*node;
 	struct room_cell	*c;
 
-	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
-	    "")) == NULL || room_nb_expect(ed, node) != 0)
+	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
 	if (ed->src == NULL && ed->md == NULL && !ed->has_type)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "nothing to "
@@ -1298,8 +1281,7 @@ room_nb_op_delete(struct room_nb_edit *ed)
 	struct room_nb_node	*node;
 	struct room_cell	*c;
 
-	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
-	    "")) == NULL || room_nb_expect(ed, node) != 0)
+	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
 	c = node->c;
 	ed->out = xstrdup(c->id);
@@ -1351,13 +1333,12 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	size_t			 olen, nlen, at = 0, len;
 	int			 n;
 
-	if ((node = room_nb_resolve(ed, proto_get(ed->e, "cell_id"),
-	    "")) == NULL || room_nb_expect(ed, node) != 0)
+	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL || room_nb_expect(ed, node) != 0)
 		return (-1);
-	if ((old = proto_get_str(ed->e, "old_text", &olen)) == NULL ||
-	    (new = proto_get_str(ed->e, "new_text", &nlen)) == NULL)
-		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "old_text and new_text must be strings"));
+	old = ed->m.old_text.ptr;
+	olen = ed->m.old_text.len;
+	new = ed->m.new_text.ptr;
+	nlen = ed->m.new_text.len;
 	if (olen == 0)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "old_text must not be empty"));
@@ -1408,12 +1389,8 @@ room_nb_move_list(struct room_nb_edit *ed, size_t *np)
 	char			  what[40];
 	size_t			  j, n;
 
-	list = proto_get_array(ed->e, "cell_ids");
-	if (list == NULL || list->via.array.size == 0) {
-		room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "cell_ids must be a non-empty list");
-		return (NULL);
-	}
+	/* A non-empty list: the codec checked. */
+	list = ed->m.cell_ids.obj;
 	n = list->via.array.size;
 	moved = xreallocarray(NULL, n, sizeof *moved);
 	for (j = 0; j < n; j++) {
@@ -1448,9 +1425,9 @@ room_nb_op_move(struct room_nb_edit *ed)
 
 	if ((moved = room_nb_move_list(ed, &n)) == NULL)
 		return (-1);
-	ref = proto_get(ed->e, "after");
+	ref = ed->m.after.obj;
 	if (!proto_obj_streq(ref, "TOP") && !proto_obj_streq(ref, "BOTTOM") &&
-	    ref != NULL && ref->type != MSGPACK_OBJECT_NIL) {
+	    ref != NULL) {
 		if ((at = room_nb_resolve(ed, ref, "after: ")) == NULL ||
 		    (at->moving && room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "cannot move a cell after itself") != 0)) {
@@ -1495,12 +1472,8 @@ room_nb_op_clear_outputs(struct room_nb_edit *ed)
 	char			  what[40];
 	size_t			  j, k, n;
 
-	list = proto_get(ed->e, "cell_ids");
-	if (list != NULL && list->type == MSGPACK_OBJECT_NIL)
-		list = NULL;
-	if (list != NULL && list->type != MSGPACK_OBJECT_ARRAY)
-		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-		    "cell_ids must be a list"));
+	/* A list or NULL: the codec checked. */
+	list = ed->m.cell_ids.obj;
 	n = list != NULL ? list->via.array.size : b->n;
 	cleared = xcalloc(n + 1, sizeof *cleared);
 	node = b->head.next;
@@ -1568,64 +1541,49 @@ room_nb_op_notebook_metadata(struct room_nb_edit *ed)
 }
 
 /*
- * The ops of a batch: name, handler, the fields it cannot do without
- * (checked before the handler runs) and what it changes.
+ * The ops of a batch by enum proto_edit_op: handler and what it changes.
+ * resolve is the daemon's to rewrite first (room-merge.c); none here.
  */
 static const struct room_nb_op {
-	const char	 *name;
 	int		(*fn)(struct room_nb_edit *);
-	const char	 *needs[3];
 	int		  kinds;
 } room_nb_ops[] = {
-	{ "insert", room_nb_op_insert, { NULL }, ROOM_CHANGE_CELLS },
-	{ "edit", room_nb_op_edit, { "cell_id" }, ROOM_CHANGE_CELLS },
-	{ "delete", room_nb_op_delete, { "cell_id" }, ROOM_CHANGE_CELLS },
-	{ "replace", room_nb_op_replace,
-	    { "cell_id", "old_text", "new_text" }, ROOM_CHANGE_CELLS },
-	{ "move", room_nb_op_move, { "cell_ids" }, ROOM_CHANGE_CELLS },
-	{ "clear_outputs", room_nb_op_clear_outputs, { NULL },
+	[PROTO_EDIT_INSERT] = { room_nb_op_insert, ROOM_CHANGE_CELLS },
+	[PROTO_EDIT_EDIT] = { room_nb_op_edit, ROOM_CHANGE_CELLS },
+	[PROTO_EDIT_DELETE] = { room_nb_op_delete, ROOM_CHANGE_CELLS },
+	[PROTO_EDIT_REPLACE] = { room_nb_op_replace, ROOM_CHANGE_CELLS },
+	[PROTO_EDIT_MOVE] = { room_nb_op_move, ROOM_CHANGE_CELLS },
+	[PROTO_EDIT_CLEAR_OUTPUTS] = { room_nb_op_clear_outputs,
 	    ROOM_CHANGE_OUTPUTS },
-	{ "notebook_metadata", room_nb_op_notebook_metadata, { "metadata" },
+	[PROTO_EDIT_NOTEBOOK_METADATA] = { room_nb_op_notebook_metadata,
 	    ROOM_CHANGE_METADATA },
+	[PROTO_EDIT_RESOLVE] = { NULL, 0 },
 };
 
-/* The op of an edit, its needed fields there; NULL after room_nb_fail. */
+/*
+ * Edit i of the batch read by its codec, its op's handler; NULL with
+ * *cause whole ("edit N: ...") when the edit is not one.
+ */
 static const struct room_nb_op *
-room_nb_edit_op(struct room_nb_edit *ed)
+room_nb_edit_op(struct room_nb_edit *ed, const msgpack_object *e, size_t i,
+    char **cause)
 {
 	const struct room_nb_op	*op;
-	const msgpack_object	*v;
-	const char		*name;
-	size_t			 len, i, j;
+	char			 n[32], err[512];
 
-	if (ed->e->type != MSGPACK_OBJECT_MAP) {
-		room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "an edit is a map");
+	snprintf(n, sizeof n, "edit %zu", i);
+	if (proto_edit_unpack(e, n, &ed->m, err, sizeof err) != 0) {
+		*cause = xstrdup(err);
 		return (NULL);
 	}
-	if ((name = proto_get_str(ed->e, "op", &len)) == NULL) {
-		room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "op is missing");
+	op = &room_nb_ops[ed->m.op];
+	if (op->fn == NULL) {
+		xasprintf(cause, "%s: unknown op \"%s\" (insert, edit, delete, "
+		    "replace, move, clear_outputs or notebook_metadata)", n,
+		    proto_edit_op_name(ed->m.op));
 		return (NULL);
 	}
-	for (i = 0; i < nitems(room_nb_ops); i++) {
-		op = &room_nb_ops[i];
-		if (strlen(op->name) != len || memcmp(op->name, name, len) != 0)
-			continue;
-		for (j = 0; j < nitems(op->needs) && op->needs[j] != NULL;
-		    j++) {
-			v = proto_get(ed->e, op->needs[j]);
-			if (v == NULL || v->type == MSGPACK_OBJECT_NIL) {
-				room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "%s "
-				    "needs %s", op->name, op->needs[j]);
-				return (NULL);
-			}
-		}
-		return (op);
-	}
-	room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
-	    "unknown op \"%.*s\" (insert, "
-	    "edit, delete, replace, move, clear_outputs or notebook_metadata)",
-	    (int)len, name);
-	return (NULL);
+	return (op);
 }
 
 /*
@@ -1680,9 +1638,10 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 	ed.replay = replay;
 	for (i = 0; i < nedits; i++) {
 		res->index = (int)i;
-		ed.e = &edits->via.array.ptr[i];
-		if ((op = room_nb_edit_op(&ed)) == NULL ||
-		    room_nb_edit_fields(&ed) != 0 || op->fn(&ed) != 0)
+		if ((op = room_nb_edit_op(&ed, &edits->via.array.ptr[i], i,
+		    cause)) == NULL)
+			goto undo;
+		if (room_nb_edit_fields(&ed) != 0 || op->fn(&ed) != 0)
 			goto fail;
 		res->kinds |= op->kinds;
 		if ((out[i] = ed.out) != NULL)
@@ -1715,6 +1674,7 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 fail:
 	*code = ed.code;
 	xasprintf(cause, "edit %zu: %s", i, ed.cause);
+undo:
 	free(ed.cause);
 	free(ed.out);
 	room_nb_batch_done(&b, 1);
