@@ -369,41 +369,46 @@ room_changes_record_by(struct room *r, int kinds, char **cells,
 	return (seq);
 }
 
-/* The details of one resolved edit (room-nb.c packs them for the journal). */
+/*
+ * The details of one resolved edit (room-nb.c packs them for the
+ * journal: cell references are ids there), read by the edit codec.
+ */
 static void
 room_changes_det_edit(struct room_changes_det *d, struct room *r,
     const msgpack_object *e)
 {
+	struct proto_edit	 m;
 	const msgpack_object	*list, *v;
-	char			*id;
+	char			*id = NULL, err[512];
 	uint32_t		 i;
 
-	if ((v = proto_get(e, "op")) == NULL || v->type != MSGPACK_OBJECT_STR)
+	if (proto_edit_unpack(e, "edit", &m, err, sizeof err) != 0)
 		return;
-	id = proto_dup_str(e, "cell_id");
-	if (proto_obj_streq(v, "insert") && id != NULL)
+	if (m.cell_id.obj != NULL && m.cell_id.obj->type == MSGPACK_OBJECT_STR)
+		id = xstrndup(m.cell_id.obj->via.str.ptr,
+		    m.cell_id.obj->via.str.size);
+	if (m.op == PROTO_EDIT_INSERT && id != NULL)
 		room_changes_det_cell(d, PROTO_CHANGE_INSERTED, id, r);
-	else if (proto_obj_streq(v, "delete") && id != NULL)
+	else if (m.op == PROTO_EDIT_DELETE && id != NULL)
 		room_changes_det_cell(d, PROTO_CHANGE_DELETED, id, r);
-	else if (proto_obj_streq(v, "edit") && id != NULL) {
-		if (proto_get(e, "source") != NULL)
+	else if (m.op == PROTO_EDIT_EDIT && id != NULL) {
+		if (m.source.ptr != NULL)
 			room_changes_det_cell(d, PROTO_CHANGE_SOURCE, id, r);
-		if (proto_get(e, "cell_type") != NULL)
+		if (m.cell_type.ptr != NULL)
 			room_changes_det_cell(d, PROTO_CHANGE_TYPE, id, r);
-		if (proto_get(e, "metadata") != NULL)
+		if (m.metadata.obj != NULL)
 			room_changes_det_cell(d, PROTO_CHANGE_METADATA, id, r);
-	} else if (proto_obj_streq(v, "move") ||
-	    proto_obj_streq(v, "clear_outputs")) {
-		list = proto_get_array(e, "cell_ids");
+	} else if (m.op == PROTO_EDIT_MOVE ||
+	    m.op == PROTO_EDIT_CLEAR_OUTPUTS) {
+		list = m.cell_ids.obj;
 		for (i = 0; list != NULL && i < list->via.array.size; i++) {
 			v = &list->via.array.ptr[i];
 			if (v->type != MSGPACK_OBJECT_STR)
 				continue;
 			free(id);
 			id = xstrndup(v->via.str.ptr, v->via.str.size);
-			room_changes_det_cell(d, proto_obj_streq(proto_get(e,
-			    "op"), "move") ? PROTO_CHANGE_MOVED :
-			    PROTO_CHANGE_CLEARED, id, r);
+			room_changes_det_cell(d, m.op == PROTO_EDIT_MOVE ?
+			    PROTO_CHANGE_MOVED : PROTO_CHANGE_CLEARED, id, r);
 		}
 	}
 	free(id);
