@@ -60,6 +60,17 @@ expect(out1.strip().endswith("43") and out1.startswith(sroot),
        "the cell ran in the server's root", sc)
 ok("run_cells on the server's kernel: outputs, cwd the notebook's dir")
 
+# all:true and stale:true: the daemon picks the cells of a server's
+# notebook as it queues the run (decision 082), in notebook order.
+sc, _, err = w.call("run_cells", notebook_handle=h, all=True, wait_secs=50,
+                    timeout=120)
+expect(not err and sc["status"] == "done" and
+       [c["cell_id"] for c in sc["cells"]] == [cell0, cell1], "run all", sc)
+sc, text, err = w.call("run_cells", notebook_handle=h, stale=True)
+expect(not err and sc["cells"] == [] and "no code cell is stale" in text,
+       "nothing stale", sc)
+ok("run_cells all:true and stale:true on a server's notebook")
+
 # The server has our kernel.
 sc, _, err = w.call("get_kernel_info", notebook_handle=h)
 expect(not err and sc.get("state") in ("idle", "busy"), "kernel info", sc)
