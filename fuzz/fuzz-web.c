@@ -7,7 +7,8 @@
  * Cookie header (web_form_cookie), a path's notebook id, a token, and
  * stream text (web_ansi_html); and, when it is msgpack, as a cell of
  * ROOM_CONTENT to web_render_cell with itself as the comment threads,
- * and its conflicts and cells to web_render_conflicts.
+ * its conflicts and cells to web_render_conflicts, and its batches (an
+ * undo list) to web_render_batches.
  * The HTTP framing itself is libevent's evhttp, not ours.  Aborts if a
  * rendered cell holds "<script" or an event handler attribute that did
  * not come from our own markup.
@@ -61,7 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[] = {
 		"s", "nb", "token", "cell_id", "text", "source", "version",
-		"take", "cell_type", "after", NULL
+		"take", "cell_type", "after", "batch_id", NULL
 	};
 	struct evbuffer		*b;
 	struct json_object	*threads;
@@ -109,6 +110,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c != NULL && c->type == MSGPACK_OBJECT_ARRAY) {
 			web_render_conflicts(b, c, proto_get(&u.data,
 			    "cells"));
+			len = evbuffer_get_length(b);
+			v = xmalloc(len + 1);
+			evbuffer_remove(b, v, len);
+			v[len] = '\0';
+			if (fuzz_web_unsafe(v))
+				abort();
+			free(v);
+		}
+		/* And as an undo list's batches (decision 085). */
+		c = u.data.type == MSGPACK_OBJECT_MAP ?
+		    proto_get(&u.data, "batches") : NULL;
+		if (c != NULL) {
+			web_render_batches(b, c);
 			len = evbuffer_get_length(b);
 			v = xmalloc(len + 1);
 			evbuffer_remove(b, v, len);

@@ -478,7 +478,7 @@ web_http_write(const char *what)
 {
 	static const char *const	 writes[] = {
 		"interrupt", "restart", "comment", "edit", "insert", "run",
-		"run-all", "resolve", NULL
+		"run-all", "resolve", "revert", NULL
 	};
 	size_t				 i;
 
@@ -558,6 +558,13 @@ web_http_fields(const char *what, const char *body, size_t len,
 	} else if (strcmp(what, "run") == 0) {
 		if (!web_http_cell_ok(f->cell_id))
 			return ("a run needs the cell_id of a code cell");
+	} else if (strcmp(what, "revert") == 0) {
+		f->batch_id = web_form_get(body, len, "batch_id");
+		if (f->batch_id == NULL || *f->batch_id < '1' ||
+		    *f->batch_id > '9' || strlen(f->batch_id) > 18 ||
+		    strspn(f->batch_id, "0123456789") != strlen(f->batch_id))
+			return ("a revert needs the batch_id of a batch the "
+			    "page lists (its number)");
 	} else if (strcmp(what, "resolve") == 0) {
 		f->take = web_form_get(body, len, "take");
 		if (!web_http_cell_ok(f->cell_id) ||

@@ -83,6 +83,8 @@ struct web_nb {
 	int			 want_content;
 	struct json_object	*changed;	/* {id: html} this fetch */
 	char			*conflicts;	/* their HTML, or NULL */
+	char			*batches;	/* their HTML, or NULL */
+	int			 batches_new;	/* not sent to every page */
 	TAILQ_HEAD(, web_stream) streams;
 	TAILQ_HEAD(, web_req)	 reqs;
 	struct event		*linger;
@@ -108,7 +110,7 @@ static int	web_nb_backlogged(struct web_stream *);
 static int	web_nb_send(struct web_stream *, const char *,
 		    struct json_object *);
 static struct json_object *web_nb_event(struct web_nb *, struct json_object *,
-		    int);
+		    int, int);
 static void	web_nb_start(struct web_stream *);
 static void	web_nb_resumed(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
@@ -135,6 +137,12 @@ static void	web_nb_run(struct web_nb *, struct web_action *,
 static void	web_nb_runall_read(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
 static void	web_nb_ran(struct web_nb *, uint16_t,
+		    const msgpack_object *, void *);
+static void	web_nb_undo(struct web_nb *, struct web_action *,
+		    const char *, web_nb_cb);
+static void	web_nb_batches(struct web_nb *, uint16_t,
+		    const msgpack_object *, void *);
+static void	web_nb_reverted(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
 
 /* The notebook with this id, joining it first if create. */
@@ -197,6 +205,7 @@ web_nb_free(struct web_nb *nb)
 	free(nb->cells);
 	free(nb->title);
 	free(nb->conflicts);
+	free(nb->batches);
 	if (nb->view != NULL)
 		json_object_put(nb->view);
 	if (nb->changed != NULL)
@@ -444,6 +453,70 @@ web_nb_content(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 		free(nb->title);
 		nb->title = proto_str_dup(&m.path);
 	}
+	web_nb_undo(nb, NULL, NULL, web_nb_batches);
+}
+
+/*
+ * ROOM_EDIT undo of the notebook: list its batches (batch_id NULL), or
+ * revert one; the daemon knows this connection as the person's page,
+ * which may revert any batch (decision 085).
+ */
+static void
+web_nb_undo(struct web_nb *nb, struct web_action *a, const char *batch_id,
+    web_nb_cb cb)
+{
+	struct proto_room_edit	 em;
+	struct json_object	*u;
+	struct mpbuf		 b;
+
+	u = json_object_new_object();
+	if (batch_id == NULL)
+		json_object_object_add(u, "list", json_object_new_boolean(1));
+	else
+		json_object_object_add(u, "batch_id", json_object_new_int64(
+		    strtoll(batch_id, NULL, 10)));
+	memset(&em, 0, sizeof em);
+	em.undo.pack = web_nb_pack_json;
+	em.undo.arg = u;
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &em);
+	web_nb_request(nb, PROTO_MSG_ROOM_EDIT, &b, cb, a);
+	mpbuf_free(&b);
+	json_object_put(u);
+}
+
+/* The batches' list: their HTML, sent with the next event if it changed. */
+static void
+web_nb_batches(struct web_nb *nb, uint16_t type, const msgpack_object *body,
+    void *arg)
+{
+	struct proto_room_edit_reply	 m;
+	const msgpack_object		*list;
+	struct evbuffer			*eb;
+	char				 err[256], *html;
+	size_t				 len;
+
+	if (type == 0)
+		return;
+	/* An older daemon, or none kept: the page shows no list. */
+	if (type == PROTO_MSG_ROOM_EDIT_REPLY &&
+	    proto_room_edit_reply_unpack(body, &m, err, sizeof err) == 0 &&
+	    m.undo.obj != NULL &&
+	    (list = proto_get(m.undo.obj, "batches")) != NULL) {
+		eb = evbuffer_new();
+		web_render_batches(eb, list);
+		len = evbuffer_get_length(eb);
+		html = xmalloc(len + 1);
+		evbuffer_remove(eb, html, len);
+		html[len] = '\0';
+		evbuffer_free(eb);
+		if (nb->batches == NULL || strcmp(nb->batches, html) != 0) {
+			free(nb->batches);
+			nb->batches = html;
+			nb->batches_new = 1;
+		} else
+			free(html);
+	}
 	web_nb_request(nb, PROTO_MSG_VIEW_STATE, NULL, web_nb_viewstate,
 	    NULL);
 }
@@ -512,7 +585,8 @@ web_nb_viewstate(struct web_nb *nb, uint16_t type,
 	nb->view = o;
 	nb->have = 1;
 
-	ev = web_nb_event(nb, nb->changed, 0);
+	ev = web_nb_event(nb, nb->changed, 0, nb->batches_new);
+	nb->batches_new = 0;
 	TAILQ_FOREACH_SAFE(s, &nb->streams, entry, s1) {
 		if (s->started)
 			web_nb_send(s, "update", ev);
@@ -531,9 +605,13 @@ web_nb_viewstate(struct web_nb *nb, uint16_t type,
 	}
 }
 
-/* {seq, title, order, cells, state}; cells all, or those given. */
+/*
+ * {seq, title, order, cells, conflicts, batches?, state}; cells all, or
+ * those given; batches (their HTML) with all or when asked.
+ */
 static struct json_object *
-web_nb_event(struct web_nb *nb, struct json_object *cells, int all)
+web_nb_event(struct web_nb *nb, struct json_object *cells, int all,
+    int batches)
 {
 	struct json_object	*o, *order, *c;
 	size_t			 i;
@@ -564,6 +642,10 @@ web_nb_event(struct web_nb *nb, struct json_object *cells, int all)
 	/* Few and rare: every event carries them whole. */
 	json_object_object_add(o, "conflicts", json_object_new_string(
 	    nb->conflicts != NULL ? nb->conflicts : ""));
+	/* Up to 64, changed by edits only: not on every output. */
+	if ((all || batches) && nb->batches != NULL)
+		json_object_object_add(o, "batches",
+		    json_object_new_string(nb->batches));
 	if (nb->view != NULL)
 		json_object_object_add(o, "state", json_object_get(nb->view));
 	return (o);
@@ -644,10 +726,10 @@ web_nb_start(struct web_stream *s)
 		return;
 	}
 	if (s->has_last && s->last == nb->seq) {
-		ev = web_nb_event(nb, NULL, 0);
+		ev = web_nb_event(nb, NULL, 0, 1);
 		web_nb_send(s, "update", ev);
 	} else {
-		ev = web_nb_event(nb, NULL, 1);
+		ev = web_nb_event(nb, NULL, 1, 1);
 		web_nb_send(s, "reset", ev);
 	}
 	json_object_put(ev);
@@ -711,7 +793,7 @@ web_nb_resumed(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 			}
 		}
 	}
-	ev = web_nb_event(nb, cells, resync);
+	ev = web_nb_event(nb, cells, resync, 1);
 	web_nb_send(s, resync ? "reset" : "update", ev);
 	json_object_put(ev);
 	json_object_put(cells);
@@ -855,6 +937,7 @@ web_post_free(struct web_post *f)
 	free(f->take);
 	free(f->cell_type);
 	free(f->after);
+	free(f->batch_id);
 	memset(f, 0, sizeof *f);
 }
 
@@ -900,6 +983,8 @@ web_nb_action(struct web_nb *nb, struct evhttp_request *req,
 	} else if (strcmp(what, "run-all") == 0)
 		web_nb_request(nb, PROTO_MSG_ROOM_GET, NULL,
 		    web_nb_runall_read, a);
+	else if (strcmp(what, "revert") == 0)
+		web_nb_undo(nb, a, a->f.batch_id, web_nb_reverted);
 	else
 		web_nb_change(nb, a);
 }
@@ -1204,6 +1289,35 @@ web_nb_ran(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 		web_nb_answer(a, 200, strcmp(a->what, "run") == 0 ?
 		    "the cell is running or queued" :
 		    "the code cells are running or queued");
+		return;
+	}
+	why = web_nb_error(type, body);
+	web_nb_answer(a, 409, why);
+	free(why);
+}
+
+/*
+ * A revert's answer: the batch that did it, or why not (undo_conflict
+ * names each cell and who changed it since; nothing was undone).
+ */
+static void
+web_nb_reverted(struct web_nb *nb, uint16_t type, const msgpack_object *body,
+    void *arg)
+{
+	struct web_action		*a = arg;
+	struct proto_room_edit_reply	 m;
+	const msgpack_object		*v;
+	char				 err[256], *why, *text;
+
+	(void)nb;
+	if (type == PROTO_MSG_ROOM_EDIT_REPLY &&
+	    proto_room_edit_reply_unpack(body, &m, err, sizeof err) == 0 &&
+	    m.undo.obj != NULL && (v = proto_get(m.undo.obj, "batch_id")) !=
+	    NULL && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		xasprintf(&text, "reverted b%s as batch b%llu", a->f.batch_id,
+		    (unsigned long long)v->via.u64);
+		web_nb_answer(a, 200, text);
+		free(text);
 		return;
 	}
 	why = web_nb_error(type, body);

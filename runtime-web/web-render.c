@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmark.h>
 #include <openssl/evp.h>
@@ -31,6 +32,7 @@ static void	web_render_comments(struct evbuffer *, struct json_object *,
 static void	web_render_button(struct evbuffer *, const char *,
 		    const char *, const char *, const char *);
 static void	web_render_by(struct evbuffer *, const msgpack_object *);
+static void	web_render_ids(struct evbuffer *, const msgpack_object *);
 static void	web_render_pre(struct evbuffer *, const char *, const char *,
 		    size_t);
 
@@ -565,3 +567,100 @@ web_render_conflicts(struct evbuffer *b, const msgpack_object *conflicts,
 	}
 }
 
+/* A list of batch numbers, " b1 b2", from an array of them. */
+static void
+web_render_ids(struct evbuffer *b, const msgpack_object *a)
+{
+	uint32_t	i;
+
+	for (i = 0; a != NULL && a->type == MSGPACK_OBJECT_ARRAY &&
+	    i < a->via.array.size; i++) {
+		if (a->via.array.ptr[i].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+			evbuffer_add_printf(b, " b%llu", (unsigned long long)
+			    a->via.array.ptr[i].via.u64);
+	}
+}
+
+/*
+ * The notebook's edit batches, newest first, as an undo list gives them
+ * ([{batch_id, at, client?, cells, reverts?, undone_by?, lost?}]), each
+ * with who made it, its cells, and a Revert button unless it is undone
+ * already or was too large to keep (decision 085).
+ */
+void
+web_render_batches(struct evbuffer *b, const msgpack_object *batches)
+{
+	const msgpack_object	*o, *v, *cells;
+	struct tm		 tm;
+	time_t			 t;
+	char			 when[32];
+	uint64_t		 id;
+	uint32_t		 i, j, n;
+	int			 undone, lost;
+
+	if (batches == NULL || batches->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	n = batches->via.array.size;
+	evbuffer_add_printf(b, "<ol class=\"batches\" data-count=\"%u\">", n);
+	for (i = 0; i < n; i++) {
+		o = &batches->via.array.ptr[i];
+		if ((v = web_render_get(o, "batch_id")) == NULL ||
+		    v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			continue;
+		id = v->via.u64;
+		undone = web_render_get(o, "undone_by") != NULL;
+		v = web_render_get(o, "lost");
+		lost = v != NULL && v->type == MSGPACK_OBJECT_BOOLEAN &&
+		    v->via.boolean;
+		evbuffer_add_printf(b, "<li class=\"batch%s\" data-batch=\"%llu\">"
+		    "<b>b%llu</b> <span class=\"who\">", undone ? " undone" : "",
+		    (unsigned long long)id, (unsigned long long)id);
+		if ((v = web_render_get(o, "client")) != NULL &&
+		    v->type == MSGPACK_OBJECT_STR)
+			web_ansi_escape(b, v->via.str.ptr, v->via.str.size, 0);
+		else
+			WEB_ADD(b, "a client");
+		WEB_ADD(b, "</span>");
+		if ((v = web_render_get(o, "at")) != NULL &&
+		    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+			t = (time_t)(v->via.u64 / 1000);
+			gmtime_r(&t, &tm);
+			strftime(when, sizeof when, "%H:%M:%S UTC", &tm);
+			evbuffer_add_printf(b, " at %s", when);
+		}
+		cells = web_render_get(o, "cells");
+		if (cells != NULL && cells->type == MSGPACK_OBJECT_ARRAY) {
+			evbuffer_add_printf(b, ", %u cell%s:",
+			    cells->via.array.size,
+			    cells->via.array.size == 1 ? "" : "s");
+			for (j = 0; j < cells->via.array.size && j < 8; j++) {
+				v = &cells->via.array.ptr[j];
+				if (v->type != MSGPACK_OBJECT_STR)
+					continue;
+				WEB_ADD(b, " <code>");
+				web_ansi_escape(b, v->via.str.ptr,
+				    v->via.str.size, 0);
+				WEB_ADD(b, "</code>");
+			}
+			if (cells->via.array.size > 8)
+				WEB_ADD(b, " ...");
+		}
+		if ((v = web_render_get(o, "reverts")) != NULL &&
+		    v->type == MSGPACK_OBJECT_ARRAY && v->via.array.size > 0) {
+			WEB_ADD(b, "; reverts");
+			web_render_ids(b, v);
+		}
+		if ((v = web_render_get(o, "undone_by")) != NULL &&
+		    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+			evbuffer_add_printf(b, "; undone by b%llu",
+			    (unsigned long long)v->via.u64);
+		if (lost)
+			WEB_ADD(b, "; too large to revert");
+		if (!undone && !lost)
+			evbuffer_add_printf(b, " <button type=\"button\" "
+			    "class=\"revert\" data-batch=\"%llu\">Revert</button>",
+			    (unsigned long long)id);
+		WEB_ADD(b, "</li>");
+	}
+	WEB_ADD(b, "</ol>");
+}

@@ -81,6 +81,7 @@ void	web_render_cell(struct evbuffer *, const msgpack_object *,
 void	web_render_conflicts(struct evbuffer *, const msgpack_object *,
 	    const msgpack_object *);
 struct json_object *web_render_threads(const msgpack_object *);
+void	web_render_batches(struct evbuffer *, const msgpack_object *);
 
 /* web-page.c: the page, its script and its style, served as they are. */
 void	web_page_html(struct evbuffer *, const char *, const char *);
@@ -102,6 +103,7 @@ struct web_post {
 	char	*take;		/* resolve: room, disk or both */
 	char	*cell_type;	/* insert: code or markdown */
 	char	*after;		/* insert: a cell id, TOP or BOTTOM */
+	char	*batch_id;	/* revert: a batch's number */
 };
 
 /* web-nb.c: one notebook on view, its daemon connection, its pages. */

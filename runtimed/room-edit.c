@@ -31,6 +31,7 @@ struct room_edit_wait {
 	size_t			 nconflicts;
 	char			*session;	/* whose batch, or NULL */
 	char			*client;
+	int			 person;	/* from the live page */
 	int			 undo;		/* ROOM_EDIT_UNDO_* */
 	int64_t			 undo_batches;
 	uint64_t		 undo_id;
@@ -152,10 +153,20 @@ room_edit_undo_args(struct room *r, struct room_edit_wait *w,
 		    "undo takes exactly one of list, batches and batch_id");
 		return (-1);
 	}
-	if (w->session == NULL) {
+	if (w->person && w->undo_batches > 0) {
+		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
+		    "the live page reverts one batch, by its batch_id");
+		return (-1);
+	}
+	/* The person's page may revert anyone's batch (decision 085). */
+	if (w->session == NULL && !w->person) {
 		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
 		    "undo needs the session whose batches they are");
 		return (-1);
+	}
+	if (w->person) {
+		free(w->session);
+		w->session = NULL;
 	}
 	w->undo = list ? ROOM_EDIT_UNDO_LIST : ROOM_EDIT_UNDO_REVERT;
 	return (0);
@@ -432,11 +443,12 @@ room_edit_durable(struct room *r, int ok, const char *why, void *arg)
 /*
  * ROOM_EDIT: apply a batch (only at if_seq, when given) once it is
  * durable; cb (peer, id) then replies and announces.  The batch is
- * copied, so the request may go.
+ * copied, so the request may go.  person: it came from the live page's
+ * connection (its undo may revert any one batch).
  */
 void
-room_edit(struct room *r, const struct proto_room_edit *m, struct peer *p,
-    uint32_t id, room_edit_cb cb)
+room_edit(struct room *r, const struct proto_room_edit *m, int person,
+    struct peer *p, uint32_t id, room_edit_cb cb)
 {
 	struct room_edit_wait	*w;
 	msgpack_packer		 pk;
@@ -458,6 +470,7 @@ room_edit(struct room *r, const struct proto_room_edit *m, struct peer *p,
 	w->id = id;
 	w->cb = cb;
 	w->res.index = -1;
+	w->person = person;
 	msgpack_sbuffer_init(&w->record);
 	if (m->session.ptr != NULL)
 		w->session = proto_str_dup(&m->session);

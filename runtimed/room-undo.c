@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * room-undo.c: the batches a room's clients made, so each can revert its
- * own (docs/decisions/074).  Every edit batch that changes a cell's
+ * own (docs/decisions/074), and the person on the live page any one
+ * (docs/decisions/085).  Every edit batch that changes a cell's
  * content, existence or place leaves a record: who made it (the worker's
  * session, the MCP client's name), and for each cell it touched the cell
  * as it was before (type, source, metadata, the cell before it, its
@@ -479,6 +480,14 @@ room_undo_why(struct evbuffer *why, size_t nconf, struct room_undo_batch *b,
 {
 	int	mine = room_undo_mine(later, session);
 
+	if (session == NULL) {
+		/* The person's revert: whoever's batch it was. */
+		evbuffer_add_printf(why, "%scell %s was changed after batch "
+		    "b%llu by %s (batch b%llu)", nconf > 1 ? "; " : "", cell,
+		    (unsigned long long)b->id, later->client != NULL ?
+		    later->client : "a client", (unsigned long long)later->id);
+		return;
+	}
 	evbuffer_add_printf(why, "%scell %s was changed after your batch "
 	    "b%llu by %s%s%s (batch b%llu)", nconf > 1 ? "; " : "", cell,
 	    (unsigned long long)b->id, mine ? "you" : "another client",
@@ -696,6 +705,8 @@ room_undo_same(struct room_cell *cur, const msgpack_object *before)
  * batch batch_id, on nb as it is: the plain ops that put each cell back
  * (a JSON array, *ops) and the batches reverted (*reverts); or -1 with
  * *code and *cause (undo_conflict names each cell and who changed it).
+ * session NULL is the person on the live page, who reverts one batch by
+ * its id, whoever made it (decision 085); the same conflicts refuse it.
  */
 int
 room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
@@ -737,7 +748,7 @@ room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
 			    (unsigned long long)batch_id, ROOM_UNDO_MAX);
 			goto out;
 		}
-		if (!room_undo_mine(v[i], session)) {
+		if (session != NULL && !room_undo_mine(v[i], session)) {
 			xasprintf(cause, "batch b%llu is another client's%s%s%s: "
 			    "only your own batches are undone",
 			    (unsigned long long)batch_id,

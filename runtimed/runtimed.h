@@ -401,7 +401,7 @@ void		 room_stale_free(struct room *);
 /* An edit batch's answer: cause NULL when applied, else code and cause. */
 typedef void	(*room_edit_cb)(struct room *, struct peer *, uint32_t,
 		    struct room_nb_result *, const char *, const char *);
-void		 room_edit(struct room *, const struct proto_room_edit *,
+void		 room_edit(struct room *, const struct proto_room_edit *, int,
 		     struct peer *, uint32_t, room_edit_cb);
 u_int		 room_edit_pending(struct room *);
 void		 room_edit_peer_gone(struct room *, struct peer *);

@@ -49,6 +49,8 @@ static void	server_client_join(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
 static void	server_client_edit(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
+static int	server_client_lists(const struct proto_header *,
+		    const msgpack_object *);
 static void	server_client_interrupt(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    const void *, void *);
@@ -565,7 +567,8 @@ server_client_edit(struct peer *p, const struct proto_header *hdr,
 	}
 	/* room_edit refuses a batch past PROTO_EDIT_MAX_EDITS unapplied. */
 	c->editing = 1;
-	room_edit(c->room, &em, c->peer, hdr->id, server_client_edited);
+	room_edit(c->room, &em, strcmp(c->kind, PROTO_PEER_WEB) == 0, c->peer,
+	    hdr->id, server_client_edited);
 	if (c->editing)
 		peer_hold(c->peer, 1);
 }
@@ -630,6 +633,21 @@ server_client_edited(struct room *r, struct peer *p, uint32_t id,
 	/* A list changed nothing. */
 	if (res->nids > 0)
 		room_changes_announce(r);
+}
+
+/*
+ * A ROOM_EDIT that only lists the undo batches changes nothing: it is
+ * no one's latest change (the live page lists them after every change).
+ */
+static int
+server_client_lists(const struct proto_header *hdr, const msgpack_object *body)
+{
+	const msgpack_object	*u;
+	int			 list;
+
+	return (hdr->type == PROTO_MSG_ROOM_EDIT && body != NULL &&
+	    (u = proto_get_map(body, "undo")) != NULL &&
+	    proto_get_bool(u, "list", &list) == 0 && list);
 }
 
 /*
@@ -1015,7 +1033,8 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 			    proto_msg_name(hdr->type));
 			return;
 		}
-		if (proto_msg_has(hdr->type, PROTO_F_MUTATES))
+		if (proto_msg_has(hdr->type, PROTO_F_MUTATES) &&
+		    !server_client_lists(hdr, body))
 			server_web_note_change(c->room, c->client[0] != '\0' ?
 			    c->client : c->kind);
 		peer_dispatch(server_client_room_table, server_client_refuse,

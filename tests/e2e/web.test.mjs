@@ -15,7 +15,9 @@
 // changed, cells added, a run and run all whose outputs show on the page
 // and in the agent's read, a conflict from an editor's save shown with
 // both versions and resolved, and a run the agent's interrupt_kernel
-// names as the live page's.  Screenshots go to the artifacts
+// names as the live page's; each cell's last editor, and the person
+// reverting an agent's batch from the page's list (refused, and said,
+// when the person changed its cell since).  Screenshots go to the artifacts
 // directory ($RUNTIMED_TEST_ARTIFACTS, else ./tests/e2e/artifacts).
 
 import { test, after } from 'node:test';
@@ -455,6 +457,53 @@ test('the person edits, adds, runs and resolves a conflict on the page', { timeo
   const intr = await call(client, 'interrupt_kernel', target);
   assert.deepEqual(intr.structuredContent.ended.map((e) => [e.client_name, e.yours]),
     [['live page', false]], JSON.stringify(intr.structuredContent));
+
+  // Each cell says who last changed it (decision 084): the agent's
+  // edits, the person's resolve.
+  await page.waitForSelector('section[data-id="ca"] .by[data-by="web-e2e-agent"]', { timeout: 3000 });
+  await page.waitForSelector('section[data-id="cb"] .by[data-by="live page"]', { timeout: 3000 });
+  assert.match(await page.locator('section[data-id="ca"] .by').getAttribute('title'),
+    /^last changed by web-e2e-agent, session [0-9a-f]{8}$/);
+
+  // The person reverts an agent's batch from the list (decision 085).
+  await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'edit', cell_id: 'ca', source: 'a = 5' }] });
+  const mineList = async () => (await call(client, 'edit_cells', { ...target,
+    undo: 'list' })).structuredContent.batches;
+  const b5 = (await mineList())[0].batch_id.slice(1);
+  await page.click('#batches-box summary');
+  const row = page.locator(`#batches li.batch[data-batch="${b5}"]`);
+  await row.waitFor({ timeout: 3000 });
+  assert.equal(await row.locator('.who').textContent(), 'web-e2e-agent');
+  assert.match(await row.textContent(), /1 cell: ca/);
+  assert.ok(Number(await page.locator('#nbatches').textContent()) >= 4);
+  await noteClear();
+  await row.locator('button.revert').click();
+  await note(new RegExp(`^reverted b${b5} as batch b\\d+$`));
+  assert.equal(src(await read(), 'ca'), 'a = 4');
+  await page.waitForSelector(`#batches li.batch.undone[data-batch="${b5}"]`, { timeout: 3000 });
+  assert.equal(await page.locator(`#batches li[data-batch="${b5}"] button.revert`).count(), 0);
+  assert.equal((await mineList()).find((b) => b.batch_id === `b${b5}`).undone_by !== undefined, true);
+
+  // A batch whose cell the person changed after: refused, said on the
+  // page, nothing changed.
+  await call(client, 'edit_cells', { ...target, edits: [
+    { op: 'edit', cell_id: 'ca', source: 'a = 6' }] });
+  const b6 = (await mineList())[0].batch_id.slice(1);
+  await page.waitForSelector('section[data-id="ca"][data-src="a = 6"]', { timeout: 3000 });
+  await page.click('section[data-id="ca"] button[data-act="edit"]');
+  await page.fill('#edit-text', 'a = 7');
+  await noteClear();
+  await submit();
+  await note(/^saved$/);
+  const row6 = page.locator(`#batches li.batch[data-batch="${b6}"] button.revert`);
+  await row6.waitFor({ timeout: 3000 });
+  await noteClear();
+  await row6.click();
+  await note(new RegExp(`nothing was undone: cell ca was changed after batch b${b6} by live page`));
+  assert.equal(src(await read(), 'ca'), 'a = 7');
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'web-batches.png'), fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();
 });

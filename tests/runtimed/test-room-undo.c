@@ -3,7 +3,9 @@
  * test-room-undo.c: the records batches leave for undo and the reverts
  * planned from them (runtimed/room-undo.c, docs/decisions/074): what a
  * record keeps, who may revert what, the conflicts that refuse a revert,
- * and that a planned revert, applied, puts the notebook back.
+ * and that a planned revert, applied, puts the notebook back; the person
+ * reverting anyone's batch (decision 085), and the last editor a batch
+ * leaves on the cells it wrote (decision 084).
  */
 
 #include <stdio.h>
@@ -328,5 +330,112 @@ Test(undo, a_batch_of_many_cells_is_undone_whole)
 	cr_assert_eq(revert(nb, u, "s1", 1, 0, &code, &cause), 0, "%s", cause);
 	SOURCES_ARE(nb, "aaaa=a = 1|bbbb=# b|cccc=c = 3");
 	room_undo_free(u);
+	room_nb_free(nb);
+}
+
+/*
+ * The person on the live page (no session) reverts anyone's batch by
+ * its id; the same conflicts refuse it, naming who (decision 085).
+ */
+Test(undo, the_person_reverts_any_batch_by_id)
+{
+	struct room_nb		*nb = nb_three();
+	struct room_undo	*u = room_undo_create();
+	const char		*code;
+	char			*cause;
+
+	batch(nb, u, "[{\"op\":\"edit\",\"cell_id\":\"aaaa\",\"source\":\"A1\"}]",
+	    "s1", NULL, 0, 0);
+	batch(nb, u, "[{\"op\":\"edit\",\"cell_id\":\"bbbb\",\"source\":\"B2\"}]",
+	    "s2", NULL, 0, 0);
+	batch(nb, u, "[{\"op\":\"edit\",\"cell_id\":\"bbbb\",\"source\":\"B3\"}]",
+	    "s3", NULL, 0, 0);
+	cr_assert_eq(revert(nb, u, NULL, 0, 2, &code, &cause), -1);
+	cr_assert_str_eq(code, PROTO_E_UNDO_CONFLICT);
+	cr_assert(strstr(cause, "cell bbbb was changed after batch b2 by s3 "
+	    "(batch b3)") != NULL, "%s", cause);
+	free(cause);
+	SOURCES_ARE(nb, "aaaa=A1|bbbb=B3|cccc=c = 3");
+	cr_assert_eq(revert(nb, u, NULL, 0, 1, &code, &cause), 0, "%s", cause);
+	SOURCES_ARE(nb, "aaaa=a = 1|bbbb=B3|cccc=c = 3");
+	cr_assert_eq(revert(nb, u, NULL, 0, 1, &code, &cause), -1);
+	cr_assert(strstr(cause, "undone already") != NULL, "%s", cause);
+	free(cause);
+	room_undo_free(u);
+	room_nb_free(nb);
+}
+
+/* Apply a batch (JSON) by author by. */
+static void
+authored(struct room_nb *nb, const char *json, struct room_author *by)
+{
+	struct json_object	*j;
+	struct mpbuf		 b;
+	msgpack_unpacked	 m;
+	struct room_nb_result	 res;
+	struct room_nb_pending	*p;
+	char			*cause = NULL;
+	const char		*code;
+
+	j = json_tokener_parse(json);
+	mpbuf_init(&b);
+	mpjson_pack(&b.pk, j);
+	json_object_put(j);
+	msgpack_unpacked_init(&m);
+	cr_assert_eq(msgpack_unpack_next(&m, b.sb.data, b.sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(room_nb_edit_prepare(nb, &m.data, 0, NULL, &res, &p,
+	    &cause, &code), 0, "%s", cause);
+	room_nb_pending_author(nb, p, by);
+	room_nb_edit_commit(nb, p);
+	room_nb_result_free(&res);
+	msgpack_unpacked_destroy(&m);
+	mpbuf_free(&b);
+}
+
+/*
+ * A batch's author is the last editor of the cells it made or whose
+ * source or type it changed, not of those it moved, cleared, gave
+ * metadata or set to the source they had; the version says so
+ * (decision 084).
+ */
+Test(author, a_batch_writes_its_author_on_the_cells_it_wrote)
+{
+	struct room_nb		*nb = nb_three();
+	struct room_author	*a = room_author_create("agent-a", "0000000a", 0);
+	struct room_author	*b = room_author_create("agent-b", NULL, 0);
+	struct room_cell	*c;
+	char			 v0[ROOM_VERSION_LEN + 1], v1[ROOM_VERSION_LEN + 1];
+
+	room_cell_version(room_nb_find(nb, "aaaa", NULL), v0);
+	authored(nb, "[{\"op\":\"edit\",\"cell_id\":\"aaaa\",\"source\":\"A\"},"
+	    "{\"op\":\"insert\",\"after\":\"TOP\",\"source\":\"new\"},"
+	    "{\"op\":\"edit\",\"cell_id\":\"bbbb\",\"cell_type\":\"raw\"}]", a);
+	cr_assert_eq(room_nb_find(nb, "aaaa", NULL)->by, a);
+	cr_assert_eq(room_nb_find(nb, "bbbb", NULL)->by, a);
+	cr_assert_eq(nb->cells[0]->by, a);
+	cr_assert_null(room_nb_find(nb, "cccc", NULL)->by);
+	cr_assert_eq(a->refs, 4);
+	authored(nb, "[{\"op\":\"move\",\"cell_ids\":[\"aaaa\"],"
+	    "\"after\":\"BOTTOM\"},{\"op\":\"edit\",\"cell_id\":\"bbbb\","
+	    "\"metadata\":{\"x\":1}},{\"op\":\"edit\",\"cell_id\":\"cccc\","
+	    "\"source\":\"c = 3\"},{\"op\":\"clear_outputs\"}]", b);
+	cr_assert_eq(room_nb_find(nb, "aaaa", NULL)->by, a);
+	cr_assert_eq(room_nb_find(nb, "bbbb", NULL)->by, a);
+	cr_assert_null(room_nb_find(nb, "cccc", NULL)->by);
+	c = room_nb_find(nb, "aaaa", NULL);
+	room_cell_version(c, v1);
+	cr_assert_str_neq(v0, v1);
+	/* The same content by another: another version. */
+	authored(nb, "[{\"op\":\"edit\",\"cell_id\":\"aaaa\",\"source\":\"B\"}]",
+	    b);
+	authored(nb, "[{\"op\":\"edit\",\"cell_id\":\"aaaa\",\"source\":\"A\"}]",
+	    b);
+	c = room_nb_find(nb, "aaaa", NULL);
+	cr_assert_eq(c->by, b);
+	room_cell_version(c, v0);
+	cr_assert_str_neq(v0, v1);
+	room_author_unref(a);
+	room_author_unref(b);
 	room_nb_free(nb);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# writes.sh: what the live page may write, with curl (decision 079).  A
-# write (edit, insert, run, run-all, resolve) without the cookie, without
+# writes.sh: what the live page may write, with curl (decisions 079 and
+# 085).  A write (edit, insert, run, run-all, resolve, revert) without the cookie, without
 # the page's token or with another, from a foreign Origin, by GET, with a
 # body over 64 KiB, with fields it does not take, or to a path that is no
 # write, is refused and the notebook (its cells, their versions, its
@@ -9,7 +9,10 @@
 # applied and read back by runtimectl call; the same edit again, on a
 # version someone changed since, is refused with a message and changes
 # nothing; a cell is added below another; resolving where there is no
-# conflict is refused.
+# conflict is refused.  The page lists the batches with who made them;
+# reverting an agent's batch puts its cell back; one whose cell someone
+# changed since is refused (undo_conflict, named), as are one undone
+# already and one not there, each changing nothing.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 120 "$0" "$@"
 . "${srcdir:-.}/tests/ctl/lib.sh"
@@ -72,8 +75,8 @@ ok "the page: cells with their versions and sources ($V)"
 # Each write refused: no cookie, no token, a wrong or another notebook's
 # token, a foreign Origin, GET, a body over 64 KiB.
 EDIT="cell_id=code1&version=$V&source=evil"
-for w in edit insert run run-all resolve; do
-	f="cell_id=code1&version=$V&source=evil&after=code1&cell_type=code&take=disk"
+for w in edit insert run run-all resolve revert; do
+	f="cell_id=code1&version=$V&source=evil&after=code1&cell_type=code&take=disk&batch_id=1"
 	c=$(code "$W/$w" -d "token=$TOKEN&$f"); [ "$c" = 403 ] ||
 	    fail "$w without the cookie: $c"
 	c=$(code "$W/$w" -b "$J" -d "$f"); [ "$c" = 403 ] ||
@@ -122,6 +125,15 @@ bad run ""
 bad resolve "cell_id=code1&take=all"
 bad resolve "cell_id=code1"
 grep -q "take: room, disk or both" "$T/body" || fail "no message: $(cat "$T/body")"
+bad revert ""
+bad revert "batch_id=0"
+bad revert "batch_id=b1"
+bad revert "batch_id=1x"
+bad revert "batch_id=-1"
+bad revert "batch_id=1234567890123456789"
+grep -q "batch_id of a batch" "$T/body" || fail "no message: $(cat "$T/body")"
+bad resolve "cell_id=code1"
+grep -q "take: room, disk or both" "$T/body" || fail "no message: $(cat "$T/body")"
 c=$(code "$W/run" -b "$J" -H "Origin: $BASE" -d "token=$TOKEN&cell_id=nope")
 [ "$c" = 409 ] || fail "run of a cell not there: $c $(cat "$T/body")"
 c=$(code "$W/resolve" -b "$J" -H "Origin: $BASE" \
@@ -163,3 +175,52 @@ printf %s "$S3" | jq_py '"|".join(c[2] + ":" + c[3] for c in j)' |
     grep -qx "markdown:# Heading|markdown:## Added on the page|code:x = 'from the page' & 2" ||
     fail "the cell was not added below md1: $S3"
 ok "a cell added below another"
+
+# The batches: an agent's edit is listed with who made it; the person
+# reverts it; a batch whose cell the page changed after is refused.
+"$CTL" call edit_cells path="$NB" \
+    'edits=[{"op":"edit","cell_id":"code1","source":"x = 10"}]' >/dev/null ||
+    fail "the agent's edit"
+batches() {
+	"$CTL" --json call edit_cells path="$NB" undo=list |
+	    jq_py 'json.dumps([[b["batch_id"], b.get("client", "you"), b["cell_ids"], b.get("undone_by")] for b in j["batches"]])'
+}
+L=$(batches) || fail "undo list"
+B1=$(printf %s "$L" | jq_py 'j[0][0][1:]')
+i=0
+until grep "data-batch=\\\\\"$B1\\\\\"" "$T/sse" | grep -q 'class=\\"revert\\"'; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "the page lists no batch b$B1: $L"
+	sleep 0.1
+done
+ok "the page lists batch b$B1 with a Revert button ($L)"
+S4=$(cells)
+c=$(code "$W/revert" -b "$J" -H "Origin: $BASE" -d "token=$TOKEN&batch_id=$B1")
+[ "$c" = 200 ] || fail "revert: $c $(cat "$T/body")"
+grep -q "^reverted b$B1 as batch b[0-9]*$" "$T/body" || fail "revert said: $(cat "$T/body")"
+printf %s "$(cells)" | jq_py '[c[3] for c in j if c[0] == "code1"][0]' |
+    grep -qx "x = 'from the page' & 2" || fail "not reverted: $(cells)"
+ok "an agent's batch reverted from the page: \"$(cat "$T/body")\""
+c=$(code "$W/revert" -b "$J" -H "Origin: $BASE" -d "token=$TOKEN&batch_id=$B1")
+[ "$c" = 409 ] || fail "a revert of an undone batch: $c $(cat "$T/body")"
+grep -q "undone already" "$T/body" || fail "no message: $(cat "$T/body")"
+c=$(code "$W/revert" -b "$J" -H "Origin: $BASE" -d "token=$TOKEN&batch_id=999999")
+[ "$c" = 409 ] || fail "a revert of no batch: $c $(cat "$T/body")"
+grep -q "no batch b999999" "$T/body" || fail "no message: $(cat "$T/body")"
+
+"$CTL" call edit_cells path="$NB" \
+    'edits=[{"op":"edit","cell_id":"code1","source":"x = 20"}]' >/dev/null ||
+    fail "the agent's second edit"
+B2=$(batches | jq_py 'j[0][0][1:]')
+V2=$(cells | jq_py '[c[1] for c in j if c[0] == "code1"][0]')
+c=$(code "$W/edit" -b "$J" -H "Origin: $BASE" --data-urlencode "token=$TOKEN" \
+    --data-urlencode cell_id=code1 --data-urlencode "version=$V2" \
+    --data-urlencode "source=x = 30")
+[ "$c" = 200 ] || fail "the page's edit: $c $(cat "$T/body")"
+S5=$(cells)
+SUM5=$(md5sum <"$NB")
+c=$(code "$W/revert" -b "$J" -H "Origin: $BASE" -d "token=$TOKEN&batch_id=$B2")
+[ "$c" = 409 ] || fail "a revert of a batch changed since: $c $(cat "$T/body")"
+grep -q "nothing was undone: cell code1 was changed after batch b$B2 by live page" \
+    "$T/body" || fail "no message: $(cat "$T/body")"
+[ "$(cells)" = "$S5" ] || fail "a refused revert changed the notebook"
+ok "a revert of a batch someone changed since: 409 \"$(cat "$T/body")\""
