@@ -15,10 +15,12 @@
  * LargeFileManager appends; a file of one chunk is one plain PUT); a
  * download is written to disk as its body arrives (jserver_stream).
  * Every transfer is checked end to end with SHA-256: the bytes are
- * hashed as they pass, and what was written is read back and hashed
- * before it is put in place (here each piece right after its write,
- * from the same descriptor, so the read-back overlaps the transfer; on
- * a server a GET of the whole temporary).  Files go to a temporary name (atomic.c for
+ * hashed as they pass, and what was written is read back before it is
+ * put in place: here each piece right after its write, from the same
+ * descriptor, compared byte for byte with the piece that was hashed (so
+ * the file holds exactly the hashed bytes, for a memcmp rather than a
+ * second SHA-256 pass); on a server a GET of the whole temporary,
+ * hashed again.  Files go to a temporary name (atomic.c for
  * this machine: O_CREAT|O_EXCL|O_NOFOLLOW, 64 random bits; on a server
  * the same kind of name beside the target, without its leading dot,
  * since a server refuses hidden files) and are renamed over only when
@@ -87,7 +89,8 @@ struct worker_files_xfer {
 	char			*buf;		/* WORKER_FILES_CHUNK */
 	struct evp_md_ctx_st	*hash;
 	struct atomic		*a;		/* this machine's temporary */
-	struct evp_md_ctx_st	*back;		/* of what it reads back */
+	char			*cmp;		/* WORKER_FILES_CMP read back */
+	int			 differs;	/* it read back otherwise */
 	uint64_t		 woff;		/* bytes written to it */
 	size_t			 fill;		/* a download's, in buf */
 	const char		*dstpath;
@@ -258,7 +261,9 @@ worker_files_create(struct worker_files_xfer *x, const char *path)
 	}
 	x->dstpath = path;
 	x->woff = 0;
-	x->back = crypto_sha256_begin();
+	x->differs = 0;
+	if (x->cmp == NULL)
+		x->cmp = xmalloc(WORKER_FILES_CMP);
 	return (0);
 }
 
@@ -284,43 +289,44 @@ worker_files_write(struct worker_files_xfer *x, const void *data, size_t len)
 			    n == 0 ? "no progress" : strerror(errno)));
 		}
 	}
-	/* The other end: what the file holds there now. */
+	/*
+	 * The other end: what the file holds there now, the same bytes as
+	 * the ones hashed (data may be x->buf: read into x->cmp).
+	 */
 	for (off = 0; off < len; off += (size_t)n) {
-		n = pread(fd, x->buf, len - off < WORKER_FILES_CHUNK ?
-		    len - off : WORKER_FILES_CHUNK, (off_t)(x->woff + off));
+		n = pread(fd, x->cmp, len - off < WORKER_FILES_CMP ?
+		    len - off : WORKER_FILES_CMP, (off_t)(x->woff + off));
 		if (n == -1 && errno == EINTR) {
 			n = 0;
 			continue;
 		}
 		if (n <= 0)
 			break;
-		crypto_sha256_add(x->back, x->buf, (size_t)n);
+		if (memcmp(x->cmp, p + off, (size_t)n) != 0) {
+			x->differs = 1;
+			break;
+		}
 	}
 	x->woff += off;
 	return (0);
 }
 
 /*
- * All written: if it read back with the hash it was sent with, rename
- * it into place.
+ * All written: if it read back whole and as the hashed bytes were,
+ * rename it into place.
  */
 static int
 worker_files_finish(struct worker_files_xfer *x)
 {
-	unsigned char	md[CRYPTO_SHA256_LEN];
-	char		sum[65];
-
-	crypto_sha256_end(x->back, md);
-	x->back = NULL;
-	util_hex(md, CRYPTO_SHA256_LEN, sum);
-	if (x->woff != x->bytes || strcmp(sum, x->sha256) != 0)
+	if (x->woff != x->bytes || x->differs)
 		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
-		    "the copy written beside %s does not read back with the "
-		    "same SHA-256; nothing was put in place", x->dstpath));
+		    "the copy written beside %s does not read back as the "
+		    "bytes hashed were (SHA-256 %s); nothing was put in place",
+		    x->dstpath, x->sha256));
 	return (worker_files_commit(x));
 }
 
-/* The temporary, read back with the right hash, renamed into place. */
+/* The temporary, read back as it was written, renamed into place. */
 static int
 worker_files_commit(struct worker_files_xfer *x)
 {
@@ -1026,7 +1032,7 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 	free(x->next);
 	free(x->buf);
 	crypto_sha256_end(x->hash, NULL);
-	crypto_sha256_end(x->back, NULL);
+	free(x->cmp);
 	event_free(x->pump);
 	free(x);
 }

@@ -101,6 +101,8 @@ struct worker_handle;
 #define WORKER_FILES_MAX	(1024 * 1024 * 1024)
 /* A transfer moves this much at a time: a chunked PUT, a copy's read. */
 #define WORKER_FILES_CHUNK	(4 * 1024 * 1024)
+/* What is written here is read back and compared this much at a time. */
+#define WORKER_FILES_CMP	(256 * 1024)
 #define WORKER_FILES_SCHEMA \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"host_path\":{\"type\":\"string\"}," \
