@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * tool-edit-cells.c: one atomic batch of insert / edit / delete / replace.
- * The edits are checked for shape here and sent as given: the daemon
+ * The edits are checked for shape here and sent through the edit codec
+ * (struct proto_edit) with the references as given: the daemon
  * resolves cell references (ids, or integer indexes at the start of the
  * batch) and applies replace to the source as it is then, so the whole
  * batch is judged against one state (PROTOCOL.md, ROOM_EDIT).
  */
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,8 @@ static void	tool_edit_cells_edited(void *, uint16_t, const msgpack_object *,
 		    const char *, const char *);
 static void	tool_edit_cells_undefined(struct tool_edit_cells *,
 		    struct json_object *, struct json_object *);
+static void	tool_edit_cells_read(struct json_object *,
+		    struct proto_edit *);
 static void	tool_edit_cells_send(struct tool_edit_cells *);
 static void	tool_edit_cells(struct worker_call *);
 
@@ -420,21 +424,76 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	mpbuf_free(&b);
 }
 
-/* The edits go as the caller gave them, checked. */
+/*
+ * A checked edit as its codec's struct, borrowing from e: null is
+ * absent, references go as given.
+ */
+static void
+tool_edit_cells_read(struct json_object *e, struct proto_edit *m)
+{
+	static const struct {
+		const char	*key;
+		size_t		 off;
+	} strs[] = {
+		{ "cell_type", offsetof(struct proto_edit, cell_type) },
+		{ "source", offsetof(struct proto_edit, source) },
+		{ "expect_version",
+		    offsetof(struct proto_edit, expect_version) },
+		{ "old_text", offsetof(struct proto_edit, old_text) },
+		{ "new_text", offsetof(struct proto_edit, new_text) },
+		{ "take", offsetof(struct proto_edit, take) },
+	};
+	struct json_object	*v;
+	struct proto_str	*ps;
+	const char		*op;
+	size_t			 i;
+
+	memset(m, 0, sizeof *m);
+	op = json_object_get_string(json_object_object_get(e, "op"));
+	if (proto_edit_op_find(op, strlen(op), &m->op) != 0)
+		fatalx("%s: op %s passed the check", __func__, op);
+	if ((v = json_object_object_get(e, "cell_id")) != NULL)
+		m->cell_id = worker_daemon_doc(v);
+	if ((v = json_object_object_get(e, "after")) != NULL)
+		m->after = worker_daemon_doc(v);
+	if ((v = json_object_object_get(e, "metadata")) != NULL)
+		m->metadata = worker_daemon_doc(v);
+	for (i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		v = json_object_object_get(e, strs[i].key);
+		if (!json_object_is_type(v, json_type_string))
+			continue;
+		ps = (struct proto_str *)((char *)m + strs[i].off);
+		ps->ptr = json_object_get_string(v);
+		ps->len = json_object_get_string_len(v);
+	}
+}
+
+/* The edits as the caller gave them, checked, through their codec. */
 static void
 tool_edit_cells_send(struct tool_edit_cells *st)
 {
 	struct proto_room_edit	 m;
+	struct proto_edit	*v;
+	struct proto_edits	 l;
 	struct mpbuf		 b;
+	size_t			 i;
 
+	l.n = json_object_array_length(st->edits);
+	v = xcalloc(l.n, sizeof *v);
+	for (i = 0; i < l.n; i++)
+		tool_edit_cells_read(json_object_array_get_idx(st->edits, i),
+		    &v[i]);
+	l.v = v;
 	memset(&m, 0, sizeof m);
-	m.edits = worker_daemon_doc(st->edits);
+	m.edits.pack = proto_edits_pack;
+	m.edits.arg = &l;
 	worker_client_edit_who(&m);
 	mpbuf_init(&b);
 	proto_room_edit_pack(&b.pk, &m);
 	worker_room_request(st->room, PROTO_MSG_ROOM_EDIT, &b.sb,
 	    tool_edit_cells_edited, st);
 	mpbuf_free(&b);
+	free(v);
 }
 
 static void

@@ -217,6 +217,10 @@ struct proto_edit {
 	struct proto_str	 new_text;
 	struct proto_str	 take;
 };
+struct proto_edits {
+	const struct proto_edit	*v;
+	size_t			 n;
+};
 struct proto_room_edit_reply {
 	uint64_t		 seq;
 	struct proto_doc	 cells;		/* [{cell_id}] */
@@ -359,6 +363,8 @@ int	proto_room_edit_unpack(const msgpack_object *,
 const char *proto_edit_op_name(enum proto_edit_op);
 void	proto_edit_pack(msgpack_packer *, const struct proto_edit *);
 void	proto_edit_pack_one(msgpack_packer *, const void *);
+void	proto_edits_pack(msgpack_packer *, const void *);
+int	proto_edit_op_find(const char *, size_t, enum proto_edit_op *);
 int	proto_edit_unpack(const msgpack_object *, const char *,
 	    struct proto_edit *, char *, size_t);
 void	proto_room_edit_reply_pack(msgpack_packer *,

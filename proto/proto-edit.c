@@ -87,6 +87,34 @@ proto_edit_pack_one(msgpack_packer *pk, const void *arg)
 	proto_edit_pack(pk, arg);
 }
 
+/* A batch, as a struct proto_doc packs it: arg a struct proto_edits. */
+void
+proto_edits_pack(msgpack_packer *pk, const void *arg)
+{
+	const struct proto_edits	*l = arg;
+	size_t				 i;
+
+	msgpack_pack_array(pk, l->n);
+	for (i = 0; i < l->n; i++)
+		proto_edit_pack(pk, &l->v[i]);
+}
+
+/* The op named name (len bytes); -1 if none is. */
+int
+proto_edit_op_find(const char *name, size_t len, enum proto_edit_op *op)
+{
+	size_t	i;
+
+	for (i = 0; i < PROTO_EDIT_NOPS; i++) {
+		if (strlen(proto_edit_ops[i]) == len &&
+		    memcmp(proto_edit_ops[i], name, len) == 0) {
+			*op = (enum proto_edit_op)i;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
 /* The op, and the fields it needs there (not nil). */
 static int
 proto_edit_op_read(const msgpack_object *body, const char *n,
@@ -94,29 +122,23 @@ proto_edit_op_read(const msgpack_object *body, const char *n,
 {
 	const msgpack_object	*v;
 	const char		*name;
-	size_t			 len, i, j;
+	size_t			 len, j;
 
 	if ((name = proto_get_str(body, "op", &len)) == NULL) {
 		snprintf(err, errlen, "%s: op is missing", n);
 		return (-1);
 	}
-	for (i = 0; i < PROTO_EDIT_NOPS; i++) {
-		if (strlen(proto_edit_ops[i]) == len &&
-		    memcmp(proto_edit_ops[i], name, len) == 0)
-			break;
-	}
-	if (i == PROTO_EDIT_NOPS) {
+	if (proto_edit_op_find(name, len, op) != 0) {
 		snprintf(err, errlen, "%s: unknown op \"%.*s\" (insert, edit, "
 		    "delete, replace, move, clear_outputs or "
 		    "notebook_metadata)", n, (int)len, name);
 		return (-1);
 	}
-	*op = (enum proto_edit_op)i;
-	for (j = 0; j < 3 && proto_edit_needs[i][j] != NULL; j++) {
-		v = proto_get(body, proto_edit_needs[i][j]);
+	for (j = 0; j < 3 && proto_edit_needs[*op][j] != NULL; j++) {
+		v = proto_get(body, proto_edit_needs[*op][j]);
 		if (v == NULL || v->type == MSGPACK_OBJECT_NIL) {
 			snprintf(err, errlen, "%s: %s needs %s", n,
-			    proto_edit_ops[i], proto_edit_needs[i][j]);
+			    proto_edit_ops[*op], proto_edit_needs[*op][j]);
 			return (-1);
 		}
 	}

@@ -1236,7 +1236,8 @@ room_nb_op_edit(struct room_nb_edit *ed)
 	struct room_nb_node	*node;
 	struct room_cell	*c;
 
-	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL || room_nb_expect(ed, node) != 0)
+	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL ||
+	    room_nb_expect(ed, node) != 0)
 		return (-1);
 	if (ed->src == NULL && ed->md == NULL && !ed->has_type)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT, "nothing to "
@@ -1281,7 +1282,8 @@ room_nb_op_delete(struct room_nb_edit *ed)
 	struct room_nb_node	*node;
 	struct room_cell	*c;
 
-	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL || room_nb_expect(ed, node) != 0)
+	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL ||
+	    room_nb_expect(ed, node) != 0)
 		return (-1);
 	c = node->c;
 	ed->out = xstrdup(c->id);
@@ -1333,7 +1335,8 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	size_t			 olen, nlen, at = 0, len;
 	int			 n;
 
-	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL || room_nb_expect(ed, node) != 0)
+	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL ||
+	    room_nb_expect(ed, node) != 0)
 		return (-1);
 	old = ed->m.old_text.ptr;
 	olen = ed->m.old_text.len;

@@ -241,3 +241,34 @@ Test(proto_edit, others_fields_and_nil)
 	cr_assert_null(z.cell_ids.obj, "nil: every code cell");
 	pt_free(&b);
 }
+
+/* A batch packed from structs; an op found by its name. */
+Test(proto_edit, batch_and_names)
+{
+	struct proto_edit	v[2], z;
+	struct proto_edits	l = { v, 2 };
+	enum proto_edit_op	op;
+	struct pt_buf		b;
+	char			err[512];
+	uint32_t		i;
+
+	memset(v, 0, sizeof v);
+	v[0].op = PROTO_EDIT_INSERT;
+	v[0].source = proto_str_make("x = 1");
+	v[1].op = PROTO_EDIT_CLEAR_OUTPUTS;
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_key(&b.pk, "edits");
+	proto_edits_pack(&b.pk, &l);
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(proto_edit_unpack(&proto_get_array(pt_body(&b),
+		    "edits")->via.array.ptr[i], "edit 0", &z, err, sizeof err),
+		    0, "%s", err);
+		cr_assert_eq(z.op, v[i].op);
+	}
+	pt_free(&b);
+	cr_assert_eq(proto_edit_op_find("move", 4, &op), 0);
+	cr_assert_eq(op, PROTO_EDIT_MOVE);
+	cr_assert_eq(proto_edit_op_find("moves", 5, &op), -1);
+	cr_assert_eq(proto_edit_op_find("mov", 3, &op), -1);
+}
