@@ -51,10 +51,11 @@ refuses(struct pt_buf *b, const char *want)
 /* Each op, packed from the struct and read back, the same edit. */
 Test(proto_edit, every_op_round_trips)
 {
-	struct proto_edit	e, z;
-	struct pt_buf		b;
-	char			err[512];
-	int			op;
+	struct proto_edit	 e, z;
+	struct pt_buf		 b;
+	const msgpack_object	*o;
+	char			 err[512];
+	int			 op;
 
 	for (op = PROTO_EDIT_INSERT; op <= PROTO_EDIT_RESOLVE; op++) {
 		memset(&e, 0, sizeof e);
@@ -75,10 +76,12 @@ Test(proto_edit, every_op_round_trips)
 		e.take = proto_str_make("disk");
 		pt_init(&b);
 		proto_edit_pack(&b.pk, &e);
-		cr_assert_eq(proto_edit_unpack(pt_body(&b), "edit 0", &z, err,
+		/* Read once: z borrows from it. */
+		o = pt_body(&b);
+		cr_assert_eq(proto_edit_unpack(o, "edit 0", &z, err,
 		    sizeof err), 0, "%s: %s", proto_edit_op_name(e.op), err);
 		cr_assert_eq(z.op, e.op);
-		cr_assert(proto_obj_streq(proto_get(pt_body(&b), "op"),
+		cr_assert(proto_obj_streq(proto_get(o, "op"),
 		    proto_edit_op_name(e.op)));
 		cr_assert(proto_obj_streq(z.cell_id.obj, "c1"));
 		cr_assert(proto_obj_streq(z.after.obj, "TOP"));
@@ -245,12 +248,13 @@ Test(proto_edit, others_fields_and_nil)
 /* A batch packed from structs; an op found by its name. */
 Test(proto_edit, batch_and_names)
 {
-	struct proto_edit	v[2], z;
-	struct proto_edits	l = { v, 2 };
-	enum proto_edit_op	op;
-	struct pt_buf		b;
-	char			err[512];
-	uint32_t		i;
+	struct proto_edit	 v[2], z;
+	struct proto_edits	 l = { v, 2 };
+	enum proto_edit_op	 op;
+	struct pt_buf		 b;
+	const msgpack_object	*edits;
+	char			 err[512];
+	uint32_t		 i;
 
 	memset(v, 0, sizeof v);
 	v[0].op = PROTO_EDIT_INSERT;
@@ -260,10 +264,10 @@ Test(proto_edit, batch_and_names)
 	msgpack_pack_map(&b.pk, 1);
 	proto_pack_key(&b.pk, "edits");
 	proto_edits_pack(&b.pk, &l);
+	edits = proto_get_array(pt_body(&b), "edits");
 	for (i = 0; i < 2; i++) {
-		cr_assert_eq(proto_edit_unpack(&proto_get_array(pt_body(&b),
-		    "edits")->via.array.ptr[i], "edit 0", &z, err, sizeof err),
-		    0, "%s", err);
+		cr_assert_eq(proto_edit_unpack(&edits->via.array.ptr[i],
+		    "edit 0", &z, err, sizeof err), 0, "%s", err);
 		cr_assert_eq(z.op, v[i].op);
 	}
 	pt_free(&b);
