@@ -600,6 +600,68 @@ worker_digest_widget(struct json_object *view, const char *plain,
 }
 
 /*
+ * An ipywidgets view whose model's state the agent kept from the
+ * kernel's comm messages (decision 089; the output's transient.widget):
+ * the model's class and its description, value, index, min, max and
+ * option labels, as they were when the view was shown.
+ */
+char *
+worker_digest_widget_state(struct json_object *view, struct json_object *st,
+    const char *orig)
+{
+	static const char *const keys[] = { "description", "value", "index",
+	    "min", "max" };
+	struct evbuffer		*b;
+	struct json_object	*v, *e;
+	const char		*id, *name;
+	size_t			 i, n, len, k = 0;
+
+	b = evbuffer_new();
+	id = worker_digest_str(view, "model_id");
+	name = worker_digest_str(st, "_model_name");
+	len = name != NULL ? strlen(name) : 0;
+	if (len > 5 && strcmp(name + len - 5, "Model") == 0)
+		len -= 5;
+	evbuffer_add_printf(b, "[ipywidget %.*s%s%s: its state when shown, "
+	    "from the kernel's comm messages; %s]\n", (int)len,
+	    name != NULL ? name : "", len > 0 ? " " : "", id != NULL ? id :
+	    "?", orig);
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (!json_object_object_get_ex(st, keys[i], &v))
+			continue;
+		evbuffer_add_printf(b, "%s%s ", k++ > 0 ? "; " : "", keys[i]);
+		if (json_object_is_type(v, json_type_string))
+			worker_digest_quote(b, json_object_get_string(v));
+		else
+			evbuffer_add_printf(b, "%s",
+			    json_object_to_json_string_ext(v,
+			    JSON_C_TO_STRING_PLAIN |
+			    JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	if ((json_object_object_get_ex(st, "_options_labels", &v) ||
+	    json_object_object_get_ex(st, "options", &v)) &&
+	    json_object_is_type(v, json_type_array)) {
+		n = json_object_array_length(v);
+		evbuffer_add_printf(b, "%soptions ", k++ > 0 ? "; " : "");
+		for (i = 0; i < n; i++) {
+			e = json_object_array_get_idx(v, i);
+			if (i > 0)
+				evbuffer_add(b, ", ", 2);
+			if (json_object_is_type(e, json_type_string))
+				worker_digest_quote(b,
+				    json_object_get_string(e));
+			else
+				evbuffer_add_printf(b, "%s",
+				    json_object_to_json_string_ext(e,
+				    JSON_C_TO_STRING_PLAIN));
+		}
+	}
+	if (k > 0)
+		evbuffer_add(b, "\n", 1);
+	return (worker_digest_take(b));
+}
+
+/*
  * The summary of a mime bundle, or NULL when it has nothing to
  * summarize (plain text, an image alone).  Caller frees.
  */
@@ -694,7 +756,8 @@ worker_digest_bundle(struct json_object *data, const char *orig)
 struct json_object *
 worker_digest_view(struct json_object *outputs, const char *orig)
 {
-	struct json_object	*view = NULL, *o, *copy, *data, *dcopy;
+	struct json_object	*view = NULL, *o, *copy, *data, *dcopy, *v, *t;
+	struct json_object	*w;
 	char			*s;
 	size_t			 i;
 
@@ -706,8 +769,21 @@ worker_digest_view(struct json_object *outputs, const char *orig)
 		o = json_object_array_get_idx(outputs, i);
 		s = NULL;
 		if (json_object_is_type(o, json_type_object) &&
-		    json_object_object_get_ex(o, "data", &data))
-			s = worker_digest_bundle(data, orig);
+		    json_object_object_get_ex(o, "data", &data)) {
+			/* A widget view with its model's state kept. */
+			if (json_object_is_type(data, json_type_object) &&
+			    !json_object_object_get_ex(data,
+			    WORKER_DIGEST_MIME, NULL) &&
+			    json_object_object_get_ex(data,
+			    "application/vnd.jupyter.widget-view+json", &v) &&
+			    json_object_is_type(v, json_type_object) &&
+			    json_object_object_get_ex(o, "transient", &t) &&
+			    json_object_object_get_ex(t, "widget", &w) &&
+			    json_object_is_type(w, json_type_object))
+				s = worker_digest_widget_state(v, w, orig);
+			else
+				s = worker_digest_bundle(data, orig);
+		}
 		if (s == NULL) {
 			worker_output_view_put(&view, outputs, i, NULL);
 			continue;

@@ -591,6 +591,8 @@ char		*worker_digest_vega(const char *, struct json_object *,
 		     const char *);
 char		*worker_digest_widget(struct json_object *, const char *,
 		     const char *);
+char		*worker_digest_widget_state(struct json_object *,
+		     struct json_object *, const char *);
 char		*worker_digest_bundle(struct json_object *, const char *);
 struct json_object *worker_digest_view(struct json_object *, const char *);
 

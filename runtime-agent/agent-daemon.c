@@ -327,6 +327,7 @@ static void
 agent_daemon_clear(void)
 {
 	agent_exec_clear();
+	agent_widget_clear();
 	if (agent_daemon_hooks->clear != NULL)
 		agent_daemon_hooks->clear();
 }

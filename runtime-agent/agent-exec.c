@@ -659,7 +659,7 @@ agent_exec_output(struct agent_exec *e, const char *type,
     struct json_object *content)
 {
 	struct agent_exec_blobs	*p = NULL;
-	struct json_object	*output, *v, *t, *id;
+	struct json_object	*output, *v, *t, *id, *w;
 	const char		*display_id = NULL;
 	int			 update;
 
@@ -707,6 +707,15 @@ agent_exec_output(struct agent_exec *e, const char *type,
 			json_object_object_add(v, "display_id",
 			    json_object_get(id));
 			json_object_object_add(output, "transient", v);
+		}
+		/* A widget view: its model's state as it is now. */
+		if ((w = agent_widget_view(content)) != NULL) {
+			if (!json_object_object_get_ex(output, "transient",
+			    &v)) {
+				v = json_object_new_object();
+				json_object_object_add(output, "transient", v);
+			}
+			json_object_object_add(v, "widget", w);
 		}
 	}
 	if (p == NULL) {
@@ -1089,6 +1098,9 @@ agent_exec_message(struct agent_kernel *k, enum agent_channel channel,
 			log_warnx("unexpected %s on stdin", type);
 		return;
 	}
+	/* Widget models, whichever run (or thread) opened them. */
+	if (channel == AGENT_CHANNEL_IOPUB && strncmp(type, "comm_", 5) == 0)
+		agent_widget_comm(type, agent_wire_msg_content(m));
 	if (parent == NULL)
 		return;
 	TAILQ_FOREACH(e, &agent_exec_list, entry) {

@@ -16,6 +16,7 @@
  * agent-stdin.c	a cell's input(): input_request <-> AGENT_INPUT_*
  * agent-introspect.c	capabilities, variables, completion, inspection
  * agent-redact.c	secrets taken out of outputs (decision 064)
+ * agent-widget.c	ipywidgets models' state from comm messages (089)
  */
 
 #ifndef AGENT_H
@@ -239,6 +240,15 @@ char	*agent_redact_text(const char *, size_t, int, size_t *, size_t *,
 	     size_t *);
 int	 agent_redact_binary(const char *);
 size_t	 agent_redact_json(struct json_object *);
+
+/* agent-widget.c: widget models' state, from comm messages (089). */
+#define AGENT_WIDGET_MAX	256	/* models kept */
+#define AGENT_WIDGET_BYTES	(256 * 1024)	/* their kept state */
+#define AGENT_WIDGET_STR	200	/* bytes of a string value kept */
+#define AGENT_WIDGET_ITEMS	20	/* of an array value (options) */
+void	 agent_widget_comm(const char *, struct json_object *);
+struct json_object *agent_widget_view(struct json_object *);
+void	 agent_widget_clear(void);
 size_t	 agent_redact_count(void);
 
 /* agent-introspect.c */

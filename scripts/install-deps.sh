@@ -22,7 +22,8 @@
 #	RSS); curl; pandas and matplotlib for the realistic
 #	job of the clients suite and bench/economy.mjs (a KeyError, a plot);
 #	python3-plotly and libjs-vega for the figures chromium draws
-#	(tests/worker/worker-figures.sh);
+#	(tests/worker/worker-figures.sh); python3-ipywidgets for the widget
+#	views tests/worker/worker-outputs.sh reads;
 #	jupyterhub and passwd (useradd) for tests/remote/hub.sh, whose
 #	configurable-http-proxy comes from npm (scripts/test.sh); the
 #	openssl command, which makes tests/remote/tls.sh's CA.  (TLS itself
@@ -45,7 +46,7 @@ r-cran-irkernel curl clang libclang-rt-dev valgrind dpkg-dev debhelper
 lintian systemd libxml2-utils man-db groff-base chromium
 python3-jupyter-server sqlite3 strace util-linux python3-pandas
 python3-matplotlib jupyterhub passwd time openssl python3-plotly
-libjs-vega"
+libjs-vega python3-ipywidgets"
 
 case "${1:-}" in
 --demo)	PKGS=$DEMO; what="build and demo" ;;

@@ -8,7 +8,9 @@
 // with IPython.display.display(bundle, raw=True), as those libraries do
 // (they are not installed): the model reads a summary headed by what was
 // transformed and how to get the original, and full_output returns the
-// original.  The characters before and after are printed.
+// original.  A real ipywidgets slider and dropdown (python3-ipywidgets)
+// are read as their model's state, kept by the agent (decision 089).
+// The characters before and after are printed.
 //
 // Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-node.sh).
 
@@ -154,4 +156,67 @@ test('a 1,000-row DataFrame: rows as text with its size, the HTML on asking', as
   const f = await ok(P, 'inspect_notebook', { notebook_handle: HP, view: 'outputs',
     cell_ids: [frame[0]], output_mode: 'full' });
   assert.doesNotMatch(f.text, /HTML table as text rows/);
+});
+
+// Real ipywidgets (python3-ipywidgets: 6.0.0 on Debian 12, whose comm
+// data is the state itself; 7 and 8 send {state}): the agent keeps the
+// model's state from comm_open and comm_msg updates (decision 089), the
+// view is read as its class and state when shown; the saved file has
+// none of it; a restart forgets the models.
+test('an ipywidgets view: its model\'s class and state, from the comm messages', async (t) => {
+  const probe = spawnSync('/usr/bin/python3', ['-c', 'import ipywidgets'], { timeout: 30000 });
+  if (probe.status !== 0) {
+    if (process.env.CI === 'true') assert.fail('python3-ipywidgets is not installed');
+    t.skip('python3-ipywidgets is not installed');
+    return;
+  }
+  const s = await runCell([
+    'import ipywidgets as w',
+    's = w.IntSlider(value=7, min=0, max=10, description="n")',
+    'display(s)',
+  ].join('\n'));
+  const g = await ok(P, 'get_results', { notebook_handle: HP, execution_id: s[1] });
+  const m = g.text.match(/\[ipywidget IntSlider (\w+): its state when shown, from the kernel's comm messages; get_results full_output:true shows the original\]\ndescription "n"; value 7; min 0; max 10(\n|$)/);
+  assert.ok(m, g.text);
+  const id = m[1];
+  // An update (comm_msg) before the next view is shown.
+  const u = await runCell('s.value = 9\ns.description = "count"\ndisplay(s)');
+  const gu = await ok(P, 'get_results', { notebook_handle: HP, execution_id: u[1] });
+  assert.match(gu.text, new RegExp(`\\[ipywidget IntSlider ${id}: its state when shown[^\\]]*\\]\\ndescription "count"; value 9; min 0; max 10(\\n|$)`), gu.text);
+  // The first view keeps the state it was shown with.
+  const again = await ok(P, 'inspect_notebook', { notebook_handle: HP, view: 'outputs',
+    cell_ids: [s[0]] });
+  assert.match(again.text, /description "n"; value 7; min 0; max 10(\n|$)/);
+  const d = await runCell('d = w.Dropdown(options=["a", "b", "c"], value="b", description="pick")\ndisplay(d)');
+  const gd = await ok(P, 'get_results', { notebook_handle: HP, execution_id: d[1] });
+  assert.match(gd.text, /\[ipywidget Dropdown \w+: its state when shown[^\]]*\]\ndescription "pick"; value "b"; options "a", "b", "c"(\n|$)/, gd.text);
+  console.log(`# ipywidgets IntSlider view: the model reads ${g.text.length} characters (whole result text)`);
+  // Bounded: 100 sliders (300 models with their layouts and styles) with
+  // 1,000-character descriptions: the first is forgotten, the last kept
+  // with its description cut to 200 bytes.
+  const many = await runCell([
+    'many = [w.IntSlider(value=i, description="x" * 1000) for i in range(100)]',
+    'display(many[0]); display(many[-1])',
+  ].join('\n'));
+  const gm = await ok(P, 'get_results', { notebook_handle: HP, execution_id: many[1] });
+  assert.match(gm.text, /\[ipywidget \w+: live state not available/, gm.text);
+  assert.match(gm.text, /\[ipywidget IntSlider \w+: its state when shown[^\]]*\]\ndescription "x{39}…"; value 99; min 0; max 100/, gm.text);
+  const im = await ok(A, 'inspect_notebook', { notebook_handle: H, view: 'outputs',
+    cell_ids: [many[0]] });
+  const kept = im.sc.cells[0].outputs.map((o) => o.transient?.widget).filter(Boolean);
+  assert.equal(kept.length, 1, JSON.stringify(im.sc.cells[0].outputs));
+  assert.equal(kept[0].description, 'x'.repeat(200), 'kept to 200 bytes');
+  // Never in the saved file.
+  await ok(A, 'save_notebook', { notebook_handle: H });
+  const saved = fs.readFileSync(NB, 'utf8');
+  assert.ok(saved.includes(id), 'the view is saved');
+  assert.doesNotMatch(saved, /"transient"|its state when shown/);
+  // A restart forgets the models: a view of the old model is unknown.
+  await ok(A, 'restart_kernel', { notebook_handle: H });
+  const r = await runCell([
+    'from IPython.display import display',
+    `display({"application/vnd.jupyter.widget-view+json": {"model_id": "${id}", "version_major": 2, "version_minor": 0}}, raw=True)`,
+  ].join('\n'));
+  const gr = await ok(P, 'get_results', { notebook_handle: HP, execution_id: r[1] });
+  assert.match(gr.text, new RegExp(`\\[ipywidget ${id}: live state not available`), gr.text);
 });
