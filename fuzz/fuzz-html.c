@@ -69,6 +69,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			out = worker_digest_vega(data[0] & 8 ?
 			    "application/vnd.vegalite.v5+json" :
 			    "application/vnd.vega.v5+json", o, "orig");
+		else if (data[0] % 7 == 5 && (data[0] & 8))
+			out = worker_digest_widget_state(o, o, "orig");
 		else if (data[0] % 7 == 5)
 			out = worker_digest_widget(o, "repr", "orig");
 		else
