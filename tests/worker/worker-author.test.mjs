@@ -30,6 +30,16 @@ const outline = (client, h) => call(client, 'inspect_notebook', { ...h, view: 'o
 const lines = (r) => text(r).split('\n').filter((l) => /^\[\d+\] /.test(l)).join('\n');
 const by = (r, id) => r.structuredContent.cells.find((c) => c.cell_id === id).by;
 const lineOf = (r, id) => text(r).split('\n').find((l) => l.includes(` ${id} `));
+// A reader's copy follows another client's edit by the daemon's push:
+// read until the outline is at least at seq (the edit's).
+const seqOf = (r) => Number(/^c1\.\d+\.(\d+)\./.exec(r.structuredContent.cursor)[1]);
+async function outlineAt(client, h, seq) {
+  for (let i = 0; ; i++) {
+    const o = await outline(client, h);
+    if (seqOf(o) >= seq || i === 100) return o;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 before(async () => {
   A = await connect(world, 'agent-a');
@@ -77,7 +87,7 @@ test('your own edits add nothing to your outline; another client\'s say (by NAME
       source: `x${String(i).padStart(2, '0')} = 2` })),
     { op: 'insert', after: 'c49', source: 'y = 0' }] });
   const added = ed.structuredContent.cells[5].cell_id;
-  const o2 = await outline(A.client, HA);
+  const o2 = await outlineAt(A.client, HA, ed.structuredContent.seq);
   const marks = text(o2).match(/ \(by agent-b\)/g) || [];
   assert.equal(marks.length, 6, text(o2));
   assert.match(lineOf(o2, 'c07'), /^\[7\] c07 code v[0-9a-f]{8} \(by agent-b\): x07 = 2$/);
@@ -102,9 +112,10 @@ test('your own edits add nothing to your outline; another client\'s say (by NAME
     `the same ${N + 1} cells, ${N - 5} by the reader: ${text(ob).length}`);
   // Moving, clearing outputs and metadata do not make B the editor.
   await call(B.client, 'move_cells', { ...HB, cell_ids: ['c08'], after: 'TOP' });
-  await call(B.client, 'edit_cells', { ...HB, edits: [
+  const md = await call(B.client, 'edit_cells', { ...HB, edits: [
     { op: 'edit', cell_id: 'c09', metadata: { tags: ['x'] } }] });
-  const o3 = await outline(A.client, HA);
+  const o3 = await outlineAt(A.client, HA, md.structuredContent.seq);
+  assert.match(lineOf(o3, 'c08'), /^\[0\] c08 /);
   assert.equal(by(o3, 'c08'), undefined);
   assert.equal(by(o3, 'c09'), undefined);
 });
