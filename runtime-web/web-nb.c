@@ -134,8 +134,6 @@ static void	web_nb_changed(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
 static void	web_nb_run(struct web_nb *, struct web_action *,
 		    struct json_object *);
-static void	web_nb_runall_read(struct web_nb *, uint16_t,
-		    const msgpack_object *, void *);
 static void	web_nb_ran(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
 static void	web_nb_undo(struct web_nb *, struct web_action *,
@@ -981,8 +979,7 @@ web_nb_action(struct web_nb *nb, struct evhttp_request *req,
 		web_nb_run(nb, a, ids);
 		json_object_put(ids);
 	} else if (strcmp(what, "run-all") == 0)
-		web_nb_request(nb, PROTO_MSG_ROOM_GET, NULL,
-		    web_nb_runall_read, a);
+		web_nb_run(nb, a, NULL);
 	else if (strcmp(what, "revert") == 0)
 		web_nb_undo(nb, a, a->f.batch_id, web_nb_reverted);
 	else
@@ -1214,7 +1211,11 @@ web_nb_changed(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 	free(why);
 }
 
-/* EXEC_RUN of ids, as the worker's run_cells sends it, answered at once. */
+/*
+ * EXEC_RUN of ids, or without ids of every code cell as the daemon finds
+ * them when it queues the run (decision 082), as the worker's run_cells
+ * sends it, answered at once.
+ */
 static void
 web_nb_run(struct web_nb *nb, struct web_action *a, struct json_object *ids)
 {
@@ -1222,8 +1223,12 @@ web_nb_run(struct web_nb *nb, struct web_action *a, struct json_object *ids)
 	struct mpbuf		 b;
 
 	memset(&rm, 0, sizeof rm);
-	rm.cell_ids.pack = web_nb_pack_json;
-	rm.cell_ids.arg = ids;
+	if (ids == NULL)
+		rm.select = PROTO_RUN_SELECT_ALL;
+	else {
+		rm.cell_ids.pack = web_nb_pack_json;
+		rm.cell_ids.arg = ids;
+	}
 	rm.has_stop_on_error = 1;
 	rm.stop_on_error = 1;
 	rm.has_timeout_ms = 1;
@@ -1234,48 +1239,6 @@ web_nb_run(struct web_nb *nb, struct web_action *a, struct json_object *ids)
 	proto_exec_run_pack(&b.pk, &rm);
 	web_nb_request(nb, PROTO_MSG_EXEC_RUN, &b, web_nb_ran, a);
 	mpbuf_free(&b);
-}
-
-/* Run all: the code cells of the room as it is now, in order. */
-static void
-web_nb_runall_read(struct web_nb *nb, uint16_t type,
-    const msgpack_object *body, void *arg)
-{
-	struct web_action		*a = arg;
-	struct proto_room_joined	 m;
-	struct json_object		*ids;
-	const msgpack_object		*cells, *c, *v;
-	char				 err[256], *why;
-	uint32_t			 i;
-
-	if (type != PROTO_MSG_ROOM_CONTENT ||
-	    proto_room_content_unpack(body, &m, err, sizeof err) != 0 ||
-	    (cells = m.cells.obj) == NULL ||
-	    cells->type != MSGPACK_OBJECT_ARRAY) {
-		why = web_nb_error(type, body);
-		web_nb_answer(a, 409, why);
-		free(why);
-		return;
-	}
-	ids = json_object_new_array();
-	for (i = 0; i < cells->via.array.size; i++) {
-		c = &cells->via.array.ptr[i];
-		v = proto_get(c, "cell_type");
-		if (v == NULL || !proto_obj_streq(v, "code") ||
-		    (v = proto_get(c, "cell_id")) == NULL ||
-		    v->type != MSGPACK_OBJECT_STR)
-			continue;
-		json_object_array_add(ids, json_object_new_string_len(
-		    v->via.str.ptr, v->via.str.size));
-	}
-	if (json_object_array_length(ids) == 0)
-		web_nb_answer(a, 409, "the notebook has no code cells to run");
-	else if (json_object_array_length(ids) > PROTO_RUN_MAX_CELLS)
-		web_nb_answer(a, 409, "the notebook has more code cells than "
-		    "one run takes; run them one by one");
-	else
-		web_nb_run(nb, a, ids);
-	json_object_put(ids);
 }
 
 static void
