@@ -17,15 +17,23 @@ tool_select_kernel_done(struct worker_call *call, struct worker_room *room,
     const msgpack_object *reply)
 {
 	struct json_object	*sc;
-	const char		*k;
+	const char		*k, *old;
+	size_t			 olen;
 	char			*text;
 
 	k = json_object_get_string(json_object_object_get(
 	    worker_call_args(call), "kernel"));
+	/* A server's old kernel that may still run there (its DELETE). */
+	old = proto_get_str(reply, "old_kernel", &olen);
 	sc = json_object_new_object();
 	json_object_object_add(sc, "kernel", json_object_new_string(k));
+	if (old != NULL)
+		json_object_object_add(sc, "old_kernel",
+		    json_object_new_string_len(old, (int)olen));
 	xasprintf(&text, "kernel switched to %s; the old kernel's state is "
-	    "gone (get_kernel_info shows when it is ready)", k);
+	    "gone (get_kernel_info shows when it is ready)%s%.*s", k,
+	    old != NULL ? "\nold kernel: " : "", old != NULL ? (int)olen : 0,
+	    old != NULL ? old : "");
 	worker_call_result(call, text, sc);
 	free(text);
 }
@@ -72,6 +80,7 @@ const struct tool_entry tool_select_kernel_entry = {
 	    "\"kernel\":{\"type\":\"string\"}},\"required\":[\"kernel\"]}",
 	.output_schema = "{\"type\":\"object\",\"properties\":{"
 	    "\"kernel\":{\"type\":\"string\"},"
+	    "\"old_kernel\":{\"type\":\"string\"},"
 	    "\"target\":{\"type\":\"object\"}," WORKER_ERROR_PROP "}}",
 	.read_only = 0,
 	.destructive = 1,

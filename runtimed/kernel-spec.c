@@ -149,7 +149,8 @@ kernel_spec_select_remote(struct room *r, struct peer *p, uint32_t id,
 		    "a restart is under way; select the kernel after it");
 		return;
 	}
-	peer_send_ok(p, id);
+	/* Once the old kernel's DELETE is answered: refused is said. */
+	room_kernel_answer_retired(r, p, id);
 }
 
 /*

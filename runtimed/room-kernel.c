@@ -81,6 +81,8 @@ struct room_kernel {
 	struct room		*retire_room;	/* its DELETE awaited for */
 	uint32_t		 retire_id;
 	struct event		*retire_ev;
+	struct peer		*retire_peer;	/* KERNEL_SELECT: told then */
+	uint32_t		 retire_peer_id;
 
 	TAILQ_ENTRY(room_kernel) entry;
 };
@@ -308,17 +310,29 @@ static void
 room_kernel_retired(struct room_kernel *k, const char *left)
 {
 	struct room	*r = k->retire_room;
+	struct mpbuf	 b;
 
 	k->retire_room = NULL;
 	if (k->retire_ev != NULL)
 		evtimer_del(k->retire_ev);
+	if (left != NULL)
+		log_warnx("kernel %s: %s", k->id, left);
+	/* A KERNEL_SELECT is answered with it; a restart takes it after. */
+	if (k->retire_peer != NULL) {
+		mpbuf_init(&b);
+		msgpack_pack_map(&b.pk, left != NULL ? 1 : 0);
+		if (left != NULL)
+			proto_pack_str(&b.pk, "old_kernel", left);
+		peer_send(k->retire_peer, PROTO_MSG_OK, k->retire_peer_id,
+		    &b.sb);
+		mpbuf_free(&b);
+		k->retire_peer = NULL;
+	} else if (r != NULL && r->kernel_leaving == k && left != NULL) {
+		free(r->kernel_left);
+		r->kernel_left = xstrdup(left);
+	}
 	if (r != NULL && r->kernel_leaving == k) {
 		r->kernel_leaving = NULL;
-		if (left != NULL) {
-			log_warnx("room %s: %s", r->id, left);
-			free(r->kernel_left);
-			r->kernel_left = xstrdup(left);
-		}
 		if (r->kernel != NULL)
 			room_kernel_reply_restart(r->kernel);
 	}
@@ -755,7 +769,7 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 		return (-1);
 	room_exec_interrupt(r, reason);
 	/* A server's kernel: its DELETE's answer goes with the reply. */
-	if (r->kernel != NULL && r->remote != NULL && p != NULL &&
+	if (r->kernel != NULL && r->remote != NULL &&
 	    r->kernel->peer != NULL && r->kernel->hello)
 		room_kernel_retire(r->kernel, r);
 	else if (r->kernel != NULL)
@@ -777,6 +791,21 @@ room_kernel_replace(struct room *r, struct peer *p, uint32_t id,
 		room_kernel_send_ready(k, p, id);
 	room_changed(r, NULL, "kernel");
 	return (0);
+}
+
+/*
+ * Answer p's KERNEL_SELECT once the kernel it replaced has left its
+ * server (OK {old_kernel} if the server refused its DELETE), or now.
+ */
+void
+room_kernel_answer_retired(struct room *r, struct peer *p, uint32_t id)
+{
+	if (r->kernel_leaving == NULL) {
+		peer_send_ok(p, id);
+		return;
+	}
+	r->kernel_leaving->retire_peer = p;
+	r->kernel_leaving->retire_peer_id = id;
 }
 
 static void
@@ -1332,6 +1361,8 @@ room_kernel_peer_gone(struct peer *p)
 	TAILQ_FOREACH(k, &room_kernels, entry) {
 		if (k->restart_peer == p)
 			k->restart_peer = NULL;
+		if (k->retire_peer == p)
+			k->retire_peer = NULL;
 	}
 }
 

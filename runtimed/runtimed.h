@@ -576,6 +576,8 @@ struct room_kernel *room_kernel_spawn(struct room *, const char *);
 void		 room_kernel_detach(struct room_kernel *, int);
 int		 room_kernel_replace(struct room *, struct peer *, uint32_t,
 		     const char *);
+void		 room_kernel_answer_retired(struct room *, struct peer *,
+		     uint32_t);
 void		 room_kernel_peers_changed(struct room *);
 u_int		 room_kernel_processes(void);
 int		 room_kernel_is_dead(struct room_kernel *);

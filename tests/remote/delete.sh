@@ -5,7 +5,9 @@
 # and to nothing else).  restart_kernel on a notebook there: the new
 # kernel runs, and the result says the server refused to shut the old
 # one down and that it may still run there (old_kernel, and the text);
-# the server indeed still has it.  The refusal was only logged before.
+# the server indeed still has it.  select_kernel (to a kernelspec of the
+# test's own) says the same of the kernel it replaced.  The refusal was
+# only logged before.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
@@ -23,6 +25,12 @@ class RefuseDelete(Authorizer):
                     handler.request.method == "DELETE")
 PY
 export PYTHONPATH="$T/py${PYTHONPATH:+:$PYTHONPATH}"
+# A second kernelspec for select_kernel, the server's own (its data dir).
+mkdir -p "$JUPYTER_DATA_DIR/kernels/py2nd"
+cat >"$JUPYTER_DATA_DIR/kernels/py2nd/kernel.json" <<JSON
+{"argv": ["$PY", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+ "display_name": "Python 3 (second)", "language": "python"}
+JSON
 SERVER_ARGS="--ServerApp.authorizer_class=refusedelete.RefuseDelete"
 
 $PY - "$SROOT/nb.ipynb" <<'PY'
@@ -88,6 +96,19 @@ sc, _, err = w.call("run_cells", notebook_handle=h,
 expect(not err and sc["cells"][0]["outputs"][0]["data"]["text/plain"] ==
        "False", "the new kernel runs, without x", sc)
 ok("the new kernel runs cells")
+
+before = kernels()
+sc, text, err = w.call("select_kernel", notebook_handle=h, kernel="py2nd",
+                       timeout=120)
+expect(not err and sc.get("kernel") == "py2nd", "select_kernel", sc)
+gone = [k for k in before if k != old[0]]
+expect(len(gone) == 1, "the kernel select replaces", before)
+left = sc.get("old_kernel", "")
+expect("refused to shut kernel %s down (HTTP 403" % gone[0] in left and
+       "may still run there" in left, "select's old_kernel", sc)
+expect("old kernel: " in text, "select's text says it", text)
+expect(gone[0] in kernels(), "the replaced kernel still runs there")
+ok("select_kernel says the server refused the replaced kernel's DELETE")
 w.close()
 PY
 grep -q "refused to shut kernel .* down (HTTP 403" "$T/daemon.log" ||
