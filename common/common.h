@@ -25,6 +25,16 @@
 #define __dead __attribute__((__noreturn__))
 #endif
 #define printflike(a, b) __attribute__((format(printf, a, b)))
+#ifndef nitems
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+#endif
+/* BSD's <sys/queue.h> has it; glibc's does not. */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST(head);					\
+	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
+	    (var) = (tvar))
+#endif
 
 /*
  * log.c: silent by default except warnings; stderr or a file, rotated

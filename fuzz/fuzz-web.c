@@ -26,6 +26,7 @@ char	web_secret[WEB_SECRET_LEN + 1] =
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static int	fuzz_web_unsafe(const char *);
+static void	fuzz_web_check(struct evbuffer *);
 
 /* A <script> tag, or an on* attribute outside quotes inside a tag. */
 static int
@@ -57,6 +58,20 @@ fuzz_web_unsafe(const char *html)
 	return (0);
 }
 
+/* Take what was rendered into b and abort if it is unsafe. */
+static void
+fuzz_web_check(struct evbuffer *b)
+{
+	size_t	 len = evbuffer_get_length(b);
+	char	*v = xmalloc(len + 1);
+
+	evbuffer_remove(b, v, len);
+	v[len] = '\0';
+	if (fuzz_web_unsafe(v))
+		abort();
+	free(v);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -69,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const msgpack_object	*c;
 	msgpack_unpacked	 u;
 	char			*s, *v;
-	size_t			 i, len;
+	size_t			 i;
 
 	s = xmalloc(size + 1);
 	memcpy(s, data, size);
@@ -97,39 +112,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    web_render_threads(proto_get(&u.data, "metadata")) : NULL;
 		b = evbuffer_new();
 		web_render_cell(b, &u.data, threads);
-		len = evbuffer_get_length(b);
-		v = xmalloc(len + 1);
-		evbuffer_remove(b, v, len);
-		v[len] = '\0';
-		if (fuzz_web_unsafe(v))
-			abort();
-		free(v);
+		fuzz_web_check(b);
 		/* And as ROOM_CONTENT's conflicts with its cells. */
 		c = u.data.type == MSGPACK_OBJECT_MAP ?
 		    proto_get(&u.data, "conflicts") : NULL;
 		if (c != NULL && c->type == MSGPACK_OBJECT_ARRAY) {
 			web_render_conflicts(b, c, proto_get(&u.data,
 			    "cells"));
-			len = evbuffer_get_length(b);
-			v = xmalloc(len + 1);
-			evbuffer_remove(b, v, len);
-			v[len] = '\0';
-			if (fuzz_web_unsafe(v))
-				abort();
-			free(v);
+			fuzz_web_check(b);
 		}
 		/* And as an undo list's batches (decision 085). */
 		c = u.data.type == MSGPACK_OBJECT_MAP ?
 		    proto_get(&u.data, "batches") : NULL;
 		if (c != NULL) {
 			web_render_batches(b, c);
-			len = evbuffer_get_length(b);
-			v = xmalloc(len + 1);
-			evbuffer_remove(b, v, len);
-			v[len] = '\0';
-			if (fuzz_web_unsafe(v))
-				abort();
-			free(v);
+			fuzz_web_check(b);
 		}
 		evbuffer_free(b);
 		if (threads != NULL)

@@ -17,7 +17,6 @@
 #include "worker.h"
 
 #ifndef nitems
-#define nitems(a)	(sizeof (a) / sizeof (a)[0])
 #endif
 
 static const struct {

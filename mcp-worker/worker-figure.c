@@ -43,14 +43,6 @@
 #define WORKER_FIGURE_FSIZE	(64 * 1024 * 1024)	/* a file it writes */
 #define WORKER_FIGURE_CAUSE	160	/* characters of a page's error */
 
-#define nitems(a)	(sizeof (a) / sizeof (a)[0])
-#ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
-	for ((var) = TAILQ_FIRST(head);					\
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
-	    (var) = (tvar))
-#endif
-
 enum worker_figure_kind {
 	WORKER_FIGURE_PLOTLY,
 	WORKER_FIGURE_VEGA,

@@ -26,7 +26,6 @@
 
 #define AGENT_WIDGET_VIEW	"application/vnd.jupyter.widget-view+json"
 
-#define nitems(a)	(sizeof (a) / sizeof (a)[0])
 
 struct agent_widget {
 	char				*id;	/* comm_id = model_id */

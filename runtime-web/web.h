@@ -19,13 +19,6 @@
 
 #include "common.h"
 
-#ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
-	for ((var) = TAILQ_FIRST(head);					\
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
-	    (var) = (tvar))
-#endif
-
 /* Caps on what a browser may send (evhttp checks them, and we do). */
 #define WEB_MAX_HEADERS		(8 * 1024)
 #define WEB_MAX_BODY		(64 * 1024)

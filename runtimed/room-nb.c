@@ -14,7 +14,6 @@
 
 #include "runtimed.h"
 
-#define nitems(a)	(sizeof (a) / sizeof (a)[0])
 
 struct room_nb_edit;
 

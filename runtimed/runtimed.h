@@ -16,13 +16,6 @@
 #include "common.h"
 #include "store.h"
 
-#ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
-	for ((var) = TAILQ_FIRST(head);					\
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
-	    (var) = (tvar))
-#endif
-
 /* Finished runs kept per room, besides the active and queued ones. */
 #define RUNTIMED_RUNS_KEPT	8
 /* Seconds a kernel outlives its room's last client peer (room-kernel.c). */
