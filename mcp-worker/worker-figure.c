@@ -293,8 +293,7 @@ worker_figure_kind(const char *mime, enum worker_figure_kind *kind,
 		return (0);
 	}
 	if (strncmp(mime, "application/vnd.vegalite.v", 26) == 0) {
-		*none = "Vega-Lite has no Debian package to compile it to "
-		    "Vega, so it is not drawn here";
+		*none = "Vega-Lite is not drawn here (no compiler to Vega)";
 		return (0);
 	}
 	if (strncmp(mime, "application/vnd.vega.v", 22) == 0) {
