@@ -799,15 +799,20 @@ worker_figure_reap(struct worker_figure *f, int status)
 	worker_figure_done(f);
 }
 
-/* What the page said it did, from Chromium's log; NULL if nothing. */
+/*
+ * What the page said it did, from Chromium's log; NULL if nothing.
+ * *nosandbox: Chromium found no sandbox it could use (no user
+ * namespaces here, a chroot or a container, and no setuid helper).
+ */
 static char *
-worker_figure_said(const char *dir)
+worker_figure_said(const char *dir, int *nosandbox)
 {
 	char		*path, *buf, *p, *q, *said = NULL;
 	ssize_t		 n;
 	size_t		 len = 0, i;
 	int		 fd;
 
+	*nosandbox = 0;
 	xasprintf(&path, "%s/chromium.log", dir);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	free(path);
@@ -823,6 +828,7 @@ worker_figure_said(const char *dir)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
 	}
+	*nosandbox = strstr(buf, "No usable sandbox") != NULL;
 	/* The first thing said: ok, or the first error. */
 	if ((p = strstr(buf, "\"" WORKER_FIGURE_TAG)) != NULL) {
 		p += 1 + strlen(WORKER_FIGURE_TAG);
@@ -850,9 +856,9 @@ worker_figure_outcome(struct worker_figure *f, int status)
 	int64_t		 ms = worker_figure_now() - f->started;
 	ssize_t		 n;
 	size_t		 len = 0;
-	int		 fd = -1;
+	int		 fd = -1, nosandbox;
 
-	said = worker_figure_said(f->dir);
+	said = worker_figure_said(f->dir, &nosandbox);
 	if (f->timed_out) {
 		worker_figure_note(f, "not drawn within %d s",
 		    WORKER_FIGURE_TIMEOUT_MS / 1000);
@@ -860,6 +866,11 @@ worker_figure_outcome(struct worker_figure *f, int status)
 	}
 	if (said != NULL && strncmp(said, "error: ", 7) == 0) {
 		worker_figure_note(f, "the page failed: %s", said + 7);
+		goto out;
+	}
+	if (nosandbox) {
+		worker_figure_note(f, "chromium has no sandbox it can use here "
+		    "(install chromium-sandbox)");
 		goto out;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -17,7 +17,9 @@
 #	packaging tools (dpkg-buildpackage, debhelper and lintian for the
 #	.deb, systemd-analyze and systemd-socket-activate, xmllint, man);
 #	valgrind for the regression guard (make bench-guard); clang for
-#	libFuzzer; chromium for the live view's browser tests; the sqlite3
+#	libFuzzer; chromium for the live view's browser tests, with
+#	chromium-sandbox, its setuid sandbox where user namespaces are
+#	not allowed (a chroot: the fresh CI root); the sqlite3
 #	and strace commands; GNU time (tests/remote/badserver.sh's peak
 #	RSS); curl; pandas and matplotlib for the realistic
 #	job of the clients suite and bench/economy.mjs (a KeyError, a plot);
@@ -43,7 +45,7 @@ DEMO="$BUILD python3-ipykernel python3-nbformat ca-certificates"
 TESTS="libcriterion-dev python3-jupyter-client
 jupyter-client python3-zmq python3-nbconvert python3-debugpy xpython
 r-cran-irkernel curl clang libclang-rt-dev valgrind dpkg-dev debhelper
-lintian systemd libxml2-utils man-db groff-base chromium
+lintian systemd libxml2-utils man-db groff-base chromium chromium-sandbox
 python3-jupyter-server sqlite3 strace util-linux python3-pandas
 python3-matplotlib jupyterhub passwd time openssl python3-plotly
 libjs-vega python3-ipywidgets"

@@ -310,6 +310,23 @@ test('without Chromium: no image, and why', async () => {
   }
 });
 
+test('a browser without a sandbox it can use: no image, and what to install', async () => {
+  // What Debian's chromium prints in a chroot without chromium-sandbox.
+  const fake = path.join(T, 'nosandbox-chromium');
+  fs.writeFileSync(fake, '#!/bin/sh\necho "[1:1:ERROR:zygote_host_impl_linux.cc(130)] No usable sandbox! ' +
+    'If this is a Debian system, please install the chromium-sandbox package" >&2\nexit 1\n', { mode: 0o755 });
+  const B = await worker('nosandbox', { RUNTIMED_CHROMIUM: fake });
+  try {
+    const HB = (await call(B, 'connect_notebook', { path: NB })).sc.notebook_handle;
+    const g = await call(B, 'get_results', { notebook_handle: HB, execution_id: vega.run });
+    assert.match(g.text, /no image: chromium has no sandbox it can use here \(install chromium-sandbox\)\]/, g.text);
+    assert.equal(g.images.length, 0);
+    assert.deepEqual(leftovers(), []);
+  } finally {
+    await B.close().catch(() => {});
+  }
+});
+
 test('a browser that never finishes is killed at the time bound, its group and directory gone', async () => {
   // A stand-in that leaves a child in its group and never draws.
   const fake = path.join(T, 'slow-chromium');
