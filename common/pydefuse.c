@@ -805,6 +805,9 @@ pd_read(struct pd_scan *s, const struct pd_tok *t)
 static void
 pd_def(struct pd_scan *s, const struct pd_tok *t)
 {
+	/* Only a name binds: "import m as" before junk binds nothing. */
+	if (t->type != PD_NAME || t->len == 0)
+		return;
 	pd_vec_add(&s->sdefs, t->p, t->len);
 }
 
