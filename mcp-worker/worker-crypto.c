@@ -12,19 +12,19 @@
 
 #include "common.h"
 #include "crypto.h"
+#include "worker.h"
 
 static struct crypto_lib	 worker_crypto;
 static int			 worker_crypto_loaded;
 
-static void	*worker_crypto_sym(void *, const char *);
-
-static void *
-worker_crypto_sym(void *h, const char *name)
+/* name in h, the library soname, or the worker exits saying so. */
+void *
+worker_crypto_sym(void *h, const char *soname, const char *name)
 {
 	void	*p;
 
 	if ((p = dlsym(h, name)) == NULL)
-		fatalx("%s has no %s: %s", LIBCRYPTO_SONAME, name, dlerror());
+		fatalx("%s has no %s: %s", soname, name, dlerror());
 	return (p);
 }
 
@@ -39,23 +39,20 @@ crypto_lib(void)
 		fatalx("cannot load %s (OpenSSL's libcrypto): %s",
 		    LIBCRYPTO_SONAME, dlerror());
 	/* POSIX: a dlsym result converts to a function pointer. */
-	*(void **)&worker_crypto.digest = worker_crypto_sym(h, "EVP_Digest");
-	*(void **)&worker_crypto.sha256 = worker_crypto_sym(h, "EVP_sha256");
-	*(void **)&worker_crypto.encode = worker_crypto_sym(h,
-	    "EVP_EncodeBlock");
-	*(void **)&worker_crypto.decode = worker_crypto_sym(h,
-	    "EVP_DecodeBlock");
-	*(void **)&worker_crypto.random = worker_crypto_sym(h, "RAND_bytes");
-	*(void **)&worker_crypto.ctx_new = worker_crypto_sym(h,
-	    "EVP_MD_CTX_new");
-	*(void **)&worker_crypto.ctx_free = worker_crypto_sym(h,
-	    "EVP_MD_CTX_free");
-	*(void **)&worker_crypto.init = worker_crypto_sym(h,
-	    "EVP_DigestInit_ex");
-	*(void **)&worker_crypto.update = worker_crypto_sym(h,
-	    "EVP_DigestUpdate");
-	*(void **)&worker_crypto.final = worker_crypto_sym(h,
-	    "EVP_DigestFinal_ex");
+#define WORKER_CRYPTO_SYM(field, name) \
+	*(void **)&worker_crypto.field = worker_crypto_sym(h, \
+	    LIBCRYPTO_SONAME, name)
+	WORKER_CRYPTO_SYM(digest, "EVP_Digest");
+	WORKER_CRYPTO_SYM(sha256, "EVP_sha256");
+	WORKER_CRYPTO_SYM(encode, "EVP_EncodeBlock");
+	WORKER_CRYPTO_SYM(decode, "EVP_DecodeBlock");
+	WORKER_CRYPTO_SYM(random, "RAND_bytes");
+	WORKER_CRYPTO_SYM(ctx_new, "EVP_MD_CTX_new");
+	WORKER_CRYPTO_SYM(ctx_free, "EVP_MD_CTX_free");
+	WORKER_CRYPTO_SYM(init, "EVP_DigestInit_ex");
+	WORKER_CRYPTO_SYM(update, "EVP_DigestUpdate");
+	WORKER_CRYPTO_SYM(final, "EVP_DigestFinal_ex");
+#undef WORKER_CRYPTO_SYM
 	worker_crypto_loaded = 1;
 	log_debug("loaded %s", LIBCRYPTO_SONAME);
 	return (&worker_crypto);

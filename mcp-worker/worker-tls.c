@@ -13,22 +13,10 @@
 
 #include "common.h"
 #include "tls.h"
+#include "worker.h"
 
 static struct tls_lib	 worker_tls;
 static int		 worker_tls_loaded;
-
-static void	*worker_tls_sym(void *, const char *);
-
-static void *
-worker_tls_sym(void *h, const char *name)
-{
-	void	*p;
-
-	if ((p = dlsym(h, name)) == NULL)
-		fatalx("%s has no %s: %s", LIBEVENT_OPENSSL_SONAME, name,
-		    dlerror());
-	return (p);
-}
 
 const struct tls_lib *
 tls_lib(void)
@@ -42,7 +30,8 @@ tls_lib(void)
 		fatalx("cannot load %s (libevent's OpenSSL bufferevents): %s",
 		    LIBEVENT_OPENSSL_SONAME, dlerror());
 #define WORKER_TLS_SYM(field, name) \
-	*(void **)&worker_tls.field = worker_tls_sym(h, name)
+	*(void **)&worker_tls.field = worker_crypto_sym(h, \
+	    LIBEVENT_OPENSSL_SONAME, name)
 	/* POSIX: a dlsym result converts to a function pointer. */
 	WORKER_TLS_SYM(client_method, "TLS_client_method");
 	WORKER_TLS_SYM(ctx_new, "SSL_CTX_new");

@@ -693,4 +693,7 @@ void	 worker_proxy_upgrade(void);
 /* worker.c */
 __dead void worker_exit(int);
 
+/* worker-crypto.c: a symbol of a library loaded late (also worker-tls.c). */
+void	*worker_crypto_sym(void *, const char *, const char *);
+
 #endif
