@@ -83,6 +83,7 @@ struct room_kernel {
 	struct event		*retire_ev;
 	struct peer		*retire_peer;	/* KERNEL_SELECT: told then */
 	uint32_t		 retire_peer_id;
+	int			 retire_idle;	/* torn down for idleness */
 
 	TAILQ_ENTRY(room_kernel) entry;
 };
@@ -327,6 +328,14 @@ room_kernel_retired(struct room_kernel *k, const char *left)
 		    &b.sb);
 		mpbuf_free(&b);
 		k->retire_peer = NULL;
+	} else if (k->retire_idle && r != NULL && r->kernel_leaving == k) {
+		/*
+		 * Nobody asked: a kernel its server would not shut down is
+		 * taken back by the room's next run, variables and all,
+		 * rather than left running there unowned.
+		 */
+		if (r->kernel == NULL)
+			room_remote_kernel_left(r, left != NULL);
 	} else if (r != NULL && r->kernel_leaving == k && left != NULL) {
 		free(r->kernel_left);
 		r->kernel_left = xstrdup(left);
@@ -1384,7 +1393,12 @@ room_kernel_idle_cb(evutil_socket_t fd, short events, void *arg)
 	log_info("kernel %s (%s): no client in room %s for %d s; shutting "
 	    "it down", k->id, k->name, r->id, room_kernel_keepalive);
 	r->kernel = NULL;
-	room_kernel_detach(k, 1);
+	/* A server's kernel: how the server takes the DELETE matters. */
+	if (r->remote != NULL && k->peer != NULL && k->hello) {
+		k->retire_idle = 1;
+		room_kernel_retire(k, r);
+	} else
+		room_kernel_detach(k, 1);
 	room_changed(r, NULL, "kernel");
 }
 

@@ -1394,6 +1394,30 @@ room_remote_kernel_ready(struct room *r, const char *id)
 	room_journal_snapshot(r);
 }
 
+/*
+ * The room's kernel was shut down for idleness.  Gone from its server,
+ * the snapshot stops naming it; still there (the server refused the
+ * DELETE, or did not answer it), it is the kernel the next start takes
+ * back, as one an earlier daemon left.
+ */
+void
+room_remote_kernel_left(struct room *r, int still_there)
+{
+	struct room_remote	*rr = r->remote;
+
+	if (rr == NULL || rr->kernel_id == NULL)
+		return;
+	if (still_there) {
+		log_warnx("room %s: kernel %s still runs on %s; the next run "
+		    "takes it back", r->id, rr->kernel_id, rr->domain);
+		free(rr->kept_kernel);
+		rr->kept_kernel = rr->kernel_id;
+	} else
+		free(rr->kernel_id);
+	rr->kernel_id = NULL;
+	room_journal_snapshot(r);
+}
+
 /* The kernel id to take back at the room's first kernel start, once. */
 char *
 room_remote_take_kernel(struct room *r)

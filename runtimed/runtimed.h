@@ -355,6 +355,7 @@ int		 room_remote_server_lost(struct room *);
 void		 room_remote_pack(struct room *, msgpack_packer *);
 void		 room_remote_restore(struct room *, const void *, size_t);
 void		 room_remote_kernel_ready(struct room *, const char *);
+void		 room_remote_kernel_left(struct room *, int);
 char		*room_remote_take_kernel(struct room *);
 int		 room_remote_rejoin(const char *, const char *, const char *,
 		     struct peer *, uint32_t, room_remote_open_cb, char **,

@@ -7,7 +7,10 @@
 # one down and that it may still run there (old_kernel, and the text);
 # the server indeed still has it.  select_kernel (to a kernelspec of the
 # test's own) says the same of the kernel it replaced.  The refusal was
-# only logged before.
+# only logged before.  And a kernel shut down because nobody used its
+# notebook, whose DELETE the server refuses, is taken back by the
+# notebook's next run, variables and all; it was left running there,
+# unowned, and the next run started another.
 [ -z "${RUNTIMED_TEST_WATCHDOG:-}" ] &&
     RUNTIMED_TEST_WATCHDOG=1 exec timeout 240 "$0" "$@"
 . "${srcdir:-.}/tests/remote/lib.sh"
@@ -42,11 +45,11 @@ nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
 nbformat.write(nb, sys.argv[1])
 PY
 
-start_daemon --warm-pool 0 -v
+start_daemon --warm-pool 0 --kernel-keepalive 2 -v
 start_server
 
 $PY - "$top_builddir" "$T" "$PORT" "$TOKEN" <<'PY' || fail "delete"
-import json, os, sys, urllib.request
+import json, os, sys, time, urllib.request
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.environ.get("srcdir", "."), "tests",
                                 "notebooks"))
@@ -109,6 +112,48 @@ expect("refused to shut kernel %s down (HTTP 403" % gone[0] in left and
 expect("old kernel: " in text, "select's text says it", text)
 expect(gone[0] in kernels(), "the replaced kernel still runs there")
 ok("select_kernel says the server refused the replaced kernel's DELETE")
+
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM", "source": "y = 5"}])
+sc, _, err = w.call("run_cells", notebook_handle=h,
+                    cell_ids=[sc["cells"][0]["cell_id"]], wait_secs=50,
+                    timeout=120)
+expect(not err and sc["status"] == "done", "y = 5", sc)
+cur = [k for k in kernels() if k not in before]
+expect(len(cur) == 1, "the selected kernel", cur)
+sc, _, err = w.call("save_notebook", notebook_handle=h)
+expect(not err, "save", sc)
+there = sorted(kernels())
+sc, _, err = w.call("disconnect_notebook", notebook_handle=h)
+expect(not err, "disconnect", sc)
+
+
+def seen(name, text, tries):
+    for _ in range(tries):
+        with open(os.path.join(tmp, name), errors="replace") as f:
+            if text in f.read():
+                return True
+        time.sleep(0.1)
+    return False
+
+
+# The teardown's DELETE refused, then (briefly) the daemon taking note.
+expect(seen("server.log", "403 DELETE /api/kernels/" + cur[0], 200),
+       "the idle teardown asked the server to shut the kernel down")
+seen("daemon.log", "kernel %s still runs on" % cur[0], 50)
+sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
+expect(not err, "connect again", sc)
+h = sc["notebook_handle"]
+sc, _, err = w.call("edit_cells", notebook_handle=h, edits=[
+    {"op": "insert", "after": "BOTTOM", "source": "y + 1"}])
+sc, _, err = w.call("run_cells", notebook_handle=h,
+                    cell_ids=[sc["cells"][0]["cell_id"]], wait_secs=50,
+                    timeout=120)
+expect(not err and sc["cells"][0]["outputs"][0].get("data", {}).get(
+       "text/plain") == "6", "the next run is on the kept kernel, y defined", sc)
+expect(sorted(kernels()) == there, "no other kernel started", kernels())
+ok("an idle kernel whose DELETE the server refused is taken back by the "
+   "next run, its variables there")
 w.close()
 PY
 grep -q "refused to shut kernel .* down (HTTP 403" "$T/daemon.log" ||
