@@ -57,6 +57,11 @@ struct proto_doc {
 	proto_doc_cb		 pack;
 	const void		*arg;
 };
+/* Texts a sender holds (cell ids), packed as a list of strings. */
+struct proto_cstrs {
+	const char *const	*v;
+	size_t			 n;
+};
 
 #define PROTO_REQ	0x01	/* the field must be there (nil is not) */
 #define PROTO_NONUL	0x02	/* a string without NUL */
@@ -91,6 +96,8 @@ void	proto_pack_doc(msgpack_packer *, const char *,
 	    const struct proto_doc *);
 void	proto_doc_pack(msgpack_packer *, const struct proto_doc *);
 int	proto_doc_present(const struct proto_doc *);
+struct proto_doc proto_doc_cstr(const char *);
+struct proto_doc proto_doc_cstrs(const struct proto_cstrs *);
 struct proto_str proto_str_make(const char *);
 char	*proto_str_dup(const struct proto_str *);
 int	 proto_str_eq(const struct proto_str *, const char *);

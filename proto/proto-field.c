@@ -243,6 +243,47 @@ proto_doc_present(const struct proto_doc *d)
 	return (d->pack != NULL || d->obj != NULL);
 }
 
+static void
+proto_field_pack_cstr(msgpack_packer *pk, const void *arg)
+{
+	proto_pack_cstr(pk, arg);
+}
+
+static void
+proto_field_pack_cstrs(msgpack_packer *pk, const void *arg)
+{
+	const struct proto_cstrs	*l = arg;
+	size_t				 i;
+
+	msgpack_pack_array(pk, l->n);
+	for (i = 0; i < l->n; i++)
+		proto_pack_cstr(pk, l->v[i]);
+}
+
+/* Text a sender holds (a cell id) as a document; s must outlive it. */
+struct proto_doc
+proto_doc_cstr(const char *s)
+{
+	struct proto_doc	d;
+
+	memset(&d, 0, sizeof d);
+	d.pack = proto_field_pack_cstr;
+	d.arg = s;
+	return (d);
+}
+
+/* A list of texts a sender holds as a document; l must outlive it. */
+struct proto_doc
+proto_doc_cstrs(const struct proto_cstrs *l)
+{
+	struct proto_doc	d;
+
+	memset(&d, 0, sizeof d);
+	d.pack = proto_field_pack_cstrs;
+	d.arg = l;
+	return (d);
+}
+
 struct proto_str
 proto_str_make(const char *s)
 {

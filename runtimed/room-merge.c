@@ -55,6 +55,12 @@ struct room_conflict {
 	int64_t			 at;	/* the file's mtime, ms */
 };
 
+/* A file's cell's metadata, as an edit of the room's cell packs it. */
+struct room_merge_md {
+	struct room_cell	*disk;
+	struct room_cell	*room;		/* NULL: an insert */
+};
+
 struct room_merge {
 	struct room_base	*base;
 	struct room_conflict	*conflicts;
@@ -84,6 +90,15 @@ static void	room_merge_swap_outputs(struct room_cell *,
 static int	room_merge_metadata(struct json_object *,
 		    struct json_object *, struct json_object *,
 		    struct json_object **);
+static void	room_merge_pack_md(msgpack_packer *, const void *);
+static void	room_merge_disk_edit(struct proto_edit *,
+		    struct room_merge_md *, struct room_cell *,
+		    struct room_cell *);
+static int	room_merge_is_resolve(const msgpack_object *, uint32_t,
+		    struct proto_edit *);
+static int	room_merge_resolve(struct room *, struct room_conflict *,
+		    const struct proto_str *, struct proto_edit *,
+		    struct room_merge_md *);
 
 #define ROOM_MERGE_FNV_PRIME	0x100000001b3ULL
 
@@ -945,16 +960,14 @@ room_merge_pack(struct room *r, msgpack_packer *pk)
 	}
 }
 
-/* The file's version as an insert's or edit's fields (n of them). */
+/* The file's metadata, put in place of the room's (struct room_merge_md). */
 static void
-room_merge_pack_disk(msgpack_packer *pk, struct room_cell *d,
-    struct room_cell *room)
+room_merge_pack_md(msgpack_packer *pk, const void *arg)
 {
-	size_t	n = 0;
+	const struct room_merge_md	*md = arg;
+	struct room_cell		*d = md->disk, *room = md->room;
+	size_t				 n = 0;
 
-	proto_pack_str(pk, "cell_type", room_nb_cell_type_name(d));
-	proto_pack_strn(pk, "source", d->source, d->source_len);
-	proto_pack_key(pk, "metadata");
 	/* Replaces the room's: keys only the room has are deleted. */
 	json_object_object_foreach(d->metadata, k1, v1) {
 		(void)k1;
@@ -985,12 +998,89 @@ room_merge_pack_disk(msgpack_packer *pk, struct room_cell *d,
 	}
 }
 
+/* The file's version d as an insert's or edit's fields (of room's). */
+static void
+room_merge_disk_edit(struct proto_edit *e, struct room_merge_md *md,
+    struct room_cell *d, struct room_cell *room)
+{
+	md->disk = d;
+	md->room = room;
+	e->cell_type = proto_str_make(room_nb_cell_type_name(d));
+	e->source.ptr = d->source != NULL ? d->source : "";
+	e->source.len = d->source_len;
+	e->metadata.pack = room_merge_pack_md;
+	e->metadata.arg = md;
+}
+
+/* Is edit e (read as *m) a resolve?  One that does not read is not. */
+static int
+room_merge_is_resolve(const msgpack_object *e, uint32_t i,
+    struct proto_edit *m)
+{
+	char	n[32], err[512];
+
+	snprintf(n, sizeof n, "edit %u", i);
+	return (proto_edit_unpack(e, n, m, err, sizeof err) == 0 &&
+	    m->op == PROTO_EDIT_RESOLVE);
+}
+
+/*
+ * The plain edit (*e) that resolves conflict c with take; -1 if take is
+ * none of room, disk or both.
+ */
+static int
+room_merge_resolve(struct room *r, struct room_conflict *c,
+    const struct proto_str *take, struct proto_edit *e,
+    struct room_merge_md *md)
+{
+	static const msgpack_object	 none = { .type = MSGPACK_OBJECT_MAP };
+	struct room_cell		*rc;
+	int				 room, disk;
+
+	room = proto_str_eq(take, "room");
+	disk = proto_str_eq(take, "disk");
+	if (!room && !disk && !proto_str_eq(take, "both"))
+		return (-1);
+	memset(e, 0, sizeof *e);
+	rc = room_nb_find(r->nb, c->id, NULL);
+	if (room || (c->disk == NULL && !disk) ||
+	    (c->kind == ROOM_CONFLICT_DELETED_IN_ROOM && rc != NULL)) {
+		/* Nothing to change: an empty metadata merge. */
+		if (rc != NULL) {
+			e->op = PROTO_EDIT_EDIT;
+			e->cell_id = proto_doc_cstr(c->id);
+		} else
+			e->op = PROTO_EDIT_NOTEBOOK_METADATA;
+		e->metadata.obj = &none;
+	} else if (c->disk == NULL) {
+		e->op = PROTO_EDIT_DELETE;
+		e->cell_id = proto_doc_cstr(c->id);
+	} else if (disk && rc != NULL) {
+		e->op = PROTO_EDIT_EDIT;
+		e->cell_id = proto_doc_cstr(c->id);
+		room_merge_disk_edit(e, md, c->disk, rc);
+	} else {
+		/* Both, or the file's of a cell the room deleted. */
+		e->op = PROTO_EDIT_INSERT;
+		if (rc != NULL)
+			e->after = proto_doc_cstr(c->id);
+		else if (c->after != NULL &&
+		    room_nb_find(r->nb, c->after, NULL) != NULL)
+			e->after = proto_doc_cstr(c->after);
+		else
+			e->after = proto_doc_cstr("TOP");
+		room_merge_disk_edit(e, md, c->disk, NULL);
+	}
+	return (0);
+}
+
 /*
  * An edit batch with resolve ops ({op: "resolve", cell_id, take: room,
  * disk or both}): each becomes the plain op that does it, so the journal
  * and its replay never need the conflict.  Returns 0 with *out unset
  * when there is none, 1 with *out (the batch rewritten) and *ids (the
- * cells resolved, to drop once it is durable), -1 with *cause.
+ * cells resolved, to drop once it is durable), -1 with *cause.  An edit
+ * that does not read is left for the batch's codec to refuse.
  */
 int
 room_merge_rewrite(struct room *r, const msgpack_object *edits,
@@ -998,10 +1088,11 @@ room_merge_rewrite(struct room *r, const msgpack_object *edits,
 {
 	struct room_merge	*m = r->merge;
 	struct room_conflict	*c;
-	struct room_cell	*rc;
-	const msgpack_object	*e;
+	struct room_merge_md	 md;
+	struct proto_edit	 pe, rw;
+	const msgpack_object	*e, *id;
 	msgpack_packer		 pk;
-	char			*id, *take;
+	char			*s;
 	uint32_t		 i;
 	int			 any = 0;
 
@@ -1009,11 +1100,8 @@ room_merge_rewrite(struct room *r, const msgpack_object *edits,
 	*nids = 0;
 	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
 		return (0);
-	for (i = 0; i < edits->via.array.size; i++) {
-		if (proto_obj_streq(proto_get(&edits->via.array.ptr[i], "op"),
-		    "resolve"))
-			any = 1;
-	}
+	for (i = 0; i < edits->via.array.size && !any; i++)
+		any = room_merge_is_resolve(&edits->via.array.ptr[i], i, &pe);
 	if (!any)
 		return (0);
 	msgpack_sbuffer_init(out);
@@ -1021,79 +1109,43 @@ room_merge_rewrite(struct room *r, const msgpack_object *edits,
 	msgpack_pack_array(&pk, edits->via.array.size);
 	for (i = 0; i < edits->via.array.size; i++) {
 		e = &edits->via.array.ptr[i];
-		if (!proto_obj_streq(proto_get(e, "op"), "resolve")) {
+		if (!room_merge_is_resolve(e, i, &pe)) {
 			msgpack_pack_object(&pk, *e);
 			continue;
 		}
-		id = proto_dup_str(e, "cell_id");
-		take = proto_dup_str(e, "take");
-		if (id == NULL || (c = room_merge_conflict_find(m, id)) ==
-		    NULL) {
-			xasprintf(cause, "edit %u: %s%s", i, id == NULL ?
-			    "resolve needs cell_id" : "no conflict on cell ",
-			    id == NULL ? "" : id);
+		id = pe.cell_id.obj;
+		if (id->type != MSGPACK_OBJECT_STR) {
+			xasprintf(cause, "edit %u: resolve needs cell_id", i);
 			goto fail;
 		}
-		if (take == NULL || (strcmp(take, "room") != 0 &&
-		    strcmp(take, "disk") != 0 && strcmp(take, "both") != 0)) {
+		s = xstrndup(id->via.str.ptr, id->via.str.size);
+		c = room_merge_conflict_find(m, s);
+		if (c == NULL) {
+			xasprintf(cause, "edit %u: no conflict on cell %s", i,
+			    s);
+			free(s);
+			goto fail;
+		}
+		free(s);
+		if (room_merge_resolve(r, c, &pe.take, &rw, &md) != 0) {
 			xasprintf(cause, "edit %u: take must be room, disk or "
 			    "both", i);
 			goto fail;
 		}
-		rc = room_nb_find(r->nb, id, NULL);
-		if (strcmp(take, "room") == 0 || (c->disk == NULL &&
-		    strcmp(take, "both") == 0) || (c->kind ==
-		    ROOM_CONFLICT_DELETED_IN_ROOM && rc != NULL)) {
-			/* Nothing to change: an empty metadata merge. */
-			if (rc != NULL) {
-				msgpack_pack_map(&pk, 3);
-				proto_pack_str(&pk, "op", "edit");
-				proto_pack_str(&pk, "cell_id", id);
-			} else {
-				msgpack_pack_map(&pk, 2);
-				proto_pack_str(&pk, "op", "notebook_metadata");
-			}
-			proto_pack_key(&pk, "metadata");
-			msgpack_pack_map(&pk, 0);
-		} else if (c->disk == NULL) {
-			msgpack_pack_map(&pk, 2);
-			proto_pack_str(&pk, "op", "delete");
-			proto_pack_str(&pk, "cell_id", id);
-		} else if (strcmp(take, "disk") == 0 && rc != NULL) {
-			msgpack_pack_map(&pk, 5);
-			proto_pack_str(&pk, "op", "edit");
-			proto_pack_str(&pk, "cell_id", id);
-			room_merge_pack_disk(&pk, c->disk, rc);
-		} else {
-			/* Both, or the file's of a cell the room deleted. */
-			msgpack_pack_map(&pk, 5);
-			proto_pack_str(&pk, "op", "insert");
-			proto_pack_key(&pk, "after");
-			if (rc != NULL)
-				proto_pack_cstr(&pk, id);
-			else if (c->after != NULL &&
-			    room_nb_find(r->nb, c->after, NULL) != NULL)
-				proto_pack_cstr(&pk, c->after);
-			else
-				proto_pack_cstr(&pk, "TOP");
-			room_merge_pack_disk(&pk, c->disk, NULL);
-		}
+		proto_edit_pack(&pk, &rw);
 		*ids = xreallocarray(*ids, *nids + 1, sizeof **ids);
-		(*ids)[(*nids)++] = id;
-		free(take);
-		continue;
-fail:
-		free(id);
-		free(take);
-		msgpack_sbuffer_destroy(out);
-		for (i = 0; i < *nids; i++)
-			free((*ids)[i]);
-		free(*ids);
-		*ids = NULL;
-		*nids = 0;
-		return (-1);
+		(*ids)[(*nids)++] = xstrdup(c->id);
 	}
 	return (1);
+
+fail:
+	msgpack_sbuffer_destroy(out);
+	for (i = 0; i < *nids; i++)
+		free((*ids)[i]);
+	free(*ids);
+	*ids = NULL;
+	*nids = 0;
+	return (-1);
 }
 
 /* Resolved conflicts are gone once the batch that resolved them is. */

@@ -276,3 +276,55 @@ Test(proto_edit, batch_and_names)
 	cr_assert_eq(proto_edit_op_find("moves", 5, &op), -1);
 	cr_assert_eq(proto_edit_op_find("mov", 3, &op), -1);
 }
+
+/*
+ * A journal's edit as the daemon packs it: references are the ids it
+ * holds as C text (proto_doc_cstr, proto_doc_cstrs), read back by the
+ * same codec a client's edit is.
+ */
+Test(proto_edit, ids_as_text)
+{
+	static const char *const ids[] = { "c1", "c2", "c3" };
+	struct proto_cstrs	 l = { ids, 3 };
+	struct proto_edit	 e, z;
+	struct pt_buf		 b;
+	const msgpack_object	*o;
+	char			 err[512];
+	uint32_t		 i;
+
+	memset(&e, 0, sizeof e);
+	e.op = PROTO_EDIT_MOVE;
+	e.after = proto_doc_cstr("TOP");
+	e.cell_ids = proto_doc_cstrs(&l);
+	pt_init(&b);
+	proto_edit_pack(&b.pk, &e);
+	o = pt_body(&b);
+	cr_assert_eq(o->via.map.size, 3);
+	cr_assert_eq(proto_edit_unpack(o, "edit 0", &z, err, sizeof err), 0,
+	    "%s", err);
+	cr_assert_eq(z.op, PROTO_EDIT_MOVE);
+	cr_assert(proto_obj_streq(z.after.obj, "TOP"));
+	cr_assert_eq(z.cell_ids.obj->via.array.size, 3);
+	for (i = 0; i < 3; i++)
+		cr_assert(proto_obj_streq(&z.cell_ids.obj->via.array.ptr[i],
+		    ids[i]));
+	pt_free(&b);
+
+	/* An insert names the id it got; none listed is an empty list. */
+	memset(&e, 0, sizeof e);
+	l.n = 0;
+	e.op = PROTO_EDIT_INSERT;
+	e.cell_id = proto_doc_cstr("new1");
+	e.after = proto_doc_cstr("c1");
+	e.source = proto_str_make("");
+	e.cell_ids = proto_doc_cstrs(&l);
+	pt_init(&b);
+	proto_edit_pack(&b.pk, &e);
+	o = pt_body(&b);
+	cr_assert_eq(proto_edit_unpack(o, "edit 0", &z, err, sizeof err), 0,
+	    "%s", err);
+	cr_assert(proto_obj_streq(z.cell_id.obj, "new1"));
+	cr_assert(proto_obj_streq(z.after.obj, "c1"));
+	cr_assert_eq(proto_get(o, "cell_ids")->via.array.size, 0);
+	pt_free(&b);
+}
