@@ -65,11 +65,12 @@ static struct room_cell	*room_nb_own(struct room_nb_batch *,
 		    struct room_nb_node *);
 static void	room_nb_touch(struct room_nb_batch *, struct room_nb_result *,
 		    const char *);
-static void	room_nb_pack_after(msgpack_packer *, struct room_nb_batch *,
+static struct proto_doc room_nb_after(struct room_nb_batch *,
 		    struct room_nb_node *);
 static int	room_nb_edit_fields(struct room_nb_edit *);
 static int	room_nb_edit_unknown(struct room_nb_edit *, struct room_cell *);
-static void	room_nb_pack_md(struct room_nb_edit *);
+static void	room_nb_journal(struct room_nb_edit *,
+		    const struct proto_edit *);
 static int	room_nb_op_insert(struct room_nb_edit *);
 static int	room_nb_op_edit(struct room_nb_edit *);
 static int	room_nb_op_delete(struct room_nb_edit *);
@@ -1047,17 +1048,11 @@ room_nb_touch(struct room_nb_batch *b, struct room_nb_result *res,
 	lh_table_insert(b->touched, copy, NULL);
 }
 
-/* Pack "after" as resolved: the id of the cell before n's place, or TOP. */
-static void
-room_nb_pack_after(msgpack_packer *rp, struct room_nb_batch *b,
-    struct room_nb_node *prev)
+/* "after" as resolved: the id of the cell before prev's place, or TOP. */
+static struct proto_doc
+room_nb_after(struct room_nb_batch *b, struct room_nb_node *prev)
 {
-	if (rp == NULL)
-		return;
-	if (prev == &b->head)
-		proto_pack_str(rp, "after", "TOP");
-	else
-		proto_pack_str(rp, "after", prev->c->id);
+	return (proto_doc_cstr(prev == &b->head ? "TOP" : prev->c->id));
 }
 
 void
@@ -1169,11 +1164,12 @@ room_nb_expect(struct room_nb_edit *ed, struct room_nb_node *node)
 	    (int)(v->len > 64 ? 64 : v->len), v->ptr));
 }
 
+/* The edit as applied, for the journal (when the batch is kept). */
 static void
-room_nb_pack_md(struct room_nb_edit *ed)
+room_nb_journal(struct room_nb_edit *ed, const struct proto_edit *j)
 {
-	proto_pack_key(ed->rp, "metadata");
-	msgpack_pack_object(ed->rp, *ed->md);
+	if (ed->rp != NULL)
+		proto_edit_pack(ed->rp, j);
 }
 
 /* insert {after?, cell_type?, source?, metadata?}: a new cell. */
@@ -1183,6 +1179,7 @@ room_nb_op_insert(struct room_nb_edit *ed)
 	struct room_nb_batch	*b = ed->b;
 	struct room_nb_node	*at, *node;
 	struct room_cell	*c;
+	struct proto_edit	 j;
 	const msgpack_object	*ref, *id;
 	char			 mint[9];
 
@@ -1209,17 +1206,15 @@ room_nb_op_insert(struct room_nb_edit *ed)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "bad metadata"));
 	}
-	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, ed->md != NULL ? 6 : 5);
-		proto_pack_str(ed->rp, "op", "insert");
-		room_nb_pack_after(ed->rp, b, at);
-		proto_pack_str(ed->rp, "cell_id", c->id);
-		proto_pack_str(ed->rp, "cell_type",
-		    room_nb_type_name(ed->type));
-		proto_pack_strn(ed->rp, "source", c->source, c->source_len);
-		if (ed->md != NULL)
-			room_nb_pack_md(ed);
-	}
+	memset(&j, 0, sizeof j);
+	j.op = PROTO_EDIT_INSERT;
+	j.after = room_nb_after(b, at);
+	j.cell_id = proto_doc_cstr(c->id);
+	j.cell_type = proto_str_make(room_nb_type_name(ed->type));
+	j.source.ptr = c->source;
+	j.source.len = c->source_len;
+	j.metadata.obj = ed->md;
+	room_nb_journal(ed, &j);
 	node = xcalloc(1, sizeof *node);
 	node->c = c;
 	room_nb_batch_link(b, at, node);
@@ -1234,6 +1229,7 @@ room_nb_op_edit(struct room_nb_edit *ed)
 {
 	struct room_nb_node	*node;
 	struct room_cell	*c;
+	struct proto_edit	 j;
 
 	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL ||
 	    room_nb_expect(ed, node) != 0)
@@ -1256,19 +1252,14 @@ room_nb_op_edit(struct room_nb_edit *ed)
 		room_nb_cell_set_source(c, ed->src, ed->srclen);
 	if (ed->has_type)
 		room_nb_cell_set_type(c, ed->type);
-	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, 2 + (ed->src != NULL) +
-		    (ed->md != NULL) + ed->has_type);
-		proto_pack_str(ed->rp, "op", "edit");
-		proto_pack_str(ed->rp, "cell_id", c->id);
-		if (ed->src != NULL)
-			proto_pack_strn(ed->rp, "source", ed->src, ed->srclen);
-		if (ed->md != NULL)
-			room_nb_pack_md(ed);
-		if (ed->has_type)
-			proto_pack_str(ed->rp, "cell_type",
-			    room_nb_type_name(ed->type));
-	}
+	memset(&j, 0, sizeof j);
+	j.op = PROTO_EDIT_EDIT;
+	j.cell_id = proto_doc_cstr(c->id);
+	j.source = ed->m.source;
+	j.metadata.obj = ed->md;
+	if (ed->has_type)
+		j.cell_type = proto_str_make(room_nb_type_name(ed->type));
+	room_nb_journal(ed, &j);
 	ed->out = xstrdup(c->id);
 	return (0);
 }
@@ -1280,17 +1271,17 @@ room_nb_op_delete(struct room_nb_edit *ed)
 	struct room_nb_batch	*b = ed->b;
 	struct room_nb_node	*node;
 	struct room_cell	*c;
+	struct proto_edit	 j;
 
 	if ((node = room_nb_resolve(ed, ed->m.cell_id.obj, "")) == NULL ||
 	    room_nb_expect(ed, node) != 0)
 		return (-1);
 	c = node->c;
 	ed->out = xstrdup(c->id);
-	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, 2);
-		proto_pack_str(ed->rp, "op", "delete");
-		proto_pack_str(ed->rp, "cell_id", c->id);
-	}
+	memset(&j, 0, sizeof j);
+	j.op = PROTO_EDIT_DELETE;
+	j.cell_id = proto_doc_cstr(c->id);
+	room_nb_journal(ed, &j);
 	room_nb_batch_unindex(b, node);
 	room_nb_batch_unlink(b, node);
 	if (!room_nb_batch_orig(b, node))
@@ -1329,6 +1320,7 @@ room_nb_op_replace(struct room_nb_edit *ed)
 {
 	struct room_nb_node	*node;
 	struct room_cell	*c;
+	struct proto_edit	 j;
 	const char		*old, *new;
 	char			*buf;
 	size_t			 olen, nlen, at = 0, len;
@@ -1372,12 +1364,12 @@ room_nb_op_replace(struct room_nb_edit *ed)
 	c->source_len = len;
 	room_nb_cell_rescan(c);
 	room_cell_touch(c);
-	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, 3);
-		proto_pack_str(ed->rp, "op", "edit");
-		proto_pack_str(ed->rp, "cell_id", c->id);
-		proto_pack_strn(ed->rp, "source", c->source, c->source_len);
-	}
+	memset(&j, 0, sizeof j);
+	j.op = PROTO_EDIT_EDIT;
+	j.cell_id = proto_doc_cstr(c->id);
+	j.source.ptr = c->source;
+	j.source.len = c->source_len;
+	room_nb_journal(ed, &j);
 	ed->out = xstrdup(c->id);
 	return (0);
 }
@@ -1422,7 +1414,10 @@ room_nb_op_move(struct room_nb_edit *ed)
 {
 	struct room_nb_batch	 *b = ed->b;
 	struct room_nb_node	**moved, *at = NULL;
+	struct proto_edit	  e;
+	struct proto_cstrs	  l;
 	const msgpack_object	 *ref;
+	const char		**ids;
 	size_t			  j, n;
 
 	if ((moved = room_nb_move_list(ed, &n)) == NULL)
@@ -1445,13 +1440,17 @@ room_nb_op_move(struct room_nb_edit *ed)
 	if (at == NULL)
 		at = proto_obj_streq(ref, "TOP") ? &b->head : b->head.prev;
 	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, 3);
-		proto_pack_str(ed->rp, "op", "move");
-		room_nb_pack_after(ed->rp, b, at);
-		proto_pack_key(ed->rp, "cell_ids");
-		msgpack_pack_array(ed->rp, n);
+		ids = xreallocarray(NULL, n, sizeof *ids);
 		for (j = 0; j < n; j++)
-			proto_pack_cstr(ed->rp, moved[j]->c->id);
+			ids[j] = moved[j]->c->id;
+		l.v = ids;
+		l.n = n;
+		memset(&e, 0, sizeof e);
+		e.op = PROTO_EDIT_MOVE;
+		e.after = room_nb_after(b, at);
+		e.cell_ids = proto_doc_cstrs(&l);
+		room_nb_journal(ed, &e);
+		free(ids);
 	}
 	for (j = 0; j < n; j++) {
 		room_nb_batch_link(b, at, moved[j]);
@@ -1470,7 +1469,10 @@ room_nb_op_clear_outputs(struct room_nb_edit *ed)
 	struct room_nb_batch	 *b = ed->b;
 	struct room_nb_node	**cleared, *node, *at;
 	struct room_cell	 *c;
+	struct proto_edit	  e;
+	struct proto_cstrs	  l;
 	const msgpack_object	 *list;
+	const char		**ids;
 	char			  what[40];
 	size_t			  j, k, n;
 
@@ -1502,12 +1504,16 @@ room_nb_op_clear_outputs(struct room_nb_edit *ed)
 		room_nb_touch(b, ed->res, c->id);
 	}
 	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, 2);
-		proto_pack_str(ed->rp, "op", "clear_outputs");
-		proto_pack_key(ed->rp, "cell_ids");
-		msgpack_pack_array(ed->rp, k);
+		ids = xcalloc(k + 1, sizeof *ids);
 		for (j = 0; j < k; j++)
-			proto_pack_cstr(ed->rp, cleared[j]->c->id);
+			ids[j] = cleared[j]->c->id;
+		l.v = ids;
+		l.n = k;
+		memset(&e, 0, sizeof e);
+		e.op = PROTO_EDIT_CLEAR_OUTPUTS;
+		e.cell_ids = proto_doc_cstrs(&l);
+		room_nb_journal(ed, &e);
+		free(ids);
 	}
 	/* The reply names the first cell cleared, else the first named. */
 	if (k > 0) {
@@ -1526,6 +1532,7 @@ static int
 room_nb_op_notebook_metadata(struct room_nb_edit *ed)
 {
 	struct room_nb_batch	*b = ed->b;
+	struct proto_edit	 j;
 
 	/* metadata is a map here: the table needs it, fields checked it. */
 	if (b->metadata == NULL && json_object_deep_copy(b->nb->metadata,
@@ -1534,11 +1541,10 @@ room_nb_op_notebook_metadata(struct room_nb_edit *ed)
 	if (room_nb_merge(b->metadata, ed->md) != 0)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "bad metadata"));
-	if (ed->rp != NULL) {
-		msgpack_pack_map(ed->rp, 2);
-		proto_pack_str(ed->rp, "op", "notebook_metadata");
-		room_nb_pack_md(ed);
-	}
+	memset(&j, 0, sizeof j);
+	j.op = PROTO_EDIT_NOTEBOOK_METADATA;
+	j.metadata.obj = ed->md;
+	room_nb_journal(ed, &j);
 	return (0);
 }
 
