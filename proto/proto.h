@@ -128,94 +128,211 @@
 #define PROTO_FILTER_MAX	1024		/* bytes of a name pattern */
 #define PROTO_CODE_MAX		(1020U * 1024)	/* bytes of code to complete */
 
+/*
+ * Every message type, in numeric order, with its facts: the one list
+ * (docs/decisions/014, 096).  The enum below and proto-msg.c's table
+ * are built from it, so a new type is one row here and nothing there:
+ *
+ *	X(name, number, cap, from, reply, flags, codec kind, codec, struct)
+ *
+ * cap: the largest body in bytes (KIB, MIB), checked before it is
+ * read.  from: who may send it, C client, D daemon, A agent, P proxy,
+ * W worker, ANY all (PROTO_FROM_*).  reply: the type that answers it,
+ * NONE when none.  flags: ROOM, MUT, RETRY, EVENT, HS, ANYV (PROTO_F_*)
+ * or 0.  The codec reads a body into struct proto_<struct>: BODY
+ * through proto_<codec>_unpack(o, m, err, len), NAMED the same with the
+ * type's name first (for its errors), EMPTY a body with no fields and
+ * no struct, NONE no codec (the receiver reads the body, or it has none).
+ * Numbers are never reused: a retired type's number stays, in a comment.
+ */
+#define PROTO_MSGS(X)							\
+	/* 1-99: every connection; HELLO first on each. */		\
+	X(HELLO, 1, PROTO_HELLO_MAX, C|A|W, HELLO_OK, HS|ANYV,		\
+	    BODY, hello, hello)						\
+	X(HELLO_OK, 2, PROTO_HELLO_MAX, D|P, NONE, HS,			\
+	    BODY, hello_ok, incarnation)				\
+									\
+	/* An answer, then the peer is closed. */			\
+	X(VERSION_MISMATCH, 3, PROTO_HELLO_MAX, D|P, NONE, HS|ANYV,	\
+	    BODY, mismatch, mismatch)					\
+									\
+	/* The generic replies: success, failure {code, message}. */	\
+	X(OK, 4, 64 * KIB, ANY, NONE, 0, NONE, , )			\
+	X(ERROR, 5, 64 * KIB, ANY, NONE, HS, BODY, error, error)	\
+	X(PING, 6, 4 * KIB, ANY, PONG, RETRY, NONE, , )			\
+	X(PONG, 7, 4 * KIB, ANY, NONE, 0, NONE, , )			\
+									\
+	/* 100-199: clients (workers, runtimed status/stop) <-> daemon. */ \
+	X(DAEMON_STATUS, 100, 4 * KIB, C, DAEMON_STATUS_REPLY, RETRY,	\
+	    NONE, , )							\
+	X(DAEMON_STATUS_REPLY, 101, 64 * KIB, D, NONE, 0,		\
+	    BODY, daemon_status_reply, daemon_status_reply)		\
+	X(DAEMON_STOP, 102, 4 * KIB, C, OK, 0, NONE, , )		\
+	X(ROOM_LIST, 110, 4 * KIB, C, ROOM_LIST_REPLY, RETRY, NONE, , )	\
+	X(ROOM_LIST_REPLY, 111, 16 * MIB, D, NONE, 0,			\
+	    BODY, room_list_reply, room_list_reply)			\
+	X(ROOM_CREATE, 112, 64 * KIB, C, ROOM_JOINED, MUT,		\
+	    BODY, room_create, room_create)				\
+	X(ROOM_JOINED, 113, 64 * MIB, D, NONE, 0,			\
+	    BODY, room_joined, room_joined)				\
+	X(ROOM_OPEN, 114, 64 * KIB, C, ROOM_JOINED, RETRY,		\
+	    BODY, room_open, room_open)					\
+	X(ROOM_LEAVE, 116, 4 * KIB, C, OK, ROOM, NONE, , )		\
+	X(ROOM_GET, 120, 64 * KIB, C, ROOM_CONTENT, ROOM|RETRY,		\
+	    NONE, , )							\
+	X(ROOM_CONTENT, 121, 64 * MIB, D, NONE, 0,			\
+	    BODY, room_content, room_joined)				\
+	X(ROOM_EDIT, 122, 16 * MIB, C, ROOM_EDIT_REPLY, ROOM|MUT,	\
+	    BODY, room_edit, room_edit)					\
+	X(ROOM_EDIT_REPLY, 123, 16 * MIB, D, NONE, 0,			\
+	    BODY, room_edit_reply, room_edit_reply)			\
+	X(ROOM_SAVE, 124, 64 * KIB, C, ROOM_SAVE_REPLY, ROOM|MUT,	\
+	    BODY, room_save, room_save)					\
+	X(ROOM_SAVE_REPLY, 125, 64 * KIB, D, NONE, 0,			\
+	    BODY, room_save_reply, room_save_reply)			\
+									\
+	/* An event to the room's peers: every cell a change		\
+	 * touched, as many as a batch's edits. */			\
+	X(ROOM_CHANGED, 126, 16 * MIB, D, NONE, EVENT,			\
+	    BODY, room_changed, room_changed)				\
+	X(ROOM_CHANGES, 127, 4 * KIB, C, ROOM_CHANGES_REPLY,		\
+	    ROOM|RETRY, BODY, room_changes, room_changes)		\
+	X(ROOM_CHANGES_REPLY, 128, 16 * MIB, D, NONE, 0,		\
+	    BODY, room_changes_reply, room_changes_reply)		\
+	X(EXEC_RUN, 130, 1 * MIB, C, EXEC_STATE, ROOM|MUT,		\
+	    BODY, exec_run, exec_run)					\
+	X(EXEC_STATE, 131, 64 * MIB, D, NONE, 0,			\
+	    BODY, exec_state, exec_state)				\
+	X(EXEC_GET, 132, 64 * KIB, C, EXEC_STATE, ROOM|RETRY,		\
+	    NAMED, exec_id, exec_id)					\
+									\
+	/* One run, as an MCP task. */					\
+	X(EXEC_CANCEL, 133, 64 * KIB, C, EXEC_STATE, ROOM|MUT,		\
+	    NAMED, exec_id, exec_id)					\
+	X(KERNEL_INTERRUPT, 134, 4 * KIB, C, OK, ROOM|MUT, NONE, , )	\
+	X(KERNEL_RESTART, 135, 4 * KIB, C, OK, ROOM|MUT, NONE, , )	\
+	X(KERNEL_INFO, 136, 4 * KIB, C, KERNEL_INFO_REPLY, ROOM|RETRY,	\
+	    NONE, , )							\
+	X(KERNEL_INFO_REPLY, 137, 1 * MIB, D, NONE, 0,			\
+	    BODY, kernel_info_reply, kernel_info_reply)			\
+									\
+	/* Room-less too. */						\
+	X(KERNEL_LIST, 138, 4 * KIB, C, KERNEL_LIST_REPLY, RETRY,	\
+	    NONE, , )							\
+	X(KERNEL_LIST_REPLY, 139, 1 * MIB, D, NONE, 0,			\
+	    BODY, kernel_list_reply, kernel_list_reply)			\
+	X(KERNEL_SELECT, 140, 4 * KIB, C, OK, ROOM|MUT,			\
+	    BODY, kernel_select, kernel_select)				\
+	X(BLOB_GET, 141, 4 * KIB, C, BLOB_REPLY, RETRY,			\
+	    BODY, blob_get, blob_get)					\
+	X(BLOB_REPLY, 142, 64 * MIB, D, NONE, 0,			\
+	    BODY, blob_reply, blob_reply)				\
+									\
+	/* EXEC_LIST's reply is numbered below it (numbers never	\
+	 * change). */							\
+	X(EXEC_LIST_REPLY, 143, 1 * MIB, D, NONE, 0,			\
+	    NAMED, exec_runs, exec_runs)				\
+	X(EXEC_LIST, 144, 4 * KIB, C, EXEC_LIST_REPLY, ROOM|RETRY,	\
+	    BODY, exec_list, exec_list)					\
+									\
+	/* Room-less: one owner's task runs. */				\
+	X(EXEC_TASKS, 150, 64 * KIB, C, EXEC_TASKS_REPLY, RETRY,	\
+	    BODY, exec_tasks, exec_tasks)				\
+	X(EXEC_TASKS_REPLY, 151, 16 * MIB, D, NONE, 0,			\
+	    NAMED, exec_runs, exec_runs)				\
+									\
+	/* A look inside the kernel without a cell; stdin		\
+	 * (decision 022).  The replies come from the agent too. */	\
+	X(KERNEL_VARIABLES, 170, 64 * KIB, C, KERNEL_VARIABLES_REPLY,	\
+	    ROOM|RETRY, BODY, variables, variables)			\
+	X(KERNEL_VARIABLES_REPLY, 171, 4 * MIB, D|A, NONE, 0,		\
+	    BODY, variables_reply, variables_reply)			\
+	X(KERNEL_COMPLETE, 172, 1 * MIB, C, KERNEL_COMPLETE_REPLY,	\
+	    ROOM|RETRY, BODY, complete, complete)			\
+	X(KERNEL_COMPLETE_REPLY, 173, 1 * MIB, D|A, NONE, 0,		\
+	    BODY, complete_reply, complete_reply)			\
+	X(KERNEL_INSPECT, 174, 1 * MIB, C, KERNEL_INSPECT_REPLY,	\
+	    ROOM|RETRY, BODY, inspect, inspect)				\
+	X(KERNEL_INSPECT_REPLY, 175, 1 * MIB, D|A, NONE, 0,		\
+	    BODY, inspect_reply, inspect_reply)				\
+									\
+	/* Not resent: a second answer would go to the next question. */\
+	X(EXEC_INPUT, 176, 128 * KIB, C, OK, ROOM|MUT,			\
+	    BODY, exec_input, exec_input)				\
+									\
+	/* 180-189: the live view (runtimed-web): start it, answer its	\
+	 * URL; VIEW_READY: listening on a port; VIEW_STATE: runs, peers, \
+	 * last changer. */						\
+	X(VIEW_OPEN, 180, 4 * KIB, C, VIEW_URL, RETRY,			\
+	    BODY, view_open, view_open)					\
+	X(VIEW_URL, 181, 4 * KIB, D, NONE, 0, BODY, view_url, view_url)	\
+	X(VIEW_READY, 182, 4 * KIB, C, OK, 0,				\
+	    BODY, view_ready, view_ready)				\
+	X(VIEW_STATE, 183, 4 * KIB, C, VIEW_STATE_REPLY, ROOM|RETRY,	\
+	    NONE, , )							\
+	X(VIEW_STATE_REPLY, 184, 16 * MIB, D, NONE, 0,			\
+	    BODY, view_state_reply, view_state_reply)			\
+									\
+	/* 195-199: change waits served without a round trip (decision	\
+	 * 031): the next change of some kinds, then ROOM_CHANGED with the \
+	 * whole notebook after it. */					\
+	X(ROOM_WAIT, 195, 4 * KIB, C, OK, ROOM|RETRY,			\
+	    BODY, room_wait, room_wait)					\
+	X(ROOM_CHANGED_CONTENT, 196, 80 * MIB, D, NONE, EVENT,		\
+	    BODY, room_changed_content, room_changed_content)		\
+									\
+	/* 200-299: daemon <-> runtime agent. */			\
+	X(AGENT_START, 200, 64 * KIB, D, AGENT_READY, MUT,		\
+	    BODY, agent_start, agent_start)				\
+	X(AGENT_READY, 201, 1 * MIB, A, NONE, 0,			\
+	    BODY, agent_ready, agent_ready)				\
+									\
+	/* No reply when accepted; ERROR when not. */			\
+	X(AGENT_EXECUTE, 202, 16 * MIB, D, NONE, MUT,			\
+	    BODY, agent_execute, agent_execute)				\
+	X(AGENT_OUTPUT, 203, 64 * MIB, A, NONE, EVENT,			\
+	    BODY, agent_output, agent_output)				\
+	X(AGENT_EXEC_DONE, 204, 64 * KIB, A, NONE, EVENT,		\
+	    BODY, agent_exec_done, agent_exec_done)			\
+	X(AGENT_EXEC_STARTED, 205, 64 * KIB, A, NONE, EVENT,		\
+	    BODY, agent_exec_started, agent_exec_started)		\
+	X(AGENT_INTERRUPT, 206, 4 * KIB, D, OK, MUT,			\
+	    EMPTY, agent_interrupt, )					\
+	X(AGENT_SHUTDOWN, 207, 4 * KIB, D, OK, MUT,			\
+	    BODY, agent_shutdown, agent_shutdown)			\
+	X(AGENT_STATUS, 208, 64 * KIB, A, NONE, EVENT,			\
+	    BODY, agent_status, agent_status)				\
+	X(AGENT_CLEAR_OUTPUT, 209, 4 * KIB, A, NONE, EVENT,		\
+	    BODY, agent_clear_output, agent_clear_output)		\
+									\
+	/* Introspection relayed from KERNEL_*; stdin asked and answered. */ \
+	X(AGENT_VARIABLES, 220, 64 * KIB, D, KERNEL_VARIABLES_REPLY, 0,	\
+	    BODY, variables, variables)					\
+	X(AGENT_COMPLETE, 221, 1 * MIB, D, KERNEL_COMPLETE_REPLY, 0,	\
+	    BODY, complete, complete)					\
+	X(AGENT_INSPECT, 222, 1 * MIB, D, KERNEL_INSPECT_REPLY, 0,	\
+	    BODY, inspect, inspect)					\
+	X(AGENT_INPUT_REQUEST, 223, 64 * KIB, A, NONE, EVENT,		\
+	    BODY, agent_input_request, agent_input_request)		\
+	X(AGENT_INPUT_REPLY, 224, 128 * KIB, D, OK, MUT,		\
+	    BODY, exec_input, exec_input)				\
+									\
+	/* 300-399: proxy <-> worker; MCP: a JSON-RPC message, as is. */\
+	X(MCP, 300, 16 * MIB + 16 * KIB, P|W, NONE, 0, BODY, mcp, mcp)	\
+	X(WORKER_READY, 301, 16 * MIB, W, NONE, EVENT,			\
+	    BODY, worker_ready, worker_ready)				\
+	X(WORKER_UPGRADE, 302, 4 * KIB, W, NONE, EVENT,			\
+	    EMPTY, worker_upgrade, )					\
+	X(WORKER_SHUTDOWN, 303, 4 * KIB, P, NONE, EVENT,		\
+	    EMPTY, worker_shutdown, )
+
+#define PROTO_MSG_ENUM(t, n, cap, from, reply, flags, kind, codec, st)	\
+	PROTO_MSG_##t = n,
 enum proto_msg {
-	/* 1-99: every connection. */
-	PROTO_MSG_HELLO = 1,		/* first frame on every connection */
-	PROTO_MSG_HELLO_OK = 2,		/* answer: incarnation and version */
-	PROTO_MSG_VERSION_MISMATCH = 3,	/* answer, then the peer is closed */
-	PROTO_MSG_OK = 4,		/* generic success reply */
-	PROTO_MSG_ERROR = 5,		/* generic failure reply {code,message} */
-	PROTO_MSG_PING = 6,
-	PROTO_MSG_PONG = 7,
-
-	/* 100-199: clients (workers, runtimed status/stop) <-> daemon. */
-	PROTO_MSG_DAEMON_STATUS = 100,
-	PROTO_MSG_DAEMON_STATUS_REPLY = 101,
-	PROTO_MSG_DAEMON_STOP = 102,
-	PROTO_MSG_ROOM_LIST = 110,
-	PROTO_MSG_ROOM_LIST_REPLY = 111,
-	PROTO_MSG_ROOM_CREATE = 112,
-	PROTO_MSG_ROOM_JOINED = 113,
-	PROTO_MSG_ROOM_OPEN = 114,
-	PROTO_MSG_ROOM_LEAVE = 116,
-	PROTO_MSG_ROOM_GET = 120,
-	PROTO_MSG_ROOM_CONTENT = 121,
-	PROTO_MSG_ROOM_EDIT = 122,
-	PROTO_MSG_ROOM_EDIT_REPLY = 123,
-	PROTO_MSG_ROOM_SAVE = 124,
-	PROTO_MSG_ROOM_SAVE_REPLY = 125,
-	PROTO_MSG_ROOM_CHANGED = 126,	/* event to the room's peers */
-	PROTO_MSG_ROOM_CHANGES = 127,
-	PROTO_MSG_ROOM_CHANGES_REPLY = 128,
-	PROTO_MSG_EXEC_RUN = 130,
-	PROTO_MSG_EXEC_STATE = 131,
-	PROTO_MSG_EXEC_GET = 132,
-	PROTO_MSG_EXEC_CANCEL = 133,	/* one run, as an MCP task */
-	PROTO_MSG_KERNEL_INTERRUPT = 134,
-	PROTO_MSG_KERNEL_RESTART = 135,
-	PROTO_MSG_KERNEL_INFO = 136,
-	PROTO_MSG_KERNEL_INFO_REPLY = 137,
-	PROTO_MSG_KERNEL_LIST = 138,
-	PROTO_MSG_KERNEL_LIST_REPLY = 139,
-	PROTO_MSG_KERNEL_SELECT = 140,
-	PROTO_MSG_BLOB_GET = 141,
-	PROTO_MSG_BLOB_REPLY = 142,
-	/* EXEC_LIST's reply is numbered below it (numbers never change). */
-	PROTO_MSG_EXEC_LIST_REPLY = 143,
-	PROTO_MSG_EXEC_LIST = 144,
-	PROTO_MSG_EXEC_TASKS = 150,	/* room-less: one owner's task runs */
-	PROTO_MSG_EXEC_TASKS_REPLY = 151,
-	/* A look inside the kernel without a cell; stdin (decision 022). */
-	PROTO_MSG_KERNEL_VARIABLES = 170,
-	PROTO_MSG_KERNEL_VARIABLES_REPLY = 171,	/* from the agent too */
-	PROTO_MSG_KERNEL_COMPLETE = 172,
-	PROTO_MSG_KERNEL_COMPLETE_REPLY = 173,	/* from the agent too */
-	PROTO_MSG_KERNEL_INSPECT = 174,
-	PROTO_MSG_KERNEL_INSPECT_REPLY = 175,	/* from the agent too */
-	PROTO_MSG_EXEC_INPUT = 176,
-	/* 180-189: the live view (runtimed-web). */
-	PROTO_MSG_VIEW_OPEN = 180,	/* start the view, answer its URL */
-	PROTO_MSG_VIEW_URL = 181,
-	PROTO_MSG_VIEW_READY = 182,	/* runtimed-web: listening on port */
-	PROTO_MSG_VIEW_STATE = 183,	/* runs, peers, last changer */
-	PROTO_MSG_VIEW_STATE_REPLY = 184,
-	/* 195-199: change waits served without a round trip (decision 031). */
-	PROTO_MSG_ROOM_WAIT = 195,	/* next change of kinds: with content */
-	PROTO_MSG_ROOM_CHANGED_CONTENT = 196,	/* ROOM_CHANGED + content */
-
-	/* 200-299: daemon <-> runtime agent. */
-	PROTO_MSG_AGENT_START = 200,
-	PROTO_MSG_AGENT_READY = 201,
-	PROTO_MSG_AGENT_EXECUTE = 202,
-	PROTO_MSG_AGENT_OUTPUT = 203,
-	PROTO_MSG_AGENT_EXEC_DONE = 204,
-	PROTO_MSG_AGENT_EXEC_STARTED = 205,
-	PROTO_MSG_AGENT_INTERRUPT = 206,
-	PROTO_MSG_AGENT_SHUTDOWN = 207,
-	PROTO_MSG_AGENT_STATUS = 208,
-	PROTO_MSG_AGENT_CLEAR_OUTPUT = 209,
-	PROTO_MSG_AGENT_VARIABLES = 220,	/* -> KERNEL_VARIABLES_REPLY */
-	PROTO_MSG_AGENT_COMPLETE = 221,		/* -> KERNEL_COMPLETE_REPLY */
-	PROTO_MSG_AGENT_INSPECT = 222,		/* -> KERNEL_INSPECT_REPLY */
-	PROTO_MSG_AGENT_INPUT_REQUEST = 223,	/* event */
-	PROTO_MSG_AGENT_INPUT_REPLY = 224,	/* -> OK */
-
-	/* 300-399: proxy <-> worker. */
-	PROTO_MSG_MCP = 300,		/* one JSON-RPC message, unchanged */
-	PROTO_MSG_WORKER_READY = 301,
-	PROTO_MSG_WORKER_UPGRADE = 302,
-	PROTO_MSG_WORKER_SHUTDOWN = 303,
+	PROTO_MSG_NONE = 0,		/* no type: a request with no reply */
+	PROTO_MSGS(PROTO_MSG_ENUM)
 };
+#undef PROTO_MSG_ENUM
 
 /* Peer kinds named in HELLO. */
 #define PROTO_PEER_WORKER	"worker"
