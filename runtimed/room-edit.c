@@ -205,8 +205,6 @@ room_edit_undo_reply(struct room_edit_wait *w, struct room *r)
 static int
 room_edit_undo(struct room *r, struct room_edit_wait *w)
 {
-	struct json_object	*ops;
-	msgpack_packer		 pk;
 	char			*cause = NULL;
 	const char		*code;
 
@@ -216,16 +214,15 @@ room_edit_undo(struct room *r, struct room_edit_wait *w)
 			w->cb(r, w->peer, w->id, &w->res, NULL, NULL);
 		return (-1);
 	}
+	/* The revert is the batch. */
+	msgpack_sbuffer_clear(&w->edits);
 	if (room_undo_plan(r->undo, r->nb, w->session, w->undo_batches,
-	    w->undo_id, &ops, &w->reverts, &w->nreverts, &cause, &code) != 0) {
+	    w->undo_id, &w->edits, &w->reverts, &w->nreverts, &cause,
+	    &code) != 0) {
 		room_edit_fail(r, w, code, "%s", cause);
 		free(cause);
 		return (-1);
 	}
-	msgpack_sbuffer_clear(&w->edits);
-	msgpack_packer_init(&pk, &w->edits, msgpack_sbuffer_write);
-	mpjson_pack(&pk, ops);
-	json_object_put(ops);
 	w->has_if_seq = 0;
 	return (0);
 }

@@ -61,6 +61,19 @@ struct room_undo_where {
 	struct lh_table		*pos;		/* that cell -> index + 1 */
 };
 
+/* The batch a revert is being planned as: its edits, packed, counted. */
+struct room_undo_ops {
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	size_t			 n;
+};
+
+/* The metadata that makes cur's into want's (a map or NULL: none). */
+struct room_undo_md {
+	struct room_cell	*cur;
+	const msgpack_object	*want;
+};
+
 /* One cell of a revert being planned. */
 struct room_undo_cell {
 	const char		*id;
@@ -71,8 +84,11 @@ struct room_undo_cell {
 };
 
 static int	room_undo_fnv_write(void *, const char *, size_t);
-static struct json_object *room_undo_put_back(const char *,
-		    struct room_undo_cell *, struct room_cell *);
+static void	room_undo_op(struct room_undo_ops *,
+		    const struct proto_edit *);
+static void	room_undo_pack_md(msgpack_packer *, const void *);
+static void	room_undo_put_back(struct room_undo_ops *, enum proto_edit_op,
+		    struct room_undo_cell *, struct room_cell *, const char *);
 static const char *room_undo_prev_id(struct room_cell **, size_t);
 static void	room_undo_pack_prev(msgpack_packer *, struct room_cell **,
 		    size_t);
@@ -585,8 +601,11 @@ room_undo_placed(struct room_undo_cell **order, size_t n, const char *id,
 	return (0);
 }
 
-/* "after" for a cell put back: its old neighbour, else by its index. */
-static struct json_object *
+/*
+ * "after" for a cell put back: its old neighbour, else by its index;
+ * caller frees.
+ */
+static char *
 room_undo_after(struct room_nb *nb, const msgpack_object *before,
     struct room_undo_cell **order, size_t placed, const char *self)
 {
@@ -597,49 +616,57 @@ room_undo_after(struct room_nb *nb, const msgpack_object *before,
 	struct room_cell *c;
 
 	if ((prev = proto_get_str(before, "prev", &len)) == NULL)
-		return (json_object_new_string("TOP"));
+		return (xstrdup("TOP"));
 	id = xstrndup(prev, len);
 	c = room_nb_find(nb, id, NULL);
 	if ((c != NULL && strcmp(id, self) != 0) ||
-	    room_undo_placed(order, placed, prev, len)) {
-		free(id);
-		return (json_object_new_string_len(prev, (int)len));
-	}
+	    room_undo_placed(order, placed, prev, len))
+		return (id);
 	free(id);
 	/* Its neighbour is gone: by where it stood. */
 	if (proto_get_int(before, "index", &index) != 0 || index <= 0)
-		return (json_object_new_string("TOP"));
+		return (xstrdup("TOP"));
 	idx = (size_t)index - 1;
 	if (idx >= nb->ncells)
-		return (json_object_new_string("BOTTOM"));
+		return (xstrdup("BOTTOM"));
 	if (strcmp(nb->cells[idx]->id, self) == 0)
-		return (json_object_new_string("TOP"));
-	return (json_object_new_string(nb->cells[idx]->id));
+		return (xstrdup("TOP"));
+	return (xstrdup(nb->cells[idx]->id));
 }
 
-/* The metadata that makes cur's into before's, as a merge (null deletes). */
-static struct json_object *
-room_undo_md_patch(struct room_cell *cur, const msgpack_object *before)
+/*
+ * The metadata that makes cur's into want's, as a merge: keys only cur
+ * has are nil (deleted), want's as they are (struct room_undo_md).
+ */
+static void
+room_undo_pack_md(msgpack_packer *pk, const void *arg)
 {
-	struct json_object	*want, *patch;
+	const struct room_undo_md	*md = arg;
+	const msgpack_object		*want = md->want;
+	struct json_object		*have;
+	size_t				 i, n;
 
-	want = mpjson_unpack(proto_get_map(before, "metadata"));
-	if (want == NULL || !json_object_is_type(want, json_type_object)) {
-		json_object_put(want);
-		want = json_object_new_object();
-	}
-	patch = json_object_new_object();
-	if (cur != NULL && cur->metadata != NULL) {
-		json_object_object_foreach(cur->metadata, key, val) {
-			(void)val;
-			if (!json_object_object_get_ex(want, key, NULL))
-				json_object_object_add(patch, key, NULL);
+	have = md->cur != NULL ? md->cur->metadata : NULL;
+	n = want != NULL ? want->via.map.size : 0;
+	if (have != NULL) {
+		json_object_object_foreach(have, k1, v1) {
+			(void)v1;
+			if (want == NULL || proto_get(want, k1) == NULL)
+				n++;
 		}
 	}
-	json_object_object_foreach(want, key2, val2)
-		json_object_object_add(patch, key2, json_object_get(val2));
-	json_object_put(want);
-	return (patch);
+	msgpack_pack_map(pk, n);
+	if (have != NULL) {
+		json_object_object_foreach(have, k2, v2) {
+			(void)v2;
+			if (want == NULL || proto_get(want, k2) == NULL)
+				proto_pack_nil(pk, k2);
+		}
+	}
+	for (i = 0; want != NULL && i < want->via.map.size; i++) {
+		msgpack_pack_object(pk, want->via.map.ptr[i].key);
+		msgpack_pack_object(pk, want->via.map.ptr[i].val);
+	}
 }
 
 static const char *
@@ -655,29 +682,41 @@ room_undo_type(const msgpack_object *before)
 	return ("code");
 }
 
-/*
- * The op (edit of cur, or insert when cur is NULL) that makes uc's cell
- * what it was before: its type, source and metadata.
- */
-static struct json_object *
-room_undo_put_back(const char *op, struct room_undo_cell *uc,
-    struct room_cell *cur)
+/* One edit more of the revert. */
+static void
+room_undo_op(struct room_undo_ops *o, const struct proto_edit *e)
 {
-	struct json_object	*e;
+	proto_edit_pack(&o->pk, e);
+	o->n++;
+}
+
+/*
+ * The op (edit of cur, or insert after after when cur is NULL) that
+ * makes uc's cell what it was before: its type, source and metadata.
+ */
+static void
+room_undo_put_back(struct room_undo_ops *o, enum proto_edit_op op,
+    struct room_undo_cell *uc, struct room_cell *cur, const char *after)
+{
+	struct proto_edit	e;
+	struct room_undo_md	md;
 	const char		*s;
 	size_t			 len;
 
+	memset(&e, 0, sizeof e);
+	e.op = op;
+	e.cell_id = proto_doc_cstr(uc->id);
+	if (after != NULL)
+		e.after = proto_doc_cstr(after);
+	e.cell_type = proto_str_make(room_undo_type(uc->before));
 	s = proto_get_str(uc->before, "source", &len);
-	e = json_object_new_object();
-	json_object_object_add(e, "op", json_object_new_string(op));
-	json_object_object_add(e, "cell_id", json_object_new_string(uc->id));
-	json_object_object_add(e, "cell_type",
-	    json_object_new_string(room_undo_type(uc->before)));
-	json_object_object_add(e, "source", json_object_new_string_len(
-	    s != NULL ? s : "", s != NULL ? (int)len : 0));
-	json_object_object_add(e, "metadata",
-	    room_undo_md_patch(cur, uc->before));
-	return (e);
+	e.source.ptr = s != NULL ? s : "";
+	e.source.len = s != NULL ? len : 0;
+	md.cur = cur;
+	md.want = proto_get_map(uc->before, "metadata");
+	e.metadata.pack = room_undo_pack_md;
+	e.metadata.arg = &md;
+	room_undo_op(o, &e);
 }
 
 /* Does cur hold what before says (type, source, metadata)? */
@@ -703,32 +742,39 @@ room_undo_same(struct room_cell *cur, const msgpack_object *before)
 /*
  * Plan the revert of session's last nbatches batches (batch_id 0) or of
  * batch batch_id, on nb as it is: the plain ops that put each cell back
- * (a JSON array, *ops) and the batches reverted (*reverts); or -1 with
+ * (a batch of edits, packed into ops) and the batches reverted
+ * (*reverts); or -1 with
  * *code and *cause (undo_conflict names each cell and who changed it).
  * session NULL is the person on the live page, who reverts one batch by
  * its id, whoever made it (decision 085); the same conflicts refuse it.
  */
 int
 room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
-    int64_t nbatches, uint64_t batch_id, struct json_object **ops,
+    int64_t nbatches, uint64_t batch_id, msgpack_sbuffer *ops,
     uint64_t **reverts, size_t *nreverts, char **cause, const char **code)
 {
 	struct room_undo_batch	**v = NULL;
 	struct room_undo_cell	 *cells = NULL, **order = NULL, *uc;
-	struct json_object	 *byid = NULL, *touch = NULL, *e, *ids;
+	struct room_undo_ops	  o;
+	struct proto_edit	  pe;
+	struct proto_cstrs	  l;
+	struct json_object	 *byid = NULL, *touch = NULL, *e;
+	msgpack_packer		  pk;
 	msgpack_unpacked	 *recs = NULL;
 	const msgpack_object	 *list, *co, *bf, *af, *h;
 	struct room_cell	 *cur;
 	struct evbuffer		 *why = NULL;
 	const char		 *s, *p1, *p2;
-	char			 *key;
+	char			 *key, *after;
 	size_t			  i, j, k, n, ncells = 0, cap = 0, nconf = 0;
 	size_t			  nsel = 0, norder = 0, len, l1, l2, t;
 	int			 *undone = NULL, *sel = NULL;
 	int64_t			  hv;
 	int			  rc = -1;
 
-	*ops = NULL;
+	msgpack_sbuffer_init(&o.sb);
+	msgpack_packer_init(&o.pk, &o.sb, msgpack_sbuffer_write);
+	o.n = 0;
 	*reverts = NULL;
 	*nreverts = 0;
 	*code = PROTO_E_INVALID_ARGUMENT;
@@ -916,7 +962,6 @@ room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
 	}
 
 	/* Deletes, edits, then inserts and moves in their old order. */
-	*ops = json_object_new_array();
 	order = xcalloc(ncells + 1, sizeof *order);
 	for (i = 0; i < ncells; i++) {
 		uc = &cells[i];
@@ -924,12 +969,10 @@ room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
 		if (uc->before == NULL) {
 			if (cur == NULL)
 				continue;
-			e = json_object_new_object();
-			json_object_object_add(e, "op",
-			    json_object_new_string("delete"));
-			json_object_object_add(e, "cell_id",
-			    json_object_new_string(uc->id));
-			json_object_array_add(*ops, e);
+			memset(&pe, 0, sizeof pe);
+			pe.op = PROTO_EDIT_DELETE;
+			pe.cell_id = proto_doc_cstr(uc->id);
+			room_undo_op(&o, &pe);
 			continue;
 		}
 		if (proto_get_int(uc->before, "index", &hv) == 0 && hv >= 0)
@@ -938,52 +981,48 @@ room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
 			order[norder++] = uc;
 		if (cur == NULL || room_undo_same(cur, uc->before))
 			continue;
-		json_object_array_add(*ops, room_undo_put_back("edit", uc,
-		    cur));
+		room_undo_put_back(&o, PROTO_EDIT_EDIT, uc, cur, NULL);
 	}
 	qsort(order, norder, sizeof *order, room_undo_index_cmp);
 	for (i = 0; i < norder; i++) {
 		uc = order[i];
-		cur = room_nb_find(nb, uc->id, NULL);
-		if (cur == NULL)
-			e = room_undo_put_back("insert", uc, NULL);
+		after = room_undo_after(nb, uc->before, order, i, uc->id);
+		if (room_nb_find(nb, uc->id, NULL) == NULL)
+			room_undo_put_back(&o, PROTO_EDIT_INSERT, uc, NULL,
+			    after);
 		else {
-			e = json_object_new_object();
-			json_object_object_add(e, "op",
-			    json_object_new_string("move"));
-			ids = json_object_new_array();
-			json_object_array_add(ids,
-			    json_object_new_string(uc->id));
-			json_object_object_add(e, "cell_ids", ids);
+			memset(&pe, 0, sizeof pe);
+			pe.op = PROTO_EDIT_MOVE;
+			l.v = &uc->id;
+			l.n = 1;
+			pe.cell_ids = proto_doc_cstrs(&l);
+			pe.after = proto_doc_cstr(after);
+			room_undo_op(&o, &pe);
 		}
-		json_object_object_add(e, "after", room_undo_after(nb,
-		    uc->before, order, i, uc->id));
-		json_object_array_add(*ops, e);
+		free(after);
 	}
-	if (json_object_array_length(*ops) == 0) {
+	if (o.n == 0) {
 		/* Every cell is as it was: an edit that changes nothing. */
 		for (i = 0; i < ncells; i++) {
 			if ((cur = room_nb_find(nb, cells[i].id, NULL)) == NULL)
 				continue;
-			e = json_object_new_object();
-			json_object_object_add(e, "op",
-			    json_object_new_string("edit"));
-			json_object_object_add(e, "cell_id",
-			    json_object_new_string(cur->id));
-			json_object_object_add(e, "source",
-			    json_object_new_string_len(cur->source,
-			    (int)cur->source_len));
-			json_object_array_add(*ops, e);
+			memset(&pe, 0, sizeof pe);
+			pe.op = PROTO_EDIT_EDIT;
+			pe.cell_id = proto_doc_cstr(cur->id);
+			pe.source.ptr = cur->source;
+			pe.source.len = cur->source_len;
+			room_undo_op(&o, &pe);
 			break;
 		}
 	}
-	if (json_object_array_length(*ops) == 0) {
+	if (o.n == 0) {
 		xasprintf(cause, "nothing to undo: the batch's cells are gone "
 		    "and were new");
-		json_object_put(*ops);
-		*ops = NULL;
 		goto out;
 	}
+	msgpack_packer_init(&pk, ops, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, o.n);
+	msgpack_sbuffer_write(ops, o.sb.data, o.sb.size);
 	*reverts = xcalloc(nsel + 1, sizeof **reverts);
 	for (i = n; i-- > 0;) {
 		if (sel[i])
@@ -991,6 +1030,7 @@ room_undo_plan(struct room_undo *u, struct room_nb *nb, const char *session,
 	}
 	rc = 0;
 out:
+	msgpack_sbuffer_destroy(&o.sb);
 	if (recs != NULL) {
 		for (i = 0; i < n; i++)
 			msgpack_unpacked_destroy(&recs[i]);

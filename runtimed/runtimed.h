@@ -421,7 +421,7 @@ void		 room_undo_restore(struct room_undo *, const msgpack_object *);
 void		 room_undo_list(struct room_undo *, const char *, int, size_t,
 		     msgpack_packer *);
 int		 room_undo_plan(struct room_undo *, struct room_nb *,
-		     const char *, int64_t, uint64_t, struct json_object **,
+		     const char *, int64_t, uint64_t, msgpack_sbuffer *,
 		     uint64_t **, size_t *, char **, const char **);
 
 /* room-changes.c */

@@ -39,14 +39,12 @@ nb_three(void)
 	return (nb);
 }
 
-/* Apply a batch (JSON) as session did, keeping its record in u. */
+/* Apply a batch (packed) as session did, keeping its record in u. */
 static int
-batch(struct room_nb *nb, struct room_undo *u, const char *json,
-    const char *session, const uint64_t *reverts, size_t nreverts,
-    int replay)
+batch_packed(struct room_nb *nb, struct room_undo *u, const char *data,
+    size_t len, const char *session, const uint64_t *reverts,
+    size_t nreverts, int replay)
 {
-	struct json_object	*j;
-	struct mpbuf		 b;
 	msgpack_unpacked	 m;
 	msgpack_sbuffer		 rec;
 	struct room_nb_result	 res;
@@ -57,13 +55,8 @@ batch(struct room_nb *nb, struct room_undo *u, const char *json,
 	size_t			 n, nfresh;
 	int			 kept;
 
-	j = json_tokener_parse(json);
-	cr_assert_not_null(j, "%s", json);
-	mpbuf_init(&b);
-	mpjson_pack(&b.pk, j);
-	json_object_put(j);
 	msgpack_unpacked_init(&m);
-	cr_assert_eq(msgpack_unpack_next(&m, b.sb.data, b.sb.size, NULL),
+	cr_assert_eq(msgpack_unpack_next(&m, data, len, NULL),
 	    MSGPACK_UNPACK_SUCCESS);
 	cr_assert_eq(room_nb_edit_prepare(nb, &m.data, replay, NULL, &res,
 	    &p, &cause, &code), 0, "%s", cause);
@@ -79,6 +72,26 @@ batch(struct room_nb *nb, struct room_undo *u, const char *json,
 	room_nb_edit_commit(nb, p);
 	room_nb_result_free(&res);
 	msgpack_unpacked_destroy(&m);
+	return (kept);
+}
+
+/* The same, of a batch written as JSON. */
+static int
+batch(struct room_nb *nb, struct room_undo *u, const char *json,
+    const char *session, const uint64_t *reverts, size_t nreverts,
+    int replay)
+{
+	struct json_object	*j;
+	struct mpbuf		 b;
+	int			 kept;
+
+	j = json_tokener_parse(json);
+	cr_assert_not_null(j, "%s", json);
+	mpbuf_init(&b);
+	mpjson_pack(&b.pk, j);
+	json_object_put(j);
+	kept = batch_packed(nb, u, b.sb.data, b.sb.size, session, reverts,
+	    nreverts, replay);
 	mpbuf_free(&b);
 	return (kept);
 }
@@ -88,21 +101,22 @@ static int
 revert(struct room_nb *nb, struct room_undo *u, const char *session,
     int64_t nbatches, uint64_t id, const char **code, char **cause)
 {
-	struct json_object	*ops;
+	msgpack_sbuffer		 ops;
 	uint64_t		*reverts;
 	size_t			 nreverts;
-	char			*s;
+	int			 rc;
 
 	*cause = NULL;
-	if (room_undo_plan(u, nb, session, nbatches, id, &ops, &reverts,
-	    &nreverts, cause, code) != 0)
-		return (-1);
-	s = xstrdup(json_object_to_json_string(ops));
-	json_object_put(ops);
-	batch(nb, u, s, session, reverts, nreverts, 1);
-	free(s);
+	msgpack_sbuffer_init(&ops);
+	rc = room_undo_plan(u, nb, session, nbatches, id, &ops, &reverts,
+	    &nreverts, cause, code);
+	cr_assert_eq(rc == 0, ops.size > 0, "a refused revert writes nothing");
+	if (rc == 0)
+		batch_packed(nb, u, ops.data, ops.size, session, reverts,
+		    nreverts, 1);
+	msgpack_sbuffer_destroy(&ops);
 	free(reverts);
-	return (0);
+	return (rc);
 }
 
 static char *
