@@ -64,6 +64,7 @@ struct web_action {
 	struct web_nb		*nb;
 	struct evhttp_request	*req;
 	char			*what;
+	enum proto_edit_op	 op;		/* edit, insert, resolve */
 	struct web_post		 f;
 	int			 tries;
 };
@@ -128,7 +129,7 @@ static void	web_nb_comment_written(struct web_nb *, uint16_t,
 static char	*web_nb_error(uint16_t, const msgpack_object *);
 static void	web_nb_pack_json(msgpack_packer *, const void *);
 static void	web_nb_edit(struct web_nb *, struct web_action *,
-		    struct json_object *, int, uint64_t, web_nb_cb);
+		    const struct proto_edit *, int, uint64_t, web_nb_cb);
 static void	web_nb_change(struct web_nb *, struct web_action *);
 static void	web_nb_changed(struct web_nb *, uint16_t,
 		    const msgpack_object *, void *);
@@ -1011,7 +1012,8 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 	struct web_action		*a = arg;
 	struct proto_room_joined	 m;
 	struct json_object		*md, *rt, *threads, *t, *an, *cs, *c;
-	struct json_object		*edits, *e, *nm;
+	struct json_object		*nm;
+	struct proto_edit		 ed;
 	const msgpack_object		*cells, *v;
 	unsigned char			 rnd[12];
 	char				 err[256], hex[25], *why, ts[32];
@@ -1084,14 +1086,12 @@ web_nb_comment_read(struct web_nb *nb, uint16_t type,
 
 	nm = json_object_new_object();
 	json_object_object_add(nm, "runtimed", rt);
-	e = json_object_new_object();
-	json_object_object_add(e, "op", json_object_new_string(
-	    "notebook_metadata"));
-	json_object_object_add(e, "metadata", nm);
-	edits = json_object_new_array();
-	json_object_array_add(edits, e);
-	web_nb_edit(nb, a, edits, 1, m.seq, web_nb_comment_written);
-	json_object_put(edits);
+	memset(&ed, 0, sizeof ed);
+	ed.op = PROTO_EDIT_NOTEBOOK_METADATA;
+	ed.metadata.pack = web_nb_pack_json;
+	ed.metadata.arg = nm;
+	web_nb_edit(nb, a, &ed, 1, m.seq, web_nb_comment_written);
+	json_object_put(nm);
 }
 
 static void
@@ -1120,24 +1120,24 @@ web_nb_comment_written(struct web_nb *nb, uint16_t type,
 	free(why);
 }
 
-/* A proto_doc's packer for a JSON document (edits, cell ids). */
+/* A proto_doc's packer for a JSON document (metadata, cell ids). */
 static void
 web_nb_pack_json(msgpack_packer *pk, const void *arg)
 {
 	mpjson_pack(pk, (struct json_object *)arg);
 }
 
-/* ROOM_EDIT of edits (if_seq when has_seq), answered to cb with a. */
+/* ROOM_EDIT of one edit (if_seq when has_seq), answered to cb with a. */
 static void
 web_nb_edit(struct web_nb *nb, struct web_action *a,
-    struct json_object *edits, int has_seq, uint64_t seq, web_nb_cb cb)
+    const struct proto_edit *e, int has_seq, uint64_t seq, web_nb_cb cb)
 {
 	struct proto_room_edit	 em;
 	struct mpbuf		 b;
 
 	memset(&em, 0, sizeof em);
-	em.edits.pack = web_nb_pack_json;
-	em.edits.arg = edits;
+	em.edits.pack = proto_edit_pack_one;
+	em.edits.arg = e;
 	em.has_if_seq = has_seq;
 	em.if_seq = seq;
 	mpbuf_init(&b);
@@ -1155,32 +1155,35 @@ web_nb_edit(struct web_nb *nb, struct web_action *a,
 static void
 web_nb_change(struct web_nb *nb, struct web_action *a)
 {
-	struct json_object	*edits, *e;
+	struct proto_edit	e;
 
-	e = json_object_new_object();
-	json_object_object_add(e, "op", json_object_new_string(a->what));
-	if (a->f.cell_id != NULL && strcmp(a->what, "insert") != 0)
-		json_object_object_add(e, "cell_id",
-		    json_object_new_string(a->f.cell_id));
-	if (strcmp(a->what, "edit") == 0) {
-		json_object_object_add(e, "source",
-		    json_object_new_string(a->f.text));
-		json_object_object_add(e, "expect_version",
-		    json_object_new_string(a->f.version));
-	} else if (strcmp(a->what, "insert") == 0) {
-		json_object_object_add(e, "after",
-		    json_object_new_string(a->f.after));
-		json_object_object_add(e, "cell_type",
-		    json_object_new_string(a->f.cell_type));
-		json_object_object_add(e, "source",
-		    json_object_new_string(a->f.text));
-	} else
-		json_object_object_add(e, "take",
-		    json_object_new_string(a->f.take));
-	edits = json_object_new_array();
-	json_object_array_add(edits, e);
-	web_nb_edit(nb, a, edits, 0, 0, web_nb_changed);
-	json_object_put(edits);
+	/* The page's writes edit, insert and resolve are those ops. */
+	memset(&e, 0, sizeof e);
+	if (proto_edit_op_find(a->what, strlen(a->what), &a->op) != 0) {
+		web_nb_answer(a, 400, "no such write");
+		return;
+	}
+	e.op = a->op;
+	switch (a->op) {
+	case PROTO_EDIT_EDIT:
+		e.cell_id = proto_doc_cstr(a->f.cell_id);
+		e.source = proto_str_make(a->f.text);
+		e.expect_version = proto_str_make(a->f.version);
+		break;
+	case PROTO_EDIT_INSERT:
+		e.after = proto_doc_cstr(a->f.after);
+		e.cell_type = proto_str_make(a->f.cell_type);
+		e.source = proto_str_make(a->f.text);
+		break;
+	case PROTO_EDIT_RESOLVE:
+		e.cell_id = proto_doc_cstr(a->f.cell_id);
+		e.take = proto_str_make(a->f.take);
+		break;
+	default:
+		web_nb_answer(a, 400, "no such write");
+		return;
+	}
+	web_nb_edit(nb, a, &e, 0, 0, web_nb_changed);
 }
 
 static void
@@ -1192,8 +1195,8 @@ web_nb_changed(struct web_nb *nb, uint16_t type, const msgpack_object *body,
 	char			 err[256], *why;
 
 	if (type == PROTO_MSG_ROOM_EDIT_REPLY) {
-		web_nb_answer(a, 200, strcmp(a->what, "edit") == 0 ? "saved" :
-		    strcmp(a->what, "insert") == 0 ? "cell added" :
+		web_nb_answer(a, 200, a->op == PROTO_EDIT_EDIT ? "saved" :
+		    a->op == PROTO_EDIT_INSERT ? "cell added" :
 		    "conflict resolved");
 		return;
 	}
