@@ -371,6 +371,7 @@ const char *proto_edit_op_name(enum proto_edit_op);
 void	proto_edit_pack(msgpack_packer *, const struct proto_edit *);
 void	proto_edit_pack_one(msgpack_packer *, const void *);
 void	proto_edits_pack(msgpack_packer *, const void *);
+size_t	proto_edits_size(const msgpack_object *);
 int	proto_edit_op_find(const char *, size_t, enum proto_edit_op *);
 int	proto_edit_unpack(const msgpack_object *, const char *,
 	    struct proto_edit *, char *, size_t);

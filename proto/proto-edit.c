@@ -99,6 +99,28 @@ proto_edits_pack(msgpack_packer *pk, const void *arg)
 		proto_edit_pack(pk, &l->v[i]);
 }
 
+/*
+ * A batch's size as PROTO_EDIT_MAX_EDITS counts it, before any edit is
+ * read: its edits and the items of their cell_ids lists; 0 if it is no
+ * list.
+ */
+size_t
+proto_edits_size(const msgpack_object *edits)
+{
+	const msgpack_object	*list;
+	size_t			 i, n;
+
+	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
+		return (0);
+	n = edits->via.array.size;
+	for (i = 0; i < edits->via.array.size; i++) {
+		if ((list = proto_get_array(&edits->via.array.ptr[i],
+		    "cell_ids")) != NULL)
+			n += list->via.array.size;
+	}
+	return (n);
+}
+
 /* The op named name (len bytes); -1 if none is. */
 int
 proto_edit_op_find(const char *name, size_t len, enum proto_edit_op *op)

@@ -50,7 +50,6 @@ struct room_edits {
 	int				 inflight;
 };
 
-static size_t	room_edit_size(const msgpack_object *);
 static void	room_edit_wait_free(struct room_edit_wait *);
 static void	room_edit_fail(struct room *, struct room_edit_wait *,
 		    const char *, const char *, ...) printflike(4, 5);
@@ -63,23 +62,6 @@ static int	room_edit_undo_args(struct room *, struct room_edit_wait *,
 static void	room_edit_undo_reply(struct room_edit_wait *, struct room *);
 static int	room_edit_undo(struct room *, struct room_edit_wait *);
 static void	room_edit_record(struct room *, struct room_edit_wait *);
-
-static size_t
-room_edit_size(const msgpack_object *edits)
-{
-	const msgpack_object	*list;
-	size_t			 i, n;
-
-	if (edits == NULL || edits->type != MSGPACK_OBJECT_ARRAY)
-		return (0);
-	n = edits->via.array.size;
-	for (i = 0; i < edits->via.array.size; i++) {
-		if ((list = proto_get_array(&edits->via.array.ptr[i],
-		    "cell_ids")) != NULL)
-			n += list->via.array.size;
-	}
-	return (n);
-}
 
 static void
 room_edit_wait_free(struct room_edit_wait *w)
@@ -284,7 +266,7 @@ room_edit_prepare(struct room *r, struct room_edit_wait *w)
 		    "edits: unreadable");
 		return (-1);
 	}
-	if ((n = room_edit_size(&u.data)) > PROTO_EDIT_MAX_EDITS) {
+	if ((n = proto_edits_size(&u.data)) > PROTO_EDIT_MAX_EDITS) {
 		msgpack_unpacked_destroy(&u);
 		room_edit_fail(r, w, PROTO_E_INVALID_ARGUMENT,
 		    "this batch has %zu edits and cells named; a batch holds "

@@ -328,3 +328,30 @@ Test(proto_edit, ids_as_text)
 	cr_assert_eq(proto_get(o, "cell_ids")->via.array.size, 0);
 	pt_free(&b);
 }
+
+/* A batch's size as its limit counts it: edits and the cells listed. */
+Test(proto_edit, batch_size)
+{
+	struct pt_buf		 b;
+	const msgpack_object	*o;
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_key(&b.pk, "edits");
+	msgpack_pack_array(&b.pk, 3);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "op", "move");
+	proto_pack_key(&b.pk, "cell_ids");
+	msgpack_pack_array(&b.pk, 2);
+	proto_pack_cstr(&b.pk, "c1");
+	msgpack_pack_uint64(&b.pk, 4);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "op", "clear_outputs");
+	msgpack_pack_nil(&b.pk);	/* no edit: counted, read later */
+	proto_pack_str(&b.pk, "other", "x");
+	o = pt_body(&b);
+	cr_assert_eq(proto_edits_size(proto_get(o, "edits")), 5);
+	cr_assert_eq(proto_edits_size(proto_get(o, "other")), 0);
+	cr_assert_eq(proto_edits_size(NULL), 0);
+	pt_free(&b);
+}
