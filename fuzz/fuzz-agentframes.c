@@ -212,24 +212,28 @@ fuzz_af_mark(uint8_t *p, size_t len, const char *marker, const char *id)
 static void
 fuzz_af_client(int fd)
 {
-	struct mpbuf	b;
-	int		i;
+	struct proto_edit	ins[3];
+	struct proto_edits	l = { ins, 3 };
+	struct proto_room_edit	em;
+	struct mpbuf		b;
+	int			i;
 
 	fuzz_runtimed_hello(fd, "fuzz-agentframes");
 	mpbuf_init(&b);
 	msgpack_pack_map(&b.pk, 0);
 	fuzz_runtimed_frame(fd, PROTO_MSG_ROOM_CREATE, 2, &b);
 
-	mpbuf_init(&b);
-	msgpack_pack_map(&b.pk, 1);
-	proto_pack_key(&b.pk, "edits");
-	msgpack_pack_array(&b.pk, 3);
+	memset(ins, 0, sizeof ins);
 	for (i = 0; i < 3; i++) {
-		msgpack_pack_map(&b.pk, 3);
-		proto_pack_str(&b.pk, "op", "insert");
-		proto_pack_str(&b.pk, "after", "BOTTOM");
-		proto_pack_str(&b.pk, "source", fuzz_af_sources[i]);
+		ins[i].op = PROTO_EDIT_INSERT;
+		ins[i].after = proto_doc_cstr("BOTTOM");
+		ins[i].source = proto_str_make(fuzz_af_sources[i]);
 	}
+	memset(&em, 0, sizeof em);
+	em.edits.pack = proto_edits_pack;
+	em.edits.arg = &l;
+	mpbuf_init(&b);
+	proto_room_edit_pack(&b.pk, &em);
 	fuzz_runtimed_frame(fd, PROTO_MSG_ROOM_EDIT, 3, &b);
 
 	mpbuf_init(&b);

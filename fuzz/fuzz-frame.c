@@ -47,6 +47,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* ROOM_EDIT's edits are a document its codec leaves whole. */
 		proto_edit_unpack(&u.data, "edit 0", &edit, err, sizeof err);
 		if ((edits = proto_get_array(&u.data, "edits")) != NULL) {
+			(void)proto_edits_size(edits);
 			for (k = 0; k < edits->via.array.size; k++)
 				proto_edit_unpack(&edits->via.array.ptr[k],
 				    "edit 0", &edit, err, sizeof err);
