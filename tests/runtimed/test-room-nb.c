@@ -776,6 +776,94 @@ Test(ops, every_op_in_one_batch)
 	room_nb_free(nb);
 }
 
+/*
+ * The journal a batch leaves (its edits as applied, packed by the edit
+ * codec), replayed onto the notebook as it was, gives the same notebook;
+ * so do entries an older daemon wrote, keys in its order (insert's
+ * after before cell_id, edit's cell_type last).
+ */
+Test(ops, journal_replays)
+{
+	struct room_nb		*nb = nb_three(), *again = nb_three();
+	struct room_nb_result	 res;
+	struct edit_batch	 e;
+	struct mpbuf		 j;
+	msgpack_unpacked	 u;
+	char			*cause = NULL, *want, *got;
+	const char		*code;
+
+	batch_begin(&e, 6);
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "TOP");
+	proto_pack_str(&e.b.pk, "source", "top");
+	msgpack_pack_map(&e.b.pk, 5);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "bbbb");
+	proto_pack_str(&e.b.pk, "cell_type", "raw");
+	proto_pack_str(&e.b.pk, "source", "r");
+	proto_pack_key(&e.b.pk, "metadata");
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_int(&e.b.pk, "n", 1);
+	pack_replace(&e, "aaaa", "= 1", "= 10");
+	msgpack_pack_map(&e.b.pk, 3);
+	proto_pack_str(&e.b.pk, "op", "move");
+	proto_pack_key(&e.b.pk, "after");
+	msgpack_pack_uint8(&e.b.pk, 2);		/* an index: cccc */
+	proto_pack_key(&e.b.pk, "cell_ids");
+	msgpack_pack_array(&e.b.pk, 1);
+	msgpack_pack_uint8(&e.b.pk, 0);		/* aaaa */
+	msgpack_pack_map(&e.b.pk, 1);
+	proto_pack_str(&e.b.pk, "op", "clear_outputs");
+	msgpack_pack_map(&e.b.pk, 2);
+	proto_pack_str(&e.b.pk, "op", "delete");
+	proto_pack_str(&e.b.pk, "cell_id", "cccc");
+	mpbuf_init(&j);
+	cr_assert_eq(room_nb_edit(nb, batch_end(&e), 0, &j.pk, &res, &cause,
+	    &code), 0, "%s", cause);
+	room_nb_result_free(&res);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, j.sb.data, j.sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(room_nb_edit(again, &u.data, 1, NULL, &res, &cause,
+	    &code), 0, "%s", cause);
+	room_nb_result_free(&res);
+	want = nb_dump(nb);
+	got = nb_dump(again);
+	cr_assert_str_eq(got, want);
+	free(want);
+	free(got);
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&j);
+	batch_free(&e);
+	room_nb_free(again);
+
+	/* As the daemon wrote them before the codec packed them. */
+	batch_begin(&e, 2);
+	msgpack_pack_map(&e.b.pk, 5);
+	proto_pack_str(&e.b.pk, "op", "insert");
+	proto_pack_str(&e.b.pk, "after", "aaaa");
+	proto_pack_str(&e.b.pk, "cell_id", "old1");
+	proto_pack_str(&e.b.pk, "cell_type", "markdown");
+	proto_pack_str(&e.b.pk, "source", "old");
+	msgpack_pack_map(&e.b.pk, 4);
+	proto_pack_str(&e.b.pk, "op", "edit");
+	proto_pack_str(&e.b.pk, "cell_id", "old1");
+	proto_pack_str(&e.b.pk, "source", "older");
+	proto_pack_str(&e.b.pk, "cell_type", "raw");
+	again = nb_three();
+	cr_assert_eq(room_nb_edit(again, batch_end(&e), 1, NULL, &res, &cause,
+	    &code), 0, "%s", cause);
+	room_nb_result_free(&res);
+	cr_assert_eq(again->ncells, 4);
+	cr_assert_str_eq(again->cells[1]->id, "old1");
+	cr_assert_str_eq(again->cells[1]->source, "older");
+	cr_assert_eq(again->cells[1]->type, ROOM_CELL_RAW);
+	batch_free(&e);
+	room_nb_free(again);
+	room_nb_free(nb);
+}
+
 /* replace sees the batch's earlier edits; its refusals. */
 Test(ops, replace)
 {
