@@ -84,15 +84,24 @@ struct jserver_reply {
 	char		*location;	/* a redirect's Location, or NULL */
 	int		 hub;		/* X-JupyterHub-Version was sent */
 	int		 untrusted;	/* status 0: TLS certificate refused */
+	int		 closed;	/* status 0: refused, reset or closed */
+};
+/* A streamed reply's status and headers, before its first piece. */
+struct jserver_head {
+	int		 status;	/* 200 or 206 */
+	int64_t		 first;		/* a 206's Content-Range, else -1 */
+	int64_t		 total;		/* its size of the whole, else -1 */
+	const char	*modified;	/* Last-Modified, or NULL */
 };
 typedef void (*jserver_cb)(struct jserver_reply *, void *);
+typedef int (*jserver_head_cb)(const struct jserver_head *, void *);
 typedef int (*jserver_piece_cb)(const void *, size_t, void *);
 int		 jserver_request(struct event_base *, const struct domain *,
 		     const char *, const char *, const char *, size_t, int,
 		     jserver_cb, void *);
 int		 jserver_stream(struct event_base *, const struct domain *,
-		     const char *, size_t, int, jserver_piece_cb, jserver_cb,
-		     void *);
+		     const char *, uint64_t, size_t, int, jserver_head_cb,
+		     jserver_piece_cb, jserver_cb, void *);
 void		 jserver_forget(struct event_base *);
 int		 jserver_call(const struct domain *, const char *,
 		     const char *, const char *, size_t, int,

@@ -14,9 +14,11 @@
  * kept: its pieces go to the caller as they arrive (a download of up to
  * a GiB in bounded memory), at most JSERVER_STREAM_READ at a time; the
  * caller's writes to disk are its back-pressure, since nothing more is
- * read until it returns.  An https domain's requests go over a verified
- * TLS bufferevent (jserver-tls.c); a failed verification is the reply's
- * cause, with untrusted set.
+ * read until it returns.  A stream may start at a byte (Range: the
+ * rest of a download cut short), its head checked by the caller before
+ * any piece is taken (the right 206, the same file).  An https domain's
+ * requests go over a verified TLS bufferevent (jserver-tls.c); a failed
+ * verification is the reply's cause, with untrusted set.
  */
 
 #include <sys/socket.h>
@@ -50,7 +52,10 @@ struct jserver_req {
 	int				 failed;
 	int				 late;		/* past the deadline */
 	/* jserver_stream: the body goes to piece, not into the reply. */
+	jserver_head_cb			 head;
 	jserver_piece_cb		 piece;
+	int				 checked;	/* the head was seen */
+	int				 taken;		/* its body goes to piece */
 	int				 stopped;	/* piece said stop */
 	size_t				 max;		/* its body's cap */
 	int64_t				 length;	/* Content-Length, or -1 */
@@ -80,8 +85,9 @@ static struct {
 static struct evdns_base *jserver_dns_for(struct event_base *, const char *);
 static int	jserver_start(struct event_base *, struct evdns_base *,
 		    const struct domain *, const char *, const char *,
-		    const char *, size_t, int, jserver_piece_cb, size_t,
-		    jserver_cb, void *);
+		    const char *, size_t, int, uint64_t, jserver_head_cb,
+		    jserver_piece_cb, size_t, jserver_cb, void *);
+static int	jserver_check(struct jserver_req *, struct evhttp_request *);
 static void	jserver_error_cb(enum evhttp_request_error, void *);
 static void	jserver_deadline_cb(evutil_socket_t, short, void *);
 static void	jserver_done(struct evhttp_request *, void *);
@@ -161,6 +167,7 @@ jserver_done(struct evhttp_request *req, void *arg)
 			break;
 		default:
 			r.cause = xstrdup("connection refused or closed");
+			r.closed = 1;
 			break;
 		}
 		r.status = 0;
@@ -185,6 +192,7 @@ jserver_done(struct evhttp_request *req, void *arg)
 	    NULL) {
 		free(r.cause);
 		r.cause = (char *)v;
+		r.closed = 0;
 	}
 	if (jr->errbody != NULL)
 		evbuffer_free(jr->errbody);
@@ -199,8 +207,51 @@ jserver_done(struct evhttp_request *req, void *arg)
 }
 
 /*
- * A piece of a stream's body has come (evhttp drains it after): a 200's
- * goes to the caller, a refusal's is kept for its message.  When the
+ * A stream's first piece: its head, which the caller may refuse (a 206
+ * not of the range asked).  A 200 or 206 taken goes to piece, anything
+ * else is a refusal.  Content-Length is noted for jserver_pull.
+ */
+static int
+jserver_check(struct jserver_req *jr, struct evhttp_request *req)
+{
+	struct evkeyvalq	*hs = evhttp_request_get_input_headers(req);
+	struct jserver_head	 h;
+	const char		*v;
+	char			*end;
+	long long		 first, last, total;
+
+	jr->checked = 1;
+	if ((v = evhttp_find_header(hs, "Content-Length")) != NULL) {
+		jr->length = strtoll(v, &end, 10);
+		if (*v == '\0' || *end != '\0' || jr->length <= 0)
+			jr->length = -1;
+	} else
+		jr->length = -1;
+	memset(&h, 0, sizeof h);
+	h.status = evhttp_request_get_response_code(req);
+	h.first = h.total = -1;
+	if (h.status != 200 && h.status != 206)
+		return (0);
+	/* "bytes FIRST-LAST/TOTAL" */
+	if ((v = evhttp_find_header(hs, "Content-Range")) != NULL &&
+	    sscanf(v, "bytes %lld-%lld/%lld", &first, &last, &total) == 3 &&
+	    first >= 0 && last >= first && total > last) {
+		h.first = first;
+		h.total = total;
+	}
+	h.modified = evhttp_find_header(hs, "Last-Modified");
+	if (jr->head != NULL && jr->head(&h, jr->arg) != 0) {
+		jr->stopped = 1;
+		return (-1);
+	}
+	/* A 206 nobody checked is not the body asked for. */
+	jr->taken = h.status == 200 || jr->head != NULL;
+	return (0);
+}
+
+/*
+ * A piece of a stream's body has come (evhttp drains it after): a taken
+ * one goes to the caller, a refusal's is kept for its message.  When the
  * caller says stop, the request is cancelled from the deadline's event,
  * outside evhttp's callback, and answered "stopped by the receiver".
  */
@@ -210,28 +261,21 @@ jserver_chunk(struct evhttp_request *req, void *arg)
 	struct jserver_req	*jr = arg;
 	struct evbuffer		*in = evhttp_request_get_input_buffer(req);
 	struct evbuffer_iovec	 v[16];
-	const char		*hv;
 	size_t			 len = evbuffer_get_length(in);
 	int			 i, n;
 
 	if (jr->stopped)
 		return;
-	if (evhttp_request_get_response_code(req) != 200) {
+	if (!jr->checked && jserver_check(jr, req) != 0) {
+		event_active(jr->deadline, EV_TIMEOUT, 1);
+		return;
+	}
+	if (!jr->taken) {
 		if (jr->errbody == NULL)
 			jr->errbody = evbuffer_new();
 		if (evbuffer_get_length(jr->errbody) < JSERVER_STREAM_ERRBODY)
 			evbuffer_add_buffer(jr->errbody, in);
 		return;
-	}
-	if (jr->length == 0) {
-		v[0].iov_base = NULL;
-		hv = evhttp_find_header(evhttp_request_get_input_headers(req),
-		    "Content-Length");
-		jr->length = hv != NULL ? strtoll(hv, (char **)&v[0].iov_base,
-		    10) : -1;
-		if (hv == NULL || *hv == '\0' || *(char *)v[0].iov_base != '\0' ||
-		    jr->length <= 0)
-			jr->length = -1;
 	}
 	while (len > 0 && !jr->stopped) {
 		n = evbuffer_peek(in, -1, NULL, v, 16);
@@ -367,29 +411,33 @@ jserver_request(struct event_base *base, const struct domain *d,
     int timeout, jserver_cb cb, void *arg)
 {
 	return (jserver_start(base, jserver_dns_for(base, d->host), d, method,
-	    path, body, len, timeout, NULL, 0, cb, arg));
+	    path, body, len, timeout, 0, NULL, NULL, 0, cb, arg));
 }
 
 /*
- * GET path with its body streamed: piece gets each part of a 200's body
- * as it arrives (non-zero stops the request), cb the reply at the end
- * (no body but a refusal's, kept as usual; the caller counts).  A
- * body over max is refused as JSERVER_BODY_MAX is elsewhere.
+ * GET path with its body streamed, from byte from (a Range past 0):
+ * head, if not NULL, sees a 200's or 206's status and headers first
+ * (non-zero stops the request; without head only a 200 is taken); piece
+ * gets each part of the body taken as it arrives (non-zero stops the
+ * request), cb the reply at the end (no body but a refusal's, kept as
+ * usual; the caller counts).  A body over max is refused as
+ * JSERVER_BODY_MAX is elsewhere.
  */
 int
 jserver_stream(struct event_base *base, const struct domain *d,
-    const char *path, size_t max, int timeout, jserver_piece_cb piece,
-    jserver_cb cb, void *arg)
+    const char *path, uint64_t from, size_t max, int timeout,
+    jserver_head_cb head, jserver_piece_cb piece, jserver_cb cb, void *arg)
 {
 	return (jserver_start(base, jserver_dns_for(base, d->host), d, "GET",
-	    path, NULL, 0, timeout, piece, max, cb, arg));
+	    path, NULL, 0, timeout, from, head, piece, max, cb, arg));
 }
 
 static int
 jserver_start(struct event_base *base, struct evdns_base *dns,
     const struct domain *d, const char *method, const char *path,
-    const char *body, size_t len, int timeout, jserver_piece_cb piece,
-    size_t max, jserver_cb cb, void *arg)
+    const char *body, size_t len, int timeout, uint64_t from,
+    jserver_head_cb head, jserver_piece_cb piece, size_t max, jserver_cb cb,
+    void *arg)
 {
 	struct jserver_req		*jr;
 	struct evhttp_request		*req;
@@ -416,6 +464,7 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	jr->base = base;
 	jr->cb = cb;
 	jr->arg = arg;
+	jr->head = head;
 	jr->piece = piece;
 	jr->max = piece != NULL ? max : JSERVER_BODY_MAX;
 	if (d->tls) {
@@ -463,6 +512,11 @@ jserver_start(struct event_base *base, struct evdns_base *dns,
 	free(auth);
 	evhttp_add_header(h, "Accept", "application/json");
 	evhttp_add_header(h, "Connection", "close");
+	if (from > 0) {
+		snprintf(host, sizeof host, "bytes=%llu-",
+		    (unsigned long long)from);
+		evhttp_add_header(h, "Range", host);
+	}
 	if (body != NULL) {
 		/* evhttp adds it only for POST and PUT; PATCH needs it too. */
 		snprintf(host, sizeof host, "%zu", len);
@@ -526,7 +580,7 @@ jserver_call(const struct domain *d, const char *method, const char *path,
 	s.out = out;
 	s.done = 0;
 	if (jserver_start(base, NULL, d, method, path, body, len, timeout,
-	    NULL, 0, jserver_sync_cb, &s) != 0) {
+	    0, NULL, NULL, 0, jserver_sync_cb, &s) != 0) {
 		out->cause = xstrdup("cannot start the request");
 		event_base_free(base);
 		return (-1);

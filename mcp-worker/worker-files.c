@@ -26,7 +26,18 @@
  * since a server refuses hidden files) and are renamed over only when
  * overwrite is given; without it an existing target is refused.  A file
  * over WORKER_FILES_MAX is refused before any byte moves.  A transfer
- * that fails removes its temporary at either end; none is resumed.
+ * that fails removes its temporary at either end.
+ *
+ * A server's connection cut mid-transfer (reset, closed early, a proxy
+ * answering 502-504 while it restarts) is taken up where it was, within
+ * the same call (decision 092): tried again WORKER_FILES_RETRY_FIRST_MS
+ * later, doubling, for up to WORKER_FILES_RETRY_MS after the cut.  A
+ * download asks the file's model again (the same size and last_modified)
+ * and GETs the rest with a Range, its hash going on; a 206 of another
+ * range or Last-Modified, or a 200, begins it again from zero, once.  An
+ * upload's chunk cut short asks the temporary's size: the chunk is sent
+ * again if it is not there, the next one if it is, and the temporary is
+ * removed if the size is neither.
  *
  * A transfer is a chain of asynchronous steps on the worker's loop
  * (worker_files_step for a server's replies, worker_files_pump for this
@@ -56,7 +67,9 @@ enum worker_files_step {
 	WORKER_FILES_BACK,	/* the temporary read back */
 	WORKER_FILES_DELETE,	/* overwrite: the old target */
 	WORKER_FILES_PATCH,	/* the temporary renamed into place */
-	WORKER_FILES_COPY	/* this machine: the next piece copied */
+	WORKER_FILES_COPY,	/* this machine: the next piece copied */
+	WORKER_FILES_CHECK,	/* download, cut: the file's model again */
+	WORKER_FILES_ASK	/* upload, cut: the temporary's size */
 };
 
 struct worker_files_xfer {
@@ -80,7 +93,23 @@ struct worker_files_xfer {
 	int			 last;		/* the PUT sent is the last */
 	char			*next;		/* the next PUT's body, ready */
 	size_t			 nextlen;
+	size_t			 nextraw;	/* its bytes of the file */
 	int			 nextlast;
+	char			*cur;		/* the PUT in flight's body */
+	size_t			 curlen;
+	uint64_t		 curoff;	/* bytes sent before it */
+	/* After a cut connection (decision 092). */
+	int			 resumes;	/* went on after a cut */
+	int			 restarted;	/* begun again from zero */
+	int64_t			 cut;		/* when, while waited out */
+	int			 backoff;	/* ms to the next try */
+	char			*cutwhy;	/* what the last try got */
+	uint64_t		 cutat;		/* bytes moved at the cut */
+	char			*lastmod;	/* the model's last_modified */
+	char			*modified;	/* the first 200's Last-Modified */
+	uint64_t		 from;		/* the stream's first byte */
+	const char		*refused;	/* why its head was not taken */
+	struct event		*retry;
 	/* The stream. */
 	int			 src;		/* the file read here, or -1 */
 	const char		*srcpath;
@@ -124,11 +153,27 @@ static int	worker_files_request(struct worker_files_xfer *,
 		    const char *, const char *, size_t);
 static int	worker_files_exists(struct worker_files_xfer *,
 		    struct jserver_reply *);
+static int	worker_files_model(struct worker_files_xfer *,
+		    struct jserver_reply *, int64_t *, char **);
 static int	worker_files_size(struct worker_files_xfer *,
 		    struct jserver_reply *);
+static int	worker_files_head(const struct jserver_head *, void *);
 static int	worker_files_piece(const void *, size_t, void *);
 static int	worker_files_raw(struct worker_files_xfer *,
-		    enum worker_files_step, const char *);
+		    enum worker_files_step, const char *, uint64_t);
+static int	worker_files_cut(struct worker_files_xfer *,
+		    struct jserver_reply *);
+static int	worker_files_again(struct worker_files_xfer *,
+		    struct jserver_reply *);
+static void	worker_files_retry(evutil_socket_t, short, void *);
+static int	worker_files_check(struct worker_files_xfer *,
+		    struct jserver_reply *);
+static int	worker_files_restart(struct worker_files_xfer *,
+		    const char *);
+static int	worker_files_send(struct worker_files_xfer *);
+static int	worker_files_sent(struct worker_files_xfer *);
+static int	worker_files_ask(struct worker_files_xfer *,
+		    struct jserver_reply *);
 static int	worker_files_prep(struct worker_files_xfer *);
 static int	worker_files_put(struct worker_files_xfer *);
 static int	worker_files_grew(struct worker_files_xfer *,
@@ -378,8 +423,8 @@ worker_files_pump(evutil_socket_t fd, short events, void *arg)
 	(void)fd;
 	(void)events;
 	/* An upload's next chunk; a failure is answered with the reply. */
-	if (x->step == WORKER_FILES_PUT) {
-		if (x->next == NULL)
+	if (x->step != WORKER_FILES_COPY) {
+		if (x->upload && x->next == NULL && !x->nextlast)
 			worker_files_prep(x);
 		return;
 	}
@@ -432,6 +477,7 @@ worker_files_request(struct worker_files_xfer *x, enum worker_files_step step,
 	int	 rc;
 
 	x->step = step;
+	x->refused = NULL;
 	uri = domain_contents_uri(path, query);
 	rc = jserver_request(worker_rpc_base(), x->d, method, uri, body, len,
 	    JSERVER_TIMEOUT, worker_files_step, x);
@@ -443,18 +489,20 @@ worker_files_request(struct worker_files_xfer *x, enum worker_files_step step,
 }
 
 /*
- * A download's first answer, the model without content: a directory, a
- * missing file or one over the cap is refused before its bytes move, and
- * so is a host_path that may not be written.  A server that gives no
- * size is held to the cap as the bytes come.
+ * A download's model without content: its size (-1 if not given) and
+ * last_modified in *lastmod (NULL if not given).  A directory, a missing
+ * file or one over the cap is refused.
  */
 static int
-worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
+worker_files_model(struct worker_files_xfer *x, struct jserver_reply *r,
+    int64_t *sizep, char **lastmod)
 {
 	struct json_object	*o, *v;
 	char			*why;
 	int64_t			 size = -1;
 	int			 file = 1;
+
+	*lastmod = NULL;
 
 	if (r->status != 200) {
 		why = jserver_reply_message(r);
@@ -476,7 +524,14 @@ worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
 	if (json_object_object_get_ex(o, "size", &v) &&
 	    json_object_is_type(v, json_type_int))
 		size = json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "last_modified", &v) &&
+	    json_object_is_type(v, json_type_string))
+		*lastmod = xstrdup(json_object_get_string(v));
 	json_object_put(o);
+	if (!file || size > WORKER_FILES_MAX) {
+		free(*lastmod);
+		*lastmod = NULL;
+	}
 	if (!file)
 		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
 		    "%s on %s is not a file", x->where, x->d->url));
@@ -485,9 +540,69 @@ worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
 		    "%s on %s is %lld bytes, over the %d-byte (%d MiB) cap of "
 		    "a transfer; nothing was fetched", x->where, x->d->url,
 		    (long long)size, WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
+	*sizep = size;
+	return (0);
+}
+
+/*
+ * A download's first answer, the model without content: a directory, a
+ * missing file or one over the cap is refused before its bytes move, and
+ * so is a host_path that may not be written.  A server that gives no
+ * size is held to the cap as the bytes come.
+ */
+static int
+worker_files_size(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	int64_t	 size;
+
+	free(x->lastmod);
+	if (worker_files_model(x, r, &size, &x->lastmod) != 0)
+		return (-1);
 	x->size = size >= 0 ? (uint64_t)size : WORKER_FILES_MAX;
 	x->off = 0;
 	return (worker_files_create(x, x->host_path));
+}
+
+/*
+ * A stream's head, before any of its body is taken.  From zero it must
+ * be a 200 (its Last-Modified kept for a download); resumed, a 206 of
+ * the rest of the same file: the range asked, the size known, the same
+ * Last-Modified.  Anything else stops it, x->refused saying why.
+ */
+static int
+worker_files_head(const struct jserver_head *h, void *arg)
+{
+	struct worker_files_xfer	*x = arg;
+	uint64_t			 total;
+
+	x->refused = NULL;
+	if (x->from == 0) {
+		if (h->status != 200)
+			x->refused = "it answered a part of the file to a GET "
+			    "of all of it";
+		else if (x->step == WORKER_FILES_GET) {
+			free(x->modified);
+			x->modified = h->modified != NULL ?
+			    xstrdup(h->modified) : NULL;
+		}
+		return (x->refused != NULL ? -1 : 0);
+	}
+	total = x->step == WORKER_FILES_BACK ? x->bytes : x->size;
+	if (h->status != 206)
+		x->refused = "it answered the whole file (200) to a GET of "
+		    "the rest (Range)";
+	else if (h->first < 0 || (uint64_t)h->first != x->from ||
+	    h->total < 0 || (uint64_t)h->total != total)
+		x->refused = "its size changed";
+	else if (x->step == WORKER_FILES_GET &&
+	    (x->modified == NULL || h->modified == NULL ||
+	    strcmp(x->modified, h->modified) != 0))
+		x->refused = "its Last-Modified changed";
+	if (x->refused != NULL)
+		return (-1);
+	x->resumes++;
+	x->cut = 0;
+	return (0);
 }
 
 /*
@@ -505,6 +620,12 @@ worker_files_piece(const void *data, size_t len, void *arg)
 	size_t				 n;
 
 	if (x->step == WORKER_FILES_BACK) {
+		if (x->off + len > x->bytes)
+			return (worker_files_fail(x,
+			    PROTO_E_NOTEBOOK_UNAVAILABLE, "the copy on %s "
+			    "reads back longer than the %llu bytes sent; "
+			    "nothing was put in place", x->domain,
+			    (unsigned long long)x->bytes));
 		crypto_sha256_add(x->hash, data, len);
 		x->off += len;
 		return (0);
@@ -541,11 +662,13 @@ worker_files_piece(const void *data, size_t len, void *arg)
  * file handler, the same token): no base64 made by the server and parsed
  * here, about 10x faster than the contents API.  Its body is streamed
  * to worker_files_piece, hashed as it comes; its end is step.  It may
- * take JSERVER_TIMEOUT and a second a MiB.
+ * take JSERVER_TIMEOUT and a second a MiB.  From a byte past zero it
+ * is the rest of a stream cut short, its hash going on (Range; the
+ * head is checked by worker_files_head).
  */
 static int
 worker_files_raw(struct worker_files_xfer *x, enum worker_files_step step,
-    const char *path)
+    const char *path, uint64_t from)
 {
 	char	*enc, *uri;
 	int	 rc;
@@ -554,11 +677,16 @@ worker_files_raw(struct worker_files_xfer *x, enum worker_files_step step,
 	xasprintf(&uri, "files/%s", enc);
 	free(enc);
 	x->step = step;
-	x->off = 0;
-	x->hash = crypto_sha256_begin();
-	rc = jserver_stream(worker_rpc_base(), x->d, uri, WORKER_FILES_MAX,
-	    JSERVER_TIMEOUT + (int)(x->size >> 20), worker_files_piece,
-	    worker_files_step, x);
+	x->from = from;
+	x->refused = NULL;
+	if (from == 0) {
+		x->off = 0;
+		crypto_sha256_end(x->hash, NULL);
+		x->hash = crypto_sha256_begin();
+	}
+	rc = jserver_stream(worker_rpc_base(), x->d, uri, from,
+	    WORKER_FILES_MAX, JSERVER_TIMEOUT + (int)((x->size - from) >> 20),
+	    worker_files_head, worker_files_piece, worker_files_step, x);
 	free(uri);
 	if (rc != 0)
 		worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
@@ -598,6 +726,7 @@ worker_files_prep(struct worker_files_xfer *x)
 	if (worker_files_read(x, len) != 0)
 		return (-1);
 	x->nextlast = x->off == x->size;
+	x->nextraw = len;
 	if (x->chunk == 0)
 		*num = '\0';
 	else
@@ -651,13 +780,270 @@ worker_files_put(struct worker_files_xfer *x)
 	x->last = x->nextlast;
 	x->sent++;
 	x->sentoff = x->off;
-	rc = worker_files_request(x, WORKER_FILES_PUT, "PUT", x->tmp, "",
-	    x->next, x->nextlen);
-	free(x->next);
+	x->curoff = x->off - x->nextraw;
+	/* Kept until its reply: a cut one is sent again. */
+	free(x->cur);
+	x->cur = x->next;
+	x->curlen = x->nextlen;
 	x->next = NULL;
+	rc = worker_files_send(x);
 	if (rc == 0 && !x->last)
 		evtimer_add(x->pump, &tv);
 	return (rc);
+}
+
+/* (Again) the PUT of the chunk in flight. */
+static int
+worker_files_send(struct worker_files_xfer *x)
+{
+	return (worker_files_request(x, WORKER_FILES_PUT, "PUT", x->tmp, "",
+	    x->cur, x->curlen));
+}
+
+/*
+ * The chunk in flight is on the server: the next one, or (the last)
+ * the read-back.  -1 (the temporary deleted) if it cannot start.
+ */
+static int
+worker_files_sent(struct worker_files_xfer *x)
+{
+	x->cut = 0;
+	free(x->cur);
+	x->cur = NULL;
+	if (!x->last) {
+		if (worker_files_put(x) != 0) {
+			worker_files_delete(x, x->tmp);
+			return (-1);
+		}
+		return (0);
+	}
+	x->bytes = x->size;
+	worker_files_hex(x, x->sha256);
+	if (worker_files_raw(x, WORKER_FILES_BACK, x->tmp, 0) != 0) {
+		worker_files_delete(x, x->tmp);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * After a cut PUT of chunk 2 or later, the temporary's size says where
+ * the chunk went: all sent so far (it was appended: the next one), or
+ * all before it (it was not: again).  Anything else is refused and the
+ * temporary deleted.  Chunk 1 and a single PUT write the file whole, so
+ * they are sent again without asking.
+ */
+static int
+worker_files_ask(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	struct json_object	*o, *v;
+	char			*why = NULL;
+	int64_t			 size = -1;
+
+	if (r->status != 200) {
+		why = jserver_reply_message(r);
+		worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE, "writing %s "
+		    "on %s, cut at chunk %d: its temporary cannot be asked its "
+		    "size (%s); nothing was put in place: upload it again",
+		    x->where, x->d->url, x->sent, why);
+		free(why);
+		return (-1);
+	}
+	if ((o = jserver_reply_json(r, &why)) != NULL) {
+		if (json_object_object_get_ex(o, "size", &v) &&
+		    json_object_is_type(v, json_type_int))
+			size = json_object_get_int64(v);
+		json_object_put(o);
+	}
+	free(why);
+	x->resumes++;
+	if (size >= 0 && (uint64_t)size == x->sentoff)
+		return (worker_files_sent(x));
+	if (size >= 0 && (uint64_t)size == x->curoff)
+		return (worker_files_send(x));
+	return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE, "writing "
+	    "%s on %s, cut at chunk %d: its temporary holds %lld bytes, "
+	    "neither the %llu sent before that chunk nor the %llu with it; it "
+	    "was removed and nothing was put in place: upload it again",
+	    x->where, x->d->url, x->sent, (long long)size,
+	    (unsigned long long)x->curoff, (unsigned long long)x->sentoff));
+}
+
+/*
+ * A connection cut (reset, closed before the reply was whole, refused
+ * while a proxy restarts), or a proxy's answer for a server it cannot
+ * reach: 502-504; while one is waited out, also the answers of a proxy
+ * whose routes are not back yet (a 404 that is not the contents API's
+ * JSON) or of JupyterHub (3xx, 424).
+ */
+static int
+worker_files_cut(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	struct json_object	*o;
+	char			*why;
+	int			 own;
+
+	if (r->closed || r->status == 502 || r->status == 503 ||
+	    r->status == 504)
+		return (1);
+	if (x->cut == 0)
+		return (0);
+	if (r->status == 424 || (r->status >= 300 && r->status < 400))
+		return (1);
+	if (r->status != 404)
+		return (0);
+	if ((o = jserver_reply_json(r, &why)) == NULL) {
+		free(why);
+		return (1);
+	}
+	own = json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, "message", NULL);
+	json_object_put(o);
+	return (!own);
+}
+
+/*
+ * Try the step cut short again after the backoff, while within
+ * WORKER_FILES_RETRY_MS of the cut (and WORKER_FILES_RESUMES a
+ * transfer); past that, -1 with the failure.
+ */
+static int
+worker_files_again(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	struct timeval	 tv;
+	int64_t		 now = util_mono_ms();
+
+	free(x->cutwhy);
+	x->cutwhy = jserver_reply_message(r);
+	if (x->cut == 0) {
+		x->cut = now;
+		x->backoff = WORKER_FILES_RETRY_FIRST_MS;
+		x->cutat = x->upload ? x->curoff : x->off;
+	}
+	if (x->resumes >= WORKER_FILES_RESUMES)
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "%s %s on %s: the connection was cut %d times; nothing was "
+		    "put in place: try again once it holds (last: %s)",
+		    x->upload ? "writing" : "reading", x->where, x->d->url,
+		    x->resumes + 1, x->cutwhy));
+	if (now + x->backoff - x->cut > WORKER_FILES_RETRY_MS)
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "%s %s on %s: the connection was cut at %llu of %llu bytes "
+		    "and the server did not answer again within %d s (last: "
+		    "%s); nothing was put in place: try again once it answers",
+		    x->upload ? "writing" : "reading", x->where, x->d->url,
+		    (unsigned long long)x->cutat, (unsigned long long)x->size,
+		    WORKER_FILES_RETRY_MS / 1000, x->cutwhy));
+	tv.tv_sec = x->backoff / 1000;
+	tv.tv_usec = (x->backoff % 1000) * 1000;
+	evtimer_add(x->retry, &tv);
+	if ((x->backoff *= 2) > WORKER_FILES_RETRY_MAX_MS)
+		x->backoff = WORKER_FILES_RETRY_MAX_MS;
+	return (0);
+}
+
+/* The backoff is over: the step cut short, again. */
+static void
+worker_files_retry(evutil_socket_t fd, short events, void *arg)
+{
+	struct worker_files_xfer	*x = arg;
+	int				 rc;
+
+	(void)fd;
+	(void)events;
+	switch (x->step) {
+	case WORKER_FILES_SIZE:
+	case WORKER_FILES_EXISTS:
+		rc = worker_files_request(x, x->step, "GET", x->where,
+		    "?content=0", NULL, 0);
+		break;
+	case WORKER_FILES_GET:
+	case WORKER_FILES_CHECK:
+		rc = worker_files_request(x, WORKER_FILES_CHECK, "GET",
+		    x->where, "?content=0", NULL, 0);
+		break;
+	case WORKER_FILES_BACK:
+		rc = worker_files_raw(x, WORKER_FILES_BACK, x->tmp, x->off);
+		break;
+	case WORKER_FILES_PUT:
+	case WORKER_FILES_ASK:
+		if (x->sent == 1) {
+			x->resumes++;
+			rc = worker_files_send(x);
+		} else
+			rc = worker_files_request(x, WORKER_FILES_ASK, "GET",
+			    x->tmp, "?content=0", NULL, 0);
+		break;
+	default:
+		rc = -1;
+		break;
+	}
+	if (rc == 0)
+		return;
+	if (x->tmp != NULL)
+		worker_files_delete(x, x->tmp);
+	worker_files_answer(x, -1);
+}
+
+/*
+ * A cut download's model, asked again: the same size and last_modified
+ * go on from x->off; another begins it again (once).  From zero it is
+ * the model to go by.
+ */
+static int
+worker_files_check(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	int64_t	 size;
+	char	*lastmod;
+
+	if (worker_files_model(x, r, &size, &lastmod) != 0)
+		return (-1);
+	if (x->off > 0 && (size < 0 || (uint64_t)size != x->size ||
+	    lastmod == NULL || x->lastmod == NULL ||
+	    strcmp(lastmod, x->lastmod) != 0)) {
+		free(lastmod);
+		return (worker_files_restart(x, "its size or last_modified "
+		    "changed"));
+	}
+	if (x->off == 0) {
+		free(x->lastmod);
+		x->lastmod = lastmod;
+		x->size = size >= 0 ? (uint64_t)size : WORKER_FILES_MAX;
+	} else
+		free(lastmod);
+	return (worker_files_raw(x, WORKER_FILES_GET, x->where, x->off));
+}
+
+/*
+ * A cut download cannot go on (why): begin it again from zero, once,
+ * its temporary here emptied; the second time it fails.
+ */
+static int
+worker_files_restart(struct worker_files_xfer *x, const char *why)
+{
+	int	 fd = atomic_fd(x->a);
+
+	if (x->restarted)
+		return (worker_files_fail(x, PROTO_E_FILE_CHANGED_ON_DISK,
+		    "reading %s on %s: the connection was cut and the "
+		    "download could not go on where it was, twice (%s); "
+		    "nothing was put in place: download it again once it no "
+		    "longer changes", x->where, x->d->url, why));
+	log_info("download of %s from %s begun again: %s", x->where,
+	    x->d->url, why);
+	x->restarted = 1;
+	if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "cannot empty the temporary beside %s: %s", x->dstpath,
+		    strerror(errno)));
+	x->woff = 0;
+	x->differs = 0;
+	x->fill = 0;
+	x->off = 0;
+	crypto_sha256_end(x->hash, NULL);
+	x->hash = NULL;
+	return (worker_files_request(x, WORKER_FILES_CHECK, "GET", x->where,
+	    "?content=0", NULL, 0));
 }
 
 /*
@@ -682,6 +1068,12 @@ worker_files_grew(struct worker_files_xfer *x, struct jserver_reply *r)
 	json_object_put(o);
 	if (size == -1 || (uint64_t)size == x->sentoff)
 		return (0);
+	if (x->resumes > 0)
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "writing %s on %s: after a cut chunk its temporary holds "
+		    "%lld bytes of the %llu sent; it was removed and nothing "
+		    "was put in place: upload it again", x->where, x->d->url,
+		    (long long)size, (unsigned long long)x->sentoff));
 	return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
 	    "%s does not append chunked uploads (the copy holds %lld bytes "
 	    "of the %llu sent; its contents manager is not a "
@@ -747,18 +1139,43 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		worker_files_answer(x, -1);
 		return;
 	}
+	/* A piece that failed (the cap, a write), a chunk not read. */
+	if (x->msg != NULL) {
+		if (x->tmp != NULL)
+			worker_files_delete(x, x->tmp);
+		worker_files_answer(x, -1);
+		return;
+	}
+	/* A cut or a proxy's answer: the step again, a moment later. */
+	if (x->refused == NULL && x->step != WORKER_FILES_DELETE &&
+	    x->step != WORKER_FILES_PATCH && worker_files_cut(x, r)) {
+		if (worker_files_again(x, r) == 0)
+			return;
+		if (x->tmp != NULL)
+			worker_files_delete(x, x->tmp);
+		worker_files_answer(x, -1);
+		return;
+	}
 	switch (x->step) {
 	case WORKER_FILES_SIZE:
+		x->cut = 0;
 		if (worker_files_size(x, r) != 0)
 			break;
-		if (worker_files_raw(x, WORKER_FILES_GET, x->where) != 0)
+		if (worker_files_raw(x, WORKER_FILES_GET, x->where, 0) != 0)
+			break;
+		return;
+	case WORKER_FILES_CHECK:
+		if (worker_files_check(x, r) != 0)
 			break;
 		return;
 	case WORKER_FILES_GET:
-		/* A piece that failed (the cap, a write) stopped it. */
-		if (x->msg != NULL)
-			break;
-		if (r->status != 200) {
+		/* Its head was not the rest of the same file. */
+		if (x->refused != NULL) {
+			if (worker_files_restart(x, x->refused) != 0)
+				break;
+			return;
+		}
+		if (r->status != 200 && r->status != 206) {
 			why = jserver_reply_message(r);
 			worker_files_fail(x,
 			    r->status == 404 ? PROTO_E_INVALID_ARGUMENT :
@@ -774,6 +1191,7 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		worker_files_answer(x, worker_files_finish(x));
 		return;
 	case WORKER_FILES_EXISTS:
+		x->cut = 0;
 		if ((x->ex = worker_files_exists(x, r)) == -1)
 			break;
 		if (x->ex && !x->overwrite) {
@@ -785,12 +1203,13 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		if (worker_files_put(x) != 0)
 			break;
 		return;
-	case WORKER_FILES_PUT:
-		/* The next chunk could not be read. */
-		if (x->msg != NULL) {
+	case WORKER_FILES_ASK:
+		if (worker_files_ask(x, r) != 0) {
 			worker_files_delete(x, x->tmp);
 			break;
 		}
+		return;
+	case WORKER_FILES_PUT:
 		if (r->status != 200 && r->status != 201) {
 			why = jserver_reply_message(r);
 			worker_files_delete(x, x->tmp);
@@ -805,23 +1224,31 @@ worker_files_step(struct jserver_reply *r, void *arg)
 			worker_files_delete(x, x->tmp);
 			break;
 		}
-		if (!x->last) {
-			if (worker_files_put(x) != 0) {
+		if (worker_files_sent(x) != 0)
+			break;
+		return;
+	case WORKER_FILES_BACK:
+		/* Not the rest of it: read back from zero, once. */
+		if (x->refused != NULL && !x->restarted) {
+			x->restarted = 1;
+			if (worker_files_raw(x, WORKER_FILES_BACK, x->tmp,
+			    0) != 0) {
 				worker_files_delete(x, x->tmp);
 				break;
 			}
 			return;
 		}
-		x->bytes = x->size;
-		worker_files_hex(x, x->sha256);
-		if (worker_files_raw(x, WORKER_FILES_BACK, x->tmp) != 0) {
+		if (x->refused != NULL) {
 			worker_files_delete(x, x->tmp);
+			worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+			    "reading %s back on %s: the connection was cut and "
+			    "it could not go on where it was, twice (%s); "
+			    "nothing was put in place", x->where, x->d->url,
+			    x->refused);
 			break;
 		}
-		return;
-	case WORKER_FILES_BACK:
 		/* A message names the target: the temporary is ours. */
-		if (r->status != 200) {
+		if (r->status != 200 && r->status != 206) {
 			why = jserver_reply_message(r);
 			worker_files_delete(x, x->tmp);
 			worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
@@ -854,6 +1281,18 @@ worker_files_step(struct jserver_reply *r, void *arg)
 			break;
 		return;
 	case WORKER_FILES_PATCH:
+		/* It may have been renamed before the cut: not done again. */
+		if (r->status == 0 || r->status == 502 || r->status == 504) {
+			why = jserver_reply_message(r);
+			worker_files_fail(x, PROTO_E_OUTCOME_UNKNOWN, "renaming "
+			    "the upload into place on %s: %s; it may or may not "
+			    "be at %s now: look (its SHA-256 is %s) before "
+			    "uploading again", x->domain, why, x->where,
+			    x->sha256);
+			free(why);
+			worker_files_delete(x, x->tmp);
+			break;
+		}
 		if (r->status != 200) {
 			why = jserver_reply_message(r);
 			worker_files_delete(x, x->tmp);
@@ -948,6 +1387,7 @@ worker_files_transfer(struct worker_call *call, int upload)
 	x->src = -1;
 	x->buf = xmalloc(WORKER_FILES_CHUNK);
 	x->pump = evtimer_new(worker_rpc_base(), worker_files_pump, x);
+	x->retry = evtimer_new(worker_rpc_base(), worker_files_retry, x);
 	if (worker_args_string(args, "host_path", 1, &x->host_path,
 	    &msg) != 0 ||
 	    worker_args_string(args, "kernel_path", 1, &x->kernel_path,
@@ -993,7 +1433,7 @@ static void
 worker_files_answer(struct worker_files_xfer *x, int rc)
 {
 	struct json_object	*sc;
-	char			*text;
+	char			*text, *resumed = NULL;
 
 	/* An unfinished temporary here goes before the answer says so. */
 	atomic_free(x->a);
@@ -1017,9 +1457,22 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 		    json_object_new_string(x->sha256));
 		json_object_object_add(sc, "replaced",
 		    json_object_new_boolean(x->replaced));
+		/* Only a transfer that went on after a cut says so. */
+		if (x->resumes > 0)
+			json_object_object_add(sc, "resumed",
+			    json_object_new_int(x->resumes));
+		if (x->restarted)
+			json_object_object_add(sc, "restarted",
+			    json_object_new_boolean(1));
+		if (x->resumes > 0)
+			xasprintf(&resumed, "; resumed after %d cut%s",
+			    x->resumes, x->resumes == 1 ? "" : "s");
 		xasprintf(&text, "%s %llu bytes %s %s (sha256 %s, checked at "
-		    "both ends)", x->upload ? "uploaded" : "downloaded",
-		    (unsigned long long)x->bytes, x->upload ? "to" : "from", x->where, x->sha256);
+		    "both ends%s%s)", x->upload ? "uploaded" : "downloaded",
+		    (unsigned long long)x->bytes, x->upload ? "to" : "from",
+		    x->where, x->sha256, resumed != NULL ? resumed : "",
+		    x->restarted ? "; begun again from zero after a cut" : "");
+		free(resumed);
 		worker_call_result(x->call, text, sc);
 		free(text);
 	}
@@ -1030,6 +1483,11 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 	domain_free(x->d);
 	free(x->tmp);
 	free(x->next);
+	free(x->cur);
+	free(x->cutwhy);
+	free(x->lastmod);
+	free(x->modified);
+	event_free(x->retry);
 	free(x->buf);
 	crypto_sha256_end(x->hash, NULL);
 	free(x->cmp);

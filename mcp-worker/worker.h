@@ -103,6 +103,15 @@ struct worker_handle;
 #define WORKER_FILES_CHUNK	(4 * 1024 * 1024)
 /* What is written here is read back and compared this much at a time. */
 #define WORKER_FILES_CMP	(256 * 1024)
+/*
+ * A transfer's connection cut is tried again this long after the cut,
+ * FIRST ms later doubling to MAX (a proxy restarts in 0.35 s, a hub in a
+ * few seconds), and goes on at most RESUMES times (decision 092).
+ */
+#define WORKER_FILES_RETRY_MS		15000
+#define WORKER_FILES_RETRY_FIRST_MS	100
+#define WORKER_FILES_RETRY_MAX_MS	2000
+#define WORKER_FILES_RESUMES		16
 #define WORKER_FILES_SCHEMA \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"host_path\":{\"type\":\"string\"}," \
