@@ -93,33 +93,34 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 	static const char *const	 res[] = {
 		"op", "cell_id", "take", NULL
 	};
-	const char			*op, *s;
+	/* The ops edit_cells offers (move_cells, clear_outputs: theirs). */
+	static const char *const *const	 ops[] = {
+		[PROTO_EDIT_INSERT] = ins,
+		[PROTO_EDIT_EDIT] = edit,
+		[PROTO_EDIT_DELETE] = del,
+		[PROTO_EDIT_REPLACE] = rep,
+		[PROTO_EDIT_RESOLVE] = res,
+	};
+	const char			*opname, *s;
 	struct json_object		*v;
 	char				*m = NULL;
-	const char *const		*allowed;
+	enum proto_edit_op		 op;
+	int				 ins_op;
 
 	if (!json_object_is_type(e, json_type_object)) {
 		xasprintf(msg, "edits[%zu] must be an object", i);
 		return (-1);
 	}
-	if (worker_args_string(e, "op", 1, &op, &m) != 0)
+	if (worker_args_string(e, "op", 1, &opname, &m) != 0)
 		goto bad;
-	if (strcmp(op, "insert") == 0)
-		allowed = ins;
-	else if (strcmp(op, "edit") == 0)
-		allowed = edit;
-	else if (strcmp(op, "delete") == 0)
-		allowed = del;
-	else if (strcmp(op, "replace") == 0)
-		allowed = rep;
-	else if (strcmp(op, "resolve") == 0)
-		allowed = res;
-	else {
+	if (proto_edit_op_find(opname, strlen(opname), &op) != 0 ||
+	    (size_t)op >= nitems(ops) || ops[op] == NULL) {
 		xasprintf(msg, "edits[%zu]: op must be insert, edit, delete, "
 		    "replace or resolve", i);
 		return (-1);
 	}
-	if (worker_args_check(e, allowed, &m) != 0)
+	ins_op = op == PROTO_EDIT_INSERT;
+	if (worker_args_check(e, ops[op], &m) != 0)
 		goto bad;
 	if (worker_args_string(e, "expect_version", 0, &s, &m) != 0)
 		goto bad;
@@ -139,23 +140,20 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		xasprintf(msg, "edits[%zu]: metadata must be an object", i);
 		return (-1);
 	}
-	if (worker_args_string(e, "source", strcmp(op, "insert") == 0, &s,
-	    &m) != 0)
+	if (worker_args_string(e, "source", ins_op, &s, &m) != 0)
 		goto bad;
-	v = json_object_object_get(e, strcmp(op, "insert") == 0 ? "after" :
-	    "cell_id");
+	v = json_object_object_get(e, ins_op ? "after" : "cell_id");
 	if (v == NULL || (!json_object_is_type(v, json_type_string) &&
 	    !json_object_is_type(v, json_type_int))) {
 		xasprintf(msg, "edits[%zu]: %s must be a cell_id string or a "
-		    "zero-based index%s", i, strcmp(op, "insert") == 0 ?
-		    "after" : "cell_id", strcmp(op, "insert") == 0 ?
-		    " (or \"TOP\" / \"BOTTOM\")" : "");
+		    "zero-based index%s", i, ins_op ? "after" : "cell_id",
+		    ins_op ? " (or \"TOP\" / \"BOTTOM\")" : "");
 		return (-1);
 	}
 	if (json_object_is_type(v, json_type_string) &&
 	    worker_args_cellref(v, NULL, &s, &m) != 0)
 		goto bad;
-	if (strcmp(op, "edit") == 0 &&
+	if (op == PROTO_EDIT_EDIT &&
 	    json_object_object_get(e, "source") == NULL &&
 	    json_object_object_get(e, "cell_type") == NULL &&
 	    json_object_object_get(e, "metadata") == NULL) {
@@ -163,7 +161,7 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 		    "metadata", i);
 		return (-1);
 	}
-	if (strcmp(op, "resolve") == 0) {
+	if (op == PROTO_EDIT_RESOLVE) {
 		/* A merge conflict (docs/decisions/056): which to keep. */
 		if (worker_args_string(e, "take", 1, &s, &m) != 0)
 			goto bad;
@@ -181,7 +179,7 @@ tool_edit_cells_check_one(struct json_object *e, size_t i, char **msg)
 			return (-1);
 		}
 	}
-	if (strcmp(op, "replace") == 0) {
+	if (op == PROTO_EDIT_REPLACE) {
 		if (worker_args_string(e, "old_text", 1, &s, &m) != 0 ||
 		    worker_args_string(e, "new_text", 1, &s, &m) != 0)
 			goto bad;
@@ -331,6 +329,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	struct proto_exec_run		 rm;
 	struct mpbuf			 b;
 	const char			*op, *id, *ct, *ver;
+	enum proto_edit_op		 o;
 	char				 err[256], *pfx;
 	size_t				 i, n;
 
@@ -370,6 +369,9 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 	for (i = 0; i < n; i++) {
 		e = json_object_array_get_idx(st->edits, i);
 		op = json_object_get_string(json_object_object_get(e, "op"));
+		/* It passed tool_edit_cells_check_one. */
+		if (proto_edit_op_find(op, strlen(op), &o) != 0)
+			fatalx("%s: op %s passed the check", __func__, op);
 		c = cells != NULL && json_object_is_type(cells,
 		    json_type_array) ? json_object_array_get_idx(cells, i) :
 		    NULL;
@@ -385,17 +387,17 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 		json_object_object_add(c, "cell_id",
 		    json_object_new_string(id));
 		json_object_object_add(c, "op", json_object_new_string(op));
-		if (ver != NULL && strcmp(op, "delete") != 0)
+		if (ver != NULL && o != PROTO_EDIT_DELETE)
 			json_object_object_add(c, "version",
 			    json_object_new_string(ver));
 		json_object_array_add(st->done, c);
-		if (ver != NULL && strcmp(op, "delete") != 0)
+		if (ver != NULL && o != PROTO_EDIT_DELETE)
 			evbuffer_add_printf(st->text, "%s %s v%s\n", op, id,
 			    ver);
 		else
 			evbuffer_add_printf(st->text, "%s %s\n", op, id);
-		if (strcmp(op, "insert") == 0 || strcmp(op, "edit") == 0 ||
-		    strcmp(op, "replace") == 0)
+		if (o == PROTO_EDIT_INSERT || o == PROTO_EDIT_EDIT ||
+		    o == PROTO_EDIT_REPLACE)
 			tool_edit_cells_undefined(st, json_object_array_get_idx(
 			    cells, i), c);
 
@@ -404,7 +406,7 @@ tool_edit_cells_edited(void *arg, uint16_t type, const msgpack_object *reply,
 		 * by their type after the batch (none when a later edit of
 		 * the batch deleted them).
 		 */
-		if (strcmp(op, "delete") != 0 && *id != '\0' && ct != NULL &&
+		if (o != PROTO_EDIT_DELETE && *id != '\0' && ct != NULL &&
 		    strcmp(ct, "code") == 0)
 			json_object_array_add(st->run_ids,
 			    json_object_new_string(id));

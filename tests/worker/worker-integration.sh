@@ -139,6 +139,19 @@ rpc "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\
 [ "$(field 'r["result"]["structuredContent"]["total_cells"]')" = 1 ] ||
     fail "inspect total_cells"
 
+# edit_cells' ops are insert, edit, delete, replace and resolve: move and
+# clear_outputs are their own tools'; an edit must change something.
+for op in move explode; do
+	rpc "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":{\"name\":\"edit_cells\",\"arguments\":{\"notebook_handle\":\"$H\",\"edits\":[{\"op\":\"$op\",\"cell_ids\":[0]}]}}}"
+	field 'r["result"]["structuredContent"]["error"]["message"]' | grep -q \
+	    '^edits\[0\]: op must be insert, edit, delete, replace or resolve' ||
+	    fail "edit_cells op $op: $REPLY"
+done
+rpc "{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"tools/call\",\"params\":{\"name\":\"edit_cells\",\"arguments\":{\"notebook_handle\":\"$H\",\"edits\":[{\"op\":\"edit\",\"cell_id\":0}]}}}"
+field 'r["result"]["structuredContent"]["error"]["message"]' | grep -q \
+    '^edits\[0\]: edit needs source, cell_type or metadata' ||
+    fail "edit_cells edit of nothing: $REPLY"
+
 # replace: exactly one match, else no_match / ambiguous_match; index refs.
 rpc "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\",\"params\":{\"name\":\"edit_cells\",\"arguments\":{\"notebook_handle\":\"$H\",\"edits\":[{\"op\":\"replace\",\"cell_id\":0,\"old_text\":\"nothere\",\"new_text\":\"y\"}]}}}"
 [ "$(field 'r["result"]["structuredContent"]["error"]["code"]')" = no_match ] ||
