@@ -13,7 +13,8 @@ the real worker through domains at /user/NAME/:
   send_input, upload and download, interrupt, restart;
 - A's token at B's server is refused (403), B's notebooks unreachable;
 - the proxy killed mid-run (the hub restarts it): the run completes, the
-  kernel keeps its variables;
+  kernel keeps its variables; killed mid-download: the download goes on
+  where it was;
 - the hub restarted mid-run: the same;
 - token rotation: a new token for the same user, the old one revoked: the
   same notebook, its unsaved edits, saved with the new token;
@@ -23,6 +24,7 @@ the real worker through domains at /user/NAME/:
 
 usage: hub.py BUILDDIR STATEDIR RUNTIMECTL
 """
+import hashlib
 import json
 import os
 import signal
@@ -343,6 +345,62 @@ try:
     dt = run_through("a proxy restart", kill_proxy)
     ok("configurable-http-proxy killed mid-run, restarted by the hub: the "
        "run completed (%.1f s), x kept" % dt)
+
+    # The proxy killed mid-download: once the hub has it back, the
+    # download goes on where it was (decision 092), not from zero.
+    big = os.path.join(homes, UA, "big.bin")
+    data = os.urandom(256 << 20)
+    with open(big, "wb") as f:
+        f.write(data)
+    os.chmod(big, 0o644)
+    bwant = hashlib.sha256(data).hexdigest()
+    del data
+    dl = os.path.join(tmp, "dl")
+    os.mkdir(dl)
+    back = os.path.join(dl, "big.bin")
+    rid = w.next_id
+    w.next_id += 1
+    w.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+        "name": "download_file", "arguments": {
+            "notebook_handle": h, "kernel_path": "big.bin",
+            "host_path": back}}})
+    t0 = time.time()
+    killed = None
+    while killed is None:
+        # Its temporary, the only other file there.
+        part = [n for n in os.listdir(dl) if n != "big.bin"]
+        try:
+            size = os.path.getsize(os.path.join(dl, part[0])) if part else 0
+        except OSError:
+            size = 0
+        if size >= 16 << 20:
+            at = size
+            kill_proxy()
+            killed = time.time() - t0
+        expect(not os.path.exists(back),
+               "the download ended before the proxy was killed", None)
+        expect(time.time() - t0 < 60, "the download started", None)
+        time.sleep(0.002)
+    while True:
+        msg = w.line(60)
+        if msg.get("id") == rid:
+            break
+    sc = msg["result"].get("structuredContent", {})
+    expect(not msg["result"].get("isError") and sc.get("sha256") == bwant and
+           sc.get("resumed", 0) >= 1 and not sc.get("restarted"),
+           "the download across a proxy restart", sc)
+    expect(os.listdir(dl) == ["big.bin"], "no temporary left", os.listdir(dl))
+    with open(back, "rb") as f:
+        got = hashlib.sha256()
+        for b in iter(lambda: f.read(1 << 20), b""):
+            got.update(b)
+    expect(got.hexdigest() == bwant, "the file downloaded", None)
+    os.unlink(big)
+    os.unlink(back)
+    ok("configurable-http-proxy killed %.1f s into a 256 MiB download "
+       "(%d bytes here), restarted by the hub: resumed %d time(s), the "
+       "whole in %.1f s, sha256 both ends" % (
+           killed, at, sc["resumed"], time.time() - t0))
 
     def restart_hub():
         stop_hub()

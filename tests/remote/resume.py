@@ -217,7 +217,9 @@ def make(name, size):
 
 
 def download(name, want, size, what, **extra):
-    dst = os.path.join(tmp, "got-" + name)
+    d = os.path.join(tmp, "got-" + name)
+    os.mkdir(d)
+    dst = os.path.join(d, name)
     t0 = time.time()
     sc, text, err = w.call("download_file", notebook_handle=h,
                            kernel_path=name, host_path=dst, timeout=120)
@@ -229,8 +231,8 @@ def download(name, want, size, what, **extra):
     for k, v in extra.items():
         expect(sc.get(k) == v, "%s: %s" % (what, k), sc)
     expect("resumed" in text, what + ": the text says resumed", text)
-    expect(not [n for n in os.listdir(tmp) if n.startswith(".got-")],
-           what + ": no temporary left here", os.listdir(tmp))
+    expect(os.listdir(d) == [name], what + ": no temporary left here",
+           os.listdir(d))
     return sc, dt
 
 
@@ -365,18 +367,19 @@ ok("upload whose temporary changed during a cut: refused (%s), its "
 # saying so, nothing left here (the window is 15 s).
 log.clear()
 rules.append([files_get("dl.bin"), "down", 8 * MiB, None, 30])
+never = os.path.join(tmp, "never")
+os.mkdir(never)
 t0 = time.time()
 sc, text, err = w.call("download_file", notebook_handle=h,
                        kernel_path="dl.bin",
-                       host_path=os.path.join(tmp, "never.bin"), timeout=60)
+                       host_path=os.path.join(never, "never.bin"), timeout=60)
 dt = time.time() - t0
 down_until[0] = 0
 expect(err and sc["error"]["code"] == "notebook_unavailable" and
        "within 15 s" in sc["error"]["message"] and
        "try again" in sc["error"]["message"], "not back: refused", sc)
-expect(not [n for n in os.listdir(tmp) if n.startswith(".never")] and
-       not os.path.exists(os.path.join(tmp, "never.bin")),
-       "not back: nothing left here", os.listdir(tmp))
+expect(os.listdir(never) == [], "not back: nothing left here",
+       os.listdir(never))
 expect(10 < dt < 25, "not back: within the window", dt)
 ok("a server not back within the window: %s (%.1f s)" %
    (sc["error"]["message"], dt))
