@@ -102,6 +102,132 @@ struct proto_str proto_str_make(const char *);
 char	*proto_str_dup(const struct proto_str *);
 int	 proto_str_eq(const struct proto_str *, const char *);
 
+/*
+ * Bodies declared by their fields (docs/decisions/096).  For a body X,
+ * PROTO_FIELDS_X(F) lists F(kind, key, flags) in wire order, and
+ * PROTO_BODY(X, "MSG") declares struct proto_X, proto_X_pack and
+ * proto_X_unpack (PROTO_BODY_NAMED(X): an unpack told the message's
+ * name, for a body two messages share).  proto-body.c defines them: one
+ * table of fields per body, walked by proto_field_pack and
+ * proto_field_unpack with the refusals of the proto_field_* above.
+ * flags are PROTO_REQ, PROTO_NONUL, PROTO_UNSIGNED, PROTO_MAP and
+ * PROTO_ARRAY as for those.  The kinds, the member(s) each gives and how
+ * it is packed:
+ *
+ *	STR	struct proto_str key	nil when absent
+ *	INT	int64_t key
+ *	UINT	uint64_t key		an integer >= 0
+ *	OPT_INT	int has_key, int64_t key	left out unless has_key
+ *	BOOL	int key
+ *	DOC	struct proto_doc key	its object or callback, else nil
+ *
+ * A body with more than these (a range, an enum, a list of structs, a
+ * field left out when empty) keeps a hand-written codec.
+ */
+enum proto_field_kind {
+	PROTO_FIELD_STR,
+	PROTO_FIELD_INT,
+	PROTO_FIELD_UINT,
+	PROTO_FIELD_OPT_INT,
+	PROTO_FIELD_BOOL,
+	PROTO_FIELD_DOC,
+};
+struct proto_field {
+	const char		*key;
+	enum proto_field_kind	 kind;
+	int			 flags;
+	size_t			 off;	/* of the member in the struct */
+	size_t			 has;	/* OPT_INT: of has_key */
+};
+void	proto_field_pack(msgpack_packer *, const struct proto_field *,
+	    size_t, const void *);
+int	proto_field_unpack(const msgpack_object *, const char *,
+	    const struct proto_field *, size_t, void *, char *, size_t);
+
+#define PROTO_FIELD_MEMBER_STR(k)	struct proto_str k;
+#define PROTO_FIELD_MEMBER_INT(k)	int64_t k;
+#define PROTO_FIELD_MEMBER_UINT(k)	uint64_t k;
+#define PROTO_FIELD_MEMBER_OPT_INT(k)	int has_##k; int64_t k;
+#define PROTO_FIELD_MEMBER_BOOL(k)	int k;
+#define PROTO_FIELD_MEMBER_DOC(k)	struct proto_doc k;
+#define PROTO_FIELD_MEMBER(kind, k, flags) PROTO_FIELD_MEMBER_##kind(k)
+
+#define PROTO_BODY_STRUCT(n)						\
+struct proto_##n {							\
+	PROTO_FIELDS_##n(PROTO_FIELD_MEMBER)				\
+};									\
+void	proto_##n##_pack(msgpack_packer *, const struct proto_##n *);
+
+#ifdef PROTO_BODY_DEFINE
+/* proto-body.c: each body's table of fields and its two functions. */
+#define PROTO_FIELD_HAS_STR(k)		0
+#define PROTO_FIELD_HAS_INT(k)		0
+#define PROTO_FIELD_HAS_UINT(k)		0
+#define PROTO_FIELD_HAS_OPT_INT(k)	offsetof(proto_body_self, has_##k)
+#define PROTO_FIELD_HAS_BOOL(k)		0
+#define PROTO_FIELD_HAS_DOC(k)		0
+#define PROTO_FIELD_ROW(kind, k, flags)					\
+	{ #k, PROTO_FIELD_##kind, flags, offsetof(proto_body_self, k),	\
+	    PROTO_FIELD_HAS_##kind(k) },
+#define PROTO_BODY_FIELDS(n)						\
+static const struct proto_field *					\
+proto_##n##_fields(size_t *count)					\
+{									\
+	typedef struct proto_##n proto_body_self;			\
+	static const struct proto_field f[] = {				\
+		PROTO_FIELDS_##n(PROTO_FIELD_ROW)			\
+	};								\
+									\
+	*count = sizeof f / sizeof f[0];				\
+	return (f);							\
+}									\
+void									\
+proto_##n##_pack(msgpack_packer *pk, const struct proto_##n *m)	\
+{									\
+	const struct proto_field	*f;				\
+	size_t				 count;				\
+									\
+	f = proto_##n##_fields(&count);					\
+	proto_field_pack(pk, f, count, m);				\
+}
+#define PROTO_BODY_UNPACK(n, msg)					\
+{									\
+	const struct proto_field	*f;				\
+	size_t				 count;				\
+									\
+	memset(m, 0, sizeof *m);					\
+	f = proto_##n##_fields(&count);					\
+	return (proto_field_unpack(body, msg, f, count, m, err, errlen)); \
+}
+#define PROTO_BODY(n, msg)						\
+PROTO_BODY_STRUCT(n)							\
+int	proto_##n##_unpack(const msgpack_object *, struct proto_##n *,	\
+	    char *, size_t);						\
+PROTO_BODY_FIELDS(n)							\
+int									\
+proto_##n##_unpack(const msgpack_object *body, struct proto_##n *m,	\
+    char *err, size_t errlen)						\
+PROTO_BODY_UNPACK(n, msg)
+#define PROTO_BODY_NAMED(n)						\
+PROTO_BODY_STRUCT(n)							\
+int	proto_##n##_unpack(const msgpack_object *, const char *,	\
+	    struct proto_##n *, char *, size_t);			\
+PROTO_BODY_FIELDS(n)							\
+int									\
+proto_##n##_unpack(const msgpack_object *body, const char *msg,	\
+    struct proto_##n *m, char *err, size_t errlen)			\
+PROTO_BODY_UNPACK(n, msg)
+#else
+#define PROTO_BODY(n, msg)						\
+PROTO_BODY_STRUCT(n)							\
+int	proto_##n##_unpack(const msgpack_object *, struct proto_##n *,	\
+	    char *, size_t);
+#define PROTO_BODY_NAMED(n)						\
+PROTO_BODY_STRUCT(n)							\
+int	proto_##n##_unpack(const msgpack_object *, const char *,	\
+	    struct proto_##n *, char *, size_t);
+#endif
+
 /* proto-daemon.c: OK, ERROR, PING, PONG, DAEMON_*. */
 struct proto_error {
 	struct proto_str	 code;
@@ -338,13 +464,13 @@ struct proto_room_changed_content {
 	int			 has_base;	/* cells by reference to: */
 	uint64_t		 base;		/* the content at this seq */
 };
-struct proto_blob_get {
-	struct proto_str	 sha256;
-};
-struct proto_blob_reply {
-	struct proto_str	 sha256;
-	struct proto_str	 data;
-};
+#define PROTO_FIELDS_blob_get(F)					\
+	F(STR, sha256, PROTO_REQ)
+PROTO_BODY(blob_get, "BLOB_GET")
+#define PROTO_FIELDS_blob_reply(F)					\
+	F(STR, sha256, PROTO_REQ)					\
+	F(STR, data, PROTO_REQ)
+PROTO_BODY(blob_reply, "BLOB_REPLY")
 void	proto_room_create_pack(msgpack_packer *,
 	    const struct proto_room_create *);
 int	proto_room_create_unpack(const msgpack_object *,
@@ -417,13 +543,6 @@ uint64_t proto_fnv64(uint64_t, const void *, size_t);
 uint64_t proto_run_fold(uint64_t, uint64_t);
 int	proto_room_changed_content_unpack(const msgpack_object *,
 	    struct proto_room_changed_content *, char *, size_t);
-void	proto_blob_get_pack(msgpack_packer *, const struct proto_blob_get *);
-int	proto_blob_get_unpack(const msgpack_object *, struct proto_blob_get *,
-	    char *, size_t);
-void	proto_blob_reply_pack(msgpack_packer *,
-	    const struct proto_blob_reply *);
-int	proto_blob_reply_unpack(const msgpack_object *,
-	    struct proto_blob_reply *, char *, size_t);
 
 /* proto-exec.c: EXEC_*, KERNEL_*. */
 /* EXEC_STATE's status of a run and of each of its cells (proto-status.c). */
@@ -476,11 +595,10 @@ struct proto_exec_run {
 	struct proto_exec_who	 who;
 };
 /* EXEC_GET and EXEC_CANCEL: a run, and how long to wait for it. */
-struct proto_exec_id {
-	struct proto_str	 execution_id;
-	int			 has_timeout_ms;
-	int64_t			 timeout_ms;
-};
+#define PROTO_FIELDS_exec_id(F)						\
+	F(STR, execution_id, PROTO_REQ)					\
+	F(OPT_INT, timeout_ms, 0)
+PROTO_BODY_NAMED(exec_id)
 struct proto_exec_state {
 	struct proto_str	 execution_id;
 	int64_t			 daemon_started_at;
@@ -500,22 +618,21 @@ struct proto_exec_state {
 	int64_t			 submitted_at;	/* microseconds, epoch */
 	struct proto_str	 kernel_session; /* the kernel it ran in */
 };
-struct proto_exec_tasks {
-	struct proto_str	 task_owner;
-};
+#define PROTO_FIELDS_exec_tasks(F)					\
+	F(STR, task_owner, PROTO_REQ)
+PROTO_BODY(exec_tasks, "EXEC_TASKS")
 /*
  * EXEC_TASKS_REPLY: [{execution_id, notebook_id, status, message,
  * created_at, updated_at}]; EXEC_LIST_REPLY: [{execution_id, status, ...}];
  * both newest first.
  */
-struct proto_exec_runs {
-	struct proto_doc	 runs;
-};
+#define PROTO_FIELDS_exec_runs(F)					\
+	F(DOC, runs, PROTO_REQ | PROTO_ARRAY)
+PROTO_BODY_NAMED(exec_runs)
 /* EXEC_LIST: the notebook's kept runs, newest first, at most limit. */
-struct proto_exec_list {
-	int			 has_limit;
-	int64_t			 limit;
-};
+#define PROTO_FIELDS_exec_list(F)					\
+	F(OPT_INT, limit, PROTO_UNSIGNED)
+PROTO_BODY(exec_list, "EXEC_LIST")
 struct proto_kernel_info_reply {
 	struct proto_str	 name;
 	struct proto_str	 state;
@@ -534,29 +651,16 @@ struct proto_kernel_list_reply {
 	struct proto_str	 default_name;	/* "default" */
 	struct proto_doc	 kernels;	/* [{name, ...}] */
 };
-struct proto_kernel_select {
-	struct proto_str	 kernel;
-};
+#define PROTO_FIELDS_kernel_select(F)					\
+	F(STR, kernel, PROTO_REQ | PROTO_NONUL)
+PROTO_BODY(kernel_select, "KERNEL_SELECT")
 void	proto_exec_run_pack(msgpack_packer *, const struct proto_exec_run *);
 int	proto_exec_run_unpack(const msgpack_object *, struct proto_exec_run *,
 	    char *, size_t);
-void	proto_exec_id_pack(msgpack_packer *, const struct proto_exec_id *);
-int	proto_exec_id_unpack(const msgpack_object *, const char *,
-	    struct proto_exec_id *, char *, size_t);
 void	proto_exec_state_pack(msgpack_packer *,
 	    const struct proto_exec_state *);
 int	proto_exec_state_unpack(const msgpack_object *,
 	    struct proto_exec_state *, char *, size_t);
-void	proto_exec_tasks_pack(msgpack_packer *,
-	    const struct proto_exec_tasks *);
-int	proto_exec_tasks_unpack(const msgpack_object *,
-	    struct proto_exec_tasks *, char *, size_t);
-void	proto_exec_runs_pack(msgpack_packer *, const struct proto_exec_runs *);
-int	proto_exec_runs_unpack(const msgpack_object *, const char *,
-	    struct proto_exec_runs *, char *, size_t);
-void	proto_exec_list_pack(msgpack_packer *, const struct proto_exec_list *);
-int	proto_exec_list_unpack(const msgpack_object *,
-	    struct proto_exec_list *, char *, size_t);
 
 /* proto-status.c */
 const char *proto_run_status_name(enum proto_run_status);
@@ -573,44 +677,30 @@ void	proto_kernel_list_reply_pack(msgpack_packer *,
 	    const struct proto_kernel_list_reply *);
 int	proto_kernel_list_reply_unpack(const msgpack_object *,
 	    struct proto_kernel_list_reply *, char *, size_t);
-void	proto_kernel_select_pack(msgpack_packer *,
-	    const struct proto_kernel_select *);
-int	proto_kernel_select_unpack(const msgpack_object *,
-	    struct proto_kernel_select *, char *, size_t);
 
 /* proto-view.c: the live view (docs/decisions/025). */
-struct proto_view_open {
-	struct proto_str	 notebook_id;	/* optional: the page to open */
-};
-struct proto_view_url {
-	struct proto_str	 url;		/* with the secret */
-	struct proto_str	 address;	/* http://127.0.0.1:PORT/ */
-	int64_t			 port;
-};
+#define PROTO_FIELDS_view_open(F)					\
+	F(STR, notebook_id, PROTO_NONUL)	/* the page to open */
+PROTO_BODY(view_open, "VIEW_OPEN")
+#define PROTO_FIELDS_view_url(F)					\
+	F(STR, url, PROTO_REQ | PROTO_NONUL)	/* with the secret */	\
+	F(STR, address, PROTO_REQ | PROTO_NONUL) /* http://127.0.0.1:PORT/ */ \
+	F(INT, port, PROTO_REQ | PROTO_UNSIGNED)
+PROTO_BODY(view_url, "VIEW_URL")
 struct proto_view_ready {
 	int64_t			 port;
 };
-struct proto_view_state_reply {
-	uint64_t		 seq;
-	struct proto_str	 kernel_state;
-	struct proto_doc	 cells;	/* [{cell_id, status}] queued, running */
-	struct proto_doc	 peers;	/* [{kind, label, client}] */
-	struct proto_str	 last_client;	/* nil: none known */
-};
-void	proto_view_open_pack(msgpack_packer *, const struct proto_view_open *);
-int	proto_view_open_unpack(const msgpack_object *,
-	    struct proto_view_open *, char *, size_t);
-void	proto_view_url_pack(msgpack_packer *, const struct proto_view_url *);
-int	proto_view_url_unpack(const msgpack_object *, struct proto_view_url *,
-	    char *, size_t);
 void	proto_view_ready_pack(msgpack_packer *,
 	    const struct proto_view_ready *);
 int	proto_view_ready_unpack(const msgpack_object *,
 	    struct proto_view_ready *, char *, size_t);
-void	proto_view_state_reply_pack(msgpack_packer *,
-	    const struct proto_view_state_reply *);
-int	proto_view_state_reply_unpack(const msgpack_object *,
-	    struct proto_view_state_reply *, char *, size_t);
+#define PROTO_FIELDS_view_state_reply(F)				\
+	F(UINT, seq, PROTO_REQ)						\
+	F(STR, kernel_state, PROTO_REQ)					\
+	F(DOC, cells, PROTO_REQ | PROTO_ARRAY) /* [{cell_id, status}] */ \
+	F(DOC, peers, PROTO_REQ | PROTO_ARRAY) /* [{kind, label, client}] */ \
+	F(STR, last_client, 0)			/* nil: none known */
+PROTO_BODY(view_state_reply, "VIEW_STATE_REPLY")
 
 /* proto-hello.c: the handshake every connection opens with. */
 struct proto_hello {

@@ -104,28 +104,6 @@ proto_exec_run_unpack(const msgpack_object *body, struct proto_exec_run *m,
 	return (proto_exec_who_unpack(body, n, &m->who, err, errlen));
 }
 
-/* EXEC_GET and EXEC_CANCEL have one body; n names the message. */
-void
-proto_exec_id_pack(msgpack_packer *pk, const struct proto_exec_id *m)
-{
-	msgpack_pack_map(pk, 1 + m->has_timeout_ms);
-	proto_pack_pstr(pk, "execution_id", &m->execution_id);
-	if (m->has_timeout_ms)
-		proto_pack_int(pk, "timeout_ms", m->timeout_ms);
-}
-
-int
-proto_exec_id_unpack(const msgpack_object *body, const char *n,
-    struct proto_exec_id *m, char *err, size_t errlen)
-{
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "execution_id", PROTO_REQ,
-	    &m->execution_id, err, errlen));
-	return (proto_field_int(body, n, "timeout_ms", 0, &m->timeout_ms,
-	    &m->has_timeout_ms, err, errlen));
-}
-
 void
 proto_exec_state_pack(msgpack_packer *pk, const struct proto_exec_state *m)
 {
@@ -200,63 +178,6 @@ proto_exec_state_unpack(const msgpack_object *body,
 }
 
 void
-proto_exec_tasks_pack(msgpack_packer *pk, const struct proto_exec_tasks *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_pstr(pk, "task_owner", &m->task_owner);
-}
-
-int
-proto_exec_tasks_unpack(const msgpack_object *body,
-    struct proto_exec_tasks *m, char *err, size_t errlen)
-{
-	const char	*n = "EXEC_TASKS";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	return (proto_field_str(body, n, "task_owner", PROTO_REQ,
-	    &m->task_owner, err, errlen));
-}
-
-/* EXEC_TASKS_REPLY and EXEC_LIST_REPLY: both a list of runs; n names it. */
-void
-proto_exec_runs_pack(msgpack_packer *pk, const struct proto_exec_runs *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_doc(pk, "runs", &m->runs);
-}
-
-int
-proto_exec_runs_unpack(const msgpack_object *body, const char *n,
-    struct proto_exec_runs *m, char *err, size_t errlen)
-{
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	return (proto_field_doc(body, n, "runs", PROTO_REQ | PROTO_ARRAY,
-	    &m->runs, err, errlen));
-}
-
-void
-proto_exec_list_pack(msgpack_packer *pk, const struct proto_exec_list *m)
-{
-	msgpack_pack_map(pk, m->has_limit);
-	if (m->has_limit)
-		proto_pack_int(pk, "limit", m->limit);
-}
-
-int
-proto_exec_list_unpack(const msgpack_object *body, struct proto_exec_list *m,
-    char *err, size_t errlen)
-{
-	const char	*n = "EXEC_LIST";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	return (proto_field_int(body, n, "limit", PROTO_UNSIGNED, &m->limit,
-	    &m->has_limit, err, errlen));
-}
-
-void
 proto_kernel_info_reply_pack(msgpack_packer *pk,
     const struct proto_kernel_info_reply *m)
 {
@@ -325,24 +246,4 @@ proto_kernel_list_reply_unpack(const msgpack_object *body,
 	    &m->default_name, err, errlen));
 	return (proto_field_doc(body, n, "kernels", PROTO_REQ | PROTO_ARRAY,
 	    &m->kernels, err, errlen));
-}
-
-void
-proto_kernel_select_pack(msgpack_packer *pk,
-    const struct proto_kernel_select *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_pstr(pk, "kernel", &m->kernel);
-}
-
-int
-proto_kernel_select_unpack(const msgpack_object *body,
-    struct proto_kernel_select *m, char *err, size_t errlen)
-{
-	const char	*n = "KERNEL_SELECT";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	return (proto_field_str(body, n, "kernel", PROTO_REQ | PROTO_NONUL,
-	    &m->kernel, err, errlen));
 }

@@ -315,3 +315,95 @@ proto_str_eq(const struct proto_str *s, const char *cs)
 	return (s->ptr != NULL && s->len == len &&
 	    memcmp(s->ptr, cs, len) == 0);
 }
+
+/*
+ * A body declared by its fields (proto-body.h, docs/decisions/096):
+ * each field read in order with the refusal its kind has above, into
+ * the member at its offset.  m is zeroed by the caller.
+ */
+int
+proto_field_unpack(const msgpack_object *body, const char *msg,
+    const struct proto_field *f, size_t n, void *m, char *err,
+    size_t errlen)
+{
+	char	*b = m;
+	size_t	 i;
+
+	PROTO_TRY(proto_field_body(body, msg, err, errlen));
+	for (i = 0; i < n; i++, f++) {
+		switch (f->kind) {
+		case PROTO_FIELD_STR:
+			PROTO_TRY(proto_field_str(body, msg, f->key, f->flags,
+			    (struct proto_str *)(b + f->off), err, errlen));
+			break;
+		case PROTO_FIELD_INT:
+			PROTO_TRY(proto_field_int(body, msg, f->key, f->flags,
+			    (int64_t *)(b + f->off), NULL, err, errlen));
+			break;
+		case PROTO_FIELD_UINT:
+			PROTO_TRY(proto_field_uint(body, msg, f->key, f->flags,
+			    (uint64_t *)(b + f->off), NULL, err, errlen));
+			break;
+		case PROTO_FIELD_OPT_INT:
+			PROTO_TRY(proto_field_int(body, msg, f->key, f->flags,
+			    (int64_t *)(b + f->off), (int *)(b + f->has), err,
+			    errlen));
+			break;
+		case PROTO_FIELD_BOOL:
+			PROTO_TRY(proto_field_bool(body, msg, f->key, f->flags,
+			    (int *)(b + f->off), NULL, err, errlen));
+			break;
+		case PROTO_FIELD_DOC:
+			PROTO_TRY(proto_field_doc(body, msg, f->key, f->flags,
+			    (struct proto_doc *)(b + f->off), err, errlen));
+			break;
+		}
+	}
+	return (0);
+}
+
+/* Is a field of a declared body on the wire?  An OPT_INT only when set. */
+static int
+proto_field_packed(const struct proto_field *f, const char *b)
+{
+	return (f->kind != PROTO_FIELD_OPT_INT || *(const int *)(b + f->has));
+}
+
+/* Pack a body declared by its fields, in their order. */
+void
+proto_field_pack(msgpack_packer *pk, const struct proto_field *f, size_t n,
+    const void *m)
+{
+	const char	*b = m;
+	size_t		 i, count = 0;
+
+	for (i = 0; i < n; i++)
+		count += proto_field_packed(&f[i], b);
+	msgpack_pack_map(pk, count);
+	for (i = 0; i < n; i++, f++) {
+		if (!proto_field_packed(f, b))
+			continue;
+		switch (f->kind) {
+		case PROTO_FIELD_STR:
+			proto_pack_pstr(pk, f->key,
+			    (const struct proto_str *)(b + f->off));
+			break;
+		case PROTO_FIELD_INT:
+		case PROTO_FIELD_OPT_INT:
+			proto_pack_int(pk, f->key,
+			    *(const int64_t *)(b + f->off));
+			break;
+		case PROTO_FIELD_UINT:
+			proto_pack_uint(pk, f->key,
+			    *(const uint64_t *)(b + f->off));
+			break;
+		case PROTO_FIELD_BOOL:
+			proto_pack_bool(pk, f->key, *(const int *)(b + f->off));
+			break;
+		case PROTO_FIELD_DOC:
+			proto_pack_doc(pk, f->key,
+			    (const struct proto_doc *)(b + f->off));
+			break;
+		}
+	}
+}

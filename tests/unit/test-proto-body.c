@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * test-proto-body.c: the bodies proto-body.h declares by their fields
+ * (docs/decisions/096) pack to the bytes their hand-written codecs
+ * packed (taken from those codecs before they were deleted), and refuse
+ * as the field readers do.
+ */
+
+#include "proto-test.h"
+
+#define pt_bytes(pack, m, want) do {					\
+	struct pt_buf	b_;						\
+									\
+	pt_init(&b_);							\
+	pack(&b_.pk, (m));						\
+	cr_assert_eq(b_.sb.size, sizeof (want) - 1, "%zu bytes",	\
+	    b_.sb.size);						\
+	cr_assert(memcmp(b_.sb.data, (want), b_.sb.size) == 0);		\
+	pt_free(&b_);							\
+} while (0)
+
+static msgpack_object	pt_seven = { .type = MSGPACK_OBJECT_POSITIVE_INTEGER,
+			    .via.u64 = 7 };
+static msgpack_object	pt_list = { .type = MSGPACK_OBJECT_ARRAY,
+			    .via.array = { 1, &pt_seven } };
+
+Test(proto_body, exec_bytes)
+{
+	struct proto_exec_list	l;
+	struct proto_exec_runs	r;
+	struct proto_exec_id	e;
+
+	memset(&l, 0, sizeof l);
+	pt_bytes(proto_exec_list_pack, &l, "\x80");
+	l.has_limit = 1;
+	l.limit = 5;
+	pt_bytes(proto_exec_list_pack, &l, "\x81\xa5" "limit" "\x05");
+
+	memset(&r, 0, sizeof r);
+	r.runs.obj = &pt_list;
+	pt_bytes(proto_exec_runs_pack, &r, "\x81\xa4" "runs" "\x91\x07");
+
+	memset(&e, 0, sizeof e);
+	e.execution_id = proto_str_make("r1");
+	pt_bytes(proto_exec_id_pack, &e,
+	    "\x81\xac" "execution_id" "\xa2" "r1");
+	e.has_timeout_ms = 1;
+	e.timeout_ms = 300;
+	pt_bytes(proto_exec_id_pack, &e,
+	    "\x82\xac" "execution_id" "\xa2" "r1"
+	    "\xaa" "timeout_ms" "\xcd\x01\x2c");
+}
+
+Test(proto_body, view_and_blob_bytes)
+{
+	struct proto_view_open		o;
+	struct proto_view_url		u;
+	struct proto_view_state_reply	s;
+	struct proto_blob_reply		br;
+
+	memset(&o, 0, sizeof o);
+	pt_bytes(proto_view_open_pack, &o, "\x81\xab" "notebook_id" "\xc0");
+
+	memset(&u, 0, sizeof u);
+	u.url = proto_str_make("u");
+	u.address = proto_str_make("a");
+	u.port = 8080;
+	pt_bytes(proto_view_url_pack, &u,
+	    "\x83\xa3" "url" "\xa1" "u" "\xa7" "address" "\xa1" "a"
+	    "\xa4" "port" "\xcd\x1f\x90");
+
+	memset(&s, 0, sizeof s);
+	s.seq = 1ULL << 40;
+	s.kernel_state = proto_str_make("idle");
+	s.cells.obj = &pt_list;
+	pt_bytes(proto_view_state_reply_pack, &s,
+	    "\x85\xa3" "seq" "\xcf\x00\x00\x01\x00\x00\x00\x00\x00"
+	    "\xac" "kernel_state" "\xa4" "idle" "\xa5" "cells" "\x91\x07"
+	    "\xa5" "peers" "\xc0" "\xab" "last_client" "\xc0");
+
+	memset(&br, 0, sizeof br);
+	br.sha256 = proto_str_make("ab");
+	br.data = proto_str_make("xyz");
+	pt_bytes(proto_blob_reply_pack, &br,
+	    "\x82\xa6" "sha256" "\xa2" "ab" "\xa4" "data" "\xa3" "xyz");
+}
+
+/* Each kind refuses as its field reader does, naming message and key. */
+Test(proto_body, refusals)
+{
+	struct proto_exec_list		l;
+	struct proto_exec_id		e;
+	struct proto_view_state_reply	s;
+	struct pt_buf			b;
+	char				err[256];
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_int(&b.pk, "limit", -1);
+	cr_assert_eq(proto_exec_list_unpack(pt_body(&b), &l, err, sizeof err),
+	    -1);
+	cr_assert_str_eq(err, "EXEC_LIST: limit is not a non-negative integer");
+	cr_assert_eq(l.has_limit, 0);
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_int(&b.pk, "timeout_ms", 5);
+	cr_assert_eq(proto_exec_id_unpack(pt_body(&b), "EXEC_CANCEL", &e, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "EXEC_CANCEL: execution_id is missing");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 3);
+	proto_pack_uint(&b.pk, "seq", 1);
+	proto_pack_str(&b.pk, "kernel_state", "idle");
+	proto_pack_str(&b.pk, "cells", "no");
+	cr_assert_eq(proto_view_state_reply_unpack(pt_body(&b), &s, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "VIEW_STATE_REPLY: cells is not an array");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "limit", "5");
+	cr_assert_eq(proto_exec_list_unpack(pt_body(&b), &l, err, sizeof err),
+	    -1);
+	cr_assert_str_eq(err, "EXEC_LIST: limit is not an integer");
+	pt_free(&b);
+}
