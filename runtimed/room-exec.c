@@ -136,6 +136,23 @@ static int	room_exec_update_outputs(struct json_object *, const char *,
 		    struct json_object *);
 static void	room_exec_update_display(struct room *, const char *,
 		    struct json_object *);
+static void	room_exec_run(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_exec_get(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	room_exec_cancel(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/*
+ * The requests this file answers on a joined room: server-client.c
+ * tries this table, its handlers given the room (docs/decisions/096).
+ */
+const struct peer_dispatch room_exec_table[] = {
+	{ PROTO_MSG_EXEC_RUN, PEER_DISPATCH_UNPACK, room_exec_run },
+	{ PROTO_MSG_EXEC_GET, PEER_DISPATCH_UNPACK, room_exec_get },
+	{ PROTO_MSG_EXEC_CANCEL, PEER_DISPATCH_UNPACK, room_exec_cancel },
+	{ 0, 0, NULL }
+};
 
 void
 room_exec_create(struct room *r)
@@ -741,33 +758,29 @@ room_exec_select(struct room *r, struct peer *p, uint32_t id,
  * EXEC_RUN {cell_ids | select, stop_on_error?, timeout_ms?, ...}: the
  * cells' sources as they are now, queued on the room's kernel.
  */
-void
-room_exec_run(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+static void
+room_exec_run(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_run	 m;
-	struct room_exec	*e;
-	struct room_cell	*cell, **cells;
-	const char		*why;
-	size_t			 i, n;
-	int64_t			 timeout;
-	int			 stop = 1;
-	char			 err[256];
-
-	if (proto_exec_run_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
-		return;
-	}
+	const struct proto_exec_run	*m = mv;
+	struct room			*r = arg;
+	struct room_exec		*e;
+	struct room_cell		*cell, **cells;
+	const char			*why;
+	uint32_t			 id = hdr->id;
+	size_t				 i, n;
+	int64_t				 timeout;
+	int				 stop = 1;
 	/* With timeout_ms the reply waits like EXEC_GET: one round trip. */
-	if ((timeout = room_exec_timeout(p, id, m.has_timeout_ms,
-	    m.timeout_ms)) < 0)
+	if ((timeout = room_exec_timeout(p, id, m->has_timeout_ms,
+	    m->timeout_ms)) < 0)
 		return;
-	if (m.has_stop_on_error)
-		stop = m.stop_on_error;
-	if (m.select == PROTO_RUN_SELECT_IDS)
-		cells = room_exec_resolve(r, p, id, m.cell_ids.obj, &n);
+	if (m->has_stop_on_error)
+		stop = m->stop_on_error;
+	if (m->select == PROTO_RUN_SELECT_IDS)
+		cells = room_exec_resolve(r, p, id, m->cell_ids.obj, &n);
 	else
-		cells = room_exec_select(r, p, id, m.select, &n);
+		cells = room_exec_select(r, p, id, m->select, &n);
 	if (cells == NULL)
 		return;
 	if (r->kernel != NULL && room_kernel_dead(r, &why)) {
@@ -784,10 +797,10 @@ room_exec_run(struct room *r, struct peer *p, uint32_t id,
 	e->room = r;
 	e->stop_on_error = stop;
 	e->status = PROTO_RUN_QUEUED;
-	e->task_owner = proto_str_dup(&m.task_owner);
-	e->client_name = room_exec_who(&m.who.client_name);
-	e->client_version = room_exec_who(&m.who.client_version);
-	e->session = room_exec_who(&m.who.session);
+	e->task_owner = proto_str_dup(&m->task_owner);
+	e->client_name = room_exec_who(&m->who.client_name);
+	e->client_version = room_exec_who(&m->who.client_version);
+	e->session = room_exec_who(&m->who.session);
 	e->submitted_at = util_now_us();
 	e->updated_at = e->submitted_at / 1000;
 	e->ncells = n;
@@ -1056,25 +1069,22 @@ room_exec_answer(struct room_exec *e, struct peer *p, uint32_t id,
 }
 
 /* EXEC_GET {execution_id, timeout_ms?} */
-void
-room_exec_get(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+static void
+room_exec_get(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_id	 m;
-	struct room_exec	*e;
-	const char		*eid;
-	size_t			 len;
-	int64_t			 timeout;
-	char			 err[256];
+	const struct proto_exec_id	*m = mv;
+	struct room			*r = arg;
+	struct room_exec		*e;
+	const char			*eid;
+	uint32_t			 id = hdr->id;
+	size_t				 len;
+	int64_t				 timeout;
 
-	if (proto_exec_id_unpack(body, "EXEC_GET", &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
-		return;
-	}
-	eid = m.execution_id.ptr;
-	len = m.execution_id.len;
-	if ((timeout = room_exec_timeout(p, id, m.has_timeout_ms,
-	    m.timeout_ms)) < 0)
+	eid = m->execution_id.ptr;
+	len = m->execution_id.len;
+	if ((timeout = room_exec_timeout(p, id, m->has_timeout_ms,
+	    m->timeout_ms)) < 0)
 		return;
 	if ((e = room_exec_find(r, eid, len)) == NULL) {
 		if (room_exec_get_stored(r, p, id, eid, len) != 0 &&
@@ -1523,29 +1533,26 @@ room_exec_peer_gone(struct peer *p)
  */
 #define ROOM_EXEC_CANCEL_MS	10000
 
-void
-room_exec_cancel(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+static void
+room_exec_cancel(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_id	 m;
-	struct room_exec	*e;
-	char			*key, *nb = NULL, err[256];
-	void			*data = NULL;
-	size_t			 len;
-	int64_t			 timeout = ROOM_EXEC_CANCEL_MS;
+	const struct proto_exec_id	*m = mv;
+	struct room			*r = arg;
+	struct room_exec		*e;
+	char				*key, *nb = NULL;
+	void				*data = NULL;
+	uint32_t			 id = hdr->id;
+	size_t				 len;
+	int64_t				 timeout = ROOM_EXEC_CANCEL_MS;
 
-	if (proto_exec_id_unpack(body, "EXEC_CANCEL", &m, err,
-	    sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
+	if (m->has_timeout_ms && (timeout = room_exec_timeout(p, id, 1,
+	    m->timeout_ms)) < 0)
 		return;
-	}
-	if (m.has_timeout_ms && (timeout = room_exec_timeout(p, id, 1,
-	    m.timeout_ms)) < 0)
-		return;
-	len = m.execution_id.len;
-	if ((e = room_exec_find(r, m.execution_id.ptr, len)) == NULL) {
+	len = m->execution_id.len;
+	if ((e = room_exec_find(r, m->execution_id.ptr, len)) == NULL) {
 		/* Not in memory: ended under an earlier daemon, or unknown. */
-		key = xstrndup(m.execution_id.ptr, len);
+		key = xstrndup(m->execution_id.ptr, len);
 		if (runtimed_store != NULL) {
 			room_exec_flush();
 			if (store_exec_get(runtimed_store, key, &nb, &data,

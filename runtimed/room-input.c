@@ -33,6 +33,14 @@ static TAILQ_HEAD(, room_input) room_inputs =
     TAILQ_HEAD_INITIALIZER(room_inputs);
 
 static struct room_input *room_input_find(struct room *);
+static void	room_input_answer(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/* The requests this file answers on a joined room (server-client.c). */
+const struct peer_dispatch room_input_table[] = {
+	{ PROTO_MSG_EXEC_INPUT, PEER_DISPATCH_UNPACK, room_input_answer },
+	{ 0, 0, NULL }
+};
 
 static struct room_input *
 room_input_find(struct room *r)
@@ -97,25 +105,22 @@ room_input_pack(msgpack_packer *pk, const void *arg)
 }
 
 /* EXEC_INPUT {execution_id, value}: the first answer wins. */
-void
-room_input_answer(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+static void
+room_input_answer(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_input	 m;
-	struct room_input	*in;
-	char			 err[256];
+	const struct proto_exec_input	*m = mv;
+	struct room			*r = arg;
+	struct room_input		*in;
+	uint32_t			 id = hdr->id;
 
-	if (proto_exec_input_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
-		return;
-	}
 	in = room_input_find(r);
-	if (in == NULL || !proto_str_eq(&m.execution_id, in->exec_id)) {
+	if (in == NULL || !proto_str_eq(&m->execution_id, in->exec_id)) {
 		peer_send_error(p, id, PROTO_E_INPUT_NOT_PENDING,
 		    "run %.*s is not "
 		    "waiting for input: it was answered already, or it does "
 		    "not ask (get_results shows its status)",
-		    (int)m.execution_id.len, m.execution_id.ptr);
+		    (int)m->execution_id.len, m->execution_id.ptr);
 		return;
 	}
 	log_info("run %s: cell %s answered", in->exec_id, in->cell_id);

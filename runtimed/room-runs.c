@@ -36,6 +36,17 @@ static const char *room_runs_status(const struct proto_exec_state *);
 static void	room_runs_pack_one(msgpack_packer *,
 		    const struct room_runs_entry *);
 static void	room_runs_pack(msgpack_packer *, const void *);
+static void	room_runs_list(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/*
+ * The requests this file answers on a joined room: server-client.c
+ * tries this table, its handlers given the room (docs/decisions/096).
+ */
+const struct peer_dispatch room_runs_table[] = {
+	{ PROTO_MSG_EXEC_LIST, PEER_DISPATCH_UNPACK, room_runs_list },
+	{ 0, 0, NULL }
+};
 
 static void
 room_runs_add(const void *rec, size_t len, int64_t written_at, void *arg)
@@ -140,24 +151,21 @@ room_runs_pack(msgpack_packer *pk, const void *arg)
 }
 
 /* EXEC_LIST {limit?} -> EXEC_LIST_REPLY {runs} */
-void
-room_runs_list(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+static void
+room_runs_list(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_list		 m;
+	const struct proto_exec_list	*m = mv;
+	struct room			*r = arg;
 	struct proto_exec_runs		 rm;
 	struct room_runs		 rs;
 	struct mpbuf			 b;
-	char				 err[256];
+	uint32_t			 id = hdr->id;
 	int				 limit = PROTO_EXEC_LIST_MAX;
 	size_t				 i;
 
-	if (proto_exec_list_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
-		return;
-	}
-	if (m.has_limit && m.limit > 0 && m.limit < PROTO_EXEC_LIST_MAX)
-		limit = (int)m.limit;
+	if (m->has_limit && m->limit > 0 && m->limit < PROTO_EXEC_LIST_MAX)
+		limit = (int)m->limit;
 	memset(&rs, 0, sizeof rs);
 	rs.room = r;
 	if (runtimed_store != NULL && runtimed_writer != NULL) {

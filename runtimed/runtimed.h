@@ -601,10 +601,7 @@ struct peer	*room_kernel_agent(struct room *);
 /* room-exec.c */
 void	room_exec_create(struct room *);
 void	room_exec_free(struct room *);
-void	room_exec_run(struct room *, struct peer *, uint32_t,
-	    const msgpack_object *);
-void	room_exec_get(struct room *, struct peer *, uint32_t,
-	    const msgpack_object *);
+extern const struct peer_dispatch room_exec_table[];
 void	room_exec_kick(struct room *);
 void	room_exec_started(struct room *,
 	    const struct proto_agent_exec_started *);
@@ -624,12 +621,11 @@ void	room_exec_peer_gone(struct peer *);
 void	room_exec_wake(struct room *, const char *);
 
 /* room-input.c */
+extern const struct peer_dispatch room_input_table[];
 void	room_input_request(struct room *,
 	    const struct proto_agent_input_request *);
 int	room_input_pending(struct room *, const char *);
 void	room_input_pack(msgpack_packer *, const void *);
-void	room_input_answer(struct room *, struct peer *, uint32_t,
-	    const msgpack_object *);
 void	room_input_clear(struct room *);
 
 /* kernel-introspect.c */
@@ -641,13 +637,10 @@ int	kernel_introspect_answer(struct room *, struct peer *,
 	    const struct proto_header *, const msgpack_object *);
 void	kernel_introspect_peer_gone(struct peer *);
 void	room_exec_flush(void);
-void	room_exec_cancel(struct room *, struct peer *, uint32_t,
-	    const msgpack_object *);
 void	room_exec_tasks(struct peer *, uint32_t, const msgpack_object *);
 
 /* room-runs.c */
-void	room_runs_list(struct room *, struct peer *, uint32_t,
-	    const msgpack_object *);
+extern const struct peer_dispatch room_runs_table[];
 
 /* kernel-pool.c */
 void		 kernel_pool_set_size(int);
