@@ -402,6 +402,58 @@ try:
        "whole in %.1f s, sha256 both ends" % (
            killed, at, sc["resumed"], time.time() - t0))
 
+    # And mid-upload: the chunk cut is sent again, or the next one, as
+    # the temporary's size there says.
+    up = os.path.join(dl, "up64.bin")
+    data = os.urandom(64 << 20)
+    with open(up, "wb") as f:
+        f.write(data)
+    uwant = hashlib.sha256(data).hexdigest()
+    del data
+    rid = w.next_id
+    w.next_id += 1
+    w.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+        "name": "upload_file", "arguments": {
+            "notebook_handle": h, "kernel_path": "up64.bin",
+            "host_path": up}}})
+    t0 = time.time()
+    killed = None
+    home = os.path.join(homes, UA)
+    while killed is None:
+        part = [n for n in os.listdir(home) if n.startswith("rtd-")]
+        try:
+            size = os.path.getsize(os.path.join(home, part[0])) if part \
+                else 0
+        except OSError:
+            size = 0
+        if size >= 8 << 20:
+            at = size
+            kill_proxy()
+            killed = time.time() - t0
+        expect(not os.path.exists(os.path.join(home, "up64.bin")),
+               "the upload ended before the proxy was killed", None)
+        expect(time.time() - t0 < 60, "the upload started", None)
+        time.sleep(0.002)
+    while True:
+        msg = w.line(120)
+        if msg.get("id") == rid:
+            break
+    sc = msg["result"].get("structuredContent", {})
+    expect(not msg["result"].get("isError") and sc.get("sha256") == uwant and
+           sc.get("resumed", 0) >= 1, "the upload across a proxy restart", sc)
+    with open(os.path.join(home, "up64.bin"), "rb") as f:
+        got = hashlib.sha256()
+        for b in iter(lambda: f.read(1 << 20), b""):
+            got.update(b)
+    expect(got.hexdigest() == uwant, "the file uploaded", None)
+    expect(not [n for n in os.listdir(home) if n.startswith("rtd-")],
+           "no temporary left there", os.listdir(home))
+    os.unlink(up)
+    ok("configurable-http-proxy killed %.1f s into a 64 MiB upload (%d "
+       "bytes there), restarted by the hub: resumed %d time(s), the whole "
+       "in %.1f s, sha256 both ends" % (
+           killed, at, sc["resumed"], time.time() - t0))
+
     def restart_hub():
         stop_hub()
         start_hub()
