@@ -348,59 +348,64 @@ try:
 
     # The proxy killed mid-download: once the hub has it back, the
     # download goes on where it was (decision 092), not from zero.
-    big = os.path.join(homes, UA, "big.bin")
-    data = os.urandom(256 << 20)
-    with open(big, "wb") as f:
-        f.write(data)
-    os.chmod(big, 0o644)
-    bwant = hashlib.sha256(data).hexdigest()
-    del data
     dl = os.path.join(tmp, "dl")
     os.mkdir(dl)
-    back = os.path.join(dl, "big.bin")
-    rid = w.next_id
-    w.next_id += 1
-    w.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
-        "name": "download_file", "arguments": {
-            "notebook_handle": h, "kernel_path": "big.bin",
-            "host_path": back}}})
-    t0 = time.time()
-    killed = None
-    while killed is None:
-        # Its temporary, the only other file there.
-        part = [n for n in os.listdir(dl) if n != "big.bin"]
-        try:
-            size = os.path.getsize(os.path.join(dl, part[0])) if part else 0
-        except OSError:
-            size = 0
-        if size >= 16 << 20:
-            at = size
-            kill_proxy()
-            killed = time.time() - t0
-        expect(not os.path.exists(back),
-               "the download ended before the proxy was killed", None)
-        expect(time.time() - t0 < 60, "the download started", None)
-        time.sleep(0.002)
-    while True:
-        msg = w.line(60)
-        if msg.get("id") == rid:
-            break
-    sc = msg["result"].get("structuredContent", {})
-    expect(not msg["result"].get("isError") and sc.get("sha256") == bwant and
-           sc.get("resumed", 0) >= 1 and not sc.get("restarted"),
-           "the download across a proxy restart", sc)
-    expect(os.listdir(dl) == ["big.bin"], "no temporary left", os.listdir(dl))
-    with open(back, "rb") as f:
-        got = hashlib.sha256()
-        for b in iter(lambda: f.read(1 << 20), b""):
-            got.update(b)
-    expect(got.hexdigest() == bwant, "the file downloaded", None)
-    os.unlink(big)
-    os.unlink(back)
+
+    def download_across(what, fault):
+        big = os.path.join(homes, UA, "big.bin")
+        data = os.urandom(256 << 20)
+        with open(big, "wb") as f:
+            f.write(data)
+        os.chmod(big, 0o644)
+        bwant = hashlib.sha256(data).hexdigest()
+        del data
+        back = os.path.join(dl, "big.bin")
+        rid = w.next_id
+        w.next_id += 1
+        w.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                "params": {"name": "download_file", "arguments": {
+                    "notebook_handle": h, "kernel_path": "big.bin",
+                    "host_path": back}}})
+        t0 = time.time()
+        while True:
+            # Its temporary, the only other file there.
+            part = [n for n in os.listdir(dl) if n != "big.bin"]
+            try:
+                size = os.path.getsize(os.path.join(dl, part[0])) \
+                    if part else 0
+            except OSError:
+                size = 0
+            if size >= 16 << 20:
+                at = size
+                killed = time.time() - t0
+                fault()
+                break
+            expect(not os.path.exists(back),
+                   "the download ended before " + what, None)
+            expect(time.time() - t0 < 60, "the download started", None)
+            time.sleep(0.002)
+        while True:
+            msg = w.line(60)
+            if msg.get("id") == rid:
+                break
+        sc = msg["result"].get("structuredContent", {})
+        expect(not msg["result"].get("isError") and
+               sc.get("sha256") == bwant and sc.get("resumed", 0) >= 1 and
+               not sc.get("restarted"), "the download across " + what, sc)
+        expect(os.listdir(dl) == ["big.bin"], "no temporary left",
+               os.listdir(dl))
+        with open(back, "rb") as f:
+            got = hashlib.sha256()
+            for b in iter(lambda: f.read(1 << 20), b""):
+                got.update(b)
+        expect(got.hexdigest() == bwant, "the file downloaded", None)
+        os.unlink(big)
+        os.unlink(back)
+        return killed, at, sc["resumed"], time.time() - t0
     ok("configurable-http-proxy killed %.1f s into a 256 MiB download "
        "(%d bytes here), restarted by the hub: resumed %d time(s), the "
-       "whole in %.1f s, sha256 both ends" % (
-           killed, at, sc["resumed"], time.time() - t0))
+       "whole in %.1f s, sha256 both ends" % download_across(
+           "a proxy restart", kill_proxy))
 
     # And mid-upload: the chunk cut is sent again, or the next one, as
     # the temporary's size there says.
@@ -417,9 +422,8 @@ try:
             "notebook_handle": h, "kernel_path": "up64.bin",
             "host_path": up}}})
     t0 = time.time()
-    killed = None
     home = os.path.join(homes, UA)
-    while killed is None:
+    while True:
         part = [n for n in os.listdir(home) if n.startswith("rtd-")]
         try:
             size = os.path.getsize(os.path.join(home, part[0])) if part \
@@ -428,8 +432,9 @@ try:
             size = 0
         if size >= 8 << 20:
             at = size
-            kill_proxy()
             killed = time.time() - t0
+            kill_proxy()
+            break
         expect(not os.path.exists(os.path.join(home, "up64.bin")),
                "the upload ended before the proxy was killed", None)
         expect(time.time() - t0 < 60, "the upload started", None)
@@ -459,6 +464,9 @@ try:
         start_hub()
     dt = run_through("a hub restart", restart_hub)
     ok("the hub restarted mid-run: the run completed (%.1f s)" % dt)
+    ok("the hub restarted %.1f s into a 256 MiB download (%d bytes here, "
+       "its proxy with it): resumed %d time(s), the whole in %.1f s, "
+       "sha256 both ends" % download_across("a hub restart", restart_hub))
 
     # Token rotation: a new token, the old one revoked; the same notebook.
     sc, _, err = call(w, "edit_cells", notebook_handle=h, edits=[
