@@ -121,9 +121,11 @@ struct worker_files_xfer {
 	char			*cmp;		/* WORKER_FILES_CMP read back */
 	int			 differs;	/* it read back otherwise */
 	uint64_t		 woff;		/* bytes written to it */
+	uint64_t		 synced;	/* of them, sent to disk */
 	size_t			 fill;		/* a download's, in buf */
 	const char		*dstpath;
 	int			 exists;	/* dstpath was there */
+	int			 old;		/* the file replaced, or -1 */
 	struct event		*pump;
 	/* The result. */
 	char			*where;		/* the kernel side */
@@ -142,6 +144,7 @@ static int	worker_files_create(struct worker_files_xfer *, const char *);
 static int	worker_files_write(struct worker_files_xfer *, const void *,
 		    size_t);
 static int	worker_files_commit(struct worker_files_xfer *);
+static void	worker_files_release(evutil_socket_t, short, void *);
 static int	worker_files_finish(struct worker_files_xfer *);
 static void	worker_files_next(struct worker_files_xfer *,
 		    enum worker_files_step);
@@ -306,20 +309,23 @@ worker_files_create(struct worker_files_xfer *x, const char *path)
 	}
 	x->dstpath = path;
 	x->woff = 0;
+	x->synced = 0;
 	x->differs = 0;
 	if (x->cmp == NULL)
 		x->cmp = xmalloc(WORKER_FILES_CMP);
 	return (0);
 }
 
-/* len bytes more into this machine's temporary. */
+/*
+ * len bytes more into this machine's temporary, read back, and sent on
+ * to the disk a chunk at a time.
+ */
 static int
 worker_files_write(struct worker_files_xfer *x, const void *data, size_t len)
 {
 	const char	*p = data;
 	size_t		 off;
 	ssize_t		 n;
-
 	int		 fd = atomic_fd(x->a);
 
 	for (off = 0; off < len; off += (size_t)n) {
@@ -353,6 +359,19 @@ worker_files_write(struct worker_files_xfer *x, const void *data, size_t len)
 		}
 	}
 	x->woff += off;
+#ifdef SYNC_FILE_RANGE_WRITE
+	/*
+	 * Start writing it out now (not waiting for it), so that the fsync
+	 * before the rename has only the last chunk to wait for, not the
+	 * whole file: that wait was most of a download's lag behind curl,
+	 * which does not fsync.  An error here is fsync's to report.
+	 */
+	if (x->woff - x->synced >= WORKER_FILES_CHUNK) {
+		(void)sync_file_range(fd, (off_t)x->synced,
+		    (off_t)(x->woff - x->synced), SYNC_FILE_RANGE_WRITE);
+		x->synced = x->woff;
+	}
+#endif
 	return (0);
 }
 
@@ -387,6 +406,18 @@ worker_files_commit(struct worker_files_xfer *x)
 	/* Without overwrite the rename itself never replaces a file. */
 	if (!x->overwrite)
 		atomic_expect(a, ATOMIC_ABSENT, 0, 0, -1, -1);
+	/*
+	 * The file replaced is held open, so that freeing it (its pages and
+	 * blocks: a quarter of a second for a GiB) comes after the answer,
+	 * not inside the rename.  A file that is not a regular one is not
+	 * held (O_NONBLOCK: a FIFO put there meanwhile does not block).
+	 */
+	if (x->exists && (x->old = open(x->dstpath, O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) != -1 &&
+	    (fstat(x->old, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+		close(x->old);
+		x->old = -1;
+	}
 	x->a = NULL;	/* atomic_commit frees it either way */
 	if ((rc = atomic_commit(a, &cause)) != 0) {
 		if (rc == ATOMIC_CHANGED)
@@ -401,6 +432,18 @@ worker_files_commit(struct worker_files_xfer *x)
 	}
 	x->replaced = x->exists;
 	return (0);
+}
+
+/*
+ * The file a transfer replaced, closed after its answer: freed now.  Its
+ * descriptor is arg (a timer's fd is -1).
+ */
+static void
+worker_files_release(evutil_socket_t fd, short events, void *arg)
+{
+	(void)fd;
+	(void)events;
+	close((int)(intptr_t)arg);
 }
 
 /* Run step from the loop, after it has polled (other calls go on). */
@@ -608,9 +651,9 @@ worker_files_head(const struct jserver_head *h, void *arg)
 /*
  * A piece of a download's body (up to a MiB, or 4 KiB from a reply
  * without Content-Length): past the cap the GET is stopped, else it goes
- * into the hash and to the temporary here, small pieces gathered in buf
- * first.  Writing it
- * before returning is the back-pressure: evhttp reads no more meanwhile.
+ * into the hash and to the temporary here, pieces under
+ * WORKER_FILES_DIRECT gathered in buf first.  Writing it before
+ * returning is the back-pressure: evhttp reads no more meanwhile.
  */
 static int
 worker_files_piece(const void *data, size_t len, void *arg)
@@ -639,8 +682,13 @@ worker_files_piece(const void *data, size_t len, void *arg)
 	crypto_sha256_add(x->hash, data, len);
 	x->off += len;
 	/* A large piece (jserver_pull's) goes as it is, not through buf. */
-	if (x->fill == 0 && len >= WORKER_FILES_CHUNK / 4)
+	if (len >= WORKER_FILES_DIRECT) {
+		n = x->fill;
+		x->fill = 0;
+		if (n > 0 && worker_files_write(x, x->buf, n) != 0)
+			return (-1);
 		return (worker_files_write(x, data, len));
+	}
 	while (len > 0) {
 		n = WORKER_FILES_CHUNK - x->fill < len ?
 		    WORKER_FILES_CHUNK - x->fill : len;
@@ -1037,6 +1085,7 @@ worker_files_restart(struct worker_files_xfer *x, const char *why)
 		    "cannot empty the temporary beside %s: %s", x->dstpath,
 		    strerror(errno)));
 	x->woff = 0;
+	x->synced = 0;
 	x->differs = 0;
 	x->fill = 0;
 	x->off = 0;
@@ -1385,6 +1434,7 @@ worker_files_transfer(struct worker_call *call, int upload)
 	x->call = call;
 	x->upload = upload;
 	x->src = -1;
+	x->old = -1;
 	x->buf = xmalloc(WORKER_FILES_CHUNK);
 	x->pump = evtimer_new(worker_rpc_base(), worker_files_pump, x);
 	x->retry = evtimer_new(worker_rpc_base(), worker_files_retry, x);
@@ -1433,6 +1483,7 @@ static void
 worker_files_answer(struct worker_files_xfer *x, int rc)
 {
 	struct json_object	*sc;
+	struct timeval		 tv = { 0, 0 };
 	char			*text, *resumed = NULL;
 
 	/* An unfinished temporary here goes before the answer says so. */
@@ -1476,6 +1527,9 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 		worker_call_result(x->call, text, sc);
 		free(text);
 	}
+	if (x->old != -1 && event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
+	    worker_files_release, (void *)(intptr_t)x->old, &tv) != 0)
+		close(x->old);
 	free(x->msg);
 	free(x->where);
 	free(x->host);

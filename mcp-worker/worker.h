@@ -112,6 +112,8 @@ struct worker_handle;
 #define WORKER_FILES_RETRY_FIRST_MS	100
 #define WORKER_FILES_RETRY_MAX_MS	2000
 #define WORKER_FILES_RESUMES		16
+/* A download's piece this large is written as it is, not gathered. */
+#define WORKER_FILES_DIRECT	(64 * 1024)
 #define WORKER_FILES_SCHEMA \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"host_path\":{\"type\":\"string\"}," \

@@ -422,6 +422,34 @@ for up in (True, False):
 expect(file_sha(os.path.join(sroot, "sub2", "large.bin")) == want64,
        "the server's 64 MiB file", None)
 expect(file_sha(large + ".back") == want64, "the downloaded 64 MiB", None)
+
+
+def held(name):
+    """The worker's descriptors of a file named name (deleted or not)."""
+    fds, out = "/proc/%d/fd" % w.proc.pid, []
+    for n in os.listdir(fds):
+        try:
+            if os.path.basename(os.readlink(os.path.join(fds, n))).startswith(
+                    name):
+                out.append(n)
+        except OSError:
+            pass    # closed meanwhile
+    return out
+
+
+# Again over the last: the file replaced is held open only until the
+# answer (its freeing comes after it), then closed; the new one in place.
+sc, _, err = w.call("download_file", notebook_handle=h,
+                    kernel_path="sub2/large.bin", host_path=large + ".back",
+                    overwrite=True, timeout=300)
+expect(not err and sc["replaced"] and sc["sha256"] == want64,
+       "64 MiB down over the last", sc)
+t0 = time.time()
+while held("large.bin.back"):
+    expect(time.time() - t0 < 5, "the replaced file is still held",
+           held("large.bin.back"))
+    time.sleep(0.05)
+expect(file_sha(large + ".back") == want64, "the 64 MiB in place", None)
 left = os.listdir(os.path.join(sroot, "sub2"))
 expect("large.bin" in left and not [n for n in left if n.startswith("rtd-")],
        "no temporary left on the server", left)
