@@ -33,6 +33,8 @@
 #define JSERVER_HEADERS_MAX	(64 * 1024)
 /* A streamed reply (jserver_stream) is read at most this much at a time. */
 #define JSERVER_STREAM_READ	(1024 * 1024)
+/* The most plaintext a TLS record holds (RFC 8446 5.1, RFC 5246 6.2.1). */
+#define JSERVER_TLS_RECORD	16384
 /* Seconds a REST call may take, its whole reply included. */
 #define JSERVER_TIMEOUT		20
 
@@ -113,11 +115,14 @@ char		*jserver_reply_message(const struct jserver_reply *);
 
 /* jserver-tls.c: https domains. */
 struct bufferevent;
+struct evbuffer;
 int		 jserver_tls_setup(struct domain *, char **);
 void		 jserver_tls_free(struct domain *);
 struct bufferevent *jserver_tls_bufferevent(struct event_base *,
 		     const struct domain *);
 char		*jserver_tls_failure(struct bufferevent *, const char *,
 		     const char *, const char *, int, int *);
+void		 jserver_tls_pull(struct bufferevent *, struct evbuffer *,
+		     uint64_t);
 
 #endif

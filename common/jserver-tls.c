@@ -20,10 +20,13 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/buffer.h>
 
 #include "common.h"
 #include "domain.h"
@@ -206,4 +209,45 @@ jserver_tls_failure(struct bufferevent *bev, const char *name,
 	xasprintf(&msg, "domain %s: %s did not complete a TLS handshake: is "
 	    "the url's port an https one?", name, host);
 	return (msg);
+}
+
+/*
+ * Up to want bytes more of bev's decrypted stream into in, read now
+ * under libevent_openssl (which reads one record a turn of the loop): a
+ * stream's body, 1 MiB a turn as jserver_pull reads a plain socket.
+ * Each SSL_read is given room for a whole record (JSERVER_TLS_RECORD),
+ * so no decrypted byte stays in OpenSSL where nothing would wake the
+ * bufferevent for it; the caller leaves at least a record's worth of
+ * the body unread, so more of it comes on the socket and libevent's
+ * next read (and evhttp's turn) follows.  A record not yet whole, an end
+ * or an error is left for that read to meet, as libevent would have.
+ */
+void
+jserver_tls_pull(struct bufferevent *bev, struct evbuffer *in, uint64_t want)
+{
+	const struct tls_lib	*l = tls_lib();
+	struct evbuffer_iovec	 v;
+	SSL			*ssl;
+	int			 n;
+
+	if ((ssl = l->bev_ssl(bev)) == NULL)
+		return;
+	while (want >= JSERVER_TLS_RECORD) {
+		if (evbuffer_reserve_space(in, (ev_ssize_t)want, &v, 1) != 1)
+			return;
+		if (v.iov_len > want)
+			v.iov_len = want;
+		if (v.iov_len > INT_MAX)
+			v.iov_len = INT_MAX;
+		l->err_clear();
+		if ((n = l->ssl_read(ssl, v.iov_base, (int)v.iov_len)) <= 0) {
+			v.iov_len = 0;
+			evbuffer_commit_space(in, &v, 1);
+			l->err_clear();
+			return;
+		}
+		v.iov_len = (size_t)n;
+		evbuffer_commit_space(in, &v, 1);
+		want -= (uint64_t)n;
+	}
 }

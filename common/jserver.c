@@ -299,33 +299,37 @@ jserver_chunk(struct evhttp_request *req, void *arg)
 
 /*
  * libevent 2.1 reads at most 4 KiB of a socket a turn of the loop
- * (EVBUFFER_MAX_READ), a quarter of a million turns for a GiB: read up
- * to JSERVER_STREAM_READ more of the body now into the connection's
- * input, which evhttp takes on its next turn.  At least one byte of the
- * body is left in the socket, so that turn comes (the socket readable,
- * or closed), and nothing past the body is read.
+ * (EVBUFFER_MAX_READ), a quarter of a million turns for a GiB, and one
+ * TLS record (16 KiB) of an OpenSSL bufferevent: read up to
+ * JSERVER_STREAM_READ more of the body now into the connection's input,
+ * which evhttp takes on its next turn.  Some of the body is left unread
+ * (a byte in the socket; over TLS a record's worth, jserver_tls_pull),
+ * so that turn comes (the socket readable, or closed), and nothing past
+ * the body is read.
  */
 static void
 jserver_pull(struct jserver_req *jr)
 {
 	struct bufferevent	*bev;
 	struct evbuffer		*bin;
-	uint64_t		 have, want;
+	uint64_t		 have, want, left;
 	int			 fd;
 
-	/* TLS records are the bufferevent's to read, not the socket's. */
-	if (jr->tls)
-		return;
 	bev = evhttp_connection_get_bufferevent(jr->conn);
 	bin = bufferevent_get_input(bev);
 	if ((fd = bufferevent_getfd(bev)) == -1)
 		return;
 	have = jr->got + evbuffer_get_length(bin);
-	if (have + 1 >= (uint64_t)jr->length)
+	left = jr->tls ? JSERVER_TLS_RECORD : 1;
+	if (have + left >= (uint64_t)jr->length)
 		return;
-	want = (uint64_t)jr->length - have - 1;
+	want = (uint64_t)jr->length - have - left;
 	if (want > JSERVER_STREAM_READ)
 		want = JSERVER_STREAM_READ;
+	if (jr->tls) {
+		jserver_tls_pull(bev, bin, want);
+		return;
+	}
 	/* As bufferevent's own read does: its input is frozen otherwise. */
 	evbuffer_unfreeze(bin, 0);
 	jserver_pull_read(bin, fd, want);

@@ -17,7 +17,8 @@ static const struct tls_lib	tls_lib_linked = {
 	SSL_is_init_finished,
 	X509_verify_cert_error_string, ERR_get_error, ERR_error_string_n,
 	ERR_clear_error, bufferevent_openssl_socket_new,
-	bufferevent_openssl_get_ssl, bufferevent_get_openssl_error
+	bufferevent_openssl_get_ssl, bufferevent_get_openssl_error,
+	SSL_read
 };
 
 const struct tls_lib *

@@ -38,6 +38,7 @@ struct tls_lib {
 			     SSL *, enum bufferevent_ssl_state, int);
 	SSL		*(*bev_ssl)(struct bufferevent *);
 	unsigned long	 (*bev_error)(struct bufferevent *);
+	int		 (*ssl_read)(SSL *, void *, int);
 };
 
 const struct tls_lib	*tls_lib(void);

@@ -54,6 +54,7 @@ tls_lib(void)
 	WORKER_TLS_SYM(bev_new, "bufferevent_openssl_socket_new");
 	WORKER_TLS_SYM(bev_ssl, "bufferevent_openssl_get_ssl");
 	WORKER_TLS_SYM(bev_error, "bufferevent_get_openssl_error");
+	WORKER_TLS_SYM(ssl_read, "SSL_read");
 #undef WORKER_TLS_SYM
 	worker_tls_loaded = 1;
 	log_debug("loaded %s", LIBEVENT_OPENSSL_SONAME);
