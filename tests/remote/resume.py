@@ -53,7 +53,8 @@ log = []
 # close), "rst" N (the same, then a reset), "up" N (pass N bytes of the
 # request, then close both: the server never has it whole), "noreply"
 # (the server answers, the client gets nothing), "pause" N (pass N bytes,
-# then call then() before closing).
+# then call then() before closing), "norange" (the request's Range
+# dropped: a server that does not do ranges).
 rules = []
 down_until = [0.0]
 lock = threading.Lock()
@@ -119,6 +120,12 @@ def relay_one(c):
             x.close()
         down_until[0] = time.time() + OUTAGE
         return
+    if action == "norange":
+        head, rest = buf.split(b"\r\n\r\n", 1)
+        head = b"\r\n".join(x for x in head.split(b"\r\n")
+                            if not x.lower().startswith(b"range:"))
+        buf = head + b"\r\n\r\n" + rest
+        action = None
     u.sendall(buf)
     t = threading.Thread(target=pump, args=(c, u), daemon=True)
     t.start()
@@ -287,6 +294,26 @@ expect(hashlib.sha256(open(os.path.join(tmp, "chg.bin"), "rb").read())
        .hexdigest() == newsum[0], "changed: the file here", None)
 ok("download cut while the file changed: begun again from zero, the new "
    "file's sha256")
+
+# A server that answers the rest with the whole file (200): begun again
+# from zero, once.
+log.clear()
+want = make("nr.bin", 16 * MiB)
+rules.append([files_get("nr.bin"), "down", 4 * MiB])
+rules.append([lambda m, p, n: files_get("nr.bin")(m, p, n) and n == 1,
+              "norange", 0])
+sc, text, err = w.call("download_file", notebook_handle=h,
+                       kernel_path="nr.bin",
+                       host_path=os.path.join(tmp, "nr.bin"), timeout=120)
+expect(not err and sc.get("restarted") is True and sc["sha256"] == want and
+       "begun again" in text, "no ranges: begun again", [sc, log])
+expect(hashlib.sha256(open(os.path.join(tmp, "nr.bin"), "rb").read())
+       .hexdigest() == want, "no ranges: the file here", None)
+expect([e["cut"] for e in log if e["path"].endswith("/files/nr.bin")] ==
+       ["down", "norange", None], "no ranges: cut, 200 refused, again",
+       log)
+ok("a server answering a Range with the whole file: begun again from "
+   "zero once, sha256 both ends")
 
 # An upload of 6 chunks: its first question (is the target there?) cut,
 # the answer after the outage a 404 (not there: go on, not a proxy's
