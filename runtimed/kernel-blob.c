@@ -11,13 +11,28 @@
 
 #include "runtimed.h"
 
+static void	kernel_blob_get(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/*
+ * The request this file answers (room-less): server-client.c tries this
+ * table (docs/decisions/096).  BLOB_GET reads its body itself, to say
+ * what a name must be.
+ */
+const struct peer_dispatch kernel_blob_table[] = {
+	{ PROTO_MSG_BLOB_GET, 0, kernel_blob_get },
+	{ 0, 0, NULL }
+};
+
 /* BLOB_GET {sha256} -> BLOB_REPLY {sha256, data} */
-void
-kernel_blob_get(struct peer *p, uint32_t id, const msgpack_object *body)
+static void
+kernel_blob_get(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
 	struct proto_blob_get	 m;
 	struct proto_blob_reply	 rm;
 	struct mpbuf		 b;
+	uint32_t		 id = hdr->id;
 	char			*hex, *data, *cause, err[256];
 	size_t			 len;
 

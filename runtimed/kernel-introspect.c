@@ -52,6 +52,35 @@ static void	kernel_introspect_free(struct kernel_introspect *);
 static void	kernel_introspect_timeout_cb(evutil_socket_t, short, void *);
 static int	kernel_introspect_check(uint16_t, const msgpack_object *,
 		    char *, size_t, int64_t *);
+static void	kernel_introspect_client(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/*
+ * The requests this file answers on a joined room: server-client.c
+ * tries this table, its handler given the room (docs/decisions/096).
+ */
+const struct peer_dispatch kernel_introspect_table[] = {
+	{ PROTO_MSG_KERNEL_VARIABLES, 0, kernel_introspect_client },
+	{ PROTO_MSG_KERNEL_COMPLETE, 0, kernel_introspect_client },
+	{ PROTO_MSG_KERNEL_INSPECT, 0, kernel_introspect_client },
+	{ 0, 0, NULL }
+};
+
+/* KERNEL_VARIABLES, _COMPLETE, _INSPECT: to the agent as AGENT_*. */
+static void
+kernel_introspect_client(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	uint16_t	type;
+
+	if (hdr->type == PROTO_MSG_KERNEL_VARIABLES)
+		type = PROTO_MSG_AGENT_VARIABLES;
+	else if (hdr->type == PROTO_MSG_KERNEL_COMPLETE)
+		type = PROTO_MSG_AGENT_COMPLETE;
+	else
+		type = PROTO_MSG_AGENT_INSPECT;
+	kernel_introspect_ask(arg, p, hdr->id, type, body);
+}
 
 static void
 kernel_introspect_free(struct kernel_introspect *q)

@@ -18,6 +18,22 @@ static void	kernel_spec_listed(struct room *, struct peer *, uint32_t,
 static void	kernel_spec_select_remote(struct room *, struct peer *,
 		    uint32_t, const char *, struct json_object *,
 		    const char *);
+static void	kernel_spec_list(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	kernel_spec_select(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/*
+ * The requests this file answers: server-client.c tries this table, its
+ * handlers given the room (NULL for KERNEL_LIST without one;
+ * docs/decisions/096).  KERNEL_SELECT reads its body itself, to say
+ * what a kernel must be.
+ */
+const struct peer_dispatch kernel_spec_table[] = {
+	{ PROTO_MSG_KERNEL_LIST, 0, kernel_spec_list },
+	{ PROTO_MSG_KERNEL_SELECT, 0, kernel_spec_select },
+	{ 0, 0, NULL }
+};
 
 /*
  * Does kernelspec name exist?  0 if so; else -1 with a cause listing
@@ -80,10 +96,13 @@ kernel_spec_pack_list(msgpack_packer *pk, const void *arg)
 }
 
 /* KERNEL_LIST {} -> KERNEL_LIST_REPLY {default, kernels: [...]} */
-void
-kernel_spec_list(struct room *r, struct peer *p, uint32_t id)
+static void
+kernel_spec_list(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
 	struct json_object	*list;
+	struct room		*r = arg;
+	uint32_t		 id = hdr->id;
 
 	/* A connection on a remote notebook lists its server's. */
 	if (r != NULL && r->remote != NULL) {
@@ -160,13 +179,15 @@ kernel_spec_select_remote(struct room *r, struct peer *p, uint32_t id,
  * kernelspec, alive, is left alone.  With no kernel, none is started:
  * the metadata names the kernelspec at once (kernel.json).
  */
-void
-kernel_spec_select(struct room *r, struct peer *p, uint32_t id,
-    const msgpack_object *body)
+static void
+kernel_spec_select(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
 	struct proto_kernel_select	 m;
 	struct kernelspec		*ks;
+	struct room			*r = arg;
 	const char			*why;
+	uint32_t			 id = hdr->id;
 	char				*name, *cause, err[256];
 
 	if (r == NULL) {

@@ -142,15 +142,19 @@ static void	room_exec_get(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
 static void	room_exec_cancel(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
+static void	room_exec_tasks(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
 
 /*
- * The requests this file answers on a joined room: server-client.c
- * tries this table, its handlers given the room (docs/decisions/096).
+ * The requests this file answers: server-client.c tries this table, its
+ * handlers given the room (NULL for EXEC_TASKS, room-less;
+ * docs/decisions/096).
  */
 const struct peer_dispatch room_exec_table[] = {
 	{ PROTO_MSG_EXEC_RUN, PEER_DISPATCH_UNPACK, room_exec_run },
 	{ PROTO_MSG_EXEC_GET, PEER_DISPATCH_UNPACK, room_exec_get },
 	{ PROTO_MSG_EXEC_CANCEL, PEER_DISPATCH_UNPACK, room_exec_cancel },
+	{ PROTO_MSG_EXEC_TASKS, PEER_DISPATCH_UNPACK, room_exec_tasks },
 	{ 0, 0, NULL }
 };
 
@@ -1674,20 +1678,17 @@ room_exec_tasks_pack(msgpack_packer *pk, const void *arg)
  * within ROOM_EXEC_PERSIST_MS, and pending ones are flushed first), so
  * the list is the same after a worker or daemon restart.
  */
-void
-room_exec_tasks(struct peer *p, uint32_t id, const msgpack_object *body)
+static void
+room_exec_tasks(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_exec_tasks		 m;
+	const struct proto_exec_tasks	*m = mv;
 	struct proto_exec_runs		 rm;
 	struct room_exec_tasks		 t;
 	struct mpbuf			 b;
-	char				 err[256];
+	uint32_t			 id = hdr->id;
 
-	if (proto_exec_tasks_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
-		return;
-	}
-	t.owner = &m.task_owner;
+	t.owner = &m->task_owner;
 	t.runs = json_object_new_array();
 	if (runtimed_store != NULL) {
 		room_exec_flush();

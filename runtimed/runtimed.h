@@ -283,13 +283,12 @@ u_int	server_client_count(void);
 void	server_client_free_all(void);
 
 /* server-web.c */
-void	server_web_open(struct peer *, uint32_t, const msgpack_object *);
+extern const struct peer_dispatch server_web_table[];
 void	server_web_ready(struct peer *, const char *, uint32_t,
 	    const msgpack_object *);
 void	server_web_peer_gone(struct peer *);
 const char *server_web_address(void);
 void	server_web_note_change(struct room *, const char *);
-void	server_web_state(struct room *, struct peer *, uint32_t);
 
 /* room.c */
 struct room	*room_create(const char *, const char *, char **,
@@ -629,6 +628,7 @@ void	room_input_pack(msgpack_packer *, const void *);
 void	room_input_clear(struct room *);
 
 /* kernel-introspect.c */
+extern const struct peer_dispatch kernel_introspect_table[];
 void	kernel_introspect_ask(struct room *, struct peer *, uint32_t,
 	    uint16_t, const msgpack_object *);
 int	kernel_introspect_interrupt(struct room *, struct peer *, uint32_t,
@@ -637,7 +637,6 @@ int	kernel_introspect_answer(struct room *, struct peer *,
 	    const struct proto_header *, const msgpack_object *);
 void	kernel_introspect_peer_gone(struct peer *);
 void	room_exec_flush(void);
-void	room_exec_tasks(struct peer *, uint32_t, const msgpack_object *);
 
 /* room-runs.c */
 extern const struct peer_dispatch room_runs_table[];
@@ -657,11 +656,9 @@ void	kernel_tidy(const char *);
 /* kernel-spec.c */
 int	kernel_spec_check(const char *, char **);
 void	kernel_spec_metadata(struct room_nb *, const char *);
-void	kernel_spec_list(struct room *, struct peer *, uint32_t);
-void	kernel_spec_select(struct room *, struct peer *, uint32_t,
-	    const msgpack_object *);
+extern const struct peer_dispatch kernel_spec_table[];
 
 /* kernel-blob.c */
-void	kernel_blob_get(struct peer *, uint32_t, const msgpack_object *);
+extern const struct peer_dispatch kernel_blob_table[];
 
 #endif

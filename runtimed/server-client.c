@@ -43,7 +43,7 @@ static void	server_client_edited(struct room *, struct peer *, uint32_t,
 static void	server_client_no_changes(msgpack_packer *, const void *);
 static void	server_client_refuse(struct peer *,
 		    const struct proto_header *, const char *, void *);
-static void	server_client_concern(struct peer *,
+static int	server_client_concern(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    struct room *);
 static void	server_client_status(struct peer *, const struct proto_header *,
@@ -71,13 +71,6 @@ static void	server_client_get(struct peer *, const struct proto_header *,
 static void	server_client_restart(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    const void *, void *);
-static void	server_client_select(struct peer *, const struct proto_header *,
-		    const msgpack_object *, const void *, void *);
-static void	server_client_ask(struct peer *, const struct proto_header *,
-		    const msgpack_object *, const void *, void *);
-static void	server_client_view_state(struct peer *,
-		    const struct proto_header *, const msgpack_object *,
-		    const void *, void *);
 static void	server_client_kernel_info(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    const void *, void *);
@@ -85,16 +78,6 @@ static void	server_client_stop(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
 static void	server_client_list(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
-static void	server_client_kernel_list(struct peer *,
-		    const struct proto_header *, const msgpack_object *,
-		    const void *, void *);
-static void	server_client_blob(struct peer *, const struct proto_header *,
-		    const msgpack_object *, const void *, void *);
-static void	server_client_tasks(struct peer *, const struct proto_header *,
-		    const msgpack_object *, const void *, void *);
-static void	server_client_view_open(struct peer *,
-		    const struct proto_header *, const msgpack_object *,
-		    const void *, void *);
 static void	server_client_view_ready(struct peer *,
 		    const struct proto_header *, const msgpack_object *,
 		    const void *, void *);
@@ -115,25 +98,25 @@ static const struct peer_dispatch server_client_room_table[] = {
 	{ PROTO_MSG_ROOM_WAIT, PEER_DISPATCH_UNPACK, server_client_wait },
 	{ PROTO_MSG_KERNEL_INTERRUPT, 0, server_client_interrupt },
 	{ PROTO_MSG_KERNEL_RESTART, 0, server_client_restart },
-	{ PROTO_MSG_KERNEL_SELECT, 0, server_client_select },
-	{ PROTO_MSG_KERNEL_VARIABLES, 0, server_client_ask },
-	{ PROTO_MSG_KERNEL_COMPLETE, 0, server_client_ask },
-	{ PROTO_MSG_KERNEL_INSPECT, 0, server_client_ask },
-	{ PROTO_MSG_VIEW_STATE, 0, server_client_view_state },
 	{ PROTO_MSG_KERNEL_INFO, 0, server_client_kernel_info },
 	{ 0, 0, NULL }
 };
 
 /*
- * Then the tables of the concerns that answer requests on a joined room
- * in their own files, rows and handlers together, each handler given
- * the room (docs/decisions/096): a new request of one of these concerns
- * needs no line here.
+ * Then the tables of the concerns that answer requests in their own
+ * files, rows and handlers together, each handler given the client's
+ * room (NULL when it joined none; a request that needs one never gets
+ * there without, PROTO_F_ROOM): a new request of one of these concerns
+ * needs no line here (docs/decisions/096).
  */
 static const struct peer_dispatch *const server_client_concerns[] = {
 	room_exec_table,
 	room_runs_table,
 	room_input_table,
+	kernel_spec_table,
+	kernel_introspect_table,
+	kernel_blob_table,
+	server_web_table,
 };
 
 /* Requests any client may send, in a room or not. */
@@ -144,10 +127,6 @@ static const struct peer_dispatch server_client_table[] = {
 	{ PROTO_MSG_ROOM_LIST, 0, server_client_list },
 	{ PROTO_MSG_ROOM_CREATE, 0, server_client_join },
 	{ PROTO_MSG_ROOM_OPEN, 0, server_client_join },
-	{ PROTO_MSG_KERNEL_LIST, 0, server_client_kernel_list },
-	{ PROTO_MSG_BLOB_GET, 0, server_client_blob },
-	{ PROTO_MSG_EXEC_TASKS, 0, server_client_tasks },
-	{ PROTO_MSG_VIEW_OPEN, 0, server_client_view_open },
 	{ PROTO_MSG_VIEW_READY, 0, server_client_view_ready },
 	{ 0, 0, NULL }
 };
@@ -815,43 +794,6 @@ server_client_restart(struct peer *p, const struct proto_header *hdr,
 		    "a restart is already under way");
 }
 
-/* KERNEL_SELECT (kernel-spec.c). */
-static void
-server_client_select(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	struct server_client	*c = arg;
-
-	kernel_spec_select(c->room, p, hdr->id, body);
-}
-
-/* KERNEL_VARIABLES, _COMPLETE, _INSPECT: to the agent as AGENT_*. */
-static void
-server_client_ask(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	struct server_client	*c = arg;
-	uint16_t		 type;
-
-	if (hdr->type == PROTO_MSG_KERNEL_VARIABLES)
-		type = PROTO_MSG_AGENT_VARIABLES;
-	else if (hdr->type == PROTO_MSG_KERNEL_COMPLETE)
-		type = PROTO_MSG_AGENT_COMPLETE;
-	else
-		type = PROTO_MSG_AGENT_INSPECT;
-	kernel_introspect_ask(c->room, p, hdr->id, type, body);
-}
-
-/* VIEW_STATE (server-web.c). */
-static void
-server_client_view_state(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	struct server_client	*c = arg;
-
-	server_web_state(c->room, p, hdr->id);
-}
-
 /* KERNEL_INFO -> KERNEL_INFO_REPLY; asking starts the kernel (decision 018). */
 static void
 server_client_kernel_info(struct peer *p, const struct proto_header *hdr,
@@ -895,40 +837,6 @@ server_client_list(struct peer *p, const struct proto_header *hdr,
 	mpbuf_free(&b);
 }
 
-/* KERNEL_LIST (kernel-spec.c). */
-static void
-server_client_kernel_list(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	struct server_client	*c = arg;
-
-	kernel_spec_list(c->room, p, hdr->id);
-}
-
-/* BLOB_GET (kernel-blob.c). */
-static void
-server_client_blob(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	kernel_blob_get(p, hdr->id, body);
-}
-
-/* EXEC_TASKS (room-exec.c). */
-static void
-server_client_tasks(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	room_exec_tasks(p, hdr->id, body);
-}
-
-/* VIEW_OPEN (server-web.c). */
-static void
-server_client_view_open(struct peer *p, const struct proto_header *hdr,
-    const msgpack_object *body, const void *m, void *arg)
-{
-	server_web_open(p, hdr->id, body);
-}
-
 /* VIEW_READY (server-web.c). */
 static void
 server_client_view_ready(struct peer *p, const struct proto_header *hdr,
@@ -939,8 +847,8 @@ server_client_view_ready(struct peer *p, const struct proto_header *hdr,
 	server_web_ready(p, c->kind, hdr->id, body);
 }
 
-/* A room request one of the concerns' tables takes. */
-static void
+/* A request one of the concerns' tables takes; -1 when none does. */
+static int
 server_client_concern(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, struct room *r)
 {
@@ -949,8 +857,9 @@ server_client_concern(struct peer *p, const struct proto_header *hdr,
 	for (i = 0; i < nitems(server_client_concerns); i++) {
 		if (peer_dispatch(server_client_concerns[i],
 		    server_client_refuse, p, hdr, body, r) == 0)
-			return;
+			return (0);
 	}
+	return (-1);
 }
 
 /* A request whose body does not read: invalid_argument, nothing done. */
@@ -1002,11 +911,12 @@ server_client_dispatch(struct peer *p, const struct proto_header *hdr,
 			    c->client : c->kind);
 		if (peer_dispatch(server_client_room_table,
 		    server_client_refuse, p, hdr, body, c) != 0)
-			server_client_concern(p, hdr, body, c->room);
+			(void)server_client_concern(p, hdr, body, c->room);
 		return;
 	}
 	/* A reply (OK, PONG) waits for nothing; a second HELLO is bad. */
 	if (peer_dispatch(server_client_table, server_client_refuse, p, hdr,
-	    body, c) != 0 && proto_msg_info(hdr->type)->reply != 0)
+	    body, c) != 0 && server_client_concern(p, hdr, body,
+	    c->room) != 0 && proto_msg_info(hdr->type)->reply != 0)
 		peer_kill(p, "unexpected message from a client");
 }

@@ -58,6 +58,21 @@ static int	server_web_spawn(char **);
 static void	server_web_answer(struct server_web_wait *);
 static void	server_web_fail_all(const char *);
 static void	server_web_timeout(evutil_socket_t, short, void *);
+static void	server_web_open(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+static void	server_web_state(struct peer *, const struct proto_header *,
+		    const msgpack_object *, const void *, void *);
+
+/*
+ * The requests this file answers: server-client.c tries this table, its
+ * handlers given the room (NULL for VIEW_OPEN, room-less;
+ * docs/decisions/096).
+ */
+const struct peer_dispatch server_web_table[] = {
+	{ PROTO_MSG_VIEW_OPEN, PEER_DISPATCH_UNPACK, server_web_open },
+	{ PROTO_MSG_VIEW_STATE, 0, server_web_state },
+	{ 0, 0, NULL }
+};
 
 /* The secret, RAND_bytes, written 0600 exclusively, never via a link. */
 static int
@@ -197,21 +212,19 @@ server_web_timeout(evutil_socket_t fd, short events, void *arg)
 }
 
 /* VIEW_OPEN {notebook_id?}: answer the URL, starting the view first. */
-void
-server_web_open(struct peer *p, uint32_t id, const msgpack_object *body)
+static void
+server_web_open(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
-	struct proto_view_open	 m;
-	struct server_web_wait	*w;
-	struct timeval		 tv = { SERVER_WEB_START_MS / 1000, 0 };
-	char			 err[256], *cause = NULL;
+	const struct proto_view_open	*m = mv;
+	struct server_web_wait		*w;
+	struct timeval			 tv = { SERVER_WEB_START_MS / 1000, 0 };
+	uint32_t			 id = hdr->id;
+	char				*cause = NULL;
 
-	if (proto_view_open_unpack(body, &m, err, sizeof err) != 0) {
-		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "%s", err);
-		return;
-	}
-	if (m.notebook_id.ptr != NULL && (m.notebook_id.len == 0 ||
-	    m.notebook_id.len > 36 || strspn(m.notebook_id.ptr,
-	    "0123456789abcdef-") < m.notebook_id.len)) {
+	if (m->notebook_id.ptr != NULL && (m->notebook_id.len == 0 ||
+	    m->notebook_id.len > 36 || strspn(m->notebook_id.ptr,
+	    "0123456789abcdef-") < m->notebook_id.len)) {
 		peer_send_error(p, id, PROTO_E_INVALID_ARGUMENT, "VIEW_OPEN: "
 		    "notebook_id is not a notebook's id");
 		return;
@@ -225,7 +238,7 @@ server_web_open(struct peer *p, uint32_t id, const msgpack_object *body)
 	w = xcalloc(1, sizeof *w);
 	w->peer = p;
 	w->id = id;
-	w->notebook_id = proto_str_dup(&m.notebook_id);
+	w->notebook_id = proto_str_dup(&m->notebook_id);
 	if (server_web_port != 0) {
 		server_web_answer(w);
 		free(w->notebook_id);
@@ -339,12 +352,15 @@ server_web_note_change(struct room *r, const char *client)
 }
 
 /* VIEW_STATE: what the page shows beside the cells. */
-void
-server_web_state(struct room *r, struct peer *p, uint32_t id)
+static void
+server_web_state(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
 {
 	struct proto_view_state_reply	 m;
 	struct server_web_last		*l;
+	struct room			*r = arg;
 	struct mpbuf			 b;
+	uint32_t			 id = hdr->id;
 
 	memset(&m, 0, sizeof m);
 	m.seq = r->seq;
