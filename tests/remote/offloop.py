@@ -267,7 +267,9 @@ back = os.path.join(tmp, "cutdir")
 os.mkdir(back)
 sc, err = A.call("download_file", notebook_handle=ha, kernel_path="held.bin",
                  host_path=os.path.join(back, "held.bin"))
-expect(not err and sc["sha256"] == want and sc.get("resumed", 0) >= 4,
+# Each GET's bytes up to its cut are kept (5 MiB in 1 MiB replies with
+# their headers: 6 GETs); those read ahead of evhttp were lost, 13-17.
+expect(not err and sc["sha256"] == want and 4 <= sc.get("resumed", 0) <= 6,
        "a download cut after every MiB, resumed", sc)
 expect(os.listdir(back) == ["held.bin"], "the cut download left files",
        (os.listdir(back), sc))
