@@ -4,9 +4,10 @@ A relay of our own between the daemon and the real Jupyter Server holds
 back the server's answers to chosen requests of one notebook for
 DELAY s; while one is held, other clients of the same daemon (a read, the
 daemon's list, an edit) and other tool calls of the same worker are
-answered at once.  Then a change
-written to the server's copy by another client is announced (the watch,
-RUNTIMED_REMOTE_WATCH_MS short in remote.sh).
+answered at once.  Transfers the relay cuts resume; a worker killed
+while a download's reply stalls leaves no part at the destination.  Then
+a change written to the server's copy by another client is announced
+(the watch, RUNTIMED_REMOTE_WATCH_MS short in remote.sh).
 
 usage: offloop.py BUILDDIR STATEDIR SERVERROOT
 """
@@ -46,8 +47,10 @@ token = open(os.path.join(cfg, "js.token")).read().strip()
 # What to hold back: a function of (method, path) -> bool.
 hold = [lambda m, p: False]
 # What to cut: (method, path) -> None (relay it all), 0 (drop the request
-# unsent) or N (pass N bytes of the reply, then close).
+# unsent) or N (pass N bytes of the reply, then close); -N: pass N bytes,
+# then stall until release is set, then close.
 cut = [lambda m, p: None]
+release = threading.Event()
 
 
 
@@ -70,12 +73,15 @@ def relay_one(c):
     u.sendall(buf)
     if n is not None:
         threading.Thread(target=pump, args=(c, u), daemon=True).start()
+        stall, n = n < 0, abs(n)
         while n > 0:
             b = u.recv(min(n, 65536))
             if not b:
                 break
             c.sendall(b)
             n -= len(b)
+        if stall:
+            release.wait(60)
         for x in (c, u):
             x.shutdown(socket.SHUT_RDWR)
             x.close()
@@ -276,6 +282,42 @@ expect(os.listdir(back) == ["held.bin"], "the cut download left files",
 cut[0] = lambda m, p: None
 ok("transfers cut midway: resumed where they were (%d times, the download "
    "cut after every MiB), no temporary left at either end" % sc["resumed"])
+
+# A worker killed (-9) mid-download, its reply stalled after 1 MiB: the
+# destination never holds a part; only the worker's hidden temporary is
+# left, named as runtimed's (decision 081).
+D = Calls(Worker(builddir, dict(os.environ), os.path.join(tmp, "wd.log")))
+sc, err = D.call("connect_notebook", path="slow.ipynb", domain="slow")
+expect(not err, "connect for the killed download", sc)
+cut[0] = lambda m, p: -(1 << 20) if m == "GET" and "/files/" in p else None
+kdir = os.path.join(tmp, "killdir")
+os.mkdir(kdir)
+D.start("download_file", notebook_handle=sc["notebook_handle"],
+        kernel_path="held.bin", host_path=os.path.join(kdir, "held.bin"))
+
+
+def written():
+    return [n for n in os.listdir(kdir)
+            if os.path.getsize(os.path.join(kdir, n)) > 0]
+
+
+t0 = time.time()
+while not written():
+    expect(time.time() - t0 < 10, "the download wrote nothing",
+           os.listdir(kdir))
+    time.sleep(0.05)
+D.w.proc.kill()
+D.w.proc.wait()
+release.set()
+cut[0] = lambda m, p: None
+left = os.listdir(kdir)
+expect("held.bin" not in left and len(left) == 1 and
+       left[0].startswith(".rtd-") and left[0].endswith(".tmp") and
+       os.path.getsize(os.path.join(kdir, left[0])) < 5 << 20,
+       "a killed download left a part at the destination", left)
+ok("a worker killed mid-download: nothing at the destination, its "
+   "temporary (%d bytes) named as runtimed's" %
+   os.path.getsize(os.path.join(kdir, left[0])))
 
 
 def put(content):
