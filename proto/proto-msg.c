@@ -57,6 +57,7 @@ fn(const msgpack_object *o, void *m, char *err, size_t len)		\
 static int								\
 fn(const msgpack_object *o, void *m, char *err, size_t len)		\
 {									\
+	(void)m;							\
 	return (proto_##codec##_unpack(o, err, len));			\
 }
 #define PROTO_MSG_CODEC_NONE(fn, name, codec, st)
