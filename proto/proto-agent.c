@@ -317,27 +317,6 @@ proto_agent_interrupt_unpack(const msgpack_object *body, char *err,
 	return (proto_field_body(body, "AGENT_INTERRUPT", err, errlen));
 }
 
-/* AGENT_SHUTDOWN {restart} */
-void
-proto_agent_shutdown_pack(msgpack_packer *pk,
-    const struct proto_agent_shutdown *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_bool(pk, "restart", m->restart);
-}
-
-int
-proto_agent_shutdown_unpack(const msgpack_object *body,
-    struct proto_agent_shutdown *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_SHUTDOWN";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, msg, err, errlen));
-	return (proto_field_bool(body, msg, "restart", 0, &m->restart, NULL,
-	    err, errlen));
-}
-
 /* AGENT_STATUS {state, reason?} */
 void
 proto_agent_status_pack(msgpack_packer *pk,

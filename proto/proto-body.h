@@ -303,10 +303,10 @@ struct proto_room_joined {
 	struct proto_doc	 active;	/* [{cell_id, status}] or absent */
 	struct proto_doc	 cells;		/* [cell] */
 };
-struct proto_room_list_reply {
-	struct proto_doc	 warnings;	/* [string] */
-	struct proto_doc	 rooms;		/* [room summary] */
-};
+#define PROTO_FIELDS_room_list_reply(F)				\
+	F(DOC, warnings, PROTO_ARRAY)		/* [string] */		\
+	F(DOC, rooms, PROTO_REQ | PROTO_ARRAY)	/* [room summary] */
+PROTO_BODY(room_list_reply, "ROOM_LIST_REPLY")
 /*
  * edits or undo ({list?, batches?, batch_id?}: revert this session's
  * batches, decision 074), each read by the daemon; session and
@@ -363,10 +363,10 @@ struct proto_room_save {
 	struct proto_str	 path;
 	int			 force;
 };
-struct proto_room_save_reply {
-	struct proto_str	 path;
-	uint64_t		 seq;
-};
+#define PROTO_FIELDS_room_save_reply(F)				\
+	F(STR, path, PROTO_REQ)						\
+	F(UINT, seq, PROTO_REQ)
+PROTO_BODY(room_save_reply, "ROOM_SAVE_REPLY")
 /*
  * What a change changed (kinds of ROOM_CHANGED and of every change
  * ROOM_CHANGES_REPLY lists), as bits; proto_change_kind_name names them
@@ -430,9 +430,9 @@ struct proto_room_changed {
 	struct proto_str	 client;	/* a client's: its name */
 	struct proto_str	 session;	/* and its session */
 };
-struct proto_room_changes {
-	uint64_t		 after;
-};
+#define PROTO_FIELDS_room_changes(F)					\
+	F(UINT, after, PROTO_REQ)
+PROTO_BODY(room_changes, "ROOM_CHANGES")
 struct proto_room_changes_reply {
 	uint64_t		 seq;
 	int			 resync;
@@ -486,10 +486,6 @@ void	proto_room_content_pack(msgpack_packer *,
 	    const struct proto_room_joined *);
 int	proto_room_content_unpack(const msgpack_object *,
 	    struct proto_room_joined *, char *, size_t);
-void	proto_room_list_reply_pack(msgpack_packer *,
-	    const struct proto_room_list_reply *);
-int	proto_room_list_reply_unpack(const msgpack_object *,
-	    struct proto_room_list_reply *, char *, size_t);
 void	proto_room_edit_pack(msgpack_packer *, const struct proto_room_edit *);
 int	proto_room_edit_unpack(const msgpack_object *,
 	    struct proto_room_edit *, char *, size_t);
@@ -508,10 +504,6 @@ int	proto_room_edit_reply_unpack(const msgpack_object *,
 void	proto_room_save_pack(msgpack_packer *, const struct proto_room_save *);
 int	proto_room_save_unpack(const msgpack_object *,
 	    struct proto_room_save *, char *, size_t);
-void	proto_room_save_reply_pack(msgpack_packer *,
-	    const struct proto_room_save_reply *);
-int	proto_room_save_reply_unpack(const msgpack_object *,
-	    struct proto_room_save_reply *, char *, size_t);
 void	proto_room_changed_pack(msgpack_packer *,
 	    const struct proto_room_changed *);
 int	proto_room_changed_unpack(const msgpack_object *,
@@ -526,10 +518,6 @@ int	proto_change_detail_unpack(const msgpack_object *,
 const char *proto_change_how_name(enum proto_change_how);
 const char *proto_change_kind_name(int);
 int	proto_change_kind_parse(const char *, size_t);
-void	proto_room_changes_pack(msgpack_packer *,
-	    const struct proto_room_changes *);
-int	proto_room_changes_unpack(const msgpack_object *,
-	    struct proto_room_changes *, char *, size_t);
 void	proto_room_changes_reply_pack(msgpack_packer *,
 	    const struct proto_room_changes_reply *);
 int	proto_room_changes_reply_unpack(const msgpack_object *,
@@ -791,9 +779,9 @@ struct proto_agent_exec_done {
 	int				 has_execution_count;
 	int64_t				 execution_count;
 };
-struct proto_agent_shutdown {
-	int			 restart;
-};
+#define PROTO_FIELDS_agent_shutdown(F)					\
+	F(BOOL, restart, 0)
+PROTO_BODY(agent_shutdown, "AGENT_SHUTDOWN")
 enum proto_agent_state {
 	PROTO_AGENT_IDLE,
 	PROTO_AGENT_BUSY,
@@ -834,10 +822,6 @@ int	proto_agent_exec_done_unpack(const msgpack_object *,
 	    struct proto_agent_exec_done *, char *, size_t);
 void	proto_agent_interrupt_pack(msgpack_packer *);
 int	proto_agent_interrupt_unpack(const msgpack_object *, char *, size_t);
-void	proto_agent_shutdown_pack(msgpack_packer *,
-	    const struct proto_agent_shutdown *);
-int	proto_agent_shutdown_unpack(const msgpack_object *,
-	    struct proto_agent_shutdown *, char *, size_t);
 void	proto_agent_status_pack(msgpack_packer *,
 	    const struct proto_agent_status *);
 int	proto_agent_status_unpack(const msgpack_object *,
@@ -856,12 +840,12 @@ struct proto_variables {		/* KERNEL_ and AGENT_VARIABLES */
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
 };
-struct proto_variables_reply {
-	struct proto_doc	 variables;	/* [{name, type, repr, ...}] */
-	uint64_t		 total;		/* matching, before max */
-	int			 while_busy;
-	struct proto_str	 via;		/* "debugger" or "execute" */
-};
+#define PROTO_FIELDS_variables_reply(F)				\
+	F(DOC, variables, PROTO_REQ | PROTO_ARRAY) /* [{name, type, ...}] */ \
+	F(UINT, total, 0)		/* matching, before max */	\
+	F(BOOL, while_busy, 0)						\
+	F(STR, via, PROTO_NONUL)	/* "debugger" or "execute" */
+PROTO_BODY(variables_reply, "KERNEL_VARIABLES_REPLY")
 struct proto_complete {			/* KERNEL_ and AGENT_COMPLETE */
 	struct proto_str	 code;
 	int			 has_cursor_pos;
@@ -884,30 +868,26 @@ struct proto_inspect {			/* KERNEL_ and AGENT_INSPECT */
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
 };
-struct proto_inspect_reply {
-	int			 found;
-	struct proto_str	 text;		/* plain, ANSI removed, capped */
-	int			 truncated;
-	int			 while_busy;
-};
+#define PROTO_FIELDS_inspect_reply(F)					\
+	F(BOOL, found, 0)						\
+	F(STR, text, 0)			/* plain, ANSI removed, capped */ \
+	F(BOOL, truncated, 0)						\
+	F(BOOL, while_busy, 0)
+PROTO_BODY(inspect_reply, "KERNEL_INSPECT_REPLY")
 struct proto_exec_input {		/* EXEC_INPUT, AGENT_INPUT_REPLY */
 	struct proto_str	 execution_id;
 	struct proto_str	 value;
 };
-struct proto_agent_input_request {
-	struct proto_str	 exec_id;
-	struct proto_str	 cell_id;
-	struct proto_str	 prompt;
-	int			 password;
-};
+#define PROTO_FIELDS_agent_input_request(F)				\
+	F(STR, exec_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, cell_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, prompt, 0)						\
+	F(BOOL, password, 0)
+PROTO_BODY(agent_input_request, "AGENT_INPUT_REQUEST")
 void	proto_variables_pack(msgpack_packer *,
 	    const struct proto_variables *);
 int	proto_variables_unpack(const msgpack_object *,
 	    struct proto_variables *, char *, size_t);
-void	proto_variables_reply_pack(msgpack_packer *,
-	    const struct proto_variables_reply *);
-int	proto_variables_reply_unpack(const msgpack_object *,
-	    struct proto_variables_reply *, char *, size_t);
 void	proto_complete_pack(msgpack_packer *, const struct proto_complete *);
 int	proto_complete_unpack(const msgpack_object *,
 	    struct proto_complete *, char *, size_t);
@@ -918,18 +898,10 @@ int	proto_complete_reply_unpack(const msgpack_object *,
 void	proto_inspect_pack(msgpack_packer *, const struct proto_inspect *);
 int	proto_inspect_unpack(const msgpack_object *,
 	    struct proto_inspect *, char *, size_t);
-void	proto_inspect_reply_pack(msgpack_packer *,
-	    const struct proto_inspect_reply *);
-int	proto_inspect_reply_unpack(const msgpack_object *,
-	    struct proto_inspect_reply *, char *, size_t);
 void	proto_exec_input_pack(msgpack_packer *,
 	    const struct proto_exec_input *);
 int	proto_exec_input_unpack(const msgpack_object *,
 	    struct proto_exec_input *, char *, size_t);
-void	proto_agent_input_request_pack(msgpack_packer *,
-	    const struct proto_agent_input_request *);
-int	proto_agent_input_request_unpack(const msgpack_object *,
-	    struct proto_agent_input_request *, char *, size_t);
 
 /*
  * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as

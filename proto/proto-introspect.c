@@ -98,35 +98,6 @@ proto_variables_unpack(const msgpack_object *body, struct proto_variables *m,
 }
 
 void
-proto_variables_reply_pack(msgpack_packer *pk,
-    const struct proto_variables_reply *m)
-{
-	msgpack_pack_map(pk, 4);
-	proto_pack_doc(pk, "variables", &m->variables);
-	proto_pack_uint(pk, "total", m->total);
-	proto_pack_bool(pk, "while_busy", m->while_busy);
-	proto_pack_pstr(pk, "via", &m->via);
-}
-
-int
-proto_variables_reply_unpack(const msgpack_object *body,
-    struct proto_variables_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "KERNEL_VARIABLES_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_doc(body, n, "variables", PROTO_REQ |
-	    PROTO_ARRAY, &m->variables, err, errlen));
-	PROTO_TRY(proto_field_uint(body, n, "total", 0, &m->total, NULL, err,
-	    errlen));
-	PROTO_TRY(proto_field_bool(body, n, "while_busy", 0, &m->while_busy,
-	    NULL, err, errlen));
-	return (proto_field_str(body, n, "via", PROTO_NONUL, &m->via, err,
-	    errlen));
-}
-
-void
 proto_complete_pack(msgpack_packer *pk, const struct proto_complete *m)
 {
 	msgpack_pack_map(pk, 3);
@@ -212,34 +183,6 @@ proto_inspect_unpack(const msgpack_object *body, struct proto_inspect *m,
 }
 
 void
-proto_inspect_reply_pack(msgpack_packer *pk,
-    const struct proto_inspect_reply *m)
-{
-	msgpack_pack_map(pk, 4);
-	proto_pack_bool(pk, "found", m->found);
-	proto_pack_pstr(pk, "text", &m->text);
-	proto_pack_bool(pk, "truncated", m->truncated);
-	proto_pack_bool(pk, "while_busy", m->while_busy);
-}
-
-int
-proto_inspect_reply_unpack(const msgpack_object *body,
-    struct proto_inspect_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "KERNEL_INSPECT_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_bool(body, n, "found", 0, &m->found, NULL, err,
-	    errlen));
-	PROTO_TRY(proto_field_str(body, n, "text", 0, &m->text, err, errlen));
-	PROTO_TRY(proto_field_bool(body, n, "truncated", 0, &m->truncated,
-	    NULL, err, errlen));
-	return (proto_field_bool(body, n, "while_busy", 0, &m->while_busy,
-	    NULL, err, errlen));
-}
-
-void
 proto_exec_input_pack(msgpack_packer *pk, const struct proto_exec_input *m)
 {
 	msgpack_pack_map(pk, 2);
@@ -265,33 +208,4 @@ proto_exec_input_unpack(const msgpack_object *body,
 		return (-1);
 	}
 	return (0);
-}
-
-void
-proto_agent_input_request_pack(msgpack_packer *pk,
-    const struct proto_agent_input_request *m)
-{
-	msgpack_pack_map(pk, 4);
-	proto_pack_pstr(pk, "exec_id", &m->exec_id);
-	proto_pack_pstr(pk, "cell_id", &m->cell_id);
-	proto_pack_pstr(pk, "prompt", &m->prompt);
-	proto_pack_bool(pk, "password", m->password);
-}
-
-int
-proto_agent_input_request_unpack(const msgpack_object *body,
-    struct proto_agent_input_request *m, char *err, size_t errlen)
-{
-	const char	*n = "AGENT_INPUT_REQUEST";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "exec_id", PROTO_REQ | PROTO_NONUL,
-	    &m->exec_id, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "cell_id", PROTO_REQ | PROTO_NONUL,
-	    &m->cell_id, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "prompt", 0, &m->prompt, err,
-	    errlen));
-	return (proto_field_bool(body, n, "password", 0, &m->password, NULL,
-	    err, errlen));
 }

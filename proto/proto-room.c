@@ -172,29 +172,6 @@ proto_room_content_unpack(const msgpack_object *body,
 }
 
 void
-proto_room_list_reply_pack(msgpack_packer *pk,
-    const struct proto_room_list_reply *m)
-{
-	msgpack_pack_map(pk, 2);
-	proto_pack_doc(pk, "warnings", &m->warnings);
-	proto_pack_doc(pk, "rooms", &m->rooms);
-}
-
-int
-proto_room_list_reply_unpack(const msgpack_object *body,
-    struct proto_room_list_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "ROOM_LIST_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_doc(body, n, "warnings", PROTO_ARRAY,
-	    &m->warnings, err, errlen));
-	return (proto_field_doc(body, n, "rooms", PROTO_REQ | PROTO_ARRAY,
-	    &m->rooms, err, errlen));
-}
-
-void
 proto_room_edit_pack(msgpack_packer *pk, const struct proto_room_edit *m)
 {
 	msgpack_pack_map(pk, proto_doc_present(&m->edits) +
@@ -281,30 +258,6 @@ proto_room_save_unpack(const msgpack_object *body, struct proto_room_save *m,
 	    &m->path, err, errlen));
 	return (proto_field_bool(body, n, "force", 0, &m->force, NULL, err,
 	    errlen));
-}
-
-void
-proto_room_save_reply_pack(msgpack_packer *pk,
-    const struct proto_room_save_reply *m)
-{
-	msgpack_pack_map(pk, 2);
-	proto_pack_pstr(pk, "path", &m->path);
-	proto_pack_uint(pk, "seq", m->seq);
-}
-
-int
-proto_room_save_reply_unpack(const msgpack_object *body,
-    struct proto_room_save_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "ROOM_SAVE_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "path", PROTO_REQ,
-	    &m->path, err, errlen));
-	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
-	    err, errlen));
-	return (0);
 }
 
 /* ROOM_CHANGED: one change, as ROOM_CHANGES_REPLY lists them. */
@@ -518,26 +471,6 @@ proto_change_detail_unpack(const msgpack_object *body,
 	    &m->from, err, errlen));
 	return (proto_field_str(body, n, "to", PROTO_NONUL, &m->to, err,
 	    errlen));
-}
-
-void
-proto_room_changes_pack(msgpack_packer *pk, const struct proto_room_changes *m)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_uint(pk, "after", m->after);
-}
-
-int
-proto_room_changes_unpack(const msgpack_object *body,
-    struct proto_room_changes *m, char *err, size_t errlen)
-{
-	const char	*n = "ROOM_CHANGES";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_uint(body, n, "after", PROTO_REQ, &m->after, NULL,
-	    err, errlen));
-	return (0);
 }
 
 void

@@ -85,6 +85,20 @@ Test(proto_body, view_and_blob_bytes)
 	    "\x82\xa6" "sha256" "\xa2" "ab" "\xa4" "data" "\xa3" "xyz");
 }
 
+Test(proto_body, introspect_bytes)
+{
+	struct proto_variables_reply	v;
+
+	memset(&v, 0, sizeof v);
+	v.variables.obj = &pt_list;
+	v.total = 300;
+	v.while_busy = 1;
+	v.via = proto_str_make("execute");
+	pt_bytes(proto_variables_reply_pack, &v,
+	    "\x84\xa9" "variables" "\x91\x07" "\xa5" "total" "\xcd\x01\x2c"
+	    "\xaa" "while_busy" "\xc3" "\xa3" "via" "\xa7" "execute");
+}
+
 /* Each kind refuses as its field reader does, naming message and key. */
 Test(proto_body, refusals)
 {
