@@ -163,7 +163,9 @@ async function lineClient(world) {
     waiting.set(id, resolve);
     p.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
   });
-  await rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {},
+  // Typed results, as the SDK client here asks (decision 043).
+  await rpc('initialize', { protocolVersion: '2025-11-25',
+    capabilities: { experimental: { 'io.runtimed/structured': {} } },
     clientInfo: { name: 'bench-lines', version: '1' } });
   p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
   const tool = async (name, args) => {
