@@ -271,6 +271,10 @@ int			 streamcap_truncated(struct json_object *);
 struct json_object	*streamcap_merge(struct json_object *,
 			     struct json_object *);
 struct json_object	*streamcap_fit(struct json_object *);
+void			 streamcap_merge_obj(msgpack_packer *,
+			     const msgpack_object *, const msgpack_object *);
+int			 streamcap_fit_obj(msgpack_packer *,
+			     const msgpack_object *);
 
 /*
  * tbmap.c: an error's frames mapped to the cells that ran them

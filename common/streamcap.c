@@ -35,7 +35,16 @@ static void	streamcap_start_cut(struct streamcap *);
 static struct json_object	*streamcap_state(struct json_object *);
 static void	streamcap_gap(struct streamcap *, uint64_t);
 static char	*streamcap_text(const struct streamcap *, size_t *);
+static void	streamcap_load_text(struct streamcap *, const char *, size_t,
+		    int64_t, int64_t);
 static void	streamcap_load(struct streamcap *, struct json_object *);
+static const msgpack_object *streamcap_obj_get(const msgpack_object *,
+		    const char *);
+static int	streamcap_obj_int(const msgpack_object *, int64_t *);
+static void	streamcap_load_obj(struct streamcap *, const msgpack_object *);
+static void	streamcap_pack(msgpack_packer *, const struct streamcap *,
+		    const char *, size_t);
+static const char *streamcap_obj_name(const msgpack_object *, size_t *);
 
 /* Characters in s. */
 static size_t
@@ -248,33 +257,20 @@ streamcap_state(struct json_object *out)
 }
 
 /*
- * Load a stream output: its text, split back into head and tail when it
- * was cut before.  A state that does not match the text is ignored and
- * the text taken whole.
+ * Load a stream output's text, split back into head and tail when it was
+ * cut before (n characters cut after hb bytes of head; n 0 when not).  A
+ * state that does not match the text is ignored and the text taken whole.
  */
 static void
-streamcap_load(struct streamcap *sc, struct json_object *out)
+streamcap_load_text(struct streamcap *sc, const char *text, size_t len,
+    int64_t n, int64_t hb64)
 {
-	struct json_object	*v, *c;
-	const char		*text = "";
-	size_t			 len = 0, mlen, hb;
-	int64_t			 n;
-	char			*m;
+	size_t	 mlen, hb;
+	char	*m;
 
 	streamcap_init(sc);
-	if (json_object_object_get_ex(out, "text", &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		text = json_object_get_string(v);
-		len = (size_t)json_object_get_string_len(v);
-	}
-	if ((c = streamcap_state(out)) != NULL &&
-	    json_object_object_get_ex(c, "characters", &v) &&
-	    json_object_is_type(v, json_type_int) &&
-	    (n = json_object_get_int64(v)) > 0 &&
-	    json_object_object_get_ex(c, "head_bytes", &v) &&
-	    json_object_is_type(v, json_type_int) &&
-	    json_object_get_int64(v) >= 0 &&
-	    (hb = (size_t)json_object_get_int64(v)) <= len) {
+	if (n > 0 && hb64 >= 0 && (uint64_t)hb64 <= len) {
+		hb = (size_t)hb64;
 		m = streamcap_marker((uint64_t)n, &mlen);
 		if (len - hb >= mlen && memcmp(text + hb, m, mlen) == 0) {
 			free(m);
@@ -289,6 +285,91 @@ streamcap_load(struct streamcap *sc, struct json_object *out)
 		free(m);
 	}
 	streamcap_add(sc, text, len);
+}
+
+/* Load a stream output (json-c). */
+static void
+streamcap_load(struct streamcap *sc, struct json_object *out)
+{
+	struct json_object	*v, *c;
+	const char		*text = "";
+	size_t			 len = 0;
+	int64_t			 n = 0, hb = -1;
+
+	if (json_object_object_get_ex(out, "text", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		text = json_object_get_string(v);
+		len = (size_t)json_object_get_string_len(v);
+	}
+	if ((c = streamcap_state(out)) != NULL &&
+	    json_object_object_get_ex(c, "characters", &v) &&
+	    json_object_is_type(v, json_type_int) &&
+	    (n = json_object_get_int64(v)) > 0 &&
+	    json_object_object_get_ex(c, "head_bytes", &v) &&
+	    json_object_is_type(v, json_type_int))
+		hb = json_object_get_int64(v);
+	streamcap_load_text(sc, text, len, n, hb);
+}
+
+/* A msgpack map's value at key, or NULL. */
+static const msgpack_object *
+streamcap_obj_get(const msgpack_object *map, const char *key)
+{
+	size_t		len = strlen(key);
+	uint32_t	i;
+
+	if (map == NULL || map->type != MSGPACK_OBJECT_MAP)
+		return (NULL);
+	for (i = map->via.map.size; i > 0; i--) {
+		const msgpack_object_kv *kv = &map->via.map.ptr[i - 1];
+
+		if (kv->key.type == MSGPACK_OBJECT_STR &&
+		    kv->key.via.str.size == len &&
+		    memcmp(kv->key.via.str.ptr, key, len) == 0)
+			return (&kv->val);
+	}
+	return (NULL);
+}
+
+/* A msgpack integer as json-c would hold it, or 0 when it is none. */
+static int
+streamcap_obj_int(const msgpack_object *o, int64_t *v)
+{
+	if (o == NULL)
+		return (0);
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+		*v = o->via.u64 > INT64_MAX ? INT64_MAX : (int64_t)o->via.u64;
+		return (1);
+	}
+	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+		*v = o->via.i64;
+		return (1);
+	}
+	return (0);
+}
+
+/* Load a stream output (a msgpack view). */
+static void
+streamcap_load_obj(struct streamcap *sc, const msgpack_object *out)
+{
+	const msgpack_object	*v, *c;
+	const char		*text = "";
+	size_t			 len = 0;
+	int64_t			 n = 0, hb = -1;
+
+	if ((v = streamcap_obj_get(out, "text")) != NULL &&
+	    v->type == MSGPACK_OBJECT_STR) {
+		text = v->via.str.ptr;
+		len = v->via.str.size;
+	}
+	c = streamcap_obj_get(streamcap_obj_get(out, "transient"),
+	    "runtimed_cut");
+	if (c != NULL && c->type == MSGPACK_OBJECT_MAP &&
+	    streamcap_obj_int(streamcap_obj_get(c, "characters"), &n) &&
+	    n > 0 && !streamcap_obj_int(streamcap_obj_get(c, "head_bytes"),
+	    &hb))
+		hb = -1;
+	streamcap_load_text(sc, text, len, n, hb);
 }
 
 /* A stream output named name holding sc (a new reference). */
@@ -398,4 +479,114 @@ streamcap_truncated(struct json_object *out)
 	return (streamcap_cut(out) > 0 ||
 	    (json_object_object_get_ex(out, "transient", &t) &&
 	    json_object_object_get_ex(t, "runtimed_dropped", NULL)));
+}
+
+/* A stream output named name (len bytes) holding sc, packed as
+ * streamcap_output's would be by mpjson_pack. */
+static void
+streamcap_pack(msgpack_packer *pk, const struct streamcap *sc,
+    const char *name, size_t namelen)
+{
+	char	*text;
+	size_t	 len;
+
+	msgpack_pack_map(pk, 3 + sc->is_cut);
+	msgpack_pack_str(pk, 11);
+	msgpack_pack_str_body(pk, "output_type", 11);
+	msgpack_pack_str(pk, 6);
+	msgpack_pack_str_body(pk, "stream", 6);
+	msgpack_pack_str(pk, 4);
+	msgpack_pack_str_body(pk, "name", 4);
+	msgpack_pack_str(pk, namelen);
+	msgpack_pack_str_body(pk, name, namelen);
+	text = streamcap_text(sc, &len);
+	msgpack_pack_str(pk, 4);
+	msgpack_pack_str_body(pk, "text", 4);
+	msgpack_pack_str(pk, len);
+	msgpack_pack_str_body(pk, text, len);
+	free(text);
+	if (!sc->is_cut)
+		return;
+	msgpack_pack_str(pk, 9);
+	msgpack_pack_str_body(pk, "transient", 9);
+	msgpack_pack_map(pk, 1);
+	msgpack_pack_str(pk, 12);
+	msgpack_pack_str_body(pk, "runtimed_cut", 12);
+	msgpack_pack_map(pk, 2);
+	msgpack_pack_str(pk, 10);
+	msgpack_pack_str_body(pk, "characters", 10);
+	msgpack_pack_int64(pk, (int64_t)sc->cut);
+	msgpack_pack_str(pk, 10);
+	msgpack_pack_str_body(pk, "head_bytes", 10);
+	msgpack_pack_int64(pk, (int64_t)sc->head_len);
+}
+
+/* The name of a stream output (a msgpack view), "stdout" if none. */
+static const char *
+streamcap_obj_name(const msgpack_object *out, size_t *len)
+{
+	const msgpack_object	*v;
+
+	const char		*nul;
+
+	if ((v = streamcap_obj_get(out, "name")) == NULL ||
+	    v->type != MSGPACK_OBJECT_STR) {
+		*len = 6;
+		return ("stdout");
+	}
+	/* As json-c's string is read: up to a NUL. */
+	nul = memchr(v->via.str.ptr, '\0', v->via.str.size);
+	*len = nul != NULL ? (size_t)(nul - v->via.str.ptr) : v->via.str.size;
+	return (v->via.str.ptr);
+}
+
+/*
+ * streamcap_merge over msgpack views (the daemon keeps outputs packed,
+ * docs/decisions/097): the merged output packed to pk, the bytes
+ * mpjson_pack(streamcap_merge(last, add)) would give.
+ */
+void
+streamcap_merge_obj(msgpack_packer *pk, const msgpack_object *last,
+    const msgpack_object *add)
+{
+	struct streamcap	 a, b;
+	const char		*name;
+	size_t			 len;
+
+	streamcap_load_obj(&a, last);
+	streamcap_load_obj(&b, add);
+	streamcap_add(&a, b.head, b.head_len);
+	if (b.is_cut) {
+		streamcap_gap(&a, b.cut);
+		streamcap_add(&a, b.tail, b.tail_len);
+	}
+	name = streamcap_obj_name(last, &len);
+	streamcap_pack(pk, &a, name, len);
+	streamcap_free(&a);
+	streamcap_free(&b);
+}
+
+/*
+ * streamcap_fit over a msgpack view: 0 when out fits as it is (nothing
+ * packed), else 1 with the cut copy packed to pk.
+ */
+int
+streamcap_fit_obj(msgpack_packer *pk, const msgpack_object *out)
+{
+	struct streamcap	 sc;
+	const msgpack_object	*v;
+	const char		*name;
+	size_t			 len;
+
+	if ((v = streamcap_obj_get(out, "text")) == NULL ||
+	    v->type != MSGPACK_OBJECT_STR ||
+	    v->via.str.size <= STREAMCAP_HEAD + STREAMCAP_TAIL ||
+	    streamcap_chars(v->via.str.ptr, v->via.str.size) <=
+	    STREAMCAP_HEAD + STREAMCAP_TAIL)
+		return (0);
+	streamcap_load_obj(&sc, out);
+	name = streamcap_obj_name(out, &len);
+	streamcap_pack(pk, &sc, name, len);
+	streamcap_free(&sc);
+	return (1);
 }

@@ -197,3 +197,142 @@ Test(streamcap, a_state_that_lies_is_ignored)
 	json_object_put(m);
 	json_object_put(o);
 }
+
+/*
+ * The msgpack forms (the daemon keeps outputs packed, decision 097) give
+ * the bytes of the json-c forms packed: a merge of two views packs as
+ * mpjson_pack(streamcap_merge(...)), a fit as mpjson_pack(streamcap_fit).
+ */
+struct packed {
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	msgpack_unpacked	 u;
+};
+
+static const msgpack_object *
+packed_of(struct packed *p, struct json_object *o)
+{
+	size_t	off = 0;
+
+	msgpack_sbuffer_init(&p->sb);
+	msgpack_packer_init(&p->pk, &p->sb, msgpack_sbuffer_write);
+	msgpack_unpacked_init(&p->u);
+	mpjson_pack(&p->pk, o);
+	cr_assert_eq(msgpack_unpack_next(&p->u, p->sb.data, p->sb.size, &off),
+	    MSGPACK_UNPACK_SUCCESS);
+	return (&p->u.data);
+}
+
+static void
+packed_free(struct packed *p)
+{
+	msgpack_unpacked_destroy(&p->u);
+	msgpack_sbuffer_destroy(&p->sb);
+}
+
+/* merge(last, add) both ways; the json-c result (a new reference). */
+static struct json_object *
+merge_both(struct json_object *last, struct json_object *add)
+{
+	struct packed		 a, b, want;
+	struct json_object	*m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+
+	m = streamcap_merge(last, add);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	streamcap_merge_obj(&pk, packed_of(&a, last), packed_of(&b, add));
+	packed_of(&want, m);
+	cr_assert_eq(sb.size, want.sb.size, "merge: %zu bytes, json-c %zu",
+	    sb.size, want.sb.size);
+	cr_assert(memcmp(sb.data, want.sb.data, sb.size) == 0);
+	packed_free(&a);
+	packed_free(&b);
+	packed_free(&want);
+	msgpack_sbuffer_destroy(&sb);
+	return (m);
+}
+
+/* fit(out) both ways; the json-c result (a new reference). */
+static struct json_object *
+fit_both(struct json_object *out)
+{
+	struct packed		 a, want;
+	struct json_object	*f;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+
+	f = streamcap_fit(out);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	if (streamcap_fit_obj(&pk, packed_of(&a, out)) == 0) {
+		cr_assert_eq(f, out, "fit copied what the packed form kept");
+		msgpack_sbuffer_write(&sb, a.sb.data, a.sb.size);
+	}
+	packed_of(&want, f);
+	cr_assert_eq(sb.size, want.sb.size, "fit: %zu bytes, json-c %zu",
+	    sb.size, want.sb.size);
+	cr_assert(memcmp(sb.data, want.sb.data, sb.size) == 0);
+	packed_free(&a);
+	packed_free(&want);
+	msgpack_sbuffer_destroy(&sb);
+	return (f);
+}
+
+Test(streamcap, packed_agrees_with_json)
+{
+	struct json_object	*acc, *piece, *m, *o, *tr, *c;
+	char			*t;
+	size_t			 len, off, step, i;
+
+	/* Short pieces, and pieces that grow past the cap. */
+	t = text_of(1300000, &len);
+	acc = fit_both(stream("", 0));
+	for (off = 0, i = 0; off < len; off += step, i++) {
+		step = i % 3 == 0 ? 7 : 150001;
+		if (step > len - off)
+			step = len - off;
+		while (off + step < len &&
+		    ((unsigned char)t[off + step] & 0xc0) == 0x80)
+			step++;
+		piece = fit_both(stream(t + off, step));
+		m = merge_both(acc, piece);
+		json_object_put(piece);
+		json_object_put(acc);
+		acc = m;
+	}
+	cr_assert_gt(streamcap_cut(acc), 0);
+
+	/* A piece the agent cut, merged after a cut stream. */
+	o = stream(t, len);
+	piece = fit_both(o);
+	json_object_put(o);
+	m = merge_both(acc, piece);
+	json_object_put(m);
+	m = merge_both(stream("x", 1), piece);
+	json_object_put(m);
+	json_object_put(piece);
+	json_object_put(acc);
+
+	/* A state that lies; a stream without a name; stderr. */
+	o = stream("abc", 3);
+	c = json_object_new_object();
+	json_object_object_add(c, "characters", json_object_new_int64(5));
+	json_object_object_add(c, "head_bytes", json_object_new_int64(99));
+	tr = json_object_new_object();
+	json_object_object_add(tr, "runtimed_cut", c);
+	json_object_object_add(o, "transient", tr);
+	piece = json_object_new_object();
+	json_object_object_add(piece, "text", json_object_new_string("d"));
+	m = merge_both(o, piece);
+	json_object_put(m);
+	m = merge_both(piece, o);
+	json_object_put(m);
+	json_object_object_add(o, "name", json_object_new_string("stderr"));
+	m = merge_both(o, o);
+	json_object_put(m);
+	json_object_put(piece);
+	json_object_put(o);
+	free(t);
+}
