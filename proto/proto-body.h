@@ -38,6 +38,43 @@ const msgpack_object	*proto_get_array(const msgpack_object *,
 int			 proto_obj_streq(const msgpack_object *, const char *);
 
 /*
+ * proto-outputs.c: a cell's outputs kept as the wire carries them, each
+ * its own packed msgpack value (docs/decisions/097).  Functions that
+ * allocate return -1 when memory runs out.
+ */
+struct proto_output {
+	char	*data;
+	size_t	 len;
+};
+struct proto_outputs {
+	struct proto_output	*v;
+	size_t			 n;
+	size_t			 size;
+};
+void	 proto_outputs_init(struct proto_outputs *);
+void	 proto_outputs_clear(struct proto_outputs *);
+void	 proto_outputs_free(struct proto_outputs *);
+int	 proto_outputs_append(struct proto_outputs *, const msgpack_object *);
+int	 proto_outputs_append_packed(struct proto_outputs *, const char *,
+	     size_t);
+int	 proto_outputs_set(struct proto_outputs *, size_t,
+	     const msgpack_object *);
+int	 proto_outputs_set_packed(struct proto_outputs *, size_t,
+	     const char *, size_t);
+int	 proto_outputs_copy(struct proto_outputs *,
+	     const struct proto_outputs *);
+int	 proto_outputs_unpack(struct proto_outputs *, const msgpack_object *);
+void	 proto_outputs_pack(msgpack_packer *, const struct proto_outputs *);
+const msgpack_object *proto_outputs_get(const struct proto_outputs *, size_t,
+	     msgpack_unpacked *);
+int	 proto_outputs_equal(const struct proto_outputs *,
+	     const struct proto_outputs *);
+size_t	 proto_outputs_bytes(const struct proto_outputs *);
+const char *proto_output_display_id(const msgpack_object *, size_t *);
+int	 proto_outputs_update_display(struct proto_outputs *, const char *,
+	     size_t, const msgpack_object *);
+
+/*
  * proto-field.c: what codecs are made of (docs/decisions/014).  For a
  * message X, struct proto_X holds its fields; proto_X_pack writes it and
  * proto_X_unpack reads it, returning -1 with "X: field is not a string"
