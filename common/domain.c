@@ -3,14 +3,16 @@
  * domain.c: remote domains from domains.json,
  *
  *	{"NAME": {"url": "https://host:port/base/", "token_file": "PATH",
- *	    "ca_file": "PATH"}}
+ *	    "ca_file": "PATH", "cert_file": "PATH", "key_file": "PATH"}}
  *
  * in $RUNTIMED_CONFIG_DIR, else $XDG_CONFIG_HOME/runtimed, else
  * ~/.config/runtimed.  A token file must be a regular file of ours that
  * nobody else can read (0600), like ssh's keys: otherwise it is refused
  * and the message says the chmod.  An https url is spoken over TLS,
  * verified against the system's CAs or only the optional ca_file's
- * (jserver-tls.c); relative files are the config directory's.
+ * (jserver-tls.c), presenting the optional client certificate
+ * (cert_file, and key_file, which must be private as a token file is);
+ * relative files are the config directory's.
  */
 
 #include <sys/stat.h>
@@ -33,6 +35,8 @@ static char	*domain_read_small(const char *, size_t, int, char **);
 static int	 domain_parse_url(struct domain *, const char *, char **);
 static char	*domain_token_path(const char *);
 static char	*domain_read_token(const char *, char **);
+static int	 domain_load_cert(struct domain *, struct json_object *,
+		     const char *, char **, char **);
 static void	 domain_whoami_step(struct jserver_reply *, void *);
 static void	 domain_whoami_sync_cb(struct domain_identity *, void *);
 struct domain_whoami_op;
@@ -144,6 +148,8 @@ domain_read_small(const char *path, size_t max, int private, char **cause)
 	buf[off] = '\0';
 	if (strlen(buf) != off) {
 		xasprintf(cause, "%s holds a NUL byte", path);
+		if (private)
+			explicit_bzero(buf, off);
 		free(buf);
 		return (NULL);
 	}
@@ -245,7 +251,8 @@ domain_parse_url(struct domain *d, const char *url, char **cause)
 	return (0);
 }
 
-/* A token_file or ca_file relative to the config directory; caller frees. */
+/* A token_file, ca_file, cert_file or key_file relative to the config
+ * directory; caller frees. */
 static char *
 domain_token_path(const char *file)
 {
@@ -317,13 +324,58 @@ domain_reload_token(struct domain *d)
 	return (0);
 }
 
+/*
+ * A client certificate: "cert_file" and "key_file" go together, https
+ * only.  The key is read here as a token is (a regular file of ours
+ * nobody else can read) and handed over in *key, which the caller wipes:
+ * OpenSSL never opens it by name, so what is checked is what is read.
+ */
+static int
+domain_load_cert(struct domain *d, struct json_object *o, const char *path,
+    char **key, char **cause)
+{
+	struct json_object	*cert, *kf;
+	char			*why;
+	int			 has_cert, has_key;
+
+	has_cert = json_object_object_get_ex(o, "cert_file", &cert);
+	has_key = json_object_object_get_ex(o, "key_file", &kf);
+	if (!has_cert && !has_key)
+		return (0);
+	if (!d->tls) {
+		xasprintf(cause, "domain %s in %s: \"cert_file\" and "
+		    "\"key_file\" are for an https:// url", d->name, path);
+		return (-1);
+	}
+	if (!has_cert || !has_key ||
+	    !json_object_is_type(cert, json_type_string) ||
+	    json_object_get_string_len(cert) == 0 ||
+	    !json_object_is_type(kf, json_type_string) ||
+	    json_object_get_string_len(kf) == 0) {
+		xasprintf(cause, "domain %s in %s: a client certificate needs "
+		    "both \"cert_file\" (its PEM certificate) and \"key_file\" "
+		    "(its PEM private key, mode 0600)", d->name, path);
+		return (-1);
+	}
+	d->cert_file = domain_token_path(json_object_get_string(cert));
+	d->key_file = domain_token_path(json_object_get_string(kf));
+	if ((*key = domain_read_small(d->key_file, DOMAIN_KEY_MAX, 1,
+	    &why)) == NULL) {
+		xasprintf(cause, "domain %s: key_file: %s", d->name, why);
+		free(why);
+		return (-1);
+	}
+	return (0);
+}
+
 /* The named domain, its token read and checked; NULL and a cause if not. */
 struct domain *
 domain_load(const char *name, char **cause)
 {
 	struct json_object	*cfg, *o, *v;
 	struct domain		*d;
-	char			*path;
+	char			*path, *key = NULL;
+	int			 rc;
 
 	if (!domain_valid_name(name) || strcmp(name, DOMAIN_LOCAL) == 0) {
 		xasprintf(cause, "domain must be 1 to %d of A-Z a-z 0-9 . _ - "
@@ -374,7 +426,14 @@ domain_load(const char *name, char **cause)
 		}
 		d->ca_file = domain_token_path(json_object_get_string(v));
 	}
-	if (d->tls && jserver_tls_setup(d, cause) != 0)
+	if (domain_load_cert(d, o, path, &key, cause) != 0)
+		goto fail_d;
+	rc = d->tls ? jserver_tls_setup(d, key, cause) : 0;
+	if (key != NULL) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+	if (rc != 0)
 		goto fail_d;
 	json_object_put(cfg);
 	free(path);
@@ -403,6 +462,8 @@ domain_free(struct domain *d)
 	free(d->base);
 	free(d->token_file);
 	free(d->ca_file);
+	free(d->cert_file);
+	free(d->key_file);
 	jserver_tls_free(d);
 	free(d);
 }

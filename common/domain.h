@@ -26,6 +26,8 @@
 /* domains.json and a token file are small; past this they are refused. */
 #define DOMAIN_CONFIG_MAX	(64 * 1024)
 #define DOMAIN_TOKEN_MAX	4096
+/* A client certificate's private key file (PEM) is refused past this. */
+#define DOMAIN_KEY_MAX		(64 * 1024)
 
 /* A reply body from a server is refused past this (contents of a file). */
 #define JSERVER_BODY_MAX	(96 * 1024 * 1024)
@@ -48,6 +50,8 @@ struct domain {
 	char		*token;		/* never logged or returned */
 	int		 tls;		/* an https url */
 	char		*ca_file;	/* the only CA trusted, or NULL */
+	char		*cert_file;	/* our client certificate, or NULL */
+	char		*key_file;	/* its key (0600), with cert_file */
 	struct ssl_ctx_st *tls_ctx;	/* https: the verifying context */
 };
 
@@ -116,7 +120,7 @@ char		*jserver_reply_message(const struct jserver_reply *);
 /* jserver-tls.c: https domains. */
 struct bufferevent;
 struct evbuffer;
-int		 jserver_tls_setup(struct domain *, char **);
+int		 jserver_tls_setup(struct domain *, const char *, char **);
 void		 jserver_tls_free(struct domain *);
 struct bufferevent *jserver_tls_bufferevent(struct event_base *,
 		     const struct domain *);

@@ -7,7 +7,9 @@
  * else.  Every connection verifies the server's chain and that the
  * certificate is for the url's host (a name, sent as SNI too, or an
  * address), through libevent's OpenSSL bufferevents, for evhttp's
- * requests (jserver.c) and the kernel WebSocket alike.  There is no
+ * requests (jserver.c) and the kernel WebSocket alike, presenting the
+ * domain's client certificate (cert_file, key_file) when a server asks
+ * for one (decision 099).  There is no
  * switch to turn verification off (decision 086).  A shutdown without
  * close_notify is an error, not an end: every reply evhttp takes is
  * framed by its length, so a truncation is never taken for a whole.
@@ -28,11 +30,23 @@
 
 #include <event2/buffer.h>
 
+#include <openssl/err.h>
+
 #include "common.h"
 #include "domain.h"
 #include "tls.h"
 
 static char	*jserver_tls_ssl_error(const struct tls_lib *, unsigned long);
+static int	 jserver_tls_check_file(const struct domain *, const char *,
+		     const char *, char **);
+static int	 jserver_tls_no_passphrase(char *, int, int, void *);
+static int	 jserver_tls_asked(SSL *, X509 **, EVP_PKEY **);
+static int	 jserver_tls_client_cert(struct domain *, SSL_CTX *,
+		     const char *, char **);
+static int	 jserver_tls_cert_alert(unsigned long);
+
+/* Set on a connection whose server asked for a certificate we lack. */
+static char	 jserver_tls_asked_mark;
 
 /* OpenSSL's reason for e (its own queue's last one when e is 0). */
 static char *
@@ -49,40 +63,137 @@ jserver_tls_ssl_error(const struct tls_lib *l, unsigned long e)
 }
 
 /*
- * d's TLS context: its CA file (if any) checked and loaded, or the
- * system's store.  A CA file is public but decides whom we trust: it
- * must be a regular file owned by us or root that nobody else can
- * write, as ssh asks of its configuration.  0, or -1 and a cause.
+ * A file that decides whom we trust or who we say we are (ca_file,
+ * cert_file): public, but a regular file owned by us or root that nobody
+ * else can write, as ssh asks of its configuration.  0, or -1 and a cause.
  */
-int
-jserver_tls_setup(struct domain *d, char **cause)
+static int
+jserver_tls_check_file(const struct domain *d, const char *what,
+    const char *path, char **cause)
+{
+	struct stat	sb;
+
+	if (stat(path, &sb) != 0) {
+		xasprintf(cause, "domain %s: %s %s: %s", d->name, what, path,
+		    strerror(errno));
+		return (-1);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		xasprintf(cause, "domain %s: %s %s is not a regular file",
+		    d->name, what, path);
+		return (-1);
+	}
+	if ((sb.st_uid != getuid() && sb.st_uid != 0) ||
+	    (sb.st_mode & 022) != 0) {
+		xasprintf(cause, "domain %s: %s %s can be changed by others "
+		    "(owner %ld, mode %04o): make it yours and chmod go-w %s",
+		    d->name, what, path, (long)sb.st_uid,
+		    (u_int)(sb.st_mode & 07777), path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* An encrypted key: there is no one to ask for its passphrase. */
+static int
+jserver_tls_no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	*(int *)arg = 1;
+	return (-1);
+}
+
+/*
+ * The server asked for a client certificate and the domain has none: it
+ * is marked on the connection (ex_data 0, the app data slot, which
+ * libevent_openssl leaves alone) so a failure can say so, and the
+ * handshake goes on without one (the server decides).
+ */
+static int
+jserver_tls_asked(SSL *ssl, X509 **x509, EVP_PKEY **pkey)
+{
+	(void)x509;
+	(void)pkey;
+	tls_lib()->set_ex_data(ssl, 0, &jserver_tls_asked_mark);
+	return (0);
+}
+
+/*
+ * d's client certificate into ctx: the chain from cert_file, the key
+ * from key (key_file's PEM as domain_load read and checked it, never
+ * opened again by name), and that they belong together.
+ */
+static int
+jserver_tls_client_cert(struct domain *d, SSL_CTX *ctx, const char *key,
+    char **cause)
 {
 	const struct tls_lib	*l = tls_lib();
-	struct stat		 sb;
+	EVP_PKEY		*pkey;
+	BIO			*bio;
+	char			*why;
+	int			 encrypted = 0;
+
+	if (jserver_tls_check_file(d, "cert_file", d->cert_file, cause) != 0)
+		return (-1);
+	l->err_clear();
+	if (l->ctx_use_chain_file(ctx, d->cert_file) != 1) {
+		why = jserver_tls_ssl_error(l, 0);
+		xasprintf(cause, "domain %s: cert_file %s holds no PEM "
+		    "certificate OpenSSL can read (%s)", d->name, d->cert_file,
+		    why);
+		free(why);
+		return (-1);
+	}
+	if ((bio = l->bio_mem(key, (int)strlen(key))) == NULL)
+		fatalx("BIO_new_mem_buf failed");
+	pkey = l->pem_key(bio, NULL, jserver_tls_no_passphrase, &encrypted);
+	l->bio_free(bio);
+	if (pkey == NULL) {
+		why = jserver_tls_ssl_error(l, 0);
+		if (encrypted)
+			xasprintf(cause, "domain %s: key_file %s is encrypted "
+			    "and nothing can ask for its passphrase: keep it "
+			    "decrypted, mode 0600 (openssl pkey -in %s -out "
+			    "NEW.key)", d->name, d->key_file, d->key_file);
+		else
+			xasprintf(cause, "domain %s: key_file %s holds no PEM "
+			    "private key OpenSSL can read (%s)", d->name,
+			    d->key_file, why);
+		free(why);
+		l->err_clear();
+		return (-1);
+	}
+	if (l->ctx_use_key(ctx, pkey) != 1 || l->ctx_check_key(ctx) != 1) {
+		why = jserver_tls_ssl_error(l, 0);
+		xasprintf(cause, "domain %s: key_file %s is not the key of "
+		    "cert_file %s (%s)", d->name, d->key_file, d->cert_file,
+		    why);
+		free(why);
+		l->pkey_free(pkey);
+		l->err_clear();
+		return (-1);
+	}
+	l->pkey_free(pkey);
+	return (0);
+}
+
+/*
+ * d's TLS context: its CA file (if any) checked and loaded, or the
+ * system's store; its client certificate (if any) with key, the PEM text
+ * of key_file.  0, or -1 and a cause.
+ */
+int
+jserver_tls_setup(struct domain *d, const char *key, char **cause)
+{
+	const struct tls_lib	*l = tls_lib();
 	SSL_CTX			*ctx;
 	char			*why;
 
-	if (d->ca_file != NULL) {
-		if (stat(d->ca_file, &sb) != 0) {
-			xasprintf(cause, "domain %s: ca_file %s: %s", d->name,
-			    d->ca_file, strerror(errno));
-			return (-1);
-		}
-		if (!S_ISREG(sb.st_mode)) {
-			xasprintf(cause, "domain %s: ca_file %s is not a "
-			    "regular file", d->name, d->ca_file);
-			return (-1);
-		}
-		if ((sb.st_uid != getuid() && sb.st_uid != 0) ||
-		    (sb.st_mode & 022) != 0) {
-			xasprintf(cause, "domain %s: ca_file %s can be "
-			    "changed by others (owner %ld, mode %04o): make it "
-			    "yours and chmod go-w %s", d->name, d->ca_file,
-			    (long)sb.st_uid, (u_int)(sb.st_mode & 07777),
-			    d->ca_file);
-			return (-1);
-		}
-	}
+	if (d->ca_file != NULL &&
+	    jserver_tls_check_file(d, "ca_file", d->ca_file, cause) != 0)
+		return (-1);
 	l->err_clear();
 	if ((ctx = l->ctx_new(l->client_method())) == NULL) {
 		why = jserver_tls_ssl_error(l, 0);
@@ -106,6 +217,12 @@ jserver_tls_setup(struct domain *d, char **cause)
 		l->ctx_free(ctx);
 		return (-1);
 	}
+	if (d->cert_file != NULL &&
+	    jserver_tls_client_cert(d, ctx, key, cause) != 0) {
+		l->ctx_free(ctx);
+		return (-1);
+	}
+	l->ctx_set_cert_cb(ctx, jserver_tls_asked);
 	l->ctx_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	d->tls_ctx = ctx;
 	return (0);
@@ -157,7 +274,8 @@ fail:
 /*
  * Why the TLS connection of bev failed, said so a person can act on it;
  * NULL if TLS did not fail (refused, closed: the caller's own words).
- * *refused is 1 when the server's certificate was not trusted.  late:
+ * *refused is 1 when the server's certificate was not trusted, or the
+ * server would not take ours (none, or one it does not trust).  late:
  * the call's time ran out, perhaps before any handshake.
  */
 char *
@@ -196,7 +314,32 @@ jserver_tls_failure(struct bufferevent *bev, const char *name,
 			    "domains checks it)", name, l->verify_string(v));
 		return (msg);
 	}
-	if ((e = l->bev_error(bev)) != 0) {
+	e = l->bev_error(bev);
+	/* The server asked for our certificate and we had none to give. */
+	if (l->get_ex_data(ssl, 0) == &jserver_tls_asked_mark && !late) {
+		*refused = 1;
+		why = e != 0 ? jserver_tls_ssl_error(l, e) :
+		    xstrdup("it closed the connection");
+		xasprintf(&msg, "domain %s: the server asks for a client "
+		    "certificate (%s) and the domain has none: give the PEM "
+		    "certificate and key it takes as \"cert_file\" and "
+		    "\"key_file\" in the domain's entry in domains.json "
+		    "(runtimectl domains checks them)", name, why);
+		free(why);
+		return (msg);
+	}
+	/* Ours was sent and the server said what it thinks of it. */
+	if (l->get_certificate(ssl) != NULL && jserver_tls_cert_alert(e)) {
+		*refused = 1;
+		why = jserver_tls_ssl_error(l, e);
+		xasprintf(&msg, "domain %s: the server refused the domain's "
+		    "client certificate (%s): its \"cert_file\" must be one "
+		    "the server's client CA signed, not expired, and "
+		    "\"key_file\" its key", name, why);
+		free(why);
+		return (msg);
+	}
+	if (e != 0) {
 		why = jserver_tls_ssl_error(l, e);
 		xasprintf(&msg, "domain %s: TLS with %s failed (%s): is the "
 		    "url's port an https one?", name, host, why);
@@ -209,6 +352,27 @@ jserver_tls_failure(struct bufferevent *bev, const char *name,
 	xasprintf(&msg, "domain %s: %s did not complete a TLS handshake: is "
 	    "the url's port an https one?", name, host);
 	return (msg);
+}
+
+/* Is e an alert a server sends about a client's certificate? */
+static int
+jserver_tls_cert_alert(unsigned long e)
+{
+	if (e == 0 || ERR_GET_LIB(e) != ERR_LIB_SSL)
+		return (0);
+	switch (ERR_GET_REASON(e)) {
+	case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+	case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+	case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+	case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+	case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
+	case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+		return (1);
+	}
+	return (0);
 }
 
 /*

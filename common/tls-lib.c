@@ -18,7 +18,10 @@ static const struct tls_lib	tls_lib_linked = {
 	X509_verify_cert_error_string, ERR_get_error, ERR_error_string_n,
 	ERR_clear_error, bufferevent_openssl_socket_new,
 	bufferevent_openssl_get_ssl, bufferevent_get_openssl_error,
-	SSL_read
+	SSL_read, SSL_CTX_use_certificate_chain_file, SSL_CTX_use_PrivateKey,
+	SSL_CTX_check_private_key, SSL_CTX_set_client_cert_cb, BIO_new_mem_buf,
+	BIO_free, PEM_read_bio_PrivateKey, EVP_PKEY_free, SSL_set_ex_data,
+	SSL_get_ex_data, SSL_get_certificate
 };
 
 const struct tls_lib *

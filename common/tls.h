@@ -12,6 +12,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
@@ -39,6 +40,20 @@ struct tls_lib {
 	SSL		*(*bev_ssl)(struct bufferevent *);
 	unsigned long	 (*bev_error)(struct bufferevent *);
 	int		 (*ssl_read)(SSL *, void *, int);
+	/* A client certificate (cert_file, key_file). */
+	int		 (*ctx_use_chain_file)(SSL_CTX *, const char *);
+	int		 (*ctx_use_key)(SSL_CTX *, EVP_PKEY *);
+	int		 (*ctx_check_key)(const SSL_CTX *);
+	void		 (*ctx_set_cert_cb)(SSL_CTX *,
+			     int (*)(SSL *, X509 **, EVP_PKEY **));
+	BIO		*(*bio_mem)(const void *, int);
+	int		 (*bio_free)(BIO *);
+	EVP_PKEY	*(*pem_key)(BIO *, EVP_PKEY **, pem_password_cb *,
+			     void *);
+	void		 (*pkey_free)(EVP_PKEY *);
+	int		 (*set_ex_data)(SSL *, int, void *);
+	void		*(*get_ex_data)(const SSL *, int);
+	X509		*(*get_certificate)(const SSL *);
 };
 
 const struct tls_lib	*tls_lib(void);

@@ -55,6 +55,18 @@ tls_lib(void)
 	WORKER_TLS_SYM(bev_ssl, "bufferevent_openssl_get_ssl");
 	WORKER_TLS_SYM(bev_error, "bufferevent_get_openssl_error");
 	WORKER_TLS_SYM(ssl_read, "SSL_read");
+	WORKER_TLS_SYM(ctx_use_chain_file,
+	    "SSL_CTX_use_certificate_chain_file");
+	WORKER_TLS_SYM(ctx_use_key, "SSL_CTX_use_PrivateKey");
+	WORKER_TLS_SYM(ctx_check_key, "SSL_CTX_check_private_key");
+	WORKER_TLS_SYM(ctx_set_cert_cb, "SSL_CTX_set_client_cert_cb");
+	WORKER_TLS_SYM(bio_mem, "BIO_new_mem_buf");
+	WORKER_TLS_SYM(bio_free, "BIO_free");
+	WORKER_TLS_SYM(pem_key, "PEM_read_bio_PrivateKey");
+	WORKER_TLS_SYM(pkey_free, "EVP_PKEY_free");
+	WORKER_TLS_SYM(set_ex_data, "SSL_set_ex_data");
+	WORKER_TLS_SYM(get_ex_data, "SSL_get_ex_data");
+	WORKER_TLS_SYM(get_certificate, "SSL_get_certificate");
 #undef WORKER_TLS_SYM
 	worker_tls_loaded = 1;
 	log_debug("loaded %s", LIBEVENT_OPENSSL_SONAME);

@@ -8,7 +8,11 @@ starts the server with its certificate and writes domains.json).
 - "js" (ca_file): 1+1 runs, an edit is saved on the server, 5 MiB go
   up and down with SHA-256 checked at both ends.
 
-usage: tls.py BUILDDIR STATEDIR SERVERROOT [other]
+- mtls (tests/remote/mtls.sh: the server asks for a client certificate):
+  "nocert" (no cert_file) is tls_unverified, saying the server asks for
+  one and naming cert_file; "js" (with it) as above.
+
+usage: tls.py BUILDDIR STATEDIR SERVERROOT [other|mtls]
 (other: the server's certificate is for another name: js refused too)
 """
 import hashlib
@@ -24,6 +28,7 @@ from rcheck import expect, ok  # noqa: E402
 
 builddir, tmp, sroot = sys.argv[1:4]
 other = sys.argv[4:] == ["other"]
+mtls = sys.argv[4:] == ["mtls"]
 nbfile = os.path.join(sroot, "nb.ipynb")
 
 
@@ -59,11 +64,18 @@ if other:
     w.close()
     sys.exit(0)
 
-msg = refused("noca", "did not verify (unable to get local issuer "
-              "certificate)", w)
-expect('"ca_file"' in msg, "the option named", msg)
-ok("no ca_file for a private CA: tls_unverified with the reason and the "
-   "option, nothing changed")
+if mtls:
+    msg = refused("nocert", "the server asks for a client certificate", w)
+    expect('"cert_file"' in msg and '"key_file"' in msg,
+           "the options named", msg)
+    ok("no cert_file for a server that asks: tls_unverified with the reason "
+       "and the options, nothing changed")
+else:
+    msg = refused("noca", "did not verify (unable to get local issuer "
+                  "certificate)", w)
+    expect('"ca_file"' in msg, "the option named", msg)
+    ok("no ca_file for a private CA: tls_unverified with the reason and the "
+       "option, nothing changed")
 
 sc, _, err = w.call("connect_notebook", path="nb.ipynb", domain="js")
 expect(not err and sc.get("domain") == "js", "connect over https", sc)
