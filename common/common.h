@@ -349,6 +349,9 @@ struct json_object *json_splice_parse(struct json_tokener *, const char *,
 
 /* mpjson.c: nbformat and MCP objects cross frames as msgpack maps. */
 void			 mpjson_pack(msgpack_packer *, struct json_object *);
+void			 mpjson_pack_depth(msgpack_packer *,
+			     struct json_object *, unsigned int);
+int			 mpjson_plain(const msgpack_object *, unsigned int);
 struct json_object	*mpjson_unpack(const msgpack_object *);
 struct json_object	*mpjson_parse(const char *, size_t, char **);
 

@@ -21,6 +21,7 @@
 #define MPJSON_EXT_JSON		1
 
 static void	mpjson_pack_text(msgpack_packer *, struct json_object *);
+static int	mpjson_plain_key(const msgpack_object_kv *, uint32_t);
 static struct json_object	*mpjson_string(const char *, size_t);
 
 /*
@@ -89,6 +90,85 @@ void
 mpjson_pack(msgpack_packer *pk, struct json_object *j)
 {
 	mpjson_pack_at(pk, j, 0);
+}
+
+/* Pack a json-c value as mpjson_pack does depth levels into a value. */
+void
+mpjson_pack_depth(msgpack_packer *pk, struct json_object *j,
+    unsigned int depth)
+{
+	mpjson_pack_at(pk, j, depth);
+}
+
+/* Key i of a map: a UTF-8 string without NUL, none of the keys before. */
+static int
+mpjson_plain_key(const msgpack_object_kv *kv, uint32_t i)
+{
+	const msgpack_object	*k = &kv[i].key;
+	size_t			 bad;
+	uint32_t		 j;
+
+	if (k->type != MSGPACK_OBJECT_STR ||
+	    (k->via.str.size > 0 &&
+	    (memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
+	    !utf8_valid(k->via.str.ptr, k->via.str.size, &bad))))
+		return (0);
+	for (j = 0; j < i; j++) {
+		if (kv[j].key.via.str.size == k->via.str.size &&
+		    (k->via.str.size == 0 || memcmp(kv[j].key.via.str.ptr,
+		    k->via.str.ptr, k->via.str.size) == 0))
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Would o come through json-c unchanged: is msgpack_pack_object(o) the
+ * bytes of mpjson_pack_depth(mpjson_unpack(o), depth)?  Then a value can
+ * be kept as it came (decision 097).  Not when json-c would change it
+ * (bytes that are not UTF-8, a binary, a float32, a NaN, a key that is
+ * not a string, has a NUL or comes twice) or mpjson would write it as
+ * JSON text (an ext, a container MPJSON_INLINE_DEPTH levels in).  A map
+ * of more than 64 keys is not checked for twice-used keys: it is taken
+ * through json-c.
+ */
+int
+mpjson_plain(const msgpack_object *o, unsigned int depth)
+{
+	size_t		bad;
+	uint32_t	i;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+	case MSGPACK_OBJECT_BOOLEAN:
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return (1);
+	case MSGPACK_OBJECT_FLOAT64:
+		return (isfinite(o->via.f64));
+	case MSGPACK_OBJECT_STR:
+		return (o->via.str.size == 0 ||
+		    utf8_valid(o->via.str.ptr, o->via.str.size, &bad));
+	case MSGPACK_OBJECT_ARRAY:
+		if (depth >= MPJSON_INLINE_DEPTH)
+			return (0);
+		for (i = 0; i < o->via.array.size; i++) {
+			if (!mpjson_plain(&o->via.array.ptr[i], depth + 1))
+				return (0);
+		}
+		return (1);
+	case MSGPACK_OBJECT_MAP:
+		if (depth >= MPJSON_INLINE_DEPTH || o->via.map.size > 64)
+			return (0);
+		for (i = 0; i < o->via.map.size; i++) {
+			if (!mpjson_plain_key(o->via.map.ptr, i) ||
+			    !mpjson_plain(&o->via.map.ptr[i].val, depth + 1))
+				return (0);
+		}
+		return (1);
+	default:
+		return (0);
+	}
 }
 
 static void

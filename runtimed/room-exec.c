@@ -31,7 +31,7 @@ struct room_exec_cell {
 	enum room_cell_type		 type;
 	enum proto_cell_status		 status;
 	int64_t				 execution_count;
-	struct json_object		*outputs;
+	struct proto_outputs		 outputs;	/* as the agent sent them */
 	int				 clear_wait;
 };
 
@@ -132,10 +132,22 @@ static struct room_cell	*room_exec_room_cell(struct room *,
 		    struct room_exec_cell *);
 static int	room_exec_dropped(struct json_object *);
 static void	room_exec_append(struct json_object *, struct json_object *);
+static int	room_exec_dropped_obj(const msgpack_object *);
+static int	room_exec_is_stream(const msgpack_object *);
+static int	room_exec_same_name(const msgpack_object *,
+		    const msgpack_object *);
+static int	room_exec_checking(void);
+static void	room_exec_add_check(const struct proto_outputs *, size_t,
+		    const char *, size_t, const msgpack_object *);
+static void	room_exec_add(struct proto_outputs *, const msgpack_object *);
+static void	room_exec_add_one(struct proto_outputs *,
+		    const msgpack_object *);
+static void	room_exec_add_plain(struct proto_outputs *,
+		    const msgpack_object *);
 static int	room_exec_update_outputs(struct json_object *, const char *,
 		    struct json_object *);
-static void	room_exec_update_display(struct room *, const char *,
-		    struct json_object *);
+static void	room_exec_update_display(struct room *,
+		    const struct proto_str *, const msgpack_object *);
 static void	room_exec_run(struct peer *, const struct proto_header *,
 		    const msgpack_object *, const void *, void *);
 static void	room_exec_get(struct peer *, const struct proto_header *,
@@ -189,7 +201,7 @@ room_exec_destroy(struct room_exec *e)
 	for (i = 0; i < e->ncells; i++) {
 		free(e->cells[i].cell_id);
 		free(e->cells[i].source);
-		json_object_put(e->cells[i].outputs);
+		proto_outputs_free(&e->cells[i].outputs);
 	}
 	free(e->cells);
 	free(e->message);
@@ -355,7 +367,7 @@ room_exec_pack_cells(msgpack_packer *pk, const void *arg)
 			proto_pack_nil(pk, "execution_count");
 		proto_pack_strn(pk, "source", c->source, c->source_len);
 		proto_pack_key(pk, "outputs");
-		mpjson_pack(pk, c->outputs);
+		proto_outputs_pack(pk, &c->outputs);
 	}
 }
 
@@ -817,7 +829,7 @@ room_exec_run(struct peer *p, const struct proto_header *hdr,
 		e->cells[i].source_len = cell->source_len;
 		e->cells[i].type = cell->type;
 		e->cells[i].execution_count = -1;
-		e->cells[i].outputs = json_object_new_array();
+		proto_outputs_init(&e->cells[i].outputs);
 	}
 	free(cells);
 	TAILQ_INSERT_TAIL(&r->execs->active, e, entry);
@@ -1215,6 +1227,194 @@ room_exec_append(struct json_object *outs, struct json_object *out)
 	json_object_array_add(outs, streamcap_fit(out));
 }
 
+/* room_exec_dropped over a view. */
+static int
+room_exec_dropped_obj(const msgpack_object *out)
+{
+	return (proto_get(proto_get_map(out, "transient"),
+	    "runtimed_dropped") != NULL);
+}
+
+/* Is out a stream output (a view), as strcmp on json-c would say? */
+static int
+room_exec_is_stream(const msgpack_object *out)
+{
+	const char	*t;
+	size_t		 len;
+
+	return ((t = proto_get_str(out, "output_type", &len)) != NULL &&
+	    len >= 6 && memcmp(t, "stream", 6) == 0 &&
+	    (len == 6 || t[6] == '\0'));
+}
+
+/* Two stream names the same, as strcmp on json-c strings would say? */
+static int
+room_exec_same_name(const msgpack_object *a, const msgpack_object *b)
+{
+	const char	*n1, *n2, *z;
+	size_t		 l1, l2;
+
+	if ((n1 = proto_get_str(a, "name", &l1)) == NULL ||
+	    (n2 = proto_get_str(b, "name", &l2)) == NULL)
+		return (0);
+	if ((z = memchr(n1, '\0', l1)) != NULL)
+		l1 = (size_t)(z - n1);
+	if ((z = memchr(n2, '\0', l2)) != NULL)
+		l2 = (size_t)(z - n2);
+	return (l1 == l2 && memcmp(n1, n2, l1) == 0);
+}
+
+/*
+ * room_exec_append over packed outputs (decision 097): the agent's bytes
+ * are copied as they came; a stream is merged or cut by streamcap over
+ * views, to the bytes the json-c path packed.
+ */
+/*
+ * With RUNTIMED_CHECK_CELL_CACHE=1 (the test suite), each output added
+ * is checked against the json-c path it replaces (room_exec_append on the
+ * output before), until that path goes (decision 097).
+ */
+static int
+room_exec_checking(void)
+{
+	static int	 checking = -1;
+	const char	*s;
+
+	if (checking == -1) {
+		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
+		checking = s != NULL && strcmp(s, "1") == 0;
+	}
+	return (checking);
+}
+
+static void
+room_exec_add_check(const struct proto_outputs *outs, size_t n0,
+    const char *prev, size_t prevlen, const msgpack_object *out)
+{
+	struct json_object	*jouts, *j;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	size_t			 off = 0, i, first;
+
+	jouts = json_object_new_array();
+	first = n0;
+	if (prev != NULL) {
+		msgpack_unpacked_init(&u);
+		if (msgpack_unpack_next(&u, prev, prevlen, &off) !=
+		    MSGPACK_UNPACK_SUCCESS)
+			fatalx("%s: an output kept cannot be read", __func__);
+		json_object_array_add(jouts, mpjson_unpack(&u.data));
+		msgpack_unpacked_destroy(&u);
+		first = n0 - 1;
+	}
+	j = mpjson_unpack(out);
+	room_exec_append(jouts, j);
+	json_object_put(j);
+	if (first + json_object_array_length(jouts) != outs->n)
+		fatalx("%s: %zu outputs kept, json-c has %zu", __func__,
+		    outs->n, first + json_object_array_length(jouts));
+	for (i = first; i < outs->n; i++) {
+		mpbuf_init(&b);
+		mpjson_pack_depth(&b.pk,
+		    json_object_array_get_idx(jouts, i - first), 1);
+		if (b.sb.size != outs->v[i].len ||
+		    memcmp(b.sb.data, outs->v[i].data, b.sb.size) != 0)
+			fatalx("%s: output %zu kept as %zu bytes, json-c packs "
+			    "%zu", __func__, i, outs->v[i].len, b.sb.size);
+		mpbuf_free(&b);
+	}
+	json_object_put(jouts);
+}
+
+static void
+room_exec_add(struct proto_outputs *outs, const msgpack_object *out)
+{
+	char			*prev = NULL;
+	size_t			 n0 = outs->n, prevlen = 0;
+
+	if (!room_exec_checking()) {
+		room_exec_add_one(outs, out);
+		return;
+	}
+	if (n0 > 0) {
+		prevlen = outs->v[n0 - 1].len;
+		prev = xmalloc(prevlen);
+		memcpy(prev, outs->v[n0 - 1].data, prevlen);
+	}
+	room_exec_add_one(outs, out);
+	room_exec_add_check(outs, n0, prev, prevlen, out);
+	free(prev);
+}
+
+static void
+room_exec_add_one(struct proto_outputs *outs, const msgpack_object *out)
+{
+	msgpack_unpacked	 plain;
+	struct json_object	*j;
+	struct mpbuf		 fixed;
+	size_t			 off = 0;
+
+	/*
+	 * What json-c would change (bytes not UTF-8, a key twice, ...) is
+	 * taken through it, as every output was before: the bytes kept are
+	 * those mpjson_pack gave one level into the list.
+	 */
+	if (!mpjson_plain(out, 1)) {
+		j = mpjson_unpack(out);
+		mpbuf_init(&fixed);
+		mpjson_pack_depth(&fixed.pk, j, 1);
+		json_object_put(j);
+		msgpack_unpacked_init(&plain);
+		if (msgpack_unpack_next(&plain, fixed.sb.data, fixed.sb.size,
+		    &off) == MSGPACK_UNPACK_SUCCESS)
+			room_exec_add_plain(outs, &plain.data);
+		msgpack_unpacked_destroy(&plain);
+		mpbuf_free(&fixed);
+		return;
+	}
+	room_exec_add_plain(outs, out);
+}
+
+/* Append out (as json-c would leave it), merging a stream. */
+static void
+room_exec_add_plain(struct proto_outputs *outs, const msgpack_object *out)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*last = NULL, *t1, *t2;
+	struct mpbuf		 b;
+	int			 merge;
+
+	if (!room_exec_is_stream(out)) {
+		if (proto_outputs_append(outs, out) != 0)
+			fatalx("out of memory");
+		return;
+	}
+	msgpack_unpacked_init(&u);
+	if (outs->n > 0)
+		last = proto_outputs_get(outs, outs->n - 1, &u);
+	mpbuf_init(&b);
+	merge = last != NULL && room_exec_is_stream(last) &&
+	    room_exec_same_name(last, out) &&
+	    (t1 = proto_get(last, "text")) != NULL &&
+	    t1->type == MSGPACK_OBJECT_STR &&
+	    (t2 = proto_get(out, "text")) != NULL &&
+	    t2->type == MSGPACK_OBJECT_STR &&
+	    !room_exec_dropped_obj(last) && !room_exec_dropped_obj(out);
+	if (merge) {
+		streamcap_merge_obj(&b.pk, last, out);
+		if (proto_outputs_set_packed(outs, outs->n - 1, b.sb.data,
+		    b.sb.size) != 0)
+			fatalx("out of memory");
+	} else if (streamcap_fit_obj(&b.pk, out)) {
+		if (proto_outputs_append_packed(outs, b.sb.data,
+		    b.sb.size) != 0)
+			fatalx("out of memory");
+	} else if (proto_outputs_append(outs, out) != 0)
+		fatalx("out of memory");
+	mpbuf_free(&b);
+	msgpack_unpacked_destroy(&u);
+}
+
 /* Replace the displays with display_id did in outs; how many. */
 static int
 room_exec_update_outputs(struct json_object *outs, const char *did,
@@ -1248,15 +1448,18 @@ room_exec_update_outputs(struct json_object *outs, const char *did,
  * of the room and every run record in memory, takes the new content.
  */
 static void
-room_exec_update_display(struct room *r, const char *did,
-    struct json_object *out)
+room_exec_update_display(struct room *r, const struct proto_str *pdid,
+    const msgpack_object *upd)
 {
 	struct room_exec	*e;
 	struct room_exec_list	*lists[2];
+	struct json_object	*out;
+	char			*did;
 	size_t			 i;
-	int			 n = 0, m, l;
+	int			 n = 0, m, l, k;
 
-	if (r->nb != NULL) {
+	did = xstrndup(pdid->ptr, pdid->len);
+	if (r->nb != NULL && (out = mpjson_unpack(upd)) != NULL) {
 		for (i = 0; i < r->nb->ncells; i++) {
 			m = room_exec_update_outputs(r->nb->cells[i]->outputs,
 			    did, out);
@@ -1264,21 +1467,27 @@ room_exec_update_display(struct room *r, const char *did,
 				room_cell_touch(r->nb->cells[i]);
 			n += m;
 		}
+		json_object_put(out);
 	}
 	lists[0] = &r->execs->active;
 	lists[1] = &r->execs->finished;
 	for (l = 0; l < 2; l++) {
 		TAILQ_FOREACH(e, lists[l], entry) {
 			m = 0;
-			for (i = 0; i < e->ncells; i++)
-				m += room_exec_update_outputs(
-				    e->cells[i].outputs, did, out);
+			for (i = 0; i < e->ncells; i++) {
+				if ((k = proto_outputs_update_display(
+				    &e->cells[i].outputs, did, strlen(did),
+				    upd)) < 0)
+					fatalx("out of memory");
+				m += k;
+			}
 			if (m > 0 && l == 1)
 				room_exec_persist(e);
 			n += m;
 		}
 	}
 	log_debug("display %s updated in %d outputs", did, n);
+	free(did);
 	if (n > 0)
 		room_changed(r, NULL, "outputs");
 }
@@ -1290,35 +1499,27 @@ room_exec_output(struct room *r, const struct proto_agent_output *m)
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
 	struct json_object	*out;
-	char			*did;
 
 	if (m->update) {
-		if ((out = mpjson_unpack(m->output.obj)) == NULL)
-			return;
-		did = xstrndup(m->display_id.ptr, m->display_id.len);
-		room_exec_update_display(r, did, out);
-		json_object_put(out);
-		free(did);
+		room_exec_update_display(r, &m->display_id, m->output.obj);
 		return;
 	}
 	if ((c = room_exec_event(r, &m->exec_id, &m->cell_id, &e)) == NULL)
 		return;
-	if ((out = mpjson_unpack(m->output.obj)) == NULL)
-		return;
 	cell = room_exec_room_cell(r, c);
 	if (c->clear_wait) {
-		json_object_put(c->outputs);
-		c->outputs = json_object_new_array();
+		proto_outputs_clear(&c->outputs);
 		if (cell != NULL)
 			room_nb_clear_outputs(cell);
 		c->clear_wait = 0;
 	}
-	room_exec_append(c->outputs, out);
-	if (cell != NULL) {
+	/* The run record keeps the agent's bytes (decision 097). */
+	room_exec_add(&c->outputs, m->output.obj);
+	if (cell != NULL && (out = mpjson_unpack(m->output.obj)) != NULL) {
 		room_exec_append(cell->outputs, out);
 		room_cell_touch(cell);
+		json_object_put(out);
 	}
-	json_object_put(out);
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
 }
 
@@ -1335,8 +1536,7 @@ room_exec_clear(struct room *r, const struct proto_agent_clear_output *m)
 		c->clear_wait = 1;
 		return;
 	}
-	json_object_put(c->outputs);
-	c->outputs = json_object_new_array();
+	proto_outputs_clear(&c->outputs);
 	if ((cell = room_exec_room_cell(r, c)) != NULL)
 		room_nb_clear_outputs(cell);
 	room_cell_changed(r, "outputs", c->cell_id, e->id);

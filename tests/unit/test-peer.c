@@ -666,3 +666,66 @@ Test(peer, dispatch_table)
 	cr_assert_not_null(peer_dispatch_find(dispatch_table,
 	    PROTO_MSG_ROOM_GET));
 }
+
+/*
+ * mpjson_plain: a value it calls plain packs, copied, to the bytes it
+ * packs through json-c; each thing json-c would change is not plain.
+ */
+static void
+plain_case(const char *bytes, size_t len, int want)
+{
+	msgpack_unpacked	 u;
+	msgpack_sbuffer		 a, b;
+	msgpack_packer		 pa, pb;
+	struct json_object	*j;
+	size_t			 off = 0;
+
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, bytes, len, &off),
+	    MSGPACK_UNPACK_SUCCESS);
+	cr_assert_eq(mpjson_plain(&u.data, 1), want, "case %02x%02x...",
+	    (unsigned char)bytes[0], len > 1 ? (unsigned char)bytes[1] : 0);
+	msgpack_sbuffer_init(&a);
+	msgpack_sbuffer_init(&b);
+	msgpack_packer_init(&pa, &a, msgpack_sbuffer_write);
+	msgpack_packer_init(&pb, &b, msgpack_sbuffer_write);
+	msgpack_pack_object(&pa, u.data);
+	j = mpjson_unpack(&u.data);
+	mpjson_pack_depth(&pb, j, 1);
+	json_object_put(j);
+	cr_assert_eq(a.size == b.size && memcmp(a.data, b.data, a.size) == 0,
+	    want, "plain %d but json-c %s the bytes", want,
+	    want ? "changed" : "kept");
+	msgpack_sbuffer_destroy(&a);
+	msgpack_sbuffer_destroy(&b);
+	msgpack_unpacked_destroy(&u);
+}
+
+#define PLAIN(s, want)	plain_case((s), sizeof (s) - 1, (want))
+
+Test(mpjson, plain_is_what_json_c_keeps)
+{
+	char	deep[64];
+	size_t	i;
+
+	PLAIN("\x83\xa1" "a" "\x01\xa1" "b" "\x92\xc0\xc3\xa1" "c"
+	    "\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00", 1);
+	PLAIN("\x81\xa4" "text" "\xa3\xc3\xa9" "x", 1);	/* é */
+	PLAIN("\x81\xa4" "text" "\xa2\xff" "x", 0);	/* not UTF-8 */
+	PLAIN("\x82\xa1" "a" "\x01\xa1" "a" "\x02", 0);	/* a key twice */
+	PLAIN("\x81\x01\x02", 0);			/* an integer key */
+	PLAIN("\x81\xa3" "a\0b" "\x01", 0);		/* a key with NUL */
+	PLAIN("\x81\xa1" "a" "\xc4\x01" "z", 0);	/* a binary */
+	PLAIN("\x81\xa1" "a" "\xca\x3f\xc0\x00\x00", 0); /* a float32 */
+	PLAIN("\x81\xa1" "a" "\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00", 0);
+	PLAIN("\x81\xa1" "a" "\xcf\xff\xff\xff\xff\xff\xff\xff\xff", 1);
+	PLAIN("\x81\xa1" "a" "\xd3\x80\x00\x00\x00\x00\x00\x00\x00", 1);
+	/* 23 arrays in (24 levels in a list) stay inline; 24 do not. */
+	for (i = 0; i < 23; i++)
+		deep[i] = '\x91';
+	deep[23] = '\x01';
+	plain_case(deep, 24, 1);
+	deep[23] = '\x91';
+	deep[24] = '\x01';
+	plain_case(deep, 25, 0);
+}
