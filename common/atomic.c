@@ -178,6 +178,82 @@ fail:
 	return (NULL);
 }
 
+/*
+ * Take up again the temporary tmp (a name only, beside path) that an
+ * earlier process left: only one of our names for path, a regular file
+ * (never a link: O_NOFOLLOW), ours, with no other link, and not locked
+ * by a live writer.  It is then as atomic_create left it (mode as there), open for
+ * writing and reading back (its offset at 0).  NULL with *cause set if
+ * it is not so; nothing is removed then.
+ */
+struct atomic *
+atomic_adopt(const char *path, const char *tmp, mode_t mode, char **cause)
+{
+	struct atomic	*a;
+	struct stat	 sb;
+	char		 tag[ATOMIC_TAG_SIZE];
+
+	a = xcalloc(1, sizeof *a);
+	a->fd = a->dfd = -1;
+	if (atomic_split(path, &a->dir, &a->base, cause) != 0) {
+		free(a);
+		return (NULL);
+	}
+	a->path = xstrdup(path);
+	atomic_tag(a->base, tag);
+	if (!atomic_is_temp(tmp, tag)) {
+		xasprintf(cause, "%s is not a temporary name of %s", tmp,
+		    path);
+		goto fail;
+	}
+	if ((a->dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1) {
+		xasprintf(cause, "cannot open directory %s: %s", a->dir,
+		    strerror(errno));
+		goto fail;
+	}
+	a->fd = openat(a->dfd, tmp, O_RDWR | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY | O_CLOEXEC);
+	if (a->fd == -1) {
+		xasprintf(cause, "cannot open %s/%s: %s", a->dir, tmp,
+		    strerror(errno));
+		goto fail;
+	}
+	if (fstat(a->fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid() || sb.st_nlink != 1) {
+		xasprintf(cause, "%s/%s is not a regular file of ours with "
+		    "one link", a->dir, tmp);
+		goto fail;
+	}
+	if (flock(a->fd, LOCK_EX | LOCK_NB) != 0) {
+		xasprintf(cause, "%s/%s is being written", a->dir, tmp);
+		goto fail;
+	}
+	if (fcntl(a->fd, F_SETFL, O_RDWR) == -1) {
+		xasprintf(cause, "%s/%s: %s", a->dir, tmp, strerror(errno));
+		goto fail;
+	}
+	snprintf(a->tmp, sizeof a->tmp, "%s", tmp);
+	if (fstatat(a->dfd, a->base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(sb.st_mode))
+		a->mode = sb.st_mode & 07777;
+	else
+		a->mode = mode & ~util_user_umask() & 07777;
+	return (a);
+
+fail:
+	*a->tmp = '\0';
+	atomic_free(a);
+	return (NULL);
+}
+
+/* The temporary file's name (in the target's directory). */
+const char *
+atomic_temp(struct atomic *a)
+{
+	return (a->tmp);
+}
+
 /* The temporary file's descriptor, to write the content to. */
 int
 atomic_fd(struct atomic *a)

@@ -112,6 +112,8 @@ void		 atomic_expect(struct atomic *, int, dev_t, ino_t, off_t,
 #define ATOMIC_SAME	2	/* only if it is still this file */
 #define ATOMIC_CHANGED	(-2)	/* atomic_commit: the target was not so */
 void		 atomic_free(struct atomic *);
+struct atomic	*atomic_adopt(const char *, const char *, mode_t, char **);
+const char	*atomic_temp(struct atomic *);
 int		 atomic_write(const char *, const void *, size_t, mode_t,
 		    char **);
 int		 atomic_sweep(const char *);
@@ -130,6 +132,8 @@ struct evp_md_ctx_st;
 struct evp_md_ctx_st *crypto_sha256_begin(void);
 void	 crypto_sha256_add(struct evp_md_ctx_st *, const void *, size_t);
 void	 crypto_sha256_end(struct evp_md_ctx_st *,
+	     unsigned char [CRYPTO_SHA256_LEN]);
+void	 crypto_sha256_now(struct evp_md_ctx_st *,
 	     unsigned char [CRYPTO_SHA256_LEN]);
 size_t	 crypto_b64_encode(char *, const void *, size_t);
 int	 crypto_b64_decode(void *, const char *, size_t);

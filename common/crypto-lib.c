@@ -13,7 +13,7 @@
 static const struct crypto_lib	crypto_lib_linked = {
 	EVP_Digest, EVP_sha256, EVP_EncodeBlock, EVP_DecodeBlock, RAND_bytes,
 	EVP_MD_CTX_new, EVP_MD_CTX_free, EVP_DigestInit_ex, EVP_DigestUpdate,
-	EVP_DigestFinal_ex
+	EVP_DigestFinal_ex, EVP_MD_CTX_copy_ex
 };
 
 const struct crypto_lib *

@@ -63,6 +63,22 @@ crypto_sha256_end(struct evp_md_ctx_st *c,
 	l->ctx_free(c);
 }
 
+/*
+ * The hash of what was added so far in md, the stream going on (a
+ * transfer's record of how far it got: worker-files-record.c).
+ */
+void
+crypto_sha256_now(struct evp_md_ctx_st *c,
+    unsigned char md[CRYPTO_SHA256_LEN])
+{
+	const struct crypto_lib	*l = crypto_lib();
+	EVP_MD_CTX		*t;
+
+	if ((t = l->ctx_new()) == NULL || l->copy(t, c) != 1)
+		fatalx("SHA-256 failed");
+	crypto_sha256_end(t, md);
+}
+
 /* len bytes as base64, no line breaks, into out (4 * ((len + 2) / 3) + 1
  * bytes); its length. */
 size_t

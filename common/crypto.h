@@ -24,6 +24,7 @@ struct crypto_lib {
 	int		 (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
 	int		 (*update)(EVP_MD_CTX *, const void *, size_t);
 	int		 (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
+	int		 (*copy)(EVP_MD_CTX *, const EVP_MD_CTX *);
 };
 
 const struct crypto_lib	*crypto_lib(void);

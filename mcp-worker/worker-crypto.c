@@ -52,6 +52,7 @@ crypto_lib(void)
 	WORKER_CRYPTO_SYM(init, "EVP_DigestInit_ex");
 	WORKER_CRYPTO_SYM(update, "EVP_DigestUpdate");
 	WORKER_CRYPTO_SYM(final, "EVP_DigestFinal_ex");
+	WORKER_CRYPTO_SYM(copy, "EVP_MD_CTX_copy_ex");
 #undef WORKER_CRYPTO_SYM
 	worker_crypto_loaded = 1;
 	log_debug("loaded %s", LIBCRYPTO_SONAME);

@@ -412,6 +412,81 @@ Test(atomic, sweep)
 	test_rmdir(dir);
 }
 
+/*
+ * atomic_adopt takes up a leftover temporary (a killed download's,
+ * decision 098) only when it is one of ours for that target: a regular
+ * file, not a link, not another user's, not locked by a live writer,
+ * with one link; then it commits as a new one does.
+ */
+Test(atomic, adopt)
+{
+	struct atomic	*a;
+	char		*dir = test_dir(), *path, *p, *cause = NULL;
+	char		 name[6][ATOMIC_NAME_SIZE], other[ATOMIC_NAME_SIZE];
+	unsigned char	 rnd[8];
+	int		 i, fd = -1;
+
+	xasprintf(&path, "%s/data.bin", dir);
+	for (i = 0; i < 6; i++) {
+		memset(rnd, i + 1, 8);
+		atomic_temp_name("data.bin", rnd, name[i]);
+		xasprintf(&p, "%s/%s", dir, name[i]);
+		if (i == 1)
+			cr_assert_eq(symlink("/etc/passwd", p), 0);
+		else
+			test_put(p, "kept");
+		if (i == 2) {
+			fd = open(p, O_RDONLY);
+			cr_assert_eq(flock(fd, LOCK_EX), 0);
+		}
+		if (i == 3) {
+			free(p);
+			xasprintf(&p, "%s/%s", dir, name[3]);
+			cr_assert_eq(link(p, path), 0);
+		}
+		if (i == 4 && geteuid() == 0)
+			cr_assert_eq(chown(p, 65534, 65534), 0);
+		free(p);
+	}
+	memset(rnd, 9, 8);
+	atomic_temp_name("other.bin", rnd, other);
+
+	cr_assert_null(atomic_adopt(path, name[1], 0644, &cause));
+	cr_assert(strstr(cause, "cannot open") != NULL, "%s", cause);
+	free(cause);
+	cr_assert_null(atomic_adopt(path, name[2], 0644, &cause));
+	cr_assert(strstr(cause, "being written") != NULL, "%s", cause);
+	free(cause);
+	cr_assert_null(atomic_adopt(path, name[3], 0644, &cause));
+	cr_assert(strstr(cause, "one link") != NULL, "%s", cause);
+	free(cause);
+	if (geteuid() == 0) {
+		cr_assert_null(atomic_adopt(path, name[4], 0644, &cause));
+		free(cause);
+	}
+	cr_assert_null(atomic_adopt(path, other, 0644, &cause));
+	cr_assert(strstr(cause, "not a temporary name") != NULL, "%s", cause);
+	free(cause);
+	cr_assert_null(atomic_adopt(path, "../data.bin", 0644, &cause));
+	free(cause);
+	/* Nothing refused was removed; the link's target untouched. */
+	cr_assert_eq(test_count(dir, ".rtd-"), 6);
+	unlink(path);
+
+	cr_assert_not_null(a = atomic_adopt(path, name[0], 0644, &cause));
+	cr_assert_str_eq(atomic_temp(a), name[0]);
+	cr_assert_eq(lseek(atomic_fd(a), 0, SEEK_END), 4);
+	cr_assert_eq(write(atomic_fd(a), " more", 5), 5);
+	cr_assert_eq(atomic_commit(a, &cause), 0);
+	p = test_read(path);
+	cr_assert_str_eq(p, "kept more");
+	free(p);
+	cr_assert_eq(test_count(dir, ".rtd-"), 5);
+	close(fd);
+	free(path);
+	test_rmdir(dir);
+}
+
 Test(atomic, resolve)
 {
 	char	*dir = test_dir(), *p, *q, *r, *cause = NULL;
