@@ -39,6 +39,12 @@
  * again if it is not there, the next one if it is, and the temporary is
  * removed if the size is neither.
  *
+ * A worker killed mid-transfer leaves a record of how far it got
+ * (worker-files-record.c); the next call for the same transfer, in a new
+ * worker, takes it up from there once the kept bytes hash as recorded
+ * and the file is the same at both ends, or begins from zero and removes
+ * that temporary (decision 098).
+ *
  * A transfer is a chain of asynchronous steps on the worker's loop
  * (worker_files_step for a server's replies, worker_files_pump for this
  * machine's pieces, a zero timer apart so the loop polls between them),
@@ -69,7 +75,8 @@ enum worker_files_step {
 	WORKER_FILES_PATCH,	/* the temporary renamed into place */
 	WORKER_FILES_COPY,	/* this machine: the next piece copied */
 	WORKER_FILES_CHECK,	/* download, cut: the file's model again */
-	WORKER_FILES_ASK	/* upload, cut: the temporary's size */
+	WORKER_FILES_ASK,	/* upload, cut: the temporary's size */
+	WORKER_FILES_KEPT	/* upload: an earlier call's temporary's size */
 };
 
 struct worker_files_xfer {
@@ -127,6 +134,15 @@ struct worker_files_xfer {
 	int			 exists;	/* dstpath was there */
 	int			 old;		/* the file replaced, or -1 */
 	struct event		*pump;
+	/* What a later call may take up if this worker is killed (098). */
+	struct worker_files_record rec;
+	uint64_t		 recorded;	/* bytes when last written down */
+	uint64_t		 kept;		/* taken up from an earlier call */
+	const char		*anew;		/* why an earlier call's was not */
+	int64_t			 mtime;		/* the file sent, ns */
+	char			 pend[65];	/* SHA-256 of the bytes through */
+	uint64_t		 pendoff;	/* the PUT in flight */
+	struct worker_files_record earlier; /* an upload's earlier call's */
 	/* The result. */
 	char			*where;		/* the kernel side */
 	uint64_t		 bytes;
@@ -141,6 +157,14 @@ static int	worker_files_fail(struct worker_files_xfer *, const char *,
 static int	worker_files_open(struct worker_files_xfer *, const char *);
 static int	worker_files_read(struct worker_files_xfer *, size_t);
 static int	worker_files_create(struct worker_files_xfer *, const char *);
+static void	worker_files_take(struct worker_files_xfer *);
+static void	worker_files_note(struct worker_files_xfer *);
+static int	worker_files_stale(struct worker_files_record *, void *);
+static int	worker_files_ours(const char *, const char *);
+static int	worker_files_take_up(struct worker_files_xfer *);
+static int	worker_files_kept(struct worker_files_xfer *,
+		    struct jserver_reply *);
+static void	worker_files_noted(struct worker_files_xfer *);
 static int	worker_files_write(struct worker_files_xfer *, const void *,
 		    size_t);
 static int	worker_files_commit(struct worker_files_xfer *);
@@ -238,6 +262,7 @@ worker_files_open(struct worker_files_xfer *x, const char *path)
 		    WORKER_FILES_MAX, WORKER_FILES_MAX >> 20));
 	x->srcpath = path;
 	x->size = (uint64_t)sb.st_size;
+	x->mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 	x->off = 0;
 	x->hash = crypto_sha256_begin();
 	return (0);
@@ -302,18 +327,336 @@ worker_files_create(struct worker_files_xfer *x, const char *path)
 		return (worker_files_fail(x, PROTO_E_INVALID_ARGUMENT,
 		    "%s is not a regular file (a symbolic link or directory is "
 		    "never written through)", path));
-	if ((x->a = atomic_create(path, 0644, &cause)) == NULL) {
-		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", cause);
-		free(cause);
-		return (-1);
-	}
 	x->dstpath = path;
 	x->woff = 0;
 	x->synced = 0;
 	x->differs = 0;
 	if (x->cmp == NULL)
 		x->cmp = xmalloc(WORKER_FILES_CMP);
+	/* A download from a server an earlier call left: taken up. */
+	if (x->rec.path != NULL && !x->upload)
+		worker_files_take(x);
+	if (x->a == NULL &&
+	    (x->a = atomic_create(path, 0644, &cause)) == NULL) {
+		worker_files_fail(x, PROTO_E_INVALID_ARGUMENT, "%s", cause);
+		free(cause);
+		return (-1);
+	}
+	if (x->d != NULL && !x->upload) {
+		worker_files_note(x);
+		/* Other leftovers of killed downloads to path (not locked). */
+		atomic_sweep(path);
+	}
 	return (0);
+}
+
+/*
+ * The temporary of a download an earlier call left (its worker killed
+ * mid-way), taken up if its record names this transfer, the server's
+ * model is the one it began with, and the bytes it holds hash as the
+ * record says: x->kept of them, the hash going on from there; the GET
+ * asks for the rest with a Range (worker_files_head checks the 206 as
+ * after a cut).  Otherwise that temporary is removed (a link or a file
+ * not ours there is not touched) and the download begins from zero;
+ * x->anew says why.
+ */
+static void
+worker_files_take(struct worker_files_xfer *x)
+{
+	struct worker_files_record	 old;
+	struct evp_md_ctx_st		*h;
+	struct atomic			*a;
+	struct stat			 sb;
+	unsigned char			 md[CRYPTO_SHA256_LEN];
+	const char			*why = NULL;
+	char				*cause, sum[65];
+	uint64_t			 off = 0;
+	ssize_t				 n;
+	size_t				 len;
+	int				 fd;
+
+	if (worker_files_record_load(&x->rec, &old) != 0)
+		return;
+	if ((a = atomic_adopt(x->dstpath, old.tmp, 0644, &cause)) == NULL) {
+		log_warnx("download of %s from %s: an earlier call's copy is "
+		    "not taken up: %s", x->where, x->domain, cause);
+		free(cause);
+		worker_files_record_drop(&x->rec);
+		worker_files_record_free(&old);
+		return;
+	}
+	fd = atomic_fd(a);
+	h = crypto_sha256_begin();
+	if (old.size != x->size || x->lastmod == NULL ||
+	    strcmp(old.lastmod, x->lastmod) != 0 || *old.modified == '\0')
+		why = "the file changed on the server since an earlier call "
+		    "began it";
+	else if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size < old.bytes)
+		why = "an earlier call's copy here is shorter than it was";
+	else {
+		/* Its bytes hashed again: they are what the record says. */
+		while (off < old.bytes) {
+			len = old.bytes - off < WORKER_FILES_CHUNK ?
+			    (size_t)(old.bytes - off) : WORKER_FILES_CHUNK;
+			n = pread(fd, x->buf, len, (off_t)off);
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			crypto_sha256_add(h, x->buf, (size_t)n);
+			off += (uint64_t)n;
+		}
+		crypto_sha256_now(h, md);
+		util_hex(md, CRYPTO_SHA256_LEN, sum);
+		if (off != old.bytes || strcmp(sum, old.sha256) != 0)
+			why = "an earlier call's copy here is not the bytes it "
+			    "was";
+		else if (ftruncate(fd, (off_t)off) != 0 ||
+		    lseek(fd, (off_t)off, SEEK_SET) == -1)
+			why = "an earlier call's copy here cannot be cut to "
+			    "what was kept";
+	}
+	if (why != NULL || old.bytes == 0) {
+		if (why != NULL)
+			log_info("download of %s from %s begun from zero: %s",
+			    x->where, x->domain, why);
+		x->anew = why;
+		crypto_sha256_end(h, NULL);
+		atomic_free(a);		/* removes that temporary */
+		worker_files_record_drop(&x->rec);
+		worker_files_record_free(&old);
+		return;
+	}
+	log_info("download of %s from %s taken up at byte %llu of %llu",
+	    x->where, x->domain, (unsigned long long)off,
+	    (unsigned long long)x->size);
+	x->a = a;
+	crypto_sha256_end(x->hash, NULL);
+	x->hash = h;
+	x->off = x->woff = x->synced = x->kept = x->recorded = off;
+	free(x->modified);
+	x->modified = xstrdup(old.modified);
+	worker_files_record_free(&old);
+}
+
+/*
+ * Write down how far a download from a server got: its temporary holds
+ * x->woff bytes, all hashed (nothing gathered in buf).
+ */
+static void
+worker_files_note(struct worker_files_xfer *x)
+{
+	unsigned char	md[CRYPTO_SHA256_LEN];
+
+	if (x->rec.path == NULL || x->a == NULL)
+		return;
+	free(x->rec.tmp);
+	x->rec.tmp = xstrdup(atomic_temp(x->a));
+	free(x->rec.lastmod);
+	x->rec.lastmod = x->lastmod != NULL ? xstrdup(x->lastmod) : NULL;
+	free(x->rec.modified);
+	x->rec.modified = x->modified != NULL ? xstrdup(x->modified) : NULL;
+	x->rec.size = x->size;
+	x->rec.bytes = x->woff;
+	if (x->hash != NULL)
+		crypto_sha256_now(x->hash, md);
+	else
+		crypto_sha256("", 0, md);
+	util_hex(md, CRYPTO_SHA256_LEN, x->rec.sha256);
+	worker_files_record_save(&x->rec);
+	x->recorded = x->woff;
+}
+
+/*
+ * A record not written for WORKER_FILES_KEEP_S (worker_files_record_sweep):
+ * its temporary here removed (only one of ours: atomic_adopt), or an
+ * upload's on this transfer's server; 0 if done, -1 to keep the record
+ * (an upload's on another server, for a transfer there).
+ */
+static int
+worker_files_stale(struct worker_files_record *r, void *arg)
+{
+	struct worker_files_xfer	*x = arg;
+	struct atomic			*a;
+	char				*cause;
+
+	if (!r->upload) {
+		if ((a = atomic_adopt(r->local, r->tmp, 0644, &cause)) == NULL)
+			free(cause);
+		atomic_free(a);
+		return (0);
+	}
+	if (strcmp(r->domain, x->domain) != 0)
+		return (-1);
+	if (worker_files_ours(r->remote, r->tmp))
+		worker_files_delete(x, r->tmp);
+	return (0);
+}
+
+/*
+ * Is tmp one of our temporary names on a server for the file remote:
+ * beside it, "rtd-", the tag of its name, "-", 16 hex, ".tmp"?
+ */
+static int
+worker_files_ours(const char *remote, const char *tmp)
+{
+	const char	*base, *name;
+	char		 tag[ATOMIC_TAG_SIZE];
+	size_t		 dlen;
+
+	base = strrchr(remote, '/');
+	dlen = base != NULL ? (size_t)(base - remote) + 1 : 0;
+	base = base != NULL ? base + 1 : remote;
+	if (strncmp(tmp, remote, dlen) != 0)
+		return (0);
+	name = tmp + dlen;
+	atomic_tag(base, tag);
+	return (strlen(name) == ATOMIC_NAME_SIZE - 2 &&
+	    strncmp(name, "rtd-", 4) == 0 &&
+	    strncmp(name + 4, tag, ATOMIC_TAG_SIZE - 1) == 0 &&
+	    name[4 + ATOMIC_TAG_SIZE - 1] == '-' &&
+	    strspn(name + 4 + ATOMIC_TAG_SIZE, "0123456789abcdef") == 16 &&
+	    strcmp(name + 4 + ATOMIC_TAG_SIZE + 16, ".tmp") == 0);
+}
+
+/*
+ * An upload an earlier call left on the server (its worker killed): if
+ * its record names this transfer, the local file has the size and
+ * mtime it had and its first bytes hash as the record says (read and
+ * hashed here, the stream going on from there), the temporary's size is
+ * asked (WORKER_FILES_KEPT): 1.  0 if there is nothing to take up (an
+ * earlier call's temporary deleted, x->anew saying why when it was not
+ * taken up), -1 if the file cannot be read.
+ */
+static int
+worker_files_take_up(struct worker_files_xfer *x)
+{
+	struct worker_files_record	*o = &x->earlier;
+	unsigned char			 md[CRYPTO_SHA256_LEN];
+	char				 sum[65];
+	size_t				 len;
+
+	if (worker_files_record_load(&x->rec, o) != 0)
+		return (0);
+	if (!worker_files_ours(x->where, o->tmp)) {
+		log_warnx("upload of %s to %s: %s is not a temporary of ours; "
+		    "not taken up", x->where, x->domain, o->tmp);
+		worker_files_record_drop(&x->rec);
+		worker_files_record_free(o);
+		return (0);
+	}
+	if (o->bytes == 0) {
+		worker_files_delete(x, o->tmp);
+		worker_files_record_drop(&x->rec);
+		worker_files_record_free(o);
+		return (0);
+	}
+	if (o->size != x->size || o->mtime != x->mtime || o->chunks < 1 ||
+	    o->bytes >= o->size ||
+	    o->bytes != (uint64_t)o->chunks * WORKER_FILES_CHUNK)
+		x->anew = "the local file changed since an earlier call began "
+		    "sending it";
+	else {
+		/* What was sent, read and hashed again: the same bytes. */
+		while (x->off < o->bytes) {
+			len = o->bytes - x->off < WORKER_FILES_CHUNK ?
+			    (size_t)(o->bytes - x->off) : WORKER_FILES_CHUNK;
+			if (worker_files_read(x, len) != 0)
+				return (-1);
+		}
+		crypto_sha256_now(x->hash, md);
+		util_hex(md, CRYPTO_SHA256_LEN, sum);
+		if (strcmp(sum, o->sha256) != 0)
+			x->anew = "the local file is not what an earlier call "
+			    "sent";
+	}
+	if (x->anew == NULL) {
+		if (worker_files_request(x, WORKER_FILES_KEPT, "GET", o->tmp,
+		    "?content=0", NULL, 0) != 0)
+			return (-1);
+		return (1);
+	}
+	log_info("upload of %s to %s begun from zero: %s", x->where,
+	    x->domain, x->anew);
+	worker_files_delete(x, o->tmp);
+	worker_files_record_drop(&x->rec);
+	worker_files_record_free(o);
+	if (x->off > 0 && lseek(x->src, 0, SEEK_SET) != 0)
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "cannot read %s again: %s", x->srcpath, strerror(errno)));
+	x->off = 0;
+	crypto_sha256_end(x->hash, NULL);
+	x->hash = crypto_sha256_begin();
+	return (0);
+}
+
+/*
+ * The size of the temporary an earlier call left: what it sent (the
+ * upload goes on with the next chunk) or not (deleted, from zero).
+ */
+static int
+worker_files_kept(struct worker_files_xfer *x, struct jserver_reply *r)
+{
+	struct worker_files_record	*o = &x->earlier;
+	struct json_object		*j, *v;
+	char				*why = NULL;
+	int64_t				 size = -1;
+
+	if (r->status == 200 && (j = jserver_reply_json(r, &why)) != NULL) {
+		if (json_object_object_get_ex(j, "size", &v) &&
+		    json_object_is_type(v, json_type_int))
+			size = json_object_get_int64(v);
+		json_object_put(j);
+	}
+	free(why);
+	if (size >= 0 && (uint64_t)size == o->bytes) {
+		log_info("upload of %s to %s taken up at byte %llu of %llu",
+		    x->where, x->domain, (unsigned long long)o->bytes,
+		    (unsigned long long)x->size);
+		x->tmp = o->tmp;
+		o->tmp = NULL;
+		x->chunk = 1;
+		x->sent = o->chunks;
+		x->sentoff = o->bytes;
+		x->kept = o->bytes;
+		x->resumes++;
+		worker_files_record_free(o);
+		return (worker_files_put(x));
+	}
+	x->anew = size < 0 ? "an earlier call's copy on the server is gone" :
+	    "an earlier call's copy on the server is not what it sent";
+	log_info("upload of %s to %s begun from zero: %s", x->where,
+	    x->domain, x->anew);
+	if (size >= 0)
+		worker_files_delete(x, o->tmp);
+	worker_files_record_drop(&x->rec);
+	worker_files_record_free(o);
+	if (lseek(x->src, 0, SEEK_SET) != 0)
+		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "cannot read %s again: %s", x->srcpath, strerror(errno)));
+	x->off = 0;
+	crypto_sha256_end(x->hash, NULL);
+	x->hash = crypto_sha256_begin();
+	return (worker_files_put(x));
+}
+
+/*
+ * The chunks of an upload the server has taken, written down: its
+ * temporary holds x->sentoff bytes, whose hash is x->pend.
+ */
+static void
+worker_files_noted(struct worker_files_xfer *x)
+{
+	if (x->rec.path == NULL || x->tmp == NULL || x->chunk == 0)
+		return;
+	free(x->rec.tmp);
+	x->rec.tmp = xstrdup(x->tmp);
+	x->rec.size = x->size;
+	x->rec.mtime = x->mtime;
+	x->rec.bytes = x->sentoff;
+	x->rec.chunks = x->sentoff == 0 ? 0 : x->sent;
+	memcpy(x->rec.sha256, x->pend, sizeof x->pend);
+	worker_files_record_save(&x->rec);
 }
 
 /*
@@ -687,7 +1030,11 @@ worker_files_piece(const void *data, size_t len, void *arg)
 		x->fill = 0;
 		if (n > 0 && worker_files_write(x, x->buf, n) != 0)
 			return (-1);
-		return (worker_files_write(x, data, len));
+		if (worker_files_write(x, data, len) != 0)
+			return (-1);
+		if (x->woff - x->recorded >= WORKER_FILES_CHUNK)
+			worker_files_note(x);
+		return (0);
 	}
 	while (len > 0) {
 		n = WORKER_FILES_CHUNK - x->fill < len ?
@@ -701,6 +1048,8 @@ worker_files_piece(const void *data, size_t len, void *arg)
 		x->fill = 0;
 		if (worker_files_write(x, x->buf, WORKER_FILES_CHUNK) != 0)
 			return (-1);
+		if (len == 0)
+			worker_files_note(x);
 	}
 	return (0);
 }
@@ -801,7 +1150,7 @@ static int
 worker_files_put(struct worker_files_xfer *x)
 {
 	struct timeval	 tv = { 0, 2000 };
-	unsigned char	 rnd[8];
+	unsigned char	 rnd[8], md[CRYPTO_SHA256_LEN];
 	char		 name[ATOMIC_NAME_SIZE];
 	char		*dir, *base;
 	int		 rc;
@@ -826,9 +1175,20 @@ worker_files_put(struct worker_files_xfer *x)
 	if (x->next == NULL && worker_files_prep(x) != 0)
 		return (-1);
 	x->last = x->nextlast;
+	/* A temporary named: written down before anything is sent to it. */
+	if (x->sent == 0 && x->chunk) {
+		crypto_sha256("", 0, md);
+		util_hex(md, CRYPTO_SHA256_LEN, x->pend);
+		worker_files_noted(x);
+	}
 	x->sent++;
 	x->sentoff = x->off;
 	x->curoff = x->off - x->nextraw;
+	/* The hash is of all through this chunk (the next not read yet). */
+	if (x->chunk && !x->last) {
+		crypto_sha256_now(x->hash, md);
+		util_hex(md, CRYPTO_SHA256_LEN, x->pend);
+	}
 	/* Kept until its reply: a cut one is sent again. */
 	free(x->cur);
 	x->cur = x->next;
@@ -859,6 +1219,7 @@ worker_files_sent(struct worker_files_xfer *x)
 	free(x->cur);
 	x->cur = NULL;
 	if (!x->last) {
+		worker_files_noted(x);
 		if (worker_files_put(x) != 0) {
 			worker_files_delete(x, x->tmp);
 			return (-1);
@@ -1005,6 +1366,10 @@ worker_files_retry(evutil_socket_t fd, short events, void *arg)
 		rc = worker_files_request(x, x->step, "GET", x->where,
 		    "?content=0", NULL, 0);
 		break;
+	case WORKER_FILES_KEPT:
+		rc = worker_files_request(x, x->step, "GET", x->earlier.tmp,
+		    "?content=0", NULL, 0);
+		break;
 	case WORKER_FILES_GET:
 	case WORKER_FILES_CHECK:
 		rc = worker_files_request(x, WORKER_FILES_CHECK, "GET",
@@ -1080,6 +1445,11 @@ worker_files_restart(struct worker_files_xfer *x, const char *why)
 	log_info("download of %s from %s begun again: %s", x->where,
 	    x->d->url, why);
 	x->restarted = 1;
+	/* An earlier call's copy the server did not go on from. */
+	if (x->kept > 0) {
+		x->kept = 0;
+		x->anew = why;
+	}
 	if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
 		return (worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "cannot empty the temporary beside %s: %s", x->dstpath,
@@ -1091,6 +1461,7 @@ worker_files_restart(struct worker_files_xfer *x, const char *why)
 	x->off = 0;
 	crypto_sha256_end(x->hash, NULL);
 	x->hash = NULL;
+	worker_files_note(x);
 	return (worker_files_request(x, WORKER_FILES_CHECK, "GET", x->where,
 	    "?content=0", NULL, 0));
 }
@@ -1180,6 +1551,7 @@ worker_files_step(struct jserver_reply *r, void *arg)
 {
 	struct worker_files_xfer	*x = arg;
 	char				*why, sum[65];
+	int				 rc;
 
 	/* Before anything is made there: the server was not trusted. */
 	if (r->untrusted && (x->step == WORKER_FILES_SIZE ||
@@ -1210,7 +1582,8 @@ worker_files_step(struct jserver_reply *r, void *arg)
 		x->cut = 0;
 		if (worker_files_size(x, r) != 0)
 			break;
-		if (worker_files_raw(x, WORKER_FILES_GET, x->where, 0) != 0)
+		if (worker_files_raw(x, WORKER_FILES_GET, x->where,
+		    x->kept) != 0)
 			break;
 		return;
 	case WORKER_FILES_CHECK:
@@ -1249,7 +1622,15 @@ worker_files_step(struct jserver_reply *r, void *arg)
 			    x->where, x->domain);
 			break;
 		}
-		if (worker_files_put(x) != 0)
+		/* An earlier call's temporary: its size asked first. */
+		if ((rc = worker_files_take_up(x)) == 1)
+			return;
+		if (rc != 0 || worker_files_put(x) != 0)
+			break;
+		return;
+	case WORKER_FILES_KEPT:
+		x->cut = 0;
+		if (worker_files_kept(x, r) != 0)
 			break;
 		return;
 	case WORKER_FILES_ASK:
@@ -1376,6 +1757,10 @@ worker_files_remote(struct worker_files_xfer *x, const char *nbpath)
 	}
 	if ((x->where = worker_files_remote_path(x, nbpath)) == NULL)
 		return (-1);
+	/* What earlier calls left and nobody took up: removed. */
+	worker_files_record_sweep(worker_files_stale, x);
+	worker_files_record_init(&x->rec, x->upload, x->domain, x->where,
+	    x->host_path);
 	/* A download over the cap is refused before its bytes move. */
 	if (!x->upload)
 		return (worker_files_request(x, WORKER_FILES_SIZE, "GET",
@@ -1489,6 +1874,10 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 	/* An unfinished temporary here goes before the answer says so. */
 	atomic_free(x->a);
 	x->a = NULL;
+	/* Done or given up: nothing for a later call to take up. */
+	worker_files_record_drop(&x->rec);
+	worker_files_record_free(&x->rec);
+	worker_files_record_free(&x->earlier);
 	if (x->src != -1)
 		close(x->src);
 	x->src = -1;
@@ -1512,17 +1901,24 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 		if (x->resumes > 0)
 			json_object_object_add(sc, "resumed",
 			    json_object_new_int(x->resumes));
-		if (x->restarted)
+		if (x->restarted || x->anew != NULL)
 			json_object_object_add(sc, "restarted",
 			    json_object_new_boolean(1));
-		if (x->resumes > 0)
+		if (x->kept > 0)
+			xasprintf(&resumed, "; resumed at byte %llu from what "
+			    "an earlier call left%s", (unsigned long long)
+			    x->kept, x->resumes > 1 ? " and after cuts" : "");
+		else if (x->resumes > 0)
 			xasprintf(&resumed, "; resumed after %d cut%s",
 			    x->resumes, x->resumes == 1 ? "" : "s");
 		xasprintf(&text, "%s %llu bytes %s %s (sha256 %s, checked at "
-		    "both ends%s%s)", x->upload ? "uploaded" : "downloaded",
+		    "both ends%s%s%s%s)", x->upload ? "uploaded" : "downloaded",
 		    (unsigned long long)x->bytes, x->upload ? "to" : "from",
 		    x->where, x->sha256, resumed != NULL ? resumed : "",
-		    x->restarted ? "; begun again from zero after a cut" : "");
+		    x->restarted && x->anew == NULL ?
+		    "; begun again from zero after a cut" : "",
+		    x->anew != NULL ? "; begun from zero: " : "",
+		    x->anew != NULL ? x->anew : "");
 		free(resumed);
 		worker_call_result(x->call, text, sc);
 		free(text);

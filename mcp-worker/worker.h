@@ -114,6 +114,13 @@ struct worker_handle;
 #define WORKER_FILES_RESUMES		16
 /* A download's piece this large is written as it is, not gathered. */
 #define WORKER_FILES_DIRECT	(64 * 1024)
+/*
+ * What a transfer kept, written down for a later call if the worker is
+ * killed (decision 098): a record's largest size, and how long one not
+ * written again is kept (with its temporaries) before a sweep.
+ */
+#define WORKER_FILES_RECORD_MAX	8192
+#define WORKER_FILES_KEEP_S	(24 * 60 * 60)
 #define WORKER_FILES_SCHEMA \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"host_path\":{\"type\":\"string\"}," \
@@ -471,6 +478,32 @@ const char	*worker_room_path(struct worker_room *);
 /* worker-files.c */
 void		 worker_files_upload(struct worker_call *);
 void		 worker_files_download(struct worker_call *);
+
+/* worker-files-record.c */
+struct worker_files_record {
+	int		 upload;
+	char		*domain;
+	char		*remote;	/* the file on the server */
+	char		*local;		/* host_path */
+	char		*tmp;		/* beside local; an upload's on the server */
+	uint64_t	 size;		/* the file's, as the transfer began */
+	char		*lastmod;	/* download: the model's last_modified */
+	char		*modified;	/* download: the first 200's Last-Modified */
+	int64_t		 mtime;		/* upload: the local file's, ns */
+	uint64_t	 bytes;		/* the temporary holds so far */
+	char		 sha256[65];	/* of those bytes */
+	int		 chunks;	/* upload: PUTs taken */
+	char		*path;		/* the record's file, or NULL */
+};
+void		 worker_files_record_init(struct worker_files_record *, int,
+		    const char *, const char *, const char *);
+void		 worker_files_record_free(struct worker_files_record *);
+int		 worker_files_record_load(struct worker_files_record *,
+		    struct worker_files_record *);
+void		 worker_files_record_save(struct worker_files_record *);
+void		 worker_files_record_drop(struct worker_files_record *);
+void		 worker_files_record_sweep(int (*)(struct worker_files_record *,
+		    void *), void *);
 const struct proto_incarnation *worker_room_incarnation(
 		     struct worker_room *);
 
