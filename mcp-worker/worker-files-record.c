@@ -5,8 +5,10 @@
  * (decision 098).  A record is a small JSON file in the state directory's
  * private transfers/ (0700, checked as the state directory is), named by
  * a hash of the transfer (its direction, domain, server path and
- * host_path), rewritten each WORKER_FILES_CHUNK through a rename (no
- * fsync: a record torn by a power cut does not parse and is dropped).
+ * host_path), rewritten in place each WORKER_FILES_CHUNK (one pwrite,
+ * padded with spaces to what it held; no rename, no fsync: a rename each
+ * 4 MiB cost a 64 MiB download a third of its time, and a record torn
+ * by a power cut does not parse and is dropped).
  * It names the temporary (a name beside host_path here, a path on the
  * server for an upload), the file's identity (the model's size and
  * last_modified; the local file's size and mtime) and how many bytes the
@@ -89,6 +91,8 @@ worker_files_record_init(struct worker_files_record *r, int upload,
 void
 worker_files_record_free(struct worker_files_record *r)
 {
+	if (r->wrote)
+		close(r->fd);
 	free(r->domain);
 	free(r->remote);
 	free(r->local);
@@ -243,21 +247,38 @@ worker_files_record_load(struct worker_files_record *r,
 }
 
 /*
- * Write r down (through a rename in the private directory, not synced).
- * A record that cannot be written is logged: the transfer goes on, only
- * not resumable by a later call.
+ * Write r down: in place, over what it held, spaces after it (JSON's
+ * whitespace) so that a shorter record leaves nothing of the longer one;
+ * not synced.  A record that cannot be written is logged: the transfer
+ * goes on, only not resumable by a later call.
  */
 void
 worker_files_record_save(struct worker_files_record *r)
 {
 	struct json_object	*o;
+	struct stat		 sb;
 	const char		*s;
-	char			*tmp;
-	size_t			 len;
-	int			 fd;
+	char			*buf;
+	size_t			 len, n;
 
 	if (r->path == NULL)
 		return;
+	if (!r->wrote) {
+		r->fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC, 0600);
+		if (r->fd == -1 || fstat(r->fd, &sb) != 0 ||
+		    !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
+			log_info("cannot write the record %s: %s", r->path,
+			    r->fd == -1 ? strerror(errno) : "not a file");
+			if (r->fd != -1)
+				close(r->fd);
+			free(r->path);
+			r->path = NULL;
+			return;
+		}
+		r->wrote = 1;
+		r->len = 0;
+	}
 	o = json_object_new_object();
 	json_object_object_add(o, "v", json_object_new_int(1));
 	json_object_object_add(o, "kind", json_object_new_string(r->upload ?
@@ -281,37 +302,34 @@ worker_files_record_save(struct worker_files_record *r)
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	len = strlen(s);
-	/* One name beside it, so that a worker killed here leaves one. */
-	xasprintf(&tmp, "%s.new", r->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (len > WORKER_FILES_RECORD_MAX || fd == -1 ||
-	    write(fd, s, len) != (ssize_t)len || close(fd) != 0 ||
-	    rename(tmp, r->path) != 0) {
+	n = len > r->len ? len : r->len;
+	buf = xmalloc(n);
+	memcpy(buf, s, len);
+	memset(buf + len, ' ', n - len);
+	if (len > WORKER_FILES_RECORD_MAX ||
+	    pwrite(r->fd, buf, n, 0) != (ssize_t)n) {
 		log_info("cannot write the record %s: %s", r->path,
 		    len > WORKER_FILES_RECORD_MAX ? "too long" :
 		    strerror(errno));
-		unlink(tmp);
-		if (fd != -1)
-			close(fd);
-	}
-	free(tmp);
+		/* Half written, or stale: not to be taken up. */
+		worker_files_record_drop(r);
+	} else
+		r->len = n;
+	free(buf);
 	json_object_put(o);
 }
 
-/* r's record is done with: removed (and one a kill left half made). */
+/* r's record is done with: removed (a later save makes it anew). */
 void
 worker_files_record_drop(struct worker_files_record *r)
 {
-	char	*tmp;
-
 	if (r->path == NULL)
 		return;
 	if (unlink(r->path) != 0 && errno != ENOENT)
 		log_info("cannot remove %s: %s", r->path, strerror(errno));
-	xasprintf(&tmp, "%s.new", r->path);
-	unlink(tmp);
-	free(tmp);
+	if (r->wrote)
+		close(r->fd);
+	r->wrote = 0;
 }
 
 /*

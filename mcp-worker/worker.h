@@ -494,6 +494,9 @@ struct worker_files_record {
 	char		 sha256[65];	/* of those bytes */
 	int		 chunks;	/* upload: PUTs taken */
 	char		*path;		/* the record's file, or NULL */
+	int		 fd;		/* it, open to write (if wrote) */
+	int		 wrote;
+	size_t		 len;		/* bytes written at its start */
 };
 void		 worker_files_record_init(struct worker_files_record *, int,
 		    const char *, const char *, const char *);
