@@ -8,7 +8,12 @@ the same SHA-256, fewer bytes than the file moved (a Range from what was
 kept); the file changed on the server between the calls: begun from zero,
 saying so; a tampered leftover (a symbolic link where the temporary was,
 a record naming another host_path) is never written through; a record
-older than a day is swept with its temporary by the next transfer.
+older than a day is swept with its temporary by the next transfer.  An
+upload killed at its fifth chunk of 16 sends the 12 left in the next
+call; the local file touched between the calls sends all again.  Last,
+through runtimed-mcp as an agent sees it: the proxy's worker killed
+mid-download (the call answered outcome_unknown), connect_notebook and
+download_file again on the worker the proxy started: taken up.
 
 usage: takeup.py BUILDDIR STATEDIR SERVERROOT
 """
@@ -400,8 +405,79 @@ expect(gone_tmps() and glob.glob(os.path.join(records, "*")) == [],
 ok("an upload's record a day old: its temporary on the server deleted by "
    "the next transfer")
 
-for i in range(1, nwork[0] + 1):
-    wlog = open(os.path.join(tmp, "worker-t%d.log" % i),
-                errors="replace").read()
+# Through runtimed-mcp, as an agent sees it: the proxy's worker killed
+# mid-download; the proxy starts another, the agent connects again and
+# calls download_file again, which the new worker takes up.
+pbin = os.path.join(tmp, "proxybin")
+os.mkdir(pbin)
+os.symlink(os.path.join(builddir, "runtimed-mcp"),
+           os.path.join(pbin, "runtimed-mcp-worker"))
+
+
+def children(pid):
+    kids = []
+    for ent in os.listdir("/proc"):
+        if ent.isdigit():
+            try:
+                with open("/proc/%s/stat" % ent) as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if int(st.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(ent))
+    return kids
+
+
+class Proxied:
+    """The proxy as cur[0]: killing it kills its worker."""
+    def __init__(self, proxy):
+        self.proxy = proxy
+        self.proc = self
+
+    def send_signal(self, sig):
+        for k in children(self.proxy.proc.pid):
+            os.kill(k, sig)
+        self.killed = time.time()
+
+    def wait(self):
+        pass
+
+
+p = Worker(pbin, dict(os.environ), os.path.join(tmp, "proxy.log"))
+sc, _, err = p.call("connect_notebook", path="nb.ipynb", domain="cut",
+                    timeout=60)
+expect(not err, "proxy: connect", sc)
+os.mkdir(os.path.join(tmp, "g"))
+dst = os.path.join(tmp, "g", "big.bin")
+want = hashlib.sha256(open(os.path.join(sroot, "big.bin"), "rb").read()) \
+    .hexdigest()
+cur[0] = Proxied(p)
+kill[0] = (files_get("big.bin"), 16 * MiB)
+sc, text, err = p.call("download_file", notebook_handle=sc["notebook_handle"],
+                       kernel_path="big.bin", host_path=dst, timeout=120)
+expect(err and not os.path.exists(dst), "proxy: the first call fails with "
+       "its worker", [sc, text])
+first = sc.get("error", {}).get("code")
+n = len(log)
+sc, _, err = p.call("connect_notebook", path="nb.ipynb", domain="cut",
+                    timeout=60)
+expect(not err, "proxy: connect again", sc)
+sc, text, err = p.call("download_file", notebook_handle=sc["notebook_handle"],
+                       kernel_path="big.bin", host_path=dst, timeout=120)
+es = [e for e in log[n:] if e["method"] == "GET" and
+      e["path"].endswith("/files/big.bin")]
+expect(not err and sc["sha256"] == want and sc.get("resumed") == 1 and
+       "earlier call" in text and len(es) == 1 and es[0]["down"] < SIZE,
+       "proxy: the second call taken up", [sc, text, es])
+clean(os.path.join(tmp, "g"), "big.bin")
+rc = p.close()
+expect(rc == 0, "proxy: ended cleanly", rc)
+ok("through runtimed-mcp: its worker killed 16 MiB into the download "
+   "(the call answered %s), the call again on the new worker asked %s "
+   "and moved %d bytes" % (first, es[0]["range"], es[0]["down"]))
+
+for name in ["worker-t%d.log" % i for i in range(1, nwork[0] + 1)] + \
+        ["proxy.log"]:
+    wlog = open(os.path.join(tmp, name), errors="replace").read()
     expect("AddressSanitizer" not in wlog and "runtime error:" not in wlog,
-           "worker %d: no sanitizer report" % i, wlog[-3000:])
+           "%s: no sanitizer report" % name, wlog[-3000:])
