@@ -184,7 +184,8 @@ fail:
  * (never a link: O_NOFOLLOW), ours, with no other link, and not locked
  * by a live writer.  It is then as atomic_create left it (mode as there), open for
  * writing and reading back (its offset at 0).  NULL with *cause set if
- * it is not so; nothing is removed then.
+ * it is not so (errno EWOULDBLOCK if a live writer holds it); nothing is
+ * removed then.
  */
 struct atomic *
 atomic_adopt(const char *path, const char *tmp, mode_t mode, char **cause)
@@ -227,7 +228,9 @@ atomic_adopt(const char *path, const char *tmp, mode_t mode, char **cause)
 	}
 	if (flock(a->fd, LOCK_EX | LOCK_NB) != 0) {
 		xasprintf(cause, "%s/%s is being written", a->dir, tmp);
-		goto fail;
+		atomic_free(a);
+		errno = EWOULDBLOCK;
+		return (NULL);
 	}
 	if (fcntl(a->fd, F_SETFL, O_RDWR) == -1) {
 		xasprintf(cause, "%s/%s: %s", a->dir, tmp, strerror(errno));

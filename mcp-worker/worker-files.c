@@ -371,17 +371,21 @@ worker_files_take(struct worker_files_xfer *x)
 	const char			*why = NULL;
 	char				*cause, sum[65];
 	uint64_t			 off = 0;
+	int64_t				 t0;
 	ssize_t				 n;
 	size_t				 len;
 	int				 fd;
 
 	if (worker_files_record_load(&x->rec, &old) != 0)
 		return;
+	t0 = util_mono_ms();
 	if ((a = atomic_adopt(x->dstpath, old.tmp, 0644, &cause)) == NULL) {
 		log_warnx("download of %s from %s: an earlier call's copy is "
 		    "not taken up: %s", x->where, x->domain, cause);
 		free(cause);
-		worker_files_record_drop(&x->rec);
+		/* One a live download holds keeps its record. */
+		if (errno != EWOULDBLOCK)
+			worker_files_record_drop(&x->rec);
 		worker_files_record_free(&old);
 		return;
 	}
@@ -427,9 +431,10 @@ worker_files_take(struct worker_files_xfer *x)
 		worker_files_record_free(&old);
 		return;
 	}
-	log_info("download of %s from %s taken up at byte %llu of %llu",
-	    x->where, x->domain, (unsigned long long)off,
-	    (unsigned long long)x->size);
+	log_info("download of %s from %s taken up at byte %llu of %llu "
+	    "(hashed again in %lld ms)", x->where, x->domain,
+	    (unsigned long long)off, (unsigned long long)x->size,
+	    (long long)(util_mono_ms() - t0));
 	x->a = a;
 	crypto_sha256_end(x->hash, NULL);
 	x->hash = h;

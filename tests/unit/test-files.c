@@ -455,6 +455,7 @@ Test(atomic, adopt)
 	cr_assert(strstr(cause, "cannot open") != NULL, "%s", cause);
 	free(cause);
 	cr_assert_null(atomic_adopt(path, name[2], 0644, &cause));
+	cr_assert_eq(errno, EWOULDBLOCK);
 	cr_assert(strstr(cause, "being written") != NULL, "%s", cause);
 	free(cause);
 	cr_assert_null(atomic_adopt(path, name[3], 0644, &cause));
