@@ -391,7 +391,9 @@ worker_files_take(struct worker_files_xfer *x)
 	}
 	fd = atomic_fd(a);
 	h = crypto_sha256_begin();
-	if (old.size != x->size || x->lastmod == NULL ||
+	if (old.bytes == 0)
+		;	/* nothing kept (killed before its first byte): removed */
+	else if (old.size != x->size || x->lastmod == NULL ||
 	    strcmp(old.lastmod, x->lastmod) != 0 || *old.modified == '\0')
 		why = "the file changed on the server since an earlier call "
 		    "began it";

@@ -273,6 +273,23 @@ clean(os.path.join(tmp, "d"), "big.bin")
 ok("a record naming another host_path: ignored and removed, the "
    "download from zero, the old temporary swept")
 
+# The kept bytes changed here between the calls (a byte of the first
+# MiB): hashed again, not as recorded: from zero, saying so.
+os.mkdir(os.path.join(tmp, "h"))
+dst = os.path.join(tmp, "h", "big.bin")
+t, rec = killed_download("big.bin", dst)
+with open(t, "r+b") as f:
+    f.seek(MiB)
+    b = f.read(1)
+    f.seek(MiB)
+    f.write(bytes([b[0] ^ 1]))
+sc, text, err, es = again("big.bin", dst)
+expect(not err and sc["sha256"] == want and sc.get("restarted") is True and
+       "not the bytes it was" in text and es[0]["range"] is None,
+       "kept bytes changed: from zero, saying so", [sc, text, es])
+clean(os.path.join(tmp, "h"), "big.bin")
+ok("the kept bytes changed here between the calls: %s" % text)
+
 # A record that is not one (torn, or written by someone else): removed,
 # the download from zero.
 os.mkdir(os.path.join(tmp, "f"))
