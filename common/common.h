@@ -318,6 +318,8 @@ int		 pydefuse_known(const char *);
 
 /* lastline.c */
 const char	*lastline_find(struct json_object *, size_t, size_t *);
+const char	*lastline_find_packed(const struct proto_outputs *,
+		    msgpack_unpacked *, size_t, size_t *);
 
 /* utf8.c */
 int	 utf8_valid(const char *, size_t, size_t *);
@@ -356,6 +358,13 @@ void			 mpjson_pack(msgpack_packer *, struct json_object *);
 void			 mpjson_pack_depth(msgpack_packer *,
 			     struct json_object *, unsigned int);
 int			 mpjson_plain(const msgpack_object *, unsigned int);
+int			 mpjson_outputs_pack(struct proto_outputs *,
+			     struct json_object *);
+void			 mpjson_outputs_add(struct proto_outputs *,
+			     struct json_object *);
+struct json_object	*mpjson_outputs_unpack(const struct proto_outputs *);
+int			 mpjson_outputs_read(struct proto_outputs *,
+			     const msgpack_object *);
 struct json_object	*mpjson_unpack(const msgpack_object *);
 struct json_object	*mpjson_parse(const char *, size_t, char **);
 

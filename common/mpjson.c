@@ -320,3 +320,91 @@ mpjson_unpack(const msgpack_object *o)
 		return (NULL);
 	}
 }
+
+/*
+ * Outputs of the JSON edges (.ipynb load, nbformat upgrade) kept packed
+ * (decision 097): each of a json-c array's items appended to o as
+ * mpjson_pack writes it one level into the list.  -1 if arr is not an
+ * array; o then empty.
+ */
+int
+mpjson_outputs_pack(struct proto_outputs *o, struct json_object *arr)
+{
+	size_t	i, n;
+
+	proto_outputs_clear(o);
+	if (!json_object_is_type(arr, json_type_array))
+		return (-1);
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++)
+		mpjson_outputs_add(o, json_object_array_get_idx(arr, i));
+	return (0);
+}
+
+/* Append one json-c output to o, packed one level into the list. */
+void
+mpjson_outputs_add(struct proto_outputs *o, struct json_object *j)
+{
+	struct mpbuf	b;
+
+	mpbuf_init(&b);
+	mpjson_pack_at(&b.pk, j, 1);
+	if (proto_outputs_append_packed(o, b.sb.data, b.sb.size) != 0)
+		fatalx("%s: out of memory", __func__);
+	mpbuf_free(&b);
+}
+
+/* The outputs as a json-c array (a new reference), for a JSON edge. */
+struct json_object *
+mpjson_outputs_unpack(const struct proto_outputs *o)
+{
+	struct json_object	*arr;
+	msgpack_unpacked	 u;
+	const msgpack_object	*v;
+	size_t			 i;
+
+	arr = json_object_new_array_ext((int)o->n);
+	msgpack_unpacked_init(&u);
+	for (i = 0; i < o->n; i++) {
+		if ((v = proto_outputs_get(o, i, &u)) == NULL)
+			fatalx("%s: an output kept cannot be read", __func__);
+		json_object_array_add(arr, mpjson_unpack(v));
+	}
+	msgpack_unpacked_destroy(&u);
+	return (arr);
+}
+
+/*
+ * Outputs read back from a msgpack array (a journal, a snapshot): each
+ * kept as it is when json-c would keep it (mpjson_plain), else as it
+ * packs through json-c, one level into the list.  -1 if arr is not an
+ * array; o then empty.
+ */
+int
+mpjson_outputs_read(struct proto_outputs *o, const msgpack_object *arr)
+{
+	struct json_object	*j;
+	struct mpbuf		 b;
+	const msgpack_object	*v;
+	uint32_t		 i;
+
+	proto_outputs_clear(o);
+	if (arr == NULL || arr->type != MSGPACK_OBJECT_ARRAY)
+		return (-1);
+	for (i = 0; i < arr->via.array.size; i++) {
+		v = &arr->via.array.ptr[i];
+		if (mpjson_plain(v, 1)) {
+			if (proto_outputs_append(o, v) != 0)
+				fatalx("%s: out of memory", __func__);
+			continue;
+		}
+		j = mpjson_unpack(v);
+		mpbuf_init(&b);
+		mpjson_pack_at(&b.pk, j, 1);
+		json_object_put(j);
+		if (proto_outputs_append_packed(o, b.sb.data, b.sb.size) != 0)
+			fatalx("%s: out of memory", __func__);
+		mpbuf_free(&b);
+	}
+	return (0);
+}

@@ -50,8 +50,12 @@ struct proto_outputs {
 	struct proto_output	*v;
 	size_t			 n;
 	size_t			 size;
+	unsigned int		 refs;	/* proto_outputs_new's lists only */
 };
 void	 proto_outputs_init(struct proto_outputs *);
+struct proto_outputs *proto_outputs_new(void);
+struct proto_outputs *proto_outputs_ref(struct proto_outputs *);
+void	 proto_outputs_unref(struct proto_outputs *);
 void	 proto_outputs_clear(struct proto_outputs *);
 void	 proto_outputs_free(struct proto_outputs *);
 int	 proto_outputs_append(struct proto_outputs *, const msgpack_object *);
@@ -61,6 +65,7 @@ int	 proto_outputs_set(struct proto_outputs *, size_t,
 	     const msgpack_object *);
 int	 proto_outputs_set_packed(struct proto_outputs *, size_t,
 	     const char *, size_t);
+void	 proto_outputs_truncate(struct proto_outputs *, size_t);
 int	 proto_outputs_copy(struct proto_outputs *,
 	     const struct proto_outputs *);
 int	 proto_outputs_unpack(struct proto_outputs *, const msgpack_object *);

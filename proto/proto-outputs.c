@@ -77,6 +77,41 @@ proto_outputs_free(struct proto_outputs *o)
 	proto_outputs_init(o);
 }
 
+/*
+ * A list of its own allocation, with one reference (a notebook's cell
+ * and a batch's copy of it share one, as they shared a json-c array);
+ * NULL when memory runs out.
+ */
+struct proto_outputs *
+proto_outputs_new(void)
+{
+	struct proto_outputs	*o;
+
+	if ((o = calloc(1, sizeof *o)) == NULL)
+		return (NULL);
+	o->refs = 1;
+	return (o);
+}
+
+/* Another reference to o (NULL: none). */
+struct proto_outputs *
+proto_outputs_ref(struct proto_outputs *o)
+{
+	if (o != NULL)
+		o->refs++;
+	return (o);
+}
+
+/* Drop a reference to o, freed with the last (NULL: none). */
+void
+proto_outputs_unref(struct proto_outputs *o)
+{
+	if (o == NULL || --o->refs > 0)
+		return;
+	proto_outputs_free(o);
+	free(o);
+}
+
 static int
 proto_outputs_grow(struct proto_outputs *o)
 {
@@ -193,6 +228,14 @@ proto_outputs_set_packed(struct proto_outputs *o, size_t i, const char *data,
 	o->v[i].data = copy;
 	o->v[i].len = len;
 	return (0);
+}
+
+/* Keep the first n outputs (all when there are fewer). */
+void
+proto_outputs_truncate(struct proto_outputs *o, size_t n)
+{
+	while (o->n > n)
+		free(o->v[--o->n].data);
 }
 
 /* dst (initialised) becomes a copy of src. */

@@ -93,7 +93,7 @@ room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 		proto_pack_nil(pk, "execution_count");
 	proto_pack_key(pk, "outputs");
 	if (c->outputs != NULL)
-		mpjson_pack(pk, c->outputs);
+		proto_outputs_pack(pk, c->outputs);
 	else
 		msgpack_pack_array(pk, 0);
 	if (c->attachments != NULL) {
@@ -198,7 +198,7 @@ static int
 room_cell_out(const struct room_cell *c)
 {
 	return (c->execution_count >= 0 || (c->outputs != NULL &&
-	    json_object_array_length(c->outputs) > 0));
+	    c->outputs->n > 0));
 }
 
 /* Pack the fields to out (or nowhere), keeping their version and bytes. */

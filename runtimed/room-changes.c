@@ -217,22 +217,25 @@ room_changes_det_outputs(struct room_changes_det *d, struct room *r,
 	struct proto_change_detail	 m;
 	struct room_cell		*c;
 	const char			*line;
+	msgpack_unpacked		 u;
 	size_t				 len;
 
 	memset(&m, 0, sizeof m);
+	msgpack_unpacked_init(&u);
 	m.how = PROTO_CHANGE_OUTPUTS;
 	m.cell_id = proto_str_make(id);
 	if (r->nb != NULL && (c = room_nb_find(r->nb, id, NULL)) != NULL &&
 	    c->outputs != NULL) {
 		m.has_outputs = 1;
-		m.outputs = (int64_t)json_object_array_length(c->outputs);
-		if ((line = lastline_find(c->outputs, PROTO_CHANGE_LINE_MAX,
-		    &len)) != NULL) {
+		m.outputs = (int64_t)c->outputs->n;
+		if ((line = lastline_find_packed(c->outputs, &u,
+		    PROTO_CHANGE_LINE_MAX, &len)) != NULL) {
 			m.line.ptr = line;
 			m.line.len = len;
 		}
 	}
 	room_changes_det_add(d, &m);
+	msgpack_unpacked_destroy(&u);
 }
 
 /*

@@ -346,7 +346,7 @@ static void
 room_edit_commit(struct room *r, struct room_edit_wait *w)
 {
 	struct room_cell	*c;
-	struct json_object	**outs;
+	struct proto_outputs	**outs;
 	int64_t			*counts;
 	size_t			 i, n = w->res.ntouched;
 
@@ -360,7 +360,7 @@ room_edit_commit(struct room *r, struct room_edit_wait *w)
 		c = room_nb_find(r->nb, w->res.touched[i], NULL);
 		if (c != NULL && c->type == ROOM_CELL_CODE &&
 		    c->outputs != NULL) {
-			outs[i] = json_object_get(c->outputs);
+			outs[i] = proto_outputs_ref(c->outputs);
 			counts[i] = c->execution_count;
 		}
 	}
@@ -369,10 +369,10 @@ room_edit_commit(struct room *r, struct room_edit_wait *w)
 		c = room_nb_find(r->nb, w->res.touched[i], NULL);
 		if (outs[i] != NULL && c != NULL && c->type == ROOM_CELL_CODE &&
 		    c->outputs != outs[i]) {
-			room_nb_cell_set_outputs(c, json_object_get(outs[i]));
+			room_nb_cell_set_outputs(c, proto_outputs_ref(outs[i]));
 			room_nb_cell_set_count(c, counts[i]);
 		}
-		json_object_put(outs[i]);
+		proto_outputs_unref(outs[i]);
 	}
 	free(outs);
 	free(counts);

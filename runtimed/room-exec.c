@@ -144,8 +144,8 @@ static void	room_exec_add_one(struct proto_outputs *,
 		    const msgpack_object *);
 static void	room_exec_add_plain(struct proto_outputs *,
 		    const msgpack_object *);
-static int	room_exec_update_outputs(struct json_object *, const char *,
-		    struct json_object *);
+static int	room_exec_update_outputs(struct proto_outputs *,
+		    const char *, const msgpack_object *);
 static void	room_exec_update_display(struct room *,
 		    const struct proto_str *, const msgpack_object *);
 static void	room_exec_run(struct peer *, const struct proto_header *,
@@ -1417,29 +1417,16 @@ room_exec_add_plain(struct proto_outputs *outs, const msgpack_object *out)
 
 /* Replace the displays with display_id did in outs; how many. */
 static int
-room_exec_update_outputs(struct json_object *outs, const char *did,
-    struct json_object *out)
+room_exec_update_outputs(struct proto_outputs *outs, const char *did,
+    const msgpack_object *upd)
 {
-	struct json_object	*o, *t, *id, *v;
-	size_t			 i;
-	int			 n = 0;
+	int	n;
 
-	if (outs == NULL || !json_object_is_type(outs, json_type_array))
+	if (outs == NULL)
 		return (0);
-	for (i = 0; i < json_object_array_length(outs); i++) {
-		o = json_object_array_get_idx(outs, i);
-		if (!json_object_object_get_ex(o, "transient", &t) ||
-		    !json_object_object_get_ex(t, "display_id", &id) ||
-		    !json_object_is_type(id, json_type_string) ||
-		    strcmp(json_object_get_string(id), did) != 0)
-			continue;
-		if (json_object_object_get_ex(out, "data", &v))
-			json_object_object_add(o, "data", json_object_get(v));
-		if (json_object_object_get_ex(out, "metadata", &v))
-			json_object_object_add(o, "metadata",
-			    json_object_get(v));
-		n++;
-	}
+	if ((n = proto_outputs_update_display(outs, did, strlen(did),
+	    upd)) < 0)
+		fatalx("out of memory");
 	return (n);
 }
 
@@ -1453,34 +1440,29 @@ room_exec_update_display(struct room *r, const struct proto_str *pdid,
 {
 	struct room_exec	*e;
 	struct room_exec_list	*lists[2];
-	struct json_object	*out;
 	char			*did;
 	size_t			 i;
-	int			 n = 0, m, l, k;
+	int			 n = 0, m, l;
 
+	/* Cut at a NUL, as the json-c path compared it. */
 	did = xstrndup(pdid->ptr, pdid->len);
-	if (r->nb != NULL && (out = mpjson_unpack(upd)) != NULL) {
+	if (r->nb != NULL) {
 		for (i = 0; i < r->nb->ncells; i++) {
 			m = room_exec_update_outputs(r->nb->cells[i]->outputs,
-			    did, out);
+			    did, upd);
 			if (m > 0)
 				room_cell_touch(r->nb->cells[i]);
 			n += m;
 		}
-		json_object_put(out);
 	}
 	lists[0] = &r->execs->active;
 	lists[1] = &r->execs->finished;
 	for (l = 0; l < 2; l++) {
 		TAILQ_FOREACH(e, lists[l], entry) {
 			m = 0;
-			for (i = 0; i < e->ncells; i++) {
-				if ((k = proto_outputs_update_display(
-				    &e->cells[i].outputs, did, strlen(did),
-				    upd)) < 0)
-					fatalx("out of memory");
-				m += k;
-			}
+			for (i = 0; i < e->ncells; i++)
+				m += room_exec_update_outputs(
+				    &e->cells[i].outputs, did, upd);
 			if (m > 0 && l == 1)
 				room_exec_persist(e);
 			n += m;
@@ -1498,7 +1480,6 @@ room_exec_output(struct room *r, const struct proto_agent_output *m)
 	struct room_exec	*e;
 	struct room_exec_cell	*c;
 	struct room_cell	*cell;
-	struct json_object	*out;
 
 	if (m->update) {
 		room_exec_update_display(r, &m->display_id, m->output.obj);
@@ -1513,12 +1494,11 @@ room_exec_output(struct room *r, const struct proto_agent_output *m)
 			room_nb_clear_outputs(cell);
 		c->clear_wait = 0;
 	}
-	/* The run record keeps the agent's bytes (decision 097). */
+	/* The run record and the cell keep the agent's bytes (097). */
 	room_exec_add(&c->outputs, m->output.obj);
-	if (cell != NULL && (out = mpjson_unpack(m->output.obj)) != NULL) {
-		room_exec_append(cell->outputs, out);
+	if (cell != NULL && cell->outputs != NULL) {
+		room_exec_add(cell->outputs, m->output.obj);
 		room_cell_touch(cell);
-		json_object_put(out);
 	}
 	room_cell_changed(r, "outputs", c->cell_id, e->id);
 }

@@ -776,6 +776,7 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 {
 	static const char *const skip[] = { "trusted", NULL };
 	struct room_ipynb_key	*keys;
+	struct json_object	*outs;
 	const char		*known[8], *k;
 	char			 num[32];
 	size_t			 n = 0, i;
@@ -819,8 +820,13 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 			room_ipynb_write_string(o, c->id, strlen(c->id));
 		else if (strcmp(k, "metadata") == 0)
 			room_ipynb_write_skipping(o, c->metadata, skip, 3);
-		else if (strcmp(k, "outputs") == 0)
-			room_ipynb_write_outputs(o, c->outputs);
+		else if (strcmp(k, "outputs") == 0) {
+			/* A JSON edge (decision 097). */
+			outs = c->outputs != NULL ?
+			    mpjson_outputs_unpack(c->outputs) : NULL;
+			room_ipynb_write_outputs(o, outs);
+			json_object_put(outs);
+		}
 		else if (strcmp(k, "source") == 0)
 			room_ipynb_write_lines(o, c->source, c->source_len, 3);
 	}

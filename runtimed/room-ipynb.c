@@ -626,6 +626,7 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
     char **cause)
 {
 	struct json_object	*v, *o;
+	struct proto_outputs	*outs;
 	size_t			 j;
 
 	if (!json_object_object_get_ex(cell, "execution_count", &v))
@@ -659,7 +660,10 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 			    "code cell %zu, output %zu: \"transient\" is "
 			    "runtime data that is not saved", i, j);
 	}
-	room_nb_cell_set_outputs(c, json_object_get(v));
+	/* The JSON edge: kept packed from here (decision 097). */
+	outs = room_nb_outputs_new();
+	mpjson_outputs_pack(outs, v);
+	room_nb_cell_set_outputs(c, outs);
 	return (0);
 }
 

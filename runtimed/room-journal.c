@@ -138,12 +138,13 @@ room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 static void
 room_journal_set_outputs(struct room_cell *c, const msgpack_object *o)
 {
-	struct json_object	*j;
+	struct proto_outputs	*outs;
 
-	if (o == NULL || o->type != MSGPACK_OBJECT_ARRAY ||
-	    (j = mpjson_unpack(o)) == NULL)
+	if (o == NULL || o->type != MSGPACK_OBJECT_ARRAY)
 		return;
-	room_nb_cell_set_outputs(c, j);
+	outs = room_nb_outputs_new();
+	mpjson_outputs_read(outs, o);
+	room_nb_cell_set_outputs(c, outs);
 }
 
 struct room_nb *
@@ -494,7 +495,10 @@ room_journal_outputs(struct room *r)
 			else
 				proto_pack_nil(&b.pk, "execution_count");
 			proto_pack_key(&b.pk, "outputs");
-			mpjson_pack(&b.pk, c->outputs);
+			if (c->outputs != NULL)
+				proto_outputs_pack(&b.pk, c->outputs);
+			else
+				msgpack_pack_nil(&b.pk);
 		}
 		room_journal_clear_pending(r);
 		room_journal_append(r, b.sb.data, b.sb.size,

@@ -75,6 +75,10 @@ static const char *const room_merge_kind_names[] = {
 static struct room_merge	*room_merge_get(struct room *);
 static uint64_t	room_merge_fnv(uint64_t, const void *, size_t);
 static uint64_t	room_merge_json(uint64_t, struct json_object *);
+static int	room_merge_kvcmp(const void *, const void *);
+static uint64_t	room_merge_mp(uint64_t, const msgpack_object *);
+static uint64_t	room_merge_obj(uint64_t, const msgpack_object *);
+static void	room_merge_check_out(struct room_cell *, uint64_t);
 static int	room_merge_keycmp(const void *, const void *);
 static void	room_merge_retry(evutil_socket_t, short, void *);
 static void	room_merge_conflict_free(struct room_conflict *);
@@ -194,6 +198,107 @@ room_merge_json(uint64_t h, struct json_object *j)
 	return (h);
 }
 
+/* Keys of a plain msgpack map in strcmp's order (they hold no NUL). */
+static int
+room_merge_kvcmp(const void *a, const void *b)
+{
+	const msgpack_object_kv	*ka = *(const msgpack_object_kv *const *)a;
+	const msgpack_object_kv	*kb = *(const msgpack_object_kv *const *)b;
+	uint32_t		 la = ka->key.via.str.size;
+	uint32_t		 lb = kb->key.via.str.size;
+	int			 c;
+
+	if ((c = memcmp(ka->key.via.str.ptr, kb->key.via.str.ptr,
+	    la < lb ? la : lb)) != 0)
+		return (c);
+	return (la < lb ? -1 : la > lb);
+}
+
+/*
+ * room_merge_json over a plain msgpack value (mpjson_plain): the same
+ * hash as of its json-c form, so kept bases still match (decision 097).
+ */
+static uint64_t
+room_merge_mp(uint64_t h, const msgpack_object *v)
+{
+	const msgpack_object_kv	**kv;
+	char			  tag, z = '\0';
+	size_t			  i, n;
+	int64_t			  iv;
+	double			  dv;
+
+	switch (v->type) {
+	case MSGPACK_OBJECT_BOOLEAN:
+		tag = (char)('0' + json_type_boolean);
+		h = room_merge_fnv(h, &tag, 1);
+		tag = (char)v->via.boolean;
+		return (room_merge_fnv(h, &tag, 1));
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		tag = (char)('0' + json_type_int);
+		h = room_merge_fnv(h, &tag, 1);
+		if (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+			iv = v->via.i64;
+		else
+			iv = v->via.u64 > INT64_MAX ? INT64_MAX :
+			    (int64_t)v->via.u64;
+		return (room_merge_fnv(h, &iv, sizeof iv));
+	case MSGPACK_OBJECT_FLOAT64:
+		tag = (char)('0' + json_type_double);
+		h = room_merge_fnv(h, &tag, 1);
+		dv = v->via.f64;
+		return (room_merge_fnv(h, &dv, sizeof dv));
+	case MSGPACK_OBJECT_STR:
+		tag = (char)('0' + json_type_string);
+		h = room_merge_fnv(h, &tag, 1);
+		n = v->via.str.size;
+		h = room_merge_fnv(h, &n, sizeof n);
+		return (room_merge_fnv(h, v->via.str.ptr, n));
+	case MSGPACK_OBJECT_ARRAY:
+		tag = (char)('0' + json_type_array);
+		h = room_merge_fnv(h, &tag, 1);
+		n = v->via.array.size;
+		h = room_merge_fnv(h, &n, sizeof n);
+		for (i = 0; i < n; i++)
+			h = room_merge_mp(h, &v->via.array.ptr[i]);
+		return (h);
+	case MSGPACK_OBJECT_MAP:
+		tag = (char)('0' + json_type_object);
+		h = room_merge_fnv(h, &tag, 1);
+		n = v->via.map.size;
+		kv = xcalloc(n + 1, sizeof *kv);
+		for (i = 0; i < n; i++)
+			kv[i] = &v->via.map.ptr[i];
+		qsort(kv, n, sizeof *kv, room_merge_kvcmp);
+		h = room_merge_fnv(h, &n, sizeof n);
+		for (i = 0; i < n; i++) {
+			h = room_merge_fnv(h, kv[i]->key.via.str.ptr,
+			    kv[i]->key.via.str.size);
+			h = room_merge_fnv(h, &z, 1);
+			h = room_merge_mp(h, &kv[i]->val);
+		}
+		free(kv);
+		return (h);
+	default:
+		tag = (char)('0' + json_type_null);
+		return (room_merge_fnv(h, &tag, 1));
+	}
+}
+
+/* An output's hash: over its view when plain, else its json-c form. */
+static uint64_t
+room_merge_obj(uint64_t h, const msgpack_object *v)
+{
+	struct json_object	*j;
+
+	if (mpjson_plain(v, 1))
+		return (room_merge_mp(h, v));
+	j = mpjson_unpack(v);
+	h = room_merge_json(h, j);
+	json_object_put(j);
+	return (h);
+}
+
 /* What a person edits of a cell: type, source, metadata, the rest. */
 uint64_t
 room_merge_hash_in(struct room_cell *c)
@@ -216,9 +321,58 @@ room_merge_hash_out(struct room_cell *c)
 {
 	uint64_t	h = PROTO_FNV64_INIT;
 
+	msgpack_unpacked	 u;
+	const msgpack_object	*v;
+	size_t			 i;
+	char			 tag;
+
 	h = room_merge_fnv(h, &c->execution_count,
 	    sizeof c->execution_count);
-	return (room_merge_json(h, c->outputs));
+	/* As room_merge_json hashed the json-c array (bases are kept). */
+	tag = (char)('0' + (c->outputs != NULL ? json_type_array :
+	    json_type_null));
+	h = room_merge_fnv(h, &tag, 1);
+	if (c->outputs == NULL)
+		return (h);
+	h = room_merge_fnv(h, &c->outputs->n, sizeof c->outputs->n);
+	msgpack_unpacked_init(&u);
+	for (i = 0; i < c->outputs->n; i++) {
+		if ((v = proto_outputs_get(c->outputs, i, &u)) == NULL)
+			fatalx("%s: an output kept cannot be read", __func__);
+		h = room_merge_obj(h, v);
+	}
+	msgpack_unpacked_destroy(&u);
+	room_merge_check_out(c, h);
+	return (h);
+}
+
+/*
+ * With RUNTIMED_CHECK_CELL_CACHE=1 (the test suite), the hash over the
+ * packed outputs is checked against the json-c one it replaces, until
+ * that goes (decision 097).
+ */
+static void
+room_merge_check_out(struct room_cell *c, uint64_t h)
+{
+	static int		 checking = -1;
+	struct json_object	*j;
+	const char		*s;
+	uint64_t		 want = PROTO_FNV64_INIT;
+
+	if (checking == -1) {
+		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
+		checking = s != NULL && strcmp(s, "1") == 0;
+	}
+	if (!checking)
+		return;
+	want = room_merge_fnv(want, &c->execution_count,
+	    sizeof c->execution_count);
+	j = c->outputs != NULL ? mpjson_outputs_unpack(c->outputs) : NULL;
+	want = room_merge_json(want, j);
+	json_object_put(j);
+	if (h != want)
+		fatalx("cell %s: outputs hash %016llx, json-c %016llx", c->id,
+		    (unsigned long long)h, (unsigned long long)want);
 }
 
 /* The base of nb as it is now (the file was just read or written). */
@@ -395,7 +549,7 @@ room_merge_swap_input(struct room_cell *a, struct room_cell *b)
 static void
 room_merge_swap_outputs(struct room_cell *a, struct room_cell *b)
 {
-	struct json_object	*o = a->outputs;
+	struct proto_outputs	*o = a->outputs;
 	int64_t			 n = a->execution_count;
 
 	a->outputs = b->outputs;

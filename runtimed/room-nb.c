@@ -269,7 +269,7 @@ room_nb_cell_new(enum room_cell_type type, const char *id, const char *src,
 	c->metadata = json_object_new_object();
 	c->execution_count = -1;
 	if (type == ROOM_CELL_CODE)
-		c->outputs = json_object_new_array();
+		c->outputs = room_nb_outputs_new();
 	return (c);
 }
 
@@ -349,7 +349,7 @@ room_nb_cell_free(struct room_cell *c)
 	free(c->type_name);
 	free(c->source);
 	json_object_put(c->metadata);
-	json_object_put(c->outputs);
+	proto_outputs_unref(c->outputs);
 	json_object_put(c->attachments);
 	json_object_put(c->extra);
 	room_cell_touch(c);
@@ -369,7 +369,7 @@ room_nb_cell_rescan(struct room_cell *c)
 	c->defuse = NULL;
 }
 
-/* A copy that shares nothing mutable except the outputs array. */
+/* A copy that shares nothing mutable except the outputs list. */
 static struct room_cell *
 room_nb_cell_clone(const struct room_cell *c)
 {
@@ -381,8 +381,8 @@ room_nb_cell_clone(const struct room_cell *c)
 	if (json_object_deep_copy(c->metadata, &n->metadata, NULL) != 0)
 		n->metadata = json_object_new_object();
 	n->execution_count = c->execution_count;
-	json_object_put(n->outputs);
-	n->outputs = json_object_get(c->outputs);
+	proto_outputs_unref(n->outputs);
+	n->outputs = proto_outputs_ref(c->outputs);
 	n->attachments = json_object_get(c->attachments);
 	if (c->type_name != NULL)
 		n->type_name = xstrdup(c->type_name);
@@ -405,14 +405,25 @@ room_nb_clear_outputs(struct room_cell *c)
 {
 	if (c->type != ROOM_CELL_CODE)
 		return;
-	room_nb_cell_set_outputs(c, json_object_new_array());
+	room_nb_cell_set_outputs(c, room_nb_outputs_new());
+}
+
+/* An empty list of outputs, one reference. */
+struct proto_outputs *
+room_nb_outputs_new(void)
+{
+	struct proto_outputs	*o;
+
+	if ((o = proto_outputs_new()) == NULL)
+		fatalx("out of memory");
+	return (o);
 }
 
 /* Set a code cell's outputs to o (the reference is the cell's). */
 void
-room_nb_cell_set_outputs(struct room_cell *c, struct json_object *o)
+room_nb_cell_set_outputs(struct room_cell *c, struct proto_outputs *o)
 {
-	json_object_put(c->outputs);
+	proto_outputs_unref(c->outputs);
 	c->outputs = o;
 	room_cell_touch(c);
 }
@@ -477,9 +488,9 @@ room_nb_cell_set_type_name(struct room_cell *c, const char *s, size_t len)
 	}
 	c->type = type;
 	if (type == ROOM_CELL_CODE && c->outputs == NULL)
-		c->outputs = json_object_new_array();
+		c->outputs = room_nb_outputs_new();
 	if (type != ROOM_CELL_CODE) {
-		json_object_put(c->outputs);
+		proto_outputs_unref(c->outputs);
 		c->outputs = NULL;
 	}
 	room_cell_touch(c);
@@ -556,9 +567,9 @@ room_nb_cell_set_type(struct room_cell *c, enum room_cell_type type)
 	if (type == ROOM_CELL_CODE) {
 		json_object_put(c->attachments);
 		c->attachments = NULL;
-		c->outputs = json_object_new_array();
+		c->outputs = room_nb_outputs_new();
 	} else {
-		json_object_put(c->outputs);
+		proto_outputs_unref(c->outputs);
 		c->outputs = NULL;
 	}
 	c->execution_count = -1;

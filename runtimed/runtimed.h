@@ -77,8 +77,8 @@ struct room_author {
 
 /*
  * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
- * source carries its length.  outputs is a json array for code cells
- * and NULL otherwise; attachments is NULL when the cell has none.
+ * source carries its length.  outputs is a packed list for code cells
+ * (as the agent sent them, docs/decisions/097) and NULL otherwise; attachments is NULL when the cell has none.
  * extra holds, verbatim, every key of the cell that its type does not
  * define (NULL when none), so a newer minor version's fields survive.
  * version and packed are room-cell.c's cache of the cell as packed:
@@ -93,7 +93,7 @@ struct room_cell {
 	size_t			 source_len;
 	struct json_object	*metadata;
 	int64_t			 execution_count;	/* -1 = null */
-	struct json_object	*outputs;
+	struct proto_outputs	*outputs;
 	struct json_object	*attachments;
 	struct json_object	*extra;
 	int			 flags;		/* ROOM_CELL_* */
@@ -513,7 +513,8 @@ void			 room_nb_set_cells(struct room_nb *,
 void			 room_nb_cell_destroy(struct room_cell *);
 void			 room_nb_clear_outputs(struct room_cell *);
 void			 room_nb_cell_set_outputs(struct room_cell *,
-			     struct json_object *);
+			     struct proto_outputs *);
+struct proto_outputs	*room_nb_outputs_new(void);
 void			 room_nb_cell_set_count(struct room_cell *, int64_t);
 void			 room_nb_cell_set_source(struct room_cell *,
 			     const char *, size_t);

@@ -14,6 +14,25 @@
 
 #include "runtimed/runtimed.h"
 
+/* Outputs are kept packed (decision 097): a json-c one added, put. */
+static void
+test_outputs_add(struct proto_outputs *o, struct json_object *j)
+{
+	mpjson_outputs_add(o, j);
+	json_object_put(j);
+}
+
+/* A packed list of a json-c array's outputs (the array put). */
+static struct proto_outputs *
+test_outputs(struct json_object *arr)
+{
+	struct proto_outputs	*o = room_nb_outputs_new();
+
+	mpjson_outputs_pack(o, arr);
+	json_object_put(arr);
+	return (o);
+}
+
 static struct room_nb	*nb_cells(void);
 static char	*read_bytes(struct room_cell *, int, size_t *);
 static char	*fresh_bytes(struct room_cell *, int, size_t *);
@@ -37,7 +56,7 @@ nb_cells(void)
 	    "stream"));
 	json_object_object_add(o, "name", json_object_new_string("stdout"));
 	json_object_object_add(o, "text", json_object_new_string("1\n"));
-	json_object_array_add(c->outputs, o);
+	test_outputs_add(c->outputs, o);
 	room_nb_cell_set_count(c, 3);
 	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "![a](attachment:a)",
 	    18);
@@ -192,8 +211,8 @@ Test(cache, setters_invalidate)
 	STEP("set_source", room_nb_cell_set_source(c, "x\0y", 3));
 	STEP("set_count", room_nb_cell_set_count(c, 9));
 	STEP("set_outputs", room_nb_cell_set_outputs(c,
-	    json_object_new_array_ext(1)));
-	room_nb_cell_set_outputs(c, json_tokener_parse("[1]"));
+	    room_nb_outputs_new()));
+	room_nb_cell_set_outputs(c, test_outputs(json_tokener_parse("[1]")));
 	STEP("clear_outputs", room_nb_clear_outputs(c));
 	STEP("set_id", room_nb_cell_set_id(nb, c, "code2", 5));
 	STEP("set_type_name", room_nb_cell_set_type_name(c, "raw", 3));
@@ -215,7 +234,7 @@ Test(cache, setters_invalidate)
 	room_nb_cell_set_count(u, -1);
 	room_cell_version(u, v);
 	cr_assert_eq(room_cell_has_out(u), 0);
-	room_nb_cell_set_outputs(u, json_tokener_parse("[{}]"));
+	room_nb_cell_set_outputs(u, test_outputs(json_tokener_parse("[{}]")));
 	cr_assert_eq(room_cell_has_out(u), 1);
 	room_cell_version(u, v);
 	cr_assert_eq(room_cell_has_out(u), 1);
@@ -328,7 +347,7 @@ Test(cache, check_catches_a_missed_touch, .init = check_on, .exit_code = 1)
 
 	room_cell_version(c, v);
 	room_cell_version(c, v);	/* a checked hit: no change, no exit */
-	json_object_array_add(c->outputs, json_object_new_string("missed"));
+	test_outputs_add(c->outputs, json_object_new_string("missed"));
 	room_cell_version(c, v);
 	cr_assert_fail("the missed touch went unnoticed");
 }
@@ -342,7 +361,7 @@ Test(cache, unchecked_hit_is_the_cache)
 
 	unsetenv("RUNTIMED_CHECK_CELL_CACHE");
 	room_cell_version(c, v);
-	json_object_array_add(c->outputs, json_object_new_string("missed"));
+	test_outputs_add(c->outputs, json_object_new_string("missed"));
 	room_cell_version(c, w);
 	cr_assert_str_eq(v, w);
 	room_cell_touch(c);

@@ -16,6 +16,14 @@
 
 #include "runtimed/runtimed.h"
 
+/* Outputs are kept packed (decision 097): a json-c one added, put. */
+static void
+test_outputs_add(struct proto_outputs *o, struct json_object *j)
+{
+	mpjson_outputs_add(o, j);
+	json_object_put(j);
+}
+
 static char	fx_dir[] = "/tmp/test-room-ipynb.XXXXXX";
 
 static void	fx_setup(void);
@@ -106,6 +114,7 @@ Test(ipynb, loaded_content)
 {
 	struct room_nb		*nb;
 	struct room_cell	*c;
+	struct json_object	*outs;
 	char			*path, *cause = NULL;
 
 	path = fx_path("fixture-full.ipynb");
@@ -117,9 +126,11 @@ Test(ipynb, loaded_content)
 	cr_assert_str_eq(c->source, "import sys\nfor i in range(3):\n"
 	    "    print(i)\r\nx = '\xc3\xa9\xf0\x9f\x98\x80'\n");
 	cr_assert_eq(c->execution_count, 1);
-	cr_assert_eq(json_object_array_length(c->outputs), 2);
+	cr_assert_eq(c->outputs->n, 2);
+	outs = mpjson_outputs_unpack(c->outputs);
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(
-	    json_object_array_get_idx(c->outputs, 0), "text")), "0\n1\n2\n");
+	    json_object_array_get_idx(outs, 0), "text")), "0\n1\n2\n");
+	json_object_put(outs);
 	cr_assert_eq(nb->cells[5]->type, ROOM_CELL_MARKDOWN);
 	cr_assert_not_null(nb->cells[5]->attachments);
 	cr_assert_eq(nb->cells[6]->type, ROOM_CELL_RAW);
@@ -372,7 +383,7 @@ Test(ipynb, transient_and_blobs)
 	json_object_object_add(data, "image/png", ref);
 	json_object_object_add(out, "data", data);
 	json_object_object_add(out, "transient", json_object_new_object());
-	json_object_array_add(c->outputs, out);
+	mpjson_outputs_add(c->outputs, out);
 
 	path = fx_path("blob.ipynb");
 	cr_assert_eq(room_ipynb_write(nb, path, &cause), 0, "%s", cause);
@@ -385,6 +396,9 @@ Test(ipynb, transient_and_blobs)
 	/* A missing blob fails the save instead of writing the reference. */
 	json_object_object_add(ref, "runtimed_blob", json_object_new_string(
 	    "0000000000000000000000000000000000000000000000000000000000000000"));
+	proto_outputs_clear(c->outputs);
+	test_outputs_add(c->outputs, out);
+	room_cell_touch(c);
 	cr_assert_neq(room_ipynb_write(nb, path, &cause), 0);
 	cr_assert_not_null(cause);
 	free(cause);

@@ -13,6 +13,14 @@
 
 #include "runtimed/runtimed.h"
 
+/* Outputs are kept packed (decision 097): a json-c one added, put. */
+static void
+test_outputs_add(struct proto_outputs *o, struct json_object *j)
+{
+	mpjson_outputs_add(o, j);
+	json_object_put(j);
+}
+
 struct edit_batch {
 	struct mpbuf		b;
 	msgpack_unpacked	u;
@@ -68,7 +76,7 @@ nb_three(void)
 	nb = room_nb_create();
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "a = 1", 5);
 	room_nb_cell_set_id(nb, c, "aaaa", 4);
-	json_object_array_add(c->outputs, json_object_new_string("out"));
+	test_outputs_add(c->outputs, json_object_new_string("out"));
 	c->execution_count = 4;
 	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "# b", 3);
 	room_nb_cell_set_id(nb, c, "bbbb", 4);
@@ -159,7 +167,7 @@ Test(edit, batch_applies_in_order)
 	cr_assert_str_eq(nb->cells[1]->id, "aaaa");
 	cr_assert_str_eq(nb->cells[1]->source, "a = 10");
 	/* Editing source keeps outputs and execution_count. */
-	cr_assert_eq(json_object_array_length(nb->cells[1]->outputs), 1);
+	cr_assert_eq(nb->cells[1]->outputs->n, 1);
 	cr_assert_eq(nb->cells[1]->execution_count, 4);
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(
 	    nb->cells[1]->metadata, "tag")), "x");
@@ -211,7 +219,7 @@ Test(edit, failed_batch_changes_nothing)
 	cr_assert_str_eq(before, after);
 	cr_assert_eq(nb->ncells, 3);
 	cr_assert_eq(nb->cells[0]->type, ROOM_CELL_CODE);
-	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 1);
+	cr_assert_eq(nb->cells[0]->outputs->n, 1);
 	free(before);
 	free(after);
 	batch_free(&e);
@@ -383,7 +391,7 @@ Test(edit, unknown_type_whole_only)
 	cr_assert_str_eq(c->source, "x = 1");
 	/* The markdown cell's stray outputs do not become real ones. */
 	c = nb->cells[1];
-	cr_assert_eq(json_object_array_length(c->outputs), 0);
+	cr_assert_eq(c->outputs->n, 0);
 	cr_assert_null(json_object_object_get(c->extra, "outputs"));
 	free(before);
 	room_nb_free(nb);
@@ -500,7 +508,7 @@ Test(edit, prepared_then_aborted_changes_nothing)
 	room_nb_edit_commit(nb, p);
 	cr_assert_eq(nb->ncells, 3);
 	cr_assert_str_eq(nb->cells[2]->source, "new");
-	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 0);
+	cr_assert_eq(nb->cells[0]->outputs->n, 0);
 	/* The index follows: copies and inserts found, the deleted not. */
 	for (i = 0; i < 3; i++) {
 		cr_assert_eq(room_nb_find(nb, nb->cells[i]->id, &j),
@@ -752,7 +760,7 @@ Test(ops, every_op_in_one_batch)
 	cr_assert_str_eq(nb->cells[0]->id, "cccc");
 	cr_assert_str_eq(nb->cells[1]->source, "top");
 	cr_assert_str_eq(nb->cells[2]->source, "a = 1\nb = 20");
-	cr_assert_eq(json_object_array_length(nb->cells[2]->outputs), 0);
+	cr_assert_eq(nb->cells[2]->outputs->n, 0);
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(
 	    nb->metadata, "k")), "v");
 
@@ -881,7 +889,7 @@ Test(ops, replace)
 	cr_assert_eq(apply(nb, batch_end(&e), &ids, &n, &index, &code), 0);
 	cr_assert_str_eq(nb->cells[0]->source, "x = 10");
 	/* Outputs and execution_count stay, as with an edit of source. */
-	cr_assert_eq(json_object_array_length(nb->cells[0]->outputs), 1);
+	cr_assert_eq(nb->cells[0]->outputs->n, 1);
 	cr_assert_eq(nb->cells[0]->execution_count, 4);
 	ids_free(ids, n);
 	batch_free(&e);
@@ -1225,7 +1233,7 @@ Test(version, changes_with_every_part)
 	/* Another cell of the same content has the same version. */
 	copy = room_nb_cell_create(nb, ROOM_CELL_CODE, "a = 1", 5);
 	room_nb_cell_set_id(nb, copy, "aaaa", 4);
-	json_object_array_add(copy->outputs, json_object_new_string("out"));
+	test_outputs_add(copy->outputs, json_object_new_string("out"));
 	copy->execution_count = 4;
 	room_cell_version(copy, v);
 	cr_assert_str_eq(v, v0);
@@ -1237,7 +1245,7 @@ Test(version, changes_with_every_part)
 	json_object_object_add(c->metadata, "tags", json_object_new_array());
 	room_cell_touch(c);
 	room_cell_version(c, seen[n++]);
-	json_object_array_add(c->outputs, json_object_new_string("more"));
+	test_outputs_add(c->outputs, json_object_new_string("more"));
 	room_cell_touch(c);
 	room_cell_version(c, seen[n++]);
 	room_nb_cell_set_count(c, 5);
@@ -1251,7 +1259,7 @@ Test(version, changes_with_every_part)
 	/* Back to what it was: the version it had. */
 	c->type = ROOM_CELL_CODE;
 	room_nb_cell_set_count(c, 4);
-	json_object_array_del_idx(c->outputs, 1, 1);
+	proto_outputs_truncate(c->outputs, 1);
 	json_object_object_del(c->metadata, "tags");
 	room_nb_cell_set_source(c, "a = 1", 5);
 	room_cell_version(c, v);

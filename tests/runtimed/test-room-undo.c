@@ -17,6 +17,14 @@
 
 #include "runtimed/runtimed.h"
 
+/* Outputs are kept packed (decision 097): a json-c one added, put. */
+static void
+test_outputs_add(struct proto_outputs *o, struct json_object *j)
+{
+	mpjson_outputs_add(o, j);
+	json_object_put(j);
+}
+
 static uint64_t	next_id;
 
 static struct room_nb *
@@ -28,7 +36,7 @@ nb_three(void)
 	nb = room_nb_create();
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "a = 1", 5);
 	room_nb_cell_set_id(nb, c, "aaaa", 4);
-	json_object_array_add(c->outputs, json_object_new_string("out"));
+	test_outputs_add(c->outputs, json_object_new_string("out"));
 	c->execution_count = 4;
 	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "# b", 3);
 	room_nb_cell_set_id(nb, c, "bbbb", 4);
