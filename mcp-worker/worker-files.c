@@ -143,6 +143,12 @@ struct worker_files_xfer {
 	char			 pend[65];	/* SHA-256 of the bytes through */
 	uint64_t		 pendoff;	/* the PUT in flight */
 	struct worker_files_record earlier; /* an upload's earlier call's */
+	/* Does the kernel see the server's contents (decision 100)? */
+	struct worker_room	*room;
+	char			*nbpath;	/* the notebook's, on the server */
+	char			*probe;		/* its file there, or NULL */
+	char			*probetext;	/* what the file holds */
+	char			*unsure;	/* not decided: why */
 	/* The result. */
 	char			*where;		/* the kernel side */
 	uint64_t		 bytes;
@@ -151,6 +157,13 @@ struct worker_files_xfer {
 };
 
 static void	worker_files_hex(struct worker_files_xfer *, char [65]);
+static int	worker_files_known(struct worker_files_xfer *, const char *);
+static int	worker_files_probe(struct worker_files_xfer *, const char *);
+static void	worker_files_probe_put(struct jserver_reply *, void *);
+static void	worker_files_probe_seen(void *, uint16_t,
+		    const msgpack_object *, const char *, const char *);
+static void	worker_files_probe_gone(struct jserver_reply *, void *);
+static int	worker_files_begin(struct worker_files_xfer *);
 static void	worker_files_transfer(struct worker_call *, int);
 static int	worker_files_fail(struct worker_files_xfer *, const char *,
 		    const char *, ...) printflike(3, 4);
@@ -1768,6 +1781,194 @@ worker_files_remote(struct worker_files_xfer *x, const char *nbpath)
 	worker_files_record_sweep(worker_files_stale, x);
 	worker_files_record_init(&x->rec, x->upload, x->domain, x->where,
 	    x->host_path);
+	return (worker_files_known(x, nbpath));
+}
+
+/*
+ * Has the kernel been asked what it sees (its agent keeps the answer
+ * until it restarts)?  If not, and it can be, the probe.
+ */
+static int
+worker_files_known(struct worker_files_xfer *x, const char *nbpath)
+{
+	struct proto_sees	 m;
+	struct mpbuf		 b;
+
+	x->nbpath = xstrdup(nbpath);
+	memset(&m, 0, sizeof m);
+	mpbuf_init(&b);
+	proto_sees_pack(&b.pk, &m);
+	worker_room_request(x->room, PROTO_MSG_KERNEL_SEES, &b.sb,
+	    worker_files_probe_seen, x);
+	mpbuf_free(&b);
+	return (0);
+}
+
+/*
+ * Before any byte moves: does the kernel see the server's contents?
+ * Behind a gateway it runs elsewhere and may not (decision 100).  A file
+ * of random text is written beside the target through the contents API
+ * and the kernel is asked, silently, whether it reads that text at that
+ * name (KERNEL_SEES); the file is deleted whatever the answer.
+ */
+static int
+worker_files_probe(struct worker_files_xfer *x, const char *nbpath)
+{
+	struct json_object	*o;
+	unsigned char		 rnd[16];
+	char			 hex[33], *dir, *base, *uri;
+	const char		*body;
+	size_t			 i;
+	int			 rc;
+
+	if (crypto_random(rnd, sizeof rnd) != 0)
+		fatalx("no random bytes");
+	for (i = 0; i < sizeof rnd; i++)
+		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	/* In the notebook's directory, where the kernel's paths start. */
+	base = strrchr(nbpath, '/');
+	dir = base != NULL ? xstrndup(nbpath, (size_t)(base - nbpath)) : NULL;
+	/* Not hidden (a server refuses those); the kernel's name is base. */
+	if (dir != NULL)
+		xasprintf(&x->probe, "%s/rtd-probe-%.16s.txt", dir, hex);
+	else
+		xasprintf(&x->probe, "rtd-probe-%.16s.txt", hex);
+	free(dir);
+	o = json_object_new_object();
+	json_object_object_add(o, "type", json_object_new_string("file"));
+	json_object_object_add(o, "format", json_object_new_string("text"));
+	json_object_object_add(o, "content", json_object_new_string(hex + 16));
+	body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	uri = domain_contents_uri(x->probe, "");
+	rc = jserver_request(worker_rpc_base(), x->d, "PUT", uri, body,
+	    strlen(body), JSERVER_TIMEOUT, worker_files_probe_put, x);
+	free(uri);
+	x->probetext = xstrdup(hex + 16);
+	json_object_put(o);
+	if (rc != 0) {
+		worker_files_fail(x, PROTO_E_NOTEBOOK_UNAVAILABLE,
+		    "cannot start a request to %s", x->d->url);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The probe's file is written (or not): ask the kernel. */
+static void
+worker_files_probe_put(struct jserver_reply *r, void *arg)
+{
+	struct worker_files_xfer	*x = arg;
+	struct proto_sees		 m;
+	struct mpbuf			 b;
+	const char			*name;
+	char				*text = x->probetext;
+
+	x->probetext = NULL;
+	if (r->untrusted) {
+		free(text);
+		free(x->probe);
+		x->probe = NULL;
+		worker_files_fail(x, PROTO_E_TLS_UNVERIFIED, "%s", r->cause);
+		worker_files_answer(x, -1);
+		return;
+	}
+	if (r->status != 200 && r->status != 201) {
+		/* The transfer's own steps will say what the server says. */
+		free(text);
+		free(x->probe);
+		x->probe = NULL;
+		xasprintf(&x->unsure, "the server did not take a probe file "
+		    "(%d)", r->status);
+		if (worker_files_begin(x) != 0)
+			worker_files_answer(x, -1);
+		return;
+	}
+	name = strrchr(x->probe, '/') != NULL ? strrchr(x->probe, '/') + 1 :
+	    x->probe;
+	memset(&m, 0, sizeof m);
+	m.name = proto_str_make(name);
+	m.text = proto_str_make(text);
+	m.has_timeout_ms = 1;
+	m.timeout_ms = WORKER_FILES_PROBE_MS;
+	mpbuf_init(&b);
+	proto_sees_pack(&b.pk, &m);
+	worker_room_request(x->room, PROTO_MSG_KERNEL_SEES, &b.sb,
+	    worker_files_probe_seen, x);
+	mpbuf_free(&b);
+	free(text);
+}
+
+/* The kernel's answer: go on, go on saying it was not decided, or refuse. */
+static void
+worker_files_probe_seen(void *arg, uint16_t type, const msgpack_object *reply,
+    const char *code, const char *msg)
+{
+	struct worker_files_xfer	*x = arg;
+	struct proto_sees_reply		 m;
+	char				 err[256], *state = NULL, *uri;
+
+	if (code != NULL && strcmp(code, PROTO_E_KERNEL_UNAVAILABLE) == 0)
+		x->unsure = xstrdup("no kernel runs yet to be asked (once "
+		    "one runs, a transfer checks it)");
+	else if (code != NULL)
+		xasprintf(&x->unsure, "the kernel could not be asked (%s: %s)",
+		    code, msg);
+	else if (type != PROTO_MSG_KERNEL_SEES_REPLY ||
+	    proto_sees_reply_unpack(reply, &m, err, sizeof err) != 0)
+		xasprintf(&x->unsure, "the kernel's answer did not read");
+	else if ((state = proto_str_dup(&m.state)) != NULL &&
+	    strcmp(state, "unseen") == 0)
+		worker_files_fail(x, PROTO_E_NOT_SUPPORTED, "the notebook's "
+		    "kernel does not see the files of %s's contents (a file "
+		    "written there beside the notebook was not in the kernel's "
+		    "working directory): it runs elsewhere, e.g. behind a "
+		    "gateway that does not mount the contents volume, so %s %s "
+		    "would not reach it. Nothing was transferred. Mount the "
+		    "contents volume where the kernel runs (docs/remote.md, "
+		    "gateways), or move the file with a cell in the kernel",
+		    x->domain, x->upload ? "an upload to" : "a download of",
+		    x->where);
+	else if (strcmp(state, "unasked") == 0 && x->probe == NULL) {
+		free(state);
+		if (worker_files_probe(x, x->nbpath) != 0)
+			worker_files_answer(x, -1);
+		return;
+	} else if (strcmp(state, "seen") != 0)
+		x->unsure = m.why.ptr != NULL ? proto_str_dup(&m.why) :
+		    xstrdup("the kernel could not tell");
+	free(state);
+	if (x->probe == NULL) {
+		worker_files_probe_gone(NULL, x);
+		return;
+	}
+	/* The probe goes before the answer or the transfer. */
+	uri = domain_contents_uri(x->probe, "");
+	if (jserver_request(worker_rpc_base(), x->d, "DELETE", uri, NULL, 0,
+	    JSERVER_TIMEOUT, worker_files_probe_gone, x) != 0)
+		worker_files_probe_gone(NULL, x);
+	free(uri);
+}
+
+/* The probe file is gone (or could not be: said in the log). */
+static void
+worker_files_probe_gone(struct jserver_reply *r, void *arg)
+{
+	struct worker_files_xfer	*x = arg;
+
+	if (x->probe != NULL && (r == NULL ||
+	    (r->status != 204 && r->status != 200)))
+		log_warnx("%s: the probe file %s was not deleted (%d)",
+		    x->domain, x->probe, r != NULL ? r->status : 0);
+	free(x->probe);
+	x->probe = NULL;
+	if (x->msg != NULL || worker_files_begin(x) != 0)
+		worker_files_answer(x, -1);
+}
+
+/* The transfer's own first step. */
+static int
+worker_files_begin(struct worker_files_xfer *x)
+{
 	/* A download over the cap is refused before its bytes move. */
 	if (!x->upload)
 		return (worker_files_request(x, WORKER_FILES_SIZE, "GET",
@@ -1852,6 +2053,8 @@ worker_files_transfer(struct worker_call *call, int upload)
 	nbpath = worker_room_path(room);
 	if (domain != NULL) {
 		x->domain = xstrdup(domain);
+		x->room = room;
+		worker_room_ref(room);
 		if (worker_files_remote(x, nbpath != NULL ? nbpath : "") != 0)
 			worker_files_answer(x, -1);
 		return;
@@ -1911,6 +2114,13 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 		if (x->restarted || x->anew != NULL)
 			json_object_object_add(sc, "restarted",
 			    json_object_new_boolean(1));
+		/* Not decided whether the kernel sees it: said, not guessed. */
+		if (x->unsure != NULL) {
+			json_object_object_add(sc, "kernel_sees",
+			    json_object_new_string("unknown"));
+			json_object_object_add(sc, "kernel_sees_why",
+			    json_object_new_string(x->unsure));
+		}
 		if (x->kept > 0)
 			xasprintf(&resumed, "; resumed at byte %llu from what "
 			    "an earlier call left%s", (unsigned long long)
@@ -1927,12 +2137,26 @@ worker_files_answer(struct worker_files_xfer *x, int rc)
 		    x->anew != NULL ? "; begun from zero: " : "",
 		    x->anew != NULL ? x->anew : "");
 		free(resumed);
+		if (x->unsure != NULL) {
+			xasprintf(&resumed, "%s; not known whether the kernel "
+			    "sees the server's files: %s", text, x->unsure);
+			free(text);
+			text = resumed;
+		}
 		worker_call_result(x->call, text, sc);
 		free(text);
 	}
 	if (x->old != -1 && event_base_once(worker_rpc_base(), -1, EV_TIMEOUT,
 	    worker_files_release, (void *)(intptr_t)x->old, &tv) != 0)
 		close(x->old);
+	if (x->probe != NULL)
+		worker_files_delete(x, x->probe);
+	free(x->probe);
+	free(x->nbpath);
+	free(x->probetext);
+	free(x->unsure);
+	if (x->room != NULL)
+		worker_room_unref(x->room);
 	free(x->msg);
 	free(x->where);
 	free(x->host);

@@ -121,6 +121,8 @@ struct worker_handle;
  */
 #define WORKER_FILES_RECORD_MAX	8192
 #define WORKER_FILES_KEEP_S	(24 * 60 * 60)
+/* How long the kernel may take to say whether it sees a server's file. */
+#define WORKER_FILES_PROBE_MS	10000
 #define WORKER_FILES_SCHEMA \
 	"{\"type\":\"object\",\"properties\":{" \
 	"\"host_path\":{\"type\":\"string\"}," \

@@ -888,6 +888,22 @@ struct proto_variables {		/* KERNEL_ and AGENT_VARIABLES */
 	F(BOOL, while_busy, 0)						\
 	F(STR, via, PROTO_NONUL)	/* "debugger" or "execute" */
 PROTO_BODY(variables_reply, "KERNEL_VARIABLES_REPLY")
+/*
+ * KERNEL_ and AGENT_SEES: does the kernel read text from the file name
+ * (relative to its working directory)?  A transfer's check that a
+ * server's kernel shares its contents (decision 100).  Without name:
+ * what this kernel answered before, or "unasked".  The reply's state is
+ * "seen", "unseen", "unasked" or "unknown" (no silent way, busy: why).
+ */
+#define PROTO_FIELDS_sees(F)						\
+	F(STR, name, PROTO_NONUL)					\
+	F(STR, text, PROTO_NONUL)					\
+	F(OPT_INT, timeout_ms, PROTO_UNSIGNED)
+PROTO_BODY_NAMED(sees)
+#define PROTO_FIELDS_sees_reply(F)					\
+	F(STR, state, PROTO_REQ | PROTO_NONUL)				\
+	F(STR, why, PROTO_NONUL)
+PROTO_BODY(sees_reply, "KERNEL_SEES_REPLY")
 struct proto_complete {			/* KERNEL_ and AGENT_COMPLETE */
 	struct proto_str	 code;
 	int			 has_cursor_pos;

@@ -255,6 +255,11 @@
 	    ROOM|RETRY, BODY, inspect, inspect)				\
 	X(KERNEL_INSPECT_REPLY, 175, 1 * MIB, D|A, NONE, 0,		\
 	    BODY, inspect_reply, inspect_reply)				\
+	/* Does the kernel see a file the contents API wrote? */	\
+	X(KERNEL_SEES, 177, 64 * KIB, C, KERNEL_SEES_REPLY,		\
+	    ROOM|RETRY, NAMED, sees, sees)				\
+	X(KERNEL_SEES_REPLY, 178, 4 * KIB, D|A, NONE, 0,		\
+	    BODY, sees_reply, sees_reply)				\
 									\
 	/* Not resent: a second answer would go to the next question. */\
 	X(EXEC_INPUT, 176, 128 * KIB, C, OK, ROOM|MUT,			\
@@ -316,6 +321,8 @@
 	    BODY, agent_input_request, agent_input_request)		\
 	X(AGENT_INPUT_REPLY, 224, 128 * KIB, D, OK, MUT,		\
 	    BODY, exec_input, exec_input)				\
+	X(AGENT_SEES, 225, 64 * KIB, D, KERNEL_SEES_REPLY, 0,		\
+	    NAMED, sees, sees)						\
 									\
 	/* 300-399: proxy <-> worker; MCP: a JSON-RPC message, as is. */\
 	X(MCP, 300, 16 * MIB + 16 * KIB, P|W, NONE, 0, BODY, mcp, mcp)	\

@@ -88,6 +88,7 @@ static const struct peer_dispatch agent_daemon_table[] = {
 	    agent_daemon_shutdown },
 	{ PROTO_MSG_AGENT_VARIABLES, PEER_DISPATCH_UNPACK,
 	    agent_introspect_variables },
+	{ PROTO_MSG_AGENT_SEES, PEER_DISPATCH_UNPACK, agent_introspect_sees },
 	{ PROTO_MSG_AGENT_COMPLETE, PEER_DISPATCH_UNPACK,
 	    agent_introspect_complete },
 	{ PROTO_MSG_AGENT_INSPECT, PEER_DISPATCH_UNPACK,

@@ -23,6 +23,13 @@
  * inspect_request on shell: they wait behind a running cell until the
  * caller's bound, then ERROR busy.  Neither runs user code.
  *
+ * AGENT_SEES: does the kernel read the given text from the given file
+ * (relative to its working directory)?  A silent execute for Python or
+ * R that prints "seen" or "unseen", kept until the kernel restarts (a
+ * request without a name gets it, or "unasked"); another
+ * language, or a cell running, is "unknown" with why, never a guess
+ * (decision 100).
+ *
  * Replies are KERNEL_*_REPLY with the request's id; the daemon passes
  * them on to its client as they are.
  */
@@ -53,6 +60,7 @@ enum agent_introspect_kind {
 	AGENT_INTROSPECT_EXEC,		/* variables, silent execute */
 	AGENT_INTROSPECT_COMPLETE,
 	AGENT_INTROSPECT_INSPECT,
+	AGENT_INTROSPECT_SEES,		/* a file, silent execute */
 };
 
 struct agent_introspect_req {
@@ -79,6 +87,8 @@ static int	 agent_introspect_subshells;
 static int	 agent_introspect_dap;	/* inspectVariables unstarted */
 static char	*agent_introspect_language;	/* language_info.name */
 static int	 agent_introspect_dap_seq;
+/* What this kernel answered AGENT_SEES: "seen", "unseen", or NULL. */
+static const char *agent_introspect_sees_known;
 
 /* IPython's own names in user_ns that user_ns_hidden may not list. */
 static const char *agent_introspect_hidden[] = {
@@ -126,7 +136,23 @@ static const char *agent_introspect_hidden[] = {
 	"variables = vars), auto_unbox = TRUE, null = \"null\", "	\
 	"force = TRUE), %s)})"
 
+/* AGENT_SEES's code: "seen" if the file holds exactly the text. */
+#define AGENT_INTROSPECT_SEES_PY					\
+	"__import__('sys').stdout.write((lambda p, t: 'seen' if "	\
+	"__import__('os').path.isfile(p) and __import__('io').open(p, "	\
+	"encoding='utf-8').read() == t else 'unseen')(%s, %s))"
+#define AGENT_INTROSPECT_SEES_R						\
+	"cat(local({p <- %s; t <- %s; if (file.exists(p) && "		\
+	"identical(paste(readLines(p, warn = FALSE), collapse = \"\\n\"), " \
+	"t)) \"seen\" else \"unseen\"}))"
+
 static void	agent_introspect_busy(uint32_t, const char *);
+static void	agent_introspect_sees_send(uint32_t, const char *,
+		    const char *);
+static void	agent_introspect_sees_reply(struct agent_introspect_req *,
+		    struct json_object *);
+static void	agent_introspect_ran(struct agent_introspect_req *,
+		    struct json_object *);
 static int	agent_introspect_running(void);
 static void	agent_introspect_free(struct agent_introspect_req *);
 static void	agent_introspect_timeout_cb(evutil_socket_t, short, void *);
@@ -390,6 +416,129 @@ agent_introspect_variables(struct peer *p, const struct proto_header *hdr,
 	agent_introspect_send(k, r, AGENT_CHANNEL_CONTROL, "debug_request",
 	    content);
 	json_object_put(content);
+}
+
+/* KERNEL_SEES_REPLY {state, why?}. */
+static void
+agent_introspect_sees_send(uint32_t id, const char *state, const char *why)
+{
+	struct proto_sees_reply	m;
+	struct mpbuf		b;
+
+	memset(&m, 0, sizeof m);
+	m.state = proto_str_make(state);
+	m.why = proto_str_make(why);
+	mpbuf_init(&b);
+	proto_sees_reply_pack(&b.pk, &m);
+	agent_send(PROTO_MSG_KERNEL_SEES_REPLY, id, &b);
+	mpbuf_free(&b);
+}
+
+/* AGENT_SEES {name, text, timeout_ms?}. */
+void
+agent_introspect_sees(struct peer *p, const struct proto_header *hdr,
+    const msgpack_object *body, const void *mv, void *arg)
+{
+	const struct proto_sees		*m = mv;
+	struct agent_kernel		*k = arg;
+	struct agent_introspect_req	*r;
+	struct json_object		*content;
+	const char			*lang = agent_introspect_language;
+	char				*name, *text, *ln, *lt, *code, *why;
+
+	if (agent_introspect_ready(hdr->id, k) != 0)
+		return;
+	/* Asked before: a kernel's mounts do not change while it runs. */
+	if (agent_introspect_sees_known != NULL) {
+		agent_introspect_sees_send(hdr->id,
+		    agent_introspect_sees_known, NULL);
+		return;
+	}
+	if (lang == NULL || (strcasecmp(lang, "python") != 0 &&
+	    strcasecmp(lang, "r") != 0)) {
+		xasprintf(&why, "runtimed knows no silent way to ask a kernel "
+		    "of language %s", lang != NULL ? lang : "unknown");
+		agent_introspect_sees_send(hdr->id, "unknown", why);
+		free(why);
+		return;
+	}
+	/* No file named: could it be asked? */
+	if (m->name.ptr == NULL || m->text.ptr == NULL) {
+		agent_introspect_sees_send(hdr->id, "unasked", NULL);
+		return;
+	}
+	if (agent_introspect_running()) {
+		agent_introspect_sees_send(hdr->id, "unknown", "a cell is "
+		    "running, and the kernel is asked only while idle");
+		return;
+	}
+	r = agent_introspect_new(AGENT_INTROSPECT_SEES, hdr->id,
+	    m->has_timeout_ms, m->timeout_ms);
+	r->out = evbuffer_new();
+	name = proto_str_dup(&m->name);
+	text = proto_str_dup(&m->text);
+	ln = agent_introspect_literal(name);
+	lt = agent_introspect_literal(text);
+	xasprintf(&code, strcasecmp(lang, "python") == 0 ?
+	    AGENT_INTROSPECT_SEES_PY : AGENT_INTROSPECT_SEES_R, ln, lt);
+	free(ln);
+	free(lt);
+	free(name);
+	free(text);
+	content = json_object_new_object();
+	json_object_object_add(content, "code", json_object_new_string(code));
+	json_object_object_add(content, "silent", json_object_new_boolean(1));
+	json_object_object_add(content, "store_history",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "user_expressions",
+	    json_object_new_object());
+	json_object_object_add(content, "allow_stdin",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "stop_on_error",
+	    json_object_new_boolean(0));
+	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "execute_request",
+	    content);
+	json_object_put(content);
+	free(code);
+}
+
+/* AGENT_SEES's execute is done: what it printed is the answer. */
+static void
+agent_introspect_sees_reply(struct agent_introspect_req *r,
+    struct json_object *content)
+{
+	const char	*status;
+	char		 buf[16];
+	size_t		 len;
+
+	status = content != NULL ? agent_introspect_str(content, "status") :
+	    "ok";
+	len = evbuffer_get_length(r->out);
+	if (len >= sizeof buf)
+		len = sizeof buf - 1;
+	evbuffer_remove(r->out, buf, len);
+	buf[len] = '\0';
+	if (status == NULL || strcmp(status, "ok") != 0 ||
+	    (strcmp(buf, "seen") != 0 && strcmp(buf, "unseen") != 0))
+		agent_introspect_sees_send(r->id, "unknown", "the kernel's "
+		    "check failed");
+	else {
+		agent_introspect_sees_known = strcmp(buf, "seen") == 0 ?
+		    "seen" : "unseen";
+		agent_introspect_sees_send(r->id, buf, NULL);
+	}
+	agent_introspect_free(r);
+}
+
+/* A silent execute of ours ended (variables, or a file's check). */
+static void
+agent_introspect_ran(struct agent_introspect_req *r,
+    struct json_object *content)
+{
+	if (r->kind == AGENT_INTROSPECT_SEES)
+		agent_introspect_sees_reply(r, content);
+	else
+		agent_introspect_exec_reply(r, content);
 }
 
 /* Is name one of the user's: an identifier, not _-prefixed, not IPython's. */
@@ -807,18 +956,20 @@ agent_introspect_message(struct agent_kernel *k, enum agent_channel channel,
 	if (r == NULL)
 		return (0);
 	if (channel == AGENT_CHANNEL_IOPUB) {
-		if (r->kind == AGENT_INTROSPECT_EXEC && r->out != NULL)
+		if ((r->kind == AGENT_INTROSPECT_EXEC ||
+		    r->kind == AGENT_INTROSPECT_SEES) && r->out != NULL)
 			agent_introspect_stdout(r, type, content);
 		return (1);
 	}
-	if (r->kind == AGENT_INTROSPECT_EXEC && r->out != NULL &&
+	if ((r->kind == AGENT_INTROSPECT_EXEC ||
+	    r->kind == AGENT_INTROSPECT_SEES) && r->out != NULL &&
 	    strcmp(type, "execute_reply") == 0) {
 		/* Its stdout may come after the reply: wait for idle. */
 		if (agent_introspect_str(content, "status") == NULL ||
 		    strcmp(agent_introspect_str(content, "status"), "ok") != 0)
-			agent_introspect_exec_reply(r, content);
+			agent_introspect_ran(r, content);
 		else if ((r->replied = 1) && r->idle)
-			agent_introspect_exec_reply(r, NULL);
+			agent_introspect_ran(r, NULL);
 		return (1);
 	}
 	if (r->kind == AGENT_INTROSPECT_DEBUG &&
@@ -861,7 +1012,7 @@ agent_introspect_stdout(struct agent_introspect_req *r, const char *type,
 	    strcmp(s, "idle") == 0) {
 		r->idle = 1;
 		if (r->replied)
-			agent_introspect_exec_reply(r, NULL);
+			agent_introspect_ran(r, NULL);
 	}
 }
 
@@ -905,6 +1056,8 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 	struct json_object	*caps, *v, *features = NULL, *li, *md;
 	const char		*from = NULL, *s;
 
+	/* A kernel (re)started is asked again what it sees. */
+	agent_introspect_sees_known = NULL;
 	caps = json_object_new_object();
 	s = agent_introspect_str(info, "protocol_version");
 	json_object_object_add(caps, "protocol_version",

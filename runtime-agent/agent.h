@@ -256,6 +256,8 @@ struct json_object *agent_introspect_caps(struct agent_kernel *,
 	     struct json_object *);
 int	 agent_introspect_message(struct agent_kernel *, enum agent_channel,
 	     struct agent_wire_msg *);
+void	 agent_introspect_sees(struct peer *, const struct proto_header *,
+	     const msgpack_object *, const void *, void *);
 void	 agent_introspect_variables(struct peer *, const struct proto_header *,
 	     const msgpack_object *, const void *, void *);
 void	 agent_introspect_complete(struct peer *, const struct proto_header *,

@@ -63,10 +63,11 @@ const struct peer_dispatch kernel_introspect_table[] = {
 	{ PROTO_MSG_KERNEL_VARIABLES, 0, kernel_introspect_client },
 	{ PROTO_MSG_KERNEL_COMPLETE, 0, kernel_introspect_client },
 	{ PROTO_MSG_KERNEL_INSPECT, 0, kernel_introspect_client },
+	{ PROTO_MSG_KERNEL_SEES, 0, kernel_introspect_client },
 	{ 0, 0, NULL }
 };
 
-/* KERNEL_VARIABLES, _COMPLETE, _INSPECT: to the agent as AGENT_*. */
+/* KERNEL_VARIABLES, _COMPLETE, _INSPECT, _SEES: to the agent as AGENT_*. */
 static void
 kernel_introspect_client(struct peer *p, const struct proto_header *hdr,
     const msgpack_object *body, const void *mv, void *arg)
@@ -77,6 +78,8 @@ kernel_introspect_client(struct peer *p, const struct proto_header *hdr,
 		type = PROTO_MSG_AGENT_VARIABLES;
 	else if (hdr->type == PROTO_MSG_KERNEL_COMPLETE)
 		type = PROTO_MSG_AGENT_COMPLETE;
+	else if (hdr->type == PROTO_MSG_KERNEL_SEES)
+		type = PROTO_MSG_AGENT_SEES;
 	else
 		type = PROTO_MSG_AGENT_INSPECT;
 	kernel_introspect_ask(arg, p, hdr->id, type, body);
@@ -118,6 +121,7 @@ kernel_introspect_check(uint16_t type, const msgpack_object *body,
 		struct proto_variables	v;
 		struct proto_complete	c;
 		struct proto_inspect	i;
+		struct proto_sees	s;
 	}				m;
 
 	*timeout = KERNEL_INTROSPECT_TIMEOUT_MS;
@@ -129,6 +133,8 @@ kernel_introspect_check(uint16_t type, const msgpack_object *body,
 		*timeout = m.c.timeout_ms;
 	else if (type == PROTO_MSG_AGENT_INSPECT && m.i.has_timeout_ms)
 		*timeout = m.i.timeout_ms;
+	else if (type == PROTO_MSG_AGENT_SEES && m.s.has_timeout_ms)
+		*timeout = m.s.timeout_ms;
 	return (0);
 }
 

@@ -150,6 +150,7 @@ static const struct peer_dispatch room_kernel_table[] = {
 	{ PROTO_MSG_KERNEL_VARIABLES_REPLY, 0, room_kernel_answer },
 	{ PROTO_MSG_KERNEL_COMPLETE_REPLY, 0, room_kernel_answer },
 	{ PROTO_MSG_KERNEL_INSPECT_REPLY, 0, room_kernel_answer },
+	{ PROTO_MSG_KERNEL_SEES_REPLY, 0, room_kernel_answer },
 	{ PROTO_MSG_AGENT_INPUT_REQUEST, PEER_DISPATCH_UNPACK,
 	    room_kernel_input },
 	{ PROTO_MSG_PING, 0, peer_dispatch_pong },

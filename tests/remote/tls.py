@@ -107,6 +107,7 @@ sc, _, err = w.call("upload_file", notebook_handle=h, host_path=big,
                     kernel_path="big.bin", timeout=120)
 expect(not err and sc["sha256"] == want and sc["bytes"] == 5 << 20,
        "upload over https", sc)
+expect("kernel_sees" not in sc, "the kernel sees the server's files", sc)
 got = hashlib.sha256(open(os.path.join(sroot, "big.bin"), "rb").read())
 expect(got.hexdigest() == want, "the server's file")
 back = os.path.join(tmp, "back.bin")
