@@ -1875,6 +1875,9 @@ worker_files_probe_put(struct jserver_reply *r, void *arg)
 	if (r->status != 200 && r->status != 201) {
 		/* The transfer's own steps will say what the server says. */
 		free(text);
+		/* A lost reply: the file may be there all the same. */
+		if (r->status == 0)
+			worker_files_delete(x, x->probe);
 		free(x->probe);
 		x->probe = NULL;
 		xasprintf(&x->unsure, "the server did not take a probe file "
