@@ -53,6 +53,24 @@ static void	room_ipynb_write_lines(struct room_ipynb_out *, const char *,
 static struct json_object	*room_ipynb_write_blob_value(
 		    struct json_object *, int);
 static int	room_ipynb_write_is_blob(struct json_object *);
+static struct json_object	*room_ipynb_write_blob_hex(const char *, int);
+static int	room_ipynb_write_kv_cmp(const void *, const void *);
+static const msgpack_object_kv	**room_ipynb_write_kvs(const msgpack_object *,
+		    const char *, size_t *);
+static void	room_ipynb_write_mkey(struct room_ipynb_out *,
+		    const msgpack_object *, int, int);
+static void	room_ipynb_write_mvalue(struct room_ipynb_out *,
+		    const msgpack_object *, int);
+static void	room_ipynb_write_mtext(struct room_ipynb_out *,
+		    const msgpack_object *, int, int, int);
+static void	room_ipynb_write_mbundle(struct room_ipynb_out *,
+		    const msgpack_object *, int);
+static int	room_ipynb_write_mis(const msgpack_object *, const char *);
+static void	room_ipynb_write_moutput(struct room_ipynb_out *,
+		    const msgpack_object *, int);
+static void	room_ipynb_write_packed(struct room_ipynb_out *,
+		    const struct proto_outputs *);
+static void	room_ipynb_write_packed_check(const struct proto_outputs *);
 static void	room_ipynb_write_defer(struct room_ipynb_out *, const char *,
 		    int, int);
 static void	room_ipynb_write_text(struct room_ipynb_out *,
@@ -70,6 +88,7 @@ static void	room_ipynb_write_attachments(struct room_ipynb_out *,
 		    struct json_object *);
 static void	room_ipynb_write_outputs(struct room_ipynb_out *,
 		    struct json_object *);
+static int	room_ipynb_write_checking(void);
 static void	room_ipynb_write_cell(struct room_ipynb_out *,
 		    struct room_cell *);
 static void	room_ipynb_write_nb(struct room_ipynb_out *, struct room_nb *);
@@ -485,21 +504,29 @@ room_ipynb_write_lines(struct room_ipynb_out *o, const char *s, size_t len,
 static struct json_object *
 room_ipynb_write_blob_value(struct json_object *ref, int json)
 {
-	struct json_object	*h, *v;
-	char			*data = NULL, *cause = NULL, *fixed;
-	size_t			 len;
+	struct json_object	*h;
 
 	if (!json_object_object_get_ex(ref, "runtimed_blob", &h) ||
 	    !json_object_is_type(h, json_type_string))
 		return (NULL);
+	return (room_ipynb_write_blob_hex(json_object_get_string(h), json));
+}
+
+/* The blob hex as room_ipynb_write_blob_value gives it. */
+static struct json_object *
+room_ipynb_write_blob_hex(const char *hex, int json)
+{
+	struct json_object	*v;
+	char			*data = NULL, *cause = NULL, *fixed;
+	size_t			 len;
+
 	if (room_ipynb_write_blob_dir == NULL) {
 		if (room_ipynb_write_blob_error == NULL)
 			xasprintf(&room_ipynb_write_blob_error,
-			    "output blob %s: no blob store",
-			    json_object_get_string(h));
+			    "output blob %s: no blob store", hex);
 		return (NULL);
 	}
-	if (blob_get(room_ipynb_write_blob_dir, json_object_get_string(h),
+	if (blob_get(room_ipynb_write_blob_dir, hex,
 	    &data, &len, &cause) != 0) {
 		if (room_ipynb_write_blob_error == NULL)
 			xasprintf(&room_ipynb_write_blob_error,
@@ -655,6 +682,326 @@ room_ipynb_write_output(struct room_ipynb_out *o, struct json_object *out,
 	free(keys);
 }
 
+/*
+ * The outputs kept packed (decision 097) are written from their views,
+ * as the json-c writers above write their json-c form: keys sorted as
+ * strcmp sorts them (a plain map's keys hold no NUL, none twice), the
+ * same splitting, blobs and numbers.  An output that is not plain
+ * (mpjson_plain) is written through json-c.
+ */
+static int
+room_ipynb_write_kv_cmp(const void *a, const void *b)
+{
+	const msgpack_object_kv	*ka = *(const msgpack_object_kv *const *)a;
+	const msgpack_object_kv	*kb = *(const msgpack_object_kv *const *)b;
+	uint32_t		 la = ka->key.via.str.size;
+	uint32_t		 lb = kb->key.via.str.size;
+	int			 c;
+
+	if ((c = memcmp(ka->key.via.str.ptr, kb->key.via.str.ptr,
+	    la < lb ? la : lb)) != 0)
+		return (c);
+	return (la < lb ? -1 : la > lb);
+}
+
+/* A plain map's entries, sorted, minus key skip (or NULL).  Caller frees. */
+static const msgpack_object_kv **
+room_ipynb_write_kvs(const msgpack_object *map, const char *skip, size_t *np)
+{
+	const msgpack_object_kv	**kv;
+	size_t			  i, n = 0;
+
+	kv = xreallocarray(NULL, map->via.map.size + 1, sizeof *kv);
+	for (i = 0; i < map->via.map.size; i++) {
+		if (skip != NULL && proto_obj_streq(&map->via.map.ptr[i].key,
+		    skip))
+			continue;
+		kv[n++] = &map->via.map.ptr[i];
+	}
+	qsort(kv, n, sizeof *kv, room_ipynb_write_kv_cmp);
+	*np = n;
+	return (kv);
+}
+
+static void
+room_ipynb_write_mkey(struct room_ipynb_out *o, const msgpack_object *key,
+    int level, int first)
+{
+	if (!first)
+		room_ipynb_write_char(o, ',');
+	room_ipynb_write_indent(o, level + 1);
+	room_ipynb_write_string(o, key->via.str.ptr, key->via.str.size);
+	room_ipynb_write_bytes(o, ": ", 2);
+}
+
+/* room_ipynb_write_value over a plain view. */
+static void
+room_ipynb_write_mvalue(struct room_ipynb_out *o, const msgpack_object *v,
+    int level)
+{
+	const msgpack_object_kv	**kv;
+	size_t			  n, i;
+	char			  num[32];
+
+	switch (v->type) {
+	case MSGPACK_OBJECT_BOOLEAN:
+		room_ipynb_write_str(o, v->via.boolean ? "true" : "false");
+		break;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		snprintf(num, sizeof num, "%llu",
+		    (unsigned long long)v->via.u64);
+		room_ipynb_write_str(o, num);
+		break;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		snprintf(num, sizeof num, "%lld", (long long)v->via.i64);
+		room_ipynb_write_str(o, num);
+		break;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		room_ipynb_write_double(o, v->via.f64);
+		break;
+	case MSGPACK_OBJECT_STR:
+		room_ipynb_write_string(o, v->via.str.ptr, v->via.str.size);
+		break;
+	case MSGPACK_OBJECT_ARRAY:
+		if ((n = v->via.array.size) == 0) {
+			room_ipynb_write_bytes(o, "[]", 2);
+			break;
+		}
+		room_ipynb_write_char(o, '[');
+		for (i = 0; i < n; i++) {
+			if (i != 0)
+				room_ipynb_write_char(o, ',');
+			room_ipynb_write_indent(o, level + 1);
+			room_ipynb_write_mvalue(o, &v->via.array.ptr[i],
+			    level + 1);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, ']');
+		break;
+	case MSGPACK_OBJECT_MAP:
+		kv = room_ipynb_write_kvs(v, NULL, &n);
+		if (n == 0) {
+			room_ipynb_write_bytes(o, "{}", 2);
+			free(kv);
+			break;
+		}
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_mkey(o, &kv[i]->key, level, i == 0);
+			room_ipynb_write_mvalue(o, &kv[i]->val, level + 1);
+		}
+		free(kv);
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+		break;
+	default:
+		room_ipynb_write_bytes(o, "null", 4);
+		break;
+	}
+}
+
+/* room_ipynb_write_text over a plain view. */
+static void
+room_ipynb_write_mtext(struct room_ipynb_out *o, const msgpack_object *v,
+    int split, int json, int level)
+{
+	struct json_object	*real = NULL;
+	const msgpack_object	*h;
+	char			*hex;
+
+	h = v->type == MSGPACK_OBJECT_MAP ? proto_get(v, "runtimed_blob") :
+	    NULL;
+	if (h != NULL && h->type == MSGPACK_OBJECT_STR) {
+		hex = xstrndup(h->via.str.ptr, h->via.str.size);
+		if (o->tail != NULL && !json &&
+		    room_ipynb_write_blob_dir != NULL) {
+			room_ipynb_write_defer(o, hex, split, level);
+			free(hex);
+			return;
+		}
+		real = room_ipynb_write_blob_hex(hex, json);
+		free(hex);
+	}
+	if (real != NULL) {
+		if (split && json_object_is_type(real, json_type_string))
+			room_ipynb_write_lines(o, json_object_get_string(real),
+			    (size_t)json_object_get_string_len(real), level);
+		else
+			room_ipynb_write_value(o, real, level);
+		json_object_put(real);
+	} else if (split && v->type == MSGPACK_OBJECT_STR)
+		room_ipynb_write_lines(o, v->via.str.ptr, v->via.str.size,
+		    level);
+	else
+		room_ipynb_write_mvalue(o, v, level);
+}
+
+/* room_ipynb_write_bundle over a plain view. */
+static void
+room_ipynb_write_mbundle(struct room_ipynb_out *o, const msgpack_object *data,
+    int level)
+{
+	const msgpack_object_kv	**kv;
+	char			 *mime;
+	size_t			  n, i;
+
+	if (data->type != MSGPACK_OBJECT_MAP) {
+		room_ipynb_write_mvalue(o, data, level);
+		return;
+	}
+	kv = room_ipynb_write_kvs(data, NULL, &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_mkey(o, &kv[i]->key, level, i == 0);
+			mime = xstrndup(kv[i]->key.via.str.ptr,
+			    kv[i]->key.via.str.size);
+			room_ipynb_write_mtext(o, &kv[i]->val,
+			    room_ipynb_write_split_mime(mime),
+			    room_ipynb_json_mime(mime), level + 1);
+			free(mime);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+	}
+	free(kv);
+}
+
+/* Is a plain string o equal to s, as strcmp on json-c's would say? */
+static int
+room_ipynb_write_mis(const msgpack_object *o, const char *s)
+{
+	size_t	len = strlen(s);
+
+	return (o != NULL && o->type == MSGPACK_OBJECT_STR &&
+	    o->via.str.size >= len && memcmp(o->via.str.ptr, s, len) == 0 &&
+	    (o->via.str.size == len || o->via.str.ptr[len] == '\0'));
+}
+
+/* room_ipynb_write_output over a plain view. */
+static void
+room_ipynb_write_moutput(struct room_ipynb_out *o, const msgpack_object *out,
+    int level)
+{
+	const msgpack_object_kv	**kv;
+	const msgpack_object	 *t = NULL;
+	size_t			  n, i;
+	int			  bundle, stream;
+
+	if (out->type != MSGPACK_OBJECT_MAP) {
+		room_ipynb_write_mvalue(o, out, level);
+		return;
+	}
+	if ((t = proto_get(out, "output_type")) != NULL &&
+	    t->type != MSGPACK_OBJECT_STR)
+		t = NULL;
+	bundle = room_ipynb_write_mis(t, "execute_result") ||
+	    room_ipynb_write_mis(t, "display_data");
+	stream = room_ipynb_write_mis(t, "stream");
+	kv = room_ipynb_write_kvs(out, "transient", &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_mkey(o, &kv[i]->key, level, i == 0);
+			if (bundle && proto_obj_streq(&kv[i]->key, "data"))
+				room_ipynb_write_mbundle(o, &kv[i]->val,
+				    level + 1);
+			else if (proto_obj_streq(&kv[i]->key, "text"))
+				room_ipynb_write_mtext(o, &kv[i]->val, stream,
+				    0, level + 1);
+			else
+				room_ipynb_write_mvalue(o, &kv[i]->val,
+				    level + 1);
+		}
+		room_ipynb_write_indent(o, level);
+		room_ipynb_write_char(o, '}');
+	}
+	free(kv);
+}
+
+/* A code cell's outputs, from the bytes kept. */
+static void
+room_ipynb_write_packed(struct room_ipynb_out *o,
+    const struct proto_outputs *outs)
+{
+	struct json_object	*j;
+	msgpack_unpacked	 u;
+	const msgpack_object	*v;
+	size_t			 i;
+
+	if (outs == NULL || outs->n == 0) {
+		room_ipynb_write_bytes(o, "[]", 2);
+		return;
+	}
+	msgpack_unpacked_init(&u);
+	room_ipynb_write_char(o, '[');
+	for (i = 0; i < outs->n; i++) {
+		if (i != 0)
+			room_ipynb_write_char(o, ',');
+		room_ipynb_write_indent(o, 4);
+		if ((v = proto_outputs_get(outs, i, &u)) == NULL)
+			fatalx("%s: an output kept cannot be read", __func__);
+		if (mpjson_plain(v, 1))
+			room_ipynb_write_moutput(o, v, 4);
+		else {
+			j = mpjson_unpack(v);
+			room_ipynb_write_output(o, j, 4);
+			json_object_put(j);
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+	room_ipynb_write_indent(o, 3);
+	room_ipynb_write_char(o, ']');
+}
+
+/* Is RUNTIMED_CHECK_CELL_CACHE=1 set (the test suite sets it)? */
+static int
+room_ipynb_write_checking(void)
+{
+	static int	 checking = -1;
+	const char	*s;
+
+	if (checking == -1) {
+		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
+		checking = s != NULL && strcmp(s, "1") == 0;
+	}
+	return (checking);
+}
+
+/*
+ * While the json-c writer is there: the outputs written from the bytes
+ * and from their json-c form, blobs inlined, must be the same text.
+ */
+static void
+room_ipynb_write_packed_check(const struct proto_outputs *outs)
+{
+	struct room_ipynb_out	 a, b;
+	struct json_object	*j;
+	char			*error = room_ipynb_write_blob_error;
+
+	/* What the check reads of blobs is not the save's business. */
+	room_ipynb_write_blob_error = NULL;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.fd = b.fd = -1;
+	room_ipynb_write_packed(&a, outs);
+	j = mpjson_outputs_unpack(outs);
+	room_ipynb_write_outputs(&b, j);
+	json_object_put(j);
+	if (a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0)
+		fatalx("%s: outputs written from their bytes (%zu) are not "
+		    "those written from json-c (%zu)", __func__, a.len, b.len);
+	free(a.buf);
+	free(b.buf);
+	free(room_ipynb_write_blob_error);
+	room_ipynb_write_blob_error = error;
+}
+
 /* An object minus some keys. */
 static void
 room_ipynb_write_skipping(struct room_ipynb_out *o, struct json_object *obj,
@@ -776,7 +1123,6 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 {
 	static const char *const skip[] = { "trusted", NULL };
 	struct room_ipynb_key	*keys;
-	struct json_object	*outs;
 	const char		*known[8], *k;
 	char			 num[32];
 	size_t			 n = 0, i;
@@ -821,11 +1167,9 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 		else if (strcmp(k, "metadata") == 0)
 			room_ipynb_write_skipping(o, c->metadata, skip, 3);
 		else if (strcmp(k, "outputs") == 0) {
-			/* A JSON edge (decision 097). */
-			outs = c->outputs != NULL ?
-			    mpjson_outputs_unpack(c->outputs) : NULL;
-			room_ipynb_write_outputs(o, outs);
-			json_object_put(outs);
+			if (room_ipynb_write_checking() && c->outputs != NULL)
+				room_ipynb_write_packed_check(c->outputs);
+			room_ipynb_write_packed(o, c->outputs);
 		}
 		else if (strcmp(k, "source") == 0)
 			room_ipynb_write_lines(o, c->source, c->source_len, 3);
