@@ -341,17 +341,44 @@ mpjson_outputs_pack(struct proto_outputs *o, struct json_object *arr)
 	return (0);
 }
 
-/* Append one json-c output to o, packed one level into the list. */
+/* A packer writing into a buffer sized beforehand (or only counting). */
+struct mpjson_fill {
+	char	*p;
+	size_t	 len;
+};
+
+static int
+mpjson_fill_write(void *data, const char *buf, size_t len)
+{
+	struct mpjson_fill	*f = data;
+
+	if (f->p != NULL)
+		memcpy(f->p + f->len, buf, len);
+	f->len += len;
+	return (0);
+}
+
+/*
+ * Append one json-c output to o, packed one level into the list: sized
+ * by a first pass that copies nothing, so a large output's strings are
+ * copied once, into the buffer the list keeps.
+ */
 void
 mpjson_outputs_add(struct proto_outputs *o, struct json_object *j)
 {
-	struct mpbuf	b;
+	struct mpjson_fill	f = { NULL, 0 };
+	msgpack_packer		pk;
+	size_t			len;
 
-	mpbuf_init(&b);
-	mpjson_pack_at(&b.pk, j, 1);
-	if (proto_outputs_append_packed(o, b.sb.data, b.sb.size) != 0)
-		fatalx("%s: out of memory", __func__);
-	mpbuf_free(&b);
+	msgpack_packer_init(&pk, &f, mpjson_fill_write);
+	mpjson_pack_at(&pk, j, 1);
+	len = f.len;
+	f.p = xmalloc(len == 0 ? 1 : len);
+	f.len = 0;
+	mpjson_pack_at(&pk, j, 1);
+	if (f.len != len || proto_outputs_append_take(o, f.p, len) != 0)
+		fatalx("%s: an output packed to %zu bytes, then %zu", __func__,
+		    len, f.len);
 }
 
 /* The outputs as a json-c array (a new reference), for a JSON edge. */

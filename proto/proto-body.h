@@ -61,6 +61,7 @@ void	 proto_outputs_free(struct proto_outputs *);
 int	 proto_outputs_append(struct proto_outputs *, const msgpack_object *);
 int	 proto_outputs_append_packed(struct proto_outputs *, const char *,
 	     size_t);
+int	 proto_outputs_append_take(struct proto_outputs *, char *, size_t);
 int	 proto_outputs_set(struct proto_outputs *, size_t,
 	     const msgpack_object *);
 int	 proto_outputs_set_packed(struct proto_outputs *, size_t,

@@ -200,6 +200,21 @@ proto_outputs_append_packed(struct proto_outputs *o, const char *data,
 	return (0);
 }
 
+/*
+ * Append an output packed by the caller into data (malloc'd, one value,
+ * else -1 and data is still the caller's), taken without a copy.
+ */
+int
+proto_outputs_append_take(struct proto_outputs *o, char *data, size_t len)
+{
+	if (!proto_outputs_one(data, len) || proto_outputs_grow(o) != 0)
+		return (-1);
+	o->v[o->n].data = data;
+	o->v[o->n].len = len;
+	o->n++;
+	return (0);
+}
+
 /* Output i (< n) becomes a copy of out. */
 int
 proto_outputs_set(struct proto_outputs *o, size_t i, const msgpack_object *out)

@@ -664,6 +664,8 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 	outs = room_nb_outputs_new();
 	mpjson_outputs_pack(outs, v);
 	room_nb_cell_set_outputs(c, outs);
+	/* Freed now, so a load's peak holds one form of them, not two. */
+	json_object_object_del(cell, "outputs");
 	return (0);
 }
 

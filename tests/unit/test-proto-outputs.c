@@ -55,6 +55,7 @@ Test(proto_outputs, bytes_as_they_came)
 	struct pt_buf		 a, b, arr;
 	msgpack_unpacked	 u;
 	const msgpack_object	*v;
+	char			*taken;
 
 	proto_outputs_init(&o);
 	proto_outputs_init(&copy);
@@ -100,6 +101,19 @@ Test(proto_outputs, bytes_as_they_came)
 	cr_assert_eq(proto_outputs_append_packed(&o, "\x92\x01", 2), -1);
 	cr_assert_eq(proto_outputs_append_packed(&o, "\x01\x02", 2), -1);
 	cr_assert_eq(proto_outputs_set_packed(&o, 1, "\xc0", 1), 0);
+	cr_assert_eq(o.n, 2);
+
+	/* Taken without a copy; refused, still the caller's. */
+	taken = malloc(a.sb.size);
+	memcpy(taken, a.sb.data, a.sb.size);
+	cr_assert_eq(proto_outputs_append_take(&o, taken, a.sb.size), 0);
+	cr_assert_eq(o.v[2].data, taken);
+	taken = malloc(2);
+	memcpy(taken, "\x92\x01", 2);
+	cr_assert_eq(proto_outputs_append_take(&o, taken, 2), -1);
+	free(taken);
+	cr_assert_eq(o.n, 3);
+	proto_outputs_truncate(&o, 2);
 	cr_assert_eq(o.n, 2);
 	proto_outputs_clear(&o);
 	po_packed(&o, "\x90", 1);
