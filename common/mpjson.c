@@ -123,6 +123,45 @@ mpjson_plain_key(const msgpack_object_kv *kv, uint32_t i)
 }
 
 /*
+ * Is o, an output the daemon keeps (plain, or packed by mpjson_pack from
+ * json-c, decision 097), free of what mpjson writes as JSON text: an ext
+ * or a container MPJSON_INLINE_DEPTH levels in?  The cheap half of
+ * mpjson_plain: what the daemon keeps was checked for the rest (UTF-8,
+ * keys) when it came.
+ */
+int
+mpjson_inline(const msgpack_object *o, unsigned int depth)
+{
+	uint32_t	i;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_ARRAY:
+		if (depth >= MPJSON_INLINE_DEPTH)
+			return (0);
+		for (i = 0; i < o->via.array.size; i++) {
+			if (!mpjson_inline(&o->via.array.ptr[i], depth + 1))
+				return (0);
+		}
+		return (1);
+	case MSGPACK_OBJECT_MAP:
+		if (depth >= MPJSON_INLINE_DEPTH)
+			return (0);
+		for (i = 0; i < o->via.map.size; i++) {
+			if (o->via.map.ptr[i].key.type != MSGPACK_OBJECT_STR ||
+			    !mpjson_inline(&o->via.map.ptr[i].val, depth + 1))
+				return (0);
+		}
+		return (1);
+	case MSGPACK_OBJECT_EXT:
+	case MSGPACK_OBJECT_BIN:
+	case MSGPACK_OBJECT_FLOAT32:
+		return (0);
+	default:
+		return (1);
+	}
+}
+
+/*
  * Would o come through json-c unchanged: is msgpack_pack_object(o) the
  * bytes of mpjson_pack_depth(mpjson_unpack(o), depth)?  Then a value can
  * be kept as it came (decision 097).  Not when json-c would change it
@@ -341,44 +380,26 @@ mpjson_outputs_pack(struct proto_outputs *o, struct json_object *arr)
 	return (0);
 }
 
-/* A packer writing into a buffer sized beforehand (or only counting). */
-struct mpjson_fill {
-	char	*p;
-	size_t	 len;
-};
-
-static int
-mpjson_fill_write(void *data, const char *buf, size_t len)
-{
-	struct mpjson_fill	*f = data;
-
-	if (f->p != NULL)
-		memcpy(f->p + f->len, buf, len);
-	f->len += len;
-	return (0);
-}
-
 /*
- * Append one json-c output to o, packed one level into the list: sized
- * by a first pass that copies nothing, so a large output's strings are
- * copied once, into the buffer the list keeps.
+ * Append one json-c output to o, packed one level into the list, in one
+ * pass; the list takes the packer's buffer as it is, without a copy.
  */
 void
 mpjson_outputs_add(struct proto_outputs *o, struct json_object *j)
 {
-	struct mpjson_fill	f = { NULL, 0 };
-	msgpack_packer		pk;
-	size_t			len;
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	size_t		 len;
+	char		*data;
 
-	msgpack_packer_init(&pk, &f, mpjson_fill_write);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	mpjson_pack_at(&pk, j, 1);
-	len = f.len;
-	f.p = xmalloc(len == 0 ? 1 : len);
-	f.len = 0;
-	mpjson_pack_at(&pk, j, 1);
-	if (f.len != len || proto_outputs_append_take(o, f.p, len) != 0)
-		fatalx("%s: an output packed to %zu bytes, then %zu", __func__,
-		    len, f.len);
+	len = sb.size;
+	if ((data = msgpack_sbuffer_release(&sb)) == NULL)
+		fatalx("%s: nothing packed", __func__);
+	if (proto_outputs_append_take(o, data, len) != 0)
+		fatalx("%s: out of memory", __func__);
 }
 
 /* The outputs as a json-c array (a new reference), for a JSON edge. */

@@ -201,13 +201,14 @@ proto_outputs_append_packed(struct proto_outputs *o, const char *data,
 }
 
 /*
- * Append an output packed by the caller into data (malloc'd, one value,
- * else -1 and data is still the caller's), taken without a copy.
+ * Append an output the caller packed into data (malloc'd, exactly one
+ * value: a packer's output, not a peer's, is not read back to check),
+ * taken without a copy; -1 and data still the caller's if out of memory.
  */
 int
 proto_outputs_append_take(struct proto_outputs *o, char *data, size_t len)
 {
-	if (!proto_outputs_one(data, len) || proto_outputs_grow(o) != 0)
+	if (proto_outputs_grow(o) != 0)
 		return (-1);
 	o->v[o->n].data = data;
 	o->v[o->n].len = len;

@@ -1440,10 +1440,31 @@ room_exec_update_display(struct room *r, const struct proto_str *pdid,
 {
 	struct room_exec	*e;
 	struct room_exec_list	*lists[2];
+	struct json_object	*j;
+	msgpack_unpacked	 plain;
+	struct mpbuf		 fixed;
 	char			*did;
-	size_t			 i;
+	size_t			 i, off = 0;
 	int			 n = 0, m, l;
 
+	/*
+	 * What json-c would change is taken through it, as for an output
+	 * appended: the outputs kept stay as json-c would have them.
+	 */
+	msgpack_unpacked_init(&plain);
+	mpbuf_init(&fixed);
+	if (!mpjson_plain(upd, 1)) {
+		j = mpjson_unpack(upd);
+		mpjson_pack_depth(&fixed.pk, j, 1);
+		json_object_put(j);
+		if (msgpack_unpack_next(&plain, fixed.sb.data, fixed.sb.size,
+		    &off) != MSGPACK_UNPACK_SUCCESS) {
+			msgpack_unpacked_destroy(&plain);
+			mpbuf_free(&fixed);
+			return;
+		}
+		upd = &plain.data;
+	}
 	/* Cut at a NUL, as the json-c path compared it. */
 	did = xstrndup(pdid->ptr, pdid->len);
 	if (r->nb != NULL) {
@@ -1470,6 +1491,8 @@ room_exec_update_display(struct room *r, const struct proto_str *pdid,
 	}
 	log_debug("display %s updated in %d outputs", did, n);
 	free(did);
+	msgpack_unpacked_destroy(&plain);
+	mpbuf_free(&fixed);
 	if (n > 0)
 		room_changed(r, NULL, "outputs");
 }

@@ -946,7 +946,7 @@ room_ipynb_write_packed(struct room_ipynb_out *o,
 		room_ipynb_write_indent(o, 4);
 		if ((v = proto_outputs_get(outs, i, &u)) == NULL)
 			fatalx("%s: an output kept cannot be read", __func__);
-		if (mpjson_plain(v, 1))
+		if (mpjson_inline(v, 1))
 			room_ipynb_write_moutput(o, v, 4);
 		else {
 			j = mpjson_unpack(v);
