@@ -380,26 +380,47 @@ mpjson_outputs_pack(struct proto_outputs *o, struct json_object *arr)
 	return (0);
 }
 
+/* A packer writing into a buffer sized beforehand (or only counting). */
+struct mpjson_fill {
+	char	*p;
+	size_t	 len;
+};
+
+static int
+mpjson_fill_write(void *data, const char *buf, size_t len)
+{
+	struct mpjson_fill	*f = data;
+
+	if (f->p != NULL)
+		memcpy(f->p + f->len, buf, len);
+	f->len += len;
+	return (0);
+}
+
 /*
- * Append one json-c output to o, packed one level into the list, in one
- * pass; the list takes the packer's buffer as it is, without a copy.
+ * Append one json-c output to o, packed one level into the list: sized
+ * by a first pass that copies nothing, so the list keeps a buffer of the
+ * output's size.  Taking a packer's buffer instead, with the slack of its
+ * doubling, scattered the heap: bench-guard's read case, which packs the
+ * loaded notebook, ran 86.4 M instructions against 50.3 M (realloc
+ * copying where it had grown in place).
  */
 void
 mpjson_outputs_add(struct proto_outputs *o, struct json_object *j)
 {
-	msgpack_sbuffer	 sb;
-	msgpack_packer	 pk;
-	size_t		 len;
-	char		*data;
+	struct mpjson_fill	f = { NULL, 0 };
+	msgpack_packer		pk;
+	size_t			len;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_packer_init(&pk, &f, mpjson_fill_write);
 	mpjson_pack_at(&pk, j, 1);
-	len = sb.size;
-	if ((data = msgpack_sbuffer_release(&sb)) == NULL)
-		fatalx("%s: nothing packed", __func__);
-	if (proto_outputs_append_take(o, data, len) != 0)
-		fatalx("%s: out of memory", __func__);
+	len = f.len;
+	f.p = xmalloc(len == 0 ? 1 : len);
+	f.len = 0;
+	mpjson_pack_at(&pk, j, 1);
+	if (f.len != len || proto_outputs_append_take(o, f.p, len) != 0)
+		fatalx("%s: an output packed to %zu bytes, then %zu", __func__,
+		    len, f.len);
 }
 
 /* The outputs as a json-c array (a new reference), for a JSON edge. */
