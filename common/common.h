@@ -359,6 +359,7 @@ void			 mpjson_pack_depth(msgpack_packer *,
 			     struct json_object *, unsigned int);
 int			 mpjson_plain(const msgpack_object *, unsigned int);
 int			 mpjson_inline(const msgpack_object *, unsigned int);
+int			 mpjson_kv_cmp(const void *, const void *);
 int			 mpjson_outputs_pack(struct proto_outputs *,
 			     struct json_object *);
 void			 mpjson_outputs_add(struct proto_outputs *,

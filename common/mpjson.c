@@ -380,6 +380,26 @@ mpjson_outputs_pack(struct proto_outputs *o, struct json_object *arr)
 	return (0);
 }
 
+/*
+ * qsort's comparison of two pointers to the pairs of a plain map (keys
+ * strings without NUL, mpjson_plain): strcmp's order, the order of the
+ * .ipynb writer's keys and of the merge's hash.
+ */
+int
+mpjson_kv_cmp(const void *a, const void *b)
+{
+	const msgpack_object_kv	*ka = *(const msgpack_object_kv *const *)a;
+	const msgpack_object_kv	*kb = *(const msgpack_object_kv *const *)b;
+	uint32_t		 la = ka->key.via.str.size;
+	uint32_t		 lb = kb->key.via.str.size;
+	int			 c;
+
+	if ((c = memcmp(ka->key.via.str.ptr, kb->key.via.str.ptr,
+	    la < lb ? la : lb)) != 0)
+		return (c);
+	return (la < lb ? -1 : la > lb);
+}
+
 /* A packer writing into a buffer sized beforehand (or only counting). */
 struct mpjson_fill {
 	char	*p;

@@ -159,6 +159,8 @@ static void	agent_introspect_timeout_cb(evutil_socket_t, short, void *);
 static struct agent_introspect_req *agent_introspect_new(
 		    enum agent_introspect_kind, uint32_t, int, int64_t);
 static const char *agent_introspect_str(struct json_object *, const char *);
+static void	agent_introspect_silent(struct agent_kernel *,
+		    struct agent_introspect_req *, const char *);
 static int	agent_introspect_send(struct agent_kernel *,
 		    struct agent_introspect_req *, enum agent_channel,
 		    const char *, struct json_object *);
@@ -294,6 +296,32 @@ agent_introspect_send(struct agent_kernel *k, struct agent_introspect_req *r,
 	return (0);
 }
 
+/*
+ * Send r's code as an execute_request the kernel runs silently: no
+ * history, no count, no input, not stopping the queue on an error.
+ */
+static void
+agent_introspect_silent(struct agent_kernel *k, struct agent_introspect_req *r,
+    const char *code)
+{
+	struct json_object	*content;
+
+	content = json_object_new_object();
+	json_object_object_add(content, "code", json_object_new_string(code));
+	json_object_object_add(content, "silent", json_object_new_boolean(1));
+	json_object_object_add(content, "store_history",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "user_expressions",
+	    json_object_new_object());
+	json_object_object_add(content, "allow_stdin",
+	    json_object_new_boolean(0));
+	json_object_object_add(content, "stop_on_error",
+	    json_object_new_boolean(0));
+	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "execute_request",
+	    content);
+	json_object_put(content);
+}
+
 /* A string as a literal both Python and R read (JSON's), or NULL. */
 static char *
 agent_introspect_literal(const char *s)
@@ -319,7 +347,6 @@ agent_introspect_literal(const char *s)
 static void
 agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 {
-	struct json_object	*content;
 	const char		*lang = agent_introspect_language;
 	const char		*rdir = agent_kernel_runtime_dir(k);
 	char			*f, *code, *path, *file;
@@ -359,20 +386,7 @@ agent_introspect_exec(struct agent_kernel *k, struct agent_introspect_req *r)
 		    (unsigned long long)r->max, file);
 	free(file);
 	free(f);
-	content = json_object_new_object();
-	json_object_object_add(content, "code", json_object_new_string(code));
-	json_object_object_add(content, "silent", json_object_new_boolean(1));
-	json_object_object_add(content, "store_history",
-	    json_object_new_boolean(0));
-	json_object_object_add(content, "user_expressions",
-	    json_object_new_object());
-	json_object_object_add(content, "allow_stdin",
-	    json_object_new_boolean(0));
-	json_object_object_add(content, "stop_on_error",
-	    json_object_new_boolean(0));
-	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "execute_request",
-	    content);
-	json_object_put(content);
+	agent_introspect_silent(k, r, code);
 	free(code);
 }
 
@@ -442,7 +456,6 @@ agent_introspect_sees(struct peer *p, const struct proto_header *hdr,
 	const struct proto_sees		*m = mv;
 	struct agent_kernel		*k = arg;
 	struct agent_introspect_req	*r;
-	struct json_object		*content;
 	const char			*lang = agent_introspect_language;
 	char				*name, *text, *ln, *lt, *code, *why;
 
@@ -485,20 +498,7 @@ agent_introspect_sees(struct peer *p, const struct proto_header *hdr,
 	free(lt);
 	free(name);
 	free(text);
-	content = json_object_new_object();
-	json_object_object_add(content, "code", json_object_new_string(code));
-	json_object_object_add(content, "silent", json_object_new_boolean(1));
-	json_object_object_add(content, "store_history",
-	    json_object_new_boolean(0));
-	json_object_object_add(content, "user_expressions",
-	    json_object_new_object());
-	json_object_object_add(content, "allow_stdin",
-	    json_object_new_boolean(0));
-	json_object_object_add(content, "stop_on_error",
-	    json_object_new_boolean(0));
-	agent_introspect_send(k, r, AGENT_CHANNEL_SHELL, "execute_request",
-	    content);
-	json_object_put(content);
+	agent_introspect_silent(k, r, code);
 	free(code);
 }
 

@@ -44,7 +44,6 @@ static size_t	room_cell_nfields(const struct room_cell *);
 static void	room_cell_fields(msgpack_packer *, const struct room_cell *);
 static void	room_cell_hashed(msgpack_packer *, const struct room_cell *,
 		    char *, size_t *, char [ROOM_VERSION_LEN + 1]);
-static int	room_cell_checking(void);
 static void	room_cell_check(struct room_cell *);
 static int	room_cell_out(const struct room_cell *);
 static void	room_cell_fill(msgpack_packer *, struct room_cell *);
@@ -154,8 +153,12 @@ room_cell_hashed(msgpack_packer *out, const struct room_cell *c, char *keep,
 		*len = t.keep != NULL ? t.len : 0;
 }
 
-/* Is RUNTIMED_CHECK_CELL_CACHE=1 set (the test suite sets it)? */
-static int
+/*
+ * Is RUNTIMED_CHECK_CELL_CACHE=1 set (the test suite sets it)?  Then the
+ * cell cache, and while it exists the json-c output path of decision 097,
+ * are checked against what they stand for.
+ */
+int
 room_cell_checking(void)
 {
 	static int	 checking = -1;

@@ -136,7 +136,6 @@ static int	room_exec_dropped_obj(const msgpack_object *);
 static int	room_exec_is_stream(const msgpack_object *);
 static int	room_exec_same_name(const msgpack_object *,
 		    const msgpack_object *);
-static int	room_exec_checking(void);
 static void	room_exec_add_check(const struct proto_outputs *, size_t,
 		    const char *, size_t, const msgpack_object *);
 static void	room_exec_add(struct proto_outputs *, const msgpack_object *);
@@ -1265,28 +1264,10 @@ room_exec_same_name(const msgpack_object *a, const msgpack_object *b)
 }
 
 /*
- * room_exec_append over packed outputs (decision 097): the agent's bytes
- * are copied as they came; a stream is merged or cut by streamcap over
- * views, to the bytes the json-c path packed.
- */
-/*
  * With RUNTIMED_CHECK_CELL_CACHE=1 (the test suite), each output added
  * is checked against the json-c path it replaces (room_exec_append on the
  * output before), until that path goes (decision 097).
  */
-static int
-room_exec_checking(void)
-{
-	static int	 checking = -1;
-	const char	*s;
-
-	if (checking == -1) {
-		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
-		checking = s != NULL && strcmp(s, "1") == 0;
-	}
-	return (checking);
-}
-
 static void
 room_exec_add_check(const struct proto_outputs *outs, size_t n0,
     const char *prev, size_t prevlen, const msgpack_object *out)
@@ -1326,13 +1307,18 @@ room_exec_add_check(const struct proto_outputs *outs, size_t n0,
 	json_object_put(jouts);
 }
 
+/*
+ * room_exec_append over packed outputs (decision 097): the agent's bytes
+ * are copied as they came; a stream is merged or cut by streamcap over
+ * views, to the bytes the json-c path packed.
+ */
 static void
 room_exec_add(struct proto_outputs *outs, const msgpack_object *out)
 {
 	char			*prev = NULL;
 	size_t			 n0 = outs->n, prevlen = 0;
 
-	if (!room_exec_checking()) {
+	if (!room_cell_checking()) {
 		room_exec_add_one(outs, out);
 		return;
 	}

@@ -54,7 +54,6 @@ static struct json_object	*room_ipynb_write_blob_value(
 		    struct json_object *, int);
 static int	room_ipynb_write_is_blob(struct json_object *);
 static struct json_object	*room_ipynb_write_blob_hex(const char *, int);
-static int	room_ipynb_write_kv_cmp(const void *, const void *);
 static const msgpack_object_kv	**room_ipynb_write_kvs(const msgpack_object *,
 		    const char *, size_t *);
 static void	room_ipynb_write_mkey(struct room_ipynb_out *,
@@ -88,7 +87,6 @@ static void	room_ipynb_write_attachments(struct room_ipynb_out *,
 		    struct json_object *);
 static void	room_ipynb_write_outputs(struct room_ipynb_out *,
 		    struct json_object *);
-static int	room_ipynb_write_checking(void);
 static void	room_ipynb_write_cell(struct room_ipynb_out *,
 		    struct room_cell *);
 static void	room_ipynb_write_nb(struct room_ipynb_out *, struct room_nb *);
@@ -689,21 +687,6 @@ room_ipynb_write_output(struct room_ipynb_out *o, struct json_object *out,
  * same splitting, blobs and numbers.  An output that is not plain
  * (mpjson_plain) is written through json-c.
  */
-static int
-room_ipynb_write_kv_cmp(const void *a, const void *b)
-{
-	const msgpack_object_kv	*ka = *(const msgpack_object_kv *const *)a;
-	const msgpack_object_kv	*kb = *(const msgpack_object_kv *const *)b;
-	uint32_t		 la = ka->key.via.str.size;
-	uint32_t		 lb = kb->key.via.str.size;
-	int			 c;
-
-	if ((c = memcmp(ka->key.via.str.ptr, kb->key.via.str.ptr,
-	    la < lb ? la : lb)) != 0)
-		return (c);
-	return (la < lb ? -1 : la > lb);
-}
-
 /* A plain map's entries, sorted, minus key skip (or NULL).  Caller frees. */
 static const msgpack_object_kv **
 room_ipynb_write_kvs(const msgpack_object *map, const char *skip, size_t *np)
@@ -718,7 +701,7 @@ room_ipynb_write_kvs(const msgpack_object *map, const char *skip, size_t *np)
 			continue;
 		kv[n++] = &map->via.map.ptr[i];
 	}
-	qsort(kv, n, sizeof *kv, room_ipynb_write_kv_cmp);
+	qsort(kv, n, sizeof *kv, mpjson_kv_cmp);
 	*np = n;
 	return (kv);
 }
@@ -959,20 +942,6 @@ room_ipynb_write_packed(struct room_ipynb_out *o,
 	room_ipynb_write_char(o, ']');
 }
 
-/* Is RUNTIMED_CHECK_CELL_CACHE=1 set (the test suite sets it)? */
-static int
-room_ipynb_write_checking(void)
-{
-	static int	 checking = -1;
-	const char	*s;
-
-	if (checking == -1) {
-		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
-		checking = s != NULL && strcmp(s, "1") == 0;
-	}
-	return (checking);
-}
-
 /*
  * While the json-c writer is there: the outputs written from the bytes
  * and from their json-c form, blobs inlined, must be the same text.
@@ -1167,7 +1136,7 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 		else if (strcmp(k, "metadata") == 0)
 			room_ipynb_write_skipping(o, c->metadata, skip, 3);
 		else if (strcmp(k, "outputs") == 0) {
-			if (room_ipynb_write_checking() && c->outputs != NULL)
+			if (room_cell_checking() && c->outputs != NULL)
 				room_ipynb_write_packed_check(c->outputs);
 			room_ipynb_write_packed(o, c->outputs);
 		}

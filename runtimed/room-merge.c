@@ -75,7 +75,6 @@ static const char *const room_merge_kind_names[] = {
 static struct room_merge	*room_merge_get(struct room *);
 static uint64_t	room_merge_fnv(uint64_t, const void *, size_t);
 static uint64_t	room_merge_json(uint64_t, struct json_object *);
-static int	room_merge_kvcmp(const void *, const void *);
 static uint64_t	room_merge_mp(uint64_t, const msgpack_object *);
 static uint64_t	room_merge_obj(uint64_t, const msgpack_object *);
 static void	room_merge_check_out(struct room_cell *, uint64_t);
@@ -198,22 +197,6 @@ room_merge_json(uint64_t h, struct json_object *j)
 	return (h);
 }
 
-/* Keys of a plain msgpack map in strcmp's order (they hold no NUL). */
-static int
-room_merge_kvcmp(const void *a, const void *b)
-{
-	const msgpack_object_kv	*ka = *(const msgpack_object_kv *const *)a;
-	const msgpack_object_kv	*kb = *(const msgpack_object_kv *const *)b;
-	uint32_t		 la = ka->key.via.str.size;
-	uint32_t		 lb = kb->key.via.str.size;
-	int			 c;
-
-	if ((c = memcmp(ka->key.via.str.ptr, kb->key.via.str.ptr,
-	    la < lb ? la : lb)) != 0)
-		return (c);
-	return (la < lb ? -1 : la > lb);
-}
-
 /*
  * room_merge_json over a plain msgpack value (mpjson_plain): the same
  * hash as of its json-c form, so kept bases still match (decision 097).
@@ -269,7 +252,7 @@ room_merge_mp(uint64_t h, const msgpack_object *v)
 		kv = xcalloc(n + 1, sizeof *kv);
 		for (i = 0; i < n; i++)
 			kv[i] = &v->via.map.ptr[i];
-		qsort(kv, n, sizeof *kv, room_merge_kvcmp);
+		qsort(kv, n, sizeof *kv, mpjson_kv_cmp);
 		h = room_merge_fnv(h, &n, sizeof n);
 		for (i = 0; i < n; i++) {
 			h = room_merge_fnv(h, kv[i]->key.via.str.ptr,
@@ -354,16 +337,10 @@ room_merge_hash_out(struct room_cell *c)
 static void
 room_merge_check_out(struct room_cell *c, uint64_t h)
 {
-	static int		 checking = -1;
 	struct json_object	*j;
-	const char		*s;
 	uint64_t		 want = PROTO_FNV64_INIT;
 
-	if (checking == -1) {
-		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
-		checking = s != NULL && strcmp(s, "1") == 0;
-	}
-	if (!checking)
+	if (!room_cell_checking())
 		return;
 	want = room_merge_fnv(want, &c->execution_count,
 	    sizeof c->execution_count);

@@ -362,6 +362,7 @@ int		 room_remote_rejoin(const char *, const char *, const char *,
 
 /* room-cell.c */
 void		 room_cell_pack(msgpack_packer *, struct room_cell *);
+int		 room_cell_checking(void);
 void		 room_cell_pack_read(msgpack_packer *, struct room_cell *,
 		     int, const char *);
 void		 room_cell_pack_ref(msgpack_packer *, struct room_cell *, int,
