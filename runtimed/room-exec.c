@@ -130,17 +130,11 @@ static struct room_exec_cell	*room_exec_event(struct room *,
 		    struct room_exec **);
 static struct room_cell	*room_exec_room_cell(struct room *,
 		    struct room_exec_cell *);
-static int	room_exec_dropped(struct json_object *);
-static void	room_exec_append(struct json_object *, struct json_object *);
 static int	room_exec_dropped_obj(const msgpack_object *);
 static int	room_exec_is_stream(const msgpack_object *);
 static int	room_exec_same_name(const msgpack_object *,
 		    const msgpack_object *);
-static void	room_exec_add_check(const struct proto_outputs *, size_t,
-		    const char *, size_t, const msgpack_object *);
 static void	room_exec_add(struct proto_outputs *, const msgpack_object *);
-static void	room_exec_add_one(struct proto_outputs *,
-		    const msgpack_object *);
 static void	room_exec_add_plain(struct proto_outputs *,
 		    const msgpack_object *);
 static int	room_exec_update_outputs(struct proto_outputs *,
@@ -1180,54 +1174,6 @@ room_exec_started(struct room *r, const struct proto_agent_exec_started *m)
  * is, never merged with the stream before or after it.
  */
 static int
-room_exec_dropped(struct json_object *out)
-{
-	struct json_object	*t;
-
-	return (json_object_object_get_ex(out, "transient", &t) &&
-	    json_object_object_get_ex(t, "runtimed_dropped", NULL));
-}
-
-/*
- * Append an output, merging a stream into a previous one of the same
- * name as Jupyter front ends do.  A stream keeps its head and its tail
- * within the cap (common/streamcap.c), so a cell that prints without end
- * costs the daemon a bounded amount of memory.
- */
-static void
-room_exec_append(struct json_object *outs, struct json_object *out)
-{
-	struct json_object	*last, *t1, *t2, *n1, *n2;
-	size_t			 n;
-
-	n = json_object_array_length(outs);
-	last = n > 0 ? json_object_array_get_idx(outs, n - 1) : NULL;
-	if (!json_object_object_get_ex(out, "output_type", &t2) ||
-	    strcmp(json_object_get_string(t2), "stream") != 0) {
-		json_object_array_add(outs, json_object_get(out));
-		return;
-	}
-	if (last != NULL &&
-	    json_object_object_get_ex(last, "output_type", &t1) &&
-	    strcmp(json_object_get_string(t1), "stream") == 0 &&
-	    json_object_object_get_ex(last, "name", &n1) &&
-	    json_object_object_get_ex(out, "name", &n2) &&
-	    strcmp(json_object_get_string(n1),
-	    json_object_get_string(n2)) == 0 &&
-	    json_object_object_get_ex(last, "text", &t1) &&
-	    json_object_object_get_ex(out, "text", &t2) &&
-	    json_object_is_type(t1, json_type_string) &&
-	    json_object_is_type(t2, json_type_string) &&
-	    !room_exec_dropped(last) && !room_exec_dropped(out)) {
-		json_object_array_put_idx(outs, n - 1,
-		    streamcap_merge(last, out));
-		return;
-	}
-	json_object_array_add(outs, streamcap_fit(out));
-}
-
-/* room_exec_dropped over a view. */
-static int
 room_exec_dropped_obj(const msgpack_object *out)
 {
 	return (proto_get(proto_get_map(out, "transient"),
@@ -1264,76 +1210,14 @@ room_exec_same_name(const msgpack_object *a, const msgpack_object *b)
 }
 
 /*
- * With RUNTIMED_CHECK_CELL_CACHE=1 (the test suite), each output added
- * is checked against the json-c path it replaces (room_exec_append on the
- * output before), until that path goes (decision 097).
- */
-static void
-room_exec_add_check(const struct proto_outputs *outs, size_t n0,
-    const char *prev, size_t prevlen, const msgpack_object *out)
-{
-	struct json_object	*jouts, *j;
-	msgpack_unpacked	 u;
-	struct mpbuf		 b;
-	size_t			 off = 0, i, first;
-
-	jouts = json_object_new_array();
-	first = n0;
-	if (prev != NULL) {
-		msgpack_unpacked_init(&u);
-		if (msgpack_unpack_next(&u, prev, prevlen, &off) !=
-		    MSGPACK_UNPACK_SUCCESS)
-			fatalx("%s: an output kept cannot be read", __func__);
-		json_object_array_add(jouts, mpjson_unpack(&u.data));
-		msgpack_unpacked_destroy(&u);
-		first = n0 - 1;
-	}
-	j = mpjson_unpack(out);
-	room_exec_append(jouts, j);
-	json_object_put(j);
-	if (first + json_object_array_length(jouts) != outs->n)
-		fatalx("%s: %zu outputs kept, json-c has %zu", __func__,
-		    outs->n, first + json_object_array_length(jouts));
-	for (i = first; i < outs->n; i++) {
-		mpbuf_init(&b);
-		mpjson_pack_depth(&b.pk,
-		    json_object_array_get_idx(jouts, i - first), 1);
-		if (b.sb.size != outs->v[i].len ||
-		    memcmp(b.sb.data, outs->v[i].data, b.sb.size) != 0)
-			fatalx("%s: output %zu kept as %zu bytes, json-c packs "
-			    "%zu", __func__, i, outs->v[i].len, b.sb.size);
-		mpbuf_free(&b);
-	}
-	json_object_put(jouts);
-}
-
-/*
- * room_exec_append over packed outputs (decision 097): the agent's bytes
- * are copied as they came; a stream is merged or cut by streamcap over
- * views, to the bytes the json-c path packed.
+ * Append an output, merging a stream into a previous one of the same
+ * name as Jupyter front ends do (decision 097): the agent's bytes are
+ * copied as they came; a stream keeps its head and its tail within the
+ * cap (common/streamcap.c, over views), so a cell that prints without
+ * end costs the daemon a bounded amount of memory.
  */
 static void
 room_exec_add(struct proto_outputs *outs, const msgpack_object *out)
-{
-	char			*prev = NULL;
-	size_t			 n0 = outs->n, prevlen = 0;
-
-	if (!room_cell_checking()) {
-		room_exec_add_one(outs, out);
-		return;
-	}
-	if (n0 > 0) {
-		prevlen = outs->v[n0 - 1].len;
-		prev = xmalloc(prevlen);
-		memcpy(prev, outs->v[n0 - 1].data, prevlen);
-	}
-	room_exec_add_one(outs, out);
-	room_exec_add_check(outs, n0, prev, prevlen, out);
-	free(prev);
-}
-
-static void
-room_exec_add_one(struct proto_outputs *outs, const msgpack_object *out)
 {
 	msgpack_unpacked	 plain;
 	struct json_object	*j;

@@ -69,7 +69,6 @@ static void	room_ipynb_write_moutput(struct room_ipynb_out *,
 		    const msgpack_object *, int);
 static void	room_ipynb_write_packed(struct room_ipynb_out *,
 		    const struct proto_outputs *);
-static void	room_ipynb_write_packed_check(const struct proto_outputs *);
 static void	room_ipynb_write_defer(struct room_ipynb_out *, const char *,
 		    int, int);
 static void	room_ipynb_write_text(struct room_ipynb_out *,
@@ -84,8 +83,6 @@ static int	room_ipynb_write_mkey_cmp(const void *, const void *);
 static struct room_ipynb_key	*room_ipynb_write_merge_keys(
 		    const char *const *, struct json_object *, size_t *);
 static void	room_ipynb_write_attachments(struct room_ipynb_out *,
-		    struct json_object *);
-static void	room_ipynb_write_outputs(struct room_ipynb_out *,
 		    struct json_object *);
 static void	room_ipynb_write_cell(struct room_ipynb_out *,
 		    struct room_cell *);
@@ -942,35 +939,6 @@ room_ipynb_write_packed(struct room_ipynb_out *o,
 	room_ipynb_write_char(o, ']');
 }
 
-/*
- * While the json-c writer is there: the outputs written from the bytes
- * and from their json-c form, blobs inlined, must be the same text.
- */
-static void
-room_ipynb_write_packed_check(const struct proto_outputs *outs)
-{
-	struct room_ipynb_out	 a, b;
-	struct json_object	*j;
-	char			*error = room_ipynb_write_blob_error;
-
-	/* What the check reads of blobs is not the save's business. */
-	room_ipynb_write_blob_error = NULL;
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	a.fd = b.fd = -1;
-	room_ipynb_write_packed(&a, outs);
-	j = mpjson_outputs_unpack(outs);
-	room_ipynb_write_outputs(&b, j);
-	json_object_put(j);
-	if (a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0)
-		fatalx("%s: outputs written from their bytes (%zu) are not "
-		    "those written from json-c (%zu)", __func__, a.len, b.len);
-	free(a.buf);
-	free(b.buf);
-	free(room_ipynb_write_blob_error);
-	room_ipynb_write_blob_error = error;
-}
-
 /* An object minus some keys. */
 static void
 room_ipynb_write_skipping(struct room_ipynb_out *o, struct json_object *obj,
@@ -1063,29 +1031,6 @@ room_ipynb_write_attachments(struct room_ipynb_out *o, struct json_object *a)
 	free(keys);
 }
 
-/* A code cell's outputs. */
-static void
-room_ipynb_write_outputs(struct room_ipynb_out *o, struct json_object *outs)
-{
-	size_t	i, nout;
-
-	nout = outs != NULL ? json_object_array_length(outs) : 0;
-	if (nout == 0) {
-		room_ipynb_write_bytes(o, "[]", 2);
-		return;
-	}
-	room_ipynb_write_char(o, '[');
-	for (i = 0; i < nout; i++) {
-		if (i != 0)
-			room_ipynb_write_char(o, ',');
-		room_ipynb_write_indent(o, 4);
-		room_ipynb_write_output(o, json_object_array_get_idx(outs, i),
-		    4);
-	}
-	room_ipynb_write_indent(o, 3);
-	room_ipynb_write_char(o, ']');
-}
-
 /* One cell: its modelled keys and its kept ones, in sorted order. */
 static void
 room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
@@ -1135,11 +1080,8 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 			room_ipynb_write_string(o, c->id, strlen(c->id));
 		else if (strcmp(k, "metadata") == 0)
 			room_ipynb_write_skipping(o, c->metadata, skip, 3);
-		else if (strcmp(k, "outputs") == 0) {
-			if (room_cell_checking() && c->outputs != NULL)
-				room_ipynb_write_packed_check(c->outputs);
+		else if (strcmp(k, "outputs") == 0)
 			room_ipynb_write_packed(o, c->outputs);
-		}
 		else if (strcmp(k, "source") == 0)
 			room_ipynb_write_lines(o, c->source, c->source_len, 3);
 	}

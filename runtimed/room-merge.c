@@ -77,7 +77,6 @@ static uint64_t	room_merge_fnv(uint64_t, const void *, size_t);
 static uint64_t	room_merge_json(uint64_t, struct json_object *);
 static uint64_t	room_merge_mp(uint64_t, const msgpack_object *);
 static uint64_t	room_merge_obj(uint64_t, const msgpack_object *);
-static void	room_merge_check_out(struct room_cell *, uint64_t);
 static int	room_merge_keycmp(const void *, const void *);
 static void	room_merge_retry(evutil_socket_t, short, void *);
 static void	room_merge_conflict_free(struct room_conflict *);
@@ -325,31 +324,7 @@ room_merge_hash_out(struct room_cell *c)
 		h = room_merge_obj(h, v);
 	}
 	msgpack_unpacked_destroy(&u);
-	room_merge_check_out(c, h);
 	return (h);
-}
-
-/*
- * With RUNTIMED_CHECK_CELL_CACHE=1 (the test suite), the hash over the
- * packed outputs is checked against the json-c one it replaces, until
- * that goes (decision 097).
- */
-static void
-room_merge_check_out(struct room_cell *c, uint64_t h)
-{
-	struct json_object	*j;
-	uint64_t		 want = PROTO_FNV64_INIT;
-
-	if (!room_cell_checking())
-		return;
-	want = room_merge_fnv(want, &c->execution_count,
-	    sizeof c->execution_count);
-	j = c->outputs != NULL ? mpjson_outputs_unpack(c->outputs) : NULL;
-	want = room_merge_json(want, j);
-	json_object_put(j);
-	if (h != want)
-		fatalx("cell %s: outputs hash %016llx, json-c %016llx", c->id,
-		    (unsigned long long)h, (unsigned long long)want);
 }
 
 /* The base of nb as it is now (the file was just read or written). */
