@@ -288,7 +288,9 @@ Test(streamcap, packed_agrees_with_json)
 
 	/* Short pieces, and pieces that grow past the cap. */
 	t = text_of(1300000, &len);
-	acc = fit_both(stream("", 0));
+	o = stream("", 0);
+	acc = fit_both(o);
+	json_object_put(o);
 	for (off = 0, i = 0; off < len; off += step, i++) {
 		step = i % 3 == 0 ? 7 : 150001;
 		if (step > len - off)
@@ -296,7 +298,9 @@ Test(streamcap, packed_agrees_with_json)
 		while (off + step < len &&
 		    ((unsigned char)t[off + step] & 0xc0) == 0x80)
 			step++;
-		piece = fit_both(stream(t + off, step));
+		o = stream(t + off, step);
+		piece = fit_both(o);
+		json_object_put(o);
 		m = merge_both(acc, piece);
 		json_object_put(piece);
 		json_object_put(acc);
@@ -310,8 +314,10 @@ Test(streamcap, packed_agrees_with_json)
 	json_object_put(o);
 	m = merge_both(acc, piece);
 	json_object_put(m);
-	m = merge_both(stream("x", 1), piece);
+	o = stream("x", 1);
+	m = merge_both(o, piece);
 	json_object_put(m);
+	json_object_put(o);
 	json_object_put(piece);
 	json_object_put(acc);
 
