@@ -33,10 +33,17 @@ phase() {
 # A failing phase is reported and the later phases still run, so one CI
 # run shows every failure; the exit status is 1 if any phase failed.
 failed=
+FAILS=$(mktemp)
+FAIL_LINES='^FAIL|FAIL [^ ]+:[0-9]+:|not ok|\[FAIL\]|Assertion Failed'
+trap 'rm -f "$FAILS"' EXIT
 fail_log() {
 	# $1: a pattern of logs worth showing.
 	for f in $1; do
 		if [ -f "$f" ]; then
+			# The assertions that failed, kept for the end of
+			# the run: a long log's tail may not reach them.
+			grep -h -A3 -E "$FAIL_LINES" "$f" | head -n 40 \
+			    >> "$FAILS"
 			echo "== $f (last 200 lines):"
 			tail -n 200 "$f"
 		fi
@@ -185,6 +192,10 @@ if [ "${RUNTIMED_NO_FUZZ:-0}" != 1 ]; then
 fi
 
 if [ -n "$failed" ]; then
+	if [ -s "$FAILS" ]; then
+		echo "== test.sh: what said FAIL, from the logs above:"
+		cat "$FAILS"
+	fi
 	echo "== test.sh: FAILED:${failed#,} (total $(( $(date +%s) - T0 )) s)" >&2
 	exit 1
 fi
