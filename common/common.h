@@ -370,6 +370,9 @@ int			 mpjson_outputs_read(struct proto_outputs *,
 struct json_object	*mpjson_unpack(const msgpack_object *);
 struct json_object	*mpjson_parse(const char *, size_t, char **);
 
+/* jsonget.c: a JSON object's member, read as the type expected. */
+const char	*jsonget_str(struct json_object *, const char *, const char *);
+
 /* jsonrpc.c: one JSON-RPC message, its id kept as sent. */
 struct json_object	*jsonrpc_parse(const char *, size_t, size_t *,
 			     size_t *, int *, char **);

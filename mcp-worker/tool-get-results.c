@@ -35,17 +35,6 @@ static void	tool_get_results_list(struct worker_call *,
 		    struct worker_handle *);
 static void	tool_get_results(struct worker_call *);
 
-static const char *
-tool_get_results_str(struct json_object *o, const char *key, const char *def)
-{
-	struct json_object	*v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (def);
-	return (json_object_get_string(v));
-}
-
 /* One run of the list: "ID NAME VERSION (session S) WHEN STATUS N cells". */
 static void
 tool_get_results_line(struct evbuffer *text, struct json_object *run)
@@ -57,14 +46,14 @@ tool_get_results_line(struct evbuffer *text, struct json_object *run)
 	time_t			 t;
 	size_t			 i, n;
 
-	name = tool_get_results_str(run, "client_name", NULL);
-	ver = tool_get_results_str(run, "client_version", NULL);
-	sess = tool_get_results_str(run, "session", NULL);
+	name = jsonget_str(run, "client_name", NULL);
+	ver = jsonget_str(run, "client_version", NULL);
+	sess = jsonget_str(run, "session", NULL);
 	t = (time_t)(json_object_get_int64(json_object_object_get(run,
 	    "submitted_at")) / 1000000);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	evbuffer_add_printf(text, "%s %s%s%s", tool_get_results_str(run,
+	evbuffer_add_printf(text, "%s %s%s%s", jsonget_str(run,
 	    "execution_id", "?"), name != NULL ? name : "(unknown client)",
 	    ver != NULL ? " " : "", ver != NULL ? ver : "");
 	if (sess != NULL)
@@ -72,7 +61,7 @@ tool_get_results_line(struct evbuffer *text, struct json_object *run)
 	n = (size_t)json_object_get_int64(json_object_object_get(run,
 	    "ncells"));
 	evbuffer_add_printf(text, " %s %s %zu cell%s:", when,
-	    tool_get_results_str(run, "status", "?"), n, n == 1 ? "" : "s");
+	    jsonget_str(run, "status", "?"), n, n == 1 ? "" : "s");
 	ids = json_object_object_get(run, "cell_ids");
 	for (i = 0; i < json_object_array_length(ids); i++)
 		evbuffer_add_printf(text, "%s%s", i == 0 ? " " : ",",

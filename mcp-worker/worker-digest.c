@@ -39,7 +39,6 @@ static void	worker_digest_num(struct evbuffer *, double);
 static void	worker_digest_range(struct evbuffer *, const char *,
 		    const struct worker_digest_stats *);
 static const char	*worker_digest_title(struct json_object *);
-static const char	*worker_digest_str(struct json_object *, const char *);
 static void	worker_digest_trace(struct evbuffer *, size_t,
 		    struct json_object *);
 static void	worker_digest_axes(struct evbuffer *, struct json_object *,
@@ -199,19 +198,6 @@ worker_digest_title(struct json_object *v)
 	return (NULL);
 }
 
-/* A string member, or NULL. */
-static const char *
-worker_digest_str(struct json_object *o, const char *key)
-{
-	struct json_object	*v;
-
-	if (!json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (NULL);
-	return (json_object_get_string(v));
-}
-
 /* One Plotly trace as a line. */
 static void
 worker_digest_trace(struct evbuffer *b, size_t i, struct json_object *tr)
@@ -223,12 +209,12 @@ worker_digest_trace(struct evbuffer *b, size_t i, struct json_object *tr)
 	const char			*s;
 	size_t				 k, points = 0;
 
-	s = worker_digest_str(tr, "type");
+	s = jsonget_str(tr, "type", NULL);
 	evbuffer_add_printf(b, "- trace %zu: %s", i, s != NULL ? s :
 	    "scatter");
-	if ((s = worker_digest_str(tr, "mode")) != NULL)
+	if ((s = jsonget_str(tr, "mode", NULL)) != NULL)
 		evbuffer_add_printf(b, " (%s)", s);
-	if ((s = worker_digest_str(tr, "name")) != NULL) {
+	if ((s = jsonget_str(tr, "name", NULL)) != NULL) {
 		evbuffer_add(b, " ", 1);
 		worker_digest_quote(b, s);
 	}
@@ -269,7 +255,7 @@ worker_digest_axes(struct evbuffer *b, struct json_object *layout, int depth)
 		    !json_object_is_type(val, json_type_object))
 			continue;
 		t = worker_digest_title(json_object_object_get(val, "title"));
-		type = worker_digest_str(val, "type");
+		type = jsonget_str(val, "type", NULL);
 		r = json_object_object_get(val, "range");
 		if (t == NULL && type == NULL && r == NULL)
 			continue;
@@ -359,11 +345,11 @@ worker_digest_rows(struct json_object *data, struct json_object *datasets,
 	if (json_object_object_get_ex(data, "values", &v) &&
 	    json_object_is_type(v, json_type_array))
 		return (v);
-	if ((name = worker_digest_str(data, "name")) != NULL &&
+	if ((name = jsonget_str(data, "name", NULL)) != NULL &&
 	    json_object_object_get_ex(datasets, name, &v) &&
 	    json_object_is_type(v, json_type_array))
 		return (v);
-	*where = worker_digest_str(data, "url");
+	*where = jsonget_str(data, "url", NULL);
 	return (NULL);
 }
 
@@ -390,7 +376,7 @@ worker_digest_vl_view(struct evbuffer *b, struct json_object *view,
 	rows = worker_digest_rows(data, datasets, &where);
 	v = json_object_object_get(view, "mark");
 	mark = json_object_is_type(v, json_type_string) ?
-	    json_object_get_string(v) : worker_digest_str(v, "type");
+	    json_object_get_string(v) : jsonget_str(v, "type", NULL);
 	if (mark != NULL && (*views)++ < WORKER_DIGEST_TRACES) {
 		evbuffer_add_printf(b, "%*s- mark %s", depth * 2, "", mark);
 		/* The top view's title heads the summary. */
@@ -416,15 +402,15 @@ worker_digest_vl_view(struct evbuffer *b, struct json_object *view,
 					continue;
 				evbuffer_add_printf(b, "%*s  %s:", depth * 2, "",
 				    ch);
-				if ((field = worker_digest_str(e, "field")) !=
+				if ((field = jsonget_str(e, "field", NULL)) !=
 				    NULL) {
 					evbuffer_add(b, " ", 1);
 					worker_digest_quote(b, field);
 				}
-				if ((t = worker_digest_str(e, "aggregate")) !=
+				if ((t = jsonget_str(e, "aggregate", NULL)) !=
 				    NULL)
 					evbuffer_add_printf(b, " %s", t);
-				if ((t = worker_digest_str(e, "type")) != NULL)
+				if ((t = jsonget_str(e, "type", NULL)) != NULL)
 					evbuffer_add_printf(b, " (%s)", t);
 				t = worker_digest_title(json_object_object_get(
 				    e, "title"));
@@ -481,12 +467,12 @@ worker_digest_vg_marks(struct evbuffer *b, struct json_object *marks,
 		return;
 	for (i = 0; i < json_object_array_length(marks); i++) {
 		m = json_object_array_get_idx(marks, i);
-		type = worker_digest_str(m, "type");
+		type = jsonget_str(m, "type", NULL);
 		if (type == NULL || (*views)++ >= WORKER_DIGEST_TRACES)
 			continue;
 		evbuffer_add_printf(b, "%*s- mark %s", depth * 2, "", type);
-		from = worker_digest_str(json_object_object_get(m, "from"),
-		    "data");
+		from = jsonget_str(json_object_object_get(m, "from"),
+		    "data", NULL);
 		if (from != NULL) {
 			evbuffer_add_printf(b, " from data ");
 			worker_digest_quote(b, from);
@@ -537,7 +523,7 @@ worker_digest_vega(const char *mime, struct json_object *spec,
 	    i < json_object_array_length(v) && i < WORKER_DIGEST_TRACES; i++) {
 		d = json_object_array_get_idx(v, i);
 		evbuffer_add_printf(b, "data ");
-		worker_digest_quote(b, (t = worker_digest_str(d, "name")) !=
+		worker_digest_quote(b, (t = jsonget_str(d, "name", NULL)) !=
 		    NULL ? t : "?");
 		if (worker_digest_rows(d, NULL, &where) != NULL)
 			evbuffer_add_printf(b, ": %zu rows",
@@ -547,7 +533,7 @@ worker_digest_vega(const char *mime, struct json_object *spec,
 			evbuffer_add_printf(b, ": from ");
 			worker_digest_quote(b, where);
 			evbuffer_add_printf(b, " (not in the output)");
-		} else if ((t = worker_digest_str(d, "source")) != NULL) {
+		} else if ((t = jsonget_str(d, "source", NULL)) != NULL) {
 			evbuffer_add_printf(b, ": from data ");
 			worker_digest_quote(b, t);
 		}
@@ -557,9 +543,9 @@ worker_digest_vega(const char *mime, struct json_object *spec,
 	for (i = 0; json_object_is_type(v, json_type_array) &&
 	    i < json_object_array_length(v) && i < WORKER_DIGEST_TRACES; i++) {
 		d = json_object_array_get_idx(v, i);
-		evbuffer_add_printf(b, "axis %s", (t = worker_digest_str(d,
-		    "orient")) != NULL ? t : "?");
-		if ((t = worker_digest_str(d, "scale")) != NULL)
+		evbuffer_add_printf(b, "axis %s", (t = jsonget_str(d,
+		    "orient", NULL)) != NULL ? t : "?");
+		if ((t = jsonget_str(d, "scale", NULL)) != NULL)
 			evbuffer_add_printf(b, " scale %s", t);
 		if ((t = worker_digest_title(json_object_object_get(d,
 		    "title"))) != NULL) {
@@ -589,7 +575,7 @@ worker_digest_widget(struct json_object *view, const char *plain,
 	const char	*id;
 
 	b = evbuffer_new();
-	id = worker_digest_str(view, "model_id");
+	id = jsonget_str(view, "model_id", NULL);
 	evbuffer_add_printf(b, "[ipywidget %s: live state not available "
 	    "(runtimed keeps no comm messages); %s; %s]\n", id != NULL ? id :
 	    "?", plain != NULL ? "its repr when shown follows" :
@@ -617,8 +603,8 @@ worker_digest_widget_state(struct json_object *view, struct json_object *st,
 	size_t			 i, n, len, k = 0;
 
 	b = evbuffer_new();
-	id = worker_digest_str(view, "model_id");
-	name = worker_digest_str(st, "_model_name");
+	id = jsonget_str(view, "model_id", NULL);
+	name = jsonget_str(st, "_model_name", NULL);
 	len = name != NULL ? strlen(name) : 0;
 	if (len > 5 && strcmp(name + len - 5, "Model") == 0)
 		len -= 5;

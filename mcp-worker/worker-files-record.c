@@ -35,8 +35,6 @@
 static char	*worker_files_record_dir(void);
 static int	 worker_files_record_read(const char *,
 		    struct worker_files_record *, char **);
-static const char *worker_files_record_str(struct json_object *,
-		    const char *);
 static int	 worker_files_record_int(struct json_object *, const char *,
 		    int64_t *);
 
@@ -103,17 +101,6 @@ worker_files_record_free(struct worker_files_record *r)
 	memset(r, 0, sizeof *r);
 }
 
-static const char *
-worker_files_record_str(struct json_object *o, const char *key)
-{
-	struct json_object	*v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (NULL);
-	return (json_object_get_string(v));
-}
-
 static int
 worker_files_record_int(struct json_object *o, const char *key, int64_t *out)
 {
@@ -170,14 +157,14 @@ worker_files_record_read(const char *path, struct worker_files_record *out,
 	if (strlen(buf) != (size_t)n || (o = json_tokener_parse(buf)) == NULL ||
 	    !json_object_is_type(o, json_type_object))
 		goto bad;
-	kind = worker_files_record_str(o, "kind");
-	domain = worker_files_record_str(o, "domain");
-	remote = worker_files_record_str(o, "path");
-	local = worker_files_record_str(o, "host_path");
-	tmp = worker_files_record_str(o, "tmp");
-	lm = worker_files_record_str(o, "last_modified");
-	m = worker_files_record_str(o, "modified");
-	sum = worker_files_record_str(o, "sha256");
+	kind = jsonget_str(o, "kind", NULL);
+	domain = jsonget_str(o, "domain", NULL);
+	remote = jsonget_str(o, "path", NULL);
+	local = jsonget_str(o, "host_path", NULL);
+	tmp = jsonget_str(o, "tmp", NULL);
+	lm = jsonget_str(o, "last_modified", NULL);
+	m = jsonget_str(o, "modified", NULL);
+	sum = jsonget_str(o, "sha256", NULL);
 	if (worker_files_record_int(o, "v", &v) != 0 || v != 1 ||
 	    kind == NULL || (strcmp(kind, "upload") != 0 &&
 	    strcmp(kind, "download") != 0) || domain == NULL ||

@@ -34,8 +34,6 @@ static struct json_object	*worker_output_extra(struct json_object *,
 static struct json_object	*worker_output_bundle(struct json_object *,
 		    struct worker_budget *, struct worker_output_cut *,
 		    struct evbuffer *, int *, struct worker_call *);
-static const char	*worker_output_str(struct json_object *, const char *,
-		    const char *);
 struct worker_output_row;
 static int	worker_output_exec_full(const char *);
 static int	worker_output_exec_ran(const char *);
@@ -754,8 +752,8 @@ worker_output_cap(struct json_object *outputs, struct worker_budget *b,
 			}
 			if (json_object_array_length(tv) == 0 && text != NULL)
 				evbuffer_add_printf(text, "%s: %s\n",
-				    worker_output_str(o, "ename", "?"),
-				    worker_output_str(copy, "evalue", ""));
+				    jsonget_str(o, "ename", "?"),
+				    jsonget_str(copy, "evalue", ""));
 			json_object_object_add(copy, "traceback", tv);
 			worker_traceback_lift(json_object_object_get(o,
 			    "transient"), copy, text);
@@ -896,17 +894,6 @@ worker_output_terminal(const char *status)
 	return (proto_run_status_ended(st) || st == PROTO_RUN_INPUT_REQUIRED);
 }
 
-static const char *
-worker_output_str(struct json_object *o, const char *key, const char *def)
-{
-	struct json_object	*v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (def);
-	return (json_object_get_string(v));
-}
-
 /*
  * One cell of a run as it is shaped: its structuredContent entry and
  * what the model would be shown of its outputs.
@@ -949,7 +936,7 @@ worker_output_exec_cell(struct worker_output_row *r, struct worker_budget *b,
 
 	c = json_object_new_object();
 	json_object_object_add(c, "cell_id", json_object_new_string(
-	    worker_output_str(r->cell, "cell_id", "")));
+	    jsonget_str(r->cell, "cell_id", "")));
 	json_object_object_add(c, "status",
 	    json_object_new_string(r->status));
 	if (json_object_object_get(r->cell, "version") != NULL)
@@ -958,7 +945,7 @@ worker_output_exec_cell(struct worker_output_row *r, struct worker_budget *b,
 	json_object_object_add(c, "execution_count", json_object_get(
 	    json_object_object_get(r->cell, "execution_count")));
 	r->text = evbuffer_new();
-	b->cell_id = worker_output_str(r->cell, "cell_id", NULL);
+	b->cell_id = jsonget_str(r->cell, "cell_id", NULL);
 	json_object_object_add(c, "outputs", worker_output_cap(
 	    json_object_object_get(r->cell, "outputs"), b, r->text, &trunc,
 	    call));
@@ -1007,12 +994,12 @@ worker_output_exec_error(struct evbuffer *text, struct json_object *cell)
 	for (i = 0; json_object_is_type(outs, json_type_array) &&
 	    i < json_object_array_length(outs); i++) {
 		o = json_object_array_get_idx(outs, i);
-		type = worker_output_str(o, "output_type", "");
+		type = jsonget_str(o, "output_type", "");
 		if (strcmp(type, "error") != 0)
 			continue;
-		ev = worker_output_str(o, "evalue", "");
+		ev = jsonget_str(o, "evalue", "");
 		evbuffer_add_printf(text, " (%s: ",
-		    worker_output_str(o, "ename", "?"));
+		    jsonget_str(o, "ename", "?"));
 		worker_output_preview(text, ev, strlen(ev), 100);
 		evbuffer_add(text, ")", 1);
 		return;
@@ -1051,7 +1038,7 @@ worker_output_exec_version(struct evbuffer *text,
 {
 	const char	*v;
 
-	if ((v = worker_output_str(r->cell, "version", NULL)) == NULL ||
+	if ((v = jsonget_str(r->cell, "version", NULL)) == NULL ||
 	    strcmp(r->status, "running") == 0)
 		return;
 	evbuffer_add_printf(text, " v%s", v);
@@ -1079,7 +1066,7 @@ worker_output_exec_ids(struct evbuffer *text, struct worker_output_row *rows,
 			break;
 		}
 		evbuffer_add_printf(text, " %s",
-		    worker_output_str(rows[i].cell, "cell_id", "?"));
+		    jsonget_str(rows[i].cell, "cell_id", "?"));
 	}
 }
 
@@ -1104,7 +1091,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 
 	for (i = 0; i < n; i++) {
 		if (strcmp(rows[i].status, "error") == 0 && nerr++ == 0)
-			first = worker_output_str(rows[i].cell, "cell_id", "?");
+			first = jsonget_str(rows[i].cell, "cell_id", "?");
 	}
 	evbuffer_add_printf(text, "execution_id %s: %s",
 	    *state->execution_id != '\0' ? state->execution_id : "?",
@@ -1137,7 +1124,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 		if (!r->full)
 			continue;
 		evbuffer_add_printf(text, "--- cell %s",
-		    worker_output_str(r->cell, "cell_id", "?"));
+		    jsonget_str(r->cell, "cell_id", "?"));
 		ec = json_object_object_get(r->cell, "execution_count");
 		if (json_object_is_type(ec, json_type_int))
 			evbuffer_add_printf(text, " [%lld]",
@@ -1171,7 +1158,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 				    m - WORKER_RUN_IDS);
 				break;
 			}
-			evbuffer_add_printf(text, " %s", worker_output_str(
+			evbuffer_add_printf(text, " %s", jsonget_str(
 			    rows[i].cell, "cell_id", "?"));
 		}
 		evbuffer_add(text, "\n", 1);
@@ -1198,7 +1185,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 			    strcmp(r->status, rest[k]) != 0)
 				continue;
 			evbuffer_add_printf(text, "  %s",
-			    worker_output_str(r->cell, "cell_id", "?"));
+			    jsonget_str(r->cell, "cell_id", "?"));
 			worker_output_exec_version(text, r);
 			len = evbuffer_get_length(r->text);
 			line = (char *)evbuffer_pullup(r->text, -1);
@@ -1219,7 +1206,7 @@ worker_output_exec_text(struct evbuffer *text, const struct worker_exec *state,
 			;
 		if (rest[k] == NULL)
 			evbuffer_add_printf(text, "%s: cell %s\n",
-			    rows[i].status, worker_output_str(rows[i].cell,
+			    rows[i].status, jsonget_str(rows[i].cell,
 			    "cell_id", "?"));
 	}
 }
@@ -1249,10 +1236,10 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 		    json_object_get(state->input));
 		evbuffer_add_printf(text, "cell %s asks for %s: %s\n"
 		    "(answer with send_input execution_id=%s)\n",
-		    worker_output_str(state->input, "cell_id", "?"),
+		    jsonget_str(state->input, "cell_id", "?"),
 		    json_object_get_boolean(json_object_object_get(
 		    state->input, "password")) ? "a password" : "input",
-		    worker_output_str(state->input, "prompt", ""),
+		    jsonget_str(state->input, "prompt", ""),
 		    state->execution_id);
 	}
 	v = state->cells;
@@ -1265,7 +1252,7 @@ worker_output_exec(const struct worker_exec *state, struct worker_budget *b,
 	rows = xcalloc(n + 1, sizeof *rows);
 	for (i = 0; i < n; i++) {
 		rows[i].cell = json_object_array_get_idx(v, i);
-		rows[i].status = worker_output_str(rows[i].cell, "status",
+		rows[i].status = jsonget_str(rows[i].cell, "status",
 		    proto_cell_status_name(PROTO_CELL_QUEUED));
 		rows[i].same = json_object_get_boolean(json_object_object_get(
 		    rows[i].cell, "unchanged"));
@@ -1421,22 +1408,22 @@ worker_output_conflicts(struct json_object *cf, struct json_object *sc,
 	    "\"both\"}):\n", n, n == 1 ? "" : "s");
 	for (i = 0; i < n; i++) {
 		v = json_object_array_get_idx(cf, i);
-		kind = worker_output_str(v, "kind", "?");
+		kind = jsonget_str(v, "kind", "?");
 		evbuffer_add_printf(text, "- cell %s: %s",
-		    worker_output_str(v, "cell_id", "?"),
+		    jsonget_str(v, "cell_id", "?"),
 		    strcmp(kind, "both_edited") == 0 ? "edited here and on "
 		    "disk" : strcmp(kind, "deleted_on_disk") == 0 ?
 		    "edited here, deleted on disk" : strcmp(kind,
 		    "deleted_in_room") == 0 ? "deleted here, edited on disk" :
 		    kind);
 		if (json_object_object_get_ex(v, "disk", &d) && d != NULL &&
-		    (src = worker_output_str(d, "source", NULL)) != NULL) {
+		    (src = jsonget_str(d, "source", NULL)) != NULL) {
 			nl = strchr(src, '\n');
 			len = nl != NULL ? (size_t)(nl - src) : strlen(src);
 			if (len > 80)
 				len = 80;
 			evbuffer_add_printf(text, "; disk's: %s \"%.*s%s\"",
-			    worker_output_str(d, "cell_type", "code"),
+			    jsonget_str(d, "cell_type", "code"),
 			    (int)len, src, len < strlen(src) ? "..." : "");
 		}
 		evbuffer_add(text, "\n", 1);
@@ -1465,8 +1452,8 @@ worker_output_warnings(struct json_object *w, struct json_object *sc,
 	for (i = 0; i < n && i < WORKER_SUMMARY_WARNINGS; i++) {
 		v = json_object_array_get_idx(w, i);
 		evbuffer_add_printf(text, "- %s; a save %s\n",
-		    worker_output_str(v, "message", "?"),
-		    worker_output_str(v, "on_save", "keeps it as it is"));
+		    jsonget_str(v, "message", "?"),
+		    jsonget_str(v, "on_save", "keeps it as it is"));
 	}
 	if (n > WORKER_SUMMARY_WARNINGS)
 		evbuffer_add_printf(text, "- (%zu more)\n",
@@ -1733,10 +1720,10 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 		n = WORKER_SUMMARY_CELLS;
 	for (i = 0; i < n; i++) {
 		cell = json_object_array_get_idx(cells, i);
-		type = worker_output_str(cell, "cell_type", "code");
+		type = jsonget_str(cell, "cell_type", "code");
 		c = json_object_new_object();
 		json_object_object_add(c, "cell_id", json_object_new_string(
-		    worker_output_str(cell, "cell_id", "")));
+		    jsonget_str(cell, "cell_id", "")));
 		json_object_object_add(c, "cell_type",
 		    json_object_new_string(type));
 		ec = json_object_object_get(cell, "execution_count");
@@ -1762,7 +1749,7 @@ worker_output_summaries(struct json_object *cells, struct evbuffer *text)
 			    json_object_new_boolean(0));
 		if (text != NULL) {
 			evbuffer_add_printf(text, "[%zu] %s %s%s",
-			    i, worker_output_str(cell, "cell_id", "?"), type,
+			    i, jsonget_str(cell, "cell_id", "?"), type,
 			    worker_output_known_type(type) ? "" :
 			    " (unknown type: not runnable; replace whole, move "
 			    "or delete)");
@@ -1790,7 +1777,7 @@ worker_output_census(struct evbuffer *text, struct json_object *cells)
 
 	n = json_object_array_length(cells);
 	for (i = 0; i < n; i++) {
-		type = worker_output_str(json_object_array_get_idx(cells, i),
+		type = jsonget_str(json_object_array_get_idx(cells, i),
 		    "cell_type", "code");
 		for (k = 0; k < 3 && strcmp(types[k], type) != 0; k++)
 			;
@@ -1878,9 +1865,9 @@ worker_output_kernel(struct json_object *reply)
 	out = json_object_new_object();
 	k = json_object_object_get(reply, "kernel");
 	json_object_object_add(out, "name", json_object_new_string(
-	    worker_output_str(k, "name", "")));
+	    jsonget_str(k, "name", "")));
 	json_object_object_add(out, "state", json_object_new_string(
-	    worker_output_str(k, "state", "none")));
+	    jsonget_str(k, "state", "none")));
 	return (out);
 }
 
@@ -1944,8 +1931,8 @@ worker_output_attached(struct worker_call *call, struct worker_handle *h,
 	evbuffer_add_printf(text, "notebook_handle: %s\nnotebook_id: %s\n"
 	    "path: %s\nkernel: %s (%s)\n", worker_attach_id(h),
 	    worker_attach_notebook_id(h), path != NULL ? path : "(untitled)",
-	    worker_output_str(kernel, "name", ""),
-	    worker_output_str(kernel, "state", ""));
+	    jsonget_str(kernel, "name", ""),
+	    jsonget_str(kernel, "state", ""));
 	json_object_object_add(sc, "kernel", kernel);
 	json_object_object_add(sc, "dirty",
 	    json_object_new_boolean(joined->dirty));

@@ -66,17 +66,6 @@ worker_seen_free(struct worker_seen *s)
 	free(s);
 }
 
-static const char *
-worker_seen_str(struct json_object *o, const char *key)
-{
-	struct json_object	*v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return ("");
-	return (json_object_get_string(v));
-}
-
 /* Characters of a stream output's text, 0 for any other output. */
 static size_t
 worker_seen_stream_chars(struct json_object *o, char **joined, size_t *len)
@@ -86,7 +75,7 @@ worker_seen_stream_chars(struct json_object *o, char **joined, size_t *len)
 	*joined = NULL;
 	*len = 0;
 	/* Not a blob reference (an object): no text to count. */
-	if (strcmp(worker_seen_str(o, "output_type"), "stream") != 0 ||
+	if (strcmp(jsonget_str(o, "output_type", ""), "stream") != 0 ||
 	    !json_object_object_get_ex(o, "text", &v) ||
 	    json_object_is_type(v, json_type_object))
 		return (0);
@@ -117,8 +106,8 @@ worker_seen_note(const char *execution_id, struct json_object *cells)
 	s->cells = xcalloc(n + 1, sizeof *s->cells);
 	for (i = 0; i < n; i++) {
 		c = json_object_array_get_idx(cells, i);
-		s->cells[i].cell_id = xstrdup(worker_seen_str(c, "cell_id"));
-		s->cells[i].status = xstrdup(worker_seen_str(c, "status"));
+		s->cells[i].cell_id = xstrdup(jsonget_str(c, "cell_id", ""));
+		s->cells[i].status = xstrdup(jsonget_str(c, "status", ""));
 		outs = json_object_object_get(c, "outputs");
 		if (!json_object_is_type(outs, json_type_array))
 			continue;
@@ -189,7 +178,7 @@ worker_seen_delta(const char *execution_id, struct json_object *cells)
 		sc = NULL;
 		for (k = 0; k < s->n; k++) {
 			if (strcmp(s->cells[k].cell_id,
-			    worker_seen_str(c, "cell_id")) == 0) {
+			    jsonget_str(c, "cell_id", "")) == 0) {
 				sc = &s->cells[k];
 				break;
 			}
@@ -230,7 +219,7 @@ worker_seen_delta(const char *execution_id, struct json_object *cells)
 				    json_object_iter_peek_value(&it)));
 		}
 		if (json_object_array_length(nouts) == 0 &&
-		    strcmp(sc->status, worker_seen_str(c, "status")) == 0)
+		    strcmp(sc->status, jsonget_str(c, "status", "")) == 0)
 			json_object_object_add(copy, "unchanged",
 			    json_object_new_boolean(1));
 		json_object_object_add(copy, "outputs", nouts);

@@ -158,7 +158,6 @@ static void	agent_introspect_free(struct agent_introspect_req *);
 static void	agent_introspect_timeout_cb(evutil_socket_t, short, void *);
 static struct agent_introspect_req *agent_introspect_new(
 		    enum agent_introspect_kind, uint32_t, int, int64_t);
-static const char *agent_introspect_str(struct json_object *, const char *);
 static void	agent_introspect_silent(struct agent_kernel *,
 		    struct agent_introspect_req *, const char *);
 static int	agent_introspect_send(struct agent_kernel *,
@@ -269,17 +268,6 @@ agent_introspect_new(enum agent_introspect_kind kind, uint32_t id,
 	evtimer_add(r->timer, &tv);
 	TAILQ_INSERT_TAIL(&agent_introspect_reqs, r, entry);
 	return (r);
-}
-
-static const char *
-agent_introspect_str(struct json_object *o, const char *key)
-{
-	struct json_object	*v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (NULL);
-	return (json_object_get_string(v));
 }
 
 /* Send r's request; -1 (and r answered and freed) when it cannot go. */
@@ -511,7 +499,7 @@ agent_introspect_sees_reply(struct agent_introspect_req *r,
 	char		 buf[16];
 	size_t		 len;
 
-	status = content != NULL ? agent_introspect_str(content, "status") :
+	status = content != NULL ? jsonget_str(content, "status", NULL) :
 	    "ok";
 	len = evbuffer_get_length(r->out);
 	if (len >= sizeof buf)
@@ -613,8 +601,8 @@ agent_introspect_vars_reply(struct agent_introspect_req *r,
 	    json_object_array_length(list) : 0;
 	for (i = 0; i < n; i++) {
 		v = json_object_array_get_idx(list, i);
-		name = agent_introspect_str(v, "name");
-		type = agent_introspect_str(v, "type");
+		name = jsonget_str(v, "name", NULL);
+		type = jsonget_str(v, "type", NULL);
 		if (!agent_introspect_user_name(name, r->filter) ||
 		    (type != NULL && strcmp(type, "module") == 0)) {
 			dropped++;
@@ -622,8 +610,8 @@ agent_introspect_vars_reply(struct agent_introspect_req *r,
 		}
 		if (total++ >= r->max)
 			continue;
-		if ((repr = agent_introspect_str(v, "repr")) == NULL &&
-		    (repr = agent_introspect_str(v, "value")) == NULL)
+		if ((repr = jsonget_str(v, "repr", NULL)) == NULL &&
+		    (repr = jsonget_str(v, "value", NULL)) == NULL)
 			repr = "";
 		o = json_object_new_object();
 		json_object_object_add(o, "name",
@@ -695,7 +683,7 @@ agent_introspect_exec_reply(struct agent_introspect_req *r,
 	char			*buf, *cause;
 	size_t			 len;
 
-	status = content != NULL ? agent_introspect_str(content, "status") :
+	status = content != NULL ? jsonget_str(content, "status", NULL) :
 	    "ok";
 	if (status == NULL || strcmp(status, "ok") != 0)
 		goto fail;
@@ -822,9 +810,9 @@ agent_introspect_complete_reply(struct agent_introspect_req *r,
 	if (!json_object_object_get_ex(content, "matches", &matches) ||
 	    !json_object_is_type(matches, json_type_array)) {
 		agent_send_error(r->id, PROTO_E_KERNEL_UNAVAILABLE, "the "
-		    "kernel did not complete: %s", agent_introspect_str(
-		    content, "evalue") != NULL ? agent_introspect_str(content,
-		    "evalue") : "no matches in its reply");
+		    "kernel did not complete: %s", jsonget_str(
+		    content, "evalue", NULL) != NULL ? jsonget_str(content,
+		    "evalue", NULL) : "no matches in its reply");
 		agent_introspect_free(r);
 		return;
 	}
@@ -843,9 +831,9 @@ agent_introspect_complete_reply(struct agent_introspect_req *r,
 		json_object_object_add(o, "text", json_object_new_string(text));
 		for (j = 0, type = NULL; j < nt && type == NULL; j++) {
 			t = json_object_array_get_idx(types, j);
-			tt = agent_introspect_str(t, "text");
+			tt = jsonget_str(t, "text", NULL);
 			if (tt != NULL && strcmp(tt, text) == 0)
-				type = agent_introspect_str(t, "type");
+				type = jsonget_str(t, "type", NULL);
 		}
 		if (type != NULL && *type != '\0' &&
 		    strcmp(type, "<unknown>") != 0)
@@ -916,7 +904,7 @@ agent_introspect_inspect_reply(struct agent_introspect_req *r,
 	m.found = json_object_object_get_ex(content, "found", &v) &&
 	    json_object_get_boolean(v);
 	if (json_object_object_get_ex(content, "data", &data))
-		text = agent_introspect_str(data, "text/plain");
+		text = jsonget_str(data, "text/plain", NULL);
 	plain = agent_introspect_plain(text != NULL ? text : "",
 	    text != NULL ? strlen(text) : 0, &m.truncated);
 	if ((red = agent_redact_text(plain, strlen(plain), 1, &len, &hold,
@@ -965,8 +953,8 @@ agent_introspect_message(struct agent_kernel *k, enum agent_channel channel,
 	    r->kind == AGENT_INTROSPECT_SEES) && r->out != NULL &&
 	    strcmp(type, "execute_reply") == 0) {
 		/* Its stdout may come after the reply: wait for idle. */
-		if (agent_introspect_str(content, "status") == NULL ||
-		    strcmp(agent_introspect_str(content, "status"), "ok") != 0)
+		if (jsonget_str(content, "status", NULL) == NULL ||
+		    strcmp(jsonget_str(content, "status", NULL), "ok") != 0)
 			agent_introspect_ran(r, content);
 		else if ((r->replied = 1) && r->idle)
 			agent_introspect_ran(r, NULL);
@@ -998,9 +986,9 @@ agent_introspect_stdout(struct agent_introspect_req *r, const char *type,
 	const char	*s;
 
 	if (strcmp(type, "stream") == 0) {
-		s = agent_introspect_str(content, "name");
+		s = jsonget_str(content, "name", NULL);
 		if (s == NULL || strcmp(s, "stdout") != 0 ||
-		    (s = agent_introspect_str(content, "text")) == NULL)
+		    (s = jsonget_str(content, "text", NULL)) == NULL)
 			return;
 		if (evbuffer_get_length(r->out) + strlen(s) <=
 		    AGENT_INTROSPECT_READ_MAX)
@@ -1008,7 +996,7 @@ agent_introspect_stdout(struct agent_introspect_req *r, const char *type,
 		return;
 	}
 	if (strcmp(type, "status") == 0 &&
-	    (s = agent_introspect_str(content, "execution_state")) != NULL &&
+	    (s = jsonget_str(content, "execution_state", NULL)) != NULL &&
 	    strcmp(s, "idle") == 0) {
 		r->idle = 1;
 		if (r->replied)
@@ -1059,7 +1047,7 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 	/* A kernel (re)started is asked again what it sees. */
 	agent_introspect_sees_known = NULL;
 	caps = json_object_new_object();
-	s = agent_introspect_str(info, "protocol_version");
+	s = jsonget_str(info, "protocol_version", NULL);
 	json_object_object_add(caps, "protocol_version",
 	    s != NULL ? json_object_new_string(s) : NULL);
 	json_object_object_get_ex(info, "supported_features", &features);
@@ -1087,7 +1075,7 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 	 * to list names is too much.  So the control channel is asked only
 	 * of the implementation that answers it unstarted.
 	 */
-	s = agent_introspect_str(info, "implementation");
+	s = jsonget_str(info, "implementation", NULL);
 	agent_introspect_dap = agent_introspect_debugger && s != NULL &&
 	    strcmp(s, "ipython") == 0;
 	agent_introspect_subshells = agent_introspect_feature(features,
@@ -1102,7 +1090,7 @@ agent_introspect_caps(struct agent_kernel *k, struct json_object *info)
 	free(agent_introspect_language);
 	agent_introspect_language = NULL;
 	if (json_object_object_get_ex(info, "language_info", &li) &&
-	    (s = agent_introspect_str(li, "name")) != NULL)
+	    (s = jsonget_str(li, "name", NULL)) != NULL)
 		agent_introspect_language = xstrdup(s);
 	/* How list_variables answers while a cell runs, for a reader. */
 	json_object_object_add(caps, "variables_while_busy",

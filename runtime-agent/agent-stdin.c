@@ -26,20 +26,6 @@ static struct json_object	*agent_stdin_header;	/* NULL: none waits */
 static char			*agent_stdin_exec_id;
 static char			 agent_stdin_parent[64]; /* its execute */
 
-static const char	*agent_stdin_string(struct json_object *,
-			    const char *);
-
-static const char *
-agent_stdin_string(struct json_object *o, const char *key)
-{
-	struct json_object	*v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return (NULL);
-	return (json_object_get_string(v));
-}
-
 /*
  * A prompt to send: whole up to PROTO_PROMPT_MAX bytes, else its last
  * bytes (from a character's start) after a note of how much was left
@@ -84,7 +70,7 @@ agent_stdin_message(struct agent_kernel *k, struct agent_wire_msg *m)
 	    agent_exec_lookup(parent, &exec_id, &cell_id) != 0)
 		return (0);
 	content = agent_wire_msg_content(m);
-	prompt = agent_stdin_string(content, "prompt");
+	prompt = jsonget_str(content, "prompt", NULL);
 
 	agent_stdin_clear();
 	agent_stdin_header = json_object_get(agent_wire_msg_header(m));
