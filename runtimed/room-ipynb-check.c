@@ -267,10 +267,94 @@ room_ipynb_check_cell(struct room_ipynb_check *ck, size_t i, const char *id,
 	}
 }
 
-/* Output j of code cell i. */
+/* A packed value's kind, as room_ipynb_kind says a json-c one's. */
+static const char *
+room_ipynb_check_kind(const msgpack_object *v)
+{
+	switch (v->type) {
+	case MSGPACK_OBJECT_NIL:
+		return ("null");
+	case MSGPACK_OBJECT_BOOLEAN:
+		return ("a boolean");
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		return ("a number");
+	case MSGPACK_OBJECT_STR:
+		return ("a string");
+	case MSGPACK_OBJECT_ARRAY:
+		return ("a list");
+	case MSGPACK_OBJECT_MAP:
+		return ("an object");
+	default:
+		return ("a value");
+	}
+}
+
+/* A packed string, or a list of strings (nbformat's multiline_string)? */
+static int
+room_ipynb_check_plines(const msgpack_object *v)
+{
+	uint32_t	i;
+
+	if (v->type == MSGPACK_OBJECT_STR)
+		return (1);
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		return (0);
+	for (i = 0; i < v->via.array.size; i++) {
+		if (v->via.array.ptr[i].type != MSGPACK_OBJECT_STR)
+			return (0);
+	}
+	return (1);
+}
+
+/* key of a packed where must be a string (when present). */
+static void
+room_ipynb_check_pstring(struct room_ipynb_check *ck, ssize_t index,
+    const char *id, const char *where, const msgpack_object *obj,
+    const char *key)
+{
+	const msgpack_object	*v;
+
+	if ((v = proto_get(obj, key)) != NULL && v->type != MSGPACK_OBJECT_STR)
+		room_ipynb_check_warn(ck, index, id, "%s%s is %s, not a string",
+		    where, key, room_ipynb_check_kind(v));
+}
+
+/* A packed mimebundle, as room_ipynb_check_bundle. */
+static void
+room_ipynb_check_pbundle(struct room_ipynb_check *ck, ssize_t index,
+    const char *id, const char *where, const msgpack_object *b)
+{
+	const msgpack_object_kv	*kv;
+	char			*mime;
+	uint32_t		 i;
+
+	if (b->type != MSGPACK_OBJECT_MAP) {
+		room_ipynb_check_warn(ck, index, id, "%s is %s, not an object "
+		    "of mimetypes", where, room_ipynb_check_kind(b));
+		return;
+	}
+	for (i = 0; i < b->via.map.size; i++) {
+		kv = &b->via.map.ptr[i];
+		if (room_ipynb_check_plines(&kv->val))
+			continue;
+		/* Keys packed from json-c are strings without NUL. */
+		mime = kv->key.type != MSGPACK_OBJECT_STR ? xstrdup("") :
+		    xstrndup(kv->key.via.str.ptr, kv->key.via.str.size);
+		if (!room_ipynb_json_mime(mime))
+			room_ipynb_check_warn(ck, index, id, "%s[\"%s\"] is %s, "
+			    "not a string or a list of strings", where, mime,
+			    room_ipynb_check_kind(&kv->val));
+		free(mime);
+	}
+}
+
+/* Output j of code cell i, as it is kept (packed from json-c). */
 void
 room_ipynb_check_output(struct room_ipynb_check *ck, size_t i,
-    const char *id, size_t j, struct json_object *o)
+    const char *id, size_t j, const msgpack_object *o)
 {
 	static const char *const keys[][4] = {
 		{ "execute_result", "data", "metadata", "execution_count" },
@@ -278,21 +362,23 @@ room_ipynb_check_output(struct room_ipynb_check *ck, size_t i,
 		{ "stream", "name", "text", NULL },
 		{ "error", "ename", "evalue", "traceback" },
 	};
-	struct json_object	*v;
+	const msgpack_object	*v, *key;
 	ssize_t			 x = (ssize_t)i;
-	const char		*type = NULL;
-	char			*pre, *where;
+	char			*type = NULL, *pre, *where;
 	size_t			 t, k, n = sizeof keys / sizeof keys[0];
+	uint32_t		 m;
 
 	xasprintf(&pre, "cell %zu, output %zu: ", i, j);
-	if (!json_object_is_type(o, json_type_object)) {
+	if (o->type != MSGPACK_OBJECT_MAP) {
 		room_ipynb_check_warn(ck, x, id, "%sit is %s, not an object",
-		    pre, room_ipynb_kind(o));
+		    pre, room_ipynb_check_kind(o));
 		goto out;
 	}
-	if (json_object_object_get_ex(o, "output_type", &v) &&
-	    json_object_is_type(v, json_type_string))
-		type = json_object_get_string(v);
+	/* Up to a NUL, as json-c's C string of it reads. */
+	if ((v = proto_get(o, "output_type")) != NULL &&
+	    v->type == MSGPACK_OBJECT_STR)
+		type = v->via.str.size == 0 ? xstrdup("") :
+		    xstrndup(v->via.str.ptr, v->via.str.size);
 	for (t = 0; type != NULL && t < n; t++) {
 		if (strcmp(type, keys[t][0]) == 0)
 			break;
@@ -304,51 +390,54 @@ room_ipynb_check_output(struct room_ipynb_check *ck, size_t i,
 		goto out;
 	}
 	for (k = 1; k < 4 && keys[t][k] != NULL; k++) {
-		if (!json_object_object_get_ex(o, keys[t][k], NULL))
+		if (proto_get(o, keys[t][k]) == NULL)
 			room_ipynb_check_warn(ck, x, id, "%sa %s output has "
 			    "no %s", pre, type, keys[t][k]);
 	}
 	/* transient has its own warning (room-ipynb.c): it is dropped. */
-	json_object_object_foreach(o, key, val) {
-		(void)val;
-		if (strcmp(key, "output_type") == 0 ||
-		    strcmp(key, "transient") == 0)
+	for (m = 0; m < o->via.map.size; m++) {
+		key = &o->via.map.ptr[m].key;
+		if (proto_obj_streq(key, "output_type") ||
+		    proto_obj_streq(key, "transient"))
 			continue;
 		for (k = 1; k < 4 && keys[t][k] != NULL; k++) {
-			if (strcmp(key, keys[t][k]) == 0)
+			if (proto_obj_streq(key, keys[t][k]))
 				break;
 		}
 		if (k == 4 || keys[t][k] == NULL)
-			room_ipynb_check_warn(ck, x, id, "%s\"%s\" is not a "
-			    "key of a %s output", pre, key, type);
+			room_ipynb_check_warn(ck, x, id, "%s\"%.*s\" is not a "
+			    "key of a %s output", pre, key->type ==
+			    MSGPACK_OBJECT_STR ? (int)key->via.str.size : 0,
+			    key->type == MSGPACK_OBJECT_STR ?
+			    key->via.str.ptr : "", type);
 	}
-	if (json_object_object_get_ex(o, "data", &v)) {
+	if ((v = proto_get(o, "data")) != NULL) {
 		xasprintf(&where, "%sdata", pre);
-		room_ipynb_check_bundle(ck, x, id, where, v);
+		room_ipynb_check_pbundle(ck, x, id, where, v);
 		free(where);
 	}
-	if (json_object_object_get_ex(o, "metadata", &v) &&
-	    !json_object_is_type(v, json_type_object))
+	if ((v = proto_get(o, "metadata")) != NULL &&
+	    v->type != MSGPACK_OBJECT_MAP)
 		room_ipynb_check_warn(ck, x, id, "%smetadata is %s, not an "
-		    "object", pre, room_ipynb_kind(v));
-	if (json_object_object_get_ex(o, "execution_count", &v) &&
-	    !json_object_is_type(v, json_type_null) &&
-	    !(json_object_is_type(v, json_type_int) &&
-	    json_object_get_int64(v) >= 0))
+		    "object", pre, room_ipynb_check_kind(v));
+	if ((v = proto_get(o, "execution_count")) != NULL &&
+	    v->type != MSGPACK_OBJECT_NIL &&
+	    v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
 		room_ipynb_check_warn(ck, x, id, "%sexecution_count is %s, "
-		    "not a count or null", pre, room_ipynb_kind(v));
-	room_ipynb_check_string(ck, x, id, pre, o, "name");
-	room_ipynb_check_string(ck, x, id, pre, o, "ename");
-	room_ipynb_check_string(ck, x, id, pre, o, "evalue");
-	if (json_object_object_get_ex(o, "text", &v) &&
-	    !room_ipynb_check_lines(v))
+		    "not a count or null", pre, room_ipynb_check_kind(v));
+	room_ipynb_check_pstring(ck, x, id, pre, o, "name");
+	room_ipynb_check_pstring(ck, x, id, pre, o, "ename");
+	room_ipynb_check_pstring(ck, x, id, pre, o, "evalue");
+	if ((v = proto_get(o, "text")) != NULL &&
+	    !room_ipynb_check_plines(v))
 		room_ipynb_check_warn(ck, x, id, "%stext is %s, not a string "
-		    "or a list of strings", pre, room_ipynb_kind(v));
-	if (json_object_object_get_ex(o, "traceback", &v) &&
-	    (!json_object_is_type(v, json_type_array) ||
-	    !room_ipynb_check_lines(v)))
+		    "or a list of strings", pre, room_ipynb_check_kind(v));
+	if ((v = proto_get(o, "traceback")) != NULL &&
+	    (v->type != MSGPACK_OBJECT_ARRAY ||
+	    !room_ipynb_check_plines(v)))
 		room_ipynb_check_warn(ck, x, id, "%straceback is not a list "
 		    "of strings", pre);
 out:
+	free(type);
 	free(pre);
 }

@@ -67,7 +67,13 @@ struct room_ipynb_feed {
 
 static struct json_object	*room_ipynb_join(struct json_object *);
 static void	room_ipynb_rejoin_bundle(struct json_object *);
-static void	room_ipynb_rejoin_output(struct json_object *);
+static int	room_ipynb_fill_write(void *, const char *, size_t);
+static void	room_ipynb_pack_text(msgpack_packer *, struct json_object *,
+		    unsigned int);
+static void	room_ipynb_pack_output(msgpack_packer *,
+		    struct json_object *);
+static struct proto_outputs	*room_ipynb_outputs(struct json_object *);
+static void	room_ipynb_outputs_drop(struct json_object *, void *);
 static const char	*room_ipynb_num(size_t, char [32]);
 static char	*room_ipynb_where(const char *, size_t, size_t);
 static const char	*room_ipynb_eof_what(struct json_tokener *);
@@ -143,35 +149,151 @@ room_ipynb_rejoin_bundle(struct json_object *data)
 	}
 }
 
-static void
-room_ipynb_rejoin_output(struct json_object *out)
-{
-	struct json_object	*type, *v, *s;
+/* A packer writing into a buffer sized by a first pass (p NULL). */
+struct room_ipynb_fill {
+	char	*p;
+	size_t	 len;
+};
 
-	if (!json_object_is_type(out, json_type_object))
-		return;
-	if (!json_object_object_get_ex(out, "output_type", &type) ||
-	    !json_object_is_type(type, json_type_string))
-		return;
-	if (strcmp(json_object_get_string(type), "execute_result") == 0 ||
-	    strcmp(json_object_get_string(type), "display_data") == 0) {
-		if (json_object_object_get_ex(out, "data", &v))
-			room_ipynb_rejoin_bundle(v);
-	} else if (json_object_object_get_ex(out, "text", &v) &&
-	    (s = room_ipynb_join(v)) != NULL)
-		json_object_object_add(out, "text", s);
+static int
+room_ipynb_fill_write(void *data, const char *buf, size_t len)
+{
+	struct room_ipynb_fill	*f = data;
+
+	if (f->p != NULL)
+		memcpy(f->p + f->len, buf, len);
+	f->len += len;
+	return (0);
 }
 
 /*
- * The joins room_ipynb_parse_cell makes (source, a code cell's outputs,
- * attachments), made early by the fast reader; joining a joined string
- * again changes nothing.
+ * Text as nbformat reads it: a list of strings packed as the one string
+ * it joins to, straight from the lines (no joined json-c string between);
+ * anything else as mpjson packs it depth levels in.
+ */
+static void
+room_ipynb_pack_text(msgpack_packer *pk, struct json_object *v,
+    unsigned int depth)
+{
+	struct array_list	*al;
+	struct json_object	*s;
+	size_t			 i, total = 0;
+
+	if (!json_object_is_type(v, json_type_array)) {
+		mpjson_pack_depth(pk, v, depth);
+		return;
+	}
+	al = json_object_get_array(v);
+	for (i = 0; i < al->length; i++) {
+		s = al->array[i];
+		if (!json_object_is_type(s, json_type_string)) {
+			mpjson_pack_depth(pk, v, depth);
+			return;
+		}
+		total += (size_t)json_object_get_string_len(s);
+	}
+	msgpack_pack_str(pk, total);
+	for (i = 0; i < al->length; i++) {
+		s = al->array[i];
+		msgpack_pack_str_body(pk, json_object_get_string(s),
+		    (size_t)json_object_get_string_len(s));
+	}
+}
+
+/*
+ * An output as mpjson packs it one level into the list, with the joins
+ * nbformat's reader makes: the text of a stream (or error), the values
+ * of a display's data but JSON types'.
+ */
+static void
+room_ipynb_pack_output(msgpack_packer *pk, struct json_object *out)
+{
+	struct json_object	*type;
+	int			 bundle;
+
+	if (!json_object_is_type(out, json_type_object) ||
+	    !json_object_object_get_ex(out, "output_type", &type) ||
+	    !json_object_is_type(type, json_type_string)) {
+		mpjson_pack_depth(pk, out, 1);
+		return;
+	}
+	bundle = strcmp(json_object_get_string(type), "execute_result") == 0 ||
+	    strcmp(json_object_get_string(type), "display_data") == 0;
+	msgpack_pack_map(pk, (size_t)json_object_object_length(out));
+	json_object_object_foreach(out, key, val) {
+		proto_pack_cstr(pk, key);
+		if (!bundle && strcmp(key, "text") == 0)
+			room_ipynb_pack_text(pk, val, 2);
+		else if (!bundle || strcmp(key, "data") != 0 ||
+		    !json_object_is_type(val, json_type_object))
+			mpjson_pack_depth(pk, val, 2);
+		else {
+			msgpack_pack_map(pk,
+			    (size_t)json_object_object_length(val));
+			json_object_object_foreach(val, mime, mval) {
+				proto_pack_cstr(pk, mime);
+				if (room_ipynb_json_mime(mime))
+					mpjson_pack_depth(pk, mval, 3);
+				else
+					room_ipynb_pack_text(pk, mval, 3);
+			}
+		}
+	}
+}
+
+/*
+ * A list of outputs kept packed (decision 097), each in a buffer of its
+ * size: one pass counts, one writes (a packer's doubling buffer left
+ * slack that scattered the heap).
+ */
+static struct proto_outputs *
+room_ipynb_outputs(struct json_object *list)
+{
+	struct proto_outputs	*outs;
+	struct room_ipynb_fill	 f;
+	struct json_object	*o;
+	msgpack_packer		 pk;
+	size_t			 i, n, len;
+
+	outs = room_nb_outputs_new();
+	msgpack_packer_init(&pk, &f, room_ipynb_fill_write);
+	n = json_object_array_length(list);
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(list, i);
+		f.p = NULL;
+		f.len = 0;
+		room_ipynb_pack_output(&pk, o);
+		len = f.len;
+		f.p = xmalloc(len == 0 ? 1 : len);
+		f.len = 0;
+		room_ipynb_pack_output(&pk, o);
+		if (f.len != len ||
+		    proto_outputs_append_take(outs, f.p, len) != 0)
+			fatalx("%s: an output packed to %zu bytes, then %zu",
+			    __func__, len, f.len);
+	}
+	return (outs);
+}
+
+/* json-c's deleter of a cell's outputs packed while it was read. */
+static void
+room_ipynb_outputs_drop(struct json_object *cell, void *outs)
+{
+	(void)cell;
+	proto_outputs_unref(outs);
+}
+
+/*
+ * The joins room_ipynb_parse_cell makes (source, attachments), made early
+ * by the fast reader (joining a joined string again changes nothing); a
+ * code cell's outputs packed as room_ipynb_parse_code would, kept on the
+ * cell (json-c's userdata, freed with it) and their json-c freed here,
+ * so a load never holds the notebook's outputs in both forms.
  */
 static void
 room_ipynb_prejoin_cell(struct json_object *cell)
 {
 	struct json_object	*v, *s;
-	size_t			 j;
 
 	if (!json_object_is_type(cell, json_type_object))
 		return;
@@ -190,10 +312,12 @@ room_ipynb_prejoin_cell(struct json_object *cell)
 	    strcmp(json_object_get_string(v), "code") != 0 ||
 	    json_object_get_string_len(v) != 4 ||
 	    !json_object_object_get_ex(cell, "outputs", &v) ||
-	    !json_object_is_type(v, json_type_array))
+	    !json_object_is_type(v, json_type_array) ||
+	    json_object_get_userdata(cell) != NULL)
 		return;
-	for (j = 0; j < json_object_array_length(v); j++)
-		room_ipynb_rejoin_output(json_object_array_get_idx(v, j));
+	json_object_set_userdata(cell, room_ipynb_outputs(v),
+	    room_ipynb_outputs_drop);
+	json_object_object_del(cell, "outputs");
 }
 
 /* n with thousands separators, as people read byte offsets. */
@@ -625,8 +749,10 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
     struct json_object *cell, size_t i, struct room_ipynb_check *ck,
     char **cause)
 {
-	struct json_object	*v, *o;
+	struct json_object	*v;
 	struct proto_outputs	*outs;
+	const msgpack_object	*o;
+	msgpack_unpacked	 u;
 	size_t			 j;
 
 	if (!json_object_object_get_ex(cell, "execution_count", &v))
@@ -639,33 +765,37 @@ room_ipynb_parse_code(struct room_nb *nb, struct room_cell *c,
 		room_nb_warn(nb, (ssize_t)i, c->id, "writes execution_count "
 		    "null", "code cell %zu: execution_count is %s, not a "
 		    "count", i, room_ipynb_kind(v));
-	if (!json_object_object_get_ex(cell, "outputs", &v)) {
+	if ((outs = json_object_get_userdata(cell)) != NULL) {
+		/* Packed as it was read (room_ipynb_prejoin_cell): taken. */
+		proto_outputs_ref(outs);
+		json_object_set_userdata(cell, NULL, NULL);
+	} else if (!json_object_object_get_ex(cell, "outputs", &v)) {
 		room_nb_warn(nb, (ssize_t)i, c->id, "writes an empty outputs "
 		    "list", "code cell %zu has no outputs", i);
 		return (0);
-	}
-	if (!json_object_is_type(v, json_type_array)) {
+	} else if (!json_object_is_type(v, json_type_array)) {
 		xasprintf(cause, "code cell %zu: outputs is %s, not a list", i,
 		    room_ipynb_kind(v));
 		return (-1);
+	} else {
+		/* The JSON edge: kept packed from here (decision 097). */
+		outs = room_ipynb_outputs(v);
+		/* Freed now, so a load's peak holds one form of them. */
+		json_object_object_del(cell, "outputs");
 	}
-	for (j = 0; j < json_object_array_length(v); j++) {
-		o = json_object_array_get_idx(v, j);
-		room_ipynb_rejoin_output(o);
+	msgpack_unpacked_init(&u);
+	for (j = 0; j < outs->n; j++) {
+		if ((o = proto_outputs_get(outs, j, &u)) == NULL)
+			fatalx("%s: an output packed cannot be read", __func__);
 		if (ck != NULL)
 			room_ipynb_check_output(ck, i, c->id, j, o);
-		if (json_object_is_type(o, json_type_object) &&
-		    json_object_object_get_ex(o, "transient", NULL))
+		if (proto_get(o, "transient") != NULL)
 			room_nb_warn(nb, (ssize_t)i, c->id, "drops transient",
 			    "code cell %zu, output %zu: \"transient\" is "
 			    "runtime data that is not saved", i, j);
 	}
-	/* The JSON edge: kept packed from here (decision 097). */
-	outs = room_nb_outputs_new();
-	mpjson_outputs_pack(outs, v);
+	msgpack_unpacked_destroy(&u);
 	room_nb_cell_set_outputs(c, outs);
-	/* Freed now, so a load's peak holds one form of them, not two. */
-	json_object_object_del(cell, "outputs");
 	return (0);
 }
 

@@ -102,7 +102,7 @@ void	room_ipynb_check_notebook(struct room_ipynb_check *,
 void	room_ipynb_check_cell(struct room_ipynb_check *, size_t, const char *,
 	    int, struct json_object *, struct json_object *);
 void	room_ipynb_check_output(struct room_ipynb_check *, size_t,
-	    const char *, size_t, struct json_object *);
+	    const char *, size_t, const msgpack_object *);
 void	room_ipynb_check_done(struct room_ipynb_check *);
 const char	*room_ipynb_kind(struct json_object *);
 
