@@ -1190,6 +1190,9 @@ room_ipynb_convert(struct json_object *root, char **cause)
 			goto fail;
 		if (fix[i] == ROOM_IPYNB_ID_MISSING)
 			nmissing++;
+		/* Taken: freed now (an id to fix is read again below). */
+		if (fix[i] == ROOM_IPYNB_ID_OK)
+			json_object_array_put_idx(cells, i, NULL);
 	}
 	room_ipynb_check_done(&ck);
 	/*
