@@ -33,7 +33,8 @@ tunables=glibc.cpu.x86_rep_movsb_threshold=1000000000
 tunables=$tunables:glibc.cpu.x86_rep_stosb_threshold=1000000000
 count() {
 	rc=0
-	TMPDIR=$T GLIBC_TUNABLES=$tunables valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+	TMPDIR=$T GLIBC_TUNABLES=$tunables valgrind --tool=callgrind \
+	    --callgrind-out-file=/dev/null \
 	    --toggle-collect="guard_case_$1" "$prog" "$1" \
 	    >"$T/out" 2>"$T/err" || rc=$?
 	if [ $rc -ne 0 ]; then
