@@ -25,9 +25,35 @@
 
 #define STORE_SCHEMA_VERSION	1
 
+/*
+ * The statements of every group the writer commits, prepared once: a
+ * prepare parses and plans its SQL, about as much work as the write it
+ * serves (a run's record and its prune, the transaction around them).
+ */
+enum store_stmt {
+	STORE_BEGIN,
+	STORE_COMMIT,
+	STORE_JOURNAL_INSERT,
+	STORE_EXEC_PUT,
+	STORE_EXEC_PRUNE,
+	STORE_NSTMTS
+};
+static const char *const store_stmt_sql[STORE_NSTMTS] = {
+	"BEGIN IMMEDIATE",
+	"COMMIT",
+	"INSERT OR REPLACE INTO journal (notebook_id, seq, op, checksum) "
+	"VALUES (?, ?, ?, ?)",
+	"INSERT OR REPLACE INTO executions (execution_id, notebook_id, "
+	"finished_at, record, checksum) VALUES (?, ?, ?, ?, ?)",
+	/* The newest ?3 of notebook ?1 and all finished at or after ?2. */
+	"DELETE FROM executions WHERE notebook_id = ?1 AND finished_at < ?2 "
+	"AND execution_id NOT IN (SELECT execution_id FROM executions WHERE "
+	"notebook_id = ?1 ORDER BY finished_at DESC LIMIT ?3)",
+};
+
 struct store {
 	sqlite3		*db;
-	sqlite3_stmt	*journal_insert;
+	sqlite3_stmt	*stmt[STORE_NSTMTS];
 	char		*path;		/* <dir>/runtimed.db */
 	char		*damage;	/* what recovery found at open */
 	char		*kept;		/* the damaged copy kept aside */
@@ -98,6 +124,9 @@ static char	*store_keep_copy(const char *, char **);
 static void	store_wal_report(struct store *, const struct store_wal_loss *,
 		    const char *);
 static int	store_init(struct store *, char **);
+static int	store_stmts_prepare(struct store *, char **);
+static void	store_stmts_finalize(struct store *);
+static int	store_stmt_done(struct store *, enum store_stmt, char **);
 static void	store_mark(struct store *, int);
 static int	store_wal_hook(void *, sqlite3 *, const char *, int);
 static void	store_cut_report(struct store *, uint64_t, uint64_t,
@@ -292,15 +321,57 @@ store_init(struct store *st, char **cause)
 		store_exec_sql(st, "ROLLBACK", NULL);
 		return (-1);
 	}
-	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO journal "
-	    "(notebook_id, seq, op, checksum) VALUES (?, ?, ?, ?)", -1,
-	    &st->journal_insert, NULL) != SQLITE_OK) {
-		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
+	if (store_stmts_prepare(st, cause) != 0)
 		return (-1);
-	}
 	/* From here on a clean close checkpoints as usual. */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 	return (0);
+}
+
+/* The writer's statements (store_stmt_sql), once per connection. */
+static int
+store_stmts_prepare(struct store *st, char **cause)
+{
+	size_t	i;
+
+	for (i = 0; i < STORE_NSTMTS; i++) {
+		if (sqlite3_prepare_v3(st->db, store_stmt_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &st->stmt[i], NULL) !=
+		    SQLITE_OK) {
+			xasprintf(cause, "state database: %s",
+			    sqlite3_errmsg(st->db));
+			store_stmts_finalize(st);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Before the connection closes: SQLite keeps it open while any is. */
+static void
+store_stmts_finalize(struct store *st)
+{
+	size_t	i;
+
+	for (i = 0; i < STORE_NSTMTS; i++) {
+		sqlite3_finalize(st->stmt[i]);
+		st->stmt[i] = NULL;
+	}
+}
+
+/* Step a prepared statement that returns no rows, and reset it. */
+static int
+store_stmt_done(struct store *st, enum store_stmt which, char **cause)
+{
+	sqlite3_stmt	*s = st->stmt[which];
+	int		 r;
+
+	r = sqlite3_step(s);
+	if (r != SQLITE_DONE && cause != NULL)
+		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
+	sqlite3_clear_bindings(s);
+	sqlite3_reset(s);
+	return (r == SQLITE_DONE ? 0 : -1);
 }
 
 /* A free name <path>.damaged-<UTC time>[.N] (caller frees). */
@@ -463,8 +534,7 @@ store_rebuild(struct store *st, const char *path, const char *why,
 		goto fail;
 	}
 	sqlite3_close(from);
-	sqlite3_finalize(tmp.journal_insert);
-	tmp.journal_insert = NULL;
+	store_stmts_finalize(&tmp);
 	if (sqlite3_close(tmp.db) != SQLITE_OK) {
 		xasprintf(cause, "cannot close %s", rec);
 		tmp.db = NULL;
@@ -505,7 +575,7 @@ store_rebuild(struct store *st, const char *path, const char *why,
 
 fail:
 	/* Leave the damaged file as it was, for the next start. */
-	sqlite3_finalize(tmp.journal_insert);
+	store_stmts_finalize(&tmp);
 	sqlite3_close(tmp.db);
 	store_unlink(rec, "");
 	store_unlink(rec, "-wal");
@@ -805,7 +875,7 @@ fail:
 		store_wal_loss_clear(&loss);
 	free(kept);
 	free(path);
-	sqlite3_finalize(st->journal_insert);
+	store_stmts_finalize(st);
 	sqlite3_close(st->db);
 	free(st);
 	return (NULL);
@@ -901,13 +971,13 @@ store_set_write_error(struct store *st, const char *cause)
 int
 store_group_begin(struct store *st, char **cause)
 {
-	return (store_exec_sql(st, "BEGIN IMMEDIATE", cause));
+	return (store_stmt_done(st, STORE_BEGIN, cause));
 }
 
 int
 store_group_commit(struct store *st, char **cause)
 {
-	if (store_exec_sql(st, "COMMIT", cause) != 0) {
+	if (store_stmt_done(st, STORE_COMMIT, cause) != 0) {
 		store_rollback(st);
 		return (-1);
 	}
@@ -966,7 +1036,7 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
-	sqlite3_finalize(st->journal_insert);
+	store_stmts_finalize(st);
 	/* Closing checkpoints and removes the log: the mark claims none. */
 	store_mark(st, 0);
 	sqlite3_close(st->db);
@@ -1041,20 +1111,13 @@ int
 store_journal_append(struct store *st, const char *id, uint64_t seq,
     const void *op, size_t len, char **cause)
 {
-	sqlite3_stmt	*s = st->journal_insert;
-	int		 r;
+	sqlite3_stmt	*s = st->stmt[STORE_JOURNAL_INSERT];
 
-	sqlite3_reset(s);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
 	sqlite3_bind_blob64(s, 3, op, len, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 4, store_sum(op, len));
-	r = sqlite3_step(s);
-	if (r != SQLITE_DONE)
-		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
-	sqlite3_clear_bindings(s);
-	sqlite3_reset(s);
-	return (r == SQLITE_DONE ? 0 : -1);
+	return (store_stmt_done(st, STORE_JOURNAL_INSERT, cause));
 }
 
 /* Forget a room and its journal (a saved file-backed room, unloaded). */
@@ -1224,25 +1287,14 @@ int
 store_exec_put(struct store *st, const char *exec_id, const char *nb_id,
     int64_t finished_at, const void *rec, size_t len, char **cause)
 {
-	sqlite3_stmt	*s;
-	int		 r;
+	sqlite3_stmt	*s = st->stmt[STORE_EXEC_PUT];
 
-	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO executions "
-	    "(execution_id, notebook_id, finished_at, record, checksum) "
-	    "VALUES (?, ?, ?, ?, ?)", -1, &s, NULL) != SQLITE_OK) {
-		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
-		return (-1);
-	}
 	sqlite3_bind_text(s, 1, exec_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, nb_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, finished_at);
 	sqlite3_bind_blob64(s, 4, rec, len, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 5, store_sum(rec, len));
-	r = sqlite3_step(s);
-	if (r != SQLITE_DONE)
-		xasprintf(cause, "state database: %s", sqlite3_errmsg(st->db));
-	sqlite3_finalize(s);
-	return (r == SQLITE_DONE ? 0 : -1);
+	return (store_stmt_done(st, STORE_EXEC_PUT, cause));
 }
 
 /*
@@ -1323,20 +1375,14 @@ int
 store_exec_prune(struct store *st, const char *nb_id, int keep,
     int64_t since)
 {
-	sqlite3_stmt	*s;
-	int		 r;
+	sqlite3_stmt	*s = st->stmt[STORE_EXEC_PRUNE];
 
-	if (sqlite3_prepare_v2(st->db, "DELETE FROM executions WHERE "
-	    "notebook_id = ?1 AND finished_at < ?2 AND execution_id NOT IN "
-	    "(SELECT execution_id FROM executions WHERE notebook_id = ?1 "
-	    "ORDER BY finished_at DESC LIMIT ?3)", -1, &s, NULL) != SQLITE_OK)
-		return (-1);
-	sqlite3_bind_text(s, 1, nb_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 1, nb_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, since);
 	sqlite3_bind_int(s, 3, keep);
-	r = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return (r == SQLITE_DONE ? sqlite3_changes(st->db) : -1);
+	if (store_stmt_done(st, STORE_EXEC_PRUNE, NULL) != 0)
+		return (-1);
+	return (sqlite3_changes(st->db));
 }
 
 /*
