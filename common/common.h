@@ -373,6 +373,35 @@ struct json_object	*mpjson_parse(const char *, size_t, char **);
 /* jsonget.c: a JSON object's member, read as the type expected. */
 const char	*jsonget_str(struct json_object *, const char *, const char *);
 
+/*
+ * mpvalue.c: one JSON value kept as the bytes mpjson_pack writes of it
+ * (decision 101); len 0: absent.
+ */
+struct mpvalue {
+	char	*ptr;
+	size_t	 len;
+};
+void			 mpvalue_free(struct mpvalue *);
+void			 mpvalue_set_json(struct mpvalue *,
+			     struct json_object *);
+void			 mpvalue_set_obj(struct mpvalue *,
+			     const msgpack_object *);
+void			 mpvalue_set_bytes(struct mpvalue *, const char *,
+			     size_t);
+void			 mpvalue_copy(struct mpvalue *,
+			     const struct mpvalue *);
+void			 mpvalue_pack(msgpack_packer *, const struct mpvalue *);
+const msgpack_object	*mpvalue_view(const struct mpvalue *,
+			     msgpack_unpacked *);
+struct json_object	*mpvalue_json(const struct mpvalue *);
+int			 mpvalue_merge(struct mpvalue *,
+			     const msgpack_object *);
+void			 mpvalue_del(struct mpvalue *, const char *const *);
+const msgpack_object	*mpvalue_get(const msgpack_object *,
+			     const msgpack_object *);
+int			 mpvalue_equal(const msgpack_object *,
+			     const msgpack_object *);
+
 /* jsonrpc.c: one JSON-RPC message, its id kept as sent. */
 struct json_object	*jsonrpc_parse(const char *, size_t, size_t *,
 			     size_t *, int *, char **);

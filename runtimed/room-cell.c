@@ -74,18 +74,45 @@ room_cell_tee_write(void *data, const char *buf, size_t len)
 static size_t
 room_cell_nfields(const struct room_cell *c)
 {
-	return (6 + (c->attachments != NULL) + (c->extra != NULL) +
+	return (6 + (c->attachments.len != 0) + (c->extra.len != 0) +
 	    ((c->flags & ROOM_CELL_NO_SOURCE) != 0) + (c->by != NULL));
+}
+
+/*
+ * Under RUNTIMED_CHECK_CELL_CACHE: a value kept packed is the bytes
+ * mpjson_pack gives of its json-c form, the form it had before decision
+ * 101 (so versions and files are as they were).
+ */
+static void
+room_cell_check_value(const struct room_cell *c, const char *what,
+    const struct mpvalue *v)
+{
+	struct json_object	*j;
+	struct mpvalue		 again = { NULL, 0 };
+
+	j = mpvalue_json(v);
+	mpvalue_set_json(&again, j);
+	json_object_put(j);
+	if (again.len != v->len || (v->len != 0 &&
+	    memcmp(again.ptr, v->ptr, v->len) != 0))
+		fatalx("cell %s: %s kept as %zu bytes that json-c packs as %zu "
+		    "other ones", c->id, what, v->len, again.len);
+	mpvalue_free(&again);
 }
 
 static void
 room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 {
+	if (room_cell_checking()) {
+		room_cell_check_value(c, "metadata", &c->metadata);
+		room_cell_check_value(c, "attachments", &c->attachments);
+		room_cell_check_value(c, "extra", &c->extra);
+	}
 	proto_pack_str(pk, "cell_id", c->id);
 	proto_pack_str(pk, "cell_type", room_nb_cell_type_name(c));
 	proto_pack_strn(pk, "source", c->source, c->source_len);
 	proto_pack_key(pk, "metadata");
-	mpjson_pack(pk, c->metadata);
+	mpvalue_pack(pk, &c->metadata);
 	if (c->execution_count >= 0)
 		proto_pack_int(pk, "execution_count", c->execution_count);
 	else
@@ -95,13 +122,13 @@ room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 		proto_outputs_pack(pk, c->outputs);
 	else
 		msgpack_pack_array(pk, 0);
-	if (c->attachments != NULL) {
+	if (c->attachments.len != 0) {
 		proto_pack_key(pk, "attachments");
-		mpjson_pack(pk, c->attachments);
+		mpvalue_pack(pk, &c->attachments);
 	}
-	if (c->extra != NULL) {
+	if (c->extra.len != 0) {
 		proto_pack_key(pk, "extra");
-		mpjson_pack(pk, c->extra);
+		mpvalue_pack(pk, &c->extra);
 	}
 	if (c->flags & ROOM_CELL_NO_SOURCE)
 		proto_pack_bool(pk, "no_source", 1);
@@ -252,14 +279,14 @@ room_cell_seen(struct room_cell *c)
 	proto_pack_str(&pk, "cell_type", room_nb_cell_type_name(c));
 	proto_pack_strn(&pk, "source", c->source, c->source_len);
 	proto_pack_key(&pk, "metadata");
-	mpjson_pack(&pk, c->metadata);
-	if (c->attachments != NULL) {
+	mpvalue_pack(&pk, &c->metadata);
+	if (c->attachments.len != 0) {
 		proto_pack_key(&pk, "attachments");
-		mpjson_pack(&pk, c->attachments);
+		mpvalue_pack(&pk, &c->attachments);
 	}
-	if (c->extra != NULL) {
+	if (c->extra.len != 0) {
 		proto_pack_key(&pk, "extra");
-		mpjson_pack(&pk, c->extra);
+		mpvalue_pack(&pk, &c->extra);
 	}
 	msgpack_pack_int(&pk, (c->flags & ROOM_CELL_NO_SOURCE) != 0);
 	if (h != c->edit_hash || c->nseen == 0) {

@@ -84,6 +84,20 @@ static struct room_ipynb_key	*room_ipynb_write_merge_keys(
 		    const char *const *, struct json_object *, size_t *);
 static void	room_ipynb_write_attachments(struct room_ipynb_out *,
 		    struct json_object *);
+static struct room_ipynb_key	*room_ipynb_write_merge_mkeys(
+		    const char *const *, const msgpack_object *, size_t *);
+static void	room_ipynb_write_kept(struct room_ipynb_out *,
+		    const msgpack_object *, int);
+static void	room_ipynb_write_mmetadata(struct room_ipynb_out *,
+		    const struct mpvalue *, int);
+static void	room_ipynb_write_mattachments(struct room_ipynb_out *,
+		    const msgpack_object *);
+static void	room_ipynb_write_cell_json(struct room_ipynb_out *,
+		    struct room_cell *, struct json_object *,
+		    struct json_object *, struct json_object *);
+static void	room_ipynb_write_cell_new(struct room_ipynb_out *,
+		    struct room_cell *);
+static void	room_ipynb_write_cell_check(struct room_cell *);
 static void	room_ipynb_write_cell(struct room_ipynb_out *,
 		    struct room_cell *);
 static void	room_ipynb_write_nb(struct room_ipynb_out *, struct room_nb *);
@@ -969,15 +983,23 @@ room_ipynb_write_skipping(struct room_ipynb_out *o, struct json_object *obj,
  * them.  An entry's extra flag says where its value is.  Caller frees.
  */
 struct room_ipynb_key {
-	const char	*key;
-	int		 extra;
+	const char		*key;	/* no NUL in its len bytes */
+	size_t			 len;
+	int			 extra;
+	const msgpack_object	*val;	/* a packed extra's value */
 };
 
+/* strcmp's order, of keys that hold no NUL. */
 static int
 room_ipynb_write_mkey_cmp(const void *a, const void *b)
 {
-	return (strcmp(((const struct room_ipynb_key *)a)->key,
-	    ((const struct room_ipynb_key *)b)->key));
+	const struct room_ipynb_key	*ka = a, *kb = b;
+	int				 c;
+
+	if ((c = memcmp(ka->key, kb->key, ka->len < kb->len ? ka->len :
+	    kb->len)) != 0)
+		return (c);
+	return (ka->len < kb->len ? -1 : ka->len > kb->len);
 }
 
 static struct room_ipynb_key *
@@ -994,18 +1016,137 @@ room_ipynb_write_merge_keys(const char *const *known, struct json_object *extra,
 	keys = xreallocarray(NULL, cap + 1, sizeof *keys);
 	for (; known[n] != NULL; n++) {
 		keys[n].key = known[n];
+		keys[n].len = strlen(known[n]);
 		keys[n].extra = 0;
 	}
 	if (extra != NULL) {
 		json_object_object_foreach(extra, key, val) {
 			(void)val;
 			keys[n].key = key;
+			keys[n].len = strlen(key);
 			keys[n++].extra = 1;
 		}
 	}
 	qsort(keys, n, sizeof *keys, room_ipynb_write_mkey_cmp);
 	*np = n;
 	return (keys);
+}
+
+/* room_ipynb_write_merge_keys with a packed extra (a plain map). */
+static struct room_ipynb_key *
+room_ipynb_write_merge_mkeys(const char *const *known,
+    const msgpack_object *extra, size_t *np)
+{
+	struct room_ipynb_key	*keys;
+	size_t			 n = 0, cap;
+	uint32_t		 i;
+
+	for (cap = 0; known[cap] != NULL; cap++)
+		;
+	if (extra != NULL)
+		cap += extra->via.map.size;
+	keys = xreallocarray(NULL, cap + 1, sizeof *keys);
+	for (; known[n] != NULL; n++) {
+		keys[n].key = known[n];
+		keys[n].len = strlen(known[n]);
+		keys[n].extra = 0;
+		keys[n].val = NULL;
+	}
+	for (i = 0; extra != NULL && i < extra->via.map.size; i++) {
+		keys[n].key = extra->via.map.ptr[i].key.via.str.ptr;
+		keys[n].len = extra->via.map.ptr[i].key.via.str.size;
+		keys[n].extra = 1;
+		keys[n++].val = &extra->via.map.ptr[i].val;
+	}
+	qsort(keys, n, sizeof *keys, room_ipynb_write_mkey_cmp);
+	*np = n;
+	return (keys);
+}
+
+/* A kept value from its view, or through json-c when not inline. */
+static void
+room_ipynb_write_kept(struct room_ipynb_out *o, const msgpack_object *v,
+    int level)
+{
+	struct json_object	*j;
+
+	if (mpjson_inline(v, 1)) {
+		room_ipynb_write_mvalue(o, v, level);
+		return;
+	}
+	j = mpjson_unpack(v);
+	room_ipynb_write_value(o, j, level);
+	json_object_put(j);
+}
+
+/* A cell's metadata minus "trusted", from its view. */
+static void
+room_ipynb_write_mmetadata(struct room_ipynb_out *o,
+    const struct mpvalue *md, int level)
+{
+	static const char *const skip[] = { "trusted", NULL };
+	const msgpack_object_kv	**kv;
+	struct json_object	 *j;
+	msgpack_unpacked	  u;
+	const msgpack_object	 *v;
+	size_t			  n, i;
+
+	msgpack_unpacked_init(&u);
+	if ((v = mpvalue_view(md, &u)) == NULL ||
+	    v->type != MSGPACK_OBJECT_MAP)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else if (!mpjson_inline(v, 0)) {
+		j = mpjson_unpack(v);
+		room_ipynb_write_skipping(o, j, skip, level);
+		json_object_put(j);
+	} else {
+		kv = room_ipynb_write_kvs(v, "trusted", &n);
+		if (n == 0)
+			room_ipynb_write_bytes(o, "{}", 2);
+		else {
+			room_ipynb_write_char(o, '{');
+			for (i = 0; i < n; i++) {
+				room_ipynb_write_mkey(o, &kv[i]->key, level,
+				    i == 0);
+				room_ipynb_write_mvalue(o, &kv[i]->val,
+				    level + 1);
+			}
+			room_ipynb_write_indent(o, level);
+			room_ipynb_write_char(o, '}');
+		}
+		free(kv);
+	}
+	msgpack_unpacked_destroy(&u);
+}
+
+/* A cell's attachments (a map), from their view: each a mime bundle. */
+static void
+room_ipynb_write_mattachments(struct room_ipynb_out *o,
+    const msgpack_object *a)
+{
+	const msgpack_object_kv	**kv;
+	struct json_object	 *j;
+	size_t			  n, i;
+
+	if (!mpjson_inline(a, 0)) {
+		j = mpjson_unpack(a);
+		room_ipynb_write_attachments(o, j);
+		json_object_put(j);
+		return;
+	}
+	kv = room_ipynb_write_kvs(a, NULL, &n);
+	if (n == 0)
+		room_ipynb_write_bytes(o, "{}", 2);
+	else {
+		room_ipynb_write_char(o, '{');
+		for (i = 0; i < n; i++) {
+			room_ipynb_write_mkey(o, &kv[i]->key, 3, i == 0);
+			room_ipynb_write_mbundle(o, &kv[i]->val, 4);
+		}
+		room_ipynb_write_indent(o, 3);
+		room_ipynb_write_char(o, '}');
+	}
+	free(kv);
 }
 
 /* A cell's attachments: each a mime bundle. */
@@ -1031,9 +1172,14 @@ room_ipynb_write_attachments(struct room_ipynb_out *o, struct json_object *a)
 	free(keys);
 }
 
-/* One cell: its modelled keys and its kept ones, in sorted order. */
+/*
+ * The cell as written from json-c before decision 101, under
+ * RUNTIMED_CHECK_CELL_CACHE the reference the packed writer is compared to.
+ */
 static void
-room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
+room_ipynb_write_cell_json(struct room_ipynb_out *o, struct room_cell *c,
+    struct json_object *metadata, struct json_object *attachments,
+    struct json_object *extra)
 {
 	static const char *const skip[] = { "trusted", NULL };
 	struct room_ipynb_key	*keys;
@@ -1041,8 +1187,8 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 	char			 num[32];
 	size_t			 n = 0, i;
 
-	if (c->attachments != NULL &&
-	    json_object_is_type(c->attachments, json_type_object))
+	if (attachments != NULL &&
+	    json_object_is_type(attachments, json_type_object))
 		known[n++] = "attachments";
 	known[n++] = "cell_type";
 	if (c->type == ROOM_CELL_CODE)
@@ -1054,7 +1200,7 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 	if (!(c->flags & ROOM_CELL_NO_SOURCE))
 		known[n++] = "source";
 	known[n] = NULL;
-	keys = room_ipynb_write_merge_keys(known, c->extra, &n);
+	keys = room_ipynb_write_merge_keys(known, extra, &n);
 
 	room_ipynb_write_char(o, '{');
 	for (i = 0; i < n; i++) {
@@ -1062,9 +1208,9 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 		room_ipynb_write_key(o, k, 2, i == 0);
 		if (keys[i].extra)
 			room_ipynb_write_value(o,
-			    json_object_object_get(c->extra, k), 3);
+			    json_object_object_get(extra, k), 3);
 		else if (strcmp(k, "attachments") == 0)
-			room_ipynb_write_attachments(o, c->attachments);
+			room_ipynb_write_attachments(o, attachments);
 		else if (strcmp(k, "cell_type") == 0)
 			room_ipynb_write_string(o, room_nb_cell_type_name(c),
 			    strlen(room_nb_cell_type_name(c)));
@@ -1079,7 +1225,7 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 		} else if (strcmp(k, "id") == 0)
 			room_ipynb_write_string(o, c->id, strlen(c->id));
 		else if (strcmp(k, "metadata") == 0)
-			room_ipynb_write_skipping(o, c->metadata, skip, 3);
+			room_ipynb_write_skipping(o, metadata, skip, 3);
 		else if (strcmp(k, "outputs") == 0)
 			room_ipynb_write_packed(o, c->outputs);
 		else if (strcmp(k, "source") == 0)
@@ -1088,6 +1234,118 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 	free(keys);
 	room_ipynb_write_indent(o, 2);
 	room_ipynb_write_char(o, '}');
+}
+
+/* One cell: its modelled keys and its kept ones, in sorted order. */
+static void
+room_ipynb_write_cell_new(struct room_ipynb_out *o, struct room_cell *c)
+{
+	struct room_ipynb_key	*keys;
+	msgpack_unpacked	 ua, ux;
+	const msgpack_object	*att, *extra;
+	const char		*known[8], *k;
+	char			 num[32];
+	size_t			 n = 0, i;
+
+	msgpack_unpacked_init(&ua);
+	msgpack_unpacked_init(&ux);
+	if ((att = mpvalue_view(&c->attachments, &ua)) != NULL &&
+	    att->type != MSGPACK_OBJECT_MAP)
+		att = NULL;
+	if ((extra = mpvalue_view(&c->extra, &ux)) != NULL &&
+	    extra->type != MSGPACK_OBJECT_MAP)
+		extra = NULL;
+	if (att != NULL)
+		known[n++] = "attachments";
+	known[n++] = "cell_type";
+	if (c->type == ROOM_CELL_CODE)
+		known[n++] = "execution_count";
+	known[n++] = "id";
+	known[n++] = "metadata";
+	if (c->type == ROOM_CELL_CODE)
+		known[n++] = "outputs";
+	if (!(c->flags & ROOM_CELL_NO_SOURCE))
+		known[n++] = "source";
+	known[n] = NULL;
+	keys = room_ipynb_write_merge_mkeys(known, extra, &n);
+
+	room_ipynb_write_char(o, '{');
+	for (i = 0; i < n; i++) {
+		k = keys[i].key;
+		if (keys[i].extra) {
+			if (i != 0)
+				room_ipynb_write_char(o, ',');
+			room_ipynb_write_indent(o, 3);
+			room_ipynb_write_string(o, k, keys[i].len);
+			room_ipynb_write_bytes(o, ": ", 2);
+			room_ipynb_write_kept(o, keys[i].val, 3);
+			continue;
+		}
+		room_ipynb_write_key(o, k, 2, i == 0);
+		if (strcmp(k, "attachments") == 0)
+			room_ipynb_write_mattachments(o, att);
+		else if (strcmp(k, "cell_type") == 0)
+			room_ipynb_write_string(o, room_nb_cell_type_name(c),
+			    strlen(room_nb_cell_type_name(c)));
+		else if (strcmp(k, "execution_count") == 0) {
+			if (c->execution_count < 0)
+				room_ipynb_write_bytes(o, "null", 4);
+			else {
+				snprintf(num, sizeof num, "%lld",
+				    (long long)c->execution_count);
+				room_ipynb_write_str(o, num);
+			}
+		} else if (strcmp(k, "id") == 0)
+			room_ipynb_write_string(o, c->id, strlen(c->id));
+		else if (strcmp(k, "metadata") == 0)
+			room_ipynb_write_mmetadata(o, &c->metadata, 3);
+		else if (strcmp(k, "outputs") == 0)
+			room_ipynb_write_packed(o, c->outputs);
+		else if (strcmp(k, "source") == 0)
+			room_ipynb_write_lines(o, c->source, c->source_len, 3);
+	}
+	free(keys);
+	msgpack_unpacked_destroy(&ua);
+	msgpack_unpacked_destroy(&ux);
+	room_ipynb_write_indent(o, 2);
+	room_ipynb_write_char(o, '}');
+}
+
+static void
+room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
+{
+	room_ipynb_write_cell_new(o, c);
+	if (room_cell_checking())
+		room_ipynb_write_cell_check(c);
+}
+
+/*
+ * Under RUNTIMED_CHECK_CELL_CACHE: the cell written from its packed
+ * values is the text the json-c writer gives of their json-c forms.
+ */
+static void
+room_ipynb_write_cell_check(struct room_cell *c)
+{
+	struct room_ipynb_out	 a, b;
+	struct json_object	*md, *att, *extra;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.fd = b.fd = -1;
+	md = mpvalue_json(&c->metadata);
+	att = mpvalue_json(&c->attachments);
+	extra = mpvalue_json(&c->extra);
+	room_ipynb_write_cell_new(&a, c);
+	room_ipynb_write_cell_json(&b, c, md, att, extra);
+	if (a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0)
+		fatalx("cell %s: written from its packed values as %.*s, "
+		    "from json-c as %.*s", c->id, (int)a.len, a.buf,
+		    (int)b.len, b.buf);
+	json_object_put(md);
+	json_object_put(att);
+	json_object_put(extra);
+	free(a.buf);
+	free(b.buf);
 }
 
 /* The notebook as nbformat.write writes it, trailing newline included. */

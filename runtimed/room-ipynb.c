@@ -816,7 +816,8 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
     size_t i, struct room_ipynb_check *ck, enum room_ipynb_idfix *fix,
     char **cause)
 {
-	struct json_object	*v, *src = NULL;
+	struct json_object	*v, *src = NULL, *md = NULL, *att = NULL;
+	struct json_object	*extra = NULL;
 	struct room_cell	*c;
 	const char		*str;
 	size_t			 len, j;
@@ -852,7 +853,7 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 			return (-1);
 		}
 		if (src == NULL) {
-			room_ipynb_keep(&c->extra, "source", v);
+			room_ipynb_keep(&extra, "source", v);
 			c->flags |= ROOM_CELL_NO_SOURCE;
 		}
 	} else if (c->type == ROOM_CELL_UNKNOWN)
@@ -896,11 +897,11 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 	else if (!json_object_is_type(v, json_type_object)) {
 		xasprintf(cause, "cell %zu: metadata is %s, not an object", i,
 		    room_ipynb_kind(v));
+		json_object_put(extra);
 		return (-1);
 	} else {
-		json_object_put(c->metadata);
-		c->metadata = json_object_get(v);
 		json_object_object_del(v, "trusted");
+		md = v;
 	}
 	if (json_object_object_get_ex(cell, "attachments", &v)) {
 		if (json_object_is_type(v, json_type_object)) {
@@ -908,25 +909,35 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 				(void)akey;
 				room_ipynb_rejoin_bundle(aval);
 			}
-			c->attachments = json_object_get(v);
+			att = v;
 		} else {
-			room_ipynb_keep(&c->extra, "attachments", v);
+			room_ipynb_keep(&extra, "attachments", v);
 			room_nb_warn(nb, (ssize_t)i, c->id, NULL, "cell %zu: "
 			    "attachments is %s, not an object", i,
 			    room_ipynb_kind(v));
 		}
 	}
 	if (ck != NULL)
-		room_ipynb_check_cell(ck, i, c->id, c->type, c->metadata,
-		    c->attachments);
+		room_ipynb_check_cell(ck, i, c->id, c->type, md, att);
+	/* The JSON edge: kept packed from here (decision 101). */
+	if (md != NULL) {
+		mpvalue_set_json(&c->metadata, md);
+		json_object_object_del(cell, "metadata");
+	}
+	if (att != NULL) {
+		mpvalue_set_json(&c->attachments, att);
+		json_object_object_del(cell, "attachments");
+	}
 	if (c->type == ROOM_CELL_CODE &&
-	    room_ipynb_parse_code(nb, c, cell, i, ck, cause) != 0)
+	    room_ipynb_parse_code(nb, c, cell, i, ck, cause) != 0) {
+		json_object_put(extra);
 		return (-1);
+	}
 
 	json_object_object_foreach(cell, key, val) {
 		if (room_nb_cell_known_key(c, key))
 			continue;
-		room_ipynb_keep(&c->extra, key, val);
+		room_ipynb_keep(&extra, key, val);
 		if (strict && c->type != ROOM_CELL_UNKNOWN)
 			room_nb_warn(nb, (ssize_t)i, c->id, NULL, "cell %zu: "
 			    "\"%s\" is not a key of a %s cell in nbformat "
@@ -934,6 +945,8 @@ room_ipynb_parse_cell(struct room_nb *nb, struct json_object *cell,
 			    c->type_name : room_nb_type_name(c->type),
 			    nb->nbformat, nb->nbformat_minor);
 	}
+	mpvalue_set_json(&c->extra, extra);
+	json_object_put(extra);
 	return (0);
 }
 

@@ -191,18 +191,16 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 		if ((s = proto_get_str(co, "cell_id", &len)) != NULL &&
 		    room_nb_valid_id(s, len))
 			room_nb_cell_set_id(nb, c, s, len);
-		if ((v = proto_get_map(co, "metadata")) != NULL) {
-			json_object_put(c->metadata);
-			c->metadata = mpjson_unpack(v);
-		}
+		if ((v = proto_get_map(co, "metadata")) != NULL)
+			mpvalue_set_obj(&c->metadata, v);
 		if (proto_get_int(co, "execution_count", &n) == 0)
 			room_nb_cell_set_count(c, n);
 		if (c->type == ROOM_CELL_CODE)
 			room_journal_set_outputs(c, proto_get(co, "outputs"));
 		if ((v = proto_get_map(co, "attachments")) != NULL)
-			c->attachments = mpjson_unpack(v);
+			mpvalue_set_obj(&c->attachments, v);
 		if ((v = proto_get_map(co, "extra")) != NULL)
-			c->extra = mpjson_unpack(v);
+			mpvalue_set_obj(&c->extra, v);
 		if (proto_get_bool(co, "no_source", &flag) == 0 && flag)
 			c->flags |= ROOM_CELL_NO_SOURCE;
 		c->by = room_author_unpack(proto_get_map(co, "by"));

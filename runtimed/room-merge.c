@@ -75,6 +75,7 @@ static const char *const room_merge_kind_names[] = {
 static struct room_merge	*room_merge_get(struct room *);
 static uint64_t	room_merge_fnv(uint64_t, const void *, size_t);
 static uint64_t	room_merge_json(uint64_t, struct json_object *);
+static uint64_t	room_merge_value(uint64_t, const struct mpvalue *);
 static uint64_t	room_merge_mp(uint64_t, const msgpack_object *);
 static uint64_t	room_merge_obj(uint64_t, const msgpack_object *);
 static int	room_merge_keycmp(const void *, const void *);
@@ -281,6 +282,32 @@ room_merge_obj(uint64_t h, const msgpack_object *v)
 	return (h);
 }
 
+/*
+ * A value kept packed (decision 101): room_merge_json's hash of its json-c
+ * form, over its view when it holds no JSON text.
+ */
+static uint64_t
+room_merge_value(uint64_t h, const struct mpvalue *val)
+{
+	struct json_object	*j;
+	msgpack_unpacked	 u;
+	const msgpack_object	*v;
+
+	if (val->len == 0)
+		return (room_merge_json(h, NULL));
+	msgpack_unpacked_init(&u);
+	v = mpvalue_view(val, &u);
+	if (mpjson_inline(v, 0))
+		h = room_merge_mp(h, v);
+	else {
+		j = mpjson_unpack(v);
+		h = room_merge_json(h, j);
+		json_object_put(j);
+	}
+	msgpack_unpacked_destroy(&u);
+	return (h);
+}
+
 /* What a person edits of a cell: type, source, metadata, the rest. */
 uint64_t
 room_merge_hash_in(struct room_cell *c)
@@ -292,9 +319,9 @@ room_merge_hash_in(struct room_cell *c)
 	h = room_merge_fnv(h, &c->source_len, sizeof c->source_len);
 	if (c->source_len > 0)
 		h = room_merge_fnv(h, c->source, c->source_len);
-	h = room_merge_json(h, c->metadata);
-	h = room_merge_json(h, c->attachments);
-	return (room_merge_json(h, c->extra));
+	h = room_merge_value(h, &c->metadata);
+	h = room_merge_value(h, &c->attachments);
+	return (room_merge_value(h, &c->extra));
 }
 
 /* What a run writes: the execution count and the outputs. */
@@ -807,8 +834,8 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 				    rc->id, ROOM_CHANGE_CELLS);
 				wrote = 1;
 			}
-			if (room_merge_json(1, dc->metadata) !=
-			    room_merge_json(1, rc->metadata))
+			if (room_merge_value(1, &dc->metadata) !=
+			    room_merge_value(1, &rc->metadata))
 				room_merge_note(&a, PROTO_CHANGE_METADATA,
 				    rc->id, ROOM_CHANGE_CELLS);
 			room_merge_swap_input(rc, dc);
@@ -1060,7 +1087,7 @@ room_merge_pack(struct room *r, msgpack_packer *pk)
 			len = ROOM_CONFLICT_SOURCE_MAX;
 		proto_pack_strn(pk, "source", c->disk->source, len);
 		proto_pack_key(pk, "metadata");
-		mpjson_pack(pk, c->disk->metadata);
+		mpvalue_pack(pk, &c->disk->metadata);
 		if (c->disk->source_len > ROOM_CONFLICT_SOURCE_MAX)
 			proto_pack_bool(pk, "source_truncated", 1);
 	}
@@ -1071,37 +1098,40 @@ static void
 room_merge_pack_md(msgpack_packer *pk, const void *arg)
 {
 	const struct room_merge_md	*md = arg;
-	struct room_cell		*d = md->disk, *room = md->room;
-	size_t				 n = 0;
+	msgpack_unpacked		 ud, ur;
+	const msgpack_object		*d, *room = NULL;
+	msgpack_object			 none;
+	size_t				 n;
+	uint32_t			 i;
 
+	msgpack_unpacked_init(&ud);
+	msgpack_unpacked_init(&ur);
+	memset(&none, 0, sizeof none);
+	none.type = MSGPACK_OBJECT_MAP;
+	if ((d = mpvalue_view(&md->disk->metadata, &ud)) == NULL ||
+	    d->type != MSGPACK_OBJECT_MAP)
+		d = &none;
+	if (md->room != NULL &&
+	    ((room = mpvalue_view(&md->room->metadata, &ur)) == NULL ||
+	    room->type != MSGPACK_OBJECT_MAP))
+		room = NULL;
 	/* Replaces the room's: keys only the room has are deleted. */
-	json_object_object_foreach(d->metadata, k1, v1) {
-		(void)k1;
-		(void)v1;
-		n++;
-	}
-	if (room != NULL) {
-		json_object_object_foreach(room->metadata, k2, v2) {
-			(void)v2;
-			if (!json_object_object_get_ex(d->metadata, k2, NULL))
-				n++;
-		}
-	}
+	n = d->via.map.size;
+	for (i = 0; room != NULL && i < room->via.map.size; i++)
+		n += mpvalue_get(d, &room->via.map.ptr[i].key) == NULL;
 	msgpack_pack_map(pk, n);
-	json_object_object_foreach(d->metadata, k3, v3) {
-		proto_pack_key(pk, k3);
-		mpjson_pack(pk, v3);
+	for (i = 0; i < d->via.map.size; i++) {
+		msgpack_pack_object(pk, d->via.map.ptr[i].key);
+		msgpack_pack_object(pk, d->via.map.ptr[i].val);
 	}
-	if (room != NULL) {
-		json_object_object_foreach(room->metadata, k4, v4) {
-			(void)v4;
-			if (!json_object_object_get_ex(d->metadata, k4,
-			    NULL)) {
-				proto_pack_key(pk, k4);
-				msgpack_pack_nil(pk);
-			}
-		}
+	for (i = 0; room != NULL && i < room->via.map.size; i++) {
+		if (mpvalue_get(d, &room->via.map.ptr[i].key) != NULL)
+			continue;
+		msgpack_pack_object(pk, room->via.map.ptr[i].key);
+		msgpack_pack_nil(pk);
 	}
+	msgpack_unpacked_destroy(&ud);
+	msgpack_unpacked_destroy(&ur);
 }
 
 /* The file's version d as an insert's or edit's fields (of room's). */

@@ -266,7 +266,7 @@ room_nb_cell_new(enum room_cell_type type, const char *id, const char *src,
 	memcpy(c->source, src, srclen);
 	c->source[srclen] = '\0';
 	c->source_len = srclen;
-	c->metadata = json_object_new_object();
+	mpvalue_set_bytes(&c->metadata, "\x80", 1);	/* {} */
 	c->execution_count = -1;
 	if (type == ROOM_CELL_CODE)
 		c->outputs = room_nb_outputs_new();
@@ -348,10 +348,10 @@ room_nb_cell_free(struct room_cell *c)
 	free(c->id);
 	free(c->type_name);
 	free(c->source);
-	json_object_put(c->metadata);
+	mpvalue_free(&c->metadata);
 	proto_outputs_unref(c->outputs);
-	json_object_put(c->attachments);
-	json_object_put(c->extra);
+	mpvalue_free(&c->attachments);
+	mpvalue_free(&c->extra);
 	room_cell_touch(c);
 	pydefuse_free(c->defuse);
 	room_author_unref(c->by);
@@ -369,26 +369,21 @@ room_nb_cell_rescan(struct room_cell *c)
 	c->defuse = NULL;
 }
 
-/* A copy that shares nothing mutable except the outputs list. */
+/* A copy that shares nothing but the outputs list (copy on write). */
 static struct room_cell *
 room_nb_cell_clone(const struct room_cell *c)
 {
 	struct room_cell	*n;
 
 	n = room_nb_cell_new(c->type, c->id, c->source, c->source_len);
-	json_object_put(n->metadata);
-	n->metadata = NULL;
-	if (json_object_deep_copy(c->metadata, &n->metadata, NULL) != 0)
-		n->metadata = json_object_new_object();
+	mpvalue_copy(&n->metadata, &c->metadata);
 	n->execution_count = c->execution_count;
 	proto_outputs_unref(n->outputs);
 	n->outputs = proto_outputs_ref(c->outputs);
-	n->attachments = json_object_get(c->attachments);
+	mpvalue_copy(&n->attachments, &c->attachments);
 	if (c->type_name != NULL)
 		n->type_name = xstrdup(c->type_name);
-	if (c->extra != NULL &&
-	    json_object_deep_copy(c->extra, &n->extra, NULL) != 0)
-		fatalx("json_object_deep_copy failed");
+	mpvalue_copy(&n->extra, &c->extra);
 	n->flags = c->flags;
 	n->by = c->by;
 	room_author_ref(n->by);
@@ -521,12 +516,9 @@ room_nb_cell_known_key(const struct room_cell *c, const char *key)
 static void
 room_nb_cell_clear(struct room_cell *c)
 {
-	json_object_put(c->metadata);
-	c->metadata = json_object_new_object();
-	json_object_put(c->attachments);
-	c->attachments = NULL;
-	json_object_put(c->extra);
-	c->extra = NULL;
+	mpvalue_set_bytes(&c->metadata, "\x80", 1);	/* {} */
+	mpvalue_free(&c->attachments);
+	mpvalue_free(&c->extra);
 	c->flags = 0;
 	free(c->source);
 	c->source = xstrdup("");
@@ -556,17 +548,16 @@ room_nb_type_parse(const char *s, size_t len, enum room_cell_type *type)
 static void
 room_nb_cell_set_type(struct room_cell *c, enum room_cell_type type)
 {
+	static const char *const code[] = { "outputs", "execution_count",
+	    NULL };
+
 	if (c->type == type)
 		return;
 	free(c->type_name);
 	c->type_name = NULL;
-	if (c->extra != NULL && type == ROOM_CELL_CODE) {
-		json_object_object_del(c->extra, "outputs");
-		json_object_object_del(c->extra, "execution_count");
-	}
 	if (type == ROOM_CELL_CODE) {
-		json_object_put(c->attachments);
-		c->attachments = NULL;
+		mpvalue_del(&c->extra, code);
+		mpvalue_free(&c->attachments);
 		c->outputs = room_nb_outputs_new();
 	} else {
 		proto_outputs_unref(c->outputs);
@@ -1006,7 +997,7 @@ room_nb_batch_mint(struct room_nb_batch *b, char id[9])
 	} while (room_nb_batch_find(b, id, 8) != NULL);
 }
 
-/* Shallow-merge a metadata map into a cell's metadata; null deletes. */
+/* Shallow-merge a metadata map into the notebook's; null deletes. */
 static int
 room_nb_merge(struct json_object *dst, const msgpack_object *src)
 {
@@ -1212,7 +1203,7 @@ room_nb_op_insert(struct room_nb_edit *ed)
 		free(c->id);
 		c->id = xstrndup(id->via.str.ptr, id->via.str.size);
 	}
-	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0) {
+	if (ed->md != NULL && mpvalue_merge(&c->metadata, ed->md) != 0) {
 		room_nb_cell_free(c);
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "bad metadata"));
@@ -1255,7 +1246,7 @@ room_nb_op_edit(struct room_nb_edit *ed)
 	/* Replaced whole: nothing of the unknown cell stays. */
 	if (c->type == ROOM_CELL_UNKNOWN)
 		room_nb_cell_clear(c);
-	if (ed->md != NULL && room_nb_merge(c->metadata, ed->md) != 0)
+	if (ed->md != NULL && mpvalue_merge(&c->metadata, ed->md) != 0)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "bad metadata"));
 	room_cell_touch(c);

@@ -168,7 +168,7 @@ room_undo_hash(struct room_cell *c)
 	proto_pack_cstr(&pk, room_nb_cell_type_name(c));
 	msgpack_pack_str(&pk, c->source_len);
 	msgpack_pack_str_body(&pk, c->source, c->source_len);
-	mpjson_pack(&pk, c->metadata);
+	mpvalue_pack(&pk, &c->metadata);
 	return (h);
 }
 
@@ -328,7 +328,7 @@ room_undo_record(struct room_nb *nb, struct room_cell **after, size_t nafter,
 			proto_pack_strn(&pk, "source", b->source,
 			    b->source_len);
 			proto_pack_key(&pk, "metadata");
-			mpjson_pack(&pk, b->metadata);
+			mpvalue_pack(&pk, &b->metadata);
 			room_undo_pack_prev(&pk, nb->cells, bi);
 			proto_pack_uint(&pk, "index", bi);
 		}
@@ -642,31 +642,34 @@ static void
 room_undo_pack_md(msgpack_packer *pk, const void *arg)
 {
 	const struct room_undo_md	*md = arg;
-	const msgpack_object		*want = md->want;
-	struct json_object		*have;
+	const msgpack_object		*want = md->want, *have = NULL;
+	msgpack_unpacked		 u;
 	size_t				 i, n;
 
-	have = md->cur != NULL ? md->cur->metadata : NULL;
+	msgpack_unpacked_init(&u);
+	if (md->cur != NULL &&
+	    ((have = mpvalue_view(&md->cur->metadata, &u)) == NULL ||
+	    have->type != MSGPACK_OBJECT_MAP))
+		have = NULL;
 	n = want != NULL ? want->via.map.size : 0;
-	if (have != NULL) {
-		json_object_object_foreach(have, k1, v1) {
-			(void)v1;
-			if (want == NULL || proto_get(want, k1) == NULL)
-				n++;
-		}
+	for (i = 0; have != NULL && i < have->via.map.size; i++) {
+		if (want == NULL ||
+		    mpvalue_get(want, &have->via.map.ptr[i].key) == NULL)
+			n++;
 	}
 	msgpack_pack_map(pk, n);
-	if (have != NULL) {
-		json_object_object_foreach(have, k2, v2) {
-			(void)v2;
-			if (want == NULL || proto_get(want, k2) == NULL)
-				proto_pack_nil(pk, k2);
-		}
+	for (i = 0; have != NULL && i < have->via.map.size; i++) {
+		if (want != NULL &&
+		    mpvalue_get(want, &have->via.map.ptr[i].key) != NULL)
+			continue;
+		msgpack_pack_object(pk, have->via.map.ptr[i].key);
+		msgpack_pack_nil(pk);
 	}
 	for (i = 0; want != NULL && i < want->via.map.size; i++) {
 		msgpack_pack_object(pk, want->via.map.ptr[i].key);
 		msgpack_pack_object(pk, want->via.map.ptr[i].val);
 	}
+	msgpack_unpacked_destroy(&u);
 }
 
 static const char *
@@ -723,7 +726,8 @@ room_undo_put_back(struct room_undo_ops *o, enum proto_edit_op op,
 static int
 room_undo_same(struct room_cell *cur, const msgpack_object *before)
 {
-	struct json_object	*md;
+	msgpack_unpacked	 u;
+	const msgpack_object	*want;
 	const char		*s;
 	size_t			 len;
 	int			 same;
@@ -733,9 +737,11 @@ room_undo_same(struct room_cell *cur, const msgpack_object *before)
 	    s == NULL || len != cur->source_len ||
 	    memcmp(s, cur->source, len) != 0)
 		return (0);
-	md = mpjson_unpack(proto_get_map(before, "metadata"));
-	same = md != NULL && json_object_equal(md, cur->metadata);
-	json_object_put(md);
+	if ((want = proto_get_map(before, "metadata")) == NULL)
+		return (0);
+	msgpack_unpacked_init(&u);
+	same = mpvalue_equal(want, mpvalue_view(&cur->metadata, &u));
+	msgpack_unpacked_destroy(&u);
 	return (same);
 }
 

@@ -78,9 +78,12 @@ struct room_author {
 /*
  * One notebook cell (owned by room-nb.c).  Strings may hold NUL, so
  * source carries its length.  outputs is a packed list for code cells
- * (as the agent sent them, docs/decisions/097) and NULL otherwise; attachments is NULL when the cell has none.
- * extra holds, verbatim, every key of the cell that its type does not
- * define (NULL when none), so a newer minor version's fields survive.
+ * (as the agent sent them, docs/decisions/097) and NULL otherwise.
+ * metadata, attachments and extra are kept packed, the bytes mpjson_pack
+ * gives of their JSON (docs/decisions/101); attachments is absent when
+ * the cell has none.  extra holds, verbatim, every key of the cell that
+ * its type does not define (absent when none), so a newer minor
+ * version's fields survive.
  * version and packed are room-cell.c's cache of the cell as packed:
  * whatever changes a cell in the notebook goes through room-nb.c's
  * setters or calls room_cell_touch (docs/decisions/037).
@@ -91,11 +94,11 @@ struct room_cell {
 	char			*type_name;	/* ROOM_CELL_UNKNOWN only */
 	char			*source;
 	size_t			 source_len;
-	struct json_object	*metadata;
+	struct mpvalue		 metadata;	/* a map */
 	int64_t			 execution_count;	/* -1 = null */
 	struct proto_outputs	*outputs;
-	struct json_object	*attachments;
-	struct json_object	*extra;
+	struct mpvalue		 attachments;	/* a map, or absent */
+	struct mpvalue		 extra;		/* a map, or absent */
 	int			 flags;		/* ROOM_CELL_* */
 	size_t			 pos;	/* index in cells, with nb->ids */
 	char			 version[ROOM_VERSION_LEN + 1]; /* "": none */

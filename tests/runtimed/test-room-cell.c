@@ -14,6 +14,19 @@
 
 #include "runtimed/runtimed.h"
 
+/* A kept map's key set to a json-c value (taken). */
+static void
+md_set(struct mpvalue *m, const char *key, struct json_object *v)
+{
+	struct json_object	*j;
+
+	if ((j = mpvalue_json(m)) == NULL)
+		j = json_object_new_object();
+	json_object_object_add(j, key, v);
+	mpvalue_set_json(m, j);
+	json_object_put(j);
+}
+
 /* Outputs are kept packed (decision 097): a json-c one added, put. */
 static void
 test_outputs_add(struct proto_outputs *o, struct json_object *j)
@@ -61,13 +74,11 @@ nb_cells(void)
 	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "![a](attachment:a)",
 	    18);
 	room_nb_cell_set_id(nb, c, "md", 2);
-	c->attachments = json_object_new_object();
-	json_object_object_add(c->attachments, "a", json_object_new_object());
+	md_set(&c->attachments, "a", json_object_new_object());
 	c = room_nb_cell_create(nb, ROOM_CELL_RAW, "", 0);
 	room_nb_cell_set_id(nb, c, "odd", 3);
 	room_nb_cell_set_type_name(c, "future", 6);
-	c->extra = json_object_new_object();
-	json_object_object_add(c->extra, "source", json_object_new_int(7));
+	md_set(&c->extra, "source", json_object_new_int(7));
 	c->flags |= ROOM_CELL_NO_SOURCE;
 	return (nb);
 }
@@ -216,8 +227,8 @@ Test(cache, setters_invalidate)
 	STEP("clear_outputs", room_nb_clear_outputs(c));
 	STEP("set_id", room_nb_cell_set_id(nb, c, "code2", 5));
 	STEP("set_type_name", room_nb_cell_set_type_name(c, "raw", 3));
-	STEP("touch", (json_object_object_add(c->metadata, "k",
-	    json_object_new_int(1)), room_cell_touch(c)));
+	STEP("touch", (md_set(&c->metadata, "k", json_object_new_int(1)),
+	    room_cell_touch(c)));
 #undef STEP
 	/* set_outputs and clear_outputs both leave [] here. */
 	for (i = 0; i < n; i++)

@@ -13,6 +13,48 @@
 
 #include "runtimed/runtimed.h"
 
+static void	md_set(struct mpvalue *, const char *, struct json_object *)
+    __attribute__((unused));
+static int	md_has(const struct mpvalue *, const char *, char *, size_t)
+    __attribute__((unused));
+
+/* A kept map's key set to a json-c value (taken), or deleted (NULL). */
+static void
+md_set(struct mpvalue *m, const char *key, struct json_object *v)
+{
+	struct json_object	*j;
+
+	if ((j = mpvalue_json(m)) == NULL)
+		j = json_object_new_object();
+	if (v == NULL)
+		json_object_object_del(j, key);
+	else
+		json_object_object_add(j, key, v);
+	mpvalue_set_json(m, j);
+	json_object_put(j);
+}
+
+/* Does a kept map have key (-1: it is absent)?  With a string, its text. */
+static int
+md_has(const struct mpvalue *m, const char *key, char *str, size_t size)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*o, *v;
+	int			 has;
+
+	msgpack_unpacked_init(&u);
+	if ((o = mpvalue_view(m, &u)) == NULL) {
+		msgpack_unpacked_destroy(&u);
+		return (-1);
+	}
+	has = (v = proto_get(o, key)) != NULL;
+	if (has && str != NULL && v->type == MSGPACK_OBJECT_STR)
+		snprintf(str, size, "%.*s", (int)v->via.str.size,
+		    v->via.str.ptr);
+	msgpack_unpacked_destroy(&u);
+	return (has);
+}
+
 /* Outputs are kept packed (decision 097): a json-c one added, put. */
 static void
 test_outputs_add(struct proto_outputs *o, struct json_object *j)
@@ -82,8 +124,7 @@ nb_three(void)
 	room_nb_cell_set_id(nb, c, "bbbb", 4);
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "c = 3", 5);
 	room_nb_cell_set_id(nb, c, "cccc", 4);
-	json_object_object_add(c->metadata, "keep",
-	    json_object_new_int(1));
+	md_set(&c->metadata, "keep", json_object_new_int(1));
 	return (nb);
 }
 
@@ -131,6 +172,7 @@ Test(edit, batch_applies_in_order)
 	char			**ids;
 	size_t			 n;
 	int			 index;
+	char			 str[16];
 	const char		*code;
 
 	batch_begin(&e, 5);
@@ -169,8 +211,9 @@ Test(edit, batch_applies_in_order)
 	/* Editing source keeps outputs and execution_count. */
 	cr_assert_eq(nb->cells[1]->outputs->n, 1);
 	cr_assert_eq(nb->cells[1]->execution_count, 4);
-	cr_assert_str_eq(json_object_get_string(json_object_object_get(
-	    nb->cells[1]->metadata, "tag")), "x");
+	cr_assert_eq(md_has(&nb->cells[1]->metadata, "tag", str, sizeof str),
+	    1);
+	cr_assert_str_eq(str, "x");
 	cr_assert_str_eq(nb->cells[2]->id, "bbbb");
 	cr_assert_str_eq(nb->cells[3]->source, "after b");
 	cr_assert_eq(nb->cells[3]->type, ROOM_CELL_MARKDOWN);
@@ -386,13 +429,13 @@ Test(edit, unknown_type_whole_only)
 	c = nb->cells[0];
 	cr_assert_eq(c->type, ROOM_CELL_CODE);
 	cr_assert_null(c->type_name);
-	cr_assert_null(c->extra);
-	cr_assert_eq(json_object_object_length(c->metadata), 0);
+	cr_assert_eq(c->extra.len, 0);
+	cr_assert_eq(c->metadata.len, 1, "metadata is {}");
 	cr_assert_str_eq(c->source, "x = 1");
 	/* The markdown cell's stray outputs do not become real ones. */
 	c = nb->cells[1];
 	cr_assert_eq(c->outputs->n, 0);
-	cr_assert_null(json_object_object_get(c->extra, "outputs"));
+	cr_assert_neq(md_has(&c->extra, "outputs", NULL, 0), 1);
 	free(before);
 	room_nb_free(nb);
 
@@ -1242,7 +1285,7 @@ Test(version, changes_with_every_part)
 	/* Changed through the setters, or touched after a change in place. */
 	room_nb_cell_set_source(c, "a = 2", 5);
 	room_cell_version(c, seen[n++]);
-	json_object_object_add(c->metadata, "tags", json_object_new_array());
+	md_set(&c->metadata, "tags", json_object_new_array());
 	room_cell_touch(c);
 	room_cell_version(c, seen[n++]);
 	test_outputs_add(c->outputs, json_object_new_string("more"));
@@ -1260,7 +1303,7 @@ Test(version, changes_with_every_part)
 	c->type = ROOM_CELL_CODE;
 	room_nb_cell_set_count(c, 4);
 	proto_outputs_truncate(c->outputs, 1);
-	json_object_object_del(c->metadata, "tags");
+	md_set(&c->metadata, "tags", NULL);
 	room_nb_cell_set_source(c, "a = 1", 5);
 	room_cell_version(c, v);
 	cr_assert_str_eq(v, v0);
