@@ -26,8 +26,8 @@
  *		holding it in 4 cells loaded from memory (json-splice.c)
  *	read	the cells of ipynb's notebook packed for a read as the
  *		daemon does (room_cell_pack_read), 50 times: the first packs
- *		and hashes them, the others copy what the cell cache kept
- *		(docs/decisions/037)
+ *		and hashes them, the others pack them at the version kept
+ *		(docs/decisions/101)
  *	outline	a 500-cell outline written as the worker writes it, from
  *		the ROOM_CONTENT the daemon sends (worker_nb_cell_line and
  *		tool_inspect_notebook_line, docs/decisions/039): every

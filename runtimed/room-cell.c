@@ -4,10 +4,11 @@
  * ROOM_VERSION_LEN hex digits of the SHA-256 of the cell as packed (id,
  * type, source, metadata, execution_count, outputs, attachments, extra),
  * so it changes whenever any of them does and is the same for the same
- * content after any restart (docs/decisions/023).  The first pack of a
- * cell hashes while it writes and keeps the version and, up to
- * ROOM_CELL_CACHE_MAX, the bytes; later packs copy them until a change
- * of the cell calls room_cell_touch (docs/decisions/037).  Who last
+ * content after any restart (docs/decisions/023).  Every field is kept
+ * packed (source as bytes, outputs decision 097, metadata, attachments
+ * and extra decision 101), so packing a cell is copying them.  The first
+ * pack hashes while it writes and keeps the version until a change of
+ * the cell calls room_cell_touch (docs/decisions/101).  Who last
  * changed the cell (by: issue 39) is one of its fields, so a reader's
  * copy at a version has it as it is.
  */
@@ -19,15 +20,10 @@
 
 #include "runtimed.h"
 
-/*
- * What is written is hashed (md), passed on (out) and kept (keep, NULL
- * once the cell outgrows ROOM_CELL_CACHE_MAX), each when set.
- */
+/* What is written is hashed (md) and passed on (out, when set). */
 struct room_cell_tee {
 	EVP_MD_CTX	*md;
 	msgpack_packer	*out;
-	char		*keep;
-	size_t		 len;
 };
 
 /* The ROOM_STALE_* bits by name, in bit order. */
@@ -36,15 +32,11 @@ static const char *const room_cell_stale_names[] = {
 	"upstream_changed", NULL
 };
 
-/* Where a cell's bytes are kept while packed: only the loop packs. */
-static char	room_cell_scratch[ROOM_CELL_CACHE_MAX];
-
 static int	room_cell_tee_write(void *, const char *, size_t);
 static size_t	room_cell_nfields(const struct room_cell *);
 static void	room_cell_fields(msgpack_packer *, const struct room_cell *);
 static void	room_cell_hashed(msgpack_packer *, const struct room_cell *,
-		    char *, size_t *, char [ROOM_VERSION_LEN + 1]);
-static void	room_cell_check(struct room_cell *);
+		    char [ROOM_VERSION_LEN + 1]);
 static int	room_cell_out(const struct room_cell *);
 static void	room_cell_fill(msgpack_packer *, struct room_cell *);
 static void	room_cell_write(msgpack_packer *, struct room_cell *);
@@ -56,16 +48,8 @@ room_cell_tee_write(void *data, const char *buf, size_t len)
 {
 	struct room_cell_tee	*t = data;
 
-	if (t->md != NULL && EVP_DigestUpdate(t->md, buf, len) != 1)
+	if (EVP_DigestUpdate(t->md, buf, len) != 1)
 		fatalx("EVP_DigestUpdate failed");
-	if (t->keep != NULL) {
-		if (len > ROOM_CELL_CACHE_MAX - t->len)
-			t->keep = NULL;
-		else {
-			memcpy(t->keep + t->len, buf, len);
-			t->len += len;
-		}
-	}
 	if (t->out != NULL)
 		return (t->out->callback(t->out->data, buf, len));
 	return (0);
@@ -78,36 +62,9 @@ room_cell_nfields(const struct room_cell *c)
 	    ((c->flags & ROOM_CELL_NO_SOURCE) != 0) + (c->by != NULL));
 }
 
-/*
- * Under RUNTIMED_CHECK_CELL_CACHE: a value kept packed is the bytes
- * mpjson_pack gives of its json-c form, the form it had before decision
- * 101 (so versions and files are as they were).
- */
-static void
-room_cell_check_value(const struct room_cell *c, const char *what,
-    const struct mpvalue *v)
-{
-	struct json_object	*j;
-	struct mpvalue		 again = { NULL, 0 };
-
-	j = mpvalue_json(v);
-	mpvalue_set_json(&again, j);
-	json_object_put(j);
-	if (again.len != v->len || (v->len != 0 &&
-	    memcmp(again.ptr, v->ptr, v->len) != 0))
-		fatalx("cell %s: %s kept as %zu bytes that json-c packs as %zu "
-		    "other ones", c->id, what, v->len, again.len);
-	mpvalue_free(&again);
-}
-
 static void
 room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 {
-	if (room_cell_checking()) {
-		room_cell_check_value(c, "metadata", &c->metadata);
-		room_cell_check_value(c, "attachments", &c->attachments);
-		room_cell_check_value(c, "extra", &c->extra);
-	}
 	proto_pack_str(pk, "cell_id", c->id);
 	proto_pack_str(pk, "cell_type", room_nb_cell_type_name(c));
 	proto_pack_strn(pk, "source", c->source, c->source_len);
@@ -138,14 +95,10 @@ room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 	}
 }
 
-/*
- * Pack the fields to out (or nowhere) and give their version; with keep,
- * also their bytes there and their length in *len, or *len 0 when they
- * outgrow ROOM_CELL_CACHE_MAX.
- */
+/* Pack the fields to out (or nowhere) and give their version. */
 static void
-room_cell_hashed(msgpack_packer *out, const struct room_cell *c, char *keep,
-    size_t *len, char version[ROOM_VERSION_LEN + 1])
+room_cell_hashed(msgpack_packer *out, const struct room_cell *c,
+    char version[ROOM_VERSION_LEN + 1])
 {
 	static const char	 hex[] = "0123456789abcdef";
 	static EVP_MD		*sha256;
@@ -165,8 +118,6 @@ room_cell_hashed(msgpack_packer *out, const struct room_cell *c, char *keep,
 	if (EVP_DigestInit_ex(t.md, sha256, NULL) != 1)
 		fatalx("EVP_DigestInit_ex failed");
 	t.out = out;
-	t.keep = keep;
-	t.len = 0;
 	msgpack_packer_init(&pk, &t, room_cell_tee_write);
 	room_cell_fields(&pk, c);
 	if (EVP_DigestFinal_ex(t.md, md, &mdlen) != 1)
@@ -176,51 +127,6 @@ room_cell_hashed(msgpack_packer *out, const struct room_cell *c, char *keep,
 		version[2 * i + 1] = hex[md[i] & 0xf];
 	}
 	version[ROOM_VERSION_LEN] = '\0';
-	if (len != NULL)
-		*len = t.keep != NULL ? t.len : 0;
-}
-
-/*
- * Is RUNTIMED_CHECK_CELL_CACHE=1 set (the test suite sets it)?  Then the
- * cell cache, and while it exists the json-c output path of decision 097,
- * are checked against what they stand for.
- */
-int
-room_cell_checking(void)
-{
-	static int	 checking = -1;
-	const char	*s;
-
-	if (checking == -1) {
-		s = getenv("RUNTIMED_CHECK_CELL_CACHE");
-		checking = s != NULL && strcmp(s, "1") == 0;
-	}
-	return (checking);
-}
-
-/*
- * A cache hit, checked against the cell packed afresh: a change that
- * missed room_cell_touch would otherwise only show as a wrong version.
- */
-static void
-room_cell_check(struct room_cell *c)
-{
-	msgpack_sbuffer	 sb;
-	msgpack_packer	 pk;
-	char		 version[ROOM_VERSION_LEN + 1];
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	room_cell_hashed(&pk, c, NULL, NULL, version);
-	if (strcmp(version, c->version) != 0 || c->has_out != room_cell_out(c) ||
-	    (c->packed != NULL &&
-	    (sb.size != c->packed_len ||
-	    memcmp(sb.data, c->packed, sb.size) != 0)) ||
-	    (c->packed == NULL && sb.size <= ROOM_CELL_CACHE_MAX))
-		fatalx("cell %s: cached at version %s but is at %s: a change "
-		    "of the cell missed room_cell_touch", c->id, c->version,
-		    version);
-	msgpack_sbuffer_destroy(&sb);
 }
 
 /* Does the cell show a run (a count or outputs)? */
@@ -231,22 +137,13 @@ room_cell_out(const struct room_cell *c)
 	    c->outputs->n > 0));
 }
 
-/* Pack the fields to out (or nowhere), keeping their version and bytes. */
+/* Pack the fields to out (or nowhere), keeping their version. */
 static void
 room_cell_fill(msgpack_packer *out, struct room_cell *c)
 {
-	size_t	len;
-
-	room_cell_hashed(out, c, room_cell_scratch, &len, c->version);
+	room_cell_hashed(out, c, c->version);
 	c->has_out = room_cell_out(c);
 	room_cell_seen(c);
-	free(c->packed);
-	c->packed = NULL;
-	c->packed_len = len;
-	if (len != 0) {
-		c->packed = xmalloc(len);
-		memcpy(c->packed, room_cell_scratch, len);
-	}
 }
 
 /* An FNV-1a accumulator as a msgpack writer. */
@@ -331,18 +228,12 @@ room_cell_same_content(struct room_cell *c, const char *version, size_t len)
 	return (0);
 }
 
-/* Pack the fields to out, from the cache when it has them. */
+/* Pack the fields to out, hashing them when the version is not kept. */
 static void
 room_cell_write(msgpack_packer *out, struct room_cell *c)
 {
-	if (c->version[0] == '\0') {
+	if (c->version[0] == '\0')
 		room_cell_fill(out, c);
-		return;
-	}
-	if (room_cell_checking())
-		room_cell_check(c);
-	if (c->packed != NULL)
-		out->callback(out->data, c->packed, c->packed_len);
 	else
 		room_cell_fields(out, c);
 }
@@ -452,8 +343,6 @@ room_cell_version(struct room_cell *c, char version[ROOM_VERSION_LEN + 1])
 {
 	if (c->version[0] == '\0')
 		room_cell_fill(NULL, c);
-	else if (room_cell_checking())
-		room_cell_check(c);
 	memcpy(version, c->version, sizeof c->version);
 }
 
@@ -469,13 +358,10 @@ room_cell_has_out(struct room_cell *c)
 	return (c->has_out);
 }
 
-/* The cell changed (or goes): what was kept of it is dropped. */
+/* The cell changed: its version is computed again at the next pack. */
 void
 room_cell_touch(struct room_cell *c)
 {
-	free(c->packed);
-	c->packed = NULL;
-	c->packed_len = 0;
 	c->version[0] = '\0';
 }
 

@@ -92,12 +92,6 @@ static void	room_ipynb_write_mmetadata(struct room_ipynb_out *,
 		    const struct mpvalue *, int);
 static void	room_ipynb_write_mattachments(struct room_ipynb_out *,
 		    const msgpack_object *);
-static void	room_ipynb_write_cell_json(struct room_ipynb_out *,
-		    struct room_cell *, struct json_object *,
-		    struct json_object *, struct json_object *);
-static void	room_ipynb_write_cell_new(struct room_ipynb_out *,
-		    struct room_cell *);
-static void	room_ipynb_write_cell_check(struct room_cell *);
 static void	room_ipynb_write_cell(struct room_ipynb_out *,
 		    struct room_cell *);
 static void	room_ipynb_write_nb(struct room_ipynb_out *, struct room_nb *);
@@ -1172,73 +1166,9 @@ room_ipynb_write_attachments(struct room_ipynb_out *o, struct json_object *a)
 	free(keys);
 }
 
-/*
- * The cell as written from json-c before decision 101, under
- * RUNTIMED_CHECK_CELL_CACHE the reference the packed writer is compared to.
- */
-static void
-room_ipynb_write_cell_json(struct room_ipynb_out *o, struct room_cell *c,
-    struct json_object *metadata, struct json_object *attachments,
-    struct json_object *extra)
-{
-	static const char *const skip[] = { "trusted", NULL };
-	struct room_ipynb_key	*keys;
-	const char		*known[8], *k;
-	char			 num[32];
-	size_t			 n = 0, i;
-
-	if (attachments != NULL &&
-	    json_object_is_type(attachments, json_type_object))
-		known[n++] = "attachments";
-	known[n++] = "cell_type";
-	if (c->type == ROOM_CELL_CODE)
-		known[n++] = "execution_count";
-	known[n++] = "id";
-	known[n++] = "metadata";
-	if (c->type == ROOM_CELL_CODE)
-		known[n++] = "outputs";
-	if (!(c->flags & ROOM_CELL_NO_SOURCE))
-		known[n++] = "source";
-	known[n] = NULL;
-	keys = room_ipynb_write_merge_keys(known, extra, &n);
-
-	room_ipynb_write_char(o, '{');
-	for (i = 0; i < n; i++) {
-		k = keys[i].key;
-		room_ipynb_write_key(o, k, 2, i == 0);
-		if (keys[i].extra)
-			room_ipynb_write_value(o,
-			    json_object_object_get(extra, k), 3);
-		else if (strcmp(k, "attachments") == 0)
-			room_ipynb_write_attachments(o, attachments);
-		else if (strcmp(k, "cell_type") == 0)
-			room_ipynb_write_string(o, room_nb_cell_type_name(c),
-			    strlen(room_nb_cell_type_name(c)));
-		else if (strcmp(k, "execution_count") == 0) {
-			if (c->execution_count < 0)
-				room_ipynb_write_bytes(o, "null", 4);
-			else {
-				snprintf(num, sizeof num, "%lld",
-				    (long long)c->execution_count);
-				room_ipynb_write_str(o, num);
-			}
-		} else if (strcmp(k, "id") == 0)
-			room_ipynb_write_string(o, c->id, strlen(c->id));
-		else if (strcmp(k, "metadata") == 0)
-			room_ipynb_write_skipping(o, metadata, skip, 3);
-		else if (strcmp(k, "outputs") == 0)
-			room_ipynb_write_packed(o, c->outputs);
-		else if (strcmp(k, "source") == 0)
-			room_ipynb_write_lines(o, c->source, c->source_len, 3);
-	}
-	free(keys);
-	room_ipynb_write_indent(o, 2);
-	room_ipynb_write_char(o, '}');
-}
-
 /* One cell: its modelled keys and its kept ones, in sorted order. */
 static void
-room_ipynb_write_cell_new(struct room_ipynb_out *o, struct room_cell *c)
+room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 {
 	struct room_ipynb_key	*keys;
 	msgpack_unpacked	 ua, ux;
@@ -1309,43 +1239,6 @@ room_ipynb_write_cell_new(struct room_ipynb_out *o, struct room_cell *c)
 	msgpack_unpacked_destroy(&ux);
 	room_ipynb_write_indent(o, 2);
 	room_ipynb_write_char(o, '}');
-}
-
-static void
-room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
-{
-	room_ipynb_write_cell_new(o, c);
-	if (room_cell_checking())
-		room_ipynb_write_cell_check(c);
-}
-
-/*
- * Under RUNTIMED_CHECK_CELL_CACHE: the cell written from its packed
- * values is the text the json-c writer gives of their json-c forms.
- */
-static void
-room_ipynb_write_cell_check(struct room_cell *c)
-{
-	struct room_ipynb_out	 a, b;
-	struct json_object	*md, *att, *extra;
-
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	a.fd = b.fd = -1;
-	md = mpvalue_json(&c->metadata);
-	att = mpvalue_json(&c->attachments);
-	extra = mpvalue_json(&c->extra);
-	room_ipynb_write_cell_new(&a, c);
-	room_ipynb_write_cell_json(&b, c, md, att, extra);
-	if (a.len != b.len || memcmp(a.buf, b.buf, a.len) != 0)
-		fatalx("cell %s: written from its packed values as %.*s, "
-		    "from json-c as %.*s", c->id, (int)a.len, a.buf,
-		    (int)b.len, b.buf);
-	json_object_put(md);
-	json_object_put(att);
-	json_object_put(extra);
-	free(a.buf);
-	free(b.buf);
 }
 
 /* The notebook as nbformat.write writes it, trailing newline included. */

@@ -352,7 +352,6 @@ room_nb_cell_free(struct room_cell *c)
 	proto_outputs_unref(c->outputs);
 	mpvalue_free(&c->attachments);
 	mpvalue_free(&c->extra);
-	room_cell_touch(c);
 	pydefuse_free(c->defuse);
 	room_author_unref(c->by);
 	free(c);

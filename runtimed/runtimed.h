@@ -36,9 +36,6 @@ enum room_cell_type {
 #define ROOM_VERSION_LEN	8
 #define ROOM_CELL_SEEN		8	/* versions of one content (room-cell.c) */
 
-/* Largest packed cell whose bytes are kept, not only its version. */
-#define ROOM_CELL_CACHE_MAX	(64 * 1024)
-
 /*
  * Largest notebook file read (room-ipynb.c): checked from its size
  * before anything is allocated, and a file growing as it is read stops
@@ -84,9 +81,9 @@ struct room_author {
  * the cell has none.  extra holds, verbatim, every key of the cell that
  * its type does not define (absent when none), so a newer minor
  * version's fields survive.
- * version and packed are room-cell.c's cache of the cell as packed:
- * whatever changes a cell in the notebook goes through room-nb.c's
- * setters or calls room_cell_touch (docs/decisions/037).
+ * version (with has_out and seen) is what room-cell.c keeps of the cell
+ * as packed, its hash: whatever changes a cell in the notebook goes
+ * through room-nb.c's setters or calls room_cell_touch (decision 101).
  */
 struct room_cell {
 	char			*id;
@@ -102,8 +99,6 @@ struct room_cell {
 	int			 flags;		/* ROOM_CELL_* */
 	size_t			 pos;	/* index in cells, with nb->ids */
 	char			 version[ROOM_VERSION_LEN + 1]; /* "": none */
-	char			*packed;	/* NULL: too big to keep */
-	size_t			 packed_len;
 	int			 has_out;	/* with version */
 	uint64_t		 edit_hash;	/* of what an edit changes */
 	uint32_t		 seen[ROOM_CELL_SEEN];	/* versions of it */
@@ -365,7 +360,6 @@ int		 room_remote_rejoin(const char *, const char *, const char *,
 
 /* room-cell.c */
 void		 room_cell_pack(msgpack_packer *, struct room_cell *);
-int		 room_cell_checking(void);
 void		 room_cell_pack_read(msgpack_packer *, struct room_cell *,
 		     int, const char *);
 void		 room_cell_pack_ref(msgpack_packer *, struct room_cell *, int,

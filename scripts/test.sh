@@ -98,7 +98,7 @@ mv "$P" "$M"
 
 phase "e2e against $P, moved to $M"
 cd "$ROOT/tests/e2e"
-env -u RUNTIMED_LIBEXEC_DIR RUNTIMED_CHECK_CELL_CACHE=1 \
+env -u RUNTIMED_LIBEXEC_DIR \
     RUNTIMED_MCP=$M/bin/runtimed-mcp RUNTIMED_BIN=$M/bin/runtimed \
     timeout 600 npm test || fail_log "" "e2e"
 

@@ -74,7 +74,7 @@ export function makeWorld(tag) {
     RUNTIMED_STATE_DIR: path.join(dir, 'state'),
     PYDEVD_DISABLE_FILE_VALIDATION: '1',
   };
-  for (const k of ['RUNTIMED_LIBEXEC_DIR', 'RUNTIMED_CHECK_CELL_CACHE', 'LANG', 'LC_ALL',
+  for (const k of ['RUNTIMED_LIBEXEC_DIR', 'LANG', 'LC_ALL',
     'JUPYTER_PATH', 'JUPYTER_DATA_DIR', 'JUPYTER_PLATFORM_DIRS', 'XDG_DATA_DIRS',
     'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS'])
     if (process.env[k]) mcpEnv[k] = process.env[k];

@@ -46,9 +46,8 @@ export function privateWorld(tag) {
     PYDEVD_DISABLE_FILE_VALIDATION: '1',
   };
   // The kernelspec search path too (kernels.test.mjs skips a kernel
-  // that is not on it), and the daemon's cell cache self-check that
-  // make check turns on (docs/decisions/037).
-  for (const k of ['RUNTIMED_LIBEXEC_DIR', 'RUNTIMED_CHECK_CELL_CACHE',
+  // that is not on it).
+  for (const k of ['RUNTIMED_LIBEXEC_DIR',
     'LANG', 'LC_ALL', 'LSAN_OPTIONS',
     'JUPYTER_PATH', 'JUPYTER_DATA_DIR', 'JUPYTER_PLATFORM_DIRS', 'XDG_DATA_DIRS'])
     if (process.env[k]) env[k] = process.env[k];

@@ -1027,8 +1027,8 @@ rtd_has_str(const msgpack_object *o, const char *want)
 /*
  * Reads while a cell runs see each output as it comes: a stream that
  * grows and a display that is updated in place, both changes of a cell
- * already read (the daemon's cell cache, docs/decisions/037; make check
- * runs the daemon with its self-check on).
+ * already read (each change drops the cell's kept version, docs/decisions/
+ * 101).
  */
 static int
 rtd_streamread(const char *sock)

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * test-room-cell.c: the cache of a cell as packed (docs/decisions/037).
- * A hit gives the bytes (and has_out) a fresh pack gives; every setter
- * of room-nb.c and every kind of edit drops it; a cell too big keeps
- * only its version; and the self-check (RUNTIMED_CHECK_CELL_CACHE=1)
- * ends the process on a change that missed room_cell_touch.
+ * test-room-cell.c: a cell as packed and its version (docs/decisions/
+ * 037, 101).  The version is the SHA-256 of the fields as packed; a pack
+ * with the version kept gives the bytes (and has_out) a fresh one gives;
+ * every setter of room-nb.c and every kind of edit drops the version.
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <openssl/evp.h>
 
 #include "runtimed/runtimed.h"
 
@@ -100,7 +100,7 @@ read_bytes(struct room_cell *c, int read, size_t *len)
 	return (msgpack_sbuffer_release(&sb));
 }
 
-/* The same, the cache dropped first: what the cell is now. */
+/* The same, the version dropped first: what the cell is now. */
 static char *
 fresh_bytes(struct room_cell *c, int read, size_t *len)
 {
@@ -108,7 +108,7 @@ fresh_bytes(struct room_cell *c, int read, size_t *len)
 	return (read_bytes(c, read, len));
 }
 
-/* A read and a snapshot from the cache equal a fresh pack. */
+/* A read and a snapshot at a kept version equal a fresh pack. */
 static void
 same_as_fresh(struct room_cell *c, const char *what)
 {
@@ -162,23 +162,44 @@ edit_one(struct room_nb *nb, const char *op, const char *id,
 	mpbuf_free(&b);
 }
 
+/*
+ * The version is the first hex digits of the SHA-256 of the fields as a
+ * snapshot packs them (decision 023), kept values and all.
+ */
+static void
+version_is_sha256(struct room_cell *c)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	unsigned char		 md[EVP_MAX_MD_SIZE];
+	unsigned int		 mdlen, i;
+	char			*bytes, want[ROOM_VERSION_LEN + 1];
+	size_t			 len;
+
+	bytes = read_bytes(c, 0, &len);
+	/* Fewer than 16 fields: a one-byte map header. */
+	cr_assert_eq((unsigned char)bytes[0] & 0xf0, 0x80);
+	cr_assert_eq(EVP_Digest(bytes + 1, len - 1, md, &mdlen, EVP_sha256(),
+	    NULL), 1);
+	for (i = 0; i < ROOM_VERSION_LEN / 2; i++) {
+		want[2 * i] = hex[md[i] >> 4];
+		want[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	want[ROOM_VERSION_LEN] = '\0';
+	cr_assert_str_eq(c->version, want, "cell %s", c->id);
+	free(bytes);
+}
+
 Test(cache, hit_equals_fresh_pack)
 {
 	struct room_nb		*nb = nb_cells();
 	struct room_cell	*c;
 	char			 v[ROOM_VERSION_LEN + 1];
-	char			*bytes;
-	size_t			 i, len;
+	size_t			 i;
 
 	for (i = 0; i < nb->ncells; i++) {
 		c = nb->cells[i];
 		cr_assert_eq(c->version[0], '\0');
-		/* The first read fills the cache with what it wrote. */
-		bytes = read_bytes(c, 1, &len);
-		cr_assert_not_null(c->packed);
-		cr_assert_lt(c->packed_len, len);
-		cr_assert_eq(memcmp(bytes + 1, c->packed, c->packed_len), 0);
-		free(bytes);
+		version_is_sha256(c);
 		same_as_fresh(c, c->id);
 		room_cell_version(c, v);
 		cr_assert_str_eq(v, c->version);
@@ -194,7 +215,7 @@ Test(cache, version_first)
 	char			 v[ROOM_VERSION_LEN + 1];
 
 	room_cell_version(c, v);
-	cr_assert_not_null(c->packed);
+	version_is_sha256(c);
 	same_as_fresh(c, "version first");
 	room_cell_version(c, v);
 	cr_assert_str_eq(v, c->version);
@@ -213,8 +234,7 @@ Test(cache, setters_invalidate)
 #define STEP(what, change) do {						\
 	room_cell_version(c, v);					\
 	change;								\
-	cr_assert_eq(c->version[0], '\0', "%s kept the cache", what);	\
-	cr_assert_null(c->packed, "%s kept the bytes", what);		\
+	cr_assert_eq(c->version[0], '\0', "%s kept the version", what);	\
 	room_cell_version(c, seen[n++]);				\
 	same_as_fresh(c, what);						\
 } while (0)
@@ -301,7 +321,6 @@ Test(cache, edits_invalidate)
 	room_nb_free(nb);
 }
 
-/* A cell over ROOM_CELL_CACHE_MAX keeps its version, not its bytes. */
 /* Set c's source to len bytes of ch. */
 static void
 set_filled(struct room_cell *c, int ch, size_t len)
@@ -313,64 +332,29 @@ set_filled(struct room_cell *c, int ch, size_t len)
 	free(s);
 }
 
-Test(cache, big_cell_keeps_version_only)
+/* A big cell packs and hashes as a small one (no cap since 101). */
+Test(cache, big_cell)
 {
 	struct room_nb		*nb = nb_cells();
 	struct room_cell	*c = nb->cells[0];
 	char			 v[ROOM_VERSION_LEN + 1];
-	size_t			 len = ROOM_CELL_CACHE_MAX + 1;
 
-	set_filled(c, 'x', len);
+	set_filled(c, 'x', 200 * 1024);
+	md_set(&c->metadata, "big", json_object_new_string_len(
+	    c->source, 100 * 1024));
 	room_cell_version(c, v);
-	cr_assert_null(c->packed);
-	cr_assert_str_eq(v, c->version);
+	version_is_sha256(c);
 	same_as_fresh(c, "big");
-	/* Just under the cap is kept whole. */
-	room_nb_cell_set_source(c, "", 0);
-	room_cell_version(c, v);
-	len = ROOM_CELL_CACHE_MAX - c->packed_len - 8;
-	set_filled(c, 'y', len);
-	room_cell_version(c, v);
-	cr_assert_not_null(c->packed);
-	cr_assert_leq(c->packed_len, ROOM_CELL_CACHE_MAX);
-	same_as_fresh(c, "under the cap");
 	room_nb_free(nb);
 }
 
-static void
-check_on(void)
-{
-	setenv("RUNTIMED_CHECK_CELL_CACHE", "1", 1);
-}
-
-/*
- * The notebook the fatal exit leaves behind, held where LeakSanitizer
- * looks (a global), so an ASan build exits 1 as the test expects.
- */
-static struct room_nb *volatile check_nb;	/* a store kept */
-
-/* The self-check: a change in place without room_cell_touch is fatal. */
-Test(cache, check_catches_a_missed_touch, .init = check_on, .exit_code = 1)
-{
-	struct room_nb		*nb = check_nb = nb_cells();
-	struct room_cell	*c = nb->cells[0];
-	char			 v[ROOM_VERSION_LEN + 1];
-
-	room_cell_version(c, v);
-	room_cell_version(c, v);	/* a checked hit: no change, no exit */
-	test_outputs_add(c->outputs, json_object_new_string("missed"));
-	room_cell_version(c, v);
-	cr_assert_fail("the missed touch went unnoticed");
-}
-
-/* Without the variable a hit is not checked (and so is cheap). */
-Test(cache, unchecked_hit_is_the_cache)
+/* The version is kept until a change says so (room_cell_touch). */
+Test(cache, version_kept_until_touch)
 {
 	struct room_nb		*nb = nb_cells();
 	struct room_cell	*c = nb->cells[0];
 	char			 v[ROOM_VERSION_LEN + 1], w[ROOM_VERSION_LEN + 1];
 
-	unsetenv("RUNTIMED_CHECK_CELL_CACHE");
 	room_cell_version(c, v);
 	test_outputs_add(c->outputs, json_object_new_string("missed"));
 	room_cell_version(c, w);
