@@ -26,12 +26,33 @@ struct room_cell_tee {
 	msgpack_packer	*out;
 };
 
+/*
+ * A cell is packed as thirty small writes (keys, headers, short strings)
+ * around its big values: the small ones are gathered here, written
+ * without a call each, and reach out in one write; the big ones go
+ * straight on.  Through msgpack's packer each small write was a call, a
+ * capacity check and a memcpy of the sbuffer (bench-guard's read case:
+ * 79.3 M instructions, against 50.3 M when a cache kept each cell's
+ * bytes in one piece, decision 037).
+ */
+#define ROOM_CELL_STAGE		4096
+#define ROOM_CELL_STAGE_BIG	1024
+struct room_cell_stage {
+	msgpack_packer	*out;
+	size_t		 len;
+	char		 buf[ROOM_CELL_STAGE];
+};
+
 /* The ROOM_STALE_* bits by name, in bit order. */
 static const char *const room_cell_stale_names[] = {
 	"source_changed", "kernel_restarted", "never_run", "out_of_order",
 	"upstream_changed", NULL
 };
 
+static void	room_cell_stage_init(struct room_cell_stage *,
+		    msgpack_packer *, msgpack_packer *);
+static int	room_cell_stage_write(void *, const char *, size_t);
+static void	room_cell_stage_flush(struct room_cell_stage *);
 static int	room_cell_tee_write(void *, const char *, size_t);
 static size_t	room_cell_nfields(const struct room_cell *);
 static void	room_cell_fields(msgpack_packer *, const struct room_cell *);
@@ -42,6 +63,89 @@ static void	room_cell_fill(msgpack_packer *, struct room_cell *);
 static void	room_cell_write(msgpack_packer *, struct room_cell *);
 static void	room_cell_pack_stale(msgpack_packer *, int, const char *);
 static void	room_cell_seen(struct room_cell *);
+
+static void
+room_cell_stage_init(struct room_cell_stage *s, msgpack_packer *pk,
+    msgpack_packer *out)
+{
+	s->out = out;
+	s->len = 0;
+	msgpack_packer_init(pk, s, room_cell_stage_write);
+}
+
+static void
+room_cell_stage_flush(struct room_cell_stage *s)
+{
+	if (s->len != 0)
+		s->out->callback(s->out->data, s->buf, s->len);
+	s->len = 0;
+}
+
+static inline void
+room_cell_stage_put(struct room_cell_stage *s, const void *buf, size_t len)
+{
+	if (len >= ROOM_CELL_STAGE_BIG) {
+		room_cell_stage_flush(s);
+		s->out->callback(s->out->data, buf, len);
+		return;
+	}
+	if (len > sizeof s->buf - s->len)
+		room_cell_stage_flush(s);
+	memcpy(s->buf + s->len, buf, len);
+	s->len += len;
+}
+
+static int
+room_cell_stage_write(void *data, const char *buf, size_t len)
+{
+	room_cell_stage_put(data, buf, len);
+	return (0);
+}
+
+/* A string as msgpack_pack_str and _str_body write it. */
+static inline void
+room_cell_stage_str(struct room_cell_stage *s, const char *p, size_t len)
+{
+	unsigned char	*h;
+
+	if (5 > sizeof s->buf - s->len)
+		room_cell_stage_flush(s);
+	h = (unsigned char *)s->buf + s->len;
+	if (len < 32) {
+		h[0] = 0xa0 | (unsigned char)len;
+		s->len += 1;
+	} else if (len < 256) {
+		h[0] = 0xd9;
+		h[1] = (unsigned char)len;
+		s->len += 2;
+	} else if (len < 65536) {
+		h[0] = 0xda;
+		h[1] = (unsigned char)(len >> 8);
+		h[2] = (unsigned char)len;
+		s->len += 3;
+	} else {
+		h[0] = 0xdb;
+		h[1] = (unsigned char)(len >> 24);
+		h[2] = (unsigned char)(len >> 16);
+		h[3] = (unsigned char)(len >> 8);
+		h[4] = (unsigned char)len;
+		s->len += 5;
+	}
+	room_cell_stage_put(s, p, len);
+}
+
+/* A kept value's bytes, or nil (mpvalue_pack). */
+static inline void
+room_cell_stage_value(struct room_cell_stage *s, const struct mpvalue *v)
+{
+	if (v->len == 0)
+		room_cell_stage_put(s, "\xc0", 1);
+	else
+		room_cell_stage_put(s, v->ptr, v->len);
+}
+
+/* A key shorter than 32 bytes, header and all, in one literal. */
+#define ROOM_CELL_KEY(s, k) room_cell_stage_put(s, k, sizeof k - 1)
 
 static int
 room_cell_tee_write(void *data, const char *buf, size_t len)
@@ -63,29 +167,51 @@ room_cell_nfields(const struct room_cell *c)
 }
 
 static void
-room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
+room_cell_fields(msgpack_packer *out, const struct room_cell *c)
 {
-	proto_pack_str(pk, "cell_id", c->id);
-	proto_pack_str(pk, "cell_type", room_nb_cell_type_name(c));
-	proto_pack_strn(pk, "source", c->source, c->source_len);
-	proto_pack_key(pk, "metadata");
-	mpvalue_pack(pk, &c->metadata);
+	struct room_cell_stage	 local, *sp;
+	msgpack_packer		 lpk, *pk;
+	const char		*type = room_nb_cell_type_name(c);
+	size_t			 i;
+
+	/* Into the caller's stage when it has one, else one of its own. */
+	if (out->callback == room_cell_stage_write) {
+		sp = out->data;
+		pk = out;
+	} else {
+		room_cell_stage_init(&local, &lpk, out);
+		sp = &local;
+		pk = &lpk;
+	}
+#define s (*sp)
+	ROOM_CELL_KEY(&s, "\xa7" "cell_id");
+	room_cell_stage_str(&s, c->id, strlen(c->id));
+	ROOM_CELL_KEY(&s, "\xa9" "cell_type");
+	room_cell_stage_str(&s, type, strlen(type));
+	ROOM_CELL_KEY(&s, "\xa6" "source");
+	room_cell_stage_str(&s, c->source, c->source_len);
+	ROOM_CELL_KEY(&s, "\xa8" "metadata");
+	room_cell_stage_value(&s, &c->metadata);
+	ROOM_CELL_KEY(&s, "\xaf" "execution_count");
 	if (c->execution_count >= 0)
-		proto_pack_int(pk, "execution_count", c->execution_count);
+		msgpack_pack_int64(pk, c->execution_count);
 	else
-		proto_pack_nil(pk, "execution_count");
-	proto_pack_key(pk, "outputs");
-	if (c->outputs != NULL)
-		proto_outputs_pack(pk, c->outputs);
-	else
-		msgpack_pack_array(pk, 0);
+		room_cell_stage_put(&s, "\xc0", 1);
+	ROOM_CELL_KEY(&s, "\xa7" "outputs");
+	if (c->outputs != NULL) {
+		msgpack_pack_array(pk, c->outputs->n);
+		for (i = 0; i < c->outputs->n; i++)
+			room_cell_stage_put(&s, c->outputs->v[i].data,
+			    c->outputs->v[i].len);
+	} else
+		room_cell_stage_put(&s, "\x90", 1);
 	if (c->attachments.len != 0) {
-		proto_pack_key(pk, "attachments");
-		mpvalue_pack(pk, &c->attachments);
+		ROOM_CELL_KEY(&s, "\xab" "attachments");
+		room_cell_stage_value(&s, &c->attachments);
 	}
 	if (c->extra.len != 0) {
-		proto_pack_key(pk, "extra");
-		mpvalue_pack(pk, &c->extra);
+		ROOM_CELL_KEY(&s, "\xa5" "extra");
+		room_cell_stage_value(&s, &c->extra);
 	}
 	if (c->flags & ROOM_CELL_NO_SOURCE)
 		proto_pack_bool(pk, "no_source", 1);
@@ -93,6 +219,9 @@ room_cell_fields(msgpack_packer *pk, const struct room_cell *c)
 		proto_pack_key(pk, "by");
 		room_author_pack(pk, c->by);
 	}
+#undef s
+	if (sp == &local)
+		room_cell_stage_flush(&local);
 }
 
 /* Pack the fields to out (or nowhere) and give their version. */
@@ -240,10 +369,15 @@ room_cell_write(msgpack_packer *out, struct room_cell *c)
 
 /* The cell as the journal's snapshot keeps it. */
 void
-room_cell_pack(msgpack_packer *pk, struct room_cell *c)
+room_cell_pack(msgpack_packer *out, struct room_cell *c)
 {
-	msgpack_pack_map(pk, room_cell_nfields(c));
-	room_cell_write(pk, c);
+	struct room_cell_stage	s;
+	msgpack_packer		pk;
+
+	room_cell_stage_init(&s, &pk, out);
+	msgpack_pack_map(&pk, room_cell_nfields(c));
+	room_cell_write(&pk, c);
+	room_cell_stage_flush(&s);
 }
 
 /*
@@ -252,16 +386,22 @@ room_cell_pack(msgpack_packer *pk, struct room_cell *c)
  * names).  Stale depends on more than the cell, so it is never kept.
  */
 void
-room_cell_pack_read(msgpack_packer *pk, struct room_cell *c, int stale,
+room_cell_pack_read(msgpack_packer *out, struct room_cell *c, int stale,
     const char *up)
 {
-	msgpack_pack_map(pk, room_cell_nfields(c) + 1 + (stale != 0));
-	room_cell_write(pk, c);
-	proto_pack_str(pk, "version", c->version);
-	if (stale == 0)
-		return;
-	proto_pack_key(pk, "stale");
-	room_cell_pack_stale(pk, stale, up);
+	struct room_cell_stage	s;
+	msgpack_packer		pk;
+
+	room_cell_stage_init(&s, &pk, out);
+	msgpack_pack_map(&pk, room_cell_nfields(c) + 1 + (stale != 0));
+	room_cell_write(&pk, c);
+	ROOM_CELL_KEY(&s, "\xa7" "version");
+	room_cell_stage_str(&s, c->version, strlen(c->version));
+	if (stale != 0) {
+		proto_pack_key(&pk, "stale");
+		room_cell_pack_stale(&pk, stale, up);
+	}
+	room_cell_stage_flush(&s);
 }
 
 /*
