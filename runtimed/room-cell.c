@@ -103,7 +103,7 @@ room_cell_stage_write(void *data, const char *buf, size_t len)
 }
 
 /* A string as msgpack_pack_str and _str_body write it. */
-static inline void
+static inline __attribute__((always_inline)) void
 room_cell_stage_str(struct room_cell_stage *s, const char *p, size_t len)
 {
 	unsigned char	*h;
@@ -134,12 +134,26 @@ room_cell_stage_str(struct room_cell_stage *s, const char *p, size_t len)
 	room_cell_stage_put(s, p, len);
 }
 
+/*
+ * A map or array header, or an integer, as msgpack-c writes it: one byte
+ * when small (fixmap, fixarray, positive fixint), else through the packer.
+ */
+static inline void
+room_cell_stage_byte(struct room_cell_stage *s, unsigned char b)
+{
+	if (s->len == sizeof s->buf)
+		room_cell_stage_flush(s);
+	s->buf[s->len++] = (char)b;
+}
+
 /* A kept value's bytes, or nil (mpvalue_pack). */
 static inline void
 room_cell_stage_value(struct room_cell_stage *s, const struct mpvalue *v)
 {
 	if (v->len == 0)
-		room_cell_stage_put(s, "\xc0", 1);
+		room_cell_stage_byte(s, 0xc0);
+	else if (v->len == 1)
+		room_cell_stage_byte(s, (unsigned char)v->ptr[0]); /* {} */
 	else
 		room_cell_stage_put(s, v->ptr, v->len);
 }
@@ -193,13 +207,18 @@ room_cell_fields(msgpack_packer *out, const struct room_cell *c)
 	ROOM_CELL_KEY(&s, "\xa8" "metadata");
 	room_cell_stage_value(&s, &c->metadata);
 	ROOM_CELL_KEY(&s, "\xaf" "execution_count");
-	if (c->execution_count >= 0)
+	if (c->execution_count >= 0 && c->execution_count < 128)
+		room_cell_stage_byte(&s, (unsigned char)c->execution_count);
+	else if (c->execution_count >= 0)
 		msgpack_pack_int64(pk, c->execution_count);
 	else
 		room_cell_stage_put(&s, "\xc0", 1);
 	ROOM_CELL_KEY(&s, "\xa7" "outputs");
 	if (c->outputs != NULL) {
-		msgpack_pack_array(pk, c->outputs->n);
+		if (c->outputs->n < 16)
+			room_cell_stage_byte(&s, 0x90 | c->outputs->n);
+		else
+			msgpack_pack_array(pk, c->outputs->n);
 		for (i = 0; i < c->outputs->n; i++)
 			room_cell_stage_put(&s, c->outputs->v[i].data,
 			    c->outputs->v[i].len);
@@ -393,10 +412,12 @@ room_cell_pack_read(msgpack_packer *out, struct room_cell *c, int stale,
 	msgpack_packer		pk;
 
 	room_cell_stage_init(&s, &pk, out);
-	msgpack_pack_map(&pk, room_cell_nfields(c) + 1 + (stale != 0));
+	/* At most 12 fields: a fixmap. */
+	room_cell_stage_byte(&s, 0x80 | (room_cell_nfields(c) + 1 +
+	    (stale != 0)));
 	room_cell_write(&pk, c);
 	ROOM_CELL_KEY(&s, "\xa7" "version");
-	room_cell_stage_str(&s, c->version, strlen(c->version));
+	room_cell_stage_str(&s, c->version, ROOM_VERSION_LEN);
 	if (stale != 0) {
 		proto_pack_key(&pk, "stale");
 		room_cell_pack_stale(&pk, stale, up);
