@@ -302,7 +302,7 @@ Test(cache, edits_invalidate)
 	size_t			 i, k;
 
 	for (i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-		/* Every cell cached, then the edit. */
+		/* Every cell at a kept version, then the edit. */
 		for (k = 0; k < nb->ncells; k++)
 			room_cell_version(nb->cells[k], after);
 		c = room_nb_find(nb, edits[i].id != NULL ? edits[i].id :
