@@ -80,12 +80,12 @@ static void	room_ipynb_write_output(struct room_ipynb_out *,
 static void	room_ipynb_write_skipping(struct room_ipynb_out *,
 		    struct json_object *, const char *const *, int);
 static int	room_ipynb_write_mkey_cmp(const void *, const void *);
-static struct room_ipynb_key	*room_ipynb_write_merge_keys(
-		    const char *const *, struct json_object *, size_t *);
 static void	room_ipynb_write_attachments(struct room_ipynb_out *,
 		    struct json_object *);
 static struct room_ipynb_key	*room_ipynb_write_merge_mkeys(
 		    const char *const *, const msgpack_object *, size_t *);
+static void	room_ipynb_write_skey(struct room_ipynb_out *, const char *,
+		    size_t, int, int);
 static void	room_ipynb_write_kept(struct room_ipynb_out *,
 		    const msgpack_object *, int);
 static void	room_ipynb_write_mmetadata(struct room_ipynb_out *,
@@ -371,6 +371,18 @@ room_ipynb_write_key(struct room_ipynb_out *o, const char *key, int level,
 		room_ipynb_write_char(o, ',');
 	room_ipynb_write_indent(o, level + 1);
 	room_ipynb_write_string(o, key, strlen(key));
+	room_ipynb_write_bytes(o, ": ", 2);
+}
+
+/* room_ipynb_write_key of a key of len bytes (no NUL among them). */
+static void
+room_ipynb_write_skey(struct room_ipynb_out *o, const char *key, size_t len,
+    int level, int first)
+{
+	if (!first)
+		room_ipynb_write_char(o, ',');
+	room_ipynb_write_indent(o, level + 1);
+	room_ipynb_write_string(o, key, len);
 	room_ipynb_write_bytes(o, ": ", 2);
 }
 
@@ -996,37 +1008,7 @@ room_ipynb_write_mkey_cmp(const void *a, const void *b)
 	return (ka->len < kb->len ? -1 : ka->len > kb->len);
 }
 
-static struct room_ipynb_key *
-room_ipynb_write_merge_keys(const char *const *known, struct json_object *extra,
-    size_t *np)
-{
-	struct room_ipynb_key	*keys;
-	size_t			 n = 0, cap;
-
-	for (cap = 0; known[cap] != NULL; cap++)
-		;
-	if (extra != NULL)
-		cap += (size_t)json_object_object_length(extra);
-	keys = xreallocarray(NULL, cap + 1, sizeof *keys);
-	for (; known[n] != NULL; n++) {
-		keys[n].key = known[n];
-		keys[n].len = strlen(known[n]);
-		keys[n].extra = 0;
-	}
-	if (extra != NULL) {
-		json_object_object_foreach(extra, key, val) {
-			(void)val;
-			keys[n].key = key;
-			keys[n].len = strlen(key);
-			keys[n++].extra = 1;
-		}
-	}
-	qsort(keys, n, sizeof *keys, room_ipynb_write_mkey_cmp);
-	*np = n;
-	return (keys);
-}
-
-/* room_ipynb_write_merge_keys with a packed extra (a plain map). */
+/* The keys of an object we write: the modelled ones and extra's. */
 static struct room_ipynb_key *
 room_ipynb_write_merge_mkeys(const char *const *known,
     const msgpack_object *extra, size_t *np)
@@ -1202,17 +1184,10 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 	room_ipynb_write_char(o, '{');
 	for (i = 0; i < n; i++) {
 		k = keys[i].key;
-		if (keys[i].extra) {
-			if (i != 0)
-				room_ipynb_write_char(o, ',');
-			room_ipynb_write_indent(o, 3);
-			room_ipynb_write_string(o, k, keys[i].len);
-			room_ipynb_write_bytes(o, ": ", 2);
+		room_ipynb_write_skey(o, k, keys[i].len, 2, i == 0);
+		if (keys[i].extra)
 			room_ipynb_write_kept(o, keys[i].val, 3);
-			continue;
-		}
-		room_ipynb_write_key(o, k, 2, i == 0);
-		if (strcmp(k, "attachments") == 0)
+		else if (strcmp(k, "attachments") == 0)
 			room_ipynb_write_mattachments(o, att);
 		else if (strcmp(k, "cell_type") == 0)
 			room_ipynb_write_string(o, room_nb_cell_type_name(c),
@@ -1250,18 +1225,23 @@ room_ipynb_write_nb(struct room_ipynb_out *o, struct room_nb *nb)
 	static const char *const known[] = { "cells", "metadata", "nbformat",
 	    "nbformat_minor", NULL };
 	struct room_ipynb_key	*keys;
+	msgpack_unpacked	 ux;
+	const msgpack_object	*extra;
 	const char		*k;
 	char			 num[32];
 	size_t			 n, i, j;
 
-	keys = room_ipynb_write_merge_keys(known, nb->extra, &n);
+	msgpack_unpacked_init(&ux);
+	if ((extra = mpvalue_view(&nb->extra, &ux)) != NULL &&
+	    extra->type != MSGPACK_OBJECT_MAP)
+		extra = NULL;
+	keys = room_ipynb_write_merge_mkeys(known, extra, &n);
 	room_ipynb_write_char(o, '{');
 	for (i = 0; i < n; i++) {
 		k = keys[i].key;
-		room_ipynb_write_key(o, k, 0, i == 0);
+		room_ipynb_write_skey(o, k, keys[i].len, 0, i == 0);
 		if (keys[i].extra)
-			room_ipynb_write_value(o,
-			    json_object_object_get(nb->extra, k), 1);
+			room_ipynb_write_kept(o, keys[i].val, 1);
 		else if (strcmp(k, "cells") == 0) {
 			if (nb->ncells == 0) {
 				room_ipynb_write_bytes(o, "[]", 2);
@@ -1287,6 +1267,7 @@ room_ipynb_write_nb(struct room_ipynb_out *o, struct room_nb *nb)
 		}
 	}
 	free(keys);
+	msgpack_unpacked_destroy(&ux);
 	room_ipynb_write_bytes(o, "\n}\n", 3);
 }
 

@@ -1108,7 +1108,7 @@ room_ipynb_convert(struct json_object *root, char **cause)
 {
 	static const char *const top[] = { "cells", "metadata", "nbformat",
 	    "nbformat_minor", NULL };
-	struct json_object	*v, *cells;
+	struct json_object	*v, *cells, *extra = NULL;
 	struct room_nb		*nb = NULL;
 	struct room_ipynb_check	 ck;
 	enum room_ipynb_idfix	*fix = NULL;
@@ -1188,12 +1188,15 @@ room_ipynb_convert(struct json_object *root, char **cause)
 		}
 		if (top[k] != NULL)
 			continue;
-		room_ipynb_keep(&nb->extra, key, val);
+		room_ipynb_keep(&extra, key, val);
 		if (strict)
 			room_nb_warn(nb, -1, NULL, NULL, "\"%s\" is not a "
 			    "top-level key in nbformat 4.%d", key,
 			    nb->nbformat_minor);
 	}
+	/* The JSON edge: kept packed from here (decision 101). */
+	mpvalue_set_json(&nb->extra, extra);
+	json_object_put(extra);
 
 	ncells = json_object_array_length(cells);
 	fix = xcalloc(ncells + 1, sizeof *fix);

@@ -114,11 +114,11 @@ room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 {
 	size_t	i;
 
-	msgpack_pack_map(pk, 4 + (nb->extra != NULL) +
+	msgpack_pack_map(pk, 4 + (nb->extra.len != 0) +
 	    (nb->warnings != NULL));
-	if (nb->extra != NULL) {
+	if (nb->extra.len != 0) {
 		proto_pack_key(pk, "extra");
-		mpjson_pack(pk, nb->extra);
+		mpvalue_pack(pk, &nb->extra);
 	}
 	if (nb->warnings != NULL) {
 		proto_pack_key(pk, "warnings");
@@ -173,7 +173,7 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 		nb->metadata = mpjson_unpack(v);
 	}
 	if ((v = proto_get_map(o, "extra")) != NULL)
-		nb->extra = mpjson_unpack(v);
+		mpvalue_set_obj(&nb->extra, v);
 	if ((v = proto_get_array(o, "warnings")) != NULL)
 		nb->warnings = mpjson_unpack(v);
 	for (i = 0; i < cells->via.array.size; i++) {

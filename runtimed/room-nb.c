@@ -114,7 +114,7 @@ room_nb_free(struct room_nb *nb)
 		room_nb_cell_free(nb->cells[i]);
 	free(nb->cells);
 	json_object_put(nb->metadata);
-	json_object_put(nb->extra);
+	mpvalue_free(&nb->extra);
 	json_object_put(nb->warnings);
 	free(nb);
 }

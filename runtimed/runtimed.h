@@ -109,7 +109,8 @@ struct room_cell {
 
 /*
  * A notebook's content (owned by room-nb.c).  extra: the top-level keys
- * nbformat 4.5 does not define, verbatim (NULL when none).  warnings:
+ * nbformat 4.5 does not define, verbatim, kept packed (decision 101;
+ * absent when none).  warnings:
  * what the loader found wrong and how a save changes it, a json array
  * of {cell_index?, cell_id?, message, on_save} (NULL when none).
  * ids: an index of the cells by id, built by the first edit batch (once
@@ -123,7 +124,7 @@ struct room_nb {
 	int			 nbformat_minor;
 	struct room_cell	**cells;
 	size_t			 ncells;
-	struct json_object	*extra;
+	struct mpvalue		 extra;		/* a map, or absent */
 	struct json_object	*warnings;
 	struct lh_table		*ids;	/* cell id -> cell, from 1st edit */
 	struct lh_table		*ids_old;	/* being moved into ids */
