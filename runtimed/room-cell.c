@@ -197,40 +197,40 @@ room_cell_fields(msgpack_packer *out, const struct room_cell *c)
 		sp = &local;
 		pk = &lpk;
 	}
-#define s (*sp)
-	ROOM_CELL_KEY(&s, "\xa7" "cell_id");
-	room_cell_stage_str(&s, c->id, strlen(c->id));
-	ROOM_CELL_KEY(&s, "\xa9" "cell_type");
-	room_cell_stage_str(&s, type, strlen(type));
-	ROOM_CELL_KEY(&s, "\xa6" "source");
-	room_cell_stage_str(&s, c->source, c->source_len);
-	ROOM_CELL_KEY(&s, "\xa8" "metadata");
-	room_cell_stage_value(&s, &c->metadata);
-	ROOM_CELL_KEY(&s, "\xaf" "execution_count");
+	ROOM_CELL_KEY(sp, "\xa7" "cell_id");
+	room_cell_stage_str(sp, c->id, strlen(c->id));
+	ROOM_CELL_KEY(sp, "\xa9" "cell_type");
+	room_cell_stage_str(sp, type, strlen(type));
+	ROOM_CELL_KEY(sp, "\xa6" "source");
+	room_cell_stage_str(sp, c->source, c->source_len);
+	ROOM_CELL_KEY(sp, "\xa8" "metadata");
+	room_cell_stage_value(sp, &c->metadata);
+	ROOM_CELL_KEY(sp, "\xaf" "execution_count");
 	if (c->execution_count >= 0 && c->execution_count < 128)
-		room_cell_stage_byte(&s, (unsigned char)c->execution_count);
+		room_cell_stage_byte(sp, (unsigned char)c->execution_count);
 	else if (c->execution_count >= 0)
 		msgpack_pack_int64(pk, c->execution_count);
 	else
-		room_cell_stage_put(&s, "\xc0", 1);
-	ROOM_CELL_KEY(&s, "\xa7" "outputs");
+		room_cell_stage_put(sp, "\xc0", 1);
+	ROOM_CELL_KEY(sp, "\xa7" "outputs");
 	if (c->outputs != NULL) {
 		if (c->outputs->n < 16)
-			room_cell_stage_byte(&s, 0x90 | c->outputs->n);
+			room_cell_stage_byte(sp,
+			    (unsigned char)(0x90 | c->outputs->n));
 		else
 			msgpack_pack_array(pk, c->outputs->n);
 		for (i = 0; i < c->outputs->n; i++)
-			room_cell_stage_put(&s, c->outputs->v[i].data,
+			room_cell_stage_put(sp, c->outputs->v[i].data,
 			    c->outputs->v[i].len);
 	} else
-		room_cell_stage_put(&s, "\x90", 1);
+		room_cell_stage_put(sp, "\x90", 1);
 	if (c->attachments.len != 0) {
-		ROOM_CELL_KEY(&s, "\xab" "attachments");
-		room_cell_stage_value(&s, &c->attachments);
+		ROOM_CELL_KEY(sp, "\xab" "attachments");
+		room_cell_stage_value(sp, &c->attachments);
 	}
 	if (c->extra.len != 0) {
-		ROOM_CELL_KEY(&s, "\xa5" "extra");
-		room_cell_stage_value(&s, &c->extra);
+		ROOM_CELL_KEY(sp, "\xa5" "extra");
+		room_cell_stage_value(sp, &c->extra);
 	}
 	if (c->flags & ROOM_CELL_NO_SOURCE)
 		proto_pack_bool(pk, "no_source", 1);
@@ -238,7 +238,6 @@ room_cell_fields(msgpack_packer *out, const struct room_cell *c)
 		proto_pack_key(pk, "by");
 		room_author_pack(pk, c->by);
 	}
-#undef s
 	if (sp == &local)
 		room_cell_stage_flush(&local);
 }
