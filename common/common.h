@@ -358,6 +358,8 @@ void			 mpjson_pack(msgpack_packer *, struct json_object *);
 void			 mpjson_pack_depth(msgpack_packer *,
 			     struct json_object *, unsigned int);
 int			 mpjson_plain(const msgpack_object *, unsigned int);
+void			 mpjson_repack(msgpack_packer *, const msgpack_object *,
+			     unsigned int);
 int			 mpjson_inline(const msgpack_object *, unsigned int);
 int			 mpjson_kv_cmp(const void *, const void *);
 int			 mpjson_outputs_pack(struct proto_outputs *,

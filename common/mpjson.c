@@ -21,6 +21,10 @@
 #define MPJSON_EXT_JSON		1
 
 static void	mpjson_pack_text(msgpack_packer *, struct json_object *);
+static void	mpjson_repack_str(msgpack_packer *, const char *, size_t);
+static void	mpjson_repack_map(msgpack_packer *, const msgpack_object *,
+		    unsigned int);
+static int	mpjson_key_cmp(const void *, const void *);
 static int	mpjson_plain_key(const msgpack_object_kv *, uint32_t);
 static struct json_object	*mpjson_string(const char *, size_t);
 
@@ -208,6 +212,176 @@ mpjson_plain(const msgpack_object *o, unsigned int depth)
 	default:
 		return (0);
 	}
+}
+
+/* A string's bytes as mpjson_string keeps them (U+FFFD for bad bytes). */
+static void
+mpjson_repack_str(msgpack_packer *pk, const char *s, size_t len)
+{
+	char	*fixed;
+	size_t	 n;
+
+	if (len > 0 && (fixed = utf8_repair(s, len, &n)) != NULL) {
+		msgpack_pack_str(pk, n);
+		msgpack_pack_str_body(pk, fixed, n);
+		free(fixed);
+		return;
+	}
+	msgpack_pack_str(pk, len);
+	if (len > 0)
+		msgpack_pack_str_body(pk, s, len);
+}
+
+/* A map key as json-c holds it: repaired, then a C string (cut at NUL). */
+struct mpjson_key {
+	const char	*p;
+	size_t		 len;
+	char		*fixed;
+	uint32_t	 i;	/* its pair */
+	int64_t		 from;	/* first pair: the last pair of its key; or -1 */
+};
+
+static int
+mpjson_key_cmp(const void *a, const void *b)
+{
+	const struct mpjson_key	*ka = *(const struct mpjson_key *const *)a;
+	const struct mpjson_key	*kb = *(const struct mpjson_key *const *)b;
+	int			 c;
+
+	if ((c = memcmp(ka->p, kb->p, ka->len < kb->len ? ka->len :
+	    kb->len)) != 0)
+		return (c);
+	if (ka->len != kb->len)
+		return (ka->len < kb->len ? -1 : 1);
+	return (ka->i < kb->i ? -1 : ka->i > kb->i);
+}
+
+/*
+ * A map as json_object_object_add builds it: keys that are not strings
+ * skipped, a key that comes again keeping its first place and its last
+ * value.
+ */
+static void
+mpjson_repack_map(msgpack_packer *pk, const msgpack_object *o,
+    unsigned int depth)
+{
+	const msgpack_object_kv	*kv = o->via.map.ptr;
+	struct mpjson_key	*keys, **sorted;
+	const char		*z;
+	uint32_t		 i, n = 0, g, h, count = 0;
+
+	keys = xcalloc(o->via.map.size + 1, sizeof *keys);
+	sorted = xcalloc(o->via.map.size + 1, sizeof *sorted);
+	for (i = 0; i < o->via.map.size; i++) {
+		keys[i].i = i;
+		keys[i].from = -1;
+		if (kv[i].key.type != MSGPACK_OBJECT_STR)
+			continue;
+		keys[i].p = "";
+		if (kv[i].key.via.str.size > 0) {
+			keys[i].p = kv[i].key.via.str.ptr;
+			keys[i].len = kv[i].key.via.str.size;
+			keys[i].fixed = utf8_repair(keys[i].p, keys[i].len,
+			    &keys[i].len);
+			if (keys[i].fixed != NULL)
+				keys[i].p = keys[i].fixed;
+			if ((z = memchr(keys[i].p, '\0', keys[i].len)) != NULL)
+				keys[i].len = (size_t)(z - keys[i].p);
+		}
+		sorted[n++] = &keys[i];
+	}
+	qsort(sorted, n, sizeof *sorted, mpjson_key_cmp);
+	for (g = 0; g < n; g = h) {
+		for (h = g + 1; h < n && sorted[h]->len == sorted[g]->len &&
+		    memcmp(sorted[h]->p, sorted[g]->p, sorted[g]->len) == 0;
+		    h++)
+			;
+		sorted[g]->from = sorted[h - 1]->i;
+		count++;
+	}
+	msgpack_pack_map(pk, count);
+	for (i = 0; i < o->via.map.size; i++) {
+		if (keys[i].from < 0)
+			continue;
+		msgpack_pack_str(pk, keys[i].len);
+		if (keys[i].len > 0)
+			msgpack_pack_str_body(pk, keys[i].p, keys[i].len);
+		mpjson_repack(pk, &kv[keys[i].from].val, depth + 1);
+	}
+	for (i = 0; i < o->via.map.size; i++)
+		free(keys[i].fixed);
+	free(sorted);
+	free(keys);
+}
+
+/*
+ * Pack o as mpjson_pack_depth(mpjson_unpack(o), depth) does, byte for
+ * byte, without building it in json-c: strings repaired, binaries as
+ * strings, float32 widened, NaN and foreign exts as nil, integers in
+ * their shortest form, maps as json-c keeps them.  What mpjson writes
+ * as JSON text (a container depth levels in, an ext of it) still goes
+ * through json-c: its text is json-c's.
+ */
+void
+mpjson_repack(msgpack_packer *pk, const msgpack_object *o,
+    unsigned int depth)
+{
+	struct json_object	*j;
+	uint32_t		 i;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_BOOLEAN:
+		if (o->via.boolean)
+			msgpack_pack_true(pk);
+		else
+			msgpack_pack_false(pk);
+		return;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		if (o->via.u64 > (uint64_t)INT64_MAX)
+			msgpack_pack_uint64(pk, o->via.u64);
+		else
+			msgpack_pack_int64(pk, (int64_t)o->via.u64);
+		return;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		msgpack_pack_int64(pk, o->via.i64);
+		return;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		if (isfinite(o->via.f64))
+			msgpack_pack_double(pk, o->via.f64);
+		else
+			msgpack_pack_nil(pk);
+		return;
+	case MSGPACK_OBJECT_STR:
+		mpjson_repack_str(pk, o->via.str.ptr, o->via.str.size);
+		return;
+	case MSGPACK_OBJECT_BIN:
+		mpjson_repack_str(pk, o->via.bin.ptr, o->via.bin.size);
+		return;
+	case MSGPACK_OBJECT_ARRAY:
+		if (depth >= MPJSON_INLINE_DEPTH)
+			break;
+		msgpack_pack_array(pk, o->via.array.size);
+		for (i = 0; i < o->via.array.size; i++)
+			mpjson_repack(pk, &o->via.array.ptr[i], depth + 1);
+		return;
+	case MSGPACK_OBJECT_MAP:
+		if (depth >= MPJSON_INLINE_DEPTH)
+			break;
+		mpjson_repack_map(pk, o, depth);
+		return;
+	case MSGPACK_OBJECT_EXT:
+		if (o->via.ext.type == MPJSON_EXT_JSON)
+			break;
+		msgpack_pack_nil(pk);
+		return;
+	default:
+		msgpack_pack_nil(pk);
+		return;
+	}
+	j = mpjson_unpack(o);
+	mpjson_pack_at(pk, j, depth);
+	json_object_put(j);
 }
 
 static void
@@ -466,13 +640,12 @@ mpjson_outputs_unpack(const struct proto_outputs *o)
 /*
  * Outputs read back from a msgpack array (a journal, a snapshot): each
  * kept as it is when json-c would keep it (mpjson_plain), else as it
- * packs through json-c, one level into the list.  -1 if arr is not an
+ * would pack through json-c (mpjson_repack), one level into the list.  -1 if arr is not an
  * array; o then empty.
  */
 int
 mpjson_outputs_read(struct proto_outputs *o, const msgpack_object *arr)
 {
-	struct json_object	*j;
 	struct mpbuf		 b;
 	const msgpack_object	*v;
 	uint32_t		 i;
@@ -487,10 +660,8 @@ mpjson_outputs_read(struct proto_outputs *o, const msgpack_object *arr)
 				fatalx("%s: out of memory", __func__);
 			continue;
 		}
-		j = mpjson_unpack(v);
 		mpbuf_init(&b);
-		mpjson_pack_at(&b.pk, j, 1);
-		json_object_put(j);
+		mpjson_repack(&b.pk, v, 1);
 		if (proto_outputs_append_packed(o, b.sb.data, b.sb.size) != 0)
 			fatalx("%s: out of memory", __func__);
 		mpbuf_free(&b);

@@ -4,6 +4,8 @@
  * readers every peer runs on untrusted input: every codec in proto's
  * table of message facts reads every body (its own type's among them),
  * and the edit codec each item of a body's edits and the body itself.
+ * Each body is also packed through json-c and by mpjson_repack, which
+ * must agree byte for byte.
  */
 
 #include <stddef.h>
@@ -14,6 +16,35 @@
 #include "common.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/*
+ * mpjson_repack must write what json-c does, byte for byte, and a
+ * value mpjson_plain passes must be those bytes as it came.
+ */
+static void
+fuzz_frame_repack(const msgpack_object *o, struct json_object *j,
+    unsigned int depth)
+{
+	struct mpbuf	a, b, c;
+
+	mpbuf_init(&a);
+	mpbuf_init(&b);
+	mpbuf_init(&c);
+	mpjson_pack_depth(&a.pk, j, depth);
+	mpjson_repack(&b.pk, o, depth);
+	if (a.sb.size != b.sb.size ||
+	    memcmp(a.sb.data, b.sb.data, a.sb.size) != 0)
+		abort();
+	if (mpjson_plain(o, depth)) {
+		msgpack_pack_object(&c.pk, *o);
+		if (a.sb.size != c.sb.size ||
+		    memcmp(a.sb.data, c.sb.data, a.sb.size) != 0)
+			abort();
+	}
+	mpbuf_free(&a);
+	mpbuf_free(&b);
+	mpbuf_free(&c);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -59,6 +90,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((s = proto_dup_str(&u.data, "path")) != NULL)
 			free(s);
 		j = mpjson_unpack(&u.data);
+		fuzz_frame_repack(&u.data, j, 0);
+		fuzz_frame_repack(&u.data, j, 1);
+		fuzz_frame_repack(&u.data, j, 23);
 		json_object_put(j);
 		msgpack_unpacked_destroy(&u);
 		data += used;

@@ -1220,20 +1220,17 @@ static void
 room_exec_add(struct proto_outputs *outs, const msgpack_object *out)
 {
 	msgpack_unpacked	 plain;
-	struct json_object	*j;
 	struct mpbuf		 fixed;
 	size_t			 off = 0;
 
 	/*
 	 * What json-c would change (bytes not UTF-8, a key twice, ...) is
-	 * taken through it, as every output was before: the bytes kept are
-	 * those mpjson_pack gave one level into the list.
+	 * changed as it would, as every output was before: the bytes kept
+	 * are those mpjson_pack gave one level into the list.
 	 */
 	if (!mpjson_plain(out, 1)) {
-		j = mpjson_unpack(out);
 		mpbuf_init(&fixed);
-		mpjson_pack_depth(&fixed.pk, j, 1);
-		json_object_put(j);
+		mpjson_repack(&fixed.pk, out, 1);
 		msgpack_unpacked_init(&plain);
 		if (msgpack_unpack_next(&plain, fixed.sb.data, fixed.sb.size,
 		    &off) == MSGPACK_UNPACK_SUCCESS)
@@ -1310,7 +1307,6 @@ room_exec_update_display(struct room *r, const struct proto_str *pdid,
 {
 	struct room_exec	*e;
 	struct room_exec_list	*lists[2];
-	struct json_object	*j;
 	msgpack_unpacked	 plain;
 	struct mpbuf		 fixed;
 	char			*did;
@@ -1318,15 +1314,13 @@ room_exec_update_display(struct room *r, const struct proto_str *pdid,
 	int			 n = 0, m, l;
 
 	/*
-	 * What json-c would change is taken through it, as for an output
+	 * What json-c would change is changed so, as for an output
 	 * appended: the outputs kept stay as json-c would have them.
 	 */
 	msgpack_unpacked_init(&plain);
 	mpbuf_init(&fixed);
 	if (!mpjson_plain(upd, 1)) {
-		j = mpjson_unpack(upd);
-		mpjson_pack_depth(&fixed.pk, j, 1);
-		json_object_put(j);
+		mpjson_repack(&fixed.pk, upd, 1);
 		if (msgpack_unpack_next(&plain, fixed.sb.data, fixed.sb.size,
 		    &off) != MSGPACK_UNPACK_SUCCESS) {
 			msgpack_unpacked_destroy(&plain);
