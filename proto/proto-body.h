@@ -38,6 +38,23 @@ const msgpack_object	*proto_get_array(const msgpack_object *,
 int			 proto_obj_streq(const msgpack_object *, const char *);
 
 /*
+ * proto-map.c: a map copied with keys set, added or dropped, in the
+ * order json-c's object_add keeps.  A set with neither pack nor packed
+ * drops its key.
+ */
+#define PROTO_MAP_SET_MAX	16
+struct proto_map_set {
+	const char	*key;
+	void		(*pack)(msgpack_packer *, const msgpack_object *,
+			    void *);
+	void		*arg;
+	const char	*packed;
+	size_t		 packed_len;
+};
+int	proto_map_copy(msgpack_packer *, const msgpack_object *,
+	    const struct proto_map_set *, size_t);
+
+/*
  * proto-outputs.c: a cell's outputs kept as the wire carries them, each
  * its own packed msgpack value (docs/decisions/097).  Functions that
  * allocate return -1 when memory runs out.

@@ -143,3 +143,51 @@ Test(proto_body, refusals)
 	cr_assert_str_eq(err, "EXEC_LIST: limit is not an integer");
 	pt_free(&b);
 }
+
+/* proto_map_copy's callback: the old value's size, or -1 when new. */
+static void
+pt_map_size(msgpack_packer *pk, const msgpack_object *old, void *arg)
+{
+	cr_assert_str_eq(arg, "arg");
+	if (old == NULL)
+		msgpack_pack_int(pk, -1);
+	else
+		msgpack_pack_int(pk, (int)old->via.str.size);
+}
+
+Test(proto_body, map_copy)
+{
+	struct pt_buf		in, out;
+	struct proto_map_set	set[5];
+	msgpack_object		seven = pt_seven;
+
+	pt_init(&in);
+	pt_init(&out);
+	/* {"a":1,"bb":"xyz","c":3} */
+	msgpack_pack_map(&in.pk, 3);
+	proto_pack_int(&in.pk, "a", 1);
+	proto_pack_str(&in.pk, "bb", "xyz");
+	proto_pack_int(&in.pk, "c", 3);
+	memset(set, 0, sizeof set);
+	set[0].key = "c";				/* dropped */
+	set[1].key = "new";				/* added, by callback */
+	set[1].pack = pt_map_size;
+	set[1].arg = "arg";
+	set[2].key = "a";				/* set in place */
+	set[2].packed = "\xa1z";
+	set[2].packed_len = 2;
+	set[3].key = "gone";				/* dropped, absent */
+	set[4].key = "bb";				/* set from the old */
+	set[4].pack = pt_map_size;
+	set[4].arg = "arg";
+	cr_assert_eq(proto_map_copy(&out.pk, pt_body(&in), set, 5), 0);
+	cr_assert_eq(out.sb.size, sizeof "\x83\xa1" "a\xa1z\xa2" "bb\x03"
+	    "\xa3" "new\xff" - 1);
+	cr_assert(memcmp(out.sb.data, "\x83\xa1" "a\xa1z\xa2" "bb\x03"
+	    "\xa3" "new\xff", out.sb.size) == 0);
+	/* Not a map: nothing packed. */
+	cr_assert_eq(proto_map_copy(&out.pk, &seven, set, 5), -1);
+	cr_assert_eq(out.sb.size, 14);
+	pt_free(&in);
+	pt_free(&out);
+}
