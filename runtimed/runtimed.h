@@ -638,6 +638,25 @@ int	kernel_introspect_answer(struct room *, struct peer *,
 void	kernel_introspect_peer_gone(struct peer *);
 void	room_exec_flush(void);
 
+/* room-record.c */
+#define ROOM_RECORD_ORPHANED	"the daemon restarted while this run was in flight"
+const msgpack_object *room_record_normal(const msgpack_object *,
+	    struct mpbuf *, msgpack_unpacked *);
+int	room_record_ran(const msgpack_object *);
+void	room_record_orphan(msgpack_packer *, const msgpack_object *, int64_t);
+void	room_record_omit(msgpack_packer *, const msgpack_object *,
+	    const char *);
+void	room_record_task(msgpack_packer *, const msgpack_object *,
+	    const char *, const char *, int);
+int64_t	room_record_created_at(const msgpack_object *);
+/* A line of EXEC_TASKS, packed, and what the list is sorted by. */
+struct room_record_line {
+	int64_t	 created_at;
+	char	*data;
+	size_t	 len;
+};
+int	room_record_line_cmp(const void *, const void *);
+
 /* room-runs.c */
 extern const struct peer_dispatch room_runs_table[];
 
