@@ -114,7 +114,7 @@ static void	room_exec_persist(struct room_exec *);
 static void	room_exec_finish(struct room_exec *, enum proto_run_status);
 static struct room_exec	*room_exec_find(struct room *, const char *, size_t);
 static void	room_exec_wait_timeout(evutil_socket_t, short, void *);
-static struct json_object	*room_exec_orphan(struct json_object *);
+static int	room_exec_orphaned(const msgpack_object *);
 static void	room_exec_pack_none(msgpack_packer *, const void *);
 static struct room_cell	**room_exec_resolve(struct room *, struct peer *,
 		    uint32_t, const msgpack_object *, size_t *);
@@ -405,10 +405,10 @@ room_exec_pack(struct room_exec *e, msgpack_packer *pk, int live)
 static void
 room_exec_send(struct peer *p, uint32_t id, const char *data, size_t len)
 {
-	struct json_object	*rec, *cells, *cell;
-	msgpack_unpacked	 u;
-	struct mpbuf		 b;
-	size_t			 off = 0, i;
+	const msgpack_object	*rec;
+	msgpack_unpacked	 u, nu;
+	struct mpbuf		 b, nb;
+	size_t			 off = 0;
 	char			*msg;
 
 	if (len <= proto_msg_cap(PROTO_MSG_EXEC_STATE)) {
@@ -416,34 +416,29 @@ room_exec_send(struct peer *p, uint32_t id, const char *data, size_t len)
 		return;
 	}
 	msgpack_unpacked_init(&u);
-	if (proto_frame_unpack(&u, data, len, &off) != 0) {
+	msgpack_unpacked_init(&nu);
+	mpbuf_init(&nb);
+	if (proto_frame_unpack(&u, data, len, &off) != 0 ||
+	    (rec = room_record_normal(&u.data, &nb, &nu)) == NULL) {
 		msgpack_unpacked_destroy(&u);
+		msgpack_unpacked_destroy(&nu);
+		mpbuf_free(&nb);
 		peer_send_error(p, id, PROTO_E_NOTEBOOK_UNAVAILABLE,
 		    "the run's state could not be read back");
 		return;
 	}
-	rec = mpjson_unpack(&u.data);
-	msgpack_unpacked_destroy(&u);
 	xasprintf(&msg, "the outputs of this run are %.1f MB, over the %u MiB "
 	    "cap of EXEC_STATE, and are left out: read them a cell at a time "
 	    "with inspect_notebook", len / 1e6,
 	    proto_msg_cap(PROTO_MSG_EXEC_STATE) / (1024 * 1024));
 	log_warnx("%s", msg);
-	json_object_object_add(rec, "message", json_object_new_string(msg));
-	json_object_object_add(rec, "outputs_omitted",
-	    json_object_new_boolean(1));
-	cells = json_object_object_get(rec, "cells");
-	for (i = 0; i < json_object_array_length(cells); i++) {
-		cell = json_object_array_get_idx(cells, i);
-		if (json_object_is_type(cell, json_type_object))
-			json_object_object_add(cell, "outputs",
-			    json_object_new_array());
-	}
 	mpbuf_init(&b);
-	mpjson_pack(&b.pk, rec);
+	room_record_omit(&b.pk, rec, msg);
 	peer_send(p, PROTO_MSG_EXEC_STATE, id, &b.sb);
 	mpbuf_free(&b);
-	json_object_put(rec);
+	msgpack_unpacked_destroy(&u);
+	msgpack_unpacked_destroy(&nu);
+	mpbuf_free(&nb);
 	free(msg);
 }
 
@@ -864,46 +859,23 @@ room_exec_wait_timeout(evutil_socket_t fd, short events, void *arg)
 }
 
 /*
- * A record that was in flight when an earlier daemon died: it ended
- * then, as far as anyone can tell.  Rewrites it; returns a new body.
+ * Was this record (a map) in flight when an earlier daemon died?  It
+ * ended then, as far as anyone can tell (room_record_orphan).
  */
-static struct json_object *
-room_exec_orphan(struct json_object *rec)
+static int
+room_exec_orphaned(const msgpack_object *rec)
 {
-	struct json_object	*cells, *c, *st;
-	enum proto_cell_status	 cs;
-	size_t			 i;
-	int			 ran = 0;
+	const char		*st;
+	size_t			 len;
+	enum proto_run_status	 rs;
+	int64_t			 inc;
 
-	if (json_object_object_get_ex(rec, "cells", &cells) &&
-	    json_object_is_type(cells, json_type_array)) {
-		for (i = 0; i < json_object_array_length(cells); i++) {
-			c = json_object_array_get_idx(cells, i);
-			if (!json_object_object_get_ex(c, "status", &st))
-				continue;
-			if (!json_object_is_type(st, json_type_string) ||
-			    proto_cell_status_parse(json_object_get_string(st),
-			    (size_t)json_object_get_string_len(st), &cs) != 0)
-				continue;
-			if (cs == PROTO_CELL_RUNNING) {
-				ran = 1;
-				json_object_object_add(c, "status",
-				    json_object_new_string(proto_cell_status_name(
-				    PROTO_CELL_KERNEL_DIED)));
-			} else if (cs == PROTO_CELL_QUEUED)
-				json_object_object_add(c, "status",
-				    json_object_new_string(proto_cell_status_name(
-				    PROTO_CELL_NOT_RUN)));
-		}
-	}
-	json_object_object_add(rec, "status", json_object_new_string(
-	    proto_run_status_name(ran ? PROTO_RUN_KERNEL_DIED :
-	    PROTO_RUN_CANCELLED)));
-	json_object_object_add(rec, "message", json_object_new_string(
-	    "the daemon restarted while this run was in flight"));
-	json_object_object_add(rec, "daemon_started_at",
-	    json_object_new_int64(runtimed_incarnation.started_at));
-	return (rec);
+	st = proto_get_str(rec, "status", &len);
+	if (proto_get_int(rec, "daemon_started_at", &inc) != 0)
+		inc = 0;
+	return (st != NULL && proto_run_status_parse(st, len, &rs) == 0 &&
+	    !proto_run_status_ended(rs) &&
+	    inc != runtimed_incarnation.started_at);
 }
 
 /*
@@ -980,15 +952,12 @@ static int
 room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
     const char *eid, size_t len)
 {
-	struct json_object	*rec;
-	msgpack_unpacked	 u;
-	struct mpbuf		 b;
+	const msgpack_object	*rec;
+	msgpack_unpacked	 u, nu;
+	struct mpbuf		 b, norm;
 	char			*key, *nb = NULL;
 	void			*data = NULL;
 	size_t			 dlen, off = 0;
-	const char		*st;
-	enum proto_run_status	 rs;
-	int64_t			 inc;
 
 	if (runtimed_store == NULL || runtimed_writer == NULL)
 		return (-1);
@@ -1015,22 +984,20 @@ room_exec_get_stored(struct room *r, struct peer *p, uint32_t id,
 		free(data);
 		return (-1);
 	}
-	st = proto_get_str(&u.data, "status", &dlen);
-	if (proto_get_int(&u.data, "daemon_started_at", &inc) != 0)
-		inc = 0;
-	if (st != NULL && proto_run_status_parse(st, dlen, &rs) == 0 &&
-	    !proto_run_status_ended(rs) &&
-	    inc != runtimed_incarnation.started_at) {
-		rec = room_exec_orphan(mpjson_unpack(&u.data));
+	msgpack_unpacked_init(&nu);
+	mpbuf_init(&norm);
+	if (room_exec_orphaned(&u.data) &&
+	    (rec = room_record_normal(&u.data, &norm, &nu)) != NULL) {
 		mpbuf_init(&b);
-		mpjson_pack(&b.pk, rec);
+		room_record_orphan(&b.pk, rec, runtimed_incarnation.started_at);
 		room_exec_send(p, id, b.sb.data, b.sb.size);
 		/* The writer frees the buffer. */
 		store_writer_exec(runtimed_writer, key, nb, RUNTIMED_RUNS_KEPT,
 		    b.sb.data, b.sb.size, room_exec_written, xstrdup(key));
-		json_object_put(rec);
 	} else
 		room_exec_send(p, id, data, off);
+	msgpack_unpacked_destroy(&nu);
+	mpbuf_free(&norm);
 	msgpack_unpacked_destroy(&u);
 	free(key);
 	free(nb);
@@ -1667,10 +1634,11 @@ room_exec_cancel(struct peer *p, const struct proto_header *hdr,
 	room_exec_answer(e, p, id, timeout);
 }
 
-/* One stored record into the list of EXEC_TASKS if owner's. */
+/* The lines of EXEC_TASKS: one per stored record of the owner's. */
 struct room_exec_tasks {
-	const struct proto_str	*owner;
-	struct json_object	*runs;
+	const struct proto_str	 *owner;
+	struct room_record_line	**v;
+	size_t			  n;
 };
 
 static int
@@ -1678,14 +1646,14 @@ room_exec_tasks_one(const char *eid, const char *nb, const void *data,
     size_t len, void *arg)
 {
 	struct room_exec_tasks	*t = arg;
-	struct json_object	*rec, *run, *v;
-	msgpack_unpacked	 u;
+	struct room_record_line	*l;
+	const msgpack_object	*rec;
+	msgpack_unpacked	 u, nu;
+	struct mpbuf		 b, norm;
 	size_t			 off = 0, slen;
 	const char		*st;
-	enum proto_run_status	 rs;
-	int64_t			 inc;
 
-	if (json_object_array_length(t->runs) >= ROOM_EXEC_TASKS_MAX)
+	if (t->n >= ROOM_EXEC_TASKS_MAX)
 		return (1);
 	msgpack_unpacked_init(&u);
 	if (proto_frame_unpack(&u, data, len, &off) != 0 ||
@@ -1695,48 +1663,45 @@ room_exec_tasks_one(const char *eid, const char *nb, const void *data,
 		msgpack_unpacked_destroy(&u);
 		return (0);
 	}
-	rec = mpjson_unpack(&u.data);
-	st = proto_get_str(&u.data, "status", &slen);
-	if (proto_get_int(&u.data, "daemon_started_at", &inc) != 0)
-		inc = 0;
-	if (st != NULL && proto_run_status_parse(st, slen, &rs) == 0 &&
-	    !proto_run_status_ended(rs) &&
-	    inc != runtimed_incarnation.started_at)
-		rec = room_exec_orphan(rec);
+	msgpack_unpacked_init(&nu);
+	mpbuf_init(&norm);
+	if ((rec = room_record_normal(&u.data, &norm, &nu)) != NULL) {
+		mpbuf_init(&b);
+		room_record_task(&b.pk, rec, eid, nb,
+		    room_exec_orphaned(&u.data));
+		l = xcalloc(1, sizeof *l);
+		l->created_at = room_record_created_at(rec);
+		l->data = b.sb.data;	/* the line keeps the buffer */
+		l->len = b.sb.size;
+		t->v[t->n++] = l;
+	}
+	msgpack_unpacked_destroy(&nu);
+	mpbuf_free(&norm);
 	msgpack_unpacked_destroy(&u);
-	run = json_object_new_object();
-	json_object_object_add(run, "execution_id",
-	    json_object_new_string(eid));
-	json_object_object_add(run, "notebook_id", json_object_new_string(nb));
-	if (json_object_object_get_ex(rec, "status", &v))
-		json_object_object_add(run, "status", json_object_get(v));
-	if (json_object_object_get_ex(rec, "message", &v))
-		json_object_object_add(run, "message", json_object_get(v));
-	if (json_object_object_get_ex(rec, "created_at", &v))
-		json_object_object_add(run, "created_at", json_object_get(v));
-	if (json_object_object_get_ex(rec, "updated_at", &v))
-		json_object_object_add(run, "updated_at", json_object_get(v));
-	json_object_put(rec);
-	json_object_array_add(t->runs, run);
 	return (0);
-}
-
-/* Newest first. */
-static int
-room_exec_tasks_cmp(const void *a, const void *b)
-{
-	struct json_object *const	*ja = a, *const *jb = b;
-	int64_t				 ta, tb;
-
-	ta = json_object_get_int64(json_object_object_get(*ja, "created_at"));
-	tb = json_object_get_int64(json_object_object_get(*jb, "created_at"));
-	return (ta < tb ? 1 : ta > tb ? -1 : 0);
 }
 
 static void
 room_exec_tasks_pack(msgpack_packer *pk, const void *arg)
 {
-	mpjson_pack(pk, (struct json_object *)arg);
+	const struct room_exec_tasks	*t = arg;
+	size_t				 i;
+
+	msgpack_pack_array(pk, t->n);
+	for (i = 0; i < t->n; i++)
+		pk->callback(pk->data, t->v[i]->data, t->v[i]->len);
+}
+
+static void
+room_exec_tasks_free(struct room_exec_tasks *t)
+{
+	size_t	i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->v[i]->data);
+		free(t->v[i]);
+	}
+	free(t->v);
 }
 
 /*
@@ -1756,24 +1721,26 @@ room_exec_tasks(struct peer *p, const struct proto_header *hdr,
 	uint32_t			 id = hdr->id;
 
 	t.owner = &m->task_owner;
-	t.runs = json_object_new_array();
+	t.v = xcalloc(ROOM_EXEC_TASKS_MAX, sizeof *t.v);
+	t.n = 0;
 	if (runtimed_store != NULL) {
 		room_exec_flush();
 		if (store_exec_each(runtimed_store, room_exec_tasks_one,
 		    &t) != 0) {
-			json_object_put(t.runs);
+			room_exec_tasks_free(&t);
 			peer_send_error(p, id, PROTO_E_NOTEBOOK_UNAVAILABLE,
 			    "the state database cannot be read");
 			return;
 		}
 	}
-	json_object_array_sort(t.runs, room_exec_tasks_cmp);
+	/* Newest first, ties in the order json-c's array sort left them. */
+	qsort(t.v, t.n, sizeof *t.v, room_record_line_cmp);
 	memset(&rm, 0, sizeof rm);
 	rm.runs.pack = room_exec_tasks_pack;
-	rm.runs.arg = t.runs;
+	rm.runs.arg = &t;
 	mpbuf_init(&b);
 	proto_exec_runs_pack(&b.pk, &rm);
 	peer_send(p, PROTO_MSG_EXEC_TASKS_REPLY, id, &b.sb);
 	mpbuf_free(&b);
-	json_object_put(t.runs);
+	room_exec_tasks_free(&t);
 }
