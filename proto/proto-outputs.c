@@ -28,7 +28,8 @@ static int	proto_outputs_grow(struct proto_outputs *);
 static int	proto_outputs_copy_obj(const msgpack_object *,
 		    struct proto_output *);
 static int	proto_outputs_one(const char *, size_t);
-static int	proto_outputs_key_is(const msgpack_object_kv *, const char *);
+static void	proto_outputs_pack_obj(msgpack_packer *,
+		    const msgpack_object *, void *);
 static int	proto_outputs_replace(const msgpack_object *,
 		    const msgpack_object *, struct proto_output *);
 
@@ -360,63 +361,54 @@ proto_output_display_id(const msgpack_object *out, size_t *len)
 	return (proto_get_str(t, "display_id", len));
 }
 
-static int
-proto_outputs_key_is(const msgpack_object_kv *kv, const char *key)
+/* A value of upd as a set of proto_map_copy. */
+static void
+proto_outputs_pack_obj(msgpack_packer *pk, const msgpack_object *old,
+    void *arg)
 {
-	return (proto_obj_streq(&kv->key, key));
+	msgpack_pack_object(pk, *(const msgpack_object *)arg);
 }
 
 /*
  * out with its data and metadata those of upd, where upd has them: in
  * place when out has the key, else added at the end, data first (as
  * json_object_object_add does, so the order of the keys is as before).
+ * Sized by a counting pass, as proto_outputs_copy_obj is.
  */
 static int
 proto_outputs_replace(const msgpack_object *out, const msgpack_object *upd,
     struct proto_output *new)
 {
-	const msgpack_object	*data, *meta;
-	msgpack_object		 obj;
-	msgpack_object_kv	*kv;
-	uint32_t		 i, n, size = out->via.map.size;
-	int			 has_data = 0, has_meta = 0, rc;
+	static const char		*keys[] = { "data", "metadata" };
+	struct proto_map_set		 set[2];
+	struct proto_outputs_buf	 b = { NULL, 0 };
+	msgpack_packer			 pk;
+	const msgpack_object		*v;
+	size_t				 i, n = 0, len;
 
-	data = proto_get(upd, "data");
-	meta = proto_get(upd, "metadata");
-	for (i = 0; i < size; i++) {
-		has_data |= proto_outputs_key_is(&out->via.map.ptr[i], "data");
-		has_meta |= proto_outputs_key_is(&out->via.map.ptr[i],
-		    "metadata");
+	memset(set, 0, sizeof set);
+	for (i = 0; i < 2; i++) {
+		if ((v = proto_get(upd, keys[i])) == NULL)
+			continue;
+		set[n].key = keys[i];
+		set[n].pack = proto_outputs_pack_obj;
+		set[n++].arg = (void *)v;
 	}
-	n = size + (data != NULL && !has_data) + (meta != NULL && !has_meta);
-	if ((kv = calloc(n, sizeof *kv)) == NULL)
+	msgpack_packer_init(&pk, &b, proto_outputs_count_write);
+	if (proto_map_copy(&pk, out, set, n) != 0 ||
+	    (b.p = malloc(b.len == 0 ? 1 : b.len)) == NULL)
 		return (-1);
-	memcpy(kv, out->via.map.ptr, size * sizeof *kv);
-	for (i = 0; i < size; i++) {
-		if (data != NULL && proto_outputs_key_is(&kv[i], "data"))
-			kv[i].val = *data;
-		else if (meta != NULL &&
-		    proto_outputs_key_is(&kv[i], "metadata"))
-			kv[i].val = *meta;
+	len = b.len;
+	b.len = 0;
+	msgpack_packer_init(&pk, &b, proto_outputs_buf_write);
+	proto_map_copy(&pk, out, set, n);
+	if (b.len != len) {
+		free(b.p);
+		return (-1);
 	}
-	if (data != NULL && !has_data) {
-		kv[size].key.type = MSGPACK_OBJECT_STR;
-		kv[size].key.via.str.ptr = "data";
-		kv[size].key.via.str.size = 4;
-		kv[size++].val = *data;
-	}
-	if (meta != NULL && !has_meta) {
-		kv[size].key.type = MSGPACK_OBJECT_STR;
-		kv[size].key.via.str.ptr = "metadata";
-		kv[size].key.via.str.size = 8;
-		kv[size++].val = *meta;
-	}
-	obj.type = MSGPACK_OBJECT_MAP;
-	obj.via.map.size = n;
-	obj.via.map.ptr = kv;
-	rc = proto_outputs_copy_obj(&obj, new);
-	free(kv);
-	return (rc);
+	new->data = b.p;
+	new->len = len;
+	return (0);
 }
 
 /*
