@@ -358,6 +358,7 @@ void			 mpjson_pack(msgpack_packer *, struct json_object *);
 void			 mpjson_pack_depth(msgpack_packer *,
 			     struct json_object *, unsigned int);
 int			 mpjson_plain(const msgpack_object *, unsigned int);
+int			 mpjson_plain_keys(const msgpack_object *);
 void			 mpjson_repack(msgpack_packer *, const msgpack_object *,
 			     unsigned int);
 int			 mpjson_inline(const msgpack_object *, unsigned int);

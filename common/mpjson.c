@@ -127,6 +127,25 @@ mpjson_plain_key(const msgpack_object_kv *kv, uint32_t i)
 }
 
 /*
+ * Are map's keys as json-c keeps them: strings, UTF-8, without NUL, each
+ * once?  Not checked past 64 keys (0): such a map goes through
+ * mpjson_repack.
+ */
+int
+mpjson_plain_keys(const msgpack_object *map)
+{
+	uint32_t	i;
+
+	if (map->type != MSGPACK_OBJECT_MAP || map->via.map.size > 64)
+		return (0);
+	for (i = 0; i < map->via.map.size; i++) {
+		if (!mpjson_plain_key(map->via.map.ptr, i))
+			return (0);
+	}
+	return (1);
+}
+
+/*
  * Is o, an output the daemon keeps (plain, or packed by mpjson_pack from
  * json-c, decision 097), free of what mpjson writes as JSON text: an ext
  * or a container MPJSON_INLINE_DEPTH levels in?  The cheap half of

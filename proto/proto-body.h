@@ -51,8 +51,10 @@ struct proto_map_set {
 	const char	*packed;
 	size_t		 packed_len;
 };
+typedef void (*proto_map_copy_cb)(msgpack_packer *, const msgpack_object *,
+	    void *);
 int	proto_map_copy(msgpack_packer *, const msgpack_object *,
-	    const struct proto_map_set *, size_t);
+	    const struct proto_map_set *, size_t, proto_map_copy_cb, void *);
 
 /*
  * proto-outputs.c: a cell's outputs kept as the wire carries them, each

@@ -45,12 +45,15 @@ proto_map_value(msgpack_packer *pk, const struct proto_map_set *s,
 /*
  * Copy map with set applied: each set has a pack callback (given the old
  * value, NULL when the key is new), or packed bytes, or neither to drop
- * its key.  map's keys are taken as json-c keeps them (mpjson_repack:
- * each once).  -1, having packed nothing, if map is not a map.
+ * its key.  Every other value is packed by copy (given arg), or as it
+ * is when copy is NULL.  map's keys are taken as json-c keeps them
+ * (mpjson_repack: each once).  -1, having packed nothing, if map is not
+ * a map.
  */
 int
 proto_map_copy(msgpack_packer *pk, const msgpack_object *map,
-    const struct proto_map_set *set, size_t nset)
+    const struct proto_map_set *set, size_t nset, proto_map_copy_cb copy,
+    void *arg)
 {
 	const msgpack_object_kv		*kv;
 	const struct proto_map_set	*s;
@@ -80,7 +83,10 @@ proto_map_copy(msgpack_packer *pk, const msgpack_object *map,
 		kv = &map->via.map.ptr[i];
 		if ((s = proto_map_find(&kv->key, set, nset)) == NULL) {
 			msgpack_pack_object(pk, kv->key);
-			msgpack_pack_object(pk, kv->val);
+			if (copy != NULL)
+				copy(pk, &kv->val, arg);
+			else
+				msgpack_pack_object(pk, kv->val);
 		} else if (s->pack != NULL || s->packed != NULL) {
 			msgpack_pack_object(pk, kv->key);
 			proto_map_value(pk, s, &kv->val);

@@ -395,13 +395,13 @@ proto_outputs_replace(const msgpack_object *out, const msgpack_object *upd,
 		set[n++].arg = (void *)v;
 	}
 	msgpack_packer_init(&pk, &b, proto_outputs_count_write);
-	if (proto_map_copy(&pk, out, set, n) != 0 ||
+	if (proto_map_copy(&pk, out, set, n, NULL, NULL) != 0 ||
 	    (b.p = malloc(b.len == 0 ? 1 : b.len)) == NULL)
 		return (-1);
 	len = b.len;
 	b.len = 0;
 	msgpack_packer_init(&pk, &b, proto_outputs_buf_write);
-	proto_map_copy(&pk, out, set, n);
+	proto_map_copy(&pk, out, set, n, NULL, NULL);
 	if (b.len != len) {
 		free(b.p);
 		return (-1);

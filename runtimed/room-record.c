@@ -4,8 +4,11 @@
  * (decision 104): a run an earlier daemon lost, a record sent without
  * its outputs, a run's line of EXEC_TASKS.  Each gives the bytes the
  * json-c path gave (mpjson_unpack, json_object_object_add, mpjson_pack):
- * the record is first taken as json-c keeps it (room_record_normal),
- * then copied with its keys set where json-c set them (proto_map_copy).
+ * the record is copied with its keys set where json-c set them
+ * (proto_map_copy), every value it keeps packed as json-c keeps it
+ * (mpjson_repack).  What json-c would find by other keys than those the
+ * record has (a key twice, or with a NUL, ...) is repacked whole first
+ * (room_record_normal).
  */
 
 #include <stdlib.h>
@@ -25,10 +28,52 @@ static void	room_record_omit_cells(msgpack_packer *,
 		    const msgpack_object *, void *);
 static void	room_record_value(msgpack_packer *, const char *,
 		    const msgpack_object *);
+static void	room_record_copy(msgpack_packer *, const msgpack_object *,
+		    void *);
+static int64_t	room_record_int64(const msgpack_object *);
+static int	room_record_plain(const msgpack_object *);
+
+/* Depths of a record's values, of its cells, of a cell's values. */
+static unsigned int	room_record_depth[] = { 1, 2, 3 };
+
+/* A value kept, packed as json-c keeps it at its depth (arg). */
+static void
+room_record_copy(msgpack_packer *pk, const msgpack_object *v, void *arg)
+{
+	mpjson_repack(pk, v, *(unsigned int *)arg);
+}
 
 /*
- * rec as json-c keeps it: rec itself when mpjson_plain says so, else
- * repacked into b and read back into u.  NULL if it is not a map.
+ * Does rec read by its keys as json-c read it: its keys and its cells'
+ * plain (mpjson_plain_keys), its cells' statuses plain strings (json-c
+ * would read a binary, or JSON text, as a string)?
+ */
+static int
+room_record_plain(const msgpack_object *rec)
+{
+	const msgpack_object	*cells, *c, *st;
+	uint32_t		 i;
+
+	if (!mpjson_plain_keys(rec))
+		return (0);
+	if ((cells = proto_get(rec, "cells")) == NULL ||
+	    cells->type != MSGPACK_OBJECT_ARRAY)
+		return (1);
+	for (i = 0; i < cells->via.array.size; i++) {
+		c = &cells->via.array.ptr[i];
+		if (c->type != MSGPACK_OBJECT_MAP)
+			continue;
+		if (!mpjson_plain_keys(c) || ((st = proto_get(c, "status")) !=
+		    NULL && !mpjson_plain(st, 3)))
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * rec, to be read by its keys as json-c read it: rec itself when
+ * room_record_plain says so, else repacked into b (mpjson_repack) and
+ * read back into u.  NULL if it is not a map.
  */
 const msgpack_object *
 room_record_normal(const msgpack_object *rec, struct mpbuf *b,
@@ -38,7 +83,7 @@ room_record_normal(const msgpack_object *rec, struct mpbuf *b,
 
 	if (rec->type != MSGPACK_OBJECT_MAP)
 		return (NULL);
-	if (mpjson_plain(rec, 0))
+	if (room_record_plain(rec))
 		return (rec);
 	mpjson_repack(&b->pk, rec, 0);
 	if (msgpack_unpack_next(u, b->sb.data, b->sb.size, &off) !=
@@ -109,7 +154,7 @@ room_record_orphan_cells(msgpack_packer *pk, const msgpack_object *cells,
 		c = &cells->via.array.ptr[i];
 		if (room_record_cell_status(c, &cs) != 0 ||
 		    (cs != PROTO_CELL_RUNNING && cs != PROTO_CELL_QUEUED)) {
-			msgpack_pack_object(pk, *c);
+			mpjson_repack(pk, c, 2);
 			continue;
 		}
 		memset(&set, 0, sizeof set);
@@ -118,7 +163,8 @@ room_record_orphan_cells(msgpack_packer *pk, const msgpack_object *cells,
 		set.arg = (void *)proto_cell_status_name(cs ==
 		    PROTO_CELL_RUNNING ? PROTO_CELL_KERNEL_DIED :
 		    PROTO_CELL_NOT_RUN);
-		proto_map_copy(pk, c, &set, 1);
+		proto_map_copy(pk, c, &set, 1, room_record_copy,
+		    &room_record_depth[2]);
 	}
 }
 
@@ -151,7 +197,8 @@ room_record_orphan(msgpack_packer *pk, const msgpack_object *rec,
 	set[n].key = "daemon_started_at";
 	set[n].pack = room_record_pack_int;
 	set[n++].arg = &started_at;
-	proto_map_copy(pk, rec, set, n);
+	proto_map_copy(pk, rec, set, n, room_record_copy,
+	    &room_record_depth[0]);
 }
 
 /* Every cell that is a map with its outputs emptied. */
@@ -171,9 +218,10 @@ room_record_omit_cells(msgpack_packer *pk, const msgpack_object *cells,
 	for (i = 0; i < cells->via.array.size; i++) {
 		c = &cells->via.array.ptr[i];
 		if (c->type == MSGPACK_OBJECT_MAP)
-			proto_map_copy(pk, c, &set, 1);
+			proto_map_copy(pk, c, &set, 1, room_record_copy,
+			    &room_record_depth[2]);
 		else
-			msgpack_pack_object(pk, *c);
+			mpjson_repack(pk, c, 2);
 	}
 }
 
@@ -201,7 +249,8 @@ room_record_omit(msgpack_packer *pk, const msgpack_object *rec,
 		set[n].key = "cells";
 		set[n++].pack = room_record_omit_cells;
 	}
-	proto_map_copy(pk, rec, set, n);
+	proto_map_copy(pk, rec, set, n, room_record_copy,
+	    &room_record_depth[0]);
 }
 
 /* key and a value of a normal record, two levels into EXEC_TASKS. */
@@ -256,17 +305,42 @@ room_record_task(msgpack_packer *pk, const msgpack_object *rec,
 /*
  * A record's created_at as json_object_get_int64 reads it, which the
  * EXEC_TASKS list is sorted by: integers clamped to int64, a double
- * truncated, a boolean 0 or 1, a string by strtoll, the rest 0.
+ * truncated, a boolean 0 or 1, a string by strtoll, the rest 0.  rec
+ * is room_record_normal's.
  */
 int64_t
 room_record_created_at(const msgpack_object *rec)
 {
 	const msgpack_object	*v;
-	char			*s;
-	int64_t			 t;
+	msgpack_unpacked	 u;
+	struct mpbuf		 b;
+	size_t			 off = 0;
+	int64_t			 t = 0;
 
 	if ((v = proto_get(rec, "created_at")) == NULL)
 		return (0);
+	if (!mpjson_plain(v, 1)) {
+		/* A binary, a NaN, JSON text: read as json-c has it. */
+		mpbuf_init(&b);
+		msgpack_unpacked_init(&u);
+		mpjson_repack(&b.pk, v, 1);
+		if (msgpack_unpack_next(&u, b.sb.data, b.sb.size, &off) ==
+		    MSGPACK_UNPACK_SUCCESS)
+			t = room_record_int64(&u.data);
+		msgpack_unpacked_destroy(&u);
+		mpbuf_free(&b);
+		return (t);
+	}
+	return (room_record_int64(v));
+}
+
+/* A plain value as json_object_get_int64 reads it. */
+static int64_t
+room_record_int64(const msgpack_object *v)
+{
+	char	*s;
+	int64_t	 t;
+
 	switch (v->type) {
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 		return (v->via.u64 >= (uint64_t)INT64_MAX ? INT64_MAX :

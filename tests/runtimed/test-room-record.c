@@ -118,11 +118,17 @@ gen_pick(msgpack_packer *pk, const char *const *v, size_t n)
 		gen(pk, 3);
 }
 
-static void
-gen_key(msgpack_packer *pk, const char *const *v, size_t n)
-{
-	uint32_t	r = gen_rand() % (n + 3);
+/* Now and then records with each key once, of the daemon's names. */
+static int	gen_clean;
 
+/* Key k of v, or now and then (unless clean) an odd one. */
+static void
+gen_key(msgpack_packer *pk, const char *const *v, size_t n, uint32_t k)
+{
+	uint32_t	r = gen_clean ? k : gen_rand() % (n + 3);
+
+	if (r < n)
+		r = k;
 	if (r < n)
 		proto_pack_cstr(pk, v[r]);
 	else if (r == n)
@@ -140,18 +146,27 @@ gen_cell(msgpack_packer *pk)
 	    "outputs", "execution_count", "status" };
 	static const char *const	sts[] = { "running", "queued", "ok",
 	    "error", "not_run", "kernel_died" };
-	uint32_t			i, n, k;
+	uint32_t			i, n, k, r, ks[5];
 
 	if (gen_rand() % 8 == 0) {
 		gen(pk, 2);
 		return;
 	}
-	n = gen_rand() % 6;
+	for (n = 0, i = 0; i < 5; i++) {
+		if (gen_clean && i < 4 && gen_rand() % 3 != 0)
+			ks[n++] = i;
+		else if (!gen_clean && gen_rand() % 2 == 0)
+			ks[n++] = gen_rand() % 5;
+	}
 	msgpack_pack_map(pk, n);
 	for (i = 0; i < n; i++) {
-		k = gen_rand() % 5;
-		gen_key(pk, keys, 5);
-		if (k == 1 || k == 4)
+		k = ks[i];
+		gen_key(pk, keys, 5, k);
+		if ((k == 1 || k == 4) && gen_rand() % 6 == 0) {
+			/* A binary json-c reads as the string. */
+			r = gen_rand() % 2;
+			msgpack_pack_bin_with_body(pk, sts[r], strlen(sts[r]));
+		} else if (k == 1 || k == 4)
 			gen_pick(pk, sts, 6);
 		else if (k == 2) {
 			msgpack_pack_array(pk, 2);
@@ -171,13 +186,18 @@ gen_record(msgpack_packer *pk)
 	    "daemon_started_at", "outputs_omitted", "cells", "created_at" };
 	static const char *const	sts[] = { "running", "queued", "done",
 	    "input_required", "error" };
-	uint32_t			i, j, n, nc, k;
+	uint32_t			i, j, n, nc, k, ks[10];
 
-	n = gen_rand() % 10;
+	for (n = 0, i = 0; i < 10; i++) {
+		if (gen_clean && i < 8 && gen_rand() % 3 != 0)
+			ks[n++] = i;
+		else if (!gen_clean && gen_rand() % 2 == 0)
+			ks[n++] = gen_rand() % 10;
+	}
 	msgpack_pack_map(pk, n);
 	for (i = 0; i < n; i++) {
-		k = gen_rand() % 10;
-		gen_key(pk, keys, 10);
+		k = ks[i];
+		gen_key(pk, keys, 10, k);
 		switch (k) {
 		case 1:
 			gen_pick(pk, sts, 5);
@@ -285,6 +305,7 @@ Test(room_record, as_json_c_did)
 		n = 0;
 		for (k = 0; k < 64; k++) {
 			mpbuf_init(&r);
+			gen_clean = k % 2;
 			gen_record(&r.pk);
 			msgpack_unpacked_init(&u);
 			off = 0;

@@ -180,13 +180,13 @@ Test(proto_body, map_copy)
 	set[4].key = "bb";				/* set from the old */
 	set[4].pack = pt_map_size;
 	set[4].arg = "arg";
-	cr_assert_eq(proto_map_copy(&out.pk, pt_body(&in), set, 5), 0);
+	cr_assert_eq(proto_map_copy(&out.pk, pt_body(&in), set, 5, NULL, NULL), 0);
 	cr_assert_eq(out.sb.size, sizeof "\x83\xa1" "a\xa1z\xa2" "bb\x03"
 	    "\xa3" "new\xff" - 1);
 	cr_assert(memcmp(out.sb.data, "\x83\xa1" "a\xa1z\xa2" "bb\x03"
 	    "\xa3" "new\xff", out.sb.size) == 0);
 	/* Not a map: nothing packed. */
-	cr_assert_eq(proto_map_copy(&out.pk, &seven, set, 5), -1);
+	cr_assert_eq(proto_map_copy(&out.pk, &seven, set, 5, NULL, NULL), -1);
 	cr_assert_eq(out.sb.size, 14);
 	pt_free(&in);
 	pt_free(&out);
