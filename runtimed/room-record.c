@@ -3,7 +3,7 @@
  * room-record.c: a stored run record rewritten without leaving msgpack
  * (decision 104): a run an earlier daemon lost, a record sent without
  * its outputs, a run's line of EXEC_TASKS.  Each gives the bytes the
- * json-c path gave (mpjson_unpack, json_object_object_add, mpjson_pack):
+ * json-c path gave (mpjson_unpack, json-c's object_add, mpjson_pack):
  * the record is copied with its keys set where json-c set them
  * (proto_map_copy), every value it keeps packed as json-c keeps it
  * (mpjson_repack).  What json-c would find by other keys than those the
@@ -303,7 +303,7 @@ room_record_task(msgpack_packer *pk, const msgpack_object *rec,
 }
 
 /*
- * A record's created_at as json_object_get_int64 reads it, which the
+ * A record's created_at as json-c's get_int64 reads it, which the
  * EXEC_TASKS list is sorted by: integers clamped to int64, a double
  * truncated, a boolean 0 or 1, a string by strtoll, the rest 0.  rec
  * is room_record_normal's.
@@ -334,7 +334,7 @@ room_record_created_at(const msgpack_object *rec)
 	return (room_record_int64(v));
 }
 
-/* A plain value as json_object_get_int64 reads it. */
+/* A plain value as json-c's get_int64 reads it. */
 static int64_t
 room_record_int64(const msgpack_object *v)
 {
@@ -370,7 +370,7 @@ room_record_int64(const msgpack_object *v)
 
 /*
  * qsort's comparison of two pointers to lines: newest first.  Sorting
- * pointers with it gives the order json_object_array_sort gave (qsort
+ * pointers with it gives the order json-c's array sort gave (qsort
  * of pointers, the same comparisons), ties and all.
  */
 int
