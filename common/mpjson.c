@@ -257,7 +257,7 @@ struct mpjson_key {
 	size_t		 len;
 	char		*fixed;
 	uint32_t	 i;	/* its pair */
-	int64_t		 from;	/* first pair: the last pair of its key; or -1 */
+	int64_t		 from;	/* a key's first pair: its last pair; else -1 */
 };
 
 static int
@@ -659,8 +659,8 @@ mpjson_outputs_unpack(const struct proto_outputs *o)
 /*
  * Outputs read back from a msgpack array (a journal, a snapshot): each
  * kept as it is when json-c would keep it (mpjson_plain), else as it
- * would pack through json-c (mpjson_repack), one level into the list.  -1 if arr is not an
- * array; o then empty.
+ * would pack through json-c (mpjson_repack), one level into the list.
+ * -1 if arr is not an array; o then empty.
  */
 int
 mpjson_outputs_read(struct proto_outputs *o, const msgpack_object *arr)

@@ -639,7 +639,8 @@ void	kernel_introspect_peer_gone(struct peer *);
 void	room_exec_flush(void);
 
 /* room-record.c */
-#define ROOM_RECORD_ORPHANED	"the daemon restarted while this run was in flight"
+#define ROOM_RECORD_ORPHANED	\
+	"the daemon restarted while this run was in flight"
 const msgpack_object *room_record_normal(const msgpack_object *,
 	    struct mpbuf *, msgpack_unpacked *);
 int	room_record_ran(const msgpack_object *);
