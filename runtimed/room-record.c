@@ -45,8 +45,9 @@ room_record_copy(msgpack_packer *pk, const msgpack_object *v, void *arg)
 
 /*
  * Does rec read by its keys as json-c read it: its keys and its cells'
- * plain (mpjson_plain_keys), its cells' statuses plain strings (json-c
- * would read a binary, or JSON text, as a string)?
+ * plain (mpjson_plain_keys), its cells and each cell no JSON text (an
+ * ext json-c reads as a list or a map), its cells' statuses plain
+ * strings (json-c would read a binary, or JSON text, as a string)?
  */
 static int
 room_record_plain(const msgpack_object *rec)
@@ -56,11 +57,16 @@ room_record_plain(const msgpack_object *rec)
 
 	if (!mpjson_plain_keys(rec))
 		return (0);
-	if ((cells = proto_get(rec, "cells")) == NULL ||
-	    cells->type != MSGPACK_OBJECT_ARRAY)
+	if ((cells = proto_get(rec, "cells")) == NULL)
+		return (1);
+	if (cells->type == MSGPACK_OBJECT_EXT)
+		return (0);
+	if (cells->type != MSGPACK_OBJECT_ARRAY)
 		return (1);
 	for (i = 0; i < cells->via.array.size; i++) {
 		c = &cells->via.array.ptr[i];
+		if (c->type == MSGPACK_OBJECT_EXT)
+			return (0);
 		if (c->type != MSGPACK_OBJECT_MAP)
 			continue;
 		if (!mpjson_plain_keys(c) || ((st = proto_get(c, "status")) !=

@@ -152,6 +152,12 @@ gen_cell(msgpack_packer *pk)
 		gen(pk, 2);
 		return;
 	}
+	if (gen_rand() % 12 == 0) {
+		/* JSON text (mpjson's ext), which json-c reads as a map. */
+		msgpack_pack_ext_with_body(pk, "{\"status\":\"running\"}", 20,
+		    1);
+		return;
+	}
 	for (n = 0, i = 0; i < 5; i++) {
 		if (gen_clean && i < 4 && gen_rand() % 3 != 0)
 			ks[n++] = i;
@@ -204,6 +210,12 @@ gen_record(msgpack_packer *pk)
 			break;
 		case 3:
 		case 8:
+			if (gen_rand() % 8 == 0) {
+				/* JSON text json-c reads as the list. */
+				msgpack_pack_ext_with_body(pk,
+				    "[{\"status\":\"queued\"},1]", 23, 1);
+				break;
+			}
 			nc = gen_rand() % 5;
 			msgpack_pack_array(pk, nc);
 			for (j = 0; j < nc; j++)
