@@ -15,48 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "runtimed/runtimed.h"
-
-static void	md_set(struct mpvalue *, const char *, struct json_object *)
-    __attribute__((unused));
-static int	md_has(const struct mpvalue *, const char *, char *, size_t)
-    __attribute__((unused));
-
-/* A kept map's key set to a json-c value (taken), or deleted (NULL). */
-static void
-md_set(struct mpvalue *m, const char *key, struct json_object *v)
-{
-	struct json_object	*j;
-
-	if ((j = mpvalue_json(m)) == NULL)
-		j = json_object_new_object();
-	if (v == NULL)
-		json_object_object_del(j, key);
-	else
-		json_object_object_add(j, key, v);
-	mpvalue_set_json(m, j);
-	json_object_put(j);
-}
-
-/* Does a kept map have key (-1: it is absent)?  With a string, its text. */
-static int
-md_has(const struct mpvalue *m, const char *key, char *str, size_t size)
-{
-	msgpack_unpacked	 u;
-	const msgpack_object	*o, *v;
-	int			 has;
-
-	msgpack_unpacked_init(&u);
-	if ((o = mpvalue_view(m, &u)) == NULL) {
-		msgpack_unpacked_destroy(&u);
-		return (-1);
-	}
-	has = (v = proto_get(o, key)) != NULL;
-	if (has && str != NULL && v->type == MSGPACK_OBJECT_STR)
-		snprintf(str, size, "%.*s", (int)v->via.str.size,
-		    v->via.str.ptr);
-	msgpack_unpacked_destroy(&u);
-	return (has);
-}
+#include "tests/runtimed/room-test.h"
 
 /* Outputs are kept packed (decision 097): a json-c one added, put. */
 static void
@@ -541,7 +500,7 @@ Test(ipynb, unknown_keys_kept_in_sorted_place)
 	cr_assert_eq(nb->cells[1]->type, ROOM_CELL_UNKNOWN);
 	cr_assert_str_eq(room_nb_cell_type_name(nb->cells[1]), "widget");
 	cr_assert(nb->cells[1]->flags & ROOM_CELL_NO_SOURCE);
-	cr_assert_eq(md_has(&nb->cells[2]->extra, "outputs", NULL, 0), 1);
+	cr_assert_eq(room_test_md_has(&nb->cells[2]->extra, "outputs", NULL, 0), 1);
 	room_nb_free(nb);
 }
 

@@ -12,48 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "runtimed/runtimed.h"
-
-static void	md_set(struct mpvalue *, const char *, struct json_object *)
-    __attribute__((unused));
-static int	md_has(const struct mpvalue *, const char *, char *, size_t)
-    __attribute__((unused));
-
-/* A kept map's key set to a json-c value (taken), or deleted (NULL). */
-static void
-md_set(struct mpvalue *m, const char *key, struct json_object *v)
-{
-	struct json_object	*j;
-
-	if ((j = mpvalue_json(m)) == NULL)
-		j = json_object_new_object();
-	if (v == NULL)
-		json_object_object_del(j, key);
-	else
-		json_object_object_add(j, key, v);
-	mpvalue_set_json(m, j);
-	json_object_put(j);
-}
-
-/* Does a kept map have key (-1: it is absent)?  With a string, its text. */
-static int
-md_has(const struct mpvalue *m, const char *key, char *str, size_t size)
-{
-	msgpack_unpacked	 u;
-	const msgpack_object	*o, *v;
-	int			 has;
-
-	msgpack_unpacked_init(&u);
-	if ((o = mpvalue_view(m, &u)) == NULL) {
-		msgpack_unpacked_destroy(&u);
-		return (-1);
-	}
-	has = (v = proto_get(o, key)) != NULL;
-	if (has && str != NULL && v->type == MSGPACK_OBJECT_STR)
-		snprintf(str, size, "%.*s", (int)v->via.str.size,
-		    v->via.str.ptr);
-	msgpack_unpacked_destroy(&u);
-	return (has);
-}
+#include "tests/runtimed/room-test.h"
 
 /* Outputs are kept packed (decision 097): a json-c one added, put. */
 static void
@@ -124,7 +83,7 @@ nb_three(void)
 	room_nb_cell_set_id(nb, c, "bbbb", 4);
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "c = 3", 5);
 	room_nb_cell_set_id(nb, c, "cccc", 4);
-	md_set(&c->metadata, "keep", json_object_new_int(1));
+	room_test_md_set(&c->metadata, "keep", json_object_new_int(1));
 	return (nb);
 }
 
@@ -211,7 +170,7 @@ Test(edit, batch_applies_in_order)
 	/* Editing source keeps outputs and execution_count. */
 	cr_assert_eq(nb->cells[1]->outputs->n, 1);
 	cr_assert_eq(nb->cells[1]->execution_count, 4);
-	cr_assert_eq(md_has(&nb->cells[1]->metadata, "tag", str, sizeof str),
+	cr_assert_eq(room_test_md_has(&nb->cells[1]->metadata, "tag", str, sizeof str),
 	    1);
 	cr_assert_str_eq(str, "x");
 	cr_assert_str_eq(nb->cells[2]->id, "bbbb");
@@ -435,7 +394,7 @@ Test(edit, unknown_type_whole_only)
 	/* The markdown cell's stray outputs do not become real ones. */
 	c = nb->cells[1];
 	cr_assert_eq(c->outputs->n, 0);
-	cr_assert_neq(md_has(&c->extra, "outputs", NULL, 0), 1);
+	cr_assert_neq(room_test_md_has(&c->extra, "outputs", NULL, 0), 1);
 	free(before);
 	room_nb_free(nb);
 
@@ -1285,7 +1244,7 @@ Test(version, changes_with_every_part)
 	/* Changed through the setters, or touched after a change in place. */
 	room_nb_cell_set_source(c, "a = 2", 5);
 	room_cell_version(c, seen[n++]);
-	md_set(&c->metadata, "tags", json_object_new_array());
+	room_test_md_set(&c->metadata, "tags", json_object_new_array());
 	room_cell_touch(c);
 	room_cell_version(c, seen[n++]);
 	test_outputs_add(c->outputs, json_object_new_string("more"));
@@ -1303,7 +1262,7 @@ Test(version, changes_with_every_part)
 	c->type = ROOM_CELL_CODE;
 	room_nb_cell_set_count(c, 4);
 	proto_outputs_truncate(c->outputs, 1);
-	md_set(&c->metadata, "tags", NULL);
+	room_test_md_set(&c->metadata, "tags", NULL);
 	room_nb_cell_set_source(c, "a = 1", 5);
 	room_cell_version(c, v);
 	cr_assert_str_eq(v, v0);

@@ -16,48 +16,7 @@
 #include <event2/buffer.h>
 
 #include "runtimed/runtimed.h"
-
-static void	md_set(struct mpvalue *, const char *, struct json_object *)
-    __attribute__((unused));
-static int	md_has(const struct mpvalue *, const char *, char *, size_t)
-    __attribute__((unused));
-
-/* A kept map's key set to a json-c value (taken), or deleted (NULL). */
-static void
-md_set(struct mpvalue *m, const char *key, struct json_object *v)
-{
-	struct json_object	*j;
-
-	if ((j = mpvalue_json(m)) == NULL)
-		j = json_object_new_object();
-	if (v == NULL)
-		json_object_object_del(j, key);
-	else
-		json_object_object_add(j, key, v);
-	mpvalue_set_json(m, j);
-	json_object_put(j);
-}
-
-/* Does a kept map have key (-1: it is absent)?  With a string, its text. */
-static int
-md_has(const struct mpvalue *m, const char *key, char *str, size_t size)
-{
-	msgpack_unpacked	 u;
-	const msgpack_object	*o, *v;
-	int			 has;
-
-	msgpack_unpacked_init(&u);
-	if ((o = mpvalue_view(m, &u)) == NULL) {
-		msgpack_unpacked_destroy(&u);
-		return (-1);
-	}
-	has = (v = proto_get(o, key)) != NULL;
-	if (has && str != NULL && v->type == MSGPACK_OBJECT_STR)
-		snprintf(str, size, "%.*s", (int)v->via.str.size,
-		    v->via.str.ptr);
-	msgpack_unpacked_destroy(&u);
-	return (has);
-}
+#include "tests/runtimed/room-test.h"
 
 /* Outputs are kept packed (decision 097): a json-c one added, put. */
 static void
@@ -82,7 +41,7 @@ nb_three(void)
 	c->execution_count = 4;
 	c = room_nb_cell_create(nb, ROOM_CELL_MARKDOWN, "# b", 3);
 	room_nb_cell_set_id(nb, c, "bbbb", 4);
-	md_set(&c->metadata, "tags", json_object_new_array());
+	room_test_md_set(&c->metadata, "tags", json_object_new_array());
 	c = room_nb_cell_create(nb, ROOM_CELL_CODE, "c = 3", 5);
 	room_nb_cell_set_id(nb, c, "cccc", 4);
 	next_id = 1;
@@ -226,8 +185,8 @@ Test(undo, edits_inserts_deletes_and_moves_come_back)
 	cr_assert_eq(revert(nb, u, "s1", 2, 0, &code, &cause), 0, "%s", cause);
 	SOURCES_ARE(nb, "aaaa=a = 1|bbbb=# b|cccc=c = 3");
 	cr_assert_str_eq(room_nb_cell_type_name(nb->cells[1]), "markdown");
-	cr_assert_eq(md_has(&nb->cells[1]->metadata, "tags", NULL, 0), 1);
-	cr_assert_eq(md_has(&nb->cells[0]->metadata, "new", NULL, 0), 0);
+	cr_assert_eq(room_test_md_has(&nb->cells[1]->metadata, "tags", NULL, 0), 1);
+	cr_assert_eq(room_test_md_has(&nb->cells[0]->metadata, "new", NULL, 0), 0);
 	/* The revert is a batch: nothing of the session's is left to undo. */
 	cr_assert_eq(revert(nb, u, "s1", 1, 0, &code, &cause), -1);
 	cr_assert_str_eq(code, PROTO_E_INVALID_ARGUMENT);
