@@ -16,13 +16,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import {
   callRaw, connect, killWorld, privateWorld, removeWorld,
 } from '../tests/e2e/lib.mjs';
 import { median, quantile } from './stats.mjs';
+import { lineClient, refServer } from './clients.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [A, B] = process.argv.slice(2, 4).map((b) => b && path.resolve(b));
@@ -55,58 +55,6 @@ async function sdkClient(w) {
   };
 }
 
-// JSON-RPC lines over a runtimed-mcp of its own (bench/run.mjs's).
-async function lineClient(w) {
-  const p = spawn(`${w.b}/runtimed-mcp`, [], { env: w.env, stdio: ['pipe', 'pipe', 'inherit'] });
-  const waiting = new Map();
-  let next = 1;
-  readline.createInterface({ input: p.stdout }).on('line', (l) => {
-    const m = JSON.parse(l);
-    if (m.id != null && waiting.has(m.id)) {
-      waiting.get(m.id)(m);
-      waiting.delete(m.id);
-    }
-  });
-  const rpc = (method, params) => new Promise((resolve) => {
-    const id = next++;
-    waiting.set(id, resolve);
-    p.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-  });
-  await rpc('initialize', { protocolVersion: '2025-11-25',
-    capabilities: { experimental: { 'io.runtimed/structured': {} } },
-    clientInfo: { name: 'bench-ab-lines', version: '1' } });
-  p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-  return {
-    async tool(name, args) {
-      const m = await rpc('tools/call', { name, arguments: args });
-      if (m.error || m.result.isError)
-        throw new Error(`${name}: ${JSON.stringify(m).slice(0, 300)}`);
-      return m.result.structuredContent;
-    },
-    close: () => p.stdin.end(),
-  };
-}
-
-// bench/ref_kernel.py as a line server.
-function refServer() {
-  const p = spawn('/usr/bin/python3', [path.join(here, 'ref_kernel.py')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: '1' },
-  });
-  const waiting = [];
-  readline.createInterface({ input: p.stdout }).on('line', (l) => waiting.shift()?.(JSON.parse(l)));
-  const next = () => new Promise((r) => waiting.push(r));
-  return {
-    ready: next(),
-    async run(code, n, kernel = {}) {
-      const a = next();
-      p.stdin.write(`${JSON.stringify({ client: 'raw', code, n, ...kernel })}\n`);
-      return (await a).samples;
-    },
-    close() { p.stdin.end('\n'); },
-  };
-}
-
 async function side(tag, b) {
   const w = world(tag, b);
   const sdk = await sdkClient(w);
@@ -114,7 +62,7 @@ async function side(tag, b) {
   const ed = await sdk.tool('edit_cells', { notebook_handle: nb.notebook_handle,
     edits: [{ op: 'insert', after: 'BOTTOM', source: '1+1' }] });
   const cell = ed.cells[0].cell_id;
-  const lines = await lineClient(w);
+  const lines = await lineClient(`${w.b}/runtimed-mcp`, w.env, 'bench-ab-lines');
   const lh = (await lines.tool('connect_notebook', { notebook_id: nb.notebook_id })).notebook_handle;
   const timed = (c, h) => async () => {
     const t0 = performance.now();
@@ -146,17 +94,17 @@ try {
   for (const t of ['A', 'B']) {
     await times(sides[t].runSdk, 2 * N);
     await times(sides[t].runLines, 2 * N);
-    await ref.run('1+1', 2 * N, sides[t].own);
+    await ref.run('raw', '1+1', 2 * N, sides[t].own);
   }
-  await ref.run('1+1', 2 * N);
+  await ref.run('raw', '1+1', 2 * N);
   const res = { raw: [], A_sdk: [], B_sdk: [], A_lines: [], B_lines: [], A_own: [], B_own: [] };
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 ? ['B', 'A'] : ['A', 'B'];
-    res.raw.push(await ref.run('1+1', N));
+    res.raw.push(await ref.run('raw', '1+1', N));
     for (const t of order) {
       res[`${t}_sdk`].push(await times(sides[t].runSdk, N));
       res[`${t}_lines`].push(await times(sides[t].runLines, N));
-      res[`${t}_own`].push(await ref.run('1+1', N, sides[t].own));
+      res[`${t}_own`].push(await ref.run('raw', '1+1', N, sides[t].own));
     }
     console.error(`ab: round ${r + 1}/${ROUNDS}`);
   }

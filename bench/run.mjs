@@ -22,7 +22,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import {
@@ -30,6 +29,7 @@ import {
   processesOf, removeWorld, stopDaemon,
 } from '../tests/e2e/lib.mjs';
 import { median, ratioSummary, summary } from './stats.mjs';
+import { lineClient, refServer } from './clients.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -141,65 +141,6 @@ async function times(run, n) {
   const xs = [];
   for (let i = 0; i < n; i++) xs.push(await run());
   return xs;
-}
-
-// The least an MCP client can be: JSON-RPC lines over its own
-// runtimed-mcp, answers matched by id, notifications ignored.  Beside
-// the SDK client it tells the chain's time from the client's.
-async function lineClient(world) {
-  const p = spawn(mcpBinary(), [], { env: world.env, stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = readline.createInterface({ input: p.stdout });
-  const waiting = new Map();
-  let next = 1;
-  lines.on('line', (l) => {
-    const m = JSON.parse(l);
-    if (m.id != null && waiting.has(m.id)) {
-      waiting.get(m.id)(m);
-      waiting.delete(m.id);
-    }
-  });
-  const rpc = (method, params) => new Promise((resolve) => {
-    const id = next++;
-    waiting.set(id, resolve);
-    p.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-  });
-  // Typed results, as the SDK client here asks (decision 043).
-  await rpc('initialize', { protocolVersion: '2025-11-25',
-    capabilities: { experimental: { 'io.runtimed/structured': {} } },
-    clientInfo: { name: 'bench-lines', version: '1' } });
-  p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-  const tool = async (name, args) => {
-    const m = await rpc('tools/call', { name, arguments: args });
-    if (m.error || m.result.isError)
-      throw new Error(`${name}: ${JSON.stringify(m.error ?? m.result.structuredContent).slice(0, 300)}`);
-    return m.result.structuredContent;
-  };
-  return { tool, close: () => { p.stdin.end(); } };
-}
-
-// Kernel references: ref_kernel.py as a line server.
-function refServer() {
-  const p = spawn('/usr/bin/python3', [path.join(here, 'ref_kernel.py')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: '1' },
-  });
-  const lines = readline.createInterface({ input: p.stdout });
-  const waiting = [];
-  lines.on('line', (l) => waiting.shift()?.(JSON.parse(l)));
-  const next = () => new Promise((r) => waiting.push(r));
-  return {
-    ready: next(),
-    kernelCpuMs: 0,	// of the last batch
-    // kernel: {connect, pid} of another kernel for the raw client.
-    async run(client, code, n, kernel = {}) {
-      const answer = next();
-      p.stdin.write(`${JSON.stringify({ client, code, n, ...kernel })}\n`);
-      const a = await answer;
-      this.kernelCpuMs = a.kernel_cpu_ms;
-      return a.samples;
-    },
-    close() { p.stdin.end('\n'); },
-  };
 }
 
 async function withWorld(tag, fn) {
@@ -336,7 +277,7 @@ async function benchExec() {
     // `1+1` from a JSON-lines client through its own proxy, same notebook
     // and cell: the chain without the SDK; and this process's CPU per
     // call with each client.
-    const lc = await lineClient(world);
+    const lc = await lineClient(mcpBinary(), world.env, 'bench-lines');
     const lh = (await lc.tool('connect_notebook', { notebook_id: nb.notebook_id })).notebook_handle;
     const lines = [], client_cpu = [], pings = [];
     const cpuOf = async (run, n) => {
