@@ -593,23 +593,6 @@ mpjson_kv_cmp(const void *a, const void *b)
 	return (la < lb ? -1 : la > lb);
 }
 
-/* A packer writing into a buffer sized beforehand (or only counting). */
-struct mpjson_fill {
-	char	*p;
-	size_t	 len;
-};
-
-static int
-mpjson_fill_write(void *data, const char *buf, size_t len)
-{
-	struct mpjson_fill	*f = data;
-
-	if (f->p != NULL)
-		memcpy(f->p + f->len, buf, len);
-	f->len += len;
-	return (0);
-}
-
 /*
  * Append one json-c output to o, packed one level into the list: sized
  * by a first pass that copies nothing, so the list keeps a buffer of the
@@ -621,11 +604,11 @@ mpjson_fill_write(void *data, const char *buf, size_t len)
 void
 mpjson_outputs_add(struct proto_outputs *o, struct json_object *j)
 {
-	struct mpjson_fill	f = { NULL, 0 };
+	struct proto_fill	f = { NULL, 0 };
 	msgpack_packer		pk;
 	size_t			len;
 
-	msgpack_packer_init(&pk, &f, mpjson_fill_write);
+	msgpack_packer_init(&pk, &f, proto_fill_write);
 	mpjson_pack_at(&pk, j, 1);
 	len = f.len;
 	f.p = xmalloc(len == 0 ? 1 : len);

@@ -13,24 +13,6 @@
 
 #include "common.h"
 
-struct mpvalue_fill {
-	char	*p;
-	size_t	 len;
-};
-
-static int	mpvalue_fill_write(void *, const char *, size_t);
-
-static int
-mpvalue_fill_write(void *data, const char *buf, size_t len)
-{
-	struct mpvalue_fill	*f = data;
-
-	if (f->p != NULL)
-		memcpy(f->p + f->len, buf, len);
-	f->len += len;
-	return (0);
-}
-
 void
 mpvalue_free(struct mpvalue *v)
 {
@@ -43,14 +25,14 @@ mpvalue_free(struct mpvalue *v)
 void
 mpvalue_set_json(struct mpvalue *v, struct json_object *j)
 {
-	struct mpvalue_fill	f = { NULL, 0 };
+	struct proto_fill	f = { NULL, 0 };
 	msgpack_packer		pk;
 	size_t			len;
 
 	mpvalue_free(v);
 	if (j == NULL)
 		return;
-	msgpack_packer_init(&pk, &f, mpvalue_fill_write);
+	msgpack_packer_init(&pk, &f, proto_fill_write);
 	mpjson_pack(&pk, j);
 	len = f.len;
 	f.p = xmalloc(len);
@@ -70,7 +52,7 @@ mpvalue_set_json(struct mpvalue *v, struct json_object *j)
 void
 mpvalue_set_obj(struct mpvalue *v, const msgpack_object *o)
 {
-	struct mpvalue_fill	 f = { NULL, 0 };
+	struct proto_fill	 f = { NULL, 0 };
 	struct json_object	*j;
 	msgpack_packer		 pk;
 	size_t			 len;
@@ -86,7 +68,7 @@ mpvalue_set_obj(struct mpvalue *v, const msgpack_object *o)
 		return;
 	}
 	mpvalue_free(v);
-	msgpack_packer_init(&pk, &f, mpvalue_fill_write);
+	msgpack_packer_init(&pk, &f, proto_fill_write);
 	msgpack_pack_object(&pk, *o);
 	len = f.len;
 	f.p = xmalloc(len);
@@ -184,7 +166,7 @@ mpvalue_get(const msgpack_object *m, const msgpack_object *key)
 int
 mpvalue_merge(struct mpvalue *v, const msgpack_object *src)
 {
-	struct mpvalue_fill	 f = { NULL, 0 };
+	struct proto_fill	 f = { NULL, 0 };
 	struct json_object	*dst, *add;
 	msgpack_unpacked	 u;
 	msgpack_packer		 pk;
@@ -229,7 +211,7 @@ mpvalue_merge(struct mpvalue *v, const msgpack_object *src)
 		n += mpvalue_get(have, &src->via.map.ptr[i].key) == NULL &&
 		    src->via.map.ptr[i].val.type != MSGPACK_OBJECT_NIL;
 	}
-	msgpack_packer_init(&pk, &f, mpvalue_fill_write);
+	msgpack_packer_init(&pk, &f, proto_fill_write);
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
 			len = f.len;
@@ -269,7 +251,7 @@ mpvalue_merge(struct mpvalue *v, const msgpack_object *src)
 void
 mpvalue_del(struct mpvalue *v, const char *const *keys)
 {
-	struct mpvalue_fill	 f = { NULL, 0 };
+	struct proto_fill	 f = { NULL, 0 };
 	msgpack_unpacked	 u;
 	msgpack_packer		 pk;
 	const msgpack_object	*m;
@@ -297,7 +279,7 @@ mpvalue_del(struct mpvalue *v, const char *const *keys)
 		msgpack_unpacked_destroy(&u);
 		return;
 	}
-	msgpack_packer_init(&pk, &f, mpvalue_fill_write);
+	msgpack_packer_init(&pk, &f, proto_fill_write);
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
 			len = f.len;

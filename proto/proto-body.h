@@ -20,6 +20,17 @@ void	proto_pack_bool(msgpack_packer *, const char *, int);
 void	proto_pack_nil(msgpack_packer *, const char *);
 void	proto_pack_cstr(msgpack_packer *, const char *);
 
+/*
+ * proto-pack.c: a packer writing into a buffer of the exact size: a first
+ * pass with p NULL only counts len; a second, p allocated and len 0,
+ * copies (a 10 MB value is copied once, not grown by doubling).
+ */
+struct proto_fill {
+	char	*p;
+	size_t	 len;
+};
+int	proto_fill_write(void *, const char *, size_t);
+
 /* proto-pack.c: a document inside a typed body. */
 
 /* proto-pack.c: reading bodies.  Getters return NULL/-1 when absent or

@@ -16,14 +16,6 @@
 
 #include "proto.h"
 
-/* A packer writing into a buffer sized beforehand (or only counting). */
-struct proto_outputs_buf {
-	char	*p;
-	size_t	 len;
-};
-
-static int	proto_outputs_count_write(void *, const char *, size_t);
-static int	proto_outputs_buf_write(void *, const char *, size_t);
 static int	proto_outputs_grow(struct proto_outputs *);
 static int	proto_outputs_copy_obj(const msgpack_object *,
 		    struct proto_output *);
@@ -32,26 +24,6 @@ static void	proto_outputs_pack_obj(msgpack_packer *,
 		    const msgpack_object *, void *);
 static int	proto_outputs_replace(const msgpack_object *,
 		    const msgpack_object *, struct proto_output *);
-
-static int
-proto_outputs_count_write(void *data, const char *buf, size_t len)
-{
-	struct proto_outputs_buf	*b = data;
-
-	(void)buf;
-	b->len += len;
-	return (0);
-}
-
-static int
-proto_outputs_buf_write(void *data, const char *buf, size_t len)
-{
-	struct proto_outputs_buf	*b = data;
-
-	memcpy(b->p + b->len, buf, len);
-	b->len += len;
-	return (0);
-}
 
 void
 proto_outputs_init(struct proto_outputs *o)
@@ -137,17 +109,17 @@ proto_outputs_grow(struct proto_outputs *o)
 static int
 proto_outputs_copy_obj(const msgpack_object *obj, struct proto_output *out)
 {
-	struct proto_outputs_buf	 b = { NULL, 0 };
+	struct proto_fill		 b = { NULL, 0 };
 	msgpack_packer			 pk;
 	size_t				 len;
 
-	msgpack_packer_init(&pk, &b, proto_outputs_count_write);
+	msgpack_packer_init(&pk, &b, proto_fill_write);
 	msgpack_pack_object(&pk, *obj);
 	if ((b.p = malloc(b.len == 0 ? 1 : b.len)) == NULL)
 		return (-1);
 	len = b.len;
 	b.len = 0;
-	msgpack_packer_init(&pk, &b, proto_outputs_buf_write);
+	msgpack_packer_init(&pk, &b, proto_fill_write);
 	msgpack_pack_object(&pk, *obj);
 	if (b.len != len) {
 		free(b.p);
@@ -381,7 +353,7 @@ proto_outputs_replace(const msgpack_object *out, const msgpack_object *upd,
 {
 	static const char		*keys[] = { "data", "metadata" };
 	struct proto_map_set		 set[2];
-	struct proto_outputs_buf	 b = { NULL, 0 };
+	struct proto_fill		 b = { NULL, 0 };
 	msgpack_packer			 pk;
 	const msgpack_object		*v;
 	size_t				 i, n = 0, len;
@@ -394,13 +366,13 @@ proto_outputs_replace(const msgpack_object *out, const msgpack_object *upd,
 		set[n].pack = proto_outputs_pack_obj;
 		set[n++].arg = (void *)v;
 	}
-	msgpack_packer_init(&pk, &b, proto_outputs_count_write);
+	msgpack_packer_init(&pk, &b, proto_fill_write);
 	if (proto_map_copy(&pk, out, set, n, NULL, NULL) != 0 ||
 	    (b.p = malloc(b.len == 0 ? 1 : b.len)) == NULL)
 		return (-1);
 	len = b.len;
 	b.len = 0;
-	msgpack_packer_init(&pk, &b, proto_outputs_buf_write);
+	msgpack_packer_init(&pk, &b, proto_fill_write);
 	proto_map_copy(&pk, out, set, n, NULL, NULL);
 	if (b.len != len) {
 		free(b.p);

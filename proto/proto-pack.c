@@ -23,6 +23,18 @@ proto_pack_key(msgpack_packer *pk, const char *key)
 	proto_pack_cstr(pk, key);
 }
 
+/* msgpack_packer's write callback of a struct proto_fill. */
+int
+proto_fill_write(void *data, const char *buf, size_t len)
+{
+	struct proto_fill	*f = data;
+
+	if (f->p != NULL)
+		memcpy(f->p + f->len, buf, len);
+	f->len += len;
+	return (0);
+}
+
 /* Pack key and a string value; a NULL value packs nil. */
 void
 proto_pack_str(msgpack_packer *pk, const char *key, const char *value)

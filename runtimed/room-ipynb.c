@@ -67,7 +67,6 @@ struct room_ipynb_feed {
 
 static struct json_object	*room_ipynb_join(struct json_object *);
 static void	room_ipynb_rejoin_bundle(struct json_object *);
-static int	room_ipynb_fill_write(void *, const char *, size_t);
 static void	room_ipynb_pack_text(msgpack_packer *, struct json_object *,
 		    unsigned int);
 static void	room_ipynb_pack_output(msgpack_packer *,
@@ -149,34 +148,17 @@ room_ipynb_rejoin_bundle(struct json_object *data)
 	}
 }
 
-/* A packer writing into a buffer sized by a first pass (p NULL). */
-struct room_ipynb_fill {
-	char	*p;
-	size_t	 len;
-};
-
-static int
-room_ipynb_fill_write(void *data, const char *buf, size_t len)
-{
-	struct room_ipynb_fill	*f = data;
-
-	if (f->p != NULL)
-		memcpy(f->p + f->len, buf, len);
-	f->len += len;
-	return (0);
-}
-
 /*
  * Text as nbformat reads it: a list of strings packed as the one string
  * it joins to, straight from the lines (no joined json-c string between);
  * anything else as mpjson packs it depth levels in.  pk writes to a
- * struct room_ipynb_fill (room_ipynb_outputs).
+ * struct proto_fill (room_ipynb_outputs).
  */
 static void
 room_ipynb_pack_text(msgpack_packer *pk, struct json_object *v,
     unsigned int depth)
 {
-	struct room_ipynb_fill	*f;
+	struct proto_fill	*f;
 	struct array_list	*al;
 	struct json_object	*s;
 	size_t			 i, n, total = 0;
@@ -258,13 +240,13 @@ static struct proto_outputs *
 room_ipynb_outputs(struct json_object *list)
 {
 	struct proto_outputs	*outs;
-	struct room_ipynb_fill	 f;
+	struct proto_fill	 f;
 	struct json_object	*o;
 	msgpack_packer		 pk;
 	size_t			 i, n, len;
 
 	outs = room_nb_outputs_new();
-	msgpack_packer_init(&pk, &f, room_ipynb_fill_write);
+	msgpack_packer_init(&pk, &f, proto_fill_write);
 	n = json_object_array_length(list);
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(list, i);
