@@ -126,6 +126,7 @@ struct bufferevent *jserver_tls_bufferevent(struct event_base *,
 		     const struct domain *);
 char		*jserver_tls_failure(struct bufferevent *, const char *,
 		     const char *, const char *, int, int *);
+char		*jserver_tls_closed(struct bufferevent *, const char *);
 void		 jserver_tls_pull(struct bufferevent *, struct evbuffer *,
 		     uint64_t);
 

@@ -354,6 +354,34 @@ jserver_tls_failure(struct bufferevent *bev, const char *name,
 	return (msg);
 }
 
+/*
+ * The connection closed with no reply and no TLS error, and the domain
+ * presents a client certificate: under TLS 1.3 the client's handshake
+ * ends before the server has judged that certificate, and the server's
+ * alert refusing it is lost when the request sent meanwhile is answered
+ * with a reset, which also leaves OpenSSL nothing to tell of the
+ * handshake.  What to check, or NULL when no certificate of ours is in
+ * play.
+ */
+char *
+jserver_tls_closed(struct bufferevent *bev, const char *name)
+{
+	const struct tls_lib	*l = tls_lib();
+	SSL			*ssl;
+	char			*msg;
+
+	if (bev == NULL || (ssl = l->bev_ssl(bev)) == NULL ||
+	    l->get_certificate(ssl) == NULL)
+		return (NULL);
+	xasprintf(&msg, "domain %s: the connection closed without a reply; "
+	    "the domain presents a client certificate, and a server that "
+	    "refuses one may close the connection without saying so: check "
+	    "that its \"cert_file\" is one the server's client CA signed, "
+	    "not expired, with \"key_file\" its key, and that the server is "
+	    "up", name);
+	return (msg);
+}
+
 /* Is e an alert a server sends about a client's certificate? */
 static int
 jserver_tls_cert_alert(unsigned long e)

@@ -193,6 +193,12 @@ jserver_done(struct evhttp_request *req, void *arg)
 		free(r.cause);
 		r.cause = (char *)v;
 		r.closed = 0;
+	} else if (r.closed && jr->tls && !jr->stopped && (v =
+	    jserver_tls_closed(evhttp_connection_get_bufferevent(jr->conn),
+	    jr->name)) != NULL) {
+		/* Still closed: a call that retries may yet go through. */
+		free(r.cause);
+		r.cause = (char *)v;
 	}
 	if (jr->errbody != NULL)
 		evbuffer_free(jr->errbody);

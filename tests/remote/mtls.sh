@@ -96,7 +96,11 @@ echo "$out" | grep -q "^js .*https://localhost:$PORT/ .*ok " ||
 echo "$out" | grep -q "^nocert .*unusable" || fail "nocert was usable: $out"
 echo "$out" | grep "nocert:" | grep -q "the server asks for a client certificate (.*) and the domain has none.*\"cert_file\" and \"key_file\"" ||
     fail "nocert's reason and fix: $out"
-echo "$out" | grep "stranger:" | grep -q "the server refused the domain's client certificate (.*unknown ca)" ||
+# Its alert (unknown ca) comes after TLS 1.3's handshake has ended on our
+# side, and a reset answering the request sent meanwhile can drop it
+# unread: then the closed connection is said to be the likely refusal
+# (jserver_tls_closed), never a bare "connection refused or closed".
+echo "$out" | grep "stranger:" | grep -q "the server refused the domain's client certificate (.*unknown ca)\|the connection closed without a reply; the domain presents a client certificate, and a server that refuses one may close the connection without saying so: check that its \"cert_file\"" ||
     fail "stranger's reason: $out"
 echo "$out" | grep -q "BEGIN\|PRIVATE" && fail "key material shown: $out"
 ok "domains: with the certificate ok; without it and with a stranger's refused with the reason and the fix"
