@@ -228,8 +228,7 @@ kernel_spec_select(struct peer *p, const struct proto_header *hdr,
 	kernelspec_free(ks);
 	if (r->kernel == NULL) {
 		/* No kernel to replace: the next run starts this one. */
-		json_object_object_del(r->nb->metadata, "kernelspec");
-		json_object_object_del(r->nb->metadata, "language_info");
+		mpvalue_del(&r->nb->metadata, room_ipynb_kernel_keys);
 		kernel_spec_metadata(r->nb, r->kernel_name);
 		r->kernel_facts = 1;
 		room_changed(r, NULL, "metadata");

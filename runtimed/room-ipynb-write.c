@@ -89,7 +89,7 @@ static void	room_ipynb_write_skey(struct room_ipynb_out *, const char *,
 static void	room_ipynb_write_kept(struct room_ipynb_out *,
 		    const msgpack_object *, int);
 static void	room_ipynb_write_mmetadata(struct room_ipynb_out *,
-		    const struct mpvalue *, int);
+		    const struct mpvalue *, const char *const *, int);
 static void	room_ipynb_write_mattachments(struct room_ipynb_out *,
 		    const msgpack_object *);
 static void	room_ipynb_write_cell(struct room_ipynb_out *,
@@ -1055,17 +1055,19 @@ room_ipynb_write_kept(struct room_ipynb_out *o, const msgpack_object *v,
 	json_object_put(j);
 }
 
-/* A cell's metadata minus "trusted", from its view. */
+/*
+ * A cell's or the notebook's metadata minus the keys skip names
+ * (NULL-terminated), from its view.
+ */
 static void
 room_ipynb_write_mmetadata(struct room_ipynb_out *o,
-    const struct mpvalue *md, int level)
+    const struct mpvalue *md, const char *const *skip, int level)
 {
-	static const char *const skip[] = { "trusted", NULL };
 	const msgpack_object_kv	**kv;
 	struct json_object	 *j;
 	msgpack_unpacked	  u;
 	const msgpack_object	 *v;
-	size_t			  n, i;
+	size_t			  n, i, k, m;
 
 	msgpack_unpacked_init(&u);
 	if ((v = mpvalue_view(md, &u)) == NULL ||
@@ -1076,7 +1078,16 @@ room_ipynb_write_mmetadata(struct room_ipynb_out *o,
 		room_ipynb_write_skipping(o, j, skip, level);
 		json_object_put(j);
 	} else {
-		kv = room_ipynb_write_kvs(v, "trusted", &n);
+		kv = room_ipynb_write_kvs(v, NULL, &n);
+		for (m = 0, i = 0; i < n; i++) {
+			for (k = 0; skip[k] != NULL; k++) {
+				if (proto_obj_streq(&kv[i]->key, skip[k]))
+					break;
+			}
+			if (skip[k] == NULL)
+				kv[m++] = kv[i];
+		}
+		n = m;
 		if (n == 0)
 			room_ipynb_write_bytes(o, "{}", 2);
 		else {
@@ -1152,6 +1163,7 @@ room_ipynb_write_attachments(struct room_ipynb_out *o, struct json_object *a)
 static void
 room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 {
+	static const char *const cskip[] = { "trusted", NULL };
 	struct room_ipynb_key	*keys;
 	msgpack_unpacked	 ua, ux;
 	const msgpack_object	*att, *extra;
@@ -1203,7 +1215,7 @@ room_ipynb_write_cell(struct room_ipynb_out *o, struct room_cell *c)
 		} else if (strcmp(k, "id") == 0)
 			room_ipynb_write_string(o, c->id, strlen(c->id));
 		else if (strcmp(k, "metadata") == 0)
-			room_ipynb_write_mmetadata(o, &c->metadata, 3);
+			room_ipynb_write_mmetadata(o, &c->metadata, cskip, 3);
 		else if (strcmp(k, "outputs") == 0)
 			room_ipynb_write_packed(o, c->outputs);
 		else if (strcmp(k, "source") == 0)
@@ -1257,7 +1269,7 @@ room_ipynb_write_nb(struct room_ipynb_out *o, struct room_nb *nb)
 			room_ipynb_write_indent(o, 1);
 			room_ipynb_write_char(o, ']');
 		} else if (strcmp(k, "metadata") == 0)
-			room_ipynb_write_skipping(o, nb->metadata, skip, 1);
+			room_ipynb_write_mmetadata(o, &nb->metadata, skip, 1);
 		else if (strcmp(k, "nbformat") == 0)
 			room_ipynb_write_char(o, '4');
 		else if (strcmp(k, "nbformat_minor") == 0) {

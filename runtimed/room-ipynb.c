@@ -1150,13 +1150,13 @@ room_ipynb_convert(struct json_object *root, char **cause)
 		    room_ipynb_kind(v));
 		goto fail;
 	} else {
-		json_object_put(nb->metadata);
-		nb->metadata = json_object_get(v);
 		json_object_object_del(v, "orig_nbformat");
 		json_object_object_del(v, "orig_nbformat_minor");
 		json_object_object_del(v, "signature");
 		if (strict)
-			room_ipynb_check_notebook(&ck, nb->metadata);
+			room_ipynb_check_notebook(&ck, v);
+		/* The JSON edge: kept packed from here (decision 101). */
+		mpvalue_set_json(&nb->metadata, v);
 	}
 	if (!json_object_object_get_ex(root, "cells", &cells) ||
 	    !json_object_is_type(cells, json_type_array)) {
@@ -1328,9 +1328,22 @@ void
 room_ipynb_set_kernelspec(struct room_nb *nb, const char *name,
     const char *display, const char *language, struct json_object *info)
 {
-	struct json_object	*ks, *li = NULL, *v;
+	struct json_object	*add, *ks, *li = NULL, *v;
+	struct mpvalue		 mv = { NULL, 0 };
+	msgpack_unpacked	 u;
+	const msgpack_object	*md;
+	int			 has_ks, has_li;
 
-	if (!json_object_object_get_ex(nb->metadata, "kernelspec", NULL)) {
+	msgpack_unpacked_init(&u);
+	md = mpvalue_view(&nb->metadata, &u);
+	has_ks = proto_get(md, "kernelspec") != NULL;
+	has_li = proto_get(md, "language_info") != NULL;
+	msgpack_unpacked_destroy(&u);
+	if (has_ks && has_li)
+		return;
+	/* Added at the end, in this order, as json_object_object_add did. */
+	add = json_object_new_object();
+	if (!has_ks) {
 		ks = json_object_new_object();
 		json_object_object_add(ks, "display_name",
 		    json_object_new_string(display != NULL ? display : name));
@@ -1338,19 +1351,70 @@ room_ipynb_set_kernelspec(struct room_nb *nb, const char *name,
 		    language != NULL ? language : "python"));
 		json_object_object_add(ks, "name",
 		    json_object_new_string(name));
-		json_object_object_add(nb->metadata, "kernelspec", ks);
+		json_object_object_add(add, "kernelspec", ks);
 	}
-	if (json_object_object_get_ex(nb->metadata, "language_info", NULL))
-		return;
-	if (info != NULL && json_object_is_type(info, json_type_object) &&
-	    json_object_object_get_ex(info, "name", &v) &&
-	    json_object_is_type(v, json_type_string) &&
-	    json_object_deep_copy(info, &li, NULL) != 0)
-		li = NULL;
-	if (li == NULL) {
-		li = json_object_new_object();
-		json_object_object_add(li, "name", json_object_new_string(
-		    language != NULL ? language : "python"));
+	if (!has_li) {
+		if (info != NULL && json_object_is_type(info,
+		    json_type_object) && json_object_object_get_ex(info,
+		    "name", &v) && json_object_is_type(v, json_type_string))
+			li = json_object_get(info);
+		if (li == NULL) {
+			li = json_object_new_object();
+			json_object_object_add(li, "name",
+			    json_object_new_string(language != NULL ?
+			    language : "python"));
+		}
+		json_object_object_add(add, "language_info", li);
 	}
-	json_object_object_add(nb->metadata, "language_info", li);
+	mpvalue_set_json(&mv, add);
+	json_object_put(add);
+	msgpack_unpacked_init(&u);
+	if (mpvalue_merge(&nb->metadata, mpvalue_view(&mv, &u)) != 0)
+		fatalx("%s: metadata is not a map", __func__);
+	msgpack_unpacked_destroy(&u);
+	mpvalue_free(&mv);
+}
+
+/* The notebook metadata's keys a kernel writes. */
+const char *const room_ipynb_kernel_keys[] = { "kernelspec", "language_info",
+    NULL };
+
+/* Has the notebook's metadata a kernelspec (null included)? */
+int
+room_ipynb_has_kernelspec(struct room_nb *nb)
+{
+	msgpack_unpacked	 u;
+	int			 has;
+
+	msgpack_unpacked_init(&u);
+	has = proto_get(mpvalue_view(&nb->metadata, &u), "kernelspec") != NULL;
+	msgpack_unpacked_destroy(&u);
+	return (has);
+}
+
+/*
+ * The string at metadata[outer][key] as json_object_get_string read it
+ * (up to a NUL it holds), or NULL when it is not a string.  *had says
+ * whether metadata has outer at all.  Caller frees.
+ */
+char *
+room_ipynb_meta_str(struct room_nb *nb, const char *outer, const char *key,
+    int *had)
+{
+	msgpack_unpacked	 u;
+	const msgpack_object	*o, *v;
+	char			*s = NULL;
+
+	msgpack_unpacked_init(&u);
+	o = proto_get(mpvalue_view(&nb->metadata, &u), outer);
+	if (had != NULL)
+		*had = o != NULL;
+	if ((v = proto_get(o, key)) != NULL && v->type == MSGPACK_OBJECT_STR) {
+		s = xmalloc(v->via.str.size + 1);
+		if (v->via.str.size != 0)
+			memcpy(s, v->via.str.ptr, v->via.str.size);
+		s[v->via.str.size] = '\0';
+	}
+	msgpack_unpacked_destroy(&u);
+	return (s);
 }

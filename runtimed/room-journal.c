@@ -127,7 +127,7 @@ room_journal_pack_nb(msgpack_packer *pk, struct room_nb *nb)
 	proto_pack_int(pk, "nbformat", nb->nbformat);
 	proto_pack_int(pk, "nbformat_minor", nb->nbformat_minor);
 	proto_pack_key(pk, "metadata");
-	mpjson_pack(pk, nb->metadata);
+	mpvalue_pack(pk, &nb->metadata);
 	proto_pack_key(pk, "cells");
 	msgpack_pack_array(pk, nb->ncells);
 	for (i = 0; i < nb->ncells; i++)
@@ -168,10 +168,8 @@ room_journal_unpack_nb(const msgpack_object *o, char **cause)
 		nb->nbformat = (int)n;
 	if (proto_get_int(o, "nbformat_minor", &n) == 0)
 		nb->nbformat_minor = (int)n;
-	if ((v = proto_get_map(o, "metadata")) != NULL) {
-		json_object_put(nb->metadata);
-		nb->metadata = mpjson_unpack(v);
-	}
+	if ((v = proto_get_map(o, "metadata")) != NULL)
+		mpvalue_set_obj(&nb->metadata, v);
 	if ((v = proto_get_map(o, "extra")) != NULL)
 		mpvalue_set_obj(&nb->extra, v);
 	if ((v = proto_get_array(o, "warnings")) != NULL)
@@ -523,7 +521,7 @@ room_journal_metadata(struct room *r)
 	proto_pack_str(&b.pk, "t", "metadata");
 	proto_pack_uint(&b.pk, "seq", r->seq);
 	proto_pack_key(&b.pk, "metadata");
-	mpjson_pack(&b.pk, r->nb->metadata);
+	mpvalue_pack(&b.pk, &r->nb->metadata);
 	r->pend_metadata = 0;
 	room_journal_append(r, b.sb.data, b.sb.size,
 	    room_journal_ticket(r, ROOM_JOURNAL_T_ENTRY));
@@ -722,7 +720,6 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 	struct room_cell		*c;
 	msgpack_unpacked		 u;
 	const msgpack_object		*cells, *co, *md, *uo;
-	struct json_object		*j;
 	msgpack_sbuffer			 usb;
 	msgpack_packer			 upk;
 	const char			*cid;
@@ -771,10 +768,8 @@ room_journal_replay(uint64_t jseq, const void *buf, size_t len, void *arg)
 			}
 		}
 	} else if (proto_obj_streq(proto_get(&u.data, "t"), "metadata") &&
-	    (md = proto_get_map(&u.data, "metadata")) != NULL &&
-	    (j = mpjson_unpack(md)) != NULL) {
-		json_object_put(r->nb->metadata);
-		r->nb->metadata = j;
+	    (md = proto_get_map(&u.data, "metadata")) != NULL) {
+		mpvalue_set_obj(&r->nb->metadata, md);
 	} else if (proto_obj_streq(proto_get(&u.data, "t"), "outputs") &&
 	    (cells = proto_get_array(&u.data, "cells")) != NULL) {
 		for (i = 0; i < cells->via.array.size; i++) {

@@ -509,8 +509,7 @@ room_kernel_set_spec(struct room_kernel *k)
 	if (r == NULL || r->nb == NULL)
 		return;
 	if (r->kernel_facts) {
-		json_object_object_del(r->nb->metadata, "kernelspec");
-		json_object_object_del(r->nb->metadata, "language_info");
+		mpvalue_del(&r->nb->metadata, room_ipynb_kernel_keys);
 	}
 	r->kernel_facts = 0;
 	room_ipynb_set_kernelspec(r->nb, k->name, k->display_name,
@@ -562,7 +561,7 @@ room_kernel_attached(struct room_kernel *k)
 
 	/* A notebook we created records its kernel once it is known. */
 	if (r->kernel_facts || (r->fresh && r->nb != NULL &&
-	    !json_object_object_get_ex(r->nb->metadata, "kernelspec", NULL)))
+	    !room_ipynb_has_kernelspec(r->nb)))
 		room_kernel_set_spec(k);
 	room_changed(r, NULL, "kernel");
 	room_exec_kick(r);

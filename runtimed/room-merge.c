@@ -44,7 +44,7 @@ struct room_base_cell {
 struct room_base {
 	struct room_base_cell	*cells;
 	size_t			 n;
-	struct json_object	*metadata;
+	struct mpvalue		 metadata;	/* a map */
 };
 
 struct room_conflict {
@@ -76,6 +76,7 @@ static struct room_merge	*room_merge_get(struct room *);
 static uint64_t	room_merge_fnv(uint64_t, const void *, size_t);
 static uint64_t	room_merge_json(uint64_t, struct json_object *);
 static uint64_t	room_merge_value(uint64_t, const struct mpvalue *);
+static uint64_t	room_merge_kept(uint64_t, const msgpack_object *);
 static uint64_t	room_merge_mp(uint64_t, const msgpack_object *);
 static uint64_t	room_merge_obj(uint64_t, const msgpack_object *);
 static int	room_merge_keycmp(const void *, const void *);
@@ -90,9 +91,9 @@ static void	room_merge_conflict_add(struct room_merge *, const char *,
 static void	room_merge_swap_input(struct room_cell *, struct room_cell *);
 static void	room_merge_swap_outputs(struct room_cell *,
 		    struct room_cell *);
-static int	room_merge_metadata(struct json_object *,
-		    struct json_object *, struct json_object *,
-		    struct json_object **);
+static int	room_merge_metadata(const struct mpvalue *,
+		    const struct mpvalue *, const struct mpvalue *,
+		    struct mpvalue *);
 static void	room_merge_pack_md(msgpack_packer *, const void *);
 static void	room_merge_disk_edit(struct proto_edit *,
 		    struct room_merge_md *, struct room_cell *,
@@ -289,22 +290,27 @@ room_merge_obj(uint64_t h, const msgpack_object *v)
 static uint64_t
 room_merge_value(uint64_t h, const struct mpvalue *val)
 {
-	struct json_object	*j;
 	msgpack_unpacked	 u;
-	const msgpack_object	*v;
 
-	if (val->len == 0)
-		return (room_merge_json(h, NULL));
 	msgpack_unpacked_init(&u);
-	v = mpvalue_view(val, &u);
-	if (mpjson_inline(v, 0))
-		h = room_merge_mp(h, v);
-	else {
-		j = mpjson_unpack(v);
-		h = room_merge_json(h, j);
-		json_object_put(j);
-	}
+	h = room_merge_kept(h, mpvalue_view(val, &u));
 	msgpack_unpacked_destroy(&u);
+	return (h);
+}
+
+/* room_merge_value over a view of a kept value (NULL: absent, null). */
+static uint64_t
+room_merge_kept(uint64_t h, const msgpack_object *v)
+{
+	struct json_object	*j;
+
+	if (v == NULL)
+		return (room_merge_json(h, NULL));
+	if (mpjson_inline(v, 0))
+		return (room_merge_mp(h, v));
+	j = mpjson_unpack(v);
+	h = room_merge_json(h, j);
+	json_object_put(j);
 	return (h);
 }
 
@@ -371,8 +377,7 @@ room_merge_base_make(struct room_nb *nb, int from_file)
 		b->cells[i].in = room_merge_hash_in(nb->cells[i]);
 		b->cells[i].out = room_merge_hash_out(nb->cells[i]);
 	}
-	if (json_object_deep_copy(nb->metadata, &b->metadata, NULL) != 0)
-		fatalx("json_object_deep_copy failed");
+	mpvalue_copy(&b->metadata, &nb->metadata);
 	return (b);
 }
 
@@ -386,7 +391,7 @@ room_merge_base_free(struct room_base *b)
 	for (i = 0; i < b->n; i++)
 		free(b->cells[i].id);
 	free(b->cells);
-	json_object_put(b->metadata);
+	mpvalue_free(&b->metadata);
 	free(b);
 }
 
@@ -543,41 +548,102 @@ room_merge_swap_outputs(struct room_cell *a, struct room_cell *b)
  * The notebook's metadata, key by key against the base: a key changed
  * on one side takes that side's value; on both, the room's (a kernel
  * writes language_info in both places; no cell is at stake).  *out is
- * the merged metadata; returns whether it differs from the room's.
+ * the merged metadata, as json-c's add and del made it of the room's:
+ * a key taken from the file replaces the room's where it is, or goes
+ * at the end, in the file's order.  Returns whether it differs from the
+ * room's (*out is then set).  Hashes are compared within this call only.
  */
 static int
-room_merge_metadata(struct json_object *base, struct json_object *room,
-    struct json_object *disk, struct json_object **out)
+room_merge_metadata(const struct mpvalue *basev, const struct mpvalue *roomv,
+    const struct mpvalue *diskv, struct mpvalue *out)
 {
-	struct json_object	*b, *rv, *dv;
-	int			 changed = 0;
+	msgpack_unpacked	 ub, ur, ud;
+	const msgpack_object	*base, *room, *disk, *bv, *rv, *dv, *k;
+	const msgpack_object_kv	*kv;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	uint32_t		 i, j;
+	size_t			 n;
 	uint64_t		 hb, hr, hd;
+	char			*take, *drop;
+	int			 changed = 0;
 
-	if (json_object_deep_copy(room, out, NULL) != 0)
-		fatalx("json_object_deep_copy failed");
-	json_object_object_foreach(disk, key, val) {
-		b = json_object_object_get(base, key);
-		rv = json_object_object_get(room, key);
-		hb = json_object_object_get_ex(base, key, NULL) ?
-		    room_merge_json(1, b) : 0;
-		hr = json_object_object_get_ex(room, key, NULL) ?
-		    room_merge_json(1, rv) : 0;
-		hd = room_merge_json(1, val);
+	msgpack_unpacked_init(&ub);
+	msgpack_unpacked_init(&ur);
+	msgpack_unpacked_init(&ud);
+	base = mpvalue_view(basev, &ub);
+	room = mpvalue_view(roomv, &ur);
+	disk = mpvalue_view(diskv, &ud);
+	if (room == NULL || room->type != MSGPACK_OBJECT_MAP ||
+	    disk == NULL || disk->type != MSGPACK_OBJECT_MAP)
+		fatalx("%s: the notebook's metadata is not a map", __func__);
+	take = xcalloc(disk->via.map.size + 1, 1);
+	drop = xcalloc(room->via.map.size + 1, 1);
+	for (i = 0; i < disk->via.map.size; i++) {
+		kv = &disk->via.map.ptr[i];
+		bv = mpvalue_get(base, &kv->key);
+		rv = mpvalue_get(room, &kv->key);
+		hb = bv != NULL ? room_merge_kept(1, bv) : 0;
+		hr = rv != NULL ? room_merge_kept(1, rv) : 0;
+		hd = room_merge_kept(1, &kv->val);
 		if (hd == hr || hd == hb || hr != hb)
 			continue;	/* same, unchanged on disk, or ours */
-		json_object_object_add(*out, key, json_object_get(val));
+		take[i] = 1;
 		changed = 1;
 	}
 	/* A key the file dropped, unchanged in the room, goes. */
-	json_object_object_foreach(base, bkey, bval) {
-		if (json_object_object_get_ex(disk, bkey, &dv) ||
-		    !json_object_object_get_ex(room, bkey, &rv))
+	for (i = 0; i < room->via.map.size; i++) {
+		kv = &room->via.map.ptr[i];
+		if (mpvalue_get(disk, &kv->key) != NULL ||
+		    (bv = mpvalue_get(base, &kv->key)) == NULL)
 			continue;
-		if (room_merge_json(1, rv) != room_merge_json(1, bval))
+		if (room_merge_kept(1, &kv->val) != room_merge_kept(1, bv))
 			continue;
-		json_object_object_del(*out, bkey);
+		drop[i] = 1;
 		changed = 1;
 	}
+	if (changed) {
+		n = 0;
+		for (i = 0; i < room->via.map.size; i++)
+			n += !drop[i];
+		for (i = 0; i < disk->via.map.size; i++) {
+			n += take[i] && mpvalue_get(room,
+			    &disk->via.map.ptr[i].key) == NULL;
+		}
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_map(&pk, n);
+		for (i = 0; i < room->via.map.size; i++) {
+			kv = &room->via.map.ptr[i];
+			if (drop[i])
+				continue;
+			dv = &kv->val;
+			for (j = 0; j < disk->via.map.size; j++) {
+				k = &disk->via.map.ptr[j].key;
+				if (take[j] && k->type == MSGPACK_OBJECT_STR &&
+				    k->via.str.size == kv->key.via.str.size &&
+				    memcmp(k->via.str.ptr, kv->key.via.str.ptr,
+				    k->via.str.size) == 0)
+					dv = &disk->via.map.ptr[j].val;
+			}
+			msgpack_pack_object(&pk, kv->key);
+			msgpack_pack_object(&pk, *dv);
+		}
+		for (i = 0; i < disk->via.map.size; i++) {
+			kv = &disk->via.map.ptr[i];
+			if (!take[i] || mpvalue_get(room, &kv->key) != NULL)
+				continue;
+			msgpack_pack_object(&pk, kv->key);
+			msgpack_pack_object(&pk, kv->val);
+		}
+		mpvalue_set_bytes(out, sb.data, sb.size);
+		msgpack_sbuffer_destroy(&sb);
+	}
+	free(take);
+	free(drop);
+	msgpack_unpacked_destroy(&ub);
+	msgpack_unpacked_destroy(&ur);
+	msgpack_unpacked_destroy(&ud);
 	return (changed);
 }
 
@@ -739,7 +805,7 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 	struct room_merge_acc	 a;
 	struct lh_table		*bt, *rt, *dt;
 	struct room_cell	**merged, *rc, *dc, *pred;
-	struct json_object	*md = NULL;
+	struct mpvalue		 md = { NULL, 0 };
 	uint64_t		*din, *dout, rin, rout;
 	char			**ids, *after;
 	char			*rkeep, *dtake, *placed, *dused;
@@ -982,15 +1048,14 @@ room_merge_disk(struct room *r, struct room_nb *disk, int64_t at)
 	}
 	room_nb_set_cells(room, merged, n);
 
-	if (room_merge_metadata(base->metadata, room->metadata,
-	    disk->metadata, &md)) {
-		json_object_put(room->metadata);
+	if (room_merge_metadata(&base->metadata, &room->metadata,
+	    &disk->metadata, &md)) {
+		mpvalue_free(&room->metadata);
 		room->metadata = md;
 		a.kinds |= ROOM_CHANGE_METADATA;
-	} else
-		json_object_put(md);
-	if (room_merge_json(1, room->metadata) !=
-	    room_merge_json(1, disk->metadata))
+	}
+	if (room_merge_value(1, &room->metadata) !=
+	    room_merge_value(1, &disk->metadata))
 		differs = 1;
 	if (m->nconflicts > 0)
 		differs = 1;
@@ -1331,7 +1396,7 @@ room_merge_pack_state(struct room *r, msgpack_packer *pk)
 	}
 	proto_pack_key(pk, "metadata");
 	if (b != NULL)
-		mpjson_pack(pk, b->metadata);
+		mpvalue_pack(pk, &b->metadata);
 	else
 		msgpack_pack_nil(pk);
 	proto_pack_key(pk, "conflicts");
@@ -1351,10 +1416,10 @@ room_merge_pack_state(struct room *r, msgpack_packer *pk)
 			nb.cells[n++] = c->disk;
 	}
 	nb.ncells = n;
-	nb.metadata = json_object_new_object();
+	nb.metadata.ptr = (char *)"\x80";	/* {}, only read */
+	nb.metadata.len = 1;
 	proto_pack_key(pk, "disk");
 	room_journal_pack_nb(pk, &nb);
-	json_object_put(nb.metadata);
 	free(nb.cells);
 }
 
@@ -1402,9 +1467,7 @@ room_merge_restore(struct room *r, const msgpack_object *o)
 			b->cells[b->n].out = e->via.array.ptr[3].via.u64;
 			b->n++;
 		}
-		b->metadata = mpjson_unpack(v);
-		if (b->metadata == NULL)
-			b->metadata = json_object_new_object();
+		mpvalue_set_obj(&b->metadata, v);
 		m->base = b;
 	}
 	disk = room_journal_unpack_nb(proto_get(o, "disk"), &cause);

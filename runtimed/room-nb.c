@@ -60,7 +60,6 @@ static const char	*room_nb_plural(size_t);
 static struct room_nb_node	*room_nb_resolve(struct room_nb_edit *,
 		    const msgpack_object *, const char *);
 static void	room_nb_batch_mint(struct room_nb_batch *, char [9]);
-static int	room_nb_merge(struct json_object *, const msgpack_object *);
 static struct room_cell	*room_nb_own(struct room_nb_batch *,
 		    struct room_nb_node *);
 static void	room_nb_touch(struct room_nb_batch *, struct room_nb_result *,
@@ -96,7 +95,7 @@ room_nb_create(void)
 	struct room_nb	*nb;
 
 	nb = xcalloc(1, sizeof *nb);
-	nb->metadata = json_object_new_object();
+	mpvalue_set_bytes(&nb->metadata, "\x80", 1);	/* {} */
 	nb->nbformat = 4;
 	nb->nbformat_minor = 5;
 	return (nb);
@@ -113,7 +112,7 @@ room_nb_free(struct room_nb *nb)
 	for (i = 0; i < nb->ncells; i++)
 		room_nb_cell_free(nb->cells[i]);
 	free(nb->cells);
-	json_object_put(nb->metadata);
+	mpvalue_free(&nb->metadata);
 	mpvalue_free(&nb->extra);
 	json_object_put(nb->warnings);
 	free(nb);
@@ -657,7 +656,7 @@ struct room_nb_batch {
 	struct lh_table		*ids;		/* cell id -> node or NULL */
 	struct lh_table		*touched;	/* ids in res->touched */
 	size_t			 touched_cap;
-	struct json_object	*metadata;	/* the notebook's, changed */
+	struct mpvalue		 metadata;	/* the notebook's, changed */
 };
 
 /* A batch applied to copies, waiting for its journal commit. */
@@ -668,7 +667,7 @@ struct room_nb_pending {
 	size_t			  nfresh;
 	struct room_cell	**old;		/* originals they replace */
 	size_t			  nold;
-	struct json_object	 *metadata;	/* NULL when unchanged */
+	struct mpvalue		  metadata;	/* len 0: unchanged */
 };
 
 /*
@@ -848,7 +847,7 @@ room_nb_batch_done(struct room_nb_batch *b, int drop)
 	free(b->orig);
 	lh_table_free(b->ids);
 	lh_table_free(b->touched);
-	json_object_put(b->metadata);
+	mpvalue_free(&b->metadata);
 }
 
 /* Did an earlier edit of the batch delete the cell of this id? */
@@ -994,27 +993,6 @@ room_nb_batch_mint(struct room_nb_batch *b, char id[9])
 		}
 		snprintf(id, 9, "%08x", pool[--left]);
 	} while (room_nb_batch_find(b, id, 8) != NULL);
-}
-
-/* Shallow-merge a metadata map into the notebook's; null deletes. */
-static int
-room_nb_merge(struct json_object *dst, const msgpack_object *src)
-{
-	struct json_object	*add;
-
-	if ((add = mpjson_unpack(src)) == NULL ||
-	    !json_object_is_type(add, json_type_object)) {
-		json_object_put(add);
-		return (-1);
-	}
-	json_object_object_foreach(add, key, val) {
-		if (val == NULL)
-			json_object_object_del(dst, key);
-		else
-			json_object_object_add(dst, key, json_object_get(val));
-	}
-	json_object_put(add);
-	return (0);
 }
 
 /* The node's cell, copied first if it is still the notebook's. */
@@ -1536,10 +1514,9 @@ room_nb_op_notebook_metadata(struct room_nb_edit *ed)
 	struct proto_edit	 j;
 
 	/* metadata is a map here: the table needs it, fields checked it. */
-	if (b->metadata == NULL && json_object_deep_copy(b->nb->metadata,
-	    &b->metadata, NULL) != 0)
-		fatalx("json_object_deep_copy failed");
-	if (room_nb_merge(b->metadata, ed->md) != 0)
+	if (b->metadata.len == 0)
+		mpvalue_copy(&b->metadata, &b->nb->metadata);
+	if (ed->md == NULL || mpvalue_merge(&b->metadata, ed->md) != 0)
 		return (room_nb_fail(ed, PROTO_E_INVALID_ARGUMENT,
 		    "bad metadata"));
 	memset(&j, 0, sizeof j);
@@ -1672,7 +1649,7 @@ room_nb_edit_prepare(struct room_nb *nb, const msgpack_object *edits,
 			room_nb_push(&p->old, &p->nold, nb->cells[j]);
 	}
 	p->metadata = b.metadata;
-	b.metadata = NULL;
+	memset(&b.metadata, 0, sizeof b.metadata);
 	room_nb_batch_done(&b, 0);
 	*pend = p;
 	res->ids = out;
@@ -1722,8 +1699,8 @@ room_nb_edit_commit(struct room_nb *nb, struct room_nb_pending *p)
 	nb->ncells = p->ncells;
 	for (; j < nb->ncells; j++)
 		nb->cells[j]->pos = j;
-	if (p->metadata != NULL) {
-		json_object_put(nb->metadata);
+	if (p->metadata.len != 0) {
+		mpvalue_free(&nb->metadata);
 		nb->metadata = p->metadata;
 	}
 	free(p->fresh);
@@ -1740,7 +1717,7 @@ room_nb_edit_abort(struct room_nb *nb, struct room_nb_pending *p)
 	(void)nb;
 	for (j = 0; j < p->nfresh; j++)
 		room_nb_cell_free(p->fresh[j]);
-	json_object_put(p->metadata);
+	mpvalue_free(&p->metadata);
 	free(p->cells);
 	free(p->fresh);
 	free(p->old);

@@ -559,8 +559,7 @@ room_remote_loaded(struct jserver_reply *rep, void *arg)
 {
 	struct room_remote_op	*op = arg;
 	struct room		*r;
-	const char		*kernel;
-	char			*lm, *why;
+	char			*kernel, *lm, *why;
 
 	if (room_remote_join(op))
 		return;
@@ -577,6 +576,7 @@ room_remote_loaded(struct jserver_reply *rep, void *arg)
 	}
 	kernel = room_remote_nb_kernel(op->nb);
 	r = room_remote_make(op, kernel != NULL ? kernel : "python3");
+	free(kernel);
 	r->remote->last_modified = lm;
 	/* What both sides agree on: a change there is merged (room-merge.c). */
 	room_merge_base_set(r, room_merge_base_make(r->nb, 1));
@@ -1030,20 +1030,18 @@ room_remote_kernels_done(struct jserver_reply *rep, void *arg)
 	room_remote_op_free(op);
 }
 
-/* The kernelspec a loaded notebook names, if a plain name. */
-const char *
+/* The kernelspec a loaded notebook names, if a plain name.  Caller frees. */
+char *
 room_remote_nb_kernel(struct room_nb *nb)
 {
-	struct json_object	*ks, *name;
-	const char		*s;
+	char	*s;
 
-	if (json_object_object_get_ex(nb->metadata, "kernelspec", &ks) &&
-	    json_object_object_get_ex(ks, "name", &name) &&
-	    json_object_is_type(name, json_type_string) &&
-	    (s = json_object_get_string(name)) != NULL &&
-	    domain_valid_name(s))
-		return (s);
-	return (NULL);
+	if ((s = room_ipynb_meta_str(nb, "kernelspec", "name", NULL)) != NULL &&
+	    !domain_valid_name(s)) {
+		free(s);
+		s = NULL;
+	}
+	return (s);
 }
 
 /* The room's domain name, or NULL for a local room. */

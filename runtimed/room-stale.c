@@ -163,16 +163,16 @@ room_stale_compute(struct room *r, struct room_cell ***upp)
 static int
 room_stale_python(struct room *r)
 {
-	struct json_object	*o, *name;
+	char	*name;
+	int	 had, py;
 
-	if (json_object_object_get_ex(r->nb->metadata, "language_info", &o))
-		name = json_object_object_get(o, "name");
-	else if (json_object_object_get_ex(r->nb->metadata, "kernelspec", &o))
-		name = json_object_object_get(o, "language");
-	else
-		return (0);
-	return (json_object_is_type(name, json_type_string) &&
-	    strcasecmp(json_object_get_string(name), "python") == 0);
+	name = room_ipynb_meta_str(r->nb, "language_info", "name", &had);
+	if (!had)
+		name = room_ipynb_meta_str(r->nb, "kernelspec", "language",
+		    NULL);
+	py = name != NULL && strcasecmp(name, "python") == 0;
+	free(name);
+	return (py);
 }
 
 /*

@@ -83,7 +83,7 @@ static void	room_free(struct room *);
 static int	room_start_one(const struct store_room *, void *);
 static void	room_start_lost(struct room_start_damage *);
 static void	room_start_forgot(int, const char *, void *);
-static const char	*room_nb_kernel(struct room_nb *);
+static char	*room_nb_kernel(struct room_nb *);
 static int	room_load_file(struct room *, char **);
 static int	room_file_match(const struct store_file *, void *);
 static int	room_file_renamed(const struct store_file *, void *);
@@ -606,18 +606,18 @@ room_create(const char *path, const char *kernel, char **cause,
 	return (r);
 }
 
-/* The kernelspec a notebook names, when it is a valid name. */
-static const char *
+/* The kernelspec a notebook names, when it is a valid name.  Caller frees. */
+static char *
 room_nb_kernel(struct room_nb *nb)
 {
-	struct json_object	*ks, *name;
+	char	*s;
 
-	if (json_object_object_get_ex(nb->metadata, "kernelspec", &ks) &&
-	    json_object_object_get_ex(ks, "name", &name) &&
-	    json_object_is_type(name, json_type_string) &&
-	    room_valid_kernel_name(json_object_get_string(name)))
-		return (json_object_get_string(name));
-	return (NULL);
+	if ((s = room_ipynb_meta_str(nb, "kernelspec", "name", NULL)) != NULL &&
+	    !room_valid_kernel_name(s)) {
+		free(s);
+		s = NULL;
+	}
+	return (s);
 }
 
 /* Load r's content from its file (r->path); keeps the id. */
@@ -626,7 +626,7 @@ room_load_file(struct room *r, char **cause)
 {
 	struct room_nb	*nb;
 	struct stat	 sb;
-	const char	*kernel;
+	char		*kernel;
 
 	if (stat(r->path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		xasprintf(cause, "%s: not a regular file", r->path);
@@ -640,7 +640,7 @@ room_load_file(struct room *r, char **cause)
 	r->nb = nb;
 	if ((kernel = room_nb_kernel(nb)) != NULL) {
 		free(r->kernel_name);
-		r->kernel_name = xstrdup(kernel);
+		r->kernel_name = kernel;
 	}
 	r->dirty = 0;
 	r->fresh = 0;
@@ -1200,7 +1200,7 @@ room_pack_content(struct room *r, msgpack_packer *pk, int with_metadata,
 	room_pack_kernel(r, pk);
 	if (with_metadata) {
 		proto_pack_key(pk, "metadata");
-		mpjson_pack(pk, r->nb->metadata);
+		mpvalue_pack(pk, &r->nb->metadata);
 	}
 	if (r->nb->warnings != NULL) {
 		proto_pack_key(pk, "warnings");
@@ -1659,7 +1659,7 @@ room_disk_check(struct room *r)
 void
 room_reloaded(struct room *r, struct room_nb *nb)
 {
-	const char	*kernel;
+	char	*kernel;
 
 	/* The snapshot below replaces what was pending. */
 	room_nb_free(r->nb);
@@ -1667,8 +1667,10 @@ room_reloaded(struct room *r, struct room_nb *nb)
 	if ((kernel = room_nb_kernel(nb)) != NULL &&
 	    strcmp(kernel, r->kernel_name) != 0) {
 		free(r->kernel_name);
-		r->kernel_name = xstrdup(kernel);
+		r->kernel_name = kernel;
+		kernel = NULL;
 	}
+	free(kernel);
 	if (r->remote == NULL)
 		room_note_disk(r);
 	room_merge_base_set(r, room_merge_base_make(nb, 1));

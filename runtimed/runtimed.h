@@ -119,7 +119,7 @@ struct room_cell {
  * rehashing all at once.
  */
 struct room_nb {
-	struct json_object	*metadata;
+	struct mpvalue		 metadata;	/* a map, always (decision 105) */
 	int			 nbformat;
 	int			 nbformat_minor;
 	struct room_cell	**cells;
@@ -341,7 +341,7 @@ typedef void	(*room_remote_kernels_cb)(struct room *, struct peer *,
 		     const char *);
 void		 room_remote_kernels(struct room *, const char *,
 		     struct peer *, uint32_t, room_remote_kernels_cb);
-const char	*room_remote_nb_kernel(struct room_nb *);
+char		*room_remote_nb_kernel(struct room_nb *);
 const char	*room_remote_domain_name(struct room *);
 const char	*room_remote_path(struct room *);
 char		*room_remote_kernel_dir(struct room *);
@@ -549,6 +549,10 @@ struct room_nb	*room_ipynb_parse(const char *, size_t, char **);
 struct room_nb	*room_ipynb_read(const char *, char **);
 void		 room_ipynb_set_kernelspec(struct room_nb *, const char *,
 		     const char *, const char *, struct json_object *);
+extern const char *const room_ipynb_kernel_keys[];
+int		 room_ipynb_has_kernelspec(struct room_nb *);
+char		*room_ipynb_meta_str(struct room_nb *, const char *,
+		     const char *, int *);
 
 /* room-ipynb-write.c */
 void		 room_ipynb_write_set_blob_dir(const char *);
