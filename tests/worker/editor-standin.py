@@ -11,8 +11,9 @@
 # is, ids and metadata kept in their order, written in place with
 # indent 1 (VS Code's serializer).  Ops: {op: "set", id, source},
 # {op: "insert", at, source, cell_type?, id?}, {op: "delete", id},
-# {op: "move", id, to}; {op: "create", cells: [[type, source, id]...]}
-# makes a new file.
+# {op: "move", id, to}; {op: "meta", set: {key: value}, del: [key]}
+# changes the notebook's metadata; {op: "create", cells: [[type, source,
+# id]...]} makes a new file.
 import json
 import os
 import sys
@@ -62,9 +63,19 @@ def apply(cells, op):
         raise ValueError(kind)
 
 
+def apply_meta(md, ops):
+    for op in ops:
+        if op["op"] != "meta":
+            continue
+        md.update(op.get("set", {}))
+        for k in op.get("del", []):
+            del md[k]
+
+
 def save(req):
     path = req["path"]
     ops = req.get("ops", [])
+    cell_ops = [op for op in ops if op["op"] != "meta"]
     if ops and ops[0]["op"] == "create":
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3",
@@ -79,9 +90,10 @@ def save(req):
     if req["mode"] == "jupyter":
         nb = nbformat.read(path, as_version=4)
         cells = [json.loads(json.dumps(c)) for c in nb.cells]
-        for op in ops:
+        for op in cell_ops:
             apply(cells, op)
         nb.cells = [nbformat.from_dict(c) for c in cells]
+        apply_meta(nb.metadata, ops)
         tmp = os.path.join(os.path.dirname(path),
                            ".~" + os.path.basename(path))
         nbformat.write(nb, tmp)
@@ -89,8 +101,9 @@ def save(req):
     else:
         with open(path) as f:
             nb = json.load(f)
-        for op in ops:
+        for op in cell_ops:
             apply(nb["cells"], op)
+        apply_meta(nb["metadata"], ops)
         text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
         with open(path, "w") as f:
             f.write(text)

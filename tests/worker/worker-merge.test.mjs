@@ -4,11 +4,11 @@
 // python3 kernel, driven by the MCP SDK client; the editor is
 // editor-standin.py (nbformat writing as Jupyter does, or a VS Code-style
 // in-place write keeping ids and metadata).  For same and different
-// cells, inserts, deletes and moves, clean and dirty rooms, and while a
-// run streams: no acknowledged edit and no saved edit is lost, the merge
-// reaches the agent's wait as a change by disk, a conflict is typed in
-// reads and resolved by one edit_cells op, the file is not overwritten
-// while it stands.  Prints how long a save takes to reach a wait.
+// cells, inserts, deletes and moves, the notebook's metadata (key by
+// key), clean and dirty rooms, and while a run streams: no acknowledged
+// edit and no saved edit is lost, the merge reaches the agent's wait as
+// a change by disk, a conflict is typed in reads and resolved by one
+// edit_cells op, the file is not overwritten while it stands.  Prints how long a save takes to reach a wait.
 //
 // Environment: WORKER, RUNTIMED_BIN, RUNTIMED_LIBEXEC_DIR (worker-merge.sh).
 
@@ -173,6 +173,43 @@ test('clean room: the file\'s change is taken, the room stays clean', async () =
   const r = await roomCells(A, h);
   assert.deepEqual(r.cells.map((c) => c.source), ['# notes', 'a = 1', 'b = 20', 'c = 3']);
   assert.equal(r.sc.dirty, false);
+});
+
+function fileMeta(file) {
+  return JSON.parse(fs.readFileSync(file, 'utf8')).metadata;
+}
+
+test('the notebook\'s metadata merges key by key: the agent\'s comment, the file\'s new, changed and dropped keys', async () => {
+  const { file, h, cursor } = await fresh();
+  // Keys the file adds while the room is clean: the base has them.
+  await save('jupyter', file, [{ op: 'set', id: 'cb', source: 'b = 20' },
+    { op: 'meta', set: { dropme: 1, kept: 'base' } }]);
+  let w = await waitChange(h, cursor);
+  assert.equal(w.sc.outcome, 'changed', w.text);
+  // The agent's comment thread is in the room's metadata (runtimed).
+  await ok(A, 'add_comment', { notebook_handle: h, body: 'agent note' });
+  const before = await roomCells(A, h);
+  assert.equal(before.sc.dirty, true);
+  // The file adds a key, changes kernelspec, drops one the room kept.
+  await save('jupyter', file, [{ op: 'set', id: 'cc', source: 'c = 30' },
+    { op: 'meta', set: { editor: 'x', kernelspec: { name: 'python3',
+      display_name: 'Person 3', language: 'python' } }, del: ['dropme'] }]);
+  w = await waitChange(h, before.sc.cursor);
+  assert.equal(w.sc.outcome, 'changed', w.text);
+  let md;
+  const deadline = Date.now() + (AUTOSAVE_SECS + 5) * 1000;
+  do {
+    await sleep(100);
+    md = fileMeta(file);
+  } while (md.runtimed === undefined && Date.now() < deadline);
+  assert.equal(md.runtimed.comments.length, 1, JSON.stringify(md));
+  assert.equal(md.runtimed.comments[0].comments[0].body, 'agent note');
+  assert.equal(md.editor, 'x');
+  assert.equal(md.kept, 'base');
+  assert.equal(md.kernelspec.display_name, 'Person 3');
+  assert.equal(md.dropme, undefined, JSON.stringify(md));
+  assert.deepEqual(fileCells(file).map((c) => c.source), ['# notes', 'a = 1', 'b = 20', 'c = 30']);
+  validate(file);
 });
 
 test('inserts, deletes and moves on disk merge with the agent\'s insert', async () => {
