@@ -695,3 +695,73 @@ Test(ipynb, utf8_repair)
 		free(out);
 	}
 }
+
+/*
+ * The notebook's metadata is kept packed (decision 105): a kernel's
+ * facts fill only what is absent, at the end in the order json-c's add
+ * gave (kernelspec, then language_info), and the bytes are those
+ * mpjson_pack writes of that tree; a kernelspec name is read up to a
+ * NUL it holds, as json_object_get_string read it; a null kernelspec
+ * is one the notebook has.
+ */
+Test(ipynb, kernel_facts_in_packed_metadata)
+{
+	static const char *const s = "{\"nbformat\": 4, \"nbformat_minor\": "
+	    "5, \"metadata\": {\"z\": 1, \"language_info\": {\"name\": \"r\"},"
+	    " \"signature\": \"x\"}, \"cells\": []}";
+	static const char *const nul = "{\"nbformat\": 4, \"nbformat_minor\": "
+	    "5, \"metadata\": {\"kernelspec\": {\"name\": \"py\\u0000x\"}}, "
+	    "\"cells\": []}";
+	static const char *const null = "{\"nbformat\": 4, \"nbformat_minor\": "
+	    "5, \"metadata\": {\"kernelspec\": null}, \"cells\": []}";
+	struct json_object	*info, *want;
+	struct mpvalue		 w = { NULL, 0 };
+	struct room_nb		*nb;
+	char			*cause = NULL, *name;
+	const char		*keys[] = { "kernelspec", "language_info", NULL };
+
+	nb = room_ipynb_parse(s, strlen(s), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert_eq(room_ipynb_has_kernelspec(nb), 0);
+	info = json_tokener_parse("{\"name\": \"python\", \"version\": "
+	    "\"3.11\"}");
+	room_ipynb_set_kernelspec(nb, "python3", "Python 3", "python", info);
+	want = json_tokener_parse("{\"z\": 1, \"language_info\": {\"name\": "
+	    "\"r\"}, \"kernelspec\": {\"display_name\": \"Python 3\", "
+	    "\"language\": \"python\", \"name\": \"python3\"}}");
+	mpvalue_set_json(&w, want);
+	cr_assert_eq(nb->metadata.len, w.len);
+	cr_assert_eq(memcmp(nb->metadata.ptr, w.ptr, w.len), 0);
+	name = room_ipynb_meta_str(nb, "kernelspec", "name", NULL);
+	cr_assert_str_eq(name, "python3");
+	free(name);
+
+	/* Selected again: both go, then come back in order, the kernel's. */
+	mpvalue_del(&nb->metadata, keys);
+	room_ipynb_set_kernelspec(nb, "python3", NULL, NULL, info);
+	json_object_object_del(want, "language_info");
+	json_object_object_del(want, "kernelspec");
+	json_object_object_add(want, "kernelspec", json_tokener_parse(
+	    "{\"display_name\": \"python3\", \"language\": \"python\", "
+	    "\"name\": \"python3\"}"));
+	json_object_object_add(want, "language_info", json_object_get(info));
+	mpvalue_set_json(&w, want);
+	cr_assert_eq(nb->metadata.len, w.len);
+	cr_assert_eq(memcmp(nb->metadata.ptr, w.ptr, w.len), 0);
+	mpvalue_free(&w);
+	json_object_put(want);
+	json_object_put(info);
+	room_nb_free(nb);
+
+	nb = room_ipynb_parse(nul, strlen(nul), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	name = room_ipynb_meta_str(nb, "kernelspec", "name", NULL);
+	cr_assert_str_eq(name, "py");
+	free(name);
+	room_nb_free(nb);
+	nb = room_ipynb_parse(null, strlen(null), &cause);
+	cr_assert_not_null(nb, "%s", cause);
+	cr_assert_eq(room_ipynb_has_kernelspec(nb), 1);
+	cr_assert_null(room_ipynb_meta_str(nb, "kernelspec", "name", NULL));
+	room_nb_free(nb);
+}
