@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * proto-agent.c: the bodies the daemon and a runtime agent exchange
- * (200-299; PROTOCOL.md, "Daemon and agent").  Both ends pack and unpack
- * through these, so they cannot disagree about a key.
+ * (200-299; PROTOCOL.md, "Daemon and agent") that need code: AGENT_READY
+ * (a pid that must be a process id), AGENT_OUTPUT (display_id required
+ * with update) and AGENT_INTERRUPT.  The others are declared by their
+ * fields in proto-body.h (docs/decisions/096).  Both ends pack and
+ * unpack through these, so they cannot disagree about a key.
  *
  * An unpacker returns 0, or -1 with a message naming the message and the
  * field; it borrows from the frame and allocates nothing (proto-field.c,
@@ -17,75 +20,20 @@
 
 #include "proto.h"
 
-static const char *const proto_agent_states[] = {
-	"idle", "busy", "unresponsive", "dead"
+/* The names of the enums AGENT_STATUS and AGENT_EXEC_DONE carry
+ * (proto-body.h declares those bodies by their fields). */
+const char *const proto_agent_state_names[] = {
+	"idle", "busy", "unresponsive", "dead", NULL
 };
-static const char *const proto_agent_exec_statuses[] = {
-	"ok", "error", "aborted"
+const char *const proto_agent_exec_status_names[] = {
+	"ok", "error", "aborted", NULL
 };
-
-#define PROTO_AGENT_NITEMS(a)	(sizeof (a) / sizeof *(a))
 
 /* Names and paths the agent hands to C strings. */
 #define PROTO_AGENT_NAME	(PROTO_REQ | PROTO_NONUL)
 
 static int	proto_agent_get_ids(const msgpack_object *, const char *,
 		    struct proto_str *, struct proto_str *, char *, size_t);
-static const char	*proto_agent_state_name(enum proto_agent_state);
-static const char	*proto_agent_exec_status_name(enum proto_agent_exec_status);
-
-static const char *
-proto_agent_state_name(enum proto_agent_state state)
-{
-	if ((size_t)state >= PROTO_AGENT_NITEMS(proto_agent_states))
-		return ("unknown");
-	return (proto_agent_states[state]);
-}
-
-static const char *
-proto_agent_exec_status_name(enum proto_agent_exec_status status)
-{
-	if ((size_t)status >= PROTO_AGENT_NITEMS(proto_agent_exec_statuses))
-		return ("unknown");
-	return (proto_agent_exec_statuses[status]);
-}
-
-/* AGENT_START {kernel_id, kernel_name, cwd, runtime_dir, state_dir?} */
-void
-proto_agent_start_pack(msgpack_packer *pk, const struct proto_agent_start *m)
-{
-	msgpack_pack_map(pk, 5 + (m->transport.ptr != NULL));
-	proto_pack_pstr(pk, "kernel_id", &m->kernel_id);
-	proto_pack_pstr(pk, "kernel_name", &m->kernel_name);
-	proto_pack_pstr(pk, "cwd", &m->cwd);
-	proto_pack_pstr(pk, "runtime_dir", &m->runtime_dir);
-	proto_pack_pstr(pk, "state_dir", &m->state_dir);
-	if (m->transport.ptr != NULL)
-		proto_pack_pstr(pk, "transport", &m->transport);
-}
-
-int
-proto_agent_start_unpack(const msgpack_object *body,
-    struct proto_agent_start *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_START";
-	const int	 req = PROTO_AGENT_NAME;
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, msg, err, errlen));
-	PROTO_TRY(proto_field_str(body, msg, "kernel_id", req, &m->kernel_id,
-	    err, errlen));
-	PROTO_TRY(proto_field_str(body, msg, "kernel_name", req,
-	    &m->kernel_name, err, errlen));
-	PROTO_TRY(proto_field_str(body, msg, "cwd", req, &m->cwd, err,
-	    errlen));
-	PROTO_TRY(proto_field_str(body, msg, "runtime_dir", req,
-	    &m->runtime_dir, err, errlen));
-	PROTO_TRY(proto_field_str(body, msg, "state_dir", PROTO_NONUL,
-	    &m->state_dir, err, errlen));
-	return (proto_field_str(body, msg, "transport", PROTO_NONUL,
-	    &m->transport, err, errlen));
-}
 
 /* AGENT_READY {pid, kernel_name, display_name, language, language_info,
  * protocol_version} */
@@ -145,36 +93,6 @@ proto_agent_ready_unpack(const msgpack_object *body,
 	    &m->transport, err, errlen));
 }
 
-/* AGENT_EXECUTE {exec_id, cell_id, code, stop_on_error, silent} */
-void
-proto_agent_execute_pack(msgpack_packer *pk,
-    const struct proto_agent_execute *m)
-{
-	msgpack_pack_map(pk, 5);
-	proto_pack_pstr(pk, "exec_id", &m->exec_id);
-	proto_pack_pstr(pk, "cell_id", &m->cell_id);
-	proto_pack_pstr(pk, "code", &m->code);
-	proto_pack_bool(pk, "stop_on_error", m->stop_on_error);
-	proto_pack_bool(pk, "silent", m->silent);
-}
-
-int
-proto_agent_execute_unpack(const msgpack_object *body,
-    struct proto_agent_execute *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_EXECUTE";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_agent_get_ids(body, msg, &m->exec_id, &m->cell_id,
-	    err, errlen));
-	PROTO_TRY(proto_field_str(body, msg, "code", PROTO_REQ, &m->code, err,
-	    errlen));
-	PROTO_TRY(proto_field_bool(body, msg, "stop_on_error", 0,
-	    &m->stop_on_error, NULL, err, errlen));
-	return (proto_field_bool(body, msg, "silent", 0, &m->silent, NULL,
-	    err, errlen));
-}
-
 /* The exec_id and cell_id every run event carries. */
 static int
 proto_agent_get_ids(const msgpack_object *body, const char *msg,
@@ -186,31 +104,6 @@ proto_agent_get_ids(const msgpack_object *body, const char *msg,
 	    exec_id, err, errlen));
 	return (proto_field_str(body, msg, "cell_id", PROTO_AGENT_NAME,
 	    cell_id, err, errlen));
-}
-
-/* AGENT_EXEC_STARTED {exec_id, cell_id, execution_count} */
-void
-proto_agent_exec_started_pack(msgpack_packer *pk,
-    const struct proto_agent_exec_started *m)
-{
-	msgpack_pack_map(pk, 3);
-	proto_pack_pstr(pk, "exec_id", &m->exec_id);
-	proto_pack_pstr(pk, "cell_id", &m->cell_id);
-	proto_pack_opt_int(pk, "execution_count", m->has_execution_count,
-	    m->execution_count);
-}
-
-int
-proto_agent_exec_started_unpack(const msgpack_object *body,
-    struct proto_agent_exec_started *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_EXEC_STARTED";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_agent_get_ids(body, msg, &m->exec_id, &m->cell_id,
-	    err, errlen));
-	return (proto_field_int(body, msg, "execution_count", 0,
-	    &m->execution_count, &m->has_execution_count, err, errlen));
 }
 
 /* AGENT_OUTPUT {exec_id, cell_id, output} or, for update_display_data,
@@ -247,62 +140,6 @@ proto_agent_output_unpack(const msgpack_object *body,
 	    &m->output, err, errlen));
 }
 
-/* AGENT_CLEAR_OUTPUT {exec_id, cell_id, wait} */
-void
-proto_agent_clear_output_pack(msgpack_packer *pk,
-    const struct proto_agent_clear_output *m)
-{
-	msgpack_pack_map(pk, 3);
-	proto_pack_pstr(pk, "exec_id", &m->exec_id);
-	proto_pack_pstr(pk, "cell_id", &m->cell_id);
-	proto_pack_bool(pk, "wait", m->wait);
-}
-
-int
-proto_agent_clear_output_unpack(const msgpack_object *body,
-    struct proto_agent_clear_output *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_CLEAR_OUTPUT";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_agent_get_ids(body, msg, &m->exec_id, &m->cell_id,
-	    err, errlen));
-	return (proto_field_bool(body, msg, "wait", 0, &m->wait, NULL, err,
-	    errlen));
-}
-
-/* AGENT_EXEC_DONE {exec_id, cell_id, status, execution_count} */
-void
-proto_agent_exec_done_pack(msgpack_packer *pk,
-    const struct proto_agent_exec_done *m)
-{
-	msgpack_pack_map(pk, 4);
-	proto_pack_pstr(pk, "exec_id", &m->exec_id);
-	proto_pack_pstr(pk, "cell_id", &m->cell_id);
-	proto_pack_str(pk, "status", proto_agent_exec_status_name(m->status));
-	proto_pack_opt_int(pk, "execution_count", m->has_execution_count,
-	    m->execution_count);
-}
-
-int
-proto_agent_exec_done_unpack(const msgpack_object *body,
-    struct proto_agent_exec_done *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_EXEC_DONE";
-	int		 status;
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_agent_get_ids(body, msg, &m->exec_id, &m->cell_id,
-	    err, errlen));
-	PROTO_TRY(proto_field_enum(body, msg, "status", PROTO_REQ,
-	    proto_agent_exec_statuses,
-	    PROTO_AGENT_NITEMS(proto_agent_exec_statuses), &status, err,
-	    errlen));
-	m->status = (enum proto_agent_exec_status)status;
-	return (proto_field_int(body, msg, "execution_count", 0,
-	    &m->execution_count, &m->has_execution_count, err, errlen));
-}
-
 /* AGENT_INTERRUPT {} */
 void
 proto_agent_interrupt_pack(msgpack_packer *pk)
@@ -315,32 +152,4 @@ proto_agent_interrupt_unpack(const msgpack_object *body, char *err,
     size_t errlen)
 {
 	return (proto_field_body(body, "AGENT_INTERRUPT", err, errlen));
-}
-
-/* AGENT_STATUS {state, reason?} */
-void
-proto_agent_status_pack(msgpack_packer *pk,
-    const struct proto_agent_status *m)
-{
-	msgpack_pack_map(pk, m->reason.ptr != NULL ? 2 : 1);
-	proto_pack_str(pk, "state", proto_agent_state_name(m->state));
-	if (m->reason.ptr != NULL)
-		proto_pack_pstr(pk, "reason", &m->reason);
-}
-
-int
-proto_agent_status_unpack(const msgpack_object *body,
-    struct proto_agent_status *m, char *err, size_t errlen)
-{
-	const char	*msg = "AGENT_STATUS";
-	int		 state;
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, msg, err, errlen));
-	PROTO_TRY(proto_field_enum(body, msg, "state", PROTO_REQ,
-	    proto_agent_states, PROTO_AGENT_NITEMS(proto_agent_states), &state,
-	    err, errlen));
-	m->state = (enum proto_agent_state)state;
-	return (proto_field_str(body, msg, "reason", 0, &m->reason, err,
-	    errlen));
 }

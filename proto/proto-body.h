@@ -193,9 +193,15 @@ int	 proto_str_eq(const struct proto_str *, const char *);
  *	OPT_INT	int has_key, int64_t key	left out unless has_key
  *	BOOL	int key
  *	DOC	struct proto_doc key	its object or callback, else nil
+ *	NIL_INT	int has_key, int64_t key	nil unless has_key
+ *	OPT_STR	struct proto_str key	left out when absent
+ *	ENUM(e)	enum proto_e key	its name in proto_e_names (a NULL-
+ *					ended list), "unknown" past it; read,
+ *					a name not there is refused
+ *	RANGE(lo, hi) int64_t key	as INT; read, refused past lo-hi
  *
- * A body with more than these (a range, an enum, a list of structs, a
- * field left out when empty) keeps a hand-written codec.
+ * A body with more than these (a list of structs, a check with its own
+ * words, a body read in two steps) keeps a hand-written codec.
  */
 enum proto_field_kind {
 	PROTO_FIELD_STR,
@@ -204,13 +210,20 @@ enum proto_field_kind {
 	PROTO_FIELD_OPT_INT,
 	PROTO_FIELD_BOOL,
 	PROTO_FIELD_DOC,
+	PROTO_FIELD_NIL_INT,
+	PROTO_FIELD_OPT_STR,
+	PROTO_FIELD_ENUM,
+	PROTO_FIELD_RANGE,
 };
 struct proto_field {
 	const char		*key;
 	enum proto_field_kind	 kind;
 	int			 flags;
 	size_t			 off;	/* of the member in the struct */
-	size_t			 has;	/* OPT_INT: of has_key */
+	size_t			 has;	/* OPT_INT, NIL_INT: of has_key */
+	const char *const	*names;	/* ENUM: NULL-ended */
+	int64_t			 lo;	/* RANGE */
+	int64_t			 hi;
 };
 void	proto_field_pack(msgpack_packer *, const struct proto_field *,
 	    size_t, const void *);
@@ -223,6 +236,12 @@ int	proto_field_unpack(const msgpack_object *, const char *,
 #define PROTO_FIELD_MEMBER_OPT_INT(k)	int has_##k; int64_t k;
 #define PROTO_FIELD_MEMBER_BOOL(k)	int k;
 #define PROTO_FIELD_MEMBER_DOC(k)	struct proto_doc k;
+#define PROTO_FIELD_MEMBER_NIL_INT(k)	int has_##k; int64_t k;
+#define PROTO_FIELD_MEMBER_OPT_STR(k)	struct proto_str k;
+/* A kind with arguments, ENUM(e)(k): the member's type, then its name. */
+#define PROTO_FIELD_MEMBER_ENUM(e)	enum proto_##e PROTO_FIELD_NAME
+#define PROTO_FIELD_MEMBER_RANGE(lo, hi) int64_t PROTO_FIELD_NAME
+#define PROTO_FIELD_NAME(k)		k;
 #define PROTO_FIELD_MEMBER(kind, k, flags) PROTO_FIELD_MEMBER_##kind(k)
 
 #define PROTO_BODY_STRUCT(n)						\
@@ -233,15 +252,25 @@ void	proto_##n##_pack(msgpack_packer *, const struct proto_##n *);
 
 #ifdef PROTO_BODY_DEFINE
 /* proto-body.c: each body's table of fields and its two functions. */
-#define PROTO_FIELD_HAS_STR(k)		0
-#define PROTO_FIELD_HAS_INT(k)		0
-#define PROTO_FIELD_HAS_UINT(k)		0
-#define PROTO_FIELD_HAS_OPT_INT(k)	offsetof(proto_body_self, has_##k)
-#define PROTO_FIELD_HAS_BOOL(k)		0
-#define PROTO_FIELD_HAS_DOC(k)		0
-#define PROTO_FIELD_ROW(kind, k, flags)					\
-	{ #k, PROTO_FIELD_##kind, flags, offsetof(proto_body_self, k),	\
-	    PROTO_FIELD_HAS_##kind(k) },
+#define PROTO_FIELD_ROW_STR(k)		.kind = PROTO_FIELD_STR
+#define PROTO_FIELD_ROW_INT(k)		.kind = PROTO_FIELD_INT
+#define PROTO_FIELD_ROW_UINT(k)		.kind = PROTO_FIELD_UINT
+#define PROTO_FIELD_ROW_OPT_INT(k)	.kind = PROTO_FIELD_OPT_INT,	\
+	.has = offsetof(proto_body_self, has_##k)
+#define PROTO_FIELD_ROW_BOOL(k)		.kind = PROTO_FIELD_BOOL
+#define PROTO_FIELD_ROW_DOC(k)		.kind = PROTO_FIELD_DOC
+#define PROTO_FIELD_ROW_NIL_INT(k)	.kind = PROTO_FIELD_NIL_INT,	\
+	.has = offsetof(proto_body_self, has_##k)
+#define PROTO_FIELD_ROW_OPT_STR(k)	.kind = PROTO_FIELD_OPT_STR
+#define PROTO_FIELD_ROW_ENUM(e)		.kind = PROTO_FIELD_ENUM,	\
+	.names = proto_##e##_names PROTO_FIELD_ROW_END
+#define PROTO_FIELD_ROW_RANGE(l, h)	.kind = PROTO_FIELD_RANGE,	\
+	.lo = (l), .hi = (h) PROTO_FIELD_ROW_END
+#define PROTO_FIELD_ROW_END(k)
+#define PROTO_FIELD_ROW(kind_, k_, flags_)				\
+	{ .key = #k_, .flags = (flags_),				\
+	    .off = offsetof(proto_body_self, k_),			\
+	    PROTO_FIELD_ROW_##kind_(k_) },
 #define PROTO_BODY_FIELDS(n)						\
 static const struct proto_field *					\
 proto_##n##_fields(size_t *count)					\
@@ -739,7 +768,7 @@ void	proto_kernel_list_reply_pack(msgpack_packer *,
 int	proto_kernel_list_reply_unpack(const msgpack_object *,
 	    struct proto_kernel_list_reply *, char *, size_t);
 
-/* proto-view.c: the live view (docs/decisions/025). */
+/* The live view (docs/decisions/025): declared by their fields. */
 #define PROTO_FIELDS_view_open(F)					\
 	F(STR, notebook_id, PROTO_NONUL)	/* the page to open */
 PROTO_BODY(view_open, "VIEW_OPEN")
@@ -748,13 +777,9 @@ PROTO_BODY(view_open, "VIEW_OPEN")
 	F(STR, address, PROTO_REQ | PROTO_NONUL) /* http://127.0.0.1:PORT/ */ \
 	F(INT, port, PROTO_REQ | PROTO_UNSIGNED)
 PROTO_BODY(view_url, "VIEW_URL")
-struct proto_view_ready {
-	int64_t			 port;
-};
-void	proto_view_ready_pack(msgpack_packer *,
-	    const struct proto_view_ready *);
-int	proto_view_ready_unpack(const msgpack_object *,
-	    struct proto_view_ready *, char *, size_t);
+#define PROTO_FIELDS_view_ready(F)					\
+	F(RANGE(1, 65535), port, PROTO_REQ | PROTO_UNSIGNED)
+PROTO_BODY(view_ready, "VIEW_READY")
 #define PROTO_FIELDS_view_state_reply(F)				\
 	F(UINT, seq, PROTO_REQ)						\
 	F(STR, kernel_state, PROTO_REQ)					\
@@ -796,14 +821,15 @@ int64_t	proto_mismatch_version(const msgpack_object *);
 int	proto_hello_check(const struct proto_hello *, char *, size_t);
 
 /* proto-agent.c: daemon <-> runtime agent (200-299), PROTOCOL.md. */
-struct proto_agent_start {
-	struct proto_str	 kernel_id;
-	struct proto_str	 kernel_name;
-	struct proto_str	 cwd;
-	struct proto_str	 runtime_dir;
-	struct proto_str	 state_dir;	/* optional */
-	struct proto_str	 transport;	/* "tcp": skip ipc; optional */
-};
+/* Names and paths the agent hands to C strings are refused with NUL. */
+#define PROTO_FIELDS_agent_start(F)					\
+	F(STR, kernel_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, kernel_name, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, cwd, PROTO_REQ | PROTO_NONUL)				\
+	F(STR, runtime_dir, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, state_dir, PROTO_NONUL)					\
+	F(OPT_STR, transport, PROTO_NONUL)	/* "tcp": skip ipc */
+PROTO_BODY(agent_start, "AGENT_START")
 struct proto_agent_ready {
 	int64_t			 pid;
 	struct proto_str	 kernel_name;
@@ -815,19 +841,18 @@ struct proto_agent_ready {
 	struct proto_str	 server_kernel_id; /* a server's; optional */
 	struct proto_str	 transport;	/* "ipc", "tcp"; optional */
 };
-struct proto_agent_execute {
-	struct proto_str	 exec_id;
-	struct proto_str	 cell_id;
-	struct proto_str	 code;		/* may hold NUL */
-	int			 stop_on_error;
-	int			 silent;
-};
-struct proto_agent_exec_started {
-	struct proto_str	 exec_id;
-	struct proto_str	 cell_id;
-	int			 has_execution_count;
-	int64_t			 execution_count;
-};
+#define PROTO_FIELDS_agent_execute(F)					\
+	F(STR, exec_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, cell_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, code, PROTO_REQ)			/* may hold NUL */	\
+	F(BOOL, stop_on_error, 0)					\
+	F(BOOL, silent, 0)
+PROTO_BODY(agent_execute, "AGENT_EXECUTE")
+#define PROTO_FIELDS_agent_exec_started(F)				\
+	F(STR, exec_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, cell_id, PROTO_REQ | PROTO_NONUL)			\
+	F(NIL_INT, execution_count, 0)
+PROTO_BODY(agent_exec_started, "AGENT_EXEC_STARTED")
 struct proto_agent_output {
 	struct proto_str	 exec_id;
 	struct proto_str	 cell_id;
@@ -835,23 +860,23 @@ struct proto_agent_output {
 	struct proto_str	 display_id;	/* required with update */
 	struct proto_doc	 output;	/* one nbformat output, a map */
 };
-struct proto_agent_clear_output {
-	struct proto_str	 exec_id;
-	struct proto_str	 cell_id;
-	int			 wait;
-};
+#define PROTO_FIELDS_agent_clear_output(F)				\
+	F(STR, exec_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, cell_id, PROTO_REQ | PROTO_NONUL)			\
+	F(BOOL, wait, 0)
+PROTO_BODY(agent_clear_output, "AGENT_CLEAR_OUTPUT")
 enum proto_agent_exec_status {
 	PROTO_AGENT_EXEC_OK,
 	PROTO_AGENT_EXEC_ERROR,
 	PROTO_AGENT_EXEC_ABORTED,
 };
-struct proto_agent_exec_done {
-	struct proto_str		 exec_id;
-	struct proto_str		 cell_id;
-	enum proto_agent_exec_status	 status;
-	int				 has_execution_count;
-	int64_t				 execution_count;
-};
+extern const char *const proto_agent_exec_status_names[];
+#define PROTO_FIELDS_agent_exec_done(F)				\
+	F(STR, exec_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR, cell_id, PROTO_REQ | PROTO_NONUL)			\
+	F(ENUM(agent_exec_status), status, PROTO_REQ)			\
+	F(NIL_INT, execution_count, 0)
+PROTO_BODY(agent_exec_done, "AGENT_EXEC_DONE")
 #define PROTO_FIELDS_agent_shutdown(F)					\
 	F(BOOL, restart, 0)
 PROTO_BODY(agent_shutdown, "AGENT_SHUTDOWN")
@@ -861,44 +886,21 @@ enum proto_agent_state {
 	PROTO_AGENT_UNRESPONSIVE,
 	PROTO_AGENT_DEAD,
 };
-struct proto_agent_status {
-	enum proto_agent_state	 state;
-	struct proto_str	 reason;	/* optional */
-};
-void	proto_agent_start_pack(msgpack_packer *,
-	    const struct proto_agent_start *);
-int	proto_agent_start_unpack(const msgpack_object *,
-	    struct proto_agent_start *, char *, size_t);
+extern const char *const proto_agent_state_names[];
+#define PROTO_FIELDS_agent_status(F)					\
+	F(ENUM(agent_state), state, PROTO_REQ)				\
+	F(OPT_STR, reason, 0)
+PROTO_BODY(agent_status, "AGENT_STATUS")
 void	proto_agent_ready_pack(msgpack_packer *,
 	    const struct proto_agent_ready *);
 int	proto_agent_ready_unpack(const msgpack_object *,
 	    struct proto_agent_ready *, char *, size_t);
-void	proto_agent_execute_pack(msgpack_packer *,
-	    const struct proto_agent_execute *);
-int	proto_agent_execute_unpack(const msgpack_object *,
-	    struct proto_agent_execute *, char *, size_t);
-void	proto_agent_exec_started_pack(msgpack_packer *,
-	    const struct proto_agent_exec_started *);
-int	proto_agent_exec_started_unpack(const msgpack_object *,
-	    struct proto_agent_exec_started *, char *, size_t);
 void	proto_agent_output_pack(msgpack_packer *,
 	    const struct proto_agent_output *);
 int	proto_agent_output_unpack(const msgpack_object *,
 	    struct proto_agent_output *, char *, size_t);
-void	proto_agent_clear_output_pack(msgpack_packer *,
-	    const struct proto_agent_clear_output *);
-int	proto_agent_clear_output_unpack(const msgpack_object *,
-	    struct proto_agent_clear_output *, char *, size_t);
-void	proto_agent_exec_done_pack(msgpack_packer *,
-	    const struct proto_agent_exec_done *);
-int	proto_agent_exec_done_unpack(const msgpack_object *,
-	    struct proto_agent_exec_done *, char *, size_t);
 void	proto_agent_interrupt_pack(msgpack_packer *);
 int	proto_agent_interrupt_unpack(const msgpack_object *, char *, size_t);
-void	proto_agent_status_pack(msgpack_packer *,
-	    const struct proto_agent_status *);
-int	proto_agent_status_unpack(const msgpack_object *,
-	    struct proto_agent_status *, char *, size_t);
 
 /*
  * proto-introspect.c: KERNEL_VARIABLES, _COMPLETE, _INSPECT (a client

@@ -5,6 +5,7 @@
  * and documents are borrowed from the received frame, never copied.
  */
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,12 @@ static int	proto_field_missing(const char *, const char *, int, char *,
 		    size_t);
 static int	proto_field_wrong(const char *, const char *, const char *,
 		    char *, size_t);
+static int	proto_field_unpack_enum(const msgpack_object *, const char *,
+		    const struct proto_field *, int *, char *, size_t);
+static int	proto_field_unpack_range(const msgpack_object *,
+		    const char *, const struct proto_field *, int64_t *, char *,
+		    size_t);
+static const char *proto_field_enum_name(const struct proto_field *, int);
 
 /* A value of key, NULL when absent or nil (a required one is missing). */
 static const msgpack_object *
@@ -333,6 +340,7 @@ proto_field_unpack(const msgpack_object *body, const char *msg,
 	for (i = 0; i < n; i++, f++) {
 		switch (f->kind) {
 		case PROTO_FIELD_STR:
+		case PROTO_FIELD_OPT_STR:
 			PROTO_TRY(proto_field_str(body, msg, f->key, f->flags,
 			    (struct proto_str *)(b + f->off), err, errlen));
 			break;
@@ -345,6 +353,7 @@ proto_field_unpack(const msgpack_object *body, const char *msg,
 			    (uint64_t *)(b + f->off), NULL, err, errlen));
 			break;
 		case PROTO_FIELD_OPT_INT:
+		case PROTO_FIELD_NIL_INT:
 			PROTO_TRY(proto_field_int(body, msg, f->key, f->flags,
 			    (int64_t *)(b + f->off), (int *)(b + f->has), err,
 			    errlen));
@@ -357,16 +366,74 @@ proto_field_unpack(const msgpack_object *body, const char *msg,
 			PROTO_TRY(proto_field_doc(body, msg, f->key, f->flags,
 			    (struct proto_doc *)(b + f->off), err, errlen));
 			break;
+		case PROTO_FIELD_ENUM:
+			PROTO_TRY(proto_field_unpack_enum(body, msg, f,
+			    (int *)(b + f->off), err, errlen));
+			break;
+		case PROTO_FIELD_RANGE:
+			PROTO_TRY(proto_field_unpack_range(body, msg, f,
+			    (int64_t *)(b + f->off), err, errlen));
+			break;
 		}
 	}
 	return (0);
 }
 
-/* Is a field of a declared body on the wire?  An OPT_INT only when set. */
+/* An enum's member is an int (an enum type is one here). */
+static int
+proto_field_unpack_enum(const msgpack_object *body, const char *msg,
+    const struct proto_field *f, int *out, char *err, size_t errlen)
+{
+	size_t	n;
+	int	v;
+
+	for (n = 0; f->names[n] != NULL; n++)
+		;
+	PROTO_TRY(proto_field_enum(body, msg, f->key, f->flags, f->names, n,
+	    &v, err, errlen));
+	*out = v;
+	return (0);
+}
+
+static int
+proto_field_unpack_range(const msgpack_object *body, const char *msg,
+    const struct proto_field *f, int64_t *out, char *err, size_t errlen)
+{
+	int	has;
+
+	PROTO_TRY(proto_field_int(body, msg, f->key, f->flags, out, &has,
+	    err, errlen));
+	if (has && (*out < f->lo || *out > f->hi)) {
+		snprintf(err, errlen, "%s: %s is not %" PRId64 "-%" PRId64, msg,
+		    f->key, f->lo, f->hi);
+		return (-1);
+	}
+	return (0);
+}
+
+/* An enum's name, "unknown" past its list. */
+static const char *
+proto_field_enum_name(const struct proto_field *f, int v)
+{
+	int	i;
+
+	for (i = 0; f->names[i] != NULL; i++) {
+		if (i == v)
+			return (f->names[i]);
+	}
+	return ("unknown");
+}
+
+/* Is a field of a declared body on the wire?  An OPT_INT only when set,
+ * an OPT_STR only when there. */
 static int
 proto_field_packed(const struct proto_field *f, const char *b)
 {
-	return (f->kind != PROTO_FIELD_OPT_INT || *(const int *)(b + f->has));
+	if (f->kind == PROTO_FIELD_OPT_INT)
+		return (*(const int *)(b + f->has));
+	if (f->kind == PROTO_FIELD_OPT_STR)
+		return (((const struct proto_str *)(b + f->off))->ptr != NULL);
+	return (1);
 }
 
 /* Pack a body declared by its fields, in their order. */
@@ -385,13 +452,24 @@ proto_field_pack(msgpack_packer *pk, const struct proto_field *f, size_t n,
 			continue;
 		switch (f->kind) {
 		case PROTO_FIELD_STR:
+		case PROTO_FIELD_OPT_STR:
 			proto_pack_pstr(pk, f->key,
 			    (const struct proto_str *)(b + f->off));
 			break;
 		case PROTO_FIELD_INT:
 		case PROTO_FIELD_OPT_INT:
+		case PROTO_FIELD_RANGE:
 			proto_pack_int(pk, f->key,
 			    *(const int64_t *)(b + f->off));
+			break;
+		case PROTO_FIELD_NIL_INT:
+			proto_pack_opt_int(pk, f->key,
+			    *(const int *)(b + f->has),
+			    *(const int64_t *)(b + f->off));
+			break;
+		case PROTO_FIELD_ENUM:
+			proto_pack_str(pk, f->key, proto_field_enum_name(f,
+			    *(const int *)(b + f->off)));
 			break;
 		case PROTO_FIELD_UINT:
 			proto_pack_uint(pk, f->key,
