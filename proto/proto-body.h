@@ -194,6 +194,9 @@ int	 proto_str_eq(const struct proto_str *, const char *);
  *	BOOL	int key
  *	DOC	struct proto_doc key	its object or callback, else nil
  *	NIL_INT	int has_key, int64_t key	nil unless has_key
+ *	NIL_UINT int has_key, uint64_t key	nil unless has_key
+ *	STR_MAX(max) struct proto_str key	as STR; read, refused over
+ *					max bytes
  *	OPT_STR	struct proto_str key	left out when absent
  *	ENUM(e)	enum proto_e key	its name in proto_e_names (a NULL-
  *					ended list), "unknown" past it; read,
@@ -214,6 +217,8 @@ enum proto_field_kind {
 	PROTO_FIELD_OPT_STR,
 	PROTO_FIELD_ENUM,
 	PROTO_FIELD_RANGE,
+	PROTO_FIELD_NIL_UINT,
+	PROTO_FIELD_STR_MAX,
 };
 struct proto_field {
 	const char		*key;
@@ -223,7 +228,7 @@ struct proto_field {
 	size_t			 has;	/* OPT_INT, NIL_INT: of has_key */
 	const char *const	*names;	/* ENUM: NULL-ended */
 	int64_t			 lo;	/* RANGE */
-	int64_t			 hi;
+	int64_t			 hi;	/* RANGE, STR_MAX */
 };
 void	proto_field_pack(msgpack_packer *, const struct proto_field *,
 	    size_t, const void *);
@@ -238,6 +243,8 @@ int	proto_field_unpack(const msgpack_object *, const char *,
 #define PROTO_FIELD_MEMBER_DOC(k)	struct proto_doc k;
 #define PROTO_FIELD_MEMBER_NIL_INT(k)	int has_##k; int64_t k;
 #define PROTO_FIELD_MEMBER_OPT_STR(k)	struct proto_str k;
+#define PROTO_FIELD_MEMBER_NIL_UINT(k)	int has_##k; uint64_t k;
+#define PROTO_FIELD_MEMBER_STR_MAX(max)	struct proto_str PROTO_FIELD_NAME
 /* A kind with arguments, ENUM(e)(k): the member's type, then its name. */
 #define PROTO_FIELD_MEMBER_ENUM(e)	enum proto_##e PROTO_FIELD_NAME
 #define PROTO_FIELD_MEMBER_RANGE(lo, hi) int64_t PROTO_FIELD_NAME
@@ -266,6 +273,10 @@ void	proto_##n##_pack(msgpack_packer *, const struct proto_##n *);
 	.names = proto_##e##_names PROTO_FIELD_ROW_END
 #define PROTO_FIELD_ROW_RANGE(l, h)	.kind = PROTO_FIELD_RANGE,	\
 	.lo = (l), .hi = (h) PROTO_FIELD_ROW_END
+#define PROTO_FIELD_ROW_NIL_UINT(k)	.kind = PROTO_FIELD_NIL_UINT,	\
+	.has = offsetof(proto_body_self, has_##k)
+#define PROTO_FIELD_ROW_STR_MAX(max)	.kind = PROTO_FIELD_STR_MAX,	\
+	.hi = (max) PROTO_FIELD_ROW_END
 #define PROTO_FIELD_ROW_END(k)
 #define PROTO_FIELD_ROW(kind_, k_, flags_)				\
 	{ .key = #k_, .flags = (flags_),				\
@@ -908,13 +919,12 @@ int	proto_agent_interrupt_unpack(const msgpack_object *, char *, size_t);
  * type serves both links), EXEC_INPUT and the agent's stdin messages
  * (docs/decisions/022).
  */
-struct proto_variables {		/* KERNEL_ and AGENT_VARIABLES */
-	struct proto_str	 filter;	/* fnmatch(3) pattern */
-	int			 has_max;
-	uint64_t		 max;
-	int			 has_timeout_ms;
-	int64_t			 timeout_ms;
-};
+/* KERNEL_ and AGENT_VARIABLES */
+#define PROTO_FIELDS_variables(F)					\
+	F(STR_MAX(PROTO_FILTER_MAX), filter, PROTO_NONUL) /* fnmatch(3) */ \
+	F(NIL_UINT, max, 0)						\
+	F(NIL_INT, timeout_ms, PROTO_UNSIGNED)
+PROTO_BODY(variables, "KERNEL_VARIABLES")
 #define PROTO_FIELDS_variables_reply(F)				\
 	F(DOC, variables, PROTO_REQ | PROTO_ARRAY) /* [{name, type, ...}] */ \
 	F(UINT, total, 0)		/* matching, before max */	\
@@ -944,13 +954,13 @@ struct proto_complete {			/* KERNEL_ and AGENT_COMPLETE */
 	int			 has_timeout_ms;
 	int64_t			 timeout_ms;
 };
-struct proto_complete_reply {
-	struct proto_doc	 matches;	/* [{text, type?}] */
-	int64_t			 cursor_start;
-	int64_t			 cursor_end;
-	uint64_t		 total;
-	int			 while_busy;
-};
+#define PROTO_FIELDS_complete_reply(F)				\
+	F(DOC, matches, PROTO_REQ | PROTO_ARRAY) /* [{text, type?}] */	\
+	F(INT, cursor_start, 0)						\
+	F(INT, cursor_end, 0)						\
+	F(UINT, total, 0)						\
+	F(BOOL, while_busy, 0)
+PROTO_BODY(complete_reply, "KERNEL_COMPLETE_REPLY")
 struct proto_inspect {			/* KERNEL_ and AGENT_INSPECT */
 	struct proto_str	 code;
 	int			 has_cursor_pos;
@@ -965,34 +975,23 @@ struct proto_inspect {			/* KERNEL_ and AGENT_INSPECT */
 	F(BOOL, truncated, 0)						\
 	F(BOOL, while_busy, 0)
 PROTO_BODY(inspect_reply, "KERNEL_INSPECT_REPLY")
-struct proto_exec_input {		/* EXEC_INPUT, AGENT_INPUT_REPLY */
-	struct proto_str	 execution_id;
-	struct proto_str	 value;
-};
+/* EXEC_INPUT, AGENT_INPUT_REPLY (errors never quote the value). */
+#define PROTO_FIELDS_exec_input(F)					\
+	F(STR, execution_id, PROTO_REQ | PROTO_NONUL)			\
+	F(STR_MAX(PROTO_INPUT_MAX), value, PROTO_REQ)
+PROTO_BODY(exec_input, "EXEC_INPUT")
 #define PROTO_FIELDS_agent_input_request(F)				\
 	F(STR, exec_id, PROTO_REQ | PROTO_NONUL)			\
 	F(STR, cell_id, PROTO_REQ | PROTO_NONUL)			\
 	F(STR, prompt, 0)						\
 	F(BOOL, password, 0)
 PROTO_BODY(agent_input_request, "AGENT_INPUT_REQUEST")
-void	proto_variables_pack(msgpack_packer *,
-	    const struct proto_variables *);
-int	proto_variables_unpack(const msgpack_object *,
-	    struct proto_variables *, char *, size_t);
 void	proto_complete_pack(msgpack_packer *, const struct proto_complete *);
 int	proto_complete_unpack(const msgpack_object *,
 	    struct proto_complete *, char *, size_t);
-void	proto_complete_reply_pack(msgpack_packer *,
-	    const struct proto_complete_reply *);
-int	proto_complete_reply_unpack(const msgpack_object *,
-	    struct proto_complete_reply *, char *, size_t);
 void	proto_inspect_pack(msgpack_packer *, const struct proto_inspect *);
 int	proto_inspect_unpack(const msgpack_object *,
 	    struct proto_inspect *, char *, size_t);
-void	proto_exec_input_pack(msgpack_packer *,
-	    const struct proto_exec_input *);
-int	proto_exec_input_unpack(const msgpack_object *,
-	    struct proto_exec_input *, char *, size_t);
 
 /*
  * proto-mcp.c: proxy <-> worker.  MCP carries one JSON-RPC message as

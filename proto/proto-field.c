@@ -20,6 +20,9 @@ static int	proto_field_wrong(const char *, const char *, const char *,
 		    char *, size_t);
 static int	proto_field_unpack_enum(const msgpack_object *, const char *,
 		    const struct proto_field *, int *, char *, size_t);
+static int	proto_field_unpack_str_max(const msgpack_object *,
+		    const char *, const struct proto_field *, struct proto_str *,
+		    char *, size_t);
 static int	proto_field_unpack_range(const msgpack_object *,
 		    const char *, const struct proto_field *, int64_t *, char *,
 		    size_t);
@@ -344,6 +347,15 @@ proto_field_unpack(const msgpack_object *body, const char *msg,
 			PROTO_TRY(proto_field_str(body, msg, f->key, f->flags,
 			    (struct proto_str *)(b + f->off), err, errlen));
 			break;
+		case PROTO_FIELD_STR_MAX:
+			PROTO_TRY(proto_field_unpack_str_max(body, msg, f,
+			    (struct proto_str *)(b + f->off), err, errlen));
+			break;
+		case PROTO_FIELD_NIL_UINT:
+			PROTO_TRY(proto_field_uint(body, msg, f->key, f->flags,
+			    (uint64_t *)(b + f->off), (int *)(b + f->has), err,
+			    errlen));
+			break;
 		case PROTO_FIELD_INT:
 			PROTO_TRY(proto_field_int(body, msg, f->key, f->flags,
 			    (int64_t *)(b + f->off), NULL, err, errlen));
@@ -375,6 +387,21 @@ proto_field_unpack(const msgpack_object *body, const char *msg,
 			    (int64_t *)(b + f->off), err, errlen));
 			break;
 		}
+	}
+	return (0);
+}
+
+static int
+proto_field_unpack_str_max(const msgpack_object *body, const char *msg,
+    const struct proto_field *f, struct proto_str *out, char *err,
+    size_t errlen)
+{
+	PROTO_TRY(proto_field_str(body, msg, f->key, f->flags, out, err,
+	    errlen));
+	if (out->len > (uint64_t)f->hi) {
+		snprintf(err, errlen, "%s: %s is over %" PRId64 " bytes", msg,
+		    f->key, f->hi);
+		return (-1);
 	}
 	return (0);
 }
@@ -453,6 +480,7 @@ proto_field_pack(msgpack_packer *pk, const struct proto_field *f, size_t n,
 		switch (f->kind) {
 		case PROTO_FIELD_STR:
 		case PROTO_FIELD_OPT_STR:
+		case PROTO_FIELD_STR_MAX:
 			proto_pack_pstr(pk, f->key,
 			    (const struct proto_str *)(b + f->off));
 			break;
@@ -466,6 +494,13 @@ proto_field_pack(msgpack_packer *pk, const struct proto_field *f, size_t n,
 			proto_pack_opt_int(pk, f->key,
 			    *(const int *)(b + f->has),
 			    *(const int64_t *)(b + f->off));
+			break;
+		case PROTO_FIELD_NIL_UINT:
+			if (*(const int *)(b + f->has))
+				proto_pack_uint(pk, f->key,
+				    *(const uint64_t *)(b + f->off));
+			else
+				proto_pack_nil(pk, f->key);
 			break;
 		case PROTO_FIELD_ENUM:
 			proto_pack_str(pk, f->key, proto_field_enum_name(f,

@@ -144,6 +144,105 @@ Test(proto_body, refusals)
 	pt_free(&b);
 }
 
+/* The kinds added with the agent's bodies (NIL_INT, NIL_UINT, OPT_STR,
+ * ENUM, RANGE, STR_MAX) pack as the hand-written codecs did. */
+Test(proto_body, kind_bytes)
+{
+	struct proto_agent_status	st;
+	struct proto_agent_exec_started	es;
+	struct proto_view_ready		vr;
+	struct proto_variables		v;
+
+	memset(&st, 0, sizeof st);
+	st.state = PROTO_AGENT_BUSY;
+	pt_bytes(proto_agent_status_pack, &st,
+	    "\x81\xa5" "state" "\xa4" "busy");
+	st.reason = proto_str_make("r");
+	pt_bytes(proto_agent_status_pack, &st,
+	    "\x82\xa5" "state" "\xa4" "busy" "\xa6" "reason" "\xa1" "r");
+	st.state = (enum proto_agent_state)9;
+	st.reason.ptr = NULL;
+	pt_bytes(proto_agent_status_pack, &st,
+	    "\x81\xa5" "state" "\xa7" "unknown");
+
+	memset(&es, 0, sizeof es);
+	es.exec_id = proto_str_make("e");
+	es.cell_id = proto_str_make("c");
+	pt_bytes(proto_agent_exec_started_pack, &es,
+	    "\x83\xa7" "exec_id" "\xa1" "e" "\xa7" "cell_id" "\xa1" "c"
+	    "\xaf" "execution_count" "\xc0");
+	es.has_execution_count = 1;
+	es.execution_count = 3;
+	pt_bytes(proto_agent_exec_started_pack, &es,
+	    "\x83\xa7" "exec_id" "\xa1" "e" "\xa7" "cell_id" "\xa1" "c"
+	    "\xaf" "execution_count" "\x03");
+
+	memset(&vr, 0, sizeof vr);
+	vr.port = 8080;
+	pt_bytes(proto_view_ready_pack, &vr, "\x81\xa4" "port" "\xcd\x1f\x90");
+
+	memset(&v, 0, sizeof v);
+	v.has_max = 1;
+	v.max = UINT64_MAX;
+	pt_bytes(proto_variables_pack, &v,
+	    "\x83\xa6" "filter" "\xc0" "\xa3" "max"
+	    "\xcf\xff\xff\xff\xff\xff\xff\xff\xff" "\xaa" "timeout_ms" "\xc0");
+}
+
+/* ... and refuse with the hand-written codecs' words. */
+Test(proto_body, kind_refusals)
+{
+	static char			 big[PROTO_INPUT_MAX + 1];
+	struct proto_agent_status	 st;
+	struct proto_view_ready		 vr;
+	struct proto_exec_input		 in;
+	struct pt_buf			 b;
+	char				 err[256];
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_int(&b.pk, "port", 65536);
+	cr_assert_eq(proto_view_ready_unpack(pt_body(&b), &vr, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "VIEW_READY: port is not 1-65535");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_int(&b.pk, "port", 0);
+	cr_assert_eq(proto_view_ready_unpack(pt_body(&b), &vr, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "VIEW_READY: port is not 1-65535");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "state", "gone");
+	cr_assert_eq(proto_agent_status_unpack(pt_body(&b), &st, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "AGENT_STATUS: state \"gone\" is not one we know");
+	pt_free(&b);
+
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	proto_pack_str(&b.pk, "state", "dead");
+	cr_assert_eq(proto_agent_status_unpack(pt_body(&b), &st, err,
+	    sizeof err), 0);
+	cr_assert_eq(st.state, PROTO_AGENT_DEAD);
+	cr_assert_null(st.reason.ptr);
+	pt_free(&b);
+
+	memset(big, 'x', sizeof big);
+	pt_init(&b);
+	msgpack_pack_map(&b.pk, 2);
+	proto_pack_str(&b.pk, "execution_id", "r1");
+	proto_pack_strn(&b.pk, "value", big, sizeof big);
+	cr_assert_eq(proto_exec_input_unpack(pt_body(&b), &in, err,
+	    sizeof err), -1);
+	cr_assert_str_eq(err, "EXEC_INPUT: value is over 65536 bytes");
+	pt_free(&b);
+}
+
 /* proto_map_copy's callback: the old value's size, or -1 when new. */
 static void
 pt_map_size(msgpack_packer *pk, const msgpack_object *old, void *arg)
