@@ -198,6 +198,8 @@ int	 proto_str_eq(const struct proto_str *, const char *);
  *	STR_MAX(max) struct proto_str key	as STR; read, refused over
  *					max bytes
  *	OPT_STR	struct proto_str key	left out when absent
+ *	OPT_DOC	struct proto_doc key	left out when absent
+ *	FLAG	int key			left out unless set, then true
  *	ENUM(e)	enum proto_e key	its name in proto_e_names (a NULL-
  *					ended list), "unknown" past it; read,
  *					a name not there is refused
@@ -219,6 +221,8 @@ enum proto_field_kind {
 	PROTO_FIELD_RANGE,
 	PROTO_FIELD_NIL_UINT,
 	PROTO_FIELD_STR_MAX,
+	PROTO_FIELD_OPT_DOC,
+	PROTO_FIELD_FLAG,
 };
 struct proto_field {
 	const char		*key;
@@ -243,6 +247,8 @@ int	proto_field_unpack(const msgpack_object *, const char *,
 #define PROTO_FIELD_MEMBER_DOC(k)	struct proto_doc k;
 #define PROTO_FIELD_MEMBER_NIL_INT(k)	int has_##k; int64_t k;
 #define PROTO_FIELD_MEMBER_OPT_STR(k)	struct proto_str k;
+#define PROTO_FIELD_MEMBER_OPT_DOC(k)	struct proto_doc k;
+#define PROTO_FIELD_MEMBER_FLAG(k)	int k;
 #define PROTO_FIELD_MEMBER_NIL_UINT(k)	int has_##k; uint64_t k;
 #define PROTO_FIELD_MEMBER_STR_MAX(max)	struct proto_str PROTO_FIELD_NAME
 /* A kind with arguments, ENUM(e)(k): the member's type, then its name. */
@@ -273,6 +279,8 @@ void	proto_##n##_pack(msgpack_packer *, const struct proto_##n *);
 	.names = proto_##e##_names PROTO_FIELD_ROW_END
 #define PROTO_FIELD_ROW_RANGE(l, h)	.kind = PROTO_FIELD_RANGE,	\
 	.lo = (l), .hi = (h) PROTO_FIELD_ROW_END
+#define PROTO_FIELD_ROW_OPT_DOC(k)	.kind = PROTO_FIELD_OPT_DOC
+#define PROTO_FIELD_ROW_FLAG(k)		.kind = PROTO_FIELD_FLAG
 #define PROTO_FIELD_ROW_NIL_UINT(k)	.kind = PROTO_FIELD_NIL_UINT,	\
 	.has = offsetof(proto_body_self, has_##k)
 #define PROTO_FIELD_ROW_STR_MAX(max)	.kind = PROTO_FIELD_STR_MAX,	\
@@ -467,15 +475,15 @@ struct proto_edits {
 	const struct proto_edit	*v;
 	size_t			 n;
 };
-struct proto_room_edit_reply {
-	uint64_t		 seq;
-	struct proto_doc	 cells;		/* [{cell_id}] */
-	struct proto_doc	 undo;		/* {batch_id?, reverted?, batches?} */
-};
-struct proto_room_save {
-	struct proto_str	 path;
-	int			 force;
-};
+#define PROTO_FIELDS_room_edit_reply(F)				\
+	F(UINT, seq, PROTO_REQ)						\
+	F(DOC, cells, PROTO_REQ | PROTO_ARRAY)	/* [{cell_id}] */	\
+	F(OPT_DOC, undo, PROTO_MAP) /* {batch_id?, reverted?, batches?} */
+PROTO_BODY(room_edit_reply, "ROOM_EDIT_REPLY")
+#define PROTO_FIELDS_room_save(F)					\
+	F(OPT_STR, path, PROTO_NONUL)					\
+	F(FLAG, force, 0)
+PROTO_BODY(room_save, "ROOM_SAVE")
 #define PROTO_FIELDS_room_save_reply(F)				\
 	F(STR, path, PROTO_REQ)						\
 	F(UINT, seq, PROTO_REQ)
@@ -546,11 +554,11 @@ struct proto_room_changed {
 #define PROTO_FIELDS_room_changes(F)					\
 	F(UINT, after, PROTO_REQ)
 PROTO_BODY(room_changes, "ROOM_CHANGES")
-struct proto_room_changes_reply {
-	uint64_t		 seq;
-	int			 resync;
-	struct proto_doc	 changes;	/* [{seq, kinds, ...}] */
-};
+#define PROTO_FIELDS_room_changes_reply(F)				\
+	F(UINT, seq, PROTO_REQ)						\
+	F(BOOL, resync, PROTO_REQ)					\
+	F(DOC, changes, PROTO_REQ | PROTO_ARRAY) /* [{seq, kinds, ...}] */
+PROTO_BODY(room_changes_reply, "ROOM_CHANGES_REPLY")
 /*
  * ROOM_WAIT: the next change of these kinds comes with the content;
  * standing: every one does, until the next ROOM_WAIT; runs: held cells
@@ -610,13 +618,6 @@ size_t	proto_edits_size(const msgpack_object *);
 int	proto_edit_op_find(const char *, size_t, enum proto_edit_op *);
 int	proto_edit_unpack(const msgpack_object *, const char *,
 	    struct proto_edit *, char *, size_t);
-void	proto_room_edit_reply_pack(msgpack_packer *,
-	    const struct proto_room_edit_reply *);
-int	proto_room_edit_reply_unpack(const msgpack_object *,
-	    struct proto_room_edit_reply *, char *, size_t);
-void	proto_room_save_pack(msgpack_packer *, const struct proto_room_save *);
-int	proto_room_save_unpack(const msgpack_object *,
-	    struct proto_room_save *, char *, size_t);
 void	proto_room_changed_pack(msgpack_packer *,
 	    const struct proto_room_changed *);
 int	proto_room_changed_unpack(const msgpack_object *,
@@ -631,10 +632,6 @@ int	proto_change_detail_unpack(const msgpack_object *,
 const char *proto_change_how_name(enum proto_change_how);
 const char *proto_change_kind_name(int);
 int	proto_change_kind_parse(const char *, size_t);
-void	proto_room_changes_reply_pack(msgpack_packer *,
-	    const struct proto_room_changes_reply *);
-int	proto_room_changes_reply_unpack(const msgpack_object *,
-	    struct proto_room_changes_reply *, char *, size_t);
 void	proto_room_wait_pack(msgpack_packer *, const struct proto_room_wait *);
 int	proto_room_wait_unpack(const msgpack_object *,
 	    struct proto_room_wait *, char *, size_t);

@@ -371,10 +371,12 @@ proto_field_unpack(const msgpack_object *body, const char *msg,
 			    errlen));
 			break;
 		case PROTO_FIELD_BOOL:
+		case PROTO_FIELD_FLAG:
 			PROTO_TRY(proto_field_bool(body, msg, f->key, f->flags,
 			    (int *)(b + f->off), NULL, err, errlen));
 			break;
 		case PROTO_FIELD_DOC:
+		case PROTO_FIELD_OPT_DOC:
 			PROTO_TRY(proto_field_doc(body, msg, f->key, f->flags,
 			    (struct proto_doc *)(b + f->off), err, errlen));
 			break;
@@ -452,15 +454,23 @@ proto_field_enum_name(const struct proto_field *f, int v)
 }
 
 /* Is a field of a declared body on the wire?  An OPT_INT only when set,
- * an OPT_STR only when there. */
+ * an OPT_STR or OPT_DOC only when there, a FLAG only when true. */
 static int
 proto_field_packed(const struct proto_field *f, const char *b)
 {
-	if (f->kind == PROTO_FIELD_OPT_INT)
-		return (*(const int *)(b + f->has));
-	if (f->kind == PROTO_FIELD_OPT_STR)
+	switch (f->kind) {
+	case PROTO_FIELD_OPT_INT:
+		return (*(const int *)(b + f->has) != 0);
+	case PROTO_FIELD_OPT_STR:
 		return (((const struct proto_str *)(b + f->off))->ptr != NULL);
-	return (1);
+	case PROTO_FIELD_OPT_DOC:
+		return (proto_doc_present((const struct proto_doc *)(b +
+		    f->off)));
+	case PROTO_FIELD_FLAG:
+		return (*(const int *)(b + f->off) != 0);
+	default:
+		return (1);
+	}
 }
 
 /* Pack a body declared by its fields, in their order. */
@@ -513,7 +523,11 @@ proto_field_pack(msgpack_packer *pk, const struct proto_field *f, size_t n,
 		case PROTO_FIELD_BOOL:
 			proto_pack_bool(pk, f->key, *(const int *)(b + f->off));
 			break;
+		case PROTO_FIELD_FLAG:
+			proto_pack_bool(pk, f->key, 1);
+			break;
 		case PROTO_FIELD_DOC:
+		case PROTO_FIELD_OPT_DOC:
 			proto_pack_doc(pk, f->key,
 			    (const struct proto_doc *)(b + f->off));
 			break;

@@ -209,57 +209,6 @@ proto_room_edit_unpack(const msgpack_object *body, struct proto_room_edit *m,
 	    &m->client_name, err, errlen));
 }
 
-void
-proto_room_edit_reply_pack(msgpack_packer *pk,
-    const struct proto_room_edit_reply *m)
-{
-	msgpack_pack_map(pk, 2 + proto_doc_present(&m->undo));
-	proto_pack_uint(pk, "seq", m->seq);
-	proto_pack_doc(pk, "cells", &m->cells);
-	if (proto_doc_present(&m->undo))
-		proto_pack_doc(pk, "undo", &m->undo);
-}
-
-int
-proto_room_edit_reply_unpack(const msgpack_object *body,
-    struct proto_room_edit_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "ROOM_EDIT_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
-	    err, errlen));
-	PROTO_TRY(proto_field_doc(body, n, "cells", PROTO_REQ | PROTO_ARRAY,
-	    &m->cells, err, errlen));
-	return (proto_field_doc(body, n, "undo", PROTO_MAP, &m->undo, err,
-	    errlen));
-}
-
-void
-proto_room_save_pack(msgpack_packer *pk, const struct proto_room_save *m)
-{
-	msgpack_pack_map(pk, (m->path.ptr != NULL) + m->force);
-	if (m->path.ptr != NULL)
-		proto_pack_pstr(pk, "path", &m->path);
-	if (m->force)
-		proto_pack_bool(pk, "force", 1);
-}
-
-int
-proto_room_save_unpack(const msgpack_object *body, struct proto_room_save *m,
-    char *err, size_t errlen)
-{
-	const char	*n = "ROOM_SAVE";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_str(body, n, "path", PROTO_NONUL,
-	    &m->path, err, errlen));
-	return (proto_field_bool(body, n, "force", 0, &m->force, NULL, err,
-	    errlen));
-}
-
 /* ROOM_CHANGED: one change, as ROOM_CHANGES_REPLY lists them. */
 static void
 proto_room_changed_pack1(msgpack_packer *pk,
@@ -471,32 +420,6 @@ proto_change_detail_unpack(const msgpack_object *body,
 	    &m->from, err, errlen));
 	return (proto_field_str(body, n, "to", PROTO_NONUL, &m->to, err,
 	    errlen));
-}
-
-void
-proto_room_changes_reply_pack(msgpack_packer *pk,
-    const struct proto_room_changes_reply *m)
-{
-	msgpack_pack_map(pk, 3);
-	proto_pack_uint(pk, "seq", m->seq);
-	proto_pack_bool(pk, "resync", m->resync);
-	proto_pack_doc(pk, "changes", &m->changes);
-}
-
-int
-proto_room_changes_reply_unpack(const msgpack_object *body,
-    struct proto_room_changes_reply *m, char *err, size_t errlen)
-{
-	const char	*n = "ROOM_CHANGES_REPLY";
-
-	memset(m, 0, sizeof *m);
-	PROTO_TRY(proto_field_body(body, n, err, errlen));
-	PROTO_TRY(proto_field_uint(body, n, "seq", PROTO_REQ, &m->seq, NULL,
-	    err, errlen));
-	PROTO_TRY(proto_field_bool(body, n, "resync", PROTO_REQ,
-	    &m->resync, NULL, err, errlen));
-	return (proto_field_doc(body, n, "changes", PROTO_REQ | PROTO_ARRAY,
-	    &m->changes, err, errlen));
 }
 
 /*

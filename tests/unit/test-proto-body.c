@@ -145,13 +145,31 @@ Test(proto_body, refusals)
 }
 
 /* The kinds added with the agent's bodies (NIL_INT, NIL_UINT, OPT_STR,
- * ENUM, RANGE, STR_MAX) pack as the hand-written codecs did. */
+ * OPT_DOC, FLAG, ENUM, RANGE, STR_MAX) pack as the hand-written codecs
+ * did. */
 Test(proto_body, kind_bytes)
 {
 	struct proto_agent_status	st;
 	struct proto_agent_exec_started	es;
 	struct proto_view_ready		vr;
 	struct proto_variables		v;
+	struct proto_room_save		sv;
+	struct proto_room_edit_reply	er;
+
+	memset(&sv, 0, sizeof sv);
+	pt_bytes(proto_room_save_pack, &sv, "\x80");
+	sv.force = 1;
+	pt_bytes(proto_room_save_pack, &sv, "\x81\xa5" "force" "\xc3");
+
+	memset(&er, 0, sizeof er);
+	er.seq = 1;
+	er.cells.obj = &pt_list;
+	pt_bytes(proto_room_edit_reply_pack, &er,
+	    "\x82\xa3" "seq" "\x01" "\xa5" "cells" "\x91\x07");
+	er.undo.obj = &pt_list;
+	pt_bytes(proto_room_edit_reply_pack, &er,
+	    "\x83\xa3" "seq" "\x01" "\xa5" "cells" "\x91\x07"
+	    "\xa4" "undo" "\x91\x07");
 
 	memset(&st, 0, sizeof st);
 	st.state = PROTO_AGENT_BUSY;
