@@ -9,19 +9,6 @@
 
 #include "proto.h"
 
-static void	proto_exec_pack_opt(msgpack_packer *, const char *, int,
-		    int64_t);
-
-/* An optional integer, packed as itself or nil. */
-static void
-proto_exec_pack_opt(msgpack_packer *pk, const char *key, int has, int64_t v)
-{
-	if (has)
-		proto_pack_int(pk, key, v);
-	else
-		proto_pack_nil(pk, key);
-}
-
 static size_t
 proto_exec_who_count(const struct proto_exec_who *w)
 {
@@ -184,13 +171,13 @@ proto_kernel_info_reply_pack(msgpack_packer *pk,
 	msgpack_pack_map(pk, 9 + proto_doc_present(&m->capabilities));
 	proto_pack_pstr(pk, "name", &m->name);
 	proto_pack_pstr(pk, "state", &m->state);
-	proto_exec_pack_opt(pk, "pid", m->has_pid, m->pid);
+	proto_pack_opt_int(pk, "pid", m->has_pid, m->pid);
 	proto_pack_doc(pk, "language_info", &m->language_info);
 	proto_pack_int(pk, "execution_count", m->execution_count);
 	proto_pack_uint(pk, "queue", m->queue);
 	proto_pack_pstr(pk, "display_name", &m->display_name);
 	proto_pack_pstr(pk, "message", &m->message);
-	proto_exec_pack_opt(pk, "agent_pid", m->has_agent_pid, m->agent_pid);
+	proto_pack_opt_int(pk, "agent_pid", m->has_agent_pid, m->agent_pid);
 	if (proto_doc_present(&m->capabilities))
 		proto_pack_doc(pk, "capabilities", &m->capabilities);
 }

@@ -20,8 +20,6 @@
 
 #include "proto.h"
 
-static void	proto_introspect_opt(msgpack_packer *, const char *, int,
-		    int64_t);
 static void	proto_introspect_at_pack(msgpack_packer *,
 		    const struct proto_str *, int, int64_t);
 static int	proto_introspect_at_unpack(const msgpack_object *,
@@ -34,7 +32,7 @@ proto_introspect_at_pack(msgpack_packer *pk, const struct proto_str *code,
     int has_cursor_pos, int64_t cursor_pos)
 {
 	proto_pack_pstr(pk, "code", code);
-	proto_introspect_opt(pk, "cursor_pos", has_cursor_pos, cursor_pos);
+	proto_pack_opt_int(pk, "cursor_pos", has_cursor_pos, cursor_pos);
 }
 
 /* Code to complete or inspect fits its frame with room to spare. */
@@ -55,24 +53,13 @@ proto_introspect_at_unpack(const msgpack_object *body, const char *n,
 	    cursor_pos, has_cursor_pos, err, errlen));
 }
 
-/* An optional integer: itself, or nil. */
-static void
-proto_introspect_opt(msgpack_packer *pk, const char *key, int has,
-    int64_t v)
-{
-	if (has)
-		proto_pack_int(pk, key, v);
-	else
-		proto_pack_nil(pk, key);
-}
-
 void
 proto_complete_pack(msgpack_packer *pk, const struct proto_complete *m)
 {
 	msgpack_pack_map(pk, 3);
 	proto_introspect_at_pack(pk, &m->code, m->has_cursor_pos,
 	    m->cursor_pos);
-	proto_introspect_opt(pk, "timeout_ms", m->has_timeout_ms,
+	proto_pack_opt_int(pk, "timeout_ms", m->has_timeout_ms,
 	    m->timeout_ms);
 }
 
@@ -96,7 +83,7 @@ proto_inspect_pack(msgpack_packer *pk, const struct proto_inspect *m)
 	proto_introspect_at_pack(pk, &m->code, m->has_cursor_pos,
 	    m->cursor_pos);
 	proto_pack_int(pk, "detail_level", m->detail_level);
-	proto_introspect_opt(pk, "timeout_ms", m->has_timeout_ms,
+	proto_pack_opt_int(pk, "timeout_ms", m->has_timeout_ms,
 	    m->timeout_ms);
 }
 
