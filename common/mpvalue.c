@@ -47,13 +47,13 @@ mpvalue_set_json(struct mpvalue *v, struct json_object *j)
 
 /*
  * Keep a msgpack value (nil or NULL: absent): as it is when plain, else as
- * it packs through json-c.
+ * json-c would keep it.
  */
 void
 mpvalue_set_obj(struct mpvalue *v, const msgpack_object *o)
 {
 	struct proto_fill	 f = { NULL, 0 };
-	struct json_object	*j;
+	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
 	size_t			 len;
 
@@ -62,9 +62,15 @@ mpvalue_set_obj(struct mpvalue *v, const msgpack_object *o)
 		return;
 	}
 	if (!mpjson_plain(o, 0)) {
-		j = mpjson_unpack(o);
-		mpvalue_set_json(v, j);
-		json_object_put(j);
+		/* As json-c keeps it (decision 104); nil there is absent. */
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		mpjson_repack(&pk, o, 0);
+		if (sb.size == 1 && (unsigned char)sb.data[0] == 0xc0)
+			mpvalue_free(v);
+		else
+			mpvalue_set_bytes(v, sb.data, sb.size);
+		msgpack_sbuffer_destroy(&sb);
 		return;
 	}
 	mpvalue_free(v);
@@ -251,14 +257,12 @@ mpvalue_merge(struct mpvalue *v, const msgpack_object *src)
 void
 mpvalue_del(struct mpvalue *v, const char *const *keys)
 {
+	struct proto_map_set	 set[PROTO_MAP_SET_MAX];
 	struct proto_fill	 f = { NULL, 0 };
 	msgpack_unpacked	 u;
 	msgpack_packer		 pk;
 	const msgpack_object	*m;
-	size_t			 n, k, len = 0;
-	uint32_t		 i;
-	int			 pass;
-	char			*drop;
+	size_t			 n, len, found = 0;
 
 	msgpack_unpacked_init(&u);
 	if ((m = mpvalue_view(v, &u)) == NULL ||
@@ -266,35 +270,25 @@ mpvalue_del(struct mpvalue *v, const char *const *keys)
 		msgpack_unpacked_destroy(&u);
 		return;
 	}
-	drop = xcalloc(m->via.map.size + 1, 1);
-	for (n = 0, i = 0; i < m->via.map.size; i++) {
-		for (k = 0; keys[k] != NULL; k++) {
-			if (proto_obj_streq(&m->via.map.ptr[i].key, keys[k]))
-				drop[i] = 1;
-		}
-		n += !drop[i];
+	/* A set with neither bytes nor a callback drops its key. */
+	memset(set, 0, sizeof set);
+	for (n = 0; keys[n] != NULL; n++) {
+		if (n == PROTO_MAP_SET_MAX)
+			fatalx("%s: more than %d keys", __func__,
+			    PROTO_MAP_SET_MAX);
+		set[n].key = keys[n];
+		found += proto_get(m, keys[n]) != NULL;
 	}
-	if (n == m->via.map.size) {
-		free(drop);
+	if (found == 0) {
 		msgpack_unpacked_destroy(&u);
 		return;
 	}
 	msgpack_packer_init(&pk, &f, proto_fill_write);
-	for (pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			len = f.len;
-			f.p = xmalloc(len);
-			f.len = 0;
-		}
-		msgpack_pack_map(&pk, n);
-		for (i = 0; i < m->via.map.size; i++) {
-			if (drop[i])
-				continue;
-			msgpack_pack_object(&pk, m->via.map.ptr[i].key);
-			msgpack_pack_object(&pk, m->via.map.ptr[i].val);
-		}
-	}
-	free(drop);
+	proto_map_copy(&pk, m, set, n, NULL, NULL);
+	len = f.len;
+	f.p = xmalloc(len);
+	f.len = 0;
+	proto_map_copy(&pk, m, set, n, NULL, NULL);
 	msgpack_unpacked_destroy(&u);
 	free(v->ptr);
 	v->ptr = f.p;

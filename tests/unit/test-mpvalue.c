@@ -258,5 +258,17 @@ Test(mpvalue, set_obj_keeps_what_json_c_would)
 	mpbuf_free(&b);
 	mpvalue_set_obj(&v, NULL);
 	cr_assert_eq(v.len, 0);
+
+	/* json-c has no NaN: it reads as null, which is absent here. */
+	mpbuf_init(&b);
+	msgpack_pack_double(&b.pk, NAN);
+	msgpack_unpacked_init(&u);
+	cr_assert_eq(msgpack_unpack_next(&u, b.sb.data, b.sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	mpvalue_set_bytes(&v, "\xa1x", 2);
+	mpvalue_set_obj(&v, &u.data);
+	cr_assert_eq(v.len, 0, "a NaN is kept as absent, as json-c's NULL");
+	msgpack_unpacked_destroy(&u);
+	mpbuf_free(&b);
 	mpvalue_free(&v);
 }
